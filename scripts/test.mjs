@@ -1,0 +1,133 @@
+#!/usr/bin/env node
+// `npm test`: type check, then three kinds of tests, each under Deno from node_modules:
+//   unit    — pure TypeScript (`*.test.ts` that are neither GPU nor browser tests)
+//   gpu     — `*.gpu.test.ts`, real WebGPU on Mesa's lavapipe (CPU Vulkan)
+//   browser — `tests/browser/*.test.ts`, Playwright driving the system Chromium (SwiftShader WebGPU)
+// Missing system packages (chromium, mesa-vulkan-drivers) are installed with apt-get when this
+// runs as root on Debian; otherwise it stops and says what to install.
+// Usage: npm test [-- unit|gpu|browser ...] [-- --filter NAME]
+import { spawnSync } from "node:child_process";
+import { existsSync, readdirSync, statSync } from "node:fs";
+import { join, relative } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const root = fileURLToPath(new URL("..", import.meta.url));
+const args = process.argv.slice(2);
+const filterAt = args.indexOf("--filter");
+const filter = filterAt >= 0 ? args[filterAt + 1] : undefined;
+const kinds = args.filter((a, i) => !a.startsWith("--") && (filterAt < 0 || i !== filterAt + 1));
+const wanted = kinds.length ? kinds : ["typecheck", "unit", "gpu", "browser"];
+const deno = join(root, "node_modules", "deno", process.platform === "win32" ? "deno.exe" : "deno");
+const LAVAPIPE_ICD = "/usr/share/vulkan/icd.d/lvp_icd.x86_64.json";
+
+function fail(msg) {
+  console.error(`\nnpm test: ${msg}`);
+  process.exit(1);
+}
+
+function walk(dir, out = []) {
+  for (const name of readdirSync(dir)) {
+    if (name === "node_modules" || name.startsWith(".")) continue;
+    const p = join(dir, name);
+    if (statSync(p).isDirectory()) walk(p, out);
+    else if (name.endsWith(".test.ts")) out.push(relative(root, p));
+  }
+  return out;
+}
+
+const all = ["src", "workers", "tests"].filter((d) => existsSync(join(root, d))).flatMap((d) => walk(join(root, d)));
+const files = {
+  unit: all.filter((f) => !f.endsWith(".gpu.test.ts") && !f.startsWith("tests/browser/")),
+  gpu: all.filter((f) => f.endsWith(".gpu.test.ts")),
+  browser: all.filter((f) => f.startsWith("tests/browser/")),
+};
+
+function isDebianRoot() {
+  return process.getuid?.() === 0 && existsSync("/etc/debian_version") && existsSync("/usr/bin/apt-get");
+}
+
+function aptInstall(pkgs, why) {
+  if (!isDebianRoot()) {
+    fail(`${why}. Install it and run again: sudo apt-get install ${pkgs.join(" ")}` +
+      (pkgs.includes("chromium") ? " (or set CHROME_PATH to a Chromium/Chrome binary with WebGPU)" : ""));
+  }
+  console.log(`npm test: ${why}; installing ${pkgs.join(", ")} with apt-get`);
+  const env = { ...process.env, DEBIAN_FRONTEND: "noninteractive" };
+  let r = spawnSync("apt-get", ["update", "-qq"], { stdio: "inherit", env });
+  if (r.status === 0) r = spawnSync("apt-get", ["install", "-y", "-qq", ...pkgs], { stdio: "inherit", env });
+  if (r.status !== 0) fail(`apt-get install ${pkgs.join(" ")} failed`);
+}
+
+function ensureSystem() {
+  const need = [];
+  if (wanted.includes("gpu") && files.gpu.length && !existsSync(LAVAPIPE_ICD)) need.push("mesa-vulkan-drivers");
+  const chrome = process.env.CHROME_PATH || "/usr/bin/chromium";
+  if (wanted.includes("browser") && files.browser.length && !existsSync(chrome)) {
+    if (process.env.CHROME_PATH) fail(`CHROME_PATH=${chrome} does not exist`);
+    need.push("chromium");
+  }
+  if (need.length) aptInstall(need, `missing ${need.join(" and ")}`);
+}
+
+const totals = { passed: 0, failed: 0, ignored: 0 };
+const failedKinds = [];
+
+function runDenoTests(kind, list, extraEnv) {
+  if (!list.length) {
+    console.log(`\n== ${kind}: no test files`);
+    return;
+  }
+  console.log(`\n== ${kind} tests (${list.length} files)`);
+  const denoArgs = ["test", "-A", "--no-check", ...(filter ? ["--filter", filter] : []), ...list];
+  const r = spawnSync(deno, denoArgs, {
+    cwd: root,
+    stdio: ["ignore", "pipe", "inherit"],
+    env: { ...process.env, XDG_RUNTIME_DIR: process.env.XDG_RUNTIME_DIR || "/tmp", NO_COLOR: "1", DENO_NO_UPDATE_CHECK: "1", ...extraEnv },
+    maxBuffer: 1 << 28,
+  });
+  const out = r.stdout?.toString() ?? "";
+  process.stdout.write(out);
+  const m = out.match(/(ok|FAILED) \| (\d+) passed(?: \(\d+ steps?\))? \| (\d+) failed(?: \(\d+ steps?\))?(?: \| (\d+) ignored)?/);
+  if (!m) {
+    totals.failed++;
+    failedKinds.push(`${kind} (no summary; exit ${r.status})`);
+    return;
+  }
+  totals.passed += Number(m[2]);
+  totals.failed += Number(m[3]);
+  totals.ignored += Number(m[4] ?? 0);
+  if (r.status !== 0) failedKinds.push(kind);
+}
+
+ensureSystem();
+if (!existsSync(deno)) fail(`Deno is missing at ${deno}: run npm ci first`);
+
+if (wanted.includes("typecheck")) {
+  console.log("\n== type check (tsc --noEmit)");
+  const r = spawnSync(process.execPath, [join(root, "node_modules", "typescript", "bin", "tsc"), "--noEmit", "-p", root], { stdio: "inherit", cwd: root });
+  if (r.status !== 0) {
+    totals.failed++;
+    failedKinds.push("typecheck");
+  } else {
+    totals.passed++;
+    console.log("type check ok");
+  }
+}
+if (wanted.includes("unit")) runDenoTests("unit", files.unit, {});
+if (wanted.includes("gpu")) {
+  // Pin Mesa's lavapipe so results do not depend on whichever Vulkan driver the machine has.
+  const env = existsSync(LAVAPIPE_ICD) && !process.env.RLVR_ANY_GPU ? { VK_DRIVER_FILES: LAVAPIPE_ICD, VK_ICD_FILENAMES: LAVAPIPE_ICD } : {};
+  runDenoTests("gpu", files.gpu, env);
+}
+if (wanted.includes("browser")) {
+  if (files.browser.length) {
+    console.log("\n== building the app for browser tests (vite build)");
+    const r = spawnSync(process.execPath, [join(root, "node_modules", "vite", "bin", "vite.js"), "build", "--logLevel", "warn"], { stdio: "inherit", cwd: root });
+    if (r.status !== 0) fail("vite build failed");
+  }
+  runDenoTests("browser", files.browser, { CHROME_PATH: process.env.CHROME_PATH || "/usr/bin/chromium" });
+}
+
+console.log(`\nsummary: ${failedKinds.length ? "failed in " + failedKinds.join(", ") : "all kinds passed"}`);
+console.log(`${totals.passed} passed, ${totals.failed} failed, ${totals.ignored} skipped`);
+process.exit(totals.failed > 0 || failedKinds.length ? 1 : 0);

@@ -1,0 +1,14 @@
+// The command table of `rlvr`. Each command module exports `command: Command`.
+
+/** One `rlvr` sub-command. It returns the JSON object printed as the last line of standard output. */
+export interface Command {
+  name: string;
+  summary: string;
+  usage: string;
+  run(argv: string[]): Promise<Record<string, unknown>>;
+}
+
+/** Lazily loaded, so `rlvr --help` starts fast and one command's dependencies don't slow another. */
+export const COMMANDS: Record<string, { summary: string; load: () => Promise<{ command: Command }> }> = {
+  gpu: { summary: "show the WebGPU adapter and run the matmul micro-benchmark", load: () => import("./gpu.ts") },
+};

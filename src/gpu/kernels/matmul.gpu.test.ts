@@ -1,0 +1,45 @@
+import { assertClose } from "../../../tests/assert.ts";
+import { Rng } from "../../core/rng.ts";
+import { poison, readF32, requestGpu, storageBuffer } from "../device.ts";
+import { encodeMatmul, type MatmulOpts } from "./matmul.ts";
+import { matmulRef } from "./matmul.ref.ts";
+
+const gpu = await requestGpu();
+
+async function check(o: MatmulOpts & { accumulate?: boolean }, seed: number) {
+  const { device } = gpu;
+  const rng = new Rng(seed);
+  const batch = o.batch ?? 1;
+  const a = rng.uniformArray((o.broadcastA ? 1 : batch) * o.M * o.K);
+  const b = rng.uniformArray((o.broadcastB ? 1 : batch) * o.K * o.N);
+  const c0 = rng.uniformArray(batch * o.M * o.N);
+  const ga = storageBuffer(device, "a", a);
+  const gb = storageBuffer(device, "b", b);
+  const gc = storageBuffer(device, "c", c0);
+  if (!o.accumulate) poison(device, gc);
+  const enc = device.createCommandEncoder();
+  await encodeMatmul(device, enc, ga, gb, gc, o);
+  device.queue.submit([enc.finish()]);
+  const got = await readF32(device, gc);
+  const want = matmulRef(a, b, o, o.accumulate ? c0 : undefined);
+  assertClose(got, want, { atol: 1e-4 * Math.sqrt(o.K), rtol: 1e-4, name: `matmul ${JSON.stringify(o)}` });
+  for (const x of [ga, gb, gc]) x.destroy();
+}
+
+Deno.test("matmul: odd sizes, every transpose combination, against the float64 reference", async () => {
+  let seed = 1;
+  for (const [M, N, K] of [[1, 1, 1], [7, 13, 5], [65, 63, 17], [100, 37, 129]]) {
+    for (const transA of [false, true]) {
+      for (const transB of [false, true]) {
+        await check({ M, N, K, transA, transB, alpha: 0.75 }, seed++);
+      }
+    }
+  }
+});
+
+Deno.test("matmul: batched, broadcast operands and accumulation", async () => {
+  await check({ M: 33, N: 70, K: 19, batch: 3 }, 11);
+  await check({ M: 33, N: 70, K: 19, batch: 3, broadcastB: true, transB: true }, 12);
+  await check({ M: 9, N: 66, K: 40, batch: 2, broadcastA: true }, 13);
+  await check({ M: 129, N: 65, K: 31, accumulate: true, alpha: -2 }, 14);
+});

@@ -1,0 +1,24 @@
+import { readFileSync } from "node:fs";
+import { defineConfig, type Plugin } from "vite";
+
+/** Serves `.wgsl` files as text modules, the same way Deno's `with { type: "text" }` imports do. */
+function wgslText(): Plugin {
+  return {
+    name: "rlvr-wgsl-text",
+    enforce: "pre",
+    load(id) {
+      const path = id.split("?")[0];
+      if (!path.endsWith(".wgsl")) return null;
+      return `export default ${JSON.stringify(readFileSync(path, "utf8"))};`;
+    },
+  };
+}
+
+export default defineConfig({
+  plugins: [wgslText()],
+  server: { port: 5173, strictPort: true },
+  preview: { port: 5173, strictPort: true },
+  worker: { format: "es", plugins: () => [wgslText()] },
+  optimizeDeps: { exclude: ["onnxruntime-web", "sql.js"] },
+  build: { target: "es2022", chunkSizeWarningLimit: 4096 },
+});
