@@ -30,6 +30,9 @@ export interface Gpu {
 
 /** Why WebGPU is unavailable, with what the user can do about it. */
 export class WebGpuUnavailableError extends Error {
+  /** The short reason, without the advice. */
+  readonly reason: string;
+
   constructor(reason: string) {
     super(
       `WebGPU is not available: ${reason}. Use a recent Chrome or Edge (113+) with hardware ` +
@@ -37,6 +40,7 @@ export class WebGpuUnavailableError extends Error {
         `or check chrome://gpu. Headless: Deno with a Vulkan driver (Mesa's lavapipe works on CPU).`,
     );
     this.name = "WebGpuUnavailableError";
+    this.reason = reason;
   }
 }
 

@@ -1,0 +1,81 @@
+// Shared set-up of browser tests: a static server over the built app (dist/) on 127.0.0.1 and
+// the system Chromium driven by playwright-core, with WebGPU on (SwiftShader on a CPU machine).
+import { chromium, type Browser, type Page } from "playwright-core";
+import { existsSync, mkdirSync } from "node:fs";
+import { extname, join, normalize } from "node:path";
+import { fileURLToPath } from "node:url";
+
+export const ROOT = fileURLToPath(new URL("../..", import.meta.url));
+export const DIST = join(ROOT, "dist");
+export const ARTIFACTS = join(ROOT, "test-results");
+
+const TYPES: Record<string, string> = {
+  ".html": "text/html; charset=utf-8",
+  ".js": "text/javascript",
+  ".mjs": "text/javascript",
+  ".css": "text/css",
+  ".json": "application/json",
+  ".wasm": "application/wasm",
+  ".svg": "image/svg+xml",
+  ".png": "image/png",
+  ".sqlite": "application/vnd.sqlite3",
+};
+
+/** Serves `dir` on a free loopback port; returns its base URL and a shutdown function. */
+export function serveStatic(dir = DIST): { url: string; close: () => Promise<void> } {
+  if (!existsSync(join(dir, "index.html"))) throw new Error(`${dir}/index.html is missing: run vite build first (npm test does)`);
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, async (req) => {
+    const path = normalize(decodeURIComponent(new URL(req.url).pathname)).replace(/^(\.\.[/\\])+/, "");
+    let file = join(dir, path === "/" ? "index.html" : path);
+    if (!existsSync(file)) file = join(dir, "index.html");
+    try {
+      const body = await Deno.readFile(file);
+      return new Response(body, {
+        headers: {
+          "content-type": TYPES[extname(file)] ?? "application/octet-stream",
+          // Cross-origin isolation lets onnxruntime-web use threads, as `vite` does in development.
+          "cross-origin-opener-policy": "same-origin",
+          "cross-origin-embedder-policy": "require-corp",
+        },
+      });
+    } catch {
+      return new Response("not found", { status: 404 });
+    }
+  });
+  const addr = server.addr as Deno.NetAddr;
+  return { url: `http://127.0.0.1:${addr.port}/`, close: () => server.shutdown() };
+}
+
+/** Launches the system Chromium; `webgpu: false` leaves WebGPU off to test the fallback. */
+export function launchChromium(opts: { webgpu?: boolean } = {}): Promise<Browser> {
+  const { webgpu = true } = opts;
+  return chromium.launch({
+    executablePath: Deno.env.get("CHROME_PATH") || "/usr/bin/chromium",
+    args: [
+      "--no-sandbox",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+      "--no-first-run",
+      ...(webgpu ? ["--enable-unsafe-webgpu"] : ["--disable-features=WebGPU", "--disable-gpu"]),
+    ],
+  });
+}
+
+/** Collects page errors and console errors, so a test can assert there were none. */
+export function watchErrors(page: Page): string[] {
+  const errors: string[] = [];
+  page.on("pageerror", (e) => errors.push(`pageerror: ${e.message}`));
+  page.on("console", (m) => {
+    if (m.type() === "error") errors.push(`console: ${m.text()}`);
+  });
+  return errors;
+}
+
+/** Saves a screenshot under test-results/ and returns its path. */
+export async function screenshot(page: Page, name: string): Promise<string> {
+  mkdirSync(ARTIFACTS, { recursive: true });
+  const path = join(ARTIFACTS, `${name}.png`);
+  await page.screenshot({ path, fullPage: true });
+  return path;
+}
