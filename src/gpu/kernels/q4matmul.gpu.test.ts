@@ -1,0 +1,67 @@
+import { assert, assertClose } from "../../../tests/assert.ts";
+import { Rng } from "../../core/rng.ts";
+import { poison, readF32, requestGpu, storageBuffer } from "../device.ts";
+import { encodeQ4Matmul, encodeQ4MatmulTransposed, uploadQ4 } from "./q4matmul.ts";
+import { dequantQ4Ref, q4Geometry, q4MatmulRef, q4MatmulTransposedRef, type Q4Weight } from "./q4matmul.ref.ts";
+
+const gpu = await requestGpu();
+
+function randomWeight(rng: Rng, Nout: number, K: number, withZp: boolean): Q4Weight {
+  const { nb, zpBytes } = q4Geometry(K);
+  const packed = new Uint8Array(Nout * nb * 16);
+  for (let i = 0; i < packed.length; i++) packed[i] = rng.int(256);
+  const scales = rng.uniformArray(Nout * nb, 0.01, 0.2);
+  const zeroPoints = withZp ? new Uint8Array(Nout * zpBytes).map(() => rng.int(256)) : undefined;
+  return { Nout, K, packed, scales, zeroPoints };
+}
+
+async function check(N: number, K: number, Nout: number, withZp: boolean, seed: number) {
+  const { device } = gpu;
+  const rng = new Rng(seed);
+  const w = randomWeight(rng, Nout, K, withZp);
+  const x = rng.uniformArray(N * K);
+  const dy = rng.uniformArray(N * Nout);
+  const wg = uploadQ4(device, "w", w);
+  const gx = storageBuffer(device, "x", x);
+  const gdy = storageBuffer(device, "dy", dy);
+  const gy = storageBuffer(device, "y", N * Nout * 4);
+  const gdx = storageBuffer(device, "dx", N * K * 4);
+  poison(device, gy);
+  poison(device, gdx);
+  const enc = device.createCommandEncoder({ label: "q4-test" });
+  await encodeQ4Matmul(device, enc, gx, wg, gy, N);
+  await encodeQ4MatmulTransposed(device, enc, gdy, wg, gdx, N);
+  device.queue.submit([enc.finish()]);
+  const tag = `N ${N} K ${K} Nout ${Nout} zp ${withZp}`;
+  // Dequantized values reach |(15 - 0) * 0.2| = 3, so products are O(sqrt(K)) in size.
+  const ey = assertClose(await readF32(device, gy), q4MatmulRef(x, w, N), { atol: 2e-5 * K, rtol: 1e-4, name: `q4matmul ${tag}` });
+  const edx = assertClose(await readF32(device, gdx), q4MatmulTransposedRef(dy, w, N), {
+    atol: 2e-5 * Nout,
+    rtol: 1e-4,
+    name: `q4matmul_t ${tag}`,
+  });
+  console.log(`${tag}: y max |err| ${ey.maxAbs.toExponential(2)}, dx max |err| ${edx.maxAbs.toExponential(2)}`);
+  for (const b of [gx, gdy, gy, gdx, wg.packed, wg.scales]) b.destroy();
+  wg.zeroPoints?.destroy();
+}
+
+Deno.test("q4 dequantizer: the layout's nibble order, by hand", () => {
+  // Block 0 of row 0: byte 0 = 0x21 holds element 0 = 1 (low) and element 1 = 2 (high).
+  // Zero points byte 0 = 0x53: block 0 -> 3 (low), block 1 -> 5 (high).
+  const packed = new Uint8Array(2 * 16);
+  packed[0] = 0x21;
+  packed[16 + 15] = 0xf0; // block 1, element 31 (K index 63) = 15, element 30 = 0
+  const w: Q4Weight = { Nout: 1, K: 64, packed, scales: new Float32Array([0.5, 2]), zeroPoints: new Uint8Array([0x53]) };
+  const d = dequantQ4Ref(w);
+  assert(d[0] === (1 - 3) * 0.5 && d[1] === (2 - 3) * 0.5 && d[2] === -1.5, `block 0: ${d.slice(0, 3)}`);
+  assert(d[62] === (0 - 5) * 2 && d[63] === (15 - 5) * 2, `block 1: ${d.slice(62)}`);
+  const noZp = dequantQ4Ref({ ...w, zeroPoints: undefined });
+  assert(noZp[0] === (1 - 8) * 0.5 && noZp[63] === (15 - 8) * 2, "default zero point 8");
+});
+
+Deno.test("q4matmul and its transpose: odd sizes, with and without zero points, against float64", async () => {
+  let seed = 100;
+  for (const [N, K, Nout] of [[1, 32, 1], [7, 45, 13], [65, 96, 70], [33, 161, 129], [130, 200, 31]]) {
+    for (const zp of [false, true]) await check(N, K, Nout, zp, seed++);
+  }
+});

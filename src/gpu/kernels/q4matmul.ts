@@ -1,0 +1,84 @@
+// Wrappers of q4matmul.wgsl (y = x @ dequant(W)^T) and q4matmul_t.wgsl (dx = dy @ dequant(W)),
+// W in onnxruntime's MatMulNBits layout (4 bits, block 32); see docs/kernels.md.
+import { computePipeline, dispatch, storageBuffer, uniformBuffer } from "../device.ts";
+import { q4Geometry, type Q4Weight } from "./q4matmul.ref.ts";
+import forwardSource from "./q4matmul.wgsl" with { type: "text" };
+import transposedSource from "./q4matmul_t.wgsl" with { type: "text" };
+
+export { dequantQ4Ref, Q4_BLOCK, q4Geometry, type Q4Weight } from "./q4matmul.ref.ts";
+
+/** A q4 weight resident on the GPU: packed nibbles, scales and optional packed zero points. */
+export interface Q4WeightGpu {
+  Nout: number;
+  K: number;
+  packed: GPUBuffer; // (Nout, nb, 16) bytes, bound as array<u32>
+  scales: GPUBuffer; // (Nout, nb) f32
+  zeroPoints?: GPUBuffer; // (Nout, ceil(nb / 2)) bytes, bound as array<u32>
+}
+
+/** Uploads a q4 weight; the packed byte arrays are padded to whole u32 words. */
+export function uploadQ4(device: GPUDevice, label: string, w: Q4Weight): Q4WeightGpu {
+  const { nb, zpBytes } = q4Geometry(w.K);
+  if (w.packed.length !== w.Nout * nb * 16) throw new Error(`${label}: packed has ${w.packed.length} bytes, want ${w.Nout * nb * 16}`);
+  if (w.scales.length !== w.Nout * nb) throw new Error(`${label}: scales has ${w.scales.length} values, want ${w.Nout * nb}`);
+  if (w.zeroPoints && w.zeroPoints.length !== w.Nout * zpBytes) {
+    throw new Error(`${label}: zeroPoints has ${w.zeroPoints.length} bytes, want ${w.Nout * zpBytes}`);
+  }
+  return {
+    Nout: w.Nout,
+    K: w.K,
+    packed: storageBuffer(device, `${label}-q4`, w.packed),
+    scales: storageBuffer(device, `${label}-scales`, w.scales),
+    zeroPoints: w.zeroPoints ? storageBuffer(device, `${label}-zp`, w.zeroPoints) : undefined,
+  };
+}
+
+const dummies = new WeakMap<GPUDevice, GPUBuffer>();
+
+function dummyZp(device: GPUDevice): GPUBuffer {
+  let b = dummies.get(device);
+  if (!b) dummies.set(device, (b = storageBuffer(device, "q4-no-zero-points", 4)));
+  return b;
+}
+
+async function encode(
+  device: GPUDevice,
+  enc: GPUCommandEncoder,
+  name: string,
+  source: string,
+  input: GPUBuffer,
+  w: Q4WeightGpu,
+  out: GPUBuffer,
+  N: number,
+  outCols: number,
+): Promise<void> {
+  const { nb, zpBytes } = q4Geometry(w.K);
+  const pipeline = await computePipeline(device, name, source, { HAS_ZP: w.zeroPoints ? 1 : 0 });
+  const dims = uniformBuffer(device, `${name}-dims`, new Uint32Array([N, w.K, w.Nout, nb, zpBytes, 0, 0, 0]));
+  const zp = w.zeroPoints ?? dummyZp(device);
+  dispatch(device, enc, pipeline, [input, w.packed, w.scales, zp, out, dims], [Math.ceil(outCols / 64), Math.ceil(N / 64)]);
+}
+
+/** Records y (N, Nout) = x (N, K) @ dequant(W)^T; y is overwritten. */
+export function encodeQ4Matmul(
+  device: GPUDevice,
+  enc: GPUCommandEncoder,
+  x: GPUBuffer,
+  w: Q4WeightGpu,
+  y: GPUBuffer,
+  N: number,
+): Promise<void> {
+  return encode(device, enc, "q4matmul", forwardSource, x, w, y, N, w.Nout);
+}
+
+/** Records dx (N, K) = dy (N, Nout) @ dequant(W), the gradient through a frozen q4 weight; dx is overwritten. */
+export function encodeQ4MatmulTransposed(
+  device: GPUDevice,
+  enc: GPUCommandEncoder,
+  dy: GPUBuffer,
+  w: Q4WeightGpu,
+  dx: GPUBuffer,
+  N: number,
+): Promise<void> {
+  return encode(device, enc, "q4matmul_t", transposedSource, dy, w, dx, N, w.K);
+}

@@ -1,0 +1,93 @@
+// y (N, Nout) = x (N, K) @ dequant(W)^T with W in onnxruntime's MatMulNBits layout (4 bits, block 32).
+// Each 16x16 workgroup computes a 64x64 tile of y, each thread a 4x4 block; the contraction walks
+// one quantisation block (32 values of K) at a time, dequantising W into workgroup memory.
+
+struct Dims {
+  N: u32,
+  K: u32,
+  Nout: u32,
+  nb: u32,      // blocks per row of W: ceil(K / 32)
+  zpBytes: u32, // zero-point bytes per row of W: ceil(nb / 2)
+  _p0: u32,
+  _p1: u32,
+  _p2: u32,
+}
+
+@group(0) @binding(0) var<storage, read> x: array<f32>;            // (N, K)
+@group(0) @binding(1) var<storage, read> wq: array<u32>;           // (Nout, nb, 16) bytes, low nibble first
+@group(0) @binding(2) var<storage, read> scales: array<f32>;       // (Nout, nb)
+@group(0) @binding(3) var<storage, read> zp: array<u32>;           // (Nout, zpBytes) bytes; unused unless HAS_ZP
+@group(0) @binding(4) var<storage, read_write> y: array<f32>;      // (N, Nout)
+@group(0) @binding(5) var<uniform> dims: Dims;
+
+override HAS_ZP: bool = false;
+
+const TS: u32 = 64u; // output tile edge
+const TK: u32 = 32u; // one quantisation block of K
+const RT: u32 = 4u;  // outputs per thread along each edge
+
+var<workgroup> tileA: array<f32, 2048>; // (TK, TS): tileA[k * TS + m]
+var<workgroup> tileB: array<f32, 2048>; // (TK, TS): tileB[k * TS + n]
+
+fn zeroPoint(n: u32, blk: u32) -> f32 {
+  if (!HAS_ZP) { return 8.0; }
+  let byteIdx = n * dims.zpBytes + blk / 2u;
+  return f32((zp[byteIdx / 4u] >> (8u * (byteIdx % 4u) + 4u * (blk % 2u))) & 15u);
+}
+
+@compute @workgroup_size(16, 16)
+fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec3u) {
+  let row0 = wg.y * TS;
+  let col0 = wg.x * TS;
+  let tid = lid.y * 16u + lid.x;
+  var acc: array<f32, 16>;
+  for (var blk = 0u; blk < dims.nb; blk++) {
+    let k0 = blk * TK;
+    for (var i = 0u; i < 8u; i++) {
+      let e = tid + i * 256u;
+      let ka = e % TK;
+      let m = e / TK;
+      var av = 0.0;
+      if (row0 + m < dims.N && k0 + ka < dims.K) { av = x[(row0 + m) * dims.K + k0 + ka]; }
+      tileA[ka * TS + m] = av;
+    }
+    // One u32 word (8 nibbles) of one output row per thread: 64 rows x 4 words.
+    let n = tid / 4u;
+    let w = tid % 4u;
+    let nG = col0 + n;
+    if (nG < dims.Nout) {
+      let word = wq[(nG * dims.nb + blk) * 4u + w];
+      let s = scales[nG * dims.nb + blk];
+      let z = zeroPoint(nG, blk);
+      for (var i = 0u; i < 8u; i++) {
+        tileB[(w * 8u + i) * TS + n] = (f32((word >> (4u * i)) & 15u) - z) * s;
+      }
+    } else {
+      for (var i = 0u; i < 8u; i++) { tileB[(w * 8u + i) * TS + n] = 0.0; }
+    }
+    workgroupBarrier();
+    for (var kk = 0u; kk < TK; kk++) {
+      var av: array<f32, 4>;
+      var bv: array<f32, 4>;
+      for (var r = 0u; r < RT; r++) {
+        av[r] = tileA[kk * TS + lid.y * RT + r];
+        bv[r] = tileB[kk * TS + lid.x * RT + r];
+      }
+      for (var r = 0u; r < RT; r++) {
+        for (var q = 0u; q < RT; q++) {
+          acc[r * RT + q] = fma(av[r], bv[q], acc[r * RT + q]);
+        }
+      }
+    }
+    workgroupBarrier();
+  }
+  for (var r = 0u; r < RT; r++) {
+    let m = row0 + lid.y * RT + r;
+    if (m >= dims.N) { continue; }
+    for (var q = 0u; q < RT; q++) {
+      let nn = col0 + lid.x * RT + q;
+      if (nn >= dims.Nout) { continue; }
+      y[m * dims.Nout + nn] = acc[r * RT + q];
+    }
+  }
+}

@@ -1,0 +1,95 @@
+// dx (N, K) = dy (N, Nout) @ dequant(W): the product through a frozen q4 weight needed by backward.
+// W in onnxruntime's MatMulNBits layout (4 bits, block 32). Each 16x16 workgroup computes a 64x64
+// tile of dx (two quantisation blocks wide); the contraction walks Nout 32 rows of W at a time.
+
+struct Dims {
+  N: u32,
+  K: u32,
+  Nout: u32,
+  nb: u32,      // blocks per row of W: ceil(K / 32)
+  zpBytes: u32, // zero-point bytes per row of W: ceil(nb / 2)
+  _p0: u32,
+  _p1: u32,
+  _p2: u32,
+}
+
+@group(0) @binding(0) var<storage, read> dy: array<f32>;           // (N, Nout)
+@group(0) @binding(1) var<storage, read> wq: array<u32>;           // (Nout, nb, 16) bytes, low nibble first
+@group(0) @binding(2) var<storage, read> scales: array<f32>;       // (Nout, nb)
+@group(0) @binding(3) var<storage, read> zp: array<u32>;           // (Nout, zpBytes) bytes; unused unless HAS_ZP
+@group(0) @binding(4) var<storage, read_write> dx: array<f32>;     // (N, K)
+@group(0) @binding(5) var<uniform> dims: Dims;
+
+override HAS_ZP: bool = false;
+
+const TS: u32 = 64u; // output tile edge
+const TN: u32 = 32u; // rows of W (outputs of the forward) per step
+const RT: u32 = 4u;  // outputs per thread along each edge
+
+var<workgroup> tileA: array<f32, 2048>; // (TN, TS): tileA[j * TS + m]
+var<workgroup> tileB: array<f32, 2048>; // (TN, TS): tileB[j * TS + k]
+
+fn zeroPoint(n: u32, blk: u32) -> f32 {
+  if (!HAS_ZP) { return 8.0; }
+  let byteIdx = n * dims.zpBytes + blk / 2u;
+  return f32((zp[byteIdx / 4u] >> (8u * (byteIdx % 4u) + 4u * (blk % 2u))) & 15u);
+}
+
+@compute @workgroup_size(16, 16)
+fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec3u) {
+  let row0 = wg.y * TS;
+  let col0 = wg.x * TS; // a multiple of two blocks
+  let tid = lid.y * 16u + lid.x;
+  var acc: array<f32, 16>;
+  for (var n0 = 0u; n0 < dims.Nout; n0 += TN) {
+    for (var i = 0u; i < 8u; i++) {
+      let e = tid + i * 256u;
+      let j = e % TN;
+      let m = e / TN;
+      var av = 0.0;
+      if (row0 + m < dims.N && n0 + j < dims.Nout) { av = dy[(row0 + m) * dims.Nout + n0 + j]; }
+      tileA[j * TS + m] = av;
+    }
+    // One u32 word (8 nibbles) per thread: 32 rows of W x 2 blocks x 4 words.
+    let j = tid / 8u;
+    let blkLocal = (tid % 8u) / 4u;
+    let w = tid % 4u;
+    let nG = n0 + j;
+    let blk = col0 / 32u + blkLocal;
+    let kc = blkLocal * 32u + w * 8u;
+    if (nG < dims.Nout && blk < dims.nb) {
+      let word = wq[(nG * dims.nb + blk) * 4u + w];
+      let s = scales[nG * dims.nb + blk];
+      let z = zeroPoint(nG, blk);
+      for (var i = 0u; i < 8u; i++) {
+        tileB[j * TS + kc + i] = (f32((word >> (4u * i)) & 15u) - z) * s;
+      }
+    } else {
+      for (var i = 0u; i < 8u; i++) { tileB[j * TS + kc + i] = 0.0; }
+    }
+    workgroupBarrier();
+    for (var jj = 0u; jj < TN; jj++) {
+      var av: array<f32, 4>;
+      var bv: array<f32, 4>;
+      for (var r = 0u; r < RT; r++) {
+        av[r] = tileA[jj * TS + lid.y * RT + r];
+        bv[r] = tileB[jj * TS + lid.x * RT + r];
+      }
+      for (var r = 0u; r < RT; r++) {
+        for (var q = 0u; q < RT; q++) {
+          acc[r * RT + q] = fma(av[r], bv[q], acc[r * RT + q]);
+        }
+      }
+    }
+    workgroupBarrier();
+  }
+  for (var r = 0u; r < RT; r++) {
+    let m = row0 + lid.y * RT + r;
+    if (m >= dims.N) { continue; }
+    for (var q = 0u; q < RT; q++) {
+      let kk = col0 + lid.x * RT + q;
+      if (kk >= dims.K) { continue; }
+      dx[m * dims.K + kk] = acc[r * RT + q];
+    }
+  }
+}
