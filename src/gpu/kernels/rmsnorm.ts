@@ -1,0 +1,69 @@
+// Wrapper of the RMSNorm kernels. The per-head variant (Qwen3 q/k norms) is the same call with
+// rows = N*H and C = D on a (N, H, D) tensor and a (D) weight.
+import { computePipeline, dispatch, storageBuffer, uniformBuffer } from "../device.ts";
+import { fitPow2, grid, packParams } from "./layer-common.ts";
+import type { RmsNormDims } from "./rmsnorm.ref.ts";
+import dwSource from "./rmsnorm_dw.wgsl" with { type: "text" };
+import backwardSource from "./rmsnorm_backward.wgsl" with { type: "text" };
+import forwardSource from "./rmsnorm_forward.wgsl" with { type: "text" };
+
+export type { RmsNormDims } from "./rmsnorm.ref.ts";
+
+/** Threads per row: a power of two fitted to C, between 32 and 256. */
+function rowThreads(C: number): number {
+  return fitPow2(C, 32, 256);
+}
+
+/** Records y (R, C) = rmsnorm(x) * w and rstd (R) into `enc`. */
+export async function encodeRmsNormForward(
+  device: GPUDevice,
+  enc: GPUCommandEncoder,
+  x: GPUBuffer,
+  w: GPUBuffer,
+  y: GPUBuffer,
+  rstd: GPUBuffer,
+  d: RmsNormDims,
+): Promise<void> {
+  const pipeline = await computePipeline(device, "rmsnorm_forward", forwardSource, { WG: rowThreads(d.C) });
+  const params = uniformBuffer(device, "rmsnorm_forward-params", packParams("uuf", [d.rows, d.C, d.eps]));
+  dispatch(device, enc, pipeline, [x, w, y, rstd, params], grid(d.rows, 1));
+}
+
+/** Records dx (R, C) from dy, x, w and the saved rstd; adds to dx when `accumulate`. */
+export async function encodeRmsNormBackward(
+  device: GPUDevice,
+  enc: GPUCommandEncoder,
+  dy: GPUBuffer,
+  x: GPUBuffer,
+  w: GPUBuffer,
+  rstd: GPUBuffer,
+  dx: GPUBuffer,
+  d: RmsNormDims & { accumulate?: boolean },
+): Promise<void> {
+  const pipeline = await computePipeline(device, "rmsnorm_backward", backwardSource, {
+    WG: rowThreads(d.C),
+    ACCUMULATE: d.accumulate ? 1 : 0,
+  });
+  const params = uniformBuffer(device, "rmsnorm_backward-params", packParams("uu", [d.rows, d.C]));
+  dispatch(device, enc, pipeline, [dy, x, w, rstd, dx, params], grid(d.rows, 1));
+}
+
+/** Records dw (C) = sum over rows of dy * x * rstd; adds to dw when `accumulate`. */
+export async function encodeRmsNormWeightGrad(
+  device: GPUDevice,
+  enc: GPUCommandEncoder,
+  dy: GPUBuffer,
+  x: GPUBuffer,
+  rstd: GPUBuffer,
+  dw: GPUBuffer,
+  d: RmsNormDims & { accumulate?: boolean },
+): Promise<void> {
+  const pipeline = await computePipeline(device, "rmsnorm_dw", dwSource, { ACCUMULATE: d.accumulate ? 1 : 0 });
+  const params = uniformBuffer(device, "rmsnorm_dw-params", packParams("uu", [d.rows, d.C]));
+  dispatch(device, enc, pipeline, [dy, x, rstd, dw, params], [Math.ceil(d.C / 64)]);
+}
+
+/** A labelled (R) buffer for the saved rstd. */
+export function rstdBuffer(device: GPUDevice, label: string, rows: number): GPUBuffer {
+  return storageBuffer(device, label, rows * 4);
+}
