@@ -1,0 +1,112 @@
+import { assert, assertClose } from "../../../tests/assert.ts";
+import { Rng } from "../../core/rng.ts";
+import { poison, readF32, requestGpu, storageBuffer } from "../device.ts";
+import { encodeAttentionBackward, encodeAttentionForward } from "./attention.ts";
+import { attentionBackwardRef, attentionForwardRef, type AttentionDims } from "./attention.ref.ts";
+
+const gpu = await requestGpu();
+
+interface Inputs {
+  q: Float32Array;
+  k: Float32Array;
+  v: Float32Array;
+  dout: Float32Array;
+}
+
+function randomInputs(a: AttentionDims, seed: number): Inputs {
+  const rng = new Rng(seed);
+  return {
+    q: rng.uniformArray(a.B * a.T * a.H * a.D, -2, 2),
+    k: rng.uniformArray(a.B * a.T * a.Hkv * a.D, -2, 2),
+    v: rng.uniformArray(a.B * a.T * a.Hkv * a.D),
+    dout: rng.uniformArray(a.B * a.T * a.H * a.D),
+  };
+}
+
+/** Runs forward and backward on the GPU with every output poisoned first. */
+async function run(a: AttentionDims, x: Inputs, lens: number[]) {
+  const { device } = gpu;
+  const b = {
+    q: storageBuffer(device, "q", x.q),
+    k: storageBuffer(device, "k", x.k),
+    v: storageBuffer(device, "v", x.v),
+    dout: storageBuffer(device, "dout", x.dout),
+    lens: storageBuffer(device, "lens", new Uint32Array(lens)),
+    o: storageBuffer(device, "o", x.q.byteLength),
+    lse: storageBuffer(device, "lse", a.B * a.H * a.T * 4),
+    delta: storageBuffer(device, "delta", a.B * a.H * a.T * 4),
+    dq: storageBuffer(device, "dq", x.q.byteLength),
+    dk: storageBuffer(device, "dk", x.k.byteLength),
+    dv: storageBuffer(device, "dv", x.v.byteLength),
+  };
+  for (const p of [b.o, b.lse, b.delta, b.dq, b.dk, b.dv]) poison(device, p);
+  const enc = device.createCommandEncoder({ label: "attention-test" });
+  await encodeAttentionForward(device, enc, b, a);
+  await encodeAttentionBackward(device, enc, b, a);
+  device.queue.submit([enc.finish()]);
+  const out = {
+    o: await readF32(device, b.o),
+    lse: await readF32(device, b.lse),
+    delta: await readF32(device, b.delta),
+    dq: await readF32(device, b.dq),
+    dk: await readF32(device, b.dk),
+    dv: await readF32(device, b.dv),
+  };
+  for (const g of Object.values(b)) g.destroy();
+  return out;
+}
+
+async function check(a: AttentionDims, lens: number[], seed: number) {
+  const x = randomInputs(a, seed);
+  const got = await run(a, x, lens);
+  const want = attentionForwardRef(x.q, x.k, x.v, lens, a);
+  const grad = attentionBackwardRef(x.q, x.k, x.v, lens, x.dout, a);
+  const tag = `${JSON.stringify(a)} lens ${lens}`;
+  const delta = new Float64Array(a.B * a.H * a.T); // (B, H, T) rowsum(dout * o), from the reference o
+  for (let i = 0; i < want.o.length; i++) {
+    const d = i % a.D;
+    const h = ((i - d) / a.D) % a.H;
+    const bt = Math.floor(i / (a.D * a.H));
+    delta[(Math.floor(bt / a.T) * a.H + h) * a.T + (bt % a.T)] += x.dout[i] * want.o[i];
+  }
+  assertClose(got.delta, delta, { atol: 2e-5, rtol: 1e-4, name: `delta ${tag}` });
+  const tol = { atol: 2e-5, rtol: 1e-4 };
+  const errs = [
+    assertClose(got.o, want.o, { ...tol, name: `o ${tag}` }),
+    assertClose(got.lse, want.lse, { ...tol, name: `lse ${tag}` }),
+    assertClose(got.dq, grad.dq, { ...tol, atol: 1e-4, name: `dq ${tag}` }),
+    assertClose(got.dk, grad.dk, { ...tol, atol: 1e-4, name: `dk ${tag}` }),
+    assertClose(got.dv, grad.dv, { ...tol, atol: 1e-4, name: `dv ${tag}` }),
+  ].map((e) => e.maxAbs.toExponential(2));
+  console.log(`${tag}: max |err| o ${errs[0]} lse ${errs[1]} dq ${errs[2]} dk ${errs[3]} dv ${errs[4]}`);
+}
+
+Deno.test("attention forward and backward: odd sizes, GQA, ragged lengths, against float64", async () => {
+  await check({ B: 1, T: 1, H: 1, Hkv: 1, D: 1 }, [1], 1);
+  await check({ B: 2, T: 37, H: 4, Hkv: 2, D: 24 }, [37, 20], 2);
+  await check({ B: 3, T: 45, H: 6, Hkv: 1, D: 5 }, [45, 17, 1], 3);
+  await check({ B: 2, T: 33, H: 2, Hkv: 2, D: 64 }, [30, 33], 4);
+  await check({ B: 1, T: 21, H: 4, Hkv: 2, D: 128 }, [19], 5);
+  await check({ B: 1, T: 70, H: 3, Hkv: 3, D: 100 }, [70], 6);
+});
+
+Deno.test("attention: padded positions do not change valid outputs, and receive zero gradient", async () => {
+  const a: AttentionDims = { B: 2, T: 29, H: 4, Hkv: 2, D: 32 };
+  const lens = [29, 11];
+  const x = randomInputs(a, 9);
+  const y = { q: x.q.slice(), k: x.k.slice(), v: x.v.slice(), dout: x.dout.slice() };
+  // Fill sequence 1's padding (t >= 11) with large garbage in every input.
+  const rng = new Rng(10);
+  for (const [arr, heads] of [[y.q, a.H], [y.k, a.Hkv], [y.v, a.Hkv], [y.dout, a.H]] as const) {
+    for (let i = (a.T + lens[1]) * heads * a.D; i < 2 * a.T * heads * a.D; i++) arr[i] = 1e3 * rng.normal();
+  }
+  const r1 = await run(a, x, lens);
+  const r2 = await run(a, y, lens);
+  for (const key of ["o", "lse", "dq", "dk", "dv"] as const) {
+    assert(r1[key].every((v, i) => v === r2[key][i]), `${key} changed with the padding's contents`);
+  }
+  const padK = (a.T + lens[1]) * a.Hkv * a.D;
+  assert(r2.dk.subarray(padK).every((v) => v === 0) && r2.dv.subarray(padK).every((v) => v === 0), "padded dk/dv are not zero");
+  const padQ = (a.T + lens[1]) * a.H * a.D;
+  assert(r2.o.subarray(padQ).every((v) => v === 0) && r2.dq.subarray(padQ).every((v) => v === 0), "padded o/dq are not zero");
+});

@@ -1,0 +1,101 @@
+// Wrappers of the causal grouped-query attention kernels: attention.wgsl (forward),
+// attention_bwd_dq.wgsl then attention_bwd_dkv.wgsl (backward). Layouts in docs/kernels.md.
+import { computePipeline, dispatch, uniformBuffer } from "../device.ts";
+import type { AttentionDims } from "./attention.ref.ts";
+import forwardSource from "./attention.wgsl" with { type: "text" };
+import dqSource from "./attention_bwd_dq.wgsl" with { type: "text" };
+import dkvSource from "./attention_bwd_dkv.wgsl" with { type: "text" };
+
+export type { AttentionDims } from "./attention.ref.ts";
+
+/** Head dims the kernels support: each of 16 lanes keeps at most 8 values of a row in registers. */
+export const ATTENTION_MAX_D = 128;
+
+/** Buffers of the forward: q (B, T, H, D), k and v (B, T, Hkv, D), lens (B) u32, outputs o and lse (B, H, T). */
+export interface AttentionForwardBuffers {
+  q: GPUBuffer;
+  k: GPUBuffer;
+  v: GPUBuffer;
+  lens: GPUBuffer;
+  o: GPUBuffer;
+  lse: GPUBuffer;
+}
+
+/** Buffers of the backward: the forward's inputs and outputs, dout, the gradients, and a (B, H, T) scratch for delta. */
+export interface AttentionBackwardBuffers {
+  q: GPUBuffer;
+  k: GPUBuffer;
+  v: GPUBuffer;
+  lens: GPUBuffer;
+  o: GPUBuffer;
+  lse: GPUBuffer;
+  dout: GPUBuffer;
+  dq: GPUBuffer;
+  dk: GPUBuffer;
+  dv: GPUBuffer;
+  delta: GPUBuffer;
+}
+
+const TILE_CANDIDATES: ReadonlyArray<readonly [number, number]> = [[16, 16], [16, 8], [8, 16], [8, 8], [8, 4], [4, 4]];
+
+/** The largest (rows per workgroup, rows per tile) pair whose workgroup memory (in f32 words) fits the device. */
+export function pickTiles(device: GPUDevice, words: (rows: number, tile: number) => number): readonly [number, number] {
+  const limit = device.limits.maxComputeWorkgroupStorageSize;
+  const fit = TILE_CANDIDATES.find(([a, b]) => words(a, b) * 4 <= limit);
+  if (!fit) throw new Error(`attention: no tile size fits ${limit} bytes of workgroup memory`);
+  return fit;
+}
+
+function dimsUniform(device: GPUDevice, label: string, a: AttentionDims, scale: number): GPUBuffer {
+  const words = new ArrayBuffer(32);
+  const u = new Uint32Array(words);
+  u.set([a.B, a.T, a.H, a.Hkv]);
+  new Float32Array(words)[4] = scale;
+  return uniformBuffer(device, label, u);
+}
+
+function validate(a: AttentionDims): void {
+  if (a.H % a.Hkv !== 0) throw new Error(`attention: H ${a.H} is not a multiple of Hkv ${a.Hkv}`);
+  if (a.D < 1 || a.D > ATTENTION_MAX_D) throw new Error(`attention: head dim ${a.D} outside 1..${ATTENTION_MAX_D}`);
+}
+
+/** Records the forward: o and lse are fully written (padded rows get zeros). */
+export async function encodeAttentionForward(
+  device: GPUDevice,
+  enc: GPUCommandEncoder,
+  buf: AttentionForwardBuffers,
+  a: AttentionDims,
+  scale = 1 / Math.sqrt(a.D),
+): Promise<void> {
+  validate(a);
+  const [BQ, BK] = pickTiles(device, (bq, bk) => bq * a.D + 2 * bk * a.D + bq * bk);
+  const pipeline = await computePipeline(device, "attention-forward", forwardSource, { D: a.D, BQ, BK });
+  const dims = dimsUniform(device, "attention-forward-dims", a, scale);
+  dispatch(device, enc, pipeline, [buf.q, buf.k, buf.v, buf.lens, buf.o, buf.lse, dims], [Math.ceil(a.T / BQ), a.H, a.B]);
+}
+
+/** Records the backward (dq and delta first, then dk and dv); every gradient element is written. */
+export async function encodeAttentionBackward(
+  device: GPUDevice,
+  enc: GPUCommandEncoder,
+  buf: AttentionBackwardBuffers,
+  a: AttentionDims,
+  scale = 1 / Math.sqrt(a.D),
+): Promise<void> {
+  validate(a);
+  const dims = dimsUniform(device, "attention-backward-dims", a, scale);
+  const [BQ, BK] = pickTiles(device, (bq, bk) => 2 * bq * a.D + 2 * bk * a.D + bq * bk + 2 * bq);
+  const dq = await computePipeline(device, "attention-backward-dq", dqSource, { D: a.D, BQ, BK });
+  dispatch(device, enc, dq, [buf.q, buf.k, buf.v, buf.o, buf.dout, buf.lse, buf.lens, buf.dq, buf.delta, dims], [
+    Math.ceil(a.T / BQ),
+    a.H,
+    a.B,
+  ]);
+  const [KR, QT] = pickTiles(device, (bk, bq) => 2 * bk * a.D + 2 * bq * a.D + 2 * bk * bq + 2 * bq);
+  const dkv = await computePipeline(device, "attention-backward-dkv", dkvSource, { D: a.D, BK: KR, BQ: QT });
+  dispatch(device, enc, dkv, [buf.q, buf.k, buf.v, buf.dout, buf.lse, buf.delta, buf.lens, buf.dk, buf.dv, dims], [
+    Math.ceil(a.T / KR),
+    a.Hkv,
+    a.B,
+  ]);
+}
