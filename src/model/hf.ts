@@ -1,0 +1,81 @@
+// Loads a Hugging Face model folder from any ModelSource: config, float32 weights (single or
+// sharded safetensors), tokenizer and chat template.
+import { type ModelConfig, parseConfig, validateWeights } from "./config.ts";
+import { parseSafetensors, parseShardIndex, safetensorsToWeights } from "./safetensors.ts";
+import { type ModelSource, type ProgressFn, readJson } from "./source.ts";
+import type { Weights } from "./tensor.ts";
+import { chatTemplateOf, HfTokenizer } from "./tokenizer.ts";
+
+/** A loaded model folder. */
+export interface HfModel {
+  config: ModelConfig;
+  /** config.json as read, for what ModelConfig does not carry. */
+  configJson: Record<string, unknown>;
+  weights: Weights;
+  tokenizer: HfTokenizer;
+  chatTemplate: string | null;
+  source: string;
+}
+
+/** Progress across the whole load: which file, and bytes of it. */
+export type LoadProgressFn = (file: string, loaded: number, total: number | null) => void;
+
+async function readText(src: ModelSource, path: string): Promise<string> {
+  return new TextDecoder().decode(await src.read(path));
+}
+
+/** Float32 weights from `model.safetensors`, or the shards listed in `model.safetensors.index.json`. */
+export async function loadWeights(src: ModelSource, onProgress?: LoadProgressFn): Promise<Weights> {
+  const weights: Weights = new Map();
+  const progress = (file: string): ProgressFn | undefined => onProgress && ((l, t) => onProgress(file, l, t));
+  if (await src.exists("model.safetensors.index.json")) {
+    const index = parseShardIndex(await readText(src, "model.safetensors.index.json"));
+    for (const file of index.files) {
+      const parsed = parseSafetensors(await src.read(file, progress(file)), file);
+      for (const [name, f] of Object.entries(index.weight_map)) {
+        if (f === file && !parsed.tensors.has(name)) throw new Error(`${file} in ${src.describe()} lacks tensor ${name} that model.safetensors.index.json places there`);
+      }
+      safetensorsToWeights(parsed, weights);
+    }
+    return weights;
+  }
+  return safetensorsToWeights(parseSafetensors(await src.read("model.safetensors", progress("model.safetensors")), "model.safetensors"), weights);
+}
+
+function eosUnion(a: number[], v: unknown): number[] {
+  const extra = typeof v === "number" ? [v] : Array.isArray(v) ? v.filter((x): x is number => typeof x === "number") : [];
+  return [...new Set([...a, ...extra])];
+}
+
+/**
+ * Loads config.json, the weights, tokenizer.json (+ tokenizer_config.json, chat_template.jinja,
+ * generation_config.json when present). The stop tokens are config.json's eos ids joined with
+ * generation_config.json's, as `generate()` in transformers uses the latter.
+ */
+export async function loadHfModel(src: ModelSource, o: { onProgress?: LoadProgressFn } = {}): Promise<HfModel> {
+  const configJson = await readJson(src, "config.json");
+  if (typeof configJson !== "object" || configJson === null || Array.isArray(configJson)) throw new Error(`config.json in ${src.describe()} is not a JSON object`);
+  const raw = configJson as Record<string, unknown>;
+  let config: ModelConfig;
+  try {
+    config = parseConfig(raw);
+  } catch (e) {
+    throw new Error(`${src.describe()}: ${e instanceof Error ? e.message : String(e)}`);
+  }
+  if (await src.exists("generation_config.json")) {
+    const g = await readJson(src, "generation_config.json");
+    if (typeof g === "object" && g !== null && "eos_token_id" in g) config = { ...config, eosTokenIds: eosUnion(config.eosTokenIds, g.eos_token_id) };
+  }
+  const weights = await loadWeights(src, o.onProgress);
+  try {
+    validateWeights(config, weights);
+  } catch (e) {
+    throw new Error(`${src.describe()}: ${e instanceof Error ? e.message : String(e)}`);
+  }
+  const tokJson = await readJson(src, "tokenizer.json");
+  const tokCfg = (await src.exists("tokenizer_config.json")) ? await readJson(src, "tokenizer_config.json") : {};
+  let chatTemplate = chatTemplateOf(tokCfg);
+  if (chatTemplate === null && (await src.exists("chat_template.jinja"))) chatTemplate = await readText(src, "chat_template.jinja");
+  const tokenizer = new HfTokenizer(tokJson, tokCfg, chatTemplate);
+  return { config, configJson: raw, weights, tokenizer, chatTemplate, source: src.describe() };
+}

@@ -1,0 +1,34 @@
+// A model folder on disk (Deno).
+import { checkRelativePath, MissingFileError, type ModelSource, type ProgressFn } from "./source.ts";
+
+/** Reads model files from a local directory. */
+export class DirSource implements ModelSource {
+  constructor(readonly dir: string) {}
+
+  /** Reads a file; progress is reported once, at the end. */
+  async read(path: string, onProgress?: ProgressFn): Promise<Uint8Array> {
+    try {
+      const bytes = await Deno.readFile(`${this.dir}/${checkRelativePath(path)}`);
+      onProgress?.(bytes.byteLength, bytes.byteLength);
+      return bytes;
+    } catch (e) {
+      if (e instanceof Deno.errors.NotFound) throw new MissingFileError(path, this.describe());
+      throw e;
+    }
+  }
+
+  /** Whether the file exists as a regular file. */
+  async exists(path: string): Promise<boolean> {
+    try {
+      return (await Deno.stat(`${this.dir}/${checkRelativePath(path)}`)).isFile;
+    } catch (e) {
+      if (e instanceof Deno.errors.NotFound) return false;
+      throw e;
+    }
+  }
+
+  /** "directory <path>". */
+  describe(): string {
+    return `directory ${this.dir}`;
+  }
+}
