@@ -1,0 +1,273 @@
+// The ONNX decoder graph for Qwen2 / Llama / Qwen3 built from HF weights, with explicit standard
+// ops (RMSNorm, RoPE from cos/sin caches, grouped-query attention with a KV cache and an additive
+// causal+padding mask) so it runs on onnxruntime-web's WebGPU EP; q4 linear layers use
+// com.microsoft MatMulNBits. LoRA adapters are graph inputs: updating them needs no rebuild.
+//
+// Dimension letters: B batch, S new tokens, P past tokens, T = P + S, H query heads, K kv heads,
+// G = H / K, D head dim, C hidden size, V vocabulary, r LoRA rank.
+import type { ModelConfig } from "../config.ts";
+import { toF16 } from "../half.ts";
+import { baseKey, LORA_TARGETS, type LoraTarget, targetDims } from "../lora.ts";
+import { getTensor, type Weights } from "../tensor.ts";
+import { DT, GraphBuilder, type DType } from "./proto.ts";
+import { ropeInvFreq } from "./rope.ts";
+import { quantizeQ4Block32 } from "./q4.ts";
+
+/** Weight storage of the built graph. */
+export const WEIGHT_DTYPES = ["f32", "f16", "q4"] as const;
+export type WeightDtype = (typeof WEIGHT_DTYPES)[number];
+
+/** What to build. */
+export interface DecoderOptions {
+  dtype: WeightDtype;
+  /** Linear layers (in every layer) that get `lora.{layer}.{target}.A/B` inputs; empty = none. */
+  loraTargets?: readonly LoraTarget[];
+  /** `past_key_values.*` inputs and `present.*` outputs (the past may have length 0). */
+  kvCache: boolean;
+  /** Positions the RoPE cache covers: the longest prompt + completion the graph accepts. */
+  maxPositions: number;
+}
+
+/** A built graph with the names a session feeds and fetches. */
+export interface BuiltDecoder {
+  bytes: Uint8Array;
+  options: DecoderOptions;
+  inputNames: string[];
+  outputNames: string[];
+  nodeCount: number;
+  /** Compute type of hidden states and the KV cache. */
+  kvType: "float32" | "float16";
+}
+
+/** The short name a target has in graph input names: `lora.{layer}.{q|k|v|o|gate|up|down}.A`. */
+export function shortTarget(t: LoraTarget): string {
+  return t.slice(0, -"_proj".length);
+}
+
+/** Builds the decoder graph for `cfg` with `weights` (HF names, f32) as initializers. */
+export function buildDecoder(cfg: ModelConfig, weights: Weights, opts: DecoderOptions): BuiltDecoder {
+  return new DecoderBuilder(cfg, weights, opts).build();
+}
+
+class DecoderBuilder {
+  private g = new GraphBuilder("rlvr-decoder");
+  private T: DType;
+  private loraTargets: Set<LoraTarget>;
+
+  constructor(private cfg: ModelConfig, private w: Weights, private opts: DecoderOptions) {
+    this.T = opts.dtype === "f16" ? DT.float16 : DT.float;
+    this.loraTargets = new Set(opts.loraTargets ?? []);
+  }
+
+  build(): BuiltDecoder {
+    const { cfg, g, opts } = this;
+    const D = cfg.headDim, K = cfg.numKvHeads;
+    const ids = g.input("input_ids", DT.int64, ["batch", "seq"]);
+    const mask = g.input("attention_mask", DT.int64, ["batch", "total"]);
+    const pos = g.input("position_ids", DT.int64, ["batch", "seq"]);
+    // Logits only for the last `num_logits_to_keep` positions: all of them for log-probabilities,
+    // one when decoding, so the (B, S, V) tensor of a long prefill is never materialised.
+    const keep = g.input("num_logits_to_keep", DT.int64, [1]);
+    const inputNames = [ids, mask, pos, keep];
+    const outputNames = ["logits"];
+    const past: [string, string][] = [];
+    if (opts.kvCache) {
+      for (let i = 0; i < cfg.numLayers; i++) {
+        const k = g.input(`past_key_values.${i}.key`, this.T, ["batch", K, "past", D]);
+        const v = g.input(`past_key_values.${i}.value`, this.T, ["batch", K, "past", D]);
+        past.push([k, v]);
+        inputNames.push(k, v);
+      }
+    }
+    for (let i = 0; i < cfg.numLayers; i++) {
+      for (const t of LORA_TARGETS) {
+        if (!this.loraTargets.has(t)) continue;
+        const [fout, fin] = targetDims(cfg, t);
+        inputNames.push(g.input(`lora.${i}.${shortTarget(t)}.A`, DT.float, ["lora_r", fin]), g.input(`lora.${i}.${shortTarget(t)}.B`, DT.float, [fout, "lora_r"]));
+      }
+    }
+
+    const embed = getTensor(this.w, "model.embed_tokens.weight", [cfg.vocabSize, cfg.hiddenSize]);
+    const embedName = this.opts.dtype === "f32"
+      ? g.initializer("embed_tokens", { dataType: DT.float, dims: embed.shape, data: embed.data })
+      : g.initializer("embed_tokens", { dataType: DT.float16, dims: embed.shape, data: toF16(embed.data) });
+    let x = g.op("Gather", [embedName, ids], { axis: 0 });
+    if (this.opts.dtype === "q4") x = g.op("Cast", [x], { to: DT.float });
+
+    const bias = this.maskBias(ids, mask);
+    const [cos, sin] = this.ropeTables(pos);
+    for (let i = 0; i < cfg.numLayers; i++) {
+      const p = `model.layers.${i}`;
+      const h = this.rmsNorm(x, `${p}.input_layernorm.weight`);
+      const pastKv = opts.kvCache ? past[i] : null;
+      const attn = this.attention(h, i, cos, sin, bias, pastKv);
+      x = g.op("Add", [x, attn]);
+      const h2 = this.rmsNorm(x, `${p}.post_attention_layernorm.weight`);
+      const gate = this.linear(h2, i, "gate_proj");
+      const up = this.linear(h2, i, "up_proj");
+      const act = g.op("Mul", [g.op("Mul", [gate, g.op("Sigmoid", [gate])]), up]);
+      x = g.op("Add", [x, this.linear(act, i, "down_proj")]);
+    }
+    x = this.rmsNorm(x, "model.norm.weight");
+    x = g.op("Slice", [x, g.op("Neg", [keep]), g.i64([2 ** 31 - 1]), g.i64([1])]);
+    let logits = this.head(x, embedName);
+    if (this.T !== DT.float) logits = g.op("Cast", [logits], { to: DT.float });
+    g.output(logits, "logits", DT.float, ["batch", "kept", cfg.vocabSize]);
+    if (opts.kvCache) for (let i = 0; i < cfg.numLayers; i++) outputNames.push(`present.${i}.key`, `present.${i}.value`);
+    return { bytes: g.encode(), options: opts, inputNames, outputNames, nodeCount: g.nodeCount, kvType: this.T === DT.float ? "float32" : "float16" };
+  }
+
+  /** (B, 1, 1, S, T) float additive bias: 0 where key t is visible to query s, -1e9 elsewhere. */
+  private maskBias(ids: string, mask: string): string {
+    const g = this.g;
+    const S = g.op("Squeeze", [g.op("Shape", [ids], { start: 1, end: 2 }), g.i64([0])]);
+    const T = g.op("Squeeze", [g.op("Shape", [mask], { start: 1, end: 2 }), g.i64([0])]);
+    const P = g.op("Sub", [T, S]);
+    const rows = g.op("Range", [P, T, g.i64([1], true)]); // absolute positions of the queries
+    const cols = g.op("Range", [g.i64([0], true), T, g.i64([1], true)]);
+    const causal = g.op("LessOrEqual", [g.op("Unsqueeze", [cols, g.i64([0])]), g.op("Unsqueeze", [rows, g.i64([1])])]); // (S, T)
+    const pad = g.op("Unsqueeze", [g.op("Cast", [mask], { to: DT.bool }), g.i64([1, 2, 3])]); // (B, 1, 1, 1, T)
+    const allowed = g.op("And", [causal, pad]);
+    return g.op("Where", [allowed, g.scalar(0), g.scalar(-1e9)]);
+  }
+
+  /** cos and sin of (B, 1, S, D/2) for the given positions, from caches stored as initializers. */
+  private ropeTables(pos: string): [string, string] {
+    const { cfg, g, opts } = this;
+    const half = cfg.headDim / 2;
+    const inv = ropeInvFreq(cfg);
+    const cos = new Float32Array(opts.maxPositions * half);
+    const sin = new Float32Array(opts.maxPositions * half);
+    for (let p = 0; p < opts.maxPositions; p++) {
+      for (let j = 0; j < half; j++) {
+        cos[p * half + j] = Math.cos(p * inv[j]);
+        sin[p * half + j] = Math.sin(p * inv[j]);
+      }
+    }
+    const init = (name: string, data: Float32Array) =>
+      this.T === DT.float
+        ? g.initializer(name, { dataType: DT.float, dims: [opts.maxPositions, half], data })
+        : g.initializer(name, { dataType: DT.float16, dims: [opts.maxPositions, half], data: toF16(data) });
+    const c = g.op("Unsqueeze", [g.op("Gather", [init("rope_cos", cos), pos], { axis: 0 }), g.i64([1])]);
+    const s = g.op("Unsqueeze", [g.op("Gather", [init("rope_sin", sin), pos], { axis: 0 }), g.i64([1])]);
+    return [c, s];
+  }
+
+  /** Rotate-half RoPE on x of (B, heads, S, D). */
+  private rope(x: string, cos: string, sin: string): string {
+    const g = this.g;
+    const half = this.cfg.headDim / 2;
+    const x1 = g.op("Slice", [x, g.i64([0]), g.i64([half]), g.i64([3])]);
+    const x2 = g.op("Slice", [x, g.i64([half]), g.i64([2 * half]), g.i64([3])]);
+    const o1 = g.op("Sub", [g.op("Mul", [x1, cos]), g.op("Mul", [x2, sin])]);
+    const o2 = g.op("Add", [g.op("Mul", [x2, cos]), g.op("Mul", [x1, sin])]);
+    return g.op("Concat", [o1, o2], { axis: 3 });
+  }
+
+  /** Self-attention of layer i on normed h (B, S, C); returns the o_proj output (B, S, C). */
+  private attention(h: string, i: number, cos: string, sin: string, bias: string, past: [string, string] | null): string {
+    const { cfg, g } = this;
+    const D = cfg.headDim, H = cfg.numHeads, K = cfg.numKvHeads, G = H / K;
+    const p = `model.layers.${i}.self_attn`;
+    let q = g.op("Reshape", [this.linear(h, i, "q_proj"), g.i64([0, 0, H, D])]); // (B, S, H, D)
+    let k = g.op("Reshape", [this.linear(h, i, "k_proj"), g.i64([0, 0, K, D])]);
+    const v0 = g.op("Reshape", [this.linear(h, i, "v_proj"), g.i64([0, 0, K, D])]);
+    if (cfg.qkNorm) {
+      q = this.rmsNorm(q, `${p}.q_norm.weight`);
+      k = this.rmsNorm(k, `${p}.k_norm.weight`);
+    }
+    q = this.rope(g.op("Transpose", [q], { perm: [0, 2, 1, 3] }), cos, sin); // (B, H, S, D)
+    k = this.rope(g.op("Transpose", [k], { perm: [0, 2, 1, 3] }), cos, sin); // (B, K, S, D)
+    let v = g.op("Transpose", [v0], { perm: [0, 2, 1, 3] });
+    if (past) {
+      k = g.op("Concat", [past[0], k], { axis: 2 }); // (B, K, T, D)
+      v = g.op("Concat", [past[1], v], { axis: 2 });
+      g.output(k, `present.${i}.key`, this.T, ["batch", K, "total", D]);
+      g.output(v, `present.${i}.value`, this.T, ["batch", K, "total", D]);
+    }
+    // Grouped queries without repeating K/V: (B, K, G, S, D) @ (B, K, 1, D, T).
+    const qs = g.op("Mul", [q, g.scalar(1 / Math.sqrt(D), this.T === DT.float ? DT.float : DT.float16)]);
+    const q5 = g.op("Reshape", [qs, g.i64([0, K, G, -1, D])]);
+    const kT = g.op("Transpose", [g.op("Unsqueeze", [k, g.i64([2])])], { perm: [0, 1, 2, 4, 3] });
+    let scores = g.op("MatMul", [q5, kT]); // (B, K, G, S, T)
+    if (this.T !== DT.float) scores = g.op("Cast", [scores], { to: DT.float });
+    let probs = g.op("Softmax", [g.op("Add", [scores, bias])], { axis: -1 });
+    if (this.T !== DT.float) probs = g.op("Cast", [probs], { to: this.T });
+    const o5 = g.op("MatMul", [probs, g.op("Unsqueeze", [v, g.i64([2])])]); // (B, K, G, S, D)
+    const o4 = g.op("Transpose", [g.op("Reshape", [o5, g.i64([0, H, -1, D])])], { perm: [0, 2, 1, 3] }); // (B, S, H, D)
+    return this.linear(g.op("Reshape", [o4, g.i64([0, 0, H * D])]), i, "o_proj");
+  }
+
+  /** RMSNorm over the last axis, computed in float32 as HF does, weight from `name`. */
+  private rmsNorm(x: string, name: string): string {
+    const g = this.g;
+    const w = getTensor(this.w, name);
+    const wn = g.initializer(name, { dataType: DT.float, dims: w.shape, data: w.data });
+    const xf = this.T === DT.float ? x : g.op("Cast", [x], { to: DT.float });
+    const ms = g.op("ReduceMean", [g.op("Mul", [xf, xf])], { axes: [-1], keepdims: 1 });
+    const y = g.op("Mul", [g.op("Div", [xf, g.op("Sqrt", [g.op("Add", [ms, g.scalar(this.cfg.rmsNormEps)])])]), wn]);
+    return this.T === DT.float ? y : g.op("Cast", [y], { to: this.T });
+  }
+
+  /** x @ W^T (+ bias) (+ LoRA delta) for target `t` of layer i. */
+  private linear(x: string, i: number, t: LoraTarget): string {
+    const { cfg, g } = this;
+    const wName = baseKey(i, t);
+    const name = wName.slice(0, -".weight".length);
+    const [fout, fin] = targetDims(cfg, t);
+    const w = getTensor(this.w, wName, [fout, fin]);
+    let y = this.matmulW(x, name, w.data, fout, fin);
+    if (cfg.attentionBias && (t === "q_proj" || t === "k_proj" || t === "v_proj")) {
+      const b = getTensor(this.w, `${name}.bias`, [fout]);
+      const bn = this.T === DT.float
+        ? g.initializer(`${name}.bias`, { dataType: DT.float, dims: [fout], data: b.data })
+        : g.initializer(`${name}.bias`, { dataType: DT.float16, dims: [fout], data: toF16(b.data) });
+      y = g.op("Add", [y, bn]);
+    }
+    if (this.loraTargets.has(t)) {
+      // delta = (x A^T) B^T in float32; the adapter's alpha/r scale is folded into B by the feeder.
+      const xf = this.T === DT.float ? x : g.op("Cast", [x], { to: DT.float });
+      const a = g.op("Transpose", [`lora.${i}.${shortTarget(t)}.A`], { perm: [1, 0] });
+      const b = g.op("Transpose", [`lora.${i}.${shortTarget(t)}.B`], { perm: [1, 0] });
+      let delta = g.op("MatMul", [g.op("MatMul", [xf, a]), b]);
+      if (this.T !== DT.float) delta = g.op("Cast", [delta], { to: this.T });
+      y = g.op("Add", [y, delta]);
+    }
+    return y;
+  }
+
+  /** x (.., in) times the transpose of HF weight (out, in), stored per the weight dtype. */
+  private matmulW(x: string, name: string, w: Float32Array, out: number, inp: number): string {
+    const g = this.g;
+    if (this.opts.dtype === "q4") {
+      const q = quantizeQ4Block32(w, out, inp);
+      const nb = Math.ceil(inp / 32);
+      const bq = g.initializer(`${name}.q4`, { dataType: DT.uint8, dims: [out, nb, 16], data: q.packed });
+      const sc = g.initializer(`${name}.scales`, { dataType: DT.float, dims: [out * nb], data: q.scales });
+      const zp = g.initializer(`${name}.zp`, { dataType: DT.uint8, dims: [q.zeroPoints.length], data: q.zeroPoints });
+      return g.op("MatMulNBits", [x, bq, sc, zp], { K: inp, N: out, bits: 4, block_size: 32 }, "com.microsoft");
+    }
+    const wt = new Float32Array(inp * out);
+    for (let o = 0; o < out; o++) for (let k = 0; k < inp; k++) wt[k * out + o] = w[o * inp + k];
+    const wn = this.opts.dtype === "f32"
+      ? g.initializer(`${name}.weight_t`, { dataType: DT.float, dims: [inp, out], data: wt })
+      : g.initializer(`${name}.weight_t`, { dataType: DT.float16, dims: [inp, out], data: toF16(wt) });
+    return g.op("MatMul", [x, wn]);
+  }
+
+  /** Logits (B, S', V) from the final hidden states: tied embeddings or lm_head. */
+  private head(x: string, embedName: string): string {
+    const { cfg, g } = this;
+    const V = cfg.vocabSize, C = cfg.hiddenSize;
+    const wName = cfg.tieWordEmbeddings ? "model.embed_tokens.weight" : "lm_head.weight";
+    if (this.opts.dtype === "q4") return this.matmulW(x, "lm_head", getTensor(this.w, wName, [V, C]).data, V, C);
+    // Gemm with transB reads the (V, C) matrix as stored, so tied embeddings are kept once.
+    const wn = cfg.tieWordEmbeddings ? embedName : this.opts.dtype === "f32"
+      ? g.initializer("lm_head", { dataType: DT.float, dims: [V, C], data: getTensor(this.w, wName, [V, C]).data })
+      : g.initializer("lm_head", { dataType: DT.float16, dims: [V, C], data: toF16(getTensor(this.w, wName, [V, C]).data) });
+    const x2 = g.op("Reshape", [x, g.i64([-1, C])]);
+    const y2 = g.op("Gemm", [x2, wn], { transB: 1 });
+    const outShape = g.op("Concat", [g.op("Shape", [x], { start: 0, end: 2 }), g.i64([V])], { axis: 0 });
+    return g.op("Reshape", [y2, outShape]);
+  }
+}
