@@ -1,0 +1,66 @@
+import { assertClose, assertEquals } from "../../../tests/assert.ts";
+import { Rng } from "../../core/rng.ts";
+import { poison, readF32, requestGpu, storageBuffer } from "../device.ts";
+import { type EmbeddingDims, embeddingLinksBuffer, encodeEmbeddingBackward, encodeEmbeddingForward } from "./embedding.ts";
+import { embeddingBackwardRef, embeddingForwardRef } from "./embedding.ref.ts";
+
+const gpu = await requestGpu();
+
+/** Runs gather and scatter once; returns the GPU's dtable so determinism can be compared. */
+async function check(d: EmbeddingDims, ids: Uint32Array, seed: number): Promise<Float32Array> {
+  const { device } = gpu;
+  const rng = new Rng(seed);
+  const table = rng.uniformArray(d.V * d.C);
+  const dy = rng.uniformArray(d.N * d.C);
+  const dtable0 = rng.uniformArray(d.V * d.C);
+  const [gids, gt, gdy, gdt] = [
+    storageBuffer(device, "ids", ids),
+    storageBuffer(device, "table", table),
+    storageBuffer(device, "dy", dy),
+    storageBuffer(device, "dtable", dtable0),
+  ];
+  const gout = storageBuffer(device, "out", d.N * d.C * 4);
+  const links = embeddingLinksBuffer(device, d.N);
+  poison(device, gout);
+  poison(device, links);
+  const enc = device.createCommandEncoder({ label: "embedding-test" });
+  await encodeEmbeddingForward(device, enc, gids, gt, gout, d);
+  await encodeEmbeddingBackward(device, enc, gids, gdy, gdt, links, d);
+  device.queue.submit([enc.finish()]);
+  const name = `embedding N=${d.N} C=${d.C} V=${d.V}`;
+  const eo = assertClose(await readF32(device, gout), embeddingForwardRef(ids, table, d), { atol: 0, rtol: 0, name: `${name} out` });
+  const maxRepeat = Math.max(...Object.values(countIds(ids)));
+  const got = await readF32(device, gdt);
+  const et = assertClose(got, embeddingBackwardRef(ids, dy, d, dtable0), {
+    atol: 1e-6 * maxRepeat,
+    rtol: 1e-6,
+    name: `${name} dtable`,
+  });
+  console.log(`${name} (max repeats ${maxRepeat}): max|err| out ${eo.maxAbs} dtable ${et.maxAbs.toExponential(2)}`);
+  for (const b of [gids, gt, gdy, gdt, gout, links]) b.destroy();
+  return got;
+}
+
+function countIds(ids: Uint32Array): Record<number, number> {
+  const counts: Record<number, number> = {};
+  for (const id of ids) counts[id] = (counts[id] ?? 0) + 1;
+  return counts;
+}
+
+Deno.test("embedding: gather and scatter-add against the float64 reference, repeated ids", async () => {
+  await check({ N: 1, C: 1, V: 1 }, Uint32Array.from([0]), 71);
+  await check({ N: 7, C: 5, V: 3 }, Uint32Array.from([2, 0, 2, 2, 5, 1, 0]), 72); // 5 >= V
+  const rng = new Rng(73);
+  const d = { N: 1031, C: 67, V: 300 };
+  const ids = Uint32Array.from({ length: d.N }, () => (rng.next() < 0.3 ? rng.int(4) : rng.int(d.V)));
+  await check(d, ids, 74);
+});
+
+Deno.test("embedding: backward is bit-for-bit deterministic across runs", async () => {
+  const rng = new Rng(75);
+  const d = { N: 600, C: 33, V: 50 };
+  const ids = Uint32Array.from({ length: d.N }, () => rng.int(d.V));
+  const a = await check(d, ids, 76);
+  const b = await check(d, ids, 76);
+  assertEquals(a, b, "two runs of the embedding backward differ");
+});
