@@ -1,0 +1,16 @@
+// Starts sql.js where it runs: under Deno the wasm is read from node_modules next to this file;
+// in a browser the page passes the URL Vite gave the wasm (see sql-browser.ts). This is the only
+// environment-specific bit of the SQL side.
+import initSqlJs from "sql.js";
+import type { SqlJsModule } from "./sql-exec.ts";
+
+/** Loads sql.js: from `wasmUrl` when given (browser), else from node_modules under Deno. */
+export async function loadSqlJs(wasmUrl?: string): Promise<SqlJsModule> {
+  if (wasmUrl !== undefined) {
+    const wasmBinary = await (await fetch(wasmUrl)).arrayBuffer();
+    return await initSqlJs({ wasmBinary });
+  }
+  if (!("Deno" in globalThis)) throw new Error("sql.js: no wasm URL given and not running under Deno");
+  const bytes = await Deno.readFile(new URL("../../node_modules/sql.js/dist/sql-wasm.wasm", import.meta.url));
+  return await initSqlJs({ wasmBinary: bytes.buffer });
+}
