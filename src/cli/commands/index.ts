@@ -11,6 +11,7 @@ export interface Command {
 /** Lazily loaded, so `rlvr --help` starts fast and one command's dependencies don't slow another. */
 export const COMMANDS: Record<string, { summary: string; load: () => Promise<{ command: Command }> }> = {
   gpu: { summary: "show the WebGPU adapter and run the matmul micro-benchmark", load: () => import("./gpu.ts") },
+  "make-demo": { summary: "generate the built-in demo databases and questions (deterministic)", load: () => import("./make-demo.ts") },
   eval: { summary: "score predicted SQL against gold by execution (BIRD/Spider rules)", load: () => import("./eval.ts") },
   logprobs: { summary: "per-token log-probabilities of token ids under a model (ort or webgpu engine)", load: () => import("./logprobs.ts") },
   sample: { summary: "sample completions for prompts with the ONNX policy on WebGPU", load: () => import("./sample.ts") },

@@ -1,0 +1,40 @@
+import initSqlJs from "sql.js";
+import { parseFlags } from "../args.ts";
+import { buildDemo } from "../../runtime/demo/build.ts";
+import type { Command } from "./index.ts";
+
+/** sql.js under Deno, with its wasm read from node_modules. */
+async function sqlJs() {
+  const wasm = await Deno.readFile(new URL("../../../node_modules/sql.js/dist/sql-wasm.wasm", import.meta.url));
+  return initSqlJs({ wasmBinary: wasm.buffer as ArrayBuffer });
+}
+
+async function sha256(bytes: Uint8Array): Promise<string> {
+  const h = await crypto.subtle.digest("SHA-256", bytes as Uint8Array<ArrayBuffer>);
+  return Array.from(new Uint8Array(h), (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+export const command: Command = {
+  name: "make-demo",
+  summary: "generate the built-in demo databases and questions (deterministic)",
+  usage: "rlvr make-demo [--out DIR (default public/demo)] [--seed N (default 20261129)]",
+  async run(argv) {
+    const { values } = parseFlags(argv, { out: { type: "string" }, seed: { type: "string" } });
+    const out = typeof values.out === "string" ? values.out : "public/demo";
+    const seed = values.seed === undefined ? 20261129 : Number(values.seed);
+    const demo = buildDemo(await sqlJs(), seed);
+    const manifest: Record<string, unknown> = { seed, databases: {}, splits: {} };
+    for (const d of demo.databases) {
+      await Deno.mkdir(`${out}/${d.id}`, { recursive: true });
+      await Deno.writeFile(`${out}/${d.id}/${d.id}.sqlite`, d.bytes);
+      (manifest.databases as Record<string, unknown>)[d.id] = { bytes: d.bytes.length, sha256: await sha256(d.bytes), rows: d.rows };
+    }
+    for (const [name, tasks] of Object.entries(demo.splits)) {
+      await Deno.writeTextFile(`${out}/${name}.jsonl`, tasks.map((t) => JSON.stringify(t)).join("\n") + "\n");
+      (manifest.splits as Record<string, unknown>)[name] = { questions: tasks.length, databases: [...new Set(tasks.map((t) => t.db_id))] };
+    }
+    await Deno.writeTextFile(`${out}/manifest.json`, JSON.stringify(manifest, null, 2) + "\n");
+    console.log(`wrote ${demo.databases.length} databases and ${Object.values(demo.splits).reduce((s, t) => s + t.length, 0)} questions to ${out}`);
+    return { out, ...manifest };
+  },
+};
