@@ -1,0 +1,108 @@
+// Backward of forward.ts from dL/dlogp (N) to the LoRA parameters of every adapted target,
+// accumulated into the adapter's gradient buffers (the caller zeroes them between steps).
+// Backward rules, one per op (shapes as in forward.ts):
+//   logp = z_tgt - lse(z), z = hF E^T   dz = g (onehot - softmax(z)); dhF = dz E (chunk by chunk)
+//   y = x W^T + s (x A^T) B^T           dx = dy W + s (dy B) A; dB += s dy^T (x A^T); dA += s (dy B)^T x
+//   RMSNorm, RoPE, SwiGLU, attention     the layer kernels' own backward passes
+//   residual x + f(x)                    dx accumulates in place (RMSNorm backward's ACCUMULATE)
+import { storageBuffer } from "../device.ts";
+import { encodeAttentionBackward } from "../kernels/attention.ts";
+import { encodeMatmul } from "../kernels/matmul.ts";
+import { encodeRmsNormBackward } from "../kernels/rmsnorm.ts";
+import { encodeRope } from "../kernels/rope.ts";
+import { encodeSwigluBackward } from "../kernels/swiglu.ts";
+import { type LoraTarget, targetDims, targetModule } from "../../model/lora.ts";
+import type { ForwardResult } from "./forward.ts";
+import { encodeLmHeadBackward } from "./ops.ts";
+import { type GpuLora, type GpuModel, loraSlot, weightBuffer } from "./state.ts";
+
+/** Records dxOut (N, in) (+)= dy W + LoRA path, and accumulates the slot's dA, dB. */
+async function encodeLinearBackward(
+  m: GpuModel,
+  lora: GpuLora | undefined,
+  enc: GPUCommandEncoder,
+  layer: number,
+  target: LoraTarget,
+  dy: GPUBuffer,
+  x: GPUBuffer,
+  xa: GPUBuffer | undefined,
+  dxOut: GPUBuffer,
+  dyB: GPUBuffer,
+  N: number,
+  accumulate: boolean,
+): Promise<void> {
+  const { device, cfg } = m;
+  const [outDim, inDim] = targetDims(cfg, target);
+  const W = weightBuffer(m, `model.layers.${layer}.${targetModule(target)}.${target}.weight`);
+  await encodeMatmul(device, enc, dy, W, dxOut, { M: N, N: inDim, K: outDim, accumulate });
+  const slot = loraSlot(lora, layer, target);
+  if (!slot || !lora) return;
+  if (!xa) throw new Error(`backward: missing x A^T of layer ${layer} ${target}`);
+  const s = lora.scale;
+  await encodeMatmul(device, enc, dy, slot.B, dyB, { M: N, N: lora.r, K: outDim });
+  await encodeMatmul(device, enc, dyB, slot.A, dxOut, { M: N, N: inDim, K: lora.r, alpha: s, accumulate: true });
+  await encodeMatmul(device, enc, dy, xa, slot.dB, { M: outDim, N: lora.r, K: N, transA: true, alpha: s, accumulate: true });
+  await encodeMatmul(device, enc, dyB, x, slot.dA, { M: lora.r, N: inDim, K: N, transA: true, alpha: s, accumulate: true });
+}
+
+/** Records and submits the backward of `f` given g = dL/dlogp (N); LoRA gradients accumulate. */
+export async function backward(m: GpuModel, lora: GpuLora | undefined, f: ForwardResult, g: GPUBuffer): Promise<void> {
+  const { device, cfg } = m;
+  const { B, T } = f.batch;
+  const N = B * T;
+  const H = cfg.hiddenSize, D = cfg.headDim, nH = cfg.numHeads, nKv = cfg.numKvHeads, I = cfg.intermediateSize;
+  const qd = nH * D, kvd = nKv * D;
+  const eps = cfg.rmsNormEps;
+  const scratch: GPUBuffer[] = [];
+  const buf = (label: string, floats: number) => {
+    const b = storageBuffer(device, label, floats * 4);
+    scratch.push(b);
+    return b;
+  };
+  const enc = device.createCommandEncoder({ label: "backward" });
+  // The lm head, chunk by chunk over the vocabulary: recompute the chunk's logits, turn them into dz.
+  const dhF = buf("d-hF", N * H);
+  for (const [i, c] of m.head.entries()) {
+    await encodeMatmul(device, enc, f.hF, c.buf, f.logits, { M: N, N: c.rows, K: H, transB: true });
+    await encodeLmHeadBackward(device, enc, f.logits, f.lm.tgt, f.lm.lse, g, { N, Vc: c.rows, v0: c.v0 });
+    await encodeMatmul(device, enc, f.logits, c.buf, dhF, { M: N, N: H, K: c.rows, accumulate: i > 0 });
+  }
+  const dx = buf("d-x", N * H);
+  await encodeRmsNormBackward(device, enc, dhF, f.xFinal, weightBuffer(m, "model.norm.weight"), f.rstdF, dx, { rows: N, C: H, eps });
+  const dAct = buf("d-act", N * I), dGate = buf("d-gate", N * I), dUp = buf("d-up", N * I);
+  const dh = buf("d-h", N * H), dAtt = buf("d-att", N * qd);
+  const dq = buf("d-q", N * qd), dqN = buf("d-qN", N * qd), dqRaw = cfg.qkNorm ? buf("d-qRaw", N * qd) : dqN;
+  const dk = buf("d-k", N * kvd), dkN = buf("d-kN", N * kvd), dkRaw = cfg.qkNorm ? buf("d-kRaw", N * kvd) : dkN;
+  const dv = buf("d-v", N * kvd), delta = buf("attn-delta", B * nH * T);
+  const dyB = buf("d-yB", N * Math.max(1, lora?.r ?? 1));
+  for (let l = cfg.numLayers - 1; l >= 0; l--) {
+    const a = f.layers[l];
+    const p = `model.layers.${l}`;
+    const lin = (t: LoraTarget, dy: GPUBuffer, x: GPUBuffer, out: GPUBuffer, acc: boolean) =>
+      encodeLinearBackward(m, lora, enc, l, t, dy, x, a.xa.get(t), out, dyB, N, acc);
+    // MLP: dx is dL/d(layer output), which is also dy of down_proj (residual branch).
+    await lin("down_proj", dx, a.act, dAct, false);
+    await encodeSwigluBackward(device, enc, dAct, a.gate, a.up, dGate, dUp, N * I);
+    await lin("gate_proj", dGate, a.h2, dh, false);
+    await lin("up_proj", dUp, a.h2, dh, true);
+    await encodeRmsNormBackward(device, enc, dh, a.xMid, weightBuffer(m, `${p}.post_attention_layernorm.weight`), a.rstd2, dx, { rows: N, C: H, eps, accumulate: true });
+    // Attention: dx is now dL/dxMid.
+    await lin("o_proj", dx, a.att, dAtt, false);
+    await encodeAttentionBackward(device, enc, {
+      q: a.q, k: a.k, v: a.v, lens: f.batch.lensBuf, o: a.att, lse: a.lse, dout: dAtt, dq, dk, dv, delta,
+    }, { B, T, H: nH, Hkv: nKv, D });
+    await encodeRope(device, enc, dq, f.batch.pos, m.invFreq, dqN, { N, H: nH, D, backward: true });
+    await encodeRope(device, enc, dk, f.batch.pos, m.invFreq, dkN, { N, H: nKv, D, backward: true });
+    if (cfg.qkNorm) {
+      await encodeRmsNormBackward(device, enc, dqN, a.qRaw, weightBuffer(m, `${p}.self_attn.q_norm.weight`), a.rstdQ, dqRaw, { rows: N * nH, C: D, eps });
+      await encodeRmsNormBackward(device, enc, dkN, a.kRaw, weightBuffer(m, `${p}.self_attn.k_norm.weight`), a.rstdK, dkRaw, { rows: N * nKv, C: D, eps });
+    }
+    await lin("q_proj", dqRaw, a.h1, dh, false);
+    await lin("k_proj", dkRaw, a.h1, dh, true);
+    await lin("v_proj", dv, a.h1, dh, true);
+    await encodeRmsNormBackward(device, enc, dh, a.xIn, weightBuffer(m, `${p}.input_layernorm.weight`), a.rstd1, dx, { rows: N, C: H, eps, accumulate: true });
+  }
+  device.queue.submit([enc.finish()]);
+  await device.queue.onSubmittedWorkDone();
+  for (const b of scratch) b.destroy();
+}

@@ -1,0 +1,210 @@
+// Teacher-forced forward of the whole decoder over a padded batch, on the GPU, with LoRA on any of
+// the seven linear targets. Produces per-position log p(next token), the log-sum-exp and the
+// entropy through a streaming log-softmax over vocabulary chunks (no (N, V) logits at once), and
+// keeps every activation the backward needs (no recomputation yet: simple and exact first).
+// Dimension letters: B sequences, T padded length, N = B*T rows, H hidden, D head_dim,
+// nH / nKv query / kv heads, I intermediate, r LoRA rank, Vc vocabulary chunk rows.
+import { storageBuffer } from "../device.ts";
+import { encodeAttentionForward } from "../kernels/attention.ts";
+import { encodeMatmul } from "../kernels/matmul.ts";
+import { encodeRmsNormForward } from "../kernels/rmsnorm.ts";
+import { encodeRope } from "../kernels/rope.ts";
+import { encodeSwigluForward } from "../kernels/swiglu.ts";
+import { type LoraTarget, targetDims, targetModule } from "../../model/lora.ts";
+import { encodeBiasAdd, encodeEmbedding, encodeLseChunk, type LseBuffers } from "./ops.ts";
+import { type GpuLora, type GpuModel, loraSlot, weightBuffer } from "./state.ts";
+
+/** A padded batch of token sequences: ids (B, T) and next-token targets (B, T) as u32 buffers. */
+export interface GpuBatch {
+  B: number;
+  T: number;
+  lens: number[];
+  ids: GPUBuffer;
+  targets: GPUBuffer;
+  /** Valid lengths (B) u32, for attention's key padding. */
+  lensBuf: GPUBuffer;
+  /** Position of every row (N) u32: n % T. */
+  pos: GPUBuffer;
+}
+
+/** Uploads sequences padded to T (default the longest) with token 0; row b*T + t targets ids[b][t+1]. */
+export function uploadBatch(device: GPUDevice, seqs: number[][], vocabSize: number, T = Math.max(...seqs.map((s) => s.length))): GpuBatch {
+  const B = seqs.length;
+  if (B === 0) throw new Error("uploadBatch: no sequences");
+  const ids = new Uint32Array(B * T);
+  const targets = new Uint32Array(B * T);
+  const pos = new Uint32Array(B * T);
+  seqs.forEach((s, b) => {
+    if (s.length < 1 || s.length > T) throw new Error(`uploadBatch: sequence ${b} has length ${s.length}, must be 1..${T}`);
+    s.forEach((id, t) => {
+      if (!Number.isInteger(id) || id < 0 || id >= vocabSize) throw new Error(`uploadBatch: token id ${id} outside [0, ${vocabSize})`);
+      ids[b * T + t] = id;
+      if (t > 0) targets[b * T + t - 1] = id;
+    });
+  });
+  for (let n = 0; n < B * T; n++) pos[n] = n % T;
+  const lens = seqs.map((s) => s.length);
+  return {
+    B, T, lens,
+    ids: storageBuffer(device, "batch-ids", ids),
+    targets: storageBuffer(device, "batch-targets", targets),
+    lensBuf: storageBuffer(device, "batch-lens", Uint32Array.from(lens)),
+    pos: storageBuffer(device, "batch-pos", pos),
+  };
+}
+
+/** Activations of one layer kept for the backward. */
+export interface LayerActs {
+  xIn: GPUBuffer; // (N, H) residual stream entering the layer
+  rstd1: GPUBuffer; // (N)
+  h1: GPUBuffer; // (N, H) input_layernorm output
+  qRaw: GPUBuffer; // (N, nH*D) after bias and LoRA (q_norm input on Qwen3)
+  kRaw: GPUBuffer; // (N, nKv*D)
+  rstdQ: GPUBuffer; // (N*nH) Qwen3 only
+  rstdK: GPUBuffer; // (N*nKv)
+  qN: GPUBuffer; // (N, nH*D) after q_norm (= qRaw when absent)
+  kN: GPUBuffer; // (N, nKv*D)
+  q: GPUBuffer; // (N, nH*D) after RoPE
+  k: GPUBuffer; // (N, nKv*D)
+  v: GPUBuffer; // (N, nKv*D)
+  att: GPUBuffer; // (N, nH*D) attention output
+  lse: GPUBuffer; // (B, nH, T)
+  xMid: GPUBuffer; // (N, H) residual after attention
+  rstd2: GPUBuffer; // (N)
+  h2: GPUBuffer; // (N, H)
+  gate: GPUBuffer; // (N, I)
+  up: GPUBuffer; // (N, I)
+  act: GPUBuffer; // (N, I) silu(gate) * up
+  /** x A^T (N, r) of every adapted target of this layer. */
+  xa: Map<LoraTarget, GPUBuffer>;
+}
+
+/** Everything the forward produced. */
+export interface ForwardResult {
+  batch: GpuBatch;
+  layers: LayerActs[];
+  xFinal: GPUBuffer; // (N, H) residual after the last layer
+  rstdF: GPUBuffer; // (N)
+  hF: GPUBuffer; // (N, H) after model.norm
+  /** Per row: logp (N), lse (N), entropy (N), targets, running state. */
+  lm: LseBuffers;
+  /** A (N, Vc) scratch for one vocabulary chunk's logits. */
+  logits: GPUBuffer;
+  buffers: GPUBuffer[];
+}
+
+/** Records y (N, out) (+)= x W^T (+ b) + scale * (x A^T) B^T, keeping x A^T in `xa`. */
+export async function encodeLinear(
+  m: GpuModel,
+  lora: GpuLora | undefined,
+  enc: GPUCommandEncoder,
+  layer: number,
+  target: LoraTarget,
+  x: GPUBuffer,
+  y: GPUBuffer,
+  N: number,
+  o: { accumulate?: boolean; bias?: boolean; xa?: GPUBuffer },
+): Promise<void> {
+  const { device, cfg } = m;
+  const name = `model.layers.${layer}.${targetModule(target)}.${target}`;
+  const W = weightBuffer(m, `${name}.weight`);
+  const [outDim, inDim] = targetDims(cfg, target);
+  await encodeMatmul(device, enc, x, W, y, { M: N, N: outDim, K: inDim, transB: true, accumulate: o.accumulate });
+  if (o.bias) await encodeBiasAdd(device, enc, weightBuffer(m, `${name}.bias`), y, N, outDim);
+  const slot = loraSlot(lora, layer, target);
+  if (slot && lora) {
+    if (!o.xa) throw new Error(`encodeLinear: no x A^T buffer for ${name}`);
+    await encodeMatmul(device, enc, x, slot.A, o.xa, { M: N, N: lora.r, K: inDim, transB: true });
+    await encodeMatmul(device, enc, o.xa, slot.B, y, { M: N, N: outDim, K: lora.r, transB: true, alpha: lora.scale, accumulate: true });
+  }
+}
+
+/** Runs the forward over `batch` and returns its outputs and saved activations (submitted, not awaited). */
+export async function forward(m: GpuModel, lora: GpuLora | undefined, batch: GpuBatch): Promise<ForwardResult> {
+  const { device, cfg } = m;
+  const { B, T } = batch;
+  const N = B * T;
+  const H = cfg.hiddenSize, D = cfg.headDim, nH = cfg.numHeads, nKv = cfg.numKvHeads, I = cfg.intermediateSize;
+  const qd = nH * D, kvd = nKv * D;
+  const eps = cfg.rmsNormEps;
+  const buffers: GPUBuffer[] = [];
+  const buf = (label: string, floats: number) => {
+    const b = storageBuffer(device, label, floats * 4);
+    buffers.push(b);
+    return b;
+  };
+  const enc = device.createCommandEncoder({ label: "forward" });
+  let x = buf("x0", N * H);
+  for (const c of m.embed) await encodeEmbedding(device, enc, batch.ids, c.buf, x, { N, H, v0: c.v0, Vc: c.rows });
+  const layers: LayerActs[] = [];
+  const attDims = { B, T, H: nH, Hkv: nKv, D };
+  for (let l = 0; l < cfg.numLayers; l++) {
+    const p = `model.layers.${l}`;
+    const xa = new Map<LoraTarget, GPUBuffer>();
+    if (lora) for (const t of lora.targets) xa.set(t, buf(`L${l}.${t}.xa`, N * lora.r));
+    const a: LayerActs = {
+      xIn: x,
+      rstd1: buf(`L${l}.rstd1`, N), h1: buf(`L${l}.h1`, N * H),
+      qRaw: buf(`L${l}.qRaw`, N * qd), kRaw: buf(`L${l}.kRaw`, N * kvd),
+      rstdQ: buf(`L${l}.rstdQ`, cfg.qkNorm ? N * nH : 1), rstdK: buf(`L${l}.rstdK`, cfg.qkNorm ? N * nKv : 1),
+      qN: buf(`L${l}.qN`, cfg.qkNorm ? N * qd : 1), kN: buf(`L${l}.kN`, cfg.qkNorm ? N * kvd : 1),
+      q: buf(`L${l}.q`, N * qd), k: buf(`L${l}.k`, N * kvd), v: buf(`L${l}.v`, N * kvd),
+      att: buf(`L${l}.att`, N * qd), lse: buf(`L${l}.lse`, B * nH * T),
+      xMid: buf(`L${l}.xMid`, N * H), rstd2: buf(`L${l}.rstd2`, N), h2: buf(`L${l}.h2`, N * H),
+      gate: buf(`L${l}.gate`, N * I), up: buf(`L${l}.up`, N * I), act: buf(`L${l}.act`, N * I),
+      xa,
+    };
+    if (!cfg.qkNorm) {
+      a.qN = a.qRaw;
+      a.kN = a.kRaw;
+    }
+    await encodeRmsNormForward(device, enc, a.xIn, weightBuffer(m, `${p}.input_layernorm.weight`), a.h1, a.rstd1, { rows: N, C: H, eps });
+    const bias = cfg.attentionBias;
+    await encodeLinear(m, lora, enc, l, "q_proj", a.h1, a.qRaw, N, { bias, xa: xa.get("q_proj") });
+    await encodeLinear(m, lora, enc, l, "k_proj", a.h1, a.kRaw, N, { bias, xa: xa.get("k_proj") });
+    await encodeLinear(m, lora, enc, l, "v_proj", a.h1, a.v, N, { bias, xa: xa.get("v_proj") });
+    if (cfg.qkNorm) {
+      await encodeRmsNormForward(device, enc, a.qRaw, weightBuffer(m, `${p}.self_attn.q_norm.weight`), a.qN, a.rstdQ, { rows: N * nH, C: D, eps });
+      await encodeRmsNormForward(device, enc, a.kRaw, weightBuffer(m, `${p}.self_attn.k_norm.weight`), a.kN, a.rstdK, { rows: N * nKv, C: D, eps });
+    }
+    await encodeRope(device, enc, a.qN, batch.pos, m.invFreq, a.q, { N, H: nH, D });
+    await encodeRope(device, enc, a.kN, batch.pos, m.invFreq, a.k, { N, H: nKv, D });
+    await encodeAttentionForward(device, enc, { q: a.q, k: a.k, v: a.v, lens: batch.lensBuf, o: a.att, lse: a.lse }, attDims);
+    // The residual: xMid = xIn + o_proj(att), by copying then accumulating the projection.
+    enc.copyBufferToBuffer(a.xIn, 0, a.xMid, 0, N * H * 4);
+    await encodeLinear(m, lora, enc, l, "o_proj", a.att, a.xMid, N, { accumulate: true, xa: xa.get("o_proj") });
+    await encodeRmsNormForward(device, enc, a.xMid, weightBuffer(m, `${p}.post_attention_layernorm.weight`), a.h2, a.rstd2, { rows: N, C: H, eps });
+    await encodeLinear(m, lora, enc, l, "gate_proj", a.h2, a.gate, N, { xa: xa.get("gate_proj") });
+    await encodeLinear(m, lora, enc, l, "up_proj", a.h2, a.up, N, { xa: xa.get("up_proj") });
+    await encodeSwigluForward(device, enc, a.gate, a.up, a.act, N * I);
+    const xOut = buf(`L${l}.xOut`, N * H);
+    enc.copyBufferToBuffer(a.xMid, 0, xOut, 0, N * H * 4);
+    await encodeLinear(m, lora, enc, l, "down_proj", a.act, xOut, N, { accumulate: true, xa: xa.get("down_proj") });
+    layers.push(a);
+    x = xOut;
+  }
+  const rstdF = buf("rstdF", N);
+  const hF = buf("hF", N * H);
+  await encodeRmsNormForward(device, enc, x, weightBuffer(m, "model.norm.weight"), hF, rstdF, { rows: N, C: H, eps });
+  const lm: LseBuffers = {
+    tgt: batch.targets,
+    state: buf("lm-state", N * 4), logp: buf("logp", N), lse: buf("lm-lse", N), entropy: buf("entropy", N),
+  };
+  const maxRows = Math.max(...m.head.map((c) => c.rows));
+  if (N * maxRows * 4 > device.limits.maxStorageBufferBindingSize) {
+    throw new Error(`forward: ${N} rows x ${maxRows} vocabulary rows of logits exceed the binding limit; use smaller batches`);
+  }
+  const logits = buf("logits-chunk", N * maxRows);
+  for (const [i, c] of m.head.entries()) {
+    await encodeMatmul(device, enc, hF, c.buf, logits, { M: N, N: c.rows, K: H, transB: true });
+    await encodeLseChunk(device, enc, logits, lm, { N, Vc: c.rows, v0: c.v0, first: i === 0 });
+  }
+  device.queue.submit([enc.finish()]);
+  return { batch, layers, xFinal: x, rstdF, hF, lm, logits, buffers };
+}
+
+/** Frees the forward's buffers (the batch's own buffers too). */
+export function destroyForward(f: ForwardResult): void {
+  for (const b of f.buffers) b.destroy();
+  for (const b of [f.batch.ids, f.batch.targets, f.batch.lensBuf, f.batch.pos]) b.destroy();
+}

@@ -1,0 +1,42 @@
+// Teacher-forced per-token log-probabilities on the GPU: the trainer's forward as a plain function.
+import type { LoraAdapter } from "../../model/lora.ts";
+import { readF32 } from "../device.ts";
+import { destroyForward, forward, uploadBatch } from "../model/forward.ts";
+import { destroyAdapter, type GpuLora, type GpuModel, uploadAdapter } from "../model/state.ts";
+
+/** Per-row outputs of one forward over a padded batch, row b*T + t predicting ids[b][t+1]. */
+export interface BatchLogprobs {
+  B: number;
+  T: number;
+  /** (B, T) log p(ids[b][t+1] | ids[b][..t]); rows past a sequence's end hold padding values. */
+  logp: Float32Array;
+  /** (B, T) entropy (nats) of the next-token distribution. */
+  entropy: Float32Array;
+}
+
+/** Runs the forward over `seqs` and reads back logp and entropy per row. */
+export async function batchLogprobs(model: GpuModel, seqs: number[][], lora?: GpuLora): Promise<BatchLogprobs> {
+  const { device } = model;
+  const batch = uploadBatch(device, seqs, model.cfg.vocabSize);
+  const f = await forward(model, lora, batch);
+  const N = batch.B * batch.T;
+  const logp = await readF32(device, f.lm.logp, N);
+  const entropy = await readF32(device, f.lm.entropy, N);
+  destroyForward(f);
+  return { B: batch.B, T: batch.T, logp, entropy };
+}
+
+/**
+ * out[i][t] = log p(ids[i][t+1] | ids[i][..t]) (length ids[i].length - 1), computed on the GPU
+ * with the model's weights and, when given, a LoRA adapter (PEFT tensors or already uploaded).
+ */
+export async function logprobsWebgpu(model: GpuModel, ids: number[][], adapter?: LoraAdapter | GpuLora): Promise<number[][]> {
+  const uploaded = adapter && "tensors" in adapter ? uploadAdapter(model.device, model.cfg, adapter) : undefined;
+  const lora = uploaded ?? (adapter && "slots" in adapter ? adapter : undefined);
+  try {
+    const r = await batchLogprobs(model, ids, lora);
+    return ids.map((s, b) => Array.from(r.logp.subarray(b * r.T, b * r.T + s.length - 1)));
+  } finally {
+    if (uploaded) destroyAdapter(uploaded);
+  }
+}
