@@ -1,0 +1,125 @@
+// Where runs keep their files: a directory under Deno, the Origin Private File System in the
+// browser, memory in tests. Names are flat paths with '/' separators.
+
+/** A small file store. `write` replaces the whole file. */
+export interface FileStore {
+  readonly kind: "dir" | "opfs" | "memory";
+  write(name: string, data: Uint8Array | string): Promise<void>;
+  /** The file's bytes, or null when it does not exist. */
+  read(name: string): Promise<Uint8Array | null>;
+  /** Appends to a file (the metrics stream), creating it when absent. */
+  append(name: string, text: string): Promise<void>;
+  /** Names directly under `prefix` ('' for the root), files and folders alike. */
+  list(prefix?: string): Promise<string[]>;
+  /** Removes a file or a folder with its contents; absent is not an error. */
+  remove(name: string): Promise<void>;
+}
+
+const enc = new TextEncoder();
+
+/** A store in memory, for tests and for runs that keep nothing. */
+export class MemoryStore implements FileStore {
+  readonly kind = "memory" as const;
+  readonly files = new Map<string, Uint8Array>();
+
+  write(name: string, data: Uint8Array | string): Promise<void> {
+    this.files.set(name, typeof data === "string" ? enc.encode(data) : data.slice());
+    return Promise.resolve();
+  }
+
+  read(name: string): Promise<Uint8Array | null> {
+    return Promise.resolve(this.files.get(name)?.slice() ?? null);
+  }
+
+  append(name: string, text: string): Promise<void> {
+    const old = this.files.get(name) ?? new Uint8Array();
+    const add = enc.encode(text);
+    const both = new Uint8Array(old.length + add.length);
+    both.set(old);
+    both.set(add, old.length);
+    this.files.set(name, both);
+    return Promise.resolve();
+  }
+
+  list(prefix = ""): Promise<string[]> {
+    const p = prefix && !prefix.endsWith("/") ? prefix + "/" : prefix;
+    const names = new Set<string>();
+    for (const k of this.files.keys()) if (k.startsWith(p)) names.add(k.slice(p.length).split("/")[0]);
+    return Promise.resolve([...names].sort());
+  }
+
+  remove(name: string): Promise<void> {
+    for (const k of [...this.files.keys()]) if (k === name || k.startsWith(name + "/")) this.files.delete(k);
+    return Promise.resolve();
+  }
+}
+
+/** A store in the browser's Origin Private File System under `root` (survives a tab reload). */
+export class OpfsStore implements FileStore {
+  readonly kind = "opfs" as const;
+  constructor(private readonly root: string) {}
+
+  private async dir(path: string[], create: boolean): Promise<FileSystemDirectoryHandle | null> {
+    let d = await navigator.storage.getDirectory();
+    for (const part of [...this.root.split("/"), ...path].filter(Boolean)) {
+      try {
+        d = await d.getDirectoryHandle(part, { create });
+      } catch {
+        return null;
+      }
+    }
+    return d;
+  }
+
+  private split(name: string): [string[], string] {
+    const parts = name.split("/").filter(Boolean);
+    const file = parts.pop();
+    if (!file) throw new Error(`bad file name "${name}"`);
+    return [parts, file];
+  }
+
+  async write(name: string, data: Uint8Array | string): Promise<void> {
+    const [path, file] = this.split(name);
+    const d = await this.dir(path, true);
+    if (!d) throw new Error(`cannot create folder for ${name} in the browser's storage`);
+    const w = await (await d.getFileHandle(file, { create: true })).createWritable();
+    await w.write(typeof data === "string" ? data : (data as Uint8Array<ArrayBuffer>));
+    await w.close();
+  }
+
+  async read(name: string): Promise<Uint8Array | null> {
+    const [path, file] = this.split(name);
+    const d = await this.dir(path, false);
+    if (!d) return null;
+    try {
+      return new Uint8Array(await (await (await d.getFileHandle(file)).getFile()).arrayBuffer());
+    } catch {
+      return null;
+    }
+  }
+
+  async append(name: string, text: string): Promise<void> {
+    const [path, file] = this.split(name);
+    const d = await this.dir(path, true);
+    if (!d) throw new Error(`cannot create folder for ${name} in the browser's storage`);
+    const h = await d.getFileHandle(file, { create: true });
+    const size = (await h.getFile()).size;
+    const w = await h.createWritable({ keepExistingData: true });
+    await w.write({ type: "write", position: size, data: text });
+    await w.close();
+  }
+
+  async list(prefix = ""): Promise<string[]> {
+    const d = await this.dir(prefix.split("/").filter(Boolean), false);
+    if (!d) return [];
+    const names: string[] = [];
+    for await (const key of (d as unknown as { keys(): AsyncIterable<string> }).keys()) names.push(key);
+    return names.sort();
+  }
+
+  async remove(name: string): Promise<void> {
+    const [path, file] = this.split(name);
+    const d = await this.dir(path, false);
+    await d?.removeEntry(file, { recursive: true }).catch(() => undefined);
+  }
+}
