@@ -1,0 +1,48 @@
+// Wrapper of adamw.wgsl: one AdamW step over flat (n) f32 buffers param, grad, m and v, clipped
+// and possibly skipped according to a stats buffer written by encodeGradNorm.
+import { computePipeline, dispatch, uniformBuffer } from "../device.ts";
+import type { AdamWHyper } from "./adamw.ref.ts";
+import source from "./adamw.wgsl" with { type: "text" };
+import { gradStatsBuffer } from "./gradnorm.ts";
+import { grid, packParams } from "./layer-common.ts";
+
+export type { AdamWHyper } from "./adamw.ref.ts";
+
+const WG = 256;
+
+/** The buffers one AdamW step updates: `count` f32 values in each. */
+export interface AdamWState {
+  param: GPUBuffer;
+  grad: GPUBuffer;
+  m: GPUBuffer;
+  v: GPUBuffer;
+  count: number;
+}
+
+const noClip = new WeakMap<GPUDevice, GPUBuffer>();
+
+/** The uniform words of one step: bias corrections are formed in float64 on the CPU. */
+export function adamwParams(count: number, hp: AdamWHyper): Uint32Array {
+  if (!(hp.step >= 1)) throw new Error(`adamw: step ${hp.step} must be >= 1`);
+  const bc1 = 1 - Math.pow(hp.beta1, hp.step);
+  const bc2 = 1 - Math.pow(hp.beta2, hp.step);
+  return packParams("ufffffff", [count, hp.lr, hp.beta1, hp.beta2, hp.eps, hp.weightDecay, hp.lr / bc1, Math.sqrt(bc2)]);
+}
+
+/**
+ * Records one AdamW step. `stats` (from encodeGradNorm) supplies the clip factor and skips the
+ * step on NaN/Inf gradients; without it the gradient is used as is.
+ */
+export async function encodeAdamW(
+  device: GPUDevice,
+  enc: GPUCommandEncoder,
+  s: AdamWState,
+  hp: AdamWHyper,
+  stats?: GPUBuffer,
+): Promise<void> {
+  const pipeline = await computePipeline(device, "adamw", source, { WG });
+  let st = stats ?? noClip.get(device);
+  if (!st) noClip.set(device, (st = gradStatsBuffer(device, "adamw-no-clip-stats")));
+  const params = uniformBuffer(device, "adamw-params", adamwParams(s.count, hp));
+  dispatch(device, enc, pipeline, [s.param, s.grad, s.m, s.v, st, params], grid(s.count, WG));
+}

@@ -1,0 +1,63 @@
+// Wrapper of gradnorm_partial.wgsl + gradnorm_final.wgsl: the global gradient norm over a list of
+// buffers, reduced on the GPU into a stats buffer that adamw.wgsl reads (clip factor, skip flag).
+import { computePipeline, dispatch, readBuffer, storageBuffer, uniformBuffer, writeBuffer } from "../device.ts";
+import type { GradStats } from "./gradnorm.ref.ts";
+import finalSource from "./gradnorm_final.wgsl" with { type: "text" };
+import partialSource from "./gradnorm_partial.wgsl" with { type: "text" };
+import { packParams } from "./layer-common.ts";
+
+export type { GradStats } from "./gradnorm.ref.ts";
+
+const WG = 256;
+/** Most workgroups (partials) per gradient buffer; each thread then strides over the rest. */
+const MAX_GROUPS = 256;
+
+/** Bytes of the stats struct: sumsq f32, norm f32, clip f32, nonfinite u32. */
+export const GRAD_STATS_BYTES = 16;
+
+/** One gradient tensor: `count` f32 values at the start of `buffer`. */
+export interface GradSlice {
+  buffer: GPUBuffer;
+  count: number;
+}
+
+/** A labelled stats buffer holding "no clip, finite" (clip 1, flag 0) until a norm is encoded. */
+export function gradStatsBuffer(device: GPUDevice, label = "grad-stats"): GPUBuffer {
+  const buf = storageBuffer(device, label, GRAD_STATS_BYTES);
+  writeBuffer(device, buf, new Float32Array([0, 0, 1, 0]));
+  return buf;
+}
+
+/**
+ * Records the two-pass global norm of `grads` into `stats`, with clip = min(1, maxNorm /
+ * (norm + 1e-6)) (no clipping when maxNorm <= 0) and the NaN/Inf flag.
+ */
+export async function encodeGradNorm(
+  device: GPUDevice,
+  enc: GPUCommandEncoder,
+  grads: readonly GradSlice[],
+  stats: GPUBuffer,
+  maxNorm: number,
+): Promise<void> {
+  const partialPipeline = await computePipeline(device, "gradnorm_partial", partialSource, { WG });
+  const finalPipeline = await computePipeline(device, "gradnorm_final", finalSource, { WG });
+  const groups = grads.map((g) => Math.max(1, Math.min(MAX_GROUPS, Math.ceil(g.count / (WG * 4)))));
+  const total = groups.reduce((a, b) => a + b, 0);
+  const partials = storageBuffer(device, "gradnorm-partials", Math.max(1, total) * 8);
+  let offset = 0;
+  grads.forEach((g, k) => {
+    const params = uniformBuffer(device, "gradnorm_partial-params", packParams("uu", [g.count, offset]));
+    dispatch(device, enc, partialPipeline, [g.buffer, partials, params], [groups[k]]);
+    offset += groups[k];
+  });
+  const params = uniformBuffer(device, "gradnorm_final-params", packParams("uf", [total, maxNorm]));
+  dispatch(device, enc, finalPipeline, [partials, stats, params], [1]);
+}
+
+/** Reads a stats buffer back (for logging; the optimizer itself never needs this round trip). */
+export async function readGradStats(device: GPUDevice, stats: GPUBuffer): Promise<GradStats> {
+  const bytes = await readBuffer(device, stats, GRAD_STATS_BYTES);
+  const f = new Float32Array(bytes);
+  const u = new Uint32Array(bytes);
+  return { sumsq: f[0], norm: f[1], clip: f[2], nonFinite: u[3] !== 0 };
+}
