@@ -1,0 +1,72 @@
+import { assert } from "../../../tests/assert.ts";
+import { Rng } from "../../core/rng.ts";
+import type { Arch } from "../../model/config.ts";
+import { type LoraAdapter, LORA_TARGETS, randomAdapter } from "../../model/lora.ts";
+import { referenceLogprobs } from "../../model/reference.ts";
+import type { ModelConfig } from "../../model/config.ts";
+import type { Weights } from "../../model/tensor.ts";
+import { makeTinyModel } from "../../model/tiny.ts";
+import { requestGpu } from "../device.ts";
+import { destroyAdapter, destroyModel, uploadAdapter, uploadModel } from "../model/state.ts";
+import { loraGradients, type PgSequence } from "./grad.ts";
+
+const gpu = await requestGpu();
+
+/** The lora-grad loss in float64 through the reference model. */
+function refLoss(cfg: ModelConfig, w: Weights, seqs: PgSequence[], a: LoraAdapter): number {
+  const lp = referenceLogprobs(cfg, w, seqs.map((s) => s.ids), a);
+  let num = 0, tokens = 0;
+  seqs.forEach((s, i) => {
+    for (let t = s.promptLen; t < s.ids.length; t++) num += s.advantage * lp[i][t - 1];
+    tokens += s.ids.length - s.promptLen;
+  });
+  return -num / tokens;
+}
+
+for (const arch of ["qwen2", "llama", "qwen3"] as const satisfies readonly Arch[]) {
+  Deno.test(`loraGradients ${arch}: every LoRA tensor against central finite differences of the float64 reference`, async () => {
+    const tiny = makeTinyModel(arch, { seed: 21 });
+    const cfg = tiny.config;
+    const rng = new Rng(5);
+    const seqs: PgSequence[] = [
+      { ids: Array.from({ length: 9 }, () => rng.int(cfg.vocabSize)), promptLen: 4, advantage: 1.3 },
+      { ids: Array.from({ length: 6 }, () => rng.int(cfg.vocabSize)), promptLen: 2, advantage: -0.7 },
+      { ids: Array.from({ length: 11 }, () => rng.int(cfg.vocabSize)), promptLen: 7, advantage: 0.4 },
+    ];
+    const adapter = randomAdapter(cfg, { r: 3, alpha: 6, targets: LORA_TARGETS, seed: 9, bScale: 0.3 });
+    const model = uploadModel(gpu.device, cfg, tiny.weights, { maxVocabRows: 128 });
+    const lora = uploadAdapter(gpu.device, cfg, adapter);
+    const { grads, loss } = await loraGradients(model, lora, seqs);
+    const l0 = refLoss(cfg, tiny.weights, seqs, adapter);
+    assert(Math.abs(loss - l0) < 1e-4 * Math.max(1, Math.abs(l0)), `loss ${loss} vs reference ${l0}`);
+    // Central differences on 3 entries of each of the 2 * 7 * layers tensors (the largest-gradient
+    // entry and two random ones); h is applied in float32, so the step actually taken is used.
+    let worst = 0, checked = 0, gmax = 0;
+    for (const g of grads.values()) for (const x of g.data) gmax = Math.max(gmax, Math.abs(x));
+    for (const [name, g] of grads) {
+      const t = adapter.tensors.get(name);
+      assert(t !== undefined, `gradient ${name} names an adapter tensor`);
+      let big = 0;
+      for (let i = 1; i < g.data.length; i++) if (Math.abs(g.data[i]) > Math.abs(g.data[big])) big = i;
+      for (const i of [big, rng.int(g.data.length), rng.int(g.data.length)]) {
+        const x0 = t.data[i];
+        const h = 1e-3 * Math.max(1, Math.abs(x0));
+        t.data[i] = x0 + h;
+        const hp = t.data[i] - x0;
+        const lp = refLoss(cfg, tiny.weights, seqs, adapter);
+        t.data[i] = x0 - h;
+        const hm = x0 - t.data[i];
+        const lm = refLoss(cfg, tiny.weights, seqs, adapter);
+        t.data[i] = x0;
+        const fd = (lp - lm) / (hp + hm);
+        const err = Math.abs(g.data[i] - fd);
+        worst = Math.max(worst, err / (gmax + 1e-12));
+        checked++;
+        assert(err <= 1e-3 * gmax + 2e-3 * Math.abs(fd), `${name}[${i}]: gpu ${g.data[i]} vs finite difference ${fd} (|err| ${err.toExponential(2)}, max |grad| ${gmax.toExponential(2)})`);
+      }
+    }
+    console.log(`${arch}: ${checked} entries of ${grads.size} tensors; max |gpu - fd| / max|grad| = ${worst.toExponential(2)}, max |grad| ${gmax.toExponential(2)}`);
+    destroyAdapter(lora);
+    destroyModel(model);
+  });
+}

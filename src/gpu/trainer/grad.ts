@@ -1,0 +1,63 @@
+// Gradients of a sequence-level policy-gradient loss with respect to a LoRA adapter, on the GPU:
+//   L = -(sum_i a_i sum_{t >= p_i} log p(ids_i[t] | ids_i[<t])) / sum_i (len_i - p_i)
+// (the contract of `rlvr lora-grad`; GRPO's token-mean loss at ratio 1).
+import type { Tensor } from "../../model/tensor.ts";
+import { readF32, storageBuffer } from "../device.ts";
+import { backward } from "../model/backward.ts";
+import { destroyForward, forward, uploadBatch } from "../model/forward.ts";
+import { encodeZeroGrads, type GpuLora, type GpuModel, readAdapterGrads } from "../model/state.ts";
+
+/** One sampled sequence: prompt + completion ids, the prompt's length, and its advantage. */
+export interface PgSequence {
+  ids: number[];
+  promptLen: number;
+  advantage: number;
+}
+
+/**
+ * dL/dlogp per padded row (B, T) for the loss above: row b*T + t predicts ids[b][t+1], a
+ * completion token when t + 1 >= promptLen; also the number of completion tokens.
+ */
+export function pgRowWeights(seqs: PgSequence[], T: number): { g: Float32Array; tokens: number } {
+  let tokens = 0;
+  for (const [i, s] of seqs.entries()) {
+    if (!Number.isInteger(s.promptLen) || s.promptLen < 1 || s.promptLen > s.ids.length) {
+      throw new Error(`sequence ${i}: prompt_len ${s.promptLen} must be in 1..${s.ids.length} (the first token has no prefix to predict it from)`);
+    }
+    if (!Number.isFinite(s.advantage)) throw new Error(`sequence ${i}: advantage ${s.advantage} is not finite`);
+    tokens += s.ids.length - s.promptLen;
+  }
+  const g = new Float32Array(seqs.length * T);
+  if (tokens === 0) return { g, tokens };
+  seqs.forEach((s, b) => {
+    for (let t = s.promptLen - 1; t + 1 < s.ids.length; t++) g[b * T + t] = -s.advantage / tokens;
+  });
+  return { g, tokens };
+}
+
+/** The loss, its completion-token count and dL/d(every LoRA tensor) under PEFT names. */
+export interface LoraGradResult {
+  loss: number;
+  tokens: number;
+  grads: Map<string, Tensor>;
+}
+
+/** Forward + backward of the loss above; the adapter's gradient buffers are overwritten. */
+export async function loraGradients(model: GpuModel, lora: GpuLora, seqs: PgSequence[]): Promise<LoraGradResult> {
+  const { device } = model;
+  const batch = uploadBatch(device, seqs.map((s) => s.ids), model.cfg.vocabSize);
+  const { g, tokens } = pgRowWeights(seqs, batch.T);
+  const gBuf = storageBuffer(device, "dL-dlogp", g);
+  const zero = device.createCommandEncoder({ label: "zero-grads" });
+  encodeZeroGrads(zero, lora);
+  device.queue.submit([zero.finish()]);
+  const f = await forward(model, lora, batch);
+  await backward(model, lora, f, gBuf);
+  const logp = await readF32(device, f.lm.logp, batch.B * batch.T);
+  let loss = 0;
+  for (let i = 0; i < g.length; i++) if (g[i] !== 0) loss += g[i] * logp[i];
+  const grads = await readAdapterGrads(device, lora);
+  destroyForward(f);
+  gBuf.destroy();
+  return { loss, tokens, grads };
+}
