@@ -1,0 +1,173 @@
+// The parameters of each notebook cell type. Defaults, ranges and validation live in
+// notebook-read.ts (a cell's defaults are what the reader makes of `{}`). Meaning of the RL knobs:
+// docs/recipe.md.
+
+/** A problem found while reading a document, at a JSON path like `cells[2].params.lr`. */
+export interface Issue {
+  path: string;
+  message: string;
+}
+
+export const CELL_TYPES = ["markdown", "gpu", "dataset", "model", "prompt", "reward", "evaluate", "select", "warmup", "grpo", "selfconsistency", "export"] as const;
+export type CellType = (typeof CELL_TYPES)[number];
+
+export const DATASET_SOURCES = ["demo", "url", "upload"] as const;
+export const DATASET_FORMATS = ["spider", "bird", "rlvr"] as const;
+export const MODEL_SOURCES = ["demo", "hub", "url"] as const;
+export const DTYPES = ["f32", "f16", "q4"] as const;
+export const COMPARISONS = ["set", "bag", "ordered"] as const;
+export const WARMUP_METHODS = ["rft", "awpg", "dpo"] as const;
+export const GRPO_AGGREGATIONS = ["token-mean", "seq-mean-token-mean", "seq-mean-token-sum-norm"] as const;
+export const ADVANTAGES = ["mean-std", "mean"] as const;
+export const KL_SCHEDULE_KINDS = ["constant", "linear", "cosine", "off"] as const;
+export const LR_SCHEDULE_KINDS = ["constant", "linear", "cosine"] as const;
+export const VOTES = ["count", "logprob"] as const;
+export const LOGPROB_WEIGHTS = ["softmax", "exp-mean"] as const;
+export const EXPORTS = ["adapter", "metrics", "samples", "notebook"] as const;
+
+export interface MarkdownParams { source: string }
+/** The GPU cell shows the adapter and its limits; it has no parameters. */
+export type GpuParams = Record<string, never>;
+export interface DatasetParams {
+  source: (typeof DATASET_SOURCES)[number];
+  /** Display name (the demo set's name for source "demo"). */
+  name: string;
+  format: (typeof DATASET_FORMATS)[number];
+  /** Base URL of the SQLite databases (`<dbRoot>/<db_id>/<db_id>.sqlite`), source "url". */
+  dbRoot?: string;
+  /** URL of the questions file (JSON or JSONL), source "url". */
+  questionsUrl?: string;
+  /** URL of tables.json, when the format has one. */
+  tablesUrl?: string;
+  /** Which split of the file the training stages read. */
+  split: string;
+  /** Fraction of training questions held out as the "dev" split, by seeded shuffle. */
+  devFraction: number;
+  /** Use at most this many questions (all when absent). */
+  limit?: number;
+  seed: number;
+}
+export interface ModelParams {
+  source: (typeof MODEL_SOURCES)[number];
+  /** Hugging Face repository "owner/name", source "hub". */
+  repo?: string;
+  revision: string;
+  /** Base URL of a model folder, source "url". */
+  url?: string;
+  dtype: (typeof DTYPES)[number];
+  loraRank: number;
+  loraAlpha: number;
+}
+export interface PromptParams {
+  /** A template name known to the prompt builder. */
+  template: string;
+  maxPromptTokens: number;
+  /** Include the question's external knowledge (BIRD evidence). */
+  evidence: boolean;
+}
+/** Reward = weighted components, each reported separately. */
+export interface RewardSpec {
+  /** Reward when the result matches the gold result. */
+  execution: number;
+  /** Reward when the SQL runs but the result differs (partial credit, e.g. 0.1). */
+  executes: number;
+  /** Reward when no SQL is found, or it does not parse or run (a penalty when negative). */
+  invalid: number;
+  /** Weight of the format reward (answer/reasoning tags present and well formed). */
+  format: number;
+  /** Penalty per completion token beyond `lengthTarget` (0: off). */
+  lengthPenalty: number;
+  lengthTarget: number;
+  comparison: (typeof COMPARISONS)[number];
+}
+export interface RewardParams { spec: RewardSpec }
+export interface EvaluateParams {
+  split: string;
+  /** Questions to evaluate (at most). */
+  n: number;
+  temperature: number;
+  topP: number;
+  /** Samples per question (pass@k and maj@k use k of them). */
+  k: number;
+  maxNewTokens: number;
+  seed: number;
+}
+export interface SelectParams {
+  /** Candidate models: "demo", Hugging Face repositories, or model folder URLs. */
+  models: string[];
+  templates: string[];
+  split: string;
+  n: number;
+  maxNewTokens: number;
+}
+export interface WarmupParams {
+  rounds: number;
+  samplesPerQuestion: number;
+  method: (typeof WARMUP_METHODS)[number];
+  lr: number;
+  epochs: number;
+  temperature: number;
+  maxNewTokens: number;
+  /** DPO's beta (method "dpo"). */
+  dpoBeta: number;
+  seed: number;
+}
+export interface GrpoParams {
+  /** Samples per question (the group size). */
+  G: number;
+  lr: number;
+  lrSchedule: (typeof LR_SCHEDULE_KINDS)[number];
+  warmupSteps: number;
+  steps: number;
+  batchQuestions: number;
+  /** Optimiser updates per sampled batch (mu); 1 is strictly on-policy. */
+  updatesPerBatch: number;
+  eps_low: number;
+  eps_high: number;
+  /** KL coefficient to the reference policy at step 0 (0: no reference pass). */
+  kl: number;
+  klSchedule: (typeof KL_SCHEDULE_KINDS)[number];
+  aggregation: (typeof GRPO_AGGREGATIONS)[number];
+  advantage: (typeof ADVANTAGES)[number];
+  dropEqualGroups: boolean;
+  focusHard: boolean;
+  /** Focus on hard questions: skip after this many consecutive all-correct visits. */
+  skipAfter: number;
+  revisitFraction: number;
+  maxNewTokens: number;
+  temperature: number;
+  topP: number;
+  maxGradNorm: number;
+  /** Evaluate on the dev split every this many steps (0: never). */
+  evalEvery: number;
+  evalN: number;
+  seed: number;
+}
+export interface SelfConsistencyParams {
+  N: number;
+  vote: (typeof VOTES)[number];
+  /** For vote "logprob": softmax of summed logprobs, or exp of the mean token logprob. */
+  logprobWeight: (typeof LOGPROB_WEIGHTS)[number];
+  temperature: number;
+  split: string;
+  n: number;
+  maxNewTokens: number;
+  comparison: (typeof COMPARISONS)[number];
+}
+export interface ExportParams { what: (typeof EXPORTS)[number] }
+
+/** Parameters of each cell type. */
+export interface CellParams {
+  markdown: MarkdownParams;
+  gpu: GpuParams;
+  dataset: DatasetParams;
+  model: ModelParams;
+  prompt: PromptParams;
+  reward: RewardParams;
+  evaluate: EvaluateParams;
+  select: SelectParams;
+  warmup: WarmupParams;
+  grpo: GrpoParams;
+  selfconsistency: SelfConsistencyParams;
+  export: ExportParams;
+}
