@@ -1,0 +1,190 @@
+// Wrappers of the fused vocabulary head: lmhead.wgsl + lmhead_combine.wgsl (forward: logp, lse,
+// entropy, streaming over V) and lmhead_grad.wgsl + matmul.wgsl (backward, chunked over V:
+// dh and, for full fine-tuning, dW). Layouts in docs/kernels.md.
+import { computePipeline, dispatch, storageBuffer, uniformBuffer } from "../device.ts";
+import type { LmHeadDims } from "./lmhead.ref.ts";
+import partialSource from "./lmhead.wgsl" with { type: "text" };
+import combineSource from "./lmhead_combine.wgsl" with { type: "text" };
+import gradSource from "./lmhead_grad.wgsl" with { type: "text" };
+import matmulSource from "./matmul.wgsl" with { type: "text" };
+
+export type { LmHeadDims } from "./lmhead.ref.ts";
+
+/** Forward buffers: h (N, C), w (V, C), targets (N) u32; logp, lse, entropy (N); partials from lmheadPartialsBytes. */
+export interface LmHeadForwardBuffers {
+  h: GPUBuffer;
+  w: GPUBuffer;
+  targets: GPUBuffer;
+  logp: GPUBuffer;
+  lse: GPUBuffer;
+  entropy: GPUBuffer;
+  partials: GPUBuffer;
+}
+
+/** Backward buffers: forward inputs, its lse (and entropy with gEnt), upstream g (N), outputs dh (N, C), optional dw (V, C), scratch from lmheadScratchBytes. */
+export interface LmHeadBackwardBuffers {
+  h: GPUBuffer;
+  w: GPUBuffer;
+  targets: GPUBuffer;
+  lse: GPUBuffer;
+  g: GPUBuffer;
+  entropy?: GPUBuffer;
+  gEnt?: GPUBuffer;
+  dh: GPUBuffer;
+  dw?: GPUBuffer;
+  scratch: GPUBuffer;
+}
+
+/** Tuning of the forward: vocabulary columns per workgroup (a multiple of 64). */
+export interface LmHeadForwardOpts {
+  vocabPerGroup?: number;
+}
+
+/** Tuning of the backward: vocabulary rows per chunk (a multiple of 64) and whether dh / dw add to their contents. */
+export interface LmHeadBackwardOpts {
+  chunk?: number;
+  accumulateDh?: boolean;
+  accumulateDw?: boolean;
+}
+
+const DEFAULT_VS = 1024;
+const DEFAULT_CHUNK = 8192;
+
+function vocabPerGroup(o: LmHeadForwardOpts): number {
+  const vs = o.vocabPerGroup ?? DEFAULT_VS;
+  if (vs <= 0 || vs % 64 !== 0) throw new Error(`lmhead: vocabPerGroup ${vs} is not a positive multiple of 64`);
+  return vs;
+}
+
+/** Bytes of the forward's partials buffer: (N, ceil(V / vocabPerGroup), 4) f32. */
+export function lmheadPartialsBytes(d: LmHeadDims, o: LmHeadForwardOpts = {}): number {
+  return d.N * Math.ceil(d.V / vocabPerGroup(o)) * 16;
+}
+
+/** Vocabulary rows per backward chunk, kept within the device's binding size for W and dz. */
+export function lmheadChunk(device: GPUDevice, d: LmHeadDims, o: LmHeadBackwardOpts = {}): number {
+  const want = o.chunk ?? DEFAULT_CHUNK;
+  if (want <= 0 || want % 64 !== 0) throw new Error(`lmhead: chunk ${want} is not a positive multiple of 64`);
+  const limit = device.limits.maxStorageBufferBindingSize;
+  const cap = Math.floor(limit / (4 * Math.max(d.N, d.C)) / 64) * 64;
+  if (cap < 64) throw new Error(`lmhead: N ${d.N} or C ${d.C} too large for a 64-row chunk within ${limit} bytes`);
+  return Math.min(want, cap, Math.ceil(d.V / 64) * 64);
+}
+
+/** Bytes of the backward's scratch buffer: the logit gradient of one chunk, (N, chunk) f32. */
+export function lmheadScratchBytes(device: GPUDevice, d: LmHeadDims, o: LmHeadBackwardOpts = {}): number {
+  return d.N * lmheadChunk(device, d, o) * 4;
+}
+
+function bind(device: GPUDevice, enc: GPUCommandEncoder, pipeline: GPUComputePipeline, entries: GPUBufferBinding[], groups: [number, number]) {
+  const bindGroup = device.createBindGroup({
+    label: `${pipeline.label}-bind`,
+    layout: pipeline.getBindGroupLayout(0),
+    entries: entries.map((resource, binding) => ({ binding, resource })),
+  });
+  const pass = enc.beginComputePass({ label: pipeline.label });
+  pass.setPipeline(pipeline);
+  pass.setBindGroup(0, bindGroup);
+  pass.dispatchWorkgroups(groups[0], groups[1]);
+  pass.end();
+}
+
+/** Rows of W (V, C) from `start`, as a binding window. */
+function rows(w: GPUBuffer, C: number, start: number, count: number): GPUBufferBinding {
+  return { buffer: w, offset: start * C * 4, size: count * C * 4 };
+}
+
+/** Records the forward: lmhead.wgsl over windows of W that fit a binding, then lmhead_combine.wgsl. */
+export async function encodeLmheadForward(
+  device: GPUDevice,
+  enc: GPUCommandEncoder,
+  buf: LmHeadForwardBuffers,
+  d: LmHeadDims,
+  o: LmHeadForwardOpts = {},
+): Promise<void> {
+  const VS = vocabPerGroup(o);
+  const nSplit = Math.ceil(d.V / VS);
+  const window = Math.floor(device.limits.maxStorageBufferBindingSize / (4 * d.C) / VS) * VS;
+  if (window < VS) throw new Error(`lmhead: one vocabulary slice of ${VS} x ${d.C} exceeds the binding limit`);
+  const partial = await computePipeline(device, "lmhead-partials", partialSource);
+  for (let vStart = 0; vStart < d.V; vStart += window) {
+    const vCount = Math.min(window, d.V - vStart);
+    const dims = uniformBuffer(device, "lmhead-partials-dims", new Uint32Array([d.N, d.C, vStart, vCount, VS, nSplit, vStart / VS, 0]));
+    bind(device, enc, partial, [{ buffer: buf.h }, rows(buf.w, d.C, vStart, vCount), { buffer: buf.targets }, { buffer: buf.partials }, { buffer: dims }], [
+      Math.ceil(vCount / VS),
+      Math.ceil(d.N / 64),
+    ]);
+  }
+  const combine = await computePipeline(device, "lmhead-combine", combineSource);
+  const perX = Math.min(d.N, 32768);
+  const dims = uniformBuffer(device, "lmhead-combine-dims", new Uint32Array([d.N, d.V, nSplit, perX]));
+  dispatch(device, enc, combine, [buf.partials, buf.targets, buf.logp, buf.lse, buf.entropy, dims], [perX, Math.ceil(d.N / perX)]);
+}
+
+const dummies = new WeakMap<GPUDevice, GPUBuffer>();
+
+function dummy(device: GPUDevice): GPUBuffer {
+  let b = dummies.get(device);
+  if (!b) dummies.set(device, (b = storageBuffer(device, "lmhead-unused", 4)));
+  return b;
+}
+
+/** C (M, N) (+)= op(A) @ B with matmul.wgsl on binding windows (encodeMatmul binds whole buffers). */
+async function matmulAt(
+  device: GPUDevice,
+  enc: GPUCommandEncoder,
+  a: GPUBufferBinding,
+  b: GPUBufferBinding,
+  c: GPUBufferBinding,
+  M: number,
+  N: number,
+  K: number,
+  transA: boolean,
+  accumulate: boolean,
+): Promise<void> {
+  const pipeline = await computePipeline(device, "matmul", matmulSource, { TRANS_A: transA ? 1 : 0, TRANS_B: 0, ACCUMULATE: accumulate ? 1 : 0 });
+  const words = new ArrayBuffer(32);
+  const u = new Uint32Array(words);
+  u.set([M, N, K]);
+  new Float32Array(words)[3] = 1;
+  u.set([M * K, K * N, M * N], 4);
+  const dims = uniformBuffer(device, "lmhead-matmul-dims", u);
+  bind(device, enc, pipeline, [a, b, c, { buffer: dims }], [Math.ceil(N / 64), Math.ceil(M / 64)]);
+}
+
+/** Records the backward chunk by chunk over V: dz (scratch), dh (+)= dz W_chunk, and dW_chunk (+)= dz^T h when dw is given. */
+export async function encodeLmheadBackward(
+  device: GPUDevice,
+  enc: GPUCommandEncoder,
+  buf: LmHeadBackwardBuffers,
+  d: LmHeadDims,
+  o: LmHeadBackwardOpts = {},
+): Promise<void> {
+  const chunk = lmheadChunk(device, d, o);
+  if (buf.scratch.size < d.N * chunk * 4) throw new Error(`lmhead: scratch of ${buf.scratch.size} bytes, need ${d.N * chunk * 4}`);
+  const hasEnt = buf.gEnt !== undefined;
+  if (hasEnt && !buf.entropy) throw new Error("lmhead: gEnt needs the forward's entropy");
+  const grad = await computePipeline(device, "lmhead-grad", gradSource, { HAS_ENT: hasEnt ? 1 : 0 });
+  for (let vStart = 0; vStart < d.V; vStart += chunk) {
+    const vCount = Math.min(chunk, d.V - vStart);
+    const dims = uniformBuffer(device, "lmhead-grad-dims", new Uint32Array([d.N, d.C, d.V, vStart, vCount, 0, 0, 0]));
+    const dz: GPUBufferBinding = { buffer: buf.scratch, offset: 0, size: d.N * vCount * 4 };
+    bind(device, enc, grad, [
+      { buffer: buf.h },
+      rows(buf.w, d.C, vStart, vCount),
+      { buffer: buf.targets },
+      { buffer: buf.lse },
+      { buffer: buf.g },
+      { buffer: buf.entropy ?? dummy(device) },
+      { buffer: buf.gEnt ?? dummy(device) },
+      dz,
+      { buffer: dims },
+    ], [Math.ceil(vCount / 64), Math.ceil(d.N / 64)]);
+    // dh (N, C) (+)= dz (N, vCount) @ W_chunk (vCount, C)
+    await matmulAt(device, enc, dz, rows(buf.w, d.C, vStart, vCount), { buffer: buf.dh }, d.N, d.C, vCount, false, vStart > 0 || (o.accumulateDh ?? false));
+    // dW_chunk (vCount, C) (+)= dz^T (vCount, N) @ h (N, C)
+    if (buf.dw) {
+      await matmulAt(device, enc, dz, { buffer: buf.h }, rows(buf.dw, d.C, vStart, vCount), vCount, d.C, d.N, true, o.accumulateDw ?? false);
+    }
+  }
+}

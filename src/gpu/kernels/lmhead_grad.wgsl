@@ -1,0 +1,91 @@
+// Fused vocabulary head, backward: the logit gradient of one vocabulary chunk,
+//   dz (N, vCount) = g (1[v = t] - p) - gEnt p (z - lse + entropy),  p = exp(z - lse),
+// recomputing z = h W^T for the chunk (the matmul.wgsl tiling, 64x64 per 16x16 workgroup).
+// The wrapper then forms dh += dz W_chunk and dW_chunk = dz^T h with matmul.wgsl.
+// Rows with a target >= V are ignored by the logp term (they still get the entropy term).
+
+struct Dims {
+  N: u32,
+  C: u32,
+  V: u32,
+  vStart: u32, // vocabulary index of the chunk's first row
+  vCount: u32, // rows of W in the chunk
+  _p0: u32,
+  _p1: u32,
+  _p2: u32,
+}
+
+@group(0) @binding(0) var<storage, read> h: array<f32>;          // (N, C)
+@group(0) @binding(1) var<storage, read> w: array<f32>;          // (vCount, C), rows vStart.. of W (V, C)
+@group(0) @binding(2) var<storage, read> targets: array<u32>;    // (N)
+@group(0) @binding(3) var<storage, read> lse: array<f32>;        // (N), from the forward
+@group(0) @binding(4) var<storage, read> g: array<f32>;          // (N) upstream gradient of logp
+@group(0) @binding(5) var<storage, read> entropy: array<f32>;    // (N), read only when HAS_ENT
+@group(0) @binding(6) var<storage, read> gEnt: array<f32>;       // (N) upstream gradient of entropy, when HAS_ENT
+@group(0) @binding(7) var<storage, read_write> dz: array<f32>;   // (N, vCount)
+@group(0) @binding(8) var<uniform> dims: Dims;
+
+override HAS_ENT: bool = false;
+
+const TS: u32 = 64u;
+const TK: u32 = 16u;
+const RT: u32 = 4u;
+
+var<workgroup> tileA: array<f32, 1024>; // (TK, TS) of h
+var<workgroup> tileB: array<f32, 1024>; // (TK, TS) of W
+
+@compute @workgroup_size(16, 16)
+fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec3u) {
+  let row0 = wg.y * TS;
+  let col0 = wg.x * TS;
+  let tid = lid.y * 16u + lid.x;
+  var acc: array<f32, 16>;
+  for (var k0 = 0u; k0 < dims.C; k0 += TK) {
+    for (var i = 0u; i < 4u; i++) {
+      let e = tid + i * 256u;
+      let kk = e % TK;
+      let nn = e / TK;
+      var a = 0.0;
+      if (row0 + nn < dims.N && k0 + kk < dims.C) { a = h[(row0 + nn) * dims.C + k0 + kk]; }
+      tileA[kk * TS + nn] = a;
+      var b = 0.0;
+      if (col0 + nn < dims.vCount && k0 + kk < dims.C) { b = w[(col0 + nn) * dims.C + k0 + kk]; }
+      tileB[kk * TS + nn] = b;
+    }
+    workgroupBarrier();
+    for (var kk = 0u; kk < TK; kk++) {
+      var av: array<f32, 4>;
+      var bv: array<f32, 4>;
+      for (var r = 0u; r < RT; r++) {
+        av[r] = tileA[kk * TS + lid.y * RT + r];
+        bv[r] = tileB[kk * TS + lid.x * RT + r];
+      }
+      for (var r = 0u; r < RT; r++) {
+        for (var q = 0u; q < RT; q++) { acc[r * RT + q] = fma(av[r], bv[q], acc[r * RT + q]); }
+      }
+    }
+    workgroupBarrier();
+  }
+  for (var r = 0u; r < RT; r++) {
+    let row = row0 + lid.y * RT + r;
+    if (row >= dims.N) { continue; }
+    let t = targets[row];
+    let l = lse[row];
+    let gr = select(0.0, g[row], t < dims.V);
+    var ent = 0.0;
+    var ge = 0.0;
+    if (HAS_ENT) {
+      ent = entropy[row];
+      ge = gEnt[row];
+    }
+    for (var q = 0u; q < RT; q++) {
+      let col = col0 + lid.x * RT + q;
+      if (col >= dims.vCount) { continue; }
+      let z = acc[r * RT + q];
+      let p = exp(z - l);
+      var d = gr * (select(0.0, 1.0, dims.vStart + col == t) - p);
+      if (HAS_ENT) { d -= ge * p * (z - l + ent); }
+      dz[row * dims.vCount + col] = d;
+    }
+  }
+}
