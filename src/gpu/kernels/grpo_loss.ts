@@ -1,0 +1,78 @@
+// Wrapper of grpo_loss.wgsl: the GRPO-family loss, dL/dlogpNew per token and the batch metrics,
+// computed on the GPU from buffers the trainer already holds (logpNew and entropy from its forward).
+import type { GrpoMetrics } from "../../core/grpo.ts";
+import { computePipeline, dispatch, readF32, storageBuffer, uniformBuffer } from "../device.ts";
+import { packParams } from "./layer-common.ts";
+import source from "./grpo_loss.wgsl" with { type: "text" };
+
+/** Inputs (N) and outputs of the loss kernel; `logpRef` may be omitted when there is no reference. */
+export interface GrpoLossBuffers {
+  logpNew: GPUBuffer;
+  logpOld: GPUBuffer;
+  logpRef?: GPUBuffer;
+  mask: GPUBuffer;
+  /** Aggregation weights (src/core/grpo.ts aggregationWeights), mask folded in. */
+  weight: GPUBuffer;
+  /** Per-token advantages. */
+  adv: GPUBuffer;
+  entropy: GPUBuffer;
+  /** Output (N): dL/dlogpNew. */
+  grad: GPUBuffer;
+  /** Output (12): see grpo_loss.wgsl. */
+  stats: GPUBuffer;
+}
+
+/** Clip range and KL coefficient of one loss evaluation. */
+export interface GrpoLossKnobs {
+  N: number;
+  epsLow: number;
+  epsHigh: number;
+  beta: number;
+}
+
+/** A (12) f32 stats buffer for encodeGrpoLoss. */
+export function grpoStatsBuffer(device: GPUDevice): GPUBuffer {
+  return storageBuffer(device, "grpo-stats", 12 * 4);
+}
+
+/** Records the loss kernel (one workgroup strides over all N tokens). */
+export async function encodeGrpoLoss(device: GPUDevice, enc: GPUCommandEncoder, b: GrpoLossBuffers, k: GrpoLossKnobs): Promise<void> {
+  if (k.beta !== 0 && !b.logpRef) throw new Error("grpo_loss: beta != 0 needs logpRef");
+  const pipeline = await computePipeline(device, "grpo_loss", source);
+  const params = uniformBuffer(device, "grpo_loss-params", packParams("ufffu", [k.N, k.epsLow, k.epsHigh, k.beta, b.logpRef ? 1 : 0]));
+  const ref = b.logpRef ?? b.logpOld; // bound but unread when hasRef == 0
+  dispatch(device, enc, pipeline, [b.logpNew, b.logpOld, ref, b.mask, b.weight, b.adv, b.entropy, b.grad, b.stats, params], [1]);
+}
+
+/** The loss parts and metrics, in src/core/grpo.ts's shape, plus the masked mean entropy. */
+export interface GrpoGpuResult {
+  loss: number;
+  pgLoss: number;
+  klLoss: number;
+  metrics: GrpoMetrics;
+  entropy: number;
+}
+
+/** Reads and interprets a stats buffer written by encodeGrpoLoss. */
+export async function readGrpoStats(device: GPUDevice, stats: GPUBuffer, beta: number): Promise<GrpoGpuResult> {
+  const s = await readF32(device, stats, 12);
+  const tokens = s[2];
+  const per = (x: number) => (tokens > 0 ? x / tokens : 0);
+  return {
+    loss: s[0] + beta * s[1],
+    pgLoss: s[0],
+    klLoss: s[1],
+    entropy: per(s[8]),
+    metrics: {
+      tokens,
+      clipLowFrac: per(s[3]),
+      clipHighFrac: per(s[4]),
+      clipFrac: per(s[3] + s[4]),
+      approxKl: per(s[5]),
+      klRef: per(s[6]),
+      ratioMean: per(s[7]),
+      ratioMin: tokens > 0 ? s[9] : 1,
+      ratioMax: tokens > 0 ? s[10] : 1,
+    },
+  };
+}
