@@ -1,7 +1,14 @@
 import { assertClose, assertEquals } from "../../../tests/assert.ts";
 import { Rng } from "../../core/rng.ts";
 import { poison, readF32, requestGpu, storageBuffer } from "../device.ts";
-import { type EmbeddingDims, embeddingLinksBuffer, encodeEmbeddingBackward, encodeEmbeddingForward } from "./embedding.ts";
+import {
+  type EmbeddingDims,
+  embeddingLinksBuffer,
+  encodeEmbeddingBackward,
+  encodeEmbeddingForward,
+  encodeEmbeddingLinks,
+  encodeEmbeddingScatter,
+} from "./embedding.ts";
 import { embeddingBackwardRef, embeddingForwardRef } from "./embedding.ref.ts";
 
 const gpu = await requestGpu();
@@ -63,4 +70,25 @@ Deno.test("embedding: backward is bit-for-bit deterministic across runs", async 
   const a = await check(d, ids, 76);
   const b = await check(d, ids, 76);
   assertEquals(a, b, "two runs of the embedding backward differ");
+});
+
+Deno.test("embedding: scatter into vocabulary chunks [v0, v0 + Vc) equals the whole-table scatter", async () => {
+  const { device } = gpu;
+  const rng = new Rng(77);
+  const d = { N: 333, C: 19, V: 100 };
+  const ids = Uint32Array.from({ length: d.N }, () => rng.int(d.V + 5)); // some ids >= V
+  const dy = rng.uniformArray(d.N * d.C);
+  const want = embeddingBackwardRef(ids, dy, d);
+  const [gids, gdy, links] = [storageBuffer(device, "ids", ids), storageBuffer(device, "dy", dy), embeddingLinksBuffer(device, d.N)];
+  poison(device, links);
+  const chunks = [[0, 37], [37, 40], [77, 23]].map(([v0, Vc]) => ({ v0, Vc, buf: storageBuffer(device, `dtable-${v0}`, Vc * d.C * 4) }));
+  const enc = device.createCommandEncoder({ label: "embedding-chunks-test" });
+  await encodeEmbeddingLinks(device, enc, gids, links, d.N);
+  for (const ch of chunks) await encodeEmbeddingScatter(device, enc, gids, links, gdy, ch.buf, { ...d, V: ch.Vc, v0: ch.v0 });
+  device.queue.submit([enc.finish()]);
+  const got = new Float32Array(d.V * d.C);
+  for (const ch of chunks) got.set(await readF32(device, ch.buf), ch.v0 * d.C);
+  const e = assertClose(got, want, { atol: 1e-5, rtol: 1e-6, name: "chunked dtable" });
+  console.log(`embedding chunked scatter N=${d.N} C=${d.C} V=${d.V} in 3 chunks: max|err| ${e.maxAbs.toExponential(2)}`);
+  for (const b of [gids, gdy, links, ...chunks.map((c) => c.buf)]) b.destroy();
 });

@@ -30,6 +30,38 @@ export function embeddingLinksBuffer(device: GPUDevice, N: number): GPUBuffer {
   return storageBuffer(device, "embedding-links", N * 4);
 }
 
+/** Records the links pass of the backward into `links` (N) u32: once per step, shared by all chunks. */
+export async function encodeEmbeddingLinks(
+  device: GPUDevice,
+  enc: GPUCommandEncoder,
+  ids: GPUBuffer,
+  links: GPUBuffer,
+  N: number,
+): Promise<void> {
+  if (N >= 0x7fffffff) throw new Error(`embedding backward: N=${N} rows is too many`);
+  const pipeline = await computePipeline(device, "embedding_links", linksSource, { WG });
+  const params = uniformBuffer(device, "embedding_links-params", packParams("u", [N]));
+  dispatch(device, enc, pipeline, [ids, links, params], grid(N, WG));
+}
+
+/**
+ * Records dtable += scatter of dy (N, C) by ids using `links` from encodeEmbeddingLinks; dtable
+ * holds vocabulary rows [v0, v0 + V) (v0 defaults to 0) and other ids are ignored.
+ */
+export async function encodeEmbeddingScatter(
+  device: GPUDevice,
+  enc: GPUCommandEncoder,
+  ids: GPUBuffer,
+  links: GPUBuffer,
+  dy: GPUBuffer,
+  dtable: GPUBuffer,
+  d: EmbeddingDims & { v0?: number },
+): Promise<void> {
+  const pipeline = await computePipeline(device, "embedding_backward", backwardSource, { WG });
+  const params = uniformBuffer(device, "embedding_backward-params", packParams("uuuu", [d.N, d.C, d.V, d.v0 ?? 0]));
+  dispatch(device, enc, pipeline, [ids, links, dy, dtable, params], grid(d.N * d.C, WG));
+}
+
 /**
  * Records dtable (V, C) += scatter of dy (N, C) by ids (ids >= V ignored); deterministic, as each
  * table row is summed in row order by one thread per channel. `links` is (N) u32 scratch.
@@ -43,11 +75,6 @@ export async function encodeEmbeddingBackward(
   links: GPUBuffer,
   d: EmbeddingDims,
 ): Promise<void> {
-  if (d.N >= 0x7fffffff) throw new Error(`embedding backward: N=${d.N} rows is too many`);
-  const linksPipeline = await computePipeline(device, "embedding_links", linksSource, { WG });
-  const linksParams = uniformBuffer(device, "embedding_links-params", packParams("u", [d.N]));
-  dispatch(device, enc, linksPipeline, [ids, links, linksParams], grid(d.N, WG));
-  const pipeline = await computePipeline(device, "embedding_backward", backwardSource, { WG });
-  const params = uniformBuffer(device, "embedding_backward-params", packParams("uuu", [d.N, d.C, d.V]));
-  dispatch(device, enc, pipeline, [ids, links, dy, dtable, params], grid(d.N * d.C, WG));
+  await encodeEmbeddingLinks(device, enc, ids, links, d.N);
+  await encodeEmbeddingScatter(device, enc, ids, links, dy, dtable, d);
 }
