@@ -1,0 +1,76 @@
+import { assert, assertClose } from "../../../tests/assert.ts";
+import { Rng } from "../../core/rng.ts";
+import { LORA_TARGETS, randomAdapter } from "../../model/lora.ts";
+import { makeTinyModel } from "../../model/tiny.ts";
+import { requestGpu } from "../device.ts";
+import { adamwRef } from "../kernels/adamw.ref.ts";
+import { destroyAdapter, destroyModel, readAdapter, uploadAdapter, uploadModel } from "../model/state.ts";
+import { loraGradients } from "./grad.ts";
+import { type GrpoSample, grpoStep, grpoTrainer } from "./grpo-step.ts";
+
+const gpu = await requestGpu();
+const tiny = makeTinyModel("qwen3", { seed: 4 });
+const cfg = tiny.config;
+
+function samples(seed: number): GrpoSample[] {
+  const rng = new Rng(seed);
+  return [[8, 3], [5, 2], [10, 6], [7, 4]].map(([len, promptLen]) => ({
+    ids: Array.from({ length: len }, () => rng.int(cfg.vocabSize)),
+    promptLen,
+    advantage: 2 * rng.next() - 1,
+  }));
+}
+
+Deno.test("grpoStep at ratio 1 (token-mean, no KL) applies AdamW with global-norm clipping to the lora-grad gradient", async () => {
+  const adapter = randomAdapter(cfg, { r: 2, alpha: 4, targets: LORA_TARGETS, seed: 8, bScale: 0.2 });
+  const model = uploadModel(gpu.device, cfg, tiny.weights);
+  const s = samples(1);
+  const ref = uploadAdapter(gpu.device, cfg, adapter);
+  const { grads } = await loraGradients(model, ref, s.map((x) => ({ ids: x.ids, promptLen: x.promptLen, advantage: x.advantage })));
+  let sumsq = 0;
+  for (const g of grads.values()) for (const x of g.data) sumsq += x * x;
+  const norm = Math.sqrt(sumsq);
+  const maxGradNorm = 0.5 * norm; // clipping active
+  const lr = 1e-2;
+  const tr = grpoTrainer(model, uploadAdapter(gpu.device, cfg, adapter), {
+    aggregation: "token-mean", beta: 0, maxGradNorm, adamEps: 1e-4, weightDecay: 0.1,
+    lr: { base: lr, warmupSteps: 0, totalSteps: 10, decay: "constant" },
+  });
+  const rep = await grpoStep(tr, s);
+  assert(!rep.skipped && rep.step === 1, "step applied");
+  // At ratio 1 the surrogate's value is -mean over tokens of A (its gradient is the lora-grad one).
+  const tokens = s.reduce((n, x) => n + x.ids.length - x.promptLen, 0);
+  const loss = -s.reduce((n, x) => n + x.advantage * (x.ids.length - x.promptLen), 0) / tokens;
+  assertClose([rep.loss, rep.gradNorm, rep.clip, rep.metrics.clipFrac, rep.metrics.ratioMean], [loss, norm, maxGradNorm / (norm + 1e-6), 0, 1], { atol: 1e-5, rtol: 1e-4, name: "loss, norm, clip, metrics" });
+  assert(rep.metrics.tokens === tokens, "token count");
+  const after = await readAdapter(gpu.device, tr.lora);
+  const hp = { lr, beta1: 0.9, beta2: 0.999, eps: 1e-4, weightDecay: 0.1, step: 1 };
+  for (const [name, g] of grads) {
+    const p0 = adapter.tensors.get(name);
+    const p1 = after.tensors.get(name);
+    assert(p0 !== undefined && p1 !== undefined, name);
+    const want = adamwRef(p0.data, g.data, new Float32Array(g.data.length), new Float32Array(g.data.length), hp, rep.clip).param;
+    assertClose(p1.data, want, { atol: 0.02 * lr, rtol: 0, name });
+  }
+  destroyAdapter(ref);
+  destroyAdapter(tr.lora);
+  destroyModel(model);
+});
+
+Deno.test("grpoStep with a non-finite gradient is skipped: parameters and step counter untouched", async () => {
+  const adapter = randomAdapter(cfg, { r: 2, alpha: 4, targets: ["q_proj", "down_proj"], seed: 2 });
+  const model = uploadModel(gpu.device, cfg, tiny.weights);
+  const tr = grpoTrainer(model, uploadAdapter(gpu.device, cfg, adapter), { lr: { base: 1e-2, warmupSteps: 0, totalSteps: 10, decay: "constant" } });
+  const s = samples(2);
+  s[1].advantage = Infinity; // an overflowed advantage: -A * r is -Inf, the backward turns it into NaN
+  const rep = await grpoStep(tr, s);
+  assert(rep.skipped, "reported as skipped");
+  assert(rep.step === 0, "step counter unchanged");
+  const after = await readAdapter(gpu.device, tr.lora);
+  for (const [name, t] of adapter.tensors) assertClose(after.tensors.get(name)?.data ?? [], t.data, { atol: 0, rtol: 0, name });
+  // A finite batch afterwards trains normally.
+  const ok = await grpoStep(tr, samples(3));
+  assert(!ok.skipped && ok.step === 1, "next finite step applies");
+  destroyAdapter(tr.lora);
+  destroyModel(model);
+});

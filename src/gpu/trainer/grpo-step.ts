@@ -1,0 +1,168 @@
+// One GRPO optimiser step on the GPU: teacher-forced forward over prompt + completion, the loss
+// kernel (clipped surrogate, KL to a reference, aggregation), the backward to the LoRA adapter,
+// the global gradient norm with clipping, and AdamW. A step whose gradients hold NaN or Inf is
+// skipped on the GPU (parameters and moments untouched) and reported as skipped.
+import { aggregationWeights, type Aggregation, learningRate, type LrSchedule } from "../../core/grpo.ts";
+import { readF32, storageBuffer } from "../device.ts";
+import { encodeAdamW } from "../kernels/adamw.ts";
+import { encodeGradNorm, type GradSlice, gradStatsBuffer, readGradStats } from "../kernels/gradnorm.ts";
+import { encodeGrpoLoss, type GrpoGpuResult, grpoStatsBuffer, readGrpoStats } from "../kernels/grpo_loss.ts";
+import { backward } from "../model/backward.ts";
+import { destroyForward, forward, uploadBatch } from "../model/forward.ts";
+import { encodeZeroGrads, type GpuLora, type GpuModel } from "../model/state.ts";
+
+/** Hyperparameters of the GRPO trainer. */
+export interface GrpoTrainerOptions {
+  epsLow: number;
+  epsHigh: number;
+  /** KL coefficient to the reference (0: no KL term; samples then need no logpRef). */
+  beta: number;
+  aggregation: Aggregation;
+  /** Divisor for "seq-mean-token-sum-norm" (default T * S of each batch). */
+  normConstant?: number;
+  lr: LrSchedule;
+  beta1: number;
+  beta2: number;
+  adamEps: number;
+  weightDecay: number;
+  /** Global gradient-norm clip (<= 0: none). */
+  maxGradNorm: number;
+}
+
+/** Defaults in the spirit of TRL/verl GRPO with LoRA. */
+export const DEFAULT_GRPO_OPTIONS: GrpoTrainerOptions = {
+  epsLow: 0.2,
+  epsHigh: 0.28,
+  beta: 0,
+  aggregation: "token-mean",
+  lr: { base: 1e-4, warmupSteps: 0, totalSteps: 1000, decay: "constant" },
+  beta1: 0.9,
+  beta2: 0.999,
+  adamEps: 1e-8,
+  weightDecay: 0,
+  maxGradNorm: 1,
+};
+
+/** One sampled completion: ids = prompt + completion, with its advantage. */
+export interface GrpoSample {
+  ids: number[];
+  promptLen: number;
+  advantage: number;
+  /** Per position t (length ids.length - 1), log p_old(ids[t+1] | ..t); default: this step's own (ratio 1). */
+  logpOld?: ArrayLike<number>;
+  /** Same layout, under the frozen reference policy; required when beta != 0. */
+  logpRef?: ArrayLike<number>;
+}
+
+/** The trainer's state: model, adapter, options and the optimiser step counter. */
+export interface GrpoTrainer {
+  model: GpuModel;
+  lora: GpuLora;
+  opts: GrpoTrainerOptions;
+  /** Applied optimiser steps (AdamW's t - 1); skipped steps do not count. */
+  step: number;
+}
+
+/** A trainer on an uploaded model and adapter. */
+export function grpoTrainer(model: GpuModel, lora: GpuLora, opts: Partial<GrpoTrainerOptions> = {}): GrpoTrainer {
+  return { model, lora, opts: { ...DEFAULT_GRPO_OPTIONS, ...opts }, step: 0 };
+}
+
+/** What one step did. */
+export interface GrpoStepReport extends GrpoGpuResult {
+  /** True when the gradients were not finite and nothing was applied. */
+  skipped: boolean;
+  /** Global gradient norm before clipping. */
+  gradNorm: number;
+  /** The factor the gradient was scaled by (1 when under maxGradNorm). */
+  clip: number;
+  lr: number;
+  /** The optimiser step number after this step. */
+  step: number;
+}
+
+/** Per-position rows (each up to T long) laid out as (B, T), zero-padded; non-finite values are a caller error. */
+function padRows(rows: ArrayLike<number>[], T: number, name: string): Float32Array {
+  const out = new Float32Array(rows.length * T);
+  rows.forEach((r, b) => {
+    for (let t = 0; t < Math.min(r.length, T); t++) {
+      if (!Number.isFinite(r[t])) throw new Error(`grpoStep: ${name} of sample ${b} at position ${t} is ${r[t]}`);
+      out[b * T + t] = r[t];
+    }
+  });
+  return out;
+}
+
+/** Runs one GRPO step over `samples` and applies it unless the gradients are not finite. */
+export async function grpoStep(tr: GrpoTrainer, samples: GrpoSample[]): Promise<GrpoStepReport> {
+  const { model, lora, opts } = tr;
+  const { device } = model;
+  const batch = uploadBatch(device, samples.map((s) => s.ids), model.cfg.vocabSize);
+  const { B, T } = batch;
+  const N = B * T;
+  const mask = new Float32Array(N);
+  const adv = new Float32Array(N);
+  samples.forEach((s, b) => {
+    if (!Number.isInteger(s.promptLen) || s.promptLen < 1 || s.promptLen > s.ids.length) {
+      throw new Error(`grpoStep: sample ${b} has prompt length ${s.promptLen} outside 1..${s.ids.length}`);
+    }
+    for (let t = s.promptLen - 1; t + 1 < s.ids.length; t++) {
+      mask[b * T + t] = 1;
+      adv[b * T + t] = s.advantage;
+    }
+  });
+  const weight = Float32Array.from(aggregationWeights(B, T, mask, opts.aggregation, opts.normConstant));
+  const withOld = samples.every((s) => s.logpOld);
+  const withRef = samples.every((s) => s.logpRef);
+  if (opts.beta !== 0 && !withRef) throw new Error("grpoStep: beta != 0 needs logpRef on every sample");
+  const f = await forward(model, lora, batch);
+  const own: GPUBuffer[] = [];
+  const up = (label: string, data: Float32Array) => {
+    const b = storageBuffer(device, label, data);
+    own.push(b);
+    return b;
+  };
+  const logpOld = withOld ? up("logp-old", padRows(samples.map((s) => s.logpOld ?? []), T, "logpOld")) : f.lm.logp;
+  const logpRef = withRef ? up("logp-ref", padRows(samples.map((s) => s.logpRef ?? []), T, "logpRef")) : undefined;
+  const g = up("dL-dlogp", new Float32Array(N));
+  const stats = grpoStatsBuffer(device);
+  const gstats = gradStatsBuffer(device, "grpo-grad-stats");
+  own.push(stats, gstats);
+  const enc = device.createCommandEncoder({ label: "grpo-loss" });
+  await encodeGrpoLoss(device, enc, {
+    logpNew: f.lm.logp, logpOld, logpRef, mask: up("mask", mask), weight: up("agg-weight", weight), adv: up("adv", adv),
+    entropy: f.lm.entropy, grad: g, stats,
+  }, { N, epsLow: opts.epsLow, epsHigh: opts.epsHigh, beta: opts.beta });
+  encodeZeroGrads(enc, lora);
+  device.queue.submit([enc.finish()]);
+  await backward(model, lora, f, g);
+  const lr = learningRate(tr.step, opts.lr);
+  const hp = { lr, beta1: opts.beta1, beta2: opts.beta2, eps: opts.adamEps, weightDecay: opts.weightDecay, step: tr.step + 1 };
+  const slices: GradSlice[] = [];
+  for (const s of lora.slots.values()) slices.push({ buffer: s.dA, count: lora.r * s.in }, { buffer: s.dB, count: s.out * lora.r });
+  const opt = device.createCommandEncoder({ label: "adamw" });
+  await encodeGradNorm(device, opt, slices, gstats, opts.maxGradNorm);
+  for (const s of lora.slots.values()) {
+    await encodeAdamW(device, opt, { param: s.A, grad: s.dA, m: s.mA, v: s.vA, count: lora.r * s.in }, hp, gstats);
+    await encodeAdamW(device, opt, { param: s.B, grad: s.dB, m: s.mB, v: s.vB, count: s.out * lora.r }, hp, gstats);
+  }
+  device.queue.submit([opt.finish()]);
+  const result = await readGrpoStats(device, stats, opts.beta);
+  const gs = await readGradStats(device, gstats);
+  // The GPU already skipped the update when the norm pass flagged NaN/Inf; mirror its decision.
+  const skipped = gs.nonFinite;
+  if (!skipped) tr.step++;
+  destroyForward(f);
+  for (const b of own) b.destroy();
+  return { ...result, skipped, gradNorm: gs.norm, clip: gs.clip, lr, step: tr.step };
+}
+
+/** Per-position logp and entropy of `samples` under the current adapter (e.g. old log-probs before an epoch). */
+export async function sampleLogprobs(tr: GrpoTrainer, seqs: number[][]): Promise<Float32Array[]> {
+  const { device } = tr.model;
+  const batch = uploadBatch(device, seqs, tr.model.cfg.vocabSize);
+  const f = await forward(tr.model, tr.lora, batch);
+  const all = await readF32(device, f.lm.logp, batch.B * batch.T);
+  destroyForward(f);
+  return seqs.map((s, b) => all.slice(b * batch.T, b * batch.T + s.length - 1));
+}
