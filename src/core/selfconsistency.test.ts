@@ -1,4 +1,5 @@
 import { assert, assertEquals } from "../../tests/assert.ts";
+import { resultsMatch } from "./compare.ts";
 import { Rng } from "./rng.ts";
 import { type AnswerCount, bestOfN, majAtK, passAtK, resultKey, vote, type VoteSample } from "./selfconsistency.ts";
 import type { ResultSet, SqlValue } from "./types.ts";
@@ -20,6 +21,29 @@ Deno.test("resultKey: set, bag and ordered semantics; INTEGER 1 equals REAL 1.0;
   const keys = distinct.map((rows) => resultKey(rs(rows)));
   assertEquals(new Set(keys).size, keys.length, `keys collide: ${JSON.stringify(keys)}`);
   assertEquals(resultKey(rs([[-0]])), resultKey(rs([[0n]])));
+});
+
+Deno.test("resultKey: equal keys exactly when compare.ts's resultsMatch holds (random mixed-type results)", () => {
+  const rng = new Rng(31);
+  const pool: SqlValue[] = [null, 0n, 1n, 1, 1.5, -0, "1", "", "a", "a,b", new Uint8Array([1]), 2n ** 63n - 1n];
+  const randomResult = (): ResultSet => {
+    const cols = 1 + rng.int(2);
+    return rs(Array.from({ length: rng.int(4) }, () => Array.from({ length: cols }, () => pool[rng.int(pool.length)])));
+  };
+  const results = Array.from({ length: 60 }, randomResult);
+  // Add shuffled and duplicated copies so that equal pairs occur under every semantics.
+  for (const r of results.slice(0, 30)) results.push(rs(rng.shuffle([...r.rows, ...r.rows.slice(0, 1)])), rs(rng.shuffle([...r.rows])));
+  for (const mode of ["set", "bag", "ordered"] as const) {
+    let equalPairs = 0;
+    for (const a of results) {
+      for (const b of results) {
+        const same = resultKey(a, mode) === resultKey(b, mode);
+        assertEquals(same, resultsMatch(a, b, mode), `${mode}: ${JSON.stringify(a.rows, (_k, v) => (typeof v === "bigint" ? `${v}n` : v))} vs ${JSON.stringify(b.rows, (_k, v) => (typeof v === "bigint" ? `${v}n` : v))}`);
+        if (same && a !== b) equalPairs++;
+      }
+    }
+    assert(equalPairs > 0, `${mode}: no equal pairs exercised`);
+  }
 });
 
 Deno.test("vote: count vote, deterministic ties, failed executions never win unless all failed", () => {

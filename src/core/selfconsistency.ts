@@ -1,38 +1,27 @@
 // Test-time compute: self-consistency (vote over execution results), best-of-N, and the pass@k /
 // maj@k estimators. Formulas and tie rules: docs/recipe.md.
-import type { ResultSet, SqlValue } from "./types.ts";
+import { type CompareMode, rowKey } from "./compare.ts";
+import type { ResultSet } from "./types.ts";
 
 /**
- * How two result sets are considered equal. "set": rows as a set (BIRD's rule, duplicates and order
- * ignored); "bag": rows as a multiset (order ignored, duplicates count); "ordered": the row list.
+ * How two result sets are considered equal (compare.ts's modes). "set": rows as a set (BIRD's
+ * rule, duplicates and order ignored); "bag": a multiset; "ordered": the row list.
  */
-export type ResultSemantics = "set" | "bag" | "ordered";
-
-/** A canonical string for one SQLite value; an integral REAL equals the INTEGER (as 1 == 1.0 in Python's sets). */
-export function canonicalValue(v: SqlValue): string {
-  if (v === null) return "N";
-  if (typeof v === "bigint") return `i${v}`;
-  if (typeof v === "number") {
-    if (Number.isInteger(v)) return `i${BigInt(v)}`;
-    return Number.isNaN(v) ? "fNaN" : `f${v}`;
-  }
-  if (typeof v === "string") return `s${JSON.stringify(v)}`;
-  let hex = "";
-  for (const b of v) hex += b.toString(16).padStart(2, "0");
-  return `b${hex}`;
-}
+export type ResultSemantics = CompareMode;
 
 /**
- * A canonical key of a result set: two results get the same key iff they are equal under
- * `semantics`. Column names are ignored (as BIRD and Spider do); column order counts.
+ * A canonical key of a result set: two results get the same key iff `resultsMatch` (compare.ts)
+ * holds between them under `semantics`, so votes group exactly as the reward compares. Values
+ * compare as Python compares them (integer 6 == real 6.0); column names are ignored, column order counts.
  */
 export function resultKey(rs: ResultSet, semantics: ResultSemantics = "set"): string {
-  const rows = rs.rows.map((row) => `[${row.map(canonicalValue).join(",")}]`);
-  if (semantics === "ordered") return rows.join("");
-  // Code-unit order: deterministic and the same in every JavaScript engine (no locale).
-  rows.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
-  if (semantics === "bag") return rows.join("");
-  return rows.filter((r, i) => i === 0 || r !== rows[i - 1]).join("");
+  const rows = rs.rows.map(rowKey);
+  if (semantics !== "ordered") {
+    // Code-unit order: deterministic and the same in every JavaScript engine (no locale).
+    rows.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  }
+  // A JSON list of row keys: unambiguous whatever the row keys contain.
+  return JSON.stringify(semantics === "set" ? rows.filter((r, i) => i === 0 || r !== rows[i - 1]) : rows);
 }
 
 /** One sampled answer for self-consistency. */
