@@ -9,6 +9,7 @@ import {
   parseBirdDescriptionCsv,
   parseCsv,
   parseSpiderTables,
+  schemaFromTablesJson,
 } from "./descriptions.ts";
 import { findTable, introspectSchema } from "./schema.ts";
 
@@ -139,5 +140,57 @@ Deno.test({
     const store = described("store_1");
     assertEquals(findTable(store.schema, "artists")?.naturalName, undefined);
     assertEquals(store.unmatched, []);
+  },
+});
+
+Deno.test({
+  name: "schemaFromTablesJson: agrees with introspection of the real Spider files (tables, columns, keys)",
+  ignore: sharedDatasets === null,
+  fn() {
+    const entries = parseSpiderTables(JSON.parse(Deno.readTextFileSync(`${sharedDatasets}/spider-train/tables.json`)));
+    let n = 0;
+    for (const e of entries) {
+      let db;
+      try {
+        db = new SQL.Database(Deno.readFileSync(`${sharedDatasets}/spider-train/database/${e.db_id}/${e.db_id}.sqlite`));
+      } catch {
+        continue;
+      }
+      const real = introspectSchema(db, e.db_id, { maxExamples: 0, rowCounts: false });
+      db.close();
+      const fromJson = schemaFromTablesJson(e);
+      for (const t of fromJson.tables) {
+        if (t.name.startsWith("sqlite_")) continue;
+        const r = findTable(real, t.name);
+        assert(r !== undefined, `${e.db_id}.${t.name}`);
+        const lower = (xs: string[]) => xs.map((x) => x.toLowerCase()).sort();
+        assertEquals(lower(t.columns.map((c) => c.name)), lower(r.columns.map((c) => c.name)), `${e.db_id}.${t.name} columns`);
+        // tables.json lists a subset of the declared keys (it misses some composite keys).
+        for (const k of t.primaryKey) assert(lower(r.primaryKey).includes(k.toLowerCase()), `${e.db_id}.${t.name} pk ${k}`);
+        for (const fk of t.foreignKeys) {
+          assert(r.foreignKeys.some((f) => f.column.toLowerCase() === fk.column.toLowerCase() && f.refTable.toLowerCase() === fk.refTable.toLowerCase()), `${e.db_id}.${t.name} fk ${fk.column}`);
+        }
+      }
+      n++;
+    }
+    assertEquals(n, 138);
+  },
+});
+
+Deno.test({
+  name: "schemaFromTablesJson: BIRD dev schemas with natural names and keys",
+  ignore: sharedDatasets === null,
+  fn() {
+    const entries = parseSpiderTables(JSON.parse(Deno.readTextFileSync(`${sharedDatasets}/bird-format/dev_tables.json`)));
+    assertEquals(entries.length, 11);
+    const s = schemaFromTablesJson(entries.find((e) => e.db_id === "debit_card_specializing")!);
+    assertEquals(s.tables.map((t) => t.name), ["customers", "gasstations", "products", "transactions_1k", "yearmonth"]);
+    const customers = findTable(s, "customers")!;
+    assertEquals(customers.primaryKey, ["CustomerID"]);
+    assertEquals(customers.columns.find((c) => c.name === "Segment")?.naturalName, "client segment");
+    assertEquals(findTable(s, "transactions_1k")?.naturalName, "transactions");
+    const ym = findTable(s, "yearmonth")!;
+    assertEquals(ym.primaryKey, ["CustomerID", "Date"]);
+    assertEquals(ym.foreignKeys, [{ column: "CustomerID", refTable: "customers", refColumn: "CustomerID" }]);
   },
 });

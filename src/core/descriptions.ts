@@ -10,6 +10,11 @@ export interface SpiderTablesEntry {
   table_names_original: string[];
   column_names: [number, string][];
   column_names_original: [number, string][];
+  column_types?: string[];
+  /** Column indices; a composite key is a nested list. */
+  primary_keys?: (number | number[])[];
+  /** [from column, to column] index pairs. */
+  foreign_keys?: [number, number][];
 }
 
 /** One row of a BIRD `database_description/<table>.csv` file. */
@@ -67,6 +72,34 @@ export function applySpiderDescriptions(schema: DbSchema, entry: SpiderTablesEnt
     if (natural && saysMore(natural, c.name)) c.naturalName = natural;
   });
   return { schema: { ...schema, tables }, unmatched };
+}
+
+/**
+ * A schema from a tables.json entry alone, for when the database file is not at hand (no example
+ * values, no row counts, types as tables.json writes them); natural names merged as above.
+ */
+export function schemaFromTablesJson(entry: SpiderTablesEntry): DbSchema {
+  const tables: TableInfo[] = entry.table_names_original.map((name) => ({ name, columns: [], primaryKey: [], foreignKeys: [], rowCount: null }));
+  const cols = entry.column_names_original.map(([ti, name], j) => {
+    if (ti < 0) return null;
+    const c: ColumnInfo = { name, type: entry.column_types?.[j] ?? "", notNull: false, primaryKey: false, examples: [] };
+    tables[ti].columns.push(c);
+    return { table: tables[ti], column: c };
+  });
+  for (const pk of entry.primary_keys ?? []) {
+    for (const j of Array.isArray(pk) ? pk : [pk]) {
+      const c = cols[j];
+      if (!c) continue;
+      c.column.primaryKey = true;
+      c.table.primaryKey.push(c.column.name);
+    }
+  }
+  for (const [from, to] of entry.foreign_keys ?? []) {
+    const a = cols[from];
+    const b = cols[to];
+    if (a && b) a.table.foreignKeys.push({ column: a.column.name, refTable: b.table.name, refColumn: b.column.name });
+  }
+  return applySpiderDescriptions({ dbId: entry.db_id, tables }, entry).schema;
 }
 
 /** Decodes description file bytes: UTF-8 (BOM stripped), UTF-16 with a BOM, else Windows-1252/latin-1. */

@@ -1,4 +1,5 @@
 import { assertEquals, assertRejects } from "../../tests/assert.ts";
+import { sharedDatasets } from "../../tests/shared.ts";
 import { extractSql, formatCheck } from "./extract.ts";
 
 Deno.test("extractSql: answer tag, plain and holding a sql block; the last tag wins", () => {
@@ -73,4 +74,31 @@ Deno.test("formatCheck: other tags, and a prefix the prompt already opened", asy
   assertEquals(formatCheck("plan</think>\n<answer>SELECT 1</answer>"), { strict: false, soft: false });
   await assertRejects(() => formatCheck("x", []), /no tags/);
   await assertRejects(() => formatCheck("x", ["a>b"]), /bad tag/);
+});
+
+Deno.test({
+  name: "extractSql: every Spider gold query comes back unchanged from every answer format",
+  ignore: sharedDatasets === null,
+  fn() {
+    const golds = Deno.readTextFileSync(`${sharedDatasets}/spider-train/questions.jsonl`).trim().split("\n")
+      .map((l) => (JSON.parse(l) as { query: string }).query);
+    const wraps: [string, (q: string) => string][] = [
+      ["answer-tag", (q) => `<think>\nplan the joins\n</think>\n<answer>\n${q}\n</answer>`],
+      ["answer-tag", (q) => `<think>x</think><answer>\n\`\`\`sql\n${q}\n\`\`\`\n</answer>`],
+      ["sql-block", (q) => `Let me think.\n\`\`\`sql\nSELECT 0\n\`\`\`\nBetter:\n\`\`\`sql\n${q};\n\`\`\`\nDone.`],
+      ["whole-text", (q) => `${q}\n`],
+    ];
+    let n = 0;
+    for (const gold of golds) {
+      const want = gold.trim().replace(/[\s;]+$/, "");
+      for (const [source, wrap] of wraps) {
+        if (source === "whole-text" && !/^(select|with)\b/i.test(want)) continue;
+        assertEquals(extractSql(wrap(gold)), { sql: want, source }, gold);
+        n++;
+      }
+      assertEquals(formatCheck(wraps[0][1](gold)).strict, true);
+    }
+    console.log(`${golds.length} gold queries, ${n} extractions`);
+    assertEquals(golds.length, 6904);
+  },
 });
