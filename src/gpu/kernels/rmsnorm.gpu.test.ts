@@ -47,17 +47,18 @@ async function check(d: RmsNormDims, seed: number, accumulate: boolean, label: s
 
 Deno.test("rmsnorm: forward, dx and dw against the float64 reference, odd sizes", async () => {
   let seed = 100;
-  for (const [rows, C] of [[1, 1], [7, 33], [5, 257], [3, 1000], [130, 96]]) {
+  for (const [rows, C] of [[1, 1], [7, 33], [5, 257], [3, 1000], [130, 96], [1001, 130]]) {
     await check({ rows, C, eps: 1e-6 }, seed++, false, "rmsnorm");
   }
 });
 
 Deno.test("rmsnorm: accumulating dx and dw add to what the buffers held", async () => {
   await check({ rows: 9, C: 75, eps: 1e-5 }, 7, true, "rmsnorm");
+  await check({ rows: 777, C: 65, eps: 1e-5 }, 10, true, "rmsnorm (dw in 4 row slices)");
 });
 
 Deno.test("rmsnorm: per-head q/k norm, rows = N*H and C = D, one (D) weight", async () => {
-  const [N, H, D] = [11, 3, 64];
+  const [N, H, D] = [101, 3, 64]; // 303 rows: dw in two row slices
   await check({ rows: N * H, C: D, eps: 1e-6 }, 8, false, `per-head N=${N} H=${H} D=${D}`);
 });
 

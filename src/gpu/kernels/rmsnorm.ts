@@ -3,6 +3,7 @@
 import { computePipeline, dispatch, storageBuffer, uniformBuffer } from "../device.ts";
 import { fitPow2, grid, packParams } from "./layer-common.ts";
 import type { RmsNormDims } from "./rmsnorm.ref.ts";
+import dwReduceSource from "./rmsnorm_dw_reduce.wgsl" with { type: "text" };
 import dwSource from "./rmsnorm_dw.wgsl" with { type: "text" };
 import backwardSource from "./rmsnorm_backward.wgsl" with { type: "text" };
 import forwardSource from "./rmsnorm_forward.wgsl" with { type: "text" };
@@ -48,7 +49,17 @@ export async function encodeRmsNormBackward(
   dispatch(device, enc, pipeline, [dy, x, w, rstd, dx, params], grid(d.rows, 1));
 }
 
-/** Records dw (C) = sum over rows of dy * x * rstd; adds to dw when `accumulate`. */
+/** Rows each slice of the dw reduction covers: about 256 per slice, at most 64 slices. */
+function dwRowsPerSlice(rows: number): number {
+  const slices = Math.min(64, Math.max(1, Math.ceil(rows / 256)));
+  return Math.max(1, Math.ceil(rows / slices));
+}
+
+/**
+ * Records dw (C) = sum over rows of dy * x * rstd; adds to dw when `accumulate`. Rows are split
+ * into slices reduced by separate workgroups (then summed in slice order), so per-head norms
+ * (C = D, R = N*H) still fill the GPU; the result is deterministic.
+ */
 export async function encodeRmsNormWeightGrad(
   device: GPUDevice,
   enc: GPUCommandEncoder,
@@ -58,9 +69,17 @@ export async function encodeRmsNormWeightGrad(
   dw: GPUBuffer,
   d: RmsNormDims & { accumulate?: boolean },
 ): Promise<void> {
-  const pipeline = await computePipeline(device, "rmsnorm_dw", dwSource, { ACCUMULATE: d.accumulate ? 1 : 0 });
-  const params = uniformBuffer(device, "rmsnorm_dw-params", packParams("uu", [d.rows, d.C]));
-  dispatch(device, enc, pipeline, [dy, x, rstd, dw, params], [Math.ceil(d.C / 64)]);
+  const rowsPerSlice = dwRowsPerSlice(d.rows);
+  const slices = Math.max(1, Math.ceil(d.rows / rowsPerSlice));
+  const direct = slices === 1;
+  const pipeline = await computePipeline(device, "rmsnorm_dw", dwSource, { ACCUMULATE: direct && d.accumulate ? 1 : 0 });
+  const params = uniformBuffer(device, "rmsnorm_dw-params", packParams("uuu", [d.rows, d.C, rowsPerSlice]));
+  const out = direct ? dw : storageBuffer(device, "rmsnorm_dw-partials", slices * d.C * 4);
+  dispatch(device, enc, pipeline, [dy, x, rstd, out, params], [Math.ceil(d.C / 64), slices]);
+  if (direct) return;
+  const reduce = await computePipeline(device, "rmsnorm_dw_reduce", dwReduceSource, { WG: 256, ACCUMULATE: d.accumulate ? 1 : 0 });
+  const reduceParams = uniformBuffer(device, "rmsnorm_dw_reduce-params", packParams("uu", [d.C, slices]));
+  dispatch(device, enc, reduce, [out, dw, reduceParams], [Math.ceil(d.C / 256)]);
 }
 
 /** A labelled (R) buffer for the saved rstd. */
