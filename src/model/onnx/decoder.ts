@@ -7,11 +7,11 @@
 // G = H / K, D head dim, C hidden size, V vocabulary, r LoRA rank.
 import type { ModelConfig } from "../config.ts";
 import { toF16 } from "../half.ts";
+import { quantizeQ4 } from "../quant.ts";
 import { baseKey, LORA_TARGETS, type LoraTarget, targetDims } from "../lora.ts";
 import { getTensor, type Weights } from "../tensor.ts";
 import { DT, GraphBuilder, type DType } from "./proto.ts";
 import { ropeInvFreq } from "./rope.ts";
-import { quantizeQ4Block32 } from "./q4.ts";
 
 /** Weight storage of the built graph. */
 export const WEIGHT_DTYPES = ["f32", "f16", "q4"] as const;
@@ -83,7 +83,10 @@ class DecoderBuilder {
       for (const t of LORA_TARGETS) {
         if (!this.loraTargets.has(t)) continue;
         const [fout, fin] = targetDims(cfg, t);
-        inputNames.push(g.input(`lora.${i}.${shortTarget(t)}.A`, DT.float, ["lora_r", fin]), g.input(`lora.${i}.${shortTarget(t)}.B`, DT.float, [fout, "lora_r"]));
+        // One rank symbol per pair: ORT's planner treats equal symbols as equal sizes, and an
+        // adapter may leave a target out (fed as rank 1 zeros) while others have rank r.
+        const r = `r_${i}_${shortTarget(t)}`;
+        inputNames.push(g.input(`lora.${i}.${shortTarget(t)}.A`, DT.float, [r, fin]), g.input(`lora.${i}.${shortTarget(t)}.B`, DT.float, [fout, r]));
       }
     }
 
@@ -240,12 +243,13 @@ class DecoderBuilder {
   private matmulW(x: string, name: string, w: Float32Array, out: number, inp: number): string {
     const g = this.g;
     if (this.opts.dtype === "q4") {
-      const q = quantizeQ4Block32(w, out, inp);
-      const nb = Math.ceil(inp / 32);
-      const bq = g.initializer(`${name}.q4`, { dataType: DT.uint8, dims: [out, nb, 16], data: q.packed });
+      const q = quantizeQ4({ shape: [out, inp], data: w });
+      const nb = Math.ceil(inp / q.blockSize);
+      const bq = g.initializer(`${name}.q4`, { dataType: DT.uint8, dims: [out, nb, q.blockSize / 2], data: q.packed });
       const sc = g.initializer(`${name}.scales`, { dataType: DT.float, dims: [out * nb], data: q.scales });
-      const zp = g.initializer(`${name}.zp`, { dataType: DT.uint8, dims: [q.zeroPoints.length], data: q.zeroPoints });
-      return g.op("MatMulNBits", [x, bq, sc, zp], { K: inp, N: out, bits: 4, block_size: 32 }, "com.microsoft");
+      const inputs = [x, bq, sc];
+      if (q.zeroPoints) inputs.push(g.initializer(`${name}.zp`, { dataType: DT.uint8, dims: [q.zeroPoints.length], data: q.zeroPoints }));
+      return g.op("MatMulNBits", inputs, { K: inp, N: out, bits: 4, block_size: q.blockSize }, "com.microsoft");
     }
     const wt = new Float32Array(inp * out);
     for (let o = 0; o < out; o++) for (let k = 0; k < inp; k++) wt[k * out + o] = w[o * inp + k];

@@ -1,0 +1,54 @@
+// onnxruntime-web set-up shared by every session: the WebGPU build, where its .wasm lives under
+// Deno, and the provider choice with a visible fallback to WASM.
+import * as ort from "onnxruntime-web/webgpu";
+
+export { ort };
+
+/** Execution providers a policy session can run on. */
+export const PROVIDERS = ["webgpu", "wasm"] as const;
+export type Provider = (typeof PROVIDERS)[number];
+
+let configured = false;
+
+/** Points ORT at its .wasm files under Deno (node_modules) and keeps it single-threaded there. */
+export function configureOrt(): void {
+  if (configured) return;
+  configured = true;
+  if ("Deno" in globalThis) {
+    // Deno has no page origin to resolve the wasm URL against; the package folder is a file URL.
+    ort.env.wasm.wasmPaths = new URL("../../../node_modules/onnxruntime-web/dist/", import.meta.url).href;
+    ort.env.wasm.numThreads = 1;
+  }
+  ort.env.logLevel = "error";
+}
+
+/** True when `navigator.gpu` exists (the WebGPU EP can be tried). */
+export function hasWebGpu(): boolean {
+  const nav = (globalThis as { navigator?: { gpu?: unknown } }).navigator;
+  return !!nav?.gpu;
+}
+
+/**
+ * Creates a session from model bytes on `preferred`; when WebGPU is missing or fails, falls back to
+ * WASM and reports why through `onNote` (the caller prints it), returning the provider used.
+ */
+export async function createSession(
+  bytes: Uint8Array,
+  preferred: Provider,
+  onNote: (msg: string) => void,
+  opts: Omit<ort.InferenceSession.SessionOptions, "executionProviders"> = {},
+): Promise<{ session: ort.InferenceSession; provider: Provider }> {
+  configureOrt();
+  if (preferred === "webgpu") {
+    if (!hasWebGpu()) {
+      onNote("note: navigator.gpu is missing; the policy runs on onnxruntime-web's WASM (CPU) provider instead of WebGPU");
+    } else {
+      try {
+        return { session: await ort.InferenceSession.create(bytes, { ...opts, executionProviders: ["webgpu"] }), provider: "webgpu" };
+      } catch (e) {
+        onNote(`note: the WebGPU provider failed (${e instanceof Error ? e.message : String(e)}); falling back to WASM (CPU)`);
+      }
+    }
+  }
+  return { session: await ort.InferenceSession.create(bytes, { ...opts, executionProviders: ["wasm"] }), provider: "wasm" };
+}

@@ -1,0 +1,161 @@
+// The ONNX policy (onnxruntime-web, WebGPU EP on lavapipe) against the float64 reference on tiny
+// random models of every architecture, with and without LoRA, at f32, f16 and q4.
+import { assert, assertClose, assertEquals, assertRejects } from "../../tests/assert.ts";
+import { Rng } from "../core/rng.ts";
+import type { Arch, ModelConfig } from "./config.ts";
+import { fromF16, toF16 } from "./half.ts";
+import { baseKey, LORA_TARGETS, randomAdapter } from "./lora.ts";
+import { OrtPolicy } from "./policy.ts";
+import { dequantizeQ4, quantizeQ4 } from "./quant.ts";
+import { referenceLogprobs } from "./reference.ts";
+import type { Weights } from "./tensor.ts";
+import { makeTinyModel } from "./tiny.ts";
+
+function randomSeqs(rng: Rng, V: number, lengths: number[]): number[][] {
+  return lengths.map((n) => Array.from({ length: n }, () => rng.int(V)));
+}
+
+function maxAbsDiff(a: number[][], b: number[][]): number {
+  let m = 0;
+  for (let i = 0; i < a.length; i++) for (let t = 0; t < a[i].length; t++) m = Math.max(m, Math.abs(a[i][t] - b[i][t]));
+  return m;
+}
+
+function meanAbsDiff(a: number[][], b: number[][]): number {
+  const d = a.flat().map((x, i) => Math.abs(x - b.flat()[i]));
+  return d.reduce((s, x) => s + x, 0) / d.length;
+}
+
+const ARCHS: Arch[] = ["qwen2", "llama", "qwen3"];
+
+for (const arch of ARCHS) {
+  Deno.test(`policy f32 ${arch}: batched logprobs match the float64 reference, without and with LoRA`, async () => {
+    const m = makeTinyModel(arch, { seed: 7 });
+    const rng = new Rng(3);
+    const seqs = randomSeqs(rng, m.config.vocabSize, [9, 3, 14]);
+    const targets = arch === "llama" ? [...LORA_TARGETS] : arch === "qwen2" ? ["q_proj", "v_proj"] as const : ["k_proj", "o_proj", "down_proj"] as const;
+    const policy = await OrtPolicy.create(m.config, m.weights, { dtype: "f32", loraTargets: targets, maxPositions: 32 });
+    try {
+      assertEquals(policy.provider, "webgpu");
+      const got = await policy.logprobs(seqs);
+      const want = referenceLogprobs(m.config, m.weights, seqs);
+      const e0 = assertClose(got.flat(), want.flat(), { atol: 2e-3, rtol: 0, name: `${arch} base logprobs` });
+      const adapter = randomAdapter(m.config, { r: 4, alpha: 8, targets: [...targets], seed: 11, bScale: 0.2 });
+      policy.setAdapter(adapter);
+      const gotA = await policy.logprobs(seqs);
+      const wantA = referenceLogprobs(m.config, m.weights, seqs, adapter);
+      const e1 = assertClose(gotA.flat(), wantA.flat(), { atol: 2e-3, rtol: 0, name: `${arch} LoRA logprobs` });
+      // The adapter must matter, or the comparison above proves nothing about the LoRA inputs.
+      assert(maxAbsDiff(wantA, want) > 20 * Math.max(e1.maxAbs, 1e-4), `${arch}: adapter barely changes the reference`);
+      policy.setAdapter(null);
+      assertClose((await policy.logprobs(seqs)).flat(), want.flat(), { atol: 2e-3, rtol: 0, name: `${arch} adapter removed` });
+      console.log(`${arch} f32: max |err| base ${e0.maxAbs.toExponential(2)}, LoRA ${e1.maxAbs.toExponential(2)}`);
+    } finally {
+      await policy.release();
+    }
+  });
+}
+
+Deno.test("policy: KV-cache decoding with left padding equals the full forward", async () => {
+  const m = makeTinyModel("qwen3", { seed: 5 });
+  const cfg = m.config, V = cfg.vocabSize;
+  const policy = await OrtPolicy.create(cfg, m.weights, { maxPositions: 32 });
+  try {
+    const rng = new Rng(9);
+    const [a, b] = randomSeqs(rng, V, [8, 5]);
+    // Prefill 6 and 3 tokens left-padded to 6, then two single-token steps.
+    const pa = a.slice(0, 6), pb = b.slice(0, 3);
+    const pre = await policy.step({
+      ids: [pa, [0, 0, 0, ...pb]],
+      mask: [[1, 1, 1, 1, 1, 1], [0, 0, 0, 1, 1, 1]],
+      positions: [[0, 1, 2, 3, 4, 5], [0, 0, 0, 0, 1, 2]],
+      past: null,
+      keep: 1,
+    });
+    const s1 = await policy.step({ ids: [[a[6]], [b[3]]], mask: [[1, 1, 1, 1, 1, 1, 1], [0, 0, 0, 1, 1, 1, 1]], positions: [[6], [3]], past: pre.present, keep: 1 });
+    const s2 = await policy.step({ ids: [[a[7]], [b[4]]], mask: [[1, 1, 1, 1, 1, 1, 1, 1], [0, 0, 0, 1, 1, 1, 1, 1]], positions: [[7], [4]], past: s1.present, keep: 1 });
+    const full = await policy.step({ ids: [a], mask: [a.map(() => 1)], positions: [a.map((_, i) => i)], past: null, keep: 8 });
+    const fullB = await policy.step({ ids: [b], mask: [b.map(() => 1)], positions: [b.map((_, i) => i)], past: null, keep: 5 });
+    const row = (x: Float32Array, i: number) => x.subarray(i * V, (i + 1) * V);
+    assertClose(row(pre.logits, 0), row(full.logits, 5), { atol: 1e-4, name: "prefill a" });
+    assertClose(row(pre.logits, 1), row(fullB.logits, 2), { atol: 1e-4, name: "prefill b (left-padded)" });
+    assertClose(row(s1.logits, 0), row(full.logits, 6), { atol: 1e-4, name: "step 1 a" });
+    assertClose(row(s1.logits, 1), row(fullB.logits, 3), { atol: 1e-4, name: "step 1 b" });
+    assertClose(row(s2.logits, 0), row(full.logits, 7), { atol: 1e-4, name: "step 2 a" });
+    assertClose(row(s2.logits, 1), row(fullB.logits, 4), { atol: 1e-4, name: "step 2 b" });
+    assertEquals(s2.present.tensors[0].dims, [2, cfg.numKvHeads, 8, cfg.headDim]);
+  } finally {
+    await policy.release();
+  }
+});
+
+Deno.test("policy: bad inputs are clear errors and keep what is loaded", async () => {
+  const m = makeTinyModel("llama", { seed: 2 });
+  const policy = await OrtPolicy.create(m.config, m.weights, { loraTargets: ["q_proj", "v_proj"], maxPositions: 16 });
+  try {
+    const seqs = [[1, 2, 3, 4, 5]];
+    const good = randomAdapter(m.config, { r: 2, alpha: 4, targets: ["q_proj"], seed: 1, bScale: 0.3 });
+    policy.setAdapter(good, "good");
+    const before = await policy.logprobs(seqs);
+    const wrongRank = randomAdapter(m.config, { r: 2, alpha: 4, targets: ["v_proj"], seed: 1 });
+    wrongRank.tensors.set("base_model.model.model.layers.1.self_attn.v_proj.lora_B.weight", { shape: [3, 2], data: new Float32Array(6) });
+    await assertRejects(() => policy.setAdapter(wrongRank), /v_proj\.lora_B\.weight has shape \[3, 2\]/);
+    await assertRejects(() => policy.setAdapter(randomAdapter(m.config, { r: 2, alpha: 4, targets: ["up_proj"], seed: 1 })), /targets up_proj but this policy was built with LoRA inputs for \[q_proj, v_proj\]/);
+    await assertRejects(() => policy.logprobs([new Array(17).fill(1)]), /17 tokens; this policy accepts at most 16/);
+    await assertRejects(() => policy.logprobs([[1, m.config.vocabSize]]), /token id 280 outside/);
+    assertEquals(policy.adapterName, "good");
+    assertEquals(await policy.logprobs(seqs), before);
+    const noWeight: Weights = new Map(m.weights);
+    noWeight.delete(baseKey(1, "up_proj"));
+    await assertRejects(() => OrtPolicy.create(m.config, noWeight), /missing tensor model\.layers\.1\.mlp\.up_proj\.weight/);
+  } finally {
+    await policy.release();
+  }
+});
+
+/** Weights a q4 graph actually computes with: linear layers and the head dequantised, embeddings via f16. */
+function q4Effective(cfg: ModelConfig, w: Weights): { cfg: ModelConfig; w: Weights } {
+  const out: Weights = new Map(w);
+  const dq = (name: string, src = name) => {
+    const t = w.get(src);
+    if (!t) throw new Error(`missing ${src}`);
+    out.set(name, dequantizeQ4(quantizeQ4(t)));
+  };
+  for (let l = 0; l < cfg.numLayers; l++) for (const t of LORA_TARGETS) dq(baseKey(l, t));
+  dq("lm_head.weight", cfg.tieWordEmbeddings ? "model.embed_tokens.weight" : "lm_head.weight");
+  const e = w.get("model.embed_tokens.weight");
+  if (!e) throw new Error("missing embeddings");
+  out.set("model.embed_tokens.weight", { shape: e.shape, data: fromF16(toF16(e.data)) });
+  return { cfg: { ...cfg, tieWordEmbeddings: false }, w: out };
+}
+
+Deno.test("policy f16 and q4: errors against the reference (measured), q4 exact against its dequantised weights", async () => {
+  const rng = new Rng(21);
+  for (const arch of ARCHS) {
+    const m = makeTinyModel(arch, { seed: 13 });
+    const seqs = randomSeqs(rng, m.config.vocabSize, [12, 7]);
+    const want = referenceLogprobs(m.config, m.weights, seqs);
+    const adapter = randomAdapter(m.config, { r: 4, alpha: 8, targets: ["q_proj", "up_proj"], seed: 4, bScale: 0.2 });
+    const wantA = referenceLogprobs(m.config, m.weights, seqs, adapter);
+    for (const dtype of ["f16", "q4"] as const) {
+      const policy = await OrtPolicy.create(m.config, m.weights, { dtype, loraTargets: ["q_proj", "up_proj"], maxPositions: 16 });
+      try {
+        const got = await policy.logprobs(seqs);
+        policy.setAdapter(adapter);
+        const gotA = await policy.logprobs(seqs);
+        if (dtype === "q4") {
+          // The quantisation is the only difference: the reference on dequantised weights agrees to f32 accuracy.
+          const eff = q4Effective(m.config, m.weights);
+          const e = assertClose(gotA.flat(), referenceLogprobs(eff.cfg, eff.w, seqs, adapter).flat(), { atol: 2e-3, rtol: 0, name: `${arch} q4 vs dequantised reference` });
+          console.log(`${arch} q4 vs reference on dequantised weights: max |err| ${e.maxAbs.toExponential(2)}`);
+        }
+        const err = maxAbsDiff(got, want), errA = maxAbsDiff(gotA, wantA);
+        console.log(`${arch} ${dtype}: logprob error vs the f32 reference: max ${err.toExponential(2)}, mean ${meanAbsDiff(got, want).toExponential(2)} (LoRA: max ${errA.toExponential(2)})`);
+        const bound = dtype === "f16" ? 0.1 : 5;
+        assert(err < bound && errA < bound, `${arch} ${dtype}: error ${err} / ${errA} beyond the loose bound ${bound}`);
+      } finally {
+        await policy.release();
+      }
+    }
+  }
+});

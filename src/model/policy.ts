@@ -1,0 +1,235 @@
+// The policy: one onnxruntime-web session over the decoder graph (WebGPU EP, WASM fallback), LoRA
+// adapters fed as inputs, batched forward steps with a KV cache, and per-token log-probabilities.
+// One owner per session: every run goes through a queue, so callers may overlap calls safely.
+import { type ModelConfig, validateWeights } from "./config.ts";
+import { LORA_TARGETS, type LoraAdapter, loraKey, loraScale, type LoraTarget, targetDims, validateAdapter } from "./lora.ts";
+import { buildDecoder, shortTarget, type WeightDtype } from "./onnx/decoder.ts";
+import { createSession, ort, type Provider } from "./onnx/ort.ts";
+import type { Weights } from "./tensor.ts";
+
+/** How to build and run the policy. */
+export interface PolicyOptions {
+  /** Weight storage: f32, f16 (compute in f16, norms and softmax in f32) or q4 (MatMulNBits). */
+  dtype?: WeightDtype;
+  /** Targets that get LoRA inputs in every layer; adapters may use any subset. Default none. */
+  loraTargets?: readonly LoraTarget[];
+  /** Longest sequence (prompt + completion) accepted; default min(max_position_embeddings, 4096). */
+  maxPositions?: number;
+  /** Preferred provider; "webgpu" falls back to "wasm" with a note. */
+  provider?: Provider;
+  /** Where notes (such as the WASM fallback) go; default console.warn. */
+  onNote?: (msg: string) => void;
+}
+
+/** Per-layer key and value tensors (B, K, T, D) in layer order: key0, value0, key1, ... */
+export interface KvCache {
+  tensors: ort.Tensor[];
+  batch: number;
+  length: number;
+}
+
+/** One forward step over a batch: S new tokens per row after `past` (or none). */
+export interface StepInput {
+  /** (B, S) token ids. */
+  ids: number[][];
+  /** (B, P + S) 1 for real tokens, 0 for padding. */
+  mask: number[][];
+  /** (B, S) RoPE positions of the new tokens. */
+  positions: number[][];
+  past: KvCache | null;
+  /** Logits are returned for the last `keep` positions. */
+  keep: number;
+}
+
+/** Logits (B, keep, V) and the cache after the step. */
+export interface StepOutput {
+  logits: Float32Array;
+  present: KvCache;
+}
+
+/** An ONNX Runtime Web policy for one model; create with `OrtPolicy.create`. */
+export class OrtPolicy {
+  private adapterFeeds: Record<string, ort.Tensor> = {};
+  private tail: Promise<unknown> = Promise.resolve();
+  private released = false;
+  /** Name of the adapter in use, or null. */
+  adapterName: string | null = null;
+
+  private constructor(
+    readonly cfg: ModelConfig,
+    readonly dtype: WeightDtype,
+    readonly maxPositions: number,
+    readonly loraTargets: readonly LoraTarget[],
+    readonly provider: Provider,
+    readonly kvType: "float32" | "float16",
+    private session: ort.InferenceSession,
+  ) {
+    this.setAdapter(null);
+  }
+
+  /** Builds the graph for `cfg` and `weights` and opens its session; bad weights throw before anything loads. */
+  static async create(cfg: ModelConfig, weights: Weights, o: PolicyOptions = {}): Promise<OrtPolicy> {
+    validateWeights(cfg, weights);
+    const dtype = o.dtype ?? "f32";
+    const maxPositions = o.maxPositions ?? Math.min(cfg.maxPositionEmbeddings, 4096);
+    if (!Number.isInteger(maxPositions) || maxPositions < 1) throw new Error(`maxPositions must be a positive integer, got ${maxPositions}`);
+    const targets = LORA_TARGETS.filter((t) => o.loraTargets?.includes(t));
+    const built = buildDecoder(cfg, weights, { dtype, loraTargets: targets, kvCache: true, maxPositions });
+    const { session, provider } = await createSession(built.bytes, o.provider ?? "webgpu", o.onNote ?? ((m) => console.warn(m)));
+    return new OrtPolicy(cfg, dtype, maxPositions, targets, provider, built.kvType, session);
+  }
+
+  /**
+   * Uses `adapter` (PEFT names; alpha/r folded into B here) from the next run on, or none. Targets
+   * the graph has no inputs for, or mis-shaped tensors, throw and leave the current adapter in use.
+   */
+  setAdapter(adapter: LoraAdapter | null, name: string | null = null): void {
+    const feeds: Record<string, ort.Tensor> = {};
+    if (adapter) {
+      validateAdapter(this.cfg, adapter);
+      const missing = adapter.targets.filter((t) => !this.loraTargets.includes(t));
+      if (missing.length) {
+        throw new Error(`LoRA adapter targets ${missing.join(", ")} but this policy was built with LoRA inputs for [${this.loraTargets.join(", ")}]; create it with loraTargets covering the adapter`);
+      }
+    }
+    for (let l = 0; l < this.cfg.numLayers; l++) {
+      for (const t of this.loraTargets) {
+        const [out, inp] = targetDims(this.cfg, t);
+        const base = `lora.${l}.${shortTarget(t)}`;
+        if (adapter && adapter.targets.includes(t)) {
+          const a = adapter.tensors.get(loraKey(l, t, "A"));
+          const b = adapter.tensors.get(loraKey(l, t, "B"));
+          if (!a || !b) throw new Error(`LoRA adapter: layer ${l} ${t} is missing`); // validateAdapter already checked
+          const s = loraScale(adapter);
+          feeds[`${base}.A`] = new ort.Tensor("float32", a.data.slice(), [adapter.r, inp]);
+          feeds[`${base}.B`] = new ort.Tensor("float32", b.data.map((x) => x * s), [out, adapter.r]);
+        } else {
+          // A rank-1 zero adapter: the delta is exactly zero.
+          feeds[`${base}.A`] = new ort.Tensor("float32", new Float32Array(inp), [1, inp]);
+          feeds[`${base}.B`] = new ort.Tensor("float32", new Float32Array(out), [out, 1]);
+        }
+      }
+    }
+    this.adapterFeeds = feeds;
+    this.adapterName = adapter ? (name ?? "adapter") : null;
+  }
+
+  /** One forward step; runs are queued so the session has a single caller at a time. */
+  step(input: StepInput): Promise<StepOutput> {
+    return this.serial(() => this.runStep(input));
+  }
+
+  /** out[i][t] = log p(seqs[i][t+1] | seqs[i][0..t]) under the current adapter, batched under a logits budget. */
+  async logprobs(seqs: number[][], o: { maxLogitsBytes?: number } = {}): Promise<number[][]> {
+    const V = this.cfg.vocabSize;
+    const budget = o.maxLogitsBytes ?? 64 * 2 ** 20;
+    for (const [i, s] of seqs.entries()) this.checkIds(s, `sequence ${i}`);
+    const out: number[][] = new Array(seqs.length);
+    let start = 0;
+    while (start < seqs.length) {
+      let end = start + 1;
+      let L = seqs[start].length;
+      while (end < seqs.length && (end + 1 - start) * Math.max(L, seqs[end].length) * V * 4 <= budget) L = Math.max(L, seqs[end++].length);
+      const rows = seqs.slice(start, end);
+      // Right padding: real tokens never attend to the pads after them, positions start at 0.
+      const ids = rows.map((r) => [...r, ...new Array<number>(L - r.length).fill(0)]);
+      const mask = rows.map((r) => ids[0].map((_, t) => (t < r.length ? 1 : 0)));
+      const positions = rows.map(() => ids[0].map((_, t) => t));
+      const { logits } = await this.step({ ids, mask, positions, past: null, keep: L });
+      for (let b = 0; b < rows.length; b++) {
+        const r = rows[b];
+        const lp: number[] = [];
+        for (let t = 0; t + 1 < r.length; t++) lp.push(logProbAt(logits, (b * L + t) * V, V, r[t + 1]));
+        out[start + b] = lp;
+      }
+      start = end;
+    }
+    return out;
+  }
+
+  /** A cache whose row b*repeats+j is row b of `cache` (prefill once, sample G times). */
+  repeatCache(cache: KvCache, repeats: number): KvCache {
+    const tensors = cache.tensors.map((t) => {
+      const [B, K, T, D] = t.dims;
+      const row = K * T * D;
+      const src = t.data as Float32Array | Uint16Array;
+      const dst = src instanceof Float32Array ? new Float32Array(B * repeats * row) : new Uint16Array(B * repeats * row);
+      for (let b = 0; b < B; b++) for (let j = 0; j < repeats; j++) dst.set(src.subarray(b * row, (b + 1) * row), (b * repeats + j) * row);
+      return dst instanceof Float32Array ? new ort.Tensor("float32", dst, [B * repeats, K, T, D]) : new ort.Tensor("float16", dst, [B * repeats, K, T, D]);
+    });
+    return { tensors, batch: cache.batch * repeats, length: cache.length };
+  }
+
+  /** Releases the session; later calls throw. */
+  async release(): Promise<void> {
+    await this.serial(async () => {
+      this.released = true;
+      await this.session.release();
+    });
+  }
+
+  private serial<T>(fn: () => Promise<T>): Promise<T> {
+    const p = this.tail.then(fn, fn);
+    this.tail = p.catch(() => undefined);
+    return p;
+  }
+
+  private checkIds(ids: readonly number[], what: string): void {
+    if (ids.length === 0) throw new Error(`${what} is empty`);
+    if (ids.length > this.maxPositions) throw new Error(`${what} has ${ids.length} tokens; this policy accepts at most ${this.maxPositions} (maxPositions)`);
+    for (const id of ids) {
+      if (!Number.isInteger(id) || id < 0 || id >= this.cfg.vocabSize) throw new Error(`${what}: token id ${id} outside [0, ${this.cfg.vocabSize})`);
+    }
+  }
+
+  private async runStep(x: StepInput): Promise<StepOutput> {
+    if (this.released) throw new Error("the policy session was released");
+    const B = x.ids.length, S = x.ids[0]?.length ?? 0;
+    const P = x.past?.length ?? 0, T = P + S;
+    if (B === 0 || S === 0) throw new Error("step: empty batch");
+    if (T > this.maxPositions) throw new Error(`sequence of ${T} tokens exceeds this policy's maxPositions ${this.maxPositions}`);
+    if (x.past && x.past.batch !== B) throw new Error(`step: past cache has batch ${x.past.batch}, input has ${B}`);
+    for (let b = 0; b < B; b++) {
+      if (x.ids[b].length !== S || x.positions[b].length !== S || x.mask[b].length !== T) throw new Error(`step: row ${b} has ragged ids/positions/mask`);
+      this.checkIds(x.ids[b], `row ${b}`);
+      for (const p of x.positions[b]) if (p < 0 || p >= this.maxPositions) throw new Error(`step: position ${p} outside [0, ${this.maxPositions})`);
+    }
+    if (x.keep < 1 || x.keep > S) throw new Error(`step: keep ${x.keep} outside [1, ${S}]`);
+    const { numLayers: L, numKvHeads: K, headDim: D } = this.cfg;
+    const feeds: Record<string, ort.Tensor> = {
+      ...this.adapterFeeds,
+      input_ids: int64(x.ids.flat(), [B, S]),
+      attention_mask: int64(x.mask.flat(), [B, T]),
+      position_ids: int64(x.positions.flat(), [B, S]),
+      num_logits_to_keep: int64([x.keep], [1]),
+    };
+    for (let l = 0; l < L; l++) {
+      for (const [j, kind] of (["key", "value"] as const).entries()) {
+        feeds[`past_key_values.${l}.${kind}`] = x.past
+          ? x.past.tensors[2 * l + j]
+          : this.kvType === "float32"
+          ? new ort.Tensor("float32", new Float32Array(0), [B, K, 0, D])
+          : new ort.Tensor("float16", new Uint16Array(0), [B, K, 0, D]);
+      }
+    }
+    const r = await this.session.run(feeds);
+    const logits = r.logits.data;
+    if (!(logits instanceof Float32Array)) throw new Error("policy: logits are not float32");
+    const tensors: ort.Tensor[] = [];
+    for (let l = 0; l < L; l++) tensors.push(r[`present.${l}.key`], r[`present.${l}.value`]);
+    return { logits, present: { tensors, batch: B, length: T } };
+  }
+}
+
+function int64(values: number[], dims: number[]): ort.Tensor {
+  return new ort.Tensor("int64", BigInt64Array.from(values, (v) => BigInt(v)), dims);
+}
+
+/** log softmax(logits[off .. off+V])[id] in float64. */
+export function logProbAt(logits: Float32Array, off: number, V: number, id: number): number {
+  let mx = -Infinity;
+  for (let v = 0; v < V; v++) mx = Math.max(mx, logits[off + v]);
+  let z = 0;
+  for (let v = 0; v < V; v++) z += Math.exp(logits[off + v] - mx);
+  return logits[off + id] - mx - Math.log(z);
+}

@@ -1,0 +1,248 @@
+// Batched sampling on the policy: many prompts x G samples at once (prompts left-padded and
+// prefilled once, their KV cache repeated G times), temperature / top-k / top-p / min-p, EOS and
+// stop strings, a seedable RNG per sample, and each sampled token's log-probability under the
+// model's own distribution (temperature 1, no truncation) — the quantity GRPO's ratio needs.
+import { Rng } from "../core/rng.ts";
+import type { KvCache, StepInput, StepOutput } from "./policy.ts";
+
+/** Sampling parameters; `temperature: 0` (or `topK: 1`) is greedy decoding. */
+export interface SamplingParams {
+  temperature: number;
+  /** Nucleus: keep the most probable tokens until their mass reaches topP (1 = off). */
+  topP: number;
+  /** Keep the topK most probable tokens (0 = off). */
+  topK: number;
+  /** Keep tokens with probability >= minP * the largest probability (0 = off). */
+  minP: number;
+  maxNewTokens: number;
+  /** Generation ends once the decoded completion contains one of these; the text ends after it. */
+  stop: readonly string[];
+  /** Token ids that end a completion (kept in `tokens`, left out of `text`). */
+  eosTokenIds: readonly number[];
+  seed: number;
+}
+
+/** Defaults as transformers' `generate` with do_sample (no top-k filter here unless asked). */
+export const DEFAULT_SAMPLING: SamplingParams = {
+  temperature: 1, topP: 1, topK: 0, minP: 0, maxNewTokens: 256, stop: [], eosTokenIds: [], seed: 0,
+};
+
+/** Why a completion ended. */
+export type FinishReason = "eos" | "stop" | "length";
+
+/** One completion. */
+export interface Sample {
+  /** Index of its prompt, and its index among that prompt's samples. */
+  prompt: number;
+  index: number;
+  tokens: number[];
+  text: string;
+  /** log p(token) under the temperature-1, unfiltered distribution, one per token. */
+  logprobs: number[];
+  finishReason: FinishReason;
+}
+
+/** The part of the policy the sampler drives (OrtPolicy implements it). */
+export interface StepModel {
+  readonly maxPositions: number;
+  readonly cfg: { vocabSize: number };
+  step(input: StepInput): Promise<StepOutput>;
+  repeatCache(cache: KvCache, repeats: number): KvCache;
+}
+
+/** Progress after each decoding step. */
+export interface SampleProgress {
+  step: number;
+  finished: number;
+  total: number;
+  /** Tokens generated so far over all samples. */
+  tokens: number;
+}
+
+/** Samples `n` completions of every prompt (token ids); `decode` turns ids into text for stop strings and results. */
+export async function sampleBatch(
+  model: StepModel,
+  prompts: readonly (readonly number[])[],
+  n: number,
+  params: SamplingParams,
+  decode: (ids: readonly number[]) => string,
+  onProgress?: (p: SampleProgress) => void,
+): Promise<Sample[]> {
+  checkParams(params, n);
+  if (prompts.length === 0) return [];
+  const V = model.cfg.vocabSize;
+  const maxLen = Math.max(...prompts.map((p) => p.length));
+  prompts.forEach((p, i) => {
+    if (p.length === 0) throw new Error(`prompt ${i} is empty`);
+  });
+  if (maxLen + params.maxNewTokens > model.maxPositions) {
+    throw new Error(`the longest prompt has ${maxLen} tokens; with maxNewTokens ${params.maxNewTokens} that exceeds the policy's maxPositions ${model.maxPositions}`);
+  }
+  // Left padding, so every row's next token is at the same column; pads sit at position 0, masked.
+  const pad = prompts.map((p) => maxLen - p.length);
+  const pre = await model.step({
+    ids: prompts.map((p, i) => [...new Array<number>(pad[i]).fill(0), ...p]),
+    mask: prompts.map((_, i) => Array.from({ length: maxLen }, (_, t) => (t < pad[i] ? 0 : 1))),
+    positions: prompts.map((_, i) => Array.from({ length: maxLen }, (_, t) => Math.max(0, t - pad[i]))),
+    past: null,
+    keep: 1,
+  });
+  let cache = model.repeatCache(pre.present, n);
+  const N = prompts.length * n;
+  let logits: Float32Array = new Float32Array(N * V);
+  for (let r = 0; r < N; r++) logits.set(pre.logits.subarray(Math.floor(r / n) * V, (Math.floor(r / n) + 1) * V), r * V);
+  const rows = Array.from({ length: N }, (_, r) => ({
+    prompt: Math.floor(r / n),
+    index: r % n,
+    rng: new Rng(rowSeed(params.seed, Math.floor(r / n), r % n)),
+    tokens: [] as number[],
+    logprobs: [] as number[],
+    text: "",
+    done: null as FinishReason | null,
+  }));
+  const mask = rows.map((row) => Array.from({ length: maxLen }, (_, t) => (t < pad[row.prompt] ? 0 : 1)));
+  const eos = new Set(params.eosTokenIds);
+  let generated = 0;
+  for (let step = 0; step < params.maxNewTokens; step++) {
+    for (const [r, row] of rows.entries()) {
+      if (row.done) continue;
+      const { token, logprob } = chooseToken(logits.subarray(r * V, (r + 1) * V), params, row.rng);
+      row.tokens.push(token);
+      row.logprobs.push(logprob);
+      generated++;
+      if (eos.has(token)) {
+        row.done = "eos";
+      } else if (params.stop.length) {
+        const text = decode(row.tokens);
+        const cut = firstStop(text, params.stop);
+        if (cut !== null) {
+          row.done = "stop";
+          row.text = text.slice(0, cut);
+        }
+      }
+      if (!row.done && row.tokens.length >= params.maxNewTokens) row.done = "length";
+    }
+    const finished = rows.filter((r) => r.done).length;
+    onProgress?.({ step: step + 1, finished, total: N, tokens: generated });
+    if (finished === N) break;
+    // Finished rows keep stepping (their outputs are ignored) so the batch stays rectangular.
+    for (const m of mask) m.push(1);
+    const out = await model.step({
+      ids: rows.map((row) => [row.tokens[row.tokens.length - 1]]),
+      mask,
+      positions: rows.map((row) => [prompts[row.prompt].length + row.tokens.length - 1]),
+      past: cache,
+      keep: 1,
+    });
+    cache = out.present;
+    logits = out.logits;
+  }
+  return rows.map((row) => {
+    const body = row.done === "eos" ? row.tokens.slice(0, -1) : row.tokens;
+    const text = row.done === "stop" ? row.text : decode(body);
+    return { prompt: row.prompt, index: row.index, tokens: row.tokens, text, logprobs: row.logprobs, finishReason: row.done ?? "length" };
+  });
+}
+
+function checkParams(p: SamplingParams, n: number): void {
+  const bad = (msg: string) => {
+    throw new Error(`sampling: ${msg}`);
+  };
+  if (!Number.isInteger(n) || n < 1) bad(`n must be a positive integer, got ${n}`);
+  if (!(p.temperature >= 0)) bad(`temperature must be >= 0, got ${p.temperature}`);
+  if (!(p.topP > 0 && p.topP <= 1)) bad(`topP must be in (0, 1], got ${p.topP}`);
+  if (!Number.isInteger(p.topK) || p.topK < 0) bad(`topK must be an integer >= 0, got ${p.topK}`);
+  if (!(p.minP >= 0 && p.minP <= 1)) bad(`minP must be in [0, 1], got ${p.minP}`);
+  if (!Number.isInteger(p.maxNewTokens) || p.maxNewTokens < 1) bad(`maxNewTokens must be a positive integer, got ${p.maxNewTokens}`);
+  if (p.stop.some((s) => s === "")) bad("stop strings must not be empty");
+}
+
+/** Seed of sample `index` of prompt `prompt`: independent of the batch it runs in. */
+export function rowSeed(seed: number, prompt: number, index: number): number {
+  return (Math.imul(seed >>> 0, 0x9e3779b1) ^ Math.imul(prompt + 1, 0x85ebca6b) ^ Math.imul(index + 1, 0xc2b2ae35)) >>> 0;
+}
+
+/** Index just past the earliest stop string in `text`, or null. */
+function firstStop(text: string, stop: readonly string[]): number | null {
+  let best: number | null = null;
+  for (const s of stop) {
+    const at = text.indexOf(s);
+    if (at >= 0 && (best === null || at + s.length < best)) best = at + s.length;
+  }
+  return best;
+}
+
+/** Relative probability below which tokens are dropped before sorting: their total mass is < V * e^-40, far below the RNG's 2^-32 resolution. */
+const NEGLIGIBLE_LOG_RATIO = -40;
+
+/**
+ * The sampling distribution over candidate ids after temperature, top-k, top-p and min-p (in that
+ * order, as transformers applies them), most probable first, probabilities summing to 1.
+ */
+export function samplingDistribution(logits: ArrayLike<number>, p: Pick<SamplingParams, "temperature" | "topK" | "topP" | "minP">): { ids: number[]; probs: number[] } {
+  const V = logits.length;
+  if (p.temperature === 0 || p.topK === 1) return { ids: [argmax(logits)], probs: [1] };
+  let mx = -Infinity;
+  for (let v = 0; v < V; v++) mx = Math.max(mx, logits[v]);
+  let ids: number[] = [];
+  const z: number[] = new Array(V);
+  for (let v = 0; v < V; v++) {
+    z[v] = (logits[v] - mx) / p.temperature;
+    if (z[v] >= NEGLIGIBLE_LOG_RATIO) ids.push(v);
+  }
+  ids.sort((a, b) => z[b] - z[a] || a - b);
+  if (p.topK > 0) ids = ids.slice(0, p.topK);
+  let probs = ids.map((v) => Math.exp(z[v]));
+  let total = probs.reduce((s, x) => s + x, 0);
+  if (p.topP < 1) {
+    // The smallest most-probable prefix whose mass reaches topP (the token crossing it is kept).
+    let acc = 0, keep = 0;
+    while (keep < ids.length && acc < p.topP * total) acc += probs[keep++];
+    ids = ids.slice(0, Math.max(1, keep));
+    probs = probs.slice(0, ids.length);
+  }
+  if (p.minP > 0) {
+    // probs[0] is the largest; the ratio test is the same before or after renormalising.
+    const floor = p.minP * probs[0];
+    const keep = Math.max(1, probs.filter((x) => x >= floor).length);
+    ids = ids.slice(0, keep);
+    probs = probs.slice(0, keep);
+  }
+  total = probs.reduce((s, x) => s + x, 0);
+  return { ids, probs: probs.map((x) => x / total) };
+}
+
+/** Draws one token from `logits` (V) and returns it with its log-probability under softmax(logits). */
+export function chooseToken(logits: Float32Array, p: SamplingParams, rng: Rng): { token: number; logprob: number } {
+  const dist = samplingDistribution(logits, p);
+  let token = dist.ids[0];
+  if (dist.ids.length > 1) {
+    const u = rng.next();
+    let acc = 0;
+    token = dist.ids[dist.ids.length - 1];
+    for (let i = 0; i < dist.ids.length; i++) {
+      acc += dist.probs[i];
+      if (u < acc) {
+        token = dist.ids[i];
+        break;
+      }
+    }
+  }
+  return { token, logprob: logSoftmaxAt(logits, token) };
+}
+
+/** Index of the largest value (the lowest index among ties). */
+export function argmax(x: ArrayLike<number>): number {
+  let best = 0;
+  for (let i = 1; i < x.length; i++) if (x[i] > x[best]) best = i;
+  return best;
+}
+
+/** log softmax(x)[i] in float64. */
+export function logSoftmaxAt(x: ArrayLike<number>, i: number): number {
+  let mx = -Infinity;
+  for (let v = 0; v < x.length; v++) mx = Math.max(mx, x[v]);
+  let z = 0;
+  for (let v = 0; v < x.length; v++) z += Math.exp(x[v] - mx);
+  return x[i] - mx - Math.log(z);
+}
