@@ -3,7 +3,7 @@ import { Rng } from "../../core/rng.ts";
 import { poison, readF32, requestGpu, storageBuffer } from "../device.ts";
 import { type AdamWHyper, encodeAdamW } from "./adamw.ts";
 import { adamwRef } from "./adamw.ref.ts";
-import { encodeGradNorm, gradStatsBuffer, readGradStats } from "./gradnorm.ts";
+import { encodeGradNorm, gradNormPartialsBytes, gradStatsBuffer, readGradStats } from "./gradnorm.ts";
 import { gradNormRef } from "./gradnorm.ref.ts";
 
 const gpu = await requestGpu();
@@ -43,8 +43,11 @@ async function step(ts: Tensor[], hp: AdamWHyper, maxNorm?: number) {
   const stats = maxNorm === undefined ? undefined : gradStatsBuffer(device);
   if (stats) poison(device, stats);
   const enc = device.createCommandEncoder({ label: "adamw-test" });
+  // The caller-provided partials scratch, poisoned: every slot must be written by pass 1.
+  const partials = storageBuffer(device, "partials", gradNormPartialsBytes(ts.map((t) => t.param.length)));
+  poison(device, partials);
   if (stats && maxNorm !== undefined) {
-    await encodeGradNorm(device, enc, bufs.map((b) => ({ buffer: b.grad, count: b.count })), stats, maxNorm);
+    await encodeGradNorm(device, enc, bufs.map((b) => ({ buffer: b.grad, count: b.count })), stats, maxNorm, partials);
   }
   for (const b of bufs) await encodeAdamW(device, enc, b, hp, stats);
   device.queue.submit([enc.finish()]);
@@ -55,6 +58,7 @@ async function step(ts: Tensor[], hp: AdamWHyper, maxNorm?: number) {
   }
   const st = stats ? await readGradStats(device, stats) : undefined;
   stats?.destroy();
+  partials.destroy();
   return { out, stats: st };
 }
 

@@ -28,9 +28,20 @@ export function gradStatsBuffer(device: GPUDevice, label = "grad-stats"): GPUBuf
   return buf;
 }
 
+/** Workgroups (partial slots) of pass 1 for a buffer of `count` values. */
+function groupsFor(count: number): number {
+  return Math.max(1, Math.min(MAX_GROUPS, Math.ceil(count / (WG * 4))));
+}
+
+/** Bytes of the partials scratch encodeGradNorm needs for gradient buffers of these sizes. */
+export function gradNormPartialsBytes(counts: readonly number[]): number {
+  return Math.max(1, counts.reduce((a, n) => a + groupsFor(n), 0)) * 8;
+}
+
 /**
  * Records the two-pass global norm of `grads` into `stats`, with clip = min(1, maxNorm /
- * (norm + 1e-6)) (no clipping when maxNorm <= 0) and the NaN/Inf flag.
+ * (norm + 1e-6)) (no clipping when maxNorm <= 0) and the NaN/Inf flag. `partials` (at least
+ * gradNormPartialsBytes) avoids a per-call allocation.
  */
 export async function encodeGradNorm(
   device: GPUDevice,
@@ -38,20 +49,25 @@ export async function encodeGradNorm(
   grads: readonly GradSlice[],
   stats: GPUBuffer,
   maxNorm: number,
+  partials?: GPUBuffer,
 ): Promise<void> {
   const partialPipeline = await computePipeline(device, "gradnorm_partial", partialSource, { WG });
   const finalPipeline = await computePipeline(device, "gradnorm_final", finalSource, { WG });
-  const groups = grads.map((g) => Math.max(1, Math.min(MAX_GROUPS, Math.ceil(g.count / (WG * 4)))));
+  const groups = grads.map((g) => groupsFor(g.count));
   const total = groups.reduce((a, b) => a + b, 0);
-  const partials = storageBuffer(device, "gradnorm-partials", Math.max(1, total) * 8);
+  const need = gradNormPartialsBytes(grads.map((g) => g.count));
+  if (partials && partials.size < need) {
+    throw new Error(`gradnorm: partials ${partials.label} has ${partials.size} bytes, needs ${need}`);
+  }
+  const scratch = partials ?? storageBuffer(device, "gradnorm-partials", need);
   let offset = 0;
   grads.forEach((g, k) => {
     const params = uniformBuffer(device, "gradnorm_partial-params", packParams("uu", [g.count, offset]));
-    dispatch(device, enc, partialPipeline, [g.buffer, partials, params], [groups[k]]);
+    dispatch(device, enc, partialPipeline, [g.buffer, scratch, params], [groups[k]]);
     offset += groups[k];
   });
   const params = uniformBuffer(device, "gradnorm_final-params", packParams("uf", [total, maxNorm]));
-  dispatch(device, enc, finalPipeline, [partials, stats, params], [1]);
+  dispatch(device, enc, finalPipeline, [scratch, stats, params], [1]);
 }
 
 /** Reads a stats buffer back (for logging; the optimizer itself never needs this round trip). */

@@ -55,10 +55,17 @@ function dwRowsPerSlice(rows: number): number {
   return Math.max(1, Math.ceil(rows / slices));
 }
 
+/** Bytes of the (S, C) scratch encodeRmsNormWeightGrad needs for `rows` x `C` (0: none). */
+export function rmsnormDwScratchBytes(rows: number, C: number): number {
+  const slices = Math.max(1, Math.ceil(rows / dwRowsPerSlice(rows)));
+  return slices === 1 ? 0 : slices * C * 4;
+}
+
 /**
  * Records dw (C) = sum over rows of dy * x * rstd; adds to dw when `accumulate`. Rows are split
  * into slices reduced by separate workgroups (then summed in slice order), so per-head norms
- * (C = D, R = N*H) still fill the GPU; the result is deterministic.
+ * (C = D, R = N*H) still fill the GPU; the result is deterministic. `scratch` (at least
+ * rmsnormDwScratchBytes) avoids a per-call allocation.
  */
 export async function encodeRmsNormWeightGrad(
   device: GPUDevice,
@@ -67,14 +74,18 @@ export async function encodeRmsNormWeightGrad(
   x: GPUBuffer,
   rstd: GPUBuffer,
   dw: GPUBuffer,
-  d: RmsNormDims & { accumulate?: boolean },
+  d: RmsNormDims & { accumulate?: boolean; scratch?: GPUBuffer },
 ): Promise<void> {
   const rowsPerSlice = dwRowsPerSlice(d.rows);
   const slices = Math.max(1, Math.ceil(d.rows / rowsPerSlice));
   const direct = slices === 1;
   const pipeline = await computePipeline(device, "rmsnorm_dw", dwSource, { ACCUMULATE: direct && d.accumulate ? 1 : 0 });
   const params = uniformBuffer(device, "rmsnorm_dw-params", packParams("uuu", [d.rows, d.C, rowsPerSlice]));
-  const out = direct ? dw : storageBuffer(device, "rmsnorm_dw-partials", slices * d.C * 4);
+  const need = slices * d.C * 4;
+  if (!direct && d.scratch && d.scratch.size < need) {
+    throw new Error(`rmsnorm dw: scratch ${d.scratch.label} has ${d.scratch.size} bytes, needs ${need}`);
+  }
+  const out = direct ? dw : (d.scratch ?? storageBuffer(device, "rmsnorm_dw-partials", need));
   dispatch(device, enc, pipeline, [dy, x, rstd, out, params], [Math.ceil(d.C / 64), slices]);
   if (direct) return;
   const reduce = await computePipeline(device, "rmsnorm_dw_reduce", dwReduceSource, { WG: 256, ACCUMULATE: d.accumulate ? 1 : 0 });
