@@ -1,4 +1,6 @@
+import initSqlJs from "sql.js";
 import { assert, assertEquals } from "../../tests/assert.ts";
+import { sharedDatasets } from "../../tests/shared.ts";
 import { resultsMatch } from "./compare.ts";
 import { Rng } from "./rng.ts";
 import { type AnswerCount, bestOfN, majAtK, passAtK, resultKey, vote, type VoteSample } from "./selfconsistency.ts";
@@ -126,7 +128,7 @@ function bruteMaj(answers: AnswerCount[], k: number): number {
       const c = new Array<number>(answers.length).fill(0);
       for (const i of pick) c[labels[i]]++;
       const top = Math.max(0, ...c.filter((_, j) => !answers[j].failed));
-      const tied = c.map((x, j) => j).filter((j) => !answers[j].failed && c[j] === top && top > 0);
+      const tied = c.map((_x, j) => j).filter((j) => !answers[j].failed && c[j] === top && top > 0);
       sum += tied.length ? tied.filter((j) => answers[j].correct).length / tied.length : 0;
       count++;
       return;
@@ -159,4 +161,50 @@ Deno.test("majAtK: exact enumeration equals brute force over all k-subsets; Mont
   const exact5 = bruteMaj(answers, 5);
   assert(!mc.exact && Math.abs(mc.value - exact5) < 0.01, `Monte Carlo ${mc.value} vs ${exact5}`);
   assertEquals(majAtK([{ count: 4, correct: true, failed: true }], 2).value, 0, "all failed scores 0");
+});
+
+Deno.test({
+  name: "vote on real Spider databases: rewrites of the gold query group with it, other answers do not",
+  ignore: sharedDatasets === null,
+  async fn() {
+    const root = `${sharedDatasets}/spider-train`;
+    const SQL = await initSqlJs({ wasmBinary: (await Deno.readFile(new URL("../../node_modules/sql.js/dist/sql-wasm.wasm", import.meta.url))).buffer });
+    const lines = (await Deno.readTextFile(`${root}/questions.jsonl`)).split("\n").filter((l) => l.trim()).slice(0, 150);
+    const qs = lines.map((l) => JSON.parse(l) as { db_id: string; query: string });
+    const byDb = new Map<string, typeof qs>();
+    for (const q of qs) byDb.set(q.db_id, [...(byDb.get(q.db_id) ?? []), q]);
+    let checked = 0;
+    for (const [db, group] of [...byDb].slice(0, 12)) {
+      const handle = new SQL.Database(await Deno.readFile(`${root}/database/${db}/${db}.sqlite`));
+      const run = (sql: string): ResultSet | null => {
+        try {
+          const r = handle.exec(sql);
+          return { columns: r[0]?.columns ?? [], rows: (r[0]?.values ?? []).map((row) => row.map((v) => v)), capped: false };
+        } catch {
+          return null;
+        }
+      };
+      for (let i = 0; i < group.length; i++) {
+        const gold = run(group[i].query);
+        if (gold === null) continue;
+        const inner = group[i].query.replace(/;\s*$/, "");
+        const samples: VoteSample[] = [
+          { result: run(`SELECT * FROM (${inner}) ORDER BY random()`) },
+          { result: run(`SELECT DISTINCT * FROM (${inner})`) },
+          { result: run(group[(i + 1) % group.length].query) },
+          { result: run(group[(i + 2) % group.length].query) },
+          { result: run("SELEC nonsense") },
+        ];
+        const r = vote(samples);
+        const expected = samples.map((s, j) => (s.result && resultsMatch(s.result, gold, "set") ? j : -1)).filter((j) => j >= 0);
+        assert(expected.includes(0) && expected.includes(1), `${db}: rewrites of ${inner} must match the gold result`);
+        assertEquals(r.winner?.members, expected, `${db}: ${inner}`);
+        assertEquals(r.winner?.key, resultKey(gold));
+        checked++;
+      }
+      handle.close();
+    }
+    assert(checked >= 120, `only ${checked} questions checked`);
+    console.log(`${checked} gold queries on ${Math.min(12, byDb.size)} Spider databases: votes grouped rewrites with the gold result`);
+  },
 });
