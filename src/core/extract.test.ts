@@ -9,6 +9,10 @@ Deno.test("extractSql: answer tag, plain and holding a sql block; the last tag w
     { sql: "SELECT 1", source: "answer-tag" },
   );
   assertEquals(extractSql("<answer>SELECT 1</answer> wait <ANSWER>SELECT 2</ANSWER>"), { sql: "SELECT 2", source: "answer-tag" });
+  assertEquals(extractSql("<answer>```sql\nSELECT 3;</answer>"), { sql: "SELECT 3", source: "answer-tag" }, "fence never closed");
+  assertEquals(extractSql("<answer>\n```sql SELECT 4 ```\n</answer>"), { sql: "SELECT 4", source: "answer-tag" }, "one-line fence");
+  assertEquals(extractSql("<answer>```SELECT 5```</answer>"), { sql: "SELECT 5", source: "answer-tag" });
+  assertEquals(extractSql("<answer>```sql```</answer>"), { sql: null, reason: "empty answer" });
   // The answer tag beats a later sql block in auto mode.
   assertEquals(extractSql("<answer>SELECT 1</answer>\n```sql\nSELECT 2\n```"), { sql: "SELECT 1", source: "answer-tag" });
 });

@@ -36,8 +36,7 @@ export function extractSql(completion: string, opts: { mode?: ExtractMode } = {}
   if (mode !== "sql-block") {
     const answer = lastAnswer(completion);
     if (answer !== null) {
-      const inner = lastBlock(answer);
-      const sql = clean(inner ?? answer);
+      const sql = clean(lastBlock(answer) ?? unfence(answer));
       return sql === "" ? { sql: null, reason: "empty answer" } : { sql, source: "answer-tag" };
     }
     if (mode === "answer-tag") return { sql: null, reason: "no answer tag" };
@@ -86,6 +85,13 @@ function lastBlock(text: string): string | null {
     if (lang === "" || lang === "sql" || lang === "sqlite") last = m[2];
   }
   return last;
+}
+
+// Inside an answer tag: a one-line fence, or a fence opened and never closed, still holds the SQL.
+function unfence(answer: string): string {
+  const oneLine = /^\s*```(?:(?:sql|sqlite)\b)?[ \t]*([^\n]*?)[ \t]*```\s*$/i.exec(answer);
+  if (oneLine) return oneLine[1];
+  return answer.replace(/^\s*```[^\n]*(\n|$)/, "").replace(/```\s*$/, "");
 }
 
 function clean(sql: string): string {
