@@ -1,6 +1,7 @@
 // The parameters of each notebook cell type. Defaults, ranges and validation live in
 // notebook-read.ts (a cell's defaults are what the reader makes of `{}`). Meaning of the RL knobs:
 // docs/recipe.md.
+import type { RewardSpec } from "./rewards.ts";
 
 /** A problem found while reading a document, at a JSON path like `cells[2].params.lr`. */
 export interface Issue {
@@ -59,28 +60,22 @@ export interface ModelParams {
   loraAlpha: number;
 }
 export interface PromptParams {
-  /** A template name known to the prompt builder. */
+  /** A template id of prompts.ts's PROMPT_TEMPLATES, e.g. "omnisql@1". */
   template: string;
   maxPromptTokens: number;
+  /** Example values per column in the schema before shrinking to fit (prompts.ts). */
+  examplesPerColumn: number;
+  /** Show natural column names and descriptions in the schema. */
+  descriptions: boolean;
   /** Include the question's external knowledge (BIRD evidence). */
   evidence: boolean;
 }
-/** Reward = weighted components, each reported separately. */
-export interface RewardSpec {
-  /** Reward when the result matches the gold result. */
-  execution: number;
-  /** Reward when the SQL runs but the result differs (partial credit, e.g. 0.1). */
-  executes: number;
-  /** Reward when no SQL is found, or it does not parse or run (a penalty when negative). */
-  invalid: number;
-  /** Weight of the format reward (answer/reasoning tags present and well formed). */
-  format: number;
-  /** Penalty per completion token beyond `lengthTarget` (0: off). */
-  lengthPenalty: number;
-  lengthTarget: number;
+/** The reward: rewards.ts's spec (weighted components, each reported on its own) and how results compare. */
+export interface RewardParams {
+  spec: RewardSpec;
+  /** compare.ts's mode: "set" is BIRD's rule. */
   comparison: (typeof COMPARISONS)[number];
 }
-export interface RewardParams { spec: RewardSpec }
 export interface EvaluateParams {
   split: string;
   /** Questions to evaluate (at most). */
@@ -95,6 +90,7 @@ export interface EvaluateParams {
 export interface SelectParams {
   /** Candidate models: "demo", Hugging Face repositories, or model folder URLs. */
   models: string[];
+  /** Candidate prompt template ids. */
   templates: string[];
   split: string;
   n: number;

@@ -18,10 +18,11 @@ import {
   LR_SCHEDULE_KINDS,
   MODEL_SOURCES,
   type ModelParams,
-  type RewardSpec,
   VOTES,
   WARMUP_METHODS,
 } from "./notebook-params.ts";
+import { PROMPT_TEMPLATES } from "./prompts.ts";
+import { REWARD_PRESETS, type RewardSpec, validateRewardSpec } from "./rewards.ts";
 
 /** True for a plain JSON object (not an array, not null). */
 export function isRecord(x: unknown): x is Record<string, unknown> {
@@ -134,11 +135,34 @@ export class Reader {
     return [...def];
   }
 
-  /** A nested object read by its own Reader (an empty one when absent or invalid). */
-  child(key: string): Reader {
+  /** A prompt template id known to prompts.ts, or the default. */
+  template(key: string, def: string): string {
+    const v = this.str(key, def, 200);
+    if (Object.hasOwn(PROMPT_TEMPLATES, v)) return v;
+    this.fail(key, `unknown prompt template ${show(v)} (known: ${Object.keys(PROMPT_TEMPLATES).join(", ")})`);
+    return def;
+  }
+
+  /** A non-empty list of known prompt template ids, or the default. */
+  templates(key: string, def: readonly string[]): string[] {
+    const v = this.strList(key, def, 16, 200);
+    const unknown = v.filter((t) => !Object.hasOwn(PROMPT_TEMPLATES, t));
+    if (unknown.length) this.fail(key, `unknown prompt templates ${unknown.map(show).join(", ")} (known: ${Object.keys(PROMPT_TEMPLATES).join(", ")})`);
+    else if (v.length === 0) this.fail(key, "needs at least one template");
+    else return v;
+    return [...def];
+  }
+
+  /** A reward spec checked by rewards.ts's validateRewardSpec, or the default preset. */
+  rewardSpec(key: string): RewardSpec {
     const v = this.get(key);
-    if (v !== undefined && !isRecord(v)) this.fail(key, `expected an object, got ${show(v)}`);
-    return new Reader(isRecord(v) ? v : {}, this.at(key), this.errors, this.warnings);
+    if (v === undefined) return structuredClone(DEFAULT_REWARD);
+    try {
+      return structuredClone(validateRewardSpec(v));
+    } catch (e) {
+      this.fail(key, e instanceof Error ? e.message : String(e));
+      return structuredClone(DEFAULT_REWARD);
+    }
   }
 
   /** Reports the fields that were never read (they are dropped). */
@@ -159,6 +183,9 @@ export function show(v: unknown): string {
 }
 
 const SPLIT = 64;
+const DEFAULT_TEMPLATE = "omnisql@1";
+/** Execution match plus -1 for SQL that is missing or does not parse or run (the Databricks recipe). */
+const DEFAULT_REWARD: RewardSpec = REWARD_PRESETS.databricks;
 
 /** The readers of each cell type's parameters. */
 export const PARAM_READERS: { readonly [K in CellType]: (r: Reader) => CellParams[K] } = {
@@ -196,21 +223,14 @@ export const PARAM_READERS: { readonly [K in CellType]: (r: Reader) => CellParam
     if (p.source === "url" && p.url === undefined) r.fail("url", 'required when source is "url"');
     return dropUndefined(p);
   },
-  prompt: (r) => ({ template: r.str("template", "default", MAX_TEXT), maxPromptTokens: r.num("maxPromptTokens", 1024, 16, 131072, true), evidence: r.bool("evidence", true) }),
-  reward: (r) => {
-    const s = r.child("spec");
-    const spec: RewardSpec = {
-      execution: s.num("execution", 1, -100, 100),
-      executes: s.num("executes", 0.1, -100, 100),
-      invalid: s.num("invalid", 0, -100, 100),
-      format: s.num("format", 0, -100, 100),
-      lengthPenalty: s.num("lengthPenalty", 0, 0, 100),
-      lengthTarget: s.num("lengthTarget", 256, 0, 1e6, true),
-      comparison: s.oneOf("comparison", COMPARISONS, "set"),
-    };
-    s.finish();
-    return { spec };
-  },
+  prompt: (r) => ({
+    template: r.template("template", DEFAULT_TEMPLATE),
+    maxPromptTokens: r.num("maxPromptTokens", 2048, 16, 131072, true),
+    examplesPerColumn: r.num("examplesPerColumn", 3, 0, 20, true),
+    descriptions: r.bool("descriptions", true),
+    evidence: r.bool("evidence", true),
+  }),
+  reward: (r) => ({ spec: r.rewardSpec("spec"), comparison: r.oneOf("comparison", COMPARISONS, "set") }),
   evaluate: (r) => ({
     split: r.str("split", "dev", SPLIT),
     n: r.num("n", 200, 1, 1e6, true),
@@ -222,7 +242,7 @@ export const PARAM_READERS: { readonly [K in CellType]: (r: Reader) => CellParam
   }),
   select: (r) => ({
     models: r.strList("models", ["demo"]),
-    templates: r.strList("templates", ["default"]),
+    templates: r.templates("templates", [DEFAULT_TEMPLATE]),
     split: r.str("split", "dev", SPLIT),
     n: r.num("n", 100, 1, 1e6, true),
     maxNewTokens: r.num("maxNewTokens", 256, 1, 32768, true),

@@ -14,6 +14,7 @@ import {
   validateParams,
 } from "./notebook.ts";
 import { CELL_TYPES } from "./notebook-params.ts";
+import { REWARD_PRESETS } from "./rewards.ts";
 import { Rng } from "./rng.ts";
 
 function throws(fn: () => unknown, pattern: RegExp): void {
@@ -31,6 +32,8 @@ function fullNotebook(): Notebook {
   for (const t of CELL_TYPES) doc = addCell(doc, t);
   doc = updateParams(doc, doc.cells[0].id, "markdown", { source: "# Hello\n<script>alert(1)</script>" });
   doc = updateParams(doc, doc.cells[2].id, "dataset", { source: "url", questionsUrl: "https://example.org/q.jsonl", dbRoot: "/data/spider/" });
+  doc = updateParams(doc, doc.cells[5].id, "reward", { spec: REWARD_PRESETS["reasoning-r1"], comparison: "bag" });
+  doc = updateParams(doc, doc.cells[7].id, "select", { templates: ["omnisql@1", "think-answer@1"], models: ["demo", "Qwen/Qwen2.5-Coder-0.5B-Instruct"] });
   return doc;
 }
 
@@ -74,9 +77,11 @@ Deno.test("parseNotebook: errors carry paths; unknown types, duplicates and vers
       { type: "markdown", id: "a" },
       { type: "model", id: "m", params: { source: "hub" } },
       { type: "dataset", id: "d", params: { source: "url", questionsUrl: "javascript:alert(1)" } },
-      { type: "reward", id: "r", params: { spec: { execution: "1", comparison: "fuzzy" } } },
+      { type: "reward", id: "r", params: { spec: { components: [{ name: "bogus", weight: 1 }] }, comparison: "fuzzy" } },
       "cell",
       { type: "evaluate", id: "bad id!" },
+      { type: "prompt", id: "p", params: { template: "mine@9" } },
+      { type: "select", id: "s", params: { templates: ["omnisql@1", "nope@1"] } },
     ],
   });
   assert(!r.ok);
@@ -92,11 +97,15 @@ Deno.test("parseNotebook: errors carry paths; unknown types, duplicates and vers
     "cells[4].params.questionsUrl",
     "cells[4].params.questionsUrl",
     "cells[4].params.dbRoot",
-    "cells[5].params.spec.execution",
-    "cells[5].params.spec.comparison",
+    "cells[5].params.spec",
+    "cells[5].params.comparison",
     "cells[6]",
     "cells[7].id",
+    "cells[8].params.template",
+    "cells[9].params.templates",
   ]);
+  assert(/unknown reward component "bogus"/.test(r.errors[10].message), r.errors[10].message);
+  assert(/unknown prompt template "mine@9"/.test(r.errors[14].message), r.errors[14].message);
   assert(/unknown cell type "shell"/.test(r.errors[4].message), r.errors[4].message);
   assert(/duplicate/.test(r.errors[5].message));
   const v = parseNotebook({ version: 2, cells: [] });
