@@ -3,7 +3,7 @@ import { assert, assertEquals } from "../../tests/assert.ts";
 import { sharedDatasets } from "../../tests/shared.ts";
 import { resultsMatch } from "./compare.ts";
 import { Rng } from "./rng.ts";
-import { type AnswerCount, bestOfN, majAtK, passAtK, resultKey, vote, type VoteSample } from "./selfconsistency.ts";
+import { type AnswerCount, bestOfN, majAtK, passAtK, resultKey, vote, type VoteSample, voteWeightingOf } from "./selfconsistency.ts";
 import type { ResultSet, SqlValue } from "./types.ts";
 
 const rs = (rows: SqlValue[][], capped = false): ResultSet => ({ columns: rows[0]?.map((_, i) => `c${i}`) ?? [], rows, capped });
@@ -84,6 +84,7 @@ Deno.test("vote: log-probability weighting (softmax of sums, exp of per-token me
   assertEquals(mean.winner?.key, resultKey(A));
   assert(Math.abs(mean.winner!.weight - 2 * Math.exp(-1)) < 1e-15);
   assertEquals(mean.winner?.representative, 0, "the heaviest member represents the group");
+  assertEquals([voteWeightingOf("count", "softmax"), voteWeightingOf("logprob", "softmax"), voteWeightingOf("logprob", "exp-mean")], ["count", "softmax-logprob", "exp-mean-logprob"]);
 });
 
 Deno.test("bestOfN: argmax, first on ties, NaN never wins", () => {

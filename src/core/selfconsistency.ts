@@ -42,6 +42,12 @@ export interface VoteSample {
  */
 export type VoteWeighting = "count" | "softmax-logprob" | "exp-mean-logprob";
 
+/** The weighting a self-consistency cell asks for (`vote`, `logprobWeight`). */
+export function voteWeightingOf(vote: "count" | "logprob", logprobWeight: "softmax" | "exp-mean"): VoteWeighting {
+  if (vote === "count") return "count";
+  return logprobWeight === "softmax" ? "softmax-logprob" : "exp-mean-logprob";
+}
+
 /** One group of samples with equal results. */
 export interface VoteGroup {
   /** The result key, or null for the group of failed executions. */
