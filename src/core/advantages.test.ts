@@ -114,6 +114,16 @@ Deno.test("FocusScheduler: JSON round trip continues the same sequence; all mast
   assertEquals(simulate(b, 10, 4, rate, new Rng(11)), simulate(a, 10, 4, rate, new Rng(11)));
   assertEquals(a.toJSON(), b.toJSON());
 
+  for (const bad of [null, {}, { ...saved, version: 2 }, { ...saved, rng: [0, 0, 0, 0] }, { ...saved, queue: ["nope"] }, { ...saved, history: { q1: { visits: "3" } } }]) {
+    let threw = false;
+    try {
+      FocusScheduler.fromJSON(bad);
+    } catch (e) {
+      threw = e instanceof Error && /fromJSON/.test(e.message);
+    }
+    assert(threw, `accepted ${JSON.stringify(bad).slice(0, 80)}`);
+  }
+
   const c = new FocusScheduler(["x", "y"], new Rng(1), { skipAfter: 1, revisitFraction: 0 });
   for (const id of c.nextBatch(2)) c.record(id, 3, 3);
   assertEquals(c.nextBatch(2), []);

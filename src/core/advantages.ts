@@ -164,9 +164,11 @@ export class FocusScheduler {
     this.ids = [...ids];
   }
 
-  /** Restores a scheduler saved with `toJSON()`. */
-  static fromJSON(state: FocusState): FocusScheduler {
-    if (state.version !== 1) throw new Error(`FocusScheduler: unknown state version ${String(state.version)}`);
+  /** Restores a scheduler saved with `toJSON()` (read back from a checkpoint: checked, throws on a bad state). */
+  static fromJSON(json: unknown): FocusScheduler {
+    const problem = focusStateProblem(json);
+    if (problem !== null || !isFocusState(json)) throw new Error(`FocusScheduler.fromJSON: ${problem ?? "bad state"}`);
+    const state = json;
     const s = new FocusScheduler(state.ids, new Rng(Uint32Array.from(state.rng)), state.options);
     s.queue = [...state.queue];
     s.epochNo = state.epoch;
@@ -269,4 +271,34 @@ export class FocusScheduler {
     }
     return w.length - 1;
   }
+}
+
+function isRecord(x: unknown): x is Record<string, unknown> {
+  return typeof x === "object" && x !== null && !Array.isArray(x);
+}
+
+const isNumArray = (x: unknown): x is number[] => Array.isArray(x) && x.every((v) => typeof v === "number" && Number.isFinite(v));
+const isStrArray = (x: unknown): x is string[] => Array.isArray(x) && x.every((v) => typeof v === "string");
+
+/** Type guard for a saved scheduler state. */
+export function isFocusState(x: unknown): x is FocusState {
+  return focusStateProblem(x) === null;
+}
+
+function focusStateProblem(x: unknown): string | null {
+  if (!isRecord(x)) return "not an object";
+  if (x.version !== 1) return `unknown state version ${JSON.stringify(x.version) ?? "(missing)"}`;
+  const o = x.options;
+  if (!isRecord(o) || !["skipAfter", "revisitFraction", "recheckProb", "historyLength"].every((k) => typeof o[k] === "number")) return "bad options";
+  if (!isStrArray(x.ids) || !isStrArray(x.queue)) return "ids and queue must be lists of strings";
+  const ids = new Set(x.ids);
+  if (!x.queue.every((id) => ids.has(id))) return "queue holds an unknown id";
+  if (typeof x.epoch !== "number" || !Number.isInteger(x.epoch) || x.epoch < 0) return "bad epoch";
+  if (!isNumArray(x.rng) || x.rng.length !== 4 || x.rng.every((w) => w === 0)) return "rng must be four 32-bit words, not all zero";
+  if (!isRecord(x.history)) return "bad history";
+  for (const [id, h] of Object.entries(x.history)) {
+    if (!ids.has(id)) return `history of unknown id ${id}`;
+    if (!isRecord(h) || typeof h.visits !== "number" || typeof h.solvedStreak !== "number" || !isNumArray(h.rates)) return `bad history of ${id}`;
+  }
+  return null;
 }
