@@ -16,6 +16,7 @@ import {
 import { CELL_TYPES } from "./notebook-params.ts";
 import { REWARD_PRESETS } from "./rewards.ts";
 import { Rng } from "./rng.ts";
+import { decodeShareHash, encodeShareHash } from "./share.ts";
 
 function throws(fn: () => unknown, pattern: RegExp): void {
   try {
@@ -182,4 +183,21 @@ Deno.test("actions: add, remove, move, update, collapse are pure and validated",
   assert(okForm.ok && okForm.params.N === 16 && okForm.params.logprobWeight === "exp-mean");
   const badForm = validateParams("selfconsistency", { N: 0 });
   assert(!badForm.ok && badForm.errors[0].path === "params.N");
+});
+
+Deno.test("shipped notebooks (notebooks/*.json) parse without errors or warnings and survive a share link", async () => {
+  const dir = new URL("../../notebooks/", import.meta.url);
+  let n = 0;
+  for await (const e of Deno.readDir(dir)) {
+    if (!e.name.endsWith(".json")) continue;
+    const raw: unknown = JSON.parse(await Deno.readTextFile(new URL(e.name, dir)));
+    const r = parseNotebook(raw);
+    assert(r.ok, `${e.name}: ${JSON.stringify(r)}`);
+    assertEquals(r.warnings, [], e.name);
+    const back = decodeShareHash(encodeShareHash(r.doc));
+    assert(back.ok, e.name);
+    assertEquals(back.doc, r.doc, e.name);
+    n++;
+  }
+  assert(n > 0, "no shipped notebooks found");
 });
