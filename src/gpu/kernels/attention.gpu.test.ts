@@ -1,7 +1,7 @@
 import { assert, assertClose } from "../../../tests/assert.ts";
 import { Rng } from "../../core/rng.ts";
 import { poison, readF32, requestGpu, storageBuffer } from "../device.ts";
-import { encodeAttentionBackward, encodeAttentionForward } from "./attention.ts";
+import { type AttentionOpts, encodeAttentionBackward, encodeAttentionForward } from "./attention.ts";
 import { attentionBackwardRef, attentionForwardRef, type AttentionDims } from "./attention.ref.ts";
 
 const gpu = await requestGpu();
@@ -24,7 +24,7 @@ function randomInputs(a: AttentionDims, seed: number): Inputs {
 }
 
 /** Runs forward and backward on the GPU with every output poisoned first. */
-async function run(a: AttentionDims, x: Inputs, lens: number[]) {
+async function run(a: AttentionDims, x: Inputs, lens: number[], opts: AttentionOpts = {}) {
   const { device } = gpu;
   const b = {
     q: storageBuffer(device, "q", x.q),
@@ -41,8 +41,8 @@ async function run(a: AttentionDims, x: Inputs, lens: number[]) {
   };
   for (const p of [b.o, b.lse, b.delta, b.dq, b.dk, b.dv]) poison(device, p);
   const enc = device.createCommandEncoder({ label: "attention-test" });
-  await encodeAttentionForward(device, enc, b, a);
-  await encodeAttentionBackward(device, enc, b, a);
+  await encodeAttentionForward(device, enc, b, a, opts);
+  await encodeAttentionBackward(device, enc, b, a, opts);
   device.queue.submit([enc.finish()]);
   const out = {
     o: await readF32(device, b.o),
@@ -56,12 +56,12 @@ async function run(a: AttentionDims, x: Inputs, lens: number[]) {
   return out;
 }
 
-async function check(a: AttentionDims, lens: number[], seed: number) {
+async function check(a: AttentionDims, lens: number[], seed: number, opts: AttentionOpts = {}) {
   const x = randomInputs(a, seed);
-  const got = await run(a, x, lens);
+  const got = await run(a, x, lens, opts);
   const want = attentionForwardRef(x.q, x.k, x.v, lens, a);
   const grad = attentionBackwardRef(x.q, x.k, x.v, lens, x.dout, a);
-  const tag = `${JSON.stringify(a)} lens ${lens}`;
+  const tag = `${JSON.stringify(a)} lens ${lens}${opts.workgroupBytes ? ` workgroup ${opts.workgroupBytes} B` : ""}`;
   const delta = new Float64Array(a.B * a.H * a.T); // (B, H, T) rowsum(dout * o), from the reference o
   for (let i = 0; i < want.o.length; i++) {
     const d = i % a.D;
@@ -88,6 +88,11 @@ Deno.test("attention forward and backward: odd sizes, GQA, ragged lengths, again
   await check({ B: 2, T: 33, H: 2, Hkv: 2, D: 64 }, [30, 33], 4);
   await check({ B: 1, T: 21, H: 4, Hkv: 2, D: 128 }, [19], 5);
   await check({ B: 1, T: 70, H: 3, Hkv: 3, D: 100 }, [70], 6);
+});
+
+Deno.test("attention: the smaller tiles a 16 KiB (or 8 KiB) workgroup-memory device gets", async () => {
+  await check({ B: 2, T: 40, H: 4, Hkv: 1, D: 128 }, [40, 23], 7, { workgroupBytes: 16384 });
+  await check({ B: 1, T: 29, H: 2, Hkv: 2, D: 96 }, [29], 8, { workgroupBytes: 8192 });
 });
 
 Deno.test("attention: padded positions do not change valid outputs, and receive zero gradient", async () => {

@@ -38,9 +38,15 @@ export interface AttentionBackwardBuffers {
 
 const TILE_CANDIDATES: ReadonlyArray<readonly [number, number]> = [[16, 16], [16, 8], [8, 16], [8, 8], [8, 4], [4, 4]];
 
+/** Options of both passes: the softmax scale (default 1/sqrt(D)) and a cap on workgroup memory (tests, tuning). */
+export interface AttentionOpts {
+  scale?: number;
+  workgroupBytes?: number;
+}
+
 /** The largest (rows per workgroup, rows per tile) pair whose workgroup memory (in f32 words) fits the device. */
-export function pickTiles(device: GPUDevice, words: (rows: number, tile: number) => number): readonly [number, number] {
-  const limit = device.limits.maxComputeWorkgroupStorageSize;
+export function pickTiles(device: GPUDevice, words: (rows: number, tile: number) => number, capBytes = Infinity): readonly [number, number] {
+  const limit = Math.min(device.limits.maxComputeWorkgroupStorageSize, capBytes);
   const fit = TILE_CANDIDATES.find(([a, b]) => words(a, b) * 4 <= limit);
   if (!fit) throw new Error(`attention: no tile size fits ${limit} bytes of workgroup memory`);
   return fit;
@@ -65,10 +71,12 @@ export async function encodeAttentionForward(
   enc: GPUCommandEncoder,
   buf: AttentionForwardBuffers,
   a: AttentionDims,
-  scale = 1 / Math.sqrt(a.D),
+  opts: AttentionOpts = {},
 ): Promise<void> {
+  const scale = opts.scale ?? 1 / Math.sqrt(a.D);
   validate(a);
-  const [BQ, BK] = pickTiles(device, (bq, bk) => bq * a.D + 2 * bk * a.D + bq * bk);
+  const ds = a.D + 1; // padded row stride of the workgroup tiles
+  const [BQ, BK] = pickTiles(device, (bq, bk) => bq * ds + 2 * bk * ds + bq * bk, opts.workgroupBytes);
   const pipeline = await computePipeline(device, "attention-forward", forwardSource, { D: a.D, BQ, BK });
   const dims = dimsUniform(device, "attention-forward-dims", a, scale);
   dispatch(device, enc, pipeline, [buf.q, buf.k, buf.v, buf.lens, buf.o, buf.lse, dims], [Math.ceil(a.T / BQ), a.H, a.B]);
@@ -80,18 +88,20 @@ export async function encodeAttentionBackward(
   enc: GPUCommandEncoder,
   buf: AttentionBackwardBuffers,
   a: AttentionDims,
-  scale = 1 / Math.sqrt(a.D),
+  opts: AttentionOpts = {},
 ): Promise<void> {
+  const scale = opts.scale ?? 1 / Math.sqrt(a.D);
   validate(a);
   const dims = dimsUniform(device, "attention-backward-dims", a, scale);
-  const [BQ, BK] = pickTiles(device, (bq, bk) => 2 * bq * a.D + 2 * bk * a.D + bq * bk + 2 * bq);
+  const ds = a.D + 1; // padded row stride of the workgroup tiles
+  const [BQ, BK] = pickTiles(device, (bq, bk) => 2 * bq * ds + 2 * bk * ds + bq * bk + 2 * bq, opts.workgroupBytes);
   const dq = await computePipeline(device, "attention-backward-dq", dqSource, { D: a.D, BQ, BK });
   dispatch(device, enc, dq, [buf.q, buf.k, buf.v, buf.o, buf.dout, buf.lse, buf.lens, buf.dq, buf.delta, dims], [
     Math.ceil(a.T / BQ),
     a.H,
     a.B,
   ]);
-  const [KR, QT] = pickTiles(device, (bk, bq) => 2 * bk * a.D + 2 * bq * a.D + 2 * bk * bq + 2 * bq);
+  const [KR, QT] = pickTiles(device, (bk, bq) => 2 * bk * ds + 2 * bq * ds + 2 * bk * bq + 2 * bq, opts.workgroupBytes);
   const dkv = await computePipeline(device, "attention-backward-dkv", dkvSource, { D: a.D, BK: KR, BQ: QT });
   dispatch(device, enc, dkv, [buf.q, buf.k, buf.v, buf.dout, buf.lse, buf.delta, buf.lens, buf.dk, buf.dv, dims], [
     Math.ceil(a.T / KR),

@@ -26,13 +26,14 @@ struct Dims {
 override D: u32 = 64u;   // head dim, at most LANES * DPT_MAX
 override BQ: u32 = 16u;  // query rows per workgroup
 override BK: u32 = 16u;  // keys per tile
+override DS: u32 = D + 1u; // row stride of the tiles: padded so rows fall in different banks
 const LANES: u32 = 16u;
 const DPT_MAX: u32 = 8u;
 const NEG: f32 = -1.0e30; // score of a masked pair; real scores are far above NEG / 2
 
-var<workgroup> qs: array<f32, BQ * D>;   // (BQ, D)
-var<workgroup> ks: array<f32, BK * D>;   // (BK, D)
-var<workgroup> vs: array<f32, BK * D>;   // (BK, D)
+var<workgroup> qs: array<f32, BQ * DS>;   // (BQ, DS)
+var<workgroup> ks: array<f32, BK * DS>;   // (BK, DS)
+var<workgroup> vs: array<f32, BK * DS>;   // (BK, DS)
 var<workgroup> ss: array<f32, BQ * BK>;  // (BQ, BK) scores of the tile
 
 @compute @workgroup_size(LANES, BQ)
@@ -53,7 +54,7 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec
     let tt = q0 + e / D;
     var x = 0.0;
     if (tt < len) { x = q[((b * dims.T + tt) * dims.H + h) * D + e % D]; }
-    qs[e] = x;
+    qs[(e / D) * DS + e % D] = x;
   }
   var m = NEG;
   var l = 0.0;
@@ -70,8 +71,8 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec
         kx = k[idx];
         vx = v[idx];
       }
-      ks[e] = kx;
-      vs[e] = vx;
+      ks[(e / D) * DS + e % D] = kx;
+      vs[(e / D) * DS + e % D] = vx;
     }
     workgroupBarrier();
     for (var e = tid; e < BQ * BK; e += nt) {
@@ -81,7 +82,7 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec
       var s = NEG;
       if (j <= q0 + rr && j < len) {
         var dot = 0.0;
-        for (var d = 0u; d < D; d++) { dot = fma(qs[rr * D + d], ks[c * D + d], dot); }
+        for (var d = 0u; d < D; d++) { dot = fma(qs[rr * DS + d], ks[c * DS + d], dot); }
         s = dot * dims.scale;
       }
       ss[e] = s;
@@ -99,7 +100,7 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec
         l += p;
         for (var i = 0u; i < dpt; i++) {
           let d = lane + LANES * i;
-          if (d < D) { acc[i] = fma(p, vs[c * D + d], acc[i]); }
+          if (d < D) { acc[i] = fma(p, vs[c * DS + d], acc[i]); }
         }
       }
     }

@@ -28,13 +28,14 @@ struct Dims {
 override D: u32 = 64u;
 override BK: u32 = 16u;  // key rows per workgroup
 override BQ: u32 = 8u;   // query rows per tile
+override DS: u32 = D + 1u; // row stride of the tiles: padded so rows fall in different banks
 const LANES: u32 = 16u;
 const DPT_MAX: u32 = 8u;
 
-var<workgroup> ks: array<f32, BK * D>;   // (BK, D)
-var<workgroup> vs: array<f32, BK * D>;   // (BK, D)
-var<workgroup> qs: array<f32, BQ * D>;   // (BQ, D)
-var<workgroup> dos: array<f32, BQ * D>;  // (BQ, D)
+var<workgroup> ks: array<f32, BK * DS>;   // (BK, DS)
+var<workgroup> vs: array<f32, BK * DS>;   // (BK, DS)
+var<workgroup> qs: array<f32, BQ * DS>;   // (BQ, DS)
+var<workgroup> dos: array<f32, BQ * DS>;  // (BQ, DS)
 var<workgroup> ps: array<f32, BK * BQ>;  // (BK, BQ) probabilities of the tile
 var<workgroup> dss: array<f32, BK * BQ>; // (BK, BQ) dS of the tile
 var<workgroup> rowL: array<f32, BQ>;
@@ -63,8 +64,8 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec
       kx = k[idx];
       vx = v[idx];
     }
-    ks[e] = kx;
-    vs[e] = vx;
+    ks[(e / D) * DS + e % D] = kx;
+    vs[(e / D) * DS + e % D] = vx;
   }
   var accK: array<f32, DPT_MAX>;
   var accV: array<f32, DPT_MAX>;
@@ -81,8 +82,8 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec
           qx = q[idx];
           dx = dout[idx];
         }
-        qs[e] = qx;
-        dos[e] = dx;
+        qs[(e / D) * DS + e % D] = qx;
+        dos[(e / D) * DS + e % D] = dx;
       }
       for (var e = tid; e < BQ; e += nt) {
         let tt = q0 + e;
@@ -106,8 +107,8 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec
           var s = 0.0;
           var dp = 0.0;
           for (var d = 0u; d < D; d++) {
-            s = fma(qs[rr * D + d], ks[c * D + d], s);
-            dp = fma(dos[rr * D + d], vs[c * D + d], dp);
+            s = fma(qs[rr * DS + d], ks[c * DS + d], s);
+            dp = fma(dos[rr * DS + d], vs[c * DS + d], dp);
           }
           p = exp(s * dims.scale - rowL[rr]);
           ds = p * (dp - rowDelta[rr]);
@@ -122,8 +123,8 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec
         for (var i = 0u; i < dpt; i++) {
           let d = lane + LANES * i;
           if (d < D) {
-            accV[i] = fma(p, dos[rr * D + d], accV[i]);
-            accK[i] = fma(ds, qs[rr * D + d], accK[i]);
+            accV[i] = fma(p, dos[rr * DS + d], accV[i]);
+            accK[i] = fma(ds, qs[rr * DS + d], accK[i]);
           }
         }
       }

@@ -28,13 +28,14 @@ struct Dims {
 override D: u32 = 64u;
 override BQ: u32 = 16u;
 override BK: u32 = 16u;
+override DS: u32 = D + 1u; // row stride of the tiles: padded so rows fall in different banks
 const LANES: u32 = 16u;
 const DPT_MAX: u32 = 8u;
 
-var<workgroup> qs: array<f32, BQ * D>;   // (BQ, D)
-var<workgroup> dos: array<f32, BQ * D>;  // (BQ, D)
-var<workgroup> ks: array<f32, BK * D>;   // (BK, D)
-var<workgroup> vs: array<f32, BK * D>;   // (BK, D)
+var<workgroup> qs: array<f32, BQ * DS>;   // (BQ, DS)
+var<workgroup> dos: array<f32, BQ * DS>;  // (BQ, DS)
+var<workgroup> ks: array<f32, BK * DS>;   // (BK, DS)
+var<workgroup> vs: array<f32, BK * DS>;   // (BK, DS)
 var<workgroup> ss: array<f32, BQ * BK>;  // (BQ, BK) dS of the tile
 var<workgroup> rowL: array<f32, BQ>;
 var<workgroup> rowDelta: array<f32, BQ>;
@@ -62,8 +63,8 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec
       qx = q[idx];
       dx = dout[idx];
     }
-    qs[e] = qx;
-    dos[e] = dx;
+    qs[(e / D) * DS + e % D] = qx;
+    dos[(e / D) * DS + e % D] = dx;
   }
   if (lane == 0u) {
     var dl = 0.0;
@@ -90,8 +91,8 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec
         kx = k[idx];
         vx = v[idx];
       }
-      ks[e] = kx;
-      vs[e] = vx;
+      ks[(e / D) * DS + e % D] = kx;
+      vs[(e / D) * DS + e % D] = vx;
     }
     workgroupBarrier();
     for (var e = tid; e < BQ * BK; e += nt) {
@@ -103,8 +104,8 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec
         var s = 0.0;
         var dp = 0.0;
         for (var d = 0u; d < D; d++) {
-          s = fma(qs[rr * D + d], ks[c * D + d], s);
-          dp = fma(dos[rr * D + d], vs[c * D + d], dp);
+          s = fma(qs[rr * DS + d], ks[c * DS + d], s);
+          dp = fma(dos[rr * DS + d], vs[c * DS + d], dp);
         }
         let p = exp(s * dims.scale - rowL[rr]);
         ds = p * (dp - rowDelta[rr]);
@@ -116,7 +117,7 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec
       let ds = ss[r * BK + c];
       for (var i = 0u; i < dpt; i++) {
         let d = lane + LANES * i;
-        if (d < D) { acc[i] = fma(ds, ks[c * D + d], acc[i]); }
+        if (d < D) { acc[i] = fma(ds, ks[c * DS + d], acc[i]); }
       }
     }
   }
