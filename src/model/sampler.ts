@@ -139,7 +139,8 @@ export async function sampleBatch(
   }
   return rows.map((row) => {
     const body = row.done === "eos" ? row.tokens.slice(0, -1) : row.tokens;
-    const text = row.done === "stop" ? row.text : decode(body);
+    // Some tokenizers (@huggingface/tokenizers) reject an empty id list.
+    const text = row.done === "stop" ? row.text : body.length ? decode(body) : "";
     return { prompt: row.prompt, index: row.index, tokens: row.tokens, text, logprobs: row.logprobs, finishReason: row.done ?? "length" };
   });
 }

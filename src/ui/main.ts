@@ -1,14 +1,19 @@
-// Page entry: restores the theme, loads the notebook and hands it to <rl-notebook>.
+// Page entry: restores the theme, opens the notebook (a share link, else the autosave, else the
+// built-in demo) and hands it to <rl-notebook>.
 import demo from "../../notebooks/demo.json";
+import { NotebookController } from "./notebook-controller.ts";
 import "./rl-notebook.ts";
-import type { NotebookView } from "./rl-notebook.ts";
 
-try {
-  const theme = localStorage.getItem("rlvr-theme");
-  if (theme === "light" || theme === "dark") document.documentElement.dataset.theme = theme;
-} catch {
-  // No storage: keep the system theme.
+function storage(): Storage | null {
+  try {
+    return localStorage;
+  } catch {
+    return null;
+  }
 }
 
+const theme = storage()?.getItem("rlvr-theme");
+if (theme === "light" || theme === "dark") document.documentElement.dataset.theme = theme;
+
 const el = document.querySelector("rl-notebook");
-if (el) el.doc = demo as NotebookView;
+if (el) el.controller = new NotebookController(demo, storage(), location.hash);

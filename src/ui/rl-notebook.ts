@@ -1,99 +1,193 @@
-// <rl-notebook>: renders the notebook document as an ordered list of cells. The document holds
-// parameters only; what a cell shows at run time lives in the cell elements, apart from it.
+// <rl-notebook>: the notebook — a toolbar (title, add cell, share, import/export, theme) and the
+// ordered cells, each with move/collapse/remove. The document changes only through the
+// controller's named actions; cells keep their own runtime state.
 import { css, html, LitElement, nothing } from "lit";
+import { addCell, type Cell, type CellId, moveCell, removeCell, setCollapsed, setTitle, updateParams } from "../core/notebook.ts";
+import { CELL_TYPES, type CellType } from "../core/notebook-params.ts";
+import type { NotebookController, ShareResult } from "./notebook-controller.ts";
 import "./rl-cell-gpu.ts";
 import "./rl-cell-markdown.ts";
+import "./rl-cell-params.ts";
+import type { ParamsChangeEvent } from "./rl-cell-params.ts";
 import { cellStyles } from "./styles.ts";
 
-/** The part of a notebook cell this element needs to lay it out. */
-export interface CellView {
-  id: string;
-  type: string;
-  collapsed?: boolean;
-  params?: Record<string, unknown>;
-}
-
-/** The part of a notebook document this element needs. */
-export interface NotebookView {
-  title: string;
-  cells: CellView[];
-}
-
-const CELL_TITLES: Record<string, string> = {
+const CELL_TITLES: Record<CellType, string> = {
   markdown: "Notes",
   gpu: "GPU",
+  dataset: "Dataset",
+  model: "Model",
+  prompt: "Prompt",
+  reward: "Reward",
+  evaluate: "Evaluate",
+  select: "Select model and prompt",
+  warmup: "Offline warm-up",
+  grpo: "GRPO (online RL)",
+  selfconsistency: "Self-consistency",
+  export: "Export",
 };
 
 export class RlNotebook extends LitElement {
-  static override properties = { doc: { attribute: false }, collapsed: { state: true } };
+  static override properties = {
+    controller: { attribute: false },
+    share: { state: true },
+    message: { state: true },
+    editing: { state: true },
+  };
   static override styles = [cellStyles, css`
-    :host { display: block; max-width: 980px; margin: 0 auto; padding: 16px 20px 64px; }
-    header { display: flex; align-items: baseline; gap: 12px; margin-bottom: 12px; }
-    header h1 { font-size: 20px; margin: 0; }
-    header .brand { color: var(--rl-accent); font-weight: 700; }
-    header .spacer { flex: 1; }
+    :host { display: block; max-width: 1040px; margin: 0 auto; padding: 12px 20px 64px; }
+    header { display: flex; flex-wrap: wrap; align-items: center; gap: 8px; margin-bottom: 12px; }
+    header .brand { color: var(--rl-accent); font-weight: 700; margin-right: 4px; }
+    header input.title { font: inherit; font-size: 19px; font-weight: 600; flex: 1 1 320px; min-width: 200px;
+      border: 1px solid transparent; background: transparent; color: var(--rl-text); padding: 2px 6px; border-radius: 4px; }
+    header input.title:hover, header input.title:focus { border-color: var(--rl-border); }
+    .bar { display: flex; gap: 6px; align-items: center; }
+    select { font: inherit; padding: 5px; border-radius: 6px; border: 1px solid var(--rl-border); background: var(--rl-surface); color: var(--rl-text); }
+    .banner { padding: 8px 12px; border-radius: 6px; margin-bottom: 10px; background: color-mix(in srgb, var(--rl-accent) 10%, transparent); border: 1px solid var(--rl-border); }
+    .banner.warn { background: color-mix(in srgb, var(--rl-warn) 14%, transparent); }
+    .share input { width: 100%; font-family: var(--rl-mono); font-size: 12px; }
     ol { list-style: none; padding: 0; margin: 0; display: grid; gap: 12px; }
     li.cell { background: var(--rl-surface); border: 1px solid var(--rl-border); border-radius: var(--rl-radius); }
-    .cell-head { display: flex; align-items: center; gap: 8px; padding: 6px 12px; border-bottom: 1px solid var(--rl-border); }
+    .cell-head { display: flex; align-items: center; gap: 6px; padding: 5px 10px; border-bottom: 1px solid var(--rl-border); }
     .cell-head .kind { font-size: 12px; text-transform: uppercase; letter-spacing: 0.06em; color: var(--rl-muted); }
     .cell-head .spacer { flex: 1; }
     .cell-head button { padding: 0 8px; font-size: 13px; }
-    .cell-body { padding: 12px 16px; }
+    .cell-body { padding: 12px 16px; display: grid; gap: 10px; }
     li.collapsed .cell-head { border-bottom: none; }
+    textarea.md { font-family: var(--rl-mono); font-size: 13px; width: 100%; min-height: 140px; box-sizing: border-box;
+      background: var(--rl-bg); color: var(--rl-text); border: 1px solid var(--rl-border); border-radius: 4px; }
   `];
 
-  /** The notebook to show. */
-  doc: NotebookView | null = null;
-  private collapsed = new Set<string>();
+  /** The page's notebook state. */
+  controller: NotebookController | null = null;
+  private share: ShareResult | null = null;
+  private message: string | null = null;
+  private editing = new Set<string>();
+  private readonly onChange = () => this.requestUpdate();
+
+  override updated(changed: Map<string, unknown>): void {
+    if (changed.has("controller")) {
+      (changed.get("controller") as NotebookController | undefined)?.removeEventListener("change", this.onChange);
+      this.controller?.addEventListener("change", this.onChange);
+    }
+  }
 
   override render() {
-    const doc = this.doc;
-    if (!doc) return html`<p class="muted">Loading notebook…</p>`;
+    const c = this.controller;
+    if (!c) return html`<p class="muted">Loading notebook…</p>`;
+    const doc = c.doc;
     return html`
       <header>
         <span class="brand">RLVR Lab</span>
-        <h1 data-testid="nb-title">${doc.title}</h1>
-        <span class="spacer"></span>
-        <button class="secondary" @click=${this.toggleTheme} title="Switch light/dark theme">Theme</button>
+        <input class="title" data-testid="nb-title" aria-label="Notebook title" .value=${doc.title}
+          @change=${(e: Event) => this.act((d) => setTitle(d, (e.target as HTMLInputElement).value))} />
+        <span class="bar">
+          <select data-testid="add-type" aria-label="Cell type to add">
+            ${CELL_TYPES.map((t) => html`<option value=${t}>${CELL_TITLES[t]}</option>`)}
+          </select>
+          <button class="secondary" data-testid="add-cell" @click=${this.addSelected}>Add cell</button>
+          <button class="secondary" data-testid="share" @click=${this.makeShare} title="Copy a link that carries this notebook's parameters">Share</button>
+          <button class="secondary" data-testid="export" @click=${this.exportFile}>Export</button>
+          <button class="secondary" data-testid="import" @click=${() => this.renderRoot.querySelector<HTMLInputElement>("#import-file")?.click()}>Import</button>
+          <input id="import-file" data-testid="import-file" type="file" accept=".json,application/json" hidden @change=${this.importFile} />
+          <button class="secondary" @click=${this.toggleTheme} title="Switch light/dark theme" aria-label="Switch theme">◐</button>
+        </span>
       </header>
-      <ol data-testid="cells">
-        ${doc.cells.map((c) => this.renderCell(c))}
-      </ol>`;
+      ${c.origin === "link" ? html`<div class="banner" data-testid="from-link">Opened from a shared link: it carries parameters only. Nothing runs until you run a cell yourself.</div>` : nothing}
+      ${c.notices.map((n) => html`<div class="banner warn" role="alert">${n}</div>`)}
+      ${this.message ? html`<div class="banner warn" role="alert" data-testid="message">${this.message}</div>` : nothing}
+      ${this.renderShare()}
+      <ol data-testid="cells">${doc.cells.map((cell, i) => this.renderCell(cell, i, doc.cells.length))}</ol>`;
   }
 
-  private renderCell(c: CellView) {
-    const isCollapsed = this.collapsed.has(c.id) || (c.collapsed === true && !this.collapsed.has(`open:${c.id}`));
-    return html`<li class="cell ${isCollapsed ? "collapsed" : ""}" data-cell-type=${c.type} data-cell-id=${c.id}>
+  private renderShare() {
+    const s = this.share;
+    if (!s) return nothing;
+    if (s.kind === "too-long") {
+      return html`<div class="banner warn share" data-testid="share-too-long">This notebook needs a ${s.length.toLocaleString()}-character link, over the
+        ${s.limit.toLocaleString()} characters links reliably survive. <button class="secondary" @click=${this.exportFile}>Download it as a file</button> to share it instead.</div>`;
+    }
+    return html`<div class="banner share">Share link (${s.length.toLocaleString()} characters; parameters only — no results, data or weights):
+      <input readonly data-testid="share-url" .value=${s.url} @focus=${(e: Event) => (e.target as HTMLInputElement).select()} /></div>`;
+  }
+
+  private renderCell(cell: Cell, i: number, n: number) {
+    const editing = this.editing.has(cell.id);
+    return html`<li class="cell ${cell.collapsed ? "collapsed" : ""}" data-cell-type=${cell.type} data-cell-id=${cell.id}>
       <div class="cell-head">
-        <span class="kind">${CELL_TITLES[c.type] ?? c.type}</span>
+        <span class="kind">${CELL_TITLES[cell.type]}</span>
         <span class="spacer"></span>
-        <button class="secondary" aria-expanded=${!isCollapsed} @click=${() => this.toggle(c, isCollapsed)}>${isCollapsed ? "Expand" : "Collapse"}</button>
+        ${cell.type === "markdown" ? html`<button class="secondary" data-testid="edit" @click=${() => this.toggleEdit(cell.id)}>${editing ? "Done" : "Edit"}</button>` : nothing}
+        <button class="secondary" aria-label="Move up" ?disabled=${i === 0} @click=${() => this.act((d) => moveCell(d, cell.id, i - 1))}>↑</button>
+        <button class="secondary" aria-label="Move down" ?disabled=${i === n - 1} @click=${() => this.act((d) => moveCell(d, cell.id, i + 1))}>↓</button>
+        <button class="secondary" aria-expanded=${!cell.collapsed} @click=${() => this.act((d) => setCollapsed(d, cell.id, !cell.collapsed))}>${cell.collapsed ? "Expand" : "Collapse"}</button>
+        <button class="secondary" aria-label="Remove cell" data-testid="remove" @click=${() => this.act((d) => removeCell(d, cell.id))}>✕</button>
       </div>
-      ${isCollapsed ? nothing : html`<div class="cell-body">${this.renderBody(c)}</div>`}
+      ${cell.collapsed ? nothing : html`<div class="cell-body">${this.renderBody(cell, editing)}</div>`}
     </li>`;
   }
 
-  private renderBody(c: CellView) {
-    switch (c.type) {
+  private renderBody(cell: Cell, editing: boolean) {
+    switch (cell.type) {
       case "markdown":
-        return html`<rl-cell-markdown .source=${String(c.params?.source ?? "")}></rl-cell-markdown>`;
+        return editing
+          ? html`<textarea class="md" aria-label="Markdown source" .value=${cell.params.source}
+              @change=${(e: Event) => this.act((d) => updateParams(d, cell.id, "markdown", { source: (e.target as HTMLTextAreaElement).value }))}></textarea>`
+          : html`<rl-cell-markdown .source=${cell.params.source}></rl-cell-markdown>`;
       case "gpu":
         return html`<rl-cell-gpu></rl-cell-gpu>`;
       default:
-        return html`<p class="muted">This build cannot show a <code>${c.type}</code> cell yet; its parameters are kept in the document.</p>`;
+        return html`<rl-cell-params .cell=${cell} @params-change=${(e: ParamsChangeEvent) => this.act((d) => updateParams(d, cell.id, cell.type, e.params as never))}></rl-cell-params>
+          <p class="muted" data-testid="not-runnable">Running a ${CELL_TITLES[cell.type]} cell is not part of this build yet; its parameters are saved with the notebook and travel in share links.</p>`;
     }
   }
 
-  private toggle(c: CellView, isCollapsed: boolean): void {
-    const next = new Set(this.collapsed);
-    if (isCollapsed) {
-      next.delete(c.id);
-      next.add(`open:${c.id}`);
-    } else {
-      next.add(c.id);
-      next.delete(`open:${c.id}`);
+  /** Applies an action; its error is shown and the document is left as it was. */
+  private act(action: Parameters<NotebookController["apply"]>[0]): void {
+    try {
+      this.controller?.apply(action);
+      this.message = null;
+    } catch (e) {
+      this.message = e instanceof Error ? e.message : String(e);
     }
-    this.collapsed = next;
+  }
+
+  private toggleEdit(id: CellId): void {
+    const next = new Set(this.editing);
+    if (next.has(id)) next.delete(id);
+    else next.add(id);
+    this.editing = next;
+  }
+
+  private addSelected(): void {
+    const type = this.renderRoot.querySelector<HTMLSelectElement>("[data-testid=add-type]")?.value as CellType | undefined;
+    if (type) this.act((d) => addCell(d, type));
+  }
+
+  private makeShare(): void {
+    if (!this.controller) return;
+    this.share = this.controller.share(location.href);
+    if (this.share.kind === "link") {
+      history.replaceState(null, "", this.share.url);
+      navigator.clipboard?.writeText(this.share.url).catch(() => undefined);
+    }
+  }
+
+  private exportFile(): void {
+    if (!this.controller) return;
+    const blob = new Blob([this.controller.exportText()], { type: "application/json" });
+    const a = document.createElement("a");
+    a.href = URL.createObjectURL(blob);
+    a.download = `${this.controller.doc.title.replace(/[^\w.-]+/g, "_").slice(0, 80) || "notebook"}.rlvr.json`;
+    a.click();
+    setTimeout(() => URL.revokeObjectURL(a.href), 10_000);
+  }
+
+  private async importFile(e: Event): Promise<void> {
+    const input = e.target as HTMLInputElement;
+    const file = input.files?.[0];
+    input.value = "";
+    if (!file || !this.controller) return;
+    this.message = this.controller.importText(await file.text(), file.name);
   }
 
   private toggleTheme(): void {
@@ -103,7 +197,7 @@ export class RlNotebook extends LitElement {
     try {
       localStorage.setItem("rlvr-theme", root.dataset.theme);
     } catch {
-      // Storage may be unavailable (private mode); the theme then lasts for this visit only.
+      // No storage: the theme lasts for this visit.
     }
   }
 }
