@@ -51,15 +51,21 @@ async function encode(
   out: GPUBuffer,
   N: number,
   outCols: number,
+  accumulate: boolean,
 ): Promise<void> {
   const { nb, zpBytes } = q4Geometry(w.K);
-  const pipeline = await computePipeline(device, name, source, { HAS_ZP: w.zeroPoints ? 1 : 0 });
+  const pipeline = await computePipeline(device, name, source, { HAS_ZP: w.zeroPoints ? 1 : 0, ACCUMULATE: accumulate ? 1 : 0 });
   const dims = uniformBuffer(device, `${name}-dims`, new Uint32Array([N, w.K, w.Nout, nb, zpBytes, 0, 0, 0]));
   const zp = w.zeroPoints ?? dummyZp(device);
   dispatch(device, enc, pipeline, [input, w.packed, w.scales, zp, out, dims], [Math.ceil(outCols / 64), Math.ceil(N / 64)]);
 }
 
-/** Records y (N, Nout) = x (N, K) @ dequant(W)^T; y is overwritten. */
+/** Output handling: overwrite (default) or add into the output buffer (a LoRA path, a residual gradient). */
+export interface Q4MatmulOpts {
+  accumulate?: boolean;
+}
+
+/** Records y (N, Nout) (+)= x (N, K) @ dequant(W)^T. */
 export function encodeQ4Matmul(
   device: GPUDevice,
   enc: GPUCommandEncoder,
@@ -67,11 +73,12 @@ export function encodeQ4Matmul(
   w: Q4WeightGpu,
   y: GPUBuffer,
   N: number,
+  opts: Q4MatmulOpts = {},
 ): Promise<void> {
-  return encode(device, enc, "q4matmul", forwardSource, x, w, y, N, w.Nout);
+  return encode(device, enc, "q4matmul", forwardSource, x, w, y, N, w.Nout, opts.accumulate ?? false);
 }
 
-/** Records dx (N, K) = dy (N, Nout) @ dequant(W), the gradient through a frozen q4 weight; dx is overwritten. */
+/** Records dx (N, K) (+)= dy (N, Nout) @ dequant(W), the gradient through a frozen q4 weight. */
 export function encodeQ4MatmulTransposed(
   device: GPUDevice,
   enc: GPUCommandEncoder,
@@ -79,6 +86,7 @@ export function encodeQ4MatmulTransposed(
   w: Q4WeightGpu,
   dx: GPUBuffer,
   N: number,
+  opts: Q4MatmulOpts = {},
 ): Promise<void> {
-  return encode(device, enc, "q4matmul_t", transposedSource, dy, w, dx, N, w.K);
+  return encode(device, enc, "q4matmul_t", transposedSource, dy, w, dx, N, w.K, opts.accumulate ?? false);
 }

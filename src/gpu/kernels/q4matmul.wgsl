@@ -21,6 +21,7 @@ struct Dims {
 @group(0) @binding(5) var<uniform> dims: Dims;
 
 override HAS_ZP: bool = false;
+override ACCUMULATE: bool = false; // add into the output instead of overwriting it
 
 const TS: u32 = 64u; // output tile edge
 const TK: u32 = 32u; // one quantisation block of K
@@ -87,7 +88,9 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec
     for (var q = 0u; q < RT; q++) {
       let nn = col0 + lid.x * RT + q;
       if (nn >= dims.Nout) { continue; }
-      y[m * dims.Nout + nn] = acc[r * RT + q];
+      var val = acc[r * RT + q];
+      if (ACCUMULATE) { val += y[m * dims.Nout + nn]; }
+      y[m * dims.Nout + nn] = val;
     }
   }
 }

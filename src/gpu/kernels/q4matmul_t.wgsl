@@ -21,6 +21,7 @@ struct Dims {
 @group(0) @binding(5) var<uniform> dims: Dims;
 
 override HAS_ZP: bool = false;
+override ACCUMULATE: bool = false; // add into the output instead of overwriting it
 
 const TS: u32 = 64u; // output tile edge
 const TN: u32 = 32u; // rows of W (outputs of the forward) per step
@@ -89,7 +90,9 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec
     for (var q = 0u; q < RT; q++) {
       let kk = col0 + lid.x * RT + q;
       if (kk >= dims.K) { continue; }
-      dx[m * dims.K + kk] = acc[r * RT + q];
+      var val = acc[r * RT + q];
+      if (ACCUMULATE) { val += dx[m * dims.K + kk]; }
+      dx[m * dims.K + kk] = val;
     }
   }
 }
