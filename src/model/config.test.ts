@@ -81,6 +81,7 @@ Deno.test("config: unsupported architectures name themselves and list the suppor
   await assertRejects(() => parseConfig({ ...QWEN25_05B, architectures: ["Qwen2ForSequenceClassification"] }), /Qwen2ForSequenceClassification.*Qwen2ForCausalLM/);
   await assertRejects(() => parseConfig({ ...LLAMA32_1B, rope_scaling: { rope_type: "yarn", factor: 4 } }), /rope_scaling type "yarn"/);
   await assertRejects(() => parseConfig({ ...QWEN25_05B, use_sliding_window: true }), /sliding/);
+  await assertRejects(() => parseConfig({ ...SMOLLM2_135M, attention_bias: true }), /attention_bias is true for llama/);
   await assertRejects(() => parseConfig({ ...QWEN25_05B, hidden_size: undefined }), /hidden_size is missing/);
 });
 

@@ -41,7 +41,7 @@ export interface ModelConfig {
   ropeTheta: number;
   ropeScaling?: RopeScaling;
   tieWordEmbeddings: boolean;
-  /** Biases on q, k and v projections (never on o): Qwen2 always, Llama when `attention_bias`. */
+  /** Biases on q, k and v projections (never on o): Qwen2 always; Llama and Qwen3 never. */
   attentionBias: boolean;
   /** Qwen3's per-head RMSNorm on queries and keys before RoPE. */
   qkNorm: boolean;
@@ -122,7 +122,10 @@ export function parseConfig(json: unknown): ModelConfig {
   if (act !== "silu") throw new Error(`config.json: hidden_act ${JSON.stringify(act)} is not supported (only silu)`);
   const headDim = num(json, "head_dim", hiddenSize / numHeads);
   if (!Number.isInteger(headDim) || headDim % 2 !== 0) throw new Error(`config.json: head_dim ${headDim} must be an even integer`);
-  const attentionBias = arch === "qwen2" ? true : json.attention_bias === true;
+  // Llama and Qwen3 put attention_bias on all four projections, o included; no published
+  // checkpoint of theirs sets it, so it is refused rather than carried as a fifth bias.
+  if (arch !== "qwen2" && json.attention_bias === true) throw new Error(`config.json: attention_bias is true for ${arch}; biases on ${arch} attention projections are not supported`);
+  const attentionBias = arch === "qwen2";
   return {
     arch,
     vocabSize: num(json, "vocab_size"),

@@ -18,8 +18,6 @@ export interface TinyOptions {
   tieWordEmbeddings?: boolean;
   ropeTheta?: number;
   ropeScaling?: RopeScaling;
-  /** Attention biases for Llama (Qwen2 always has them, Qwen3 never). */
-  attentionBias?: boolean;
 }
 
 /** A tiny model: its config.json object, the normalised config and float32 weights. */
@@ -53,7 +51,7 @@ export function makeTinyModel(arch: Arch, o: TinyOptions): TinyModel {
     ropeTheta: o.ropeTheta ?? 10000,
     ropeScaling: o.ropeScaling,
     tieWordEmbeddings: o.tieWordEmbeddings ?? d.tie,
-    attentionBias: arch === "qwen2" ? true : arch === "llama" ? (o.attentionBias ?? false) : false,
+    attentionBias: arch === "qwen2",
     qkNorm: arch === "qwen3",
     maxPositionEmbeddings: 2048,
     bosTokenId: arch === "llama" ? TINY_SPECIALS["<|endoftext|>"] : null,
