@@ -21,6 +21,8 @@ interface Case {
   entropy: boolean;
   fullFinetune: boolean;
   seed: number;
+  /** Start dh and dW from random values and add into them (bwd.accumulateDh / accumulateDw). */
+  accumulate?: boolean;
 }
 
 async function check(c: Case) {
@@ -32,6 +34,8 @@ async function check(c: Case) {
   const targets = new Uint32Array(d.N).map((_, n) => (n === 1 ? IGNORE : n === 2 ? d.V - 1 : rng.int(d.V)));
   const g = rng.uniformArray(d.N);
   const gEnt = rng.uniformArray(d.N);
+  const dh0 = rng.uniformArray(d.N * d.C);
+  const dw0 = rng.uniformArray(d.V * d.C);
   const b = {
     h: storageBuffer(device, "h", h),
     w: storageBuffer(device, "w", w),
@@ -43,10 +47,11 @@ async function check(c: Case) {
     entropy: storageBuffer(device, "entropy", d.N * 4),
     partials: storageBuffer(device, "partials", lmheadPartialsBytes(d, c.fwd)),
     scratch: storageBuffer(device, "scratch", lmheadScratchBytes(device, d, c.bwd)),
-    dh: storageBuffer(device, "dh", d.N * d.C * 4),
-    dw: storageBuffer(device, "dw", d.V * d.C * 4),
+    dh: storageBuffer(device, "dh", c.accumulate ? dh0 : d.N * d.C * 4),
+    dw: storageBuffer(device, "dw", c.accumulate ? dw0 : d.V * d.C * 4),
   };
-  for (const x of [b.logp, b.lse, b.entropy, b.partials, b.scratch, b.dh, b.dw]) poison(device, x);
+  for (const x of [b.logp, b.lse, b.entropy, b.partials, b.scratch]) poison(device, x);
+  if (!c.accumulate) for (const x of [b.dh, b.dw]) poison(device, x);
   const enc = device.createCommandEncoder({ label: "lmhead-test" });
   await encodeLmheadForward(device, enc, b, d, c.fwd);
   await encodeLmheadBackward(
@@ -54,12 +59,16 @@ async function check(c: Case) {
     enc,
     { ...b, gEnt: c.entropy ? b.gEnt : undefined, dw: c.fullFinetune ? b.dw : undefined },
     d,
-    c.bwd,
+    { ...c.bwd, accumulateDh: c.accumulate, accumulateDw: c.accumulate },
   );
   device.queue.submit([enc.finish()]);
-  const want = lmheadForwardRef(h, w, targets, d);
-  const grad = lmheadBackwardRef(h, w, targets, g, c.entropy ? gEnt : undefined, d);
-  const tag = `${JSON.stringify(d)} ${JSON.stringify(c.fwd)} ${JSON.stringify(c.bwd)} entropy ${c.entropy}`;
+  const want = lmheadForwardRef(h, w, targets, d, c.fwd.scale);
+  const grad = lmheadBackwardRef(h, w, targets, g, c.entropy ? gEnt : undefined, d, c.bwd.scale);
+  if (c.accumulate) {
+    grad.dh.forEach((v, i) => (grad.dh[i] = v + dh0[i]));
+    grad.dw.forEach((v, i) => (grad.dw[i] = v + dw0[i]));
+  }
+  const tag = `${JSON.stringify(d)} ${JSON.stringify(c.fwd)} ${JSON.stringify(c.bwd)} entropy ${c.entropy}${c.accumulate ? " accumulate" : ""}`;
   const tol = { atol: 1e-4, rtol: 1e-4 };
   const e = [
     assertClose(await readF32(device, b.logp), want.logp, { ...tol, name: `logp ${tag}` }),
@@ -79,6 +88,9 @@ Deno.test("lmhead forward and backward: odd C, V not a multiple of the slice or 
   await check({ d: { N: 37, C: 45, V: 300 }, fwd: { vocabPerGroup: 128 }, bwd: { chunk: 128 }, entropy: true, fullFinetune: true, seed: 3 });
   await check({ d: { N: 70, C: 33, V: 1001 }, fwd: {}, bwd: {}, entropy: true, fullFinetune: false, seed: 4 });
   await check({ d: { N: 5, C: 130, V: 515 }, fwd: { vocabPerGroup: 192 }, bwd: { chunk: 192 }, entropy: true, fullFinetune: true, seed: 5 });
+  // Logits at temperature 0.7 (scale 1/0.7), as policy-gradient losses over sampled tokens use.
+  await check({ d: { N: 21, C: 40, V: 333 }, fwd: { vocabPerGroup: 128, scale: 1 / 0.7 }, bwd: { chunk: 64, scale: 1 / 0.7 }, entropy: true, fullFinetune: true, seed: 7 });
+  await check({ d: { N: 9, C: 17, V: 150 }, fwd: { vocabPerGroup: 64 }, bwd: { chunk: 64 }, entropy: false, fullFinetune: true, seed: 8, accumulate: true });
 });
 
 Deno.test("lmhead: W larger than one storage binding is streamed through windows", async () => {

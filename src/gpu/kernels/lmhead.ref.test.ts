@@ -16,7 +16,7 @@ function numericGrad(x: Float64Array, loss: () => number, eps = 1e-5): Float64Ar
   return g;
 }
 
-Deno.test("lmhead reference: dh and dW match central finite differences (logp and entropy terms, ignored row)", () => {
+Deno.test("lmhead reference: dh and dW match central finite differences (logp and entropy terms, ignored row, logit scale)", () => {
   const d: LmHeadDims = { N: 4, C: 3, V: 7 };
   const rng = new Rng(3);
   const h = Float64Array.from(rng.uniformArray(d.N * d.C, -2, 2));
@@ -24,13 +24,14 @@ Deno.test("lmhead reference: dh and dW match central finite differences (logp an
   const targets = [0, 6, 3, 0xffffffff];
   const g = rng.uniformArray(d.N);
   const gEnt = rng.uniformArray(d.N);
+  const scale = 0.8;
   const loss = () => {
-    const r = lmheadForwardRef(h, w, targets, d);
+    const r = lmheadForwardRef(h, w, targets, d, scale);
     let s = 0;
     for (let n = 0; n < d.N; n++) s += g[n] * r.logp[n] + gEnt[n] * r.entropy[n];
     return s;
   };
-  const got = lmheadBackwardRef(h, w, targets, g, gEnt, d);
+  const got = lmheadBackwardRef(h, w, targets, g, gEnt, d, scale);
   assertClose(got.dh, numericGrad(h, loss), { atol: 1e-8, rtol: 1e-6, name: "dh" });
   assertClose(got.dw, numericGrad(w, loss), { atol: 1e-8, rtol: 1e-6, name: "dW" });
 });

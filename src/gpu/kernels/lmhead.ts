@@ -35,14 +35,16 @@ export interface LmHeadBackwardBuffers {
   scratch: GPUBuffer;
 }
 
-/** Tuning of the forward: vocabulary columns per workgroup (a multiple of 64). */
+/** Forward options: vocabulary columns per workgroup (a multiple of 64) and the logit multiplier (1 / temperature). */
 export interface LmHeadForwardOpts {
   vocabPerGroup?: number;
+  scale?: number;
 }
 
-/** Tuning of the backward: vocabulary rows per chunk (a multiple of 64) and whether dh / dw add to their contents. */
+/** Backward options: vocabulary rows per chunk (a multiple of 64), the forward's logit multiplier, whether dh / dw add to their contents. */
 export interface LmHeadBackwardOpts {
   chunk?: number;
+  scale?: number;
   accumulateDh?: boolean;
   accumulateDw?: boolean;
 }
@@ -109,7 +111,9 @@ export async function encodeLmheadForward(
   const partial = await computePipeline(device, "lmhead-partials", partialSource);
   for (let vStart = 0; vStart < d.V; vStart += window) {
     const vCount = Math.min(window, d.V - vStart);
-    const dims = uniformBuffer(device, "lmhead-partials-dims", new Uint32Array([d.N, d.C, vStart, vCount, VS, nSplit, vStart / VS, 0]));
+    const u = new Uint32Array([d.N, d.C, vStart, vCount, VS, nSplit, vStart / VS, 0]);
+    new Float32Array(u.buffer)[7] = o.scale ?? 1;
+    const dims = uniformBuffer(device, "lmhead-partials-dims", u);
     bind(device, enc, partial, [{ buffer: buf.h }, rows(buf.w, d.C, vStart, vCount), { buffer: buf.targets }, { buffer: buf.partials }, { buffer: dims }], [
       Math.ceil(vCount / VS),
       Math.ceil(d.N / 64),
@@ -129,7 +133,7 @@ function dummy(device: GPUDevice): GPUBuffer {
   return b;
 }
 
-/** C (M, N) (+)= op(A) @ B with matmul.wgsl on binding windows (encodeMatmul binds whole buffers). */
+/** C (M, N) (+)= alpha op(A) @ B with matmul.wgsl on binding windows (encodeMatmul binds whole buffers). */
 async function matmulAt(
   device: GPUDevice,
   enc: GPUCommandEncoder,
@@ -141,18 +145,19 @@ async function matmulAt(
   K: number,
   transA: boolean,
   accumulate: boolean,
+  alpha: number,
 ): Promise<void> {
   const pipeline = await computePipeline(device, "matmul", matmulSource, { TRANS_A: transA ? 1 : 0, TRANS_B: 0, ACCUMULATE: accumulate ? 1 : 0 });
   const words = new ArrayBuffer(32);
   const u = new Uint32Array(words);
   u.set([M, N, K]);
-  new Float32Array(words)[3] = 1;
+  new Float32Array(words)[3] = alpha;
   u.set([M * K, K * N, M * N], 4);
   const dims = uniformBuffer(device, "lmhead-matmul-dims", u);
   bind(device, enc, pipeline, [a, b, c, { buffer: dims }], [Math.ceil(N / 64), Math.ceil(M / 64)]);
 }
 
-/** Records the backward chunk by chunk over V: dz (scratch), dh (+)= dz W_chunk, and dW_chunk (+)= dz^T h when dw is given. */
+/** Records the backward chunk by chunk over V: dz (scratch), dh (+)= scale dz W_chunk, and dW_chunk (+)= scale dz^T h when dw is given. */
 export async function encodeLmheadBackward(
   device: GPUDevice,
   enc: GPUCommandEncoder,
@@ -163,11 +168,14 @@ export async function encodeLmheadBackward(
   const chunk = lmheadChunk(device, d, o);
   if (buf.scratch.size < d.N * chunk * 4) throw new Error(`lmhead: scratch of ${buf.scratch.size} bytes, need ${d.N * chunk * 4}`);
   const hasEnt = buf.gEnt !== undefined;
+  const scale = o.scale ?? 1;
   if (hasEnt && !buf.entropy) throw new Error("lmhead: gEnt needs the forward's entropy");
   const grad = await computePipeline(device, "lmhead-grad", gradSource, { HAS_ENT: hasEnt ? 1 : 0 });
   for (let vStart = 0; vStart < d.V; vStart += chunk) {
     const vCount = Math.min(chunk, d.V - vStart);
-    const dims = uniformBuffer(device, "lmhead-grad-dims", new Uint32Array([d.N, d.C, d.V, vStart, vCount, 0, 0, 0]));
+    const u = new Uint32Array([d.N, d.C, d.V, vStart, vCount, 0, 0, 0]);
+    new Float32Array(u.buffer)[5] = scale;
+    const dims = uniformBuffer(device, "lmhead-grad-dims", u);
     const dz: GPUBufferBinding = { buffer: buf.scratch, offset: 0, size: d.N * vCount * 4 };
     bind(device, enc, grad, [
       { buffer: buf.h },
@@ -181,10 +189,10 @@ export async function encodeLmheadBackward(
       { buffer: dims },
     ], [Math.ceil(vCount / 64), Math.ceil(d.N / 64)]);
     // dh (N, C) (+)= dz (N, vCount) @ W_chunk (vCount, C)
-    await matmulAt(device, enc, dz, rows(buf.w, d.C, vStart, vCount), { buffer: buf.dh }, d.N, d.C, vCount, false, vStart > 0 || (o.accumulateDh ?? false));
+    await matmulAt(device, enc, dz, rows(buf.w, d.C, vStart, vCount), { buffer: buf.dh }, d.N, d.C, vCount, false, vStart > 0 || (o.accumulateDh ?? false), scale);
     // dW_chunk (vCount, C) (+)= dz^T (vCount, N) @ h (N, C)
     if (buf.dw) {
-      await matmulAt(device, enc, dz, { buffer: buf.h }, rows(buf.dw, d.C, vStart, vCount), vCount, d.C, d.N, true, o.accumulateDw ?? false);
+      await matmulAt(device, enc, dz, { buffer: buf.h }, rows(buf.dw, d.C, vStart, vCount), vCount, d.C, d.N, true, o.accumulateDw ?? false, scale);
     }
   }
 }

@@ -1,5 +1,5 @@
 // Fused vocabulary head, forward pass 1 of 2: per row and per vocabulary slice, the online-softmax
-// partials of z = h W^T (max m, sum s = sum e^(z-m), sum e^(z-m) z, and the target's logit when it
+// partials of z = scale * h W^T (max m, sum s = sum e^(z-m), sum e^(z-m) z, and the target's logit when it
 // falls in the slice), so the (N, V) logits never exist. Each 16x16 workgroup owns 64 rows and VS
 // columns of one window of W (a window keeps the binding under maxStorageBufferBindingSize); it
 // walks its columns in 64x64 tiles (the matmul.wgsl scheme), each thread keeping running partials
@@ -13,7 +13,7 @@ struct Dims {
   VS: u32,        // columns per workgroup, a multiple of 64
   nSplit: u32,    // partials per row: ceil(V / VS)
   splitBase: u32, // vStart / VS
-  _p0: u32,
+  scale: f32,     // logit multiplier (1 / temperature)
 }
 
 @group(0) @binding(0) var<storage, read> h: array<f32>;          // (N, C)
@@ -91,7 +91,7 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec
     for (var r = 0u; r < RT; r++) {
       var mt = m[r];
       for (var q = 0u; q < RT; q++) {
-        if (v0 + lid.x * RT + q < cEnd) { mt = max(mt, acc[r * RT + q]); }
+        if (v0 + lid.x * RT + q < cEnd) { mt = max(mt, acc[r * RT + q] * dims.scale); }
       }
       let alpha = exp(m[r] - mt);
       var sr = s[r] * alpha;
@@ -99,7 +99,7 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec
       for (var q = 0u; q < RT; q++) {
         let col = v0 + lid.x * RT + q;
         if (col < cEnd) {
-          let z = acc[r * RT + q];
+          let z = acc[r * RT + q] * dims.scale;
           let e = exp(z - mt);
           sr += e;
           zr = fma(e, z, zr);

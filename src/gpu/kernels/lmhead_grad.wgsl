@@ -1,7 +1,7 @@
 // Fused vocabulary head, backward: the logit gradient of one vocabulary chunk,
 //   dz (N, vCount) = g (1[v = t] - p) - gEnt p (z - lse + entropy),  p = exp(z - lse),
-// recomputing z = h W^T for the chunk (the matmul.wgsl tiling, 64x64 per 16x16 workgroup).
-// The wrapper then forms dh += dz W_chunk and dW_chunk = dz^T h with matmul.wgsl.
+// recomputing z = scale * h W^T for the chunk (the matmul.wgsl tiling, 64x64 per 16x16 workgroup).
+// The wrapper then forms dh += scale dz W_chunk and dW_chunk = scale dz^T h with matmul.wgsl.
 // Rows with a target >= V are ignored by the logp term (they still get the entropy term).
 
 struct Dims {
@@ -10,7 +10,7 @@ struct Dims {
   V: u32,
   vStart: u32, // vocabulary index of the chunk's first row
   vCount: u32, // rows of W in the chunk
-  _p0: u32,
+  scale: f32,  // logit multiplier (1 / temperature)
   _p1: u32,
   _p2: u32,
 }
@@ -81,7 +81,7 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec
     for (var q = 0u; q < RT; q++) {
       let col = col0 + lid.x * RT + q;
       if (col >= dims.vCount) { continue; }
-      let z = acc[r * RT + q];
+      let z = acc[r * RT + q] * dims.scale;
       let p = exp(z - l);
       var d = gr * (select(0.0, 1.0, dims.vStart + col == t) - p);
       if (HAS_ENT) { d -= ge * p * (z - l + ent); }
