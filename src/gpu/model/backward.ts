@@ -12,7 +12,7 @@ import { encodeRmsNormBackward } from "../kernels/rmsnorm.ts";
 import { encodeRope } from "../kernels/rope.ts";
 import { encodeSwigluBackward } from "../kernels/swiglu.ts";
 import { type LoraTarget, targetDims, targetModule } from "../../model/lora.ts";
-import type { ForwardResult } from "./forward.ts";
+import { encodeLayerForward, type ForwardResult, type LayerActs } from "./forward.ts";
 import { encodeLmHeadBackward } from "./ops.ts";
 import { type GpuLora, type GpuModel, loraSlot, weightBuffer } from "./state.ts";
 
@@ -45,6 +45,15 @@ async function encodeLinearBackward(
   await encodeMatmul(device, enc, dyB, x, slot.dA, { M: lora.r, N: inDim, K: N, transA: true, alpha: s, accumulate: true });
 }
 
+/** Layer l's saved activations, or (under recomputation) its forward re-recorded into the scratch. */
+async function layerActs(m: GpuModel, lora: GpuLora | undefined, enc: GPUCommandEncoder, f: ForwardResult, l: number): Promise<LayerActs> {
+  if (f.layers) return f.layers[l];
+  if (!f.scratch) throw new Error("backward: the forward kept neither activations nor a recomputation scratch");
+  f.scratch.acts.xIn = f.xs[l];
+  await encodeLayerForward(m, lora, enc, l, f.batch, f.scratch.acts, f.scratch.xOut);
+  return f.scratch.acts;
+}
+
 /** Records and submits the backward of `f` given g = dL/dlogp (N); LoRA gradients accumulate. */
 export async function backward(m: GpuModel, lora: GpuLora | undefined, f: ForwardResult, g: GPUBuffer): Promise<void> {
   const { device, cfg } = m;
@@ -68,7 +77,7 @@ export async function backward(m: GpuModel, lora: GpuLora | undefined, f: Forwar
     await encodeMatmul(device, enc, f.logits, c.buf, dhF, { M: N, N: H, K: c.rows, accumulate: i > 0 });
   }
   const dx = buf("d-x", N * H);
-  await encodeRmsNormBackward(device, enc, dhF, f.xFinal, weightBuffer(m, "model.norm.weight"), f.rstdF, dx, { rows: N, C: H, eps });
+  await encodeRmsNormBackward(device, enc, dhF, f.xs[cfg.numLayers], weightBuffer(m, "model.norm.weight"), f.rstdF, dx, { rows: N, C: H, eps });
   const dAct = buf("d-act", N * I), dGate = buf("d-gate", N * I), dUp = buf("d-up", N * I);
   const dh = buf("d-h", N * H), dAtt = buf("d-att", N * qd);
   const dq = buf("d-q", N * qd), dqN = buf("d-qN", N * qd), dqRaw = cfg.qkNorm ? buf("d-qRaw", N * qd) : dqN;
@@ -76,7 +85,7 @@ export async function backward(m: GpuModel, lora: GpuLora | undefined, f: Forwar
   const dv = buf("d-v", N * kvd), delta = buf("attn-delta", B * nH * T);
   const dyB = buf("d-yB", N * Math.max(1, lora?.r ?? 1));
   for (let l = cfg.numLayers - 1; l >= 0; l--) {
-    const a = f.layers[l];
+    const a = await layerActs(m, lora, enc, f, l);
     const p = `model.layers.${l}`;
     const lin = (t: LoraTarget, dy: GPUBuffer, x: GPUBuffer, out: GPUBuffer, acc: boolean) =>
       encodeLinearBackward(m, lora, enc, l, t, dy, x, a.xa.get(t), out, dyB, N, acc);

@@ -82,8 +82,12 @@ export interface LayerActs {
 /** Everything the forward produced. */
 export interface ForwardResult {
   batch: GpuBatch;
-  layers: LayerActs[];
-  xFinal: GPUBuffer; // (N, H) residual after the last layer
+  /** Residual stream: xs[l] (N, H) enters layer l; xs[L] leaves the last layer. */
+  xs: GPUBuffer[];
+  /** Saved activations of every layer, or null under recomputation. */
+  layers: LayerActs[] | null;
+  /** Under recomputation: one layer's activations, refilled by the backward layer by layer. */
+  scratch: { acts: LayerActs; xOut: GPUBuffer } | null;
   rstdF: GPUBuffer; // (N)
   hF: GPUBuffer; // (N, H) after model.norm
   /** Per row: logp (N), lse (N), entropy (N), targets, running state. */
@@ -91,6 +95,15 @@ export interface ForwardResult {
   /** A (N, Vc) scratch for one vocabulary chunk's logits. */
   logits: GPUBuffer;
   buffers: GPUBuffer[];
+}
+
+/** Options of the forward. */
+export interface ForwardOptions {
+  /**
+   * Keep only each layer's input and recompute the layer's activations during the backward:
+   * memory O(L N H + one layer) instead of O(L N (6H + 3I + ...)), for about a third more work.
+   */
+  recompute?: boolean;
 }
 
 /** Records y (N, out) (+)= x W^T (+ b) + scale * (x A^T) B^T, keeping x A^T in `xa`. */
@@ -119,73 +132,103 @@ export async function encodeLinear(
   }
 }
 
-/** Runs the forward over `batch` and returns its outputs and saved activations (submitted, not awaited). */
-export async function forward(m: GpuModel, lora: GpuLora | undefined, batch: GpuBatch): Promise<ForwardResult> {
+type Alloc = (label: string, floats: number) => GPUBuffer;
+
+/** Allocates one layer's activation buffers (xIn is set by the caller). */
+function allocLayer(m: GpuModel, lora: GpuLora | undefined, B: number, T: number, tag: string, buf: Alloc, xIn: GPUBuffer): LayerActs {
+  const { cfg } = m;
+  const N = B * T;
+  const H = cfg.hiddenSize, D = cfg.headDim, nH = cfg.numHeads, nKv = cfg.numKvHeads, I = cfg.intermediateSize;
+  const qd = nH * D, kvd = nKv * D;
+  const xa = new Map<LoraTarget, GPUBuffer>();
+  if (lora) for (const t of lora.targets) xa.set(t, buf(`${tag}.${t}.xa`, N * lora.r));
+  const a: LayerActs = {
+    xIn,
+    rstd1: buf(`${tag}.rstd1`, N), h1: buf(`${tag}.h1`, N * H),
+    qRaw: buf(`${tag}.qRaw`, N * qd), kRaw: buf(`${tag}.kRaw`, N * kvd),
+    rstdQ: buf(`${tag}.rstdQ`, cfg.qkNorm ? N * nH : 1), rstdK: buf(`${tag}.rstdK`, cfg.qkNorm ? N * nKv : 1),
+    qN: buf(`${tag}.qN`, cfg.qkNorm ? N * qd : 1), kN: buf(`${tag}.kN`, cfg.qkNorm ? N * kvd : 1),
+    q: buf(`${tag}.q`, N * qd), k: buf(`${tag}.k`, N * kvd), v: buf(`${tag}.v`, N * kvd),
+    att: buf(`${tag}.att`, N * qd), lse: buf(`${tag}.lse`, B * nH * T),
+    xMid: buf(`${tag}.xMid`, N * H), rstd2: buf(`${tag}.rstd2`, N), h2: buf(`${tag}.h2`, N * H),
+    gate: buf(`${tag}.gate`, N * I), up: buf(`${tag}.up`, N * I), act: buf(`${tag}.act`, N * I),
+    xa,
+  };
+  if (!cfg.qkNorm) {
+    a.qN = a.qRaw;
+    a.kN = a.kRaw;
+  }
+  return a;
+}
+
+/** Records layer `l`'s forward from a.xIn, filling `a` and writing the layer's output to `xOut`. */
+export async function encodeLayerForward(
+  m: GpuModel,
+  lora: GpuLora | undefined,
+  enc: GPUCommandEncoder,
+  l: number,
+  batch: GpuBatch,
+  a: LayerActs,
+  xOut: GPUBuffer,
+): Promise<void> {
   const { device, cfg } = m;
   const { B, T } = batch;
   const N = B * T;
   const H = cfg.hiddenSize, D = cfg.headDim, nH = cfg.numHeads, nKv = cfg.numKvHeads, I = cfg.intermediateSize;
-  const qd = nH * D, kvd = nKv * D;
   const eps = cfg.rmsNormEps;
+  const p = `model.layers.${l}`;
+  const xa = a.xa;
+  await encodeRmsNormForward(device, enc, a.xIn, weightBuffer(m, `${p}.input_layernorm.weight`), a.h1, a.rstd1, { rows: N, C: H, eps });
+  const bias = cfg.attentionBias;
+  await encodeLinear(m, lora, enc, l, "q_proj", a.h1, a.qRaw, N, { bias, xa: xa.get("q_proj") });
+  await encodeLinear(m, lora, enc, l, "k_proj", a.h1, a.kRaw, N, { bias, xa: xa.get("k_proj") });
+  await encodeLinear(m, lora, enc, l, "v_proj", a.h1, a.v, N, { bias, xa: xa.get("v_proj") });
+  if (cfg.qkNorm) {
+    await encodeRmsNormForward(device, enc, a.qRaw, weightBuffer(m, `${p}.self_attn.q_norm.weight`), a.qN, a.rstdQ, { rows: N * nH, C: D, eps });
+    await encodeRmsNormForward(device, enc, a.kRaw, weightBuffer(m, `${p}.self_attn.k_norm.weight`), a.kN, a.rstdK, { rows: N * nKv, C: D, eps });
+  }
+  await encodeRope(device, enc, a.qN, batch.pos, m.invFreq, a.q, { N, H: nH, D });
+  await encodeRope(device, enc, a.kN, batch.pos, m.invFreq, a.k, { N, H: nKv, D });
+  await encodeAttentionForward(device, enc, { q: a.q, k: a.k, v: a.v, lens: batch.lensBuf, o: a.att, lse: a.lse }, { B, T, H: nH, Hkv: nKv, D });
+  // The residual: xMid = xIn + o_proj(att), by copying then accumulating the projection.
+  enc.copyBufferToBuffer(a.xIn, 0, a.xMid, 0, N * H * 4);
+  await encodeLinear(m, lora, enc, l, "o_proj", a.att, a.xMid, N, { accumulate: true, xa: xa.get("o_proj") });
+  await encodeRmsNormForward(device, enc, a.xMid, weightBuffer(m, `${p}.post_attention_layernorm.weight`), a.h2, a.rstd2, { rows: N, C: H, eps });
+  await encodeLinear(m, lora, enc, l, "gate_proj", a.h2, a.gate, N, { xa: xa.get("gate_proj") });
+  await encodeLinear(m, lora, enc, l, "up_proj", a.h2, a.up, N, { xa: xa.get("up_proj") });
+  await encodeSwigluForward(device, enc, a.gate, a.up, a.act, N * I);
+  enc.copyBufferToBuffer(a.xMid, 0, xOut, 0, N * H * 4);
+  await encodeLinear(m, lora, enc, l, "down_proj", a.act, xOut, N, { accumulate: true, xa: xa.get("down_proj") });
+}
+
+/** Runs the forward over `batch` and returns its outputs and saved activations (submitted, not awaited). */
+export async function forward(m: GpuModel, lora: GpuLora | undefined, batch: GpuBatch, o: ForwardOptions = {}): Promise<ForwardResult> {
+  const { device, cfg } = m;
+  const { B, T } = batch;
+  const N = B * T;
+  const H = cfg.hiddenSize;
   const buffers: GPUBuffer[] = [];
-  const buf = (label: string, floats: number) => {
+  const buf: Alloc = (label, floats) => {
     const b = storageBuffer(device, label, floats * 4);
     buffers.push(b);
     return b;
   };
   const enc = device.createCommandEncoder({ label: "forward" });
-  let x = buf("x0", N * H);
-  for (const c of m.embed) await encodeEmbedding(device, enc, batch.ids, c.buf, x, { N, H, v0: c.v0, Vc: c.rows });
+  const xs = [buf("x0", N * H)];
+  for (const c of m.embed) await encodeEmbedding(device, enc, batch.ids, c.buf, xs[0], { N, H, v0: c.v0, Vc: c.rows });
   const layers: LayerActs[] = [];
-  const attDims = { B, T, H: nH, Hkv: nKv, D };
+  const scratch = o.recompute ? { acts: allocLayer(m, lora, B, T, "Lscratch", buf, xs[0]), xOut: buf("Lscratch.xOut", N * H) } : null;
   for (let l = 0; l < cfg.numLayers; l++) {
-    const p = `model.layers.${l}`;
-    const xa = new Map<LoraTarget, GPUBuffer>();
-    if (lora) for (const t of lora.targets) xa.set(t, buf(`L${l}.${t}.xa`, N * lora.r));
-    const a: LayerActs = {
-      xIn: x,
-      rstd1: buf(`L${l}.rstd1`, N), h1: buf(`L${l}.h1`, N * H),
-      qRaw: buf(`L${l}.qRaw`, N * qd), kRaw: buf(`L${l}.kRaw`, N * kvd),
-      rstdQ: buf(`L${l}.rstdQ`, cfg.qkNorm ? N * nH : 1), rstdK: buf(`L${l}.rstdK`, cfg.qkNorm ? N * nKv : 1),
-      qN: buf(`L${l}.qN`, cfg.qkNorm ? N * qd : 1), kN: buf(`L${l}.kN`, cfg.qkNorm ? N * kvd : 1),
-      q: buf(`L${l}.q`, N * qd), k: buf(`L${l}.k`, N * kvd), v: buf(`L${l}.v`, N * kvd),
-      att: buf(`L${l}.att`, N * qd), lse: buf(`L${l}.lse`, B * nH * T),
-      xMid: buf(`L${l}.xMid`, N * H), rstd2: buf(`L${l}.rstd2`, N), h2: buf(`L${l}.h2`, N * H),
-      gate: buf(`L${l}.gate`, N * I), up: buf(`L${l}.up`, N * I), act: buf(`L${l}.act`, N * I),
-      xa,
-    };
-    if (!cfg.qkNorm) {
-      a.qN = a.qRaw;
-      a.kN = a.kRaw;
-    }
-    await encodeRmsNormForward(device, enc, a.xIn, weightBuffer(m, `${p}.input_layernorm.weight`), a.h1, a.rstd1, { rows: N, C: H, eps });
-    const bias = cfg.attentionBias;
-    await encodeLinear(m, lora, enc, l, "q_proj", a.h1, a.qRaw, N, { bias, xa: xa.get("q_proj") });
-    await encodeLinear(m, lora, enc, l, "k_proj", a.h1, a.kRaw, N, { bias, xa: xa.get("k_proj") });
-    await encodeLinear(m, lora, enc, l, "v_proj", a.h1, a.v, N, { bias, xa: xa.get("v_proj") });
-    if (cfg.qkNorm) {
-      await encodeRmsNormForward(device, enc, a.qRaw, weightBuffer(m, `${p}.self_attn.q_norm.weight`), a.qN, a.rstdQ, { rows: N * nH, C: D, eps });
-      await encodeRmsNormForward(device, enc, a.kRaw, weightBuffer(m, `${p}.self_attn.k_norm.weight`), a.kN, a.rstdK, { rows: N * nKv, C: D, eps });
-    }
-    await encodeRope(device, enc, a.qN, batch.pos, m.invFreq, a.q, { N, H: nH, D });
-    await encodeRope(device, enc, a.kN, batch.pos, m.invFreq, a.k, { N, H: nKv, D });
-    await encodeAttentionForward(device, enc, { q: a.q, k: a.k, v: a.v, lens: batch.lensBuf, o: a.att, lse: a.lse }, attDims);
-    // The residual: xMid = xIn + o_proj(att), by copying then accumulating the projection.
-    enc.copyBufferToBuffer(a.xIn, 0, a.xMid, 0, N * H * 4);
-    await encodeLinear(m, lora, enc, l, "o_proj", a.att, a.xMid, N, { accumulate: true, xa: xa.get("o_proj") });
-    await encodeRmsNormForward(device, enc, a.xMid, weightBuffer(m, `${p}.post_attention_layernorm.weight`), a.h2, a.rstd2, { rows: N, C: H, eps });
-    await encodeLinear(m, lora, enc, l, "gate_proj", a.h2, a.gate, N, { xa: xa.get("gate_proj") });
-    await encodeLinear(m, lora, enc, l, "up_proj", a.h2, a.up, N, { xa: xa.get("up_proj") });
-    await encodeSwigluForward(device, enc, a.gate, a.up, a.act, N * I);
-    const xOut = buf(`L${l}.xOut`, N * H);
-    enc.copyBufferToBuffer(a.xMid, 0, xOut, 0, N * H * 4);
-    await encodeLinear(m, lora, enc, l, "down_proj", a.act, xOut, N, { accumulate: true, xa: xa.get("down_proj") });
-    layers.push(a);
-    x = xOut;
+    const a = scratch ? scratch.acts : allocLayer(m, lora, B, T, `L${l}`, buf, xs[l]);
+    a.xIn = xs[l];
+    xs.push(buf(`x${l + 1}`, N * H));
+    await encodeLayerForward(m, lora, enc, l, batch, a, xs[l + 1]);
+    if (!scratch) layers.push(a);
   }
+  const x = xs[cfg.numLayers];
   const rstdF = buf("rstdF", N);
   const hF = buf("hF", N * H);
-  await encodeRmsNormForward(device, enc, x, weightBuffer(m, "model.norm.weight"), hF, rstdF, { rows: N, C: H, eps });
+  await encodeRmsNormForward(device, enc, x, weightBuffer(m, "model.norm.weight"), hF, rstdF, { rows: N, C: H, eps: cfg.rmsNormEps });
   const lm: LseBuffers = {
     tgt: batch.targets,
     state: buf("lm-state", N * 4), logp: buf("logp", N), lse: buf("lm-lse", N), entropy: buf("entropy", N),
@@ -200,7 +243,7 @@ export async function forward(m: GpuModel, lora: GpuLora | undefined, batch: Gpu
     await encodeLseChunk(device, enc, logits, lm, { N, Vc: c.rows, v0: c.v0, first: i === 0 });
   }
   device.queue.submit([enc.finish()]);
-  return { batch, layers, xFinal: x, rstdF, hF, lm, logits, buffers };
+  return { batch, xs, layers: scratch ? null : layers, scratch, rstdF, hF, lm, logits, buffers };
 }
 
 /** Frees the forward's buffers (the batch's own buffers too). */

@@ -4,7 +4,7 @@
 import type { Tensor } from "../../model/tensor.ts";
 import { readF32, storageBuffer } from "../device.ts";
 import { backward } from "../model/backward.ts";
-import { destroyForward, forward, uploadBatch } from "../model/forward.ts";
+import { destroyForward, forward, type ForwardOptions, uploadBatch } from "../model/forward.ts";
 import { encodeZeroGrads, type GpuLora, type GpuModel, readAdapterGrads } from "../model/state.ts";
 
 /** One sampled sequence: prompt + completion ids, the prompt's length, and its advantage. */
@@ -43,7 +43,7 @@ export interface LoraGradResult {
 }
 
 /** Forward + backward of the loss above; the adapter's gradient buffers are overwritten. */
-export async function loraGradients(model: GpuModel, lora: GpuLora, seqs: PgSequence[]): Promise<LoraGradResult> {
+export async function loraGradients(model: GpuModel, lora: GpuLora, seqs: PgSequence[], o: ForwardOptions = {}): Promise<LoraGradResult> {
   const { device } = model;
   const batch = uploadBatch(device, seqs.map((s) => s.ids), model.cfg.vocabSize);
   const { g, tokens } = pgRowWeights(seqs, batch.T);
@@ -51,7 +51,7 @@ export async function loraGradients(model: GpuModel, lora: GpuLora, seqs: PgSequ
   const zero = device.createCommandEncoder({ label: "zero-grads" });
   encodeZeroGrads(zero, lora);
   device.queue.submit([zero.finish()]);
-  const f = await forward(model, lora, batch);
+  const f = await forward(model, lora, batch, o);
   await backward(model, lora, f, gBuf);
   const logp = await readF32(device, f.lm.logp, batch.B * batch.T);
   let loss = 0;

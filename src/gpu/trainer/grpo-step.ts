@@ -27,6 +27,8 @@ export interface GrpoTrainerOptions {
   weightDecay: number;
   /** Global gradient-norm clip (<= 0: none). */
   maxGradNorm: number;
+  /** Recompute each layer's activations in the backward instead of keeping them (less memory). */
+  recompute: boolean;
 }
 
 /** Defaults in the spirit of TRL/verl GRPO with LoRA. */
@@ -41,6 +43,7 @@ export const DEFAULT_GRPO_OPTIONS: GrpoTrainerOptions = {
   adamEps: 1e-8,
   weightDecay: 0,
   maxGradNorm: 1,
+  recompute: false,
 };
 
 /** One sampled completion: ids = prompt + completion, with its advantage. */
@@ -115,7 +118,7 @@ export async function grpoStep(tr: GrpoTrainer, samples: GrpoSample[]): Promise<
   const withOld = samples.every((s) => s.logpOld);
   const withRef = samples.every((s) => s.logpRef);
   if (opts.beta !== 0 && !withRef) throw new Error("grpoStep: beta != 0 needs logpRef on every sample");
-  const f = await forward(model, lora, batch);
+  const f = await forward(model, lora, batch, { recompute: opts.recompute });
   const own: GPUBuffer[] = [];
   const up = (label: string, data: Float32Array) => {
     const b = storageBuffer(device, label, data);
