@@ -1,0 +1,264 @@
+// The records a run produces for the notebook to draw: one record per inspected sample (the
+// reward inspector), the per-step metrics (charts; core/metrics.ts's MetricsRecord, unchanged),
+// and per-stage reports (evaluation tables, selection grids). Everything here is plain JSON, so
+// the same records travel through a comlink worker, a JSONL file under Deno, and OPFS.
+import type { Extraction } from "../core/extract.ts";
+import type { MetricPhase, MetricsRecord } from "../core/metrics.ts";
+import type { RewardScore } from "../core/rewards.ts";
+import type { ExecErrorKind, ResultSet, SqlValue } from "../core/types.ts";
+
+/** Rows kept per result set in a sample record (display cap; never affects scoring). */
+export const DISPLAY_ROWS = 50;
+/** Characters kept per text cell in a display result. */
+export const DISPLAY_CELL_CHARS = 200;
+
+/**
+ * A SQLite value made JSON-safe for display: INTEGER as number when exactly representable, else
+ * `{ int: "…" }`; REAL number (non-finite as `{ real: "NaN" | "Infinity" | "-Infinity" }`);
+ * TEXT string (cut at DISPLAY_CELL_CHARS, with "…"); BLOB `{ blob: byteLength }`; NULL null.
+ */
+export type DisplayValue = number | string | null | { int: string } | { real: string } | { blob: number };
+
+/** A result set cut for display. */
+export interface DisplayResult {
+  columns: string[];
+  rows: DisplayValue[][];
+  /** Rows the query returned (before the display cap; the executor's own cap may apply too). */
+  rowCount: number;
+  /** True when rows were dropped for display. */
+  truncated: boolean;
+  /** True when the executor itself capped the result (such a result never scores as correct). */
+  capped: boolean;
+}
+
+/** One sample as the reward inspector shows it. */
+export interface SampleRecord {
+  /** Record format version. */
+  v: 1;
+  /** Stage that drew the sample; `step` is the optimiser step (GRPO, warm-up) or evaluation index. */
+  phase: MetricPhase;
+  step: number;
+  /** Warm-up round, when the phase has rounds. */
+  round?: number;
+  taskId: string;
+  dbId: string;
+  difficulty?: string;
+  question: string;
+  /** Index of the sample within its question's group (0 for greedy). */
+  sampleIndex: number;
+  /** The full prompt text (after the chat template). */
+  prompt: string;
+  /** The completion text as generated (stop string included, EOS not). */
+  completion: string;
+  /** The content of the <think>…</think> block, if the completion has one. */
+  reasoning: string | null;
+  /** Extracted SQL and where it came from, or why there is none. */
+  extraction: Extraction;
+  /** The predicted result (null when nothing ran or the query failed). */
+  predicted: DisplayResult | null;
+  /** The gold result (null when the gold query itself failed). */
+  gold: DisplayResult | null;
+  /** Why the prediction gave no comparable result (null when it ran uncapped). */
+  error: { kind: ExecErrorKind; message: string } | null;
+  /** Execution match with gold. */
+  correct: boolean;
+  /** Wall time of the predicted query in milliseconds (0 when nothing ran). */
+  execMs: number;
+  /** Each reward component (raw and weighted) and the total. */
+  reward: RewardScore;
+  /** Group-relative advantage used in training (null outside training or when the group was dropped). */
+  advantage: number | null;
+  completionTokens: number;
+  /** Sum of the completion tokens' log-probabilities under the sampling policy (temperature 1). */
+  logprob: number;
+  finishReason: "eos" | "stop" | "length";
+}
+
+/** Per-step metrics: the metrics stream's record, as core/metrics.ts defines it. */
+export type StepMetrics = MetricsRecord;
+
+/** Accuracy figures of one group of questions (a split, or one difficulty). */
+export interface AccuracyFigures {
+  questions: number;
+  /** Greedy execution accuracy. */
+  greedy: number;
+  /** pass@k for each k (unbiased estimator over n samples), present when sampling was asked. */
+  passAtK?: Record<string, number>;
+  /** maj@k for each k (vote over execution results), present when sampling was asked. */
+  majAtK?: Record<string, number>;
+}
+
+/** What the Evaluate stage reports. */
+export interface EvalReport {
+  kind: "evaluate";
+  /** Cell id of the evaluate cell. */
+  cellId: string;
+  split: string;
+  /** When the evaluation ran, relative to training (e.g. "before", "after", "grpo step 10"). */
+  label: string;
+  overall: AccuracyFigures;
+  byDifficulty: Record<string, AccuracyFigures>;
+  /** Samples drawn per question for pass@k / maj@k (0 when only greedy). */
+  samplesPerQuestion: number;
+  /** Path of the predictions file (BIRD format) in the run's store. */
+  predictionsPath: string;
+}
+
+/** One cell of the selection grid. */
+export interface SelectEntry {
+  model: string;
+  template: string;
+  accuracy: number;
+  questions: number;
+  rank: number;
+}
+
+/** What the Select stage reports. */
+export interface SelectReport {
+  kind: "select";
+  cellId: string;
+  split: string;
+  entries: SelectEntry[];
+  winner: { model: string; template: string };
+}
+
+/** What the Warm-up stage reports per round. */
+export interface WarmupRoundReport {
+  round: number;
+  samples: number;
+  /** Fraction of samples that were execution-correct in this round's fixed set. */
+  sampleAccuracy: number;
+  /** Samples used as RFT targets / in the advantage-weighted loss. */
+  rftTargets: number;
+  weightedSamples: number;
+  optimiserSteps: number;
+}
+
+/** What the Warm-up stage reports. */
+export interface WarmupReport {
+  kind: "warmup";
+  cellId: string;
+  method: string;
+  rounds: WarmupRoundReport[];
+}
+
+/** What the GRPO stage reports. */
+export interface GrpoReport {
+  kind: "grpo";
+  cellId: string;
+  steps: number;
+  /** Steps the trainer skipped (non-finite loss or gradient). */
+  skippedSteps: number;
+  /** Step the stage resumed from (0 for a fresh run). */
+  resumedFrom: number;
+  /** Mean fraction of equal-reward groups over the steps. */
+  equalGroupFraction: number;
+  /** Held-out accuracy at each evaluation (step -> greedy accuracy). */
+  heldout: { step: number; accuracy: number }[];
+}
+
+/** What the Self-consistency stage reports. */
+export interface SelfConsistencyReport {
+  kind: "selfconsistency";
+  cellId: string;
+  split: string;
+  samples: number;
+  weighting: string;
+  questions: number;
+  /** Accuracy of the voted answer, of greedy decoding, and of best-of-N by the chosen scorer. */
+  voteAccuracy: number;
+  greedyAccuracy: number;
+  bestOfNAccuracy: number;
+  predictionsPath: string;
+}
+
+/** What the Export stage reports. */
+export interface ExportReport {
+  kind: "export";
+  cellId: string;
+  files: string[];
+}
+
+/** Any stage's report. */
+export type StageReport = EvalReport | SelectReport | WarmupReport | GrpoReport | SelfConsistencyReport | ExportReport;
+
+/** A SQLite value made JSON-safe for display. */
+export function displayValue(v: SqlValue): DisplayValue {
+  if (v === null) return null;
+  if (typeof v === "bigint") {
+    const n = Number(v);
+    return Number.isSafeInteger(n) ? n : { int: v.toString() };
+  }
+  if (typeof v === "number") return Number.isFinite(v) ? v : { real: String(v) };
+  if (typeof v === "string") return v.length > DISPLAY_CELL_CHARS ? v.slice(0, DISPLAY_CELL_CHARS) + "…" : v;
+  return { blob: v.byteLength };
+}
+
+/** A result set cut to `maxRows` rows of display values. */
+export function displayResult(rs: ResultSet, maxRows = DISPLAY_ROWS): DisplayResult {
+  const rows = rs.rows.slice(0, maxRows).map((r) => r.map(displayValue));
+  return { columns: [...rs.columns], rows, rowCount: rs.rows.length, truncated: rs.rows.length > maxRows, capped: rs.capped };
+}
+
+/** The content of the first <think>…</think> block (or of an unclosed one the prompt opened), else null. */
+export function reasoningOf(completion: string, promptOpensThink = false): string | null {
+  const closed = /<think>([\s\S]*?)<\/think>/i.exec(completion);
+  if (closed) return closed[1].trim();
+  if (promptOpensThink) {
+    const end = completion.search(/<\/think>/i);
+    if (end >= 0) return completion.slice(0, end).trim();
+  }
+  return null;
+}
+
+/** One sample record as a JSON line, newline included. */
+export function encodeSample(r: SampleRecord): string {
+  return JSON.stringify(r) + "\n";
+}
+
+/** Sample records decoded from JSON Lines; a partial last line (crash mid-write) is dropped. */
+export function decodeSamples(text: string): { records: SampleRecord[]; errors: number[] } {
+  const records: SampleRecord[] = [];
+  const errors: number[] = [];
+  const lines = text.split("\n");
+  lines.forEach((raw, i) => {
+    const line = raw.trim();
+    if (line === "") return;
+    const last = i === lines.length - 1 && !text.endsWith("\n");
+    let value: unknown;
+    try {
+      value = JSON.parse(line);
+    } catch {
+      if (!last) errors.push(i + 1);
+      return;
+    }
+    if (isSampleRecord(value)) records.push(value);
+    else if (!last) errors.push(i + 1);
+  });
+  return { records, errors };
+}
+
+function isObject(x: unknown): x is Record<string, unknown> {
+  return typeof x === "object" && x !== null && !Array.isArray(x);
+}
+
+/** Type guard for a sample record (required fields and their types). */
+export function isSampleRecord(x: unknown): x is SampleRecord {
+  if (!isObject(x) || x.v !== 1) return false;
+  const str = ["phase", "taskId", "dbId", "question", "prompt", "completion"] as const;
+  const num = ["step", "sampleIndex", "execMs", "completionTokens", "logprob"] as const;
+  if (!str.every((k) => typeof x[k] === "string")) return false;
+  if (!num.every((k) => typeof x[k] === "number")) return false;
+  if (typeof x.correct !== "boolean") return false;
+  if (!(x.reasoning === null || typeof x.reasoning === "string")) return false;
+  if (!(x.advantage === null || typeof x.advantage === "number")) return false;
+  const e = x.extraction;
+  if (!isObject(e) || !(typeof e.sql === "string" || e.sql === null)) return false;
+  const rw = x.reward;
+  if (!isObject(rw) || typeof rw.total !== "number" || !isObject(rw.components) || !isObject(rw.weighted)) return false;
+  for (const k of ["predicted", "gold"] as const) {
+    const r = x[k];
+    if (r !== null && !(isObject(r) && Array.isArray(r.columns) && Array.isArray(r.rows))) return false;
+  }
+  return x.error === null || isObject(x.error);
+}
