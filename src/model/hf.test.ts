@@ -1,11 +1,11 @@
 import { assert, assertEquals, assertRejects } from "../../tests/assert.ts";
 import { fromBf16, toBf16 } from "./half.ts";
-import { loadHfModel } from "./hf.ts";
+import { loadHfConfig, loadHfModel, loadHfTokenizer } from "./hf.ts";
 import { referenceLogprobs } from "./reference.ts";
 import { writeShardedSafetensors } from "./safetensors.ts";
 import { DirSource } from "./source.deno.ts";
 import { MemorySource } from "./source.ts";
-import { FileListSource, hubSource, memoryCache, UrlSource } from "./source.web.ts";
+import { type DirectoryHandleLike, DirectoryHandleSource, FileListSource, hubSource, memoryCache, UrlSource } from "./source.web.ts";
 import { writeHfFolder } from "./tiny.deno.ts";
 import { hfFolderFiles, makeTinyModel } from "./tiny.ts";
 
@@ -95,6 +95,7 @@ Deno.test("hf: missing files name the file and the source; the Hub source builds
   const cfg = JSON.parse(new TextDecoder().decode(files.get("config.json")!));
   files.set("config.json", new TextEncoder().encode(JSON.stringify({ ...cfg, model_type: "mistral", architectures: ["MistralForCausalLM"] })));
   await assertRejects(() => loadHfModel(new MemorySource(files, "m")), /memory folder m: unsupported model: model_type "mistral"/);
+  await assertRejects(() => loadHfConfig(new MemorySource(files, "m")), /memory folder m: unsupported model: model_type "mistral"/);
 });
 
 Deno.test("hf: a picked file list (browser folder picker) loads like a directory", async () => {
@@ -102,5 +103,36 @@ Deno.test("hf: a picked file list (browser folder picker) loads like a directory
   const files = [...hfFolderFiles(m)].map(([name, bytes]) => new File([new Uint8Array(bytes)], name));
   const got = await loadHfModel(new FileListSource(files, "picked tiny"));
   assertEquals(got.config, m.config);
+  const withTemplateFile = [...files.filter((f) => f.name !== "tokenizer_config.json"), new File(["{{ messages }}"], "chat_template.jinja")];
+  const tok = await loadHfTokenizer(new FileListSource(withTemplateFile));
+  assertEquals([tok.chatTemplate, tok.eos], ["{{ messages }}", null]);
+  assertEquals(tok.decode(tok.encode("SELECT 1")), "SELECT 1");
   assertEquals(got.weights.get("model.norm.weight"), m.weights.get("model.norm.weight"));
+});
+
+Deno.test("hf: a File System Access directory handle (nested paths, NotFoundError) loads like a directory", async () => {
+  const m = makeTinyModel("llama", { seed: 45, layers: 1 });
+  const files = hfFolderFiles(m);
+  // A plain-object stand-in for FileSystemDirectoryHandle that throws DOMException NotFoundError as browsers do.
+  const handle = (prefix: string, name: string): DirectoryHandleLike => ({
+    name,
+    getDirectoryHandle: (d) => {
+      const p = `${prefix}${d}/`;
+      if (![...files.keys()].some((k) => k.startsWith(p))) return Promise.reject(new DOMException(d, "NotFoundError"));
+      return Promise.resolve(handle(p, d));
+    },
+    getFileHandle: (f) => {
+      const bytes = files.get(prefix + f);
+      if (!bytes) return Promise.reject(new DOMException(f, "NotFoundError"));
+      return Promise.resolve({ getFile: () => Promise.resolve(new File([new Uint8Array(bytes)], f)) });
+    },
+  });
+  files.set("extra/nested.json", new TextEncoder().encode("{}"));
+  const src = new DirectoryHandleSource(handle("", "tiny-llama"));
+  const got = await loadHfModel(src);
+  assertEquals(got.config, m.config);
+  assertEquals(await src.exists("extra/nested.json"), true);
+  assertEquals(await src.exists("extra/absent.json"), false);
+  assertEquals(await src.exists("nodir/x.json"), false);
+  await assertRejects(() => src.read("absent.bin"), /absent\.bin not found in picked folder tiny-llama/);
 });

@@ -47,6 +47,25 @@ function eosUnion(a: number[], v: unknown): number[] {
   return [...new Set([...a, ...extra])];
 }
 
+/** Reads config.json alone (e.g. to show a model's size before downloading its weights). */
+export async function loadHfConfig(src: ModelSource): Promise<ModelConfig> {
+  try {
+    return parseConfig(await readJson(src, "config.json"));
+  } catch (e) {
+    if (e instanceof Error && e.message.includes(src.describe())) throw e;
+    throw new Error(`${src.describe()}: ${e instanceof Error ? e.message : String(e)}`);
+  }
+}
+
+/** Reads the tokenizer alone: tokenizer.json, plus tokenizer_config.json and chat_template.jinja when present. */
+export async function loadHfTokenizer(src: ModelSource): Promise<HfTokenizer> {
+  const tokJson = await readJson(src, "tokenizer.json");
+  const tokCfg = (await src.exists("tokenizer_config.json")) ? await readJson(src, "tokenizer_config.json") : {};
+  let chatTemplate = chatTemplateOf(tokCfg);
+  if (chatTemplate === null && (await src.exists("chat_template.jinja"))) chatTemplate = await readText(src, "chat_template.jinja");
+  return new HfTokenizer(tokJson, tokCfg, chatTemplate);
+}
+
 /**
  * Loads config.json, the weights, tokenizer.json (+ tokenizer_config.json, chat_template.jinja,
  * generation_config.json when present). The stop tokens are config.json's eos ids joined with
@@ -72,10 +91,6 @@ export async function loadHfModel(src: ModelSource, o: { onProgress?: LoadProgre
   } catch (e) {
     throw new Error(`${src.describe()}: ${e instanceof Error ? e.message : String(e)}`);
   }
-  const tokJson = await readJson(src, "tokenizer.json");
-  const tokCfg = (await src.exists("tokenizer_config.json")) ? await readJson(src, "tokenizer_config.json") : {};
-  let chatTemplate = chatTemplateOf(tokCfg);
-  if (chatTemplate === null && (await src.exists("chat_template.jinja"))) chatTemplate = await readText(src, "chat_template.jinja");
-  const tokenizer = new HfTokenizer(tokJson, tokCfg, chatTemplate);
-  return { config, configJson: raw, weights, tokenizer, chatTemplate, source: src.describe() };
+  const tokenizer = await loadHfTokenizer(src);
+  return { config, configJson: raw, weights, tokenizer, chatTemplate: tokenizer.chatTemplate, source: src.describe() };
 }

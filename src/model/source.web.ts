@@ -188,9 +188,16 @@ export class FileListSource implements ModelSource {
   }
 }
 
+/** The part of FileSystemDirectoryHandle we use (so tests can pass a plain object). */
+export interface DirectoryHandleLike {
+  readonly name: string;
+  getDirectoryHandle(name: string): Promise<DirectoryHandleLike>;
+  getFileHandle(name: string): Promise<{ getFile(): Promise<File> }>;
+}
+
 /** A folder opened with `showDirectoryPicker()` (File System Access API). */
 export class DirectoryHandleSource implements ModelSource {
-  constructor(private root: FileSystemDirectoryHandle) {}
+  constructor(private root: DirectoryHandleLike) {}
 
   private async file(path: string): Promise<File | null> {
     const parts = checkRelativePath(path).split("/");
