@@ -66,7 +66,7 @@ Deno.test("q4matmul and its transpose: odd sizes, with and without zero points, 
   }
 });
 
-Deno.test("q4matmul and its transpose: accumulate adds into the existing output", async () => {
+Deno.test("q4matmul and its transpose: accumulate adds into the existing output (forward with a bias)", async () => {
   const { device } = gpu;
   const rng = new Rng(200);
   const [N, K, Nout] = [19, 70, 45];
@@ -75,16 +75,18 @@ Deno.test("q4matmul and its transpose: accumulate adds into the existing output"
   const dy = rng.uniformArray(N * Nout);
   const y0 = rng.uniformArray(N * Nout);
   const dx0 = rng.uniformArray(N * K);
+  const bias = rng.uniformArray(Nout);
+  const gb = storageBuffer(device, "bias", bias);
   const wg = uploadQ4(device, "w", w);
   const [gx, gdy, gy, gdx] = [storageBuffer(device, "x", x), storageBuffer(device, "dy", dy), storageBuffer(device, "y", y0), storageBuffer(device, "dx", dx0)];
   const enc = device.createCommandEncoder({ label: "q4-accumulate-test" });
-  await encodeQ4Matmul(device, enc, gx, wg, gy, N, { accumulate: true });
+  await encodeQ4Matmul(device, enc, gx, wg, gy, N, { accumulate: true, bias: gb });
   await encodeQ4MatmulTransposed(device, enc, gdy, wg, gdx, N, { accumulate: true });
   device.queue.submit([enc.finish()]);
-  const wantY = q4MatmulRef(x, w, N).map((v, i) => v + y0[i]);
+  const wantY = q4MatmulRef(x, w, N).map((v, i) => v + bias[i % Nout] + y0[i]);
   const wantDx = q4MatmulTransposedRef(dy, w, N).map((v, i) => v + dx0[i]);
   assertClose(await readF32(device, gy), wantY, { atol: 2e-5 * K, rtol: 1e-4, name: "q4matmul accumulate" });
   assertClose(await readF32(device, gdx), wantDx, { atol: 2e-5 * Nout, rtol: 1e-4, name: "q4matmul_t accumulate" });
-  for (const b of [gx, gdy, gy, gdx, wg.packed, wg.scales]) b.destroy();
+  for (const b of [gx, gdy, gy, gdx, gb, wg.packed, wg.scales]) b.destroy();
   wg.zeroPoints?.destroy();
 });

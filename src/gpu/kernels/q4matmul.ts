@@ -35,9 +35,9 @@ export function uploadQ4(device: GPUDevice, label: string, w: Q4Weight): Q4Weigh
 
 const dummies = new WeakMap<GPUDevice, GPUBuffer>();
 
-function dummyZp(device: GPUDevice): GPUBuffer {
+function placeholder(device: GPUDevice): GPUBuffer {
   let b = dummies.get(device);
-  if (!b) dummies.set(device, (b = storageBuffer(device, "q4-no-zero-points", 4)));
+  if (!b) dummies.set(device, (b = storageBuffer(device, "q4-unused-binding", 4)));
   return b;
 }
 
@@ -51,13 +51,14 @@ async function encode(
   out: GPUBuffer,
   N: number,
   outCols: number,
-  accumulate: boolean,
+  constants: Record<string, number>,
+  extra: GPUBuffer[],
 ): Promise<void> {
   const { nb, zpBytes } = q4Geometry(w.K);
-  const pipeline = await computePipeline(device, name, source, { HAS_ZP: w.zeroPoints ? 1 : 0, ACCUMULATE: accumulate ? 1 : 0 });
+  const pipeline = await computePipeline(device, name, source, { HAS_ZP: w.zeroPoints ? 1 : 0, ...constants });
   const dims = uniformBuffer(device, `${name}-dims`, new Uint32Array([N, w.K, w.Nout, nb, zpBytes, 0, 0, 0]));
-  const zp = w.zeroPoints ?? dummyZp(device);
-  dispatch(device, enc, pipeline, [input, w.packed, w.scales, zp, out, dims], [Math.ceil(outCols / 64), Math.ceil(N / 64)]);
+  const zp = w.zeroPoints ?? placeholder(device);
+  dispatch(device, enc, pipeline, [input, w.packed, w.scales, zp, out, dims, ...extra], [Math.ceil(outCols / 64), Math.ceil(N / 64)]);
 }
 
 /** Output handling: overwrite (default) or add into the output buffer (a LoRA path, a residual gradient). */
@@ -65,7 +66,12 @@ export interface Q4MatmulOpts {
   accumulate?: boolean;
 }
 
-/** Records y (N, Nout) (+)= x (N, K) @ dequant(W)^T. */
+/** Forward options: also a bias (Nout) f32 buffer added to every row (Qwen2's q/k/v projections). */
+export interface Q4MatmulForwardOpts extends Q4MatmulOpts {
+  bias?: GPUBuffer;
+}
+
+/** Records y (N, Nout) (+)= x (N, K) @ dequant(W)^T (+ bias). */
 export function encodeQ4Matmul(
   device: GPUDevice,
   enc: GPUCommandEncoder,
@@ -73,9 +79,10 @@ export function encodeQ4Matmul(
   w: Q4WeightGpu,
   y: GPUBuffer,
   N: number,
-  opts: Q4MatmulOpts = {},
+  opts: Q4MatmulForwardOpts = {},
 ): Promise<void> {
-  return encode(device, enc, "q4matmul", forwardSource, x, w, y, N, w.Nout, opts.accumulate ?? false);
+  const constants = { ACCUMULATE: opts.accumulate ? 1 : 0, HAS_BIAS: opts.bias ? 1 : 0 };
+  return encode(device, enc, "q4matmul", forwardSource, x, w, y, N, w.Nout, constants, [opts.bias ?? placeholder(device)]);
 }
 
 /** Records dx (N, K) (+)= dy (N, Nout) @ dequant(W), the gradient through a frozen q4 weight. */
@@ -88,5 +95,5 @@ export function encodeQ4MatmulTransposed(
   N: number,
   opts: Q4MatmulOpts = {},
 ): Promise<void> {
-  return encode(device, enc, "q4matmul_t", transposedSource, dy, w, dx, N, w.K, opts.accumulate ?? false);
+  return encode(device, enc, "q4matmul_t", transposedSource, dy, w, dx, N, w.K, { ACCUMULATE: opts.accumulate ? 1 : 0 }, []);
 }

@@ -1,4 +1,4 @@
-// y (N, Nout) = x (N, K) @ dequant(W)^T with W in onnxruntime's MatMulNBits layout (4 bits, block 32).
+// y (N, Nout) = x (N, K) @ dequant(W)^T (+ bias) with W in onnxruntime's MatMulNBits layout (4 bits, block 32).
 // Each 16x16 workgroup computes a 64x64 tile of y, each thread a 4x4 block; the contraction walks
 // one quantisation block (32 values of K) at a time, dequantising W into workgroup memory.
 
@@ -19,8 +19,10 @@ struct Dims {
 @group(0) @binding(3) var<storage, read> zp: array<u32>;           // (Nout, zpBytes) bytes; unused unless HAS_ZP
 @group(0) @binding(4) var<storage, read_write> y: array<f32>;      // (N, Nout)
 @group(0) @binding(5) var<uniform> dims: Dims;
+@group(0) @binding(6) var<storage, read> bias: array<f32>;         // (Nout); unused unless HAS_BIAS
 
 override HAS_ZP: bool = false;
+override HAS_BIAS: bool = false;
 override ACCUMULATE: bool = false; // add into the output instead of overwriting it
 
 const TS: u32 = 64u; // output tile edge
@@ -89,6 +91,7 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec
       let nn = col0 + lid.x * RT + q;
       if (nn >= dims.Nout) { continue; }
       var val = acc[r * RT + q];
+      if (HAS_BIAS) { val += bias[nn]; }
       if (ACCUMULATE) { val += y[m * dims.Nout + nn]; }
       y[m * dims.Nout + nn] = val;
     }
