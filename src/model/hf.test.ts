@@ -74,6 +74,8 @@ Deno.test("hf: loading over HTTP (sharded bf16 checkpoint) streams with progress
     await assertRejects(() => src.read("missing.bin"), new RegExp(`missing\\.bin not found in ${base.replaceAll(".", "\\.")}.*HTTP 404`));
     assertEquals(await src.exists("config.json"), true);
     assertEquals(await src.exists("nope.json"), false);
+    const gated = new UrlSource(base, { fetch: () => Promise.resolve(new Response("no", { status: 401, statusText: "Unauthorized" })) });
+    await assertRejects(() => gated.read("config.json"), /HTTP 401 Unauthorized \(a gated or private repository needs an access token/);
   } finally {
     await server.shutdown();
     await Deno.remove(dir, { recursive: true });

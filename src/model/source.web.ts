@@ -87,7 +87,7 @@ export class UrlSource implements ModelSource {
     }
     if (!res.ok) {
       await res.body?.cancel();
-      throw new Error(`fetching ${url}: HTTP ${res.status} ${res.statusText}`);
+      throw new Error(`fetching ${url}: HTTP ${res.status} ${res.statusText}${accessHint(res.status)}`);
     }
     const lenHeader = res.headers.get("content-length");
     const total = lenHeader === null ? null : Number(lenHeader);
@@ -104,13 +104,17 @@ export class UrlSource implements ModelSource {
     await res.body?.cancel();
     if (res.status === 404) return false;
     if (res.ok) return true;
-    throw new Error(`checking ${url}: HTTP ${res.status} ${res.statusText}`);
+    throw new Error(`checking ${url}: HTTP ${res.status} ${res.statusText}${accessHint(res.status)}`);
   }
 
   /** The label or base URL. */
   describe(): string {
     return this.o.label ?? this.base;
   }
+}
+
+function accessHint(status: number): string {
+  return status === 401 || status === 403 ? " (a gated or private repository needs an access token: pass headers { Authorization: \"Bearer hf_...\" })" : "";
 }
 
 async function readBody(res: Response, total: number | null, onProgress?: ProgressFn): Promise<Uint8Array> {
