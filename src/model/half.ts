@@ -65,12 +65,17 @@ export function toF16(x: ArrayLike<number>): Uint16Array {
   return out;
 }
 
-/** f16 bits -> Float32Array. */
+let f16Table: Float32Array | null = null;
+
+/** f16 bits -> Float32Array (through a 64K-entry table, built on first use: checkpoints hold ~1e9 values). */
 export function fromF16(h: ArrayLike<number>): Float32Array {
-  // A 64K lookup table would be faster for huge checkpoints; conversion is not the bottleneck
-  // next to parsing and uploading, so the plain function stays.
+  if (!f16Table) {
+    f16Table = new Float32Array(0x10000);
+    for (let i = 0; i < 0x10000; i++) f16Table[i] = f16BitsToF32(i);
+  }
+  const t = f16Table;
   const out = new Float32Array(h.length);
-  for (let i = 0; i < h.length; i++) out[i] = f16BitsToF32(h[i]);
+  for (let i = 0; i < h.length; i++) out[i] = t[h[i] & 0xffff];
   return out;
 }
 

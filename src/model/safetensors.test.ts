@@ -1,6 +1,6 @@
 import { assert, assertClose, assertEquals, assertRejects } from "../../tests/assert.ts";
 import { Rng } from "../core/rng.ts";
-import { bf16BitsToF32, f16BitsToF32, f32ToBf16Bits, f32ToF16Bits, fromBf16, toBf16 } from "./half.ts";
+import { bf16BitsToF32, f16BitsToF32, f32ToBf16Bits, f32ToF16Bits, fromBf16, fromF16, toBf16 } from "./half.ts";
 import {
   encodeTensor, parseSafetensors, parseShardIndex, rawToF32, rawToInts, type RawTensor, safetensorsToWeights,
   weightsToSafetensors, writeSafetensors, writeShardedSafetensors,
@@ -27,6 +27,10 @@ Deno.test("half: every finite f16 bit pattern survives f16 -> f32 -> f16, and va
     assertEquals(f16BitsToF32(f32ToF16Bits(-x)), Math.f16round(-x), `edge -${x}`);
   }
   assertEquals(f32ToF16Bits(1), 0x3c00);
+  // The table-driven bulk conversion agrees with the scalar one on every pattern (NaN as NaN).
+  const all = Uint16Array.from({ length: 0x10000 }, (_, i) => i);
+  const bulk = fromF16(all);
+  for (let i = 0; i < 0x10000; i++) assert(Object.is(bulk[i], Math.fround(f16BitsToF32(i))) || (Number.isNaN(bulk[i]) && Number.isNaN(f16BitsToF32(i))), `pattern ${i}`);
   assertEquals(f32ToF16Bits(-0), 0x8000);
 });
 
