@@ -8,6 +8,7 @@
 import { storageBuffer } from "../device.ts";
 import { encodeAttentionBackward } from "../kernels/attention.ts";
 import { encodeMatmul } from "../kernels/matmul.ts";
+import { encodeQ4MatmulTransposed } from "../kernels/q4matmul.ts";
 import { encodeRmsNormBackward } from "../kernels/rmsnorm.ts";
 import { encodeRope } from "../kernels/rope.ts";
 import { encodeSwigluBackward } from "../kernels/swiglu.ts";
@@ -33,8 +34,10 @@ async function encodeLinearBackward(
 ): Promise<void> {
   const { device, cfg } = m;
   const [outDim, inDim] = targetDims(cfg, target);
-  const W = weightBuffer(m, `model.layers.${layer}.${targetModule(target)}.${target}.weight`);
-  await encodeMatmul(device, enc, dy, W, dxOut, { M: N, N: inDim, K: outDim, accumulate });
+  const wName = `model.layers.${layer}.${targetModule(target)}.${target}.weight`;
+  const q = m.q4.get(wName);
+  if (q) await encodeQ4MatmulTransposed(device, enc, dy, q, dxOut, N, { accumulate });
+  else await encodeMatmul(device, enc, dy, weightBuffer(m, wName), dxOut, { M: N, N: inDim, K: outDim, accumulate });
   const slot = loraSlot(lora, layer, target);
   if (!slot || !lora) return;
   if (!xa) throw new Error(`backward: missing x A^T of layer ${layer} ${target}`);

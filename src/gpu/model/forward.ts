@@ -7,6 +7,7 @@
 import { storageBuffer } from "../device.ts";
 import { encodeAttentionForward } from "../kernels/attention.ts";
 import { encodeMatmul } from "../kernels/matmul.ts";
+import { encodeQ4Matmul } from "../kernels/q4matmul.ts";
 import { encodeRmsNormForward } from "../kernels/rmsnorm.ts";
 import { encodeRope } from "../kernels/rope.ts";
 import { encodeSwigluForward } from "../kernels/swiglu.ts";
@@ -120,10 +121,15 @@ export async function encodeLinear(
 ): Promise<void> {
   const { device, cfg } = m;
   const name = `model.layers.${layer}.${targetModule(target)}.${target}`;
-  const W = weightBuffer(m, `${name}.weight`);
   const [outDim, inDim] = targetDims(cfg, target);
-  await encodeMatmul(device, enc, x, W, y, { M: N, N: outDim, K: inDim, transB: true, accumulate: o.accumulate });
-  if (o.bias) await encodeBiasAdd(device, enc, weightBuffer(m, `${name}.bias`), y, N, outDim);
+  const q = m.q4.get(`${name}.weight`);
+  if (q) {
+    const bias = o.bias ? weightBuffer(m, `${name}.bias`) : undefined;
+    await encodeQ4Matmul(device, enc, x, q, y, N, { accumulate: o.accumulate, bias });
+  } else {
+    await encodeMatmul(device, enc, x, weightBuffer(m, `${name}.weight`), y, { M: N, N: outDim, K: inDim, transB: true, accumulate: o.accumulate });
+    if (o.bias) await encodeBiasAdd(device, enc, weightBuffer(m, `${name}.bias`), y, N, outDim);
+  }
   const slot = loraSlot(lora, layer, target);
   if (slot && lora) {
     if (!o.xa) throw new Error(`encodeLinear: no x A^T buffer for ${name}`);

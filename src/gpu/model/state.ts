@@ -6,7 +6,9 @@ import { type LoraAdapter, loraKey, type LoraTarget, targetDims, validateAdapter
 import { ropeInvFreq } from "../../model/reference.ts";
 import type { Tensor, Weights } from "../../model/tensor.ts";
 import { validateWeights } from "../../model/config.ts";
+import { isQuantizableLinear, quantizeQ4 } from "../../model/quant.ts";
 import { readF32, storageBuffer } from "../device.ts";
+import { type Q4WeightGpu, uploadQ4 } from "../kernels/q4matmul.ts";
 
 /** Rows [v0, v0 + rows) of a (V, H) vocabulary matrix in one buffer. */
 export interface VocabChunk {
@@ -19,8 +21,10 @@ export interface VocabChunk {
 export interface GpuModel {
   device: GPUDevice;
   cfg: ModelConfig;
-  /** Every weight except the vocabulary matrices, under its HF name. */
+  /** Every f32 weight except the vocabulary matrices, under its HF name. */
   weights: Map<string, GPUBuffer>;
+  /** Linear weights held as q4 (MatMulNBits layout, block 32) instead of f32, under their HF names. */
+  q4: Map<string, Q4WeightGpu>;
   /** model.embed_tokens.weight in row chunks. */
   embed: VocabChunk[];
   /** The lm-head rows (the embedding chunks when tied). */
@@ -43,16 +47,27 @@ function chunkVocab(device: GPUDevice, name: string, t: Tensor, maxRows: number)
   return out;
 }
 
-/**
- * Uploads f32 weights (validated against the config). `maxVocabRows` caps the rows per vocabulary
- * chunk (tests use it to exercise chunking on tiny vocabularies).
- */
-export function uploadModel(device: GPUDevice, cfg: ModelConfig, w: Weights, o: { maxVocabRows?: number } = {}): GpuModel {
+/** Options of uploadModel. */
+export interface UploadModelOptions {
+  /** Cap on the rows per vocabulary chunk (tests use it to exercise chunking on tiny vocabularies). */
+  maxVocabRows?: number;
+  /** Quantise the seven projections of every layer to q4 (asymmetric, block 32) on upload: the frozen base of QLoRA-style training. */
+  q4?: boolean;
+}
+
+/** Uploads f32 weights (validated against the config), the layer projections as q4 when asked. */
+export function uploadModel(device: GPUDevice, cfg: ModelConfig, w: Weights, o: UploadModelOptions = {}): GpuModel {
   validateWeights(cfg, w);
   const limit = device.limits.maxStorageBufferBindingSize;
   const weights = new Map<string, GPUBuffer>();
+  const q4 = new Map<string, Q4WeightGpu>();
   for (const [name, t] of w) {
     if (name === "model.embed_tokens.weight" || name === "lm_head.weight") continue;
+    if (o.q4 && isQuantizableLinear(name)) {
+      const q = quantizeQ4(t);
+      q4.set(name, uploadQ4(device, name, { Nout: q.N, K: q.K, packed: q.packed, scales: q.scales, zeroPoints: q.zeroPoints ?? undefined }));
+      continue;
+    }
     if (t.data.byteLength > limit) throw new Error(`uploadModel: ${name} has ${t.data.byteLength} bytes, over this device's maxStorageBufferBindingSize ${limit}`);
     weights.set(name, storageBuffer(device, name, t.data));
   }
@@ -63,7 +78,7 @@ export function uploadModel(device: GPUDevice, cfg: ModelConfig, w: Weights, o: 
   const headTensor = w.get("lm_head.weight");
   const head = cfg.tieWordEmbeddings || !headTensor ? embed : chunkVocab(device, "lm_head.weight", headTensor, maxRows);
   const invFreq = storageBuffer(device, "rope-inv-freq", Float32Array.from(ropeInvFreq(cfg)));
-  return { device, cfg, weights, embed, head, invFreq };
+  return { device, cfg, weights, q4, embed, head, invFreq };
 }
 
 /** The GPU buffer of weight `name`, or an error naming it. */
@@ -76,6 +91,7 @@ export function weightBuffer(m: GpuModel, name: string): GPUBuffer {
 /** Frees every buffer of the model. */
 export function destroyModel(m: GpuModel): void {
   for (const b of m.weights.values()) b.destroy();
+  for (const q of m.q4.values()) for (const b of [q.packed, q.scales, q.zeroPoints]) b?.destroy();
   for (const c of m.embed) c.buf.destroy();
   if (m.head !== m.embed) for (const c of m.head) c.buf.destroy();
   m.invFreq.destroy();

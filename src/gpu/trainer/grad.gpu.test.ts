@@ -5,6 +5,7 @@ import { type LoraAdapter, LORA_TARGETS, randomAdapter } from "../../model/lora.
 import { referenceLogprobs } from "../../model/reference.ts";
 import type { ModelConfig } from "../../model/config.ts";
 import type { Weights } from "../../model/tensor.ts";
+import { dequantizeQ4, quantizeQ4 } from "../../model/quant.ts";
 import { makeTinyModel } from "../../model/tiny.ts";
 import { requestGpu } from "../device.ts";
 import { destroyAdapter, destroyModel, uploadAdapter, uploadModel } from "../model/state.ts";
@@ -23,10 +24,18 @@ function refLoss(cfg: ModelConfig, w: Weights, seqs: PgSequence[], a: LoraAdapte
   return -num / tokens;
 }
 
-for (const arch of ["qwen2", "llama", "qwen3"] as const satisfies readonly Arch[]) {
-  Deno.test(`loraGradients ${arch}: every LoRA tensor against central finite differences of the float64 reference`, async () => {
+/** Dequantised copies of the layer projections: what a q4 upload computes with. */
+function q4Weights(w: Weights): Weights {
+  const out = new Map(w);
+  for (const [name, t] of w) if (/^model\.layers\.\d+\.(self_attn\.[qkvo]_proj|mlp\.(gate|up|down)_proj)\.weight$/.test(name)) out.set(name, dequantizeQ4(quantizeQ4(t)));
+  return out;
+}
+
+for (const [arch, q4] of [["qwen2", false], ["llama", false], ["qwen3", false], ["qwen2", true], ["llama", true]] as const satisfies readonly (readonly [Arch, boolean])[]) {
+  Deno.test(`loraGradients ${arch}${q4 ? " on q4 base weights" : ""}: every LoRA tensor against central finite differences of the float64 reference`, async () => {
     const tiny = makeTinyModel(arch, { seed: 21 });
     const cfg = tiny.config;
+    const refW = q4 ? q4Weights(tiny.weights) : tiny.weights;
     const rng = new Rng(5);
     const seqs: PgSequence[] = [
       { ids: Array.from({ length: 9 }, () => rng.int(cfg.vocabSize)), promptLen: 4, advantage: 1.3 },
@@ -34,10 +43,10 @@ for (const arch of ["qwen2", "llama", "qwen3"] as const satisfies readonly Arch[
       { ids: Array.from({ length: 11 }, () => rng.int(cfg.vocabSize)), promptLen: 7, advantage: 0.4 },
     ];
     const adapter = randomAdapter(cfg, { r: 3, alpha: 6, targets: LORA_TARGETS, seed: 9, bScale: 0.3 });
-    const model = uploadModel(gpu.device, cfg, tiny.weights, { maxVocabRows: 128 });
+    const model = uploadModel(gpu.device, cfg, tiny.weights, { maxVocabRows: 128, q4 });
     const lora = uploadAdapter(gpu.device, cfg, adapter);
     const { grads, loss } = await loraGradients(model, lora, seqs);
-    const l0 = refLoss(cfg, tiny.weights, seqs, adapter);
+    const l0 = refLoss(cfg, refW, seqs, adapter);
     assert(Math.abs(loss - l0) < 1e-4 * Math.max(1, Math.abs(l0)), `loss ${loss} vs reference ${l0}`);
     // Central differences on 3 entries of each of the 2 * 7 * layers tensors (the largest-gradient
     // entry and two random ones); h is applied in float32, so the step actually taken is used.
@@ -53,10 +62,10 @@ for (const arch of ["qwen2", "llama", "qwen3"] as const satisfies readonly Arch[
         const h = 1e-3 * Math.max(1, Math.abs(x0));
         t.data[i] = x0 + h;
         const hp = t.data[i] - x0;
-        const lp = refLoss(cfg, tiny.weights, seqs, adapter);
+        const lp = refLoss(cfg, refW, seqs, adapter);
         t.data[i] = x0 - h;
         const hm = x0 - t.data[i];
-        const lm = refLoss(cfg, tiny.weights, seqs, adapter);
+        const lm = refLoss(cfg, refW, seqs, adapter);
         t.data[i] = x0;
         const fd = (lp - lm) / (hp + hm);
         const err = Math.abs(g.data[i] - fd);
@@ -65,7 +74,7 @@ for (const arch of ["qwen2", "llama", "qwen3"] as const satisfies readonly Arch[
         assert(err <= 1e-3 * gmax + 2e-3 * Math.abs(fd), `${name}[${i}]: gpu ${g.data[i]} vs finite difference ${fd} (|err| ${err.toExponential(2)}, max |grad| ${gmax.toExponential(2)})`);
       }
     }
-    console.log(`${arch}: ${checked} entries of ${grads.size} tensors; max |gpu - fd| / max|grad| = ${worst.toExponential(2)}, max |grad| ${gmax.toExponential(2)}`);
+    console.log(`${arch}${q4 ? " q4" : ""}: ${checked} entries of ${grads.size} tensors; max |gpu - fd| / max|grad| = ${worst.toExponential(2)}, max |grad| ${gmax.toExponential(2)}`);
     destroyAdapter(lora);
     destroyModel(model);
   });

@@ -3,6 +3,7 @@ import { Rng } from "../../core/rng.ts";
 import type { Arch } from "../../model/config.ts";
 import { LORA_TARGETS, randomAdapter } from "../../model/lora.ts";
 import { referenceLogprobs } from "../../model/reference.ts";
+import { dequantizeQ4, quantizeQ4 } from "../../model/quant.ts";
 import { makeTinyModel } from "../../model/tiny.ts";
 import { requestGpu } from "../device.ts";
 import { destroyModel, uploadModel } from "../model/state.ts";
@@ -44,3 +45,33 @@ for (const arch of ["qwen2", "llama", "qwen3"] as const satisfies readonly Arch[
     destroyModel(model);
   });
 }
+
+Deno.test("logprobsWebgpu with q4 base projections: matches the float64 reference on the dequantised weights, all three archs", async () => {
+  for (const arch of ["qwen2", "llama", "qwen3"] as const) {
+    const tiny = makeTinyModel(arch, { seed: 17 });
+    const cfg = tiny.config;
+    const deq = new Map(tiny.weights);
+    let n = 0;
+    for (const [name, t] of tiny.weights) {
+      if (/^model\.layers\.\d+\.(self_attn\.[qkvo]_proj|mlp\.(gate|up|down)_proj)\.weight$/.test(name)) {
+        deq.set(name, dequantizeQ4(quantizeQ4(t)));
+        n++;
+      }
+    }
+    assert(n === 7 * cfg.numLayers, "every projection quantised");
+    const seqs = randomSeqs(new Rng(2), cfg.vocabSize, [8, 11]);
+    const adapter = randomAdapter(cfg, { r: 2, alpha: 4, targets: ["q_proj", "o_proj", "up_proj"], seed: 5, bScale: 0.2 });
+    const model = uploadModel(gpu.device, cfg, tiny.weights, { q4: true });
+    assert(model.q4.size === n && !model.weights.has("model.layers.0.mlp.up_proj.weight"), "projections held as q4 only");
+    const got = await logprobsWebgpu(model, seqs, adapter);
+    const want = referenceLogprobs(cfg, deq, seqs, adapter);
+    const f32 = referenceLogprobs(cfg, tiny.weights, seqs, adapter);
+    let worst = 0, qerr = 0;
+    got.forEach((g, i) => {
+      worst = Math.max(worst, assertClose(g, want[i], { atol: 2e-3, rtol: 0, name: `${arch} q4 seq ${i}` }).maxAbs);
+      qerr = Math.max(qerr, ...f32[i].map((x, t) => Math.abs(x - want[i][t])));
+    });
+    console.log(`${arch} q4: max |logp gpu - ref(dequantised)| = ${worst.toExponential(2)} (quantisation itself moves logp by up to ${qerr.toExponential(2)})`);
+    destroyModel(model);
+  }
+});
