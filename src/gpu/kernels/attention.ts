@@ -8,7 +8,7 @@ import dkvSource from "./attention_bwd_dkv.wgsl" with { type: "text" };
 
 export type { AttentionDims } from "./attention.ref.ts";
 
-/** Head dims the kernels support: each of 16 lanes keeps at most 8 values of a row in registers. */
+/** Head dims the kernels support: each of 16 lanes keeps at most 2 vec4 of a row in registers. */
 export const ATTENTION_MAX_D = 128;
 
 /** Buffers of the forward: q (B, T, H, D), k and v (B, T, Hkv, D), lens (B) u32, outputs o and lse (B, H, T). */
@@ -60,6 +60,11 @@ function dimsUniform(device: GPUDevice, label: string, a: AttentionDims, scale: 
   return uniformBuffer(device, label, u);
 }
 
+/** f32 words per row of a workgroup tile: D rounded up to vec4, plus one spare vec4 against bank conflicts. */
+function tileStride(D: number): number {
+  return 4 * (Math.ceil(D / 4) + 1);
+}
+
 function validate(a: AttentionDims): void {
   if (a.H % a.Hkv !== 0) throw new Error(`attention: H ${a.H} is not a multiple of Hkv ${a.Hkv}`);
   if (a.D < 1 || a.D > ATTENTION_MAX_D) throw new Error(`attention: head dim ${a.D} outside 1..${ATTENTION_MAX_D}`);
@@ -75,7 +80,7 @@ export async function encodeAttentionForward(
 ): Promise<void> {
   const scale = opts.scale ?? 1 / Math.sqrt(a.D);
   validate(a);
-  const ds = a.D + 1; // padded row stride of the workgroup tiles
+  const ds = tileStride(a.D);
   const [BQ, BK] = pickTiles(device, (bq, bk) => bq * ds + 2 * bk * ds + bq * bk, opts.workgroupBytes);
   const pipeline = await computePipeline(device, "attention-forward", forwardSource, { D: a.D, BQ, BK });
   const dims = dimsUniform(device, "attention-forward-dims", a, scale);
@@ -93,7 +98,7 @@ export async function encodeAttentionBackward(
   const scale = opts.scale ?? 1 / Math.sqrt(a.D);
   validate(a);
   const dims = dimsUniform(device, "attention-backward-dims", a, scale);
-  const ds = a.D + 1; // padded row stride of the workgroup tiles
+  const ds = tileStride(a.D);
   const [BQ, BK] = pickTiles(device, (bq, bk) => 2 * bq * ds + 2 * bk * ds + bq * bk + 2 * bq, opts.workgroupBytes);
   const dq = await computePipeline(device, "attention-backward-dq", dqSource, { D: a.D, BQ, BK });
   dispatch(device, enc, dq, [buf.q, buf.k, buf.v, buf.o, buf.dout, buf.lse, buf.lens, buf.dq, buf.delta, dims], [

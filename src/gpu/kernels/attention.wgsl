@@ -1,7 +1,8 @@
 // Causal grouped-query attention forward, flash style: one workgroup owns BQ query rows of one
 // (batch, head) and streams key/value tiles of BK rows through workgroup memory with an online
-// softmax, so no T x T score matrix exists. Thread (lane, r) owns row r and the head-dim slice
-// d = lane + LANES * i; each thread computes BQ * BK / (LANES * BQ) scores of the tile.
+// softmax, so no T x T score matrix exists. Tiles hold rows as vec4 (zero-padded past D, one spare
+// vec4 per row so consecutive rows start in different banks). Thread (lane, r) owns row r and the
+// vec4 columns lane, lane + 16; all LANES * BQ threads share the BQ * BK scores of a tile.
 // Glossary: B batch, T tokens, H query heads, Hkv kv heads, D head dim; lens (B) valid lengths.
 
 struct Dims {
@@ -23,18 +24,39 @@ struct Dims {
 @group(0) @binding(5) var<storage, read_write> lse: array<f32>;  // (B, H, T)
 @group(0) @binding(6) var<uniform> dims: Dims;
 
-override D: u32 = 64u;   // head dim, at most LANES * DPT_MAX
-override BQ: u32 = 16u;  // query rows per workgroup
-override BK: u32 = 16u;  // keys per tile
-override DS: u32 = D + 1u; // row stride of the tiles: padded so rows fall in different banks
+override D: u32 = 64u;           // head dim, at most 4 * LANES * JMAX
+override BQ: u32 = 16u;          // query rows per workgroup
+override BK: u32 = 16u;          // keys per tile
+override D4: u32 = (D + 3u) / 4u; // vec4 columns of a row
+override DS4: u32 = D4 + 1u;     // vec4 row stride of the tiles
 const LANES: u32 = 16u;
-const DPT_MAX: u32 = 8u;
+const JMAX: u32 = 2u;
 const NEG: f32 = -1.0e30; // score of a masked pair; real scores are far above NEG / 2
 
-var<workgroup> qs: array<f32, BQ * DS>;   // (BQ, DS)
-var<workgroup> ks: array<f32, BK * DS>;   // (BK, DS)
-var<workgroup> vs: array<f32, BK * DS>;   // (BK, DS)
-var<workgroup> ss: array<f32, BQ * BK>;  // (BQ, BK) scores of the tile
+var<workgroup> qs: array<vec4f, BQ * DS4>; // (BQ, DS4)
+var<workgroup> ks: array<vec4f, BK * DS4>; // (BK, DS4)
+var<workgroup> vs: array<vec4f, BK * DS4>; // (BK, DS4)
+var<workgroup> ss: array<f32, BQ * BK>;    // (BQ, BK) scores of the tile
+
+// Four consecutive head-dim values of a row starting at `base`, zero past D (one function per
+// buffer: pointers to storage cannot be passed to functions portably).
+fn loadQ(base: u32, c4: u32) -> vec4f {
+  var x = vec4f(0.0);
+  for (var i = 0u; i < 4u; i++) { if (c4 * 4u + i < D) { x[i] = q[base + c4 * 4u + i]; } }
+  return x;
+}
+
+fn loadK(base: u32, c4: u32) -> vec4f {
+  var x = vec4f(0.0);
+  for (var i = 0u; i < 4u; i++) { if (c4 * 4u + i < D) { x[i] = k[base + c4 * 4u + i]; } }
+  return x;
+}
+
+fn loadV(base: u32, c4: u32) -> vec4f {
+  var x = vec4f(0.0);
+  for (var i = 0u; i < 4u; i++) { if (c4 * 4u + i < D) { x[i] = v[base + c4 * 4u + i]; } }
+  return x;
+}
 
 @compute @workgroup_size(LANES, BQ)
 fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec3u) {
@@ -48,31 +70,30 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec
   let tid = r * LANES + lane;
   let nt = LANES * BQ;
   let t = q0 + r;
-  let dpt = (D + LANES - 1u) / LANES;
 
-  for (var e = tid; e < BQ * D; e += nt) {
-    let tt = q0 + e / D;
-    var x = 0.0;
-    if (tt < len) { x = q[((b * dims.T + tt) * dims.H + h) * D + e % D]; }
-    qs[(e / D) * DS + e % D] = x;
+  for (var e = tid; e < BQ * D4; e += nt) {
+    let tt = q0 + e / D4;
+    var x = vec4f(0.0);
+    if (tt < len) { x = loadQ(((b * dims.T + tt) * dims.H + h) * D, e % D4); }
+    qs[(e / D4) * DS4 + e % D4] = x;
   }
   var m = NEG;
   var l = 0.0;
-  var acc: array<f32, DPT_MAX>;
+  var acc: array<vec4f, JMAX>;
   let kEnd = min(q0 + BQ, len); // causal: no key beyond the block's last valid query
   for (var k0 = 0u; k0 < kEnd; k0 += BK) {
     workgroupBarrier(); // the previous tile (and the query tile) are complete
-    for (var e = tid; e < BK * D; e += nt) {
-      let j = k0 + e / D;
-      var kx = 0.0;
-      var vx = 0.0;
+    for (var e = tid; e < BK * D4; e += nt) {
+      let j = k0 + e / D4;
+      var kx = vec4f(0.0);
+      var vx = vec4f(0.0);
       if (j < kEnd) {
-        let idx = ((b * dims.T + j) * dims.Hkv + hk) * D + e % D;
-        kx = k[idx];
-        vx = v[idx];
+        let base = ((b * dims.T + j) * dims.Hkv + hk) * D;
+        kx = loadK(base, e % D4);
+        vx = loadV(base, e % D4);
       }
-      ks[(e / D) * DS + e % D] = kx;
-      vs[(e / D) * DS + e % D] = vx;
+      ks[(e / D4) * DS4 + e % D4] = kx;
+      vs[(e / D4) * DS4 + e % D4] = vx;
     }
     workgroupBarrier();
     for (var e = tid; e < BQ * BK; e += nt) {
@@ -81,9 +102,9 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec
       let j = k0 + c;
       var s = NEG;
       if (j <= q0 + rr && j < len) {
-        var dot = 0.0;
-        for (var d = 0u; d < D; d++) { dot = fma(qs[rr * DS + d], ks[c * DS + d], dot); }
-        s = dot * dims.scale;
+        var dot4 = vec4f(0.0);
+        for (var i = 0u; i < D4; i++) { dot4 = fma(qs[rr * DS4 + i], ks[c * DS4 + i], dot4); }
+        s = (dot4.x + dot4.y + dot4.z + dot4.w) * dims.scale;
       }
       ss[e] = s;
     }
@@ -92,15 +113,15 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec
     for (var c = 0u; c < BK; c++) { mt = max(mt, ss[r * BK + c]); }
     let alpha = exp(m - mt);
     l *= alpha;
-    for (var i = 0u; i < dpt; i++) { acc[i] *= alpha; }
+    for (var j = 0u; j < JMAX; j++) { acc[j] *= alpha; }
     for (var c = 0u; c < BK; c++) {
       let s = ss[r * BK + c];
       if (s > NEG * 0.5) {
         let p = exp(s - mt);
         l += p;
-        for (var i = 0u; i < dpt; i++) {
-          let d = lane + LANES * i;
-          if (d < D) { acc[i] = fma(p, vs[c * DS + d], acc[i]); }
+        for (var j = 0u; j < JMAX; j++) {
+          let c4 = lane + LANES * j;
+          if (c4 < D4) { acc[j] = fma(vec4f(p), vs[c * DS4 + c4], acc[j]); }
         }
       }
     }
@@ -108,9 +129,13 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec
   }
   if (t >= dims.T) { return; }
   let valid = t < len;
-  for (var i = 0u; i < dpt; i++) {
-    let d = lane + LANES * i;
-    if (d < D) { o[((b * dims.T + t) * dims.H + h) * D + d] = select(0.0, acc[i] / l, valid); }
+  let base = ((b * dims.T + t) * dims.H + h) * D;
+  for (var j = 0u; j < JMAX; j++) {
+    let c4 = lane + LANES * j;
+    for (var i = 0u; i < 4u; i++) {
+      let d = c4 * 4u + i;
+      if (d < D) { o[base + d] = select(0.0, acc[j][i] / l, valid); }
+    }
   }
   if (lane == 0u) { lse[(b * dims.H + h) * dims.T + t] = select(0.0, m + log(l), valid); }
 }
