@@ -84,6 +84,9 @@ Deno.test("policy: KV-cache decoding with left padding equals the full forward",
     assertClose(row(s2.logits, 0), row(full.logits, 7), { atol: 1e-4, name: "step 2 a" });
     assertClose(row(s2.logits, 1), row(fullB.logits, 4), { atol: 1e-4, name: "step 2 b" });
     assertEquals(s2.present.tensors[0].dims, [2, cfg.numKvHeads, 8, cfg.headDim]);
+    // The cache stayed in GPU buffers and was fed back without a round trip through the CPU.
+    assertEquals(s1.present.tensors.map((t) => t.location), new Array(2 * cfg.numLayers).fill("gpu-buffer"));
+    for (const c of [pre, s1, s2, full, fullB]) policy.releaseCache(c.present);
   } finally {
     await policy.release();
   }

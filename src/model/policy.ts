@@ -19,6 +19,8 @@ export interface PolicyOptions {
   provider?: Provider;
   /** Where notes (such as the WASM fallback) go; default console.warn. */
   onNote?: (msg: string) => void;
+  /** Keep the KV cache in GPU buffers between steps on WebGPU (default true). */
+  kvOnGpu?: boolean;
 }
 
 /** Per-layer key and value tensors (B, K, T, D) in layer order: key0, value0, key1, ... */
@@ -75,7 +77,11 @@ export class OrtPolicy {
     if (!Number.isInteger(maxPositions) || maxPositions < 1) throw new Error(`maxPositions must be a positive integer, got ${maxPositions}`);
     const targets = LORA_TARGETS.filter((t) => o.loraTargets?.includes(t));
     const built = buildDecoder(cfg, weights, { dtype, loraTargets: targets, kvCache: true, maxPositions });
-    const { session, provider } = await createSession(built.bytes, o.provider ?? "webgpu", o.onNote ?? ((m) => console.warn(m)));
+    // On WebGPU the present.* outputs can stay in GPU buffers and be fed back as the next past.
+    const kvLocations: Record<string, "gpu-buffer"> = {};
+    for (const name of built.outputNames) if (name.startsWith("present.")) kvLocations[name] = "gpu-buffer";
+    const webgpuOpts = o.kvOnGpu === false ? {} : { preferredOutputLocation: kvLocations };
+    const { session, provider } = await createSession(built.bytes, o.provider ?? "webgpu", o.onNote ?? ((m) => console.warn(m)), {}, webgpuOpts);
     return new OrtPolicy(cfg, dtype, maxPositions, targets, provider, built.kvType, session);
   }
 
@@ -135,7 +141,8 @@ export class OrtPolicy {
       const ids = rows.map((r) => [...r, ...new Array<number>(L - r.length).fill(0)]);
       const mask = rows.map((r) => ids[0].map((_, t) => (t < r.length ? 1 : 0)));
       const positions = rows.map(() => ids[0].map((_, t) => t));
-      const { logits } = await this.step({ ids, mask, positions, past: null, keep: L });
+      const { logits, present } = await this.step({ ids, mask, positions, past: null, keep: L });
+      releaseCache(present);
       for (let b = 0; b < rows.length; b++) {
         const r = rows[b];
         const lp: number[] = [];
@@ -147,17 +154,25 @@ export class OrtPolicy {
     return out;
   }
 
-  /** A cache whose row b*repeats+j is row b of `cache` (prefill once, sample G times). */
-  repeatCache(cache: KvCache, repeats: number): KvCache {
-    const tensors = cache.tensors.map((t) => {
+  /** A cache whose row b*repeats+j is row b of `cache` (prefill once, sample G times); `cache` is released. */
+  async repeatCache(cache: KvCache, repeats: number): Promise<KvCache> {
+    const tensors: ort.Tensor[] = [];
+    for (const t of cache.tensors) {
       const [B, K, T, D] = t.dims;
       const row = K * T * D;
-      const src = t.data as Float32Array | Uint16Array;
+      const src = await t.getData();
+      if (!(src instanceof Float32Array || src instanceof Uint16Array)) throw new Error(`KV cache of type ${t.type}`);
       const dst = src instanceof Float32Array ? new Float32Array(B * repeats * row) : new Uint16Array(B * repeats * row);
       for (let b = 0; b < B; b++) for (let j = 0; j < repeats; j++) dst.set(src.subarray(b * row, (b + 1) * row), (b * repeats + j) * row);
-      return dst instanceof Float32Array ? new ort.Tensor("float32", dst, [B * repeats, K, T, D]) : new ort.Tensor("float16", dst, [B * repeats, K, T, D]);
-    });
+      tensors.push(dst instanceof Float32Array ? new ort.Tensor("float32", dst, [B * repeats, K, T, D]) : new ort.Tensor("float16", dst, [B * repeats, K, T, D]));
+    }
+    releaseCache(cache);
     return { tensors, batch: cache.batch * repeats, length: cache.length };
+  }
+
+  /** Frees the GPU buffers of a cache that will not be fed again. */
+  releaseCache(cache: KvCache): void {
+    releaseCache(cache);
   }
 
   /** Releases the session; later calls throw. */
@@ -219,6 +234,10 @@ export class OrtPolicy {
     for (let l = 0; l < L; l++) tensors.push(r[`present.${l}.key`], r[`present.${l}.value`]);
     return { logits, present: { tensors, batch: B, length: T } };
   }
+}
+
+function releaseCache(cache: KvCache): void {
+  for (const t of cache.tensors) if (t.location === "gpu-buffer") t.dispose();
 }
 
 function int64(values: number[], dims: number[]): ort.Tensor {

@@ -47,7 +47,8 @@ export interface StepModel {
   readonly maxPositions: number;
   readonly cfg: { vocabSize: number };
   step(input: StepInput): Promise<StepOutput>;
-  repeatCache(cache: KvCache, repeats: number): KvCache;
+  repeatCache(cache: KvCache, repeats: number): Promise<KvCache>;
+  releaseCache(cache: KvCache): void;
 }
 
 /** Progress after each decoding step. */
@@ -87,7 +88,7 @@ export async function sampleBatch(
     past: null,
     keep: 1,
   });
-  let cache = model.repeatCache(pre.present, n);
+  let cache = await model.repeatCache(pre.present, n);
   const N = prompts.length * n;
   let logits: Float32Array = new Float32Array(N * V);
   for (let r = 0; r < N; r++) logits.set(pre.logits.subarray(Math.floor(r / n) * V, (Math.floor(r / n) + 1) * V), r * V);
@@ -103,39 +104,44 @@ export async function sampleBatch(
   const mask = rows.map((row) => Array.from({ length: maxLen }, (_, t) => (t < pad[row.prompt] ? 0 : 1)));
   const eos = new Set(params.eosTokenIds);
   let generated = 0;
-  for (let step = 0; step < params.maxNewTokens; step++) {
-    for (const [r, row] of rows.entries()) {
-      if (row.done) continue;
-      const { token, logprob } = chooseToken(logits.subarray(r * V, (r + 1) * V), params, row.rng);
-      row.tokens.push(token);
-      row.logprobs.push(logprob);
-      generated++;
-      if (eos.has(token)) {
-        row.done = "eos";
-      } else if (params.stop.length) {
-        const text = decode(row.tokens);
-        const cut = firstStop(text, params.stop);
-        if (cut !== null) {
-          row.done = "stop";
-          row.text = text.slice(0, cut);
+  try {
+    for (let step = 0; step < params.maxNewTokens; step++) {
+      for (const [r, row] of rows.entries()) {
+        if (row.done) continue;
+        const { token, logprob } = chooseToken(logits.subarray(r * V, (r + 1) * V), params, row.rng);
+        row.tokens.push(token);
+        row.logprobs.push(logprob);
+        generated++;
+        if (eos.has(token)) {
+          row.done = "eos";
+        } else if (params.stop.length) {
+          const text = decode(row.tokens);
+          const cut = firstStop(text, params.stop);
+          if (cut !== null) {
+            row.done = "stop";
+            row.text = text.slice(0, cut);
+          }
         }
+        if (!row.done && row.tokens.length >= params.maxNewTokens) row.done = "length";
       }
-      if (!row.done && row.tokens.length >= params.maxNewTokens) row.done = "length";
+      const finished = rows.filter((r) => r.done).length;
+      onProgress?.({ step: step + 1, finished, total: N, tokens: generated });
+      if (finished === N) break;
+      // Finished rows keep stepping (their outputs are ignored) so the batch stays rectangular.
+      for (const m of mask) m.push(1);
+      const out = await model.step({
+        ids: rows.map((row) => [row.tokens[row.tokens.length - 1]]),
+        mask,
+        positions: rows.map((row) => [prompts[row.prompt].length + row.tokens.length - 1]),
+        past: cache,
+        keep: 1,
+      });
+      model.releaseCache(cache);
+      cache = out.present;
+      logits = out.logits;
     }
-    const finished = rows.filter((r) => r.done).length;
-    onProgress?.({ step: step + 1, finished, total: N, tokens: generated });
-    if (finished === N) break;
-    // Finished rows keep stepping (their outputs are ignored) so the batch stays rectangular.
-    for (const m of mask) m.push(1);
-    const out = await model.step({
-      ids: rows.map((row) => [row.tokens[row.tokens.length - 1]]),
-      mask,
-      positions: rows.map((row) => [prompts[row.prompt].length + row.tokens.length - 1]),
-      past: cache,
-      keep: 1,
-    });
-    cache = out.present;
-    logits = out.logits;
+  } finally {
+    model.releaseCache(cache);
   }
   return rows.map((row) => {
     const body = row.done === "eos" ? row.tokens.slice(0, -1) : row.tokens;

@@ -31,12 +31,14 @@ export function hasWebGpu(): boolean {
 /**
  * Creates a session from model bytes on `preferred`; when WebGPU is missing or fails, falls back to
  * WASM and reports why through `onNote` (the caller prints it), returning the provider used.
+ * `webgpuOpts` apply to the WebGPU session only (such as outputs kept in GPU buffers).
  */
 export async function createSession(
   bytes: Uint8Array,
   preferred: Provider,
   onNote: (msg: string) => void,
   opts: Omit<ort.InferenceSession.SessionOptions, "executionProviders"> = {},
+  webgpuOpts: Omit<ort.InferenceSession.SessionOptions, "executionProviders"> = {},
 ): Promise<{ session: ort.InferenceSession; provider: Provider }> {
   configureOrt();
   if (preferred === "webgpu") {
@@ -44,7 +46,7 @@ export async function createSession(
       onNote("note: navigator.gpu is missing; the policy runs on onnxruntime-web's WASM (CPU) provider instead of WebGPU");
     } else {
       try {
-        return { session: await ort.InferenceSession.create(bytes, { ...opts, executionProviders: ["webgpu"] }), provider: "webgpu" };
+        return { session: await ort.InferenceSession.create(bytes, { ...opts, ...webgpuOpts, executionProviders: ["webgpu"] }), provider: "webgpu" };
       } catch (e) {
         onNote(`note: the WebGPU provider failed (${e instanceof Error ? e.message : String(e)}); falling back to WASM (CPU)`);
       }
