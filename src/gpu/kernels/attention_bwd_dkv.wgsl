@@ -2,6 +2,7 @@
 // one (batch, kv head) and loops over the query heads of its group and over query tiles of BQ rows
 // (t >= first key), so the sum over the group is a plain loop: deterministic, no atomics.
 // dv_j = sum p_tj dout_t; dk_j = scale * sum dS_tj q_t, with delta from attention_bwd_dq.wgsl.
+// Tiles hold rows as vec4 as in attention.wgsl.
 
 struct Dims {
   B: u32,
@@ -28,18 +29,44 @@ struct Dims {
 override D: u32 = 64u;
 override BK: u32 = 16u;  // key rows per workgroup
 override BQ: u32 = 8u;   // query rows per tile
-override DS: u32 = D + 1u; // row stride of the tiles: padded so rows fall in different banks
+override D4: u32 = (D + 3u) / 4u;
+override DS4: u32 = D4 + 1u;
 const LANES: u32 = 16u;
-const DPT_MAX: u32 = 8u;
+const JMAX: u32 = 2u;
 
-var<workgroup> ks: array<f32, BK * DS>;   // (BK, DS)
-var<workgroup> vs: array<f32, BK * DS>;   // (BK, DS)
-var<workgroup> qs: array<f32, BQ * DS>;   // (BQ, DS)
-var<workgroup> dos: array<f32, BQ * DS>;  // (BQ, DS)
-var<workgroup> ps: array<f32, BK * BQ>;  // (BK, BQ) probabilities of the tile
-var<workgroup> dss: array<f32, BK * BQ>; // (BK, BQ) dS of the tile
+var<workgroup> ks: array<vec4f, BK * DS4>;  // (BK, DS4)
+var<workgroup> vs: array<vec4f, BK * DS4>;  // (BK, DS4)
+var<workgroup> qs: array<vec4f, BQ * DS4>;  // (BQ, DS4)
+var<workgroup> dos: array<vec4f, BQ * DS4>; // (BQ, DS4)
+var<workgroup> ps: array<f32, BK * BQ>;     // (BK, BQ) probabilities of the tile
+var<workgroup> dss: array<f32, BK * BQ>;    // (BK, BQ) dS of the tile
 var<workgroup> rowL: array<f32, BQ>;
 var<workgroup> rowDelta: array<f32, BQ>;
+
+// Four consecutive head-dim values from `base`, zero past D (one function per buffer).
+fn loadQ(base: u32, c4: u32) -> vec4f {
+  var x = vec4f(0.0);
+  for (var i = 0u; i < 4u; i++) { if (c4 * 4u + i < D) { x[i] = q[base + c4 * 4u + i]; } }
+  return x;
+}
+
+fn loadDout(base: u32, c4: u32) -> vec4f {
+  var x = vec4f(0.0);
+  for (var i = 0u; i < 4u; i++) { if (c4 * 4u + i < D) { x[i] = dout[base + c4 * 4u + i]; } }
+  return x;
+}
+
+fn loadK(base: u32, c4: u32) -> vec4f {
+  var x = vec4f(0.0);
+  for (var i = 0u; i < 4u; i++) { if (c4 * 4u + i < D) { x[i] = k[base + c4 * 4u + i]; } }
+  return x;
+}
+
+fn loadV(base: u32, c4: u32) -> vec4f {
+  var x = vec4f(0.0);
+  for (var i = 0u; i < 4u; i++) { if (c4 * 4u + i < D) { x[i] = v[base + c4 * 4u + i]; } }
+  return x;
+}
 
 @compute @workgroup_size(LANES, BK)
 fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec3u) {
@@ -53,37 +80,36 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec
   let tid = r * LANES + lane;
   let nt = LANES * BK;
   let j = j0 + r;
-  let dpt = (D + LANES - 1u) / LANES;
 
-  for (var e = tid; e < BK * D; e += nt) {
-    let jj = j0 + e / D;
-    var kx = 0.0;
-    var vx = 0.0;
+  for (var e = tid; e < BK * D4; e += nt) {
+    let jj = j0 + e / D4;
+    var kx = vec4f(0.0);
+    var vx = vec4f(0.0);
     if (jj < len) {
-      let idx = ((b * dims.T + jj) * dims.Hkv + hk) * D + e % D;
-      kx = k[idx];
-      vx = v[idx];
+      let base = ((b * dims.T + jj) * dims.Hkv + hk) * D;
+      kx = loadK(base, e % D4);
+      vx = loadV(base, e % D4);
     }
-    ks[(e / D) * DS + e % D] = kx;
-    vs[(e / D) * DS + e % D] = vx;
+    ks[(e / D4) * DS4 + e % D4] = kx;
+    vs[(e / D4) * DS4 + e % D4] = vx;
   }
-  var accK: array<f32, DPT_MAX>;
-  var accV: array<f32, DPT_MAX>;
+  var accK: array<vec4f, JMAX>;
+  var accV: array<vec4f, JMAX>;
   for (var g = 0u; g < group; g++) {
     let h = hk * group + g;
     for (var q0 = j0; q0 < len; q0 += BQ) {
       workgroupBarrier(); // the previous query tile is consumed (and the key tile is loaded)
-      for (var e = tid; e < BQ * D; e += nt) {
-        let tt = q0 + e / D;
-        var qx = 0.0;
-        var dx = 0.0;
+      for (var e = tid; e < BQ * D4; e += nt) {
+        let tt = q0 + e / D4;
+        var qx = vec4f(0.0);
+        var dx = vec4f(0.0);
         if (tt < len) {
-          let idx = ((b * dims.T + tt) * dims.H + h) * D + e % D;
-          qx = q[idx];
-          dx = dout[idx];
+          let base = ((b * dims.T + tt) * dims.H + h) * D;
+          qx = loadQ(base, e % D4);
+          dx = loadDout(base, e % D4);
         }
-        qs[(e / D) * DS + e % D] = qx;
-        dos[(e / D) * DS + e % D] = dx;
+        qs[(e / D4) * DS4 + e % D4] = qx;
+        dos[(e / D4) * DS4 + e % D4] = dx;
       }
       for (var e = tid; e < BQ; e += nt) {
         let tt = q0 + e;
@@ -104,39 +130,42 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec
         var p = 0.0;
         var ds = 0.0;
         if (j0 + c <= tt && tt < len) {
-          var s = 0.0;
-          var dp = 0.0;
-          for (var d = 0u; d < D; d++) {
-            s = fma(qs[rr * DS + d], ks[c * DS + d], s);
-            dp = fma(dos[rr * DS + d], vs[c * DS + d], dp);
+          var s4 = vec4f(0.0);
+          var dp4 = vec4f(0.0);
+          for (var i = 0u; i < D4; i++) {
+            s4 = fma(qs[rr * DS4 + i], ks[c * DS4 + i], s4);
+            dp4 = fma(dos[rr * DS4 + i], vs[c * DS4 + i], dp4);
           }
-          p = exp(s * dims.scale - rowL[rr]);
-          ds = p * (dp - rowDelta[rr]);
+          p = exp((s4.x + s4.y + s4.z + s4.w) * dims.scale - rowL[rr]);
+          ds = p * ((dp4.x + dp4.y + dp4.z + dp4.w) - rowDelta[rr]);
         }
         ps[e] = p;
         dss[e] = ds;
       }
       workgroupBarrier();
       for (var rr = 0u; rr < BQ; rr++) {
-        let p = ps[r * BQ + rr];
-        let ds = dss[r * BQ + rr];
-        for (var i = 0u; i < dpt; i++) {
-          let d = lane + LANES * i;
-          if (d < D) {
-            accV[i] = fma(p, dos[rr * DS + d], accV[i]);
-            accK[i] = fma(ds, qs[rr * DS + d], accK[i]);
+        let p = vec4f(ps[r * BQ + rr]);
+        let ds = vec4f(dss[r * BQ + rr]);
+        for (var jj = 0u; jj < JMAX; jj++) {
+          let c4 = lane + LANES * jj;
+          if (c4 < D4) {
+            accV[jj] = fma(p, dos[rr * DS4 + c4], accV[jj]);
+            accK[jj] = fma(ds, qs[rr * DS4 + c4], accK[jj]);
           }
         }
       }
     }
   }
   if (j >= dims.T) { return; }
-  for (var i = 0u; i < dpt; i++) {
-    let d = lane + LANES * i;
-    if (d < D) {
-      let idx = ((b * dims.T + j) * dims.Hkv + hk) * D + d;
-      dk[idx] = accK[i] * dims.scale;
-      dv[idx] = accV[i];
+  let base = ((b * dims.T + j) * dims.Hkv + hk) * D;
+  for (var jj = 0u; jj < JMAX; jj++) {
+    let c4 = lane + LANES * jj;
+    for (var i = 0u; i < 4u; i++) {
+      let d = c4 * 4u + i;
+      if (d < D) {
+        dk[base + d] = accK[jj][i] * dims.scale;
+        dv[base + d] = accV[jj][i];
+      }
     }
   }
 }

@@ -1,7 +1,7 @@
 // Attention backward, query side: dq (B, T, H, D) and delta (B, H, T) = rowsum(dout * o), which
 // attention_bwd_dkv.wgsl reads, so this kernel runs first. Probabilities are recomputed from the
 // forward's lse: p = exp(q.k * scale - lse), dS = p * (dout.v - delta), dq = scale * sum_j dS_j k_j.
-// Same tiling as attention.wgsl: BQ query rows per workgroup, key/value tiles of BK rows.
+// Same tiling as attention.wgsl: BQ query rows per workgroup, key/value tiles of BK rows, vec4 rows.
 
 struct Dims {
   B: u32,
@@ -28,17 +28,43 @@ struct Dims {
 override D: u32 = 64u;
 override BQ: u32 = 16u;
 override BK: u32 = 16u;
-override DS: u32 = D + 1u; // row stride of the tiles: padded so rows fall in different banks
+override D4: u32 = (D + 3u) / 4u;
+override DS4: u32 = D4 + 1u;
 const LANES: u32 = 16u;
-const DPT_MAX: u32 = 8u;
+const JMAX: u32 = 2u;
 
-var<workgroup> qs: array<f32, BQ * DS>;   // (BQ, DS)
-var<workgroup> dos: array<f32, BQ * DS>;  // (BQ, DS)
-var<workgroup> ks: array<f32, BK * DS>;   // (BK, DS)
-var<workgroup> vs: array<f32, BK * DS>;   // (BK, DS)
-var<workgroup> ss: array<f32, BQ * BK>;  // (BQ, BK) dS of the tile
+var<workgroup> qs: array<vec4f, BQ * DS4>;  // (BQ, DS4)
+var<workgroup> dos: array<vec4f, BQ * DS4>; // (BQ, DS4)
+var<workgroup> ks: array<vec4f, BK * DS4>;  // (BK, DS4)
+var<workgroup> vs: array<vec4f, BK * DS4>;  // (BK, DS4)
+var<workgroup> ss: array<f32, BQ * BK>;     // (BQ, BK) dS of the tile
 var<workgroup> rowL: array<f32, BQ>;
 var<workgroup> rowDelta: array<f32, BQ>;
+
+// Four consecutive head-dim values from `base`, zero past D (one function per buffer).
+fn loadQ(base: u32, c4: u32) -> vec4f {
+  var x = vec4f(0.0);
+  for (var i = 0u; i < 4u; i++) { if (c4 * 4u + i < D) { x[i] = q[base + c4 * 4u + i]; } }
+  return x;
+}
+
+fn loadDout(base: u32, c4: u32) -> vec4f {
+  var x = vec4f(0.0);
+  for (var i = 0u; i < 4u; i++) { if (c4 * 4u + i < D) { x[i] = dout[base + c4 * 4u + i]; } }
+  return x;
+}
+
+fn loadK(base: u32, c4: u32) -> vec4f {
+  var x = vec4f(0.0);
+  for (var i = 0u; i < 4u; i++) { if (c4 * 4u + i < D) { x[i] = k[base + c4 * 4u + i]; } }
+  return x;
+}
+
+fn loadV(base: u32, c4: u32) -> vec4f {
+  var x = vec4f(0.0);
+  for (var i = 0u; i < 4u; i++) { if (c4 * 4u + i < D) { x[i] = v[base + c4 * 4u + i]; } }
+  return x;
+}
 
 @compute @workgroup_size(LANES, BQ)
 fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec3u) {
@@ -52,19 +78,18 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec
   let tid = r * LANES + lane;
   let nt = LANES * BQ;
   let t = q0 + r;
-  let dpt = (D + LANES - 1u) / LANES;
 
-  for (var e = tid; e < BQ * D; e += nt) {
-    let tt = q0 + e / D;
-    var qx = 0.0;
-    var dx = 0.0;
+  for (var e = tid; e < BQ * D4; e += nt) {
+    let tt = q0 + e / D4;
+    var qx = vec4f(0.0);
+    var dx = vec4f(0.0);
     if (tt < len) {
-      let idx = ((b * dims.T + tt) * dims.H + h) * D + e % D;
-      qx = q[idx];
-      dx = dout[idx];
+      let base = ((b * dims.T + tt) * dims.H + h) * D;
+      qx = loadQ(base, e % D4);
+      dx = loadDout(base, e % D4);
     }
-    qs[(e / D) * DS + e % D] = qx;
-    dos[(e / D) * DS + e % D] = dx;
+    qs[(e / D4) * DS4 + e % D4] = qx;
+    dos[(e / D4) * DS4 + e % D4] = dx;
   }
   if (lane == 0u) {
     var dl = 0.0;
@@ -78,21 +103,21 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec
     rowL[r] = lv;
     if (t < dims.T) { delta[(b * dims.H + h) * dims.T + t] = dl; }
   }
-  var acc: array<f32, DPT_MAX>;
+  var acc: array<vec4f, JMAX>;
   let kEnd = min(q0 + BQ, len);
   for (var k0 = 0u; k0 < kEnd; k0 += BK) {
     workgroupBarrier();
-    for (var e = tid; e < BK * D; e += nt) {
-      let j = k0 + e / D;
-      var kx = 0.0;
-      var vx = 0.0;
+    for (var e = tid; e < BK * D4; e += nt) {
+      let j = k0 + e / D4;
+      var kx = vec4f(0.0);
+      var vx = vec4f(0.0);
       if (j < kEnd) {
-        let idx = ((b * dims.T + j) * dims.Hkv + hk) * D + e % D;
-        kx = k[idx];
-        vx = v[idx];
+        let base = ((b * dims.T + j) * dims.Hkv + hk) * D;
+        kx = loadK(base, e % D4);
+        vx = loadV(base, e % D4);
       }
-      ks[(e / D) * DS + e % D] = kx;
-      vs[(e / D) * DS + e % D] = vx;
+      ks[(e / D4) * DS4 + e % D4] = kx;
+      vs[(e / D4) * DS4 + e % D4] = vx;
     }
     workgroupBarrier();
     for (var e = tid; e < BQ * BK; e += nt) {
@@ -101,29 +126,33 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec
       let j = k0 + c;
       var ds = 0.0;
       if (j <= q0 + rr && q0 + rr < len) {
-        var s = 0.0;
-        var dp = 0.0;
-        for (var d = 0u; d < D; d++) {
-          s = fma(qs[rr * DS + d], ks[c * DS + d], s);
-          dp = fma(dos[rr * DS + d], vs[c * DS + d], dp);
+        var s4 = vec4f(0.0);
+        var dp4 = vec4f(0.0);
+        for (var i = 0u; i < D4; i++) {
+          s4 = fma(qs[rr * DS4 + i], ks[c * DS4 + i], s4);
+          dp4 = fma(dos[rr * DS4 + i], vs[c * DS4 + i], dp4);
         }
-        let p = exp(s * dims.scale - rowL[rr]);
-        ds = p * (dp - rowDelta[rr]);
+        let p = exp((s4.x + s4.y + s4.z + s4.w) * dims.scale - rowL[rr]);
+        ds = p * ((dp4.x + dp4.y + dp4.z + dp4.w) - rowDelta[rr]);
       }
       ss[e] = ds;
     }
     workgroupBarrier();
     for (var c = 0u; c < BK; c++) {
-      let ds = ss[r * BK + c];
-      for (var i = 0u; i < dpt; i++) {
-        let d = lane + LANES * i;
-        if (d < D) { acc[i] = fma(ds, ks[c * DS + d], acc[i]); }
+      let ds = vec4f(ss[r * BK + c]);
+      for (var j = 0u; j < JMAX; j++) {
+        let c4 = lane + LANES * j;
+        if (c4 < D4) { acc[j] = fma(ds, ks[c * DS4 + c4], acc[j]); }
       }
     }
   }
   if (t >= dims.T) { return; }
-  for (var i = 0u; i < dpt; i++) {
-    let d = lane + LANES * i;
-    if (d < D) { dq[((b * dims.T + t) * dims.H + h) * D + d] = acc[i] * dims.scale; }
+  let base = ((b * dims.T + t) * dims.H + h) * D;
+  for (var j = 0u; j < JMAX; j++) {
+    let c4 = lane + LANES * j;
+    for (var i = 0u; i < 4u; i++) {
+      let d = c4 * 4u + i;
+      if (d < D) { dq[base + d] = acc[j][i] * dims.scale; }
+    }
   }
 }
