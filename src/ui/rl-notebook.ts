@@ -8,6 +8,7 @@ import type { NotebookController, ShareResult } from "./notebook-controller.ts";
 import "./rl-cell-gpu.ts";
 import "./rl-cell-markdown.ts";
 import "./rl-cell-params.ts";
+import "./rl-run-viewer.ts";
 import type { ParamsChangeEvent } from "./rl-cell-params.ts";
 import { cellStyles } from "./styles.ts";
 
@@ -53,6 +54,8 @@ export class RlNotebook extends LitElement {
     .cell-head button { padding: 0 8px; font-size: 13px; }
     .cell-body { padding: 12px 16px; display: grid; gap: 10px; }
     li.collapsed .cell-head { border-bottom: none; }
+    section.runs { margin-top: 18px; background: var(--rl-surface); border: 1px solid var(--rl-border); border-radius: var(--rl-radius); padding: 10px 16px; }
+    section.runs h2 { font-size: 15px; margin: 0 0 8px; }
     textarea.md { font-family: var(--rl-mono); font-size: 13px; width: 100%; min-height: 140px; box-sizing: border-box;
       background: var(--rl-bg); color: var(--rl-text); border: 1px solid var(--rl-border); border-radius: 4px; }
   `];
@@ -96,7 +99,11 @@ export class RlNotebook extends LitElement {
       ${c.notices.map((n) => html`<div class="banner warn" role="alert">${n}</div>`)}
       ${this.message ? html`<div class="banner warn" role="alert" data-testid="message">${this.message}</div>` : nothing}
       ${this.renderShare()}
-      <ol data-testid="cells">${doc.cells.map((cell, i) => this.renderCell(cell, i, doc.cells.length))}</ol>`;
+      <ol data-testid="cells">${doc.cells.map((cell, i) => this.renderCell(cell, i, doc.cells.length))}</ol>
+      <section class="runs" aria-label="Run results">
+        <h2>Run results</h2>
+        <rl-run-viewer></rl-run-viewer>
+      </section>`;
   }
 
   private renderShare() {

@@ -1,0 +1,66 @@
+// The reward inspector's view model, kept apart from the element so it can be tested without a
+// browser: grouping records by step and question, sorting and filtering, and row differences.
+import type { DisplayResult, DisplayValue, SampleRecord } from "../runtime/records.ts";
+
+export const SORTS = ["index", "reward-desc", "reward-asc", "length-desc", "length-asc"] as const;
+export type SortKey = (typeof SORTS)[number];
+
+/** What the user filters on: an error kind, "correct", "wrong", or everything. */
+export type ErrorFilter = "all" | "correct" | "wrong" | "no-sql" | string;
+
+/** The distinct steps present, ascending. */
+export function stepsOf(records: readonly SampleRecord[]): number[] {
+  return [...new Set(records.map((r) => r.step))].sort((a, b) => a - b);
+}
+
+/** Questions of a step with their group's mean reward, hardest (lowest reward) first. */
+export function questionsAt(records: readonly SampleRecord[], step: number): { taskId: string; question: string; n: number; meanReward: number; correct: number }[] {
+  const by = new Map<string, SampleRecord[]>();
+  for (const r of records) if (r.step === step) by.set(r.taskId, [...(by.get(r.taskId) ?? []), r]);
+  return [...by.entries()].map(([taskId, rs]) => ({
+    taskId,
+    question: rs[0].question,
+    n: rs.length,
+    meanReward: rs.reduce((s, r) => s + r.reward.total, 0) / rs.length,
+    correct: rs.filter((r) => r.correct).length,
+  })).sort((a, b) => a.meanReward - b.meanReward || a.taskId.localeCompare(b.taskId));
+}
+
+/** The error kind label of a record: "correct", an ExecErrorKind, "no-sql", or "wrong" (ran, mismatched). */
+export function errorLabel(r: SampleRecord): string {
+  if (r.correct) return "correct";
+  if (r.extraction.sql === null) return "no-sql";
+  return r.error?.kind ?? "wrong";
+}
+
+/** The group of `taskId` at `step`, filtered and sorted. */
+export function groupView(records: readonly SampleRecord[], step: number, taskId: string, sort: SortKey, filter: ErrorFilter): SampleRecord[] {
+  const rs = records.filter((r) => r.step === step && r.taskId === taskId && (filter === "all" || errorLabel(r) === filter));
+  const by: Record<SortKey, (a: SampleRecord, b: SampleRecord) => number> = {
+    "index": (a, b) => a.sampleIndex - b.sampleIndex,
+    "reward-desc": (a, b) => b.reward.total - a.reward.total || a.sampleIndex - b.sampleIndex,
+    "reward-asc": (a, b) => a.reward.total - b.reward.total || a.sampleIndex - b.sampleIndex,
+    "length-desc": (a, b) => b.completionTokens - a.completionTokens || a.sampleIndex - b.sampleIndex,
+    "length-asc": (a, b) => a.completionTokens - b.completionTokens || a.sampleIndex - b.sampleIndex,
+  };
+  return rs.sort(by[sort]);
+}
+
+function valueKey(v: DisplayValue): string {
+  // Integers and reals that are equal numbers compare equal, as in BIRD's rule; text stays text.
+  if (typeof v === "number") return `n:${v}`;
+  if (typeof v === "string") return `s:${v}`;
+  if (v === null) return "null";
+  return JSON.stringify(v);
+}
+
+/** Row keys for marking differences (display values: long text is cut, so this is for display only). */
+export function rowKey(row: readonly DisplayValue[]): string {
+  return row.map(valueKey).join("\u0001");
+}
+
+/** For each row of `result`, whether the other result contains an equal row. */
+export function rowsInOther(result: DisplayResult, other: DisplayResult | null): boolean[] {
+  const keys = new Set((other?.rows ?? []).map(rowKey));
+  return result.rows.map((r) => keys.has(rowKey(r)));
+}

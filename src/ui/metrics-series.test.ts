@@ -1,0 +1,25 @@
+import { assertEquals } from "../../tests/assert.ts";
+import type { MetricsRecord } from "../core/metrics.ts";
+import { buildPanels } from "./metrics-series.ts";
+
+function rec(step: number, phase: MetricsRecord["phase"], extra: Partial<MetricsRecord>): MetricsRecord {
+  return { v: 1, step, phase, time: 0, ...extra };
+}
+
+Deno.test("metrics series: panels per quantity, train vs held-out accuracy, runs overlaid, empty panels dropped", () => {
+  const a = [
+    rec(1, "grpo", { rewards: { total: { mean: 0.1, std: 0 }, execution: { mean: 0, std: 0 } }, execAccuracy: 0.2, kl: 0.01, entropy: 1.5 }),
+    rec(2, "grpo", { rewards: { total: { mean: 0.4, std: 0 }, execution: { mean: 0.5, std: 0 } }, execAccuracy: 0.5, kl: NaN }),
+    rec(2, "eval", { execAccuracy: 0.3 }),
+  ];
+  const b = [rec(1, "grpo", { execAccuracy: 0.1 })];
+  const panels = buildPanels([{ name: "a", records: a }, { name: "b", records: b }]);
+  assertEquals(panels.map((p) => p.id), ["rewards", "accuracy", "kl"]);
+  const rewards = panels[0];
+  assertEquals(rewards.series.map((s) => s.label), ["a: total", "a: execution"]);
+  assertEquals(rewards.series[0].points, [{ x: 1, y: 0.1 }, { x: 2, y: 0.4 }]);
+  const acc = panels[1];
+  assertEquals(acc.series.map((s) => [s.label, s.points.length]), [["a: train (samples)", 2], ["a: held-out (greedy)", 1], ["b: train (samples)", 1]]);
+  // NaN KL is skipped, not drawn as zero.
+  assertEquals(panels[2].series.find((s) => s.label === "a: KL to reference")?.points, [{ x: 1, y: 0.01 }]);
+});

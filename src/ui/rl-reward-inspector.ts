@@ -1,0 +1,126 @@
+// <rl-reward-inspector>: for a step and a question, the group's samples side by side — prompt,
+// reasoning, extracted SQL, the predicted rows next to the gold rows with differences marked,
+// each reward component and the advantage. Sort and filter by reward, error kind and length.
+import { css, html, LitElement, nothing } from "lit";
+import type { DisplayResult, DisplayValue, SampleRecord } from "../runtime/records.ts";
+import { errorLabel, type ErrorFilter, groupView, questionsAt, rowsInOther, type SortKey, SORTS, stepsOf } from "./inspector-model.ts";
+import { highlightSql } from "./sql-highlight.ts";
+import { cellStyles } from "./styles.ts";
+
+const SORT_LABELS: Record<SortKey, string> = {
+  "index": "sample order",
+  "reward-desc": "reward, high first",
+  "reward-asc": "reward, low first",
+  "length-desc": "length, long first",
+  "length-asc": "length, short first",
+};
+
+function show(v: DisplayValue): string {
+  if (v === null) return "NULL";
+  if (typeof v === "object") return "int" in v ? v.int : "real" in v ? v.real : `<blob ${v.blob} bytes>`;
+  return String(v);
+}
+
+export class RlRewardInspector extends LitElement {
+  static override properties = {
+    records: { attribute: false },
+    step: { type: Number },
+    taskId: { state: true },
+    sort: { state: true },
+    filter: { state: true },
+  };
+  static override styles = [cellStyles, css`
+    .controls { display: flex; flex-wrap: wrap; gap: 12px; align-items: center; margin-bottom: 8px; font-size: 14px; }
+    .controls input[type="range"] { width: 220px; }
+    select { font: inherit; font-size: 13px; max-width: 420px; background: var(--rl-surface); color: var(--rl-text); border: 1px solid var(--rl-border); border-radius: 4px; }
+    .samples { display: grid; grid-auto-flow: column; grid-auto-columns: minmax(300px, 1fr); gap: 10px; overflow-x: auto; padding-bottom: 6px; }
+    .sample { border: 1px solid var(--rl-border); border-radius: 6px; padding: 8px; font-size: 13px; display: grid; gap: 6px; align-content: start; }
+    .sample.correct { border-color: var(--rl-good); }
+    .sample header { display: flex; justify-content: space-between; gap: 6px; }
+    .badge { font-size: 11px; padding: 1px 6px; border-radius: 10px; background: var(--rl-code-bg); }
+    .badge.correct { color: var(--rl-good); } .badge.err { color: var(--rl-bad); }
+    pre { margin: 0; white-space: pre-wrap; word-break: break-word; font-family: var(--rl-mono); font-size: 12px; background: var(--rl-code-bg); padding: 6px; border-radius: 4px; max-height: 220px; overflow: auto; }
+    .kw { color: var(--rl-accent); font-weight: 600; } .str { color: var(--rl-good); } .num { color: var(--rl-warn); } .com { color: var(--rl-muted); } .id { color: var(--rl-text); }
+    .results { display: grid; grid-template-columns: 1fr 1fr; gap: 6px; }
+    .results table { font-size: 11px; font-family: var(--rl-mono); }
+    .results td, .results th { padding: 1px 6px 1px 0; }
+    tr.diff td { background: color-mix(in srgb, var(--rl-bad) 18%, transparent); }
+    .rewards td { padding: 0 8px 0 0; border: none; }
+    details summary { cursor: pointer; color: var(--rl-muted); }
+  `];
+
+  /** Sample records of a run. */
+  records: SampleRecord[] = [];
+  /** The step shown (the nearest present step is used). */
+  step = 0;
+  private taskId: string | null = null;
+  private sort: SortKey = "index";
+  private filter: ErrorFilter = "all";
+
+  override render() {
+    const steps = stepsOf(this.records);
+    if (!steps.length) return html`<p class="muted">No samples yet: they appear as the run draws them.</p>`;
+    const step = steps.reduce((best, s) => (Math.abs(s - this.step) < Math.abs(best - this.step) ? s : best), steps[0]);
+    const questions = questionsAt(this.records, step);
+    const taskId = questions.some((q) => q.taskId === this.taskId) ? this.taskId! : questions[0].taskId;
+    const group = groupView(this.records, step, taskId, this.sort, this.filter);
+    const labels = [...new Set(this.records.filter((r) => r.step === step && r.taskId === taskId).map(errorLabel))].sort();
+    return html`
+      <div class="controls">
+        <label>Step <input type="range" data-testid="inspector-step" min="0" max=${steps.length - 1} .value=${String(steps.indexOf(step))}
+          @input=${(e: Event) => (this.step = steps[Number((e.target as HTMLInputElement).value)])} /> <strong>${step}</strong></label>
+        <label>Question <select data-testid="inspector-question" @change=${(e: Event) => (this.taskId = (e.target as HTMLSelectElement).value)}>
+          ${questions.map((q) => html`<option value=${q.taskId} ?selected=${q.taskId === taskId}>${q.correct}/${q.n} · ${q.question.slice(0, 80)}</option>`)}
+        </select></label>
+        <label>Sort <select @change=${(e: Event) => (this.sort = (e.target as HTMLSelectElement).value as SortKey)}>
+          ${SORTS.map((s) => html`<option value=${s} ?selected=${s === this.sort}>${SORT_LABELS[s]}</option>`)}
+        </select></label>
+        <label>Show <select data-testid="inspector-filter" @change=${(e: Event) => (this.filter = (e.target as HTMLSelectElement).value)}>
+          <option value="all">all</option>${labels.map((l) => html`<option value=${l} ?selected=${l === this.filter}>${l}</option>`)}
+        </select></label>
+      </div>
+      <p><strong>${group[0]?.question ?? questions.find((q) => q.taskId === taskId)?.question}</strong> <span class="muted">(${taskId}, ${group[0]?.dbId ?? ""})</span></p>
+      <div class="samples">${group.map((r) => this.renderSample(r))}</div>`;
+  }
+
+  private renderSample(r: SampleRecord) {
+    const label = errorLabel(r);
+    return html`<article class="sample ${r.correct ? "correct" : ""}" data-testid="sample" data-sample=${r.sampleIndex}>
+      <header><strong>#${r.sampleIndex}</strong>
+        <span class="badge ${r.correct ? "correct" : "err"}">${label}</span>
+        <span>reward <strong>${r.reward.total.toFixed(2)}</strong></span>
+        <span class="muted">adv ${r.advantage === null ? "—" : r.advantage.toFixed(2)}</span>
+        <span class="muted">${r.completionTokens} tok</span></header>
+      <details><summary>prompt</summary><pre>${r.prompt}</pre></details>
+      ${r.reasoning ? html`<details open><summary>reasoning</summary><pre>${r.reasoning}</pre></details>` : nothing}
+      <details><summary>completion</summary><pre>${r.completion}</pre></details>
+      ${r.extraction.sql !== null
+        ? html`<pre data-testid="sample-sql">${highlightSql(r.extraction.sql)}</pre>`
+        : html`<p class="bad">No SQL: ${r.extraction.reason}</p>`}
+      ${r.error ? html`<p class="bad">${r.error.kind}: ${r.error.message}</p>` : nothing}
+      <div class="results">
+        <div><div class="muted">predicted</div>${this.renderResult(r.predicted, r.gold)}</div>
+        <div><div class="muted">gold</div>${this.renderResult(r.gold, r.predicted)}</div>
+      </div>
+      <table class="rewards">${Object.entries(r.reward.components).map(([k, v]) => html`<tr><td>${k}</td><td>${v.toFixed(2)}</td><td class="muted">×w → ${(r.reward.weighted[k] ?? 0).toFixed(2)}</td></tr>`)}</table>
+    </article>`;
+  }
+
+  private renderResult(res: DisplayResult | null, other: DisplayResult | null) {
+    if (!res) return html`<p class="muted">—</p>`;
+    const present = rowsInOther(res, other);
+    return html`<table data-testid="result-table">
+      <tr>${res.columns.map((c) => html`<th>${c}</th>`)}</tr>
+      ${res.rows.map((row, i) => html`<tr class=${other && !present[i] ? "diff" : ""}>${row.map((v) => html`<td>${show(v)}</td>`)}</tr>`)}
+    </table>
+    <div class="muted">${res.rowCount} row${res.rowCount === 1 ? "" : "s"}${res.truncated ? `, first ${res.rows.length} shown` : ""}${res.capped ? ", capped by the executor" : ""}</div>`;
+  }
+}
+
+customElements.define("rl-reward-inspector", RlRewardInspector);
+
+declare global {
+  interface HTMLElementTagNameMap {
+    "rl-reward-inspector": RlRewardInspector;
+  }
+}
