@@ -53,6 +53,7 @@ Deno.test("loaders: malformed lines are reported with their line number, the oth
   assertEquals(r.items.map((i) => [i.position, i.task.db_id]), [[0, "a"], [5, "b"]]);
   assertEquals(r.records, 6);
   assertEquals(r.problems.map((p) => p.where), ["line 2", "line 3", "line 5", "line 6"]);
+  assertEquals(r.problems.map((p) => p.position), [1, 2, 3, 4]);
   assert(/not valid JSON/.test(r.problems[0].message), r.problems[0].message);
   assert(/gold SQL/.test(r.problems[1].message), r.problems[1].message);
   assert(/plain name/.test(r.problems[2].message), r.problems[2].message);
@@ -61,7 +62,7 @@ Deno.test("loaders: malformed lines are reported with their line number, the oth
 Deno.test("loaders: a broken JSON array is one clear error; bad items are reported by index", async () => {
   await assertRejects(() => parseQuestions('[{"db_id": "a",'), /not valid JSON/);
   const r = parseQuestions(JSON.stringify([{ db_id: "a", question: "x", query: "SELECT 1" }, 5]));
-  assertEquals(r.problems, [{ where: "item 1", message: "expected a JSON object" }]);
+  assertEquals(r.problems, [{ where: "item 1", message: "expected a JSON object", position: 1 }]);
   assertEquals(r.items.length, 1);
 });
 

@@ -17,6 +17,8 @@ export interface LoadedTask {
 export interface LoadProblem {
   where: string;
   message: string;
+  /** The record's position, when the problem is one record of a question file. */
+  position?: number;
 }
 
 /** What a question file yielded. */
@@ -55,7 +57,7 @@ export function parseQuestions(text: string): LoadedQuestions {
     try {
       recs.push({ where, rec: JSON.parse(lines[i]), position });
     } catch (e) {
-      problems.push({ where, message: `not valid JSON: ${e instanceof Error ? e.message : String(e)}` });
+      problems.push({ where, message: `not valid JSON: ${e instanceof Error ? e.message : String(e)}`, position });
     }
     position++;
   }
@@ -75,7 +77,7 @@ function collect(recs: { where: string; rec: unknown; position: number }[]): Omi
   for (const { where, rec, position } of recs) {
     const r = toTask(rec, position);
     if (typeof r === "string") {
-      problems.push({ where, message: r });
+      problems.push({ where, message: r, position });
     } else {
       layouts.add(r.layout);
       items.push({ position, task: r.task });

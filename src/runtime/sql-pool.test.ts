@@ -1,0 +1,96 @@
+import { assert, assertEquals, assertRejects } from "../../tests/assert.ts";
+import { DatabaseLoadError, SqlPool } from "./sql-pool.ts";
+import { loadSqlJs } from "./sql-wasm.ts";
+
+const SQL = await loadSqlJs();
+
+function makeDb(rows: number): Uint8Array {
+  const db = new SQL.Database();
+  db.exec(`CREATE TABLE t(id INTEGER PRIMARY KEY, v TEXT); WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM c WHERE i < ${rows}) INSERT INTO t SELECT i, 'v' || i FROM c;`);
+  const bytes = (db as unknown as { export(): Uint8Array }).export();
+  db.close();
+  return bytes;
+}
+
+const DBS: Record<string, Uint8Array> = { a: makeDb(10), b: makeDb(20), junk: new TextEncoder().encode("this is not a database, just text of some length ".repeat(20)) };
+const loader = (id: string) => (id in DBS ? Promise.resolve(DBS[id].slice()) : Promise.reject(new Error(`no database file for ${id}`)));
+
+const RUNAWAY = "WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM c) SELECT max(i) FROM c";
+
+Deno.test({
+  name: "sql-pool: a runaway recursive CTE times out, the worker is replaced, the next query is answered",
+  sanitizeOps: false,
+  sanitizeResources: false,
+  async fn() {
+    const pool = new SqlPool({ loadDatabase: loader, workers: 1, timeoutMs: 300 });
+    try {
+      const first = await pool.query("a", "SELECT count(*) FROM t");
+      assert(first.ok, "first query");
+      assertEquals(first.result.rows, [[10n]]);
+      const t = await pool.query("a", RUNAWAY);
+      assert(!t.ok && t.error.kind === "timeout", `expected a timeout, got ${JSON.stringify(t)}`);
+      assert(t.ms >= 290, `timed out after ${t.ms} ms`);
+      const after = await pool.query("a", "SELECT sum(id) FROM t");
+      assert(after.ok, "query after the timeout");
+      assertEquals(after.result.rows, [[55n]]);
+      // A query that is merely slow but within a per-call limit still answers.
+      const slow = await pool.query("b", "WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM c WHERE i < 200000) SELECT count(*) FROM c", { timeoutMs: 20_000 });
+      assert(slow.ok, "slow query within its limit");
+      assertEquals(slow.result.rows, [[200000n]]);
+      const st = pool.stats();
+      assertEquals([st.timeouts, st.respawns], [1, 1]);
+    } finally {
+      pool.close();
+    }
+  },
+});
+
+Deno.test({
+  name: "sql-pool: two workers answer concurrent queries on several databases; a timeout on one spares the others",
+  sanitizeOps: false,
+  sanitizeResources: false,
+  async fn() {
+    const pool = new SqlPool({ loadDatabase: loader, workers: 2, timeoutMs: 400 });
+    try {
+      const jobs: Promise<unknown>[] = [];
+      const want: [string, bigint][] = [];
+      for (let i = 0; i < 60; i++) {
+        const db = i % 3 === 0 ? "b" : "a";
+        want.push([db, db === "a" ? 55n : 210n]);
+        jobs.push(pool.query(db, "SELECT sum(id) FROM t").then((r) => (r.ok ? r.result.rows[0][0] : r.error.kind)));
+        if (i === 30) jobs.push(pool.query("a", RUNAWAY).then((r) => (r.ok ? "ok" : r.error.kind)));
+      }
+      const got = await Promise.all(jobs);
+      const timeout = got.splice(31, 1);
+      assertEquals(timeout, ["timeout"]);
+      assertEquals(got, want.map(([, v]) => v));
+      assertEquals(pool.stats().timeouts, 1);
+    } finally {
+      pool.close();
+    }
+  },
+});
+
+Deno.test({
+  name: "sql-pool: a missing or non-SQLite database is a DatabaseLoadError naming it; other queries go on",
+  sanitizeOps: false,
+  sanitizeResources: false,
+  async fn() {
+    const pool = new SqlPool({ loadDatabase: loader, workers: 1, timeoutMs: 5000 });
+    try {
+      const e = await assertRejects(() => pool.query("nope", "SELECT 1"), /database "nope": no database file/);
+      assert(e instanceof DatabaseLoadError && e.dbId === "nope");
+      await assertRejects(() => pool.query("junk", "SELECT 1"), /database "junk".*not a usable SQLite database/);
+      const ok = await pool.query("a", "SELECT count(*) FROM t");
+      assert(ok.ok);
+      assertEquals(ok.result.rows, [[10n]]);
+      const bad = await pool.query("a", "DROP TABLE t");
+      assert(!bad.ok && bad.error.kind === "forbidden");
+      const still = await pool.query("a", "SELECT count(*) FROM t");
+      assert(still.ok);
+      assertEquals(still.result.rows, [[10n]]);
+    } finally {
+      pool.close();
+    }
+  },
+});

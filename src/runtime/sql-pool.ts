@@ -1,0 +1,240 @@
+// A pool of sql.js workers (workers/sql.worker.ts) answering read-only queries with a timeout.
+// sql.js cannot be interrupted, so a query past its time is ended by terminating its worker and
+// starting a fresh one; the query counts as a timeout. One query in flight per worker, so the
+// timer measures that query alone; queued queries go preferably to a worker that already holds
+// their database.
+import * as Comlink from "comlink";
+import type { SqlWorkerApi, WorkerReply } from "../../workers/sql.api.ts";
+import { DEFAULT_LIMITS, type QueryReply, type SqlLimits } from "./sql-exec.ts";
+
+export type { QueryReply, SqlLimits };
+
+/** How to build a pool. Only `loadDatabase` is required. */
+export interface SqlPoolOptions {
+  /** The bytes of a database file, by id; a rejection becomes a `DatabaseLoadError`. */
+  loadDatabase: (dbId: string) => Promise<Uint8Array>;
+  /** Number of workers; default `navigator.hardwareConcurrency`. */
+  workers?: number;
+  /** Per-query time limit in milliseconds; default 30000 as in BIRD's scripts. */
+  timeoutMs?: number;
+  limits?: Partial<SqlLimits>;
+  /** Databases each worker keeps open (default 16) and their bytes (default 1 GiB, counted twice). */
+  maxDatabases?: number;
+  maxCacheBytes?: number;
+  /** URL of sql.js's wasm for the browser build (see sql-browser.ts); omitted under Deno. */
+  wasmUrl?: string;
+  /** Makes a worker; the default is the module worker next to this repository's `workers/`. */
+  createWorker?: () => Worker;
+}
+
+/** Per-call overrides of the pool's time limit and result caps. */
+export interface QueryOptions {
+  timeoutMs?: number;
+  limits?: Partial<SqlLimits>;
+}
+
+/** A database could not be read (missing file, not SQLite): a setup problem, not a wrong answer. */
+export class DatabaseLoadError extends Error {
+  constructor(readonly dbId: string, cause: unknown) {
+    super(`database "${dbId}": ${cause instanceof Error ? cause.message : String(cause)}`);
+    this.name = "DatabaseLoadError";
+  }
+}
+
+/** Counters since the pool started. */
+export interface SqlPoolStats {
+  queries: number;
+  timeouts: number;
+  respawns: number;
+  loads: number;
+}
+
+interface Job {
+  dbId: string;
+  sql: string;
+  limits: SqlLimits;
+  timeoutMs: number;
+  resolve: (r: QueryReply) => void;
+  reject: (e: Error) => void;
+}
+
+interface Slot {
+  worker: Worker;
+  remote: Comlink.Remote<SqlWorkerApi>;
+  ready: Promise<void>;
+  /** Rejects when the worker dies on its own (uncaught error, out of memory). */
+  died: Promise<never>;
+  busy: boolean;
+  dead: boolean;
+  /** Databases this worker is believed to hold, most recent last (a hint: misses are handled). */
+  held: string[];
+}
+
+/** Pool of SQL workers; `query` never throws for a bad query, only for a database that cannot load. */
+export class SqlPool {
+  readonly size: number;
+  readonly timeoutMs: number;
+  readonly limits: SqlLimits;
+  private readonly slots: Slot[] = [];
+  private queue: Job[] = [];
+  private closed = false;
+  private readonly counters: SqlPoolStats = { queries: 0, timeouts: 0, respawns: 0, loads: 0 };
+
+  constructor(private readonly opts: SqlPoolOptions) {
+    this.size = Math.max(1, Math.floor(opts.workers ?? globalThis.navigator?.hardwareConcurrency ?? 1));
+    this.timeoutMs = opts.timeoutMs ?? 30_000;
+    this.limits = { ...DEFAULT_LIMITS, ...opts.limits };
+    for (let i = 0; i < this.size; i++) this.slots.push(this.spawn());
+  }
+
+  /** Runs one read-only query on database `dbId`. */
+  query(dbId: string, sql: string, o: QueryOptions = {}): Promise<QueryReply> {
+    if (this.closed) return Promise.reject(new Error("SqlPool is closed"));
+    return new Promise((resolve, reject) => {
+      this.queue.push({ dbId, sql, limits: { ...this.limits, ...o.limits }, timeoutMs: o.timeoutMs ?? this.timeoutMs, resolve, reject });
+      this.pump();
+    });
+  }
+
+  /** Waits until every worker has loaded sql.js (useful before timing). */
+  async ready(): Promise<void> {
+    await Promise.all(this.slots.map((s) => s.ready));
+  }
+
+  /** Counters since the pool started. */
+  stats(): SqlPoolStats {
+    return { ...this.counters };
+  }
+
+  /** Terminates the workers; queued queries reject. */
+  close(): void {
+    this.closed = true;
+    for (const s of this.slots) this.kill(s);
+    for (const j of this.queue.splice(0)) j.reject(new Error("SqlPool closed"));
+  }
+
+  private spawn(): Slot {
+    const worker = this.opts.createWorker?.() ??
+      new Worker(new URL("../../workers/sql.worker.ts", import.meta.url), { type: "module", name: "sql" });
+    const remote = Comlink.wrap<SqlWorkerApi>(worker);
+    const died = new Promise<never>((_, reject) => {
+      worker.addEventListener("error", (ev) => {
+        ev.preventDefault();
+        reject(new Error(`sql worker died: ${ev.message || "unknown error"}`));
+      });
+    });
+    const ready = Promise.race([
+      remote.init({ wasmUrl: this.opts.wasmUrl, maxDatabases: this.opts.maxDatabases ?? 16, maxCacheBytes: this.opts.maxCacheBytes ?? 2 ** 30 }),
+      died,
+    ]);
+    ready.catch(() => undefined);
+    const slot: Slot = { worker, remote, ready, died, busy: false, dead: false, held: [] };
+    died.catch(() => (slot.dead = true));
+    return slot;
+  }
+
+  private kill(s: Slot): void {
+    s.remote[Comlink.releaseProxy]();
+    s.worker.terminate();
+  }
+
+  private respawn(i: number): void {
+    this.kill(this.slots[i]);
+    this.counters.respawns++;
+    this.slots[i] = this.spawn();
+  }
+
+  /** Gives idle workers work: first jobs whose database they hold, then the oldest jobs. */
+  private pump(): void {
+    if (this.closed) return;
+    for (let i = 0; i < this.slots.length && this.queue.length > 0; i++) {
+      const s = this.slots[i];
+      if (s.busy) continue;
+      const window = Math.min(this.queue.length, 256);
+      let k = 0;
+      for (let j = 0; j < window; j++) {
+        if (s.held.includes(this.queue[j].dbId)) {
+          k = j;
+          break;
+        }
+      }
+      const [job] = this.queue.splice(k, 1);
+      void this.run(i, job);
+    }
+  }
+
+  private async run(i: number, job: Job): Promise<void> {
+    const s = this.slots[i];
+    s.busy = true;
+    this.counters.queries++;
+    try {
+      job.resolve(await this.execute(i, s, job));
+    } catch (e) {
+      job.reject(e instanceof Error ? e : new Error(String(e)));
+    } finally {
+      // After a respawn the slot holds a new worker, which is idle.
+      s.busy = false;
+      this.pump();
+    }
+  }
+
+  private async execute(i: number, s: Slot, job: Job): Promise<QueryReply> {
+    try {
+      await s.ready;
+      for (let attempt = 0; attempt < 2; attempt++) {
+        if (!s.held.includes(job.dbId)) await this.open(s, job.dbId);
+        const reply = await this.timed(i, s, job);
+        if (reply.ok !== "missing") return reply;
+        s.held = s.held.filter((d) => d !== job.dbId);
+      }
+      throw new Error(`worker lost database "${job.dbId}" right after opening it`);
+    } catch (e) {
+      // A dead worker is replaced whatever the cause.
+      if (s.dead && this.slots[i] === s) this.respawn(i);
+      if (e instanceof DatabaseLoadError) throw e;
+      // The worker misbehaved: replace it; the query gets the blame only as "worker".
+      if (this.slots[i] === s) this.respawn(i);
+      return { ok: false, error: { kind: "worker", message: e instanceof Error ? e.message : String(e) }, ms: 0 };
+    }
+  }
+
+  private async open(s: Slot, dbId: string): Promise<void> {
+    let bytes: Uint8Array;
+    try {
+      bytes = await this.opts.loadDatabase(dbId);
+    } catch (e) {
+      throw new DatabaseLoadError(dbId, e);
+    }
+    this.counters.loads++;
+    // Copied, not transferred: the loader may hand out bytes it keeps (a browser cache).
+    try {
+      await Promise.race([s.remote.open(dbId, bytes), s.died]);
+    } catch (e) {
+      // Not SQLite, or so large the worker died loading it: the database is unusable either way.
+      throw new DatabaseLoadError(dbId, e);
+    }
+    s.held = [...s.held.filter((d) => d !== dbId), dbId].slice(-(this.opts.maxDatabases ?? 16));
+  }
+
+  /** The query with its timer; on timeout the worker is replaced and the reply says so. */
+  private timed(i: number, s: Slot, job: Job): Promise<WorkerReply> {
+    const t0 = performance.now();
+    return new Promise<WorkerReply>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.counters.timeouts++;
+        this.respawn(i);
+        resolve({ ok: false, error: { kind: "timeout", message: `no answer within ${job.timeoutMs} ms` }, ms: performance.now() - t0 });
+      }, job.timeoutMs);
+      Promise.race([s.remote.query(job.dbId, job.sql, job.limits), s.died]).then(
+        (r) => {
+          clearTimeout(timer);
+          resolve(r);
+        },
+        (e) => {
+          clearTimeout(timer);
+          reject(e);
+        },
+      );
+    });
+  }
+}
