@@ -68,6 +68,14 @@ Deno.test("config: Qwen3 keeps head_dim 128 apart from hidden / heads, q/k norms
   assert(!shapes.has("model.layers.0.self_attn.q_proj.bias"));
 });
 
+Deno.test("config: transformers 5's rope_parameters (theta and llama3 scaling inside) reads like rope_theta + rope_scaling", () => {
+  const { rope_scaling, rope_theta, ...rest } = LLAMA32_1B;
+  const v5 = { ...rest, rope_parameters: { ...rope_scaling, rope_theta } };
+  assertEquals(parseConfig(v5), parseConfig(LLAMA32_1B));
+  const { rope_theta: qTheta, ...qRest } = QWEN25_05B;
+  assertEquals(parseConfig({ ...qRest, rope_parameters: { rope_type: "default", rope_theta: qTheta } }), parseConfig(QWEN25_05B));
+});
+
 Deno.test("config: configToJson -> parseConfig is the identity for all three", () => {
   for (const j of [QWEN25_05B, SMOLLM2_135M, LLAMA32_1B, QWEN3_06B]) {
     const c = parseConfig(j);
@@ -82,6 +90,7 @@ Deno.test("config: unsupported architectures name themselves and list the suppor
   await assertRejects(() => parseConfig({ ...LLAMA32_1B, rope_scaling: { rope_type: "yarn", factor: 4 } }), /rope_scaling type "yarn"/);
   await assertRejects(() => parseConfig({ ...QWEN25_05B, use_sliding_window: true }), /sliding/);
   await assertRejects(() => parseConfig({ ...SMOLLM2_135M, attention_bias: true }), /attention_bias is true for llama/);
+  await assertRejects(() => parseConfig({ ...QWEN3_06B, layer_types: ["full_attention", "sliding_attention"] }), /only full_attention/);
   await assertRejects(() => parseConfig({ ...QWEN25_05B, hidden_size: undefined }), /hidden_size is missing/);
 });
 

@@ -79,11 +79,13 @@ function archOf(j: Record<string, unknown>): Arch {
   throw new Error(`unsupported model: model_type ${JSON.stringify(mt)}, architectures ${JSON.stringify(archs)}; supported: ${supportedList()}`);
 }
 
+// transformers 5 writes `rope_parameters` ({rope_type, rope_theta, factor, ...}) where 4.x wrote
+// `rope_theta` and `rope_scaling`; both are read.
 function ropeScalingOf(j: Record<string, unknown>): RopeScaling | undefined {
-  const rs = j.rope_scaling;
+  const rs = j.rope_scaling ?? j.rope_parameters;
   if (rs === undefined || rs === null) return undefined;
   if (!isRecord(rs)) throw new Error(`config.json: rope_scaling is not an object`);
-  const type = rs.rope_type ?? rs.type;
+  const type = rs.rope_type ?? rs.type ?? "default";
   switch (type) {
     case "default":
       return undefined;
@@ -117,6 +119,9 @@ export function parseConfig(json: unknown): ModelConfig {
   const numKvHeads = num(json, "num_key_value_heads", numHeads);
   if (numHeads % numKvHeads !== 0) throw new Error(`config.json: num_attention_heads ${numHeads} is not a multiple of num_key_value_heads ${numKvHeads}`);
   if (json.use_sliding_window === true) throw new Error(`config.json: use_sliding_window is true; sliding-window attention is not supported`);
+  if (Array.isArray(json.layer_types) && json.layer_types.some((t) => t !== "full_attention")) {
+    throw new Error(`config.json: layer_types ${JSON.stringify(json.layer_types)}: only full_attention layers are supported`);
+  }
   if (json.mlp_bias === true) throw new Error(`config.json: mlp_bias is true; MLP biases are not supported`);
   const act = json.hidden_act ?? "silu";
   if (act !== "silu") throw new Error(`config.json: hidden_act ${JSON.stringify(act)} is not supported (only silu)`);
@@ -136,7 +141,7 @@ export function parseConfig(json: unknown): ModelConfig {
     numKvHeads,
     headDim,
     rmsNormEps: num(json, "rms_norm_eps", 1e-6),
-    ropeTheta: num(json, "rope_theta", 10000),
+    ropeTheta: num(json, "rope_theta", isRecord(json.rope_parameters) ? num(json.rope_parameters, "rope_theta", 10000) : 10000),
     ropeScaling: ropeScalingOf(json),
     tieWordEmbeddings: json.tie_word_embeddings === true,
     attentionBias,

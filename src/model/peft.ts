@@ -35,11 +35,15 @@ export function parsePeftAdapter(configJson: unknown, weights: Uint8Array, cfg?:
   if (!isRecord(configJson)) throw new Error(`${PEFT_CONFIG} is not a JSON object`);
   const j = configJson;
   if (j.peft_type !== undefined && j.peft_type !== "LORA") throw new Error(`${PEFT_CONFIG}: peft_type ${JSON.stringify(j.peft_type)} is not supported (only LORA)`);
-  for (const flag of ["use_dora", "use_rslora", "fan_in_fan_out"] as const) {
+  for (const flag of ["use_dora", "use_rslora", "fan_in_fan_out", "lora_bias", "use_qalora"] as const) {
     if (j[flag] === true) throw new Error(`${PEFT_CONFIG}: ${flag} is true; only plain LoRA (scale alpha / r) is supported`);
   }
   if (j.bias !== undefined && j.bias !== "none") throw new Error(`${PEFT_CONFIG}: bias ${JSON.stringify(j.bias)} is not supported (only "none")`);
-  for (const key of ["rank_pattern", "alpha_pattern", "modules_to_save", "layers_to_transform"] as const) {
+  const unsupported = [
+    "rank_pattern", "alpha_pattern", "modules_to_save", "layers_to_transform", "layer_replication", "exclude_modules",
+    "target_parameters", "trainable_token_indices", "alora_invocation_tokens",
+  ] as const;
+  for (const key of unsupported) {
     if (!isEmpty(j[key])) throw new Error(`${PEFT_CONFIG}: ${key} ${JSON.stringify(j[key])} is not supported`);
   }
   const r = j.r;
