@@ -9,12 +9,13 @@ import { storageBuffer } from "../device.ts";
 import { encodeAttentionBackward } from "../kernels/attention.ts";
 import { encodeMatmul } from "../kernels/matmul.ts";
 import { encodeQ4MatmulTransposed } from "../kernels/q4matmul.ts";
-import { encodeRmsNormBackward } from "../kernels/rmsnorm.ts";
+import { encodeRmsNormBackward, encodeRmsNormWeightGrad } from "../kernels/rmsnorm.ts";
 import { encodeRope } from "../kernels/rope.ts";
 import { encodeSwigluBackward } from "../kernels/swiglu.ts";
 import { type LoraTarget, targetDims, targetModule } from "../../model/lora.ts";
 import { encodeLayerForward, type ForwardResult, type LayerActs } from "./forward.ts";
-import { encodeLmHeadBackward } from "./ops.ts";
+import { type GpuFullParams, gradOf } from "./full.ts";
+import { encodeEmbeddingBackward, encodeLmHeadBackward } from "./ops.ts";
 import { type GpuLora, type GpuModel, loraSlot, weightBuffer } from "./state.ts";
 
 /** Records dxOut (N, in) (+)= dy W + LoRA path, and accumulates the slot's dA, dB. */
@@ -31,13 +32,21 @@ async function encodeLinearBackward(
   dyB: GPUBuffer,
   N: number,
   accumulate: boolean,
+  full?: { params: GpuFullParams; ones: GPUBuffer },
 ): Promise<void> {
   const { device, cfg } = m;
   const [outDim, inDim] = targetDims(cfg, target);
-  const wName = `model.layers.${layer}.${targetModule(target)}.${target}.weight`;
-  const q = m.q4.get(wName);
+  const base = `model.layers.${layer}.${targetModule(target)}.${target}`;
+  const q = m.q4.get(`${base}.weight`);
   if (q) await encodeQ4MatmulTransposed(device, enc, dy, q, dxOut, N, { accumulate });
-  else await encodeMatmul(device, enc, dy, weightBuffer(m, wName), dxOut, { M: N, N: inDim, K: outDim, accumulate });
+  else await encodeMatmul(device, enc, dy, weightBuffer(m, `${base}.weight`), dxOut, { M: N, N: inDim, K: outDim, accumulate });
+  if (full) {
+    // dW += dy^T x; db += 1^T dy (column sums, as a (1, N) x (N, out) product).
+    const dW = gradOf(full.params, weightBuffer(m, `${base}.weight`));
+    await encodeMatmul(device, enc, dy, x, dW, { M: outDim, N: inDim, K: N, transA: true, accumulate: true });
+    const bias = m.weights.get(`${base}.bias`);
+    if (bias) await encodeMatmul(device, enc, full.ones, dy, gradOf(full.params, bias), { M: 1, N: outDim, K: N, accumulate: true });
+  }
   const slot = loraSlot(lora, layer, target);
   if (!slot || !lora) return;
   if (!xa) throw new Error(`backward: missing x A^T of layer ${layer} ${target}`);
@@ -57,8 +66,11 @@ async function layerActs(m: GpuModel, lora: GpuLora | undefined, enc: GPUCommand
   return f.scratch.acts;
 }
 
-/** Records and submits the backward of `f` given g = dL/dlogp (N); LoRA gradients accumulate. */
-export async function backward(m: GpuModel, lora: GpuLora | undefined, f: ForwardResult, g: GPUBuffer): Promise<void> {
+/**
+ * Records and submits the backward of `f` given g = dL/dlogp (N); LoRA gradients accumulate, and
+ * with `full` so do the gradients of every base weight (full fine-tuning).
+ */
+export async function backward(m: GpuModel, lora: GpuLora | undefined, f: ForwardResult, g: GPUBuffer, fullParams?: GpuFullParams): Promise<void> {
   const { device, cfg } = m;
   const { B, T } = f.batch;
   const N = B * T;
@@ -72,13 +84,20 @@ export async function backward(m: GpuModel, lora: GpuLora | undefined, f: Forwar
     return b;
   };
   const enc = device.createCommandEncoder({ label: "backward" });
+  const ones = fullParams ? storageBuffer(device, "ones", new Float32Array(N).fill(1)) : undefined;
+  if (ones) scratch.push(ones);
+  const full = fullParams && ones ? { params: fullParams, ones } : undefined;
+  const normGrad = (w: GPUBuffer, dy: GPUBuffer, x: GPUBuffer, rstd: GPUBuffer, rows: number, C: number) =>
+    full ? encodeRmsNormWeightGrad(device, enc, dy, x, rstd, gradOf(full.params, w), { rows, C, eps, accumulate: true }) : Promise.resolve();
   // The lm head, chunk by chunk over the vocabulary: recompute the chunk's logits, turn them into dz.
   const dhF = buf("d-hF", N * H);
   for (const [i, c] of m.head.entries()) {
     await encodeMatmul(device, enc, f.hF, c.buf, f.logits, { M: N, N: c.rows, K: H, transB: true });
     await encodeLmHeadBackward(device, enc, f.logits, f.lm.tgt, f.lm.lse, g, { N, Vc: c.rows, v0: c.v0 });
     await encodeMatmul(device, enc, f.logits, c.buf, dhF, { M: N, N: H, K: c.rows, accumulate: i > 0 });
+    if (full) await encodeMatmul(device, enc, f.logits, f.hF, gradOf(full.params, c.buf), { M: c.rows, N: H, K: N, transA: true, accumulate: true });
   }
+  await normGrad(weightBuffer(m, "model.norm.weight"), dhF, f.xs[cfg.numLayers], f.rstdF, N, H);
   const dx = buf("d-x", N * H);
   await encodeRmsNormBackward(device, enc, dhF, f.xs[cfg.numLayers], weightBuffer(m, "model.norm.weight"), f.rstdF, dx, { rows: N, C: H, eps });
   const dAct = buf("d-act", N * I), dGate = buf("d-gate", N * I), dUp = buf("d-up", N * I);
@@ -91,12 +110,13 @@ export async function backward(m: GpuModel, lora: GpuLora | undefined, f: Forwar
     const a = await layerActs(m, lora, enc, f, l);
     const p = `model.layers.${l}`;
     const lin = (t: LoraTarget, dy: GPUBuffer, x: GPUBuffer, out: GPUBuffer, acc: boolean) =>
-      encodeLinearBackward(m, lora, enc, l, t, dy, x, a.xa.get(t), out, dyB, N, acc);
+      encodeLinearBackward(m, lora, enc, l, t, dy, x, a.xa.get(t), out, dyB, N, acc, full);
     // MLP: dx is dL/d(layer output), which is also dy of down_proj (residual branch).
     await lin("down_proj", dx, a.act, dAct, false);
     await encodeSwigluBackward(device, enc, dAct, a.gate, a.up, dGate, dUp, N * I);
     await lin("gate_proj", dGate, a.h2, dh, false);
     await lin("up_proj", dUp, a.h2, dh, true);
+    await normGrad(weightBuffer(m, `${p}.post_attention_layernorm.weight`), dh, a.xMid, a.rstd2, N, H);
     await encodeRmsNormBackward(device, enc, dh, a.xMid, weightBuffer(m, `${p}.post_attention_layernorm.weight`), a.rstd2, dx, { rows: N, C: H, eps, accumulate: true });
     // Attention: dx is now dL/dxMid.
     await lin("o_proj", dx, a.att, dAtt, false);
@@ -106,14 +126,19 @@ export async function backward(m: GpuModel, lora: GpuLora | undefined, f: Forwar
     await encodeRope(device, enc, dq, f.batch.pos, m.invFreq, dqN, { N, H: nH, D, backward: true });
     await encodeRope(device, enc, dk, f.batch.pos, m.invFreq, dkN, { N, H: nKv, D, backward: true });
     if (cfg.qkNorm) {
+      await normGrad(weightBuffer(m, `${p}.self_attn.q_norm.weight`), dqN, a.qRaw, a.rstdQ, N * nH, D);
+      await normGrad(weightBuffer(m, `${p}.self_attn.k_norm.weight`), dkN, a.kRaw, a.rstdK, N * nKv, D);
       await encodeRmsNormBackward(device, enc, dqN, a.qRaw, weightBuffer(m, `${p}.self_attn.q_norm.weight`), a.rstdQ, dqRaw, { rows: N * nH, C: D, eps });
       await encodeRmsNormBackward(device, enc, dkN, a.kRaw, weightBuffer(m, `${p}.self_attn.k_norm.weight`), a.rstdK, dkRaw, { rows: N * nKv, C: D, eps });
     }
     await lin("q_proj", dqRaw, a.h1, dh, false);
     await lin("k_proj", dkRaw, a.h1, dh, true);
     await lin("v_proj", dv, a.h1, dh, true);
+    await normGrad(weightBuffer(m, `${p}.input_layernorm.weight`), dh, a.xIn, a.rstd1, N, H);
     await encodeRmsNormBackward(device, enc, dh, a.xIn, weightBuffer(m, `${p}.input_layernorm.weight`), a.rstd1, dx, { rows: N, C: H, eps, accumulate: true });
   }
+  // dx is now dL/dx0, the embedding rows' gradient.
+  if (full) for (const c of m.embed) await encodeEmbeddingBackward(device, enc, f.batch.ids, dx, gradOf(full.params, c.buf), { N, H, v0: c.v0, Vc: c.rows });
   device.queue.submit([enc.finish()]);
   await device.queue.onSubmittedWorkDone();
   for (const b of scratch) b.destroy();

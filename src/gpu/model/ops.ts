@@ -4,6 +4,7 @@
 import { computePipeline, dispatch, uniformBuffer } from "../device.ts";
 import biasSource from "./kernels/bias_add.wgsl" with { type: "text" };
 import embeddingSource from "./kernels/embedding.wgsl" with { type: "text" };
+import embeddingBackwardSource from "./kernels/embedding_backward.wgsl" with { type: "text" };
 import lmBackwardSource from "./kernels/lmhead_backward.wgsl" with { type: "text" };
 import lseSource from "./kernels/lmhead_logsumexp.wgsl" with { type: "text" };
 
@@ -78,4 +79,18 @@ export async function encodeLmHeadBackward(
   const pipeline = await computePipeline(device, "model-lmhead-backward", lmBackwardSource);
   const params = uniformBuffer(device, "lmhead-bwd-params", u32s(d.N, d.Vc, d.v0));
   dispatch(device, enc, pipeline, [logits, tgt, lse, g, params], grid1d(d.N * d.Vc));
+}
+
+/** Records dtable (Vc, H) += the rows of dout (N, H) whose id lies in this chunk's [v0, v0 + Vc). */
+export async function encodeEmbeddingBackward(
+  device: GPUDevice,
+  enc: GPUCommandEncoder,
+  ids: GPUBuffer,
+  dout: GPUBuffer,
+  dtable: GPUBuffer,
+  d: { N: number; H: number; v0: number; Vc: number },
+): Promise<void> {
+  const pipeline = await computePipeline(device, "model-embedding-backward", embeddingBackwardSource);
+  const params = uniformBuffer(device, "embedding-bwd-params", u32s(d.N, d.H, d.v0, d.Vc));
+  dispatch(device, enc, pipeline, [ids, dout, dtable, params], grid1d(d.Vc * d.H));
 }

@@ -5,6 +5,7 @@ import type { Tensor } from "../../model/tensor.ts";
 import { readF32, storageBuffer } from "../device.ts";
 import { backward } from "../model/backward.ts";
 import { destroyForward, forward, type ForwardOptions, uploadBatch } from "../model/forward.ts";
+import { encodeZeroFullGrads, type GpuFullParams, readFullGrads } from "../model/full.ts";
 import { encodeZeroGrads, type GpuLora, type GpuModel, readAdapterGrads } from "../model/state.ts";
 
 /** One sampled sequence: prompt + completion ids, the prompt's length, and its advantage. */
@@ -42,22 +43,40 @@ export interface LoraGradResult {
   grads: Map<string, Tensor>;
 }
 
-/** Forward + backward of the loss above; the adapter's gradient buffers are overwritten. */
-export async function loraGradients(model: GpuModel, lora: GpuLora, seqs: PgSequence[], o: ForwardOptions = {}): Promise<LoraGradResult> {
+/** What pgGradients differentiates: an adapter, every base weight, or both. */
+export interface PgGradTargets extends ForwardOptions {
+  lora?: GpuLora;
+  full?: GpuFullParams;
+}
+
+/** Forward + backward of the loss above; the targets' gradient buffers are overwritten. Returns the loss and token count. */
+export async function pgGradients(model: GpuModel, seqs: PgSequence[], o: PgGradTargets): Promise<{ loss: number; tokens: number }> {
   const { device } = model;
   const batch = uploadBatch(device, seqs.map((s) => s.ids), model.cfg.vocabSize);
   const { g, tokens } = pgRowWeights(seqs, batch.T);
   const gBuf = storageBuffer(device, "dL-dlogp", g);
   const zero = device.createCommandEncoder({ label: "zero-grads" });
-  encodeZeroGrads(zero, lora);
+  if (o.lora) encodeZeroGrads(zero, o.lora);
+  if (o.full) encodeZeroFullGrads(zero, o.full);
   device.queue.submit([zero.finish()]);
-  const f = await forward(model, lora, batch, o);
-  await backward(model, lora, f, gBuf);
+  const f = await forward(model, o.lora, batch, o);
+  await backward(model, o.lora, f, gBuf, o.full);
   const logp = await readF32(device, f.lm.logp, batch.B * batch.T);
   let loss = 0;
   for (let i = 0; i < g.length; i++) if (g[i] !== 0) loss += g[i] * logp[i];
-  const grads = await readAdapterGrads(device, lora);
   destroyForward(f);
   gBuf.destroy();
-  return { loss, tokens, grads };
+  return { loss, tokens };
+}
+
+/** Forward + backward of the loss above; the adapter's gradient buffers are overwritten. */
+export async function loraGradients(model: GpuModel, lora: GpuLora, seqs: PgSequence[], o: ForwardOptions = {}): Promise<LoraGradResult> {
+  const { loss, tokens } = await pgGradients(model, seqs, { ...o, lora });
+  return { loss, tokens, grads: await readAdapterGrads(model.device, lora) };
+}
+
+/** The same loss differentiated with respect to every base weight (full fine-tuning), under HF names. */
+export async function fullGradients(model: GpuModel, full: GpuFullParams, seqs: PgSequence[], o: ForwardOptions & { lora?: GpuLora } = {}): Promise<LoraGradResult> {
+  const { loss, tokens } = await pgGradients(model, seqs, { ...o, full });
+  return { loss, tokens, grads: await readFullGrads(model, full) };
 }

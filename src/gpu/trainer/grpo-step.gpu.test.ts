@@ -2,10 +2,11 @@ import { assert, assertClose } from "../../../tests/assert.ts";
 import { Rng } from "../../core/rng.ts";
 import { LORA_TARGETS, randomAdapter } from "../../model/lora.ts";
 import { makeTinyModel } from "../../model/tiny.ts";
-import { requestGpu } from "../device.ts";
+import { readF32, requestGpu } from "../device.ts";
+import { destroyFullParams, fullParams } from "../model/full.ts";
 import { adamwRef } from "../kernels/adamw.ref.ts";
 import { destroyAdapter, destroyModel, readAdapter, uploadAdapter, uploadModel } from "../model/state.ts";
-import { loraGradients } from "./grad.ts";
+import { fullGradients, loraGradients } from "./grad.ts";
 import { type GrpoSample, grpoStep, grpoTrainer } from "./grpo-step.ts";
 
 const gpu = await requestGpu();
@@ -32,7 +33,8 @@ Deno.test("grpoStep at ratio 1 (token-mean, no KL) applies AdamW with global-nor
   const norm = Math.sqrt(sumsq);
   const maxGradNorm = 0.5 * norm; // clipping active
   const lr = 1e-2;
-  const tr = grpoTrainer(model, uploadAdapter(gpu.device, cfg, adapter), {
+  const lora = uploadAdapter(gpu.device, cfg, adapter);
+  const tr = grpoTrainer(model, lora, {
     aggregation: "token-mean", beta: 0, maxGradNorm, adamEps: 1e-4, weightDecay: 0.1,
     lr: { base: lr, warmupSteps: 0, totalSteps: 10, decay: "constant" },
   });
@@ -43,7 +45,7 @@ Deno.test("grpoStep at ratio 1 (token-mean, no KL) applies AdamW with global-nor
   const loss = -s.reduce((n, x) => n + x.advantage * (x.ids.length - x.promptLen), 0) / tokens;
   assertClose([rep.loss, rep.gradNorm, rep.clip, rep.metrics.clipFrac, rep.metrics.ratioMean], [loss, norm, maxGradNorm / (norm + 1e-6), 0, 1], { atol: 1e-5, rtol: 1e-4, name: "loss, norm, clip, metrics" });
   assert(rep.metrics.tokens === tokens, "token count");
-  const after = await readAdapter(gpu.device, tr.lora);
+  const after = await readAdapter(gpu.device, lora);
   const hp = { lr, beta1: 0.9, beta2: 0.999, eps: 1e-4, weightDecay: 0.1, step: 1 };
   for (const [name, g] of grads) {
     const p0 = adapter.tensors.get(name);
@@ -53,24 +55,61 @@ Deno.test("grpoStep at ratio 1 (token-mean, no KL) applies AdamW with global-nor
     assertClose(p1.data, want, { atol: 0.02 * lr, rtol: 0, name });
   }
   destroyAdapter(ref);
-  destroyAdapter(tr.lora);
+  destroyAdapter(lora);
   destroyModel(model);
 });
 
 Deno.test("grpoStep with a non-finite gradient is skipped: parameters and step counter untouched", async () => {
   const adapter = randomAdapter(cfg, { r: 2, alpha: 4, targets: ["q_proj", "down_proj"], seed: 2 });
   const model = uploadModel(gpu.device, cfg, tiny.weights);
-  const tr = grpoTrainer(model, uploadAdapter(gpu.device, cfg, adapter), { lr: { base: 1e-2, warmupSteps: 0, totalSteps: 10, decay: "constant" } });
+  const lora = uploadAdapter(gpu.device, cfg, adapter);
+  const tr = grpoTrainer(model, lora, { lr: { base: 1e-2, warmupSteps: 0, totalSteps: 10, decay: "constant" } });
   const s = samples(2);
   s[1].advantage = Infinity; // an overflowed advantage: -A * r is -Inf, the backward turns it into NaN
   const rep = await grpoStep(tr, s);
   assert(rep.skipped, "reported as skipped");
   assert(rep.step === 0, "step counter unchanged");
-  const after = await readAdapter(gpu.device, tr.lora);
+  const after = await readAdapter(gpu.device, lora);
   for (const [name, t] of adapter.tensors) assertClose(after.tensors.get(name)?.data ?? [], t.data, { atol: 0, rtol: 0, name });
   // A finite batch afterwards trains normally.
   const ok = await grpoStep(tr, samples(3));
   assert(!ok.skipped && ok.step === 1, "next finite step applies");
-  destroyAdapter(tr.lora);
+  destroyAdapter(lora);
+  destroyModel(model);
+});
+
+Deno.test("grpoStep with full fine-tuning applies clipped AdamW to every base weight's fullGradients gradient", async () => {
+  const small = makeTinyModel("qwen2", { seed: 6, layers: 1, vocabSize: 40 });
+  const scfg = small.config;
+  const rng = new Rng(4);
+  const s: GrpoSample[] = [[7, 3], [9, 5]].map(([len, promptLen], i) => ({
+    ids: Array.from({ length: len }, () => rng.int(scfg.vocabSize)), promptLen, advantage: i === 0 ? 0.8 : -1.2,
+  }));
+  const refModel = uploadModel(gpu.device, scfg, small.weights);
+  const refFull = fullParams(refModel);
+  const { grads } = await fullGradients(refModel, refFull, s);
+  let sumsq = 0;
+  for (const g of grads.values()) for (const x of g.data) sumsq += x * x;
+  const norm = Math.sqrt(sumsq);
+  const lr = 1e-2;
+  const model = uploadModel(gpu.device, scfg, small.weights);
+  const full = fullParams(model);
+  const tr = grpoTrainer(model, undefined, { maxGradNorm: 0.3 * norm, adamEps: 1e-4, lr: { base: lr, warmupSteps: 0, totalSteps: 10, decay: "constant" } }, full);
+  const rep = await grpoStep(tr, s);
+  assert(!rep.skipped, "applied");
+  assertClose([rep.gradNorm], [norm], { rtol: 1e-4, atol: 1e-6, name: "global norm over every weight" });
+  const hp = { lr, beta1: 0.9, beta2: 0.999, eps: 1e-4, weightDecay: 0, step: 1 };
+  for (const slot of full.slots.values()) {
+    const [name, range] = slot.name.split("[");
+    const g = grads.get(name);
+    const w = small.weights.get(name);
+    assert(g !== undefined && w !== undefined, slot.name);
+    const [a, b] = range ? range.replace("]", "").split(":").map((x) => Number(x) * scfg.hiddenSize) : [0, w.data.length];
+    const want = adamwRef(w.data.subarray(a, b), g.data.subarray(a, b), new Float32Array(b - a), new Float32Array(b - a), hp, rep.clip).param;
+    assertClose(await readF32(gpu.device, slot.param, b - a), want, { atol: 0.02 * lr, rtol: 0, name: slot.name });
+  }
+  destroyFullParams(refFull);
+  destroyFullParams(full);
+  destroyModel(refModel);
   destroyModel(model);
 });

@@ -4,11 +4,12 @@
 // skipped on the GPU (parameters and moments untouched) and reported as skipped.
 import { aggregationWeights, type Aggregation, learningRate, type LrSchedule } from "../../core/grpo.ts";
 import { readF32, storageBuffer } from "../device.ts";
-import { encodeAdamW } from "../kernels/adamw.ts";
-import { encodeGradNorm, type GradSlice, gradStatsBuffer, readGradStats } from "../kernels/gradnorm.ts";
+import { type AdamWState, encodeAdamW } from "../kernels/adamw.ts";
+import { encodeGradNorm, gradStatsBuffer, readGradStats } from "../kernels/gradnorm.ts";
 import { encodeGrpoLoss, type GrpoGpuResult, grpoStatsBuffer, readGrpoStats } from "../kernels/grpo_loss.ts";
 import { backward } from "../model/backward.ts";
 import { destroyForward, forward, uploadBatch } from "../model/forward.ts";
+import { encodeZeroFullGrads, type GpuFullParams } from "../model/full.ts";
 import { encodeZeroGrads, type GpuLora, type GpuModel } from "../model/state.ts";
 
 /** Hyperparameters of the GRPO trainer. */
@@ -57,18 +58,21 @@ export interface GrpoSample {
   logpRef?: ArrayLike<number>;
 }
 
-/** The trainer's state: model, adapter, options and the optimiser step counter. */
+/** The trainer's state: model, what it trains (an adapter, every base weight, or both), options and the step counter. */
 export interface GrpoTrainer {
   model: GpuModel;
-  lora: GpuLora;
+  lora?: GpuLora;
+  /** Full fine-tuning state (small models). */
+  full?: GpuFullParams;
   opts: GrpoTrainerOptions;
   /** Applied optimiser steps (AdamW's t - 1); skipped steps do not count. */
   step: number;
 }
 
-/** A trainer on an uploaded model and adapter. */
-export function grpoTrainer(model: GpuModel, lora: GpuLora, opts: Partial<GrpoTrainerOptions> = {}): GrpoTrainer {
-  return { model, lora, opts: { ...DEFAULT_GRPO_OPTIONS, ...opts }, step: 0 };
+/** A trainer on an uploaded model training `lora` (or, with `full`, every base weight too). */
+export function grpoTrainer(model: GpuModel, lora: GpuLora | undefined, opts: Partial<GrpoTrainerOptions> = {}, full?: GpuFullParams): GrpoTrainer {
+  if (!lora && !full) throw new Error("grpoTrainer: nothing to train (no adapter, no full fine-tuning state)");
+  return { model, lora, full, opts: { ...DEFAULT_GRPO_OPTIONS, ...opts }, step: 0 };
 }
 
 /** What one step did. */
@@ -98,7 +102,7 @@ function padRows(rows: ArrayLike<number>[], T: number, name: string): Float32Arr
 
 /** Runs one GRPO step over `samples` and applies it unless the gradients are not finite. */
 export async function grpoStep(tr: GrpoTrainer, samples: GrpoSample[]): Promise<GrpoStepReport> {
-  const { model, lora, opts } = tr;
+  const { model, lora, full, opts } = tr;
   const { device } = model;
   const batch = uploadBatch(device, samples.map((s) => s.ids), model.cfg.vocabSize);
   const { B, T } = batch;
@@ -136,19 +140,22 @@ export async function grpoStep(tr: GrpoTrainer, samples: GrpoSample[]): Promise<
     logpNew: f.lm.logp, logpOld, logpRef, mask: up("mask", mask), weight: up("agg-weight", weight), adv: up("adv", adv),
     entropy: f.lm.entropy, grad: g, stats,
   }, { N, epsLow: opts.epsLow, epsHigh: opts.epsHigh, beta: opts.beta });
-  encodeZeroGrads(enc, lora);
+  if (lora) encodeZeroGrads(enc, lora);
+  if (full) encodeZeroFullGrads(enc, full);
   device.queue.submit([enc.finish()]);
-  await backward(model, lora, f, g);
+  await backward(model, lora, f, g, full);
   const lr = learningRate(tr.step, opts.lr);
   const hp = { lr, beta1: opts.beta1, beta2: opts.beta2, eps: opts.adamEps, weightDecay: opts.weightDecay, step: tr.step + 1 };
-  const slices: GradSlice[] = [];
-  for (const s of lora.slots.values()) slices.push({ buffer: s.dA, count: lora.r * s.in }, { buffer: s.dB, count: s.out * lora.r });
-  const opt = device.createCommandEncoder({ label: "adamw" });
-  await encodeGradNorm(device, opt, slices, gstats, opts.maxGradNorm);
-  for (const s of lora.slots.values()) {
-    await encodeAdamW(device, opt, { param: s.A, grad: s.dA, m: s.mA, v: s.vA, count: lora.r * s.in }, hp, gstats);
-    await encodeAdamW(device, opt, { param: s.B, grad: s.dB, m: s.mB, v: s.vB, count: s.out * lora.r }, hp, gstats);
+  const states: AdamWState[] = [];
+  if (lora) {
+    for (const s of lora.slots.values()) {
+      states.push({ param: s.A, grad: s.dA, m: s.mA, v: s.vA, count: lora.r * s.in }, { param: s.B, grad: s.dB, m: s.mB, v: s.vB, count: s.out * lora.r });
+    }
   }
+  if (full) for (const s of full.slots.values()) states.push({ param: s.param, grad: s.grad, m: s.m, v: s.v, count: s.count });
+  const opt = device.createCommandEncoder({ label: "adamw" });
+  await encodeGradNorm(device, opt, states.map((s) => ({ buffer: s.grad, count: s.count })), gstats, opts.maxGradNorm);
+  for (const s of states) await encodeAdamW(device, opt, s, hp, gstats);
   device.queue.submit([opt.finish()]);
   const result = await readGrpoStats(device, stats, opts.beta);
   const gs = await readGradStats(device, gstats);

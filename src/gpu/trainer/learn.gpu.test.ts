@@ -25,7 +25,8 @@ Deno.test("GRPO learns 'answer with token X' on a tiny random Qwen2: reward rise
   assert(norm !== undefined, "final norm");
   norm.data.forEach((x, i) => (norm.data[i] = 0.3 * x));
   const model = uploadModel(gpu.device, cfg, tiny.weights);
-  const tr = grpoTrainer(model, uploadAdapter(gpu.device, cfg, zeroAdapter(cfg, { r: 4, alpha: 8, targets: LORA_TARGETS, seed: 1 })), {
+  const lora = uploadAdapter(gpu.device, cfg, zeroAdapter(cfg, { r: 4, alpha: 8, targets: LORA_TARGETS, seed: 1 }));
+  const tr = grpoTrainer(model, lora, {
     lr: { base: 3e-2, warmupSteps: 0, totalSteps: MAX_STEPS, decay: "constant" },
     aggregation: "token-mean", maxGradNorm: 1, epsLow: 0.2, epsHigh: 0.28,
   });
@@ -33,13 +34,13 @@ Deno.test("GRPO learns 'answer with token X' on a tiny random Qwen2: reward rise
   // The exact expected reward of the first completion token, p(X | prompt), over held-out prompts.
   const heldOut = Array.from({ length: 16 }, () => Array.from({ length: 3 }, () => rng.int(V)));
   const pX = async () => {
-    const a = await readAdapter(gpu.device, tr.lora);
+    const a = await readAdapter(gpu.device, lora);
     return heldOut.reduce((acc, p) => acc + Math.exp(logSoftmax(referenceLogits(cfg, tiny.weights, p, a)[2])[X]), 0) / heldOut.length;
   };
   const before = await pX();
   const rewards: number[] = [];
   for (let step = 0; step < MAX_STEPS; step++) {
-    const adapter = await readAdapter(gpu.device, tr.lora);
+    const adapter = await readAdapter(gpu.device, lora);
     const samples: GrpoSample[] = [];
     const groups: number[][] = [];
     for (let q = 0; q < PROMPTS; q++) {
@@ -73,6 +74,6 @@ Deno.test("GRPO learns 'answer with token X' on a tiny random Qwen2: reward rise
   assert(before < 0.15, `starts near chance (held-out p(X) ${before})`);
   assert(after > 0.9, `held-out p(X) after training ${after}`);
   assert(rewards.slice(-2).every((r) => r >= 0.9), `reaches >= 0.9 within ${MAX_STEPS} steps (last ${rewards.slice(-2)})`);
-  destroyAdapter(tr.lora);
+  destroyAdapter(lora);
   destroyModel(model);
 });

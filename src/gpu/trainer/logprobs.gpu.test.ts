@@ -17,7 +17,7 @@ function randomSeqs(rng: Rng, V: number, lens: number[]): number[][] {
 
 for (const arch of ["qwen2", "llama", "qwen3"] as const satisfies readonly Arch[]) {
   Deno.test(`logprobsWebgpu ${arch}: matches the float64 reference, with and without a LoRA adapter on all seven targets`, async () => {
-    const tiny = makeTinyModel(arch, { seed: 7, ...(arch === "llama" ? { attentionBias: true } : {}) });
+    const tiny = makeTinyModel(arch, { seed: 7 });
     const cfg = tiny.config;
     const rng = new Rng(11);
     const seqs = randomSeqs(rng, cfg.vocabSize, [9, 4, 13]);

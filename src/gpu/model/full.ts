@@ -1,0 +1,80 @@
+// Full fine-tuning state: a gradient and AdamW moments for every f32 weight of the model (the
+// vocabulary matrices chunk by chunk; tied embeddings share one slot). For small models: every
+// weight, its gradient and two moments live on the GPU at once.
+import { readF32, storageBuffer } from "../device.ts";
+import { expectedShapes } from "../../model/config.ts";
+import type { Tensor } from "../../model/tensor.ts";
+import type { GpuModel } from "./state.ts";
+
+/** One trained buffer: its parameter, gradient and moments, `count` floats each. */
+export interface FullSlot {
+  name: string;
+  param: GPUBuffer;
+  grad: GPUBuffer;
+  m: GPUBuffer;
+  v: GPUBuffer;
+  count: number;
+}
+
+/** Gradients and moments of every weight, looked up by the parameter's buffer. */
+export interface GpuFullParams {
+  slots: Map<GPUBuffer, FullSlot>;
+}
+
+function slot(device: GPUDevice, name: string, param: GPUBuffer, count: number): FullSlot {
+  return {
+    name, param, count,
+    grad: storageBuffer(device, `grad:${name}`, count * 4),
+    m: storageBuffer(device, `adam-m:${name}`, count * 4),
+    v: storageBuffer(device, `adam-v:${name}`, count * 4),
+  };
+}
+
+/** Allocates full fine-tuning state for `m` (which must hold no q4 weights: a q4 base is frozen). */
+export function fullParams(m: GpuModel): GpuFullParams {
+  if (m.q4.size > 0) throw new Error("fullParams: the model holds q4 weights; full fine-tuning needs an f32 upload");
+  const { device, cfg } = m;
+  const slots = new Map<GPUBuffer, FullSlot>();
+  for (const [name, buf] of m.weights) slots.set(buf, slot(device, name, buf, buf.size / 4));
+  const H = cfg.hiddenSize;
+  for (const c of m.embed) slots.set(c.buf, slot(device, `model.embed_tokens.weight[${c.v0}:${c.v0 + c.rows}]`, c.buf, c.rows * H));
+  for (const c of m.head) if (!slots.has(c.buf)) slots.set(c.buf, slot(device, `lm_head.weight[${c.v0}:${c.v0 + c.rows}]`, c.buf, c.rows * H));
+  return { slots };
+}
+
+/** The gradient buffer of parameter `param`. */
+export function gradOf(f: GpuFullParams, param: GPUBuffer): GPUBuffer {
+  const s = f.slots.get(param);
+  if (!s) throw new Error(`full fine-tuning: no gradient slot for ${param.label}`);
+  return s.grad;
+}
+
+/** Zeroes every gradient. */
+export function encodeZeroFullGrads(enc: GPUCommandEncoder, f: GpuFullParams): void {
+  for (const s of f.slots.values()) enc.clearBuffer(s.grad);
+}
+
+/** Reads the gradients back under HF names; vocabulary chunks are joined into (V, H) tensors. */
+export async function readFullGrads(m: GpuModel, f: GpuFullParams): Promise<Map<string, Tensor>> {
+  const out = new Map<string, Tensor>();
+  const shapes = expectedShapes(m.cfg);
+  for (const [name, buf] of m.weights) {
+    const s = f.slots.get(buf);
+    const shape = shapes.get(name);
+    if (s && shape) out.set(name, { shape, data: await readF32(m.device, s.grad, s.count) });
+  }
+  const { vocabSize: V, hiddenSize: H } = m.cfg;
+  const join = async (chunks: GpuModel["embed"]) => {
+    const data = new Float32Array(V * H);
+    for (const c of chunks) data.set(await readF32(m.device, gradOf(f, c.buf), c.rows * H), c.v0 * H);
+    return { shape: [V, H], data };
+  };
+  out.set("model.embed_tokens.weight", await join(m.embed));
+  if (m.head !== m.embed) out.set("lm_head.weight", await join(m.head));
+  return out;
+}
+
+/** Frees the gradients and moments (not the parameters, which belong to the model). */
+export function destroyFullParams(f: GpuFullParams): void {
+  for (const s of f.slots.values()) for (const b of [s.grad, s.m, s.v]) b.destroy();
+}
