@@ -65,16 +65,20 @@ function supportedList(): string {
   return Object.entries(SUPPORTED_ARCHS).map(([t, c]) => `${t} (${c})`).join(", ");
 }
 
+/** True for the `model_type`s we support. */
+export function isArch(x: unknown): x is Arch {
+  return typeof x === "string" && Object.hasOwn(SUPPORTED_ARCHS, x);
+}
+
 function archOf(j: Record<string, unknown>): Arch {
   const mt = j.model_type;
   const archs = Array.isArray(j.architectures) ? j.architectures.map(String) : [];
-  for (const [t, cls] of Object.entries(SUPPORTED_ARCHS)) {
-    if (mt === t) {
-      if (archs.length && !archs.includes(cls)) {
-        throw new Error(`unsupported architecture ${archs.join(", ")} for model_type ${t}: only ${cls} is supported (supported: ${supportedList()})`);
-      }
-      return t as Arch;
+  if (isArch(mt)) {
+    const cls = SUPPORTED_ARCHS[mt];
+    if (archs.length && !archs.includes(cls)) {
+      throw new Error(`unsupported architecture ${archs.join(", ")} for model_type ${mt}: only ${cls} is supported (supported: ${supportedList()})`);
     }
+    return mt;
   }
   throw new Error(`unsupported model: model_type ${JSON.stringify(mt)}, architectures ${JSON.stringify(archs)}; supported: ${supportedList()}`);
 }

@@ -20,6 +20,10 @@ export interface HfModel {
 /** Progress across the whole load: which file, and bytes of it. */
 export type LoadProgressFn = (file: string, loaded: number, total: number | null) => void;
 
+function isRecord(x: unknown): x is Record<string, unknown> {
+  return typeof x === "object" && x !== null && !Array.isArray(x);
+}
+
 async function readText(src: ModelSource, path: string): Promise<string> {
   return new TextDecoder().decode(await src.read(path));
 }
@@ -72,9 +76,8 @@ export async function loadHfTokenizer(src: ModelSource): Promise<HfTokenizer> {
  * generation_config.json's, as `generate()` in transformers uses the latter.
  */
 export async function loadHfModel(src: ModelSource, o: { onProgress?: LoadProgressFn } = {}): Promise<HfModel> {
-  const configJson = await readJson(src, "config.json");
-  if (typeof configJson !== "object" || configJson === null || Array.isArray(configJson)) throw new Error(`config.json in ${src.describe()} is not a JSON object`);
-  const raw = configJson as Record<string, unknown>;
+  const raw = await readJson(src, "config.json");
+  if (!isRecord(raw)) throw new Error(`config.json in ${src.describe()} is not a JSON object`);
   let config: ModelConfig;
   try {
     config = parseConfig(raw);
