@@ -27,19 +27,25 @@ const TK: u32 = 16u;
 const RT: u32 = 4u;
 const NEG: f32 = -1.0e30;
 
-var<workgroup> tileA: array<f32, 1024>; // (TK, TS) of h; reused for the final merge as (64 rows, 16 threads)
-var<workgroup> tileB: array<f32, 1024>; // (TK, TS) of W
+// (TK, TS) tiles as vec4 along TS, so a thread reads its 4 rows (or columns) in one load.
+var<workgroup> tileA: array<vec4f, 256>; // h: element (k, m) at tileA[k * 16 + m / 4][m % 4]; then the merge scratch
+var<workgroup> tileB: array<vec4f, 256>; // W: element (k, n) at tileB[k * 16 + n / 4][n % 4]
+
+// The merge scratch holds one value per (row i of 64, thread j of 16) at flat index i * 16 + j.
+fn putMerge(i: u32, j: u32, x: f32) {
+  tileA[i * 4u + j / 4u][j % 4u] = x;
+}
 
 fn rowMax(i: u32) -> f32 {
-  var x = tileA[i * 16u];
-  for (var j = 1u; j < 16u; j++) { x = max(x, tileA[i * 16u + j]); }
-  return x;
+  let a = max(tileA[i * 4u], tileA[i * 4u + 1u]);
+  let b = max(tileA[i * 4u + 2u], tileA[i * 4u + 3u]);
+  let c = max(a, b);
+  return max(max(c.x, c.y), max(c.z, c.w));
 }
 
 fn rowSum(i: u32) -> f32 {
-  var x = 0.0;
-  for (var j = 0u; j < 16u; j++) { x += tileA[i * 16u + j]; }
-  return x;
+  let c = (tileA[i * 4u] + tileA[i * 4u + 1u]) + (tileA[i * 4u + 2u] + tileA[i * 4u + 3u]);
+  return (c.x + c.y) + (c.z + c.w);
 }
 
 @compute @workgroup_size(16, 16)
@@ -60,8 +66,8 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec
     tgt[r] = select(0xffffffffu, targets[min(row, dims.N - 1u)], row < dims.N);
   }
   for (var v0 = c0; v0 < cEnd; v0 += TS) {
-    var acc: array<f32, 16>;
-    for (var i = 0u; i < 16u; i++) { acc[i] = 0.0; } // explicit: not every compiler re-zeroes a loop-local var
+    var acc: array<vec4f, 4>; // acc[r][q]: row lid.y * 4 + r, column v0 + lid.x * 4 + q
+    for (var r = 0u; r < RT; r++) { acc[r] = vec4f(0.0); } // explicit: not every compiler re-zeroes a loop-local var
     for (var k0 = 0u; k0 < dims.C; k0 += TK) {
       for (var i = 0u; i < 4u; i++) {
         let e = tid + i * 256u;
@@ -69,29 +75,23 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec
         let nn = e / TK;
         var a = 0.0;
         if (row0 + nn < dims.N && k0 + kk < dims.C) { a = h[(row0 + nn) * dims.C + k0 + kk]; }
-        tileA[kk * TS + nn] = a;
+        tileA[kk * 16u + nn / 4u][nn % 4u] = a;
         var b = 0.0;
         if (v0 + nn < cEnd && k0 + kk < dims.C) { b = w[(v0 + nn) * dims.C + k0 + kk]; }
-        tileB[kk * TS + nn] = b;
+        tileB[kk * 16u + nn / 4u][nn % 4u] = b;
       }
       workgroupBarrier();
       for (var kk = 0u; kk < TK; kk++) {
-        var av: array<f32, 4>;
-        var bv: array<f32, 4>;
-        for (var r = 0u; r < RT; r++) {
-          av[r] = tileA[kk * TS + lid.y * RT + r];
-          bv[r] = tileB[kk * TS + lid.x * RT + r];
-        }
-        for (var r = 0u; r < RT; r++) {
-          for (var q = 0u; q < RT; q++) { acc[r * RT + q] = fma(av[r], bv[q], acc[r * RT + q]); }
-        }
+        let av = tileA[kk * 16u + lid.y];
+        let bv = tileB[kk * 16u + lid.x];
+        for (var r = 0u; r < RT; r++) { acc[r] = fma(vec4f(av[r]), bv, acc[r]); }
       }
       workgroupBarrier();
     }
     for (var r = 0u; r < RT; r++) {
       var mt = m[r];
       for (var q = 0u; q < RT; q++) {
-        if (v0 + lid.x * RT + q < cEnd) { mt = max(mt, acc[r * RT + q] * dims.scale); }
+        if (v0 + lid.x * RT + q < cEnd) { mt = max(mt, acc[r][q] * dims.scale); }
       }
       let alpha = exp(m[r] - mt);
       var sr = s[r] * alpha;
@@ -99,7 +99,7 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec
       for (var q = 0u; q < RT; q++) {
         let col = v0 + lid.x * RT + q;
         if (col < cEnd) {
-          let z = acc[r * RT + q] * dims.scale;
+          let z = acc[r][q] * dims.scale;
           let e = exp(z - mt);
           sr += e;
           zr = fma(e, z, zr);
@@ -113,19 +113,19 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec
   }
   // Merge the 16 threads of each row through tileA: max first, then the rescaled sums.
   var big: array<f32, 4>;
-  for (var r = 0u; r < RT; r++) { tileA[(lid.y * RT + r) * 16u + lid.x] = m[r]; }
+  for (var r = 0u; r < RT; r++) { putMerge(lid.y * RT + r, lid.x, m[r]); }
   workgroupBarrier();
   for (var r = 0u; r < RT; r++) { big[r] = rowMax(lid.y * RT + r); }
   workgroupBarrier();
-  for (var r = 0u; r < RT; r++) { tileA[(lid.y * RT + r) * 16u + lid.x] = s[r] * exp(m[r] - big[r]); }
+  for (var r = 0u; r < RT; r++) { putMerge(lid.y * RT + r, lid.x, s[r] * exp(m[r] - big[r])); }
   workgroupBarrier();
   for (var r = 0u; r < RT; r++) { s[r] = rowSum(lid.y * RT + r); }
   workgroupBarrier();
-  for (var r = 0u; r < RT; r++) { tileA[(lid.y * RT + r) * 16u + lid.x] = zs[r] * exp(m[r] - big[r]); }
+  for (var r = 0u; r < RT; r++) { putMerge(lid.y * RT + r, lid.x, zs[r] * exp(m[r] - big[r])); }
   workgroupBarrier();
   for (var r = 0u; r < RT; r++) { zs[r] = rowSum(lid.y * RT + r); }
   workgroupBarrier();
-  for (var r = 0u; r < RT; r++) { tileA[(lid.y * RT + r) * 16u + lid.x] = zt[r]; }
+  for (var r = 0u; r < RT; r++) { putMerge(lid.y * RT + r, lid.x, zt[r]); }
   workgroupBarrier();
   for (var r = 0u; r < RT; r++) { zt[r] = rowMax(lid.y * RT + r); }
   if (lid.x != 0u) { return; }

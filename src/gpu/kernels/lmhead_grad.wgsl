@@ -31,15 +31,16 @@ const TS: u32 = 64u;
 const TK: u32 = 16u;
 const RT: u32 = 4u;
 
-var<workgroup> tileA: array<f32, 1024>; // (TK, TS) of h
-var<workgroup> tileB: array<f32, 1024>; // (TK, TS) of W
+// (TK, TS) tiles as vec4 along TS, so a thread reads its 4 rows (or columns) in one load.
+var<workgroup> tileA: array<vec4f, 256>; // h: element (k, m) at tileA[k * 16 + m / 4][m % 4]
+var<workgroup> tileB: array<vec4f, 256>; // W: element (k, n) at tileB[k * 16 + n / 4][n % 4]
 
 @compute @workgroup_size(16, 16)
 fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec3u) {
   let row0 = wg.y * TS;
   let col0 = wg.x * TS;
   let tid = lid.y * 16u + lid.x;
-  var acc: array<f32, 16>;
+  var acc: array<vec4f, 4>; // acc[r][q]: row lid.y * 4 + r, column lid.x * 4 + q
   for (var k0 = 0u; k0 < dims.C; k0 += TK) {
     for (var i = 0u; i < 4u; i++) {
       let e = tid + i * 256u;
@@ -47,22 +48,16 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec
       let nn = e / TK;
       var a = 0.0;
       if (row0 + nn < dims.N && k0 + kk < dims.C) { a = h[(row0 + nn) * dims.C + k0 + kk]; }
-      tileA[kk * TS + nn] = a;
+      tileA[kk * 16u + nn / 4u][nn % 4u] = a;
       var b = 0.0;
       if (col0 + nn < dims.vCount && k0 + kk < dims.C) { b = w[(col0 + nn) * dims.C + k0 + kk]; }
-      tileB[kk * TS + nn] = b;
+      tileB[kk * 16u + nn / 4u][nn % 4u] = b;
     }
     workgroupBarrier();
     for (var kk = 0u; kk < TK; kk++) {
-      var av: array<f32, 4>;
-      var bv: array<f32, 4>;
-      for (var r = 0u; r < RT; r++) {
-        av[r] = tileA[kk * TS + lid.y * RT + r];
-        bv[r] = tileB[kk * TS + lid.x * RT + r];
-      }
-      for (var r = 0u; r < RT; r++) {
-        for (var q = 0u; q < RT; q++) { acc[r * RT + q] = fma(av[r], bv[q], acc[r * RT + q]); }
-      }
+      let av = tileA[kk * 16u + lid.y];
+      let bv = tileB[kk * 16u + lid.x];
+      for (var r = 0u; r < RT; r++) { acc[r] = fma(vec4f(av[r]), bv, acc[r]); }
     }
     workgroupBarrier();
   }
@@ -81,7 +76,7 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec
     for (var q = 0u; q < RT; q++) {
       let col = col0 + lid.x * RT + q;
       if (col >= dims.vCount) { continue; }
-      let z = acc[r * RT + q] * dims.scale;
+      let z = acc[r][q] * dims.scale;
       let p = exp(z - l);
       var d = gr * (select(0.0, 1.0, dims.vStart + col == t) - p);
       if (HAS_ENT) { d -= ge * p * (z - l + ent); }

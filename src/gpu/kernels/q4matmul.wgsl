@@ -29,8 +29,9 @@ const TS: u32 = 64u; // output tile edge
 const TK: u32 = 32u; // one quantisation block of K
 const RT: u32 = 4u;  // outputs per thread along each edge
 
-var<workgroup> tileA: array<f32, 2048>; // (TK, TS): tileA[k * TS + m]
-var<workgroup> tileB: array<f32, 2048>; // (TK, TS): tileB[k * TS + n]
+// (TK, TS) tiles as vec4 along TS, so a thread reads its 4 rows (or columns) in one load.
+var<workgroup> tileA: array<vec4f, 512>; // element (k, m) at tileA[k * 16 + m / 4][m % 4]
+var<workgroup> tileB: array<vec4f, 512>; // element (k, n) at tileB[k * 16 + n / 4][n % 4]
 
 fn zeroPoint(n: u32, blk: u32) -> f32 {
   if (!HAS_ZP) { return 8.0; }
@@ -43,7 +44,7 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec
   let row0 = wg.y * TS;
   let col0 = wg.x * TS;
   let tid = lid.y * 16u + lid.x;
-  var acc: array<f32, 16>;
+  var acc: array<vec4f, 4>; // acc[r][q]: row lid.y * 4 + r, column lid.x * 4 + q
   for (var blk = 0u; blk < dims.nb; blk++) {
     let k0 = blk * TK;
     for (var i = 0u; i < 8u; i++) {
@@ -52,7 +53,7 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec
       let m = e / TK;
       var av = 0.0;
       if (row0 + m < dims.N && k0 + ka < dims.K) { av = x[(row0 + m) * dims.K + k0 + ka]; }
-      tileA[ka * TS + m] = av;
+      tileA[ka * 16u + m / 4u][m % 4u] = av;
     }
     // One u32 word (8 nibbles) of one output row per thread: 64 rows x 4 words.
     let n = tid / 4u;
@@ -63,24 +64,16 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec
       let s = scales[nG * dims.nb + blk];
       let z = zeroPoint(nG, blk);
       for (var i = 0u; i < 8u; i++) {
-        tileB[(w * 8u + i) * TS + n] = (f32((word >> (4u * i)) & 15u) - z) * s;
+        tileB[(w * 8u + i) * 16u + n / 4u][n % 4u] = (f32((word >> (4u * i)) & 15u) - z) * s;
       }
     } else {
-      for (var i = 0u; i < 8u; i++) { tileB[(w * 8u + i) * TS + n] = 0.0; }
+      for (var i = 0u; i < 8u; i++) { tileB[(w * 8u + i) * 16u + n / 4u][n % 4u] = 0.0; }
     }
     workgroupBarrier();
     for (var kk = 0u; kk < TK; kk++) {
-      var av: array<f32, 4>;
-      var bv: array<f32, 4>;
-      for (var r = 0u; r < RT; r++) {
-        av[r] = tileA[kk * TS + lid.y * RT + r];
-        bv[r] = tileB[kk * TS + lid.x * RT + r];
-      }
-      for (var r = 0u; r < RT; r++) {
-        for (var q = 0u; q < RT; q++) {
-          acc[r * RT + q] = fma(av[r], bv[q], acc[r * RT + q]);
-        }
-      }
+      let av = tileA[kk * 16u + lid.y];
+      let bv = tileB[kk * 16u + lid.x];
+      for (var r = 0u; r < RT; r++) { acc[r] = fma(vec4f(av[r]), bv, acc[r]); }
     }
     workgroupBarrier();
   }
@@ -90,7 +83,7 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec
     for (var q = 0u; q < RT; q++) {
       let nn = col0 + lid.x * RT + q;
       if (nn >= dims.Nout) { continue; }
-      var val = acc[r * RT + q];
+      var val = acc[r][q];
       if (HAS_BIAS) { val += bias[nn]; }
       if (ACCUMULATE) { val += y[m * dims.Nout + nn]; }
       y[m * dims.Nout + nn] = val;

@@ -27,8 +27,9 @@ const TS: u32 = 64u; // output tile edge
 const TN: u32 = 32u; // rows of W (outputs of the forward) per step
 const RT: u32 = 4u;  // outputs per thread along each edge
 
-var<workgroup> tileA: array<f32, 2048>; // (TN, TS): tileA[j * TS + m]
-var<workgroup> tileB: array<f32, 2048>; // (TN, TS): tileB[j * TS + k]
+// (TN, TS) tiles as vec4 along TS, so a thread reads its 4 rows (or columns) in one load.
+var<workgroup> tileA: array<vec4f, 512>; // element (j, m) at tileA[j * 16 + m / 4][m % 4]
+var<workgroup> tileB: array<vec4f, 512>; // element (j, k) at tileB[j * 16 + k / 4][k % 4]
 
 fn zeroPoint(n: u32, blk: u32) -> f32 {
   if (!HAS_ZP) { return 8.0; }
@@ -41,7 +42,7 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec
   let row0 = wg.y * TS;
   let col0 = wg.x * TS; // a multiple of two blocks
   let tid = lid.y * 16u + lid.x;
-  var acc: array<f32, 16>;
+  var acc: array<vec4f, 4>; // acc[r][q]: row lid.y * 4 + r, column lid.x * 4 + q
   for (var n0 = 0u; n0 < dims.Nout; n0 += TN) {
     for (var i = 0u; i < 8u; i++) {
       let e = tid + i * 256u;
@@ -49,7 +50,7 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec
       let m = e / TN;
       var av = 0.0;
       if (row0 + m < dims.N && n0 + j < dims.Nout) { av = dy[(row0 + m) * dims.Nout + n0 + j]; }
-      tileA[j * TS + m] = av;
+      tileA[j * 16u + m / 4u][m % 4u] = av;
     }
     // One u32 word (8 nibbles) per thread: 32 rows of W x 2 blocks x 4 words.
     let j = tid / 8u;
@@ -62,25 +63,20 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec
       let word = wq[(nG * dims.nb + blk) * 4u + w];
       let s = scales[nG * dims.nb + blk];
       let z = zeroPoint(nG, blk);
-      for (var i = 0u; i < 8u; i++) {
-        tileB[j * TS + kc + i] = (f32((word >> (4u * i)) & 15u) - z) * s;
+      for (var i = 0u; i < 2u; i++) {
+        let nib = (word >> (16u * i)) & 0xffffu; // elements kc + 4i .. kc + 4i + 3
+        let qv = vec4f(vec4u(nib & 15u, (nib >> 4u) & 15u, (nib >> 8u) & 15u, nib >> 12u));
+        tileB[j * 16u + kc / 4u + i] = (qv - z) * s;
       }
     } else {
-      for (var i = 0u; i < 8u; i++) { tileB[j * TS + kc + i] = 0.0; }
+      tileB[j * 16u + kc / 4u] = vec4f(0.0);
+      tileB[j * 16u + kc / 4u + 1u] = vec4f(0.0);
     }
     workgroupBarrier();
     for (var jj = 0u; jj < TN; jj++) {
-      var av: array<f32, 4>;
-      var bv: array<f32, 4>;
-      for (var r = 0u; r < RT; r++) {
-        av[r] = tileA[jj * TS + lid.y * RT + r];
-        bv[r] = tileB[jj * TS + lid.x * RT + r];
-      }
-      for (var r = 0u; r < RT; r++) {
-        for (var q = 0u; q < RT; q++) {
-          acc[r * RT + q] = fma(av[r], bv[q], acc[r * RT + q]);
-        }
-      }
+      let av = tileA[jj * 16u + lid.y];
+      let bv = tileB[jj * 16u + lid.x];
+      for (var r = 0u; r < RT; r++) { acc[r] = fma(vec4f(av[r]), bv, acc[r]); }
     }
     workgroupBarrier();
   }
@@ -90,7 +86,7 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec
     for (var q = 0u; q < RT; q++) {
       let kk = col0 + lid.x * RT + q;
       if (kk >= dims.K) { continue; }
-      var val = acc[r * RT + q];
+      var val = acc[r][q];
       if (ACCUMULATE) { val += dx[m * dims.K + kk]; }
       dx[m * dims.K + kk] = val;
     }
