@@ -10,6 +10,13 @@ import { q4Geometry, q4MatmulRef, type Q4Weight } from "./q4matmul.ref.ts";
 
 const gpu = await requestGpu();
 
+/** The model bytes of GraphBuilder.encode(), which returns them bare or as `{ model, external }`. */
+function modelBytes(encoded: unknown): Uint8Array {
+  if (encoded instanceof Uint8Array) return encoded;
+  if (typeof encoded === "object" && encoded !== null && "model" in encoded && encoded.model instanceof Uint8Array) return encoded.model;
+  throw new Error("GraphBuilder.encode() returned neither bytes nor { model }");
+}
+
 async function ortMatMulNBits(x: Float32Array, w: Q4Weight, N: number): Promise<Float32Array> {
   const { nb } = q4Geometry(w.K);
   const g = new GraphBuilder("q4-check");
@@ -22,7 +29,7 @@ async function ortMatMulNBits(x: Float32Array, w: Q4Weight, N: number): Promise<
   if (w.zeroPoints) inputs.push(g.initializer("zp", { dataType: DT.uint8, dims: [w.zeroPoints.length], data: w.zeroPoints }));
   const y = g.op("MatMulNBits", inputs, { K: w.K, N: w.Nout, bits: 4, block_size: 32 }, "com.microsoft");
   g.output(y, "y", DT.float, [N, w.Nout]);
-  const { session } = await createSession(g.encode(), "wasm", (m) => console.warn(m));
+  const { session } = await createSession(modelBytes(g.encode()), "wasm", (m) => console.warn(m));
   const out = await session.run({ x: new ort.Tensor("float32", x, [N, w.K]) });
   const data = out.y.data;
   await session.release();
