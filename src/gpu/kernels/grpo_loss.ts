@@ -55,7 +55,26 @@ export interface GrpoGpuResult {
 
 /** Reads and interprets a stats buffer written by encodeGrpoLoss. */
 export async function readGrpoStats(device: GPUDevice, stats: GPUBuffer, beta: number): Promise<GrpoGpuResult> {
-  const s = await readF32(device, stats, 12);
+  return grpoResult(await readF32(device, stats, 12), beta);
+}
+
+/** Combines the raw stats of several micro-batches (sums add, min/max combine) into one raw stats vector. */
+export function combineGrpoStats(parts: ArrayLike<number>[]): Float64Array {
+  const out = new Float64Array(12);
+  out[9] = Infinity;
+  out[10] = -Infinity;
+  for (const p of parts) {
+    for (let j = 0; j < 9; j++) out[j] += p[j];
+    if (p[2] > 0) {
+      out[9] = Math.min(out[9], p[9]);
+      out[10] = Math.max(out[10], p[10]);
+    }
+  }
+  return out;
+}
+
+/** Interprets raw stats (12: see grpo_loss.wgsl) as loss parts and metrics. */
+export function grpoResult(s: ArrayLike<number>, beta: number): GrpoGpuResult {
   const tokens = s[2];
   const per = (x: number) => (tokens > 0 ? x / tokens : 0);
   return {

@@ -1,13 +1,14 @@
 import { assert, assertClose } from "../../../tests/assert.ts";
+import { grpoLoss } from "../../core/grpo.ts";
 import { Rng } from "../../core/rng.ts";
 import { LORA_TARGETS, randomAdapter } from "../../model/lora.ts";
 import { makeTinyModel } from "../../model/tiny.ts";
 import { readF32, requestGpu } from "../device.ts";
 import { destroyFullParams, fullParams } from "../model/full.ts";
 import { adamwRef } from "../kernels/adamw.ref.ts";
-import { destroyAdapter, destroyModel, readAdapter, uploadAdapter, uploadModel } from "../model/state.ts";
+import { destroyAdapter, destroyModel, readAdapter, readAdapterGrads, uploadAdapter, uploadModel } from "../model/state.ts";
 import { fullGradients, loraGradients } from "./grad.ts";
-import { type GrpoSample, grpoStep, grpoTrainer } from "./grpo-step.ts";
+import { type GrpoSample, grpoStep, grpoTrainer, sampleLogprobs } from "./grpo-step.ts";
 
 const gpu = await requestGpu();
 const tiny = makeTinyModel("qwen3", { seed: 4 });
@@ -111,5 +112,43 @@ Deno.test("grpoStep with full fine-tuning applies clipped AdamW to every base we
   destroyFullParams(refFull);
   destroyFullParams(full);
   destroyModel(refModel);
+  destroyModel(model);
+});
+
+Deno.test("grpoStep in micro-batches accumulates to the whole-batch gradient and metrics (old/ref log-probs, clipping, KL, seq-mean-token-mean)", async () => {
+  const adapter = randomAdapter(cfg, { r: 2, alpha: 4, targets: ["k_proj", "o_proj", "gate_proj"], seed: 12, bScale: 0.2 });
+  const model = uploadModel(gpu.device, cfg, tiny.weights);
+  const s = [...samples(7), ...samples(8)];
+  const probe = grpoTrainer(model, uploadAdapter(gpu.device, cfg, adapter));
+  const lp = await sampleLogprobs(probe, s.map((x) => x.ids));
+  const rng = new Rng(3);
+  s.forEach((x, i) => {
+    x.logpOld = lp[i].map((v) => v + 0.4 * (rng.next() - 0.5));
+    x.logpRef = lp[i].map((v) => v + 0.2 * (rng.next() - 0.5));
+  });
+  const opts = { aggregation: "seq-mean-token-mean", beta: 0.05, epsLow: 0.1, epsHigh: 0.1, maxGradNorm: 0 } as const;
+  const runs = [];
+  for (const microBatch of [undefined, 3]) {
+    const lora = uploadAdapter(gpu.device, cfg, adapter);
+    const rep = await grpoStep(grpoTrainer(model, lora, opts), s, { microBatch });
+    runs.push({ rep, grads: await readAdapterGrads(gpu.device, lora) });
+    destroyAdapter(lora);
+  }
+  const [whole, sliced] = runs;
+  assert(whole.rep.metrics.clipFrac > 0, "clipping active");
+  // The step's loss and metrics against src/core/grpo.ts on the same log-probs laid out (S, C).
+  const C = Math.max(...s.map((x) => x.ids.length - x.promptLen));
+  const at = (rows: ArrayLike<number>[]) => {
+    const out = new Float64Array(s.length * C);
+    s.forEach((x, i) => { for (let j = 0; j < x.ids.length - x.promptLen; j++) out[i * C + j] = rows[i][x.promptLen - 1 + j]; });
+    return out;
+  };
+  const mask = at(s.map((x) => new Array(x.ids.length - 1).fill(1)));
+  const ref = grpoLoss({ S: s.length, T: C, logpNew: at(lp), logpOld: at(s.map((x) => x.logpOld ?? [])), logpRef: at(s.map((x) => x.logpRef ?? [])), mask, advantages: s.map((x) => x.advantage) }, opts);
+  assertClose([whole.rep.loss, whole.rep.pgLoss, whole.rep.klLoss, ...Object.values(whole.rep.metrics)], [ref.loss, ref.pgLoss, ref.klLoss, ...Object.values(ref.metrics)], { atol: 1e-5, rtol: 1e-4, name: "step vs core grpoLoss" });
+  const m = (r: typeof whole.rep) => [r.loss, r.pgLoss, r.klLoss, r.entropy, r.gradNorm, ...Object.values(r.metrics)];
+  assertClose(m(sliced.rep), m(whole.rep), { atol: 1e-6, rtol: 1e-5, name: "loss and metrics" });
+  for (const [name, g] of whole.grads) assertClose(sliced.grads.get(name)?.data ?? [], g.data, { atol: 1e-7, rtol: 1e-4, name });
+  if (probe.lora) destroyAdapter(probe.lora);
   destroyModel(model);
 });

@@ -6,7 +6,7 @@ import { aggregationWeights, type Aggregation, learningRate, type LrSchedule } f
 import { readF32, storageBuffer } from "../device.ts";
 import { type AdamWState, encodeAdamW } from "../kernels/adamw.ts";
 import { encodeGradNorm, gradStatsBuffer, readGradStats } from "../kernels/gradnorm.ts";
-import { encodeGrpoLoss, type GrpoGpuResult, grpoStatsBuffer, readGrpoStats } from "../kernels/grpo_loss.ts";
+import { combineGrpoStats, encodeGrpoLoss, type GrpoGpuResult, grpoResult, grpoStatsBuffer } from "../kernels/grpo_loss.ts";
 import { backward } from "../model/backward.ts";
 import { destroyForward, forward, uploadBatch } from "../model/forward.ts";
 import { encodeZeroFullGrads, type GpuFullParams } from "../model/full.ts";
@@ -19,7 +19,7 @@ export interface GrpoTrainerOptions {
   /** KL coefficient to the reference (0: no KL term; samples then need no logpRef). */
   beta: number;
   aggregation: Aggregation;
-  /** Divisor for "seq-mean-token-sum-norm" (default T * S of each batch). */
+  /** Divisor for "seq-mean-token-sum-norm" (default: longest completion times the number of samples). */
   normConstant?: number;
   lr: LrSchedule;
   beta1: number;
@@ -100,50 +100,79 @@ function padRows(rows: ArrayLike<number>[], T: number, name: string): Float32Arr
   return out;
 }
 
-/** Runs one GRPO step over `samples` and applies it unless the gradients are not finite. */
-export async function grpoStep(tr: GrpoTrainer, samples: GrpoSample[]): Promise<GrpoStepReport> {
+/** Options of one step. */
+export interface GrpoStepOptions {
+  /** Sequences per forward/backward pass; gradients accumulate across passes (default: all at once). */
+  microBatch?: number;
+}
+
+/**
+ * Runs one GRPO step over `samples` and applies it unless the gradients are not finite. With
+ * `microBatch`, the batch is processed in slices whose gradients accumulate; the aggregation
+ * weights are those of the whole batch, so the result does not depend on the slicing.
+ */
+export async function grpoStep(tr: GrpoTrainer, samples: GrpoSample[], o: GrpoStepOptions = {}): Promise<GrpoStepReport> {
   const { model, lora, full, opts } = tr;
   const { device } = model;
-  const batch = uploadBatch(device, samples.map((s) => s.ids), model.cfg.vocabSize);
-  const { B, T } = batch;
-  const N = B * T;
-  const mask = new Float32Array(N);
-  const adv = new Float32Array(N);
+  if (samples.length === 0) throw new Error("grpoStep: no samples");
   samples.forEach((s, b) => {
     if (!Number.isInteger(s.promptLen) || s.promptLen < 1 || s.promptLen > s.ids.length) {
       throw new Error(`grpoStep: sample ${b} has prompt length ${s.promptLen} outside 1..${s.ids.length}`);
     }
-    for (let t = s.promptLen - 1; t + 1 < s.ids.length; t++) {
-      mask[b * T + t] = 1;
-      adv[b * T + t] = s.advantage;
-    }
   });
-  const weight = Float32Array.from(aggregationWeights(B, T, mask, opts.aggregation, opts.normConstant));
   const withOld = samples.every((s) => s.logpOld);
   const withRef = samples.every((s) => s.logpRef);
   if (opts.beta !== 0 && !withRef) throw new Error("grpoStep: beta != 0 needs logpRef on every sample");
-  const f = await forward(model, lora, batch, { recompute: opts.recompute });
-  const own: GPUBuffer[] = [];
-  const up = (label: string, data: Float32Array) => {
-    const b = storageBuffer(device, label, data);
-    own.push(b);
-    return b;
-  };
-  const logpOld = withOld ? up("logp-old", padRows(samples.map((s) => s.logpOld ?? []), T, "logpOld")) : f.lm.logp;
-  const logpRef = withRef ? up("logp-ref", padRows(samples.map((s) => s.logpRef ?? []), T, "logpRef")) : undefined;
-  const g = up("dL-dlogp", new Float32Array(N));
-  const stats = grpoStatsBuffer(device);
-  const gstats = gradStatsBuffer(device, "grpo-grad-stats");
-  own.push(stats, gstats);
-  const enc = device.createCommandEncoder({ label: "grpo-loss" });
-  await encodeGrpoLoss(device, enc, {
-    logpNew: f.lm.logp, logpOld, logpRef, mask: up("mask", mask), weight: up("agg-weight", weight), adv: up("adv", adv),
-    entropy: f.lm.entropy, grad: g, stats,
-  }, { N, epsLow: opts.epsLow, epsHigh: opts.epsHigh, beta: opts.beta });
-  if (lora) encodeZeroGrads(enc, lora);
-  if (full) encodeZeroFullGrads(enc, full);
-  device.queue.submit([enc.finish()]);
-  await backward(model, lora, f, g, full);
+  // Aggregation weights over the whole batch, laid out (S, C) by completion position (C = longest
+  // completion: the generation budget that Dr. GRPO's constant defaults to, times S).
+  const S = samples.length;
+  const C = Math.max(1, ...samples.map((s) => s.ids.length - s.promptLen));
+  const maskC = new Float32Array(S * C);
+  samples.forEach((s, b) => maskC.fill(1, b * C, b * C + s.ids.length - s.promptLen));
+  const wC = aggregationWeights(S, C, maskC, opts.aggregation, opts.normConstant);
+  const zero = device.createCommandEncoder({ label: "zero-grads" });
+  if (lora) encodeZeroGrads(zero, lora);
+  if (full) encodeZeroFullGrads(zero, full);
+  device.queue.submit([zero.finish()]);
+  const micro = Math.max(1, Math.min(S, o.microBatch ?? S));
+  const parts: Float32Array[] = [];
+  for (let s0 = 0; s0 < S; s0 += micro) {
+    const chunk = samples.slice(s0, s0 + micro);
+    const batch = uploadBatch(device, chunk.map((s) => s.ids), model.cfg.vocabSize);
+    const { B, T } = batch;
+    const N = B * T;
+    const mask = new Float32Array(N), adv = new Float32Array(N), weight = new Float32Array(N);
+    chunk.forEach((s, b) => {
+      for (let j = 0; j < s.ids.length - s.promptLen; j++) {
+        const row = b * T + s.promptLen - 1 + j;
+        mask[row] = 1;
+        adv[row] = s.advantage;
+        weight[row] = wC[(s0 + b) * C + j];
+      }
+    });
+    const f = await forward(model, lora, batch, { recompute: opts.recompute });
+    const own: GPUBuffer[] = [];
+    const up = (label: string, data: Float32Array) => {
+      const buf = storageBuffer(device, label, data);
+      own.push(buf);
+      return buf;
+    };
+    const logpOld = withOld ? up("logp-old", padRows(chunk.map((s) => s.logpOld ?? []), T, "logpOld")) : f.lm.logp;
+    const logpRef = withRef ? up("logp-ref", padRows(chunk.map((s) => s.logpRef ?? []), T, "logpRef")) : undefined;
+    const g = up("dL-dlogp", new Float32Array(N));
+    const stats = grpoStatsBuffer(device);
+    own.push(stats);
+    const enc = device.createCommandEncoder({ label: "grpo-loss" });
+    await encodeGrpoLoss(device, enc, {
+      logpNew: f.lm.logp, logpOld, logpRef, mask: up("mask", mask), weight: up("agg-weight", weight), adv: up("adv", adv),
+      entropy: f.lm.entropy, grad: g, stats,
+    }, { N, epsLow: opts.epsLow, epsHigh: opts.epsHigh, beta: opts.beta });
+    device.queue.submit([enc.finish()]);
+    await backward(model, lora, f, g, full);
+    parts.push(await readF32(device, stats, 12));
+    destroyForward(f);
+    for (const buf of own) buf.destroy();
+  }
   const lr = learningRate(tr.step, opts.lr);
   const hp = { lr, beta1: opts.beta1, beta2: opts.beta2, eps: opts.adamEps, weightDecay: opts.weightDecay, step: tr.step + 1 };
   const states: AdamWState[] = [];
@@ -153,17 +182,17 @@ export async function grpoStep(tr: GrpoTrainer, samples: GrpoSample[]): Promise<
     }
   }
   if (full) for (const s of full.slots.values()) states.push({ param: s.param, grad: s.grad, m: s.m, v: s.v, count: s.count });
+  const gstats = gradStatsBuffer(device, "grpo-grad-stats");
   const opt = device.createCommandEncoder({ label: "adamw" });
   await encodeGradNorm(device, opt, states.map((s) => ({ buffer: s.grad, count: s.count })), gstats, opts.maxGradNorm);
   for (const s of states) await encodeAdamW(device, opt, s, hp, gstats);
   device.queue.submit([opt.finish()]);
-  const result = await readGrpoStats(device, stats, opts.beta);
+  const result = grpoResult(combineGrpoStats(parts), opts.beta);
   const gs = await readGradStats(device, gstats);
+  gstats.destroy();
   // The GPU already skipped the update when the norm pass flagged NaN/Inf; mirror its decision.
   const skipped = gs.nonFinite;
   if (!skipped) tr.step++;
-  destroyForward(f);
-  for (const b of own) b.destroy();
   return { ...result, skipped, gradNorm: gs.norm, clip: gs.clip, lr, step: tr.step };
 }
 
