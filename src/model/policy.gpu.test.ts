@@ -2,9 +2,10 @@
 // random models of every architecture, with and without LoRA, at f32, f16 and q4.
 import { assert, assertClose, assertEquals, assertRejects } from "../../tests/assert.ts";
 import { Rng } from "../core/rng.ts";
+import { requestGpu, storageBuffer, writeBuffer } from "../gpu/device.ts";
 import type { Arch, ModelConfig } from "./config.ts";
 import { fromF16, toF16 } from "./half.ts";
-import { baseKey, LORA_TARGETS, randomAdapter } from "./lora.ts";
+import { baseKey, LORA_TARGETS, loraKey, randomAdapter } from "./lora.ts";
 import { OrtPolicy } from "./policy.ts";
 import { dequantizeQ4, quantizeQ4 } from "./quant.ts";
 import { referenceLogprobs } from "./reference.ts";
@@ -160,5 +161,48 @@ Deno.test("policy f16 and q4: errors against the reference (measured), q4 exact 
         await policy.release();
       }
     }
+  }
+});
+
+Deno.test("policy on the trainer's GPUDevice: LoRA fed from GPU buffers, updated in place without setAdapter", async () => {
+  const gpu = await requestGpu();
+  const m = makeTinyModel("qwen2", { seed: 17 });
+  const targets = ["v_proj", "up_proj"] as const;
+  const policy = await OrtPolicy.create(m.config, m.weights, { loraTargets: targets, maxPositions: 16, device: gpu.device });
+  const buffers = new Map<string, GPUBuffer>();
+  try {
+    assertEquals(policy.device, gpu.device);
+    const seqs = randomSeqs(new Rng(6), m.config.vocabSize, [10, 6]);
+    const a1 = randomAdapter(m.config, { r: 3, alpha: 9, targets: [...targets], seed: 8, bScale: 0.2 });
+    for (const [k, t] of a1.tensors) buffers.set(k, storageBuffer(gpu.device, k, t.data));
+    policy.setAdapterBuffers({ r: a1.r, alpha: a1.alpha, targets: a1.targets, buffers }, "gpu");
+    assertClose((await policy.logprobs(seqs)).flat(), referenceLogprobs(m.config, m.weights, seqs, a1).flat(), { atol: 2e-3, rtol: 0, name: "GPU-fed adapter" });
+    // The trainer writes new values into the same buffers: the next run sees them.
+    const a2 = randomAdapter(m.config, { r: 3, alpha: 9, targets: [...targets], seed: 9, bScale: 0.2 });
+    for (const [k, t] of a2.tensors) writeBuffer(gpu.device, buffers.get(k) as GPUBuffer, t.data);
+    const want2 = referenceLogprobs(m.config, m.weights, seqs, a2);
+    assertClose((await policy.logprobs(seqs)).flat(), want2.flat(), { atol: 2e-3, rtol: 0, name: "after in-place update" });
+    assert(maxAbsDiff(want2, referenceLogprobs(m.config, m.weights, seqs, a1)) > 0.02, "the two adapters are too alike to tell apart");
+    const small = new Map(buffers);
+    small.set(loraKey(0, "up_proj", "B"), storageBuffer(gpu.device, "small", new Float32Array(4)));
+    await assertRejects(() => policy.setAdapterBuffers({ r: 3, alpha: 9, targets: [...targets], buffers: small }), /up_proj\.lora_B\.weight has 16 bytes/);
+    assertEquals(policy.adapterName, "gpu");
+  } finally {
+    await policy.release();
+    for (const b of buffers.values()) b.destroy();
+  }
+});
+
+Deno.test("policy: weights as external data (every initializer) give the same log-probabilities", async () => {
+  const m = makeTinyModel("llama", { seed: 23 });
+  const seqs = randomSeqs(new Rng(2), m.config.vocabSize, [7, 5]);
+  const policy = await OrtPolicy.create(m.config, m.weights, { maxPositions: 8, externalMinBytes: 0, dtype: "q4" });
+  try {
+    const inline = await OrtPolicy.create(m.config, m.weights, { maxPositions: 8, externalMinBytes: Infinity, dtype: "q4" });
+    const want = await inline.logprobs(seqs);
+    await inline.release();
+    assertEquals([policy.provider, await policy.logprobs(seqs)], ["webgpu", want]);
+  } finally {
+    await policy.release();
   }
 });

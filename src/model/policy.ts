@@ -2,7 +2,7 @@
 // adapters fed as inputs, batched forward steps with a KV cache, and per-token log-probabilities.
 // One owner per session: every run goes through a queue, so callers may overlap calls safely.
 import { type ModelConfig, validateWeights } from "./config.ts";
-import { LORA_TARGETS, type LoraAdapter, loraKey, loraScale, type LoraTarget, targetDims, validateAdapter } from "./lora.ts";
+import { LORA_TARGETS, type LoraAdapter, loraKey, type LoraTarget, targetDims, validateAdapter } from "./lora.ts";
 import { buildDecoder, shortTarget, type WeightDtype } from "./onnx/decoder.ts";
 import { createSession, ort, type Provider } from "./onnx/ort.ts";
 import type { Weights } from "./tensor.ts";
@@ -21,6 +21,19 @@ export interface PolicyOptions {
   onNote?: (msg: string) => void;
   /** Keep the KV cache in GPU buffers between steps on WebGPU (default true). */
   kvOnGpu?: boolean;
+  /** Run on this GPUDevice (the one the trainer owns) so adapters can be fed from its buffers. */
+  device?: GPUDevice;
+  /** Initializers this large or larger are passed as external data (default 1 MiB). */
+  externalMinBytes?: number;
+}
+
+/** An adapter whose tensors live in GPU buffers of the policy's device (PEFT layout, f32, row-major). */
+export interface GpuLoraAdapter {
+  r: number;
+  alpha: number;
+  targets: readonly LoraTarget[];
+  /** Keyed by PEFT names (`loraKey(layer, target, "A" | "B")`): A (r, in), B (out, r). */
+  buffers: Map<string, GPUBuffer>;
 }
 
 /** Per-layer key and value tensors (B, K, T, D) in layer order: key0, value0, key1, ... */
@@ -56,6 +69,8 @@ export class OrtPolicy {
   private released = false;
   /** Name of the adapter in use, or null. */
   adapterName: string | null = null;
+  /** The caller's GPUDevice the session runs on, or null (its own device, or WASM). */
+  device: GPUDevice | null = null;
 
   private constructor(
     readonly cfg: ModelConfig,
@@ -76,39 +91,70 @@ export class OrtPolicy {
     const maxPositions = o.maxPositions ?? Math.min(cfg.maxPositionEmbeddings, 4096);
     if (!Number.isInteger(maxPositions) || maxPositions < 1) throw new Error(`maxPositions must be a positive integer, got ${maxPositions}`);
     const targets = LORA_TARGETS.filter((t) => o.loraTargets?.includes(t));
-    const built = buildDecoder(cfg, weights, { dtype, loraTargets: targets, kvCache: true, maxPositions });
+    const built = buildDecoder(cfg, weights, { dtype, loraTargets: targets, kvCache: true, maxPositions, externalMinBytes: o.externalMinBytes });
     // On WebGPU the present.* outputs can stay in GPU buffers and be fed back as the next past.
     const kvLocations: Record<string, "gpu-buffer"> = {};
     for (const name of built.outputNames) if (name.startsWith("present.")) kvLocations[name] = "gpu-buffer";
     const webgpuOpts = o.kvOnGpu === false ? {} : { preferredOutputLocation: kvLocations };
-    const { session, provider } = await createSession(built.bytes, o.provider ?? "webgpu", o.onNote ?? ((m) => console.warn(m)), {}, webgpuOpts);
-    return new OrtPolicy(cfg, dtype, maxPositions, targets, provider, built.kvType, session);
+    const { session, provider } = await createSession(built.bytes, o.provider ?? "webgpu", o.onNote ?? ((m) => console.warn(m)), { externalData: built.external }, webgpuOpts, o.device);
+    const policy = new OrtPolicy(cfg, dtype, maxPositions, targets, provider, built.kvType, session);
+    policy.device = provider === "webgpu" ? o.device ?? null : null;
+    return policy;
   }
 
   /**
-   * Uses `adapter` (PEFT names; alpha/r folded into B here) from the next run on, or none. Targets
-   * the graph has no inputs for, or mis-shaped tensors, throw and leave the current adapter in use.
+   * Uses `adapter` (PEFT names) from the next run on, or none. Targets the graph has no inputs for,
+   * or mis-shaped tensors, throw and leave the current adapter in use.
    */
   setAdapter(adapter: LoraAdapter | null, name: string | null = null): void {
-    const feeds: Record<string, ort.Tensor> = {};
     if (adapter) {
       validateAdapter(this.cfg, adapter);
-      const missing = adapter.targets.filter((t) => !this.loraTargets.includes(t));
-      if (missing.length) {
-        throw new Error(`LoRA adapter targets ${missing.join(", ")} but this policy was built with LoRA inputs for [${this.loraTargets.join(", ")}]; create it with loraTargets covering the adapter`);
-      }
+      this.checkTargets(adapter.targets);
     }
+    this.useAdapter(adapter, name, (key, dims) => {
+      const t = adapter?.tensors.get(key);
+      if (!t) throw new Error(`LoRA adapter: missing tensor ${key}`); // validateAdapter already checked
+      return new ort.Tensor("float32", t.data.slice(), dims);
+    });
+  }
+
+  /**
+   * Uses an adapter whose tensors are GPU buffers of this policy's device: no copy, so the trainer
+   * writing new values into the same buffers changes what the next run computes.
+   */
+  setAdapterBuffers(adapter: GpuLoraAdapter, name: string | null = null): void {
+    if (!this.device) throw new Error("setAdapterBuffers needs a policy created with `device` on the WebGPU provider");
+    this.checkTargets(adapter.targets);
+    this.useAdapter(adapter, name, (key, dims) => {
+      const buf = adapter.buffers.get(key);
+      if (!buf) throw new Error(`LoRA adapter: missing buffer ${key}`);
+      const bytes = dims[0] * dims[1] * 4;
+      if (buf.size < bytes) throw new Error(`LoRA adapter: buffer ${key} has ${buf.size} bytes, [${dims.join(", ")}] f32 needs ${bytes}`);
+      return ort.Tensor.fromGpuBuffer(buf, { dataType: "float32", dims });
+    });
+  }
+
+  private checkTargets(targets: readonly LoraTarget[]): void {
+    const missing = targets.filter((t) => !this.loraTargets.includes(t));
+    if (missing.length) {
+      throw new Error(`LoRA adapter targets ${missing.join(", ")} but this policy was built with LoRA inputs for [${this.loraTargets.join(", ")}]; create it with loraTargets covering the adapter`);
+    }
+  }
+
+  private useAdapter(
+    adapter: { r: number; alpha: number; targets: readonly LoraTarget[] } | null,
+    name: string | null,
+    tensor: (key: string, dims: [number, number]) => ort.Tensor,
+  ): void {
+    const feeds: Record<string, ort.Tensor> = {};
+    if (this.loraTargets.length) feeds.lora_scale = new ort.Tensor("float32", Float32Array.of(adapter ? adapter.alpha / adapter.r : 0), [1]);
     for (let l = 0; l < this.cfg.numLayers; l++) {
       for (const t of this.loraTargets) {
         const [out, inp] = targetDims(this.cfg, t);
         const base = `lora.${l}.${shortTarget(t)}`;
         if (adapter && adapter.targets.includes(t)) {
-          const a = adapter.tensors.get(loraKey(l, t, "A"));
-          const b = adapter.tensors.get(loraKey(l, t, "B"));
-          if (!a || !b) throw new Error(`LoRA adapter: layer ${l} ${t} is missing`); // validateAdapter already checked
-          const s = loraScale(adapter);
-          feeds[`${base}.A`] = new ort.Tensor("float32", a.data.slice(), [adapter.r, inp]);
-          feeds[`${base}.B`] = new ort.Tensor("float32", b.data.map((x) => x * s), [out, adapter.r]);
+          feeds[`${base}.A`] = tensor(loraKey(l, t, "A"), [adapter.r, inp]);
+          feeds[`${base}.B`] = tensor(loraKey(l, t, "B"), [out, adapter.r]);
         } else {
           // A rank-1 zero adapter: the delta is exactly zero.
           feeds[`${base}.A`] = new ort.Tensor("float32", new Float32Array(inp), [1, inp]);

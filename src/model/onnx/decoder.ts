@@ -10,7 +10,7 @@ import { toF16 } from "../half.ts";
 import { quantizeQ4 } from "../quant.ts";
 import { baseKey, LORA_TARGETS, type LoraTarget, targetDims } from "../lora.ts";
 import { getTensor, type Weights } from "../tensor.ts";
-import { DT, GraphBuilder, type DType } from "./proto.ts";
+import { DT, type DType, type ExternalFile, GraphBuilder } from "./proto.ts";
 import { ropeInvFreq } from "./rope.ts";
 
 /** Weight storage of the built graph. */
@@ -20,17 +20,21 @@ export type WeightDtype = (typeof WEIGHT_DTYPES)[number];
 /** What to build. */
 export interface DecoderOptions {
   dtype: WeightDtype;
-  /** Linear layers (in every layer) that get `lora.{layer}.{target}.A/B` inputs; empty = none. */
+  /** Linear layers (in every layer) that get `lora.{layer}.{target}.A/B` inputs (plus `lora_scale`); empty = none. */
   loraTargets?: readonly LoraTarget[];
   /** `past_key_values.*` inputs and `present.*` outputs (the past may have length 0). */
   kvCache: boolean;
   /** Positions the RoPE cache covers: the longest prompt + completion the graph accepts. */
   maxPositions: number;
+  /** Initializers this large or larger go to external data (default 1 MiB). */
+  externalMinBytes?: number;
 }
 
 /** A built graph with the names a session feeds and fetches. */
 export interface BuiltDecoder {
   bytes: Uint8Array;
+  /** External data files for `InferenceSession.create(bytes, { externalData })`. */
+  external: ExternalFile[];
   options: DecoderOptions;
   inputNames: string[];
   outputNames: string[];
@@ -79,6 +83,9 @@ class DecoderBuilder {
         inputNames.push(k, v);
       }
     }
+    // The adapter's alpha/r as an input, so adapter tensors can be fed exactly as trained
+    // (even straight from the trainer's GPU buffers).
+    if (this.loraTargets.size) inputNames.push(g.input("lora_scale", DT.float, [1]));
     for (let i = 0; i < cfg.numLayers; i++) {
       for (const t of LORA_TARGETS) {
         if (!this.loraTargets.has(t)) continue;
@@ -117,7 +124,8 @@ class DecoderBuilder {
     if (this.T !== DT.float) logits = g.op("Cast", [logits], { to: DT.float });
     g.output(logits, "logits", DT.float, ["batch", "kept", cfg.vocabSize]);
     if (opts.kvCache) for (let i = 0; i < cfg.numLayers; i++) outputNames.push(`present.${i}.key`, `present.${i}.value`);
-    return { bytes: g.encode(), options: opts, inputNames, outputNames, nodeCount: g.nodeCount, kvType: this.T === DT.float ? "float32" : "float16" };
+    const { model, external } = g.encode({ externalMinBytes: opts.externalMinBytes ?? 2 ** 20 });
+    return { bytes: model, external, options: opts, inputNames, outputNames, nodeCount: g.nodeCount, kvType: this.T === DT.float ? "float32" : "float16" };
   }
 
   /** (B, 1, 1, S, T) float additive bias: 0 where key t is visible to query s, -1e9 elsewhere. */
@@ -228,11 +236,11 @@ class DecoderBuilder {
       y = g.op("Add", [y, bn]);
     }
     if (this.loraTargets.has(t)) {
-      // delta = (x A^T) B^T in float32; the adapter's alpha/r scale is folded into B by the feeder.
+      // delta = scale * (x A^T) B^T in float32.
       const xf = this.T === DT.float ? x : g.op("Cast", [x], { to: DT.float });
       const a = g.op("Transpose", [`lora.${i}.${shortTarget(t)}.A`], { perm: [1, 0] });
       const b = g.op("Transpose", [`lora.${i}.${shortTarget(t)}.B`], { perm: [1, 0] });
-      let delta = g.op("MatMul", [g.op("MatMul", [xf, a]), b]);
+      let delta = g.op("MatMul", [g.op("Mul", [g.op("MatMul", [xf, a]), "lora_scale"]), b]);
       if (this.T !== DT.float) delta = g.op("Cast", [delta], { to: this.T });
       y = g.op("Add", [y, delta]);
     }

@@ -31,7 +31,8 @@ export function hasWebGpu(): boolean {
 /**
  * Creates a session from model bytes on `preferred`; when WebGPU is missing or fails, falls back to
  * WASM and reports why through `onNote` (the caller prints it), returning the provider used.
- * `webgpuOpts` apply to the WebGPU session only (such as outputs kept in GPU buffers).
+ * `webgpuOpts` apply to the WebGPU session only (such as outputs kept in GPU buffers); `device`
+ * makes the session run on that GPUDevice (shared with the trainer) instead of its own.
  */
 export async function createSession(
   bytes: Uint8Array,
@@ -39,6 +40,7 @@ export async function createSession(
   onNote: (msg: string) => void,
   opts: Omit<ort.InferenceSession.SessionOptions, "executionProviders"> = {},
   webgpuOpts: Omit<ort.InferenceSession.SessionOptions, "executionProviders"> = {},
+  device?: GPUDevice,
 ): Promise<{ session: ort.InferenceSession; provider: Provider }> {
   configureOrt();
   if (preferred === "webgpu") {
@@ -46,7 +48,10 @@ export async function createSession(
       onNote("note: navigator.gpu is missing; the policy runs on onnxruntime-web's WASM (CPU) provider instead of WebGPU");
     } else {
       try {
-        return { session: await ort.InferenceSession.create(bytes, { ...opts, ...webgpuOpts, executionProviders: ["webgpu"] }), provider: "webgpu" };
+        // onnxruntime-web reads `device` from the WebGPU provider option (not in its typings yet):
+        // the session then shares the caller's GPUDevice and accepts its buffers as tensors.
+        const ep: { name: string; device?: GPUDevice } = device ? { name: "webgpu", device } : { name: "webgpu" };
+        return { session: await ort.InferenceSession.create(bytes, { ...opts, ...webgpuOpts, executionProviders: [ep] }), provider: "webgpu" };
       } catch (e) {
         onNote(`note: the WebGPU provider failed (${e instanceof Error ? e.message : String(e)}); falling back to WASM (CPU)`);
       }

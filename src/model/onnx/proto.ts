@@ -25,6 +25,12 @@ export interface TensorInit {
 
 type Attr = ReturnType<typeof onnx.AttributeProto.create>;
 
+/** One external-data file of a model: the path the model names and its bytes. */
+export interface ExternalFile {
+  path: string;
+  data: Uint8Array;
+}
+
 /** Builds one ONNX graph; `encode()` returns the model bytes for `InferenceSession.create`. */
 export class GraphBuilder {
   private nodes: ReturnType<typeof onnx.NodeProto.create>[] = [];
@@ -113,15 +119,29 @@ export class GraphBuilder {
     return this.node(opType, inputs, attrs, { domain })[0];
   }
 
-  /** Encodes the model (IR 8, opset 17 plus com.microsoft 1). */
-  encode(): Uint8Array {
+  /**
+   * Encodes the model (IR 8, opset 17 plus com.microsoft 1). Initializers of at least
+   * `externalMinBytes` become external data, one file per tensor whose data is a view of the
+   * tensor (no copy): protobuf caps a model at 2 GiB, and a 0.5B model in f32 is larger.
+   */
+  encode(o: { externalMinBytes?: number } = {}): { model: Uint8Array; external: ExternalFile[] } {
+    const external: ExternalFile[] = [];
+    const min = o.externalMinBytes ?? Infinity;
+    const inits = this.inits.map((t) => {
+      // Integer constants feed shape inference, which needs them inline.
+      if (t.rawData.byteLength < min || t.rawData.byteLength === 0 || t.dataType === DT.int64) return t;
+      const path = `x${external.length}.bin`;
+      external.push({ path, data: t.rawData });
+      const entries = [{ key: "location", value: path }, { key: "offset", value: "0" }, { key: "length", value: String(t.rawData.byteLength) }];
+      return onnx.TensorProto.create({ name: t.name, dims: t.dims, dataType: t.dataType, dataLocation: 1, externalData: entries });
+    });
     const model = onnx.ModelProto.create({
       irVersion: 8,
       producerName: "rlvr-lab",
       opsetImport: [{ domain: "", version: 17 }, { domain: "com.microsoft", version: 1 }],
-      graph: onnx.GraphProto.create({ name: this.name, node: this.nodes, initializer: this.inits, input: this.inputs, output: this.outputs }),
+      graph: onnx.GraphProto.create({ name: this.name, node: this.nodes, initializer: inits, input: this.inputs, output: this.outputs }),
     });
-    return onnx.ModelProto.encode(model).finish();
+    return { model: onnx.ModelProto.encode(model).finish(), external };
   }
 
   /** Node count, for tests that check "no adapter = no extra ops". */
