@@ -1,0 +1,68 @@
+import { assert, assertEquals } from "../../../tests/assert.ts";
+import { renderDdl } from "../../core/ddl.ts";
+import { BpeEncoder } from "../../model/bpe/encode.ts";
+import { addedId, DEMO_CHAT_TEMPLATE } from "../../model/bpe/files.ts";
+import { buildDocuments, corpusHash, DEFAULT_CORPUS_OPTIONS, packDocuments } from "./corpus.ts";
+import { HELD_OUT_DB, loadCorpusSources, schemaOfFile } from "./corpus.deno.ts";
+import { trainDemoTokenizer } from "./tokenizer.ts";
+
+const demoDir = new URL("../../../public/demo", import.meta.url).pathname;
+const src = await loadCorpusSources({ demoDir });
+const opts = { ...DEFAULT_CORPUS_OPTIONS, chatTemplate: DEMO_CHAT_TEMPLATE };
+
+Deno.test("corpus: the same seed gives the same documents, tokenizer and packed rows; another seed draws other documents", () => {
+  const docs = buildDocuments(src, opts);
+  const again = buildDocuments(src, opts);
+  assertEquals(again.map((d) => d.text), docs.map((d) => d.text));
+  const bpe = trainDemoTokenizer(docs, 1024);
+  assertEquals(trainDemoTokenizer(again, 1024), bpe);
+  const enc = new BpeEncoder(bpe);
+  const eos = addedId(bpe, "<|endoftext|>");
+  const a = packDocuments(docs, (t) => enc.encode(t), eos, 256);
+  const b = packDocuments(again, (t) => enc.encode(t), eos, 256);
+  assertEquals(corpusHash(b.rows), corpusHash(a.rows));
+  const otherDocs = buildDocuments(src, { ...opts, seed: opts.seed + 1 });
+  const other = packDocuments(otherDocs, (t) => enc.encode(t), eos, 256);
+  assert(corpusHash(other.rows) !== corpusHash(a.rows), "another seed, another corpus");
+  const plain = (ds: typeof docs) => ds.filter((d) => d.kind !== "chat").map((d) => d.text).sort();
+  assertEquals(plain(otherDocs), plain(docs), "the SQL and DDL documents are the same, in another order");
+  console.log(`demo-only corpus: ${docs.length} documents, ${a.tokens} tokens in ${a.rows.length} rows of <= 256 (fill ${a.fill.toFixed(3)}); mix ${JSON.stringify(a.mix)}; hash ${corpusHash(a.rows)}`);
+});
+
+Deno.test("corpus: packing keeps every token in order, rows <= seqLen, each document ends with EOS, chat documents answer in the template's format", () => {
+  const docs = buildDocuments(src, opts);
+  const bpe = trainDemoTokenizer(docs, 800);
+  const enc = new BpeEncoder(bpe);
+  const eos = addedId(bpe, "<|endoftext|>");
+  const p = packDocuments(docs, (t) => enc.encode(t), eos, 200);
+  assert(p.rows.every((r) => r.length >= 1 && r.length <= 200), "row lengths in 1..seqLen");
+  const flat = p.rows.flatMap((r) => [...r]);
+  assertEquals(flat.length, p.tokens);
+  assertEquals(enc.decode(flat), docs.map((d) => d.text + "<|endoftext|>").join(""));
+  assertEquals(Object.values(p.mix).reduce((s, m) => s + m.docs, 0), docs.length);
+  const chats = docs.filter((d) => d.kind === "chat");
+  assert(chats.length === src.questions.length * opts.demoRepeat, `${chats.length} chat documents: every train question x ${opts.demoRepeat}`);
+  for (const d of chats) {
+    assert(d.text.startsWith("<|im_start|>") && d.text.endsWith("```<|im_end|>\n") || d.text.endsWith("</answer><|im_end|>\n"), `answer format: ${d.text.slice(-60)}`);
+    assert(d.text.includes("<|im_start|>assistant\n"), "rendered with the generation prompt before the answer");
+  }
+  assert(chats.some((d) => d.text.includes("<think>")) && chats.some((d) => !d.text.includes("<think>")), "both prompt formats are present");
+});
+
+Deno.test("corpus: nothing of the evaluation leaks — no test or held-out question, no clinic database or schema", async () => {
+  const docs = buildDocuments(src, opts);
+  const all = docs.map((d) => d.text).join("\n");
+  const text = (s: string) => Deno.readTextFileSync(`${demoDir}/${s}.jsonl`).split("\n").filter((l) => l).map((l) => String(JSON.parse(l).question));
+  const evalQs = [...text("test"), ...text("heldout")];
+  assert(evalQs.length === 72, `${evalQs.length} evaluation questions`);
+  for (const q of evalQs) assert(!all.includes(q), `evaluation question in the corpus: ${q}`);
+  assert(src.questions.every((q) => q.db_id !== HELD_OUT_DB), "no clinic question");
+  assert(!all.includes(`database: ${HELD_OUT_DB}`), "no clinic document");
+  const clinic = await schemaOfFile(`${demoDir}/${HELD_OUT_DB}/${HELD_OUT_DB}.sqlite`, HELD_OUT_DB);
+  for (const t of clinic.tables) {
+    const ddl = renderDdl(clinic, { tables: [t.name], examplesPerColumn: 0 });
+    const head = ddl.split("\n").slice(0, 3).join("\n");
+    assert(!all.includes(head), `clinic table ${t.name} DDL in the corpus`);
+  }
+  assertEquals(new Set(src.questions.map((q) => q.db_id)), new Set(["shop", "subscriptions", "school"]));
+});

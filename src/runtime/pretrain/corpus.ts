@@ -1,0 +1,186 @@
+// The pretraining corpus of the demo model: documents that look like what the model will see
+// (prompts rendered with its chat template followed by the gold answer in the template's answer
+// format), plus plain SQL and schema DDL, shuffled with a seed, tokenized, and packed into rows of
+// at most seqLen tokens. Pure: the sources are passed in (corpus.deno.ts reads them from disk).
+import { ChatTemplate } from "../../core/chat-template.ts";
+import { renderDdl } from "../../core/ddl.ts";
+import { buildPrompt, getPromptTemplate } from "../../core/prompts.ts";
+import { Rng } from "../../core/rng.ts";
+import type { DbSchema } from "../../core/schema.ts";
+
+/** One training question with its gold SQL and where it came from. */
+export interface CorpusQuestion {
+  source: "demo" | "spider";
+  db_id: string;
+  question: string;
+  evidence?: string;
+  gold_sql: string;
+}
+
+/** Everything the corpus is made of: questions and the schema of every database they use. */
+export interface CorpusSources {
+  questions: CorpusQuestion[];
+  schemas: Map<string, DbSchema>;
+}
+
+/** A document kind: a chat (prompt + answer), a database's gold queries, or a database's DDL. */
+export type DocKind = "chat" | "sql" | "ddl";
+
+/** One document of the corpus. */
+export interface CorpusDoc {
+  kind: DocKind;
+  source: CorpusQuestion["source"];
+  text: string;
+}
+
+/** How documents are made. */
+export interface CorpusOptions {
+  seed: number;
+  /** The chat template the model is trained with (ChatML for the demo model). */
+  chatTemplate: string;
+  /** Prompt templates and their weights; each question is rendered with one, drawn with the seed. */
+  templates: readonly { id: string; weight: number }[];
+  /** Copies of every demo document (the data RLVR later trains on is small; default 4). */
+  demoRepeat: number;
+  /** Example values per column in prompts and DDL documents (default 3). */
+  examplesPerColumn?: number;
+  /** With countTokens: prompts are shrunk (examples, then tables) to fit this many tokens. */
+  maxPromptTokens?: number;
+  countTokens?: (text: string) => number;
+}
+
+/** The default mix: OmniSQL prompts for three questions in four, think/answer for the fourth. */
+export const DEFAULT_CORPUS_OPTIONS: CorpusOptions = {
+  seed: 20261129,
+  chatTemplate: "",
+  templates: [{ id: "omnisql@1", weight: 3 }, { id: "think-answer@1", weight: 1 }],
+  demoRepeat: 4,
+};
+
+/** Tables of `schema` named in `sql` (word match, case-insensitive), in schema order. */
+export function tablesIn(sql: string, schema: DbSchema): string[] {
+  const words = new Set(sql.toLowerCase().split(/[^a-z0-9_]+/));
+  return schema.tables.map((t) => t.name).filter((n) => words.has(n.toLowerCase()));
+}
+
+/** The assistant's answer to a question in a template's answer format. */
+export function answerText(templateId: string, q: CorpusQuestion, schema: DbSchema): string {
+  const sql = q.gold_sql.trim().replace(/;\s*$/, "");
+  const block = "```sql\n" + sql + "\n```";
+  const tables = tablesIn(sql, schema);
+  // A short, true statement about the query (the tables it reads); no invented reasoning.
+  const note = tables.length > 0 ? `The query reads ${tables.join(", ")}.` : "The query needs no table.";
+  const tpl = getPromptTemplate(templateId);
+  if (tpl.extractMode === "sql-block") return block;
+  if (tpl.formatTags[0] === "think") return `<think>\n${note}\n</think>\n<answer>\n${block}\n</answer>`;
+  if (tpl.formatTags[0] === "reasoning") return `<reasoning>\n${note}\n</reasoning>\n<answer>\n${sql}\n</answer>`;
+  throw new Error(`corpus: no answer format for template ${templateId}`);
+}
+
+function pick(rng: Rng, templates: CorpusOptions["templates"]): string {
+  const total = templates.reduce((a, t) => a + t.weight, 0);
+  let x = rng.next() * total;
+  for (const t of templates) if ((x -= t.weight) < 0) return t.id;
+  return templates[templates.length - 1].id;
+}
+
+/** The documents of the corpus, shuffled with the seed. */
+export function buildDocuments(src: CorpusSources, o: CorpusOptions): CorpusDoc[] {
+  const chat = new ChatTemplate(o.chatTemplate);
+  const rng = new Rng(o.seed);
+  const docs: CorpusDoc[] = [];
+  const schemaOf = (db: string) => {
+    const s = src.schemas.get(db);
+    if (!s) throw new Error(`corpus: no schema for database ${db}`);
+    return s;
+  };
+  const copies = (source: CorpusQuestion["source"]) => (source === "demo" ? o.demoRepeat : 1);
+  for (const q of src.questions) {
+    const schema = schemaOf(q.db_id);
+    const template = pick(rng, o.templates);
+    const built = buildPrompt(q, schema, {
+      template,
+      examplesPerColumn: o.examplesPerColumn ?? 3,
+      maxPromptTokens: o.countTokens ? o.maxPromptTokens : undefined,
+      countTokens: o.countTokens,
+      render: (ms) => chat.render(ms),
+    });
+    const text = chat.render(built.messages) + answerText(template, q, schema) + "<|im_end|>\n";
+    for (let c = 0; c < copies(q.source); c++) docs.push({ kind: "chat", source: q.source, text });
+  }
+  // Per database: its DDL, and its gold queries (deduplicated, in file order).
+  const byDb = new Map<string, { source: CorpusQuestion["source"]; sql: string[] }>();
+  for (const q of src.questions) {
+    const e = byDb.get(q.db_id) ?? { source: q.source, sql: [] };
+    const s = q.gold_sql.trim().replace(/;\s*$/, "") + ";";
+    if (!e.sql.includes(s)) e.sql.push(s);
+    byDb.set(q.db_id, e);
+  }
+  for (const [db, e] of byDb) {
+    const ddl = `-- database: ${db}\n${renderDdl(schemaOf(db), { examplesPerColumn: o.examplesPerColumn ?? 3 })}\n`;
+    const sql = `-- database: ${db}\n${e.sql.join("\n")}\n`;
+    for (let c = 0; c < copies(e.source); c++) docs.push({ kind: "ddl", source: e.source, text: ddl }, { kind: "sql", source: e.source, text: sql });
+  }
+  return rng.shuffle(docs);
+}
+
+/** Packed token rows and the size of every part of the mix. */
+export interface PackedCorpus {
+  seqLen: number;
+  /** Token rows, each at most seqLen long; documents end with EOS. */
+  rows: Uint32Array[];
+  tokens: number;
+  /** Documents and tokens (EOS included) per "kind/source". */
+  mix: Record<string, { docs: number; tokens: number }>;
+  /** Tokens / (rows * seqLen): how full the rows are. */
+  fill: number;
+}
+
+/**
+ * Tokenizes the documents in order and packs them first-fit into the current row: a document that
+ * does not fit the rest of the row starts a new one (so a prompt and its answer stay together),
+ * and a document longer than seqLen is cut into seqLen pieces.
+ */
+export function packDocuments(docs: readonly CorpusDoc[], encode: (text: string) => number[], eos: number, seqLen: number): PackedCorpus {
+  if (!(seqLen >= 2)) throw new Error(`pack: seqLen ${seqLen} must be at least 2`);
+  const rows: Uint32Array[] = [];
+  const mix: PackedCorpus["mix"] = {};
+  let cur: number[] = [];
+  let tokens = 0;
+  const flush = () => {
+    if (cur.length > 0) rows.push(Uint32Array.from(cur));
+    cur = [];
+  };
+  for (const d of docs) {
+    const ids = [...encode(d.text), eos];
+    const key = `${d.kind}/${d.source}`;
+    const m = mix[key] ?? (mix[key] = { docs: 0, tokens: 0 });
+    m.docs++;
+    m.tokens += ids.length;
+    tokens += ids.length;
+    if (cur.length + ids.length > seqLen) flush();
+    for (let i = 0; i < ids.length; i += seqLen) {
+      const piece = ids.slice(i, i + seqLen);
+      if (cur.length + piece.length > seqLen) flush();
+      cur.push(...piece);
+    }
+  }
+  flush();
+  return { seqLen, rows, tokens, mix, fill: tokens / (rows.length * seqLen) };
+}
+
+/** FNV-1a over every row (lengths included): a fingerprint that shows two corpora are identical. */
+export function corpusHash(rows: readonly Uint32Array[]): string {
+  let h = 0x811c9dc5;
+  const mixIn = (x: number) => {
+    for (let k = 0; k < 4; k++) {
+      h ^= (x >>> (8 * k)) & 0xff;
+      h = Math.imul(h, 0x01000193) >>> 0;
+    }
+  };
+  for (const r of rows) {
+    mixIn(r.length);
+    for (const x of r) mixIn(x);
+  }
+  return h.toString(16).padStart(8, "0");
+}
