@@ -57,6 +57,8 @@ class DecoderBuilder {
   private g = new GraphBuilder("rlvr-decoder");
   private T: DType;
   private loraTargets: Set<LoraTarget>;
+  /** (B, K, T, D) key and value of each layer, declared as outputs after the logits. */
+  private present: [string, string][] = [];
 
   constructor(private cfg: ModelConfig, private w: Weights, private opts: DecoderOptions) {
     this.T = opts.dtype === "f16" ? DT.float16 : DT.float;
@@ -123,7 +125,9 @@ class DecoderBuilder {
     let logits = this.head(x, embedName);
     if (this.T !== DT.float) logits = g.op("Cast", [logits], { to: DT.float });
     g.output(logits, "logits", DT.float, ["batch", "kept", cfg.vocabSize]);
-    if (opts.kvCache) for (let i = 0; i < cfg.numLayers; i++) outputNames.push(`present.${i}.key`, `present.${i}.value`);
+    for (const [i, [k, v]] of this.present.entries()) {
+      outputNames.push(g.output(k, `present.${i}.key`, this.T, ["batch", K, "total", D]), g.output(v, `present.${i}.value`, this.T, ["batch", K, "total", D]));
+    }
     const { model, external } = g.encode({ externalMinBytes: opts.externalMinBytes ?? 2 ** 20 });
     return { bytes: model, external, options: opts, inputNames, outputNames, nodeCount: g.nodeCount, kvType: this.T === DT.float ? "float32" : "float16" };
   }
@@ -193,8 +197,7 @@ class DecoderBuilder {
     if (past) {
       k = g.op("Concat", [past[0], k], { axis: 2 }); // (B, K, T, D)
       v = g.op("Concat", [past[1], v], { axis: 2 });
-      g.output(k, `present.${i}.key`, this.T, ["batch", K, "total", D]);
-      g.output(v, `present.${i}.value`, this.T, ["batch", K, "total", D]);
+      this.present.push([k, v]);
     }
     // Grouped queries without repeating K/V: (B, K, G, S, D) @ (B, K, 1, D, T).
     const qs = g.op("Mul", [q, g.scalar(1 / Math.sqrt(D), this.T === DT.float ? DT.float : DT.float16)]);

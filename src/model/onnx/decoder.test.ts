@@ -1,0 +1,70 @@
+// The decoder graph's structure, read back from its protobuf bytes: inputs and outputs by name,
+// no LoRA operators without an adapter, MatMulNBits exactly on the linear layers at q4.
+import { assert, assertEquals } from "../../../tests/assert.ts";
+import onnxProto from "onnx-proto";
+import { makeTinyModel } from "../tiny.ts";
+import { buildDecoder, type DecoderOptions } from "./decoder.ts";
+
+const { onnx } = onnxProto;
+
+function decode(cfgArch: "qwen2" | "llama" | "qwen3", o: Partial<DecoderOptions>) {
+  const m = makeTinyModel(cfgArch, { seed: 1 });
+  const built = buildDecoder(m.config, m.weights, { dtype: "f32", kvCache: true, maxPositions: 16, ...o });
+  const g = onnx.ModelProto.decode(built.bytes).graph;
+  if (!g) throw new Error("no graph");
+  const graph = {
+    node: (g.node ?? []).map((n) => ({ opType: n.opType ?? "", domain: n.domain ?? "", input: n.input ?? [] })),
+    input: (g.input ?? []).map((v) => ({ name: v.name ?? "" })),
+    output: (g.output ?? []).map((v) => ({ name: v.name ?? "" })),
+    initializer: (g.initializer ?? []).map((t) => ({
+      name: t.name ?? "", dataType: t.dataType ?? 0, dataLocation: t.dataLocation ?? 0,
+      location: t.externalData?.find((e) => e.key === "location")?.value ?? null,
+    })),
+  };
+  const ops = new Map<string, number>();
+  for (const n of graph.node) ops.set(n.opType, (ops.get(n.opType) ?? 0) + 1);
+  return { m, built, graph, ops };
+}
+
+Deno.test("decoder graph: inputs, outputs, and no LoRA operators without LoRA targets", () => {
+  const plain = decode("qwen3", {});
+  const L = plain.m.config.numLayers;
+  const kv = Array.from({ length: L }, (_, i) => [`past_key_values.${i}.key`, `past_key_values.${i}.value`]).flat();
+  assertEquals(plain.graph.input.map((v) => v.name), ["input_ids", "attention_mask", "position_ids", "num_logits_to_keep", ...kv]);
+  assertEquals(plain.graph.output.map((v) => v.name), ["logits", ...kv.map((n) => n.replace("past_key_values", "present"))]);
+  assertEquals(plain.built.inputNames, plain.graph.input.map((v) => v.name));
+  const lora = decode("qwen3", { loraTargets: ["q_proj", "down_proj"] });
+  const loraInputs = lora.graph.input.map((v) => v.name).filter((n) => n.startsWith("lora"));
+  assertEquals(loraInputs, ["lora_scale", ...Array.from({ length: L }, (_, i) => [`lora.${i}.q.A`, `lora.${i}.q.B`, `lora.${i}.down.A`, `lora.${i}.down.B`]).flat()]);
+  // Each adapted linear adds 2 Transposes, 2 MatMuls, a Mul and an Add; nothing else changes.
+  const pairs = 2 * L;
+  assertEquals(lora.graph.node.length - plain.graph.node.length, 6 * pairs);
+  assertEquals((lora.ops.get("MatMul") ?? 0) - (plain.ops.get("MatMul") ?? 0), 2 * pairs);
+  assert(!plain.graph.node.some((n) => n.input.some((i) => i.startsWith("lora"))), "a LoRA input is used without LoRA targets");
+});
+
+Deno.test("decoder graph: q4 puts every linear layer and the head on MatMulNBits, f16 stores half weights", () => {
+  const q4 = decode("llama", { dtype: "q4", externalMinBytes: Infinity });
+  const L = q4.m.config.numLayers;
+  assertEquals(q4.ops.get("MatMulNBits"), 7 * L + 1);
+  const nbits = q4.graph.node.find((n) => n.opType === "MatMulNBits");
+  assertEquals(nbits?.domain, "com.microsoft");
+  const f32 = decode("llama", { externalMinBytes: Infinity });
+  assertEquals(f32.ops.get("MatMulNBits") ?? 0, 0);
+  const f16 = decode("llama", { dtype: "f16", externalMinBytes: Infinity });
+  const types = new Set(f16.graph.initializer.filter((t) => t.name.endsWith("weight_t")).map((t) => t.dataType));
+  assertEquals([...types], [10]);
+  assert(f16.built.bytes.length < 0.6 * f32.built.bytes.length, `f16 model ${f16.built.bytes.length} B vs f32 ${f32.built.bytes.length} B`);
+  assertEquals(f16.built.kvType, "float16");
+});
+
+Deno.test("decoder graph: large initializers go to external data files, integer constants stay inline", () => {
+  const ext = decode("qwen2", { externalMinBytes: 1024 });
+  assert(ext.built.external.length > 0, "no external files");
+  const externalNames = ext.graph.initializer.filter((t) => t.dataLocation === 1);
+  assertEquals(externalNames.length, ext.built.external.length);
+  for (const t of externalNames) {
+    assert(t.dataType !== 7, `int64 ${t.name} went external`);
+    assert(ext.built.external.some((f) => f.path === t.location), `${t.name} names a missing file ${t.location}`);
+  }
+});
