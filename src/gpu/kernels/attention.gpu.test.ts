@@ -1,4 +1,4 @@
-import { assert, assertClose } from "../../../tests/assert.ts";
+import { assert, assertClose, assertRejects } from "../../../tests/assert.ts";
 import { Rng } from "../../core/rng.ts";
 import { poison, readF32, requestGpu, storageBuffer } from "../device.ts";
 import { type AttentionOpts, encodeAttentionBackward, encodeAttentionForward } from "./attention.ts";
@@ -114,4 +114,21 @@ Deno.test("attention: padded positions do not change valid outputs, and receive 
   assert(r2.dk.subarray(padK).every((v) => v === 0) && r2.dv.subarray(padK).every((v) => v === 0), "padded dk/dv are not zero");
   const padQ = (a.T + lens[1]) * a.H * a.D;
   assert(r2.o.subarray(padQ).every((v) => v === 0) && r2.dq.subarray(padQ).every((v) => v === 0), "padded o/dq are not zero");
+});
+
+Deno.test("attention: a buffer smaller than its shape is rejected before anything is recorded", async () => {
+  const { device } = gpu;
+  const a: AttentionDims = { B: 2, T: 8, H: 2, Hkv: 1, D: 16 };
+  const x = randomInputs(a, 11);
+  const b = {
+    q: storageBuffer(device, "q", x.q),
+    k: storageBuffer(device, "k-short", x.k.subarray(0, x.k.length / 2)),
+    v: storageBuffer(device, "v", x.v),
+    lens: storageBuffer(device, "lens", new Uint32Array([8, 8])),
+    o: storageBuffer(device, "o", x.q.byteLength),
+    lse: storageBuffer(device, "lse", a.B * a.H * a.T * 4),
+  };
+  const enc = device.createCommandEncoder({ label: "attention-size-check" });
+  await assertRejects(() => encodeAttentionForward(device, enc, b, a), /attention: k \(k-short\) has 512 bytes, needs 1024/);
+  for (const g of Object.values(b)) g.destroy();
 });

@@ -65,7 +65,21 @@ function tileStride(D: number): number {
   return 4 * (Math.ceil(D / 4) + 1);
 }
 
-function validate(a: AttentionDims): void {
+/** Throws unless every named buffer holds at least the bytes its shape needs. */
+export function checkSizes(kernel: string, need: Array<[string, GPUBuffer | undefined, number]>): void {
+  for (const [name, buf, bytes] of need) {
+    if (buf && buf.size < bytes) throw new Error(`${kernel}: ${name} (${buf.label}) has ${buf.size} bytes, needs ${bytes}`);
+  }
+}
+
+function validate(a: AttentionDims, buf: Partial<AttentionBackwardBuffers>): void {
+  const q = a.B * a.T * a.H * a.D * 4;
+  const kv = a.B * a.T * a.Hkv * a.D * 4;
+  const rows = a.B * a.H * a.T * 4;
+  checkSizes("attention", [
+    ["q", buf.q, q], ["k", buf.k, kv], ["v", buf.v, kv], ["lens", buf.lens, a.B * 4], ["o", buf.o, q], ["lse", buf.lse, rows],
+    ["dout", buf.dout, q], ["dq", buf.dq, q], ["dk", buf.dk, kv], ["dv", buf.dv, kv], ["delta", buf.delta, rows],
+  ]);
   if (a.H % a.Hkv !== 0) throw new Error(`attention: H ${a.H} is not a multiple of Hkv ${a.Hkv}`);
   if (a.D < 1 || a.D > ATTENTION_MAX_D) throw new Error(`attention: head dim ${a.D} outside 1..${ATTENTION_MAX_D}`);
 }
@@ -79,7 +93,7 @@ export async function encodeAttentionForward(
   opts: AttentionOpts = {},
 ): Promise<void> {
   const scale = opts.scale ?? 1 / Math.sqrt(a.D);
-  validate(a);
+  validate(a, buf);
   const ds = tileStride(a.D);
   const [BQ, BK] = pickTiles(device, (bq, bk) => bq * ds + 2 * bk * ds + bq * bk, opts.workgroupBytes);
   const pipeline = await computePipeline(device, "attention-forward", forwardSource, { D: a.D, BQ, BK });
@@ -96,7 +110,7 @@ export async function encodeAttentionBackward(
   opts: AttentionOpts = {},
 ): Promise<void> {
   const scale = opts.scale ?? 1 / Math.sqrt(a.D);
-  validate(a);
+  validate(a, buf);
   const dims = dimsUniform(device, "attention-backward-dims", a, scale);
   const ds = tileStride(a.D);
   const [BQ, BK] = pickTiles(device, (bq, bk) => 2 * bq * ds + 2 * bk * ds + bq * bk + 2 * bq, opts.workgroupBytes);

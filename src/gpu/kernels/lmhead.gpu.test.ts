@@ -1,4 +1,4 @@
-import { assertClose } from "../../../tests/assert.ts";
+import { assertClose, assertRejects } from "../../../tests/assert.ts";
 import { Rng } from "../../core/rng.ts";
 import { poison, readF32, requestGpu, storageBuffer } from "../device.ts";
 import {
@@ -98,4 +98,17 @@ Deno.test("lmhead: W larger than one storage binding is streamed through windows
   const d: LmHeadDims = { N: 3, C: 64, V: 530000 };
   if (d.V * d.C * 4 <= gpu.device.limits.maxStorageBufferBindingSize) console.warn("NOTICE: W fits one binding here; windows untested");
   await check({ d, fwd: {}, bwd: {}, entropy: true, fullFinetune: false, seed: 6 });
+});
+
+Deno.test("lmhead: a partials buffer sized for another slice width is rejected", async () => {
+  const { device } = gpu;
+  const d: LmHeadDims = { N: 4, C: 8, V: 200 };
+  const mk = (label: string, bytes: number) => storageBuffer(device, label, bytes);
+  const b = {
+    h: mk("h", 4 * 8 * 4), w: mk("w", 200 * 8 * 4), targets: mk("targets", 16), logp: mk("logp", 16), lse: mk("lse", 16),
+    entropy: mk("entropy", 16), partials: mk("partials-wide", lmheadPartialsBytes(d, { vocabPerGroup: 128 })),
+  };
+  const enc = device.createCommandEncoder({ label: "lmhead-size-check" });
+  await assertRejects(() => encodeLmheadForward(device, enc, b, d, { vocabPerGroup: 64 }), /lmhead: partials \(partials-wide\) has 128 bytes, needs 256/);
+  for (const x of Object.values(b)) x.destroy();
 });

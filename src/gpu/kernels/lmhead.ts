@@ -2,6 +2,7 @@
 // entropy, streaming over V) and lmhead_grad.wgsl + matmul.wgsl (backward, chunked over V:
 // dh and, for full fine-tuning, dW). Layouts in docs/kernels.md.
 import { computePipeline, dispatch, storageBuffer, uniformBuffer } from "../device.ts";
+import { checkSizes } from "./attention.ts";
 import type { LmHeadDims } from "./lmhead.ref.ts";
 import partialSource from "./lmhead.wgsl" with { type: "text" };
 import combineSource from "./lmhead_combine.wgsl" with { type: "text" };
@@ -106,6 +107,11 @@ export async function encodeLmheadForward(
 ): Promise<void> {
   const VS = vocabPerGroup(o);
   const nSplit = Math.ceil(d.V / VS);
+  const n4 = d.N * 4;
+  checkSizes("lmhead", [
+    ["h", buf.h, n4 * d.C], ["w", buf.w, d.V * d.C * 4], ["targets", buf.targets, n4], ["logp", buf.logp, n4],
+    ["lse", buf.lse, n4], ["entropy", buf.entropy, n4], ["partials", buf.partials, lmheadPartialsBytes(d, o)],
+  ]);
   const window = Math.floor(device.limits.maxStorageBufferBindingSize / (4 * d.C) / VS) * VS;
   if (window < VS) throw new Error(`lmhead: one vocabulary slice of ${VS} x ${d.C} exceeds the binding limit`);
   const partial = await computePipeline(device, "lmhead-partials", partialSource);
@@ -166,7 +172,12 @@ export async function encodeLmheadBackward(
   o: LmHeadBackwardOpts = {},
 ): Promise<void> {
   const chunk = lmheadChunk(device, d, o);
-  if (buf.scratch.size < d.N * chunk * 4) throw new Error(`lmhead: scratch of ${buf.scratch.size} bytes, need ${d.N * chunk * 4}`);
+  const n4 = d.N * 4;
+  checkSizes("lmhead backward", [
+    ["h", buf.h, n4 * d.C], ["w", buf.w, d.V * d.C * 4], ["targets", buf.targets, n4], ["lse", buf.lse, n4], ["g", buf.g, n4],
+    ["entropy", buf.entropy, n4], ["gEnt", buf.gEnt, n4], ["dh", buf.dh, n4 * d.C], ["dw", buf.dw, d.V * d.C * 4],
+    ["scratch", buf.scratch, n4 * chunk],
+  ]);
   const hasEnt = buf.gEnt !== undefined;
   const scale = o.scale ?? 1;
   if (hasEnt && !buf.entropy) throw new Error("lmhead: gEnt needs the forward's entropy");

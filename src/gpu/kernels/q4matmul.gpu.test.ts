@@ -1,4 +1,4 @@
-import { assert, assertClose } from "../../../tests/assert.ts";
+import { assert, assertClose, assertRejects } from "../../../tests/assert.ts";
 import { Rng } from "../../core/rng.ts";
 import { poison, readF32, requestGpu, storageBuffer } from "../device.ts";
 import { encodeQ4Matmul, encodeQ4MatmulTransposed, uploadQ4 } from "./q4matmul.ts";
@@ -89,4 +89,14 @@ Deno.test("q4matmul and its transpose: accumulate adds into the existing output 
   assertClose(await readF32(device, gdx), wantDx, { atol: 2e-5 * Nout, rtol: 1e-4, name: "q4matmul_t accumulate" });
   for (const b of [gx, gdy, gy, gdx, gb, wg.packed, wg.scales]) b.destroy();
   wg.zeroPoints?.destroy();
+});
+
+Deno.test("q4matmul: an output smaller than (N, Nout) is rejected", async () => {
+  const { device } = gpu;
+  const w = uploadQ4(device, "w", randomWeight(new Rng(1), 8, 40, false));
+  const x = storageBuffer(device, "x", 3 * 40 * 4);
+  const y = storageBuffer(device, "y-short", 3 * 7 * 4);
+  const enc = device.createCommandEncoder({ label: "q4-size-check" });
+  await assertRejects(() => encodeQ4Matmul(device, enc, x, w, y, 3), /q4matmul: output \(y-short\) has 84 bytes, needs 96/);
+  for (const b of [x, y, w.packed, w.scales]) b.destroy();
 });

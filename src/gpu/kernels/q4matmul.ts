@@ -1,6 +1,7 @@
 // Wrappers of q4matmul.wgsl (y = x @ dequant(W)^T) and q4matmul_t.wgsl (dx = dy @ dequant(W)),
 // W in onnxruntime's MatMulNBits layout (4 bits, block 32); see docs/kernels.md.
 import { computePipeline, dispatch, storageBuffer, uniformBuffer } from "../device.ts";
+import { checkSizes } from "./attention.ts";
 import { q4Geometry, type Q4Weight } from "./q4matmul.ref.ts";
 import forwardSource from "./q4matmul.wgsl" with { type: "text" };
 import transposedSource from "./q4matmul_t.wgsl" with { type: "text" };
@@ -50,11 +51,13 @@ async function encode(
   w: Q4WeightGpu,
   out: GPUBuffer,
   N: number,
+  inCols: number,
   outCols: number,
   constants: Record<string, number>,
   extra: GPUBuffer[],
 ): Promise<void> {
   const { nb, zpBytes } = q4Geometry(w.K);
+  checkSizes(name, [["input", input, N * inCols * 4], ["output", out, N * outCols * 4], ["packed", w.packed, w.Nout * nb * 16], ["scales", w.scales, w.Nout * nb * 4]]);
   const pipeline = await computePipeline(device, name, source, { HAS_ZP: w.zeroPoints ? 1 : 0, ...constants });
   const dims = uniformBuffer(device, `${name}-dims`, new Uint32Array([N, w.K, w.Nout, nb, zpBytes, 0, 0, 0]));
   const zp = w.zeroPoints ?? placeholder(device);
@@ -82,7 +85,8 @@ export function encodeQ4Matmul(
   opts: Q4MatmulForwardOpts = {},
 ): Promise<void> {
   const constants = { ACCUMULATE: opts.accumulate ? 1 : 0, HAS_BIAS: opts.bias ? 1 : 0 };
-  return encode(device, enc, "q4matmul", forwardSource, x, w, y, N, w.Nout, constants, [opts.bias ?? placeholder(device)]);
+  checkSizes("q4matmul", [["bias", opts.bias, w.Nout * 4]]);
+  return encode(device, enc, "q4matmul", forwardSource, x, w, y, N, w.K, w.Nout, constants, [opts.bias ?? placeholder(device)]);
 }
 
 /** Records dx (N, K) (+)= dy (N, Nout) @ dequant(W), the gradient through a frozen q4 weight. */
@@ -95,5 +99,5 @@ export function encodeQ4MatmulTransposed(
   N: number,
   opts: Q4MatmulOpts = {},
 ): Promise<void> {
-  return encode(device, enc, "q4matmul_t", transposedSource, dy, w, dx, N, w.K, { ACCUMULATE: opts.accumulate ? 1 : 0 }, []);
+  return encode(device, enc, "q4matmul_t", transposedSource, dy, w, dx, N, w.Nout, w.K, { ACCUMULATE: opts.accumulate ? 1 : 0 }, []);
 }
