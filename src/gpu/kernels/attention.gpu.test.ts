@@ -88,6 +88,7 @@ Deno.test("attention forward and backward: odd sizes, GQA, ragged lengths, again
   await check({ B: 2, T: 33, H: 2, Hkv: 2, D: 64 }, [30, 33], 4);
   await check({ B: 1, T: 21, H: 4, Hkv: 2, D: 128 }, [19], 5);
   await check({ B: 1, T: 70, H: 3, Hkv: 3, D: 100 }, [70], 6);
+  await check({ B: 3, T: 9, H: 2, Hkv: 1, D: 8 }, [0, 9, 12], 12); // an empty sequence; a length past T
 });
 
 Deno.test("attention: the smaller tiles a 16 KiB (or 8 KiB) workgroup-memory device gets", async () => {
