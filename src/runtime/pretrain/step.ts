@@ -1,0 +1,162 @@
+// One pretraining step on the GPU with full fine-tuning of every weight: the next-token loss
+// L = -(1/tokens) sum over rows b, positions t < len_b - 1 of log p(row_b[t+1] | row_b[..t]),
+// forward + backward per micro-batch with gradients accumulating, then the global gradient norm
+// with clipping and AdamW (decoupled weight decay on matrices only); a step with NaN/Inf
+// gradients is skipped on the GPU. Built on the trainer's exported forward/backward, full
+// fine-tuning slots and the adamw / gradnorm kernels.
+import { learningRate, type LrSchedule } from "../../core/grpo.ts";
+import { readF32, storageBuffer } from "../../gpu/device.ts";
+import { encodeAdamW } from "../../gpu/kernels/adamw.ts";
+import { encodeGradNorm, gradStatsBuffer, readGradStats } from "../../gpu/kernels/gradnorm.ts";
+import { backward } from "../../gpu/model/backward.ts";
+import { destroyForward, forward, uploadBatch } from "../../gpu/model/forward.ts";
+import { destroyFullParams, encodeZeroFullGrads, fullParams, type GpuFullParams } from "../../gpu/model/full.ts";
+import { destroyModel, type GpuModel, uploadModel } from "../../gpu/model/state.ts";
+import { expectedShapes, type ModelConfig } from "../../model/config.ts";
+import type { Weights } from "../../model/tensor.ts";
+import { decays } from "./model.ts";
+
+/** Optimiser settings of pretraining. */
+export interface PretrainOptions {
+  lr: LrSchedule;
+  beta1: number;
+  beta2: number;
+  adamEps: number;
+  weightDecay: number;
+  /** Global gradient-norm clip (<= 0: none). */
+  maxGradNorm: number;
+  /** Rows per forward/backward (gradients accumulate over the micro-batches of a step). */
+  microBatch: number;
+  /** Longest row; sizes the vocabulary chunks so a micro-batch's logits fit one binding. */
+  seqLen: number;
+  /** Recompute activations in the backward (less memory). */
+  recompute: boolean;
+}
+
+/** GPT-style defaults for a small model. */
+export const DEFAULT_PRETRAIN_OPTIONS: PretrainOptions = {
+  lr: { base: 6e-4, warmupSteps: 100, totalSteps: 2000, decay: "cosine", minRatio: 0.1 },
+  beta1: 0.9,
+  beta2: 0.95,
+  adamEps: 1e-8,
+  weightDecay: 0.1,
+  maxGradNorm: 1,
+  microBatch: 4,
+  seqLen: 1024,
+  recompute: false,
+};
+
+/** The model on the GPU, its gradients and moments, and the applied step count. */
+export interface Pretrainer {
+  model: GpuModel;
+  full: GpuFullParams;
+  opts: PretrainOptions;
+  step: number;
+}
+
+/** What one step did. */
+export interface PretrainStepReport {
+  /** Mean next-token negative log-likelihood over the batch (before the update). */
+  loss: number;
+  /** Predicted tokens in the batch. */
+  tokens: number;
+  gradNorm: number;
+  clip: number;
+  lr: number;
+  skipped: boolean;
+  /** Applied steps after this one. */
+  step: number;
+}
+
+/** Uploads `weights` and allocates a gradient and two moments for every weight. */
+export function createPretrainer(device: GPUDevice, cfg: ModelConfig, weights: Weights, opts: Partial<PretrainOptions> = {}): Pretrainer {
+  const o = { ...DEFAULT_PRETRAIN_OPTIONS, ...opts };
+  // forward keeps one (rows, chunk) logits buffer: cap the chunk so it fits one storage binding.
+  const maxVocabRows = Math.max(1, Math.floor(device.limits.maxStorageBufferBindingSize / (4 * o.microBatch * o.seqLen)));
+  const model = uploadModel(device, cfg, weights, { maxVocabRows });
+  return { model, full: fullParams(model), opts: o, step: 0 };
+}
+
+/** Frees the model and optimiser state. */
+export function destroyPretrainer(tr: Pretrainer): void {
+  destroyFullParams(tr.full);
+  destroyModel(tr.model);
+}
+
+/** Runs one optimiser step over `rows` (each 2..seqLen tokens) and applies it unless the gradients are not finite. */
+export async function pretrainStep(tr: Pretrainer, rows: readonly ArrayLike<number>[]): Promise<PretrainStepReport> {
+  const { model, full, opts } = tr;
+  const { device } = model;
+  const tokens = rows.reduce((s, r) => s + r.length - 1, 0);
+  if (rows.length === 0 || tokens <= 0) throw new Error("pretrainStep: no token to predict");
+  for (const r of rows) if (r.length > opts.seqLen) throw new Error(`pretrainStep: a row of ${r.length} tokens is over seqLen ${opts.seqLen}`);
+  const zero = device.createCommandEncoder({ label: "pretrain-zero-grads" });
+  encodeZeroFullGrads(zero, full);
+  device.queue.submit([zero.finish()]);
+  let nll = 0;
+  for (let i = 0; i < rows.length; i += opts.microBatch) {
+    const seqs = rows.slice(i, i + opts.microBatch).map((r) => Array.from(r));
+    const batch = uploadBatch(device, seqs, model.cfg.vocabSize);
+    const g = new Float32Array(batch.B * batch.T);
+    seqs.forEach((s, b) => g.fill(-1 / tokens, b * batch.T, b * batch.T + s.length - 1));
+    const gBuf = storageBuffer(device, "dL-dlogp", g);
+    const f = await forward(model, undefined, batch, { recompute: opts.recompute });
+    await backward(model, undefined, f, gBuf, full);
+    const logp = await readF32(device, f.lm.logp, batch.B * batch.T);
+    for (let n = 0; n < g.length; n++) if (g[n] !== 0) nll -= logp[n];
+    destroyForward(f);
+    gBuf.destroy();
+  }
+  const lr = learningRate(tr.step, opts.lr);
+  const stats = gradStatsBuffer(device, "pretrain-grad-stats");
+  const slots = [...full.slots.values()];
+  const enc = device.createCommandEncoder({ label: "pretrain-adamw" });
+  await encodeGradNorm(device, enc, slots.map((s) => ({ buffer: s.grad, count: s.count })), stats, opts.maxGradNorm);
+  for (const s of slots) {
+    const weightDecay = decays(s.name) ? opts.weightDecay : 0;
+    await encodeAdamW(device, enc, s, { lr, beta1: opts.beta1, beta2: opts.beta2, eps: opts.adamEps, weightDecay, step: tr.step + 1 }, stats);
+  }
+  device.queue.submit([enc.finish()]);
+  const gs = await readGradStats(device, stats);
+  stats.destroy();
+  if (!gs.nonFinite) tr.step++;
+  return { loss: nll / tokens, tokens, gradNorm: gs.norm, clip: gs.clip, lr, skipped: gs.nonFinite, step: tr.step };
+}
+
+/** Mean next-token NLL of `rows` under the current weights (no update). */
+export async function evalLoss(tr: Pretrainer, rows: readonly ArrayLike<number>[]): Promise<number> {
+  const { model, opts } = tr;
+  let nll = 0, tokens = 0;
+  for (let i = 0; i < rows.length; i += opts.microBatch) {
+    const seqs = rows.slice(i, i + opts.microBatch).map((r) => Array.from(r));
+    const batch = uploadBatch(model.device, seqs, model.cfg.vocabSize);
+    const f = await forward(model, undefined, batch);
+    const logp = await readF32(model.device, f.lm.logp, batch.B * batch.T);
+    seqs.forEach((s, b) => {
+      for (let t = 0; t + 1 < s.length; t++) nll -= logp[b * batch.T + t];
+      tokens += s.length - 1;
+    });
+    destroyForward(f);
+  }
+  return nll / tokens;
+}
+
+/** Reads every weight back under its HF name (vocabulary chunks joined). */
+export async function readWeights(tr: Pretrainer): Promise<Weights> {
+  const m = tr.model;
+  const shapes = expectedShapes(m.cfg);
+  const out: Weights = new Map();
+  for (const [name, buf] of m.weights) {
+    const shape = shapes.get(name);
+    if (shape) out.set(name, { shape, data: await readF32(m.device, buf, buf.size / 4) });
+  }
+  const { vocabSize: V, hiddenSize: H } = m.cfg;
+  const join = async (chunks: GpuModel["embed"]) => {
+    const data = new Float32Array(V * H);
+    for (const c of chunks) data.set(await readF32(m.device, c.buf, c.rows * H), c.v0 * H);
+    return { shape: [V, H], data };
+  };
+  out.set("model.embed_tokens.weight", await join(m.embed));
+  if (m.head !== m.embed) out.set("lm_head.weight", await join(m.head));
+  return out;
+}
