@@ -13,11 +13,11 @@ function softmax(x: number[], T: number): number[] {
   return e.map((v) => v / s);
 }
 
-Deno.test("sampler: temperature only keeps every non-negligible token with softmax(l/T) probabilities, ties by lower id", () => {
+Deno.test("sampler: temperature only keeps every non-negligible token with softmax(l/T) probabilities", () => {
   const T = 0.7;
   const d = samplingDistribution(logits, { temperature: T, topK: 0, topP: 1, minP: 0 });
   const full = softmax([...logits], T);
-  assertEquals(d.ids, [1, 5, 3, 0, 4, 2, 6].filter((i) => (logits[i] - 3) / T >= -40));
+  assertEquals(d.ids, [0, 1, 2, 3, 4, 5, 6].filter((i) => (logits[i] - 3) / T >= -40));
   const kept = d.ids.map((i) => full[i]);
   const s = kept.reduce((a, b) => a + b, 0);
   assertClose(d.probs, kept.map((p) => p / s), { atol: 1e-12, rtol: 1e-9 });
@@ -27,6 +27,8 @@ Deno.test("sampler: top-k, top-p and min-p keep the expected sets, renormalised"
   const p = softmax([...logits], 1);
   const k2 = samplingDistribution(logits, { temperature: 1, topK: 2, topP: 1, minP: 0 });
   assertEquals(k2.ids, [1, 5]);
+  // Ties at the k-th value keep the lowest ids: the top 2 of [3, 1, 3, 3] are ids 0 and 2.
+  assertEquals(samplingDistribution(Float32Array.from([3, 1, 3, 3]), { temperature: 1, topK: 2, topP: 1, minP: 0 }).ids, [0, 2]);
   assertClose(k2.probs, [0.5, 0.5], { atol: 1e-12 });
   // Mass of ids 1, 5 is 2*p[1]; adding id 3 crosses 0.75 when 2*p[1] < 0.7.
   const cum2 = p[1] + p[5];
@@ -37,10 +39,20 @@ Deno.test("sampler: top-k, top-p and min-p keep the expected sets, renormalised"
   assertClose(tp.probs, [p[1] / s, p[5] / s, p[3] / s], { atol: 1e-12 });
   // min-p 0.2: keep p >= 0.2 * p_max, i.e. logit >= 3 + ln 0.2 = 1.39: ids 1, 5, 3.
   const mp = samplingDistribution(logits, { temperature: 1, topK: 0, topP: 1, minP: 0.2 });
-  assertEquals(mp.ids, [1, 5, 3]);
+  assertEquals(mp.ids, [1, 3, 5]);
   // Order of application: top-k 3 first, then top-p 0.5 on the renormalised top-3 keeps 2.
   const both = samplingDistribution(logits, { temperature: 1, topK: 3, topP: 0.5, minP: 0 });
   assertEquals(both.ids, [1, 5]);
+  // Top-p over a large vocabulary: the pre-selected likely tokens and the full sort agree.
+  const big = new Rng(3).uniformArray(5000, -20, 8);
+  for (const topP of [0.1, 0.9, 0.999999]) {
+    const d = samplingDistribution(big, { temperature: 1.3, topK: 0, topP, minP: 0 });
+    const order = [...big.keys()].sort((a, b) => big[b] - big[a] || a - b);
+    const pr = softmax([...big], 1.3);
+    let acc = 0, keep = 0;
+    while (acc < topP) acc += pr[order[keep++]];
+    assertEquals(d.ids, order.slice(0, keep), `top-p ${topP}`);
+  }
 });
 
 Deno.test("sampler: greedy and top-k 1 pick the argmax (lowest id on ties); log-probabilities are softmax at temperature 1", () => {

@@ -179,44 +179,58 @@ function firstStop(text: string, stop: readonly string[]): number | null {
   return best;
 }
 
-/** Relative probability below which tokens are dropped before sorting: their total mass is < V * e^-40, far below the RNG's 2^-32 resolution. */
+/** Relative probability below which tokens are dropped: their total mass is < V * e^-40, far below the RNG's 2^-32 resolution. */
 const NEGLIGIBLE_LOG_RATIO = -40;
+/** Top-p first sorts only tokens within e^-14 of the best; if they hold the nucleus, the rest never is sorted. */
+const NUCLEUS_PRESELECT_LOG_RATIO = -14;
 
 /**
- * The sampling distribution over candidate ids after temperature, top-k, top-p and min-p (in that
- * order, as transformers applies them), most probable first, probabilities summing to 1.
+ * The sampling distribution after temperature, top-k, top-p and min-p (in that order, as
+ * transformers applies them), probabilities summing to 1. Ids are most probable first when top-p
+ * is on, otherwise in id order: sorting a 150k vocabulary per token is avoided unless needed.
  */
 export function samplingDistribution(logits: ArrayLike<number>, p: Pick<SamplingParams, "temperature" | "topK" | "topP" | "minP">): { ids: number[]; probs: number[] } {
   const V = logits.length;
   if (p.temperature === 0 || p.topK === 1) return { ids: [argmax(logits)], probs: [1] };
+  const T = p.temperature;
   let mx = -Infinity;
   for (let v = 0; v < V; v++) mx = Math.max(mx, logits[v]);
   let ids: number[] = [];
-  const z: number[] = new Array(V);
-  for (let v = 0; v < V; v++) {
-    z[v] = (logits[v] - mx) / p.temperature;
-    if (z[v] >= NEGLIGIBLE_LOG_RATIO) ids.push(v);
+  const floor = mx + T * NEGLIGIBLE_LOG_RATIO;
+  for (let v = 0; v < V; v++) if (logits[v] >= floor) ids.push(v);
+  const desc = (a: number, b: number) => logits[b] - logits[a] || a - b;
+  if (p.topK > 0 && ids.length > p.topK) {
+    // The k largest (lowest ids among ties at the boundary), kept in id order.
+    const vals = Float32Array.from(ids, (v) => logits[v]).sort();
+    const kth = vals[vals.length - p.topK];
+    let above = 0;
+    for (const v of ids) if (logits[v] > kth) above++;
+    let ties = p.topK - above;
+    ids = ids.filter((v) => logits[v] > kth || (logits[v] === kth && ties-- > 0));
   }
-  ids.sort((a, b) => z[b] - z[a] || a - b);
-  if (p.topK > 0) ids = ids.slice(0, p.topK);
-  let probs = ids.map((v) => Math.exp(z[v]));
-  let total = probs.reduce((s, x) => s + x, 0);
+  const weight = (v: number) => Math.exp((logits[v] - mx) / T);
   if (p.topP < 1) {
+    let total = 0;
+    for (const v of ids) total += weight(v);
+    // The nucleus is the most probable prefix, so if the likely tokens already hold topP of the
+    // mass it lies among them and only they need sorting.
+    const likely = ids.filter((v) => logits[v] >= mx + T * NUCLEUS_PRESELECT_LOG_RATIO);
+    const likelyMass = likely.reduce((s, v) => s + weight(v), 0);
+    const pool = likelyMass >= p.topP * total ? likely : ids;
+    pool.sort(desc);
     // The smallest most-probable prefix whose mass reaches topP (the token crossing it is kept).
     let acc = 0, keep = 0;
-    while (keep < ids.length && acc < p.topP * total) acc += probs[keep++];
-    ids = ids.slice(0, Math.max(1, keep));
-    probs = probs.slice(0, ids.length);
+    while (keep < pool.length && acc < p.topP * total) acc += weight(pool[keep++]);
+    ids = pool.slice(0, Math.max(1, keep));
   }
   if (p.minP > 0) {
-    // probs[0] is the largest; the ratio test is the same before or after renormalising.
-    const floor = p.minP * probs[0];
-    const keep = Math.max(1, probs.filter((x) => x >= floor).length);
-    ids = ids.slice(0, keep);
-    probs = probs.slice(0, keep);
+    // The most probable token survives top-k and top-p, so p >= minP * p_max is a logit threshold.
+    const minLogit = mx + T * Math.log(p.minP);
+    ids = ids.filter((v) => logits[v] >= minLogit);
   }
-  total = probs.reduce((s, x) => s + x, 0);
-  return { ids, probs: probs.map((x) => x / total) };
+  const w = ids.map(weight);
+  const total = w.reduce((s, x) => s + x, 0);
+  return { ids, probs: w.map((x) => x / total) };
 }
 
 /** Draws one token from `logits` (V) and returns it with its log-probability under softmax(logits). */
