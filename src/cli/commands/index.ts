@@ -16,4 +16,6 @@ export const COMMANDS: Record<string, { summary: string; load: () => Promise<{ c
   logprobs: { summary: "per-token log-probabilities of token ids under a model (ort or webgpu engine)", load: () => import("./logprobs.ts") },
   sample: { summary: "sample completions for prompts with the ONNX policy on WebGPU", load: () => import("./sample.ts") },
   "lora-grad": { summary: "gradient of a policy-gradient loss with respect to a LoRA adapter", load: () => import("./lora-grad.ts") },
+  "train-tokenizer": { summary: "learn the demo model's byte-level BPE tokenizer from the pretraining corpus", load: () => import("./train-tokenizer.ts") },
+  pretrain: { summary: "pretrain the small demo SQL model from scratch on the GPU (full training, HF folder out)", load: () => import("./pretrain.ts") },
 };
