@@ -206,3 +206,17 @@ Deno.test("policy: weights as external data (every initializer) give the same lo
     await policy.release();
   }
 });
+
+Deno.test("policy on the WASM provider (the fallback) matches the reference too", async () => {
+  const m = makeTinyModel("qwen3", { seed: 29 });
+  const seqs = randomSeqs(new Rng(12), m.config.vocabSize, [6, 9]);
+  const adapter = randomAdapter(m.config, { r: 2, alpha: 4, targets: ["o_proj"], seed: 3, bScale: 0.2 });
+  const policy = await OrtPolicy.create(m.config, m.weights, { provider: "wasm", loraTargets: ["o_proj"], maxPositions: 12 });
+  try {
+    assertEquals(policy.provider, "wasm");
+    policy.setAdapter(adapter);
+    assertClose((await policy.logprobs(seqs)).flat(), referenceLogprobs(m.config, m.weights, seqs, adapter).flat(), { atol: 2e-3, rtol: 0, name: "wasm logprobs" });
+  } finally {
+    await policy.release();
+  }
+});
