@@ -31,6 +31,18 @@ Deno.test("bpe: merges on Sennrich's low/lower/newest/widest table are the hand-
   assertEquals(m.added, [{ id: 260, content: "<|endoftext|>", special: true }]);
 });
 
+Deno.test("bpe: tokens named like Object.prototype members (constructor, toString, valueOf) are plain vocabulary entries (regression: 'id has no token')", () => {
+  const text = "constructor __proto__ toString hasOwnProperty valueOf ".repeat(20);
+  const words = countWords(text, TAGS);
+  const m = trainBpe(words, { vocabSize: 330, specials: DEMO_SPECIALS, addedTokens: DEMO_ADDED });
+  for (const t of ["constructor", "ĠtoString", "ĠvalueOf", "ĠhasOwnProperty"]) assert(m.vocab.includes(t), `${t} learned`);
+  const json = JSON.parse(JSON.stringify(bpeTokenizerFiles(m).tokenizerJson));
+  assertEquals(bpeModelFromTokenizerJson(json), m);
+  const lib = new HfTokenizer(json, {});
+  assertEquals(lib.encode(text), new BpeEncoder(m).encode(text));
+  assertEquals(lib.encode("constructor"), [m.vocab.indexOf("constructor")]);
+});
+
 Deno.test("bpe: training does not depend on the order text was counted in", () => {
   const texts = jsonlTexts(Deno.readTextFileSync(new URL("../../../public/demo/train.jsonl", import.meta.url)), ["question", "gold_sql"]);
   const a = new Map<string, number>(), b = new Map<string, number>();

@@ -15,10 +15,11 @@ export const DEMO_CHAT_TEMPLATE =
 
 /** tokenizer.json and tokenizer_config.json objects of `m`. */
 export function bpeTokenizerFiles(m: BpeModel, o: { modelMaxLength?: number } = {}): { tokenizerJson: Record<string, unknown>; tokenizerConfig: Record<string, unknown> } {
-  const vocab: Record<string, number> = {};
+  // No prototype: tokens such as "constructor" or "__proto__" must be plain keys.
+  const vocab: Record<string, number> = Object.create(null);
   const addedIds = new Set(m.added.map((a) => a.id));
   m.vocab.forEach((t, i) => {
-    if (!addedIds.has(i) && vocab[t] === undefined) vocab[t] = i;
+    if (!addedIds.has(i) && !Object.hasOwn(vocab, t)) vocab[t] = i;
   });
   const added = m.added.map((a) => ({
     id: a.id, content: a.content, single_word: false, lstrip: false, rstrip: false, normalized: false, special: a.special,
