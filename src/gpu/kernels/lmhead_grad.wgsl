@@ -31,9 +31,10 @@ const TS: u32 = 64u;
 const TK: u32 = 16u;
 const RT: u32 = 4u;
 
-// (TK, TS) tiles as vec4 along TS, so a thread reads its 4 rows (or columns) in one load.
-var<workgroup> tileA: array<vec4f, 256>; // h: element (k, m) at tileA[k * 16 + m / 4][m % 4]
-var<workgroup> tileB: array<vec4f, 256>; // W: element (k, n) at tileB[k * 16 + n / 4][n % 4]
+// (TK, TS) tiles as vec4 along TS, so a thread reads its 4 rows (or columns) in one load; each
+// k-row padded to 17 vec4 so the loads (consecutive threads, consecutive k) hit different banks.
+var<workgroup> tileA: array<vec4f, 272>; // h: element (k, m) at tileA[k * 17 + m / 4][m % 4]
+var<workgroup> tileB: array<vec4f, 272>; // W: element (k, n) at tileB[k * 17 + n / 4][n % 4]
 
 @compute @workgroup_size(16, 16)
 fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec3u) {
@@ -48,15 +49,15 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec
       let nn = e / TK;
       var a = 0.0;
       if (row0 + nn < dims.N && k0 + kk < dims.C) { a = h[(row0 + nn) * dims.C + k0 + kk]; }
-      tileA[kk * 16u + nn / 4u][nn % 4u] = a;
+      tileA[kk * 17u + nn / 4u][nn % 4u] = a;
       var b = 0.0;
       if (col0 + nn < dims.vCount && k0 + kk < dims.C) { b = w[(col0 + nn) * dims.C + k0 + kk]; }
-      tileB[kk * 16u + nn / 4u][nn % 4u] = b;
+      tileB[kk * 17u + nn / 4u][nn % 4u] = b;
     }
     workgroupBarrier();
     for (var kk = 0u; kk < TK; kk++) {
-      let av = tileA[kk * 16u + lid.y];
-      let bv = tileB[kk * 16u + lid.x];
+      let av = tileA[kk * 17u + lid.y];
+      let bv = tileB[kk * 17u + lid.x];
       for (var r = 0u; r < RT; r++) { acc[r] = fma(vec4f(av[r]), bv, acc[r]); }
     }
     workgroupBarrier();

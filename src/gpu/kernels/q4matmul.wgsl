@@ -29,8 +29,10 @@ const TS: u32 = 64u; // output tile edge
 const TK: u32 = 32u; // one quantisation block of K
 const RT: u32 = 4u;  // outputs per thread along each edge
 
-// (TK, TS) tiles as vec4 along TS, so a thread reads its 4 rows (or columns) in one load.
-var<workgroup> tileA: array<vec4f, 512>; // element (k, m) at tileA[k * 16 + m / 4][m % 4]
+// tileA keeps x rows contiguous (the stores of consecutive threads then hit consecutive banks);
+// tileB is (TK, TS) as vec4 along TS. A thread reads 4 rows x 4 steps of A and 4 steps of B per
+// 4 x 16 FMAs.
+var<workgroup> tileA: array<vec4f, 512>; // (TS, TK) row-major: element (m, k) at tileA[m * 8 + k / 4][k % 4]
 var<workgroup> tileB: array<vec4f, 512>; // element (k, n) at tileB[k * 16 + n / 4][n % 4]
 
 fn zeroPoint(n: u32, blk: u32) -> f32 {
@@ -53,7 +55,7 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec
       let m = e / TK;
       var av = 0.0;
       if (row0 + m < dims.N && k0 + ka < dims.K) { av = x[(row0 + m) * dims.K + k0 + ka]; }
-      tileA[ka * 16u + m / 4u][m % 4u] = av;
+      tileA[m * 8u + ka / 4u][ka % 4u] = av;
     }
     // One u32 word (8 nibbles) of one output row per thread: 64 rows x 4 words.
     let n = tid / 4u;
@@ -70,10 +72,13 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec
       for (var i = 0u; i < 8u; i++) { tileB[(w * 8u + i) * 16u + n / 4u][n % 4u] = 0.0; }
     }
     workgroupBarrier();
-    for (var kk = 0u; kk < TK; kk++) {
-      let av = tileA[kk * 16u + lid.y];
-      let bv = tileB[kk * 16u + lid.x];
-      for (var r = 0u; r < RT; r++) { acc[r] = fma(vec4f(av[r]), bv, acc[r]); }
+    for (var s4 = 0u; s4 < TK / 4u; s4++) {
+      var a: array<vec4f, 4>; // rows lid.y * 4 + r, steps 4 * s4 .. 4 * s4 + 3
+      for (var r = 0u; r < RT; r++) { a[r] = tileA[(lid.y * RT + r) * 8u + s4]; }
+      for (var c = 0u; c < 4u; c++) {
+        let bv = tileB[(s4 * 4u + c) * 16u + lid.x];
+        for (var r = 0u; r < RT; r++) { acc[r] = fma(vec4f(a[r][c]), bv, acc[r]); }
+      }
     }
     workgroupBarrier();
   }

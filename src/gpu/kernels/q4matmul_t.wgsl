@@ -27,8 +27,10 @@ const TS: u32 = 64u; // output tile edge
 const TN: u32 = 32u; // rows of W (outputs of the forward) per step
 const RT: u32 = 4u;  // outputs per thread along each edge
 
-// (TN, TS) tiles as vec4 along TS, so a thread reads its 4 rows (or columns) in one load.
-var<workgroup> tileA: array<vec4f, 512>; // element (j, m) at tileA[j * 16 + m / 4][m % 4]
+// tileA keeps dy rows contiguous (the stores of consecutive threads then hit consecutive banks);
+// tileB is (TN, TS) as vec4 along TS. A thread reads 4 rows x 4 steps of A and 4 steps of B per
+// 4 x 16 FMAs.
+var<workgroup> tileA: array<vec4f, 512>; // (TS, TN) row-major: element (m, j) at tileA[m * 8 + j / 4][j % 4]
 var<workgroup> tileB: array<vec4f, 512>; // element (j, k) at tileB[j * 16 + k / 4][k % 4]
 
 fn zeroPoint(n: u32, blk: u32) -> f32 {
@@ -50,7 +52,7 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec
       let m = e / TN;
       var av = 0.0;
       if (row0 + m < dims.N && n0 + j < dims.Nout) { av = dy[(row0 + m) * dims.Nout + n0 + j]; }
-      tileA[j * 16u + m / 4u][m % 4u] = av;
+      tileA[m * 8u + j / 4u][j % 4u] = av;
     }
     // One u32 word (8 nibbles) per thread: 32 rows of W x 2 blocks x 4 words.
     let j = tid / 8u;
@@ -73,10 +75,13 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec
       tileB[j * 16u + kc / 4u + 1u] = vec4f(0.0);
     }
     workgroupBarrier();
-    for (var jj = 0u; jj < TN; jj++) {
-      let av = tileA[jj * 16u + lid.y];
-      let bv = tileB[jj * 16u + lid.x];
-      for (var r = 0u; r < RT; r++) { acc[r] = fma(vec4f(av[r]), bv, acc[r]); }
+    for (var s4 = 0u; s4 < TN / 4u; s4++) {
+      var a: array<vec4f, 4>; // rows lid.y * 4 + r, steps 4 * s4 .. 4 * s4 + 3
+      for (var r = 0u; r < RT; r++) { a[r] = tileA[(lid.y * RT + r) * 8u + s4]; }
+      for (var c = 0u; c < 4u; c++) {
+        let bv = tileB[(s4 * 4u + c) * 16u + lid.x];
+        for (var r = 0u; r < RT; r++) { acc[r] = fma(vec4f(a[r][c]), bv, acc[r]); }
+      }
     }
     workgroupBarrier();
   }
