@@ -1,5 +1,6 @@
 import { assert, assertEquals, assertRejects } from "../../tests/assert.ts";
 import { DatabaseLoadError, SqlPool } from "./sql-pool.ts";
+import { FrameDecoder, encodeFrame, spawnSqlProcess } from "./sql-process.deno.ts";
 import { loadSqlJs } from "./sql-wasm.ts";
 
 const SQL = await loadSqlJs();
@@ -93,4 +94,44 @@ Deno.test({
       pool.close();
     }
   },
+});
+
+Deno.test({
+  name: "sql-pool: subprocess workers (Deno) time out a runaway query by killing the process; values keep their types",
+  sanitizeOps: false,
+  sanitizeResources: false,
+  async fn() {
+    const pool = new SqlPool({ loadDatabase: loader, workers: 1, timeoutMs: 300, createWorker: spawnSqlProcess });
+    try {
+      const typed = await pool.query("a", "SELECT 9007199254740993, 6.0, '6', x'00ff', NULL, v FROM t WHERE id = 2");
+      assert(typed.ok);
+      assertEquals(typed.result.rows, [[9007199254740993n, 6, "6", new Uint8Array([0, 255]), null, "v2"]]);
+      const t = await pool.query("a", RUNAWAY);
+      assert(!t.ok && t.error.kind === "timeout", `expected a timeout, got ${JSON.stringify(t)}`);
+      const after = await pool.query("a", "SELECT sum(id) FROM t");
+      assert(after.ok);
+      assertEquals(after.result.rows, [[55n]]);
+      await assertRejects(() => pool.query("nope", "SELECT 1"), /database "nope"/);
+    } finally {
+      pool.close();
+    }
+  },
+});
+
+Deno.test("sql-process: frames survive arbitrary chunking", () => {
+  const msgs = [{ id: "1", value: [1n, "x", new Uint8Array([7])] }, "two", { big: "y".repeat(100_000) }];
+  const bytes = new Uint8Array(msgs.map(encodeFrame).reduce((n, f) => n + f.length, 0));
+  let at = 0;
+  for (const f of msgs.map(encodeFrame)) {
+    bytes.set(f, at);
+    at += f.length;
+  }
+  const dec = new FrameDecoder();
+  const got: unknown[] = [];
+  for (let i = 0; i < bytes.length;) {
+    const n = 1 + ((i * 7919) % 5000);
+    got.push(...dec.push(bytes.subarray(i, i + n)));
+    i += n;
+  }
+  assertEquals(got, msgs);
 });

@@ -23,8 +23,16 @@ export interface SqlPoolOptions {
   maxCacheBytes?: number;
   /** URL of sql.js's wasm for the browser build (see sql-browser.ts); omitted under Deno. */
   wasmUrl?: string;
-  /** Makes a worker; the default is the module worker next to this repository's `workers/`. */
-  createWorker?: () => Worker;
+  /**
+   * Makes a worker; the default is the module Worker workers/sql.worker.ts. Under Deno pass
+   * `spawnSqlProcess` (sql-process.deno.ts): Deno cannot stop a Worker stuck in a query.
+   */
+  createWorker?: () => SqlWorkerHandle;
+}
+
+/** What the pool needs of a worker: a comlink endpoint it can terminate, reporting death as an "error" event. */
+export interface SqlWorkerHandle extends Comlink.Endpoint {
+  terminate(): void;
 }
 
 /** Per-call overrides of the pool's time limit and result caps. */
@@ -59,7 +67,7 @@ interface Job {
 }
 
 interface Slot {
-  worker: Worker;
+  worker: SqlWorkerHandle;
   remote: Comlink.Remote<SqlWorkerApi>;
   ready: Promise<void>;
   /** Rejects when the worker dies on its own (uncaught error, out of memory). */
@@ -118,9 +126,9 @@ export class SqlPool {
       new Worker(new URL("../../workers/sql.worker.ts", import.meta.url), { type: "module", name: "sql" });
     const remote = Comlink.wrap<SqlWorkerApi>(worker);
     const died = new Promise<never>((_, reject) => {
-      worker.addEventListener("error", (ev) => {
+      worker.addEventListener("error", (ev: Event) => {
         ev.preventDefault();
-        reject(new Error(`sql worker died: ${ev.message || "unknown error"}`));
+        reject(new Error(`sql worker died: ${(ev instanceof ErrorEvent && ev.message) || "unknown error"}`));
       });
     });
     const ready = Promise.race([
