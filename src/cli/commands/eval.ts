@@ -5,6 +5,7 @@ import { type LoadedQuestions, parsePredictions, parseQuestions } from "../../co
 import { SqlEvaluator } from "../../runtime/sql-eval.ts";
 import { fileDatabaseLoader } from "../../runtime/sql-files.deno.ts";
 import { DatabaseLoadError, SqlPool } from "../../runtime/sql-pool.ts";
+import { spawnSqlProcess } from "../../runtime/sql-process.deno.ts";
 import { num, parseFlags, req, UsageError } from "../args.ts";
 import type { Command } from "./index.ts";
 
@@ -41,7 +42,7 @@ export const command: Command = {
   summary: "score predicted SQL against gold by execution (BIRD/Spider rules)",
   usage: [
     "rlvr eval --questions FILE --db-root DIR --pred FILE [--compare set|bag|ordered] [--timeout-ms N] [--out FILE]",
-    "          [--workers N] [--max-rows N] [--max-bytes N]",
+    "          [--workers N] [--isolation worker|process] [--max-rows N] [--max-bytes N]",
     "",
     "  --questions  BIRD JSON, Spider JSON array or JSONL, or our JSONL {id, db_id, question, evidence?, gold_sql, difficulty?}",
     "  --db-root    databases at DIR/<db_id>/<db_id>.sqlite",
@@ -49,6 +50,9 @@ export const command: Command = {
     "  --compare    set (BIRD, default), bag (multiset) or ordered",
     "  --timeout-ms per query, default 30000 as in BIRD's scripts",
     "  --out        JSONL, one {index, correct, error} per question in question order",
+    "  --workers    default: one per core",
+    "  --isolation  worker (module Workers, default) or process (subprocesses: a timed-out query is",
+    "               killed for real; Deno cannot stop a Worker stuck in a query until the process exits)",
   ].join("\n"),
   async run(argv) {
     const { values } = parseFlags(argv, {
@@ -59,6 +63,7 @@ export const command: Command = {
       "timeout-ms": { type: "string" },
       out: { type: "string" },
       workers: { type: "string" },
+      isolation: { type: "string" },
       "max-rows": { type: "string" },
       "max-bytes": { type: "string" },
     });
@@ -69,6 +74,8 @@ export const command: Command = {
     if (!isCompareMode(mode)) throw new UsageError(`--compare must be one of ${COMPARE_MODES.join(", ")}, got ${JSON.stringify(mode)}`);
     const timeoutMs = num(values, "timeout-ms", 30_000);
     const workers = num(values, "workers", navigator.hardwareConcurrency || 1);
+    const isolation = values.isolation ?? "worker";
+    if (isolation !== "worker" && isolation !== "process") throw new UsageError(`--isolation must be worker or process, got ${JSON.stringify(isolation)}`);
     if (!existsSync(root) || !statSync(root).isDirectory()) throw new UsageError(`--db-root ${root} is not a directory`);
 
     const questions = loadQuestions(await readText(qPath, "questions file"), qPath);
@@ -88,6 +95,7 @@ export const command: Command = {
       loadDatabase: fileDatabaseLoader(root),
       workers,
       timeoutMs,
+      ...(isolation === "process" ? { createWorker: spawnSqlProcess } : {}),
       limits: { maxRows: num(values, "max-rows", 1_000_000), maxBytes: num(values, "max-bytes", 64 * 2 ** 20) },
     });
     const evaluator = new SqlEvaluator(pool, mode);
