@@ -191,3 +191,21 @@ Deno.test("sql-exec: the cache is bounded and evicts the least recently used", (
   cache.clear();
   small.clear();
 });
+
+Deno.test("sql-exec: last line of defence — a change that got past the checks is undone by reloading the original bytes", () => {
+  const g = new GuardedDatabase(SQL, FIXTURE);
+  const before = state(g);
+  // Simulate a breach by reaching the private connection (no query through `query` can do this).
+  const conn = (g as unknown as { db: { exec(sql: string): unknown } }).db;
+  for (const breach of ["PRAGMA query_only=0; DELETE FROM t", "ATTACH ':memory:' AS evil", "PRAGMA query_only=0; CREATE TEMP TABLE x(a)", "PRAGMA query_only=0; DROP VIEW v", "PRAGMA query_only=0"]) {
+    const reloads = g.reloads;
+    (g as unknown as { db: { exec(sql: string): unknown } }).db.exec(breach);
+    assert(!g.isPristine(), `fingerprint missed: ${breach}`);
+    const r = g.query("SELECT 1", DEFAULT_LIMITS);
+    assert(r.ok, "the query itself still answers");
+    assertEquals(g.reloads, reloads + 1, `reloaded after ${breach}`);
+    assertEquals(state(g), before, `state restored after ${breach}`);
+  }
+  assert(conn !== (g as unknown as { db: unknown }).db, "a fresh connection replaced the breached one");
+  g.close();
+});
