@@ -35,10 +35,12 @@ export interface GpuModel {
 
 /** Largest vocabulary chunk in bytes: well under lavapipe's 128 MiB binding limit. */
 const VOCAB_CHUNK_BYTES = 32 * 2 ** 20;
+/** Most rows per vocabulary chunk, so the (N, rows) logits scratch of 8192 tokens stays within 128 MiB. */
+const VOCAB_CHUNK_ROWS = 4096;
 
 function chunkVocab(device: GPUDevice, name: string, t: Tensor, maxRows: number): VocabChunk[] {
   const [V, H] = t.shape;
-  const rows = Math.max(1, Math.min(V, maxRows, Math.floor(VOCAB_CHUNK_BYTES / (H * 4))));
+  const rows = Math.max(1, Math.min(V, maxRows, VOCAB_CHUNK_ROWS, Math.floor(VOCAB_CHUNK_BYTES / (H * 4))));
   const out: VocabChunk[] = [];
   for (let v0 = 0; v0 < V; v0 += rows) {
     const n = Math.min(rows, V - v0);
