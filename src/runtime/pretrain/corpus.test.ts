@@ -29,16 +29,33 @@ Deno.test("corpus: the same seed gives the same documents, tokenizer and packed 
   console.log(`demo-only corpus: ${docs.length} documents, ${a.tokens} tokens in ${a.rows.length} rows of <= 256 (fill ${a.fill.toFixed(3)}); mix ${JSON.stringify(a.mix)}; hash ${corpusHash(a.rows)}`);
 });
 
-Deno.test("corpus: packing keeps every token in order, rows <= seqLen, each document ends with EOS, chat documents answer in the template's format", () => {
-  const docs = buildDocuments(src, opts);
-  const bpe = trainDemoTokenizer(docs, 800);
+Deno.test("corpus: packing keeps every document whole and contiguous in one row (or cut into seqLen pieces), rows <= seqLen, each document ends with EOS, chat documents answer in the template's format", () => {
+  const bpe = trainDemoTokenizer(buildDocuments(src, opts), 800);
   const enc = new BpeEncoder(bpe);
   const eos = addedId(bpe, "<|endoftext|>");
-  const p = packDocuments(docs, (t) => enc.encode(t), eos, 200);
-  assert(p.rows.every((r) => r.length >= 1 && r.length <= 200), "row lengths in 1..seqLen");
-  const flat = p.rows.flatMap((r) => [...r]);
-  assertEquals(flat.length, p.tokens);
-  assertEquals(enc.decode(flat), docs.map((d) => d.text + "<|endoftext|>").join(""));
+  const seqLen = 1024;
+  // Prompts budgeted as the pipeline does, counted with the tokenizer through the chat template.
+  const docs = buildDocuments(src, { ...opts, maxPromptTokens: seqLen - 160, countTokens: (t) => enc.encode(t).length });
+  const p = packDocuments(docs, (t) => enc.encode(t), eos, seqLen);
+  assert(p.rows.every((r) => r.length >= 1 && r.length <= seqLen), "row lengths in 1..seqLen");
+  assertEquals(p.rows.reduce((s, r) => s + r.length, 0), p.tokens);
+  // Every row is a concatenation of whole documents (or one piece of a long one): decode, split at EOS.
+  const rowTexts = p.rows.map((r) => enc.decode([...r]));
+  const pieces = new Map<string, number>();
+  for (const t of rowTexts) for (const part of t.split("<|endoftext|>")) if (part !== "") pieces.set(part, (pieces.get(part) ?? 0) + 1);
+  let whole = 0;
+  for (const d of docs) {
+    const n = enc.encode(d.text).length + 1;
+    if (n > seqLen) continue;
+    whole++;
+    const c = pieces.get(d.text) ?? 0;
+    assert(c > 0, `document not found whole in a row: ${d.text.slice(0, 60)}`);
+    pieces.set(d.text, c - 1);
+  }
+  assert(whole >= docs.filter((d) => d.kind === "chat").length, `${whole} of ${docs.length} documents fit a row, every chat among them`);
+  const rowsOfDocs = p.rows.filter((r) => r[r.length - 1] === eos).length;
+  assert(rowsOfDocs >= p.rows.length / 2, "most rows end at a document boundary");
+  console.log(`seqLen ${seqLen}: ${p.rows.length} rows, fill ${p.fill.toFixed(3)}`);
   assertEquals(Object.values(p.mix).reduce((s, m) => s + m.docs, 0), docs.length);
   const chats = docs.filter((d) => d.kind === "chat");
   assert(chats.length === src.questions.length * opts.demoRepeat, `${chats.length} chat documents: every train question x ${opts.demoRepeat}`);

@@ -136,20 +136,34 @@ export interface PackedCorpus {
   fill: number;
 }
 
+/** Rows with fewer free tokens than this are closed (no document is that short but EOS pieces). */
+const CLOSE_FREE = 16;
+/** Open rows searched per document (bounds the cost; the oldest is closed when more are open). */
+const MAX_OPEN = 256;
+
 /**
- * Tokenizes the documents in order and packs them first-fit into the current row: a document that
- * does not fit the rest of the row starts a new one (so a prompt and its answer stay together),
- * and a document longer than seqLen is cut into seqLen pieces.
+ * Tokenizes the documents in order and packs them first-fit over the open rows: each document
+ * (ids + EOS) goes whole into the first open row with room, else into a new row, so a prompt and
+ * its answer stay in one row. A document longer than seqLen is cut into seqLen pieces; full pieces
+ * are rows of their own and the tail is placed like a document. Rows are emitted in creation order.
  */
 export function packDocuments(docs: readonly CorpusDoc[], encode: (text: string) => number[], eos: number, seqLen: number): PackedCorpus {
   if (!(seqLen >= 2)) throw new Error(`pack: seqLen ${seqLen} must be at least 2`);
-  const rows: Uint32Array[] = [];
+  const rows: number[][] = [];
+  const open: number[] = []; // indices into rows, oldest first
   const mix: PackedCorpus["mix"] = {};
-  let cur: number[] = [];
   let tokens = 0;
-  const flush = () => {
-    if (cur.length > 0) rows.push(Uint32Array.from(cur));
-    cur = [];
+  const place = (piece: number[]) => {
+    let k = open.findIndex((r) => rows[r].length + piece.length <= seqLen);
+    if (k < 0) {
+      rows.push([]);
+      open.push(rows.length - 1);
+      k = open.length - 1;
+    }
+    const r = rows[open[k]];
+    for (const x of piece) r.push(x);
+    if (seqLen - r.length < CLOSE_FREE) open.splice(k, 1);
+    if (open.length > MAX_OPEN) open.shift();
   };
   for (const d of docs) {
     const ids = [...encode(d.text), eos];
@@ -158,15 +172,12 @@ export function packDocuments(docs: readonly CorpusDoc[], encode: (text: string)
     m.docs++;
     m.tokens += ids.length;
     tokens += ids.length;
-    if (cur.length + ids.length > seqLen) flush();
-    for (let i = 0; i < ids.length; i += seqLen) {
-      const piece = ids.slice(i, i + seqLen);
-      if (cur.length + piece.length > seqLen) flush();
-      cur.push(...piece);
-    }
+    let i = 0;
+    for (; ids.length - i > seqLen; i += seqLen) rows.push(ids.slice(i, i + seqLen));
+    place(ids.slice(i));
   }
-  flush();
-  return { seqLen, rows, tokens, mix, fill: tokens / (rows.length * seqLen) };
+  const out = rows.map((r) => Uint32Array.from(r));
+  return { seqLen, rows: out, tokens, mix, fill: tokens / (out.length * seqLen) };
 }
 
 /** FNV-1a over every row (lengths included): a fingerprint that shows two corpora are identical. */
