@@ -2,12 +2,13 @@ import { assert, assertClose } from "../../../tests/assert.ts";
 import { Rng } from "../../core/rng.ts";
 import type { Arch } from "../../model/config.ts";
 import { LORA_TARGETS, randomAdapter } from "../../model/lora.ts";
-import { referenceLogprobs } from "../../model/reference.ts";
+import { entropyFromLogits } from "../../core/grpo.ts";
+import { referenceLogits, referenceLogprobs } from "../../model/reference.ts";
 import { dequantizeQ4, quantizeQ4 } from "../../model/quant.ts";
 import { makeTinyModel } from "../../model/tiny.ts";
 import { requestGpu } from "../device.ts";
-import { destroyModel, uploadModel } from "../model/state.ts";
-import { logprobsWebgpu } from "./logprobs.ts";
+import { destroyAdapter, destroyModel, uploadAdapter, uploadModel } from "../model/state.ts";
+import { batchLogprobs, logprobsWebgpu } from "./logprobs.ts";
 
 const gpu = await requestGpu();
 
@@ -74,4 +75,22 @@ Deno.test("logprobsWebgpu with q4 base projections: matches the float64 referenc
     console.log(`${arch} q4: max |logp gpu - ref(dequantised)| = ${worst.toExponential(2)} (quantisation itself moves logp by up to ${qerr.toExponential(2)})`);
     destroyModel(model);
   }
+});
+
+Deno.test("batchLogprobs: per-row entropy of the next-token distribution matches the float64 reference (vocabulary in chunks)", async () => {
+  const tiny = makeTinyModel("qwen3", { seed: 23 });
+  const cfg = tiny.config;
+  const seqs = randomSeqs(new Rng(4), cfg.vocabSize, [7, 12]);
+  const adapter = randomAdapter(cfg, { r: 2, alpha: 4, targets: LORA_TARGETS, seed: 6, bScale: 0.2 });
+  const model = uploadModel(gpu.device, cfg, tiny.weights, { maxVocabRows: 64 });
+  const lora = uploadAdapter(gpu.device, cfg, adapter);
+  const r = await batchLogprobs(model, seqs, lora);
+  let worst = 0;
+  seqs.forEach((s, b) => {
+    const want = referenceLogits(cfg, tiny.weights, s, adapter).map((z) => entropyFromLogits(z));
+    worst = Math.max(worst, assertClose(r.entropy.subarray(b * r.T, b * r.T + s.length), want, { atol: 2e-4, rtol: 1e-4, name: `entropy seq ${b}` }).maxAbs);
+  });
+  console.log(`entropy: max |gpu - ref| = ${worst.toExponential(2)} nats`);
+  destroyAdapter(lora);
+  destroyModel(model);
 });
