@@ -147,7 +147,7 @@ export interface GrpoReport {
   kind: "grpo";
   cellId: string;
   steps: number;
-  /** Steps the trainer skipped (non-finite loss or gradient). */
+  /** Optimiser updates the trainer skipped (non-finite loss or gradient). */
   skippedSteps: number;
   /** Step the stage resumed from (0 for a fresh run). */
   resumedFrom: number;
@@ -165,10 +165,11 @@ export interface SelfConsistencyReport {
   samples: number;
   weighting: string;
   questions: number;
-  /** Accuracy of the voted answer, of greedy decoding, and of best-of-N by the chosen scorer. */
+  /** Accuracy of the voted answer; of best-of-N by mean token log-probability among executable answers; of any of the N (pass@N, the oracle bound); of the first sample alone. */
   voteAccuracy: number;
-  greedyAccuracy: number;
   bestOfNAccuracy: number;
+  oracleAccuracy: number;
+  firstSampleAccuracy: number;
   predictionsPath: string;
 }
 

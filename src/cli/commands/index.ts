@@ -18,4 +18,5 @@ export const COMMANDS: Record<string, { summary: string; load: () => Promise<{ c
   "lora-grad": { summary: "gradient of a policy-gradient loss with respect to a LoRA adapter", load: () => import("./lora-grad.ts") },
   "train-tokenizer": { summary: "learn the demo model's byte-level BPE tokenizer from the pretraining corpus", load: () => import("./train-tokenizer.ts") },
   pretrain: { summary: "pretrain the small demo SQL model from scratch on the GPU (full training, HF folder out)", load: () => import("./pretrain.ts") },
+  run: { summary: "run a notebook's cells in order headless (metrics, checkpoints, predictions, adapter)", load: () => import("./run.ts") },
 };

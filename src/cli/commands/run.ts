@@ -1,0 +1,64 @@
+// `rlvr run NOTEBOOK.json`: runs a notebook's cells in order, headless. Metrics, samples,
+// predictions, checkpoints and the final PEFT adapter land in --out; running again into the same
+// folder resumes from the checkpoints.
+import { dirname, resolve } from "node:path";
+import { num, parseFlags, UsageError } from "../args.ts";
+import { formatIssues, parseNotebook } from "../../core/notebook.ts";
+import { denoEnv } from "../../runtime/recipe/env.deno.ts";
+import { runNotebook } from "../../runtime/recipe/runner.ts";
+import type { Command } from "./index.ts";
+
+export const command: Command = {
+  name: "run",
+  summary: "run a notebook's cells in order headless (metrics, checkpoints, predictions, adapter in --out)",
+  usage: [
+    "rlvr run NOTEBOOK.json [--out DIR] [--max-steps N] [--seed S] [--model DIR] [--samples-per-step K] [--sql-workers W]",
+    "",
+    "  --out DIR             output folder (default runs/<notebook name>); an existing run there is resumed",
+    "  --max-steps N         stop every GRPO cell after N steps (its schedules keep the cell's step count)",
+    "  --seed S              overrides the seeds of the warm-up, GRPO and sampling stages",
+    "  --model DIR           use this model folder (or URL, or owner/name) instead of the model cell's source",
+    "  --samples-per-step K  sample records kept per step in samples.jsonl (default 16)",
+    "  --sql-workers W       SQL worker processes (default 2)",
+    "",
+    "The last line of standard output is a JSON summary with each stage's execution accuracy.",
+  ].join("\n"),
+  async run(argv) {
+    const { values, positionals } = parseFlags(argv, {
+      out: { type: "string" }, "max-steps": { type: "string" }, seed: { type: "string" }, model: { type: "string" },
+      "samples-per-step": { type: "string" }, "sql-workers": { type: "string" },
+    });
+    if (positionals.length !== 1) throw new UsageError("expected exactly one notebook file: rlvr run NOTEBOOK.json");
+    const file = positionals[0];
+    let json: unknown;
+    try {
+      json = JSON.parse(await Deno.readTextFile(file));
+    } catch (e) {
+      throw new UsageError(`${file}: ${e instanceof Error ? e.message : String(e)}`);
+    }
+    const parsed = parseNotebook(json);
+    if (!parsed.ok) throw new UsageError(`${file} is not a valid notebook:\n${formatIssues(parsed.errors)}`);
+    for (const w of parsed.warnings) console.error(`rlvr run: warning: ${w.path}: ${w.message}`);
+    const name = file.replace(/^.*\//, "").replace(/\.json$/i, "");
+    const out = typeof values.out === "string" ? values.out : `runs/${name}`;
+    const maxSteps = values["max-steps"] === undefined ? null : num(values, "max-steps", 0);
+    if (maxSteps !== null && !(Number.isInteger(maxSteps) && maxSteps >= 0)) throw new UsageError("--max-steps must be a non-negative integer");
+    const seed = values.seed === undefined ? null : num(values, "seed", 0);
+    const log = (m: string) => console.error(`rlvr run: ${m}`);
+    const env = denoEnv({ out, base: dirname(resolve(file)), sqlWorkers: num(values, "sql-workers", 2), onLog: log });
+    let lastLine = 0;
+    const summary = await runNotebook(parsed.doc, env, {
+      opts: { maxSteps, seed, samplesPerStep: num(values, "samples-per-step", 16) },
+      modelOverride: typeof values.model === "string" ? values.model : undefined,
+      onLog: log,
+      onProgress: (p) => {
+        const now = Date.now();
+        if (now - lastLine < 2000 && p.fraction < 1) return;
+        lastLine = now;
+        const eta = p.etaSeconds === null ? "" : `, eta ${Math.round(p.etaSeconds)}s`;
+        log(`[${p.cellId}] ${(p.fraction * 100).toFixed(0)}% ${p.message}${eta}`);
+      },
+    });
+    return { out, title: summary.title, accuracy: summary.accuracy, cells: summary.cells.map((c) => ({ id: c.id, type: c.type, ms: c.ms, ...(c.accuracy !== undefined ? { accuracy: c.accuracy } : {}) })), files: summary.files };
+  },
+};

@@ -1,0 +1,135 @@
+// Pieces every stage uses: sampling a task list in batches, scoring, reward summaries, the
+// answer groups behind maj@k and votes, and the BIRD-format predictions file.
+import { type AnswerCount, resultKey, type VoteSample } from "../../core/selfconsistency.ts";
+import { BIRD_SEPARATOR } from "../../core/loaders.ts";
+import { summarize, type Summary } from "../../core/metrics.ts";
+import type { CompareMode } from "../../core/compare.ts";
+import type { DbSchema } from "../../core/schema.ts";
+import type { Task } from "../../core/types.ts";
+import type { Sample, SamplingParams } from "../../model/sampler.ts";
+import { checkAborted, requireSetup, type RunContext } from "./context.ts";
+import type { ModelRuntime } from "./model-runtime.ts";
+import { cachedSchemas, Prompter } from "./prompting.ts";
+import { type Scored, Scorer } from "./scoring.ts";
+
+/** Prompter and scorer for the context's current model, prompt and reward (or a given template). */
+export function toolsFor(ctx: RunContext, cellId: string, o: { runtime?: ModelRuntime; template?: string } = {}): { prompter: Prompter; scorer: Scorer; runtime: ModelRuntime } {
+  const s = requireSetup(ctx, cellId);
+  const runtime = o.runtime ?? s.model.runtime;
+  const params = o.template ? { ...s.prompt, template: o.template } : s.prompt;
+  const schemas = schemaCache(ctx);
+  const prompter = new Prompter(runtime, params, schemas);
+  const scorer = new Scorer(s.dataset.sql, s.reward.spec, s.reward.comparison, prompter.template.extractMode);
+  return { prompter, scorer, runtime };
+}
+
+const SCHEMAS = new WeakMap<RunContext, (dbId: string) => Promise<DbSchema>>();
+
+function schemaCache(ctx: RunContext) {
+  let f = SCHEMAS.get(ctx);
+  if (!f) {
+    const d = ctx.dataset;
+    if (!d) throw new Error("no dataset");
+    f = cachedSchemas((dbId) => ctx.env.schemaOf(d.params, dbId));
+    SCHEMAS.set(ctx, f);
+  }
+  return f;
+}
+
+/** Forgets cached schemas (a new dataset cell). */
+export function resetSchemaCache(ctx: RunContext): void {
+  SCHEMAS.delete(ctx);
+}
+
+/** Samples of a task list with their prompts: `n` per task, prompt index relative to `tasks`. */
+export interface TaskSamples {
+  prompts: string[];
+  promptIds: number[][];
+  samples: Sample[];
+  /** Generated tokens and wall milliseconds of the sampling. */
+  tokens: number;
+  ms: number;
+}
+
+/** Samples `n` completions of every task, `batch` prompts per call, seeded per batch from `seed`. */
+export async function sampleTasks(
+  ctx: RunContext,
+  tools: { prompter: Prompter; runtime: ModelRuntime },
+  tasks: readonly Task[],
+  n: number,
+  params: Omit<SamplingParams, "eosTokenIds" | "stop"> & { stop?: readonly string[] },
+  onBatch?: (done: number, total: number) => void,
+): Promise<TaskSamples> {
+  const built = await tools.prompter.prompts(tasks);
+  const out: TaskSamples = { prompts: built.map((b) => b.text), promptIds: built.map((b) => b.ids), samples: [], tokens: 0, ms: 0 };
+  const t0 = ctx.env.now();
+  const B = Math.max(1, ctx.opts.sampleBatchPrompts);
+  for (let i = 0; i < tasks.length; i += B) {
+    checkAborted(ctx);
+    const ids = out.promptIds.slice(i, i + B);
+    // One seed per batch position: the same tasks and seed give the same samples however the run was split.
+    const got = await tools.runtime.sample(ids, n, { ...params, stop: params.stop ?? [], seed: (params.seed + i * 7919) >>> 0 });
+    got.sort((a, b) => a.prompt - b.prompt || a.index - b.index);
+    for (const s of got) out.samples.push({ ...s, prompt: s.prompt + i });
+    onBatch?.(Math.min(tasks.length, i + B), tasks.length);
+  }
+  out.ms = ctx.env.now() - t0;
+  out.tokens = out.samples.reduce((a, s) => a + s.tokens.length, 0);
+  return out;
+}
+
+/** Mean and std of each reward component (weighted contributions) and of the total. */
+export function rewardSummary(scored: readonly Scored[]): Record<string, { mean: number; std: number }> {
+  const out: Record<string, { mean: number; std: number }> = {};
+  if (scored.length === 0) return out;
+  for (const k of Object.keys(scored[0].reward.weighted)) {
+    const s = summarize(scored.map((x) => x.reward.weighted[k] ?? 0));
+    out[k] = { mean: s.mean, std: s.std };
+  }
+  const t = summarize(scored.map((x) => x.reward.total));
+  out.total = { mean: t.mean, std: t.std };
+  return out;
+}
+
+/** Completion length summary. */
+export function lengthSummary(samples: readonly Sample[]): Summary {
+  return summarize(samples.map((s) => s.tokens.length));
+}
+
+/** The vote input of a scored sample: its result unless it failed. */
+export function voteSample(s: Sample, scored: Scored): VoteSample {
+  const ok = scored.outcome !== null && scored.outcome.error === null;
+  return { result: ok ? scored.predicted : null, logprob: s.logprobs.reduce((a, b) => a + b, 0), tokens: s.tokens.length };
+}
+
+/** The answer groups of one question's samples (equal results together), for maj@k. */
+export function answerCounts(scored: readonly Scored[], mode: CompareMode): AnswerCount[] {
+  const groups = new Map<string, AnswerCount>();
+  let failed = 0;
+  for (const s of scored) {
+    const ok = s.outcome !== null && s.outcome.error === null && s.predicted !== null;
+    if (!ok || s.predicted === null) {
+      failed++;
+      continue;
+    }
+    const key = resultKey(s.predicted, mode);
+    const g = groups.get(key) ?? { count: 0, correct: s.correct };
+    g.count++;
+    groups.set(key, g);
+  }
+  const out = [...groups.values()];
+  if (failed > 0) out.push({ count: failed, correct: false, failed: true });
+  return out;
+}
+
+/** BIRD's prediction dict: position -> "SQL\t----- bird -----\tdb_id" (empty SQL when none was extracted). */
+export function birdPredictions(tasks: readonly Task[], sql: readonly (string | null)[]): Record<string, string> {
+  const out: Record<string, string> = {};
+  tasks.forEach((t, i) => (out[String(i)] = `${sql[i] ?? ""}${BIRD_SEPARATOR}${t.db_id}`));
+  return out;
+}
+
+/** Seconds to tokens per second (0 when no time passed). */
+export function perSecond(count: number, ms: number): number {
+  return ms > 0 ? count / (ms / 1000) : 0;
+}

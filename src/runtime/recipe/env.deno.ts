@@ -1,0 +1,154 @@
+// The run environment under Deno: outputs in a directory, datasets and models from the demo, a
+// URL or a local path (relative paths resolve against the notebook's folder), SQL through the
+// worker pool, schemas through sql.js in process, and the GPU from navigator.gpu.
+import { isAbsolute, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { parseQuestions } from "../../core/loaders.ts";
+import type { DatasetParams, ModelParams } from "../../core/notebook-params.ts";
+import { introspectSchema, type SqlQueryable } from "../../core/schema.ts";
+import type { Task } from "../../core/types.ts";
+import { requestGpu } from "../../gpu/device.ts";
+import { type HfModel, loadHfModel } from "../../model/hf.ts";
+import { DirSource } from "../../model/source.deno.ts";
+import type { ModelSource } from "../../model/source.ts";
+import { hubSource, UrlSource } from "../../model/source.web.ts";
+import { fileDatabaseLoader } from "../sql-files.deno.ts";
+import { SqlPool } from "../sql-pool.ts";
+import { loadSqlJs } from "../sql-wasm.ts";
+import type { SqlJsModule } from "../sql-exec.ts";
+import { DirStore } from "../store.deno.ts";
+import type { DatasetSource, RunEnv } from "./context.ts";
+
+/** Where the repository's public/ folder is (the demo data and, once built, the demo model). */
+export const PUBLIC_DIR = fileURLToPath(new URL("../../../public/", import.meta.url));
+
+/** Options of the Deno environment. */
+export interface DenoEnvOptions {
+  /** Output directory. */
+  out: string;
+  /** Folder that relative dataset/model paths resolve against (the notebook's folder). */
+  base: string;
+  /** SQL worker count (default 2). */
+  sqlWorkers?: number;
+  /** Per-query timeout in ms (default 30000). */
+  sqlTimeoutMs?: number;
+  onLog?: (msg: string) => void;
+}
+
+const isHttp = (s: string) => /^https?:\/\//i.test(s);
+
+/** The Deno environment of `rlvr run`. */
+export function denoEnv(o: DenoEnvOptions): RunEnv {
+  const resolve = (p: string) => (isHttp(p) || isAbsolute(p) ? p : join(o.base, p));
+  let sqlJs: Promise<SqlJsModule> | null = null;
+  let gpu: Promise<GPUDevice> | null = null;
+  const dbLoader = (p: DatasetParams): ((dbId: string) => Promise<Uint8Array>) => {
+    if (p.source === "demo") return fileDatabaseLoader(join(PUBLIC_DIR, "demo"));
+    if (!p.dbRoot) throw new Error("dataset cell: dbRoot is required");
+    const root = resolve(p.dbRoot);
+    if (!isHttp(root)) return fileDatabaseLoader(root);
+    return async (dbId) => {
+      const r = await fetch(`${root.replace(/\/+$/, "")}/${encodeURIComponent(dbId)}/${encodeURIComponent(dbId)}.sqlite`);
+      if (!r.ok) throw new Error(`database ${dbId}: HTTP ${r.status}`);
+      return new Uint8Array(await r.arrayBuffer());
+    };
+  };
+  return {
+    store: new DirStore(o.out),
+    now: () => Date.now(),
+    async loadDataset(p) {
+      if (p.source === "demo") {
+        const splits: Record<string, Task[]> = {};
+        for (const s of ["train", "test", "heldout"]) splits[s] = await readTasks(join(PUBLIC_DIR, "demo", `${s}.jsonl`));
+        return { splits, describe: "demo (public/demo)" } satisfies DatasetSource;
+      }
+      if (p.source === "upload") throw new Error('dataset source "upload" needs the browser; headless, use source "url" with a path or URL');
+      if (!p.questionsUrl) throw new Error("dataset cell: questionsUrl is required");
+      const where = resolve(p.questionsUrl);
+      return { splits: { [p.split]: await readTasks(where) }, describe: where };
+    },
+    sqlRunner(p) {
+      return new SqlPool({ loadDatabase: dbLoader(p), workers: o.sqlWorkers ?? 2, timeoutMs: o.sqlTimeoutMs ?? 30_000 });
+    },
+    async schemaOf(p, dbId) {
+      sqlJs ??= loadSqlJs();
+      const SQL = await sqlJs;
+      const db = new SQL.Database(await dbLoader(p)(dbId));
+      try {
+        const q: SqlQueryable = {
+          exec: (sql) => {
+            const r = db.exec(sql);
+            if (!isExecResult(r)) throw new Error("sql.js exec returned an unexpected shape");
+            return r;
+          },
+        };
+        return introspectSchema(q, dbId);
+      } finally {
+        db.close();
+      }
+    },
+    async loadModel(which) {
+      const { source, name } = modelSource(which, resolve);
+      o.onLog?.(`loading model ${name} from ${source.describe()}`);
+      const hf: HfModel = await loadHfModel(source);
+      return { ...hf, name };
+    },
+    gpuDevice() {
+      gpu ??= requestGpu().then((g) => g.device);
+      return gpu;
+    },
+  };
+}
+
+function isExecResult(x: unknown): x is { columns: string[]; values: unknown[][] }[] {
+  return Array.isArray(x) && x.every((r) => typeof r === "object" && r !== null && "columns" in r && "values" in r && Array.isArray(r.columns) && Array.isArray(r.values));
+}
+
+async function readTasks(where: string): Promise<Task[]> {
+  let text: string;
+  if (isHttp(where)) {
+    const r = await fetch(where);
+    if (!r.ok) throw new Error(`${where}: HTTP ${r.status}`);
+    text = await r.text();
+  } else {
+    try {
+      text = await Deno.readTextFile(where);
+    } catch (e) {
+      throw new Error(`cannot read questions ${where}: ${e instanceof Error ? e.message : String(e)}`);
+    }
+  }
+  const q = parseQuestions(text);
+  if (q.items.length === 0) throw new Error(`${where}: no questions (${q.problems.slice(0, 3).map((p) => `${p.where}: ${p.message}`).join("; ")})`);
+  return q.items.map((i) => i.task);
+}
+
+/** The model source of a model cell or a candidate string ("demo", "owner/name", an http(s) URL, or a folder). */
+export function modelSource(which: ModelParams | string, resolve: (p: string) => string): { source: ModelSource; name: string } {
+  const demo = () => ({ source: new DirSource(join(PUBLIC_DIR, "model")), name: "demo" });
+  if (typeof which !== "string") {
+    switch (which.source) {
+      case "demo":
+        return demo();
+      case "hub":
+        if (!which.repo) throw new Error("model cell: repo is required");
+        return { source: hubSource(which.repo, { revision: which.revision }), name: which.repo };
+      case "url": {
+        if (!which.url) throw new Error("model cell: url is required");
+        const u = resolve(which.url);
+        return { source: isHttp(u) ? new UrlSource(u) : new DirSource(u), name: which.url };
+      }
+    }
+  }
+  if (which === "demo") return demo();
+  if (isHttp(which)) return { source: new UrlSource(which), name: which };
+  const local = resolve(which);
+  let isDir = false;
+  try {
+    isDir = Deno.statSync(local).isDirectory;
+  } catch {
+    isDir = false;
+  }
+  if (isDir) return { source: new DirSource(local), name: which };
+  if (/^[\w.-]+\/[\w.-]+$/.test(which)) return { source: hubSource(which), name: which };
+  throw new Error(`model "${which}" is neither a folder, an http(s) URL nor a Hugging Face repo id`);
+}

@@ -1,0 +1,167 @@
+// One model at work: the ONNX policy that samples, the WGSL trainer that updates, and the LoRA
+// adapter they share. The trainer owns the adapter's parameters and AdamW moments on the GPU;
+// after each update the policy is handed the new tensors (a read-back and a feed swap: ORT's
+// WebGPU device and ours are distinct, so the buffers cannot be shared without a copy yet).
+import { ChatTemplate } from "../../core/chat-template.ts";
+import type { ChatMessage } from "../../core/prompts.ts";
+import type { HfModel } from "../../model/hf.ts";
+import { LORA_TARGETS, type LoraAdapter, loraKey, type LoraTarget, zeroAdapter } from "../../model/lora.ts";
+import type { WeightDtype } from "../../model/onnx/decoder.ts";
+import { OrtPolicy } from "../../model/policy.ts";
+import { type Sample, sampleBatch, type SampleProgress, type SamplingParams } from "../../model/sampler.ts";
+import type { Tensor, Weights } from "../../model/tensor.ts";
+import { readF32, writeBuffer } from "../../gpu/device.ts";
+import { destroyAdapter, destroyModel, type GpuLora, type GpuModel, readAdapter, uploadAdapter, uploadModel } from "../../gpu/model/state.ts";
+import { logprobsWebgpu } from "../../gpu/trainer/logprobs.ts";
+import { grpoTrainer, type GrpoTrainer, type GrpoTrainerOptions } from "../../gpu/trainer/grpo-step.ts";
+
+/** How the runtime is built from a model cell. */
+export interface ModelRuntimeOptions {
+  dtype: WeightDtype;
+  loraRank: number;
+  loraAlpha: number;
+  /** Seed of the adapter's A matrices (B starts at zero: the adapted model equals the base). */
+  seed: number;
+  targets?: readonly LoraTarget[];
+  /** Longest prompt + completion the policy accepts (default min(max positions, 4096)). */
+  maxPositions?: number;
+  onNote?: (msg: string) => void;
+}
+
+/** The policy, the trainer and their adapter for one loaded model. */
+export class ModelRuntime {
+  private gpu: { model: GpuModel; lora: GpuLora; trainer: GrpoTrainer } | null = null;
+  private readonly template: ChatTemplate | null;
+
+  private constructor(
+    readonly hf: HfModel & { name: string },
+    readonly policy: OrtPolicy,
+    private readonly device: () => Promise<GPUDevice>,
+    /** The adapter the policy samples with (kept equal to the trainer's after every update). */
+    public adapter: LoraAdapter,
+  ) {
+    const tok = hf.tokenizer;
+    this.template = hf.chatTemplate ? new ChatTemplate(hf.chatTemplate, { bos_token: tok.bos?.token, eos_token: tok.eos?.token }) : null;
+  }
+
+  /** Builds the policy session with LoRA inputs for the adapter's targets; the trainer comes on first use. */
+  static async create(hf: HfModel & { name: string }, device: () => Promise<GPUDevice>, o: ModelRuntimeOptions): Promise<ModelRuntime> {
+    const targets = o.targets ?? LORA_TARGETS;
+    const adapter = zeroAdapter(hf.config, { r: o.loraRank, alpha: o.loraAlpha, targets, seed: o.seed });
+    const policy = await OrtPolicy.create(hf.config, hf.weights, { dtype: o.dtype, loraTargets: targets, maxPositions: o.maxPositions, onNote: o.onNote });
+    const rt = new ModelRuntime(hf, policy, device, adapter);
+    policy.setAdapter(adapter, "lora");
+    return rt;
+  }
+
+  /** The prompt text of chat messages through the model's chat template (plain contents when it has none). */
+  renderPrompt(messages: readonly ChatMessage[]): string {
+    if (this.template) return this.template.render(messages);
+    return messages.map((m) => m.content).join("\n\n") + "\n\n";
+  }
+
+  /** Token ids of a rendered prompt. */
+  encode(text: string): number[] {
+    return this.hf.tokenizer.encode(text, { addSpecialTokens: this.hf.tokenizer.addBosToken });
+  }
+
+  /** Text of token ids (special tokens kept, EOS stripped by the sampler already). */
+  decode(ids: readonly number[]): string {
+    return ids.length ? this.hf.tokenizer.decode(ids) : "";
+  }
+
+  /** `n` completions of every prompt under the current adapter. */
+  sample(prompts: readonly (readonly number[])[], n: number, params: Omit<SamplingParams, "eosTokenIds">, onProgress?: (p: SampleProgress) => void): Promise<Sample[]> {
+    return sampleBatch(this.policy, prompts, n, { ...params, eosTokenIds: this.hf.config.eosTokenIds }, (ids) => this.decode(ids), onProgress);
+  }
+
+  /** The trainer on the current adapter with fresh AdamW moments and step 0 (one optimiser per training cell). */
+  async freshTrainer(opts: Partial<GrpoTrainerOptions>): Promise<GrpoTrainer> {
+    const device = await this.device();
+    if (!this.gpu) {
+      const model = uploadModel(device, this.hf.config, this.hf.weights);
+      const lora = uploadAdapter(device, this.hf.config, this.adapter);
+      this.gpu = { model, lora, trainer: grpoTrainer(model, lora, opts) };
+    } else {
+      const enc = device.createCommandEncoder({ label: "reset-adam" });
+      for (const s of this.gpu.lora.slots.values()) for (const b of [s.mA, s.vA, s.mB, s.vB]) enc.clearBuffer(b);
+      device.queue.submit([enc.finish()]);
+      this.gpu.trainer = grpoTrainer(this.gpu.model, this.gpu.lora, opts);
+    }
+    return this.gpu.trainer;
+  }
+
+  /** The trainer of the current cell (after `freshTrainer`). */
+  get trainer(): GrpoTrainer {
+    if (!this.gpu) throw new Error("no trainer yet: call freshTrainer first");
+    return this.gpu.trainer;
+  }
+
+  /** Per-position log-probabilities of `seqs` under the base model (no adapter): the KL reference. */
+  async referenceLogprobs(seqs: number[][]): Promise<number[][]> {
+    if (!this.gpu) throw new Error("no trainer yet: call freshTrainer first");
+    return await logprobsWebgpu(this.gpu.model, seqs);
+  }
+
+  /** Reads the trained adapter back and hands it to the policy. */
+  async syncPolicy(): Promise<void> {
+    if (!this.gpu) return;
+    this.adapter = await readAdapter(this.gpu.model.device, this.gpu.lora);
+    this.policy.setAdapter(this.adapter, "lora");
+  }
+
+  /** Adapter tensors (`lora.<PEFT name>`) and AdamW moments (`adam.m.` / `adam.v.`), for a checkpoint. */
+  async stateTensors(): Promise<Weights> {
+    const out: Weights = new Map();
+    for (const [k, t] of this.adapter.tensors) out.set(`lora.${k}`, { shape: [...t.shape], data: t.data.slice() });
+    if (!this.gpu) return out;
+    const { device } = this.gpu.model;
+    const r = this.gpu.lora.r;
+    for (const s of this.gpu.lora.slots.values()) {
+      const kA = loraKey(s.layer, s.target, "A"), kB = loraKey(s.layer, s.target, "B");
+      out.set(`adam.m.${kA}`, { shape: [r, s.in], data: await readF32(device, s.mA, r * s.in) });
+      out.set(`adam.v.${kA}`, { shape: [r, s.in], data: await readF32(device, s.vA, r * s.in) });
+      out.set(`adam.m.${kB}`, { shape: [s.out, r], data: await readF32(device, s.mB, s.out * r) });
+      out.set(`adam.v.${kB}`, { shape: [s.out, r], data: await readF32(device, s.vB, s.out * r) });
+    }
+    return out;
+  }
+
+  /** Restores adapter and (when a trainer exists and the tensors hold them) AdamW moments and step. */
+  async restoreState(tensors: Weights, trainerStep: number): Promise<void> {
+    const loraTensors = new Map<string, Tensor>();
+    for (const k of this.adapter.tensors.keys()) {
+      const t = tensors.get(`lora.${k}`);
+      if (!t) throw new Error(`checkpoint lacks lora.${k} (was it saved with another LoRA rank or targets?)`);
+      loraTensors.set(k, { shape: [...t.shape], data: t.data.slice() });
+    }
+    this.adapter = { ...this.adapter, tensors: loraTensors };
+    this.policy.setAdapter(this.adapter, "lora");
+    if (!this.gpu) return;
+    const { device } = this.gpu.model;
+    for (const s of this.gpu.lora.slots.values()) {
+      const kA = loraKey(s.layer, s.target, "A"), kB = loraKey(s.layer, s.target, "B");
+      const put = (buf: GPUBuffer, name: string) => {
+        const t = tensors.get(name);
+        if (t) writeBuffer(device, buf, t.data);
+      };
+      put(s.A, `lora.${kA}`);
+      put(s.B, `lora.${kB}`);
+      put(s.mA, `adam.m.${kA}`);
+      put(s.vA, `adam.v.${kA}`);
+      put(s.mB, `adam.m.${kB}`);
+      put(s.vB, `adam.v.${kB}`);
+    }
+    this.gpu.trainer.step = trainerStep;
+  }
+
+  /** Frees the policy session and the GPU copies. */
+  async release(): Promise<void> {
+    await this.policy.release();
+    if (this.gpu) {
+      destroyAdapter(this.gpu.lora);
+      destroyModel(this.gpu.model);
+      this.gpu = null;
+    }
+  }
+}

@@ -1,0 +1,68 @@
+// Prompts of tasks for one model and template: schema per database (cached), the prompt builder's
+// token budget counted with the model's own tokenizer through its chat template, and the ids.
+import type { PromptParams } from "../../core/notebook-params.ts";
+import { buildPrompt, getPromptTemplate, type PromptTemplate } from "../../core/prompts.ts";
+import type { DbSchema } from "../../core/schema.ts";
+import type { Task } from "../../core/types.ts";
+import type { ModelRuntime } from "./model-runtime.ts";
+
+/** One task's prompt: the text the model saw and its ids. */
+export interface TaskPrompt {
+  text: string;
+  ids: number[];
+  template: PromptTemplate;
+}
+
+/** Builds and caches prompts for one model runtime and prompt settings. */
+export class Prompter {
+  private readonly cache = new Map<string, TaskPrompt>();
+  readonly template: PromptTemplate;
+
+  constructor(
+    private readonly runtime: ModelRuntime,
+    private readonly params: PromptParams,
+    private readonly schemaOf: (dbId: string) => Promise<DbSchema>,
+  ) {
+    this.template = getPromptTemplate(params.template);
+  }
+
+  /** The prompt of `task` (built once per task id). */
+  async prompt(task: Task): Promise<TaskPrompt> {
+    const hit = this.cache.get(task.id);
+    if (hit) return hit;
+    const schema = await this.schemaOf(task.db_id);
+    const rt = this.runtime;
+    const built = buildPrompt(this.params.evidence ? task : { question: task.question }, schema, {
+      template: this.template,
+      examplesPerColumn: this.params.examplesPerColumn,
+      descriptions: this.params.descriptions,
+      maxPromptTokens: this.params.maxPromptTokens,
+      countTokens: (text) => rt.encode(text).length,
+      render: (ms) => rt.renderPrompt(ms),
+    });
+    const text = rt.renderPrompt(built.messages);
+    const p: TaskPrompt = { text, ids: rt.encode(text), template: this.template };
+    this.cache.set(task.id, p);
+    return p;
+  }
+
+  /** Prompts of many tasks, in order. */
+  async prompts(tasks: readonly Task[]): Promise<TaskPrompt[]> {
+    const out: TaskPrompt[] = [];
+    for (const t of tasks) out.push(await this.prompt(t));
+    return out;
+  }
+}
+
+/** A schema loader that asks once per database. */
+export function cachedSchemas(load: (dbId: string) => Promise<DbSchema>): (dbId: string) => Promise<DbSchema> {
+  const cache = new Map<string, Promise<DbSchema>>();
+  return (dbId) => {
+    let p = cache.get(dbId);
+    if (!p) {
+      p = load(dbId);
+      cache.set(dbId, p);
+    }
+    return p;
+  };
+}

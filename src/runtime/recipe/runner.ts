@@ -1,0 +1,206 @@
+// Runs a notebook's cells in order against an environment: each cell reads and extends the run
+// context (dataset -> model -> prompt -> reward -> stages). A failing cell stops the run with an
+// error naming it. Training cells checkpoint as they go, so running the same notebook into the
+// same store again resumes where it stopped.
+import type { MetricsRecord } from "../../core/metrics.ts";
+import type { Cell, Notebook } from "../../core/notebook.ts";
+import type { ModelParams } from "../../core/notebook-params.ts";
+import type { StageReport } from "../records.ts";
+import { DEFAULT_RUN_OPTIONS, type Progress, type RunContext, type RunEnv, type RunOptions } from "./context.ts";
+import { resetSchemaCache, toolsFor } from "./common.ts";
+import { buildSplits } from "./data.ts";
+import { runEvaluate } from "./evaluate.ts";
+import { promptsJsonl, trlConfig, writeAdapter } from "./export.ts";
+import { runGrpo } from "./grpo.ts";
+import { ModelRuntime } from "./model-runtime.ts";
+import { runSelect } from "./select.ts";
+import { runSelfConsistency } from "./selfconsistency.ts";
+import { runWarmup } from "./warmup.ts";
+
+/** One cell's outcome in the summary. */
+export interface CellSummary {
+  id: string;
+  type: Cell["type"];
+  ms: number;
+  /** The stage's headline execution accuracy (evaluate: greedy; select: the winner's; warm-up: last round's samples; GRPO: last held-out check or last batch; self-consistency: the vote). */
+  accuracy?: number;
+  report?: StageReport;
+}
+
+/** What a run returns (and writes as summary.json). */
+export interface RunSummary {
+  title: string;
+  cells: CellSummary[];
+  /** Cell id -> headline execution accuracy, in notebook order. */
+  accuracy: Record<string, number>;
+  /** Files the run wrote at the end (adapter, summary). */
+  files: string[];
+}
+
+/** Callbacks and knobs of one run. */
+export interface RunHooks {
+  opts?: Partial<RunOptions>;
+  signal?: AbortSignal;
+  onProgress?: (p: Progress) => void;
+  onMetrics?: (r: MetricsRecord) => void;
+  onLog?: (msg: string) => void;
+  /** Replaces every model cell's source (headless: a local model folder). */
+  modelOverride?: string;
+}
+
+/** The headline accuracy of a stage report. */
+export function headline(r: StageReport, lastGrpoAcc: number | null): number | undefined {
+  switch (r.kind) {
+    case "evaluate":
+      return r.overall.greedy;
+    case "select":
+      return Math.max(...r.entries.map((e) => e.accuracy));
+    case "warmup":
+      return r.rounds.at(-1)?.sampleAccuracy;
+    case "grpo":
+      return r.heldout.at(-1)?.accuracy ?? lastGrpoAcc ?? undefined;
+    case "selfconsistency":
+      return r.voteAccuracy;
+    case "export":
+      return undefined;
+  }
+}
+
+/** Runs every cell of `doc` in order; returns the summary (also written to summary.json). */
+export async function runNotebook(doc: Notebook, env: RunEnv, hooks: RunHooks = {}): Promise<RunSummary> {
+  const ctx: RunContext = {
+    env, opts: { ...DEFAULT_RUN_OPTIONS, ...hooks.opts }, signal: hooks.signal ?? new AbortController().signal,
+    onProgress: hooks.onProgress ?? (() => {}), onMetrics: hooks.onMetrics ?? (() => {}), onLog: hooks.onLog ?? (() => {}),
+    dataset: null, model: null, prompt: null, reward: null, counters: {},
+  };
+  const summary: RunSummary = { title: doc.title, cells: [], accuracy: {}, files: [] };
+  let lastGrpoAcc: number | null = null;
+  const metricsTap = ctx.onMetrics;
+  ctx.onMetrics = (r) => {
+    if (r.phase === "grpo" && r.execAccuracy !== undefined) lastGrpoAcc = r.execAccuracy;
+    metricsTap(r);
+  };
+  let trained: string | null = null;
+  const makeRuntime = async (which: ModelParams | string, p: ModelParams): Promise<ModelRuntime> => {
+    const hf = await env.loadModel(which);
+    return await ModelRuntime.create(hf, () => env.gpuDevice(), { dtype: p.dtype, loraRank: p.loraRank, loraAlpha: p.loraAlpha, seed: 0, onNote: ctx.onLog });
+  };
+  try {
+    for (const cell of doc.cells) {
+      const t0 = env.now();
+      const entry: CellSummary = { id: cell.id, type: cell.type, ms: 0 };
+      try {
+        const report = await runCell(ctx, cell, { makeRuntime, modelOverride: hooks.modelOverride, trained, doc });
+        if (report) {
+          entry.report = report;
+          const acc = headline(report, lastGrpoAcc);
+          if (acc !== undefined) {
+            entry.accuracy = acc;
+            summary.accuracy[cell.id] = acc;
+          }
+          if (report.kind === "warmup" || report.kind === "grpo") trained = cell.id;
+        }
+      } catch (e) {
+        const msg = e instanceof Error ? e.message : String(e);
+        throw new Error(msg.startsWith(`cell "${cell.id}"`) ? msg : `cell "${cell.id}" (${cell.type}): ${msg}`, { cause: e });
+      }
+      entry.ms = env.now() - t0;
+      summary.cells.push(entry);
+    }
+    if (ctx.model) summary.files.push(...(await writeAdapter(env.store, "adapter", ctx.model.runtime, ctx.model.runtime.hf.name)));
+    await env.store.write("summary.json", JSON.stringify(summary, null, 1));
+    summary.files.push("summary.json");
+    return summary;
+  } finally {
+    await ctx.model?.runtime.release();
+    ctx.dataset?.sql.close();
+  }
+}
+
+interface CellEnv {
+  makeRuntime: (which: ModelParams | string, p: ModelParams) => Promise<ModelRuntime>;
+  modelOverride?: string;
+  trained: string | null;
+  doc: Notebook;
+}
+
+async function runCell(ctx: RunContext, cell: Cell, e: CellEnv): Promise<StageReport | null> {
+  switch (cell.type) {
+    case "markdown":
+    case "gpu":
+      return null;
+    case "dataset": {
+      const src = await ctx.env.loadDataset(cell.params);
+      const splits = buildSplits(cell.params, src.splits);
+      ctx.dataset?.sql.close();
+      resetSchemaCache(ctx);
+      ctx.dataset = { params: cell.params, splits, sql: ctx.env.sqlRunner(cell.params) };
+      ctx.onLog(`dataset ${src.describe}: ${Object.entries(splits).map(([k, v]) => `${k} ${v.length}`).join(", ")}`);
+      return null;
+    }
+    case "model": {
+      const runtime = await e.makeRuntime(e.modelOverride ?? cell.params, cell.params);
+      await ctx.model?.runtime.release();
+      ctx.model = { params: cell.params, runtime };
+      ctx.onLog(`model ${runtime.hf.name}: ${runtime.hf.config.arch}, ${runtime.hf.config.numLayers} layers, policy on ${runtime.policy.provider}`);
+      return null;
+    }
+    case "prompt":
+      ctx.prompt = cell.params;
+      return null;
+    case "reward":
+      ctx.reward = { spec: cell.params.spec, comparison: cell.params.comparison };
+      return null;
+    case "evaluate":
+      return await runEvaluate(ctx, cell.id, cell.params, e.trained ? `after ${e.trained}` : "baseline");
+    case "select": {
+      const mp = ctx.model?.params;
+      if (!mp) throw new Error("needs a model cell before it");
+      return await runSelect(ctx, cell.id, cell.params, (m) => e.makeRuntime(m, mp));
+    }
+    case "warmup":
+      return await runWarmup(ctx, cell.id, cell.params);
+    case "grpo":
+      return await runGrpo(ctx, cell.id, cell.params);
+    case "selfconsistency":
+      return await runSelfConsistency(ctx, cell.id, cell.params);
+    case "export":
+      return await runExport(ctx, cell.id, cell.params.what, e.doc);
+  }
+}
+
+async function runExport(ctx: RunContext, cellId: string, what: "adapter" | "metrics" | "samples" | "notebook", doc: Notebook): Promise<StageReport> {
+  const store = ctx.env.store;
+  const files: string[] = [];
+  switch (what) {
+    case "adapter": {
+      const model = ctx.model;
+      if (!model) throw new Error("needs a model cell before it");
+      files.push(...(await writeAdapter(store, `export/${cellId}/adapter`, model.runtime, model.runtime.hf.name)));
+      const grpo = [...doc.cells].reverse().find((c) => c.type === "grpo");
+      if (grpo && grpo.type === "grpo") {
+        const cfg = trlConfig(grpo.params, model.params, model.runtime.adapter.targets, { maxSteps: ctx.opts.maxSteps, seed: ctx.opts.seed });
+        await store.write(`export/${cellId}/trl_grpo_config.json`, JSON.stringify(cfg, null, 1));
+        files.push(`export/${cellId}/trl_grpo_config.json`);
+      }
+      if (ctx.dataset && ctx.prompt && ctx.reward) {
+        const tasks = ctx.dataset.splits[ctx.dataset.params.split] ?? [];
+        const prompts = await toolsFor(ctx, cellId).prompter.prompts(tasks);
+        await store.write(`export/${cellId}/prompts.jsonl`, promptsJsonl(tasks, prompts));
+        files.push(`export/${cellId}/prompts.jsonl`);
+      }
+      break;
+    }
+    case "notebook":
+      await store.write(`export/${cellId}/notebook.json`, JSON.stringify(doc, null, 1));
+      files.push(`export/${cellId}/notebook.json`);
+      break;
+    case "metrics":
+      files.push("metrics.jsonl");
+      break;
+    case "samples":
+      files.push("samples.jsonl");
+      break;
+  }
+  return { kind: "export", cellId, files };
+}

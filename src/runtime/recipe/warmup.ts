@@ -1,0 +1,167 @@
+// Offline warm-up, TAO-style: rounds of (sample N answers per training question with the current
+// model, score them, then optimise offline on that fixed set). Methods, all through the GRPO
+// trainer's clipped policy-gradient step:
+//  - rft: rejection-sampling fine-tuning — correct or positive-advantage samples as SFT targets
+//    (advantage 1, ratio 1: the gradient of their mean token log-likelihood);
+//  - awpg: advantage-weighted offline policy gradient — every sample with its group advantage,
+//    the importance ratio taken against the sampling policy's log-probabilities (clipped);
+//  - dpo: per question the best- and worst-rewarded answers as a pair; the DPO gradient
+//    -beta sigma(-z) (grad log pi(w) - grad log pi(l)) is a sequence-level policy gradient with
+//    advantages +-2 beta sigma(-z) under "seq-mean-token-sum-norm" (C = sequences), ratio 1.
+import { groupAdvantages } from "../../core/advantages.ts";
+import type { WarmupParams } from "../../core/notebook-params.ts";
+import { Rng } from "../../core/rng.ts";
+import { type GrpoSample, type GrpoStepReport, grpoStep, type GrpoTrainer, sampleLogprobs } from "../../gpu/trainer/grpo-step.ts";
+import { loadCheckpoint, saveCheckpoint } from "../checkpoint.ts";
+import type { WarmupReport, WarmupRoundReport } from "../records.ts";
+import { checkAborted, emitMetrics, emitSamples, mixSeed, progressReporter, requireSetup, type RunContext, splitTasks } from "./context.ts";
+import { lengthSummary, perSecond, rewardSummary, sampleTasks, toolsFor } from "./common.ts";
+import type { ModelRuntime } from "./model-runtime.ts";
+import { sampleRecord } from "./scoring.ts";
+
+/** Sequences per optimiser step in the offline phase. */
+export const WARMUP_MINIBATCH = 16;
+
+/** One offline training item: a sequence with its advantage and (awpg) sampling log-probs. */
+interface Item {
+  sample: GrpoSample;
+  /** Index of the pair (dpo) and whether this is its chosen side. */
+  pair?: { id: number; chosen: boolean };
+}
+
+function isRoundReport(x: unknown): x is WarmupRoundReport {
+  return typeof x === "object" && x !== null && "round" in x && typeof x.round === "number";
+}
+
+function sigmoid(x: number): number {
+  return x >= 0 ? 1 / (1 + Math.exp(-x)) : Math.exp(x) / (1 + Math.exp(x));
+}
+
+/** The warm-up cell. Each finished round is checkpointed under `checkpoints/<cell>/`; finished rounds are not redone. */
+export async function runWarmup(ctx: RunContext, cellId: string, p: WarmupParams): Promise<WarmupReport> {
+  const setup = requireSetup(ctx, cellId);
+  const runtime = setup.model.runtime;
+  const tasks = splitTasks(ctx, cellId, setup.dataset.params.split);
+  const seed = ctx.opts.seed ?? p.seed;
+  const tools = toolsFor(ctx, cellId);
+  const progress = progressReporter(ctx, cellId, "warmup");
+  const trainer = await runtime.freshTrainer({
+    epsLow: 0.2, epsHigh: 0.28, beta: 0, aggregation: p.method === "dpo" ? "seq-mean-token-sum-norm" : "token-mean",
+    lr: { base: p.lr, warmupSteps: 0, totalSteps: 1, decay: "constant" }, maxGradNorm: 1,
+  });
+  const prefix = `checkpoints/${cellId}`;
+  const config = JSON.stringify({ ...p, seed, tasks: tasks.length, model: runtime.hf.name });
+  let rounds: WarmupRoundReport[] = [];
+  let start = 0;
+  const ck = await loadCheckpoint(ctx.env.store, prefix);
+  if (ck) {
+    const st = ck.state;
+    if (st.config !== config || !Array.isArray(st.rounds) || typeof st.trainerStep !== "number") {
+      throw new Error(`checkpoint under ${prefix} was made with other parameters; use a fresh output folder or remove it`);
+    }
+    rounds = st.rounds.filter(isRoundReport);
+    start = ck.step;
+    await runtime.restoreState(ck.tensors, st.trainerStep);
+    ctx.onLog(`warmup "${cellId}": ${start} round(s) already done`);
+  }
+  for (let round = start; round < p.rounds; round++) {
+    checkAborted(ctx);
+    const sampled = await sampleTasks(ctx, tools, tasks, p.samplesPerQuestion, {
+      temperature: p.temperature, topP: 1, topK: 0, minP: 0, maxNewTokens: p.maxNewTokens, seed: mixSeed(seed, "warmup", round),
+    }, (d, t) => progress((round - start + (0.5 * d) / t) / (p.rounds - start), `round ${round + 1}: sampling ${d}/${t}`));
+    const t1 = ctx.env.now();
+    const scored = await tools.scorer.scoreSamples(tasks, sampled.samples);
+    const scoreMs = ctx.env.now() - t1;
+    const groups = tasks.map((_, q) => scored.filter((_, i) => sampled.samples[i].prompt === q).map((s) => s.reward.total));
+    const adv = groupAdvantages(groups, { mode: "mean-std" });
+    const seqOf = (i: number): GrpoSample => {
+      const s = sampled.samples[i];
+      const prompt = sampled.promptIds[s.prompt];
+      return { ids: [...prompt, ...s.tokens], promptLen: prompt.length, advantage: 0 };
+    };
+    const items: Item[] = [];
+    if (p.method === "rft") {
+      sampled.samples.forEach((s, i) => {
+        if (s.tokens.length > 0 && (scored[i].correct || adv.advantages[i] > 0)) items.push({ sample: { ...seqOf(i), advantage: 1 } });
+      });
+    } else if (p.method === "awpg") {
+      sampled.samples.forEach((s, i) => {
+        if (s.tokens.length === 0 || adv.advantages[i] === 0) return;
+        const seq = seqOf(i);
+        const old = new Float32Array(seq.ids.length - 1);
+        s.logprobs.forEach((lp, j) => (old[seq.promptLen - 1 + j] = lp));
+        items.push({ sample: { ...seq, advantage: adv.advantages[i], logpOld: old } });
+      });
+    } else {
+      tasks.forEach((_, q) => {
+        const idx = sampled.samples.map((s, i) => (s.prompt === q && s.tokens.length > 0 ? i : -1)).filter((i) => i >= 0);
+        if (idx.length < 2) return;
+        const best = idx.reduce((a, b) => (scored[b].reward.total > scored[a].reward.total ? b : a));
+        const worst = idx.reduce((a, b) => (scored[b].reward.total < scored[a].reward.total ? b : a));
+        if (scored[best].reward.total === scored[worst].reward.total) return;
+        items.push({ sample: seqOf(best), pair: { id: q, chosen: true } }, { sample: seqOf(worst), pair: { id: q, chosen: false } });
+      });
+    }
+    const t2 = ctx.env.now();
+    const reports: GrpoStepReport[] = [];
+    const rng = new Rng(mixSeed(seed, "warmup-order", round));
+    // DPO keeps pairs together: shuffle pairs, not sequences.
+    const unit = p.method === "dpo" ? 2 : 1;
+    for (let epoch = 0; epoch < p.epochs && items.length > 0; epoch++) {
+      const order = rng.shuffle(Array.from({ length: items.length / unit }, (_, i) => i)).flatMap((i) => Array.from({ length: unit }, (_, j) => items[i * unit + j]));
+      for (let b = 0; b < order.length; b += WARMUP_MINIBATCH) {
+        checkAborted(ctx);
+        const mb = order.slice(b, b + WARMUP_MINIBATCH - (WARMUP_MINIBATCH % unit));
+        if (mb.length === 0) continue;
+        let batch = mb.map((it) => it.sample);
+        if (p.method === "dpo") batch = await dpoBatch(runtime, trainer, mb, p.dpoBeta);
+        reports.push(await grpoStep(trainer, batch));
+      }
+    }
+    if (reports.length > 0) await runtime.syncPolicy();
+    const trainMs = ctx.env.now() - t2;
+    const correct = scored.filter((s) => s.correct).length;
+    const rep: WarmupRoundReport = {
+      round: round + 1, samples: scored.length, sampleAccuracy: correct / scored.length,
+      rftTargets: p.method === "rft" ? items.length : 0, weightedSamples: p.method === "rft" ? 0 : items.length, optimiserSteps: reports.length,
+    };
+    rounds.push(rep);
+    const mean = (f: (r: GrpoStepReport) => number) => (reports.length ? reports.reduce((a, r) => a + f(r), 0) / reports.length : undefined);
+    const trainTokens = items.reduce((a, it) => a + it.sample.ids.length, 0) * p.epochs;
+    await emitMetrics(ctx, {
+      v: 1, step: round + 1, phase: "warmup", time: ctx.env.now(),
+      ms: { sample: sampled.ms, score: scoreMs, train: trainMs },
+      tokensPerSec: { sample: perSecond(sampled.tokens, sampled.ms), score: perSecond(sampled.tokens, scoreMs), train: perSecond(trainTokens, trainMs) },
+      rewards: rewardSummary(scored), execAccuracy: rep.sampleAccuracy, equalGroupFraction: adv.equalFraction,
+      completionLength: lengthSummary(sampled.samples), loss: mean((r) => r.loss), gradNorm: mean((r) => r.gradNorm), entropy: mean((r) => r.entropy),
+      lr: p.lr, extra: { trainItems: items.length, optimiserSteps: reports.length, skippedUpdates: reports.filter((r) => r.skipped).length },
+    });
+    await emitSamples(ctx, sampled.samples.slice(0, ctx.opts.samplesPerStep).map((s, i) =>
+      sampleRecord({ phase: "warmup", step: round + 1, round: round + 1 }, tasks[s.prompt], sampled.prompts[s.prompt], s, scored[i], adv.advantages[i])));
+    await saveCheckpoint(ctx.env.store, prefix, {
+      step: round + 1, cursor: 0, rng: {}, tensors: await runtime.stateTensors(), state: { config, rounds, trainerStep: trainer.step },
+    });
+    progress((round + 1 - start) / (p.rounds - start), `round ${round + 1}: ${items.length} training items, ${reports.length} updates`);
+  }
+  return { kind: "warmup", cellId, method: p.method, rounds };
+}
+
+/** DPO advantages for a minibatch of pairs under the current adapter and the base model (ratio 1 via logpOld = current). */
+async function dpoBatch(runtime: ModelRuntime, trainer: GrpoTrainer, mb: Item[], beta: number): Promise<GrpoSample[]> {
+  const seqs = mb.map((it) => it.sample.ids);
+  const cur = await sampleLogprobs(trainer, seqs);
+  const ref = await runtime.referenceLogprobs(seqs);
+  const seqLogp = (rows: ArrayLike<number>, promptLen: number) => {
+    let s = 0;
+    for (let t = promptLen - 1; t < rows.length; t++) s += rows[t];
+    return s;
+  };
+  const margin = mb.map((it, i) => seqLogp(cur[i], it.sample.promptLen) - seqLogp(ref[i], it.sample.promptLen));
+  trainer.opts.normConstant = mb.length;
+  return mb.map((it, i) => {
+    const j = it.pair?.chosen ? i + 1 : i - 1;
+    const z = beta * (it.pair?.chosen ? margin[i] - margin[j] : margin[j] - margin[i]);
+    const a = 2 * beta * sigmoid(-z);
+    return { ...it.sample, advantage: it.pair?.chosen ? a : -a, logpOld: cur[i] };
+  });
+}
