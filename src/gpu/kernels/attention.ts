@@ -95,8 +95,12 @@ export async function encodeAttentionForward(
   const scale = opts.scale ?? 1 / Math.sqrt(a.D);
   validate(a, buf);
   const ds = tileStride(a.D);
-  const [BQ, BK] = pickTiles(device, (bq, bk) => bq * ds + 2 * bk * ds + bq * bk, opts.workgroupBytes);
-  const pipeline = await computePipeline(device, "attention-forward", forwardSource, { D: a.D, BQ, BK });
+  const words = (bq: number, bk: number) => bq * ds + 2 * bk * ds + bq * bk;
+  // 32 query rows, two per thread, when they fit (D <= 64 with 32 KiB); else one row per thread.
+  const wide = words(32, 16) * 4 <= Math.min(device.limits.maxComputeWorkgroupStorageSize, opts.workgroupBytes ?? Infinity);
+  const [BQ, BK] = wide ? [32, 16] : pickTiles(device, words, opts.workgroupBytes);
+  const RPT = wide ? 2 : 1;
+  const pipeline = await computePipeline(device, "attention-forward", forwardSource, { D: a.D, BQ, BK, RPT });
   const dims = dimsUniform(device, "attention-forward-dims", a, scale);
   dispatch(device, enc, pipeline, [buf.q, buf.k, buf.v, buf.lens, buf.o, buf.lse, dims], [Math.ceil(a.T / BQ), a.H, a.B]);
 }

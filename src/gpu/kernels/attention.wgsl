@@ -1,8 +1,9 @@
 // Causal grouped-query attention forward, flash style: one workgroup owns BQ query rows of one
 // (batch, head) and streams key/value tiles of BK rows through workgroup memory with an online
 // softmax, so no T x T score matrix exists. Tiles hold rows as vec4 (zero-padded past D, one spare
-// vec4 per row so consecutive rows start in different banks). Thread (lane, r) owns row r and the
-// vec4 columns lane, lane + 16; all LANES * BQ threads share the BQ * BK scores of a tile.
+// vec4 per row so consecutive rows start in different banks). Thread (lane, y) owns rows
+// y, y + BQ/RPT (RPT of them) and the vec4 columns lane, lane + 16; all threads share the
+// BQ * BK scores of a tile.
 // Glossary: B batch, T tokens, H query heads, Hkv kv heads, D head dim; lens (B) valid lengths.
 
 struct Dims {
@@ -26,11 +27,13 @@ struct Dims {
 
 override D: u32 = 64u;           // head dim, at most 4 * LANES * JMAX
 override BQ: u32 = 16u;          // query rows per workgroup
+override RPT: u32 = 1u;          // query rows per thread (1 or 2): a V load then feeds RPT rows
 override BK: u32 = 16u;          // keys per tile
 override D4: u32 = (D + 3u) / 4u; // vec4 columns of a row
 override DS4: u32 = D4 + 1u;     // vec4 row stride of the tiles
 const LANES: u32 = 16u;
 const JMAX: u32 = 2u;
+const RPT_MAX: u32 = 2u;
 const NEG: f32 = -1.0e30; // score of a masked pair; real scores are far above NEG / 2
 
 var<workgroup> qs: array<vec4f, BQ * DS4>; // (BQ, DS4)
@@ -58,7 +61,7 @@ fn loadV(base: u32, c4: u32) -> vec4f {
   return x;
 }
 
-@compute @workgroup_size(LANES, BQ)
+@compute @workgroup_size(LANES, BQ / RPT)
 fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec3u) {
   let b = wg.z;
   let h = wg.y;
@@ -66,10 +69,9 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec
   let hk = h / (dims.H / dims.Hkv);
   let len = min(lens[b], dims.T);
   let lane = lid.x;
-  let r = lid.y;
-  let tid = r * LANES + lane;
-  let nt = LANES * BQ;
-  let t = q0 + r;
+  let rs = BQ / RPT; // thread rows; thread row y owns tile rows y, y + rs, ...
+  let tid = lid.y * LANES + lane;
+  let nt = LANES * rs;
 
   for (var e = tid; e < BQ * D4; e += nt) {
     let tt = q0 + e / D4;
@@ -77,9 +79,10 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec
     if (tt < len) { x = loadQ(((b * dims.T + tt) * dims.H + h) * D, e % D4); }
     qs[(e / D4) * DS4 + e % D4] = x;
   }
-  var m = NEG;
-  var l = 0.0;
-  var acc: array<vec4f, JMAX>;
+  var m: array<f32, RPT_MAX>;
+  var l: array<f32, RPT_MAX>;
+  var acc: array<vec4f, RPT_MAX * JMAX>; // acc[i * JMAX + j]: row lid.y + i * rs, vec4 column lane + LANES * j
+  for (var i = 0u; i < RPT; i++) { m[i] = NEG; }
   let kEnd = min(q0 + BQ, len); // causal: no key beyond the block's last valid query
   for (var k0 = 0u; k0 < kEnd; k0 += BK) {
     workgroupBarrier(); // the previous tile (and the query tile) are complete
@@ -109,33 +112,44 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec
       ss[e] = s;
     }
     workgroupBarrier();
-    var mt = m;
-    for (var c = 0u; c < BK; c++) { mt = max(mt, ss[r * BK + c]); }
-    let alpha = exp(m - mt);
-    l *= alpha;
-    for (var j = 0u; j < JMAX; j++) { acc[j] *= alpha; }
+    var mt: array<f32, RPT_MAX>;
+    for (var i = 0u; i < RPT; i++) {
+      let row = lid.y + i * rs;
+      mt[i] = m[i];
+      for (var c = 0u; c < BK; c++) { mt[i] = max(mt[i], ss[row * BK + c]); }
+      let alpha = exp(m[i] - mt[i]);
+      l[i] *= alpha;
+      for (var j = 0u; j < JMAX; j++) { acc[i * JMAX + j] *= alpha; }
+      m[i] = mt[i];
+    }
     for (var c = 0u; c < BK; c++) {
-      let s = ss[r * BK + c];
-      if (s > NEG * 0.5) {
-        let p = exp(s - mt);
-        l += p;
-        for (var j = 0u; j < JMAX; j++) {
-          let c4 = lane + LANES * j;
-          if (c4 < D4) { acc[j] = fma(vec4f(p), vs[c * DS4 + c4], acc[j]); }
+      var p: array<f32, RPT_MAX>;
+      for (var i = 0u; i < RPT; i++) {
+        let s = ss[(lid.y + i * rs) * BK + c];
+        p[i] = select(0.0, exp(s - mt[i]), s > NEG * 0.5);
+        l[i] += p[i];
+      }
+      for (var j = 0u; j < JMAX; j++) {
+        let c4 = lane + LANES * j;
+        if (c4 < D4) {
+          let vv = vs[c * DS4 + c4]; // one load feeds RPT rows
+          for (var i = 0u; i < RPT; i++) { acc[i * JMAX + j] = fma(vec4f(p[i]), vv, acc[i * JMAX + j]); }
         }
       }
     }
-    m = mt;
   }
-  if (t >= dims.T) { return; }
-  let valid = t < len;
-  let base = ((b * dims.T + t) * dims.H + h) * D;
-  for (var j = 0u; j < JMAX; j++) {
-    let c4 = lane + LANES * j;
-    for (var i = 0u; i < 4u; i++) {
-      let d = c4 * 4u + i;
-      if (d < D) { o[base + d] = select(0.0, acc[j][i] / l, valid); }
+  for (var i = 0u; i < RPT; i++) {
+    let t = q0 + lid.y + i * rs;
+    if (t >= dims.T) { continue; }
+    let valid = t < len;
+    let base = ((b * dims.T + t) * dims.H + h) * D;
+    for (var j = 0u; j < JMAX; j++) {
+      let c4 = lane + LANES * j;
+      for (var k = 0u; k < 4u; k++) {
+        let d = c4 * 4u + k;
+        if (d < D) { o[base + d] = select(0.0, acc[i * JMAX + j][k] / l[i], valid); }
+      }
     }
+    if (lane == 0u) { lse[(b * dims.H + h) * dims.T + t] = select(0.0, m[i] + log(l[i]), valid); }
   }
-  if (lane == 0u) { lse[(b * dims.H + h) * dims.T + t] = select(0.0, m + log(l), valid); }
 }
