@@ -117,8 +117,10 @@ export async function encodeAttentionBackward(
   validate(a, buf);
   const dims = dimsUniform(device, "attention-backward-dims", a, scale);
   const ds = tileStride(a.D);
-  const [BQ, BK] = pickTiles(device, (bq, bk) => 2 * bq * ds + 2 * bk * ds + bq * bk + 2 * bq, opts.workgroupBytes);
-  const dq = await computePipeline(device, "attention-backward-dq", dqSource, { D: a.D, BQ, BK });
+  const dqWords = (bq: number, bk: number) => 2 * bq * ds + 2 * bk * ds + bq * bk + 2 * bq;
+  const wide = dqWords(32, 16) * 4 <= Math.min(device.limits.maxComputeWorkgroupStorageSize, opts.workgroupBytes ?? Infinity);
+  const [BQ, BK] = wide ? [32, 16] : pickTiles(device, dqWords, opts.workgroupBytes);
+  const dq = await computePipeline(device, "attention-backward-dq", dqSource, { D: a.D, BQ, BK, RPT: wide ? 2 : 1 });
   dispatch(device, enc, dq, [buf.q, buf.k, buf.v, buf.o, buf.dout, buf.lse, buf.lens, buf.dq, buf.delta, dims], [
     Math.ceil(a.T / BQ),
     a.H,

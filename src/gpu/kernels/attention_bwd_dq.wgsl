@@ -1,7 +1,8 @@
 // Attention backward, query side: dq (B, T, H, D) and delta (B, H, T) = rowsum(dout * o), which
 // attention_bwd_dkv.wgsl reads, so this kernel runs first. Probabilities are recomputed from the
 // forward's lse: p = exp(q.k * scale - lse), dS = p * (dout.v - delta), dq = scale * sum_j dS_j k_j.
-// Same tiling as attention.wgsl: BQ query rows per workgroup, key/value tiles of BK rows, vec4 rows.
+// Same tiling as attention.wgsl: BQ query rows per workgroup (RPT per thread), key/value tiles of
+// BK rows, vec4 rows.
 
 struct Dims {
   B: u32,
@@ -28,10 +29,12 @@ struct Dims {
 override D: u32 = 64u;
 override BQ: u32 = 16u;
 override BK: u32 = 16u;
+override RPT: u32 = 1u; // query rows per thread (1 or 2)
 override D4: u32 = (D + 3u) / 4u;
 override DS4: u32 = D4 + 1u;
 const LANES: u32 = 16u;
 const JMAX: u32 = 2u;
+const RPT_MAX: u32 = 2u;
 
 var<workgroup> qs: array<vec4f, BQ * DS4>;  // (BQ, DS4)
 var<workgroup> dos: array<vec4f, BQ * DS4>; // (BQ, DS4)
@@ -66,7 +69,7 @@ fn loadV(base: u32, c4: u32) -> vec4f {
   return x;
 }
 
-@compute @workgroup_size(LANES, BQ)
+@compute @workgroup_size(LANES, BQ / RPT)
 fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec3u) {
   let b = wg.z;
   let h = wg.y;
@@ -74,10 +77,9 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec
   let hk = h / (dims.H / dims.Hkv);
   let len = min(lens[b], dims.T);
   let lane = lid.x;
-  let r = lid.y;
-  let tid = r * LANES + lane;
-  let nt = LANES * BQ;
-  let t = q0 + r;
+  let rs = BQ / RPT; // thread rows; thread row y owns tile rows y, y + rs, ...
+  let tid = lid.y * LANES + lane;
+  let nt = LANES * rs;
 
   for (var e = tid; e < BQ * D4; e += nt) {
     let tt = q0 + e / D4;
@@ -92,18 +94,22 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec
     dos[(e / D4) * DS4 + e % D4] = dx;
   }
   if (lane == 0u) {
-    var dl = 0.0;
-    var lv = 0.0;
-    if (t < len) {
-      let base = ((b * dims.T + t) * dims.H + h) * D;
-      for (var d = 0u; d < D; d++) { dl = fma(dout[base + d], o[base + d], dl); }
-      lv = lse[(b * dims.H + h) * dims.T + t];
+    for (var i = 0u; i < RPT; i++) {
+      let row = lid.y + i * rs;
+      let t = q0 + row;
+      var dl = 0.0;
+      var lv = 0.0;
+      if (t < len) {
+        let base = ((b * dims.T + t) * dims.H + h) * D;
+        for (var d = 0u; d < D; d++) { dl = fma(dout[base + d], o[base + d], dl); }
+        lv = lse[(b * dims.H + h) * dims.T + t];
+      }
+      rowDelta[row] = dl;
+      rowL[row] = lv;
+      if (t < dims.T) { delta[(b * dims.H + h) * dims.T + t] = dl; }
     }
-    rowDelta[r] = dl;
-    rowL[r] = lv;
-    if (t < dims.T) { delta[(b * dims.H + h) * dims.T + t] = dl; }
   }
-  var acc: array<vec4f, JMAX>;
+  var acc: array<vec4f, RPT_MAX * JMAX>; // acc[i * JMAX + j]: row lid.y + i * rs, vec4 column lane + LANES * j
   let kEnd = min(q0 + BQ, len);
   for (var k0 = 0u; k0 < kEnd; k0 += BK) {
     workgroupBarrier();
@@ -139,20 +145,27 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec
     }
     workgroupBarrier();
     for (var c = 0u; c < BK; c++) {
-      let ds = vec4f(ss[r * BK + c]);
+      var ds: array<f32, RPT_MAX>;
+      for (var i = 0u; i < RPT; i++) { ds[i] = ss[(lid.y + i * rs) * BK + c]; }
       for (var j = 0u; j < JMAX; j++) {
         let c4 = lane + LANES * j;
-        if (c4 < D4) { acc[j] = fma(ds, ks[c * DS4 + c4], acc[j]); }
+        if (c4 < D4) {
+          let kv = ks[c * DS4 + c4]; // one load feeds RPT rows
+          for (var i = 0u; i < RPT; i++) { acc[i * JMAX + j] = fma(vec4f(ds[i]), kv, acc[i * JMAX + j]); }
+        }
       }
     }
   }
-  if (t >= dims.T) { return; }
-  let base = ((b * dims.T + t) * dims.H + h) * D;
-  for (var j = 0u; j < JMAX; j++) {
-    let c4 = lane + LANES * j;
-    for (var i = 0u; i < 4u; i++) {
-      let d = c4 * 4u + i;
-      if (d < D) { dq[base + d] = acc[j][i] * dims.scale; }
+  for (var i = 0u; i < RPT; i++) {
+    let t = q0 + lid.y + i * rs;
+    if (t >= dims.T) { continue; }
+    let base = ((b * dims.T + t) * dims.H + h) * D;
+    for (var j = 0u; j < JMAX; j++) {
+      let c4 = lane + LANES * j;
+      for (var k = 0u; k < 4u; k++) {
+        let d = c4 * 4u + k;
+        if (d < D) { dq[base + d] = acc[i * JMAX + j][k] * dims.scale; }
+      }
     }
   }
 }
