@@ -1,0 +1,140 @@
+// The recipe end to end on a tiny random model (lavapipe): `rlvr run` with --max-steps 1, then
+// again with --max-steps 2 into the same folder (it resumes), against one straight in-process run
+// of 2 steps. A random model writes no SQL, so accuracies are 0; what is checked is the mechanics:
+// identical adapters, optimiser moments and metrics after resuming, complete sample records whose
+// rewards are scoreSample's, equal-reward groups dropped and counted, BIRD-format predictions,
+// the PEFT adapter and the TRL config.
+import { assert, assertEquals } from "../../../tests/assert.ts";
+import { parsePredictions } from "../../core/loaders.ts";
+import { decodeMetrics, type MetricsRecord } from "../../core/metrics.ts";
+import { parseNotebook } from "../../core/notebook.ts";
+import { type RewardSpec, scoreSample } from "../../core/rewards.ts";
+import { parsePeftAdapter } from "../../model/peft.ts";
+import { decodeSamples } from "../records.ts";
+import { denoEnv } from "./env.deno.ts";
+import { tinyPromptCorpus, writeTinyDataset, writeVaryingLengthModel } from "./fixtures.deno.ts";
+import { runNotebook } from "./runner.ts";
+
+const TEMPLATE = "reasoning-answer@1";
+const SPEC: RewardSpec = {
+  components: [{ name: "execution", weight: 1 }, { name: "error_penalty", weight: 1 }, { name: "length", weight: 1, params: { maxTokens: 2 } }],
+};
+const NOTEBOOK = {
+  version: 1,
+  title: "tiny recipe",
+  cells: [
+    { id: "data", type: "dataset", params: { source: "url", questionsUrl: "data/train.jsonl", dbRoot: "data", format: "rlvr", split: "train", devFraction: 0.25 } },
+    { id: "model", type: "model", params: { source: "url", url: "model", dtype: "f32", loraRank: 4, loraAlpha: 8 } },
+    { id: "prompt", type: "prompt", params: { template: TEMPLATE, maxPromptTokens: 1024 } },
+    { id: "reward", type: "reward", params: { spec: SPEC } },
+    { id: "base", type: "evaluate", params: { split: "dev", n: 2, k: 2, maxNewTokens: 4 } },
+    { id: "warm", type: "warmup", params: { rounds: 1, samplesPerQuestion: 2, method: "rft", lr: 0.01, maxNewTokens: 4 } },
+    { id: "grpo", type: "grpo", params: { G: 4, steps: 4, batchQuestions: 2, maxNewTokens: 4, lr: 0.01, evalEvery: 2, evalN: 2 } },
+    { id: "sc", type: "selfconsistency", params: { N: 2, split: "dev", n: 2, maxNewTokens: 4 } },
+    { id: "exp", type: "export", params: { what: "adapter" } },
+  ],
+};
+
+async function cli(dir: string, out: string, maxSteps: number): Promise<{ last: Record<string, unknown>; stderr: string }> {
+  const r = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", new URL("../../cli/main.ts", import.meta.url).pathname, "run", `${dir}/nb.json`, "--out", out, "--max-steps", String(maxSteps)],
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const stderr = new TextDecoder().decode(r.stderr);
+  const lines = new TextDecoder().decode(r.stdout).trim().split("\n");
+  assert(r.code === 0, `rlvr run exited ${r.code}: ${stderr.slice(-2000)}`);
+  return { last: JSON.parse(lines[lines.length - 1]), stderr };
+}
+
+const text = async (p: string) => await Deno.readTextFile(p);
+const metricsOf = async (dir: string) => decodeMetrics(await text(`${dir}/metrics.jsonl`)).records;
+/** A record without its wall-clock fields (the only ones a resumed run may change). */
+function timeless(r: MetricsRecord): Omit<MetricsRecord, "time" | "ms" | "tokensPerSec"> {
+  const { time: _t, ms: _m, tokensPerSec: _s, ...rest } = r;
+  return rest;
+}
+
+Deno.test({
+  name: "rlvr run: 1 step + resume + 1 step equals 2 straight steps (adapter, AdamW moments, metrics); records, predictions and exports",
+  sanitizeOps: false,
+  sanitizeResources: false,
+  async fn() {
+    const dir = await Deno.makeTempDir({ prefix: "rlvr-run-" });
+    await writeTinyDataset(`${dir}/data`);
+    await writeVaryingLengthModel(`${dir}/model`, { seed: 3, corpus: await tinyPromptCorpus(`${dir}/data`, [TEMPLATE]) });
+    await Deno.writeTextFile(`${dir}/nb.json`, JSON.stringify(NOTEBOOK));
+
+    const a = await cli(dir, `${dir}/resumed`, 1);
+    assertEquals((a.last.accuracy as Record<string, number>).grpo !== undefined, true);
+    const b = await cli(dir, `${dir}/resumed`, 2);
+    assert(b.stderr.includes(`grpo "grpo": resumed from step 1`), "the second run resumes GRPO from its checkpoint");
+    assert(b.stderr.includes(`warmup "warm": 1 round(s) already done`), "the second run does not redo the warm-up");
+    const acc = b.last.accuracy as Record<string, number>;
+    assertEquals(Object.keys(acc), ["base", "warm", "grpo", "sc"]);
+    assert(Object.values(acc).every((x) => x >= 0 && x <= 1), `accuracies ${JSON.stringify(acc)}`);
+
+    const parsed = parseNotebook(NOTEBOOK);
+    assert(parsed.ok);
+    const straight = `${dir}/straight`;
+    const summary = await runNotebook(parsed.doc, denoEnv({ out: straight, base: dir }), { opts: { maxSteps: 2 } });
+    assertEquals(summary.accuracy, acc);
+
+    // Identical adapter and optimiser state: the resumed run continued exactly.
+    const bytes = (p: string) => Deno.readFile(p);
+    assertEquals(await bytes(`${dir}/resumed/adapter/adapter_model.safetensors`), await bytes(`${straight}/adapter/adapter_model.safetensors`));
+    assertEquals(await bytes(`${dir}/resumed/checkpoints/grpo/ckpt-00000002/tensors.safetensors`), await bytes(`${straight}/checkpoints/grpo/ckpt-00000002/tensors.safetensors`));
+    const adapter = parsePeftAdapter(JSON.parse(await text(`${straight}/adapter/adapter_config.json`)), await bytes(`${straight}/adapter/adapter_model.safetensors`));
+    let bMax = 0;
+    for (const [k, t] of adapter.tensors) if (k.includes("lora_B")) for (const x of t.data) bMax = Math.max(bMax, Math.abs(x));
+    assert(bMax > 0, "training moved the adapter (B starts at zero)");
+
+    // Identical metrics, wall-clock fields aside; the resumed folder holds step 1 once.
+    const resumed = await metricsOf(`${dir}/resumed`);
+    const plain = await metricsOf(straight);
+    const pick = (rs: MetricsRecord[], phase: string) => rs.filter((r) => r.phase === phase).map(timeless);
+    assertEquals(pick(resumed, "grpo"), pick(plain, "grpo"));
+    assertEquals(pick(resumed, "grpo").map((r) => r.step), [1, 2]);
+    assertEquals(pick(resumed, "eval").at(-1), pick(plain, "eval").at(-1), "held-out check at step 2");
+    assertEquals(pick(resumed, "selfconsistency").at(-1), pick(plain, "selfconsistency").at(-1));
+    const warm = plain.find((r) => r.phase === "warmup");
+    assert(warm?.extra && warm.extra.trainItems > 0 && warm.extra.optimiserSteps > 0, `warm-up trained on RFT targets: ${JSON.stringify(warm?.extra)}`);
+
+    // Sample records: complete, rewards as scoreSample gives them, equal-reward groups dropped and counted.
+    const samples = decodeSamples(await text(`${straight}/samples.jsonl`));
+    assertEquals(samples.errors, []);
+    assert(samples.records.length > 0);
+    for (const r of samples.records) {
+      const outcome = r.extraction.sql === null ? null : { correct: r.correct, error: r.error, ms: r.execMs };
+      assertEquals(scoreSample(SPEC, { completion: r.completion, completionTokens: r.completionTokens, extraction: r.extraction, outcome }).total, r.reward.total);
+      assert(r.prompt.includes(r.question) && r.gold !== null && r.gold.columns.length > 0, "prompt and gold result kept");
+    }
+    for (const m of plain.filter((x) => x.phase === "grpo")) {
+      const recs = samples.records.filter((r) => r.phase === "grpo" && r.step === m.step);
+      assertEquals(recs.length, 8, "all 2 x 4 samples of the step are kept (samplesPerStep 16)");
+      const groups = [...new Set(recs.map((r) => r.taskId))].map((id) => recs.filter((r) => r.taskId === id));
+      const equal = groups.filter((g) => g.every((r) => r.reward.total === g[0].reward.total));
+      assertEquals(m.equalGroupFraction, equal.length / groups.length, `step ${m.step} equal-reward fraction`);
+      for (const g of groups) {
+        const isEqual = equal.includes(g);
+        assert(g.every((r) => (r.advantage === null) === isEqual), "advantage null exactly for dropped (equal-reward) groups");
+        if (!isEqual) assert(Math.abs(g.reduce((s, r) => s + (r.advantage ?? 0), 0)) < 1e-9, "group advantages sum to zero");
+      }
+      assertEquals(m.extra?.trainedSamples, (groups.length - equal.length) * 4);
+    }
+
+    // Predictions in BIRD's format, one per dev question.
+    const preds = parsePredictions(await text(`${straight}/predictions/base.json`));
+    assertEquals([preds.format, preds.sql.size, preds.problems.length], ["bird", 2, 0]);
+    assert(Object.values(JSON.parse(await text(`${straight}/predictions/base.json`))).every((v) => typeof v === "string" && v.endsWith("\t----- bird -----\tpets")));
+
+    // Exports: PEFT adapter equal to the run's, TRL config, prompts with gold SQL.
+    assertEquals(await bytes(`${straight}/export/exp/adapter/adapter_model.safetensors`), await bytes(`${straight}/adapter/adapter_model.safetensors`));
+    const trl = JSON.parse(await text(`${straight}/export/exp/trl_grpo_config.json`));
+    assertEquals([trl.grpo_config.num_generations, trl.grpo_config.loss_type, trl.grpo_config.max_steps, trl.peft_config.r], [4, "dapo", 2, 4]);
+    const prompts = (await text(`${straight}/export/exp/prompts.jsonl`)).trim().split("\n").map((l) => JSON.parse(l));
+    assertEquals(prompts.length, 6);
+    assert(prompts.every((p) => typeof p.prompt === "string" && p.prompt.includes(p.gold_sql) === false && typeof p.gold_sql === "string"));
+    await Deno.remove(dir, { recursive: true });
+  },
+});
