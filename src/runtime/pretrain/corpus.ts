@@ -84,6 +84,9 @@ function pick(rng: Rng, templates: CorpusOptions["templates"]): string {
   return templates[templates.length - 1].id;
 }
 
+/** Gold queries per SQL document. */
+const SQL_GROUP = 8;
+
 /** The documents of the corpus, shuffled with the seed. */
 export function buildDocuments(src: CorpusSources, o: CorpusOptions): CorpusDoc[] {
   const chat = new ChatTemplate(o.chatTemplate);
@@ -108,7 +111,7 @@ export function buildDocuments(src: CorpusSources, o: CorpusOptions): CorpusDoc[
     const text = chat.render(built.messages) + answerText(template, q, schema) + "<|im_end|>\n";
     for (let c = 0; c < copies(q.source); c++) docs.push({ kind: "chat", source: q.source, text });
   }
-  // Per database: its DDL, and its gold queries (deduplicated, in file order).
+  // Per database: its DDL, and its gold queries (deduplicated, in file order) in small groups.
   const byDb = new Map<string, { source: CorpusQuestion["source"]; sql: string[] }>();
   for (const q of src.questions) {
     const e = byDb.get(q.db_id) ?? { source: q.source, sql: [] };
@@ -118,8 +121,13 @@ export function buildDocuments(src: CorpusSources, o: CorpusOptions): CorpusDoc[
   }
   for (const [db, e] of byDb) {
     const ddl = `-- database: ${db}\n${renderDdl(schemaOf(db), { examplesPerColumn: o.examplesPerColumn ?? 3 })}\n`;
-    const sql = `-- database: ${db}\n${e.sql.join("\n")}\n`;
-    for (let c = 0; c < copies(e.source); c++) docs.push({ kind: "ddl", source: e.source, text: ddl }, { kind: "sql", source: e.source, text: sql });
+    for (let c = 0; c < copies(e.source); c++) {
+      docs.push({ kind: "ddl", source: e.source, text: ddl });
+      // Gold queries in groups of SQL_GROUP: small documents that also fill the rows' ends.
+      for (let i = 0; i < e.sql.length; i += SQL_GROUP) {
+        docs.push({ kind: "sql", source: e.source, text: `-- database: ${db}\n${e.sql.slice(i, i + SQL_GROUP).join("\n")}\n` });
+      }
+    }
   }
   return rng.shuffle(docs);
 }
@@ -136,35 +144,19 @@ export interface PackedCorpus {
   fill: number;
 }
 
-/** Rows with fewer free tokens than this are closed (no document is that short but EOS pieces). */
-const CLOSE_FREE = 16;
-/** Open rows searched per document (bounds the cost; the oldest is closed when more are open). */
-const MAX_OPEN = 256;
-
 /**
- * Tokenizes the documents in order and packs them first-fit over the open rows: each document
- * (ids + EOS) goes whole into the first open row with room, else into a new row, so a prompt and
- * its answer stay in one row. A document longer than seqLen is cut into seqLen pieces; full pieces
- * are rows of their own and the tail is placed like a document. Rows are emitted in creation order.
+ * Tokenizes the documents and packs them best-fit decreasing: longest first, each document
+ * (ids + EOS) whole into the row with the least room that still holds it, else a new row, so a
+ * prompt and its answer always share a row. A document longer than seqLen is cut into seqLen
+ * pieces: full pieces are rows of their own, the tail is placed like a document. Ties keep the
+ * documents' (seeded) order, so the result is deterministic; the trainer shuffles rows anyway.
  */
 export function packDocuments(docs: readonly CorpusDoc[], encode: (text: string) => number[], eos: number, seqLen: number): PackedCorpus {
   if (!(seqLen >= 2)) throw new Error(`pack: seqLen ${seqLen} must be at least 2`);
   const rows: number[][] = [];
-  const open: number[] = []; // indices into rows, oldest first
   const mix: PackedCorpus["mix"] = {};
   let tokens = 0;
-  const place = (piece: number[]) => {
-    let k = open.findIndex((r) => rows[r].length + piece.length <= seqLen);
-    if (k < 0) {
-      rows.push([]);
-      open.push(rows.length - 1);
-      k = open.length - 1;
-    }
-    const r = rows[open[k]];
-    for (const x of piece) r.push(x);
-    if (seqLen - r.length < CLOSE_FREE) open.splice(k, 1);
-    if (open.length > MAX_OPEN) open.shift();
-  };
+  const items: number[][] = [];
   for (const d of docs) {
     const ids = [...encode(d.text), eos];
     const key = `${d.kind}/${d.source}`;
@@ -174,7 +166,22 @@ export function packDocuments(docs: readonly CorpusDoc[], encode: (text: string)
     tokens += ids.length;
     let i = 0;
     for (; ids.length - i > seqLen; i += seqLen) rows.push(ids.slice(i, i + seqLen));
-    place(ids.slice(i));
+    items.push(ids.slice(i));
+  }
+  const order = items.map((_, i) => i).sort((a, b) => items[b].length - items[a].length || a - b);
+  // byFree[f]: rows (indices) with exactly f free tokens, in creation order.
+  const byFree: number[][] = Array.from({ length: seqLen + 1 }, () => []);
+  for (const k of order) {
+    const it = items[k];
+    let f = it.length;
+    while (f <= seqLen && byFree[f].length === 0) f++;
+    let r: number;
+    if (f > seqLen) {
+      rows.push([]);
+      r = rows.length - 1;
+    } else r = byFree[f].shift() ?? -1;
+    for (const x of it) rows[r].push(x);
+    byFree[seqLen - rows[r].length].push(r);
   }
   const out = rows.map((r) => Uint32Array.from(r));
   return { seqLen, rows: out, tokens, mix, fill: tokens / (out.length * seqLen) };
