@@ -119,6 +119,7 @@ export async function runGrpo(ctx: RunContext, cellId: string, p: GrpoParams): P
       tokensPerSec: { sample: perSecond(sampled.tokens, sampled.ms), score: perSecond(sampled.tokens, scoreMs), train: perSecond(trainTokens, trainMs) },
       rewards: rewardSummary(scored), execAccuracy: correct / scored.length, equalGroupFraction: adv.equalFraction,
       completionLength: lengthSummary(sampled.samples),
+      ...(runtime.gpuBytes() !== undefined ? { gpuMemoryBytes: runtime.gpuBytes() } : {}),
       ...(last ? {
         kl: last.metrics.klRef, approxKl: last.metrics.approxKl, entropy: last.entropy, loss: last.loss, lr: last.lr, gradNorm: last.gradNorm,
         clipFrac: { low: last.metrics.clipLowFrac, high: last.metrics.clipHighFrac },

@@ -155,6 +155,21 @@ export class ModelRuntime {
     this.gpu.trainer.step = trainerStep;
   }
 
+  /**
+   * Bytes of the trainer's persistent GPU buffers (weights, vocabulary chunks, adapter with its
+   * gradients and moments); per-step activations and the ORT session's memory are not counted.
+   */
+  gpuBytes(): number | undefined {
+    if (!this.gpu) return undefined;
+    const { model, lora } = this.gpu;
+    const bufs = new Set<GPUBuffer>([...model.weights.values(), ...model.embed.map((c) => c.buf), ...model.head.map((c) => c.buf), model.invFreq]);
+    for (const q of model.q4.values()) for (const b of [q.packed, q.scales, q.zeroPoints]) if (b) bufs.add(b);
+    for (const s of lora.slots.values()) for (const b of [s.A, s.B, s.dA, s.dB, s.mA, s.vA, s.mB, s.vB]) bufs.add(b);
+    let n = 0;
+    for (const b of bufs) n += b.size;
+    return n;
+  }
+
   /** Frees the policy session and the GPU copies. */
   async release(): Promise<void> {
     await this.policy.release();
