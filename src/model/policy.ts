@@ -206,8 +206,10 @@ export class OrtPolicy {
     for (const t of cache.tensors) {
       const [B, K, T, D] = t.dims;
       const row = K * T * D;
-      const src = await t.getData();
-      if (!(src instanceof Float32Array || src instanceof Uint16Array)) throw new Error(`KV cache of type ${t.type}`);
+      const data = await t.getData();
+      if (!ArrayBuffer.isView(data)) throw new Error(`KV cache of type ${t.type}`);
+      // float16 comes back as Float16Array where the runtime has one (Deno does): take its bits.
+      const src = data instanceof Float32Array ? data : new Uint16Array(data.buffer, data.byteOffset, data.byteLength / 2);
       const dst = src instanceof Float32Array ? new Float32Array(B * repeats * row) : new Uint16Array(B * repeats * row);
       for (let b = 0; b < B; b++) for (let j = 0; j < repeats; j++) dst.set(src.subarray(b * row, (b + 1) * row), (b * repeats + j) * row);
       tensors.push(dst instanceof Float32Array ? new ort.Tensor("float32", dst, [B * repeats, K, T, D]) : new ort.Tensor("float16", dst, [B * repeats, K, T, D]));

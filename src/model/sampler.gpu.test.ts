@@ -86,3 +86,15 @@ Deno.test("sampler on the ORT policy: greedy, determinism, log-probabilities, EO
     await policy.release();
   }
 });
+
+Deno.test("sampler on an f16 policy: the float16 KV cache is repeated and fed back (regression: Deno returns it as Float16Array)", async () => {
+  const policy = await OrtPolicy.create(m.config, m.weights, { dtype: "f16", maxPositions: 32 });
+  try {
+    const p = params({ temperature: 4, seed: 3, maxNewTokens: 5 });
+    const a = await sampleBatch(policy, prompts, 2, p, decode);
+    assertEquals(a, await sampleBatch(policy, prompts, 2, p, decode));
+    for (const s of a) assertClose(s.logprobs, refLogprobs(s), { atol: 0.1, rtol: 0, name: `f16 sample ${s.prompt}/${s.index}` });
+  } finally {
+    await policy.release();
+  }
+});

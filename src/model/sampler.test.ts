@@ -82,3 +82,20 @@ Deno.test("sampler: the same seed gives the same draws; frequencies follow the d
   for (let i = 0; i < logits.length; i++) assert(Math.abs(counts[i] - n * want[i]) <= 5 * Math.sqrt(n * want[i] * (1 - want[i])) + 1, `token ${i}: ${counts[i]} draws, expected ${n * want[i]}`);
   assert(rowSeed(1, 0, 0) !== rowSeed(1, 0, 1) && rowSeed(1, 0, 1) !== rowSeed(1, 1, 0), "row seeds collide");
 });
+
+Deno.test("sampler: the two-pass temperature/min-p draw equals walking the distribution with the same random number", () => {
+  const big = new Rng(8).uniformArray(3000, -12, 6);
+  for (const [temperature, minP] of [[1, 0], [0.6, 0], [1.7, 0.05]]) {
+    const p = { ...DEFAULT_SAMPLING, temperature, minP };
+    const a = new Rng(77), b = new Rng(77);
+    for (let i = 0; i < 50; i++) {
+      const fast = chooseToken(big, p, a);
+      const d = samplingDistribution(big, p);
+      const u = b.next();
+      let acc = 0, want = d.ids[d.ids.length - 1];
+      for (let j = 0; j < d.ids.length; j++) if (u < (acc += d.probs[j])) { want = d.ids[j]; break; }
+      assertEquals(fast.token, want, `T ${temperature} min-p ${minP} draw ${i}`);
+      assertClose([fast.logprob], [logSoftmaxAt(big, want)], { atol: 1e-9 });
+    }
+  }
+});

@@ -235,6 +235,7 @@ export function samplingDistribution(logits: ArrayLike<number>, p: Pick<Sampling
 
 /** Draws one token from `logits` (V) and returns it with its log-probability under softmax(logits). */
 export function chooseToken(logits: Float32Array, p: SamplingParams, rng: Rng): { token: number; logprob: number } {
+  if (p.temperature > 0 && p.topK === 0 && p.topP === 1) return chooseUnsorted(logits, p, rng);
   const dist = samplingDistribution(logits, p);
   let token = dist.ids[0];
   if (dist.ids.length > 1) {
@@ -250,6 +251,32 @@ export function chooseToken(logits: Float32Array, p: SamplingParams, rng: Rng): 
     }
   }
   return { token, logprob: logSoftmaxAt(logits, token) };
+}
+
+/**
+ * Temperature (and min-p) sampling without building the distribution: two passes over the
+ * vocabulary in id order, the same draw as walking `samplingDistribution`'s ids.
+ */
+function chooseUnsorted(logits: Float32Array, p: SamplingParams, rng: Rng): { token: number; logprob: number } {
+  const V = logits.length, T = p.temperature;
+  let mx = -Infinity;
+  for (let v = 0; v < V; v++) if (logits[v] > mx) mx = logits[v];
+  const floor = Math.max(mx + T * NEGLIGIBLE_LOG_RATIO, p.minP > 0 ? mx + T * Math.log(p.minP) : -Infinity);
+  let z1 = 0, zt = 0;
+  for (let v = 0; v < V; v++) {
+    const d = logits[v] - mx;
+    z1 += Math.exp(d);
+    if (logits[v] >= floor) zt += T === 1 ? Math.exp(d) : Math.exp(d / T);
+  }
+  const target = rng.next() * zt;
+  let acc = 0, token = -1;
+  for (let v = 0; v < V; v++) {
+    if (logits[v] < floor) continue;
+    token = v;
+    acc += T === 1 ? Math.exp(logits[v] - mx) : Math.exp((logits[v] - mx) / T);
+    if (target < acc) break;
+  }
+  return { token, logprob: logits[token] - mx - Math.log(z1) };
 }
 
 /** Index of the largest value (the lowest index among ties). */
