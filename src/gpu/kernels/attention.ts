@@ -126,8 +126,10 @@ export async function encodeAttentionBackward(
     a.H,
     a.B,
   ]);
-  const [KR, QT] = pickTiles(device, (bk, bq) => 2 * bk * ds + 2 * bq * ds + 2 * bk * bq + 2 * bq, opts.workgroupBytes);
-  const dkv = await computePipeline(device, "attention-backward-dkv", dkvSource, { D: a.D, BK: KR, BQ: QT });
+  const dkvWords = (bk: number, bq: number) => 2 * bk * ds + 2 * bq * ds + 2 * bk * bq + 2 * bq;
+  const wideKv = dkvWords(32, 16) * 4 <= Math.min(device.limits.maxComputeWorkgroupStorageSize, opts.workgroupBytes ?? Infinity);
+  const [KR, QT] = wideKv ? [32, 16] : pickTiles(device, dkvWords, opts.workgroupBytes);
+  const dkv = await computePipeline(device, "attention-backward-dkv", dkvSource, { D: a.D, BK: KR, BQ: QT, RPT: wideKv ? 2 : 1 });
   dispatch(device, enc, dkv, [buf.q, buf.k, buf.v, buf.dout, buf.lse, buf.delta, buf.lens, buf.dk, buf.dv, dims], [
     Math.ceil(a.T / KR),
     a.Hkv,

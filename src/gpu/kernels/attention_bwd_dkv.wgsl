@@ -29,10 +29,12 @@ struct Dims {
 override D: u32 = 64u;
 override BK: u32 = 16u;  // key rows per workgroup
 override BQ: u32 = 8u;   // query rows per tile
+override RPT: u32 = 1u;  // key rows per thread (1 or 2)
 override D4: u32 = (D + 3u) / 4u;
 override DS4: u32 = D4 + 1u;
 const LANES: u32 = 16u;
 const JMAX: u32 = 2u;
+const RPT_MAX: u32 = 2u;
 
 var<workgroup> ks: array<vec4f, BK * DS4>;  // (BK, DS4)
 var<workgroup> vs: array<vec4f, BK * DS4>;  // (BK, DS4)
@@ -68,7 +70,7 @@ fn loadV(base: u32, c4: u32) -> vec4f {
   return x;
 }
 
-@compute @workgroup_size(LANES, BK)
+@compute @workgroup_size(LANES, BK / RPT)
 fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec3u) {
   let b = wg.z;
   let hk = wg.y;
@@ -76,10 +78,9 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec
   let group = dims.H / dims.Hkv;
   let len = min(lens[b], dims.T);
   let lane = lid.x;
-  let r = lid.y;
-  let tid = r * LANES + lane;
-  let nt = LANES * BK;
-  let j = j0 + r;
+  let rs = BK / RPT; // thread rows; thread row y owns key rows y, y + rs, ...
+  let tid = lid.y * LANES + lane;
+  let nt = LANES * rs;
 
   for (var e = tid; e < BK * D4; e += nt) {
     let jj = j0 + e / D4;
@@ -93,8 +94,8 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec
     ks[(e / D4) * DS4 + e % D4] = kx;
     vs[(e / D4) * DS4 + e % D4] = vx;
   }
-  var accK: array<vec4f, JMAX>;
-  var accV: array<vec4f, JMAX>;
+  var accK: array<vec4f, RPT_MAX * JMAX>; // accK[i * JMAX + j]: key row lid.y + i * rs, vec4 column lane + LANES * j
+  var accV: array<vec4f, RPT_MAX * JMAX>;
   for (var g = 0u; g < group; g++) {
     let h = hk * group + g;
     for (var q0 = j0; q0 < len; q0 += BQ) {
@@ -144,27 +145,38 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec
       }
       workgroupBarrier();
       for (var rr = 0u; rr < BQ; rr++) {
-        let p = vec4f(ps[r * BQ + rr]);
-        let ds = vec4f(dss[r * BQ + rr]);
+        var p: array<f32, RPT_MAX>;
+        var ds: array<f32, RPT_MAX>;
+        for (var i = 0u; i < RPT; i++) {
+          p[i] = ps[(lid.y + i * rs) * BQ + rr];
+          ds[i] = dss[(lid.y + i * rs) * BQ + rr];
+        }
         for (var jj = 0u; jj < JMAX; jj++) {
           let c4 = lane + LANES * jj;
           if (c4 < D4) {
-            accV[jj] = fma(p, dos[rr * DS4 + c4], accV[jj]);
-            accK[jj] = fma(ds, qs[rr * DS4 + c4], accK[jj]);
+            let dov = dos[rr * DS4 + c4]; // one load of dout and of q feed RPT key rows
+            let qv = qs[rr * DS4 + c4];
+            for (var i = 0u; i < RPT; i++) {
+              accV[i * JMAX + jj] = fma(vec4f(p[i]), dov, accV[i * JMAX + jj]);
+              accK[i * JMAX + jj] = fma(vec4f(ds[i]), qv, accK[i * JMAX + jj]);
+            }
           }
         }
       }
     }
   }
-  if (j >= dims.T) { return; }
-  let base = ((b * dims.T + j) * dims.Hkv + hk) * D;
-  for (var jj = 0u; jj < JMAX; jj++) {
-    let c4 = lane + LANES * jj;
-    for (var i = 0u; i < 4u; i++) {
-      let d = c4 * 4u + i;
-      if (d < D) {
-        dk[base + d] = accK[jj][i] * dims.scale;
-        dv[base + d] = accV[jj][i];
+  for (var i = 0u; i < RPT; i++) {
+    let j = j0 + lid.y + i * rs;
+    if (j >= dims.T) { continue; }
+    let base = ((b * dims.T + j) * dims.Hkv + hk) * D;
+    for (var jj = 0u; jj < JMAX; jj++) {
+      let c4 = lane + LANES * jj;
+      for (var k = 0u; k < 4u; k++) {
+        let d = c4 * 4u + k;
+        if (d < D) {
+          dk[base + d] = accK[i * JMAX + jj][k] * dims.scale;
+          dv[base + d] = accV[i * JMAX + jj][k];
+        }
       }
     }
   }
