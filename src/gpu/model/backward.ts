@@ -1,12 +1,13 @@
 // Backward of forward.ts from dL/dlogp (N) to the LoRA parameters of every adapted target,
 // accumulated into the adapter's gradient buffers (the caller zeroes them between steps).
 // Backward rules, one per op (shapes as in forward.ts):
-//   logp = z_tgt - lse(z), z = hF E^T   dz = g (onehot - softmax(z)); dhF = dz E (chunk by chunk)
+//   logp = z_tgt - lse(z), z = hF E^T   dz = g (onehot - softmax(z)); dhF = dz E (the fused lm head)
 //   y = x W^T + s (x A^T) B^T           dx = dy W + s (dy B) A; dB += s dy^T (x A^T); dA += s (dy B)^T x
 //   RMSNorm, RoPE, SwiGLU, attention     the layer kernels' own backward passes
 //   residual x + f(x)                    dx accumulates in place (RMSNorm backward's ACCUMULATE)
 import { storageBuffer } from "../device.ts";
 import { encodeAttentionBackward } from "../kernels/attention.ts";
+import { encodeLmheadBackward, lmheadScratchBytes } from "../kernels/lmhead.ts";
 import { encodeMatmul } from "../kernels/matmul.ts";
 import { encodeQ4MatmulTransposed } from "../kernels/q4matmul.ts";
 import { encodeRmsNormBackward, encodeRmsNormWeightGrad } from "../kernels/rmsnorm.ts";
@@ -15,8 +16,8 @@ import { encodeSwigluBackward } from "../kernels/swiglu.ts";
 import { type LoraTarget, targetDims, targetModule } from "../../model/lora.ts";
 import { encodeLayerForward, type ForwardResult, type LayerActs } from "./forward.ts";
 import { type GpuFullParams, gradOf } from "./full.ts";
-import { encodeEmbeddingBackward, encodeLmHeadBackward } from "./ops.ts";
-import { type GpuLora, type GpuModel, loraSlot, weightBuffer } from "./state.ts";
+import { encodeEmbeddingBackward } from "./ops.ts";
+import { embedBuffer, type GpuLora, type GpuModel, headBuffer, loraSlot, weightBuffer } from "./state.ts";
 
 /** Records dxOut (N, in) (+)= dy W + LoRA path, and accumulates the slot's dA, dB. */
 async function encodeLinearBackward(
@@ -89,14 +90,13 @@ export async function backward(m: GpuModel, lora: GpuLora | undefined, f: Forwar
   const full = fullParams && ones ? { params: fullParams, ones } : undefined;
   const normGrad = (w: GPUBuffer, dy: GPUBuffer, x: GPUBuffer, rstd: GPUBuffer, rows: number, C: number) =>
     full ? encodeRmsNormWeightGrad(device, enc, dy, x, rstd, gradOf(full.params, w), { rows, C, eps, accumulate: true }) : Promise.resolve();
-  // The lm head, chunk by chunk over the vocabulary: recompute the chunk's logits, turn them into dz.
+  // The fused lm head's backward, chunk by chunk over the vocabulary (logits recomputed there).
   const dhF = buf("d-hF", N * H);
-  for (const [i, c] of m.head.entries()) {
-    await encodeMatmul(device, enc, f.hF, c.buf, f.logits, { M: N, N: c.rows, K: H, transB: true });
-    await encodeLmHeadBackward(device, enc, f.logits, f.lm.tgt, f.lm.lse, g, { N, Vc: c.rows, v0: c.v0 });
-    await encodeMatmul(device, enc, f.logits, c.buf, dhF, { M: N, N: H, K: c.rows, accumulate: i > 0 });
-    if (full) await encodeMatmul(device, enc, f.logits, f.hF, gradOf(full.params, c.buf), { M: c.rows, N: H, K: N, transA: true, accumulate: true });
-  }
+  const dims = { N, C: H, V: cfg.vocabSize };
+  const lmScratch = buf("lmhead-dz", lmheadScratchBytes(device, dims) / 4);
+  await encodeLmheadBackward(device, enc, {
+    h: f.hF, w: headBuffer(m), targets: f.lm.tgt, lse: f.lm.lse, g, dh: dhF, dw: full ? gradOf(full.params, headBuffer(m)) : undefined, scratch: lmScratch,
+  }, dims, { accumulateDw: true });
   await normGrad(weightBuffer(m, "model.norm.weight"), dhF, f.xs[cfg.numLayers], f.rstdF, N, H);
   const dx = buf("d-x", N * H);
   await encodeRmsNormBackward(device, enc, dhF, f.xs[cfg.numLayers], weightBuffer(m, "model.norm.weight"), f.rstdF, dx, { rows: N, C: H, eps });
@@ -138,7 +138,7 @@ export async function backward(m: GpuModel, lora: GpuLora | undefined, f: Forwar
     await encodeRmsNormBackward(device, enc, dh, a.xIn, weightBuffer(m, `${p}.input_layernorm.weight`), a.rstd1, dx, { rows: N, C: H, eps, accumulate: true });
   }
   // dx is now dL/dx0, the embedding rows' gradient.
-  if (full) for (const c of m.embed) await encodeEmbeddingBackward(device, enc, f.batch.ids, dx, gradOf(full.params, c.buf), { N, H, v0: c.v0, Vc: c.rows });
+  if (full) await encodeEmbeddingBackward(device, enc, f.batch.ids, dx, gradOf(full.params, embedBuffer(m)), { N, H, V: cfg.vocabSize, window: m.vocabWindow });
   device.queue.submit([enc.finish()]);
   await device.queue.onSubmittedWorkDone();
   for (const b of scratch) b.destroy();

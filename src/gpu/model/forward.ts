@@ -1,9 +1,9 @@
 // Teacher-forced forward of the whole decoder over a padded batch, on the GPU, with LoRA on any of
 // the seven linear targets. Produces per-position log p(next token), the log-sum-exp and the
-// entropy through a streaming log-softmax over vocabulary chunks (no (N, V) logits at once), and
-// keeps every activation the backward needs (no recomputation yet: simple and exact first).
+// entropy through the fused lm head, which streams over the vocabulary (no (N, V) logits at once),
+// and keeps every activation the backward needs, or only each layer's input (recomputation).
 // Dimension letters: B sequences, T padded length, N = B*T rows, H hidden, D head_dim,
-// nH / nKv query / kv heads, I intermediate, r LoRA rank, Vc vocabulary chunk rows.
+// nH / nKv query / kv heads, I intermediate, r LoRA rank, V vocabulary.
 import { storageBuffer } from "../device.ts";
 import { encodeAttentionForward } from "../kernels/attention.ts";
 import { encodeMatmul } from "../kernels/matmul.ts";
@@ -12,8 +12,9 @@ import { encodeRmsNormForward } from "../kernels/rmsnorm.ts";
 import { encodeRope } from "../kernels/rope.ts";
 import { encodeSwigluForward } from "../kernels/swiglu.ts";
 import { type LoraTarget, targetDims, targetModule } from "../../model/lora.ts";
-import { encodeBiasAdd, encodeEmbedding, encodeLseChunk, type LseBuffers } from "./ops.ts";
-import { type GpuLora, type GpuModel, loraSlot, weightBuffer } from "./state.ts";
+import { encodeLmheadForward, lmheadPartialsBytes } from "../kernels/lmhead.ts";
+import { encodeBiasAdd, encodeEmbedding } from "./ops.ts";
+import { embedBuffer, type GpuLora, type GpuModel, headBuffer, loraSlot, weightBuffer } from "./state.ts";
 
 /** A padded batch of token sequences: ids (B, T) and next-token targets (B, T) as u32 buffers. */
 export interface GpuBatch {
@@ -80,6 +81,14 @@ export interface LayerActs {
   xa: Map<LoraTarget, GPUBuffer>;
 }
 
+/** Per-row outputs of the lm head: targets (N) u32 and logp, lse, entropy (N). */
+export interface LmRows {
+  tgt: GPUBuffer;
+  logp: GPUBuffer;
+  lse: GPUBuffer;
+  entropy: GPUBuffer;
+}
+
 /** Everything the forward produced. */
 export interface ForwardResult {
   batch: GpuBatch;
@@ -92,9 +101,7 @@ export interface ForwardResult {
   rstdF: GPUBuffer; // (N)
   hF: GPUBuffer; // (N, H) after model.norm
   /** Per row: logp (N), lse (N), entropy (N), targets, running state. */
-  lm: LseBuffers;
-  /** A (N, Vc) scratch for one vocabulary chunk's logits. */
-  logits: GPUBuffer;
+  lm: LmRows;
   buffers: GPUBuffer[];
 }
 
@@ -221,7 +228,7 @@ export async function forward(m: GpuModel, lora: GpuLora | undefined, batch: Gpu
   };
   const enc = device.createCommandEncoder({ label: "forward" });
   const xs = [buf("x0", N * H)];
-  for (const c of m.embed) await encodeEmbedding(device, enc, batch.ids, c.buf, xs[0], { N, H, v0: c.v0, Vc: c.rows });
+  await encodeEmbedding(device, enc, batch.ids, embedBuffer(m), xs[0], { N, H, V: cfg.vocabSize, window: m.vocabWindow });
   const layers: LayerActs[] = [];
   const scratch = o.recompute ? { acts: allocLayer(m, lora, B, T, "Lscratch", buf, xs[0]), xOut: buf("Lscratch.xOut", N * H) } : null;
   for (let l = 0; l < cfg.numLayers; l++) {
@@ -235,21 +242,13 @@ export async function forward(m: GpuModel, lora: GpuLora | undefined, batch: Gpu
   const rstdF = buf("rstdF", N);
   const hF = buf("hF", N * H);
   await encodeRmsNormForward(device, enc, x, weightBuffer(m, "model.norm.weight"), hF, rstdF, { rows: N, C: H, eps: cfg.rmsNormEps });
-  const lm: LseBuffers = {
-    tgt: batch.targets,
-    state: buf("lm-state", N * 4), logp: buf("logp", N), lse: buf("lm-lse", N), entropy: buf("entropy", N),
-  };
-  const maxRows = Math.max(...m.head.map((c) => c.rows));
-  if (N * maxRows * 4 > device.limits.maxStorageBufferBindingSize) {
-    throw new Error(`forward: ${N} rows x ${maxRows} vocabulary rows of logits exceed the binding limit; use smaller batches`);
-  }
-  const logits = buf("logits-chunk", N * maxRows);
-  for (const [i, c] of m.head.entries()) {
-    await encodeMatmul(device, enc, hF, c.buf, logits, { M: N, N: c.rows, K: H, transB: true });
-    await encodeLseChunk(device, enc, logits, lm, { N, Vc: c.rows, v0: c.v0, first: i === 0 });
-  }
+  // The fused lm head streams over the vocabulary: no (N, V) logits tensor exists.
+  const lm: LmRows = { tgt: batch.targets, logp: buf("logp", N), lse: buf("lm-lse", N), entropy: buf("entropy", N) };
+  const dims = { N, C: H, V: cfg.vocabSize };
+  const partials = buf("lmhead-partials", lmheadPartialsBytes(dims) / 4);
+  await encodeLmheadForward(device, enc, { h: hF, w: headBuffer(m), targets: lm.tgt, logp: lm.logp, lse: lm.lse, entropy: lm.entropy, partials }, dims);
   device.queue.submit([enc.finish()]);
-  return { batch, xs, layers: scratch ? null : layers, scratch, rstdF, hF, lm, logits, buffers };
+  return { batch, xs, layers: scratch ? null : layers, scratch, rstdF, hF, lm, buffers };
 }
 
 /** Frees the forward's buffers (the batch's own buffers too). */

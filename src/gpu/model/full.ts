@@ -1,10 +1,10 @@
-// Full fine-tuning state: a gradient and AdamW moments for every f32 weight of the model (the
-// vocabulary matrices chunk by chunk; tied embeddings share one slot). For small models: every
+// Full fine-tuning state: a gradient and AdamW moments for every f32 weight of the model (tied
+// embeddings share one slot). For small models: every
 // weight, its gradient and two moments live on the GPU at once.
 import { readF32, storageBuffer } from "../device.ts";
 import { expectedShapes } from "../../model/config.ts";
 import type { Tensor } from "../../model/tensor.ts";
-import type { GpuModel } from "./state.ts";
+import { embedBuffer, type GpuModel, headBuffer } from "./state.ts";
 
 /** One trained buffer: its parameter, gradient and moments, `count` floats each. */
 export interface FullSlot {
@@ -36,9 +36,9 @@ export function fullParams(m: GpuModel): GpuFullParams {
   const { device, cfg } = m;
   const slots = new Map<GPUBuffer, FullSlot>();
   for (const [name, buf] of m.weights) slots.set(buf, slot(device, name, buf, buf.size / 4));
-  const H = cfg.hiddenSize;
-  for (const c of m.embed) slots.set(c.buf, slot(device, `model.embed_tokens.weight[${c.v0}:${c.v0 + c.rows}]`, c.buf, c.rows * H));
-  for (const c of m.head) if (!slots.has(c.buf)) slots.set(c.buf, slot(device, `lm_head.weight[${c.v0}:${c.v0 + c.rows}]`, c.buf, c.rows * H));
+  const VH = cfg.vocabSize * cfg.hiddenSize;
+  slots.set(embedBuffer(m), slot(device, "model.embed_tokens.weight", embedBuffer(m), VH));
+  if (!slots.has(headBuffer(m))) slots.set(headBuffer(m), slot(device, "lm_head.weight", headBuffer(m), VH));
   return { slots };
 }
 
@@ -54,7 +54,7 @@ export function encodeZeroFullGrads(enc: GPUCommandEncoder, f: GpuFullParams): v
   for (const s of f.slots.values()) enc.clearBuffer(s.grad);
 }
 
-/** Reads the gradients back under HF names; vocabulary chunks are joined into (V, H) tensors. */
+/** Reads the gradients back under HF names. */
 export async function readFullGrads(m: GpuModel, f: GpuFullParams): Promise<Map<string, Tensor>> {
   const out = new Map<string, Tensor>();
   const shapes = expectedShapes(m.cfg);
@@ -64,13 +64,8 @@ export async function readFullGrads(m: GpuModel, f: GpuFullParams): Promise<Map<
     if (s && shape) out.set(name, { shape, data: await readF32(m.device, s.grad, s.count) });
   }
   const { vocabSize: V, hiddenSize: H } = m.cfg;
-  const join = async (chunks: GpuModel["embed"]) => {
-    const data = new Float32Array(V * H);
-    for (const c of chunks) data.set(await readF32(m.device, gradOf(f, c.buf), c.rows * H), c.v0 * H);
-    return { shape: [V, H], data };
-  };
-  out.set("model.embed_tokens.weight", await join(m.embed));
-  if (m.head !== m.embed) out.set("lm_head.weight", await join(m.head));
+  out.set("model.embed_tokens.weight", { shape: [V, H], data: await readF32(m.device, gradOf(f, embedBuffer(m)), V * H) });
+  if (m.head !== m.embed) out.set("lm_head.weight", { shape: [V, H], data: await readF32(m.device, gradOf(f, headBuffer(m)), V * H) });
   return out;
 }
 

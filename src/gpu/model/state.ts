@@ -1,11 +1,11 @@
-// The model and its LoRA adapter on the GPU: labelled f32 buffers for every weight, the vocabulary
-// matrices split into row chunks that each fit one storage binding, and per adapter tensor its
+// The model and its LoRA adapter on the GPU: labelled f32 buffers for every weight (the vocabulary
+// matrices bound in row windows where one binding cannot hold them), and per adapter tensor its
 // parameter, gradient and AdamW moments. Reads adapters and gradients back under PEFT names.
 import type { ModelConfig } from "../../model/config.ts";
 import { type LoraAdapter, loraKey, type LoraTarget, targetDims, validateAdapter } from "../../model/lora.ts";
 import { ropeInvFreq } from "../../model/reference.ts";
 import type { Tensor, Weights } from "../../model/tensor.ts";
-import { validateWeights } from "../../model/config.ts";
+import { expectedShapes, validateWeights } from "../../model/config.ts";
 import { isQuantizableLinear, quantizeQ4 } from "../../model/quant.ts";
 import { readF32, storageBuffer } from "../device.ts";
 import { type Q4WeightGpu, uploadQ4 } from "../kernels/q4matmul.ts";
@@ -25,33 +25,32 @@ export interface GpuModel {
   weights: Map<string, GPUBuffer>;
   /** Linear weights held as q4 (MatMulNBits layout, block 32) instead of f32, under their HF names. */
   q4: Map<string, Q4WeightGpu>;
-  /** model.embed_tokens.weight in row chunks. */
+  /**
+   * model.embed_tokens.weight (V, H) in one buffer, bound in row windows of `vocabWindow` rows
+   * when larger than one binding. A one-element list {v0: 0, rows: V} so that readers written
+   * against the earlier chunked layout keep working; use embedBuffer() / readModelWeights().
+   */
   embed: VocabChunk[];
-  /** The lm-head rows (the embedding chunks when tied). */
+  /** The lm head (V, H), same form: the embedding's own list when tied. */
   head: VocabChunk[];
+  /** Vocabulary rows per binding window (V when the matrix fits one binding, else a multiple of 64). */
+  vocabWindow: number;
   /** RoPE inverse frequencies (D/2), scaling applied, float64-computed. */
   invFreq: GPUBuffer;
 }
 
-/** Largest vocabulary chunk in bytes: well under lavapipe's 128 MiB binding limit. */
-const VOCAB_CHUNK_BYTES = 32 * 2 ** 20;
-/** Most rows per vocabulary chunk, so the (N, rows) logits scratch of 8192 tokens stays within 128 MiB. */
-const VOCAB_CHUNK_ROWS = 4096;
-
-function chunkVocab(device: GPUDevice, name: string, t: Tensor, maxRows: number): VocabChunk[] {
-  const [V, H] = t.shape;
-  const rows = Math.max(1, Math.min(V, maxRows, VOCAB_CHUNK_ROWS, Math.floor(VOCAB_CHUNK_BYTES / (H * 4))));
-  const out: VocabChunk[] = [];
-  for (let v0 = 0; v0 < V; v0 += rows) {
-    const n = Math.min(rows, V - v0);
-    out.push({ v0, rows: n, buf: storageBuffer(device, `${name}[${v0}:${v0 + n}]`, t.data.subarray(v0 * H, (v0 + n) * H)) });
-  }
-  return out;
+/** Rows per binding window of a (V, H) matrix: all of them when they fit, else a multiple of 64 (256-byte aligned offsets). */
+function vocabWindow(device: GPUDevice, V: number, H: number, maxRows: number): number {
+  const fit = Math.floor(device.limits.maxStorageBufferBindingSize / (H * 4));
+  const rows = Math.min(fit, maxRows);
+  if (rows >= V) return V;
+  if (fit < 64) throw new Error(`uploadModel: 64 vocabulary rows of ${H} floats exceed one storage binding`);
+  return Math.max(64, Math.floor(rows / 64) * 64);
 }
 
 /** Options of uploadModel. */
 export interface UploadModelOptions {
-  /** Cap on the rows per vocabulary chunk (tests use it to exercise chunking on tiny vocabularies). */
+  /** Cap on the vocabulary rows per binding window (tests use it to exercise windows on tiny vocabularies; rounded down to a multiple of 64). */
   maxVocabRows?: number;
   /** Quantise the seven projections of every layer to q4 (asymmetric, block 32) on upload: the frozen base of QLoRA-style training. */
   q4?: boolean;
@@ -73,14 +72,39 @@ export function uploadModel(device: GPUDevice, cfg: ModelConfig, w: Weights, o: 
     if (t.data.byteLength > limit) throw new Error(`uploadModel: ${name} has ${t.data.byteLength} bytes, over this device's maxStorageBufferBindingSize ${limit}`);
     weights.set(name, storageBuffer(device, name, t.data));
   }
-  const maxRows = o.maxVocabRows ?? Infinity;
+  const { vocabSize: V, hiddenSize: H } = cfg;
+  if (V * H * 4 > device.limits.maxBufferSize) throw new Error(`uploadModel: the (${V}, ${H}) vocabulary matrix exceeds this device's maxBufferSize ${device.limits.maxBufferSize}`);
   const embTensor = w.get("model.embed_tokens.weight");
   if (!embTensor) throw new Error("uploadModel: missing model.embed_tokens.weight");
-  const embed = chunkVocab(device, "model.embed_tokens.weight", embTensor, maxRows);
+  const embed = [{ v0: 0, rows: V, buf: storageBuffer(device, "model.embed_tokens.weight", embTensor.data) }];
   const headTensor = w.get("lm_head.weight");
-  const head = cfg.tieWordEmbeddings || !headTensor ? embed : chunkVocab(device, "lm_head.weight", headTensor, maxRows);
+  const head = cfg.tieWordEmbeddings || !headTensor ? embed : [{ v0: 0, rows: V, buf: storageBuffer(device, "lm_head.weight", headTensor.data) }];
   const invFreq = storageBuffer(device, "rope-inv-freq", Float32Array.from(ropeInvFreq(cfg)));
-  return { device, cfg, weights, q4, embed, head, invFreq };
+  return { device, cfg, weights, q4, embed, head, vocabWindow: vocabWindow(device, V, H, o.maxVocabRows ?? Infinity), invFreq };
+}
+
+/** The (V, H) embedding matrix's buffer. */
+export function embedBuffer(m: GpuModel): GPUBuffer {
+  return m.embed[0].buf;
+}
+
+/** The (V, H) lm head's buffer (the embedding's when tied). */
+export function headBuffer(m: GpuModel): GPUBuffer {
+  return m.head[0].buf;
+}
+
+/** Reads every f32 weight back under its HF name (q4 projections are not included). */
+export async function readModelWeights(m: GpuModel): Promise<Weights> {
+  const shapes = expectedShapes(m.cfg);
+  const out: Weights = new Map();
+  for (const [name, buf] of m.weights) {
+    const shape = shapes.get(name);
+    if (shape) out.set(name, { shape, data: await readF32(m.device, buf, buf.size / 4) });
+  }
+  const { vocabSize: V, hiddenSize: H } = m.cfg;
+  out.set("model.embed_tokens.weight", { shape: [V, H], data: await readF32(m.device, embedBuffer(m), V * H) });
+  if (m.head !== m.embed) out.set("lm_head.weight", { shape: [V, H], data: await readF32(m.device, headBuffer(m), V * H) });
+  return out;
 }
 
 /** The GPU buffer of weight `name`, or an error naming it. */
@@ -94,8 +118,8 @@ export function weightBuffer(m: GpuModel, name: string): GPUBuffer {
 export function destroyModel(m: GpuModel): void {
   for (const b of m.weights.values()) b.destroy();
   for (const q of m.q4.values()) for (const b of [q.packed, q.scales, q.zeroPoints]) b?.destroy();
-  for (const c of m.embed) c.buf.destroy();
-  if (m.head !== m.embed) for (const c of m.head) c.buf.destroy();
+  embedBuffer(m).destroy();
+  if (m.head !== m.embed) headBuffer(m).destroy();
   m.invFreq.destroy();
 }
 

@@ -24,14 +24,14 @@ function refLoss(cfg: ModelConfig, w: Weights, seqs: PgSequence[]): number {
 
 for (const arch of ["qwen2", "llama", "qwen3"] as const satisfies readonly Arch[]) {
   Deno.test(`fullGradients ${arch}: every base weight (embeddings, norms, projections, Qwen2 biases, lm head) against central finite differences`, async () => {
-    const tiny = makeTinyModel(arch, { seed: 31, layers: 1, vocabSize: 64 });
+    const tiny = makeTinyModel(arch, { seed: 31, layers: 1, vocabSize: 150 });
     const cfg = tiny.config;
     const rng = new Rng(6);
     const seqs: PgSequence[] = [
       { ids: Array.from({ length: 8 }, () => rng.int(cfg.vocabSize)), promptLen: 3, advantage: 1.1 },
       { ids: Array.from({ length: 5 }, () => rng.int(cfg.vocabSize)), promptLen: 2, advantage: -0.6 },
     ];
-    const model = uploadModel(gpu.device, cfg, tiny.weights, { maxVocabRows: 24 });
+    const model = uploadModel(gpu.device, cfg, tiny.weights, { maxVocabRows: 64 });
     const full = fullParams(model);
     const { grads } = await fullGradients(model, full, seqs);
     assert(grads.size === expectedShapes(cfg).size, `one gradient per weight (${grads.size} vs ${expectedShapes(cfg).size})`);

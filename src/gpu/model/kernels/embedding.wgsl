@@ -1,7 +1,7 @@
-// Embedding gather from one vocabulary chunk: out[n, c] = table[ids[n] - v0, c] for the rows whose
-// id falls in [v0, v0 + Vc); other rows are left alone (another chunk writes them), so a vocabulary
-// larger than one storage binding is gathered chunk by chunk. One thread per output element.
-// Dimension letters: N rows (B*T tokens), H hidden, Vc vocabulary rows of this chunk.
+// Embedding gather from one row window of the table: out[n, c] = table[ids[n] - v0, c] for the rows whose
+// id falls in [v0, v0 + Vc); other rows are left alone (another window writes them), so a vocabulary
+// larger than one storage binding is gathered window by window. One thread per output element.
+// Dimension letters: N rows (B*T tokens), H hidden, Vc vocabulary rows of this window.
 
 struct Params {
   N: u32,

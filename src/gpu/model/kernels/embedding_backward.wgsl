@@ -1,7 +1,7 @@
-// Embedding backward for one vocabulary chunk: dtable[v, c] += sum over rows n with ids[n] == v0 + v
+// Embedding backward for one row window of the table: dtable[v, c] += sum over rows n with ids[n] == v0 + v
 // of dout[n, c]. One thread per (v, c) scanning the N ids: no atomics, deterministic, O(Vc H N)
 // work, meant for the small models that full fine-tuning targets.
-// Dimension letters: N rows, H hidden, Vc vocabulary rows of this chunk.
+// Dimension letters: N rows, H hidden, Vc vocabulary rows of this window.
 
 struct Params {
   N: u32,
