@@ -1,7 +1,7 @@
 // Benchmark (not a test): throughput of the WebGPU trainer on a random model of a given shape —
 // teacher-forced forward (logprobs), and full GRPO steps (forward + loss + backward + AdamW) with
 // LoRA on all seven targets, stored activations and recomputation.
-// Usage: deno run -A bench/train.bench.ts [preset=tiny|small|qwen2.5-0.5b] [B=4] [T=256] [r=16] [q4=0|1] [iters=3]
+// Usage: deno run -A bench/train.bench.ts [preset=tiny|small|qwen2.5-0.5b] [B=4] [T=256] [r=16] [q4=0|1] [iters=3] [modes=forward,step,recompute]
 import { Rng } from "../src/core/rng.ts";
 import { LORA_TARGETS, randomAdapter } from "../src/model/lora.ts";
 import { makeTinyModel } from "../src/model/tiny.ts";
@@ -18,7 +18,8 @@ const PRESETS = {
 } as const;
 type Preset = keyof typeof PRESETS;
 
-const [presetArg = "tiny", bArg = "4", tArg = "256", rArg = "16", q4Arg = "0", itersArg = "3"] = Deno.args;
+const [presetArg = "tiny", bArg = "4", tArg = "256", rArg = "16", q4Arg = "0", itersArg = "3", modesArg = "forward,step,recompute"] = Deno.args;
+const modes = new Set(modesArg.split(","));
 if (!(presetArg in PRESETS)) throw new Error(`unknown preset ${presetArg}; one of ${Object.keys(PRESETS).join(", ")}`);
 const preset = PRESETS[presetArg as Preset];
 const B = Number(bArg), T = Number(tArg), r = Number(rArg), q4 = q4Arg === "1", iters = Number(itersArg);
@@ -56,8 +57,9 @@ async function time(label: string, fn: () => Promise<unknown>): Promise<Record<s
 
 const lora = uploadAdapter(gpu.device, tiny.config, adapter);
 const results: Record<string, unknown> = { preset: presetArg, params, B, T, r, q4 };
-results.forward = await time(`forward (logprobs), B=${B} T=${T}`, () => batchLogprobs(model, seqs, lora));
+if (modes.has("forward")) results.forward = await time(`forward (logprobs), B=${B} T=${T}`, () => batchLogprobs(model, seqs, lora));
 for (const recompute of [false, true]) {
+  if (!modes.has(recompute ? "recompute" : "step")) continue;
   const tr = grpoTrainer(model, lora, { recompute, lr: { base: 1e-5, warmupSteps: 0, totalSteps: 100, decay: "constant" } });
   results[recompute ? "grpoStepRecompute" : "grpoStep"] = await time(`GRPO step${recompute ? " (recompute)" : ""}, LoRA r=${r} x 7 targets`, () => grpoStep(tr, samples));
 }
