@@ -7,7 +7,8 @@ import type { Weights } from "../../model/tensor.ts";
 import { makeTinyModel } from "../../model/tiny.ts";
 import { requestGpu } from "../device.ts";
 import { destroyFullParams, fullParams } from "../model/full.ts";
-import { destroyModel, uploadModel } from "../model/state.ts";
+import { randomAdapter } from "../../model/lora.ts";
+import { destroyAdapter, destroyModel, uploadAdapter, uploadModel } from "../model/state.ts";
 import { fullGradients, type PgSequence } from "./grad.ts";
 
 const gpu = await requestGpu();
@@ -64,3 +65,28 @@ for (const arch of ["qwen2", "llama", "qwen3"] as const satisfies readonly Arch[
     destroyModel(model);
   });
 }
+
+Deno.test("fullGradients with activation recomputation and a LoRA adapter alongside equal the stored-activation gradients exactly", async () => {
+  const tiny = makeTinyModel("qwen3", { seed: 8, layers: 2, vocabSize: 100 });
+  const cfg = tiny.config;
+  const rng = new Rng(2);
+  const seqs: PgSequence[] = [7, 10].map((n, i) => ({ ids: Array.from({ length: n }, () => rng.int(cfg.vocabSize)), promptLen: 2 + i, advantage: 0.5 - i }));
+  const model = uploadModel(gpu.device, cfg, tiny.weights, { maxVocabRows: 64 });
+  const lora = uploadAdapter(gpu.device, cfg, randomAdapter(cfg, { r: 2, alpha: 4, targets: ["v_proj", "up_proj"], seed: 1, bScale: 0.2 }));
+  const full = fullParams(model);
+  const a = await fullGradients(model, full, seqs, { lora });
+  const b = await fullGradients(model, full, seqs, { lora, recompute: true });
+  let nonzero = 0;
+  for (const [name, g] of a.grads) {
+    const h = b.grads.get(name);
+    assert(h !== undefined, name);
+    g.data.forEach((x, i) => {
+      assert(x === h.data[i], `${name}[${i}]: ${x} vs ${h.data[i]}`);
+      if (x !== 0) nonzero++;
+    });
+  }
+  assert(nonzero > 10000, `non-trivial gradients (${nonzero} non-zero)`);
+  destroyAdapter(lora);
+  destroyFullParams(full);
+  destroyModel(model);
+});
