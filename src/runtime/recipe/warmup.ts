@@ -16,7 +16,6 @@ import { loadCheckpoint, saveCheckpoint } from "../checkpoint.ts";
 import type { WarmupReport, WarmupRoundReport } from "../records.ts";
 import { checkAborted, emitMetrics, emitSamples, mixSeed, progressReporter, requireSetup, type RunContext, splitTasks } from "./context.ts";
 import { lengthSummary, perSecond, rewardSummary, sampleTasks, toolsFor } from "./common.ts";
-import type { ModelRuntime } from "./model-runtime.ts";
 import { sampleRecord } from "./scoring.ts";
 
 /** Sequences per optimiser step in the offline phase. */
@@ -114,7 +113,7 @@ export async function runWarmup(ctx: RunContext, cellId: string, p: WarmupParams
         const mb = order.slice(b, b + WARMUP_MINIBATCH - (WARMUP_MINIBATCH % unit));
         if (mb.length === 0) continue;
         let batch = mb.map((it) => it.sample);
-        if (p.method === "dpo") batch = await dpoBatch(runtime, trainer, mb, p.dpoBeta);
+        if (p.method === "dpo") batch = await dpoBatch(trainer, mb.map((it) => ({ sample: it.sample, chosen: it.pair?.chosen ?? false })), p.dpoBeta, (seqs) => runtime.referenceLogprobs(seqs));
         reports.push(await grpoStep(trainer, batch));
       }
     }
@@ -146,22 +145,32 @@ export async function runWarmup(ctx: RunContext, cellId: string, p: WarmupParams
   return { kind: "warmup", cellId, method: p.method, rounds };
 }
 
-/** DPO advantages for a minibatch of pairs under the current adapter and the base model (ratio 1 via logpOld = current). */
-async function dpoBatch(runtime: ModelRuntime, trainer: GrpoTrainer, mb: Item[], beta: number): Promise<GrpoSample[]> {
-  const seqs = mb.map((it) => it.sample.ids);
+/**
+ * The DPO minibatch as policy-gradient samples: `pairs` alternate chosen, rejected. With
+ * z = beta((log pi(w) - log ref(w)) - (log pi(l) - log ref(l))) (sums over completion tokens),
+ * advantages +-2 beta sigma(-z), logpOld = the current log-probs (ratio 1) and the trainer's
+ * normConstant set to the number of sequences, the step's gradient is that of the mean DPO loss.
+ */
+export async function dpoBatch(
+  trainer: GrpoTrainer,
+  pairs: readonly { sample: GrpoSample; chosen: boolean }[],
+  beta: number,
+  refLogprobs: (seqs: number[][]) => Promise<ArrayLike<number>[]>,
+): Promise<GrpoSample[]> {
+  const seqs = pairs.map((it) => it.sample.ids);
   const cur = await sampleLogprobs(trainer, seqs);
-  const ref = await runtime.referenceLogprobs(seqs);
+  const ref = await refLogprobs(seqs);
   const seqLogp = (rows: ArrayLike<number>, promptLen: number) => {
     let s = 0;
     for (let t = promptLen - 1; t < rows.length; t++) s += rows[t];
     return s;
   };
-  const margin = mb.map((it, i) => seqLogp(cur[i], it.sample.promptLen) - seqLogp(ref[i], it.sample.promptLen));
-  trainer.opts.normConstant = mb.length;
-  return mb.map((it, i) => {
-    const j = it.pair?.chosen ? i + 1 : i - 1;
-    const z = beta * (it.pair?.chosen ? margin[i] - margin[j] : margin[j] - margin[i]);
+  const margin = pairs.map((it, i) => seqLogp(cur[i], it.sample.promptLen) - seqLogp(ref[i], it.sample.promptLen));
+  trainer.opts.normConstant = pairs.length;
+  return pairs.map((it, i) => {
+    const j = it.chosen ? i + 1 : i - 1;
+    const z = beta * (it.chosen ? margin[i] - margin[j] : margin[j] - margin[i]);
     const a = 2 * beta * sigmoid(-z);
-    return { ...it.sample, advantage: it.pair?.chosen ? a : -a, logpOld: cur[i] };
+    return { ...it.sample, advantage: it.chosen ? a : -a, logpOld: cur[i] };
   });
 }
