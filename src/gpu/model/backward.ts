@@ -1,5 +1,6 @@
-// Backward of forward.ts from dL/dlogp (N) to the LoRA parameters of every adapted target,
-// accumulated into the adapter's gradient buffers (the caller zeroes them between steps).
+// Backward of forward.ts from dL/dlogp (N) to the LoRA parameters of every adapted target and,
+// for full fine-tuning, to every base weight, accumulated into the gradient buffers (the caller
+// zeroes them between steps).
 // Backward rules, one per op (shapes as in forward.ts):
 //   logp = z_tgt - lse(z), z = hF E^T   dz = g (onehot - softmax(z)); dhF = dz E (the fused lm head)
 //   y = x W^T + s (x A^T) B^T           dx = dy W + s (dy B) A; dB += s dy^T (x A^T); dA += s (dy B)^T x
