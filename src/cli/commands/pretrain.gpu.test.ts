@@ -20,7 +20,7 @@ async function rlvr(args: string[]): Promise<Record<string, unknown>> {
   return JSON.parse(lines[lines.length - 1]);
 }
 
-Deno.test("rlvr train-tokenizer + pretrain: tiny model from scratch, JSONL log, checkpoint, HF folder loaded by loadHfModel and the ONNX policy", async () => {
+Deno.test("rlvr train-tokenizer + pretrain: tiny model from scratch, JSONL log, checkpoint, HF folder loaded by loadHfModel and the ONNX policy; resuming a checkpoint gives the straight run's weights bitwise", async () => {
   const dir = await Deno.makeTempDir({ prefix: "pretrain-cli-" });
   const tok = await rlvr(["train-tokenizer", "--out", `${dir}/tok`, "--vocab", "512"]);
   assertEquals([tok.ok, tok.vocab, tok.merges], [true, 512, 512 - 256 - 7]);
@@ -30,10 +30,10 @@ Deno.test("rlvr train-tokenizer + pretrain: tiny model from scratch, JSONL log, 
     "--lr", "3e-3", "--checkpoint-every", "2", "--eval-rows", "4", "--dtype", "f32",
   ]);
   assertEquals([r.ok, r.steps, r.arch, r.vocabSize], [true, 4, "llama", 512]);
-  for (const f of ["config.json", "model.safetensors", "tokenizer.json", "tokenizer_config.json", "generation_config.json", "train_log.jsonl", "corpus.json"]) {
+  for (const f of ["config.json", "model.safetensors", "tokenizer.json", "tokenizer_config.json", "generation_config.json", "train_log.jsonl", "corpus.json", "corpus.bin"]) {
     await Deno.stat(`${dir}/model/${f}`);
   }
-  await Deno.stat(`${dir}/model/checkpoint-2/model.safetensors`);
+  for (const f of ["model.safetensors", "optimizer.safetensors", "trainer_state.json", "tokenizer.json"]) await Deno.stat(`${dir}/model/checkpoint-2/${f}`);
   const log = (await Deno.readTextFile(`${dir}/model/train_log.jsonl`)).trim().split("\n").map((l) => JSON.parse(l));
   assertEquals(log.map((l) => l.event), ["start", "step", "step", "checkpoint", "step", "step", "end"]);
   const steps = log.filter((l) => l.event === "step");
@@ -50,5 +50,13 @@ Deno.test("rlvr train-tokenizer + pretrain: tiny model from scratch, JSONL log, 
   } finally {
     await policy.release();
   }
+  // Resuming from checkpoint-2 (weights, AdamW moments, sampler position) and running to step 4
+  // must give bitwise the weights of the straight run.
+  const resumed = await rlvr(["pretrain", "--out", `${dir}/resumed`, "--resume", `${dir}/model/checkpoint-2`, "--steps", "4", "--batch", "4", "--micro-batch", "2", "--lr", "3e-3", "--warmup", "1", "--checkpoint-every", "0", "--eval-rows", "4", "--dtype", "f32"]);
+  assertEquals([resumed.ok, resumed.steps, resumed.corpusHash], [true, 4, r.corpusHash]);
+  const again = await loadHfModel(new DirSource(`${dir}/resumed`));
+  for (const [name, t] of hf.weights) assertEquals(again.weights.get(name)?.data, t.data, `${name} after resume`);
+  const rlog = (await Deno.readTextFile(`${dir}/resumed/train_log.jsonl`)).trim().split("\n").map((l) => JSON.parse(l));
+  assertEquals(rlog.filter((l) => l.event === "step").map((l) => l.loss), steps.slice(2).map((l) => l.loss), "the resumed steps' losses");
   await Deno.remove(dir, { recursive: true });
 });

@@ -1,13 +1,22 @@
 // The pretraining loop: seeded epochs over the packed rows, one optimiser step per batch, a log
-// record per step (loss, learning rate, gradient norm, tokens/s) and periodic checkpoints.
+// record per step (loss, learning rate, gradient norm, tokens/s), periodic checkpoints, and a
+// deadline so a run can stop cleanly inside a time limit and resume from its checkpoint.
 import { Rng } from "../../core/rng.ts";
 import { type Pretrainer, pretrainStep, type PretrainStepReport } from "./step.ts";
+
+/** A sampler's position, for checkpoints. */
+export interface SamplerState {
+  rng: number[];
+  order: number[];
+  at: number;
+  epoch: number;
+}
 
 /** Batches of row indices: every row once per epoch, each epoch in a new seeded order. */
 export class BatchSampler {
   private order: number[] = [];
   private at = 0;
-  private readonly rng: Rng;
+  private rng: Rng;
   /** Completed passes over the rows. */
   epoch = 0;
 
@@ -34,6 +43,25 @@ export class BatchSampler {
     }
     return out;
   }
+
+  /** Fractional epochs consumed. */
+  progress(): number {
+    return this.epoch + this.at / this.rows;
+  }
+
+  /** The position, to store in a checkpoint. */
+  state(): SamplerState {
+    return { rng: [...this.rng.state()], order: [...this.order], at: this.at, epoch: this.epoch };
+  }
+
+  /** Continues from a stored position; the row count must be the one the state was made with. */
+  restore(s: SamplerState): void {
+    if (s.order.length !== this.rows) throw new Error(`BatchSampler: the checkpoint's order has ${s.order.length} rows, the corpus ${this.rows}`);
+    this.rng = new Rng(Uint32Array.from(s.rng));
+    this.order = [...s.order];
+    this.at = s.at;
+    this.epoch = s.epoch;
+  }
 }
 
 /** One line of the training log. */
@@ -48,37 +76,43 @@ export interface StepLog extends PretrainStepReport {
 
 /** Options of runPretrain. */
 export interface PretrainRunOptions {
+  /** Applied optimiser steps to reach (the trainer may start past 0 when resumed). */
   steps: number;
   batch: number;
-  seed: number;
+  sampler: BatchSampler;
   /** Checkpoint every this many applied steps (0: never); the final model is the caller's to write. */
   checkpointEvery: number;
   onStep?: (log: StepLog) => void | Promise<void>;
   onCheckpoint?: (step: number) => Promise<void>;
+  /** No new step starts after this time (performance.now() milliseconds). */
+  deadline?: number;
   /** Stops early between steps. */
   signal?: AbortSignal;
+  /** Consecutive skipped (non-finite) steps before giving up (default 20). */
+  maxSkips?: number;
 }
 
-/** Runs `o.steps` steps over `rows` and returns the per-step log. */
-export async function runPretrain(tr: Pretrainer, rows: readonly Uint32Array[], o: PretrainRunOptions): Promise<StepLog[]> {
-  const sampler = new BatchSampler(rows.length, o.batch, o.seed);
+/** Why runPretrain returned. */
+export type StopReason = "done" | "deadline" | "aborted";
+
+/** Runs steps over `rows` until the trainer has applied `o.steps`, or the deadline or signal stops it. */
+export async function runPretrain(tr: Pretrainer, rows: readonly Uint32Array[], o: PretrainRunOptions): Promise<{ logs: StepLog[]; stopped: StopReason }> {
   const logs: StepLog[] = [];
   const t0 = performance.now();
-  for (let i = 0; i < o.steps; i++) {
-    if (o.signal?.aborted) break;
-    const batch = sampler.next().map((k) => rows[k]);
+  let skips = 0;
+  while (tr.step < o.steps) {
+    if (o.signal?.aborted) return { logs, stopped: "aborted" };
+    if (o.deadline !== undefined && performance.now() >= o.deadline) return { logs, stopped: "deadline" };
+    const batch = o.sampler.next().map((k) => rows[k]);
     const s0 = performance.now();
     const r = await pretrainStep(tr, batch);
     const now = performance.now();
-    const log: StepLog = {
-      ...r,
-      epoch: ((i + 1) * o.batch) / rows.length,
-      tokensPerSec: r.tokens / ((now - s0) / 1000),
-      elapsed: (now - t0) / 1000,
-    };
+    const log: StepLog = { ...r, epoch: o.sampler.progress(), tokensPerSec: r.tokens / ((now - s0) / 1000), elapsed: (now - t0) / 1000 };
     logs.push(log);
     await o.onStep?.(log);
-    if (o.checkpointEvery > 0 && !r.skipped && r.step % o.checkpointEvery === 0 && i + 1 < o.steps) await o.onCheckpoint?.(r.step);
+    skips = r.skipped ? skips + 1 : 0;
+    if (skips >= (o.maxSkips ?? 20)) throw new Error(`pretraining: ${skips} consecutive steps had non-finite gradients (step ${r.step}); lower --lr`);
+    if (o.checkpointEvery > 0 && !r.skipped && r.step % o.checkpointEvery === 0 && r.step < o.steps) await o.onCheckpoint?.(r.step);
   }
-  return logs;
+  return { logs, stopped: "done" };
 }

@@ -27,6 +27,9 @@ Deno.test("BatchSampler: every row once per epoch, seeded", () => {
   assertEquals([...b.next(), ...b.next(), ...b.next()], first);
   assertEquals([...new Set(first.slice(0, 10))].sort((x, y) => x - y), [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
   assertEquals(a.epoch, 1);
+  const c = new BatchSampler(10, 4, 3);
+  c.restore(JSON.parse(JSON.stringify(b.state())));
+  for (let i = 0; i < 6; i++) assertEquals(c.next(), b.next(), `batch ${i} after restoring`);
 });
 
 for (const arch of ["qwen2", "llama"] as const) {
@@ -40,8 +43,11 @@ for (const arch of ["qwen2", "llama"] as const) {
     // The loss before any update against the float64 reference on the initial weights.
     const ref0 = referenceLogprobs(cfg, w0, rows.map((r) => Array.from(r)));
     const refLoss = -ref0.flat().reduce((a, b) => a + b, 0) / ref0.flat().length;
-    const logs = await runPretrain(tr, rows, { steps: 30, batch: 3, seed: 1, checkpointEvery: 0 });
+    const { logs, stopped } = await runPretrain(tr, rows, { steps: 30, batch: 3, sampler: new BatchSampler(rows.length, 3, 1), checkpointEvery: 0 });
+    assertEquals([stopped, logs.length, tr.step], ["done", 30, 30]);
     assert(Math.abs(logs[0].loss - refLoss) < 1e-4 * refLoss, `step 0 loss ${logs[0].loss} vs reference ${refLoss}`);
+    const late = await runPretrain(tr, rows, { steps: 40, batch: 3, sampler: new BatchSampler(rows.length, 3, 1), checkpointEvery: 0, deadline: performance.now() });
+    assertEquals([late.stopped, late.logs.length, tr.step], ["deadline", 0, 30]);
     const final = await evalLoss(tr, rows);
     console.log(`${arch}: ${parameterCount(cfg)} parameters, loss ${logs[0].loss.toFixed(3)} (ln V = ${Math.log(cfg.vocabSize).toFixed(3)}) -> ${logs.at(-1)?.loss.toFixed(3)} after 30 steps, eval ${final.toFixed(3)}; grad norm ${logs[0].gradNorm.toFixed(2)} -> ${logs.at(-1)?.gradNorm.toFixed(2)}`);
     assert(logs.every((l) => !l.skipped && Number.isFinite(l.loss) && l.tokensPerSec > 0), "every step applied");

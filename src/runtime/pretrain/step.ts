@@ -5,7 +5,7 @@
 // gradients is skipped on the GPU. Built on the trainer's exported forward/backward, full
 // fine-tuning slots and the adamw / gradnorm kernels.
 import { learningRate, type LrSchedule } from "../../core/grpo.ts";
-import { readF32, storageBuffer } from "../../gpu/device.ts";
+import { readF32, storageBuffer, writeBuffer } from "../../gpu/device.ts";
 import { encodeAdamW } from "../../gpu/kernels/adamw.ts";
 import { encodeGradNorm, gradStatsBuffer, readGradStats } from "../../gpu/kernels/gradnorm.ts";
 import { backward } from "../../gpu/model/backward.ts";
@@ -141,22 +141,55 @@ export async function evalLoss(tr: Pretrainer, rows: readonly ArrayLike<number>[
   return nll / tokens;
 }
 
-/** Reads every weight back under its HF name (vocabulary chunks joined). */
-export async function readWeights(tr: Pretrainer): Promise<Weights> {
+/** Which buffer of every full fine-tuning slot: the parameter or one of AdamW's moments. */
+export type SlotPart = "param" | "m" | "v";
+
+/** Reads one part of every slot back under the weights' HF names (vocabulary chunks joined). */
+export async function readState(tr: Pretrainer, part: SlotPart = "param"): Promise<Weights> {
   const m = tr.model;
+  const pick = (buf: GPUBuffer) => {
+    const s = tr.full.slots.get(buf);
+    if (!s) throw new Error(`pretrainer: no slot for ${buf.label}`);
+    return s[part];
+  };
   const shapes = expectedShapes(m.cfg);
   const out: Weights = new Map();
   for (const [name, buf] of m.weights) {
     const shape = shapes.get(name);
-    if (shape) out.set(name, { shape, data: await readF32(m.device, buf, buf.size / 4) });
+    if (shape) out.set(name, { shape, data: await readF32(m.device, pick(buf), buf.size / 4) });
   }
   const { vocabSize: V, hiddenSize: H } = m.cfg;
   const join = async (chunks: GpuModel["embed"]) => {
     const data = new Float32Array(V * H);
-    for (const c of chunks) data.set(await readF32(m.device, c.buf, c.rows * H), c.v0 * H);
+    for (const c of chunks) data.set(await readF32(m.device, pick(c.buf), c.rows * H), c.v0 * H);
     return { shape: [V, H], data };
   };
   out.set("model.embed_tokens.weight", await join(m.embed));
   if (m.head !== m.embed) out.set("lm_head.weight", await join(m.head));
   return out;
+}
+
+/** Reads every weight back under its HF name (vocabulary chunks joined). */
+export function readWeights(tr: Pretrainer): Promise<Weights> {
+  return readState(tr, "param");
+}
+
+/** Restores AdamW's moments (as readState(tr, "m" | "v") returned them) and the applied step count. */
+export function restoreOptimizer(tr: Pretrainer, m: Weights, v: Weights, step: number): void {
+  const model = tr.model;
+  const H = model.cfg.hiddenSize;
+  const put = (name: string, buf: GPUBuffer, rows?: { v0: number; n: number }) => {
+    const s = tr.full.slots.get(buf);
+    const tm = m.get(name), tv = v.get(name);
+    if (!s || !tm || !tv) throw new Error(`restoreOptimizer: no moments for ${name}`);
+    const at = rows ? rows.v0 * H : 0;
+    const n = rows ? rows.n * H : s.count;
+    if (tm.data.length < at + n || tv.data.length < at + n) throw new Error(`restoreOptimizer: moments of ${name} are too short`);
+    writeBuffer(model.device, s.m, tm.data.subarray(at, at + n));
+    writeBuffer(model.device, s.v, tv.data.subarray(at, at + n));
+  };
+  for (const [name, buf] of model.weights) put(name, buf);
+  for (const c of model.embed) put("model.embed_tokens.weight", c.buf, { v0: c.v0, n: c.rows });
+  if (model.head !== model.embed) for (const c of model.head) put("lm_head.weight", c.buf, { v0: c.v0, n: c.rows });
+  tr.step = step;
 }
