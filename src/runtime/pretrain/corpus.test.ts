@@ -1,8 +1,10 @@
 import { assert, assertEquals } from "../../../tests/assert.ts";
 import { renderDdl } from "../../core/ddl.ts";
+import { extractSql, formatCheck } from "../../core/extract.ts";
+import { PROMPT_TEMPLATES } from "../../core/prompts.ts";
 import { BpeEncoder } from "../../model/bpe/encode.ts";
 import { addedId, DEMO_CHAT_TEMPLATE } from "../../model/bpe/files.ts";
-import { buildDocuments, corpusHash, DEFAULT_CORPUS_OPTIONS, packDocuments } from "./corpus.ts";
+import { answerText, buildDocuments, corpusHash, DEFAULT_CORPUS_OPTIONS, packDocuments, tablesIn } from "./corpus.ts";
 import { HELD_OUT_DB, loadCorpusSources, schemaOfFile } from "./corpus.deno.ts";
 import { trainDemoTokenizer } from "./tokenizer.ts";
 
@@ -82,4 +84,18 @@ Deno.test("corpus: nothing of the evaluation leaks — no test or held-out quest
     assert(!all.includes(head), `clinic table ${t.name} DDL in the corpus`);
   }
   assertEquals(new Set(src.questions.map((q) => q.db_id)), new Set(["shop", "subscriptions", "school"]));
+});
+
+Deno.test("corpus: every template's gold answer is read back by the project's SQL extractor and passes its strict format check", () => {
+  for (const tpl of Object.values(PROMPT_TEMPLATES)) {
+    for (const q of src.questions.slice(0, 40)) {
+      const schema = src.schemas.get(q.db_id);
+      assert(schema !== undefined, q.db_id);
+      const a = answerText(tpl.id, q, schema);
+      const got = extractSql(a, { mode: tpl.extractMode });
+      assertEquals(got.sql, q.gold_sql.trim().replace(/;\s*$/, ""), `${tpl.id}: ${a}`);
+      if (tpl.formatTags.length > 0) assert(formatCheck(a, tpl.formatTags).strict, `${tpl.id} strict format: ${a}`);
+      for (const t of tablesIn(q.gold_sql, schema)) assert(a.includes(t) || tpl.formatTags.length === 0, `${t} named`);
+    }
+  }
 });
