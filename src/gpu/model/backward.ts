@@ -69,10 +69,18 @@ async function layerActs(m: GpuModel, lora: GpuLora | undefined, enc: GPUCommand
 }
 
 /**
- * Records and submits the backward of `f` given g = dL/dlogp (N); LoRA gradients accumulate, and
- * with `full` so do the gradients of every base weight (full fine-tuning).
+ * Records and submits the backward of `f` given g = dL/dlogp (N) and optionally gEnt = dL/dentropy
+ * (N, an entropy bonus); LoRA gradients accumulate, and with `full` so do the gradients of every
+ * base weight (full fine-tuning).
  */
-export async function backward(m: GpuModel, lora: GpuLora | undefined, f: ForwardResult, g: GPUBuffer, fullParams?: GpuFullParams): Promise<void> {
+export async function backward(
+  m: GpuModel,
+  lora: GpuLora | undefined,
+  f: ForwardResult,
+  g: GPUBuffer,
+  fullParams?: GpuFullParams,
+  gEnt?: GPUBuffer,
+): Promise<void> {
   const { device, cfg } = m;
   const { B, T } = f.batch;
   const N = B * T;
@@ -96,7 +104,7 @@ export async function backward(m: GpuModel, lora: GpuLora | undefined, f: Forwar
   const dims = { N, C: H, V: cfg.vocabSize };
   const lmScratch = buf("lmhead-dz", lmheadScratchBytes(device, dims) / 4);
   await encodeLmheadBackward(device, enc, {
-    h: f.hF, w: headBuffer(m), targets: f.lm.tgt, lse: f.lm.lse, g, dh: dhF, dw: full ? gradOf(full.params, headBuffer(m)) : undefined, scratch: lmScratch,
+    h: f.hF, w: headBuffer(m), targets: f.lm.tgt, lse: f.lm.lse, g, entropy: gEnt ? f.lm.entropy : undefined, gEnt, dh: dhF, dw: full ? gradOf(full.params, headBuffer(m)) : undefined, scratch: lmScratch,
   }, dims, { accumulateDw: true });
   await normGrad(weightBuffer(m, "model.norm.weight"), dhF, f.xs[cfg.numLayers], f.rstdF, N, H);
   const dx = buf("d-x", N * H);

@@ -1,7 +1,8 @@
 import { assert, assertClose } from "../../../tests/assert.ts";
-import { grpoLoss } from "../../core/grpo.ts";
+import { aggregationWeights, entropyFromLogits, grpoLoss } from "../../core/grpo.ts";
 import { Rng } from "../../core/rng.ts";
 import { LORA_TARGETS, randomAdapter } from "../../model/lora.ts";
+import { referenceLogits } from "../../model/reference.ts";
 import { makeTinyModel } from "../../model/tiny.ts";
 import { readF32, requestGpu } from "../device.ts";
 import { destroyFullParams, fullParams } from "../model/full.ts";
@@ -150,5 +151,47 @@ Deno.test("grpoStep in micro-batches accumulates to the whole-batch gradient and
   assertClose(m(sliced.rep), m(whole.rep), { atol: 1e-6, rtol: 1e-5, name: "loss and metrics" });
   for (const [name, g] of whole.grads) assertClose(sliced.grads.get(name)?.data ?? [], g.data, { atol: 1e-7, rtol: 1e-4, name });
   if (probe.lora) destroyAdapter(probe.lora);
+  destroyModel(model);
+});
+
+Deno.test("grpoStep entropy bonus: gradient of -coef * aggregated entropy against finite differences of the reference", async () => {
+  const adapter = randomAdapter(cfg, { r: 2, alpha: 4, targets: ["q_proj", "up_proj", "down_proj"], seed: 21, bScale: 0.2 });
+  const model = uploadModel(gpu.device, cfg, tiny.weights);
+  const s = samples(9).map((x) => ({ ...x, advantage: 0 })); // no policy-gradient signal: only the bonus
+  const coef = 0.1;
+  const lora = uploadAdapter(gpu.device, cfg, adapter);
+  const rep = await grpoStep(grpoTrainer(model, lora, { entropyCoef: coef, aggregation: "seq-mean-token-mean", maxGradNorm: 0 }), s);
+  const grads = await readAdapterGrads(gpu.device, lora);
+  const C = Math.max(...s.map((x) => x.ids.length - x.promptLen));
+  const mask = new Float64Array(s.length * C);
+  s.forEach((x, i) => mask.fill(1, i * C, i * C + x.ids.length - x.promptLen));
+  const w = aggregationWeights(s.length, C, mask, "seq-mean-token-mean");
+  const bonus = () => {
+    let l = 0;
+    s.forEach((x, i) => {
+      const logits = referenceLogits(cfg, tiny.weights, x.ids, adapter);
+      for (let j = 0; j < x.ids.length - x.promptLen; j++) l -= coef * w[i * C + j] * entropyFromLogits(logits[x.promptLen - 1 + j]);
+    });
+    return l;
+  };
+  assertClose([rep.entropyLoss, rep.loss], [bonus(), bonus()], { atol: 1e-5, rtol: 1e-4, name: "entropy loss" });
+  let gmax = 0;
+  for (const g of grads.values()) for (const x of g.data) gmax = Math.max(gmax, Math.abs(x));
+  assert(gmax > 1e-4, `the bonus has a gradient (${gmax})`);
+  for (const [name, g] of grads) {
+    const t = adapter.tensors.get(name);
+    assert(t !== undefined, name);
+    let i = 0;
+    for (let j = 1; j < g.data.length; j++) if (Math.abs(g.data[j]) > Math.abs(g.data[i])) i = j;
+    const x0 = t.data[i];
+    t.data[i] = x0 + 1e-3;
+    const hp = t.data[i] - x0, lp = bonus();
+    t.data[i] = x0 - 1e-3;
+    const hm = x0 - t.data[i], lm = bonus();
+    t.data[i] = x0;
+    const fd = (lp - lm) / (hp + hm);
+    assert(Math.abs(g.data[i] - fd) <= 1e-3 * gmax + 2e-3 * Math.abs(fd), `${name}[${i}]: gpu ${g.data[i]} vs finite difference ${fd}`);
+  }
+  destroyAdapter(lora);
   destroyModel(model);
 });

@@ -30,6 +30,11 @@ export interface GrpoTrainerOptions {
   maxGradNorm: number;
   /** Recompute each layer's activations in the backward instead of keeping them (less memory). */
   recompute: boolean;
+  /**
+   * Entropy bonus: the loss gains -entropyCoef * sum_t w_t H_t (H the next-token entropy at each
+   * completion token, w the aggregation weights), as verl's entropy_coeff. 0 leaves it out.
+   */
+  entropyCoef: number;
 }
 
 /** Defaults in the spirit of TRL/verl GRPO with LoRA. */
@@ -45,6 +50,7 @@ export const DEFAULT_GRPO_OPTIONS: GrpoTrainerOptions = {
   weightDecay: 0,
   maxGradNorm: 1,
   recompute: false,
+  entropyCoef: 0,
 };
 
 /** One sampled completion: ids = prompt + completion, with its advantage. */
@@ -77,6 +83,8 @@ export function grpoTrainer(model: GpuModel, lora: GpuLora | undefined, opts: Pa
 
 /** What one step did. */
 export interface GrpoStepReport extends GrpoGpuResult {
+  /** -entropyCoef * the aggregated entropy (included in `loss`; 0 without a bonus). */
+  entropyLoss: number;
   /** True when the gradients were not finite and nothing was applied. */
   skipped: boolean;
   /** Global gradient norm before clipping. */
@@ -136,6 +144,7 @@ export async function grpoStep(tr: GrpoTrainer, samples: GrpoSample[], o: GrpoSt
   device.queue.submit([zero.finish()]);
   const micro = Math.max(1, Math.min(S, o.microBatch ?? S));
   const parts: Float32Array[] = [];
+  let entropyLoss = 0;
   for (let s0 = 0; s0 < S; s0 += micro) {
     const chunk = samples.slice(s0, s0 + micro);
     const batch = uploadBatch(device, chunk.map((s) => s.ids), model.cfg.vocabSize);
@@ -160,6 +169,7 @@ export async function grpoStep(tr: GrpoTrainer, samples: GrpoSample[], o: GrpoSt
     const logpOld = withOld ? up("logp-old", padRows(chunk.map((s) => s.logpOld ?? []), T, "logpOld")) : f.lm.logp;
     const logpRef = withRef ? up("logp-ref", padRows(chunk.map((s) => s.logpRef ?? []), T, "logpRef")) : undefined;
     const g = up("dL-dlogp", new Float32Array(N));
+    const gEnt = opts.entropyCoef !== 0 ? up("dL-dentropy", weight.map((w) => -opts.entropyCoef * w)) : undefined;
     const stats = grpoStatsBuffer(device);
     own.push(stats);
     const enc = device.createCommandEncoder({ label: "grpo-loss" });
@@ -168,8 +178,12 @@ export async function grpoStep(tr: GrpoTrainer, samples: GrpoSample[], o: GrpoSt
       entropy: f.lm.entropy, grad: g, stats,
     }, { N, epsLow: opts.epsLow, epsHigh: opts.epsHigh, beta: opts.beta });
     device.queue.submit([enc.finish()]);
-    await backward(model, lora, f, g, full);
+    await backward(model, lora, f, g, full, gEnt);
     parts.push(await readF32(device, stats, 12));
+    if (gEnt) {
+      const ent = await readF32(device, f.lm.entropy, N);
+      for (let i = 0; i < N; i++) if (weight[i] !== 0) entropyLoss -= opts.entropyCoef * weight[i] * ent[i];
+    }
     destroyForward(f);
     for (const buf of own) buf.destroy();
   }
@@ -193,7 +207,7 @@ export async function grpoStep(tr: GrpoTrainer, samples: GrpoSample[], o: GrpoSt
   // The GPU already skipped the update when the norm pass flagged NaN/Inf; mirror its decision.
   const skipped = gs.nonFinite;
   if (!skipped) tr.step++;
-  return { ...result, skipped, gradNorm: gs.norm, clip: gs.clip, lr, step: tr.step };
+  return { ...result, loss: result.loss + entropyLoss, entropyLoss, skipped, gradNorm: gs.norm, clip: gs.clip, lr, step: tr.step };
 }
 
 /** Per-position logp and entropy of `samples` under the current adapter (e.g. old log-probs before an epoch). */
