@@ -73,6 +73,7 @@ export const command: Command = {
     validateWeights(cfg, weights);
     const adapter = typeof values.adapter === "string" ? await readPeftAdapter(new DirSource(values.adapter), cfg) : null;
     const maxLen = Math.max(...ids.map((s) => s.length));
+    if (maxLen > cfg.maxPositionEmbeddings) throw new UsageError(`a sequence has ${maxLen} tokens; the model's context is ${cfg.maxPositionEmbeddings} positions`);
     const t0 = performance.now();
     const policy = await OrtPolicy.create(cfg, weights, {
       dtype, loraTargets: adapter?.targets ?? [], maxPositions: maxLen, onNote: (m) => console.error(m),

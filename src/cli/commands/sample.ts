@@ -88,6 +88,9 @@ export const command: Command = {
     });
     const adapter = typeof values.adapter === "string" ? await readPeftAdapter(new DirSource(values.adapter), model.config) : null;
     const maxLen = Math.max(...prompts.map((p) => p.length));
+    if (maxLen + params.maxNewTokens > model.config.maxPositionEmbeddings) {
+      throw new UsageError(`the longest prompt has ${maxLen} tokens; with --max-new-tokens ${params.maxNewTokens} that exceeds the model's context of ${model.config.maxPositionEmbeddings} positions`);
+    }
     const policy = await OrtPolicy.create(model.config, model.weights, {
       dtype, loraTargets: adapter?.targets ?? [], maxPositions: maxLen + params.maxNewTokens, onNote: (m) => console.error(m),
     });

@@ -36,10 +36,11 @@ Deno.test("decoder graph: inputs, outputs, and no LoRA operators without LoRA ta
   const lora = decode("qwen3", { loraTargets: ["q_proj", "down_proj"] });
   const loraInputs = lora.graph.input.map((v) => v.name).filter((n) => n.startsWith("lora"));
   assertEquals(loraInputs, ["lora_scale", ...Array.from({ length: L }, (_, i) => [`lora.${i}.q.A`, `lora.${i}.q.B`, `lora.${i}.down.A`, `lora.${i}.down.B`]).flat()]);
-  // Each adapted linear adds 2 Transposes, 2 MatMuls, a Mul and an Add; nothing else changes.
+  // Each adapted linear adds 2 Reshapes, a Shape, 2 Gemms, a Mul and an Add; nothing else changes.
   const pairs = 2 * L;
-  assertEquals(lora.graph.node.length - plain.graph.node.length, 6 * pairs);
-  assertEquals((lora.ops.get("MatMul") ?? 0) - (plain.ops.get("MatMul") ?? 0), 2 * pairs);
+  assertEquals(lora.graph.node.length - plain.graph.node.length, 7 * pairs);
+  assertEquals((lora.ops.get("Gemm") ?? 0) - (plain.ops.get("Gemm") ?? 0), 2 * pairs);
+  assertEquals(lora.ops.get("Transpose"), plain.ops.get("Transpose"));
   assert(!plain.graph.node.some((n) => n.input.some((i) => i.startsWith("lora"))), "a LoRA input is used without LoRA targets");
 });
 

@@ -240,10 +240,12 @@ class DecoderBuilder {
     }
     if (this.loraTargets.has(t)) {
       // delta = scale * (x A^T) B^T in float32.
+      // Gemm with transB reads A (r, in) and B (out, r) as fed, so no per-run transposes.
       const xf = this.T === DT.float ? x : g.op("Cast", [x], { to: DT.float });
-      const a = g.op("Transpose", [`lora.${i}.${shortTarget(t)}.A`], { perm: [1, 0] });
-      const b = g.op("Transpose", [`lora.${i}.${shortTarget(t)}.B`], { perm: [1, 0] });
-      let delta = g.op("MatMul", [g.op("Mul", [g.op("MatMul", [xf, a]), "lora_scale"]), b]);
+      const x2 = g.op("Reshape", [xf, g.i64([-1, fin])]);
+      const xa = g.op("Gemm", [x2, `lora.${i}.${shortTarget(t)}.A`], { transB: 1 });
+      const d2 = g.op("Gemm", [g.op("Mul", [xa, "lora_scale"]), `lora.${i}.${shortTarget(t)}.B`], { transB: 1 });
+      let delta = g.op("Reshape", [d2, g.op("Shape", [y])]);
       if (this.T !== DT.float) delta = g.op("Cast", [delta], { to: this.T });
       y = g.op("Add", [y, delta]);
     }
