@@ -124,7 +124,15 @@ async function readTasks(where: string): Promise<Task[]> {
 
 /** The model source of a model cell or a candidate string ("demo", "owner/name", an http(s) URL, or a folder). */
 export function modelSource(which: ModelParams | string, resolve: (p: string) => string): { source: ModelSource; name: string } {
-  const demo = () => ({ source: new DirSource(join(PUBLIC_DIR, "model")), name: "demo" });
+  const demo = () => {
+    const dir = join(PUBLIC_DIR, "model");
+    try {
+      Deno.statSync(join(dir, "config.json"));
+    } catch {
+      throw new Error(`the demo model is not built (${dir} has no config.json); headless, pass --model DIR or use a "url"/"hub" model cell`);
+    }
+    return { source: new DirSource(dir), name: "demo" };
+  };
   if (typeof which !== "string") {
     switch (which.source) {
       case "demo":

@@ -12,7 +12,7 @@ import { tinyPromptCorpus, writeTinyDataset, writeVaryingLengthModel } from "./f
 import { runNotebook } from "./runner.ts";
 
 Deno.test({
-  name: "recipe: select ranks model x template and its winner feeds later cells; warm-up awpg and dpo train on their fixed sets",
+  name: "recipe: select ranks model x template and its winner feeds later cells; warm-up awpg and dpo train on their fixed sets; GRPO with KL schedule, 2 updates per batch, Dr. GRPO advantages and focus",
   sanitizeOps: false,
   sanitizeResources: false,
   async fn() {
@@ -33,6 +33,14 @@ Deno.test({
         // Small steps: a larger one teaches the tiny model to stop at once (the length reward), leaving the next stage no spread.
         { id: "dpo", type: "warmup", params: { rounds: 1, samplesPerQuestion: 3, method: "dpo", lr: 0.002, dpoBeta: 0.5, maxNewTokens: 4 } },
         { id: "awpg", type: "warmup", params: { rounds: 1, samplesPerQuestion: 3, method: "awpg", lr: 0.002, epochs: 2, maxNewTokens: 4 } },
+        // The GRPO variants: KL to the base model on a linear schedule, two updates per batch
+        // (old log-probs from before the first), Dr. GRPO advantages, per-sequence aggregation, focus.
+        {
+          id: "grpo", type: "grpo", params: {
+            G: 3, steps: 2, batchQuestions: 2, maxNewTokens: 4, lr: 0.002, kl: 0.05, klSchedule: "linear", updatesPerBatch: 2,
+            advantage: "mean", aggregation: "seq-mean-token-mean", focusHard: true, dropEqualGroups: false, evalEvery: 0,
+          },
+        },
       ],
     });
     assert(parsed.ok, JSON.stringify(!parsed.ok && parsed.errors));
@@ -74,6 +82,9 @@ Deno.test({
     const warm = metrics.filter((r) => r.phase === "warmup");
     assertEquals(warm.length, 2);
     assert(warm.every((r) => r.loss !== undefined && Number.isFinite(r.loss) && (r.extra?.skippedUpdates ?? 1) === 0), `finite losses, no skipped updates: ${JSON.stringify(warm)}`);
+    const grpo = metrics.filter((r) => r.phase === "grpo");
+    assertEquals(grpo.map((r) => [r.step, r.extra?.klCoef, r.extra?.trainedSamples]), [[1, 0.05, 6], [2, 0.025, 6]]);
+    assert(grpo.every((r) => r.kl !== undefined && r.kl >= 0 && r.approxKl !== undefined && r.clipFrac !== undefined && (r.gpuMemoryBytes ?? 0) > 0), "KL, approx. KL, clip fractions and GPU bytes reported");
     await Deno.remove(dir, { recursive: true });
   },
 });
