@@ -226,6 +226,10 @@ export async function forward(m: GpuModel, lora: GpuLora | undefined, batch: Gpu
     buffers.push(b);
     return b;
   };
+  const widest = Math.max(H, cfg.intermediateSize, cfg.numHeads * cfg.headDim);
+  if (N * widest * 4 > device.limits.maxStorageBufferBindingSize) {
+    throw new Error(`forward: ${B} x ${T} tokens x ${widest} features exceed this device's maxStorageBufferBindingSize ${device.limits.maxStorageBufferBindingSize}; use smaller (micro-)batches`);
+  }
   const enc = device.createCommandEncoder({ label: "forward" });
   const xs = [buf("x0", N * H)];
   await encodeEmbedding(device, enc, batch.ids, embedBuffer(m), xs[0], { N, H, V: cfg.vocabSize, window: m.vocabWindow });
@@ -251,8 +255,13 @@ export async function forward(m: GpuModel, lora: GpuLora | undefined, batch: Gpu
   return { batch, xs, layers: scratch ? null : layers, scratch, rstdF, hF, lm, buffers };
 }
 
+/** Frees a batch's buffers. */
+export function destroyBatch(batch: GpuBatch): void {
+  for (const b of [batch.ids, batch.targets, batch.lensBuf, batch.pos]) b.destroy();
+}
+
 /** Frees the forward's buffers (the batch's own buffers too). */
 export function destroyForward(f: ForwardResult): void {
   for (const b of f.buffers) b.destroy();
-  for (const b of [f.batch.ids, f.batch.targets, f.batch.lensBuf, f.batch.pos]) b.destroy();
+  destroyBatch(f.batch);
 }

@@ -1,4 +1,4 @@
-import { assert, assertClose } from "../../../tests/assert.ts";
+import { assert, assertClose, assertRejects } from "../../../tests/assert.ts";
 import { Rng } from "../../core/rng.ts";
 import type { Arch } from "../../model/config.ts";
 import { LORA_TARGETS, randomAdapter } from "../../model/lora.ts";
@@ -92,5 +92,15 @@ Deno.test("batchLogprobs: per-row entropy of the next-token distribution matches
   });
   console.log(`entropy: max |gpu - ref| = ${worst.toExponential(2)} nats`);
   destroyAdapter(lora);
+  destroyModel(model);
+});
+
+Deno.test("forward refuses a batch whose activations exceed one storage binding, naming the limit", async () => {
+  const tiny = makeTinyModel("llama", { seed: 1 });
+  const model = uploadModel(gpu.device, tiny.config, tiny.weights);
+  // (N, I) floats past the binding limit: N = limit / (4 I) + 1 rows.
+  const rows = Math.floor(gpu.device.limits.maxStorageBufferBindingSize / (4 * tiny.config.intermediateSize)) + 1;
+  const err = await assertRejects(() => logprobsWebgpu(model, [new Array(rows).fill(1)]), /exceed this device's maxStorageBufferBindingSize/);
+  assert(/micro-\)batches/.test(err.message), err.message);
   destroyModel(model);
 });

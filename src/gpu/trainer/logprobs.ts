@@ -1,7 +1,7 @@
 // Teacher-forced per-token log-probabilities on the GPU: the trainer's forward as a plain function.
 import type { LoraAdapter } from "../../model/lora.ts";
 import { readF32 } from "../device.ts";
-import { destroyForward, forward, uploadBatch } from "../model/forward.ts";
+import { destroyBatch, destroyForward, forward, uploadBatch } from "../model/forward.ts";
 import { destroyAdapter, type GpuLora, type GpuModel, uploadAdapter } from "../model/state.ts";
 
 /** Per-row outputs of one forward over a padded batch, row b*T + t predicting ids[b][t+1]. */
@@ -18,7 +18,10 @@ export interface BatchLogprobs {
 export async function batchLogprobs(model: GpuModel, seqs: number[][], lora?: GpuLora): Promise<BatchLogprobs> {
   const { device } = model;
   const batch = uploadBatch(device, seqs, model.cfg.vocabSize);
-  const f = await forward(model, lora, batch);
+  const f = await forward(model, lora, batch).catch((e: unknown) => {
+    destroyBatch(batch);
+    throw e;
+  });
   const N = batch.B * batch.T;
   const logp = await readF32(device, f.lm.logp, N);
   const entropy = await readF32(device, f.lm.entropy, N);
