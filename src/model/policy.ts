@@ -80,6 +80,7 @@ export class OrtPolicy {
     readonly provider: Provider,
     readonly kvType: "float32" | "float16",
     private session: ort.InferenceSession,
+    private outputNames: readonly string[],
   ) {
     this.setAdapter(null);
   }
@@ -97,7 +98,7 @@ export class OrtPolicy {
     for (const name of built.outputNames) if (name.startsWith("present.")) kvLocations[name] = "gpu-buffer";
     const webgpuOpts = o.kvOnGpu === false ? {} : { preferredOutputLocation: kvLocations };
     const { session, provider } = await createSession(built.bytes, o.provider ?? "webgpu", o.onNote ?? ((m) => console.warn(m)), { externalData: built.external }, webgpuOpts, o.device);
-    const policy = new OrtPolicy(cfg, dtype, maxPositions, targets, provider, built.kvType, session);
+    const policy = new OrtPolicy(cfg, dtype, maxPositions, targets, provider, built.kvType, session, built.outputNames);
     policy.device = provider === "webgpu" ? o.device ?? null : null;
     return policy;
   }
@@ -171,7 +172,10 @@ export class OrtPolicy {
     return this.serial(() => this.runStep(input));
   }
 
-  /** out[i][t] = log p(seqs[i][t+1] | seqs[i][0..t]) under the current adapter, batched under a logits budget. */
+  /**
+   * out[i][t] = log p(seqs[i][t+1] | seqs[i][0..t]) under the current adapter, gathered inside the
+   * graph; batches are cut so the (B, S, V) logits on the GPU stay under `maxLogitsBytes`.
+   */
   async logprobs(seqs: number[][], o: { maxLogitsBytes?: number } = {}): Promise<number[][]> {
     const V = this.cfg.vocabSize;
     const budget = o.maxLogitsBytes ?? 64 * 2 ** 20;
@@ -187,14 +191,11 @@ export class OrtPolicy {
       const ids = rows.map((r) => [...r, ...new Array<number>(L - r.length).fill(0)]);
       const mask = rows.map((r) => ids[0].map((_, t) => (t < r.length ? 1 : 0)));
       const positions = rows.map(() => ids[0].map((_, t) => t));
-      const { logits, present } = await this.step({ ids, mask, positions, past: null, keep: L });
-      releaseCache(present);
-      for (let b = 0; b < rows.length; b++) {
-        const r = rows[b];
-        const lp: number[] = [];
-        for (let t = 0; t + 1 < r.length; t++) lp.push(logProbAt(logits, (b * L + t) * V, V, r[t + 1]));
-        out[start + b] = lp;
-      }
+      const targets = ids.map((r) => r.map((_, t) => (t + 1 < L ? r[t + 1] : 0)));
+      const res = await this.serial(() => this.runGraph({ ids, mask, positions, past: null, keep: L }, targets));
+      const lp = res.target_logprobs.data;
+      if (!(lp instanceof Float32Array)) throw new Error("policy: target_logprobs are not float32");
+      for (let b = 0; b < rows.length; b++) out[start + b] = Array.from(lp.subarray(b * L, b * L + rows[b].length - 1));
       start = end;
     }
     return out;
@@ -246,6 +247,16 @@ export class OrtPolicy {
   }
 
   private async runStep(x: StepInput): Promise<StepOutput> {
+    const r = await this.runGraph(x, null);
+    const logits = r.logits.data;
+    if (!(logits instanceof Float32Array)) throw new Error("policy: logits are not float32");
+    const tensors: ort.Tensor[] = [];
+    for (let l = 0; l < this.cfg.numLayers; l++) tensors.push(r[`present.${l}.key`], r[`present.${l}.value`]);
+    return { logits, present: { tensors, batch: x.ids.length, length: (x.past?.length ?? 0) + x.ids[0].length } };
+  }
+
+  /** One run; with `targets` (B, keep) only their log-probabilities are fetched, else logits and cache. */
+  private async runGraph(x: StepInput, targets: number[][] | null): Promise<ort.InferenceSession.OnnxValueMapType> {
     if (this.released) throw new Error("the policy session was released");
     const B = x.ids.length, S = x.ids[0]?.length ?? 0;
     const P = x.past?.length ?? 0, T = P + S;
@@ -265,6 +276,7 @@ export class OrtPolicy {
       attention_mask: int64(x.mask.flat(), [B, T]),
       position_ids: int64(x.positions.flat(), [B, S]),
       num_logits_to_keep: int64([x.keep], [1]),
+      target_ids: int64(targets ? targets.flat() : new Array<number>(B * x.keep).fill(0), [B, x.keep]),
     };
     for (let l = 0; l < L; l++) {
       for (const [j, kind] of (["key", "value"] as const).entries()) {
@@ -275,12 +287,8 @@ export class OrtPolicy {
           : new ort.Tensor("float16", new Uint16Array(0), [B, K, 0, D]);
       }
     }
-    const r = await this.session.run(feeds);
-    const logits = r.logits.data;
-    if (!(logits instanceof Float32Array)) throw new Error("policy: logits are not float32");
-    const tensors: ort.Tensor[] = [];
-    for (let l = 0; l < L; l++) tensors.push(r[`present.${l}.key`], r[`present.${l}.value`]);
-    return { logits, present: { tensors, batch: B, length: T } };
+    const fetches = targets ? ["target_logprobs"] : this.outputNames.filter((n) => n !== "target_logprobs");
+    return await this.session.run(feeds, fetches);
   }
 }
 
@@ -290,13 +298,4 @@ function releaseCache(cache: KvCache): void {
 
 function int64(values: number[], dims: number[]): ort.Tensor {
   return new ort.Tensor("int64", BigInt64Array.from(values, (v) => BigInt(v)), dims);
-}
-
-/** log softmax(logits[off .. off+V])[id] in float64. */
-export function logProbAt(logits: Float32Array, off: number, V: number, id: number): number {
-  let mx = -Infinity;
-  for (let v = 0; v < V; v++) mx = Math.max(mx, logits[off + v]);
-  let z = 0;
-  for (let v = 0; v < V; v++) z += Math.exp(logits[off + v] - mx);
-  return logits[off + id] - mx - Math.log(z);
 }

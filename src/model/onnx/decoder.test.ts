@@ -30,8 +30,8 @@ Deno.test("decoder graph: inputs, outputs, and no LoRA operators without LoRA ta
   const plain = decode("qwen3", {});
   const L = plain.m.config.numLayers;
   const kv = Array.from({ length: L }, (_, i) => [`past_key_values.${i}.key`, `past_key_values.${i}.value`]).flat();
-  assertEquals(plain.graph.input.map((v) => v.name), ["input_ids", "attention_mask", "position_ids", "num_logits_to_keep", ...kv]);
-  assertEquals(plain.graph.output.map((v) => v.name), ["logits", ...kv.map((n) => n.replace("past_key_values", "present"))]);
+  assertEquals(plain.graph.input.map((v) => v.name), ["input_ids", "attention_mask", "position_ids", "num_logits_to_keep", ...kv, "target_ids"]);
+  assertEquals(plain.graph.output.map((v) => v.name), ["logits", "target_logprobs", ...kv.map((n) => n.replace("past_key_values", "present"))]);
   assertEquals(plain.built.inputNames, plain.graph.input.map((v) => v.name));
   const lora = decode("qwen3", { loraTargets: ["q_proj", "down_proj"] });
   const loraInputs = lora.graph.input.map((v) => v.name).filter((n) => n.startsWith("lora"));

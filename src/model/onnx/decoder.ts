@@ -125,6 +125,12 @@ class DecoderBuilder {
     let logits = this.head(x, embedName);
     if (this.T !== DT.float) logits = g.op("Cast", [logits], { to: DT.float });
     g.output(logits, "logits", DT.float, ["batch", "kept", cfg.vocabSize]);
+    // log p(target_ids) at the kept positions, so log-probabilities never ship (B, S, V) logits.
+    const targets = g.input("target_ids", DT.int64, ["batch", "kept"]);
+    inputNames.push(targets);
+    const lsm = g.op("LogSoftmax", [logits], { axis: -1 });
+    const picked = g.op("GatherElements", [lsm, g.op("Unsqueeze", [targets, g.i64([2])])], { axis: 2 });
+    outputNames.push(g.output(g.op("Squeeze", [picked, g.i64([2])]), "target_logprobs", DT.float, ["batch", "kept"]));
     for (const [i, [k, v]] of this.present.entries()) {
       outputNames.push(g.output(k, `present.${i}.key`, this.T, ["batch", K, "total", D]), g.output(v, `present.${i}.value`, this.T, ["batch", K, "total", D]));
     }
