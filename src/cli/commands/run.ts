@@ -47,7 +47,15 @@ export const command: Command = {
     const log = (m: string) => console.error(`rlvr run: ${m}`);
     const env = denoEnv({ out, base: dirname(resolve(file)), sqlWorkers: num(values, "sql-workers", 2), onLog: log });
     let lastLine = 0;
+    // Ctrl-C stops at the next step boundary; the checkpoints written so far let a rerun resume.
+    const abort = new AbortController();
+    const onInt = () => {
+      log("interrupted: stopping after the current step (run again to resume)");
+      abort.abort(new Error("interrupted"));
+    };
+    Deno.addSignalListener("SIGINT", onInt);
     const summary = await runNotebook(parsed.doc, env, {
+      signal: abort.signal,
       opts: { maxSteps, seed, samplesPerStep: num(values, "samples-per-step", 16) },
       modelOverride: typeof values.model === "string" ? values.model : undefined,
       onLog: log,
@@ -58,7 +66,7 @@ export const command: Command = {
         const eta = p.etaSeconds === null ? "" : `, eta ${Math.round(p.etaSeconds)}s`;
         log(`[${p.cellId}] ${(p.fraction * 100).toFixed(0)}% ${p.message}${eta}`);
       },
-    });
+    }).finally(() => Deno.removeSignalListener("SIGINT", onInt));
     return { out, title: summary.title, accuracy: summary.accuracy, cells: summary.cells.map((c) => ({ id: c.id, type: c.type, ms: c.ms, ...(c.accuracy !== undefined ? { accuracy: c.accuracy } : {}) })), files: summary.files };
   },
 };

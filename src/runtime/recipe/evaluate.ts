@@ -95,7 +95,7 @@ export async function evaluateTasks(
 /** The Evaluate cell: evaluates on its split and writes `predictions/<cell>.json` (BIRD format). */
 export async function runEvaluate(ctx: RunContext, cellId: string, p: EvaluateParams, label: string): Promise<EvalReport> {
   const tasks = splitTasks(ctx, cellId, p.split).slice(0, p.n);
-  const r = await evaluateTasks(ctx, cellId, tasks, p);
+  const r = await evaluateTasks(ctx, cellId, tasks, { ...p, seed: ctx.opts.seed ?? p.seed });
   const predictionsPath = `predictions/${cellId}.json`;
   await ctx.env.store.write(predictionsPath, JSON.stringify(birdPredictions(tasks, r.greedySql), null, 1));
   return {

@@ -1,15 +1,17 @@
 // Pure parts of the recipe (no GPU): splits, scoring against the reward spec on a real demo
 // database, BIRD prediction files, answer groups for maj@k, the TRL config and seeds.
-import { assert, assertEquals } from "../../../tests/assert.ts";
+import { assert, assertEquals, assertRejects } from "../../../tests/assert.ts";
 import { parsePredictions, parseQuestions } from "../../core/loaders.ts";
-import { defaultParams } from "../../core/notebook.ts";
+import { defaultParams, parseNotebook } from "../../core/notebook.ts";
 import { REWARD_PRESETS, scoreSample } from "../../core/rewards.ts";
 import { majAtK } from "../../core/selfconsistency.ts";
 import type { Task } from "../../core/types.ts";
 import { DEFAULT_LIMITS, GuardedDatabase } from "../sql-exec.ts";
 import { loadSqlJs } from "../sql-wasm.ts";
 import { answerCounts, birdPredictions } from "./common.ts";
-import { mixSeed } from "./context.ts";
+import { MemoryStore } from "../store.ts";
+import { mixSeed, type RunEnv } from "./context.ts";
+import { runNotebook } from "./runner.ts";
 import { buildSplits } from "./data.ts";
 import { kValues } from "./evaluate.ts";
 import { trlConfig, trlLossType } from "./export.ts";
@@ -103,4 +105,25 @@ Deno.test("recipe/context: mixSeed is deterministic and separates stages and ste
   assertEquals(mixSeed(1, "grpo", 3), mixSeed(1, "grpo", 3));
   const seen = new Set([mixSeed(1, "grpo", 3), mixSeed(1, "grpo", 4), mixSeed(2, "grpo", 3), mixSeed(1, "warmup", 3)]);
   assertEquals(seen.size, 4);
+});
+
+Deno.test("recipe/runner: an error names the cell that failed", async () => {
+  const unused = () => Promise.reject(new Error("not used"));
+  const env: RunEnv = {
+    store: new MemoryStore(),
+    loadDataset: () => Promise.reject(new Error("no such file questions.jsonl")),
+    sqlRunner: () => ({ query: unused, close: () => {} }),
+    schemaOf: unused,
+    loadModel: unused,
+    gpuDevice: unused,
+    now: () => 0,
+  };
+  const doc = (cells: unknown[]) => {
+    const r = parseNotebook({ version: 1, title: "t", cells });
+    assert(r.ok, JSON.stringify(!r.ok && r.errors));
+    return r.doc;
+  };
+  await assertRejects(() => runNotebook(doc([{ id: "intro", type: "markdown" }, { id: "d1", type: "dataset" }]), env), /^cell "d1" \(dataset\): no such file questions\.jsonl$/);
+  await assertRejects(() => runNotebook(doc([{ id: "base", type: "evaluate" }]), env), /^cell "base" needs a dataset cell before it$/);
+  await assertRejects(() => runNotebook(doc([{ id: "g", type: "grpo" }]), env), /^cell "g" needs a dataset cell before it$/);
 });

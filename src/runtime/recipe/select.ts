@@ -9,7 +9,7 @@ import type { ModelRuntime } from "./model-runtime.ts";
 /** Builds a runtime for a candidate model name (the runner's model loader). */
 export type RuntimeFactory = (model: string) => Promise<ModelRuntime>;
 
-/** The select cell. The current model (from the model cell) is candidate "model" when listed, or reused when its name matches. */
+/** The select cell. A candidate named as the loaded model (the model cell's repo, URL or folder) reuses it; others are loaded in turn. */
 export async function runSelect(ctx: RunContext, cellId: string, p: SelectParams, makeRuntime: RuntimeFactory): Promise<SelectReport> {
   const setup = requireSetup(ctx, cellId);
   const tasks = splitTasks(ctx, cellId, p.split).slice(0, p.n);
@@ -19,7 +19,7 @@ export async function runSelect(ctx: RunContext, cellId: string, p: SelectParams
   for (const model of p.models) {
     checkAborted(ctx);
     const current = setup.model.runtime;
-    const reuse = model === current.hf.name || model === "model";
+    const reuse = model === current.hf.name;
     const runtime = reuse ? current : await makeRuntime(model);
     let keep = false;
     for (const template of p.templates) {
