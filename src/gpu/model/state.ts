@@ -6,7 +6,7 @@ import { type LoraAdapter, loraKey, type LoraTarget, targetDims, validateAdapter
 import { ropeInvFreq } from "../../model/reference.ts";
 import type { Tensor, Weights } from "../../model/tensor.ts";
 import { expectedShapes, validateWeights } from "../../model/config.ts";
-import { isQuantizableLinear, quantizeQ4 } from "../../model/quant.ts";
+import { isQuantizableLinear, type Q4Weight, quantizeQ4 } from "../../model/quant.ts";
 import { readF32, storageBuffer } from "../device.ts";
 import { type Q4WeightGpu, uploadQ4 } from "../kernels/q4matmul.ts";
 
@@ -52,19 +52,32 @@ function vocabWindow(device: GPUDevice, V: number, H: number, maxRows: number): 
 export interface UploadModelOptions {
   /** Cap on the vocabulary rows per binding window (tests use it to exercise windows on tiny vocabularies; rounded down to a multiple of 64). */
   maxVocabRows?: number;
-  /** Quantise the seven projections of every layer to q4 (asymmetric, block 32) on upload: the frozen base of QLoRA-style training. */
-  q4?: boolean;
+  /**
+   * q4 projections, the frozen base of QLoRA-style training: `true` quantises the seven
+   * projections of every layer on upload (asymmetric, block 32); a map supplies already quantised
+   * weights (MatMulNBits layout, block 32) under their HF names, whose f32 tensors may then be absent.
+   */
+  q4?: boolean | Map<string, Q4Weight>;
 }
 
 /** Uploads f32 weights (validated against the config), the layer projections as q4 when asked. */
 export function uploadModel(device: GPUDevice, cfg: ModelConfig, w: Weights, o: UploadModelOptions = {}): GpuModel {
-  validateWeights(cfg, w);
+  const pre = o.q4 instanceof Map ? o.q4 : undefined;
+  const shapes = new Map<string, { shape: number[] }>(w);
+  for (const [name, q] of pre ?? []) {
+    if (q.blockSize !== 32) throw new Error(`uploadModel: ${name} is quantised with block size ${q.blockSize}; the q4 kernels use 32`);
+    shapes.set(name, { shape: [q.N, q.K] });
+  }
+  validateWeights(cfg, shapes);
   const limit = device.limits.maxStorageBufferBindingSize;
   const weights = new Map<string, GPUBuffer>();
   const q4 = new Map<string, Q4WeightGpu>();
+  for (const [name, q] of pre ?? []) {
+    q4.set(name, uploadQ4(device, name, { Nout: q.N, K: q.K, packed: q.packed, scales: q.scales, zeroPoints: q.zeroPoints ?? undefined }));
+  }
   for (const [name, t] of w) {
-    if (name === "model.embed_tokens.weight" || name === "lm_head.weight") continue;
-    if (o.q4 && isQuantizableLinear(name)) {
+    if (name === "model.embed_tokens.weight" || name === "lm_head.weight" || q4.has(name)) continue;
+    if (o.q4 === true && isQuantizableLinear(name)) {
       const q = quantizeQ4(t);
       q4.set(name, uploadQ4(device, name, { Nout: q.N, K: q.K, packed: q.packed, scales: q.scales, zeroPoints: q.zeroPoints ?? undefined }));
       continue;
