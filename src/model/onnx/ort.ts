@@ -16,7 +16,10 @@ export function configureOrt(): void {
   configured = true;
   if ("Deno" in globalThis) {
     // Deno has no page origin to resolve the wasm URL against; the package folder is a file URL.
-    ort.env.wasm.wasmPaths = new URL("../../../node_modules/onnxruntime-web/dist/", import.meta.url).href;
+    // Through a variable, so bundlers (Vite's `new URL(literal, import.meta.url)` asset handling)
+    // leave this Deno-only path alone.
+    const dist = "../../../node_modules/onnxruntime-web/dist/";
+    ort.env.wasm.wasmPaths = new URL(dist, import.meta.url).href;
     ort.env.wasm.numThreads = 1;
   }
   ort.env.logLevel = "error";
