@@ -25,9 +25,12 @@ override ACCUMULATE: bool = false;
 const TS: u32 = 64u; // output tile edge
 const TK: u32 = 16u; // contracted-dimension tile
 const RT: u32 = 4u;  // outputs per thread along each edge
+// Row stride of the tiles: one spare column, so threads that fill a tile down a column (the
+// k-fastest loads below) hit different memory banks instead of all hitting one.
+const TSP: u32 = 65u;
 
-var<workgroup> tileA: array<f32, 1024>; // (TK, TS): tileA[k * TS + m]
-var<workgroup> tileB: array<f32, 1024>; // (TK, TS): tileB[k * TS + n]
+var<workgroup> tileA: array<f32, 1040>; // (TK, TSP): tileA[k * TSP + m]
+var<workgroup> tileB: array<f32, 1040>; // (TK, TSP): tileB[k * TSP + n]
 
 fn loadA(base: u32, m: u32, k: u32) -> f32 {
   if (m >= dims.M || k >= dims.K) { return 0.0; }
@@ -55,18 +58,18 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec
       let e = tid + i * 256u;
       var mm: u32; var ka: u32;
       if (TRANS_A) { mm = e % TS; ka = e / TS; } else { ka = e % TK; mm = e / TK; }
-      tileA[ka * TS + mm] = loadA(baseA, row0 + mm, k0 + ka);
+      tileA[ka * TSP + mm] = loadA(baseA, row0 + mm, k0 + ka);
       var nn: u32; var kb: u32;
       if (TRANS_B) { kb = e % TK; nn = e / TK; } else { nn = e % TS; kb = e / TS; }
-      tileB[kb * TS + nn] = loadB(baseB, k0 + kb, col0 + nn);
+      tileB[kb * TSP + nn] = loadB(baseB, k0 + kb, col0 + nn);
     }
     workgroupBarrier();
     for (var kk = 0u; kk < TK; kk++) {
       var av: array<f32, 4>;
       var bv: array<f32, 4>;
       for (var r = 0u; r < RT; r++) {
-        av[r] = tileA[kk * TS + lid.y * RT + r];
-        bv[r] = tileB[kk * TS + lid.x * RT + r];
+        av[r] = tileA[kk * TSP + lid.y * RT + r];
+        bv[r] = tileB[kk * TSP + lid.x * RT + r];
       }
       for (var r = 0u; r < RT; r++) {
         for (var q = 0u; q < RT; q++) {
