@@ -51,9 +51,17 @@ Deno.test("sampler on the ORT policy: greedy, determinism, log-probabilities, EO
     // Sampling: same seed, same samples; another seed differs; logprobs are the model's (T = 1).
     // The tiny model is peaked (top token ~0.99), so a high temperature makes samples differ.
     const p = params({ temperature: 4, topP: 0.95, seed: 7 });
-    const a = await sampleBatch(policy, prompts, 3, p, decode);
+    const streamed = new Map<string, number[]>();
+    let steps = 0;
+    const a = await sampleBatch(policy, prompts, 3, p, decode, (pr) => {
+      steps = pr.step;
+      for (const x of pr.added) streamed.set(`${x.prompt}/${x.index}`, [...(streamed.get(`${x.prompt}/${x.index}`) ?? []), x.token]);
+    });
     const b = await sampleBatch(policy, prompts, 3, p, decode);
     assertEquals(a, b);
+    // The progress callback streamed every token of every sample, in order.
+    assertEquals(steps, Math.max(...a.map((s) => s.tokens.length)));
+    for (const s of a) assertEquals(streamed.get(`${s.prompt}/${s.index}`), s.tokens);
     const c = await sampleBatch(policy, prompts, 3, { ...p, seed: 8 }, decode);
     assert(a.map((s) => s.tokens.join()).join("|") !== c.map((s) => s.tokens.join()).join("|"), "seed 7 and 8 gave the same samples");
     assert(new Set(a.filter((s) => s.prompt === 0).map((s) => s.tokens.join())).size > 1, "the 3 samples of prompt 0 are identical");

@@ -58,6 +58,8 @@ export interface SampleProgress {
   total: number;
   /** Tokens generated so far over all samples. */
   tokens: number;
+  /** The tokens this step added, for streaming: sample (prompt, index) and token id. */
+  added: { prompt: number; index: number; token: number }[];
 }
 
 /** Samples `n` completions of every prompt (token ids); `decode` turns ids into text for stop strings and results. */
@@ -106,9 +108,11 @@ export async function sampleBatch(
   let generated = 0;
   try {
     for (let step = 0; step < params.maxNewTokens; step++) {
+      const added: SampleProgress["added"] = [];
       for (const [r, row] of rows.entries()) {
         if (row.done) continue;
         const { token, logprob } = chooseToken(logits.subarray(r * V, (r + 1) * V), params, row.rng);
+        added.push({ prompt: row.prompt, index: row.index, token });
         row.tokens.push(token);
         row.logprobs.push(logprob);
         generated++;
@@ -125,7 +129,7 @@ export async function sampleBatch(
         if (!row.done && row.tokens.length >= params.maxNewTokens) row.done = "length";
       }
       const finished = rows.filter((r) => r.done).length;
-      onProgress?.({ step: step + 1, finished, total: N, tokens: generated });
+      onProgress?.({ step: step + 1, finished, total: N, tokens: generated, added });
       if (finished === N) break;
       // Finished rows keep stepping (their outputs are ignored) so the batch stays rectangular.
       for (const m of mask) m.push(1);
