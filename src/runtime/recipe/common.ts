@@ -10,35 +10,53 @@ import type { Sample, SamplingParams } from "../../model/sampler.ts";
 import { checkAborted, requireSetup, type RunContext } from "./context.ts";
 import type { ModelRuntime } from "./model-runtime.ts";
 import { cachedSchemas, Prompter } from "./prompting.ts";
-import { type Scored, Scorer } from "./scoring.ts";
+import { type GoldCache, type Scored, Scorer } from "./scoring.ts";
 
-/** Prompter and scorer for the context's current model, prompt and reward (or a given template). */
+/** Prompter and scorer for the context's current model, prompt and reward (or a given template); cached per dataset. */
 export function toolsFor(ctx: RunContext, cellId: string, o: { runtime?: ModelRuntime; template?: string } = {}): { prompter: Prompter; scorer: Scorer; runtime: ModelRuntime } {
   const s = requireSetup(ctx, cellId);
   const runtime = o.runtime ?? s.model.runtime;
   const params = o.template ? { ...s.prompt, template: o.template } : s.prompt;
-  const schemas = schemaCache(ctx);
-  const prompter = new Prompter(runtime, params, schemas);
-  const scorer = new Scorer(s.dataset.sql, s.reward.spec, s.reward.comparison, prompter.template.extractMode);
+  const cache = datasetCache(ctx);
+  // Prompts depend on the model (tokenizer, chat template) and the prompt settings only.
+  let byParams = cache.prompters.get(runtime);
+  if (!byParams) {
+    byParams = new Map();
+    cache.prompters.set(runtime, byParams);
+  }
+  const key = JSON.stringify(params);
+  let prompter = byParams.get(key);
+  if (!prompter) {
+    prompter = new Prompter(runtime, params, cache.schemas);
+    byParams.set(key, prompter);
+  }
+  const scorer = new Scorer(s.dataset.sql, s.reward.spec, s.reward.comparison, prompter.template.extractMode, cache.golds);
   return { prompter, scorer, runtime };
 }
 
-const SCHEMAS = new WeakMap<RunContext, (dbId: string) => Promise<DbSchema>>();
-
-function schemaCache(ctx: RunContext) {
-  let f = SCHEMAS.get(ctx);
-  if (!f) {
-    const d = ctx.dataset;
-    if (!d) throw new Error("no dataset");
-    f = cachedSchemas((dbId) => ctx.env.schemaOf(d.params, dbId));
-    SCHEMAS.set(ctx, f);
-  }
-  return f;
+/** What is cached per dataset cell: schemas, gold query replies, prompters per model. */
+interface DatasetCache {
+  schemas: (dbId: string) => Promise<DbSchema>;
+  golds: GoldCache;
+  prompters: WeakMap<ModelRuntime, Map<string, Prompter>>;
 }
 
-/** Forgets cached schemas (a new dataset cell). */
-export function resetSchemaCache(ctx: RunContext): void {
-  SCHEMAS.delete(ctx);
+const CACHES = new WeakMap<RunContext, DatasetCache>();
+
+function datasetCache(ctx: RunContext): DatasetCache {
+  let c = CACHES.get(ctx);
+  if (!c) {
+    const d = ctx.dataset;
+    if (!d) throw new Error("no dataset");
+    c = { schemas: cachedSchemas((dbId) => ctx.env.schemaOf(d.params, dbId)), golds: new Map(), prompters: new WeakMap() };
+    CACHES.set(ctx, c);
+  }
+  return c;
+}
+
+/** Forgets what was cached for the previous dataset cell. */
+export function resetDatasetCache(ctx: RunContext): void {
+  CACHES.delete(ctx);
 }
 
 /** Samples of a task list with their prompts: `n` per task, prompt index relative to `tasks`. */

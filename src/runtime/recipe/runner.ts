@@ -7,7 +7,7 @@ import type { Cell, Notebook } from "../../core/notebook.ts";
 import type { ModelParams } from "../../core/notebook-params.ts";
 import type { StageReport } from "../records.ts";
 import { DEFAULT_RUN_OPTIONS, type Progress, type RunContext, type RunEnv, type RunOptions } from "./context.ts";
-import { resetSchemaCache, toolsFor } from "./common.ts";
+import { resetDatasetCache, toolsFor } from "./common.ts";
 import { buildSplits } from "./data.ts";
 import { runEvaluate } from "./evaluate.ts";
 import { promptsJsonl, trlConfig, writeAdapter } from "./export.ts";
@@ -133,7 +133,7 @@ async function runCell(ctx: RunContext, cell: Cell, e: CellEnv): Promise<StageRe
       const src = await ctx.env.loadDataset(cell.params);
       const splits = buildSplits(cell.params, src.splits);
       ctx.dataset?.sql.close();
-      resetSchemaCache(ctx);
+      resetDatasetCache(ctx);
       ctx.dataset = { params: cell.params, splits, sql: ctx.env.sqlRunner(cell.params) };
       ctx.onLog(`dataset ${src.describe}: ${Object.entries(splits).map(([k, v]) => `${k} ${v.length}`).join(", ")}`);
       return null;

@@ -21,6 +21,9 @@ export interface Scored {
   reward: RewardScore;
 }
 
+/** Gold query replies by task id (shared by the scorers of one dataset). */
+export type GoldCache = Map<string, Promise<QueryReply>>;
+
 /** Runs and scores completions of tasks. */
 export class Scorer {
   private readonly golds = new Map<string, Promise<{ reply: QueryReply; index: GoldIndex | null }>>();
@@ -33,6 +36,7 @@ export class Scorer {
     readonly spec: RewardSpec,
     readonly comparison: CompareMode,
     readonly extractMode: ExtractMode,
+    private readonly goldReplies: GoldCache = new Map(),
   ) {
     this.score = compileRewardSpec(spec);
   }
@@ -41,7 +45,12 @@ export class Scorer {
   gold(task: Task): Promise<{ reply: QueryReply; index: GoldIndex | null }> {
     let g = this.golds.get(task.id);
     if (!g) {
-      g = this.sql.query(task.db_id, task.gold_sql).then((reply) => {
+      let reply = this.goldReplies.get(task.id);
+      if (!reply) {
+        reply = this.sql.query(task.db_id, task.gold_sql);
+        this.goldReplies.set(task.id, reply);
+      }
+      g = reply.then((reply) => {
         if (!reply.ok) this.goldProblems.set(task.id, `${reply.error.kind}: ${reply.error.message}`);
         else if (reply.result.capped) this.goldProblems.set(task.id, "gold result capped");
         const index = reply.ok && !reply.result.capped ? indexGold(reply.result, this.comparison) : null;
