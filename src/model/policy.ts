@@ -219,6 +219,46 @@ export class OrtPolicy {
     return { tensors, batch: cache.batch * repeats, length: cache.length };
   }
 
+  /**
+   * A cache holding only rows `keep` (ascending) of `cache`, which is released: decoding drops
+   * finished samples. GPU caches are copied buffer to buffer on ORT's device, never via the CPU.
+   */
+  async selectCacheRows(cache: KvCache, keep: readonly number[]): Promise<KvCache> {
+    if (keep.some((r, i) => !Number.isInteger(r) || r < 0 || r >= cache.batch || (i > 0 && r <= keep[i - 1]))) {
+      throw new Error(`selectCacheRows: rows [${keep.join(", ")}] are not ascending rows of a batch of ${cache.batch}`);
+    }
+    const onGpu = cache.tensors.some((t) => t.location === "gpu-buffer");
+    const device = onGpu ? await ort.env.webgpu.device : null;
+    const enc = device?.createCommandEncoder({ label: "kv-select-rows" });
+    const tensors: ort.Tensor[] = [];
+    for (const t of cache.tensors) {
+      const [, K, T, D] = t.dims;
+      const dims = [keep.length, K, T, D];
+      const elems = K * T * D;
+      if (t.location === "gpu-buffer" && device && enc) {
+        const rowBytes = elems * (t.type === "float16" ? 2 : 4);
+        const buf = device.createBuffer({ label: "kv-rows", size: Math.max(4, keep.length * rowBytes), usage: 0x0080 | 0x0004 | 0x0008 });
+        keep.forEach((r, i) => enc.copyBufferToBuffer(t.gpuBuffer, r * rowBytes, buf, i * rowBytes, rowBytes));
+        const dataType = t.type === "float16" ? "float16" : "float32";
+        tensors.push(ort.Tensor.fromGpuBuffer(buf, { dataType, dims, dispose: () => buf.destroy() }));
+      } else {
+        const data = await t.getData();
+        if (!ArrayBuffer.isView(data)) throw new Error(`KV cache of type ${t.type}`);
+        const src = data instanceof Float32Array ? data : new Uint16Array(data.buffer, data.byteOffset, data.byteLength / 2);
+        const dst = src instanceof Float32Array ? new Float32Array(keep.length * elems) : new Uint16Array(keep.length * elems);
+        keep.forEach((r, i) => dst.set(src.subarray(r * elems, (r + 1) * elems), i * elems));
+        tensors.push(dst instanceof Float32Array ? new ort.Tensor("float32", dst, dims) : new ort.Tensor("float16", dst, dims));
+      }
+    }
+    if (device && enc) {
+      device.queue.submit([enc.finish()]);
+      // ORT may reuse the released buffers at once; let the copies finish first.
+      await device.queue.onSubmittedWorkDone();
+    }
+    releaseCache(cache);
+    return { tensors, batch: keep.length, length: cache.length };
+  }
+
   /** Frees the GPU buffers of a cache that will not be fed again. */
   releaseCache(cache: KvCache): void {
     releaseCache(cache);

@@ -72,6 +72,18 @@ Deno.test("sampler on the ORT policy: greedy, determinism, log-probabilities, EO
     const padded = await sampleBatch(policy, [prompts[2], prompts[0]], 3, p, decode);
     assertEquals(alone.map((s) => s.tokens), padded.filter((s) => s.prompt === 0).map((s) => s.tokens));
 
+    // Samples ending at different steps leave the batch; the rest decode on, still exact, and
+    // each sample is what it is in a batch where nothing ends early.
+    const common = a.flatMap((s) => s.tokens.slice(1, 4));
+    const eosTok = common.sort((x, y) => common.filter((v) => v === y).length - common.filter((v) => v === x).length)[0];
+    const early = await sampleBatch(policy, prompts, 3, { ...p, eosTokenIds: [eosTok] }, decode);
+    assert(early.some((s) => s.finishReason === "eos" && s.tokens.length < 8) && early.some((s) => s.finishReason === "length"), `want early and full-length samples: ${early.map((s) => `${s.finishReason}:${s.tokens.length}`)}`);
+    for (const [i, s] of early.entries()) {
+      const cut = a[i].tokens.indexOf(eosTok);
+      assertEquals(s.tokens, cut >= 0 ? a[i].tokens.slice(0, cut + 1) : a[i].tokens, `sample ${s.prompt}/${s.index}`);
+      assertClose(s.logprobs, refLogprobs(s), { atol: 2e-3, rtol: 0, name: `early-exit sample ${s.prompt}/${s.index}` });
+    }
+
     // EOS and stop strings on a sampled path (the greedy one of this tiny model repeats one
     // token): rerunning sample 0 of prompt 0 with the same seed replays it until it must end.
     const g0 = a[0].tokens;

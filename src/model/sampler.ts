@@ -1,6 +1,6 @@
 // Batched sampling on the policy: many prompts x G samples at once (prompts left-padded and
-// prefilled once, their KV cache repeated G times), temperature / top-k / top-p / min-p, EOS and
-// stop strings, a seedable RNG per sample, and each sampled token's log-probability under the
+// prefilled once, their KV cache repeated G times, finished samples dropped from the batch),
+// temperature / top-k / top-p / min-p, EOS and stop strings, a seedable RNG per sample, and each sampled token's log-probability under the
 // model's own distribution (temperature 1, no truncation) — the quantity GRPO's ratio needs.
 import { Rng } from "../core/rng.ts";
 import type { KvCache, StepInput, StepOutput } from "./policy.ts";
@@ -48,6 +48,7 @@ export interface StepModel {
   readonly cfg: { vocabSize: number };
   step(input: StepInput): Promise<StepOutput>;
   repeatCache(cache: KvCache, repeats: number): Promise<KvCache>;
+  selectCacheRows(cache: KvCache, keep: readonly number[]): Promise<KvCache>;
   releaseCache(cache: KvCache): void;
 }
 
@@ -106,12 +107,14 @@ export async function sampleBatch(
   const mask = rows.map((row) => Array.from({ length: maxLen }, (_, t) => (t < pad[row.prompt] ? 0 : 1)));
   const eos = new Set(params.eosTokenIds);
   let generated = 0;
+  // Rows of the batch still decoding, in batch order: row active[i] owns logits row i.
+  let active = rows.map((_, r) => r);
   try {
     for (let step = 0; step < params.maxNewTokens; step++) {
       const added: SampleProgress["added"] = [];
-      for (const [r, row] of rows.entries()) {
-        if (row.done) continue;
-        const { token, logprob } = chooseToken(logits.subarray(r * V, (r + 1) * V), params, row.rng);
+      for (const [i, r] of active.entries()) {
+        const row = rows[r];
+        const { token, logprob } = chooseToken(logits.subarray(i * V, (i + 1) * V), params, row.rng);
         added.push({ prompt: row.prompt, index: row.index, token });
         row.tokens.push(token);
         row.logprobs.push(logprob);
@@ -131,12 +134,19 @@ export async function sampleBatch(
       const finished = rows.filter((r) => r.done).length;
       onProgress?.({ step: step + 1, finished, total: N, tokens: generated, added });
       if (finished === N) break;
-      // Finished rows keep stepping (their outputs are ignored) so the batch stays rectangular.
+      // Finished samples leave the batch (their cache rows are dropped), so long tails cost only
+      // the rows still running.
+      const still = active.filter((r) => !rows[r].done);
+      if (still.length < active.length) {
+        const keep = active.flatMap((r, i) => (rows[r].done ? [] : [i]));
+        cache = await model.selectCacheRows(cache, keep);
+        active = still;
+      }
       for (const m of mask) m.push(1);
       const out = await model.step({
-        ids: rows.map((row) => [row.tokens[row.tokens.length - 1]]),
-        mask,
-        positions: rows.map((row) => [prompts[row.prompt].length + row.tokens.length - 1]),
+        ids: active.map((r) => [rows[r].tokens[rows[r].tokens.length - 1]]),
+        mask: active.map((r) => mask[r]),
+        positions: active.map((r) => [prompts[rows[r].prompt].length + rows[r].tokens.length - 1]),
         past: cache,
         keep: 1,
       });
