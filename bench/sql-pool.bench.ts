@@ -1,91 +1,73 @@
 // Benchmark (not a test): queries per second of the SQL pool on Spider-train gold queries, with 1
-// and 2 workers (module Workers, and Deno subprocesses), next to sql.js in-process (no worker) and — from bench/sql-native.mjs — native
-// SQLite; and the cost of a timeout (from the timeout to the next query answered).
-// Usage: deno run -A bench/sql-pool.bench.ts [../shared/datasets/spider-train] [passes=3]
+// and 2 workers (module Workers, and Deno subprocesses), next to sql.js in-process (no worker) and
+// native SQLite in-process (Deno's node:sqlite), in interleaved rounds so that the shared machine's
+// changing load hits every engine alike; plus the cost of a timeout (from the timeout to the next
+// query answered). bench/sql-native.mjs measures better-sqlite3 under Node on the same queries.
+// Usage: deno run -A bench/sql-pool.bench.ts [../shared/datasets/spider-train] [rounds=3]
 import { readFileSync } from "node:fs";
-import { GuardedDatabase, DEFAULT_LIMITS } from "../src/runtime/sql-exec.ts";
+import { DatabaseSync } from "node:sqlite";
+import { DEFAULT_LIMITS, GuardedDatabase } from "../src/runtime/sql-exec.ts";
 import { fileDatabaseLoader } from "../src/runtime/sql-files.deno.ts";
 import { SqlPool, type SqlWorkerHandle } from "../src/runtime/sql-pool.ts";
 import { spawnSqlProcess } from "../src/runtime/sql-process.deno.ts";
 import { loadSqlJs } from "../src/runtime/sql-wasm.ts";
 
 const root = Deno.args[0] ?? new URL("../../shared/datasets/spider-train", import.meta.url).pathname;
-const passes = Number(Deno.args[1] ?? 3);
+const rounds = Number(Deno.args[1] ?? 3);
 const all: { db_id: string; query: string }[] = readFileSync(`${root}/questions.jsonl`, "utf8").split("\n").filter((l) => l.trim()).map((l) => JSON.parse(l));
 // The subset native SQLite (better-sqlite3, SQLITE_DQS=0) can run: no double-quoted literals.
 const items = all.filter((q) => !q.query.includes('"'));
 const loader = fileDatabaseLoader(`${root}/database`);
 
-interface Pass {
-  ok: number;
-  failed: number;
-  rows: number;
-  seconds: number;
-  qps: number;
-  /** Queries per CPU-second of this process (its Worker threads included; not subprocesses). */
-  qps_per_cpu_s: number;
-}
+/** One engine: runs every query once, returns how many ran. */
+type Engine = () => Promise<number>;
 
-function best(runs: Pass[]): Pass & { all_qps: number[]; best_qps_per_cpu_s: number } {
-  const b = runs.reduce((x, y) => (x.qps > y.qps ? x : y));
-  return { ...b, all_qps: runs.map((r) => Math.round(r.qps)), best_qps_per_cpu_s: Math.round(Math.max(...runs.map((r) => r.qps_per_cpu_s))) };
+/** Native SQLite in this process, every row read with 64-bit integers as bigint. */
+function nativeEngine(): Engine {
+  const dbs = new Map<string, DatabaseSync>();
+  return () => {
+    let ok = 0;
+    for (const q of items) {
+      let db = dbs.get(q.db_id);
+      if (!db) dbs.set(q.db_id, (db = new DatabaseSync(`${root}/database/${q.db_id}/${q.db_id}.sqlite`, { readOnly: true })));
+      try {
+        const st = db.prepare(q.query);
+        st.setReadBigInts(true);
+        st.all();
+        ok++;
+      } catch {
+        // The 3 golds that fail to run anywhere.
+      }
+    }
+    return Promise.resolve(ok);
+  };
 }
 
 /** sql.js on the main thread through the same guard as the workers: the pool's per-core ceiling. */
-async function inProcess() {
+async function inProcessEngine(): Promise<Engine> {
   const SQL = await loadSqlJs();
   const dbs = new Map<string, GuardedDatabase>();
-  const once = async (): Promise<Pass> => {
-    let ok = 0, failed = 0, rows = 0;
-    const t0 = performance.now();
-    const c0 = cpuSeconds();
-    for (const q of items) {
-      let g = dbs.get(q.db_id);
-      if (!g) dbs.set(q.db_id, (g = new GuardedDatabase(SQL, await loader(q.db_id))));
-      const r = g.query(q.query, DEFAULT_LIMITS);
-      if (r.ok) {
-        ok++;
-        rows += r.result.rows.length;
-      } else failed++;
-    }
-    const seconds = (performance.now() - t0) / 1000;
-    return { ok, failed, rows, seconds, qps: items.length / seconds, qps_per_cpu_s: items.length / (cpuSeconds() - c0) };
+  for (const q of items) if (!dbs.has(q.db_id)) dbs.set(q.db_id, new GuardedDatabase(SQL, await loader(q.db_id)));
+  return () => {
+    let ok = 0;
+    for (const q of items) if (dbs.get(q.db_id)?.query(q.query, DEFAULT_LIMITS).ok) ok++;
+    return Promise.resolve(ok);
   };
-  await once();
-  const runs: Pass[] = [];
-  for (let i = 0; i < passes; i++) runs.push(await once());
-  for (const g of dbs.values()) g.close();
-  return best(runs);
 }
 
-/** The pool with `workers` workers, `window` queries in flight, in file order (grouped by database). */
-async function pooled(workers: number, createWorker?: () => SqlWorkerHandle) {
-  // Enough cache for every Spider database, so the timed passes measure queries, not loads.
-  const pool = new SqlPool({ loadDatabase: loader, workers, maxDatabases: 200, createWorker });
-  await pool.ready();
-  const once = async (): Promise<Pass> => {
-    let ok = 0, failed = 0, rows = 0, next = 0;
-    const t0 = performance.now();
-    const c0 = cpuSeconds();
-    await Promise.all(Array.from({ length: 4 * workers }, async () => {
+/** The pool, 4 queries in flight per worker, in file order (grouped by database). */
+function poolEngine(pool: SqlPool): Engine {
+  return async () => {
+    let ok = 0;
+    let next = 0;
+    await Promise.all(Array.from({ length: 4 * pool.size }, async () => {
       while (next < items.length) {
         const q = items[next++];
-        const r = await pool.query(q.db_id, q.query);
-        if (r.ok) {
-          ok++;
-          rows += r.result.rows.length;
-        } else failed++;
+        if ((await pool.query(q.db_id, q.query)).ok) ok++;
       }
     }));
-    const seconds = (performance.now() - t0) / 1000;
-    return { ok, failed, rows, seconds, qps: items.length / seconds, qps_per_cpu_s: items.length / (cpuSeconds() - c0) };
+    return ok;
   };
-  await once();
-  const runs: Pass[] = [];
-  for (let i = 0; i < passes; i++) runs.push(await once());
-  const loads = pool.stats().loads;
-  pool.close();
-  return { ...best(runs), loads };
 }
 
 /** Time from a query's timeout to the next query on the same (only) worker being answered. */
@@ -94,39 +76,78 @@ async function timeoutCost(trials: number, createWorker?: () => SqlWorkerHandle)
   const pool = new SqlPool({ loadDatabase: loader, workers: 1, timeoutMs, createWorker });
   await pool.ready();
   const probe = items.find((q) => q.db_id === "flight_4") ?? items[0];
-  await pool.query(probe.db_id, probe.query);
+  await pool.query(probe.db_id, probe.query, { timeoutMs: 60_000 });
   const recover: number[] = [];
   for (let i = 0; i < trials; i++) {
     const r = await pool.query(probe.db_id, "WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM c) SELECT max(i) FROM c");
     const t = performance.now();
     if (r.ok || r.error.kind !== "timeout") throw new Error("expected a timeout");
-    const next = await pool.query(probe.db_id, probe.query);
+    const next = await pool.query(probe.db_id, probe.query, { timeoutMs: 60_000 });
     if (!next.ok) throw new Error(`query after timeout failed: ${next.error.message}`);
     recover.push(Math.round(performance.now() - t));
   }
   pool.close();
   // CPU this process burns in the next second while idle: Deno's terminated Workers keep spinning.
   const c0 = cpuSeconds();
+  const w0 = performance.now();
   await new Promise((r) => setTimeout(r, 1000));
+  const idle = (cpuSeconds() - c0) / ((performance.now() - w0) / 1000);
   const sorted = [...recover].sort((a, b) => a - b);
-  return { timeout_ms: timeoutMs, recover_ms: recover, median_recover_ms: sorted[Math.floor(sorted.length / 2)], idle_cpu_s_per_s_after: Number((cpuSeconds() - c0).toFixed(2)) };
+  return { timeout_ms: timeoutMs, recover_ms: recover, median_recover_ms: sorted[Math.floor(sorted.length / 2)], idle_cpu_s_per_s_after: Number(idle.toFixed(2)) };
 }
 
+/** CPU seconds of this process (all threads), its reaped children and its live children (subprocess workers). */
 function cpuSeconds(): number {
-  const f = Deno.readTextFileSync("/proc/self/stat").split(") ")[1].split(" ");
-  return (Number(f[11]) + Number(f[12])) / 100;
+  const fields = (pid: string) => Deno.readTextFileSync(`/proc/${pid}/stat`).split(") ")[1].split(" ").map(Number);
+  const f = fields("self");
+  let ticks = f[11] + f[12] + f[13] + f[14];
+  for (const t of Deno.readDirSync("/proc/self/task")) {
+    for (const pid of Deno.readTextFileSync(`/proc/self/task/${t.name}/children`).split(" ").filter(Boolean)) {
+      try {
+        const c = fields(pid);
+        ticks += c[11] + c[12];
+      } catch {
+        // Exited in between: counted in the reaped children's time once waited for.
+      }
+    }
+  }
+  return ticks / 100;
 }
 
 const cores = navigator.hardwareConcurrency;
-console.error(`sql-pool bench: ${items.length} Spider-train gold queries (of ${all.length}), ${cores} cores, ${passes} passes`);
-const result: Record<string, unknown> = { queries: items.length, cores };
-result.in_process = await inProcess();
-console.error("in-process", JSON.stringify(result.in_process));
-for (const [name, create] of [["worker", undefined], ["process", spawnSqlProcess]] as const) {
-  for (const w of [1, 2]) {
-    result[`pool_${name}_${w}`] = await pooled(w, create);
-    console.error(`pool ${name} ${w}`, JSON.stringify(result[`pool_${name}_${w}`]));
+console.error(`sql-pool bench: ${items.length} Spider-train gold queries (of ${all.length}), ${cores} cores, ${rounds} rounds`);
+// Enough cache for every Spider database, so the timed rounds measure queries, not loads.
+const mkPool = (workers: number, createWorker?: () => SqlWorkerHandle) => new SqlPool({ loadDatabase: loader, workers, maxDatabases: 200, createWorker });
+const pools = { worker_1: mkPool(1), worker_2: mkPool(2), process_1: mkPool(1, spawnSqlProcess), process_2: mkPool(2, spawnSqlProcess) };
+const engines: Record<string, Engine> = { native: nativeEngine(), in_process: await inProcessEngine() };
+for (const [k, p] of Object.entries(pools)) engines[`pool_${k}`] = poolEngine(p);
+for (const [name, run] of Object.entries(engines)) {
+  const ok = await run(); // warm: loads every database, compiles the hot paths
+  if (ok !== 5411) console.error(`warning: ${name} ran ${ok} queries, expected 5411`);
+}
+const runs: Record<string, { qps: number; qps_per_cpu_s: number }[]> = {};
+for (let r = 0; r < rounds; r++) {
+  for (const [name, run] of Object.entries(engines)) {
+    const t0 = performance.now();
+    const c0 = cpuSeconds();
+    await run();
+    const wall = (performance.now() - t0) / 1000;
+    const cpu = cpuSeconds() - c0;
+    (runs[name] ??= []).push({ qps: Math.round(items.length / wall), qps_per_cpu_s: Math.round(items.length / cpu) });
   }
+  console.error(`round ${r + 1}`, JSON.stringify(Object.fromEntries(Object.entries(runs).map(([k, v]) => [k, v[r]]))));
+}
+for (const p of Object.values(pools)) p.close();
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const result: Record<string, unknown> = { queries: items.length, cores, rounds, load_average: Deno.loadavg() };
+for (const [name, v] of Object.entries(runs)) {
+  result[name] = {
+    best_qps: Math.max(...v.map((x) => x.qps)),
+    best_qps_per_cpu_s: Math.max(...v.map((x) => x.qps_per_cpu_s)),
+    // Same-round ratios to native: wall time, and CPU time (per core).
+    ratio_wall_median: Number(median(v.map((x, i) => x.qps / runs.native[i].qps)).toFixed(2)),
+    ratio_cpu_median: Number(median(v.map((x, i) => x.qps_per_cpu_s / runs.native[i].qps_per_cpu_s)).toFixed(2)),
+  };
 }
 // Process first: the Worker trials leave spinning threads behind that would slow what follows.
 result.timeout_process = await timeoutCost(5, spawnSqlProcess);

@@ -11,6 +11,8 @@ export async function loadSqlJs(wasmUrl?: string): Promise<SqlJsModule> {
     return await initSqlJs({ wasmBinary });
   }
   if (!("Deno" in globalThis)) throw new Error("sql.js: no wasm URL given and not running under Deno");
-  const bytes = await Deno.readFile(new URL("../../node_modules/sql.js/dist/sql-wasm.wasm", import.meta.url));
+  // Not a literal inside `new URL(...)`, so that Vite does not copy this wasm into browser builds.
+  const path = "../../node_modules/sql.js/dist/sql-wasm.wasm";
+  const bytes = await Deno.readFile(new URL(path, import.meta.url));
   return await initSqlJs({ wasmBinary: bytes.buffer });
 }
