@@ -114,6 +114,14 @@ Deno.test("sampler on an f16 policy: the float16 KV cache is repeated and fed ba
     const a = await sampleBatch(policy, prompts, 2, p, decode);
     assertEquals(a, await sampleBatch(policy, prompts, 2, p, decode));
     for (const s of a) assertClose(s.logprobs, refLogprobs(s), { atol: 0.1, rtol: 0, name: `f16 sample ${s.prompt}/${s.index}` });
+    // Early exits select float16 cache rows on the GPU; the other samples continue unchanged.
+    const eosTok = a[0].tokens[1];
+    const early = await sampleBatch(policy, prompts, 2, { ...p, eosTokenIds: [eosTok] }, decode);
+    for (const [i, s] of early.entries()) {
+      const cut = a[i].tokens.indexOf(eosTok);
+      assertEquals(s.tokens, cut >= 0 ? a[i].tokens.slice(0, cut + 1) : a[i].tokens, `f16 early sample ${i}`);
+    }
+    assert(early.some((s) => s.finishReason === "length"), "every f16 sample ended early");
   } finally {
     await policy.release();
   }
