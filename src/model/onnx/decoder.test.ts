@@ -2,6 +2,7 @@
 // no LoRA operators without an adapter, MatMulNBits exactly on the linear layers at q4.
 import { assert, assertEquals } from "../../../tests/assert.ts";
 import onnxProto from "onnx-proto";
+import { toF16 } from "../half.ts";
 import { makeTinyModel } from "../tiny.ts";
 import { buildDecoder, type DecoderOptions } from "./decoder.ts";
 
@@ -68,4 +69,12 @@ Deno.test("decoder graph: large initializers go to external data files, integer 
     assert(t.dataType !== 7, `int64 ${t.name} went external`);
     assert(ext.built.external.some((f) => f.path === t.location), `${t.name} names a missing file ${t.location}`);
   }
+});
+
+Deno.test("decoder graph: f16 initializers carry exactly half.ts's bits (native Float16Array or not)", () => {
+  const f16 = decode("qwen2", { dtype: "f16", externalMinBytes: 0 });
+  const bits = new Uint16Array(f16.built.external.find((f) => f.data.byteLength === f16.m.config.vocabSize * f16.m.config.hiddenSize * 2)?.data.slice().buffer ?? new ArrayBuffer(0));
+  const embed = f16.m.weights.get("model.embed_tokens.weight");
+  assert(embed !== undefined && bits.length === embed.data.length, "embedding initializer not found");
+  assertEquals(bits, toF16(embed.data));
 });
