@@ -79,7 +79,8 @@ export class ModelRuntime {
   async freshTrainer(opts: Partial<GrpoTrainerOptions>): Promise<GrpoTrainer> {
     const device = await this.device();
     if (!this.gpu) {
-      const model = uploadModel(device, this.hf.config, this.hf.weights);
+      // A q4 policy gets a q4 trainer base (QLoRA-style): both quantise the same way (MatMulNBits, block 32).
+      const model = uploadModel(device, this.hf.config, this.hf.weights, { q4: this.policy.dtype === "q4" });
       const lora = uploadAdapter(device, this.hf.config, this.adapter);
       this.gpu = { model, lora, trainer: grpoTrainer(model, lora, opts) };
     } else {
