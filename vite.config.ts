@@ -19,6 +19,7 @@ export default defineConfig({
   server: { port: 5173, strictPort: true },
   preview: { port: 5173, strictPort: true },
   worker: { format: "es", plugins: () => [wgslText()] },
-  optimizeDeps: { exclude: ["onnxruntime-web", "sql.js"] },
+  // onnxruntime-web loads its own wasm and workers relative to its files: serve it unbundled.
+  optimizeDeps: { exclude: ["onnxruntime-web"] },
   build: { target: "es2022", chunkSizeWarningLimit: 4096 },
 });
