@@ -86,6 +86,8 @@ export async function runNotebook(doc: Notebook, env: RunEnv, hooks: RunHooks = 
     return await ModelRuntime.create(hf, () => env.gpuDevice(), { dtype: p.dtype, loraRank: p.loraRank, loraAlpha: p.loraAlpha, seed: 0, onNote: ctx.onLog });
   };
   try {
+    // The document the outputs came from, beside them (a resumed run rewrites it).
+    await env.store.write("notebook.json", JSON.stringify(doc, null, 1));
     for (const cell of doc.cells) {
       const t0 = env.now();
       const entry: CellSummary = { id: cell.id, type: cell.type, ms: 0 };
