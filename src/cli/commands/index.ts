@@ -19,4 +19,5 @@ export const COMMANDS: Record<string, { summary: string; load: () => Promise<{ c
   "train-tokenizer": { summary: "learn the demo model's byte-level BPE tokenizer from the pretraining corpus", load: () => import("./train-tokenizer.ts") },
   pretrain: { summary: "pretrain the small demo SQL model from scratch on the GPU (full training, HF folder out)", load: () => import("./pretrain.ts") },
   run: { summary: "run a notebook's cells in order headless (metrics, checkpoints, predictions, adapter)", load: () => import("./run.ts") },
+  export: { summary: "export a run: PEFT adapter, TRL GRPOConfig + LoraConfig, training prompts with gold SQL", load: () => import("./export.ts") },
 };

@@ -2,7 +2,6 @@
 // adapter they share. The trainer owns the adapter's parameters and AdamW moments on the GPU;
 // after each update the policy is handed the new tensors (a read-back and a feed swap: ORT's
 // WebGPU device and ours are distinct, so the buffers cannot be shared without a copy yet).
-import { ChatTemplate } from "../../core/chat-template.ts";
 import type { ChatMessage } from "../../core/prompts.ts";
 import type { HfModel } from "../../model/hf.ts";
 import { LORA_TARGETS, type LoraAdapter, loraKey, type LoraTarget, zeroAdapter } from "../../model/lora.ts";
@@ -12,6 +11,7 @@ import { type Sample, sampleBatch, type SampleProgress, type SamplingParams } fr
 import type { Tensor, Weights } from "../../model/tensor.ts";
 import { readF32, writeBuffer } from "../../gpu/device.ts";
 import { destroyAdapter, destroyModel, type GpuLora, type GpuModel, readAdapter, uploadAdapter, uploadModel } from "../../gpu/model/state.ts";
+import { ChatCodec } from "./prompting.ts";
 import { logprobsWebgpu } from "../../gpu/trainer/logprobs.ts";
 import { grpoTrainer, type GrpoTrainer, type GrpoTrainerOptions } from "../../gpu/trainer/grpo-step.ts";
 
@@ -31,7 +31,7 @@ export interface ModelRuntimeOptions {
 /** The policy, the trainer and their adapter for one loaded model. */
 export class ModelRuntime {
   private gpu: { model: GpuModel; lora: GpuLora; trainer: GrpoTrainer } | null = null;
-  private readonly template: ChatTemplate | null;
+  private readonly codec: ChatCodec;
 
   private constructor(
     readonly hf: HfModel & { name: string },
@@ -40,8 +40,7 @@ export class ModelRuntime {
     /** The adapter the policy samples with (kept equal to the trainer's after every update). */
     public adapter: LoraAdapter,
   ) {
-    const tok = hf.tokenizer;
-    this.template = hf.chatTemplate ? new ChatTemplate(hf.chatTemplate, { bos_token: tok.bos?.token, eos_token: tok.eos?.token }) : null;
+    this.codec = new ChatCodec(hf.tokenizer, hf.chatTemplate);
   }
 
   /** Builds the policy session with LoRA inputs for the adapter's targets; the trainer comes on first use. */
@@ -56,18 +55,17 @@ export class ModelRuntime {
 
   /** The prompt text of chat messages through the model's chat template (plain contents when it has none). */
   renderPrompt(messages: readonly ChatMessage[]): string {
-    if (this.template) return this.template.render(messages);
-    return messages.map((m) => m.content).join("\n\n") + "\n\n";
+    return this.codec.renderPrompt(messages);
   }
 
   /** Token ids of a rendered prompt. */
   encode(text: string): number[] {
-    return this.hf.tokenizer.encode(text, { addSpecialTokens: this.hf.tokenizer.addBosToken });
+    return this.codec.encode(text);
   }
 
   /** Text of token ids (special tokens kept, EOS stripped by the sampler already). */
   decode(ids: readonly number[]): string {
-    return ids.length ? this.hf.tokenizer.decode(ids) : "";
+    return this.codec.decode(ids);
   }
 
   /** `n` completions of every prompt under the current adapter. */

@@ -1,10 +1,40 @@
 // Prompts of tasks for one model and template: schema per database (cached), the prompt builder's
 // token budget counted with the model's own tokenizer through its chat template, and the ids.
+import { ChatTemplate } from "../../core/chat-template.ts";
 import type { PromptParams } from "../../core/notebook-params.ts";
-import { buildPrompt, getPromptTemplate, type PromptTemplate } from "../../core/prompts.ts";
+import { buildPrompt, type ChatMessage, getPromptTemplate, type PromptTemplate } from "../../core/prompts.ts";
 import type { DbSchema } from "../../core/schema.ts";
 import type { Task } from "../../core/types.ts";
-import type { ModelRuntime } from "./model-runtime.ts";
+import type { HfTokenizer } from "../../model/tokenizer.ts";
+
+/** A model's text side: its chat template and tokenizer. */
+export class ChatCodec {
+  private readonly template: ChatTemplate | null;
+
+  constructor(readonly tokenizer: HfTokenizer, chatTemplate: string | null) {
+    const tok = tokenizer;
+    this.template = chatTemplate ? new ChatTemplate(chatTemplate, { bos_token: tok.bos?.token, eos_token: tok.eos?.token }) : null;
+  }
+
+  /** The prompt text of chat messages through the model's chat template (plain contents when it has none). */
+  renderPrompt(messages: readonly ChatMessage[]): string {
+    if (this.template) return this.template.render(messages);
+    return messages.map((m) => m.content).join("\n\n") + "\n\n";
+  }
+
+  /** Token ids of a rendered prompt. */
+  encode(text: string): number[] {
+    return this.tokenizer.encode(text, { addSpecialTokens: this.tokenizer.addBosToken });
+  }
+
+  /** Text of token ids (special tokens kept). */
+  decode(ids: readonly number[]): string {
+    return ids.length ? this.tokenizer.decode(ids) : "";
+  }
+}
+
+/** What prompts need of a model. */
+export type PromptModel = Pick<ChatCodec, "renderPrompt" | "encode">;
 
 /** One task's prompt: the text the model saw and its ids. */
 export interface TaskPrompt {
@@ -19,7 +49,7 @@ export class Prompter {
   readonly template: PromptTemplate;
 
   constructor(
-    private readonly runtime: ModelRuntime,
+    private readonly runtime: PromptModel,
     private readonly params: PromptParams,
     private readonly schemaOf: (dbId: string) => Promise<DbSchema>,
   ) {
