@@ -141,8 +141,8 @@ export async function evalLoss(tr: Pretrainer, rows: readonly ArrayLike<number>[
   return nll / tokens;
 }
 
-/** Which buffer of every full fine-tuning slot: the parameter or one of AdamW's moments. */
-export type SlotPart = "param" | "m" | "v";
+/** Which buffer of every full fine-tuning slot: the parameter, its gradient or one of AdamW's moments. */
+export type SlotPart = "param" | "grad" | "m" | "v";
 
 /** Reads one part of every slot back under the weights' HF names (vocabulary chunks joined). */
 export async function readState(tr: Pretrainer, part: SlotPart = "param"): Promise<Weights> {
