@@ -1,5 +1,6 @@
 // `rlvr logprobs`: per-token log-probabilities of token-id sequences under a model (and adapter),
-// computed by the ONNX policy on onnxruntime-web's WebGPU provider.
+// computed by the ONNX policy on onnxruntime-web's WebGPU provider (engine "ort") or by the WGSL
+// trainer's own teacher-forced forward pass (engine "webgpu"); the two must agree.
 import { parseFlags, req, UsageError } from "../args.ts";
 import { parseConfig, validateWeights } from "../../model/config.ts";
 import { loadWeights } from "../../model/hf.ts";
@@ -8,7 +9,32 @@ import { readPeftAdapter } from "../../model/peft.ts";
 import { OrtPolicy } from "../../model/policy.ts";
 import { readJson } from "../../model/source.ts";
 import { DirSource } from "../../model/source.deno.ts";
+import type { ModelConfig } from "../../model/config.ts";
+import type { LoraAdapter } from "../../model/lora.ts";
+import type { Weights } from "../../model/tensor.ts";
 import type { Command } from "./index.ts";
+
+/** The WGSL trainer's forward pass (src/gpu/trainer/logprobs.ts) on this machine's WebGPU device. */
+async function webgpuLogprobs(cfg: ModelConfig, weights: Weights, ids: number[][], adapter: LoraAdapter | null, q4: boolean, out: string): Promise<Record<string, unknown>> {
+  const { requestGpu } = await import("../../gpu/device.ts");
+  const { destroyModel, uploadModel } = await import("../../gpu/model/state.ts");
+  const { logprobsWebgpu } = await import("../../gpu/trainer/logprobs.ts");
+  const gpu = await requestGpu();
+  const t0 = performance.now();
+  const model = uploadModel(gpu.device, cfg, weights, q4 ? { q4: true } : {});
+  try {
+    const t1 = performance.now();
+    const lp = await logprobsWebgpu(model, ids, adapter ?? undefined);
+    const t2 = performance.now();
+    await Deno.writeTextFile(out, JSON.stringify(lp));
+    const tokens = ids.reduce((s, x) => s + x.length, 0);
+    console.error(`logprobs: ${ids.length} sequences, ${tokens} tokens on the WGSL trainer (${q4 ? "q4" : "f32"}) in ${((t2 - t1) / 1000).toFixed(2)} s (upload ${((t1 - t0) / 1000).toFixed(2)} s)`);
+    return { engine: "webgpu", provider: gpu.info.description || gpu.info.architecture || gpu.info.vendor, dtype: q4 ? "q4" : "f32", adapter: adapter ? "loaded" : null, sequences: ids.length, tokens, out, seconds: (t2 - t1) / 1000 };
+  } finally {
+    destroyModel(model);
+    gpu.device.destroy();
+  }
+}
 
 const ENGINES = ["ort", "webgpu"] as const;
 
@@ -57,8 +83,8 @@ export const command: Command = {
     const engine = ENGINES.find((e) => e === (values.engine ?? "ort"));
     if (!engine) throw new UsageError(`--engine must be one of ${ENGINES.join(", ")}, got ${JSON.stringify(values.engine)}`);
     const dtype = dtypeFlag(values.dtype);
-    if (engine === "webgpu") {
-      throw new UsageError("the webgpu engine (the WGSL trainer's forward pass) is not available in this build of `rlvr logprobs`; use --engine ort");
+    if (engine === "webgpu" && dtype === "f16") {
+      throw new UsageError("the webgpu engine (the WGSL trainer) has no f16 weight storage yet; use --dtype f32 or q4, or --engine ort");
     }
     const src = new DirSource(modelDir);
     const cfg = parseConfig(await readJson(src, "config.json"));
@@ -74,6 +100,7 @@ export const command: Command = {
     const adapter = typeof values.adapter === "string" ? await readPeftAdapter(new DirSource(values.adapter), cfg) : null;
     const maxLen = Math.max(...ids.map((s) => s.length));
     if (maxLen > cfg.maxPositionEmbeddings) throw new UsageError(`a sequence has ${maxLen} tokens; the model's context is ${cfg.maxPositionEmbeddings} positions`);
+    if (engine === "webgpu") return await webgpuLogprobs(cfg, weights, ids, adapter, dtype === "q4", out);
     const t0 = performance.now();
     const policy = await OrtPolicy.create(cfg, weights, {
       dtype, loraTargets: adapter?.targets ?? [], maxPositions: maxLen, onNote: (m) => console.error(m),

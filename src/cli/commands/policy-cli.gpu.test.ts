@@ -1,4 +1,4 @@
-// `rlvr logprobs --engine ort` and `rlvr sample` end to end through the CLI on a tiny model folder
+// `rlvr logprobs` (both engines) and `rlvr sample` end to end through the CLI on a tiny model folder
 // with a PEFT adapter, against the float64 reference.
 import { assert, assertClose, assertEquals } from "../../../tests/assert.ts";
 import { Rng } from "../../core/rng.ts";
@@ -38,9 +38,16 @@ Deno.test("rlvr logprobs --engine ort and rlvr sample: end to end on a tiny Qwen
   assertEquals(got.map((r) => r.length), [8, 3]);
   assertClose(got.flat(), referenceLogprobs(cfg, tiny.weights, ids, adapter).flat(), { atol: 2e-3, rtol: 0, name: "CLI logprobs" });
 
-  const web = await rlvr(["logprobs", "--model", `${dir}/model`, "--ids", `${dir}/ids.json`, "--engine", "webgpu", "--out", `${dir}/x.json`]);
-  assertEquals(web.code, 2);
-  assert(/webgpu engine .* not available in this build/.test(String(web.last.error)), String(web.last.error));
+  // The WGSL trainer's forward pass agrees with the reference and with the ONNX policy.
+  const web = await rlvr(["logprobs", "--model", `${dir}/model`, "--ids", `${dir}/ids.json`, "--engine", "webgpu", "--adapter", `${dir}/adapter`, "--out", `${dir}/web.json`]);
+  assert(web.code === 0, `exit ${web.code}: ${web.stderr}`);
+  const webLp: number[][] = JSON.parse(await Deno.readTextFile(`${dir}/web.json`));
+  assertEquals(webLp.map((r) => r.length), [8, 3]);
+  assertClose(webLp.flat(), referenceLogprobs(cfg, tiny.weights, ids, adapter).flat(), { atol: 2e-3, rtol: 0, name: "CLI logprobs --engine webgpu" });
+  assertClose(webLp.flat(), got.flat(), { atol: 2e-3, rtol: 0, name: "webgpu vs ort engines" });
+  const f16 = await rlvr(["logprobs", "--model", `${dir}/model`, "--ids", `${dir}/ids.json`, "--engine", "webgpu", "--dtype", "f16", "--out", `${dir}/x.json`]);
+  assertEquals(f16.code, 2);
+  assert(/no f16 weight storage/.test(String(f16.last.error)), String(f16.last.error));
   await Deno.writeTextFile(`${dir}/bad.json`, JSON.stringify([[1, 2, cfg.vocabSize]]));
   const bad = await rlvr(["logprobs", "--model", `${dir}/model`, "--ids", `${dir}/bad.json`, "--out", `${dir}/x.json`]);
   assertEquals(bad.code, 2);
