@@ -3,6 +3,7 @@
 // worker pool, schemas through sql.js in process, and the GPU from navigator.gpu.
 import { isAbsolute, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { applySpiderDescriptions, parseSpiderTables, type SpiderTablesEntry } from "../../core/descriptions.ts";
 import { parseQuestions } from "../../core/loaders.ts";
 import type { DatasetParams, ModelParams } from "../../core/notebook-params.ts";
 import { introspectSchema, type SqlQueryable } from "../../core/schema.ts";
@@ -41,6 +42,7 @@ const isHttp = (s: string) => /^https?:\/\//i.test(s);
 export function denoEnv(o: DenoEnvOptions): RunEnv {
   const resolve = (p: string) => (isHttp(p) || isAbsolute(p) ? p : join(o.base, p));
   let sqlJs: Promise<SqlJsModule> | null = null;
+  const tables = new Map<string, Promise<SpiderTablesEntry[]>>();
   let gpu: Promise<GPUDevice> | null = null;
   const dbLoader = (p: DatasetParams): ((dbId: string) => Promise<Uint8Array>) => {
     if (p.source === "demo") return fileDatabaseLoader(join(PUBLIC_DIR, "demo"));
@@ -82,7 +84,17 @@ export function denoEnv(o: DenoEnvOptions): RunEnv {
             return r;
           },
         };
-        return introspectSchema(q, dbId);
+        const schema = introspectSchema(q, dbId);
+        if (!p.tablesUrl) return schema;
+        // Spider/BIRD tables.json: natural table and column names, shown when the prompt cell asks for descriptions.
+        const where = resolve(p.tablesUrl);
+        let entries = tables.get(where);
+        if (!entries) {
+          entries = readText(where).then((t) => parseSpiderTables(JSON.parse(t)));
+          tables.set(where, entries);
+        }
+        const entry = (await entries).find((e) => e.db_id === dbId);
+        return entry ? applySpiderDescriptions(schema, entry).schema : schema;
       } finally {
         db.close();
       }
@@ -104,19 +116,21 @@ function isExecResult(x: unknown): x is { columns: string[]; values: unknown[][]
   return Array.isArray(x) && x.every((r) => typeof r === "object" && r !== null && "columns" in r && "values" in r && Array.isArray(r.columns) && Array.isArray(r.values));
 }
 
-async function readTasks(where: string): Promise<Task[]> {
-  let text: string;
+async function readText(where: string): Promise<string> {
   if (isHttp(where)) {
     const r = await fetch(where);
     if (!r.ok) throw new Error(`${where}: HTTP ${r.status}`);
-    text = await r.text();
-  } else {
-    try {
-      text = await Deno.readTextFile(where);
-    } catch (e) {
-      throw new Error(`cannot read questions ${where}: ${e instanceof Error ? e.message : String(e)}`);
-    }
+    return await r.text();
   }
+  try {
+    return await Deno.readTextFile(where);
+  } catch (e) {
+    throw new Error(`cannot read ${where}: ${e instanceof Error ? e.message : String(e)}`);
+  }
+}
+
+async function readTasks(where: string): Promise<Task[]> {
+  const text = await readText(where);
   const q = parseQuestions(text);
   if (q.items.length === 0) throw new Error(`${where}: no questions (${q.problems.slice(0, 3).map((p) => `${p.where}: ${p.message}`).join("; ")})`);
   return q.items.map((i) => i.task);

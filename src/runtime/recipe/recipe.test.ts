@@ -12,6 +12,8 @@ import { answerCounts, birdPredictions } from "./common.ts";
 import { MemoryStore } from "../store.ts";
 import { mixSeed, type RunEnv } from "./context.ts";
 import { runNotebook } from "./runner.ts";
+import { denoEnv } from "./env.deno.ts";
+import { sharedDatasets } from "../../../tests/shared.ts";
 import { buildSplits } from "./data.ts";
 import { kValues } from "./evaluate.ts";
 import { trlConfig, trlLossType } from "./export.ts";
@@ -126,4 +128,21 @@ Deno.test("recipe/runner: an error names the cell that failed", async () => {
   await assertRejects(() => runNotebook(doc([{ id: "intro", type: "markdown" }, { id: "d1", type: "dataset" }]), env), /^cell "d1" \(dataset\): no such file questions\.jsonl$/);
   await assertRejects(() => runNotebook(doc([{ id: "base", type: "evaluate" }]), env), /^cell "base" needs a dataset cell before it$/);
   await assertRejects(() => runNotebook(doc([{ id: "g", type: "grpo" }]), env), /^cell "g" needs a dataset cell before it$/);
+});
+
+Deno.test({
+  name: "recipe/env: Spider schemas get tables.json's natural names when the dataset cell names tables.json",
+  ignore: sharedDatasets === null,
+  async fn() {
+    const root = `${sharedDatasets}/spider-train`;
+    const env = denoEnv({ out: await Deno.makeTempDir(), base: root });
+    const p = { ...defaultParams("dataset"), source: "url" as const, format: "spider" as const, questionsUrl: "questions.jsonl", dbRoot: "database" };
+    const plain = await env.schemaOf(p, "college_2");
+    const described = await env.schemaOf({ ...p, tablesUrl: "tables.json" }, "college_2");
+    assertEquals(described.tables.map((t) => t.name), plain.tables.map((t) => t.name));
+    const natural = (s: typeof plain) => s.tables.flatMap((t) => t.columns.filter((c) => c.naturalName !== undefined).map((c) => `${t.name}.${c.name}: ${c.naturalName}`));
+    assertEquals(natural(plain), []);
+    assert(natural(described).length > 0, "some columns get natural names");
+    console.log(natural(described).slice(0, 3).join("; "));
+  },
 });
