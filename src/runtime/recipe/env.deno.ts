@@ -3,10 +3,9 @@
 // worker pool, schemas through sql.js in process, and the GPU from navigator.gpu.
 import { isAbsolute, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { applySpiderDescriptions, parseSpiderTables, type SpiderTablesEntry } from "../../core/descriptions.ts";
+import { parseSpiderTables, type SpiderTablesEntry } from "../../core/descriptions.ts";
 import { parseQuestions } from "../../core/loaders.ts";
 import type { DatasetParams, ModelParams } from "../../core/notebook-params.ts";
-import { introspectSchema, type SqlQueryable } from "../../core/schema.ts";
 import type { Task } from "../../core/types.ts";
 import { requestGpu } from "../../gpu/device.ts";
 import { type HfModel, loadHfModel } from "../../model/hf.ts";
@@ -19,6 +18,7 @@ import { loadSqlJs } from "../sql-wasm.ts";
 import type { SqlJsModule } from "../sql-exec.ts";
 import { DirStore } from "../store.deno.ts";
 import type { DatasetSource, RunEnv } from "./context.ts";
+import { loadSchema } from "./schema-load.ts";
 
 /** Where the repository's public/ folder is (the demo data and, once built, the demo model). */
 export const PUBLIC_DIR = fileURLToPath(new URL("../../../public/", import.meta.url));
@@ -74,30 +74,14 @@ export function denoEnv(o: DenoEnvOptions): RunEnv {
     },
     async schemaOf(p, dbId) {
       sqlJs ??= loadSqlJs();
-      const SQL = await sqlJs;
-      const db = new SQL.Database(await dbLoader(p)(dbId));
-      try {
-        const q: SqlQueryable = {
-          exec: (sql) => {
-            const r = db.exec(sql);
-            if (!isExecResult(r)) throw new Error("sql.js exec returned an unexpected shape");
-            return r;
-          },
-        };
-        const schema = introspectSchema(q, dbId);
-        if (!p.tablesUrl) return schema;
+      let entries: Promise<SpiderTablesEntry[]> | null = null;
+      if (p.tablesUrl) {
         // Spider/BIRD tables.json: natural table and column names, shown when the prompt cell asks for descriptions.
         const where = resolve(p.tablesUrl);
-        let entries = tables.get(where);
-        if (!entries) {
-          entries = readText(where).then((t) => parseSpiderTables(JSON.parse(t)));
-          tables.set(where, entries);
-        }
-        const entry = (await entries).find((e) => e.db_id === dbId);
-        return entry ? applySpiderDescriptions(schema, entry).schema : schema;
-      } finally {
-        db.close();
+        entries = tables.get(where) ?? readText(where).then((t) => parseSpiderTables(JSON.parse(t)));
+        tables.set(where, entries);
       }
+      return loadSchema(await sqlJs, await dbLoader(p)(dbId), dbId, entries ? await entries : null);
     },
     async loadModel(which) {
       const { source, name } = modelSource(which, resolve);
@@ -110,10 +94,6 @@ export function denoEnv(o: DenoEnvOptions): RunEnv {
       return gpu;
     },
   };
-}
-
-function isExecResult(x: unknown): x is { columns: string[]; values: unknown[][] }[] {
-  return Array.isArray(x) && x.every((r) => typeof r === "object" && r !== null && "columns" in r && "values" in r && Array.isArray(r.columns) && Array.isArray(r.values));
 }
 
 async function readText(where: string): Promise<string> {

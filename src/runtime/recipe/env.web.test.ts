@@ -1,0 +1,68 @@
+// The browser environment under Deno, against a local HTTP server: demo data, SQL, schemas and
+// the demo model over HTTP with relative URLs; uploaded datasets.
+import { assert, assertEquals, assertRejects } from "../../../tests/assert.ts";
+import { defaultParams } from "../../core/notebook.ts";
+import { makeTinyModel } from "../../model/tiny.ts";
+import { writeHfFolder } from "../../model/tiny.deno.ts";
+import { MemoryStore } from "../store.ts";
+import { webEnv } from "./env.web.ts";
+import { writeTinyDataset } from "./fixtures.deno.ts";
+
+Deno.test({
+  name: "recipe/env.web: demo data, SQL, schemas and the demo model over HTTP; uploads",
+  sanitizeOps: false,
+  sanitizeResources: false,
+  async fn() {
+    const dir = await Deno.makeTempDir({ prefix: "rlvr-web-" });
+    await writeTinyDataset(`${dir}/data`);
+    const tiny = makeTinyModel("qwen2", { seed: 4 });
+    await writeHfFolder(`${dir}/model`, tiny);
+    const demo = new URL("../../../public/demo/", import.meta.url).pathname;
+    const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, async (req) => {
+      const path = decodeURIComponent(new URL(req.url).pathname).replace(/^\/app\//, "");
+      if (path.includes("..")) return new Response("bad path", { status: 400 });
+      const file = path.startsWith("demo/") ? demo + path.slice(5) : `${dir}/${path}`;
+      try {
+        const bytes = await Deno.readFile(file);
+        return new Response(req.method === "HEAD" ? null : bytes, { headers: { "content-length": String(bytes.byteLength) } });
+      } catch {
+        return new Response("not found", { status: 404 });
+      }
+    });
+    const env = webEnv({ baseUrl: `http://127.0.0.1:${server.addr.port}/app`, store: new MemoryStore() });
+    try {
+      const demoCell = { ...defaultParams("dataset"), source: "demo" as const, format: "rlvr" as const };
+      const d = await env.loadDataset(demoCell);
+      assertEquals(Object.fromEntries(Object.entries(d.splits).map(([k, v]) => [k, v.length])), { train: 112, test: 44, heldout: 28 });
+      const sql = env.sqlRunner(demoCell);
+      try {
+        const r = await sql.query("shop", "SELECT count(*) FROM customers");
+        assert(r.ok, r.ok ? "" : r.error.message);
+        assertEquals(r.result.rows, [[1500n]]);
+      } finally {
+        sql.close();
+      }
+      const schema = await env.schemaOf(demoCell, "shop");
+      assertEquals(schema.tables.map((t) => t.name).sort(), ["customers", "order_items", "orders", "products", "returns"]);
+
+      const urlCell = { ...defaultParams("dataset"), source: "url" as const, format: "rlvr" as const, questionsUrl: "data/train.jsonl", dbRoot: "data" };
+      assertEquals((await env.loadDataset(urlCell)).splits.train.length, 8);
+      assertEquals((await env.schemaOf(urlCell, "pets")).tables.map((t) => t.name), ["pets"]);
+
+      const m = await env.loadModel({ ...defaultParams("model"), source: "demo" });
+      assertEquals([m.name, m.config], ["demo", tiny.config]);
+      const u = await env.loadModel("model");
+      assertEquals(u.config, tiny.config);
+
+      const uploads = { questions: await Deno.readTextFile(`${dir}/data/test.jsonl`), databases: new Map([["pets", await Deno.readFile(`${dir}/data/pets/pets.sqlite`)]]) };
+      const up = webEnv({ baseUrl: "http://127.0.0.1:9/", store: new MemoryStore(), uploads });
+      const upCell = { ...defaultParams("dataset"), source: "upload" as const, split: "test" };
+      assertEquals((await up.loadDataset(upCell)).splits.test.map((t) => t.id), ["s0", "s1", "s2", "s3"]);
+      assertEquals((await up.schemaOf(upCell, "pets")).tables[0].columns.map((c) => c.name), ["id", "name", "kind", "age"]);
+      await assertRejects(() => up.schemaOf(upCell, "nope"), /database nope was not uploaded/);
+    } finally {
+      await server.shutdown();
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
+});

@@ -1,0 +1,128 @@
+// The run environment of the page's GPU worker: outputs in a FileStore (OPFS), datasets and
+// models over HTTP (relative URLs against the app's base), uploaded files, SQL through the worker
+// pool, schemas through sql.js in this worker, the GPU from navigator.gpu. No DOM and no Deno API:
+// it runs in a worker, and under Deno for tests.
+import { parseSpiderTables, type SpiderTablesEntry } from "../../core/descriptions.ts";
+import { parseQuestions } from "../../core/loaders.ts";
+import type { DatasetParams, ModelParams } from "../../core/notebook-params.ts";
+import type { Task } from "../../core/types.ts";
+import { requestGpu } from "../../gpu/device.ts";
+import { loadHfModel } from "../../model/hf.ts";
+import { type ByteCache, hubSource, UrlSource } from "../../model/source.web.ts";
+import type { SqlJsModule } from "../sql-exec.ts";
+import { SqlPool } from "../sql-pool.ts";
+import { loadSqlJs } from "../sql-wasm.ts";
+import type { FileStore } from "../store.ts";
+import type { RunEnv } from "./context.ts";
+import { loadSchema } from "./schema-load.ts";
+
+/** Files the user gave the page for a dataset cell with source "upload". */
+export interface UploadedDataset {
+  /** The questions file's text (BIRD, Spider or own JSONL). */
+  questions: string;
+  /** Database bytes by db_id. */
+  databases: Map<string, Uint8Array>;
+}
+
+/** How the browser environment is built. */
+export interface WebEnvOptions {
+  /** Base URL of the app's public files: the demo data at `demo/`, the demo model at `model/`. */
+  baseUrl: string;
+  store: FileStore;
+  /** sql.js's wasm URL (the browser build); omitted under Deno. */
+  wasmUrl?: string;
+  sqlWorkers?: number;
+  /** Where downloaded model files are kept (OPFS in the page). */
+  modelCache?: ByteCache;
+  uploads?: UploadedDataset;
+  fetch?: typeof fetch;
+}
+
+const isHttp = (s: string) => /^https?:\/\//i.test(s);
+
+/** The environment of a run hosted by the page (or any worker with fetch and WebGPU). */
+export function webEnv(o: WebEnvOptions): RunEnv {
+  const doFetch = o.fetch ?? ((input: RequestInfo | URL, init?: RequestInit) => fetch(input, init));
+  const base = o.baseUrl.endsWith("/") ? o.baseUrl : o.baseUrl + "/";
+  const resolve = (u: string) => new URL(u, base).href;
+  const get = async (url: string): Promise<Response> => {
+    const r = await doFetch(url);
+    if (!r.ok) throw new Error(`${url}: HTTP ${r.status}`);
+    return r;
+  };
+  const tasksAt = async (url: string): Promise<Task[]> => {
+    const q = parseQuestions(await (await get(url)).text());
+    if (q.items.length === 0) throw new Error(`${url}: no questions`);
+    return q.items.map((i) => i.task);
+  };
+  const dbLoader = (p: DatasetParams): ((dbId: string) => Promise<Uint8Array>) => {
+    if (p.source === "upload") {
+      return (dbId) => {
+        const bytes = o.uploads?.databases.get(dbId);
+        return bytes ? Promise.resolve(bytes.slice()) : Promise.reject(new Error(`database ${dbId} was not uploaded`));
+      };
+    }
+    const root = p.source === "demo" ? resolve("demo") : resolve(p.dbRoot ?? "");
+    return async (dbId) => new Uint8Array(await (await get(`${root.replace(/\/+$/, "")}/${encodeURIComponent(dbId)}/${encodeURIComponent(dbId)}.sqlite`)).arrayBuffer());
+  };
+  let sqlJs: Promise<SqlJsModule> | null = null;
+  let gpu: Promise<GPUDevice> | null = null;
+  const tables = new Map<string, Promise<SpiderTablesEntry[]>>();
+  const modelOf = (which: ModelParams | string) => {
+    const cache = o.modelCache;
+    const url = (u: string) => new UrlSource(u, { cache, fetch: doFetch, label: u });
+    if (typeof which !== "string") {
+      switch (which.source) {
+        case "demo":
+          return { source: url(resolve("model")), name: "demo" };
+        case "hub":
+          if (!which.repo) throw new Error("model cell: repo is required");
+          return { source: hubSource(which.repo, { revision: which.revision, cache, fetch: doFetch }), name: which.repo };
+        case "url":
+          if (!which.url) throw new Error("model cell: url is required");
+          return { source: url(resolve(which.url)), name: which.url };
+      }
+    }
+    if (which === "demo") return { source: url(resolve("model")), name: "demo" };
+    if (!isHttp(which) && /^[\w.-]+\/[\w.-]+$/.test(which)) return { source: hubSource(which, { cache, fetch: doFetch }), name: which };
+    return { source: url(resolve(which)), name: which };
+  };
+  return {
+    store: o.store,
+    now: () => Date.now(),
+    async loadDataset(p) {
+      if (p.source === "demo") {
+        const splits: Record<string, Task[]> = {};
+        for (const s of ["train", "test", "heldout"]) splits[s] = await tasksAt(resolve(`demo/${s}.jsonl`));
+        return { splits, describe: "demo" };
+      }
+      if (p.source === "upload") {
+        if (!o.uploads) throw new Error('dataset source "upload": no files were uploaded');
+        return { splits: { [p.split]: parseQuestions(o.uploads.questions).items.map((i) => i.task) }, describe: "uploaded files" };
+      }
+      if (!p.questionsUrl) throw new Error("dataset cell: questionsUrl is required");
+      return { splits: { [p.split]: await tasksAt(resolve(p.questionsUrl)) }, describe: resolve(p.questionsUrl) };
+    },
+    sqlRunner(p) {
+      return new SqlPool({ loadDatabase: dbLoader(p), wasmUrl: o.wasmUrl, workers: o.sqlWorkers ?? 2 });
+    },
+    async schemaOf(p, dbId) {
+      sqlJs ??= loadSqlJs(o.wasmUrl);
+      let entries: Promise<SpiderTablesEntry[]> | null = null;
+      if (p.tablesUrl) {
+        const where = resolve(p.tablesUrl);
+        entries = tables.get(where) ?? get(where).then(async (r) => parseSpiderTables(await r.json()));
+        tables.set(where, entries);
+      }
+      return loadSchema(await sqlJs, await dbLoader(p)(dbId), dbId, entries ? await entries : null);
+    },
+    async loadModel(which) {
+      const { source, name } = modelOf(which);
+      return { ...(await loadHfModel(source)), name };
+    },
+    gpuDevice() {
+      gpu ??= requestGpu().then((g) => g.device);
+      return gpu;
+    },
+  };
+}
