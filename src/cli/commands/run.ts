@@ -12,7 +12,7 @@ export const command: Command = {
   name: "run",
   summary: "run a notebook's cells in order headless (metrics, checkpoints, predictions, adapter in --out)",
   usage: [
-    "rlvr run NOTEBOOK.json [--out DIR] [--max-steps N] [--seed S] [--model DIR] [--samples-per-step K] [--sql-workers W]",
+    "rlvr run NOTEBOOK.json [--out DIR] [--max-steps N] [--seed S] [--model DIR] [--samples-per-step K] [--sql-workers W] [--micro-batch M]",
     "",
     "  --out DIR             output folder (default runs/<notebook name>); an existing run there is resumed",
     "  --max-steps N         stop every GRPO cell after N steps (its schedules keep the cell's step count)",
@@ -20,13 +20,14 @@ export const command: Command = {
     "  --model DIR           use this model folder (or URL, or owner/name) instead of the model cell's source",
     "  --samples-per-step K  sample records kept per step in samples.jsonl (default 16)",
     "  --sql-workers W       SQL worker processes (default 2)",
+    "  --micro-batch M       sequences per trainer forward/backward pass, gradients accumulated (default 8)",
     "",
     "The last line of standard output is a JSON summary with each stage's execution accuracy.",
   ].join("\n"),
   async run(argv) {
     const { values, positionals } = parseFlags(argv, {
       out: { type: "string" }, "max-steps": { type: "string" }, seed: { type: "string" }, model: { type: "string" },
-      "samples-per-step": { type: "string" }, "sql-workers": { type: "string" },
+      "samples-per-step": { type: "string" }, "sql-workers": { type: "string" }, "micro-batch": { type: "string" },
     });
     if (positionals.length !== 1) throw new UsageError("expected exactly one notebook file: rlvr run NOTEBOOK.json");
     const file = positionals[0];
@@ -56,7 +57,7 @@ export const command: Command = {
     Deno.addSignalListener("SIGINT", onInt);
     const summary = await runNotebook(parsed.doc, env, {
       signal: abort.signal,
-      opts: { maxSteps, seed, samplesPerStep: num(values, "samples-per-step", 16) },
+      opts: { maxSteps, seed, samplesPerStep: num(values, "samples-per-step", 16), trainMicroBatch: num(values, "micro-batch", 8) },
       modelOverride: typeof values.model === "string" ? values.model : undefined,
       onLog: log,
       onProgress: (p) => {

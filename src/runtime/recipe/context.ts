@@ -65,10 +65,12 @@ export interface RunOptions {
   seed: number | null;
   /** SQL worker count etc. are the env's business; this caps prompt batch per sampling call. */
   sampleBatchPrompts: number;
+  /** Sequences per trainer forward/backward pass (gradients accumulate over passes; bounds activation memory). */
+  trainMicroBatch: number;
 }
 
 /** Defaults of RunOptions. */
-export const DEFAULT_RUN_OPTIONS: RunOptions = { samplesPerStep: 16, maxSteps: null, seed: null, sampleBatchPrompts: 16 };
+export const DEFAULT_RUN_OPTIONS: RunOptions = { samplesPerStep: 16, maxSteps: null, seed: null, sampleBatchPrompts: 16, trainMicroBatch: 8 };
 
 /** The state the cells build up, in notebook order. */
 export interface RunContext {

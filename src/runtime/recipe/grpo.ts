@@ -103,7 +103,7 @@ export async function runGrpo(ctx: RunContext, cellId: string, p: GrpoParams): P
         const old = await sampleLogprobs(trainer, train.map((s) => s.ids));
         train.forEach((s, i) => (s.logpOld = old[i]));
       }
-      for (let u = 0; u < p.updatesPerBatch; u++) reports.push(await grpoStep(trainer, train));
+      for (let u = 0; u < p.updatesPerBatch; u++) reports.push(await grpoStep(trainer, train, { microBatch: ctx.opts.trainMicroBatch }));
       await runtime.syncPolicy();
     }
     const trainMs = ctx.env.now() - t2;

@@ -114,7 +114,7 @@ export async function runWarmup(ctx: RunContext, cellId: string, p: WarmupParams
         if (mb.length === 0) continue;
         let batch = mb.map((it) => it.sample);
         if (p.method === "dpo") batch = await dpoBatch(trainer, mb.map((it) => ({ sample: it.sample, chosen: it.pair?.chosen ?? false })), p.dpoBeta, (seqs) => runtime.referenceLogprobs(seqs));
-        reports.push(await grpoStep(trainer, batch));
+        reports.push(await grpoStep(trainer, batch, { microBatch: ctx.opts.trainMicroBatch }));
       }
     }
     if (reports.length > 0) await runtime.syncPolicy();
