@@ -1,6 +1,9 @@
 // Tiny random models of every supported architecture, with a small byte-level BPE tokenizer,
 // laid out as a Hugging Face folder: fixtures for the reference, the ONNX policy and the trainer.
 import { Rng } from "../core/rng.ts";
+import { bytesToUnicode } from "./bpe/bytelevel.ts";
+import { bpeTokenizerFiles, DEMO_CHAT_TEMPLATE } from "./bpe/files.ts";
+import type { BpeModel } from "./bpe/train.ts";
 import { type Arch, configToJson, expectedShapes, type ModelConfig, parseConfig, type RopeScaling } from "./config.ts";
 import { type FloatDtype, weightsToSafetensors } from "./safetensors.ts";
 import { numel, type Weights } from "./tensor.ts";
@@ -77,24 +80,9 @@ export function makeTinyModel(arch: Arch, o: TinyOptions): TinyModel {
   return { configJson, config: parsed, weights };
 }
 
-// GPT-2's reversible byte -> printable character map used by byte-level BPE vocabularies.
-function bytesToUnicode(): string[] {
-  const bs: number[] = [];
-  for (let b = 0x21; b <= 0x7e; b++) bs.push(b);
-  for (let b = 0xa1; b <= 0xac; b++) bs.push(b);
-  for (let b = 0xae; b <= 0xff; b++) bs.push(b);
-  const map: string[] = new Array(256);
-  for (const b of bs) map[b] = String.fromCodePoint(b);
-  let n = 0;
-  for (let b = 0; b < 256; b++) if (map[b] === undefined) map[b] = String.fromCodePoint(256 + n++);
-  return map;
-}
-
 const MERGES = [
   "S E", "L E", "C T", "SE LE", "SELE CT", "Ġ F", "R O", "ĠF RO", "ĠFRO M", "Ġ W", "H E", "R E", "ĠW HE", "ĠWHE RE",
 ] as const;
-const QWEN_SPLIT =
-  "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
 const SPECIALS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"] as const;
 const N_BASE = 256 + MERGES.length;
 /** Token ids of the tiny tokenizer's special tokens. */
@@ -106,51 +94,20 @@ export const TINY_SPECIALS = {
 /** Default vocabulary of tiny models: the tokenizer's tokens plus padding rows, as real checkpoints have. */
 export const TINY_VOCAB_SIZE = 280;
 
-/** ChatML, as Qwen2.5 uses it (without tools). */
-export const CHATML_TEMPLATE =
-  "{% for message in messages %}{{ '<|im_start|>' + message['role'] + '\\n' + message['content'] + '<|im_end|>' + '\\n' }}{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}";
+/** ChatML, as Qwen2.5 uses it (without tools): the demo tokenizer's template. */
+export const CHATML_TEMPLATE = DEMO_CHAT_TEMPLATE;
 
 /** tokenizer.json and tokenizer_config.json of a byte-level BPE with 256 byte tokens, a few SQL merges and ChatML specials. */
 export function tinyTokenizerFiles(): { tokenizerJson: Record<string, unknown>; tokenizerConfig: Record<string, unknown> } {
-  const b2u = bytesToUnicode();
-  const vocab: Record<string, number> = {};
-  b2u.forEach((ch, i) => (vocab[ch] = i));
-  MERGES.forEach((m, i) => (vocab[m.replace(" ", "")] = 256 + i));
-  const added = SPECIALS.map((content) => ({
-    id: TINY_SPECIALS[content], content, single_word: false, lstrip: false, rstrip: false, normalized: false, special: true,
-  }));
-  const byteLevel = { type: "ByteLevel", add_prefix_space: false, trim_offsets: false, use_regex: false };
-  // Qwen2's pre-tokenizer: its split regex, then the byte-to-character map.
-  const split = { type: "Split", pattern: { Regex: QWEN_SPLIT }, behavior: "Isolated", invert: false };
-  const tokenizerJson = {
-    version: "1.0",
-    truncation: null,
-    padding: null,
-    added_tokens: added,
-    normalizer: { type: "NFC" },
-    pre_tokenizer: { type: "Sequence", pretokenizers: [split, byteLevel] },
-    post_processor: byteLevel,
-    decoder: byteLevel,
-    model: {
-      type: "BPE", dropout: null, unk_token: null, continuing_subword_prefix: "", end_of_word_suffix: "",
-      fuse_unk: false, byte_fallback: false, ignore_merges: false, vocab, merges: [...MERGES],
-    },
+  const model: BpeModel = {
+    vocab: [...bytesToUnicode(), ...MERGES.map((m) => m.replace(" ", "")), ...SPECIALS],
+    merges: MERGES.map((m) => {
+      const [a, b] = m.split(" ");
+      return [a, b];
+    }),
+    added: SPECIALS.map((content) => ({ id: TINY_SPECIALS[content], content, special: true })),
   };
-  const addedDecoder: Record<string, unknown> = {};
-  for (const a of added) addedDecoder[String(a.id)] = { content: a.content, lstrip: false, normalized: false, rstrip: false, single_word: false, special: true };
-  const tokenizerConfig = {
-    add_bos_token: false,
-    add_prefix_space: false,
-    added_tokens_decoder: addedDecoder,
-    bos_token: null,
-    eos_token: "<|im_end|>",
-    pad_token: "<|endoftext|>",
-    chat_template: CHATML_TEMPLATE,
-    model_max_length: 2048,
-    tokenizer_class: "Qwen2Tokenizer",
-    clean_up_tokenization_spaces: false,
-  };
-  return { tokenizerJson, tokenizerConfig };
+  return bpeTokenizerFiles(model);
 }
 
 /** The files of a Hugging Face model folder for `m` (single safetensors file, or shards when `maxShardBytes` is set). */
