@@ -22,7 +22,7 @@ export function shopDatabase(rng: Rng): DemoDatabase {
   for (let id = 1; id <= 120; id++) {
     const category = CATEGORIES[(id - 1) % CATEGORIES.length];
     const price = money(Math.max(2, logNormal(rng, category === "Electronics" ? 120 : 25, 0.7)));
-    products.push([id, `${category.slice(0, -1) || category} item ${id}`, category, price, rng.next() < 0.1 ? 0 : 1]);
+    products.push([id, `${category} item ${id}`, category, price, rng.next() < 0.1 ? 0 : 1]);
   }
   const orders: Rows = [];
   const items: Rows = [];
