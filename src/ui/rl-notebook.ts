@@ -6,6 +6,7 @@ import { addCell, type Cell, type CellId, moveCell, removeCell, setCollapsed, se
 import { CELL_TYPES, type CellType } from "../core/notebook-params.ts";
 import type { NotebookController, ShareResult } from "./notebook-controller.ts";
 import "./rl-cell-gpu.ts";
+import "./rl-cell-dataset.ts";
 import "./rl-cell-markdown.ts";
 import "./rl-cell-params.ts";
 import "./rl-run-viewer.ts";
@@ -142,10 +143,16 @@ export class RlNotebook extends LitElement {
           : html`<rl-cell-markdown .source=${cell.params.source}></rl-cell-markdown>`;
       case "gpu":
         return html`<rl-cell-gpu></rl-cell-gpu>`;
+      case "dataset":
+        return html`${this.renderParams(cell)}<rl-cell-dataset .params=${cell.params}></rl-cell-dataset>`;
       default:
-        return html`<rl-cell-params .cell=${cell} @params-change=${(e: ParamsChangeEvent) => this.act((d) => updateParams(d, cell.id, cell.type, e.params as never))}></rl-cell-params>
+        return html`${this.renderParams(cell)}
           <p class="muted" data-testid="not-runnable">Running a ${CELL_TITLES[cell.type]} cell is not part of this build yet; its parameters are saved with the notebook and travel in share links.</p>`;
     }
+  }
+
+  private renderParams(cell: Cell) {
+    return html`<rl-cell-params .cell=${cell} @params-change=${(e: ParamsChangeEvent) => this.act((d) => updateParams(d, cell.id, cell.type, e.params as never))}></rl-cell-params>`;
   }
 
   /** Applies an action; its error is shown and the document is left as it was. */

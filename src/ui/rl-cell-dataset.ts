@@ -1,0 +1,162 @@
+// <rl-cell-dataset>: browse a dataset cell's data — the questions of each split (filterable, with
+// evidence and gold SQL) and each database's tables, keys and sample rows. Nothing is fetched
+// until the user asks, so opening a shared link loads no URL it names.
+import { css, html, LitElement, nothing } from "lit";
+import type { DatasetParams } from "../core/notebook-params.ts";
+import type { SqlValue, Task } from "../core/types.ts";
+import { datasetPool, type DatasetQuestions, describeDatabase, loadQuestionFiles, type TableView } from "./dataset-client.ts";
+import { highlightSql } from "./sql-highlight.ts";
+import { cellStyles } from "./styles.ts";
+
+const SHOWN = 50;
+
+type State =
+  | { kind: "idle" }
+  | { kind: "loading" }
+  | { kind: "ready"; data: DatasetQuestions }
+  | { kind: "error"; message: string };
+
+/** Question files and database root of a dataset cell, or why the page cannot browse it. */
+export function datasetLocation(p: DatasetParams, base: string): { files: Record<string, string>; dbRoot: string } | { unsupported: string } {
+  switch (p.source) {
+    case "demo":
+      return { files: { train: `${base}demo/train.jsonl`, test: `${base}demo/test.jsonl`, heldout: `${base}demo/heldout.jsonl` }, dbRoot: `${base}demo` };
+    case "url":
+      if (!p.questionsUrl || !p.dbRoot) return { unsupported: "set questionsUrl and dbRoot to browse this dataset" };
+      return { files: { [p.split]: p.questionsUrl }, dbRoot: p.dbRoot };
+    case "upload":
+      return { unsupported: "browsing uploaded files is not part of this build yet" };
+  }
+}
+
+function cell(v: SqlValue): string {
+  if (v === null) return "NULL";
+  if (v instanceof Uint8Array) return `<blob ${v.byteLength} bytes>`;
+  const s = typeof v === "bigint" ? v.toString() : String(v);
+  return s.length > 60 ? s.slice(0, 60) + "…" : s;
+}
+
+export class RlCellDataset extends LitElement {
+  static override properties = {
+    params: { attribute: false },
+    state: { state: true },
+    split: { state: true },
+    filter: { state: true },
+    db: { state: true },
+    tables: { state: true },
+  };
+  static override styles = [cellStyles, css`
+    .bar { display: flex; flex-wrap: wrap; gap: 10px; align-items: center; margin: 6px 0; font-size: 14px; }
+    input[type="search"], select { font: inherit; font-size: 13px; padding: 3px 6px; background: var(--rl-bg); color: var(--rl-text); border: 1px solid var(--rl-border); border-radius: 4px; }
+    .questions { max-height: 360px; overflow: auto; border: 1px solid var(--rl-border); border-radius: 6px; }
+    .questions table { width: 100%; font-size: 13px; }
+    .questions td { vertical-align: top; }
+    pre { margin: 2px 0 0; white-space: pre-wrap; font-family: var(--rl-mono); font-size: 11px; }
+    .kw { color: var(--rl-accent); font-weight: 600; } .str { color: var(--rl-good); } .num { color: var(--rl-warn); }
+    .ev { color: var(--rl-muted); font-size: 12px; }
+    .tables { display: grid; grid-template-columns: repeat(auto-fill, minmax(420px, 1fr)); gap: 10px; }
+    .table { border: 1px solid var(--rl-border); border-radius: 6px; padding: 6px 8px; font-size: 12px; overflow-x: auto; }
+    .table h5 { margin: 0 0 4px; font-size: 13px; }
+    .badge { font-size: 10px; padding: 0 4px; border-radius: 6px; background: var(--rl-code-bg); color: var(--rl-accent); }
+    .sample td { font-family: var(--rl-mono); font-size: 11px; white-space: nowrap; }
+  `];
+
+  /** The dataset cell's parameters. */
+  params: DatasetParams | null = null;
+  private state: State = { kind: "idle" };
+  private split = "";
+  private filter = "";
+  private db = "";
+  private tables: TableView[] | string | null = null;
+
+  override render() {
+    const p = this.params;
+    if (!p) return nothing;
+    const loc = datasetLocation(p, import.meta.env?.BASE_URL ?? "/");
+    if ("unsupported" in loc) return html`<p class="muted">${loc.unsupported}.</p>`;
+    const s = this.state;
+    switch (s.kind) {
+      case "idle":
+        return html`<button class="secondary" data-testid="browse-data" @click=${() => this.load(loc.files)}>Browse the data</button>`;
+      case "loading":
+        return html`<p class="muted">Loading questions…</p>`;
+      case "error":
+        return html`<p class="error" role="alert">${s.message}</p>`;
+      case "ready":
+        return this.renderData(s.data, loc.dbRoot);
+    }
+  }
+
+  private async load(files: Record<string, string>): Promise<void> {
+    this.state = { kind: "loading" };
+    const data = await loadQuestionFiles(files);
+    if (!Object.keys(data.splits).length) {
+      this.state = { kind: "error", message: `No question file could be read: ${data.problems.join("; ")}` };
+      return;
+    }
+    this.split = Object.keys(data.splits)[0];
+    this.state = { kind: "ready", data };
+  }
+
+  private renderData(data: DatasetQuestions, dbRoot: string) {
+    const tasks = data.splits[this.split] ?? [];
+    const f = this.filter.toLowerCase();
+    const shown = f ? tasks.filter((t) => `${t.question} ${t.evidence ?? ""} ${t.db_id} ${t.gold_sql}`.toLowerCase().includes(f)) : tasks;
+    const dbs = [...new Set(Object.values(data.splits).flat().map((t) => t.db_id))].sort();
+    return html`
+      ${data.problems.map((m) => html`<p class="error" role="alert">${m}</p>`)}
+      <div class="bar">
+        <label>Split <select @change=${(e: Event) => (this.split = (e.target as HTMLSelectElement).value)}>
+          ${Object.entries(data.splits).map(([k, v]) => html`<option value=${k} ?selected=${k === this.split}>${k} (${v.length})</option>`)}
+        </select></label>
+        <input type="search" data-testid="question-filter" placeholder="Filter questions, evidence, SQL…" .value=${this.filter}
+          @input=${(e: Event) => (this.filter = (e.target as HTMLInputElement).value)} />
+        <span class="muted" data-testid="question-count">${shown.length} of ${tasks.length}${shown.length > SHOWN ? `, first ${SHOWN} shown` : ""}</span>
+      </div>
+      <div class="questions"><table>
+        <tr><th>db</th><th>question</th><th>difficulty</th></tr>
+        ${shown.slice(0, SHOWN).map((t: Task) => html`<tr data-testid="question-row"><td>${t.db_id}</td>
+          <td>${t.question}${t.evidence ? html`<div class="ev">evidence: ${t.evidence}</div>` : nothing}<pre>${highlightSql(t.gold_sql)}</pre></td>
+          <td>${t.difficulty ?? ""}</td></tr>`)}
+      </table></div>
+      <div class="bar">
+        <label>Database <select data-testid="db-select" @change=${(e: Event) => this.openDb(dbRoot, (e.target as HTMLSelectElement).value)}>
+          <option value="">choose…</option>${dbs.map((d) => html`<option value=${d} ?selected=${d === this.db}>${d}</option>`)}
+        </select></label>
+      </div>
+      ${this.renderTables()}`;
+  }
+
+  private async openDb(dbRoot: string, db: string): Promise<void> {
+    this.db = db;
+    this.tables = null;
+    if (!db) return;
+    try {
+      const tables = await describeDatabase(datasetPool(dbRoot), db);
+      if (this.db === db) this.tables = tables;
+    } catch (e) {
+      if (this.db === db) this.tables = e instanceof Error ? e.message : String(e);
+    }
+  }
+
+  private renderTables() {
+    const t = this.tables;
+    if (!this.db) return nothing;
+    if (t === null) return html`<p class="muted">Reading ${this.db}…</p>`;
+    if (typeof t === "string") return html`<p class="error" role="alert">${t}</p>`;
+    return html`<div class="tables" data-testid="db-tables">${t.map((tb) => html`<div class="table">
+      <h5>${tb.name} <span class="muted">(${tb.rowCount.toLocaleString()} rows)</span></h5>
+      <div>${tb.columns.map((c) => html`<span><code>${c.name}</code> <span class="muted">${c.type}</span>${c.pk ? html` <span class="badge">PK</span>` : nothing}${c.fk ? html` <span class="badge">→ ${c.fk}</span>` : nothing}; </span>`)}</div>
+      <table class="sample"><tr>${tb.sample.columns.map((c) => html`<th>${c}</th>`)}</tr>
+        ${tb.sample.rows.map((r) => html`<tr>${r.map((v) => html`<td>${cell(v)}</td>`)}</tr>`)}</table>
+    </div>`)}</div>`;
+  }
+}
+
+customElements.define("rl-cell-dataset", RlCellDataset);
+
+declare global {
+  interface HTMLElementTagNameMap {
+    "rl-cell-dataset": RlCellDataset;
+  }
+}
