@@ -24,6 +24,8 @@ Deno.test("tokenizer: the tiny byte-level BPE round-trips text, applies merges a
   assertEquals(t.decode(t.encode("<|im_start|>hi<|im_end|>"), { skipSpecialTokens: true }), "hi");
   assert(t.chatTemplate?.includes("<|im_start|>"), "ChatML template exposed");
   assertEquals(t.vocabSize, TINY_SPECIALS["<|im_end|>"] + 1);
+  // Regression: @huggingface/tokenizers refuses an empty id list; an empty completion decodes to "".
+  assertEquals(t.decode([]), "");
 });
 
 Deno.test("tokenizer: the real Qwen3 vocabulary encodes exactly as an independent implementation (@lenml/tokenizers)", async () => {

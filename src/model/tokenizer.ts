@@ -74,6 +74,8 @@ export class HfTokenizer {
 
   /** Text of `ids`, optionally without special tokens. */
   decode(ids: readonly number[], o: { skipSpecialTokens?: boolean } = {}): string {
+    // The library refuses an empty id list; an empty completion is a normal case here.
+    if (ids.length === 0) return "";
     return this.inner.decode([...ids], { skip_special_tokens: o.skipSpecialTokens ?? false });
   }
 
