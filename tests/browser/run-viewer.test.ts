@@ -67,13 +67,26 @@ Deno.test({
       const cardText = await shown.first().textContent();
       assert(cardText?.includes(group.find((s) => s.sampleIndex === 0)!.reward.total.toFixed(2)), `card shows the reward: ${cardText}`);
       await screenshot(page, "run-viewer");
-      // Jump to step 1 through the step slider: the group changes to that step's records.
-      await page.getByTestId("inspector-step").fill("0");
+      // A click near the first point of a chart jumps the inspector to that step (interaction
+      // mode "nearest": the left part of the plot is nearest to the first step); the slider back.
       const firstStep = Math.min(...samples.map((s) => s.step));
+      const shownStep = () =>
+        page.evaluate(() => {
+          const insp = document.querySelector("rl-notebook")?.shadowRoot?.querySelector("rl-run-viewer")?.shadowRoot?.querySelector("rl-reward-inspector");
+          return insp?.shadowRoot?.querySelector(".controls strong")?.textContent ?? null;
+        });
+      assertEquals(await shownStep(), String(lastStep));
+      const canvas = page.locator('rl-metrics-charts figure[data-panel="rewards"] canvas');
+      const box = await canvas.boundingBox();
+      assert(box, "chart canvas has a size");
+      await canvas.click({ position: { x: box.width * 0.3, y: box.height * 0.6 } });
       await page.waitForFunction((step) => {
         const insp = document.querySelector("rl-notebook")?.shadowRoot?.querySelector("rl-run-viewer")?.shadowRoot?.querySelector("rl-reward-inspector");
-        return insp?.shadowRoot?.querySelector("strong")?.textContent === String(step);
+        return insp?.shadowRoot?.querySelector(".controls strong")?.textContent === String(step);
       }, firstStep);
+      const steps = [...new Set(samples.map((s) => s.step))].length;
+      await page.getByTestId("inspector-step").fill(String(steps - 1));
+      assertEquals(await shownStep(), String(lastStep));
       assert(errors.length === 0, `no page errors: ${errors.join("; ")}`);
     } finally {
       await browser.close();
