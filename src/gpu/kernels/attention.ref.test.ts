@@ -1,21 +1,7 @@
 import { assertClose } from "../../../tests/assert.ts";
 import { Rng } from "../../core/rng.ts";
+import { numericGrad } from "./layer-fd.ts";
 import { attentionBackwardRef, attentionForwardRef, type AttentionDims } from "./attention.ref.ts";
-
-/** Central differences of a scalar loss with respect to every element of x (x is restored). */
-function numericGrad(x: Float64Array, loss: () => number, eps = 1e-5): Float64Array {
-  const g = new Float64Array(x.length);
-  for (let i = 0; i < x.length; i++) {
-    const x0 = x[i];
-    x[i] = x0 + eps;
-    const up = loss();
-    x[i] = x0 - eps;
-    const down = loss();
-    x[i] = x0;
-    g[i] = (up - down) / (2 * eps);
-  }
-  return g;
-}
 
 Deno.test("attention reference: backward matches central finite differences of the forward (GQA, padding)", () => {
   const a: AttentionDims = { B: 2, T: 5, H: 4, Hkv: 2, D: 3 };

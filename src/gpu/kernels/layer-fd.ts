@@ -21,15 +21,21 @@ export function checkGradFd(
     for (let i = 0; i < y.length; i++) s += dy[i] * y[i];
     return s;
   };
-  const numeric = new Float64Array(xs.length);
-  for (let i = 0; i < xs.length; i++) {
-    const x0 = xs[i];
-    xs[i] = x0 + h;
-    const lp = loss();
-    xs[i] = x0 - h;
-    const lm = loss();
-    xs[i] = x0;
-    numeric[i] = (lp - lm) / (2 * h);
-  }
+  const numeric = numericGrad(xs, loss, h);
   return assertClose(analytic, numeric, { atol, rtol, name: `${name} vs finite differences` }).maxAbs;
+}
+
+/** Central differences of a scalar loss with respect to every element of x (x is restored). */
+export function numericGrad(x: Float64Array, loss: () => number, eps = 1e-5): Float64Array {
+  const g = new Float64Array(x.length);
+  for (let i = 0; i < x.length; i++) {
+    const x0 = x[i];
+    x[i] = x0 + eps;
+    const up = loss();
+    x[i] = x0 - eps;
+    const down = loss();
+    x[i] = x0;
+    g[i] = (up - down) / (2 * eps);
+  }
+  return g;
 }

@@ -1,20 +1,7 @@
 import { assertClose } from "../../../tests/assert.ts";
 import { Rng } from "../../core/rng.ts";
+import { numericGrad } from "./layer-fd.ts";
 import { lmheadBackwardRef, lmheadForwardRef, type LmHeadDims } from "./lmhead.ref.ts";
-
-function numericGrad(x: Float64Array, loss: () => number, eps = 1e-5): Float64Array {
-  const g = new Float64Array(x.length);
-  for (let i = 0; i < x.length; i++) {
-    const x0 = x[i];
-    x[i] = x0 + eps;
-    const up = loss();
-    x[i] = x0 - eps;
-    const down = loss();
-    x[i] = x0;
-    g[i] = (up - down) / (2 * eps);
-  }
-  return g;
-}
 
 Deno.test("lmhead reference: dh and dW match central finite differences (logp and entropy terms, ignored row, logit scale)", () => {
   const d: LmHeadDims = { N: 4, C: 3, V: 7 };
