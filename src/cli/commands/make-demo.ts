@@ -1,13 +1,7 @@
-import initSqlJs from "sql.js";
 import { parseFlags } from "../args.ts";
 import { buildDemo } from "../../runtime/demo/build.ts";
+import { loadSqlJsDeno } from "../../runtime/sql-wasm.ts";
 import type { Command } from "./index.ts";
-
-/** sql.js under Deno, with its wasm read from node_modules. */
-async function sqlJs() {
-  const wasm = await Deno.readFile(new URL("../../../node_modules/sql.js/dist/sql-wasm.wasm", import.meta.url));
-  return initSqlJs({ wasmBinary: wasm.buffer as ArrayBuffer });
-}
 
 async function sha256(bytes: Uint8Array): Promise<string> {
   const h = await crypto.subtle.digest("SHA-256", bytes as Uint8Array<ArrayBuffer>);
@@ -22,7 +16,7 @@ export const command: Command = {
     const { values } = parseFlags(argv, { out: { type: "string" }, seed: { type: "string" } });
     const out = typeof values.out === "string" ? values.out : "public/demo";
     const seed = values.seed === undefined ? 20261129 : Number(values.seed);
-    const demo = buildDemo(await sqlJs(), seed);
+    const demo = buildDemo(await loadSqlJsDeno(), seed);
     const manifest: Record<string, unknown> = { seed, databases: {}, splits: {} };
     for (const d of demo.databases) {
       await Deno.mkdir(`${out}/${d.id}`, { recursive: true });

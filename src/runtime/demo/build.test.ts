@@ -1,8 +1,8 @@
-import initSqlJs from "sql.js";
 import { assert, assertEquals } from "../../../tests/assert.ts";
+import { loadSqlJsDeno } from "../sql-wasm.ts";
 import { buildDemo } from "./build.ts";
 
-const SQL = await initSqlJs({ wasmBinary: (await Deno.readFile(new URL("../../../node_modules/sql.js/dist/sql-wasm.wasm", import.meta.url))).buffer as ArrayBuffer });
+const SQL = await loadSqlJsDeno();
 
 Deno.test("demo: deterministic, every gold query runs and most return rows; splits never share a template", () => {
   const a = buildDemo(SQL, 7);

@@ -8,13 +8,11 @@ import { buildPrompt } from "../../core/prompts.ts";
 import { introspectSchema, type SqlQueryable } from "../../core/schema.ts";
 import { CHATML_TEMPLATE, makeTinyModel, TINY_SPECIALS, TINY_VOCAB_SIZE, tinyTokenizerFiles } from "../../model/tiny.ts";
 import { writeHfFolder } from "../../model/tiny.deno.ts";
-import initSqlJs from "sql.js";
-import { loadSqlJs } from "../sql-wasm.ts";
+import { loadSqlJs, loadSqlJsDeno } from "../sql-wasm.ts";
 
 /** Writes `dir/pets/pets.sqlite`, `dir/train.jsonl` (8 questions) and `dir/test.jsonl` (4). */
 export async function writeTinyDataset(dir: string): Promise<void> {
-  const wasm = await Deno.readFile(new URL("../../../node_modules/sql.js/dist/sql-wasm.wasm", import.meta.url));
-  const SQL = await initSqlJs({ wasmBinary: wasm.buffer });
+  const SQL = await loadSqlJsDeno();
   const db = new SQL.Database();
   db.exec("CREATE TABLE pets (id INTEGER PRIMARY KEY, name TEXT NOT NULL, kind TEXT NOT NULL, age INTEGER)");
   const rows: [string, string, number | null][] = [["Rex", "dog", 3], ["Tom", "cat", 5], ["Bo", "dog", 1], ["Kiki", "bird", null], ["Mia", "cat", 2]];
