@@ -1,6 +1,15 @@
 // Benchmark (not a test): the ORT policy on onnxruntime-web's WebGPU EP — graph build and session
-// time, batched prefill, and decoding with the KV cache in GPU buffers, for a random model shape.
-// Usage: deno run -A bench/decode.bench.ts [preset=tiny|small|qwen2.5-0.5b] [dtype=f32|f16|q4] [prompts=4] [G=4] [promptLen=64] [newTokens=32] [lora=0|1]
+// time, batched prefill, first-token latency and decoding with the KV cache in GPU buffers, for a
+// random model shape. One session serves every batch size listed (its positions cover prompt + new).
+// Usage: deno run -A bench/decode.bench.ts [preset=tiny|small|qwen2.5-0.5b] [dtype=f32|f16|q4] [prompts=4 or a list 8,64]
+//          [G=4] [promptLen=64] [newTokens=32] [lora=0|1] [out.json] [budget=SECONDS]
+// The issue's configuration: `qwen2.5-0.5b q4 8,64 1 128 256 0 decode.json` (8 and 64 sequences, 256 new each).
+// Every row runs to length: no EOS ids, no stop strings. First-token latency is the time of a
+// sampleBatch with maxNewTokens = 1 (prefill + one sampled token), median of 3, as transformers'
+// generate(max_new_tokens=1) in bench/torch/generate.py. GPU memory is not visible from WebGPU:
+// bench/h200.sh samples nvidia-smi around the run instead. budget: when the process has run that
+// long, the current sampling run stops after its step and is reported with the steps it made
+// ("partial"); later batch sizes are skipped. JSON goes to out.json after every run.
 import { Rng } from "../src/core/rng.ts";
 import { LORA_TARGETS, randomAdapter } from "../src/model/lora.ts";
 import { WEIGHT_DTYPES } from "../src/model/onnx/decoder.ts";
@@ -16,39 +25,90 @@ const PRESETS = {
 } as const;
 type Preset = keyof typeof PRESETS;
 
-const [presetArg = "tiny", dtypeArg = "f32", pArg = "4", gArg = "4", lenArg = "64", newArg = "32", loraArg = "0"] = Deno.args;
+const [presetArg = "tiny", dtypeArg = "f32", pArg = "4", gArg = "4", lenArg = "64", newArg = "32", loraArg = "0", outArg = "", budgetArg = "Infinity"] = Deno.args;
+const budgetS = Number(budgetArg);
+const tStart = performance.now();
+const elapsed = () => (performance.now() - tStart) / 1000;
+class OutOfBudget extends Error {}
 if (!(presetArg in PRESETS)) throw new Error(`unknown preset ${presetArg}; one of ${Object.keys(PRESETS).join(", ")}`);
 const dtype = WEIGHT_DTYPES.find((d) => d === dtypeArg);
 if (!dtype) throw new Error(`dtype must be one of ${WEIGHT_DTYPES.join(", ")}`);
-const P = Number(pArg), G = Number(gArg), promptLen = Number(lenArg), newTokens = Number(newArg), lora = loraArg === "1";
+const promptCounts = pArg.split(",").map(Number);
+const G = Number(gArg), promptLen = Number(lenArg), newTokens = Number(newArg), lora = loraArg === "1";
+if (promptCounts.some((p) => !Number.isInteger(p) || p < 1) || !(G >= 1) || !(promptLen >= 1) || !(newTokens >= 2)) {
+  throw new Error("prompts must be positive integers (comma list), G >= 1, promptLen >= 1, newTokens >= 2");
+}
+const results: Record<string, unknown> = { preset: presetArg, dtype, G, promptLen, newTokens, lora, runs: [] as unknown[] };
+const save = async () => {
+  if (outArg) await Deno.writeTextFile(outArg, JSON.stringify(results, null, 1));
+};
 
 let t0 = performance.now();
 const m = makeTinyModel("qwen2", { seed: 1, ...PRESETS[presetArg as Preset], tieWordEmbeddings: true });
 const params = [...m.weights.values()].reduce((s, t) => s + t.data.length, 0);
+results.params = params;
+results.modelSeconds = (performance.now() - t0) / 1000;
 console.log(`model ${presetArg}: ${(params / 1e6).toFixed(1)}M parameters, random weights (${((performance.now() - t0) / 1000).toFixed(1)} s)`);
 t0 = performance.now();
 const policy = await OrtPolicy.create(m.config, m.weights, { dtype, loraTargets: lora ? LORA_TARGETS : [], maxPositions: promptLen + newTokens });
 const tSession = (performance.now() - t0) / 1000;
 if (lora) policy.setAdapter(randomAdapter(m.config, { r: 16, alpha: 32, targets: LORA_TARGETS, seed: 2 }));
+results.provider = policy.provider;
+results.sessionSeconds = tSession;
 console.log(`graph + session (${dtype}${lora ? ", LoRA r=16 on all targets" : ""}) on ${policy.provider}: ${tSession.toFixed(1)} s`);
+await save();
 
 const rng = new Rng(3);
-const prompts = Array.from({ length: P }, () => Array.from({ length: promptLen }, () => rng.int(m.config.vocabSize)));
-// Warm-up: shader compilation for every shape the measured run meets.
-await sampleBatch(policy, prompts, G, { ...DEFAULT_SAMPLING, temperature: 0, maxNewTokens: 2 }, () => "");
-t0 = performance.now();
-const lp = await policy.logprobs(prompts);
-const tPrefill = (performance.now() - t0) / 1000;
-console.log(`logprobs (teacher-forced) ${P} x ${promptLen}: ${(P * promptLen / tPrefill).toFixed(0)} tok/s (${lp.length} rows)`);
-let firstStep = 0;
-t0 = performance.now();
-const samples = await sampleBatch(policy, prompts, G, { ...DEFAULT_SAMPLING, temperature: 1, maxNewTokens: newTokens, seed: 1 }, () => "", (p) => {
-  if (p.step === 1) firstStep = performance.now();
-});
-const tEnd = performance.now();
-const tokens = samples.reduce((s, x) => s + x.tokens.length, 0);
-const decodeS = (tEnd - firstStep) / 1000;
-console.log(`sample ${P} prompts x G=${G} (batch ${P * G}), prompt ${promptLen}, ${newTokens} new: prefill ${((firstStep - t0) / 1000).toFixed(2)} s, ` +
-  `decode ${(tokens - P * G) / decodeS > 0 ? ((tokens - P * G) / decodeS).toFixed(0) : "-"} tok/s (${(decodeS * 1000 / Math.max(1, newTokens - 1)).toFixed(1)} ms/step), total ${tokens} tokens in ${((tEnd - t0) / 1000).toFixed(2)} s`);
+const noStop = { ...DEFAULT_SAMPLING, temperature: 1, eosTokenIds: [], stop: [] };
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+for (const P of promptCounts) {
+  const prompts = Array.from({ length: P }, () => Array.from({ length: promptLen }, () => rng.int(m.config.vocabSize)));
+  // Warm-up: shader compilation for every shape the measured run meets.
+  await sampleBatch(policy, prompts, G, { ...noStop, maxNewTokens: 2 }, () => "");
+  // Teacher-forced log-probs of the prompts, for the first batch size only (it is slow at large batches).
+  let logprobsTokensPerSecond: number | null = null;
+  if (P === promptCounts[0]) {
+    const tl = performance.now();
+    const lp = await policy.logprobs(prompts);
+    logprobsTokensPerSecond = P * promptLen / ((performance.now() - tl) / 1000);
+    console.log(`logprobs (teacher-forced) ${P} x ${promptLen}: ${logprobsTokensPerSecond.toFixed(0)} tok/s (${lp.length} rows)`);
+  }
+  const first: number[] = [];
+  for (let i = 0; i < 3; i++) {
+    const s = performance.now();
+    await sampleBatch(policy, prompts, G, { ...noStop, maxNewTokens: 1, seed: 10 + i }, () => "");
+    first.push((performance.now() - s) / 1000);
+  }
+  let firstStep = 0, steps = 0, generated = 0;
+  t0 = performance.now();
+  let samples: { tokens: number[] }[] | null = null;
+  try {
+    samples = await sampleBatch(policy, prompts, G, { ...noStop, maxNewTokens: newTokens, seed: 1 }, () => "", (p) => {
+      if (p.step === 1) firstStep = performance.now();
+      steps = p.step;
+      generated = p.tokens;
+      if (elapsed() > budgetS && p.step < newTokens) throw new OutOfBudget(`budget of ${budgetS} s reached after ${p.step} steps`);
+    });
+  } catch (e) {
+    if (!(e instanceof OutOfBudget)) throw e;
+    console.log(`batch ${P * G}: ${e.message}; reporting the steps made`);
+  }
+  const tEnd = performance.now();
+  const tokens = samples ? samples.reduce((s, x) => s + x.tokens.length, 0) : generated;
+  const batch = P * G;
+  if (samples && tokens !== batch * newTokens) console.log(`warning: ${tokens} tokens generated, expected ${batch * newTokens}`);
+  const total = (tEnd - t0) / 1000, decodeS = (tEnd - firstStep) / 1000;
+  const run = {
+    prompts: P, batch, tokens, steps, partial: samples === null, seconds: total, tokensPerSecond: tokens / total,
+    firstStepSeconds: (firstStep - t0) / 1000, decodeTokensPerSecond: (tokens - batch) / decodeS, msPerStep: decodeS * 1000 / Math.max(1, steps - 1),
+    firstTokenSeconds: median(first), firstTokenAll: first, logprobsTokensPerSecond,
+  };
+  (results.runs as unknown[]).push(run);
+  console.log(`sample ${P} prompts x G=${G} (batch ${batch}), prompt ${promptLen}, ${run.partial ? `${steps} of ` : ""}${newTokens} new: ${tokens} tokens in ${total.toFixed(2)} s = ${run.tokensPerSecond.toFixed(0)} tok/s; ` +
+    `decode ${run.decodeTokensPerSecond.toFixed(0)} tok/s (${run.msPerStep.toFixed(1)} ms/step); first token (max_new 1) ${(run.firstTokenSeconds * 1000).toFixed(0)} ms`);
+  await save();
+  if (run.partial) break;
+}
+console.log(JSON.stringify(results));
 await policy.release();
 Deno.exit(0);
