@@ -8,7 +8,7 @@
 # Needs there: deno on PATH (remote-setup.sh), python3 with torch + transformers + peft + numpy, nvidia-smi (optional).
 #
 # Parts, in order, each under `timeout` (its limit, cut to what is left of H200_TOTAL_S, default 530 s):
-#   ours-check   rlvr logprobs (ort f32 / f32 no adapter / q4, webgpu f32 / f32 no adapter / q4) and rlvr lora-grad
+#   ours-check   rlvr logprobs (ort f32 / f32 no adapter / f16 / q4, webgpu f32 / f32 no adapter / q4) and rlvr lora-grad
 #                on the three tiny fixtures (the three architectures run side by side)          -> $OUT/ours/
 #   check        bench/torch/check.py: transformers + peft in float64, table + check.json
 #   torch-gen    bench/torch/generate.py: generate, bf16, sdpa, 8 and 64 x 256 new, prompt 128 -> generate.json
@@ -69,7 +69,7 @@ part() {
 ours_arch() {
   local a=$1 d=$FX/$1 o=$OUT/ours/$1
   mkdir -p "$o"
-  local -a runs=("ort f32 1" "ort f32 0" "ort q4 1" "webgpu f32 1" "webgpu f32 0" "webgpu q4 1")
+  local -a runs=("ort f32 1" "ort f32 0" "ort f16 1" "ort q4 1" "webgpu f32 1" "webgpu f32 0" "webgpu q4 1")
   for r in "${runs[@]}"; do
     set -- $r
     local key="$1-$2"; [ "$3" = 0 ] && key="$key-base"
