@@ -5,6 +5,9 @@ import { parseQuestions } from "../core/loaders.ts";
 import type { ResultSet, SqlValue, Task } from "../core/types.ts";
 import { browserSqlPool, fetchDatabaseLoader } from "../runtime/sql-browser.ts";
 import type { SqlPool } from "../runtime/sql-pool.ts";
+import { uploads } from "./dataset-upload.ts";
+
+export { uploadedDataset, uploads } from "./dataset-upload.ts";
 
 /** One table as the dataset view shows it. */
 export interface TableView {
@@ -79,4 +82,18 @@ export function datasetPool(dbRoot: string): SqlPool {
   let pool = pools.get(dbRoot);
   if (!pool) pools.set(dbRoot, (pool = browserSqlPool({ loadDatabase: fetchDatabaseLoader(dbRoot), workers: 1, timeoutMs: 10_000 })));
   return pool;
+}
+
+let uploadPoolOf: { version: number; pool: SqlPool } | null = null;
+
+/** The page's SQL pool over the uploaded databases (dataset-upload.ts); a new one after each upload change. */
+export function uploadPool(): SqlPool {
+  if (uploadPoolOf?.version === uploads.version) return uploadPoolOf.pool;
+  uploadPoolOf?.pool.close();
+  const loadDatabase = (dbId: string): Promise<Uint8Array> => {
+    const db = uploads.databases.get(dbId);
+    return db ? Promise.resolve(db.bytes.slice()) : Promise.reject(new Error(`database ${dbId} was not uploaded: add its .sqlite file`));
+  };
+  uploadPoolOf = { version: uploads.version, pool: browserSqlPool({ loadDatabase, workers: 1, timeoutMs: 10_000 }) };
+  return uploadPoolOf.pool;
 }

@@ -1,14 +1,20 @@
 // <rl-cell-dataset>: browse a dataset cell's data — the questions of each split (filterable, with
 // evidence and gold SQL) and each database's tables, keys and sample rows. Nothing is fetched
-// until the user asks, so opening a shared link loads no URL it names.
+// until the user asks, so opening a shared link loads no URL it names. With source "upload" the
+// user picks a questions file and SQLite files (or a Spider/BIRD folder); they are kept in memory
+// for the session (dataset-upload.ts) and browsed the same way.
 import { css, html, LitElement, nothing } from "lit";
 import type { DatasetParams } from "../core/notebook-params.ts";
 import type { SqlValue, Task } from "../core/types.ts";
-import { datasetPool, type DatasetQuestions, describeDatabase, loadQuestionFiles, type TableView } from "./dataset-client.ts";
+import type { SqlPool } from "../runtime/sql-pool.ts";
+import { datasetPool, type DatasetQuestions, describeDatabase, loadQuestionFiles, type TableView, uploadPool, uploads } from "./dataset-client.ts";
+import type { PickedFile } from "./dataset-upload.ts";
 import { highlightSql } from "./sql-highlight.ts";
 import { cellStyles } from "./styles.ts";
 
 const SHOWN = 50;
+/** Files of a picked folder that are read (the rest is counted, never loaded). */
+const USEFUL = /\.(sqlite3?|db|jsonl?)$/i;
 
 type State =
   | { kind: "idle" }
@@ -16,8 +22,8 @@ type State =
   | { kind: "ready"; data: DatasetQuestions }
   | { kind: "error"; message: string };
 
-/** Question files and database root of a dataset cell, or why the page cannot browse it. */
-export function datasetLocation(p: DatasetParams, base: string): { files: Record<string, string>; dbRoot: string } | { unsupported: string } {
+/** Question files and database root of a dataset cell, "upload" for uploaded files, or why the page cannot browse it. */
+export function datasetLocation(p: DatasetParams, base: string): { files: Record<string, string>; dbRoot: string } | { upload: true } | { unsupported: string } {
   switch (p.source) {
     case "demo":
       return { files: { train: `${base}demo/train.jsonl`, test: `${base}demo/test.jsonl`, heldout: `${base}demo/heldout.jsonl` }, dbRoot: `${base}demo` };
@@ -25,8 +31,12 @@ export function datasetLocation(p: DatasetParams, base: string): { files: Record
       if (!p.questionsUrl || !p.dbRoot) return { unsupported: "set questionsUrl and dbRoot to browse this dataset" };
       return { files: { [p.split]: p.questionsUrl }, dbRoot: p.dbRoot };
     case "upload":
-      return { unsupported: "browsing uploaded files is not part of this build yet" };
+      return { upload: true };
   }
+}
+
+function kib(n: number): string {
+  return n < 1 << 20 ? `${Math.max(1, Math.round(n / 1024))} KB` : `${(n / (1 << 20)).toFixed(1)} MB`;
 }
 
 function cell(v: SqlValue): string {
@@ -44,6 +54,7 @@ export class RlCellDataset extends LitElement {
     filter: { state: true },
     db: { state: true },
     tables: { state: true },
+    reading: { state: true },
   };
   static override styles = [cellStyles, css`
     .bar { display: flex; flex-wrap: wrap; gap: 10px; align-items: center; margin: 6px 0; font-size: 14px; }
@@ -59,6 +70,11 @@ export class RlCellDataset extends LitElement {
     .table h5 { margin: 0 0 4px; font-size: 13px; }
     .badge { font-size: 10px; padding: 0 4px; border-radius: 6px; background: var(--rl-code-bg); color: var(--rl-accent); }
     .sample td { font-family: var(--rl-mono); font-size: 11px; white-space: nowrap; }
+    .upload { display: grid; gap: 6px; border: 1px dashed var(--rl-border); border-radius: 6px; padding: 8px 10px; font-size: 13px; }
+    .upload .pickers { display: flex; flex-wrap: wrap; gap: 8px 18px; }
+    .upload label { display: grid; gap: 2px; }
+    .upload ul { margin: 0; padding-left: 18px; }
+    .warn { color: var(--rl-warn); }
   `];
 
   /** The dataset cell's parameters. */
@@ -68,12 +84,30 @@ export class RlCellDataset extends LitElement {
   private filter = "";
   private db = "";
   private tables: TableView[] | string | null = null;
+  private reading: string | null = null;
+  private readonly onUploads = () => {
+    if (uploads.active) this.split = uploads.active;
+    // A replaced database must be read again, from the new pool.
+    if (this.params?.source === "upload" && this.db) void this.openDb(() => uploadPool(), this.db);
+    this.requestUpdate();
+  };
+
+  override connectedCallback(): void {
+    super.connectedCallback();
+    uploads.addEventListener("change", this.onUploads);
+  }
+
+  override disconnectedCallback(): void {
+    uploads.removeEventListener("change", this.onUploads);
+    super.disconnectedCallback();
+  }
 
   override render() {
     const p = this.params;
     if (!p) return nothing;
     const loc = datasetLocation(p, import.meta.env?.BASE_URL ?? "/");
     if ("unsupported" in loc) return html`<p class="muted">${loc.unsupported}.</p>`;
+    if ("upload" in loc) return this.renderUpload();
     const s = this.state;
     switch (s.kind) {
       case "idle":
@@ -83,7 +117,64 @@ export class RlCellDataset extends LitElement {
       case "error":
         return html`<p class="error" role="alert">${s.message}</p>`;
       case "ready":
-        return this.renderData(s.data, loc.dbRoot);
+        return this.renderData(s.data, () => datasetPool(loc.dbRoot));
+    }
+  }
+
+  private renderUpload() {
+    const q = uploads.questions;
+    const missing = uploads.missingDatabases();
+    const r = uploads.report;
+    const dbs = [...uploads.databases.values()];
+    return html`<div class="upload" data-testid="upload">
+        <div class="pickers">
+          <label><span>Questions file (BIRD JSON, Spider JSON/JSONL, RLVR JSONL)</span>
+            <input type="file" data-testid="upload-questions" accept=".json,.jsonl,application/json" @change=${(e: Event) => this.pick(e, false)} /></label>
+          <label><span>SQLite databases (<code>&lt;db_id&gt;.sqlite</code>)</span>
+            <input type="file" multiple data-testid="upload-dbs" accept=".sqlite,.sqlite3,.db" @change=${(e: Event) => this.pick(e, false)} /></label>
+          <label><span>…or a Spider/BIRD folder</span>
+            <input type="file" webkitdirectory data-testid="upload-folder" @change=${(e: Event) => this.pick(e, true)} /></label>
+        </div>
+        <span class="muted">Files stay in this tab's memory for the session: never uploaded anywhere, never in a share link; a reload forgets them.</span>
+        ${this.reading ? html`<span class="muted">${this.reading}</span>` : nothing}
+        ${r.errors.map((m) => html`<p class="error" role="alert" data-testid="upload-error">${m}</p>`)}
+        ${r.notices.length ? html`<span class="muted" data-testid="upload-notice">${r.notices.join("; ")}</span>` : nothing}
+        ${q || dbs.length ? html`<ul data-testid="upload-summary">
+          <li>Questions: ${q ? html`<b>${q.name}</b>, ${q.tasks.length.toLocaleString()} questions (${q.format})${q.problems.length ? html`, <span class="warn">${q.problems.length} unreadable record${q.problems.length === 1 ? "" : "s"} left out</span>` : nothing}` : html`<span class="warn">none yet</span>`}</li>
+          <li>Databases: ${dbs.length ? dbs.map((d, i) => html`${i ? ", " : ""}<b>${d.id}</b> <span class="muted">(${kib(d.bytes.byteLength)})</span>`) : html`<span class="warn">none yet</span>`}</li>
+          ${missing.length ? html`<li class="warn" data-testid="upload-missing">Not uploaded, named by the questions: ${missing.join(", ")} — their questions cannot be scored until you add their .sqlite files.</li>` : nothing}
+          <li><button class="secondary" data-testid="upload-clear" @click=${() => uploads.clear()}>Forget the uploaded files</button></li>
+        </ul>` : nothing}
+      </div>
+      ${q ? this.renderData(this.uploadQuestions(), () => uploadPool()) : nothing}`;
+  }
+
+  /** The uploaded question files as the browser shows splits: one "split" per file; the chosen one is what runs read. */
+  private uploadQuestions(): DatasetQuestions {
+    const splits: Record<string, Task[]> = {};
+    for (const [name, f] of uploads.questionFiles) splits[name] = f.tasks;
+    if (!uploads.questionFiles.has(this.split)) this.split = uploads.active ?? "";
+    const q = uploads.questionFiles.get(this.split);
+    const problems = (q?.problems ?? []).slice(0, 10).map((m) => `${q?.name} ${m}`);
+    if (q && q.problems.length > 10) problems.push(`${q.name}: ${q.problems.length - 10} more unreadable records`);
+    return { splits, problems };
+  }
+
+  private async pick(e: Event, folder: boolean): Promise<void> {
+    const input = e.target as HTMLInputElement;
+    const list = [...(input.files ?? [])];
+    input.value = "";
+    if (!list.length) return;
+    this.reading = `Reading ${list.length} file${list.length === 1 ? "" : "s"}…`;
+    try {
+      const files: PickedFile[] = await Promise.all(list.map(async (f) => ({
+        name: f.name,
+        path: f.webkitRelativePath || f.name,
+        bytes: !folder || USEFUL.test(f.name) ? new Uint8Array(await f.arrayBuffer()) : new Uint8Array(0),
+      })));
+      uploads.add(files, { folder });
+    } finally {
+      this.reading = null;
     }
   }
 
@@ -98,15 +189,16 @@ export class RlCellDataset extends LitElement {
     this.state = { kind: "ready", data };
   }
 
-  private renderData(data: DatasetQuestions, dbRoot: string) {
+  private renderData(data: DatasetQuestions, pool: () => SqlPool) {
     const tasks = data.splits[this.split] ?? [];
     const f = this.filter.toLowerCase();
     const shown = f ? tasks.filter((t) => `${t.question} ${t.evidence ?? ""} ${t.db_id} ${t.gold_sql}`.toLowerCase().includes(f)) : tasks;
-    const dbs = [...new Set(Object.values(data.splits).flat().map((t) => t.db_id))].sort();
+    const upload = this.params?.source === "upload";
+    const dbs = [...new Set([...Object.values(data.splits).flat().map((t) => t.db_id), ...(upload ? uploads.databases.keys() : [])])].sort();
     return html`
       ${data.problems.map((m) => html`<p class="error" role="alert">${m}</p>`)}
       <div class="bar">
-        <label>Split <select @change=${(e: Event) => (this.split = (e.target as HTMLSelectElement).value)}>
+        <label>${upload ? "Questions file" : "Split"} <select data-testid="split-select" @change=${(e: Event) => this.chooseSplit((e.target as HTMLSelectElement).value)}>
           ${Object.entries(data.splits).map(([k, v]) => html`<option value=${k} ?selected=${k === this.split}>${k} (${v.length})</option>`)}
         </select></label>
         <input type="search" data-testid="question-filter" placeholder="Filter questions, evidence, SQL…" .value=${this.filter}
@@ -120,19 +212,25 @@ export class RlCellDataset extends LitElement {
           <td>${t.difficulty ?? ""}</td></tr>`)}
       </table></div>
       <div class="bar">
-        <label>Database <select data-testid="db-select" @change=${(e: Event) => this.openDb(dbRoot, (e.target as HTMLSelectElement).value)}>
-          <option value="">choose…</option>${dbs.map((d) => html`<option value=${d} ?selected=${d === this.db}>${d}</option>`)}
+        <label>Database <select data-testid="db-select" @change=${(e: Event) => this.openDb(pool, (e.target as HTMLSelectElement).value)}>
+          <option value="">choose…</option>${dbs.map((d) => html`<option value=${d} ?selected=${d === this.db}>${d}${upload && !uploads.databases.has(d) ? " (not uploaded)" : ""}</option>`)}
         </select></label>
       </div>
       ${this.renderTables()}`;
   }
 
-  private async openDb(dbRoot: string, db: string): Promise<void> {
+  private chooseSplit(name: string): void {
+    this.split = name;
+    // For uploads the shown file is the one runs read.
+    if (this.params?.source === "upload") uploads.choose(name);
+  }
+
+  private async openDb(pool: () => SqlPool, db: string): Promise<void> {
     this.db = db;
     this.tables = null;
     if (!db) return;
     try {
-      const tables = await describeDatabase(datasetPool(dbRoot), db);
+      const tables = await describeDatabase(pool(), db);
       if (this.db === db) this.tables = tables;
     } catch (e) {
       if (this.db === db) this.tables = e instanceof Error ? e.message : String(e);
