@@ -43,3 +43,18 @@ Deno.test("matmul: batched, broadcast operands and accumulation", async () => {
   await check({ M: 9, N: 66, K: 40, batch: 2, broadcastA: true }, 13);
   await check({ M: 129, N: 65, K: 31, accumulate: true, alpha: -2 }, 14);
 });
+
+Deno.test("matmul: split-K (long contracted dimension, few output tiles) matches the reference", async () => {
+  const { splitKSlices } = await import("./matmul.ts");
+  // The weight-gradient shapes: dW (out, in) = dY^T X with K = tokens; uneven last slice included.
+  const shapes = [
+    { M: 16, N: 70, K: 1000, transA: true },
+    { M: 70, N: 16, K: 777, transA: true, alpha: 0.5, accumulate: true },
+    { M: 1, N: 33, K: 2049, transA: true },
+  ];
+  for (const [i, o] of shapes.entries()) {
+    const slices = splitKSlices(o);
+    if (slices < 2) throw new Error(`expected ${JSON.stringify(o)} to be split, got ${slices}`);
+    await check(o, 40 + i);
+  }
+});

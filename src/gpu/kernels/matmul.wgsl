@@ -1,6 +1,11 @@
 // Batched, tiled matmul: C[b] = alpha * op(A[b]) @ op(B[b]) (+ C[b] when ACCUMULATE).
 // Dimension letters: M rows of C, N columns of C, K the contracted dimension, b the batch.
-// Each 16x16 workgroup computes a 64x64 tile of C; each thread a 4x4 block held in registers.
+// Each 16x16 workgroup computes a 64x64 tile of C; thread (tx, ty) owns the 4x4 outputs at rows
+// ty + 16 r and columns tx + 16 q (interleaved, so neighbouring threads read neighbouring words of
+// the tiles and write neighbouring words of C), accumulated in four vec4 registers with the
+// k-loop written out (no indexed per-thread arrays, which some compilers keep in local memory).
+// Split-K: with kTotal != 0 the batch index z is a slice of the contracted dimension instead:
+// slice z covers k in [z K, min((z + 1) K, kTotal)); the caller lays the slices out with the strides.
 
 struct Dims {
   M: u32,
@@ -10,7 +15,7 @@ struct Dims {
   strideA: u32, // elements between batches of A (0 broadcasts one A to every batch)
   strideB: u32, // elements between batches of B
   strideC: u32, // elements between batches of C
-  _pad: u32,
+  kTotal: u32,  // 0, or the whole contracted length when batches are split-K slices
 }
 
 @group(0) @binding(0) var<storage, read> a: array<f32>;        // (b, M, K), or (b, K, M) when TRANS_A
@@ -24,22 +29,21 @@ override ACCUMULATE: bool = false;
 
 const TS: u32 = 64u; // output tile edge
 const TK: u32 = 16u; // contracted-dimension tile
-const RT: u32 = 4u;  // outputs per thread along each edge
-// Row stride of the tiles: one spare column, so threads that fill a tile down a column (the
+// Row stride of the tiles: one spare word, so threads that fill a tile down a column (the
 // k-fastest loads below) hit different memory banks instead of all hitting one.
 const TSP: u32 = 65u;
 
 var<workgroup> tileA: array<f32, 1040>; // (TK, TSP): tileA[k * TSP + m]
 var<workgroup> tileB: array<f32, 1040>; // (TK, TSP): tileB[k * TSP + n]
 
-fn loadA(base: u32, m: u32, k: u32) -> f32 {
-  if (m >= dims.M || k >= dims.K) { return 0.0; }
+fn loadA(base: u32, m: u32, k: u32, kEnd: u32) -> f32 {
+  if (m >= dims.M || k >= kEnd) { return 0.0; }
   if (TRANS_A) { return a[base + k * dims.M + m]; }
   return a[base + m * dims.K + k];
 }
 
-fn loadB(base: u32, k: u32, n: u32) -> f32 {
-  if (k >= dims.K || n >= dims.N) { return 0.0; }
+fn loadB(base: u32, k: u32, n: u32, kEnd: u32) -> f32 {
+  if (k >= kEnd || n >= dims.N) { return 0.0; }
   if (TRANS_B) { return b[base + n * dims.K + k]; }
   return b[base + k * dims.N + n];
 }
@@ -48,48 +52,58 @@ fn loadB(base: u32, k: u32, n: u32) -> f32 {
 fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec3u) {
   let row0 = wg.y * TS;
   let col0 = wg.x * TS;
-  let tid = lid.y * 16u + lid.x;
+  let tx = lid.x;
+  let ty = lid.y;
+  let tid = ty * 16u + tx;
   let baseA = wg.z * dims.strideA;
   let baseB = wg.z * dims.strideB;
-  var acc: array<f32, 16>;
-  for (var k0 = 0u; k0 < dims.K; k0 += TK) {
+  var kEnd = dims.K;
+  if (dims.kTotal != 0u) { kEnd = min(dims.K, dims.kTotal - min(dims.kTotal, wg.z * dims.K)); }
+  var acc0 = vec4f(0.0);
+  var acc1 = vec4f(0.0);
+  var acc2 = vec4f(0.0);
+  var acc3 = vec4f(0.0);
+  for (var k0 = 0u; k0 < kEnd; k0 += TK) {
     // 256 threads load 1024 elements of each tile; the fastest-varying index follows memory order.
     for (var i = 0u; i < 4u; i++) {
       let e = tid + i * 256u;
       var mm: u32; var ka: u32;
       if (TRANS_A) { mm = e % TS; ka = e / TS; } else { ka = e % TK; mm = e / TK; }
-      tileA[ka * TSP + mm] = loadA(baseA, row0 + mm, k0 + ka);
+      tileA[ka * TSP + mm] = loadA(baseA, row0 + mm, k0 + ka, kEnd);
       var nn: u32; var kb: u32;
       if (TRANS_B) { kb = e % TK; nn = e / TK; } else { nn = e % TS; kb = e / TS; }
-      tileB[kb * TSP + nn] = loadB(baseB, k0 + kb, col0 + nn);
+      tileB[kb * TSP + nn] = loadB(baseB, k0 + kb, col0 + nn, kEnd);
     }
     workgroupBarrier();
     for (var kk = 0u; kk < TK; kk++) {
-      var av: array<f32, 4>;
-      var bv: array<f32, 4>;
-      for (var r = 0u; r < RT; r++) {
-        av[r] = tileA[kk * TSP + lid.y * RT + r];
-        bv[r] = tileB[kk * TSP + lid.x * RT + r];
-      }
-      for (var r = 0u; r < RT; r++) {
-        for (var q = 0u; q < RT; q++) {
-          acc[r * RT + q] = fma(av[r], bv[q], acc[r * RT + q]);
-        }
-      }
+      let ra = kk * TSP + ty;
+      let rb = kk * TSP + tx;
+      let av = vec4f(tileA[ra], tileA[ra + 16u], tileA[ra + 32u], tileA[ra + 48u]);
+      let bv = vec4f(tileB[rb], tileB[rb + 16u], tileB[rb + 32u], tileB[rb + 48u]);
+      acc0 = fma(vec4f(av.x), bv, acc0);
+      acc1 = fma(vec4f(av.y), bv, acc1);
+      acc2 = fma(vec4f(av.z), bv, acc2);
+      acc3 = fma(vec4f(av.w), bv, acc3);
     }
     workgroupBarrier();
   }
   let baseC = wg.z * dims.strideC;
-  for (var r = 0u; r < RT; r++) {
-    let m = row0 + lid.y * RT + r;
-    if (m >= dims.M) { continue; }
-    for (var q = 0u; q < RT; q++) {
-      let n = col0 + lid.x * RT + q;
-      if (n >= dims.N) { continue; }
-      let idx = baseC + m * dims.N + n;
-      var v = dims.alpha * acc[r * RT + q];
-      if (ACCUMULATE) { v += c[idx]; }
-      c[idx] = v;
+  storeRow(baseC, row0 + ty, col0 + tx, acc0);
+  storeRow(baseC, row0 + ty + 16u, col0 + tx, acc1);
+  storeRow(baseC, row0 + ty + 32u, col0 + tx, acc2);
+  storeRow(baseC, row0 + ty + 48u, col0 + tx, acc3);
+}
+
+// Writes one thread row: columns n, n + 16, n + 32, n + 48 of row m.
+fn storeRow(baseC: u32, m: u32, n: u32, v: vec4f) {
+  if (m >= dims.M) { return; }
+  for (var q = 0u; q < 4u; q++) {
+    let col = n + q * 16u;
+    if (col < dims.N) {
+      let idx = baseC + m * dims.N + col;
+      var x = dims.alpha * v[q];
+      if (ACCUMULATE) { x += c[idx]; }
+      c[idx] = x;
     }
   }
 }

@@ -1,0 +1,94 @@
+// Benchmark (not a test): where the trainer's GPU time goes, kernel by kernel (timestamp queries
+// around every compute pass, src/gpu/profile.ts), for one pretraining step of the demo model and
+// one GRPO step of a LoRA model; plus the matmul kernel alone at a few sizes.
+// Usage: deno run -A bench/profile.bench.ts [what=pretrain,grpo,matmul] [B=16] [T=1024] [micro=4] [grpoPreset=small|qwen2.5-0.5b] [grpoB=8] [grpoT=768]
+import { Rng } from "../src/core/rng.ts";
+import { benchmarkMatmul } from "../src/gpu/bench.ts";
+import { requestGpu } from "../src/gpu/device.ts";
+import { formatProfile, PassProfiler } from "../src/gpu/profile.ts";
+import { destroyAdapter, destroyModel, uploadAdapter, uploadModel } from "../src/gpu/model/state.ts";
+import { type GrpoSample, grpoStep, grpoTrainer } from "../src/gpu/trainer/grpo-step.ts";
+import { LORA_TARGETS, randomAdapter } from "../src/model/lora.ts";
+import { makeTinyModel } from "../src/model/tiny.ts";
+import { DEFAULT_DEMO_ARCH, demoConfig, initWeights, parameterCount } from "../src/runtime/pretrain/model.ts";
+import { createPretrainer, destroyPretrainer, pretrainStep } from "../src/runtime/pretrain/step.ts";
+
+const [whatArg = "pretrain,grpo,matmul", bArg = "16", tArg = "1024", microArg = "4", grpoPreset = "small", grpoB = "8", grpoT = "768"] = Deno.args;
+const what = new Set(whatArg.split(","));
+const gpu = await requestGpu();
+const device = gpu.device;
+console.log(`adapter: ${gpu.info.vendor} ${gpu.info.description || gpu.info.device}; f16 ${gpu.info.features["shader-f16"]}`);
+const summary: Record<string, unknown> = {};
+
+async function profiled(label: string, tokens: number, fn: () => Promise<unknown>, iters = 2): Promise<void> {
+  await fn(); // compile pipelines
+  await device.queue.onSubmittedWorkDone();
+  const walls: number[] = [];
+  for (let i = 0; i < iters; i++) {
+    const t0 = performance.now();
+    await fn();
+    await device.queue.onSubmittedWorkDone();
+    walls.push(performance.now() - t0);
+  }
+  const prof = new PassProfiler(device);
+  prof.install();
+  const t0 = performance.now();
+  await fn();
+  await device.queue.onSubmittedWorkDone();
+  const profWall = performance.now() - t0;
+  const p = await prof.read();
+  prof.byGrid = true;
+  await fn();
+  await device.queue.onSubmittedWorkDone();
+  const pg = await prof.read();
+  prof.destroy();
+  const wall = Math.min(...walls);
+  console.log(`\n== ${label}: wall ${wall.toFixed(1)} ms (best of ${iters}), ${(tokens / (wall / 1000)).toFixed(0)} tokens/s; profiled run ${profWall.toFixed(1)} ms`);
+  console.log(formatProfile(p, 30));
+  console.log("by dispatch grid:\n" + formatProfile(pg, 30));
+  summary[label] = { wallMs: wall, tokensPerSec: tokens / (wall / 1000), busyMs: p.busyMs, spanMs: p.spanMs, passes: p.passes, top: p.byLabel.slice(0, 12) };
+}
+
+if (what.has("matmul")) {
+  for (const size of [1024, 2048, 4096]) {
+    const r = await benchmarkMatmul(device, { size, minSeconds: 2 });
+    console.log(`matmul ${size}^3: ${(r.gflops / 1000).toFixed(2)} TFLOP/s (${r.iterations} runs, check ${r.checkMaxAbsErr.toExponential(1)})`);
+    summary[`matmul${size}`] = r.gflops / 1000;
+  }
+}
+
+if (what.has("pretrain")) {
+  const B = Number(bArg), T = Number(tArg), micro = Number(microArg);
+  const cfg = demoConfig({ ...DEFAULT_DEMO_ARCH, vocabSize: 8192, seqLen: T }, [1, 2]);
+  const tr = createPretrainer(device, cfg, initWeights(cfg, 1), { microBatch: micro, seqLen: T });
+  const rng = new Rng(5);
+  const rows = Array.from({ length: B }, () => Array.from({ length: T }, () => rng.int(cfg.vocabSize)));
+  console.log(`pretrain: ${parameterCount(cfg)} parameters, ${B} x ${T}, micro-batch ${micro}`);
+  await profiled(`pretrain step ${B}x${T} micro ${micro}`, B * (T - 1), () => pretrainStep(tr, rows), 1);
+  destroyPretrainer(tr);
+}
+
+if (what.has("grpo")) {
+  const PRESETS = {
+    small: { hidden: 256, layers: 4, heads: 8, kvHeads: 2, headDim: 32, intermediate: 704, vocabSize: 8192 },
+    "qwen2.5-0.5b": { hidden: 896, layers: 24, heads: 14, kvHeads: 2, headDim: 64, intermediate: 4864, vocabSize: 151936 },
+  } as const;
+  const preset = PRESETS[grpoPreset as keyof typeof PRESETS];
+  if (!preset) throw new Error(`unknown preset ${grpoPreset}`);
+  const B = Number(grpoB), T = Number(grpoT);
+  const tiny = makeTinyModel("qwen2", { seed: 1, ...preset, tieWordEmbeddings: true });
+  const model = uploadModel(device, tiny.config, tiny.weights);
+  const lora = uploadAdapter(device, tiny.config, randomAdapter(tiny.config, { r: 16, alpha: 32, targets: LORA_TARGETS, seed: 2 }));
+  const rng = new Rng(3);
+  const samples: GrpoSample[] = Array.from({ length: B }, (_, i) => ({
+    ids: Array.from({ length: T }, () => rng.int(tiny.config.vocabSize)),
+    promptLen: Math.floor(T / 2),
+    advantage: i % 2 ? 1 : -1,
+  }));
+  const tr = grpoTrainer(model, lora, { lr: { base: 1e-5, warmupSteps: 0, totalSteps: 100, decay: "constant" } });
+  await profiled(`grpo step ${grpoPreset} ${B}x${T} r16`, B * T, () => grpoStep(tr, samples), 1);
+  destroyAdapter(lora);
+  destroyModel(model);
+}
+
+console.log(JSON.stringify(summary));
