@@ -1,9 +1,22 @@
 // Owns the page's GPUDevice. The page talks to it through the comlink API in gpu.api.ts, never
-// to the GPU directly; calls are serialised so one long job cannot interleave with another.
+// to the GPU directly; GPU jobs are serialised so one long job cannot interleave with another.
+// It also hosts notebook runs (run-host.ts): the recipe runners with the browser environment,
+// run folders in the Origin Private File System, SQL through nested sql.worker.ts workers.
 import * as Comlink from "comlink";
+import ortWasmUrl from "onnxruntime-web/ort-wasm-simd-threaded.asyncify.wasm?url";
+import sqlWasmUrl from "sql.js/dist/sql-wasm-browser.wasm?url";
 import { benchmarkMatmul } from "../src/gpu/bench.ts";
 import { type Gpu, requestGpu, WebGpuUnavailableError } from "../src/gpu/device.ts";
-import type { GpuProbe, GpuWorkerApi } from "./gpu.api.ts";
+import { ort } from "../src/model/onnx/ort.ts";
+import { MemoryStore, OpfsStore, type FileStore } from "../src/runtime/store.ts";
+import type { GpuProbe, GpuWorkerApi, RunStorage } from "./gpu.api.ts";
+import { RunHost } from "./run-host.ts";
+
+// onnxruntime-web's WebGPU bundle loads this wasm at run time; Vite copies it from node_modules
+// into the build (`?url`), nothing is vendored. One thread: the page need not be cross-origin
+// isolated, and the heavy work is on the GPU.
+ort.env.wasm.wasmPaths = { wasm: ortWasmUrl };
+ort.env.wasm.numThreads = 1;
 
 let gpu: Promise<Gpu> | null = null;
 let queue: Promise<unknown> = Promise.resolve();
@@ -22,6 +35,20 @@ function serial<T>(job: () => Promise<T>): Promise<T> {
   return next;
 }
 
+/** OPFS when the browser has it (runs survive a reload), else memory (they do not). */
+async function runStore(): Promise<{ store: FileStore; storage: RunStorage }> {
+  try {
+    await navigator.storage.getDirectory();
+    return { store: new OpfsStore(""), storage: { kind: "opfs" } };
+  } catch (e) {
+    const why = e instanceof Error ? e.message : String(e);
+    return { store: new MemoryStore(), storage: { kind: "memory", note: `This browser gives the page no private file system (${why}): runs are kept in memory and do not survive a reload.` } };
+  }
+}
+
+const stores = runStore();
+const host = stores.then(({ store }) => new RunHost({ store, gpuDevice: async () => (await getGpu()).device, sqlWasmUrl }));
+
 const api: GpuWorkerApi = {
   probe: () =>
     serial(async (): Promise<GpuProbe> => {
@@ -34,6 +61,13 @@ const api: GpuWorkerApi = {
     }),
   benchmarkMatmul: (size, onProgress) =>
     serial(async () => benchmarkMatmul((await getGpu()).device, { size, minSeconds: 1, onProgress })),
+  startRun: (req, events) => serial(async () => (await host).start(req, events)),
+  // Not serialised: a stop must reach the run while it holds the queue.
+  stopRun: async (reason) => (await host).stop(reason),
+  listRuns: async () => (await host).list(),
+  readRunFile: async (runId, name) => (await host).read(runId, name),
+  removeRun: async (runId) => (await host).remove(runId),
+  storage: async () => (await stores).storage,
 };
 
 Comlink.expose(api);

@@ -123,3 +123,33 @@ export class OpfsStore implements FileStore {
     await d?.removeEntry(file, { recursive: true }).catch(() => undefined);
   }
 }
+
+/** The files of `store` under folder `prefix`, as a store of their own (a run folder in a store of runs). */
+export function subStore(store: FileStore, prefix: string): FileStore {
+  const p = prefix.replace(/\/+$/, "");
+  if (!p || p.split("/").includes("..")) throw new Error(`bad store folder "${prefix}"`);
+  const at = (name: string) => `${p}/${name}`;
+  return {
+    kind: store.kind,
+    write: (name, data) => store.write(at(name), data),
+    read: (name) => store.read(at(name)),
+    append: (name, text) => store.append(at(name), text),
+    list: (sub = "") => store.list(sub ? at(sub) : p),
+    remove: (name) => store.remove(at(name)),
+  };
+}
+
+/** `store` with a listener told of every append (the page streams samples.jsonl lines this way). */
+export function tapAppends(store: FileStore, onAppend: (name: string, text: string) => void): FileStore {
+  return {
+    kind: store.kind,
+    write: (name, data) => store.write(name, data),
+    read: (name) => store.read(name),
+    list: (prefix) => store.list(prefix),
+    remove: (name) => store.remove(name),
+    async append(name, text) {
+      await store.append(name, text);
+      onAppend(name, text);
+    },
+  };
+}

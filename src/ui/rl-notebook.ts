@@ -9,8 +9,14 @@ import "./rl-cell-gpu.ts";
 import "./rl-cell-dataset.ts";
 import "./rl-cell-markdown.ts";
 import "./rl-cell-params.ts";
+import "./rl-cell-run.ts";
+import { Comlink, gpuWorker } from "./gpu-client.ts";
+import { RunController } from "./run-controller.ts";
+import { isRunnable } from "./run-plan.ts";
 import "./rl-run-viewer.ts";
 import type { ParamsChangeEvent } from "./rl-cell-params.ts";
+import { keyboardStyles, NotebookKeys } from "./notebook-keys.ts";
+import "./rl-notebook-picker.ts";
 import { cellStyles } from "./styles.ts";
 
 const CELL_TITLES: Record<CellType, string> = {
@@ -34,15 +40,18 @@ export class RlNotebook extends LitElement {
     share: { state: true },
     message: { state: true },
     editing: { state: true },
+    runs: { attribute: false },
   };
-  static override styles = [cellStyles, css`
+  static override styles = [cellStyles, keyboardStyles, css`
     :host { display: block; max-width: 1040px; margin: 0 auto; padding: 12px 20px 64px; }
     header { display: flex; flex-wrap: wrap; align-items: center; gap: 8px; margin-bottom: 12px; }
     header .brand { color: var(--rl-accent); font-weight: 700; margin-right: 4px; }
     header input.title { font: inherit; font-size: 19px; font-weight: 600; flex: 1 1 320px; min-width: 200px;
       border: 1px solid transparent; background: transparent; color: var(--rl-text); padding: 2px 6px; border-radius: 4px; }
     header input.title:hover, header input.title:focus { border-color: var(--rl-border); }
-    .bar { display: flex; gap: 6px; align-items: center; }
+    .bar { display: flex; flex-wrap: wrap; gap: 6px; align-items: center; }
+    .bar button { white-space: nowrap; }
+    .bar select { max-width: 190px; }
     select { font: inherit; padding: 5px; border-radius: 6px; border: 1px solid var(--rl-border); background: var(--rl-surface); color: var(--rl-text); }
     .banner { padding: 8px 12px; border-radius: 6px; margin-bottom: 10px; background: color-mix(in srgb, var(--rl-accent) 10%, transparent); border: 1px solid var(--rl-border); }
     .banner.warn { background: color-mix(in srgb, var(--rl-warn) 14%, transparent); }
@@ -66,13 +75,29 @@ export class RlNotebook extends LitElement {
   private share: ShareResult | null = null;
   private message: string | null = null;
   private editing = new Set<string>();
+  /** Keyboard shortcuts (notebook-keys.ts); `?` lists them. */
+  private readonly keys = new NotebookKeys(this, { exportFile: () => this.exportFile(), titles: CELL_TITLES });
+  /** The page's run state (runs happen in the GPU worker); made with the controller unless given. */
+  runs: RunController | null = null;
   private readonly onChange = () => this.requestUpdate();
 
   override updated(changed: Map<string, unknown>): void {
     if (changed.has("controller")) {
       (changed.get("controller") as NotebookController | undefined)?.removeEventListener("change", this.onChange);
       this.controller?.addEventListener("change", this.onChange);
+      if (this.controller && !this.runs) this.startRuns(this.controller);
     }
+    if (changed.has("runs")) {
+      (changed.get("runs") as RunController | undefined)?.removeEventListener("change", this.onChange);
+      this.runs?.addEventListener("change", this.onChange);
+    }
+  }
+
+  /** Creates the run state over the GPU worker and restores this notebook's last run (a link never auto-runs). */
+  private startRuns(c: NotebookController): void {
+    const runs = new RunController(gpuWorker(), () => c.doc, (events) => Comlink.proxy(events), new URL("./", document.baseURI).href);
+    this.runs = runs;
+    runs.restore(c.origin === "link").catch((e) => (this.message = `Could not read this notebook's saved runs: ${e instanceof Error ? e.message : String(e)}`));
   }
 
   override render() {
@@ -85,6 +110,7 @@ export class RlNotebook extends LitElement {
         <input class="title" data-testid="nb-title" aria-label="Notebook title" .value=${doc.title}
           @change=${(e: Event) => this.act((d) => setTitle(d, (e.target as HTMLInputElement).value))} />
         <span class="bar">
+          <rl-notebook-picker .controller=${c}></rl-notebook-picker>
           <select data-testid="add-type" aria-label="Cell type to add">
             ${CELL_TYPES.map((t) => html`<option value=${t}>${CELL_TITLES[t]}</option>`)}
           </select>
@@ -93,14 +119,21 @@ export class RlNotebook extends LitElement {
           <button class="secondary" data-testid="export" @click=${this.exportFile}>Export</button>
           <button class="secondary" data-testid="import" @click=${() => this.renderRoot.querySelector<HTMLInputElement>("#import-file")?.click()}>Import</button>
           <input id="import-file" data-testid="import-file" type="file" accept=".json,application/json" hidden @change=${this.importFile} />
+          ${this.runs?.active
+            ? html`<button data-testid="stop-all" @click=${() => this.runs?.stop()}>Stop</button>`
+            : html`<button data-testid="run-all" @click=${() => this.runs?.run("all")} title="Runs every cell in order">Run all</button>`}
+          ${this.keys.renderButton()}
           <button class="secondary" @click=${this.toggleTheme} title="Switch light/dark theme" aria-label="Switch theme">◐</button>
         </span>
       </header>
       ${c.origin === "link" ? html`<div class="banner" data-testid="from-link">Opened from a shared link: it carries parameters only. Nothing runs until you run a cell yourself.</div>` : nothing}
+      ${this.runs?.banner ? html`<div class="banner" data-testid="run-banner">${this.runs.banner}
+        ${this.runs.pending && !this.runs.active ? html`<button data-testid="resume-run" @click=${() => this.runs?.resume()}>Resume run${this.runs.pending.step ? ` from step ${this.runs.pending.step}` : ""}</button>` : nothing}</div>` : nothing}
       ${c.notices.map((n) => html`<div class="banner warn" role="alert">${n}</div>`)}
       ${this.message ? html`<div class="banner warn" role="alert" data-testid="message">${this.message}</div>` : nothing}
       ${this.renderShare()}
       <ol data-testid="cells">${doc.cells.map((cell, i) => this.renderCell(cell, i, doc.cells.length))}</ol>
+      ${this.keys.renderOverlays()}
       <section class="runs" aria-label="Run results">
         <h2>Run results</h2>
         <rl-run-viewer></rl-run-viewer>
@@ -144,11 +177,14 @@ export class RlNotebook extends LitElement {
       case "gpu":
         return html`<rl-cell-gpu></rl-cell-gpu>`;
       case "dataset":
-        return html`${this.renderParams(cell)}<rl-cell-dataset .params=${cell.params}></rl-cell-dataset>`;
+        return html`${this.renderParams(cell)}<rl-cell-dataset .params=${cell.params}></rl-cell-dataset>${this.renderRun(cell)}`;
       default:
-        return html`${this.renderParams(cell)}
-          <p class="muted" data-testid="not-runnable">Running a ${CELL_TITLES[cell.type]} cell is not part of this build yet; its parameters are saved with the notebook and travel in share links.</p>`;
+        return html`${this.renderParams(cell)}${this.renderRun(cell)}`;
     }
+  }
+
+  private renderRun(cell: Cell) {
+    return this.runs && isRunnable(cell) ? html`<rl-cell-run .cell=${cell} .controller=${this.runs}></rl-cell-run>` : nothing;
   }
 
   private renderParams(cell: Cell) {

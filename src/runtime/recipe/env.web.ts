@@ -36,6 +36,8 @@ export interface WebEnvOptions {
   modelCache?: ByteCache;
   uploads?: UploadedDataset;
   fetch?: typeof fetch;
+  /** The GPUDevice to train on (the GPU worker's one device); default: a device of its own. */
+  gpuDevice?: () => Promise<GPUDevice>;
 }
 
 const isHttp = (s: string) => /^https?:\/\//i.test(s);
@@ -118,9 +120,19 @@ export function webEnv(o: WebEnvOptions): RunEnv {
     },
     async loadModel(which) {
       const { source, name } = modelOf(which);
-      return { ...(await loadHfModel(source)), name };
+      const isDemo = which === "demo" || (typeof which !== "string" && which.source === "demo");
+      try {
+        return { ...(await loadHfModel(source)), name };
+      } catch (e) {
+        if (!isDemo) throw e;
+        // The demo model ships later (docs/demo-model.md); say so rather than a bare 404 or a
+        // JSON error from a server that answers missing files with the page.
+        const why = e instanceof Error ? e.message : String(e);
+        throw new Error(`the demo model is not in this build: nothing loadable at ${resolve("model/")} (${why}). Use a model cell with source "url" or "hub", or add the demo model's files there`, { cause: e });
+      }
     },
     gpuDevice() {
+      if (o.gpuDevice) return o.gpuDevice();
       gpu ??= requestGpu().then((g) => g.device);
       return gpu;
     },

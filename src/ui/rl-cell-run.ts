@@ -1,0 +1,159 @@
+// <rl-cell-run>: a runnable cell's run bar and outputs — Run / Run from here / Stop, a progress
+// bar with the phase text and a time estimate, the error of a failed run with what to do, the
+// stage's report (accuracy tables), its metrics charts and the reward inspector over the samples
+// it drew. All state comes from the RunController; this element only renders it.
+import { css, html, LitElement, nothing } from "lit";
+import type { Cell } from "../core/notebook.ts";
+import type { StageReport, AccuracyFigures } from "../runtime/records.ts";
+import "./rl-metrics-charts.ts";
+import "./rl-reward-inspector.ts";
+import type { CellRunState, RunController } from "./run-controller.ts";
+import { cellStyles } from "./styles.ts";
+
+const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
+
+/** "about 2 min 5 s left". */
+export function formatEta(seconds: number | null): string {
+  if (seconds === null || !Number.isFinite(seconds)) return "estimating time left…";
+  const s = Math.max(0, Math.round(seconds));
+  if (s < 60) return `about ${s} s left`;
+  const m = Math.floor(s / 60);
+  if (m < 60) return `about ${m} min ${s % 60} s left`;
+  return `about ${Math.floor(m / 60)} h ${m % 60} min left`;
+}
+
+export class RlCellRun extends LitElement {
+  static override properties = { cell: { attribute: false }, controller: { attribute: false } };
+  static override styles = [cellStyles, css`
+    .bar { display: flex; gap: 8px; align-items: center; flex-wrap: wrap; }
+    .status { font-size: 13px; color: var(--rl-muted); }
+    progress { width: 100%; height: 10px; }
+    .progress { display: grid; gap: 2px; font-size: 13px; }
+    .err { border: 1px solid var(--rl-bad); border-radius: 6px; padding: 8px 10px; background: color-mix(in srgb, var(--rl-bad) 8%, transparent); display: grid; gap: 6px; }
+    .err pre { margin: 0; white-space: pre-wrap; word-break: break-word; font-family: var(--rl-mono); font-size: 12px; }
+    table.acc { font-size: 13px; border-collapse: collapse; }
+    table.acc td, table.acc th { padding: 2px 10px 2px 0; text-align: left; }
+    h4 { margin: 8px 0 4px; font-size: 14px; }
+    details > summary { cursor: pointer; }
+  `];
+
+  /** The cell this bar runs. */
+  cell: Cell | null = null;
+  /** The page's run state. */
+  controller: RunController | null = null;
+  private readonly onChange = () => this.requestUpdate();
+
+  override updated(changed: Map<string, unknown>): void {
+    if (changed.has("controller")) {
+      (changed.get("controller") as RunController | undefined)?.removeEventListener("change", this.onChange);
+      this.controller?.addEventListener("change", this.onChange);
+    }
+  }
+
+  override disconnectedCallback(): void {
+    super.disconnectedCallback();
+    this.controller?.removeEventListener("change", this.onChange);
+  }
+
+  override connectedCallback(): void {
+    super.connectedCallback();
+    this.controller?.addEventListener("change", this.onChange);
+  }
+
+  override render() {
+    const c = this.controller;
+    const cell = this.cell;
+    if (!c || !cell) return nothing;
+    const s = c.state(cell.id);
+    const busy = c.active !== null;
+    const mine = busy && (s.status === "running" || s.status === "waiting");
+    return html`
+      <div class="bar">
+        <button data-testid="run-cell" ?disabled=${busy} @click=${() => c.run("cell", cell.id)}
+          title="Runs this cell after the setup and training cells before it (training restores from its checkpoints)">Run</button>
+        <button class="secondary" data-testid="run-from" ?disabled=${busy} @click=${() => c.run("from", cell.id)}>Run from here</button>
+        ${mine ? html`<button class="secondary" data-testid="stop-cell" @click=${() => c.stop()}>Stop</button>` : nothing}
+        <span class="status" data-testid="run-status" data-status=${s.status}>${this.statusText(s)}</span>
+      </div>
+      ${s.progress && s.status === "running" ? html`<div class="progress" data-testid="progress">
+        <progress max="1" .value=${s.progress.fraction}></progress>
+        <span><span data-testid="progress-message">${s.progress.message}</span> · ${pct(s.progress.fraction)} · <span data-testid="eta">${formatEta(s.progress.etaSeconds)}</span></span>
+      </div>` : nothing}
+      ${s.error ? this.renderError(s) : nothing}
+      ${s.report ? this.renderReport(s.report) : nothing}
+      ${s.metrics.length ? html`<h4>Metrics</h4><rl-metrics-charts .runs=${[{ name: cell.id, records: s.metrics }]}></rl-metrics-charts>` : nothing}
+      ${s.samples.length ? html`<details data-testid="inspector"><summary data-testid="open-inspector">Reward inspector (${s.samples.length} samples)</summary>
+        <rl-reward-inspector .records=${s.samples} .step=${s.samples.at(-1)?.step ?? 0}></rl-reward-inspector></details>` : nothing}`;
+  }
+
+  private statusText(s: CellRunState): string {
+    switch (s.status) {
+      case "idle": return s.report ? "" : "not run yet";
+      case "waiting": {
+        const last = this.controller?.log.at(-1);
+        return `waiting for the cells before it…${last ? ` (${last.replace(/^[\d.]+ s\s+/, "")})` : ""}`;
+      }
+      case "running": return s.resumedFrom ? `running (resumed from step ${s.resumedFrom})` : "running…";
+      case "done": return s.resumedFrom ? `done (resumed from step ${s.resumedFrom})` : "done";
+      case "failed": return "failed";
+      case "stopped": return "stopped";
+    }
+  }
+
+  private renderError(s: CellRunState) {
+    const e = s.error!;
+    const c = this.controller!;
+    return html`<div class="err" role="alert" data-testid="cell-error" data-kind=${e.kind}>
+      <strong>${e.kind === "cancelled" ? "Stopped" : "This cell failed"}</strong>
+      <pre>${e.message}</pre>
+      <span>${e.remedy}</span>
+      <span class="bar">
+        ${e.resume ? html`<button data-testid="resume" ?disabled=${c.active !== null} @click=${() => c.resume()}>Resume</button>` : nothing}
+        ${e.kind === "checkpoint" ? html`<button class="secondary" data-testid="start-fresh" @click=${() => c.startFresh()}>Start fresh</button>` : nothing}
+      </span>
+    </div>`;
+  }
+
+  private figuresRows(label: string, f: AccuracyFigures) {
+    const ks = Object.keys(f.passAtK ?? {});
+    return html`<tr><td>${label}</td><td>${f.questions}</td><td>${pct(f.greedy)}</td>
+      ${ks.map((k) => html`<td>${pct(f.passAtK![k])} / ${pct(f.majAtK?.[k] ?? 0)}</td>`)}</tr>`;
+  }
+
+  private renderReport(r: StageReport) {
+    switch (r.kind) {
+      case "evaluate": {
+        const ks = Object.keys(r.overall.passAtK ?? {});
+        return html`<h4>Execution accuracy on ${r.split} (${r.label})</h4>
+          <table class="acc" data-testid="accuracy-table"><tr><th></th><th>questions</th><th>greedy</th>${ks.map((k) => html`<th>pass@${k} / maj@${k}</th>`)}</tr>
+          ${this.figuresRows("overall", r.overall)}
+          ${Object.entries(r.byDifficulty).map(([d, f]) => this.figuresRows(d, f))}</table>`;
+      }
+      case "select":
+        return html`<h4>Models × templates on ${r.split}</h4><table class="acc" data-testid="accuracy-table">
+          <tr><th>rank</th><th>model</th><th>template</th><th>accuracy</th></tr>
+          ${r.entries.map((e) => html`<tr><td>${e.rank}</td><td>${e.model}</td><td>${e.template}</td><td>${pct(e.accuracy)}</td></tr>`)}</table>
+          <p>Winner: ${r.winner.model} with ${r.winner.template}</p>`;
+      case "warmup":
+        return html`<h4>Warm-up (${r.method})</h4><table class="acc" data-testid="accuracy-table">
+          <tr><th>round</th><th>samples</th><th>sample accuracy</th><th>trained on</th><th>optimiser steps</th></tr>
+          ${r.rounds.map((x) => html`<tr><td>${x.round}</td><td>${x.samples}</td><td>${pct(x.sampleAccuracy)}</td><td>${x.rftTargets + x.weightedSamples}</td><td>${x.optimiserSteps}</td></tr>`)}</table>`;
+      case "grpo":
+        return html`<h4>GRPO</h4><p data-testid="grpo-report">${r.steps} steps${r.resumedFrom ? ` (resumed from step ${r.resumedFrom})` : ""}; equal-reward groups ${pct(r.equalGroupFraction)}; skipped updates ${r.skippedSteps}${r.heldout.length ? html`; held-out accuracy ${r.heldout.map((h) => `step ${h.step}: ${pct(h.accuracy)}`).join(", ")}` : ""}</p>`;
+      case "selfconsistency":
+        return html`<h4>Self-consistency on ${r.split} (${r.samples} samples, ${r.weighting})</h4><table class="acc" data-testid="accuracy-table">
+          <tr><th>vote</th><th>best-of-N</th><th>pass@N</th><th>first sample</th></tr>
+          <tr><td>${pct(r.voteAccuracy)}</td><td>${pct(r.bestOfNAccuracy)}</td><td>${pct(r.oracleAccuracy)}</td><td>${pct(r.firstSampleAccuracy)}</td></tr></table>`;
+      case "export":
+        return html`<h4>Files written in the run's folder</h4><ul>${r.files.map((f) => html`<li><code>${f}</code></li>`)}</ul>`;
+    }
+  }
+}
+
+customElements.define("rl-cell-run", RlCellRun);
+
+declare global {
+  interface HTMLElementTagNameMap {
+    "rl-cell-run": RlCellRun;
+  }
+}

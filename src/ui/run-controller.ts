@@ -1,0 +1,280 @@
+// The page's run state: which cells are running, waiting, done or failed, their progress, reports,
+// metrics and sample records, errors with their remedies, and the resumption of a run a reload
+// interrupted. Runs happen in the GPU worker (workers/run-host.ts); this only talks to its API and
+// never touches the saved document (runtime state stays apart from it).
+import type { MetricsRecord } from "../core/metrics.ts";
+import { decodeMetrics } from "../core/metrics.ts";
+import type { Notebook } from "../core/notebook.ts";
+import type { Progress } from "../runtime/recipe/context.ts";
+import { decodeSamples, type SampleRecord, type StageReport } from "../runtime/records.ts";
+import type { RunSummary } from "../runtime/recipe/runner.ts";
+import type { GpuWorkerApi, RunEvents, RunInfo, RunOutcome, RunRequest } from "../../workers/gpu.api.ts";
+import { classifyRunError, planRun, REMEDIES, type RunErrorKind, runIdOf, type RunMode } from "./run-plan.ts";
+
+/** Where a cell stands in the current (or last) run. */
+export type CellRunStatus = "idle" | "waiting" | "running" | "done" | "failed" | "stopped";
+
+/** A failure shown in the cell that failed. */
+export interface CellRunError {
+  kind: RunErrorKind;
+  message: string;
+  remedy: string;
+  /** How to continue (device lost, stopped): the same run again, resuming from checkpoints. */
+  resume: { mode: RunMode; cellId: string | null } | null;
+}
+
+/** One cell's runtime state (never saved with the document). */
+export interface CellRunState {
+  status: CellRunStatus;
+  progress: Progress | null;
+  error: CellRunError | null;
+  report: StageReport | null;
+  accuracy: number | null;
+  /** Metrics records emitted while this cell was running. */
+  metrics: MetricsRecord[];
+  /** Sample records drawn while this cell was running. */
+  samples: SampleRecord[];
+  /** GRPO: the step a resumed run continued from. */
+  resumedFrom: number | null;
+}
+
+/** The parts of the worker API a run needs (the page passes the comlink remote). */
+export type RunApi = Pick<GpuWorkerApi, "startRun" | "stopRun" | "listRuns" | "readRunFile" | "removeRun" | "storage">;
+
+/** Wraps the run events for the worker (comlink.proxy in the page; identity in tests). */
+export type EventsWrapper = (events: RunEvents) => RunEvents;
+
+const empty = (): CellRunState => ({ status: "idle", progress: null, error: null, report: null, accuracy: null, metrics: [], samples: [], resumedFrom: null });
+
+/** Holds the run state of the open notebook and tells the page when it changes. */
+export class RunController extends EventTarget {
+  private states = new Map<string, CellRunState>();
+  /** The run in progress: its folder, mode and the cell it was asked for. */
+  active: { runId: string; mode: RunMode; cellId: string | null; current: string | null; plan: { id: string; type: string }[] } | null = null;
+  /** A line above the cells (resuming, storage without OPFS). */
+  banner: string | null = null;
+  /** An interrupted run of this notebook the user may resume (a shared link never auto-runs). */
+  pending: { mode: RunMode; cellId: string | null; step: number | null } | null = null;
+  /** Log lines of the current run (last 200), each with the seconds since the run started. */
+  log: string[] = [];
+  private t0 = 0;
+
+  constructor(private readonly api: RunApi, private readonly getDoc: () => Notebook, private readonly wrap: EventsWrapper, private readonly baseUrl: string) {
+    super();
+  }
+
+  /** A cell's state (idle when it never ran). */
+  state(cellId: string): CellRunState {
+    return this.states.get(cellId) ?? empty();
+  }
+
+  private patch(cellId: string, p: Partial<CellRunState>): void {
+    this.states.set(cellId, { ...this.state(cellId), ...p });
+  }
+
+  private changed(): void {
+    this.dispatchEvent(new Event("change"));
+  }
+
+  /** Runs `mode` (all cells, one cell with what it needs, or from a cell on). */
+  run(mode: RunMode, cellId: string | null = null, opts: RunRequest["opts"] = undefined): Promise<RunOutcome | null> {
+    return this.start(mode, cellId, opts, false);
+  }
+
+  /** Starts a run; `resuming` keeps the metrics and samples already shown, so the charts continue. */
+  private async start(mode: RunMode, cellId: string | null, opts: RunRequest["opts"], resuming: boolean): Promise<RunOutcome | null> {
+    if (this.active) return null;
+    const doc = this.getDoc();
+    let plan: Notebook;
+    try {
+      plan = planRun(doc, mode, cellId ?? undefined);
+    } catch (e) {
+      if (cellId) this.fail(cellId, e instanceof Error ? e.message : String(e), null);
+      this.changed();
+      return null;
+    }
+    const runId = runIdOf(doc);
+    this.active = { runId, mode, cellId, current: null, plan: plan.cells.map((c) => ({ id: c.id, type: c.type })) };
+    this.pending = null;
+    this.log = [];
+    this.t0 = Date.now();
+    const asked = mode === "cell" && cellId ? [cellId] : plan.cells.map((c) => c.id);
+    for (const id of asked) {
+      const old = this.state(id);
+      this.patch(id, { ...empty(), status: "waiting", ...(resuming ? { metrics: old.metrics, samples: old.samples } : {}) });
+    }
+    this.changed();
+    const events: RunEvents = {
+      progress: (p) => this.onProgress(p),
+      metrics: (r) => this.onMetrics(r),
+      samples: (s) => this.onSamples(s),
+      log: (m) => this.onLog(m),
+    };
+    let outcome: RunOutcome;
+    try {
+      outcome = await this.api.startRun({ runId, doc, mode, cellId: cellId ?? undefined, opts, baseUrl: this.baseUrl }, this.wrap(events));
+    } catch (e) {
+      outcome = { ok: false, error: e instanceof Error ? e.message : String(e), cellId: null, stopped: false };
+    }
+    const current = this.active.current;
+    this.active = null;
+    if (outcome.ok) this.applySummary(outcome.summary);
+    else {
+      const failed = outcome.cellId ?? current ?? cellId ?? plan.cells[0]?.id ?? null;
+      if (failed) this.fail(failed, outcome.error, { mode, cellId });
+    }
+    for (const [id, s] of this.states) if (s.status === "waiting" || s.status === "running") this.patch(id, { status: "idle", progress: null });
+    this.changed();
+    return outcome;
+  }
+
+  /** Asks the worker to stop the run in progress (it stops between steps; checkpoints stay). */
+  async stop(): Promise<void> {
+    if (this.active) await this.api.stopRun("stopped by the user");
+  }
+
+  /** Discards this notebook's run folder (checkpoints, metrics, samples) and the cells' outputs. */
+  async startFresh(): Promise<void> {
+    if (this.active) return;
+    await this.api.removeRun(runIdOf(this.getDoc()));
+    this.states.clear();
+    this.pending = null;
+    this.banner = null;
+    this.changed();
+  }
+
+  /**
+   * On page load: shows the outputs of this notebook's last finished run, and resumes a run a
+   * reload interrupted — automatically unless the notebook came from a shared link (then it waits
+   * for a click). Returns the resumed run's promise, if one was started.
+   */
+  async restore(fromLink: boolean): Promise<Promise<RunOutcome | null> | null> {
+    const storage = await this.api.storage();
+    if (storage.kind === "memory") this.banner = storage.note ?? "Runs are kept in memory only.";
+    const runId = runIdOf(this.getDoc());
+    const info = (await this.api.listRuns()).find((r) => r.runId === runId);
+    if (!info) {
+      this.changed();
+      return null;
+    }
+    await this.loadFiles(info);
+    if (info.status !== "running") {
+      this.changed();
+      return null;
+    }
+    const step = this.resumeStep(info);
+    this.pending = { mode: info.mode, cellId: info.cellId, step };
+    if (fromLink) {
+      this.banner = `This notebook has an interrupted run${step ? ` (step ${step} checkpointed)` : ""}. It does not resume by itself because the notebook came from a shared link.`;
+      this.changed();
+      return null;
+    }
+    this.banner = `The page was reloaded during a run: resuming it${step ? ` from step ${step}` : ""} (same seed, same next batch).`;
+    this.changed();
+    return this.resume();
+  }
+
+  /** Continues the interrupted (or stopped, or device-lost) run from its checkpoints. */
+  resume(): Promise<RunOutcome | null> {
+    const p = this.pending;
+    if (!p) return Promise.resolve(null);
+    return this.start(p.mode, p.cellId, undefined, true);
+  }
+
+  /** The newest checkpoint step of the run's training cells. */
+  private resumeStep(info: RunInfo): number | null {
+    const steps = Object.values(info.checkpoints ?? {});
+    return steps.length ? Math.max(...steps) : null;
+  }
+
+  /** Reads a run folder's summary, metrics and samples back into the cells. */
+  private async loadFiles(info: RunInfo): Promise<void> {
+    const [summary, metrics, samples] = await Promise.all([
+      this.api.readRunFile(info.runId, "summary.json"), this.api.readRunFile(info.runId, "metrics.jsonl"), this.api.readRunFile(info.runId, "samples.jsonl"),
+    ]);
+    if (summary && info.status === "done") {
+      try {
+        this.applySummary(JSON.parse(summary) as RunSummary);
+      } catch {
+        // A damaged summary: the cells show nothing until they run again.
+      }
+    }
+    // Training records and samples go to the training cell that checkpointed (the one a resume continues).
+    const trained = Object.keys(info.checkpoints ?? {});
+    const doc = this.getDoc();
+    for (const cell of doc.cells) {
+      if (!trained.includes(cell.id) || (cell.type !== "grpo" && cell.type !== "warmup")) continue;
+      const phase = cell.type;
+      const recs = metrics ? decodeMetrics(metrics).records.filter((r) => r.phase === phase) : [];
+      const smp = samples ? decodeSamples(samples).records.filter((r) => r.phase === phase) : [];
+      this.patch(cell.id, { metrics: recs, samples: smp });
+    }
+  }
+
+  private applySummary(summary: RunSummary): void {
+    for (const c of summary.cells) {
+      this.patch(c.id, {
+        status: "done", progress: null, error: null, report: c.report ?? null, accuracy: c.accuracy ?? null,
+        resumedFrom: c.report?.kind === "grpo" ? c.report.resumedFrom : this.state(c.id).resumedFrom,
+      });
+    }
+  }
+
+  private fail(cellId: string, message: string, again: { mode: RunMode; cellId: string | null } | null): void {
+    const kind = classifyRunError(message);
+    const resume = again && (kind === "device-lost" || kind === "cancelled" || kind === "sql-worker") ? again : null;
+    if (resume) this.pending = { ...resume, step: null };
+    this.patch(cellId, { status: kind === "cancelled" ? "stopped" : "failed", progress: null, error: { kind, message, remedy: REMEDIES[kind], resume } });
+  }
+
+  private setCurrent(cellId: string): void {
+    const a = this.active;
+    if (!a || a.current === cellId) return;
+    if (a.current && this.state(a.current).status === "running") this.patch(a.current, { status: "done", progress: null });
+    a.current = cellId;
+    this.patch(cellId, { status: "running" });
+  }
+
+  private onProgress(p: Progress): void {
+    this.setCurrent(p.cellId);
+    this.patch(p.cellId, { progress: p });
+    this.changed();
+  }
+
+  /**
+   * The cell a record belongs to: training records (GRPO reports progress only after a step's
+   * records) go to the current cell of that type, else the next one in the plan; others to the
+   * current cell.
+   */
+  private ownerOf(phase: string): string | null {
+    const a = this.active;
+    if (!a) return null;
+    if (phase !== "grpo" && phase !== "warmup") return a.current;
+    const at = a.plan.findIndex((c) => c.id === a.current);
+    if (at >= 0 && a.plan[at].type === phase) return a.current;
+    const next = a.plan.slice(at + 1).find((c) => c.type === phase);
+    if (next) this.setCurrent(next.id);
+    return next?.id ?? a.current;
+  }
+
+  private onMetrics(r: MetricsRecord): void {
+    const id = this.ownerOf(r.phase);
+    if (!id) return;
+    this.patch(id, { metrics: [...this.state(id).metrics, r] });
+    this.changed();
+  }
+
+  private onSamples(records: SampleRecord[]): void {
+    const id = records[0] ? this.ownerOf(records[0].phase) : null;
+    if (!id) return;
+    this.patch(id, { samples: [...this.state(id).samples, ...records] });
+    this.changed();
+  }
+
+  private onLog(msg: string): void {
+    this.log = [...this.log.slice(-199), `${((Date.now() - this.t0) / 1000).toFixed(1)} s  ${msg}`];
+    const m = /^grpo "([^"]+)": resumed from step (\d+)/.exec(msg);
+    if (m) this.patch(m[1], { resumedFrom: Number(m[2]) });
+    this.changed();
+  }
+}
