@@ -51,7 +51,7 @@ export class RlNotebook extends LitElement {
     header input.title:hover, header input.title:focus { border-color: var(--rl-border); }
     .bar { display: flex; flex-wrap: wrap; gap: 6px; align-items: center; }
     .bar button { white-space: nowrap; }
-    .bar select { max-width: 190px; }
+    .bar select { max-width: 170px; }
     select { font: inherit; padding: 5px; border-radius: 6px; border: 1px solid var(--rl-border); background: var(--rl-surface); color: var(--rl-text); }
     .banner { padding: 8px 12px; border-radius: 6px; margin-bottom: 10px; background: color-mix(in srgb, var(--rl-accent) 10%, transparent); border: 1px solid var(--rl-border); }
     .banner.warn { background: color-mix(in srgb, var(--rl-warn) 14%, transparent); }
