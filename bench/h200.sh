@@ -9,7 +9,7 @@
 #
 # Parts, in order, each under `timeout` (its limit, cut to what is left of H200_TOTAL_S, default 530 s):
 #   ours-check   rlvr logprobs (ort f32 / f32 no adapter / f16 / q4, webgpu f32 / f32 no adapter / q4) and rlvr lora-grad
-#                on the three tiny fixtures (the three architectures run side by side)          -> $OUT/ours/
+#                on the three tiny fixtures (24 runs, nproc/2 at once: separate processes, tiny models) -> $OUT/ours/
 #   check        bench/torch/check.py: transformers + peft in float64, table + check.json
 #   torch-gen    bench/torch/generate.py: generate, bf16, sdpa, 8 and 64 x 256 new, prompt 128 -> generate.json
 #   torch-train  bench/torch/train.py: PEFT LoRA r=16 x 7, bf16 autocast, eager, 8 x 768 + sweep -> train.json
@@ -65,27 +65,26 @@ part() {
   tail -n 25 "$OUT/$name.log"
 }
 
-# Our side of the cross-check: one architecture's runs, in sequence.
-ours_arch() {
+# Our side of the cross-check: one run (ARCH ENGINE DTYPE WITH_ADAPTER, or ARCH grad), log in $OUT/ours/ARCH/KEY.log.
+ours_run() {
   local a=$1 d=$FX/$1 o=$OUT/ours/$1
   mkdir -p "$o"
-  local -a runs=("ort f32 1" "ort f32 0" "ort f16 1" "ort q4 1" "webgpu f32 1" "webgpu f32 0" "webgpu q4 1")
-  for r in "${runs[@]}"; do
-    set -- $r
-    local key="$1-$2"; [ "$3" = 0 ] && key="$key-base"
-    local ad=(); [ "$3" = 1 ] && ad=(--adapter "$d/adapter")
-    echo "-- $a logprobs $key"
-    timeout 60 deno run -A "$JS/rlvr.js" logprobs --model "$d/model" --ids "$d/ids.json" --engine "$1" --dtype "$2" "${ad[@]}" --out "$o/logprobs-$key.json" 2>&1 | grep -v "VerifyEachNodeIsAssignedToAnEp"
-  done
-  echo "-- $a lora-grad"
-  timeout 60 deno run -A "$JS/rlvr.js" lora-grad --model "$d/model" --adapter "$d/adapter" --batch "$d/batch.json" --out "$o/grad.safetensors" 2>&1
+  if [ "$2" = grad ]; then
+    { echo "-- $a lora-grad"; timeout --foreground 100 deno run -A "$JS/rlvr.js" lora-grad --model "$d/model" --adapter "$d/adapter" --batch "$d/batch.json" --out "$o/grad.safetensors" 2>&1; echo "exit $?"; } > "$o/lora-grad.log" 2>&1
+    return
+  fi
+  local key="$2-$3"; [ "$4" = 0 ] && key="$key-base"
+  local ad=(); [ "$4" = 1 ] && ad=(--adapter "$d/adapter")
+  { echo "-- $a logprobs $key"; timeout --foreground 100 deno run -A "$JS/rlvr.js" logprobs --model "$d/model" --ids "$d/ids.json" --engine "$2" --dtype "$3" ${ad[@]+"${ad[@]}"} --out "$o/logprobs-$key.json" 2>&1 | grep -v "VerifyEachNodeIsAssignedToAnEp"; echo "exit ${PIPESTATUS[0]}"; } > "$o/$key.log" 2>&1
 }
+# All 24 runs, half as many at once as there are cores (each is a separate process on a tiny model;
+# --foreground keeps each inner timeout in the part's process group, so the part's own timeout ends them all).
 ours_check() {
-  ours_arch qwen2 > "$OUT/ours/qwen2.log" 2>&1 & local p1=$!
-  ours_arch llama > "$OUT/ours/llama.log" 2>&1 & local p2=$!
-  ours_arch qwen3 > "$OUT/ours/qwen3.log" 2>&1 & local p3=$!
-  wait $p1 $p2 $p3
-  cat "$OUT/ours/qwen2.log" "$OUT/ours/llama.log" "$OUT/ours/qwen3.log"
+  local jobs=$(( $(nproc) / 2 )); [ "$jobs" -lt 1 ] && jobs=1
+  for a in qwen2 llama qwen3; do
+    for r in "ort f32 1" "ort f32 0" "ort f16 1" "ort q4 1" "webgpu f32 1" "webgpu f32 0" "webgpu q4 1" "grad"; do echo "$a $r"; done
+  done | xargs -P "$jobs" -L 1 bash -c 'ours_run "$@"' _
+  cat "$OUT"/ours/*/*.log
   ls -la "$OUT"/ours/*/
 }
 
@@ -93,12 +92,12 @@ echo "h200.sh: OUT=$OUT, parts: $PARTS, total budget ${TOTAL} s; $(date -u)" | t
 (command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader; deno --version | head -1; python3 --version) 2>&1 | tee -a "$OUT/run.log"
 
 case " $PARTS " in *" check "*) PARTS="$PARTS ours-check" ;; esac
-export -f ours_arch ours_check
+export -f ours_run ours_check
 export OUT JS FX
-part ours-check 75 bash -c ours_check
+part ours-check "${OURS_CHECK_S:-120}" bash -c ours_check
 part check 60 python3 bench/torch/check.py --fixtures "$FX" --ours "$OUT/ours" --out "$OUT"
-part torch-gen 70 python3 bench/torch/generate.py --out "$OUT" --attn sdpa --batches 8,64 --new 256 --prompt 128
-part torch-train 80 python3 bench/torch/train.py --out "$OUT" --iters 5 --warmup 2 --sweep-iters 2 --attn eager
+part torch-gen 60 python3 bench/torch/generate.py --out "$OUT" --attn sdpa --batches 8,64 --new 256 --prompt 128
+part torch-train 75 python3 bench/torch/train.py --out "$OUT" --iters 5 --warmup 2 --sweep-iters 2 --attn eager
 # decode: budget (the script's own stop) 10 s under the part's limit so it writes its partial figures itself.
 # DECODE_ARGS / TRAIN_ARGS override the shapes (a local dry run uses the tiny preset).
 export DECODE_ARGS=${DECODE_ARGS:-"qwen2.5-0.5b q4 8,64 1 128 256 0"}

@@ -121,7 +121,8 @@ def main():
             log(f"WARNING {arch}: loading info {bad}")
         m = m.to(dev)
         if adapter:
-            m = PeftModel.from_pretrained(m, os.path.join(args.fixtures, arch, "adapter"), is_trainable=trainable).to(dev)
+            m = PeftModel.from_pretrained(m, os.path.join(args.fixtures, arch, "adapter"), is_trainable=trainable)
+            m = m.to(device=dev, dtype=dtype)  # the LoRA tensors in the base's dtype too (float64 reference)
         m.eval()
         return m
 
