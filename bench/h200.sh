@@ -102,7 +102,7 @@ part torch-train 75 python3 bench/torch/train.py --out "$OUT" --iters 5 --warmup
 # DECODE_ARGS / TRAIN_ARGS override the shapes (a local dry run uses the tiny preset).
 export DECODE_ARGS=${DECODE_ARGS:-"qwen2.5-0.5b q4 8,64 1 128 256 0"}
 export TRAIN_ARGS=${TRAIN_ARGS:-"qwen2.5-0.5b 8 768 16 1 1 step"}
-part decode 150 bash -c 'deno run -A "$JS/decode.js" $DECODE_ARGS "$OUT/decode.json" $((PART_LIMIT - 10))'
+part decode 200 bash -c 'deno run -A "$JS/decode.js" $DECODE_ARGS "$OUT/decode.json" $((PART_LIMIT - 10))'
 part train 200 bash -c 'deno run -A "$JS/train.js" $TRAIN_ARGS sweep=1 sweepIters=1 budget=$((PART_LIMIT - 15)) out="$OUT/train-bench.json"'
 
 # summary.json: each part's status and memory, plus the JSON files the parts wrote.
