@@ -50,10 +50,10 @@ Deno.test({
       assertEquals(start.slice(0, 4), ["intro", "gpu", "data", "model"]);
       // Record run requests and keep them from running (this test is about keys, not runs).
       await page.evaluate(() => {
-        const w = window as unknown as { runs: string[] };
+        const w = window as unknown as { runs: string[]; letRun?: boolean };
         w.runs = [];
         document.querySelector("rl-notebook")?.addEventListener("rl-run-cell", (e) => {
-          e.preventDefault();
+          if (!w.letRun) e.preventDefault();
           w.runs.push((e as CustomEvent<{ cellId: string }>).detail.cellId);
         });
       });
@@ -160,6 +160,19 @@ Deno.test({
       await page.getByTestId("keys-overlay").waitFor();
       await page.getByTestId("keys-close").click();
       assertEquals(await page.getByTestId("keys-overlay").count(), 0);
+
+      // Not cancelled, Shift+Enter runs the cell through the page's run controller (the dataset cell: it loads the demo's splits).
+      await page.evaluate(() => ((window as unknown as { letRun: boolean }).letRun = true));
+      for (let i = 0; i < 8 && (await selected(page)) !== "data"; i++) await page.keyboard.press("j");
+      assertEquals(await selected(page), "data");
+      await page.keyboard.press("Shift+Enter");
+      assertEquals(await selected(page), "model");
+      const status = page.locator('li[data-cell-id="data"] [data-testid=run-status]');
+      await page.waitForFunction(() => {
+        const s = document.querySelector("rl-notebook")?.shadowRoot?.querySelector('li[data-cell-id="data"] rl-cell-run')?.shadowRoot?.querySelector("[data-testid=run-status]")?.getAttribute("data-status");
+        return s === "done" || s === "failed";
+      }, null, { timeout: 60_000 });
+      assertEquals(await status.getAttribute("data-status"), "done");
       assert(errors.length === 0, `no page errors: ${errors.join("; ")}`);
       await ctx.close();
     } finally {
