@@ -58,3 +58,22 @@ Deno.test("matmul: split-K (long contracted dimension, few output tiles) matches
     await check(o, 40 + i);
   }
 });
+
+Deno.test("matmul: split-K scratch growing between two products recorded in one encoder keeps the first valid", async () => {
+  const { device } = gpu;
+  const rng = new Rng(77);
+  const shapes = [{ M: 8, N: 16, K: 600, transA: true }, { M: 40, N: 60, K: 900, transA: true }];
+  const enc = device.createCommandEncoder();
+  const runs = [];
+  for (const o of shapes) {
+    const a = rng.uniformArray(o.M * o.K), b = rng.uniformArray(o.K * o.N);
+    const ga = storageBuffer(device, "a", a), gb = storageBuffer(device, "b", b), gc = storageBuffer(device, "c", o.M * o.N * 4);
+    poison(device, gc);
+    await encodeMatmul(device, enc, ga, gb, gc, o);
+    runs.push({ o, a, b, gc });
+  }
+  device.queue.submit([enc.finish()]);
+  for (const r of runs) assertClose(await readF32(device, r.gc), matmulRef(r.a, r.b, r.o), { atol: 1e-4 * Math.sqrt(r.o.K), rtol: 1e-4, name: `split ${JSON.stringify(r.o)}` });
+  const { releaseTransients } = await import("../device.ts");
+  releaseTransients(device);
+});

@@ -2,7 +2,7 @@
 // Products with few output tiles and a long contracted dimension (the weight and LoRA gradients
 // dW = dY^T X, where K is every token of the batch) are split along K: the slices run as the
 // batches of one dispatch into a scratch buffer, and matmul_splitk_reduce.wgsl sums them into C.
-import { computePipeline, dispatch, storageBuffer, uniformBuffer } from "../device.ts";
+import { computePipeline, dispatch, retireBuffer, storageBuffer, uniformBuffer } from "../device.ts";
 import type { MatmulOpts } from "./matmul.ref.ts";
 import source from "./matmul.wgsl" with { type: "text" };
 import reduceSource from "./matmul_splitk_reduce.wgsl" with { type: "text" };
@@ -22,7 +22,8 @@ const scratch = new WeakMap<GPUDevice, GPUBuffer>();
 function scratchBuffer(device: GPUDevice, bytes: number): GPUBuffer {
   let buf = scratch.get(device);
   if (!buf || buf.size < bytes) {
-    buf?.destroy();
+    // Passes recorded but not yet submitted may still use the old one: destroy it later.
+    if (buf) retireBuffer(device, buf);
     buf = storageBuffer(device, "matmul-splitk-scratch", bytes);
     scratch.set(device, buf);
   }

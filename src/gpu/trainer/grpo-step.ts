@@ -3,7 +3,7 @@
 // the global gradient norm with clipping, and AdamW. A step whose gradients hold NaN or Inf is
 // skipped on the GPU (parameters and moments untouched) and reported as skipped.
 import { aggregationWeights, type Aggregation, learningRate, type LrSchedule } from "../../core/grpo.ts";
-import { readF32, storageBuffer } from "../device.ts";
+import { readF32, releaseTransients, storageBuffer } from "../device.ts";
 import { type AdamWState, encodeAdamW } from "../kernels/adamw.ts";
 import { encodeGradNorm, gradStatsBuffer, readGradStats } from "../kernels/gradnorm.ts";
 import { combineGrpoStats, encodeGrpoLoss, type GrpoGpuResult, grpoResult, grpoStatsBuffer } from "../kernels/grpo_loss.ts";
@@ -204,6 +204,7 @@ export async function grpoStep(tr: GrpoTrainer, samples: GrpoSample[], o: GrpoSt
   const result = grpoResult(combineGrpoStats(parts), opts.beta);
   const gs = await readGradStats(device, gstats);
   gstats.destroy();
+  releaseTransients(device);
   // The GPU already skipped the update when the norm pass flagged NaN/Inf; mirror its decision.
   const skipped = gs.nonFinite;
   if (!skipped) tr.step++;

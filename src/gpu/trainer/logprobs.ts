@@ -1,6 +1,6 @@
 // Teacher-forced per-token log-probabilities on the GPU: the trainer's forward as a plain function.
 import type { LoraAdapter } from "../../model/lora.ts";
-import { readF32 } from "../device.ts";
+import { readF32, releaseTransients } from "../device.ts";
 import { destroyBatch, destroyForward, forward, uploadBatch } from "../model/forward.ts";
 import { destroyAdapter, type GpuLora, type GpuModel, uploadAdapter } from "../model/state.ts";
 
@@ -26,6 +26,7 @@ export async function batchLogprobs(model: GpuModel, seqs: number[][], lora?: Gp
   const logp = await readF32(device, f.lm.logp, N);
   const entropy = await readF32(device, f.lm.entropy, N);
   destroyForward(f);
+  releaseTransients(device);
   return { B: batch.B, T: batch.T, logp, entropy };
 }
 

@@ -5,7 +5,7 @@
 // gradients is skipped on the GPU. Built on the trainer's exported forward/backward, full
 // fine-tuning slots and the adamw / gradnorm kernels.
 import { learningRate, type LrSchedule } from "../../core/grpo.ts";
-import { readF32, storageBuffer, writeBuffer } from "../../gpu/device.ts";
+import { readF32, releaseTransients, storageBuffer, writeBuffer } from "../../gpu/device.ts";
 import { encodeAdamW } from "../../gpu/kernels/adamw.ts";
 import { encodeGradNorm, gradStatsBuffer, readGradStats } from "../../gpu/kernels/gradnorm.ts";
 import { backward } from "../../gpu/model/backward.ts";
@@ -119,6 +119,7 @@ export async function pretrainStep(tr: Pretrainer, rows: readonly ArrayLike<numb
   device.queue.submit([enc.finish()]);
   const gs = await readGradStats(device, stats);
   stats.destroy();
+  releaseTransients(device);
   if (!gs.nonFinite) tr.step++;
   return { loss: nll / tokens, tokens, gradNorm: gs.norm, clip: gs.clip, lr, skipped: gs.nonFinite, step: tr.step };
 }
@@ -137,6 +138,7 @@ export async function evalLoss(tr: Pretrainer, rows: readonly ArrayLike<number>[
       tokens += s.length - 1;
     });
     destroyForward(f);
+    releaseTransients(model.device);
   }
   return nll / tokens;
 }
