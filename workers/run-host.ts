@@ -4,7 +4,7 @@
 // records streamed as the runners append them, and one AbortController per run. A lost GPU device
 // stops the run; its checkpoints stay, so it resumes on request.
 import { decodeSamples } from "../src/runtime/records.ts";
-import { runNotebook } from "../src/runtime/recipe/runner.ts";
+import { runNotebook, type RunSummary } from "../src/runtime/recipe/runner.ts";
 import { webEnv } from "../src/runtime/recipe/env.web.ts";
 import { type FileStore, subStore, tapAppends } from "../src/runtime/store.ts";
 import { planRun, type RunInfo } from "../src/ui/run-plan.ts";
@@ -109,6 +109,7 @@ export class RunHost {
         signal: abort.signal, opts: req.opts,
         onProgress: (p) => send(events.progress(p)), onMetrics: (r) => send(events.metrics(r)), onLog: (m) => send(events.log(m)),
       });
+      await this.keepOutputs(folder, summary);
       await setStatus({ status: "done" });
       await flush();
       return { ok: true, summary };
@@ -121,6 +122,25 @@ export class RunHost {
     } finally {
       this.active = null;
     }
+  }
+
+  /**
+   * Merges a finished run's cell summaries into `outputs.json` (cell id -> its latest summary):
+   * summary.json holds only the last run's cells, while the page shows every cell's last output.
+   */
+  private async keepOutputs(folder: FileStore, summary: RunSummary): Promise<void> {
+    let outputs: Record<string, unknown> = {};
+    const raw = await folder.read("outputs.json");
+    if (raw) {
+      try {
+        const j: unknown = JSON.parse(dec.decode(raw));
+        if (typeof j === "object" && j !== null && !Array.isArray(j)) outputs = { ...j };
+      } catch {
+        // Damaged: start over from this run's cells.
+      }
+    }
+    for (const c of summary.cells) outputs[c.id] = c;
+    await folder.write("outputs.json", JSON.stringify(outputs));
   }
 
   /** Aborts the run in progress; the runners stop at their next check (between steps). */

@@ -118,6 +118,7 @@ export class RunController extends EventTarget {
     }
     const current = this.active.current;
     this.active = null;
+    if (resuming) this.banner = outcome.ok ? "The interrupted run resumed from its checkpoint and finished." : null;
     if (outcome.ok) this.applySummary(outcome.summary);
     else {
       const failed = outcome.cellId ?? current ?? cellId ?? plan.cells[0]?.id ?? null;
@@ -146,9 +147,9 @@ export class RunController extends EventTarget {
   /**
    * On page load: shows the outputs of this notebook's last finished run, and resumes a run a
    * reload interrupted — automatically unless the notebook came from a shared link (then it waits
-   * for a click). Returns the resumed run's promise, if one was started.
+   * for a click). Returns the resumed run (wrapped: its promise ends with the run), if one was started.
    */
-  async restore(fromLink: boolean): Promise<Promise<RunOutcome | null> | null> {
+  async restore(fromLink: boolean): Promise<{ resumed: Promise<RunOutcome | null> } | null> {
     const storage = await this.api.storage();
     if (storage.kind === "memory") this.banner = storage.note ?? "Runs are kept in memory only.";
     const runId = runIdOf(this.getDoc());
@@ -171,7 +172,7 @@ export class RunController extends EventTarget {
     }
     this.banner = `The page was reloaded during a run: resuming it${step ? ` from step ${step}` : ""} (same seed, same next batch).`;
     this.changed();
-    return this.resume();
+    return { resumed: this.resume() };
   }
 
   /** Continues the interrupted (or stopped, or device-lost) run from its checkpoints. */
@@ -189,14 +190,16 @@ export class RunController extends EventTarget {
 
   /** Reads a run folder's summary, metrics and samples back into the cells. */
   private async loadFiles(info: RunInfo): Promise<void> {
-    const [summary, metrics, samples] = await Promise.all([
-      this.api.readRunFile(info.runId, "summary.json"), this.api.readRunFile(info.runId, "metrics.jsonl"), this.api.readRunFile(info.runId, "samples.jsonl"),
+    const [outputs, metrics, samples] = await Promise.all([
+      this.api.readRunFile(info.runId, "outputs.json"), this.api.readRunFile(info.runId, "metrics.jsonl"), this.api.readRunFile(info.runId, "samples.jsonl"),
     ]);
-    if (summary && info.status === "done") {
+    if (outputs) {
       try {
-        this.applySummary(JSON.parse(summary) as RunSummary);
+        // Every cell's output from its last finished run in this folder (the worker merges them).
+        const cells = Object.values(JSON.parse(outputs) as Record<string, RunSummary["cells"][number]>);
+        this.applySummary({ title: "", cells, accuracy: {}, files: [] });
       } catch {
-        // A damaged summary: the cells show nothing until they run again.
+        // Damaged: the cells show nothing until they run again.
       }
     }
     // Training records and samples go to the training cell that checkpointed (the one a resume continues).

@@ -115,7 +115,6 @@ Deno.test({
         const s = nb.runs.state("baseline");
         return { metrics: s.metrics.length, samples: s.samples.length, log: nb.runs.log };
       });
-      console.log(dbg.log.join("\n"));
       assertEquals([dbg.metrics, dbg.samples], [1, 2], JSON.stringify(dbg));
       await cell("baseline").getByTestId("open-inspector").click();
       const samples = cell("baseline").locator("rl-reward-inspector [data-testid=sample]");
@@ -131,13 +130,22 @@ Deno.test({
       await msg.waitFor({ timeout: 240_000 });
       const before = Number(/step (\d+)\/4/.exec((await msg.textContent()) ?? "")?.[1]);
       assert(before >= 1 && before < 4, `reload mid-run (at step ${before})`);
-      await screenshot(page, "run-grpo-before-reload");
       await page.reload();
       const banner = page.getByTestId("run-banner");
-      await banner.waitFor({ timeout: 30_000 });
+      await banner.waitFor({ timeout: 30_000 }).catch(async (e) => {
+        await screenshot(page, "run-reload-no-banner");
+        const runs = await page.evaluate(async () => {
+          const nb = document.querySelector("rl-notebook") as unknown as { runs: { api: { listRuns(): Promise<unknown> } } };
+          return JSON.stringify(await nb.runs.api.listRuns());
+        }).catch((x) => String(x));
+        throw new Error(`no resume banner after the reload; runs in storage: ${runs}`, { cause: e });
+      });
       const bannerText = (await banner.textContent()) ?? "";
       const from = Number(/from step (\d+)/.exec(bannerText)?.[1]);
       assert(from >= before, `banner: ${bannerText}`);
+      await screenshot(page, "run-grpo-after-reload");
+      // The evaluate cell's output of the earlier run is back too (outputs.json in the run folder).
+      await cell("baseline").getByTestId("accuracy-table").waitFor({ timeout: 30_000 });
       await done("grpo", 240_000);
       const report = (await cell("grpo").getByTestId("grpo-report").textContent()) ?? "";
       assert(report.includes(`resumed from step ${from}`), `report: ${report}`);

@@ -66,3 +66,23 @@ Deno.test({
     }
   },
 });
+
+Deno.test({
+  name: "recipe/env.web: a missing demo model says so (a 404, or a server answering with the page)",
+  sanitizeOps: false,
+  sanitizeResources: false,
+  async fn() {
+    for (const answer of ["404", "page"] as const) {
+      const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, () =>
+        answer === "404" ? new Response("not found", { status: 404 }) : new Response("<!doctype html><title>RLVR Lab</title>", { headers: { "content-type": "text/html" } }));
+      try {
+        const env = webEnv({ baseUrl: `http://127.0.0.1:${server.addr.port}/app/`, store: new MemoryStore() });
+        await assertRejects(() => env.loadModel({ ...defaultParams("model"), source: "demo" }), /the demo model is not in this build: nothing loadable at http:\/\/127\.0\.0\.1:\d+\/app\/model\//);
+        // Other sources keep their own errors.
+        await assertRejects(() => env.loadModel({ ...defaultParams("model"), source: "url", url: "elsewhere" }), /^(?!the demo model)/);
+      } finally {
+        await server.shutdown();
+      }
+    }
+  },
+});

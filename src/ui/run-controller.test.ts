@@ -1,0 +1,93 @@
+import { assert, assertEquals } from "../../tests/assert.ts";
+import demo from "../../notebooks/demo.json" with { type: "json" };
+import { parseNotebook } from "../core/notebook.ts";
+import type { MetricsRecord } from "../core/metrics.ts";
+import type { SampleRecord } from "../runtime/records.ts";
+import type { RunEvents, RunInfo, RunOutcome, RunRequest } from "../../workers/gpu.api.ts";
+import { type RunApi, RunController } from "./run-controller.ts";
+import { runIdOf } from "./run-plan.ts";
+
+const parsed = parseNotebook(demo);
+if (!parsed.ok) throw new Error("demo notebook invalid");
+const doc = parsed.doc;
+
+/** A worker double: records requests and plays a scripted run through the events. */
+function fakeApi(o: { runs?: RunInfo[]; files?: Record<string, string>; play?: (req: RunRequest, ev: RunEvents) => RunOutcome }) {
+  const started: RunRequest[] = [];
+  const api: RunApi = {
+    startRun: (req, ev) => {
+      started.push(req);
+      return Promise.resolve(o.play ? o.play(req, ev) : { ok: false, error: "no script", cellId: null, stopped: false });
+    },
+    stopRun: () => Promise.resolve(true),
+    listRuns: () => Promise.resolve(o.runs ?? []),
+    readRunFile: (_id, name) => Promise.resolve(o.files?.[name] ?? null),
+    removeRun: () => Promise.resolve(),
+    storage: () => Promise.resolve({ kind: "opfs" as const }),
+  };
+  return { api, started };
+}
+
+const rec = (phase: MetricsRecord["phase"], step: number): MetricsRecord => ({ v: 1, phase, step, time: 0 });
+const sample = (phase: SampleRecord["phase"], step: number) => ({ phase, step }) as unknown as SampleRecord;
+
+Deno.test("run controller: records go to the cell that made them; a lost device is resumable", async () => {
+  const { api, started } = fakeApi({
+    play: (req, ev) => {
+      if (started.length === 1) {
+        // GRPO reports progress only after its first step's records.
+        ev.metrics(rec("grpo", 1));
+        ev.samples([sample("grpo", 1)]);
+        ev.progress({ cellId: "grpo", stage: "grpo", fraction: 0.25, etaSeconds: 30, message: "step 1/4" });
+        return { ok: false, error: 'cell "grpo" (grpo): run cancelled: GPU device lost (unknown): gone', cellId: "grpo", stopped: true };
+      }
+      ev.log('grpo "grpo": resumed from step 1');
+      ev.metrics(rec("grpo", 2));
+      ev.progress({ cellId: "grpo", stage: "grpo", fraction: 1, etaSeconds: 0, message: "step 2/2" });
+      return { ok: true, summary: { title: "", accuracy: {}, files: [], cells: [{ id: "grpo", type: "grpo", ms: 1, report: { kind: "grpo", cellId: "grpo", steps: 2, skippedSteps: 0, resumedFrom: 1, equalGroupFraction: 0, heldout: [] } }] } };
+    },
+  });
+  const c = new RunController(api, () => doc, (e) => e, "http://app/");
+  const out = await c.run("cell", "grpo");
+  assert(out && !out.ok);
+  assertEquals(started[0].mode, "cell");
+  assertEquals(started[0].runId, runIdOf(doc));
+  const s = c.state("grpo");
+  assertEquals([s.status, s.error?.kind, s.metrics.length, s.samples.length], ["failed", "device-lost", 1, 1]);
+  assertEquals(s.error?.resume, { mode: "cell", cellId: "grpo" });
+  await c.resume();
+  const r = c.state("grpo");
+  assertEquals([r.status, r.resumedFrom, r.metrics.map((m) => m.step)], ["done", 1, [1, 2]]);
+  assertEquals(c.active, null);
+});
+
+Deno.test("run controller: a reload resumes an interrupted run by itself, except for a shared link", async () => {
+  const runId = runIdOf(doc);
+  const info: RunInfo = { runId, title: "t", status: "running", mode: "cell", cellId: "grpo", startedAt: "a", updatedAt: "b", checkpoints: { grpo: 3 } };
+  const files = { "metrics.jsonl": [1, 2, 3].map((s) => JSON.stringify(rec("grpo", s))).join("\n") + "\n" };
+  const link = fakeApi({ runs: [info], files });
+  const fromLink = new RunController(link.api, () => doc, (e) => e, "http://app/");
+  assertEquals(await fromLink.restore(true), null);
+  assertEquals(link.started.length, 0);
+  assert(fromLink.banner?.includes("shared link"), fromLink.banner ?? "");
+  assertEquals(fromLink.pending, { mode: "cell", cellId: "grpo", step: 3 });
+  assertEquals(fromLink.state("grpo").metrics.map((m) => m.step), [1, 2, 3]);
+
+  let bannerDuringRun: string | null = null;
+  const own = fakeApi({ runs: [info], files, play: () => {
+    bannerDuringRun = c.banner;
+    return { ok: true, summary: { title: "", accuracy: {}, files: [], cells: [] } };
+  } });
+  const c = new RunController(own.api, () => doc, (e) => e, "http://app/");
+  const resumed = await c.restore(false);
+  await resumed?.resumed;
+  assert(String(bannerDuringRun).includes("resuming it from step 3"), String(bannerDuringRun));
+  assert(c.banner?.includes("finished"), c.banner ?? "");
+  assertEquals(own.started.map((r) => [r.mode, r.cellId]), [["cell", "grpo"]]);
+  // Resuming keeps the charts' earlier steps.
+  assertEquals(c.state("grpo").metrics.map((m) => m.step), [1, 2, 3]);
+
+  const other = fakeApi({ runs: [{ ...info, runId: "nb-00000000" }] });
+  assertEquals(await new RunController(other.api, () => doc, (e) => e, "http://app/").restore(false), null);
+  assertEquals(other.started.length, 0);
+});
