@@ -70,11 +70,12 @@ export class NotebookController extends EventTarget {
     this.dispatchEvent(new Event("change"));
   }
 
-  /** Replaces the whole document (import, reset). */
+  /** Replaces the whole document (import, reset); fires "replace" (another notebook's runs apply) and "change". */
   replace(doc: Notebook, origin: DocOrigin): void {
     this.doc = doc;
     this.origin = origin;
     this.autosave();
+    this.dispatchEvent(new Event("replace"));
     this.dispatchEvent(new Event("change"));
   }
 

@@ -80,11 +80,15 @@ export class RlNotebook extends LitElement {
   /** The page's run state (runs happen in the GPU worker); made with the controller unless given. */
   runs: RunController | null = null;
   private readonly onChange = () => this.requestUpdate();
+  /** Another notebook opened (import, menu): its own runs, not the previous one's outputs. */
+  private readonly onReplace = () => void this.runs?.reopen(this.controller?.origin === "link");
 
   override updated(changed: Map<string, unknown>): void {
     if (changed.has("controller")) {
       (changed.get("controller") as NotebookController | undefined)?.removeEventListener("change", this.onChange);
+      (changed.get("controller") as NotebookController | undefined)?.removeEventListener("replace", this.onReplace);
       this.controller?.addEventListener("change", this.onChange);
+      this.controller?.addEventListener("replace", this.onReplace);
       if (this.controller && !this.runs) this.startRuns(this.controller);
     }
     if (changed.has("runs")) {

@@ -59,6 +59,9 @@ Deno.test("run controller: records go to the cell that made them; a lost device 
   const r = c.state("grpo");
   assertEquals([r.status, r.resumedFrom, r.metrics.map((m) => m.step)], ["done", 1, [1, 2]]);
   assertEquals(c.active, null);
+  // Another notebook opened: the previous outputs go (this fake has no stored runs to restore).
+  await c.reopen(false);
+  assertEquals([c.state("grpo").status, c.state("grpo").metrics.length], ["idle", 0]);
 });
 
 Deno.test("run controller: a reload resumes an interrupted run by itself, except for a shared link", async () => {

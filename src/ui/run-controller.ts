@@ -175,6 +175,15 @@ export class RunController extends EventTarget {
     return { resumed: this.resume() };
   }
 
+  /** Another document was opened: forgets the cells' outputs and restores that notebook's runs (never auto-running a link's). */
+  async reopen(fromLink: boolean): Promise<void> {
+    if (this.active) return;
+    this.states.clear();
+    this.pending = null;
+    this.banner = null;
+    await this.restore(fromLink);
+  }
+
   /** Continues the interrupted (or stopped, or device-lost) run from its checkpoints. */
   resume(): Promise<RunOutcome | null> {
     const p = this.pending;

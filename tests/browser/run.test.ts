@@ -132,7 +132,7 @@ Deno.test({
       assert(before >= 1 && before < 4, `reload mid-run (at step ${before})`);
       await page.reload();
       const banner = page.getByTestId("run-banner");
-      await banner.waitFor({ timeout: 30_000 }).catch(async (e) => {
+      await banner.waitFor({ timeout: 120_000 }).catch(async (e) => {
         await screenshot(page, "run-reload-no-banner");
         const runs = await page.evaluate(async () => {
           const nb = document.querySelector("rl-notebook") as unknown as { runs: { api: { listRuns(): Promise<unknown> } } };
