@@ -1,20 +1,25 @@
 import { assertClose } from "../../../tests/assert.ts";
 import { Rng } from "../../core/rng.ts";
 import { poison, readF32, requestGpu, storageBuffer } from "../device.ts";
-import { encodeMatmul, type MatmulOpts } from "./matmul.ts";
+import { fromF16, toF16 } from "../../model/half.ts";
+import { encodeMatmul, type EncodeMatmulOpts, MATMUL_VARIANTS, type MatmulVariant, pickMatmul } from "./matmul.ts";
 import { matmulRef } from "./matmul.ref.ts";
 
 const gpu = await requestGpu();
 
-async function check(o: MatmulOpts & { accumulate?: boolean }, seed: number) {
+/** Runs `o` on the GPU and compares with the float64 reference; f16 operands are rounded to f16 for both. */
+async function check(o: EncodeMatmulOpts, seed: number) {
   const { device } = gpu;
   const rng = new Rng(seed);
   const batch = o.batch ?? 1;
-  const a = rng.uniformArray((o.broadcastA ? 1 : batch) * o.M * o.K);
-  const b = rng.uniformArray((o.broadcastB ? 1 : batch) * o.K * o.N);
+  let a = rng.uniformArray((o.broadcastA ? 1 : batch) * o.M * o.K);
+  let b = rng.uniformArray((o.broadcastB ? 1 : batch) * o.K * o.N);
   const c0 = rng.uniformArray(batch * o.M * o.N);
-  const ga = storageBuffer(device, "a", a);
-  const gb = storageBuffer(device, "b", b);
+  const ha = o.aF16 ? toF16(a) : undefined, hb = o.bF16 ? toF16(b) : undefined;
+  if (ha) a = fromF16(ha);
+  if (hb) b = fromF16(hb);
+  const ga = storageBuffer(device, "a", ha ?? a);
+  const gb = storageBuffer(device, "b", hb ?? b);
   const gc = storageBuffer(device, "c", c0);
   if (!o.accumulate) poison(device, gc);
   const enc = device.createCommandEncoder();
@@ -26,31 +31,75 @@ async function check(o: MatmulOpts & { accumulate?: boolean }, seed: number) {
   for (const x of [ga, gb, gc]) x.destroy();
 }
 
-Deno.test("matmul: odd sizes, every transpose combination, against the float64 reference", async () => {
-  let seed = 1;
-  for (const [M, N, K] of [[1, 1, 1], [7, 13, 5], [65, 63, 17], [100, 37, 129]]) {
-    for (const transA of [false, true]) {
+for (const variant of MATMUL_VARIANTS) {
+  Deno.test(`matmul ${variant}: odd sizes, every transpose combination, against the float64 reference`, async () => {
+    let seed = 1;
+    // 130 x 257 spans two 128-wide tiles and a ragged third; 20 x 90 runs the narrow kernel transposed.
+    for (const [M, N, K] of [[1, 1, 1], [7, 13, 5], [65, 63, 17], [100, 37, 129], [130, 257, 33], [20, 90, 41]]) {
+      for (const transA of [false, true]) {
+        for (const transB of [false, true]) {
+          await check({ M, N, K, transA, transB, alpha: 0.75, variant }, seed++);
+        }
+      }
+    }
+  });
+
+  Deno.test(`matmul ${variant}: batched, broadcast operands and accumulation`, async () => {
+    await check({ M: 33, N: 70, K: 19, batch: 3, variant }, 11);
+    await check({ M: 33, N: 70, K: 19, batch: 3, broadcastB: true, transB: true, variant }, 12);
+    await check({ M: 9, N: 66, K: 40, batch: 2, broadcastA: true, variant }, 13);
+    await check({ M: 129, N: 65, K: 31, accumulate: true, alpha: -2, variant }, 14);
+    await check({ M: 140, N: 150, K: 9, batch: 2, broadcastA: true, transA: true, accumulate: true, alpha: 0.5, variant }, 15);
+  });
+}
+
+Deno.test("matmul: the kernel chosen per shape (LoRA rank products go to the narrow kernel)", () => {
+  const pick = (o: EncodeMatmulOpts): [MatmulVariant, boolean] => {
+    const p = pickMatmul(o);
+    return [p.variant, p.swap];
+  };
+  const eq = (got: [MatmulVariant, boolean], want: [MatmulVariant, boolean], what: string) => {
+    if (got[0] !== want[0] || got[1] !== want[1]) throw new Error(`${what}: got ${got}, want ${want}`);
+  };
+  eq(pick({ M: 6144, N: 896, K: 896, transB: true }), ["tile128", false], "x W^T");
+  eq(pick({ M: 6144, N: 16, K: 896, transB: true }), ["narrow", false], "x A^T (N = r)");
+  eq(pick({ M: 16, N: 896, K: 6144, transA: true }), ["narrow", true], "dA = (dy B)^T x (M = r)");
+  eq(pick({ M: 100, N: 70, K: 64 }), ["tile64", false], "small f32");
+  eq(pick({ M: 100, N: 70, K: 64, bF16: true }), ["tile128", false], "small with f16 B");
+});
+
+Deno.test("matmul: f16 operands (shader-f16 devices) accumulate in f32, every kernel that reads f16", async () => {
+  if (!gpu.f16) {
+    console.log("shader-f16 not available on this adapter: skipped");
+    return;
+  }
+  let seed = 60;
+  for (const variant of ["tile128", "narrow"] as const) {
+    for (const [M, N, K] of [[7, 13, 5], [130, 37, 129], [20, 90, 41]]) {
       for (const transB of [false, true]) {
-        await check({ M, N, K, transA, transB, alpha: 0.75 }, seed++);
+        await check({ M, N, K, transB, bF16: true, alpha: 0.75, variant }, seed++);
+        await check({ M, N, K, transA: true, transB, aF16: true, accumulate: true, variant }, seed++);
       }
     }
   }
-});
-
-Deno.test("matmul: batched, broadcast operands and accumulation", async () => {
-  await check({ M: 33, N: 70, K: 19, batch: 3 }, 11);
-  await check({ M: 33, N: 70, K: 19, batch: 3, broadcastB: true, transB: true }, 12);
-  await check({ M: 9, N: 66, K: 40, batch: 2, broadcastA: true }, 13);
-  await check({ M: 129, N: 65, K: 31, accumulate: true, alpha: -2 }, 14);
+  console.log(`shader-f16: ${seed - 60} f16 products checked against float64 on f16-rounded inputs`);
+  // Auto choice with an f16 weight: the forward's x W^T and the backward's dy W; a narrow side transposed.
+  await check({ M: 300, N: 200, K: 96, transB: true, bF16: true }, seed++);
+  await check({ M: 300, N: 96, K: 200, bF16: true }, seed++);
+  await check({ M: 12, N: 96, K: 200, bF16: true }, seed++);
+  await check({ M: 12, N: 96, K: 1200, transA: true, bF16: true }, seed++);
 });
 
 Deno.test("matmul: split-K (long contracted dimension, few output tiles) matches the reference", async () => {
   const { splitKSlices } = await import("./matmul.ts");
   // The weight-gradient shapes: dW (out, in) = dY^T X with K = tokens; uneven last slice included.
-  const shapes = [
+  const shapes: EncodeMatmulOpts[] = [
     { M: 16, N: 70, K: 1000, transA: true },
     { M: 70, N: 16, K: 777, transA: true, alpha: 0.5, accumulate: true },
     { M: 1, N: 33, K: 2049, transA: true },
+    { M: 200, N: 150, K: 1500, transA: true, variant: "tile128" },
+    { M: 200, N: 150, K: 1500, transA: true, variant: "tile64", accumulate: true },
+    { M: 40, N: 50, K: 900, transA: true, variant: "narrow" },
   ];
   for (const [i, o] of shapes.entries()) {
     const slices = splitKSlices(o);

@@ -1,13 +1,81 @@
-// Wrapper of matmul.wgsl: C (b, M, N) = alpha * op(A) @ op(B), optionally accumulating into C.
+// Wrapper of the matmul kernels: C (b, M, N) = alpha * op(A) @ op(B), optionally accumulating into C.
+// Three kernels share one contract (bindings, Dims, split-K convention):
+//   tile64  matmul.wgsl         64x64 tiles, 4x4 per thread, f32 operands only (the earlier kernel)
+//   tile128 matmul_t128.wgsl    128x128 tiles, 8x8 per thread; f32 or f16 operands
+//   narrow  matmul_narrow.wgsl  64x16 tiles, for N <= 32 (and, transposed, M <= 32): LoRA rank products
+// pickMatmul() chooses per shape; setMatmulKernel("tile64") (or RLVR_MATMUL=tile64 under Deno) keeps
+// every f32 product on the earlier kernel, for A/B timing. f16 operands (frozen base weights stored
+// as f16, state.ts) are read by tile128 and narrow only, and always accumulated in f32.
 // Products with few output tiles and a long contracted dimension (the weight and LoRA gradients
 // dW = dY^T X, where K is every token of the batch) are split along K: the slices run as the
 // batches of one dispatch into a scratch buffer, and matmul_splitk_reduce.wgsl sums them into C.
 import { computePipeline, dispatch, retireBuffer, storageBuffer, uniformBuffer } from "../device.ts";
 import type { MatmulOpts } from "./matmul.ref.ts";
-import source from "./matmul.wgsl" with { type: "text" };
+import source64 from "./matmul.wgsl" with { type: "text" };
+import source128 from "./matmul_t128.wgsl" with { type: "text" };
+import sourceNarrow from "./matmul_narrow.wgsl" with { type: "text" };
 import reduceSource from "./matmul_splitk_reduce.wgsl" with { type: "text" };
 
 export type { MatmulOpts } from "./matmul.ref.ts";
+
+/** The matmul kernels. */
+export const MATMUL_VARIANTS = ["tile64", "tile128", "narrow"] as const;
+export type MatmulVariant = (typeof MATMUL_VARIANTS)[number];
+
+/** Kernel policy: "auto" chooses per shape, "tile64" keeps f32 products on the earlier 64x64 kernel. */
+export type MatmulPolicy = "auto" | "tile64";
+
+function envPolicy(): MatmulPolicy {
+  const deno = (globalThis as { Deno?: { env: { get(k: string): string | undefined } } }).Deno;
+  try {
+    return deno?.env.get("RLVR_MATMUL") === "tile64" ? "tile64" : "auto";
+  } catch {
+    return "auto"; // no --allow-env
+  }
+}
+
+let policy: MatmulPolicy = envPolicy();
+
+/** Sets the kernel policy for every later encodeMatmul (benchmarks A/B the kernels with it). */
+export function setMatmulKernel(p: MatmulPolicy): void {
+  policy = p;
+}
+
+/** The current kernel policy. */
+export function matmulKernel(): MatmulPolicy {
+  return policy;
+}
+
+/** Options of encodeMatmul beyond the product's shape. */
+export interface EncodeMatmulOpts extends MatmulOpts {
+  accumulate?: boolean;
+  /** A (resp. B) holds f16 values (needs the device's shader-f16); products accumulate in f32. */
+  aF16?: boolean;
+  bF16?: boolean;
+  /** Force a kernel (tests); otherwise pickMatmul decides. */
+  variant?: MatmulVariant;
+}
+
+/** Widest side a product may have to go to the narrow kernel. */
+const NARROW_MAX = 32;
+
+/**
+ * The kernel for a product, and whether it runs transposed (C^T = op(B)^T op(A)^T, stored back
+ * transposed): narrow sides go to the narrow kernel (rows transposed into columns), products whose
+ * sides both fill 128-wide tiles go to tile128, the rest to tile64 (f32) or tile128 (f16 operands).
+ */
+export function pickMatmul(o: EncodeMatmulOpts): { variant: MatmulVariant; swap: boolean } {
+  const f16 = (o.aF16 ?? false) || (o.bF16 ?? false);
+  if (o.variant) return { variant: o.variant, swap: o.variant === "narrow" && o.M < o.N && o.M <= NARROW_MAX };
+  if (policy === "tile64" && !f16) return { variant: "tile64", swap: false };
+  if (o.N <= NARROW_MAX) return { variant: "narrow", swap: false };
+  if (o.M <= NARROW_MAX) return { variant: "narrow", swap: true };
+  if ((o.M >= 128 && o.N >= 128) || f16) return { variant: "tile128", swap: false };
+  return { variant: "tile64", swap: false };
+}
+
+/** Output tile (rows, columns) of each kernel. */
+const TILE: Record<MatmulVariant, [number, number]> = { tile64: [64, 64], tile128: [128, 128], narrow: [64, 16] };
 
 /** Workgroups below which a long-K product is split (about two per multiprocessor of a big GPU). */
 const SPLIT_TARGET_WORKGROUPS = 256;
@@ -30,11 +98,26 @@ function scratchBuffer(device: GPUDevice, bytes: number): GPUBuffer {
   return buf;
 }
 
-/** Slices of K a product is split into (1: not split). Only transposed-A, plain-B, unbatched products split. */
-export function splitKSlices(o: MatmulOpts): number {
-  const { M, N, K, batch = 1, transA = false, transB = false } = o;
+/** The product a kernel runs: `o` itself, or its transpose when `swap`. */
+function effective(o: EncodeMatmulOpts, swap: boolean): EncodeMatmulOpts {
+  if (!swap) return o;
+  return {
+    ...o, M: o.N, N: o.M, transA: !(o.transB ?? false), transB: !(o.transA ?? false),
+    broadcastA: o.broadcastB, broadcastB: o.broadcastA, aF16: o.bF16, bF16: o.aF16,
+  };
+}
+
+/** Slices of K a product is split into (1: not split). Only transposed-A, plain-B, unbatched products split (after the narrow kernel's transpose). */
+export function splitKSlices(o: EncodeMatmulOpts): number {
+  const pick = pickMatmul(o);
+  return slicesOf(effective(o, pick.swap), pick.variant);
+}
+
+function slicesOf(e: EncodeMatmulOpts, variant: MatmulVariant): number {
+  const { M, N, K, batch = 1, transA = false, transB = false } = e;
   if (batch !== 1 || !transA || transB) return 1;
-  const tiles = Math.ceil(M / 64) * Math.ceil(N / 64);
+  const [tm, tn] = TILE[variant];
+  const tiles = Math.ceil(M / tm) * Math.ceil(N / tn);
   if (tiles >= SPLIT_TARGET_WORKGROUPS / 2) return 1;
   const byK = Math.floor(K / SPLIT_MIN_K);
   const byTiles = Math.ceil(SPLIT_TARGET_WORKGROUPS / tiles);
@@ -42,17 +125,42 @@ export function splitKSlices(o: MatmulOpts): number {
   return Math.max(1, Math.min(byK, byTiles, byMemory));
 }
 
-/** Records the matmul into `enc`; A, B and C are f32 storage buffers laid out as in matmul.wgsl. */
+/** The element-type header the tile128 and narrow kernels expect (WGSL has no type-valued overrides). */
+function typedSource(body: string, aF16: boolean, bF16: boolean): string {
+  const t = (f16: boolean) => (f16 ? "f16" : "f32");
+  return `${aF16 || bF16 ? "enable f16;\n" : ""}alias AElem = ${t(aF16)};\nalias BElem = ${t(bF16)};\n${body}`;
+}
+
+async function pipelineFor(device: GPUDevice, variant: MatmulVariant, e: EncodeMatmulOpts, accumulate: boolean, transC: boolean): Promise<GPUComputePipeline> {
+  const constants: Record<string, number> = { TRANS_A: e.transA ? 1 : 0, TRANS_B: e.transB ? 1 : 0, ACCUMULATE: accumulate ? 1 : 0 };
+  const aF16 = e.aF16 ?? false, bF16 = e.bF16 ?? false;
+  switch (variant) {
+    case "tile64":
+      if (aF16 || bF16) throw new Error("matmul: the tile64 kernel reads f32 operands only");
+      return computePipeline(device, "matmul", source64, constants);
+    case "tile128":
+      return computePipeline(device, "matmul_t128", typedSource(source128, aF16, bF16), constants);
+    case "narrow":
+      return computePipeline(device, "matmul_narrow", typedSource(sourceNarrow, aF16, bF16), { ...constants, TRANS_C: transC ? 1 : 0 });
+  }
+}
+
+/** Records the matmul into `enc`; A, B and C are storage buffers laid out as in matmul.wgsl (A, B f16 when flagged). */
 export async function encodeMatmul(
   device: GPUDevice,
   enc: GPUCommandEncoder,
   a: GPUBuffer,
   b: GPUBuffer,
   c: GPUBuffer,
-  o: MatmulOpts & { accumulate?: boolean },
+  o: EncodeMatmulOpts,
 ): Promise<void> {
-  const { M, N, K, batch = 1, transA = false, transB = false, alpha = 1, accumulate = false } = o;
-  const S = splitKSlices(o);
+  const { batch = 1, alpha = 1, accumulate = false } = o;
+  const { variant, swap } = pickMatmul(o);
+  const e = effective(o, swap);
+  const [x, y] = swap ? [b, a] : [a, b];
+  const { M, N, K } = e;
+  const [tm, tn] = TILE[variant];
+  const S = slicesOf(e, variant);
   const words = new ArrayBuffer(32);
   const u = new Uint32Array(words);
   if (S > 1) {
@@ -60,11 +168,11 @@ export async function encodeMatmul(
     const Kc = Math.ceil(K / S / 16) * 16;
     const slices = Math.ceil(K / Kc);
     const part = scratchBuffer(device, 4 * slices * M * N);
-    const pipeline = await computePipeline(device, "matmul", source, { TRANS_A: 1, TRANS_B: 0, ACCUMULATE: 0 });
+    const pipeline = await pipelineFor(device, variant, e, false, swap);
     u.set([M, N, Kc]);
     new Float32Array(words)[3] = 1;
     u.set([Kc * M, Kc * N, M * N, K], 4);
-    dispatch(device, enc, pipeline, [a, b, part, uniformBuffer(device, "matmul-dims", u)], [Math.ceil(N / 64), Math.ceil(M / 64), slices]);
+    dispatch(device, enc, pipeline, [x, y, part, uniformBuffer(device, "matmul-dims", u)], [Math.ceil(N / tn), Math.ceil(M / tm), slices]);
     const reduce = await computePipeline(device, "matmul_splitk_reduce", reduceSource, { ACCUMULATE: accumulate ? 1 : 0 });
     const prm = new ArrayBuffer(16);
     new Uint32Array(prm).set([M * N, slices]);
@@ -74,20 +182,16 @@ export async function encodeMatmul(
     dispatch(device, enc, reduce, [part, c, uniformBuffer(device, "matmul-splitk-params", new Uint32Array(prm))], [gx, Math.ceil(groups / gx)]);
     return;
   }
-  const pipeline = await computePipeline(device, "matmul", source, {
-    TRANS_A: transA ? 1 : 0,
-    TRANS_B: transB ? 1 : 0,
-    ACCUMULATE: accumulate ? 1 : 0,
-  });
+  const pipeline = await pipelineFor(device, variant, e, accumulate, swap);
   u[0] = M;
   u[1] = N;
   u[2] = K;
   new Float32Array(words)[3] = alpha;
-  u[4] = o.broadcastA ? 0 : M * K;
-  u[5] = o.broadcastB ? 0 : K * N;
+  u[4] = e.broadcastA ? 0 : M * K;
+  u[5] = e.broadcastB ? 0 : K * N;
   u[6] = M * N;
   const dims = uniformBuffer(device, "matmul-dims", u);
-  dispatch(device, enc, pipeline, [a, b, c, dims], [Math.ceil(N / 64), Math.ceil(M / 64), batch]);
+  dispatch(device, enc, pipeline, [x, y, c, dims], [Math.ceil(N / tn), Math.ceil(M / tm), batch]);
 }
 
 /** Floating-point operations of one matmul, for throughput figures. */
