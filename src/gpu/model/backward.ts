@@ -18,7 +18,7 @@ import { type LoraTarget, targetDims, targetModule } from "../../model/lora.ts";
 import { encodeLayerForward, type ForwardResult, type LayerActs } from "./forward.ts";
 import { type GpuFullParams, gradOf } from "./full.ts";
 import { encodeEmbeddingBackward } from "./ops.ts";
-import { embedBuffer, type GpuLora, type GpuModel, headBuffer, loraSlot, weightBuffer } from "./state.ts";
+import { embedBuffer, type GpuLora, type GpuModel, headBuffer, linearWeight, loraSlot, weightBuffer } from "./state.ts";
 
 /** Records dxOut (N, in) (+)= dy W + LoRA path, and accumulates the slot's dA, dB. */
 async function encodeLinearBackward(
@@ -41,7 +41,10 @@ async function encodeLinearBackward(
   const base = `model.layers.${layer}.${targetModule(target)}.${target}`;
   const q = m.q4.get(`${base}.weight`);
   if (q) await encodeQ4MatmulTransposed(device, enc, dy, q, dxOut, N, { accumulate });
-  else await encodeMatmul(device, enc, dy, weightBuffer(m, `${base}.weight`), dxOut, { M: N, N: inDim, K: outDim, accumulate });
+  else {
+    const w = linearWeight(m, `${base}.weight`);
+    await encodeMatmul(device, enc, dy, w.buf, dxOut, { M: N, N: inDim, K: outDim, accumulate, bF16: w.f16 });
+  }
   if (full) {
     // dW += dy^T x; db += 1^T dy (column sums, as a (1, N) x (N, out) product).
     const dW = gradOf(full.params, weightBuffer(m, `${base}.weight`));

@@ -14,7 +14,7 @@ import { encodeSwigluForward } from "../kernels/swiglu.ts";
 import { type LoraTarget, targetDims, targetModule } from "../../model/lora.ts";
 import { encodeLmheadForward, lmheadPartialsBytes } from "../kernels/lmhead.ts";
 import { encodeBiasAdd, encodeEmbedding } from "./ops.ts";
-import { embedBuffer, type GpuLora, type GpuModel, headBuffer, loraSlot, weightBuffer } from "./state.ts";
+import { embedBuffer, type GpuLora, type GpuModel, headBuffer, linearWeight, loraSlot, weightBuffer } from "./state.ts";
 
 /** A padded batch of token sequences: ids (B, T) and next-token targets (B, T) as u32 buffers. */
 export interface GpuBatch {
@@ -134,7 +134,8 @@ export async function encodeLinear(
     const bias = o.bias ? weightBuffer(m, `${name}.bias`) : undefined;
     await encodeQ4Matmul(device, enc, x, q, y, N, { accumulate: o.accumulate, bias });
   } else {
-    await encodeMatmul(device, enc, x, weightBuffer(m, `${name}.weight`), y, { M: N, N: outDim, K: inDim, transB: true, accumulate: o.accumulate });
+    const w = linearWeight(m, `${name}.weight`);
+    await encodeMatmul(device, enc, x, w.buf, y, { M: N, N: outDim, K: inDim, transB: true, accumulate: o.accumulate, bF16: w.f16 });
     if (o.bias) await encodeBiasAdd(device, enc, weightBuffer(m, `${name}.bias`), y, N, outDim);
   }
   const slot = loraSlot(lora, layer, target);

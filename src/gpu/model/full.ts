@@ -33,6 +33,7 @@ function slot(device: GPUDevice, name: string, param: GPUBuffer, count: number):
 /** Allocates full fine-tuning state for `m` (which must hold no q4 weights: a q4 base is frozen). */
 export function fullParams(m: GpuModel): GpuFullParams {
   if (m.q4.size > 0) throw new Error("fullParams: the model holds q4 weights; full fine-tuning needs an f32 upload");
+  if (m.half.size > 0) throw new Error("fullParams: the model holds f16 weights; full fine-tuning needs an f32 upload");
   const { device, cfg } = m;
   const slots = new Map<GPUBuffer, FullSlot>();
   for (const [name, buf] of m.weights) slots.set(buf, slot(device, name, buf, buf.size / 4));

@@ -1,13 +1,15 @@
 // The model and its LoRA adapter on the GPU: labelled f32 buffers for every weight (the vocabulary
-// matrices bound in row windows where one binding cannot hold them), and per adapter tensor its
-// parameter, gradient and AdamW moments. Reads adapters and gradients back under PEFT names.
+// matrices bound in row windows where one binding cannot hold them), the frozen layer projections
+// optionally as f16 or q4, and per adapter tensor its parameter, gradient and AdamW moments.
+// Reads adapters and gradients back under PEFT names.
 import type { ModelConfig } from "../../model/config.ts";
 import { type LoraAdapter, loraKey, type LoraTarget, targetDims, validateAdapter } from "../../model/lora.ts";
 import { ropeInvFreq } from "../../model/reference.ts";
 import type { Tensor, Weights } from "../../model/tensor.ts";
 import { expectedShapes, validateWeights } from "../../model/config.ts";
 import { isQuantizableLinear, type Q4Weight, quantizeQ4 } from "../../model/quant.ts";
-import { readF32, storageBuffer } from "../device.ts";
+import { fromF16, toF16 } from "../../model/half.ts";
+import { readBuffer, readF32, storageBuffer } from "../device.ts";
 import { type Q4WeightGpu, uploadQ4 } from "../kernels/q4matmul.ts";
 
 /** Rows [v0, v0 + rows) of a (V, H) vocabulary matrix in one buffer. */
@@ -25,6 +27,8 @@ export interface GpuModel {
   weights: Map<string, GPUBuffer>;
   /** Linear weights held as q4 (MatMulNBits layout, block 32) instead of f32, under their HF names. */
   q4: Map<string, Q4WeightGpu>;
+  /** Linear weights held as f16 (same (out, in) layout) instead of f32, under their HF names; frozen. */
+  half: Map<string, GPUBuffer>;
   /**
    * model.embed_tokens.weight (V, H) in one buffer, bound in row windows of `vocabWindow` rows
    * when larger than one binding. A one-element list {v0: 0, rows: V} so that readers written
@@ -58,6 +62,13 @@ export interface UploadModelOptions {
    * weights (MatMulNBits layout, block 32) under their HF names, whose f32 tensors may then be absent.
    */
   q4?: boolean | Map<string, Q4Weight>;
+  /**
+   * f16 projections: the seven projections of every layer stored as f16 (round to nearest even),
+   * half the memory and half the bytes the matmuls read, products still accumulated in f32. Only
+   * where the device has shader-f16 (the f32 upload otherwise, see GpuModel.half); frozen: full
+   * fine-tuning needs the f32 upload. Projections given as q4 stay q4.
+   */
+  f16?: boolean;
 }
 
 /** Uploads f32 weights (validated against the config), the layer projections as q4 when asked. */
@@ -72,6 +83,8 @@ export function uploadModel(device: GPUDevice, cfg: ModelConfig, w: Weights, o: 
   const limit = device.limits.maxStorageBufferBindingSize;
   const weights = new Map<string, GPUBuffer>();
   const q4 = new Map<string, Q4WeightGpu>();
+  const half = new Map<string, GPUBuffer>();
+  const f16 = (o.f16 ?? false) && device.features.has("shader-f16");
   for (const [name, q] of pre ?? []) {
     q4.set(name, uploadQ4(device, name, { Nout: q.N, K: q.K, packed: q.packed, scales: q.scales, zeroPoints: q.zeroPoints ?? undefined }));
   }
@@ -80,6 +93,10 @@ export function uploadModel(device: GPUDevice, cfg: ModelConfig, w: Weights, o: 
     if (o.q4 === true && isQuantizableLinear(name)) {
       const q = quantizeQ4(t);
       q4.set(name, uploadQ4(device, name, { Nout: q.N, K: q.K, packed: q.packed, scales: q.scales, zeroPoints: q.zeroPoints ?? undefined }));
+      continue;
+    }
+    if (f16 && isQuantizableLinear(name)) {
+      half.set(name, storageBuffer(device, `${name}:f16`, toF16(t.data)));
       continue;
     }
     if (t.data.byteLength > limit) throw new Error(`uploadModel: ${name} has ${t.data.byteLength} bytes, over this device's maxStorageBufferBindingSize ${limit}`);
@@ -93,7 +110,7 @@ export function uploadModel(device: GPUDevice, cfg: ModelConfig, w: Weights, o: 
   const headTensor = w.get("lm_head.weight");
   const head = cfg.tieWordEmbeddings || !headTensor ? embed : [{ v0: 0, rows: V, buf: storageBuffer(device, "lm_head.weight", headTensor.data) }];
   const invFreq = storageBuffer(device, "rope-inv-freq", Float32Array.from(ropeInvFreq(cfg)));
-  return { device, cfg, weights, q4, embed, head, vocabWindow: vocabWindow(device, V, H, o.maxVocabRows ?? Infinity), invFreq };
+  return { device, cfg, weights, q4, half, embed, head, vocabWindow: vocabWindow(device, V, H, o.maxVocabRows ?? Infinity), invFreq };
 }
 
 /** The (V, H) embedding matrix's buffer. */
@@ -106,13 +123,19 @@ export function headBuffer(m: GpuModel): GPUBuffer {
   return m.head[0].buf;
 }
 
-/** Reads every f32 weight back under its HF name (q4 projections are not included). */
+/** Reads every f32 weight back under its HF name, f16 ones widened to f32 (q4 projections are not included). */
 export async function readModelWeights(m: GpuModel): Promise<Weights> {
   const shapes = expectedShapes(m.cfg);
   const out: Weights = new Map();
   for (const [name, buf] of m.weights) {
     const shape = shapes.get(name);
     if (shape) out.set(name, { shape, data: await readF32(m.device, buf, buf.size / 4) });
+  }
+  for (const [name, buf] of m.half) {
+    const shape = shapes.get(name);
+    if (!shape) continue;
+    const n = shape.reduce((x, y) => x * y, 1);
+    out.set(name, { shape, data: fromF16(new Uint16Array(await readBuffer(m.device, buf, n * 2))) });
   }
   const { vocabSize: V, hiddenSize: H } = m.cfg;
   out.set("model.embed_tokens.weight", { shape: [V, H], data: await readF32(m.device, embedBuffer(m), V * H) });
@@ -127,9 +150,16 @@ export function weightBuffer(m: GpuModel, name: string): GPUBuffer {
   return b;
 }
 
+/** A layer projection's weight (out, in) as the matmul binds it: f32, or f16 when uploaded so. */
+export function linearWeight(m: GpuModel, name: string): { buf: GPUBuffer; f16: boolean } {
+  const h = m.half.get(name);
+  return h ? { buf: h, f16: true } : { buf: weightBuffer(m, name), f16: false };
+}
+
 /** Frees every buffer of the model. */
 export function destroyModel(m: GpuModel): void {
   for (const b of m.weights.values()) b.destroy();
+  for (const b of m.half.values()) b.destroy();
   for (const q of m.q4.values()) for (const b of [q.packed, q.scales, q.zeroPoints]) b?.destroy();
   embedBuffer(m).destroy();
   if (m.head !== m.embed) headBuffer(m).destroy();
