@@ -1,10 +1,15 @@
 // Benchmark (not a test): where the trainer's GPU time goes, kernel by kernel (timestamp queries
 // around every compute pass, src/gpu/profile.ts), for one pretraining step of the demo model and
-// one GRPO step of a LoRA model; plus the matmul kernel alone at a few sizes.
-// Usage: deno run -A bench/profile.bench.ts [what=pretrain,grpo,matmul] [B=16] [T=1024] [micro=4] [grpoPreset=small|qwen2.5-0.5b] [grpoB=8] [grpoT=768]
+// one GRPO step of a LoRA model; plus the matmul kernel alone at a few sizes, and (what=shapes) on
+// the 0.5B trainer's own product shapes, every kernel the shape can use.
+// Usage: deno run -A bench/profile.bench.ts [what=pretrain,grpo,matmul,shapes] [B=16] [T=1024] [micro=4] [grpoPreset=small|qwen2.5-0.5b] [grpoB=8] [grpoT=768] [f16=0|1] [kernel=auto|tile64] [tokens=6144]
+// Named options (name=value, anywhere): f16=1 uploads the GRPO model's projections as f16 (where
+// shader-f16 exists); kernel=tile64 keeps f32 products on the earlier 64x64 kernel (A/B timing);
+// tokens sets M of the shapes section (default 8 x 768).
 import { Rng } from "../src/core/rng.ts";
 import { benchmarkMatmul } from "../src/gpu/bench.ts";
-import { requestGpu } from "../src/gpu/device.ts";
+import { releaseTransients, requestGpu, storageBuffer } from "../src/gpu/device.ts";
+import { encodeMatmul, type EncodeMatmulOpts, type MatmulVariant, pickMatmul, setMatmulKernel } from "../src/gpu/kernels/matmul.ts";
 import { formatProfile, PassProfiler } from "../src/gpu/profile.ts";
 import { destroyAdapter, destroyModel, uploadAdapter, uploadModel } from "../src/gpu/model/state.ts";
 import { type GrpoSample, grpoStep, grpoTrainer } from "../src/gpu/trainer/grpo-step.ts";
@@ -13,11 +18,16 @@ import { makeTinyModel } from "../src/model/tiny.ts";
 import { DEFAULT_DEMO_ARCH, demoConfig, initWeights, parameterCount } from "../src/runtime/pretrain/model.ts";
 import { createPretrainer, destroyPretrainer, pretrainStep } from "../src/runtime/pretrain/step.ts";
 
-const [whatArg = "pretrain,grpo,matmul", bArg = "16", tArg = "1024", microArg = "4", grpoPreset = "small", grpoB = "8", grpoT = "768"] = Deno.args;
+const named = new Map(Deno.args.filter((a) => /^[a-zA-Z]+=/.test(a)).map((a) => [a.slice(0, a.indexOf("=")), a.slice(a.indexOf("=") + 1)]));
+const positional = Deno.args.filter((a) => !/^[a-zA-Z]+=/.test(a));
+const [whatArg = "pretrain,grpo,matmul", bArg = "16", tArg = "1024", microArg = "4", grpoPreset = "small", grpoB = "8", grpoT = "768"] = positional;
 const what = new Set(whatArg.split(","));
+const useF16 = named.get("f16") === "1";
+const kernel = named.get("kernel") === "tile64" ? "tile64" : "auto";
+setMatmulKernel(kernel);
 const gpu = await requestGpu();
 const device = gpu.device;
-console.log(`adapter: ${gpu.info.vendor} ${gpu.info.description || gpu.info.device}; f16 ${gpu.info.features["shader-f16"]}`);
+console.log(`adapter: ${gpu.info.vendor} ${gpu.info.description || gpu.info.device}; f16 ${gpu.info.features["shader-f16"]}; matmul kernel policy ${kernel}; f16 projections ${useF16 && gpu.f16}`);
 const summary: Record<string, unknown> = {};
 
 async function profiled(label: string, tokens: number, fn: () => Promise<unknown>, iters = 2): Promise<void> {
@@ -57,6 +67,57 @@ if (what.has("matmul")) {
   }
 }
 
+if (what.has("shapes")) {
+  // The products of one layer of the 0.5B GRPO step (LoRA r = 16), forward and backward.
+  const M = Number(named.get("tokens") ?? 6144), H = 896, I = 4864, KV = 128, r = 16;
+  const shapes: [string, EncodeMatmulOpts][] = [
+    ["q/o x W^T", { M, N: H, K: H, transB: true }],
+    ["k/v x W^T", { M, N: KV, K: H, transB: true }],
+    ["gate/up x W^T", { M, N: I, K: H, transB: true }],
+    ["down x W^T", { M, N: H, K: I, transB: true }],
+    ["dx = dy W (gate/up)", { M, N: H, K: I }],
+    ["dx = dy W (down)", { M, N: I, K: H }],
+    ["x A^T (N = r)", { M, N: r, K: H, transB: true }],
+    ["(xA) B^T (K = r)", { M, N: I, K: r, transB: true, accumulate: true }],
+    ["dy B (N = r)", { M, N: r, K: I }],
+    ["dA = (dyB)^T x (M = r)", { M: r, N: H, K: M, transA: true, accumulate: true }],
+    ["dB = dy^T xa (N = r)", { M: I, N: r, K: M, transA: true, accumulate: true }],
+  ];
+  const rng = new Rng(9);
+  const bufA = storageBuffer(device, "shape-a", rng.uniformArray(M * I));
+  const bufB = storageBuffer(device, "shape-b", rng.uniformArray(M * I));
+  const bufC = storageBuffer(device, "shape-c", M * I * 4);
+  const iters = Number(named.get("iters") ?? 20);
+  for (const [name, o] of shapes) {
+    const isWeight = name.includes("W");
+    const variants: (MatmulVariant | undefined)[] = [undefined, "tile64", "tile128", "narrow"];
+    const line: string[] = [];
+    for (const f16 of isWeight && gpu.f16 ? [false, true] : [false]) {
+      for (const variant of variants) {
+        if (f16 && variant === "tile64") continue;
+        const opts = { ...o, variant, bF16: f16 };
+        const run = async (n: number) => {
+          const enc = device.createCommandEncoder();
+          for (let i = 0; i < n; i++) await encodeMatmul(device, enc, bufA, bufB, bufC, opts);
+          device.queue.submit([enc.finish()]);
+          await device.queue.onSubmittedWorkDone();
+          releaseTransients(device);
+        };
+        await run(1);
+        const t0 = performance.now();
+        await run(iters);
+        const ms = (performance.now() - t0) / iters;
+        const tf = (2 * o.M * o.N * o.K) / (ms / 1000) / 1e12;
+        const label = `${variant ?? `auto(${pickMatmul(opts).variant})`}${f16 ? "+f16B" : ""}`;
+        line.push(`${label} ${ms.toFixed(3)} ms ${tf.toFixed(3)} TF/s`);
+        summary[`shape ${name} ${label}`] = { ms, tflops: tf };
+      }
+    }
+    console.log(`${name} [${o.M}x${o.N}x${o.K}]: ${line.join("; ")}`);
+  }
+  for (const b of [bufA, bufB, bufC]) b.destroy();
+}
+
 if (what.has("pretrain")) {
   const B = Number(bArg), T = Number(tArg), micro = Number(microArg);
   const cfg = demoConfig({ ...DEFAULT_DEMO_ARCH, vocabSize: 8192, seqLen: T }, [1, 2]);
@@ -77,7 +138,7 @@ if (what.has("grpo")) {
   if (!preset) throw new Error(`unknown preset ${grpoPreset}`);
   const B = Number(grpoB), T = Number(grpoT);
   const tiny = makeTinyModel("qwen2", { seed: 1, ...preset, tieWordEmbeddings: true });
-  const model = uploadModel(device, tiny.config, tiny.weights);
+  const model = uploadModel(device, tiny.config, tiny.weights, { f16: useF16 });
   const lora = uploadAdapter(device, tiny.config, randomAdapter(tiny.config, { r: 16, alpha: 32, targets: LORA_TARGETS, seed: 2 }));
   const rng = new Rng(3);
   const samples: GrpoSample[] = Array.from({ length: B }, (_, i) => ({
@@ -86,7 +147,7 @@ if (what.has("grpo")) {
     advantage: i % 2 ? 1 : -1,
   }));
   const tr = grpoTrainer(model, lora, { lr: { base: 1e-5, warmupSteps: 0, totalSteps: 100, decay: "constant" } });
-  await profiled(`grpo step ${grpoPreset} ${B}x${T} r16`, B * T, () => grpoStep(tr, samples), 1);
+  await profiled(`grpo step ${grpoPreset} ${B}x${T} r16${model.half.size ? " f16" : ""} ${kernel}`, B * T, () => grpoStep(tr, samples), 1);
   destroyAdapter(lora);
   destroyModel(model);
 }

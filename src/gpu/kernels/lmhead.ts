@@ -1,5 +1,5 @@
 // Wrappers of the fused vocabulary head: lmhead.wgsl + lmhead_combine.wgsl (forward: logp, lse,
-// entropy, streaming over V) and lmhead_grad.wgsl + matmul.wgsl (backward, chunked over V:
+// entropy, streaming over V) and lmhead_grad.wgsl + matmul.ts's kernels (backward, chunked over V:
 // dh and, for full fine-tuning, dW). Layouts in docs/kernels.md.
 import { computePipeline, dispatch, storageBuffer, uniformBuffer } from "../device.ts";
 import { checkSizes } from "./attention.ts";
@@ -7,7 +7,7 @@ import type { LmHeadDims } from "./lmhead.ref.ts";
 import partialSource from "./lmhead.wgsl" with { type: "text" };
 import combineSource from "./lmhead_combine.wgsl" with { type: "text" };
 import gradSource from "./lmhead_grad.wgsl" with { type: "text" };
-import matmulSource from "./matmul.wgsl" with { type: "text" };
+import { encodeMatmulBindings } from "./matmul.ts";
 
 export type { LmHeadDims } from "./lmhead.ref.ts";
 
@@ -139,7 +139,7 @@ function dummy(device: GPUDevice): GPUBuffer {
   return b;
 }
 
-/** C (M, N) (+)= alpha op(A) @ B with matmul.wgsl on binding windows (encodeMatmul binds whole buffers). */
+/** C (M, N) (+)= alpha op(A) @ B on binding windows, through matmul.ts's kernel choice (encodeMatmul binds whole buffers). */
 async function matmulAt(
   device: GPUDevice,
   enc: GPUCommandEncoder,
@@ -153,14 +153,7 @@ async function matmulAt(
   accumulate: boolean,
   alpha: number,
 ): Promise<void> {
-  const pipeline = await computePipeline(device, "matmul", matmulSource, { TRANS_A: transA ? 1 : 0, TRANS_B: 0, ACCUMULATE: accumulate ? 1 : 0 });
-  const words = new ArrayBuffer(32);
-  const u = new Uint32Array(words);
-  u.set([M, N, K]);
-  new Float32Array(words)[3] = alpha;
-  u.set([M * K, K * N, M * N], 4);
-  const dims = uniformBuffer(device, "lmhead-matmul-dims", u);
-  bind(device, enc, pipeline, [a, b, c, { buffer: dims }], [Math.ceil(N / 64), Math.ceil(M / 64)]);
+  await encodeMatmulBindings(device, enc, a, b, c, { M, N, K, transA, accumulate, alpha });
 }
 
 /** Records the backward chunk by chunk over V: dz (scratch), dh (+)= scale dz W_chunk, and dW_chunk (+)= scale dz^T h when dw is given. */

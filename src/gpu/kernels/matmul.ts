@@ -154,16 +154,15 @@ export async function encodeMatmul(
   c: GPUBuffer,
   o: EncodeMatmulOpts,
 ): Promise<void> {
-  const { batch = 1, alpha = 1, accumulate = false } = o;
   const { variant, swap } = pickMatmul(o);
   const e = effective(o, swap);
   const [x, y] = swap ? [b, a] : [a, b];
-  const { M, N, K } = e;
-  const [tm, tn] = TILE[variant];
   const S = slicesOf(e, variant);
-  const words = new ArrayBuffer(32);
-  const u = new Uint32Array(words);
   if (S > 1) {
+    const { M, N, K, alpha = 1, accumulate = false } = e;
+    const [tm, tn] = TILE[variant];
+    const words = new ArrayBuffer(32);
+    const u = new Uint32Array(words);
     // Slice z of A^T (K, M) and of B (K, N) are contiguous: rows [z Kc, (z + 1) Kc).
     const Kc = Math.ceil(K / S / 16) * 16;
     const slices = Math.ceil(K / Kc);
@@ -182,7 +181,24 @@ export async function encodeMatmul(
     dispatch(device, enc, reduce, [part, c, uniformBuffer(device, "matmul-splitk-params", new Uint32Array(prm))], [gx, Math.ceil(groups / gx)]);
     return;
   }
+  await encodeUnsplit(device, enc, { buffer: x }, { buffer: y }, { buffer: c }, e, variant, swap);
+}
+
+async function encodeUnsplit(
+  device: GPUDevice,
+  enc: GPUCommandEncoder,
+  x: GPUBufferBinding,
+  y: GPUBufferBinding,
+  c: GPUBufferBinding,
+  e: EncodeMatmulOpts,
+  variant: MatmulVariant,
+  swap: boolean,
+): Promise<void> {
+  const { M, N, K, batch = 1, alpha = 1, accumulate = false } = e;
+  const [tm, tn] = TILE[variant];
   const pipeline = await pipelineFor(device, variant, e, accumulate, swap);
+  const words = new ArrayBuffer(32);
+  const u = new Uint32Array(words);
   u[0] = M;
   u[1] = N;
   u[2] = K;
@@ -191,7 +207,32 @@ export async function encodeMatmul(
   u[5] = e.broadcastB ? 0 : K * N;
   u[6] = M * N;
   const dims = uniformBuffer(device, "matmul-dims", u);
-  dispatch(device, enc, pipeline, [x, y, c, dims], [Math.ceil(N / tn), Math.ceil(M / tm), batch]);
+  const bindGroup = device.createBindGroup({
+    label: `${pipeline.label}-bind`,
+    layout: pipeline.getBindGroupLayout(0),
+    entries: [x, y, c, { buffer: dims }].map((resource, binding) => ({ binding, resource })),
+  });
+  const pass = enc.beginComputePass({ label: pipeline.label });
+  pass.setPipeline(pipeline);
+  pass.setBindGroup(0, bindGroup);
+  pass.dispatchWorkgroups(Math.ceil(N / tn), Math.ceil(M / tm), batch);
+  pass.end();
+}
+
+/**
+ * Records the matmul on buffer windows (bindings with offsets, as the vocabulary head binds row
+ * chunks of W): the kernel chosen as in encodeMatmul, never split along K (no scratch of windows).
+ */
+export async function encodeMatmulBindings(
+  device: GPUDevice,
+  enc: GPUCommandEncoder,
+  a: GPUBufferBinding,
+  b: GPUBufferBinding,
+  c: GPUBufferBinding,
+  o: EncodeMatmulOpts,
+): Promise<void> {
+  const { variant, swap } = pickMatmul(o);
+  await encodeUnsplit(device, enc, swap ? b : a, swap ? a : b, c, effective(o, swap), variant, swap);
 }
 
 /** Floating-point operations of one matmul, for throughput figures. */
