@@ -18,8 +18,8 @@ import { makeTinyModel } from "../src/model/tiny.ts";
 import { DEFAULT_DEMO_ARCH, demoConfig, initWeights, parameterCount } from "../src/runtime/pretrain/model.ts";
 import { createPretrainer, destroyPretrainer, pretrainStep } from "../src/runtime/pretrain/step.ts";
 
-const named = new Map(Deno.args.filter((a) => /^[a-zA-Z]+=/.test(a)).map((a) => [a.slice(0, a.indexOf("=")), a.slice(a.indexOf("=") + 1)]));
-const positional = Deno.args.filter((a) => !/^[a-zA-Z]+=/.test(a));
+const named = new Map(Deno.args.filter((a) => /^[a-zA-Z][a-zA-Z0-9]*=/.test(a)).map((a) => [a.slice(0, a.indexOf("=")), a.slice(a.indexOf("=") + 1)]));
+const positional = Deno.args.filter((a) => !/^[a-zA-Z][a-zA-Z0-9]*=/.test(a));
 const [whatArg = "pretrain,grpo,matmul", bArg = "16", tArg = "1024", microArg = "4", grpoPreset = "small", grpoB = "8", grpoT = "768"] = positional;
 const what = new Set(whatArg.split(","));
 const useF16 = named.get("f16") === "1";
