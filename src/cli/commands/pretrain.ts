@@ -14,7 +14,7 @@ const FLAGS = {
   "micro-batch": { type: "string" }, steps: { type: "string" }, lr: { type: "string" }, "min-lr-ratio": { type: "string" },
   warmup: { type: "string" }, "weight-decay": { type: "string" }, clip: { type: "string" }, seed: { type: "string" },
   tokenizer: { type: "string" }, vocab: { type: "string" }, demo: { type: "string" }, spider: { type: "string" },
-  "spider-limit": { type: "string" }, "checkpoint-every": { type: "string" }, "eval-rows": { type: "string" }, dtype: { type: "string" },
+  "spider-limit": { type: "string" }, "spider-holdout": { type: "string" }, "checkpoint-every": { type: "string" }, "eval-rows": { type: "string" }, dtype: { type: "string" },
   resume: { type: "string" }, "max-minutes": { type: "string" }, recompute: { type: "boolean" },
 } as const;
 
@@ -33,7 +33,7 @@ export const command: Command = {
     "rlvr pretrain --out DIR [--arch qwen2|llama] [--hidden 384 --layers 8 --heads 6 --kv-heads 2 --intermediate 1024]",
     "              [--seq-len 1024 --batch 16 --micro-batch 4 --steps 2000 --lr 6e-4 --min-lr-ratio 0.1 --warmup 100]",
     "              [--weight-decay 0.1 --clip 1 --seed 1] [--tokenizer DIR | --vocab 8192] [--spider PATH] [--demo DIR]",
-    "              [--spider-limit N] [--checkpoint-every 500] [--eval-rows 32] [--dtype f16|f32] [--recompute]",
+    "              [--spider-limit N] [--spider-holdout DB,DB,...] [--checkpoint-every 500] [--eval-rows 32] [--dtype f16|f32] [--recompute]",
     "              [--resume DIR/checkpoint-N] [--max-minutes M]",
     "",
     "  --tokenizer DIR   a folder from `rlvr train-tokenizer`; without it one of --vocab tokens is trained first",
@@ -76,6 +76,7 @@ export const command: Command = {
         paths: {
           demoDir: str(values.demo) ?? "public/demo", spiderDir: str(values.spider),
           spiderLimit: values["spider-limit"] === undefined ? undefined : int(values, "spider-limit", 0, 0),
+          spiderHoldout: str(values["spider-holdout"])?.split(",").map((s) => s.trim()).filter((s) => s.length > 0),
         },
         tokenizerDir: str(values.tokenizer), vocab: int(values, "vocab", 8192, 300), resume: str(values.resume), maxMinutes,
         log: (line) => console.error(line),

@@ -17,6 +17,8 @@ export interface CorpusPaths {
   spiderDir?: string;
   /** At most this many Spider questions, in file order (tests). */
   spiderLimit?: number;
+  /** Spider databases left out of the corpus entirely (their questions, DDL and SQL), for held-out evaluation. */
+  spiderHoldout?: string[];
 }
 
 function isRecord(x: unknown): x is Record<string, unknown> {
@@ -81,7 +83,7 @@ export async function loadCorpusSources(p: CorpusPaths): Promise<CorpusSources &
     const all = await jsonl(join(p.spiderDir, "questions.jsonl"));
     for (const o of all.slice(0, p.spiderLimit ?? all.length)) {
       const q: CorpusQuestion = { source: "spider", db_id: str(o, "db_id", "questions.jsonl"), question: str(o, "question", "questions.jsonl"), gold_sql: str(o, "query", "questions.jsonl") };
-      if (q.db_id === HELD_OUT_DB) heldOutDb++;
+      if (q.db_id === HELD_OUT_DB || p.spiderHoldout?.includes(q.db_id)) heldOutDb++;
       else if (evalQuestions.has(q.question.trim())) evalText++;
       else questions.push(q);
     }

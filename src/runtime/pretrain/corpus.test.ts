@@ -1,4 +1,5 @@
 import { assert, assertEquals } from "../../../tests/assert.ts";
+import { sharedDatasets } from "../../../tests/shared.ts";
 import { renderDdl } from "../../core/ddl.ts";
 import { extractSql, formatCheck } from "../../core/extract.ts";
 import { PROMPT_TEMPLATES } from "../../core/prompts.ts";
@@ -98,4 +99,21 @@ Deno.test("corpus: every template's gold answer is read back by the project's SQ
       for (const t of tablesIn(q.gold_sql, schema)) assert(a.includes(t) || tpl.formatTags.length === 0, `${t} named`);
     }
   }
+});
+
+Deno.test({
+  name: "corpus: --spider-holdout leaves the named Spider databases out entirely (questions and schemas)",
+  ignore: sharedDatasets === null,
+  fn: async () => {
+    const spiderDir = `${sharedDatasets}/spider-train`;
+    const hold = ["coffee_shop", "protein_institute"];
+    const full = await loadCorpusSources({ demoDir, spiderDir, spiderLimit: 2000 });
+    const held = await loadCorpusSources({ demoDir, spiderDir, spiderLimit: 2000, spiderHoldout: hold });
+    const inFull = full.questions.filter((q) => hold.includes(q.db_id)).length;
+    assert(inFull > 0, "the first 2000 Spider questions include the held-out databases");
+    assertEquals(held.questions.filter((q) => hold.includes(q.db_id)).length, 0);
+    assertEquals(held.questions.length, full.questions.length - inFull);
+    for (const db of hold) assert(!held.schemas.has(db), `${db} schema left out`);
+    assertEquals(held.excluded.heldOutDb - full.excluded.heldOutDb, inFull);
+  },
 });

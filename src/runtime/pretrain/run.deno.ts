@@ -46,7 +46,7 @@ function textHash(s: string): string {
 
 /** The packed rows, from `${out}/corpus.bin` when it was made with the same tokenizer and settings. */
 async function corpusRows(job: PretrainJob, bpe: BpeModel, seqLen: number): Promise<{ rows: Uint32Array[]; info: Record<string, unknown> }> {
-  const key = { tokenizer: textHash(JSON.stringify(bpe)), seqLen, demo: job.paths.demoDir, spider: job.paths.spiderDir ?? null, spiderLimit: job.paths.spiderLimit ?? null, seed: CORPUS_SEED };
+  const key = { tokenizer: textHash(JSON.stringify(bpe)), seqLen, demo: job.paths.demoDir, spider: job.paths.spiderDir ?? null, spiderLimit: job.paths.spiderLimit ?? null, ...(job.paths.spiderHoldout?.length ? { spiderHoldout: job.paths.spiderHoldout } : {}), seed: CORPUS_SEED };
   try {
     const info: unknown = JSON.parse(await Deno.readTextFile(`${job.out}/corpus.json`));
     if (typeof info === "object" && info !== null && "key" in info && JSON.stringify(info.key) === JSON.stringify(key)) {
