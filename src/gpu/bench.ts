@@ -1,8 +1,8 @@
 // The matmul micro-benchmark shown by the GPU cell and `rlvr gpu`: GFLOP/s of matmul.wgsl on a
 // square problem, after a correctness check of a small odd-sized product against the reference.
 import { Rng } from "../core/rng.ts";
-import { readF32, storageBuffer } from "./device.ts";
-import { encodeMatmul, matmulFlops } from "./kernels/matmul.ts";
+import { poison, readF32, storageBuffer } from "./device.ts";
+import { encodeMatmul, MATMUL_VARIANTS, matmulFlops } from "./kernels/matmul.ts";
 import { matmulRef } from "./kernels/matmul.ref.ts";
 
 export interface MatmulBenchResult {
@@ -10,7 +10,7 @@ export interface MatmulBenchResult {
   iterations: number;
   seconds: number;
   gflops: number;
-  /** Largest |gpu - float64 reference| on a 67x45x33 check product. */
+  /** Largest |gpu - float64 reference| on a 67x45x33 check product, over every matmul kernel. */
   checkMaxAbsErr: number;
   checkPassed: boolean;
 }
@@ -63,13 +63,17 @@ async function selfCheck(device: GPUDevice): Promise<number> {
   const ga = storageBuffer(device, "check-a", a);
   const gb = storageBuffer(device, "check-b", b);
   const gc = storageBuffer(device, "check-c", o.M * o.N * 4);
-  const enc = device.createCommandEncoder({ label: "check" });
-  await encodeMatmul(device, enc, ga, gb, gc, o);
-  device.queue.submit([enc.finish()]);
-  const got = await readF32(device, gc);
   const want = matmulRef(a, b, o);
   let err = 0;
-  for (let i = 0; i < got.length; i++) err = Math.max(err, Number.isNaN(got[i]) ? Infinity : Math.abs(got[i] - want[i]));
+  // Every matmul kernel, so that each browser's shader compiler is checked on all of them.
+  for (const variant of MATMUL_VARIANTS) {
+    poison(device, gc);
+    const enc = device.createCommandEncoder({ label: "check" });
+    await encodeMatmul(device, enc, ga, gb, gc, { ...o, variant });
+    device.queue.submit([enc.finish()]);
+    const got = await readF32(device, gc);
+    for (let i = 0; i < got.length; i++) err = Math.max(err, Number.isNaN(got[i]) ? Infinity : Math.abs(got[i] - want[i]));
+  }
   for (const x of [ga, gb, gc]) x.destroy();
   return err;
 }
