@@ -4,7 +4,7 @@
 // the 0.5B trainer's own product shapes, every kernel the shape can use.
 // Usage: deno run -A bench/profile.bench.ts [what=pretrain,grpo,matmul,shapes] [B=16] [T=1024] [micro=4] [grpoPreset=small|qwen2.5-0.5b] [grpoB=8] [grpoT=768] [f16=0|1] [kernel=auto|tile64] [tokens=6144]
 // Named options (name=value, anywhere): f16=1 uploads the GRPO model's projections as f16 (where
-// shader-f16 exists); kernel=tile64 keeps f32 products on the earlier 64x64 kernel (A/B timing);
+// shader-f16 exists); kernel=tile64 keeps every product on the earlier 64x64 kernel (A/B timing);
 // tokens sets M of the shapes section (default 8 x 768).
 import { Rng } from "../src/core/rng.ts";
 import { benchmarkMatmul } from "../src/gpu/bench.ts";
@@ -94,7 +94,6 @@ if (what.has("shapes")) {
     const line: string[] = [];
     for (const f16 of isWeight && gpu.f16 ? [false, true] : [false]) {
       for (const variant of variants) {
-        if (f16 && variant === "tile64") continue;
         const opts = { ...o, variant, bF16: f16 };
         const run = async (n: number) => {
           const enc = device.createCommandEncoder();

@@ -1,11 +1,11 @@
 // Wrapper of the matmul kernels: C (b, M, N) = alpha * op(A) @ op(B), optionally accumulating into C.
 // Three kernels share one contract (bindings, Dims, split-K convention):
-//   tile64  matmul.wgsl         64x64 tiles, 4x4 per thread, f32 operands only (the earlier kernel)
+//   tile64  matmul.wgsl         64x64 tiles, 4x4 per thread (the earlier kernel); f32 or f16 operands
 //   tile128 matmul_t128.wgsl    128x128 tiles, 8x8 per thread; f32 or f16 operands
 //   narrow  matmul_narrow.wgsl  64x16 tiles, for N <= 32 (and, transposed, M <= 32): LoRA rank products
 // pickMatmul() chooses per shape; setMatmulKernel("tile64") (or RLVR_MATMUL=tile64 under Deno) keeps
-// every f32 product on the earlier kernel, for A/B timing. f16 operands (frozen base weights stored
-// as f16, state.ts) are read by tile128 and narrow only, and always accumulated in f32.
+// every product on the earlier kernel, for A/B timing. f16 operands (frozen base weights stored
+// as f16, state.ts) are widened to f32 in the tile loads of every kernel: sums are f32.
 // Products with few output tiles and a long contracted dimension (the weight and LoRA gradients
 // dW = dY^T X, where K is every token of the batch) are split along K: the slices run as the
 // batches of one dispatch into a scratch buffer, and matmul_splitk_reduce.wgsl sums them into C.
@@ -22,7 +22,7 @@ export type { MatmulOpts } from "./matmul.ref.ts";
 export const MATMUL_VARIANTS = ["tile64", "tile128", "narrow"] as const;
 export type MatmulVariant = (typeof MATMUL_VARIANTS)[number];
 
-/** Kernel policy: "auto" chooses per shape, "tile64" keeps f32 products on the earlier 64x64 kernel. */
+/** Kernel policy: "auto" chooses per shape, "tile64" keeps every product on the earlier 64x64 kernel. */
 export type MatmulPolicy = "auto" | "tile64";
 
 function envPolicy(): MatmulPolicy {
@@ -62,15 +62,14 @@ const NARROW_MAX = 32;
 /**
  * The kernel for a product, and whether it runs transposed (C^T = op(B)^T op(A)^T, stored back
  * transposed): narrow sides go to the narrow kernel (rows transposed into columns), products whose
- * sides both fill 128-wide tiles go to tile128, the rest to tile64 (f32) or tile128 (f16 operands).
+ * sides both fill 128-wide tiles go to tile128, the rest to tile64.
  */
 export function pickMatmul(o: EncodeMatmulOpts): { variant: MatmulVariant; swap: boolean } {
-  const f16 = (o.aF16 ?? false) || (o.bF16 ?? false);
   if (o.variant) return { variant: o.variant, swap: o.variant === "narrow" && o.M < o.N && o.M <= NARROW_MAX };
-  if (policy === "tile64" && !f16) return { variant: "tile64", swap: false };
+  if (policy === "tile64") return { variant: "tile64", swap: false };
   if (o.N <= NARROW_MAX) return { variant: "narrow", swap: false };
   if (o.M <= NARROW_MAX) return { variant: "narrow", swap: true };
-  if ((o.M >= 128 && o.N >= 128) || f16) return { variant: "tile128", swap: false };
+  if (o.M >= 128 && o.N >= 128) return { variant: "tile128", swap: false };
   return { variant: "tile64", swap: false };
 }
 
@@ -125,7 +124,7 @@ function slicesOf(e: EncodeMatmulOpts, variant: MatmulVariant): number {
   return Math.max(1, Math.min(byK, byTiles, byMemory));
 }
 
-/** The element-type header the tile128 and narrow kernels expect (WGSL has no type-valued overrides). */
+/** The element-type header the kernels expect (WGSL has no type-valued override constants). */
 function typedSource(body: string, aF16: boolean, bF16: boolean): string {
   const t = (f16: boolean) => (f16 ? "f16" : "f32");
   return `${aF16 || bF16 ? "enable f16;\n" : ""}alias AElem = ${t(aF16)};\nalias BElem = ${t(bF16)};\n${body}`;
@@ -136,8 +135,7 @@ async function pipelineFor(device: GPUDevice, variant: MatmulVariant, e: EncodeM
   const aF16 = e.aF16 ?? false, bF16 = e.bF16 ?? false;
   switch (variant) {
     case "tile64":
-      if (aF16 || bF16) throw new Error("matmul: the tile64 kernel reads f32 operands only");
-      return computePipeline(device, "matmul", source64, constants);
+      return computePipeline(device, "matmul", typedSource(source64, aF16, bF16), constants);
     case "tile128":
       return computePipeline(device, "matmul_t128", typedSource(source128, aF16, bF16), constants);
     case "narrow":

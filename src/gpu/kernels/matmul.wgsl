@@ -6,6 +6,8 @@
 // k-loop written out (no indexed per-thread arrays, which some compilers keep in local memory).
 // Split-K: with kTotal != 0 the batch index z is a slice of the contracted dimension instead:
 // slice z covers k in [z K, min((z + 1) K, kTotal)); the caller lays the slices out with the strides.
+// Element types: matmul.ts prepends `alias AElem = f32|f16; alias BElem = f32|f16;` (and
+// `enable f16;` when either is f16); f16 elements are widened to f32 as they are loaded.
 
 struct Dims {
   M: u32,
@@ -18,8 +20,8 @@ struct Dims {
   kTotal: u32,  // 0, or the whole contracted length when batches are split-K slices
 }
 
-@group(0) @binding(0) var<storage, read> a: array<f32>;        // (b, M, K), or (b, K, M) when TRANS_A
-@group(0) @binding(1) var<storage, read> b: array<f32>;        // (b, K, N), or (b, N, K) when TRANS_B
+@group(0) @binding(0) var<storage, read> a: array<AElem>;      // (b, M, K), or (b, K, M) when TRANS_A
+@group(0) @binding(1) var<storage, read> b: array<BElem>;      // (b, K, N), or (b, N, K) when TRANS_B
 @group(0) @binding(2) var<storage, read_write> c: array<f32>;  // (b, M, N)
 @group(0) @binding(3) var<uniform> dims: Dims;
 
@@ -38,14 +40,14 @@ var<workgroup> tileB: array<f32, 1040>; // (TK, TSP): tileB[k * TSP + n]
 
 fn loadA(base: u32, m: u32, k: u32, kEnd: u32) -> f32 {
   if (m >= dims.M || k >= kEnd) { return 0.0; }
-  if (TRANS_A) { return a[base + k * dims.M + m]; }
-  return a[base + m * dims.K + k];
+  if (TRANS_A) { return f32(a[base + k * dims.M + m]); }
+  return f32(a[base + m * dims.K + k]);
 }
 
 fn loadB(base: u32, k: u32, n: u32, kEnd: u32) -> f32 {
   if (k >= kEnd || n >= dims.N) { return 0.0; }
-  if (TRANS_B) { return b[base + n * dims.K + k]; }
-  return b[base + k * dims.N + n];
+  if (TRANS_B) { return f32(b[base + n * dims.K + k]); }
+  return f32(b[base + k * dims.N + n]);
 }
 
 @compute @workgroup_size(16, 16)
