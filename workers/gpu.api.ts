@@ -3,12 +3,14 @@ import type { MetricsRecord } from "../src/core/metrics.ts";
 import type { Notebook } from "../src/core/notebook.ts";
 import type { MatmulBenchResult } from "../src/gpu/bench.ts";
 import type { GpuInfo } from "../src/gpu/device.ts";
+import type { CacheUsage } from "../src/model/source.web.ts";
 import type { Progress, RunOptions } from "../src/runtime/recipe/context.ts";
 import type { RunSummary } from "../src/runtime/recipe/runner.ts";
+import type { UploadedDataset } from "../src/runtime/recipe/env.web.ts";
 import type { SampleRecord } from "../src/runtime/records.ts";
 import type { RunInfo, RunMode } from "../src/ui/run-plan.ts";
 
-export type { GpuInfo, MatmulBenchResult, Progress, RunInfo, RunMode, RunSummary };
+export type { CacheUsage, GpuInfo, MatmulBenchResult, Progress, RunInfo, RunMode, RunSummary, UploadedDataset };
 
 /** What the GPU worker found: an adapter, or why there is none and how to get one. */
 export type GpuProbe =
@@ -25,6 +27,8 @@ export interface RunRequest {
   opts?: Partial<RunOptions>;
   /** The app's base URL: the demo data at `demo/`, the demo model at `model/`, relative cell URLs. */
   baseUrl: string;
+  /** The files of a dataset cell with source "upload" (the page transfers the database bytes). */
+  uploads?: UploadedDataset;
 }
 
 /** Streams of a run, called from the worker (comlink proxies). */
@@ -62,4 +66,8 @@ export interface GpuWorkerApi {
   removeRun(runId: string): Promise<void>;
   /** Where runs are kept. */
   storage(): Promise<RunStorage>;
+  /** What the model-file cache (OPFS, "hub" and "url" model sources) holds; null without OPFS. */
+  modelCache(): Promise<CacheUsage | null>;
+  /** Deletes every cached model file; returns what was removed (null without OPFS). */
+  clearModelCache(): Promise<CacheUsage | null>;
 }

@@ -8,6 +8,7 @@ import sqlWasmUrl from "sql.js/dist/sql-wasm-browser.wasm?url";
 import { benchmarkMatmul } from "../src/gpu/bench.ts";
 import { type Gpu, requestGpu, WebGpuUnavailableError } from "../src/gpu/device.ts";
 import { ort } from "../src/model/onnx/ort.ts";
+import { type ClearableCache, opfsCache } from "../src/model/source.web.ts";
 import { MemoryStore, OpfsStore, type FileStore } from "../src/runtime/store.ts";
 import type { GpuProbe, GpuWorkerApi, RunStorage } from "./gpu.api.ts";
 import { RunHost } from "./run-host.ts";
@@ -36,18 +37,18 @@ function serial<T>(job: () => Promise<T>): Promise<T> {
 }
 
 /** OPFS when the browser has it (runs survive a reload), else memory (they do not). */
-async function runStore(): Promise<{ store: FileStore; storage: RunStorage }> {
+async function runStore(): Promise<{ store: FileStore; storage: RunStorage; modelCache: ClearableCache | null }> {
   try {
     await navigator.storage.getDirectory();
-    return { store: new OpfsStore(""), storage: { kind: "opfs" } };
+    return { store: new OpfsStore(""), storage: { kind: "opfs" }, modelCache: opfsCache("rlvr-model-cache") };
   } catch (e) {
     const why = e instanceof Error ? e.message : String(e);
-    return { store: new MemoryStore(), storage: { kind: "memory", note: `This browser gives the page no private file system (${why}): runs are kept in memory and do not survive a reload.` } };
+    return { store: new MemoryStore(), storage: { kind: "memory", note: `This browser gives the page no private file system (${why}): runs are kept in memory and do not survive a reload.` }, modelCache: null };
   }
 }
 
 const stores = runStore();
-const host = stores.then(({ store }) => new RunHost({ store, gpuDevice: async () => (await getGpu()).device, sqlWasmUrl }));
+const host = stores.then(({ store, modelCache }) => new RunHost({ store, modelCache: modelCache ?? undefined, gpuDevice: async () => (await getGpu()).device, sqlWasmUrl }));
 
 const api: GpuWorkerApi = {
   probe: () =>
@@ -68,6 +69,9 @@ const api: GpuWorkerApi = {
   readRunFile: async (runId, name) => (await host).read(runId, name),
   removeRun: async (runId) => (await host).remove(runId),
   storage: async () => (await stores).storage,
+  modelCache: async () => (await (await stores).modelCache?.usage()) ?? null,
+  // Serialised: a run in progress may be writing into the cache.
+  clearModelCache: () => serial(async () => (await (await stores).modelCache?.clear()) ?? null),
 };
 
 Comlink.expose(api);

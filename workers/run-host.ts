@@ -2,7 +2,9 @@
 // environment (webEnv), run folders in a FileStore (OPFS in the page, memory where OPFS is
 // missing), a run.json status per folder (so a reload can find the run it interrupted), sample
 // records streamed as the runners append them, and one AbortController per run. A lost GPU device
-// stops the run; its checkpoints stay, so it resumes on request.
+// stops the run; its checkpoints stay, so it resumes on request. Model files of "hub" and "url"
+// model cells are kept in the model cache (OPFS), and uploaded datasets arrive with the request.
+import type { ByteCache } from "../src/model/source.web.ts";
 import { decodeSamples } from "../src/runtime/records.ts";
 import { runNotebook, type RunSummary } from "../src/runtime/recipe/runner.ts";
 import { webEnv } from "../src/runtime/recipe/env.web.ts";
@@ -18,11 +20,28 @@ export interface RunHostOptions {
   gpuDevice: () => Promise<GPUDevice>;
   /** sql.js's wasm URL in the built page. */
   sqlWasmUrl?: string;
+  /** Where downloaded model files are kept between runs (OPFS in the page). */
+  modelCache?: ByteCache;
   now?: () => Date;
 }
 
 const dec = new TextDecoder();
 const RUNS = "runs";
+
+/** Lines of samples.jsonl a cell wrote in its last run: `count` lines from line `from` (0-based). */
+export interface SampleLines {
+  from: number;
+  count: number;
+}
+
+/** Training phases: their records are found by phase and checkpoint, not by line ranges. */
+const TRAINING_PHASES = new Set(["grpo", "warmup"]);
+
+const countLines = (text: string) => {
+  let n = 0;
+  for (let i = text.indexOf("\n"); i >= 0; i = text.indexOf("\n", i + 1)) n++;
+  return n;
+};
 
 function isRunInfo(x: unknown): x is RunInfo {
   if (typeof x !== "object" || x === null) return false;
@@ -91,12 +110,27 @@ export class RunHost {
     try {
       const plan = planRun(req.doc, req.mode, req.cellId);
       await setStatus({});
+      // Which lines of samples.jsonl each cell wrote (evaluate, select, self-consistency: their
+      // progress comes before their samples), so a reload can show them again (outputs.json).
+      const existing = await folder.read("samples.jsonl");
+      let lines = existing ? countLines(dec.decode(existing)) : 0;
+      let current: string | null = null;
+      const sampleLines = new Map<string, SampleLines>();
       const store = tapAppends(folder, (name, text) => {
         if (name !== "samples.jsonl") return;
         const d = decodeSamples(text);
+        const n = countLines(text);
+        const phase = d.records[0]?.phase;
+        if (current && phase && !TRAINING_PHASES.has(phase)) {
+          const r = sampleLines.get(current);
+          // A cell's lines are contiguous unless another cell appended between them: keep the first block.
+          if (!r) sampleLines.set(current, { from: lines, count: n });
+          else if (r.from + r.count === lines) r.count += n;
+        }
+        lines += n;
         if (d.records.length) send(events.samples(d.records));
       });
-      const web = webEnv({ baseUrl: req.baseUrl, store, wasmUrl: this.o.sqlWasmUrl, gpuDevice });
+      const web = webEnv({ baseUrl: req.baseUrl, store, wasmUrl: this.o.sqlWasmUrl, gpuDevice, modelCache: this.o.modelCache, uploads: req.uploads });
       // Model loading (download, ONNX graph, session) is the long silent part of a run's start.
       const env = {
         ...web,
@@ -107,9 +141,12 @@ export class RunHost {
       };
       const summary = await runNotebook(plan, env, {
         signal: abort.signal, opts: req.opts,
-        onProgress: (p) => send(events.progress(p)), onMetrics: (r) => send(events.metrics(r)), onLog: (m) => send(events.log(m)),
+        onProgress: (p) => {
+          current = p.cellId;
+          send(events.progress(p));
+        }, onMetrics: (r) => send(events.metrics(r)), onLog: (m) => send(events.log(m)),
       });
-      await this.keepOutputs(folder, summary);
+      await this.keepOutputs(folder, summary, sampleLines);
       await setStatus({ status: "done" });
       await flush();
       return { ok: true, summary };
@@ -127,8 +164,9 @@ export class RunHost {
   /**
    * Merges a finished run's cell summaries into `outputs.json` (cell id -> its latest summary):
    * summary.json holds only the last run's cells, while the page shows every cell's last output.
+   * A cell that wrote samples (not training: those are found by phase) gets `sampleLines`.
    */
-  private async keepOutputs(folder: FileStore, summary: RunSummary): Promise<void> {
+  private async keepOutputs(folder: FileStore, summary: RunSummary, sampleLines: Map<string, SampleLines>): Promise<void> {
     let outputs: Record<string, unknown> = {};
     const raw = await folder.read("outputs.json");
     if (raw) {
@@ -139,7 +177,7 @@ export class RunHost {
         // Damaged: start over from this run's cells.
       }
     }
-    for (const c of summary.cells) outputs[c.id] = c;
+    for (const c of summary.cells) outputs[c.id] = sampleLines.has(c.id) ? { ...c, sampleLines: sampleLines.get(c.id) } : c;
     await folder.write("outputs.json", JSON.stringify(outputs));
   }
 

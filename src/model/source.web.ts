@@ -7,6 +7,8 @@ import { checkRelativePath, MissingFileError, type ModelSource, type ProgressFn 
 export interface ByteCache {
   get(key: string): Promise<Uint8Array | null>;
   put(key: string, bytes: Uint8Array): Promise<void>;
+  /** Whether `key` is stored, without reading it (a model file can be gigabytes). */
+  has?(key: string): Promise<boolean>;
 }
 
 /** An in-memory ByteCache. */
@@ -19,31 +21,106 @@ export function memoryCache(): ByteCache & { map: Map<string, Uint8Array> } {
       map.set(k, b);
       return Promise.resolve();
     },
+    has: (k) => Promise.resolve(map.has(k)),
   };
 }
 
-/** A ByteCache in the Origin Private File System, one file per URL under `dirName`. */
-export function opfsCache(dirName = "rlvr-model-cache"): ByteCache {
-  // OPFS file names cannot hold "/", so the URL is percent-encoded into one flat name.
-  const fileName = (key: string) => encodeURIComponent(key);
-  const dir = async () => (await navigator.storage.getDirectory()).getDirectoryHandle(dirName, { create: true });
+/** The part of an OPFS directory handle the cache uses (a plain object in tests). */
+export interface CacheDirLike {
+  getDirectoryHandle(name: string, o?: { create?: boolean }): Promise<CacheDirLike>;
+  getFileHandle(name: string, o?: { create?: boolean }): Promise<CacheFileLike>;
+  removeEntry(name: string, o?: { recursive?: boolean }): Promise<void>;
+  keys(): AsyncIterable<string>;
+}
+
+/** The part of an OPFS file handle the cache uses. */
+export interface CacheFileLike {
+  getFile(): Promise<{ size: number; arrayBuffer(): Promise<ArrayBuffer> }>;
+  createWritable(): Promise<{ write(data: Uint8Array<ArrayBuffer>): Promise<void>; close(): Promise<void> }>;
+}
+
+/** Files and bytes a cache holds (or a clear removed). */
+export interface CacheUsage {
+  files: number;
+  bytes: number;
+}
+
+/** A ByteCache that can say what it holds and forget it all ("Clear cached model files"). */
+export interface ClearableCache extends ByteCache {
+  usage(): Promise<CacheUsage>;
+  clear(): Promise<CacheUsage>;
+}
+
+/** FNV-1a over a string with a given offset basis, as 8 hex digits. */
+function fnv(text: string, basis: number): string {
+  let h = basis >>> 0;
+  for (let i = 0; i < text.length; i++) {
+    h ^= text.charCodeAt(i);
+    h = Math.imul(h, 0x01000193) >>> 0;
+  }
+  return h.toString(16).padStart(8, "0");
+}
+
+/**
+ * The OPFS file name of a cache key: the percent-encoded URL (names cannot hold "/"); a long one
+ * keeps its start and end around two hashes of the whole key (file names are limited to 255 bytes).
+ */
+export function cacheFileName(key: string): string {
+  const name = encodeURIComponent(key);
+  return name.length <= 200 ? name : `${name.slice(0, 150)}~${fnv(key, 0x811c9dc5)}${fnv(key, 0x01000193)}~${name.slice(-24)}`;
+}
+
+/** Validator entries (ETag, length) kept beside each file: not counted as files. */
+const META_SUFFIX = encodeURIComponent("#meta");
+
+const isNotFound = (e: unknown) => e instanceof DOMException && (e.name === "NotFoundError" || e.name === "TypeMismatchError");
+
+/**
+ * A ByteCache in the Origin Private File System, one file per URL under `dirName`. `root` is the
+ * OPFS root (navigator.storage.getDirectory() unless given: tests pass an in-memory directory).
+ */
+export function opfsCache(dirName = "rlvr-model-cache", root?: () => Promise<CacheDirLike>): ClearableCache {
+  const getRoot = root ?? (async () => (await navigator.storage.getDirectory()) as unknown as CacheDirLike);
+  const dir = async () => (await getRoot()).getDirectoryHandle(dirName, { create: true });
+  const file = async (key: string) => {
+    try {
+      return await (await dir()).getFileHandle(cacheFileName(key));
+    } catch (e) {
+      if (isNotFound(e)) return null;
+      throw e;
+    }
+  };
   return {
     async get(key) {
-      try {
-        const fh = await (await dir()).getFileHandle(fileName(key));
-        return new Uint8Array(await (await fh.getFile()).arrayBuffer());
-      } catch (e) {
-        if (e instanceof DOMException && e.name === "NotFoundError") return null;
-        throw e;
-      }
+      const fh = await file(key);
+      return fh ? new Uint8Array(await (await fh.getFile()).arrayBuffer()) : null;
+    },
+    async has(key) {
+      return (await file(key)) !== null;
     },
     async put(key, bytes) {
       const d = await dir();
       // A writable stream commits only on close(), so an interrupted write leaves no partial entry.
-      const fh = await d.getFileHandle(fileName(key), { create: true });
+      const fh = await d.getFileHandle(cacheFileName(key), { create: true });
       const w = await fh.createWritable();
       await w.write(new Uint8Array(bytes));
       await w.close();
+    },
+    async usage() {
+      const d = await dir();
+      const u: CacheUsage = { files: 0, bytes: 0 };
+      for await (const name of d.keys()) {
+        if (!name.endsWith(META_SUFFIX)) u.files++;
+        u.bytes += (await (await d.getFileHandle(name)).getFile()).size;
+      }
+      return u;
+    },
+    async clear() {
+      const u = await this.usage();
+      await (await getRoot()).removeEntry(dirName, { recursive: true }).catch((e) => {
+        if (!isNotFound(e)) throw e;
+      });
+      return u;
     },
   };
 }
@@ -56,7 +133,23 @@ export interface UrlSourceOptions {
   fetch?: typeof fetch;
   /** How to name the source in messages. */
   label?: string;
+  /**
+   * The files at this URL never change (a Hub revision that is a commit hash): a cached file is
+   * used without asking the server. Otherwise a cached file is checked with a HEAD request (ETag,
+   * else Content-Length) and downloaded again when the server's copy changed.
+   */
+  immutable?: boolean;
 }
+
+/** What the cache keeps beside a file, to tell whether the server's copy changed. */
+interface CacheMeta {
+  etag: string | null;
+  length: number;
+}
+
+const metaKey = (url: string) => `${url}#meta`;
+const enc = new TextEncoder();
+const dec = new TextDecoder();
 
 /** Reads `${base}/${path}` over HTTP, streaming with progress, through the cache when given. */
 export class UrlSource implements ModelSource {
@@ -72,13 +165,16 @@ export class UrlSource implements ModelSource {
     return `${this.base}/${checkRelativePath(path).split("/").map(encodeURIComponent).join("/")}`;
   }
 
-  /** Downloads (or reads from the cache) one file. */
+  /** Downloads (or reads from the cache, when the server's copy is unchanged) one file. */
   async read(path: string, onProgress?: ProgressFn): Promise<Uint8Array> {
     const url = this.url(path);
-    const cached = await this.o.cache?.get(url);
-    if (cached) {
-      onProgress?.(cached.byteLength, cached.byteLength);
-      return cached;
+    const cache = this.o.cache;
+    if (cache && (await this.fresh(url))) {
+      const cached = await cache.get(url);
+      if (cached) {
+        onProgress?.(cached.byteLength, cached.byteLength);
+        return cached;
+      }
     }
     const res = await this.fetchFn(url, { headers: this.o.headers });
     if (res.status === 404) {
@@ -92,14 +188,48 @@ export class UrlSource implements ModelSource {
     const lenHeader = res.headers.get("content-length");
     const total = lenHeader === null ? null : Number(lenHeader);
     const bytes = await readBody(res, total, onProgress);
-    await this.o.cache?.put(url, bytes);
+    if (cache) {
+      const meta: CacheMeta = { etag: res.headers.get("etag"), length: bytes.byteLength };
+      await cache.put(url, bytes);
+      await cache.put(metaKey(url), enc.encode(JSON.stringify(meta)));
+    }
     return bytes;
+  }
+
+  /**
+   * Whether the cached copy of `url` may be used: it is there, and the files are immutable, or
+   * a HEAD request reports the same ETag (else the same length), or the server cannot be reached.
+   */
+  private async fresh(url: string): Promise<boolean> {
+    const cache = this.o.cache!;
+    const raw = await cache.get(metaKey(url));
+    if (!raw || !(cache.has ? await cache.has(url) : true)) return false;
+    if (this.o.immutable) return true;
+    let meta: CacheMeta;
+    try {
+      meta = JSON.parse(dec.decode(raw));
+    } catch {
+      return false;
+    }
+    let res: Response;
+    try {
+      res = await this.fetchFn(url, { method: "HEAD", headers: this.o.headers });
+      await res.body?.cancel();
+    } catch {
+      return true; // offline: the cached copy is the best there is
+    }
+    if (!res.ok) return false; // let the download say what is wrong
+    const etag = res.headers.get("etag");
+    if (etag && meta.etag) return etag === meta.etag;
+    const len = res.headers.get("content-length");
+    return len === null || Number(len) === meta.length;
   }
 
   /** HEAD request (cache first); 404 means absent. */
   async exists(path: string): Promise<boolean> {
     const url = this.url(path);
-    if (await this.o.cache?.get(url)) return true;
+    const cache = this.o.cache;
+    if (cache && (cache.has ? await cache.has(url) : (await cache.get(url)) !== null)) return true;
     const res = await this.fetchFn(url, { method: "HEAD", headers: this.o.headers });
     await res.body?.cancel();
     if (res.status === 404) return false;
@@ -158,7 +288,9 @@ export function hubSource(repo: string, o: UrlSourceOptions & { revision?: strin
   if (!/^[\w.-]+\/[\w.-]+$/.test(repo)) throw new Error(`Hugging Face repo id ${JSON.stringify(repo)} must look like "owner/name"`);
   const rev = o.revision ?? "main";
   const endpoint = (o.endpoint ?? "https://huggingface.co").replace(/\/+$/, "");
-  return new UrlSource(`${endpoint}/${repo}/resolve/${encodeURIComponent(rev)}`, { ...o, label: o.label ?? `Hugging Face Hub ${repo}@${rev}` });
+  return new UrlSource(`${endpoint}/${repo}/resolve/${encodeURIComponent(rev)}`, {
+    ...o, label: o.label ?? `Hugging Face Hub ${repo}@${rev}`, immutable: o.immutable ?? /^[0-9a-f]{40}$/.test(rev),
+  });
 }
 
 /** Files the user picked (`<input type=file webkitdirectory>` or drag and drop), keyed by their path below the picked folder. */

@@ -206,8 +206,8 @@ export const uploads = new UploadStore();
 /**
  * The files uploaded in this page as the runner takes them (`webEnv({ uploads })` in
  * src/runtime/recipe/env.web.ts): the active questions file's text and database bytes by db_id.
- * Null until a questions file has been uploaded. The bytes are the store's: the runner's loader
- * copies them before use (env.web.ts does `bytes.slice()`).
+ * Null until a questions file has been uploaded. The bytes are the store's: the run controller
+ * copies them once and transfers the copies to the GPU worker (run-controller.ts `uploadsFor`).
  */
 export function uploadedDataset(): UploadedDataset | null {
   return uploads.toUploadedDataset();

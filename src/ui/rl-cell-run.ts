@@ -1,7 +1,8 @@
 // <rl-cell-run>: a runnable cell's run bar and outputs — Run / Run from here / Stop, a progress
 // bar with the phase text and a time estimate, the error of a failed run with what to do, the
 // stage's report (accuracy tables), its metrics charts and the reward inspector over the samples
-// it drew. All state comes from the RunController; this element only renders it.
+// it drew; in a model cell, what the model-file cache holds and a button that clears it. All state
+// comes from the RunController; this element only renders it.
 import { css, html, LitElement, nothing } from "lit";
 import type { Cell } from "../core/notebook.ts";
 import type { StageReport, AccuracyFigures } from "../runtime/records.ts";
@@ -11,6 +12,7 @@ import type { CellRunState, RunController } from "./run-controller.ts";
 import { cellStyles } from "./styles.ts";
 
 const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
+const mb = (n: number) => (n < 1 << 20 ? `${Math.max(1, Math.round(n / 1024))} KB` : `${(n / (1 << 20)).toFixed(1)} MB`);
 
 /** "about 2 min 5 s left". */
 export function formatEta(seconds: number | null): string {
@@ -30,6 +32,7 @@ export class RlCellRun extends LitElement {
     progress { width: 100%; height: 10px; }
     .progress { display: grid; gap: 2px; font-size: 13px; }
     .err { border: 1px solid var(--rl-bad); border-radius: 6px; padding: 8px 10px; background: color-mix(in srgb, var(--rl-bad) 8%, transparent); display: grid; gap: 6px; }
+    .cache { font-size: 13px; color: var(--rl-muted); display: flex; gap: 8px; align-items: center; flex-wrap: wrap; }
     .err pre { margin: 0; white-space: pre-wrap; word-break: break-word; font-family: var(--rl-mono); font-size: 12px; }
     table.acc { font-size: 13px; border-collapse: collapse; }
     table.acc td, table.acc th { padding: 2px 10px 2px 0; text-align: left; }
@@ -80,10 +83,22 @@ export class RlCellRun extends LitElement {
         <span><span data-testid="progress-message">${s.progress.message}</span> · ${pct(s.progress.fraction)} · <span data-testid="eta">${formatEta(s.progress.etaSeconds)}</span></span>
       </div>` : nothing}
       ${s.error ? this.renderError(s) : nothing}
+      ${cell.type === "model" && c.modelCache ? this.renderCache(c) : nothing}
       ${s.report ? this.renderReport(s.report) : nothing}
       ${s.metrics.length ? html`<h4>Metrics</h4><rl-metrics-charts .runs=${[{ name: cell.id, records: s.metrics }]}></rl-metrics-charts>` : nothing}
       ${s.samples.length ? html`<details data-testid="inspector"><summary data-testid="open-inspector">Reward inspector (${s.samples.length} samples)</summary>
         <rl-reward-inspector .records=${s.samples} .step=${s.samples.at(-1)?.step ?? 0}></rl-reward-inspector></details>` : nothing}`;
+  }
+
+  /** The model-file cache (OPFS): what it holds and a button that empties it. */
+  private renderCache(c: RunController) {
+    const u = c.modelCache!;
+    return html`<div class="cache" data-testid="model-cache">
+      <span data-testid="model-cache-usage">Model files cached in this browser (sources "hub" and "url"): ${u.files ? `${u.files} files, ${mb(u.bytes)}` : "none"}</span>
+      ${u.files ? html`<button class="secondary" data-testid="clear-model-cache" ?disabled=${c.active !== null}
+        title="Deletes the downloaded model files kept in the browser's private storage; the next run downloads them again"
+        @click=${() => void c.clearModelCache()}>Clear cached model files</button>` : nothing}
+    </div>`;
   }
 
   private statusText(s: CellRunState): string {

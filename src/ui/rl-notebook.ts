@@ -12,6 +12,7 @@ import "./rl-cell-params.ts";
 import "./rl-cell-run.ts";
 import { Comlink, gpuWorker } from "./gpu-client.ts";
 import { RunController } from "./run-controller.ts";
+import { uploadedDataset } from "./dataset-upload.ts";
 import { isRunnable } from "./run-plan.ts";
 import "./rl-run-viewer.ts";
 import type { ParamsChangeEvent } from "./rl-cell-params.ts";
@@ -99,7 +100,7 @@ export class RlNotebook extends LitElement {
 
   /** Creates the run state over the GPU worker and restores this notebook's last run (a link never auto-runs). */
   private startRuns(c: NotebookController): void {
-    const runs = new RunController(gpuWorker(), () => c.doc, (events) => Comlink.proxy(events), new URL("./", document.baseURI).href);
+    const runs = new RunController(gpuWorker(), () => c.doc, (events) => Comlink.proxy(events), new URL("./", document.baseURI).href, { uploads: uploadedDataset, transfer: Comlink.transfer });
     this.runs = runs;
     runs.restore(c.origin === "link").catch((e) => (this.message = `Could not read this notebook's saved runs: ${e instanceof Error ? e.message : String(e)}`));
   }

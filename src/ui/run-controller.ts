@@ -1,15 +1,17 @@
 // The page's run state: which cells are running, waiting, done or failed, their progress, reports,
 // metrics and sample records, errors with their remedies, and the resumption of a run a reload
 // interrupted. Runs happen in the GPU worker (workers/run-host.ts); this only talks to its API and
-// never touches the saved document (runtime state stays apart from it).
+// never touches the saved document (runtime state stays apart from it). Uploaded datasets go to the
+// worker with the run request (their bytes transferred); the model-file cache is reported and cleared here.
+import { parseQuestions } from "../core/loaders.ts";
 import type { MetricsRecord } from "../core/metrics.ts";
 import { decodeMetrics } from "../core/metrics.ts";
 import type { Notebook } from "../core/notebook.ts";
 import type { Progress } from "../runtime/recipe/context.ts";
 import { decodeSamples, type SampleRecord, type StageReport } from "../runtime/records.ts";
 import type { RunSummary } from "../runtime/recipe/runner.ts";
-import type { GpuWorkerApi, RunEvents, RunInfo, RunOutcome, RunRequest } from "../../workers/gpu.api.ts";
-import { classifyRunError, planRun, REMEDIES, type RunErrorKind, runIdOf, type RunMode } from "./run-plan.ts";
+import type { CacheUsage, GpuWorkerApi, RunEvents, RunInfo, RunOutcome, RunRequest, UploadedDataset } from "../../workers/gpu.api.ts";
+import { classifyRunError, NO_UPLOAD_MESSAGE, planRun, REMEDIES, type RunErrorKind, runIdOf, type RunMode, uploadCell, uploadKey } from "./run-plan.ts";
 
 /** Where a cell stands in the current (or last) run. */
 export type CellRunStatus = "idle" | "waiting" | "running" | "done" | "failed" | "stopped";
@@ -38,11 +40,28 @@ export interface CellRunState {
   resumedFrom: number | null;
 }
 
-/** The parts of the worker API a run needs (the page passes the comlink remote). */
-export type RunApi = Pick<GpuWorkerApi, "startRun" | "stopRun" | "listRuns" | "readRunFile" | "removeRun" | "storage">;
+/** The parts of the worker API a run needs (the page passes the comlink remote); the model cache is optional. */
+export type RunApi = Pick<GpuWorkerApi, "startRun" | "stopRun" | "listRuns" | "readRunFile" | "removeRun" | "storage"> &
+  Partial<Pick<GpuWorkerApi, "modelCache" | "clearModelCache">>;
 
 /** Wraps the run events for the worker (comlink.proxy in the page; identity in tests). */
 export type EventsWrapper = (events: RunEvents) => RunEvents;
+
+/** What else the page gives the controller. */
+export interface RunControllerOptions {
+  /** The files uploaded in the dataset cell (dataset-upload.ts `uploadedDataset`), or null. */
+  uploads?: () => UploadedDataset | null;
+  /** Marks buffers of the request to be moved, not copied, to the worker (Comlink.transfer in the page). */
+  transfer?: <T>(value: T, buffers: Transferable[]) => T;
+}
+
+/** Where a finished cell's samples are in samples.jsonl (written by workers/run-host.ts into outputs.json). */
+function sampleLinesOf(x: unknown): { from: number; count: number } | null {
+  if (typeof x !== "object" || x === null || !("sampleLines" in x)) return null;
+  const r = x.sampleLines;
+  if (typeof r !== "object" || r === null || !("from" in r) || !("count" in r)) return null;
+  return typeof r.from === "number" && typeof r.count === "number" ? { from: r.from, count: r.count } : null;
+}
 
 const empty = (): CellRunState => ({ status: "idle", progress: null, error: null, report: null, accuracy: null, metrics: [], samples: [], resumedFrom: null });
 
@@ -59,8 +78,41 @@ export class RunController extends EventTarget {
   log: string[] = [];
   private t0 = 0;
 
-  constructor(private readonly api: RunApi, private readonly getDoc: () => Notebook, private readonly wrap: EventsWrapper, private readonly baseUrl: string) {
+  /** What the model-file cache holds (null: unknown yet, or no OPFS). */
+  modelCache: CacheUsage | null = null;
+
+  constructor(
+    private readonly api: RunApi,
+    private readonly getDoc: () => Notebook,
+    private readonly wrap: EventsWrapper,
+    private readonly baseUrl: string,
+    private readonly o: RunControllerOptions = {},
+  ) {
     super();
+  }
+
+  /** This notebook's run folder (with uploaded files, a folder per set of files). */
+  private runId(doc = this.getDoc()): string {
+    const u = uploadCell(doc) ? this.o.uploads?.() ?? null : null;
+    return runIdOf(doc, u ? uploadKey(u) : null);
+  }
+
+  /**
+   * The uploaded files a plan needs, copied once and marked for transfer (the page's store keeps
+   * its own bytes for browsing), or the error its dataset cell shows; null when it needs none.
+   */
+  private uploadsFor(plan: Notebook): { uploads: UploadedDataset; buffers: ArrayBuffer[] } | { cellId: string; error: string } | null {
+    const cell = uploadCell(plan);
+    if (!cell) return null;
+    const u = this.o.uploads?.() ?? null;
+    if (!u) return { cellId: cell.id, error: `cell "${cell.id}" (dataset): ${NO_UPLOAD_MESSAGE}` };
+    const named = new Set(parseQuestions(u.questions).items.map((i) => i.task.db_id));
+    const missing = [...named].filter((id) => !u.databases.has(id)).sort();
+    if (missing.length) {
+      return { cellId: cell.id, error: `cell "${cell.id}" (dataset): the uploaded questions use database${missing.length > 1 ? "s" : ""} ${missing.join(", ")}, not uploaded: ${NO_UPLOAD_MESSAGE}` };
+    }
+    const databases = new Map([...named].map((id) => [id, u.databases.get(id)!.slice()] as const));
+    return { uploads: { questions: u.questions, databases }, buffers: [...databases.values()].map((b) => b.buffer) };
   }
 
   /** A cell's state (idle when it never ran). */
@@ -93,7 +145,13 @@ export class RunController extends EventTarget {
       this.changed();
       return null;
     }
-    const runId = runIdOf(doc);
+    const up = this.uploadsFor(plan);
+    if (up && "error" in up) {
+      this.fail(up.cellId, up.error, null);
+      this.changed();
+      return null;
+    }
+    const runId = this.runId(doc);
     this.active = { runId, mode, cellId, current: null, plan: plan.cells.map((c) => ({ id: c.id, type: c.type })) };
     this.pending = null;
     this.log = [];
@@ -112,7 +170,9 @@ export class RunController extends EventTarget {
     };
     let outcome: RunOutcome;
     try {
-      outcome = await this.api.startRun({ runId, doc, mode, cellId: cellId ?? undefined, opts, baseUrl: this.baseUrl }, this.wrap(events));
+      let req: RunRequest = { runId, doc, mode, cellId: cellId ?? undefined, opts, baseUrl: this.baseUrl, uploads: up?.uploads };
+      if (up && this.o.transfer) req = this.o.transfer(req, up.buffers);
+      outcome = await this.api.startRun(req, this.wrap(events));
     } catch (e) {
       outcome = { ok: false, error: e instanceof Error ? e.message : String(e), cellId: null, stopped: false };
     }
@@ -126,7 +186,24 @@ export class RunController extends EventTarget {
     }
     for (const [id, s] of this.states) if (s.status === "waiting" || s.status === "running") this.patch(id, { status: "idle", progress: null });
     this.changed();
+    void this.refreshModelCache();
     return outcome;
+  }
+
+  /** Reads what the model-file cache holds (shown in the model cell). */
+  async refreshModelCache(): Promise<CacheUsage | null> {
+    if (!this.api.modelCache) return null;
+    this.modelCache = await this.api.modelCache().catch(() => null);
+    this.changed();
+    return this.modelCache;
+  }
+
+  /** Deletes the cached model files (not while a run may be reading them); returns what was removed. */
+  async clearModelCache(): Promise<CacheUsage | null> {
+    if (this.active || !this.api.clearModelCache) return null;
+    const removed = await this.api.clearModelCache();
+    await this.refreshModelCache();
+    return removed;
   }
 
   /** Asks the worker to stop the run in progress (it stops between steps; checkpoints stay). */
@@ -137,7 +214,7 @@ export class RunController extends EventTarget {
   /** Discards this notebook's run folder (checkpoints, metrics, samples) and the cells' outputs. */
   async startFresh(): Promise<void> {
     if (this.active) return;
-    await this.api.removeRun(runIdOf(this.getDoc()));
+    await this.api.removeRun(this.runId());
     this.states.clear();
     this.pending = null;
     this.banner = null;
@@ -152,7 +229,8 @@ export class RunController extends EventTarget {
   async restore(fromLink: boolean): Promise<{ resumed: Promise<RunOutcome | null> } | null> {
     const storage = await this.api.storage();
     if (storage.kind === "memory") this.banner = storage.note ?? "Runs are kept in memory only.";
-    const runId = runIdOf(this.getDoc());
+    void this.refreshModelCache();
+    const runId = this.runId();
     const info = (await this.api.listRuns()).find((r) => r.runId === runId);
     if (!info) {
       this.changed();
@@ -207,6 +285,14 @@ export class RunController extends EventTarget {
         // Every cell's output from its last finished run in this folder (the worker merges them).
         const cells = Object.values(JSON.parse(outputs) as Record<string, RunSummary["cells"][number]>);
         this.applySummary({ title: "", cells, accuracy: {}, files: [] });
+        // Cells that drew samples outside training (evaluate, select, self-consistency): their lines of samples.jsonl.
+        const lines = samples ? samples.split("\n") : [];
+        for (const c of cells) {
+          const at = sampleLinesOf(c);
+          if (!at) continue;
+          const text = lines.slice(at.from, at.from + at.count).map((l) => l + "\n").join("");
+          this.patch(c.id, { samples: decodeSamples(text).records });
+        }
       } catch {
         // Damaged: the cells show nothing until they run again.
       }

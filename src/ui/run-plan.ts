@@ -6,6 +6,7 @@
 // finished training cells restore from their checkpoints and an interrupted one continues; a
 // changed parameter gives a fresh folder (a checkpoint made with other parameters would be refused).
 import type { Cell, Notebook } from "../core/notebook.ts";
+import type { UploadedDataset } from "../runtime/recipe/env.web.ts";
 
 /** Which cells a run covers: all of them, one cell (with what it needs), or from a cell to the end. */
 export type RunMode = "all" | "cell" | "from";
@@ -48,10 +49,43 @@ function fnv(text: string): string {
   return h.toString(16).padStart(8, "0");
 }
 
-/** The run folder's id for a notebook: a hash of its runnable cells' ids, types and parameters. */
-export function runIdOf(doc: Notebook): string {
+/**
+ * The run folder's id for a notebook: a hash of its runnable cells' ids, types and parameters,
+ * and, when it reads uploaded files, of those files (`uploadKey`): other files, other folder.
+ */
+export function runIdOf(doc: Notebook, uploads: string | null = null): string {
   const key = doc.cells.filter(isRunnable).map((c) => [c.id, c.type, c.params]);
-  return `nb-${fnv(JSON.stringify(key))}`;
+  const id = `nb-${fnv(JSON.stringify(key))}`;
+  return uploads && usesUploads(doc) ? `${id}-u${fnv(uploads)}` : id;
+}
+
+/** What a run says when its dataset cell has source "upload" and the page has no files for it. */
+export const NO_UPLOAD_MESSAGE = "upload a questions file and its databases in the dataset cell first";
+
+/** The first dataset cell with source "upload", if any. */
+export function uploadCell(doc: Notebook): Cell | null {
+  return doc.cells.find((c) => c.type === "dataset" && c.params.source === "upload") ?? null;
+}
+
+/** True when the notebook reads uploaded files. */
+export function usesUploads(doc: Notebook): boolean {
+  return uploadCell(doc) !== null;
+}
+
+/**
+ * A fingerprint of uploaded files: the questions text, and each database's id, size and its
+ * first and last 64 KiB (hashing gigabytes of databases on every run would be slow).
+ */
+export function uploadKey(u: UploadedDataset): string {
+  const parts = [fnv(u.questions), String(u.questions.length)];
+  const edge = 1 << 16;
+  for (const [id, b] of [...u.databases].sort(([a], [b]) => a.localeCompare(b))) {
+    const ends = b.byteLength <= 2 * edge ? [b] : [b.subarray(0, edge), b.subarray(b.byteLength - edge)];
+    let h = 0x811c9dc5;
+    for (const part of ends) for (let i = 0; i < part.length; i++) h = Math.imul(h ^ part[i], 0x01000193) >>> 0;
+    parts.push(`${id}:${b.byteLength}:${h.toString(16)}`);
+  }
+  return parts.join("|");
 }
 
 /** What the worker keeps in a run folder's `run.json`. "running" after a reload means the tab died mid-run. */

@@ -20,9 +20,12 @@ import { loadSchema } from "./schema-load.ts";
 export interface UploadedDataset {
   /** The questions file's text (BIRD, Spider or own JSONL). */
   questions: string;
-  /** Database bytes by db_id. */
+  /** Database bytes by db_id (the environment's own: its readers copy them, never change them). */
   databases: Map<string, Uint8Array>;
 }
+
+/** What a dataset cell with source "upload" says when it has no files (the page checks first: run-plan.ts). */
+const NO_UPLOAD_MESSAGE = "upload a questions file and its databases in the dataset cell first";
 
 /** How the browser environment is built. */
 export interface WebEnvOptions {
@@ -32,7 +35,10 @@ export interface WebEnvOptions {
   /** sql.js's wasm URL (the browser build); omitted under Deno. */
   wasmUrl?: string;
   sqlWorkers?: number;
-  /** Where downloaded model files are kept (OPFS in the page). */
+  /**
+   * Where files of "hub" and "url" model cells are kept between runs (OPFS in the page). The demo
+   * model (same origin, rebuilt with the app) is left to the HTTP cache.
+   */
   modelCache?: ByteCache;
   uploads?: UploadedDataset;
   fetch?: typeof fetch;
@@ -59,9 +65,10 @@ export function webEnv(o: WebEnvOptions): RunEnv {
   };
   const dbLoader = (p: DatasetParams): ((dbId: string) => Promise<Uint8Array>) => {
     if (p.source === "upload") {
+      // No copy here: the SQL pool copies when it posts to a worker, sql.js when it opens a file.
       return (dbId) => {
         const bytes = o.uploads?.databases.get(dbId);
-        return bytes ? Promise.resolve(bytes.slice()) : Promise.reject(new Error(`database ${dbId} was not uploaded`));
+        return bytes ? Promise.resolve(bytes) : Promise.reject(new Error(`database ${dbId} was not uploaded: ${NO_UPLOAD_MESSAGE}`));
       };
     }
     const root = p.source === "demo" ? resolve("demo") : resolve(p.dbRoot ?? "");
@@ -73,10 +80,11 @@ export function webEnv(o: WebEnvOptions): RunEnv {
   const modelOf = (which: ModelParams | string) => {
     const cache = o.modelCache;
     const url = (u: string) => new UrlSource(u, { cache, fetch: doFetch, label: u });
+    const demo = () => new UrlSource(resolve("model"), { fetch: doFetch, label: resolve("model") });
     if (typeof which !== "string") {
       switch (which.source) {
         case "demo":
-          return { source: url(resolve("model")), name: "demo" };
+          return { source: demo(), name: "demo" };
         case "hub":
           if (!which.repo) throw new Error("model cell: repo is required");
           return { source: hubSource(which.repo, { revision: which.revision, cache, fetch: doFetch }), name: which.repo };
@@ -85,7 +93,7 @@ export function webEnv(o: WebEnvOptions): RunEnv {
           return { source: url(resolve(which.url)), name: which.url };
       }
     }
-    if (which === "demo") return { source: url(resolve("model")), name: "demo" };
+    if (which === "demo") return { source: demo(), name: "demo" };
     if (!isHttp(which) && /^[\w.-]+\/[\w.-]+$/.test(which)) return { source: hubSource(which, { cache, fetch: doFetch }), name: which };
     return { source: url(resolve(which)), name: which };
   };
@@ -99,7 +107,7 @@ export function webEnv(o: WebEnvOptions): RunEnv {
         return { splits, describe: "demo" };
       }
       if (p.source === "upload") {
-        if (!o.uploads) throw new Error('dataset source "upload": no files were uploaded');
+        if (!o.uploads) throw new Error(`dataset cell (source "upload"): ${NO_UPLOAD_MESSAGE}`);
         return { splits: { [p.split]: parseQuestions(o.uploads.questions).items.map((i) => i.task) }, describe: "uploaded files" };
       }
       if (!p.questionsUrl) throw new Error("dataset cell: questionsUrl is required");
