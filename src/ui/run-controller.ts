@@ -232,11 +232,17 @@ export class RunController extends EventTarget {
     void this.refreshModelCache();
     const runId = this.runId();
     const info = (await this.api.listRuns()).find((r) => r.runId === runId);
-    if (!info) {
+    // A run started while this looked (a click right after the page loaded) is this page's own:
+    // its folder says "running" but nothing was interrupted, and its cells show its progress.
+    if (!info || this.active) {
       this.changed();
       return null;
     }
     await this.loadFiles(info);
+    if (this.active) {
+      this.changed();
+      return null;
+    }
     if (info.status !== "running") {
       this.changed();
       return null;

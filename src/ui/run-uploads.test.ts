@@ -109,3 +109,33 @@ Deno.test("run controller: after a reload an evaluate cell's samples come back f
   assertEquals(s.status, "done");
   assertEquals(s.samples.map((r) => r.question), ["new a", "new b"]);
 });
+
+Deno.test("run controller: a run started before the page finished looking for stored runs is not taken for an interrupted one", async () => {
+  // Regression: Run clicked right after load; listRuns then saw this run's own "running" folder and
+  // the page showed "The page was reloaded during a run: resuming it" with a Resume button.
+  const runId = runIdOf(parsed.doc);
+  let finish: (() => void) | null = null;
+  let listed: (() => void) | null = null;
+  const listing = new Promise<void>((r) => (listed = r));
+  const api: RunApi = {
+    startRun: () => new Promise((resolve) => (finish = () => resolve({ ok: true, summary: { title: "", accuracy: {}, files: [], cells: [] } }))),
+    stopRun: () => Promise.resolve(true),
+    listRuns: async () => {
+      await listing;
+      return [{ runId, title: "t", status: "running", mode: "cell", cellId: "grpo", startedAt: "a", updatedAt: "b", checkpoints: {} }];
+    },
+    readRunFile: () => Promise.resolve(null),
+    removeRun: () => Promise.resolve(),
+    storage: () => Promise.resolve({ kind: "opfs" as const }),
+  };
+  const c = new RunController(api, () => parsed.doc, (e) => e, "http://app/");
+  const restored = c.restore(false);
+  const run = c.run("cell", "grpo");
+  await Promise.resolve();
+  listed!();
+  assertEquals(await restored, null);
+  assertEquals([c.banner, c.pending], [null, null]);
+  assertEquals(c.state("grpo").status, "waiting", "the run's own state is left alone");
+  finish!();
+  await run;
+});

@@ -16,19 +16,20 @@ import { introspectSchema } from "../../src/core/schema.ts";
 import { CHATML_TEMPLATE } from "../../src/model/tiny.ts";
 import { writeVaryingLengthModel } from "../../src/runtime/recipe/fixtures.deno.ts";
 import { loadSqlJsDeno } from "../../src/runtime/sql-wasm.ts";
+import type { Locator, Page } from "playwright-core";
 import { DIST, launchChromium, screenshot, watchErrors } from "./harness.ts";
 
 const TYPES: Record<string, string> = { ".html": "text/html; charset=utf-8", ".js": "text/javascript", ".css": "text/css", ".json": "application/json", ".wasm": "application/wasm" };
 
-/** Serves dist/ and the model folder `modelDir` at /tiny/, counting requests for /tiny/ by method. */
-function serve(modelDir: string) {
+/** Serves dist/ and `dir`'s tiny/ (the model) and data/ folders, counting requests for /tiny/ by method. */
+function serve(dir: string) {
   const hits: string[] = [];
   const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, async (req) => {
     const path = normalize(decodeURIComponent(new URL(req.url).pathname)).replace(/^(\.\.[/\\])+/, "");
     let file: string;
-    if (path.startsWith("/tiny/")) {
-      hits.push(`${req.method} ${path}`);
-      file = join(modelDir, path.slice("/tiny/".length));
+    if (path.startsWith("/tiny/") || path.startsWith("/data/")) {
+      if (path.startsWith("/tiny/")) hits.push(`${req.method} ${path}`);
+      file = join(dir, path);
       if (!existsSync(file)) return new Response("not found", { status: 404 });
     } else {
       file = join(DIST, path === "/" ? "index.html" : path);
@@ -45,6 +46,50 @@ const QUESTIONS = [
   { db_id: "pets", question: "How many pets are cats?", query: "SELECT count(*) FROM pets WHERE kind = 'cat'" },
   { db_id: "pets", question: "List the names of all pets.", query: "SELECT name FROM pets" },
 ];
+
+/** A temp folder with pets.sqlite and questions.jsonl (to upload), data/ (the same over HTTP) and tiny/ (the model). */
+async function fixtures(): Promise<string> {
+  const dir = await Deno.makeTempDir({ prefix: "rlvr-run-upload-" });
+  const SQL = await loadSqlJsDeno();
+  const db = new SQL.Database();
+  db.run("CREATE TABLE pets (id INTEGER PRIMARY KEY, name TEXT, kind TEXT); INSERT INTO pets VALUES (1, 'Rex', 'dog'), (2, 'Tom', 'cat'), (3, 'Kit', 'cat');");
+  const schema = introspectSchema({ exec: (sql) => db.exec(sql).map((x) => ({ columns: x.columns, values: x.values })) }, "pets");
+  const bytes = db.export();
+  db.close();
+  const questions = QUESTIONS.map((q) => JSON.stringify(q)).join("\n") + "\n";
+  await Deno.writeFile(`${dir}/pets.sqlite`, bytes);
+  await Deno.writeTextFile(`${dir}/questions.jsonl`, questions);
+  await Deno.mkdir(`${dir}/data/pets`, { recursive: true });
+  await Deno.writeFile(`${dir}/data/pets/pets.sqlite`, bytes);
+  await Deno.writeTextFile(`${dir}/data/questions.jsonl`, questions);
+  const chat = new ChatTemplate(CHATML_TEMPLATE);
+  const corpus = QUESTIONS.map((q) => chat.render(buildPrompt({ question: q.question }, schema, { template: "omnisql@1" }).messages));
+  await writeVaryingLengthModel(`${dir}/tiny`, { seed: 7, corpus });
+  return dir;
+}
+
+/** Seeds the page's autosave with `nb` once per tab (a reload keeps what the page saved since). */
+async function openNotebook(page: Page, url: string, nb: unknown): Promise<void> {
+  await page.addInitScript((text) => {
+    if (!sessionStorage.getItem("seeded")) {
+      localStorage.setItem("rlvr-notebook-autosave", text);
+      sessionStorage.setItem("seeded", "1");
+    }
+  }, JSON.stringify(nb));
+  await page.goto(url);
+}
+
+/** Waits until cell `id` is done; a failure or a stop throws with the page's error text. */
+async function done(page: Page, id: string, ms: number): Promise<void> {
+  const t0 = Date.now();
+  for (;;) {
+    const s = await page.locator(`li[data-cell-id="${id}"]`).getByTestId("run-status").getAttribute("data-status");
+    if (s === "done") return;
+    if (s === "failed" || s === "stopped") throw new Error(`cell ${id} ${s}: ${await page.locator("[data-testid=cell-error]").allTextContents()}`);
+    if (Date.now() - t0 > ms) throw new Error(`cell ${id} still ${s} after ${ms} ms`);
+    await page.waitForTimeout(250);
+  }
+}
 
 const NOTEBOOK = {
   version: 1,
@@ -63,41 +108,15 @@ Deno.test({
   sanitizeResources: false,
   sanitizeOps: false,
   async fn() {
-    const dir = await Deno.makeTempDir({ prefix: "rlvr-run-upload-" });
-    const SQL = await loadSqlJsDeno();
-    const db = new SQL.Database();
-    db.run("CREATE TABLE pets (id INTEGER PRIMARY KEY, name TEXT, kind TEXT); INSERT INTO pets VALUES (1, 'Rex', 'dog'), (2, 'Tom', 'cat'), (3, 'Kit', 'cat');");
-    const schema = introspectSchema({ exec: (sql) => db.exec(sql).map((x) => ({ columns: x.columns, values: x.values })) }, "pets");
-    await Deno.writeFile(`${dir}/pets.sqlite`, db.export());
-    db.close();
-    await Deno.writeTextFile(`${dir}/questions.jsonl`, QUESTIONS.map((q) => JSON.stringify(q)).join("\n") + "\n");
-    const chat = new ChatTemplate(CHATML_TEMPLATE);
-    const corpus = QUESTIONS.map((q) => chat.render(buildPrompt({ question: q.question }, schema, { template: "omnisql@1" }).messages));
-    await writeVaryingLengthModel(`${dir}/tiny`, { seed: 7, corpus });
-    const server = serve(`${dir}/tiny`);
+    const dir = await fixtures();
+    const server = serve(dir);
     const browser = await launchChromium();
     try {
       const page = await browser.newPage({ viewport: { width: 1280, height: 1400 } });
       const errors = watchErrors(page);
-      await page.addInitScript((text) => {
-        if (!sessionStorage.getItem("seeded")) {
-          localStorage.setItem("rlvr-notebook-autosave", text);
-          sessionStorage.setItem("seeded", "1");
-        }
-      }, JSON.stringify(NOTEBOOK));
-      await page.goto(server.url);
+      await openNotebook(page, server.url, NOTEBOOK);
       const cell = (id: string) => page.locator(`li[data-cell-id="${id}"]`);
       const status = (id: string) => cell(id).getByTestId("run-status").getAttribute("data-status");
-      const done = async (id: string, ms: number) => {
-        const t0 = Date.now();
-        for (;;) {
-          const s = await status(id);
-          if (s === "done") return;
-          if (s === "failed" || s === "stopped") throw new Error(`cell ${id} ${s}: ${await page.locator("[data-testid=cell-error]").allTextContents()}`);
-          if (Date.now() - t0 > ms) throw new Error(`cell ${id} still ${s} after ${ms} ms`);
-          await page.waitForTimeout(250);
-        }
-      };
 
       // No files yet: the dataset cell says what to do; the model is not fetched.
       await cell("eval").getByTestId("run-cell").click();
@@ -113,7 +132,7 @@ Deno.test({
       await cell("data").getByTestId("upload-dbs").setInputFiles(`${dir}/pets.sqlite`);
       await cell("data").getByTestId("question-count").waitFor();
       await cell("eval").getByTestId("run-cell").click();
-      await done("eval", 100_000);
+      await done(page, "eval", 100_000);
       assertEquals(await cell("data").getByTestId("cell-error").count(), 0, "the earlier error is gone");
       const table = (await cell("eval").getByTestId("accuracy-table").textContent()) ?? "";
       assert(/overall\s*2/.test(table), `2 uploaded questions evaluated: ${table}`);
@@ -138,7 +157,7 @@ Deno.test({
       // Second run: HEAD requests check the cached files; nothing is downloaded again.
       const before = server.hits.length;
       await cell("eval").getByTestId("run-cell").click();
-      await done("eval", 100_000);
+      await done(page, "eval", 100_000);
       const second = server.hits.slice(before);
       assertEquals(second.filter((h) => h.startsWith("GET ")), [], `second run: ${second}`);
       assert(second.includes("HEAD /tiny/model.safetensors"), `second run checks the cached copy: ${second}`);
@@ -156,4 +175,99 @@ Deno.test({
       await Deno.remove(dir, { recursive: true });
     }
   },
+});
+
+/** The same pets data over HTTP (it survives a reload, unlike uploads), an evaluate cell and a 3-step GRPO cell. */
+const GRPO_NOTEBOOK = {
+  version: 1,
+  title: "Pets over HTTP",
+  cells: [
+    { id: "data", type: "dataset", params: { source: "url", name: "pets", format: "spider", split: "train", questionsUrl: "data/questions.jsonl", dbRoot: "data", devFraction: 0, seed: 1 } },
+    { id: "model", type: "model", params: { source: "url", url: "tiny/", revision: "main", dtype: "f32", loraRank: 4, loraAlpha: 8 } },
+    { id: "prompt", type: "prompt", params: { template: "omnisql@1", maxPromptTokens: 800 } },
+    { id: "reward", type: "reward", params: { comparison: "set" } },
+    { id: "eval", type: "evaluate", params: { split: "train", n: 2, k: 1, temperature: 0, maxNewTokens: 4 } },
+    { id: "grpo", type: "grpo", params: { G: 2, steps: 3, batchQuestions: 1, maxNewTokens: 4, evalEvery: 0 } },
+  ],
+};
+
+/** Opens GRPO_NOTEBOOK over a fresh fixture folder and browser; `body` gets the page and a cell locator. */
+async function withGrpoNotebook(body: (page: Page, cell: (id: string) => Locator, errors: string[]) => Promise<void>): Promise<void> {
+  const dir = await fixtures();
+  const server = serve(dir);
+  const browser = await launchChromium();
+  try {
+    const page = await browser.newPage({ viewport: { width: 1280, height: 1400 } });
+    const errors = watchErrors(page);
+    await openNotebook(page, server.url, GRPO_NOTEBOOK);
+    await body(page, (id) => page.locator(`li[data-cell-id="${id}"]`), errors);
+    assertEquals(errors.filter((e) => !/VerifyEachNodeIsAssignedToAnEp/.test(e)), []);
+  } finally {
+    await browser.close();
+    await server.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+type Nb = { runs: { state(id: string): { samples: { question: string; phase: string }[]; metrics: { phase: string; step: number }[] } } };
+
+Deno.test({
+  name: "run in the page: an evaluate cell's samples (reward inspector) come back after a reload",
+  sanitizeResources: false,
+  sanitizeOps: false,
+  fn: () =>
+    withGrpoNotebook(async (page, cell) => {
+      const samplesOf = (id: string) =>
+        page.evaluate((id) => (document.querySelector("rl-notebook") as unknown as Nb).runs.state(id).samples.map((s) => `${s.phase}: ${s.question}`).sort(), id);
+      await cell("eval").getByTestId("run-cell").click();
+      await done(page, "eval", 100_000);
+      const live = await samplesOf("eval");
+      assertEquals(live, ["eval: How many pets are cats?", "eval: List the names of all pets."]);
+      await page.reload();
+      await cell("eval").getByTestId("accuracy-table").waitFor({ timeout: 30_000 });
+      assertEquals(await samplesOf("eval"), live, "the samples after the reload are the run's");
+      await cell("eval").getByTestId("open-inspector").click();
+      await cell("eval").locator("rl-reward-inspector [data-testid=sample]").first().waitFor();
+      await screenshot(page, "run-reload-evaluate-samples");
+    }),
+});
+
+Deno.test({
+  name: "run in the page: Stop a GRPO run (cell says stopped, checkpoint kept), then Run resumes from its checkpoint",
+  sanitizeResources: false,
+  sanitizeOps: false,
+  fn: () =>
+    withGrpoNotebook(async (page, cell) => {
+      // GRPO: Stop after the first step; the cell says stopped, the run folder keeps the checkpoint.
+      await cell("grpo").getByTestId("run-cell").click();
+      const msg = cell("grpo").getByTestId("progress-message");
+      await msg.waitFor({ timeout: 100_000 });
+      const at = Number(/step (\d+)\/3/.exec((await msg.textContent()) ?? "")?.[1]);
+      assert(at >= 1 && at < 3, `stopped mid-run (at step ${at})`);
+      await cell("grpo").getByTestId("stop-cell").click();
+      await page.waitForFunction(() => document.querySelector("rl-notebook")?.shadowRoot?.querySelector('li[data-cell-id="grpo"] rl-cell-run')?.shadowRoot?.querySelector("[data-testid=run-status]")?.getAttribute("data-status") === "stopped", null, { timeout: 60_000 });
+      const err = cell("grpo").getByTestId("cell-error");
+      assertEquals(await err.getAttribute("data-kind"), "cancelled");
+      assert(((await err.textContent()) ?? "").includes("stopped by the user"), (await err.textContent()) ?? "");
+      assertEquals(await cell("grpo").getByTestId("run-cell").isEnabled(), true, "Run works again");
+      assertEquals(await page.getByTestId("run-all").count(), 1, "the toolbar is back to Run all");
+      const runs = await page.evaluate(async () => {
+        const nb = document.querySelector("rl-notebook") as unknown as { runs: { api: { listRuns(): Promise<{ status: string; checkpoints?: Record<string, number> }[]> } } };
+        return await nb.runs.api.listRuns();
+      });
+      const stoppedAt = runs[0]?.checkpoints?.grpo ?? 0;
+      assertEquals(runs[0]?.status, "stopped");
+      assert(stoppedAt >= at && stoppedAt < 3, `checkpoint kept at step ${stoppedAt}`);
+      await screenshot(page, "run-grpo-stopped");
+
+      // Run again: it continues from the checkpoint and finishes the remaining steps.
+      await cell("grpo").getByTestId("run-cell").click();
+      await done(page, "grpo", 100_000);
+      const report = (await cell("grpo").getByTestId("grpo-report").textContent()) ?? "";
+      assert(report.includes(`3 steps (resumed from step ${stoppedAt})`), `report: ${report}`);
+      const steps = await page.evaluate(() => (document.querySelector("rl-notebook") as unknown as Nb).runs.state("grpo").metrics.filter((r) => r.phase === "grpo").map((r) => r.step));
+      assertEquals(steps, Array.from({ length: 3 - stoppedAt }, (_, i) => stoppedAt + 1 + i), "only the remaining steps ran");
+      assertEquals(await cell("model").getByTestId("run-status").getAttribute("data-status"), "done", "the setup cells ran again");
+      await screenshot(page, "run-grpo-resumed-after-stop");
+    }),
 });
