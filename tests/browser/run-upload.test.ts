@@ -145,6 +145,10 @@ Deno.test({
       });
       assertEquals(shown.sort(), [["How many pets are cats?", 1], ["List the names of all pets.", 3]], "samples of the uploaded questions, gold rows from the uploaded database");
       await screenshot(page, "run-upload-evaluate");
+      // The run got copies: the page's own bytes still open in the dataset cell's browser.
+      await cell("data").getByTestId("db-select").selectOption("pets");
+      await cell("data").getByTestId("db-tables").waitFor({ timeout: 30_000 });
+      assert(((await cell("data").getByTestId("db-tables").textContent()) ?? "").includes("(3 rows)"), "uploaded database still browsable after the run");
 
       const gets = () => server.hits.filter((h) => h.startsWith("GET ")).length;
       const firstGets = gets();
