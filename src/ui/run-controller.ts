@@ -231,7 +231,9 @@ export class RunController extends EventTarget {
     if (storage.kind === "memory") this.banner = storage.note ?? "Runs are kept in memory only.";
     void this.refreshModelCache();
     const runId = this.runId();
-    const info = (await this.api.listRuns()).find((r) => r.runId === runId);
+    const runs = await this.api.listRuns();
+    const info = runs.find((r) => r.runId === runId);
+    if (!info && !this.active && uploadCell(this.getDoc()) && !this.o.uploads?.()) return this.restoreUploadRun(runs);
     // A run started while this looked (a click right after the page loaded) is this page's own:
     // its folder says "running" but nothing was interrupted, and its cells show its progress.
     if (!info || this.active) {
@@ -257,6 +259,26 @@ export class RunController extends EventTarget {
     this.banner = `The page was reloaded during a run: resuming it${step ? ` from step ${step}` : ""} (same seed, same next batch).`;
     this.changed();
     return { resumed: this.resume() };
+  }
+
+  /**
+   * A notebook on uploaded files after a reload: the files went with the tab, so its newest run
+   * folder (any set of files) only shows its outputs; uploading the same files and running again
+   * uses that folder (finished training restores, interrupted training continues).
+   */
+  private async restoreUploadRun(runs: RunInfo[]): Promise<null> {
+    const prefix = `${runIdOf(this.getDoc())}-u`;
+    const last = runs.find((r) => r.runId.startsWith(prefix));
+    if (last) {
+      await this.loadFiles(last);
+      if (this.active) return null;
+      const step = this.resumeStep(last);
+      this.banner = last.status === "running"
+        ? `This notebook's run on uploaded files was interrupted${step ? ` (step ${step} checkpointed)` : ""}. Upload the same files in the dataset cell and run the cell again to continue it.`
+        : "These outputs come from a run on uploaded files; upload the same files in the dataset cell to build on them (other files start a fresh run).";
+    }
+    this.changed();
+    return null;
   }
 
   /** Another document was opened: forgets the cells' outputs and restores that notebook's runs (never auto-running a link's). */

@@ -139,3 +139,26 @@ Deno.test("run controller: a run started before the page finished looking for st
   finish!();
   await run;
 });
+
+Deno.test("run controller: after a reload a notebook on uploaded files shows its last run's outputs and asks for the files to continue", async () => {
+  const u: UploadedDataset = { questions, databases: new Map([["pets", new Uint8Array(200).fill(3)]]) };
+  const runId = runIdOf(doc, uploadKey(u));
+  const outputs = {
+    baseline: { id: "baseline", type: "evaluate", ms: 5, accuracy: 0.5, report: { kind: "evaluate", cellId: "baseline", split: "test", label: "baseline", overall: { questions: 2, greedy: 0.5 }, byDifficulty: {}, samplesPerQuestion: 0, predictionsPath: "p" } },
+  };
+  const info: RunInfo = { runId, title: "t", status: "running", mode: "cell", cellId: "grpo", startedAt: "a", updatedAt: "b", checkpoints: { grpo: 2 } };
+  const other: RunInfo = { ...info, runId: "nb-12345678" };
+  const { api, started } = fakeApi({ "outputs.json": JSON.stringify(outputs) }, [info, other]);
+  // The reloaded page: no uploads yet.
+  let current: UploadedDataset | null = null;
+  const c = new RunController(api, () => doc, (e) => e, "http://app/", { uploads: () => current });
+  assertEquals(await c.restore(false), null, "nothing resumes without the files");
+  assertEquals(started.length, 0);
+  assertEquals([c.state("baseline").status, c.state("baseline").accuracy], ["done", 0.5]);
+  assert(c.banner?.includes("Upload the same files"), c.banner ?? "");
+  assertEquals(c.pending, null);
+  // The same files again: the run uses that folder.
+  current = u;
+  await c.run("cell", "grpo");
+  assertEquals(started[0].runId, runId);
+});
