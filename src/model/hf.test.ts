@@ -138,3 +138,19 @@ Deno.test("hf: a File System Access directory handle (nested paths, NotFoundErro
   assertEquals(await src.exists("nodir/x.json"), false);
   await assertRejects(() => src.read("absent.bin"), /absent\.bin not found in picked folder tiny-llama/);
 });
+
+Deno.test("UrlSource: a server's index.html fallback for a missing file counts as missing (Vite dev server, static hosts)", async () => {
+  const { MissingFileError } = await import("./source.ts");
+  const html = "<!doctype html><html></html>";
+  const fetchFn = (input: RequestInfo | URL) => {
+    const url = String(input);
+    if (url.endsWith("/config.json")) return Promise.resolve(new Response("{}", { headers: { "content-type": "application/json" } }));
+    return Promise.resolve(new Response(html, { headers: { "content-type": "text/html; charset=utf-8" } }));
+  };
+  const src = new UrlSource("http://x/model", { fetch: fetchFn as typeof fetch });
+  assertEquals(await src.exists("model.safetensors.index.json"), false);
+  assertEquals(await src.exists("config.json"), true);
+  const e = await assertRejects(() => src.read("model.safetensors"), /answered with a web page/);
+  assert(e instanceof MissingFileError, "a MissingFileError");
+  assertEquals(new TextDecoder().decode(await src.read("config.json")), "{}");
+});

@@ -152,6 +152,14 @@ const enc = new TextEncoder();
 const dec = new TextDecoder();
 
 /** Reads `${base}/${path}` over HTTP, streaming with progress, through the cache when given. */
+/**
+ * Whether `res` is a single-page app's fallback rather than `path`: Vite's dev server and many static
+ * hosts answer a missing file with index.html (200, text/html). Model files are never HTML.
+ */
+function spaFallback(path: string, res: Response): boolean {
+  return res.ok && !/\.html?$/i.test(path) && (res.headers.get("content-type") ?? "").toLowerCase().startsWith("text/html");
+}
+
 export class UrlSource implements ModelSource {
   private readonly base: string;
   private readonly fetchFn: typeof fetch;
@@ -177,9 +185,9 @@ export class UrlSource implements ModelSource {
       }
     }
     const res = await this.fetchFn(url, { headers: this.o.headers });
-    if (res.status === 404) {
+    if (res.status === 404 || spaFallback(path, res)) {
       await res.body?.cancel();
-      throw new MissingFileError(path, this.describe(), `HTTP 404 for ${url}`);
+      throw new MissingFileError(path, this.describe(), res.status === 404 ? `HTTP 404 for ${url}` : `${url} answered with a web page (the server's fallback for a missing file)`);
     }
     if (!res.ok) {
       await res.body?.cancel();
@@ -232,7 +240,7 @@ export class UrlSource implements ModelSource {
     if (cache && (cache.has ? await cache.has(url) : (await cache.get(url)) !== null)) return true;
     const res = await this.fetchFn(url, { method: "HEAD", headers: this.o.headers });
     await res.body?.cancel();
-    if (res.status === 404) return false;
+    if (res.status === 404 || spaFallback(path, res)) return false;
     if (res.ok) return true;
     throw new Error(`checking ${url}: HTTP ${res.status} ${res.statusText}${accessHint(res.status)}`);
   }
