@@ -1,6 +1,7 @@
 // Run errors in the page: a notebook opened from a shared link runs nothing by itself, and a run
 // of the demo model cell in a build without the demo model fails in that cell with the reason and
-// what to do (this build has no public/model/ yet; the server answers missing files with the page).
+// what to do (the build ships public/model/; the test answers every model/ request with 404, as a
+// build without it would).
 import { assert, assertEquals } from "../assert.ts";
 import demo from "../../notebooks/demo.json" with { type: "json" };
 import { parseNotebook } from "../../src/core/notebook.ts";
@@ -31,6 +32,7 @@ Deno.test({
       assert(statuses.every((s) => s === "idle"), `nothing runs from a link: ${statuses}`);
       assertEquals(modelRequests, []);
 
+      await page.context().route("**/model/**", (route) => route.fulfill({ status: 404, body: "not found" }));
       const model = page.locator('li[data-cell-id="model"]');
       await model.getByTestId("run-cell").click();
       const err = model.getByTestId("cell-error");
