@@ -99,40 +99,136 @@ export function storageBuffer(device: GPUDevice, label: string, data: ArrayBuffe
   return buf;
 }
 
-const transients = new WeakMap<GPUDevice, GPUBuffer[]>();
+/**
+ * Per-device bookkeeping of short-lived buffers. Uniform buffers (one per dispatch: thousands per
+ * training step) come from a free list and go back to it at releaseTransients instead of being
+ * destroyed: creating and destroying them every step left tens of thousands of buffer objects
+ * alive in the WebGPU implementation until the garbage collector reclaimed their wrappers (Deno
+ * frees a buffer's object only then, destroy() or not), and dispatches, creations and submits
+ * slowed down with them (bench/live-objects.bench.ts, docs/trainer.md). A free buffer that already
+ * holds the wanted words is taken first and not written again: steps of one shape repeat their
+ * parameters, so they then upload none.
+ */
+interface Transients {
+  /** Uniform buffers handed out since the last releaseTransients. */
+  inUse: GPUBuffer[];
+  /** Released uniform buffers by byte size, and the same buffers by content, ready for reuse. */
+  freeBySize: Map<number, Set<GPUBuffer>>;
+  freeByWords: Map<string, Set<GPUBuffer>>;
+  freeCount: number;
+  /** What each pooled uniform buffer holds. */
+  words: WeakMap<GPUBuffer, string>;
+  /** Buffers to destroy at the next releaseTransients. */
+  retired: GPUBuffer[];
+  /** Uniform buffers created, reused with a new write, and reused as they were (for benchmarks and tests). */
+  created: number;
+  rewritten: number;
+  unchanged: number;
+}
+
+/** Most released uniform buffers kept for reuse per device (the rest are destroyed). */
+const MAX_FREE_UNIFORMS = 1 << 15;
+
+const transients = new WeakMap<GPUDevice, Transients>();
+
+function transientsOf(device: GPUDevice): Transients {
+  let t = transients.get(device);
+  if (!t) {
+    t = { inUse: [], freeBySize: new Map(), freeByWords: new Map(), freeCount: 0, words: new WeakMap(), retired: [], created: 0, rewritten: 0, unchanged: 0 };
+    transients.set(device, t);
+  }
+  return t;
+}
+
+function takeFirst<T>(set: Set<T> | undefined): T | undefined {
+  if (!set) return undefined;
+  for (const v of set) {
+    set.delete(v);
+    return v;
+  }
+  return undefined;
+}
 
 /**
- * A uniform buffer from 32-bit words (u32 or f32 packed by the caller). It is one dispatch's
- * parameters: it is kept on the device's transient list and destroyed by releaseTransients.
+ * A uniform buffer holding 32-bit words (u32 or f32 packed by the caller): one dispatch's
+ * parameters. It stays valid until the next releaseTransients, which recycles it: release only once
+ * every encoder that used it has been submitted (a step's end), and never while another task on the
+ * same device is still recording, since a recycled buffer may be rewritten by the next request.
  */
 export function uniformBuffer(device: GPUDevice, label: string, words: ArrayBufferView): GPUBuffer {
-  const buf = device.createBuffer({ label, size: align16(words.byteLength), usage: UNIFORM | COPY_DST });
-  writeBuffer(device, buf, words);
-  let list = transients.get(device);
-  if (!list) transients.set(device, (list = []));
-  list.push(buf);
+  const t = transientsOf(device);
+  const size = align16(words.byteLength);
+  const padded = new Uint32Array(size / 4);
+  new Uint8Array(padded.buffer).set(new Uint8Array(words.buffer, words.byteOffset, words.byteLength));
+  const key = padded.join(",");
+  let buf = takeFirst(t.freeByWords.get(key));
+  if (buf) {
+    t.freeBySize.get(size)!.delete(buf);
+    t.freeCount--;
+    t.unchanged++;
+  } else {
+    buf = takeFirst(t.freeBySize.get(size));
+    if (buf) {
+      t.freeByWords.get(t.words.get(buf)!)!.delete(buf);
+      t.freeCount--;
+      t.rewritten++;
+    } else {
+      buf = device.createBuffer({ label, size, usage: UNIFORM | COPY_DST });
+      t.created++;
+    }
+    device.queue.writeBuffer(buf, 0, padded);
+    t.words.set(buf, key);
+  }
+  t.inUse.push(buf);
   return buf;
 }
 
 /** Hands `buf` to the transient list: destroyed at the next releaseTransients, after the work recorded with it was submitted. */
 export function retireBuffer(device: GPUDevice, buf: GPUBuffer): void {
-  let list = transients.get(device);
-  if (!list) transients.set(device, (list = []));
-  list.push(buf);
+  transientsOf(device).retired.push(buf);
+}
+
+/** A zeroed storage buffer of `bytes` bytes for one step's scratch: destroyed at the next releaseTransients. */
+export function transientStorage(device: GPUDevice, label: string, bytes: number): GPUBuffer {
+  const buf = storageBuffer(device, label, bytes);
+  retireBuffer(device, buf);
+  return buf;
 }
 
 /**
- * Destroys the per-dispatch uniform buffers made so far. Call it once the work that used them has
- * been submitted (a step's end): thousands of them per training step otherwise wait for garbage
- * collection, and the driver's bookkeeping of live buffers slowed long runs down about 2.5x (H200).
- * Work already submitted still completes: destroy() waits for it.
+ * Ends a step's transient buffers: the uniform buffers handed out since the last call go back to
+ * the free list (reused by later dispatches: a write to one is queued after the work already
+ * submitted, so that work still reads the old values), retired buffers are destroyed. Call it once
+ * the work that used them has been submitted. Returns how many buffers were released.
  */
 export function releaseTransients(device: GPUDevice): number {
-  const list = transients.get(device);
-  if (!list) return 0;
-  for (const b of list) b.destroy();
-  transients.delete(device);
-  return list.length;
+  const t = transients.get(device);
+  if (!t) return 0;
+  const n = t.inUse.length + t.retired.length;
+  for (const b of t.retired) b.destroy();
+  t.retired = [];
+  for (const b of t.inUse) {
+    if (t.freeCount >= MAX_FREE_UNIFORMS) {
+      b.destroy();
+      continue;
+    }
+    const key = t.words.get(b)!;
+    let bySize = t.freeBySize.get(b.size);
+    if (!bySize) t.freeBySize.set(b.size, (bySize = new Set()));
+    let byWords = t.freeByWords.get(key);
+    if (!byWords) t.freeByWords.set(key, (byWords = new Set()));
+    bySize.add(b);
+    byWords.add(b);
+    t.freeCount++;
+  }
+  t.inUse = [];
+  return n;
+}
+
+/** Counts of the uniform buffers made and reused (rewritten or as they were) on `device` so far, and how many are in use, free and retired. */
+export function transientStats(device: GPUDevice): { created: number; rewritten: number; unchanged: number; inUse: number; free: number; retired: number } {
+  const t = transientsOf(device);
+  return { created: t.created, rewritten: t.rewritten, unchanged: t.unchanged, inUse: t.inUse.length, free: t.freeCount, retired: t.retired.length };
 }
 
 /** Writes `data` at `offset`, padding to a multiple of four bytes as WebGPU requires. */
@@ -170,11 +266,13 @@ export function poison(device: GPUDevice, buf: GPUBuffer): void {
   writeBuffer(device, buf, new Float32Array(buf.size / 4).fill(NaN));
 }
 
-const pipelineCache = new WeakMap<GPUDevice, Map<string, GPUComputePipeline>>();
+const pipelineCache = new WeakMap<GPUDevice, Map<string, Map<string, GPUComputePipeline>>>();
 
 /**
  * A compute pipeline for `code` with `constants` as override values, compiled inside an error
- * scope so a WGSL error throws with the kernel's name. Cached per device, source and constants.
+ * scope so a WGSL error throws with the kernel's name. Cached per device, source and constants
+ * (keyed first by the source string itself, whose hash the engine keeps, so a lookup does not
+ * rehash kilobytes of WGSL on every dispatch).
  */
 export async function computePipeline(
   device: GPUDevice,
@@ -183,10 +281,12 @@ export async function computePipeline(
   constants: Record<string, number> = {},
   entryPoint = "main",
 ): Promise<GPUComputePipeline> {
-  const key = `${name}\u0000${entryPoint}\u0000${JSON.stringify(constants)}\u0000${code}`;
   let cache = pipelineCache.get(device);
   if (!cache) pipelineCache.set(device, (cache = new Map()));
-  const hit = cache.get(key);
+  let byCode = cache.get(code);
+  if (!byCode) cache.set(code, (byCode = new Map()));
+  const key = `${name}\u0000${entryPoint}\u0000${JSON.stringify(constants)}`;
+  const hit = byCode.get(key);
   if (hit) return hit;
   device.pushErrorScope("validation");
   const module = device.createShaderModule({ label: name, code });
@@ -201,8 +301,20 @@ export async function computePipeline(
   });
   const err = await device.popErrorScope();
   if (err) throw new Error(`kernel ${name}: ${err.message}`);
-  cache.set(key, pipeline);
+  byCode.set(key, pipeline);
   return pipeline;
+}
+
+const layouts = new WeakMap<GPUComputePipeline, GPUBindGroupLayout>();
+
+/**
+ * The pipeline's group-0 layout, asked of the pipeline once: getBindGroupLayout makes a new layout
+ * object at every call (its specification's "create" semantics), one more object per dispatch.
+ */
+export function bindGroupLayout(pipeline: GPUComputePipeline): GPUBindGroupLayout {
+  let l = layouts.get(pipeline);
+  if (!l) layouts.set(pipeline, (l = pipeline.getBindGroupLayout(0)));
+  return l;
 }
 
 /** Records one dispatch of `pipeline` with `buffers` bound to group 0 in binding order. */
@@ -215,7 +327,7 @@ export function dispatch(
 ): void {
   const bindGroup = device.createBindGroup({
     label: `${pipeline.label}-bind`,
-    layout: pipeline.getBindGroupLayout(0),
+    layout: bindGroupLayout(pipeline),
     entries: buffers.map((buffer, binding) => ({ binding, resource: { buffer } })),
   });
   const pass = enc.beginComputePass({ label: pipeline.label });

@@ -1,6 +1,6 @@
 // Wrapper of gradnorm_partial.wgsl + gradnorm_final.wgsl: the global gradient norm over a list of
 // buffers, reduced on the GPU into a stats buffer that adamw.wgsl reads (clip factor, skip flag).
-import { computePipeline, dispatch, readBuffer, storageBuffer, uniformBuffer, writeBuffer } from "../device.ts";
+import { computePipeline, dispatch, readBuffer, storageBuffer, transientStorage, uniformBuffer, writeBuffer } from "../device.ts";
 import type { GradStats } from "./gradnorm.ref.ts";
 import finalSource from "./gradnorm_final.wgsl" with { type: "text" };
 import partialSource from "./gradnorm_partial.wgsl" with { type: "text" };
@@ -41,7 +41,7 @@ export function gradNormPartialsBytes(counts: readonly number[]): number {
 /**
  * Records the two-pass global norm of `grads` into `stats`, with clip = min(1, maxNorm /
  * (norm + 1e-6)) (no clipping when maxNorm <= 0) and the NaN/Inf flag. `partials` (at least
- * gradNormPartialsBytes) avoids a per-call allocation.
+ * gradNormPartialsBytes) avoids a per-call allocation; without it the scratch is a transient buffer (releaseTransients).
  */
 export async function encodeGradNorm(
   device: GPUDevice,
@@ -59,7 +59,9 @@ export async function encodeGradNorm(
   if (partials && partials.size < need) {
     throw new Error(`gradnorm: partials ${partials.label} has ${partials.size} bytes, needs ${need}`);
   }
-  const scratch = partials ?? storageBuffer(device, "gradnorm-partials", need);
+  // Without `partials`, a scratch destroyed at the next releaseTransients (it was left to the
+  // garbage collector before: one buffer per step).
+  const scratch = partials ?? transientStorage(device, "gradnorm-partials", need);
   let offset = 0;
   grads.forEach((g, k) => {
     const params = uniformBuffer(device, "gradnorm_partial-params", packParams("uu", [g.count, offset]));

@@ -2,7 +2,7 @@
 // windows of the (V, H) table, and the bias add. The layer kernels (RMSNorm, RoPE, SwiGLU,
 // attention, matmul, the fused lm head) live in src/gpu/kernels and are called by forward.ts and
 // backward.ts directly.
-import { computePipeline, dispatch, uniformBuffer } from "../device.ts";
+import { bindGroupLayout, computePipeline, dispatch, uniformBuffer } from "../device.ts";
 import biasSource from "./kernels/bias_add.wgsl" with { type: "text" };
 import embeddingSource from "./kernels/embedding.wgsl" with { type: "text" };
 import embeddingBackwardSource from "./kernels/embedding_backward.wgsl" with { type: "text" };
@@ -27,7 +27,7 @@ function u32s(...v: number[]): Uint32Array {
 function dispatchBindings(device: GPUDevice, enc: GPUCommandEncoder, pipeline: GPUComputePipeline, resources: GPUBufferBinding[], groups: [number, number]): void {
   const bindGroup = device.createBindGroup({
     label: `${pipeline.label}-bind`,
-    layout: pipeline.getBindGroupLayout(0),
+    layout: bindGroupLayout(pipeline),
     entries: resources.map((resource, binding) => ({ binding, resource })),
   });
   const pass = enc.beginComputePass({ label: pipeline.label });
