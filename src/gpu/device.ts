@@ -140,13 +140,22 @@ function transientsOf(device: GPUDevice): Transients {
   return t;
 }
 
-function takeFirst<T>(set: Set<T> | undefined): T | undefined {
+function takeFirst<K, T>(map: Map<K, Set<T>>, key: K): T | undefined {
+  const set = map.get(key);
   if (!set) return undefined;
   for (const v of set) {
-    set.delete(v);
+    drop(map, key, v);
     return v;
   }
   return undefined;
+}
+
+/** Removes `v` from the set at `key`, and the key once its set is empty (contents vary from step to step: AdamW's learning rate). */
+function drop<K, T>(map: Map<K, Set<T>>, key: K, v: T): void {
+  const set = map.get(key);
+  if (!set) return;
+  set.delete(v);
+  if (set.size === 0) map.delete(key);
 }
 
 /**
@@ -154,6 +163,7 @@ function takeFirst<T>(set: Set<T> | undefined): T | undefined {
  * parameters. It stays valid until the next releaseTransients, which recycles it: release only once
  * every encoder that used it has been submitted (a step's end), and never while another task on the
  * same device is still recording, since a recycled buffer may be rewritten by the next request.
+ * A recycled buffer keeps the label it was made with.
  */
 export function uniformBuffer(device: GPUDevice, label: string, words: ArrayBufferView): GPUBuffer {
   const t = transientsOf(device);
@@ -161,15 +171,15 @@ export function uniformBuffer(device: GPUDevice, label: string, words: ArrayBuff
   const padded = new Uint32Array(size / 4);
   new Uint8Array(padded.buffer).set(new Uint8Array(words.buffer, words.byteOffset, words.byteLength));
   const key = padded.join(",");
-  let buf = takeFirst(t.freeByWords.get(key));
+  let buf = takeFirst(t.freeByWords, key);
   if (buf) {
-    t.freeBySize.get(size)!.delete(buf);
+    drop(t.freeBySize, size, buf);
     t.freeCount--;
     t.unchanged++;
   } else {
-    buf = takeFirst(t.freeBySize.get(size));
+    buf = takeFirst(t.freeBySize, size);
     if (buf) {
-      t.freeByWords.get(t.words.get(buf)!)!.delete(buf);
+      drop(t.freeByWords, t.words.get(buf)!, buf);
       t.freeCount--;
       t.rewritten++;
     } else {
