@@ -13,6 +13,9 @@ import { getTensor, type Weights } from "../tensor.ts";
 import { DT, type DType, type ExternalFile, GraphBuilder } from "./proto.ts";
 import { ropeInvFreq } from "./rope.ts";
 
+/** Attention's key axis is padded to a multiple of this (masked) so ORT's vec4 MatMul kernel runs. */
+export const ATTN_ALIGN = 4;
+
 /** Weight storage of the built graph. */
 export const WEIGHT_DTYPES = ["f32", "f16", "q4"] as const;
 export type WeightDtype = (typeof WEIGHT_DTYPES)[number];
@@ -67,6 +70,10 @@ class DecoderBuilder {
   private loraTargets: Set<LoraTarget>;
   /** (B, K, T, D) key and value of each layer, declared as outputs after the logits. */
   private present: [string, string][] = [];
+  /** (B, K, T4 - T, D) zeros that extend keys and values to T4 columns; set by maskBias. */
+  private keyZeros = "";
+  /** (1) int64: T4, set by maskBias. */
+  private keyLen = "";
 
   constructor(private cfg: ModelConfig, private w: Weights, private opts: DecoderOptions) {
     this.T = opts.dtype === "f16" ? DT.float16 : DT.float;
@@ -136,8 +143,11 @@ class DecoderBuilder {
     // log p(target_ids) at the kept positions, so log-probabilities never ship (B, S, V) logits.
     const targets = g.input("target_ids", DT.int64, ["batch", "kept"]);
     inputNames.push(targets);
-    const lsm = g.op("LogSoftmax", [logits], { axis: -1 });
-    const picked = g.op("GatherElements", [lsm, g.op("Unsqueeze", [targets, g.i64([2])])], { axis: 2 });
+    // log p = (x_t - max) - log sum exp(x - max), from ops the WebGPU EP runs: its build has no
+    // LogSoftmax, which ORT then ran on the CPU after copying the (B, kept, V) logits to the host.
+    const z = g.op("Sub", [logits, g.op("ReduceMax", [logits], { axes: [-1], keepdims: 1 })]);
+    const lse = g.op("Log", [g.op("ReduceSum", [g.op("Exp", [z]), g.i64([-1])], { keepdims: 1 })]); // (B, kept, 1)
+    const picked = g.op("Sub", [g.op("GatherElements", [z, g.op("Unsqueeze", [targets, g.i64([2])])], { axis: 2 }), lse]);
     outputNames.push(g.output(g.op("Squeeze", [picked, g.i64([2])]), "target_logprobs", DT.float, ["batch", "kept"]));
     for (const [i, [k, v]] of this.present.entries()) {
       outputNames.push(g.output(k, `present.${i}.key`, this.T, ["batch", K, "total", D]), g.output(v, `present.${i}.value`, this.T, ["batch", K, "total", D]));
@@ -146,18 +156,34 @@ class DecoderBuilder {
     return { bytes: model, external, options: opts, inputNames, outputNames, nodeCount: g.nodeCount, kvType: this.T === DT.float ? "float32" : "float16" };
   }
 
-  /** (B, 1, 1, S, T) float additive bias: 0 where key t is visible to query s, -1e9 elsewhere. */
+  /**
+   * (B, 1, 1, S, T4) float additive bias: 0 where key t is visible to query s, -1e9 elsewhere,
+   * over T4 = T rounded up to a multiple of ATTN_ALIGN columns (the extra columns are never
+   * visible). Also sets `keyZeros` (what extends a (B, K, T, D) tensor to T4) and `keyLen`.
+   */
   private maskBias(ids: string, mask: string): string {
     const g = this.g;
     const S = g.op("Squeeze", [g.op("Shape", [ids], { start: 1, end: 2 }), g.i64([0])]);
     const T = g.op("Squeeze", [g.op("Shape", [mask], { start: 1, end: 2 }), g.i64([0])]);
     const P = g.op("Sub", [T, S]);
+    const a = ATTN_ALIGN;
+    const T4 = g.op("Mul", [g.op("Div", [g.op("Add", [T, g.i64([a - 1], true)]), g.i64([a], true)]), g.i64([a], true)]);
+    const extra = g.op("Unsqueeze", [g.op("Sub", [T4, T]), g.i64([0])]); // (1)
+    // Zeros to append to keys and values. Concat, not Pad: ORT's Pad shader failed to compile on
+    // lavapipe in f16 graphs.
+    const zerosShape = g.op("Concat", [g.op("Shape", [ids], { start: 0, end: 1 }), g.i64([this.cfg.numKvHeads]), extra, g.i64([this.cfg.headDim])], { axis: 0 });
+    this.keyZeros = g.op("Expand", [g.scalar(0, this.T === DT.float ? DT.float : DT.float16), zerosShape]); // (B, K, T4 - T, D)
+    this.keyLen = g.op("Unsqueeze", [T4, g.i64([0])]);
     const rows = g.op("Range", [P, T, g.i64([1], true)]); // absolute positions of the queries
     const cols = g.op("Range", [g.i64([0], true), T, g.i64([1], true)]);
     const causal = g.op("LessOrEqual", [g.op("Unsqueeze", [cols, g.i64([0])]), g.op("Unsqueeze", [rows, g.i64([1])])]); // (S, T)
     const pad = g.op("Unsqueeze", [g.op("Cast", [mask], { to: DT.bool }), g.i64([1, 2, 3])]); // (B, 1, 1, 1, T)
     const allowed = g.op("And", [causal, pad]);
-    return g.op("Where", [allowed, g.scalar(0), g.scalar(-1e9)]);
+    const bias = g.op("Where", [allowed, g.scalar(0), g.scalar(-1e9)]); // (B, 1, 1, S, T)
+    // The T4 - T extra columns are hidden. (Not Pad on the mask: ORT's Pad failed to compile on
+    // lavapipe in f16 graphs.)
+    const hiddenShape = g.op("Concat", [g.op("Shape", [bias], { start: 0, end: 4 }), extra], { axis: 0 });
+    return g.op("Concat", [bias, g.op("Expand", [g.scalar(-1e9), hiddenShape])], { axis: 4 }); // (B, 1, 1, S, T4)
   }
 
   /** cos and sin of (B, 1, S, D/2) for the given positions, from caches stored as initializers. */
@@ -213,16 +239,22 @@ class DecoderBuilder {
       v = g.op("Concat", [past[1], v], { axis: 2 });
       this.present.push([k, v]);
     }
-    // Grouped queries without repeating K/V: (B, K, G, S, D) @ (B, K, 1, D, T).
+    // Grouped queries without repeating K/V, the G query heads of a kv head as rows of one
+    // product: (B, K, G*S, D) @ (B, K, D, T4). Keys and values are zero-padded to T4 (a multiple of
+    // ATTN_ALIGN, masked by the bias): onnxruntime-web's WebGPU MatMul takes its vec4 kernel only
+    // when the inner and output widths are multiples of 4, and its scalar kernel made these two
+    // products 4.6x slower on every step where T was not (docs/policy.md, "Decoding step").
     const qs = g.op("Mul", [q, g.scalar(1 / Math.sqrt(D), this.T === DT.float ? DT.float : DT.float16)]);
-    const q5 = g.op("Reshape", [qs, g.i64([0, K, G, -1, D])]);
-    const kT = g.op("Transpose", [g.op("Unsqueeze", [k, g.i64([2])])], { perm: [0, 1, 2, 4, 3] });
-    let scores = g.op("MatMul", [q5, kT]); // (B, K, G, S, T)
+    const q4 = g.op("Reshape", [qs, g.i64([0, K, -1, D])]); // (B, K, G*S, D): head h = k*G + g
+    const kT = g.op("Transpose", [g.op("Concat", [k, this.keyZeros], { axis: 2 })], { perm: [0, 1, 3, 2] }); // (B, K, D, T4)
+    const shape5 = g.op("Concat", [g.i64([0, K, G, -1]), this.keyLen], { axis: 0 });
+    let scores = g.op("Reshape", [g.op("MatMul", [q4, kT]), shape5]); // (B, K, G, S, T4)
     if (this.T !== DT.float) scores = g.op("Cast", [scores], { to: DT.float });
     let probs = g.op("Softmax", [g.op("Add", [scores, bias])], { axis: -1 });
     if (this.T !== DT.float) probs = g.op("Cast", [probs], { to: this.T });
-    const o5 = g.op("MatMul", [probs, g.op("Unsqueeze", [v, g.i64([2])])]); // (B, K, G, S, D)
-    const o4 = g.op("Transpose", [g.op("Reshape", [o5, g.i64([0, H, -1, D])])], { perm: [0, 2, 1, 3] }); // (B, S, H, D)
+    const p4 = g.op("Reshape", [probs, g.op("Concat", [g.i64([0, K, -1]), this.keyLen], { axis: 0 })]); // (B, K, G*S, T4)
+    const o4k = g.op("MatMul", [p4, g.op("Concat", [v, this.keyZeros], { axis: 2 })]); // (B, K, G*S, D)
+    const o4 = g.op("Transpose", [g.op("Reshape", [o4k, g.i64([0, H, -1, D])])], { perm: [0, 2, 1, 3] }); // (B, S, H, D)
     return this.linear(g.op("Reshape", [o4, g.i64([0, 0, H * D])]), i, "o_proj");
   }
 
