@@ -218,5 +218,6 @@ export async function sampleLogprobs(tr: GrpoTrainer, seqs: number[][]): Promise
   const f = await forward(tr.model, tr.lora, batch);
   const all = await readF32(device, f.lm.logp, batch.B * batch.T);
   destroyForward(f);
+  releaseTransients(device);
   return seqs.map((s, b) => all.slice(b * batch.T, b * batch.T + s.length - 1));
 }
