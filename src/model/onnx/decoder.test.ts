@@ -1,5 +1,6 @@
 // The decoder graph's structure, read back from its protobuf bytes: inputs and outputs by name,
-// no LoRA operators without an adapter, MatMulNBits exactly on the linear layers at q4.
+// no LoRA operators without an adapter, MatMulNBits exactly on the linear layers at q4, no operators the
+// WebGPU EP lacks or fails on (LogSoftmax, Pad), attention keys aligned.
 import { assert, assertEquals } from "../../../tests/assert.ts";
 import onnxProto from "onnx-proto";
 import { toF16 } from "../half.ts";
@@ -14,7 +15,7 @@ function decode(cfgArch: "qwen2" | "llama" | "qwen3", o: Partial<DecoderOptions>
   const g = onnx.ModelProto.decode(built.bytes).graph;
   if (!g) throw new Error("no graph");
   const graph = {
-    node: (g.node ?? []).map((n) => ({ opType: n.opType ?? "", domain: n.domain ?? "", input: n.input ?? [] })),
+    node: (g.node ?? []).map((n) => ({ opType: n.opType ?? "", domain: n.domain ?? "", input: n.input ?? [], output: n.output ?? [] })),
     input: (g.input ?? []).map((v) => ({ name: v.name ?? "" })),
     output: (g.output ?? []).map((v) => ({ name: v.name ?? "" })),
     initializer: (g.initializer ?? []).map((t) => ({
@@ -77,4 +78,21 @@ Deno.test("decoder graph: f16 initializers carry exactly half.ts's bits (native 
   const embed = f16.m.weights.get("model.embed_tokens.weight");
   assert(embed !== undefined && bits.length === embed.data.length, "embedding initializer not found");
   assertEquals(bits, toF16(embed.data));
+});
+
+Deno.test("decoder graph: only operators the WebGPU EP runs on the hot path (no LogSoftmax, no Pad), attention on aligned keys", () => {
+  for (const dtype of ["f32", "f16"] as const) {
+    const { m, graph, ops } = decode("qwen2", { dtype });
+    const L = m.config.numLayers;
+    // LogSoftmax has no WebGPU kernel (ORT copied the logits to the host for it); Pad's f16
+    // shader failed to compile on lavapipe.
+    assertEquals(ops.get("LogSoftmax") ?? 0, 0, `${dtype}: LogSoftmax`);
+    assertEquals(ops.get("Pad") ?? 0, 0, `${dtype}: Pad`);
+    // Two Expands: the zero keys/values and the bias's hidden columns. Every layer's keys and
+    // values, and the bias once, are extended by them before attention.
+    const expanded = new Set(graph.node.filter((n) => n.opType === "Expand").flatMap((n) => n.output));
+    assertEquals(expanded.size, 2, `${dtype}: Expand outputs`);
+    const aligned = graph.node.filter((n) => n.opType === "Concat" && expanded.has(n.input[1]));
+    assertEquals(aligned.length, 2 * L + 1, `${dtype}: Concats onto the alignment`);
+  }
 });
