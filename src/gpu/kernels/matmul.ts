@@ -14,6 +14,7 @@ import type { MatmulOpts } from "./matmul.ref.ts";
 import source64 from "./matmul.wgsl" with { type: "text" };
 import source128 from "./matmul_t128.wgsl" with { type: "text" };
 import sourceNarrow from "./matmul_narrow.wgsl" with { type: "text" };
+import commonSource from "./matmul_common.wgsl" with { type: "text" };
 import reduceSource from "./matmul_splitk_reduce.wgsl" with { type: "text" };
 
 export type { MatmulOpts } from "./matmul.ref.ts";
@@ -124,10 +125,10 @@ function slicesOf(e: EncodeMatmulOpts, variant: MatmulVariant): number {
   return Math.max(1, Math.min(byK, byTiles, byMemory));
 }
 
-/** The element-type header the kernels expect (WGSL has no type-valued override constants). */
+/** A kernel's full source: the element-type aliases (WGSL has no type-valued override constants), matmul_common.wgsl, the kernel. */
 function typedSource(body: string, aF16: boolean, bF16: boolean): string {
   const t = (f16: boolean) => (f16 ? "f16" : "f32");
-  return `${aF16 || bF16 ? "enable f16;\n" : ""}alias AElem = ${t(aF16)};\nalias BElem = ${t(bF16)};\n${body}`;
+  return `${aF16 || bF16 ? "enable f16;\n" : ""}alias AElem = ${t(aF16)};\nalias BElem = ${t(bF16)};\n${commonSource}\n${body}`;
 }
 
 async function pipelineFor(device: GPUDevice, variant: MatmulVariant, e: EncodeMatmulOpts, accumulate: boolean, transC: boolean): Promise<GPUComputePipeline> {

@@ -9,25 +9,7 @@
 // Element types: matmul.ts prepends `alias AElem = f32|f16; alias BElem = f32|f16;` (and
 // `enable f16;` when either is f16); f16 elements are widened to f32 as they are loaded.
 
-struct Dims {
-  M: u32,
-  N: u32,
-  K: u32,
-  alpha: f32,
-  strideA: u32, // elements between batches of A (0 broadcasts one A to every batch)
-  strideB: u32, // elements between batches of B
-  strideC: u32, // elements between batches of C
-  kTotal: u32,  // 0, or the whole contracted length when batches are split-K slices
-}
-
-@group(0) @binding(0) var<storage, read> a: array<AElem>;      // (b, M, K), or (b, K, M) when TRANS_A
-@group(0) @binding(1) var<storage, read> b: array<BElem>;      // (b, K, N), or (b, N, K) when TRANS_B
-@group(0) @binding(2) var<storage, read_write> c: array<f32>;  // (b, M, N)
-@group(0) @binding(3) var<uniform> dims: Dims;
-
-override TRANS_A: bool = false;
-override TRANS_B: bool = false;
-override ACCUMULATE: bool = false;
+// Dims, bindings, TRANS_A / TRANS_B / ACCUMULATE, loadA and loadB: matmul_common.wgsl.
 
 const TS: u32 = 64u; // output tile edge
 const TK: u32 = 16u; // contracted-dimension tile
@@ -38,18 +20,6 @@ const TSP: u32 = 65u;
 var<workgroup> tileA: array<f32, 1040>; // (TK, TSP): tileA[k * TSP + m]
 var<workgroup> tileB: array<f32, 1040>; // (TK, TSP): tileB[k * TSP + n]
 
-fn loadA(base: u32, m: u32, k: u32, kEnd: u32) -> f32 {
-  if (m >= dims.M || k >= kEnd) { return 0.0; }
-  if (TRANS_A) { return f32(a[base + k * dims.M + m]); }
-  return f32(a[base + m * dims.K + k]);
-}
-
-fn loadB(base: u32, k: u32, n: u32, kEnd: u32) -> f32 {
-  if (k >= kEnd || n >= dims.N) { return 0.0; }
-  if (TRANS_B) { return f32(b[base + n * dims.K + k]); }
-  return f32(b[base + k * dims.N + n]);
-}
-
 @compute @workgroup_size(16, 16)
 fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec3u) {
   let row0 = wg.y * TS;
@@ -59,8 +29,7 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec
   let tid = ty * 16u + tx;
   let baseA = wg.z * dims.strideA;
   let baseB = wg.z * dims.strideB;
-  var kEnd = dims.K;
-  if (dims.kTotal != 0u) { kEnd = min(dims.K, dims.kTotal - min(dims.kTotal, wg.z * dims.K)); }
+  let kEnd = sliceEnd(wg.z);
   var acc0 = vec4f(0.0);
   var acc1 = vec4f(0.0);
   var acc2 = vec4f(0.0);

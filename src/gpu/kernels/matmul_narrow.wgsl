@@ -6,26 +6,8 @@
 // A 4x32 workgroup computes a 64x16 tile; thread (tx, ty) owns rows ty and ty + 32, columns
 // 4 tx .. 4 tx + 3 (two vec4 registers). A 64-wide tile over N = 16 would leave 75% idle.
 
-struct Dims {
-  M: u32,
-  N: u32,
-  K: u32,
-  alpha: f32,
-  strideA: u32, // elements between batches of A (0 broadcasts one A to every batch)
-  strideB: u32, // elements between batches of B
-  strideC: u32, // elements between batches of C
-  kTotal: u32,  // 0, or the whole contracted length when batches are split-K slices
-}
-
-@group(0) @binding(0) var<storage, read> a: array<AElem>;      // (b, M, K), or (b, K, M) when TRANS_A
-@group(0) @binding(1) var<storage, read> b: array<BElem>;      // (b, K, N), or (b, N, K) when TRANS_B
-@group(0) @binding(2) var<storage, read_write> c: array<f32>;  // (b, M, N), or (b, N, M) when TRANS_C
-@group(0) @binding(3) var<uniform> dims: Dims;
-
-override TRANS_A: bool = false;
-override TRANS_B: bool = false;
+// Dims, bindings, TRANS_A / TRANS_B / ACCUMULATE, loadA and loadB: matmul_common.wgsl.
 override TRANS_C: bool = false;
-override ACCUMULATE: bool = false;
 
 const TM: u32 = 64u;  // output tile rows
 const TN: u32 = 16u;  // output tile columns
@@ -34,18 +16,6 @@ const TMP: u32 = 65u; // row stride of tileA: one spare word against bank confli
 
 var<workgroup> tileA: array<f32, 1040>; // (TK, TMP): tileA[k * TMP + m]
 var<workgroup> tileB: array<vec4f, 64>; // (TK, TN / 4): element n of row k at tileB[k * 4 + n / 4][n % 4]
-
-fn loadA(base: u32, m: u32, k: u32, kEnd: u32) -> f32 {
-  if (m >= dims.M || k >= kEnd) { return 0.0; }
-  if (TRANS_A) { return f32(a[base + k * dims.M + m]); }
-  return f32(a[base + m * dims.K + k]);
-}
-
-fn loadB(base: u32, k: u32, n: u32, kEnd: u32) -> f32 {
-  if (k >= kEnd || n >= dims.N) { return 0.0; }
-  if (TRANS_B) { return f32(b[base + n * dims.K + k]); }
-  return f32(b[base + k * dims.N + n]);
-}
 
 @compute @workgroup_size(4, 32)
 fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec3u) {
@@ -56,8 +26,7 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec
   let tid = ty * 4u + tx;
   let baseA = wg.z * dims.strideA;
   let baseB = wg.z * dims.strideB;
-  var kEnd = dims.K;
-  if (dims.kTotal != 0u) { kEnd = min(dims.K, dims.kTotal - min(dims.kTotal, wg.z * dims.K)); }
+  let kEnd = sliceEnd(wg.z);
   var acc0 = vec4f(0.0);
   var acc1 = vec4f(0.0);
   for (var k0 = 0u; k0 < kEnd; k0 += TK) {

@@ -8,25 +8,7 @@
 // Per contracted step it reads two vec4 of A and two of B from workgroup memory for 64 FMAs
 // (the 64x64 kernel: eight scalar reads for 16 FMAs).
 
-struct Dims {
-  M: u32,
-  N: u32,
-  K: u32,
-  alpha: f32,
-  strideA: u32, // elements between batches of A (0 broadcasts one A to every batch)
-  strideB: u32, // elements between batches of B
-  strideC: u32, // elements between batches of C
-  kTotal: u32,  // 0, or the whole contracted length when batches are split-K slices
-}
-
-@group(0) @binding(0) var<storage, read> a: array<AElem>;      // (b, M, K), or (b, K, M) when TRANS_A
-@group(0) @binding(1) var<storage, read> b: array<BElem>;      // (b, K, N), or (b, N, K) when TRANS_B
-@group(0) @binding(2) var<storage, read_write> c: array<f32>;  // (b, M, N)
-@group(0) @binding(3) var<uniform> dims: Dims;
-
-override TRANS_A: bool = false;
-override TRANS_B: bool = false;
-override ACCUMULATE: bool = false;
+// Dims, bindings, TRANS_A / TRANS_B / ACCUMULATE, loadA and loadB: matmul_common.wgsl.
 
 const TS: u32 = 128u; // output tile edge
 const TK: u32 = 8u;   // contracted-dimension tile
@@ -37,18 +19,6 @@ const TSV: u32 = 33u;
 var<workgroup> tileA: array<vec4f, 264>; // (TK, TSV): element m of row k at tileA[k * TSV + m / 4][m % 4]
 var<workgroup> tileB: array<vec4f, 264>; // (TK, TSV): element n of row k at tileB[k * TSV + n / 4][n % 4]
 
-fn loadA(base: u32, m: u32, k: u32, kEnd: u32) -> f32 {
-  if (m >= dims.M || k >= kEnd) { return 0.0; }
-  if (TRANS_A) { return f32(a[base + k * dims.M + m]); }
-  return f32(a[base + m * dims.K + k]);
-}
-
-fn loadB(base: u32, k: u32, n: u32, kEnd: u32) -> f32 {
-  if (k >= kEnd || n >= dims.N) { return 0.0; }
-  if (TRANS_B) { return f32(b[base + n * dims.K + k]); }
-  return f32(b[base + k * dims.N + n]);
-}
-
 @compute @workgroup_size(16, 16)
 fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec3u) {
   let row0 = wg.y * TS;
@@ -58,8 +28,7 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec
   let tid = ty * 16u + tx;
   let baseA = wg.z * dims.strideA;
   let baseB = wg.z * dims.strideB;
-  var kEnd = dims.K;
-  if (dims.kTotal != 0u) { kEnd = min(dims.K, dims.kTotal - min(dims.kTotal, wg.z * dims.K)); }
+  let kEnd = sliceEnd(wg.z);
   // rXl: row X of the thread's block, left four columns; rXr: the right four.
   var r0l = vec4f(0.0); var r0r = vec4f(0.0); var r1l = vec4f(0.0); var r1r = vec4f(0.0);
   var r2l = vec4f(0.0); var r2r = vec4f(0.0); var r3l = vec4f(0.0); var r3r = vec4f(0.0);

@@ -1,0 +1,43 @@
+// The part every matmul kernel shares (matmul.ts prepends it, after the element-type aliases, to
+// matmul.wgsl, matmul_t128.wgsl and matmul_narrow.wgsl): the Dims contract, the bindings, the
+// transpose/accumulate overrides and the bounds-checked element loads (f16 widened to f32).
+// Split-K: with kTotal != 0 the batch index z is a slice of the contracted dimension:
+// slice z covers k in [z K, min((z + 1) K, kTotal)); the caller lays the slices out with the strides.
+
+struct Dims {
+  M: u32,
+  N: u32,
+  K: u32,
+  alpha: f32,
+  strideA: u32, // elements between batches of A (0 broadcasts one A to every batch)
+  strideB: u32, // elements between batches of B
+  strideC: u32, // elements between batches of C
+  kTotal: u32,  // 0, or the whole contracted length when batches are split-K slices
+}
+
+@group(0) @binding(0) var<storage, read> a: array<AElem>;      // (b, M, K), or (b, K, M) when TRANS_A
+@group(0) @binding(1) var<storage, read> b: array<BElem>;      // (b, K, N), or (b, N, K) when TRANS_B
+@group(0) @binding(2) var<storage, read_write> c: array<f32>;  // (b, M, N) (the narrow kernel: (b, N, M) when TRANS_C)
+@group(0) @binding(3) var<uniform> dims: Dims;
+
+override TRANS_A: bool = false;
+override TRANS_B: bool = false;
+override ACCUMULATE: bool = false;
+
+fn loadA(base: u32, m: u32, k: u32, kEnd: u32) -> f32 {
+  if (m >= dims.M || k >= kEnd) { return 0.0; }
+  if (TRANS_A) { return f32(a[base + k * dims.M + m]); }
+  return f32(a[base + m * dims.K + k]);
+}
+
+fn loadB(base: u32, k: u32, n: u32, kEnd: u32) -> f32 {
+  if (k >= kEnd || n >= dims.N) { return 0.0; }
+  if (TRANS_B) { return f32(b[base + n * dims.K + k]); }
+  return f32(b[base + k * dims.N + n]);
+}
+
+// End of batch z's contracted range: dims.K, or the split-K slice's end.
+fn sliceEnd(z: u32) -> u32 {
+  if (dims.kTotal == 0u) { return dims.K; }
+  return min(dims.K, dims.kTotal - min(dims.kTotal, z * dims.K));
+}
