@@ -2,29 +2,33 @@
 # The GPU-machine batch for issues #4 and #5: our log-probs and LoRA gradients against transformers + peft,
 # then the decode and training benchmarks, ours and PyTorch's, on Qwen2.5-0.5B-shaped random weights.
 #
-# Before (here, the CPU machine):  bash bench/h200-prep.sh      -> .devwork/h200 (bundles, ORT wasm, fixtures; ~29 MiB)
-# carry:  [".device", ".devwork/h200"]                           (~59 MiB with the xz'd Deno; not all of .devwork)
+# Before (here, the CPU machine):  bash bench/h200-prep.sh      -> .devwork/h200 (bundles, gzip'd ORT wasm, fixtures; ~10 MiB)
+# carry:  [".device", ".devwork/h200"]                           (~40 MiB with the xz'd Deno; not all of .devwork)
 # run:    source .device/remote-setup.sh; bash bench/h200.sh     (OUT defaults to $OUT, else /tmp/h200-out)
 # Needs there: deno on PATH (remote-setup.sh), python3 with torch + transformers + peft + numpy, nvidia-smi (optional).
 #
-# Parts, in order, each under `timeout` (its limit, cut to what is left of H200_TOTAL_S, default 530 s):
-#   ours-check   rlvr logprobs (ort f32 / f32 no adapter / f16 / q4, webgpu f32 / f32 no adapter / q4) and rlvr lora-grad
-#                on the three tiny fixtures (24 runs, nproc/2 at once: separate processes, tiny models) -> $OUT/ours/
+# Parts, in order, each under `timeout` (its limit, cut to what is left of H200_TOTAL_S, default 530 s;
+# limits 70 + 50 + 50 + 75 + 130 + 150 = 525 s, decode and train fill theirs by design):
+#   ours-check   rlvr logprobs (ort f32 / f32 no adapter / f16 / q4, webgpu f32 / f32 no adapter / f16 / q4) and rlvr lora-grad
+#                on the three tiny fixtures (27 runs, nproc/2 at once: separate processes, tiny models) -> $OUT/ours/
 #   check        bench/torch/check.py: transformers + peft in float64, table + check.json
 #   torch-gen    bench/torch/generate.py: generate, bf16, sdpa, 8 and 64 x 256 new, prompt 128 -> generate.json
 #   torch-train  bench/torch/train.py: PEFT LoRA r=16 x 7, bf16 autocast, eager, 8 x 768 + sweep -> train.json
 #   decode       bench/decode.bench.ts (bundle): q4, 8 and 64 x 256 new, prompt 128            -> decode.json
-#   train        bench/train.bench.ts (bundle): q4 projections, LoRA r=16 x 7, 8 x 768 + sweep -> train-bench.json
+#   train        bench/train.bench.ts (bundle): q4 projections, LoRA r=16 x 7, 8 x 768 (kernels auto, then tile64)
+#                + sweep; tokens/s, ~model TFLOP/s, peak buffer bytes (own accounting) per shape -> train-bench.json
 # Logs: $OUT/<part>.log; GPU memory: nvidia-smi memory.used sampled every 200 ms during each part
-# ($OUT/<part>.mem; peak minus the reading before the part, in the summary); $OUT/summary.json at the end.
+# ($OUT/<part>.mem; peak minus the reading before the part, in the summary); $OUT/summary.json at the end,
+# and a short summary table printed last (parts, cross-check errors, training ours vs torch, decode).
 # PARTS="check torch-gen" bash bench/h200.sh runs a subset (ours-check runs with check).
 set -u
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/h200-out}
 mkdir -p "$OUT/ours"
 H=.devwork/h200
-JS=$H/bin/a/b
-FX=$H/fixtures
+RUN=${H200_RUN_DIR:-/tmp/h200-run}
+JS=$RUN/bin/a/b
+FX=$RUN/fixtures
 TOTAL=${H200_TOTAL_S:-530}
 PARTS=${PARTS:-"ours-check check torch-gen torch-train decode train"}
 START=$(date +%s)
@@ -77,33 +81,42 @@ ours_run() {
   local ad=(); [ "$4" = 1 ] && ad=(--adapter "$d/adapter")
   { echo "-- $a logprobs $key"; timeout --foreground 100 deno run -A "$JS/rlvr.js" logprobs --model "$d/model" --ids "$d/ids.json" --engine "$2" --dtype "$3" ${ad[@]+"${ad[@]}"} --out "$o/logprobs-$key.json" 2>&1 | grep -v "VerifyEachNodeIsAssignedToAnEp"; echo "exit ${PIPESTATUS[0]}"; } > "$o/$key.log" 2>&1
 }
-# All 24 runs, half as many at once as there are cores (each is a separate process on a tiny model;
+# All 27 runs, half as many at once as there are cores (each is a separate process on a tiny model;
 # --foreground keeps each inner timeout in the part's process group, so the part's own timeout ends them all).
 ours_check() {
   local jobs=$(( $(nproc) / 2 )); [ "$jobs" -lt 1 ] && jobs=1
   for a in qwen2 llama qwen3; do
-    for r in "ort f32 1" "ort f32 0" "ort f16 1" "ort q4 1" "webgpu f32 1" "webgpu f32 0" "webgpu q4 1" "grad"; do echo "$a $r"; done
+    for r in "ort f32 1" "ort f32 0" "ort f16 1" "ort q4 1" "webgpu f32 1" "webgpu f32 0" "webgpu f16 1" "webgpu q4 1" "grad"; do echo "$a $r"; done
   done | xargs -P "$jobs" -L 1 bash -c 'ours_run "$@"' _
   cat "$OUT"/ours/*/*.log
   ls -la "$OUT"/ours/*/
 }
 
 echo "h200.sh: OUT=$OUT, parts: $PARTS, total budget ${TOTAL} s; $(date -u)" | tee "$OUT/run.log"
+# h200-prep.sh gzips the wasm files (the carry limit): a copy of .devwork/h200 in $RUN, unpacked there
+# (the bundles find the wasm files relative to themselves), so .devwork/h200 stays as carried.
+rm -rf "$RUN" && cp -r "$H" "$RUN" || { echo "h200.sh: cannot copy $H to $RUN" | tee -a "$OUT/run.log"; exit 1; }
+find "$RUN" -name '*.gz' | while read -r z; do
+  if command -v gunzip >/dev/null; then gunzip -f "$z"; else python3 -c "import gzip,shutil,sys,os; shutil.copyfileobj(gzip.open(sys.argv[1]), open(sys.argv[1][:-3], 'wb')); os.remove(sys.argv[1])" "$z"; fi \
+    || echo "h200.sh: could not unpack $z" | tee -a "$OUT/run.log"
+done
 (command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader; deno --version | head -1; python3 --version) 2>&1 | tee -a "$OUT/run.log"
 
 case " $PARTS " in *" check "*) PARTS="$PARTS ours-check" ;; esac
 export -f ours_run ours_check
 export OUT JS FX
-part ours-check "${OURS_CHECK_S:-120}" bash -c ours_check
-part check 60 python3 bench/torch/check.py --fixtures "$FX" --ours "$OUT/ours" --out "$OUT"
-part torch-gen 60 python3 bench/torch/generate.py --out "$OUT" --attn sdpa --batches 8,64 --new 256 --prompt 128
+part ours-check "${OURS_CHECK_S:-70}" bash -c ours_check
+part check 50 python3 bench/torch/check.py --fixtures "$FX" --ours "$OUT/ours" --out "$OUT"
+part torch-gen 50 python3 bench/torch/generate.py --out "$OUT" --attn sdpa --batches 8,64 --new 256 --prompt 128
 part torch-train 75 python3 bench/torch/train.py --out "$OUT" --iters 5 --warmup 2 --sweep-iters 2 --attn eager
 # decode: budget (the script's own stop) 10 s under the part's limit so it writes its partial figures itself.
 # DECODE_ARGS / TRAIN_ARGS override the shapes (a local dry run uses the tiny preset).
 export DECODE_ARGS=${DECODE_ARGS:-"qwen2.5-0.5b q4 8,64 1 128 256 0"}
 export TRAIN_ARGS=${TRAIN_ARGS:-"qwen2.5-0.5b 8 768 16 1 1 step"}
-part decode 200 bash -c 'deno run -A "$JS/decode.js" $DECODE_ARGS "$OUT/decode.json" $((PART_LIMIT - 10))'
-part train 200 bash -c 'deno run -A "$JS/train.js" $TRAIN_ARGS sweep=1 sweepIters=1 budget=$((PART_LIMIT - 15)) out="$OUT/train-bench.json"'
+part decode 130 bash -c 'deno run -A "$JS/decode.js" $DECODE_ARGS "$OUT/decode.json" $((PART_LIMIT - 10))'
+# train: the main step under the default kernel choice, again with every product on tile64 (TRAIN_KERNELS), then the sweep.
+export TRAIN_KERNELS=${TRAIN_KERNELS:-auto,tile64}
+part train 150 bash -c 'deno run -A "$JS/train.js" $TRAIN_ARGS sweep=1 sweepIters=1 kernels=$TRAIN_KERNELS budget=$((PART_LIMIT - 15)) out="$OUT/train-bench.json"'
 
 # summary.json: each part's status and memory, plus the JSON files the parts wrote.
 python3 - "$OUT" "$STATUS" <<'PY'
@@ -128,6 +141,61 @@ for key, fn in [("check", "check.json"), ("torchGenerate", "generate.json"), ("t
     except Exception as e:  # noqa: BLE001
         summary[key] = {"missing": f"{fn}: {e!r}"}
 json.dump(summary, open(os.path.join(out, "summary.json"), "w"), indent=1)
-print(json.dumps(parts, indent=1))
+
+# The short summary, last thing printed: parts, then the issues' figures side by side.
+def g(d, *ks):
+    for k in ks:
+        if not isinstance(d, dict) or k not in d:
+            return None
+        d = d[k]
+    return d
+def f(x, fmt="{:.0f}"):
+    return "-" if x is None else fmt.format(x)
+mib = lambda b: None if b is None else b / 2**20
+print("\n== summary (%s)" % os.path.join(out, "summary.json"))
+print("| part | rc | seconds | nvidia-smi peak over base MiB |")
+print("|---|---|---|---|")
+for name, p in parts.items():
+    print(f"| {name} | {p['rc']} | {f(p['seconds'], '{:.1f}')} | {f(p.get('gpuMemPeakOverBaseMiB'))} |")
+ck = summary["check"]
+if "archs" in ck:
+    print("\ncross-check, max |ours - torch f64| of log-probs (webgpu f32 / f16 / q4, ort f32) and LoRA grad rel. error:")
+    for a, r in ck["archs"].items():
+        lp = r.get("logprobs", {})
+        cells = [f(g(lp, k, "maxAbs"), "{:.1e}") for k in ["webgpu-f32", "webgpu-f16", "webgpu-q4", "ort-f32"]]
+        print(f"  {a}: " + " / ".join(cells) + f"; grad {f(g(r, 'grad', 'rel'), '{:.1e}')}")
+ot, tt = summary["oursTrain"], summary["torchTrain"]
+rows = {}
+def add(B, T, who, r):
+    if isinstance(r, dict) and r.get("tokensPerSecond"):
+        rows.setdefault((B, T), {})[who] = r
+if isinstance(ot, dict) and "grpoStep" in ot:
+    add(ot.get("B"), ot.get("T"), "ours", ot["grpoStep"])
+for r in (ot.get("sweep") or []) if isinstance(ot, dict) else []:
+    add(r.get("B"), r.get("T"), "ours", r)
+if isinstance(tt, dict) and tt.get("main"):
+    add(tt["main"]["B"], tt["main"]["T"], "torch", tt["main"])
+for r in (tt.get("sweep") or []) if isinstance(tt, dict) else []:
+    add(r.get("B"), r.get("T"), "torch", r)
+if rows:
+    print(f"\nGRPO training step ({ot.get('preset', '?') if isinstance(ot, dict) else '?'}, ours: {ot.get('projections', '?') if isinstance(ot, dict) else '?'} projections, kernel {ot.get('kernel', '?') if isinstance(ot, dict) else '?'}; torch: PEFT, bf16 autocast)")
+    print("| B | T | ours tok/s | torch tok/s | ours/torch | ours ~TFLOP/s | ours peak MiB (own accounting) | torch peak MiB (allocated) |")
+    print("|---|---|---|---|---|---|---|---|")
+    for (B, T) in sorted(rows, key=lambda k: (k[0] or 0) * (k[1] or 0)):
+        o, t = rows[(B, T)].get("ours", {}), rows[(B, T)].get("torch", {})
+        ratio = o.get("tokensPerSecond") / t["tokensPerSecond"] if o.get("tokensPerSecond") and t.get("tokensPerSecond") else None
+        print(f"| {B} | {T} | {f(o.get('tokensPerSecond'))} | {f(t.get('tokensPerSecond'))} | {f(ratio, '{:.2f}')} | {f(o.get('modelTflops'), '{:.2f}')} | {f(mib(o.get('peakBytes')), '{:.1f}')} | {f(mib(t.get('peakAllocated')), '{:.1f}')} |")
+    for k, v in ((ot.get("kernelVariants") or {}) if isinstance(ot, dict) else {}).items():
+        print(f"  kernel={k} at B={ot.get('B')} T={ot.get('T')}: " + (f"{f(v.get('tokensPerSecond'))} tok/s, best {f(v.get('bestMs'), '{:.1f}')} ms" if v.get("tokensPerSecond") else str(v.get("skipped", v))))
+    bd = g(ot, "grpoStep", "peakBreakdown")
+    if bd:
+        print("  ours, what the main step's peak is made of: " + ", ".join(f"{k} {v / 2**20:.0f} MiB" for k, v in bd.items() if v >= 2**20))
+od, tg = summary["oursDecode"], summary["torchGenerate"]
+drs = [(r.get("batch"), r.get("tokensPerSecond")) for r in (od.get("runs") or [])] if isinstance(od, dict) else []
+trs = {r.get("batch"): r.get("tokensPerSecond") for r in (tg.get("runs") or [])} if isinstance(tg, dict) else {}
+if drs or trs:
+    print("\ndecode, tok/s by batch (ours incl. first token / torch generate):")
+    for b in sorted(set([x for x, _ in drs]) | set(trs), key=lambda x: x or 0):
+        print(f"  batch {b}: ours {f(dict(drs).get(b))}, torch {f(trs.get(b))}")
 PY
 echo "h200.sh: done in $(( $(date +%s) - START )) s; $OUT/summary.json" | tee -a "$OUT/run.log"

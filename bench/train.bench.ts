@@ -4,18 +4,33 @@
 // time over sequence length and batch, in the same process.
 // Usage: deno run -A bench/train.bench.ts [preset=tiny|small|qwen2.5-0.5b] [B=4] [T=256] [r=16] [q4=0|1] [iters=3]
 //          [modes=forward,step,recompute] [sweep=0|1] [budget=SECONDS] [out=FILE.json] [sweepIters=2]
+//          [f16=0|1] [kernels=auto|tile64|auto,tile64] [micro=N]
 // The first six are positional as before; the rest are key=value. The issue's configuration:
 //   qwen2.5-0.5b 8 768 16 1 2 step sweep=1 budget=150 out=train.json
+// f16=1: frozen projections stored as f16 (where the device has shader-f16; ignored with q4=1).
+// kernels: the matmul policy of the main runs (setMatmulKernel); a second entry re-times the main
+// GRPO step under that policy after the first (one warm-up step, then `iters`), budget permitting.
+// micro=N: grpoStep's micro-batch (sequences per forward/backward; activations scale with it).
 // sweep=1 adds GRPO steps (stored activations) at T in 256,512,1024,2048 with B=8 and B in 1,4,8,16 with
 // T=512, cheapest first, timed without a further warm-up (kernel pipelines are keyed by flags, not sizes,
 // and the main run compiled them). budget: a configuration whose estimated time (tokens x the last
 // seconds per token x runs x T / longest T so far) no longer fits the seconds left is skipped and listed as skipped.
 // Results go to out= after every configuration, so a run stopped by a time limit keeps what it measured.
-// GPU memory is not visible from WebGPU: bench/h200.sh samples nvidia-smi around the run.
+// GPU memory is not visible from WebGPU: the figures here are the trainer's own accounting of its
+// buffers (src/gpu/census.ts): bytes live after upload, and per configuration the peak (high-water
+// mark) of a GRPO step; for the main step, what the peak is made of (weights, LoRA state, activations
+// kept for backward, vocabulary head, backward scratch, uniform pool, batch) from its warm-up step.
+// bench/h200.sh also samples nvidia-smi around the run (the driver's figure, Vulkan's own overheads included).
+// Model FLOPs (an estimate, printed as TFLOP/s): per token 4 x (layer projection parameters + V x H)
+// (forward and the input gradient; the frozen weights get no weight gradient) + the LoRA products
+// (about 3 x 2 x r x (in + out) per target) + causal attention 6 x T x heads x headDim x layers
+// (forward QK and PV over T/2 keys on average, backward twice that).
 import { Rng } from "../src/core/rng.ts";
 import { LORA_TARGETS, randomAdapter } from "../src/model/lora.ts";
 import { makeTinyModel } from "../src/model/tiny.ts";
 import { requestGpu } from "../src/gpu/device.ts";
+import { GpuCensus } from "../src/gpu/census.ts";
+import { type MatmulPolicy, setMatmulKernel } from "../src/gpu/kernels/matmul.ts";
 import { destroyAdapter, destroyModel, uploadAdapter, uploadModel } from "../src/gpu/model/state.ts";
 import { batchLogprobs } from "../src/gpu/trainer/logprobs.ts";
 import { type GrpoSample, grpoStep, grpoTrainer } from "../src/gpu/trainer/grpo-step.ts";
@@ -30,7 +45,7 @@ type Preset = keyof typeof PRESETS;
 
 const positional = Deno.args.filter((a) => !a.includes("="));
 const named = new Map(Deno.args.filter((a) => a.includes("=")).map((a) => [a.slice(0, a.indexOf("=")), a.slice(a.indexOf("=") + 1)]));
-for (const k of named.keys()) if (!["sweep", "budget", "out", "sweepIters"].includes(k)) throw new Error(`unknown option ${k}=`);
+for (const k of named.keys()) if (!["sweep", "budget", "out", "sweepIters", "f16", "kernels", "micro"].includes(k)) throw new Error(`unknown option ${k}=`);
 const [presetArg = "tiny", bArg = "4", tArg = "256", rArg = "16", q4Arg = "0", itersArg = "3", modesArg = "forward,step,recompute"] = positional;
 const modes = new Set(modesArg.split(","));
 if (!(presetArg in PRESETS)) throw new Error(`unknown preset ${presetArg}; one of ${Object.keys(PRESETS).join(", ")}`);
@@ -40,10 +55,19 @@ const sweep = named.get("sweep") === "1";
 const budgetS = Number(named.get("budget") ?? "Infinity");
 const sweepIters = Number(named.get("sweepIters") ?? "2");
 const outFile = named.get("out");
+const f16 = named.get("f16") === "1";
+const kernels = (named.get("kernels") ?? "auto").split(",").map((k): MatmulPolicy => {
+  if (k !== "auto" && k !== "tile64") throw new Error(`kernels: auto or tile64, got ${k}`);
+  return k;
+});
+const micro = named.has("micro") ? Number(named.get("micro")) : undefined;
+setMatmulKernel(kernels[0]);
 const tStart = performance.now();
 const elapsed = () => (performance.now() - tStart) / 1000;
 
 const gpu = await requestGpu();
+const census = new GpuCensus(gpu.device, { buffersOnly: true }).install();
+const MiB = (b: number) => `${(b / 2 ** 20).toFixed(1)} MiB`;
 const adapterName = `${gpu.info.vendor} ${gpu.info.description || gpu.info.device}`;
 console.log(`adapter: ${adapterName}; maxStorageBufferBindingSize ${(gpu.info.limits.maxStorageBufferBindingSize / 2 ** 20).toFixed(0)} MiB`);
 let t0 = performance.now();
@@ -52,10 +76,38 @@ let params = 0;
 for (const t of tiny.weights.values()) params += t.data.length;
 console.log(`model: ${presetArg} (${(params / 1e6).toFixed(1)}M parameters) generated in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
 t0 = performance.now();
-const model = uploadModel(gpu.device, tiny.config, tiny.weights, { q4 });
+const model = uploadModel(gpu.device, tiny.config, tiny.weights, { q4, f16 });
 await gpu.device.queue.onSubmittedWorkDone();
-console.log(`upload${q4 ? " (q4 projections)" : ""}: ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+const projections = q4 ? "q4" : model.half.size > 0 ? "f16" : "f32";
+if (f16 && projections !== "f16") console.log(`f16=1 ignored: ${q4 ? "q4 projections" : "no shader-f16 on this device"}`);
+console.log(`upload (${projections} projections): ${((performance.now() - t0) / 1000).toFixed(1)} s; ${MiB(census.liveBufferBytes)} of buffers`);
 const adapter = randomAdapter(tiny.config, { r, alpha: 2 * r, targets: LORA_TARGETS, seed: 2 });
+const cfg = tiny.config;
+/** Model FLOPs per token of a GRPO step at length t (the estimate of the header comment). */
+function flopsPerToken(t: number): number {
+  const H = cfg.hiddenSize, I = cfg.intermediateSize, qd = cfg.numHeads * cfg.headDim, kvd = cfg.numKvHeads * cfg.headDim;
+  const proj = H * qd + 2 * H * kvd + qd * H + 3 * H * I;
+  const loraPerLayer = [[H, qd], [H, kvd], [H, kvd], [qd, H], [H, I], [H, I], [I, H]].reduce((a, [i, o]) => a + r * (i + o), 0);
+  return 4 * (proj * cfg.numLayers + cfg.vocabSize * H) + 6 * loraPerLayer * cfg.numLayers + 6 * t * qd * cfg.numLayers;
+}
+
+/** What a buffer label is for (the peak's breakdown). */
+function category(label: string): string {
+  if (/^uniform:/.test(label)) return "uniform pool";
+  if (/-readback$/.test(label)) return "read-back staging";
+  if (/-q4$|-scales$|-zp$|:f16$|^model\.|^lm_head\.|^rope-inv-freq$|^q4-unused-binding$|^lmhead-unused$/.test(label)) return "frozen weights";
+  if (/^matmul-splitk-scratch$/.test(label)) return "matmul split-K scratch";
+  if (/^(grad|adam-m|adam-v):/.test(label)) return "LoRA grads + AdamW moments";
+  if (/lora_[AB]/.test(label)) return "LoRA parameters";
+  if (/^(lmhead|logp$|lm-lse$|entropy$)/.test(label)) return "vocabulary head (logp, lse, partials, dz)";
+  if (/^(L\d+|Lscratch|x\d+$|rstdF$|hF$)/.test(label)) return "activations kept for backward";
+  if (/^(d-|attn-delta$|dL-)/.test(label)) return "backward scratch";
+  if (/^batch-|^grpo|^(mask|adv|agg-weight|logp-old|logp-ref)$/.test(label)) return "batch and per-sample inputs";
+  return `other (${label})`;
+}
+/** A buffer's category from its label and usage (uniform buffers are the per-dispatch parameter pool). */
+const classify = (label: string, usage: number) => category(usage & 0x40 ? `uniform:${label}` : label);
+const sortedDesc = (o: Record<string, number>) => Object.fromEntries(Object.entries(o).sort((a, b) => b[1] - a[1]));
 const rng = new Rng(3);
 
 function batchOf(b: number, t: number): { seqs: number[][]; samples: GrpoSample[] } {
@@ -63,8 +115,32 @@ function batchOf(b: number, t: number): { seqs: number[][]; samples: GrpoSample[
   return { seqs, samples: seqs.map((ids, i) => ({ ids, promptLen: Math.floor(t / 2), advantage: i % 2 ? 1 : -1 })) };
 }
 
-async function time(label: string, tokens: number, n: number, warm: boolean, fn: () => Promise<unknown>): Promise<{ bestMs: number; medianMs: number; allMs: number[]; tokensPerSecond: number }> {
-  if (warm) await fn(); // warm-up: pipeline compilation
+interface Timing {
+  bestMs: number;
+  medianMs: number;
+  allMs: number[];
+  tokensPerSecond: number;
+  /** Model TFLOP/s at best (the header's estimate), for steps. */
+  modelTflops?: number;
+  /** The trainer's buffer bytes: peak during the timed runs (warm-up included), and live after them. */
+  peakBytes: number;
+  liveBytesAfter: number;
+  peakBreakdown?: Record<string, number>;
+}
+
+/** Times `fn` (after a warm-up when `warm`); the peak covers the warm-up and the runs; `explain` records what the warm-up's peak is made of. */
+async function time(label: string, tokens: number, n: number, warm: boolean, fn: () => Promise<unknown>, o: { t?: number; explain?: boolean } = {}): Promise<Timing> {
+  census.resetPeak();
+  let peakBreakdown: Record<string, number> | undefined;
+  if (warm) {
+    if (o.explain) census.recordPeakBreakdown(classify);
+    await fn(); // warm-up: pipeline compilation
+    await gpu.device.queue.onSubmittedWorkDone();
+    if (o.explain) {
+      peakBreakdown = sortedDesc(census.peakBreakdown() ?? {});
+      census.recordPeakBreakdown(false);
+    }
+  }
   const ms: number[] = [];
   for (let i = 0; i < n; i++) {
     const s = performance.now();
@@ -74,12 +150,19 @@ async function time(label: string, tokens: number, n: number, warm: boolean, fn:
   }
   const best = Math.min(...ms);
   const median = [...ms].sort((a, b) => a - b)[Math.floor(ms.length / 2)];
-  console.log(`${label}: best ${best.toFixed(1)} ms, median ${median.toFixed(1)} ms of ${n} (${(tokens / (best / 1000)).toFixed(0)} tokens/s at best)`);
-  return { bestMs: best, medianMs: median, allMs: ms, tokensPerSecond: tokens / (best / 1000) };
+  const tps = tokens / (best / 1000);
+  const modelTflops = o.t ? (tps * flopsPerToken(o.t)) / 1e12 : undefined;
+  const peakBytes = census.peakBufferBytes, liveBytesAfter = census.liveBufferBytes;
+  console.log(`${label}: best ${best.toFixed(1)} ms, median ${median.toFixed(1)} ms of ${n} (${tps.toFixed(0)} tokens/s at best${modelTflops !== undefined ? `, ~${modelTflops.toFixed(2)} model TFLOP/s` : ""}); peak ${MiB(peakBytes)} of buffers, ${MiB(liveBytesAfter)} live after`);
+  if (peakBreakdown) for (const [c, b] of Object.entries(peakBreakdown)) console.log(`  peak: ${c.padEnd(44)} ${MiB(b).padStart(12)}`);
+  return { bestMs: best, medianMs: median, allMs: ms, tokensPerSecond: tps, ...(modelTflops !== undefined ? { modelTflops } : {}), peakBytes, liveBytesAfter, ...(peakBreakdown ? { peakBreakdown } : {}) };
 }
 
 const lora = uploadAdapter(gpu.device, tiny.config, adapter);
-const results: Record<string, unknown> = { preset: presetArg, adapter: adapterName, params, B, T, r, targets: LORA_TARGETS, q4, iters };
+const results: Record<string, unknown> = {
+  preset: presetArg, adapter: adapterName, params, B, T, r, targets: LORA_TARGETS, q4, projections, iters, kernel: kernels[0], microBatch: micro ?? B,
+  uploadBytes: census.liveBufferBytes,
+};
 const save = async () => {
   if (outFile) await Deno.writeTextFile(outFile, JSON.stringify(results, null, 1));
 };
@@ -91,11 +174,31 @@ let secPerToken = 0;
 for (const recompute of [false, true]) {
   if (!modes.has(recompute ? "recompute" : "step")) continue;
   const tr = grpoTrainer(model, lora, { recompute, lr });
-  const res = await time(`GRPO step${recompute ? " (recompute)" : ""}, B=${B} T=${T}, LoRA r=${r} x 7 targets`, B * T, iters, true, () => grpoStep(tr, main.samples));
+  const res = await time(`GRPO step${recompute ? " (recompute)" : ""}, B=${B} T=${T}, LoRA r=${r} x 7 targets`, B * T, iters, true, () => grpoStep(tr, main.samples, { microBatch: micro }), { t: T, explain: true });
   results[recompute ? "grpoStepRecompute" : "grpoStep"] = res;
   if (!recompute) secPerToken = res.bestMs / 1000 / (B * T);
   await save();
 }
+
+// The main GRPO step again under the other matmul policies (kernels=auto,tile64): one warm-up (the
+// other kernels' pipelines) and `iters` runs, if twice that still fits a third of what is left.
+const variants: Record<string, unknown> = {};
+for (const k of kernels.slice(1)) {
+  const estimate = secPerToken * B * T * (iters + 1) * 2; // the other kernel may be slower: x2
+  const left = budgetS - elapsed();
+  if (!(secPerToken > 0) || estimate > left / 3) {
+    console.log(`GRPO step with kernel=${k}: skipped (${secPerToken > 0 ? `estimated ${estimate.toFixed(0)} s, ${left.toFixed(0)} s of the budget left` : "no main step timed"})`);
+    variants[k] = { skipped: secPerToken > 0 ? `estimated ${estimate.toFixed(0)} s > a third of ${left.toFixed(0)} s left` : "no main step" };
+    continue;
+  }
+  setMatmulKernel(k);
+  const tr = grpoTrainer(model, lora, { recompute: false, lr });
+  variants[k] = await time(`GRPO step, kernel=${k}, B=${B} T=${T}`, B * T, iters, true, () => grpoStep(tr, main.samples, { microBatch: micro }), { t: T });
+  setMatmulKernel(kernels[0]);
+  results.kernelVariants = variants;
+  await save();
+}
+results.kernelVariants = variants;
 
 if (sweep) {
   const configs = [[8, 256], [8, 512], [8, 1024], [8, 2048], [1, 512], [4, 512], [16, 512]]
@@ -119,7 +222,7 @@ if (sweep) {
     }
     try {
       const { samples } = batchOf(b, t);
-      const res = await time(`sweep GRPO step B=${b} T=${t}`, b * t, sweepIters, !warmed, () => grpoStep(tr, samples));
+      const res = await time(`sweep GRPO step B=${b} T=${t}`, b * t, sweepIters, !warmed, () => grpoStep(tr, samples, { microBatch: micro }), { t });
       warmed = true;
       secPerToken = Math.max(secPerToken, res.bestMs / 1000 / (b * t));
       longestT = Math.max(longestT, t);
@@ -130,13 +233,25 @@ if (sweep) {
     }
     await save();
   }
-  console.log("\n| B | T | best step ms | tokens/s |");
-  const main = results.grpoStep as { bestMs: number; tokensPerSecond: number } | undefined;
-  if (main) console.log(`| ${B} | ${T} | ${main.bestMs.toFixed(1)} | ${main.tokensPerSecond.toFixed(0)} |`);
-  for (const row of rows as { B: number; T: number; bestMs?: number; tokensPerSecond?: number; skipped?: string; error?: string }[]) {
-    console.log(`| ${row.B} | ${row.T} | ${row.bestMs?.toFixed(1) ?? (row.skipped ? "skipped" : "failed")} | ${row.tokensPerSecond?.toFixed(0) ?? ""} |`);
+}
+
+// The summary table: every GRPO step configuration measured (or skipped), its time, speed and peak bytes.
+{
+  type Row = { B: number; T: number; kernel: string; bestMs?: number; tokensPerSecond?: number; modelTflops?: number; peakBytes?: number; skipped?: string; error?: string };
+  const rows: Row[] = [];
+  const mainStep = results.grpoStep as Timing | undefined;
+  if (mainStep) rows.push({ B, T, kernel: kernels[0], ...mainStep });
+  for (const [k, v] of Object.entries(variants)) rows.push({ B, T, kernel: k, ...(v as Partial<Row>) });
+  for (const row of (results.sweep as Row[] | undefined) ?? []) rows.push({ ...row, kernel: kernels[0] });
+  console.log(`\nGRPO steps, ${presetArg}, ${projections} projections, LoRA r=${r} x 7 targets, micro-batch ${micro ?? "whole batch"}; upload ${MiB(results.uploadBytes as number)}`);
+  console.log("| B | T | kernel | best step ms | tokens/s | ~model TFLOP/s | peak buffers |");
+  console.log("|---|---|---|---|---|---|---|");
+  for (const row of rows) {
+    const ms = row.bestMs?.toFixed(1) ?? (row.skipped ? "skipped" : "failed");
+    console.log(`| ${row.B} | ${row.T} | ${row.kernel} | ${ms} | ${row.tokensPerSecond?.toFixed(0) ?? ""} | ${row.modelTflops?.toFixed(2) ?? ""} | ${row.peakBytes !== undefined ? MiB(row.peakBytes) : ""} |`);
   }
 }
 console.log(JSON.stringify(results));
 destroyAdapter(lora);
 destroyModel(model);
+census.uninstall();

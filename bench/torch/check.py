@@ -26,7 +26,7 @@ ARCHS = ["qwen2", "llama", "qwen3"]
 # (engine, dtype, with adapter)
 LOGPROB_RUNS = [
     ("ort", "f32", True), ("ort", "f32", False), ("ort", "f16", True), ("ort", "q4", True),
-    ("webgpu", "f32", True), ("webgpu", "f32", False), ("webgpu", "q4", True),
+    ("webgpu", "f32", True), ("webgpu", "f32", False), ("webgpu", "f16", True), ("webgpu", "q4", True),
 ]
 
 

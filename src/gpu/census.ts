@@ -4,6 +4,13 @@
 // are counted too. WebGPU has no destroy() for bind groups, encoders, command buffers or passes:
 // under Deno (wgpu) they, and buffers never destroyed, stay alive in the driver until their JS
 // wrapper is collected, which a run that allocates little JS memory may not do for a long time.
+//
+// GPU memory: WebGPU has no memory query, so the bytes of the live buffers are this census's own
+// accounting: a buffer counts from createBuffer until destroy() or the collection of its wrapper,
+// with its requested size (the driver may round up and adds its own; textures are not counted:
+// the trainer makes none). The peak is the high-water mark of that sum since install or resetPeak().
+// `{ buffersOnly: true }` wraps createBuffer alone (no per-dispatch registration of bind groups and
+// passes): the cheap mode a long-running trainer keeps installed for its memory metrics.
 
 /** Kinds of object counted. */
 export type CensusKind = "buffer" | "bindGroup" | "commandEncoder" | "computePass" | "shaderModule" | "pipeline" | "querySet";
@@ -19,8 +26,16 @@ export interface CensusCounts {
   /** Buffers neither destroyed nor collected, and their bytes. */
   liveBuffers: number;
   liveBufferBytes: number;
+  /** Highest liveBufferBytes since install or the last resetPeak(). */
+  peakBufferBytes: number;
   /** Live buffers by label (only with `byLabel`). */
   liveByLabel?: Record<string, number>;
+}
+
+/** Options of a census. */
+export interface CensusOptions {
+  /** Wrap createBuffer only: buffer counts and bytes, no other kinds (default false). */
+  buffersOnly?: boolean;
 }
 
 const KINDS: CensusKind[] = ["buffer", "bindGroup", "commandEncoder", "computePass", "shaderModule", "pipeline", "querySet"];
@@ -29,24 +44,96 @@ function zero(): Record<CensusKind, number> {
   return Object.fromEntries(KINDS.map((k) => [k, 0])) as Record<CensusKind, number>;
 }
 
+const UNIFORM = 0x0040; // GPUBufferUsage.UNIFORM
+
+function defaultClass(label: string, usage: number): string {
+  return usage & UNIFORM ? `uniform:${label}` : label;
+}
+
 /** The census of one device: install() to start counting, uninstall() to restore its methods. */
 export class GpuCensus {
   private made = zero();
   private collected = zero();
   private destroyed = 0;
   /** Live buffers: label and size (keyed by a token, as the registry cannot hold the buffer itself). */
-  private readonly live = new Map<number, { label: string; size: number }>();
+  private readonly live = new Map<number, { label: string; size: number; usage: number }>();
   private next = 0;
+  private liveBytes = 0;
+  private peakBytes = 0;
+  /** While recording a breakdown: live bytes by class now, and as they were at the peak. */
+  private classify: ((label: string, usage: number) => string) | undefined;
+  private byClass = new Map<string, number>();
+  private peakClasses: Record<string, number> | undefined;
   private readonly registry = new FinalizationRegistry<{ kind: CensusKind; token?: number }>((h) => {
     this.collected[h.kind]++;
-    if (h.token !== undefined) this.live.delete(h.token);
+    if (h.token !== undefined) this.forget(h.token);
   });
   private readonly saved: [string, unknown][] = [];
 
-  constructor(private readonly device: GPUDevice) {}
+  constructor(private readonly device: GPUDevice, private readonly opts: CensusOptions = {}) {}
+
+  private forget(token: number): void {
+    const b = this.live.get(token);
+    if (!b) return;
+    this.live.delete(token);
+    this.liveBytes -= b.size;
+    if (this.classify) this.addClass(this.classify(b.label, b.usage), -b.size);
+  }
+
+  private addClass(c: string, bytes: number): void {
+    this.byClass.set(c, (this.byClass.get(c) ?? 0) + bytes);
+  }
+
+  /** Bytes of the live buffers now. */
+  get liveBufferBytes(): number {
+    return this.liveBytes;
+  }
+
+  /** The high-water mark of live buffer bytes since install or the last resetPeak(). */
+  get peakBufferBytes(): number {
+    return this.peakBytes;
+  }
+
+  /** Starts a new high-water mark at the bytes live now; returns the previous peak. */
+  resetPeak(): number {
+    const p = this.peakBytes;
+    this.peakBytes = this.liveBytes;
+    if (this.classify) this.peakClasses = Object.fromEntries(this.byClass);
+    return p;
+  }
+
+  /**
+   * Records what the peak is made of: live bytes grouped by `classify(label, usage)` (default: the
+   * label, uniform buffers as "uniform:" + label), kept up to date per buffer and copied at every new
+   * peak; read back with peakBreakdown(). `false` stops it. Starts a new peak.
+   */
+  recordPeakBreakdown(classify: ((label: string, usage: number) => string) | boolean = true): this {
+    this.classify = classify === false ? undefined : classify === true ? defaultClass : classify;
+    this.byClass = new Map();
+    if (this.classify) for (const { label, size, usage } of this.live.values()) this.addClass(this.classify(label, usage), size);
+    this.peakClasses = undefined;
+    this.resetPeak();
+    return this;
+  }
+
+  /** Live bytes by class at the peak (while recordPeakBreakdown is on); classes with no bytes left out. */
+  peakBreakdown(): Record<string, number> | undefined {
+    return this.peakClasses && Object.fromEntries(Object.entries(this.peakClasses).filter(([, b]) => b !== 0));
+  }
+
+  /** Live bytes grouped by label now (uniform buffers as "uniform:" + label). */
+  bytesByLabel(): Record<string, number> {
+    const out: Record<string, number> = {};
+    for (const { label, size, usage } of this.live.values()) {
+      const c = defaultClass(label, usage);
+      out[c] = (out[c] ?? 0) + size;
+    }
+    return out;
+  }
 
   install(): this {
     if (this.saved.length) return this;
+    this.peakBytes = this.liveBytes;
     const d = this.device as unknown as Record<string, (...a: unknown[]) => unknown>;
     const wrap = (name: string, kind: CensusKind, after?: (o: object, args: unknown[]) => number | undefined) => {
       const original = d[name];
@@ -66,19 +153,27 @@ export class GpuCensus {
       const b = o as GPUBuffer;
       const token = this.next++;
       const desc = args[0] as GPUBufferDescriptor;
-      this.live.set(token, { label: desc.label ?? "", size: desc.size });
+      const label = desc.label ?? "";
+      this.live.set(token, { label, size: desc.size, usage: desc.usage });
+      this.liveBytes += desc.size;
+      if (this.classify) this.addClass(this.classify(label, desc.usage), desc.size);
+      if (this.liveBytes > this.peakBytes) {
+        this.peakBytes = this.liveBytes;
+        if (this.classify) this.peakClasses = Object.fromEntries(this.byClass);
+      }
       const destroy = b.destroy;
       let done = false;
       (b as { destroy: () => undefined }).destroy = () => {
         if (!done) {
           done = true;
           this.destroyed++;
-          this.live.delete(token);
+          this.forget(token);
         }
         return destroy.call(b);
       };
       return token;
     });
+    if (this.opts.buffersOnly) return this;
     wrap("createBindGroup", "bindGroup");
     wrap("createCommandEncoder", "commandEncoder", (o) => {
       const enc = o as GPUCommandEncoder;
@@ -112,18 +207,15 @@ export class GpuCensus {
 
   /** The counts now; `byLabel` adds the live buffers grouped by label. */
   counts(byLabel = false): CensusCounts {
-    let bytes = 0;
     const labels: Record<string, number> = {};
-    for (const { label, size } of this.live.values()) {
-      bytes += size;
-      if (byLabel) labels[label] = (labels[label] ?? 0) + 1;
-    }
+    if (byLabel) for (const { label } of this.live.values()) labels[label] = (labels[label] ?? 0) + 1;
     return {
       made: { ...this.made },
       collected: { ...this.collected },
       buffersDestroyed: this.destroyed,
       liveBuffers: this.live.size,
-      liveBufferBytes: bytes,
+      liveBufferBytes: this.liveBytes,
+      peakBufferBytes: this.peakBytes,
       ...(byLabel ? { liveByLabel: labels } : {}),
     };
   }

@@ -15,21 +15,24 @@ import type { Weights } from "../../model/tensor.ts";
 import type { Command } from "./index.ts";
 
 /** The WGSL trainer's forward pass (src/gpu/trainer/logprobs.ts) on this machine's WebGPU device. */
-async function webgpuLogprobs(cfg: ModelConfig, weights: Weights, ids: number[][], adapter: LoraAdapter | null, q4: boolean, out: string): Promise<Record<string, unknown>> {
+async function webgpuLogprobs(cfg: ModelConfig, weights: Weights, ids: number[][], adapter: LoraAdapter | null, dtype: WeightDtype, out: string): Promise<Record<string, unknown>> {
   const { requestGpu } = await import("../../gpu/device.ts");
-  const { destroyModel, uploadModel } = await import("../../gpu/model/state.ts");
+  const { destroyModel, forceF32Env, uploadModel } = await import("../../gpu/model/state.ts");
   const { logprobsWebgpu } = await import("../../gpu/trainer/logprobs.ts");
   const gpu = await requestGpu();
   const t0 = performance.now();
-  const model = uploadModel(gpu.device, cfg, weights, q4 ? { q4: true } : {});
+  // f16: the frozen projections stored as f16 where the device has shader-f16 (f32 otherwise, or with RLVR_TRAINER_F32=1).
+  const model = uploadModel(gpu.device, cfg, weights, dtype === "q4" ? { q4: true } : { f16: dtype === "f16" && !forceF32Env() });
+  const stored = dtype === "q4" ? "q4" : model.half.size > 0 ? "f16" : "f32";
+  if (dtype === "f16" && stored === "f32") console.error(`logprobs: f16 asked, but ${gpu.f16 ? "RLVR_TRAINER_F32=1 is set" : "this device has no shader-f16"}: f32 weights`);
   try {
     const t1 = performance.now();
     const lp = await logprobsWebgpu(model, ids, adapter ?? undefined);
     const t2 = performance.now();
     await Deno.writeTextFile(out, JSON.stringify(lp));
     const tokens = ids.reduce((s, x) => s + x.length, 0);
-    console.error(`logprobs: ${ids.length} sequences, ${tokens} tokens on the WGSL trainer (${q4 ? "q4" : "f32"}) in ${((t2 - t1) / 1000).toFixed(2)} s (upload ${((t1 - t0) / 1000).toFixed(2)} s)`);
-    return { engine: "webgpu", provider: gpu.info.description || gpu.info.architecture || gpu.info.vendor, dtype: q4 ? "q4" : "f32", adapter: adapter ? "loaded" : null, sequences: ids.length, tokens, out, seconds: (t2 - t1) / 1000 };
+    console.error(`logprobs: ${ids.length} sequences, ${tokens} tokens on the WGSL trainer (${stored}) in ${((t2 - t1) / 1000).toFixed(2)} s (upload ${((t1 - t0) / 1000).toFixed(2)} s)`);
+    return { engine: "webgpu", provider: gpu.info.description || gpu.info.architecture || gpu.info.vendor, dtype: stored, adapter: adapter ? "loaded" : null, sequences: ids.length, tokens, out, seconds: (t2 - t1) / 1000 };
   } finally {
     destroyModel(model);
     gpu.device.destroy();
@@ -71,7 +74,9 @@ export const command: Command = {
     "  --out FILE      receives a JSON array of arrays: out[i][t] = log p(ids[i][t+1] | ids[i][0..t])",
     "  --engine E      ort (default): the ONNX policy on onnxruntime-web (WebGPU EP, WASM fallback);",
     "                  webgpu: the WGSL trainer's forward pass",
-    "  --dtype D       weights of the ONNX graph: f32 (default), f16, q4 (MatMulNBits, block 32)",
+    "  --dtype D       weights: f32 (default), f16, q4 (MatMulNBits, block 32); for the webgpu engine f16 stores",
+    "                  the frozen projections as f16 where the device has shader-f16 (f32 otherwise, or with",
+    "                  RLVR_TRAINER_F32=1)",
     "  --adapter DIR   PEFT LoRA folder (adapter_config.json, adapter_model.safetensors)",
   ].join("\n"),
   async run(argv) {
@@ -83,9 +88,6 @@ export const command: Command = {
     const engine = ENGINES.find((e) => e === (values.engine ?? "ort"));
     if (!engine) throw new UsageError(`--engine must be one of ${ENGINES.join(", ")}, got ${JSON.stringify(values.engine)}`);
     const dtype = dtypeFlag(values.dtype);
-    if (engine === "webgpu" && dtype === "f16") {
-      throw new UsageError("the webgpu engine (the WGSL trainer) has no f16 weight storage yet; use --dtype f32 or q4, or --engine ort");
-    }
     const src = new DirSource(modelDir);
     const cfg = parseConfig(await readJson(src, "config.json"));
     let idsJson: unknown;
@@ -100,7 +102,7 @@ export const command: Command = {
     const adapter = typeof values.adapter === "string" ? await readPeftAdapter(new DirSource(values.adapter), cfg) : null;
     const maxLen = Math.max(...ids.map((s) => s.length));
     if (maxLen > cfg.maxPositionEmbeddings) throw new UsageError(`a sequence has ${maxLen} tokens; the model's context is ${cfg.maxPositionEmbeddings} positions`);
-    if (engine === "webgpu") return await webgpuLogprobs(cfg, weights, ids, adapter, dtype === "q4", out);
+    if (engine === "webgpu") return await webgpuLogprobs(cfg, weights, ids, adapter, dtype, out);
     const t0 = performance.now();
     const policy = await OrtPolicy.create(cfg, weights, {
       dtype, loraTargets: adapter?.targets ?? [], maxPositions: maxLen, onNote: (m) => console.error(m),

@@ -8,7 +8,7 @@ import { encodeTensor, type RawTensor, writeSafetensors } from "../../model/safe
 import { readJson } from "../../model/source.ts";
 import { DirSource } from "../../model/source.deno.ts";
 import { requestGpu } from "../../gpu/device.ts";
-import { destroyAdapter, destroyModel, uploadAdapter, uploadModel } from "../../gpu/model/state.ts";
+import { destroyAdapter, destroyModel, halfProjections, uploadAdapter, uploadModel } from "../../gpu/model/state.ts";
 import { loraGradients, type PgSequence } from "../../gpu/trainer/grad.ts";
 import type { Command } from "./index.ts";
 
@@ -41,20 +41,23 @@ export const command: Command = {
   name: "lora-grad",
   summary: "gradient of a policy-gradient loss with respect to a LoRA adapter",
   usage: [
-    "rlvr lora-grad --model DIR --adapter DIR --batch FILE --out FILE.safetensors",
+    "rlvr lora-grad --model DIR --adapter DIR --batch FILE --out FILE.safetensors [--f32]",
     "",
     "  --model DIR     Hugging Face folder (config.json, model.safetensors or shards)",
     "  --adapter DIR   PEFT LoRA folder (adapter_config.json, adapter_model.safetensors)",
     "  --batch FILE    JSON array of {\"ids\": [...], \"prompt_len\": k, \"advantage\": a}",
     "  --out FILE      safetensors file receiving dL/d(every LoRA tensor), F32, under the adapter's names",
+    "  --f32           keep the frozen projections f32 (default: f16 where the device has shader-f16 and",
+    "                  config.json's torch_dtype is float16/bfloat16; RLVR_TRAINER_F32=1 does the same)",
     "",
     "L = -(sum_i a_i * sum_{t >= prompt_len_i} log p(ids_i[t] | ids_i[<t])) / sum_i (len_i - prompt_len_i)",
   ].join("\n"),
   async run(argv) {
-    const { values } = parseFlags(argv, { model: { type: "string" }, adapter: { type: "string" }, batch: { type: "string" }, out: { type: "string" } });
+    const { values } = parseFlags(argv, { model: { type: "string" }, adapter: { type: "string" }, batch: { type: "string" }, out: { type: "string" }, f32: { type: "boolean" } });
     const modelDir = req(values, "model"), adapterDir = req(values, "adapter"), batchFile = req(values, "batch"), out = req(values, "out");
     const src = new DirSource(modelDir);
-    const cfg = parseConfig(await readJson(src, "config.json"));
+    const configJson = await readJson(src, "config.json");
+    const cfg = parseConfig(configJson);
     let batchText: string;
     try {
       batchText = await Deno.readTextFile(batchFile);
@@ -74,7 +77,10 @@ export const command: Command = {
     const adapter = await readPeftAdapter(new DirSource(adapterDir), cfg);
     const gpu = await requestGpu();
     console.error(`lora-grad: ${cfg.arch}, ${cfg.numLayers} layers, LoRA r=${adapter.r} alpha=${adapter.alpha} on ${adapter.targets.join(",")}; ${seqs.length} sequences, ${tokens} completion tokens`);
-    const model = uploadModel(gpu.device, cfg, weights);
+    const f16 = typeof configJson === "object" && configJson !== null && !Array.isArray(configJson) &&
+      halfProjections(gpu.device, configJson as Record<string, unknown>, { forceF32: values.f32 === true });
+    const model = uploadModel(gpu.device, cfg, weights, { f16 });
+    console.error(`lora-grad: frozen projections ${model.half.size > 0 ? "f16" : "f32"}`);
     const lora = uploadAdapter(gpu.device, cfg, adapter);
     const res = await loraGradients(model, lora, seqs);
     const raw = new Map<string, RawTensor>();
@@ -89,6 +95,6 @@ export const command: Command = {
     destroyAdapter(lora);
     destroyModel(model);
     console.error(`lora-grad: loss ${res.loss.toPrecision(8)}, gradient norm ${Math.sqrt(sumsq).toPrecision(6)}, ${raw.size} tensors -> ${out}`);
-    return { out, loss: res.loss, tokens: res.tokens, sequences: seqs.length, tensors: raw.size, gradNorm: Math.sqrt(sumsq) };
+    return { out, weights: model.half.size > 0 ? "f16" : "f32", loss: res.loss, tokens: res.tokens, sequences: seqs.length, tensors: raw.size, gradNorm: Math.sqrt(sumsq) };
   },
 };

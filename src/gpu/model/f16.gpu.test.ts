@@ -1,7 +1,7 @@
 // f16 storage of the frozen layer projections (uploadModel { f16: true }): the forward and the LoRA
 // gradients equal those of an f32 upload of the f16-rounded weights, and the f32 path is what a
 // device without shader-f16 gets.
-import { assert, assertClose, assertRejects } from "../../../tests/assert.ts";
+import { assert, assertClose, assertEquals, assertRejects } from "../../../tests/assert.ts";
 import { Rng } from "../../core/rng.ts";
 import { fromF16, toF16 } from "../../model/half.ts";
 import { LORA_TARGETS, randomAdapter } from "../../model/lora.ts";
@@ -12,7 +12,7 @@ import { requestGpu } from "../device.ts";
 import { loraGradients, type PgSequence } from "../trainer/grad.ts";
 import { logprobsWebgpu } from "../trainer/logprobs.ts";
 import { fullParams } from "./full.ts";
-import { destroyAdapter, destroyModel, readModelWeights, uploadAdapter, uploadModel } from "./state.ts";
+import { destroyAdapter, destroyModel, halfProjections, readModelWeights, uploadAdapter, uploadModel } from "./state.ts";
 
 const gpu = await requestGpu();
 
@@ -110,4 +110,44 @@ Deno.test("f16 projections on a device without shader-f16 (forceF32, as on Swift
   got.forEach((g, i) => assertClose(g, want[i], { atol: 2e-3, rtol: 0, name: `f32 fallback seq ${i}` }));
   destroyModel(model);
   plain.device.destroy();
+});
+
+// What a user gets when the trainer switches to f16 storage (model-runtime, lora-grad, logprobs
+// --dtype f16): the logprobs move from the f32 upload of the same checkpoint by f16's rounding of the
+// projections only. Stated tolerance: 2e-2 nats per token on these tiny random models (measured
+// 5e-4 to 7.4e-3); a trained model's weights are smoother, but the bound is this test's, not a promise.
+const F16_VS_F32_ATOL = 2e-2;
+Deno.test("f16 projections vs the f32 upload of the same weights: logprobs within 2e-2 nats (qwen2, llama, qwen3)", async () => {
+  for (const arch of ["qwen2", "llama", "qwen3"] as const) {
+    const tiny = makeTinyModel(arch, { seed: 31 });
+    const cfg = tiny.config;
+    const seqs = [9, 4, 13].map((n, i) => Array.from({ length: n }, (_, t) => (7 * t + 13 * i + 1) % cfg.vocabSize));
+    const adapter = randomAdapter(cfg, { r: 4, alpha: 8, targets: LORA_TARGETS, seed: 3, bScale: 0.2 });
+    const half = uploadModel(gpu.device, cfg, tiny.weights, { f16: true });
+    const full = uploadModel(gpu.device, cfg, tiny.weights);
+    const a = await logprobsWebgpu(half, seqs, adapter);
+    const b = await logprobsWebgpu(full, seqs, adapter);
+    const err = assertClose(a.flat(), b.flat(), { atol: F16_VS_F32_ATOL, rtol: 0, name: `${arch} f16 vs f32 upload` }).maxAbs;
+    if (gpu.f16) assert(err > 0, `${arch}: f16 storage changed nothing (was it applied?)`);
+    console.log(`${arch}: max |logp(f16 upload) - logp(f32 upload)| = ${err.toExponential(2)} (tolerance ${F16_VS_F32_ATOL})`);
+    destroyModel(half);
+    destroyModel(full);
+  }
+});
+
+Deno.test("halfProjections: f16 only for f16/bf16 checkpoints on a shader-f16 device, and never when f32 is forced", async () => {
+  assertEquals(halfProjections(gpu.device, { torch_dtype: "bfloat16" }), gpu.f16);
+  assertEquals(halfProjections(gpu.device, { dtype: "float16" }), gpu.f16);
+  assertEquals(halfProjections(gpu.device, { torch_dtype: "float32" }), false);
+  assertEquals(halfProjections(gpu.device, {}), false);
+  assertEquals(halfProjections(gpu.device, { torch_dtype: "bfloat16" }, { forceF32: true }), false);
+  const plain = await requestGpu({ forceF32: true });
+  assertEquals(halfProjections(plain.device, { torch_dtype: "bfloat16" }), false);
+  plain.device.destroy();
+  Deno.env.set("RLVR_TRAINER_F32", "1");
+  try {
+    assertEquals(halfProjections(gpu.device, { torch_dtype: "bfloat16" }), false);
+  } finally {
+    Deno.env.delete("RLVR_TRAINER_F32");
+  }
 });

@@ -71,6 +71,28 @@ export interface UploadModelOptions {
   f16?: boolean;
 }
 
+/** Whether RLVR_TRAINER_F32=1 is set (Deno; false in the browser or without --allow-env). */
+export function forceF32Env(): boolean {
+  const deno = (globalThis as { Deno?: { env: { get(k: string): string | undefined } } }).Deno;
+  try {
+    return deno?.env.get("RLVR_TRAINER_F32") === "1";
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Whether a trainer should store the frozen projections as f16 (uploadModel { f16 }): the device has
+ * shader-f16, the checkpoint's config.json says it was saved as float16 or bfloat16 (`torch_dtype`,
+ * or `dtype` in newer transformers), and neither `forceF32` nor RLVR_TRAINER_F32=1 asks for f32.
+ * An f32 checkpoint stays f32: rounding it would change the model the user chose.
+ */
+export function halfProjections(device: GPUDevice, configJson: Record<string, unknown>, o: { forceF32?: boolean } = {}): boolean {
+  if (o.forceF32 || forceF32Env() || !device.features.has("shader-f16")) return false;
+  const d = configJson.torch_dtype ?? configJson.dtype;
+  return d === "float16" || d === "bfloat16";
+}
+
 /** Uploads f32 weights (validated against the config), the layer projections as q4 when asked. */
 export function uploadModel(device: GPUDevice, cfg: ModelConfig, w: Weights, o: UploadModelOptions = {}): GpuModel {
   const pre = o.q4 instanceof Map ? o.q4 : undefined;

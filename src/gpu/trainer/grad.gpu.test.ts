@@ -6,6 +6,7 @@ import { referenceLogprobs } from "../../model/reference.ts";
 import type { ModelConfig } from "../../model/config.ts";
 import type { Weights } from "../../model/tensor.ts";
 import { dequantizeQ4, quantizeQ4 } from "../../model/quant.ts";
+import { fromF16, toF16 } from "../../model/half.ts";
 import { makeTinyModel } from "../../model/tiny.ts";
 import { requestGpu } from "../device.ts";
 import { destroyAdapter, destroyModel, uploadAdapter, uploadModel } from "../model/state.ts";
@@ -24,18 +25,30 @@ function refLoss(cfg: ModelConfig, w: Weights, seqs: PgSequence[], a: LoraAdapte
   return -num / tokens;
 }
 
+const PROJECTION = /^model\.layers\.\d+\.(self_attn\.[qkvo]_proj|mlp\.(gate|up|down)_proj)\.weight$/;
+
 /** Dequantised copies of the layer projections: what a q4 upload computes with. */
 function q4Weights(w: Weights): Weights {
   const out = new Map(w);
-  for (const [name, t] of w) if (/^model\.layers\.\d+\.(self_attn\.[qkvo]_proj|mlp\.(gate|up|down)_proj)\.weight$/.test(name)) out.set(name, dequantizeQ4(quantizeQ4(t)));
+  for (const [name, t] of w) if (PROJECTION.test(name)) out.set(name, dequantizeQ4(quantizeQ4(t)));
   return out;
 }
 
-for (const [arch, q4] of [["qwen2", false], ["llama", false], ["qwen3", false], ["qwen2", true], ["llama", true]] as const satisfies readonly (readonly [Arch, boolean])[]) {
-  Deno.test(`loraGradients ${arch}${q4 ? " on q4 base weights" : ""}: every LoRA tensor against central finite differences of the float64 reference`, async () => {
+/** The layer projections rounded to f16: what an f16 upload computes with (on a device with shader-f16). */
+function f16Weights(w: Weights): Weights {
+  const out = new Map(w);
+  for (const [name, t] of w) if (PROJECTION.test(name)) out.set(name, { shape: t.shape, data: fromF16(toF16(t.data)) });
+  return out;
+}
+
+type Base = "f32" | "q4" | "f16";
+for (const [arch, base] of [["qwen2", "f32"], ["llama", "f32"], ["qwen3", "f32"], ["qwen2", "q4"], ["llama", "q4"], ["qwen2", "f16"], ["qwen3", "f16"]] as const satisfies readonly (readonly [Arch, Base])[]) {
+  const q4 = base === "q4";
+  Deno.test(`loraGradients ${arch}${base !== "f32" ? ` on ${base} base weights` : ""}: every LoRA tensor against central finite differences of the float64 reference`, async () => {
     const tiny = makeTinyModel(arch, { seed: 21 });
     const cfg = tiny.config;
-    const refW = q4 ? q4Weights(tiny.weights) : tiny.weights;
+    const f16 = base === "f16" && gpu.f16;
+    const refW = q4 ? q4Weights(tiny.weights) : f16 ? f16Weights(tiny.weights) : tiny.weights;
     const rng = new Rng(5);
     const seqs: PgSequence[] = [
       { ids: Array.from({ length: 9 }, () => rng.int(cfg.vocabSize)), promptLen: 4, advantage: 1.3 },
@@ -43,7 +56,8 @@ for (const [arch, q4] of [["qwen2", false], ["llama", false], ["qwen3", false], 
       { ids: Array.from({ length: 11 }, () => rng.int(cfg.vocabSize)), promptLen: 7, advantage: 0.4 },
     ];
     const adapter = randomAdapter(cfg, { r: 3, alpha: 6, targets: LORA_TARGETS, seed: 9, bScale: 0.3 });
-    const model = uploadModel(gpu.device, cfg, tiny.weights, { maxVocabRows: 128, q4 });
+    const model = uploadModel(gpu.device, cfg, tiny.weights, { maxVocabRows: 128, q4, f16: base === "f16" });
+    assert(model.half.size === (f16 ? 7 * cfg.numLayers : 0), `f16 projections held: ${model.half.size}`);
     const lora = uploadAdapter(gpu.device, cfg, adapter);
     const { grads, loss } = await loraGradients(model, lora, seqs);
     const l0 = refLoss(cfg, refW, seqs, adapter);
@@ -74,7 +88,7 @@ for (const [arch, q4] of [["qwen2", false], ["llama", false], ["qwen3", false], 
         assert(err <= 1e-3 * gmax + 2e-3 * Math.abs(fd), `${name}[${i}]: gpu ${g.data[i]} vs finite difference ${fd} (|err| ${err.toExponential(2)}, max |grad| ${gmax.toExponential(2)})`);
       }
     }
-    console.log(`${arch}${q4 ? " q4" : ""}: ${checked} entries of ${grads.size} tensors; max |gpu - fd| / max|grad| = ${worst.toExponential(2)}, max |grad| ${gmax.toExponential(2)}`);
+    console.log(`${arch} ${base}${base === "f16" && !f16 ? " (no shader-f16: f32 path)" : ""}: ${checked} entries of ${grads.size} tensors; max |gpu - fd| / max|grad| = ${worst.toExponential(2)}, max |grad| ${gmax.toExponential(2)}`);
     destroyAdapter(lora);
     destroyModel(model);
   });

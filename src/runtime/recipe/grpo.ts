@@ -113,18 +113,22 @@ export async function runGrpo(ctx: RunContext, cellId: string, p: GrpoParams): P
     const last = reports.at(-1);
     const trainTokens = train.reduce((a, s) => a + s.ids.length, 0) * reports.length;
     const correct = scored.filter((s) => s.correct).length;
+    const mem = runtime.gpuMemory();
+    runtime.resetGpuPeak();
     await emitMetrics(ctx, {
       v: 1, step: step + 1, phase: "grpo", time: ctx.env.now(),
       ms: { sample: sampled.ms, score: scoreMs, train: trainMs },
       tokensPerSec: { sample: perSecond(sampled.tokens, sampled.ms), score: perSecond(sampled.tokens, scoreMs), train: perSecond(trainTokens, trainMs) },
       rewards: rewardSummary(scored), execAccuracy: correct / scored.length, equalGroupFraction: adv.equalFraction,
       completionLength: lengthSummary(sampled.samples),
-      ...(runtime.gpuBytes() !== undefined ? { gpuMemoryBytes: runtime.gpuBytes() } : {}),
+      // Peak buffer bytes of this step's trainer work (the high-water mark, reset below); live bytes in extra.
+      ...(mem ? { gpuMemoryBytes: mem.peakBytes } : {}),
       ...(last ? {
         kl: last.metrics.klRef, approxKl: last.metrics.approxKl, entropy: last.entropy, loss: last.loss, lr: last.lr, gradNorm: last.gradNorm,
         clipFrac: { low: last.metrics.clipLowFrac, high: last.metrics.clipHighFrac },
       } : {}),
       extra: {
+        ...(mem ? { gpuLiveBytes: mem.liveBytes } : {}),
         questions: batch.length, trainedSamples: train.length, skippedUpdates: skipped, klCoef: trainer.opts.beta,
         rewardMin: summarize(scored.map((s) => s.reward.total)).min, rewardMax: summarize(scored.map((s) => s.reward.total)).max,
       },

@@ -10,7 +10,8 @@ import { OrtPolicy } from "../../model/policy.ts";
 import { type Sample, sampleBatch, type SampleProgress, type SamplingParams } from "../../model/sampler.ts";
 import type { Tensor, Weights } from "../../model/tensor.ts";
 import { readF32, writeBuffer } from "../../gpu/device.ts";
-import { destroyAdapter, destroyModel, type GpuLora, type GpuModel, readAdapter, uploadAdapter, uploadModel } from "../../gpu/model/state.ts";
+import { GpuCensus } from "../../gpu/census.ts";
+import { destroyAdapter, destroyModel, type GpuLora, type GpuModel, halfProjections, readAdapter, uploadAdapter, uploadModel } from "../../gpu/model/state.ts";
 import { ChatCodec } from "./prompting.ts";
 import { logprobsWebgpu } from "../../gpu/trainer/logprobs.ts";
 import { grpoTrainer, type GrpoTrainer, type GrpoTrainerOptions } from "../../gpu/trainer/grpo-step.ts";
@@ -30,7 +31,7 @@ export interface ModelRuntimeOptions {
 
 /** The policy, the trainer and their adapter for one loaded model. */
 export class ModelRuntime {
-  private gpu: { model: GpuModel; lora: GpuLora; trainer: GrpoTrainer } | null = null;
+  private gpu: { model: GpuModel; lora: GpuLora; trainer: GrpoTrainer; census: GpuCensus } | null = null;
   private readonly codec: ChatCodec;
 
   private constructor(
@@ -77,10 +78,16 @@ export class ModelRuntime {
   async freshTrainer(opts: Partial<GrpoTrainerOptions>): Promise<GrpoTrainer> {
     const device = await this.device();
     if (!this.gpu) {
+      // The trainer's buffer bytes (live and high-water mark): WebGPU reports no memory use.
+      const census = new GpuCensus(device, { buffersOnly: true }).install();
       // A q4 policy gets a q4 trainer base (QLoRA-style): both quantise the same way (MatMulNBits, block 32).
-      const model = uploadModel(device, this.hf.config, this.hf.weights, { q4: this.policy.dtype === "q4" });
+      // Otherwise f16 frozen projections where the device has shader-f16 and the checkpoint was f16/bf16
+      // (halfProjections; RLVR_TRAINER_F32=1 keeps f32).
+      const q4 = this.policy.dtype === "q4";
+      const f16 = !q4 && halfProjections(device, this.hf.configJson);
+      const model = uploadModel(device, this.hf.config, this.hf.weights, { q4, f16 });
       const lora = uploadAdapter(device, this.hf.config, this.adapter);
-      this.gpu = { model, lora, trainer: grpoTrainer(model, lora, opts) };
+      this.gpu = { model, lora, trainer: grpoTrainer(model, lora, opts), census };
     } else {
       const enc = device.createCommandEncoder({ label: "reset-adam" });
       for (const s of this.gpu.lora.slots.values()) for (const b of [s.mA, s.vA, s.mB, s.vB]) enc.clearBuffer(b);
@@ -155,18 +162,19 @@ export class ModelRuntime {
   }
 
   /**
-   * Bytes of the trainer's persistent GPU buffers (weights, vocabulary chunks, adapter with its
-   * gradients and moments); per-step activations and the ORT session's memory are not counted.
+   * The trainer device's GPU buffer bytes by its own accounting (src/gpu/census.ts): live now, and
+   * the high-water mark since the trainer was built or the last resetGpuPeak() (weights, adapter with
+   * gradients and moments, a step's activations and scratch, the uniform pool). The ORT session's
+   * memory (another device) is not counted.
    */
-  gpuBytes(): number | undefined {
+  gpuMemory(): { liveBytes: number; peakBytes: number } | undefined {
     if (!this.gpu) return undefined;
-    const { model, lora } = this.gpu;
-    const bufs = new Set<GPUBuffer>([...model.weights.values(), ...model.embed.map((c) => c.buf), ...model.head.map((c) => c.buf), model.invFreq]);
-    for (const q of model.q4.values()) for (const b of [q.packed, q.scales, q.zeroPoints]) if (b) bufs.add(b);
-    for (const s of lora.slots.values()) for (const b of [s.A, s.B, s.dA, s.dB, s.mA, s.vA, s.mB, s.vB]) bufs.add(b);
-    let n = 0;
-    for (const b of bufs) n += b.size;
-    return n;
+    return { liveBytes: this.gpu.census.liveBufferBytes, peakBytes: this.gpu.census.peakBufferBytes };
+  }
+
+  /** Starts a new GPU-memory high-water mark at what is live now (one per metrics step). */
+  resetGpuPeak(): void {
+    this.gpu?.census.resetPeak();
   }
 
   /** Frees the policy session and the GPU copies. */
@@ -175,6 +183,7 @@ export class ModelRuntime {
     if (this.gpu) {
       destroyAdapter(this.gpu.lora);
       destroyModel(this.gpu.model);
+      this.gpu.census.uninstall();
       this.gpu = null;
     }
   }
