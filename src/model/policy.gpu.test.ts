@@ -57,6 +57,45 @@ for (const arch of ARCHS) {
   });
 }
 
+Deno.test("policy: LoRA inputs are uploaded to the GPU once per adapter, not on every run (regression: ~110 uploads and queue submits per decoding step)", async () => {
+  const m = makeTinyModel("qwen2", { seed: 7 });
+  const seqs = randomSeqs(new Rng(5), m.config.vocabSize, [6, 4]);
+  const policy = await OrtPolicy.create(m.config, m.weights, { dtype: "f32", loraTargets: LORA_TARGETS, maxPositions: 16 });
+  const adapterInputs = 1 + m.config.numLayers * LORA_TARGETS.length * 2;
+  const proto = GPUDevice.prototype;
+  const create = proto.createBuffer;
+  let made = 0;
+  proto.createBuffer = function (this: GPUDevice, d: GPUBufferDescriptor) {
+    made++;
+    return create.call(this, d);
+  };
+  const buffersOfRun = async (fn: () => Promise<unknown>) => {
+    made = 0;
+    await fn();
+    return made;
+  };
+  try {
+    const a1 = randomAdapter(m.config, { r: 4, alpha: 8, targets: [...LORA_TARGETS], seed: 11, bScale: 0.2 });
+    policy.setAdapter(a1);
+    const first = await buffersOfRun(() => policy.logprobs(seqs));
+    const second = await buffersOfRun(() => policy.logprobs(seqs));
+    // Before the fix every run uploaded every adapter input (a buffer each); now only the int64 inputs.
+    assert(first >= adapterInputs, `first run made ${first} buffers, expected at least the ${adapterInputs} adapter inputs`);
+    assert(second < adapterInputs, `second run made ${second} buffers: the ${adapterInputs} adapter inputs were uploaded again`);
+    // A new adapter is uploaded at the next run and is what that run computes with.
+    const a2 = randomAdapter(m.config, { r: 4, alpha: 8, targets: [...LORA_TARGETS], seed: 12, bScale: 0.2 });
+    policy.setAdapter(a2);
+    let got: number[][] = [];
+    const third = await buffersOfRun(async () => (got = await policy.logprobs(seqs)));
+    assert(third >= adapterInputs, `run after setAdapter made ${third} buffers: the new adapter was not uploaded`);
+    assertClose(got.flat(), referenceLogprobs(m.config, m.weights, seqs, a2).flat(), { atol: 2e-3, rtol: 0, name: "second adapter" });
+    console.log(`buffers made per run: first ${first}, second ${second}, after setAdapter ${third} (${adapterInputs} adapter inputs)`);
+  } finally {
+    proto.createBuffer = create;
+    await policy.release();
+  }
+});
+
 Deno.test("policy: KV-cache decoding with left padding equals the full forward", async () => {
   const m = makeTinyModel("qwen3", { seed: 5 });
   const cfg = m.config, V = cfg.vocabSize;

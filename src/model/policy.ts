@@ -62,9 +62,22 @@ export interface StepOutput {
   present: KvCache;
 }
 
+/** Wall milliseconds of the policy's runs by part, added to while `OrtPolicy.timing` is set (benchmarks). */
+export interface PolicyTiming {
+  runs: number;
+  /** Checking the inputs and building the feeds (int64 tensors, adapter and cache inputs). */
+  feedsMs: number;
+  /** `session.run`: uploads of CPU inputs, the GPU work, and the read-back of CPU outputs (the logits). */
+  runMs: number;
+}
+
 /** An ONNX Runtime Web policy for one model; create with `OrtPolicy.create`. */
 export class OrtPolicy {
+  /** When set, every run adds its feed-building and session.run times to it. */
+  timing: PolicyTiming | null = null;
   private adapterFeeds: Record<string, ort.Tensor> = {};
+  /** GPU copies of `adapterFeeds`' CPU tensors on WebGPU, made at the first run after each setAdapter. */
+  private residentFeeds: { of: Record<string, ort.Tensor>; feeds: Record<string, ort.Tensor>; made: ort.Tensor[] } | null = null;
   private tail: Promise<unknown> = Promise.resolve();
   private released = false;
   /** Name of the adapter in use, or null. */
@@ -201,22 +214,14 @@ export class OrtPolicy {
     return out;
   }
 
-  /** A cache whose row b*repeats+j is row b of `cache` (prefill once, sample G times); `cache` is released. */
+  /**
+   * A cache whose row b*repeats+j is row b of `cache` (prefill once, sample G times); `cache` is
+   * released unless `repeats` is 1, which returns it as it is. GPU caches are copied buffer to buffer.
+   */
   async repeatCache(cache: KvCache, repeats: number): Promise<KvCache> {
-    const tensors: ort.Tensor[] = [];
-    for (const t of cache.tensors) {
-      const [B, K, T, D] = t.dims;
-      const row = K * T * D;
-      const data = await t.getData();
-      if (!ArrayBuffer.isView(data)) throw new Error(`KV cache of type ${t.type}`);
-      // float16 comes back as Float16Array where the runtime has one (Deno does): take its bits.
-      const src = data instanceof Float32Array ? data : new Uint16Array(data.buffer, data.byteOffset, data.byteLength / 2);
-      const dst = src instanceof Float32Array ? new Float32Array(B * repeats * row) : new Uint16Array(B * repeats * row);
-      for (let b = 0; b < B; b++) for (let j = 0; j < repeats; j++) dst.set(src.subarray(b * row, (b + 1) * row), (b * repeats + j) * row);
-      tensors.push(dst instanceof Float32Array ? new ort.Tensor("float32", dst, [B * repeats, K, T, D]) : new ort.Tensor("float16", dst, [B * repeats, K, T, D]));
-    }
-    releaseCache(cache);
-    return { tensors, batch: cache.batch * repeats, length: cache.length };
+    if (!Number.isInteger(repeats) || repeats < 1) throw new Error(`repeatCache: repeats must be a positive integer, got ${repeats}`);
+    if (repeats === 1) return cache;
+    return await this.gatherRows(cache, Array.from({ length: cache.batch * repeats }, (_, i) => Math.floor(i / repeats)));
   }
 
   /**
@@ -227,26 +232,38 @@ export class OrtPolicy {
     if (keep.some((r, i) => !Number.isInteger(r) || r < 0 || r >= cache.batch || (i > 0 && r <= keep[i - 1]))) {
       throw new Error(`selectCacheRows: rows [${keep.join(", ")}] are not ascending rows of a batch of ${cache.batch}`);
     }
+    return await this.gatherRows(cache, keep);
+  }
+
+  /** A cache whose row i is row rows[i] of `cache`, which is released. */
+  private async gatherRows(cache: KvCache, rows: readonly number[]): Promise<KvCache> {
     const onGpu = cache.tensors.some((t) => t.location === "gpu-buffer");
     const device = onGpu ? await ort.env.webgpu.device : null;
-    const enc = device?.createCommandEncoder({ label: "kv-select-rows" });
+    const enc = device?.createCommandEncoder({ label: "kv-gather-rows" });
     const tensors: ort.Tensor[] = [];
     for (const t of cache.tensors) {
       const [, K, T, D] = t.dims;
-      const dims = [keep.length, K, T, D];
+      const dims = [rows.length, K, T, D];
       const elems = K * T * D;
       if (t.location === "gpu-buffer" && device && enc) {
         const rowBytes = elems * (t.type === "float16" ? 2 : 4);
-        const buf = device.createBuffer({ label: "kv-rows", size: Math.max(4, keep.length * rowBytes), usage: 0x0080 | 0x0004 | 0x0008 });
-        keep.forEach((r, i) => enc.copyBufferToBuffer(t.gpuBuffer, r * rowBytes, buf, i * rowBytes, rowBytes));
+        const buf = device.createBuffer({ label: "kv-rows", size: Math.max(4, rows.length * rowBytes), usage: GPU_STORAGE_COPY });
+        // Runs of consecutive source rows are one copy (a repeat of 1, or keeping a contiguous block).
+        for (let i = 0; i < rows.length;) {
+          let j = i + 1;
+          while (j < rows.length && rows[j] === rows[j - 1] + 1) j++;
+          enc.copyBufferToBuffer(t.gpuBuffer, rows[i] * rowBytes, buf, i * rowBytes, (j - i) * rowBytes);
+          i = j;
+        }
         const dataType = t.type === "float16" ? "float16" : "float32";
         tensors.push(ort.Tensor.fromGpuBuffer(buf, { dataType, dims, dispose: () => buf.destroy() }));
       } else {
         const data = await t.getData();
         if (!ArrayBuffer.isView(data)) throw new Error(`KV cache of type ${t.type}`);
+        // float16 comes back as Float16Array where the runtime has one (Deno does): take its bits.
         const src = data instanceof Float32Array ? data : new Uint16Array(data.buffer, data.byteOffset, data.byteLength / 2);
-        const dst = src instanceof Float32Array ? new Float32Array(keep.length * elems) : new Uint16Array(keep.length * elems);
-        keep.forEach((r, i) => dst.set(src.subarray(r * elems, (r + 1) * elems), i * elems));
+        const dst = src instanceof Float32Array ? new Float32Array(rows.length * elems) : new Uint16Array(rows.length * elems);
+        rows.forEach((r, i) => dst.set(src.subarray(r * elems, (r + 1) * elems), i * elems));
         tensors.push(dst instanceof Float32Array ? new ort.Tensor("float32", dst, dims) : new ort.Tensor("float16", dst, dims));
       }
     }
@@ -256,7 +273,7 @@ export class OrtPolicy {
       await device.queue.onSubmittedWorkDone();
     }
     releaseCache(cache);
-    return { tensors, batch: keep.length, length: cache.length };
+    return { tensors, batch: rows.length, length: cache.length };
   }
 
   /** Frees the GPU buffers of a cache that will not be fed again. */
@@ -268,6 +285,8 @@ export class OrtPolicy {
   async release(): Promise<void> {
     await this.serial(async () => {
       this.released = true;
+      for (const t of this.residentFeeds?.made ?? []) t.dispose();
+      this.residentFeeds = null;
       await this.session.release();
     });
   }
@@ -295,9 +314,40 @@ export class OrtPolicy {
     return { logits, present: { tensors, batch: x.ids.length, length: (x.past?.length ?? 0) + x.ids[0].length } };
   }
 
+  /**
+   * The adapter inputs as fed: on WebGPU, CPU tensors are uploaded once per adapter into buffers of
+   * ORT's device, so a run does not upload them again (they were ~110 inputs, each its own upload
+   * and queue submit, per decoding step with LoRA on every target). Called inside `serial`, so no
+   * run is using the copies it frees.
+   */
+  private async adapterInputs(): Promise<Record<string, ort.Tensor>> {
+    if (this.provider !== "webgpu") return this.adapterFeeds;
+    if (this.residentFeeds?.of === this.adapterFeeds) return this.residentFeeds.feeds;
+    for (const t of this.residentFeeds?.made ?? []) t.dispose();
+    this.residentFeeds = null;
+    const device = this.device ?? await ort.env.webgpu.device;
+    const feeds: Record<string, ort.Tensor> = {}, made: ort.Tensor[] = [];
+    for (const [name, t] of Object.entries(this.adapterFeeds)) {
+      const data = t.location === "cpu" ? t.data : null;
+      if (!(data instanceof Float32Array)) {
+        feeds[name] = t;
+        continue;
+      }
+      // Sizes rounded up to 16 bytes as ORT's own buffers are: its kernels bind a 4-byte scalar as a vec4.
+      const buf = device.createBuffer({ label: `policy-${name}`, size: Math.ceil(Math.max(4, data.byteLength) / 16) * 16, usage: GPU_STORAGE_COPY });
+      device.queue.writeBuffer(buf, 0, data);
+      const g = ort.Tensor.fromGpuBuffer(buf, { dataType: "float32", dims: t.dims, dispose: () => buf.destroy() });
+      feeds[name] = g;
+      made.push(g);
+    }
+    this.residentFeeds = { of: this.adapterFeeds, feeds, made };
+    return feeds;
+  }
+
   /** One run; with `targets` (B, keep) only their log-probabilities are fetched, else logits and cache. */
   private async runGraph(x: StepInput, targets: number[][] | null): Promise<ort.InferenceSession.OnnxValueMapType> {
     if (this.released) throw new Error("the policy session was released");
+    const t0 = this.timing ? performance.now() : 0;
     const B = x.ids.length, S = x.ids[0]?.length ?? 0;
     const P = x.past?.length ?? 0, T = P + S;
     if (B === 0 || S === 0) throw new Error("step: empty batch");
@@ -311,12 +361,12 @@ export class OrtPolicy {
     if (x.keep < 1 || x.keep > S) throw new Error(`step: keep ${x.keep} outside [1, ${S}]`);
     const { numLayers: L, numKvHeads: K, headDim: D } = this.cfg;
     const feeds: Record<string, ort.Tensor> = {
-      ...this.adapterFeeds,
-      input_ids: int64(x.ids.flat(), [B, S]),
-      attention_mask: int64(x.mask.flat(), [B, T]),
-      position_ids: int64(x.positions.flat(), [B, S]),
-      num_logits_to_keep: int64([x.keep], [1]),
-      target_ids: int64(targets ? targets.flat() : new Array<number>(B * x.keep).fill(0), [B, x.keep]),
+      ...(await this.adapterInputs()),
+      input_ids: int64(x.ids, [B, S]),
+      attention_mask: int64(x.mask, [B, T]),
+      position_ids: int64(x.positions, [B, S]),
+      num_logits_to_keep: int64([[x.keep]], [1]),
+      target_ids: targets ? int64(targets, [B, x.keep]) : new ort.Tensor("int64", new BigInt64Array(B * x.keep), [B, x.keep]),
     };
     for (let l = 0; l < L; l++) {
       for (const [j, kind] of (["key", "value"] as const).entries()) {
@@ -328,14 +378,30 @@ export class OrtPolicy {
       }
     }
     const fetches = targets ? ["target_logprobs"] : this.outputNames.filter((n) => n !== "target_logprobs");
-    return await this.session.run(feeds, fetches);
+    if (!this.timing) return await this.session.run(feeds, fetches);
+    const t1 = performance.now();
+    const out = await this.session.run(feeds, fetches);
+    this.timing.runs++;
+    this.timing.feedsMs += t1 - t0;
+    this.timing.runMs += performance.now() - t1;
+    return out;
   }
 }
+
+/** GPUBufferUsage STORAGE | COPY_SRC | COPY_DST (the constants object is not in every runtime's globals). */
+const GPU_STORAGE_COPY = 0x0080 | 0x0004 | 0x0008;
 
 function releaseCache(cache: KvCache): void {
   for (const t of cache.tensors) if (t.location === "gpu-buffer") t.dispose();
 }
 
-function int64(values: number[], dims: number[]): ort.Tensor {
-  return new ort.Tensor("int64", BigInt64Array.from(values, (v) => BigInt(v)), dims);
+/** An int64 tensor of equal-length rows, written straight into its array (no flattened copy). */
+function int64(rows: readonly (readonly number[])[], dims: number[]): ort.Tensor {
+  const w = rows[0]?.length ?? 0;
+  const out = new BigInt64Array(rows.length * w);
+  for (let b = 0; b < rows.length; b++) {
+    const r = rows[b];
+    for (let t = 0; t < w; t++) out[b * w + t] = BigInt(r[t]);
+  }
+  return new ort.Tensor("int64", out, dims);
 }

@@ -63,6 +63,33 @@ export interface SampleProgress {
   added: { prompt: number; index: number; token: number }[];
 }
 
+/**
+ * Wall milliseconds of a `sampleBatch` by part, added to (pass one object to several calls to sum
+ * them): benchmarks read it; nothing is timed when it is not passed.
+ */
+export interface SampleTiming {
+  /** The prompts' forward (`model.step` with no past), including its logits read-back. */
+  prefillMs: number;
+  /** Repeating the prefill cache n times (and expanding its logits). */
+  repeatMs: number;
+  /** Decoding steps' `model.step` calls (feeds, run, read-back), and how many. */
+  stepMs: number;
+  steps: number;
+  /** Choosing tokens and their log-probabilities from the logits (CPU). */
+  chooseMs: number;
+  /** Decoding texts to look for stop strings (CPU). */
+  stopMs: number;
+  /** Dropping finished rows from the cache. */
+  selectMs: number;
+  /** The whole call; what the parts above leave is bookkeeping between steps and the final decode. */
+  totalMs: number;
+}
+
+/** A SampleTiming of zeros. */
+export function newSampleTiming(): SampleTiming {
+  return { prefillMs: 0, repeatMs: 0, stepMs: 0, steps: 0, chooseMs: 0, stopMs: 0, selectMs: 0, totalMs: 0 };
+}
+
 /** Samples `n` completions of every prompt (token ids); `decode` turns ids into text for stop strings and results. */
 export async function sampleBatch(
   model: StepModel,
@@ -71,8 +98,11 @@ export async function sampleBatch(
   params: SamplingParams,
   decode: (ids: readonly number[]) => string,
   onProgress?: (p: SampleProgress) => void,
+  timing?: SampleTiming,
 ): Promise<Sample[]> {
   checkParams(params, n);
+  const now = () => (timing ? performance.now() : 0);
+  const tCall = now();
   if (prompts.length === 0) return [];
   const V = model.cfg.vocabSize;
   const maxLen = Math.max(...prompts.map((p) => p.length));
@@ -84,6 +114,7 @@ export async function sampleBatch(
   }
   // Left padding, so every row's next token is at the same column; pads sit at position 0, masked.
   const pad = prompts.map((p) => maxLen - p.length);
+  let t = now();
   const pre = await model.step({
     ids: prompts.map((p, i) => [...new Array<number>(pad[i]).fill(0), ...p]),
     mask: prompts.map((_, i) => Array.from({ length: maxLen }, (_, t) => (t < pad[i] ? 0 : 1))),
@@ -91,10 +122,16 @@ export async function sampleBatch(
     past: null,
     keep: 1,
   });
+  if (timing) timing.prefillMs += now() - t;
+  t = now();
   let cache = await model.repeatCache(pre.present, n);
   const N = prompts.length * n;
-  let logits: Float32Array = new Float32Array(N * V);
-  for (let r = 0; r < N; r++) logits.set(pre.logits.subarray(Math.floor(r / n) * V, (Math.floor(r / n) + 1) * V), r * V);
+  let logits: Float32Array = pre.logits;
+  if (n > 1) {
+    logits = new Float32Array(N * V);
+    for (let r = 0; r < N; r++) logits.set(pre.logits.subarray(Math.floor(r / n) * V, (Math.floor(r / n) + 1) * V), r * V);
+  }
+  if (timing) timing.repeatMs += now() - t;
   const rows = Array.from({ length: N }, (_, r) => ({
     prompt: Math.floor(r / n),
     index: r % n,
@@ -112,6 +149,8 @@ export async function sampleBatch(
   try {
     for (let step = 0; step < params.maxNewTokens; step++) {
       const added: SampleProgress["added"] = [];
+      let tStop = 0;
+      t = now();
       for (const [i, r] of active.entries()) {
         const row = rows[r];
         const { token, logprob } = chooseToken(logits.subarray(i * V, (i + 1) * V), params, row.rng);
@@ -122,14 +161,20 @@ export async function sampleBatch(
         if (eos.has(token)) {
           row.done = "eos";
         } else if (params.stop.length) {
+          const ts = now();
           const text = decode(row.tokens);
           const cut = firstStop(text, params.stop);
           if (cut !== null) {
             row.done = "stop";
             row.text = text.slice(0, cut);
           }
+          tStop += now() - ts;
         }
         if (!row.done && row.tokens.length >= params.maxNewTokens) row.done = "length";
+      }
+      if (timing) {
+        timing.chooseMs += now() - t - tStop;
+        timing.stopMs += tStop;
       }
       const finished = rows.filter((r) => r.done).length;
       onProgress?.({ step: step + 1, finished, total: N, tokens: generated, added });
@@ -139,10 +184,13 @@ export async function sampleBatch(
       const still = active.filter((r) => !rows[r].done);
       if (still.length < active.length) {
         const keep = active.flatMap((r, i) => (rows[r].done ? [] : [i]));
+        t = now();
         cache = await model.selectCacheRows(cache, keep);
+        if (timing) timing.selectMs += now() - t;
         active = still;
       }
       for (const m of mask) m.push(1);
+      t = now();
       const out = await model.step({
         ids: active.map((r) => [rows[r].tokens[rows[r].tokens.length - 1]]),
         mask: active.map((r) => mask[r]),
@@ -150,6 +198,10 @@ export async function sampleBatch(
         past: cache,
         keep: 1,
       });
+      if (timing) {
+        timing.stepMs += now() - t;
+        timing.steps++;
+      }
       model.releaseCache(cache);
       cache = out.present;
       logits = out.logits;
@@ -157,12 +209,14 @@ export async function sampleBatch(
   } finally {
     model.releaseCache(cache);
   }
-  return rows.map((row) => {
+  const samples = rows.map((row): Sample => {
     const body = row.done === "eos" ? row.tokens.slice(0, -1) : row.tokens;
     // Some tokenizers (@huggingface/tokenizers) reject an empty id list.
     const text = row.done === "stop" ? row.text : body.length ? decode(body) : "";
     return { prompt: row.prompt, index: row.index, tokens: row.tokens, text, logprobs: row.logprobs, finishReason: row.done ?? "length" };
   });
+  if (timing) timing.totalMs += now() - tCall;
+  return samples;
 }
 
 function checkParams(p: SamplingParams, n: number): void {
