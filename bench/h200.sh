@@ -15,7 +15,8 @@
 #   torch-gen    bench/torch/generate.py: generate, bf16, sdpa, 8 and 64 x 256 new, prompt 128 -> generate.json
 #   torch-train  bench/torch/train.py: PEFT LoRA r=16 x 7, bf16 autocast, eager, 8 x 768 + sweep -> train.json
 #   decode       bench/decode.bench.ts (bundle): q4, 8 and 64 x 256 new, prompt 128            -> decode.json
-#   train        bench/train.bench.ts (bundle): q4 projections, LoRA r=16 x 7, 8 x 768 (kernels auto, then tile64)
+#   train        bench/train.bench.ts (bundle): q4 projections, LoRA r=16 x 7, 8 x 768 (stored, then recomputed
+#                activations; kernels auto, then tile64)
 #                + sweep; tokens/s, ~model TFLOP/s, peak buffer bytes (own accounting) per shape -> train-bench.json
 # Logs: $OUT/<part>.log; GPU memory: nvidia-smi memory.used sampled every 200 ms during each part
 # ($OUT/<part>.mem; peak minus the reading before the part, in the summary); $OUT/summary.json at the end,
@@ -112,7 +113,8 @@ part torch-train 75 python3 bench/torch/train.py --out "$OUT" --iters 5 --warmup
 # decode: budget (the script's own stop) 10 s under the part's limit so it writes its partial figures itself.
 # DECODE_ARGS / TRAIN_ARGS override the shapes (a local dry run uses the tiny preset).
 export DECODE_ARGS=${DECODE_ARGS:-"qwen2.5-0.5b q4 8,64 1 128 256 0"}
-export TRAIN_ARGS=${TRAIN_ARGS:-"qwen2.5-0.5b 8 768 16 1 1 step"}
+# train modes: the step with stored activations (the figure), then with recomputed ones (what fits 3 GB).
+export TRAIN_ARGS=${TRAIN_ARGS:-"qwen2.5-0.5b 8 768 16 1 1 step,recompute"}
 part decode 130 bash -c 'deno run -A "$JS/decode.js" $DECODE_ARGS "$OUT/decode.json" $((PART_LIMIT - 10))'
 # train: the main step under the default kernel choice, again with every product on tile64 (TRAIN_KERNELS), then the sweep.
 export TRAIN_KERNELS=${TRAIN_KERNELS:-auto,tile64}
@@ -187,6 +189,9 @@ if rows:
         print(f"| {B} | {T} | {f(o.get('tokensPerSecond'))} | {f(t.get('tokensPerSecond'))} | {f(ratio, '{:.2f}')} | {f(o.get('modelTflops'), '{:.2f}')} | {f(mib(o.get('peakBytes')), '{:.1f}')} | {f(mib(t.get('peakAllocated')), '{:.1f}')} |")
     for k, v in ((ot.get("kernelVariants") or {}) if isinstance(ot, dict) else {}).items():
         print(f"  kernel={k} at B={ot.get('B')} T={ot.get('T')}: " + (f"{f(v.get('tokensPerSecond'))} tok/s, best {f(v.get('bestMs'), '{:.1f}')} ms" if v.get("tokensPerSecond") else str(v.get("skipped", v))))
+    rc = g(ot, "grpoStepRecompute")
+    if rc:
+        print(f"  recomputed activations at B={ot.get('B')} T={ot.get('T')}: {f(rc.get('tokensPerSecond'))} tok/s, peak {f(mib(rc.get('peakBytes')), '{:.1f}')} MiB")
     bd = g(ot, "grpoStep", "peakBreakdown")
     if bd:
         print("  ours, what the main step's peak is made of: " + ", ".join(f"{k} {v / 2**20:.0f} MiB" for k, v in bd.items() if v >= 2**20))

@@ -70,9 +70,12 @@ for (const c of configs) {
   await grpoStep(tr, samples, { microBatch: c.micro });
   await gpu.device.queue.onSubmittedWorkDone();
   const breakdown = Object.fromEntries(Object.entries(census.peakBreakdown() ?? {}).sort((a, b) => b[1] - a[1]));
+  const peakBytes = census.peakBufferBytes;
   census.recordPeakBreakdown(false);
-  rows.push({ ...c, peakBytes: census.peakBufferBytes, breakdown });
-  console.log(`B=${c.B} T=${c.T} micro-batch ${c.micro}${c.recompute ? " recompute" : ""}: peak ${MiB(census.peakBufferBytes)} (step ${((performance.now() - t0) / 1000).toFixed(1)} s)`);
+  const sum = Object.values(breakdown).reduce((a, b) => a + b, 0);
+  if (sum !== peakBytes) throw new Error(`breakdown sums to ${sum}, peak ${peakBytes}`);
+  rows.push({ ...c, peakBytes, breakdown });
+  console.log(`B=${c.B} T=${c.T} micro-batch ${c.micro}${c.recompute ? " recompute" : ""}: peak ${MiB(peakBytes)} (step ${((performance.now() - t0) / 1000).toFixed(1)} s)`);
   for (const [k, b] of Object.entries(breakdown)) console.log(`  ${k.padEnd(36)} ${MiB(b).padStart(12)}`);
 }
 

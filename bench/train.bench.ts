@@ -241,6 +241,8 @@ if (sweep) {
   const rows: Row[] = [];
   const mainStep = results.grpoStep as Timing | undefined;
   if (mainStep) rows.push({ B, T, kernel: kernels[0], ...mainStep });
+  const recomputed = results.grpoStepRecompute as Timing | undefined;
+  if (recomputed) rows.push({ B, T, kernel: `${kernels[0]}, recompute`, ...recomputed });
   for (const [k, v] of Object.entries(variants)) rows.push({ B, T, kernel: k, ...(v as Partial<Row>) });
   for (const row of (results.sweep as Row[] | undefined) ?? []) rows.push({ ...row, kernel: kernels[0] });
   console.log(`\nGRPO steps, ${presetArg}, ${projections} projections, LoRA r=${r} x 7 targets, micro-batch ${micro ?? "whole batch"}; upload ${MiB(results.uploadBytes as number)}`);

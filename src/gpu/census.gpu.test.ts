@@ -92,6 +92,10 @@ Deno.test("GpuCensus: recordPeakBreakdown gives the bytes by label at the peak, 
     assertEquals(census.peakBreakdown(), { a: 1024, b: 4096 });
     assertEquals(census.liveBufferBytes, 1280);
     assertEquals(census.bytesByLabel(), { a: 1024, c: 256 });
+    // Stopping the breakdown keeps the peak (regression: it reset it to the live bytes).
+    census.recordPeakBreakdown(false);
+    assertEquals(census.peakBufferBytes, 5120);
+    assertEquals(census.peakBreakdown(), undefined);
     a.destroy();
     c.destroy();
     assertEquals(census.liveBufferBytes, 0);

@@ -105,13 +105,15 @@ export class GpuCensus {
   /**
    * Records what the peak is made of: live bytes grouped by `classify(label, usage)` (default: the
    * label, uniform buffers as "uniform:" + label), kept up to date per buffer and copied at every new
-   * peak; read back with peakBreakdown(). `false` stops it. Starts a new peak.
+   * peak; read back with peakBreakdown(). Starting it starts a new peak; `false` stops it (the peak
+   * stays, the breakdown is dropped: read it first).
    */
   recordPeakBreakdown(classify: ((label: string, usage: number) => string) | boolean = true): this {
     this.classify = classify === false ? undefined : classify === true ? defaultClass : classify;
     this.byClass = new Map();
-    if (this.classify) for (const { label, size, usage } of this.live.values()) this.addClass(this.classify(label, usage), size);
     this.peakClasses = undefined;
+    if (!this.classify) return this; // stopping keeps the peak
+    for (const { label, size, usage } of this.live.values()) this.addClass(this.classify(label, usage), size);
     this.resetPeak();
     return this;
   }
