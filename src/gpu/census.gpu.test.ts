@@ -104,3 +104,23 @@ Deno.test("GpuCensus: recordPeakBreakdown gives the bytes by label at the peak, 
     device.destroy();
   }
 });
+
+Deno.test("GpuCensus: two on one device, the first uninstalled first: the second keeps counting, the first stops, none counts after both are uninstalled", async () => {
+  const { device } = await requestGpu();
+  const a = new GpuCensus(device, { buffersOnly: true }).install();
+  const b = new GpuCensus(device, { buffersOnly: true }).install();
+  const x = device.createBuffer({ label: "x", size: 64, usage: GPUBufferUsage.STORAGE });
+  assertEquals([a.liveBufferBytes, b.liveBufferBytes], [64, 64]);
+  a.uninstall();
+  const y = device.createBuffer({ label: "y", size: 128, usage: GPUBufferUsage.STORAGE });
+  assertEquals([a.liveBufferBytes, b.liveBufferBytes], [64, 192]);
+  b.uninstall();
+  // The first census's wrapper is what b found at install, so it is put back, as a pass-through.
+  const z = device.createBuffer({ label: "z", size: 256, usage: GPUBufferUsage.STORAGE });
+  assertEquals([a.liveBufferBytes, b.liveBufferBytes], [64, 192]);
+  x.destroy();
+  y.destroy();
+  z.destroy();
+  assertEquals(b.liveBufferBytes, 0);
+  device.destroy();
+});

@@ -68,7 +68,10 @@ export class GpuCensus {
     this.collected[h.kind]++;
     if (h.token !== undefined) this.forget(h.token);
   });
-  private readonly saved: [string, unknown][] = [];
+  /** Per wrapped method: its name, the device's own property before (undefined: the prototype's), and the wrapper. */
+  private readonly saved: [string, unknown, unknown][] = [];
+  /** False after uninstall: a wrapper another census wrapped over stays in the chain but only passes through. */
+  private active = false;
 
   constructor(private readonly device: GPUDevice, private readonly opts: CensusOptions = {}) {}
 
@@ -135,13 +138,15 @@ export class GpuCensus {
 
   install(): this {
     if (this.saved.length) return this;
+    this.active = true;
     this.peakBytes = this.liveBytes;
     const d = this.device as unknown as Record<string, (...a: unknown[]) => unknown>;
     const wrap = (name: string, kind: CensusKind, after?: (o: object, args: unknown[]) => number | undefined) => {
       const original = d[name];
-      this.saved.push([name, Object.prototype.hasOwnProperty.call(d, name) ? original : undefined]);
-      d[name] = (...args: unknown[]) => {
+      const own = Object.prototype.hasOwnProperty.call(d, name) ? original : undefined;
+      const wrapper = (...args: unknown[]) => {
         const r = original.apply(this.device, args);
+        if (!this.active) return r;
         const count = (o: object) => {
           this.made[kind]++;
           const token = after?.(o, args);
@@ -150,6 +155,8 @@ export class GpuCensus {
         };
         return r instanceof Promise ? r.then(count) : count(r as object);
       };
+      d[name] = wrapper;
+      this.saved.push([name, own, wrapper]);
     };
     wrap("createBuffer", "buffer", (o, args) => {
       const b = o as GPUBuffer;
@@ -197,10 +204,15 @@ export class GpuCensus {
     return this;
   }
 
-  /** Puts the device's own methods back (objects made meanwhile keep their wrapped destroy). */
+  /**
+   * Puts the device's own methods back and stops counting (objects made meanwhile keep their wrapped
+   * destroy). Where another census installed over this one, its wrappers stay and this one's pass through.
+   */
   uninstall(): void {
     const d = this.device as unknown as Record<string, unknown>;
-    for (const [name, own] of this.saved) {
+    this.active = false;
+    for (const [name, own, wrapper] of this.saved) {
+      if (d[name] !== wrapper) continue;
       if (own === undefined) delete d[name];
       else d[name] = own;
     }
