@@ -117,3 +117,45 @@ Deno.test({
     assertEquals(held.excluded.heldOutDb - full.excluded.heldOutDb, inFull);
   },
 });
+
+Deno.test("corpus: --chat-turns chains questions of one database per document — every question answered demoRepeat times, first turn the full prompt, later turns the question alone, each document within the budget", () => {
+  const bpe = trainDemoTokenizer(buildDocuments(src, opts), 800);
+  const enc = new BpeEncoder(bpe);
+  const countTokens = (t: string) => enc.encode(t).length;
+  const seqLen = 1024;
+  const chained = { ...opts, chatTurns: 6, maxPromptTokens: seqLen - 160, countTokens };
+  const docs = buildDocuments(src, chained);
+  assertEquals(buildDocuments(src, chained).map((d) => d.text), docs.map((d) => d.text), "deterministic");
+  const chats = docs.filter((d) => d.kind === "chat");
+  const single = buildDocuments(src, { ...opts, maxPromptTokens: seqLen - 160, countTokens }).filter((d) => d.kind === "chat");
+  assert(chats.length < single.length * 0.75, `${chats.length} chained documents instead of ${single.length}`);
+  // The prompts of one-question documents under each template alone: the first turns must be among them.
+  const heads = new Set<string>();
+  for (const t of opts.templates) {
+    for (const d of buildDocuments(src, { ...opts, templates: [{ id: t.id, weight: 1 }], maxPromptTokens: seqLen - 160, countTokens })) {
+      if (d.kind === "chat") heads.add(d.text.slice(0, d.text.indexOf("<|im_start|>assistant\n") + "<|im_start|>assistant\n".length));
+    }
+  }
+  let turns = 0;
+  for (const d of chats) {
+    assert(countTokens(d.text) + 1 <= seqLen, `document of ${countTokens(d.text)} tokens`);
+    const users = d.text.split("<|im_start|>user\n").slice(1);
+    turns += users.length;
+    assert(users[0].includes("Database Schema:"), "the first turn carries the schema");
+    for (const u of users.slice(1)) {
+      assert(!u.includes("Database Schema:") && u.startsWith("External Knowledge:\n") || u.startsWith("Question:\n"), `later turn: ${u.slice(0, 80)}`);
+    }
+    assertEquals(d.text.split("<|im_start|>assistant\n").length - 1, users.length, "every turn answered");
+    // The first turn is exactly a one-question document's prompt: the format the model is evaluated on.
+    const head = d.text.slice(0, d.text.indexOf("<|im_start|>assistant\n") + "<|im_start|>assistant\n".length);
+    assert(heads.has(head), "first turn = a single-question prompt");
+  }
+  assert(turns > chats.length * 1.5, `${(turns / chats.length).toFixed(2)} questions per document`);
+  // Every question is answered demoRepeat times (demo passes), across first and later turns.
+  const all = chats.map((d) => d.text).join("\n");
+  for (const q of src.questions.slice(0, 30)) {
+    const n = all.split(`Question:\n${q.question.trim()}<|im_end|>`).length - 1 + all.split(`Question:\n${q.question.trim()}\n\n`).length - 1;
+    assertEquals(n, opts.demoRepeat, q.question);
+  }
+  console.log(`chained: ${chats.length} chat documents, ${(turns / chats.length).toFixed(2)} questions each (single: ${single.length})`);
+});

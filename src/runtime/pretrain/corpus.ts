@@ -4,7 +4,7 @@
 // at most seqLen tokens. Pure: the sources are passed in (corpus.deno.ts reads them from disk).
 import { ChatTemplate } from "../../core/chat-template.ts";
 import { renderDdl } from "../../core/ddl.ts";
-import { buildPrompt, getPromptTemplate } from "../../core/prompts.ts";
+import { buildPrompt, type ChatMessage, getPromptTemplate } from "../../core/prompts.ts";
 import { Rng } from "../../core/rng.ts";
 import type { DbSchema } from "../../core/schema.ts";
 
@@ -47,6 +47,16 @@ export interface CorpusOptions {
   /** With countTokens: prompts are shrunk (examples, then tables) to fit this many tokens. */
   maxPromptTokens?: number;
   countTokens?: (text: string) => number;
+  /**
+   * Questions per chat document (default 1). Above 1, the questions of one database are chained
+   * in one conversation: the first turn is the full prompt (schema and question), each later turn
+   * a user message with only the next question (and its evidence), each answered in the template's
+   * format, while the document fits `maxPromptTokens + 160` tokens (with countTokens) — the SQL
+   * answers then make up a much larger share of the tokens than with one schema per question.
+   */
+  chatTurns?: number;
+  /** With chatTurns > 1: how many times Spider's questions are chained, each pass in another seeded order (default 1; demo questions get demoRepeat passes). */
+  chatPasses?: number;
 }
 
 /** The default mix: OmniSQL prompts for three questions in four, think/answer for the fourth. */
@@ -87,6 +97,68 @@ function pick(rng: Rng, templates: CorpusOptions["templates"]): string {
 /** Gold queries per SQL document. */
 const SQL_GROUP = 8;
 
+/** The user message of a later turn of a chained conversation: the next question and its evidence. */
+export function followUpText(q: CorpusQuestion): string {
+  const ev = q.evidence?.trim();
+  return [...(ev ? [`External Knowledge:\n${ev}`] : []), `Question:\n${q.question.trim()}`].join("\n\n");
+}
+
+/** Room for the answers after a budgeted prompt (as the pipeline budgets it). */
+const TURN_ROOM = 160;
+
+/** Chat documents with several questions of one database each (CorpusOptions.chatTurns > 1). */
+function chainedChats(src: CorpusSources, o: CorpusOptions, chat: ChatTemplate, rng: Rng, schemaOf: (db: string) => DbSchema): CorpusDoc[] {
+  const turns = o.chatTurns ?? 1;
+  const docs: CorpusDoc[] = [];
+  const byDb = new Map<string, CorpusQuestion[]>();
+  for (const q of src.questions) {
+    const key = `${q.source}\u0000${q.db_id}`;
+    const list = byDb.get(key);
+    if (list) list.push(q);
+    else byDb.set(key, [q]);
+  }
+  const limit = o.countTokens && o.maxPromptTokens !== undefined ? o.maxPromptTokens + TURN_ROOM : Infinity;
+  for (const qs of byDb.values()) {
+    const source = qs[0].source;
+    const schema = schemaOf(qs[0].db_id);
+    const passes = source === "demo" ? o.demoRepeat : (o.chatPasses ?? 1);
+    for (let pass = 0; pass < passes; pass++) {
+      const order = rng.shuffle([...qs]);
+      let i = 0;
+      while (i < order.length) {
+        const template = pick(rng, o.templates);
+        const built = buildPrompt(order[i], schema, {
+          template,
+          examplesPerColumn: o.examplesPerColumn ?? 3,
+          maxPromptTokens: o.countTokens ? o.maxPromptTokens : undefined,
+          countTokens: o.countTokens,
+          render: (ms) => chat.render(ms),
+        });
+        const messages: ChatMessage[] = [...built.messages];
+        const answer0 = answerText(template, order[i], schema);
+        let text = chat.render(messages) + answer0 + "<|im_end|>\n";
+        messages.push({ role: "assistant", content: answer0 });
+        i++;
+        for (let t = 1; t < turns && i < order.length; t++) {
+          const q = order[i];
+          const answer = answerText(template, q, schema);
+          const next = [...messages, { role: "user" as const, content: followUpText(q) }];
+          const prefix = chat.render(next);
+          // A template that does not render conversations as prefixes of each other gets one turn.
+          if (!prefix.startsWith(text)) break;
+          const candidate = prefix + answer + "<|im_end|>\n";
+          if (o.countTokens && o.countTokens(candidate) + 1 > limit) break;
+          text = candidate;
+          messages.push(next[next.length - 1], { role: "assistant", content: answer });
+          i++;
+        }
+        docs.push({ kind: "chat", source, text });
+      }
+    }
+  }
+  return docs;
+}
+
 /** The documents of the corpus, shuffled with the seed. */
 export function buildDocuments(src: CorpusSources, o: CorpusOptions): CorpusDoc[] {
   const chat = new ChatTemplate(o.chatTemplate);
@@ -98,7 +170,8 @@ export function buildDocuments(src: CorpusSources, o: CorpusOptions): CorpusDoc[
     return s;
   };
   const copies = (source: CorpusQuestion["source"]) => (source === "demo" ? o.demoRepeat : 1);
-  for (const q of src.questions) {
+  if ((o.chatTurns ?? 1) > 1) docs.push(...chainedChats(src, o, chat, rng, schemaOf));
+  else for (const q of src.questions) {
     const schema = schemaOf(q.db_id);
     const template = pick(rng, o.templates);
     const built = buildPrompt(q, schema, {

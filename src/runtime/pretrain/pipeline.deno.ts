@@ -30,6 +30,12 @@ export async function readTokenizerFolder(dir: string): Promise<BpeModel> {
   return bpeModelFromTokenizerJson(JSON.parse(await Deno.readTextFile(`${dir}/tokenizer.json`)));
 }
 
+/** How chat documents are shaped (CorpusOptions.chatTurns / chatPasses); {} is one question per document. */
+export interface CorpusShape {
+  chatTurns?: number;
+  chatPasses?: number;
+}
+
 /** Room left after the prompt for the answer when prompts are budgeted. */
 const ANSWER_ROOM = 160;
 
@@ -37,11 +43,11 @@ const ANSWER_ROOM = 160;
  * The packed token corpus: documents built again with prompts shrunk to seqLen - 160 tokens
  * (when seqLen >= 512) counted with the tokenizer through the chat template, tokenized, packed.
  */
-export function packedCorpus(src: CorpusSources, bpe: BpeModel, seqLen: number, seed: number): PackedCorpus & { docs: number; hash: string } {
+export function packedCorpus(src: CorpusSources, bpe: BpeModel, seqLen: number, seed: number, shape: CorpusShape = {}): PackedCorpus & { docs: number; hash: string } {
   const enc = new BpeEncoder(bpe);
   const encode = (t: string) => enc.encode(t);
   const budget = seqLen >= 512 ? { maxPromptTokens: seqLen - ANSWER_ROOM, countTokens: (t: string) => encode(t).length } : {};
-  const docs = buildDocuments(src, { ...DEFAULT_CORPUS_OPTIONS, seed, chatTemplate: DEMO_CHAT_TEMPLATE, ...budget });
+  const docs = buildDocuments(src, { ...DEFAULT_CORPUS_OPTIONS, seed, chatTemplate: DEMO_CHAT_TEMPLATE, ...budget, ...shape });
   const packed = packDocuments(docs, encode, addedId(bpe, "<|endoftext|>"), seqLen);
   return { ...packed, docs: docs.length, hash: corpusHash(packed.rows) };
 }

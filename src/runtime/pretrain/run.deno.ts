@@ -10,7 +10,7 @@ import type { CorpusPaths } from "./corpus.deno.ts";
 import { type Checkpoint, readCheckpoint, readCorpusCache, writeCheckpoint, writeCorpusCache } from "./checkpoint.deno.ts";
 import { BatchSampler, runPretrain } from "./loop.ts";
 import { type DemoArch, demoConfig, demoFolderFiles, initWeights, parameterCount } from "./model.ts";
-import { corpusSources, packedCorpus, readTokenizerFolder, tokenizerDocuments } from "./pipeline.deno.ts";
+import { type CorpusShape, corpusSources, packedCorpus, readTokenizerFolder, tokenizerDocuments } from "./pipeline.deno.ts";
 import { createPretrainer, destroyPretrainer, evalLoss, type PretrainOptions, readWeights, restoreOptimizer } from "./step.ts";
 import { trainDemoTokenizer } from "./tokenizer.ts";
 
@@ -33,6 +33,8 @@ export interface PretrainJob {
   tokenizerDir?: string;
   /** Vocabulary of a tokenizer trained here when there is none. */
   vocab: number;
+  /** Chat documents with several questions each (rlvr pretrain --chat-turns / --chat-passes); absent: one per question. */
+  corpusShape?: CorpusShape;
   /** A checkpoint-<step> folder to continue from. */
   resume?: string;
   /** Start no step after this many minutes; a checkpoint is written when stopped early. */
@@ -44,9 +46,15 @@ function textHash(s: string): string {
   return corpusHash([Uint32Array.from(new TextEncoder().encode(s))]);
 }
 
+/** The corpus key's entries for a shape; none for one question per document, so older keys still match. */
+function shapeKey(shape: CorpusShape | undefined): Record<string, number> {
+  const turns = shape?.chatTurns ?? 1;
+  return turns > 1 ? { chatTurns: turns, chatPasses: shape?.chatPasses ?? 1 } : {};
+}
+
 /** The packed rows, from `${out}/corpus.bin` when it was made with the same tokenizer and settings. */
 async function corpusRows(job: PretrainJob, bpe: BpeModel, seqLen: number): Promise<{ rows: Uint32Array[]; info: Record<string, unknown> }> {
-  const key = { tokenizer: textHash(JSON.stringify(bpe)), seqLen, demo: job.paths.demoDir, spider: job.paths.spiderDir ?? null, spiderLimit: job.paths.spiderLimit ?? null, ...(job.paths.spiderHoldout?.length ? { spiderHoldout: job.paths.spiderHoldout } : {}), seed: CORPUS_SEED };
+  const key = { tokenizer: textHash(JSON.stringify(bpe)), seqLen, demo: job.paths.demoDir, spider: job.paths.spiderDir ?? null, spiderLimit: job.paths.spiderLimit ?? null, ...(job.paths.spiderHoldout?.length ? { spiderHoldout: job.paths.spiderHoldout } : {}), seed: CORPUS_SEED, ...shapeKey(job.corpusShape) };
   try {
     const info: unknown = JSON.parse(await Deno.readTextFile(`${job.out}/corpus.json`));
     if (typeof info === "object" && info !== null && "key" in info && JSON.stringify(info.key) === JSON.stringify(key)) {
@@ -60,7 +68,7 @@ async function corpusRows(job: PretrainJob, bpe: BpeModel, seqLen: number): Prom
     if (!(e instanceof Deno.errors.NotFound) && !(e instanceof SyntaxError)) throw e;
   }
   const src = await corpusSources(job.paths);
-  const c = packedCorpus(src, bpe, seqLen, CORPUS_SEED);
+  const c = packedCorpus(src, bpe, seqLen, CORPUS_SEED, job.corpusShape);
   const info = { key, tokens: c.tokens, rows: c.rows.length, seqLen, fill: c.fill, docs: c.docs, mix: c.mix, hash: c.hash, excluded: src.excluded };
   await writeCorpusCache(`${job.out}/corpus.bin`, c.rows);
   await Deno.writeTextFile(`${job.out}/corpus.json`, JSON.stringify(info, null, 2) + "\n");
