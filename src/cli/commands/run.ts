@@ -12,7 +12,7 @@ export const command: Command = {
   name: "run",
   summary: "run a notebook's cells in order headless (metrics, checkpoints, predictions, adapter in --out)",
   usage: [
-    "rlvr run NOTEBOOK.json [--out DIR] [--max-steps N] [--seed S] [--model DIR] [--samples-per-step K] [--sql-workers W] [--micro-batch M]",
+    "rlvr run NOTEBOOK.json [--out DIR] [--max-steps N] [--seed S] [--model DIR] [--samples-per-step K] [--sql-workers W] [--micro-batch M] [--sample-batch P]",
     "",
     "  --out DIR             output folder (default runs/<notebook name>); an existing run there is resumed",
     "  --max-steps N         stop every GRPO cell after N steps (its schedules keep the cell's step count)",
@@ -21,6 +21,7 @@ export const command: Command = {
     "  --samples-per-step K  sample records kept per step in samples.jsonl (default 16)",
     "  --sql-workers W       SQL worker processes (default 2)",
     "  --micro-batch M       sequences per trainer forward/backward pass, gradients accumulated (default 8)",
+    "  --sample-batch P      prompts per sampling call (x k samples each: the decoding batch; default 16)",
     "",
     "The last line of standard output is a JSON summary with each stage's execution accuracy.",
   ].join("\n"),
@@ -28,6 +29,7 @@ export const command: Command = {
     const { values, positionals } = parseFlags(argv, {
       out: { type: "string" }, "max-steps": { type: "string" }, seed: { type: "string" }, model: { type: "string" },
       "samples-per-step": { type: "string" }, "sql-workers": { type: "string" }, "micro-batch": { type: "string" },
+      "sample-batch": { type: "string" },
     });
     if (positionals.length !== 1) throw new UsageError("expected exactly one notebook file: rlvr run NOTEBOOK.json");
     const file = positionals[0];
@@ -45,6 +47,8 @@ export const command: Command = {
     const maxSteps = values["max-steps"] === undefined ? null : num(values, "max-steps", 0);
     if (maxSteps !== null && !(Number.isInteger(maxSteps) && maxSteps >= 0)) throw new UsageError("--max-steps must be a non-negative integer");
     const seed = values.seed === undefined ? null : num(values, "seed", 0);
+    const sampleBatch = num(values, "sample-batch", 16);
+    if (!(Number.isInteger(sampleBatch) && sampleBatch >= 1)) throw new UsageError("--sample-batch must be a positive integer");
     const log = (m: string) => console.error(`rlvr run: ${m}`);
     const env = denoEnv({ out, base: dirname(resolve(file)), sqlWorkers: num(values, "sql-workers", 2), onLog: log });
     let lastLine = 0;
@@ -57,7 +61,7 @@ export const command: Command = {
     Deno.addSignalListener("SIGINT", onInt);
     const summary = await runNotebook(parsed.doc, env, {
       signal: abort.signal,
-      opts: { maxSteps, seed, samplesPerStep: num(values, "samples-per-step", 16), trainMicroBatch: num(values, "micro-batch", 8) },
+      opts: { maxSteps, seed, samplesPerStep: num(values, "samples-per-step", 16), trainMicroBatch: num(values, "micro-batch", 8), sampleBatchPrompts: sampleBatch },
       modelOverride: typeof values.model === "string" ? values.model : undefined,
       onLog: log,
       onProgress: (p) => {
