@@ -38,7 +38,8 @@ Deno.test("decoder graph: inputs, outputs, and no LoRA operators without LoRA ta
   const lora = decode("qwen3", { loraTargets: ["q_proj", "down_proj"] });
   const loraInputs = lora.graph.input.map((v) => v.name).filter((n) => n.startsWith("lora"));
   assertEquals(loraInputs, ["lora_scale", ...Array.from({ length: L }, (_, i) => [`lora.${i}.q.A`, `lora.${i}.q.B`, `lora.${i}.down.A`, `lora.${i}.down.B`]).flat()]);
-  // Each adapted linear adds 2 Reshapes, a Shape, 2 Gemms, a Mul and an Add; nothing else changes.
+  // Each adapted linear (f32) adds 3 Reshapes, a Shape, 2 Gemms and a Mul (the sum is the second
+  // Gemm's C input, no Add); nothing else changes.
   const pairs = 2 * L;
   assertEquals(lora.graph.node.length - plain.graph.node.length, 7 * pairs);
   assertEquals((lora.ops.get("Gemm") ?? 0) - (plain.ops.get("Gemm") ?? 0), 2 * pairs);
