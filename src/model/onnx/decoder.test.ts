@@ -97,3 +97,17 @@ Deno.test("decoder graph: only operators the WebGPU EP runs on the hot path (no 
     assertEquals(aligned.length, 2 * L + 1, `${dtype}: Concats onto the alignment`);
   }
 });
+
+Deno.test("decoder graph: f32 RMSNorms are one SimplifiedLayerNormalization each (fewer dispatches per decoding step), f16 keeps the explicit float32 ops", () => {
+  for (const arch of ["qwen2", "qwen3"] as const) {
+    const f32 = decode(arch, {});
+    const L = f32.m.config.numLayers;
+    // Two per layer and the final norm; Qwen3 adds q_norm and k_norm per layer.
+    const norms = 2 * L + 1 + (arch === "qwen3" ? 2 * L : 0);
+    assertEquals(f32.ops.get("SimplifiedLayerNormalization") ?? 0, norms, `${arch} f32 norms`);
+    assertEquals(f32.ops.get("ReduceMean") ?? 0, 0, `${arch} f32 ReduceMean`);
+    const f16 = decode(arch, { dtype: "f16" });
+    assertEquals(f16.ops.get("SimplifiedLayerNormalization") ?? 0, 0, `${arch} f16 fused norms`);
+    assertEquals(f16.ops.get("ReduceMean") ?? 0, norms, `${arch} f16 ReduceMean`);
+  }
+});

@@ -263,7 +263,10 @@ class DecoderBuilder {
     const g = this.g;
     const w = getTensor(this.w, name);
     const wn = g.initializer(name, { dataType: DT.float, dims: w.shape, data: w.data });
-    const xf = this.T === DT.float ? x : g.op("Cast", [x], { to: DT.float });
+    // f32: ORT's SimplifiedLayerNormalization (onnx domain, in the WebGPU EP and the CPU provider),
+    // one kernel instead of six; decoding is bound by the number of dispatches.
+    if (this.T === DT.float) return g.op("SimplifiedLayerNormalization", [x, wn], { axis: -1, epsilon: { float: this.cfg.rmsNormEps }, stash_type: 1 });
+    const xf = g.op("Cast", [x], { to: DT.float });
     const ms = g.op("ReduceMean", [g.op("Mul", [xf, xf])], { axes: [-1], keepdims: 1 });
     const y = g.op("Mul", [g.op("Div", [xf, g.op("Sqrt", [g.op("Add", [ms, g.scalar(this.cfg.rmsNormEps)])])]), wn]);
     return this.T === DT.float ? y : g.op("Cast", [y], { to: this.T });
