@@ -54,8 +54,13 @@ async function cli(dir: string, notebook: string, out: string, maxSteps: number)
 const text = async (p: string) => await Deno.readTextFile(p);
 const metricsOf = async (dir: string) => decodeMetrics(await text(`${dir}/metrics.jsonl`)).records;
 /** A record without its wall-clock fields (the only ones a resumed run may change). */
-function timeless(r: MetricsRecord): Omit<MetricsRecord, "time" | "ms" | "tokensPerSec"> {
-  const { time: _t, ms: _m, tokensPerSec: _s, ...rest } = r;
+/** A record without wall-clock fields and GPU bytes (the step's peak depends on what the process allocated before: a resumed run starts a fresh uniform pool). */
+function timeless(r: MetricsRecord): Omit<MetricsRecord, "time" | "ms" | "tokensPerSec" | "gpuMemoryBytes"> {
+  const { time: _t, ms: _m, tokensPerSec: _s, gpuMemoryBytes: _g, ...rest } = r;
+  if (rest.extra) {
+    const { gpuLiveBytes: _l, ...extra } = rest.extra;
+    return { ...rest, extra };
+  }
   return rest;
 }
 
@@ -99,6 +104,7 @@ Deno.test({
     const plain = await metricsOf(straight);
     const pick = (rs: MetricsRecord[], phase: string) => rs.filter((r) => r.phase === phase).map(timeless);
     assertEquals(pick(resumed, "grpo"), pick(plain, "grpo"));
+    for (const r of [...resumed, ...plain].filter((r) => r.phase === "grpo")) assert((r.gpuMemoryBytes ?? 0) >= (r.extra?.gpuLiveBytes ?? Infinity) && (r.extra?.gpuLiveBytes ?? 0) > 0, `GPU bytes: peak ${r.gpuMemoryBytes} >= live ${r.extra?.gpuLiveBytes} > 0`);
     assertEquals(pick(resumed, "grpo").map((r) => r.step), [1, 2]);
     assertEquals(pick(resumed, "eval"), pick(plain, "eval"), "baseline and the held-out check at step 2");
     assertEquals(pick(resumed, "selfconsistency").at(-1), pick(plain, "selfconsistency").at(-1));
