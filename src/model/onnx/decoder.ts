@@ -269,7 +269,7 @@ class DecoderBuilder {
     const xf = g.op("Cast", [x], { to: DT.float });
     const ms = g.op("ReduceMean", [g.op("Mul", [xf, xf])], { axes: [-1], keepdims: 1 });
     const y = g.op("Mul", [g.op("Div", [xf, g.op("Sqrt", [g.op("Add", [ms, g.scalar(this.cfg.rmsNormEps)])])]), wn]);
-    return this.T === DT.float ? y : g.op("Cast", [y], { to: this.T });
+    return g.op("Cast", [y], { to: this.T });
   }
 
   /** x @ W^T (+ bias) (+ LoRA delta) for target `t` of layer i. */
