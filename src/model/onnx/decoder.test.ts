@@ -98,7 +98,7 @@ Deno.test("decoder graph: only operators the WebGPU EP runs on the hot path (no 
   }
 });
 
-Deno.test("decoder graph: f32 RMSNorms are one SimplifiedLayerNormalization each (fewer dispatches per decoding step), f16 keeps the explicit float32 ops", () => {
+Deno.test("decoder graph: f32 RMSNorms are one SimplifiedLayerNormalization each and RoPE one com.microsoft RotaryEmbedding for q and k (fewer dispatches per decoding step), f16 keeps the explicit ops", () => {
   for (const arch of ["qwen2", "qwen3"] as const) {
     const f32 = decode(arch, {});
     const L = f32.m.config.numLayers;
@@ -109,5 +109,9 @@ Deno.test("decoder graph: f32 RMSNorms are one SimplifiedLayerNormalization each
     const f16 = decode(arch, { dtype: "f16" });
     assertEquals(f16.ops.get("SimplifiedLayerNormalization") ?? 0, 0, `${arch} f16 fused norms`);
     assertEquals(f16.ops.get("ReduceMean") ?? 0, norms, `${arch} f16 ReduceMean`);
+    const rope = f32.graph.node.filter((n) => n.opType === "RotaryEmbedding");
+    assertEquals(rope.length, 2 * L, `${arch} f32 RotaryEmbedding`);
+    assert(rope.every((n) => n.domain === "com.microsoft" && n.input[1] === "position_ids"), `${arch}: RotaryEmbedding domain or positions`);
+    assertEquals(f16.ops.get("RotaryEmbedding") ?? 0, 0, `${arch} f16 RotaryEmbedding`);
   }
 });

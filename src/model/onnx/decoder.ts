@@ -74,6 +74,8 @@ class DecoderBuilder {
   private keyZeros = "";
   /** (1) int64: T4, set by maskBias. */
   private keyLen = "";
+  /** f32 graphs: position ids and the cos/sin caches for com.microsoft.RotaryEmbedding; set by ropeTables. */
+  private ropeInputs: [string, string, string] | null = null;
 
   constructor(private cfg: ModelConfig, private w: Weights, private opts: DecoderOptions) {
     this.T = opts.dtype === "f16" ? DT.float16 : DT.float;
@@ -203,6 +205,11 @@ class DecoderBuilder {
       this.T === DT.float
         ? g.initializer(name, { dataType: DT.float, dims: [opts.maxPositions, half], data })
         : g.initializer(name, { dataType: DT.float16, dims: [opts.maxPositions, half], data: toF16(data) });
+    if (this.T === DT.float) {
+      // f32: com.microsoft.RotaryEmbedding reads the caches and positions itself (see rope()).
+      this.ropeInputs = [pos, init("rope_cos", cos), init("rope_sin", sin)];
+      return ["", ""];
+    }
     const c = g.op("Unsqueeze", [g.op("Gather", [init("rope_cos", cos), pos], { axis: 0 }), g.i64([1])]);
     const s = g.op("Unsqueeze", [g.op("Gather", [init("rope_sin", sin), pos], { axis: 0 }), g.i64([1])]);
     return [c, s];
@@ -211,6 +218,12 @@ class DecoderBuilder {
   /** Rotate-half RoPE on x of (B, heads, S, D). */
   private rope(x: string, cos: string, sin: string): string {
     const g = this.g;
+    if (this.ropeInputs) {
+      // One kernel instead of nine (two Slices, four Muls, Sub, Add, Concat): decoding is bound by
+      // the number of dispatches. Non-interleaved is rotate-half, the caches (maxPositions, D/2).
+      const [pos, c, s] = this.ropeInputs;
+      return g.op("RotaryEmbedding", [x, pos, c, s], { interleaved: 0 }, "com.microsoft");
+    }
     const half = this.cfg.headDim / 2;
     const x1 = g.op("Slice", [x, g.i64([0]), g.i64([half]), g.i64([3])]);
     const x2 = g.op("Slice", [x, g.i64([half]), g.i64([2 * half]), g.i64([3])]);
