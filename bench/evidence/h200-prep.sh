@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Run HERE (the CPU machine, with node_modules and ../shared) before bench/evidence/h200.sh: writes
+# .devwork/evidence/ (~32 MiB) with what the evidence runs need on the GPU machine, where Deno fetches nothing:
+#   bin/a/b/rlvr.js, bin/workers/sql.worker.ts   Deno bundles of the CLI and the SQL worker (bin/a/b: see bench/h200-prep.sh)
+#   ort.mjs, ort.wasm.xz, sql-wasm.wasm.xz       what onnxruntime-web/webgpu and sql.js load at run time
+#   model/                                        public/model: json files as they are, model.safetensors byte-plane
+#                                                 shuffled (f16planes.py) and xz'd (31.5 MB -> ~26.7 MB)
+#   spider-heldout.tar.xz                          the held-out Spider databases and questions (prepare-spider-heldout.sh)
+#   demo.tar.xz                                    public/demo (questions and SQLite files; ~0.5 MB instead of 2.3)
+#   demo.json, spider-heldout.json                 the evidence notebooks
+# The working tree travels too: with public/model (31.5 MB) and public/demo (2.3 MB) in it, tree + .device + this
+# are over the device tool's 64 MiB. Move both out of the checkout for the call (and back after), and keep
+# .device/deno.xz compressed with `xz -9e` (30.7 -> 29.7 MB). The script prints the total.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+E=.devwork/evidence
+rm -rf "$E"
+mkdir -p "$E/bin/a/b" "$E/bin/workers" "$E/model"
+npx deno bundle --platform deno src/cli/main.ts -o "$E/bin/a/b/rlvr.js"
+npx deno bundle --platform deno workers/sql.worker.ts -o "$E/bin/workers/sql.worker.ts"
+for f in "$E/bin/a/b/rlvr.js" "$E/bin/workers/sql.worker.ts"; do
+  { echo 'globalThis.__dirname ??= "/"; globalThis.__filename ??= "/index.js";'; cat "$f"; } > "$f.tmp" && mv "$f.tmp" "$f"
+done
+cp node_modules/onnxruntime-web/dist/ort-wasm-simd-threaded.asyncify.mjs "$E/ort.mjs"
+xz -T0 -9 -c node_modules/onnxruntime-web/dist/ort-wasm-simd-threaded.asyncify.wasm > "$E/ort.wasm.xz"
+xz -T0 -9 -c node_modules/sql.js/dist/sql-wasm.wasm > "$E/sql-wasm.wasm.xz"
+cp public/model/*.json "$E/model/"
+xz -9 "$E/model/tokenizer.json"
+tar -cJf "$E/demo.tar.xz" public/demo
+python3 bench/evidence/f16planes.py pack public/model/model.safetensors "$E/model.planes"
+xz -T0 -9 -c "$E/model.planes" > "$E/model/model.planes.xz" && rm "$E/model.planes"
+bash bench/evidence/prepare-spider-heldout.sh "$E/tmp"
+tar -C "$E/tmp" -cJf "$E/spider-heldout.tar.xz" spider-heldout && rm -rf "$E/tmp"
+cp bench/evidence/demo.json bench/evidence/spider-heldout.json bench/evidence/f16planes.py "$E/"
+tree=$(git ls-files -z | grep -zv '^public/model/\|^public/demo/' | xargs -0 du -cb | tail -1 | cut -f1)
+ev=$(du -sb "$E" | cut -f1); dev=$(du -sb .device | cut -f1)
+echo "travels: tree without public/model and public/demo $tree + .device $dev + $E $ev = $(( (tree + dev + ev) / 1048576 )) MiB of 64"
+echo "carry: [\".device\", \"$E\"]   (move public/model and public/demo out of the checkout for the call)"

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# The evidence runs of issues #6 and #8 on the GPU machine: `rlvr run` of bench/evidence/demo.json and
+# spider-heldout.json with the shipped demo model, fixed seed, decoding 64 prompts per call.
+# Before: bash bench/evidence/h200-prep.sh here; carry [".device", ".devwork/evidence"].
+# Run:    source .device/remote-setup.sh; bash bench/evidence/h200.sh [demo|spider ...]   (default: demo spider)
+# A run's folder lives OUTSIDE the checkout ($EV_DIR, default /tmp/ev), so a later call on the same (warm)
+# machine resumes it from its checkpoints: carried folders are replaced at every call, and ignored
+# folders inside the checkout do not survive one. Each notebook gets what is left of EV_TOTAL_S
+# (default 560 s) and stops itself at the limit; run the script again within 30 s to continue.
+# Back in $OUT: one tar per notebook (summary.json when finished, metrics.jsonl, predictions, the log,
+# the last 4 MB of samples.jsonl) — the tool returns at most 8 files.
+set -u
+cd "$(dirname "$0")/../.."
+SRC=$(pwd)/.devwork/evidence
+EV=${EV_DIR:-/tmp/ev}
+OUT=${OUT:-/tmp/ev-out}
+TOTAL=${EV_TOTAL_S:-560}
+STEPS=${GRPO_STEPS:-30}
+START=$(date +%s)
+mkdir -p "$EV" "$OUT"
+if [ ! -f "$EV/ready" ]; then
+  cp -r "$SRC/bin" "$SRC/demo.json" "$SRC/spider-heldout.json" "$EV/"
+  mkdir -p "$EV/node_modules/onnxruntime-web/dist" "$EV/node_modules/sql.js/dist" "$EV/bin/node_modules/sql.js/dist" "$EV/model"
+  cp "$SRC/ort.mjs" "$EV/node_modules/onnxruntime-web/dist/ort-wasm-simd-threaded.asyncify.mjs"
+  xz -d -c "$SRC/ort.wasm.xz" > "$EV/node_modules/onnxruntime-web/dist/ort-wasm-simd-threaded.asyncify.wasm"
+  xz -d -c "$SRC/sql-wasm.wasm.xz" > "$EV/node_modules/sql.js/dist/sql-wasm.wasm"
+  cp "$EV/node_modules/sql.js/dist/sql-wasm.wasm" "$EV/bin/node_modules/sql.js/dist/"
+  cp "$SRC"/model/*.json "$EV/model/"; xz -d -c "$SRC/model/tokenizer.json.xz" > "$EV/model/tokenizer.json"
+  xz -d -c "$SRC/model/model.planes.xz" > "$EV/model.planes" && python3 "$SRC/f16planes.py" unpack "$EV/model.planes" "$EV/model/model.safetensors" && rm "$EV/model.planes"
+  tar -C "$EV" -xJf "$SRC/spider-heldout.tar.xz"
+  # The demo dataset source reads public/demo next to the bundle's ../../.. (public/demo travels packed).
+  tar -C "$EV" -xJf "$SRC/demo.tar.xz"
+  touch "$EV/ready"
+  echo "setup $(( $(date +%s) - START )) s"
+fi
+cd "$EV"
+for nb in ${@:-demo spider}; do
+  case $nb in demo) file=demo.json ;; spider) file=spider-heldout.json ;; *) echo "unknown notebook $nb"; continue ;; esac
+  left=$(( TOTAL - ($(date +%s) - START) ))
+  [ "$left" -lt 30 ] && { echo "$nb: not started (${left} s left)"; continue; }
+  echo "== $nb ($left s)"
+  timeout "$left" deno run -A bin/a/b/rlvr.js run "$file" --out "run-$nb" --model "$EV/model" --seed 1 --max-steps "$STEPS" --sample-batch 64 >> "$nb.log" 2>&1
+  echo "$nb rc $? at $(( $(date +%s) - START )) s"
+  grep -v "W:onnxruntime" "$nb.log" | tail -4 | cut -c1-400
+  tail -c 4000000 "run-$nb/samples.jsonl" > "run-$nb/samples.tail.jsonl" 2>/dev/null
+  tar czf "$OUT/$nb.tgz" "$nb.log" run-$nb/summary.json run-$nb/metrics.jsonl run-$nb/predictions run-$nb/samples.tail.jsonl 2>/dev/null
+done
+ls -la "$OUT"
