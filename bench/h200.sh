@@ -8,7 +8,8 @@
 # Needs there: deno on PATH (remote-setup.sh), python3 with torch + transformers + peft + numpy, nvidia-smi (optional).
 #
 # Parts, in order, each under `timeout` (its limit, cut to what is left of H200_TOTAL_S, default 530 s;
-# limits 70 + 50 + 50 + 75 + 130 + 150 = 525 s, decode and train fill theirs by design):
+# limits 70 + 50 + 100 + 75 + 130 + 150 = 575 s, more than the total: ours-check, check and torch-train end
+# well inside theirs on the H200 (9, 22 and 27 s on 2026-11-29); decode and train fill theirs by design):
 #   ours-check   rlvr logprobs (ort f32 / f32 no adapter / f16 / q4, webgpu f32 / f32 no adapter / f16 / q4) and rlvr lora-grad
 #                on the three tiny fixtures (27 runs, nproc/2 at once: separate processes, tiny models) -> $OUT/ours/
 #   check        bench/torch/check.py: transformers + peft in float64, table + check.json
@@ -108,7 +109,7 @@ export -f ours_run ours_check
 export OUT JS FX
 part ours-check "${OURS_CHECK_S:-70}" bash -c ours_check
 part check 50 python3 bench/torch/check.py --fixtures "$FX" --ours "$OUT/ours" --out "$OUT"
-part torch-gen 50 python3 bench/torch/generate.py --out "$OUT" --attn sdpa --batches 8,64 --new 256 --prompt 128
+part torch-gen 100 python3 bench/torch/generate.py --out "$OUT" --attn sdpa --batches 8,64 --new 256 --prompt 128
 part torch-train 75 python3 bench/torch/train.py --out "$OUT" --iters 5 --warmup 2 --sweep-iters 2 --attn eager
 # decode: budget (the script's own stop) 10 s under the part's limit so it writes its partial figures itself.
 # DECODE_ARGS / TRAIN_ARGS override the shapes (a local dry run uses the tiny preset).
