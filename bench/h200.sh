@@ -19,7 +19,7 @@
 #   train        bench/train.bench.ts (bundle): q4 projections, LoRA r=16 x 7, 8 x 768 (stored, then recomputed
 #                activations; kernels auto, then tile64)
 #                + sweep; tokens/s, ~model TFLOP/s, peak buffer bytes (own accounting) per shape -> train-bench.json
-# Logs: $OUT/<part>.log; GPU memory: nvidia-smi memory.used sampled every 200 ms during each part
+# Logs: $OUT/<part>.log (all packed into $OUT/h200-results.tgz at the end: the device tool returns 8 files); GPU memory: nvidia-smi memory.used sampled every 200 ms during each part
 # ($OUT/<part>.mem; peak minus the reading before the part, in the summary); $OUT/summary.json at the end,
 # and a short summary table printed last (parts, cross-check errors, training ours vs torch, decode).
 # PARTS="check torch-gen" bash bench/h200.sh runs a subset (ours-check runs with check).
@@ -205,3 +205,6 @@ if drs or trs:
         print(f"  batch {b}: ours {f(dict(drs).get(b))}, torch {f(trs.get(b))}")
 PY
 echo "h200.sh: done in $(( $(date +%s) - START )) s; $OUT/summary.json" | tee -a "$OUT/run.log"
+# The device tool returns at most 8 files from $OUT: pack everything into one archive beside summary.json.
+( cd "$OUT" && tar czf /tmp/h200-results.tgz --exclude=h200-results.tgz . && mv /tmp/h200-results.tgz "$OUT/h200-results.tgz" ) \
+  && echo "h200.sh: every log and JSON in $OUT/h200-results.tgz"
