@@ -207,4 +207,5 @@ PY
 echo "h200.sh: done in $(( $(date +%s) - START )) s; $OUT/summary.json" | tee -a "$OUT/run.log"
 # The device tool returns at most 8 files from $OUT: pack everything into one archive beside summary.json.
 ( cd "$OUT" && tar czf /tmp/h200-results.tgz --exclude=h200-results.tgz . && mv /tmp/h200-results.tgz "$OUT/h200-results.tgz" ) \
-  && echo "h200.sh: every log and JSON in $OUT/h200-results.tgz"
+  && find "$OUT" -mindepth 1 -maxdepth 1 ! -name h200-results.tgz ! -name summary.json ! -name run.log -exec rm -rf {} + \
+  && echo "h200.sh: every log and JSON in $OUT/h200-results.tgz (only it, summary.json and run.log are left in $OUT)"
