@@ -134,9 +134,9 @@ export class RunHost {
       // Model loading (download, ONNX graph, session) is the long silent part of a run's start.
       const env = {
         ...web,
-        loadModel: (which: Parameters<typeof web.loadModel>[0]) => {
+        loadModel: (...[which, lo]: Parameters<typeof web.loadModel>) => {
           send(events.log(`loading model ${typeof which === "string" ? which : which.source === "demo" ? "demo" : (which.repo ?? which.url ?? which.source)}…`));
-          return web.loadModel(which);
+          return web.loadModel(which, lo);
         },
       };
       const summary = await runNotebook(plan, env, {
@@ -181,7 +181,7 @@ export class RunHost {
     await folder.write("outputs.json", JSON.stringify(outputs));
   }
 
-  /** Aborts the run in progress; the runners stop at their next check (between steps). */
+  /** Aborts the run in progress; the runners stop at their next check (between steps; while a model loads, between files and phases). */
   stop(reason = "stopped by the user"): boolean {
     if (!this.active) return false;
     this.active.abort.abort(new Error(reason));

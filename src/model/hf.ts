@@ -2,7 +2,7 @@
 // sharded safetensors), tokenizer and chat template.
 import { type ModelConfig, parseConfig, validateWeights } from "./config.ts";
 import { parseSafetensors, parseShardIndex, safetensorsToWeights } from "./safetensors.ts";
-import { type ModelSource, type ProgressFn, readJson } from "./source.ts";
+import { type ModelSource, type ProgressFn, readJson, throwIfAborted, type TransferStats } from "./source.ts";
 import type { Weights } from "./tensor.ts";
 import { chatTemplateOf, HfTokenizer } from "./tokenizer.ts";
 
@@ -15,6 +15,8 @@ export interface HfModel {
   tokenizer: HfTokenizer;
   chatTemplate: string | null;
   source: string;
+  /** Bytes the source downloaded vs. took from its cache for this load (sources that download). */
+  transferred?: TransferStats;
 }
 
 /** Progress across the whole load: which file, and bytes of it. */
@@ -24,18 +26,22 @@ function isRecord(x: unknown): x is Record<string, unknown> {
   return typeof x === "object" && x !== null && !Array.isArray(x);
 }
 
-async function readText(src: ModelSource, path: string): Promise<string> {
-  return new TextDecoder().decode(await src.read(path));
+async function readText(src: ModelSource, path: string, signal?: AbortSignal): Promise<string> {
+  return new TextDecoder().decode(await src.read(path, undefined, signal));
 }
 
 /** Float32 weights from `model.safetensors`, or the shards listed in `model.safetensors.index.json`. */
-export async function loadWeights(src: ModelSource, onProgress?: LoadProgressFn): Promise<Weights> {
+export async function loadWeights(src: ModelSource, onProgress?: LoadProgressFn, signal?: AbortSignal): Promise<Weights> {
   const weights: Weights = new Map();
   const progress = (file: string): ProgressFn | undefined => onProgress && ((l, t) => onProgress(file, l, t));
   if (await src.exists("model.safetensors.index.json")) {
-    const index = parseShardIndex(await readText(src, "model.safetensors.index.json"));
+    const index = parseShardIndex(await readText(src, "model.safetensors.index.json", signal));
     for (const file of index.files) {
-      const parsed = parseSafetensors(await src.read(file, progress(file)), file);
+      // Between shards, and between a shard's download and its parse (Stop while a model loads).
+      throwIfAborted(signal);
+      const bytes = await src.read(file, progress(file), signal);
+      throwIfAborted(signal);
+      const parsed = parseSafetensors(bytes, file);
       for (const [name, f] of Object.entries(index.weight_map)) {
         if (f === file && !parsed.tensors.has(name)) throw new Error(`${file} in ${src.describe()} lacks tensor ${name} that model.safetensors.index.json places there`);
       }
@@ -43,7 +49,9 @@ export async function loadWeights(src: ModelSource, onProgress?: LoadProgressFn)
     }
     return weights;
   }
-  return safetensorsToWeights(parseSafetensors(await src.read("model.safetensors", progress("model.safetensors")), "model.safetensors"), weights);
+  const bytes = await src.read("model.safetensors", progress("model.safetensors"), signal);
+  throwIfAborted(signal);
+  return safetensorsToWeights(parseSafetensors(bytes, "model.safetensors"), weights);
 }
 
 function eosUnion(a: number[], v: unknown): number[] {
@@ -62,21 +70,25 @@ export async function loadHfConfig(src: ModelSource): Promise<ModelConfig> {
 }
 
 /** Reads the tokenizer alone: tokenizer.json, plus tokenizer_config.json and chat_template.jinja when present. */
-export async function loadHfTokenizer(src: ModelSource): Promise<HfTokenizer> {
-  const tokJson = await readJson(src, "tokenizer.json");
-  const tokCfg = (await src.exists("tokenizer_config.json")) ? await readJson(src, "tokenizer_config.json") : {};
+export async function loadHfTokenizer(src: ModelSource, signal?: AbortSignal): Promise<HfTokenizer> {
+  const tokJson = await readJson(src, "tokenizer.json", signal);
+  const tokCfg = (await src.exists("tokenizer_config.json")) ? await readJson(src, "tokenizer_config.json", signal) : {};
   let chatTemplate = chatTemplateOf(tokCfg);
-  if (chatTemplate === null && (await src.exists("chat_template.jinja"))) chatTemplate = await readText(src, "chat_template.jinja");
+  if (chatTemplate === null && (await src.exists("chat_template.jinja"))) chatTemplate = await readText(src, "chat_template.jinja", signal);
+  throwIfAborted(signal);
   return new HfTokenizer(tokJson, tokCfg, chatTemplate);
 }
 
 /**
  * Loads config.json, the weights, tokenizer.json (+ tokenizer_config.json, chat_template.jinja,
  * generation_config.json when present). The stop tokens are config.json's eos ids joined with
- * generation_config.json's, as `generate()` in transformers uses the latter.
+ * generation_config.json's, as `generate()` in transformers uses the latter. An aborted `signal`
+ * rejects with its reason, checked between files and between download and parse.
  */
-export async function loadHfModel(src: ModelSource, o: { onProgress?: LoadProgressFn } = {}): Promise<HfModel> {
-  const raw = await readJson(src, "config.json");
+export async function loadHfModel(src: ModelSource, o: { onProgress?: LoadProgressFn; signal?: AbortSignal } = {}): Promise<HfModel> {
+  const { signal } = o;
+  const before = src.transferred?.();
+  const raw = await readJson(src, "config.json", signal);
   if (!isRecord(raw)) throw new Error(`config.json in ${src.describe()} is not a JSON object`);
   let config: ModelConfig;
   try {
@@ -85,15 +97,20 @@ export async function loadHfModel(src: ModelSource, o: { onProgress?: LoadProgre
     throw new Error(`${src.describe()}: ${e instanceof Error ? e.message : String(e)}`);
   }
   if (await src.exists("generation_config.json")) {
-    const g = await readJson(src, "generation_config.json");
+    const g = await readJson(src, "generation_config.json", signal);
     if (typeof g === "object" && g !== null && "eos_token_id" in g) config = { ...config, eosTokenIds: eosUnion(config.eosTokenIds, g.eos_token_id) };
   }
-  const weights = await loadWeights(src, o.onProgress);
+  throwIfAborted(signal);
+  const weights = await loadWeights(src, o.onProgress, signal);
   try {
     validateWeights(config, weights);
   } catch (e) {
     throw new Error(`${src.describe()}: ${e instanceof Error ? e.message : String(e)}`);
   }
-  const tokenizer = await loadHfTokenizer(src);
-  return { config, configJson: raw, weights, tokenizer, chatTemplate: tokenizer.chatTemplate, source: src.describe() };
+  const tokenizer = await loadHfTokenizer(src, signal);
+  const after = src.transferred?.();
+  const transferred = after && before
+    ? { downloadedBytes: after.downloadedBytes - before.downloadedBytes, cachedBytes: after.cachedBytes - before.cachedBytes, viaCache: after.viaCache }
+    : undefined;
+  return { config, configJson: raw, weights, tokenizer, chatTemplate: tokenizer.chatTemplate, source: src.describe(), ...(transferred ? { transferred } : {}) };
 }

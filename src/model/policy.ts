@@ -25,6 +25,8 @@ export interface PolicyOptions {
   device?: GPUDevice;
   /** Initializers this large or larger are passed as external data (default 1 MiB). */
   externalMinBytes?: number;
+  /** Stop: checked between the graph build (quantisation) and the session; rejects with its reason. */
+  signal?: AbortSignal;
 }
 
 /** An adapter whose tensors live in GPU buffers of the policy's device (PEFT layout, f32, row-major). */
@@ -106,6 +108,11 @@ export class OrtPolicy {
     if (!Number.isInteger(maxPositions) || maxPositions < 1) throw new Error(`maxPositions must be a positive integer, got ${maxPositions}`);
     const targets = LORA_TARGETS.filter((t) => o.loraTargets?.includes(t));
     const built = buildDecoder(cfg, weights, { dtype, loraTargets: targets, kvCache: true, maxPositions, externalMinBytes: o.externalMinBytes });
+    if (o.signal) {
+      // The build is synchronous: a Stop posted to this worker meanwhile is delivered by a task turn.
+      await new Promise((r) => setTimeout(r, 0));
+      if (o.signal.aborted) throw o.signal.reason;
+    }
     // On WebGPU the present.* outputs can stay in GPU buffers and be fed back as the next past.
     const kvLocations: Record<string, "gpu-buffer"> = {};
     for (const name of built.outputNames) if (name.startsWith("present.")) kvLocations[name] = "gpu-buffer";

@@ -1,18 +1,20 @@
 // A model folder on disk (Deno).
-import { checkRelativePath, MissingFileError, type ModelSource, type ProgressFn } from "./source.ts";
+import { checkRelativePath, MissingFileError, type ModelSource, type ProgressFn, throwIfAborted } from "./source.ts";
 
 /** Reads model files from a local directory. */
 export class DirSource implements ModelSource {
   constructor(readonly dir: string) {}
 
   /** Reads a file; progress is reported once, at the end. */
-  async read(path: string, onProgress?: ProgressFn): Promise<Uint8Array> {
+  async read(path: string, onProgress?: ProgressFn, signal?: AbortSignal): Promise<Uint8Array> {
+    throwIfAborted(signal);
     try {
-      const bytes = await Deno.readFile(`${this.dir}/${checkRelativePath(path)}`);
+      const bytes = await Deno.readFile(`${this.dir}/${checkRelativePath(path)}`, { signal });
       onProgress?.(bytes.byteLength, bytes.byteLength);
       return bytes;
     } catch (e) {
       if (e instanceof Deno.errors.NotFound) throw new MissingFileError(path, this.describe());
+      throwIfAborted(signal);
       throw e;
     }
   }

@@ -1,7 +1,7 @@
 // Model sources over HTTP (any URL, the Hugging Face Hub) with an optional byte cache (OPFS in the
 // browser), and folders the user picked (FileList from <input webkitdirectory>, or a File System
 // Access directory handle). Nothing here touches the DOM at import time, so Deno can test it.
-import { checkRelativePath, MissingFileError, type ModelSource, type ProgressFn } from "./source.ts";
+import { checkRelativePath, MissingFileError, type ModelSource, type ProgressFn, throwIfAborted, type TransferStats } from "./source.ts";
 
 /** A persistent byte store keyed by URL (OPFS in the browser, a Map in tests). */
 export interface ByteCache {
@@ -163,6 +163,7 @@ function spaFallback(path: string, res: Response): boolean {
 export class UrlSource implements ModelSource {
   private readonly base: string;
   private readonly fetchFn: typeof fetch;
+  private readonly moved = { downloadedBytes: 0, cachedBytes: 0 };
   constructor(base: string, private o: UrlSourceOptions = {}) {
     this.base = base.replace(/\/+$/, "");
     this.fetchFn = o.fetch ?? ((input, init) => fetch(input, init));
@@ -173,18 +174,29 @@ export class UrlSource implements ModelSource {
     return `${this.base}/${checkRelativePath(path).split("/").map(encodeURIComponent).join("/")}`;
   }
 
-  /** Downloads (or reads from the cache, when the server's copy is unchanged) one file. */
-  async read(path: string, onProgress?: ProgressFn): Promise<Uint8Array> {
+  /** Bytes downloaded and read from the cache by this source so far. */
+  transferred(): TransferStats {
+    return { ...this.moved, viaCache: this.o.cache !== undefined };
+  }
+
+  /**
+   * Downloads (or reads from the cache, when the server's copy is unchanged) one file. An aborted
+   * `signal` cancels the request mid-body; only a complete body is ever put in the cache.
+   */
+  async read(path: string, onProgress?: ProgressFn, signal?: AbortSignal): Promise<Uint8Array> {
+    throwIfAborted(signal);
     const url = this.url(path);
     const cache = this.o.cache;
-    if (cache && (await this.fresh(url))) {
+    if (cache && (await this.fresh(url, signal))) {
       const cached = await cache.get(url);
+      throwIfAborted(signal);
       if (cached) {
+        this.moved.cachedBytes += cached.byteLength;
         onProgress?.(cached.byteLength, cached.byteLength);
         return cached;
       }
     }
-    const res = await this.fetchFn(url, { headers: this.o.headers });
+    const res = await this.fetchFn(url, { headers: this.o.headers, signal });
     if (res.status === 404 || spaFallback(path, res)) {
       await res.body?.cancel();
       throw new MissingFileError(path, this.describe(), res.status === 404 ? `HTTP 404 for ${url}` : `${url} answered with a web page (the server's fallback for a missing file)`);
@@ -195,8 +207,14 @@ export class UrlSource implements ModelSource {
     }
     const lenHeader = res.headers.get("content-length");
     const total = lenHeader === null ? null : Number(lenHeader);
-    const bytes = await readBody(res, total, onProgress);
-    if (cache) {
+    const bytes = await readBody(res, total, onProgress, signal);
+    this.moved.downloadedBytes += bytes.byteLength;
+    throwIfAborted(signal);
+    // A body shorter than its Content-Length was cut off (a compressed transfer decodes to more,
+    // not less): never keep it as the file, so the next run downloads it again.
+    if (cache && !(total !== null && bytes.byteLength < total)) {
+      // The file first, its validator second: fresh() needs both, so a write interrupted between
+      // them leaves an entry that is downloaded again, never a partial one taken as complete.
       const meta: CacheMeta = { etag: res.headers.get("etag"), length: bytes.byteLength };
       await cache.put(url, bytes);
       await cache.put(metaKey(url), enc.encode(JSON.stringify(meta)));
@@ -208,7 +226,7 @@ export class UrlSource implements ModelSource {
    * Whether the cached copy of `url` may be used: it is there, and the files are immutable, or
    * a HEAD request reports the same ETag (else the same length), or the server cannot be reached.
    */
-  private async fresh(url: string): Promise<boolean> {
+  private async fresh(url: string, signal?: AbortSignal): Promise<boolean> {
     const cache = this.o.cache!;
     const raw = await cache.get(metaKey(url));
     if (!raw || !(cache.has ? await cache.has(url) : true)) return false;
@@ -221,9 +239,10 @@ export class UrlSource implements ModelSource {
     }
     let res: Response;
     try {
-      res = await this.fetchFn(url, { method: "HEAD", headers: this.o.headers });
+      res = await this.fetchFn(url, { method: "HEAD", headers: this.o.headers, signal });
       await res.body?.cancel();
     } catch {
+      throwIfAborted(signal);
       return true; // offline: the cached copy is the best there is
     }
     if (!res.ok) return false; // let the download say what is wrong
@@ -255,7 +274,7 @@ function accessHint(status: number): string {
   return status === 401 || status === 403 ? " (a gated or private repository needs an access token: pass headers { Authorization: \"Bearer hf_...\" })" : "";
 }
 
-async function readBody(res: Response, total: number | null, onProgress?: ProgressFn): Promise<Uint8Array> {
+async function readBody(res: Response, total: number | null, onProgress?: ProgressFn, signal?: AbortSignal): Promise<Uint8Array> {
   if (!res.body) {
     const b = new Uint8Array(await res.arrayBuffer());
     onProgress?.(b.byteLength, total ?? b.byteLength);
@@ -267,6 +286,10 @@ async function readBody(res: Response, total: number | null, onProgress?: Progre
   let out = total !== null && Number.isFinite(total) ? new Uint8Array(total) : null;
   let loaded = 0;
   for (;;) {
+    if (signal?.aborted) {
+      await reader.cancel().catch(() => undefined);
+      throw signal.reason;
+    }
     const { done, value } = await reader.read();
     if (done) break;
     if (out && loaded + value.byteLength <= out.byteLength) out.set(value, loaded);
@@ -313,7 +336,8 @@ export class FileListSource implements ModelSource {
   }
 
   /** Reads one picked file. */
-  async read(path: string, onProgress?: ProgressFn): Promise<Uint8Array> {
+  async read(path: string, onProgress?: ProgressFn, signal?: AbortSignal): Promise<Uint8Array> {
+    throwIfAborted(signal);
     const f = this.files.get(checkRelativePath(path));
     if (!f) throw new MissingFileError(path, this.describe());
     const b = new Uint8Array(await f.arrayBuffer());
@@ -356,7 +380,8 @@ export class DirectoryHandleSource implements ModelSource {
   }
 
   /** Reads one file below the handle. */
-  async read(path: string, onProgress?: ProgressFn): Promise<Uint8Array> {
+  async read(path: string, onProgress?: ProgressFn, signal?: AbortSignal): Promise<Uint8Array> {
+    throwIfAborted(signal);
     const f = await this.file(path);
     if (!f) throw new MissingFileError(path, this.describe());
     const b = new Uint8Array(await f.arrayBuffer());

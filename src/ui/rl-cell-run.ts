@@ -1,11 +1,13 @@
 // <rl-cell-run>: a runnable cell's run bar and outputs — Run / Run from here / Stop, a progress
 // bar with the phase text and a time estimate, the error of a failed run with what to do, the
 // stage's report (accuracy tables), its metrics charts and the reward inspector over the samples
-// it drew; in a model cell, what the model-file cache holds and a button that clears it. All state
+// it drew; in a model cell, what was loaded (shape, dtype, LoRA, provider, load time, bytes) and
+// what the model-file cache holds, with a button that clears it. All state
 // comes from the RunController; this element only renders it.
 import { css, html, LitElement, nothing } from "lit";
 import type { Cell } from "../core/notebook.ts";
 import type { StageReport, AccuracyFigures } from "../runtime/records.ts";
+import { type ModelSummary, summaryRows } from "../runtime/recipe/model-summary.ts";
 import "./rl-metrics-charts.ts";
 import "./rl-reward-inspector.ts";
 import type { CellRunState, RunController } from "./run-controller.ts";
@@ -83,11 +85,18 @@ export class RlCellRun extends LitElement {
         <span><span data-testid="progress-message">${s.progress.message}</span> · ${pct(s.progress.fraction)} · <span data-testid="eta">${formatEta(s.progress.etaSeconds)}</span></span>
       </div>` : nothing}
       ${s.error ? this.renderError(s) : nothing}
+      ${s.model ? this.renderModel(s.model) : nothing}
       ${cell.type === "model" && c.modelCache ? this.renderCache(c) : nothing}
       ${s.report ? this.renderReport(s.report) : nothing}
       ${s.metrics.length ? html`<h4>Metrics</h4><rl-metrics-charts .runs=${[{ name: cell.id, records: s.metrics }]}></rl-metrics-charts>` : nothing}
       ${s.samples.length ? html`<details data-testid="inspector"><summary data-testid="open-inspector">Reward inspector (${s.samples.length} samples)</summary>
         <rl-reward-inspector .records=${s.samples} .step=${s.samples.at(-1)?.step ?? 0}></rl-reward-inspector></details>` : nothing}`;
+  }
+
+  /** What a model cell loaded (runner.ts builds it; model-summary.ts names the rows). */
+  private renderModel(m: ModelSummary) {
+    return html`<h4>Loaded model</h4><table class="acc" data-testid="model-summary">
+      ${summaryRows(m).map(([k, v]) => html`<tr><th>${k}</th><td>${v}</td></tr>`)}</table>`;
   }
 
   /** The model-file cache (OPFS): what it holds and a button that empties it. */

@@ -10,6 +10,7 @@ import type { Notebook } from "../core/notebook.ts";
 import type { Progress } from "../runtime/recipe/context.ts";
 import { decodeSamples, type SampleRecord, type StageReport } from "../runtime/records.ts";
 import type { RunSummary } from "../runtime/recipe/runner.ts";
+import type { ModelSummary } from "../runtime/recipe/model-summary.ts";
 import type { CacheUsage, GpuWorkerApi, RunEvents, RunInfo, RunOutcome, RunRequest, UploadedDataset } from "../../workers/gpu.api.ts";
 import { classifyRunError, NO_UPLOAD_MESSAGE, planRun, REMEDIES, type RunErrorKind, runIdOf, type RunMode, uploadCell, uploadKey } from "./run-plan.ts";
 
@@ -38,6 +39,8 @@ export interface CellRunState {
   samples: SampleRecord[];
   /** GRPO: the step a resumed run continued from. */
   resumedFrom: number | null;
+  /** A model cell: what it loaded. */
+  model: ModelSummary | null;
 }
 
 /** The parts of the worker API a run needs (the page passes the comlink remote); the model cache is optional. */
@@ -63,7 +66,7 @@ function sampleLinesOf(x: unknown): { from: number; count: number } | null {
   return typeof r.from === "number" && typeof r.count === "number" ? { from: r.from, count: r.count } : null;
 }
 
-const empty = (): CellRunState => ({ status: "idle", progress: null, error: null, report: null, accuracy: null, metrics: [], samples: [], resumedFrom: null });
+const empty = (): CellRunState => ({ status: "idle", progress: null, error: null, report: null, accuracy: null, metrics: [], samples: [], resumedFrom: null, model: null });
 
 /** Holds the run state of the open notebook and tells the page when it changes. */
 export class RunController extends EventTarget {
@@ -206,7 +209,7 @@ export class RunController extends EventTarget {
     return removed;
   }
 
-  /** Asks the worker to stop the run in progress (it stops between steps; checkpoints stay). */
+  /** Asks the worker to stop the run in progress (between steps, or between a model's files and load phases; checkpoints stay). */
   async stop(): Promise<void> {
     if (this.active) await this.api.stopRun("stopped by the user");
   }
@@ -340,7 +343,7 @@ export class RunController extends EventTarget {
   private applySummary(summary: RunSummary): void {
     for (const c of summary.cells) {
       this.patch(c.id, {
-        status: "done", progress: null, error: null, report: c.report ?? null, accuracy: c.accuracy ?? null,
+        status: "done", progress: null, error: null, report: c.report ?? null, accuracy: c.accuracy ?? null, model: c.model ?? null,
         resumedFrom: c.report?.kind === "grpo" ? c.report.resumedFrom : this.state(c.id).resumedFrom,
       });
     }

@@ -9,7 +9,7 @@ import type { DatasetParams, ModelParams, PromptParams } from "../../core/notebo
 import type { RewardSpec } from "../../core/rewards.ts";
 import type { DbSchema } from "../../core/schema.ts";
 import type { Task } from "../../core/types.ts";
-import type { HfModel } from "../../model/hf.ts";
+import type { HfModel, LoadProgressFn } from "../../model/hf.ts";
 import type { QueryReply } from "../sql-exec.ts";
 import type { FileStore } from "../store.ts";
 import { encodeSample, type SampleRecord } from "../records.ts";
@@ -38,8 +38,12 @@ export interface RunEnv {
   sqlRunner(p: DatasetParams): SqlRunner & { close(): void };
   /** The schema of one database, for prompts (introspection with sql.js where the host runs). */
   schemaOf(p: DatasetParams, dbId: string): Promise<DbSchema>;
-  /** Loads a model: a model cell, or a select cell's candidate string ("demo", "owner/name", a URL or folder). */
-  loadModel(which: ModelParams | string): Promise<HfModel & { name: string }>;
+  /**
+   * Loads a model: a model cell, or a select cell's candidate string ("demo", "owner/name", a URL or
+   * folder). An aborted `signal` rejects with its reason (checked between files); `onProgress` gets
+   * each file's bytes as they arrive.
+   */
+  loadModel(which: ModelParams | string, o?: { signal?: AbortSignal; onProgress?: LoadProgressFn }): Promise<HfModel & { name: string }>;
   /** The GPUDevice the trainer runs on. */
   gpuDevice(): Promise<GPUDevice>;
   /** Wall clock in milliseconds (injected so tests can pin it). */

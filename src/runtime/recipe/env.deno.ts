@@ -83,10 +83,10 @@ export function denoEnv(o: DenoEnvOptions): RunEnv {
       }
       return loadSchema(await sqlJs, await dbLoader(p)(dbId), dbId, entries ? await entries : null);
     },
-    async loadModel(which) {
+    async loadModel(which, lo) {
       const { source, name } = modelSource(which, resolve);
       o.onLog?.(`loading model ${name} from ${source.describe()}`);
-      const hf: HfModel = await loadHfModel(source);
+      const hf: HfModel = await loadHfModel(source, lo);
       return { ...hf, name };
     },
     gpuDevice() {

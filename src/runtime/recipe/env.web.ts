@@ -126,13 +126,13 @@ export function webEnv(o: WebEnvOptions): RunEnv {
       }
       return loadSchema(await sqlJs, await dbLoader(p)(dbId), dbId, entries ? await entries : null);
     },
-    async loadModel(which) {
+    async loadModel(which, lo) {
       const { source, name } = modelOf(which);
       const isDemo = which === "demo" || (typeof which !== "string" && which.source === "demo");
       try {
-        return { ...(await loadHfModel(source)), name };
+        return { ...(await loadHfModel(source, lo)), name };
       } catch (e) {
-        if (!isDemo) throw e;
+        if (!isDemo || lo?.signal?.aborted) throw e;
         // The demo model ships later (docs/demo-model.md); say so rather than a bare 404 or a
         // JSON error from a server that answers missing files with the page.
         const why = e instanceof Error ? e.message : String(e);

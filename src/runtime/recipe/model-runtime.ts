@@ -27,7 +27,12 @@ export interface ModelRuntimeOptions {
   /** Longest prompt + completion the policy accepts (default min(max positions, 4096)). */
   maxPositions?: number;
   onNote?: (msg: string) => void;
+  /** Stop while the model loads: checked before the graph build, before the session and after it. */
+  signal?: AbortSignal;
 }
+
+/** A turn of the task queue, so a Stop posted to this worker during synchronous work is seen. */
+const nextTask = () => new Promise((r) => setTimeout(r, 0));
 
 /** The policy, the trainer and their adapter for one loaded model. */
 export class ModelRuntime {
@@ -47,8 +52,21 @@ export class ModelRuntime {
   /** Builds the policy session with LoRA inputs for the adapter's targets; the trainer comes on first use. */
   static async create(hf: HfModel & { name: string }, device: () => Promise<GPUDevice>, o: ModelRuntimeOptions): Promise<ModelRuntime> {
     const targets = o.targets ?? LORA_TARGETS;
+    const check = async () => {
+      if (!o.signal) return;
+      await nextTask();
+      if (o.signal.aborted) throw o.signal.reason;
+    };
+    await check();
     const adapter = zeroAdapter(hf.config, { r: o.loraRank, alpha: o.loraAlpha, targets, seed: o.seed });
-    const policy = await OrtPolicy.create(hf.config, hf.weights, { dtype: o.dtype, loraTargets: targets, maxPositions: o.maxPositions, onNote: o.onNote });
+    const policy = await OrtPolicy.create(hf.config, hf.weights, { dtype: o.dtype, loraTargets: targets, maxPositions: o.maxPositions, onNote: o.onNote, signal: o.signal });
+    try {
+      await check();
+    } catch (e) {
+      // Stopped while the session was created: free it rather than leave it behind.
+      await policy.release();
+      throw e;
+    }
     const rt = new ModelRuntime(hf, policy, device, adapter);
     policy.setAdapter(adapter, "lora");
     return rt;
@@ -72,6 +90,15 @@ export class ModelRuntime {
   /** `n` completions of every prompt under the current adapter. */
   sample(prompts: readonly (readonly number[])[], n: number, params: Omit<SamplingParams, "eosTokenIds">, onProgress?: (p: SampleProgress) => void): Promise<Sample[]> {
     return sampleBatch(this.policy, prompts, n, { ...params, eosTokenIds: this.hf.config.eosTokenIds }, (ids) => this.decode(ids), onProgress);
+  }
+
+  /**
+   * How the trainer will store the frozen projections (the choice freshTrainer makes): q4 under a
+   * q4 policy, f16 where halfProjections allows, else f32.
+   */
+  async trainerProjections(): Promise<"q4" | "f16" | "f32"> {
+    if (this.policy.dtype === "q4") return "q4";
+    return halfProjections(await this.device(), this.hf.configJson) ? "f16" : "f32";
   }
 
   /** The trainer on the current adapter with fresh AdamW moments and step 0 (one optimiser per training cell). */

@@ -6,13 +6,14 @@ import type { MetricsRecord } from "../../core/metrics.ts";
 import type { Cell, Notebook } from "../../core/notebook.ts";
 import type { ModelParams } from "../../core/notebook-params.ts";
 import type { StageReport } from "../records.ts";
-import { DEFAULT_RUN_OPTIONS, type Progress, type RunContext, type RunEnv, type RunOptions } from "./context.ts";
+import { checkAborted, DEFAULT_RUN_OPTIONS, type Progress, progressReporter, type RunContext, type RunEnv, type RunOptions } from "./context.ts";
 import { resetDatasetCache, toolsFor } from "./common.ts";
 import { buildSplits } from "./data.ts";
 import { runEvaluate } from "./evaluate.ts";
 import { promptsJsonl, trlConfig, writeAdapter } from "./export.ts";
 import { runGrpo } from "./grpo.ts";
 import { ModelRuntime } from "./model-runtime.ts";
+import { checkpointFacts, type ModelSummary, summaryLine } from "./model-summary.ts";
 import { runSelect } from "./select.ts";
 import { runSelfConsistency } from "./selfconsistency.ts";
 import { runWarmup } from "./warmup.ts";
@@ -25,6 +26,8 @@ export interface CellSummary {
   /** The stage's headline execution accuracy (evaluate: greedy; select: the winner's; warm-up: last round's samples; GRPO: last held-out check or last batch; self-consistency: the vote). */
   accuracy?: number;
   report?: StageReport;
+  /** A model cell: what it loaded (name, shape, dtype, LoRA, provider, load time, bytes). */
+  model?: ModelSummary;
 }
 
 /** What a run returns (and writes as summary.json). */
@@ -81,10 +84,12 @@ export async function runNotebook(doc: Notebook, env: RunEnv, hooks: RunHooks = 
     metricsTap(r);
   };
   let trained: string | null = null;
-  const makeRuntime = async (which: ModelParams | string, p: ModelParams): Promise<ModelRuntime> => {
-    const hf = await env.loadModel(which);
-    return await ModelRuntime.create(hf, () => env.gpuDevice(), { dtype: p.dtype, loraRank: p.loraRank, loraAlpha: p.loraAlpha, seed: 0, onNote: ctx.onLog });
+  const makeRuntime = async (which: ModelParams | string, p: ModelParams, onFile?: (file: string, loaded: number, total: number | null) => void): Promise<ModelRuntime> => {
+    const signal = ctx.signal;
+    const hf = await env.loadModel(which, { signal, onProgress: onFile });
+    return await ModelRuntime.create(hf, () => env.gpuDevice(), { dtype: p.dtype, loraRank: p.loraRank, loraAlpha: p.loraAlpha, seed: 0, onNote: ctx.onLog, signal });
   };
+  let loaded: ModelSummary | undefined;
   try {
     // The document the outputs came from, beside them (a resumed run rewrites it).
     await env.store.write("notebook.json", JSON.stringify(doc, null, 1));
@@ -92,7 +97,9 @@ export async function runNotebook(doc: Notebook, env: RunEnv, hooks: RunHooks = 
       const t0 = env.now();
       const entry: CellSummary = { id: cell.id, type: cell.type, ms: 0 };
       try {
-        const report = await runCell(ctx, cell, { makeRuntime, modelOverride: hooks.modelOverride, trained, doc });
+        loaded = undefined;
+        const report = await runCell(ctx, cell, { makeRuntime, modelOverride: hooks.modelOverride, trained, doc, onLoaded: (s) => (loaded = s) });
+        if (loaded) entry.model = loaded;
         if (report) {
           entry.report = report;
           const acc = headline(report, lastGrpoAcc);
@@ -102,7 +109,17 @@ export async function runNotebook(doc: Notebook, env: RunEnv, hooks: RunHooks = 
           }
           if (report.kind === "warmup" || report.kind === "grpo") trained = cell.id;
         }
-      } catch (e) {
+      } catch (caught) {
+        let e = caught;
+        // Stopped (while a model loads too, where the abort reason itself is thrown): say so as every
+        // stage does ("run cancelled: ..."), so the cell shows "stopped".
+        if (ctx.signal.aborted) {
+          try {
+            checkAborted(ctx);
+          } catch (x) {
+            e = x;
+          }
+        }
         const msg = e instanceof Error ? e.message : String(e);
         throw new Error(msg.startsWith(`cell "${cell.id}"`) ? msg : `cell "${cell.id}" (${cell.type}): ${msg}`, { cause: e });
       }
@@ -120,7 +137,8 @@ export async function runNotebook(doc: Notebook, env: RunEnv, hooks: RunHooks = 
 }
 
 interface CellEnv {
-  makeRuntime: (which: ModelParams | string, p: ModelParams) => Promise<ModelRuntime>;
+  makeRuntime: (which: ModelParams | string, p: ModelParams, onFile?: (file: string, loaded: number, total: number | null) => void) => Promise<ModelRuntime>;
+  onLoaded: (s: ModelSummary) => void;
   modelOverride?: string;
   trained: string | null;
   doc: Notebook;
@@ -141,10 +159,30 @@ async function runCell(ctx: RunContext, cell: Cell, e: CellEnv): Promise<StageRe
       return null;
     }
     case "model": {
-      const runtime = await e.makeRuntime(e.modelOverride ?? cell.params, cell.params);
-      await ctx.model?.runtime.release();
-      ctx.model = { params: cell.params, runtime };
-      ctx.onLog(`model ${runtime.hf.name}: ${runtime.hf.config.arch}, ${runtime.hf.config.numLayers} layers, policy on ${runtime.policy.provider}`);
+      const t0 = ctx.env.now();
+      const report = progressReporter(ctx, cell.id, "model");
+      report(0, "loading the model files…");
+      // Bytes of the file being read: the fraction is per file (the total of all files is not known up front).
+      const runtime = await e.makeRuntime(e.modelOverride ?? cell.params, cell.params, (file, got, total) =>
+        report(total ? got / total : 0, `reading ${file}: ${(got / (1 << 20)).toFixed(1)}${total ? ` of ${(total / (1 << 20)).toFixed(1)}` : ""} MB`));
+      try {
+        report(1, "checking the trainer's device…");
+        const trainerProjections = await runtime.trainerProjections().catch(() => null);
+        checkAborted(ctx);
+        const s: ModelSummary = {
+          name: runtime.hf.name, source: runtime.hf.source, ...checkpointFacts(runtime.hf.config, runtime.hf.weights),
+          dtype: runtime.policy.dtype, lora: { rank: runtime.adapter.r, alpha: runtime.adapter.alpha, targets: [...runtime.adapter.targets] },
+          policyProvider: runtime.policy.provider, trainerProjections, contextLength: runtime.policy.maxPositions,
+          loadMs: ctx.env.now() - t0, transferred: runtime.hf.transferred ?? null,
+        };
+        await ctx.model?.runtime.release();
+        ctx.model = { params: cell.params, runtime };
+        ctx.onLog(summaryLine(s));
+        e.onLoaded(s);
+      } catch (err) {
+        if (ctx.model?.runtime !== runtime) await runtime.release();
+        throw err;
+      }
       return null;
     }
     case "prompt":

@@ -1,0 +1,92 @@
+// What a model cell loaded, as data (the page's model cell shows it; `rlvr run` logs it): the
+// model's name and source, its shape, the weight dtype the policy runs, the LoRA adapter, where
+// the policy and trainer run, the context length, the load time and bytes downloaded vs cached.
+import type { ModelConfig } from "../../model/config.ts";
+import type { TransferStats } from "../../model/source.ts";
+import type { Weights } from "../../model/tensor.ts";
+import { numel } from "../../model/tensor.ts";
+
+/** One model cell's load, as it ran. */
+export interface ModelSummary {
+  name: string;
+  /** Where the files came from ("Hugging Face Hub owner/name@main", a URL, a directory). */
+  source: string;
+  arch: ModelConfig["arch"];
+  layers: number;
+  hidden: number;
+  /** Elements of every weight tensor of the checkpoint (tied embeddings counted once). */
+  parameters: number;
+  vocab: number;
+  /** The policy's weight storage as built (f32, f16 or q4). */
+  dtype: string;
+  lora: { rank: number; alpha: number; targets: string[] };
+  /** Where the ONNX policy runs ("webgpu", or "wasm" after a fallback). */
+  policyProvider: string;
+  /** How the trainer stores the frozen projections (q4, f16 or f32); null when not known. */
+  trainerProjections: "q4" | "f16" | "f32" | null;
+  /** Longest prompt + completion the policy accepts, and the checkpoint's max_position_embeddings. */
+  contextLength: number;
+  maxPositionEmbeddings: number;
+  loadMs: number;
+  /** Bytes downloaded and taken from the model-file cache (OPFS); null when the source does not download (a folder). */
+  transferred: TransferStats | null;
+}
+
+/** The facts of a summary that come from the checkpoint itself. */
+export function checkpointFacts(config: ModelConfig, weights: Weights): Pick<ModelSummary, "arch" | "layers" | "hidden" | "parameters" | "vocab" | "maxPositionEmbeddings"> {
+  let parameters = 0;
+  for (const t of weights.values()) parameters += numel(t.shape);
+  return {
+    arch: config.arch, layers: config.numLayers, hidden: config.hiddenSize, parameters, vocab: config.vocabSize,
+    maxPositionEmbeddings: config.maxPositionEmbeddings,
+  };
+}
+
+/** "494.0M", "1.54B", "37.1k", "812". */
+export function formatCount(n: number): string {
+  if (n >= 1e9) return `${(n / 1e9).toFixed(2)}B`;
+  if (n >= 1e6) return `${(n / 1e6).toFixed(1)}M`;
+  if (n >= 1e3) return `${(n / 1e3).toFixed(1)}k`;
+  return String(n);
+}
+
+/** "1.2 MB", "340 KB", "12 B". */
+export function formatBytes(n: number): string {
+  if (n >= 1 << 30) return `${(n / (1 << 30)).toFixed(2)} GB`;
+  if (n >= 1 << 20) return `${(n / (1 << 20)).toFixed(1)} MB`;
+  if (n >= 1024) return `${Math.round(n / 1024)} KB`;
+  return `${n} B`;
+}
+
+/** The summary as label/value rows, in the order the model cell shows them. */
+export function summaryRows(s: ModelSummary): [string, string][] {
+  const rows: [string, string][] = [
+    ["model", `${s.name} (${s.source})`],
+    ["architecture", `${s.arch}, ${s.layers} layers, hidden ${s.hidden}`],
+    ["parameters", formatCount(s.parameters)],
+    ["vocabulary", formatCount(s.vocab)],
+    ["weights as run", s.dtype],
+    ["LoRA", `rank ${s.lora.rank}, alpha ${s.lora.alpha} on ${s.lora.targets.join(", ")}`],
+    ["policy runs on", s.policyProvider],
+    ["trainer projections", s.trainerProjections ?? "not known"],
+    ["context length", `${s.contextLength} tokens (max positions ${s.maxPositionEmbeddings})`],
+    ["load time", `${(s.loadMs / 1000).toFixed(1)} s`],
+  ];
+  const t = s.transferred;
+  if (t) {
+    rows.push(["files", t.viaCache
+      ? `${formatBytes(t.downloadedBytes)} downloaded, ${formatBytes(t.cachedBytes)} from the browser's model-file cache`
+      : `${formatBytes(t.downloadedBytes)} fetched over HTTP (this source has no model-file cache; the browser's HTTP cache may have served some)`]);
+  }
+  return rows;
+}
+
+/** One log line: `rlvr run`'s "model X: qwen2, 8 layers, policy on webgpu" with the richer facts after it. */
+export function summaryLine(s: ModelSummary): string {
+  const t = s.transferred;
+  const moved = t ? (t.viaCache ? `, ${formatBytes(t.downloadedBytes)} downloaded / ${formatBytes(t.cachedBytes)} cached` : `, ${formatBytes(t.downloadedBytes)} fetched`) : "";
+  return `model ${s.name}: ${s.arch}, ${s.layers} layers, policy on ${s.policyProvider}` +
+    ` (hidden ${s.hidden}, ${formatCount(s.parameters)} parameters, vocab ${s.vocab}, ${s.dtype} weights,` +
+    ` LoRA r=${s.lora.rank} alpha=${s.lora.alpha} on ${s.lora.targets.length} targets, trainer ${s.trainerProjections ?? "?"} projections,` +
+    ` context ${s.contextLength}, loaded in ${(s.loadMs / 1000).toFixed(1)} s${moved})`;
+}
