@@ -366,7 +366,7 @@ export class RunController extends EventTarget {
 
   private onProgress(p: Progress): void {
     this.setCurrent(p.cellId);
-    this.patch(p.cellId, { progress: p });
+    this.patch(p.cellId, p.model ? { progress: p, model: p.model } : { progress: p });
     this.changed();
   }
 

@@ -14,6 +14,7 @@ import type { QueryReply } from "../sql-exec.ts";
 import type { FileStore } from "../store.ts";
 import { encodeSample, type SampleRecord } from "../records.ts";
 import type { ModelRuntime } from "./model-runtime.ts";
+import type { ModelSummary } from "./model-summary.ts";
 
 /** Runs one read-only query (SqlPool satisfies it; tests may run sql.js in process). */
 export interface SqlRunner {
@@ -57,6 +58,8 @@ export interface Progress {
   fraction: number;
   etaSeconds: number | null;
   message: string;
+  /** A model cell's last progress: what it loaded (so the page shows it while later cells run). */
+  model?: ModelSummary;
 }
 
 /** Knobs of the run that are not in the notebook. */

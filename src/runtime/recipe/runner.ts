@@ -178,6 +178,7 @@ async function runCell(ctx: RunContext, cell: Cell, e: CellEnv): Promise<StageRe
         await ctx.model?.runtime.release();
         ctx.model = { params: cell.params, runtime };
         ctx.onLog(summaryLine(s));
+        ctx.onProgress({ cellId: cell.id, stage: "model", fraction: 1, etaSeconds: 0, message: "loaded", model: s });
         e.onLoaded(s);
       } catch (err) {
         if (ctx.model?.runtime !== runtime) await runtime.release();
