@@ -130,10 +130,11 @@ Deno.test("corpus: --chat-turns chains questions of one database per document â€
   const single = buildDocuments(src, { ...opts, maxPromptTokens: seqLen - 160, countTokens }).filter((d) => d.kind === "chat");
   assert(chats.length < single.length * 0.75, `${chats.length} chained documents instead of ${single.length}`);
   // The prompts of one-question documents under each template alone: the first turns must be among them.
+  const firstTurn = (text: string) => text.slice(0, text.indexOf("<|im_start|>assistant\n") + "<|im_start|>assistant\n".length);
   const heads = new Set<string>();
   for (const t of opts.templates) {
     for (const d of buildDocuments(src, { ...opts, templates: [{ id: t.id, weight: 1 }], maxPromptTokens: seqLen - 160, countTokens })) {
-      if (d.kind === "chat") heads.add(d.text.slice(0, d.text.indexOf("<|im_start|>assistant\n") + "<|im_start|>assistant\n".length));
+      if (d.kind === "chat") heads.add(firstTurn(d.text));
     }
   }
   let turns = 0;
@@ -147,8 +148,7 @@ Deno.test("corpus: --chat-turns chains questions of one database per document â€
     }
     assertEquals(d.text.split("<|im_start|>assistant\n").length - 1, users.length, "every turn answered");
     // The first turn is exactly a one-question document's prompt: the format the model is evaluated on.
-    const head = d.text.slice(0, d.text.indexOf("<|im_start|>assistant\n") + "<|im_start|>assistant\n".length);
-    assert(heads.has(head), "first turn = a single-question prompt");
+    assert(heads.has(firstTurn(d.text)), "first turn = a single-question prompt");
   }
   assert(turns > chats.length * 1.5, `${(turns / chats.length).toFixed(2)} questions per document`);
   // Every question is answered demoRepeat times (demo passes), across first and later turns.

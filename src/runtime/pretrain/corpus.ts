@@ -51,7 +51,7 @@ export interface CorpusOptions {
    * Questions per chat document (default 1). Above 1, the questions of one database are chained
    * in one conversation: the first turn is the full prompt (schema and question), each later turn
    * a user message with only the next question (and its evidence), each answered in the template's
-   * format, while the document fits `maxPromptTokens + 160` tokens (with countTokens) — the SQL
+   * format, while the document fits `maxPromptTokens + ANSWER_ROOM` tokens (with countTokens) — the SQL
    * answers then make up a much larger share of the tokens than with one schema per question.
    */
   chatTurns?: number;
@@ -103,8 +103,22 @@ export function followUpText(q: CorpusQuestion): string {
   return [...(ev ? [`External Knowledge:\n${ev}`] : []), `Question:\n${q.question.trim()}`].join("\n\n");
 }
 
-/** Room for the answers after a budgeted prompt (as the pipeline budgets it). */
-const TURN_ROOM = 160;
+/**
+ * Tokens kept for the answer after a budgeted prompt: the pipeline budgets prompts to seqLen minus
+ * this, and a chained conversation may grow to maxPromptTokens plus this (that is, to seqLen).
+ */
+export const ANSWER_ROOM = 160;
+
+/** A question's prompt messages in `template`, budgeted to o.maxPromptTokens when o.countTokens is given. */
+function promptMessages(q: CorpusQuestion, schema: DbSchema, template: string, o: CorpusOptions, chat: ChatTemplate): ChatMessage[] {
+  return buildPrompt(q, schema, {
+    template,
+    examplesPerColumn: o.examplesPerColumn ?? 3,
+    maxPromptTokens: o.countTokens ? o.maxPromptTokens : undefined,
+    countTokens: o.countTokens,
+    render: (ms) => chat.render(ms),
+  }).messages;
+}
 
 /** Chat documents with several questions of one database each (CorpusOptions.chatTurns > 1). */
 function chainedChats(src: CorpusSources, o: CorpusOptions, chat: ChatTemplate, rng: Rng, schemaOf: (db: string) => DbSchema): CorpusDoc[] {
@@ -117,7 +131,7 @@ function chainedChats(src: CorpusSources, o: CorpusOptions, chat: ChatTemplate, 
     if (list) list.push(q);
     else byDb.set(key, [q]);
   }
-  const limit = o.countTokens && o.maxPromptTokens !== undefined ? o.maxPromptTokens + TURN_ROOM : Infinity;
+  const limit = o.countTokens && o.maxPromptTokens !== undefined ? o.maxPromptTokens + ANSWER_ROOM : Infinity;
   for (const qs of byDb.values()) {
     const source = qs[0].source;
     const schema = schemaOf(qs[0].db_id);
@@ -127,14 +141,7 @@ function chainedChats(src: CorpusSources, o: CorpusOptions, chat: ChatTemplate, 
       let i = 0;
       while (i < order.length) {
         const template = pick(rng, o.templates);
-        const built = buildPrompt(order[i], schema, {
-          template,
-          examplesPerColumn: o.examplesPerColumn ?? 3,
-          maxPromptTokens: o.countTokens ? o.maxPromptTokens : undefined,
-          countTokens: o.countTokens,
-          render: (ms) => chat.render(ms),
-        });
-        const messages: ChatMessage[] = [...built.messages];
+        const messages: ChatMessage[] = [...promptMessages(order[i], schema, template, o, chat)];
         const answer0 = answerText(template, order[i], schema);
         let text = chat.render(messages) + answer0 + "<|im_end|>\n";
         messages.push({ role: "assistant", content: answer0 });
@@ -174,14 +181,7 @@ export function buildDocuments(src: CorpusSources, o: CorpusOptions): CorpusDoc[
   else for (const q of src.questions) {
     const schema = schemaOf(q.db_id);
     const template = pick(rng, o.templates);
-    const built = buildPrompt(q, schema, {
-      template,
-      examplesPerColumn: o.examplesPerColumn ?? 3,
-      maxPromptTokens: o.countTokens ? o.maxPromptTokens : undefined,
-      countTokens: o.countTokens,
-      render: (ms) => chat.render(ms),
-    });
-    const text = chat.render(built.messages) + answerText(template, q, schema) + "<|im_end|>\n";
+    const text = chat.render(promptMessages(q, schema, template, o, chat)) + answerText(template, q, schema) + "<|im_end|>\n";
     for (let c = 0; c < copies(q.source); c++) docs.push({ kind: "chat", source: q.source, text });
   }
   // Per database: its DDL, and its gold queries (deduplicated, in file order) in small groups.

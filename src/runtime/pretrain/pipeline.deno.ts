@@ -3,7 +3,7 @@
 import { BpeEncoder } from "../../model/bpe/encode.ts";
 import { addedId, bpeModelFromTokenizerJson, bpeTokenizerFiles, DEMO_CHAT_TEMPLATE } from "../../model/bpe/files.ts";
 import type { BpeModel } from "../../model/bpe/train.ts";
-import { buildDocuments, corpusHash, type CorpusDoc, type CorpusSources, DEFAULT_CORPUS_OPTIONS, packDocuments, type PackedCorpus } from "./corpus.ts";
+import { ANSWER_ROOM, buildDocuments, corpusHash, type CorpusDoc, type CorpusSources, DEFAULT_CORPUS_OPTIONS, packDocuments, type PackedCorpus } from "./corpus.ts";
 import { type CorpusPaths, loadCorpusSources } from "./corpus.deno.ts";
 
 /** Reads the sources and makes the (unbudgeted) documents: the tokenizer's training text. */
@@ -36,8 +36,6 @@ export interface CorpusShape {
   chatPasses?: number;
 }
 
-/** Room left after the prompt for the answer when prompts are budgeted. */
-const ANSWER_ROOM = 160;
 
 /**
  * The packed token corpus: documents built again with prompts shrunk to seqLen - 160 tokens
