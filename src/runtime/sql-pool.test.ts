@@ -47,6 +47,32 @@ Deno.test({
 });
 
 Deno.test({
+  name: "sql-pool: a respawn after a timeout still makes a web Worker when globalThis.Worker was replaced (as onnxruntime-web's Emscripten code does under Deno)",
+  sanitizeOps: false,
+  sanitizeResources: false,
+  async fn() {
+    const pool = new SqlPool({ loadDatabase: loader, workers: 1, timeoutMs: 300 });
+    const original = globalThis.Worker;
+    // What Emscripten's Node path installs: worker_threads' Worker, an EventEmitter without addEventListener.
+    const { Worker: NodeWorker } = await import("node:worker_threads");
+    (globalThis as { Worker: unknown }).Worker = NodeWorker;
+    try {
+      assert((await pool.query("a", "SELECT count(*) FROM t")).ok, "first query");
+      const t = await pool.query("a", RUNAWAY);
+      assert(!t.ok && t.error.kind === "timeout", `expected a timeout, got ${JSON.stringify(t)}`);
+      // Generous limit: the timed-out worker may still spin (Deno cannot stop a Worker inside a query).
+      const after = await pool.query("a", "SELECT sum(id) FROM t", { timeoutMs: 20_000 });
+      assert(after.ok, `query on the respawned worker: ${after.ok ? "" : after.error.kind + ": " + after.error.message}`);
+      assertEquals(after.result.rows, [[55n]]);
+      assertEquals(pool.stats().respawns, 1);
+    } finally {
+      (globalThis as { Worker: unknown }).Worker = original;
+      pool.close();
+    }
+  },
+});
+
+Deno.test({
   name: "sql-pool: two workers answer concurrent queries on several databases; a timeout on one spares the others",
   sanitizeOps: false,
   sanitizeResources: false,

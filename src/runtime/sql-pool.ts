@@ -9,6 +9,14 @@ import { DEFAULT_LIMITS, type QueryReply, type SqlLimits } from "./sql-exec.ts";
 
 export type { QueryReply, SqlLimits };
 
+/**
+ * The platform's Worker as it was when this module loaded. onnxruntime-web's threaded wasm is
+ * Emscripten code that, where it sees Node (Deno's Node compatibility counts), replaces
+ * `globalThis.Worker` with `worker_threads.Worker`, which has no `addEventListener`: a worker spawned
+ * after the first ORT session (a respawn after a query timeout) must not pick that one up.
+ */
+const PlatformWorker: typeof Worker | undefined = globalThis.Worker;
+
 /** How to build a pool. Only `loadDatabase` is required. */
 export interface SqlPoolOptions {
   /** The bytes of a database file, by id; a rejection becomes a `DatabaseLoadError`. */
@@ -78,6 +86,13 @@ interface Slot {
   held: string[];
 }
 
+function defaultWorker(): SqlWorkerHandle {
+  if (!PlatformWorker) throw new Error("SqlPool: this runtime has no Worker; pass createWorker");
+  const w = new PlatformWorker(new URL("../../workers/sql.worker.ts", import.meta.url), { type: "module", name: "sql" });
+  if (typeof w.addEventListener !== "function") throw new Error("SqlPool: the runtime's Worker is not a web Worker (no addEventListener)");
+  return w;
+}
+
 /** Pool of SQL workers; `query` never throws for a bad query, only for a database that cannot load. */
 export class SqlPool {
   readonly size: number;
@@ -122,8 +137,7 @@ export class SqlPool {
   }
 
   private spawn(): Slot {
-    const worker = this.opts.createWorker?.() ??
-      new Worker(new URL("../../workers/sql.worker.ts", import.meta.url), { type: "module", name: "sql" });
+    const worker = this.opts.createWorker?.() ?? defaultWorker();
     const remote = Comlink.wrap<SqlWorkerApi>(worker);
     const died = new Promise<never>((_, reject) => {
       worker.addEventListener("error", (ev: Event) => {
