@@ -20,7 +20,7 @@ async function rlvr(args: string[]): Promise<Record<string, unknown>> {
   return JSON.parse(lines[lines.length - 1]);
 }
 
-Deno.test("rlvr train-tokenizer + pretrain: tiny model from scratch, JSONL log, checkpoint, HF folder loaded by loadHfModel and the ONNX policy; resuming a checkpoint gives the straight run's weights bitwise", async () => {
+Deno.test("rlvr train-tokenizer + pretrain: tiny model from scratch, JSONL log, checkpoint, HF folder loaded by loadHfModel and the ONNX policy; resuming a checkpoint gives the straight run's weights bitwise; --init starts a new run from the folder", async () => {
   const dir = await Deno.makeTempDir({ prefix: "pretrain-cli-" });
   const tok = await rlvr(["train-tokenizer", "--out", `${dir}/tok`, "--vocab", "512"]);
   assertEquals([tok.ok, tok.vocab, tok.merges], [true, 512, 512 - 256 - 7]);
@@ -58,5 +58,20 @@ Deno.test("rlvr train-tokenizer + pretrain: tiny model from scratch, JSONL log, 
   for (const [name, t] of hf.weights) assertEquals(again.weights.get(name)?.data, t.data, `${name} after resume`);
   const rlog = (await Deno.readTextFile(`${dir}/resumed/train_log.jsonl`)).trim().split("\n").map((l) => JSON.parse(l));
   assertEquals(rlog.filter((l) => l.event === "step").map((l) => l.loss), steps.slice(2).map((l) => l.loss), "the resumed steps' losses");
+  // --init: a new run from the finished folder (its config, tokenizer and weights; fresh AdamW, step 0).
+  // With lr 0 one step leaves the weights bitwise as loaded; its loss is the trained model's, not ln V.
+  const init = await rlvr(["pretrain", "--out", `${dir}/init`, "--init", `${dir}/model`, "--steps", "1", "--batch", "4", "--micro-batch", "4", "--lr", "0", "--warmup", "0", "--checkpoint-every", "0", "--eval-rows", "4", "--dtype", "f32"]);
+  assertEquals([init.ok, init.steps, init.arch, init.corpusHash], [true, 1, "llama", r.corpusHash]);
+  const inited = await loadHfModel(new DirSource(`${dir}/init`));
+  for (const [name, t] of hf.weights) assertEquals(inited.weights.get(name)?.data, t.data, `${name} after --init and a step at lr 0`);
+  const ilog = (await Deno.readTextFile(`${dir}/init/train_log.jsonl`)).trim().split("\n").map((l) => JSON.parse(l));
+  assertEquals([ilog[0].event, ilog[0].init, ilog[0].step], ["start", `${dir}/model`, 0]);
+  const initLoss = ilog.find((l) => l.event === "step").loss;
+  assert(initLoss < steps[0].loss - 0.05, `--init starts from the trained weights: loss ${initLoss} vs a fresh model's ${steps[0].loss}`);
+  const both = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", new URL("../main.ts", import.meta.url).pathname, "pretrain", "--out", `${dir}/x`, "--init", `${dir}/model`, "--resume", `${dir}/model/checkpoint-2`],
+    stdout: "piped", stderr: "piped", cwd: new URL("../../../", import.meta.url).pathname,
+  }).output();
+  assert(both.code !== 0 && new TextDecoder().decode(both.stderr).includes("--resume and --init"), "--init with --resume is refused");
   await Deno.remove(dir, { recursive: true });
 });

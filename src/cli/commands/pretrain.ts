@@ -15,7 +15,7 @@ const FLAGS = {
   warmup: { type: "string" }, "weight-decay": { type: "string" }, clip: { type: "string" }, seed: { type: "string" },
   tokenizer: { type: "string" }, vocab: { type: "string" }, demo: { type: "string" }, spider: { type: "string" },
   "spider-limit": { type: "string" }, "spider-holdout": { type: "string" }, "checkpoint-every": { type: "string" }, "eval-rows": { type: "string" }, dtype: { type: "string" },
-  resume: { type: "string" }, "max-minutes": { type: "string" }, recompute: { type: "boolean" },
+  resume: { type: "string" }, init: { type: "string" }, "max-minutes": { type: "string" }, recompute: { type: "boolean" },
   "chat-turns": { type: "string" }, "chat-passes": { type: "string" },
 } as const;
 
@@ -35,12 +35,14 @@ export const command: Command = {
     "              [--seq-len 1024 --batch 16 --micro-batch 4 --steps 2000 --lr 6e-4 --min-lr-ratio 0.1 --warmup 100]",
     "              [--weight-decay 0.1 --clip 1 --seed 1] [--tokenizer DIR | --vocab 8192] [--spider PATH] [--demo DIR] [--chat-turns N --chat-passes P]",
     "              [--spider-limit N] [--spider-holdout DB,DB,...] [--checkpoint-every 500] [--eval-rows 32] [--dtype f16|f32] [--recompute]",
-    "              [--resume DIR/checkpoint-N] [--max-minutes M]",
+    "              [--resume DIR/checkpoint-N | --init MODEL_DIR] [--max-minutes M]",
     "",
     "  --tokenizer DIR   a folder from `rlvr train-tokenizer`; without it one of --vocab tokens is trained first",
     "  --spider PATH     Spider's training folder; without it the corpus is the demo train split only",
     "  --dtype           dtype of the final model.safetensors (default f16; checkpoints are f32)",
     "  --resume DIR      continue from a checkpoint (weights, AdamW moments, sampler position); model flags are ignored",
+    "  --init DIR        start from a finished model folder's weights, config and tokenizer (new optimizer, step 0,",
+    "                    a new schedule); model flags and --tokenizer are ignored",
     "  --max-minutes M   start no step after M minutes; then write a checkpoint to resume from",
     "  --chat-turns N    chain up to N questions of one database per chat document (schema once; default 1)",
     "  --chat-passes P   with --chat-turns > 1: chain Spider's questions P times in other orders (default 1)",
@@ -82,7 +84,7 @@ export const command: Command = {
           spiderHoldout: str(values["spider-holdout"])?.split(",").map((s) => s.trim()).filter((s) => s.length > 0),
         },
         corpusShape: { chatTurns: int(values, "chat-turns", 1, 1), chatPasses: int(values, "chat-passes", 1, 1) },
-        tokenizerDir: str(values.tokenizer), vocab: int(values, "vocab", 8192, 300), resume: str(values.resume), maxMinutes,
+        tokenizerDir: str(values.tokenizer), vocab: int(values, "vocab", 8192, 300), resume: str(values.resume), init: str(values.init), maxMinutes,
         log: (line) => console.error(line),
       });
     } catch (e) {

@@ -72,6 +72,20 @@ export async function readCheckpoint(dir: string): Promise<Checkpoint> {
   };
 }
 
+/** A Hugging Face folder written by `rlvr pretrain` (its config, weights in any float dtype, tokenizer): where --init starts. */
+export interface InitModel {
+  cfg: ModelConfig;
+  weights: Weights;
+  bpe: BpeModel;
+}
+
+/** Reads a finished model folder (model.safetensors, config.json, tokenizer.json) to continue training from its weights. */
+export async function readInitModel(dir: string): Promise<InitModel> {
+  const json = async (f: string): Promise<unknown> => JSON.parse(await Deno.readTextFile(`${dir}/${f}`));
+  const weights = safetensorsToWeights(parseSafetensors(await Deno.readFile(`${dir}/model.safetensors`), "model.safetensors"));
+  return { cfg: parseConfig(await json("config.json")), weights, bpe: bpeModelFromTokenizerJson(await json("tokenizer.json")) };
+}
+
 /** Writes packed rows as little-endian u32: row count, each row's length, then the tokens. */
 export async function writeCorpusCache(path: string, rows: readonly Uint32Array[]): Promise<void> {
   const total = rows.reduce((s, r) => s + r.length, 0);

@@ -7,7 +7,7 @@ import type { BpeModel } from "../../model/bpe/train.ts";
 import type { FloatDtype } from "../../model/safetensors.ts";
 import { corpusHash } from "./corpus.ts";
 import type { CorpusPaths } from "./corpus.deno.ts";
-import { type Checkpoint, readCheckpoint, readCorpusCache, writeCheckpoint, writeCorpusCache } from "./checkpoint.deno.ts";
+import { type Checkpoint, type InitModel, readCheckpoint, readInitModel, readCorpusCache, writeCheckpoint, writeCorpusCache } from "./checkpoint.deno.ts";
 import { BatchSampler, runPretrain } from "./loop.ts";
 import { type DemoArch, demoConfig, demoFolderFiles, initWeights, parameterCount } from "./model.ts";
 import { type CorpusShape, corpusSources, packedCorpus, readTokenizerFolder, tokenizerDocuments } from "./pipeline.deno.ts";
@@ -37,6 +37,11 @@ export interface PretrainJob {
   corpusShape?: CorpusShape;
   /** A checkpoint-<step> folder to continue from. */
   resume?: string;
+  /**
+   * A finished model folder whose weights, config and tokenizer a new run starts from (fresh AdamW moments,
+   * step 0, a new learning-rate schedule); model flags and --tokenizer are ignored. Not with `resume`.
+   */
+  init?: string;
   /** Start no step after this many minutes; a checkpoint is written when stopped early. */
   maxMinutes?: number;
   log: (line: string) => void;
@@ -80,15 +85,18 @@ async function corpusRows(job: PretrainJob, bpe: BpeModel, seqLen: number): Prom
 export async function runPretrainJob(job: PretrainJob): Promise<Record<string, unknown>> {
   const started = performance.now();
   await Deno.mkdir(job.out, { recursive: true });
+  if (job.resume && job.init) throw new Error("--resume and --init exclude each other: resume continues a run, init starts a new one from a model");
   const ckpt: Checkpoint | null = job.resume ? await readCheckpoint(job.resume) : null;
+  const init: InitModel | null = job.init ? await readInitModel(job.init) : null;
   let bpe: BpeModel;
   if (ckpt) bpe = ckpt.bpe;
+  else if (init) bpe = init.bpe;
   else if (job.tokenizerDir) bpe = await readTokenizerFolder(job.tokenizerDir);
   else {
     job.log(`training the tokenizer (${job.vocab} tokens)`);
     bpe = trainDemoTokenizer(tokenizerDocuments(await corpusSources(job.paths), CORPUS_SEED), job.vocab);
   }
-  const cfg = ckpt?.cfg ?? demoConfig({ ...job.arch, vocabSize: Math.ceil(bpe.vocab.length / 64) * 64 }, [addedId(bpe, "<|im_end|>"), addedId(bpe, "<|endoftext|>")]);
+  const cfg = ckpt?.cfg ?? init?.cfg ?? demoConfig({ ...job.arch, vocabSize: Math.ceil(bpe.vocab.length / 64) * 64 }, [addedId(bpe, "<|im_end|>"), addedId(bpe, "<|endoftext|>")]);
   const seqLen = cfg.maxPositionEmbeddings;
   const { rows, info } = await corpusRows(job, bpe, seqLen);
   const hash = corpusHash(rows);
@@ -99,7 +107,7 @@ export async function runPretrainJob(job: PretrainJob): Promise<Record<string, u
   const params = parameterCount(cfg);
   job.log(`model: ${cfg.arch}, ${params} parameters (${((params * (job.dtype === "F32" ? 4 : 2)) / 1e6).toFixed(1)} MB as ${job.dtype})`);
   const gpu = await requestGpu();
-  const tr = createPretrainer(gpu.device, cfg, ckpt?.weights ?? initWeights(cfg, job.seed), { ...job.opts, seqLen });
+  const tr = createPretrainer(gpu.device, cfg, ckpt?.weights ?? init?.weights ?? initWeights(cfg, job.seed), { ...job.opts, seqLen });
   if (ckpt) restoreOptimizer(tr, ckpt.m, ckpt.v, ckpt.state.step);
   const seed = ckpt?.state.seed ?? job.seed;
   const sampler = new BatchSampler(train.length, job.batch, seed);
@@ -117,7 +125,7 @@ export async function runPretrainJob(job: PretrainJob): Promise<Record<string, u
     job.log(`checkpoint ${dir}${valLoss === null ? "" : ` val loss ${valLoss.toFixed(4)}`}`);
   };
   try {
-    await writeLog({ event: ckpt ? "resume" : "start", from: job.resume ?? null, step: tr.step, config: cfg, parameters: params, corpus: { tokens: info.tokens, rows: rows.length, hash }, steps: job.steps, batch: job.batch, seed, opts: tr.opts, gpu: gpu.info.description || gpu.info.vendor });
+    await writeLog({ event: ckpt ? "resume" : "start", from: job.resume ?? null, ...(job.init ? { init: job.init } : {}), step: tr.step, config: cfg, parameters: params, corpus: { tokens: info.tokens, rows: rows.length, hash }, steps: job.steps, batch: job.batch, seed, opts: tr.opts, gpu: gpu.info.description || gpu.info.vendor });
     const deadline = job.maxMinutes === undefined ? undefined : started + job.maxMinutes * 60_000;
     const { logs, stopped } = await runPretrain(tr, train, {
       steps: job.steps, batch: job.batch, sampler, checkpointEvery: job.checkpointEvery, deadline, onCheckpoint: checkpoint,
