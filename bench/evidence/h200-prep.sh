@@ -8,6 +8,8 @@
 #   spider-heldout.tar.xz                          the held-out Spider databases and questions (prepare-spider-heldout.sh)
 #   demo.tar.xz                                    public/demo (questions and SQLite files; ~0.5 MB instead of 2.3)
 #   demo.json, spider-heldout.json                 the evidence notebooks
+#   corpus.bin.xz, corpus.json                     only with CORPUS=DIR (a pretraining output folder): the packed
+#                                                 corpus for bench/evidence/h200-pretrain.sh (~0.4 MB xz'd)
 # The working tree travels too: with public/model (31.5 MB) and public/demo (2.3 MB) in it, tree + .device + this
 # are over the device tool's 64 MiB. Move both out of the checkout for the call (and back after), and keep
 # .device/deno.xz compressed with `xz -9e` (30.7 -> 29.7 MB). The script prints the total.
@@ -32,6 +34,7 @@ xz -T0 -9 -c "$E/model.planes" > "$E/model/model.planes.xz" && rm "$E/model.plan
 bash bench/evidence/prepare-spider-heldout.sh "$E/tmp"
 tar -C "$E/tmp" -cJf "$E/spider-heldout.tar.xz" spider-heldout && rm -rf "$E/tmp"
 cp bench/evidence/demo.json bench/evidence/spider-heldout.json bench/evidence/f16planes.py "$E/"
+if [ -n "${CORPUS:-}" ]; then xz -T0 -9 -c "$CORPUS/corpus.bin" > "$E/corpus.bin.xz"; cp "$CORPUS/corpus.json" "$E/"; fi
 tree=$(git ls-files -z | grep -zv '^public/model/\|^public/demo/' | xargs -0 du -cb | tail -1 | cut -f1)
 ev=$(du -sb "$E" | cut -f1); dev=$(du -sb .device | cut -f1)
 echo "travels: tree without public/model and public/demo $tree + .device $dev + $E $ev = $(( (tree + dev + ev) / 1048576 )) MiB of 64"

@@ -2,7 +2,11 @@
 # The evidence runs of issues #6 and #8 on the GPU machine: `rlvr run` of bench/evidence/demo.json and
 # spider-heldout.json with the shipped demo model, fixed seed, decoding 64 prompts per call.
 # Before: bash bench/evidence/h200-prep.sh here; carry [".device", ".devwork/evidence"].
-# Run:    source .device/remote-setup.sh; bash bench/evidence/h200.sh [demo|spider ...]   (default: demo spider)
+# Run:    source .device/remote-setup.sh; bash bench/evidence/h200.sh [setup|demo|spider ...]   (default: demo spider)
+#         `setup` unpacks and runs nothing; EV_MODEL=DIR runs with that model folder instead of the packed
+#         public/model (e.g. the output of bench/evidence/h200-pretrain.sh on the same machine).
+#         The notebooks run side by side (a decoding step is host-bound: two processes use two cores'
+#         worth of CPU and barely share the GPU), each until EV_TOTAL_S.
 # A run's folder lives OUTSIDE the checkout ($EV_DIR, default /tmp/ev), so a later call on the same (warm)
 # machine resumes it from its checkpoints: carried folders are replaced at every call, and ignored
 # folders inside the checkout do not survive one. Each notebook gets what is left of EV_TOTAL_S
@@ -15,7 +19,7 @@ SRC=$(pwd)/.devwork/evidence
 EV=${EV_DIR:-/tmp/ev}
 OUT=${OUT:-/tmp/ev-out}
 TOTAL=${EV_TOTAL_S:-560}
-STEPS=${GRPO_STEPS:-30}
+STEPS=${GRPO_STEPS:-20}
 START=$(date +%s)
 mkdir -p "$EV" "$OUT"
 if [ ! -f "$EV/ready" ]; then
@@ -34,15 +38,19 @@ if [ ! -f "$EV/ready" ]; then
   echo "setup $(( $(date +%s) - START )) s"
 fi
 cd "$EV"
-for nb in ${@:-demo spider}; do
-  case $nb in demo) file=demo.json ;; spider) file=spider-heldout.json ;; *) echo "unknown notebook $nb"; continue ;; esac
-  left=$(( TOTAL - ($(date +%s) - START) ))
-  [ "$left" -lt 30 ] && { echo "$nb: not started (${left} s left)"; continue; }
-  echo "== $nb ($left s)"
-  timeout "$left" deno run -A bin/a/b/rlvr.js run "$file" --out "run-$nb" --model "$EV/model" --seed 1 --max-steps "$STEPS" --sample-batch 64 >> "$nb.log" 2>&1
+MODEL=${EV_MODEL:-$EV/model}
+one() {  # one notebook, until the time is up; resumes from its checkpoints when run again
+  local nb=$1 file=$2 left=$(( TOTAL - ($(date +%s) - START) ))
+  [ "$left" -lt 30 ] && { echo "$nb: not started (${left} s left)"; return; }
+  echo "== $nb ($left s, model $MODEL)"
+  timeout "$left" deno run -A bin/a/b/rlvr.js run "$file" --out "run-$nb" --model "$MODEL" --seed 1 --max-steps "$STEPS" --sample-batch 64 >> "$nb.log" 2>&1
   echo "$nb rc $? at $(( $(date +%s) - START )) s"
   grep -v "W:onnxruntime" "$nb.log" | tail -4 | cut -c1-400
   tail -c 4000000 "run-$nb/samples.jsonl" > "run-$nb/samples.tail.jsonl" 2>/dev/null
   tar czf "$OUT/$nb.tgz" "$nb.log" run-$nb/summary.json run-$nb/metrics.jsonl run-$nb/predictions run-$nb/samples.tail.jsonl 2>/dev/null
+}
+for nb in ${@:-demo spider}; do
+  case $nb in setup) ;; demo) one demo demo.json & ;; spider) one spider spider-heldout.json & ;; *) echo "unknown notebook $nb" ;; esac
 done
+wait
 ls -la "$OUT"
