@@ -88,9 +88,17 @@ interface Slot {
 
 function defaultWorker(): SqlWorkerHandle {
   if (!PlatformWorker) throw new Error("SqlPool: this runtime has no Worker; pass createWorker");
-  const w = new PlatformWorker(new URL("../../workers/sql.worker.ts", import.meta.url), { type: "module", name: "sql" });
+  const w = spawnSqlWorker(PlatformWorker);
   if (typeof w.addEventListener !== "function") throw new Error("SqlPool: the runtime's Worker is not a web Worker (no addEventListener)");
   return w;
+}
+
+/**
+ * Keeps the literal `new Worker(new URL(...), ...)` form that Vite recognises to bundle the worker
+ * for the page; `Worker` here is the parameter, the constructor captured at module load.
+ */
+function spawnSqlWorker(Worker: typeof globalThis.Worker): Worker {
+  return new Worker(new URL("../../workers/sql.worker.ts", import.meta.url), { type: "module", name: "sql" });
 }
 
 /** Pool of SQL workers; `query` never throws for a bad query, only for a database that cannot load. */
