@@ -10,6 +10,7 @@
 set -u
 cd "$(dirname "$0")/../.."
 SRC=$(pwd)/.devwork/evidence
+EV=${EV_DIR:-/tmp/ev}
 PT=${PT_DIR:-/tmp/pt}
 OUT=${OUT:-/tmp/pt-out}
 T0=$(date +%s)
@@ -20,8 +21,8 @@ echo "setup $(( $(date +%s) - T0 )) s"; nvidia-smi --query-gpu=name,memory.used 
 HOLD=train_station,perpetrator,candidate_poll,news_report,railway,coffee_shop,station_weather,protein_institute
 # Run from the unpacked evidence folder: the corpus cache's key holds the --spider and demo paths as
 # written (../shared/datasets/spider-train, public/demo), and corpus.bin is reused when the key matches.
-cd "${EV_DIR:-/tmp/ev}"
-timeout 590 deno run -A bin/a/b/rlvr.js pretrain --init "${EV_DIR:-/tmp/ev}/model" --out "$PT" \
+cd "$EV"
+timeout 590 deno run -A bin/a/b/rlvr.js pretrain --init "$EV/model" --out "$PT" \
   --spider ../shared/datasets/spider-train --spider-holdout $HOLD --seq-len 1024 --batch 16 --micro-batch "${PT_MICRO:-16}" \
   --steps "${PT_STEPS:-450}" --lr "${PT_LR:-5e-4}" --warmup 10 --seed 2 --checkpoint-every 0 \
   --chat-turns 8 --chat-passes 2 --max-minutes "${PT_MIN:-8.3}" > "$OUT/pretrain.log" 2>&1

@@ -36,10 +36,7 @@ export async function writeCheckpoint(
 }
 
 /** A checkpoint read back. */
-export interface Checkpoint {
-  cfg: ModelConfig;
-  weights: Weights;
-  bpe: BpeModel;
+export interface Checkpoint extends InitModel {
   tokenizerConfig: unknown;
   m: Weights;
   v: Weights;
@@ -55,23 +52,6 @@ function isTrainerState(x: unknown): x is TrainerState {
     isRecord(x.sampler) && Array.isArray(x.sampler.order) && Array.isArray(x.sampler.rng) && typeof x.sampler.at === "number" && typeof x.sampler.epoch === "number";
 }
 
-/** Reads a checkpoint written by writeCheckpoint. */
-export async function readCheckpoint(dir: string): Promise<Checkpoint> {
-  const json = async (f: string): Promise<unknown> => JSON.parse(await Deno.readTextFile(`${dir}/${f}`));
-  const state = await json("trainer_state.json");
-  if (!isTrainerState(state)) throw new Error(`${dir}/trainer_state.json: not a pretraining checkpoint state`);
-  const weights = safetensorsToWeights(parseSafetensors(await Deno.readFile(`${dir}/model.safetensors`), "model.safetensors"));
-  const m: Weights = new Map(), v: Weights = new Map();
-  for (const [name, t] of safetensorsToWeights(parseSafetensors(await Deno.readFile(`${dir}/optimizer.safetensors`), "optimizer.safetensors"))) {
-    if (name.startsWith("exp_avg_sq.")) v.set(name.slice("exp_avg_sq.".length), t);
-    else if (name.startsWith("exp_avg.")) m.set(name.slice("exp_avg.".length), t);
-  }
-  return {
-    cfg: parseConfig(await json("config.json")), weights, bpe: bpeModelFromTokenizerJson(await json("tokenizer.json")),
-    tokenizerConfig: await json("tokenizer_config.json"), m, v, state,
-  };
-}
-
 /** A Hugging Face folder written by `rlvr pretrain` (its config, weights in any float dtype, tokenizer): where --init starts. */
 export interface InitModel {
   cfg: ModelConfig;
@@ -84,6 +64,20 @@ export async function readInitModel(dir: string): Promise<InitModel> {
   const json = async (f: string): Promise<unknown> => JSON.parse(await Deno.readTextFile(`${dir}/${f}`));
   const weights = safetensorsToWeights(parseSafetensors(await Deno.readFile(`${dir}/model.safetensors`), "model.safetensors"));
   return { cfg: parseConfig(await json("config.json")), weights, bpe: bpeModelFromTokenizerJson(await json("tokenizer.json")) };
+}
+
+/** Reads a checkpoint written by writeCheckpoint. */
+export async function readCheckpoint(dir: string): Promise<Checkpoint> {
+  const json = async (f: string): Promise<unknown> => JSON.parse(await Deno.readTextFile(`${dir}/${f}`));
+  const state = await json("trainer_state.json");
+  if (!isTrainerState(state)) throw new Error(`${dir}/trainer_state.json: not a pretraining checkpoint state`);
+  const { cfg, weights, bpe } = await readInitModel(dir);
+  const m: Weights = new Map(), v: Weights = new Map();
+  for (const [name, t] of safetensorsToWeights(parseSafetensors(await Deno.readFile(`${dir}/optimizer.safetensors`), "optimizer.safetensors"))) {
+    if (name.startsWith("exp_avg_sq.")) v.set(name.slice("exp_avg_sq.".length), t);
+    else if (name.startsWith("exp_avg.")) m.set(name.slice("exp_avg.".length), t);
+  }
+  return { cfg, weights, bpe, tokenizerConfig: await json("tokenizer_config.json"), m, v, state };
 }
 
 /** Writes packed rows as little-endian u32: row count, each row's length, then the tokens. */

@@ -83,7 +83,7 @@ export interface PretrainRunOptions {
   /** Checkpoint every this many applied steps (0: never); the final model is the caller's to write. */
   checkpointEvery: number;
   onStep?: (log: StepLog) => void | Promise<void>;
-  onCheckpoint?: (step: number) => Promise<void>;
+  onCheckpoint?: (step: number) => Promise<unknown>;
   /** No new step starts after this time (performance.now() milliseconds). */
   deadline?: number;
   /** Stops early between steps. */

@@ -123,6 +123,7 @@ export async function runPretrainJob(job: PretrainJob): Promise<Record<string, u
     await writeCheckpoint(dir, tr, tok, { step, sampler: sampler.state(), seed, corpusHash: hash, valLoss });
     await writeLog({ event: "checkpoint", step, dir, valLoss });
     job.log(`checkpoint ${dir}${valLoss === null ? "" : ` val loss ${valLoss.toFixed(4)}`}`);
+    return valLoss;
   };
   try {
     await writeLog({ event: ckpt ? "resume" : "start", from: job.resume ?? null, ...(job.init ? { init: job.init } : {}), step: tr.step, config: cfg, parameters: params, corpus: { tokens: info.tokens, rows: rows.length, hash }, steps: job.steps, batch: job.batch, seed, opts: tr.opts, gpu: gpu.info.description || gpu.info.vendor });
@@ -136,8 +137,8 @@ export async function runPretrainJob(job: PretrainJob): Promise<Record<string, u
         }
       },
     });
-    if (stopped !== "done") await checkpoint(tr.step);
-    const valLoss = await evaluate();
+    // Stopped early, the checkpoint has just evaluated these very weights: its loss is the final one.
+    const valLoss = stopped !== "done" ? await checkpoint(tr.step) : await evaluate();
     const files = demoFolderFiles(cfg, await readWeights(tr), tok, { dtype: job.dtype });
     for (const [name, bytes] of files) await Deno.writeFile(`${job.out}/${name}`, bytes);
     const tail = logs.slice(-Math.min(20, logs.length));
