@@ -1,13 +1,13 @@
 // What the dataset view needs from a dataset: its questions per split (fetched question files)
 // and, per database, tables with columns, keys and sample rows — read through the SQL worker
 // pool, never by opening SQLite in the page.
-import { parseQuestions } from "../core/loaders.ts";
 import type { ResultSet, SqlValue, Task } from "../core/types.ts";
 import { browserSqlPool, fetchDatabaseLoader } from "../runtime/sql-browser.ts";
 import type { SqlPool } from "../runtime/sql-pool.ts";
 import { uploads } from "./dataset-upload.ts";
 
 export { uploadedDataset, uploads } from "./dataset-upload.ts";
+export { type DatasetQuestions, loadQuestionFiles } from "./question-files.ts";
 
 /** One table as the dataset view shows it. */
 export interface TableView {
@@ -15,29 +15,6 @@ export interface TableView {
   columns: { name: string; type: string; pk: boolean; fk: string | null }[];
   rowCount: number;
   sample: ResultSet;
-}
-
-/** Questions of each split, with the problems met while reading them. */
-export interface DatasetQuestions {
-  splits: Record<string, Task[]>;
-  problems: string[];
-}
-
-/** Fetches and parses question files by split name; a missing or bad file is a problem, not a failure. */
-export async function loadQuestionFiles(files: Record<string, string>): Promise<DatasetQuestions> {
-  const out: DatasetQuestions = { splits: {}, problems: [] };
-  await Promise.all(Object.entries(files).map(async ([split, url]) => {
-    try {
-      const res = await fetch(url);
-      if (!res.ok) throw new Error(`HTTP ${res.status}`);
-      const q = parseQuestions(await res.text());
-      out.splits[split] = q.items.map((i) => i.task);
-      for (const p of q.problems.slice(0, 5)) out.problems.push(`${url} ${p.where}: ${p.message}`);
-    } catch (e) {
-      out.problems.push(`${url}: ${e instanceof Error ? e.message : String(e)}`);
-    }
-  }));
-  return out;
 }
 
 function ident(name: string): string {

@@ -185,7 +185,9 @@ export class RlCellDataset extends LitElement {
       this.state = { kind: "error", message: `No question file could be read: ${data.problems.join("; ")}` };
       return;
     }
-    this.split = Object.keys(data.splits)[0];
+    // The split the cell is set to run on, when it is one of the files read; else the first.
+    const want = this.params?.split;
+    this.split = want && want in data.splits ? want : Object.keys(data.splits)[0];
     this.state = { kind: "ready", data };
   }
 
