@@ -8,13 +8,15 @@
 // session.run, which includes the logits read-back), token choice, dropping finished rows, and
 // what is left between steps; and the step time over the first and the last tenth of the steps.
 // Usage: deno run -A bench/step-real.bench.ts [batches=16,64] [promptLen=700] [spread=100] [newTokens=160]
-//          [lora=1] [eos=1] [warm=1] [model=public/model] [out=FILE.json] [budget=SECONDS]
+//          [lora=1] [eos=1] [warm=1] [model=public/model] [out=FILE.json] [budget=SECONDS] [attention=explicit|gqa]
+// attention picks the policy graph's attention operators (docs/policy.md, "Decoding step, round 3").
 // eos=0 leaves the EOS ids out, so every row runs to newTokens (a fixed shape for A/B runs).
 // budget (default 100): once the process has run that long, the current batch stops after its
 // step and is reported with the steps it made ("partial"); later batch sizes are skipped.
 import { Rng } from "../src/core/rng.ts";
 import { loadHfModel } from "../src/model/hf.ts";
 import { LORA_TARGETS } from "../src/model/lora.ts";
+import { ATTENTION_KINDS, type AttentionKind } from "../src/model/onnx/decoder.ts";
 import type { PolicyTiming } from "../src/model/policy.ts";
 import { DEFAULT_SAMPLING, newSampleTiming, sampleBatch, type SampleTiming } from "../src/model/sampler.ts";
 import { DirSource } from "../src/model/source.deno.ts";
@@ -27,6 +29,8 @@ const promptLen = Number(named.promptLen ?? 700), spread = Number(named.spread ?
 const lora = (named.lora ?? "1") === "1", eos = (named.eos ?? "1") === "1", warm = (named.warm ?? "1") === "1";
 const dir = named.model ?? "public/model";
 const budgetS = Number(named.budget ?? 100);
+const attention = (named.attention ?? "explicit") as AttentionKind;
+if (!ATTENTION_KINDS.includes(attention)) throw new Error(`attention: one of ${ATTENTION_KINDS.join(", ")}`);
 const tStart = performance.now();
 class OutOfBudget extends Error {}
 if (batches.some((b) => !Number.isInteger(b) || b < 1) || !(promptLen > spread && spread >= 0) || !(newTokens >= 2)) {
@@ -39,11 +43,11 @@ let t0 = performance.now();
 const hf = await loadHfModel(new DirSource(dir));
 const maxPositions = Math.min(hf.config.maxPositionEmbeddings, promptLen + spread + newTokens);
 const rt = await ModelRuntime.create({ ...hf, name: dir }, () => Promise.reject(new Error("no trainer in this benchmark")), {
-  dtype: "f32", loraRank: 16, loraAlpha: 32, seed: 0, targets: lora ? LORA_TARGETS : [], maxPositions,
+  dtype: "f32", loraRank: 16, loraAlpha: 32, seed: 0, targets: lora ? LORA_TARGETS : [], maxPositions, attention,
 });
 const policy = rt.policy;
 console.log(`${dir}: ${hf.config.numLayers} layers, hidden ${hf.config.hiddenSize}, vocab ${hf.config.vocabSize}; f32 on ${policy.provider}, ` +
-  `LoRA ${lora ? "r=16 on every target" : "none"}; model + session ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+  `LoRA ${lora ? "r=16 on every target" : "none"}, attention ${policy.attention}; model + session ${((performance.now() - t0) / 1000).toFixed(1)} s`);
 const V = hf.config.vocabSize;
 const rng = new Rng(11);
 const params = { ...DEFAULT_SAMPLING, temperature: 0, maxNewTokens: newTokens, stop: [], eosTokenIds: eos ? hf.config.eosTokenIds : [] };
@@ -115,7 +119,7 @@ for (const B of batches) {
       `  WebGPU calls per decoding step (calls, ms inside): ` +
       Object.entries(run.webgpuCallsPerStep).map(([k, v]) => `${k.replace(/^GPU/, "")} ${v.calls.toFixed(0)} (${v.ms.toFixed(1)})`).join(", "),
   );
-  if (named.out) await Deno.writeTextFile(named.out, JSON.stringify({ model: dir, provider: policy.provider, lora, eos, promptLen, spread, runs }, null, 1));
+  if (named.out) await Deno.writeTextFile(named.out, JSON.stringify({ model: dir, provider: policy.provider, attention: policy.attention, lora, eos, promptLen, spread, runs }, null, 1));
   if (partial) break;
 }
 await rt.release();

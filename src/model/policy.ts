@@ -3,7 +3,7 @@
 // One owner per session: every run goes through a queue, so callers may overlap calls safely.
 import { type ModelConfig, validateWeights } from "./config.ts";
 import { LORA_TARGETS, type LoraAdapter, loraKey, type LoraTarget, targetDims, validateAdapter } from "./lora.ts";
-import { buildDecoder, shortTarget, type WeightDtype } from "./onnx/decoder.ts";
+import { type AttentionKind, buildDecoder, shortTarget, type WeightDtype } from "./onnx/decoder.ts";
 import { createSession, ort, type Provider } from "./onnx/ort.ts";
 import type { Weights } from "./tensor.ts";
 
@@ -13,6 +13,8 @@ export interface PolicyOptions {
   dtype?: WeightDtype;
   /** Targets that get LoRA inputs in every layer; adapters may use any subset. Default none. */
   loraTargets?: readonly LoraTarget[];
+  /** Attention operators of the graph (default "explicit"); "gqa" falls back to explicit where it does not apply (decoder.ts). */
+  attention?: AttentionKind;
   /** Longest sequence (prompt + completion) accepted; default min(max_position_embeddings, 4096). */
   maxPositions?: number;
   /** Preferred provider; "webgpu" falls back to "wasm" with a note. */
@@ -86,6 +88,8 @@ export class OrtPolicy {
   adapterName: string | null = null;
   /** The caller's GPUDevice the session runs on, or null (its own device, or WASM). */
   device: GPUDevice | null = null;
+  /** The attention the graph was built with. */
+  attention: AttentionKind = "explicit";
 
   private constructor(
     readonly cfg: ModelConfig,
@@ -107,7 +111,7 @@ export class OrtPolicy {
     const maxPositions = o.maxPositions ?? Math.min(cfg.maxPositionEmbeddings, 4096);
     if (!Number.isInteger(maxPositions) || maxPositions < 1) throw new Error(`maxPositions must be a positive integer, got ${maxPositions}`);
     const targets = LORA_TARGETS.filter((t) => o.loraTargets?.includes(t));
-    const built = buildDecoder(cfg, weights, { dtype, loraTargets: targets, kvCache: true, maxPositions, externalMinBytes: o.externalMinBytes });
+    const built = buildDecoder(cfg, weights, { dtype, loraTargets: targets, kvCache: true, maxPositions, externalMinBytes: o.externalMinBytes, attention: o.attention });
     if (o.signal) {
       // The build is synchronous: a Stop posted to this worker meanwhile is delivered by a task turn.
       await new Promise((r) => setTimeout(r, 0));
@@ -120,6 +124,7 @@ export class OrtPolicy {
     const { session, provider } = await createSession(built.bytes, o.provider ?? "webgpu", o.onNote ?? ((m) => console.warn(m)), { externalData: built.external }, webgpuOpts, o.device);
     const policy = new OrtPolicy(cfg, dtype, maxPositions, targets, provider, built.kvType, session, built.outputNames);
     policy.device = provider === "webgpu" ? o.device ?? null : null;
+    policy.attention = built.attention;
     return policy;
   }
 

@@ -115,3 +115,24 @@ Deno.test("decoder graph: f32 RMSNorms are one SimplifiedLayerNormalization each
     assertEquals(f16.ops.get("RotaryEmbedding") ?? 0, 0, `${arch} f16 RotaryEmbedding`);
   }
 });
+
+Deno.test("decoder graph: attention \"gqa\" is one com.microsoft GroupQueryAttention per layer with the explicit graph's inputs and outputs; explicit where ORT's GQA does not apply (head dim not a multiple of 8, f16)", () => {
+  const explicit = decode("qwen2", {});
+  const gqa = decode("qwen2", { attention: "gqa" });
+  const L = gqa.m.config.numLayers;
+  assertEquals([explicit.built.attention, gqa.built.attention], ["explicit", "gqa"]);
+  assertEquals(gqa.ops.get("GroupQueryAttention"), L);
+  assert(gqa.graph.node.filter((n) => n.opType === "GroupQueryAttention").every((n) => n.domain === "com.microsoft"), "GQA domain");
+  // No attention products, softmax or cache Concats left: MatMuls are the seven linears per layer.
+  assertEquals(gqa.ops.get("Softmax") ?? 0, 0);
+  assertEquals(gqa.ops.get("MatMul"), 7 * L);
+  assertEquals(gqa.ops.get("RotaryEmbedding"), 2 * L);
+  assertEquals(gqa.graph.input.map((v) => v.name), explicit.graph.input.map((v) => v.name));
+  assertEquals(gqa.graph.output.map((v) => v.name), explicit.graph.output.map((v) => v.name));
+  assert(gqa.graph.node.length < explicit.graph.node.length - 10 * L, `${gqa.graph.node.length} nodes vs ${explicit.graph.node.length}`);
+  for (const [arch, dtype] of [["llama", "f32"], ["qwen3", "q4"], ["qwen2", "f16"]] as const) {
+    const d = decode(arch, { attention: "gqa", dtype });
+    assertEquals([d.built.attention, d.ops.get("GroupQueryAttention") ?? 0], ["explicit", 0], `${arch} ${dtype}`);
+  }
+  assertEquals(decode("qwen2", { attention: "gqa", dtype: "q4" }).built.attention, "gqa");
+});

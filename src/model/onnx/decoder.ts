@@ -20,9 +20,20 @@ export const ATTN_ALIGN = 4;
 export const WEIGHT_DTYPES = ["f32", "f16", "q4"] as const;
 export type WeightDtype = (typeof WEIGHT_DTYPES)[number];
 
+/**
+ * How attention is built: "explicit" (standard ONNX ops, every dtype and head size) or "gqa" (one
+ * com.microsoft GroupQueryAttention per layer: fewer dispatches per decoding step). "gqa" applies to
+ * f32 and q4 graphs with a head dim that is a multiple of 8 (ORT's GQA requires it); other graphs
+ * are built with explicit attention (`BuiltDecoder.attention` says which was built).
+ */
+export const ATTENTION_KINDS = ["explicit", "gqa"] as const;
+export type AttentionKind = (typeof ATTENTION_KINDS)[number];
+
 /** What to build. */
 export interface DecoderOptions {
   dtype: WeightDtype;
+  /** Attention operators (default "explicit"); see AttentionKind. */
+  attention?: AttentionKind;
   /** Linear layers (in every layer) that get `lora.{layer}.{target}.A/B` inputs (plus `lora_scale`); empty = none. */
   loraTargets?: readonly LoraTarget[];
   /** `past_key_values.*` inputs and `present.*` outputs (the past may have length 0). */
@@ -44,6 +55,13 @@ export interface BuiltDecoder {
   nodeCount: number;
   /** Compute type of hidden states and the KV cache. */
   kvType: "float32" | "float16";
+  /** The attention actually built ("gqa" asked for falls back to "explicit" where it does not apply). */
+  attention: AttentionKind;
+}
+
+/** Whether `attention: "gqa"` applies to this model and dtype (else explicit attention is built). */
+export function gqaApplies(cfg: ModelConfig, dtype: WeightDtype): boolean {
+  return dtype !== "f16" && cfg.headDim % 8 === 0;
 }
 
 /** The short name a target has in graph input names: `lora.{layer}.{q|k|v|o|gate|up|down}.A`. */
@@ -76,10 +94,14 @@ class DecoderBuilder {
   private keyLen = "";
   /** f32 graphs: position ids and the cos/sin caches for com.microsoft.RotaryEmbedding; set by ropeTables. */
   private ropeInputs: [string, string, string] | null = null;
+  /** GQA graphs: per-row key counts minus one (B) int32 and the key count (scalar int32); set by gqaInputs. */
+  private gqa: { seqlensK: string; total: string } | null = null;
+  private useGqa: boolean;
 
   constructor(private cfg: ModelConfig, private w: Weights, private opts: DecoderOptions) {
     this.T = opts.dtype === "f16" ? DT.float16 : DT.float;
     this.loraTargets = new Set(opts.loraTargets ?? []);
+    this.useGqa = opts.attention === "gqa" && gqaApplies(cfg, opts.dtype);
   }
 
   build(): BuiltDecoder {
@@ -123,13 +145,13 @@ class DecoderBuilder {
     let x = g.op("Gather", [embedName, ids], { axis: 0 });
     if (this.opts.dtype === "q4") x = g.op("Cast", [x], { to: DT.float });
 
-    const bias = this.maskBias(ids, mask);
+    const bias = this.useGqa ? this.gqaInputs(ids, mask) : this.maskBias(ids, mask);
     const [cos, sin] = this.ropeTables(pos);
     for (let i = 0; i < cfg.numLayers; i++) {
       const p = `model.layers.${i}`;
       const h = this.rmsNorm(x, `${p}.input_layernorm.weight`);
       const pastKv = opts.kvCache ? past[i] : null;
-      const attn = this.attention(h, i, cos, sin, bias, pastKv);
+      const attn = this.useGqa ? this.gqaAttention(h, i, bias, pastKv) : this.attention(h, i, cos, sin, bias, pastKv);
       x = g.op("Add", [x, attn]);
       const h2 = this.rmsNorm(x, `${p}.post_attention_layernorm.weight`);
       const gate = this.linear(h2, i, "gate_proj");
@@ -155,7 +177,7 @@ class DecoderBuilder {
       outputNames.push(g.output(k, `present.${i}.key`, this.T, ["batch", K, "total", D]), g.output(v, `present.${i}.value`, this.T, ["batch", K, "total", D]));
     }
     const { model, external } = g.encode({ externalMinBytes: opts.externalMinBytes ?? 2 ** 20 });
-    return { bytes: model, external, options: opts, inputNames, outputNames, nodeCount: g.nodeCount, kvType: this.T === DT.float ? "float32" : "float16" };
+    return { bytes: model, external, options: opts, inputNames, outputNames, nodeCount: g.nodeCount, kvType: this.T === DT.float ? "float32" : "float16", attention: this.useGqa ? "gqa" : "explicit" };
   }
 
   /**
@@ -186,6 +208,54 @@ class DecoderBuilder {
     // lavapipe in f16 graphs.)
     const hiddenShape = g.op("Concat", [g.op("Shape", [bias], { start: 0, end: 4 }), extra], { axis: 0 });
     return g.op("Concat", [bias, g.op("Expand", [g.scalar(-1e9), hiddenShape])], { axis: 4 }); // (B, 1, 1, S, T4)
+  }
+
+  /**
+   * GQA graphs: the (B, 1, S, T) float additive bias that hides padding (0 for real keys, -1e9 for
+   * pads; GQA applies the causal mask itself), and sets `gqa`: every row gets T keys (seqlens_k =
+   * T - 1, total_sequence_length = T). Rows keep the caller's padding (left for the sampler, right
+   * for log-probabilities), so all rows share one key count and ORT's kernels, whose decode path
+   * reads the batch-wide total, see the same layout as the explicit graph; the bias does the rest.
+   */
+  private gqaInputs(ids: string, mask: string): string {
+    const g = this.g;
+    const B = g.op("Shape", [ids], { start: 0, end: 1 }); // (1)
+    const S = g.op("Shape", [ids], { start: 1, end: 2 }); // (1)
+    const T = g.op("Shape", [mask], { start: 1, end: 2 }); // (1)
+    const total = g.op("Cast", [g.op("Squeeze", [T, g.i64([0])])], { to: DT.int32 }); // scalar
+    const seqlensK = g.op("Cast", [g.op("Expand", [g.op("Sub", [T, g.i64([1])]), B])], { to: DT.int32 }); // (B)
+    this.gqa = { seqlensK, total };
+    const pad = g.op("Where", [g.op("Cast", [mask], { to: DT.bool }), g.scalar(0), g.scalar(-1e9)]); // (B, T)
+    const shape = g.op("Concat", [B, g.i64([1]), S, T], { axis: 0 });
+    return g.op("Expand", [g.op("Unsqueeze", [pad, g.i64([1, 2])]), shape]); // (B, 1, S, T)
+  }
+
+  /** GQA graphs: self-attention of layer i as one com.microsoft.GroupQueryAttention; returns the o_proj output (B, S, C). */
+  private gqaAttention(h: string, i: number, bias: string, past: [string, string] | null): string {
+    const { cfg, g } = this;
+    const D = cfg.headDim, H = cfg.numHeads, K = cfg.numKvHeads;
+    const p = `model.layers.${i}.self_attn`;
+    if (!this.gqa || !this.ropeInputs) throw new Error("gqaAttention before gqaInputs/ropeTables");
+    let q = this.linear(h, i, "q_proj"); // (B, S, H*D)
+    let k = this.linear(h, i, "k_proj"); // (B, S, K*D)
+    const v = this.linear(h, i, "v_proj");
+    if (cfg.qkNorm) {
+      q = g.op("Reshape", [this.rmsNorm(g.op("Reshape", [q, g.i64([0, 0, H, D])]), `${p}.q_norm.weight`), g.i64([0, 0, H * D])]);
+      k = g.op("Reshape", [this.rmsNorm(g.op("Reshape", [k, g.i64([0, 0, K, D])]), `${p}.k_norm.weight`), g.i64([0, 0, K * D])]);
+    }
+    // RoPE at the fed position ids (not GQA's do_rotary, which derives positions from seqlens_k and
+    // so would rotate left-padded rows by their column instead of their position).
+    const [pos, c, s] = this.ropeInputs;
+    q = g.op("RotaryEmbedding", [q, pos, c, s], { interleaved: 0, num_heads: H }, "com.microsoft");
+    k = g.op("RotaryEmbedding", [k, pos, c, s], { interleaved: 0, num_heads: K }, "com.microsoft");
+    const [out, presentK, presentV] = g.node(
+      "GroupQueryAttention",
+      [q, k, v, past ? past[0] : "", past ? past[1] : "", this.gqa.seqlensK, this.gqa.total, "", "", "", bias],
+      { num_heads: H, kv_num_heads: K, scale: { float: 1 / Math.sqrt(D) } },
+      { domain: "com.microsoft", nOut: 3 },
+    );
+    if (past) this.present.push([presentK, presentV]);
+    return this.linear(out, i, "o_proj");
   }
 
   /** cos and sin of (B, 1, S, D/2) for the given positions, from caches stored as initializers. */

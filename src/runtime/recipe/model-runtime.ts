@@ -5,7 +5,7 @@
 import type { ChatMessage } from "../../core/prompts.ts";
 import type { HfModel } from "../../model/hf.ts";
 import { LORA_TARGETS, type LoraAdapter, loraKey, type LoraTarget, zeroAdapter } from "../../model/lora.ts";
-import type { WeightDtype } from "../../model/onnx/decoder.ts";
+import type { AttentionKind, WeightDtype } from "../../model/onnx/decoder.ts";
 import { OrtPolicy } from "../../model/policy.ts";
 import { type Sample, sampleBatch, type SampleProgress, type SamplingParams } from "../../model/sampler.ts";
 import type { Tensor, Weights } from "../../model/tensor.ts";
@@ -26,6 +26,8 @@ export interface ModelRuntimeOptions {
   targets?: readonly LoraTarget[];
   /** Longest prompt + completion the policy accepts (default min(max positions, 4096)). */
   maxPositions?: number;
+  /** The policy graph's attention operators (OrtPolicy's default when left out). */
+  attention?: AttentionKind;
   onNote?: (msg: string) => void;
   /** Stop while the model loads: checked before the graph build, before the session and after it. */
   signal?: AbortSignal;
@@ -59,7 +61,7 @@ export class ModelRuntime {
     };
     await check();
     const adapter = zeroAdapter(hf.config, { r: o.loraRank, alpha: o.loraAlpha, targets, seed: o.seed });
-    const policy = await OrtPolicy.create(hf.config, hf.weights, { dtype: o.dtype, loraTargets: targets, maxPositions: o.maxPositions, onNote: o.onNote, signal: o.signal });
+    const policy = await OrtPolicy.create(hf.config, hf.weights, { dtype: o.dtype, loraTargets: targets, maxPositions: o.maxPositions, attention: o.attention, onNote: o.onNote, signal: o.signal });
     try {
       await check();
     } catch (e) {
