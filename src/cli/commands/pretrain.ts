@@ -16,7 +16,7 @@ const FLAGS = {
   tokenizer: { type: "string" }, vocab: { type: "string" }, demo: { type: "string" }, spider: { type: "string" },
   "spider-limit": { type: "string" }, "spider-holdout": { type: "string" }, "checkpoint-every": { type: "string" }, "eval-rows": { type: "string" }, dtype: { type: "string" },
   resume: { type: "string" }, init: { type: "string" }, "max-minutes": { type: "string" }, recompute: { type: "boolean" },
-  "chat-turns": { type: "string" }, "chat-passes": { type: "string" },
+  "chat-turns": { type: "string" }, "chat-passes": { type: "string" }, synthetic: { type: "string" },
 } as const;
 
 function int(values: Record<string, unknown>, name: string, dflt: number, min = 1): number {
@@ -33,7 +33,7 @@ export const command: Command = {
   usage: [
     "rlvr pretrain --out DIR [--arch qwen2|llama] [--hidden 384 --layers 8 --heads 6 --kv-heads 2 --intermediate 1024]",
     "              [--seq-len 1024 --batch 16 --micro-batch 4 --steps 2000 --lr 6e-4 --min-lr-ratio 0.1 --warmup 100]",
-    "              [--weight-decay 0.1 --clip 1 --seed 1] [--tokenizer DIR | --vocab 8192] [--spider PATH] [--demo DIR] [--chat-turns N --chat-passes P]",
+    "              [--weight-decay 0.1 --clip 1 --seed 1] [--tokenizer DIR | --vocab 8192] [--spider PATH] [--demo DIR] [--chat-turns N --chat-passes P] [--synthetic N]",
     "              [--spider-limit N] [--spider-holdout DB,DB,...] [--checkpoint-every 500] [--eval-rows 32] [--dtype f16|f32] [--recompute]",
     "              [--resume DIR/checkpoint-N | --init MODEL_DIR] [--max-minutes M]",
     "",
@@ -46,6 +46,9 @@ export const command: Command = {
     "  --max-minutes M   start no step after M minutes; then write a checkpoint to resume from",
     "  --chat-turns N    chain up to N questions of one database per chat document (schema once; default 1)",
     "  --chat-passes P   with --chat-turns > 1: chain Spider's questions P times in other orders (default 1)",
+    "  --synthetic N     add N synthetic questions per Spider database (4N per demo database) made from its schema",
+    "                    and values (count/filter/group/top/join patterns); any whose query shape is an evaluation",
+    "                    question's is dropped (default 0)",
     "Writes DIR/{config.json, model.safetensors, tokenizer.json, tokenizer_config.json, generation_config.json},",
     "DIR/train_log.jsonl (one line per step), DIR/corpus.json + corpus.bin (the packed corpus) and DIR/checkpoint-<step>/.",
   ].join("\n"),
@@ -82,6 +85,7 @@ export const command: Command = {
           demoDir: str(values.demo) ?? "public/demo", spiderDir: str(values.spider),
           spiderLimit: values["spider-limit"] === undefined ? undefined : int(values, "spider-limit", 0, 0),
           spiderHoldout: str(values["spider-holdout"])?.split(",").map((s) => s.trim()).filter((s) => s.length > 0),
+          synthetic: int(values, "synthetic", 0, 0),
         },
         corpusShape: { chatTurns: int(values, "chat-turns", 1, 1), chatPasses: int(values, "chat-passes", 1, 1) },
         tokenizerDir: str(values.tokenizer), vocab: int(values, "vocab", 8192, 300), resume: str(values.resume), init: str(values.init), maxMinutes,

@@ -15,6 +15,8 @@ export interface CorpusQuestion {
   question: string;
   evidence?: string;
   gold_sql: string;
+  /** Made by synthetic.ts from the database's schema and values (one pass; not in the SQL documents). */
+  synthetic?: boolean;
 }
 
 /** Everything the corpus is made of: questions and the schema of every database they use. */
@@ -23,8 +25,8 @@ export interface CorpusSources {
   schemas: Map<string, DbSchema>;
 }
 
-/** A document kind: a chat (prompt + answer), a database's gold queries, or a database's DDL. */
-export type DocKind = "chat" | "sql" | "ddl";
+/** A document kind: a chat (prompt + answer), a chat of synthetic questions, a database's gold queries, or a database's DDL. */
+export type DocKind = "chat" | "synthetic" | "sql" | "ddl";
 
 /** One document of the corpus. */
 export interface CorpusDoc {
@@ -126,7 +128,7 @@ function chainedChats(src: CorpusSources, o: CorpusOptions, chat: ChatTemplate, 
   const docs: CorpusDoc[] = [];
   const byDb = new Map<string, CorpusQuestion[]>();
   for (const q of src.questions) {
-    const key = `${q.source}\u0000${q.db_id}`;
+    const key = `${q.source}\u0000${q.db_id}\u0000${q.synthetic ? "synthetic" : "gold"}`;
     const list = byDb.get(key);
     if (list) list.push(q);
     else byDb.set(key, [q]);
@@ -135,7 +137,7 @@ function chainedChats(src: CorpusSources, o: CorpusOptions, chat: ChatTemplate, 
   for (const qs of byDb.values()) {
     const source = qs[0].source;
     const schema = schemaOf(qs[0].db_id);
-    const passes = source === "demo" ? o.demoRepeat : (o.chatPasses ?? 1);
+    const passes = qs[0].synthetic ? 1 : source === "demo" ? o.demoRepeat : (o.chatPasses ?? 1);
     for (let pass = 0; pass < passes; pass++) {
       const order = rng.shuffle([...qs]);
       let i = 0;
@@ -159,7 +161,7 @@ function chainedChats(src: CorpusSources, o: CorpusOptions, chat: ChatTemplate, 
           messages.push(next[next.length - 1], { role: "assistant", content: answer });
           i++;
         }
-        docs.push({ kind: "chat", source, text });
+        docs.push({ kind: qs[0].synthetic ? "synthetic" : "chat", source, text });
       }
     }
   }
@@ -182,11 +184,12 @@ export function buildDocuments(src: CorpusSources, o: CorpusOptions): CorpusDoc[
     const schema = schemaOf(q.db_id);
     const template = pick(rng, o.templates);
     const text = chat.render(promptMessages(q, schema, template, o, chat)) + answerText(template, q, schema) + "<|im_end|>\n";
-    for (let c = 0; c < copies(q.source); c++) docs.push({ kind: "chat", source: q.source, text });
+    for (let c = 0; c < (q.synthetic ? 1 : copies(q.source)); c++) docs.push({ kind: q.synthetic ? "synthetic" : "chat", source: q.source, text });
   }
   // Per database: its DDL, and its gold queries (deduplicated, in file order) in small groups.
   const byDb = new Map<string, { source: CorpusQuestion["source"]; sql: string[] }>();
   for (const q of src.questions) {
+    if (q.synthetic) continue;
     const e = byDb.get(q.db_id) ?? { source: q.source, sql: [] };
     const s = q.gold_sql.trim().replace(/;\s*$/, "") + ";";
     if (!e.sql.includes(s)) e.sql.push(s);
