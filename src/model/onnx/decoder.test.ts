@@ -5,6 +5,7 @@ import { assert, assertEquals } from "../../../tests/assert.ts";
 import onnxProto from "onnx-proto";
 import { toF16 } from "../half.ts";
 import { makeTinyModel } from "../tiny.ts";
+import { LORA_TARGETS } from "../lora.ts";
 import { buildDecoder, type DecoderOptions } from "./decoder.ts";
 
 const { onnx } = onnxProto;
@@ -42,6 +43,9 @@ Deno.test("decoder graph: inputs, outputs, and no LoRA operators without LoRA ta
   // Gemm's C input, no Add); nothing else changes.
   const pairs = 2 * L;
   assertEquals(lora.graph.node.length - plain.graph.node.length, 7 * pairs);
+  // Linears sharing an input share its LoRA scaling: q/k/v one Mul, gate/up one, o and down one each.
+  const all = decode("qwen2", { loraTargets: LORA_TARGETS });
+  assertEquals(all.ops.get("Mul")! - (decode("qwen2", {}).ops.get("Mul") ?? 0), 4 * L);
   assertEquals((lora.ops.get("Gemm") ?? 0) - (plain.ops.get("Gemm") ?? 0), 2 * pairs);
   assertEquals(lora.ops.get("Transpose"), plain.ops.get("Transpose"));
   assert(!plain.graph.node.some((n) => n.input.some((i) => i.startsWith("lora"))), "a LoRA input is used without LoRA targets");
@@ -102,9 +106,13 @@ Deno.test("decoder graph: f32 RMSNorms are one SimplifiedLayerNormalization each
   for (const arch of ["qwen2", "qwen3"] as const) {
     const f32 = decode(arch, {});
     const L = f32.m.config.numLayers;
-    // Two per layer and the final norm; Qwen3 adds q_norm and k_norm per layer.
+    // Two per layer and the final norm; Qwen3 adds q_norm and k_norm per layer. In f32 the norms
+    // after a residual sum (all but the first layer's input norm) take the Add too.
     const norms = 2 * L + 1 + (arch === "qwen3" ? 2 * L : 0);
-    assertEquals(f32.ops.get("SimplifiedLayerNormalization") ?? 0, norms, `${arch} f32 norms`);
+    assertEquals(f32.ops.get("SkipSimplifiedLayerNormalization") ?? 0, 2 * L, `${arch} f32 norms with the residual add`);
+    assertEquals((f32.ops.get("SimplifiedLayerNormalization") ?? 0) + 2 * L, norms, `${arch} f32 norms`);
+    // Left: the attention scores + mask bias per layer, and one int64 Add of the mask shape arithmetic.
+    assertEquals(f32.ops.get("Add") ?? 0, L + 1, `${arch} f32 Adds: no residual or q/k/v bias Adds`);
     assertEquals(f32.ops.get("ReduceMean") ?? 0, 0, `${arch} f32 ReduceMean`);
     const f16 = decode(arch, { dtype: "f16" });
     assertEquals(f16.ops.get("SimplifiedLayerNormalization") ?? 0, 0, `${arch} f16 fused norms`);
@@ -125,7 +133,8 @@ Deno.test("decoder graph: attention \"gqa\" is one com.microsoft GroupQueryAtten
   assert(gqa.graph.node.filter((n) => n.opType === "GroupQueryAttention").every((n) => n.domain === "com.microsoft"), "GQA domain");
   // No attention products, softmax or cache Concats left: MatMuls are the seven linears per layer.
   assertEquals(gqa.ops.get("Softmax") ?? 0, 0);
-  assertEquals(gqa.ops.get("MatMul"), 7 * L);
+  // Qwen2's q/k/v have biases: those three are Gemms with the bias as C.
+  assertEquals([gqa.ops.get("MatMul"), gqa.ops.get("Gemm")], [4 * L, 3 * L + 1]);
   assertEquals(gqa.ops.get("RotaryEmbedding"), 2 * L);
   assertEquals(gqa.graph.input.map((v) => v.name), explicit.graph.input.map((v) => v.name));
   assertEquals(gqa.graph.output.map((v) => v.name), explicit.graph.output.map((v) => v.name));

@@ -147,19 +147,21 @@ class DecoderBuilder {
 
     const bias = this.useGqa ? this.gqaInputs(ids, mask) : this.maskBias(ids, mask);
     const [cos, sin] = this.ropeTables(pos);
+    // Each residual sum and the norm after it are one kernel in f32 graphs (addNorm): the next
+    // layer's input norm (the final norm after the last layer) takes the MLP's residual add.
+    let h = this.rmsNorm(x, "model.layers.0.input_layernorm.weight");
     for (let i = 0; i < cfg.numLayers; i++) {
       const p = `model.layers.${i}`;
-      const h = this.rmsNorm(x, `${p}.input_layernorm.weight`);
       const pastKv = opts.kvCache ? past[i] : null;
       const attn = this.useGqa ? this.gqaAttention(h, i, bias, pastKv) : this.attention(h, i, cos, sin, bias, pastKv);
-      x = g.op("Add", [x, attn]);
-      const h2 = this.rmsNorm(x, `${p}.post_attention_layernorm.weight`);
+      let h2: string;
+      [h2, x] = this.addNorm(x, attn, `${p}.post_attention_layernorm.weight`);
       const gate = this.linear(h2, i, "gate_proj");
       const up = this.linear(h2, i, "up_proj");
       const act = g.op("Mul", [g.op("Mul", [gate, g.op("Sigmoid", [gate])]), up]);
-      x = g.op("Add", [x, this.linear(act, i, "down_proj")]);
+      [h, x] = this.addNorm(x, this.linear(act, i, "down_proj"), i + 1 < cfg.numLayers ? `model.layers.${i + 1}.input_layernorm.weight` : "model.norm.weight");
     }
-    x = this.rmsNorm(x, "model.norm.weight");
+    x = h;
     x = g.op("Slice", [x, g.op("Neg", [keep]), g.i64([2 ** 31 - 1]), g.i64([1])]);
     let logits = this.head(x, embedName);
     if (this.T !== DT.float) logits = g.op("Cast", [logits], { to: DT.float });
@@ -341,6 +343,26 @@ class DecoderBuilder {
     return this.linear(g.op("Reshape", [o4, g.i64([0, 0, H * D])]), i, "o_proj");
   }
 
+  /**
+   * [RMSNorm(x + skip), x + skip]: in f32 graphs one com.microsoft SkipSimplifiedLayerNormalization
+   * (its fourth output is the sum; the WebGPU EP and the CPU provider have it), one kernel instead
+   * of an Add and the norm; otherwise Add and rmsNorm.
+   */
+  private addNorm(x: string, skip: string, name: string): [string, string] {
+    const g = this.g;
+    if (this.T !== DT.float) {
+      const sum = g.op("Add", [x, skip]);
+      return [this.rmsNorm(sum, name), sum];
+    }
+    const w = getTensor(this.w, name);
+    const wn = g.initializer(name, { dataType: DT.float, dims: w.shape, data: w.data });
+    const [normed, , , sum] = g.node("SkipSimplifiedLayerNormalization", [x, skip, wn], { epsilon: { float: this.cfg.rmsNormEps } }, {
+      domain: "com.microsoft",
+      outputs: [g.fresh("skipnorm"), "", "", g.fresh("residual")],
+    });
+    return [normed, sum];
+  }
+
   /** RMSNorm over the last axis, computed in float32 as HF does, weight from `name`. */
   private rmsNorm(x: string, name: string): string {
     const g = this.g;
@@ -362,21 +384,26 @@ class DecoderBuilder {
     const name = wName.slice(0, -".weight".length);
     const [fout, fin] = targetDims(cfg, t);
     const w = getTensor(this.w, wName, [fout, fin]);
+    const b = cfg.attentionBias && (t === "q_proj" || t === "k_proj" || t === "v_proj") ? getTensor(this.w, `${name}.bias`, [fout]) : null;
+    const lora = this.loraTargets.has(t);
+    if (this.opts.dtype === "f32" && b) {
+      // f32 with a bias: one Gemm on (N, in) with the bias as its C input instead of MatMul + Add
+      // (decoding is bound by the number of dispatches), the LoRA delta summed by the next Gemm.
+      const x2 = this.loraInput(x, fin).x2;
+      const bn = g.initializer(`${name}.bias`, { dataType: DT.float, dims: [fout], data: b.data });
+      let y2 = g.op("Gemm", [x2, this.matmulW("", name, w.data, fout, fin), bn]);
+      if (lora) y2 = g.op("Gemm", [this.loraXa(x, fin, i, t), `lora.${i}.${shortTarget(t)}.B`, y2], { transB: 1 });
+      return g.op("Reshape", [y2, g.op("Concat", [g.op("Shape", [x], { start: 0, end: -1 }), g.i64([fout])], { axis: 0 })]);
+    }
     let y = this.matmulW(x, name, w.data, fout, fin);
-    if (cfg.attentionBias && (t === "q_proj" || t === "k_proj" || t === "v_proj")) {
-      const b = getTensor(this.w, `${name}.bias`, [fout]);
+    if (b) {
       const bn = this.T === DT.float
         ? g.initializer(`${name}.bias`, { dataType: DT.float, dims: [fout], data: b.data })
         : g.initializer(`${name}.bias`, { dataType: DT.float16, dims: [fout], data: toF16(b.data) });
       y = g.op("Add", [y, bn]);
     }
-    if (this.loraTargets.has(t)) {
-      // delta = scale * (x A^T) B^T in float32.
-      // Gemm with transB reads A (r, in) and B (out, r) as fed, so no per-run transposes.
-      const xf = this.T === DT.float ? x : g.op("Cast", [x], { to: DT.float });
-      const x2 = g.op("Reshape", [xf, g.i64([-1, fin])]);
-      const xa = g.op("Gemm", [x2, `lora.${i}.${shortTarget(t)}.A`], { transB: 1 });
-      const xs = g.op("Mul", [xa, "lora_scale"]);
+    if (lora) {
+      const xs = this.loraXa(x, fin, i, t);
       const B = `lora.${i}.${shortTarget(t)}.B`;
       if (this.T === DT.float) {
         // y + delta as the second Gemm's C input: one kernel fewer per adapted linear (decoding is
@@ -391,7 +418,31 @@ class DecoderBuilder {
     return y;
   }
 
-  /** x (.., in) times the transpose of HF weight (out, in), stored per the weight dtype. */
+  /** Per linear input x: x as (N, in) float32, and lora_scale * that, made once for the linears sharing x. */
+  private loraInputs = new Map<string, { x2: string; scaled: string | null }>();
+
+  private loraInput(x: string, fin: number): { x2: string; scaled: string | null } {
+    let e = this.loraInputs.get(x);
+    if (!e) {
+      const xf = this.T === DT.float ? x : this.g.op("Cast", [x], { to: DT.float });
+      e = { x2: this.g.op("Reshape", [xf, this.g.i64([-1, fin])]), scaled: null };
+      this.loraInputs.set(x, e);
+    }
+    return e;
+  }
+
+  /**
+   * lora_scale * (x A^T) of target t as (N, r), float32, computed as (lora_scale * x) A^T: the scale
+   * is one Mul per input shared by q/k/v (and by gate/up) instead of one per target. Gemm with
+   * transB reads A (r, in) as fed, so no per-run transposes.
+   */
+  private loraXa(x: string, fin: number, i: number, t: LoraTarget): string {
+    const e = this.loraInput(x, fin);
+    e.scaled ??= this.g.op("Mul", [e.x2, "lora_scale"]);
+    return this.g.op("Gemm", [e.scaled, `lora.${i}.${shortTarget(t)}.A`], { transB: 1 });
+  }
+
+  /** x (.., in) times the transpose of HF weight (out, in), stored per the weight dtype; x "" returns the f32/f16 (in, out) initializer alone. */
   private matmulW(x: string, name: string, w: Float32Array, out: number, inp: number): string {
     const g = this.g;
     if (this.opts.dtype === "q4") {
@@ -408,7 +459,7 @@ class DecoderBuilder {
     const wn = this.opts.dtype === "f32"
       ? g.initializer(`${name}.weight_t`, { dataType: DT.float, dims: [inp, out], data: wt })
       : g.initializer(`${name}.weight_t`, { dataType: DT.float16, dims: [inp, out], data: toF16(wt) });
-    return g.op("MatMul", [x, wn]);
+    return x === "" ? wn : g.op("MatMul", [x, wn]);
   }
 
   /** Logits (B, S', V) from the final hidden states: tied embeddings or lm_head. */
