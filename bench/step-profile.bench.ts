@@ -3,8 +3,8 @@
 // every kernel's GPU time (category "Api", timestamp queries) next to each node's host time
 // ("Node"); `endProfiling()` prints the JSON events to stdout. Summarise with
 // bench/step-profile.py (per operator and per kernel shape, last run).
-// Usage: B=4 P=256 deno run -A bench/step-profile.bench.ts > prof.out; python3 bench/step-profile.py prof.out [MatMul,Concat]
-import { buildDecoder } from "../src/model/onnx/decoder.ts";
+// Usage: B=4 P=256 [ATTN=explicit|gqa] deno run -A bench/step-profile.bench.ts > prof.out; python3 bench/step-profile.py prof.out [MatMul,Concat]
+import { type AttentionKind, buildDecoder } from "../src/model/onnx/decoder.ts";
 import { configureOrt, ort } from "../src/model/onnx/ort.ts";
 import { makeTinyModel } from "../src/model/tiny.ts";
 
@@ -12,7 +12,8 @@ configureOrt();
 const B = Number(Deno.env.get("B") ?? 4), P = Number(Deno.env.get("P") ?? 256), runs = Number(Deno.env.get("RUNS") ?? 4);
 const m = makeTinyModel("qwen2", { seed: 1, hidden: 384, layers: 8, heads: 6, kvHeads: 2, headDim: 64, intermediate: 1024, vocabSize: 8192, tieWordEmbeddings: true });
 const { numKvHeads: K, headDim: D, numLayers: L } = m.config;
-const built = buildDecoder(m.config, m.weights, { dtype: "f32", kvCache: true, maxPositions: P + 2 });
+const attention = (Deno.env.get("ATTN") ?? "explicit") as AttentionKind;
+const built = buildDecoder(m.config, m.weights, { dtype: "f32", kvCache: true, maxPositions: P + 2, attention });
 const loc: Record<string, "gpu-buffer"> = {};
 for (const n of built.outputNames) if (n.startsWith("present.")) loc[n] = "gpu-buffer";
 const s = await ort.InferenceSession.create(built.bytes, { externalData: built.external, executionProviders: ["webgpu"], enableProfiling: true, preferredOutputLocation: loc });

@@ -29,8 +29,9 @@ const promptLen = Number(named.promptLen ?? 700), spread = Number(named.spread ?
 const lora = (named.lora ?? "1") === "1", eos = (named.eos ?? "1") === "1", warm = (named.warm ?? "1") === "1";
 const dir = named.model ?? "public/model";
 const budgetS = Number(named.budget ?? 100);
-const attention = (named.attention ?? "explicit") as AttentionKind;
-if (!ATTENTION_KINDS.includes(attention)) throw new Error(`attention: one of ${ATTENTION_KINDS.join(", ")}`);
+// Left out: the policy's default.
+const attention = named.attention as AttentionKind | undefined;
+if (attention !== undefined && !ATTENTION_KINDS.includes(attention)) throw new Error(`attention: one of ${ATTENTION_KINDS.join(", ")}`);
 const tStart = performance.now();
 class OutOfBudget extends Error {}
 if (batches.some((b) => !Number.isInteger(b) || b < 1) || !(promptLen > spread && spread >= 0) || !(newTokens >= 2)) {

@@ -13,7 +13,11 @@ export interface PolicyOptions {
   dtype?: WeightDtype;
   /** Targets that get LoRA inputs in every layer; adapters may use any subset. Default none. */
   loraTargets?: readonly LoraTarget[];
-  /** Attention operators of the graph (default "explicit"); "gqa" falls back to explicit where it does not apply (decoder.ts). */
+  /**
+   * Attention operators of the graph (default "gqa": one com.microsoft.GroupQueryAttention per layer,
+   * fewer dispatches per decoding step; explicit standard ops where GQA does not apply, see decoder.ts).
+   * With "gqa", a step after a past takes one token per row when the batch has more than one row.
+   */
   attention?: AttentionKind;
   /** Longest sequence (prompt + completion) accepted; default min(max_position_embeddings, 4096). */
   maxPositions?: number;
@@ -111,7 +115,7 @@ export class OrtPolicy {
     const maxPositions = o.maxPositions ?? Math.min(cfg.maxPositionEmbeddings, 4096);
     if (!Number.isInteger(maxPositions) || maxPositions < 1) throw new Error(`maxPositions must be a positive integer, got ${maxPositions}`);
     const targets = LORA_TARGETS.filter((t) => o.loraTargets?.includes(t));
-    const built = buildDecoder(cfg, weights, { dtype, loraTargets: targets, kvCache: true, maxPositions, externalMinBytes: o.externalMinBytes, attention: o.attention });
+    const built = buildDecoder(cfg, weights, { dtype, loraTargets: targets, kvCache: true, maxPositions, externalMinBytes: o.externalMinBytes, attention: o.attention ?? "gqa" });
     if (o.signal) {
       // The build is synchronous: a Stop posted to this worker meanwhile is delivered by a task turn.
       await new Promise((r) => setTimeout(r, 0));
@@ -371,6 +375,10 @@ export class OrtPolicy {
       for (const p of x.positions[b]) if (p < 0 || p >= this.maxPositions) throw new Error(`step: position ${p} outside [0, ${this.maxPositions})`);
     }
     if (x.keep < 1 || x.keep > S) throw new Error(`step: keep ${x.keep} outside [1, ${S}]`);
+    if (this.attention === "gqa" && P > 0 && S > 1 && B > 1) {
+      // ORT's GroupQueryAttention: "batch_size must be 1 when sequence_length > 1 and past context is given".
+      throw new Error(`step: with attention "gqa" a step after a past takes one token per row when the batch has ${B} rows (got ${S}); create the policy with attention "explicit" for multi-token steps`);
+    }
     const { numLayers: L, numKvHeads: K, headDim: D } = this.cfg;
     const feeds: Record<string, ort.Tensor> = {
       ...(await this.adapterInputs()),

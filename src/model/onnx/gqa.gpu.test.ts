@@ -140,3 +140,28 @@ Deno.test("gqa: greedy sampleBatch gives the explicit graph's tokens (ragged pro
     await explicit.release();
   }
 });
+
+Deno.test("gqa: the policy's default; a multi-token step after a past works for one row and is a clear error for several (ORT's GQA)", async () => {
+  const m = tiny("qwen2", 53);
+  const cfg = m.config, V = cfg.vocabSize;
+  const policy = await OrtPolicy.create(cfg, m.weights, { maxPositions: 16 });
+  try {
+    assertEquals(policy.attention, "gqa");
+    const [a] = randomSeqs(new Rng(1), V, [7]);
+    const ref = referenceLogits(cfg, m.weights, a);
+    const pre = await policy.step({ ids: [a.slice(0, 4)], mask: [[1, 1, 1, 1]], positions: [[0, 1, 2, 3]], past: null, keep: 1 });
+    const s = await policy.step({ ids: [a.slice(4, 7)], mask: [new Array(7).fill(1)], positions: [[4, 5, 6]], past: pre.present, keep: 3 });
+    for (let j = 0; j < 3; j++) assertClose(s.logits.subarray(j * V, (j + 1) * V), ref[4 + j], { atol: 2e-4, rtol: 1e-4, name: `chunk token ${j}` });
+    const pre2 = await policy.step({ ids: [a.slice(0, 2), a.slice(2, 4)], mask: [[1, 1], [1, 1]], positions: [[0, 1], [0, 1]], past: null, keep: 1 });
+    let err = "";
+    try {
+      await policy.step({ ids: [a.slice(4, 6), a.slice(4, 6)], mask: [[1, 1, 1, 1], [1, 1, 1, 1]], positions: [[2, 3], [2, 3]], past: pre2.present, keep: 1 });
+    } catch (e) {
+      err = String(e);
+    }
+    assert(/one token per row/.test(err), `expected the policy's error, got: ${err}`);
+    for (const c of [pre, s, pre2]) policy.releaseCache(c.present);
+  } finally {
+    await policy.release();
+  }
+});

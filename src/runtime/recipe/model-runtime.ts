@@ -26,7 +26,7 @@ export interface ModelRuntimeOptions {
   targets?: readonly LoraTarget[];
   /** Longest prompt + completion the policy accepts (default min(max positions, 4096)). */
   maxPositions?: number;
-  /** The policy graph's attention operators (OrtPolicy's default when left out). */
+  /** The policy graph's attention operators (OrtPolicy's default, "gqa", when left out). */
   attention?: AttentionKind;
   onNote?: (msg: string) => void;
   /** Stop while the model loads: checked before the graph build, before the session and after it. */
