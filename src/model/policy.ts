@@ -14,6 +14,11 @@ export interface PolicyOptions {
   /** Targets that get LoRA inputs in every layer; adapters may use any subset. Default none. */
   loraTargets?: readonly LoraTarget[];
   /**
+   * Fixes the adapters' alpha / r in the graph (decoder.ts `loraScale`: 4 dispatches fewer per layer
+   * with every target); adapters of another alpha / r are then rejected. Default: a `lora_scale` input.
+   */
+  loraScale?: number;
+  /**
    * Attention operators of the graph (default "gqa": one com.microsoft.GroupQueryAttention per layer,
    * fewer dispatches per decoding step; explicit standard ops where GQA does not apply, see decoder.ts).
    * With "gqa", a step after a past takes one token per row when the batch has more than one row.
@@ -104,6 +109,8 @@ export class OrtPolicy {
     readonly kvType: "float32" | "float16",
     private session: ort.InferenceSession,
     private outputNames: readonly string[],
+    /** The adapters' alpha / r fixed in the graph, or null (fed as `lora_scale`). */
+    readonly loraScale: number | null = null,
   ) {
     this.setAdapter(null);
   }
@@ -115,7 +122,7 @@ export class OrtPolicy {
     const maxPositions = o.maxPositions ?? Math.min(cfg.maxPositionEmbeddings, 4096);
     if (!Number.isInteger(maxPositions) || maxPositions < 1) throw new Error(`maxPositions must be a positive integer, got ${maxPositions}`);
     const targets = LORA_TARGETS.filter((t) => o.loraTargets?.includes(t));
-    const built = buildDecoder(cfg, weights, { dtype, loraTargets: targets, kvCache: true, maxPositions, externalMinBytes: o.externalMinBytes, attention: o.attention ?? "gqa" });
+    const built = buildDecoder(cfg, weights, { dtype, loraTargets: targets, kvCache: true, maxPositions, externalMinBytes: o.externalMinBytes, attention: o.attention ?? "gqa", loraScale: o.loraScale });
     if (o.signal) {
       // The build is synchronous: a Stop posted to this worker meanwhile is delivered by a task turn.
       await new Promise((r) => setTimeout(r, 0));
@@ -126,7 +133,7 @@ export class OrtPolicy {
     for (const name of built.outputNames) if (name.startsWith("present.")) kvLocations[name] = "gpu-buffer";
     const webgpuOpts = o.kvOnGpu === false ? {} : { preferredOutputLocation: kvLocations };
     const { session, provider } = await createSession(built.bytes, o.provider ?? "webgpu", o.onNote ?? ((m) => console.warn(m)), { externalData: built.external }, webgpuOpts, o.device);
-    const policy = new OrtPolicy(cfg, dtype, maxPositions, targets, provider, built.kvType, session, built.outputNames);
+    const policy = new OrtPolicy(cfg, dtype, maxPositions, targets, provider, built.kvType, session, built.outputNames, o.loraScale ?? null);
     policy.device = provider === "webgpu" ? o.device ?? null : null;
     policy.attention = built.attention;
     return policy;
@@ -140,6 +147,7 @@ export class OrtPolicy {
     if (adapter) {
       validateAdapter(this.cfg, adapter);
       this.checkTargets(adapter.targets);
+      this.checkScale(adapter);
     }
     this.useAdapter(adapter, name, (key, dims) => {
       const t = adapter?.tensors.get(key);
@@ -155,6 +163,7 @@ export class OrtPolicy {
   setAdapterBuffers(adapter: GpuLoraAdapter, name: string | null = null): void {
     if (!this.device) throw new Error("setAdapterBuffers needs a policy created with `device` on the WebGPU provider");
     this.checkTargets(adapter.targets);
+    this.checkScale(adapter);
     this.useAdapter(adapter, name, (key, dims) => {
       const buf = adapter.buffers.get(key);
       if (!buf) throw new Error(`LoRA adapter: missing buffer ${key}`);
@@ -162,6 +171,14 @@ export class OrtPolicy {
       if (buf.size < bytes) throw new Error(`LoRA adapter: buffer ${key} has ${buf.size} bytes, [${dims.join(", ")}] f32 needs ${bytes}`);
       return ort.Tensor.fromGpuBuffer(buf, { dataType: "float32", dims });
     });
+  }
+
+  private checkScale(adapter: { r: number; alpha: number }): void {
+    if (this.loraScale === null || !this.loraTargets.length) return;
+    const s = adapter.alpha / adapter.r;
+    if (!(Math.abs(s - this.loraScale) <= 1e-6 * this.loraScale)) {
+      throw new Error(`LoRA adapter: alpha / r = ${adapter.alpha} / ${adapter.r} = ${s}, but this policy's graph fixes it at ${this.loraScale} (loraScale)`);
+    }
   }
 
   private checkTargets(targets: readonly LoraTarget[]): void {
@@ -177,7 +194,7 @@ export class OrtPolicy {
     tensor: (key: string, dims: [number, number]) => ort.Tensor,
   ): void {
     const feeds: Record<string, ort.Tensor> = {};
-    if (this.loraTargets.length) feeds.lora_scale = new ort.Tensor("float32", Float32Array.of(adapter ? adapter.alpha / adapter.r : 0), [1]);
+    if (this.loraTargets.length && this.loraScale === null) feeds.lora_scale = new ort.Tensor("float32", Float32Array.of(adapter ? adapter.alpha / adapter.r : 0), [1]);
     for (let l = 0; l < this.cfg.numLayers; l++) {
       for (const t of this.loraTargets) {
         const [out, inp] = targetDims(this.cfg, t);

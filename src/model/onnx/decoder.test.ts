@@ -145,3 +145,13 @@ Deno.test("decoder graph: attention \"gqa\" is one com.microsoft GroupQueryAtten
   }
   assertEquals(decode("qwen2", { attention: "gqa", dtype: "q4" }).built.attention, "gqa");
 });
+
+Deno.test("decoder graph: loraScale fixes alpha / r in the LoRA Gemms: no lora_scale input and no scaling Muls", () => {
+  const L = 2;
+  const input = decode("qwen2", { loraTargets: LORA_TARGETS });
+  const fixed = decode("qwen2", { loraTargets: LORA_TARGETS, loraScale: 2 });
+  assert(input.built.inputNames.includes("lora_scale") && !fixed.built.inputNames.includes("lora_scale"), "lora_scale input");
+  assertEquals(input.ops.get("Mul")! - fixed.ops.get("Mul")!, 4 * L);
+  assertEquals(fixed.ops.get("Mul"), decode("qwen2", {}).ops.get("Mul"));
+  assertEquals(fixed.ops.get("Gemm"), input.ops.get("Gemm"));
+});

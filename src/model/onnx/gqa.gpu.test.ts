@@ -165,3 +165,29 @@ Deno.test("gqa: the policy's default; a multi-token step after a past works for 
     await policy.release();
   }
 });
+
+Deno.test("policy with loraScale: alpha / r fixed in the graph gives the reference's log-probabilities; an adapter of another alpha / r is rejected", async () => {
+  const m = tiny("qwen2", 59);
+  const seqs = randomSeqs(new Rng(8), m.config.vocabSize, [8, 5]);
+  const targets = [...LORA_TARGETS];
+  const policy = await OrtPolicy.create(m.config, m.weights, { loraTargets: targets, maxPositions: 16, loraScale: 3 });
+  try {
+    assertEquals(policy.loraScale, 3);
+    const adapter = randomAdapter(m.config, { r: 3, alpha: 9, targets, seed: 2, bScale: 0.2 });
+    policy.setAdapter(adapter, "a");
+    const want = referenceLogprobs(m.config, m.weights, seqs, adapter);
+    assertClose((await policy.logprobs(seqs)).flat(), want.flat(), { atol: 2e-3, rtol: 0, name: "loraScale logprobs" });
+    let err = "";
+    try {
+      policy.setAdapter(randomAdapter(m.config, { r: 4, alpha: 8, targets, seed: 2 }), "b");
+    } catch (e) {
+      err = String(e);
+    }
+    assert(/fixes it at 3/.test(err), `expected a scale error, got: ${err}`);
+    assertEquals(policy.adapterName, "a");
+    policy.setAdapter(null);
+    assertClose((await policy.logprobs(seqs)).flat(), referenceLogprobs(m.config, m.weights, seqs).flat(), { atol: 2e-3, rtol: 0, name: "no adapter" });
+  } finally {
+    await policy.release();
+  }
+});

@@ -61,7 +61,7 @@ export class ModelRuntime {
     };
     await check();
     const adapter = zeroAdapter(hf.config, { r: o.loraRank, alpha: o.loraAlpha, targets, seed: o.seed });
-    const policy = await OrtPolicy.create(hf.config, hf.weights, { dtype: o.dtype, loraTargets: targets, maxPositions: o.maxPositions, attention: o.attention, onNote: o.onNote, signal: o.signal });
+    const policy = await OrtPolicy.create(hf.config, hf.weights, { dtype: o.dtype, loraTargets: targets, maxPositions: o.maxPositions, attention: o.attention, loraScale: o.loraAlpha / o.loraRank /* fixed in the graph: the runtime's adapter keeps them */, onNote: o.onNote, signal: o.signal });
     try {
       await check();
     } catch (e) {
