@@ -17,24 +17,56 @@ export function encodeFrame(message: unknown): Uint8Array {
   return out;
 }
 
-/** Reassembles frames from arbitrary chunks of a byte stream. */
+/**
+ * Reassembles frames from arbitrary chunks of a byte stream. Chunks are queued, not merged: a frame's
+ * bytes are copied once, when the frame is complete (or not at all when it lies in one chunk), so a
+ * database of many megabytes arriving in 64 KiB chunks costs linear time, not quadratic.
+ */
 export class FrameDecoder {
-  private buf = new Uint8Array(0);
+  private chunks: Uint8Array[] = [];
+  private size = 0;
+  /** Body length of the frame being read; -1 until its 4-byte header is in. */
+  private need = -1;
 
   /** Adds `chunk`; returns the messages it completed, in order. */
   push(chunk: Uint8Array): unknown[] {
-    const merged = new Uint8Array(this.buf.length + chunk.length);
-    merged.set(this.buf);
-    merged.set(chunk, this.buf.length);
-    const out: unknown[] = [];
-    let at = 0;
-    while (merged.length - at >= 4) {
-      const n = new DataView(merged.buffer, at, 4).getUint32(0, true);
-      if (merged.length - at - 4 < n) break;
-      out.push(deserialize(merged.subarray(at + 4, at + 4 + n)));
-      at += 4 + n;
+    if (chunk.length) {
+      this.chunks.push(chunk);
+      this.size += chunk.length;
     }
-    this.buf = merged.slice(at);
+    const out: unknown[] = [];
+    for (;;) {
+      if (this.need < 0) {
+        if (this.size < 4) break;
+        const head = this.take(4);
+        this.need = new DataView(head.buffer, head.byteOffset, 4).getUint32(0, true);
+      }
+      if (this.size < this.need) break;
+      out.push(deserialize(this.take(this.need)));
+      this.need = -1;
+    }
+    return out;
+  }
+
+  /** Removes the first n queued bytes (n <= size): a view when they lie in the first chunk, else one copy. */
+  private take(n: number): Uint8Array {
+    this.size -= n;
+    const first = this.chunks[0];
+    if (first.length >= n) {
+      if (first.length === n) this.chunks.shift();
+      else this.chunks[0] = first.subarray(n);
+      return first.subarray(0, n);
+    }
+    const out = new Uint8Array(n);
+    let at = 0;
+    while (at < n) {
+      const c = this.chunks[0];
+      const k = Math.min(c.length, n - at);
+      out.set(c.subarray(0, k), at);
+      at += k;
+      if (k === c.length) this.chunks.shift();
+      else this.chunks[0] = c.subarray(k);
+    }
     return out;
   }
 }
