@@ -3,7 +3,7 @@
 // built-in notebook's baseline cell, cut to one question and a few tokens.
 import { assert } from "../assert.ts";
 import demo from "../../notebooks/demo.json" with { type: "json" };
-import { launchChromium, screenshot, serveStatic, watchErrors } from "./harness.ts";
+import { launchChromium, screenshot, serveStatic, waitForCell, watchErrors } from "./harness.ts";
 
 Deno.test({
   name: "demo model: the shipped model loads in the page and the baseline cell decodes with it",
@@ -28,16 +28,14 @@ Deno.test({
       const cell = page.locator('li[data-cell-id="baseline"]');
       await cell.getByTestId("run-cell").click();
       const t0 = Date.now();
-      for (;;) {
-        const s = await cell.getByTestId("run-status").getAttribute("data-status");
-        if (s === "done") break;
-        if (s === "failed" || s === "stopped") throw new Error(`baseline ${s}: ${await cell.getByTestId("cell-error").textContent()}`);
-        if (Date.now() - t0 > 400_000) {
+      await waitForCell(page, "baseline", {
+        ms: 400_000,
+        every: 500,
+        onTimeout: async () => {
           await screenshot(page, "demo-model-timeout");
-          throw new Error(`baseline still ${s} after 400 s; page errors: ${errors.filter((e) => !/VerifyEachNodeIsAssignedToAnEp/.test(e)).join(" | ")}`);
-        }
-        await page.waitForTimeout(500);
-      }
+          return `page errors: ${errors.filter((e) => !/VerifyEachNodeIsAssignedToAnEp/.test(e)).join(" | ")}`;
+        },
+      });
       await cell.getByTestId("accuracy-table").waitFor();
       const modelLog = (await page.locator('li[data-cell-id="model"]').textContent()) ?? "";
       await cell.getByTestId("open-inspector").click();
@@ -49,7 +47,6 @@ Deno.test({
       // 12 tokens of the pretrained model: the answer format's opening fence and the start of a query.
       assert(/```sql|SELECT/i.test(text), `the sample shows the model's completion: ${text.slice(0, 400)}`);
       console.log(`first sample: ${text.replace(/\s+/g, " ").slice(0, 300)}`);
-      await screenshot(page, "demo-model-baseline");
       console.log(`demo model baseline decoded in ${((Date.now() - t0) / 1000).toFixed(1)} s; model cell: ${modelLog.replace(/\s+/g, " ").slice(0, 200)}`);
       const real = errors.filter((e) => !/VerifyEachNodeIsAssignedToAnEp/.test(e));
       assert(real.length === 0, `page errors: ${real.join("\n")}`);

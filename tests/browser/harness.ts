@@ -79,3 +79,29 @@ export async function screenshot(page: Page, name: string): Promise<string> {
   await page.screenshot({ path, fullPage: true });
   return path;
 }
+
+/**
+ * Polls cell `id`'s run status (`data-status` of its run-status badge) until it is `want` (default
+ * "done"). "failed", or "stopped" when that is not what is awaited, throws with the cell's error text
+ * (else every cell error on the page); so does the deadline, after `onTimeout` (a screenshot, say),
+ * whose text is added to the message.
+ */
+export async function waitForCell(page: Page, id: string, opts: { want?: string; ms: number; every?: number; onTimeout?: () => Promise<string | void> }): Promise<void> {
+  const want = opts.want ?? "done";
+  const cell = page.locator(`li[data-cell-id="${id}"]`);
+  const why = async () => {
+    const own = cell.getByTestId("cell-error");
+    return (await own.count()) ? ((await own.first().textContent()) ?? "") : (await page.locator("[data-testid=cell-error]").allTextContents()).join(" | ");
+  };
+  const t0 = Date.now();
+  for (;;) {
+    const s = await cell.getByTestId("run-status").getAttribute("data-status");
+    if (s === want) return;
+    if (s === "failed" || (s === "stopped" && want !== "stopped")) throw new Error(`cell ${id} ${s}: ${await why()}`);
+    if (Date.now() - t0 > opts.ms) {
+      const extra = opts.onTimeout ? await opts.onTimeout() : undefined;
+      throw new Error(`cell ${id} still ${s} after ${opts.ms} ms${extra ? `; ${extra}` : ""}`);
+    }
+    await page.waitForTimeout(opts.every ?? 250);
+  }
+}

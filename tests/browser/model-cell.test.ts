@@ -7,7 +7,7 @@ import { extname, join, normalize } from "node:path";
 import { assert, assertEquals } from "../assert.ts";
 import demo from "../../notebooks/demo.json" with { type: "json" };
 import { writeVaryingLengthModel } from "../../src/runtime/recipe/fixtures.deno.ts";
-import { DIST, launchChromium, screenshot, watchErrors } from "./harness.ts";
+import { DIST, launchChromium, screenshot, waitForCell, watchErrors } from "./harness.ts";
 
 const TYPES: Record<string, string> = { ".html": "text/html; charset=utf-8", ".js": "text/javascript", ".mjs": "text/javascript", ".css": "text/css", ".json": "application/json", ".wasm": "application/wasm" };
 
@@ -46,15 +46,7 @@ Deno.test({
       await page.addInitScript((text) => localStorage.setItem("rlvr-notebook-autosave", text), nb);
       await page.goto(server.url);
       const cell = page.locator(`li[data-cell-id="model"]`);
-      const status = () => cell.getByTestId("run-status").getAttribute("data-status");
-      const until = async (want: string, ms: number) => {
-        const t0 = Date.now();
-        for (let s = await status(); s !== want; s = await status()) {
-          if (s === "failed" || (s === "stopped" && want !== "stopped")) throw new Error(`model cell ${s}: ${await cell.getByTestId("cell-error").textContent()}`);
-          if (Date.now() - t0 > ms) throw new Error(`model cell still ${s} after ${ms} ms`);
-          await page.waitForTimeout(200);
-        }
-      };
+      const until = (want: string, ms: number) => waitForCell(page, "model", { want, ms, every: 200 });
 
       // 1. Stop while the weights are held back by the server: only the abort can end this load.
       await cell.getByTestId("run-cell").click();

@@ -17,7 +17,7 @@ import { CHATML_TEMPLATE } from "../../src/model/tiny.ts";
 import { writeVaryingLengthModel } from "../../src/runtime/recipe/fixtures.deno.ts";
 import { loadSqlJsDeno } from "../../src/runtime/sql-wasm.ts";
 import type { Locator, Page } from "playwright-core";
-import { DIST, launchChromium, screenshot, watchErrors } from "./harness.ts";
+import { DIST, launchChromium, screenshot, waitForCell, watchErrors } from "./harness.ts";
 
 const TYPES: Record<string, string> = { ".html": "text/html; charset=utf-8", ".js": "text/javascript", ".css": "text/css", ".json": "application/json", ".wasm": "application/wasm" };
 
@@ -79,18 +79,6 @@ async function openNotebook(page: Page, url: string, nb: unknown): Promise<void>
   await page.goto(url);
 }
 
-/** Waits until cell `id` is done; a failure or a stop throws with the page's error text. */
-async function done(page: Page, id: string, ms: number): Promise<void> {
-  const t0 = Date.now();
-  for (;;) {
-    const s = await page.locator(`li[data-cell-id="${id}"]`).getByTestId("run-status").getAttribute("data-status");
-    if (s === "done") return;
-    if (s === "failed" || s === "stopped") throw new Error(`cell ${id} ${s}: ${await page.locator("[data-testid=cell-error]").allTextContents()}`);
-    if (Date.now() - t0 > ms) throw new Error(`cell ${id} still ${s} after ${ms} ms`);
-    await page.waitForTimeout(250);
-  }
-}
-
 const NOTEBOOK = {
   version: 1,
   title: "Uploaded pets",
@@ -132,7 +120,7 @@ Deno.test({
       await cell("data").getByTestId("upload-dbs").setInputFiles(`${dir}/pets.sqlite`);
       await cell("data").getByTestId("question-count").waitFor();
       await cell("eval").getByTestId("run-cell").click();
-      await done(page, "eval", 100_000);
+      await waitForCell(page, "eval", { ms: 100_000 });
       assertEquals(await cell("data").getByTestId("cell-error").count(), 0, "the earlier error is gone");
       const table = (await cell("eval").getByTestId("accuracy-table").textContent()) ?? "";
       assert(/overall\s*2/.test(table), `2 uploaded questions evaluated: ${table}`);
@@ -161,7 +149,7 @@ Deno.test({
       // Second run: HEAD requests check the cached files; nothing is downloaded again.
       const before = server.hits.length;
       await cell("eval").getByTestId("run-cell").click();
-      await done(page, "eval", 100_000);
+      await waitForCell(page, "eval", { ms: 100_000 });
       const second = server.hits.slice(before);
       assertEquals(second.filter((h) => h.startsWith("GET ")), [], `second run: ${second}`);
       assert(second.includes("HEAD /tiny/model.safetensors"), `second run checks the cached copy: ${second}`);
@@ -224,7 +212,7 @@ Deno.test({
       const samplesOf = (id: string) =>
         page.evaluate((id) => (document.querySelector("rl-notebook") as unknown as Nb).runs.state(id).samples.map((s) => `${s.phase}: ${s.question}`).sort(), id);
       await cell("eval").getByTestId("run-cell").click();
-      await done(page, "eval", 100_000);
+      await waitForCell(page, "eval", { ms: 100_000 });
       const live = await samplesOf("eval");
       assertEquals(live, ["eval: How many pets are cats?", "eval: List the names of all pets."]);
       await page.reload();
@@ -266,7 +254,7 @@ Deno.test({
 
       // Run again: it continues from the checkpoint and finishes the remaining steps.
       await cell("grpo").getByTestId("run-cell").click();
-      await done(page, "grpo", 100_000);
+      await waitForCell(page, "grpo", { ms: 100_000 });
       const report = (await cell("grpo").getByTestId("grpo-report").textContent()) ?? "";
       assert(report.includes(`3 steps (resumed from step ${stoppedAt})`), `report: ${report}`);
       const steps = await page.evaluate(() => (document.querySelector("rl-notebook") as unknown as Nb).runs.state("grpo").metrics.filter((r) => r.phase === "grpo").map((r) => r.step));

@@ -13,7 +13,7 @@ import { introspectSchema, type SqlQueryable } from "../../src/core/schema.ts";
 import { CHATML_TEMPLATE } from "../../src/model/tiny.ts";
 import { writeVaryingLengthModel } from "../../src/runtime/recipe/fixtures.deno.ts";
 import { loadSqlJsDeno } from "../../src/runtime/sql-wasm.ts";
-import { DIST, launchChromium, ROOT, screenshot, watchErrors } from "./harness.ts";
+import { DIST, launchChromium, ROOT, screenshot, waitForCell, watchErrors } from "./harness.ts";
 
 const TYPES: Record<string, string> = { ".html": "text/html; charset=utf-8", ".js": "text/javascript", ".mjs": "text/javascript", ".css": "text/css", ".json": "application/json", ".wasm": "application/wasm" };
 
@@ -96,17 +96,7 @@ Deno.test({
 
       // Evaluate: accuracy table, then the inspector with a sample's gold rows.
       await cell("baseline").getByTestId("run-cell").click();
-      const status = (id: string) => cell(id).getByTestId("run-status").getAttribute("data-status");
-      const done = async (id: string, ms: number) => {
-        const t0 = Date.now();
-        for (;;) {
-          const s = await status(id);
-          if (s === "done") return;
-          if (s === "failed" || s === "stopped") throw new Error(`cell ${id} ${s}: ${await cell(id).getByTestId("cell-error").textContent()}`);
-          if (Date.now() - t0 > ms) throw new Error(`cell ${id} still ${s} after ${ms} ms`);
-          await page.waitForTimeout(250);
-        }
-      };
+      const done = (id: string, ms: number) => waitForCell(page, id, { ms });
       await done("baseline", 240_000);
       const table = cell("baseline").getByTestId("accuracy-table");
       assert((await table.textContent())?.includes("overall"), "accuracy table shown");
