@@ -3,7 +3,7 @@
 // One owner per session: every run goes through a queue, so callers may overlap calls safely.
 import { type ModelConfig, validateWeights } from "./config.ts";
 import { LORA_TARGETS, type LoraAdapter, loraKey, type LoraTarget, targetDims, validateAdapter } from "./lora.ts";
-import { type AttentionKind, buildDecoder, shortTarget, type WeightDtype } from "./onnx/decoder.ts";
+import { ATTN_ALIGN, type AttentionKind, buildDecoder, shortTarget, type WeightDtype } from "./onnx/decoder.ts";
 import { createSession, ort, type Provider } from "./onnx/ort.ts";
 import type { Weights } from "./tensor.ts";
 
@@ -99,6 +99,12 @@ export class OrtPolicy {
   device: GPUDevice | null = null;
   /** The attention the graph was built with. */
   attention: AttentionKind = "explicit";
+  /**
+   * The device's maxStorageBufferBindingSize (Infinity on WASM): ORT binds every intermediate whole,
+   * and one larger than this is computed wrong without an error (rows past the limit), so `step`
+   * cuts a prefill batch into runs whose intermediates fit (`rowsPerRun`).
+   */
+  bindingLimit = Infinity;
 
   private constructor(
     readonly cfg: ModelConfig,
@@ -136,6 +142,7 @@ export class OrtPolicy {
     const policy = new OrtPolicy(cfg, dtype, maxPositions, targets, provider, built.kvType, session, built.outputNames, o.loraScale ?? null);
     policy.device = provider === "webgpu" ? o.device ?? null : null;
     policy.attention = built.attention;
+    if (provider === "webgpu") policy.bindingLimit = (o.device ?? await ort.env.webgpu.device).limits.maxStorageBufferBindingSize;
     return policy;
   }
 
@@ -215,7 +222,67 @@ export class OrtPolicy {
 
   /** One forward step; runs are queued so the session has a single caller at a time. */
   step(input: StepInput): Promise<StepOutput> {
-    return this.serial(() => this.runStep(input));
+    return this.serial(async () => {
+      const B = input.ids.length;
+      const rows = input.past ? B : this.rowsPerRun(input.ids[0]?.length ?? 0, input.mask[0]?.length ?? 0, input.keep);
+      if (rows >= B) return await this.runStep(input);
+      // A prefill too large for one run: runs of `rows` rows (same padded width), then one cache.
+      const parts: StepOutput[] = [];
+      try {
+        for (let i = 0; i < B; i += rows) {
+          const cut = <T>(xs: T[]) => xs.slice(i, i + rows);
+          parts.push(await this.runStep({ ids: cut(input.ids), mask: cut(input.mask), positions: cut(input.positions), past: null, keep: input.keep }));
+        }
+        return await this.concatOutputs(parts);
+      } catch (e) {
+        for (const p of parts) releaseCache(p.present);
+        throw e;
+      }
+    });
+  }
+
+  /**
+   * How many rows of a (rows, S) step over T keys one run takes: the largest intermediate per row
+   * (hidden states, MLP features, queries, kept logits, and in explicit graphs the (H, S, T4)
+   * attention scores), 4 bytes an element, must fit `bindingLimit` for all rows together.
+   */
+  rowsPerRun(S: number, T: number, keep: number): number {
+    if (!Number.isFinite(this.bindingLimit)) return Infinity;
+    const c = this.cfg;
+    const T4 = Math.ceil(T / ATTN_ALIGN) * ATTN_ALIGN;
+    const perRow = 4 * Math.max(S * c.hiddenSize, S * c.intermediateSize, S * c.numHeads * c.headDim, keep * c.vocabSize, this.attention === "explicit" ? c.numHeads * S * T4 : 0);
+    return Math.max(1, Math.floor(this.bindingLimit / perRow));
+  }
+
+  /** The outputs of consecutive row runs as one: logits one after the other, caches joined on the GPU. */
+  private async concatOutputs(parts: StepOutput[]): Promise<StepOutput> {
+    const logits = new Float32Array(parts.reduce((n, p) => n + p.logits.length, 0));
+    let at = 0;
+    for (const p of parts) {
+      logits.set(p.logits, at);
+      at += p.logits.length;
+    }
+    const batch = parts.reduce((n, p) => n + p.present.batch, 0);
+    const device = await ort.env.webgpu.device;
+    const enc = device.createCommandEncoder({ label: "kv-concat-rows" });
+    const tensors: ort.Tensor[] = [];
+    for (let j = 0; j < parts[0].present.tensors.length; j++) {
+      const first = parts[0].present.tensors[j];
+      const [, K, T, D] = first.dims;
+      const rowBytes = K * T * D * (first.type === "float16" ? 2 : 4);
+      const buf = device.createBuffer({ label: "kv-rows", size: Math.max(4, batch * rowBytes), usage: GPU_STORAGE_COPY });
+      let row = 0;
+      for (const p of parts) {
+        const t = p.present.tensors[j];
+        if (t.location !== "gpu-buffer") throw new Error("policy: a prefill cut into runs needs its cache on the GPU");
+        enc.copyBufferToBuffer(t.gpuBuffer, 0, buf, row * rowBytes, p.present.batch * rowBytes);
+        row += p.present.batch;
+      }
+      tensors.push(ort.Tensor.fromGpuBuffer(buf, { dataType: first.type === "float16" ? "float16" : "float32", dims: [batch, K, T, D], dispose: () => buf.destroy() }));
+    }
+    device.queue.submit([enc.finish()]);
+    for (const p of parts) releaseCache(p.present);
+    return { logits, present: { tensors, batch, length: parts[0].present.length } };
   }
 
   /**
