@@ -2,7 +2,9 @@
 # The evidence runs of issues #6 and #8 on the GPU machine: `rlvr run` of bench/evidence/demo.json and
 # spider-heldout.json with the shipped demo model, fixed seed, decoding 64 prompts per call.
 # Before: bash bench/evidence/h200-prep.sh here; carry [".device", ".devwork/evidence"].
-# Run:    source .device/remote-setup.sh; bash bench/evidence/h200.sh [setup|demo|spider ...]   (default: demo spider)
+# Run:    source .device/remote-setup.sh; bash bench/evidence/h200.sh [setup|demo|spider|probe ...]   (default: demo spider)
+#         `probe`: bench/evidence/synthetic-probe.ts's 12 easy questions over the demo's training databases,
+#         greedy (does the model read the schema and the question, or recite its train queries?).
 #         `setup` unpacks and runs nothing; EV_MODEL=DIR runs with that model folder instead of the packed
 #         public/model (e.g. the output of bench/evidence/h200-pretrain.sh on the same machine).
 #         The notebooks run side by side (a decoding step is host-bound: two processes use two cores'
@@ -34,6 +36,7 @@ if [ ! -f "$EV/ready" ]; then
   tar -C "$EV" -xJf "$SRC/spider-heldout.tar.xz"
   # The demo dataset source reads public/demo next to the bundle's ../../.. (public/demo travels packed).
   tar -C "$EV" -xJf "$SRC/demo.tar.xz"
+  tar -C "$EV" -xJf "$SRC/probe.tar.xz"
   touch "$EV/ready"
   echo "setup $(( $(date +%s) - START )) s"
 fi
@@ -50,7 +53,7 @@ one() {  # one notebook, until the time is up; resumes from its checkpoints when
   tar czf "$OUT/$nb.tgz" "$nb.log" run-$nb/summary.json run-$nb/metrics.jsonl run-$nb/predictions run-$nb/samples.tail.jsonl 2>/dev/null
 }
 for nb in ${@:-demo spider}; do
-  case $nb in setup) ;; demo) one demo demo.json & ;; spider) one spider spider-heldout.json & ;; *) echo "unknown notebook $nb" ;; esac
+  case $nb in setup) ;; demo) one demo demo.json & ;; spider) one spider spider-heldout.json & ;; probe) one probe probe/probe.json & ;; *) echo "unknown notebook $nb" ;; esac
 done
 wait
 ls -la "$OUT"
