@@ -3,11 +3,10 @@
 import { assert, assertClose, assertEquals, assertRejects } from "../../tests/assert.ts";
 import { Rng } from "../core/rng.ts";
 import { requestGpu, storageBuffer, writeBuffer } from "../gpu/device.ts";
-import type { Arch, ModelConfig } from "./config.ts";
-import { fromF16, toF16 } from "./half.ts";
+import type { Arch } from "./config.ts";
 import { baseKey, LORA_TARGETS, loraKey, randomAdapter } from "./lora.ts";
 import { OrtPolicy } from "./policy.ts";
-import { dequantizeQ4, quantizeQ4 } from "./quant.ts";
+import { q4EffectiveWeights } from "./quant.ts";
 import { referenceLogprobs } from "./reference.ts";
 import type { Weights } from "./tensor.ts";
 import { makeTinyModel } from "./tiny.ts";
@@ -156,22 +155,6 @@ Deno.test("policy: bad inputs are clear errors and keep what is loaded", async (
   }
 });
 
-/** Weights a q4 graph actually computes with: linear layers and the head dequantised, embeddings via f16. */
-function q4Effective(cfg: ModelConfig, w: Weights): { cfg: ModelConfig; w: Weights } {
-  const out: Weights = new Map(w);
-  const dq = (name: string, src = name) => {
-    const t = w.get(src);
-    if (!t) throw new Error(`missing ${src}`);
-    out.set(name, dequantizeQ4(quantizeQ4(t)));
-  };
-  for (let l = 0; l < cfg.numLayers; l++) for (const t of LORA_TARGETS) dq(baseKey(l, t));
-  dq("lm_head.weight", cfg.tieWordEmbeddings ? "model.embed_tokens.weight" : "lm_head.weight");
-  const e = w.get("model.embed_tokens.weight");
-  if (!e) throw new Error("missing embeddings");
-  out.set("model.embed_tokens.weight", { shape: e.shape, data: fromF16(toF16(e.data)) });
-  return { cfg: { ...cfg, tieWordEmbeddings: false }, w: out };
-}
-
 Deno.test("policy f16 and q4: errors against the reference (measured), q4 exact against its dequantised weights", async () => {
   const rng = new Rng(21);
   for (const arch of ARCHS) {
@@ -188,7 +171,7 @@ Deno.test("policy f16 and q4: errors against the reference (measured), q4 exact 
         const gotA = await policy.logprobs(seqs);
         if (dtype === "q4") {
           // The quantisation is the only difference: the reference on dequantised weights agrees to f32 accuracy.
-          const eff = q4Effective(m.config, m.weights);
+          const eff = q4EffectiveWeights(m.config, m.weights);
           const e = assertClose(gotA.flat(), referenceLogprobs(eff.cfg, eff.w, seqs, adapter).flat(), { atol: 2e-3, rtol: 0, name: `${arch} q4 vs dequantised reference` });
           console.log(`${arch} q4 vs reference on dequantised weights: max |err| ${e.maxAbs.toExponential(2)}`);
         }

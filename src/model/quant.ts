@@ -11,7 +11,9 @@
 // Default here: asymmetric min/max per block with 0 kept in range (as onnxruntime's own quantiser
 // does, so the zero point always fits in [0, 15]): scale = (max - min) / 15, zp = round(-min / scale),
 // code = clamp(round(x / scale) + zp, 0, 15). Padding codes past K equal zp, so they dequantise to 0.
-import { f16BitsToF32, f32ToF16Bits } from "./half.ts";
+import type { ModelConfig } from "./config.ts";
+import { f16BitsToF32, f32ToF16Bits, fromF16, toF16 } from "./half.ts";
+import { baseKey, LORA_TARGETS } from "./lora.ts";
 import type { Tensor, Weights } from "./tensor.ts";
 
 /** MatMulNBits block size used throughout the project. */
@@ -146,4 +148,24 @@ export function fakeQuantize(w: Weights, mode: "q4" | "q4sym" | "f16"): Weights 
     else out.set(name, mode === "f16" ? roundTripF16(t) : dequantizeQ4(quantizeQ4(t, { symmetric: mode === "q4sym" })));
   }
   return out;
+}
+
+/**
+ * The weights a q4 policy graph computes with, for checking it against the float64 reference: every
+ * layer projection and the head quantised and dequantised (an untied copy of the embeddings when
+ * they are tied), the embeddings rounded through f16 as the graph stores them.
+ */
+export function q4EffectiveWeights(cfg: ModelConfig, w: Weights): { cfg: ModelConfig; w: Weights } {
+  const out: Weights = new Map(w);
+  const dq = (name: string, src = name) => {
+    const t = w.get(src);
+    if (!t) throw new Error(`missing ${src}`);
+    out.set(name, dequantizeQ4(quantizeQ4(t)));
+  };
+  for (let l = 0; l < cfg.numLayers; l++) for (const t of LORA_TARGETS) dq(baseKey(l, t));
+  dq("lm_head.weight", cfg.tieWordEmbeddings ? "model.embed_tokens.weight" : "lm_head.weight");
+  const e = w.get("model.embed_tokens.weight");
+  if (!e) throw new Error("missing embeddings");
+  out.set("model.embed_tokens.weight", { shape: e.shape, data: fromF16(toF16(e.data)) });
+  return { cfg: { ...cfg, tieWordEmbeddings: false }, w: out };
 }

@@ -5,14 +5,12 @@
 // f32 + LoRA and q4, and greedy sampling through `sampleBatch` giving the explicit graph's tokens.
 import { assert, assertClose, assertEquals } from "../../../tests/assert.ts";
 import { Rng } from "../../core/rng.ts";
-import type { Arch, ModelConfig } from "../config.ts";
-import { fromF16, toF16 } from "../half.ts";
-import { baseKey, LORA_TARGETS, randomAdapter } from "../lora.ts";
+import type { Arch } from "../config.ts";
+import { LORA_TARGETS, randomAdapter } from "../lora.ts";
 import { OrtPolicy } from "../policy.ts";
-import { dequantizeQ4, quantizeQ4 } from "../quant.ts";
+import { q4EffectiveWeights } from "../quant.ts";
 import { referenceLogits, referenceLogprobs } from "../reference.ts";
 import { DEFAULT_SAMPLING, sampleBatch } from "../sampler.ts";
-import type { Weights } from "../tensor.ts";
 import { makeTinyModel } from "../tiny.ts";
 
 // ORT's GQA needs a head dim that is a multiple of 8: the tiny llama (6) and qwen3 (12) get 8.
@@ -79,29 +77,13 @@ for (const arch of ARCHS) {
   });
 }
 
-/** Weights a q4 graph computes with: linear layers and the head dequantised, embeddings via f16. */
-function q4Effective(cfg: ModelConfig, w: Weights): { cfg: ModelConfig; w: Weights } {
-  const out: Weights = new Map(w);
-  const dq = (name: string, src = name) => {
-    const t = w.get(src);
-    if (!t) throw new Error(`missing ${src}`);
-    out.set(name, dequantizeQ4(quantizeQ4(t)));
-  };
-  for (let l = 0; l < cfg.numLayers; l++) for (const t of LORA_TARGETS) dq(baseKey(l, t));
-  dq("lm_head.weight", cfg.tieWordEmbeddings ? "model.embed_tokens.weight" : "lm_head.weight");
-  const e = w.get("model.embed_tokens.weight");
-  if (!e) throw new Error("missing embeddings");
-  out.set("model.embed_tokens.weight", { shape: e.shape, data: fromF16(toF16(e.data)) });
-  return { cfg: { ...cfg, tieWordEmbeddings: false }, w: out };
-}
-
 Deno.test("gqa: right-padded log-probabilities equal the float64 reference at f32 + LoRA and at q4 (against its dequantised weights), on WebGPU and WASM", async () => {
   for (const arch of ARCHS) {
     const m = tiny(arch, 43);
     const seqs = randomSeqs(new Rng(3), m.config.vocabSize, [9, 3, 14]);
     const adapter = randomAdapter(m.config, { r: 4, alpha: 8, targets: ["q_proj", "v_proj", "up_proj"], seed: 11, bScale: 0.2 });
     const want = referenceLogprobs(m.config, m.weights, seqs, adapter);
-    const eff = q4Effective(m.config, m.weights);
+    const eff = q4EffectiveWeights(m.config, m.weights);
     const wantQ4 = referenceLogprobs(eff.cfg, eff.w, seqs, adapter);
     for (const [dtype, provider] of [["f32", "webgpu"], ["q4", "webgpu"], ["f32", "wasm"]] as const) {
       const policy = await OrtPolicy.create(m.config, m.weights, { dtype, provider, attention: "gqa", loraTargets: ["q_proj", "v_proj", "up_proj"], maxPositions: 16 });
