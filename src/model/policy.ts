@@ -254,7 +254,7 @@ export class OrtPolicy {
     return Math.max(1, Math.floor(this.bindingLimit / perRow));
   }
 
-  /** The outputs of consecutive row runs as one: logits one after the other, caches joined on the GPU. */
+  /** The outputs of consecutive row runs as one: logits one after the other, caches joined (joinCacheRows). */
   private async concatOutputs(parts: StepOutput[]): Promise<StepOutput> {
     const logits = new Float32Array(parts.reduce((n, p) => n + p.logits.length, 0));
     let at = 0;
@@ -262,27 +262,8 @@ export class OrtPolicy {
       logits.set(p.logits, at);
       at += p.logits.length;
     }
-    const batch = parts.reduce((n, p) => n + p.present.batch, 0);
-    const device = await ort.env.webgpu.device;
-    const enc = device.createCommandEncoder({ label: "kv-concat-rows" });
-    const tensors: ort.Tensor[] = [];
-    for (let j = 0; j < parts[0].present.tensors.length; j++) {
-      const first = parts[0].present.tensors[j];
-      const [, K, T, D] = first.dims;
-      const rowBytes = K * T * D * (first.type === "float16" ? 2 : 4);
-      const buf = device.createBuffer({ label: "kv-rows", size: Math.max(4, batch * rowBytes), usage: GPU_STORAGE_COPY });
-      let row = 0;
-      for (const p of parts) {
-        const t = p.present.tensors[j];
-        if (t.location !== "gpu-buffer") throw new Error("policy: a prefill cut into runs needs its cache on the GPU");
-        enc.copyBufferToBuffer(t.gpuBuffer, 0, buf, row * rowBytes, p.present.batch * rowBytes);
-        row += p.present.batch;
-      }
-      tensors.push(ort.Tensor.fromGpuBuffer(buf, { dataType: first.type === "float16" ? "float16" : "float32", dims: [batch, K, T, D], dispose: () => buf.destroy() }));
-    }
-    device.queue.submit([enc.finish()]);
-    for (const p of parts) releaseCache(p.present);
-    return { logits, present: { tensors, batch, length: parts[0].present.length } };
+    const present = await this.joinCacheRows(parts.map((p) => ({ cache: p.present, rows: Array.from({ length: p.present.batch }, (_, r) => r) })));
+    return { logits, present };
   }
 
   /**
@@ -336,34 +317,54 @@ export class OrtPolicy {
   }
 
   /** A cache whose row i is row rows[i] of `cache`, which is released. */
-  private async gatherRows(cache: KvCache, rows: readonly number[]): Promise<KvCache> {
-    const onGpu = cache.tensors.some((t) => t.location === "gpu-buffer");
+  private gatherRows(cache: KvCache, rows: readonly number[]): Promise<KvCache> {
+    return this.joinCacheRows([{ cache, rows }]);
+  }
+
+  /**
+   * One cache of the chosen rows of each piece in turn (rows of equal length), the pieces' caches
+   * released: GPU caches copied buffer to buffer on ORT's device, one copy per run of consecutive rows.
+   */
+  private async joinCacheRows(pieces: readonly { cache: KvCache; rows: readonly number[] }[]): Promise<KvCache> {
+    const batch = pieces.reduce((n, p) => n + p.rows.length, 0);
+    const onGpu = pieces.some((p) => p.cache.tensors.some((t) => t.location === "gpu-buffer"));
     const device = onGpu ? await ort.env.webgpu.device : null;
     const enc = device?.createCommandEncoder({ label: "kv-gather-rows" });
     const tensors: ort.Tensor[] = [];
-    for (const t of cache.tensors) {
-      const [, K, T, D] = t.dims;
-      const dims = [rows.length, K, T, D];
+    for (let j = 0; j < pieces[0].cache.tensors.length; j++) {
+      const first = pieces[0].cache.tensors[j];
+      const [, K, T, D] = first.dims;
+      const dims = [batch, K, T, D];
       const elems = K * T * D;
-      if (t.location === "gpu-buffer" && device && enc) {
-        const rowBytes = elems * (t.type === "float16" ? 2 : 4);
-        const buf = device.createBuffer({ label: "kv-rows", size: Math.max(4, rows.length * rowBytes), usage: GPU_STORAGE_COPY });
-        // Runs of consecutive source rows are one copy (a repeat of 1, or keeping a contiguous block).
-        for (let i = 0; i < rows.length;) {
-          let j = i + 1;
-          while (j < rows.length && rows[j] === rows[j - 1] + 1) j++;
-          enc.copyBufferToBuffer(t.gpuBuffer, rows[i] * rowBytes, buf, i * rowBytes, (j - i) * rowBytes);
-          i = j;
+      if (first.location === "gpu-buffer" && device && enc) {
+        const rowBytes = elems * (first.type === "float16" ? 2 : 4);
+        const buf = device.createBuffer({ label: "kv-rows", size: Math.max(4, batch * rowBytes), usage: GPU_STORAGE_COPY });
+        let at = 0;
+        for (const { cache, rows } of pieces) {
+          const t = cache.tensors[j];
+          // Runs of consecutive source rows are one copy (a repeat of 1, or keeping a contiguous block).
+          for (let i = 0; i < rows.length;) {
+            let k = i + 1;
+            while (k < rows.length && rows[k] === rows[k - 1] + 1) k++;
+            enc.copyBufferToBuffer(t.gpuBuffer, rows[i] * rowBytes, buf, (at + i) * rowBytes, (k - i) * rowBytes);
+            i = k;
+          }
+          at += rows.length;
         }
-        const dataType = t.type === "float16" ? "float16" : "float32";
+        const dataType = first.type === "float16" ? "float16" : "float32";
         tensors.push(ort.Tensor.fromGpuBuffer(buf, { dataType, dims, dispose: () => buf.destroy() }));
       } else {
-        const data = await t.getData();
-        if (!ArrayBuffer.isView(data)) throw new Error(`KV cache of type ${t.type}`);
-        // float16 comes back as Float16Array where the runtime has one (Deno does): take its bits.
-        const src = data instanceof Float32Array ? data : new Uint16Array(data.buffer, data.byteOffset, data.byteLength / 2);
-        const dst = src instanceof Float32Array ? new Float32Array(rows.length * elems) : new Uint16Array(rows.length * elems);
-        rows.forEach((r, i) => dst.set(src.subarray(r * elems, (r + 1) * elems), i * elems));
+        const f32 = first.type === "float32";
+        const dst = f32 ? new Float32Array(batch * elems) : new Uint16Array(batch * elems);
+        let at = 0;
+        for (const { cache, rows } of pieces) {
+          const data = await cache.tensors[j].getData();
+          if (!ArrayBuffer.isView(data)) throw new Error(`KV cache of type ${cache.tensors[j].type}`);
+          // float16 comes back as Float16Array where the runtime has one (Deno does): take its bits.
+          const src = data instanceof Float32Array ? data : new Uint16Array(data.buffer, data.byteOffset, data.byteLength / 2);
+          rows.forEach((r, i) => dst.set(src.subarray(r * elems, (r + 1) * elems), (at + i) * elems));
+          at += rows.length;
+        }
         tensors.push(dst instanceof Float32Array ? new ort.Tensor("float32", dst, dims) : new ort.Tensor("float16", dst, dims));
       }
     }
@@ -372,8 +373,8 @@ export class OrtPolicy {
       // ORT may reuse the released buffers at once; let the copies finish first.
       await device.queue.onSubmittedWorkDone();
     }
-    releaseCache(cache);
-    return { tensors, batch: rows.length, length: cache.length };
+    for (const p of pieces) releaseCache(p.cache);
+    return { tensors, batch, length: pieces[0].cache.length };
   }
 
   /** Frees the GPU buffers of a cache that will not be fed again. */
