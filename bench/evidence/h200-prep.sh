@@ -9,6 +9,7 @@
 #   demo.tar.xz                                    public/demo (questions and SQLite files; ~0.5 MB instead of 2.3)
 #   demo.json, spider-heldout.json                 the evidence notebooks
 #   probe.tar.xz                                   bench/evidence/synthetic-probe.ts's notebook, questions and databases
+#   synthetic-heldout.tar.xz                       bench/evidence/synthetic-heldout.ts's two notebooks, questions and databases
 #   corpus.bin.xz, corpus.json                     only with CORPUS=DIR (a pretraining output folder): the packed
 #                                                 corpus for bench/evidence/h200-pretrain.sh (~0.4 MB xz'd)
 # The working tree travels too: with public/model (31.5 MB) and public/demo (2.3 MB) in it, tree + .device + this
@@ -36,6 +37,8 @@ bash bench/evidence/prepare-spider-heldout.sh "$E/tmp"
 tar -C "$E/tmp" -cJf "$E/spider-heldout.tar.xz" spider-heldout && rm -rf "$E/tmp"
 npx deno run -A bench/evidence/synthetic-probe.ts "$E/tmp/probe" > /dev/null
 tar -C "$E/tmp" -cJf "$E/probe.tar.xz" probe && rm -rf "$E/tmp"
+npx deno run -A bench/evidence/synthetic-heldout.ts "$E/tmp" > /dev/null
+tar -C "$E/tmp" -cJf "$E/synthetic-heldout.tar.xz" . && rm -rf "$E/tmp"
 cp bench/evidence/demo.json bench/evidence/spider-heldout.json bench/evidence/f16planes.py "$E/"
 if [ -n "${CORPUS:-}" ]; then xz -T0 -9 -c "$CORPUS/corpus.bin" > "$E/corpus.bin.xz"; cp "$CORPUS/corpus.json" "$E/"; fi
 tree=$(git ls-files -z | grep -zv '^public/model/\|^public/demo/' | xargs -0 du -cb | tail -1 | cut -f1)

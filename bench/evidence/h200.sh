@@ -5,6 +5,8 @@
 # Run:    source .device/remote-setup.sh; bash bench/evidence/h200.sh [setup|demo|spider|probe ...]   (default: demo spider)
 #         `probe`: bench/evidence/synthetic-probe.ts's 12 easy questions over the demo's training databases,
 #         greedy (does the model read the schema and the question, or recite its train queries?).
+#         `synth`, `synth-grpo`: bench/evidence/synthetic-heldout.ts's notebooks (synthetic-pattern questions
+#         on the held-out Spider databases; the recipe, and GRPO without the warm-up).
 #         `setup` unpacks and runs nothing; EV_MODEL=DIR runs with that model folder instead of the packed
 #         public/model (e.g. the output of bench/evidence/h200-pretrain.sh on the same machine).
 #         The notebooks run side by side (a decoding step is host-bound: two processes use two cores'
@@ -22,6 +24,7 @@ EV=${EV_DIR:-/tmp/ev}
 OUT=${OUT:-/tmp/ev-out}
 TOTAL=${EV_TOTAL_S:-560}
 STEPS=${GRPO_STEPS:-20}
+SEED=${EV_SEED:-1}   # run seed; a seed other than 1 names the runs <part>-s<seed>
 START=$(date +%s)
 mkdir -p "$EV" "$OUT"
 if [ ! -f "$EV/ready" ]; then
@@ -37,23 +40,25 @@ if [ ! -f "$EV/ready" ]; then
   # The demo dataset source reads public/demo next to the bundle's ../../.. (public/demo travels packed).
   tar -C "$EV" -xJf "$SRC/demo.tar.xz"
   tar -C "$EV" -xJf "$SRC/probe.tar.xz"
+  tar -C "$EV" -xJf "$SRC/synthetic-heldout.tar.xz"
   touch "$EV/ready"
   echo "setup $(( $(date +%s) - START )) s"
 fi
 cd "$EV"
 MODEL=${EV_MODEL:-$EV/model}
 one() {  # one notebook, until the time is up; resumes from its checkpoints when run again
-  local nb=$1 file=$2 left=$(( TOTAL - ($(date +%s) - START) ))
+  local nb=$1 file=$2; [ "$SEED" = 1 ] || nb=$nb-s$SEED; local left=$(( TOTAL - ($(date +%s) - START) ))
   [ "$left" -lt 30 ] && { echo "$nb: not started (${left} s left)"; return; }
   echo "== $nb ($left s, model $MODEL)"
-  timeout "$left" deno run -A bin/a/b/rlvr.js run "$file" --out "run-$nb" --model "$MODEL" --seed 1 --max-steps "$STEPS" --sample-batch 64 >> "$nb.log" 2>&1
+  timeout "$left" deno run -A bin/a/b/rlvr.js run "$file" --out "run-$nb" --model "$MODEL" --seed "$SEED" --max-steps "$STEPS" --sample-batch 64 >> "$nb.log" 2>&1
   echo "$nb rc $? at $(( $(date +%s) - START )) s"
   grep -v "W:onnxruntime" "$nb.log" | tail -4 | cut -c1-400
   tail -c 4000000 "run-$nb/samples.jsonl" > "run-$nb/samples.tail.jsonl" 2>/dev/null
   tar czf "$OUT/$nb.tgz" "$nb.log" run-$nb/summary.json run-$nb/metrics.jsonl run-$nb/predictions run-$nb/samples.tail.jsonl 2>/dev/null
 }
 for nb in ${@:-demo spider}; do
-  case $nb in setup) ;; demo) one demo demo.json & ;; spider) one spider spider-heldout.json & ;; probe) one probe probe/probe.json & ;; *) echo "unknown notebook $nb" ;; esac
+  case $nb in setup) ;; demo) one demo demo.json & ;; spider) one spider spider-heldout.json & ;; probe) one probe probe/probe.json & ;;
+    synth) one synth synthetic-heldout.json & ;; synth-grpo) one synth-grpo synthetic-heldout-grpo.json & ;; *) echo "unknown notebook $nb" ;; esac
 done
 wait
 ls -la "$OUT"
