@@ -58,6 +58,12 @@ export interface ModelParams {
   dtype: (typeof DTYPES)[number];
   loraRank: number;
   loraAlpha: number;
+  /**
+   * A LoRA adapter in PEFT format to start from instead of a fresh one (B = 0): the URL of a folder
+   * with adapter_config.json and adapter_model.safetensors (headless also a path), resolved like
+   * `url`. Its r and lora_alpha must equal loraRank and loraAlpha.
+   */
+  adapter?: string;
 }
 export interface PromptParams {
   /** A template id of prompts.ts's PROMPT_TEMPLATES, e.g. "omnisql@1". */

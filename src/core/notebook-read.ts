@@ -217,6 +217,8 @@ export const PARAM_READERS: { readonly [K in CellType]: (r: Reader) => CellParam
       dtype: r.oneOf("dtype", DTYPES, "q4"),
       loraRank: r.num("loraRank", 16, 1, 1024, true),
       loraAlpha: r.num("loraAlpha", 32, 0, 1e6),
+      // An emptied form field means "no adapter" (a fresh one).
+      adapter: r.optUrl("adapter") || undefined,
     };
     if (p.repo !== undefined && !/^[\w.-]+\/[\w.-]+$/.test(p.repo)) r.fail("repo", 'expected "owner/name"');
     if (p.source === "hub" && p.repo === undefined) r.fail("repo", 'required when source is "hub"');

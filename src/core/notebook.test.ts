@@ -117,6 +117,32 @@ Deno.test("parseNotebook: errors carry paths; unknown types, duplicates and vers
   }
 });
 
+Deno.test("model cell: adapter is an optional http(s) or relative URL; other schemes and non-strings are refused", () => {
+  const ok = validateParams("model", { source: "url", url: "/models/base", adapter: "runs/x/adapter", loraRank: 8, loraAlpha: 16 });
+  assert(ok.ok, JSON.stringify(ok));
+  assertEquals(ok.params.adapter, "runs/x/adapter");
+  assertEquals(ok.params.loraRank, 8);
+  const http = validateParams("model", { adapter: "https://example.org/adapters/spider-r16/" });
+  assert(http.ok && http.params.adapter === "https://example.org/adapters/spider-r16/");
+  // Absent, or emptied in the form: no adapter (a fresh one, B = 0), and no key in the document.
+  for (const params of [{}, { adapter: "" }]) {
+    const r = validateParams("model", params);
+    assert(r.ok && !("adapter" in r.params), JSON.stringify(r));
+  }
+  for (const [bad, pattern] of [["javascript:alert(1)", /not an http\(s\) or relative URL/], ["file:///etc/passwd", /not an http\(s\) or relative URL/], [7, /expected a string/], ["x".repeat(5000), /longer than 4096/]] as const) {
+    const r = validateParams("model", { adapter: bad });
+    assert(!r.ok, `accepted ${String(bad).slice(0, 40)}`);
+    assertEquals(r.errors.map((e) => e.path), ["params.adapter"]);
+    assert(pattern.test(r.errors[0].message), r.errors[0].message);
+  }
+  // In a document: the error carries the cell's path; a good one round-trips unchanged.
+  const doc = parseNotebook({ version: 1, title: "t", cells: [{ type: "model", id: "m", params: { adapter: "data:text/plain,x" } }] });
+  assert(!doc.ok && doc.errors[0].path === "cells[0].params.adapter", JSON.stringify(doc));
+  const good = parseNotebook({ version: 1, title: "t", cells: [{ type: "model", id: "m", params: { adapter: "../adapters/a" } }] });
+  assert(good.ok && good.warnings.length === 0);
+  assertEquals((good.doc.cells[0].params as { adapter?: string }).adapter, "../adapters/a");
+});
+
 Deno.test("parseNotebook: unknown fields are dropped and reported as warnings", () => {
   const r = parseNotebook({ version: 1, extra: 1, cells: [{ type: "export", id: "x", output: "cached", params: { what: "metrics", path: "/etc" } }] });
   assert(r.ok);

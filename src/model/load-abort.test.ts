@@ -132,6 +132,9 @@ Deno.test("load abort: runNotebook stopped while the model cell loads reports a 
     sqlRunner: () => ({ query: unused, close: () => {} }),
     schemaOf: unused,
     loadModel: async (_which, lo) => ({ ...(await loadHfModel(new MemorySource(files), lo)), name: "tiny" }),
+    adapterSource: () => {
+      throw new Error("not used");
+    },
     gpuDevice: unused,
     now: () => 0,
   };

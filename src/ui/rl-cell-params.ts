@@ -29,6 +29,16 @@ const CHOICES: Record<string, readonly string[]> = {
   "export.what": EXPORTS,
 };
 
+/** Optional fields shown (empty) even when the document leaves them out, by cell type. */
+const OPTIONAL: Record<string, readonly string[]> = {
+  model: ["adapter"],
+};
+
+/** A short help text under a field, by "type.field". */
+const HELP: Record<string, string> = {
+  "model.adapter": "start from a LoRA adapter in PEFT format (a folder URL with adapter_config.json and adapter_model.safetensors, e.g. a run's adapter/); its r and lora_alpha must equal loraRank and loraAlpha. Empty: a fresh adapter (B = 0)",
+};
+
 /** Fired with the validated parameters when a field changes. */
 export class ParamsChangeEvent extends Event {
   constructor(readonly params: Record<string, unknown>) {
@@ -49,6 +59,7 @@ export class RlCellParams extends LitElement {
     textarea { font-family: var(--rl-mono); font-size: 12px; min-height: 110px; }
     input[type="checkbox"] { justify-self: start; }
     .field-error { color: var(--rl-bad); font-size: 12px; }
+    .field-help { font-size: 12px; }
   `];
 
   /** The cell whose parameters are edited. */
@@ -58,7 +69,8 @@ export class RlCellParams extends LitElement {
   override render() {
     const cell = this.cell;
     if (!cell) return nothing;
-    const entries = Object.entries(cell.params as Record<string, unknown>);
+    const params = cell.params as Record<string, unknown>;
+    const entries: [string, unknown][] = [...Object.entries(params), ...(OPTIONAL[cell.type] ?? []).filter((k) => !(k in params)).map((k): [string, unknown] => [k, undefined])];
     if (!entries.length) return nothing;
     return html`<form @submit=${(e: Event) => e.preventDefault()}>
       ${entries.map(([k, v]) => this.renderField(cell.type, k, v))}
@@ -90,7 +102,9 @@ export class RlCellParams extends LitElement {
       wide = true;
       input = html`<textarea id=${id} data-field=${key} .value=${JSON.stringify(value, null, 2)} @change=${(e: Event) => this.editJson(key, (e.target as HTMLTextAreaElement).value)}></textarea>`;
     }
-    return html`<label class=${wide ? "wide" : ""} for=${id}>${key}${input}${err ? html`<span class="field-error" role="alert">${err}</span>` : nothing}</label>`;
+    const help = HELP[`${type}.${key}`];
+    if (help) wide = true;
+    return html`<label class=${wide ? "wide" : ""} for=${id}>${key}${input}${help ? html`<span class="field-help">${help}</span>` : nothing}${err ? html`<span class="field-error" role="alert">${err}</span>` : nothing}</label>`;
   }
 
   private editJson(key: string, text: string): void {

@@ -10,6 +10,7 @@ import type { RewardSpec } from "../../core/rewards.ts";
 import type { DbSchema } from "../../core/schema.ts";
 import type { Task } from "../../core/types.ts";
 import type { HfModel, LoadProgressFn } from "../../model/hf.ts";
+import type { ModelSource } from "../../model/source.ts";
 import type { QueryReply } from "../sql-exec.ts";
 import type { FileStore } from "../store.ts";
 import { encodeSample, type SampleRecord } from "../records.ts";
@@ -45,6 +46,12 @@ export interface RunEnv {
    * each file's bytes as they arrive.
    */
   loadModel(which: ModelParams | string, o?: { signal?: AbortSignal; onProgress?: LoadProgressFn }): Promise<HfModel & { name: string }>;
+  /**
+   * The folder of a model cell's `adapter` (PEFT: adapter_config.json + adapter_model.safetensors),
+   * resolved as the cell's `url` is (relative to the notebook's folder headless, to the app's base
+   * in the page); `where` names it for messages and the model summary.
+   */
+  adapterSource(ref: string): { source: ModelSource; where: string };
   /** The GPUDevice the trainer runs on. */
   gpuDevice(): Promise<GPUDevice>;
   /** Wall clock in milliseconds (injected so tests can pin it). */

@@ -89,6 +89,10 @@ export function denoEnv(o: DenoEnvOptions): RunEnv {
       const hf: HfModel = await loadHfModel(source, lo);
       return { ...hf, name };
     },
+    adapterSource(ref) {
+      const where = resolve(ref);
+      return { source: isHttp(where) ? new UrlSource(where) : new DirSource(where), where };
+    },
     gpuDevice() {
       gpu ??= requestGpu().then((g) => g.device);
       return gpu;

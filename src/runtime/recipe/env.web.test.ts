@@ -2,6 +2,8 @@
 // the demo model over HTTP with relative URLs; uploaded datasets.
 import { assert, assertEquals, assertRejects } from "../../../tests/assert.ts";
 import { defaultParams } from "../../core/notebook.ts";
+import { randomAdapter } from "../../model/lora.ts";
+import { peftFiles, readPeftAdapter } from "../../model/peft.ts";
 import { makeTinyModel } from "../../model/tiny.ts";
 import { writeHfFolder } from "../../model/tiny.deno.ts";
 import { MemoryStore } from "../store.ts";
@@ -83,6 +85,37 @@ Deno.test({
       } finally {
         await server.shutdown();
       }
+    }
+  },
+});
+
+Deno.test({
+  name: "recipe/env.web: a model cell's adapter resolves against the app's base and reads over HTTP as a PEFT folder",
+  sanitizeOps: false,
+  sanitizeResources: false,
+  async fn() {
+    const cfg = makeTinyModel("qwen2", { seed: 1 }).config;
+    const adapter = randomAdapter(cfg, { r: 2, alpha: 4, targets: ["q_proj", "up_proj"], seed: 5 });
+    const files = peftFiles(adapter);
+    const seen: string[] = [];
+    const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, (req) => {
+      const path = new URL(req.url).pathname;
+      seen.push(path);
+      const name = path.startsWith("/app/runs/r1/adapter/") ? path.slice("/app/runs/r1/adapter/".length) : "";
+      const body = files.get(name);
+      return body ? new Response(body.slice().buffer) : new Response("not found", { status: 404 });
+    });
+    try {
+      const env = webEnv({ baseUrl: `http://127.0.0.1:${server.addr.port}/app/`, store: new MemoryStore() });
+      const { source, where } = env.adapterSource("runs/r1/adapter/");
+      assertEquals(where, `http://127.0.0.1:${server.addr.port}/app/runs/r1/adapter/`);
+      const got = await readPeftAdapter(source, cfg);
+      assertEquals([got.r, got.alpha, got.targets], [2, 4, ["q_proj", "up_proj"]]);
+      for (const [k, t] of adapter.tensors) assertEquals(Array.from(got.tensors.get(k)!.data), Array.from(t.data), k);
+      assert(seen.includes("/app/runs/r1/adapter/adapter_config.json") && seen.includes("/app/runs/r1/adapter/adapter_model.safetensors"), seen.join(", "));
+      await assertRejects(() => readPeftAdapter(env.adapterSource("runs/none").source), /adapter_config\.json not found/);
+    } finally {
+      await server.shutdown();
     }
   },
 });

@@ -139,6 +139,11 @@ export function webEnv(o: WebEnvOptions): RunEnv {
         throw new Error(`the demo model is not in this build: nothing loadable at ${resolve("model/")} (${why}). Use a model cell with source "url" or "hub", or add the demo model's files there`, { cause: e });
       }
     },
+    adapterSource(ref) {
+      // Not through the model-file cache: an adapter is small, and a run folder's adapter/ changes.
+      const where = resolve(ref);
+      return { source: new UrlSource(where, { fetch: doFetch, label: where }), where };
+    },
     gpuDevice() {
       if (o.gpuDevice) return o.gpuDevice();
       gpu ??= requestGpu().then((g) => g.device);

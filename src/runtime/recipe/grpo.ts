@@ -54,7 +54,8 @@ export async function runGrpo(ctx: RunContext, cellId: string, p: GrpoParams): P
   // Without focus: plain epochs of seeded shuffles (nothing is ever "mastered", nothing revisited).
   const focusOpts = p.focusHard ? { skipAfter: p.skipAfter, revisitFraction: p.revisitFraction } : { skipAfter: 2 ** 30, revisitFraction: 0 };
   let focus = new FocusScheduler(tasks.map((t) => t.id), new Rng(mixSeed(seed, "grpo-order")), focusOpts);
-  const config = JSON.stringify({ ...p, seed, tasks: tasks.length, model: runtime.hf.name });
+  // An imported starting adapter is part of what the checkpoint continues (absent: the key too, so older checkpoints still match).
+  const config = JSON.stringify({ ...p, seed, tasks: tasks.length, model: runtime.hf.name, ...(runtime.imported ? { adapter: runtime.imported.from } : {}) });
   const prefix = `checkpoints/${cellId}`;
   let start = 0;
   let state: GrpoState = { config, trainerStep: 0, focus: null, heldout: [], equalSum: 0, skipped: 0 };

@@ -4,7 +4,8 @@
 // WebGPU device and ours are distinct, so the buffers cannot be shared without a copy yet).
 import type { ChatMessage } from "../../core/prompts.ts";
 import type { HfModel } from "../../model/hf.ts";
-import { LORA_TARGETS, type LoraAdapter, loraKey, type LoraTarget, zeroAdapter } from "../../model/lora.ts";
+import { LORA_TARGETS, type LoraAdapter, loraKey, type LoraTarget, validateAdapter, zeroAdapter } from "../../model/lora.ts";
+import type { ModelConfig } from "../../model/config.ts";
 import type { AttentionKind, WeightDtype } from "../../model/onnx/decoder.ts";
 import { OrtPolicy } from "../../model/policy.ts";
 import { type Sample, sampleBatch, type SampleProgress, type SamplingParams } from "../../model/sampler.ts";
@@ -23,6 +24,12 @@ export interface ModelRuntimeOptions {
   loraAlpha: number;
   /** Seed of the adapter's A matrices (B starts at zero: the adapted model equals the base). */
   seed: number;
+  /**
+   * An adapter to start from instead (a model cell's `adapter`, read with readPeftAdapter), with
+   * where it came from. Its r and alpha must equal loraRank and loraAlpha; targets it lacks start
+   * fresh (B = 0).
+   */
+  imported?: { adapter: LoraAdapter; from: string };
   targets?: readonly LoraTarget[];
   /** Longest prompt + completion the policy accepts (default min(max positions, 4096)). */
   maxPositions?: number;
@@ -36,6 +43,42 @@ export interface ModelRuntimeOptions {
 /** A turn of the task queue, so a Stop posted to this worker during synchronous work is seen. */
 const nextTask = () => new Promise((r) => setTimeout(r, 0));
 
+/**
+ * The runtime's starting adapter from an imported one: its tensors on the targets it has, `fresh`'s
+ * (B = 0) on the others. The ONNX policy fixes alpha / r in its graph and the trainer's slots have
+ * the cell's rank, so r and alpha must be the cell's; errors say what to change.
+ */
+export function startFrom(cfg: ModelConfig, fresh: LoraAdapter, imported: LoraAdapter, from: string): LoraAdapter {
+  if (imported.r !== fresh.r || imported.alpha !== fresh.alpha) {
+    throw new Error(
+      `adapter ${from} has r = ${imported.r} and lora_alpha = ${imported.alpha}, the model cell loraRank ${fresh.r} and loraAlpha ${fresh.alpha}: ` +
+        `set the model cell's loraRank to ${imported.r} and loraAlpha to ${imported.alpha} to start from this adapter (the policy's graph fixes the scale alpha / r)`,
+    );
+  }
+  const extra = imported.targets.filter((t) => !fresh.targets.includes(t));
+  if (extra.length) {
+    throw new Error(`adapter ${from} targets ${extra.join(", ")}, which this model runtime has no LoRA inputs for (it has ${fresh.targets.join(", ")})`);
+  }
+  try {
+    validateAdapter(cfg, imported);
+  } catch (e) {
+    throw new Error(`adapter ${from} does not fit this model: ${e instanceof Error ? e.message : String(e)}`);
+  }
+  const tensors = new Map(fresh.tensors);
+  for (let l = 0; l < cfg.numLayers; l++) {
+    for (const t of imported.targets) {
+      for (const which of ["A", "B"] as const) {
+        const k = loraKey(l, t, which);
+        const src = imported.tensors.get(k);
+        if (src) tensors.set(k, { shape: [...src.shape], data: src.data.slice() });
+      }
+    }
+  }
+  const unused = [...imported.tensors.keys()].filter((k) => !fresh.tensors.has(k));
+  if (unused.length) throw new Error(`adapter ${from} has tensors this model has no place for (${unused.length}, e.g. ${unused[0]}): was it trained on a model with more layers?`);
+  return { ...fresh, tensors };
+}
+
 /** The policy, the trainer and their adapter for one loaded model. */
 export class ModelRuntime {
   private gpu: { model: GpuModel; lora: GpuLora; trainer: GrpoTrainer; census: GpuCensus } | null = null;
@@ -47,6 +90,8 @@ export class ModelRuntime {
     private readonly device: () => Promise<GPUDevice>,
     /** The adapter the policy samples with (kept equal to the trainer's after every update). */
     public adapter: LoraAdapter,
+    /** Where the starting adapter was imported from and the targets it had (null: a fresh adapter, B = 0). */
+    readonly imported: { from: string; targets: LoraTarget[] } | null = null,
   ) {
     this.codec = new ChatCodec(hf.tokenizer, hf.chatTemplate);
   }
@@ -60,7 +105,9 @@ export class ModelRuntime {
       if (o.signal.aborted) throw o.signal.reason;
     };
     await check();
-    const adapter = zeroAdapter(hf.config, { r: o.loraRank, alpha: o.loraAlpha, targets, seed: o.seed });
+    const fresh = zeroAdapter(hf.config, { r: o.loraRank, alpha: o.loraAlpha, targets, seed: o.seed });
+    // Checked before the graph build (the long part), so a mismatched adapter fails at once.
+    const adapter = o.imported ? startFrom(hf.config, fresh, o.imported.adapter, o.imported.from) : fresh;
     const policy = await OrtPolicy.create(hf.config, hf.weights, { dtype: o.dtype, loraTargets: targets, maxPositions: o.maxPositions, attention: o.attention, loraScale: o.loraAlpha / o.loraRank /* fixed in the graph: the runtime's adapter keeps them */, onNote: o.onNote, signal: o.signal });
     try {
       await check();
@@ -69,7 +116,7 @@ export class ModelRuntime {
       await policy.release();
       throw e;
     }
-    const rt = new ModelRuntime(hf, policy, device, adapter);
+    const rt = new ModelRuntime(hf, policy, device, adapter, o.imported ? { from: o.imported.from, targets: [...o.imported.adapter.targets] } : null);
     policy.setAdapter(adapter, "lora");
     return rt;
   }

@@ -40,6 +40,11 @@ Deno.test("model summary: rows and log line carry every fact", () => {
   assertEquals(rows["parameters"], formatCount(byHand(m.config)));
   assertEquals(rows["weights as run"], "q4");
   assertEquals(rows["LoRA"], "rank 8, alpha 16 on q_proj, v_proj");
+  assertEquals(rows["adapter"], "fresh (B = 0: the policy starts as the base model)");
+  const imported = { ...s, lora: { ...s.lora, imported: { from: "/runs/a/adapter", targets: ["q_proj"] } } };
+  assertEquals(Object.fromEntries(summaryRows(imported))["adapter"], "imported from /runs/a/adapter (on q_proj; v_proj start fresh, B = 0)");
+  assertEquals(Object.fromEntries(summaryRows({ ...s, lora: { ...s.lora, imported: { from: "u", targets: ["q_proj", "v_proj"] } } }))["adapter"], "imported from u");
+  assert(summaryLine(imported).includes("on 2 targets imported from /runs/a/adapter"), summaryLine(imported));
   assertEquals(rows["policy runs on"], "webgpu");
   assertEquals(rows["trainer projections"], "q4");
   assertEquals(rows["context length"], "2048 tokens (max positions 2048)");

@@ -19,7 +19,8 @@ export interface ModelSummary {
   vocab: number;
   /** The policy's weight storage as built (f32, f16 or q4). */
   dtype: string;
-  lora: { rank: number; alpha: number; targets: string[] };
+  /** `imported`: the adapter the cell started from (a model cell's `adapter`) and the targets it had; absent: a fresh one (B = 0). */
+  lora: { rank: number; alpha: number; targets: string[]; imported?: { from: string; targets: string[] } };
   /** Where the ONNX policy runs ("webgpu", or "wasm" after a fallback). */
   policyProvider: string;
   /** How the trainer stores the frozen projections (q4, f16 or f32); null when not known. */
@@ -67,6 +68,7 @@ export function summaryRows(s: ModelSummary): [string, string][] {
     ["vocabulary", formatCount(s.vocab)],
     ["weights as run", s.dtype],
     ["LoRA", `rank ${s.lora.rank}, alpha ${s.lora.alpha} on ${s.lora.targets.join(", ")}`],
+    ["adapter", adapterText(s.lora)],
     ["policy runs on", s.policyProvider],
     ["trainer projections", s.trainerProjections ?? "not known"],
     ["context length", `${s.contextLength} tokens (max positions ${s.maxPositionEmbeddings})`],
@@ -81,12 +83,19 @@ export function summaryRows(s: ModelSummary): [string, string][] {
   return rows;
 }
 
+/** Where the adapter started: imported (from where, on which targets) or fresh. */
+function adapterText(l: ModelSummary["lora"]): string {
+  if (!l.imported) return "fresh (B = 0: the policy starts as the base model)";
+  const rest = l.targets.filter((t) => !l.imported?.targets.includes(t));
+  return `imported from ${l.imported.from}${rest.length ? ` (on ${l.imported.targets.join(", ")}; ${rest.join(", ")} start fresh, B = 0)` : ""}`;
+}
+
 /** One log line: `rlvr run`'s "model X: qwen2, 8 layers, policy on webgpu" with the richer facts after it. */
 export function summaryLine(s: ModelSummary): string {
   const t = s.transferred;
   const moved = t ? (t.viaCache ? `, ${formatBytes(t.downloadedBytes)} downloaded / ${formatBytes(t.cachedBytes)} cached` : `, ${formatBytes(t.downloadedBytes)} fetched`) : "";
   return `model ${s.name}: ${s.arch}, ${s.layers} layers, policy on ${s.policyProvider}` +
     ` (hidden ${s.hidden}, ${formatCount(s.parameters)} parameters, vocab ${s.vocab}, ${s.dtype} weights,` +
-    ` LoRA r=${s.lora.rank} alpha=${s.lora.alpha} on ${s.lora.targets.length} targets, trainer ${s.trainerProjections ?? "?"} projections,` +
+    ` LoRA r=${s.lora.rank} alpha=${s.lora.alpha} on ${s.lora.targets.length} targets${s.lora.imported ? ` imported from ${s.lora.imported.from}` : ""}, trainer ${s.trainerProjections ?? "?"} projections,` +
     ` context ${s.contextLength}, loaded in ${(s.loadMs / 1000).toFixed(1)} s${moved})`;
 }

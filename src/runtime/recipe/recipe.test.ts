@@ -117,6 +117,9 @@ Deno.test("recipe/runner: an error names the cell that failed", async () => {
     sqlRunner: () => ({ query: unused, close: () => {} }),
     schemaOf: unused,
     loadModel: unused,
+    adapterSource: () => {
+      throw new Error("not used");
+    },
     gpuDevice: unused,
     now: () => 0,
   };

@@ -5,6 +5,8 @@
 import type { MetricsRecord } from "../../core/metrics.ts";
 import type { Cell, Notebook } from "../../core/notebook.ts";
 import type { ModelParams } from "../../core/notebook-params.ts";
+import type { LoraAdapter } from "../../model/lora.ts";
+import { readPeftAdapter } from "../../model/peft.ts";
 import type { StageReport } from "../records.ts";
 import { checkAborted, DEFAULT_RUN_OPTIONS, type Progress, progressReporter, type RunContext, type RunEnv, type RunOptions } from "./context.ts";
 import { resetDatasetCache, toolsFor } from "./common.ts";
@@ -86,8 +88,15 @@ export async function runNotebook(doc: Notebook, env: RunEnv, hooks: RunHooks = 
   let trained: string | null = null;
   const makeRuntime = async (which: ModelParams | string, p: ModelParams, onFile?: (file: string, loaded: number, total: number | null) => void): Promise<ModelRuntime> => {
     const signal = ctx.signal;
+    // The adapter first (small): a missing or unreadable one fails before the model downloads.
+    let imported: { adapter: LoraAdapter; from: string } | undefined;
+    if (p.adapter) {
+      const { source, where } = env.adapterSource(p.adapter);
+      ctx.onLog(`importing LoRA adapter from ${where}`);
+      imported = { adapter: await readPeftAdapter(source), from: where };
+    }
     const hf = await env.loadModel(which, { signal, onProgress: onFile });
-    return await ModelRuntime.create(hf, () => env.gpuDevice(), { dtype: p.dtype, loraRank: p.loraRank, loraAlpha: p.loraAlpha, seed: 0, onNote: ctx.onLog, signal });
+    return await ModelRuntime.create(hf, () => env.gpuDevice(), { dtype: p.dtype, loraRank: p.loraRank, loraAlpha: p.loraAlpha, seed: 0, imported, onNote: ctx.onLog, signal });
   };
   let loaded: ModelSummary | undefined;
   try {
@@ -171,7 +180,8 @@ async function runCell(ctx: RunContext, cell: Cell, e: CellEnv): Promise<StageRe
         checkAborted(ctx);
         const s: ModelSummary = {
           name: runtime.hf.name, source: runtime.hf.source, ...checkpointFacts(runtime.hf.config, runtime.hf.weights),
-          dtype: runtime.policy.dtype, lora: { rank: runtime.adapter.r, alpha: runtime.adapter.alpha, targets: [...runtime.adapter.targets] },
+          dtype: runtime.policy.dtype,
+          lora: { rank: runtime.adapter.r, alpha: runtime.adapter.alpha, targets: [...runtime.adapter.targets], ...(runtime.imported ? { imported: runtime.imported } : {}) },
           policyProvider: runtime.policy.provider, trainerProjections, contextLength: runtime.policy.maxPositions,
           loadMs: ctx.env.now() - t0, transferred: runtime.hf.transferred ?? null,
         };
@@ -197,7 +207,9 @@ async function runCell(ctx: RunContext, cell: Cell, e: CellEnv): Promise<StageRe
     case "select": {
       const mp = ctx.model?.params;
       if (!mp) throw new Error("needs a model cell before it");
-      return await runSelect(ctx, cell.id, cell.params, (m) => e.makeRuntime(m, mp));
+      // Other candidates start fresh: the model cell's adapter was trained on the model cell's model.
+      const { adapter: _adapter, ...fresh } = mp;
+      return await runSelect(ctx, cell.id, cell.params, (m) => e.makeRuntime(m, fresh));
     }
     case "warmup":
       return await runWarmup(ctx, cell.id, cell.params);
