@@ -18,6 +18,8 @@ export const MODEL_SOURCES = ["demo", "hub", "url"] as const;
 export const DTYPES = ["f32", "f16", "q4"] as const;
 export const COMPARISONS = ["set", "bag", "ordered"] as const;
 export const WARMUP_METHODS = ["rft", "awpg", "dpo"] as const;
+/** Which scored warm-up samples each round writes to `warmup/<cell>/round-<k>.jsonl`. */
+export const WARMUP_EXPORTS = ["correct", "all", "none"] as const;
 export const GRPO_AGGREGATIONS = ["token-mean", "seq-mean-token-mean", "seq-mean-token-sum-norm"] as const;
 export const ADVANTAGES = ["mean-std", "mean"] as const;
 export const KL_SCHEDULE_KINDS = ["constant", "linear", "cosine", "off"] as const;
@@ -113,6 +115,11 @@ export interface WarmupParams {
   /** DPO's beta (method "dpo"). */
   dpoBeta: number;
   seed: number;
+  /**
+   * The round's scored samples as an "rlvr" dataset file: "correct" (distinct correct SQL per
+   * question, with its reasoning), "all" (every sample with its reward and correctness) or "none".
+   */
+  exportSamples: (typeof WARMUP_EXPORTS)[number];
 }
 export interface GrpoParams {
   /** Samples per question (the group size). */

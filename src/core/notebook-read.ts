@@ -19,6 +19,7 @@ import {
   MODEL_SOURCES,
   type ModelParams,
   VOTES,
+  WARMUP_EXPORTS,
   WARMUP_METHODS,
 } from "./notebook-params.ts";
 import { PROMPT_TEMPLATES } from "./prompts.ts";
@@ -259,6 +260,7 @@ export const PARAM_READERS: { readonly [K in CellType]: (r: Reader) => CellParam
     maxNewTokens: r.num("maxNewTokens", 256, 1, 32768, true),
     dpoBeta: r.num("dpoBeta", 0.1, 0, 100),
     seed: r.num("seed", 0, 0, 2 ** 32 - 1, true),
+    exportSamples: r.oneOf("exportSamples", WARMUP_EXPORTS, "correct"),
   }),
   grpo: (r) => {
     const p: GrpoParams = {

@@ -132,6 +132,11 @@ export interface WarmupRoundReport {
   rftTargets: number;
   weightedSamples: number;
   optimiserSteps: number;
+  /**
+   * The round's scored samples as an "rlvr" dataset file in the run's store (absent when the cell's
+   * exportSamples is "none"): its path, its lines, and the questions they cover.
+   */
+  dataset?: { path: string; records: number; questions: number };
 }
 
 /** What the Warm-up stage reports. */
@@ -140,6 +145,10 @@ export interface WarmupReport {
   cellId: string;
   method: string;
   rounds: WarmupRoundReport[];
+  /** What the dataset files hold ("correct", "all" or "none"). */
+  exportSamples: string;
+  /** The rounds' dataset files, in round order (empty when exportSamples is "none"). */
+  datasetFiles: string[];
 }
 
 /** What the GRPO stage reports. */

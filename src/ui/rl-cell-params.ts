@@ -5,7 +5,7 @@ import { css, html, LitElement, nothing } from "lit";
 import { type Cell, validateParams } from "../core/notebook.ts";
 import {
   ADVANTAGES, COMPARISONS, DATASET_FORMATS, DATASET_SOURCES, DTYPES, EXPORTS, GRPO_AGGREGATIONS, KL_SCHEDULE_KINDS,
-  LOGPROB_WEIGHTS, LR_SCHEDULE_KINDS, MODEL_SOURCES, VOTES, WARMUP_METHODS,
+  LOGPROB_WEIGHTS, LR_SCHEDULE_KINDS, MODEL_SOURCES, VOTES, WARMUP_EXPORTS, WARMUP_METHODS,
 } from "../core/notebook-params.ts";
 import { PROMPT_TEMPLATES } from "../core/prompts.ts";
 import { cellStyles } from "./styles.ts";
@@ -19,6 +19,7 @@ const CHOICES: Record<string, readonly string[]> = {
   "prompt.template": Object.keys(PROMPT_TEMPLATES),
   "reward.comparison": COMPARISONS,
   "warmup.method": WARMUP_METHODS,
+  "warmup.exportSamples": WARMUP_EXPORTS,
   "grpo.aggregation": GRPO_AGGREGATIONS,
   "grpo.advantage": ADVANTAGES,
   "grpo.klSchedule": KL_SCHEDULE_KINDS,

@@ -160,8 +160,10 @@ export class RlCellRun extends LitElement {
           <p>Winner: ${r.winner.model} with ${r.winner.template}</p>`;
       case "warmup":
         return html`<h4>Warm-up (${r.method})</h4><table class="acc" data-testid="accuracy-table">
-          <tr><th>round</th><th>samples</th><th>sample accuracy</th><th>trained on</th><th>optimiser steps</th></tr>
-          ${r.rounds.map((x) => html`<tr><td>${x.round}</td><td>${x.samples}</td><td>${pct(x.sampleAccuracy)}</td><td>${x.rftTargets + x.weightedSamples}</td><td>${x.optimiserSteps}</td></tr>`)}</table>`;
+          <tr><th>round</th><th>samples</th><th>sample accuracy</th><th>trained on</th><th>optimiser steps</th><th>dataset file (lines, questions)</th></tr>
+          ${r.rounds.map((x) => html`<tr><td>${x.round}</td><td>${x.samples}</td><td>${pct(x.sampleAccuracy)}</td><td>${x.rftTargets + x.weightedSamples}</td><td>${x.optimiserSteps}</td>
+            <td>${x.dataset ? html`<code>${x.dataset.path}</code> (${x.dataset.records}, ${x.dataset.questions})` : "—"}</td></tr>`)}</table>
+          ${r.datasetFiles?.length ? html`<p data-testid="warmup-dataset">Scored samples (${r.exportSamples}) as "rlvr" datasets in the run's folder: ${r.datasetFiles.map((f, i) => html`${i ? ", " : ""}<code>${f}</code>`)}</p>` : nothing}`;
       case "grpo":
         return html`<h4>GRPO</h4><p data-testid="grpo-report">${r.steps} steps${r.resumedFrom ? ` (resumed from step ${r.resumedFrom})` : ""}; equal-reward groups ${pct(r.equalGroupFraction)}; skipped updates ${r.skippedSteps}${r.heldout.length ? html`; held-out accuracy ${r.heldout.map((h) => `step ${h.step}: ${pct(h.accuracy)}`).join(", ")}` : ""}</p>`;
       case "selfconsistency":

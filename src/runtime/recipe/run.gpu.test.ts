@@ -28,7 +28,7 @@ const NOTEBOOK = {
     { id: "prompt", type: "prompt", params: { template: TEMPLATE, maxPromptTokens: 1024 } },
     { id: "reward", type: "reward", params: { spec: SPEC } },
     { id: "base", type: "evaluate", params: { split: "dev", n: 2, k: 2, maxNewTokens: 4 } },
-    { id: "warm", type: "warmup", params: { rounds: 1, samplesPerQuestion: 2, method: "rft", lr: 0.01, maxNewTokens: 4 } },
+    { id: "warm", type: "warmup", params: { rounds: 1, samplesPerQuestion: 2, method: "rft", lr: 0.01, maxNewTokens: 4, exportSamples: "all" } },
     { id: "grpo", type: "grpo", params: { G: 4, steps: 4, batchQuestions: 2, maxNewTokens: 4, lr: 0.01, evalEvery: 2, evalN: 2 } },
     { id: "sc", type: "selfconsistency", params: { N: 2, split: "dev", n: 2, maxNewTokens: 4 } },
     { id: "exp", type: "export", params: { what: "adapter" } },
@@ -133,6 +133,17 @@ Deno.test({
       }
       assertEquals(m.extra?.trainedSamples, (groups.length - equal.length) * 4);
     }
+
+    // The warm-up's dataset file ("all"): the round's 6 x 2 samples once, also in the resumed
+    // folder (its second run restored the round and did not write it again); the restored
+    // round's report still names it.
+    const warmFile = "warmup/warm/round-1.jsonl";
+    const warmLines = (await text(`${straight}/${warmFile}`)).split("\n").filter((l) => l !== "");
+    assertEquals(warmLines.length, samples.records.filter((r) => r.phase === "warmup").length);
+    assertEquals(warmLines.length, 12);
+    assertEquals(await text(`${dir}/resumed/${warmFile}`), await text(`${straight}/${warmFile}`));
+    const resumedSummary = JSON.parse(await text(`${dir}/resumed/summary.json`)) as { cells: { id: string; report?: { datasetFiles?: string[] } }[] };
+    assertEquals(resumedSummary.cells.find((c) => c.id === "warm")?.report?.datasetFiles, [warmFile]);
 
     // Predictions in BIRD's format, one per dev question.
     const preds = parsePredictions(await text(`${straight}/predictions/base.json`));

@@ -17,6 +17,7 @@ import type { WarmupReport, WarmupRoundReport } from "../records.ts";
 import { checkAborted, emitMetrics, emitSamples, mixSeed, progressReporter, requireSetup, type RunContext, splitTasks } from "./context.ts";
 import { lengthSummary, perSecond, rewardSummary, sampleTasks, toolsFor } from "./common.ts";
 import { sampleRecord } from "./scoring.ts";
+import { encodeWarmupDataset, warmupDatasetPath, warmupDatasetRecords } from "./warmup-dataset.ts";
 
 /** Sequences per optimiser step in the offline phase. */
 export const WARMUP_MINIBATCH = 16;
@@ -36,7 +37,11 @@ function sigmoid(x: number): number {
   return x >= 0 ? 1 / (1 + Math.exp(-x)) : Math.exp(x) / (1 + Math.exp(x));
 }
 
-/** The warm-up cell. Each finished round is checkpointed under `checkpoints/<cell>/`; finished rounds are not redone. */
+/**
+ * The warm-up cell. Each finished round is checkpointed under `checkpoints/<cell>/`; finished rounds
+ * are not redone. Each round writes its scored samples whole to `warmup/<cell>/round-<k>.jsonl`
+ * (exportSamples; warmup-dataset.ts), before its checkpoint, so a resumed run never duplicates lines.
+ */
 export async function runWarmup(ctx: RunContext, cellId: string, p: WarmupParams): Promise<WarmupReport> {
   const setup = requireSetup(ctx, cellId);
   const runtime = setup.model.runtime;
@@ -49,7 +54,9 @@ export async function runWarmup(ctx: RunContext, cellId: string, p: WarmupParams
     lr: { base: p.lr, warmupSteps: 0, totalSteps: 1, decay: "constant" }, maxGradNorm: 1,
   });
   const prefix = `checkpoints/${cellId}`;
-  const config = JSON.stringify({ ...p, seed, tasks: tasks.length, model: runtime.hf.name });
+  // exportSamples changes no training state: checkpoints made without it (or with another value) stay valid.
+  const { exportSamples, ...trainParams } = p;
+  const config = JSON.stringify({ ...trainParams, seed, tasks: tasks.length, model: runtime.hf.name });
   let rounds: WarmupRoundReport[] = [];
   let start = 0;
   const ck = await loadCheckpoint(ctx.env.store, prefix);
@@ -124,6 +131,17 @@ export async function runWarmup(ctx: RunContext, cellId: string, p: WarmupParams
       round: round + 1, samples: scored.length, sampleAccuracy: correct / scored.length,
       rftTargets: p.method === "rft" ? items.length : 0, weightedSamples: p.method === "rft" ? 0 : items.length, optimiserSteps: reports.length,
     };
+    if (exportSamples !== "none") {
+      const opensThink = sampled.prompts.map((t) => /<think>\s*$/.test(t));
+      const ds = warmupDatasetRecords(sampled.samples.map((s, i) => ({
+        task: tasks[s.prompt], sampleIndex: s.index, completion: s.text, promptOpensThink: opensThink[s.prompt],
+        extraction: scored[i].extraction, correct: scored[i].correct, reward: scored[i].reward.total,
+      })), round + 1, exportSamples);
+      const path = warmupDatasetPath(cellId, round + 1);
+      // Written whole (not appended): a round redone after a crash replaces its file.
+      await ctx.env.store.write(path, encodeWarmupDataset(ds.records));
+      rep.dataset = { path, records: ds.records.length, questions: ds.questions };
+    }
     rounds.push(rep);
     const mean = (f: (r: GrpoStepReport) => number) => (reports.length ? reports.reduce((a, r) => a + f(r), 0) / reports.length : undefined);
     const trainTokens = items.reduce((a, it) => a + it.sample.ids.length, 0) * p.epochs;
@@ -142,7 +160,8 @@ export async function runWarmup(ctx: RunContext, cellId: string, p: WarmupParams
     });
     progress((round + 1 - start) / (p.rounds - start), `round ${round + 1}: ${items.length} training items, ${reports.length} updates`);
   }
-  return { kind: "warmup", cellId, method: p.method, rounds };
+  const datasetFiles = rounds.flatMap((r) => (r.dataset ? [r.dataset.path] : []));
+  return { kind: "warmup", cellId, method: p.method, rounds, exportSamples, datasetFiles };
 }
 
 /**
