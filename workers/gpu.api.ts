@@ -62,6 +62,8 @@ export interface GpuWorkerApi {
   listRuns(): Promise<RunInfo[]>;
   /** A text file of a run folder (metrics.jsonl, samples.jsonl, summary.json), or null. */
   readRunFile(runId: string, name: string): Promise<string | null>;
+  /** Any file of a run folder as bytes (an exported adapter, a warm-up dataset), or null. */
+  readRunBytes(runId: string, name: string): Promise<Uint8Array | null>;
   /** Deletes a run folder. */
   removeRun(runId: string): Promise<void>;
   /** Where runs are kept. */

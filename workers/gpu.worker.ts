@@ -67,6 +67,7 @@ const api: GpuWorkerApi = {
   stopRun: async (reason) => (await host).stop(reason),
   listRuns: async () => (await host).list(),
   readRunFile: async (runId, name) => (await host).read(runId, name),
+  readRunBytes: async (runId, name) => (await host).readBytes(runId, name),
   removeRun: async (runId) => (await host).remove(runId),
   storage: async () => (await stores).storage,
   modelCache: async () => (await (await stores).modelCache?.usage()) ?? null,

@@ -212,6 +212,11 @@ export class RunHost {
     return out.sort((a, b) => b.updatedAt.localeCompare(a.updatedAt));
   }
 
+  /** The bytes of one file of a run folder, or null. */
+  async readBytes(runId: string, name: string): Promise<Uint8Array | null> {
+    return await this.folder(runId).read(name);
+  }
+
   /** The text of one file of a run folder, or null. */
   async read(runId: string, name: string): Promise<string | null> {
     const raw = await this.folder(runId).read(name);

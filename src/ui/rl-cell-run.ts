@@ -40,6 +40,8 @@ export class RlCellRun extends LitElement {
     table.acc td, table.acc th { padding: 2px 10px 2px 0; text-align: left; }
     h4 { margin: 8px 0 4px; font-size: 14px; }
     details > summary { cursor: pointer; }
+    button.file { font-family: var(--rl-mono); font-size: 12px; padding: 1px 6px; }
+    .file-error { color: var(--rl-bad); font-size: 12px; }
   `];
 
   /** The cell this bar runs. */
@@ -47,6 +49,29 @@ export class RlCellRun extends LitElement {
   /** The page's run state. */
   controller: RunController | null = null;
   private readonly onChange = () => this.requestUpdate();
+  /** Why the last download failed (shown under the report), or null. */
+  private fileError: string | null = null;
+
+  /** Saves a file of the run folder through the browser's download. */
+  private async download(name: string): Promise<void> {
+    this.fileError = null;
+    try {
+      const bytes = await this.controller!.runFile(name);
+      const a = document.createElement("a");
+      a.href = URL.createObjectURL(new Blob([bytes as Uint8Array<ArrayBuffer>]));
+      a.download = name.split("/").filter(Boolean).join("_");
+      a.click();
+      setTimeout(() => URL.revokeObjectURL(a.href), 60_000);
+    } catch (e) {
+      this.fileError = e instanceof Error ? e.message : String(e);
+    }
+    this.requestUpdate();
+  }
+
+  /** A run-folder file as a download button. */
+  private fileButton(name: string) {
+    return html`<button class="file" data-testid="download-file" data-file=${name} title="Download ${name} from this notebook's run folder" @click=${() => void this.download(name)}>⤓ ${name}</button>`;
+  }
 
   override updated(changed: Map<string, unknown>): void {
     if (changed.has("controller")) {
@@ -163,7 +188,8 @@ export class RlCellRun extends LitElement {
           <tr><th>round</th><th>samples</th><th>sample accuracy</th><th>trained on</th><th>optimiser steps</th><th>dataset file (lines, questions)</th></tr>
           ${r.rounds.map((x) => html`<tr><td>${x.round}</td><td>${x.samples}</td><td>${pct(x.sampleAccuracy)}</td><td>${x.rftTargets + x.weightedSamples}</td><td>${x.optimiserSteps}</td>
             <td>${x.dataset ? html`<code>${x.dataset.path}</code> (${x.dataset.records}, ${x.dataset.questions})` : "—"}</td></tr>`)}</table>
-          ${r.datasetFiles?.length ? html`<p data-testid="warmup-dataset">Scored samples (${r.exportSamples}) as "rlvr" datasets in the run's folder: ${r.datasetFiles.map((f, i) => html`${i ? ", " : ""}<code>${f}</code>`)}</p>` : nothing}`;
+          ${r.datasetFiles?.length ? html`<p data-testid="warmup-dataset">Scored samples (${r.exportSamples}) as "rlvr" datasets in the run's folder: ${r.datasetFiles.map((f, i) => html`${i ? " " : ""}${this.fileButton(f)}`)}</p>` : nothing}
+          ${this.fileError ? html`<p class="file-error" role="alert">${this.fileError}</p>` : nothing}`;
       case "grpo":
         return html`<h4>GRPO</h4><p data-testid="grpo-report">${r.steps} steps${r.resumedFrom ? ` (resumed from step ${r.resumedFrom})` : ""}; equal-reward groups ${pct(r.equalGroupFraction)}; skipped updates ${r.skippedSteps}${r.heldout.length ? html`; held-out accuracy ${r.heldout.map((h) => `step ${h.step}: ${pct(h.accuracy)}`).join(", ")}` : ""}</p>`;
       case "selfconsistency":
@@ -171,7 +197,8 @@ export class RlCellRun extends LitElement {
           <tr><th>vote</th><th>best-of-N</th><th>pass@N</th><th>first sample</th></tr>
           <tr><td>${pct(r.voteAccuracy)}</td><td>${pct(r.bestOfNAccuracy)}</td><td>${pct(r.oracleAccuracy)}</td><td>${pct(r.firstSampleAccuracy)}</td></tr></table>`;
       case "export":
-        return html`<h4>Files written in the run's folder</h4><ul>${r.files.map((f) => html`<li><code>${f}</code></li>`)}</ul>`;
+        return html`<h4>Files written in the run's folder (click one to download it)</h4><ul>${r.files.map((f) => html`<li>${this.fileButton(f)}</li>`)}</ul>
+          ${this.fileError ? html`<p class="file-error" role="alert">${this.fileError}</p>` : nothing}`;
     }
   }
 }

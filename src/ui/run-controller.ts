@@ -45,7 +45,7 @@ export interface CellRunState {
 
 /** The parts of the worker API a run needs (the page passes the comlink remote); the model cache is optional. */
 export type RunApi = Pick<GpuWorkerApi, "startRun" | "stopRun" | "listRuns" | "readRunFile" | "removeRun" | "storage"> &
-  Partial<Pick<GpuWorkerApi, "modelCache" | "clearModelCache">>;
+  Partial<Pick<GpuWorkerApi, "modelCache" | "clearModelCache" | "readRunBytes">>;
 
 /** Wraps the run events for the worker (comlink.proxy in the page; identity in tests). */
 export type EventsWrapper = (events: RunEvents) => RunEvents;
@@ -207,6 +207,17 @@ export class RunController extends EventTarget {
     const removed = await this.api.clearModelCache();
     await this.refreshModelCache();
     return removed;
+  }
+
+  /**
+   * A file of this notebook's run folder (an export cell's adapter, a warm-up dataset), for a
+   * download; an error says why there is none.
+   */
+  async runFile(name: string): Promise<Uint8Array> {
+    if (!this.api.readRunBytes) throw new Error("this page cannot read run files");
+    const bytes = await this.api.readRunBytes(this.runId(), name);
+    if (!bytes) throw new Error(`${name} is not in this notebook's run folder (run the cell again to write it)`);
+    return bytes;
   }
 
   /** Asks the worker to stop the run in progress (between steps, or between a model's files and load phases; checkpoints stay). */

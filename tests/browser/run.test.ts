@@ -149,6 +149,27 @@ Deno.test({
       assertEquals(steps.samples.sort(), [1, 2, 3, 4]);
       await cell("grpo").locator("rl-metrics-charts figure canvas").first().waitFor();
       await screenshot(page, "run-grpo-resumed");
+
+      // Export: the adapter in PEFT format, written to the run folder (OPFS) and downloaded from the cell.
+      await cell("export").getByTestId("run-cell").click();
+      await done("export", 240_000);
+      const file = cell("export").locator('[data-testid=download-file][data-file$="adapter/adapter_model.safetensors"]');
+      const [download] = await Promise.all([page.waitForEvent("download"), file.click()]);
+      assertEquals(download.suggestedFilename(), "export_export_adapter_adapter_model.safetensors");
+      const bytes = await Deno.readFile(await download.path());
+      const n = Number(new DataView(bytes.buffer, bytes.byteOffset).getBigUint64(0, true));
+      const header = JSON.parse(new TextDecoder().decode(bytes.subarray(8, 8 + n))) as Record<string, { shape: number[]; data_offsets: [number, number] }>;
+      const names = Object.keys(header).filter((k) => k !== "__metadata__");
+      // PEFT's names, A and B for every layer and target, and the file ends where the last tensor does.
+      assert(names.length > 0 && names.every((k) => /^base_model\.model\.model\.layers\.\d+\..+\.lora_[AB]\.weight$/.test(k)), names.slice(0, 3).join(", "));
+      assertEquals(names.filter((k) => k.endsWith("lora_A.weight")).length, names.filter((k) => k.endsWith("lora_B.weight")).length);
+      assertEquals(8 + n + Math.max(...names.map((k) => header[k].data_offsets[1])), bytes.length);
+      const config = cell("export").locator('[data-testid=download-file][data-file$="adapter/adapter_config.json"]');
+      const [cfgDownload] = await Promise.all([page.waitForEvent("download"), config.click()]);
+      const cfg = JSON.parse(await Deno.readTextFile(await cfgDownload.path()));
+      assertEquals([cfg.peft_type, cfg.r, cfg.lora_alpha], ["LORA", 16, 32]);
+      await cell("export").scrollIntoViewIfNeeded();
+      await cell("export").screenshot({ path: `${ROOT}/test-results/run-export.png` });
       // onnxruntime-web prints its node-placement note (shape ops on the CPU, docs/policy.md) through console.error.
       assertEquals(errors.filter((e) => !/VerifyEachNodeIsAssignedToAnEp/.test(e)), []);
     } finally {
