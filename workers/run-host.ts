@@ -219,7 +219,7 @@ export class RunHost {
 
   /** The text of one file of a run folder, or null. */
   async read(runId: string, name: string): Promise<string | null> {
-    const raw = await this.folder(runId).read(name);
+    const raw = await this.readBytes(runId, name);
     return raw ? dec.decode(raw) : null;
   }
 

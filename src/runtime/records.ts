@@ -210,6 +210,11 @@ export function displayResult(rs: ResultSet, maxRows = DISPLAY_ROWS): DisplayRes
   return { columns: [...rs.columns], rows, rowCount: rs.rows.length, truncated: rs.rows.length > maxRows, capped: rs.capped };
 }
 
+/** True when a rendered prompt ends inside an opened <think> (the completion then holds only its rest). */
+export function promptOpensThink(prompt: string): boolean {
+  return /<think>\s*$/.test(prompt);
+}
+
 /** The content of the first <think>…</think> block (or of an unclosed one the prompt opened), else null. */
 export function reasoningOf(completion: string, promptOpensThink = false): string | null {
   const closed = /<think>([\s\S]*?)<\/think>/i.exec(completion);

@@ -113,6 +113,7 @@ export class RlCellRun extends LitElement {
       ${s.model ? this.renderModel(s.model) : nothing}
       ${cell.type === "model" && c.modelCache ? this.renderCache(c) : nothing}
       ${s.report ? this.renderReport(s.report) : nothing}
+      ${this.fileError ? html`<p class="file-error" role="alert">${this.fileError}</p>` : nothing}
       ${s.metrics.length ? html`<h4>Metrics</h4><rl-metrics-charts .runs=${[{ name: cell.id, records: s.metrics }]}></rl-metrics-charts>` : nothing}
       ${s.samples.length ? html`<details data-testid="inspector"><summary data-testid="open-inspector">Reward inspector (${s.samples.length} samples)</summary>
         <rl-reward-inspector .records=${s.samples} .step=${s.samples.at(-1)?.step ?? 0}></rl-reward-inspector></details>` : nothing}`;
@@ -188,8 +189,7 @@ export class RlCellRun extends LitElement {
           <tr><th>round</th><th>samples</th><th>sample accuracy</th><th>trained on</th><th>optimiser steps</th><th>dataset file (lines, questions)</th></tr>
           ${r.rounds.map((x) => html`<tr><td>${x.round}</td><td>${x.samples}</td><td>${pct(x.sampleAccuracy)}</td><td>${x.rftTargets + x.weightedSamples}</td><td>${x.optimiserSteps}</td>
             <td>${x.dataset ? html`<code>${x.dataset.path}</code> (${x.dataset.records}, ${x.dataset.questions})` : "—"}</td></tr>`)}</table>
-          ${r.datasetFiles?.length ? html`<p data-testid="warmup-dataset">Scored samples (${r.exportSamples}) as "rlvr" datasets in the run's folder: ${r.datasetFiles.map((f, i) => html`${i ? " " : ""}${this.fileButton(f)}`)}</p>` : nothing}
-          ${this.fileError ? html`<p class="file-error" role="alert">${this.fileError}</p>` : nothing}`;
+          ${r.datasetFiles?.length ? html`<p data-testid="warmup-dataset">Scored samples (${r.exportSamples}) as "rlvr" datasets in the run's folder: ${r.datasetFiles.map((f, i) => html`${i ? " " : ""}${this.fileButton(f)}`)}</p>` : nothing}`;
       case "grpo":
         return html`<h4>GRPO</h4><p data-testid="grpo-report">${r.steps} steps${r.resumedFrom ? ` (resumed from step ${r.resumedFrom})` : ""}; equal-reward groups ${pct(r.equalGroupFraction)}; skipped updates ${r.skippedSteps}${r.heldout.length ? html`; held-out accuracy ${r.heldout.map((h) => `step ${h.step}: ${pct(h.accuracy)}`).join(", ")}` : ""}</p>`;
       case "selfconsistency":
@@ -197,8 +197,7 @@ export class RlCellRun extends LitElement {
           <tr><th>vote</th><th>best-of-N</th><th>pass@N</th><th>first sample</th></tr>
           <tr><td>${pct(r.voteAccuracy)}</td><td>${pct(r.bestOfNAccuracy)}</td><td>${pct(r.oracleAccuracy)}</td><td>${pct(r.firstSampleAccuracy)}</td></tr></table>`;
       case "export":
-        return html`<h4>Files written in the run's folder (click one to download it)</h4><ul>${r.files.map((f) => html`<li>${this.fileButton(f)}</li>`)}</ul>
-          ${this.fileError ? html`<p class="file-error" role="alert">${this.fileError}</p>` : nothing}`;
+        return html`<h4>Files written in the run's folder (click one to download it)</h4><ul>${r.files.map((f) => html`<li>${this.fileButton(f)}</li>`)}</ul>`;
     }
   }
 }

@@ -7,7 +7,7 @@ import { compileRewardSpec, type RewardScore, type RewardSpec } from "../../core
 import type { ExecOutcome, ResultSet, Task } from "../../core/types.ts";
 import type { Sample } from "../../model/sampler.ts";
 import type { QueryReply } from "../sql-exec.ts";
-import { displayResult, reasoningOf, type SampleRecord } from "../records.ts";
+import { displayResult, promptOpensThink, reasoningOf, type SampleRecord } from "../records.ts";
 import type { SqlRunner } from "./context.ts";
 
 /** A scored completion. */
@@ -104,7 +104,7 @@ export function sampleRecord(
     sampleIndex: sample.index,
     prompt,
     completion: sample.text,
-    reasoning: reasoningOf(sample.text, /<think>\s*$/.test(prompt)),
+    reasoning: reasoningOf(sample.text, promptOpensThink(prompt)),
     extraction: scored.extraction,
     predicted: scored.predicted ? displayResult(scored.predicted) : null,
     gold: scored.gold ? displayResult(scored.gold) : null,

@@ -13,7 +13,7 @@ import type { WarmupParams } from "../../core/notebook-params.ts";
 import { Rng } from "../../core/rng.ts";
 import { type GrpoSample, type GrpoStepReport, grpoStep, type GrpoTrainer, sampleLogprobs } from "../../gpu/trainer/grpo-step.ts";
 import { loadCheckpoint, saveCheckpoint } from "../checkpoint.ts";
-import type { WarmupReport, WarmupRoundReport } from "../records.ts";
+import { promptOpensThink, type WarmupReport, type WarmupRoundReport } from "../records.ts";
 import { checkAborted, emitMetrics, emitSamples, mixSeed, progressReporter, requireSetup, type RunContext, splitTasks } from "./context.ts";
 import { lengthSummary, perSecond, rewardSummary, sampleTasks, toolsFor } from "./common.ts";
 import { sampleRecord } from "./scoring.ts";
@@ -132,7 +132,7 @@ export async function runWarmup(ctx: RunContext, cellId: string, p: WarmupParams
       rftTargets: p.method === "rft" ? items.length : 0, weightedSamples: p.method === "rft" ? 0 : items.length, optimiserSteps: reports.length,
     };
     if (exportSamples !== "none") {
-      const opensThink = sampled.prompts.map((t) => /<think>\s*$/.test(t));
+      const opensThink = sampled.prompts.map(promptOpensThink);
       const ds = warmupDatasetRecords(sampled.samples.map((s, i) => ({
         task: tasks[s.prompt], sampleIndex: s.index, completion: s.text, promptOpensThink: opensThink[s.prompt],
         extraction: scored[i].extraction, correct: scored[i].correct, reward: scored[i].reward.total,
