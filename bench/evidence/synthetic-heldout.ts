@@ -8,7 +8,7 @@
 // Run: deno run -A bench/evidence/synthetic-heldout.ts OUT_DIR [SPIDER=../shared/datasets/spider-train]
 //      npx rlvr run OUT_DIR/synthetic-heldout.json --model "$(pwd)/public/model" --out OUT_DIR/run --seed 1
 import { Rng } from "../../src/core/rng.ts";
-import { schemaOfFile } from "../../src/runtime/pretrain/corpus.deno.ts";
+import { schemaOfFile, SYNTHETIC_VALUES } from "../../src/runtime/pretrain/corpus.deno.ts";
 import { syntheticQuestions } from "../../src/runtime/pretrain/synthetic.ts";
 
 const [out, spider = "../shared/datasets/spider-train"] = Deno.args;
@@ -21,7 +21,7 @@ const lines: string[] = [];
 const rng = new Rng(20261201);
 for (const db of HOLD) {
   const file = `${spider}/database/${db}/${db}.sqlite`;
-  const s = await schemaOfFile(file, db, { maxExamples: 16, maxExampleChars: 40, exampleScanRows: 5000 });
+  const s = await schemaOfFile(file, db, SYNTHETIC_VALUES);
   const qs = syntheticQuestions(s, PER_DB, new Rng(rng.nextU32()));
   qs.forEach((q, i) => lines.push(JSON.stringify({ id: `${db}.${i}`, db_id: db, question: q.question, gold_sql: q.gold_sql, pattern: q.pattern })));
   await Deno.mkdir(`${out}/synthetic-heldout/db/${db}`, { recursive: true });

@@ -28,8 +28,8 @@ export interface CorpusPaths {
   synthetic?: number;
 }
 
-/** Values per column the synthetic questions draw from. */
-const SYNTHETIC_VALUES: IntrospectOptions = { maxExamples: 16, maxExampleChars: 40, exampleScanRows: 5000 };
+/** Values per column the synthetic questions draw from (the evidence probes draw theirs the same way). */
+export const SYNTHETIC_VALUES: IntrospectOptions = { maxExamples: 16, maxExampleChars: 40, exampleScanRows: 5000 };
 /** Seed of the synthetic questions (fixed: the corpus key names the count, not the seed). */
 const SYNTHETIC_SEED = 20261130;
 
