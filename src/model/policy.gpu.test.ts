@@ -171,7 +171,7 @@ Deno.test("policy f16 and q4: errors against the reference (measured), q4 exact 
         const gotA = await policy.logprobs(seqs);
         if (dtype === "q4") {
           // The quantisation is the only difference: the reference on dequantised weights agrees to f32 accuracy.
-          const eff = q4EffectiveWeights(m.config, m.weights);
+          const eff = q4EffectiveWeights(m.config, m.weights, { shaderF16: policy.shaderF16 });
           const e = assertClose(gotA.flat(), referenceLogprobs(eff.cfg, eff.w, seqs, adapter).flat(), { atol: 2e-3, rtol: 0, name: `${arch} q4 vs dequantised reference` });
           console.log(`${arch} q4 vs reference on dequantised weights: max |err| ${e.maxAbs.toExponential(2)}`);
         }

@@ -3,8 +3,9 @@
 // One owner per session: every run goes through a queue, so callers may overlap calls safely.
 import { type ModelConfig, validateWeights } from "./config.ts";
 import { LORA_TARGETS, type LoraAdapter, loraKey, type LoraTarget, targetDims, validateAdapter } from "./lora.ts";
-import { ATTN_ALIGN, type AttentionKind, buildDecoder, shortTarget, type WeightDtype } from "./onnx/decoder.ts";
-import { createSession, ort, type Provider } from "./onnx/ort.ts";
+import { ATTN_ALIGN, type AttentionKind, buildDecoder, gqaApplies, shortTarget, type WeightDtype } from "./onnx/decoder.ts";
+import { createSession, hasWebGpu, ort, type Provider } from "./onnx/ort.ts";
+import { checkGqa } from "./gqa-check.ts";
 import type { Weights } from "./tensor.ts";
 
 /** How to build and run the policy. */
@@ -38,6 +39,33 @@ export interface PolicyOptions {
   externalMinBytes?: number;
   /** Stop: checked between the graph build (quantisation) and the session; rejects with its reason. */
   signal?: AbortSignal;
+  /**
+   * Whether the graph may use f16 tensors. Default: what the device offers (`device`'s features, else
+   * the adapter's shader-f16; true on WASM). Without it f16 and q4 graphs compute in f32 (decoder.ts).
+   */
+  shaderF16?: boolean;
+  /**
+   * Check ORT's GroupQueryAttention against explicit attention on this device before using it
+   * (gqa-check.ts; once per device and head layout, only where the device has subgroups, whose
+   * flash-attention path was wrong on SwiftShader). Default true; the check's own policies skip it.
+   */
+  checkGqa?: boolean;
+}
+
+/** Whether the device (else the default adapter) has subgroups: ORT's kernels then use them. */
+async function webgpuHasSubgroups(device?: GPUDevice): Promise<boolean> {
+  if (device) return device.features.has("subgroups");
+  const nav = (globalThis as { navigator?: { gpu?: GPU } }).navigator;
+  const adapter = await nav?.gpu?.requestAdapter({ powerPreference: "high-performance" }).catch(() => null);
+  return !!adapter?.features.has("subgroups");
+}
+
+/** Whether WebGPU sessions here can use f16: the given device's feature, else the default adapter's. */
+export async function webgpuHasF16(device?: GPUDevice): Promise<boolean> {
+  if (device) return device.features.has("shader-f16");
+  const nav = (globalThis as { navigator?: { gpu?: GPU } }).navigator;
+  const adapter = await nav?.gpu?.requestAdapter({ powerPreference: "high-performance" }).catch(() => null);
+  return !!adapter?.features.has("shader-f16");
 }
 
 /** An adapter whose tensors live in GPU buffers of the policy's device (PEFT layout, f32, row-major). */
@@ -99,6 +127,10 @@ export class OrtPolicy {
   device: GPUDevice | null = null;
   /** The attention the graph was built with. */
   attention: AttentionKind = "explicit";
+  /** What the graph stores and computes in, in words (decoder.ts precisionOf). */
+  precision = "";
+  /** Whether the graph was built for a device with shader-f16 (false: no f16 tensor; decoder.ts). */
+  shaderF16 = true;
   /**
    * The device's maxStorageBufferBindingSize (Infinity on WASM): ORT binds every intermediate whole,
    * and one larger than this is computed wrong without an error (rows past the limit), so `step`
@@ -128,7 +160,18 @@ export class OrtPolicy {
     const maxPositions = o.maxPositions ?? Math.min(cfg.maxPositionEmbeddings, 4096);
     if (!Number.isInteger(maxPositions) || maxPositions < 1) throw new Error(`maxPositions must be a positive integer, got ${maxPositions}`);
     const targets = LORA_TARGETS.filter((t) => o.loraTargets?.includes(t));
-    const built = buildDecoder(cfg, weights, { dtype, loraTargets: targets, kvCache: true, maxPositions, externalMinBytes: o.externalMinBytes, attention: o.attention ?? "gqa", loraScale: o.loraScale });
+    // The WASM provider computes f16 on the CPU; WebGPU needs shader-f16 for any f16 tensor.
+    const onWebGpu = (o.provider ?? "webgpu") === "webgpu" && hasWebGpu();
+    const shaderF16 = o.shaderF16 ?? (!onWebGpu || dtype === "f32" ? true : await webgpuHasF16(o.device));
+    let attention = o.attention ?? "gqa";
+    if (attention === "gqa" && onWebGpu && o.checkGqa !== false && gqaApplies(cfg, dtype, shaderF16) && await webgpuHasSubgroups(o.device)) {
+      const check = await checkGqa(cfg, o.device ?? null, (c, w, a) => OrtPolicy.create(c, w, { dtype: "f32", attention: a, maxPositions: 64, device: o.device, checkGqa: false, onNote: () => {} }));
+      if (!check.ok) {
+        attention = "explicit";
+        (o.onNote ?? ((m) => console.warn(m)))(`note: onnxruntime-web's GroupQueryAttention differs from explicit attention on this device by ${check.maxAbsDiff.toExponential(2)} in log-probability (its subgroup path; seen on SwiftShader): the policy uses explicit attention`);
+      }
+    }
+    const built = buildDecoder(cfg, weights, { dtype, loraTargets: targets, kvCache: true, maxPositions, externalMinBytes: o.externalMinBytes, attention, loraScale: o.loraScale, shaderF16 });
     if (o.signal) {
       // The build is synchronous: a Stop posted to this worker meanwhile is delivered by a task turn.
       await new Promise((r) => setTimeout(r, 0));
@@ -142,6 +185,8 @@ export class OrtPolicy {
     const policy = new OrtPolicy(cfg, dtype, maxPositions, targets, provider, built.kvType, session, built.outputNames, o.loraScale ?? null);
     policy.device = provider === "webgpu" ? o.device ?? null : null;
     policy.attention = built.attention;
+    policy.precision = built.precision;
+    policy.shaderF16 = shaderF16;
     if (provider === "webgpu") policy.bindingLimit = (o.device ?? await ort.env.webgpu.device).limits.maxStorageBufferBindingSize;
     return policy;
   }
@@ -328,7 +373,7 @@ export class OrtPolicy {
   private async joinCacheRows(pieces: readonly { cache: KvCache; rows: readonly number[] }[]): Promise<KvCache> {
     const batch = pieces.reduce((n, p) => n + p.rows.length, 0);
     const onGpu = pieces.some((p) => p.cache.tensors.some((t) => t.location === "gpu-buffer"));
-    const device = onGpu ? await ort.env.webgpu.device : null;
+    const device = onGpu ? this.device ?? await ort.env.webgpu.device : null; // the session's device: the caller's when it gave one
     const enc = device?.createCommandEncoder({ label: "kv-gather-rows" });
     const tensors: ort.Tensor[] = [];
     for (let j = 0; j < pieces[0].cache.tensors.length; j++) {

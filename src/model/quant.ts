@@ -153,9 +153,11 @@ export function fakeQuantize(w: Weights, mode: "q4" | "q4sym" | "f16"): Weights 
 /**
  * The weights a q4 policy graph computes with, for checking it against the float64 reference: every
  * layer projection and the head quantised and dequantised (an untied copy of the embeddings when
- * they are tied), the embeddings rounded through f16 as the graph stores them.
+ * they are tied), the embeddings rounded through f16 as the graph stores them. With
+ * `shaderF16: false` (the graph built for a device without f16) only the projections: the embedding
+ * and the head stay f32.
  */
-export function q4EffectiveWeights(cfg: ModelConfig, w: Weights): { cfg: ModelConfig; w: Weights } {
+export function q4EffectiveWeights(cfg: ModelConfig, w: Weights, o: { shaderF16?: boolean } = {}): { cfg: ModelConfig; w: Weights } {
   const out: Weights = new Map(w);
   const dq = (name: string, src = name) => {
     const t = w.get(src);
@@ -163,6 +165,8 @@ export function q4EffectiveWeights(cfg: ModelConfig, w: Weights): { cfg: ModelCo
     out.set(name, dequantizeQ4(quantizeQ4(t)));
   };
   for (let l = 0; l < cfg.numLayers; l++) for (const t of LORA_TARGETS) dq(baseKey(l, t));
+  // Without shader-f16 the graph keeps the embedding and the head in f32, as the WGSL trainer does.
+  if (o.shaderF16 === false) return { cfg, w: out };
   dq("lm_head.weight", cfg.tieWordEmbeddings ? "model.embed_tokens.weight" : "lm_head.weight");
   const e = w.get("model.embed_tokens.weight");
   if (!e) throw new Error("missing embeddings");

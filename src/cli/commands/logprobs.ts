@@ -114,8 +114,8 @@ export const command: Command = {
       const t2 = performance.now();
       await Deno.writeTextFile(out, JSON.stringify(lp));
       const tokens = ids.reduce((s, x) => s + x.length, 0);
-      console.error(`logprobs: ${ids.length} sequences, ${tokens} tokens on ${policy.provider} (${dtype}) in ${((t2 - t1) / 1000).toFixed(2)} s (session ${((t1 - t0) / 1000).toFixed(2)} s)`);
-      return { engine, provider: policy.provider, dtype, adapter: policy.adapterName, sequences: ids.length, tokens, out, seconds: (t2 - t1) / 1000 };
+      console.error(`logprobs: ${ids.length} sequences, ${tokens} tokens on ${policy.provider} (${dtype}: ${policy.precision}; ${policy.attention} attention) in ${((t2 - t1) / 1000).toFixed(2)} s (session ${((t1 - t0) / 1000).toFixed(2)} s)`);
+      return { engine, provider: policy.provider, dtype, precision: policy.precision, attention: policy.attention, adapter: policy.adapterName, sequences: ids.length, tokens, out, seconds: (t2 - t1) / 1000 };
     } finally {
       await policy.release();
     }

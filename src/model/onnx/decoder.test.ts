@@ -3,7 +3,7 @@
 // WebGPU EP lacks or fails on (LogSoftmax, Pad), attention keys aligned.
 import { assert, assertEquals } from "../../../tests/assert.ts";
 import onnxProto from "onnx-proto";
-import { toF16 } from "../half.ts";
+import { fromF16, toF16 } from "../half.ts";
 import { makeTinyModel } from "../tiny.ts";
 import { LORA_TARGETS } from "../lora.ts";
 import { buildDecoder, type DecoderOptions } from "./decoder.ts";
@@ -154,4 +154,52 @@ Deno.test("decoder graph: loraScale fixes alpha / r in the LoRA Gemms: no lora_s
   assertEquals(input.ops.get("Mul")! - fixed.ops.get("Mul")!, 4 * L);
   assertEquals(fixed.ops.get("Mul"), decode("qwen2", {}).ops.get("Mul"));
   assertEquals(fixed.ops.get("Gemm"), input.ops.get("Gemm"));
+});
+
+/** Every tensor type the graph declares or stores: initializers, inputs, outputs and Cast targets. */
+function tensorTypes(bytes: Uint8Array): Set<number> {
+  const g = onnx.ModelProto.decode(bytes).graph;
+  if (!g) throw new Error("no graph");
+  const types = new Set<number>();
+  for (const t of g.initializer ?? []) types.add(t.dataType ?? 0);
+  for (const v of [...(g.input ?? []), ...(g.output ?? []), ...(g.valueInfo ?? [])]) types.add(v.type?.tensorType?.elemType ?? 0);
+  for (const n of g.node ?? []) {
+    for (const a of n.attribute ?? []) {
+      if (n.opType === "Cast" && a.name === "to") types.add(Number(a.i));
+      if (a.t) types.add(a.t.dataType ?? 0);
+    }
+  }
+  return types;
+}
+
+const FLOAT16 = 10;
+
+Deno.test("decoder graph without shader-f16: no f16 tensor anywhere at f16 and q4; q4 keeps MatMulNBits on the projections, f32 embedding and head", () => {
+  for (const arch of ["qwen2", "llama", "qwen3"] as const) {
+    for (const dtype of ["f16", "q4"] as const) {
+      const withF16 = decode(arch, { dtype, externalMinBytes: Infinity });
+      assert(tensorTypes(withF16.built.bytes).has(FLOAT16), `${arch} ${dtype}: the f16 graph has f16 tensors (the check would prove nothing otherwise)`);
+      const noF16 = decode(arch, { dtype, externalMinBytes: Infinity, shaderF16: false, loraTargets: ["q_proj", "down_proj"] });
+      const types = tensorTypes(noF16.built.bytes);
+      assert(!types.has(FLOAT16), `${arch} ${dtype} without shader-f16: f16 tensors in the graph`);
+      assertEquals(noF16.built.kvType, "float32");
+      assert(noF16.built.precision.includes("no shader-f16"), noF16.built.precision);
+      if (dtype === "q4") {
+        const L = noF16.m.config.numLayers;
+        assertEquals(noF16.ops.get("MatMulNBits"), 7 * L, `${arch}: the head is not q4 without f16`);
+        const embed = noF16.graph.initializer.find((t) => t.name === "embed_tokens");
+        assertEquals(embed?.dataType, 1);
+      } else {
+        // f16 weights are rounded to f16 values and stored as f32: every stored value is an f16 value.
+        const g = onnx.ModelProto.decode(noF16.built.bytes).graph!;
+        const wt = g.initializer!.find((t) => (t.name ?? "").endsWith("q_proj.weight_t"))!;
+        const raw = wt.rawData!;
+        const vals = new Float32Array(raw.buffer.slice(raw.byteOffset, raw.byteOffset + raw.byteLength));
+        assert(vals.length > 0, "no q_proj weight");
+        // Rounding an f16 value to f16 again changes nothing.
+        assertEquals(Array.from(fromF16(toF16(vals))), Array.from(vals));
+        assertEquals(noF16.ops.get("MatMulNBits") ?? 0, 0);
+      }
+    }
+  }
 });

@@ -6,7 +6,7 @@
 // Dimension letters: B batch, S new tokens, P past tokens, T = P + S, H query heads, K kv heads,
 // G = H / K, D head dim, C hidden size, V vocabulary, r LoRA rank.
 import type { ModelConfig } from "../config.ts";
-import { toF16 as toF16Js } from "../half.ts";
+import { fromF16, toF16 as toF16Js } from "../half.ts";
 import { quantizeQ4 } from "../quant.ts";
 import { baseKey, LORA_TARGETS, type LoraTarget, targetDims } from "../lora.ts";
 import { getTensor, type Weights } from "../tensor.ts";
@@ -47,6 +47,13 @@ export interface DecoderOptions {
   maxPositions: number;
   /** Initializers this large or larger go to external data (default 1 MiB). */
   externalMinBytes?: number;
+  /**
+   * Whether the device runs f16 arithmetic (WebGPU's shader-f16; default true). Without it no
+   * tensor of the graph is f16: "f16" weights are rounded to f16 and stored and computed as f32,
+   * and "q4" graphs keep MatMulNBits (f32 in and out) with the embedding and the head in f32 (as the
+   * WGSL trainer holds them), instead of an f16 embedding and a q4 head.
+   */
+  shaderF16?: boolean;
 }
 
 /** A built graph with the names a session feeds and fetches. */
@@ -62,11 +69,31 @@ export interface BuiltDecoder {
   kvType: "float32" | "float16";
   /** The attention actually built ("gqa" asked for falls back to "explicit" where it does not apply). */
   attention: AttentionKind;
+  /** What the graph stores and computes in, in words ("q4 projections, f32 embedding and head, f32 compute"). */
+  precision: string;
 }
 
-/** Whether `attention: "gqa"` applies to this model and dtype (else explicit attention is built). */
-export function gqaApplies(cfg: ModelConfig, dtype: WeightDtype): boolean {
-  return dtype !== "f16" && cfg.headDim % 8 === 0;
+/** Whether `attention: "gqa"` applies to this model and dtype (else explicit attention is built): not to f16 compute. */
+export function gqaApplies(cfg: ModelConfig, dtype: WeightDtype, shaderF16 = true): boolean {
+  return (dtype !== "f16" || !shaderF16) && cfg.headDim % 8 === 0;
+}
+
+/** How a graph of `dtype` stores and computes, in words, with or without shader-f16. */
+export function precisionOf(dtype: WeightDtype, shaderF16 = true): string {
+  switch (dtype) {
+    case "f32":
+      return "f32 weights, f32 compute";
+    case "f16":
+      return shaderF16 ? "f16 weights, f16 compute (norms and softmax in f32)" : "f16-rounded weights stored and computed in f32 (no shader-f16)";
+    case "q4":
+      return shaderF16 ? "q4 projections and head, f16 embedding, f32 compute" : "q4 projections, f32 embedding and head, f32 compute (no shader-f16)";
+    default:
+      return assertNever(dtype);
+  }
+}
+
+function assertNever(x: never): never {
+  throw new Error(`unexpected ${JSON.stringify(x)}`);
 }
 
 /** The short name a target has in graph input names: `lora.{layer}.{q|k|v|o|gate|up|down}.A`. */
@@ -103,10 +130,24 @@ class DecoderBuilder {
   private gqa: { seqlensK: string; total: string } | null = null;
   private useGqa: boolean;
 
+  /** shader-f16 is there (f16 tensors allowed). */
+  private f16: boolean;
+
   constructor(private cfg: ModelConfig, private w: Weights, private opts: DecoderOptions) {
-    this.T = opts.dtype === "f16" ? DT.float16 : DT.float;
+    this.f16 = opts.shaderF16 ?? true;
+    this.T = opts.dtype === "f16" && this.f16 ? DT.float16 : DT.float;
     this.loraTargets = new Set(opts.loraTargets ?? []);
-    this.useGqa = opts.attention === "gqa" && gqaApplies(cfg, opts.dtype);
+    this.useGqa = opts.attention === "gqa" && gqaApplies(cfg, opts.dtype, this.f16);
+  }
+
+  /**
+   * An initializer for weights the dtype keeps in half precision: f16 in f16 graphs, f32 holding
+   * the f16-rounded values where the device has no shader-f16, f32 as given otherwise.
+   */
+  private halfInit(name: string, dims: number[], data: Float32Array): string {
+    if (this.opts.dtype !== "f16") return this.g.initializer(name, { dataType: DT.float, dims, data });
+    if (this.T === DT.float16) return this.g.initializer(name, { dataType: DT.float16, dims, data: toF16(data) });
+    return this.g.initializer(name, { dataType: DT.float, dims, data: fromF16(toF16(data)) });
   }
 
   build(): BuiltDecoder {
@@ -145,11 +186,13 @@ class DecoderBuilder {
     }
 
     const embed = getTensor(this.w, "model.embed_tokens.weight", [cfg.vocabSize, cfg.hiddenSize]);
-    const embedName = this.opts.dtype === "f32"
-      ? g.initializer("embed_tokens", { dataType: DT.float, dims: embed.shape, data: embed.data })
-      : g.initializer("embed_tokens", { dataType: DT.float16, dims: embed.shape, data: toF16(embed.data) });
+    // q4 graphs gather from an f16 table where the device has f16 (a Cast after), else from f32.
+    const q4HalfEmbed = this.opts.dtype === "q4" && this.f16;
+    const embedName = q4HalfEmbed
+      ? g.initializer("embed_tokens", { dataType: DT.float16, dims: embed.shape, data: toF16(embed.data) })
+      : this.halfInit("embed_tokens", embed.shape, embed.data);
     let x = g.op("Gather", [embedName, ids], { axis: 0 });
-    if (this.opts.dtype === "q4") x = g.op("Cast", [x], { to: DT.float });
+    if (q4HalfEmbed) x = g.op("Cast", [x], { to: DT.float });
 
     const bias = this.useGqa ? this.gqaInputs(ids, mask) : this.maskBias(ids, mask);
     const [cos, sin] = this.ropeTables(pos);
@@ -185,7 +228,17 @@ class DecoderBuilder {
       outputNames.push(g.output(k, `present.${i}.key`, this.T, ["batch", K, "total", D]), g.output(v, `present.${i}.value`, this.T, ["batch", K, "total", D]));
     }
     const { model, external } = g.encode({ externalMinBytes: opts.externalMinBytes ?? 2 ** 20 });
-    return { bytes: model, external, options: opts, inputNames, outputNames, nodeCount: g.nodeCount, kvType: this.T === DT.float ? "float32" : "float16", attention: this.useGqa ? "gqa" : "explicit" };
+    return {
+      bytes: model,
+      external,
+      options: opts,
+      inputNames,
+      outputNames,
+      nodeCount: g.nodeCount,
+      kvType: this.T === DT.float ? "float32" : "float16",
+      attention: this.useGqa ? "gqa" : "explicit",
+      precision: precisionOf(opts.dtype, this.f16),
+    };
   }
 
   /**
@@ -392,21 +445,18 @@ class DecoderBuilder {
     const w = getTensor(this.w, wName, [fout, fin]);
     const b = cfg.attentionBias && (t === "q_proj" || t === "k_proj" || t === "v_proj") ? getTensor(this.w, `${name}.bias`, [fout]) : null;
     const lora = this.loraTargets.has(t);
-    if (this.opts.dtype === "f32" && b) {
-      // f32 with a bias: one Gemm on (N, in) with the bias as its C input instead of MatMul + Add
-      // (decoding is bound by the number of dispatches), the LoRA delta summed by the next Gemm.
+    if (this.opts.dtype !== "q4" && this.T === DT.float && b) {
+      // f32 compute with a bias: one Gemm on (N, in) with the bias as its C input instead of MatMul
+      // + Add (decoding is bound by the number of dispatches), the LoRA delta summed by the next Gemm.
       const x2 = this.loraInput(x, fin).x2;
-      const bn = g.initializer(`${name}.bias`, { dataType: DT.float, dims: [fout], data: b.data });
+      const bn = this.halfInit(`${name}.bias`, [fout], b.data);
       let y2 = g.op("Gemm", [x2, this.matmulW("", name, w.data, fout, fin), bn]);
       if (lora) y2 = g.op("Gemm", [this.loraXa(x, fin, i, t), `lora.${i}.${shortTarget(t)}.B`, y2], this.loraBAttrs());
       return g.op("Reshape", [y2, g.op("Concat", [g.op("Shape", [x], { start: 0, end: -1 }), g.i64([fout])], { axis: 0 })]);
     }
     let y = this.matmulW(x, name, w.data, fout, fin);
     if (b) {
-      const bn = this.T === DT.float
-        ? g.initializer(`${name}.bias`, { dataType: DT.float, dims: [fout], data: b.data })
-        : g.initializer(`${name}.bias`, { dataType: DT.float16, dims: [fout], data: toF16(b.data) });
-      y = g.op("Add", [y, bn]);
+      y = g.op("Add", [y, this.halfInit(`${name}.bias`, [fout], b.data)]);
     }
     if (lora) {
       const xs = this.loraXa(x, fin, i, t);
@@ -469,9 +519,7 @@ class DecoderBuilder {
     }
     const wt = new Float32Array(inp * out);
     for (let o = 0; o < out; o++) for (let k = 0; k < inp; k++) wt[k * out + o] = w[o * inp + k];
-    const wn = this.opts.dtype === "f32"
-      ? g.initializer(`${name}.weight_t`, { dataType: DT.float, dims: [inp, out], data: wt })
-      : g.initializer(`${name}.weight_t`, { dataType: DT.float16, dims: [inp, out], data: toF16(wt) });
+    const wn = this.halfInit(`${name}.weight_t`, [inp, out], wt);
     return x === "" ? wn : g.op("MatMul", [x, wn]);
   }
 
@@ -480,11 +528,10 @@ class DecoderBuilder {
     const { cfg, g } = this;
     const V = cfg.vocabSize, C = cfg.hiddenSize;
     const wName = cfg.tieWordEmbeddings ? "model.embed_tokens.weight" : "lm_head.weight";
-    if (this.opts.dtype === "q4") return this.matmulW(x, "lm_head", getTensor(this.w, wName, [V, C]).data, V, C);
-    // Gemm with transB reads the (V, C) matrix as stored, so tied embeddings are kept once.
-    const wn = cfg.tieWordEmbeddings ? embedName : this.opts.dtype === "f32"
-      ? g.initializer("lm_head", { dataType: DT.float, dims: [V, C], data: getTensor(this.w, wName, [V, C]).data })
-      : g.initializer("lm_head", { dataType: DT.float16, dims: [V, C], data: toF16(getTensor(this.w, wName, [V, C]).data) });
+    if (this.opts.dtype === "q4" && this.f16) return this.matmulW(x, "lm_head", getTensor(this.w, wName, [V, C]).data, V, C);
+    // Gemm with transB reads the (V, C) matrix as stored, so tied embeddings are kept once (q4
+    // graphs without f16 too: their embedding is f32).
+    const wn = cfg.tieWordEmbeddings ? embedName : this.halfInit("lm_head", [V, C], getTensor(this.w, wName, [V, C]).data);
     const x2 = g.op("Reshape", [x, g.i64([-1, C])]);
     const y2 = g.op("Gemm", [x2, wn], { transB: 1 });
     const outShape = g.op("Concat", [g.op("Shape", [x], { start: 0, end: 2 }), g.i64([V])], { axis: 0 });

@@ -19,6 +19,8 @@ export interface ModelSummary {
   vocab: number;
   /** The policy's weight storage as built (f32, f16 or q4). */
   dtype: string;
+  /** What the policy's graph stores and computes in (f32 compute where the device has no shader-f16); absent in older summaries. */
+  precision?: string;
   /** `imported`: the adapter the cell started from (a model cell's `adapter`) and the targets it had; absent: a fresh one (B = 0). */
   lora: { rank: number; alpha: number; targets: string[]; imported?: { from: string; targets: string[] } };
   /** Where the ONNX policy runs ("webgpu", or "wasm" after a fallback). */
@@ -66,7 +68,7 @@ export function summaryRows(s: ModelSummary): [string, string][] {
     ["architecture", `${s.arch}, ${s.layers} layers, hidden ${s.hidden}`],
     ["parameters", formatCount(s.parameters)],
     ["vocabulary", formatCount(s.vocab)],
-    ["weights as run", s.dtype],
+    ["weights as run", s.precision ? `${s.dtype}: ${s.precision}` : s.dtype],
     ["LoRA", `rank ${s.lora.rank}, alpha ${s.lora.alpha} on ${s.lora.targets.join(", ")}`],
     ["adapter", adapterText(s.lora)],
     ["policy runs on", s.policyProvider],
@@ -95,7 +97,7 @@ export function summaryLine(s: ModelSummary): string {
   const t = s.transferred;
   const moved = t ? (t.viaCache ? `, ${formatBytes(t.downloadedBytes)} downloaded / ${formatBytes(t.cachedBytes)} cached` : `, ${formatBytes(t.downloadedBytes)} fetched`) : "";
   return `model ${s.name}: ${s.arch}, ${s.layers} layers, policy on ${s.policyProvider}` +
-    ` (hidden ${s.hidden}, ${formatCount(s.parameters)} parameters, vocab ${s.vocab}, ${s.dtype} weights,` +
+    ` (hidden ${s.hidden}, ${formatCount(s.parameters)} parameters, vocab ${s.vocab}, ${s.dtype} weights${s.precision ? ` (${s.precision})` : ""},` +
     ` LoRA r=${s.lora.rank} alpha=${s.lora.alpha} on ${s.lora.targets.length} targets${s.lora.imported ? ` imported from ${s.lora.imported.from}` : ""}, trainer ${s.trainerProjections ?? "?"} projections,` +
     ` context ${s.contextLength}, loaded in ${(s.loadMs / 1000).toFixed(1)} s${moved})`;
 }

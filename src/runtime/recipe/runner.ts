@@ -180,7 +180,7 @@ async function runCell(ctx: RunContext, cell: Cell, e: CellEnv): Promise<StageRe
         checkAborted(ctx);
         const s: ModelSummary = {
           name: runtime.hf.name, source: runtime.hf.source, ...checkpointFacts(runtime.hf.config, runtime.hf.weights),
-          dtype: runtime.policy.dtype,
+          dtype: runtime.policy.dtype, precision: runtime.policy.precision,
           lora: { rank: runtime.adapter.r, alpha: runtime.adapter.alpha, targets: [...runtime.adapter.targets], ...(runtime.imported ? { imported: runtime.imported } : {}) },
           policyProvider: runtime.policy.provider, trainerProjections, contextLength: runtime.policy.maxPositions,
           loadMs: ctx.env.now() - t0, transferred: runtime.hf.transferred ?? null,
