@@ -92,10 +92,11 @@ Deno.test({
       const same = maxDiffRows(got, want), moved = maxDiffRows(base, want);
       assert(same < 1e-5, `imported vs direct log-probs differ by ${same}`);
       assert(moved > 1e-3, `the source adapter should change log-probs (base vs direct differ by only ${moved})`);
-      // The trainer's GPU copy is the imported adapter (read back through syncPolicy).
+      // The trainer's GPU copy is the imported adapter (read back by currentAdapter), and the policy,
+      // now reading the trainer's own buffers on the shared device, computes the same log-probs.
       await rt.freshTrainer({});
       await rt.syncPolicy();
-      assertStartsFrom(rt.adapter, src, hf.config.numLayers);
+      assertStartsFrom(await rt.currentAdapter(), src, hf.config.numLayers);
       assert(maxDiffRows(await rt.policy.logprobs(seqs), want) < 1e-5);
 
       // Refusals, before any graph is built.

@@ -65,7 +65,7 @@ export function trlConfig(g: GrpoParams, m: Pick<ModelParams, "loraRank" | "lora
 
 /** Writes the runtime's adapter as a PEFT folder `dir/` (adapter_config.json, adapter_model.safetensors). */
 export async function writeAdapter(store: FileStore, dir: string, runtime: ModelRuntime, baseModel: string | null): Promise<string[]> {
-  const files = peftFiles(runtime.adapter, { baseModel });
+  const files = peftFiles(await runtime.currentAdapter(), { baseModel });
   const out: string[] = [];
   for (const [name, bytes] of files) {
     await store.write(`${dir}/${name}`, bytes);

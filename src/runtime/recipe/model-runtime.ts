@@ -1,7 +1,8 @@
 // One model at work: the ONNX policy that samples, the WGSL trainer that updates, and the LoRA
-// adapter they share. The trainer owns the adapter's parameters and AdamW moments on the GPU;
-// after each update the policy is handed the new tensors (a read-back and a feed swap: ORT's
-// WebGPU device and ours are distinct, so the buffers cannot be shared without a copy yet).
+// adapter they share. Both run on one GPUDevice (the trainer's; ORT's session is created on it, on
+// Dawn and on Deno's wgpu alike). The trainer owns the adapter's parameters and AdamW moments on
+// the GPU, and the policy reads the same buffers as its LoRA inputs: an update is seen by the next
+// sampling run without a copy. Where the policy fell back to WASM, it is handed a read-back copy.
 import type { ChatMessage } from "../../core/prompts.ts";
 import type { HfModel } from "../../model/hf.ts";
 import { LORA_TARGETS, type LoraAdapter, loraKey, type LoraTarget, validateAdapter, zeroAdapter } from "../../model/lora.ts";
@@ -82,6 +83,10 @@ export function startFrom(cfg: ModelConfig, fresh: LoraAdapter, imported: LoraAd
 /** The policy, the trainer and their adapter for one loaded model. */
 export class ModelRuntime {
   private gpu: { model: GpuModel; lora: GpuLora; trainer: GrpoTrainer; census: GpuCensus } | null = null;
+  /** `adapter` lags the trainer's buffers (an update since the last read-back). */
+  private adapterStale = false;
+  /** The policy reads the trainer's LoRA buffers (setAdapterBuffers) instead of a copy. */
+  private boundToTrainer = false;
   private readonly codec: ChatCodec;
 
   private constructor(
@@ -108,7 +113,9 @@ export class ModelRuntime {
     const fresh = zeroAdapter(hf.config, { r: o.loraRank, alpha: o.loraAlpha, targets, seed: o.seed });
     // Checked before the graph build (the long part), so a mismatched adapter fails at once.
     const adapter = o.imported ? startFrom(hf.config, fresh, o.imported.adapter, o.imported.from) : fresh;
-    const policy = await OrtPolicy.create(hf.config, hf.weights, { dtype: o.dtype, loraTargets: targets, maxPositions: o.maxPositions, attention: o.attention, loraScale: o.loraAlpha / o.loraRank /* fixed in the graph: the runtime's adapter keeps them */, onNote: o.onNote, signal: o.signal });
+    // The trainer's device, so the policy's session shares it (no device: ORT falls back to WASM).
+    const shared = await device().catch(() => undefined);
+    const policy = await OrtPolicy.create(hf.config, hf.weights, { dtype: o.dtype, loraTargets: targets, maxPositions: o.maxPositions, attention: o.attention, loraScale: o.loraAlpha / o.loraRank /* fixed in the graph: the runtime's adapter keeps them */, onNote: o.onNote, signal: o.signal, device: shared });
     try {
       await check();
     } catch (e) {
@@ -185,17 +192,42 @@ export class ModelRuntime {
     return await logprobsWebgpu(this.gpu.model, seqs);
   }
 
-  /** Reads the trained adapter back and hands it to the policy. */
+  /**
+   * After an update: a policy on the trainer's device reads the trainer's A and B buffers directly
+   * (bound once; later updates land in the same buffers), else it gets a read-back copy. `adapter`
+   * is marked stale; currentAdapter() reads it back when a copy is needed (checkpoints, export).
+   */
   async syncPolicy(): Promise<void> {
     if (!this.gpu) return;
-    this.adapter = await readAdapter(this.gpu.model.device, this.gpu.lora);
-    this.policy.setAdapter(this.adapter, "lora");
+    this.adapterStale = true;
+    if (this.policy.device && this.policy.device === this.gpu.model.device) {
+      if (!this.boundToTrainer) {
+        const buffers = new Map<string, GPUBuffer>();
+        for (const s of this.gpu.lora.slots.values()) {
+          buffers.set(loraKey(s.layer, s.target, "A"), s.A);
+          buffers.set(loraKey(s.layer, s.target, "B"), s.B);
+        }
+        this.policy.setAdapterBuffers({ r: this.gpu.lora.r, alpha: this.gpu.lora.alpha, targets: this.gpu.lora.targets, buffers }, "lora");
+        this.boundToTrainer = true;
+      }
+      return;
+    }
+    this.policy.setAdapter(await this.currentAdapter(), "lora");
+  }
+
+  /** The adapter as the trainer holds it now (read back from the GPU when it changed since). */
+  async currentAdapter(): Promise<LoraAdapter> {
+    if (this.gpu && this.adapterStale) {
+      this.adapter = await readAdapter(this.gpu.model.device, this.gpu.lora);
+      this.adapterStale = false;
+    }
+    return this.adapter;
   }
 
   /** Adapter tensors (`lora.<PEFT name>`) and AdamW moments (`adam.m.` / `adam.v.`), for a checkpoint. */
   async stateTensors(): Promise<Weights> {
     const out: Weights = new Map();
-    for (const [k, t] of this.adapter.tensors) out.set(`lora.${k}`, { shape: [...t.shape], data: t.data.slice() });
+    for (const [k, t] of (await this.currentAdapter()).tensors) out.set(`lora.${k}`, { shape: [...t.shape], data: t.data.slice() });
     if (!this.gpu) return out;
     const { device } = this.gpu.model;
     const r = this.gpu.lora.r;
@@ -218,7 +250,8 @@ export class ModelRuntime {
       loraTensors.set(k, { shape: [...t.shape], data: t.data.slice() });
     }
     this.adapter = { ...this.adapter, tensors: loraTensors };
-    this.policy.setAdapter(this.adapter, "lora");
+    this.adapterStale = false;
+    if (!this.gpu || !this.boundToTrainer) this.policy.setAdapter(this.adapter, "lora");
     if (!this.gpu) return;
     const { device } = this.gpu.model;
     for (const s of this.gpu.lora.slots.values()) {
@@ -240,8 +273,9 @@ export class ModelRuntime {
   /**
    * The trainer device's GPU buffer bytes by its own accounting (src/gpu/census.ts): live now, and
    * the high-water mark since the trainer was built or the last resetGpuPeak() (weights, adapter with
-   * gradients and moments, a step's activations and scratch, the uniform pool). The ORT session's
-   * memory (another device) is not counted.
+   * gradients and moments, a step's activations and scratch, the uniform pool). The policy's session
+   * shares the device: its weights (uploaded before the trainer) are not counted, the buffers its runs
+   * create meanwhile are.
    */
   gpuMemory(): { liveBytes: number; peakBytes: number } | undefined {
     if (!this.gpu) return undefined;
