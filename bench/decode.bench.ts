@@ -10,6 +10,7 @@
 // bench/h200.sh samples nvidia-smi around the run instead. budget: when the process has run that
 // long, the current sampling run stops after its step and is reported with the steps it made
 // ("partial"); later batch sizes are skipped. JSON goes to out.json after every run.
+import { args as benchArgs, webgpu } from "./engine.ts";
 import { Rng } from "../src/core/rng.ts";
 import { LORA_TARGETS, randomAdapter } from "../src/model/lora.ts";
 import { WEIGHT_DTYPES } from "../src/model/onnx/decoder.ts";
@@ -25,7 +26,7 @@ const PRESETS = {
 } as const;
 type Preset = keyof typeof PRESETS;
 
-const [presetArg = "tiny", dtypeArg = "f32", pArg = "4", gArg = "4", lenArg = "64", newArg = "32", loraArg = "0", outArg = "", budgetArg = "Infinity"] = Deno.args;
+const [presetArg = "tiny", dtypeArg = "f32", pArg = "4", gArg = "4", lenArg = "64", newArg = "32", loraArg = "0", outArg = "", budgetArg = "Infinity"] = benchArgs;
 const budgetS = Number(budgetArg);
 const tStart = performance.now();
 const elapsed = () => (performance.now() - tStart) / 1000;
@@ -38,7 +39,7 @@ const G = Number(gArg), promptLen = Number(lenArg), newTokens = Number(newArg), 
 if (promptCounts.some((p) => !Number.isInteger(p) || p < 1) || !(G >= 1) || !(promptLen >= 1) || !(newTokens >= 2)) {
   throw new Error("prompts must be positive integers (comma list), G >= 1, promptLen >= 1, newTokens >= 2");
 }
-const results: Record<string, unknown> = { preset: presetArg, dtype, G, promptLen, newTokens, lora, runs: [] as unknown[] };
+const results: Record<string, unknown> = { webgpu, preset: presetArg, dtype, G, promptLen, newTokens, lora, runs: [] as unknown[] };
 const save = async () => {
   if (outArg) await Deno.writeTextFile(outArg, JSON.stringify(results, null, 1));
 };

@@ -3,9 +3,10 @@
 // K bind-group-layout wrappers from getBindGroupLayout, then times a fixed batch of dispatches
 // (createBindGroup + pass + submit, as device.ts dispatch() does) and a fixed batch of buffer
 // creations. Usage: deno run -A --v8-flags=--expose-gc bench/live-objects.bench.ts [kinds=bindGroup,buffer,layout] [K=0,20000,80000] [reps=3]
+import { args as benchArgs, webgpu } from "./engine.ts";
 import { computePipeline, requestGpu } from "../src/gpu/device.ts";
 
-const named = new Map(Deno.args.map((a) => [a.slice(0, a.indexOf("=")), a.slice(a.indexOf("=") + 1)]));
+const named = new Map(benchArgs.map((a) => [a.slice(0, a.indexOf("=")), a.slice(a.indexOf("=") + 1)]));
 const kinds = (named.get("kinds") ?? "bindGroup,buffer,layout").split(",");
 const Ks = (named.get("K") ?? "0,20000,80000").split(",").map(Number);
 const reps = Number(named.get("reps") ?? 3);
@@ -73,4 +74,4 @@ for (const kind of kinds) {
   }
 }
 const out = named.get("out");
-if (out) await Deno.writeTextFile(out, JSON.stringify(rows, null, 1));
+if (out) await Deno.writeTextFile(out, JSON.stringify({ webgpu, rows }, null, 1));

@@ -12,6 +12,7 @@
 // garbage collection frees shows up as steps that speed up again after each collection.
 // log=1 appends a JSON line per step to a temporary file, as rlvr pretrain's train_log.jsonl does.
 // census=0 leaves the device's methods alone (no counting overhead).
+import { args as benchArgs, webgpu } from "./engine.ts";
 import { Rng } from "../src/core/rng.ts";
 import { GpuCensus } from "../src/gpu/census.ts";
 import { requestGpu } from "../src/gpu/device.ts";
@@ -21,7 +22,7 @@ import { LORA_TARGETS, randomAdapter } from "../src/model/lora.ts";
 import { demoConfig, initWeights, parameterCount } from "../src/runtime/pretrain/model.ts";
 import { createPretrainer, pretrainStep } from "../src/runtime/pretrain/step.ts";
 
-const named = new Map(Deno.args.map((a) => [a.slice(0, a.indexOf("=")), a.slice(a.indexOf("=") + 1)]));
+const named = new Map(benchArgs.map((a) => [a.slice(0, a.indexOf("=")), a.slice(a.indexOf("=") + 1)]));
 const KNOWN = ["what", "steps", "hidden", "layers", "heads", "kvHeads", "inter", "vocab", "T", "B", "micro", "r", "census", "gc", "log", "every", "out"];
 for (const k of named.keys()) if (!KNOWN.includes(k)) throw new Error(`unknown option ${k}= (known: ${KNOWN.join(", ")})`);
 const num = (k: string, d: number) => Number(named.get(k) ?? d);
@@ -106,6 +107,7 @@ const xs = rows.slice(1);
 const mx = xs.reduce((s, x) => s + x.step, 0) / xs.length, my = xs.reduce((s, x) => s + x.ms, 0) / xs.length;
 const slope = xs.reduce((s, x) => s + (x.step - mx) * (x.ms - my), 0) / Math.max(1e-9, xs.reduce((s, x) => s + (x.step - mx) ** 2, 0));
 const summary = {
+  webgpu,
   what, steps, B, T, micro, hidden: cfg.hiddenSize, layers: cfg.numLayers, vocab: cfg.vocabSize, census: census !== null, gcEvery, log: logFile !== null,
   firstMedianMs: median(first), lastMedianMs: median(last), ratio: median(last) / median(first), slopeMsPer100Steps: slope * 100,
   totalS: (performance.now() - t0) / 1000, final: census?.counts(true), rows,

@@ -7,6 +7,7 @@
 // all proportional to the tokens of a micro-batch) and prints the projected peak at B x T.
 // Usage: deno run -A bench/memory.bench.ts [preset=tiny|small|qwen2.5-0.5b] [q4=1] [f16=0] [r=16]
 //          [configs=1x32:1:0,2x32:2:0,...  (B x T : micro-batch : recompute 0|1)] [project=8x768] [out=FILE.json]
+import { args as benchArgs, webgpu } from "./engine.ts";
 import { Rng } from "../src/core/rng.ts";
 import { LORA_TARGETS, randomAdapter } from "../src/model/lora.ts";
 import { makeTinyModel } from "../src/model/tiny.ts";
@@ -21,7 +22,7 @@ const PRESETS = {
   "qwen2.5-0.5b": { hidden: 896, layers: 24, heads: 14, kvHeads: 2, headDim: 64, intermediate: 4864, vocabSize: 151936 },
 } as const;
 
-const named = new Map(Deno.args.map((a) => [a.slice(0, a.indexOf("=")), a.slice(a.indexOf("=") + 1)]));
+const named = new Map(benchArgs.map((a) => [a.slice(0, a.indexOf("=")), a.slice(a.indexOf("=") + 1)]));
 for (const k of named.keys()) if (!["preset", "q4", "f16", "r", "configs", "project", "out"].includes(k)) throw new Error(`unknown option ${k}=`);
 const presetName = named.get("preset") ?? "tiny";
 if (!(presetName in PRESETS)) throw new Error(`unknown preset ${presetName}`);
@@ -104,7 +105,7 @@ if (project) {
     }
   }
 }
-if (named.get("out")) await Deno.writeTextFile(named.get("out")!, JSON.stringify({ preset: presetName, projections, r, uploadBytes, rows, projected }, null, 1));
+if (named.get("out")) await Deno.writeTextFile(named.get("out")!, JSON.stringify({ webgpu, preset: presetName, projections, r, uploadBytes, rows, projected }, null, 1));
 destroyAdapter(lora);
 destroyModel(model);
 census.uninstall();

@@ -6,6 +6,7 @@
 // Named options (name=value, anywhere): f16=1 uploads the GRPO model's projections as f16 (where
 // shader-f16 exists); kernel=tile64 keeps every product on the earlier 64x64 kernel (A/B timing);
 // tokens sets M of the shapes section (default 8 x 768).
+import { args as benchArgs, webgpu } from "./engine.ts";
 import { Rng } from "../src/core/rng.ts";
 import { benchmarkMatmul } from "../src/gpu/bench.ts";
 import { releaseTransients, requestGpu, storageBuffer } from "../src/gpu/device.ts";
@@ -18,8 +19,8 @@ import { makeTinyModel } from "../src/model/tiny.ts";
 import { DEFAULT_DEMO_ARCH, demoConfig, initWeights, parameterCount } from "../src/runtime/pretrain/model.ts";
 import { createPretrainer, destroyPretrainer, pretrainStep } from "../src/runtime/pretrain/step.ts";
 
-const named = new Map(Deno.args.filter((a) => /^[a-zA-Z][a-zA-Z0-9]*=/.test(a)).map((a) => [a.slice(0, a.indexOf("=")), a.slice(a.indexOf("=") + 1)]));
-const positional = Deno.args.filter((a) => !/^[a-zA-Z][a-zA-Z0-9]*=/.test(a));
+const named = new Map(benchArgs.filter((a) => /^[a-zA-Z][a-zA-Z0-9]*=/.test(a)).map((a) => [a.slice(0, a.indexOf("=")), a.slice(a.indexOf("=") + 1)]));
+const positional = benchArgs.filter((a) => !/^[a-zA-Z][a-zA-Z0-9]*=/.test(a));
 const [whatArg = "pretrain,grpo,matmul", bArg = "16", tArg = "1024", microArg = "4", grpoPreset = "small", grpoB = "8", grpoT = "768"] = positional;
 const what = new Set(whatArg.split(","));
 const useF16 = named.get("f16") === "1";
@@ -28,7 +29,7 @@ setMatmulKernel(kernel);
 const gpu = await requestGpu();
 const device = gpu.device;
 console.log(`adapter: ${gpu.info.vendor} ${gpu.info.description || gpu.info.device}; f16 ${gpu.info.features["shader-f16"]}; matmul kernel policy ${kernel}; f16 projections ${useF16 && gpu.f16}`);
-const summary: Record<string, unknown> = {};
+const summary: Record<string, unknown> = { webgpu };
 
 async function profiled(label: string, tokens: number, fn: () => Promise<unknown>, iters = 2): Promise<void> {
   await fn(); // compile pipelines

@@ -4,6 +4,7 @@
 // ("Node"); `endProfiling()` prints the JSON events to stdout. Summarise with
 // bench/step-profile.py (per operator and per kernel shape, last run).
 // Usage: B=4 P=256 [ATTN=explicit|gqa] deno run -A bench/step-profile.bench.ts > prof.out; python3 bench/step-profile.py prof.out [MatMul,Concat]
+import "./engine.ts"; // selects the WebGPU engine (--webgpu / RLVR_WEBGPU) first
 import { type AttentionKind, buildDecoder } from "../src/model/onnx/decoder.ts";
 import { configureOrt, ort } from "../src/model/onnx/ort.ts";
 import { makeTinyModel } from "../src/model/tiny.ts";

@@ -13,6 +13,7 @@
 // eos=0 leaves the EOS ids out, so every row runs to newTokens (a fixed shape for A/B runs).
 // budget (default 100): once the process has run that long, the current batch stops after its
 // step and is reported with the steps it made ("partial"); later batch sizes are skipped.
+import { args as benchArgs, webgpu } from "./engine.ts";
 import { Rng } from "../src/core/rng.ts";
 import { loadHfModel } from "../src/model/hf.ts";
 import { LORA_TARGETS } from "../src/model/lora.ts";
@@ -23,7 +24,7 @@ import { DirSource } from "../src/model/source.deno.ts";
 import { ModelRuntime } from "../src/runtime/recipe/model-runtime.ts";
 import { type CallCounts, diffCalls, installCallCounter, snapshotCalls } from "./webgpu-calls.ts";
 
-const named = Object.fromEntries(Deno.args.map((a) => a.split("=") as [string, string]));
+const named = Object.fromEntries(benchArgs.map((a) => a.split("=") as [string, string]));
 const batches = (named.batches ?? "16,64").split(",").map(Number);
 const promptLen = Number(named.promptLen ?? 700), spread = Number(named.spread ?? 100), newTokens = Number(named.newTokens ?? 160);
 const lora = (named.lora ?? "1") === "1", eos = (named.eos ?? "1") === "1", warm = (named.warm ?? "1") === "1";
@@ -120,7 +121,7 @@ for (const B of batches) {
       `  WebGPU calls per decoding step (calls, ms inside): ` +
       Object.entries(run.webgpuCallsPerStep).map(([k, v]) => `${k.replace(/^GPU/, "")} ${v.calls.toFixed(0)} (${v.ms.toFixed(1)})`).join(", "),
   );
-  if (named.out) await Deno.writeTextFile(named.out, JSON.stringify({ model: dir, provider: policy.provider, attention: policy.attention, lora, eos, promptLen, spread, runs }, null, 1));
+  if (named.out) await Deno.writeTextFile(named.out, JSON.stringify({ webgpu, model: dir, provider: policy.provider, attention: policy.attention, lora, eos, promptLen, spread, runs }, null, 1));
   if (partial) break;
 }
 await rt.release();

@@ -6,6 +6,7 @@
 // repeat one shape (the cache of length P fed again, not grown), to separate per-shape costs
 // (ORT's per-shape kernel and pipeline set-up) from per-step costs.
 // Usage: deno run -A bench/step.bench.ts [pasts=64,256,768] [batches=1,4,16] [steps=8] [dtype=f32] [same=1] [preset=demo|small]
+import { args as benchArgs, webgpu } from "./engine.ts";
 import { Rng } from "../src/core/rng.ts";
 import { WEIGHT_DTYPES } from "../src/model/onnx/decoder.ts";
 import { type KvCache, OrtPolicy } from "../src/model/policy.ts";
@@ -17,7 +18,7 @@ const PRESETS = {
   demo: { hidden: 384, layers: 8, heads: 6, kvHeads: 2, headDim: 64, intermediate: 1024, vocabSize: 8192 },
   small: { hidden: 256, layers: 4, heads: 8, kvHeads: 2, headDim: 32, intermediate: 704, vocabSize: 8192 },
 } as const;
-const named = Object.fromEntries(Deno.args.map((a) => a.split("=") as [string, string]));
+const named = Object.fromEntries(benchArgs.map((a) => a.split("=") as [string, string]));
 const pasts = (named.pasts ?? "64,256,768").split(",").map(Number);
 const batches = (named.batches ?? "1,4,16").split(",").map(Number);
 const steps = Number(named.steps ?? 8);
@@ -31,7 +32,7 @@ const m = makeTinyModel("qwen2", { seed: 1, ...PRESETS[preset], tieWordEmbedding
 const maxPositions = Math.max(...pasts) + steps + 2;
 let t0 = performance.now();
 const policy = await OrtPolicy.create(m.config, m.weights, { dtype, maxPositions });
-console.log(`${preset} ${dtype} on ${policy.provider}: graph + session ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+console.log(`${preset} ${dtype} on ${policy.provider} (webgpu: ${webgpu}): graph + session ${((performance.now() - t0) / 1000).toFixed(1)} s`);
 const V = m.config.vocabSize;
 const rng = new Rng(7);
 const greedy = { ...DEFAULT_SAMPLING, temperature: 0 };

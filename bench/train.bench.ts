@@ -25,6 +25,7 @@
 // (forward and the input gradient; the frozen weights get no weight gradient) + the LoRA products
 // (about 3 x 2 x r x (in + out) per target) + causal attention 6 x T x heads x headDim x layers
 // (forward QK and PV over T/2 keys on average, backward twice that).
+import { args as benchArgs, webgpu } from "./engine.ts";
 import { Rng } from "../src/core/rng.ts";
 import { LORA_TARGETS, randomAdapter } from "../src/model/lora.ts";
 import { makeTinyModel } from "../src/model/tiny.ts";
@@ -43,8 +44,8 @@ const PRESETS = {
 } as const;
 type Preset = keyof typeof PRESETS;
 
-const positional = Deno.args.filter((a) => !a.includes("="));
-const named = new Map(Deno.args.filter((a) => a.includes("=")).map((a) => [a.slice(0, a.indexOf("=")), a.slice(a.indexOf("=") + 1)]));
+const positional = benchArgs.filter((a) => !a.includes("="));
+const named = new Map(benchArgs.filter((a) => a.includes("=")).map((a) => [a.slice(0, a.indexOf("=")), a.slice(a.indexOf("=") + 1)]));
 for (const k of named.keys()) if (!["sweep", "budget", "out", "sweepIters", "f16", "kernels", "micro"].includes(k)) throw new Error(`unknown option ${k}=`);
 const [presetArg = "tiny", bArg = "4", tArg = "256", rArg = "16", q4Arg = "0", itersArg = "3", modesArg = "forward,step,recompute"] = positional;
 const modes = new Set(modesArg.split(","));
@@ -160,7 +161,7 @@ async function time(label: string, tokens: number, n: number, warm: boolean, fn:
 
 const lora = uploadAdapter(gpu.device, tiny.config, adapter);
 const results: Record<string, unknown> = {
-  preset: presetArg, adapter: adapterName, params, B, T, r, targets: LORA_TARGETS, q4, projections, iters, kernel: kernels[0], microBatch: micro ?? B,
+  webgpu, preset: presetArg, adapter: adapterName, params, B, T, r, targets: LORA_TARGETS, q4, projections, iters, kernel: kernels[0], microBatch: micro ?? B,
   uploadBytes: census.liveBufferBytes,
 };
 const save = async () => {

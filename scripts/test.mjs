@@ -1,11 +1,13 @@
 #!/usr/bin/env node
-// `npm test`: type check, then three kinds of tests, each under Deno from node_modules:
+// `npm test`: type check, then four kinds of tests, each under Deno from node_modules:
 //   unit    — pure TypeScript (`*.test.ts` that are neither GPU nor browser tests)
-//   gpu     — `*.gpu.test.ts`, real WebGPU on Mesa's lavapipe (CPU Vulkan)
+//   gpu     — `*.gpu.test.ts` on Deno's own WebGPU (wgpu) over Mesa's lavapipe (CPU Vulkan, has shader-f16)
+//   dawn    — the same GPU tests (but those in LAVAPIPE_ONLY) on Dawn, Chrome's engine (npm `webgpu`),
+//             over SwiftShader's Vulkan driver from Debian's chromium (subgroups, no shader-f16)
 //   browser — `tests/browser/*.test.ts`, Playwright driving the system Chromium (SwiftShader WebGPU)
 // Missing system packages (chromium, mesa-vulkan-drivers) are installed with apt-get when this
 // runs as root on Debian; otherwise it stops and says what to install.
-// Usage: npm test [-- unit|gpu|browser ...] [-- --filter NAME]
+// Usage: npm test [-- unit|gpu|dawn|browser ...] [-- --filter NAME]
 import { spawnSync } from "node:child_process";
 import { existsSync, readdirSync, statSync } from "node:fs";
 import { join, relative } from "node:path";
@@ -16,9 +18,19 @@ const args = process.argv.slice(2);
 const filterAt = args.indexOf("--filter");
 const filter = filterAt >= 0 ? args[filterAt + 1] : undefined;
 const kinds = args.filter((a, i) => !a.startsWith("--") && (filterAt < 0 || i !== filterAt + 1));
-const wanted = kinds.length ? kinds : ["typecheck", "unit", "gpu", "browser"];
+const wanted = kinds.length ? kinds : ["typecheck", "unit", "gpu", "dawn", "browser"];
 const deno = join(root, "node_modules", "deno", process.platform === "win32" ? "deno.exe" : "deno");
 const LAVAPIPE_ICD = "/usr/share/vulkan/icd.d/lvp_icd.x86_64.json";
+// Debian's chromium ships SwiftShader's Vulkan driver: Dawn starts on it (not on lavapipe).
+const SWIFTSHADER_ICD = "/usr/lib/chromium/vk_swiftshader_icd.json";
+const PRELOAD = join("src", "gpu", "engine.preload.ts");
+
+// GPU tests that run on lavapipe only, and why. Everything else runs on both engines.
+const LAVAPIPE_ONLY = new Map([
+  // shader-f16 paths: SwiftShader has no f16, these tests would only check the f32 fallback again.
+  ["src/gpu/model/f16.gpu.test.ts", "f16 storage needs shader-f16"],
+  ["src/cli/commands/lora-grad-f16.gpu.test.ts", "f16 projections need shader-f16"],
+]);
 
 function fail(msg) {
   console.error(`\nnpm test: ${msg}`);
@@ -39,6 +51,7 @@ const all = ["src", "workers", "tests"].filter((d) => existsSync(join(root, d)))
 const files = {
   unit: all.filter((f) => !f.endsWith(".gpu.test.ts") && !f.startsWith("tests/browser/")),
   gpu: all.filter((f) => f.endsWith(".gpu.test.ts")),
+  dawn: all.filter((f) => f.endsWith(".gpu.test.ts") && !LAVAPIPE_ONLY.has(f)),
   browser: all.filter((f) => f.startsWith("tests/browser/")),
 };
 
@@ -62,7 +75,8 @@ function ensureSystem() {
   const need = [];
   if (wanted.includes("gpu") && files.gpu.length && !existsSync(LAVAPIPE_ICD)) need.push("mesa-vulkan-drivers");
   const chrome = process.env.CHROME_PATH || "/usr/bin/chromium";
-  if (wanted.includes("browser") && files.browser.length && !existsSync(chrome)) {
+  if (wanted.includes("dawn") && files.dawn.length && !existsSync(SWIFTSHADER_ICD) && !need.includes("chromium")) need.push("chromium");
+  if (wanted.includes("browser") && files.browser.length && !existsSync(chrome) && !need.includes("chromium")) {
     if (process.env.CHROME_PATH) fail(`CHROME_PATH=${chrome} does not exist`);
     need.push("chromium");
   }
@@ -71,14 +85,16 @@ function ensureSystem() {
 
 const totals = { passed: 0, failed: 0, ignored: 0 };
 const failedKinds = [];
+const perKind = [];
 
-function runDenoTests(kind, list, extraEnv) {
+function runDenoTests(kind, list, extraEnv, extraArgs = []) {
   if (!list.length) {
     console.log(`\n== ${kind}: no test files`);
     return;
   }
   console.log(`\n== ${kind} tests (${list.length} files)`);
-  const denoArgs = ["test", "-A", "--no-check", ...(filter ? ["--filter", filter] : []), ...list];
+  const started = Date.now();
+  const denoArgs = ["test", "-A", "--no-check", ...extraArgs, ...(filter ? ["--filter", filter] : []), ...list];
   const r = spawnSync(deno, denoArgs, {
     cwd: root,
     stdio: ["ignore", "pipe", "inherit"],
@@ -96,6 +112,7 @@ function runDenoTests(kind, list, extraEnv) {
   totals.passed += Number(m[2]);
   totals.failed += Number(m[3]);
   totals.ignored += Number(m[4] ?? 0);
+  perKind.push(`${kind}: ${m[2]} passed, ${m[3]} failed, ${m[4] ?? 0} skipped in ${((Date.now() - started) / 60000).toFixed(1)} min`);
   if (r.status !== 0) failedKinds.push(kind);
 }
 
@@ -117,7 +134,11 @@ if (wanted.includes("unit")) runDenoTests("unit", files.unit, {});
 if (wanted.includes("gpu")) {
   // Pin Mesa's lavapipe so results do not depend on whichever Vulkan driver the machine has.
   const env = existsSync(LAVAPIPE_ICD) && !process.env.RLVR_ANY_GPU ? { VK_DRIVER_FILES: LAVAPIPE_ICD, VK_ICD_FILENAMES: LAVAPIPE_ICD } : {};
-  runDenoTests("gpu", files.gpu, env);
+  runDenoTests("gpu", files.gpu, { ...env, RLVR_WEBGPU: "deno" }, ["--preload", PRELOAD]);
+}
+if (wanted.includes("dawn")) {
+  if (!existsSync(SWIFTSHADER_ICD)) fail(`${SWIFTSHADER_ICD} is missing (Debian's chromium package ships it)`);
+  runDenoTests("dawn", files.dawn, { VK_DRIVER_FILES: SWIFTSHADER_ICD, VK_ICD_FILENAMES: SWIFTSHADER_ICD, RLVR_WEBGPU: "dawn" }, ["--preload", PRELOAD]);
 }
 if (wanted.includes("browser")) {
   if (files.browser.length) {
@@ -129,5 +150,6 @@ if (wanted.includes("browser")) {
 }
 
 console.log(`\nsummary: ${failedKinds.length ? "failed in " + failedKinds.join(", ") : "all kinds passed"}`);
+for (const line of perKind) console.log(`  ${line}`);
 console.log(`${totals.passed} passed, ${totals.failed} failed, ${totals.ignored} skipped`);
 process.exit(totals.failed > 0 || failedKinds.length ? 1 : 0);

@@ -2,6 +2,7 @@
 // line of standard output; on error the message goes to standard error, `{"ok":false,...}` to
 // standard output, and the exit code is non-zero.
 import { UsageError } from "./args.ts";
+import { selectWebGpuFromArgs, takeWebGpuFlag } from "../gpu/engine.deno.ts";
 import { COMMANDS } from "./commands/index.ts";
 
 function help(): string {
@@ -11,7 +12,7 @@ function help(): string {
 }
 
 async function main(argv: string[]): Promise<number> {
-  const [name, ...rest] = argv;
+  const [name, ...args] = argv;
   if (!name || name === "--help" || name === "-h" || name === "help") {
     console.log(help());
     console.log(JSON.stringify({ ok: true, commands: Object.keys(COMMANDS) }));
@@ -19,12 +20,21 @@ async function main(argv: string[]): Promise<number> {
   }
   const entry = COMMANDS[name];
   if (!entry) throw new UsageError(`unknown command "${name}"; rlvr --help lists the commands`);
-  const { command } = await entry.load();
-  if (rest.includes("--help") || rest.includes("-h")) {
+  if (args.includes("--help") || args.includes("-h")) {
+    const { command } = await entry.load();
     console.log(`rlvr ${command.name} — ${command.summary}\n\n${command.usage}`);
     console.log(JSON.stringify({ ok: true, command: command.name }));
     return 0;
   }
+  // The WebGPU engine is chosen before the command loads anything that asks for a GPU (--webgpu,
+  // RLVR_WEBGPU; by default Dawn where it starts). Commands without a GPU take the flag and ignore it.
+  let rest: string[];
+  try {
+    rest = entry.gpu ? (await selectWebGpuFromArgs(args)).rest : takeWebGpuFlag(args).rest;
+  } catch (e) {
+    throw new UsageError(e instanceof Error ? e.message : String(e));
+  }
+  const { command } = await entry.load();
   const result = await command.run(rest);
   console.log(JSON.stringify({ ok: true, ...result }));
   return 0;

@@ -11,6 +11,14 @@ export interface GpuInfo {
   device: string;
   description: string;
   features: Record<(typeof WANTED_FEATURES)[number], boolean>;
+  /** Subgroup sizes the adapter reports (0 where it reports none). */
+  subgroupMinSize: number;
+  subgroupMaxSize: number;
+  /**
+   * Subgroup matrix shapes and types the adapter offers (Dawn's chromium-experimental-subgroup-matrix;
+   * empty elsewhere), as "componentType/resultComponentType MxNxK".
+   */
+  subgroupMatrixConfigs: string[];
   limits: {
     maxStorageBufferBindingSize: number;
     maxBufferSize: number;
@@ -64,6 +72,7 @@ export async function requestGpu(opts: { forceF32?: boolean } = {}): Promise<Gpu
     },
   });
   const ai = adapter.info;
+  const ext = ai as unknown as { subgroupMinSize?: number; subgroupMaxSize?: number; subgroupMatrixConfigs?: ArrayLike<Record<string, unknown>> };
   const info: GpuInfo = {
     vendor: ai?.vendor ?? "",
     architecture: ai?.architecture ?? "",
@@ -74,6 +83,9 @@ export async function requestGpu(opts: { forceF32?: boolean } = {}): Promise<Gpu
       subgroups: device.features.has("subgroups"),
       "timestamp-query": device.features.has("timestamp-query"),
     },
+    subgroupMinSize: ext?.subgroupMinSize ?? 0,
+    subgroupMaxSize: ext?.subgroupMaxSize ?? 0,
+    subgroupMatrixConfigs: Array.from(ext?.subgroupMatrixConfigs ?? [], (c) => `${c.componentType}/${c.resultComponentType} ${c.M}x${c.N}x${c.K}`),
     limits: {
       maxStorageBufferBindingSize: device.limits.maxStorageBufferBindingSize,
       maxBufferSize: device.limits.maxBufferSize,

@@ -52,7 +52,7 @@ for (const arch of ["qwen2", "llama", "qwen3"] as const) {
   });
 }
 
-Deno.test("f16 projections: LoRA gradients equal those of an f32 upload of the rounded weights", async () => {
+Deno.test({ name: "f16 projections: LoRA gradients equal those of an f32 upload of the rounded weights", ignore: !gpu.f16 }, async () => {
   const tiny = makeTinyModel("llama", { seed: 21 });
   const cfg = tiny.config;
   const rng = new Rng(5);

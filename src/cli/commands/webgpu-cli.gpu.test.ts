@@ -1,0 +1,95 @@
+// The engine switch through the CLI, on the engine this test run uses (npm test runs it on Deno's
+// wgpu over lavapipe and on Dawn over SwiftShader): `rlvr gpu` names it, and `rlvr logprobs` at f32
+// and q4, through the ONNX policy and the WGSL trainer, with and without an adapter, on tiny
+// Qwen2 / Llama / Qwen3 folders: f32 against the float64 reference, q4 of the two engines against
+// each other (where the device has no shader-f16 the ONNX q4 graph holds what the trainer holds;
+// with f16 its embedding and head differ, so there each q4 result is checked against its own
+// dequantised reference instead).
+import { assert, assertClose, assertEquals } from "../../../tests/assert.ts";
+import { Rng } from "../../core/rng.ts";
+import { currentEngine } from "../../gpu/engine.deno.ts";
+import type { Arch } from "../../model/config.ts";
+import { randomAdapter } from "../../model/lora.ts";
+import { writePeftFolder } from "../../model/peft.deno.ts";
+import { q4EffectiveWeights } from "../../model/quant.ts";
+import { referenceLogprobs } from "../../model/reference.ts";
+import { makeTinyModel } from "../../model/tiny.ts";
+import { writeHfFolder } from "../../model/tiny.deno.ts";
+
+const engine = currentEngine()?.engine ?? "deno";
+
+async function rlvr(args: string[]): Promise<{ code: number; last: Record<string, unknown>; stderr: string }> {
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", new URL("../main.ts", import.meta.url).pathname, ...args],
+    stdout: "piped",
+    stderr: "piped",
+    env: { RLVR_WEBGPU: "" },
+  }).output();
+  const lines = new TextDecoder().decode(out.stdout).trim().split("\n");
+  return { code: out.code, last: JSON.parse(lines[lines.length - 1]), stderr: new TextDecoder().decode(out.stderr) };
+}
+
+Deno.test(`rlvr gpu --webgpu ${engine}: the JSON names the engine, the adapter's features and limits; a bad engine name is a usage error`, async () => {
+  const r = await rlvr(["gpu", "--no-bench", "--webgpu", engine]);
+  assert(r.code === 0, `exit ${r.code}: ${r.stderr}`);
+  assertEquals(r.last.webgpu, engine);
+  const adapter = r.last.adapter as { features: Record<string, boolean>; subgroupMatrixConfigs: string[]; limits: Record<string, number> };
+  assertEquals(Object.keys(adapter.features).sort(), ["shader-f16", "subgroups", "timestamp-query"]);
+  assert(Array.isArray(adapter.subgroupMatrixConfigs), "subgroup-matrix configs listed");
+  assert(adapter.limits.maxStorageBufferBindingSize > 0, "limits reported");
+  assert(r.stderr.includes(`webgpu: ${engine}`), `the one-line engine note: ${r.stderr}`);
+  const bad = await rlvr(["gpu", "--no-bench", "--webgpu", "metal"]);
+  assertEquals(bad.code, 2);
+  assert(String(bad.last.error).includes("must be dawn, deno or auto"), String(bad.last.error));
+});
+
+const ARCHS: Arch[] = ["qwen2", "llama", "qwen3"];
+
+for (const arch of ARCHS) {
+  Deno.test(`rlvr logprobs --webgpu ${engine}, ${arch}: --engine ort and webgpu at f32 (vs float64) and q4 (vs each other), with and without an adapter`, async () => {
+    const dir = await Deno.makeTempDir({ prefix: `webgpu-cli-${arch}-` });
+    const tiny = makeTinyModel(arch, { seed: 31 });
+    await writeHfFolder(`${dir}/model`, tiny);
+    const adapter = randomAdapter(tiny.config, { r: 4, alpha: 8, targets: ["q_proj", "v_proj", "up_proj"], seed: 5, bScale: 0.2 });
+    await writePeftFolder(`${dir}/adapter`, adapter);
+    const rng = new Rng(8);
+    const ids = [13, 5, 9].map((n) => Array.from({ length: n }, () => rng.int(tiny.config.vocabSize)));
+    await Deno.writeTextFile(`${dir}/ids.json`, JSON.stringify(ids));
+    let noF16 = false;
+    for (const withAdapter of [false, true]) {
+      const got: Record<string, number[]> = {};
+      for (const dtype of ["f32", "q4"] as const) {
+        for (const e of ["ort", "webgpu"] as const) {
+          const out = `${dir}/${e}-${dtype}-${withAdapter}.json`;
+          const r = await rlvr(["logprobs", "--webgpu", engine, "--model", `${dir}/model`, "--ids", `${dir}/ids.json`, "--engine", e, "--dtype", dtype, ...(withAdapter ? ["--adapter", `${dir}/adapter`] : []), "--out", out]);
+          assert(r.code === 0, `${e} ${dtype}: exit ${r.code}: ${r.stderr}`);
+          assertEquals(r.last.engine, e);
+          if (e === "ort") {
+            assertEquals(r.last.provider, "webgpu");
+            if (dtype === "q4") noF16 = String(r.last.precision).includes("no shader-f16");
+          }
+          got[`${e}-${dtype}`] = (JSON.parse(await Deno.readTextFile(out)) as number[][]).flat();
+        }
+      }
+      const a = withAdapter ? adapter : undefined;
+      const want = referenceLogprobs(tiny.config, tiny.weights, ids, a).flat();
+      const tag = `${arch}${withAdapter ? " + adapter" : ""}`;
+      const eOrt = assertClose(got["ort-f32"], want, { atol: 2e-3, rtol: 0, name: `${tag} ort f32 vs float64` });
+      const eWgsl = assertClose(got["webgpu-f32"], want, { atol: 2e-3, rtol: 0, name: `${tag} webgpu f32 vs float64` });
+      // The trainer's q4 keeps embedding and head f32 (q4EffectiveWeights with shaderF16: false).
+      const trainerQ4 = q4EffectiveWeights(tiny.config, tiny.weights, { shaderF16: false });
+      const eQ4w = assertClose(got["webgpu-q4"], referenceLogprobs(trainerQ4.cfg, trainerQ4.w, ids, a).flat(), { atol: 2e-3, rtol: 0, name: `${tag} webgpu q4 vs its reference` });
+      let q4Line: string;
+      if (noF16) {
+        const e = assertClose(got["ort-q4"], got["webgpu-q4"], { atol: 1e-3, rtol: 0, name: `${tag} q4: ort vs webgpu` });
+        q4Line = `q4 |ort - webgpu| ${e.maxAbs.toExponential(2)}`;
+      } else {
+        const ortQ4 = q4EffectiveWeights(tiny.config, tiny.weights);
+        const e = assertClose(got["ort-q4"], referenceLogprobs(ortQ4.cfg, ortQ4.w, ids, a).flat(), { atol: 2e-3, rtol: 0, name: `${tag} ort q4 (f16 embedding, q4 head) vs its reference` });
+        q4Line = `q4 ort vs its reference ${e.maxAbs.toExponential(2)} (the device has shader-f16: the q4 graphs differ)`;
+      }
+      console.log(`${engine} ${tag}: f32 |ort - ref| ${eOrt.maxAbs.toExponential(2)}, |webgpu - ref| ${eWgsl.maxAbs.toExponential(2)}; webgpu q4 vs ref ${eQ4w.maxAbs.toExponential(2)}; ${q4Line}`);
+    }
+    await Deno.remove(dir, { recursive: true });
+  });
+}
