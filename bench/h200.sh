@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
-# The GPU-machine batch for issues #4 and #5: our log-probs and LoRA gradients against transformers + peft,
-# then the decode and training benchmarks, ours and PyTorch's, on Qwen2.5-0.5B-shaped random weights.
+# The GPU-machine batch: our log-probs and LoRA gradients against transformers + peft, then the decode
+# and training benchmarks, ours and PyTorch's, on Qwen2.5-0.5B-shaped random weights. Ours run on Dawn
+# (Chrome's engine, dawn.node; the product's figure) by default; ENGINES="dawn deno" puts Deno's wgpu
+# beside it in the same call (parts decode-<engine>, train-<engine>).
 #
-# Before (here, the CPU machine):  bash bench/h200-prep.sh      -> .devwork/h200 (bundles, gzip'd ORT wasm, fixtures; ~10 MiB)
-# carry:  [".device", ".devwork/h200"]                           (~40 MiB with the xz'd Deno; not all of .devwork)
+# Before (here, the CPU machine):  bash ../shared/device/prepare.sh (Deno, Vulkan loader, Dawn's dawn.node xz'd into
+#                                  .device/dawn) and bash bench/h200-prep.sh -> .devwork/h200 (bundles, gzip'd ORT wasm, fixtures; ~10 MiB)
+# carry:  [".device", ".devwork/h200"]                           (~45 MiB; not all of .devwork)
 # run:    source .device/remote-setup.sh; bash bench/h200.sh     (OUT defaults to $OUT, else /tmp/h200-out)
 # Needs there: deno on PATH (remote-setup.sh), python3 with torch + transformers + peft + numpy, nvidia-smi (optional).
 #
@@ -33,6 +36,13 @@ JS=$RUN/bin/a/b
 FX=$RUN/fixtures
 TOTAL=${H200_TOTAL_S:-530}
 PARTS=${PARTS:-"ours-check check torch-gen torch-train decode train"}
+# The engines of our parts ("dawn", "deno" or both, in order); the first is the product's figure in h200.json.
+ENGINES=${ENGINES:-dawn}
+# The engine of the ours-check runs (log-probs and LoRA gradients against transformers).
+CHECK_ENGINE=${CHECK_ENGINE:-${ENGINES%% *}}
+# Limits (s) of the per-engine parts, each cut to what is left of the total.
+DECODE_S=${DECODE_S:-130}
+TRAIN_S=${TRAIN_S:-150}
 START=$(date +%s)
 [ -d /usr/local/nvidia/lib64 ] && export LD_LIBRARY_PATH=/usr/local/nvidia/lib64:${LD_LIBRARY_PATH:-}
 STATUS=$OUT/parts.tsv
@@ -76,12 +86,12 @@ ours_run() {
   local a=$1 d=$FX/$1 o=$OUT/ours/$1
   mkdir -p "$o"
   if [ "$2" = grad ]; then
-    { echo "-- $a lora-grad"; timeout --foreground 100 deno run -A "$JS/rlvr.js" lora-grad --model "$d/model" --adapter "$d/adapter" --batch "$d/batch.json" --out "$o/grad.safetensors" 2>&1; echo "exit $?"; } > "$o/lora-grad.log" 2>&1
+    { echo "-- $a lora-grad"; timeout --foreground 100 deno run -A "$JS/rlvr.js" lora-grad --webgpu "$CHECK_ENGINE" --model "$d/model" --adapter "$d/adapter" --batch "$d/batch.json" --out "$o/grad.safetensors" 2>&1; echo "exit $?"; } > "$o/lora-grad.log" 2>&1
     return
   fi
   local key="$2-$3"; [ "$4" = 0 ] && key="$key-base"
   local ad=(); [ "$4" = 1 ] && ad=(--adapter "$d/adapter")
-  { echo "-- $a logprobs $key"; timeout --foreground 100 deno run -A "$JS/rlvr.js" logprobs --model "$d/model" --ids "$d/ids.json" --engine "$2" --dtype "$3" ${ad[@]+"${ad[@]}"} --out "$o/logprobs-$key.json" 2>&1 | grep -v "VerifyEachNodeIsAssignedToAnEp"; echo "exit ${PIPESTATUS[0]}"; } > "$o/$key.log" 2>&1
+  { echo "-- $a logprobs $key"; timeout --foreground 100 deno run -A "$JS/rlvr.js" logprobs --webgpu "$CHECK_ENGINE" --model "$d/model" --ids "$d/ids.json" --engine "$2" --dtype "$3" ${ad[@]+"${ad[@]}"} --out "$o/logprobs-$key.json" 2>&1 | grep -v "VerifyEachNodeIsAssignedToAnEp"; echo "exit ${PIPESTATUS[0]}"; } > "$o/$key.log" 2>&1
 }
 # All 27 runs, half as many at once as there are cores (each is a separate process on a tiny model;
 # --foreground keeps each inner timeout in the part's process group, so the part's own timeout ends them all).
@@ -106,106 +116,38 @@ done
 
 case " $PARTS " in *" check "*) PARTS="$PARTS ours-check" ;; esac
 export -f ours_run ours_check
-export OUT JS FX
+export OUT JS FX CHECK_ENGINE
 part ours-check "${OURS_CHECK_S:-70}" bash -c ours_check
 part check 50 python3 bench/torch/check.py --fixtures "$FX" --ours "$OUT/ours" --out "$OUT"
-part torch-gen 100 python3 bench/torch/generate.py --out "$OUT" --attn sdpa --batches 8,64 --new 256 --prompt 128
+part torch-gen 100 python3 bench/torch/generate.py --out "$OUT" --attn sdpa --batches 8,64 --new 256 --prompt 128 --reps "${TORCH_GEN_REPS:-3}"
 part torch-train 75 python3 bench/torch/train.py --out "$OUT" --iters 5 --warmup 2 --sweep-iters 2 --attn eager
 # decode: budget (the script's own stop) 10 s under the part's limit so it writes its partial figures itself.
 # DECODE_ARGS / TRAIN_ARGS override the shapes (a local dry run uses the tiny preset).
 export DECODE_ARGS=${DECODE_ARGS:-"qwen2.5-0.5b q4 8,64 1 128 256 0"}
 # train modes: the step with stored activations (the issue's figure), then with recomputed ones (what fits 3 GB).
 export TRAIN_ARGS=${TRAIN_ARGS:-"qwen2.5-0.5b 8 768 16 1 1 step,recompute"}
-part decode 130 bash -c 'deno run -A "$JS/decode.js" $DECODE_ARGS "$OUT/decode.json" $((PART_LIMIT - 10))'
-# train: the main step under the default kernel choice, again with every product on tile64 (TRAIN_KERNELS), then the sweep.
+# train: the main step under the default kernel choice, again with every product on tile64 (TRAIN_KERNELS), then the
+# sweep (TRAIN_SWEEP=0 leaves it out). Each engine of ENGINES in turn; "decode" and "train" in PARTS select them.
 export TRAIN_KERNELS=${TRAIN_KERNELS:-auto,tile64}
-part train 150 bash -c 'deno run -A "$JS/train.js" $TRAIN_ARGS sweep=1 sweepIters=1 kernels=$TRAIN_KERNELS budget=$((PART_LIMIT - 15)) out="$OUT/train-bench.json"'
+export TRAIN_SWEEP=${TRAIN_SWEEP:-1}
+for e in $ENGINES; do
+  case " $PARTS " in *" decode "*) PARTS="$PARTS decode-$e" ;; esac
+  case " $PARTS " in *" train "*) PARTS="$PARTS train-$e" ;; esac
+done
+for e in $ENGINES; do
+  export ENGINE=$e
+  part "decode-$e" "$DECODE_S" bash -c 'deno run -A "$JS/decode.js" --webgpu "$ENGINE" $DECODE_ARGS "$OUT/decode-$ENGINE.json" $((PART_LIMIT - 10))'
+done
+for e in $ENGINES; do
+  export ENGINE=$e
+  part "train-$e" "$TRAIN_S" bash -c 'deno run -A "$JS/train.js" --webgpu "$ENGINE" $TRAIN_ARGS sweep=$TRAIN_SWEEP sweepIters=1 kernels=$TRAIN_KERNELS budget=$((PART_LIMIT - 15)) out="$OUT/train-bench-$ENGINE.json"'
+done
 
-# summary.json: each part's status and memory, plus the JSON files the parts wrote.
-python3 - "$OUT" "$STATUS" <<'PY'
-import json, os, sys
-out, status = sys.argv[1], sys.argv[2]
-parts = {}
-for line in open(status):
-    f = line.rstrip("\n").split("\t")
-    name, rc, secs, base, peak = (f + [""] * 5)[:5]
-    parts[name] = {"rc": rc, "seconds": float(secs) if secs else None, "gpuMemUsedBeforeMiB": int(base) if base.isdigit() else None,
-                   "gpuMemUsedPeakMiB": int(peak) if peak.isdigit() else None}
-    if parts[name]["gpuMemUsedPeakMiB"] is not None and parts[name]["gpuMemUsedBeforeMiB"] is not None:
-        parts[name]["gpuMemPeakOverBaseMiB"] = parts[name]["gpuMemUsedPeakMiB"] - parts[name]["gpuMemUsedBeforeMiB"]
-    if rc == "124" or rc == "137":
-        parts[name]["note"] = "stopped by its time limit"
-summary = {"parts": parts}
-for key, fn in [("check", "check.json"), ("torchGenerate", "generate.json"), ("torchTrain", "train.json"),
-                ("oursDecode", "decode.json"), ("oursTrain", "train-bench.json")]:
-    p = os.path.join(out, fn)
-    try:
-        summary[key] = json.load(open(p))
-    except Exception as e:  # noqa: BLE001
-        summary[key] = {"missing": f"{fn}: {e!r}"}
-json.dump(summary, open(os.path.join(out, "summary.json"), "w"), indent=1)
-
-# The short summary, last thing printed: parts, then the issues' figures side by side.
-def g(d, *ks):
-    for k in ks:
-        if not isinstance(d, dict) or k not in d:
-            return None
-        d = d[k]
-    return d
-def f(x, fmt="{:.0f}"):
-    return "-" if x is None else fmt.format(x)
-mib = lambda b: None if b is None else b / 2**20
-print("\n== summary (%s)" % os.path.join(out, "summary.json"))
-print("| part | rc | seconds | nvidia-smi peak over base MiB |")
-print("|---|---|---|---|")
-for name, p in parts.items():
-    print(f"| {name} | {p['rc']} | {f(p['seconds'], '{:.1f}')} | {f(p.get('gpuMemPeakOverBaseMiB'))} |")
-ck = summary["check"]
-if "archs" in ck:
-    print("\ncross-check, max |ours - torch f64| of log-probs (webgpu f32 / f16 / q4, ort f32) and LoRA grad rel. error:")
-    for a, r in ck["archs"].items():
-        lp = r.get("logprobs", {})
-        cells = [f(g(lp, k, "maxAbs"), "{:.1e}") for k in ["webgpu-f32", "webgpu-f16", "webgpu-q4", "ort-f32"]]
-        print(f"  {a}: " + " / ".join(cells) + f"; grad {f(g(r, 'grad', 'rel'), '{:.1e}')}")
-ot, tt = summary["oursTrain"], summary["torchTrain"]
-rows = {}
-def add(B, T, who, r):
-    if isinstance(r, dict) and r.get("tokensPerSecond"):
-        rows.setdefault((B, T), {})[who] = r
-if isinstance(ot, dict) and "grpoStep" in ot:
-    add(ot.get("B"), ot.get("T"), "ours", ot["grpoStep"])
-for r in (ot.get("sweep") or []) if isinstance(ot, dict) else []:
-    add(r.get("B"), r.get("T"), "ours", r)
-if isinstance(tt, dict) and tt.get("main"):
-    add(tt["main"]["B"], tt["main"]["T"], "torch", tt["main"])
-for r in (tt.get("sweep") or []) if isinstance(tt, dict) else []:
-    add(r.get("B"), r.get("T"), "torch", r)
-if rows:
-    print(f"\nGRPO training step ({ot.get('preset', '?') if isinstance(ot, dict) else '?'}, ours: {ot.get('projections', '?') if isinstance(ot, dict) else '?'} projections, kernel {ot.get('kernel', '?') if isinstance(ot, dict) else '?'}; torch: PEFT, bf16 autocast)")
-    print("| B | T | ours tok/s | torch tok/s | ours/torch | ours ~TFLOP/s | ours peak MiB (own accounting) | torch peak MiB (allocated) |")
-    print("|---|---|---|---|---|---|---|---|")
-    for (B, T) in sorted(rows, key=lambda k: (k[0] or 0) * (k[1] or 0)):
-        o, t = rows[(B, T)].get("ours", {}), rows[(B, T)].get("torch", {})
-        ratio = o.get("tokensPerSecond") / t["tokensPerSecond"] if o.get("tokensPerSecond") and t.get("tokensPerSecond") else None
-        print(f"| {B} | {T} | {f(o.get('tokensPerSecond'))} | {f(t.get('tokensPerSecond'))} | {f(ratio, '{:.2f}')} | {f(o.get('modelTflops'), '{:.2f}')} | {f(mib(o.get('peakBytes')), '{:.1f}')} | {f(mib(t.get('peakAllocated')), '{:.1f}')} |")
-    for k, v in ((ot.get("kernelVariants") or {}) if isinstance(ot, dict) else {}).items():
-        print(f"  kernel={k} at B={ot.get('B')} T={ot.get('T')}: " + (f"{f(v.get('tokensPerSecond'))} tok/s, best {f(v.get('bestMs'), '{:.1f}')} ms" if v.get("tokensPerSecond") else str(v.get("skipped", v))))
-    rc = g(ot, "grpoStepRecompute")
-    if rc:
-        print(f"  recomputed activations at B={ot.get('B')} T={ot.get('T')}: {f(rc.get('tokensPerSecond'))} tok/s, peak {f(mib(rc.get('peakBytes')), '{:.1f}')} MiB")
-    bd = g(ot, "grpoStep", "peakBreakdown")
-    if bd:
-        print("  ours, what the main step's peak is made of: " + ", ".join(f"{k} {v / 2**20:.0f} MiB" for k, v in bd.items() if v >= 2**20))
-od, tg = summary["oursDecode"], summary["torchGenerate"]
-drs = [(r.get("batch"), r.get("tokensPerSecond")) for r in (od.get("runs") or [])] if isinstance(od, dict) else []
-trs = {r.get("batch"): r.get("tokensPerSecond") for r in (tg.get("runs") or [])} if isinstance(tg, dict) else {}
-if drs or trs:
-    print("\ndecode, tok/s by batch (ours incl. first token / torch generate):")
-    for b in sorted(set([x for x, _ in drs]) | set(trs), key=lambda x: x or 0):
-        print(f"  batch {b}: ours {f(dict(drs).get(b))}, torch {f(trs.get(b))}")
-PY
+# summary.json (each part's status and memory, plus every JSON the parts wrote), h200.json (the figures of
+# record: engine, commands, ours per engine, PyTorch's) and the short tables, printed last.
+ENGINES="$ENGINES" DECODE_ARGS="$DECODE_ARGS" TRAIN_ARGS="$TRAIN_ARGS" python3 bench/h200-summary.py "$OUT" "$STATUS"
 echo "h200.sh: done in $(( $(date +%s) - START )) s; $OUT/summary.json" | tee -a "$OUT/run.log"
 # The device tool returns at most 8 files from $OUT: pack everything into one archive beside summary.json.
 ( cd "$OUT" && tar czf /tmp/h200-results.tgz --exclude=h200-results.tgz . && mv /tmp/h200-results.tgz "$OUT/h200-results.tgz" ) \
-  && find "$OUT" -mindepth 1 -maxdepth 1 ! -name h200-results.tgz ! -name summary.json ! -name run.log -exec rm -rf {} + \
-  && echo "h200.sh: every log and JSON in $OUT/h200-results.tgz (only it, summary.json and run.log are left in $OUT)"
+  && find "$OUT" -mindepth 1 -maxdepth 1 ! -name h200-results.tgz ! -name summary.json ! -name h200.json ! -name run.log -exec rm -rf {} + \
+  && echo "h200.sh: every log and JSON in $OUT/h200-results.tgz (only it, summary.json, h200.json and run.log are left in $OUT)"
