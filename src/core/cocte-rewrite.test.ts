@@ -64,7 +64,7 @@ Deno.test("toChainOfCtes: conditions across tables filter the joined rows in the
   ]);
   assertEquals(bodies("SELECT T1.a FROM x AS T1, y AS T2 WHERE T1.id = T2.xid AND T2.v > 3"), [
     "filtered_y: SELECT * FROM y AS T2 WHERE T2.v > 3",
-    "x_y: SELECT T1.a FROM x AS T1, filtered_y AS T2 WHERE T1.id = T2.xid",
+    "x_y: SELECT T1.a, T1.id FROM x AS T1, filtered_y AS T2 WHERE T1.id = T2.xid",
   ]);
 });
 
@@ -80,11 +80,11 @@ Deno.test("toChainOfCtes: the schema resolves unqualified names; double-quoted n
   const schema = { a: ["id", "name"], b: ["aid", "score", "city"] };
   assertEquals(bodies('SELECT name FROM a JOIN b ON a.id = b.aid WHERE score > 5 AND city = "San Francisco"', schema), [
     'filtered_b: SELECT * FROM b WHERE score > 5 AND city = "San Francisco"',
-    "a_b: SELECT name FROM a JOIN filtered_b AS b ON a.id = b.aid",
+    "a_b: SELECT name, a.id FROM a JOIN filtered_b AS b ON a.id = b.aid",
   ]);
   // Same column name in two tables: the projection keeps both apart.
   assertEquals(bodies("SELECT T1.name, T2.name FROM a AS T1 JOIN c AS T2 ON T1.id = T2.aid", { a: ["id", "name"], c: ["aid", "name"] }), [
-    "a_c: SELECT T1.name AS a_name, T2.name AS c_name FROM a AS T1 JOIN c AS T2 ON T1.id = T2.aid",
+    "a_c: SELECT T1.name AS a_name, T2.name AS c_name, T1.id FROM a AS T1 JOIN c AS T2 ON T1.id = T2.aid",
   ]);
   assertEquals(chain("SELECT T1.name, T2.name FROM a AS T1 JOIN c AS T2 ON T1.id = T2.aid").final, "SELECT a_name AS name, c_name AS name FROM a_c");
 });
