@@ -332,9 +332,9 @@ function decomposeCore(sql: string, core: Core, ctx: Ctx, top: boolean): string 
     const post = postConds.length ? postConds.join(" AND ") : null;
     const refs = [...rest(), post].map(refsOf);
     if (refs.every((rs) => rs.every((r) => owner(r) >= 0))) {
-      // A join read by nothing but the result columns keeps its join keys too, so its step shows how rows matched
+      // A top-level join read by nothing but the result columns keeps its join keys too, so its step shows how rows matched
       // (and is not the gold itself with another SELECT on top).
-      const bare = !groupBy && !having && !orderBy && !post && !limit;
+      const bare = top && !groupBy && !having && !orderBy && !post && !limit;
       const keys = bare ? [...onText, ...joinConds].flatMap((t) => (t ? refsOf(t).filter((r) => owner(r) >= 0).slice(0, 1) : [])) : [];
       const proj = project([...refs.flat(), ...keys], owner, sources);
       const on = joinConds.join(" AND ");
