@@ -1,6 +1,6 @@
 import { assertEquals } from "../../tests/assert.ts";
 import type { SampleRecord } from "../runtime/records.ts";
-import { errorLabel, groupView, questionsAt, rowsInOther, stepsOf } from "./inspector-model.ts";
+import { errorLabel, groupView, questionsAt, rowsInOther, stepStatus, stepsOf, stepSummary } from "./inspector-model.ts";
 
 function rec(step: number, taskId: string, i: number, total: number, extra: Partial<SampleRecord> = {}): SampleRecord {
   return {
@@ -27,4 +27,16 @@ Deno.test("inspector model: row differences mark rows missing from the other res
   assertEquals(rowsInOther(pred, gold), [true, false, true]);
   assertEquals(rowsInOther(gold, pred), [true, true]);
   assertEquals(rowsInOther(gold, null), [false, false]);
+});
+
+Deno.test("stepSummary and stepStatus: chain steps with and without PRM scores", () => {
+  const base = { sql: "SELECT 1", end: 10, result: null };
+  const steps = [
+    { ...base, name: "a", error: null, matchesGold: false, prmScore: 0.25 },
+    { ...base, name: "b", error: { kind: "syntax" as const, message: "no such column: x" }, matchesGold: false },
+    { ...base, name: null, error: null, matchesGold: true, prmScore: 0.75 },
+  ];
+  assertEquals(stepSummary(steps), { steps: 3, matching: 1, errors: 1, prmMean: 0.5 });
+  assertEquals(steps.map(stepStatus), ["differs", "syntax", "matches gold"]);
+  assertEquals(stepSummary([{ ...base, name: "a", error: null, matchesGold: false }]).prmMean, null);
 });

@@ -1,6 +1,6 @@
 // The reward inspector's view model, kept apart from the element so it can be tested without a
 // browser: grouping records by step and question, sorting and filtering, and row differences.
-import type { DisplayResult, DisplayValue, SampleRecord } from "../runtime/records.ts";
+import type { DisplayResult, DisplayValue, SampleRecord, SampleStep } from "../runtime/records.ts";
 
 export const SORTS = ["index", "reward-desc", "reward-asc", "length-desc", "length-asc"] as const;
 export type SortKey = (typeof SORTS)[number];
@@ -63,4 +63,20 @@ export function rowKey(row: readonly DisplayValue[]): string {
 export function rowsInOther(result: DisplayResult, other: DisplayResult | null): boolean[] {
   const keys = new Set((other?.rows ?? []).map(rowKey));
   return result.rows.map((r) => keys.has(rowKey(r)));
+}
+
+/** What the header of a sample's chain of CTEs says: steps, how many match the gold, errors, the mean PRM score of scored steps. */
+export function stepSummary(steps: readonly SampleStep[]): { steps: number; matching: number; errors: number; prmMean: number | null } {
+  const scored = steps.map((s) => s.prmScore).filter((x): x is number => typeof x === "number" && Number.isFinite(x));
+  return {
+    steps: steps.length,
+    matching: steps.filter((s) => s.matchesGold).length,
+    errors: steps.filter((s) => s.error !== null).length,
+    prmMean: scored.length ? scored.reduce((a, b) => a + b, 0) / scored.length : null,
+  };
+}
+
+/** A step's status label: its error kind, "matches gold", or "differs". */
+export function stepStatus(s: SampleStep): string {
+  return s.error ? s.error.kind : s.matchesGold ? "matches gold" : "differs";
 }

@@ -1,9 +1,11 @@
 // <rl-reward-inspector>: for a step and a question, the group's samples side by side — prompt,
 // reasoning, extracted SQL, the predicted rows next to the gold rows with differences marked,
-// each reward component and the advantage. Sort and filter by reward, error kind and length.
+// each reward component and the advantage; for a chain of CTEs, each step with its partial result,
+// whether it matches the gold's, and its PRM score when the record has one. Sort and filter by
+// reward, error kind and length.
 import { css, html, LitElement, nothing } from "lit";
-import type { DisplayResult, DisplayValue, SampleRecord } from "../runtime/records.ts";
-import { errorLabel, type ErrorFilter, groupView, questionsAt, rowsInOther, type SortKey, SORTS, stepsOf } from "./inspector-model.ts";
+import type { DisplayResult, DisplayValue, SampleRecord, SampleStep } from "../runtime/records.ts";
+import { errorLabel, type ErrorFilter, groupView, questionsAt, rowsInOther, type SortKey, SORTS, stepStatus, stepsOf, stepSummary } from "./inspector-model.ts";
 import { highlightSql } from "./sql-highlight.ts";
 import { cellStyles } from "./styles.ts";
 
@@ -47,6 +49,17 @@ export class RlRewardInspector extends LitElement {
     tr.diff td { background: color-mix(in srgb, var(--rl-bad) 18%, transparent); }
     .rewards td { padding: 0 8px 0 0; border: none; }
     details summary { cursor: pointer; color: var(--rl-muted); }
+    ol.steps { margin: 4px 0 0; padding-left: 20px; display: grid; gap: 6px; }
+    li.step { border-left: 3px solid var(--rl-border); padding-left: 6px; }
+    li.step.match { border-left-color: var(--rl-good); } li.step.err { border-left-color: var(--rl-bad); }
+    .step-head { display: flex; flex-wrap: wrap; gap: 6px; align-items: center; }
+    .badge.match { color: var(--rl-good); }
+    .prm { position: relative; font-size: 11px; padding: 1px 6px; border-radius: 10px; border: 1px solid var(--rl-border); overflow: hidden; min-width: 64px; }
+    .prm .bar { position: absolute; inset: 0 auto 0 0; background: color-mix(in srgb, var(--rl-accent) 28%, transparent); }
+    .prm span.v { position: relative; }
+    .step .table { overflow-x: auto; }
+    .step .table table { font-size: 11px; font-family: var(--rl-mono); }
+    .step .table td, .step .table th { padding: 1px 6px 1px 0; }
   `];
 
   /** Sample records of a run. */
@@ -102,8 +115,28 @@ export class RlRewardInspector extends LitElement {
         <div><div class="muted">predicted</div>${this.renderResult(r.predicted, r.gold)}</div>
         <div><div class="muted">gold</div>${this.renderResult(r.gold, r.predicted)}</div>
       </div>
+      ${r.steps?.length ? this.renderSteps(r.steps, r.gold) : nothing}
       <table class="rewards">${Object.entries(r.reward.components).map(([k, v]) => html`<tr><td>${k}</td><td>${v.toFixed(2)}</td><td class="muted">×w → ${(r.reward.weighted[k] ?? 0).toFixed(2)}</td></tr>`)}</table>
     </article>`;
+  }
+
+  private renderSteps(steps: SampleStep[], gold: DisplayResult | null) {
+    const sum = stepSummary(steps);
+    return html`<details open data-testid="cocte-steps"><summary>chain of CTEs: ${sum.steps} step${sum.steps === 1 ? "" : "s"},
+      ${sum.matching} match${sum.matching === 1 ? "es" : ""} the gold${sum.errors ? `, ${sum.errors} failed` : ""}${sum.prmMean === null ? "" : `, mean PRM ${sum.prmMean.toFixed(2)}`}</summary>
+      <ol class="steps">${steps.map((s) => {
+        const status = stepStatus(s);
+        const score = typeof s.prmScore === "number" && Number.isFinite(s.prmScore) ? s.prmScore : null;
+        return html`<li class="step ${s.error ? "err" : s.matchesGold ? "match" : ""}" data-testid="cocte-step">
+          <div class="step-head"><code>${s.name ?? "final SELECT"}</code>
+            <span class="badge ${s.error ? "err" : s.matchesGold ? "match" : ""}" data-testid="step-status">${status}</span>
+            ${score === null ? nothing : html`<span class="prm" data-testid="prm-score" title="process reward model score of this step">
+              <span class="bar" style="width:${Math.round(Math.min(1, Math.max(0, score)) * 100)}%"></span><span class="v">PRM ${score.toFixed(2)}</span></span>`}</div>
+          ${s.comment ? html`<div class="muted">-- ${s.comment}</div>` : nothing}
+          <details><summary>sql</summary><pre>${highlightSql(s.sql)}</pre></details>
+          ${s.error ? html`<p class="bad">${s.error.message}</p>` : html`<div class="table">${this.renderResult(s.result, s.name === null ? gold : null)}</div>`}
+        </li>`;
+      })}</ol></details>`;
   }
 
   private renderResult(res: DisplayResult | null, other: DisplayResult | null) {
