@@ -74,7 +74,7 @@ Deno.test({
       assert(rows["model"]?.startsWith("demo ("), rows["model"]);
       assert(/^qwen2, 2 layers, hidden 48$/.test(rows["architecture"] ?? ""), rows["architecture"]);
       assert(/^\d+(\.\d)?k$/.test(rows["parameters"] ?? ""), rows["parameters"]);
-      assertEquals(rows["weights as run"], "f32");
+      assertEquals(rows["weights as run"], "f32: f32 weights, f32 compute");
       assertEquals(rows["LoRA"], "rank 16, alpha 32 on q_proj, k_proj, v_proj, o_proj, gate_proj, up_proj, down_proj");
       assert(["webgpu", "wasm"].includes(rows["policy runs on"] ?? ""), rows["policy runs on"]);
       assert(["f32", "f16"].includes(rows["trainer projections"] ?? ""), rows["trainer projections"]);

@@ -3,59 +3,11 @@
 // An evaluate cell runs in the GPU worker (policy on onnxruntime-web, SQL in nested workers) and
 // its samples open in the reward inspector with the gold rows; a GRPO cell starts, the page is
 // reloaded mid-run, and the run resumes from its checkpoint (step counter and metrics continue).
-import { existsSync } from "node:fs";
-import { extname, join, normalize } from "node:path";
 import { assert, assertEquals } from "../assert.ts";
 import demo from "../../notebooks/demo.json" with { type: "json" };
-import { ChatTemplate } from "../../src/core/chat-template.ts";
-import { buildPrompt } from "../../src/core/prompts.ts";
-import { introspectSchema, type SqlQueryable } from "../../src/core/schema.ts";
-import { CHATML_TEMPLATE } from "../../src/model/tiny.ts";
 import { writeVaryingLengthModel } from "../../src/runtime/recipe/fixtures.deno.ts";
-import { loadSqlJsDeno } from "../../src/runtime/sql-wasm.ts";
-import { DIST, launchChromium, ROOT, screenshot, waitForCell, watchErrors } from "./harness.ts";
-
-const TYPES: Record<string, string> = { ".html": "text/html; charset=utf-8", ".js": "text/javascript", ".mjs": "text/javascript", ".css": "text/css", ".json": "application/json", ".wasm": "application/wasm" };
-
-/** Serves dist/ with `overlay` on top (the tiny model at model/); a missing model file is a 404. */
-function serveOverlay(overlay: string): { url: string; close: () => Promise<void> } {
-  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, async (req) => {
-    const path = normalize(decodeURIComponent(new URL(req.url).pathname)).replace(/^(\.\.[/\\])+/, "");
-    const over = join(overlay, path);
-    let file = existsSync(over) && path !== "/" ? over : join(DIST, path === "/" ? "index.html" : path);
-    if (!existsSync(file)) {
-      if (path.startsWith("/model/")) return new Response("not found", { status: 404 });
-      file = join(DIST, "index.html");
-    }
-    const body = await Deno.readFile(file);
-    return new Response(body, { headers: { "content-type": TYPES[extname(file)] ?? "application/octet-stream" } });
-  });
-  return { url: `http://127.0.0.1:${(server.addr as Deno.NetAddr).port}/`, close: () => server.shutdown() };
-}
-
-/** Chat-rendered omnisql prompts of the demo's questions: the tiny tokenizer's BPE corpus, so prompts stay short. */
-async function demoCorpus(n: number): Promise<string[]> {
-  const SQL = await loadSqlJsDeno();
-  const chat = new ChatTemplate(CHATML_TEMPLATE);
-  const out: string[] = [];
-  const schemas = new Map<string, ReturnType<typeof introspectSchema>>();
-  for (const split of ["train", "test"]) {
-    const lines = (await Deno.readTextFile(join(ROOT, `public/demo/${split}.jsonl`))).split("\n").filter((l) => l.trim()).slice(0, n);
-    for (const line of lines) {
-      const t: { question: string; db_id: string; evidence?: string } = JSON.parse(line);
-      let schema = schemas.get(t.db_id);
-      if (!schema) {
-        const db = new SQL.Database(await Deno.readFile(join(ROOT, `public/demo/${t.db_id}/${t.db_id}.sqlite`)));
-        const q: SqlQueryable = { exec: (sql) => db.exec(sql).map((x) => ({ columns: x.columns, values: x.values })) };
-        schema = introspectSchema(q, t.db_id);
-        db.close();
-        schemas.set(t.db_id, schema);
-      }
-      out.push(chat.render(buildPrompt({ question: t.question, evidence: t.evidence }, schema, { template: "omnisql@1" }).messages));
-    }
-  }
-  return out;
-}
+import { demoCorpus } from "./demo-fixtures.ts";
+import { launchChromium, ROOT, screenshot, serveOverlay, waitForCell, watchErrors } from "./harness.ts";
 
 /** The built-in notebook with laptop-test sizes: 2 questions per split, short completions, no warm-up. */
 function smallDemo(): unknown {
