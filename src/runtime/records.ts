@@ -72,7 +72,30 @@ export interface SampleRecord {
   /** Sum of the completion tokens' log-probabilities under the sampling policy (temperature 1). */
   logprob: number;
   finishReason: "eos" | "stop" | "length";
+  /**
+   * The completion as a chain of CTEs (chain-of-ctes@1), one entry per step query and the final
+   * statement last (runtime/cocte-exec.ts sampleSteps); absent when the sample was not split.
+   */
+  steps?: SampleStep[];
 }
+
+/** One step of a chain of CTEs as a sample record carries it (JSON-safe; `prmScore` is added by the PRM side when it scores the step). */
+export interface SampleStep {
+  /** The CTE's name; null for the final statement. */
+  name: string | null;
+  /** The CTE body (or the final statement) as written. */
+  sql: string;
+  /** The step's comment as written, when it has one. */
+  comment?: string;
+  /** Offset in the completion just after the step; -1 when unknown. */
+  end: number;
+  error: { kind: ExecErrorKind; message: string } | null;
+  result: DisplayResult | null;
+  matchesGold: boolean;
+  /** The process reward model's score of this step, when one was computed. */
+  prmScore?: number;
+}
+
 
 /** Per-step metrics: the metrics stream's record, as core/metrics.ts defines it. */
 export type StepMetrics = MetricsRecord;
@@ -275,5 +298,14 @@ export function isSampleRecord(x: unknown): x is SampleRecord {
     const r = x[k];
     if (r !== null && !(isObject(r) && Array.isArray(r.columns) && Array.isArray(r.rows))) return false;
   }
+  if (x.steps !== undefined && !(Array.isArray(x.steps) && x.steps.every(isSampleStep))) return false;
   return x.error === null || isObject(x.error);
+}
+
+function isSampleStep(x: unknown): x is SampleStep {
+  if (!isObject(x)) return false;
+  if (!(x.name === null || typeof x.name === "string") || typeof x.sql !== "string" || typeof x.matchesGold !== "boolean") return false;
+  if (x.prmScore !== undefined && typeof x.prmScore !== "number") return false;
+  const r = x.result;
+  return r === null || r === undefined || (isObject(r) && Array.isArray(r.columns) && Array.isArray(r.rows));
 }
