@@ -91,7 +91,7 @@ Deno.test("grpoStep refuses token advantages of the wrong length or not finite",
   const lora = uploadAdapter(gpu.device, cfg, randomAdapter(cfg, { r: 2, alpha: 4, targets: ["q_proj"], seed: 1 }));
   const tr = grpoTrainer(model, lora);
   const [x] = samples(5);
-  for (const bad of [[0.1], [...x.tokenAdvantages!.slice(1), NaN]]) {
+  for (const bad of [[0.1], [...Array.from(x.tokenAdvantages!).slice(1), NaN]]) {
     let msg = "";
     await grpoStep(tr, [{ ...x, tokenAdvantages: bad }]).catch((e: unknown) => (msg = e instanceof Error ? e.message : String(e)));
     assert(msg.includes("finite token advantages"), msg);
