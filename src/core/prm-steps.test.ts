@@ -38,6 +38,11 @@ Deno.test("tokenCharEnds decodes prefixes, so a character split over two tokens 
     return s;
   };
   assertEquals(tokenCharEnds([0, 1, 2, 3], decode), [2, 2, 3, 4]);
+  // Tokens that decode alone to what they add in context take the fast path (same answer).
+  assertEquals(tokenCharEnds([0, 3, 0], decode), [2, 3, 5]);
+  // A partial character decoded alone as U+FFFD forces prefix decoding.
+  const bytes = (ids: readonly number[]) => ids.length === 1 && ids[0] === 1 ? "\uFFFD" : decode(ids);
+  assertEquals(tokenCharEnds([0, 1, 2], bytes), [2, 2, 3]);
 });
 
 Deno.test("stepTokenRows: the token holding each step's last character; past the end maps to the last token", () => {

@@ -40,13 +40,22 @@ export function prmStepSpans(text: string): PrmStepSpans {
 }
 
 /**
- * charEnds[i] = the length of decode(ids[0..i]): where each token's text ends. Prefix decoding (not
- * per-token) keeps multi-byte characters split over tokens right; `decode` is the tokenizer's.
+ * charEnds[i] = the length of decode(ids[0..i]): where each token's text ends (`decode` is the
+ * tokenizer's). Fast path: the tokens decoded one by one, kept when their lengths add up to the
+ * whole text's and none is a partial character (U+FFFD); otherwise every prefix is decoded, which
+ * places a character split over two tokens at the second.
  */
 export function tokenCharEnds(ids: readonly number[], decode: (ids: readonly number[]) => string): number[] {
   const out: number[] = [];
-  for (let i = 0; i < ids.length; i++) out.push(decode(ids.slice(0, i + 1)).length);
-  return out;
+  let at = 0, clean = true;
+  for (const id of ids) {
+    const piece = decode([id]);
+    if (piece.includes("\uFFFD")) clean = false;
+    at += piece.length;
+    out.push(at);
+  }
+  if (clean && (ids.length === 0 || decode(ids).length === at)) return out;
+  return ids.map((_, i) => decode(ids.slice(0, i + 1)).length);
 }
 
 /**
