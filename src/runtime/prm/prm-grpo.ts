@@ -88,11 +88,18 @@ export async function withPrmSteps(record: SampleRecord, prm: PrmScored | undefi
     const source = gold.index ? { index: gold.index, result: gold.reply.ok ? gold.reply.result : undefined } : { sql: task.gold_sql };
     steps = sampleSteps(await executeChain(sql, task.db_id, record.completion, source, { mode }));
   }
-  return {
-    ...record,
-    steps: steps.map((s) => {
-      const j = prm.ends.indexOf(s.end);
-      return j >= 0 && prm.scores[j] !== undefined ? { ...s, prmScore: prm.scores[j] } : s;
-    }),
-  };
+  const out = steps.map((s) => {
+    const j = prm.ends.indexOf(s.end);
+    return j >= 0 && prm.scores[j] !== undefined ? { ...s, prmScore: prm.scores[j] } : s;
+  });
+  // An answer with no step to split (no SQL, a plain query the splitter could not place) is one
+  // step for the PRM: the answer itself, with the answer's own execution.
+  const last = prm.ends.length - 1;
+  if (last >= 0 && prm.names[last] === null && !steps.some((s) => s.end === prm.ends[last]) && prm.scores[last] !== undefined) {
+    out.push({
+      name: null, sql: record.extraction.sql ?? "", end: prm.ends[last], error: record.error ?? (record.extraction.sql === null ? { kind: "empty", message: record.extraction.reason } : null),
+      result: record.predicted, matchesGold: record.correct, prmScore: prm.scores[last],
+    });
+  }
+  return { ...record, steps: out };
 }
