@@ -10,7 +10,7 @@ import { labelQuestions, type RolloutEnv } from "../../core/prm-label.ts";
 import { prmStepSpans } from "../../core/prm-steps.ts";
 import type { Task } from "../../core/types.ts";
 import type { PrmDataReport } from "../records.ts";
-import { checkAborted, emitMetrics, mixSeed, nextIndex, progressReporter, requireSetup, type RunContext, splitTasks } from "../recipe/context.ts";
+import { checkAborted, emitMetrics, mixSeed, progressReporter, requireSetup, type RunContext, splitTasks } from "../recipe/context.ts";
 import { toolsFor } from "../recipe/common.ts";
 
 /** Where a PRM data cell's files live. */
@@ -133,7 +133,8 @@ export async function runPrmData(ctx: RunContext, cellId: string, p: PrmDataPara
     await store.write(paths.state, JSON.stringify(state));
     const st = prmDataStats(records);
     await emitMetrics(ctx, {
-      v: 1, step: nextIndex(ctx, "prmdata"), phase: "prmdata", time: ctx.env.now(),
+      // Numbered by batch of questions (1-based), the same in a resumed run.
+      v: 1, step: Math.floor(start / B) + 1, phase: "prmdata", time: ctx.env.now(),
       execAccuracy: records.length ? st.correctChains / records.length : 0,
       extra: { questions: batch.length, chains: records.length, rollouts, waves: r.waves, positive: st.labels.positive, negative: st.labels.negative },
     });

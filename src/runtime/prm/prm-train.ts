@@ -12,7 +12,7 @@ import { readPrmFolder } from "../../model/prm-files.ts";
 import { prmScores, prmStep } from "../../gpu/trainer/prm-step.ts";
 import { loadCheckpoint, saveCheckpoint } from "../checkpoint.ts";
 import type { PrmEval, PrmTrainReport } from "../records.ts";
-import { checkAborted, emitMetrics, mixSeed, nextIndex, progressReporter, requireSetup, type RunContext } from "../recipe/context.ts";
+import { checkAborted, emitMetrics, mixSeed, progressReporter, requireSetup, type RunContext } from "../recipe/context.ts";
 import { prmDataPaths } from "./prm-data.ts";
 import { type PrmLaidOut, PrmModel } from "./prm-model.ts";
 
@@ -67,6 +67,8 @@ export async function runPrmTrain(ctx: RunContext, cellId: string, p: PrmTrainPa
   const setup = requireSetup(ctx, cellId);
   const runtime = setup.model.runtime;
   const progress = progressReporter(ctx, cellId, "prmtrain");
+  // Reported before anything else, so the page files this cell's records under it.
+  progress(0, p.load ? "loading the PRM…" : "reading the PRM data…");
   const seed = ctx.opts.seed ?? p.seed;
   const register = (prm: PrmModel) => {
     const prms = (ctx.prms ??= new Map());
@@ -145,7 +147,8 @@ export async function runPrmTrain(ctx: RunContext, cellId: string, p: PrmTrainPa
   const evalFigures = await evaluatePrm(prm, dev, ctx.opts.trainMicroBatch);
   if (evalFigures) {
     await emitMetrics(ctx, {
-      v: 1, step: nextIndex(ctx, "prmeval"), phase: "prmeval", time: ctx.env.now(), loss: evalFigures.bce,
+      // At the training step it was measured after, so the held-out loss sits on the training curve.
+      v: 1, step: total, phase: "prmeval", time: ctx.env.now(), loss: evalFigures.bce,
       extra: { stepAccuracy: evalFigures.accuracy, auc: evalFigures.auc, firstError: evalFigures.firstError, chains: evalFigures.chains, steps: evalFigures.steps },
     });
   }
