@@ -228,7 +228,8 @@ export async function prmScores(model: GpuModel, lora: GpuLora | undefined, head
     const chunk = examples.slice(s0, s0 + micro);
     const batch = uploadBatch(device, chunk.map((e) => e.ids), model.cfg.vocabSize);
     const N = batch.B * batch.T;
-    const f = await forward(model, lora, batch, { lmHead: false });
+    // Scoring needs no backward: only each layer's input is kept (one layer's scratch at a time).
+    const f = await forward(model, lora, batch, { lmHead: false, recompute: true });
     const z = storageBuffer(device, "prm-z", N * 4);
     const enc = device.createCommandEncoder({ label: "prm-score" });
     await encodePrmHeadForward(device, enc, { h: f.hF, wb: head.wb, z }, { N, C: H });
