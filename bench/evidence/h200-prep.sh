@@ -8,6 +8,7 @@
 #   spider-heldout.tar.xz                          the held-out Spider databases and questions (prepare-spider-heldout.sh)
 #   demo.tar.xz                                    public/demo (questions and SQLite files; ~0.5 MB instead of 2.3)
 #   demo.json, spider-heldout.json                 the evidence notebooks
+#   prm-*.json                                     bench/evidence/prm-notebooks.ts's PRM notebooks (issue #18)
 #   probe.tar.xz                                   bench/evidence/synthetic-probe.ts's notebook, questions and databases
 #   synthetic-heldout.tar.xz                       bench/evidence/synthetic-heldout.ts's two notebooks, questions and databases
 #   corpus.bin.xz, corpus.json                     only with CORPUS=DIR (a pretraining output folder): the packed
@@ -39,7 +40,7 @@ npx deno run -A bench/evidence/synthetic-probe.ts "$E/tmp/probe" > /dev/null
 tar -C "$E/tmp" -cJf "$E/probe.tar.xz" probe && rm -rf "$E/tmp"
 npx deno run -A bench/evidence/synthetic-heldout.ts "$E/tmp" > /dev/null
 tar -C "$E/tmp" -cJf "$E/synthetic-heldout.tar.xz" . && rm -rf "$E/tmp"
-cp bench/evidence/demo.json bench/evidence/spider-heldout.json bench/evidence/f16planes.py "$E/"
+cp bench/evidence/demo.json bench/evidence/spider-heldout.json bench/evidence/f16planes.py bench/evidence/prm-*.json "$E/"
 if [ -n "${CORPUS:-}" ]; then xz -T0 -9 -c "$CORPUS/corpus.bin" > "$E/corpus.bin.xz"; cp "$CORPUS/corpus.json" "$E/"; fi
 tree=$(git ls-files -z | grep -zv '^public/model/\|^public/demo/' | xargs -0 du -cb | tail -1 | cut -f1)
 ev=$(du -sb "$E" | cut -f1); dev=$(du -sb .device | cut -f1)

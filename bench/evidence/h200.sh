@@ -7,6 +7,9 @@
 #         greedy (does the model read the schema and the question, or recite its train queries?).
 #         `synth`, `synth-grpo`: bench/evidence/synthetic-heldout.ts's notebooks (synthetic-pattern questions
 #         on the held-out Spider databases; the recipe, and GRPO without the warm-up).
+#         `prm-demo`, `prm-demo-outcome`, `prm-synth`, `prm-synth-outcome`: bench/evidence/prm-notebooks.ts's PRM
+#         notebooks (PRM data, PRM and ORM, best-of-N at N = 1..16, GRPO with PRM + outcome / outcome alone);
+#         `prm-demo-stepnorm`, `prm-synth-stepnorm` load the PRM of the finished prm-demo / prm-synth run.
 #         `setup` unpacks and runs nothing; EV_MODEL=DIR runs with that model folder instead of the packed
 #         public/model (e.g. the output of bench/evidence/h200-pretrain.sh on the same machine).
 #         The notebooks run side by side (a decoding step is host-bound: two processes use two cores'
@@ -44,6 +47,7 @@ if [ ! -f "$EV/ready" ]; then
   touch "$EV/ready"
   echo "setup $(( $(date +%s) - START )) s"
 fi
+cp "$SRC"/prm-*.json "$EV/" 2>/dev/null
 cd "$EV"
 MODEL=${EV_MODEL:-$EV/model}
 one() {  # one notebook, until the time is up; resumes from its checkpoints when run again
@@ -54,11 +58,13 @@ one() {  # one notebook, until the time is up; resumes from its checkpoints when
   echo "$nb rc $? at $(( $(date +%s) - START )) s"
   grep -v "W:onnxruntime" "$nb.log" | tail -4 | cut -c1-400
   tail -c 4000000 "run-$nb/samples.jsonl" > "run-$nb/samples.tail.jsonl" 2>/dev/null
-  tar czf "$OUT/$nb.tgz" "$nb.log" run-$nb/summary.json run-$nb/metrics.jsonl run-$nb/predictions run-$nb/samples.tail.jsonl 2>/dev/null
+  tar czf "$OUT/$nb.tgz" "$nb.log" run-$nb/summary.json run-$nb/metrics.jsonl run-$nb/predictions run-$nb/samples.tail.jsonl run-$nb/prm-data/*/stats.json 2>/dev/null
 }
 for nb in ${@:-demo spider}; do
   case $nb in setup) ;; demo) one demo demo.json & ;; spider) one spider spider-heldout.json & ;; probe) one probe probe/probe.json & ;;
-    synth) one synth synthetic-heldout.json & ;; synth-grpo) one synth-grpo synthetic-heldout-grpo.json & ;; *) echo "unknown notebook $nb" ;; esac
+    synth) one synth synthetic-heldout.json & ;; synth-grpo) one synth-grpo synthetic-heldout-grpo.json & ;;
+    prm-demo|prm-demo-outcome|prm-demo-stepnorm|prm-synth|prm-synth-outcome|prm-synth-stepnorm) one "$nb" "$nb.json" & ;;
+    *) echo "unknown notebook $nb" ;; esac
 done
 wait
 ls -la "$OUT"

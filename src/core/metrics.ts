@@ -18,7 +18,7 @@ export interface PhaseTimings {
 }
 
 /** Which stage wrote a record. */
-export const METRIC_PHASES = ["grpo", "warmup", "eval", "select", "selfconsistency"] as const;
+export const METRIC_PHASES = ["grpo", "warmup", "eval", "select", "selfconsistency", "prmdata", "prmtrain", "prmeval"] as const;
 export type MetricPhase = (typeof METRIC_PHASES)[number];
 
 /** One line of the metrics stream. Optional fields are absent when the stage has no such quantity. */

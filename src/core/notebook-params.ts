@@ -9,7 +9,7 @@ export interface Issue {
   message: string;
 }
 
-export const CELL_TYPES = ["markdown", "gpu", "dataset", "model", "prompt", "reward", "evaluate", "select", "warmup", "grpo", "selfconsistency", "export"] as const;
+export const CELL_TYPES = ["markdown", "gpu", "dataset", "model", "prompt", "reward", "evaluate", "select", "warmup", "grpo", "selfconsistency", "prmdata", "prmtrain", "export"] as const;
 export type CellType = (typeof CELL_TYPES)[number];
 
 export const DATASET_SOURCES = ["demo", "url", "upload"] as const;
@@ -27,6 +27,12 @@ export const LR_SCHEDULE_KINDS = ["constant", "linear", "cosine"] as const;
 export const VOTES = ["count", "logprob"] as const;
 export const LOGPROB_WEIGHTS = ["softmax", "exp-mean"] as const;
 export const EXPORTS = ["adapter", "metrics", "samples", "notebook"] as const;
+/** What a PRM train cell learns: a label per step (a process reward model) or one per chain (an outcome reward model). */
+export const PRM_LABELS = ["process", "outcome"] as const;
+/** How GRPO's chain advantage reaches the tokens: uniformly, Reward-SQL's PRM-weighted rule, or DeepSeekMath's per-step normalisation (core/prm-advantages.ts). */
+export const STEP_ADVANTAGE_MODES = ["chain", "prm-weighted", "per-step-norm"] as const;
+/** A chain's score from its step scores, for best-of-N (core/prm-steps.ts). */
+export const PRM_AGGREGATE_KINDS = ["min", "mean", "last", "product"] as const;
 
 export interface MarkdownParams { source: string }
 /** The GPU cell shows the adapter and its limits; it has no parameters. */
@@ -151,6 +157,10 @@ export interface GrpoParams {
   evalEvery: number;
   evalN: number;
   seed: number;
+  /** Step-level advantages from the PRM (absent: "chain", every token gets its chain's advantage). */
+  stepAdvantage?: (typeof STEP_ADVANTAGE_MODES)[number];
+  /** The PRM train cell whose scores the prm reward and step advantages use (absent: the last one before this cell). */
+  prm?: string;
 }
 export interface SelfConsistencyParams {
   N: number;
@@ -162,8 +172,60 @@ export interface SelfConsistencyParams {
   n: number;
   maxNewTokens: number;
   comparison: (typeof COMPARISONS)[number];
+  /** PRM train cells whose best-of-N is reported beside the vote (absent: none). */
+  prm?: string[];
+  /** How a chain's step scores rank it in PRM best-of-N (absent: "min"). */
+  prmAggregate?: (typeof PRM_AGGREGATE_KINDS)[number];
 }
 export interface ExportParams { what: (typeof EXPORTS)[number] }
+/** The PRM data cell: step labels by execution for the training questions (docs/prm.md). */
+export interface PrmDataParams {
+  /** The split whose questions are labelled (empty: the dataset cell's training split). */
+  split: string;
+  /** Questions at most. */
+  n: number;
+  /** The prompt template of the chains (steps are CTEs; PRM inputs use it too). */
+  template: string;
+  /** Whole answers sampled per question. */
+  chains: number;
+  /** Completions sampled from each probed step's prefix. */
+  rollouts: number;
+  /** Rollouts per question at most. */
+  budget: number;
+  /** Steps probed per chain at most. */
+  maxSteps: number;
+  temperature: number;
+  maxNewTokens: number;
+  /** Questions searched together (one sampling call per search wave). */
+  questionsPerBatch: number;
+  /** Leave out questions whose gold result is empty (a wrong query matches it by accident). */
+  dropEmptyGold: boolean;
+  /** Curation: drop chains with no SQL; cut positives under this rollout success rate; balance chains with an error against all-correct ones (ratio, 0: off). */
+  dropUnparsed: boolean;
+  minPositiveRate: number;
+  balance: number;
+  seed: number;
+}
+/** The PRM train cell: the PRM (policy's base model + its own LoRA + a scalar head) on a PRM data cell's chains. */
+export interface PrmTrainParams {
+  /** The PRM data cell whose train.jsonl it reads (empty: the last one before this cell). */
+  data: string;
+  labels: (typeof PRM_LABELS)[number];
+  loraRank: number;
+  loraAlpha: number;
+  lr: number;
+  lrSchedule: (typeof LR_SCHEDULE_KINDS)[number];
+  warmupSteps: number;
+  epochs: number;
+  /** Chains per optimiser step. */
+  batchChains: number;
+  maxGradNorm: number;
+  /** Fraction of the data's questions held out to measure the PRM (step accuracy, AUC, BCE). */
+  devFraction: number;
+  seed: number;
+  /** A PRM folder (prm_config.json + PEFT files) to load instead of training: a URL, or headless a path. */
+  load?: string;
+}
 
 /** Parameters of each cell type. */
 export interface CellParams {
@@ -178,5 +240,7 @@ export interface CellParams {
   warmup: WarmupParams;
   grpo: GrpoParams;
   selfconsistency: SelfConsistencyParams;
+  prmdata: PrmDataParams;
+  prmtrain: PrmTrainParams;
   export: ExportParams;
 }

@@ -22,6 +22,7 @@ import {
   WARMUP_EXPORTS,
   WARMUP_METHODS,
 } from "./notebook-params.ts";
+import { readGrpoPrm, readPrmData, readPrmTrain, readSelfConsistencyPrm } from "./notebook-prm.ts";
 import { PROMPT_TEMPLATES } from "./prompts.ts";
 import { REWARD_PRESETS, type RewardSpec, validateRewardSpec } from "./rewards.ts";
 
@@ -288,6 +289,7 @@ export const PARAM_READERS: { readonly [K in CellType]: (r: Reader) => CellParam
       evalEvery: r.num("evalEvery", 25, 0, 1e7, true),
       evalN: r.num("evalN", 100, 1, 1e6, true),
       seed: r.num("seed", 0, 0, 2 ** 32 - 1, true),
+      ...readGrpoPrm(r),
     };
     if (p.warmupSteps > p.steps) r.fail("warmupSteps", `larger than steps (${p.steps})`);
     return p;
@@ -301,7 +303,10 @@ export const PARAM_READERS: { readonly [K in CellType]: (r: Reader) => CellParam
     n: r.num("n", 200, 1, 1e6, true),
     maxNewTokens: r.num("maxNewTokens", 256, 1, 32768, true),
     comparison: r.oneOf("comparison", COMPARISONS, "set"),
+    ...readSelfConsistencyPrm(r),
   }),
+  prmdata: readPrmData,
+  prmtrain: readPrmTrain,
   export: (r) => ({ what: r.oneOf("what", EXPORTS, "adapter") }),
 };
 

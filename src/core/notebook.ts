@@ -112,6 +112,8 @@ function makeCell(type: CellType, id: string, collapsed: boolean, raw: unknown, 
     case "warmup": return { id: cid, type, collapsed, params: read(type) };
     case "grpo": return { id: cid, type, collapsed, params: read(type) };
     case "selfconsistency": return { id: cid, type, collapsed, params: read(type) };
+    case "prmdata": return { id: cid, type, collapsed, params: read(type) };
+    case "prmtrain": return { id: cid, type, collapsed, params: read(type) };
     case "export": return { id: cid, type, collapsed, params: read(type) };
     default: return assertNever(type);
   }

@@ -1,8 +1,8 @@
-import { assertEquals, assertRejects } from "../../tests/assert.ts";
+import { assert, assertEquals, assertRejects } from "../../tests/assert.ts";
 import type { Extraction } from "./extract.ts";
 import { extractSql } from "./extract.ts";
 import type { RewardInput, RewardSpec } from "./rewards.ts";
-import { compileRewardSpec, REWARD_PRESETS, scoreSample, validateRewardSpec } from "./rewards.ts";
+import { compileRewardSpec, REWARD_PRESETS, scoreSample, usesPrm, validateRewardSpec } from "./rewards.ts";
 import type { ExecErrorKind, ExecOutcome } from "./types.ts";
 
 const GOOD = "<think>count rows</think>\n<answer>SELECT count(*) FROM t</answer>";
@@ -113,4 +113,30 @@ Deno.test("validation: unknown names, bad weights and params are clear errors", 
   await bad({ components: [{ name: "format", weight: 1, params: { tags: [] } }] }, /"tags" has a bad value/);
   await bad({ components: [{ name: "execution", weight: 1 }, { name: "execution", weight: 2 }] }, /appears twice/);
   await assertRejects(() => one("execution")({ completion: "SELECT 1", completionTokens: 3, extraction: { sql: "SELECT 1", source: "whole-text" }, outcome: null }), /no execution outcome/);
+});
+
+Deno.test("prm component: the mean of the PRM's step scores (or min/last/product), 0 without steps, an error without scores", () => {
+  const spec = validateRewardSpec({ components: [{ name: "execution", weight: 1 }, { name: "prm", weight: 0.5 }, { name: "prm", weight: 1, label: "prm_min", params: { aggregate: "min" } }] });
+  assert(usesPrm(spec), "usesPrm");
+  const extraction = { sql: "SELECT 1", source: "sql-block" as const };
+  const outcome = { correct: true, error: null, ms: 1 };
+  const s = scoreSample(spec, { completion: "x", completionTokens: 1, extraction, outcome, prmScores: [0.9, 0.3] });
+  assert(Math.abs(s.components.prm - 0.6) < 1e-12 && s.components.prm_min === 0.3, JSON.stringify(s));
+  assert(Math.abs(s.total - (1 + 0.3 + 0.3)) < 1e-12, `total ${s.total}`);
+  assertEquals(scoreSample(spec, { completion: "", completionTokens: 0, extraction: { sql: null, reason: "empty completion" }, outcome: null, prmScores: [] }).components.prm, 0);
+  let msg = "";
+  try {
+    scoreSample(spec, { completion: "x", completionTokens: 1, extraction, outcome });
+  } catch (e) {
+    msg = e instanceof Error ? e.message : String(e);
+  }
+  assert(msg.includes("PRM train cell"), msg);
+  let bad = "";
+  try {
+    validateRewardSpec({ components: [{ name: "prm", weight: 1, params: { aggregate: "max" } }] });
+  } catch (e) {
+    bad = e instanceof Error ? e.message : String(e);
+  }
+  assert(bad.includes('"prm" parameter "aggregate"'), bad);
+  assert(!usesPrm(REWARD_PRESETS.databricks), "presets have no prm component");
 });

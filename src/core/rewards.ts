@@ -2,10 +2,11 @@
 // notebook cell carries it and a shared link reproduces it).
 import type { Extraction } from "./extract.ts";
 import { formatCheck } from "./extract.ts";
+import { aggregateStepScores, PRM_AGGREGATES, type PrmAggregate } from "./prm-steps.ts";
 import type { ExecErrorKind, ExecOutcome } from "./types.ts";
 
 /** The component names a spec may use. */
-export const REWARD_COMPONENTS = ["execution", "error_penalty", "executable_credit", "format", "soft_format", "length"] as const;
+export const REWARD_COMPONENTS = ["execution", "error_penalty", "executable_credit", "format", "soft_format", "length", "prm"] as const;
 export type RewardComponentName = (typeof REWARD_COMPONENTS)[number];
 
 /** One weighted component; `label` names it in the report when one component is used twice. */
@@ -27,6 +28,11 @@ export interface RewardInput {
   completionTokens: number;
   extraction: Extraction;
   outcome: ExecOutcome | null;
+  /**
+   * The process reward model's score of each step of the completion (docs/prm.md), needed by the
+   * `prm` component only; an empty list for an empty completion.
+   */
+  prmScores?: readonly number[];
 }
 
 /** The score of one sample: raw component values, their weighted contributions, and the total. */
@@ -94,6 +100,17 @@ const COMPONENTS: Record<RewardComponentName, { params: Record<string, (v: unkno
       const { tags, prefix } = formatArgs(p);
       const value = num(p.value, 0.5);
       return (x) => (formatCheck(x.completion, tags, prefix).soft ? value : 0);
+    },
+  },
+  // The PRM's step scores made one (Reward-SQL's GRPO reward: their mean); 0 for a completion without steps.
+  prm: {
+    params: { aggregate: (v) => PRM_AGGREGATES.some((a) => a === v) },
+    make: (p) => {
+      const how: PrmAggregate = PRM_AGGREGATES.find((a) => a === p.aggregate) ?? "mean";
+      return (x) => {
+        if (!x.prmScores) throw new Error("reward: the prm component needs the PRM's step scores (a PRM train cell before this cell)");
+        return x.prmScores.length ? aggregateStepScores(x.prmScores, how) : 0;
+      };
     },
   },
   // `value` (-0.5) when the completion is longer than `maxTokens` tokens (required).
@@ -169,6 +186,11 @@ export function compileRewardSpec(spec: unknown): (x: RewardInput) => RewardScor
     }
     return { total, components, weighted };
   };
+}
+
+/** True when the spec has a `prm` component (scoring then needs the PRM's step scores). */
+export function usesPrm(spec: RewardSpec): boolean {
+  return spec.components.some((c) => c.name === "prm");
 }
 
 /** Scores one sample under `spec`. */

@@ -49,7 +49,7 @@ export interface ChainExecOptions extends QueryOptions {
 }
 
 /** Runs the gold query once and indexes its result for `executeChain`. */
-export async function goldFor(pool: SqlPool, dbId: string, sql: string, opts: ChainExecOptions = {}): Promise<ChainExecution["gold"] & { index?: GoldIndex }> {
+export async function goldFor(pool: Pick<SqlPool, "query">, dbId: string, sql: string, opts: ChainExecOptions = {}): Promise<ChainExecution["gold"] & { index?: GoldIndex }> {
   const r = await pool.query(dbId, sql, opts);
   if (!r.ok) return { ok: false, error: r.error };
   return { ok: true, result: r.result, index: indexGold(r.result, opts.mode ?? "set") };
@@ -60,7 +60,7 @@ export async function goldFor(pool: SqlPool, dbId: string, sql: string, opts: Ch
  * database `dbId`, comparing each result with the gold's. Rejects only when the database cannot
  * be loaded (DatabaseLoadError), as the evaluator does.
  */
-export async function executeChain(pool: SqlPool, dbId: string, answer: string | Chain, gold: GoldSource, opts: ChainExecOptions = {}): Promise<ChainExecution> {
+export async function executeChain(pool: Pick<SqlPool, "query">, dbId: string, answer: string | Chain, gold: GoldSource, opts: ChainExecOptions = {}): Promise<ChainExecution> {
   const text = typeof answer === "string" ? answer : null;
   const chain = typeof answer === "string" ? splitChain(answer) : answer;
   const queries = stepQueries(chain);

@@ -4,6 +4,7 @@
 // the same records travel through a comlink worker, a JSONL file under Deno, and OPFS.
 import type { Extraction } from "../core/extract.ts";
 import type { MetricPhase, MetricsRecord } from "../core/metrics.ts";
+import type { CurateReport, PrmDataStats } from "../core/prm-dataset.ts";
 import type { RewardScore } from "../core/rewards.ts";
 import type { ExecErrorKind, ResultSet, SqlValue } from "../core/types.ts";
 
@@ -203,6 +204,76 @@ export interface SelfConsistencyReport {
   oracleAccuracy: number;
   firstSampleAccuracy: number;
   predictionsPath: string;
+  /** Best-of-N by each PRM train cell's chain score (absent without PRMs). */
+  prmBestOfN?: { cellId: string; labels: "process" | "outcome"; accuracy: number }[];
+  /** Every selection rule on the first N samples of each question, N = 1, 2, 4, ... up to the cell's N (absent without PRMs). */
+  atN?: SelectionAtN[];
+}
+
+/** Accuracy of each selection rule over the first N samples of every question (a fraction of `questions`). */
+export interface SelectionAtN {
+  N: number;
+  questions: number;
+  vote: number;
+  /** Best-of-N by mean token log-probability among answers that ran. */
+  logprob: number;
+  /** Best-of-N by each PRM train cell's chain score, by cell id. */
+  prm: Record<string, number>;
+  oracle: number;
+  first: number;
+}
+
+/** What a PRM data cell reports. */
+export interface PrmDataReport {
+  kind: "prmdata";
+  cellId: string;
+  split: string;
+  /** Questions searched (over every run of the cell), and those left out before sampling. */
+  questions: number;
+  skipped: { emptyGold: number; goldFailed: number };
+  /** Rollouts (completions from prefixes) spent, and whole answers sampled. */
+  rollouts: number;
+  sampled: number;
+  /** The raw labelled chains, what curation did, and the training set. */
+  raw: PrmDataStats;
+  curation: CurateReport;
+  curated: PrmDataStats;
+  /** prm-data/<cell>/questions.jsonl, labels.jsonl, train.jsonl, stats.json. */
+  files: string[];
+  /** Questions already done when this run started (a resumed cell). */
+  resumedFrom: number;
+}
+
+/** Held-out figures of a PRM: over labelled steps, and over chains with an error. */
+export interface PrmEval {
+  chains: number;
+  steps: number;
+  /** Steps whose score falls on the right side of 0.5. */
+  accuracy: number;
+  /** Area under the ROC curve of the step scores against the labels (NaN when one class is absent). */
+  auc: number;
+  bce: number;
+  /** Chains with an error whose first step scored under 0.5 is the labelled first error. */
+  firstError: number;
+}
+
+/** What a PRM train cell reports. */
+export interface PrmTrainReport {
+  kind: "prmtrain";
+  cellId: string;
+  labels: "process" | "outcome";
+  /** The PRM data cell it trained on, or where it was loaded from. */
+  data: string;
+  loadedFrom?: string;
+  steps: number;
+  examples: number;
+  devExamples: number;
+  resumedFrom: number;
+  /** Mean training loss of the first and the last epoch. */
+  loss: { first: number; last: number } | null;
+  dev: PrmEval | null;
+  /** The PRM folder (prm/<cell>/). */
+  files: string[];
 }
 
 /** What the Export stage reports. */
@@ -213,7 +284,7 @@ export interface ExportReport {
 }
 
 /** Any stage's report. */
-export type StageReport = EvalReport | SelectReport | WarmupReport | GrpoReport | SelfConsistencyReport | ExportReport;
+export type StageReport = EvalReport | SelectReport | WarmupReport | GrpoReport | SelfConsistencyReport | PrmDataReport | PrmTrainReport | ExportReport;
 
 /** A SQLite value made JSON-safe for display. */
 export function displayValue(v: SqlValue): DisplayValue {

@@ -23,3 +23,19 @@ Deno.test("metrics series: panels per quantity, train vs held-out accuracy, runs
   // NaN KL is skipped, not drawn as zero.
   assertEquals(panels[2].series.find((s) => s.label === "a: KL to reference")?.points, [{ x: 1, y: 0.01 }]);
 });
+
+Deno.test("metrics series: the PRM cells' panels — labels per batch, training and held-out loss, the PRM score in GRPO", () => {
+  const records = [
+    rec(0, "prmdata", { extra: { positive: 12, negative: 5, rollouts: 40 } }),
+    rec(1, "prmdata", { extra: { positive: 9, negative: 7, rollouts: 36 } }),
+    rec(1, "prmtrain", { loss: 0.69 }),
+    rec(2, "prmtrain", { loss: 0.52 }),
+    rec(2, "prmeval", { loss: 0.58 }),
+    rec(1, "grpo", { extra: { prmMean: 0.41 } }),
+  ];
+  const panels = buildPanels([{ name: "run", records }]);
+  assertEquals(panels.map((p) => p.id), ["prm-score", "prm-data", "prm-loss"]);
+  assertEquals(panels[1].series.map((s) => [s.label, s.points.map((p) => p.y)]), [["correct steps", [12, 9]], ["first errors", [5, 7]], ["rollouts", [40, 36]]]);
+  assertEquals(panels[2].series.map((s) => [s.label, s.points]), [["training batch", [{ x: 1, y: 0.69 }, { x: 2, y: 0.52 }]], ["held-out", [{ x: 2, y: 0.58 }]]]);
+  assertEquals(panels[0].series[0].points, [{ x: 1, y: 0.41 }]);
+});

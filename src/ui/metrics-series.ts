@@ -58,6 +58,25 @@ const PANELS: { id: string; title: string; yLabel: string; lines: (records: Metr
     lines: () => [["mean length", (r) => r.completionLength?.mean, (r) => r.phase === "grpo"]],
   },
   {
+    id: "prm-score", title: "PRM score of the samples (mean step score)", yLabel: "score",
+    lines: () => [["mean PRM score", (r) => r.extra?.prmMean, (r) => r.phase === "grpo"]],
+  },
+  {
+    id: "prm-data", title: "PRM data per batch of questions", yLabel: "count",
+    lines: () => [
+      ["correct steps", (r) => r.extra?.positive, (r) => r.phase === "prmdata"],
+      ["first errors", (r) => r.extra?.negative, (r) => r.phase === "prmdata"],
+      ["rollouts", (r) => r.extra?.rollouts, (r) => r.phase === "prmdata"],
+    ],
+  },
+  {
+    id: "prm-loss", title: "PRM training loss (binary cross-entropy)", yLabel: "nats",
+    lines: () => [
+      ["training batch", (r) => r.loss, (r) => r.phase === "prmtrain"],
+      ["held-out", (r) => r.loss, (r) => r.phase === "prmeval"],
+    ],
+  },
+  {
     id: "speed", title: "Throughput per phase", yLabel: "tokens/s",
     lines: () => [
       ["sample", (r) => r.tokensPerSec?.sample, (r) => r.phase === "grpo"],

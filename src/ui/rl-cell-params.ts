@@ -5,7 +5,7 @@ import { css, html, LitElement, nothing } from "lit";
 import { type Cell, validateParams } from "../core/notebook.ts";
 import {
   ADVANTAGES, COMPARISONS, DATASET_FORMATS, DATASET_SOURCES, DTYPES, EXPORTS, GRPO_AGGREGATIONS, KL_SCHEDULE_KINDS,
-  LOGPROB_WEIGHTS, LR_SCHEDULE_KINDS, MODEL_SOURCES, VOTES, WARMUP_EXPORTS, WARMUP_METHODS,
+  LOGPROB_WEIGHTS, LR_SCHEDULE_KINDS, MODEL_SOURCES, PRM_AGGREGATE_KINDS, PRM_LABELS, STEP_ADVANTAGE_MODES, VOTES, WARMUP_EXPORTS, WARMUP_METHODS,
 } from "../core/notebook-params.ts";
 import { PROMPT_TEMPLATES } from "../core/prompts.ts";
 import { cellStyles } from "./styles.ts";
@@ -27,17 +27,41 @@ const CHOICES: Record<string, readonly string[]> = {
   "selfconsistency.vote": VOTES,
   "selfconsistency.logprobWeight": LOGPROB_WEIGHTS,
   "selfconsistency.comparison": COMPARISONS,
+  "selfconsistency.prmAggregate": PRM_AGGREGATE_KINDS,
+  "grpo.stepAdvantage": STEP_ADVANTAGE_MODES,
+  "prmdata.template": Object.keys(PROMPT_TEMPLATES),
+  "prmtrain.labels": PRM_LABELS,
+  "prmtrain.lrSchedule": LR_SCHEDULE_KINDS,
   "export.what": EXPORTS,
 };
 
 /** Optional fields shown (empty) even when the document leaves them out, by cell type. */
 const OPTIONAL: Record<string, readonly string[]> = {
   model: ["adapter"],
+  grpo: ["stepAdvantage", "prm"],
+  selfconsistency: ["prm", "prmAggregate"],
+  prmtrain: ["load"],
+};
+
+/** What an optional field shows while the document leaves it out (its default), by "type.field". */
+const ABSENT: Record<string, unknown> = {
+  "grpo.stepAdvantage": "chain",
+  "selfconsistency.prm": [],
+  "selfconsistency.prmAggregate": "min",
 };
 
 /** A short help text under a field, by "type.field". */
 const HELP: Record<string, string> = {
   "model.adapter": "start from a LoRA adapter in PEFT format (a folder URL with adapter_config.json and adapter_model.safetensors, e.g. a run's adapter/); its r and lora_alpha must equal loraRank and loraAlpha. Empty: a fresh adapter (B = 0)",
+  "grpo.stepAdvantage": "chain: every token gets its chain's advantage; prm-weighted: Reward-SQL's rule (well-scored steps take more of a good chain's credit, badly scored ones more of a bad chain's blame); per-step-norm: DeepSeekMath's normalised step rewards (reported to favour short chains). Needs a PRM train cell before",
+  "grpo.prm": "the PRM train cell whose scores the prm reward component and the step advantages use; empty: the last one before this cell",
+  "selfconsistency.prm": "PRM train cells (ids, comma-separated) whose best-of-N is reported beside the vote, with every rule at N = 1, 2, 4, …",
+  "selfconsistency.prmAggregate": "a chain's PRM score from its step scores (an outcome model uses its one score)",
+  "prmdata.budget": "rollouts (completions sampled from step prefixes) per question at most; chains sampled is chains per question, rollouts the completions per probed step",
+  "prmdata.balance": "keep at most this many chains of the larger class (with an error / all correct) per chain of the smaller; 0 keeps all",
+  "prmtrain.data": "the PRM data cell to train on; empty: the last one before this cell",
+  "prmtrain.labels": "process: a label per step (a PRM); outcome: one label per chain, its answer's correctness (an outcome reward model, to compare with)",
+  "prmtrain.load": "a PRM folder exported by a run (prm/<cell>/: a URL, or headless a path) to use instead of training",
 };
 
 /** Fired with the validated parameters when a field changes. */
@@ -71,7 +95,7 @@ export class RlCellParams extends LitElement {
     const cell = this.cell;
     if (!cell) return nothing;
     const params = cell.params as Record<string, unknown>;
-    const entries: [string, unknown][] = [...Object.entries(params), ...(OPTIONAL[cell.type] ?? []).filter((k) => !(k in params)).map((k): [string, unknown] => [k, undefined])];
+    const entries: [string, unknown][] = [...Object.entries(params), ...(OPTIONAL[cell.type] ?? []).filter((k) => !(k in params)).map((k): [string, unknown] => [k, ABSENT[`${cell.type}.${k}`]])];
     if (!entries.length) return nothing;
     return html`<form @submit=${(e: Event) => e.preventDefault()}>
       ${entries.map(([k, v]) => this.renderField(cell.type, k, v))}

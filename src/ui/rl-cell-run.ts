@@ -10,6 +10,7 @@ import type { StageReport, AccuracyFigures } from "../runtime/records.ts";
 import { type ModelSummary, summaryRows } from "../runtime/recipe/model-summary.ts";
 import "./rl-metrics-charts.ts";
 import "./rl-reward-inspector.ts";
+import { renderPrmData, renderPrmTrain, renderSelectionAtN } from "./prm-reports.ts";
 import type { CellRunState, RunController } from "./run-controller.ts";
 import { cellStyles } from "./styles.ts";
 
@@ -194,8 +195,13 @@ export class RlCellRun extends LitElement {
         return html`<h4>GRPO</h4><p data-testid="grpo-report">${r.steps} steps${r.resumedFrom ? ` (resumed from step ${r.resumedFrom})` : ""}; equal-reward groups ${pct(r.equalGroupFraction)}; skipped updates ${r.skippedSteps}${r.heldout.length ? html`; held-out accuracy ${r.heldout.map((h) => `step ${h.step}: ${pct(h.accuracy)}`).join(", ")}` : ""}</p>`;
       case "selfconsistency":
         return html`<h4>Self-consistency on ${r.split} (${r.samples} samples, ${r.weighting})</h4><table class="acc" data-testid="accuracy-table">
-          <tr><th>vote</th><th>best-of-N</th><th>pass@N</th><th>first sample</th></tr>
-          <tr><td>${pct(r.voteAccuracy)}</td><td>${pct(r.bestOfNAccuracy)}</td><td>${pct(r.oracleAccuracy)}</td><td>${pct(r.firstSampleAccuracy)}</td></tr></table>`;
+          <tr><th>vote</th><th>best-of-N</th>${(r.prmBestOfN ?? []).map((x) => html`<th>${x.labels === "outcome" ? "ORM" : "PRM"} best-of-N (${x.cellId})</th>`)}<th>pass@N</th><th>first sample</th></tr>
+          <tr><td>${pct(r.voteAccuracy)}</td><td>${pct(r.bestOfNAccuracy)}</td>${(r.prmBestOfN ?? []).map((x) => html`<td>${pct(x.accuracy)}</td>`)}<td>${pct(r.oracleAccuracy)}</td><td>${pct(r.firstSampleAccuracy)}</td></tr></table>
+          ${renderSelectionAtN(r)}`;
+      case "prmdata":
+        return renderPrmData(r, (f) => this.fileButton(f));
+      case "prmtrain":
+        return renderPrmTrain(r, (f) => this.fileButton(f));
       case "export":
         return html`<h4>Files written in the run's folder (click one to download it)</h4><ul>${r.files.map((f) => html`<li>${this.fileButton(f)}</li>`)}</ul>`;
     }

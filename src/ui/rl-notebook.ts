@@ -32,6 +32,8 @@ const CELL_TITLES: Record<CellType, string> = {
   warmup: "Offline warm-up",
   grpo: "GRPO (online RL)",
   selfconsistency: "Self-consistency",
+  prmdata: "PRM data",
+  prmtrain: "PRM train",
   export: "Export",
 };
 

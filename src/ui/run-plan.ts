@@ -12,11 +12,11 @@ import type { UploadedDataset } from "../runtime/recipe/env.web.ts";
 export type RunMode = "all" | "cell" | "from";
 
 /** Cell types a run executes (markdown and the GPU check are not part of a run). */
-export const RUNNABLE_TYPES: readonly Cell["type"][] = ["dataset", "model", "prompt", "reward", "evaluate", "select", "warmup", "grpo", "selfconsistency", "export"];
+export const RUNNABLE_TYPES: readonly Cell["type"][] = ["dataset", "model", "prompt", "reward", "evaluate", "select", "warmup", "grpo", "selfconsistency", "prmdata", "prmtrain", "export"];
 /** Cells that set up the context the later cells read. */
 const SETUP_TYPES: readonly Cell["type"][] = ["dataset", "model", "prompt", "reward", "select"];
-/** Cells whose result (the adapter) later cells build on; they restore from their checkpoints. */
-const TRAINING_TYPES: readonly Cell["type"][] = ["warmup", "grpo"];
+/** Cells whose result (the adapter, PRM data, a PRM) later cells build on; they restore from their checkpoints and state files. */
+const TRAINING_TYPES: readonly Cell["type"][] = ["warmup", "grpo", "prmdata", "prmtrain"];
 
 /** True for cells the page can run. */
 export function isRunnable(cell: Cell): boolean {

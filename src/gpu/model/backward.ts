@@ -71,18 +71,28 @@ async function layerActs(m: GpuModel, lora: GpuLora | undefined, enc: GPUCommand
   return f.scratch.acts;
 }
 
+/** Options of the backward. */
+export interface BackwardOptions {
+  /**
+   * dL/dhF (N, H) given directly (a head other than the lm head read hF, e.g. the PRM's scalar
+   * head): the lm head's backward is skipped and `g` is not read. The buffer is the caller's.
+   */
+  dhF?: GPUBuffer;
+}
+
 /**
  * Records and submits the backward of `f` given g = dL/dlogp (N) and optionally gEnt = dL/dentropy
- * (N, an entropy bonus); LoRA gradients accumulate, and with `full` so do the gradients of every
- * base weight (full fine-tuning).
+ * (N, an entropy bonus), or given dL/dhF (`o.dhF`); LoRA gradients accumulate, and with `full` so
+ * do the gradients of every base weight (full fine-tuning).
  */
 export async function backward(
   m: GpuModel,
   lora: GpuLora | undefined,
   f: ForwardResult,
-  g: GPUBuffer,
+  g: GPUBuffer | null,
   fullParams?: GpuFullParams,
   gEnt?: GPUBuffer,
+  o: BackwardOptions = {},
 ): Promise<void> {
   const { device, cfg } = m;
   const { B, T } = f.batch;
@@ -103,12 +113,15 @@ export async function backward(
   const normGrad = (w: GPUBuffer, dy: GPUBuffer, x: GPUBuffer, rstd: GPUBuffer, rows: number, C: number) =>
     full ? encodeRmsNormWeightGrad(device, enc, dy, x, rstd, gradOf(full.params, w), { rows, C, eps, accumulate: true }) : Promise.resolve();
   // The fused lm head's backward, chunk by chunk over the vocabulary (logits recomputed there).
-  const dhF = buf("d-hF", N * H);
-  const dims = { N, C: H, V: cfg.vocabSize };
-  const lmScratch = buf("lmhead-dz", lmheadScratchBytes(device, dims) / 4);
-  await encodeLmheadBackward(device, enc, {
-    h: f.hF, w: headBuffer(m), targets: f.lm.tgt, lse: f.lm.lse, g, entropy: gEnt ? f.lm.entropy : undefined, gEnt, dh: dhF, dw: full ? gradOf(full.params, headBuffer(m)) : undefined, scratch: lmScratch,
-  }, dims, { accumulateDw: true });
+  const dhF = o.dhF ?? buf("d-hF", N * H);
+  if (!o.dhF) {
+    if (!g) throw new Error("backward: needs dL/dlogp (g) or dL/dhF (o.dhF)");
+    const dims = { N, C: H, V: cfg.vocabSize };
+    const lmScratch = buf("lmhead-dz", lmheadScratchBytes(device, dims) / 4);
+    await encodeLmheadBackward(device, enc, {
+      h: f.hF, w: headBuffer(m), targets: f.lm.tgt, lse: f.lm.lse, g, entropy: gEnt ? f.lm.entropy : undefined, gEnt, dh: dhF, dw: full ? gradOf(full.params, headBuffer(m)) : undefined, scratch: lmScratch,
+    }, dims, { accumulateDw: true });
+  }
   await normGrad(weightBuffer(m, "model.norm.weight"), dhF, f.xs[cfg.numLayers], f.rstdF, N, H);
   const dx = buf("d-x", N * H);
   await encodeRmsNormBackward(device, enc, dhF, f.xs[cfg.numLayers], weightBuffer(m, "model.norm.weight"), f.rstdF, dx, { rows: N, C: H, eps });

@@ -112,6 +112,11 @@ export interface ForwardOptions {
    * memory O(L N H + one layer) instead of O(L N (6H + 3I + ...)), for about a third more work.
    */
   recompute?: boolean;
+  /**
+   * Run the fused lm head (logp, lse, entropy per row; default true). A scalar head over the last
+   * hidden state (the PRM's, src/gpu/trainer/prm-step.ts) reads `hF` and leaves it off.
+   */
+  lmHead?: boolean;
 }
 
 /** Records y (N, out) (+)= x W^T (+ b) + scale * (x A^T) B^T, keeping x A^T in `xa`. */
@@ -250,8 +255,10 @@ export async function forward(m: GpuModel, lora: GpuLora | undefined, batch: Gpu
   // The fused lm head streams over the vocabulary: no (N, V) logits tensor exists.
   const lm: LmRows = { tgt: batch.targets, logp: buf("logp", N), lse: buf("lm-lse", N), entropy: buf("entropy", N) };
   const dims = { N, C: H, V: cfg.vocabSize };
-  const partials = buf("lmhead-partials", lmheadPartialsBytes(dims) / 4);
-  await encodeLmheadForward(device, enc, { h: hF, w: headBuffer(m), targets: lm.tgt, logp: lm.logp, lse: lm.lse, entropy: lm.entropy, partials }, dims);
+  if (o.lmHead ?? true) {
+    const partials = buf("lmhead-partials", lmheadPartialsBytes(dims) / 4);
+    await encodeLmheadForward(device, enc, { h: hF, w: headBuffer(m), targets: lm.tgt, logp: lm.logp, lse: lm.lse, entropy: lm.entropy, partials }, dims);
+  }
   device.queue.submit([enc.finish()]);
   return { batch, xs, layers: scratch ? null : layers, scratch, rstdF, hF, lm, buffers };
 }

@@ -62,6 +62,11 @@ export interface GrpoSample {
   logpOld?: ArrayLike<number>;
   /** Same layout, under the frozen reference policy; required when beta != 0. */
   logpRef?: ArrayLike<number>;
+  /**
+   * One advantage per completion token (length ids.length - promptLen), replacing `advantage` on
+   * every token: step-level credit (src/core/prm-advantages.ts).
+   */
+  tokenAdvantages?: ArrayLike<number>;
 }
 
 /** The trainer's state: model, what it trains (an adapter, every base weight, or both), options and the step counter. */
@@ -127,6 +132,10 @@ export async function grpoStep(tr: GrpoTrainer, samples: GrpoSample[], o: GrpoSt
     if (!Number.isInteger(s.promptLen) || s.promptLen < 1 || s.promptLen > s.ids.length) {
       throw new Error(`grpoStep: sample ${b} has prompt length ${s.promptLen} outside 1..${s.ids.length}`);
     }
+    const ta = s.tokenAdvantages;
+    if (ta && (ta.length !== s.ids.length - s.promptLen || Array.from(ta).some((a) => !Number.isFinite(a)))) {
+      throw new Error(`grpoStep: sample ${b} needs ${s.ids.length - s.promptLen} finite token advantages, got ${ta.length}`);
+    }
   });
   const withOld = samples.every((s) => s.logpOld);
   const withRef = samples.every((s) => s.logpRef);
@@ -155,7 +164,7 @@ export async function grpoStep(tr: GrpoTrainer, samples: GrpoSample[], o: GrpoSt
       for (let j = 0; j < s.ids.length - s.promptLen; j++) {
         const row = b * T + s.promptLen - 1 + j;
         mask[row] = 1;
-        adv[row] = s.advantage;
+        adv[row] = s.tokenAdvantages ? s.tokenAdvantages[j] : s.advantage;
         weight[row] = wC[(s0 + b) * C + j];
       }
     });

@@ -10,15 +10,28 @@ import type { Sample, SamplingParams } from "../../model/sampler.ts";
 import { checkAborted, requireSetup, type RunContext } from "./context.ts";
 import type { ModelRuntime } from "./model-runtime.ts";
 import { cachedSchemas, Prompter } from "./prompting.ts";
-import { type GoldCache, type Scored, Scorer } from "./scoring.ts";
+import { type GoldCache, type PrmTextScorer, type Scored, Scorer } from "./scoring.ts";
+import type { PrmModel } from "../prm/prm-model.ts";
+import type { PromptParams } from "../../core/notebook-params.ts";
+import { usesPrm } from "../../core/rewards.ts";
 
-/** Prompter and scorer for the context's current model, prompt and reward (or a given template); cached per dataset. */
-export function toolsFor(ctx: RunContext, cellId: string, o: { runtime?: ModelRuntime; template?: string } = {}): { prompter: Prompter; scorer: Scorer; runtime: ModelRuntime } {
+/**
+ * Prompter and scorer for the context's current model, prompt and reward (or a given template);
+ * cached per dataset. When the reward has a prm component the scorer gets the run's PRM (`prm`:
+ * a PRM train cell id, else the last one); `prm: null` leaves it out (judging by execution only).
+ */
+export function toolsFor(ctx: RunContext, cellId: string, o: { runtime?: ModelRuntime; template?: string; prm?: string | null } = {}): { prompter: Prompter; scorer: Scorer; runtime: ModelRuntime } {
   const s = requireSetup(ctx, cellId);
   const runtime = o.runtime ?? s.model.runtime;
-  const params = o.template ? { ...s.prompt, template: o.template } : s.prompt;
+  const prompter = prompterFor(ctx, runtime, o.template ? { ...s.prompt, template: o.template } : s.prompt);
+  const prm = o.prm !== null && usesPrm(s.reward.spec) ? prmTextScorer(ctx, prmFor(ctx, cellId, o.prm ?? "")) : null;
+  const scorer = new Scorer(s.dataset.sql, s.reward.spec, s.reward.comparison, prompter.template.extractMode, datasetCache(ctx).golds, prm);
+  return { prompter, scorer, runtime };
+}
+
+/** The prompter of `runtime` for prompt settings `params` (cached per dataset: prompts depend on the model's tokenizer and chat template and the settings only). */
+export function prompterFor(ctx: RunContext, runtime: ModelRuntime, params: PromptParams): Prompter {
   const cache = datasetCache(ctx);
-  // Prompts depend on the model (tokenizer, chat template) and the prompt settings only.
   let byParams = cache.prompters.get(runtime);
   if (!byParams) {
     byParams = new Map();
@@ -30,8 +43,33 @@ export function toolsFor(ctx: RunContext, cellId: string, o: { runtime?: ModelRu
     prompter = new Prompter(runtime, params, cache.schemas);
     byParams.set(key, prompter);
   }
-  const scorer = new Scorer(s.dataset.sql, s.reward.spec, s.reward.comparison, prompter.template.extractMode, cache.golds);
-  return { prompter, scorer, runtime };
+  return prompter;
+}
+
+/** The PRM of PRM train cell `ref`, or (empty `ref`) the last one that ran; errors say what is missing. */
+export function prmFor(ctx: RunContext, cellId: string, ref: string): PrmModel {
+  const prms = ctx.prms ?? new Map<string, PrmModel>();
+  if (ref) {
+    const p = prms.get(ref);
+    if (!p) throw new Error(`cell "${cellId}" uses the PRM of cell "${ref}", which has not run before it (PRMs so far: ${[...prms.keys()].join(", ") || "none"})`);
+    return p;
+  }
+  const last = [...prms.values()].at(-1);
+  if (!last) throw new Error(`cell "${cellId}" needs a PRM: add a PRM train cell (after a PRM data cell) before it`);
+  return last;
+}
+
+/** Step scores of completions under `prm`, inputs built with the PRM's own prompt template. */
+export function prmTextScorer(ctx: RunContext, prm: PrmModel): PrmTextScorer {
+  const s = ctx.prompt;
+  if (!s) throw new Error("needs a prompt cell before it");
+  const prompter = prompterFor(ctx, prm.runtime, { ...s, template: prm.info.template });
+  return {
+    score: async (tasks, items) => {
+      const prompts = await prompter.prompts(tasks);
+      return await prm.score(items.map((x) => ({ prompt: prompts[x.task].text, completion: x.text })), { microBatch: ctx.opts.trainMicroBatch });
+    },
+  };
 }
 
 /** What is cached per dataset cell: schemas, gold query replies, prompters per model. */

@@ -16,6 +16,7 @@ import type { FileStore } from "../store.ts";
 import { encodeSample, type SampleRecord } from "../records.ts";
 import type { ModelRuntime } from "./model-runtime.ts";
 import type { ModelSummary } from "./model-summary.ts";
+import type { PrmModel } from "../prm/prm-model.ts";
 
 /** Runs one read-only query (SqlPool satisfies it; tests may run sql.js in process). */
 export interface SqlRunner {
@@ -100,6 +101,8 @@ export interface RunContext {
   reward: { spec: RewardSpec; comparison: CompareMode } | null;
   /** Metric indices per phase, so each stage's records are numbered in order across cells. */
   counters: Record<string, number>;
+  /** The PRMs of the PRM train cells run so far, by cell id, in the order they ran (on the current model). */
+  prms?: Map<string, PrmModel>;
 }
 
 /** Appends one metrics record to metrics.jsonl and tells the listener. */

@@ -15,6 +15,8 @@ import { checkAborted, emitMetrics, emitSamples, mixSeed, progressReporter, requ
 import { lengthSummary, perSecond, rewardSummary, sampleTasks, toolsFor } from "./common.ts";
 import { evaluateTasks } from "./evaluate.ts";
 import { sampleRecord } from "./scoring.ts";
+import { tokenAdvantages, withPrmSteps } from "../prm/prm-grpo.ts";
+import { prmFor, prmTextScorer } from "./common.ts";
 
 /** What a GRPO checkpoint keeps beside the tensors. */
 interface GrpoState {
@@ -32,6 +34,14 @@ function isGrpoState(x: unknown): x is GrpoState {
   return typeof s.config === "string" && typeof s.trainerStep === "number" && Array.isArray(s.heldout) && typeof s.equalSum === "number" && typeof s.skipped === "number";
 }
 
+/** Mean and spread of the PRM's chain scores (mean over steps) of a step's samples, when a PRM scored them. */
+function prmExtra(scored: readonly { prm?: { scores: number[] } }[]): Record<string, number> {
+  const means = scored.flatMap((s) => (s.prm && s.prm.scores.length ? [s.prm.scores.reduce((a, b) => a + b, 0) / s.prm.scores.length] : []));
+  if (means.length === 0) return {};
+  const m = summarize(means);
+  return { prmMean: m.mean, prmStd: m.std, prmSteps: scored.reduce((a, s) => a + (s.prm?.scores.length ?? 0), 0) / scored.length };
+}
+
 /** The split GRPO evaluates on every `evalEvery` steps: "dev" when there is one, else "test". */
 export function heldoutSplit(splits: Record<string, unknown>): string | null {
   return "dev" in splits ? "dev" : "test" in splits ? "test" : null;
@@ -45,7 +55,10 @@ export async function runGrpo(ctx: RunContext, cellId: string, p: GrpoParams): P
   const byId = new Map(tasks.map((t) => [t.id, t]));
   const seed = ctx.opts.seed ?? p.seed;
   const steps = Math.min(p.steps, ctx.opts.maxSteps ?? Infinity);
-  const tools = toolsFor(ctx, cellId);
+  const tools = toolsFor(ctx, cellId, { prm: p.prm ?? "" });
+  const stepMode = p.stepAdvantage ?? "chain";
+  // Step-level advantages need the PRM's scores even when the reward has no prm component.
+  const stepScorer = stepMode !== "chain" && !tools.scorer.prm ? prmTextScorer(ctx, prmFor(ctx, cellId, p.prm ?? "")) : null;
   const progress = progressReporter(ctx, cellId, "grpo");
   const trainer = await runtime.freshTrainer({
     epsLow: p.eps_low, epsHigh: p.eps_high, beta: p.kl, aggregation: p.aggregation, maxGradNorm: p.maxGradNorm,
@@ -80,17 +93,23 @@ export async function runGrpo(ctx: RunContext, cellId: string, p: GrpoParams): P
     });
     const t1 = ctx.env.now();
     const scored = await tools.scorer.scoreSamples(batch, sampled.samples);
+    if (stepScorer) {
+      const ps = await stepScorer.score(batch, sampled.samples.map((s) => ({ task: s.prompt, text: s.text })));
+      scored.forEach((x, i) => (x.prm = ps[i]));
+    }
     const scoreMs = ctx.env.now() - t1;
     const groups = batch.map((_, q) => scored.filter((_, i) => sampled.samples[i].prompt === q).map((s) => s.reward.total));
     const adv = groupAdvantages(groups, { mode: p.advantage, dropEqualGroups: p.dropEqualGroups });
     batch.forEach((t, q) => focus.record(t.id, scored.filter((s, i) => sampled.samples[i].prompt === q && s.correct).length, p.G));
     // Samples are ordered by (prompt, index), the order groupAdvantages flattened them in.
+    const perToken = tokenAdvantages(stepMode, sampled.samples, scored, adv, { spec: setup.reward.spec, advantage: p.advantage, decode: (ids) => runtime.decode(ids) });
     const train: GrpoSample[] = [];
     sampled.samples.forEach((s, i) => {
       if (p.dropEqualGroups && !adv.keep[i]) return;
       if (s.tokens.length === 0) return;
       const prompt = sampled.promptIds[s.prompt];
-      train.push({ ids: [...prompt, ...s.tokens], promptLen: prompt.length, advantage: adv.advantages[i] });
+      const ta = perToken[i];
+      train.push({ ids: [...prompt, ...s.tokens], promptLen: prompt.length, advantage: adv.advantages[i], ...(ta ? { tokenAdvantages: ta } : {}) });
     });
     const t2 = ctx.env.now();
     trainer.opts.beta = klCoefficient(step, { beta: p.kl, schedule: p.klSchedule, totalSteps: p.steps });
@@ -132,14 +151,16 @@ export async function runGrpo(ctx: RunContext, cellId: string, p: GrpoParams): P
         ...(mem ? { gpuLiveBytes: mem.liveBytes } : {}),
         questions: batch.length, trainedSamples: train.length, skippedUpdates: skipped, klCoef: trainer.opts.beta,
         rewardMin: summarize(scored.map((s) => s.reward.total)).min, rewardMax: summarize(scored.map((s) => s.reward.total)).max,
+        ...prmExtra(scored),
       },
     });
     const kept = sampled.samples.slice(0, ctx.opts.samplesPerStep);
-    await emitSamples(ctx, kept.map((s) => {
+    await emitSamples(ctx, await Promise.all(kept.map((s) => {
       const i = sampled.samples.indexOf(s);
       const a = p.dropEqualGroups && !adv.keep[i] ? null : adv.advantages[i];
-      return sampleRecord({ phase: "grpo", step: step + 1 }, batch[s.prompt], sampled.prompts[s.prompt], s, scored[i], a);
-    }));
+      const r = sampleRecord({ phase: "grpo", step: step + 1 }, batch[s.prompt], sampled.prompts[s.prompt], s, scored[i], a);
+      return withPrmSteps(r, scored[i].prm, batch[s.prompt], tools.scorer, setup.dataset.sql, setup.reward.comparison);
+    })));
     if (p.evalEvery > 0 && (step + 1) % p.evalEvery === 0 && heldoutTasks.length > 0) {
       const r = await evaluateTasks(ctx, cellId, heldoutTasks, { temperature: 0, topP: 1, k: 1, maxNewTokens: p.maxNewTokens, seed }, { phaseStep: { phase: "eval", step: step + 1 } });
       state.heldout.push({ step: step + 1, accuracy: r.figures.greedy });

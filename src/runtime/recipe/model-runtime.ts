@@ -157,6 +157,21 @@ export class ModelRuntime {
     return halfProjections(await this.device(), this.hf.configJson) ? "f16" : "f32";
   }
 
+  /**
+   * The frozen base model on the trainer's device (uploaded on first use, as freshTrainer does):
+   * other heads over the same weights (the process reward model) share it instead of a second copy.
+   */
+  async baseModel(): Promise<GpuModel> {
+    if (!this.gpu) await this.freshTrainer({});
+    if (!this.gpu) throw new Error("baseModel: the trainer's model was not uploaded");
+    return this.gpu.model;
+  }
+
+  /** The tokenizer's ids of `text` with no special tokens added (a completion's text, a prefix to continue). */
+  encodePlain(text: string): number[] {
+    return this.hf.tokenizer.encode(text, { addSpecialTokens: false });
+  }
+
   /** The trainer on the current adapter with fresh AdamW moments and step 0 (one optimiser per training cell). */
   async freshTrainer(opts: Partial<GrpoTrainerOptions>): Promise<GrpoTrainer> {
     const device = await this.device();
@@ -287,8 +302,16 @@ export class ModelRuntime {
     this.gpu?.census.resetPeak();
   }
 
-  /** Frees the policy session and the GPU copies. */
+  private readonly dependents: (() => void)[] = [];
+
+  /** Calls `free` when the runtime is released (before its GPU model goes): what was built on baseModel(). */
+  onRelease(free: () => void): void {
+    this.dependents.push(free);
+  }
+
+  /** Frees the policy session and the GPU copies (and what was built on them, onRelease). */
   async release(): Promise<void> {
+    for (const free of this.dependents.splice(0)) free();
     await this.policy.release();
     if (this.gpu) {
       destroyAdapter(this.gpu.lora);

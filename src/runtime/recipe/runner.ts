@@ -19,6 +19,8 @@ import { checkpointFacts, type ModelSummary, summaryLine } from "./model-summary
 import { runSelect } from "./select.ts";
 import { runSelfConsistency } from "./selfconsistency.ts";
 import { runWarmup } from "./warmup.ts";
+import { runPrmData } from "../prm/prm-data.ts";
+import { runPrmTrain } from "../prm/prm-train.ts";
 
 /** One cell's outcome in the summary. */
 export interface CellSummary {
@@ -66,6 +68,10 @@ export function headline(r: StageReport, lastGrpoAcc: number | null): number | u
       return r.heldout.at(-1)?.accuracy ?? lastGrpoAcc ?? undefined;
     case "selfconsistency":
       return r.voteAccuracy;
+    case "prmdata":
+      return r.curated.chains ? r.curated.correctChains / r.curated.chains : undefined;
+    case "prmtrain":
+      return r.dev?.accuracy;
     case "export":
       return undefined;
   }
@@ -186,6 +192,8 @@ async function runCell(ctx: RunContext, cell: Cell, e: CellEnv): Promise<StageRe
           loadMs: ctx.env.now() - t0, transferred: runtime.hf.transferred ?? null,
         };
         await ctx.model?.runtime.release();
+        // PRMs were built on the released model's weights (the runtime freed them with it).
+        ctx.prms?.clear();
         ctx.model = { params: cell.params, runtime };
         ctx.onLog(summaryLine(s));
         ctx.onProgress({ cellId: cell.id, stage: "model", fraction: 1, etaSeconds: 0, message: "loaded", model: s });
@@ -217,6 +225,14 @@ async function runCell(ctx: RunContext, cell: Cell, e: CellEnv): Promise<StageRe
       return await runGrpo(ctx, cell.id, cell.params);
     case "selfconsistency":
       return await runSelfConsistency(ctx, cell.id, cell.params);
+    case "prmdata":
+      return await runPrmData(ctx, cell.id, cell.params);
+    case "prmtrain": {
+      // Without its own `data`, the nearest PRM data cell before it.
+      const at = e.doc.cells.findIndex((c) => c.id === cell.id);
+      const data = e.doc.cells.slice(0, Math.max(0, at)).reverse().find((c) => c.type === "prmdata")?.id ?? null;
+      return await runPrmTrain(ctx, cell.id, cell.params, data);
+    }
     case "export":
       return await runExport(ctx, cell.id, cell.params.what, e.doc);
   }

@@ -6,6 +6,7 @@ import type { MetricPhase } from "../../core/metrics.ts";
 import { compileRewardSpec, type RewardScore, type RewardSpec } from "../../core/rewards.ts";
 import type { ExecOutcome, ResultSet, Task } from "../../core/types.ts";
 import type { Sample } from "../../model/sampler.ts";
+import type { PrmScored } from "../prm/prm-model.ts";
 import type { QueryReply } from "../sql-exec.ts";
 import { displayResult, promptOpensThink, reasoningOf, type SampleRecord } from "../records.ts";
 import type { SqlRunner } from "./context.ts";
@@ -19,6 +20,14 @@ export interface Scored {
   gold: ResultSet | null;
   correct: boolean;
   reward: RewardScore;
+  /** The PRM's steps and scores of the completion, when a PRM scored it. */
+  prm?: PrmScored;
+}
+
+/** Scores completions with a PRM (runtime/recipe/common.ts builds one from the run's PRM). */
+export interface PrmTextScorer {
+  /** Step scores of each item's text, item.task indexing `tasks`. */
+  score(tasks: readonly Task[], items: readonly { task: number; text: string }[]): Promise<PrmScored[]>;
 }
 
 /** Gold query replies by task id (shared by the scorers of one dataset). */
@@ -37,6 +46,8 @@ export class Scorer {
     readonly comparison: CompareMode,
     readonly extractMode: ExtractMode,
     private readonly goldReplies: GoldCache = new Map(),
+    /** Step scores for the reward's prm component (set when the spec has one). */
+    readonly prm: PrmTextScorer | null = null,
   ) {
     this.score = compileRewardSpec(spec);
   }
@@ -61,27 +72,31 @@ export class Scorer {
     return g;
   }
 
-  /** Extracts, runs, compares and scores one completion of `task`. */
-  async scoreCompletion(task: Task, completion: string, completionTokens: number): Promise<Scored> {
+  /** Extracts, runs and compares one completion of `task` with the gold result (no reward). */
+  async execute(task: Task, completion: string): Promise<Omit<Scored, "reward" | "prm">> {
     const extraction = extractSql(completion, { mode: this.extractMode });
     const gold = await this.gold(task);
     const goldRs = gold.reply.ok ? gold.reply.result : null;
-    if (extraction.sql === null) {
-      const reward = this.score({ completion, completionTokens, extraction, outcome: null });
-      return { extraction, outcome: null, predicted: null, gold: goldRs, correct: false, reward };
-    }
+    if (extraction.sql === null) return { extraction, outcome: null, predicted: null, gold: goldRs, correct: false };
     const reply = await this.sql.query(task.db_id, extraction.sql);
     let outcome: ExecOutcome;
     if (!reply.ok) outcome = { correct: false, error: reply.error, ms: reply.ms };
     else if (reply.result.capped) outcome = { correct: false, error: { kind: "capped", message: "result exceeded the row or byte cap" }, ms: reply.ms, result: reply.result };
     else outcome = { correct: gold.index !== null && matchesGold(reply.result, gold.index), error: null, ms: reply.ms, result: reply.result };
-    const reward = this.score({ completion, completionTokens, extraction, outcome });
-    return { extraction, outcome, predicted: reply.ok ? reply.result : null, gold: goldRs, correct: outcome.correct, reward };
+    return { extraction, outcome, predicted: reply.ok ? reply.result : null, gold: goldRs, correct: outcome.correct };
   }
 
-  /** Scores samples (in parallel: the SQL runner queues them). */
-  scoreSamples(tasks: readonly Task[], samples: readonly Sample[]): Promise<Scored[]> {
-    return Promise.all(samples.map((s) => this.scoreCompletion(tasks[s.prompt], s.text, s.tokens.length)));
+  /** Extracts, runs, compares and scores one completion of `task` (`prm`: its PRM step scores, for the prm component). */
+  async scoreCompletion(task: Task, completion: string, completionTokens: number, prm?: PrmScored): Promise<Scored> {
+    const x = await this.execute(task, completion);
+    const reward = this.score({ completion, completionTokens, extraction: x.extraction, outcome: x.outcome, prmScores: prm?.scores });
+    return prm ? { ...x, reward, prm } : { ...x, reward };
+  }
+
+  /** Scores samples (in parallel: the SQL runner queues them); with a PRM, its step scores first. */
+  async scoreSamples(tasks: readonly Task[], samples: readonly Sample[]): Promise<Scored[]> {
+    const prm = this.prm ? await this.prm.score(tasks, samples.map((s) => ({ task: s.prompt, text: s.text }))) : null;
+    return await Promise.all(samples.map((s, i) => this.scoreCompletion(tasks[s.prompt], s.text, s.tokens.length, prm?.[i])));
   }
 }
 

@@ -1,0 +1,63 @@
+// Wrappers of the PRM's scalar head: prm_head_forward.wgsl (z = h w + b), prm_head_loss.wgsl
+// (weighted BCE on logits and dL/dz), prm_head_backward.wgsl (dh = dz w) and prm_head_dw.wgsl
+// (dw = dz^T h, db = sum dz). Formulas in prm_head.ref.ts.
+import { computePipeline, dispatch, uniformBuffer } from "../device.ts";
+import { checkSizes } from "./attention.ts";
+import { fitPow2, grid, packParams } from "./layer-common.ts";
+import type { PrmHeadDims } from "./prm_head.ref.ts";
+import forwardSource from "./prm_head_forward.wgsl" with { type: "text" };
+import lossSource from "./prm_head_loss.wgsl" with { type: "text" };
+import backwardSource from "./prm_head_backward.wgsl" with { type: "text" };
+import dwSource from "./prm_head_dw.wgsl" with { type: "text" };
+
+export type { PrmHeadDims } from "./prm_head.ref.ts";
+
+const WG = 256;
+const DW_WG = 64;
+
+/** Records z (N) = h (N, C) w + b, with wb (C + 1) = [w, b]. */
+export async function encodePrmHeadForward(device: GPUDevice, enc: GPUCommandEncoder, b: { h: GPUBuffer; wb: GPUBuffer; z: GPUBuffer }, d: PrmHeadDims): Promise<void> {
+  checkSizes("prm head", [["h", b.h, d.N * d.C * 4], ["wb", b.wb, (d.C + 1) * 4], ["z", b.z, d.N * 4]]);
+  const pipeline = await computePipeline(device, "prm_head_forward", forwardSource, { WG: fitPow2(d.C, 32, 256) });
+  const params = uniformBuffer(device, "prm_head_forward-params", packParams("uu", [d.N, d.C]));
+  dispatch(device, enc, pipeline, [b.h, b.wb, b.z, params], grid(d.N, 1));
+}
+
+/** Records the weighted BCE per row, loss (N), and its gradient dz (N), from logits z, labels and weights (N). */
+export async function encodePrmBce(
+  device: GPUDevice,
+  enc: GPUCommandEncoder,
+  b: { z: GPUBuffer; labels: GPUBuffer; weights: GPUBuffer; dz: GPUBuffer; loss: GPUBuffer },
+  N: number,
+): Promise<void> {
+  checkSizes("prm loss", [["z", b.z, N * 4], ["labels", b.labels, N * 4], ["weights", b.weights, N * 4], ["dz", b.dz, N * 4], ["loss", b.loss, N * 4]]);
+  const pipeline = await computePipeline(device, "prm_head_loss", lossSource, { WG });
+  const params = uniformBuffer(device, "prm_head_loss-params", packParams("u", [N]));
+  dispatch(device, enc, pipeline, [b.z, b.labels, b.weights, b.dz, b.loss, params], grid(N, WG));
+}
+
+/** Records dh (N, C) (+)= dz (N) w. */
+export async function encodePrmHeadBackward(
+  device: GPUDevice,
+  enc: GPUCommandEncoder,
+  b: { dz: GPUBuffer; wb: GPUBuffer; dh: GPUBuffer },
+  d: PrmHeadDims & { accumulate?: boolean },
+): Promise<void> {
+  checkSizes("prm head backward", [["dz", b.dz, d.N * 4], ["wb", b.wb, (d.C + 1) * 4], ["dh", b.dh, d.N * d.C * 4]]);
+  const pipeline = await computePipeline(device, "prm_head_backward", backwardSource, { WG, ACCUMULATE: d.accumulate ? 1 : 0 });
+  const params = uniformBuffer(device, "prm_head_backward-params", packParams("uu", [d.N, d.C]));
+  dispatch(device, enc, pipeline, [b.dz, b.wb, b.dh, params], grid(d.N * d.C, WG));
+}
+
+/** Records dwb (C + 1) (+)= [dz^T h, sum dz]: the head's parameter gradient. */
+export async function encodePrmHeadWeightGrad(
+  device: GPUDevice,
+  enc: GPUCommandEncoder,
+  b: { dz: GPUBuffer; h: GPUBuffer; dwb: GPUBuffer },
+  d: PrmHeadDims & { accumulate?: boolean },
+): Promise<void> {
+  checkSizes("prm head dw", [["dz", b.dz, d.N * 4], ["h", b.h, d.N * d.C * 4], ["dwb", b.dwb, (d.C + 1) * 4]]);
+  const pipeline = await computePipeline(device, "prm_head_dw", dwSource, { WG: DW_WG, ACCUMULATE: d.accumulate ? 1 : 0 });
+  const params = uniformBuffer(device, "prm_head_dw-params", packParams("uu", [d.N, d.C]));
+  dispatch(device, enc, pipeline, [b.dz, b.h, b.dwb, params], [Math.ceil((d.C + 1) / DW_WG)]);
+}

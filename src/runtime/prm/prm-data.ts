@@ -1,0 +1,155 @@
+// The PRM data cell: step labels by execution for the training questions (core/prm-label.ts's
+// budgeted tree search over chains sampled with the GPU policy, judged by the run's SQL runner),
+// written as it goes — prm-data/<cell>/labels.jsonl grows by one batch of questions at a time and
+// state.json says how far it got, so a restarted run continues after the last finished batch with
+// the same samples an uninterrupted run would draw — then curated into train.jsonl (core/prm-dataset.ts).
+import { extractSql } from "../../core/extract.ts";
+import type { PrmDataParams } from "../../core/notebook-params.ts";
+import { curate, decodePrmRecords, encodeJsonl, prmDataStats, type PrmQuestion, type PrmRecord } from "../../core/prm-dataset.ts";
+import { labelQuestions, type RolloutEnv } from "../../core/prm-label.ts";
+import { prmStepSpans } from "../../core/prm-steps.ts";
+import type { Task } from "../../core/types.ts";
+import type { PrmDataReport } from "../records.ts";
+import { checkAborted, emitMetrics, mixSeed, progressReporter, requireSetup, type RunContext, splitTasks } from "../recipe/context.ts";
+import { toolsFor } from "../recipe/common.ts";
+
+/** Where a PRM data cell's files live. */
+export function prmDataPaths(cellId: string): { questions: string; labels: string; train: string; stats: string; state: string } {
+  const d = `prm-data/${cellId}`;
+  return { questions: `${d}/questions.jsonl`, labels: `${d}/labels.jsonl`, train: `${d}/train.jsonl`, stats: `${d}/stats.json`, state: `${d}/state.json` };
+}
+
+/** How far a PRM data cell got (state.json). */
+interface PrmDataState {
+  config: string;
+  /** Usable questions done, in batch order. */
+  done: number;
+  /** Lines of labels.jsonl that belong to the finished batches. */
+  lines: number;
+  rollouts: number;
+  sampled: number;
+}
+
+function isState(x: unknown): x is PrmDataState {
+  if (typeof x !== "object" || x === null) return false;
+  const s: Record<string, unknown> = { ...x };
+  return typeof s.config === "string" && ["done", "lines", "rollouts", "sampled"].every((k) => typeof s[k] === "number");
+}
+
+const dec = new TextDecoder();
+
+/** Runs the PRM data cell; resumes from `prm-data/<cell>/state.json` when its parameters match. */
+export async function runPrmData(ctx: RunContext, cellId: string, p: PrmDataParams): Promise<PrmDataReport> {
+  const setup = requireSetup(ctx, cellId);
+  const runtime = setup.model.runtime;
+  const split = p.split || setup.dataset.params.split;
+  const tasks = splitTasks(ctx, cellId, split).slice(0, p.n);
+  const seed = ctx.opts.seed ?? p.seed;
+  const store = ctx.env.store;
+  const paths = prmDataPaths(cellId);
+  // Judged by execution alone: a prm reward component has no say in what the PRM learns.
+  const tools = toolsFor(ctx, cellId, { template: p.template, prm: null });
+  const progress = progressReporter(ctx, cellId, "prmdata");
+  progress(0, "running the gold queries…");
+  const skipped = { emptyGold: 0, goldFailed: 0 };
+  const usable: Task[] = [];
+  for (const t of tasks) {
+    const g = await tools.scorer.gold(t);
+    if (!g.reply.ok || g.reply.result.capped) skipped.goldFailed++;
+    else if (p.dropEmptyGold && g.reply.result.rows.length === 0) skipped.emptyGold++;
+    else usable.push(t);
+  }
+  if (usable.length === 0) throw new Error(`no question of split "${split}" has a usable gold result (${skipped.goldFailed} failed, ${skipped.emptyGold} empty)`);
+  const prompts = await tools.prompter.prompts(usable);
+  const questions: PrmQuestion[] = usable.map((t, i) => ({
+    v: 1, taskId: t.id, dbId: t.db_id, question: t.question, gold_sql: t.gold_sql, prompt: prompts[i].text, template: p.template, ...(t.difficulty ? { difficulty: t.difficulty } : {}),
+  }));
+  await store.write(paths.questions, encodeJsonl(questions));
+  // What the search depends on (curation's knobs do not: train.jsonl is rebuilt from labels.jsonl every run).
+  const config = JSON.stringify({
+    split, n: p.n, template: p.template, chains: p.chains, rollouts: p.rollouts, budget: p.budget, maxSteps: p.maxSteps, temperature: p.temperature,
+    maxNewTokens: p.maxNewTokens, questionsPerBatch: p.questionsPerBatch, dropEmptyGold: p.dropEmptyGold, seed,
+    tasks: usable.length, taskIds: mixSeed(...usable.map((t) => t.id)), model: runtime.hf.name,
+  });
+  let state: PrmDataState = { config, done: 0, lines: 0, rollouts: 0, sampled: 0 };
+  const saved = await store.read(paths.state);
+  if (saved) {
+    const s: unknown = JSON.parse(dec.decode(saved));
+    if (!isState(s)) throw new Error(`${paths.state} is not a PRM data state`);
+    if (s.config !== config) throw new Error(`${paths.state} was made with other parameters; use a fresh output folder or remove prm-data/${cellId}`);
+    state = s;
+    // Lines past the state's count come from a batch that did not finish: they are redone.
+    const text = dec.decode((await store.read(paths.labels)) ?? new Uint8Array());
+    const lines = text.split("\n").filter((l) => l.trim() !== "");
+    if (lines.length !== state.lines) await store.write(paths.labels, lines.slice(0, state.lines).map((l) => l + "\n").join(""));
+    ctx.onLog(`prmdata "${cellId}": resumed after ${state.done} of ${usable.length} questions`);
+  } else {
+    await store.write(paths.labels, "");
+  }
+  const resumedFrom = state.done;
+  const extractMode = tools.prompter.template.extractMode;
+  const B = p.questionsPerBatch;
+  for (let start = state.done; start < usable.length; start += B) {
+    checkAborted(ctx);
+    const batch = usable.slice(start, start + B);
+    const batchPrompts = prompts.slice(start, start + B);
+    let sampled = 0;
+    const env: RolloutEnv = {
+      sample: async (requests, n, wave) => {
+        const ids = requests.map((r) => [...batchPrompts[r.question].ids, ...(r.prefix ? runtime.encodePlain(r.prefix) : [])]);
+        const out: string[][] = requests.map(() => []);
+        const P = Math.max(1, ctx.opts.sampleBatchPrompts);
+        for (let i = 0; i < ids.length; i += P) {
+          checkAborted(ctx);
+          const got = await runtime.sample(ids.slice(i, i + P), n, {
+            temperature: p.temperature, topP: 1, topK: 0, minP: 0, stop: [], maxNewTokens: p.maxNewTokens,
+            seed: mixSeed(seed, "prmdata", start, wave, i),
+          });
+          got.sort((a, b) => a.prompt - b.prompt || a.index - b.index);
+          for (const s of got) out[i + s.prompt].push(s.text);
+        }
+        if (wave === 0) sampled += requests.length * n;
+        progress((start + batch.length * 0.5) / usable.length, `questions ${start + 1}-${start + batch.length} of ${usable.length}: search wave ${wave + 1}`);
+        return out;
+      },
+      judge: async (q, answers) => (await Promise.all(answers.map((a) => tools.scorer.execute(batch[q], a)))).map((s) => s.correct),
+      steps: (answer) => {
+        const s = prmStepSpans(answer);
+        return { ends: s.ends, lastIsFinal: s.names.at(-1) === null };
+      },
+    };
+    const r = await labelQuestions(batch.length, env, { chains: p.chains, rollouts: p.rollouts, budget: p.budget, maxSteps: p.maxSteps });
+    const records: PrmRecord[] = r.chains.map((c) => {
+      const t = batch[c.question];
+      const x = extractSql(c.completion, { mode: extractMode });
+      return {
+        v: 1, taskId: t.id, dbId: t.db_id, completion: c.completion, sql: x.sql, ends: c.ends, names: prmStepSpans(c.completion).names,
+        labels: c.labels, rates: c.rates, correct: c.correct, firstError: c.firstError, complete: c.complete, source: c.source, prefixSteps: c.prefixSteps,
+      };
+    });
+    await store.append(paths.labels, encodeJsonl(records));
+    const rollouts = r.rollouts.reduce((a, b) => a + b, 0);
+    state = { ...state, done: start + batch.length, lines: state.lines + records.length, rollouts: state.rollouts + rollouts, sampled: state.sampled + sampled };
+    await store.write(paths.state, JSON.stringify(state));
+    const st = prmDataStats(records);
+    await emitMetrics(ctx, {
+      // Numbered by batch of questions (1-based), the same in a resumed run.
+      v: 1, step: Math.floor(start / B) + 1, phase: "prmdata", time: ctx.env.now(),
+      execAccuracy: records.length ? st.correctChains / records.length : 0,
+      extra: { questions: batch.length, chains: records.length, rollouts, waves: r.waves, positive: st.labels.positive, negative: st.labels.negative },
+    });
+    progress(state.done / usable.length, `${state.done} of ${usable.length} questions: ${state.lines} labelled chains, ${state.rollouts} rollouts`);
+  }
+  const all = decodePrmRecords(dec.decode((await store.read(paths.labels)) ?? new Uint8Array()));
+  if (all.bad.length) throw new Error(`${paths.labels}: lines ${all.bad.slice(0, 5).join(", ")} are not PRM records`);
+  const { kept, report: curation } = curate(all.records, { dropUnparsed: p.dropUnparsed, minPositiveRate: p.minPositiveRate, balance: p.balance, seed: mixSeed(seed, "prmdata-balance") });
+  await store.write(paths.train, encodeJsonl(kept));
+  const raw = prmDataStats(all.records);
+  const curated = prmDataStats(kept);
+  await store.write(paths.stats, JSON.stringify({ raw, curation, curated, skipped, rollouts: state.rollouts, sampled: state.sampled }, null, 1));
+  progress(1, `${kept.length} training chains (${curated.labels.positive} positive / ${curated.labels.negative} negative steps)`);
+  return {
+    kind: "prmdata", cellId, split, questions: usable.length, skipped, rollouts: state.rollouts, sampled: state.sampled,
+    raw, curation, curated, files: [paths.questions, paths.labels, paths.train, paths.stats], resumedFrom,
+  };
+}

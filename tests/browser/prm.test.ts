@@ -1,0 +1,119 @@
+// The PRM cells in the page (SwiftShader WebGPU, Dawn/Tint compiling the PRM head's kernels): a
+// notebook with PRM data, PRM train and self-consistency with PRM best-of-N on the demo data and a
+// tiny random model served where the demo model lives. Their forms refuse a bad value with the
+// reason; running the self-consistency cell runs the PRM cells before it in the GPU worker, and
+// each cell shows its report: labels per step position and the first-error histogram, the PRM's
+// held-out figures and files, and the selection rules at N = 1, 2 with their standard errors.
+import { existsSync } from "node:fs";
+import { extname, join, normalize } from "node:path";
+import { assert, assertEquals } from "../assert.ts";
+import { ChatTemplate } from "../../src/core/chat-template.ts";
+import { buildPrompt } from "../../src/core/prompts.ts";
+import { introspectSchema, type SqlQueryable } from "../../src/core/schema.ts";
+import { CHATML_TEMPLATE } from "../../src/model/tiny.ts";
+import { writeVaryingLengthModel } from "../../src/runtime/recipe/fixtures.deno.ts";
+import { loadSqlJsDeno } from "../../src/runtime/sql-wasm.ts";
+import { DIST, launchChromium, ROOT, screenshot, waitForCell, watchErrors } from "./harness.ts";
+
+const TYPES: Record<string, string> = { ".html": "text/html; charset=utf-8", ".js": "text/javascript", ".mjs": "text/javascript", ".css": "text/css", ".json": "application/json", ".wasm": "application/wasm" };
+const TEMPLATE = "chain-of-ctes@1";
+
+function serveOverlay(overlay: string): { url: string; close: () => Promise<void> } {
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, async (req) => {
+    const path = normalize(decodeURIComponent(new URL(req.url).pathname)).replace(/^(\.\.[/\\])+/, "");
+    const over = join(overlay, path);
+    let file = existsSync(over) && path !== "/" ? over : join(DIST, path === "/" ? "index.html" : path);
+    if (!existsSync(file)) {
+      if (path.startsWith("/model/")) return new Response("not found", { status: 404 });
+      file = join(DIST, "index.html");
+    }
+    return new Response(await Deno.readFile(file), { headers: { "content-type": TYPES[extname(file)] ?? "application/octet-stream" } });
+  });
+  return { url: `http://127.0.0.1:${(server.addr as Deno.NetAddr).port}/`, close: () => server.shutdown() };
+}
+
+/** Chat-rendered prompts of the demo's first questions, the tiny tokenizer's BPE corpus (short prompts). */
+async function corpus(n: number): Promise<string[]> {
+  const SQL = await loadSqlJsDeno();
+  const chat = new ChatTemplate(CHATML_TEMPLATE);
+  const out: string[] = [];
+  for (const split of ["train", "test"]) {
+    for (const line of (await Deno.readTextFile(join(ROOT, `public/demo/${split}.jsonl`))).split("\n").filter((l) => l.trim()).slice(0, n)) {
+      const t: { question: string; db_id: string; evidence?: string } = JSON.parse(line);
+      const db = new SQL.Database(await Deno.readFile(join(ROOT, `public/demo/${t.db_id}/${t.db_id}.sqlite`)));
+      const q: SqlQueryable = { exec: (sql) => db.exec(sql).map((x) => ({ columns: x.columns, values: x.values })) };
+      const schema = introspectSchema(q, t.db_id);
+      db.close();
+      out.push(chat.render(buildPrompt({ question: t.question, evidence: t.evidence }, schema, { template: TEMPLATE }).messages));
+    }
+  }
+  return out;
+}
+
+const NOTEBOOK = {
+  version: 1,
+  title: "PRM in the page",
+  cells: [
+    { id: "data", type: "dataset", params: { source: "demo", name: "demo", format: "rlvr", split: "train", limit: 3 } },
+    { id: "model", type: "model", params: { source: "demo", dtype: "f32", loraRank: 2, loraAlpha: 4 } },
+    { id: "prompt", type: "prompt", params: { template: TEMPLATE, maxPromptTokens: 800 } },
+    { id: "reward", type: "reward", params: { comparison: "set" } },
+    { id: "labels", type: "prmdata", params: { chains: 2, rollouts: 2, budget: 4, maxNewTokens: 4, questionsPerBatch: 2, dropUnparsed: false, balance: 0 } },
+    { id: "prm", type: "prmtrain", params: { loraRank: 2, loraAlpha: 4, lr: 0.01, epochs: 1, batchChains: 4, devFraction: 0.34 } },
+    { id: "sc", type: "selfconsistency", params: { N: 2, split: "test", n: 2, maxNewTokens: 4, prm: ["prm"] } },
+  ],
+};
+
+Deno.test({
+  name: "PRM cells in the page: forms refuse bad values; PRM data, PRM train and PRM best-of-N run in the GPU worker and show their reports",
+  sanitizeResources: false,
+  sanitizeOps: false,
+  async fn() {
+    const dir = await Deno.makeTempDir({ prefix: "rlvr-prm-page-" });
+    await writeVaryingLengthModel(`${dir}/model`, { seed: 5, eosStrength: 1, corpus: await corpus(3) });
+    const server = serveOverlay(dir);
+    const browser = await launchChromium();
+    try {
+      const page = await browser.newPage({ viewport: { width: 1280, height: 1800 } });
+      const errors = watchErrors(page);
+      await page.addInitScript((text) => {
+        if (!sessionStorage.getItem("seeded")) {
+          localStorage.setItem("rlvr-notebook-autosave", text);
+          sessionStorage.setItem("seeded", "1");
+        }
+      }, JSON.stringify(NOTEBOOK));
+      await page.goto(server.url);
+      const cell = (id: string) => page.locator(`li[data-cell-id="${id}"]`);
+      // The forms: a greedy temperature with several chains is refused, with the reason; the old value stays.
+      const temp = cell("labels").locator('[data-field="temperature"]');
+      await temp.fill("0");
+      await temp.dispatchEvent("change");
+      const err = cell("labels").locator(".field-error");
+      await err.waitFor();
+      assert((await err.textContent())?.includes("greedy"), `the reason: ${await err.textContent()}`);
+      assert((await cell("prm").locator('[data-field="labels"]').inputValue()) === "process", "PRM train labels select");
+      assert((await cell("sc").locator('[data-field="prm"]').inputValue()) === "prm", "self-consistency lists its PRM");
+      await screenshot(page, "prm-forms");
+      await temp.fill("1");
+      await temp.dispatchEvent("change");
+
+      await cell("sc").getByTestId("run-cell").click();
+      await waitForCell(page, "sc", { ms: 900_000, onTimeout: async () => void (await screenshot(page, "prm-timeout")) });
+      const byPos = cell("labels").getByTestId("labels-by-position");
+      await byPos.waitFor();
+      assert((await cell("labels").getByTestId("first-error-histogram").textContent())?.includes("step 1"), "first-error histogram");
+      const report = (await cell("prm").getByTestId("prmtrain-report").textContent()) ?? "";
+      assert(/\d+ steps? on \d+ chains/.test(report), report);
+      assert((await cell("prm").locator("[data-testid=download-file]").count()) === 3, "the PRM folder's three files");
+      const atN = (await cell("sc").getByTestId("selection-at-n").textContent()) ?? "";
+      assert(atN.includes("PRM prm") && atN.includes("±"), atN);
+      await cell("labels").scrollIntoViewIfNeeded();
+      await screenshot(page, "prm-reports");
+      // onnxruntime-web logs its node-placement notice as a console error (as run.test.ts allows).
+      assertEquals(errors.filter((e) => !/VerifyEachNodeIsAssignedToAnEp/.test(e)), []);
+    } finally {
+      await browser.close();
+      await server.close();
+    }
+  },
+});
