@@ -56,6 +56,8 @@ export function predictionTimeMs(goldMs: number | null, t: PredictionTime = DEFA
 export interface ScorerStats {
   goldRuns: number;
   goldHits: number;
+  /** Second runs of slow golds, for their time only (see `retimed`). */
+  goldRetimes: number;
   /** Prediction queries sent to the SQL runner, and those answered by an identical one in the batch. */
   predictionRuns: number;
   predictionHits: number;
@@ -69,7 +71,7 @@ export class Scorer {
   private readonly score: (x: Parameters<ReturnType<typeof compileRewardSpec>>[0]) => RewardScore;
   /** Gold queries that failed or were capped (their tasks can never score as correct). */
   readonly goldProblems = new Map<string, string>();
-  private readonly counters: ScorerStats = { goldRuns: 0, goldHits: 0, predictionRuns: 0, predictionHits: 0 };
+  private readonly counters: ScorerStats = { goldRuns: 0, goldHits: 0, goldRetimes: 0, predictionRuns: 0, predictionHits: 0 };
 
   constructor(
     private readonly sql: SqlRunner,
@@ -98,7 +100,7 @@ export class Scorer {
     if (reply) this.counters.goldHits++;
     else {
       this.counters.goldRuns++;
-      reply = this.sql.query(task.db_id, task.gold_sql);
+      reply = this.sql.query(task.db_id, task.gold_sql).then((r) => this.retimed(task, r));
       this.goldReplies.set(task.id, reply);
     }
     g = reply.then((reply) => {
@@ -109,6 +111,18 @@ export class Scorer {
     });
     this.golds.set(task.id, g);
     return g;
+  }
+
+  /**
+   * The gold's reply with `ms` the faster of two runs when its time sets the limit (over
+   * floorMs / factor): one wall-clock run on a loaded machine can be several times too slow
+   * (4x seen here), and the limit would grow with it. Same rows either way; only `ms` changes.
+   */
+  private async retimed(task: Task, r: QueryReply): Promise<QueryReply> {
+    if (!r.ok || r.ms * this.time.factor <= this.time.floorMs) return r;
+    this.counters.goldRetimes++;
+    const again = await this.sql.query(task.db_id, task.gold_sql);
+    return again.ok ? { ...r, ms: Math.min(r.ms, again.ms) } : r;
   }
 
   /** Starts the gold queries of `tasks` now (before their samples exist); errors surface when scored. */
