@@ -1,11 +1,11 @@
 // A pool of sql.js workers (workers/sql.worker.ts) answering read-only queries with a time limit.
 // The limit is enforced inside the worker: SQLite's progress callback interrupts the query
 // (sql-interrupt.ts) and the worker answers "timeout" and stays. Where that is not available, or a
-// query still does not come back (a long sort has no progress checks), the pool terminates the
-// worker after a grace period and starts a fresh one; jobs go only to workers that have started,
-// so a replacement does not hold up the queue. One query in flight per worker, so the timer
-// measures that query alone; queued queries go preferably to a worker that already holds their
-// database.
+// query still does not come back (one long call inside an SQL function checks nothing), the pool
+// terminates the worker after a grace period and starts a fresh one; jobs go only to workers that
+// have started, so a replacement does not hold up the queue. One query in flight per worker, so
+// the timer measures that query alone; queued queries go preferably to a worker that already holds
+// their database.
 import * as Comlink from "comlink";
 import type { SqlWorkerApi, SqlWorkerInfo, WorkerReply } from "../../workers/sql.api.ts";
 import { DEFAULT_LIMITS, type QueryReply, type SqlLimits } from "./sql-exec.ts";
