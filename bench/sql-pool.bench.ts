@@ -2,8 +2,12 @@
 // and 2 workers (module Workers, and Deno subprocesses), next to sql.js in-process (no worker) and
 // native SQLite in-process (Deno's node:sqlite), in interleaved rounds so that the shared machine's
 // changing load hits every engine alike; plus the cost of a timeout (from the timeout to the next
-// query answered). bench/sql-native.mjs measures better-sqlite3 under Node on the same queries.
-// Usage: deno run -A bench/sql-pool.bench.ts [../shared/datasets/spider-train] [rounds=3]
+// query answered), with the query interrupted inside its worker (the default) and by killing the
+// worker (interrupts: false). "in_process_no_callback" is the in-process engine without the
+// progress callback that enforces time limits (sql-interrupt.ts): the callback's cost.
+// bench/sql-native.mjs measures better-sqlite3 under Node on the same queries.
+// Usage: deno run -A bench/sql-pool.bench.ts [../shared/datasets/spider-train] [rounds=3] [timeouts]
+//        (`timeouts`: only the timeout costs)
 import { readFileSync } from "node:fs";
 import { DatabaseSync } from "node:sqlite";
 import { DEFAULT_LIMITS, GuardedDatabase } from "../src/runtime/sql-exec.ts";
@@ -44,13 +48,14 @@ function nativeEngine(): Engine {
 }
 
 /** sql.js on the main thread through the same guard as the workers: the pool's per-core ceiling. */
-async function inProcessEngine(): Promise<Engine> {
-  const SQL = await loadSqlJs();
+async function inProcessEngine(callback = true): Promise<Engine> {
+  const loaded = await loadSqlJs();
+  const SQL = callback ? loaded : { ...loaded, Database: loaded.Database, deadlines: null };
   const dbs = new Map<string, GuardedDatabase>();
   for (const q of items) if (!dbs.has(q.db_id)) dbs.set(q.db_id, new GuardedDatabase(SQL, await loader(q.db_id)));
   return () => {
     let ok = 0;
-    for (const q of items) if (dbs.get(q.db_id)?.query(q.query, DEFAULT_LIMITS).ok) ok++;
+    for (const q of items) if (dbs.get(q.db_id)?.query(q.query, DEFAULT_LIMITS, 30_000).ok) ok++;
     return Promise.resolve(ok);
   };
 }
@@ -71,9 +76,9 @@ function poolEngine(pool: SqlPool): Engine {
 }
 
 /** Time from a query's timeout to the next query on the same (only) worker being answered. */
-async function timeoutCost(trials: number, createWorker?: () => SqlWorkerHandle) {
+async function timeoutCost(trials: number, createWorker?: () => SqlWorkerHandle, interrupts = true) {
   const timeoutMs = 200;
-  const pool = new SqlPool({ loadDatabase: loader, workers: 1, timeoutMs, createWorker });
+  const pool = new SqlPool({ loadDatabase: loader, workers: 1, timeoutMs, createWorker, interrupts });
   await pool.ready();
   const probe = items.find((q) => q.db_id === "flight_4") ?? items[0];
   await pool.query(probe.db_id, probe.query, { timeoutMs: 60_000 });
@@ -115,11 +120,21 @@ function cpuSeconds(): number {
 }
 
 const cores = navigator.hardwareConcurrency;
+if (Deno.args[2] === "timeouts") {
+  // Interrupts first: the kill trials with module Workers leave spinning threads behind.
+  const out: Record<string, unknown> = { load_average: Deno.loadavg() };
+  out.interrupt_worker = await timeoutCost(5);
+  out.interrupt_process = await timeoutCost(5, spawnSqlProcess);
+  out.kill_process = await timeoutCost(5, spawnSqlProcess, false);
+  out.kill_worker = await timeoutCost(5, undefined, false);
+  console.log(JSON.stringify(out));
+  Deno.exit(0);
+}
 console.error(`sql-pool bench: ${items.length} Spider-train gold queries (of ${all.length}), ${cores} cores, ${rounds} rounds`);
 // Enough cache for every Spider database, so the timed rounds measure queries, not loads.
 const mkPool = (workers: number, createWorker?: () => SqlWorkerHandle) => new SqlPool({ loadDatabase: loader, workers, maxDatabases: 200, createWorker });
 const pools = { worker_1: mkPool(1), worker_2: mkPool(2), process_1: mkPool(1, spawnSqlProcess), process_2: mkPool(2, spawnSqlProcess) };
-const engines: Record<string, Engine> = { native: nativeEngine(), in_process: await inProcessEngine() };
+const engines: Record<string, Engine> = { native: nativeEngine(), in_process: await inProcessEngine(), in_process_no_callback: await inProcessEngine(false) };
 for (const [k, p] of Object.entries(pools)) engines[`pool_${k}`] = poolEngine(p);
 for (const [name, run] of Object.entries(engines)) {
   const ok = await run(); // warm: loads every database, compiles the hot paths
@@ -149,11 +164,13 @@ for (const [name, v] of Object.entries(runs)) {
     ratio_cpu_median: Number(median(v.map((x, i) => x.qps_per_cpu_s / runs.native[i].qps_per_cpu_s)).toFixed(2)),
   };
 }
-// Process first: the Worker trials leave spinning threads behind that would slow what follows.
-result.timeout_process = await timeoutCost(5, spawnSqlProcess);
-console.error("timeout process", JSON.stringify(result.timeout_process));
-result.timeout_worker = await timeoutCost(5);
-console.error("timeout worker", JSON.stringify(result.timeout_worker));
+// Interrupts, then kills of processes, then of Workers: killed Workers leave spinning threads behind.
+result.timeout_interrupt_worker = await timeoutCost(5);
+result.timeout_interrupt_process = await timeoutCost(5, spawnSqlProcess);
+result.timeout_kill_process = await timeoutCost(5, spawnSqlProcess, false);
+console.error("timeouts", JSON.stringify([result.timeout_interrupt_worker, result.timeout_interrupt_process, result.timeout_kill_process]));
+result.timeout_kill_worker = await timeoutCost(5, undefined, false);
+console.error("timeout kill worker", JSON.stringify(result.timeout_kill_worker));
 console.log(JSON.stringify(result));
 // Deno does not stop a worker stuck in a loop on terminate() (see docs/evaluator.md): exit explicitly.
 Deno.exit(0);

@@ -11,20 +11,27 @@ export interface SqlWorkerInit {
   maxCacheBytes: number;
 }
 
+/** What a started worker can do: whether its queries stop themselves at their time limit (and if not, why). */
+export interface SqlWorkerInfo {
+  interruptible: boolean;
+  why?: string;
+}
+
 /** A query's reply, or "missing" when the worker does not hold that database (any more). */
 export type WorkerReply = QueryReply | { ok: "missing" };
 
 /**
  * The API one SQL worker exposes. It owns its SQLite handles; calls are serialized by the pool
- * (one in flight per worker), so a query that never returns is ended by terminating the worker.
+ * (one in flight per worker). A query stops itself after `timeMs` where the worker is interruptible;
+ * one that still does not return is ended by terminating the worker.
  */
 export interface SqlWorkerApi {
   /** Loads sql.js (once). */
-  init(opts: SqlWorkerInit): Promise<void>;
+  init(opts: SqlWorkerInit): Promise<SqlWorkerInfo>;
   /** Opens `bytes` as database `dbId`, keeping the bytes to reload from. */
   open(dbId: string, bytes: Uint8Array): Promise<void>;
-  /** Runs one read-only query on `dbId`. */
-  query(dbId: string, sql: string, limits: SqlLimits): Promise<WorkerReply>;
+  /** Runs one read-only query on `dbId`, interrupted after `timeMs` (default: none). */
+  query(dbId: string, sql: string, limits: SqlLimits, timeMs?: number): Promise<WorkerReply>;
   /** Ids of the open databases, least recently used first. */
   databases(): Promise<string[]>;
 }

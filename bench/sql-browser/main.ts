@@ -8,5 +8,7 @@ out.push(await pool.query("flight_4", "DROP TABLE airports"));
 out.push(await pool.query("flight_4", "WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM c) SELECT max(i) FROM c"));
 out.push(await pool.query("flight_4", "SELECT count(*) FROM airports"));
 out.push(await pool.query("nope", "SELECT 1").catch((e) => String(e)));
+// interrupts 1, respawns 0: the runaway query was stopped inside its worker (sql-interrupt.ts).
+out.push(pool.stats());
 document.getElementById("out")!.textContent = show(out);
 document.title = "done";

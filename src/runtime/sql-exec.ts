@@ -7,8 +7,13 @@
 // every query a fingerprint (total_changes, schema versions, attached databases, query_only, temp
 // objects) is compared with the one taken at load, and the database is reloaded from its original
 // bytes if anything moved.
+//
+// Time: a query given `timeMs` is interrupted inside SQLite once that much wall time has passed
+// since it started (sql-interrupt.ts), and answers `timeout`; the worker stays usable. Where the
+// wasm does not allow it (`SqlJsModule.deadlines` null) only the pool's kill remains.
 import type { ExecErrorKind, ResultSet, SqlValue } from "../core/types.ts";
 import { isEmptyTail, leadingKeyword, READ_KEYWORDS, writeReason } from "./sql-guard.ts";
+import type { ProgressDeadlines } from "./sql-interrupt.ts";
 
 /** Caps on one result: rows, and bytes as counted by `valueBytes`. */
 export interface SqlLimits {
@@ -51,6 +56,10 @@ export interface SqlJsDatabase {
 /** What `initSqlJs` resolves to, as far as this module is concerned. */
 export interface SqlJsModule {
   Database: new (data?: Uint8Array) => SqlJsDatabase;
+  /** Per-query deadlines (sql-wasm.ts sets them where the wasm allows); absent or null: none. */
+  deadlines?: ProgressDeadlines | null;
+  /** Why there are no deadlines, when there are none. */
+  noDeadlines?: string;
 }
 
 // Cheapest forms first measured: plain PRAGMAs cost a few microseconds, their table-valued
@@ -86,6 +95,8 @@ export class GuardedDatabase {
   private db: SqlJsDatabase;
   private fingerprint: SqlJsStatement[];
   private baseline: string;
+  /** The connection's deadline slot (sql-interrupt.ts), or null when queries cannot be interrupted. */
+  private slot: number | null = null;
   /** How many times a query changed the database and it was reloaded (should stay 0). */
   reloads = 0;
 
@@ -93,11 +104,19 @@ export class GuardedDatabase {
     [this.db, this.fingerprint, this.baseline] = this.load();
   }
 
+  /** True when a query's `timeMs` is enforced inside SQLite. */
+  get interruptible(): boolean {
+    return this.slot !== null;
+  }
+
   private load(): [SqlJsDatabase, SqlJsStatement[], string] {
     const db = new this.sql.Database(this.bytes);
     try {
       db.exec("PRAGMA query_only=1");
       const fp = FINGERPRINT_SQL.map((q) => db.prepare(q));
+      const d = this.sql.deadlines;
+      const slot = d ? d.attach(connectionPointer(db)) : null;
+      this.slot = typeof slot === "number" ? slot : null;
       return [db, fp, readFingerprint(fp)];
     } catch (e) {
       db.close();
@@ -105,8 +124,11 @@ export class GuardedDatabase {
     }
   }
 
-  /** Runs `sql` if it is a single read-only query; never lets it change what a later query sees. */
-  query(sql: string, limits: SqlLimits): QueryReply {
+  /**
+   * Runs `sql` if it is a single read-only query; never lets it change what a later query sees.
+   * With `timeMs` (and an interruptible connection) SQLite stops it after that many milliseconds.
+   */
+  query(sql: string, limits: SqlLimits, timeMs = Infinity): QueryReply {
     const t0 = performance.now();
     const ms = () => performance.now() - t0;
     const fail = (kind: ExecErrorKind, msg: string): QueryReply => ({ ok: false, error: { kind, message: msg }, ms: ms() });
@@ -114,15 +136,25 @@ export class GuardedDatabase {
     if (isEmptyTail(sql)) return fail("empty", "no SQL");
     if (keyword === "") return fail("syntax", "does not start with a keyword");
     if (!(READ_KEYWORDS as readonly string[]).includes(keyword)) return fail("forbidden", `only a single read-only query is allowed, got ${keyword}`);
+    const d = this.sql.deadlines;
+    const slot = this.slot;
+    const arm = () => d && slot !== null && d.arm(slot, t0 + timeMs);
+    const disarm = () => d && slot !== null && d.disarm(slot);
+    const late = (): QueryReply | null =>
+      d && slot !== null && d.firedOn(slot) ? fail("timeout", `interrupted after ${Math.round(ms())} ms (limit ${timeMs} ms)`) : null;
     let it: SqlJsIterator;
     let stmt: SqlJsStatement;
     try {
+      // Preparing counts too: SQLite calls the progress callback while parsing very long text.
+      arm();
       it = this.db.iterateStatements(sql);
       const first = it.next();
       if (first.done) return fail("empty", "no statement");
       stmt = first.value;
     } catch (e) {
-      return fail("syntax", message(e));
+      return late() ?? fail("syntax", message(e));
+    } finally {
+      disarm();
     }
     try {
       if (!isEmptyTail(it.getRemainingSQL())) return fail("forbidden", "more than one statement");
@@ -130,8 +162,12 @@ export class GuardedDatabase {
         const why = this.writes(stmt.getSQL());
         if (why !== null) return fail("forbidden", `not read-only: ${why}`);
       }
-      return this.collect(stmt, limits, t0);
+      arm();
+      const r = this.collect(stmt, limits, t0);
+      return r.ok ? r : late() ?? r;
     } finally {
+      // The fingerprint and any reload run with no deadline.
+      disarm();
       stmt.free();
       it.return?.();
       this.verify();
@@ -209,12 +245,20 @@ export class GuardedDatabase {
 
   /** Frees the connection. */
   close(): void {
+    if (this.slot !== null) this.sql.deadlines?.detach(this.slot);
     try {
       for (const st of this.fingerprint) st.free();
     } finally {
       this.db.close();
     }
   }
+}
+
+/** The `sqlite3*` of a sql.js Database: its `db` field (sql.js keeps the name in its build). */
+export function connectionPointer(db: object): number {
+  const p: unknown = Reflect.get(db, "db");
+  if (typeof p !== "number") throw new Error("sql.js Database has no numeric db pointer");
+  return p;
 }
 
 function readFingerprint(fp: SqlJsStatement[]): string {

@@ -81,3 +81,15 @@ export function writeReason(opcode: string, p2: number, p4: unknown): string | n
   }
   return null;
 }
+
+// Functions whose value can differ between two runs of the same text on the same database, and
+// the 'now' of the date functions.
+const VOLATILE = /\b(?:random|randomblob|changes|total_changes|last_insert_rowid)\s*\(|['"]now['"]/i;
+
+/**
+ * True when two runs of `sql` on one database can be trusted to return the same result, so one
+ * run may answer both. Conservative: a volatile name anywhere, even in a string, says no.
+ */
+export function isRepeatable(sql: string): boolean {
+  return !VOLATILE.test(sql);
+}

@@ -19,7 +19,7 @@ const loader = (id: string) => (id in DBS ? Promise.resolve(DBS[id].slice()) : P
 const RUNAWAY = "WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM c) SELECT max(i) FROM c";
 
 Deno.test({
-  name: "sql-pool: a runaway recursive CTE times out, the worker is replaced, the next query is answered",
+  name: "sql-pool: a runaway recursive CTE is interrupted inside its worker at the limit; the same worker answers the next query",
   sanitizeOps: false,
   sanitizeResources: false,
   async fn() {
@@ -39,7 +39,66 @@ Deno.test({
       assert(slow.ok, "slow query within its limit");
       assertEquals(slow.result.rows, [[200000n]]);
       const st = pool.stats();
-      assertEquals([st.timeouts, st.respawns], [1, 1]);
+      assertEquals([st.timeouts, st.interrupts, st.respawns], [1, 1, 0]);
+    } finally {
+      pool.close();
+    }
+  },
+});
+
+Deno.test({
+  name: "sql-pool: with interrupts off a runaway recursive CTE times out by replacing the worker; the next query is answered",
+  sanitizeOps: false,
+  sanitizeResources: false,
+  async fn() {
+    const pool = new SqlPool({ loadDatabase: loader, workers: 1, timeoutMs: 300, interrupts: false, createWorker: spawnSqlProcess });
+    try {
+      const t = await pool.query("a", RUNAWAY);
+      assert(!t.ok && t.error.kind === "timeout", `expected a timeout, got ${JSON.stringify(t)}`);
+      assert(t.ms >= 290, `timed out after ${t.ms} ms`);
+      const after = await pool.query("a", "SELECT sum(id) FROM t");
+      assert(after.ok, "query after the timeout");
+      assertEquals(after.result.rows, [[55n]]);
+      const st = pool.stats();
+      assertEquals([st.timeouts, st.interrupts, st.respawns], [1, 0, 1]);
+    } finally {
+      pool.close();
+    }
+  },
+});
+
+// One long C call (replace() over 100 MB): SQLite checks no progress callback inside it, so only
+// the pool's kill can end it. Several seconds of CPU, far past the kill at killAfterMs(100) = 1.2 s.
+const STUCK_IN_C = "SELECT length(replace(printf('%.*c', 100000000, 'a'), 'a', 'bb'))";
+
+Deno.test({
+  name: "sql-pool: a query the interrupt cannot reach is ended by killing its worker; the other worker keeps answering meanwhile",
+  sanitizeOps: false,
+  sanitizeResources: false,
+  async fn() {
+    // Subprocesses: a killed one stops for real (a Deno Worker would spin on until the C call ends).
+    const pool = new SqlPool({ loadDatabase: loader, workers: 2, timeoutMs: 100, createWorker: spawnSqlProcess });
+    try {
+      await pool.ready();
+      const order: string[] = [];
+      const stuck = pool.query("a", STUCK_IN_C).then((r) => {
+        order.push("stuck");
+        return r;
+      });
+      const quick = Array.from({ length: 40 }, (_, i) =>
+        pool.query(i % 2 ? "a" : "b", "SELECT sum(id) FROM t").then((r) => {
+          order.push("quick");
+          return r.ok ? r.result.rows[0][0] : r.error.kind;
+        }));
+      const sums = await Promise.all(quick);
+      assertEquals(sums, Array.from({ length: 40 }, (_, i) => (i % 2 ? 55n : 210n)));
+      const t = await stuck;
+      assert(!t.ok && t.error.kind === "timeout" && /worker replaced/.test(t.error.message), `expected a kill, got ${JSON.stringify(t)}`);
+      assertEquals(order.indexOf("stuck"), 40, "the quick queries did not wait behind the stuck one");
+      const after = await Promise.all([pool.query("a", "SELECT count(*) FROM t"), pool.query("b", "SELECT count(*) FROM t")]);
+      assertEquals(after.map((r) => (r.ok ? r.result.rows : r.error.kind)), [[[10n]], [[20n]]]);
+      const st = pool.stats();
+      assertEquals([st.timeouts, st.interrupts, st.respawns], [1, 0, 1]);
     } finally {
       pool.close();
     }
@@ -51,7 +110,8 @@ Deno.test({
   sanitizeOps: false,
   sanitizeResources: false,
   async fn() {
-    const pool = new SqlPool({ loadDatabase: loader, workers: 1, timeoutMs: 300 });
+    // Interrupts off: the respawn path is what this pins.
+    const pool = new SqlPool({ loadDatabase: loader, workers: 1, timeoutMs: 300, interrupts: false });
     const original = globalThis.Worker;
     // What Emscripten's Node path installs: worker_threads' Worker, an EventEmitter without addEventListener.
     const { Worker: NodeWorker } = await import("node:worker_threads");
@@ -123,7 +183,7 @@ Deno.test({
 });
 
 Deno.test({
-  name: "sql-pool: subprocess workers (Deno) time out a runaway query by killing the process; values keep their types",
+  name: "sql-pool: subprocess workers (Deno) interrupt a runaway query too; values keep their types across the pipe",
   sanitizeOps: false,
   sanitizeResources: false,
   async fn() {

@@ -1,10 +1,13 @@
-// A pool of sql.js workers (workers/sql.worker.ts) answering read-only queries with a timeout.
-// sql.js cannot be interrupted, so a query past its time is ended by terminating its worker and
-// starting a fresh one; the query counts as a timeout. One query in flight per worker, so the
-// timer measures that query alone; queued queries go preferably to a worker that already holds
+// A pool of sql.js workers (workers/sql.worker.ts) answering read-only queries with a time limit.
+// The limit is enforced inside the worker: SQLite's progress callback interrupts the query
+// (sql-interrupt.ts) and the worker answers "timeout" and stays. Where that is not available, or a
+// query still does not come back (one long call inside an SQL function checks nothing), the pool
+// terminates the worker after a grace period and starts a fresh one; jobs go only to workers that
+// have started, so a replacement does not hold up the queue. One query in flight per worker, so
+// the timer measures that query alone; queued queries go preferably to a worker that already holds
 // their database.
 import * as Comlink from "comlink";
-import type { SqlWorkerApi, WorkerReply } from "../../workers/sql.api.ts";
+import type { SqlWorkerApi, SqlWorkerInfo, WorkerReply } from "../../workers/sql.api.ts";
 import { DEFAULT_LIMITS, type QueryReply, type SqlLimits } from "./sql-exec.ts";
 
 export type { QueryReply, SqlLimits };
@@ -25,6 +28,11 @@ export interface SqlPoolOptions {
   workers?: number;
   /** Per-query time limit in milliseconds; default 30000 as in BIRD's scripts. */
   timeoutMs?: number;
+  /**
+   * Let workers interrupt a query at its limit (default true). False restores the kill-only
+   * behaviour (the worker is terminated at the limit): benchmarks compare the two.
+   */
+  interrupts?: boolean;
   limits?: Partial<SqlLimits>;
   /** Databases each worker keeps open (default 16) and their bytes (default 1 GiB, counted twice). */
   maxDatabases?: number;
@@ -60,9 +68,16 @@ export class DatabaseLoadError extends Error {
 /** Counters since the pool started. */
 export interface SqlPoolStats {
   queries: number;
+  /** Queries that ran out of time: stopped inside their worker (`interrupts`) or by killing it. */
   timeouts: number;
+  interrupts: number;
   respawns: number;
   loads: number;
+}
+
+/** How long past its limit a query may run in an interruptible worker before the worker is killed. */
+export function killAfterMs(timeoutMs: number): number {
+  return 2 * timeoutMs + 1000;
 }
 
 interface Job {
@@ -80,6 +95,9 @@ interface Slot {
   ready: Promise<void>;
   /** Rejects when the worker dies on its own (uncaught error, out of memory). */
   died: Promise<never>;
+  /** "starting" until init answers; only started (or failed, to report it) workers take jobs. */
+  state: "starting" | "ready" | "failed";
+  interruptible: boolean;
   busy: boolean;
   dead: boolean;
   /** Databases this worker is believed to hold, most recent last (a hint: misses are handled). */
@@ -109,7 +127,7 @@ export class SqlPool {
   private readonly slots: Slot[] = [];
   private queue: Job[] = [];
   private closed = false;
-  private readonly counters: SqlPoolStats = { queries: 0, timeouts: 0, respawns: 0, loads: 0 };
+  private readonly counters: SqlPoolStats = { queries: 0, timeouts: 0, interrupts: 0, respawns: 0, loads: 0 };
 
   constructor(private readonly opts: SqlPoolOptions) {
     this.size = Math.max(1, Math.floor(opts.workers ?? globalThis.navigator?.hardwareConcurrency ?? 1));
@@ -153,13 +171,20 @@ export class SqlPool {
         reject(new Error(`sql worker died: ${(ev instanceof ErrorEvent && ev.message) || "unknown error"}`));
       });
     });
-    const ready = Promise.race([
+    const init: Promise<SqlWorkerInfo> = Promise.race([
       remote.init({ wasmUrl: this.opts.wasmUrl, maxDatabases: this.opts.maxDatabases ?? 16, maxCacheBytes: this.opts.maxCacheBytes ?? 2 ** 30 }),
       died,
     ]);
-    ready.catch(() => undefined);
-    const slot: Slot = { worker, remote, ready, died, busy: false, dead: false, held: [] };
+    const slot: Slot = { worker, remote, ready: init.then(() => undefined), died, state: "starting", interruptible: false, busy: false, dead: false, held: [] };
+    slot.ready.catch(() => undefined);
     died.catch(() => (slot.dead = true));
+    init.then(
+      (info) => {
+        slot.state = "ready";
+        slot.interruptible = info.interruptible === true && this.opts.interrupts !== false;
+      },
+      () => (slot.state = "failed"),
+    ).finally(() => this.pump());
     return slot;
   }
 
@@ -179,7 +204,7 @@ export class SqlPool {
     if (this.closed) return;
     for (let i = 0; i < this.slots.length && this.queue.length > 0; i++) {
       const s = this.slots[i];
-      if (s.busy) continue;
+      if (s.busy || s.state === "starting") continue;
       const window = Math.min(this.queue.length, 256);
       let k = 0;
       for (let j = 0; j < window; j++) {
@@ -246,18 +271,26 @@ export class SqlPool {
     s.held = [...s.held.filter((d) => d !== dbId), dbId].slice(-(this.opts.maxDatabases ?? 16));
   }
 
-  /** The query with its timer; on timeout the worker is replaced and the reply says so. */
+  /**
+   * The query with its limits: the worker interrupts it at `timeoutMs` where it can; the pool kills
+   * the worker at `timeoutMs` (not interruptible) or `killAfterMs(timeoutMs)` and says so.
+   */
   private timed(i: number, s: Slot, job: Job): Promise<WorkerReply> {
     const t0 = performance.now();
+    const killAt = s.interruptible ? killAfterMs(job.timeoutMs) : job.timeoutMs;
     return new Promise<WorkerReply>((resolve, reject) => {
       const timer = setTimeout(() => {
         this.counters.timeouts++;
         this.respawn(i);
-        resolve({ ok: false, error: { kind: "timeout", message: `no answer within ${job.timeoutMs} ms` }, ms: performance.now() - t0 });
-      }, job.timeoutMs);
-      Promise.race([s.remote.query(job.dbId, job.sql, job.limits), s.died]).then(
+        resolve({ ok: false, error: { kind: "timeout", message: `no answer within ${Math.round(killAt)} ms (worker replaced)` }, ms: performance.now() - t0 });
+      }, killAt);
+      Promise.race([s.remote.query(job.dbId, job.sql, job.limits, s.interruptible ? job.timeoutMs : Infinity), s.died]).then(
         (r) => {
           clearTimeout(timer);
+          if (r.ok === false && r.error.kind === "timeout") {
+            this.counters.timeouts++;
+            this.counters.interrupts++;
+          }
           resolve(r);
         },
         (e) => {

@@ -14,6 +14,7 @@ import { type GoldCache, type PrmTextScorer, type Scored, Scorer } from "./scori
 import type { PrmModel } from "../prm/prm-model.ts";
 import type { PromptParams } from "../../core/notebook-params.ts";
 import { usesPrm } from "../../core/rewards.ts";
+import { type FinishedText, FinishTracker } from "./sample-stream.ts";
 
 /**
  * Prompter and scorer for the context's current model, prompt and reward (or a given template);
@@ -107,7 +108,11 @@ export interface TaskSamples {
   ms: number;
 }
 
-/** Samples `n` completions of every task, `batch` prompts per call, seeded per batch from `seed`. */
+/**
+ * Samples `n` completions of every task, `batch` prompts per call, seeded per batch from `seed`.
+ * `onFinished` hears of each completion as its row ends, before the call returns (not with stop
+ * strings: see sample-stream.ts); prompt indices are relative to `tasks`.
+ */
 export async function sampleTasks(
   ctx: RunContext,
   tools: { prompter: Prompter; runtime: ModelRuntime },
@@ -115,6 +120,7 @@ export async function sampleTasks(
   n: number,
   params: Omit<SamplingParams, "eosTokenIds" | "stop"> & { stop?: readonly string[] },
   onBatch?: (done: number, total: number) => void,
+  onFinished?: (f: FinishedText) => void,
 ): Promise<TaskSamples> {
   const built = await tools.prompter.prompts(tasks);
   const out: TaskSamples = { prompts: built.map((b) => b.text), promptIds: built.map((b) => b.ids), samples: [], tokens: 0, ms: 0 };
@@ -124,7 +130,10 @@ export async function sampleTasks(
     checkAborted(ctx);
     const ids = out.promptIds.slice(i, i + B);
     // One seed per batch position: the same tasks and seed give the same samples however the run was split.
-    const got = await tools.runtime.sample(ids, n, { ...params, stop: params.stop ?? [], seed: (params.seed + i * 7919) >>> 0 });
+    const stream = onFinished && !params.stop?.length
+      ? new FinishTracker(new Set(tools.runtime.hf.config.eosTokenIds), params.maxNewTokens, (t) => tools.runtime.decode(t), (f) => onFinished({ ...f, prompt: f.prompt + i }))
+      : null;
+    const got = await tools.runtime.sample(ids, n, { ...params, stop: params.stop ?? [], seed: (params.seed + i * 7919) >>> 0 }, stream ? (p) => stream.progress(p) : undefined);
     got.sort((a, b) => a.prompt - b.prompt || a.index - b.index);
     for (const s of got) out.samples.push({ ...s, prompt: s.prompt + i });
     onBatch?.(Math.min(tasks.length, i + B), tasks.length);

@@ -20,7 +20,8 @@ import type { PrmModel } from "../prm/prm-model.ts";
 
 /** Runs one read-only query (SqlPool satisfies it; tests may run sql.js in process). */
 export interface SqlRunner {
-  query(dbId: string, sql: string): Promise<QueryReply>;
+  /** `timeoutMs` overrides the runner's own limit for this query. */
+  query(dbId: string, sql: string, o?: { timeoutMs?: number }): Promise<QueryReply>;
 }
 
 /** Questions of a dataset by split name, and where its databases come from. */

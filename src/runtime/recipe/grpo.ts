@@ -14,7 +14,7 @@ import type { GrpoReport } from "../records.ts";
 import { checkAborted, emitMetrics, emitSamples, mixSeed, progressReporter, requireSetup, type RunContext, splitTasks } from "./context.ts";
 import { lengthSummary, perSecond, rewardSummary, sampleTasks, toolsFor } from "./common.ts";
 import { evaluateTasks } from "./evaluate.ts";
-import { sampleRecord } from "./scoring.ts";
+import { sampleRecord, type Scored } from "./scoring.ts";
 import { tokenAdvantages, withPrmSteps } from "../prm/prm-grpo.ts";
 import { prmFor, prmTextScorer } from "./common.ts";
 
@@ -88,16 +88,34 @@ export async function runGrpo(ctx: RunContext, cellId: string, p: GrpoParams): P
     checkAborted(ctx);
     const ids = focus.nextBatch(p.batchQuestions);
     const batch = ids.map((id) => byId.get(id) ?? (() => { throw new Error(`unknown question ${id}`); })());
+    // Scoring overlaps decoding: golds start now, each completion is scored the step its row ends
+    // (sample-stream.ts); `score` below is only what is left once sampling returns.
+    tools.scorer.prefetch(batch);
+    const scoring = tools.scorer.batch();
+    const sql0 = tools.scorer.stats();
+    const early = new Map<string, { text: string; tokens: number; scored: Promise<Scored> }>();
     const sampled = await sampleTasks(ctx, tools, batch, p.G, {
       temperature: p.temperature, topP: p.topP, topK: 0, minP: 0, maxNewTokens: p.maxNewTokens, seed: mixSeed(seed, "grpo", step),
+    }, undefined, tools.scorer.prm ? undefined : (f) => {
+      const scored = scoring.score(batch[f.prompt], f.text, f.tokens);
+      scored.catch(() => undefined); // awaited below; an abort in between must not leave it unhandled
+      early.set(`${f.prompt}:${f.index}`, { text: f.text, tokens: f.tokens, scored });
     });
     const t1 = ctx.env.now();
-    const scored = await tools.scorer.scoreSamples(batch, sampled.samples);
+    let rescored = 0;
+    // With a prm reward component the PRM scores the whole batch first (no early scores).
+    const scored = tools.scorer.prm ? await tools.scorer.scoreSamples(batch, sampled.samples) : await Promise.all(sampled.samples.map((s) => {
+      const e = early.get(`${s.prompt}:${s.index}`);
+      if (e && e.text === s.text && e.tokens === s.tokens.length) return e.scored;
+      if (e) rescored++;
+      return scoring.score(batch[s.prompt], s.text, s.tokens.length);
+    }));
     if (stepScorer) {
       const ps = await stepScorer.score(batch, sampled.samples.map((s) => ({ task: s.prompt, text: s.text })));
       scored.forEach((x, i) => (x.prm = ps[i]));
     }
     const scoreMs = ctx.env.now() - t1;
+    const sql1 = tools.scorer.stats();
     const groups = batch.map((_, q) => scored.filter((_, i) => sampled.samples[i].prompt === q).map((s) => s.reward.total));
     const adv = groupAdvantages(groups, { mode: p.advantage, dropEqualGroups: p.dropEqualGroups });
     batch.forEach((t, q) => focus.record(t.id, scored.filter((s, i) => sampled.samples[i].prompt === q && s.correct).length, p.G));
@@ -150,6 +168,8 @@ export async function runGrpo(ctx: RunContext, cellId: string, p: GrpoParams): P
       extra: {
         ...(mem ? { gpuLiveBytes: mem.liveBytes } : {}),
         questions: batch.length, trainedSamples: train.length, skippedUpdates: skipped, klCoef: trainer.opts.beta,
+        scoredWhileSampling: early.size - rescored, sqlRuns: sql1.predictionRuns - sql0.predictionRuns, sqlRepeats: sql1.predictionHits - sql0.predictionHits,
+        goldRuns: sql1.goldRuns - sql0.goldRuns,
         rewardMin: summarize(scored.map((s) => s.reward.total)).min, rewardMax: summarize(scored.map((s) => s.reward.total)).max,
         ...prmExtra(scored),
       },

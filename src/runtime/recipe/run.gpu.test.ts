@@ -58,7 +58,8 @@ const metricsOf = async (dir: string) => decodeMetrics(await text(`${dir}/metric
 function timeless(r: MetricsRecord): Omit<MetricsRecord, "time" | "ms" | "tokensPerSec" | "gpuMemoryBytes"> {
   const { time: _t, ms: _m, tokensPerSec: _s, gpuMemoryBytes: _g, ...rest } = r;
   if (rest.extra) {
-    const { gpuLiveBytes: _l, ...extra } = rest.extra;
+    // SQL work counters depend on what the process had cached (a resumed run starts with no gold results).
+    const { gpuLiveBytes: _l, sqlRuns: _q, sqlRepeats: _p, goldRuns: _gr, ...extra } = rest.extra;
     return { ...rest, extra };
   }
   return rest;
@@ -123,6 +124,7 @@ Deno.test({
     for (const m of plain.filter((x) => x.phase === "grpo")) {
       const recs = samples.records.filter((r) => r.phase === "grpo" && r.step === m.step);
       assertEquals(recs.length, 8, "all 2 x 4 samples of the step are kept (samplesPerStep 16)");
+      assertEquals(m.extra?.scoredWhileSampling, 8, "every completion was scored as its row finished, its early text the final one");
       const groups = [...new Set(recs.map((r) => r.taskId))].map((id) => recs.filter((r) => r.taskId === id));
       const equal = groups.filter((g) => g.every((r) => r.reward.total === g[0].reward.total));
       assertEquals(m.equalGroupFraction, equal.length / groups.length, `step ${m.step} equal-reward fraction`);
