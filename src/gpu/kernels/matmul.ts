@@ -9,7 +9,7 @@
 // Products with few output tiles and a long contracted dimension (the weight and LoRA gradients
 // dW = dY^T X, where K is every token of the batch) are split along K: the slices run as the
 // batches of one dispatch into a scratch buffer, and matmul_splitk_reduce.wgsl sums them into C.
-import { bindGroupLayout, computePipeline, dispatch, retireBuffer, storageBuffer, uniformBuffer } from "../device.ts";
+import { computePipeline, dispatch, retireBuffer, storageBuffer, uniformBuffer } from "../device.ts";
 import type { MatmulOpts } from "./matmul.ref.ts";
 import source64 from "./matmul.wgsl" with { type: "text" };
 import source128 from "./matmul_t128.wgsl" with { type: "text" };
@@ -206,16 +206,7 @@ async function encodeUnsplit(
   u[5] = e.broadcastB ? 0 : K * N;
   u[6] = M * N;
   const dims = uniformBuffer(device, "matmul-dims", u);
-  const bindGroup = device.createBindGroup({
-    label: `${pipeline.label}-bind`,
-    layout: bindGroupLayout(pipeline),
-    entries: [x, y, c, { buffer: dims }].map((resource, binding) => ({ binding, resource })),
-  });
-  const pass = enc.beginComputePass({ label: pipeline.label });
-  pass.setPipeline(pipeline);
-  pass.setBindGroup(0, bindGroup);
-  pass.dispatchWorkgroups(Math.ceil(N / tn), Math.ceil(M / tm), batch);
-  pass.end();
+  dispatch(device, enc, pipeline, [x, y, c, { buffer: dims }], [Math.ceil(N / tn), Math.ceil(M / tm), batch]);
 }
 
 /**

@@ -1,6 +1,6 @@
 // Wrapper of the RMSNorm kernels. The per-head variant (Qwen3 q/k norms) is the same call with
 // rows = N*H and C = D on a (N, H, D) tensor and a (D) weight.
-import { computePipeline, dispatch, storageBuffer, transientStorage, uniformBuffer } from "../device.ts";
+import { computePipeline, dispatch, storageBuffer, sharedScratch, uniformBuffer } from "../device.ts";
 import { fitPow2, grid, packParams } from "./layer-common.ts";
 import type { RmsNormDims } from "./rmsnorm.ref.ts";
 import dwReduceSource from "./rmsnorm_dw_reduce.wgsl" with { type: "text" };
@@ -85,9 +85,9 @@ export async function encodeRmsNormWeightGrad(
   if (!direct && d.scratch && d.scratch.size < need) {
     throw new Error(`rmsnorm dw: scratch ${d.scratch.label} has ${d.scratch.size} bytes, needs ${need}`);
   }
-  // Without `scratch`, a buffer destroyed at the next releaseTransients (left to the garbage
-  // collector before: one per norm weight per micro-batch of full fine-tuning).
-  const out = direct ? dw : (d.scratch ?? transientStorage(device, "rmsnorm_dw-partials", need));
+  // Without `scratch`, the device's grow-only scratch (before: a buffer per call, destroyed at
+  // releaseTransients; earlier still, left to the garbage collector).
+  const out = direct ? dw : (d.scratch ?? sharedScratch(device, "rmsnorm_dw-partials", need));
   dispatch(device, enc, pipeline, [dy, x, rstd, out, params], [Math.ceil(d.C / 64), slices]);
   if (direct) return;
   const reduce = await computePipeline(device, "rmsnorm_dw_reduce", dwReduceSource, { WG: 256, ACCUMULATE: d.accumulate ? 1 : 0 });

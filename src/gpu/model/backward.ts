@@ -6,7 +6,9 @@
 //   y = x W^T + s (x A^T) B^T           dx = dy W + s (dy B) A; dB += s dy^T (x A^T); dA += s (dy B)^T x
 //   RMSNorm, RoPE, SwiGLU, attention     the layer kernels' own backward passes
 //   residual x + f(x)                    dx accumulates in place (RMSNorm backward's ACCUMULATE)
-import { storageBuffer } from "../device.ts";
+import { arenaBuffer, releaseToArena } from "../arena.ts";
+import { commandEncoder } from "../device.ts";
+import { perfSwitches } from "../switches.ts";
 import { encodeAttentionBackward } from "../kernels/attention.ts";
 import { encodeLmheadBackward, lmheadScratchBytes } from "../kernels/lmhead.ts";
 import { encodeMatmul } from "../kernels/matmul.ts";
@@ -74,7 +76,8 @@ async function layerActs(m: GpuModel, lora: GpuLora | undefined, enc: GPUCommand
 /**
  * Records and submits the backward of `f` given g = dL/dlogp (N) and optionally gEnt = dL/dentropy
  * (N, an entropy bonus); LoRA gradients accumulate, and with `full` so do the gradients of every
- * base weight (full fine-tuning).
+ * base weight (full fine-tuning). Submitted layer by layer (switch `submit`) and not awaited: work
+ * queued later (reads included) runs after it. Its scratch goes back to arena.ts.
  */
 export async function backward(
   m: GpuModel,
@@ -92,12 +95,13 @@ export async function backward(
   const eps = cfg.rmsNormEps;
   const scratch: GPUBuffer[] = [];
   const buf = (label: string, floats: number) => {
-    const b = storageBuffer(device, label, floats * 4);
+    const b = arenaBuffer(device, label, floats * 4);
     scratch.push(b);
     return b;
   };
-  const enc = device.createCommandEncoder({ label: "backward" });
-  const ones = fullParams ? storageBuffer(device, "ones", new Float32Array(N).fill(1)) : undefined;
+  let enc = commandEncoder(device, "backward");
+  const perLayer = perfSwitches().submit === "layer";
+  const ones = fullParams ? arenaBuffer(device, "ones", new Float32Array(N).fill(1)) : undefined;
   if (ones) scratch.push(ones);
   const full = fullParams && ones ? { params: fullParams, ones } : undefined;
   const normGrad = (w: GPUBuffer, dy: GPUBuffer, x: GPUBuffer, rstd: GPUBuffer, rows: number, C: number) =>
@@ -112,6 +116,10 @@ export async function backward(
   await normGrad(weightBuffer(m, "model.norm.weight"), dhF, f.xs[cfg.numLayers], f.rstdF, N, H);
   const dx = buf("d-x", N * H);
   await encodeRmsNormBackward(device, enc, dhF, f.xs[cfg.numLayers], weightBuffer(m, "model.norm.weight"), f.rstdF, dx, { rows: N, C: H, eps });
+  if (perLayer) {
+    device.queue.submit([enc.finish()]);
+    enc = commandEncoder(device, "backward");
+  }
   const dAct = buf("d-act", N * I), dGate = buf("d-gate", N * I), dUp = buf("d-up", N * I);
   const dh = buf("d-h", N * H), dAtt = buf("d-att", N * qd);
   const dq = buf("d-q", N * qd), dqN = buf("d-qN", N * qd), dqRaw = cfg.qkNorm ? buf("d-qRaw", N * qd) : dqN;
@@ -148,10 +156,13 @@ export async function backward(
     await lin("v_proj", dv, a.h1, dh, true);
     await normGrad(weightBuffer(m, `${p}.input_layernorm.weight`), dh, a.xIn, a.rstd1, N, H);
     await encodeRmsNormBackward(device, enc, dh, a.xIn, weightBuffer(m, `${p}.input_layernorm.weight`), a.rstd1, dx, { rows: N, C: H, eps, accumulate: true });
+    if (perLayer) {
+      device.queue.submit([enc.finish()]);
+      enc = commandEncoder(device, "backward");
+    }
   }
   // dx is now dL/dx0, the embedding rows' gradient.
   if (full) await encodeEmbeddingBackward(device, enc, f.batch.ids, dx, gradOf(full.params, embedBuffer(m)), { N, H, V: cfg.vocabSize, window: m.vocabWindow });
   device.queue.submit([enc.finish()]);
-  await device.queue.onSubmittedWorkDone();
-  for (const b of scratch) b.destroy();
+  releaseToArena(device, scratch);
 }

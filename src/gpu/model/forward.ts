@@ -4,7 +4,9 @@
 // and keeps every activation the backward needs, or only each layer's input (recomputation).
 // Dimension letters: B sequences, T padded length, N = B*T rows, H hidden, D head_dim,
 // nH / nKv query / kv heads, I intermediate, r LoRA rank, V vocabulary.
-import { storageBuffer } from "../device.ts";
+import { arenaBuffer, releaseToArena } from "../arena.ts";
+import { commandEncoder } from "../device.ts";
+import { perfSwitches } from "../switches.ts";
 import { encodeAttentionForward } from "../kernels/attention.ts";
 import { encodeMatmul } from "../kernels/matmul.ts";
 import { encodeQ4Matmul } from "../kernels/q4matmul.ts";
@@ -18,6 +20,7 @@ import { embedBuffer, type GpuLora, type GpuModel, headBuffer, linearWeight, lor
 
 /** A padded batch of token sequences: ids (B, T) and next-token targets (B, T) as u32 buffers. */
 export interface GpuBatch {
+  device: GPUDevice;
   B: number;
   T: number;
   lens: number[];
@@ -29,7 +32,7 @@ export interface GpuBatch {
   pos: GPUBuffer;
 }
 
-/** Uploads sequences padded to T (default the longest) with token 0; row b*T + t targets ids[b][t+1]. */
+/** Uploads sequences padded to T (default the longest) with token 0; row b*T + t targets ids[b][t+1]. The buffers come from arena.ts (destroyBatch gives them back). */
 export function uploadBatch(device: GPUDevice, seqs: number[][], vocabSize: number, T = Math.max(...seqs.map((s) => s.length))): GpuBatch {
   const B = seqs.length;
   if (B === 0) throw new Error("uploadBatch: no sequences");
@@ -47,11 +50,11 @@ export function uploadBatch(device: GPUDevice, seqs: number[][], vocabSize: numb
   for (let n = 0; n < B * T; n++) pos[n] = n % T;
   const lens = seqs.map((s) => s.length);
   return {
-    B, T, lens,
-    ids: storageBuffer(device, "batch-ids", ids),
-    targets: storageBuffer(device, "batch-targets", targets),
-    lensBuf: storageBuffer(device, "batch-lens", Uint32Array.from(lens)),
-    pos: storageBuffer(device, "batch-pos", pos),
+    device, B, T, lens,
+    ids: arenaBuffer(device, "batch-ids", ids),
+    targets: arenaBuffer(device, "batch-targets", targets),
+    lensBuf: arenaBuffer(device, "batch-lens", Uint32Array.from(lens)),
+    pos: arenaBuffer(device, "batch-pos", pos),
   };
 }
 
@@ -215,7 +218,11 @@ export async function encodeLayerForward(
   await encodeLinear(m, lora, enc, l, "down_proj", a.act, xOut, N, { accumulate: true, xa: xa.get("down_proj") });
 }
 
-/** Runs the forward over `batch` and returns its outputs and saved activations (submitted, not awaited). */
+/**
+ * Runs the forward over `batch` and returns its outputs and saved activations (submitted, not
+ * awaited). Buffers come from arena.ts; work is submitted layer by layer (switch `submit`), so the
+ * GPU runs the first layers while the host records the next.
+ */
 export async function forward(m: GpuModel, lora: GpuLora | undefined, batch: GpuBatch, o: ForwardOptions = {}): Promise<ForwardResult> {
   const { device, cfg } = m;
   const { B, T } = batch;
@@ -223,7 +230,7 @@ export async function forward(m: GpuModel, lora: GpuLora | undefined, batch: Gpu
   const H = cfg.hiddenSize;
   const buffers: GPUBuffer[] = [];
   const buf: Alloc = (label, floats) => {
-    const b = storageBuffer(device, label, floats * 4);
+    const b = arenaBuffer(device, label, floats * 4);
     buffers.push(b);
     return b;
   };
@@ -231,7 +238,8 @@ export async function forward(m: GpuModel, lora: GpuLora | undefined, batch: Gpu
   if (N * widest * 4 > device.limits.maxStorageBufferBindingSize) {
     throw new Error(`forward: ${B} x ${T} tokens x ${widest} features exceed this device's maxStorageBufferBindingSize ${device.limits.maxStorageBufferBindingSize}; use smaller (micro-)batches`);
   }
-  const enc = device.createCommandEncoder({ label: "forward" });
+  let enc = commandEncoder(device, "forward");
+  const perLayer = perfSwitches().submit === "layer";
   const xs = [buf("x0", N * H)];
   await encodeEmbedding(device, enc, batch.ids, embedBuffer(m), xs[0], { N, H, V: cfg.vocabSize, window: m.vocabWindow });
   const layers: LayerActs[] = [];
@@ -242,6 +250,10 @@ export async function forward(m: GpuModel, lora: GpuLora | undefined, batch: Gpu
     xs.push(buf(`x${l + 1}`, N * H));
     await encodeLayerForward(m, lora, enc, l, batch, a, xs[l + 1]);
     if (!scratch) layers.push(a);
+    if (perLayer) {
+      device.queue.submit([enc.finish()]);
+      enc = commandEncoder(device, "forward");
+    }
   }
   const x = xs[cfg.numLayers];
   const rstdF = buf("rstdF", N);
@@ -256,13 +268,13 @@ export async function forward(m: GpuModel, lora: GpuLora | undefined, batch: Gpu
   return { batch, xs, layers: scratch ? null : layers, scratch, rstdF, hF, lm, buffers };
 }
 
-/** Frees a batch's buffers. */
+/** Gives a batch's buffers back to the arena (once the work that reads them was submitted). */
 export function destroyBatch(batch: GpuBatch): void {
-  for (const b of [batch.ids, batch.targets, batch.lensBuf, batch.pos]) b.destroy();
+  releaseToArena(batch.device, [batch.ids, batch.targets, batch.lensBuf, batch.pos]);
 }
 
-/** Frees the forward's buffers (the batch's own buffers too). */
+/** Gives the forward's buffers (the batch's own buffers too) back to the arena, once the work that reads them was submitted. */
 export function destroyForward(f: ForwardResult): void {
-  for (const b of f.buffers) b.destroy();
+  releaseToArena(f.batch.device, f.buffers);
   destroyBatch(f.batch);
 }

@@ -2,7 +2,7 @@
 // windows of the (V, H) table, and the bias add. The layer kernels (RMSNorm, RoPE, SwiGLU,
 // attention, matmul, the fused lm head) live in src/gpu/kernels and are called by forward.ts and
 // backward.ts directly.
-import { bindGroupLayout, computePipeline, dispatch, uniformBuffer } from "../device.ts";
+import { computePipeline, dispatch, uniformBuffer } from "../device.ts";
 import biasSource from "./kernels/bias_add.wgsl" with { type: "text" };
 import embeddingSource from "./kernels/embedding.wgsl" with { type: "text" };
 import embeddingBackwardSource from "./kernels/embedding_backward.wgsl" with { type: "text" };
@@ -25,16 +25,7 @@ function u32s(...v: number[]): Uint32Array {
 
 /** Records one dispatch with explicit bindings (buffer windows), binding i = resources[i]. */
 function dispatchBindings(device: GPUDevice, enc: GPUCommandEncoder, pipeline: GPUComputePipeline, resources: GPUBufferBinding[], groups: [number, number]): void {
-  const bindGroup = device.createBindGroup({
-    label: `${pipeline.label}-bind`,
-    layout: bindGroupLayout(pipeline),
-    entries: resources.map((resource, binding) => ({ binding, resource })),
-  });
-  const pass = enc.beginComputePass({ label: pipeline.label });
-  pass.setPipeline(pipeline);
-  pass.setBindGroup(0, bindGroup);
-  pass.dispatchWorkgroups(groups[0], groups[1]);
-  pass.end();
+  dispatch(device, enc, pipeline, resources, groups);
 }
 
 /** Row windows [v0, v0 + rows) of a (V, H) matrix, `window` rows each. */
