@@ -7,6 +7,7 @@ Main configuration 8 x 768 (median of --iters after --warmup), then the sweep: T
 at B=8, and B in 1,4,8,16 at T=512 (--sweep-iters each, after one warm-up). Peak memory:
 torch.cuda.max_memory_allocated of the measured steps (weights included).
 Usage: python3 bench/torch/train.py --out DIR [--iters 5] [--warmup 2] [--sweep-iters 2] [--attn eager]
+       [--preset qwen2.5-0.5b|qwen2.5-1.5b|demo] [--no-sweep] [--name train.json]
 """
 import argparse
 import os
@@ -29,6 +30,8 @@ def main():
     ap.add_argument("--sweep-iters", type=int, default=2)
     ap.add_argument("--attn", default="eager")
     ap.add_argument("--no-sweep", action="store_true")
+    ap.add_argument("--preset", default="qwen2.5-0.5b")
+    ap.add_argument("--name", default="train.json", help="file name of the JSON written under --out")
     a = ap.parse_args()
     import torch
     import peft
@@ -38,7 +41,8 @@ def main():
     res = {"torch": torch.__version__, "transformers": transformers.__version__, "peft": peft.__version__,
            "device": torch.cuda.get_device_name(0), "base": "float32 weights, bf16 autocast", "attention": a.attn,
            "lora": {"r": 16, "alpha": 32, "targets": TARGETS}, "optimizer": "AdamW lr 1e-5", "main": None, "sweep": [], "errors": []}
-    base = qwen_05b(torch.float32, a.attn)
+    res["preset"] = a.preset
+    base = qwen_05b(torch.float32, a.attn, preset=a.preset)
     m = get_peft_model(base, LoraConfig(r=16, lora_alpha=32, target_modules=TARGETS, lora_dropout=0.0, bias="none", task_type="CAUSAL_LM"))
     m.train()
     trainable = sum(p.numel() for p in m.parameters() if p.requires_grad)
@@ -84,7 +88,7 @@ def main():
     except Exception as e:  # noqa: BLE001
         traceback.print_exc()
         res["errors"].append(f"main: {e!r}")
-    write_json(a.out, "train.json", res)
+    write_json(a.out, a.name, res)
     if not a.no_sweep:
         for B, T in [(8, 256), (8, 512), (8, 1024), (8, 2048), (1, 512), (4, 512), (16, 512)]:
             try:
@@ -93,7 +97,7 @@ def main():
                 traceback.print_exc()
                 res["errors"].append(f"B={B} T={T}: {e!r}")
                 torch.cuda.empty_cache()
-            write_json(a.out, "train.json", res)
+            write_json(a.out, a.name, res)
     print("\n| B | T | step ms | tokens/s | peak GiB |", flush=True)
     for r in ([res["main"]] if res["main"] else []) + res["sweep"]:
         print(f"| {r['B']} | {r['T']} | {r['medianSeconds'] * 1000:.1f} | {r['tokensPerSecond']:.0f} | {r['peakAllocated'] / 2**30:.2f} |", flush=True)

@@ -3,7 +3,7 @@
 // recorder.ts (re-exported here).
 import { advanceBindCache } from "./recorder.ts";
 
-export { bindGroupLayout, commandEncoder, dispatch, endPass } from "./recorder.ts";
+export { beginPass, bindGroupLayout, commandEncoder, dispatch, endPass } from "./recorder.ts";
 
 /** Features this project can use when the adapter offers them. */
 export const WANTED_FEATURES = ["shader-f16", "subgroups", "timestamp-query"] as const;

@@ -48,6 +48,18 @@ export function commandEncoder(device: GPUDevice, label: string): GPUCommandEnco
   return enc;
 }
 
+/**
+ * Opens a compute pass on a commandEncoder() encoder with `desc` (e.g. timestamp writes), which the
+ * next dispatches join until endPass or another command: benchmarks time a run of dispatches as
+ * one pass.
+ */
+export function beginPass(enc: GPUCommandEncoder, desc: GPUComputePassDescriptor): void {
+  const rec = recordings.get(enc);
+  if (!rec) throw new Error("beginPass: not an encoder from commandEncoder()");
+  endPass(enc);
+  rec.pass = enc.beginComputePass(desc);
+}
+
 /** Ends the compute pass dispatch() left open on `enc`, if any. */
 export function endPass(enc: GPUCommandEncoder): void {
   const rec = recordings.get(enc);
@@ -154,7 +166,9 @@ export function dispatch(
   groups: readonly [number, number?, number?],
 ): void {
   const group = bindGroup(device, pipeline, resources);
-  const rec = perfSwitches().passes === "merged" ? recordings.get(enc) : undefined;
+  const r = recordings.get(enc);
+  // A pass opened by beginPass is joined whatever the switch says (a benchmark's timed run).
+  const rec = r && (perfSwitches().passes === "merged" || r.pass) ? r : undefined;
   if (!rec) {
     const pass = enc.beginComputePass({ label: pipeline.label });
     pass.setPipeline(pipeline);
