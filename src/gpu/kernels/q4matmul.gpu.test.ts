@@ -77,8 +77,9 @@ for (const variant of Q4_VARIANTS) {
   });
 }
 
-Deno.test("q4 kernel choice: tile128 where both output sides fill 128-wide tiles", () => {
-  assert(pickQ4(6144, 896) === "tile128" && pickQ4(6144, 4864) === "tile128" && pickQ4(6144, 128) === "tile128", "0.5B shapes");
+Deno.test("q4 kernel choice: tile128 where both output sides fill 128-wide tiles and the grid is not small", () => {
+  assert(pickQ4(6144, 896) === "tile128" && pickQ4(6144, 4864) === "tile128", "0.5B shapes");
+  assert(pickQ4(6144, 128) === "tile64", "k/v forward: 48 workgroups of 128x128, 192 of 64x64");
   assert(pickQ4(100, 896) === "tile64" && pickQ4(6144, 64) === "tile64", "narrow sides");
   assert(pickQ4(6144, 896, "tile64") === "tile64", "forced");
 });

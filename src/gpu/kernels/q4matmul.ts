@@ -3,7 +3,8 @@
 //   tile64   q4matmul.wgsl / q4matmul_t.wgsl            64x64 tiles, 4x4 per thread (the earlier ones)
 //   tile128  q4matmul_t128.wgsl / q4matmul_t_t128.wgsl  128x128 tiles, matmul_t128.wgsl's inner loop
 // y = x @ dequant(W)^T (forward) and dx = dy @ dequant(W) (backward). tile128 where both output
-// sides fill a 128-wide tile and the switch `q4` says so (RLVR_PERF=q4=tile64 for the earlier kernels).
+// sides fill a 128-wide tile, the grid is not too small, and the switch `q4` says so
+// (RLVR_PERF=q4=tile64 for the earlier kernels).
 import { computePipeline, dispatch, storageBuffer, uniformBuffer } from "../device.ts";
 import { perfSwitches } from "../switches.ts";
 import { checkSizes } from "./attention.ts";
@@ -53,10 +54,18 @@ function placeholder(device: GPUDevice): GPUBuffer {
 export const Q4_VARIANTS = ["tile64", "tile128"] as const;
 export type Q4Variant = (typeof Q4_VARIANTS)[number];
 
-/** The kernel for an (N, outCols) output: tile128 when both sides fill 128-wide tiles (and the switch allows it). */
+/**
+ * Fewest 128x128 workgroups for tile128: below this (the k/v projections' forward, 6144 x 128: 48
+ * workgroups, a third of an H200's 132 multiprocessors) tile64's four times as many workgroups keep
+ * more of a big GPU busy. A guess until measured: bench/profile.bench.ts shapes times both.
+ */
+const Q4_MIN_WORKGROUPS_128 = 96;
+
+/** The kernel for an (N, outCols) output: tile128 when both sides fill 128-wide tiles and its grid is large enough (and the switch allows it). */
 export function pickQ4(N: number, outCols: number, forced?: Q4Variant): Q4Variant {
   if (forced) return forced;
-  return perfSwitches().q4 === "tile128" && N >= 128 && outCols >= 128 ? "tile128" : "tile64";
+  const big = N >= 128 && outCols >= 128 && Math.ceil(N / 128) * Math.ceil(outCols / 128) >= Q4_MIN_WORKGROUPS_128;
+  return perfSwitches().q4 === "tile128" && big ? "tile128" : "tile64";
 }
 
 async function encode(
