@@ -69,7 +69,8 @@ async function layerActs(m: GpuModel, lora: GpuLora | undefined, enc: GPUCommand
   if (f.layers) return f.layers[l];
   if (!f.scratch) throw new Error("backward: the forward kept neither activations nor a recomputation scratch");
   f.scratch.acts.xIn = f.xs[l];
-  await encodeLayerForward(m, lora, enc, l, f.batch, f.scratch.acts, f.scratch.xOut);
+  // The layer's output is f.xs[l + 1], kept: recompute everything but it.
+  await encodeLayerForward(m, lora, enc, l, f.batch, f.scratch.acts, f.scratch.xOut, { output: !perfSwitches().recomputeLean });
   return f.scratch.acts;
 }
 
