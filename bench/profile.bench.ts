@@ -126,6 +126,15 @@ if (what.has("shapes")) {
         summary[`shape ${name} ${label}`] = { ms: t.ms, tflops: flops / (t.ms / 1000) / 1e12, timed: t.timed };
       }
     }
+    // A product the general split-K rule splits and the earlier one did not: the auto choice unsplit too.
+    const splitNow = splitKSlices(o) > 1;
+    const prev = setPerfSwitches({ splitK: "transA" });
+    if (prev.splitK === "general" && splitNow && splitKSlices(o) === 1) {
+      const t = await timeRun(device, iters, (enc) => encodeMatmul(device, enc, bufA, bufB, bufC, o));
+      line.push(`auto unsplit (splitK=transA) ${cell(t.ms, flops)}`);
+      summary[`shape ${name} auto unsplit`] = { ms: t.ms, tflops: flops / (t.ms / 1000) / 1e12, timed: t.timed };
+    }
+    setPerfSwitches(prev);
     const row = `| ${name} | ${o.M}x${o.N}x${o.K} | ${(flops / 1e9).toFixed(2)} | ${line.join(" | ")} |`;
     rows.push(row);
     console.log(row);

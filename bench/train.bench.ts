@@ -35,6 +35,7 @@ import { Rng } from "../src/core/rng.ts";
 import { LORA_TARGETS, randomAdapter } from "../src/model/lora.ts";
 import { makeTinyModel } from "../src/model/tiny.ts";
 import { requestGpu } from "../src/gpu/device.ts";
+import { trimArena } from "../src/gpu/arena.ts";
 import { GpuCensus } from "../src/gpu/census.ts";
 import { type MatmulPolicy, setMatmulKernel } from "../src/gpu/kernels/matmul.ts";
 import { formatPerfSwitches, parsePerfSwitches, perfSwitches, setPerfSwitches } from "../src/gpu/switches.ts";
@@ -112,7 +113,7 @@ function category(label: string): string {
   if (/^uniform:/.test(label)) return "uniform pool";
   if (/-readback$/.test(label)) return "read-back staging";
   if (/-q4$|-scales$|-zp$|:f16$|^model\.|^lm_head\.|^rope-inv-freq$|^q4-unused-binding$|^lmhead-unused$/.test(label)) return "frozen weights";
-  if (/^matmul-splitk-scratch$/.test(label)) return "matmul split-K scratch";
+  if (/^(matmul-splitk-scratch|gradnorm-partials|rmsnorm_dw-partials)$/.test(label)) return "kernel scratch (split-K, norm partials)";
   if (/^(grad|adam-m|adam-v):/.test(label)) return "LoRA grads + AdamW moments";
   if (/lora_[AB]/.test(label)) return "LoRA parameters";
   if (/^(lmhead|logp$|lm-lse$|entropy$)/.test(label)) return "vocabulary head (logp, lse, partials, dz)";
@@ -146,6 +147,10 @@ interface Timing {
 
 /** Times `fn` (after a warm-up when `warm`); the peak covers the warm-up and the runs; `explain` records what the warm-up's peak is made of. */
 async function time(label: string, tokens: number, n: number, warm: boolean, fn: () => Promise<unknown>, o: { t?: number; explain?: boolean } = {}): Promise<Timing> {
+  // Each configuration's own peak: the buffers an earlier one left in the arena (src/gpu/arena.ts,
+  // kept from step to step) go first, as the recipe trims them before sampling.
+  await gpu.device.queue.onSubmittedWorkDone();
+  trimArena(gpu.device);
   census.resetPeak();
   let peakBreakdown: Record<string, number> | undefined;
   if (warm) {
