@@ -14,9 +14,10 @@
 # parts that no longer fit the total are skipped and say so.
 #
 # Parts (limit in s):
-#   torch      (90)  bench/torch/train.py: 0.5B 8 x 768 (median of 5) + T / B sweep; demo and 1.5B shapes at 8 x 768
+#   torch      (100) bench/torch/train.py: 0.5B 8 x 768 (median of 5) + T / B sweep; the same step with logits of the
+#                    completion positions only (--logits-to-keep, as TRL and our headRows); demo and 1.5B shapes at 8 x 768
 #   step       (150) train.js 0.5B q4 8 x 768: stored (the issue's step) and recomputed, then the stored step under
-#                    every earlier behaviour at once (perf=old) and each switch back alone
+#                    every earlier behaviour at once (perf=old) and each switch back alone (headRows=0: the head on every row)
 #   lean       (45)  train.js 0.5B q4 8 x 768 recomputed with the earlier full re-run of each layer (recomputeLean=0)
 #   f32        (90)  train.js 0.5B f32 projections 8 x 768 stored (kernels auto, then tile128p) + profile.js grpo f32 and q4 per kernel
 #   shapes     (120) profile.js shapes: every product of a 0.5B layer, f32 and q4, every kernel, GPU-timed
@@ -59,11 +60,12 @@ fi
 (command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader; deno --version | head -1) 2>&1 | tee -a "$OUT/run.log"
 export OUT JS
 
-part torch 90 'python3 bench/torch/train.py --out "$OUT" --iters 5 --warmup 2 --sweep-iters 2 --attn eager &&
+part torch 100 'python3 bench/torch/train.py --out "$OUT" --iters 5 --warmup 2 --sweep-iters 2 --attn eager &&
+  python3 bench/torch/train.py --out "$OUT" --iters 5 --warmup 2 --no-sweep --logits-to-keep --name train-keep.json &&
   python3 bench/torch/train.py --out "$OUT" --iters 3 --warmup 1 --no-sweep --preset demo --name train-demo.json &&
   python3 bench/torch/train.py --out "$OUT" --iters 3 --warmup 1 --no-sweep --preset qwen2.5-1.5b --name train-1.5b.json'
 part step 150 'deno run -A "$JS/train.js" qwen2.5-0.5b 8 768 16 1 2 step,recompute budget=$((PART_LIMIT - 10)) out="$OUT/step.json" \
-  "variants=old;passes=split;bindCache=0;arena=0;submit=once;q4=tile64;splitK=transA;subgroups=0"'
+  "variants=old;headRows=0;passes=split;bindCache=0;arena=0;submit=once;q4=tile64;splitK=transA;subgroups=0"'
 part lean 45 'deno run -A "$JS/train.js" qwen2.5-0.5b 8 768 16 1 2 recompute perf=recomputeLean=0 out="$OUT/lean.json"'
 part f32 90 'deno run -A "$JS/train.js" qwen2.5-0.5b 8 768 16 0 2 step kernels=auto,prefetch budget=40 out="$OUT/f32.json" &&
   deno run -A "$JS/profile.js" grpo 16 1024 4 qwen2.5-0.5b 8 768 &&

@@ -29,7 +29,8 @@
 // Model FLOPs (an estimate, printed as TFLOP/s): per token 4 x (layer projection parameters + V x H)
 // (forward and the input gradient; the frozen weights get no weight gradient) + the LoRA products
 // (about 3 x 2 x r x (in + out) per target) + causal attention 6 x T x heads x headDim x layers
-// (forward QK and PV over T/2 keys on average, backward twice that).
+// (forward QK and PV over T/2 keys on average, backward twice that). The vocabulary head counts on every
+// row, though the GRPO step runs it on the completion rows only (switch headRows): a fixed yardstick.
 import { args as benchArgs, webgpu } from "./engine.ts";
 import { Rng } from "../src/core/rng.ts";
 import { LORA_TARGETS, randomAdapter } from "../src/model/lora.ts";

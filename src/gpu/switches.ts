@@ -22,12 +22,14 @@ export interface PerfSwitches {
   subgroups: boolean;
   /** Recomputation in the backward skips each layer's output (down_proj's product and the residual copy), which it does not need (true), or re-runs the whole layer (false, earlier). */
   recomputeLean: boolean;
+  /** The GRPO step runs the vocabulary head on the completion rows its loss reads (true), or on every row (false, earlier). */
+  headRows: boolean;
 }
 
 /** The current defaults. */
-export const NEW_SWITCHES: Readonly<PerfSwitches> = { passes: "merged", submit: "layer", q4: "tile128", bindCache: true, arena: true, splitK: "general", subgroups: true, recomputeLean: true };
+export const NEW_SWITCHES: Readonly<PerfSwitches> = { passes: "merged", submit: "layer", q4: "tile128", bindCache: true, arena: true, splitK: "general", subgroups: true, recomputeLean: true, headRows: true };
 /** Every earlier behaviour. */
-export const OLD_SWITCHES: Readonly<PerfSwitches> = { passes: "split", submit: "once", q4: "tile64", bindCache: false, arena: false, splitK: "transA", subgroups: false, recomputeLean: false };
+export const OLD_SWITCHES: Readonly<PerfSwitches> = { passes: "split", submit: "once", q4: "tile64", bindCache: false, arena: false, splitK: "transA", subgroups: false, recomputeLean: false, headRows: false };
 
 const CHOICES: { [K in keyof PerfSwitches]: readonly string[] } = {
   passes: ["merged", "split"],
@@ -38,6 +40,7 @@ const CHOICES: { [K in keyof PerfSwitches]: readonly string[] } = {
   splitK: ["general", "transA"],
   subgroups: ["1", "0"],
   recomputeLean: ["1", "0"],
+  headRows: ["1", "0"],
 };
 
 function isKey(k: string): k is keyof PerfSwitches {
@@ -85,6 +88,9 @@ export function parsePerfSwitches(spec: string, base: Readonly<PerfSwitches> = N
       case "recomputeLean":
         out.recomputeLean = v === "1";
         break;
+      case "headRows":
+        out.headRows = v === "1";
+        break;
     }
   }
   return out;
@@ -92,7 +98,7 @@ export function parsePerfSwitches(spec: string, base: Readonly<PerfSwitches> = N
 
 /** "passes=merged,submit=layer,...": the form RLVR_PERF and the benches' perf= take. */
 export function formatPerfSwitches(s: Readonly<PerfSwitches>): string {
-  return `passes=${s.passes},submit=${s.submit},q4=${s.q4},bindCache=${s.bindCache ? 1 : 0},arena=${s.arena ? 1 : 0},splitK=${s.splitK},subgroups=${s.subgroups ? 1 : 0},recomputeLean=${s.recomputeLean ? 1 : 0}`;
+  return `passes=${s.passes},submit=${s.submit},q4=${s.q4},bindCache=${s.bindCache ? 1 : 0},arena=${s.arena ? 1 : 0},splitK=${s.splitK},subgroups=${s.subgroups ? 1 : 0},recomputeLean=${s.recomputeLean ? 1 : 0},headRows=${s.headRows ? 1 : 0}`;
 }
 
 function fromEnv(): PerfSwitches {

@@ -19,7 +19,7 @@ import { encodeSwigluBackward } from "../kernels/swiglu.ts";
 import { type LoraTarget, targetDims, targetModule } from "../../model/lora.ts";
 import { encodeLayerForward, type ForwardResult, type LayerActs } from "./forward.ts";
 import { type GpuFullParams, gradOf } from "./full.ts";
-import { encodeEmbeddingBackward } from "./ops.ts";
+import { encodeEmbeddingBackward, encodeRowGather, encodeRowScatter } from "./ops.ts";
 import { embedBuffer, type GpuLora, type GpuModel, headBuffer, linearWeight, loraSlot, weightBuffer } from "./state.ts";
 
 /** Records dxOut (N, in) (+)= dy W + LoRA path, and accumulates the slot's dA, dB. */
@@ -109,11 +109,30 @@ export async function backward(
     full ? encodeRmsNormWeightGrad(device, enc, dy, x, rstd, gradOf(full.params, w), { rows, C, eps, accumulate: true }) : Promise.resolve();
   // The fused lm head's backward, chunk by chunk over the vocabulary (logits recomputed there).
   const dhF = buf("d-hF", N * H);
-  const dims = { N, C: H, V: cfg.vocabSize };
-  const lmScratch = buf("lmhead-dz", lmheadScratchBytes(device, dims) / 4);
-  await encodeLmheadBackward(device, enc, {
-    h: f.hF, w: headBuffer(m), targets: f.lm.tgt, lse: f.lm.lse, g, entropy: gEnt ? f.lm.entropy : undefined, gEnt, dh: dhF, dw: full ? gradOf(full.params, headBuffer(m)) : undefined, scratch: lmScratch,
-  }, dims, { accumulateDw: true });
+  const dw = full ? gradOf(full.params, headBuffer(m)) : undefined;
+  if (f.head) {
+    // On the head's own rows (ForwardOptions.headRows): their upstream gradients gathered, dh
+    // scattered back; every other row has zero loss weight, so zero gradient.
+    const { R, rows } = f.head;
+    const gc = buf("dL-dlogp-rows", R), gEntc = gEnt ? buf("dL-dentropy-rows", R) : undefined, dhc = buf("d-hF-rows", R * H);
+    await encodeRowGather(device, enc, rows, g, gc, R, 1);
+    if (gEnt && gEntc) await encodeRowGather(device, enc, rows, gEnt, gEntc, R, 1);
+    if (R > 0) {
+      const dims = { N: R, C: H, V: cfg.vocabSize };
+      const lmScratch = buf("lmhead-dz", lmheadScratchBytes(device, dims) / 4);
+      await encodeLmheadBackward(device, enc, {
+        h: f.head.h, w: headBuffer(m), targets: f.head.tgt, lse: f.head.lse, g: gc, entropy: gEnt ? f.head.entropy : undefined, gEnt: gEntc, dh: dhc, dw, scratch: lmScratch,
+      }, dims, { accumulateDw: true });
+    }
+    enc.clearBuffer(dhF, 0, N * H * 4);
+    await encodeRowScatter(device, enc, rows, dhc, dhF, R, H);
+  } else {
+    const dims = { N, C: H, V: cfg.vocabSize };
+    const lmScratch = buf("lmhead-dz", lmheadScratchBytes(device, dims) / 4);
+    await encodeLmheadBackward(device, enc, {
+      h: f.hF, w: headBuffer(m), targets: f.lm.tgt, lse: f.lm.lse, g, entropy: gEnt ? f.lm.entropy : undefined, gEnt, dh: dhF, dw, scratch: lmScratch,
+    }, dims, { accumulateDw: true });
+  }
   await normGrad(weightBuffer(m, "model.norm.weight"), dhF, f.xs[cfg.numLayers], f.rstdF, N, H);
   const dx = buf("d-x", N * H);
   await encodeRmsNormBackward(device, enc, dhF, f.xs[cfg.numLayers], weightBuffer(m, "model.norm.weight"), f.rstdF, dx, { rows: N, C: H, eps });

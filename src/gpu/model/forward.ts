@@ -15,7 +15,7 @@ import { encodeRope } from "../kernels/rope.ts";
 import { encodeSwigluForward } from "../kernels/swiglu.ts";
 import { type LoraTarget, targetDims, targetModule } from "../../model/lora.ts";
 import { encodeLmheadForward, lmheadPartialsBytes } from "../kernels/lmhead.ts";
-import { encodeBiasAdd, encodeEmbedding } from "./ops.ts";
+import { encodeBiasAdd, encodeEmbedding, encodeRowGather, encodeRowScatter } from "./ops.ts";
 import { embedBuffer, type GpuLora, type GpuModel, headBuffer, linearWeight, loraSlot, weightBuffer } from "./state.ts";
 
 /** A padded batch of token sequences: ids (B, T) and next-token targets (B, T) as u32 buffers. */
@@ -105,7 +105,20 @@ export interface ForwardResult {
   hF: GPUBuffer; // (N, H) after model.norm
   /** Per row: logp (N), lse (N), entropy (N), targets, running state. */
   lm: LmRows;
+  /** With ForwardOptions.headRows: the rows the vocabulary head ran on, for the backward. */
+  head?: HeadRows;
   buffers: GPUBuffer[];
+}
+
+/** The vocabulary head's own rows (ForwardOptions.headRows): R of the batch's N. */
+export interface HeadRows {
+  R: number;
+  rows: GPUBuffer; // (R) u32 row of the batch
+  h: GPUBuffer; // (R, H) hF of those rows
+  tgt: GPUBuffer; // (R) u32 targets
+  logp: GPUBuffer; // (R)
+  lse: GPUBuffer; // (R)
+  entropy: GPUBuffer; // (R)
 }
 
 /** Options of the forward. */
@@ -115,6 +128,13 @@ export interface ForwardOptions {
    * memory O(L N H + one layer) instead of O(L N (6H + 3I + ...)), for about a third more work.
    */
   recompute?: boolean;
+  /**
+   * Rows (ascending, distinct) whose next-token outputs are read (a GRPO loss reads its completion
+   * rows only, as TRL's logits_to_keep): the vocabulary head, a third of the 0.5B step's FLOPs, runs
+   * on these alone and logp, lse and entropy are 0 on every other row; the backward then takes its
+   * gradient on them alone (every other row must have zero loss weight). Default: every row.
+   */
+  headRows?: Uint32Array;
 }
 
 /**
@@ -279,11 +299,34 @@ export async function forward(m: GpuModel, lora: GpuLora | undefined, batch: Gpu
   await encodeRmsNormForward(device, enc, x, weightBuffer(m, "model.norm.weight"), hF, rstdF, { rows: N, C: H, eps: cfg.rmsNormEps });
   // The fused lm head streams over the vocabulary: no (N, V) logits tensor exists.
   const lm: LmRows = { tgt: batch.targets, logp: buf("logp", N), lse: buf("lm-lse", N), entropy: buf("entropy", N) };
-  const dims = { N, C: H, V: cfg.vocabSize };
-  const partials = buf("lmhead-partials", lmheadPartialsBytes(dims) / 4);
-  await encodeLmheadForward(device, enc, { h: hF, w: headBuffer(m), targets: lm.tgt, logp: lm.logp, lse: lm.lse, entropy: lm.entropy, partials }, dims);
+  let head: HeadRows | undefined;
+  if (o.headRows && o.headRows.length < N) {
+    // The head on the rows the loss reads: their hidden states and targets gathered, the results
+    // scattered back (zero on every other row).
+    const R = o.headRows.length;
+    head = {
+      R, rows: arenaBuffer(device, "lmhead-rows", o.headRows), h: buf("lmhead-h", R * H), tgt: buf("lmhead-tgt", R),
+      logp: buf("lmhead-logp", R), lse: buf("lmhead-lse", R), entropy: buf("lmhead-entropy", R),
+    };
+    buffers.push(head.rows);
+    await encodeRowGather(device, enc, head.rows, hF, head.h, R, H);
+    await encodeRowGather(device, enc, head.rows, batch.targets, head.tgt, R, 1);
+    if (R > 0) {
+      const dims = { N: R, C: H, V: cfg.vocabSize };
+      const partials = buf("lmhead-partials", lmheadPartialsBytes(dims) / 4);
+      await encodeLmheadForward(device, enc, { h: head.h, w: headBuffer(m), targets: head.tgt, logp: head.logp, lse: head.lse, entropy: head.entropy, partials }, dims);
+    }
+    for (const [from, to] of [[head.logp, lm.logp], [head.lse, lm.lse], [head.entropy, lm.entropy]]) {
+      enc.clearBuffer(to, 0, N * 4);
+      await encodeRowScatter(device, enc, head.rows, from, to, R, 1);
+    }
+  } else {
+    const dims = { N, C: H, V: cfg.vocabSize };
+    const partials = buf("lmhead-partials", lmheadPartialsBytes(dims) / 4);
+    await encodeLmheadForward(device, enc, { h: hF, w: headBuffer(m), targets: lm.tgt, logp: lm.logp, lse: lm.lse, entropy: lm.entropy, partials }, dims);
+  }
   device.queue.submit([enc.finish()]);
-  return { batch, xs, layers: scratch ? null : layers, scratch, rstdF, hF, lm, buffers };
+  return { batch, xs, layers: scratch ? null : layers, scratch, rstdF, hF, lm, head, buffers };
 }
 
 /** Gives a batch's buffers back to the arena (once the work that reads them was submitted). */

@@ -5,6 +5,7 @@
 import { aggregationWeights, type Aggregation, learningRate, type LrSchedule } from "../../core/grpo.ts";
 import { arenaBuffer, releaseToArena } from "../arena.ts";
 import { commandEncoder, readBuffers, readF32, releaseTransients, storageBuffer } from "../device.ts";
+import { perfSwitches } from "../switches.ts";
 import { type AdamWState, encodeAdamW } from "../kernels/adamw.ts";
 import { encodeGradNorm, GRAD_STATS_BYTES, parseGradStats } from "../kernels/gradnorm.ts";
 import { combineGrpoStats, encodeGrpoLoss, type GrpoGpuResult, grpoResult } from "../kernels/grpo_loss.ts";
@@ -164,7 +165,9 @@ export async function grpoStep(tr: GrpoTrainer, samples: GrpoSample[], o: GrpoSt
         weight[row] = wC[(s0 + b) * C + j];
       }
     });
-    const f = await forward(model, lora, batch, { recompute: opts.recompute });
+    // The loss reads the completion rows only: the vocabulary head runs on those (switch headRows).
+    const headRows = perfSwitches().headRows ? Uint32Array.from(Array.from(mask.keys()).filter((n) => mask[n] !== 0)) : undefined;
+    const f = await forward(model, lora, batch, { recompute: opts.recompute, headRows });
     const own: GPUBuffer[] = [];
     const up = (label: string, data: Float32Array) => {
       const buf = arenaBuffer(device, label, data);
