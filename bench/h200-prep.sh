@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Run HERE (the CPU machine, with node_modules) before bench/h200.sh: writes .devwork/h200/ (~10 MiB; must stay under 28):
-#   bin/a/b/{rlvr,decode,train}.js   self-contained Deno bundles (src/cli/main.ts, bench/decode.bench.ts, bench/train.bench.ts)
+#   bin/a/b/{rlvr,decode,train,profile,calls}.js   self-contained Deno bundles (src/cli/main.ts, bench/decode.bench.ts,
+#                                     bench/train.bench.ts, bench/profile.bench.ts, bench/calls.bench.ts)
 #   node_modules/onnxruntime-web/dist/ort-wasm-simd-threaded.asyncify.{mjs,wasm.gz}   what onnxruntime-web/webgpu loads at run time
 #   bin/node_modules/sql.js/dist/sql-wasm.wasm.gz   sql.js (not used by the benchmarks; there so every rlvr command runs)
 # The two wasm files travel gzip'd (26.8 MB -> 6.6 MB for ORT's); bench/h200.sh unpacks every *.gz under
@@ -18,6 +19,9 @@ mkdir -p "$H/bin/a/b" "$H/node_modules/onnxruntime-web/dist" "$H/bin/node_module
 npx deno bundle --platform deno src/cli/main.ts -o "$H/bin/a/b/rlvr.js"
 npx deno bundle --platform deno bench/decode.bench.ts -o "$H/bin/a/b/decode.js"
 npx deno bundle --platform deno bench/train.bench.ts -o "$H/bin/a/b/train.js"
+# The trainer's own batch (bench/h200-trainer.sh): per-kernel profile and per-shape table, call counts.
+npx deno bundle --platform deno bench/profile.bench.ts -o "$H/bin/a/b/profile.js"
+npx deno bundle --platform deno bench/calls.bench.ts -o "$H/bin/a/b/calls.js"
 cp node_modules/onnxruntime-web/dist/ort-wasm-simd-threaded.asyncify.mjs node_modules/onnxruntime-web/dist/ort-wasm-simd-threaded.asyncify.wasm \
   "$H/node_modules/onnxruntime-web/dist/"
 cp node_modules/sql.js/dist/sql-wasm.wasm "$H/bin/node_modules/sql.js/dist/"

@@ -12,6 +12,7 @@ import { Rng } from "../src/core/rng.ts";
 import { LORA_TARGETS, randomAdapter } from "../src/model/lora.ts";
 import { makeTinyModel } from "../src/model/tiny.ts";
 import { requestGpu } from "../src/gpu/device.ts";
+import { trimArena } from "../src/gpu/arena.ts";
 import { GpuCensus } from "../src/gpu/census.ts";
 import { destroyAdapter, destroyModel, uploadAdapter, uploadModel } from "../src/gpu/model/state.ts";
 import { grpoStep, grpoTrainer } from "../src/gpu/trainer/grpo-step.ts";
@@ -40,7 +41,7 @@ function category(label: string, usage: number): string {
   if (usage & 0x40) return "uniform pool";
   if (/-readback$/.test(label)) return "read-back staging";
   if (/-q4$|-scales$|-zp$|:f16$|^model\.|^lm_head\.|^rope-inv-freq$|^q4-unused-binding$|^lmhead-unused$/.test(label)) return "frozen weights";
-  if (/^matmul-splitk-scratch$/.test(label)) return "matmul split-K scratch";
+  if (/^(matmul-splitk-scratch|gradnorm-partials|rmsnorm_dw-partials)$/.test(label)) return "kernel scratch (split-K, norm partials)";
   if (/^(grad|adam-m|adam-v):/.test(label)) return "LoRA grads + AdamW moments";
   if (/lora_[AB]/.test(label)) return "LoRA parameters";
   if (/^(lmhead|logp$|lm-lse$|entropy$)/.test(label)) return "vocabulary head";
@@ -66,6 +67,8 @@ const rows: { B: number; T: number; micro: number; recompute: boolean; peakBytes
 for (const c of configs) {
   const samples = Array.from({ length: c.B }, (_, i) => ({ ids: Array.from({ length: c.T }, () => rng.int(tiny.config.vocabSize)), promptLen: Math.floor(c.T / 2), advantage: i % 2 ? 1 : -1 }));
   const tr = grpoTrainer(model, lora, { recompute: c.recompute, lr });
+  // Each configuration's own peak: what the previous one left in the arena (kept across steps) goes first.
+  trimArena(gpu.device);
   census.recordPeakBreakdown(category);
   const t0 = performance.now();
   await grpoStep(tr, samples, { microBatch: c.micro });

@@ -2,15 +2,23 @@
 // around every compute pass, src/gpu/profile.ts), for one pretraining step of the demo model and
 // one GRPO step of a LoRA model; plus the matmul kernel alone at a few sizes, and (what=shapes) on
 // the 0.5B trainer's own product shapes, every kernel the shape can use.
-// Usage: deno run -A bench/profile.bench.ts [what=pretrain,grpo,matmul,shapes] [B=16] [T=1024] [micro=4] [grpoPreset=small|qwen2.5-0.5b] [grpoB=8] [grpoT=768] [f16=0|1] [kernel=auto|tile64] [tokens=6144]
+// Usage: deno run -A bench/profile.bench.ts [what=pretrain,grpo,matmul,shapes] [B=16] [T=1024] [micro=4] [grpoPreset=small|qwen2.5-0.5b] [grpoB=8] [grpoT=768] [f16=0|1] [kernel=auto|tile64|prefetch] [tokens=6144] [q4=0|1] [perf=SWITCHES] [iters=20]
 // Named options (name=value, anywhere): f16=1 uploads the GRPO model's projections as f16 (where
-// shader-f16 exists); kernel=tile64 keeps every product on the earlier 64x64 kernel (A/B timing);
-// tokens sets M of the shapes section (default 8 x 768).
+// shader-f16 exists; also adds f16-B columns to the shapes); kernel=tile64 keeps every product on
+// the earlier 64x64 kernel, kernel=prefetch runs tile128's products on tile128p (A/B timing); tokens sets M of the shapes section (default 8 x 768);
+// q4=1 uploads the GRPO model's projections as q4; perf= sets the speed switches (src/gpu/switches.ts,
+// e.g. perf=old, perf=passes=split,q4=tile64; default RLVR_PERF or the current ones). The wall times
+// are taken with the switches as set; the per-kernel profile runs with a pass per dispatch (the
+// profiler's mode), so its "profiled run" wall time is not the step's.
 import { args as benchArgs, webgpu } from "./engine.ts";
 import { Rng } from "../src/core/rng.ts";
 import { benchmarkMatmul } from "../src/gpu/bench.ts";
-import { releaseTransients, requestGpu, storageBuffer } from "../src/gpu/device.ts";
-import { encodeMatmul, type EncodeMatmulOpts, type MatmulVariant, pickMatmul, setMatmulKernel } from "../src/gpu/kernels/matmul.ts";
+import { requestGpu, storageBuffer } from "../src/gpu/device.ts";
+import { encodeMatmul, type EncodeMatmulOpts, MATMUL_VARIANTS, matmulPolicyOf, type MatmulVariant, pickMatmul, setMatmulKernel, splitKSlices } from "../src/gpu/kernels/matmul.ts";
+import { encodeQ4Matmul, encodeQ4MatmulTransposed, pickQ4, Q4_VARIANTS, uploadQ4 } from "../src/gpu/kernels/q4matmul.ts";
+import { formatPerfSwitches, parsePerfSwitches, perfSwitches, setPerfSwitches } from "../src/gpu/switches.ts";
+import { quantizeQ4 } from "../src/model/quant.ts";
+import { timeRun } from "./gpu-time.ts";
 import { formatProfile, PassProfiler } from "../src/gpu/profile.ts";
 import { destroyAdapter, destroyModel, uploadAdapter, uploadModel } from "../src/gpu/model/state.ts";
 import { type GrpoSample, grpoStep, grpoTrainer } from "../src/gpu/trainer/grpo-step.ts";
@@ -24,12 +32,14 @@ const positional = benchArgs.filter((a) => !/^[a-zA-Z][a-zA-Z0-9]*=/.test(a));
 const [whatArg = "pretrain,grpo,matmul", bArg = "16", tArg = "1024", microArg = "4", grpoPreset = "small", grpoB = "8", grpoT = "768"] = positional;
 const what = new Set(whatArg.split(","));
 const useF16 = named.get("f16") === "1";
-const kernel = named.get("kernel") === "tile64" ? "tile64" : "auto";
+const kernel = matmulPolicyOf(named.get("kernel"));
 setMatmulKernel(kernel);
+if (named.has("perf")) setPerfSwitches(parsePerfSwitches(named.get("perf") ?? ""));
+const useQ4 = named.get("q4") === "1";
 const gpu = await requestGpu();
 const device = gpu.device;
-console.log(`adapter: ${gpu.info.vendor} ${gpu.info.description || gpu.info.device}; f16 ${gpu.info.features["shader-f16"]}; matmul kernel policy ${kernel}; f16 projections ${useF16 && gpu.f16}`);
-const summary: Record<string, unknown> = { webgpu };
+console.log(`adapter: ${gpu.info.vendor} ${gpu.info.description || gpu.info.device}; f16 ${gpu.info.features["shader-f16"]}; subgroups ${gpu.info.features.subgroups}; matmul kernel policy ${kernel}; f16 projections ${useF16 && gpu.f16}; perf switches ${formatPerfSwitches(perfSwitches())}`);
+const summary: Record<string, unknown> = { webgpu, perf: formatPerfSwitches(perfSwitches()) };
 
 async function profiled(label: string, tokens: number, fn: () => Promise<unknown>, iters = 2): Promise<void> {
   await fn(); // compile pipelines
@@ -69,52 +79,93 @@ if (what.has("matmul")) {
 }
 
 if (what.has("shapes")) {
-  // The products of one layer of the 0.5B GRPO step (LoRA r = 16), forward and backward.
-  const M = Number(named.get("tokens") ?? 6144), H = 896, I = 4864, KV = 128, r = 16;
+  // The products of one layer of the 0.5B GRPO step (LoRA r = 16), forward and backward, f32 and q4,
+  // every kernel each can use, timed on the GPU's clock (bench/gpu-time.ts: `iters` dispatches in one
+  // timestamped pass), plus the fused q/k/v and gate/up products a fusion would run.
+  const M = Number(named.get("tokens") ?? 6144), H = 896, I = 4864, KV = 128, r = 16, QKV = H + 2 * KV, CH = 8192;
   const shapes: [string, EncodeMatmulOpts][] = [
     ["q/o x W^T", { M, N: H, K: H, transB: true }],
     ["k/v x W^T", { M, N: KV, K: H, transB: true }],
     ["gate/up x W^T", { M, N: I, K: H, transB: true }],
     ["down x W^T", { M, N: H, K: I, transB: true }],
+    ["q+k+v fused x W^T", { M, N: QKV, K: H, transB: true }],
+    ["gate+up fused x W^T", { M, N: 2 * I, K: H, transB: true }],
+    ["dx = dy W (q/o)", { M, N: H, K: H }],
+    ["dx = dy W (k/v)", { M, N: H, K: KV }],
     ["dx = dy W (gate/up)", { M, N: H, K: I }],
     ["dx = dy W (down)", { M, N: I, K: H }],
+    ["lm head dh = dz W_chunk", { M, N: H, K: CH }],
     ["x A^T (N = r)", { M, N: r, K: H, transB: true }],
+    ["x A^T, down (N = r)", { M, N: r, K: I, transB: true }],
     ["(xA) B^T (K = r)", { M, N: I, K: r, transB: true, accumulate: true }],
     ["dy B (N = r)", { M, N: r, K: I }],
+    ["dy B, q/o (N = r)", { M, N: r, K: H }],
     ["dA = (dyB)^T x (M = r)", { M: r, N: H, K: M, transA: true, accumulate: true }],
     ["dB = dy^T xa (N = r)", { M: I, N: r, K: M, transA: true, accumulate: true }],
   ];
   const rng = new Rng(9);
-  const bufA = storageBuffer(device, "shape-a", rng.uniformArray(M * I));
-  const bufB = storageBuffer(device, "shape-b", rng.uniformArray(M * I));
-  const bufC = storageBuffer(device, "shape-c", M * I * 4);
+  const biggest = M * 2 * I;
+  const bufA = storageBuffer(device, "shape-a", rng.uniformArray(biggest));
+  const bufB = storageBuffer(device, "shape-b", rng.uniformArray(Math.max(biggest, CH * H)));
+  const bufC = storageBuffer(device, "shape-c", biggest * 4);
   const iters = Number(named.get("iters") ?? 20);
+  const rows: string[] = [];
+  const cell = (ms: number, flops: number) => `${ms.toFixed(3)} ms ${(flops / (ms / 1000) / 1e12).toPrecision(3)} TF/s`;
+  let timedBy = "gpu";
   for (const [name, o] of shapes) {
     const isWeight = name.includes("W");
-    const variants: (MatmulVariant | undefined)[] = [undefined, "tile64", "tile128", "narrow"];
+    const flops = 2 * o.M * o.N * o.K;
     const line: string[] = [];
-    for (const f16 of isWeight && gpu.f16 ? [false, true] : [false]) {
-      for (const variant of variants) {
+    for (const f16 of isWeight && gpu.f16 && useF16 ? [false, true] : [false]) {
+      for (const variant of [undefined, ...MATMUL_VARIANTS] as (MatmulVariant | undefined)[]) {
         const opts = { ...o, variant, bF16: f16 };
-        const run = async (n: number) => {
-          const enc = device.createCommandEncoder();
-          for (let i = 0; i < n; i++) await encodeMatmul(device, enc, bufA, bufB, bufC, opts);
-          device.queue.submit([enc.finish()]);
-          await device.queue.onSubmittedWorkDone();
-          releaseTransients(device);
-        };
-        await run(1);
-        const t0 = performance.now();
-        await run(iters);
-        const ms = (performance.now() - t0) / iters;
-        const tf = (2 * o.M * o.N * o.K) / (ms / 1000) / 1e12;
-        const label = `${variant ?? `auto(${pickMatmul(opts).variant})`}${f16 ? "+f16B" : ""}`;
-        line.push(`${label} ${ms.toFixed(3)} ms ${tf.toFixed(3)} TF/s`);
-        summary[`shape ${name} ${label}`] = { ms, tflops: tf };
+        const t = await timeRun(device, iters, (enc) => encodeMatmul(device, enc, bufA, bufB, bufC, opts));
+        if (t.timed === "wall") timedBy = "wall";
+        const label = `${variant ?? `auto(${pickMatmul(opts).variant}${splitKSlices(opts) > 1 ? ` split ${splitKSlices(opts)}` : ""})`}${f16 ? "+f16B" : ""}`;
+        line.push(`${label} ${cell(t.ms, flops)}`);
+        summary[`shape ${name} ${label}`] = { ms: t.ms, tflops: flops / (t.ms / 1000) / 1e12, timed: t.timed };
       }
     }
-    console.log(`${name} [${o.M}x${o.N}x${o.K}]: ${line.join("; ")}`);
+    // A product the general split-K rule splits and the earlier one did not: the auto choice unsplit too.
+    const splitNow = splitKSlices(o) > 1;
+    const prev = setPerfSwitches({ splitK: "transA" });
+    if (prev.splitK === "general" && splitNow && splitKSlices(o) === 1) {
+      const t = await timeRun(device, iters, (enc) => encodeMatmul(device, enc, bufA, bufB, bufC, o));
+      line.push(`auto unsplit (splitK=transA) ${cell(t.ms, flops)}`);
+      summary[`shape ${name} auto unsplit`] = { ms: t.ms, tflops: flops / (t.ms / 1000) / 1e12, timed: t.timed };
+    }
+    setPerfSwitches(prev);
+    const row = `| ${name} | ${o.M}x${o.N}x${o.K} | ${(flops / 1e9).toFixed(2)} | ${line.join(" | ")} |`;
+    rows.push(row);
+    console.log(row);
   }
+  // q4 projections: forward y = x W^T and backward dx = dy W through the frozen q4 weight.
+  const q4Shapes: [string, number, number, "fwd" | "bwd"][] = [
+    ["q4 q/o x W^T", H, H, "fwd"], ["q4 k/v x W^T", KV, H, "fwd"], ["q4 gate/up x W^T", I, H, "fwd"], ["q4 down x W^T", H, I, "fwd"],
+    ["q4 q+k+v fused x W^T", QKV, H, "fwd"], ["q4 gate+up fused x W^T", 2 * I, H, "fwd"],
+    ["q4 dx = dy W (q/o)", H, H, "bwd"], ["q4 dx = dy W (k/v)", KV, H, "bwd"], ["q4 dx = dy W (gate/up)", I, H, "bwd"], ["q4 dx = dy W (down)", H, I, "bwd"],
+  ];
+  for (const [name, Nout, K, dir] of q4Shapes) {
+    const q = quantizeQ4({ shape: [Nout, K], data: rng.uniformArray(Nout * K) });
+    const w = uploadQ4(device, name, { Nout: q.N, K: q.K, packed: q.packed, scales: q.scales, zeroPoints: q.zeroPoints ?? undefined });
+    const flops = 2 * M * Nout * K;
+    const line: string[] = [];
+    for (const variant of [undefined, ...Q4_VARIANTS]) {
+      const t = await timeRun(device, iters, (enc) =>
+        dir === "fwd" ? encodeQ4Matmul(device, enc, bufA, w, bufC, M, { variant }) : encodeQ4MatmulTransposed(device, enc, bufA, w, bufC, M, { variant }));
+      if (t.timed === "wall") timedBy = "wall";
+      const label = variant ?? `auto(${pickQ4(M, dir === "fwd" ? Nout : K)})`;
+      line.push(`${label} ${cell(t.ms, flops)}`);
+      summary[`shape ${name} ${label}`] = { ms: t.ms, tflops: flops / (t.ms / 1000) / 1e12, timed: t.timed };
+    }
+    const row = `| ${name} | ${dir === "fwd" ? `${M}x${Nout}x${K}` : `${M}x${K}x${Nout}`} | ${(flops / 1e9).toFixed(2)} | ${line.join(" | ")} |`;
+    rows.push(row);
+    console.log(row);
+    for (const b of [w.packed, w.scales, w.zeroPoints]) b?.destroy();
+  }
+  console.log(`\nper-shape table (M = ${M} tokens, ${iters} dispatches per timed pass, timed by ${timedBy === "gpu" ? "timestamp queries" : "the wall clock (no timestamp-query)"}; perf switches ${formatPerfSwitches(perfSwitches())}):`);
+  console.log("| product | M x N x K | GFLOP | kernels (ms per product, TFLOP/s) |\n|---|---|---|---|");
+  for (const row of rows) console.log(row);
   for (const b of [bufA, bufB, bufC]) b.destroy();
 }
 
@@ -138,7 +189,7 @@ if (what.has("grpo")) {
   if (!preset) throw new Error(`unknown preset ${grpoPreset}`);
   const B = Number(grpoB), T = Number(grpoT);
   const tiny = makeTinyModel("qwen2", { seed: 1, ...preset, tieWordEmbeddings: true });
-  const model = uploadModel(device, tiny.config, tiny.weights, { f16: useF16 });
+  const model = uploadModel(device, tiny.config, tiny.weights, { f16: useF16, q4: useQ4 });
   const lora = uploadAdapter(device, tiny.config, randomAdapter(tiny.config, { r: 16, alpha: 32, targets: LORA_TARGETS, seed: 2 }));
   const rng = new Rng(3);
   const samples: GrpoSample[] = Array.from({ length: B }, (_, i) => ({
@@ -147,7 +198,7 @@ if (what.has("grpo")) {
     advantage: i % 2 ? 1 : -1,
   }));
   const tr = grpoTrainer(model, lora, { lr: { base: 1e-5, warmupSteps: 0, totalSteps: 100, decay: "constant" } });
-  await profiled(`grpo step ${grpoPreset} ${B}x${T} r16${model.half.size ? " f16" : ""} ${kernel}`, B * T, () => grpoStep(tr, samples), 1);
+  await profiled(`grpo step ${grpoPreset} ${B}x${T} r16${model.half.size ? " f16" : ""}${useQ4 ? " q4" : ""} ${kernel}`, B * T, () => grpoStep(tr, samples), 1);
   destroyAdapter(lora);
   destroyModel(model);
 }

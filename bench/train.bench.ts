@@ -2,15 +2,20 @@
 // teacher-forced forward (logprobs), and full GRPO steps (forward + loss + backward + AdamW) with
 // LoRA on all seven targets, stored activations and recomputation; optionally the sweep of step
 // time over sequence length and batch, in the same process.
-// Usage: deno run -A bench/train.bench.ts [preset=tiny|small|qwen2.5-0.5b] [B=4] [T=256] [r=16] [q4=0|1] [iters=3]
+// Usage: deno run -A bench/train.bench.ts [preset=tiny|small|demo|qwen2.5-0.5b|qwen2.5-1.5b] [B=4] [T=256] [r=16] [q4=0|1] [iters=3]
 //          [modes=forward,step,recompute] [sweep=0|1] [budget=SECONDS] [out=FILE.json] [sweepIters=2]
-//          [f16=0|1] [kernels=auto|tile64|auto,tile64] [micro=N]
+//          [f16=0|1] [kernels=auto|tile64|prefetch|auto,tile64,...] [micro=N] [perf=SWITCHES] [variants=SWITCHES;SWITCHES...]
 // The first six are positional as before; the rest are key=value. The issue's configuration:
 //   qwen2.5-0.5b 8 768 16 1 2 step sweep=1 budget=150 out=train.json
 // f16=1: frozen projections stored as f16 (where the device has shader-f16; ignored with q4=1).
 // kernels: the matmul policy of the main runs (setMatmulKernel); a second entry re-times the main
 // GRPO step under that policy after the first (one warm-up step, then `iters`), budget permitting.
 // micro=N: grpoStep's micro-batch (sequences per forward/backward; activations scale with it).
+// perf=: the speed switches of the main runs (src/gpu/switches.ts: "old", "new", or name=value,...;
+// default RLVR_PERF or the current defaults). variants=: ';'-separated switch sets (each on top of
+// perf=), under each of which the main GRPO step is timed again after the main runs (one warm-up,
+// then `iters`), budget permitting, e.g. variants=old;passes=split;arena=0;q4=tile64 for the earlier
+// way as a whole and each change alone.
 // sweep=1 adds GRPO steps (stored activations) at T in 256,512,1024,2048 with B=8 and B in 1,4,8,16 with
 // T=512, cheapest first, timed without a further warm-up (kernel pipelines are keyed by flags, not sizes,
 // and the main run compiled them). budget: a configuration whose estimated time (tokens x the last
@@ -24,14 +29,17 @@
 // Model FLOPs (an estimate, printed as TFLOP/s): per token 4 x (layer projection parameters + V x H)
 // (forward and the input gradient; the frozen weights get no weight gradient) + the LoRA products
 // (about 3 x 2 x r x (in + out) per target) + causal attention 6 x T x heads x headDim x layers
-// (forward QK and PV over T/2 keys on average, backward twice that).
+// (forward QK and PV over T/2 keys on average, backward twice that). The vocabulary head counts on every
+// row, though the GRPO step runs it on the completion rows only (switch headRows): a fixed yardstick.
 import { args as benchArgs, webgpu } from "./engine.ts";
 import { Rng } from "../src/core/rng.ts";
 import { LORA_TARGETS, randomAdapter } from "../src/model/lora.ts";
 import { makeTinyModel } from "../src/model/tiny.ts";
 import { requestGpu } from "../src/gpu/device.ts";
+import { trimArena } from "../src/gpu/arena.ts";
 import { GpuCensus } from "../src/gpu/census.ts";
 import { type MatmulPolicy, setMatmulKernel } from "../src/gpu/kernels/matmul.ts";
+import { formatPerfSwitches, parsePerfSwitches, perfSwitches, setPerfSwitches } from "../src/gpu/switches.ts";
 import { destroyAdapter, destroyModel, uploadAdapter, uploadModel } from "../src/gpu/model/state.ts";
 import { batchLogprobs } from "../src/gpu/trainer/logprobs.ts";
 import { type GrpoSample, grpoStep, grpoTrainer } from "../src/gpu/trainer/grpo-step.ts";
@@ -40,13 +48,17 @@ const PRESETS = {
   tiny: { hidden: 48, layers: 2, heads: 6, kvHeads: 2, headDim: 8, intermediate: 72, vocabSize: 280 },
   small: { hidden: 256, layers: 4, heads: 8, kvHeads: 2, headDim: 32, intermediate: 704, vocabSize: 8192 },
   // Qwen2.5-0.5B's shape (494M parameters, tied embeddings), random weights.
+  // The demo model's shape (src/runtime/pretrain/model.ts DEFAULT_DEMO_ARCH, vocabulary 8192).
+  demo: { hidden: 384, layers: 8, heads: 6, kvHeads: 2, headDim: 64, intermediate: 1024, vocabSize: 8192 },
   "qwen2.5-0.5b": { hidden: 896, layers: 24, heads: 14, kvHeads: 2, headDim: 64, intermediate: 4864, vocabSize: 151936 },
+  // Qwen2.5-1.5B's shape (1.54B parameters, tied embeddings).
+  "qwen2.5-1.5b": { hidden: 1536, layers: 28, heads: 12, kvHeads: 2, headDim: 128, intermediate: 8960, vocabSize: 151936 },
 } as const;
 type Preset = keyof typeof PRESETS;
 
 const positional = benchArgs.filter((a) => !a.includes("="));
 const named = new Map(benchArgs.filter((a) => a.includes("=")).map((a) => [a.slice(0, a.indexOf("=")), a.slice(a.indexOf("=") + 1)]));
-for (const k of named.keys()) if (!["sweep", "budget", "out", "sweepIters", "f16", "kernels", "micro"].includes(k)) throw new Error(`unknown option ${k}=`);
+for (const k of named.keys()) if (!["sweep", "budget", "out", "sweepIters", "f16", "kernels", "micro", "perf", "variants"].includes(k)) throw new Error(`unknown option ${k}=`);
 const [presetArg = "tiny", bArg = "4", tArg = "256", rArg = "16", q4Arg = "0", itersArg = "3", modesArg = "forward,step,recompute"] = positional;
 const modes = new Set(modesArg.split(","));
 if (!(presetArg in PRESETS)) throw new Error(`unknown preset ${presetArg}; one of ${Object.keys(PRESETS).join(", ")}`);
@@ -58,11 +70,16 @@ const sweepIters = Number(named.get("sweepIters") ?? "2");
 const outFile = named.get("out");
 const f16 = named.get("f16") === "1";
 const kernels = (named.get("kernels") ?? "auto").split(",").map((k): MatmulPolicy => {
-  if (k !== "auto" && k !== "tile64") throw new Error(`kernels: auto or tile64, got ${k}`);
+  if (k !== "auto" && k !== "tile64" && k !== "prefetch") throw new Error(`kernels: auto, tile64 or prefetch, got ${k}`);
   return k;
 });
 const micro = named.has("micro") ? Number(named.get("micro")) : undefined;
 setMatmulKernel(kernels[0]);
+if (named.has("perf")) setPerfSwitches(parsePerfSwitches(named.get("perf") ?? ""));
+const mainSwitches = { ...perfSwitches() };
+const perfVariants = (named.get("variants") ?? "").split(";").map((v) => v.trim()).filter(Boolean);
+// Parsed before anything runs, so a typo fails at once.
+for (const v of perfVariants) parsePerfSwitches(v, mainSwitches);
 const tStart = performance.now();
 const elapsed = () => (performance.now() - tStart) / 1000;
 
@@ -97,7 +114,7 @@ function category(label: string): string {
   if (/^uniform:/.test(label)) return "uniform pool";
   if (/-readback$/.test(label)) return "read-back staging";
   if (/-q4$|-scales$|-zp$|:f16$|^model\.|^lm_head\.|^rope-inv-freq$|^q4-unused-binding$|^lmhead-unused$/.test(label)) return "frozen weights";
-  if (/^matmul-splitk-scratch$/.test(label)) return "matmul split-K scratch";
+  if (/^(matmul-splitk-scratch|gradnorm-partials|rmsnorm_dw-partials)$/.test(label)) return "kernel scratch (split-K, norm partials)";
   if (/^(grad|adam-m|adam-v):/.test(label)) return "LoRA grads + AdamW moments";
   if (/lora_[AB]/.test(label)) return "LoRA parameters";
   if (/^(lmhead|logp$|lm-lse$|entropy$)/.test(label)) return "vocabulary head (logp, lse, partials, dz)";
@@ -131,6 +148,10 @@ interface Timing {
 
 /** Times `fn` (after a warm-up when `warm`); the peak covers the warm-up and the runs; `explain` records what the warm-up's peak is made of. */
 async function time(label: string, tokens: number, n: number, warm: boolean, fn: () => Promise<unknown>, o: { t?: number; explain?: boolean } = {}): Promise<Timing> {
+  // Each configuration's own peak: the buffers an earlier one left in the arena (src/gpu/arena.ts,
+  // kept from step to step) go first, as the recipe trims them before sampling.
+  await gpu.device.queue.onSubmittedWorkDone();
+  trimArena(gpu.device);
   census.resetPeak();
   let peakBreakdown: Record<string, number> | undefined;
   if (warm) {
@@ -162,6 +183,7 @@ async function time(label: string, tokens: number, n: number, warm: boolean, fn:
 const lora = uploadAdapter(gpu.device, tiny.config, adapter);
 const results: Record<string, unknown> = {
   webgpu, preset: presetArg, adapter: adapterName, params, B, T, r, targets: LORA_TARGETS, q4, projections, iters, kernel: kernels[0], microBatch: micro ?? B,
+  perf: formatPerfSwitches(mainSwitches),
   uploadBytes: census.liveBufferBytes,
 };
 const save = async () => {
@@ -200,6 +222,25 @@ for (const k of kernels.slice(1)) {
   await save();
 }
 results.kernelVariants = variants;
+
+// The main GRPO step again under each speed-switch set of variants= (on top of the main switches).
+const switchRuns: Record<string, unknown> = {};
+for (const spec of perfVariants) {
+  const estimate = secPerToken * B * T * (iters + 1) * 3; // the earlier paths may be 3x slower
+  const left = budgetS - elapsed();
+  if (!(secPerToken > 0) || estimate > left / 2) {
+    console.log(`GRPO step with perf=${spec}: skipped (${secPerToken > 0 ? `estimated ${estimate.toFixed(0)} s, ${left.toFixed(0)} s of the budget left` : "no main step timed"})`);
+    switchRuns[spec] = { skipped: secPerToken > 0 ? `estimated ${estimate.toFixed(0)} s > half of ${left.toFixed(0)} s left` : "no main step" };
+    continue;
+  }
+  setPerfSwitches(parsePerfSwitches(spec, mainSwitches));
+  const tr = grpoTrainer(model, lora, { recompute: false, lr });
+  switchRuns[spec] = { switches: formatPerfSwitches(perfSwitches()), ...await time(`GRPO step, perf=${spec}, B=${B} T=${T}`, B * T, iters, true, () => grpoStep(tr, main.samples, { microBatch: micro }), { t: T }) };
+  setPerfSwitches(mainSwitches);
+  results.perfVariants = switchRuns;
+  await save();
+}
+results.perfVariants = switchRuns;
 
 if (sweep) {
   const configs = [[8, 256], [8, 512], [8, 1024], [8, 2048], [1, 512], [4, 512], [16, 512]]
@@ -245,8 +286,9 @@ if (sweep) {
   const recomputed = results.grpoStepRecompute as Timing | undefined;
   if (recomputed) rows.push({ B, T, kernel: `${kernels[0]}, recompute`, ...recomputed });
   for (const [k, v] of Object.entries(variants)) rows.push({ B, T, kernel: k, ...(v as Partial<Row>) });
+  for (const [k, v] of Object.entries(switchRuns)) rows.push({ B, T, kernel: `perf=${k}`, ...(v as Partial<Row>) });
   for (const row of (results.sweep as Row[] | undefined) ?? []) rows.push({ ...row, kernel: kernels[0] });
-  console.log(`\nGRPO steps, ${presetArg}, ${projections} projections, LoRA r=${r} x 7 targets, micro-batch ${micro ?? "whole batch"}; upload ${MiB(results.uploadBytes as number)}`);
+  console.log(`\nGRPO steps, ${presetArg}, ${projections} projections, LoRA r=${r} x 7 targets, micro-batch ${micro ?? "whole batch"}; upload ${MiB(results.uploadBytes as number)}; switches ${formatPerfSwitches(mainSwitches)}`);
   console.log("| B | T | kernel | best step ms | tokens/s | ~model TFLOP/s | peak buffers |");
   console.log("|---|---|---|---|---|---|---|");
   for (const row of rows) {

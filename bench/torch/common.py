@@ -1,4 +1,4 @@
-"""Shared by the PyTorch baselines: Qwen2.5-0.5B's shape with random weights."""
+"""Shared by the PyTorch baselines: Qwen2.5-0.5B's shape (and the demo model's and Qwen2.5-1.5B's) with random weights."""
 import json
 import os
 
@@ -9,12 +9,19 @@ QWEN25_05B = dict(
 )
 
 
-def qwen_05b(dtype, attn, device="cuda", seed=0):
-    """A Qwen2ForCausalLM of Qwen2.5-0.5B's shape (494M parameters, tied embeddings), random init (std 0.02)."""
+# Qwen2.5-1.5B's shape (1.54B parameters, tied embeddings) and the demo model's (bench/train.bench.ts "demo").
+QWEN25_15B = dict(QWEN25_05B, hidden_size=1536, intermediate_size=8960, num_hidden_layers=28, num_attention_heads=12, num_key_value_heads=2)
+DEMO = dict(QWEN25_05B, vocab_size=8192, hidden_size=384, intermediate_size=1024, num_hidden_layers=8, num_attention_heads=6,
+            num_key_value_heads=2, max_position_embeddings=2048, rope_theta=10000.0)
+PRESETS = {"qwen2.5-0.5b": QWEN25_05B, "qwen2.5-1.5b": QWEN25_15B, "demo": DEMO}
+
+
+def qwen_05b(dtype, attn, device="cuda", seed=0, preset="qwen2.5-0.5b"):
+    """A Qwen2ForCausalLM of Qwen2.5-0.5B's shape (494M parameters, tied embeddings; or another of PRESETS), random init (std 0.02)."""
     import torch
     from transformers import Qwen2Config, Qwen2ForCausalLM
     torch.manual_seed(seed)
-    cfg = Qwen2Config(**QWEN25_05B)
+    cfg = Qwen2Config(**PRESETS[preset])
     cfg._attn_implementation = attn
     with torch.device(device):
         m = Qwen2ForCausalLM(cfg)

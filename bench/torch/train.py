@@ -7,6 +7,7 @@ Main configuration 8 x 768 (median of --iters after --warmup), then the sweep: T
 at B=8, and B in 1,4,8,16 at T=512 (--sweep-iters each, after one warm-up). Peak memory:
 torch.cuda.max_memory_allocated of the measured steps (weights included).
 Usage: python3 bench/torch/train.py --out DIR [--iters 5] [--warmup 2] [--sweep-iters 2] [--attn eager]
+       [--preset qwen2.5-0.5b|qwen2.5-1.5b|demo] [--no-sweep] [--name train.json] [--logits-to-keep]
 """
 import argparse
 import os
@@ -29,6 +30,10 @@ def main():
     ap.add_argument("--sweep-iters", type=int, default=2)
     ap.add_argument("--attn", default="eager")
     ap.add_argument("--no-sweep", action="store_true")
+    ap.add_argument("--preset", default="qwen2.5-0.5b")
+    ap.add_argument("--name", default="train.json", help="file name of the JSON written under --out")
+    ap.add_argument("--logits-to-keep", action="store_true",
+                    help="logits of the completion positions only (transformers' logits_to_keep, as TRL's GRPO computes them)")
     a = ap.parse_args()
     import torch
     import peft
@@ -38,7 +43,9 @@ def main():
     res = {"torch": torch.__version__, "transformers": transformers.__version__, "peft": peft.__version__,
            "device": torch.cuda.get_device_name(0), "base": "float32 weights, bf16 autocast", "attention": a.attn,
            "lora": {"r": 16, "alpha": 32, "targets": TARGETS}, "optimizer": "AdamW lr 1e-5", "main": None, "sweep": [], "errors": []}
-    base = qwen_05b(torch.float32, a.attn)
+    res["preset"] = a.preset
+    res["logitsToKeep"] = "completion" if a.logits_to_keep else "all"
+    base = qwen_05b(torch.float32, a.attn, preset=a.preset)
     m = get_peft_model(base, LoraConfig(r=16, lora_alpha=32, target_modules=TARGETS, lora_dropout=0.0, bias="none", task_type="CAUSAL_LM"))
     m.train()
     trainable = sum(p.numel() for p in m.parameters() if p.requires_grad)
@@ -48,10 +55,14 @@ def main():
     gen = torch.Generator(device="cpu").manual_seed(3)
 
     def step(ids, adv, comp_mask):
+        T = ids.shape[1]
+        # Completion = tokens T/2 .. T-1, predicted at positions T/2-1 .. T-2: the last T/2 + 1 positions hold them.
+        keep = T - (T // 2 - 1) if a.logits_to_keep else 0
         with torch.autocast("cuda", dtype=torch.bfloat16):
-            logits = m(input_ids=ids).logits
-        lp = torch.log_softmax(logits[:, :-1].float(), dim=-1).gather(-1, ids[:, 1:, None])[..., 0]
-        loss = -(adv[:, None] * lp * comp_mask).sum() / comp_mask.sum()
+            logits = m(input_ids=ids, logits_to_keep=keep).logits if keep else m(input_ids=ids).logits
+        lp = torch.log_softmax(logits[:, :-1].float(), dim=-1).gather(-1, ids[:, T - logits.shape[1] + 1:, None])[..., 0]
+        mask = comp_mask[:, T - logits.shape[1]:]
+        loss = -(adv[:, None] * lp * mask).sum() / mask.sum()
         loss.backward()
         opt.step()
         opt.zero_grad(set_to_none=True)
@@ -84,7 +95,7 @@ def main():
     except Exception as e:  # noqa: BLE001
         traceback.print_exc()
         res["errors"].append(f"main: {e!r}")
-    write_json(a.out, "train.json", res)
+    write_json(a.out, a.name, res)
     if not a.no_sweep:
         for B, T in [(8, 256), (8, 512), (8, 1024), (8, 2048), (1, 512), (4, 512), (16, 512)]:
             try:
@@ -93,7 +104,7 @@ def main():
                 traceback.print_exc()
                 res["errors"].append(f"B={B} T={T}: {e!r}")
                 torch.cuda.empty_cache()
-            write_json(a.out, "train.json", res)
+            write_json(a.out, a.name, res)
     print("\n| B | T | step ms | tokens/s | peak GiB |", flush=True)
     for r in ([res["main"]] if res["main"] else []) + res["sweep"]:
         print(f"| {r['B']} | {r['T']} | {r['medianSeconds'] * 1000:.1f} | {r['tokensPerSecond']:.0f} | {r['peakAllocated'] / 2**30:.2f} |", flush=True)

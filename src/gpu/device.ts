@@ -1,5 +1,9 @@
 // Device acquisition and the small set of helpers every kernel wrapper uses: labelled buffers,
-// uploads, read-backs, and pipeline creation inside an error scope.
+// uploads, read-backs, and pipeline creation inside an error scope. Dispatches are recorded by
+// recorder.ts (re-exported here).
+import { advanceBindCache } from "./recorder.ts";
+
+export { beginPass, bindGroupLayout, commandEncoder, dispatch, endPass } from "./recorder.ts";
 
 /** Features this project can use when the adapter offers them. */
 export const WANTED_FEATURES = ["shader-f16", "subgroups", "timestamp-query"] as const;
@@ -122,20 +126,24 @@ export function storageBuffer(device: GPUDevice, label: string, data: ArrayBuffe
  * parameters, so they then upload none.
  */
 interface Transients {
-  /** Uniform buffers handed out since the last releaseTransients. */
+  /** Uniform buffers handed out since the last releaseTransients, and the same by content (one buffer per content and step). */
   inUse: GPUBuffer[];
-  /** Released uniform buffers by byte size, and the same buffers by content, ready for reuse. */
+  inUseByWords: Map<string, GPUBuffer>;
+  /** Released uniform buffers by byte size, by content, and by the label and size they last served, ready for reuse. */
   freeBySize: Map<number, Set<GPUBuffer>>;
   freeByWords: Map<string, Set<GPUBuffer>>;
+  freeBySlot: Map<string, Set<GPUBuffer>>;
   freeCount: number;
-  /** What each pooled uniform buffer holds. */
+  /** What each pooled uniform buffer holds, and the label and size ("slot") it last served. */
   words: WeakMap<GPUBuffer, string>;
+  slots: WeakMap<GPUBuffer, string>;
   /** Buffers to destroy at the next releaseTransients. */
   retired: GPUBuffer[];
-  /** Uniform buffers created, reused with a new write, and reused as they were (for benchmarks and tests). */
+  /** Uniform buffers created, reused with a new write, reused as they were from an earlier step, and shared with an earlier request of this step (for benchmarks and tests). */
   created: number;
   rewritten: number;
   unchanged: number;
+  shared: number;
 }
 
 /** Most released uniform buffers kept for reuse per device (the rest are destroyed). */
@@ -146,20 +154,25 @@ const transients = new WeakMap<GPUDevice, Transients>();
 function transientsOf(device: GPUDevice): Transients {
   let t = transients.get(device);
   if (!t) {
-    t = { inUse: [], freeBySize: new Map(), freeByWords: new Map(), freeCount: 0, words: new WeakMap(), retired: [], created: 0, rewritten: 0, unchanged: 0 };
+    t = { inUse: [], inUseByWords: new Map(), freeBySize: new Map(), freeByWords: new Map(), freeBySlot: new Map(), freeCount: 0, words: new WeakMap(), slots: new WeakMap(), retired: [], created: 0, rewritten: 0, unchanged: 0, shared: 0 };
     transients.set(device, t);
   }
   return t;
 }
 
-function takeFirst<K, T>(map: Map<K, Set<T>>, key: K): T | undefined {
+function first<K, T>(map: Map<K, Set<T>>, key: K): T | undefined {
   const set = map.get(key);
   if (!set) return undefined;
-  for (const v of set) {
-    drop(map, key, v);
-    return v;
-  }
+  for (const v of set) return v;
   return undefined;
+}
+
+/** Takes `buf` off every free list. */
+function unfree(t: Transients, buf: GPUBuffer): void {
+  drop(t.freeBySize, buf.size, buf);
+  drop(t.freeByWords, t.words.get(buf)!, buf);
+  drop(t.freeBySlot, t.slots.get(buf)!, buf);
+  t.freeCount--;
 }
 
 /** Removes `v` from the set at `key`, and the key once its set is empty (contents vary from step to step: AdamW's learning rate). */
@@ -175,7 +188,12 @@ function drop<K, T>(map: Map<K, Set<T>>, key: K, v: T): void {
  * parameters. It stays valid until the next releaseTransients, which recycles it: release only once
  * every encoder that used it has been submitted (a step's end), and never while another task on the
  * same device is still recording, since a recycled buffer may be rewritten by the next request.
- * A recycled buffer keeps the label it was made with.
+ * A recycled buffer keeps the label it was made with. Requests for the same words between two
+ * releases get the same buffer (callers never write into it), so a step holds one buffer per
+ * distinct parameter set. Across steps a request takes, in this order, a free buffer holding its
+ * words, one that last served the same label (rewritten: AdamW's step-dependent terms), any of its
+ * size, or a new one; a step that repeats the previous one's requests so gets the same buffers
+ * back, and the bind groups naming them hit recorder.ts's cache.
  */
 export function uniformBuffer(device: GPUDevice, label: string, words: ArrayBufferView): GPUBuffer {
   const t = transientsOf(device);
@@ -183,16 +201,20 @@ export function uniformBuffer(device: GPUDevice, label: string, words: ArrayBuff
   const padded = new Uint32Array(size / 4);
   new Uint8Array(padded.buffer).set(new Uint8Array(words.buffer, words.byteOffset, words.byteLength));
   const key = padded.join(",");
-  let buf = takeFirst(t.freeByWords, key);
+  const same = t.inUseByWords.get(key);
+  if (same) {
+    t.shared++;
+    return same;
+  }
+  const slot = `${label}|${size}`;
+  let buf = first(t.freeByWords, key);
   if (buf) {
-    drop(t.freeBySize, size, buf);
-    t.freeCount--;
+    unfree(t, buf);
     t.unchanged++;
   } else {
-    buf = takeFirst(t.freeBySize, size);
+    buf = first(t.freeBySlot, slot) ?? first(t.freeBySize, size);
     if (buf) {
-      drop(t.freeByWords, t.words.get(buf)!, buf);
-      t.freeCount--;
+      unfree(t, buf);
       t.rewritten++;
     } else {
       buf = device.createBuffer({ label, size, usage: UNIFORM | COPY_DST });
@@ -201,7 +223,9 @@ export function uniformBuffer(device: GPUDevice, label: string, words: ArrayBuff
     device.queue.writeBuffer(buf, 0, padded);
     t.words.set(buf, key);
   }
+  t.slots.set(buf, slot);
   t.inUse.push(buf);
+  t.inUseByWords.set(key, buf);
   return buf;
 }
 
@@ -225,7 +249,10 @@ export function transientStorage(device: GPUDevice, label: string, bytes: number
  */
 export function releaseTransients(device: GPUDevice): number {
   const t = transients.get(device);
-  if (!t) return 0;
+  if (!t) {
+    advanceBindCache(device);
+    return 0;
+  }
   const n = t.inUse.length + t.retired.length;
   for (const b of t.retired) b.destroy();
   t.retired = [];
@@ -235,22 +262,48 @@ export function releaseTransients(device: GPUDevice): number {
       continue;
     }
     const key = t.words.get(b)!;
+    const slot = t.slots.get(b)!;
     let bySize = t.freeBySize.get(b.size);
     if (!bySize) t.freeBySize.set(b.size, (bySize = new Set()));
     let byWords = t.freeByWords.get(key);
     if (!byWords) t.freeByWords.set(key, (byWords = new Set()));
+    let bySlot = t.freeBySlot.get(slot);
+    if (!bySlot) t.freeBySlot.set(slot, (bySlot = new Set()));
     bySize.add(b);
     byWords.add(b);
+    bySlot.add(b);
     t.freeCount++;
   }
   t.inUse = [];
+  t.inUseByWords.clear();
+  advanceBindCache(device);
   return n;
 }
 
-/** Counts of the uniform buffers made and reused (rewritten or as they were) on `device` so far, and how many are in use, free and retired. */
-export function transientStats(device: GPUDevice): { created: number; rewritten: number; unchanged: number; inUse: number; free: number; retired: number } {
+/** Counts of the uniform buffers made and reused (rewritten, as they were, shared within a step) on `device` so far, and how many are in use, free and retired. */
+export function transientStats(device: GPUDevice): { created: number; rewritten: number; unchanged: number; shared: number; inUse: number; free: number; retired: number } {
   const t = transientsOf(device);
-  return { created: t.created, rewritten: t.rewritten, unchanged: t.unchanged, inUse: t.inUse.length, free: t.freeCount, retired: t.retired.length };
+  return { created: t.created, rewritten: t.rewritten, unchanged: t.unchanged, shared: t.shared, inUse: t.inUse.length, free: t.freeCount, retired: t.retired.length };
+}
+
+const scratches = new WeakMap<GPUDevice, Map<string, GPUBuffer>>();
+
+/**
+ * The device's grow-only scratch buffer of this name, at least `bytes` long: for kernels whose
+ * scratch lives within one call (written by one dispatch, read by the next). Dispatches run in
+ * queue order, so every call can share it; a larger request replaces it (the old one is destroyed
+ * at the next releaseTransients, after the work recorded with it was submitted).
+ */
+export function sharedScratch(device: GPUDevice, name: string, bytes: number): GPUBuffer {
+  let byName = scratches.get(device);
+  if (!byName) scratches.set(device, (byName = new Map()));
+  let buf = byName.get(name);
+  if (!buf || buf.size < bytes) {
+    if (buf) retireBuffer(device, buf);
+    buf = storageBuffer(device, name, bytes);
+    byName.set(name, buf);
+  }
+  return buf;
 }
 
 /** Writes `data` at `offset`, padding to a multiple of four bytes as WebGPU requires. */
@@ -273,6 +326,32 @@ export async function readBuffer(device: GPUDevice, buf: GPUBuffer, byteLength =
   device.queue.submit([enc.finish()]);
   await staging.mapAsync(MAP_READ);
   const out = staging.getMappedRange().slice(0, byteLength);
+  staging.unmap();
+  staging.destroy();
+  return out;
+}
+
+/**
+ * Copies several buffers' leading bytes back to the CPU through one staging buffer, one submit and
+ * one map (a step's figures read together at its end instead of a round trip each).
+ */
+export async function readBuffers(device: GPUDevice, parts: readonly { buffer: GPUBuffer; bytes: number }[]): Promise<ArrayBuffer[]> {
+  const offsets: number[] = [];
+  let total = 0;
+  for (const p of parts) {
+    offsets.push(total);
+    total += align4(p.bytes);
+  }
+  if (total === 0) return parts.map(() => new ArrayBuffer(0));
+  const staging = device.createBuffer({ label: "step-readback", size: total, usage: MAP_READ | COPY_DST });
+  const enc = device.createCommandEncoder({ label: "readback" });
+  parts.forEach((p, i) => {
+    if (p.bytes > 0) enc.copyBufferToBuffer(p.buffer, 0, staging, offsets[i], align4(p.bytes));
+  });
+  device.queue.submit([enc.finish()]);
+  await staging.mapAsync(MAP_READ);
+  const all = staging.getMappedRange();
+  const out = parts.map((p, i) => all.slice(offsets[i], offsets[i] + p.bytes));
   staging.unmap();
   staging.destroy();
   return out;
@@ -325,38 +404,6 @@ export async function computePipeline(
   if (err) throw new Error(`kernel ${name}: ${err.message}`);
   byCode.set(key, pipeline);
   return pipeline;
-}
-
-const layouts = new WeakMap<GPUComputePipeline, GPUBindGroupLayout>();
-
-/**
- * The pipeline's group-0 layout, asked of the pipeline once: getBindGroupLayout makes a new layout
- * object at every call (its specification's "create" semantics), one more object per dispatch.
- */
-export function bindGroupLayout(pipeline: GPUComputePipeline): GPUBindGroupLayout {
-  let l = layouts.get(pipeline);
-  if (!l) layouts.set(pipeline, (l = pipeline.getBindGroupLayout(0)));
-  return l;
-}
-
-/** Records one dispatch of `pipeline` with `buffers` bound to group 0 in binding order. */
-export function dispatch(
-  device: GPUDevice,
-  enc: GPUCommandEncoder,
-  pipeline: GPUComputePipeline,
-  buffers: GPUBuffer[],
-  groups: [number, number?, number?],
-): void {
-  const bindGroup = device.createBindGroup({
-    label: `${pipeline.label}-bind`,
-    layout: bindGroupLayout(pipeline),
-    entries: buffers.map((buffer, binding) => ({ binding, resource: { buffer } })),
-  });
-  const pass = enc.beginComputePass({ label: pipeline.label });
-  pass.setPipeline(pipeline);
-  pass.setBindGroup(0, bindGroup);
-  pass.dispatchWorkgroups(groups[0], groups[1] ?? 1, groups[2] ?? 1);
-  pass.end();
 }
 
 function align4(n: number): number {

@@ -101,7 +101,10 @@ async function tryDawn(): Promise<{ choice: EngineChoice } | { why: string }> {
   const loaded = await loadDawn();
   if ("error" in loaded) return { why: loaded.error };
   // Vulkan on Linux (the GPU machine, SwiftShader in CI); elsewhere Dawn picks the platform's backend.
-  const gpu = loaded.mod.create(Deno.build.os === "linux" ? ["backend=vulkan"] : []);
+  // RLVR_DAWN_OPTIONS adds dawn.node options, ';'-separated (benchmarks:
+  // "disable-dawn-features=timestamp_quantization" for unrounded timestamp queries).
+  const extra = (Deno.env.get("RLVR_DAWN_OPTIONS") ?? "").split(";").map((o) => o.trim()).filter(Boolean);
+  const gpu = loaded.mod.create([...(Deno.build.os === "linux" ? ["backend=vulkan"] : []), ...extra]);
   const adapter = await gpu.requestAdapter({ powerPreference: "high-performance" }).catch(() => null);
   if (!adapter) return { why: `Dawn found no Vulkan adapter${vkDriver()}: it does not start on Mesa's lavapipe; on a CPU machine use SwiftShader's driver, VK_DRIVER_FILES=/usr/lib/chromium/vk_swiftshader_icd.json` };
   // Dawn's GPU* classes and constants replace Deno's, so instanceof checks and GPUBufferUsage agree

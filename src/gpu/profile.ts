@@ -1,7 +1,9 @@
-// GPU time per compute pass, by pipeline label, through timestamp queries. Every kernel of the
-// project is one dispatch in its own pass labelled with its pipeline's label (device.ts dispatch,
-// ops.ts, lmhead.ts), so timing passes times kernels. For benchmarks only: it patches
-// GPUCommandEncoder.prototype.beginComputePass while installed (one profiler at a time).
+// GPU time per compute pass, by pipeline label, through timestamp queries. While installed it
+// switches recorder.ts to one pass per dispatch (`passes: "split"`; merged passes would hide the
+// kernels inside one timed span), each labelled with its pipeline's label, so timing passes times
+// kernels. For benchmarks only: it patches GPUCommandEncoder.prototype.beginComputePass while
+// installed (one profiler at a time).
+import { type PerfSwitches, setPerfSwitches } from "./switches.ts";
 
 /** Time spent in one kernel label. */
 export interface PassTiming {
@@ -32,6 +34,7 @@ export class PassProfiler {
   private original: GPUCommandEncoder["beginComputePass"] | null = null;
   private originalDispatch: GPUComputePassEncoder["dispatchWorkgroups"] | null = null;
   private readonly passIndex = new WeakMap<GPUComputePassEncoder, number>();
+  private savedPasses: PerfSwitches["passes"] | null = null;
 
   /** With `byGrid`, labels carry the dispatch's workgroup counts ("matmul [32,8,1]"), telling shapes apart. */
   byGrid = false;
@@ -45,6 +48,7 @@ export class PassProfiler {
 
   install(): void {
     if (this.original) return;
+    this.savedPasses = setPerfSwitches({ passes: "split" }).passes;
     const proto = GPUCommandEncoder.prototype;
     const original = proto.beginComputePass;
     this.original = original;
@@ -76,6 +80,8 @@ export class PassProfiler {
   uninstall(): void {
     if (this.original) GPUCommandEncoder.prototype.beginComputePass = this.original;
     if (this.originalDispatch) GPUComputePassEncoder.prototype.dispatchWorkgroups = this.originalDispatch;
+    if (this.savedPasses) setPerfSwitches({ passes: this.savedPasses });
+    this.savedPasses = null;
     this.original = null;
     this.originalDispatch = null;
   }

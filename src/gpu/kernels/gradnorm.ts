@@ -1,6 +1,6 @@
 // Wrapper of gradnorm_partial.wgsl + gradnorm_final.wgsl: the global gradient norm over a list of
 // buffers, reduced on the GPU into a stats buffer that adamw.wgsl reads (clip factor, skip flag).
-import { computePipeline, dispatch, readBuffer, storageBuffer, transientStorage, uniformBuffer, writeBuffer } from "../device.ts";
+import { computePipeline, dispatch, readBuffer, sharedScratch, storageBuffer, uniformBuffer, writeBuffer } from "../device.ts";
 import type { GradStats } from "./gradnorm.ref.ts";
 import finalSource from "./gradnorm_final.wgsl" with { type: "text" };
 import partialSource from "./gradnorm_partial.wgsl" with { type: "text" };
@@ -59,9 +59,8 @@ export async function encodeGradNorm(
   if (partials && partials.size < need) {
     throw new Error(`gradnorm: partials ${partials.label} has ${partials.size} bytes, needs ${need}`);
   }
-  // Without `partials`, a scratch destroyed at the next releaseTransients (it was left to the
-  // garbage collector before: one buffer per step).
-  const scratch = partials ?? transientStorage(device, "gradnorm-partials", need);
+  // Without `partials`, the device's grow-only scratch of this name (before: a buffer per step).
+  const scratch = partials ?? sharedScratch(device, "gradnorm-partials", need);
   let offset = 0;
   grads.forEach((g, k) => {
     const params = uniformBuffer(device, "gradnorm_partial-params", packParams("uu", [g.count, offset]));
@@ -74,7 +73,11 @@ export async function encodeGradNorm(
 
 /** Reads a stats buffer back (for logging; the optimizer itself never needs this round trip). */
 export async function readGradStats(device: GPUDevice, stats: GPUBuffer): Promise<GradStats> {
-  const bytes = await readBuffer(device, stats, GRAD_STATS_BYTES);
+  return parseGradStats(await readBuffer(device, stats, GRAD_STATS_BYTES));
+}
+
+/** The stats struct from its GRAD_STATS_BYTES bytes (read back by the caller, e.g. with a step's other figures). */
+export function parseGradStats(bytes: ArrayBuffer): GradStats {
   const f = new Float32Array(bytes);
   const u = new Uint32Array(bytes);
   return { sumsq: f[0], norm: f[1], clip: f[2], nonFinite: u[3] !== 0 };

@@ -1,7 +1,7 @@
 // Wrappers of the fused vocabulary head: lmhead.wgsl + lmhead_combine.wgsl (forward: logp, lse,
 // entropy, streaming over V) and lmhead_grad.wgsl + matmul.ts's kernels (backward, chunked over V:
 // dh and, for full fine-tuning, dW). Layouts in docs/kernels.md.
-import { bindGroupLayout, computePipeline, dispatch, storageBuffer, uniformBuffer } from "../device.ts";
+import { computePipeline, dispatch, storageBuffer, uniformBuffer } from "../device.ts";
 import { checkSizes } from "./attention.ts";
 import type { LmHeadDims } from "./lmhead.ref.ts";
 import partialSource from "./lmhead.wgsl" with { type: "text" };
@@ -80,16 +80,7 @@ export function lmheadScratchBytes(device: GPUDevice, d: LmHeadDims, o: LmHeadBa
 }
 
 function bind(device: GPUDevice, enc: GPUCommandEncoder, pipeline: GPUComputePipeline, entries: GPUBufferBinding[], groups: [number, number]) {
-  const bindGroup = device.createBindGroup({
-    label: `${pipeline.label}-bind`,
-    layout: bindGroupLayout(pipeline),
-    entries: entries.map((resource, binding) => ({ binding, resource })),
-  });
-  const pass = enc.beginComputePass({ label: pipeline.label });
-  pass.setPipeline(pipeline);
-  pass.setBindGroup(0, bindGroup);
-  pass.dispatchWorkgroups(groups[0], groups[1]);
-  pass.end();
+  dispatch(device, enc, pipeline, entries, groups);
 }
 
 /** Rows of W (V, C) from `start`, as a binding window. */

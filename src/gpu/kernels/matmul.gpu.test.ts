@@ -108,6 +108,42 @@ Deno.test("matmul: split-K (long contracted dimension, few output tiles) matches
   }
 });
 
+Deno.test("matmul: split-K of every transpose combination (switch splitK general), the 0.5B rank products and k/v split, f16 B", async () => {
+  const { splitKSlices } = await import("./matmul.ts");
+  const { perfSwitches, setPerfSwitches } = await import("../switches.ts");
+  if (perfSwitches().splitK !== "general") throw new Error("run with the default switches");
+  let seed = 500;
+  // k-fastest A (plain) and B (transposed) slices start Kc columns along rows of the whole K.
+  for (const variant of MATMUL_VARIANTS) {
+    for (const transA of [false, true]) {
+      for (const transB of [false, true]) {
+        const o: EncodeMatmulOpts = { M: 70, N: 40, K: 1100, transA, transB, alpha: 0.5, accumulate: transA !== transB, variant };
+        if (splitKSlices(o) < 2) throw new Error(`expected ${JSON.stringify(o)} to be split`);
+        await check(o, seed++);
+      }
+    }
+  }
+  // Auto choice: x A^T (N = r, transposed B) and dy B (N = r, plain): narrow and split; a (k/v)-like
+  // product on tile128 with a small grid, with an f16 B where the device has it.
+  for (const o of [{ M: 300, N: 16, K: 900, transB: true }, { M: 300, N: 16, K: 1300 }, { M: 260, N: 128, K: 1024, transB: true, bF16: gpu.f16 }] as EncodeMatmulOpts[]) {
+    if (splitKSlices(o) < 2) throw new Error(`expected ${JSON.stringify(o)} to be split`);
+    await check(o, seed++);
+  }
+  // The 0.5B step: x A^T 6144x16x896 and dy B 6144x16x4864 (96 narrow tiles) and k/v x W^T 6144x128x896 (48 tiles) split; the projections do not.
+  const sl = (o: EncodeMatmulOpts) => splitKSlices(o);
+  const want: [EncodeMatmulOpts, number][] = [
+    [{ M: 6144, N: 16, K: 896, transB: true }, 3], [{ M: 6144, N: 16, K: 4864 }, 3], [{ M: 6144, N: 128, K: 896, transB: true }, 3],
+    [{ M: 6144, N: 896, K: 896, transB: true }, 1], [{ M: 6144, N: 896, K: 128 }, 1], [{ M: 16, N: 896, K: 6144, transA: true }, 19],
+  ];
+  for (const [o, n] of want) if (sl(o) !== n) throw new Error(`${JSON.stringify(o)}: ${sl(o)} slices, want ${n}`);
+  const prev = setPerfSwitches({ splitK: "transA" });
+  try {
+    if (sl({ M: 6144, N: 16, K: 896, transB: true }) !== 1 || sl({ M: 16, N: 896, K: 6144, transA: true }) !== 19) throw new Error("splitK transA: only transposed-A products split");
+  } finally {
+    setPerfSwitches(prev);
+  }
+});
+
 Deno.test("matmul: split-K scratch growing between two products recorded in one encoder keeps the first valid", async () => {
   const { device } = gpu;
   const rng = new Rng(77);

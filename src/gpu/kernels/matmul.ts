@@ -3,16 +3,19 @@
 //   tile64  matmul.wgsl         64x64 tiles, 4x4 per thread (the earlier kernel); f32 or f16 operands
 //   tile128 matmul_t128.wgsl    128x128 tiles, 8x8 per thread; f32 or f16 operands
 //   narrow  matmul_narrow.wgsl  64x16 tiles, for N <= 32 (and, transposed, M <= 32): LoRA rank products
+//   tile128p matmul_t128p.wgsl  tile128 with the next step's loads in flight during the arithmetic
 // pickMatmul() chooses per shape; setMatmulKernel("tile64") (or RLVR_MATMUL=tile64 under Deno) keeps
-// every product on the earlier kernel, for A/B timing. f16 operands (frozen base weights stored
+// every product on the earlier kernel, "prefetch" puts tile128's products on tile128p, for A/B timing. f16 operands (frozen base weights stored
 // as f16, state.ts) are widened to f32 in the tile loads of every kernel: sums are f32.
 // Products with few output tiles and a long contracted dimension (the weight and LoRA gradients
 // dW = dY^T X, where K is every token of the batch) are split along K: the slices run as the
 // batches of one dispatch into a scratch buffer, and matmul_splitk_reduce.wgsl sums them into C.
-import { bindGroupLayout, computePipeline, dispatch, retireBuffer, storageBuffer, uniformBuffer } from "../device.ts";
+import { computePipeline, dispatch, retireBuffer, storageBuffer, uniformBuffer } from "../device.ts";
+import { perfSwitches } from "../switches.ts";
 import type { MatmulOpts } from "./matmul.ref.ts";
 import source64 from "./matmul.wgsl" with { type: "text" };
 import source128 from "./matmul_t128.wgsl" with { type: "text" };
+import source128p from "./matmul_t128p.wgsl" with { type: "text" };
 import sourceNarrow from "./matmul_narrow.wgsl" with { type: "text" };
 import commonSource from "./matmul_common.wgsl" with { type: "text" };
 import reduceSource from "./matmul_splitk_reduce.wgsl" with { type: "text" };
@@ -20,16 +23,21 @@ import reduceSource from "./matmul_splitk_reduce.wgsl" with { type: "text" };
 export type { MatmulOpts } from "./matmul.ref.ts";
 
 /** The matmul kernels. */
-export const MATMUL_VARIANTS = ["tile64", "tile128", "narrow"] as const;
+export const MATMUL_VARIANTS = ["tile64", "tile128", "narrow", "tile128p"] as const;
 export type MatmulVariant = (typeof MATMUL_VARIANTS)[number];
 
-/** Kernel policy: "auto" chooses per shape, "tile64" keeps every product on the earlier 64x64 kernel. */
-export type MatmulPolicy = "auto" | "tile64";
+/** Kernel policy: "auto" chooses per shape, "tile64" keeps every product on the earlier 64x64 kernel, "prefetch" is auto with tile128p for tile128. */
+export type MatmulPolicy = "auto" | "tile64" | "prefetch";
+
+/** The policy a string names ("auto" for anything else). */
+export function matmulPolicyOf(s: string | undefined): MatmulPolicy {
+  return s === "tile64" || s === "prefetch" ? s : "auto";
+}
 
 function envPolicy(): MatmulPolicy {
   const deno = (globalThis as { Deno?: { env: { get(k: string): string | undefined } } }).Deno;
   try {
-    return deno?.env.get("RLVR_MATMUL") === "tile64" ? "tile64" : "auto";
+    return matmulPolicyOf(deno?.env.get("RLVR_MATMUL"));
   } catch {
     return "auto"; // no --allow-env
   }
@@ -70,12 +78,12 @@ export function pickMatmul(o: EncodeMatmulOpts): { variant: MatmulVariant; swap:
   if (policy === "tile64") return { variant: "tile64", swap: false };
   if (o.N <= NARROW_MAX) return { variant: "narrow", swap: false };
   if (o.M <= NARROW_MAX) return { variant: "narrow", swap: true };
-  if (o.M >= 128 && o.N >= 128) return { variant: "tile128", swap: false };
+  if (o.M >= 128 && o.N >= 128) return { variant: policy === "prefetch" ? "tile128p" : "tile128", swap: false };
   return { variant: "tile64", swap: false };
 }
 
 /** Output tile (rows, columns) of each kernel. */
-const TILE: Record<MatmulVariant, [number, number]> = { tile64: [64, 64], tile128: [128, 128], narrow: [64, 16] };
+const TILE: Record<MatmulVariant, [number, number]> = { tile64: [64, 64], tile128: [128, 128], narrow: [64, 16], tile128p: [128, 128] };
 
 /** Workgroups below which a long-K product is split (about two per multiprocessor of a big GPU). */
 const SPLIT_TARGET_WORKGROUPS = 256;
@@ -107,7 +115,12 @@ function effective(o: EncodeMatmulOpts, swap: boolean): EncodeMatmulOpts {
   };
 }
 
-/** Slices of K a product is split into (1: not split). Only transposed-A, plain-B, unbatched products split (after the narrow kernel's transpose). */
+/**
+ * Slices of K a product is split into (1: not split): unbatched products whose grid has fewer than
+ * half the target workgroups and a long K; any transpose (switch `splitK: "general"`: the rank-16
+ * products x A^T and dy B, the k/v projections), or only transposed-A, plain-B ones (`"transA"`,
+ * earlier: the weight gradients), after the narrow kernel's transpose.
+ */
 export function splitKSlices(o: EncodeMatmulOpts): number {
   const pick = pickMatmul(o);
   return slicesOf(effective(o, pick.swap), pick.variant);
@@ -115,7 +128,8 @@ export function splitKSlices(o: EncodeMatmulOpts): number {
 
 function slicesOf(e: EncodeMatmulOpts, variant: MatmulVariant): number {
   const { M, N, K, batch = 1, transA = false, transB = false } = e;
-  if (batch !== 1 || !transA || transB) return 1;
+  if (batch !== 1) return 1;
+  if (perfSwitches().splitK === "transA" && (!transA || transB)) return 1;
   const [tm, tn] = TILE[variant];
   const tiles = Math.ceil(M / tm) * Math.ceil(N / tn);
   if (tiles >= SPLIT_TARGET_WORKGROUPS / 2) return 1;
@@ -131,7 +145,7 @@ function typedSource(body: string, aF16: boolean, bF16: boolean): string {
   return `${aF16 || bF16 ? "enable f16;\n" : ""}alias AElem = ${t(aF16)};\nalias BElem = ${t(bF16)};\n${commonSource}\n${body}`;
 }
 
-async function pipelineFor(device: GPUDevice, variant: MatmulVariant, e: EncodeMatmulOpts, accumulate: boolean, transC: boolean): Promise<GPUComputePipeline> {
+function pipelineFor(device: GPUDevice, variant: MatmulVariant, e: EncodeMatmulOpts, accumulate: boolean, transC: boolean): Promise<GPUComputePipeline> {
   const constants: Record<string, number> = { TRANS_A: e.transA ? 1 : 0, TRANS_B: e.transB ? 1 : 0, ACCUMULATE: accumulate ? 1 : 0 };
   const aF16 = e.aF16 ?? false, bF16 = e.bF16 ?? false;
   switch (variant) {
@@ -139,6 +153,8 @@ async function pipelineFor(device: GPUDevice, variant: MatmulVariant, e: EncodeM
       return computePipeline(device, "matmul", typedSource(source64, aF16, bF16), constants);
     case "tile128":
       return computePipeline(device, "matmul_t128", typedSource(source128, aF16, bF16), constants);
+    case "tile128p":
+      return computePipeline(device, "matmul_t128p", typedSource(source128p, aF16, bF16), constants);
     case "narrow":
       return computePipeline(device, "matmul_narrow", typedSource(sourceNarrow, aF16, bF16), { ...constants, TRANS_C: transC ? 1 : 0 });
   }
@@ -162,14 +178,15 @@ export async function encodeMatmul(
     const [tm, tn] = TILE[variant];
     const words = new ArrayBuffer(32);
     const u = new Uint32Array(words);
-    // Slice z of A^T (K, M) and of B (K, N) are contiguous: rows [z Kc, (z + 1) Kc).
+    // Slice z of a k-major operand (A^T (K, M), B (K, N)) is contiguous: rows [z Kc, (z + 1) Kc);
+    // of a k-fastest one (A (M, K), B^T (N, K)) it is columns [z Kc, (z + 1) Kc) of rows of K.
     const Kc = Math.ceil(K / S / 16) * 16;
     const slices = Math.ceil(K / Kc);
     const part = scratchBuffer(device, 4 * slices * M * N);
     const pipeline = await pipelineFor(device, variant, e, false, swap);
     u.set([M, N, Kc]);
     new Float32Array(words)[3] = 1;
-    u.set([Kc * M, Kc * N, M * N, K], 4);
+    u.set([e.transA ? Kc * M : Kc, e.transB ? Kc : Kc * N, M * N, K], 4);
     dispatch(device, enc, pipeline, [x, y, part, uniformBuffer(device, "matmul-dims", u)], [Math.ceil(N / tn), Math.ceil(M / tm), slices]);
     const reduce = await computePipeline(device, "matmul_splitk_reduce", reduceSource, { ACCUMULATE: accumulate ? 1 : 0 });
     const prm = new ArrayBuffer(16);
@@ -206,16 +223,7 @@ async function encodeUnsplit(
   u[5] = e.broadcastB ? 0 : K * N;
   u[6] = M * N;
   const dims = uniformBuffer(device, "matmul-dims", u);
-  const bindGroup = device.createBindGroup({
-    label: `${pipeline.label}-bind`,
-    layout: bindGroupLayout(pipeline),
-    entries: [x, y, c, { buffer: dims }].map((resource, binding) => ({ binding, resource })),
-  });
-  const pass = enc.beginComputePass({ label: pipeline.label });
-  pass.setPipeline(pipeline);
-  pass.setBindGroup(0, bindGroup);
-  pass.dispatchWorkgroups(Math.ceil(N / tn), Math.ceil(M / tm), batch);
-  pass.end();
+  dispatch(device, enc, pipeline, [x, y, c, { buffer: dims }], [Math.ceil(N / tn), Math.ceil(M / tm), batch]);
 }
 
 /**

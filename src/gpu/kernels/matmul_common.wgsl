@@ -2,7 +2,9 @@
 // matmul.wgsl, matmul_t128.wgsl and matmul_narrow.wgsl): the Dims contract, the bindings, the
 // transpose/accumulate overrides and the bounds-checked element loads (f16 widened to f32).
 // Split-K: with kTotal != 0 the batch index z is a slice of the contracted dimension:
-// slice z covers k in [z K, min((z + 1) K, kTotal)); the caller lays the slices out with the strides.
+// slice z covers k in [z K, min((z + 1) K, kTotal)); the caller lays the slices out with the strides
+// (a slice of a k-fastest operand, plain A or transposed B, starts K columns further along rows that
+// stay kTotal long).
 
 struct Dims {
   M: u32,
@@ -24,15 +26,21 @@ override TRANS_A: bool = false;
 override TRANS_B: bool = false;
 override ACCUMULATE: bool = false;
 
+// Row length of a k-fastest operand: K, or the whole contracted length when split.
+fn rowK() -> u32 {
+  if (dims.kTotal == 0u) { return dims.K; }
+  return dims.kTotal;
+}
+
 fn loadA(base: u32, m: u32, k: u32, kEnd: u32) -> f32 {
   if (m >= dims.M || k >= kEnd) { return 0.0; }
   if (TRANS_A) { return f32(a[base + k * dims.M + m]); }
-  return f32(a[base + m * dims.K + k]);
+  return f32(a[base + m * rowK() + k]);
 }
 
 fn loadB(base: u32, k: u32, n: u32, kEnd: u32) -> f32 {
   if (k >= kEnd || n >= dims.N) { return 0.0; }
-  if (TRANS_B) { return f32(b[base + n * dims.K + k]); }
+  if (TRANS_B) { return f32(b[base + n * rowK() + k]); }
   return f32(b[base + k * dims.N + n]);
 }
 

@@ -1,7 +1,7 @@
 import { assert, assertClose, assertRejects } from "../../../tests/assert.ts";
 import { Rng } from "../../core/rng.ts";
 import { poison, readF32, requestGpu, storageBuffer } from "../device.ts";
-import { encodeQ4Matmul, encodeQ4MatmulTransposed, uploadQ4 } from "./q4matmul.ts";
+import { encodeQ4Matmul, encodeQ4MatmulTransposed, pickQ4, Q4_VARIANTS, type Q4Variant, uploadQ4 } from "./q4matmul.ts";
 import { dequantQ4Ref, q4Geometry, q4MatmulRef, q4MatmulTransposedRef, type Q4Weight } from "./q4matmul.ref.ts";
 
 const gpu = await requestGpu();
@@ -15,7 +15,7 @@ function randomWeight(rng: Rng, Nout: number, K: number, withZp: boolean): Q4Wei
   return { Nout, K, packed, scales, zeroPoints };
 }
 
-async function check(N: number, K: number, Nout: number, withZp: boolean, seed: number) {
+async function check(N: number, K: number, Nout: number, withZp: boolean, seed: number, variant?: Q4Variant) {
   const { device } = gpu;
   const rng = new Rng(seed);
   const w = randomWeight(rng, Nout, K, withZp);
@@ -29,10 +29,10 @@ async function check(N: number, K: number, Nout: number, withZp: boolean, seed: 
   poison(device, gy);
   poison(device, gdx);
   const enc = device.createCommandEncoder({ label: "q4-test" });
-  await encodeQ4Matmul(device, enc, gx, wg, gy, N);
-  await encodeQ4MatmulTransposed(device, enc, gdy, wg, gdx, N);
+  await encodeQ4Matmul(device, enc, gx, wg, gy, N, { variant });
+  await encodeQ4MatmulTransposed(device, enc, gdy, wg, gdx, N, { variant });
   device.queue.submit([enc.finish()]);
-  const tag = `N ${N} K ${K} Nout ${Nout} zp ${withZp}`;
+  const tag = `${variant ?? "auto"} N ${N} K ${K} Nout ${Nout} zp ${withZp}`;
   // Dequantized values reach |(15 - 0) * 0.2| = 3, so products are O(sqrt(K)) in size.
   const ey = assertClose(await readF32(device, gy), q4MatmulRef(x, w, N), { atol: 2e-5 * K, rtol: 1e-4, name: `q4matmul ${tag}` });
   const edx = assertClose(await readF32(device, gdx), q4MatmulTransposedRef(dy, w, N), {
@@ -66,10 +66,28 @@ Deno.test("q4matmul and its transpose: odd sizes, with and without zero points, 
   }
 });
 
-Deno.test("q4matmul and its transpose: accumulate adds into the existing output (forward with a bias)", async () => {
+// Both kernels on every case, tiles ragged on every side: K not a multiple of 8 or 32 (a partial
+// last block), Nout and N past one 128-wide tile, K past one tile of the transposed product.
+for (const variant of Q4_VARIANTS) {
+  Deno.test(`q4matmul and its transpose, ${variant}: ragged tiles, with and without zero points, against float64`, async () => {
+    let seed = 300;
+    for (const [N, K, Nout] of [[1, 32, 1], [7, 45, 13], [130, 200, 31], [129, 161, 257], [257, 300, 131], [140, 96, 128]]) {
+      for (const zp of [false, true]) await check(N, K, Nout, zp, seed++, variant);
+    }
+  });
+}
+
+Deno.test("q4 kernel choice: tile128 where both output sides fill 128-wide tiles and the grid is not small", () => {
+  assert(pickQ4(6144, 896) === "tile128" && pickQ4(6144, 4864) === "tile128", "0.5B shapes");
+  assert(pickQ4(6144, 128) === "tile64", "k/v forward: 48 workgroups of 128x128, 192 of 64x64");
+  assert(pickQ4(100, 896) === "tile64" && pickQ4(6144, 64) === "tile64", "narrow sides");
+  assert(pickQ4(6144, 896, "tile64") === "tile64", "forced");
+});
+
+for (const variant of Q4_VARIANTS) Deno.test(`q4matmul and its transpose, ${variant}: accumulate adds into the existing output (forward with a bias)`, async () => {
   const { device } = gpu;
   const rng = new Rng(200);
-  const [N, K, Nout] = [19, 70, 45];
+  const [N, K, Nout] = [139, 70, 145];
   const w = randomWeight(rng, Nout, K, true);
   const x = rng.uniformArray(N * K);
   const dy = rng.uniformArray(N * Nout);
@@ -80,8 +98,8 @@ Deno.test("q4matmul and its transpose: accumulate adds into the existing output 
   const wg = uploadQ4(device, "w", w);
   const [gx, gdy, gy, gdx] = [storageBuffer(device, "x", x), storageBuffer(device, "dy", dy), storageBuffer(device, "y", y0), storageBuffer(device, "dx", dx0)];
   const enc = device.createCommandEncoder({ label: "q4-accumulate-test" });
-  await encodeQ4Matmul(device, enc, gx, wg, gy, N, { accumulate: true, bias: gb });
-  await encodeQ4MatmulTransposed(device, enc, gdy, wg, gdx, N, { accumulate: true });
+  await encodeQ4Matmul(device, enc, gx, wg, gy, N, { accumulate: true, bias: gb, variant });
+  await encodeQ4MatmulTransposed(device, enc, gdy, wg, gdx, N, { accumulate: true, variant });
   device.queue.submit([enc.finish()]);
   const wantY = q4MatmulRef(x, w, N).map((v, i) => v + bias[i % Nout] + y0[i]);
   const wantDx = q4MatmulTransposedRef(dy, w, N).map((v, i) => v + dx0[i]);

@@ -1,10 +1,18 @@
-// Wrappers of q4matmul.wgsl (y = x @ dequant(W)^T) and q4matmul_t.wgsl (dx = dy @ dequant(W)),
-// W in onnxruntime's MatMulNBits layout (4 bits, block 32); see docs/kernels.md.
+// Wrappers of the q4 products, W in onnxruntime's MatMulNBits layout (4 bits, block 32); see
+// docs/kernels.md. Two kernels each way, with the same bindings:
+//   tile64   q4matmul.wgsl / q4matmul_t.wgsl            64x64 tiles, 4x4 per thread (the earlier ones)
+//   tile128  q4matmul_t128.wgsl / q4matmul_t_t128.wgsl  128x128 tiles, matmul_t128.wgsl's inner loop
+// y = x @ dequant(W)^T (forward) and dx = dy @ dequant(W) (backward). tile128 where both output
+// sides fill a 128-wide tile, the grid is not too small, and the switch `q4` says so
+// (RLVR_PERF=q4=tile64 for the earlier kernels).
 import { computePipeline, dispatch, storageBuffer, uniformBuffer } from "../device.ts";
+import { perfSwitches } from "../switches.ts";
 import { checkSizes } from "./attention.ts";
 import { q4Geometry, type Q4Weight } from "./q4matmul.ref.ts";
 import forwardSource from "./q4matmul.wgsl" with { type: "text" };
+import forward128Source from "./q4matmul_t128.wgsl" with { type: "text" };
 import transposedSource from "./q4matmul_t.wgsl" with { type: "text" };
+import transposed128Source from "./q4matmul_t_t128.wgsl" with { type: "text" };
 
 export { dequantQ4Ref, Q4_BLOCK, q4Geometry, type Q4Weight } from "./q4matmul.ref.ts";
 
@@ -42,11 +50,29 @@ function placeholder(device: GPUDevice): GPUBuffer {
   return b;
 }
 
+/** The q4 kernels. */
+export const Q4_VARIANTS = ["tile64", "tile128"] as const;
+export type Q4Variant = (typeof Q4_VARIANTS)[number];
+
+/**
+ * Fewest 128x128 workgroups for tile128: below this (the k/v projections' forward, 6144 x 128: 48
+ * workgroups, a third of an H200's 132 multiprocessors) tile64's four times as many workgroups keep
+ * more of a big GPU busy. A guess until measured: bench/profile.bench.ts shapes times both.
+ */
+const Q4_MIN_WORKGROUPS_128 = 96;
+
+/** The kernel for an (N, outCols) output: tile128 when both sides fill 128-wide tiles and its grid is large enough (and the switch allows it). */
+export function pickQ4(N: number, outCols: number, forced?: Q4Variant): Q4Variant {
+  if (forced) return forced;
+  const big = N >= 128 && outCols >= 128 && Math.ceil(N / 128) * Math.ceil(outCols / 128) >= Q4_MIN_WORKGROUPS_128;
+  return perfSwitches().q4 === "tile128" && big ? "tile128" : "tile64";
+}
+
 async function encode(
   device: GPUDevice,
   enc: GPUCommandEncoder,
   name: string,
-  source: string,
+  sources: Record<Q4Variant, string>,
   input: GPUBuffer,
   w: Q4WeightGpu,
   out: GPUBuffer,
@@ -55,18 +81,23 @@ async function encode(
   outCols: number,
   constants: Record<string, number>,
   extra: GPUBuffer[],
+  forced?: Q4Variant,
 ): Promise<void> {
   const { nb, zpBytes } = q4Geometry(w.K);
   checkSizes(name, [["input", input, N * inCols * 4], ["output", out, N * outCols * 4], ["packed", w.packed, w.Nout * nb * 16], ["scales", w.scales, w.Nout * nb * 4]]);
-  const pipeline = await computePipeline(device, name, source, { HAS_ZP: w.zeroPoints ? 1 : 0, ...constants });
+  const variant = pickQ4(N, outCols, forced);
+  const tile = variant === "tile128" ? 128 : 64;
+  const label = variant === "tile128" ? `${name}_t128` : name;
+  const pipeline = await computePipeline(device, label, sources[variant], { HAS_ZP: w.zeroPoints ? 1 : 0, ...constants });
   const dims = uniformBuffer(device, `${name}-dims`, new Uint32Array([N, w.K, w.Nout, nb, zpBytes, 0, 0, 0]));
   const zp = w.zeroPoints ?? placeholder(device);
-  dispatch(device, enc, pipeline, [input, w.packed, w.scales, zp, out, dims, ...extra], [Math.ceil(outCols / 64), Math.ceil(N / 64)]);
+  dispatch(device, enc, pipeline, [input, w.packed, w.scales, zp, out, dims, ...extra], [Math.ceil(outCols / tile), Math.ceil(N / tile)]);
 }
 
-/** Output handling: overwrite (default) or add into the output buffer (a LoRA path, a residual gradient). */
+/** Output handling: overwrite (default) or add into the output buffer (a LoRA path, a residual gradient); `variant` forces a kernel (tests, benchmarks). */
 export interface Q4MatmulOpts {
   accumulate?: boolean;
+  variant?: Q4Variant;
 }
 
 /** Forward options: also a bias (Nout) f32 buffer added to every row (Qwen2's q/k/v projections). */
@@ -86,7 +117,7 @@ export function encodeQ4Matmul(
 ): Promise<void> {
   const constants = { ACCUMULATE: opts.accumulate ? 1 : 0, HAS_BIAS: opts.bias ? 1 : 0 };
   checkSizes("q4matmul", [["bias", opts.bias, w.Nout * 4]]);
-  return encode(device, enc, "q4matmul", forwardSource, x, w, y, N, w.K, w.Nout, constants, [opts.bias ?? placeholder(device)]);
+  return encode(device, enc, "q4matmul", { tile64: forwardSource, tile128: forward128Source }, x, w, y, N, w.K, w.Nout, constants, [opts.bias ?? placeholder(device)], opts.variant);
 }
 
 /** Records dx (N, K) (+)= dy (N, Nout) @ dequant(W), the gradient through a frozen q4 weight. */
@@ -99,5 +130,5 @@ export function encodeQ4MatmulTransposed(
   N: number,
   opts: Q4MatmulOpts = {},
 ): Promise<void> {
-  return encode(device, enc, "q4matmul_t", transposedSource, dy, w, dx, N, w.Nout, w.K, { ACCUMULATE: opts.accumulate ? 1 : 0 }, []);
+  return encode(device, enc, "q4matmul_t", { tile64: transposedSource, tile128: transposed128Source }, dy, w, dx, N, w.Nout, w.K, { ACCUMULATE: opts.accumulate ? 1 : 0 }, [], opts.variant);
 }

@@ -7,12 +7,13 @@ import {
   encodeRmsNormWeightGrad,
   rmsnormDwScratchBytes,
   type RmsNormDims,
+  rmsnormSubgroups,
 } from "./rmsnorm.ts";
 import { rmsnormBackwardRef, rmsnormForwardRef } from "./rmsnorm.ref.ts";
 
 const gpu = await requestGpu();
 
-async function check(d: RmsNormDims, seed: number, accumulate: boolean, label: string, withScratch = false) {
+async function check(d: RmsNormDims & { subgroups?: boolean }, seed: number, accumulate: boolean, label: string, withScratch = false) {
   const { device } = gpu;
   const rng = new Rng(seed);
   const { rows, C } = d;
@@ -74,4 +75,20 @@ Deno.test("rmsnorm: per-head q/k norm, rows = N*H and C = D, one (D) weight", as
 
 Deno.test("rmsnorm: more rows than one dispatch dimension holds (grid folded into y)", async () => {
   await check({ rows: 65537, C: 3, eps: 1e-6 }, 9, false, "rmsnorm");
+});
+
+// Both row reductions where the device has subgroups (Dawn: SwiftShader's subgroups of 4), the
+// workgroup-memory one alone where it has not (Deno's wgpu on lavapipe).
+Deno.test("rmsnorm: forward and dx with the subgroup reduction and with the workgroup-memory one", async () => {
+  const kinds = rmsnormSubgroups(gpu.device, true) ? [true, false] : [false];
+  if (kinds.length === 1) console.log(`no subgroups on this device: the workgroup-memory reduction only`);
+  else console.log(`subgroups of ${gpu.info.subgroupMinSize}..${gpu.info.subgroupMaxSize}: both reductions`);
+  let seed = 400;
+  for (const subgroups of kinds) {
+    // WG 32 (C <= 32), 64 (per-head D), 128, 256 (C = 896, C = 1000 with a ragged stride).
+    for (const [rows, C] of [[5, 1], [33, 20], [303, 64], [17, 100], [9, 896], [7, 1000]]) {
+      await check({ rows, C, eps: 1e-6, subgroups }, seed++, false, `rmsnorm ${subgroups ? "subgroups" : "workgroup"}`);
+      await check({ rows, C, eps: 1e-5, subgroups }, seed++, true, `rmsnorm ${subgroups ? "subgroups" : "workgroup"}`);
+    }
+  }
 });

@@ -1,12 +1,17 @@
 // Wrapper of the RMSNorm kernels. The per-head variant (Qwen3 q/k norms) is the same call with
-// rows = N*H and C = D on a (N, H, D) tensor and a (D) weight.
-import { computePipeline, dispatch, storageBuffer, transientStorage, uniformBuffer } from "../device.ts";
+// rows = N*H and C = D on a (N, H, D) tensor and a (D) weight. Forward and input backward reduce a
+// row with subgroup operations where the device has `subgroups` (rmsnorm_*_sg.wgsl; switch
+// `subgroups`), through workgroup memory elsewhere (rmsnorm_forward.wgsl, rmsnorm_backward.wgsl).
+import { computePipeline, dispatch, storageBuffer, sharedScratch, uniformBuffer } from "../device.ts";
 import { fitPow2, grid, packParams } from "./layer-common.ts";
 import type { RmsNormDims } from "./rmsnorm.ref.ts";
 import dwReduceSource from "./rmsnorm_dw_reduce.wgsl" with { type: "text" };
 import dwSource from "./rmsnorm_dw.wgsl" with { type: "text" };
 import backwardSource from "./rmsnorm_backward.wgsl" with { type: "text" };
+import backwardSgSource from "./rmsnorm_backward_sg.wgsl" with { type: "text" };
 import forwardSource from "./rmsnorm_forward.wgsl" with { type: "text" };
+import forwardSgSource from "./rmsnorm_forward_sg.wgsl" with { type: "text" };
+import { perfSwitches } from "../switches.ts";
 
 export type { RmsNormDims } from "./rmsnorm.ref.ts";
 
@@ -15,7 +20,12 @@ function rowThreads(C: number): number {
   return fitPow2(C, 32, 256);
 }
 
-/** Records y (R, C) = rmsnorm(x) * w and rstd (R) into `enc`. */
+/** Whether the row reductions use subgroup operations on `device` (its `subgroups` feature, and the switch); `force` overrides (tests). */
+export function rmsnormSubgroups(device: GPUDevice, force?: boolean): boolean {
+  return (force ?? perfSwitches().subgroups) && device.features.has("subgroups");
+}
+
+/** Records y (R, C) = rmsnorm(x) * w and rstd (R) into `enc`; `subgroups` forces the reduction's kind (tests). */
 export async function encodeRmsNormForward(
   device: GPUDevice,
   enc: GPUCommandEncoder,
@@ -23,14 +33,15 @@ export async function encodeRmsNormForward(
   w: GPUBuffer,
   y: GPUBuffer,
   rstd: GPUBuffer,
-  d: RmsNormDims,
+  d: RmsNormDims & { subgroups?: boolean },
 ): Promise<void> {
-  const pipeline = await computePipeline(device, "rmsnorm_forward", forwardSource, { WG: rowThreads(d.C) });
+  const sg = rmsnormSubgroups(device, d.subgroups);
+  const pipeline = await computePipeline(device, sg ? "rmsnorm_forward_sg" : "rmsnorm_forward", sg ? forwardSgSource : forwardSource, { WG: rowThreads(d.C) });
   const params = uniformBuffer(device, "rmsnorm_forward-params", packParams("uuf", [d.rows, d.C, d.eps]));
   dispatch(device, enc, pipeline, [x, w, y, rstd, params], grid(d.rows, 1));
 }
 
-/** Records dx (R, C) from dy, x, w and the saved rstd; adds to dx when `accumulate`. */
+/** Records dx (R, C) from dy, x, w and the saved rstd; adds to dx when `accumulate`; `subgroups` forces the reduction's kind (tests). */
 export async function encodeRmsNormBackward(
   device: GPUDevice,
   enc: GPUCommandEncoder,
@@ -39,9 +50,10 @@ export async function encodeRmsNormBackward(
   w: GPUBuffer,
   rstd: GPUBuffer,
   dx: GPUBuffer,
-  d: RmsNormDims & { accumulate?: boolean },
+  d: RmsNormDims & { accumulate?: boolean; subgroups?: boolean },
 ): Promise<void> {
-  const pipeline = await computePipeline(device, "rmsnorm_backward", backwardSource, {
+  const sg = rmsnormSubgroups(device, d.subgroups);
+  const pipeline = await computePipeline(device, sg ? "rmsnorm_backward_sg" : "rmsnorm_backward", sg ? backwardSgSource : backwardSource, {
     WG: rowThreads(d.C),
     ACCUMULATE: d.accumulate ? 1 : 0,
   });
@@ -85,9 +97,9 @@ export async function encodeRmsNormWeightGrad(
   if (!direct && d.scratch && d.scratch.size < need) {
     throw new Error(`rmsnorm dw: scratch ${d.scratch.label} has ${d.scratch.size} bytes, needs ${need}`);
   }
-  // Without `scratch`, a buffer destroyed at the next releaseTransients (left to the garbage
-  // collector before: one per norm weight per micro-batch of full fine-tuning).
-  const out = direct ? dw : (d.scratch ?? transientStorage(device, "rmsnorm_dw-partials", need));
+  // Without `scratch`, the device's grow-only scratch (before: a buffer per call, destroyed at
+  // releaseTransients; earlier still, left to the garbage collector).
+  const out = direct ? dw : (d.scratch ?? sharedScratch(device, "rmsnorm_dw-partials", need));
   dispatch(device, enc, pipeline, [dy, x, rstd, out, params], [Math.ceil(d.C / 64), slices]);
   if (direct) return;
   const reduce = await computePipeline(device, "rmsnorm_dw_reduce", dwReduceSource, { WG: 256, ACCUMULATE: d.accumulate ? 1 : 0 });

@@ -6,7 +6,9 @@
 //   y = x W^T + s (x A^T) B^T           dx = dy W + s (dy B) A; dB += s dy^T (x A^T); dA += s (dy B)^T x
 //   RMSNorm, RoPE, SwiGLU, attention     the layer kernels' own backward passes
 //   residual x + f(x)                    dx accumulates in place (RMSNorm backward's ACCUMULATE)
-import { storageBuffer } from "../device.ts";
+import { arenaBuffer, releaseToArena } from "../arena.ts";
+import { commandEncoder } from "../device.ts";
+import { perfSwitches } from "../switches.ts";
 import { encodeAttentionBackward } from "../kernels/attention.ts";
 import { encodeLmheadBackward, lmheadScratchBytes } from "../kernels/lmhead.ts";
 import { encodeMatmul } from "../kernels/matmul.ts";
@@ -17,7 +19,7 @@ import { encodeSwigluBackward } from "../kernels/swiglu.ts";
 import { type LoraTarget, targetDims, targetModule } from "../../model/lora.ts";
 import { encodeLayerForward, type ForwardResult, type LayerActs } from "./forward.ts";
 import { type GpuFullParams, gradOf } from "./full.ts";
-import { encodeEmbeddingBackward } from "./ops.ts";
+import { encodeEmbeddingBackward, encodeRowGather, encodeRowScatter } from "./ops.ts";
 import { embedBuffer, type GpuLora, type GpuModel, headBuffer, linearWeight, loraSlot, weightBuffer } from "./state.ts";
 
 /** Records dxOut (N, in) (+)= dy W + LoRA path, and accumulates the slot's dA, dB. */
@@ -67,7 +69,8 @@ async function layerActs(m: GpuModel, lora: GpuLora | undefined, enc: GPUCommand
   if (f.layers) return f.layers[l];
   if (!f.scratch) throw new Error("backward: the forward kept neither activations nor a recomputation scratch");
   f.scratch.acts.xIn = f.xs[l];
-  await encodeLayerForward(m, lora, enc, l, f.batch, f.scratch.acts, f.scratch.xOut);
+  // The layer's output is f.xs[l + 1], kept: recompute everything but it.
+  await encodeLayerForward(m, lora, enc, l, f.batch, f.scratch.acts, f.scratch.xOut, { output: !perfSwitches().recomputeLean });
   return f.scratch.acts;
 }
 
@@ -83,7 +86,9 @@ export interface BackwardOptions {
 /**
  * Records and submits the backward of `f` given g = dL/dlogp (N) and optionally gEnt = dL/dentropy
  * (N, an entropy bonus), or given dL/dhF (`o.dhF`); LoRA gradients accumulate, and with `full` so
- * do the gradients of every base weight (full fine-tuning).
+ * do the gradients of every base weight (full fine-tuning). Submitted layer by layer (switch
+ * `submit`) and not awaited: work queued later (reads included) runs after it. Its scratch goes
+ * back to arena.ts.
  */
 export async function backward(
   m: GpuModel,
@@ -102,29 +107,54 @@ export async function backward(
   const eps = cfg.rmsNormEps;
   const scratch: GPUBuffer[] = [];
   const buf = (label: string, floats: number) => {
-    const b = storageBuffer(device, label, floats * 4);
+    const b = arenaBuffer(device, label, floats * 4);
     scratch.push(b);
     return b;
   };
-  const enc = device.createCommandEncoder({ label: "backward" });
-  const ones = fullParams ? storageBuffer(device, "ones", new Float32Array(N).fill(1)) : undefined;
+  let enc = commandEncoder(device, "backward");
+  const perLayer = perfSwitches().submit === "layer";
+  const ones = fullParams ? arenaBuffer(device, "ones", new Float32Array(N).fill(1)) : undefined;
   if (ones) scratch.push(ones);
   const full = fullParams && ones ? { params: fullParams, ones } : undefined;
   const normGrad = (w: GPUBuffer, dy: GPUBuffer, x: GPUBuffer, rstd: GPUBuffer, rows: number, C: number) =>
     full ? encodeRmsNormWeightGrad(device, enc, dy, x, rstd, gradOf(full.params, w), { rows, C, eps, accumulate: true }) : Promise.resolve();
   // The fused lm head's backward, chunk by chunk over the vocabulary (logits recomputed there).
   const dhF = o.dhF ?? buf("d-hF", N * H);
-  if (!o.dhF) {
-    if (!g) throw new Error("backward: needs dL/dlogp (g) or dL/dhF (o.dhF)");
+  const dw = full ? gradOf(full.params, headBuffer(m)) : undefined;
+  if (o.dhF) {
+    // dL/dhF given (a scalar head read hF): no lm head backward.
+  } else if (!g) {
+    throw new Error("backward: needs dL/dlogp (g) or dL/dhF (o.dhF)");
+  } else if (f.head) {
+    // On the head's own rows (ForwardOptions.headRows): their upstream gradients gathered, dh
+    // scattered back; every other row has zero loss weight, so zero gradient.
+    const { R, rows } = f.head;
+    const gc = buf("dL-dlogp-rows", R), gEntc = gEnt ? buf("dL-dentropy-rows", R) : undefined, dhc = buf("d-hF-rows", R * H);
+    await encodeRowGather(device, enc, rows, g, gc, R, 1);
+    if (gEnt && gEntc) await encodeRowGather(device, enc, rows, gEnt, gEntc, R, 1);
+    if (R > 0) {
+      const dims = { N: R, C: H, V: cfg.vocabSize };
+      const lmScratch = buf("lmhead-dz", lmheadScratchBytes(device, dims) / 4);
+      await encodeLmheadBackward(device, enc, {
+        h: f.head.h, w: headBuffer(m), targets: f.head.tgt, lse: f.head.lse, g: gc, entropy: gEnt ? f.head.entropy : undefined, gEnt: gEntc, dh: dhc, dw, scratch: lmScratch,
+      }, dims, { accumulateDw: true });
+    }
+    enc.clearBuffer(dhF, 0, N * H * 4);
+    await encodeRowScatter(device, enc, rows, dhc, dhF, R, H);
+  } else {
     const dims = { N, C: H, V: cfg.vocabSize };
     const lmScratch = buf("lmhead-dz", lmheadScratchBytes(device, dims) / 4);
     await encodeLmheadBackward(device, enc, {
-      h: f.hF, w: headBuffer(m), targets: f.lm.tgt, lse: f.lm.lse, g, entropy: gEnt ? f.lm.entropy : undefined, gEnt, dh: dhF, dw: full ? gradOf(full.params, headBuffer(m)) : undefined, scratch: lmScratch,
+      h: f.hF, w: headBuffer(m), targets: f.lm.tgt, lse: f.lm.lse, g, entropy: gEnt ? f.lm.entropy : undefined, gEnt, dh: dhF, dw, scratch: lmScratch,
     }, dims, { accumulateDw: true });
   }
   await normGrad(weightBuffer(m, "model.norm.weight"), dhF, f.xs[cfg.numLayers], f.rstdF, N, H);
   const dx = buf("d-x", N * H);
   await encodeRmsNormBackward(device, enc, dhF, f.xs[cfg.numLayers], weightBuffer(m, "model.norm.weight"), f.rstdF, dx, { rows: N, C: H, eps });
+  if (perLayer) {
+    device.queue.submit([enc.finish()]);
+    enc = commandEncoder(device, "backward");
+  }
   const dAct = buf("d-act", N * I), dGate = buf("d-gate", N * I), dUp = buf("d-up", N * I);
   const dh = buf("d-h", N * H), dAtt = buf("d-att", N * qd);
   const dq = buf("d-q", N * qd), dqN = buf("d-qN", N * qd), dqRaw = cfg.qkNorm ? buf("d-qRaw", N * qd) : dqN;
@@ -161,10 +191,13 @@ export async function backward(
     await lin("v_proj", dv, a.h1, dh, true);
     await normGrad(weightBuffer(m, `${p}.input_layernorm.weight`), dh, a.xIn, a.rstd1, N, H);
     await encodeRmsNormBackward(device, enc, dh, a.xIn, weightBuffer(m, `${p}.input_layernorm.weight`), a.rstd1, dx, { rows: N, C: H, eps, accumulate: true });
+    if (perLayer) {
+      device.queue.submit([enc.finish()]);
+      enc = commandEncoder(device, "backward");
+    }
   }
   // dx is now dL/dx0, the embedding rows' gradient.
   if (full) await encodeEmbeddingBackward(device, enc, f.batch.ids, dx, gradOf(full.params, embedBuffer(m)), { N, H, V: cfg.vocabSize, window: m.vocabWindow });
   device.queue.submit([enc.finish()]);
-  await device.queue.onSubmittedWorkDone();
-  for (const b of scratch) b.destroy();
+  releaseToArena(device, scratch);
 }

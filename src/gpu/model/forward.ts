@@ -4,7 +4,9 @@
 // and keeps every activation the backward needs, or only each layer's input (recomputation).
 // Dimension letters: B sequences, T padded length, N = B*T rows, H hidden, D head_dim,
 // nH / nKv query / kv heads, I intermediate, r LoRA rank, V vocabulary.
-import { storageBuffer } from "../device.ts";
+import { arenaBuffer, releaseToArena } from "../arena.ts";
+import { commandEncoder } from "../device.ts";
+import { perfSwitches } from "../switches.ts";
 import { encodeAttentionForward } from "../kernels/attention.ts";
 import { encodeMatmul } from "../kernels/matmul.ts";
 import { encodeQ4Matmul } from "../kernels/q4matmul.ts";
@@ -13,11 +15,12 @@ import { encodeRope } from "../kernels/rope.ts";
 import { encodeSwigluForward } from "../kernels/swiglu.ts";
 import { type LoraTarget, targetDims, targetModule } from "../../model/lora.ts";
 import { encodeLmheadForward, lmheadPartialsBytes } from "../kernels/lmhead.ts";
-import { encodeBiasAdd, encodeEmbedding } from "./ops.ts";
+import { encodeBiasAdd, encodeEmbedding, encodeRowGather, encodeRowScatter } from "./ops.ts";
 import { embedBuffer, type GpuLora, type GpuModel, headBuffer, linearWeight, loraSlot, weightBuffer } from "./state.ts";
 
 /** A padded batch of token sequences: ids (B, T) and next-token targets (B, T) as u32 buffers. */
 export interface GpuBatch {
+  device: GPUDevice;
   B: number;
   T: number;
   lens: number[];
@@ -29,7 +32,7 @@ export interface GpuBatch {
   pos: GPUBuffer;
 }
 
-/** Uploads sequences padded to T (default the longest) with token 0; row b*T + t targets ids[b][t+1]. */
+/** Uploads sequences padded to T (default the longest) with token 0; row b*T + t targets ids[b][t+1]. The buffers come from arena.ts (destroyBatch gives them back). */
 export function uploadBatch(device: GPUDevice, seqs: number[][], vocabSize: number, T = Math.max(...seqs.map((s) => s.length))): GpuBatch {
   const B = seqs.length;
   if (B === 0) throw new Error("uploadBatch: no sequences");
@@ -47,11 +50,11 @@ export function uploadBatch(device: GPUDevice, seqs: number[][], vocabSize: numb
   for (let n = 0; n < B * T; n++) pos[n] = n % T;
   const lens = seqs.map((s) => s.length);
   return {
-    B, T, lens,
-    ids: storageBuffer(device, "batch-ids", ids),
-    targets: storageBuffer(device, "batch-targets", targets),
-    lensBuf: storageBuffer(device, "batch-lens", Uint32Array.from(lens)),
-    pos: storageBuffer(device, "batch-pos", pos),
+    device, B, T, lens,
+    ids: arenaBuffer(device, "batch-ids", ids),
+    targets: arenaBuffer(device, "batch-targets", targets),
+    lensBuf: arenaBuffer(device, "batch-lens", Uint32Array.from(lens)),
+    pos: arenaBuffer(device, "batch-pos", pos),
   };
 }
 
@@ -102,7 +105,20 @@ export interface ForwardResult {
   hF: GPUBuffer; // (N, H) after model.norm
   /** Per row: logp (N), lse (N), entropy (N), targets, running state. */
   lm: LmRows;
+  /** With ForwardOptions.headRows: the rows the vocabulary head ran on, for the backward. */
+  head?: HeadRows;
   buffers: GPUBuffer[];
+}
+
+/** The vocabulary head's own rows (ForwardOptions.headRows): R of the batch's N. */
+export interface HeadRows {
+  R: number;
+  rows: GPUBuffer; // (R) u32 row of the batch
+  h: GPUBuffer; // (R, H) hF of those rows
+  tgt: GPUBuffer; // (R) u32 targets
+  logp: GPUBuffer; // (R)
+  lse: GPUBuffer; // (R)
+  entropy: GPUBuffer; // (R)
 }
 
 /** Options of the forward. */
@@ -117,9 +133,19 @@ export interface ForwardOptions {
    * hidden state (the PRM's, src/gpu/trainer/prm-step.ts) reads `hF` and leaves it off.
    */
   lmHead?: boolean;
+  /**
+   * Rows (ascending, distinct) whose next-token outputs are read (a GRPO loss reads its completion
+   * rows only, as TRL's logits_to_keep): the vocabulary head, a third of the 0.5B step's FLOPs, runs
+   * on these alone and logp, lse and entropy are 0 on every other row; the backward then takes its
+   * gradient on them alone (every other row must have zero loss weight). Default: every row.
+   */
+  headRows?: Uint32Array;
 }
 
-/** Records y (N, out) (+)= x W^T (+ b) + scale * (x A^T) B^T, keeping x A^T in `xa`. */
+/**
+ * Records y (N, out) (+)= x W^T (+ b) + scale * (x A^T) B^T, keeping x A^T in `xa`; with `xaOnly`
+ * only x A^T (what the backward needs of a product whose output it does not).
+ */
 export async function encodeLinear(
   m: GpuModel,
   lora: GpuLora | undefined,
@@ -129,11 +155,16 @@ export async function encodeLinear(
   x: GPUBuffer,
   y: GPUBuffer,
   N: number,
-  o: { accumulate?: boolean; bias?: boolean; xa?: GPUBuffer },
+  o: { accumulate?: boolean; bias?: boolean; xa?: GPUBuffer; xaOnly?: boolean },
 ): Promise<void> {
   const { device, cfg } = m;
   const name = `model.layers.${layer}.${targetModule(target)}.${target}`;
   const [outDim, inDim] = targetDims(cfg, target);
+  if (o.xaOnly) {
+    const slot = loraSlot(lora, layer, target);
+    if (slot && lora && o.xa) await encodeMatmul(device, enc, x, slot.A, o.xa, { M: N, N: lora.r, K: inDim, transB: true });
+    return;
+  }
   const q = m.q4.get(`${name}.weight`);
   if (q) {
     const bias = o.bias ? weightBuffer(m, `${name}.bias`) : undefined;
@@ -180,7 +211,12 @@ function allocLayer(m: GpuModel, lora: GpuLora | undefined, B: number, T: number
   return a;
 }
 
-/** Records layer `l`'s forward from a.xIn, filling `a` and writing the layer's output to `xOut`. */
+/**
+ * Records layer `l`'s forward from a.xIn, filling `a` and writing the layer's output to `xOut`.
+ * `output: false` (the backward's recomputation, which needs every activation but not the output)
+ * skips the residual copy and down_proj's product, keeping only down_proj's x A^T: a fifth of the
+ * layer's FLOPs at the 0.5B shape (6144 x 896 x 4864 of 6144 x 11,648 x 896 + attention).
+ */
 export async function encodeLayerForward(
   m: GpuModel,
   lora: GpuLora | undefined,
@@ -189,6 +225,7 @@ export async function encodeLayerForward(
   batch: GpuBatch,
   a: LayerActs,
   xOut: GPUBuffer,
+  opts: { output?: boolean } = {},
 ): Promise<void> {
   const { device, cfg } = m;
   const { B, T } = batch;
@@ -216,11 +253,19 @@ export async function encodeLayerForward(
   await encodeLinear(m, lora, enc, l, "gate_proj", a.h2, a.gate, N, { xa: xa.get("gate_proj") });
   await encodeLinear(m, lora, enc, l, "up_proj", a.h2, a.up, N, { xa: xa.get("up_proj") });
   await encodeSwigluForward(device, enc, a.gate, a.up, a.act, N * I);
+  if (opts.output === false) {
+    await encodeLinear(m, lora, enc, l, "down_proj", a.act, xOut, N, { xa: xa.get("down_proj"), xaOnly: true });
+    return;
+  }
   enc.copyBufferToBuffer(a.xMid, 0, xOut, 0, N * H * 4);
   await encodeLinear(m, lora, enc, l, "down_proj", a.act, xOut, N, { accumulate: true, xa: xa.get("down_proj") });
 }
 
-/** Runs the forward over `batch` and returns its outputs and saved activations (submitted, not awaited). */
+/**
+ * Runs the forward over `batch` and returns its outputs and saved activations (submitted, not
+ * awaited). Buffers come from arena.ts; work is submitted layer by layer (switch `submit`), so the
+ * GPU runs the first layers while the host records the next.
+ */
 export async function forward(m: GpuModel, lora: GpuLora | undefined, batch: GpuBatch, o: ForwardOptions = {}): Promise<ForwardResult> {
   const { device, cfg } = m;
   const { B, T } = batch;
@@ -228,7 +273,7 @@ export async function forward(m: GpuModel, lora: GpuLora | undefined, batch: Gpu
   const H = cfg.hiddenSize;
   const buffers: GPUBuffer[] = [];
   const buf: Alloc = (label, floats) => {
-    const b = storageBuffer(device, label, floats * 4);
+    const b = arenaBuffer(device, label, floats * 4);
     buffers.push(b);
     return b;
   };
@@ -236,7 +281,8 @@ export async function forward(m: GpuModel, lora: GpuLora | undefined, batch: Gpu
   if (N * widest * 4 > device.limits.maxStorageBufferBindingSize) {
     throw new Error(`forward: ${B} x ${T} tokens x ${widest} features exceed this device's maxStorageBufferBindingSize ${device.limits.maxStorageBufferBindingSize}; use smaller (micro-)batches`);
   }
-  const enc = device.createCommandEncoder({ label: "forward" });
+  let enc = commandEncoder(device, "forward");
+  const perLayer = perfSwitches().submit === "layer";
   const xs = [buf("x0", N * H)];
   await encodeEmbedding(device, enc, batch.ids, embedBuffer(m), xs[0], { N, H, V: cfg.vocabSize, window: m.vocabWindow });
   const layers: LayerActs[] = [];
@@ -247,6 +293,10 @@ export async function forward(m: GpuModel, lora: GpuLora | undefined, batch: Gpu
     xs.push(buf(`x${l + 1}`, N * H));
     await encodeLayerForward(m, lora, enc, l, batch, a, xs[l + 1]);
     if (!scratch) layers.push(a);
+    if (perLayer) {
+      device.queue.submit([enc.finish()]);
+      enc = commandEncoder(device, "forward");
+    }
   }
   const x = xs[cfg.numLayers];
   const rstdF = buf("rstdF", N);
@@ -254,22 +304,45 @@ export async function forward(m: GpuModel, lora: GpuLora | undefined, batch: Gpu
   await encodeRmsNormForward(device, enc, x, weightBuffer(m, "model.norm.weight"), hF, rstdF, { rows: N, C: H, eps: cfg.rmsNormEps });
   // The fused lm head streams over the vocabulary: no (N, V) logits tensor exists.
   const lm: LmRows = { tgt: batch.targets, logp: buf("logp", N), lse: buf("lm-lse", N), entropy: buf("entropy", N) };
-  const dims = { N, C: H, V: cfg.vocabSize };
-  if (o.lmHead ?? true) {
+  let head: HeadRows | undefined;
+  if (!(o.lmHead ?? true)) {
+    // No vocabulary head (a scalar head reads hF).
+  } else if (o.headRows && o.headRows.length < N) {
+    // The head on the rows the loss reads: their hidden states and targets gathered, the results
+    // scattered back (zero on every other row).
+    const R = o.headRows.length;
+    head = {
+      R, rows: arenaBuffer(device, "lmhead-rows", o.headRows), h: buf("lmhead-h", R * H), tgt: buf("lmhead-tgt", R),
+      logp: buf("lmhead-logp", R), lse: buf("lmhead-lse", R), entropy: buf("lmhead-entropy", R),
+    };
+    buffers.push(head.rows);
+    await encodeRowGather(device, enc, head.rows, hF, head.h, R, H);
+    await encodeRowGather(device, enc, head.rows, batch.targets, head.tgt, R, 1);
+    if (R > 0) {
+      const dims = { N: R, C: H, V: cfg.vocabSize };
+      const partials = buf("lmhead-partials", lmheadPartialsBytes(dims) / 4);
+      await encodeLmheadForward(device, enc, { h: head.h, w: headBuffer(m), targets: head.tgt, logp: head.logp, lse: head.lse, entropy: head.entropy, partials }, dims);
+    }
+    for (const [from, to] of [[head.logp, lm.logp], [head.lse, lm.lse], [head.entropy, lm.entropy]]) {
+      enc.clearBuffer(to, 0, N * 4);
+      await encodeRowScatter(device, enc, head.rows, from, to, R, 1);
+    }
+  } else {
+    const dims = { N, C: H, V: cfg.vocabSize };
     const partials = buf("lmhead-partials", lmheadPartialsBytes(dims) / 4);
     await encodeLmheadForward(device, enc, { h: hF, w: headBuffer(m), targets: lm.tgt, logp: lm.logp, lse: lm.lse, entropy: lm.entropy, partials }, dims);
   }
   device.queue.submit([enc.finish()]);
-  return { batch, xs, layers: scratch ? null : layers, scratch, rstdF, hF, lm, buffers };
+  return { batch, xs, layers: scratch ? null : layers, scratch, rstdF, hF, lm, head, buffers };
 }
 
-/** Frees a batch's buffers. */
+/** Gives a batch's buffers back to the arena (once the work that reads them was submitted). */
 export function destroyBatch(batch: GpuBatch): void {
-  for (const b of [batch.ids, batch.targets, batch.lensBuf, batch.pos]) b.destroy();
+  releaseToArena(batch.device, [batch.ids, batch.targets, batch.lensBuf, batch.pos]);
 }
 
-/** Frees the forward's buffers (the batch's own buffers too). */
+/** Gives the forward's buffers (the batch's own buffers too) back to the arena, once the work that reads them was submitted. */
 export function destroyForward(f: ForwardResult): void {
-  for (const b of f.buffers) b.destroy();
+  releaseToArena(f.batch.device, f.buffers);
   destroyBatch(f.batch);
 }

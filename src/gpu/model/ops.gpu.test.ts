@@ -1,8 +1,8 @@
 import { assertClose } from "../../../tests/assert.ts";
 import { Rng } from "../../core/rng.ts";
 import { poison, readF32, requestGpu, storageBuffer } from "../device.ts";
-import { encodeBiasAdd, encodeEmbedding, encodeEmbeddingBackward } from "./ops.ts";
-import { biasAddRef, embeddingBackwardRef, embeddingRef } from "./ops.ref.ts";
+import { encodeBiasAdd, encodeEmbedding, encodeEmbeddingBackward, encodeRowGather, encodeRowScatter } from "./ops.ts";
+import { biasAddRef, embeddingBackwardRef, embeddingRef, rowGatherRef, rowScatterRef } from "./ops.ref.ts";
 
 const gpu = await requestGpu();
 const { device } = gpu;
@@ -44,5 +44,38 @@ Deno.test("model ops: bias add over odd shapes", async () => {
     const yB = storageBuffer(device, "y", y);
     await run((enc) => encodeBiasAdd(device, enc, storageBuffer(device, "b", b), yB, N, O));
     assertClose(await readF32(device, yB, N * O), biasAddRef(y, b), { atol: 1e-6, rtol: 1e-6, name: `bias N${N} O${O}` });
+  }
+});
+
+Deno.test("model ops: row gather and scatter, f32 bit for bit (a denormal included) and u32 ids", async () => {
+  const rng = new Rng(3);
+  for (const [N, C, R] of [[1, 1, 1], [40, 7, 13], [300, 64, 257], [5, 1, 0]]) {
+    // Distinct rows in a random order.
+    const rows = Uint32Array.from(rng.shuffle(Array.from({ length: N }, (_, i) => i)).slice(0, R));
+    const src = rng.uniformArray(N * C);
+    src[0] = 1e-40; // a denormal: a float move could flush it
+    const dst = rng.uniformArray(N * C);
+    const rowsB = storageBuffer(device, "rows", rows.length ? rows : new Uint32Array(1));
+    const srcB = storageBuffer(device, "src", src);
+    const gathered = storageBuffer(device, "gathered", Math.max(1, R * C) * 4);
+    poison(device, gathered);
+    const dstB = storageBuffer(device, "dst", dst);
+    const ids = Uint32Array.from({ length: N }, () => rng.int(151936));
+    const idsB = storageBuffer(device, "ids", ids);
+    const idsOut = storageBuffer(device, "ids-out", Math.max(1, R) * 4);
+    await run(async (enc) => {
+      await encodeRowGather(device, enc, rowsB, srcB, gathered, R, C);
+      await encodeRowScatter(device, enc, rowsB, gathered, dstB, R, C);
+      await encodeRowGather(device, enc, rowsB, idsB, idsOut, R, 1);
+    });
+    const name = `N${N} C${C} R${R}`;
+    const g = await readF32(device, gathered, R * C);
+    assertClose(g, rowGatherRef(rows, src, C), { atol: 0, rtol: 0, name: `gather ${name}` });
+    const bits = new Uint32Array(g.buffer), srcBits = new Uint32Array(src.buffer);
+    for (let i = 0; i < R * C; i++) if (bits[i] !== srcBits[rows[Math.floor(i / C)] * C + (i % C)]) throw new Error(`gather ${name}: word ${i} changed bits`);
+    // Scattered back over dst: the gathered rows restored, every other row of dst as it was.
+    assertClose(await readF32(device, dstB, N * C), rowScatterRef(rows, rowGatherRef(rows, src, C), dst, C), { atol: 0, rtol: 0, name: `scatter ${name}` });
+    const gotIds = new Uint32Array((await readF32(device, idsOut, Math.max(1, R))).buffer);
+    for (let i = 0; i < R; i++) if (gotIds[i] !== ids[rows[i]]) throw new Error(`gather u32 ${name}: row ${i}`);
   }
 });

@@ -19,3 +19,17 @@ export function embeddingBackwardRef(ids: ArrayLike<number>, dout: ArrayLike<num
 export function biasAddRef(y: ArrayLike<number>, b: ArrayLike<number>): Float64Array {
   return Float64Array.from(y, (v, i) => v + b[i % b.length]);
 }
+
+/** out (R, C) = src[rows] (rows of a (*, C) matrix). */
+export function rowGatherRef(rows: ArrayLike<number>, src: ArrayLike<number>, C: number): Float64Array {
+  const out = new Float64Array(rows.length * C);
+  for (let i = 0; i < rows.length; i++) for (let c = 0; c < C; c++) out[i * C + c] = src[rows[i] * C + c];
+  return out;
+}
+
+/** dst with dst[rows[i]] = src[i] (rows distinct), the other rows as they were. */
+export function rowScatterRef(rows: ArrayLike<number>, src: ArrayLike<number>, dst: ArrayLike<number>, C: number): Float64Array {
+  const out = Float64Array.from(dst);
+  for (let i = 0; i < rows.length; i++) for (let c = 0; c < C; c++) out[rows[i] * C + c] = src[i * C + c];
+  return out;
+}

@@ -1,11 +1,14 @@
 // Wrappers of the model-level kernels in ./kernels: embedding gather and its backward over row
-// windows of the (V, H) table, and the bias add. The layer kernels (RMSNorm, RoPE, SwiGLU,
+// windows of the (V, H) table, the bias add, and the row gather / scatter that put the vocabulary
+// head on the rows a loss reads. The layer kernels (RMSNorm, RoPE, SwiGLU,
 // attention, matmul, the fused lm head) live in src/gpu/kernels and are called by forward.ts and
 // backward.ts directly.
-import { bindGroupLayout, computePipeline, dispatch, uniformBuffer } from "../device.ts";
+import { computePipeline, dispatch, uniformBuffer } from "../device.ts";
 import biasSource from "./kernels/bias_add.wgsl" with { type: "text" };
 import embeddingSource from "./kernels/embedding.wgsl" with { type: "text" };
 import embeddingBackwardSource from "./kernels/embedding_backward.wgsl" with { type: "text" };
+import rowGatherSource from "./kernels/row_gather.wgsl" with { type: "text" };
+import rowScatterSource from "./kernels/row_scatter.wgsl" with { type: "text" };
 
 const WG = 64;
 const MAX_X = 65535;
@@ -25,16 +28,7 @@ function u32s(...v: number[]): Uint32Array {
 
 /** Records one dispatch with explicit bindings (buffer windows), binding i = resources[i]. */
 function dispatchBindings(device: GPUDevice, enc: GPUCommandEncoder, pipeline: GPUComputePipeline, resources: GPUBufferBinding[], groups: [number, number]): void {
-  const bindGroup = device.createBindGroup({
-    label: `${pipeline.label}-bind`,
-    layout: bindGroupLayout(pipeline),
-    entries: resources.map((resource, binding) => ({ binding, resource })),
-  });
-  const pass = enc.beginComputePass({ label: pipeline.label });
-  pass.setPipeline(pipeline);
-  pass.setBindGroup(0, bindGroup);
-  pass.dispatchWorkgroups(groups[0], groups[1]);
-  pass.end();
+  dispatch(device, enc, pipeline, resources, groups);
 }
 
 /** Row windows [v0, v0 + rows) of a (V, H) matrix, `window` rows each. */
@@ -84,4 +78,18 @@ export async function encodeEmbeddingBackward(
 export async function encodeBiasAdd(device: GPUDevice, enc: GPUCommandEncoder, b: GPUBuffer, y: GPUBuffer, N: number, O: number): Promise<void> {
   const pipeline = await computePipeline(device, "model-bias-add", biasSource);
   dispatch(device, enc, pipeline, [b, y, uniformBuffer(device, "bias-params", u32s(N, O))], grid1d(N * O));
+}
+
+/** Records out (R, C) = src[rows] for 32-bit words (f32 or u32, copied bit for bit); rows (R) u32. */
+export async function encodeRowGather(device: GPUDevice, enc: GPUCommandEncoder, rows: GPUBuffer, src: GPUBuffer, out: GPUBuffer, R: number, C: number): Promise<void> {
+  if (R === 0) return;
+  const pipeline = await computePipeline(device, "model-row-gather", rowGatherSource);
+  dispatch(device, enc, pipeline, [rows, src, out, uniformBuffer(device, "row-gather-params", u32s(R, C))], grid1d(R * C));
+}
+
+/** Records dst[rows] = src (R, C) for 32-bit words, bit for bit; other rows of dst untouched; rows (R) u32, distinct. */
+export async function encodeRowScatter(device: GPUDevice, enc: GPUCommandEncoder, rows: GPUBuffer, src: GPUBuffer, dst: GPUBuffer, R: number, C: number): Promise<void> {
+  if (R === 0) return;
+  const pipeline = await computePipeline(device, "model-row-scatter", rowScatterSource);
+  dispatch(device, enc, pipeline, [rows, src, dst, uniformBuffer(device, "row-scatter-params", u32s(R, C))], grid1d(R * C));
 }

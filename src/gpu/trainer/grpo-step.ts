@@ -3,10 +3,12 @@
 // the global gradient norm with clipping, and AdamW. A step whose gradients hold NaN or Inf is
 // skipped on the GPU (parameters and moments untouched) and reported as skipped.
 import { aggregationWeights, type Aggregation, learningRate, type LrSchedule } from "../../core/grpo.ts";
-import { readF32, releaseTransients, storageBuffer } from "../device.ts";
+import { arenaBuffer, releaseToArena } from "../arena.ts";
+import { commandEncoder, readBuffers, readF32, releaseTransients, storageBuffer } from "../device.ts";
+import { perfSwitches } from "../switches.ts";
 import { type AdamWState, encodeAdamW } from "../kernels/adamw.ts";
-import { encodeGradNorm, gradStatsBuffer, readGradStats } from "../kernels/gradnorm.ts";
-import { combineGrpoStats, encodeGrpoLoss, type GrpoGpuResult, grpoResult, grpoStatsBuffer } from "../kernels/grpo_loss.ts";
+import { encodeGradNorm, GRAD_STATS_BYTES, parseGradStats } from "../kernels/gradnorm.ts";
+import { combineGrpoStats, encodeGrpoLoss, type GrpoGpuResult, grpoResult } from "../kernels/grpo_loss.ts";
 import { backward } from "../model/backward.ts";
 import { destroyForward, forward, uploadBatch } from "../model/forward.ts";
 import { encodeZeroFullGrads, type GpuFullParams } from "../model/full.ts";
@@ -123,6 +125,9 @@ export interface GrpoStepOptions {
  * Runs one GRPO step over `samples` and applies it unless the gradients are not finite. With
  * `microBatch`, the batch is processed in slices whose gradients accumulate; the aggregation
  * weights are those of the whole batch, so the result does not depend on the slicing.
+ * Nothing is read back until the update is submitted: the loss figures of every micro-batch, the
+ * entropy (with an entropy bonus) and the gradient norm come back in one read at the end, so the
+ * GPU never waits for the host in between.
  */
 export async function grpoStep(tr: GrpoTrainer, samples: GrpoSample[], o: GrpoStepOptions = {}): Promise<GrpoStepReport> {
   const { model, lora, full, opts } = tr;
@@ -147,13 +152,14 @@ export async function grpoStep(tr: GrpoTrainer, samples: GrpoSample[], o: GrpoSt
   const maskC = new Float32Array(S * C);
   samples.forEach((s, b) => maskC.fill(1, b * C, b * C + s.ids.length - s.promptLen));
   const wC = aggregationWeights(S, C, maskC, opts.aggregation, opts.normConstant);
-  const zero = device.createCommandEncoder({ label: "zero-grads" });
+  const zero = commandEncoder(device, "zero-grads");
   if (lora) encodeZeroGrads(zero, lora);
   if (full) encodeZeroFullGrads(zero, full);
   device.queue.submit([zero.finish()]);
   const micro = Math.max(1, Math.min(S, o.microBatch ?? S));
-  const parts: Float32Array[] = [];
-  let entropyLoss = 0;
+  // Read at the end: each micro-batch's loss stats, and its entropy when there is a bonus.
+  const readLater: GPUBuffer[] = [];
+  const entropyReads: { buf: GPUBuffer; weight: Float32Array }[] = [];
   for (let s0 = 0; s0 < S; s0 += micro) {
     const chunk = samples.slice(s0, s0 + micro);
     const batch = uploadBatch(device, chunk.map((s) => s.ids), model.cfg.vocabSize);
@@ -168,10 +174,12 @@ export async function grpoStep(tr: GrpoTrainer, samples: GrpoSample[], o: GrpoSt
         weight[row] = wC[(s0 + b) * C + j];
       }
     });
-    const f = await forward(model, lora, batch, { recompute: opts.recompute });
+    // The loss reads the completion rows only: the vocabulary head runs on those (switch headRows).
+    const headRows = perfSwitches().headRows ? Uint32Array.from(Array.from(mask.keys()).filter((n) => mask[n] !== 0)) : undefined;
+    const f = await forward(model, lora, batch, { recompute: opts.recompute, headRows });
     const own: GPUBuffer[] = [];
     const up = (label: string, data: Float32Array) => {
-      const buf = storageBuffer(device, label, data);
+      const buf = arenaBuffer(device, label, data);
       own.push(buf);
       return buf;
     };
@@ -179,22 +187,24 @@ export async function grpoStep(tr: GrpoTrainer, samples: GrpoSample[], o: GrpoSt
     const logpRef = withRef ? up("logp-ref", padRows(chunk.map((s) => s.logpRef ?? []), T, "logpRef")) : undefined;
     const g = up("dL-dlogp", new Float32Array(N));
     const gEnt = opts.entropyCoef !== 0 ? up("dL-dentropy", weight.map((w) => -opts.entropyCoef * w)) : undefined;
-    const stats = grpoStatsBuffer(device);
-    own.push(stats);
-    const enc = device.createCommandEncoder({ label: "grpo-loss" });
+    // From the arena (given back once read, at the end): the same buffers step after step, so the
+    // bind groups naming them are reused.
+    const stats = arenaBuffer(device, "grpo-stats", 12 * 4);
+    readLater.push(stats);
+    const enc = commandEncoder(device, "grpo-loss");
     await encodeGrpoLoss(device, enc, {
       logpNew: f.lm.logp, logpOld, logpRef, mask: up("mask", mask), weight: up("agg-weight", weight), adv: up("adv", adv),
       entropy: f.lm.entropy, grad: g, stats,
     }, { N, epsLow: opts.epsLow, epsHigh: opts.epsHigh, beta: opts.beta });
+    if (gEnt) {
+      const ent = storageBuffer(device, "entropy-read", N * 4);
+      enc.copyBufferToBuffer(f.lm.entropy, 0, ent, 0, N * 4);
+      entropyReads.push({ buf: ent, weight });
+    }
     device.queue.submit([enc.finish()]);
     await backward(model, lora, f, g, full, gEnt);
-    parts.push(await readF32(device, stats, 12));
-    if (gEnt) {
-      const ent = await readF32(device, f.lm.entropy, N);
-      for (let i = 0; i < N; i++) if (weight[i] !== 0) entropyLoss -= opts.entropyCoef * weight[i] * ent[i];
-    }
     destroyForward(f);
-    for (const buf of own) buf.destroy();
+    releaseToArena(device, own);
   }
   const lr = learningRate(tr.step, opts.lr);
   const hp = { lr, beta1: opts.beta1, beta2: opts.beta2, eps: opts.adamEps, weightDecay: opts.weightDecay, step: tr.step + 1 };
@@ -205,14 +215,26 @@ export async function grpoStep(tr: GrpoTrainer, samples: GrpoSample[], o: GrpoSt
     }
   }
   if (full) for (const s of full.slots.values()) states.push({ param: s.param, grad: s.grad, m: s.m, v: s.v, count: s.count });
-  const gstats = gradStatsBuffer(device, "grpo-grad-stats");
-  const opt = device.createCommandEncoder({ label: "adamw" });
+  const gstats = arenaBuffer(device, "grpo-grad-stats", new Float32Array([0, 0, 1, 0]));
+  const opt = commandEncoder(device, "adamw");
   await encodeGradNorm(device, opt, states.map((s) => ({ buffer: s.grad, count: s.count })), gstats, opts.maxGradNorm);
   for (const s of states) await encodeAdamW(device, opt, s, hp, gstats);
   device.queue.submit([opt.finish()]);
+  const read = await readBuffers(device, [
+    { buffer: gstats, bytes: GRAD_STATS_BYTES },
+    ...readLater.map((buffer) => ({ buffer, bytes: 12 * 4 })),
+    ...entropyReads.map((e) => ({ buffer: e.buf, bytes: e.weight.length * 4 })),
+  ]);
+  const gs = parseGradStats(read[0]);
+  const parts = read.slice(1, 1 + readLater.length).map((b) => new Float32Array(b));
+  let entropyLoss = 0;
+  entropyReads.forEach((e, i) => {
+    const ent = new Float32Array(read[1 + readLater.length + i]);
+    for (let n = 0; n < ent.length; n++) if (e.weight[n] !== 0) entropyLoss -= opts.entropyCoef * e.weight[n] * ent[n];
+  });
+  releaseToArena(device, [gstats, ...readLater]);
+  for (const e of entropyReads) e.buf.destroy();
   const result = grpoResult(combineGrpoStats(parts), opts.beta);
-  const gs = await readGradStats(device, gstats);
-  gstats.destroy();
   releaseTransients(device);
   // The GPU already skipped the update when the norm pass flagged NaN/Inf; mirror its decision.
   const skipped = gs.nonFinite;

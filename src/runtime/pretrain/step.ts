@@ -5,9 +5,10 @@
 // gradients is skipped on the GPU. Built on the trainer's exported forward/backward, full
 // fine-tuning slots and the adamw / gradnorm kernels.
 import { learningRate, type LrSchedule } from "../../core/grpo.ts";
-import { readF32, releaseTransients, storageBuffer, writeBuffer } from "../../gpu/device.ts";
+import { arenaBuffer, releaseToArena } from "../../gpu/arena.ts";
+import { commandEncoder, readBuffers, readF32, releaseTransients, storageBuffer, writeBuffer } from "../../gpu/device.ts";
 import { encodeAdamW } from "../../gpu/kernels/adamw.ts";
-import { encodeGradNorm, gradStatsBuffer, readGradStats } from "../../gpu/kernels/gradnorm.ts";
+import { encodeGradNorm, GRAD_STATS_BYTES, parseGradStats } from "../../gpu/kernels/gradnorm.ts";
 import { backward } from "../../gpu/model/backward.ts";
 import { destroyForward, forward, uploadBatch } from "../../gpu/model/forward.ts";
 import { destroyFullParams, encodeZeroFullGrads, fullParams, type GpuFullParams } from "../../gpu/model/full.ts";
@@ -90,35 +91,47 @@ export async function pretrainStep(tr: Pretrainer, rows: readonly ArrayLike<numb
   const tokens = rows.reduce((s, r) => s + r.length - 1, 0);
   if (rows.length === 0 || tokens <= 0) throw new Error("pretrainStep: no token to predict");
   for (const r of rows) if (r.length > opts.seqLen) throw new Error(`pretrainStep: a row of ${r.length} tokens is over seqLen ${opts.seqLen}`);
-  const zero = device.createCommandEncoder({ label: "pretrain-zero-grads" });
+  const zero = commandEncoder(device, "pretrain-zero-grads");
   encodeZeroFullGrads(zero, full);
   device.queue.submit([zero.finish()]);
-  let nll = 0;
+  // Each micro-batch's log-probabilities are copied aside and read with the gradient norm at the
+  // end: no round trip between micro-batches, so the GPU never waits for the host.
+  const logps: { buf: GPUBuffer; g: Float32Array }[] = [];
   for (let i = 0; i < rows.length; i += opts.microBatch) {
     const seqs = rows.slice(i, i + opts.microBatch).map((r) => Array.from(r));
     const batch = uploadBatch(device, seqs, model.cfg.vocabSize);
     const g = new Float32Array(batch.B * batch.T);
     seqs.forEach((s, b) => g.fill(-1 / tokens, b * batch.T, b * batch.T + s.length - 1));
-    const gBuf = storageBuffer(device, "dL-dlogp", g);
+    const gBuf = arenaBuffer(device, "dL-dlogp", g);
     const f = await forward(model, undefined, batch, { recompute: opts.recompute });
+    const copy = storageBuffer(device, "logp-read", g.length * 4);
+    const enc = commandEncoder(device, "pretrain-logp-copy");
+    enc.copyBufferToBuffer(f.lm.logp, 0, copy, 0, g.length * 4);
+    device.queue.submit([enc.finish()]);
+    logps.push({ buf: copy, g });
     await backward(model, undefined, f, gBuf, full);
-    const logp = await readF32(device, f.lm.logp, batch.B * batch.T);
-    for (let n = 0; n < g.length; n++) if (g[n] !== 0) nll -= logp[n];
     destroyForward(f);
-    gBuf.destroy();
+    releaseToArena(device, [gBuf]);
   }
   const lr = learningRate(tr.step, opts.lr);
-  const stats = gradStatsBuffer(device, "pretrain-grad-stats");
+  const stats = arenaBuffer(device, "pretrain-grad-stats", new Float32Array([0, 0, 1, 0]));
   const slots = [...full.slots.values()];
-  const enc = device.createCommandEncoder({ label: "pretrain-adamw" });
+  const enc = commandEncoder(device, "pretrain-adamw");
   await encodeGradNorm(device, enc, slots.map((s) => ({ buffer: s.grad, count: s.count })), stats, opts.maxGradNorm);
   for (const s of slots) {
     const weightDecay = decays(s.name) ? opts.weightDecay : 0;
     await encodeAdamW(device, enc, s, { lr, beta1: opts.beta1, beta2: opts.beta2, eps: opts.adamEps, weightDecay, step: tr.step + 1 }, stats);
   }
   device.queue.submit([enc.finish()]);
-  const gs = await readGradStats(device, stats);
-  stats.destroy();
+  const read = await readBuffers(device, [{ buffer: stats, bytes: GRAD_STATS_BYTES }, ...logps.map((l) => ({ buffer: l.buf, bytes: l.g.length * 4 }))]);
+  const gs = parseGradStats(read[0]);
+  let nll = 0;
+  logps.forEach(({ g }, k) => {
+    const logp = new Float32Array(read[1 + k]);
+    for (let n = 0; n < g.length; n++) if (g[n] !== 0) nll -= logp[n];
+  });
+  releaseToArena(device, [stats]);
+  for (const l of logps) l.buf.destroy();
   releaseTransients(device);
   if (!gs.nonFinite) tr.step++;
   return { loss: nll / tokens, tokens, gradNorm: gs.norm, clip: gs.clip, lr, skipped: gs.nonFinite, step: tr.step };

@@ -12,6 +12,7 @@ import { OrtPolicy } from "../../model/policy.ts";
 import { type Sample, sampleBatch, type SampleProgress, type SamplingParams } from "../../model/sampler.ts";
 import type { Tensor, Weights } from "../../model/tensor.ts";
 import { readF32, writeBuffer } from "../../gpu/device.ts";
+import { trimArena } from "../../gpu/arena.ts";
 import { GpuCensus } from "../../gpu/census.ts";
 import { destroyAdapter, destroyModel, type GpuLora, type GpuModel, halfProjections, readAdapter, uploadAdapter, uploadModel } from "../../gpu/model/state.ts";
 import { ChatCodec } from "./prompting.ts";
@@ -214,6 +215,9 @@ export class ModelRuntime {
    */
   async syncPolicy(): Promise<void> {
     if (!this.gpu) return;
+    // Training is over until the next batch: the trainer's kept activations (arena.ts) go, so
+    // sampling has the memory they held (the next step's shape differs anyway).
+    trimArena(this.gpu.model.device);
     this.adapterStale = true;
     if (this.policy.device && this.policy.device === this.gpu.model.device) {
       if (!this.boundToTrainer) {

@@ -1,0 +1,119 @@
+// dx (N, K) = dy (N, Nout) @ dequant(W): the product through a frozen q4 weight needed by backward,
+// W in onnxruntime's MatMulNBits layout (4 bits, block 32), on 128x128 output tiles with
+// matmul_t128.wgsl's inner loop (sixteen vec4 accumulators per thread, TK = 8). A contracted step is
+// 8 rows of W over the tile's 128 columns of K: 4 blocks x 4 words per row, 128 words, each
+// dequantised by two threads into one vec4 of the W tile. Same bindings and Dims as q4matmul_t.wgsl.
+
+struct Dims {
+  N: u32,
+  K: u32,
+  Nout: u32,
+  nb: u32,      // blocks per row of W: ceil(K / 32)
+  zpBytes: u32, // zero-point bytes per row of W: ceil(nb / 2)
+  _p0: u32,
+  _p1: u32,
+  _p2: u32,
+}
+
+@group(0) @binding(0) var<storage, read> dy: array<f32>;           // (N, Nout)
+@group(0) @binding(1) var<storage, read> wq: array<u32>;           // (Nout, nb, 16) bytes, low nibble first
+@group(0) @binding(2) var<storage, read> scales: array<f32>;       // (Nout, nb)
+@group(0) @binding(3) var<storage, read> zp: array<u32>;           // (Nout, zpBytes) bytes; unused unless HAS_ZP
+@group(0) @binding(4) var<storage, read_write> dx: array<f32>;     // (N, K)
+@group(0) @binding(5) var<uniform> dims: Dims;
+
+override HAS_ZP: bool = false;
+override ACCUMULATE: bool = false; // add into the output instead of overwriting it
+
+const TS: u32 = 128u; // output tile edge (a multiple of the block: 4 blocks of K)
+const TK: u32 = 8u;   // rows of W (outputs of the forward) per contracted step
+const TSV: u32 = 33u; // row stride of the tiles in vec4 (32 + 1 against bank conflicts of k-fastest fills)
+
+var<workgroup> tileA: array<vec4f, 264>; // (TK, TSV): element m of row j at tileA[j * TSV + m / 4][m % 4]
+var<workgroup> tileB: array<vec4f, 264>; // (TK, TSV): element k of row j at tileB[j * TSV + k / 4][k % 4]
+
+fn zeroPoint(n: u32, blk: u32) -> f32 {
+  if (!HAS_ZP) { return 8.0; }
+  let byteIdx = n * dims.zpBytes + blk / 2u;
+  return f32((zp[byteIdx / 4u] >> (8u * (byteIdx % 4u) + 4u * (blk % 2u))) & 15u);
+}
+
+@compute @workgroup_size(16, 16)
+fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec3u) {
+  let row0 = wg.y * TS;
+  let col0 = wg.x * TS;
+  let tx = lid.x;
+  let ty = lid.y;
+  let tid = ty * 16u + tx;
+  // W loader: word w of the step (row jj = w / 16, word w % 16 of the tile's 16 in that row), half h.
+  let w = tid / 2u;
+  let h = tid % 2u;
+  let jj = w / 16u;
+  let wr = w % 16u;
+  let blk = col0 / 32u + wr / 4u;
+  var r0l = vec4f(0.0); var r0r = vec4f(0.0); var r1l = vec4f(0.0); var r1r = vec4f(0.0);
+  var r2l = vec4f(0.0); var r2r = vec4f(0.0); var r3l = vec4f(0.0); var r3r = vec4f(0.0);
+  var r4l = vec4f(0.0); var r4r = vec4f(0.0); var r5l = vec4f(0.0); var r5r = vec4f(0.0);
+  var r6l = vec4f(0.0); var r6r = vec4f(0.0); var r7l = vec4f(0.0); var r7r = vec4f(0.0);
+  for (var j0 = 0u; j0 < dims.Nout; j0 += TK) {
+    // dy: 256 threads load the 1024 elements, j fastest (memory order).
+    for (var i = 0u; i < 4u; i++) {
+      let e = tid + i * 256u;
+      let ja = e % TK;
+      let mm = e / TK;
+      var av = 0.0;
+      if (row0 + mm < dims.N && j0 + ja < dims.Nout) { av = dy[(row0 + mm) * dims.Nout + j0 + ja]; }
+      tileA[ja * TSV + mm / 4u][mm % 4u] = av;
+    }
+    let j = j0 + jj;
+    var wv = vec4f(0.0);
+    if (j < dims.Nout && blk < dims.nb) {
+      let word = wq[(j * dims.nb + blk) * 4u + wr % 4u] >> (16u * h);
+      let q = vec4f(vec4u(word & 15u, (word >> 4u) & 15u, (word >> 8u) & 15u, (word >> 12u) & 15u));
+      wv = (q - zeroPoint(j, blk)) * scales[j * dims.nb + blk];
+    }
+    tileB[jj * TSV + wr * 2u + h] = wv; // elements k = col0 + 8 wr + 4h .. + 3 of row j
+    workgroupBarrier();
+    for (var kk = 0u; kk < TK; kk++) {
+      let a0 = tileA[kk * TSV + ty];
+      let a1 = tileA[kk * TSV + 16u + ty];
+      let b0 = tileB[kk * TSV + tx];
+      let b1 = tileB[kk * TSV + 16u + tx];
+      r0l = fma(vec4f(a0.x), b0, r0l); r0r = fma(vec4f(a0.x), b1, r0r);
+      r1l = fma(vec4f(a0.y), b0, r1l); r1r = fma(vec4f(a0.y), b1, r1r);
+      r2l = fma(vec4f(a0.z), b0, r2l); r2r = fma(vec4f(a0.z), b1, r2r);
+      r3l = fma(vec4f(a0.w), b0, r3l); r3r = fma(vec4f(a0.w), b1, r3r);
+      r4l = fma(vec4f(a1.x), b0, r4l); r4r = fma(vec4f(a1.x), b1, r4r);
+      r5l = fma(vec4f(a1.y), b0, r5l); r5r = fma(vec4f(a1.y), b1, r5r);
+      r6l = fma(vec4f(a1.z), b0, r6l); r6r = fma(vec4f(a1.z), b1, r6r);
+      r7l = fma(vec4f(a1.w), b0, r7l); r7r = fma(vec4f(a1.w), b1, r7r);
+    }
+    workgroupBarrier();
+  }
+  let m0 = row0 + 4u * ty;
+  let m1 = row0 + 64u + 4u * ty;
+  let n0 = col0 + 4u * tx;
+  let n1 = col0 + 64u + 4u * tx;
+  store4(m0, n0, r0l); store4(m0, n1, r0r);
+  store4(m0 + 1u, n0, r1l); store4(m0 + 1u, n1, r1r);
+  store4(m0 + 2u, n0, r2l); store4(m0 + 2u, n1, r2r);
+  store4(m0 + 3u, n0, r3l); store4(m0 + 3u, n1, r3r);
+  store4(m1, n0, r4l); store4(m1, n1, r4r);
+  store4(m1 + 1u, n0, r5l); store4(m1 + 1u, n1, r5r);
+  store4(m1 + 2u, n0, r6l); store4(m1 + 2u, n1, r6r);
+  store4(m1 + 3u, n0, r7l); store4(m1 + 3u, n1, r7r);
+}
+
+// Writes columns k .. k + 3 of row m (those inside dx), with the accumulation.
+fn store4(m: u32, k: u32, v: vec4f) {
+  if (m >= dims.N) { return; }
+  for (var q = 0u; q < 4u; q++) {
+    let col = k + q;
+    if (col < dims.K) {
+      let idx = m * dims.K + col;
+      var val = v[q];
+      if (ACCUMULATE) { val += dx[idx]; }
+      dx[idx] = val;
+    }
+  }
+}

@@ -1,0 +1,40 @@
+import { assert, assertEquals } from "../../tests/assert.ts";
+import { formatPerfSwitches, NEW_SWITCHES, OLD_SWITCHES, parsePerfSwitches, perfSwitches, setPerfSwitches } from "./switches.ts";
+
+Deno.test("perf switches: old, new and name=value lists parse; the formatted form parses back", () => {
+  assertEquals(parsePerfSwitches("old"), { ...OLD_SWITCHES });
+  assertEquals(parsePerfSwitches("new"), { ...NEW_SWITCHES });
+  assertEquals(parsePerfSwitches(""), { ...NEW_SWITCHES });
+  const s = parsePerfSwitches("passes=split, arena=0,q4=tile64");
+  assertEquals(s, { ...NEW_SWITCHES, passes: "split", arena: false, q4: "tile64" });
+  assertEquals(parsePerfSwitches("old,q4=tile128"), { ...OLD_SWITCHES, q4: "tile128" });
+  assertEquals(parsePerfSwitches("subgroups=0", OLD_SWITCHES), { ...OLD_SWITCHES, subgroups: false });
+  for (const x of [NEW_SWITCHES, OLD_SWITCHES, s]) assertEquals(parsePerfSwitches(formatPerfSwitches(x)), { ...x });
+});
+
+Deno.test("perf switches: unknown names and values are errors naming the choices", () => {
+  const fails = (spec: string, pattern: RegExp) => {
+    let msg = "";
+    try {
+      parsePerfSwitches(spec);
+    } catch (e) {
+      msg = e instanceof Error ? e.message : String(e);
+    }
+    assert(pattern.test(msg), `${spec}: ${msg}`);
+  };
+  fails("passes=both", /passes: one of merged, split, got both/);
+  fails("speed=1", /perf switch 'speed=1': one of old, new, passes=/);
+  fails("merged", /perf switch 'merged'/);
+});
+
+Deno.test("perf switches: setPerfSwitches returns the previous ones", () => {
+  const before = perfSwitches();
+  const prev = setPerfSwitches({ passes: "split" });
+  try {
+    assertEquals(prev, before);
+    assertEquals(perfSwitches().passes, "split");
+  } finally {
+    setPerfSwitches(prev);
+  }
+  assertEquals(perfSwitches(), before);
+});

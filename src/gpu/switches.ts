@@ -1,0 +1,127 @@
+// Switches between the trainer's speed variants, so that one benchmark process can time the earlier
+// and the current way side by side (every variant computes the same values; tests run both where
+// they differ in more than scheduling). Read once from RLVR_PERF under Deno — a comma-separated
+// list of name=value, or "old" for every earlier behaviour at once — and changed by benchmarks
+// with setPerfSwitches. Each switch names what the earlier behaviour was.
+
+/** The variants. */
+export interface PerfSwitches {
+  /** "merged": consecutive dispatches of a step's encoder share one compute pass; "split": a pass per dispatch (earlier; the profiler's per-kernel mode). */
+  passes: "merged" | "split";
+  /** "layer": forward and backward submit their work layer by layer, so the GPU runs while the host records; "once": one submit each (earlier). */
+  submit: "layer" | "once";
+  /** q4 projections on "tile128" kernels (128x128 tiles, the f32 kernel's inner loop) or "tile64" (earlier). */
+  q4: "tile128" | "tile64";
+  /** Bind groups cached per pipeline and bindings (true) or made per dispatch (false, earlier). */
+  bindCache: boolean;
+  /** A step's activations, scratch and batch inputs from arena.ts, kept from step to step (true), or created and destroyed per step (false, earlier). */
+  arena: boolean;
+  /** Split-K for every transpose of a narrow product with a small grid ("general") or only transposed-A products ("transA", earlier). */
+  splitK: "general" | "transA";
+  /** Subgroup reductions where the device has the feature (true), or the workgroup-memory reductions everywhere (false, earlier). */
+  subgroups: boolean;
+  /** Recomputation in the backward skips each layer's output (down_proj's product and the residual copy), which it does not need (true), or re-runs the whole layer (false, earlier). */
+  recomputeLean: boolean;
+  /** The GRPO step runs the vocabulary head on the completion rows its loss reads (true), or on every row (false, earlier). */
+  headRows: boolean;
+}
+
+/** The current defaults. */
+export const NEW_SWITCHES: Readonly<PerfSwitches> = { passes: "merged", submit: "layer", q4: "tile128", bindCache: true, arena: true, splitK: "general", subgroups: true, recomputeLean: true, headRows: true };
+/** Every earlier behaviour. */
+export const OLD_SWITCHES: Readonly<PerfSwitches> = { passes: "split", submit: "once", q4: "tile64", bindCache: false, arena: false, splitK: "transA", subgroups: false, recomputeLean: false, headRows: false };
+
+const CHOICES: { [K in keyof PerfSwitches]: readonly string[] } = {
+  passes: ["merged", "split"],
+  submit: ["layer", "once"],
+  q4: ["tile128", "tile64"],
+  bindCache: ["1", "0"],
+  arena: ["1", "0"],
+  splitK: ["general", "transA"],
+  subgroups: ["1", "0"],
+  recomputeLean: ["1", "0"],
+  headRows: ["1", "0"],
+};
+
+function isKey(k: string): k is keyof PerfSwitches {
+  return Object.prototype.hasOwnProperty.call(CHOICES, k);
+}
+
+/** Parses "old", "new", or "name=value,..." (on top of `base`) into switches; throws on unknown names or values. */
+export function parsePerfSwitches(spec: string, base: Readonly<PerfSwitches> = NEW_SWITCHES): PerfSwitches {
+  const out: PerfSwitches = { ...base };
+  for (const part of spec.split(",").map((s) => s.trim()).filter(Boolean)) {
+    if (part === "old") {
+      Object.assign(out, OLD_SWITCHES);
+      continue;
+    }
+    if (part === "new") {
+      Object.assign(out, NEW_SWITCHES);
+      continue;
+    }
+    const eq = part.indexOf("=");
+    const k = part.slice(0, eq), v = part.slice(eq + 1);
+    if (eq < 0 || !isKey(k)) throw new Error(`perf switch '${part}': one of old, new, ${Object.keys(CHOICES).map((c) => `${c}=`).join(", ")}`);
+    if (!CHOICES[k].includes(v)) throw new Error(`perf switch ${k}: one of ${CHOICES[k].join(", ")}, got ${v}`);
+    switch (k) {
+      case "passes":
+        out.passes = v === "split" ? "split" : "merged";
+        break;
+      case "submit":
+        out.submit = v === "once" ? "once" : "layer";
+        break;
+      case "q4":
+        out.q4 = v === "tile64" ? "tile64" : "tile128";
+        break;
+      case "bindCache":
+        out.bindCache = v === "1";
+        break;
+      case "arena":
+        out.arena = v === "1";
+        break;
+      case "splitK":
+        out.splitK = v === "transA" ? "transA" : "general";
+        break;
+      case "subgroups":
+        out.subgroups = v === "1";
+        break;
+      case "recomputeLean":
+        out.recomputeLean = v === "1";
+        break;
+      case "headRows":
+        out.headRows = v === "1";
+        break;
+    }
+  }
+  return out;
+}
+
+/** "passes=merged,submit=layer,...": the form RLVR_PERF and the benches' perf= take. */
+export function formatPerfSwitches(s: Readonly<PerfSwitches>): string {
+  return `passes=${s.passes},submit=${s.submit},q4=${s.q4},bindCache=${s.bindCache ? 1 : 0},arena=${s.arena ? 1 : 0},splitK=${s.splitK},subgroups=${s.subgroups ? 1 : 0},recomputeLean=${s.recomputeLean ? 1 : 0},headRows=${s.headRows ? 1 : 0}`;
+}
+
+function fromEnv(): PerfSwitches {
+  const deno = (globalThis as { Deno?: { env: { get(k: string): string | undefined } } }).Deno;
+  let spec: string | undefined;
+  try {
+    spec = deno?.env.get("RLVR_PERF");
+  } catch {
+    spec = undefined; // no --allow-env
+  }
+  return spec ? parsePerfSwitches(spec) : { ...NEW_SWITCHES };
+}
+
+let current: PerfSwitches = fromEnv();
+
+/** The switches in force. */
+export function perfSwitches(): Readonly<PerfSwitches> {
+  return current;
+}
+
+/** Changes some switches for every later step (benchmarks); returns the previous ones. */
+export function setPerfSwitches(s: Partial<PerfSwitches>): PerfSwitches {
+  const prev = current;
+  current = { ...current, ...s };
+  return prev;
+}
