@@ -3,7 +3,9 @@
 // One owner per session: every run goes through a queue, so callers may overlap calls safely.
 import { type ModelConfig, validateWeights } from "./config.ts";
 import { LORA_TARGETS, type LoraAdapter, loraKey, type LoraTarget, targetDims, validateAdapter } from "./lora.ts";
-import { ATTN_ALIGN, type AttentionKind, buildDecoder, gqaApplies, shortTarget, type WeightDtype } from "./onnx/decoder.ts";
+import { ATTN_ALIGN, type AttentionKind, buildDecoder, type DecoderOptions, gqaApplies, PreparedWeights, shortTarget, type WeightDtype } from "./onnx/decoder.ts";
+import { CapturedDecoder, compareCaptured } from "./captured.ts";
+import { checkCaptured } from "./captured-check.ts";
 import { createSession, hasWebGpu, ort, type Provider } from "./onnx/ort.ts";
 import { checkGqa } from "./gqa-check.ts";
 import type { Weights } from "./tensor.ts";
@@ -50,6 +52,17 @@ export interface PolicyOptions {
    * flash-attention path was wrong on SwiftShader). Default true; the check's own policies skip it.
    */
   checkGqa?: boolean;
+  /**
+   * Keep the logits of `step` in a GPU buffer (`stepGpu` hands them over; `step` reads them back), for
+   * token choice on the GPU (sampler-gpu.ts). Default false. WebGPU only.
+   */
+  logitsOnGpu?: boolean;
+  /**
+   * Keep the weight conversions of this build (q4 blocks, transposes) for the captured decoding
+   * graph (`capturedDecoder`), so building it does not quantise again; dropped once it is built.
+   * Default false (the captured graph is then built from the weights again).
+   */
+  keepPrepared?: boolean;
 }
 
 /** Whether the device (else the default adapter) has subgroups: ORT's kernels then use them. */
@@ -103,6 +116,12 @@ export interface StepOutput {
   present: KvCache;
 }
 
+/** `stepGpu`'s output: the logits (B, keep, V) as a GPU tensor (dispose it when read) and the cache. */
+export interface GpuStepOutput {
+  logits: ort.Tensor;
+  present: KvCache;
+}
+
 /** Wall milliseconds of the policy's runs by part, added to while `OrtPolicy.timing` is set (benchmarks). */
 export interface PolicyTiming {
   runs: number;
@@ -137,6 +156,11 @@ export class OrtPolicy {
    * cuts a prefill batch into runs whose intermediates fit (`rowsPerRun`).
    */
   bindingLimit = Infinity;
+  /** What the captured decoding graph is built from (weights and the build's options); null on WASM. */
+  private source: { weights: Weights; opts: DecoderOptions; prepared: PreparedWeights | null } | null = null;
+  /** Where notes go (PolicyOptions.onNote). */
+  private note: (msg: string) => void = (m) => console.warn(m);
+  private captured: CapturedDecoder | null = null;
 
   private constructor(
     readonly cfg: ModelConfig,
@@ -149,6 +173,8 @@ export class OrtPolicy {
     private outputNames: readonly string[],
     /** The adapters' alpha / r fixed in the graph, or null (fed as `lora_scale`). */
     readonly loraScale: number | null = null,
+    /** `step`'s logits stay on the GPU (stepGpu); PolicyOptions.logitsOnGpu. */
+    readonly logitsOnGpu = false,
   ) {
     this.setAdapter(null);
   }
@@ -171,7 +197,9 @@ export class OrtPolicy {
         (o.onNote ?? ((m) => console.warn(m)))(`note: onnxruntime-web's GroupQueryAttention differs from explicit attention on this device by ${check.maxAbsDiff.toExponential(2)} in log-probability (its subgroup path; seen on SwiftShader): the policy uses explicit attention`);
       }
     }
-    const built = buildDecoder(cfg, weights, { dtype, loraTargets: targets, kvCache: true, maxPositions, externalMinBytes: o.externalMinBytes, attention, loraScale: o.loraScale, shaderF16 });
+    const prepared = o.keepPrepared ? new PreparedWeights() : undefined;
+    const buildOpts: DecoderOptions = { dtype, loraTargets: targets, kvCache: true, maxPositions, externalMinBytes: o.externalMinBytes, attention, loraScale: o.loraScale, shaderF16 };
+    const built = buildDecoder(cfg, weights, { ...buildOpts, prepared });
     if (o.signal) {
       // The build is synchronous: a Stop posted to this worker meanwhile is delivered by a task turn.
       await new Promise((r) => setTimeout(r, 0));
@@ -179,15 +207,19 @@ export class OrtPolicy {
     }
     // On WebGPU the present.* outputs can stay in GPU buffers and be fed back as the next past.
     const kvLocations: Record<string, "gpu-buffer"> = {};
-    for (const name of built.outputNames) if (name.startsWith("present.")) kvLocations[name] = "gpu-buffer";
+    for (const name of built.outputNames) if (name.startsWith("present.") || (o.logitsOnGpu && name === "logits")) kvLocations[name] = "gpu-buffer";
     const webgpuOpts = o.kvOnGpu === false ? {} : { preferredOutputLocation: kvLocations };
     const { session, provider } = await createSession(built.bytes, o.provider ?? "webgpu", o.onNote ?? ((m) => console.warn(m)), { externalData: built.external }, webgpuOpts, o.device);
-    const policy = new OrtPolicy(cfg, dtype, maxPositions, targets, provider, built.kvType, session, built.outputNames, o.loraScale ?? null);
+    const policy = new OrtPolicy(cfg, dtype, maxPositions, targets, provider, built.kvType, session, built.outputNames, o.loraScale ?? null, provider === "webgpu" && !!o.logitsOnGpu && o.kvOnGpu !== false);
     policy.device = provider === "webgpu" ? o.device ?? null : null;
     policy.attention = built.attention;
     policy.precision = built.precision;
     policy.shaderF16 = shaderF16;
-    if (provider === "webgpu") policy.bindingLimit = (o.device ?? await ort.env.webgpu.device).limits.maxStorageBufferBindingSize;
+    if (provider === "webgpu") {
+      policy.bindingLimit = (o.device ?? await ort.env.webgpu.device).limits.maxStorageBufferBindingSize;
+      policy.source = { weights, opts: { ...buildOpts, attention: built.attention }, prepared: prepared ?? null };
+      if (o.onNote) policy.note = o.onNote;
+    }
     return policy;
   }
 
@@ -268,22 +300,36 @@ export class OrtPolicy {
   /** One forward step; runs are queued so the session has a single caller at a time. */
   step(input: StepInput): Promise<StepOutput> {
     return this.serial(async () => {
-      const B = input.ids.length;
-      const rows = input.past ? B : this.rowsPerRun(input.ids[0]?.length ?? 0, input.mask[0]?.length ?? 0, input.keep);
-      if (rows >= B) return await this.runStep(input);
-      // A prefill too large for one run: runs of `rows` rows (same padded width), then one cache.
-      const parts: StepOutput[] = [];
-      try {
-        for (let i = 0; i < B; i += rows) {
-          const cut = <T>(xs: T[]) => xs.slice(i, i + rows);
-          parts.push(await this.runStep({ ids: cut(input.ids), mask: cut(input.mask), positions: cut(input.positions), past: null, keep: input.keep }));
-        }
-        return await this.concatOutputs(parts);
-      } catch (e) {
-        for (const p of parts) releaseCache(p.present);
-        throw e;
-      }
+      const out = await this.stepTensors(input);
+      return { logits: await logitsData(out.logits), present: out.present };
     });
+  }
+
+  /** One forward step whose logits stay on the GPU (a policy created with `logitsOnGpu`). */
+  stepGpu(input: StepInput): Promise<GpuStepOutput> {
+    if (!this.logitsOnGpu) throw new Error("stepGpu needs a policy created with logitsOnGpu on WebGPU");
+    return this.serial(() => this.stepTensors(input));
+  }
+
+  private async stepTensors(input: StepInput): Promise<GpuStepOutput> {
+    const B = input.ids.length;
+    const rows = input.past ? B : this.rowsPerRun(input.ids[0]?.length ?? 0, input.mask[0]?.length ?? 0, input.keep);
+    if (rows >= B) return await this.runStep(input);
+    // A prefill too large for one run: runs of `rows` rows (same padded width), then one cache.
+    const parts: GpuStepOutput[] = [];
+    try {
+      for (let i = 0; i < B; i += rows) {
+        const cut = <T>(xs: T[]) => xs.slice(i, i + rows);
+        parts.push(await this.runStep({ ids: cut(input.ids), mask: cut(input.mask), positions: cut(input.positions), past: null, keep: input.keep }));
+      }
+      return await this.concatOutputs(parts);
+    } catch (e) {
+      for (const p of parts) {
+        releaseCache(p.present);
+        p.logits.dispose();
+      }
+      throw e;
+    }
   }
 
   /**
@@ -300,13 +346,33 @@ export class OrtPolicy {
   }
 
   /** The outputs of consecutive row runs as one: logits one after the other, caches joined (joinCacheRows). */
-  private async concatOutputs(parts: StepOutput[]): Promise<StepOutput> {
-    const logits = new Float32Array(parts.reduce((n, p) => n + p.logits.length, 0));
-    let at = 0;
-    for (const p of parts) {
-      logits.set(p.logits, at);
-      at += p.logits.length;
+  private async concatOutputs(parts: GpuStepOutput[]): Promise<GpuStepOutput> {
+    const [, keep, V] = parts[0].logits.dims;
+    const rows = parts.reduce((n, p) => n + p.logits.dims[0], 0);
+    let logits: ort.Tensor;
+    if (parts[0].logits.location === "gpu-buffer") {
+      const device = this.device ?? await ort.env.webgpu.device;
+      const buf = device.createBuffer({ label: "policy-logits", size: rows * keep * V * 4, usage: GPU_STORAGE_COPY });
+      const enc = device.createCommandEncoder({ label: "policy-logits-concat" });
+      let at = 0;
+      for (const p of parts) {
+        const bytes = p.logits.dims[0] * keep * V * 4;
+        enc.copyBufferToBuffer(p.logits.gpuBuffer, 0, buf, at, bytes);
+        at += bytes;
+      }
+      device.queue.submit([enc.finish()]);
+      await device.queue.onSubmittedWorkDone();
+      logits = ort.Tensor.fromGpuBuffer(buf, { dataType: "float32", dims: [rows, keep, V], dispose: () => buf.destroy() });
+    } else {
+      const data = new Float32Array(rows * keep * V);
+      let at = 0;
+      for (const p of parts) {
+        data.set(await logitsData(p.logits), at);
+        at += p.logits.size;
+      }
+      logits = new ort.Tensor("float32", data, [rows, keep, V]);
     }
+    for (const p of parts) p.logits.dispose();
     const present = await this.joinCacheRows(parts.map((p) => ({ cache: p.present, rows: Array.from({ length: p.present.batch }, (_, r) => r) })));
     return { logits, present };
   }
@@ -422,6 +488,68 @@ export class OrtPolicy {
     return { tensors, batch, length: pieces[0].cache.length };
   }
 
+  /** The GPUDevice the session runs on (the caller's, else ORT's own); null on WASM. */
+  async gpuDevice(): Promise<GPUDevice | null> {
+    return this.provider === "webgpu" ? this.device ?? await ort.env.webgpu.device : null;
+  }
+
+  /** The adapter inputs as the next run feeds them (GPU buffers on WebGPU: resident copies or the trainer's). */
+  adapterFeedsNow(): Promise<Record<string, ort.Tensor>> {
+    return this.serial(() => this.adapterInputs());
+  }
+
+  /**
+   * Whether captured decoding applies: WebGPU and a model GroupQueryAttention takes (f32 or q4, head
+   * dim % 8; decoder.ts staticDecode). The policy's own graph may still use explicit attention (where
+   * ORT's GQA failed gqa-check.ts: its prefill path), since the captured graph only decodes; whether
+   * its decode path is right on the device is sampler-gpu.ts's capturedWorks.
+   */
+  get canCapture(): boolean {
+    const src = this.source;
+    return this.provider === "webgpu" && src !== null && gqaApplies(this.cfg, this.dtype, src.opts.shaderF16 ?? true);
+  }
+
+  /**
+   * Whether captured decoding applies here and computes right on this device (captured-check.ts, once
+   * per device and head layout); a note says why not when the check fails.
+   */
+  async capturedOk(): Promise<boolean> {
+    if (!this.canCapture) return false;
+    const device = this.device ?? undefined;
+    const key = device ?? await ort.env.webgpu.device;
+    const r = await checkCaptured(this.cfg, key, async (cfg, w) => {
+      const p = await OrtPolicy.create(cfg, w, { attention: "explicit", checkGqa: false, maxPositions: 128, device, logitsOnGpu: true, onNote: () => {} });
+      return { compare: (prompts, tokens) => compareCaptured(p, prompts, tokens), release: () => p.release() };
+    });
+    if (!r.ok) this.note(`note: captured decoding differs from the uncaptured graph on this device by ${r.maxAbsDiff.toExponential(2)} in log-probability${r.error ? ` (${r.error})` : ""}: decoding without graph capture`);
+    return r.ok;
+  }
+
+  /**
+   * The captured decoding session (captured.ts) for at least `rows` rows and `maxT` cache columns,
+   * made on first use and kept: one session serves every smaller batch (idle rows) and shorter length;
+   * a larger batch or length, or an adapter of another rank, makes a new one of the largest sizes seen.
+   */
+  async capturedDecoder(rows: number, maxT: number): Promise<CapturedDecoder> {
+    const src = this.source;
+    if (!src || !this.canCapture) throw new Error(`captured decoding needs WebGPU and a model GroupQueryAttention takes (f32 or q4, head dim % 8; this policy: ${this.provider}, ${this.dtype}, head dim ${this.cfg.headDim})`);
+    if (maxT > this.maxPositions) throw new Error(`captured decoding: ${maxT} columns exceed maxPositions ${this.maxPositions}`);
+    const adapter = await this.adapterFeedsNow();
+    const have = this.captured;
+    if (have && have.batch >= rows && have.maxT >= maxT && have.fits(adapter)) return have;
+    const batch = Math.max(rows, have?.batch ?? 0);
+    // Columns rounded up to 64 (and to what was seen), so nearby prompt lengths share the session.
+    const T = Math.min(this.maxPositions, Math.max(Math.ceil(maxT / 64) * 64, have?.maxT ?? 0));
+    this.captured = null;
+    await have?.release();
+    const built = buildDecoder(this.cfg, src.weights, { ...src.opts, attention: "gqa", prepared: src.prepared ?? undefined, staticDecode: { batch, maxT: T } });
+    src.prepared = null; // the conversions were for this one build; later ones quantise again
+    const device = await this.gpuDevice();
+    if (!device) throw new Error("captured decoding needs a GPUDevice");
+    this.captured = await CapturedDecoder.create({ device, cfg: this.cfg, built, adapter });
+    return this.captured;
+  }
+
   /** Frees the GPU buffers of a cache that will not be fed again. */
   releaseCache(cache: KvCache): void {
     releaseCache(cache);
@@ -431,6 +559,8 @@ export class OrtPolicy {
   async release(): Promise<void> {
     await this.serial(async () => {
       this.released = true;
+      await this.captured?.release();
+      this.captured = null;
       for (const t of this.residentFeeds?.made ?? []) t.dispose();
       this.residentFeeds = null;
       await this.session.release();
@@ -451,10 +581,9 @@ export class OrtPolicy {
     }
   }
 
-  private async runStep(x: StepInput): Promise<StepOutput> {
+  private async runStep(x: StepInput): Promise<GpuStepOutput> {
     const r = await this.runGraph(x, null);
-    const logits = r.logits.data;
-    if (!(logits instanceof Float32Array)) throw new Error("policy: logits are not float32");
+    const logits = r.logits;
     const tensors: ort.Tensor[] = [];
     for (let l = 0; l < this.cfg.numLayers; l++) tensors.push(r[`present.${l}.key`], r[`present.${l}.value`]);
     return { logits, present: { tensors, batch: x.ids.length, length: (x.past?.length ?? 0) + x.ids[0].length } };
@@ -540,6 +669,13 @@ export class OrtPolicy {
 
 /** GPUBufferUsage STORAGE | COPY_SRC | COPY_DST (the constants object is not in every runtime's globals). */
 const GPU_STORAGE_COPY = 0x0080 | 0x0004 | 0x0008;
+
+/** The float32 data of a logits tensor (read back and freed when it is on the GPU). */
+async function logitsData(t: ort.Tensor): Promise<Float32Array> {
+  const data = t.location === "gpu-buffer" ? await t.getData(true) : t.data;
+  if (!(data instanceof Float32Array)) throw new Error("policy: logits are not float32");
+  return data;
+}
 
 function releaseCache(cache: KvCache): void {
   for (const t of cache.tensors) if (t.location === "gpu-buffer") t.dispose();
