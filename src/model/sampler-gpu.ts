@@ -21,6 +21,25 @@ import { acceptToken, checkParams, newRow, rowSeed, type RowState, type Sample, 
 export const GPU_SAMPLERS = ["captured", "gpu"] as const;
 export type GpuSampler = (typeof GPU_SAMPLERS)[number];
 
+/** Where tokens are chosen: "cpu" (sampler.ts sampleBatch, the logits read back every step) or a GpuSampler. */
+export const SAMPLERS = ["cpu", ...GPU_SAMPLERS] as const;
+export type SamplerKind = (typeof SAMPLERS)[number];
+
+/** RLVR_SAMPLER=cpu|gpu|captured under Deno (benchmarks, runs), else undefined (or in the browser). */
+export function samplerFromEnv(): SamplerKind | undefined {
+  const deno = (globalThis as { Deno?: { env: { get(k: string): string | undefined } } }).Deno;
+  let v: string | undefined;
+  try {
+    v = deno?.env.get("RLVR_SAMPLER");
+  } catch {
+    return undefined; // no --allow-env
+  }
+  if (v === undefined || v === "") return undefined;
+  const k = SAMPLERS.find((x) => x === v);
+  if (!k) throw new Error(`RLVR_SAMPLER=${v}: one of ${SAMPLERS.join(", ")}`);
+  return k;
+}
+
 const STORAGE_COPY = 0x0080 | 0x0004 | 0x0008, MAP_READ = 0x0001, COPY_DST = 0x0008;
 
 /** Left-padded prompts as one prefill step. */
