@@ -550,6 +550,13 @@ export class OrtPolicy {
     return this.captured;
   }
 
+  /** Releases the captured decoding session (the next capturedDecoder call makes one of its own sizes). */
+  async releaseCaptured(): Promise<void> {
+    const c = this.captured;
+    this.captured = null;
+    await c?.release();
+  }
+
   /** Frees the GPU buffers of a cache that will not be fed again. */
   releaseCache(cache: KvCache): void {
     releaseCache(cache);
