@@ -63,6 +63,8 @@ export interface PolicyOptions {
    * Default false (the captured graph is then built from the weights again).
    */
   keepPrepared?: boolean;
+  /** Weight conversions shared with other policies of the same weights (benchmarks: one quantisation for several sessions); kept, never dropped. */
+  prepared?: PreparedWeights;
 }
 
 /** Whether the device (else the default adapter) has subgroups: ORT's kernels then use them. */
@@ -157,7 +159,7 @@ export class OrtPolicy {
    */
   bindingLimit = Infinity;
   /** What the captured decoding graph is built from (weights and the build's options); null on WASM. */
-  private source: { weights: Weights; opts: DecoderOptions; prepared: PreparedWeights | null } | null = null;
+  private source: { weights: Weights; opts: DecoderOptions; prepared: PreparedWeights | null; shared: boolean } | null = null;
   /** Where notes go (PolicyOptions.onNote). */
   private note: (msg: string) => void = (m) => console.warn(m);
   private captured: CapturedDecoder | null = null;
@@ -197,7 +199,7 @@ export class OrtPolicy {
         (o.onNote ?? ((m) => console.warn(m)))(`note: onnxruntime-web's GroupQueryAttention differs from explicit attention on this device by ${check.maxAbsDiff.toExponential(2)} in log-probability (its subgroup path; seen on SwiftShader): the policy uses explicit attention`);
       }
     }
-    const prepared = o.keepPrepared ? new PreparedWeights() : undefined;
+    const prepared = o.prepared ?? (o.keepPrepared ? new PreparedWeights() : undefined);
     const buildOpts: DecoderOptions = { dtype, loraTargets: targets, kvCache: true, maxPositions, externalMinBytes: o.externalMinBytes, attention, loraScale: o.loraScale, shaderF16 };
     const built = buildDecoder(cfg, weights, { ...buildOpts, prepared });
     if (o.signal) {
@@ -217,7 +219,7 @@ export class OrtPolicy {
     policy.shaderF16 = shaderF16;
     if (provider === "webgpu") {
       policy.bindingLimit = (o.device ?? await ort.env.webgpu.device).limits.maxStorageBufferBindingSize;
-      policy.source = { weights, opts: { ...buildOpts, attention: built.attention }, prepared: prepared ?? null };
+      policy.source = { weights, opts: { ...buildOpts, attention: built.attention }, prepared: prepared ?? null, shared: !!o.prepared };
       if (o.onNote) policy.note = o.onNote;
     }
     return policy;
@@ -543,7 +545,7 @@ export class OrtPolicy {
     this.captured = null;
     await have?.release();
     const built = buildDecoder(this.cfg, src.weights, { ...src.opts, attention: "gqa", prepared: src.prepared ?? undefined, staticDecode: { batch, maxT: T } });
-    src.prepared = null; // the conversions were for this one build; later ones quantise again
+    if (!src.shared) src.prepared = null; // the conversions were for this one build; later ones quantise again
     const device = await this.gpuDevice();
     if (!device) throw new Error("captured decoding needs a GPUDevice");
     this.captured = await CapturedDecoder.create({ device, cfg: this.cfg, built, adapter });
