@@ -164,12 +164,16 @@ for (const P of promptCounts) {
     const ran = sampler === "captured" && !captured ? "gpu" : sampler;
     const run = {
       sampler, ran, prompts: P, batch, tokens, steps, partial: samples === null, seconds: total, tokensPerSecond: tokens / total, capturedSessionSeconds, webgpuCallsPerStep: perStep,
+      // Per decoding step: host time inside the step's model call (session.run: for a replay, its encoding
+      // and submits) and time in the token choice (for gpu/captured mostly the wait for the step's B x 8 bytes,
+      // i.e. the GPU: the captured sampler waits for step t while t + 1 is queued).
+      hostRunMsPerStep: timing.stepMs / Math.max(1, timing.steps), chooseMsPerStep: timing.chooseMs / Math.max(1, timing.steps),
       firstStepSeconds: (firstStep - t0) / 1000, decodeTokensPerSecond: (tokens - batch) / decodeS, msPerStep: decodeS * 1000 / Math.max(1, steps - 1),
       firstTokenSeconds: median(first), firstTokenAll: first, logprobsTokensPerSecond,
     };
     (results.runs as unknown[]).push(run);
     console.log(`[${ran}] sample ${P} prompts x G=${G} (batch ${batch}), prompt ${promptLen}, ${run.partial ? `${steps} of ` : ""}${newTokens} new: ${tokens} tokens in ${total.toFixed(2)} s = ${run.tokensPerSecond.toFixed(0)} tok/s; ` +
-      `decode ${run.decodeTokensPerSecond.toFixed(0)} tok/s (${run.msPerStep.toFixed(1)} ms/step); first token (max_new 1) ${(run.firstTokenSeconds * 1000).toFixed(0)} ms\n` +
+      `decode ${run.decodeTokensPerSecond.toFixed(0)} tok/s (${run.msPerStep.toFixed(1)} ms/step: model call ${run.hostRunMsPerStep.toFixed(1)}, choice / wait ${run.chooseMsPerStep.toFixed(1)}); first token (max_new 1) ${(run.firstTokenSeconds * 1000).toFixed(0)} ms\n` +
       `  WebGPU calls per decoding step (calls, ms inside): ${Object.entries(perStep).map(([k, v]) => `${k} ${v.calls.toFixed(1)} (${v.ms.toFixed(2)})`).join(", ")}`);
     await save();
     if (run.partial) {
