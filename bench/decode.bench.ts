@@ -3,6 +3,14 @@
 // random model shape. One session serves every batch size listed (its positions cover prompt + new).
 // Usage: deno run -A bench/decode.bench.ts [preset=tiny|small|qwen2.5-0.5b] [dtype=f32|f16|q4] [prompts=4 or a list 8,64]
 //          [G=4] [promptLen=64] [newTokens=32] [lora=0|1] [out.json] [budget=SECONDS]
+//          [sampler=cpu|gpu|captured or a list cpu,gpu,captured] [--webgpu dawn|deno]
+// sampler (named, anywhere; default RLVR_SAMPLER, else cpu): where tokens are chosen (src/model/sampler-gpu.ts):
+// cpu reads the (B, V) logits back every step; gpu chooses on the GPU after the policy's own graph; captured
+// replays the fixed-shape decoding graph under ORT's graph capture, a session per batch size made before the
+// warm-up and timed apart (capturedSessionSeconds). A list runs each sampler on every batch size in one
+// process: the weights are quantised once (the cpu sampler's session keeps CPU logits as before, the others
+// share a second session with GPU logits). Every run also counts the WebGPU calls per decoding step.
+// budget stops the whole process: the run in progress reports its steps ("partial"), later runs are skipped.
 // The issue's configuration: `qwen2.5-0.5b q4 8,64 1 128 256 0 decode.json` (8 and 64 sequences, 256 new each).
 // Every row runs to length: no EOS ids, no stop strings. First-token latency is the time of a
 // sampleBatch with maxNewTokens = 1 (prefill + one sampled token), median of 3, as transformers'
@@ -13,10 +21,12 @@
 import { args as benchArgs, webgpu } from "./engine.ts";
 import { Rng } from "../src/core/rng.ts";
 import { LORA_TARGETS, randomAdapter } from "../src/model/lora.ts";
-import { WEIGHT_DTYPES } from "../src/model/onnx/decoder.ts";
+import { PreparedWeights, WEIGHT_DTYPES } from "../src/model/onnx/decoder.ts";
 import { OrtPolicy } from "../src/model/policy.ts";
-import { DEFAULT_SAMPLING, sampleBatch } from "../src/model/sampler.ts";
+import { DEFAULT_SAMPLING, newSampleTiming, sampleBatch, type SampleTiming, type SamplingParams } from "../src/model/sampler.ts";
+import { sampleBatchGpu, type SamplerKind, SAMPLERS, samplerFromEnv } from "../src/model/sampler-gpu.ts";
 import { makeTinyModel } from "../src/model/tiny.ts";
+import { type CallCounts, diffCalls, installCallCounter, snapshotCalls } from "./webgpu-calls.ts";
 
 const PRESETS = {
   tiny: { hidden: 48, layers: 2, heads: 6, kvHeads: 2, headDim: 8, intermediate: 72, vocabSize: 280 },
@@ -26,7 +36,14 @@ const PRESETS = {
 } as const;
 type Preset = keyof typeof PRESETS;
 
-const [presetArg = "tiny", dtypeArg = "f32", pArg = "4", gArg = "4", lenArg = "64", newArg = "32", loraArg = "0", outArg = "", budgetArg = "Infinity"] = benchArgs;
+const named = Object.fromEntries(benchArgs.filter((a) => /^[a-zA-Z]+=/.test(a)).map((a) => a.split("=") as [string, string]));
+const [presetArg = "tiny", dtypeArg = "f32", pArg = "4", gArg = "4", lenArg = "64", newArg = "32", loraArg = "0", outArg = "", budgetArg = "Infinity"] = benchArgs.filter((a) => !/^[a-zA-Z]+=/.test(a));
+const samplers: SamplerKind[] = (named.sampler ?? samplerFromEnv() ?? "cpu").split(",").map((v) => {
+  const k = SAMPLERS.find((x) => x === v);
+  if (!k) throw new Error(`sampler must be one of ${SAMPLERS.join(", ")} (or a comma list)`);
+  return k;
+});
+const calls = installCallCounter();
 const budgetS = Number(budgetArg);
 const tStart = performance.now();
 const elapsed = () => (performance.now() - tStart) / 1000;
@@ -39,7 +56,7 @@ const G = Number(gArg), promptLen = Number(lenArg), newTokens = Number(newArg), 
 if (promptCounts.some((p) => !Number.isInteger(p) || p < 1) || !(G >= 1) || !(promptLen >= 1) || !(newTokens >= 2)) {
   throw new Error("prompts must be positive integers (comma list), G >= 1, promptLen >= 1, newTokens >= 2");
 }
-const results: Record<string, unknown> = { webgpu, preset: presetArg, dtype, G, promptLen, newTokens, lora, runs: [] as unknown[] };
+const results: Record<string, unknown> = { webgpu, samplers, preset: presetArg, dtype, G, promptLen, newTokens, lora, runs: [] as unknown[] };
 const save = async () => {
   if (outArg) await Deno.writeTextFile(outArg, JSON.stringify(results, null, 1));
 };
@@ -50,66 +67,122 @@ const params = [...m.weights.values()].reduce((s, t) => s + t.data.length, 0);
 results.params = params;
 results.modelSeconds = (performance.now() - t0) / 1000;
 console.log(`model ${presetArg}: ${(params / 1e6).toFixed(1)}M parameters, random weights (${((performance.now() - t0) / 1000).toFixed(1)} s)`);
-t0 = performance.now();
-const policy = await OrtPolicy.create(m.config, m.weights, { dtype, loraTargets: lora ? LORA_TARGETS : [], maxPositions: promptLen + newTokens });
-const tSession = (performance.now() - t0) / 1000;
-if (lora) policy.setAdapter(randomAdapter(m.config, { r: 16, alpha: 32, targets: LORA_TARGETS, seed: 2 }));
-results.provider = policy.provider;
-results.sessionSeconds = tSession;
-console.log(`graph + session (${dtype}${lora ? ", LoRA r=16 on all targets" : ""}) on ${policy.provider}: ${tSession.toFixed(1)} s`);
+// One quantisation for every session of this process.
+const prepared = new PreparedWeights();
+const sessionSeconds: Record<string, number> = {};
+const makePolicy = async (logitsOnGpu: boolean) => {
+  t0 = performance.now();
+  const p = await OrtPolicy.create(m.config, m.weights, { dtype, loraTargets: lora ? LORA_TARGETS : [], maxPositions: promptLen + newTokens, logitsOnGpu, prepared });
+  const s = (performance.now() - t0) / 1000;
+  sessionSeconds[logitsOnGpu ? "gpuLogits" : "cpuLogits"] = s;
+  if (lora) p.setAdapter(randomAdapter(m.config, { r: 16, alpha: 32, targets: LORA_TARGETS, seed: 2 }));
+  console.log(`graph + session (${dtype}${lora ? ", LoRA r=16 on all targets" : ""}, logits on the ${logitsOnGpu ? "GPU" : "CPU"}) on ${p.provider}, attention ${p.attention}: ${s.toFixed(1)} s`);
+  return p;
+};
+const cpuPolicy = samplers.includes("cpu") ? await makePolicy(false) : null;
+const gpuPolicy = samplers.some((x) => x !== "cpu") ? await makePolicy(true) : null;
+results.provider = (cpuPolicy ?? gpuPolicy)?.provider;
+results.sessionSeconds = sessionSeconds;
+let captured = false;
+if (gpuPolicy && samplers.includes("captured")) {
+  const tc = performance.now();
+  captured = await gpuPolicy.capturedOk();
+  results.capturedCheckSeconds = (performance.now() - tc) / 1000;
+  console.log(`captured decoding ${captured ? "passes" : "FAILS"} its check on this device (${(results.capturedCheckSeconds as number).toFixed(1)} s)${captured ? "" : ": sampler=captured runs as sampler=gpu"}`);
+}
+results.captured = captured;
 await save();
+const sampleWith = (sampler: SamplerKind, prompts: number[][], n: number, p: SamplingParams, onProgress?: Parameters<typeof sampleBatch>[5], timing?: SampleTiming) =>
+  sampler === "cpu" && cpuPolicy ? sampleBatch(cpuPolicy, prompts, n, p, () => "", onProgress, timing) : gpuPolicy ? sampleBatchGpu(gpuPolicy, prompts, n, p, () => "", onProgress, timing, sampler === "cpu" ? "gpu" : sampler) : Promise.reject(new Error("no policy"));
 
 const rng = new Rng(3);
 const noStop = { ...DEFAULT_SAMPLING, temperature: 1, eosTokenIds: [], stop: [] };
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+let stop = false;
 for (const P of promptCounts) {
+  if (stop) break;
   const prompts = Array.from({ length: P }, () => Array.from({ length: promptLen }, () => rng.int(m.config.vocabSize)));
-  // Warm-up: shader compilation for every shape the measured run meets.
-  await sampleBatch(policy, prompts, G, { ...noStop, maxNewTokens: 2 }, () => "");
-  // Teacher-forced log-probs of the prompts, for the first batch size only (it is slow at large batches).
-  let logprobsTokensPerSecond: number | null = null;
-  if (P === promptCounts[0]) {
-    const tl = performance.now();
-    const lp = await policy.logprobs(prompts);
-    logprobsTokensPerSecond = P * promptLen / ((performance.now() - tl) / 1000);
-    console.log(`logprobs (teacher-forced) ${P} x ${promptLen}: ${logprobsTokensPerSecond.toFixed(0)} tok/s (${lp.length} rows)`);
+  for (const sampler of samplers) {
+    const sample = (pr: number[][], n: number, p: SamplingParams, onProgress?: Parameters<typeof sampleBatch>[5], timing?: SampleTiming) => sampleWith(sampler, pr, n, p, onProgress, timing);
+    let capturedSessionSeconds: number | null = null;
+    if (sampler === "captured" && captured && gpuPolicy) {
+      // This batch's own session (the recipe keeps one of the largest batch instead), made before the warm-up.
+      await gpuPolicy.releaseCaptured();
+      const tc = performance.now();
+      await gpuPolicy.capturedDecoder(P * G, promptLen + newTokens);
+      capturedSessionSeconds = (performance.now() - tc) / 1000;
+      console.log(`captured session for batch ${P * G} x ${promptLen + newTokens} columns: ${capturedSessionSeconds.toFixed(1)} s`);
+    }
+    // Warm-up: shader compilation for every shape the measured run meets.
+    await sample(prompts, G, { ...noStop, maxNewTokens: 2 });
+    // Teacher-forced log-probs of the prompts, for the first batch size and sampler only (slow at large batches).
+    let logprobsTokensPerSecond: number | null = null;
+    if (P === promptCounts[0] && sampler === samplers[0]) {
+      const tl = performance.now();
+      const lp = await (cpuPolicy ?? gpuPolicy)!.logprobs(prompts);
+      logprobsTokensPerSecond = P * promptLen / ((performance.now() - tl) / 1000);
+      console.log(`logprobs (teacher-forced) ${P} x ${promptLen}: ${logprobsTokensPerSecond.toFixed(0)} tok/s (${lp.length} rows)`);
+    }
+    const first: number[] = [];
+    for (let i = 0; i < 3; i++) {
+      const s = performance.now();
+      await sample(prompts, G, { ...noStop, maxNewTokens: 1, seed: 10 + i });
+      first.push((performance.now() - s) / 1000);
+    }
+    let firstStep = 0, steps = 0, generated = 0;
+    let callsAt2: CallCounts = snapshotCalls(calls), callsAtLast: CallCounts = callsAt2;
+    // Decoding steps run when those snapshots were taken (the captured sampler runs one step ahead).
+    const timing = newSampleTiming();
+    let stepsAt2 = 0, stepsAtLast = 0;
+    t0 = performance.now();
+    let samples: { tokens: number[] }[] | null = null;
+    try {
+      samples = await sample(prompts, G, { ...noStop, maxNewTokens: newTokens, seed: 1 }, (p) => {
+        if (p.step === 1) firstStep = performance.now();
+        // WebGPU calls of the decoding steps between the second and the last progress call.
+        if (p.step === 2) {
+          callsAt2 = snapshotCalls(calls);
+          stepsAt2 = timing.steps;
+        }
+        callsAtLast = snapshotCalls(calls);
+        stepsAtLast = timing.steps;
+        steps = p.step;
+        generated = p.tokens;
+        if (elapsed() > budgetS && p.step < newTokens) throw new OutOfBudget(`budget of ${budgetS} s reached after ${p.step} steps`);
+      }, timing);
+    } catch (e) {
+      if (!(e instanceof OutOfBudget)) throw e;
+      console.log(`batch ${P * G}, sampler ${sampler}: ${e.message}; reporting the steps made`);
+    }
+    const tEnd = performance.now();
+    const tokens = samples ? samples.reduce((s, x) => s + x.tokens.length, 0) : generated;
+    const batch = P * G;
+    if (samples && tokens !== batch * newTokens) console.log(`warning: ${tokens} tokens generated, expected ${batch * newTokens}`);
+    const total = (tEnd - t0) / 1000, decodeS = (tEnd - firstStep) / 1000;
+    const counted = Math.max(1, stepsAtLast - stepsAt2);
+    const perStep = Object.fromEntries(Object.entries(diffCalls(callsAt2, callsAtLast)).map(([k, v]) => [k.replace(/^GPU/, ""), { calls: v.calls / counted, ms: v.ms / counted }]));
+    const ran = sampler === "captured" && !captured ? "gpu" : sampler;
+    const run = {
+      sampler, ran, prompts: P, batch, tokens, steps, partial: samples === null, seconds: total, tokensPerSecond: tokens / total, capturedSessionSeconds, webgpuCallsPerStep: perStep,
+      // Per decoding step: host time inside the step's model call (session.run: for a replay, its encoding
+      // and submits) and time in the token choice (for gpu/captured mostly the wait for the step's B x 8 bytes,
+      // i.e. the GPU: the captured sampler waits for step t while t + 1 is queued).
+      hostRunMsPerStep: timing.stepMs / Math.max(1, timing.steps), chooseMsPerStep: timing.chooseMs / Math.max(1, timing.steps),
+      firstStepSeconds: (firstStep - t0) / 1000, decodeTokensPerSecond: (tokens - batch) / decodeS, msPerStep: decodeS * 1000 / Math.max(1, steps - 1),
+      firstTokenSeconds: median(first), firstTokenAll: first, logprobsTokensPerSecond,
+    };
+    (results.runs as unknown[]).push(run);
+    console.log(`[${ran}] sample ${P} prompts x G=${G} (batch ${batch}), prompt ${promptLen}, ${run.partial ? `${steps} of ` : ""}${newTokens} new: ${tokens} tokens in ${total.toFixed(2)} s = ${run.tokensPerSecond.toFixed(0)} tok/s; ` +
+      `decode ${run.decodeTokensPerSecond.toFixed(0)} tok/s (${run.msPerStep.toFixed(1)} ms/step: model call ${run.hostRunMsPerStep.toFixed(1)}, choice / wait ${run.chooseMsPerStep.toFixed(1)}); first token (max_new 1) ${(run.firstTokenSeconds * 1000).toFixed(0)} ms\n` +
+      `  WebGPU calls per decoding step (calls, ms inside): ${Object.entries(perStep).map(([k, v]) => `${k} ${v.calls.toFixed(1)} (${v.ms.toFixed(2)})`).join(", ")}`);
+    await save();
+    if (run.partial) {
+      stop = true;
+      break;
+    }
   }
-  const first: number[] = [];
-  for (let i = 0; i < 3; i++) {
-    const s = performance.now();
-    await sampleBatch(policy, prompts, G, { ...noStop, maxNewTokens: 1, seed: 10 + i }, () => "");
-    first.push((performance.now() - s) / 1000);
-  }
-  let firstStep = 0, steps = 0, generated = 0;
-  t0 = performance.now();
-  let samples: { tokens: number[] }[] | null = null;
-  try {
-    samples = await sampleBatch(policy, prompts, G, { ...noStop, maxNewTokens: newTokens, seed: 1 }, () => "", (p) => {
-      if (p.step === 1) firstStep = performance.now();
-      steps = p.step;
-      generated = p.tokens;
-      if (elapsed() > budgetS && p.step < newTokens) throw new OutOfBudget(`budget of ${budgetS} s reached after ${p.step} steps`);
-    });
-  } catch (e) {
-    if (!(e instanceof OutOfBudget)) throw e;
-    console.log(`batch ${P * G}: ${e.message}; reporting the steps made`);
-  }
-  const tEnd = performance.now();
-  const tokens = samples ? samples.reduce((s, x) => s + x.tokens.length, 0) : generated;
-  const batch = P * G;
-  if (samples && tokens !== batch * newTokens) console.log(`warning: ${tokens} tokens generated, expected ${batch * newTokens}`);
-  const total = (tEnd - t0) / 1000, decodeS = (tEnd - firstStep) / 1000;
-  const run = {
-    prompts: P, batch, tokens, steps, partial: samples === null, seconds: total, tokensPerSecond: tokens / total,
-    firstStepSeconds: (firstStep - t0) / 1000, decodeTokensPerSecond: (tokens - batch) / decodeS, msPerStep: decodeS * 1000 / Math.max(1, steps - 1),
-    firstTokenSeconds: median(first), firstTokenAll: first, logprobsTokensPerSecond,
-  };
-  (results.runs as unknown[]).push(run);
-  console.log(`sample ${P} prompts x G=${G} (batch ${batch}), prompt ${promptLen}, ${run.partial ? `${steps} of ` : ""}${newTokens} new: ${tokens} tokens in ${total.toFixed(2)} s = ${run.tokensPerSecond.toFixed(0)} tok/s; ` +
-    `decode ${run.decodeTokensPerSecond.toFixed(0)} tok/s (${run.msPerStep.toFixed(1)} ms/step); first token (max_new 1) ${(run.firstTokenSeconds * 1000).toFixed(0)} ms`);
-  await save();
-  if (run.partial) break;
 }
 console.log(JSON.stringify(results));
-await policy.release();
+await cpuPolicy?.release();
+await gpuPolicy?.release();
 Deno.exit(0);

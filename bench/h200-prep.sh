@@ -7,6 +7,10 @@
 # The two wasm files travel gzip'd (26.8 MB -> 6.6 MB for ORT's); bench/h200.sh unpacks every *.gz under
 # .devwork/h200 before its first part (gunzip, or python3's gzip where gunzip is missing).
 #   fixtures/   tiny qwen2/llama/qwen3 models + PEFT adapters + ids/batch files (bench/torch-fixtures.ts)
+#   for the GRPO-step parts (h200.sh grpo, grpo-05b; `rlvr run` of bench/evidence/grpo-step*.json on a random model):
+#   bin/a/b/demo-shape.js, bin/workers/sql.worker.ts, node_modules/sql.js/dist/sql-wasm.wasm.gz (the worker's
+#   ../../node_modules), demo-tok/ (the demo tokenizer), demo.tar.xz (public/demo, unpacked to public/ beside bin/),
+#   grpo-step.json, grpo-step-q4.json
 # Why bin/a/b: a bundle resolves the Deno-side wasm paths of src/model/onnx/ort.ts ("../../../node_modules/...")
 # and src/runtime/sql-wasm.ts ("../../node_modules/...") against the bundle's own file URL, so the bundles sit
 # three folders below .devwork/h200 and the wasm files where those relative paths land.
@@ -15,19 +19,30 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 H=.devwork/h200
 rm -rf "$H"
-mkdir -p "$H/bin/a/b" "$H/node_modules/onnxruntime-web/dist" "$H/bin/node_modules/sql.js/dist"
+mkdir -p "$H/bin/a/b" "$H/bin/workers" "$H/node_modules/onnxruntime-web/dist" "$H/node_modules/sql.js/dist" "$H/bin/node_modules/sql.js/dist" "$H/demo-tok"
 npx deno bundle --platform deno src/cli/main.ts -o "$H/bin/a/b/rlvr.js"
 npx deno bundle --platform deno bench/decode.bench.ts -o "$H/bin/a/b/decode.js"
 npx deno bundle --platform deno bench/train.bench.ts -o "$H/bin/a/b/train.js"
 # The trainer's own batch (bench/h200-trainer.sh): per-kernel profile and per-shape table, call counts.
 npx deno bundle --platform deno bench/profile.bench.ts -o "$H/bin/a/b/profile.js"
 npx deno bundle --platform deno bench/calls.bench.ts -o "$H/bin/a/b/calls.js"
+npx deno bundle --platform deno bench/demo-shape-model.ts -o "$H/bin/a/b/demo-shape.js"
+npx deno bundle --platform deno workers/sql.worker.ts -o "$H/bin/workers/sql.worker.ts"
+# As bench/evidence/h200-prep.sh does for `rlvr run` (sql.js reads __dirname in a bundle).
+for f in "$H/bin/a/b/rlvr.js" "$H/bin/workers/sql.worker.ts"; do
+  { echo 'globalThis.__dirname ??= "/"; globalThis.__filename ??= "/index.js";'; cat "$f"; } > "$f.tmp" && mv "$f.tmp" "$f"
+done
+cp public/model/tokenizer.json public/model/tokenizer_config.json "$H/demo-tok/"
+gzip -9 "$H/demo-tok/tokenizer.json"
+tar -cJf "$H/demo.tar.xz" public/demo
+cp bench/evidence/grpo-step.json bench/evidence/grpo-step-q4.json "$H/"
 cp node_modules/onnxruntime-web/dist/ort-wasm-simd-threaded.asyncify.mjs node_modules/onnxruntime-web/dist/ort-wasm-simd-threaded.asyncify.wasm \
   "$H/node_modules/onnxruntime-web/dist/"
 cp node_modules/sql.js/dist/sql-wasm.wasm "$H/bin/node_modules/sql.js/dist/"
-gzip -9 "$H/node_modules/onnxruntime-web/dist/ort-wasm-simd-threaded.asyncify.wasm" "$H/bin/node_modules/sql.js/dist/sql-wasm.wasm"
+cp node_modules/sql.js/dist/sql-wasm.wasm "$H/node_modules/sql.js/dist/"
+gzip -9 "$H/node_modules/onnxruntime-web/dist/ort-wasm-simd-threaded.asyncify.wasm" "$H/bin/node_modules/sql.js/dist/sql-wasm.wasm" "$H/node_modules/sql.js/dist/sql-wasm.wasm"
 npx deno run -A bench/torch-fixtures.ts "$H/fixtures"
-du -sh "$H" .device
+du -sh "$H" .device 2>/dev/null || du -sh "$H"
 bytes=$(du -sb "$H" | cut -f1)
 [ "$bytes" -lt $((28 * 1024 * 1024)) ] || { echo "h200-prep: $H is $bytes bytes, over 28 MiB" >&2; exit 1; }
 echo "carry: [\".device\", \"$H\"]"

@@ -59,15 +59,26 @@ json.dump(summary, open(os.path.join(out, "summary.json"), "w"), indent=1)
 
 
 def decode_rates(runs, key="batch"):
-    """{batch: {"decode_tok_s", "ms_per_step", "end_to_end_tok_s", "first_token_s", "partial"}}."""
+    """{batch: {"decode_tok_s", "ms_per_step", "end_to_end_tok_s", "first_token_s", "partial", "sampler"}}: per batch
+    the fastest run (decode.bench.ts runs every sampler of its list on each batch; "sampler" names the one kept)."""
     rows = {}
     for r in runs or []:
         b, ms = r.get(key), r.get("msPerStep")
         if b is None or not ms:
             continue
-        rows[str(b)] = {"decode_tok_s": b * 1000 / ms, "ms_per_step": ms, "end_to_end_tok_s": r.get("tokensPerSecond"),
-                        "first_token_s": r.get("firstTokenSeconds"), "partial": bool(r.get("partial"))}
+        row = {"decode_tok_s": b * 1000 / ms, "ms_per_step": ms, "end_to_end_tok_s": r.get("tokensPerSecond"),
+               "first_token_s": r.get("firstTokenSeconds"), "partial": bool(r.get("partial"))}
+        if r.get("sampler"):
+            row["sampler"] = r.get("ran") or r["sampler"]
+        if str(b) not in rows or row["decode_tok_s"] > rows[str(b)]["decode_tok_s"]:
+            rows[str(b)] = row
     return rows
+
+
+def decode_by_sampler(runs):
+    """{sampler: decode_rates of that sampler's runs} (decode.bench.ts with a sampler list)."""
+    names = sorted({r.get("sampler") for r in runs or [] if r.get("sampler")})
+    return {n: decode_rates([r for r in runs if r.get("sampler") == n]) for n in names}
 
 
 def ours_of(e):
@@ -81,7 +92,7 @@ def ours_of(e):
         "train_projections": g(t, "projections"), "train_B": g(t, "B"), "train_T": g(t, "T"),
         "train_sweep": g(t, "sweep"), "train_kernel_variants": g(t, "kernelVariants"),
         "decode_tok_s": {b: r["decode_tok_s"] for b, r in dec.items()},
-        "decode": dec, "decode_session_s": g(d, "sessionSeconds"), "decode_dtype": g(d, "dtype"),
+        "decode": dec, "decode_by_sampler": decode_by_sampler(g(d, "runs")), "decode_session_s": g(d, "sessionSeconds"), "decode_dtype": g(d, "dtype"),
         "errors": [x for x in (g(d, "missing"), g(t, "missing")) if x],
     }
 

@@ -18,7 +18,15 @@
 #   check        bench/torch/check.py: transformers + peft in float64, table + check.json
 #   torch-gen    bench/torch/generate.py: generate, bf16, sdpa, 8 and 64 x 256 new, prompt 128 -> generate.json
 #   torch-train  bench/torch/train.py: PEFT LoRA r=16 x 7, bf16 autocast, eager, 8 x 768 + sweep -> train.json
-#   decode       bench/decode.bench.ts (bundle): q4, 8 and 64 x 256 new, prompt 128            -> decode.json
+#   decode       bench/decode.bench.ts (bundle) per engine of ENGINES (parts decode-dawn, decode-deno): q4, 8 and 64 x 256
+#                new after 128, every sampler (DECODE_SAMPLERS, default cpu,gpu,captured; Deno's wgpu: WGPU_SAMPLERS,
+#                default gpu,captured) in one process                                                 -> decode-<engine>.json
+#   decode-small (issue #17, not in the default PARTS) the "small" 4.9M f32 preset on Dawn, then wgpu, every sampler
+#                (host cost per dispatch)                                                             -> decode-small-{dawn,deno}.json
+#   grpo         `rlvr run grpo-step.json` (the demo notebook's GRPO cell, batchQuestions 4, G 8) on a random
+#                demo-shaped model, GRPO_STEP_N steps (default 6) once per sampler in GRPO_SAMPLERS (default
+#                captured cpu), Dawn; sample / score / train per step                              -> grpo-<sampler>.metrics.jsonl
+#   grpo-05b     the same at Qwen2.5-0.5B's shape, q4 (grpo-step-q4.json), GRPO_05B_SAMPLERS (default captured), 3 steps
 #   train        bench/train.bench.ts (bundle): q4 projections, LoRA r=16 x 7, 8 x 768 (stored, then recomputed
 #                activations; kernels auto, then tile64)
 #                + sweep; tokens/s, ~model TFLOP/s, peak buffer bytes (own accounting) per shape -> train-bench.json
@@ -112,20 +120,52 @@ find "$RUN" -name '*.gz' | while read -r z; do
   if command -v gunzip >/dev/null; then gunzip -f "$z"; else python3 -c "import gzip,shutil,sys,os; shutil.copyfileobj(gzip.open(sys.argv[1]), open(sys.argv[1][:-3], 'wb')); os.remove(sys.argv[1])" "$z"; fi \
     || echo "h200.sh: could not unpack $z" | tee -a "$OUT/run.log"
 done
+# The demo data for the GRPO parts: the recipe's "demo" source reads public/demo three folders above the bundle.
+[ -f "$RUN/demo.tar.xz" ] && tar -C "$RUN" -xJf "$RUN/demo.tar.xz"
 (command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader; deno --version | head -1; python3 --version) 2>&1 | tee -a "$OUT/run.log"
 
 case " $PARTS " in *" check "*) PARTS="$PARTS ours-check" ;; esac
 export -f ours_run ours_check
-export OUT JS FX CHECK_ENGINE
+export OUT JS FX RUN CHECK_ENGINE
 part ours-check "${OURS_CHECK_S:-70}" bash -c ours_check
 part check 50 python3 bench/torch/check.py --fixtures "$FX" --ours "$OUT/ours" --out "$OUT"
-part torch-gen 100 python3 bench/torch/generate.py --out "$OUT" --attn sdpa --batches 8,64 --new 256 --prompt 128 --reps "${TORCH_GEN_REPS:-3}"
+# TORCH_GEN_REPS (default 3): the median of that many full generates after the warm-up (the first full run was 3x slower).
+part torch-gen 150 python3 bench/torch/generate.py --out "$OUT" --attn sdpa --batches 8,64 --new 256 --prompt 128 --reps "${TORCH_GEN_REPS:-${TORCH_REPS:-3}}"
 part torch-train 75 python3 bench/torch/train.py --out "$OUT" --iters 5 --warmup 2 --sweep-iters 2 --attn eager
 # decode: budget (the script's own stop) 10 s under the part's limit so it writes its partial figures itself.
 # DECODE_ARGS / TRAIN_ARGS override the shapes (a local dry run uses the tiny preset).
 export DECODE_ARGS=${DECODE_ARGS:-"qwen2.5-0.5b q4 8,64 1 128 256 0"}
 # train modes: the step with stored activations (the issue's figure), then with recomputed ones (what fits 3 GB).
 export TRAIN_ARGS=${TRAIN_ARGS:-"qwen2.5-0.5b 8 768 16 1 1 step,recompute"}
+# Issue #17: the samplers side by side in each decode-<engine> part (cpu: logits read back; gpu: token choice on the
+# GPU; captured: graph capture too); Deno's wgpu runs WGPU_SAMPLERS.
+export DECODE_SAMPLERS=${DECODE_SAMPLERS:-cpu,gpu,captured}
+part decode-small 200 bash -c 'for e in dawn deno; do deno run -A "$JS/decode.js" --webgpu $e small f32 8,64 1 128 256 0 "$OUT/decode-small-$e.json" $((PART_LIMIT / 2 - 10)) sampler=$DECODE_SAMPLERS; done'
+# The GRPO step by phase: rlvr run of the demo notebook's GRPO cell on a random model written there (random weights
+# rarely end a sample early: every sample runs the 160 tokens, an upper bound for sampling; their SQL fails fast).
+grpo_runs() {  # MODEL_DIR SHAPE NOTEBOOK STEPS SAMPLERS TAG
+  local dir=$1 shape=$2 nb=$3 steps=$4 samplers=$5 tag=$6
+  [ -f "$dir/config.json" ] || deno run -A "$JS/demo-shape.js" "$dir" "$RUN/demo-tok" "$shape" | tail -1
+  for s in $samplers; do
+    rm -rf "/tmp/run-$tag-$s"
+    echo "-- $tag sampler $s"
+    ( cd "$RUN" && RLVR_SAMPLER=$s deno run -A bin/a/b/rlvr.js run "$RUN/$nb" --webgpu dawn --out "/tmp/run-$tag-$s" --model "$dir" --seed 1 --max-steps "$steps" 2>&1 | grep -v "W:onnxruntime" | tail -3 )
+    cp "/tmp/run-$tag-$s/metrics.jsonl" "$OUT/$tag-$s.metrics.jsonl" 2>/dev/null
+    python3 - "$OUT/$tag-$s.metrics.jsonl" "$tag $s" <<'PY'
+import json, os, sys
+rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()] if os.path.exists(sys.argv[1]) else []
+rows = [r for r in rows if r.get("phase") == "grpo"]
+for r in rows:
+    m = r.get("ms", {}); print(f"  {sys.argv[2]} step {r['step']}: sample {m.get('sample', 0)/1000:.2f} s, score {m.get('score', 0)/1000:.2f} s, train {m.get('train', 0)/1000:.2f} s")
+if len(rows) > 1:
+    mean = {k: sum(r.get("ms", {}).get(k, 0) for r in rows[1:]) / (len(rows) - 1) / 1000 for k in ("sample", "score", "train")}
+    print(f"  {sys.argv[2]} mean of steps 2-{len(rows)}: sample {mean['sample']:.2f} s, score {mean['score']:.2f} s, train {mean['train']:.2f} s, total {sum(mean.values()):.2f} s")
+PY
+  done
+}
+export -f grpo_runs
+part grpo 330 bash -c 'grpo_runs /tmp/dsm demo grpo-step.json "${GRPO_STEP_N:-6}" "${GRPO_SAMPLERS:-captured cpu}" grpo'
+part grpo-05b 330 bash -c 'grpo_runs /tmp/q05 qwen2.5-0.5b grpo-step-q4.json 3 "${GRPO_05B_SAMPLERS:-captured}" grpo-05b'
 # train: the main step under the default kernel choice, again with every product on tile64 (TRAIN_KERNELS), then the
 # sweep (TRAIN_SWEEP=0 leaves it out). Each engine of ENGINES in turn; "decode" and "train" in PARTS select them.
 export TRAIN_KERNELS=${TRAIN_KERNELS:-auto,tile64}
@@ -136,7 +176,9 @@ for e in $ENGINES; do
 done
 for e in $ENGINES; do
   export ENGINE=$e
-  part "decode-$e" "$DECODE_S" bash -c 'deno run -A "$JS/decode.js" --webgpu "$ENGINE" $DECODE_ARGS "$OUT/decode-$ENGINE.json" $((PART_LIMIT - 10))'
+  SAMPLERS=$DECODE_SAMPLERS; [ "$e" = deno ] && SAMPLERS=${WGPU_SAMPLERS:-gpu,captured}
+  export SAMPLERS
+  part "decode-$e" "$DECODE_S" bash -c 'deno run -A "$JS/decode.js" --webgpu "$ENGINE" $DECODE_ARGS "$OUT/decode-$ENGINE.json" $((PART_LIMIT - 10)) sampler=$SAMPLERS'
 done
 for e in $ENGINES; do
   export ENGINE=$e
@@ -146,6 +188,32 @@ done
 # summary.json (each part's status and memory, plus every JSON the parts wrote), h200.json (the figures of
 # record: engine, commands, ours per engine, PyTorch's) and the short tables, printed last.
 ENGINES="$ENGINES" DECODE_ARGS="$DECODE_ARGS" TRAIN_ARGS="$TRAIN_ARGS" python3 bench/h200-summary.py "$OUT" "$STATUS"
+# Issue #17's decode variants, every sampler of each decode JSON beside transformers (when those parts ran).
+python3 - "$OUT" <<'PY'
+import json, os, sys
+out = sys.argv[1]
+def f(x, fmt="{:.0f}"):
+    return "-" if x is None else fmt.format(x)
+try:
+    tg = json.load(open(os.path.join(out, "generate.json")))
+except Exception:  # noqa: BLE001
+    tg = None
+# Issue #17's decode variants, side by side with transformers (when those parts ran).
+for fn in ["decode-dawn.json", "decode-deno.json", "decode-small-dawn.json", "decode-small-deno.json"]:
+    try:
+        d = json.load(open(os.path.join(out, fn)))
+    except Exception:  # noqa: BLE001
+        continue
+    print(f"\n{fn}: {d.get('preset')} {d.get('dtype')} on {d.get('webgpu')}, sessions {d.get('sessionSeconds')}, captured check {'pass' if d.get('captured') else 'fail/none'}")
+    print("| sampler (ran) | batch | ms/step | model call / choice-wait ms | tok/s | first token ms | dispatches | bind groups | submits | captured session s |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for r in d.get("runs", []):
+        c = r.get("webgpuCallsPerStep", {})
+        n = lambda k: c.get(k, {}).get("calls", 0)
+        print(f"| {r['sampler']} ({r['ran']}) | {r['batch']} | {r['msPerStep']:.1f}{' (partial)' if r.get('partial') else ''} | {r.get('hostRunMsPerStep', 0):.1f} / {r.get('chooseMsPerStep', 0):.1f} | {r['decodeTokensPerSecond']:.0f} | {r['firstTokenSeconds'] * 1000:.0f} | {n('ComputePassEncoder.dispatchWorkgroups') + n('ComputePassEncoder.dispatchWorkgroupsIndirect'):.0f} | {n('Device.createBindGroup'):.0f} | {n('Queue.submit'):.0f} | {f(r.get('capturedSessionSeconds'), '{:.1f}')} |")
+if isinstance(tg, dict) and tg.get("runs"):
+    print("transformers generate: " + ", ".join(f"batch {r['batch']}: {r['msPerStep']:.1f} ms/step, first token {r['firstTokenSeconds'] * 1000:.0f} ms" for r in tg["runs"]))
+PY
 echo "h200.sh: done in $(( $(date +%s) - START )) s; $OUT/summary.json" | tee -a "$OUT/run.log"
 # The device tool returns at most 8 files from $OUT: pack everything into one archive beside summary.json.
 ( cd "$OUT" && tar czf /tmp/h200-results.tgz --exclude=h200-results.tgz . && mv /tmp/h200-results.tgz "$OUT/h200-results.tgz" ) \

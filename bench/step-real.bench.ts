@@ -9,6 +9,9 @@
 // what is left between steps; and the step time over the first and the last tenth of the steps.
 // Usage: deno run -A bench/step-real.bench.ts [batches=16,64] [promptLen=700] [spread=100] [newTokens=160]
 //          [lora=1] [eos=1] [warm=1] [model=public/model] [out=FILE.json] [budget=SECONDS] [attention=explicit|gqa]
+//          [sampler=cpu|gpu|captured] [dtype=f32|q4]
+// sampler (default RLVR_SAMPLER, else cpu) picks where tokens are chosen (src/model/sampler-gpu.ts); the
+// runtime's own default is captured. Calls per decoding step are counted over whole decoding steps.
 // attention picks the policy graph's attention operators (docs/policy.md, "Decoding step, round 3").
 // eos=0 leaves the EOS ids out, so every row runs to newTokens (a fixed shape for A/B runs).
 // budget (default 100): once the process has run that long, the current batch stops after its
@@ -20,6 +23,8 @@ import { LORA_TARGETS } from "../src/model/lora.ts";
 import { ATTENTION_KINDS, type AttentionKind } from "../src/model/onnx/decoder.ts";
 import type { PolicyTiming } from "../src/model/policy.ts";
 import { DEFAULT_SAMPLING, newSampleTiming, sampleBatch, type SampleTiming } from "../src/model/sampler.ts";
+import { sampleBatchGpu, SAMPLERS, samplerFromEnv } from "../src/model/sampler-gpu.ts";
+import { WEIGHT_DTYPES } from "../src/model/onnx/decoder.ts";
 import { DirSource } from "../src/model/source.deno.ts";
 import { ModelRuntime } from "../src/runtime/recipe/model-runtime.ts";
 import { type CallCounts, diffCalls, installCallCounter, snapshotCalls } from "./webgpu-calls.ts";
@@ -32,6 +37,10 @@ const dir = named.model ?? "public/model";
 const budgetS = Number(named.budget ?? 100);
 // Left out: the policy's default.
 const attention = named.attention as AttentionKind | undefined;
+const sampler = SAMPLERS.find((x) => x === (named.sampler ?? samplerFromEnv() ?? "cpu"));
+if (!sampler) throw new Error(`sampler: one of ${SAMPLERS.join(", ")}`);
+const dtype = WEIGHT_DTYPES.find((d) => d === (named.dtype ?? "f32"));
+if (!dtype) throw new Error(`dtype: one of ${WEIGHT_DTYPES.join(", ")}`);
 if (attention !== undefined && !ATTENTION_KINDS.includes(attention)) throw new Error(`attention: one of ${ATTENTION_KINDS.join(", ")}`);
 const tStart = performance.now();
 class OutOfBudget extends Error {}
@@ -45,11 +54,13 @@ let t0 = performance.now();
 const hf = await loadHfModel(new DirSource(dir));
 const maxPositions = Math.min(hf.config.maxPositionEmbeddings, promptLen + spread + newTokens);
 const rt = await ModelRuntime.create({ ...hf, name: dir }, () => Promise.reject(new Error("no trainer in this benchmark")), {
-  dtype: "f32", loraRank: 16, loraAlpha: 32, seed: 0, targets: lora ? LORA_TARGETS : [], maxPositions, attention,
+  dtype, loraRank: 16, loraAlpha: 32, seed: 0, targets: lora ? LORA_TARGETS : [], maxPositions, attention, sampler,
 });
 const policy = rt.policy;
-console.log(`${dir}: ${hf.config.numLayers} layers, hidden ${hf.config.hiddenSize}, vocab ${hf.config.vocabSize}; f32 on ${policy.provider}, ` +
-  `LoRA ${lora ? "r=16 on every target" : "none"}, attention ${policy.attention}; model + session ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+console.log(`${dir}: ${hf.config.numLayers} layers, hidden ${hf.config.hiddenSize}, vocab ${hf.config.vocabSize}; ${dtype} on ${policy.provider}, ` +
+  `LoRA ${lora ? "r=16 on every target" : "none"}, attention ${policy.attention}, sampler ${rt.sampler}; model + session ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+const sampleRun = (prompts: number[][], p: typeof params, onProgress?: Parameters<typeof sampleBatch>[5], timing?: SampleTiming) =>
+  rt.sampler === "cpu" ? sampleBatch(policy, prompts, 1, p, decode, onProgress, timing) : sampleBatchGpu(policy, prompts, 1, p, decode, onProgress, timing, rt.sampler);
 const V = hf.config.vocabSize;
 const rng = new Rng(11);
 const params = { ...DEFAULT_SAMPLING, temperature: 0, maxNewTokens: newTokens, stop: [], eosTokenIds: eos ? hf.config.eosTokenIds : [] };
@@ -60,12 +71,13 @@ const runs: unknown[] = [];
 for (const B of batches) {
   const prompts = Array.from({ length: B }, () => Array.from({ length: promptLen - spread + rng.int(2 * spread + 1) }, () => rng.int(V)));
   // Warm-up: shader compilation for the shapes the measured run meets.
-  if (warm) await sampleBatch(policy, prompts, 1, { ...params, maxNewTokens: 2 }, decode);
+  if (warm) await sampleRun(prompts, { ...params, maxNewTokens: 2 });
   const timing: SampleTiming = newSampleTiming();
   const pt: PolicyTiming = { runs: 0, feedsMs: 0, runMs: 0 };
   policy.timing = pt;
   let prefillPolicy: PolicyTiming = { ...pt };
-  let callsAtStep1: CallCounts = snapshotCalls(calls);
+  let callsAtStep1: CallCounts = snapshotCalls(calls), callsAtLast: CallCounts = callsAtStep1;
+  let stepsAt1 = 0, stepsAtLast = 0;
   const stepAt: number[] = [];
   const rowsAt: number[] = [];
   let rowsLeft = B;
@@ -73,11 +85,14 @@ for (const B of batches) {
   let samples: { tokens: number[]; finishReason: string }[] = [];
   let partial = false;
   try {
-    samples = await sampleBatch(policy, prompts, 1, params, decode, (p) => {
+    samples = await sampleRun(prompts, params, (p) => {
       if (p.step === 1) {
         prefillPolicy = { ...pt };
         callsAtStep1 = snapshotCalls(calls);
+        stepsAt1 = timing.steps;
       }
+      callsAtLast = snapshotCalls(calls);
+      stepsAtLast = timing.steps;
       stepAt.push(performance.now());
       rowsAt.push(rowsLeft);
       rowsLeft = p.total - p.finished;
@@ -90,7 +105,9 @@ for (const B of batches) {
     timing.totalMs = performance.now() - tBatch;
   }
   policy.timing = null;
-  const stepCalls = diffCalls(callsAtStep1, calls);
+  // Whole decoding steps between the first and the last progress call (the captured sampler runs one ahead).
+  const stepCalls = diffCalls(callsAtStep1, callsAtLast);
+  const countedSteps = Math.max(1, stepsAtLast - stepsAt1);
   const steps = timing.steps;
   const stepPolicy = { runs: pt.runs - prefillPolicy.runs, feedsMs: pt.feedsMs - prefillPolicy.feedsMs, runMs: pt.runMs - prefillPolicy.runMs };
   const between = timing.totalMs - timing.prefillMs - timing.repeatMs - timing.stepMs - timing.chooseMs - timing.stopMs - timing.selectMs;
@@ -108,7 +125,7 @@ for (const B of batches) {
     selectMs: timing.selectMs, betweenMs: between, msPerStep: timing.stepMs / Math.max(1, steps),
     firstTenthMsPerStep: mean(gaps.slice(0, tenth)), lastTenthMsPerStep: mean(gaps.slice(-tenth)),
     rowsFirstTenth: mean(rowsAt.slice(1, 1 + tenth)), rowsLastTenth: mean(rowsAt.slice(-tenth)),
-    webgpuCallsPerStep: Object.fromEntries(Object.entries(stepCalls).map(([k, v]) => [k, { calls: v.calls / Math.max(1, steps), ms: v.ms / Math.max(1, steps) }])),
+    webgpuCallsPerStep: Object.fromEntries(Object.entries(stepCalls).map(([k, v]) => [k, { calls: v.calls / countedSteps, ms: v.ms / countedSteps }])),
   };
   runs.push(run);
   const per = (x: number) => f(x / Math.max(1, steps));
@@ -121,7 +138,7 @@ for (const B of batches) {
       `  WebGPU calls per decoding step (calls, ms inside): ` +
       Object.entries(run.webgpuCallsPerStep).map(([k, v]) => `${k.replace(/^GPU/, "")} ${v.calls.toFixed(0)} (${v.ms.toFixed(1)})`).join(", "),
   );
-  if (named.out) await Deno.writeTextFile(named.out, JSON.stringify({ webgpu, model: dir, provider: policy.provider, attention: policy.attention, lora, eos, promptLen, spread, runs }, null, 1));
+  if (named.out) await Deno.writeTextFile(named.out, JSON.stringify({ webgpu, model: dir, dtype, sampler: rt.sampler, provider: policy.provider, attention: policy.attention, lora, eos, promptLen, spread, runs }, null, 1));
   if (partial) break;
 }
 await rt.release();

@@ -9,6 +9,8 @@
 #   demo.tar.xz                                    public/demo (questions and SQLite files; ~0.5 MB instead of 2.3)
 #   demo.json, spider-heldout.json                 the evidence notebooks
 #   prm-*.json                                     bench/evidence/prm-notebooks.ts's PRM notebooks (issue #18)
+#   grpo-step.json, grpo-step-q4.json              the demo notebook's GRPO cell alone, for the step's split by phase (h200.sh grpo-step)
+#   bin/a/b/demo-shape.js                          bench/demo-shape-model.ts (h200.sh q05: a random Qwen2.5-0.5B-shaped model there)
 #   probe.tar.xz                                   bench/evidence/synthetic-probe.ts's notebook, questions and databases
 #   synthetic-heldout.tar.xz                       bench/evidence/synthetic-heldout.ts's two notebooks, questions and databases
 #   corpus.bin.xz, corpus.json                     only with CORPUS=DIR (a pretraining output folder): the packed
@@ -23,6 +25,7 @@ rm -rf "$E"
 mkdir -p "$E/bin/a/b" "$E/bin/workers" "$E/model"
 npx deno bundle --platform deno src/cli/main.ts -o "$E/bin/a/b/rlvr.js"
 npx deno bundle --platform deno workers/sql.worker.ts -o "$E/bin/workers/sql.worker.ts"
+npx deno bundle --platform deno bench/demo-shape-model.ts -o "$E/bin/a/b/demo-shape.js"
 for f in "$E/bin/a/b/rlvr.js" "$E/bin/workers/sql.worker.ts"; do
   { echo 'globalThis.__dirname ??= "/"; globalThis.__filename ??= "/index.js";'; cat "$f"; } > "$f.tmp" && mv "$f.tmp" "$f"
 done
@@ -40,7 +43,7 @@ npx deno run -A bench/evidence/synthetic-probe.ts "$E/tmp/probe" > /dev/null
 tar -C "$E/tmp" -cJf "$E/probe.tar.xz" probe && rm -rf "$E/tmp"
 npx deno run -A bench/evidence/synthetic-heldout.ts "$E/tmp" > /dev/null
 tar -C "$E/tmp" -cJf "$E/synthetic-heldout.tar.xz" . && rm -rf "$E/tmp"
-cp bench/evidence/demo.json bench/evidence/spider-heldout.json bench/evidence/f16planes.py bench/evidence/prm-*.json "$E/"
+cp bench/evidence/demo.json bench/evidence/spider-heldout.json bench/evidence/grpo-step.json bench/evidence/grpo-step-q4.json bench/evidence/f16planes.py bench/evidence/prm-*.json "$E/"
 if [ -n "${CORPUS:-}" ]; then xz -T0 -9 -c "$CORPUS/corpus.bin" > "$E/corpus.bin.xz"; cp "$CORPUS/corpus.json" "$E/"; fi
 tree=$(git ls-files -z | grep -zv '^public/model/\|^public/demo/' | xargs -0 du -cb | tail -1 | cut -f1)
 ev=$(du -sb "$E" | cut -f1); dev=$(du -sb .device | cut -f1)

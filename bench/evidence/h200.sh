@@ -10,6 +10,11 @@
 #         `prm-demo`, `prm-demo-outcome`, `prm-synth`, `prm-synth-outcome`: bench/evidence/prm-notebooks.ts's PRM
 #         notebooks (PRM data, PRM and ORM, best-of-N at N = 1..16, GRPO with PRM + outcome / outcome alone);
 #         `prm-demo-stepnorm`, `prm-synth-stepnorm` load the PRM of the finished prm-demo / prm-synth run.
+#         `grpo-step`: the demo notebook's GRPO cell alone (grpo-step.json; GRPO_NB=grpo-step-q4.json for q4),
+#         GRPO_STEP_N steps (default 6) once per sampler in GRPO_SAMPLERS (default "captured cpu", RLVR_SAMPLER),
+#         one after the other on EV_WEBGPU (default dawn); prints sample / score / train per step from metrics.jsonl.
+#         `q05`: writes a random model of Qwen2.5-0.5B's shape with the demo tokenizer to $EV/q05 (EV_MODEL=$EV/q05
+#         then runs grpo-step at that shape).
 #         `setup` unpacks and runs nothing; EV_MODEL=DIR runs with that model folder instead of the packed
 #         public/model (e.g. the output of bench/evidence/h200-pretrain.sh on the same machine).
 #         The notebooks run side by side (a decoding step is host-bound: two processes use two cores'
@@ -32,6 +37,7 @@ START=$(date +%s)
 mkdir -p "$EV" "$OUT"
 if [ ! -f "$EV/ready" ]; then
   cp -r "$SRC/bin" "$SRC/demo.json" "$SRC/spider-heldout.json" "$EV/"
+  cp "$SRC"/grpo-step*.json "$EV/" 2>/dev/null
   mkdir -p "$EV/node_modules/onnxruntime-web/dist" "$EV/node_modules/sql.js/dist" "$EV/bin/node_modules/sql.js/dist" "$EV/model"
   cp "$SRC/ort.mjs" "$EV/node_modules/onnxruntime-web/dist/ort-wasm-simd-threaded.asyncify.mjs"
   xz -d -c "$SRC/ort.wasm.xz" > "$EV/node_modules/onnxruntime-web/dist/ort-wasm-simd-threaded.asyncify.wasm"
@@ -60,8 +66,33 @@ one() {  # one notebook, until the time is up; resumes from its checkpoints when
   tail -c 4000000 "run-$nb/samples.jsonl" > "run-$nb/samples.tail.jsonl" 2>/dev/null
   tar czf "$OUT/$nb.tgz" "$nb.log" run-$nb/summary.json run-$nb/metrics.jsonl run-$nb/predictions run-$nb/samples.tail.jsonl run-$nb/prm-data/*/stats.json 2>/dev/null
 }
+# The GRPO step by phase, one sampler after another (never side by side: the split is the measurement).
+grpo_step() {
+  local nb=${GRPO_NB:-grpo-step.json} steps=${GRPO_STEP_N:-6} eng=${EV_WEBGPU:-dawn}
+  for s in ${GRPO_SAMPLERS:-captured cpu}; do
+    local left=$(( TOTAL - ($(date +%s) - START) )) tag=grpo-step-$s-$eng-${nb%.json}
+    [ "$left" -lt 30 ] && { echo "$tag: not started (${left} s left)"; continue; }
+    rm -rf "run-$tag"
+    echo "== $tag ($left s, model $MODEL)"
+    RLVR_SAMPLER=$s timeout "$left" deno run -A bin/a/b/rlvr.js run "$nb" --webgpu "$eng" --out "run-$tag" --model "$MODEL" --seed 1 --max-steps "$steps" > "$tag.log" 2>&1
+    echo "$tag rc $?"
+    python3 - "run-$tag/metrics.jsonl" "$tag" <<'PY'
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()] if __import__("os").path.exists(sys.argv[1]) else []
+rows = [r for r in rows if r.get("phase") == "grpo"]
+for r in rows:
+    m = r.get("ms", {}); print(f"  {sys.argv[2]} step {r['step']}: sample {m.get('sample', 0)/1000:.2f} s, score {m.get('score', 0)/1000:.2f} s, train {m.get('train', 0)/1000:.2f} s")
+later = rows[1:]
+if later:
+    mean = {k: sum(r.get("ms", {}).get(k, 0) for r in later) / len(later) / 1000 for k in ("sample", "score", "train")}
+    print(f"  {sys.argv[2]} mean of steps 2-{len(rows)}: sample {mean['sample']:.2f} s, score {mean['score']:.2f} s, train {mean['train']:.2f} s, total {sum(mean.values()):.2f} s")
+PY
+    tar czf "$OUT/$tag.tgz" "$tag.log" "run-$tag/metrics.jsonl" 2>/dev/null
+  done
+}
 for nb in ${@:-demo spider}; do
-  case $nb in setup) ;; demo) one demo demo.json & ;; spider) one spider spider-heldout.json & ;; probe) one probe probe/probe.json & ;;
+  case $nb in setup) ;; grpo-step) grpo_step ;; q05) deno run -A bin/a/b/demo-shape.js "$EV/q05" "$EV/model" qwen2.5-0.5b | tail -1 ;;
+    demo) one demo demo.json & ;; spider) one spider spider-heldout.json & ;; probe) one probe probe/probe.json & ;;
     synth) one synth synthetic-heldout.json & ;; synth-grpo) one synth-grpo synthetic-heldout-grpo.json & ;;
     prm-demo|prm-demo-outcome|prm-demo-stepnorm|prm-synth|prm-synth-outcome|prm-synth-stepnorm) one "$nb" "$nb.json" & ;;
     *) echo "unknown notebook $nb" ;; esac

@@ -2,11 +2,18 @@
 // adapters fed as inputs, batched forward steps with a KV cache, and per-token log-probabilities.
 // One owner per session: every run goes through a queue, so callers may overlap calls safely.
 import { type ModelConfig, validateWeights } from "./config.ts";
-import { LORA_TARGETS, type LoraAdapter, loraKey, type LoraTarget, targetDims, validateAdapter } from "./lora.ts";
-import { ATTN_ALIGN, type AttentionKind, buildDecoder, gqaApplies, shortTarget, type WeightDtype } from "./onnx/decoder.ts";
+import { LORA_TARGETS, type LoraAdapter, type LoraTarget } from "./lora.ts";
+import { ATTN_ALIGN, type AttentionKind, buildDecoder, type DecoderOptions, gqaApplies, PreparedWeights, type WeightDtype } from "./onnx/decoder.ts";
+import { concatLogits, joinCacheRows, type KvCache, logitsData, releaseCache } from "./kv-rows.ts";
+import { AdapterFeeds, type GpuLoraAdapter } from "./policy-adapter.ts";
+import { type CapturedDecoder, compareCaptured } from "./captured.ts";
+import { CaptureHost } from "./capture-host.ts";
 import { createSession, hasWebGpu, ort, type Provider } from "./onnx/ort.ts";
 import { checkGqa } from "./gqa-check.ts";
 import type { Weights } from "./tensor.ts";
+
+export type { KvCache } from "./kv-rows.ts";
+export type { GpuLoraAdapter } from "./policy-adapter.ts";
 
 /** How to build and run the policy. */
 export interface PolicyOptions {
@@ -50,6 +57,19 @@ export interface PolicyOptions {
    * flash-attention path was wrong on SwiftShader). Default true; the check's own policies skip it.
    */
   checkGqa?: boolean;
+  /**
+   * Keep the logits of `step` in a GPU buffer (`stepGpu` hands them over; `step` reads them back), for
+   * token choice on the GPU (sampler-gpu.ts). Default false. WebGPU only.
+   */
+  logitsOnGpu?: boolean;
+  /**
+   * Keep the weight conversions of this build (q4 blocks, transposes) for the captured decoding
+   * graph (`capturedDecoder`), so building it does not quantise again; dropped once it is built.
+   * Default false (the captured graph is then built from the weights again).
+   */
+  keepPrepared?: boolean;
+  /** Weight conversions shared with other policies of the same weights (benchmarks: one quantisation for several sessions); kept, never dropped. */
+  prepared?: PreparedWeights;
 }
 
 /** Whether the device (else the default adapter) has subgroups: ORT's kernels then use them. */
@@ -66,22 +86,6 @@ export async function webgpuHasF16(device?: GPUDevice): Promise<boolean> {
   const nav = (globalThis as { navigator?: { gpu?: GPU } }).navigator;
   const adapter = await nav?.gpu?.requestAdapter({ powerPreference: "high-performance" }).catch(() => null);
   return !!adapter?.features.has("shader-f16");
-}
-
-/** An adapter whose tensors live in GPU buffers of the policy's device (PEFT layout, f32, row-major). */
-export interface GpuLoraAdapter {
-  r: number;
-  alpha: number;
-  targets: readonly LoraTarget[];
-  /** Keyed by PEFT names (`loraKey(layer, target, "A" | "B")`): A (r, in), B (out, r). */
-  buffers: Map<string, GPUBuffer>;
-}
-
-/** Per-layer key and value tensors (B, K, T, D) in layer order: key0, value0, key1, ... */
-export interface KvCache {
-  tensors: ort.Tensor[];
-  batch: number;
-  length: number;
 }
 
 /** One forward step over a batch: S new tokens per row after `past` (or none). */
@@ -103,6 +107,12 @@ export interface StepOutput {
   present: KvCache;
 }
 
+/** `stepGpu`'s output: the logits (B, keep, V) as a GPU tensor (dispose it when read) and the cache. */
+export interface GpuStepOutput {
+  logits: ort.Tensor;
+  present: KvCache;
+}
+
 /** Wall milliseconds of the policy's runs by part, added to while `OrtPolicy.timing` is set (benchmarks). */
 export interface PolicyTiming {
   runs: number;
@@ -116,13 +126,9 @@ export interface PolicyTiming {
 export class OrtPolicy {
   /** When set, every run adds its feed-building and session.run times to it. */
   timing: PolicyTiming | null = null;
-  private adapterFeeds: Record<string, ort.Tensor> = {};
-  /** GPU copies of `adapterFeeds`' CPU tensors on WebGPU, made at the first run after each setAdapter. */
-  private residentFeeds: { of: Record<string, ort.Tensor>; feeds: Record<string, ort.Tensor>; made: ort.Tensor[] } | null = null;
+  private adapter: AdapterFeeds;
   private tail: Promise<unknown> = Promise.resolve();
   private released = false;
-  /** Name of the adapter in use, or null. */
-  adapterName: string | null = null;
   /** The caller's GPUDevice the session runs on, or null (its own device, or WASM). */
   device: GPUDevice | null = null;
   /** The attention the graph was built with. */
@@ -137,6 +143,8 @@ export class OrtPolicy {
    * cuts a prefill batch into runs whose intermediates fit (`rowsPerRun`).
    */
   bindingLimit = Infinity;
+  /** Captured decoding (capture-host.ts); set up by create on WebGPU. */
+  private capture = new CaptureHost(this, null, () => {});
 
   private constructor(
     readonly cfg: ModelConfig,
@@ -149,8 +157,32 @@ export class OrtPolicy {
     private outputNames: readonly string[],
     /** The adapters' alpha / r fixed in the graph, or null (fed as `lora_scale`). */
     readonly loraScale: number | null = null,
+    /** `step`'s logits stay on the GPU (stepGpu); PolicyOptions.logitsOnGpu. */
+    readonly logitsOnGpu = false,
   ) {
-    this.setAdapter(null);
+    this.adapter = new AdapterFeeds(cfg, loraTargets, loraScale);
+  }
+
+  /** Name of the adapter in use, or null. */
+  get adapterName(): string | null {
+    return this.adapter.name;
+  }
+
+  /**
+   * Uses `adapter` (PEFT names) from the next run on, or none. Targets the graph has no inputs for,
+   * or mis-shaped tensors, throw and leave the current adapter in use.
+   */
+  setAdapter(adapter: LoraAdapter | null, name: string | null = null): void {
+    this.adapter.set(adapter, name);
+  }
+
+  /**
+   * Uses an adapter whose tensors are GPU buffers of this policy's device: no copy, so the trainer
+   * writing new values into the same buffers changes what the next run computes.
+   */
+  setAdapterBuffers(adapter: GpuLoraAdapter, name: string | null = null): void {
+    if (!this.device) throw new Error("setAdapterBuffers needs a policy created with `device` on the WebGPU provider");
+    this.adapter.setBuffers(adapter, name);
   }
 
   /** Builds the graph for `cfg` and `weights` and opens its session; bad weights throw before anything loads. */
@@ -171,7 +203,9 @@ export class OrtPolicy {
         (o.onNote ?? ((m) => console.warn(m)))(`note: onnxruntime-web's GroupQueryAttention differs from explicit attention on this device by ${check.maxAbsDiff.toExponential(2)} in log-probability (its subgroup path; seen on SwiftShader): the policy uses explicit attention`);
       }
     }
-    const built = buildDecoder(cfg, weights, { dtype, loraTargets: targets, kvCache: true, maxPositions, externalMinBytes: o.externalMinBytes, attention, loraScale: o.loraScale, shaderF16 });
+    const prepared = o.prepared ?? (o.keepPrepared ? new PreparedWeights() : undefined);
+    const buildOpts: DecoderOptions = { dtype, loraTargets: targets, kvCache: true, maxPositions, externalMinBytes: o.externalMinBytes, attention, loraScale: o.loraScale, shaderF16 };
+    const built = buildDecoder(cfg, weights, { ...buildOpts, prepared });
     if (o.signal) {
       // The build is synchronous: a Stop posted to this worker meanwhile is delivered by a task turn.
       await new Promise((r) => setTimeout(r, 0));
@@ -179,111 +213,58 @@ export class OrtPolicy {
     }
     // On WebGPU the present.* outputs can stay in GPU buffers and be fed back as the next past.
     const kvLocations: Record<string, "gpu-buffer"> = {};
-    for (const name of built.outputNames) if (name.startsWith("present.")) kvLocations[name] = "gpu-buffer";
+    for (const name of built.outputNames) if (name.startsWith("present.") || (o.logitsOnGpu && name === "logits")) kvLocations[name] = "gpu-buffer";
     const webgpuOpts = o.kvOnGpu === false ? {} : { preferredOutputLocation: kvLocations };
     const { session, provider } = await createSession(built.bytes, o.provider ?? "webgpu", o.onNote ?? ((m) => console.warn(m)), { externalData: built.external }, webgpuOpts, o.device);
-    const policy = new OrtPolicy(cfg, dtype, maxPositions, targets, provider, built.kvType, session, built.outputNames, o.loraScale ?? null);
+    const policy = new OrtPolicy(cfg, dtype, maxPositions, targets, provider, built.kvType, session, built.outputNames, o.loraScale ?? null, provider === "webgpu" && !!o.logitsOnGpu && o.kvOnGpu !== false);
     policy.device = provider === "webgpu" ? o.device ?? null : null;
     policy.attention = built.attention;
     policy.precision = built.precision;
     policy.shaderF16 = shaderF16;
-    if (provider === "webgpu") policy.bindingLimit = (o.device ?? await ort.env.webgpu.device).limits.maxStorageBufferBindingSize;
+    if (provider === "webgpu") {
+      policy.bindingLimit = (o.device ?? await ort.env.webgpu.device).limits.maxStorageBufferBindingSize;
+      const source = { weights, opts: { ...buildOpts, attention: built.attention }, prepared: prepared ?? null, shared: !!o.prepared };
+      policy.capture = new CaptureHost(policy, source, o.onNote ?? ((m) => console.warn(m)));
+    }
     return policy;
-  }
-
-  /**
-   * Uses `adapter` (PEFT names) from the next run on, or none. Targets the graph has no inputs for,
-   * or mis-shaped tensors, throw and leave the current adapter in use.
-   */
-  setAdapter(adapter: LoraAdapter | null, name: string | null = null): void {
-    if (adapter) {
-      validateAdapter(this.cfg, adapter);
-      this.checkTargets(adapter.targets);
-      this.checkScale(adapter);
-    }
-    this.useAdapter(adapter, name, (key, dims) => {
-      const t = adapter?.tensors.get(key);
-      if (!t) throw new Error(`LoRA adapter: missing tensor ${key}`); // validateAdapter already checked
-      return new ort.Tensor("float32", t.data.slice(), dims);
-    });
-  }
-
-  /**
-   * Uses an adapter whose tensors are GPU buffers of this policy's device: no copy, so the trainer
-   * writing new values into the same buffers changes what the next run computes.
-   */
-  setAdapterBuffers(adapter: GpuLoraAdapter, name: string | null = null): void {
-    if (!this.device) throw new Error("setAdapterBuffers needs a policy created with `device` on the WebGPU provider");
-    this.checkTargets(adapter.targets);
-    this.checkScale(adapter);
-    this.useAdapter(adapter, name, (key, dims) => {
-      const buf = adapter.buffers.get(key);
-      if (!buf) throw new Error(`LoRA adapter: missing buffer ${key}`);
-      const bytes = dims[0] * dims[1] * 4;
-      if (buf.size < bytes) throw new Error(`LoRA adapter: buffer ${key} has ${buf.size} bytes, [${dims.join(", ")}] f32 needs ${bytes}`);
-      return ort.Tensor.fromGpuBuffer(buf, { dataType: "float32", dims });
-    });
-  }
-
-  private checkScale(adapter: { r: number; alpha: number }): void {
-    if (this.loraScale === null || !this.loraTargets.length) return;
-    const s = adapter.alpha / adapter.r;
-    if (!(Math.abs(s - this.loraScale) <= 1e-6 * this.loraScale)) {
-      throw new Error(`LoRA adapter: alpha / r = ${adapter.alpha} / ${adapter.r} = ${s}, but this policy's graph fixes it at ${this.loraScale} (loraScale)`);
-    }
-  }
-
-  private checkTargets(targets: readonly LoraTarget[]): void {
-    const missing = targets.filter((t) => !this.loraTargets.includes(t));
-    if (missing.length) {
-      throw new Error(`LoRA adapter targets ${missing.join(", ")} but this policy was built with LoRA inputs for [${this.loraTargets.join(", ")}]; create it with loraTargets covering the adapter`);
-    }
-  }
-
-  private useAdapter(
-    adapter: { r: number; alpha: number; targets: readonly LoraTarget[] } | null,
-    name: string | null,
-    tensor: (key: string, dims: [number, number]) => ort.Tensor,
-  ): void {
-    const feeds: Record<string, ort.Tensor> = {};
-    if (this.loraTargets.length && this.loraScale === null) feeds.lora_scale = new ort.Tensor("float32", Float32Array.of(adapter ? adapter.alpha / adapter.r : 0), [1]);
-    for (let l = 0; l < this.cfg.numLayers; l++) {
-      for (const t of this.loraTargets) {
-        const [out, inp] = targetDims(this.cfg, t);
-        const base = `lora.${l}.${shortTarget(t)}`;
-        if (adapter && adapter.targets.includes(t)) {
-          feeds[`${base}.A`] = tensor(loraKey(l, t, "A"), [adapter.r, inp]);
-          feeds[`${base}.B`] = tensor(loraKey(l, t, "B"), [out, adapter.r]);
-        } else {
-          // A rank-1 zero adapter: the delta is exactly zero.
-          feeds[`${base}.A`] = new ort.Tensor("float32", new Float32Array(inp), [1, inp]);
-          feeds[`${base}.B`] = new ort.Tensor("float32", new Float32Array(out), [out, 1]);
-        }
-      }
-    }
-    this.adapterFeeds = feeds;
-    this.adapterName = adapter ? (name ?? "adapter") : null;
   }
 
   /** One forward step; runs are queued so the session has a single caller at a time. */
   step(input: StepInput): Promise<StepOutput> {
     return this.serial(async () => {
-      const B = input.ids.length;
-      const rows = input.past ? B : this.rowsPerRun(input.ids[0]?.length ?? 0, input.mask[0]?.length ?? 0, input.keep);
-      if (rows >= B) return await this.runStep(input);
-      // A prefill too large for one run: runs of `rows` rows (same padded width), then one cache.
-      const parts: StepOutput[] = [];
-      try {
-        for (let i = 0; i < B; i += rows) {
-          const cut = <T>(xs: T[]) => xs.slice(i, i + rows);
-          parts.push(await this.runStep({ ids: cut(input.ids), mask: cut(input.mask), positions: cut(input.positions), past: null, keep: input.keep }));
-        }
-        return await this.concatOutputs(parts);
-      } catch (e) {
-        for (const p of parts) releaseCache(p.present);
-        throw e;
-      }
+      const out = await this.stepTensors(input);
+      return { logits: await logitsData(out.logits), present: out.present };
     });
+  }
+
+  /** One forward step whose logits stay on the GPU (a policy created with `logitsOnGpu`). */
+  stepGpu(input: StepInput): Promise<GpuStepOutput> {
+    if (!this.logitsOnGpu) throw new Error("stepGpu needs a policy created with logitsOnGpu on WebGPU");
+    return this.serial(() => this.stepTensors(input));
+  }
+
+  private async stepTensors(input: StepInput): Promise<GpuStepOutput> {
+    const B = input.ids.length;
+    const rows = input.past ? B : this.rowsPerRun(input.ids[0]?.length ?? 0, input.mask[0]?.length ?? 0, input.keep);
+    if (rows >= B) return await this.runStep(input);
+    // A prefill too large for one run: runs of `rows` rows (same padded width), then one cache.
+    const parts: GpuStepOutput[] = [];
+    try {
+      for (let i = 0; i < B; i += rows) {
+        const cut = <T>(xs: T[]) => xs.slice(i, i + rows);
+        parts.push(await this.runStep({ ids: cut(input.ids), mask: cut(input.mask), positions: cut(input.positions), past: null, keep: input.keep }));
+      }
+      const device = await this.gpuDevice();
+      const logits = await concatLogits(device, parts.map((p) => p.logits));
+      const present = await joinCacheRows(device, parts.map((p) => ({ cache: p.present, rows: Array.from({ length: p.present.batch }, (_, r) => r) })));
+      return { logits, present };
+    } catch (e) {
+      for (const p of parts) {
+        releaseCache(p.present);
+        p.logits.dispose();
+      }
+      throw e;
+    }
   }
 
   /**
@@ -297,18 +278,6 @@ export class OrtPolicy {
     const T4 = Math.ceil(T / ATTN_ALIGN) * ATTN_ALIGN;
     const perRow = 4 * Math.max(S * c.hiddenSize, S * c.intermediateSize, S * c.numHeads * c.headDim, keep * c.vocabSize, this.attention === "explicit" ? c.numHeads * S * T4 : 0);
     return Math.max(1, Math.floor(this.bindingLimit / perRow));
-  }
-
-  /** The outputs of consecutive row runs as one: logits one after the other, caches joined (joinCacheRows). */
-  private async concatOutputs(parts: StepOutput[]): Promise<StepOutput> {
-    const logits = new Float32Array(parts.reduce((n, p) => n + p.logits.length, 0));
-    let at = 0;
-    for (const p of parts) {
-      logits.set(p.logits, at);
-      at += p.logits.length;
-    }
-    const present = await this.joinCacheRows(parts.map((p) => ({ cache: p.present, rows: Array.from({ length: p.present.batch }, (_, r) => r) })));
-    return { logits, present };
   }
 
   /**
@@ -362,64 +331,43 @@ export class OrtPolicy {
   }
 
   /** A cache whose row i is row rows[i] of `cache`, which is released. */
-  private gatherRows(cache: KvCache, rows: readonly number[]): Promise<KvCache> {
-    return this.joinCacheRows([{ cache, rows }]);
+  private async gatherRows(cache: KvCache, rows: readonly number[]): Promise<KvCache> {
+    return await joinCacheRows(await this.gpuDevice(), [{ cache, rows }]);
   }
 
-  /**
-   * One cache of the chosen rows of each piece in turn (rows of equal length), the pieces' caches
-   * released: GPU caches copied buffer to buffer on ORT's device, one copy per run of consecutive rows.
-   */
-  private async joinCacheRows(pieces: readonly { cache: KvCache; rows: readonly number[] }[]): Promise<KvCache> {
-    const batch = pieces.reduce((n, p) => n + p.rows.length, 0);
-    const onGpu = pieces.some((p) => p.cache.tensors.some((t) => t.location === "gpu-buffer"));
-    const device = onGpu ? this.device ?? await ort.env.webgpu.device : null; // the session's device: the caller's when it gave one
-    const enc = device?.createCommandEncoder({ label: "kv-gather-rows" });
-    const tensors: ort.Tensor[] = [];
-    for (let j = 0; j < pieces[0].cache.tensors.length; j++) {
-      const first = pieces[0].cache.tensors[j];
-      const [, K, T, D] = first.dims;
-      const dims = [batch, K, T, D];
-      const elems = K * T * D;
-      if (first.location === "gpu-buffer" && device && enc) {
-        const rowBytes = elems * (first.type === "float16" ? 2 : 4);
-        const buf = device.createBuffer({ label: "kv-rows", size: Math.max(4, batch * rowBytes), usage: GPU_STORAGE_COPY });
-        let at = 0;
-        for (const { cache, rows } of pieces) {
-          const t = cache.tensors[j];
-          // Runs of consecutive source rows are one copy (a repeat of 1, or keeping a contiguous block).
-          for (let i = 0; i < rows.length;) {
-            let k = i + 1;
-            while (k < rows.length && rows[k] === rows[k - 1] + 1) k++;
-            enc.copyBufferToBuffer(t.gpuBuffer, rows[i] * rowBytes, buf, (at + i) * rowBytes, (k - i) * rowBytes);
-            i = k;
-          }
-          at += rows.length;
-        }
-        const dataType = first.type === "float16" ? "float16" : "float32";
-        tensors.push(ort.Tensor.fromGpuBuffer(buf, { dataType, dims, dispose: () => buf.destroy() }));
-      } else {
-        const f32 = first.type === "float32";
-        const dst = f32 ? new Float32Array(batch * elems) : new Uint16Array(batch * elems);
-        let at = 0;
-        for (const { cache, rows } of pieces) {
-          const data = await cache.tensors[j].getData();
-          if (!ArrayBuffer.isView(data)) throw new Error(`KV cache of type ${cache.tensors[j].type}`);
-          // float16 comes back as Float16Array where the runtime has one (Deno does): take its bits.
-          const src = data instanceof Float32Array ? data : new Uint16Array(data.buffer, data.byteOffset, data.byteLength / 2);
-          rows.forEach((r, i) => dst.set(src.subarray(r * elems, (r + 1) * elems), (at + i) * elems));
-          at += rows.length;
-        }
-        tensors.push(dst instanceof Float32Array ? new ort.Tensor("float32", dst, dims) : new ort.Tensor("float16", dst, dims));
-      }
-    }
-    if (device && enc) {
-      device.queue.submit([enc.finish()]);
-      // ORT may reuse the released buffers at once; let the copies finish first.
-      await device.queue.onSubmittedWorkDone();
-    }
-    for (const p of pieces) releaseCache(p.cache);
-    return { tensors, batch, length: pieces[0].cache.length };
+  /** The GPUDevice the session runs on (the caller's, else ORT's own); null on WASM. */
+  async gpuDevice(): Promise<GPUDevice | null> {
+    return this.provider === "webgpu" ? this.device ?? await ort.env.webgpu.device : null;
+  }
+
+  /** The adapter inputs as the next run feeds them (GPU buffers on WebGPU: resident copies or the trainer's). */
+  adapterFeedsNow(): Promise<Record<string, ort.Tensor>> {
+    return this.serial(async () => this.adapter.inputs(await this.gpuDevice()));
+  }
+
+  /** Whether captured decoding applies (capture-host.ts): WebGPU and a model GroupQueryAttention takes. */
+  get canCapture(): boolean {
+    return this.provider === "webgpu" && this.capture.applies;
+  }
+
+  /** Whether captured decoding applies and passes its check on this device (captured-check.ts, once per device and head layout). */
+  async capturedOk(): Promise<boolean> {
+    if (!this.canCapture) return false;
+    const device = this.device ?? undefined;
+    return await this.capture.ok(device ?? await ort.env.webgpu.device, async (cfg, w) => {
+      const p = await OrtPolicy.create(cfg, w, { attention: "explicit", checkGqa: false, maxPositions: 128, device, logitsOnGpu: true, onNote: () => {} });
+      return { compare: (prompts, tokens) => compareCaptured(p, prompts, tokens), release: () => p.release() };
+    });
+  }
+
+  /** The captured decoding session for at least `rows` rows and `maxT` columns (capture-host.ts: one session, grown). */
+  capturedDecoder(rows: number, maxT: number): Promise<CapturedDecoder> {
+    return this.capture.get(rows, maxT);
+  }
+
+  /** Releases the captured decoding session (the next capturedDecoder call makes one of its own sizes). */
+  releaseCaptured(): Promise<void> {
+    return this.capture.release();
   }
 
   /** Frees the GPU buffers of a cache that will not be fed again. */
@@ -431,8 +379,8 @@ export class OrtPolicy {
   async release(): Promise<void> {
     await this.serial(async () => {
       this.released = true;
-      for (const t of this.residentFeeds?.made ?? []) t.dispose();
-      this.residentFeeds = null;
+      await this.capture.release();
+      this.adapter.dispose();
       await this.session.release();
     });
   }
@@ -451,43 +399,12 @@ export class OrtPolicy {
     }
   }
 
-  private async runStep(x: StepInput): Promise<StepOutput> {
+  private async runStep(x: StepInput): Promise<GpuStepOutput> {
     const r = await this.runGraph(x, null);
-    const logits = r.logits.data;
-    if (!(logits instanceof Float32Array)) throw new Error("policy: logits are not float32");
+    const logits = r.logits;
     const tensors: ort.Tensor[] = [];
     for (let l = 0; l < this.cfg.numLayers; l++) tensors.push(r[`present.${l}.key`], r[`present.${l}.value`]);
     return { logits, present: { tensors, batch: x.ids.length, length: (x.past?.length ?? 0) + x.ids[0].length } };
-  }
-
-  /**
-   * The adapter inputs as fed: on WebGPU, CPU tensors are uploaded once per adapter into buffers of
-   * ORT's device, so a run does not upload them again (they were ~110 inputs, each its own upload
-   * and queue submit, per decoding step with LoRA on every target). Called inside `serial`, so no
-   * run is using the copies it frees.
-   */
-  private async adapterInputs(): Promise<Record<string, ort.Tensor>> {
-    if (this.provider !== "webgpu") return this.adapterFeeds;
-    if (this.residentFeeds?.of === this.adapterFeeds) return this.residentFeeds.feeds;
-    for (const t of this.residentFeeds?.made ?? []) t.dispose();
-    this.residentFeeds = null;
-    const device = this.device ?? await ort.env.webgpu.device;
-    const feeds: Record<string, ort.Tensor> = {}, made: ort.Tensor[] = [];
-    for (const [name, t] of Object.entries(this.adapterFeeds)) {
-      const data = t.location === "cpu" ? t.data : null;
-      if (!(data instanceof Float32Array)) {
-        feeds[name] = t;
-        continue;
-      }
-      // Sizes rounded up to 16 bytes as ORT's own buffers are: its kernels bind a 4-byte scalar as a vec4.
-      const buf = device.createBuffer({ label: `policy-${name}`, size: Math.ceil(Math.max(4, data.byteLength) / 16) * 16, usage: GPU_STORAGE_COPY });
-      device.queue.writeBuffer(buf, 0, data);
-      const g = ort.Tensor.fromGpuBuffer(buf, { dataType: "float32", dims: t.dims, dispose: () => buf.destroy() });
-      feeds[name] = g;
-      made.push(g);
-    }
-    this.residentFeeds = { of: this.adapterFeeds, feeds, made };
-    return feeds;
   }
 
   /** One run; with `targets` (B, keep) only their log-probabilities are fetched, else logits and cache. */
@@ -511,7 +428,7 @@ export class OrtPolicy {
     }
     const { numLayers: L, numKvHeads: K, headDim: D } = this.cfg;
     const feeds: Record<string, ort.Tensor> = {
-      ...(await this.adapterInputs()),
+      ...this.adapter.inputs(await this.gpuDevice()),
       input_ids: int64(x.ids, [B, S]),
       attention_mask: int64(x.mask, [B, T]),
       position_ids: int64(x.positions, [B, S]),
@@ -536,13 +453,6 @@ export class OrtPolicy {
     this.timing.runMs += performance.now() - t1;
     return out;
   }
-}
-
-/** GPUBufferUsage STORAGE | COPY_SRC | COPY_DST (the constants object is not in every runtime's globals). */
-const GPU_STORAGE_COPY = 0x0080 | 0x0004 | 0x0008;
-
-function releaseCache(cache: KvCache): void {
-  for (const t of cache.tensors) if (t.location === "gpu-buffer") t.dispose();
 }
 
 /** An int64 tensor of equal-length rows, written straight into its array (no flattened copy). */

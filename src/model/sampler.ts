@@ -132,15 +132,7 @@ export async function sampleBatch(
     for (let r = 0; r < N; r++) logits.set(pre.logits.subarray(Math.floor(r / n) * V, (Math.floor(r / n) + 1) * V), r * V);
   }
   if (timing) timing.repeatMs += now() - t;
-  const rows = Array.from({ length: N }, (_, r) => ({
-    prompt: Math.floor(r / n),
-    index: r % n,
-    rng: new Rng(rowSeed(params.seed, Math.floor(r / n), r % n)),
-    tokens: [] as number[],
-    logprobs: [] as number[],
-    text: "",
-    done: null as FinishReason | null,
-  }));
+  const rows = Array.from({ length: N }, (_, r) => ({ ...newRow(Math.floor(r / n), r % n), rng: new Rng(rowSeed(params.seed, Math.floor(r / n), r % n)) }));
   const mask = rows.map((row) => Array.from({ length: maxLen }, (_, t) => (t < pad[row.prompt] ? 0 : 1)));
   const eos = new Set(params.eosTokenIds);
   let generated = 0;
@@ -155,22 +147,8 @@ export async function sampleBatch(
         const row = rows[r];
         const { token, logprob } = chooseToken(logits.subarray(i * V, (i + 1) * V), params, row.rng);
         added.push({ prompt: row.prompt, index: row.index, token });
-        row.tokens.push(token);
-        row.logprobs.push(logprob);
+        tStop += acceptToken(row, token, logprob, params, eos, decode, !!timing);
         generated++;
-        if (eos.has(token)) {
-          row.done = "eos";
-        } else if (params.stop.length) {
-          const ts = now();
-          const text = decode(row.tokens);
-          const cut = firstStop(text, params.stop);
-          if (cut !== null) {
-            row.done = "stop";
-            row.text = text.slice(0, cut);
-          }
-          tStop += now() - ts;
-        }
-        if (!row.done && row.tokens.length >= params.maxNewTokens) row.done = "length";
       }
       if (timing) {
         timing.chooseMs += now() - t - tStop;
@@ -209,17 +187,63 @@ export async function sampleBatch(
   } finally {
     model.releaseCache(cache);
   }
-  const samples = rows.map((row): Sample => {
+  const samples = toSamples(rows, decode);
+  if (timing) timing.totalMs += now() - tCall;
+  return samples;
+}
+
+/** A completion being generated. */
+export interface RowState {
+  prompt: number;
+  index: number;
+  tokens: number[];
+  logprobs: number[];
+  /** The text up to the stop string, once one ended it. */
+  text: string;
+  done: FinishReason | null;
+}
+
+/** A fresh row for sample `index` of prompt `prompt`. */
+export function newRow(prompt: number, index: number): RowState {
+  return { prompt, index, tokens: [], logprobs: [], text: "", done: null };
+}
+
+/**
+ * Appends a chosen token to a row and decides whether it ended: EOS, a stop string in the decoded
+ * text, or maxNewTokens. Returns the milliseconds spent looking for stop strings (when `timed`).
+ */
+export function acceptToken(row: RowState, token: number, logprob: number, params: SamplingParams, eos: ReadonlySet<number>, decode: (ids: readonly number[]) => string, timed = false): number {
+  row.tokens.push(token);
+  row.logprobs.push(logprob);
+  let stopMs = 0;
+  if (eos.has(token)) {
+    row.done = "eos";
+  } else if (params.stop.length) {
+    const ts = timed ? performance.now() : 0;
+    const text = decode(row.tokens);
+    const cut = firstStop(text, params.stop);
+    if (cut !== null) {
+      row.done = "stop";
+      row.text = text.slice(0, cut);
+    }
+    if (timed) stopMs = performance.now() - ts;
+  }
+  if (!row.done && row.tokens.length >= params.maxNewTokens) row.done = "length";
+  return stopMs;
+}
+
+/** The finished rows as samples: EOS left out of the text, the text cut after a stop string. */
+export function toSamples(rows: readonly RowState[], decode: (ids: readonly number[]) => string): Sample[] {
+  return rows.map((row): Sample => {
     const body = row.done === "eos" ? row.tokens.slice(0, -1) : row.tokens;
     // Some tokenizers (@huggingface/tokenizers) reject an empty id list.
     const text = row.done === "stop" ? row.text : body.length ? decode(body) : "";
     return { prompt: row.prompt, index: row.index, tokens: row.tokens, text, logprobs: row.logprobs, finishReason: row.done ?? "length" };
   });
-  if (timing) timing.totalMs += now() - tCall;
-  return samples;
 }
 
-function checkParams(p: SamplingParams, n: number): void {
+/** Throws on sampling parameters out of range (and n < 1). */
+export function checkParams(p: SamplingParams, n: number): void {
   const bad = (msg: string) => {
     throw new Error(`sampling: ${msg}`);
   };

@@ -203,3 +203,31 @@ Deno.test("decoder graph without shader-f16: no f16 tensor anywhere at f16 and q
     }
   }
 });
+
+Deno.test("decoder graph, staticDecode: fixed shapes, no Shape operator, GQA writes the present outputs and the head the logits (no copy node before an output); needs GQA", () => {
+  for (const dtype of ["f32", "q4"] as const) {
+    for (const shaderF16 of [true, false]) {
+      const st = decode("qwen2", { dtype, attention: "gqa", loraTargets: LORA_TARGETS, loraScale: 2, staticDecode: { batch: 5, maxT: 24 }, shaderF16 });
+      const L = st.m.config.numLayers;
+      const kv = Array.from({ length: L }, (_, i) => [`past_key_values.${i}.key`, `past_key_values.${i}.value`]).flat();
+      const names = st.graph.input.map((v) => v.name);
+      assertEquals(names.filter((n) => !n.startsWith("lora.")), ["input_ids", "position_ids", ...kv, "seqlens_k", "total_sequence_length"]);
+      assertEquals(st.graph.output.map((v) => v.name), ["logits", ...kv.map((n) => n.replace("past_key_values", "present"))]);
+      assertEquals(st.ops.get("Shape") ?? 0, 0, `${dtype}: no Shape operator (nothing on the CPU)`);
+      assertEquals(st.ops.get("Identity") ?? 0, 0, `${dtype}: no Identity`);
+      const producer = (out: string) => st.graph.node.find((n) => n.output.includes(out))?.opType;
+      assertEquals(producer("logits"), dtype === "q4" && shaderF16 ? "MatMulNBits" : "Gemm", `${dtype} f16 ${shaderF16}: logits`);
+      for (let i = 0; i < L; i++) assertEquals(producer(`present.${i}.key`), "GroupQueryAttention");
+      // Past and present of a layer are the same GQA node's input and output (one buffer at run time).
+      const gqa = st.graph.node.filter((n) => n.opType === "GroupQueryAttention");
+      assertEquals(gqa.map((n) => [n.input[3], n.output[1]]), Array.from({ length: L }, (_, i) => [`past_key_values.${i}.key`, `present.${i}.key`]));
+    }
+  }
+  let threw = false;
+  try {
+    decode("llama", { attention: "gqa", staticDecode: { batch: 2, maxT: 8 } }); // head dim 6: no GQA
+  } catch (e) {
+    threw = e instanceof Error && /staticDecode needs attention "gqa"/.test(e.message);
+  }
+  assert(threw, "staticDecode without GQA is refused");
+});

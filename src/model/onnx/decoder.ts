@@ -7,10 +7,10 @@
 // G = H / K, D head dim, C hidden size, V vocabulary, r LoRA rank.
 import type { ModelConfig } from "../config.ts";
 import { fromF16, toF16 as toF16Js } from "../half.ts";
-import { quantizeQ4 } from "../quant.ts";
+import { type Q4Weight, quantizeQ4 } from "../quant.ts";
 import { baseKey, LORA_TARGETS, type LoraTarget, targetDims } from "../lora.ts";
 import { getTensor, type Weights } from "../tensor.ts";
-import { type AttrValue, DT, type DType, type ExternalFile, GraphBuilder } from "./proto.ts";
+import { type AttrValue, type Dim, DT, type DType, type ExternalFile, GraphBuilder } from "./proto.ts";
 import { ropeInvFreq } from "./rope.ts";
 
 /** Attention's key axis is padded to a multiple of this (masked) so ORT's vec4 MatMul kernel runs. */
@@ -54,6 +54,28 @@ export interface DecoderOptions {
    * WGSL trainer holds them), instead of an f16 embedding and a q4 head.
    */
   shaderF16?: boolean;
+  /**
+   * A decoding-only graph of fixed shapes for ORT's graph capture (docs/policy.md, "Captured decoding"):
+   * one token per row for `batch` rows over a preallocated cache of `maxT` columns that GroupQueryAttention
+   * writes in place (past and present fed as one buffer). Inputs `input_ids` (B, 1), `position_ids` (B, 1),
+   * `attention_bias` (B, 1, 1, maxT), `seqlens_k` (B) int32 and `total_sequence_length` (1) int32 replace
+   * the mask and `num_logits_to_keep`; no `target_ids` / `target_logprobs`; no Shape operator anywhere,
+   * so nothing runs on the CPU. Needs attention "gqa" (where GQA does not apply, the build throws).
+   */
+  staticDecode?: { batch: number; maxT: number };
+  /**
+   * Converted weights (q4 blocks, transposes, f16 roundings) shared between builds of the same
+   * weights, so a second graph of one model (the captured decoding graph beside the policy's) costs
+   * no second quantisation; keyed by the source arrays. Drop it once the sessions exist.
+   */
+  prepared?: PreparedWeights;
+}
+
+/** Weight conversions one build made, for the next build of the same weights (DecoderOptions.prepared). */
+export class PreparedWeights {
+  readonly q4 = new WeakMap<Float32Array, Q4Weight>();
+  readonly transposed = new WeakMap<Float32Array, Float32Array>();
+  readonly f16 = new WeakMap<Float32Array, Uint16Array>();
 }
 
 /** A built graph with the names a session feeds and fetches. */
@@ -146,26 +168,38 @@ class DecoderBuilder {
    */
   private halfInit(name: string, dims: number[], data: Float32Array): string {
     if (this.opts.dtype !== "f16") return this.g.initializer(name, { dataType: DT.float, dims, data });
-    if (this.T === DT.float16) return this.g.initializer(name, { dataType: DT.float16, dims, data: toF16(data) });
-    return this.g.initializer(name, { dataType: DT.float, dims, data: fromF16(toF16(data)) });
+    if (this.T === DT.float16) return this.g.initializer(name, { dataType: DT.float16, dims, data: this.f16Of(data) });
+    return this.g.initializer(name, { dataType: DT.float, dims, data: fromF16(this.f16Of(data)) });
+  }
+
+  /** f16 bits of `data`, from DecoderOptions.prepared when an earlier build made them. */
+  private f16Of(data: Float32Array): Uint16Array {
+    const hit = this.opts.prepared?.f16.get(data);
+    if (hit) return hit;
+    const h = toF16(data);
+    this.opts.prepared?.f16.set(data, h);
+    return h;
   }
 
   build(): BuiltDecoder {
     const { cfg, g, opts } = this;
     const D = cfg.headDim, K = cfg.numKvHeads;
-    const ids = g.input("input_ids", DT.int64, ["batch", "seq"]);
-    const mask = g.input("attention_mask", DT.int64, ["batch", "total"]);
-    const pos = g.input("position_ids", DT.int64, ["batch", "seq"]);
+    const st = opts.staticDecode;
+    if (st && !(this.useGqa && opts.kvCache)) throw new Error("staticDecode needs attention \"gqa\" (f32 or q4, head dim % 8 == 0) and kvCache");
+    const bDim: Dim = st ? st.batch : "batch", sDim: Dim = st ? 1 : "seq";
+    const ids = g.input("input_ids", DT.int64, [bDim, sDim]);
+    const mask = st ? "" : g.input("attention_mask", DT.int64, ["batch", "total"]);
+    const pos = g.input("position_ids", DT.int64, [bDim, sDim]);
     // Logits only for the last `num_logits_to_keep` positions: all of them for log-probabilities,
     // one when decoding, so the (B, S, V) tensor of a long prefill is never materialised.
-    const keep = g.input("num_logits_to_keep", DT.int64, [1]);
-    const inputNames = [ids, mask, pos, keep];
+    const keep = st ? "" : g.input("num_logits_to_keep", DT.int64, [1]);
+    const inputNames = st ? [ids, pos] : [ids, mask, pos, keep];
     const outputNames = ["logits"];
     const past: [string, string][] = [];
     if (opts.kvCache) {
       for (let i = 0; i < cfg.numLayers; i++) {
-        const k = g.input(`past_key_values.${i}.key`, this.T, ["batch", K, "past", D]);
-        const v = g.input(`past_key_values.${i}.value`, this.T, ["batch", K, "past", D]);
+        const k = g.input(`past_key_values.${i}.key`, this.T, [bDim, K, st ? st.maxT : "past", D]);
+        const v = g.input(`past_key_values.${i}.value`, this.T, [bDim, K, st ? st.maxT : "past", D]);
         past.push([k, v]);
         inputNames.push(k, v);
       }
@@ -189,12 +223,12 @@ class DecoderBuilder {
     // q4 graphs gather from an f16 table where the device has f16 (a Cast after), else from f32.
     const q4HalfEmbed = this.opts.dtype === "q4" && this.f16;
     const embedName = q4HalfEmbed
-      ? g.initializer("embed_tokens", { dataType: DT.float16, dims: embed.shape, data: toF16(embed.data) })
+      ? g.initializer("embed_tokens", { dataType: DT.float16, dims: embed.shape, data: this.f16Of(embed.data) })
       : this.halfInit("embed_tokens", embed.shape, embed.data);
     let x = g.op("Gather", [embedName, ids], { axis: 0 });
     if (q4HalfEmbed) x = g.op("Cast", [x], { to: DT.float });
 
-    const bias = this.useGqa ? this.gqaInputs(ids, mask) : this.maskBias(ids, mask);
+    const bias = st ? this.staticInputs(st, inputNames) : this.useGqa ? this.gqaInputs(ids, mask) : this.maskBias(ids, mask);
     const [cos, sin] = this.ropeTables(pos);
     // Each residual sum and the norm after it are one kernel in f32 graphs (addNorm): the next
     // layer's input norm (the final norm after the last layer) takes the MLP's residual add.
@@ -211,6 +245,22 @@ class DecoderBuilder {
       [h, x] = this.addNorm(x, this.linear(act, i, "down_proj"), i + 1 < cfg.numLayers ? `model.layers.${i + 1}.input_layernorm.weight` : "model.norm.weight");
     }
     x = h;
+    if (st) {
+      // (B, V) written by the head's own kernel: ORT's graph capture records compute dispatches only,
+      // so a Reshape or Identity copying into the output would leave the output stale on replay.
+      this.head(g.op("Reshape", [x, g.i64([st.batch, cfg.hiddenSize])]), embedName, "logits");
+      g.declareOutput("logits", DT.float, [st.batch, cfg.vocabSize]);
+      // GQA's present outputs are the graph outputs themselves (no Identity): ORT must see them as
+      // the buffers fed as past for the in-place write.
+      for (let i = 0; i < cfg.numLayers; i++) {
+        for (const kind of ["key", "value"] as const) {
+          g.declareOutput(`present.${i}.${kind}`, this.T, [st.batch, K, st.maxT, D]);
+          outputNames.push(`present.${i}.${kind}`);
+        }
+      }
+      const { model, external } = g.encode({ externalMinBytes: opts.externalMinBytes ?? 2 ** 20 });
+      return { bytes: model, external, options: opts, inputNames, outputNames, nodeCount: g.nodeCount, kvType: "float32", attention: "gqa", precision: precisionOf(opts.dtype, this.f16) };
+    }
     x = g.op("Slice", [x, g.op("Neg", [keep]), g.i64([2 ** 31 - 1]), g.i64([1])]);
     let logits = this.head(x, embedName);
     if (this.T !== DT.float) logits = g.op("Cast", [logits], { to: DT.float });
@@ -291,6 +341,27 @@ class DecoderBuilder {
     return g.op("Expand", [g.op("Unsqueeze", [pad, g.i64([1, 2])]), shape]); // (B, 1, S, T)
   }
 
+  /**
+   * staticDecode graphs: the attention bias (B, 1, 1, maxT), `seqlens_k` (B) and `total_sequence_length`
+   * (1) are inputs the caller keeps on the GPU (the sampler's advance kernel moves them each step), so
+   * the graph has no Shape operator and ORT places nothing on the CPU. Returns the bias.
+   */
+  private staticInputs(st: { batch: number; maxT: number }, inputNames: string[]): string {
+    const g = this.g;
+    const seqlensK = g.input("seqlens_k", DT.int32, [st.batch]);
+    const total = g.input("total_sequence_length", DT.int32, [1]);
+    inputNames.push(seqlensK, total);
+    this.gqa = { seqlensK, total };
+    return "";
+  }
+
+  /** The shape (B, S, last) of a 3-D activation `x`: a constant in staticDecode graphs, else from Shape. */
+  private shape3(x: string, last: number): string {
+    const st = this.opts.staticDecode;
+    if (st) return this.g.i64([st.batch, 1, last]);
+    return this.g.op("Concat", [this.g.op("Shape", [x], { start: 0, end: -1 }), this.g.i64([last])], { axis: 0 });
+  }
+
   /** GQA graphs: self-attention of layer i as one com.microsoft.GroupQueryAttention; returns the o_proj output (B, S, C). */
   private gqaAttention(h: string, i: number, bias: string, past: [string, string] | null): string {
     const { cfg, g } = this;
@@ -309,11 +380,12 @@ class DecoderBuilder {
     const [pos, c, s] = this.ropeInputs;
     q = g.op("RotaryEmbedding", [q, pos, c, s], { interleaved: 0, num_heads: H }, "com.microsoft");
     k = g.op("RotaryEmbedding", [k, pos, c, s], { interleaved: 0, num_heads: K }, "com.microsoft");
+    const st = this.opts.staticDecode;
     const [out, presentK, presentV] = g.node(
       "GroupQueryAttention",
       [q, k, v, past ? past[0] : "", past ? past[1] : "", this.gqa.seqlensK, this.gqa.total, "", "", "", bias],
       { num_heads: H, kv_num_heads: K, scale: { float: 1 / Math.sqrt(D) } },
-      { domain: "com.microsoft", nOut: 3 },
+      { domain: "com.microsoft", ...(st ? { outputs: [g.fresh("attn"), `present.${i}.key`, `present.${i}.value`] } : { nOut: 3 }) },
     );
     if (past) this.present.push([presentK, presentV]);
     return this.linear(out, i, "o_proj");
@@ -452,7 +524,7 @@ class DecoderBuilder {
       const bn = this.halfInit(`${name}.bias`, [fout], b.data);
       let y2 = g.op("Gemm", [x2, this.matmulW("", name, w.data, fout, fin), bn]);
       if (lora) y2 = g.op("Gemm", [this.loraXa(x, fin, i, t), `lora.${i}.${shortTarget(t)}.B`, y2], this.loraBAttrs());
-      return g.op("Reshape", [y2, g.op("Concat", [g.op("Shape", [x], { start: 0, end: -1 }), g.i64([fout])], { axis: 0 })]);
+      return g.op("Reshape", [y2, this.shape3(x, fout)]);
     }
     let y = this.matmulW(x, name, w.data, fout, fin);
     if (b) {
@@ -465,9 +537,9 @@ class DecoderBuilder {
         // y + delta as the second Gemm's C input: one kernel fewer per adapted linear (decoding is
         // bound by the number of dispatches), the same float32 sum as the Add.
         const y2 = g.op("Reshape", [y, g.i64([-1, fout])]);
-        y = g.op("Reshape", [g.op("Gemm", [xs, B, y2], this.loraBAttrs()), g.op("Shape", [y])]);
+        y = g.op("Reshape", [g.op("Gemm", [xs, B, y2], this.loraBAttrs()), this.opts.staticDecode ? this.shape3(x, fout) : g.op("Shape", [y])]);
       } else {
-        const delta = g.op("Reshape", [g.op("Gemm", [xs, B], this.loraBAttrs()), g.op("Shape", [y])]);
+        const delta = g.op("Reshape", [g.op("Gemm", [xs, B], this.loraBAttrs()), this.opts.staticDecode ? this.shape3(x, fout) : g.op("Shape", [y])]);
         y = g.op("Add", [y, g.op("Cast", [delta], { to: this.T })]);
       }
     }
@@ -506,35 +578,41 @@ class DecoderBuilder {
   }
 
   /** x (.., in) times the transpose of HF weight (out, in), stored per the weight dtype; x "" returns the f32/f16 (in, out) initializer alone. */
-  private matmulW(x: string, name: string, w: Float32Array, out: number, inp: number): string {
+  private matmulW(x: string, name: string, w: Float32Array, out: number, inp: number, outName?: string): string {
     const g = this.g;
     if (this.opts.dtype === "q4") {
-      const q = quantizeQ4({ shape: [out, inp], data: w });
+      const q = this.opts.prepared?.q4.get(w) ?? quantizeQ4({ shape: [out, inp], data: w });
+      this.opts.prepared?.q4.set(w, q);
       const nb = Math.ceil(inp / q.blockSize);
       const bq = g.initializer(`${name}.q4`, { dataType: DT.uint8, dims: [out, nb, q.blockSize / 2], data: q.packed });
       const sc = g.initializer(`${name}.scales`, { dataType: DT.float, dims: [out * nb], data: q.scales });
       const inputs = [x, bq, sc];
       if (q.zeroPoints) inputs.push(g.initializer(`${name}.zp`, { dataType: DT.uint8, dims: [q.zeroPoints.length], data: q.zeroPoints }));
-      return g.op("MatMulNBits", inputs, { K: inp, N: out, bits: 4, block_size: q.blockSize }, "com.microsoft");
+      return g.node("MatMulNBits", inputs, { K: inp, N: out, bits: 4, block_size: q.blockSize }, { domain: "com.microsoft", ...(outName ? { outputs: [outName] } : {}) })[0];
     }
-    const wt = new Float32Array(inp * out);
-    for (let o = 0; o < out; o++) for (let k = 0; k < inp; k++) wt[k * out + o] = w[o * inp + k];
+    let wt = this.opts.prepared?.transposed.get(w);
+    if (!wt) {
+      wt = new Float32Array(inp * out);
+      for (let o = 0; o < out; o++) for (let k = 0; k < inp; k++) wt[k * out + o] = w[o * inp + k];
+      this.opts.prepared?.transposed.set(w, wt);
+    }
     const wn = this.halfInit(`${name}.weight_t`, [inp, out], wt);
     return x === "" ? wn : g.op("MatMul", [x, wn]);
   }
 
   /** Logits (B, S', V) from the final hidden states: tied embeddings or lm_head. */
-  private head(x: string, embedName: string): string {
+  private head(x: string, embedName: string, out2d?: string): string {
     const { cfg, g } = this;
     const V = cfg.vocabSize, C = cfg.hiddenSize;
     const wName = cfg.tieWordEmbeddings ? "model.embed_tokens.weight" : "lm_head.weight";
-    if (this.opts.dtype === "q4" && this.f16) return this.matmulW(x, "lm_head", getTensor(this.w, wName, [V, C]).data, V, C);
+    if (this.opts.dtype === "q4" && this.f16) return this.matmulW(x, "lm_head", getTensor(this.w, wName, [V, C]).data, V, C, out2d);
     // Gemm with transB reads the (V, C) matrix as stored, so tied embeddings are kept once (q4
     // graphs without f16 too: their embedding is f32).
     const wn = cfg.tieWordEmbeddings ? embedName : this.halfInit("lm_head", [V, C], getTensor(this.w, wName, [V, C]).data);
+    // out2d: x is already (N, C) and the Gemm writes the named (N, V) output itself.
+    if (out2d) return g.node("Gemm", [x, wn], { transB: 1 }, { outputs: [out2d] })[0];
     const x2 = g.op("Reshape", [x, g.i64([-1, C])]);
     const y2 = g.op("Gemm", [x2, wn], { transB: 1 });
-    const outShape = g.op("Concat", [g.op("Shape", [x], { start: 0, end: 2 }), g.i64([V])], { axis: 0 });
-    return g.op("Reshape", [y2, outShape]);
+    return g.op("Reshape", [y2, this.shape3(x, V)]);
   }
 }

@@ -67,6 +67,12 @@ export class GraphBuilder {
     return name;
   }
 
+  /** Declares the existing value `name` (a node's output of that name) as a graph output, with no Identity. */
+  declareOutput(name: string, dataType: DType, dims: Dim[]): string {
+    this.outputs.push(valueInfo(name, dataType, dims));
+    return name;
+  }
+
   /** Adds an initializer holding `t` under a fresh name based on `name`. */
   initializer(name: string, t: TensorInit): string {
     const n = this.fresh(name);

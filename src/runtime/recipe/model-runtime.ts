@@ -10,6 +10,7 @@ import type { ModelConfig } from "../../model/config.ts";
 import type { AttentionKind, WeightDtype } from "../../model/onnx/decoder.ts";
 import { OrtPolicy } from "../../model/policy.ts";
 import { type Sample, sampleBatch, type SampleProgress, type SamplingParams } from "../../model/sampler.ts";
+import { type SamplerKind, sampleBatchGpu, samplerFromEnv } from "../../model/sampler-gpu.ts";
 import type { Tensor, Weights } from "../../model/tensor.ts";
 import { readF32, writeBuffer } from "../../gpu/device.ts";
 import { trimArena } from "../../gpu/arena.ts";
@@ -37,6 +38,12 @@ export interface ModelRuntimeOptions {
   maxPositions?: number;
   /** The policy graph's attention operators (OrtPolicy's default, "gqa", when left out). */
   attention?: AttentionKind;
+  /**
+   * Where tokens are chosen (sampler-gpu.ts): "captured" (the default; graph capture and the choice on
+   * the GPU, falling back to "gpu" where capture does not apply), "gpu", or "cpu" (the logits read
+   * back every step). RLVR_SAMPLER overrides the default under Deno.
+   */
+  sampler?: SamplerKind;
   onNote?: (msg: string) => void;
   /** Stop while the model loads: checked before the graph build, before the session and after it. */
   signal?: AbortSignal;
@@ -116,7 +123,11 @@ export class ModelRuntime {
     const adapter = o.imported ? startFrom(hf.config, fresh, o.imported.adapter, o.imported.from) : fresh;
     // The trainer's device, so the policy's session shares it (no device: ORT falls back to WASM).
     const shared = await device().catch(() => undefined);
-    const policy = await OrtPolicy.create(hf.config, hf.weights, { dtype: o.dtype, loraTargets: targets, maxPositions: o.maxPositions, attention: o.attention, loraScale: o.loraAlpha / o.loraRank /* fixed in the graph: the runtime's adapter keeps them */, onNote: o.onNote, signal: o.signal, device: shared });
+    const sampler = o.sampler ?? samplerFromEnv() ?? "captured";
+    const policy = await OrtPolicy.create(hf.config, hf.weights, {
+      dtype: o.dtype, loraTargets: targets, maxPositions: o.maxPositions, attention: o.attention, loraScale: o.loraAlpha / o.loraRank /* fixed in the graph: the runtime's adapter keeps them */,
+      onNote: o.onNote, signal: o.signal, device: shared, logitsOnGpu: sampler !== "cpu", keepPrepared: sampler === "captured",
+    });
     try {
       await check();
     } catch (e) {
@@ -125,6 +136,7 @@ export class ModelRuntime {
       throw e;
     }
     const rt = new ModelRuntime(hf, policy, device, adapter, o.imported ? { from: o.imported.from, targets: [...o.imported.adapter.targets] } : null);
+    rt.sampler = sampler === "cpu" || !policy.logitsOnGpu ? "cpu" : sampler;
     policy.setAdapter(adapter, "lora");
     return rt;
   }
@@ -144,9 +156,15 @@ export class ModelRuntime {
     return this.codec.decode(ids);
   }
 
+  /** Where this runtime chooses tokens ("cpu" where the policy runs on WASM). */
+  sampler: SamplerKind = "cpu";
+
   /** `n` completions of every prompt under the current adapter. */
   sample(prompts: readonly (readonly number[])[], n: number, params: Omit<SamplingParams, "eosTokenIds">, onProgress?: (p: SampleProgress) => void): Promise<Sample[]> {
-    return sampleBatch(this.policy, prompts, n, { ...params, eosTokenIds: this.hf.config.eosTokenIds }, (ids) => this.decode(ids), onProgress);
+    const p = { ...params, eosTokenIds: this.hf.config.eosTokenIds };
+    const decode = (ids: readonly number[]) => this.decode(ids);
+    if (this.sampler === "cpu") return sampleBatch(this.policy, prompts, n, p, decode, onProgress);
+    return sampleBatchGpu(this.policy, prompts, n, p, decode, onProgress, undefined, this.sampler);
   }
 
   /**

@@ -1,0 +1,85 @@
+// A policy's captured decoding (captured.ts): whether it applies and passes its check on the device,
+// and the one captured session the policy keeps, grown to the largest batch and length asked for.
+import type { ModelConfig } from "./config.ts";
+import { CapturedDecoder } from "./captured.ts";
+import { type CheckDecoder, checkCaptured } from "./captured-check.ts";
+import { buildDecoder, type DecoderOptions, gqaApplies, type PreparedWeights, type WeightDtype } from "./onnx/decoder.ts";
+import type { ort } from "./onnx/ort.ts";
+import type { Weights } from "./tensor.ts";
+
+/** What the captured graph is built from: the policy's weights and build options. */
+export interface CaptureSource {
+  weights: Weights;
+  opts: DecoderOptions;
+  /** Conversions of the policy's build, used by the first captured build (then dropped unless `shared`). */
+  prepared: PreparedWeights | null;
+  /** `prepared` belongs to the caller (PolicyOptions.prepared): kept. */
+  shared: boolean;
+}
+
+/** The policy as the host needs it. */
+export interface CapturePolicy {
+  readonly cfg: ModelConfig;
+  readonly dtype: WeightDtype;
+  readonly maxPositions: number;
+  gpuDevice(): Promise<GPUDevice | null>;
+  adapterFeedsNow(): Promise<Record<string, ort.Tensor>>;
+}
+
+/** One policy's captured decoding. */
+export class CaptureHost {
+  private decoder: CapturedDecoder | null = null;
+
+  constructor(private policy: CapturePolicy, private source: CaptureSource | null, private note: (msg: string) => void) {}
+
+  /**
+   * Whether captured decoding applies: WebGPU (a source) and a model GroupQueryAttention takes (f32 or
+   * q4, head dim % 8; decoder.ts staticDecode). The policy's own graph may use explicit attention (where
+   * ORT's GQA failed gqa-check.ts: its prefill path): the captured graph only decodes.
+   */
+  get applies(): boolean {
+    return this.source !== null && gqaApplies(this.policy.cfg, this.policy.dtype, this.source.opts.shaderF16 ?? true);
+  }
+
+  /**
+   * Whether it applies and computes right on `device` (captured-check.ts, once per device and head layout,
+   * with decoders `create` makes); a note says why not when the check fails.
+   */
+  async ok(device: GPUDevice, create: (cfg: ModelConfig, w: Weights) => Promise<CheckDecoder>): Promise<boolean> {
+    if (!this.applies) return false;
+    const r = await checkCaptured(this.policy.cfg, device, create);
+    if (!r.ok) this.note(`note: captured decoding differs from the uncaptured graph on this device by ${r.maxAbsDiff.toExponential(2)} in log-probability${r.error ? ` (${r.error})` : ""}: decoding without graph capture`);
+    return r.ok;
+  }
+
+  /**
+   * The captured session for at least `rows` rows and `maxT` cache columns, made on first use and kept:
+   * it serves every smaller batch (idle rows) and shorter length; a larger batch or length, or an adapter
+   * of another rank, makes a new one of the largest sizes seen (columns rounded up to 64).
+   */
+  async get(rows: number, maxT: number): Promise<CapturedDecoder> {
+    const { cfg, dtype, maxPositions } = this.policy;
+    const src = this.source;
+    if (!src || !this.applies) throw new Error(`captured decoding needs WebGPU and a model GroupQueryAttention takes (f32 or q4, head dim % 8; this policy: ${dtype}, head dim ${cfg.headDim}${src ? "" : ", not on WebGPU"})`);
+    if (maxT > maxPositions) throw new Error(`captured decoding: ${maxT} columns exceed maxPositions ${maxPositions}`);
+    const adapter = await this.policy.adapterFeedsNow();
+    const have = this.decoder;
+    if (have && have.batch >= rows && have.maxT >= maxT && have.fits(adapter)) return have;
+    const batch = Math.max(rows, have?.batch ?? 0);
+    const T = Math.min(maxPositions, Math.max(Math.ceil(maxT / 64) * 64, have?.maxT ?? 0));
+    await this.release();
+    const built = buildDecoder(cfg, src.weights, { ...src.opts, attention: "gqa", prepared: src.prepared ?? undefined, staticDecode: { batch, maxT: T } });
+    if (!src.shared) src.prepared = null; // the conversions were for this one build; later ones quantise again
+    const device = await this.policy.gpuDevice();
+    if (!device) throw new Error("captured decoding needs a GPUDevice");
+    this.decoder = await CapturedDecoder.create({ device, cfg, built, adapter });
+    return this.decoder;
+  }
+
+  /** Releases the captured session (the next `get` makes one of its own sizes). */
+  async release(): Promise<void> {
+    const d = this.decoder;
+    this.decoder = null;
+    await d?.release();
+  }
+}

@@ -1,0 +1,274 @@
+// Captured decoding: one onnxruntime-web session over the fixed-shape decoding graph (decoder.ts
+// `staticDecode`) with `enableGraphCapture`, so that after its first run every decoding step replays
+// the recorded dispatches: no per-kernel work in ORT's wasm, no bind groups or uniform writes, a few
+// submits. Every input and output is a GPU buffer of fixed shape: the token ids, positions, per-row key
+// counts and the longest row's key count (moved on by decode_advance.wgsl on the GPU), the KV cache
+// preallocated to `maxT` columns and fed as past and present at once (GroupQueryAttention writes the
+// new column in place), the logits, and the adapter. Rows are left-aligned (row b's keys in columns
+// 0..len_b-1, no padding): under capture ORT's GQA reads each row's key count from `seqlens_k`, and
+// it accepts no attention bias (its check wants the bias as wide as the host-side total, which is
+// unknown there), so the dynamic graph's left padding and bias cannot be used.
+//
+// Why every buffer is allocated by ORT (outputs of a small Expand session) and not by us: with graph
+// capture onnxruntime-web 1.30 binds inputs and outputs once, at the first run, but registers a caller's
+// GPUBuffer only for the length of each run; the next run's bound tensors then point at released
+// handles (its output processing throws, and buffers passed in again map to new handles the capture
+// never saw). A buffer ORT handed out as an output stays registered for good. Outputs must also be
+// preallocated: one ORT allocates itself during the capture run is not the one replays write.
+import type { ModelConfig } from "./config.ts";
+import type { BuiltDecoder } from "./onnx/decoder.ts";
+import { DT, GraphBuilder } from "./onnx/proto.ts";
+import { ort } from "./onnx/ort.ts";
+import type { KvCache, StepInput } from "./policy.ts";
+import { DecodeAdvance } from "../gpu/kernels/decode_advance.ts";
+
+type ZeroType = "float32" | "int64" | "int32";
+
+/** GPU tensors of zeros that onnxruntime-web allocated (and keeps registered), with the session that made them. */
+async function ortZeros(device: GPUDevice, specs: readonly { name: string; type: ZeroType; dims: readonly number[] }[]): Promise<{ session: ort.InferenceSession; tensors: Record<string, ort.Tensor> }> {
+  const g = new GraphBuilder("zeros");
+  const zero = {
+    float32: g.initializer("z_f32", { dataType: DT.float, dims: [], data: new Float32Array(1) }),
+    int64: g.initializer("z_i64", { dataType: DT.int64, dims: [], data: new BigInt64Array(1) }),
+    int32: g.initializer("z_i32", { dataType: DT.int32, dims: [], data: new Int32Array(1) }),
+  };
+  const dt = { float32: DT.float, int64: DT.int64, int32: DT.int32 } as const;
+  const feeds: Record<string, ort.Tensor> = {};
+  // A shape input per output: nothing folds into a constant, every output is its own allocation.
+  for (const [i, s] of specs.entries()) {
+    const shape = g.input(`shape_${i}`, DT.int64, [s.dims.length]);
+    g.output(g.op("Expand", [zero[s.type], shape]), s.name, dt[s.type], s.dims.map((_, j) => `d${i}_${j}`));
+    feeds[shape] = new ort.Tensor("int64", BigInt64Array.from(s.dims.map(BigInt)), [s.dims.length]);
+  }
+  const ep = { name: "webgpu", device } as unknown as ort.InferenceSession.ExecutionProviderConfig;
+  const session = await ort.InferenceSession.create(g.encode().model, { executionProviders: [ep], preferredOutputLocation: "gpu-buffer" });
+  return { session, tensors: await session.run(feeds) };
+}
+
+/** What a captured decoder is made of. */
+export interface CapturedOptions {
+  device: GPUDevice;
+  cfg: ModelConfig;
+  /** The staticDecode graph (batch and maxT in its options). */
+  built: BuiltDecoder;
+  /** The adapter inputs as the policy feeds them (names and dims; values are copied in by setAdapter). */
+  adapter: Record<string, ort.Tensor>;
+}
+
+/** A captured decoding session with its fixed buffers; see the file comment. */
+export class CapturedDecoder {
+  /** Decoding steps run (the first is the capture run). */
+  runs = 0;
+
+  private constructor(
+    private device: GPUDevice,
+    private session: ort.InferenceSession,
+    private zeros: ort.InferenceSession,
+    private feeds: Record<string, ort.Tensor>,
+    private fetches: Record<string, ort.Tensor>,
+    readonly batch: number,
+    readonly maxT: number,
+    private cfg: ModelConfig,
+  ) {}
+
+  /** The session (created with graph capture), its buffers, and a first run that compiles and captures. */
+  static async create(o: CapturedOptions): Promise<CapturedDecoder> {
+    const st = o.built.options.staticDecode;
+    if (!st) throw new Error("CapturedDecoder needs a staticDecode graph");
+    const { batch: B, maxT } = st;
+    const { numKvHeads: K, headDim: D, numLayers: L, vocabSize: V } = o.cfg;
+    const specs: { name: string; type: ZeroType; dims: number[] }[] = [
+      { name: "input_ids", type: "int64", dims: [B, 1] },
+      { name: "position_ids", type: "int64", dims: [B, 1] },
+      { name: "seqlens_k", type: "int32", dims: [B] },
+      { name: "total_sequence_length", type: "int32", dims: [1] },
+      { name: "logits", type: "float32", dims: [B, V] },
+    ];
+    for (let l = 0; l < L; l++) for (const kind of ["key", "value"]) specs.push({ name: `kv.${l}.${kind}`, type: "float32", dims: [B, K, maxT, D] });
+    for (const [name, t] of Object.entries(o.adapter)) specs.push({ name, type: "float32", dims: [...t.dims] });
+    const { session: zeros, tensors } = await ortZeros(o.device, specs);
+    const feeds: Record<string, ort.Tensor> = {};
+    for (const name of o.built.inputNames) {
+      const kv = /^past_key_values\.(\d+)\.(key|value)$/.exec(name);
+      const t = kv ? tensors[`kv.${kv[1]}.${kv[2]}`] : tensors[name];
+      if (!t) throw new Error(`CapturedDecoder: no buffer for graph input ${name}`);
+      feeds[name] = t;
+    }
+    const fetches: Record<string, ort.Tensor> = { logits: tensors.logits };
+    for (let l = 0; l < L; l++) for (const kind of ["key", "value"]) fetches[`present.${l}.${kind}`] = tensors[`kv.${l}.${kind}`];
+    const ep = { name: "webgpu", device: o.device } as unknown as ort.InferenceSession.ExecutionProviderConfig;
+    const session = await ort.InferenceSession.create(o.built.bytes, {
+      externalData: o.built.external, executionProviders: [ep], enableGraphCapture: true, preferredOutputLocation: "gpu-buffer",
+    });
+    const dec = new CapturedDecoder(o.device, session, zeros, feeds, fetches, B, maxT, o.cfg);
+    // The capture run, on a state every kernel accepts (one key per row); load() overwrites what it wrote.
+    o.device.queue.writeBuffer(dec.buffer("total_sequence_length"), 0, Int32Array.of(1));
+    await dec.run();
+    return dec;
+  }
+
+  private buffer(name: string): GPUBuffer {
+    const t = this.feeds[name] ?? this.fetches[name];
+    if (!t) throw new Error(`CapturedDecoder: no tensor ${name}`);
+    return t.gpuBuffer;
+  }
+
+  /** (B, V) f32 logits of the last run. */
+  get logits(): GPUBuffer {
+    return this.buffer("logits");
+  }
+
+  /** The state decode_advance.wgsl moves on. */
+  get state(): { ids: GPUBuffer; pos: GPUBuffer; seqlens: GPUBuffer; total: GPUBuffer } {
+    return { ids: this.buffer("input_ids"), pos: this.buffer("position_ids"), seqlens: this.buffer("seqlens_k"), total: this.buffer("total_sequence_length") };
+  }
+
+  /** Whether `feeds` (adapter inputs) have the shapes this session was captured with. */
+  fits(feeds: Record<string, ort.Tensor>): boolean {
+    return Object.entries(feeds).every(([n, t]) => {
+      const mine = this.feeds[n];
+      return !!mine && mine.dims.length === t.dims.length && mine.dims.every((d, i) => d === t.dims[i]);
+    });
+  }
+
+  /** Records copies of the adapter feeds' values into the session's adapter buffers (GPU feeds; CPU ones are written). */
+  setAdapter(enc: GPUCommandEncoder, feeds: Record<string, ort.Tensor>): void {
+    for (const [name, t] of Object.entries(feeds)) {
+      const dst = this.buffer(name);
+      const bytes = t.dims.reduce((a, b) => a * b, 1) * 4;
+      if (t.location === "gpu-buffer") enc.copyBufferToBuffer(t.gpuBuffer, 0, dst, 0, bytes);
+      else if (t.data instanceof Float32Array) this.device.queue.writeBuffer(dst, 0, t.data);
+      else throw new Error(`CapturedDecoder: adapter input ${name} is neither a GPU buffer nor float32`);
+    }
+  }
+
+  /**
+   * Records the prefill into the cache: sample row r gets row src[r] of `cache` ((R, K, P, D),
+   * left-padded), its last lens[r] columns moved to columns 0..lens[r]-1; rows past src.length are
+   * idle (one key). Writes the state a decode step after it expects (decode_advance.wgsl then moves it
+   * on as the first tokens are chosen from the prefill logits).
+   */
+  load(enc: GPUCommandEncoder, cache: KvCache, src: readonly number[], lens: readonly number[]): void {
+    const { numKvHeads: K, headDim: D } = this.cfg;
+    const P = cache.length, N = src.length;
+    if (N > this.batch) throw new Error(`CapturedDecoder: ${N} rows for a batch of ${this.batch}`);
+    const maxLen = Math.max(...lens);
+    if (maxLen > P || maxLen >= this.maxT) throw new Error(`CapturedDecoder: prompts of ${maxLen} tokens for a cache of ${this.maxT} columns (prefill width ${P})`);
+    for (const [j, t] of cache.tensors.entries()) {
+      const dst = this.buffer(`past_key_values.${j >> 1}.${j % 2 ? "value" : "key"}`);
+      for (let r = 0; r < N; r++) {
+        for (let k = 0; k < K; k++) {
+          enc.copyBufferToBuffer(t.gpuBuffer, ((src[r] * K + k) * P + P - lens[r]) * D * 4, dst, (r * K + k) * this.maxT * D * 4, lens[r] * D * 4);
+        }
+      }
+    }
+    const len = (r: number) => (r < N ? lens[r] : 1);
+    const q = this.device.queue;
+    q.writeBuffer(this.buffer("position_ids"), 0, Int32Array.from({ length: 2 * this.batch }, (_, i) => (i % 2 ? 0 : len(i >> 1) - 1)));
+    q.writeBuffer(this.buffer("seqlens_k"), 0, Int32Array.from({ length: this.batch }, (_, r) => len(r) - 1));
+    q.writeBuffer(this.buffer("total_sequence_length"), 0, Int32Array.of(maxLen));
+  }
+
+  /** One decoding step (a replay after the first run): logits and the cache's new column, on the GPU. */
+  async run(): Promise<void> {
+    const out = await this.session.run(this.feeds, this.fetches);
+    // After the capture run ORT returns fresh tensor objects over the bound buffers: free those wrappers.
+    for (const [name, t] of Object.entries(out)) if (t !== this.fetches[name]) t.dispose();
+    this.runs++;
+  }
+
+  /** Releases both sessions and the buffers. */
+  async release(): Promise<void> {
+    await this.session.release();
+    for (const t of new Set([...Object.values(this.feeds), ...Object.values(this.fetches)])) t.dispose();
+    await this.zeros.release();
+  }
+}
+
+/** What compareCaptured drives: OrtPolicy's methods of those names. */
+export interface CompareModel {
+  readonly cfg: ModelConfig;
+  gpuDevice(): Promise<GPUDevice | null>;
+  stepGpu(input: StepInput): Promise<{ logits: ort.Tensor; present: KvCache }>;
+  step(input: StepInput): Promise<{ logits: Float32Array; present: KvCache }>;
+  releaseCache(cache: KvCache): void;
+  adapterFeedsNow(): Promise<Record<string, ort.Tensor>>;
+  capturedDecoder(rows: number, maxT: number): Promise<CapturedDecoder>;
+}
+
+/**
+ * Prefills `prompts` with the policy's own graph, then runs `tokens[step][row]` teacher-forced through
+ * the captured decoder and through the policy's own graph; the log-softmax of every step's logits,
+ * both ways (captured-check.ts compares them).
+ */
+export async function compareCaptured(p: CompareModel, prompts: number[][], tokens: number[][]): Promise<{ captured: Float32Array[]; explicit: Float32Array[] }> {
+  const device = await p.gpuDevice();
+  if (!device) throw new Error("compareCaptured needs WebGPU");
+  const R = prompts.length, V = p.cfg.vocabSize;
+  const lens = prompts.map((x) => x.length), P = Math.max(...lens);
+  const mask = prompts.map((x) => Array.from({ length: P }, (_, t) => (t < P - x.length ? 0 : 1)));
+  const pre = await p.stepGpu({
+    ids: prompts.map((x) => [...new Array<number>(P - x.length).fill(0), ...x]),
+    mask: mask.map((r) => [...r]),
+    positions: prompts.map((x) => Array.from({ length: P }, (_, t) => Math.max(0, t - (P - x.length)))),
+    past: null,
+    keep: 1,
+  });
+  pre.logits.dispose();
+  const dec = await p.capturedDecoder(R, P + tokens.length + 1);
+  const chosen = device.createBuffer({ label: "check-chosen", size: Math.max(16, 8 * dec.batch), usage: 0x0080 | 0x0008 });
+  const advance = await DecodeAdvance.create(device, { chosen, ...dec.state }, dec.batch);
+  const captured: Float32Array[] = [], explicit: Float32Array[] = [];
+  let cache = pre.present;
+  try {
+    const enc = device.createCommandEncoder({ label: "check-load" });
+    dec.setAdapter(enc, await p.adapterFeedsNow());
+    dec.load(enc, cache, prompts.map((_, r) => r), lens);
+    device.queue.submit([enc.finish()]);
+    await device.queue.onSubmittedWorkDone();
+    for (const [s, row] of tokens.entries()) {
+      device.queue.writeBuffer(chosen, 0, Uint32Array.from({ length: 2 * dec.batch }, (_, i) => (i % 2 === 0 && i / 2 < R ? row[i / 2] : 0)));
+      const e = device.createCommandEncoder({ label: "check-advance" });
+      advance.encode(e);
+      device.queue.submit([e.finish()]);
+      await dec.run();
+      captured.push(logSoftmaxRows(await readBack(device, dec.logits, R * V), R, V));
+      for (const m of mask) m.push(1);
+      const out = await p.step({ ids: row.map((x) => [x]), mask: mask.map((r) => [...r]), positions: lens.map((n) => [n + s]), past: cache, keep: 1 });
+      p.releaseCache(cache);
+      cache = out.present;
+      explicit.push(logSoftmaxRows(out.logits, R, V));
+    }
+  } finally {
+    p.releaseCache(cache);
+    advance.destroy();
+    chosen.destroy();
+  }
+  return { captured, explicit };
+}
+
+async function readBack(device: GPUDevice, buf: GPUBuffer, count: number): Promise<Float32Array> {
+  const staging = device.createBuffer({ label: "check-read", size: count * 4, usage: 0x0001 | 0x0008 });
+  const enc = device.createCommandEncoder({ label: "check-read" });
+  enc.copyBufferToBuffer(buf, 0, staging, 0, count * 4);
+  device.queue.submit([enc.finish()]);
+  await staging.mapAsync(1);
+  const out = new Float32Array(staging.getMappedRange().slice(0));
+  staging.unmap();
+  staging.destroy();
+  return out;
+}
+
+/** log softmax of each of R rows of V (float64 sums), as float32. */
+function logSoftmaxRows(x: Float32Array, R: number, V: number): Float32Array {
+  const out = new Float32Array(R * V);
+  for (let r = 0; r < R; r++) {
+    let m = -Infinity;
+    for (let v = 0; v < V; v++) m = Math.max(m, x[r * V + v]);
+    let z = 0;
+    for (let v = 0; v < V; v++) z += Math.exp(x[r * V + v] - m);
+    const lse = m + Math.log(z);
+    for (let v = 0; v < V; v++) out[r * V + v] = x[r * V + v] - lse;
+  }
+  return out;
+}

@@ -1,0 +1,130 @@
+// Sampling with the token choice on the GPU, captured and not (sampler-gpu.ts), on the ORT policy:
+// greedy equals the CPU sampler's samples (tokens, text, finish reasons with EOS and stop strings);
+// sampled log-probabilities equal the float64 reference's and the WGSL trainer's forward within 1e-3
+// (the importance ratio's need); the same seed gives the same samples in both modes; a sample does not
+// depend on the rest of its batch; one captured session serves smaller batches.
+import { assert, assertClose, assertEquals } from "../../tests/assert.ts";
+import { requestGpu, storageBuffer, writeBuffer } from "../gpu/device.ts";
+import { destroyModel, uploadModel } from "../gpu/model/state.ts";
+import { logprobsWebgpu } from "../gpu/trainer/logprobs.ts";
+import { randomAdapter } from "./lora.ts";
+import { OrtPolicy } from "./policy.ts";
+import { referenceLogprobs } from "./reference.ts";
+import { DEFAULT_SAMPLING, type Sample, sampleBatch, type SamplingParams } from "./sampler.ts";
+import { type GpuSampler, sampleBatchGpu } from "./sampler-gpu.ts";
+import { makeTinyModel, tinyTokenizerFiles } from "./tiny.ts";
+import { HfTokenizer } from "./tokenizer.ts";
+
+const gpu = await requestGpu();
+// Head dim 8: GroupQueryAttention applies, so the captured graph can be built.
+const m = makeTinyModel("llama", { seed: 31, hidden: 48, heads: 6, kvHeads: 2, headDim: 8, intermediate: 64 });
+const tf = tinyTokenizerFiles();
+const tok = new HfTokenizer(tf.tokenizerJson, tf.tokenizerConfig);
+const decode = (ids: readonly number[]) => (ids.length ? tok.decode(ids) : "");
+const prompts = ["SELECT name FROM", "WHERE x", "a"].map((s) => tok.encode(s));
+const params = (o: Partial<SamplingParams>): SamplingParams => ({ ...DEFAULT_SAMPLING, maxNewTokens: 8, eosTokenIds: [], ...o });
+const targets = ["q_proj", "v_proj", "down_proj"] as const;
+const adapter = randomAdapter(m.config, { r: 4, alpha: 8, targets: [...targets], seed: 3, bScale: 0.3 });
+
+function refLogprobs(s: Sample): number[] {
+  const seq = [...prompts[s.prompt], ...s.tokens];
+  return referenceLogprobs(m.config, m.weights, [seq], adapter)[0].slice(prompts[s.prompt].length - 1);
+}
+
+/** Both modes where captured decoding passes its check on this device, else only "gpu", with a notice. */
+async function modes(policy: OrtPolicy): Promise<GpuSampler[]> {
+  if (await policy.capturedOk()) return ["gpu", "captured"];
+  console.log(`notice: captured decoding failed its check on this device; testing "gpu" only`);
+  return ["gpu"];
+}
+
+Deno.test("GPU sampling: greedy = the CPU sampler's samples (EOS, stop strings, rows leaving), both modes; log-probs = reference and trainer", async () => {
+  const policy = await OrtPolicy.create(m.config, m.weights, { maxPositions: 48, device: gpu.device, logitsOnGpu: true, loraTargets: targets, keepPrepared: true });
+  const trainer = uploadModel(gpu.device, m.config, m.weights, {});
+  try {
+    policy.setAdapter(adapter);
+    const cpu = await sampleBatch(policy, prompts, 2, params({ temperature: 0 }), decode);
+    const eosTok = cpu[0].tokens[3];
+    const cpuEos = await sampleBatch(policy, prompts, 2, params({ temperature: 0, eosTokenIds: [eosTok] }), decode);
+    const stop = decode(cpu[2].tokens.slice(1, 3));
+    const cpuStop = await sampleBatch(policy, prompts, 1, params({ temperature: 0, stop: [stop] }), decode);
+    assert(cpuEos.some((s) => s.finishReason === "eos") && cpuStop.some((s) => s.finishReason === "stop"), "the EOS / stop cases end some samples");
+    for (const mode of await modes(policy)) {
+      const g = await sampleBatchGpu(policy, prompts, 2, params({ temperature: 0 }), decode, undefined, undefined, mode);
+      assertEquals(g.map((s) => s.tokens), cpu.map((s) => s.tokens), `${mode}: greedy tokens`);
+      assertEquals(g.map((s) => s.text), cpu.map((s) => s.text), `${mode}: greedy text`);
+      assertEquals((await sampleBatchGpu(policy, prompts, 2, params({ temperature: 0, eosTokenIds: [eosTok] }), decode, undefined, undefined, mode)).map((s) => [s.tokens, s.text, s.finishReason]), cpuEos.map((s) => [s.tokens, s.text, s.finishReason]), `${mode}: EOS`);
+      assertEquals((await sampleBatchGpu(policy, prompts, 1, params({ temperature: 0, stop: [stop] }), decode, undefined, undefined, mode)).map((s) => [s.tokens, s.text, s.finishReason]), cpuStop.map((s) => [s.tokens, s.text, s.finishReason]), `${mode}: stop strings`);
+      const sampled = await sampleBatchGpu(policy, prompts, 3, params({ temperature: 1.5, topP: 0.95, seed: 4 }), decode, undefined, undefined, mode);
+      const seqs = sampled.map((s) => [...prompts[s.prompt], ...s.tokens]);
+      const ours = await logprobsWebgpu(trainer, seqs, adapter);
+      let eRef = 0, eTrainer = 0;
+      for (const [i, s] of sampled.entries()) {
+        eRef = Math.max(eRef, assertClose(s.logprobs, refLogprobs(s), { atol: 1e-4, rtol: 0, name: `${mode} sample ${i} vs reference` }).maxAbs);
+        const tr = ours[i].slice(prompts[s.prompt].length - 1);
+        eTrainer = Math.max(eTrainer, assertClose(s.logprobs, tr, { atol: 1e-3, rtol: 0, name: `${mode} sample ${i} vs trainer` }).maxAbs);
+      }
+      console.log(`${mode}: sampled log-probs vs float64 reference ${eRef.toExponential(2)}, vs the WGSL trainer's forward ${eTrainer.toExponential(2)}`);
+    }
+  } finally {
+    destroyModel(trainer);
+    await policy.release();
+  }
+});
+
+Deno.test("GPU sampling: same seed same samples (both modes alike), independent of the batch, one captured session for smaller batches", async () => {
+  const policy = await OrtPolicy.create(m.config, m.weights, { maxPositions: 48, device: gpu.device, logitsOnGpu: true });
+  try {
+    const p = params({ temperature: 4, topP: 0.95, topK: 50, minP: 0.001, seed: 7 });
+    const runs = new Map<GpuSampler, Sample[]>();
+    for (const mode of await modes(policy)) {
+      const a = await sampleBatchGpu(policy, prompts, 3, p, decode, undefined, undefined, mode);
+      assertEquals(await sampleBatchGpu(policy, prompts, 3, p, decode, undefined, undefined, mode), a, `${mode}: same seed`);
+      const c = await sampleBatchGpu(policy, prompts, 3, { ...p, seed: 8 }, decode, undefined, undefined, mode);
+      assert(a.map((s) => s.tokens.join()).join("|") !== c.map((s) => s.tokens.join()).join("|"), `${mode}: seeds 7 and 8 gave the same samples`);
+      assert(new Set(a.filter((s) => s.prompt === 0).map((s) => s.tokens.join())).size > 1, `${mode}: the 3 samples of prompt 0 are identical`);
+      // The short prompt alone and next to a long one (padding in the prefill) samples the same.
+      const alone = await sampleBatchGpu(policy, [prompts[2]], 3, p, decode, undefined, undefined, mode);
+      const padded = await sampleBatchGpu(policy, [prompts[2], prompts[0]], 3, p, decode, undefined, undefined, mode);
+      assertEquals(alone.map((s) => s.tokens), padded.filter((s) => s.prompt === 0).map((s) => s.tokens), `${mode}: a sample does not depend on its batch`);
+      runs.set(mode, a);
+    }
+    const captured = runs.get("captured");
+    if (!captured) return;
+    assertEquals(captured.map((s) => s.tokens), runs.get("gpu")!.map((s) => s.tokens), "captured and uncaptured decoding draw the same samples");
+    // The 9-row session made above also ran the 3- and 6-row batches (idle rows): no second session.
+    const dec = await policy.capturedDecoder(3, 20);
+    assertEquals(dec.batch, 9);
+  } finally {
+    await policy.release();
+  }
+});
+
+Deno.test("GPU sampling, q4 with the adapter in GPU buffers (the trainer's): captured greedy = the CPU sampler's, and a new adapter written into the same buffers is what the next captured batch samples with", async () => {
+  const policy = await OrtPolicy.create(m.config, m.weights, { dtype: "q4", maxPositions: 48, device: gpu.device, logitsOnGpu: true, loraTargets: targets, loraScale: 2 });
+  const buffers = new Map<string, GPUBuffer>();
+  try {
+    const a1 = randomAdapter(m.config, { r: 4, alpha: 8, targets: [...targets], seed: 5, bScale: 0.4 });
+    for (const [k, t] of a1.tensors) buffers.set(k, storageBuffer(gpu.device, k, t.data));
+    policy.setAdapterBuffers({ r: 4, alpha: 8, targets: a1.targets, buffers });
+    const mode: GpuSampler = (await policy.capturedOk()) ? "captured" : "gpu";
+    const greedy = params({ temperature: 0, maxNewTokens: 6 });
+    const seen: string[] = [];
+    for (const seed of [11, 12]) {
+      if (seed === 12) {
+        // The trainer's update lands in the same buffers: no setAdapter, no new session.
+        const a2 = randomAdapter(m.config, { r: 4, alpha: 8, targets: [...targets], seed: 6, bScale: 0.4 });
+        for (const [k, t] of a2.tensors) writeBuffer(gpu.device, buffers.get(k) as GPUBuffer, t.data);
+      }
+      const cpu = await sampleBatch(policy, prompts, 2, greedy, decode);
+      const g = await sampleBatchGpu(policy, prompts, 2, greedy, decode, undefined, undefined, mode);
+      assertEquals(g.map((s) => s.tokens), cpu.map((s) => s.tokens), `${mode}, adapter ${seed - 10}: greedy tokens`);
+      for (const [i, s] of g.entries()) assertClose(s.logprobs, cpu[i].logprobs, { atol: 1e-4, rtol: 0, name: `${mode} q4 logprobs ${i}` });
+      seen.push(JSON.stringify(g.map((s) => s.logprobs)));
+    }
+    assert(seen[0] !== seen[1], "the two adapters sampled alike: the update was not seen");
+  } finally {
+    await policy.release();
+    for (const b of buffers.values()) b.destroy();
+  }
+});
