@@ -37,6 +37,8 @@ const OPTIONAL: Record<string, readonly string[]> = {
 
 /** A short help text under a field, by "type.field". */
 const HELP: Record<string, string> = {
+  "warmup.sampleWithEvidence": "sample with the definitions (evidence) in the prompt, train the prompt without them (rft): the warm-up teaches the organisation's definitions to prompts that lack them",
+  "grpo.evalSplit": "the split of the held-out checks every evalEvery steps; empty: dev, else test",
   "model.adapter": "start from a LoRA adapter in PEFT format (a folder URL with adapter_config.json and adapter_model.safetensors, e.g. a run's adapter/); its r and lora_alpha must equal loraRank and loraAlpha. Empty: a fresh adapter (B = 0)",
 };
 

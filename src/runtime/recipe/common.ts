@@ -6,17 +6,20 @@ import { summarize, type Summary } from "../../core/metrics.ts";
 import type { CompareMode } from "../../core/compare.ts";
 import type { DbSchema } from "../../core/schema.ts";
 import type { Task } from "../../core/types.ts";
-import type { Sample, SamplingParams } from "../../model/sampler.ts";
+import type { Sample, SampleProgress, SamplingParams } from "../../model/sampler.ts";
 import { checkAborted, requireSetup, type RunContext } from "./context.ts";
 import type { ModelRuntime } from "./model-runtime.ts";
 import { cachedSchemas, Prompter } from "./prompting.ts";
 import { type GoldCache, type Scored, Scorer } from "./scoring.ts";
 
-/** Prompter and scorer for the context's current model, prompt and reward (or a given template); cached per dataset. */
-export function toolsFor(ctx: RunContext, cellId: string, o: { runtime?: ModelRuntime; template?: string } = {}): { prompter: Prompter; scorer: Scorer; runtime: ModelRuntime } {
+/**
+ * Prompter and scorer for the context's current model, prompt and reward (or a given template, or
+ * the evidence switched on or off); cached per dataset.
+ */
+export function toolsFor(ctx: RunContext, cellId: string, o: { runtime?: ModelRuntime; template?: string; evidence?: boolean } = {}): { prompter: Prompter; scorer: Scorer; runtime: ModelRuntime } {
   const s = requireSetup(ctx, cellId);
   const runtime = o.runtime ?? s.model.runtime;
-  const params = o.template ? { ...s.prompt, template: o.template } : s.prompt;
+  const params = { ...s.prompt, ...(o.template ? { template: o.template } : {}), ...(o.evidence !== undefined ? { evidence: o.evidence } : {}) };
   const cache = datasetCache(ctx);
   // Prompts depend on the model (tokenizer, chat template) and the prompt settings only.
   let byParams = cache.prompters.get(runtime);
@@ -69,31 +72,56 @@ export interface TaskSamples {
   ms: number;
 }
 
-/** Samples `n` completions of every task, `batch` prompts per call, seeded per batch from `seed`. */
+/** How often progress inside a sampling call is reported (each decoding step would flood the page). */
+const SAMPLE_PROGRESS_MS = 250;
+
+/**
+ * Samples `n` completions of every task, `batch` prompts per call, seeded per batch from `seed`.
+ * `onBatch` hears after every call and, every SAMPLE_PROGRESS_MS, within one: `done` counts
+ * questions (fractional inside a call), `tokens` the tokens generated so far.
+ */
 export async function sampleTasks(
   ctx: RunContext,
   tools: { prompter: Prompter; runtime: ModelRuntime },
   tasks: readonly Task[],
   n: number,
   params: Omit<SamplingParams, "eosTokenIds" | "stop"> & { stop?: readonly string[] },
-  onBatch?: (done: number, total: number) => void,
+  onBatch?: (done: number, total: number, tokens: number) => void,
 ): Promise<TaskSamples> {
   const built = await tools.prompter.prompts(tasks);
   const out: TaskSamples = { prompts: built.map((b) => b.text), promptIds: built.map((b) => b.ids), samples: [], tokens: 0, ms: 0 };
   const t0 = ctx.env.now();
   const B = Math.max(1, ctx.opts.sampleBatchPrompts);
+  let tokens = 0;
+  let last = ctx.env.now();
   for (let i = 0; i < tasks.length; i += B) {
     checkAborted(ctx);
     const ids = out.promptIds.slice(i, i + B);
+    const within = onBatch && ((sp: SampleProgress) => {
+      const t = ctx.env.now();
+      if (t - last < SAMPLE_PROGRESS_MS) return;
+      last = t;
+      // Rows finish together near the end: the decoding step against the token budget moves steadily.
+      const f = Math.min(1, Math.max(sp.finished / Math.max(1, sp.total), sp.step / Math.max(1, params.maxNewTokens)));
+      onBatch(i + ids.length * f, tasks.length, tokens + sp.tokens);
+    });
     // One seed per batch position: the same tasks and seed give the same samples however the run was split.
-    const got = await tools.runtime.sample(ids, n, { ...params, stop: params.stop ?? [], seed: (params.seed + i * 7919) >>> 0 });
+    const got = await tools.runtime.sample(ids, n, { ...params, stop: params.stop ?? [], seed: (params.seed + i * 7919) >>> 0 }, within);
     got.sort((a, b) => a.prompt - b.prompt || a.index - b.index);
-    for (const s of got) out.samples.push({ ...s, prompt: s.prompt + i });
-    onBatch?.(Math.min(tasks.length, i + B), tasks.length);
+    for (const s of got) {
+      out.samples.push({ ...s, prompt: s.prompt + i });
+      tokens += s.tokens.length;
+    }
+    onBatch?.(Math.min(tasks.length, i + B), tasks.length, tokens);
   }
   out.ms = ctx.env.now() - t0;
   out.tokens = out.samples.reduce((a, s) => a + s.tokens.length, 0);
   return out;
+}
+
+/** A progress line of a sampling call: "decoding 12/96 questions, 1,234 tokens". */
+export function samplingMessage(what: string, done: number, total: number, tokens: number): string {
+  return `${what} ${Math.floor(done)}/${total} questions, ${tokens.toLocaleString("en-US")} tokens`;
 }
 
 /** Mean and std of each reward component (weighted contributions) and of the total. */

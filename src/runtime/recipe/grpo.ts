@@ -12,7 +12,7 @@ import { type GrpoSample, type GrpoStepReport, grpoStep, sampleLogprobs } from "
 import { loadCheckpoint, saveCheckpoint } from "../checkpoint.ts";
 import type { GrpoReport } from "../records.ts";
 import { checkAborted, emitMetrics, emitSamples, mixSeed, progressReporter, requireSetup, type RunContext, splitTasks } from "./context.ts";
-import { lengthSummary, perSecond, rewardSummary, sampleTasks, toolsFor } from "./common.ts";
+import { lengthSummary, perSecond, rewardSummary, sampleTasks, samplingMessage, toolsFor } from "./common.ts";
 import { evaluateTasks } from "./evaluate.ts";
 import { sampleRecord } from "./scoring.ts";
 
@@ -55,7 +55,9 @@ export async function runGrpo(ctx: RunContext, cellId: string, p: GrpoParams): P
   const focusOpts = p.focusHard ? { skipAfter: p.skipAfter, revisitFraction: p.revisitFraction } : { skipAfter: 2 ** 30, revisitFraction: 0 };
   let focus = new FocusScheduler(tasks.map((t) => t.id), new Rng(mixSeed(seed, "grpo-order")), focusOpts);
   // An imported starting adapter is part of what the checkpoint continues (absent: the key too, so older checkpoints still match).
-  const config = JSON.stringify({ ...p, seed, tasks: tasks.length, model: runtime.hf.name, ...(runtime.imported ? { adapter: runtime.imported.from } : {}) });
+  // evalSplit changes no training state: left out, so checkpoints made before it existed still match.
+  const { evalSplit: _evalSplit, ...trainParams } = p;
+  const config = JSON.stringify({ ...trainParams, seed, tasks: tasks.length, model: runtime.hf.name, ...(runtime.imported ? { adapter: runtime.imported.from } : {}) });
   const prefix = `checkpoints/${cellId}`;
   let start = 0;
   let state: GrpoState = { config, trainerStep: 0, focus: null, heldout: [], equalSum: 0, skipped: 0 };
@@ -69,15 +71,17 @@ export async function runGrpo(ctx: RunContext, cellId: string, p: GrpoParams): P
     focus = FocusScheduler.fromJSON(state.focus);
     ctx.onLog(`grpo "${cellId}": resumed from step ${start}`);
   }
-  const evalSplit = heldoutSplit(setup.dataset.splits);
+  const evalSplit = p.evalSplit || heldoutSplit(setup.dataset.splits);
   const heldoutTasks = evalSplit ? splitTasks(ctx, cellId, evalSplit).slice(0, p.evalN) : [];
   for (let step = start; step < steps; step++) {
     checkAborted(ctx);
     const ids = focus.nextBatch(p.batchQuestions);
     const batch = ids.map((id) => byId.get(id) ?? (() => { throw new Error(`unknown question ${id}`); })());
+    const at = (f: number) => (step - start + f) / Math.max(1, steps - start);
     const sampled = await sampleTasks(ctx, tools, batch, p.G, {
       temperature: p.temperature, topP: p.topP, topK: 0, minP: 0, maxNewTokens: p.maxNewTokens, seed: mixSeed(seed, "grpo", step),
-    });
+    }, (d, t, n) => progress(at((0.6 * d) / t), samplingMessage(`step ${step + 1}/${steps}: sampling ${p.G} per question,`, d, t, n)));
+    progress(at(0.6), `step ${step + 1}/${steps}: scoring ${sampled.samples.length} samples by execution`);
     const t1 = ctx.env.now();
     const scored = await tools.scorer.scoreSamples(batch, sampled.samples);
     const scoreMs = ctx.env.now() - t1;
@@ -92,6 +96,9 @@ export async function runGrpo(ctx: RunContext, cellId: string, p: GrpoParams): P
       const prompt = sampled.promptIds[s.prompt];
       train.push({ ids: [...prompt, ...s.tokens], promptLen: prompt.length, advantage: adv.advantages[i] });
     });
+    // The trainer's first update in this process compiles its GPU kernels (a while on a software GPU).
+    const first = step === start ? "; the first update compiles the trainer's GPU kernels" : "";
+    progress(at(0.65), `step ${step + 1}/${steps}: training on ${train.length} samples (${batch.length - Math.round(adv.equalFraction * batch.length)} of ${batch.length} groups with a reward difference)${first}`);
     const t2 = ctx.env.now();
     trainer.opts.beta = klCoefficient(step, { beta: p.kl, schedule: p.klSchedule, totalSteps: p.steps });
     const reports: GrpoStepReport[] = [];
@@ -141,7 +148,8 @@ export async function runGrpo(ctx: RunContext, cellId: string, p: GrpoParams): P
       return sampleRecord({ phase: "grpo", step: step + 1 }, batch[s.prompt], sampled.prompts[s.prompt], s, scored[i], a);
     }));
     if (p.evalEvery > 0 && (step + 1) % p.evalEvery === 0 && heldoutTasks.length > 0) {
-      const r = await evaluateTasks(ctx, cellId, heldoutTasks, { temperature: 0, topP: 1, k: 1, maxNewTokens: p.maxNewTokens, seed }, { phaseStep: { phase: "eval", step: step + 1 } });
+      const check = (f: number, m: string) => progress(at(0.9 + 0.1 * f), `step ${step + 1}/${steps}: held-out check on ${evalSplit}: ${m}`);
+      const r = await evaluateTasks(ctx, cellId, heldoutTasks, { temperature: 0, topP: 1, k: 1, maxNewTokens: p.maxNewTokens, seed }, { phaseStep: { phase: "eval", step: step + 1 }, progress: check });
       state.heldout.push({ step: step + 1, accuracy: r.figures.greedy });
     }
     state.trainerStep = trainer.step;

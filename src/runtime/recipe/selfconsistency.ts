@@ -5,7 +5,7 @@ import type { SelfConsistencyParams } from "../../core/notebook-params.ts";
 import { bestOfN, vote, voteWeightingOf } from "../../core/selfconsistency.ts";
 import type { SelfConsistencyReport } from "../records.ts";
 import { emitMetrics, emitSamples, mixSeed, nextIndex, progressReporter, type RunContext, splitTasks } from "./context.ts";
-import { birdPredictions, lengthSummary, perSecond, rewardSummary, sampleTasks, toolsFor, voteSample } from "./common.ts";
+import { birdPredictions, lengthSummary, perSecond, rewardSummary, sampleTasks, samplingMessage, toolsFor, voteSample } from "./common.ts";
 import { sampleRecord } from "./scoring.ts";
 
 /** The self-consistency cell; the voted SQL goes to `predictions/<cell>.json` (BIRD format). */
@@ -13,10 +13,12 @@ export async function runSelfConsistency(ctx: RunContext, cellId: string, p: Sel
   const tasks = splitTasks(ctx, cellId, p.split).slice(0, p.n);
   const tools = toolsFor(ctx, cellId);
   const progress = progressReporter(ctx, cellId, "selfconsistency");
+  progress(0, `building ${tasks.length} prompts`);
   const seed = mixSeed(ctx.opts.seed ?? 0, "selfconsistency", cellId);
   const sampled = await sampleTasks(ctx, tools, tasks, p.N, {
     temperature: p.temperature, topP: 1, topK: 0, minP: 0, maxNewTokens: p.maxNewTokens, seed,
-  }, (d, t) => progress((0.9 * d) / t, `sampling ${d}/${t}`));
+  }, (d, t, n) => progress((0.9 * d) / t, samplingMessage(`sampling ${p.N} per question,`, d, t, n)));
+  progress(0.9, `scoring ${sampled.samples.length} samples by execution`);
   const t1 = ctx.env.now();
   const scored = await tools.scorer.scoreSamples(tasks, sampled.samples);
   const scoreMs = ctx.env.now() - t1;
