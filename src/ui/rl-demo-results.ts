@@ -40,6 +40,9 @@ export class RlDemoResults extends LitElement {
     .nav { display: flex; gap: 8px; align-items: center; font-size: 13px; }
     .nav button { padding: 1px 8px; }
     .question { font-size: 15px; font-weight: 600; }
+    .definition { font-size: 13px; }
+    .definition code { font-size: 12px; }
+    .gold h5, .answer h5 { margin: 0; font-size: 13px; }
     table.acc td, table.acc th { padding: 2px 10px 2px 0; font-size: 13px; }
   `];
 
@@ -111,11 +114,12 @@ export class RlDemoResults extends LitElement {
         <span data-testid="learned-count">${i + 1} of ${all.length} learned</span>
         <button class="secondary" ?disabled=${i === all.length - 1} aria-label="Next learned question" @click=${() => (this.shown = i + 1)}>▶</button></div>
       <div class="question" data-testid="learned-question">${q.question}</div>
+      ${q.after.evidence ? html`<div class="definition" data-testid="learned-definition"><span class="muted">${q.after.prompt.includes(q.after.evidence) ? "the definition, given in the prompt (BIRD mode):" : "the definition it had to learn (not in its prompt):"}</span> <code>${q.after.evidence}</code></div>` : nothing}
       <div class="pair">
         ${this.answer("baseline", q.before, "before")}
         ${this.answer(q.afterStage, q.after, "after")}
       </div>
-      ${q.after.gold ? html`<div><span class="muted">gold rows</span> ${this.rows(q.after.gold)}</div>` : nothing}
+      ${q.after.gold ? html`<div class="gold"><h5>gold rows</h5>${this.rows(q.after.gold)}</div>` : nothing}
     </div>`;
   }
 

@@ -64,7 +64,7 @@ export class RlNotebook extends LitElement {
     ol { list-style: none; padding: 0; margin: 0; display: grid; gap: 12px; }
     li.cell { background: var(--rl-surface); border: 1px solid var(--rl-border); border-radius: var(--rl-radius); scroll-margin-top: 84px; }
     li.cell.running { border-color: var(--rl-accent); box-shadow: 0 0 0 2px color-mix(in srgb, var(--rl-accent) 30%, transparent); }
-    .sticky { position: sticky; top: 0; z-index: 5; padding: 4px 0 8px; }
+    .sticky { position: sticky; top: 0; z-index: 5; padding: 4px 0 8px; background: var(--rl-bg); }
     .cell-head { display: flex; align-items: center; gap: 6px; padding: 5px 10px; border-bottom: 1px solid var(--rl-border); }
     .cell-head .kind { font-size: 12px; text-transform: uppercase; letter-spacing: 0.06em; color: var(--rl-muted); }
     .cell-head .spacer { flex: 1; }

@@ -46,6 +46,22 @@ export function serveStatic(dir = DIST): { url: string; close: () => Promise<voi
   return { url: `http://127.0.0.1:${addr.port}/`, close: () => server.shutdown() };
 }
 
+/** Serves dist/ with `overlay` on top (a test's model at model/, say); a missing model file is a 404. */
+export function serveOverlay(overlay: string): { url: string; close: () => Promise<void> } {
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, async (req) => {
+    const path = normalize(decodeURIComponent(new URL(req.url).pathname)).replace(/^(\.\.[/\\])+/, "");
+    const over = join(overlay, path);
+    let file = existsSync(over) && path !== "/" ? over : join(DIST, path === "/" ? "index.html" : path);
+    if (!existsSync(file)) {
+      if (path.startsWith("/model/")) return new Response("not found", { status: 404 });
+      file = join(DIST, "index.html");
+    }
+    const body = await Deno.readFile(file);
+    return new Response(body, { headers: { "content-type": TYPES[extname(file)] ?? "application/octet-stream" } });
+  });
+  return { url: `http://127.0.0.1:${(server.addr as Deno.NetAddr).port}/`, close: () => server.shutdown() };
+}
+
 /** Launches the system Chromium; `webgpu: false` leaves WebGPU off to test the fallback. */
 export function launchChromium(opts: { webgpu?: boolean } = {}): Promise<Browser> {
   const { webgpu = true } = opts;

@@ -3,66 +3,18 @@
 // An evaluate cell runs in the GPU worker (policy on onnxruntime-web, SQL in nested workers) and
 // its samples open in the reward inspector with the gold rows; a GRPO cell starts, the page is
 // reloaded mid-run, and the run resumes from its checkpoint (step counter and metrics continue).
-import { existsSync } from "node:fs";
-import { extname, join, normalize } from "node:path";
 import { assert, assertEquals } from "../assert.ts";
 import demo from "../../notebooks/demo.json" with { type: "json" };
-import { ChatTemplate } from "../../src/core/chat-template.ts";
-import { buildPrompt } from "../../src/core/prompts.ts";
-import { introspectSchema, type SqlQueryable } from "../../src/core/schema.ts";
-import { CHATML_TEMPLATE } from "../../src/model/tiny.ts";
 import { writeVaryingLengthModel } from "../../src/runtime/recipe/fixtures.deno.ts";
-import { loadSqlJsDeno } from "../../src/runtime/sql-wasm.ts";
-import { DIST, launchChromium, ROOT, screenshot, waitForCell, watchErrors } from "./harness.ts";
-
-const TYPES: Record<string, string> = { ".html": "text/html; charset=utf-8", ".js": "text/javascript", ".mjs": "text/javascript", ".css": "text/css", ".json": "application/json", ".wasm": "application/wasm" };
-
-/** Serves dist/ with `overlay` on top (the tiny model at model/); a missing model file is a 404. */
-function serveOverlay(overlay: string): { url: string; close: () => Promise<void> } {
-  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, async (req) => {
-    const path = normalize(decodeURIComponent(new URL(req.url).pathname)).replace(/^(\.\.[/\\])+/, "");
-    const over = join(overlay, path);
-    let file = existsSync(over) && path !== "/" ? over : join(DIST, path === "/" ? "index.html" : path);
-    if (!existsSync(file)) {
-      if (path.startsWith("/model/")) return new Response("not found", { status: 404 });
-      file = join(DIST, "index.html");
-    }
-    const body = await Deno.readFile(file);
-    return new Response(body, { headers: { "content-type": TYPES[extname(file)] ?? "application/octet-stream" } });
-  });
-  return { url: `http://127.0.0.1:${(server.addr as Deno.NetAddr).port}/`, close: () => server.shutdown() };
-}
-
-/** Chat-rendered omnisql prompts of the demo's questions: the tiny tokenizer's BPE corpus, so prompts stay short. */
-async function demoCorpus(n: number): Promise<string[]> {
-  const SQL = await loadSqlJsDeno();
-  const chat = new ChatTemplate(CHATML_TEMPLATE);
-  const out: string[] = [];
-  const schemas = new Map<string, ReturnType<typeof introspectSchema>>();
-  for (const split of ["train", "test"]) {
-    const lines = (await Deno.readTextFile(join(ROOT, `public/demo/${split}.jsonl`))).split("\n").filter((l) => l.trim()).slice(0, n);
-    for (const line of lines) {
-      const t: { question: string; db_id: string; evidence?: string } = JSON.parse(line);
-      let schema = schemas.get(t.db_id);
-      if (!schema) {
-        const db = new SQL.Database(await Deno.readFile(join(ROOT, `public/demo/${t.db_id}/${t.db_id}.sqlite`)));
-        const q: SqlQueryable = { exec: (sql) => db.exec(sql).map((x) => ({ columns: x.columns, values: x.values })) };
-        schema = introspectSchema(q, t.db_id);
-        db.close();
-        schemas.set(t.db_id, schema);
-      }
-      out.push(chat.render(buildPrompt({ question: t.question, evidence: t.evidence }, schema, { template: "omnisql@1" }).messages));
-    }
-  }
-  return out;
-}
+import { demoCorpus } from "./fixtures.ts";
+import { launchChromium, ROOT, screenshot, serveOverlay, waitForCell, watchErrors } from "./harness.ts";
 
 /** The built-in notebook with laptop-test sizes: 2 questions per split, short completions, no warm-up. */
 function smallDemo(): unknown {
   const cells = demo.cells.filter((c) => c.type !== "warmup").map((c) => {
     switch (c.id) {
       case "data": return { ...c, params: { ...c.params, limit: 2 } };
-      case "baseline": return { ...c, params: { ...c.params, k: 1, n: 2, maxNewTokens: 4 } };
+      case "base-concepts": return { ...c, params: { ...c.params, k: 1, n: 2, maxNewTokens: 4 } };
       case "grpo": return { ...c, params: { ...c.params, G: 2, batchQuestions: 1, steps: 4, maxNewTokens: 4, evalEvery: 0 } };
       default: return c;
     }
@@ -92,24 +44,24 @@ Deno.test({
       await page.goto(server.url);
       const cell = (id: string) => page.locator(`li[data-cell-id="${id}"]`);
       // Nothing runs by itself on a fresh page.
-      assertEquals(await cell("baseline").getByTestId("run-status").getAttribute("data-status"), "idle");
+      assertEquals(await cell("base-concepts").getByTestId("run-status").getAttribute("data-status"), "idle");
 
       // Evaluate: accuracy table, then the inspector with a sample's gold rows.
-      await cell("baseline").getByTestId("run-cell").click();
+      await cell("base-concepts").getByTestId("run-cell").click();
       const done = (id: string, ms: number) => waitForCell(page, id, { ms });
-      await done("baseline", 240_000);
-      const table = cell("baseline").getByTestId("accuracy-table");
+      await done("base-concepts", 240_000);
+      const table = cell("base-concepts").getByTestId("accuracy-table");
       assert((await table.textContent())?.includes("overall"), "accuracy table shown");
       const dbg = await page.evaluate(() => {
         const nb = document.querySelector("rl-notebook") as unknown as { runs: { log: string[]; state(id: string): { metrics: unknown[]; samples: unknown[] } } };
-        const s = nb.runs.state("baseline");
+        const s = nb.runs.state("base-concepts");
         return { metrics: s.metrics.length, samples: s.samples.length, log: nb.runs.log };
       });
       assertEquals([dbg.metrics, dbg.samples], [1, 2], JSON.stringify(dbg));
-      await cell("baseline").getByTestId("open-inspector").click();
-      const samples = cell("baseline").locator("rl-reward-inspector [data-testid=sample]");
+      await cell("base-concepts").getByTestId("open-inspector").click();
+      const samples = cell("base-concepts").locator("rl-reward-inspector [data-testid=sample]");
       await samples.first().waitFor();
-      const gold = cell("baseline").locator("rl-reward-inspector [data-testid=result-table]");
+      const gold = cell("base-concepts").locator("rl-reward-inspector [data-testid=result-table]");
       assert((await gold.count()) >= 1, "the sample shows the gold result");
       assert(((await gold.first().locator("tr").count()) ?? 0) >= 2, "gold rows shown (header + rows)");
       await screenshot(page, "run-evaluate");
@@ -135,7 +87,7 @@ Deno.test({
       assert(from >= before, `banner: ${bannerText}`);
       await screenshot(page, "run-grpo-after-reload");
       // The evaluate cell's output of the earlier run is back too (outputs.json in the run folder).
-      await cell("baseline").getByTestId("accuracy-table").waitFor({ timeout: 30_000 });
+      await cell("base-concepts").getByTestId("accuracy-table").waitFor({ timeout: 30_000 });
       await done("grpo", 240_000);
       const report = (await cell("grpo").getByTestId("grpo-report").textContent()) ?? "";
       assert(report.includes(`resumed from step ${from}`), `report: ${report}`);

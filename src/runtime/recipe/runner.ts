@@ -40,6 +40,8 @@ export interface RunSummary {
   accuracy: Record<string, number>;
   /** Files the run wrote at the end (adapter, summary). */
   files: string[];
+  /** The run's knobs outside the notebook (seed and step cap as `rlvr run` was given them); absent in older summaries. */
+  options?: { seed: number | null; maxSteps: number | null };
 }
 
 /** Callbacks and knobs of one run. */
@@ -78,7 +80,7 @@ export async function runNotebook(doc: Notebook, env: RunEnv, hooks: RunHooks = 
     onProgress: hooks.onProgress ?? (() => {}), onMetrics: hooks.onMetrics ?? (() => {}), onLog: hooks.onLog ?? (() => {}),
     dataset: null, model: null, prompt: null, reward: null, counters: {},
   };
-  const summary: RunSummary = { title: doc.title, cells: [], accuracy: {}, files: [] };
+  const summary: RunSummary = { title: doc.title, cells: [], accuracy: {}, files: [], options: { seed: ctx.opts.seed, maxSteps: ctx.opts.maxSteps } };
   let lastGrpoAcc: number | null = null;
   const metricsTap = ctx.onMetrics;
   ctx.onMetrics = (r) => {
