@@ -153,10 +153,11 @@ export function buildDemo(SQL: SqlJsStatic, seed = 20261129): Demo {
   }
   const srng = new Rng(rng.nextU32());
   for (const split of Object.keys(pools) as ConceptSplit[]) {
-    // Spread over concepts (a pair under its first) and frames (test-concepts: and what is new), then in a stable order.
+    // Spread over concepts (a pair under its first) and frames (test-concepts: and what is new).
     const key = (x: ConceptQuestion) => `${x.concepts[0]}|${split === "test-concepts" ? x.novelty.filter((n) => n !== "phrasing").join("+") || "phrasing" : x.frame}`;
     const room = split === "heldout-db" ? SPLIT_SIZES[split] - Math.min(heldGeneric.length, SPLIT_SIZES[split] / 3) : SPLIT_SIZES[split];
-    const kept = spread(pools[split], room, key, srng).sort((a, b) => key(a).localeCompare(key(b)) || a.question.localeCompare(b.question));
+    // In a seeded order, so that any first n questions (an evaluate cell's n, GRPO's evalN) are a fair sample.
+    const kept = srng.shuffle(spread(pools[split], room, key, srng));
     demo.splits[split] = kept.map((x, i) => toTask(x, split, i, defById));
   }
   demo.splits["heldout-db"].push(...spread(heldGeneric, SPLIT_SIZES["heldout-db"] - demo.splits["heldout-db"].length, (t) => t.template, srng));
