@@ -186,14 +186,14 @@ async function runCell(ctx: RunContext, cell: Cell, e: CellEnv): Promise<StageRe
       report(0, "loading the model files…");
       // The download is the first half of the bar (per file: the total of all files is not known up
       // front); the load phases after it share the second half, each with its own line.
-      const phaseAt = { download: 0, ...Object.fromEntries(LOAD_PHASES.map((ph, i) => [ph, 0.5 + (0.5 * i) / LOAD_PHASES.length])) } as Record<LoadPhase | "download", number>;
-      const t1 = { at: ctx.env.now(), phase: "download" as LoadPhase | "download" };
+      const phaseAt = (ph: LoadPhase) => 0.5 + (0.5 * LOAD_PHASES.indexOf(ph)) / LOAD_PHASES.length;
+      const t1: { at: number; phase: LoadPhase | "download" } = { at: ctx.env.now(), phase: "download" };
       const times: Partial<Record<LoadPhase | "download", number>> = {};
       const onPhase = (ph: LoadPhase) => {
         times[t1.phase] = ctx.env.now() - t1.at;
         ctx.onLog(`model "${cell.id}": ${t1.phase} took ${((times[t1.phase] ?? 0) / 1000).toFixed(1)} s; ${LOAD_PHASE_TEXT[ph]}`);
         Object.assign(t1, { at: ctx.env.now(), phase: ph });
-        report(phaseAt[ph], LOAD_PHASE_TEXT[ph]);
+        report(phaseAt(ph), LOAD_PHASE_TEXT[ph]);
       };
       const runtime = await e.makeRuntime(e.modelOverride ?? cell.params, cell.params, (file, got, total) =>
         report(0.5 * (total ? got / total : 0), `reading ${file}: ${(got / (1 << 20)).toFixed(1)}${total ? ` of ${(total / (1 << 20)).toFixed(1)}` : ""} MB`), onPhase);
