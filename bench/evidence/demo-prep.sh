@@ -10,6 +10,8 @@
 #   demo-knowledge.json, demo-bird.json          the evidence notebooks (bench/evidence/demo-notebooks.ts, size EV_SIZE)
 #   model/                                       only with MODEL=DIR: a model folder to evaluate without retraining
 #                                                (model.safetensors byte-plane shuffled and xz'd, f16planes.py)
+# For a session that only evaluates (the retrained model carried as MODEL=public/model): EVAL_ONLY=1 skips the
+# corpus (15 min here), which only h200-retrain.sh reads.
 # Settings: PT_SYNTHETIC (synthetic questions per Spider database, 4x per demo database; default 400),
 #   PT_SPIDER (default ../shared/datasets/spider-train), PT_SPIDER_LIMIT (Spider questions, default all),
 #   PT_SEQ (1024), PT_VOCAB (8192), EV_SIZE (h200 | tiny), E (output folder), DENO (default node_modules/deno/deno).
@@ -38,6 +40,7 @@ cp bench/evidence/f16planes.py "$E/"
 # The corpus: the same flags h200-retrain.sh passes, so its cache key matches there (paths as written, run from
 # the unpacked folder where public/demo is public/demo).
 B=$E/pt-build
+if [ -z "${EVAL_ONLY:-}" ]; then
 "$DENO" run -A src/cli/main.ts pretrain --out "$B" --corpus-only --vocab "${PT_VOCAB:-8192}" --spider "$SPIDER" \
   ${PT_SPIDER_LIMIT:+--spider-limit "$PT_SPIDER_LIMIT"} --spider-holdout "$HOLD" --seq-len "${PT_SEQ:-1024}" \
   --chat-turns 8 --chat-passes 2 --synthetic "${PT_SYNTHETIC:-400}" > "$E/corpus.log" 2>&1 || { tail -20 "$E/corpus.log"; exit 1; }
@@ -48,6 +51,7 @@ xz -T0 -9 -c "$B/corpus.bin" > "$E/pt/corpus.bin.xz"
 rm -rf "$B"
 # Settings the GPU side must repeat exactly (the corpus key): written next to the corpus.
 printf 'SPIDER=%q\nHOLD=%q\nPT_SEQ=%q\nPT_SYNTHETIC=%q\nPT_SPIDER_LIMIT=%q\n' "$SPIDER" "$HOLD" "${PT_SEQ:-1024}" "${PT_SYNTHETIC:-400}" "${PT_SPIDER_LIMIT:-}" > "$E/pt/settings.sh"
+fi
 if [ -n "${MODEL:-}" ]; then
   mkdir -p "$E/model"
   cp "$MODEL"/*.json "$E/model/"

@@ -31,7 +31,7 @@ if [ ! -f "$EV/ready" ]; then
   cp "$EV/node_modules/sql.js/dist/sql-wasm.wasm" "$EV/bin/node_modules/sql.js/dist/"
   # The demo dataset source reads public/demo next to the bundle's ../../.. (it travels packed).
   tar -C "$EV" -xJf "$SRC/demo.tar.xz"
-  cp -r "$SRC/pt" "$EV/pt" && xz -d "$EV/pt/corpus.bin.xz"
+  if [ -f "$SRC/pt/corpus.bin.xz" ]; then cp -r "$SRC/pt" "$EV/pt" && xz -d "$EV/pt/corpus.bin.xz"; fi
   if [ -d "$SRC/model" ]; then
     mkdir -p "$EV/model" && cp "$SRC"/model/*.json "$EV/model/"
     xz -d -c "$SRC/model/model.planes.xz" > "$EV/model.planes" && python3 "$SRC/f16planes.py" unpack "$EV/model.planes" "$EV/model/model.safetensors" && rm "$EV/model.planes"
