@@ -14,7 +14,7 @@
 # and one tar per run (summary.json, metrics.jsonl, predictions, the log, the last 4 MB of samples.jsonl).
 set -u
 cd "$(dirname "$0")/../.."
-SRC=$(pwd)/.devwork/demo-ev
+SRC=${EV_SRC:-$(pwd)/.devwork/demo-ev}   # what demo-prep.sh wrote (its E)
 EV=${EV_DIR:-/tmp/demo-ev}
 OUT=${OUT:-/tmp/demo-ev-out}
 PT=${PT_DIR:-/tmp/pt}
