@@ -126,6 +126,12 @@ export interface WarmupParams {
    * question, with its reasoning), "all" (every sample with its reward and correctness) or "none".
    */
   exportSamples: (typeof WARMUP_EXPORTS)[number];
+  /**
+   * Sample with the questions' evidence (the organisation's definitions) in the prompt, and train
+   * the prompt as the prompt cell builds it (rft only): the definitions are used while training and
+   * learned for prompts without them (docs/recipe.md, "Warm-up with the definitions").
+   */
+  sampleWithEvidence: boolean;
 }
 export interface GrpoParams {
   /** Samples per question (the group size). */
@@ -156,6 +162,8 @@ export interface GrpoParams {
   /** Evaluate on the dev split every this many steps (0: never). */
   evalEvery: number;
   evalN: number;
+  /** The split of those checks ("": "dev" when the dataset has one, else "test"). */
+  evalSplit: string;
   seed: number;
   /** Step-level advantages from the PRM (absent: "chain", every token gets its chain's advantage). */
   stepAdvantage?: (typeof STEP_ADVANTAGE_MODES)[number];

@@ -262,6 +262,7 @@ export const PARAM_READERS: { readonly [K in CellType]: (r: Reader) => CellParam
     dpoBeta: r.num("dpoBeta", 0.1, 0, 100),
     seed: r.num("seed", 0, 0, 2 ** 32 - 1, true),
     exportSamples: r.oneOf("exportSamples", WARMUP_EXPORTS, "correct"),
+    sampleWithEvidence: r.bool("sampleWithEvidence", false),
   }),
   grpo: (r) => {
     const p: GrpoParams = {
@@ -288,6 +289,7 @@ export const PARAM_READERS: { readonly [K in CellType]: (r: Reader) => CellParam
       maxGradNorm: r.num("maxGradNorm", 1, 0, 1e6),
       evalEvery: r.num("evalEvery", 25, 0, 1e7, true),
       evalN: r.num("evalN", 100, 1, 1e6, true),
+      evalSplit: r.str("evalSplit", "", SPLIT),
       seed: r.num("seed", 0, 0, 2 ** 32 - 1, true),
       ...readGrpoPrm(r),
     };

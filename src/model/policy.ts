@@ -46,6 +46,8 @@ export interface PolicyOptions {
   externalMinBytes?: number;
   /** Stop: checked between the graph build (quantisation) and the session; rejects with its reason. */
   signal?: AbortSignal;
+  /** Told as each long phase of `create` starts (the page shows it as the model cell's progress). */
+  onPhase?: (phase: "attention-check" | "graph" | "session") => void;
   /**
    * Whether the graph may use f16 tensors. Default: what the device offers (`device`'s features, else
    * the adapter's shader-f16; true on WASM). Without it f16 and q4 graphs compute in f32 (decoder.ts).
@@ -197,12 +199,14 @@ export class OrtPolicy {
     const shaderF16 = o.shaderF16 ?? (!onWebGpu || dtype === "f32" ? true : await webgpuHasF16(o.device));
     let attention = o.attention ?? "gqa";
     if (attention === "gqa" && onWebGpu && o.checkGqa !== false && gqaApplies(cfg, dtype, shaderF16) && await webgpuHasSubgroups(o.device)) {
+      o.onPhase?.("attention-check");
       const check = await checkGqa(cfg, o.device ?? null, (c, w, a) => OrtPolicy.create(c, w, { dtype: "f32", attention: a, maxPositions: 64, device: o.device, checkGqa: false, onNote: () => {} }));
       if (!check.ok) {
         attention = "explicit";
         (o.onNote ?? ((m) => console.warn(m)))(`note: onnxruntime-web's GroupQueryAttention differs from explicit attention on this device by ${check.maxAbsDiff.toExponential(2)} in log-probability (its subgroup path; seen on SwiftShader): the policy uses explicit attention`);
       }
     }
+    o.onPhase?.("graph");
     const prepared = o.prepared ?? (o.keepPrepared ? new PreparedWeights() : undefined);
     const buildOpts: DecoderOptions = { dtype, loraTargets: targets, kvCache: true, maxPositions, externalMinBytes: o.externalMinBytes, attention, loraScale: o.loraScale, shaderF16 };
     const built = buildDecoder(cfg, weights, { ...buildOpts, prepared });
@@ -215,6 +219,7 @@ export class OrtPolicy {
     const kvLocations: Record<string, "gpu-buffer"> = {};
     for (const name of built.outputNames) if (name.startsWith("present.") || (o.logitsOnGpu && name === "logits")) kvLocations[name] = "gpu-buffer";
     const webgpuOpts = o.kvOnGpu === false ? {} : { preferredOutputLocation: kvLocations };
+    o.onPhase?.("session");
     const { session, provider } = await createSession(built.bytes, o.provider ?? "webgpu", o.onNote ?? ((m) => console.warn(m)), { externalData: built.external }, webgpuOpts, o.device);
     const policy = new OrtPolicy(cfg, dtype, maxPositions, targets, provider, built.kvType, session, built.outputNames, o.loraScale ?? null, provider === "webgpu" && !!o.logitsOnGpu && o.kvOnGpu !== false);
     policy.device = provider === "webgpu" ? o.device ?? null : null;

@@ -45,6 +45,8 @@ export interface SampleRecord {
   dbId: string;
   difficulty?: string;
   question: string;
+  /** The question's external knowledge (the demo's concept definitions), whether or not the prompt showed it. */
+  evidence?: string;
   /** Index of the sample within its question's group (0 for greedy). */
   sampleIndex: number;
   /** The full prompt text (after the chat template). */

@@ -29,9 +29,9 @@ Deno.test("run controller: the model cell's summary comes with its last progress
     ev.progress({ cellId: "model", stage: "model", fraction: 0.5, etaSeconds: 1, message: "reading model.safetensors: 0.1 of 0.2 MB" });
     assertEquals(c!.state("model").model, null);
     ev.progress({ cellId: "model", stage: "model", fraction: 1, etaSeconds: 0, message: "loaded", model: SUMMARY });
-    ev.progress({ cellId: "baseline", stage: "evaluate", fraction: 0.1, etaSeconds: 9, message: "decoding 1/44" });
+    ev.progress({ cellId: "base-concepts", stage: "evaluate", fraction: 0.1, etaSeconds: 9, message: "decoding 1/44" });
     seenWhileRunning = c!.state("model").model;
-    return { ok: false, error: 'cell "baseline" (evaluate): sql worker crashed', cellId: "baseline", stopped: false };
+    return { ok: false, error: 'cell "base-concepts" (evaluate): sql worker crashed', cellId: "base-concepts", stopped: false };
   };
   const api: RunApi = {
     startRun: (req, ev) => Promise.resolve(play(req, ev)),
@@ -42,11 +42,11 @@ Deno.test("run controller: the model cell's summary comes with its last progress
     storage: () => Promise.resolve({ kind: "opfs" as const }),
   };
   c = new RunController(api, () => doc, (e) => e, "http://app/");
-  await c.run("cell", "baseline");
+  await c.run("cell", "base-concepts");
   assertEquals(seenWhileRunning, SUMMARY);
   assertEquals(c.state("model").status, "done");
   assertEquals(c.state("model").model, SUMMARY);
-  assertEquals(c.state("baseline").status, "failed");
+  assertEquals(c.state("base-concepts").status, "failed");
   // A new run starts the cell over: stopped while it loads again, it shows no stale summary.
   stopNext = true;
   await c.run("cell", "model");

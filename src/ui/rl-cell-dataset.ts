@@ -4,6 +4,7 @@
 // user picks a questions file and SQLite files (or a Spider/BIRD folder); they are kept in memory
 // for the session (dataset-upload.ts) and browsed the same way.
 import { css, html, LitElement, nothing } from "lit";
+import { DEMO_SPLITS } from "../core/demo.ts";
 import type { DatasetParams } from "../core/notebook-params.ts";
 import type { SqlValue, Task } from "../core/types.ts";
 import type { SqlPool } from "../runtime/sql-pool.ts";
@@ -26,7 +27,7 @@ type State =
 export function datasetLocation(p: DatasetParams, base: string): { files: Record<string, string>; dbRoot: string } | { upload: true } | { unsupported: string } {
   switch (p.source) {
     case "demo":
-      return { files: { train: `${base}demo/train.jsonl`, test: `${base}demo/test.jsonl`, heldout: `${base}demo/heldout.jsonl` }, dbRoot: `${base}demo` };
+      return { files: Object.fromEntries(DEMO_SPLITS.map((s) => [s, `${base}demo/${s}.jsonl`])), dbRoot: `${base}demo` };
     case "url":
       if (!p.questionsUrl || !p.dbRoot) return { unsupported: "set questionsUrl and dbRoot to browse this dataset" };
       return { files: { [p.split]: p.questionsUrl }, dbRoot: p.dbRoot };

@@ -52,6 +52,8 @@ const ABSENT: Record<string, unknown> = {
 
 /** A short help text under a field, by "type.field". */
 const HELP: Record<string, string> = {
+  "warmup.sampleWithEvidence": "sample with the definitions (evidence) in the prompt, train the prompt without them (rft): the warm-up teaches the organisation's definitions to prompts that lack them",
+  "grpo.evalSplit": "the split of the held-out checks every evalEvery steps; empty: dev, else test",
   "model.adapter": "start from a LoRA adapter in PEFT format (a folder URL with adapter_config.json and adapter_model.safetensors, e.g. a run's adapter/); its r and lora_alpha must equal loraRank and loraAlpha. Empty: a fresh adapter (B = 0)",
   "grpo.stepAdvantage": "chain: every token gets its chain's advantage; prm-weighted: Reward-SQL's rule (well-scored steps take more of a good chain's credit, badly scored ones more of a bad chain's blame); per-step-norm: DeepSeekMath's normalised step rewards (reported to favour short chains). Needs a PRM train cell before",
   "grpo.prm": "the PRM train cell whose scores the prm reward component and the step advantages use; empty: the last one before this cell",

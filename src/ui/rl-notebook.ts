@@ -15,6 +15,9 @@ import { RunController } from "./run-controller.ts";
 import { uploadedDataset } from "./dataset-upload.ts";
 import { isRunnable } from "./run-plan.ts";
 import "./rl-run-viewer.ts";
+import "./rl-run-status.ts";
+import "./rl-demo-results.ts";
+import type { FollowEvent, ShowCellEvent } from "./rl-run-status.ts";
 import type { ParamsChangeEvent } from "./rl-cell-params.ts";
 import { keyboardStyles, NotebookKeys } from "./notebook-keys.ts";
 import "./rl-notebook-picker.ts";
@@ -44,6 +47,7 @@ export class RlNotebook extends LitElement {
     message: { state: true },
     editing: { state: true },
     runs: { attribute: false },
+    follow: { state: true },
   };
   static override styles = [cellStyles, keyboardStyles, css`
     :host { display: block; max-width: 1040px; margin: 0 auto; padding: 12px 20px 64px; }
@@ -60,7 +64,9 @@ export class RlNotebook extends LitElement {
     .banner.warn { background: color-mix(in srgb, var(--rl-warn) 14%, transparent); }
     .share input { width: 100%; font-family: var(--rl-mono); font-size: 12px; }
     ol { list-style: none; padding: 0; margin: 0; display: grid; gap: 12px; }
-    li.cell { background: var(--rl-surface); border: 1px solid var(--rl-border); border-radius: var(--rl-radius); }
+    li.cell { background: var(--rl-surface); border: 1px solid var(--rl-border); border-radius: var(--rl-radius); scroll-margin-top: 84px; }
+    li.cell.running { border-color: var(--rl-accent); box-shadow: 0 0 0 2px color-mix(in srgb, var(--rl-accent) 30%, transparent); }
+    .sticky { position: sticky; top: 0; z-index: 5; padding: 4px 0 8px; background: var(--rl-bg); }
     .cell-head { display: flex; align-items: center; gap: 6px; padding: 5px 10px; border-bottom: 1px solid var(--rl-border); }
     .cell-head .kind { font-size: 12px; text-transform: uppercase; letter-spacing: 0.06em; color: var(--rl-muted); }
     .cell-head .spacer { flex: 1; }
@@ -83,6 +89,17 @@ export class RlNotebook extends LitElement {
   /** The page's run state (runs happen in the GPU worker); made with the controller unless given. */
   runs: RunController | null = null;
   private readonly onChange = () => this.requestUpdate();
+  /** Scroll to each cell a run reaches (the run status bar's "follow"). */
+  private follow = true;
+  /** The running cell last scrolled to, so a cell is brought into view once, when the run reaches it. */
+  private followed: string | null = null;
+  private readonly onRunChange = () => {
+    this.requestUpdate();
+    const current = this.runs?.active?.current ?? null;
+    if (current === this.followed) return;
+    this.followed = current;
+    if (current && this.follow) void this.updateComplete.then(() => this.showCell(current));
+  };
   /** Another notebook opened (import, menu): its own runs, not the previous one's outputs. */
   private readonly onReplace = () => void this.runs?.reopen(this.controller?.origin === "link");
 
@@ -95,8 +112,8 @@ export class RlNotebook extends LitElement {
       if (this.controller && !this.runs) this.startRuns(this.controller);
     }
     if (changed.has("runs")) {
-      (changed.get("runs") as RunController | undefined)?.removeEventListener("change", this.onChange);
-      this.runs?.addEventListener("change", this.onChange);
+      (changed.get("runs") as RunController | undefined)?.removeEventListener("change", this.onRunChange);
+      this.runs?.addEventListener("change", this.onRunChange);
     }
   }
 
@@ -139,7 +156,10 @@ export class RlNotebook extends LitElement {
       ${c.notices.map((n) => html`<div class="banner warn" role="alert">${n}</div>`)}
       ${this.message ? html`<div class="banner warn" role="alert" data-testid="message">${this.message}</div>` : nothing}
       ${this.renderShare()}
+      ${this.runs?.active ? html`<div class="sticky"><rl-run-status .controller=${this.runs} .titles=${CELL_TITLES} .follow=${this.follow}
+        @show-cell=${(e: ShowCellEvent) => this.showCell(e.cellId)} @follow-change=${(e: FollowEvent) => (this.follow = e.follow)}></rl-run-status></div>` : nothing}
       <ol data-testid="cells">${doc.cells.map((cell, i) => this.renderCell(cell, i, doc.cells.length))}</ol>
+      ${this.runs ? html`<rl-demo-results .cells=${doc.cells} .controller=${this.runs}></rl-demo-results>` : nothing}
       ${this.keys.renderOverlays()}
       <section class="runs" aria-label="Run results">
         <h2>Run results</h2>
@@ -160,7 +180,8 @@ export class RlNotebook extends LitElement {
 
   private renderCell(cell: Cell, i: number, n: number) {
     const editing = this.editing.has(cell.id);
-    return html`<li class="cell ${cell.collapsed ? "collapsed" : ""}" data-cell-type=${cell.type} data-cell-id=${cell.id}>
+    const running = this.runs?.active?.current === cell.id;
+    return html`<li class="cell ${cell.collapsed ? "collapsed" : ""} ${running ? "running" : ""}" data-cell-type=${cell.type} data-cell-id=${cell.id}>
       <div class="cell-head">
         <span class="kind">${CELL_TITLES[cell.type]}</span>
         <span class="spacer"></span>
@@ -196,6 +217,11 @@ export class RlNotebook extends LitElement {
 
   private renderParams(cell: Cell) {
     return html`<rl-cell-params .cell=${cell} @params-change=${(e: ParamsChangeEvent) => this.act((d) => updateParams(d, cell.id, cell.type, e.params as never))}></rl-cell-params>`;
+  }
+
+  /** Scrolls a cell's top into view (below the sticky run status). */
+  private showCell(cellId: string): void {
+    this.renderRoot.querySelector(`li[data-cell-id="${CSS.escape(cellId)}"]`)?.scrollIntoView({ block: "start", behavior: "smooth" });
   }
 
   /** Applies an action; its error is shown and the document is left as it was. */

@@ -11,13 +11,15 @@ function demoDoc() {
 
 Deno.test("run plan: all, one cell with its setup and earlier training, from a cell on", () => {
   const doc = demoDoc();
-  assertEquals(planRun(doc, "all").cells.map((c) => c.id), ["data", "model", "prompt", "reward", "baseline", "warmup", "grpo", "after", "sc", "export"]);
-  assertEquals(planRun(doc, "cell", "baseline").cells.map((c) => c.id), ["data", "model", "prompt", "reward", "baseline"]);
+  const setup = ["data", "model", "prompt", "reward"];
+  const base = ["base-concepts", "base-templates", "base-db"], warm = ["warm-concepts", "warm-templates", "warm-db"], after = ["after-concepts", "after-templates", "after-db"];
+  assertEquals(planRun(doc, "all").cells.map((c) => c.id), [...setup, ...base, "warmup", ...warm, "grpo", ...after, "sc", "export"]);
+  assertEquals(planRun(doc, "cell", "base-concepts").cells.map((c) => c.id), [...setup, "base-concepts"]);
   // An evaluation after training needs the trained adapter: the training cells come first (restored from checkpoints).
-  assertEquals(planRun(doc, "cell", "after").cells.map((c) => c.id), ["data", "model", "prompt", "reward", "warmup", "grpo", "after"]);
-  assertEquals(planRun(doc, "from", "grpo").cells.map((c) => c.id), ["data", "model", "prompt", "reward", "warmup", "grpo", "after", "sc", "export"]);
+  assertEquals(planRun(doc, "cell", "after-db").cells.map((c) => c.id), [...setup, "warmup", "grpo", "after-db"]);
+  assertEquals(planRun(doc, "from", "grpo").cells.map((c) => c.id), [...setup, "warmup", "grpo", ...after, "sc", "export"]);
   // Exporting the adapter alone restores the training cells first (from their checkpoints).
-  assertEquals(planRun(doc, "cell", "export").cells.map((c) => c.id), ["data", "model", "prompt", "reward", "warmup", "grpo", "export"]);
+  assertEquals(planRun(doc, "cell", "export").cells.map((c) => c.id), [...setup, "warmup", "grpo", "export"]);
   assertEquals(planRun(doc, "cell", "data").cells.map((c) => c.id), ["data"]);
   let threw = "";
   try {

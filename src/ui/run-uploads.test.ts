@@ -43,7 +43,7 @@ const questions = [
 Deno.test("run controller: a dataset cell with source upload and no files fails in the cell; no run starts", async () => {
   const { api, started } = fakeApi();
   const c = new RunController(api, () => doc, (e) => e, "http://app/", { uploads: () => null });
-  assertEquals(await c.run("cell", "baseline"), null);
+  assertEquals(await c.run("cell", "base-concepts"), null);
   assertEquals(started.length, 0);
   const s = c.state("data");
   assertEquals([s.status, s.error?.kind], ["failed", "data"]);
@@ -52,7 +52,7 @@ Deno.test("run controller: a dataset cell with source upload and no files fails 
   // Questions without the database they name: the same cell says which one is missing.
   const partial: UploadedDataset = { questions, databases: new Map() };
   const c2 = new RunController(api, () => doc, (e) => e, "http://app/", { uploads: () => partial });
-  await c2.run("cell", "baseline");
+  await c2.run("cell", "base-concepts");
   assertEquals(started.length, 0);
   assert(/database pets, not uploaded/.test(c2.state("data").error?.message ?? ""), c2.state("data").error?.message);
 });
@@ -67,7 +67,7 @@ Deno.test("run controller: uploaded files go with the request, copied once and t
     uploads: () => up,
     transfer: (value, buffers) => (transferred.push(buffers), value),
   });
-  await c.run("cell", "baseline");
+  await c.run("cell", "base-concepts");
   assertEquals(started.length, 1);
   const sent = started[0].uploads!;
   assertEquals(sent.questions, questions);
@@ -82,7 +82,7 @@ Deno.test("run controller: uploaded files go with the request, copied once and t
   const changed = pets.slice();
   changed[changed.length - 1] ^= 1;
   up = { questions, databases: new Map([["pets", changed]]) };
-  await c.run("cell", "baseline");
+  await c.run("cell", "base-concepts");
   assert(started[1].runId !== started[0].runId, "other files, other folder");
   // The demo notebook (no uploads) keeps its plain id.
   assertEquals(runIdOf(parsed.doc, uploadKey(up)), runIdOf(parsed.doc));
@@ -98,14 +98,14 @@ Deno.test("run controller: after a reload an evaluate cell's samples come back f
   const lines = [sample("eval", 0, "old a"), sample("eval", 0, "old b"), sample("grpo", 1, "g1"), sample("grpo", 1, "g2"), sample("eval", 0, "new a"), sample("eval", 0, "new b")];
   const runId = runIdOf(parsed.doc);
   const outputs = {
-    baseline: { id: "baseline", type: "evaluate", ms: 5, report: { kind: "evaluate", cellId: "baseline", split: "test", label: "baseline", overall: { questions: 2, greedy: 0 }, byDifficulty: {}, samplesPerQuestion: 0, predictionsPath: "p" }, sampleLines: { from: 4, count: 2 } },
+    "base-concepts": { id: "base-concepts", type: "evaluate", ms: 5, report: { kind: "evaluate", cellId: "base-concepts", split: "test", label: "baseline", overall: { questions: 2, greedy: 0 }, byDifficulty: {}, samplesPerQuestion: 0, predictionsPath: "p" }, sampleLines: { from: 4, count: 2 } },
   };
   const { api } = fakeApi({ "outputs.json": JSON.stringify(outputs), "samples.jsonl": lines.map(encodeSample).join("") }, [
-    { runId, title: "t", status: "done", mode: "cell", cellId: "baseline", startedAt: "a", updatedAt: "b", checkpoints: {} },
+    { runId, title: "t", status: "done", mode: "cell", cellId: "base-concepts", startedAt: "a", updatedAt: "b", checkpoints: {} },
   ]);
   const c = new RunController(api, () => parsed.doc, (e) => e, "http://app/");
   await c.restore(false);
-  const s = c.state("baseline");
+  const s = c.state("base-concepts");
   assertEquals(s.status, "done");
   assertEquals(s.samples.map((r) => r.question), ["new a", "new b"]);
 });
@@ -144,7 +144,7 @@ Deno.test("run controller: after a reload a notebook on uploaded files shows its
   const u: UploadedDataset = { questions, databases: new Map([["pets", new Uint8Array(200).fill(3)]]) };
   const runId = runIdOf(doc, uploadKey(u));
   const outputs = {
-    baseline: { id: "baseline", type: "evaluate", ms: 5, accuracy: 0.5, report: { kind: "evaluate", cellId: "baseline", split: "test", label: "baseline", overall: { questions: 2, greedy: 0.5 }, byDifficulty: {}, samplesPerQuestion: 0, predictionsPath: "p" } },
+    "base-concepts": { id: "base-concepts", type: "evaluate", ms: 5, accuracy: 0.5, report: { kind: "evaluate", cellId: "base-concepts", split: "test", label: "baseline", overall: { questions: 2, greedy: 0.5 }, byDifficulty: {}, samplesPerQuestion: 0, predictionsPath: "p" } },
   };
   const info: RunInfo = { runId, title: "t", status: "running", mode: "cell", cellId: "grpo", startedAt: "a", updatedAt: "b", checkpoints: { grpo: 2 } };
   const other: RunInfo = { ...info, runId: "nb-12345678" };
@@ -154,7 +154,7 @@ Deno.test("run controller: after a reload a notebook on uploaded files shows its
   const c = new RunController(api, () => doc, (e) => e, "http://app/", { uploads: () => current });
   assertEquals(await c.restore(false), null, "nothing resumes without the files");
   assertEquals(started.length, 0);
-  assertEquals([c.state("baseline").status, c.state("baseline").accuracy], ["done", 0.5]);
+  assertEquals([c.state("base-concepts").status, c.state("base-concepts").accuracy], ["done", 0.5]);
   assert(c.banner?.includes("Upload the same files"), c.banner ?? "");
   assertEquals(c.pending, null);
   // The same files again: the run uses that folder.

@@ -10,9 +10,9 @@ Deno.test({
   sanitizeResources: false,
   sanitizeOps: false,
   async fn() {
-    const cells = demo.cells.filter((c) => !["warmup", "grpo", "after", "sc"].includes(c.id)).map((c) => {
+    const cells = demo.cells.filter((c) => !["evaluate", "warmup", "grpo", "selfconsistency", "export"].includes(c.type) || c.id === "base-concepts").map((c) => {
       if (c.id === "data") return { ...c, params: { ...c.params, limit: 1 } };
-      if (c.id === "baseline") return { ...c, params: { ...c.params, k: 1, n: 1, maxNewTokens: 12 } };
+      if (c.id === "base-concepts") return { ...c, params: { ...c.params, k: 1, n: 1, maxNewTokens: 12 } };
       // A shorter prompt (fewer example values and tables) keeps SwiftShader's prefill short.
       if (c.id === "prompt") return { ...c, params: { ...c.params, maxPromptTokens: 320 } };
       return c;
@@ -25,10 +25,10 @@ Deno.test({
       const errors = watchErrors(page);
       await page.addInitScript((text) => localStorage.setItem("rlvr-notebook-autosave", text), nb);
       await page.goto(server.url);
-      const cell = page.locator('li[data-cell-id="baseline"]');
+      const cell = page.locator('li[data-cell-id="base-concepts"]');
       await cell.getByTestId("run-cell").click();
       const t0 = Date.now();
-      await waitForCell(page, "baseline", {
+      await waitForCell(page, "base-concepts", {
         ms: 400_000,
         every: 500,
         onTimeout: async () => {

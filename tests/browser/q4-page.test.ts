@@ -4,7 +4,7 @@
 import { assert, assertEquals } from "../assert.ts";
 import demo from "../../notebooks/demo.json" with { type: "json" };
 import { writeVaryingLengthModel } from "../../src/runtime/recipe/fixtures.deno.ts";
-import { demoCorpus } from "./demo-fixtures.ts";
+import { demoCorpus } from "./fixtures.ts";
 import { launchChromium, screenshot, serveOverlay, waitForCell, watchErrors } from "./harness.ts";
 
 Deno.test({

@@ -6,7 +6,7 @@
 import { assert, assertEquals } from "../assert.ts";
 import demo from "../../notebooks/demo.json" with { type: "json" };
 import { writeVaryingLengthModel } from "../../src/runtime/recipe/fixtures.deno.ts";
-import { demoCorpus } from "./demo-fixtures.ts";
+import { demoCorpus } from "./fixtures.ts";
 import { launchChromium, ROOT, screenshot, serveOverlay, waitForCell, watchErrors } from "./harness.ts";
 
 /** The built-in notebook with laptop-test sizes: 2 questions per split, short completions, no warm-up. */
@@ -14,7 +14,7 @@ function smallDemo(): unknown {
   const cells = demo.cells.filter((c) => c.type !== "warmup").map((c) => {
     switch (c.id) {
       case "data": return { ...c, params: { ...c.params, limit: 2 } };
-      case "baseline": return { ...c, params: { ...c.params, k: 1, n: 2, maxNewTokens: 4 } };
+      case "base-concepts": return { ...c, params: { ...c.params, k: 1, n: 2, maxNewTokens: 4 } };
       case "grpo": return { ...c, params: { ...c.params, G: 2, batchQuestions: 1, steps: 4, maxNewTokens: 4, evalEvery: 0 } };
       default: return c;
     }
@@ -44,24 +44,24 @@ Deno.test({
       await page.goto(server.url);
       const cell = (id: string) => page.locator(`li[data-cell-id="${id}"]`);
       // Nothing runs by itself on a fresh page.
-      assertEquals(await cell("baseline").getByTestId("run-status").getAttribute("data-status"), "idle");
+      assertEquals(await cell("base-concepts").getByTestId("run-status").getAttribute("data-status"), "idle");
 
       // Evaluate: accuracy table, then the inspector with a sample's gold rows.
-      await cell("baseline").getByTestId("run-cell").click();
+      await cell("base-concepts").getByTestId("run-cell").click();
       const done = (id: string, ms: number) => waitForCell(page, id, { ms });
-      await done("baseline", 240_000);
-      const table = cell("baseline").getByTestId("accuracy-table");
+      await done("base-concepts", 240_000);
+      const table = cell("base-concepts").getByTestId("accuracy-table");
       assert((await table.textContent())?.includes("overall"), "accuracy table shown");
       const dbg = await page.evaluate(() => {
         const nb = document.querySelector("rl-notebook") as unknown as { runs: { log: string[]; state(id: string): { metrics: unknown[]; samples: unknown[] } } };
-        const s = nb.runs.state("baseline");
+        const s = nb.runs.state("base-concepts");
         return { metrics: s.metrics.length, samples: s.samples.length, log: nb.runs.log };
       });
       assertEquals([dbg.metrics, dbg.samples], [1, 2], JSON.stringify(dbg));
-      await cell("baseline").getByTestId("open-inspector").click();
-      const samples = cell("baseline").locator("rl-reward-inspector [data-testid=sample]");
+      await cell("base-concepts").getByTestId("open-inspector").click();
+      const samples = cell("base-concepts").locator("rl-reward-inspector [data-testid=sample]");
       await samples.first().waitFor();
-      const gold = cell("baseline").locator("rl-reward-inspector [data-testid=result-table]");
+      const gold = cell("base-concepts").locator("rl-reward-inspector [data-testid=result-table]");
       assert((await gold.count()) >= 1, "the sample shows the gold result");
       assert(((await gold.first().locator("tr").count()) ?? 0) >= 2, "gold rows shown (header + rows)");
       await screenshot(page, "run-evaluate");
@@ -87,7 +87,7 @@ Deno.test({
       assert(from >= before, `banner: ${bannerText}`);
       await screenshot(page, "run-grpo-after-reload");
       // The evaluate cell's output of the earlier run is back too (outputs.json in the run folder).
-      await cell("baseline").getByTestId("accuracy-table").waitFor({ timeout: 30_000 });
+      await cell("base-concepts").getByTestId("accuracy-table").waitFor({ timeout: 30_000 });
       await done("grpo", 240_000);
       const report = (await cell("grpo").getByTestId("grpo-report").textContent()) ?? "";
       assert(report.includes(`resumed from step ${from}`), `report: ${report}`);

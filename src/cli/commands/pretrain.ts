@@ -16,7 +16,7 @@ const FLAGS = {
   tokenizer: { type: "string" }, vocab: { type: "string" }, demo: { type: "string" }, spider: { type: "string" },
   "spider-limit": { type: "string" }, "spider-holdout": { type: "string" }, "checkpoint-every": { type: "string" }, "eval-rows": { type: "string" }, dtype: { type: "string" },
   resume: { type: "string" }, init: { type: "string" }, "max-minutes": { type: "string" }, recompute: { type: "boolean" },
-  "chat-turns": { type: "string" }, "chat-passes": { type: "string" }, synthetic: { type: "string" },
+  "chat-turns": { type: "string" }, "chat-passes": { type: "string" }, synthetic: { type: "string" }, "corpus-only": { type: "boolean" },
 } as const;
 
 function int(values: Record<string, unknown>, name: string, dflt: number, min = 1): number {
@@ -35,15 +35,17 @@ export const command: Command = {
     "              [--seq-len 1024 --batch 16 --micro-batch 4 --steps 2000 --lr 6e-4 --min-lr-ratio 0.1 --warmup 100]",
     "              [--weight-decay 0.1 --clip 1 --seed 1] [--tokenizer DIR | --vocab 8192] [--spider PATH] [--demo DIR] [--chat-turns N --chat-passes P] [--synthetic N]",
     "              [--spider-limit N] [--spider-holdout DB,DB,...] [--checkpoint-every 500] [--eval-rows 32] [--dtype f16|f32] [--recompute]",
-    "              [--resume DIR/checkpoint-N | --init MODEL_DIR] [--max-minutes M]",
+    "              [--resume DIR/checkpoint-N | --init MODEL_DIR] [--max-minutes M] [--corpus-only]",
     "",
     "  --tokenizer DIR   a folder from `rlvr train-tokenizer`; without it one of --vocab tokens is trained first",
-    "  --spider PATH     Spider's training folder; without it the corpus is the demo train split only",
+    "  --spider PATH     Spider's training folder; without it the corpus is the demo's generic questions only",
     "  --dtype           dtype of the final model.safetensors (default f16; checkpoints are f32)",
     "  --resume DIR      continue from a checkpoint (weights, AdamW moments, sampler position); model flags are ignored",
     "  --init DIR        start from a finished model folder's weights, config and tokenizer (new optimizer, step 0,",
     "                    a new schedule); model flags and --tokenizer are ignored",
     "  --max-minutes M   start no step after M minutes; then write a checkpoint to resume from",
+    "  --corpus-only     build the tokenizer (DIR/tokenizer/, unless --tokenizer) and the packed corpus, then stop (no GPU);",
+    "                    a later run with the same flags and --out reads them (prepare the corpus on a CPU machine)",
     "  --chat-turns N    chain up to N questions of one database per chat document (schema once; default 1)",
     "  --chat-passes P   with --chat-turns > 1: chain Spider's questions P times in other orders (default 1)",
     "  --synthetic N     add N synthetic questions per Spider database (4N per demo database) made from its schema",
@@ -89,6 +91,7 @@ export const command: Command = {
         },
         corpusShape: { chatTurns: int(values, "chat-turns", 1, 1), chatPasses: int(values, "chat-passes", 1, 1) },
         tokenizerDir: str(values.tokenizer), vocab: int(values, "vocab", 8192, 300), resume: str(values.resume), init: str(values.init), maxMinutes,
+        corpusOnly: values["corpus-only"] === true,
         log: (line) => console.error(line),
       });
     } catch (e) {

@@ -15,7 +15,7 @@ export const command: Command = {
     "  --out DIR      folder receiving tokenizer.json and tokenizer_config.json",
     "  --vocab N      total tokens: 256 bytes + merges + 7 added tokens (default 8192)",
     "  --spider PATH  Spider's training folder (questions.jsonl, database/); default: demo data only",
-    "  --demo DIR     the demo data (default public/demo; only its train split is read)",
+    "  --demo DIR     the demo data (default public/demo; only its generic questions are read, never a concept split)",
     "  --seed N       corpus seed (default 20261129)",
   ].join("\n"),
   async run(argv) {

@@ -84,7 +84,7 @@ function checkAgainstLibrary(trainTexts: string[], heldOut: string[], vocabSize:
 Deno.test("bpe: the library (@huggingface/tokenizers via HfTokenizer) loads tokenizer.json and tokenizes held-out demo text exactly as our encoder", () => {
   const root = new URL("../../../public/demo/", import.meta.url);
   const train = jsonlTexts(Deno.readTextFileSync(new URL("train.jsonl", root)), ["question", "evidence", "gold_sql"]);
-  const test = jsonlTexts(Deno.readTextFileSync(new URL("test.jsonl", root)), ["question", "evidence", "gold_sql"]);
+  const test = ["test-concepts", "heldout-db"].flatMap((s) => jsonlTexts(Deno.readTextFileSync(new URL(`${s}.jsonl`, root)), ["question", "evidence", "gold_sql"]));
   const { tokens, chars } = checkAgainstLibrary(train, [...test, ...HARD], 900);
   console.log(`demo held-out: ${chars} chars -> ${tokens} tokens (${(chars / tokens).toFixed(2)} chars/token)`);
 });

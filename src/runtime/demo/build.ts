@@ -1,34 +1,50 @@
-// Builds the demo: SQLite files through sql.js, questions from the templates, and splits — train
-// and test by question template, and the clinic database held out entirely.
+// Builds the demo: SQLite files through sql.js; the organisation's concept questions in four splits
+// (concepts.ts: train, test-concepts, test-templates, heldout-db), each carrying its concepts'
+// definitions as evidence; and generic questions on the training databases, which only the
+// pretraining corpus reads (no concept in them). Every kept gold query returns rows, and returns
+// other rows than the same query with its concepts left out: the definition matters.
 import type { SqlJsStatic } from "sql.js";
 import { Rng } from "../../core/rng.ts";
 import type { Task } from "../../core/types.ts";
 import { CLINIC_TEMPLATES, clinicDatabase } from "./clinic.ts";
+import { definitions, ENTITIES, ENTITY_CONCEPTS, MEASURE_CONCEPTS } from "./concept-defs.ts";
+import { type ConceptQuestion, type ConceptSplit, type Definition, entityQuestions, measureQuestions, type Novelty, splitOf, spread } from "./concepts.ts";
 import { type DemoDatabase, fill, type QuestionTemplate } from "./gen.ts";
 import { SCHOOL_TEMPLATES, schoolDatabase } from "./school.ts";
 import { SHOP_TEMPLATES, shopDatabase } from "./shop.ts";
 import { SUBSCRIPTION_TEMPLATES, subscriptionsDatabase } from "./subscriptions.ts";
 
-/** One demo task with the template it came from (splits are by template). */
+/** One demo question with where it came from. */
 export interface DemoTask extends Task {
+  /** The frame (concept questions) or template (generic questions) it was made from. */
   template: string;
+  /** The concepts it asks about (absent: a generic question). */
+  concepts?: string[];
+  /** test-concepts: what is new about it against the train split. */
+  novelty?: Novelty[];
 }
 
 /** What the generator produces. */
 export interface Demo {
   databases: { id: string; bytes: Uint8Array; rows: Record<string, number> }[];
-  splits: { train: DemoTask[]; test: DemoTask[]; heldout: DemoTask[] };
+  splits: Record<ConceptSplit, DemoTask[]>;
+  /** Generic questions on the training databases: pretraining material, never a concept. */
+  generic: DemoTask[];
+  definitions: Definition[];
 }
 
-const SOURCES: { make: (rng: Rng) => DemoDatabase; templates: QuestionTemplate[]; heldOut: boolean }[] = [
-  { make: shopDatabase, templates: SHOP_TEMPLATES, heldOut: false },
-  { make: subscriptionsDatabase, templates: SUBSCRIPTION_TEMPLATES, heldOut: false },
-  { make: schoolDatabase, templates: SCHOOL_TEMPLATES, heldOut: false },
-  { make: clinicDatabase, templates: CLINIC_TEMPLATES, heldOut: true },
+/** The held-out database: evaluated only. */
+export const HELD_OUT_DB = "clinic";
+
+const SOURCES: { make: (rng: Rng) => DemoDatabase; templates: QuestionTemplate[] }[] = [
+  { make: shopDatabase, templates: SHOP_TEMPLATES },
+  { make: subscriptionsDatabase, templates: SUBSCRIPTION_TEMPLATES },
+  { make: schoolDatabase, templates: SCHOOL_TEMPLATES },
+  { make: clinicDatabase, templates: CLINIC_TEMPLATES },
 ];
 
-/** Fraction of each training database's templates kept for the test split. */
-export const TEST_TEMPLATE_FRACTION = 0.25;
+/** Questions kept per split (at most), spread over concepts and frames. */
+export const SPLIT_SIZES: Record<ConceptSplit, number> = { train: 240, "test-concepts": 96, "test-templates": 64, "heldout-db": 48 };
 
 /** Writes a generated database into SQLite bytes. */
 export function toSqlite(SQL: SqlJsStatic, d: DemoDatabase): Uint8Array {
@@ -74,24 +90,76 @@ export function expandTemplate(t: QuestionTemplate, dbId: string, rng: Rng): Dem
   return out;
 }
 
+type Db = InstanceType<SqlJsStatic["Database"]>;
+
+/** The rows of `sql` as one comparable string (sorted: BIRD compares as sets), or null when it returns nothing. */
+function resultKey(db: Db, sql: string): string | null {
+  const rows = db.exec(sql)[0]?.values ?? [];
+  if (rows.length === 0 || rows.every((r) => r.every((v) => v === null))) return null;
+  return rows.map((r) => JSON.stringify(r)).sort().join("\n");
+}
+
+/** Questions whose gold returns rows, other rows than without its concepts; one per question text. */
+function usable(db: Db, xs: readonly ConceptQuestion[]): ConceptQuestion[] {
+  const seen = new Set<string>();
+  const cache = new Map<string, string | null>();
+  const run = (sql: string) => {
+    if (!cache.has(sql)) cache.set(sql, resultKey(db, sql));
+    return cache.get(sql) ?? null;
+  };
+  return xs.filter((x) => {
+    if (seen.has(x.question)) return false;
+    seen.add(x.question);
+    const gold = run(x.gold_sql);
+    return gold !== null && (x.ignoring === null || run(x.ignoring) !== gold);
+  });
+}
+
+/** A concept question as a task of `split`; its evidence is its concepts' definitions. */
+function toTask(x: ConceptQuestion, split: ConceptSplit, i: number, defs: Map<string, Definition>): DemoTask {
+  const evidence = x.concepts.map((c) => defs.get(c)?.definition ?? "").filter(Boolean).join("; ");
+  return {
+    id: `${split}.${x.concepts.join("+")}.${x.frame}.${i}`, db_id: x.db_id, question: x.question, evidence, gold_sql: x.gold_sql,
+    difficulty: x.difficulty, template: x.frame, concepts: x.concepts, ...(split === "test-concepts" ? { novelty: x.novelty } : {}),
+  };
+}
+
 /** Generates the whole demo from `seed`. */
 export function buildDemo(SQL: SqlJsStatic, seed = 20261129): Demo {
   const rng = new Rng(seed);
-  const demo: Demo = { databases: [], splits: { train: [], test: [], heldout: [] } };
+  const defs = definitions();
+  const defById = new Map(defs.map((d) => [d.id, d]));
+  const demo: Demo = { databases: [], splits: { train: [], "test-concepts": [], "test-templates": [], "heldout-db": [] }, generic: [], definitions: defs };
+  const pools: Record<ConceptSplit, ConceptQuestion[]> = { train: [], "test-concepts": [], "test-templates": [], "heldout-db": [] };
+  const heldGeneric: DemoTask[] = [];
   for (const src of SOURCES) {
     const d = src.make(new Rng(rng.nextU32()));
-    demo.databases.push({ id: d.id, bytes: toSqlite(SQL, d), rows: Object.fromEntries(Object.entries(d.tables).map(([k, v]) => [k, v.length])) });
+    const bytes = toSqlite(SQL, d);
+    demo.databases.push({ id: d.id, bytes, rows: Object.fromEntries(Object.entries(d.tables).map(([k, v]) => [k, v.length])) });
     const qrng = new Rng(rng.nextU32());
-    if (src.heldOut) {
-      for (const t of src.templates) demo.splits.heldout.push(...expandTemplate(t, d.id, qrng));
-      continue;
+    const generic = src.templates.flatMap((t) => expandTemplate(t, d.id, qrng));
+    const questions = [
+      ...Object.values(ENTITIES).filter((e) => e.db === d.id).flatMap((e) => entityQuestions(e, ENTITY_CONCEPTS)),
+      ...MEASURE_CONCEPTS.filter((m) => m.db === d.id).flatMap(measureQuestions),
+    ];
+    const db = new SQL.Database(bytes);
+    try {
+      for (const x of usable(db, questions)) pools[d.id === HELD_OUT_DB ? "heldout-db" : splitOf(x)].push(x);
+    } finally {
+      db.close();
     }
-    const ids = qrng.shuffle(src.templates.map((t) => t.id).sort());
-    const nTest = Math.max(2, Math.round(ids.length * TEST_TEMPLATE_FRACTION));
-    const testIds = new Set(ids.slice(0, nTest));
-    for (const t of src.templates) {
-      (testIds.has(t.id) ? demo.splits.test : demo.splits.train).push(...expandTemplate(t, d.id, qrng));
-    }
+    if (d.id === HELD_OUT_DB) heldGeneric.push(...generic.map((t) => ({ ...t, id: `heldout-db.${t.id}` })));
+    else demo.generic.push(...generic);
   }
+  const srng = new Rng(rng.nextU32());
+  for (const split of Object.keys(pools) as ConceptSplit[]) {
+    // Spread over concepts (a pair under its first) and frames (test-concepts: and what is new).
+    const key = (x: ConceptQuestion) => `${x.concepts[0]}|${split === "test-concepts" ? x.novelty.filter((n) => n !== "phrasing").join("+") || "phrasing" : x.frame}`;
+    const room = split === "heldout-db" ? SPLIT_SIZES[split] - Math.min(heldGeneric.length, SPLIT_SIZES[split] / 3) : SPLIT_SIZES[split];
+    // In a seeded order, so that any first n questions (an evaluate cell's n, GRPO's evalN) are a fair sample.
+    const kept = srng.shuffle(spread(pools[split], room, key, srng));
+    demo.splits[split] = kept.map((x, i) => toTask(x, split, i, defById));
+  }
+  demo.splits["heldout-db"].push(...spread(heldGeneric, SPLIT_SIZES["heldout-db"] - demo.splits["heldout-db"].length, (t) => t.template, srng));
   return demo;
 }

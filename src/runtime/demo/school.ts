@@ -45,10 +45,9 @@ export function schoolDatabase(rng: Rng): DemoDatabase {
   };
 }
 
-const HONOURS = "an honours student has an average grade of at least 85 over graded enrolments (grade not NULL)";
 const depts = DEPARTMENTS.slice(0, 5).map((department) => ({ department }));
 
-/** Question templates on the school database. */
+/** Generic question templates on the school database (the organisation's concepts are in concept-defs.ts). */
 export const SCHOOL_TEMPLATES: QuestionTemplate[] = [
   {
     id: "school.courses_in_dept", difficulty: "simple",
@@ -67,13 +66,6 @@ export const SCHOOL_TEMPLATES: QuestionTemplate[] = [
     phrasings: ["What was the average grade in term {term}?", "Average grade of enrolments in {term}?"],
     params: TERMS.slice(0, 3).map((term) => ({ term })),
     sql: (p) => `SELECT AVG(grade) FROM enrollments WHERE term = ${q(p.term)}`,
-  },
-  {
-    id: "school.honours_count", difficulty: "challenging",
-    phrasings: ["How many honours students are there?", "Count the honours students."],
-    evidence: HONOURS,
-    params: [{}],
-    sql: () => `SELECT COUNT(*) FROM (SELECT student_id FROM enrollments WHERE grade IS NOT NULL GROUP BY student_id HAVING AVG(grade) >= 85)`,
   },
   {
     id: "school.teacher_load", difficulty: "moderate",

@@ -1,5 +1,5 @@
 // A subscription product: users, plans, subscriptions, product events and payments. Churn, MRR
-// and activation are defined by the organisation, in the evidence, not guessable from names.
+// and activation are defined by the organisation (concept-defs.ts), not guessable from names.
 import type { Rng } from "../../core/rng.ts";
 import { addDays, daysBetween, type DemoDatabase, money, pick, type QuestionTemplate, q, randomDate, randomTime, type Rows, TODAY, weighted, zipf } from "./gen.ts";
 
@@ -59,11 +59,8 @@ export function subscriptionsDatabase(rng: Rng): DemoDatabase {
   };
 }
 
-const CHURN = `a churned user has no login event in the 90 days up to ${TODAY}`;
-const MRR = "MRR (monthly recurring revenue) is the sum of monthly_price over subscriptions with status 'active' on a paid plan; the annual plan's monthly_price is its yearly price divided by 12";
-const countries = COUNTRIES.slice(0, 5).map((country) => ({ country }));
 
-/** Question templates on the subscriptions database. */
+/** Generic question templates on the subscriptions database (the organisation's concepts are in concept-defs.ts). */
 export const SUBSCRIPTION_TEMPLATES: QuestionTemplate[] = [
   {
     id: "subs.signups_year", difficulty: "simple",
@@ -78,46 +75,11 @@ export const SUBSCRIPTION_TEMPLATES: QuestionTemplate[] = [
     sql: () => `SELECT referral_source, COUNT(*) FROM users GROUP BY referral_source`,
   },
   {
-    id: "subs.churned_users", difficulty: "moderate",
-    phrasings: ["How many users have churned?", "Count the churned users.", "What is the number of churned users?"],
-    evidence: CHURN,
-    params: [{}],
-    sql: () => `SELECT COUNT(*) FROM users WHERE user_id NOT IN (SELECT user_id FROM events WHERE event_type = 'login' AND event_time > date('${TODAY}', '-90 days'))`,
-  },
-  {
-    id: "subs.churned_country", difficulty: "moderate",
-    phrasings: ["How many users from {country} have churned?", "Churned users in {country}?"],
-    evidence: CHURN,
-    params: countries,
-    sql: (p) => `SELECT COUNT(*) FROM users WHERE country = ${q(p.country)} AND user_id NOT IN (SELECT user_id FROM events WHERE event_type = 'login' AND event_time > date('${TODAY}', '-90 days'))`,
-  },
-  {
-    id: "subs.mrr", difficulty: "challenging",
-    phrasings: ["What is the current MRR?", "Compute today's monthly recurring revenue."],
-    evidence: MRR,
-    params: [{}],
-    sql: () => `SELECT SUM(CASE WHEN p.name = 'Starter annual' THEN p.monthly_price / 12.0 ELSE p.monthly_price END) FROM subscriptions AS s JOIN plans AS p ON p.plan_id = s.plan_id WHERE s.status = 'active' AND p.tier = 'paid'`,
-  },
-  {
-    id: "subs.mrr_country", difficulty: "challenging",
-    phrasings: ["What is the MRR from users in {country}?", "Monthly recurring revenue coming from {country}?"],
-    evidence: MRR,
-    params: countries,
-    sql: (p) => `SELECT SUM(CASE WHEN p.name = 'Starter annual' THEN p.monthly_price / 12.0 ELSE p.monthly_price END) FROM subscriptions AS s JOIN plans AS p ON p.plan_id = s.plan_id JOIN users AS u ON u.user_id = s.user_id WHERE s.status = 'active' AND p.tier = 'paid' AND u.country = ${q(p.country)}`,
-  },
-  {
     id: "subs.refunded_amount", difficulty: "moderate",
     phrasings: ["How much money was refunded in {year}?", "Total refunded payment amount during {year}?"],
     evidence: "a payment was refunded when refunded = 1",
     params: [2024, 2025, 2026].map((year) => ({ year })),
     sql: (p) => `SELECT SUM(amount) FROM payments WHERE refunded = 1 AND strftime('%Y', paid_at) = '${p.year}'`,
-  },
-  {
-    id: "subs.activated_users", difficulty: "challenging",
-    phrasings: ["How many users are activated?", "Count activated users."],
-    evidence: "an activated user has run at least one export and invited at least one colleague (event types 'export' and 'invite')",
-    params: [{}],
-    sql: () => `SELECT COUNT(*) FROM (SELECT user_id FROM events WHERE event_type IN ('export', 'invite') GROUP BY user_id HAVING COUNT(DISTINCT event_type) = 2)`,
   },
   {
     id: "subs.plan_counts", difficulty: "simple",

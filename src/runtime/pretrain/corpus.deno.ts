@@ -1,19 +1,21 @@
-// Reads the corpus sources from disk: the demo's train split (never test, held-out or the clinic
-// database, which are the evaluation) and Spider's training questions, with every database's
-// schema introspected through sql.js.
+// Reads the corpus sources from disk: the demo's generic questions (never a concept question of any
+// split, nor a concept's definition, nor the clinic database: those are what RLVR teaches and the
+// evaluation measures) and Spider's training questions, with every database's schema introspected
+// through sql.js.
 import { join } from "node:path";
 import { Rng } from "../../core/rng.ts";
 import { type DbSchema, introspectSchema, type IntrospectOptions, type SqlQueryable } from "../../core/schema.ts";
 import { loadSqlJs } from "../sql-wasm.ts";
 import type { CorpusQuestion, CorpusSources } from "./corpus.ts";
-import { maskSql, syntheticQuestions } from "./synthetic.ts";
+import { CONCEPT_SPLITS } from "../demo/concepts.ts";
+import { maskSql, type SyntheticQuestion, syntheticQuestions } from "./synthetic.ts";
 
 /** The demo database held out of every training set. */
 export const HELD_OUT_DB = "clinic";
 
 /** Where the sources are. */
 export interface CorpusPaths {
-  /** public/demo (train.jsonl, test.jsonl, heldout.jsonl and <db>/<db>.sqlite). */
+  /** public/demo (generic.jsonl, the concept splits, concepts.json and <db>/<db>.sqlite). */
   demoDir: string;
   /** Spider's training folder (questions.jsonl, database/<db>/<db>.sqlite); absent: demo only. */
   spiderDir?: string;
@@ -23,7 +25,7 @@ export interface CorpusPaths {
   spiderHoldout?: string[];
   /**
    * Synthetic questions per Spider database (synthetic.ts), four times as many per demo database;
-   * 0 or absent: none. Any whose query, literals masked, is an evaluation question's is dropped.
+   * 0 or absent: none. Any that holds a demo concept is dropped (`contaminates`).
    */
   synthetic?: number;
 }
@@ -74,34 +76,110 @@ export async function schemaOfFile(path: string, dbId: string, opts: IntrospectO
   }
 }
 
-/** Questions and schemas of the corpus, and what was excluded to keep the evaluation clean. */
-export async function loadCorpusSources(p: CorpusPaths): Promise<CorpusSources & { excluded: { heldOutDb: number; evalText: number; evalSql?: number } }> {
-  const evalQuestions = new Set<string>();
-  const evalSql = new Set<string>();
-  for (const split of ["test", "heldout"]) {
-    for (const o of await jsonl(join(p.demoDir, `${split}.jsonl`))) {
-      evalQuestions.add(str(o, "question", split).trim());
-      evalSql.add(maskSql(str(o, "gold_sql", split)));
+/** What the corpus must never hold: every concept question of the demo, and the concepts themselves. */
+export interface Contamination {
+  /** Question texts of every concept split (train included: RLVR is what teaches them). */
+  questions: Set<string>;
+  /** Their gold queries with literals masked (maskSql). */
+  maskedSql: Set<string>;
+  /** The concepts' defining SQL, normalised (normSql): no corpus query may contain one. */
+  fragments: string[];
+  /** The concepts' words (terms, lower-case): no question or evidence on a demo database may use one. */
+  terms: string[];
+}
+
+/** SQL with case and spacing normalised (literals kept): for finding a concept's definition inside a query. */
+export function normSql(sql: string): string {
+  return sql.replace(/\s+/g, " ").replace(/\s*([(),=<>])\s*/g, "$1").trim().toLowerCase();
+}
+
+function isDefinition(x: unknown): x is { id: string; db: string; term: string; fragment: string } {
+  return isRecord(x) && typeof x.term === "string" && typeof x.fragment === "string" && typeof x.db === "string";
+}
+
+/** FNV-1a over the demo files the corpus depends on (generic questions, concept splits, definitions): part of the corpus cache's key. */
+export async function demoFingerprint(demoDir: string): Promise<string> {
+  let h = 0x811c9dc5;
+  for (const f of ["generic.jsonl", ...CONCEPT_SPLITS.map((s) => `${s}.jsonl`), "concepts.json"]) {
+    for (const b of await Deno.readFile(join(demoDir, f))) h = Math.imul(h ^ b, 0x01000193) >>> 0;
+  }
+  return h.toString(16).padStart(8, "0");
+}
+
+/** The demo's concept questions and definitions (public/demo: the four splits and concepts.json). */
+export async function demoContamination(demoDir: string): Promise<Contamination> {
+  const c: Contamination = { questions: new Set(), maskedSql: new Set(), fragments: [], terms: [] };
+  for (const split of CONCEPT_SPLITS) {
+    for (const o of await jsonl(join(demoDir, `${split}.jsonl`))) {
+      c.questions.add(str(o, "question", split).trim());
+      c.maskedSql.add(maskSql(str(o, "gold_sql", split)));
     }
   }
+  const defs: unknown = JSON.parse(await Deno.readTextFile(join(demoDir, "concepts.json")));
+  if (!Array.isArray(defs) || !defs.every(isDefinition)) throw new Error(`${demoDir}/concepts.json: not a list of definitions`);
+  for (const d of defs) {
+    c.fragments.push(normSql(d.fragment));
+    c.terms.push(d.term.toLowerCase());
+  }
+  return c;
+}
+
+/** Why a candidate question breaks the contamination rules (null: it may enter the corpus). */
+export function contaminates(c: Contamination, q: { source: CorpusQuestion["source"]; question: string; gold_sql: string; evidence?: string }): "question" | "sql" | "definition" | "term" | null {
+  if (c.questions.has(q.question.trim())) return "question";
+  if (c.maskedSql.has(maskSql(q.gold_sql))) return "sql";
+  const sql = normSql(q.gold_sql);
+  if (c.fragments.some((f) => sql.includes(f))) return "definition";
+  if (q.source === "demo") {
+    const text = `${q.question} ${q.evidence ?? ""}`.toLowerCase();
+    // A prefix match: "churned user" also finds "churned users".
+    if (c.terms.some((t) => new RegExp(`\\b${t.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}`).test(text))) return "term";
+  }
+  return null;
+}
+
+/** What was left out of the corpus to keep the evaluation clean, by reason. */
+export interface Excluded {
+  heldOutDb: number;
+  evalText: number;
+  evalSql?: number;
+  definition?: number;
+  term?: number;
+}
+
+/**
+ * Questions and schemas of the corpus, and what was excluded to keep the evaluation clean: the demo
+ * part is its generic questions (generic.jsonl: no concept in them) and, with `synthetic`, questions
+ * made from its databases; no concept question of any split, no concept's definition (its SQL, in
+ * any query) and, on the demo databases, no concept's word enters it; the clinic never does.
+ */
+export async function loadCorpusSources(p: CorpusPaths): Promise<CorpusSources & { excluded: Excluded }> {
+  const bad = await demoContamination(p.demoDir);
   const questions: CorpusQuestion[] = [];
-  let heldOutDb = 0, evalText = 0;
-  for (const o of await jsonl(join(p.demoDir, "train.jsonl"))) {
+  const excluded: Excluded = { heldOutDb: 0, evalText: 0, ...(p.synthetic ? { evalSql: 0, definition: 0, term: 0 } : {}) };
+  const admit = (q: CorpusQuestion): boolean => {
+    const why = contaminates(bad, q);
+    if (why === null) return true;
+    if (why === "question") excluded.evalText++;
+    else if (!q.synthetic) throw new Error(`corpus: the ${q.source} question "${q.question}" on ${q.db_id} holds a demo concept (${why}); the demo's generic questions must not`);
+    else if (why === "sql") excluded.evalSql = (excluded.evalSql ?? 0) + 1;
+    else excluded[why] = (excluded[why] ?? 0) + 1;
+    return false;
+  };
+  for (const o of await jsonl(join(p.demoDir, "generic.jsonl"))) {
     const q: CorpusQuestion = {
-      source: "demo", db_id: str(o, "db_id", "train.jsonl"), question: str(o, "question", "train.jsonl"),
-      evidence: typeof o.evidence === "string" ? o.evidence : undefined, gold_sql: str(o, "gold_sql", "train.jsonl"),
+      source: "demo", db_id: str(o, "db_id", "generic.jsonl"), question: str(o, "question", "generic.jsonl"),
+      evidence: typeof o.evidence === "string" ? o.evidence : undefined, gold_sql: str(o, "gold_sql", "generic.jsonl"),
     };
-    if (q.db_id === HELD_OUT_DB) heldOutDb++;
-    else if (evalQuestions.has(q.question.trim())) evalText++;
-    else questions.push(q);
+    if (q.db_id === HELD_OUT_DB) excluded.heldOutDb++;
+    else if (admit(q)) questions.push(q);
   }
   if (p.spiderDir) {
     const all = await jsonl(join(p.spiderDir, "questions.jsonl"));
     for (const o of all.slice(0, p.spiderLimit ?? all.length)) {
       const q: CorpusQuestion = { source: "spider", db_id: str(o, "db_id", "questions.jsonl"), question: str(o, "question", "questions.jsonl"), gold_sql: str(o, "query", "questions.jsonl") };
-      if (q.db_id === HELD_OUT_DB || p.spiderHoldout?.includes(q.db_id)) heldOutDb++;
-      else if (evalQuestions.has(q.question.trim())) evalText++;
-      else questions.push(q);
+      if (q.db_id === HELD_OUT_DB || p.spiderHoldout?.includes(q.db_id)) excluded.heldOutDb++;
+      else if (admit(q)) questions.push(q);
     }
   }
   const schemas = new Map<string, DbSchema>();
@@ -112,25 +190,16 @@ export async function loadCorpusSources(p: CorpusPaths): Promise<CorpusSources &
     schemas.set(q.db_id, await schemaOfFile(path, q.db_id));
     dbs.push({ id: q.db_id, source: q.source, path });
   }
-  let dropped = 0;
   if (p.synthetic && p.synthetic > 0) {
     const rng = new Rng(SYNTHETIC_SEED);
-    const keep = (sql: string) => {
-      const ok = !evalSql.has(maskSql(sql));
-      if (!ok) dropped++;
-      return ok;
-    };
     for (const d of dbs) {
       const values = await schemaOfFile(d.path, d.id, SYNTHETIC_VALUES);
       const n = d.source === "demo" ? 4 * p.synthetic : p.synthetic;
+      const keep = (s: SyntheticQuestion) => admit({ source: d.source, db_id: d.id, question: s.question, gold_sql: s.gold_sql, evidence: s.evidence, synthetic: true });
       for (const s of syntheticQuestions(values, n, new Rng(rng.nextU32()), keep)) {
-        if (evalQuestions.has(s.question.trim())) {
-          evalText++;
-          continue;
-        }
-        questions.push({ source: d.source, db_id: d.id, question: s.question, gold_sql: s.gold_sql, synthetic: true });
+        questions.push({ source: d.source, db_id: d.id, question: s.question, gold_sql: s.gold_sql, synthetic: true, ...(s.evidence ? { evidence: s.evidence } : {}) });
       }
     }
   }
-  return { questions, schemas, excluded: { heldOutDb, evalText, ...(p.synthetic ? { evalSql: dropped } : {}) } };
+  return { questions, schemas, excluded };
 }

@@ -6,7 +6,8 @@ import { PROMPT_TEMPLATES } from "../../core/prompts.ts";
 import { BpeEncoder } from "../../model/bpe/encode.ts";
 import { addedId, DEMO_CHAT_TEMPLATE } from "../../model/bpe/files.ts";
 import { answerText, buildDocuments, corpusHash, DEFAULT_CORPUS_OPTIONS, packDocuments, tablesIn } from "./corpus.ts";
-import { HELD_OUT_DB, loadCorpusSources, schemaOfFile } from "./corpus.deno.ts";
+import { CONCEPT_SPLITS } from "../demo/concepts.ts";
+import { contaminates, demoContamination, HELD_OUT_DB, loadCorpusSources, schemaOfFile } from "./corpus.deno.ts";
 import { trainDemoTokenizer } from "./tokenizer.ts";
 
 const demoDir = new URL("../../../public/demo", import.meta.url).pathname;
@@ -61,7 +62,7 @@ Deno.test("corpus: packing keeps every document whole and contiguous in one row 
   console.log(`seqLen ${seqLen}: ${p.rows.length} rows, fill ${p.fill.toFixed(3)}`);
   assertEquals(Object.values(p.mix).reduce((s, m) => s + m.docs, 0), docs.length);
   const chats = docs.filter((d) => d.kind === "chat");
-  assert(chats.length === src.questions.length * opts.demoRepeat, `${chats.length} chat documents: every train question x ${opts.demoRepeat}`);
+  assert(chats.length === src.questions.length * opts.demoRepeat, `${chats.length} chat documents: every generic demo question x ${opts.demoRepeat}`);
   for (const d of chats) {
     assert(d.text.startsWith("<|im_start|>") && d.text.endsWith("```<|im_end|>\n") || d.text.endsWith("</answer><|im_end|>\n"), `answer format: ${d.text.slice(-60)}`);
     assert(d.text.includes("<|im_start|>assistant\n"), "rendered with the generation prompt before the answer");
@@ -69,13 +70,22 @@ Deno.test("corpus: packing keeps every document whole and contiguous in one row 
   assert(chats.some((d) => d.text.includes("<think>")) && chats.some((d) => !d.text.includes("<think>")), "both prompt formats are present");
 });
 
-Deno.test("corpus: nothing of the evaluation leaks — no test or held-out question, no clinic database or schema", async () => {
-  const docs = buildDocuments(src, opts);
-  const all = docs.map((d) => d.text).join("\n");
-  const text = (s: string) => Deno.readTextFileSync(`${demoDir}/${s}.jsonl`).split("\n").filter((l) => l).map((l) => String(JSON.parse(l).question));
-  const evalQs = [...text("test"), ...text("heldout")];
-  assert(evalQs.length === 72, `${evalQs.length} evaluation questions`);
-  for (const q of evalQs) assert(!all.includes(q), `evaluation question in the corpus: ${q}`);
+Deno.test("corpus: nothing of the demo's concepts leaks — no concept question of any split (train included), no definition, no concept word on a demo database, no clinic database or schema (with and without synthetic questions)", async () => {
+  const withSynthetic = await loadCorpusSources({ demoDir, synthetic: 40 });
+  const all = [...buildDocuments(src, opts), ...buildDocuments(withSynthetic, opts)].map((d) => d.text).join("\n");
+  const rows = (s: string) => Deno.readTextFileSync(`${demoDir}/${s}.jsonl`).split("\n").filter((l) => l).map((l) => JSON.parse(l) as { question: string; gold_sql: string });
+  const concept = CONCEPT_SPLITS.flatMap(rows);
+  assert(concept.length > 400, `${concept.length} concept questions`);
+  for (const q of concept) {
+    assert(!all.includes(q.question), `concept question in the corpus: ${q.question}`);
+    assert(!all.includes(q.gold_sql), `concept query in the corpus: ${q.gold_sql}`);
+  }
+  const defs: { term: string; fragment: string; definition: string }[] = JSON.parse(Deno.readTextFileSync(`${demoDir}/concepts.json`));
+  const lower = all.toLowerCase();
+  for (const d of defs) {
+    assert(!lower.includes(d.term.toLowerCase()), `concept word "${d.term}" in the corpus`);
+    assert(!all.includes(d.fragment) && !all.includes(d.definition), `definition of ${d.term} in the corpus`);
+  }
   assert(src.questions.every((q) => q.db_id !== HELD_OUT_DB), "no clinic question");
   assert(!all.includes(`database: ${HELD_OUT_DB}`), "no clinic document");
   const clinic = await schemaOfFile(`${demoDir}/${HELD_OUT_DB}/${HELD_OUT_DB}.sqlite`, HELD_OUT_DB);
@@ -85,6 +95,19 @@ Deno.test("corpus: nothing of the evaluation leaks — no test or held-out quest
     assert(!all.includes(head), `clinic table ${t.name} DDL in the corpus`);
   }
   assertEquals(new Set(src.questions.map((q) => q.db_id)), new Set(["shop", "subscriptions", "school"]));
+});
+
+Deno.test("contaminates: a concept's question, its masked SQL, its definition inside another query, its word on a demo database", async () => {
+  const c = await demoContamination(demoDir);
+  const t = JSON.parse(Deno.readTextFileSync(`${demoDir}/test-concepts.jsonl`).split("\n")[0]) as { question: string; gold_sql: string };
+  const base = { source: "demo" as const, question: "How many users are there?", gold_sql: "SELECT COUNT(*) FROM users" };
+  assertEquals(contaminates(c, base), null);
+  assertEquals(contaminates(c, { ...base, question: t.question }), "question");
+  assertEquals(contaminates(c, { ...base, gold_sql: t.gold_sql.replace(/'[^']*'/g, "'other'").replace(/\b\d+\b/g, "7") }), "sql");
+  const churn = JSON.parse(Deno.readTextFileSync(`${demoDir}/concepts.json`)).find((d: { id: string }) => d.id === "subs.churned").fragment as string;
+  assertEquals(contaminates(c, { ...base, gold_sql: `SELECT user_id FROM   users WHERE ${churn.toUpperCase()} ORDER BY 1` }), "definition");
+  assertEquals(contaminates(c, { ...base, question: "How many churned users are there in Lyon?" }), "term");
+  assertEquals(contaminates(c, { ...base, source: "spider", question: "How many churned users are there in Lyon?" }), null, "a word is only a concept on the demo's databases");
 });
 
 Deno.test("corpus: every template's gold answer is read back by the project's SQL extractor and passes its strict format check", () => {

@@ -4,10 +4,10 @@ import { BpeEncoder } from "../../model/bpe/encode.ts";
 import { addedId, bpeModelFromTokenizerJson, bpeTokenizerFiles, DEMO_CHAT_TEMPLATE } from "../../model/bpe/files.ts";
 import type { BpeModel } from "../../model/bpe/train.ts";
 import { ANSWER_ROOM, buildDocuments, corpusHash, type CorpusDoc, type CorpusSources, DEFAULT_CORPUS_OPTIONS, packDocuments, type PackedCorpus } from "./corpus.ts";
-import { type CorpusPaths, loadCorpusSources } from "./corpus.deno.ts";
+import { type CorpusPaths, type Excluded, loadCorpusSources } from "./corpus.deno.ts";
 
 /** Reads the sources and makes the (unbudgeted) documents: the tokenizer's training text. */
-export async function corpusSources(paths: CorpusPaths): Promise<CorpusSources & { excluded: { heldOutDb: number; evalText: number } }> {
+export async function corpusSources(paths: CorpusPaths): Promise<CorpusSources & { excluded: Excluded }> {
   return await loadCorpusSources(paths);
 }
 

@@ -6,11 +6,12 @@ import { addedId, bpeTokenizerFiles } from "../../model/bpe/files.ts";
 import type { BpeModel } from "../../model/bpe/train.ts";
 import type { FloatDtype } from "../../model/safetensors.ts";
 import { corpusHash } from "./corpus.ts";
-import type { CorpusPaths } from "./corpus.deno.ts";
+import { type CorpusPaths, demoFingerprint } from "./corpus.deno.ts";
+import { PATTERNS } from "./synthetic.ts";
 import { type Checkpoint, type InitModel, readCheckpoint, readInitModel, readCorpusCache, writeCheckpoint, writeCorpusCache } from "./checkpoint.deno.ts";
 import { BatchSampler, runPretrain } from "./loop.ts";
 import { type DemoArch, demoConfig, demoFolderFiles, initWeights, parameterCount } from "./model.ts";
-import { type CorpusShape, corpusSources, packedCorpus, readTokenizerFolder, tokenizerDocuments } from "./pipeline.deno.ts";
+import { type CorpusShape, corpusSources, packedCorpus, readTokenizerFolder, tokenizerDocuments, writeTokenizerFolder } from "./pipeline.deno.ts";
 import { createPretrainer, destroyPretrainer, evalLoss, type PretrainOptions, readWeights, restoreOptimizer } from "./step.ts";
 import { trainDemoTokenizer } from "./tokenizer.ts";
 
@@ -44,6 +45,12 @@ export interface PretrainJob {
   init?: string;
   /** Start no step after this many minutes; a checkpoint is written when stopped early. */
   maxMinutes?: number;
+  /**
+   * Only build the tokenizer (when none is given) and the packed corpus into `out`, then stop: no GPU.
+   * A later run with the same settings and `out` (or a copy of its corpus.json, corpus.bin and
+   * tokenizer) reads them instead of building them (the GPU machine gets them prepared).
+   */
+  corpusOnly?: boolean;
   log: (line: string) => void;
 }
 
@@ -59,7 +66,7 @@ function shapeKey(shape: CorpusShape | undefined): Record<string, number> {
 
 /** The packed rows, from `${out}/corpus.bin` when it was made with the same tokenizer and settings. */
 async function corpusRows(job: PretrainJob, bpe: BpeModel, seqLen: number): Promise<{ rows: Uint32Array[]; info: Record<string, unknown> }> {
-  const key = { tokenizer: textHash(JSON.stringify(bpe)), seqLen, demo: job.paths.demoDir, spider: job.paths.spiderDir ?? null, spiderLimit: job.paths.spiderLimit ?? null, ...(job.paths.spiderHoldout?.length ? { spiderHoldout: job.paths.spiderHoldout } : {}), ...(job.paths.synthetic ? { synthetic: job.paths.synthetic } : {}), seed: CORPUS_SEED, ...shapeKey(job.corpusShape) };
+  const key = { tokenizer: textHash(JSON.stringify(bpe)), seqLen, demo: job.paths.demoDir, demoData: await demoFingerprint(job.paths.demoDir), spider: job.paths.spiderDir ?? null, spiderLimit: job.paths.spiderLimit ?? null, ...(job.paths.spiderHoldout?.length ? { spiderHoldout: job.paths.spiderHoldout } : {}), ...(job.paths.synthetic ? { synthetic: job.paths.synthetic, syntheticPatterns: PATTERNS.length } : {}), seed: CORPUS_SEED, ...shapeKey(job.corpusShape) };
   try {
     const info: unknown = JSON.parse(await Deno.readTextFile(`${job.out}/corpus.json`));
     if (typeof info === "object" && info !== null && "key" in info && JSON.stringify(info.key) === JSON.stringify(key)) {
@@ -95,6 +102,13 @@ export async function runPretrainJob(job: PretrainJob): Promise<Record<string, u
   else {
     job.log(`training the tokenizer (${job.vocab} tokens)`);
     bpe = trainDemoTokenizer(tokenizerDocuments(await corpusSources(job.paths), CORPUS_SEED), job.vocab);
+  }
+  if (job.corpusOnly) {
+    const seqLen = init?.cfg.maxPositionEmbeddings ?? ckpt?.cfg.maxPositionEmbeddings ?? job.arch.seqLen;
+    const files = await writeTokenizerFolder(`${job.out}/tokenizer`, bpe, seqLen);
+    // The corpus key hashes the tokenizer as read back from its files, as a later run given --tokenizer computes it.
+    const { rows, info } = await corpusRows(job, await readTokenizerFolder(`${job.out}/tokenizer`), seqLen);
+    return { out: job.out, corpusOnly: true, tokenizer: files.map((f) => `tokenizer/${f}`), rows: rows.length, ...info };
   }
   const cfg = ckpt?.cfg ?? init?.cfg ?? demoConfig({ ...job.arch, vocabSize: Math.ceil(bpe.vocab.length / 64) * 64 }, [addedId(bpe, "<|im_end|>"), addedId(bpe, "<|endoftext|>")]);
   const seqLen = cfg.maxPositionEmbeddings;

@@ -1,12 +1,14 @@
 // Synthetic pretraining questions: every query runs on its database, carries the question's value,
 // the same seed gives the same questions, the decontamination filter holds, and in the corpus no
-// synthetic query has the shape of a demo test or held-out query.
+// synthetic question holds a demo concept.
 import { assert, assertEquals } from "../../../tests/assert.ts";
 import { sharedDatasets } from "../../../tests/shared.ts";
 import { Rng } from "../../core/rng.ts";
 import { introspectSchema, type SqlQueryable } from "../../core/schema.ts";
 import { loadSqlJsDeno } from "../sql-wasm.ts";
-import { HELD_OUT_DB, loadCorpusSources } from "./corpus.deno.ts";
+import { CONCEPTS } from "../demo/concept-defs.ts";
+import { contaminates, demoContamination, HELD_OUT_DB, loadCorpusSources } from "./corpus.deno.ts";
+import { DEFINED_TERMS } from "./synthetic-sub.ts";
 import { maskSql, PATTERNS, syntheticQuestions, words } from "./synthetic.ts";
 
 const demoDir = new URL("../../../public/demo", import.meta.url).pathname;
@@ -43,31 +45,36 @@ Deno.test("syntheticQuestions: deterministic, all patterns, every query runs, fi
     db.exec(x.gold_sql); // throws on a bad query
     for (const m of x.gold_sql.matchAll(/= '((?:[^']|'')*)'/g)) {
       const v = m[1].replaceAll("''", "'");
-      if (!/strftime/.test(x.gold_sql)) assert(x.question.includes(v), `the value ${v} is in "${x.question}"`);
+      if (!/strftime/.test(x.gold_sql)) assert(x.question.includes(v) || x.evidence?.includes(m[0]), `the value ${v} is in "${x.question}" (or its evidence)`);
     }
   }
   assert(a.some((x) => x.gold_sql.includes("'O''Fallon'")), "quotes in values are escaped");
-  const noCounts = syntheticQuestions(schema, 100, new Rng(7), (sql) => !sql.startsWith("SELECT COUNT(*)"));
+  const noCounts = syntheticQuestions(schema, 100, new Rng(7), (x) => !x.gold_sql.startsWith("SELECT COUNT(*)"));
   assert(noCounts.length > 0 && noCounts.every((x) => !x.gold_sql.startsWith("SELECT COUNT(*)")), "keep() rejects");
   db.close();
 });
 
-Deno.test("corpus sources with --synthetic: demo databases get 4N, no synthetic query has an evaluation query's shape, clinic never", async () => {
+Deno.test("corpus sources with --synthetic: demo databases get 4N, none holds a demo concept (question, masked SQL, definition, word), clinic never", async () => {
   const src = await loadCorpusSources({ demoDir, synthetic: 30 });
   const syn = src.questions.filter((q) => q.synthetic);
-  const evalShapes = new Set<string>();
-  for (const split of ["test", "heldout"]) {
-    for (const l of (await Deno.readTextFile(`${demoDir}/${split}.jsonl`)).trim().split("\n")) evalShapes.add(maskSql(JSON.parse(l).gold_sql));
-  }
+  const bad = await demoContamination(demoDir);
   const perDb = new Map<string, number>();
   for (const q of syn) perDb.set(q.db_id, (perDb.get(q.db_id) ?? 0) + 1);
   assertEquals([...perDb.keys()].sort(), ["school", "shop", "subscriptions"]);
   for (const [db, n] of perDb) assert(n > 60 && n <= 120, `${db}: ${n} synthetic questions (at most 4 x 30)`);
   assert(!syn.some((q) => q.db_id === HELD_OUT_DB), "the held-out database has none");
-  for (const q of syn) assert(!evalShapes.has(maskSql(q.gold_sql)), `evaluation shape in the corpus: ${q.gold_sql}`);
-  assert((src.excluded.evalSql ?? 0) > 0, `some candidates were dropped for an evaluation query's shape (${src.excluded.evalSql})`);
+  for (const q of syn) assertEquals(contaminates(bad, q), null, `${q.question} / ${q.gold_sql}`);
+  const dropped = (src.excluded.evalSql ?? 0) + (src.excluded.definition ?? 0) + (src.excluded.term ?? 0);
+  assert(dropped > 0, `some candidates were dropped for a concept (${JSON.stringify(src.excluded)})`);
+  assert(syn.some((q) => q.evidence?.includes(" refers to ")), "defined terms with evidence are in");
+  assert(syn.some((q) => / IN \(SELECT /.test(q.gold_sql)), "subquery conditions are in");
   const plain = await loadCorpusSources({ demoDir });
   assertEquals(src.questions.filter((q) => !q.synthetic), plain.questions, "the gold questions are unchanged");
+});
+
+Deno.test("synthetic: the made-up names of defined conditions share no word with a demo concept", () => {
+  const words = CONCEPTS.flatMap((c) => (c.kind === "entity" ? [...c.term, c.state] : [c.term])).flatMap((w) => w.toLowerCase().split(/[\s-]+/));
+  for (const t of DEFINED_TERMS) assert(!words.includes(t), `${t} is a concept word`);
 });
 
 Deno.test({

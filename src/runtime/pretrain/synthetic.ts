@@ -10,12 +10,15 @@
 // evaluation query appears in the corpus even with other values.
 import type { Rng } from "../../core/rng.ts";
 import { type ColumnInfo, type DbSchema, quoteIdent, quoteLiteral, type TableInfo } from "../../core/schema.ts";
+import { SUB_MAKERS } from "./synthetic-sub.ts";
 
 /** One synthetic question with its gold SQL and the pattern that made it. */
 export interface SyntheticQuestion {
   question: string;
   gold_sql: string;
   pattern: string;
+  /** A made-up definition the question relies on (synthetic-sub.ts's "defined" pattern). */
+  evidence?: string;
 }
 
 /** A query with its literals replaced by "?", keywords and identifiers lower-cased, spaces collapsed. */
@@ -62,7 +65,8 @@ function say(v: string | number): string {
   return String(v);
 }
 
-interface Col {
+/** A column as the patterns see it: its kind, usable values and words. */
+export interface Col {
   t: TableInfo;
   c: ColumnInfo;
   kind: Kind;
@@ -76,7 +80,8 @@ function pickOf<T>(rng: Rng, xs: readonly T[]): T {
 
 type Maker = (rng: Rng, s: Ctx) => SyntheticQuestion | null;
 
-interface Ctx {
+/** A schema as the patterns see it: tables with their columns, and foreign-key joins. */
+export interface Ctx {
   tables: { t: TableInfo; w: string; cols: Col[] }[];
   joins: { child: TableInfo; cw: string; fk: string; parent: TableInfo; pw: string; pk: string; parentCols: Col[]; childCols: Col[] }[];
 }
@@ -240,8 +245,13 @@ const MAKERS: Record<string, Maker> = {
   },
 };
 
-/** The patterns, in a fixed order (the seeded draw indexes this list). */
-export const PATTERNS = Object.keys(MAKERS).sort();
+/** The first kind's patterns (the corpus of the shipped model used these alone). */
+export const BASIC_PATTERNS = Object.keys(MAKERS).sort();
+
+/** Every pattern, in a fixed order (the seeded draw indexes this list). */
+export const PATTERNS = [...BASIC_PATTERNS, ...Object.keys(SUB_MAKERS).sort()];
+
+const ALL_MAKERS: Record<string, Maker> = { ...MAKERS, ...SUB_MAKERS };
 
 function context(schema: DbSchema): Ctx {
   const tables = schema.tables.filter((t) => (t.rowCount ?? 1) > 0).map((t) => {
@@ -263,19 +273,19 @@ function context(schema: DbSchema): Ctx {
 
 /**
  * Up to `n` distinct synthetic questions on `schema` (whose column examples are the values drawn
- * from), patterns drawn uniformly with `rng`; `keep` rejects a candidate (decontamination).
+ * from), patterns (default: all) drawn uniformly with `rng`; `keep` rejects a candidate (decontamination).
  * Fewer than `n` come back when the schema offers fewer distinct queries.
  */
-export function syntheticQuestions(schema: DbSchema, n: number, rng: Rng, keep: (sql: string) => boolean = () => true): SyntheticQuestion[] {
+export function syntheticQuestions(schema: DbSchema, n: number, rng: Rng, keep: (q: SyntheticQuestion) => boolean = () => true, patterns: readonly string[] = PATTERNS): SyntheticQuestion[] {
   const ctx = context(schema);
   if (!ctx.tables.length || n <= 0) return [];
   const out: SyntheticQuestion[] = [];
   const seen = new Set<string>();
   for (let tries = 0; out.length < n && tries < n * 30; tries++) {
-    const q = MAKERS[PATTERNS[rng.int(PATTERNS.length)]](rng, ctx);
+    const q = ALL_MAKERS[patterns[rng.int(patterns.length)]](rng, ctx);
     if (!q) continue;
     const key = q.question + "\u0000" + q.gold_sql;
-    if (seen.has(key) || !keep(q.gold_sql)) continue;
+    if (seen.has(key) || !keep(q)) continue;
     seen.add(key);
     out.push(q);
   }

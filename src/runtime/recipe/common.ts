@@ -6,7 +6,7 @@ import { summarize, type Summary } from "../../core/metrics.ts";
 import type { CompareMode } from "../../core/compare.ts";
 import type { DbSchema } from "../../core/schema.ts";
 import type { Task } from "../../core/types.ts";
-import type { Sample, SamplingParams } from "../../model/sampler.ts";
+import type { Sample, SampleProgress, SamplingParams } from "../../model/sampler.ts";
 import { checkAborted, requireSetup, type RunContext } from "./context.ts";
 import type { ModelRuntime } from "./model-runtime.ts";
 import { cachedSchemas, Prompter } from "./prompting.ts";
@@ -17,14 +17,16 @@ import { usesPrm } from "../../core/rewards.ts";
 import { type FinishedText, FinishTracker } from "./sample-stream.ts";
 
 /**
- * Prompter and scorer for the context's current model, prompt and reward (or a given template);
- * cached per dataset. When the reward has a prm component the scorer gets the run's PRM (`prm`:
- * a PRM train cell id, else the last one); `prm: null` leaves it out (judging by execution only).
+ * Prompter and scorer for the context's current model, prompt and reward (or a given template, or
+ * the evidence switched on or off); cached per dataset. When the reward has a prm component the
+ * scorer gets the run's PRM (`prm`: a PRM train cell id, else the last one); `prm: null` leaves it
+ * out (judging by execution only).
  */
-export function toolsFor(ctx: RunContext, cellId: string, o: { runtime?: ModelRuntime; template?: string; prm?: string | null } = {}): { prompter: Prompter; scorer: Scorer; runtime: ModelRuntime } {
+export function toolsFor(ctx: RunContext, cellId: string, o: { runtime?: ModelRuntime; template?: string; evidence?: boolean; prm?: string | null } = {}): { prompter: Prompter; scorer: Scorer; runtime: ModelRuntime } {
   const s = requireSetup(ctx, cellId);
   const runtime = o.runtime ?? s.model.runtime;
-  const prompter = prompterFor(ctx, runtime, o.template ? { ...s.prompt, template: o.template } : s.prompt);
+  const params = { ...s.prompt, ...(o.template ? { template: o.template } : {}), ...(o.evidence !== undefined ? { evidence: o.evidence } : {}) };
+  const prompter = prompterFor(ctx, runtime, params);
   const prm = o.prm !== null && usesPrm(s.reward.spec) ? prmTextScorer(ctx, prmFor(ctx, cellId, o.prm ?? "")) : null;
   const scorer = new Scorer(s.dataset.sql, s.reward.spec, s.reward.comparison, prompter.template.extractMode, datasetCache(ctx).golds, prm);
   return { prompter, scorer, runtime };
@@ -108,10 +110,15 @@ export interface TaskSamples {
   ms: number;
 }
 
+/** How often progress inside a sampling call is reported (each decoding step would flood the page). */
+const SAMPLE_PROGRESS_MS = 250;
+
 /**
  * Samples `n` completions of every task, `batch` prompts per call, seeded per batch from `seed`.
- * `onFinished` hears of each completion as its row ends, before the call returns (not with stop
- * strings: see sample-stream.ts); prompt indices are relative to `tasks`.
+ * `onBatch` hears after every call and, every SAMPLE_PROGRESS_MS, within one: `done` counts
+ * questions (fractional inside a call), `tokens` the tokens generated so far. `onFinished` hears of
+ * each completion as its row ends, before the call returns (not with stop strings: see
+ * sample-stream.ts); prompt indices are relative to `tasks`.
  */
 export async function sampleTasks(
   ctx: RunContext,
@@ -119,28 +126,47 @@ export async function sampleTasks(
   tasks: readonly Task[],
   n: number,
   params: Omit<SamplingParams, "eosTokenIds" | "stop"> & { stop?: readonly string[] },
-  onBatch?: (done: number, total: number) => void,
+  onBatch?: (done: number, total: number, tokens: number) => void,
   onFinished?: (f: FinishedText) => void,
 ): Promise<TaskSamples> {
   const built = await tools.prompter.prompts(tasks);
   const out: TaskSamples = { prompts: built.map((b) => b.text), promptIds: built.map((b) => b.ids), samples: [], tokens: 0, ms: 0 };
   const t0 = ctx.env.now();
   const B = Math.max(1, ctx.opts.sampleBatchPrompts);
+  let tokens = 0;
+  let last = ctx.env.now();
   for (let i = 0; i < tasks.length; i += B) {
     checkAborted(ctx);
     const ids = out.promptIds.slice(i, i + B);
+    const within = onBatch && ((sp: SampleProgress) => {
+      const t = ctx.env.now();
+      if (t - last < SAMPLE_PROGRESS_MS) return;
+      last = t;
+      // Rows finish together near the end: the decoding step against the token budget moves steadily.
+      const f = Math.min(1, Math.max(sp.finished / Math.max(1, sp.total), sp.step / Math.max(1, params.maxNewTokens)));
+      onBatch(i + ids.length * f, tasks.length, tokens + sp.tokens);
+    });
     // One seed per batch position: the same tasks and seed give the same samples however the run was split.
     const stream = onFinished && !params.stop?.length
       ? new FinishTracker(new Set(tools.runtime.hf.config.eosTokenIds), params.maxNewTokens, (t) => tools.runtime.decode(t), (f) => onFinished({ ...f, prompt: f.prompt + i }))
       : null;
-    const got = await tools.runtime.sample(ids, n, { ...params, stop: params.stop ?? [], seed: (params.seed + i * 7919) >>> 0 }, stream ? (p) => stream.progress(p) : undefined);
+    const hear = stream || within ? (sp: SampleProgress) => { stream?.progress(sp); within?.(sp); } : undefined;
+    const got = await tools.runtime.sample(ids, n, { ...params, stop: params.stop ?? [], seed: (params.seed + i * 7919) >>> 0 }, hear);
     got.sort((a, b) => a.prompt - b.prompt || a.index - b.index);
-    for (const s of got) out.samples.push({ ...s, prompt: s.prompt + i });
-    onBatch?.(Math.min(tasks.length, i + B), tasks.length);
+    for (const s of got) {
+      out.samples.push({ ...s, prompt: s.prompt + i });
+      tokens += s.tokens.length;
+    }
+    onBatch?.(Math.min(tasks.length, i + B), tasks.length, tokens);
   }
   out.ms = ctx.env.now() - t0;
   out.tokens = out.samples.reduce((a, s) => a + s.tokens.length, 0);
   return out;
+}
+
+/** A progress line of a sampling call: "decoding 12/96 questions, 1,234 tokens". */
+export function samplingMessage(what: string, done: number, total: number, tokens: number): string {
+  return `${what} ${Math.floor(done)}/${total} questions, ${tokens.toLocaleString("en-US")} tokens`;
 }
 
 /** Mean and std of each reward component (weighted contributions) and of the total. */

@@ -4,6 +4,7 @@
 import { isAbsolute, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseSpiderTables, type SpiderTablesEntry } from "../../core/descriptions.ts";
+import { DEMO_SPLITS } from "../../core/demo.ts";
 import { parseQuestions } from "../../core/loaders.ts";
 import type { DatasetParams, ModelParams } from "../../core/notebook-params.ts";
 import type { Task } from "../../core/types.ts";
@@ -61,7 +62,7 @@ export function denoEnv(o: DenoEnvOptions): RunEnv {
     async loadDataset(p) {
       if (p.source === "demo") {
         const splits: Record<string, Task[]> = {};
-        for (const s of ["train", "test", "heldout"]) splits[s] = await readTasks(join(PUBLIC_DIR, "demo", `${s}.jsonl`));
+        for (const s of DEMO_SPLITS) splits[s] = await readTasks(join(PUBLIC_DIR, "demo", `${s}.jsonl`));
         return { splits, describe: "demo (public/demo)" } satisfies DatasetSource;
       }
       if (p.source === "upload") throw new Error('dataset source "upload" needs the browser; headless, use source "url" with a path or URL');

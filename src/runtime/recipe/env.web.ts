@@ -3,6 +3,7 @@
 // pool, schemas through sql.js in this worker, the GPU from navigator.gpu. No DOM and no Deno API:
 // it runs in a worker, and under Deno for tests.
 import { parseSpiderTables, type SpiderTablesEntry } from "../../core/descriptions.ts";
+import { DEMO_SPLITS } from "../../core/demo.ts";
 import { parseQuestions } from "../../core/loaders.ts";
 import type { DatasetParams, ModelParams } from "../../core/notebook-params.ts";
 import type { Task } from "../../core/types.ts";
@@ -103,7 +104,7 @@ export function webEnv(o: WebEnvOptions): RunEnv {
     async loadDataset(p) {
       if (p.source === "demo") {
         const splits: Record<string, Task[]> = {};
-        for (const s of ["train", "test", "heldout"]) splits[s] = await tasksAt(resolve(`demo/${s}.jsonl`));
+        for (const s of DEMO_SPLITS) splits[s] = await tasksAt(resolve(`demo/${s}.jsonl`));
         return { splits, describe: "demo" };
       }
       if (p.source === "upload") {

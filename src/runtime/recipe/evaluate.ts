@@ -7,7 +7,7 @@ import { Rng } from "../../core/rng.ts";
 import type { Task } from "../../core/types.ts";
 import type { AccuracyFigures, EvalReport } from "../records.ts";
 import { emitMetrics, emitSamples, nextIndex, progressReporter, type RunContext, splitTasks } from "./context.ts";
-import { answerCounts, birdPredictions, lengthSummary, perSecond, rewardSummary, sampleTasks, toolsFor } from "./common.ts";
+import { answerCounts, birdPredictions, lengthSummary, perSecond, rewardSummary, sampleTasks, samplingMessage, toolsFor } from "./common.ts";
 import type { ModelRuntime } from "./model-runtime.ts";
 import { sampleRecord, type Scored } from "./scoring.ts";
 
@@ -36,13 +36,17 @@ export async function evaluateTasks(
   cellId: string,
   tasks: Task[],
   p: Pick<EvaluateParams, "temperature" | "topP" | "k" | "maxNewTokens" | "seed">,
-  o: { runtime?: ModelRuntime; template?: string; phaseStep?: { phase: "eval" | "select"; step: number } } = {},
+  o: { runtime?: ModelRuntime; template?: string; phaseStep?: { phase: "eval" | "select"; step: number }; progress?: (fraction: number, message: string) => void } = {},
 ): Promise<EvalResult> {
   const tools = toolsFor(ctx, cellId, o);
-  const progress = progressReporter(ctx, cellId, "evaluate");
+  // A stage that evaluates inside itself (GRPO's held-out checks) maps this onto its own progress.
+  const progress = o.progress ?? progressReporter(ctx, cellId, "evaluate");
   const passes = p.k > 1 ? 2 : 1;
   const base = { topP: p.topP, topK: 0, minP: 0, maxNewTokens: p.maxNewTokens, seed: p.seed };
-  const first = await sampleTasks(ctx, tools, tasks, 1, { ...base, temperature: p.temperature }, (d, t) => progress(d / t / passes, `decoding ${d}/${t}`));
+  // The first decoding of a run also compiles the policy's GPU programs for its shapes: say so, it can take a while.
+  progress(0, `building ${tasks.length} prompts and decoding the first batch`);
+  const first = await sampleTasks(ctx, tools, tasks, 1, { ...base, temperature: p.temperature }, (d, t, n) => progress((0.95 * d) / t / passes, samplingMessage(p.temperature > 0 ? "sampling" : "decoding (greedy)", d, t, n)));
+  progress(0.95 / passes, `scoring ${tasks.length} answers by execution`);
   const tScore = ctx.env.now();
   const greedy = await tools.scorer.scoreSamples(tasks, first.samples);
   const scoreMs = ctx.env.now() - tScore;
@@ -50,7 +54,8 @@ export async function evaluateTasks(
   let sampledTokens = 0;
   if (p.k > 1) {
     const temp = p.temperature > 0 ? p.temperature : 1;
-    const many = await sampleTasks(ctx, tools, tasks, p.k, { ...base, temperature: temp, seed: (p.seed + 1) >>> 0 }, (d, t) => progress(0.5 + d / t / 2, `sampling ${p.k} per question ${d}/${t}`));
+    const many = await sampleTasks(ctx, tools, tasks, p.k, { ...base, temperature: temp, seed: (p.seed + 1) >>> 0 }, (d, t, n) => progress(0.5 + (0.95 * d) / t / 2, samplingMessage(`sampling ${p.k} per question,`, d, t, n)));
+    progress(0.98, `scoring ${many.samples.length} samples by execution`);
     const scored = await tools.scorer.scoreSamples(tasks, many.samples);
     sampled = tasks.map((_, i) => scored.filter((_, j) => many.samples[j].prompt === i));
     sampledTokens = many.tokens;
@@ -87,7 +92,10 @@ export async function evaluateTasks(
     tokensPerSec: { sample: perSecond(first.tokens + sampledTokens, first.ms) },
     rewards: rewardSummary(greedy), execAccuracy: figures.greedy, completionLength: lengthSummary(first.samples), extra,
   });
-  await emitSamples(ctx, first.samples.slice(0, ctx.opts.samplesPerStep).map((s) => sampleRecord(at, tasks[s.prompt], first.prompts[s.prompt], s, greedy[s.prompt], null)));
+  // Every question's answer, not samplesPerStep of them: the page compares answers question by
+  // question across evaluations (the before/after view), and an evaluation is small.
+  const keep = at.phase === "eval" && o.phaseStep === undefined ? first.samples : first.samples.slice(0, ctx.opts.samplesPerStep);
+  await emitSamples(ctx, keep.map((s) => sampleRecord(at, tasks[s.prompt], first.prompts[s.prompt], s, greedy[s.prompt], null)));
   progress(1, `accuracy ${(figures.greedy * 100).toFixed(1)}%`);
   return { tasks, greedy, sampled, figures, byDifficulty, greedySql: greedy.map((g) => g.extraction.sql) };
 }

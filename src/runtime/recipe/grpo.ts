@@ -12,7 +12,7 @@ import { type GrpoSample, type GrpoStepReport, grpoStep, sampleLogprobs } from "
 import { loadCheckpoint, saveCheckpoint } from "../checkpoint.ts";
 import type { GrpoReport } from "../records.ts";
 import { checkAborted, emitMetrics, emitSamples, mixSeed, progressReporter, requireSetup, type RunContext, splitTasks } from "./context.ts";
-import { lengthSummary, perSecond, rewardSummary, sampleTasks, toolsFor } from "./common.ts";
+import { lengthSummary, perSecond, rewardSummary, sampleTasks, samplingMessage, toolsFor } from "./common.ts";
 import { evaluateTasks } from "./evaluate.ts";
 import { sampleRecord, type Scored } from "./scoring.ts";
 import { tokenAdvantages, withPrmSteps } from "../prm/prm-grpo.ts";
@@ -68,7 +68,9 @@ export async function runGrpo(ctx: RunContext, cellId: string, p: GrpoParams): P
   const focusOpts = p.focusHard ? { skipAfter: p.skipAfter, revisitFraction: p.revisitFraction } : { skipAfter: 2 ** 30, revisitFraction: 0 };
   let focus = new FocusScheduler(tasks.map((t) => t.id), new Rng(mixSeed(seed, "grpo-order")), focusOpts);
   // An imported starting adapter is part of what the checkpoint continues (absent: the key too, so older checkpoints still match).
-  const config = JSON.stringify({ ...p, seed, tasks: tasks.length, model: runtime.hf.name, ...(runtime.imported ? { adapter: runtime.imported.from } : {}) });
+  // evalSplit changes no training state: left out, so checkpoints made before it existed still match.
+  const { evalSplit: _evalSplit, ...trainParams } = p;
+  const config = JSON.stringify({ ...trainParams, seed, tasks: tasks.length, model: runtime.hf.name, ...(runtime.imported ? { adapter: runtime.imported.from } : {}) });
   const prefix = `checkpoints/${cellId}`;
   let start = 0;
   let state: GrpoState = { config, trainerStep: 0, focus: null, heldout: [], equalSum: 0, skipped: 0 };
@@ -82,7 +84,7 @@ export async function runGrpo(ctx: RunContext, cellId: string, p: GrpoParams): P
     focus = FocusScheduler.fromJSON(state.focus);
     ctx.onLog(`grpo "${cellId}": resumed from step ${start}`);
   }
-  const evalSplit = heldoutSplit(setup.dataset.splits);
+  const evalSplit = p.evalSplit || heldoutSplit(setup.dataset.splits);
   const heldoutTasks = evalSplit ? splitTasks(ctx, cellId, evalSplit).slice(0, p.evalN) : [];
   for (let step = start; step < steps; step++) {
     checkAborted(ctx);
@@ -94,13 +96,15 @@ export async function runGrpo(ctx: RunContext, cellId: string, p: GrpoParams): P
     const scoring = tools.scorer.batch();
     const sql0 = tools.scorer.stats();
     const early = new Map<string, { text: string; tokens: number; scored: Promise<Scored> }>();
+    const at = (f: number) => (step - start + f) / Math.max(1, steps - start);
     const sampled = await sampleTasks(ctx, tools, batch, p.G, {
       temperature: p.temperature, topP: p.topP, topK: 0, minP: 0, maxNewTokens: p.maxNewTokens, seed: mixSeed(seed, "grpo", step),
-    }, undefined, tools.scorer.prm ? undefined : (f) => {
+    }, (d, t, n) => progress(at((0.6 * d) / t), samplingMessage(`step ${step + 1}/${steps}: sampling ${p.G} per question,`, d, t, n)), tools.scorer.prm ? undefined : (f) => {
       const scored = scoring.score(batch[f.prompt], f.text, f.tokens);
       scored.catch(() => undefined); // awaited below; an abort in between must not leave it unhandled
       early.set(`${f.prompt}:${f.index}`, { text: f.text, tokens: f.tokens, scored });
     });
+    progress(at(0.6), `step ${step + 1}/${steps}: scoring ${sampled.samples.length} samples by execution`);
     const t1 = ctx.env.now();
     let rescored = 0;
     // With a prm reward component the PRM scores the whole batch first (no early scores).
@@ -129,6 +133,9 @@ export async function runGrpo(ctx: RunContext, cellId: string, p: GrpoParams): P
       const ta = perToken[i];
       train.push({ ids: [...prompt, ...s.tokens], promptLen: prompt.length, advantage: adv.advantages[i], ...(ta ? { tokenAdvantages: ta } : {}) });
     });
+    // The trainer's first update in this process compiles its GPU kernels (a while on a software GPU).
+    const first = step === start ? "; the first update compiles the trainer's GPU kernels" : "";
+    progress(at(0.65), `step ${step + 1}/${steps}: training on ${train.length} samples (${batch.length - Math.round(adv.equalFraction * batch.length)} of ${batch.length} groups with a reward difference)${first}`);
     const t2 = ctx.env.now();
     trainer.opts.beta = klCoefficient(step, { beta: p.kl, schedule: p.klSchedule, totalSteps: p.steps });
     const reports: GrpoStepReport[] = [];
@@ -182,7 +189,8 @@ export async function runGrpo(ctx: RunContext, cellId: string, p: GrpoParams): P
       return withPrmSteps(r, scored[i].prm, batch[s.prompt], tools.scorer, setup.dataset.sql, setup.reward.comparison);
     })));
     if (p.evalEvery > 0 && (step + 1) % p.evalEvery === 0 && heldoutTasks.length > 0) {
-      const r = await evaluateTasks(ctx, cellId, heldoutTasks, { temperature: 0, topP: 1, k: 1, maxNewTokens: p.maxNewTokens, seed }, { phaseStep: { phase: "eval", step: step + 1 } });
+      const check = (f: number, m: string) => progress(at(0.9 + 0.1 * f), `step ${step + 1}/${steps}: held-out check on ${evalSplit}: ${m}`);
+      const r = await evaluateTasks(ctx, cellId, heldoutTasks, { temperature: 0, topP: 1, k: 1, maxNewTokens: p.maxNewTokens, seed }, { phaseStep: { phase: "eval", step: step + 1 }, progress: check });
       state.heldout.push({ step: step + 1, accuracy: r.figures.greedy });
     }
     state.trainerStep = trainer.step;

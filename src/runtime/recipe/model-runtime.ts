@@ -8,7 +8,7 @@ import type { HfModel } from "../../model/hf.ts";
 import { LORA_TARGETS, type LoraAdapter, loraKey, type LoraTarget, validateAdapter, zeroAdapter } from "../../model/lora.ts";
 import type { ModelConfig } from "../../model/config.ts";
 import type { AttentionKind, WeightDtype } from "../../model/onnx/decoder.ts";
-import { OrtPolicy } from "../../model/policy.ts";
+import { OrtPolicy, type PolicyOptions } from "../../model/policy.ts";
 import { type Sample, sampleBatch, type SampleProgress, type SamplingParams } from "../../model/sampler.ts";
 import { type SamplerKind, sampleBatchGpu, samplerFromEnv } from "../../model/sampler-gpu.ts";
 import type { Tensor, Weights } from "../../model/tensor.ts";
@@ -47,6 +47,8 @@ export interface ModelRuntimeOptions {
   onNote?: (msg: string) => void;
   /** Stop while the model loads: checked before the graph build, before the session and after it. */
   signal?: AbortSignal;
+  /** Told as each long phase of the policy's creation starts (OrtPolicy's phases). */
+  onPhase?: PolicyOptions["onPhase"];
 }
 
 /** A turn of the task queue, so a Stop posted to this worker during synchronous work is seen. */
@@ -126,7 +128,7 @@ export class ModelRuntime {
     const sampler = o.sampler ?? samplerFromEnv() ?? "captured";
     const policy = await OrtPolicy.create(hf.config, hf.weights, {
       dtype: o.dtype, loraTargets: targets, maxPositions: o.maxPositions, attention: o.attention, loraScale: o.loraAlpha / o.loraRank /* fixed in the graph: the runtime's adapter keeps them */,
-      onNote: o.onNote, signal: o.signal, device: shared, logitsOnGpu: sampler !== "cpu", keepPrepared: sampler === "captured",
+      onNote: o.onNote, signal: o.signal, device: shared, onPhase: o.onPhase, logitsOnGpu: sampler !== "cpu", keepPrepared: sampler === "captured",
     });
     try {
       await check();
@@ -139,6 +141,16 @@ export class ModelRuntime {
     rt.sampler = sampler === "cpu" || !policy.logitsOnGpu ? "cpu" : sampler;
     policy.setAdapter(adapter, "lora");
     return rt;
+  }
+
+  /**
+   * One short greedy decoding (a prefill and two steps): the WebGPU provider compiles its shader
+   * programs on first use, which on a software adapter (SwiftShader) takes minutes. Doing it here
+   * lets the model cell say so, instead of the first evaluation looking stuck.
+   */
+  async warmUp(): Promise<void> {
+    const ids = this.encode(this.renderPrompt([{ role: "user", content: "SELECT 1" }]));
+    await this.sample([ids, ids], 1, { temperature: 0, topP: 1, topK: 0, minP: 0, maxNewTokens: 2, stop: [], seed: 0 });
   }
 
   /** The prompt text of chat messages through the model's chat template (plain contents when it has none). */

@@ -6,6 +6,19 @@ import type { TransferStats } from "../../model/source.ts";
 import type { Weights } from "../../model/tensor.ts";
 import { numel } from "../../model/tensor.ts";
 
+/** The phases of a model cell's load after its files are read, in order. */
+export const LOAD_PHASES = ["device", "attention-check", "graph", "session", "shaders"] as const;
+export type LoadPhase = (typeof LOAD_PHASES)[number];
+
+/** The model cell's progress line while a phase runs. */
+export const LOAD_PHASE_TEXT: Record<LoadPhase, string> = {
+  device: "opening the GPU device…",
+  "attention-check": "checking the GPU's attention kernel against plain attention…",
+  graph: "building the ONNX graph (LoRA inputs, quantisation)…",
+  session: "creating the inference session (uploading weights to the GPU)…",
+  shaders: "compiling the GPU programs (a first short decoding; minutes on a software GPU)…",
+};
+
 /** One model cell's load, as it ran. */
 export interface ModelSummary {
   name: string;
@@ -31,6 +44,8 @@ export interface ModelSummary {
   contextLength: number;
   maxPositionEmbeddings: number;
   loadMs: number;
+  /** Milliseconds per load phase ("download" is reading the files); absent in older summaries. */
+  phaseMs?: Partial<Record<LoadPhase | "download", number>>;
   /** Bytes downloaded and taken from the model-file cache (OPFS); null when the source does not download (a folder). */
   transferred: TransferStats | null;
 }
@@ -74,7 +89,7 @@ export function summaryRows(s: ModelSummary): [string, string][] {
     ["policy runs on", s.policyProvider],
     ["trainer projections", s.trainerProjections ?? "not known"],
     ["context length", `${s.contextLength} tokens (max positions ${s.maxPositionEmbeddings})`],
-    ["load time", `${(s.loadMs / 1000).toFixed(1)} s`],
+    ["load time", `${(s.loadMs / 1000).toFixed(1)} s${phaseText(s.phaseMs)}`],
   ];
   const t = s.transferred;
   if (t) {
@@ -83,6 +98,14 @@ export function summaryRows(s: ModelSummary): [string, string][] {
       : `${formatBytes(t.downloadedBytes)} fetched over HTTP (this source has no model-file cache; the browser's HTTP cache may have served some)`]);
   }
   return rows;
+}
+
+/** " (files 1.2 s, graph 3.0 s, …)", the phases that took a tenth of a second or more. */
+function phaseText(ms: ModelSummary["phaseMs"]): string {
+  if (!ms) return "";
+  const names: Record<LoadPhase | "download", string> = { download: "files", device: "device", "attention-check": "attention check", graph: "graph", session: "session", shaders: "shader compilation" };
+  const parts = (["download", ...LOAD_PHASES] as const).filter((k) => (ms[k] ?? 0) >= 100).map((k) => `${names[k]} ${((ms[k] ?? 0) / 1000).toFixed(1)} s`);
+  return parts.length ? ` (${parts.join(", ")})` : "";
 }
 
 /** Where the adapter started: imported (from where, on which targets) or fresh. */

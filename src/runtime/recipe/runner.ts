@@ -15,7 +15,7 @@ import { runEvaluate } from "./evaluate.ts";
 import { promptsJsonl, trlConfig, writeAdapter } from "./export.ts";
 import { runGrpo } from "./grpo.ts";
 import { ModelRuntime } from "./model-runtime.ts";
-import { checkpointFacts, type ModelSummary, summaryLine } from "./model-summary.ts";
+import { checkpointFacts, LOAD_PHASE_TEXT, LOAD_PHASES, type LoadPhase, type ModelSummary, summaryLine } from "./model-summary.ts";
 import { runSelect } from "./select.ts";
 import { runSelfConsistency } from "./selfconsistency.ts";
 import { runWarmup } from "./warmup.ts";
@@ -42,6 +42,8 @@ export interface RunSummary {
   accuracy: Record<string, number>;
   /** Files the run wrote at the end (adapter, summary). */
   files: string[];
+  /** The run's knobs outside the notebook (seed and step cap as `rlvr run` was given them); absent in older summaries. */
+  options?: { seed: number | null; maxSteps: number | null };
 }
 
 /** Callbacks and knobs of one run. */
@@ -84,7 +86,7 @@ export async function runNotebook(doc: Notebook, env: RunEnv, hooks: RunHooks = 
     onProgress: hooks.onProgress ?? (() => {}), onMetrics: hooks.onMetrics ?? (() => {}), onLog: hooks.onLog ?? (() => {}),
     dataset: null, model: null, prompt: null, reward: null, counters: {},
   };
-  const summary: RunSummary = { title: doc.title, cells: [], accuracy: {}, files: [] };
+  const summary: RunSummary = { title: doc.title, cells: [], accuracy: {}, files: [], options: { seed: ctx.opts.seed, maxSteps: ctx.opts.maxSteps } };
   let lastGrpoAcc: number | null = null;
   const metricsTap = ctx.onMetrics;
   ctx.onMetrics = (r) => {
@@ -92,7 +94,7 @@ export async function runNotebook(doc: Notebook, env: RunEnv, hooks: RunHooks = 
     metricsTap(r);
   };
   let trained: string | null = null;
-  const makeRuntime = async (which: ModelParams | string, p: ModelParams, onFile?: (file: string, loaded: number, total: number | null) => void): Promise<ModelRuntime> => {
+  const makeRuntime = async (which: ModelParams | string, p: ModelParams, onFile?: (file: string, loaded: number, total: number | null) => void, onPhase?: (phase: LoadPhase) => void): Promise<ModelRuntime> => {
     const signal = ctx.signal;
     // The adapter first (small): a missing or unreadable one fails before the model downloads.
     let imported: { adapter: LoraAdapter; from: string } | undefined;
@@ -102,7 +104,18 @@ export async function runNotebook(doc: Notebook, env: RunEnv, hooks: RunHooks = 
       imported = { adapter: await readPeftAdapter(source), from: where };
     }
     const hf = await env.loadModel(which, { signal, onProgress: onFile });
-    return await ModelRuntime.create(hf, () => env.gpuDevice(), { dtype: p.dtype, loraRank: p.loraRank, loraAlpha: p.loraAlpha, seed: 0, imported, onNote: ctx.onLog, signal });
+    onPhase?.("device");
+    const rt = await ModelRuntime.create(hf, () => env.gpuDevice(), { dtype: p.dtype, loraRank: p.loraRank, loraAlpha: p.loraAlpha, seed: 0, imported, onNote: ctx.onLog, signal, onPhase });
+    if (!onPhase) return rt;
+    try {
+      onPhase("shaders");
+      await rt.warmUp();
+      checkAborted(ctx);
+    } catch (e) {
+      await rt.release();
+      throw e;
+    }
+    return rt;
   };
   let loaded: ModelSummary | undefined;
   try {
@@ -152,7 +165,7 @@ export async function runNotebook(doc: Notebook, env: RunEnv, hooks: RunHooks = 
 }
 
 interface CellEnv {
-  makeRuntime: (which: ModelParams | string, p: ModelParams, onFile?: (file: string, loaded: number, total: number | null) => void) => Promise<ModelRuntime>;
+  makeRuntime: (which: ModelParams | string, p: ModelParams, onFile?: (file: string, loaded: number, total: number | null) => void, onPhase?: (phase: LoadPhase) => void) => Promise<ModelRuntime>;
   onLoaded: (s: ModelSummary) => void;
   modelOverride?: string;
   trained: string | null;
@@ -177,10 +190,22 @@ async function runCell(ctx: RunContext, cell: Cell, e: CellEnv): Promise<StageRe
       const t0 = ctx.env.now();
       const report = progressReporter(ctx, cell.id, "model");
       report(0, "loading the model files…");
-      // Bytes of the file being read: the fraction is per file (the total of all files is not known up front).
+      // The download is the first half of the bar (per file: the total of all files is not known up
+      // front); the load phases after it share the second half, each with its own line.
+      const phaseAt = (ph: LoadPhase) => 0.5 + (0.5 * LOAD_PHASES.indexOf(ph)) / LOAD_PHASES.length;
+      const t1: { at: number; phase: LoadPhase | "download" } = { at: ctx.env.now(), phase: "download" };
+      const times: Partial<Record<LoadPhase | "download", number>> = {};
+      const onPhase = (ph: LoadPhase) => {
+        times[t1.phase] = ctx.env.now() - t1.at;
+        ctx.onLog(`model "${cell.id}": ${t1.phase} took ${((times[t1.phase] ?? 0) / 1000).toFixed(1)} s; ${LOAD_PHASE_TEXT[ph]}`);
+        Object.assign(t1, { at: ctx.env.now(), phase: ph });
+        report(phaseAt(ph), LOAD_PHASE_TEXT[ph]);
+      };
       const runtime = await e.makeRuntime(e.modelOverride ?? cell.params, cell.params, (file, got, total) =>
-        report(total ? got / total : 0, `reading ${file}: ${(got / (1 << 20)).toFixed(1)}${total ? ` of ${(total / (1 << 20)).toFixed(1)}` : ""} MB`));
+        report(0.5 * (total ? got / total : 0), `reading ${file}: ${(got / (1 << 20)).toFixed(1)}${total ? ` of ${(total / (1 << 20)).toFixed(1)}` : ""} MB`), onPhase);
       try {
+        times[t1.phase] = ctx.env.now() - t1.at;
+        ctx.onLog(`model "${cell.id}": ${t1.phase} took ${((times[t1.phase] ?? 0) / 1000).toFixed(1)} s`);
         report(1, "checking the trainer's device…");
         const trainerProjections = await runtime.trainerProjections().catch(() => null);
         checkAborted(ctx);
@@ -189,7 +214,7 @@ async function runCell(ctx: RunContext, cell: Cell, e: CellEnv): Promise<StageRe
           dtype: runtime.policy.dtype, precision: runtime.policy.precision,
           lora: { rank: runtime.adapter.r, alpha: runtime.adapter.alpha, targets: [...runtime.adapter.targets], ...(runtime.imported ? { imported: runtime.imported } : {}) },
           policyProvider: runtime.policy.provider, trainerProjections, contextLength: runtime.policy.maxPositions,
-          loadMs: ctx.env.now() - t0, transferred: runtime.hf.transferred ?? null,
+          loadMs: ctx.env.now() - t0, transferred: runtime.hf.transferred ?? null, phaseMs: times,
         };
         await ctx.model?.runtime.release();
         // PRMs were built on the released model's weights (the runtime freed them with it).

@@ -229,6 +229,7 @@ export function sampleRecord(
     taskId: task.id,
     dbId: task.db_id,
     question: task.question,
+    ...(task.evidence ? { evidence: task.evidence } : {}),
     sampleIndex: sample.index,
     prompt,
     completion: sample.text,

@@ -7,7 +7,7 @@ import { bestOfN, vote, type VoteWeighting, voteWeightingOf } from "../../core/s
 import type { Sample } from "../../model/sampler.ts";
 import type { SelectionAtN, SelfConsistencyReport } from "../records.ts";
 import { emitMetrics, emitSamples, mixSeed, nextIndex, progressReporter, type RunContext, splitTasks } from "./context.ts";
-import { birdPredictions, lengthSummary, perSecond, prmFor, prmTextScorer, rewardSummary, sampleTasks, toolsFor, voteSample } from "./common.ts";
+import { birdPredictions, lengthSummary, perSecond, prmFor, prmTextScorer, rewardSummary, sampleTasks, samplingMessage, toolsFor, voteSample } from "./common.ts";
 import { type Scored, sampleRecord } from "./scoring.ts";
 import { withPrmSteps } from "../prm/prm-grpo.ts";
 import type { PrmScored } from "../prm/prm-model.ts";
@@ -54,10 +54,12 @@ export async function runSelfConsistency(ctx: RunContext, cellId: string, p: Sel
   const tools = toolsFor(ctx, cellId);
   const prms = (p.prm ?? []).map((id) => prmFor(ctx, cellId, id));
   const progress = progressReporter(ctx, cellId, "selfconsistency");
+  progress(0, `building ${tasks.length} prompts`);
   const seed = mixSeed(ctx.opts.seed ?? 0, "selfconsistency", cellId);
   const sampled = await sampleTasks(ctx, tools, tasks, p.N, {
     temperature: p.temperature, topP: 1, topK: 0, minP: 0, maxNewTokens: p.maxNewTokens, seed,
-  }, (d, t) => progress((0.9 * d) / t, `sampling ${d}/${t}`));
+  }, (d, t, n) => progress((0.9 * d) / t, samplingMessage(`sampling ${p.N} per question,`, d, t, n)));
+  progress(0.9, `scoring ${sampled.samples.length} samples by execution`);
   const t1 = ctx.env.now();
   const scored = await tools.scorer.scoreSamples(tasks, sampled.samples);
   const prmScored: PrmScored[][] = [];

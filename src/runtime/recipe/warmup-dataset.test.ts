@@ -21,7 +21,8 @@ const SQL = await loadSqlJs();
 const demo = new URL("../../../public/demo/", import.meta.url);
 const shop = new GuardedDatabase(SQL, await Deno.readFile(new URL("shop/shop.sqlite", demo)));
 const runner = { query: (_db: string, sql: string) => Promise.resolve(shop.query(sql, DEFAULT_LIMITS)) };
-const train: Task[] = parseQuestions(await Deno.readTextFile(new URL("train.jsonl", demo))).items.map((i) => i.task);
+// The generic demo questions (a concept-free template with evidence: "a product is active when is_active = 1").
+const train: Task[] = parseQuestions(await Deno.readTextFile(new URL("generic.jsonl", demo))).items.map((i) => i.task);
 const books = train.find((t) => t.id === "shop.products_in_category.0.0");
 const electronics = train.find((t) => t.id === "shop.products_in_category.1.0");
 assert(books && electronics && books.evidence && books.difficulty, "demo questions present");

@@ -15,7 +15,7 @@ import { type GrpoSample, type GrpoStepReport, grpoStep, type GrpoTrainer, sampl
 import { loadCheckpoint, saveCheckpoint } from "../checkpoint.ts";
 import { promptOpensThink, type WarmupReport, type WarmupRoundReport } from "../records.ts";
 import { checkAborted, emitMetrics, emitSamples, mixSeed, progressReporter, requireSetup, type RunContext, splitTasks } from "./context.ts";
-import { lengthSummary, perSecond, rewardSummary, sampleTasks, toolsFor } from "./common.ts";
+import { lengthSummary, perSecond, rewardSummary, sampleTasks, samplingMessage, toolsFor } from "./common.ts";
 import { sampleRecord } from "./scoring.ts";
 import { encodeWarmupDataset, warmupDatasetPath, warmupDatasetRecords } from "./warmup-dataset.ts";
 
@@ -33,6 +33,10 @@ function isRoundReport(x: unknown): x is WarmupRoundReport {
   return typeof x === "object" && x !== null && "round" in x && typeof x.round === "number";
 }
 
+function meanLen(xs: readonly (readonly number[])[]): number {
+  return xs.length ? xs.reduce((a, x) => a + x.length, 0) / xs.length : 0;
+}
+
 function sigmoid(x: number): number {
   return x >= 0 ? 1 / (1 + Math.exp(-x)) : Math.exp(x) / (1 + Math.exp(x));
 }
@@ -48,15 +52,23 @@ export async function runWarmup(ctx: RunContext, cellId: string, p: WarmupParams
   const tasks = splitTasks(ctx, cellId, setup.dataset.params.split);
   const seed = ctx.opts.seed ?? p.seed;
   const tools = toolsFor(ctx, cellId);
+  if (p.sampleWithEvidence && p.method !== "rft") {
+    throw new Error(`sampleWithEvidence needs method "rft" (${p.method} weighs samples by their log-probabilities under the prompt they were drawn with)`);
+  }
+  // With the definitions while sampling; the training sequences get the cell's own prompts.
+  const sampler = p.sampleWithEvidence ? toolsFor(ctx, cellId, { evidence: true }) : tools;
+  const trainIds = p.sampleWithEvidence ? (await tools.prompter.prompts(tasks)).map((x) => x.ids) : null;
   const progress = progressReporter(ctx, cellId, "warmup");
+  progress(0, `building ${tasks.length} prompts`);
   const trainer = await runtime.freshTrainer({
     epsLow: 0.2, epsHigh: 0.28, beta: 0, aggregation: p.method === "dpo" ? "seq-mean-token-sum-norm" : "token-mean",
     lr: { base: p.lr, warmupSteps: 0, totalSteps: 1, decay: "constant" }, maxGradNorm: 1,
   });
   const prefix = `checkpoints/${cellId}`;
   // exportSamples changes no training state: checkpoints made without it (or with another value) stay valid.
-  const { exportSamples, ...trainParams } = p;
-  const config = JSON.stringify({ ...trainParams, seed, tasks: tasks.length, model: runtime.hf.name });
+  // sampleWithEvidence is left out when off, so checkpoints made before it existed still match.
+  const { exportSamples, sampleWithEvidence, ...trainParams } = p;
+  const config = JSON.stringify({ ...trainParams, ...(sampleWithEvidence ? { sampleWithEvidence } : {}), seed, tasks: tasks.length, model: runtime.hf.name });
   let rounds: WarmupRoundReport[] = [];
   let start = 0;
   const ck = await loadCheckpoint(ctx.env.store, prefix);
@@ -72,9 +84,10 @@ export async function runWarmup(ctx: RunContext, cellId: string, p: WarmupParams
   }
   for (let round = start; round < p.rounds; round++) {
     checkAborted(ctx);
-    const sampled = await sampleTasks(ctx, tools, tasks, p.samplesPerQuestion, {
+    const sampled = await sampleTasks(ctx, sampler, tasks, p.samplesPerQuestion, {
       temperature: p.temperature, topP: 1, topK: 0, minP: 0, maxNewTokens: p.maxNewTokens, seed: mixSeed(seed, "warmup", round),
-    }, (d, t) => progress((round - start + (0.5 * d) / t) / (p.rounds - start), `round ${round + 1}: sampling ${d}/${t}`));
+    }, (d, t, n) => progress((round - start + (0.5 * d) / t) / (p.rounds - start), samplingMessage(`round ${round + 1}: sampling ${p.samplesPerQuestion} per question${p.sampleWithEvidence ? " with the definitions" : ""},`, d, t, n)));
+    progress((round - start + 0.5) / (p.rounds - start), `round ${round + 1}: scoring ${sampled.samples.length} samples by execution`);
     const t1 = ctx.env.now();
     const scored = await tools.scorer.scoreSamples(tasks, sampled.samples);
     const scoreMs = ctx.env.now() - t1;
@@ -82,7 +95,7 @@ export async function runWarmup(ctx: RunContext, cellId: string, p: WarmupParams
     const adv = groupAdvantages(groups, { mode: "mean-std" });
     const seqOf = (i: number): GrpoSample => {
       const s = sampled.samples[i];
-      const prompt = sampled.promptIds[s.prompt];
+      const prompt = (trainIds ?? sampled.promptIds)[s.prompt];
       return { ids: [...prompt, ...s.tokens], promptLen: prompt.length, advantage: 0 };
     };
     const items: Item[] = [];
@@ -108,6 +121,7 @@ export async function runWarmup(ctx: RunContext, cellId: string, p: WarmupParams
         items.push({ sample: seqOf(best), pair: { id: q, chosen: true } }, { sample: seqOf(worst), pair: { id: q, chosen: false } });
       });
     }
+    progress((round - start + 0.6) / (p.rounds - start), `round ${round + 1}: training on ${items.length} samples${round === start ? " (the first update compiles the trainer's GPU kernels)" : ""}`);
     const t2 = ctx.env.now();
     const reports: GrpoStepReport[] = [];
     const rng = new Rng(mixSeed(seed, "warmup-order", round));
@@ -122,6 +136,8 @@ export async function runWarmup(ctx: RunContext, cellId: string, p: WarmupParams
         let batch = mb.map((it) => it.sample);
         if (p.method === "dpo") batch = await dpoBatch(trainer, mb.map((it) => ({ sample: it.sample, chosen: it.pair?.chosen ?? false })), p.dpoBeta, (seqs) => runtime.referenceLogprobs(seqs));
         reports.push(await grpoStep(trainer, batch, { microBatch: ctx.opts.trainMicroBatch }));
+        const done = epoch * order.length + b + mb.length, all = p.epochs * order.length;
+        progress((round - start + 0.6 + (0.4 * done) / all) / (p.rounds - start), `round ${round + 1}: training, ${done}/${all} samples${p.epochs > 1 ? ` (epoch ${epoch + 1}/${p.epochs})` : ""}`);
       }
     }
     if (reports.length > 0) await runtime.syncPolicy();
@@ -151,7 +167,11 @@ export async function runWarmup(ctx: RunContext, cellId: string, p: WarmupParams
       tokensPerSec: { sample: perSecond(sampled.tokens, sampled.ms), score: perSecond(sampled.tokens, scoreMs), train: perSecond(trainTokens, trainMs) },
       rewards: rewardSummary(scored), execAccuracy: rep.sampleAccuracy, equalGroupFraction: adv.equalFraction,
       completionLength: lengthSummary(sampled.samples), loss: mean((r) => r.loss), gradNorm: mean((r) => r.gradNorm), entropy: mean((r) => r.entropy),
-      lr: p.lr, extra: { trainItems: items.length, optimiserSteps: reports.length, skippedUpdates: reports.filter((r) => r.skipped).length },
+      lr: p.lr, extra: {
+        trainItems: items.length, optimiserSteps: reports.length, skippedUpdates: reports.filter((r) => r.skipped).length,
+        // Mean prompt lengths sampled with and trained on: they differ when sampleWithEvidence adds the definitions.
+        samplePromptTokens: meanLen(sampled.promptIds), trainPromptTokens: meanLen(trainIds ?? sampled.promptIds),
+      },
     });
     await emitSamples(ctx, sampled.samples.slice(0, ctx.opts.samplesPerStep).map((s, i) =>
       sampleRecord({ phase: "warmup", step: round + 1, round: round + 1 }, tasks[s.prompt], sampled.prompts[s.prompt], s, scored[i], adv.advantages[i])));

@@ -1,4 +1,4 @@
-// Fixtures shared by the browser tests that run the built-in notebook on a tiny model.
+// Fixtures of the browser tests that run cells: the text a tiny test model's tokenizer is trained on.
 import { join } from "node:path";
 import { ChatTemplate } from "../../src/core/chat-template.ts";
 import { buildPrompt } from "../../src/core/prompts.ts";
@@ -13,7 +13,7 @@ export async function demoCorpus(n: number): Promise<string[]> {
   const chat = new ChatTemplate(CHATML_TEMPLATE);
   const out: string[] = [];
   const schemas = new Map<string, ReturnType<typeof introspectSchema>>();
-  for (const split of ["train", "test"]) {
+  for (const split of ["train", "test-concepts", "test-templates", "heldout-db"]) {
     const lines = (await Deno.readTextFile(join(ROOT, `public/demo/${split}.jsonl`))).split("\n").filter((l) => l.trim()).slice(0, n);
     for (const line of lines) {
       const t: { question: string; db_id: string; evidence?: string } = JSON.parse(line);
@@ -30,4 +30,3 @@ export async function demoCorpus(n: number): Promise<string[]> {
   }
   return out;
 }
-

@@ -1,0 +1,59 @@
+// `rlvr demo-evidence RUN_DIR... --out FILE.json`: the demo's evidence figures from finished `rlvr run`
+// folders (summary.json + notebook.json): execution accuracy per split, prompt mode and stage for
+// every seed, with mean, spread and gain over baseline; optionally the markdown tables and an SVG
+// chart for docs/evidence.md.
+import { join } from "node:path";
+import { parseFlags, UsageError } from "../args.ts";
+import { parseNotebook } from "../../core/notebook.ts";
+import { demoEvidence, evidenceMarkdown, type RunOutputs } from "../../runtime/demo-evidence.ts";
+import { evidenceSvg } from "../../runtime/demo-evidence-svg.ts";
+import type { RunSummary } from "../../runtime/recipe/runner.ts";
+import type { Command } from "./index.ts";
+
+function isRecord(x: unknown): x is Record<string, unknown> {
+  return typeof x === "object" && x !== null && !Array.isArray(x);
+}
+
+/** A summary.json as `rlvr run` writes it (cells with ids and types; reports are the runner's own). */
+function isRunSummary(x: unknown): x is RunSummary {
+  return isRecord(x) && typeof x.title === "string" && Array.isArray(x.cells) && x.cells.every((c) => isRecord(c) && typeof c.id === "string" && typeof c.type === "string");
+}
+
+/** One run folder's summary and notebook; an unfinished run (no summary.json) is an error naming it. */
+export async function readRun(folder: string): Promise<RunOutputs> {
+  let summary: unknown, doc: unknown;
+  try {
+    summary = JSON.parse(await Deno.readTextFile(join(folder, "summary.json")));
+    doc = JSON.parse(await Deno.readTextFile(join(folder, "notebook.json")));
+  } catch (e) {
+    throw new Error(`${folder}: not a finished run (${e instanceof Error ? e.message : String(e)})`);
+  }
+  if (!isRunSummary(summary)) throw new Error(`${folder}/summary.json is not a run summary`);
+  const nb = parseNotebook(doc);
+  if (!nb.ok) throw new Error(`${folder}/notebook.json: ${nb.errors.map((i) => `${i.path}: ${i.message}`).join("; ")}`);
+  return { folder, summary, cells: nb.doc.cells };
+}
+
+export const command: Command = {
+  name: "demo-evidence",
+  summary: "the demo's evidence figures (accuracy per split, prompt mode, stage and seed) from rlvr run folders",
+  usage: [
+    "rlvr demo-evidence RUN_DIR... --out FILE.json [--markdown FILE.md] [--svg FILE.svg] [--title TEXT]",
+    "  each RUN_DIR: a finished `rlvr run` of the demo notebook (summary.json, notebook.json); its prompt cell's",
+    "  evidence switch is the mode (off: knowledge, on: bird), `rlvr run --seed` the seed",
+  ].join("\n"),
+  async run(argv) {
+    const { values, positionals } = parseFlags(argv, { out: { type: "string" }, markdown: { type: "string" }, svg: { type: "string" }, title: { type: "string" } });
+    if (!positionals.length) throw new UsageError("give at least one run folder");
+    if (typeof values.out !== "string") throw new UsageError("--out FILE.json is required");
+    const runs = [];
+    for (const f of positionals) runs.push(await readRun(f));
+    const e = demoEvidence(runs, new Date().toISOString());
+    await Deno.writeTextFile(values.out, JSON.stringify(e, null, 1) + "\n");
+    const md = evidenceMarkdown(e);
+    if (typeof values.markdown === "string") await Deno.writeTextFile(values.markdown, md);
+    if (typeof values.svg === "string") await Deno.writeTextFile(values.svg, evidenceSvg(e, typeof values.title === "string" ? values.title : "Demo: execution accuracy per split and stage"));
+    console.log(md);
+    return { out: values.out, runs: e.runs.length, splits: Object.keys(e.splits) };
+  },
+};

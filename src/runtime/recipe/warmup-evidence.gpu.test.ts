@@ -1,0 +1,94 @@
+// The warm-up with the definitions (sampleWithEvidence) on a tiny random model (lavapipe): samples
+// are drawn from prompts with the questions' evidence, the training sequences carry the prompt cell's
+// prompts without it (shorter), other methods refuse it; and GRPO's held-out checks on the split
+// its evalSplit names.
+import { assert, assertEquals, assertRejects } from "../../../tests/assert.ts";
+import { decodeMetrics } from "../../core/metrics.ts";
+import { parseNotebook } from "../../core/notebook.ts";
+import { decodeSamples } from "../records.ts";
+import { MemoryStore } from "../store.ts";
+import { denoEnv } from "./env.deno.ts";
+import { tinyPromptCorpus, writeTinyDataset, writeVaryingLengthModel } from "./fixtures.deno.ts";
+import { runNotebook } from "./runner.ts";
+
+const EVIDENCE = "pets refers to the table of animals with kind and age";
+
+async function setup() {
+  const dir = await Deno.makeTempDir({ prefix: "rlvr-warm-ev-" });
+  await writeTinyDataset(`${dir}/data`);
+  // Every question gets the same definition as its evidence.
+  for (const f of ["train", "test"]) {
+    const lines = (await Deno.readTextFile(`${dir}/data/${f}.jsonl`)).trim().split("\n").map((l) => JSON.stringify({ ...JSON.parse(l), evidence: EVIDENCE }));
+    await Deno.writeTextFile(`${dir}/data/${f}.jsonl`, lines.join("\n") + "\n");
+  }
+  await writeVaryingLengthModel(`${dir}/model`, { seed: 5, corpus: await tinyPromptCorpus(`${dir}/data`, ["omnisql@1"]) });
+  return dir;
+}
+
+function notebook(warmup: Record<string, unknown>) {
+  const spec = { components: [{ name: "error_penalty", weight: 1 }, { name: "length", weight: 1, params: { maxTokens: 2 } }] };
+  const parsed = parseNotebook({
+    version: 1, title: "warm-up with the definitions",
+    cells: [
+      { id: "data", type: "dataset", params: { source: "url", questionsUrl: "data/train.jsonl", dbRoot: "data", format: "rlvr", split: "train", devFraction: 0, limit: 4 } },
+      { id: "model", type: "model", params: { source: "url", url: "model", dtype: "f32", loraRank: 2, loraAlpha: 4 } },
+      { id: "prompt", type: "prompt", params: { template: "omnisql@1", evidence: false } },
+      { id: "reward", type: "reward", params: { spec } },
+      { id: "warm", type: "warmup", params: { rounds: 1, samplesPerQuestion: 2, lr: 0.002, maxNewTokens: 3, exportSamples: "all", ...warmup } },
+    ],
+  });
+  assert(parsed.ok, JSON.stringify(!parsed.ok && parsed.errors));
+  return parsed.doc;
+}
+
+Deno.test({
+  name: "warm-up sampleWithEvidence: sampled with the definitions, trained on the prompts without them; refused outside rft",
+  sanitizeOps: false,
+  sanitizeResources: false,
+  async fn() {
+    const dir = await setup();
+    const doc = notebook({ method: "rft", sampleWithEvidence: true });
+    const store = new MemoryStore();
+    await runNotebook(doc, { ...denoEnv({ out: dir, base: dir }), store }, { opts: { samplesPerStep: 64 } });
+    const text = async (name: string) => new TextDecoder().decode((await store.read(name)) ?? new Uint8Array());
+    const samples = decodeSamples(await text("samples.jsonl")).records.filter((r) => r.phase === "warmup");
+    assertEquals(samples.length, 8);
+    assert(samples.every((r) => r.prompt.includes(EVIDENCE)), "sampled with the evidence in the prompt");
+    const m = decodeMetrics(await text("metrics.jsonl")).records.find((r) => r.phase === "warmup");
+    const sampleLen = m?.extra?.samplePromptTokens ?? 0, trainLen = m?.extra?.trainPromptTokens ?? 0;
+    assert(trainLen > 0 && trainLen < sampleLen, `trained on shorter prompts (${trainLen}) than sampled with (${sampleLen})`);
+    const plain = notebook({ method: "rft" });
+    const store2 = new MemoryStore();
+    await runNotebook(plain, { ...denoEnv({ out: dir, base: dir }), store: store2 }, { opts: { samplesPerStep: 64 } });
+    const m2 = decodeMetrics(new TextDecoder().decode((await store2.read("metrics.jsonl")) ?? new Uint8Array())).records.find((r) => r.phase === "warmup");
+    assertEquals(m2?.extra?.trainPromptTokens, m2?.extra?.samplePromptTokens, "without it, trained on the prompts sampled");
+    assert((m2?.extra?.samplePromptTokens ?? 0) === trainLen, "the prompt cell's prompts are the ones trained on");
+    const awpg = notebook({ method: "awpg", sampleWithEvidence: true });
+    await assertRejects(() => runNotebook(awpg, { ...denoEnv({ out: dir, base: dir }), store: new MemoryStore() }), /sampleWithEvidence needs method "rft"/);
+  },
+});
+
+Deno.test({
+  name: "grpo evalSplit: the held-out checks run on the named split",
+  sanitizeOps: false,
+  sanitizeResources: false,
+  async fn() {
+    const dir = await setup();
+    const parsed = parseNotebook({
+      version: 1, title: "eval split",
+      cells: [
+        { id: "data", type: "dataset", params: { source: "url", questionsUrl: "data/train.jsonl", dbRoot: "data", format: "rlvr", split: "train", devFraction: 0.5, limit: 4 } },
+        { id: "model", type: "model", params: { source: "url", url: "model", dtype: "f32", loraRank: 2, loraAlpha: 4 } },
+        { id: "prompt", type: "prompt", params: { template: "omnisql@1" } },
+        { id: "reward", type: "reward", params: { spec: { components: [{ name: "length", weight: 1, params: { maxTokens: 2 } }] } } },
+        { id: "grpo", type: "grpo", params: { G: 2, steps: 1, batchQuestions: 1, maxNewTokens: 3, lr: 0.002, evalEvery: 1, evalN: 8, evalSplit: "train", dropEqualGroups: false } },
+      ],
+    });
+    assert(parsed.ok, JSON.stringify(!parsed.ok && parsed.errors));
+    const store = new MemoryStore();
+    await runNotebook(parsed.doc, { ...denoEnv({ out: dir, base: dir }), store });
+    const evals = decodeMetrics(new TextDecoder().decode((await store.read("metrics.jsonl")) ?? new Uint8Array())).records.filter((r) => r.phase === "eval");
+    // devFraction 0.5 of 4: train keeps 2, dev 2; the check ran on train (2 questions), not dev.
+    assertEquals(evals.map((r) => r.extra?.questions), [2]);
+  },
+});
