@@ -75,6 +75,13 @@ def decode_rates(runs, key="batch"):
     return rows
 
 
+def sess(x):
+    """Session creation seconds: one figure, or per session kind (decode.bench.ts with several samplers)."""
+    if isinstance(x, dict):
+        return ", ".join(f"{k} {v:.1f}" for k, v in x.items() if isinstance(v, (int, float))) or "-"
+    return "-" if x is None else f"{x:.1f}"
+
+
 def decode_by_sampler(runs):
     """{sampler: decode_rates of that sampler's runs} (decode.bench.ts with a sampler list)."""
     names = sorted({r.get("sampler") for r in runs or [] if r.get("sampler")})
@@ -147,6 +154,6 @@ for e, o in record["by_engine"].items():
     d = o["decode"]
     ft = " / ".join(f((d.get(b) or {}).get("first_token_s") and d[b]["first_token_s"] * 1000) for b in ("8", "64"))
     part = lambda b: " (partial)" if (d.get(b) or {}).get("partial") else ""  # noqa: E731
-    print(f"| ours {e} | {f(o['decode_tok_s'].get('8'))}{part('8')} | {f(o['decode_tok_s'].get('64'))}{part('64')} | {ft} | {f(o['decode_session_s'], '{:.1f}')} |")
+    print(f"| ours {e} | {f(o['decode_tok_s'].get('8'))}{part('8')} | {f(o['decode_tok_s'].get('64'))}{part('64')} | {ft} | {sess(o['decode_session_s'])} |")
 ft = " / ".join(f((tdec.get(b) or {}).get("first_token_s") and tdec[b]["first_token_s"] * 1000) for b in ("8", "64"))
 print(f"| transformers | {f(record['torch']['generate_tok_s'].get('8'))} | {f(record['torch']['generate_tok_s'].get('64'))} | {ft} | |")
