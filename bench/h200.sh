@@ -164,8 +164,8 @@ PY
   done
 }
 export -f grpo_runs
-part grpo 330 bash -c 'grpo_runs /tmp/dsm demo grpo-step.json "${GRPO_STEP_N:-6}" "${GRPO_SAMPLERS:-captured cpu}" grpo'
-part grpo-05b 330 bash -c 'grpo_runs /tmp/q05 qwen2.5-0.5b grpo-step-q4.json 3 "${GRPO_05B_SAMPLERS:-captured}" grpo-05b'
+part grpo "${GRPO_S:-330}" bash -c 'grpo_runs /tmp/dsm demo grpo-step.json "${GRPO_STEP_N:-6}" "${GRPO_SAMPLERS:-captured cpu}" grpo'
+part grpo-05b "${GRPO_05B_S:-330}" bash -c 'grpo_runs /tmp/q05 qwen2.5-0.5b grpo-step-q4.json 3 "${GRPO_05B_SAMPLERS:-captured}" grpo-05b'
 # train: the main step under the default kernel choice, again with every product on tile64 (TRAIN_KERNELS), then the
 # sweep (TRAIN_SWEEP=0 leaves it out). Each engine of ENGINES in turn; "decode" and "train" in PARTS select them.
 export TRAIN_KERNELS=${TRAIN_KERNELS:-auto,tile64}

@@ -46,7 +46,7 @@ Deno.test(`rlvr gpu --webgpu ${engine}: the JSON names the engine, the adapter's
 const ARCHS: Arch[] = ["qwen2", "llama", "qwen3"];
 
 for (const arch of ARCHS) {
-  Deno.test(`rlvr logprobs --webgpu ${engine}, ${arch}: --engine ort and webgpu at f32 (vs float64) and q4 (vs each other), with and without an adapter`, async () => {
+  Deno.test(`rlvr logprobs --webgpu ${engine}, ${arch}: --engine ort and webgpu at f32 (vs float64) and q4 (vs each other), with an adapter${arch === "qwen2" ? " and without" : ""}`, async () => {
     const dir = await Deno.makeTempDir({ prefix: `webgpu-cli-${arch}-` });
     const tiny = makeTinyModel(arch, { seed: 31 });
     await writeHfFolder(`${dir}/model`, tiny);
@@ -56,7 +56,9 @@ for (const arch of ARCHS) {
     const ids = [13, 5, 9].map((n) => Array.from({ length: n }, () => rng.int(tiny.config.vocabSize)));
     await Deno.writeTextFile(`${dir}/ids.json`, JSON.stringify(ids));
     let noF16 = false;
-    for (const withAdapter of [false, true]) {
+    // Without an adapter on qwen2 only: the adapter-less graph is the same code path on every arch
+    // (and 24 CLI runs took 10 min on Dawn/SwiftShader on a loaded 2-core machine; 16 now).
+    for (const withAdapter of arch === "qwen2" ? [false, true] : [true]) {
       const got: Record<string, number[]> = {};
       for (const dtype of ["f32", "q4"] as const) {
         for (const e of ["ort", "webgpu"] as const) {
