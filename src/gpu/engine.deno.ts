@@ -116,16 +116,12 @@ async function tryDawn(): Promise<{ choice: EngineChoice } | { why: string }> {
   copySharedViewsOn(queueProto);
   const info = adapter.info;
   const name = [info.vendor, info.architecture, info.description].filter(Boolean).join(" ");
-  const cpu = isCpuAdapter(adapter);
-  const spin = throttleDawnPolling(cpu ? 0 : Infinity);
-  const polling = spin === Infinity ? "" : `; Dawn's event polling throttled after ${spin} ms of a wait (CPU adapter)`;
+  // Polling through setTimeout(0) from the first turn on every adapter: on the H200 the spin stalled
+  // every other 0.5B GRPO step by 3-6 s and left batch-64 decoding at 90 ms a step instead of 22
+  // (docs/webgpu.md, "Polling").
+  const spin = throttleDawnPolling(0);
+  const polling = spin === Infinity ? "" : spin === 0 ? "; Dawn's event polling through setTimeout(0)" : `; Dawn's event polling throttled after ${spin} ms of a wait`;
   return { choice: { engine: "dawn", note: `webgpu: dawn (Chrome's engine, dawn.node) on ${name || "an adapter"}${polling}`, dawnModule: loaded.href } };
-}
-
-/** A software adapter (SwiftShader, llvmpipe): its "GPU" work runs on the same CPU cores as this process. */
-function isCpuAdapter(adapter: GPUAdapter): boolean {
-  const i = adapter.info as GPUAdapterInfo & { isFallbackAdapter?: boolean };
-  return !!i.isFallbackAdapter || /swiftshader|llvmpipe|lavapipe|software|cpu/i.test(`${i.vendor} ${i.architecture} ${i.description} ${i.device}`);
 }
 
 /**
@@ -133,13 +129,15 @@ function isCpuAdapter(adapter: GPUAdapter): boolean {
  * polls Dawn's events and queues the next) while any promise of it is pending. Under Deno that loop
  * runs hundreds of thousands of times a second (262k calls in 12 s of a 2-core test) and takes a
  * core; on a CPU adapter that core is the GPU's: a 0.35 s SwiftShader dispatch then took 0.4-1.9 s
- * instead (Node's setImmediate, 0.35-0.45 s). After `spinMs` of one continuous wait the next turns
- * go through setTimeout(0) (about 1-2 ms apart): on a real GPU (Infinity: never) the spin costs an
- * idle core and keeps the lowest latency. RLVR_DAWN_SPIN_MS overrides. Returns the value in use.
+ * instead (Node's setImmediate, 0.35-0.45 s). On the H200 the spin was worse than a lost core: with
+ * it, one of every two 0.5B GRPO steps took 3-6 s longer (waits that ended seconds after the GPU
+ * had finished) and captured decoding at batch 64 waited 77 ms a step. After `spinMs` of one
+ * continuous wait the next turns go through setTimeout(0); 0 (the default on every adapter) means
+ * always. RLVR_DAWN_SPIN_MS overrides (Infinity: the plain spin). Returns the value in use.
  */
 function throttleDawnPolling(spinMs: number): number {
   const env = Deno.env.get("RLVR_DAWN_SPIN_MS");
-  const spin = env !== undefined && env !== "" && Number.isFinite(Number(env)) ? Number(env) : spinMs;
+  const spin = env !== undefined && env !== "" && !Number.isNaN(Number(env)) && Number(env) >= 0 ? Number(env) : spinMs;
   if (spin === Infinity) return spin;
   const g = globalThis as unknown as { setImmediate?: (f: (...a: unknown[]) => void, ...a: unknown[]) => unknown };
   const real = g.setImmediate;

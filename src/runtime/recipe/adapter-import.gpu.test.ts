@@ -19,8 +19,11 @@ import { ModelRuntime, startFrom } from "./model-runtime.ts";
 import { runNotebook } from "./runner.ts";
 
 const TEMPLATE = "reasoning-answer@1";
+// The length component splits completions of 3 tokens or fewer from those of 4 (maxNewTokens): a
+// random tiny model writes both, so groups have a reward difference and the step trains whichever
+// sampler (and so whichever random draws) the runtime uses.
 const SPEC: RewardSpec = {
-  components: [{ name: "execution", weight: 1 }, { name: "error_penalty", weight: 1 }, { name: "length", weight: 1, params: { maxTokens: 2 } }],
+  components: [{ name: "execution", weight: 1 }, { name: "error_penalty", weight: 1 }, { name: "length", weight: 1, params: { maxTokens: 3 } }],
 };
 const IMPORTED_TARGETS = ["q_proj", "v_proj", "down_proj"] as const;
 
@@ -143,7 +146,7 @@ const cells = (adapter: string | undefined, loraRank = 4, grpo = true) => [
   { id: "model", type: "model", params: { source: "url", url: "model", dtype: "f32", loraRank, loraAlpha: 8, ...(adapter ? { adapter } : {}) } },
   { id: "prompt", type: "prompt", params: { template: TEMPLATE, maxPromptTokens: 1024 } },
   { id: "reward", type: "reward", params: { spec: SPEC } },
-  ...(grpo ? [{ id: "grpo", type: "grpo", params: { G: 4, steps: 4, batchQuestions: 2, maxNewTokens: 4, lr: 0.01, evalEvery: 0, evalN: 2 } }] : []),
+  ...(grpo ? [{ id: "grpo", type: "grpo", params: { G: 8, steps: 4, batchQuestions: 2, maxNewTokens: 4, lr: 0.01, evalEvery: 0, evalN: 2 } }] : []),
 ];
 
 function notebook(c: unknown[]) {
