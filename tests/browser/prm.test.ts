@@ -4,8 +4,7 @@
 // reason; running the self-consistency cell runs the PRM cells before it in the GPU worker, and
 // each cell shows its report: labels per step position and the first-error histogram, the PRM's
 // held-out figures and files, and the selection rules at N = 1, 2 with their standard errors.
-import { existsSync } from "node:fs";
-import { extname, join, normalize } from "node:path";
+import { join } from "node:path";
 import { assert, assertEquals } from "../assert.ts";
 import { ChatTemplate } from "../../src/core/chat-template.ts";
 import { buildPrompt } from "../../src/core/prompts.ts";
@@ -13,31 +12,16 @@ import { introspectSchema, type SqlQueryable } from "../../src/core/schema.ts";
 import { CHATML_TEMPLATE } from "../../src/model/tiny.ts";
 import { writeVaryingLengthModel } from "../../src/runtime/recipe/fixtures.deno.ts";
 import { loadSqlJsDeno } from "../../src/runtime/sql-wasm.ts";
-import { DIST, launchChromium, ROOT, screenshot, waitForCell, watchErrors } from "./harness.ts";
+import { launchChromium, ROOT, screenshot, serveOverlay, waitForCell, watchErrors } from "./harness.ts";
 
-const TYPES: Record<string, string> = { ".html": "text/html; charset=utf-8", ".js": "text/javascript", ".mjs": "text/javascript", ".css": "text/css", ".json": "application/json", ".wasm": "application/wasm" };
 const TEMPLATE = "chain-of-ctes@1";
-
-function serveOverlay(overlay: string): { url: string; close: () => Promise<void> } {
-  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, async (req) => {
-    const path = normalize(decodeURIComponent(new URL(req.url).pathname)).replace(/^(\.\.[/\\])+/, "");
-    const over = join(overlay, path);
-    let file = existsSync(over) && path !== "/" ? over : join(DIST, path === "/" ? "index.html" : path);
-    if (!existsSync(file)) {
-      if (path.startsWith("/model/")) return new Response("not found", { status: 404 });
-      file = join(DIST, "index.html");
-    }
-    return new Response(await Deno.readFile(file), { headers: { "content-type": TYPES[extname(file)] ?? "application/octet-stream" } });
-  });
-  return { url: `http://127.0.0.1:${(server.addr as Deno.NetAddr).port}/`, close: () => server.shutdown() };
-}
 
 /** Chat-rendered prompts of the demo's first questions, the tiny tokenizer's BPE corpus (short prompts). */
 async function corpus(n: number): Promise<string[]> {
   const SQL = await loadSqlJsDeno();
   const chat = new ChatTemplate(CHATML_TEMPLATE);
   const out: string[] = [];
-  for (const split of ["train", "test"]) {
+  for (const split of ["train", "test-concepts"]) {
     for (const line of (await Deno.readTextFile(join(ROOT, `public/demo/${split}.jsonl`))).split("\n").filter((l) => l.trim()).slice(0, n)) {
       const t: { question: string; db_id: string; evidence?: string } = JSON.parse(line);
       const db = new SQL.Database(await Deno.readFile(join(ROOT, `public/demo/${t.db_id}/${t.db_id}.sqlite`)));
@@ -60,7 +44,7 @@ const NOTEBOOK = {
     { id: "reward", type: "reward", params: { comparison: "set" } },
     { id: "labels", type: "prmdata", params: { chains: 2, rollouts: 2, budget: 4, maxNewTokens: 4, questionsPerBatch: 2, dropUnparsed: false, balance: 0 } },
     { id: "prm", type: "prmtrain", params: { loraRank: 2, loraAlpha: 4, lr: 0.01, epochs: 1, batchChains: 4, devFraction: 0.34 } },
-    { id: "sc", type: "selfconsistency", params: { N: 2, split: "test", n: 2, maxNewTokens: 4, prm: ["prm"] } },
+    { id: "sc", type: "selfconsistency", params: { N: 2, split: "test-concepts", n: 2, maxNewTokens: 4, prm: ["prm"] } },
   ],
 };
 

@@ -68,10 +68,17 @@ Deno.test({
 
       // GRPO: start, wait for a checkpointed step, reload mid-run.
       await cell("grpo").getByTestId("run-cell").click();
+      // The progress line names the step in progress ("step 2/4: sampling ..."): once it is at step
+      // 2 or later, step 1 is done and checkpointed.
       const msg = cell("grpo").getByTestId("progress-message");
       await msg.waitFor({ timeout: 240_000 });
-      const before = Number(/step (\d+)\/4/.exec((await msg.textContent()) ?? "")?.[1]);
-      assert(before >= 1 && before < 4, `reload mid-run (at step ${before})`);
+      let at = 0;
+      for (const t0 = Date.now(); Date.now() - t0 < 240_000; await new Promise((r) => setTimeout(r, 200))) {
+        at = Number(/step (\d+)\/4/.exec((await msg.textContent().catch(() => "")) ?? "")?.[1] ?? 0);
+        if (at >= 2) break;
+      }
+      const before = at - 1;
+      assert(before >= 1 && before < 4, `reload mid-run (after step ${before})`);
       await page.reload();
       const banner = page.getByTestId("run-banner");
       await banner.waitFor({ timeout: 120_000 }).catch(async (e) => {
