@@ -52,7 +52,7 @@ Deno.test("model summary: rows and log line carry every fact", () => {
   assertEquals(rows["files"], "3.0 MB downloaded, 2 KB from the browser's model-file cache");
   const line = summaryLine(s);
   assert(line.startsWith("model demo: qwen2, 2 layers, policy on webgpu ("), line);
-  for (const part of ["q4 weights", "LoRA r=8 alpha=16 on 2 targets", "trainer q4 projections", "context 2048", "3.0 MB downloaded / 2 KB cached"]) assert(line.includes(part), `${part} in ${line}`);
+  for (const part of ["weights as run q4,", "LoRA r=8 alpha=16 on 2 targets", "trainer q4 projections", "context 2048", "3.0 MB downloaded / 2 KB cached"]) assert(line.includes(part), `${part} in ${line}`);
   // The demo model (no model-file cache): what came over HTTP, without claiming a cache split.
   assert(Object.fromEntries(summaryRows({ ...s, transferred: { downloadedBytes: 4096, cachedBytes: 0, viaCache: false } }))["files"].startsWith("4 KB fetched over HTTP (this source has no model-file cache"));
   // A folder on disk: no bytes row.

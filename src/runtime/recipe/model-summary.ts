@@ -120,7 +120,7 @@ export function summaryLine(s: ModelSummary): string {
   const t = s.transferred;
   const moved = t ? (t.viaCache ? `, ${formatBytes(t.downloadedBytes)} downloaded / ${formatBytes(t.cachedBytes)} cached` : `, ${formatBytes(t.downloadedBytes)} fetched`) : "";
   return `model ${s.name}: ${s.arch}, ${s.layers} layers, policy on ${s.policyProvider}` +
-    ` (hidden ${s.hidden}, ${formatCount(s.parameters)} parameters, vocab ${s.vocab}, ${s.dtype} weights${s.precision ? ` (${s.precision})` : ""},` +
+    ` (hidden ${s.hidden}, ${formatCount(s.parameters)} parameters, vocab ${s.vocab}, weights as run ${s.dtype}${s.precision ? `: ${s.precision}` : ""},` +
     ` LoRA r=${s.lora.rank} alpha=${s.lora.alpha} on ${s.lora.targets.length} targets${s.lora.imported ? ` imported from ${s.lora.imported.from}` : ""}, trainer ${s.trainerProjections ?? "?"} projections,` +
     ` context ${s.contextLength}, loaded in ${(s.loadMs / 1000).toFixed(1)} s${moved})`;
 }
