@@ -13,6 +13,7 @@ import forwardSource from "./q4matmul.wgsl" with { type: "text" };
 import forward128Source from "./q4matmul_t128.wgsl" with { type: "text" };
 import transposedSource from "./q4matmul_t.wgsl" with { type: "text" };
 import transposed128Source from "./q4matmul_t_t128.wgsl" with { type: "text" };
+import commonSource from "./q4matmul_common.wgsl" with { type: "text" };
 
 export { dequantQ4Ref, Q4_BLOCK, q4Geometry, type Q4Weight } from "./q4matmul.ref.ts";
 
@@ -88,7 +89,7 @@ async function encode(
   const variant = pickQ4(N, outCols, forced);
   const tile = variant === "tile128" ? 128 : 64;
   const label = variant === "tile128" ? `${name}_t128` : name;
-  const pipeline = await computePipeline(device, label, sources[variant], { HAS_ZP: w.zeroPoints ? 1 : 0, ...constants });
+  const pipeline = await computePipeline(device, label, `${commonSource}\n${sources[variant]}`, { HAS_ZP: w.zeroPoints ? 1 : 0, ...constants });
   const dims = uniformBuffer(device, `${name}-dims`, new Uint32Array([N, w.K, w.Nout, nb, zpBytes, 0, 0, 0]));
   const zp = w.zeroPoints ?? placeholder(device);
   dispatch(device, enc, pipeline, [input, w.packed, w.scales, zp, out, dims, ...extra], [Math.ceil(outCols / tile), Math.ceil(N / tile)]);

@@ -2,28 +2,11 @@
 // Each 16x16 workgroup computes a 64x64 tile of y, each thread a 4x4 block; the contraction walks
 // one quantisation block (32 values of K) at a time, dequantising W into workgroup memory.
 
-struct Dims {
-  N: u32,
-  K: u32,
-  Nout: u32,
-  nb: u32,      // blocks per row of W: ceil(K / 32)
-  zpBytes: u32, // zero-point bytes per row of W: ceil(nb / 2)
-  _p0: u32,
-  _p1: u32,
-  _p2: u32,
-}
-
 @group(0) @binding(0) var<storage, read> x: array<f32>;            // (N, K)
-@group(0) @binding(1) var<storage, read> wq: array<u32>;           // (Nout, nb, 16) bytes, low nibble first
-@group(0) @binding(2) var<storage, read> scales: array<f32>;       // (Nout, nb)
-@group(0) @binding(3) var<storage, read> zp: array<u32>;           // (Nout, zpBytes) bytes; unused unless HAS_ZP
 @group(0) @binding(4) var<storage, read_write> y: array<f32>;      // (N, Nout)
-@group(0) @binding(5) var<uniform> dims: Dims;
 @group(0) @binding(6) var<storage, read> bias: array<f32>;         // (Nout); unused unless HAS_BIAS
 
-override HAS_ZP: bool = false;
 override HAS_BIAS: bool = false;
-override ACCUMULATE: bool = false; // add into the output instead of overwriting it
 
 const TS: u32 = 64u; // output tile edge
 const TK: u32 = 32u; // one quantisation block of K
@@ -34,12 +17,6 @@ const RT: u32 = 4u;  // outputs per thread along each edge
 // 4 x 16 FMAs.
 var<workgroup> tileA: array<vec4f, 512>; // (TS, TK) row-major: element (m, k) at tileA[m * 8 + k / 4][k % 4]
 var<workgroup> tileB: array<vec4f, 512>; // element (k, n) at tileB[k * 16 + n / 4][n % 4]
-
-fn zeroPoint(n: u32, blk: u32) -> f32 {
-  if (!HAS_ZP) { return 8.0; }
-  let byteIdx = n * dims.zpBytes + blk / 2u;
-  return f32((zp[byteIdx / 4u] >> (8u * (byteIdx % 4u) + 4u * (blk % 2u))) & 15u);
-}
 
 @compute @workgroup_size(16, 16)
 fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec3u) {

@@ -2,26 +2,8 @@
 // W in onnxruntime's MatMulNBits layout (4 bits, block 32). Each 16x16 workgroup computes a 64x64
 // tile of dx (two quantisation blocks wide); the contraction walks Nout 32 rows of W at a time.
 
-struct Dims {
-  N: u32,
-  K: u32,
-  Nout: u32,
-  nb: u32,      // blocks per row of W: ceil(K / 32)
-  zpBytes: u32, // zero-point bytes per row of W: ceil(nb / 2)
-  _p0: u32,
-  _p1: u32,
-  _p2: u32,
-}
-
 @group(0) @binding(0) var<storage, read> dy: array<f32>;           // (N, Nout)
-@group(0) @binding(1) var<storage, read> wq: array<u32>;           // (Nout, nb, 16) bytes, low nibble first
-@group(0) @binding(2) var<storage, read> scales: array<f32>;       // (Nout, nb)
-@group(0) @binding(3) var<storage, read> zp: array<u32>;           // (Nout, zpBytes) bytes; unused unless HAS_ZP
 @group(0) @binding(4) var<storage, read_write> dx: array<f32>;     // (N, K)
-@group(0) @binding(5) var<uniform> dims: Dims;
-
-override HAS_ZP: bool = false;
-override ACCUMULATE: bool = false; // add into the output instead of overwriting it
 
 const TS: u32 = 64u; // output tile edge
 const TN: u32 = 32u; // rows of W (outputs of the forward) per step
@@ -32,12 +14,6 @@ const RT: u32 = 4u;  // outputs per thread along each edge
 // 4 x 16 FMAs.
 var<workgroup> tileA: array<vec4f, 512>; // (TS, TN) row-major: element (m, j) at tileA[m * 8 + j / 4][j % 4]
 var<workgroup> tileB: array<vec4f, 512>; // element (j, k) at tileB[j * 16 + k / 4][k % 4]
-
-fn zeroPoint(n: u32, blk: u32) -> f32 {
-  if (!HAS_ZP) { return 8.0; }
-  let byteIdx = n * dims.zpBytes + blk / 2u;
-  return f32((zp[byteIdx / 4u] >> (8u * (byteIdx % 4u) + 4u * (blk % 2u))) & 15u);
-}
 
 @compute @workgroup_size(16, 16)
 fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec3u) {

@@ -4,30 +4,13 @@
 // with a tile loader that dequantises W into workgroup memory as it loads it. A step of 8 along K is
 // one u32 word (8 nibbles) of each of the tile's 128 output rows, so the W tile costs one word per
 // two threads instead of the eight floats per two threads of an f32 tile: q4 runs the f32 kernel's
-// arithmetic on an eighth of its weight bytes. Same bindings and Dims as q4matmul.wgsl.
-
-struct Dims {
-  N: u32,
-  K: u32,
-  Nout: u32,
-  nb: u32,      // blocks per row of W: ceil(K / 32)
-  zpBytes: u32, // zero-point bytes per row of W: ceil(nb / 2)
-  _p0: u32,
-  _p1: u32,
-  _p2: u32,
-}
+// arithmetic on an eighth of its weight bytes. Dims and W's bindings: q4matmul_common.wgsl.
 
 @group(0) @binding(0) var<storage, read> x: array<f32>;            // (N, K)
-@group(0) @binding(1) var<storage, read> wq: array<u32>;           // (Nout, nb, 16) bytes, low nibble first
-@group(0) @binding(2) var<storage, read> scales: array<f32>;       // (Nout, nb)
-@group(0) @binding(3) var<storage, read> zp: array<u32>;           // (Nout, zpBytes) bytes; unused unless HAS_ZP
 @group(0) @binding(4) var<storage, read_write> y: array<f32>;      // (N, Nout)
-@group(0) @binding(5) var<uniform> dims: Dims;
 @group(0) @binding(6) var<storage, read> bias: array<f32>;         // (Nout); unused unless HAS_BIAS
 
-override HAS_ZP: bool = false;
 override HAS_BIAS: bool = false;
-override ACCUMULATE: bool = false; // add into the output instead of overwriting it
 
 const TS: u32 = 128u; // output tile edge
 const TK: u32 = 8u;   // contracted step: one u32 word of nibbles per W row
@@ -35,12 +18,6 @@ const TSV: u32 = 33u; // row stride of the tiles in vec4 (32 + 1 against bank co
 
 var<workgroup> tileA: array<vec4f, 264>; // (TK, TSV): element m of row k at tileA[k * TSV + m / 4][m % 4]
 var<workgroup> tileB: array<vec4f, 264>; // (TK, TSV): element n of row k at tileB[k * TSV + n / 4][n % 4]
-
-fn zeroPoint(n: u32, blk: u32) -> f32 {
-  if (!HAS_ZP) { return 8.0; }
-  let byteIdx = n * dims.zpBytes + blk / 2u;
-  return f32((zp[byteIdx / 4u] >> (8u * (byteIdx % 4u) + 4u * (blk % 2u))) & 15u);
-}
 
 @compute @workgroup_size(16, 16)
 fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec3u) {

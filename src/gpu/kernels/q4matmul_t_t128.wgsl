@@ -2,28 +2,10 @@
 // W in onnxruntime's MatMulNBits layout (4 bits, block 32), on 128x128 output tiles with
 // matmul_t128.wgsl's inner loop (sixteen vec4 accumulators per thread, TK = 8). A contracted step is
 // 8 rows of W over the tile's 128 columns of K: 4 blocks x 4 words per row, 128 words, each
-// dequantised by two threads into one vec4 of the W tile. Same bindings and Dims as q4matmul_t.wgsl.
-
-struct Dims {
-  N: u32,
-  K: u32,
-  Nout: u32,
-  nb: u32,      // blocks per row of W: ceil(K / 32)
-  zpBytes: u32, // zero-point bytes per row of W: ceil(nb / 2)
-  _p0: u32,
-  _p1: u32,
-  _p2: u32,
-}
+// dequantised by two threads into one vec4 of the W tile. Dims and W's bindings: q4matmul_common.wgsl.
 
 @group(0) @binding(0) var<storage, read> dy: array<f32>;           // (N, Nout)
-@group(0) @binding(1) var<storage, read> wq: array<u32>;           // (Nout, nb, 16) bytes, low nibble first
-@group(0) @binding(2) var<storage, read> scales: array<f32>;       // (Nout, nb)
-@group(0) @binding(3) var<storage, read> zp: array<u32>;           // (Nout, zpBytes) bytes; unused unless HAS_ZP
 @group(0) @binding(4) var<storage, read_write> dx: array<f32>;     // (N, K)
-@group(0) @binding(5) var<uniform> dims: Dims;
-
-override HAS_ZP: bool = false;
-override ACCUMULATE: bool = false; // add into the output instead of overwriting it
 
 const TS: u32 = 128u; // output tile edge (a multiple of the block: 4 blocks of K)
 const TK: u32 = 8u;   // rows of W (outputs of the forward) per contracted step
@@ -31,12 +13,6 @@ const TSV: u32 = 33u; // row stride of the tiles in vec4 (32 + 1 against bank co
 
 var<workgroup> tileA: array<vec4f, 264>; // (TK, TSV): element m of row j at tileA[j * TSV + m / 4][m % 4]
 var<workgroup> tileB: array<vec4f, 264>; // (TK, TSV): element k of row j at tileB[j * TSV + k / 4][k % 4]
-
-fn zeroPoint(n: u32, blk: u32) -> f32 {
-  if (!HAS_ZP) { return 8.0; }
-  let byteIdx = n * dims.zpBytes + blk / 2u;
-  return f32((zp[byteIdx / 4u] >> (8u * (byteIdx % 4u) + 4u * (blk % 2u))) & 15u);
-}
 
 @compute @workgroup_size(16, 16)
 fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec3u) {
