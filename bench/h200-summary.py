@@ -157,3 +157,18 @@ for e, o in record["by_engine"].items():
     print(f"| ours {e} | {f(o['decode_tok_s'].get('8'))}{part('8')} | {f(o['decode_tok_s'].get('64'))}{part('64')} | {ft} | {sess(o['decode_session_s'])} |")
 ft = " / ".join(f((tdec.get(b) or {}).get("first_token_s") and tdec[b]["first_token_s"] * 1000) for b in ("8", "64"))
 print(f"| transformers | {f(record['torch']['generate_tok_s'].get('8'))} | {f(record['torch']['generate_tok_s'].get('64'))} | {ft} | |")
+
+# Issue #17's decode variants: every sampler of each decode JSON, beside transformers (when those parts ran).
+for fn in [f"decode-{e}.json" for e in engines] + ["decode-small-dawn.json", "decode-small-deno.json"]:
+    d = load(fn)
+    if "missing" in d:
+        continue
+    print(f"\n{fn}: {d.get('preset')} {d.get('dtype')} on {d.get('webgpu')}, sessions {d.get('sessionSeconds')}, captured check {'pass' if d.get('captured') else 'fail/none'}")
+    print("| sampler (ran) | batch | ms/step | model call / choice-wait ms | tok/s | first token ms | dispatches | bind groups | submits | captured session s |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for r in d.get("runs", []):
+        c = r.get("webgpuCallsPerStep", {})
+        n = lambda k: c.get(k, {}).get("calls", 0)  # noqa: E731
+        print(f"| {r['sampler']} ({r['ran']}) | {r['batch']} | {r['msPerStep']:.1f}{' (partial)' if r.get('partial') else ''} | {r.get('hostRunMsPerStep', 0):.1f} / {r.get('chooseMsPerStep', 0):.1f} | {r['decodeTokensPerSecond']:.0f} | {r['firstTokenSeconds'] * 1000:.0f} | {n('ComputePassEncoder.dispatchWorkgroups') + n('ComputePassEncoder.dispatchWorkgroupsIndirect'):.0f} | {n('Device.createBindGroup'):.0f} | {n('Queue.submit'):.0f} | {f(r.get('capturedSessionSeconds'), '{:.1f}')} |")
+if isinstance(tg, dict) and tg.get("runs"):
+    print("transformers generate: " + ", ".join(f"batch {r['batch']}: {r['msPerStep']:.1f} ms/step, first token {r['firstTokenSeconds'] * 1000:.0f} ms" for r in tg["runs"]))

@@ -186,34 +186,9 @@ for e in $ENGINES; do
 done
 
 # summary.json (each part's status and memory, plus every JSON the parts wrote), h200.json (the figures of
-# record: engine, commands, ours per engine, PyTorch's) and the short tables, printed last.
+# record: engine, commands, ours per engine, PyTorch's) and the short tables, printed last (with every
+# sampler of each decode JSON beside transformers).
 ENGINES="$ENGINES" DECODE_ARGS="$DECODE_ARGS" TRAIN_ARGS="$TRAIN_ARGS" python3 bench/h200-summary.py "$OUT" "$STATUS"
-# Issue #17's decode variants, every sampler of each decode JSON beside transformers (when those parts ran).
-python3 - "$OUT" <<'PY'
-import json, os, sys
-out = sys.argv[1]
-def f(x, fmt="{:.0f}"):
-    return "-" if x is None else fmt.format(x)
-try:
-    tg = json.load(open(os.path.join(out, "generate.json")))
-except Exception:  # noqa: BLE001
-    tg = None
-# Issue #17's decode variants, side by side with transformers (when those parts ran).
-for fn in ["decode-dawn.json", "decode-deno.json", "decode-small-dawn.json", "decode-small-deno.json"]:
-    try:
-        d = json.load(open(os.path.join(out, fn)))
-    except Exception:  # noqa: BLE001
-        continue
-    print(f"\n{fn}: {d.get('preset')} {d.get('dtype')} on {d.get('webgpu')}, sessions {d.get('sessionSeconds')}, captured check {'pass' if d.get('captured') else 'fail/none'}")
-    print("| sampler (ran) | batch | ms/step | model call / choice-wait ms | tok/s | first token ms | dispatches | bind groups | submits | captured session s |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
-    for r in d.get("runs", []):
-        c = r.get("webgpuCallsPerStep", {})
-        n = lambda k: c.get(k, {}).get("calls", 0)
-        print(f"| {r['sampler']} ({r['ran']}) | {r['batch']} | {r['msPerStep']:.1f}{' (partial)' if r.get('partial') else ''} | {r.get('hostRunMsPerStep', 0):.1f} / {r.get('chooseMsPerStep', 0):.1f} | {r['decodeTokensPerSecond']:.0f} | {r['firstTokenSeconds'] * 1000:.0f} | {n('ComputePassEncoder.dispatchWorkgroups') + n('ComputePassEncoder.dispatchWorkgroupsIndirect'):.0f} | {n('Device.createBindGroup'):.0f} | {n('Queue.submit'):.0f} | {f(r.get('capturedSessionSeconds'), '{:.1f}')} |")
-if isinstance(tg, dict) and tg.get("runs"):
-    print("transformers generate: " + ", ".join(f"batch {r['batch']}: {r['msPerStep']:.1f} ms/step, first token {r['firstTokenSeconds'] * 1000:.0f} ms" for r in tg["runs"]))
-PY
 echo "h200.sh: done in $(( $(date +%s) - START )) s; $OUT/summary.json" | tee -a "$OUT/run.log"
 # The device tool returns at most 8 files from $OUT: pack everything into one archive beside summary.json.
 ( cd "$OUT" && tar czf /tmp/h200-results.tgz --exclude=h200-results.tgz . && mv /tmp/h200-results.tgz "$OUT/h200-results.tgz" ) \
