@@ -7,13 +7,16 @@ import { CHATML_TEMPLATE } from "../../src/model/tiny.ts";
 import { loadSqlJsDeno } from "../../src/runtime/sql-wasm.ts";
 import { ROOT } from "./harness.ts";
 
-/** Chat-rendered omnisql prompts of the demo's questions: the tiny tokenizer's BPE corpus, so prompts stay short. */
-export async function demoCorpus(n: number): Promise<string[]> {
+/**
+ * Chat-rendered prompts (omnisql@1 unless `o.template`) of the first `n` questions of each demo split
+ * (all four unless `o.splits`): the tiny tokenizer's BPE corpus, so prompts stay short.
+ */
+export async function demoCorpus(n: number, o: { template?: string; splits?: readonly string[] } = {}): Promise<string[]> {
   const SQL = await loadSqlJsDeno();
   const chat = new ChatTemplate(CHATML_TEMPLATE);
   const out: string[] = [];
   const schemas = new Map<string, ReturnType<typeof introspectSchema>>();
-  for (const split of ["train", "test-concepts", "test-templates", "heldout-db"]) {
+  for (const split of o.splits ?? ["train", "test-concepts", "test-templates", "heldout-db"]) {
     const lines = (await Deno.readTextFile(join(ROOT, `public/demo/${split}.jsonl`))).split("\n").filter((l) => l.trim()).slice(0, n);
     for (const line of lines) {
       const t: { question: string; db_id: string; evidence?: string } = JSON.parse(line);
@@ -25,7 +28,7 @@ export async function demoCorpus(n: number): Promise<string[]> {
         db.close();
         schemas.set(t.db_id, schema);
       }
-      out.push(chat.render(buildPrompt({ question: t.question, evidence: t.evidence }, schema, { template: "omnisql@1" }).messages));
+      out.push(chat.render(buildPrompt({ question: t.question, evidence: t.evidence }, schema, { template: o.template ?? "omnisql@1" }).messages));
     }
   }
   return out;

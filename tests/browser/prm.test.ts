@@ -4,35 +4,12 @@
 // reason; running the self-consistency cell runs the PRM cells before it in the GPU worker, and
 // each cell shows its report: labels per step position and the first-error histogram, the PRM's
 // held-out figures and files, and the selection rules at N = 1, 2 with their standard errors.
-import { join } from "node:path";
 import { assert, assertEquals } from "../assert.ts";
-import { ChatTemplate } from "../../src/core/chat-template.ts";
-import { buildPrompt } from "../../src/core/prompts.ts";
-import { introspectSchema, type SqlQueryable } from "../../src/core/schema.ts";
-import { CHATML_TEMPLATE } from "../../src/model/tiny.ts";
 import { writeVaryingLengthModel } from "../../src/runtime/recipe/fixtures.deno.ts";
-import { loadSqlJsDeno } from "../../src/runtime/sql-wasm.ts";
-import { launchChromium, ROOT, screenshot, serveOverlay, waitForCell, watchErrors } from "./harness.ts";
+import { launchChromium, screenshot, serveOverlay, waitForCell, watchErrors } from "./harness.ts";
+import { demoCorpus } from "./fixtures.ts";
 
 const TEMPLATE = "chain-of-ctes@1";
-
-/** Chat-rendered prompts of the demo's first questions, the tiny tokenizer's BPE corpus (short prompts). */
-async function corpus(n: number): Promise<string[]> {
-  const SQL = await loadSqlJsDeno();
-  const chat = new ChatTemplate(CHATML_TEMPLATE);
-  const out: string[] = [];
-  for (const split of ["train", "test-concepts"]) {
-    for (const line of (await Deno.readTextFile(join(ROOT, `public/demo/${split}.jsonl`))).split("\n").filter((l) => l.trim()).slice(0, n)) {
-      const t: { question: string; db_id: string; evidence?: string } = JSON.parse(line);
-      const db = new SQL.Database(await Deno.readFile(join(ROOT, `public/demo/${t.db_id}/${t.db_id}.sqlite`)));
-      const q: SqlQueryable = { exec: (sql) => db.exec(sql).map((x) => ({ columns: x.columns, values: x.values })) };
-      const schema = introspectSchema(q, t.db_id);
-      db.close();
-      out.push(chat.render(buildPrompt({ question: t.question, evidence: t.evidence }, schema, { template: TEMPLATE }).messages));
-    }
-  }
-  return out;
-}
 
 const NOTEBOOK = {
   version: 1,
@@ -54,7 +31,7 @@ Deno.test({
   sanitizeOps: false,
   async fn() {
     const dir = await Deno.makeTempDir({ prefix: "rlvr-prm-page-" });
-    await writeVaryingLengthModel(`${dir}/model`, { seed: 5, eosStrength: 1, corpus: await corpus(3) });
+    await writeVaryingLengthModel(`${dir}/model`, { seed: 5, eosStrength: 1, corpus: await demoCorpus(3, { template: TEMPLATE, splits: ["train", "test-concepts"] }) });
     const server = serveOverlay(dir);
     const browser = await launchChromium();
     try {
