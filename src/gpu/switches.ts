@@ -24,12 +24,18 @@ export interface PerfSwitches {
   recomputeLean: boolean;
   /** The GRPO step runs the vocabulary head on the completion rows its loss reads (true), or on every row (false, earlier). */
   headRows: boolean;
+  /**
+   * K slices (1, earlier: none) for a product on 128x128 tiles (f32 tile128 / tile128p, q4 tile128) whose grid is a few
+   * workgroups per multiprocessor of a big GPU (fewer than WIDE_SPLIT_TILES tiles: the 0.5B's 896-wide outputs, 336 tiles
+   * at 6,144 rows, run 1.3 waves of an H200 and idle most of the second): the slices run as more workgroups and a reduce sums them.
+   */
+  wideSplit: 1 | 2 | 3 | 4;
 }
 
 /** The current defaults. */
-export const NEW_SWITCHES: Readonly<PerfSwitches> = { passes: "merged", submit: "layer", q4: "tile128", bindCache: true, arena: true, splitK: "general", subgroups: true, recomputeLean: true, headRows: true };
+export const NEW_SWITCHES: Readonly<PerfSwitches> = { passes: "merged", submit: "layer", q4: "tile128", bindCache: true, arena: true, splitK: "general", subgroups: true, recomputeLean: true, headRows: true, wideSplit: 3 };
 /** Every earlier behaviour. */
-export const OLD_SWITCHES: Readonly<PerfSwitches> = { passes: "split", submit: "once", q4: "tile64", bindCache: false, arena: false, splitK: "transA", subgroups: false, recomputeLean: false, headRows: false };
+export const OLD_SWITCHES: Readonly<PerfSwitches> = { passes: "split", submit: "once", q4: "tile64", bindCache: false, arena: false, splitK: "transA", subgroups: false, recomputeLean: false, headRows: false, wideSplit: 1 };
 
 const CHOICES: { [K in keyof PerfSwitches]: readonly string[] } = {
   passes: ["merged", "split"],
@@ -41,6 +47,7 @@ const CHOICES: { [K in keyof PerfSwitches]: readonly string[] } = {
   subgroups: ["1", "0"],
   recomputeLean: ["1", "0"],
   headRows: ["1", "0"],
+  wideSplit: ["1", "2", "3", "4"],
 };
 
 function isKey(k: string): k is keyof PerfSwitches {
@@ -91,6 +98,9 @@ export function parsePerfSwitches(spec: string, base: Readonly<PerfSwitches> = N
       case "headRows":
         out.headRows = v === "1";
         break;
+      case "wideSplit":
+        out.wideSplit = Number(v) as PerfSwitches["wideSplit"];
+        break;
     }
   }
   return out;
@@ -98,7 +108,7 @@ export function parsePerfSwitches(spec: string, base: Readonly<PerfSwitches> = N
 
 /** "passes=merged,submit=layer,...": the form RLVR_PERF and the benches' perf= take. */
 export function formatPerfSwitches(s: Readonly<PerfSwitches>): string {
-  return `passes=${s.passes},submit=${s.submit},q4=${s.q4},bindCache=${s.bindCache ? 1 : 0},arena=${s.arena ? 1 : 0},splitK=${s.splitK},subgroups=${s.subgroups ? 1 : 0},recomputeLean=${s.recomputeLean ? 1 : 0},headRows=${s.headRows ? 1 : 0}`;
+  return `passes=${s.passes},submit=${s.submit},q4=${s.q4},bindCache=${s.bindCache ? 1 : 0},arena=${s.arena ? 1 : 0},splitK=${s.splitK},subgroups=${s.subgroups ? 1 : 0},recomputeLean=${s.recomputeLean ? 1 : 0},headRows=${s.headRows ? 1 : 0},wideSplit=${s.wideSplit}`;
 }
 
 function fromEnv(): PerfSwitches {

@@ -129,16 +129,21 @@ Deno.test("matmul: split-K of every transpose combination (switch splitK general
     if (splitKSlices(o) < 2) throw new Error(`expected ${JSON.stringify(o)} to be split`);
     await check(o, seed++);
   }
-  // The 0.5B step: x A^T 6144x16x896 and dy B 6144x16x4864 (96 narrow tiles) and k/v x W^T 6144x128x896 (48 tiles) split; the projections do not.
+  // The 0.5B step: x A^T 6144x16x896 and dy B 6144x16x4864 (96 narrow tiles) and k/v x W^T 6144x128x896 (48 tiles) split;
+  // of the projections, the 896-wide outputs (336 128-tiles) with K >= 768 split in 3 (switch wideSplit), the 4,864-wide ones
+  // (1,824 tiles) and K = 128 do not.
   const sl = (o: EncodeMatmulOpts) => splitKSlices(o);
-  const want: [EncodeMatmulOpts, number][] = [
-    [{ M: 6144, N: 16, K: 896, transB: true }, 3], [{ M: 6144, N: 16, K: 4864 }, 3], [{ M: 6144, N: 128, K: 896, transB: true }, 3],
-    [{ M: 6144, N: 896, K: 896, transB: true }, 1], [{ M: 6144, N: 896, K: 128 }, 1], [{ M: 16, N: 896, K: 6144, transA: true }, 19],
-  ];
-  for (const [o, n] of want) if (sl(o) !== n) throw new Error(`${JSON.stringify(o)}: ${sl(o)} slices, want ${n}`);
-  const prev = setPerfSwitches({ splitK: "transA" });
+  const prev = setPerfSwitches({ wideSplit: 3 });
   try {
+    const want: [EncodeMatmulOpts, number][] = [
+      [{ M: 6144, N: 16, K: 896, transB: true }, 3], [{ M: 6144, N: 16, K: 4864 }, 3], [{ M: 6144, N: 128, K: 896, transB: true }, 3],
+      [{ M: 6144, N: 896, K: 896, transB: true }, 3], [{ M: 6144, N: 896, K: 4864 }, 3], [{ M: 6144, N: 4864, K: 896, transB: true }, 1],
+      [{ M: 6144, N: 896, K: 128 }, 1], [{ M: 16, N: 896, K: 6144, transA: true }, 19],
+    ];
+    for (const [o, n] of want) if (sl(o) !== n) throw new Error(`${JSON.stringify(o)}: ${sl(o)} slices, want ${n}`);
+    setPerfSwitches({ splitK: "transA", wideSplit: 1 });
     if (sl({ M: 6144, N: 16, K: 896, transB: true }) !== 1 || sl({ M: 16, N: 896, K: 6144, transA: true }) !== 19) throw new Error("splitK transA: only transposed-A products split");
+    if (sl({ M: 6144, N: 896, K: 4864 }) !== 1) throw new Error("wideSplit=1: no 128-tile product splits");
   } finally {
     setPerfSwitches(prev);
   }

@@ -94,8 +94,8 @@ const SPLIT_MAX_BYTES = 64 * 2 ** 20;
 
 const scratch = new WeakMap<GPUDevice, GPUBuffer>();
 
-/** One grow-only scratch buffer per device; passes run in queue order, so every split reuses it. */
-function scratchBuffer(device: GPUDevice, bytes: number): GPUBuffer {
+/** One grow-only scratch buffer per device; passes run in queue order, so every split reuses it (q4matmul.ts's too). */
+export function scratchBuffer(device: GPUDevice, bytes: number): GPUBuffer {
   let buf = scratch.get(device);
   if (!buf || buf.size < bytes) {
     // Passes recorded but not yet submitted may still use the old one: destroy it later.
@@ -126,13 +126,27 @@ export function splitKSlices(o: EncodeMatmulOpts): number {
   return slicesOf(effective(o, pick.swap), pick.variant);
 }
 
+/** 128x128 tiles below which a product may be split by the switch `wideSplit` (a few waves of a big GPU's multiprocessors). */
+export const WIDE_SPLIT_TILES = 512;
+
+/**
+ * K slices the switch `wideSplit` gives a product on 128x128 tiles with `tiles` output tiles, contracted length K and an
+ * (M x N =) `outElems` output: 1 unless the grid is under WIDE_SPLIT_TILES tiles; never slices under SPLIT_MIN_K long or a
+ * scratch over SPLIT_MAX_BYTES. Shared by the f32 128-tile kernels and q4matmul.ts's.
+ */
+export function wideSplitSlices(tiles: number, K: number, outElems: number): number {
+  const S = perfSwitches().wideSplit;
+  if (S <= 1 || tiles >= WIDE_SPLIT_TILES) return 1;
+  return Math.max(1, Math.min(S, Math.floor(K / SPLIT_MIN_K), Math.floor(SPLIT_MAX_BYTES / (4 * outElems))));
+}
+
 function slicesOf(e: EncodeMatmulOpts, variant: MatmulVariant): number {
   const { M, N, K, batch = 1, transA = false, transB = false } = e;
   if (batch !== 1) return 1;
-  if (perfSwitches().splitK === "transA" && (!transA || transB)) return 1;
   const [tm, tn] = TILE[variant];
   const tiles = Math.ceil(M / tm) * Math.ceil(N / tn);
-  if (tiles >= SPLIT_TARGET_WORKGROUPS / 2) return 1;
+  if (tiles >= SPLIT_TARGET_WORKGROUPS / 2) return variant === "tile128" || variant === "tile128p" ? wideSplitSlices(tiles, K, M * N) : 1;
+  if (perfSwitches().splitK === "transA" && (!transA || transB)) return 1;
   const byK = Math.floor(K / SPLIT_MIN_K);
   const byTiles = Math.ceil(SPLIT_TARGET_WORKGROUPS / tiles);
   const byMemory = Math.floor(SPLIT_MAX_BYTES / (4 * M * N));
@@ -161,12 +175,28 @@ function pipelineFor(device: GPUDevice, variant: MatmulVariant, e: EncodeMatmulO
 }
 
 /** Records the matmul into `enc`; A, B and C are storage buffers laid out as in matmul.wgsl (A, B f16 when flagged). */
-export async function encodeMatmul(
+export function encodeMatmul(
   device: GPUDevice,
   enc: GPUCommandEncoder,
   a: GPUBuffer,
   b: GPUBuffer,
   c: GPUBuffer,
+  o: EncodeMatmulOpts,
+): Promise<void> {
+  return encodeMatmulBindings(device, enc, { buffer: a }, { buffer: b }, { buffer: c }, o);
+}
+
+/**
+ * Records the matmul on buffer windows (bindings with offsets, as the vocabulary head binds row chunks of W),
+ * the kernel chosen by pickMatmul and split along K as splitKSlices says (the slices go to the scratch buffer,
+ * then a reduce into C's window).
+ */
+export async function encodeMatmulBindings(
+  device: GPUDevice,
+  enc: GPUCommandEncoder,
+  a: GPUBufferBinding,
+  b: GPUBufferBinding,
+  c: GPUBufferBinding,
   o: EncodeMatmulOpts,
 ): Promise<void> {
   const { variant, swap } = pickMatmul(o);
@@ -188,16 +218,30 @@ export async function encodeMatmul(
     new Float32Array(words)[3] = 1;
     u.set([e.transA ? Kc * M : Kc, e.transB ? Kc : Kc * N, M * N, K], 4);
     dispatch(device, enc, pipeline, [x, y, part, uniformBuffer(device, "matmul-dims", u)], [Math.ceil(N / tn), Math.ceil(M / tm), slices]);
-    const reduce = await computePipeline(device, "matmul_splitk_reduce", reduceSource, { ACCUMULATE: accumulate ? 1 : 0 });
-    const prm = new ArrayBuffer(16);
-    new Uint32Array(prm).set([M * N, slices]);
-    new Float32Array(prm)[2] = alpha;
-    const groups = Math.ceil((M * N) / 256);
-    const gx = Math.min(groups, 65535);
-    dispatch(device, enc, reduce, [part, c, uniformBuffer(device, "matmul-splitk-params", new Uint32Array(prm))], [gx, Math.ceil(groups / gx)]);
+    await encodeSplitReduce(device, enc, part, c, M * N, slices, alpha, accumulate);
     return;
   }
-  await encodeUnsplit(device, enc, { buffer: x }, { buffer: y }, { buffer: c }, e, variant, swap);
+  await encodeUnsplit(device, enc, x, y, c, e, variant, swap);
+}
+
+/** Records C[i] = alpha * sum over s < S of part[s, i] (+ C[i] when accumulate), i < MN: the end of a split-K product. */
+export async function encodeSplitReduce(
+  device: GPUDevice,
+  enc: GPUCommandEncoder,
+  part: GPUBuffer,
+  c: GPUBuffer | GPUBufferBinding,
+  MN: number,
+  S: number,
+  alpha: number,
+  accumulate: boolean,
+): Promise<void> {
+  const reduce = await computePipeline(device, "matmul_splitk_reduce", reduceSource, { ACCUMULATE: accumulate ? 1 : 0 });
+  const prm = new ArrayBuffer(16);
+  new Uint32Array(prm).set([MN, S]);
+  new Float32Array(prm)[2] = alpha;
+  const groups = Math.ceil(MN / 256);
+  const gx = Math.min(groups, 65535);
+  dispatch(device, enc, reduce, [part, c, uniformBuffer(device, "matmul-splitk-params", new Uint32Array(prm))], [gx, Math.ceil(groups / gx)]);
 }
 
 async function encodeUnsplit(
@@ -224,22 +268,6 @@ async function encodeUnsplit(
   u[6] = M * N;
   const dims = uniformBuffer(device, "matmul-dims", u);
   dispatch(device, enc, pipeline, [x, y, c, { buffer: dims }], [Math.ceil(N / tn), Math.ceil(M / tm), batch]);
-}
-
-/**
- * Records the matmul on buffer windows (bindings with offsets, as the vocabulary head binds row
- * chunks of W): the kernel chosen as in encodeMatmul, never split along K (no scratch of windows).
- */
-export async function encodeMatmulBindings(
-  device: GPUDevice,
-  enc: GPUCommandEncoder,
-  a: GPUBufferBinding,
-  b: GPUBufferBinding,
-  c: GPUBufferBinding,
-  o: EncodeMatmulOpts,
-): Promise<void> {
-  const { variant, swap } = pickMatmul(o);
-  await encodeUnsplit(device, enc, swap ? b : a, swap ? a : b, c, effective(o, swap), variant, swap);
 }
 
 /** Floating-point operations of one matmul, for throughput figures. */

@@ -77,6 +77,41 @@ for (const variant of Q4_VARIANTS) {
   });
 }
 
+Deno.test("q4matmul and its transpose, tile128 split along K (switch wideSplit): uneven slices, a partial last block, accumulate and bias, against float64", async () => {
+  const { wideSplitSlices } = await import("./matmul.ts");
+  const { perfSwitches, setPerfSwitches } = await import("../switches.ts");
+  const prev = setPerfSwitches({ wideSplit: 3 });
+  try {
+    // Contracted 810 (forward, 26 blocks, the last partial) and 790 (transposed) in 3 slices of 288, 288 and the rest.
+    if (wideSplitSlices(14, 810, 130 * 790) !== 3 || wideSplitSlices(14, 790, 130 * 810) !== 3) throw new Error("expected 3 slices");
+    let seed = 700;
+    for (const zp of [false, true]) await check(130, 810, 790, zp, seed++, "tile128");
+    // Accumulate into y and dx, with a bias (added once, by slice 0).
+    const { device } = gpu;
+    const rng = new Rng(seed);
+    const [N, K, Nout] = [70, 600, 530];
+    const w = randomWeight(rng, Nout, K, true);
+    const [x, dy, y0, dx0, bias] = [rng.uniformArray(N * K), rng.uniformArray(N * Nout), rng.uniformArray(N * Nout), rng.uniformArray(N * K), rng.uniformArray(Nout)];
+    const wg = uploadQ4(device, "w", w);
+    const [gx, gdy, gy, gdx, gb] = [storageBuffer(device, "x", x), storageBuffer(device, "dy", dy), storageBuffer(device, "y", y0), storageBuffer(device, "dx", dx0), storageBuffer(device, "bias", bias)];
+    const enc = device.createCommandEncoder({ label: "q4-split-accumulate-test" });
+    await encodeQ4Matmul(device, enc, gx, wg, gy, N, { accumulate: true, bias: gb, variant: "tile128" });
+    await encodeQ4MatmulTransposed(device, enc, gdy, wg, gdx, N, { accumulate: true, variant: "tile128" });
+    device.queue.submit([enc.finish()]);
+    assertClose(await readF32(device, gy), q4MatmulRef(x, w, N).map((v, i) => v + bias[i % Nout] + y0[i]), { atol: 2e-5 * K, rtol: 1e-4, name: "q4matmul split accumulate" });
+    assertClose(await readF32(device, gdx), q4MatmulTransposedRef(dy, w, N).map((v, i) => v + dx0[i]), { atol: 2e-5 * Nout, rtol: 1e-4, name: "q4matmul_t split accumulate" });
+    for (const b of [gx, gdy, gy, gdx, gb, wg.packed, wg.scales]) b.destroy();
+    wg.zeroPoints?.destroy();
+    // The 0.5B step's 896-wide outputs (336 tiles at 6,144 rows) split; the 4,864-wide ones (1,824 tiles) do not; wideSplit=1 never.
+    if (wideSplitSlices(336, 4864, 6144 * 896) !== 3 || wideSplitSlices(1824, 896, 6144 * 4864) !== 1) throw new Error("0.5B slices");
+    setPerfSwitches({ wideSplit: 1 });
+    if (wideSplitSlices(336, 4864, 6144 * 896) !== 1) throw new Error("wideSplit=1 splits nothing");
+  } finally {
+    setPerfSwitches(prev);
+  }
+  if (perfSwitches().wideSplit !== prev.wideSplit) throw new Error("switch restored");
+});
+
 Deno.test("q4 kernel choice: tile128 where both output sides fill 128-wide tiles and the grid is not small", () => {
   assert(pickQ4(6144, 896) === "tile128" && pickQ4(6144, 4864) === "tile128", "0.5B shapes");
   assert(pickQ4(6144, 128) === "tile64", "k/v forward: 48 workgroups of 128x128, 192 of 64x64");

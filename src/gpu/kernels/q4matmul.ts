@@ -4,10 +4,12 @@
 //   tile128  q4matmul_t128.wgsl / q4matmul_t_t128.wgsl  128x128 tiles, matmul_t128.wgsl's inner loop
 // y = x @ dequant(W)^T (forward) and dx = dy @ dequant(W) (backward). tile128 where both output
 // sides fill a 128-wide tile, the grid is not too small, and the switch `q4` says so
-// (RLVR_PERF=q4=tile64 for the earlier kernels).
+// (RLVR_PERF=q4=tile64 for the earlier kernels). A 128-tile product with a small grid (the 0.5B's 896-wide
+// outputs) is split along its contracted dimension as matmul.ts splits its own (switch wideSplit).
 import { computePipeline, dispatch, storageBuffer, uniformBuffer } from "../device.ts";
 import { perfSwitches } from "../switches.ts";
 import { checkSizes } from "./attention.ts";
+import { encodeSplitReduce, scratchBuffer, wideSplitSlices } from "./matmul.ts";
 import { q4Geometry, type Q4Weight } from "./q4matmul.ref.ts";
 import forwardSource from "./q4matmul.wgsl" with { type: "text" };
 import forward128Source from "./q4matmul_t128.wgsl" with { type: "text" };
@@ -89,10 +91,22 @@ async function encode(
   const variant = pickQ4(N, outCols, forced);
   const tile = variant === "tile128" ? 128 : 64;
   const label = variant === "tile128" ? `${name}_t128` : name;
-  const pipeline = await computePipeline(device, label, `${commonSource}\n${sources[variant]}`, { HAS_ZP: w.zeroPoints ? 1 : 0, ...constants });
-  const dims = uniformBuffer(device, `${name}-dims`, new Uint32Array([N, w.K, w.Nout, nb, zpBytes, 0, 0, 0]));
+  const grid: [number, number] = [Math.ceil(outCols / tile), Math.ceil(N / tile)];
+  // Split-K (the 128-tile kernels, switch wideSplit): slices of the contracted length in whole blocks of 32.
+  const S = variant === "tile128" ? wideSplitSlices(grid[0] * grid[1], inCols, N * outCols) : 1;
+  const kSlice = S > 1 ? Math.ceil(inCols / S / 32) * 32 : 0;
+  const slices = S > 1 ? Math.ceil(inCols / kSlice) : 1;
+  const split = slices > 1;
+  const pipeline = await computePipeline(device, label, `${commonSource}\n${sources[variant]}`, { HAS_ZP: w.zeroPoints ? 1 : 0, ...constants, ...(split ? { ACCUMULATE: 0 } : {}) });
+  const dims = uniformBuffer(device, `${name}-dims`, new Uint32Array([N, w.K, w.Nout, nb, zpBytes, split ? kSlice : 0, 0, 0]));
   const zp = w.zeroPoints ?? placeholder(device);
-  dispatch(device, enc, pipeline, [input, w.packed, w.scales, zp, out, dims, ...extra], [Math.ceil(outCols / tile), Math.ceil(N / tile)]);
+  if (!split) {
+    dispatch(device, enc, pipeline, [input, w.packed, w.scales, zp, out, dims, ...extra], grid);
+    return;
+  }
+  const part = scratchBuffer(device, 4 * slices * N * outCols);
+  dispatch(device, enc, pipeline, [input, w.packed, w.scales, zp, part, dims, ...extra], [...grid, slices]);
+  await encodeSplitReduce(device, enc, part, out, N * outCols, slices, 1, constants.ACCUMULATE === 1);
 }
 
 /** Output handling: overwrite (default) or add into the output buffer (a LoRA path, a residual gradient); `variant` forces a kernel (tests, benchmarks). */

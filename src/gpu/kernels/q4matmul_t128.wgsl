@@ -12,6 +12,8 @@
 
 override HAS_BIAS: bool = false;
 
+var<private> slice: u32; // the split-K slice (0 when not split): its partial lands at slice * N * Nout; the bias goes in slice 0
+
 const TS: u32 = 128u; // output tile edge
 const TK: u32 = 8u;   // contracted step: one u32 word of nibbles per W row
 const TSV: u32 = 33u; // row stride of the tiles in vec4 (32 + 1 against bank conflicts of k-fastest fills)
@@ -21,6 +23,8 @@ var<workgroup> tileB: array<vec4f, 264>; // (TK, TSV): element n of row k at til
 
 @compute @workgroup_size(16, 16)
 fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec3u) {
+  slice = wg.z;
+  let kEnd = sliceEnd(wg.z, dims.K);
   let row0 = wg.y * TS;
   let col0 = wg.x * TS;
   let tx = lid.x;
@@ -34,14 +38,14 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec
   var r2l = vec4f(0.0); var r2r = vec4f(0.0); var r3l = vec4f(0.0); var r3r = vec4f(0.0);
   var r4l = vec4f(0.0); var r4r = vec4f(0.0); var r5l = vec4f(0.0); var r5r = vec4f(0.0);
   var r6l = vec4f(0.0); var r6r = vec4f(0.0); var r7l = vec4f(0.0); var r7r = vec4f(0.0);
-  for (var k0 = 0u; k0 < dims.K; k0 += TK) {
+  for (var k0 = sliceBegin(wg.z); k0 < kEnd; k0 += TK) {
     // x: 256 threads load the 1024 elements, k fastest (memory order).
     for (var i = 0u; i < 4u; i++) {
       let e = tid + i * 256u;
       let ka = e % TK;
       let mm = e / TK;
       var av = 0.0;
-      if (row0 + mm < dims.N && k0 + ka < dims.K) { av = x[(row0 + mm) * dims.K + k0 + ka]; }
+      if (row0 + mm < dims.N && k0 + ka < kEnd) { av = x[(row0 + mm) * dims.K + k0 + ka]; }
       tileA[ka * TSV + mm / 4u][mm % 4u] = av;
     }
     let blk = k0 / 32u;
@@ -96,9 +100,9 @@ fn store4(m: u32, n: u32, v: vec4f) {
   for (var q = 0u; q < 4u; q++) {
     let col = n + q;
     if (col < dims.Nout) {
-      let idx = m * dims.Nout + col;
+      let idx = slice * dims.N * dims.Nout + m * dims.Nout + col;
       var val = v[q];
-      if (HAS_BIAS) { val += bias[col]; }
+      if (HAS_BIAS && slice == 0u) { val += bias[col]; }
       if (ACCUMULATE) { val += y[idx]; }
       y[idx] = val;
     }

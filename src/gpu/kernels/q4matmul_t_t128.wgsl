@@ -11,11 +11,15 @@ const TS: u32 = 128u; // output tile edge (a multiple of the block: 4 blocks of 
 const TK: u32 = 8u;   // rows of W (outputs of the forward) per contracted step
 const TSV: u32 = 33u; // row stride of the tiles in vec4 (32 + 1 against bank conflicts of k-fastest fills)
 
+var<private> slice: u32; // the split-K slice (0 when not split): its partial lands at slice * N * K
+
 var<workgroup> tileA: array<vec4f, 264>; // (TK, TSV): element m of row j at tileA[j * TSV + m / 4][m % 4]
 var<workgroup> tileB: array<vec4f, 264>; // (TK, TSV): element k of row j at tileB[j * TSV + k / 4][k % 4]
 
 @compute @workgroup_size(16, 16)
 fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec3u) {
+  slice = wg.z;
+  let jEnd = sliceEnd(wg.z, dims.Nout);
   let row0 = wg.y * TS;
   let col0 = wg.x * TS;
   let tx = lid.x;
@@ -31,19 +35,19 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec
   var r2l = vec4f(0.0); var r2r = vec4f(0.0); var r3l = vec4f(0.0); var r3r = vec4f(0.0);
   var r4l = vec4f(0.0); var r4r = vec4f(0.0); var r5l = vec4f(0.0); var r5r = vec4f(0.0);
   var r6l = vec4f(0.0); var r6r = vec4f(0.0); var r7l = vec4f(0.0); var r7r = vec4f(0.0);
-  for (var j0 = 0u; j0 < dims.Nout; j0 += TK) {
+  for (var j0 = sliceBegin(wg.z); j0 < jEnd; j0 += TK) {
     // dy: 256 threads load the 1024 elements, j fastest (memory order).
     for (var i = 0u; i < 4u; i++) {
       let e = tid + i * 256u;
       let ja = e % TK;
       let mm = e / TK;
       var av = 0.0;
-      if (row0 + mm < dims.N && j0 + ja < dims.Nout) { av = dy[(row0 + mm) * dims.Nout + j0 + ja]; }
+      if (row0 + mm < dims.N && j0 + ja < jEnd) { av = dy[(row0 + mm) * dims.Nout + j0 + ja]; }
       tileA[ja * TSV + mm / 4u][mm % 4u] = av;
     }
     let j = j0 + jj;
     var wv = vec4f(0.0);
-    if (j < dims.Nout && blk < dims.nb) {
+    if (j < jEnd && blk < dims.nb) {
       let word = wq[(j * dims.nb + blk) * 4u + wr % 4u] >> (16u * h);
       let q = vec4f(vec4u(word & 15u, (word >> 4u) & 15u, (word >> 8u) & 15u, (word >> 12u) & 15u));
       wv = (q - zeroPoint(j, blk)) * scales[j * dims.nb + blk];
@@ -86,7 +90,7 @@ fn store4(m: u32, k: u32, v: vec4f) {
   for (var q = 0u; q < 4u; q++) {
     let col = k + q;
     if (col < dims.K) {
-      let idx = m * dims.K + col;
+      let idx = slice * dims.N * dims.K + m * dims.K + col;
       var val = v[q];
       if (ACCUMULATE) { val += dx[idx]; }
       dx[idx] = val;
