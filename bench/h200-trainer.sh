@@ -65,7 +65,7 @@ part torch 100 'python3 bench/torch/train.py --out "$OUT" --iters 5 --warmup 2 -
   python3 bench/torch/train.py --out "$OUT" --iters 3 --warmup 1 --no-sweep --preset demo --name train-demo.json &&
   python3 bench/torch/train.py --out "$OUT" --iters 3 --warmup 1 --no-sweep --preset qwen2.5-1.5b --name train-1.5b.json'
 part step 150 'deno run -A "$JS/train.js" qwen2.5-0.5b 8 768 16 1 2 step,recompute budget=$((PART_LIMIT - 10)) out="$OUT/step.json" \
-  "variants=old;headRows=0;passes=split;bindCache=0;arena=0;submit=once;q4=tile64;splitK=transA;subgroups=0"'
+  "variants=old;headRows=0;passes=split;bindCache=0;arena=0;submit=once;q4=tile64;splitK=transA;subgroups=0;wideSplit=1"'
 part lean 45 'deno run -A "$JS/train.js" qwen2.5-0.5b 8 768 16 1 2 recompute perf=recomputeLean=0 out="$OUT/lean.json"'
 part f32 90 'deno run -A "$JS/train.js" qwen2.5-0.5b 8 768 16 0 2 step kernels=auto,prefetch budget=40 out="$OUT/f32.json" &&
   deno run -A "$JS/profile.js" grpo 16 1024 4 qwen2.5-0.5b 8 768 &&
