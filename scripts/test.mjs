@@ -47,6 +47,26 @@ const LAVAPIPE_ONLY = new Map([
   ["src/model/sampler.gpu.test.ts", "the CPU sampler over the ORT policy, engine-independent (the GPU token choice and captured decoding, sampler-gpu.gpu.test.ts, run on Dawn): 50 s on SwiftShader"],
 ]);
 
+// Dawn zero-initializes workgroup memory (WGSL requires it) through VK_KHR_zero_initialize_workgroup_memory
+// where the Vulkan driver has it: OpConstantNull initializers, which SwiftShader compiles into one
+// store per element, so a pipeline's compile time grows with its workgroup arrays (the attention
+// kernels at D 64-128: 8-10 s for the three pipelines of one head dim, 52 s of the kernel test's
+// 55 s). With the toggle off Dawn zeroes the memory in the shader itself (Tint's
+// ZeroInitWorkgroupMemory, as on drivers without the extension): the same WGSL semantics, and the
+// attention test compiles in 3 s. The browser kind (Chromium's own Dawn on SwiftShader) keeps the
+// extension's path.
+const DAWN_TEST_TOGGLES = ["use_vulkan_zero_initialize_workgroup_memory_extension"];
+
+/** RLVR_DAWN_OPTIONS for the dawn kind: the caller's options with DAWN_TEST_TOGGLES added to disable-dawn-features. */
+function dawnTestOptions(given = "") {
+  const opts = given.split(";").map((o) => o.trim()).filter(Boolean);
+  const at = opts.findIndex((o) => o.startsWith("disable-dawn-features="));
+  if (at < 0) return [...opts, `disable-dawn-features=${DAWN_TEST_TOGGLES.join(",")}`].join(";");
+  const have = opts[at].slice("disable-dawn-features=".length).split(",").filter(Boolean);
+  opts[at] = `disable-dawn-features=${[...new Set([...have, ...DAWN_TEST_TOGGLES])].join(",")}`;
+  return opts.join(";");
+}
+
 function fail(msg) {
   console.error(`\nnpm test: ${msg}`);
   process.exit(1);
@@ -167,7 +187,12 @@ if (wanted.includes("gpu")) {
 }
 if (wanted.includes("dawn")) {
   if (!existsSync(SWIFTSHADER_ICD)) fail(`${SWIFTSHADER_ICD} is missing (Debian's chromium package ships it)`);
-  gpuKinds.push(() => runDenoTests("dawn", files.dawn, { VK_DRIVER_FILES: SWIFTSHADER_ICD, VK_ICD_FILENAMES: SWIFTSHADER_ICD, RLVR_WEBGPU: "dawn" }, ["--preload", PRELOAD]));
+  gpuKinds.push(() => runDenoTests("dawn", files.dawn, {
+    VK_DRIVER_FILES: SWIFTSHADER_ICD,
+    VK_ICD_FILENAMES: SWIFTSHADER_ICD,
+    RLVR_WEBGPU: "dawn",
+    RLVR_DAWN_OPTIONS: dawnTestOptions(process.env.RLVR_DAWN_OPTIONS),
+  }, ["--preload", PRELOAD]));
 }
 if (process.env.RLVR_TEST_SERIAL) for (const k of gpuKinds) await k();
 else await Promise.all(gpuKinds.map((k) => k()));

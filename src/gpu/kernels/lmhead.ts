@@ -36,18 +36,24 @@ export interface LmHeadBackwardBuffers {
   scratch: GPUBuffer;
 }
 
-/** Forward options: vocabulary columns per workgroup (a multiple of 64) and the logit multiplier (1 / temperature). */
+/**
+ * Forward options: vocabulary columns per workgroup (a multiple of 64), the logit multiplier
+ * (1 / temperature) and a cap on the bytes of one storage binding below the device's (tests: W in
+ * several windows without a W past the device's limit).
+ */
 export interface LmHeadForwardOpts {
   vocabPerGroup?: number;
   scale?: number;
+  bindingBytes?: number;
 }
 
-/** Backward options: vocabulary rows per chunk (a multiple of 64), the forward's logit multiplier, whether dh / dw add to their contents. */
+/** Backward options: vocabulary rows per chunk (a multiple of 64), the forward's logit multiplier, whether dh / dw add to their contents, a binding cap as the forward's. */
 export interface LmHeadBackwardOpts {
   chunk?: number;
   scale?: number;
   accumulateDh?: boolean;
   accumulateDw?: boolean;
+  bindingBytes?: number;
 }
 
 const DEFAULT_VS = 1024;
@@ -59,6 +65,11 @@ function vocabPerGroup(o: LmHeadForwardOpts): number {
   return vs;
 }
 
+/** The largest storage binding the kernels may use: the device's limit, or `cap` below it. */
+function bindingLimit(device: GPUDevice, cap = Infinity): number {
+  return Math.min(device.limits.maxStorageBufferBindingSize, cap);
+}
+
 /** Bytes of the forward's partials buffer: (N, ceil(V / vocabPerGroup), 4) f32. */
 export function lmheadPartialsBytes(d: LmHeadDims, o: LmHeadForwardOpts = {}): number {
   return d.N * Math.ceil(d.V / vocabPerGroup(o)) * 16;
@@ -68,7 +79,7 @@ export function lmheadPartialsBytes(d: LmHeadDims, o: LmHeadForwardOpts = {}): n
 export function lmheadChunk(device: GPUDevice, d: LmHeadDims, o: LmHeadBackwardOpts = {}): number {
   const want = o.chunk ?? DEFAULT_CHUNK;
   if (want <= 0 || want % 64 !== 0) throw new Error(`lmhead: chunk ${want} is not a positive multiple of 64`);
-  const limit = device.limits.maxStorageBufferBindingSize;
+  const limit = bindingLimit(device, o.bindingBytes);
   const cap = Math.floor(limit / (4 * Math.max(d.N, d.C)) / 64) * 64;
   if (cap < 64) throw new Error(`lmhead: N ${d.N} or C ${d.C} too large for a 64-row chunk within ${limit} bytes`);
   return Math.min(want, cap, Math.ceil(d.V / 64) * 64);
@@ -88,6 +99,12 @@ function rows(w: GPUBuffer, C: number, start: number, count: number): GPUBufferB
   return { buffer: w, offset: start * C * 4, size: count * C * 4 };
 }
 
+/** Vocabulary rows of W the forward binds at a time: whole slices of `vocabPerGroup` within the binding limit. */
+export function lmheadWindow(device: GPUDevice, d: LmHeadDims, o: LmHeadForwardOpts = {}): number {
+  const VS = vocabPerGroup(o);
+  return Math.floor(bindingLimit(device, o.bindingBytes) / (4 * d.C) / VS) * VS;
+}
+
 /** Records the forward: lmhead.wgsl over windows of W that fit a binding, then lmhead_combine.wgsl. */
 export async function encodeLmheadForward(
   device: GPUDevice,
@@ -103,7 +120,7 @@ export async function encodeLmheadForward(
     ["h", buf.h, n4 * d.C], ["w", buf.w, d.V * d.C * 4], ["targets", buf.targets, n4], ["logp", buf.logp, n4],
     ["lse", buf.lse, n4], ["entropy", buf.entropy, n4], ["partials", buf.partials, lmheadPartialsBytes(d, o)],
   ]);
-  const window = Math.floor(device.limits.maxStorageBufferBindingSize / (4 * d.C) / VS) * VS;
+  const window = lmheadWindow(device, d, o);
   if (window < VS) throw new Error(`lmhead: one vocabulary slice of ${VS} x ${d.C} exceeds the binding limit`);
   const partial = await computePipeline(device, "lmhead-partials", partialSource);
   for (let vStart = 0; vStart < d.V; vStart += window) {
