@@ -30,12 +30,14 @@ export interface PerfSwitches {
    * at 6,144 rows, run 1.3 waves of an H200 and idle most of the second): the slices run as more workgroups and a reduce sums them.
    */
   wideSplit: 1 | 2 | 3 | 4;
+  /** The f32 128-tile kernel's contracted step (matmul_t128.wgsl's TK): 8 (earlier) or 16 (half the barriers per k, 16.9 KiB of workgroup memory; 8 where the device allows less). */
+  tk: 8 | 16;
 }
 
 /** The current defaults. */
-export const NEW_SWITCHES: Readonly<PerfSwitches> = { passes: "merged", submit: "layer", q4: "tile128", bindCache: true, arena: true, splitK: "general", subgroups: true, recomputeLean: true, headRows: true, wideSplit: 3 };
+export const NEW_SWITCHES: Readonly<PerfSwitches> = { passes: "merged", submit: "layer", q4: "tile128", bindCache: true, arena: true, splitK: "general", subgroups: true, recomputeLean: true, headRows: true, wideSplit: 3, tk: 8 };
 /** Every earlier behaviour. */
-export const OLD_SWITCHES: Readonly<PerfSwitches> = { passes: "split", submit: "once", q4: "tile64", bindCache: false, arena: false, splitK: "transA", subgroups: false, recomputeLean: false, headRows: false, wideSplit: 1 };
+export const OLD_SWITCHES: Readonly<PerfSwitches> = { passes: "split", submit: "once", q4: "tile64", bindCache: false, arena: false, splitK: "transA", subgroups: false, recomputeLean: false, headRows: false, wideSplit: 1, tk: 8 };
 
 const CHOICES: { [K in keyof PerfSwitches]: readonly string[] } = {
   passes: ["merged", "split"],
@@ -48,6 +50,7 @@ const CHOICES: { [K in keyof PerfSwitches]: readonly string[] } = {
   recomputeLean: ["1", "0"],
   headRows: ["1", "0"],
   wideSplit: ["1", "2", "3", "4"],
+  tk: ["8", "16"],
 };
 
 function isKey(k: string): k is keyof PerfSwitches {
@@ -101,6 +104,9 @@ export function parsePerfSwitches(spec: string, base: Readonly<PerfSwitches> = N
       case "wideSplit":
         out.wideSplit = Number(v) as PerfSwitches["wideSplit"];
         break;
+      case "tk":
+        out.tk = v === "16" ? 16 : 8;
+        break;
     }
   }
   return out;
@@ -108,7 +114,7 @@ export function parsePerfSwitches(spec: string, base: Readonly<PerfSwitches> = N
 
 /** "passes=merged,submit=layer,...": the form RLVR_PERF and the benches' perf= take. */
 export function formatPerfSwitches(s: Readonly<PerfSwitches>): string {
-  return `passes=${s.passes},submit=${s.submit},q4=${s.q4},bindCache=${s.bindCache ? 1 : 0},arena=${s.arena ? 1 : 0},splitK=${s.splitK},subgroups=${s.subgroups ? 1 : 0},recomputeLean=${s.recomputeLean ? 1 : 0},headRows=${s.headRows ? 1 : 0},wideSplit=${s.wideSplit}`;
+  return `passes=${s.passes},submit=${s.submit},q4=${s.q4},bindCache=${s.bindCache ? 1 : 0},arena=${s.arena ? 1 : 0},splitK=${s.splitK},subgroups=${s.subgroups ? 1 : 0},recomputeLean=${s.recomputeLean ? 1 : 0},headRows=${s.headRows ? 1 : 0},wideSplit=${s.wideSplit},tk=${s.tk}`;
 }
 
 function fromEnv(): PerfSwitches {

@@ -11,13 +11,16 @@
 // Dims, bindings, TRANS_A / TRANS_B / ACCUMULATE, loadA and loadB: matmul_common.wgsl.
 
 const TS: u32 = 128u; // output tile edge
-const TK: u32 = 8u;   // contracted-dimension tile
+// Contracted-dimension tile: 8, or 16 where matmul.ts substitutes this line (switch tk: half the barriers
+// per k, twice the workgroup memory; the sum runs in the same k order either way).
+const TK: u32 = 8u;
 // Row stride of the tiles in vec4: 32 plus one spare, so the k-fastest fills (non-transposed A,
-// transposed B) land on distinct banks. 2 x 8 x 33 x 16 bytes = 8.4 KiB of workgroup memory.
+// transposed B) land on distinct banks. 2 x TK x 33 x 16 bytes: 8.4 KiB at TK 8, 16.9 KiB at 16.
 const TSV: u32 = 33u;
+const LOADS: u32 = TS * TK / 256u; // elements of each tile per thread and step
 
-var<workgroup> tileA: array<vec4f, 264>; // (TK, TSV): element m of row k at tileA[k * TSV + m / 4][m % 4]
-var<workgroup> tileB: array<vec4f, 264>; // (TK, TSV): element n of row k at tileB[k * TSV + n / 4][n % 4]
+var<workgroup> tileA: array<vec4f, TK * TSV>; // (TK, TSV): element m of row k at tileA[k * TSV + m / 4][m % 4]
+var<workgroup> tileB: array<vec4f, TK * TSV>; // (TK, TSV): element n of row k at tileB[k * TSV + n / 4][n % 4]
 
 @compute @workgroup_size(16, 16)
 fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec3u) {
@@ -35,8 +38,8 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec
   var r4l = vec4f(0.0); var r4r = vec4f(0.0); var r5l = vec4f(0.0); var r5r = vec4f(0.0);
   var r6l = vec4f(0.0); var r6r = vec4f(0.0); var r7l = vec4f(0.0); var r7r = vec4f(0.0);
   for (var k0 = 0u; k0 < kEnd; k0 += TK) {
-    // 256 threads load 1024 elements of each tile; the fastest-varying index follows memory order.
-    for (var i = 0u; i < 4u; i++) {
+    // 256 threads load the TS x TK elements of each tile; the fastest-varying index follows memory order.
+    for (var i = 0u; i < LOADS; i++) {
       let e = tid + i * 256u;
       var mm: u32; var ka: u32;
       if (TRANS_A) { mm = e % TS; ka = e / TS; } else { ka = e % TK; mm = e / TK; }
