@@ -6,7 +6,7 @@
 # prefill, so its work equals P x G distinct prompts), plus the f32 GRPO step's per-kernel profile (issue 16:
 # f32 against q4) and the demo notebook's GRPO step alone (h200.sh part grpo; the evidence runs measured it with
 # six runs sharing the GPU). Issue 16: the f32 128-tile kernel's contracted step of 16 (switch tk=16, off by
-# default until measured) on the q4 and f32 0.5B steps and the demo pretraining step, beside PyTorch + PEFT.
+# default until measured) and the q4 kernels' (q4tk=16) on the q4 and f32 0.5B steps and the demo pretraining step, beside PyTorch + PEFT.
 # Before (here): bash bench/h200-prep.sh; carry [".device", ".devwork/h200"].
 # Run: source .device/remote-setup.sh; bash bench/h200-next.sh        (figures in $OUT)
 set -u
@@ -30,7 +30,7 @@ cp "$OUT/g/grpo-captured.metrics.jsonl" "$OUT/" 2>/dev/null; rm -rf "$OUT/g"
 echo "== PyTorch + PEFT step ($(( $(date +%s) - S0 )) s)"
 timeout 80 python3 bench/torch/train.py --out "$OUT" --iters 5 --warmup 2 --no-sweep --attn eager 2>&1 | grep "B=8"
 echo "== ours, q4 and f32, tk 8 and 16 ($(( $(date +%s) - S0 )) s)"
-timeout 100 deno run -A "$J/train.js" qwen2.5-0.5b 8 768 16 1 4 step budget=90 out="$OUT/q4.json" "variants=tk=16" 2>&1 | grep "GRPO step"
+timeout 130 deno run -A "$J/train.js" qwen2.5-0.5b 8 768 16 1 4 step budget=120 out="$OUT/q4.json" "variants=q4tk=16;tk=16;tk=16,q4tk=16" 2>&1 | grep "GRPO step"
 timeout 80 deno run -A "$J/train.js" qwen2.5-0.5b 8 768 16 0 4 step budget=70 out="$OUT/f32.json" "variants=tk=16" 2>&1 | grep "GRPO step"
 for p in "" "perf=tk=16"; do timeout 40 deno run -A "$J/profile.js" pretrain 16 1024 16 $p 2>&1 | grep -E "== pretrain"; done
 echo "h200-next.sh: done in $(( $(date +%s) - S0 )) s"

@@ -153,16 +153,20 @@ function slicesOf(e: EncodeMatmulOpts, variant: MatmulVariant): number {
   return Math.max(1, Math.min(byK, byTiles, byMemory));
 }
 
-/** matmul_t128.wgsl with a contracted step of 16 (the switch tk). */
-const source128k16 = source128.replace("const TK: u32 = 8u;", "const TK: u32 = 16u;");
-if (source128k16 === source128) throw new Error("matmul_t128.wgsl: its TK line changed; matmul.ts substitutes it");
-
-/** Workgroup bytes of matmul_t128.wgsl at a contracted step of 16: two (16, 33) tiles of vec4. */
-const T128_K16_BYTES = 2 * 16 * 33 * 16;
+/** Workgroup bytes of the 128-tile kernels (f32 and q4) at a contracted step of 16: two (16, 33) tiles of vec4. */
+export const T128_K16_BYTES = 2 * 16 * 33 * 16;
 
 /** The f32 128-tile kernel's contracted step on `device`: the switch tk, and 8 where the device's workgroup memory is short of the 16 step's. */
-export function t128Step(device: GPUDevice): 8 | 16 {
-  return perfSwitches().tk === 16 && device.limits.maxComputeWorkgroupStorageSize >= T128_K16_BYTES ? 16 : 8;
+export function t128Step(device: GPUDevice, want: 8 | 16 = perfSwitches().tk): 8 | 16 {
+  return want === 16 && device.limits.maxComputeWorkgroupStorageSize >= T128_K16_BYTES ? 16 : 8;
+}
+
+/** `source` (a 128-tile kernel with the line `const TK: u32 = 8u;`) at a contracted step of `tk`. */
+export function withStep(source: string, tk: 8 | 16, name: string): string {
+  if (tk === 8) return source;
+  const out = source.replace("const TK: u32 = 8u;", `const TK: u32 = ${tk}u;`);
+  if (out === source) throw new Error(`${name}: no TK line to substitute`);
+  return out;
 }
 
 /** A kernel's full source: the element-type aliases (WGSL has no type-valued override constants), matmul_common.wgsl, the kernel. */
@@ -178,8 +182,8 @@ function pipelineFor(device: GPUDevice, variant: MatmulVariant, e: EncodeMatmulO
     case "tile64":
       return computePipeline(device, "matmul", typedSource(source64, aF16, bF16), constants);
     case "tile128": {
-      const k16 = t128Step(device) === 16;
-      return computePipeline(device, k16 ? "matmul_t128_k16" : "matmul_t128", typedSource(k16 ? source128k16 : source128, aF16, bF16), constants);
+      const tk = t128Step(device);
+      return computePipeline(device, tk === 16 ? "matmul_t128_k16" : "matmul_t128", typedSource(withStep(source128, tk, "matmul_t128.wgsl"), aF16, bF16), constants);
     }
     case "tile128p":
       return computePipeline(device, "matmul_t128p", typedSource(source128p, aF16, bF16), constants);

@@ -153,3 +153,39 @@ Deno.test("q4matmul: an output smaller than (N, Nout) is rejected", async () => 
   await assertRejects(() => encodeQ4Matmul(device, enc, x, w, y, 3), /q4matmul: output \(y-short\) has 84 bytes, needs 96/);
   for (const b of [x, y, w.packed, w.scales]) b.destroy();
 });
+
+Deno.test("q4matmul and its transpose, tile128 with a contracted step of 16 (switch q4tk): ragged tiles, partial blocks and steps, split, accumulate and bias, against float64", async () => {
+  const { t128Step } = await import("./matmul.ts");
+  const { setPerfSwitches } = await import("../switches.ts");
+  const prev = setPerfSwitches({ q4tk: 16 });
+  try {
+    if (t128Step(gpu.device, 16) !== 16) {
+      console.log(`q4tk=16: skipped, the device's workgroup memory (${gpu.device.limits.maxComputeWorkgroupStorageSize} bytes) is short of 16,896`);
+      return;
+    }
+    let seed = 800;
+    // K and Nout not multiples of 16 or 32 (a partial last step and block), past one tile on every side.
+    for (const [N, K, Nout] of [[1, 32, 1], [7, 45, 13], [130, 200, 31], [129, 161, 257], [257, 300, 131]]) {
+      for (const zp of [false, true]) await check(N, K, Nout, zp, seed++, "tile128");
+    }
+    setPerfSwitches({ wideSplit: 3 });
+    await check(130, 810, 790, true, seed++, "tile128"); // 3 slices each way
+    const { device } = gpu;
+    const rng = new Rng(seed);
+    const [N, K, Nout] = [139, 70, 145];
+    const w = randomWeight(rng, Nout, K, true);
+    const [x, dy, y0, dx0, bias] = [rng.uniformArray(N * K), rng.uniformArray(N * Nout), rng.uniformArray(N * Nout), rng.uniformArray(N * K), rng.uniformArray(Nout)];
+    const wg = uploadQ4(device, "w", w);
+    const [gx, gdy, gy, gdx, gb] = [storageBuffer(device, "x", x), storageBuffer(device, "dy", dy), storageBuffer(device, "y", y0), storageBuffer(device, "dx", dx0), storageBuffer(device, "bias", bias)];
+    const enc = device.createCommandEncoder({ label: "q4-k16-accumulate-test" });
+    await encodeQ4Matmul(device, enc, gx, wg, gy, N, { accumulate: true, bias: gb, variant: "tile128" });
+    await encodeQ4MatmulTransposed(device, enc, gdy, wg, gdx, N, { accumulate: true, variant: "tile128" });
+    device.queue.submit([enc.finish()]);
+    assertClose(await readF32(device, gy), q4MatmulRef(x, w, N).map((v, i) => v + bias[i % Nout] + y0[i]), { atol: 2e-5 * K, rtol: 1e-4, name: "q4matmul k16 accumulate" });
+    assertClose(await readF32(device, gdx), q4MatmulTransposedRef(dy, w, N).map((v, i) => v + dx0[i]), { atol: 2e-5 * Nout, rtol: 1e-4, name: "q4matmul_t k16 accumulate" });
+    for (const b of [gx, gdy, gy, gdx, gb, wg.packed, wg.scales]) b.destroy();
+    wg.zeroPoints?.destroy();
+  } finally {
+    setPerfSwitches(prev);
+  }
+});

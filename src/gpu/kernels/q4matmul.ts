@@ -9,7 +9,7 @@
 import { computePipeline, dispatch, storageBuffer, uniformBuffer } from "../device.ts";
 import { perfSwitches } from "../switches.ts";
 import { checkSizes } from "./attention.ts";
-import { encodeSplitReduce, scratchBuffer, wideSplitSlices } from "./matmul.ts";
+import { encodeSplitReduce, scratchBuffer, t128Step, wideSplitSlices, withStep } from "./matmul.ts";
 import { q4Geometry, type Q4Weight } from "./q4matmul.ref.ts";
 import forwardSource from "./q4matmul.wgsl" with { type: "text" };
 import forward128Source from "./q4matmul_t128.wgsl" with { type: "text" };
@@ -90,14 +90,15 @@ async function encode(
   checkSizes(name, [["input", input, N * inCols * 4], ["output", out, N * outCols * 4], ["packed", w.packed, w.Nout * nb * 16], ["scales", w.scales, w.Nout * nb * 4]]);
   const variant = pickQ4(N, outCols, forced);
   const tile = variant === "tile128" ? 128 : 64;
-  const label = variant === "tile128" ? `${name}_t128` : name;
+  const tk = variant === "tile128" ? t128Step(device, perfSwitches().q4tk) : 8;
+  const label = variant === "tile128" ? `${name}_t128${tk === 16 ? "_k16" : ""}` : name;
   const grid: [number, number] = [Math.ceil(outCols / tile), Math.ceil(N / tile)];
   // Split-K (the 128-tile kernels, switch wideSplit): slices of the contracted length in whole blocks of 32.
   const S = variant === "tile128" ? wideSplitSlices(grid[0] * grid[1], inCols, N * outCols) : 1;
   const kSlice = S > 1 ? Math.ceil(inCols / S / 32) * 32 : 0;
   const slices = S > 1 ? Math.ceil(inCols / kSlice) : 1;
   const split = slices > 1;
-  const pipeline = await computePipeline(device, label, `${commonSource}\n${sources[variant]}`, { HAS_ZP: w.zeroPoints ? 1 : 0, ...constants, ...(split ? { ACCUMULATE: 0 } : {}) });
+  const pipeline = await computePipeline(device, label, `${commonSource}\n${withStep(sources[variant], tk, label)}`, { HAS_ZP: w.zeroPoints ? 1 : 0, ...constants, ...(split ? { ACCUMULATE: 0 } : {}) });
   const dims = uniformBuffer(device, `${name}-dims`, new Uint32Array([N, w.K, w.Nout, nb, zpBytes, split ? kSlice : 0, 0, 0]));
   const zp = w.zeroPoints ?? placeholder(device);
   if (!split) {

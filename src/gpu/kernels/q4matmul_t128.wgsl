@@ -15,11 +15,15 @@ override HAS_BIAS: bool = false;
 var<private> slice: u32; // the split-K slice (0 when not split): its partial lands at slice * N * Nout; the bias goes in slice 0
 
 const TS: u32 = 128u; // output tile edge
-const TK: u32 = 8u;   // contracted step: one u32 word of nibbles per W row
+// Contracted step: 8 (one u32 word of nibbles per W row), or 16 (two words) where q4matmul.ts substitutes
+// this line (switch q4tk).
+const TK: u32 = 8u;
 const TSV: u32 = 33u; // row stride of the tiles in vec4 (32 + 1 against bank conflicts of k-fastest fills)
+const LOADS: u32 = TS * TK / 256u; // x elements per thread and step
+const HALF: u32 = TK / 2u;         // nibbles of a W row per thread and step (two threads per row)
 
-var<workgroup> tileA: array<vec4f, 264>; // (TK, TSV): element m of row k at tileA[k * TSV + m / 4][m % 4]
-var<workgroup> tileB: array<vec4f, 264>; // (TK, TSV): element n of row k at tileB[k * TSV + n / 4][n % 4]
+var<workgroup> tileA: array<vec4f, TK * TSV>; // (TK, TSV): element m of row k at tileA[k * TSV + m / 4][m % 4]
+var<workgroup> tileB: array<vec4f, TK * TSV>; // (TK, TSV): element n of row k at tileB[k * TSV + n / 4][n % 4]
 
 @compute @workgroup_size(16, 16)
 fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec3u) {
@@ -30,7 +34,7 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec
   let tx = lid.x;
   let ty = lid.y;
   let tid = ty * 16u + tx;
-  // W loader: two threads per output row n, each four nibbles (steps 4h .. 4h + 3) of the row's word.
+  // W loader: two threads per output row n, each HALF nibbles (steps HALF h .. HALF h + HALF - 1) of the step.
   let nl = tid / 2u;
   let h = tid % 2u;
   let nG = col0 + nl;
@@ -39,8 +43,8 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec
   var r4l = vec4f(0.0); var r4r = vec4f(0.0); var r5l = vec4f(0.0); var r5r = vec4f(0.0);
   var r6l = vec4f(0.0); var r6r = vec4f(0.0); var r7l = vec4f(0.0); var r7r = vec4f(0.0);
   for (var k0 = sliceBegin(wg.z); k0 < kEnd; k0 += TK) {
-    // x: 256 threads load the 1024 elements, k fastest (memory order).
-    for (var i = 0u; i < 4u; i++) {
+    // x: 256 threads load the TS x TK elements, k fastest (memory order).
+    for (var i = 0u; i < LOADS; i++) {
       let e = tid + i * 256u;
       let ka = e % TK;
       let mm = e / TK;
@@ -49,20 +53,20 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec
       tileA[ka * TSV + mm / 4u][mm % 4u] = av;
     }
     let blk = k0 / 32u;
-    var q = vec4f(0.0);
+    // Nibble p of the block's 32 is bits 4 (p % 8) of word p / 8; this thread's first is k0 % 32 + HALF h.
+    let p0 = k0 % 32u + HALF * h;
+    var word = 0u;
     var z = 0.0;
     var s = 0.0;
     if (nG < dims.Nout) {
-      let word = wq[(nG * dims.nb + blk) * 4u + (k0 % 32u) / 8u] >> (16u * h);
-      q = vec4f(vec4u(word & 15u, (word >> 4u) & 15u, (word >> 8u) & 15u, (word >> 12u) & 15u));
+      word = wq[(nG * dims.nb + blk) * 4u + p0 / 8u] >> (4u * (p0 % 8u));
       s = scales[nG * dims.nb + blk];
       z = zeroPoint(nG, blk);
     }
-    let wv = (q - z) * s; // elements k0 + 4h .. k0 + 4h + 3 of row nG (zero past Nout)
-    tileB[(4u * h) * TSV + nl / 4u][nl % 4u] = wv.x;
-    tileB[(4u * h + 1u) * TSV + nl / 4u][nl % 4u] = wv.y;
-    tileB[(4u * h + 2u) * TSV + nl / 4u][nl % 4u] = wv.z;
-    tileB[(4u * h + 3u) * TSV + nl / 4u][nl % 4u] = wv.w;
+    // Elements k0 + HALF h + q of row nG (zero past Nout, where s = 0).
+    for (var q = 0u; q < HALF; q++) {
+      tileB[(HALF * h + q) * TSV + nl / 4u][nl % 4u] = (f32((word >> (4u * q)) & 15u) - z) * s;
+    }
     workgroupBarrier();
     for (var kk = 0u; kk < TK; kk++) {
       let a0 = tileA[kk * TSV + ty];

@@ -8,13 +8,18 @@
 @group(0) @binding(4) var<storage, read_write> dx: array<f32>;     // (N, K)
 
 const TS: u32 = 128u; // output tile edge (a multiple of the block: 4 blocks of K)
-const TK: u32 = 8u;   // rows of W (outputs of the forward) per contracted step
+// Rows of W (outputs of the forward) per contracted step: 8, or 16 where q4matmul.ts substitutes this line
+// (switch q4tk).
+const TK: u32 = 8u;
 const TSV: u32 = 33u; // row stride of the tiles in vec4 (32 + 1 against bank conflicts of k-fastest fills)
+const LOADS: u32 = TS * TK / 256u; // dy elements per thread and step
+const TPW: u32 = 256u / (TK * 16u); // threads per W word of the step (TK rows x 16 words): 2 at TK 8, 1 at 16
+const VPT: u32 = 2u / TPW;          // vec4 (4 nibbles each) per thread
 
 var<private> slice: u32; // the split-K slice (0 when not split): its partial lands at slice * N * K
 
-var<workgroup> tileA: array<vec4f, 264>; // (TK, TSV): element m of row j at tileA[j * TSV + m / 4][m % 4]
-var<workgroup> tileB: array<vec4f, 264>; // (TK, TSV): element k of row j at tileB[j * TSV + k / 4][k % 4]
+var<workgroup> tileA: array<vec4f, TK * TSV>; // (TK, TSV): element m of row j at tileA[j * TSV + m / 4][m % 4]
+var<workgroup> tileB: array<vec4f, TK * TSV>; // (TK, TSV): element k of row j at tileB[j * TSV + k / 4][k % 4]
 
 @compute @workgroup_size(16, 16)
 fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec3u) {
@@ -25,9 +30,9 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec
   let tx = lid.x;
   let ty = lid.y;
   let tid = ty * 16u + tx;
-  // W loader: word w of the step (row jj = w / 16, word w % 16 of the tile's 16 in that row), half h.
-  let w = tid / 2u;
-  let h = tid % 2u;
+  // W loader: word w of the step (row jj = w / 16, word w % 16 of the tile's 16 in that row), part h of TPW.
+  let w = tid / TPW;
+  let h = tid % TPW;
   let jj = w / 16u;
   let wr = w % 16u;
   let blk = col0 / 32u + wr / 4u;
@@ -36,8 +41,8 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec
   var r4l = vec4f(0.0); var r4r = vec4f(0.0); var r5l = vec4f(0.0); var r5r = vec4f(0.0);
   var r6l = vec4f(0.0); var r6r = vec4f(0.0); var r7l = vec4f(0.0); var r7r = vec4f(0.0);
   for (var j0 = sliceBegin(wg.z); j0 < jEnd; j0 += TK) {
-    // dy: 256 threads load the 1024 elements, j fastest (memory order).
-    for (var i = 0u; i < 4u; i++) {
+    // dy: 256 threads load the TS x TK elements, j fastest (memory order).
+    for (var i = 0u; i < LOADS; i++) {
       let e = tid + i * 256u;
       let ja = e % TK;
       let mm = e / TK;
@@ -46,13 +51,20 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec
       tileA[ja * TSV + mm / 4u][mm % 4u] = av;
     }
     let j = j0 + jj;
-    var wv = vec4f(0.0);
+    var word = 0u;
+    var z = 0.0;
+    var s = 0.0;
     if (j < jEnd && blk < dims.nb) {
-      let word = wq[(j * dims.nb + blk) * 4u + wr % 4u] >> (16u * h);
-      let q = vec4f(vec4u(word & 15u, (word >> 4u) & 15u, (word >> 8u) & 15u, (word >> 12u) & 15u));
-      wv = (q - zeroPoint(j, blk)) * scales[j * dims.nb + blk];
+      word = wq[(j * dims.nb + blk) * 4u + wr % 4u] >> (16u * h);
+      z = zeroPoint(j, blk);
+      s = scales[j * dims.nb + blk];
     }
-    tileB[jj * TSV + wr * 2u + h] = wv; // elements k = col0 + 8 wr + 4h .. + 3 of row j
+    // Vec4 v of this thread: elements k = col0 + 8 wr + 4 (VPT h + v) .. + 3 of row j (zero past the ranges).
+    for (var v = 0u; v < VPT; v++) {
+      let x = word >> (16u * v);
+      let q = vec4f(vec4u(x & 15u, (x >> 4u) & 15u, (x >> 8u) & 15u, (x >> 12u) & 15u));
+      tileB[jj * TSV + wr * 2u + VPT * h + v] = (q - z) * s;
+    }
     workgroupBarrier();
     for (var kk = 0u; kk < TK; kk++) {
       let a0 = tileA[kk * TSV + ty];
