@@ -218,6 +218,9 @@ async function runSftWarmup(ctx: RunContext, cellId: string, p: WarmupParams): P
     counts[target.source]++;
     seqs.push({ ...sftSequence(prompts[i].ids, runtime.encodePlain(target.text), runtime.hf.config.eosTokenIds), advantage: 1 });
   }
+  const maxLen = runtime.hf.config.maxPositionEmbeddings;
+  const tooLong = seqs.findIndex((s) => s.ids.length > maxLen);
+  if (tooLong >= 0) throw new Error(`sft target of question ${tasks[tooLong].id}: prompt + answer are ${seqs[tooLong].ids.length} tokens, more than the model's ${maxLen} positions (lower the prompt cell's maxPromptTokens)`);
   ctx.onLog(`warmup "${cellId}" (sft): ${tasks.length} gold targets under ${template}: ${counts.completion} from the records' completion, ${counts.gold} the gold SQL in the template's answer format`);
   const trainer = await runtime.freshTrainer({
     epsLow: 0.2, epsHigh: 0.28, beta: 0, aggregation: "token-mean",
