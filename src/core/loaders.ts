@@ -106,7 +106,11 @@ function toTask(rec: unknown, position: number): { layout: Layout; task: Task } 
   if (!/^[A-Za-z0-9_.-]+$/.test(db_id) || db_id.startsWith(".")) return `db_id ${JSON.stringify(db_id)} is not a plain name`;
   const evidence = str(rec, "evidence");
   const difficulty = str(rec, "difficulty");
-  const opt = { ...(evidence !== undefined ? { evidence } : {}), ...(difficulty !== undefined ? { difficulty } : {}) };
+  const completion = str(rec, "completion");
+  const opt = {
+    ...(evidence !== undefined ? { evidence } : {}), ...(difficulty !== undefined ? { difficulty } : {}),
+    ...(completion !== undefined ? { completion } : {}),
+  };
   if ("gold_sql" in rec) {
     const gold_sql = str(rec, "gold_sql");
     const id = rec.id;

@@ -17,7 +17,8 @@ export const DATASET_FORMATS = ["spider", "bird", "rlvr"] as const;
 export const MODEL_SOURCES = ["demo", "hub", "url"] as const;
 export const DTYPES = ["f32", "f16", "q4"] as const;
 export const COMPARISONS = ["set", "bag", "ordered"] as const;
-export const WARMUP_METHODS = ["rft", "awpg", "dpo"] as const;
+/** rft / awpg / dpo sample answers and train on them; sft trains on the dataset's gold answers (a record's `completion`, else the gold in the template's answer format). */
+export const WARMUP_METHODS = ["rft", "awpg", "dpo", "sft"] as const;
 /** Which scored warm-up samples each round writes to `warmup/<cell>/round-<k>.jsonl`. */
 export const WARMUP_EXPORTS = ["correct", "all", "none"] as const;
 export const GRPO_AGGREGATIONS = ["token-mean", "seq-mean-token-mean", "seq-mean-token-sum-norm"] as const;
@@ -111,6 +112,7 @@ export interface SelectParams {
   maxNewTokens: number;
 }
 export interface WarmupParams {
+  /** Rounds of sample, score, train; for "sft" each round trains `epochs` passes over the gold targets (checkpointed per round). */
   rounds: number;
   samplesPerQuestion: number;
   method: (typeof WARMUP_METHODS)[number];
@@ -123,7 +125,8 @@ export interface WarmupParams {
   seed: number;
   /**
    * The round's scored samples as an "rlvr" dataset file: "correct" (distinct correct SQL per
-   * question, with its reasoning), "all" (every sample with its reward and correctness) or "none".
+   * question, with its reasoning), "all" (every sample with its reward and correctness) or "none"
+   * (the default, and the only value, for method "sft").
    */
   exportSamples: (typeof WARMUP_EXPORTS)[number];
   /**

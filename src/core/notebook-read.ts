@@ -21,6 +21,7 @@ import {
   VOTES,
   WARMUP_EXPORTS,
   WARMUP_METHODS,
+  type WarmupParams,
 } from "./notebook-params.ts";
 import { readGrpoPrm, readPrmData, readPrmTrain, readSelfConsistencyPrm } from "./notebook-prm.ts";
 import { PROMPT_TEMPLATES } from "./prompts.ts";
@@ -251,19 +252,29 @@ export const PARAM_READERS: { readonly [K in CellType]: (r: Reader) => CellParam
     n: r.num("n", 100, 1, 1e6, true),
     maxNewTokens: r.num("maxNewTokens", 256, 1, 32768, true),
   }),
-  warmup: (r) => ({
-    rounds: r.num("rounds", 1, 0, 100, true),
-    samplesPerQuestion: r.num("samplesPerQuestion", 8, 1, 1024, true),
-    method: r.oneOf("method", WARMUP_METHODS, "rft"),
-    lr: r.num("lr", 1e-4, 0, 1),
-    epochs: r.num("epochs", 1, 1, 100, true),
-    temperature: r.num("temperature", 1, 0, 10),
-    maxNewTokens: r.num("maxNewTokens", 256, 1, 32768, true),
-    dpoBeta: r.num("dpoBeta", 0.1, 0, 100),
-    seed: r.num("seed", 0, 0, 2 ** 32 - 1, true),
-    exportSamples: r.oneOf("exportSamples", WARMUP_EXPORTS, "correct"),
-    sampleWithEvidence: r.bool("sampleWithEvidence", false),
-  }),
+  warmup: (r) => {
+    const method = r.oneOf("method", WARMUP_METHODS, "rft");
+    const p: WarmupParams = {
+      rounds: r.num("rounds", 1, 0, 100, true),
+      samplesPerQuestion: r.num("samplesPerQuestion", 8, 1, 1024, true),
+      method,
+      lr: r.num("lr", 1e-4, 0, 1),
+      epochs: r.num("epochs", 1, 1, 100, true),
+      temperature: r.num("temperature", 1, 0, 10),
+      maxNewTokens: r.num("maxNewTokens", 256, 1, 32768, true),
+      dpoBeta: r.num("dpoBeta", 0.1, 0, 100),
+      seed: r.num("seed", 0, 0, 2 ** 32 - 1, true),
+      // sft samples nothing, so it has nothing to export.
+      exportSamples: r.oneOf("exportSamples", WARMUP_EXPORTS, method === "sft" ? "none" : "correct"),
+      sampleWithEvidence: r.bool("sampleWithEvidence", false),
+    };
+    if (method === "sft") {
+      // samplesPerQuestion, temperature, maxNewTokens and dpoBeta have defaults and are ignored (a form holds them all).
+      if (p.exportSamples !== "none") r.fail("exportSamples", `method "sft" trains on the dataset's gold answers and samples nothing to export: set exportSamples to "none" (or leave it out)`);
+      if (p.sampleWithEvidence) r.fail("sampleWithEvidence", `method "sft" samples nothing: sampleWithEvidence must be false (train on the definitions by putting them in the prompt cell's prompts)`);
+    }
+    return p;
+  },
   grpo: (r) => {
     const p: GrpoParams = {
       G: r.num("G", 8, 2, 1024, true),

@@ -10,6 +10,11 @@ export interface Task {
   evidence?: string;
   gold_sql: string;
   difficulty?: string;
+  /**
+   * The answer text to train on, verbatim (an "rlvr" record's `completion`: a gold-to-CoCTE
+   * dataset's chain in its ```sql block, a warm-up export's sample): the sft warm-up's target.
+   */
+  completion?: string;
 }
 
 /**

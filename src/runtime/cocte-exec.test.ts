@@ -148,6 +148,6 @@ Deno.test("cocteDatasetRecord: the project's question format, and the answer cha
   const r = cocteDatasetRecord({ id: "7", db_id: "db", question: "Names?", gold_sql: "SELECT name FROM singer", difficulty: "easy" }, cocte, [{ name: "a", sql: "SELECT * FROM singer" }]);
   const back = parseQuestions(JSON.stringify(r) + "\n");
   assertEquals(back.format, "rlvr");
-  assertEquals(back.items[0].task, { id: "7/cocte", db_id: "db", question: "Names?", gold_sql: cocte, difficulty: "easy" });
+  assertEquals(back.items[0].task, { id: "7/cocte", db_id: "db", question: "Names?", gold_sql: cocte, difficulty: "easy", completion: r.completion });
   assertEquals(extractSql(r.completion, { mode: "sql-block" }), { sql: cocte, source: "sql-block" });
 });

@@ -151,9 +151,14 @@ export interface SelectReport {
 /** What the Warm-up stage reports per round. */
 export interface WarmupRoundReport {
   round: number;
+  /** Samples drawn this round (0 for sft, which samples nothing). */
   samples: number;
-  /** Fraction of samples that were execution-correct in this round's fixed set. */
-  sampleAccuracy: number;
+  /** Fraction of samples that were execution-correct in this round's fixed set (absent for sft). */
+  sampleAccuracy?: number;
+  /** sft: the gold targets trained on (one per training question). */
+  goldTargets?: number;
+  /** sft: mean token log-probability of the gold targets under the cell's prompts before and after the round (the trainer's forward). */
+  targetLogprob?: { before: number; after: number };
   /** Samples used as RFT targets / in the advantage-weighted loss. */
   rftTargets: number;
   weightedSamples: number;
@@ -175,6 +180,8 @@ export interface WarmupReport {
   exportSamples: string;
   /** The rounds' dataset files, in round order (empty when exportSamples is "none"). */
   datasetFiles: string[];
+  /** sft: where the targets came from: records' `completion` fields, or the gold SQL in the template's answer format. */
+  targets?: { completion: number; gold: number; template: string };
 }
 
 /** What the GRPO stage reports. */

@@ -186,9 +186,18 @@ export class RlCellRun extends LitElement {
           ${r.entries.map((e) => html`<tr><td>${e.rank}</td><td>${e.model}</td><td>${e.template}</td><td>${pct(e.accuracy)}</td></tr>`)}</table>
           <p>Winner: ${r.winner.model} with ${r.winner.template}</p>`;
       case "warmup":
+        if (r.method === "sft") {
+          // Nothing sampled: the rounds trained on the dataset's gold answers.
+          const t = r.targets;
+          return html`<h4>Warm-up (sft on gold targets)</h4>
+            ${t ? html`<p data-testid="warmup-targets">Gold targets under ${t.template}: ${t.completion} from the records' <code>completion</code>, ${t.gold} the gold SQL in the template's answer format.</p>` : nothing}
+            <table class="acc" data-testid="accuracy-table">
+            <tr><th>round</th><th>gold targets</th><th>mean token log-probability before → after</th><th>optimiser steps</th></tr>
+            ${r.rounds.map((x) => html`<tr><td>${x.round}</td><td>${x.goldTargets ?? 0}</td><td>${x.targetLogprob ? `${x.targetLogprob.before.toFixed(3)} → ${x.targetLogprob.after.toFixed(3)}` : "—"}</td><td>${x.optimiserSteps}</td></tr>`)}</table>`;
+        }
         return html`<h4>Warm-up (${r.method})</h4><table class="acc" data-testid="accuracy-table">
           <tr><th>round</th><th>samples</th><th>sample accuracy</th><th>trained on</th><th>optimiser steps</th><th>dataset file (lines, questions)</th></tr>
-          ${r.rounds.map((x) => html`<tr><td>${x.round}</td><td>${x.samples}</td><td>${pct(x.sampleAccuracy)}</td><td>${x.rftTargets + x.weightedSamples}</td><td>${x.optimiserSteps}</td>
+          ${r.rounds.map((x) => html`<tr><td>${x.round}</td><td>${x.samples}</td><td>${x.sampleAccuracy === undefined ? "—" : pct(x.sampleAccuracy)}</td><td>${x.rftTargets + x.weightedSamples}</td><td>${x.optimiserSteps}</td>
             <td>${x.dataset ? html`<code>${x.dataset.path}</code> (${x.dataset.records}, ${x.dataset.questions})` : "—"}</td></tr>`)}</table>
           ${r.datasetFiles?.length ? html`<p data-testid="warmup-dataset">Scored samples (${r.exportSamples}) as "rlvr" datasets in the run's folder: ${r.datasetFiles.map((f, i) => html`${i ? " " : ""}${this.fileButton(f)}`)}</p>` : nothing}`;
       case "grpo":

@@ -76,7 +76,7 @@ export function tablesIn(sql: string, schema: DbSchema): string[] {
 }
 
 /** The assistant's answer to a question in a template's answer format. */
-export function answerText(templateId: string, q: CorpusQuestion, schema: DbSchema): string {
+export function answerText(templateId: string, q: Pick<CorpusQuestion, "gold_sql">, schema: DbSchema): string {
   const sql = q.gold_sql.trim().replace(/;\s*$/, "");
   const block = "```sql\n" + sql + "\n```";
   const tables = tablesIn(sql, schema);

@@ -51,7 +51,8 @@ export class Prompter {
   constructor(
     private readonly runtime: PromptModel,
     private readonly params: PromptParams,
-    private readonly schemaOf: (dbId: string) => Promise<DbSchema>,
+    /** The schema of a database, as the prompts show it (cached). */
+    readonly schemaOf: (dbId: string) => Promise<DbSchema>,
   ) {
     this.template = getPromptTemplate(params.template);
   }

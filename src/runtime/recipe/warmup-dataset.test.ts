@@ -95,7 +95,7 @@ Deno.test("warmup-dataset: correct samples only, deduplicated per question by no
   assertEquals(text.split("\n").length, records.length + 1);
   const loaded = parseQuestions(text);
   assertEquals([loaded.format, loaded.problems, loaded.records], ["rlvr", [], 3]);
-  assertEquals(loaded.items.map((i) => i.task), records.map((r) => ({ id: r.id, db_id: r.db_id, question: r.question, gold_sql: r.gold_sql, evidence: r.evidence, difficulty: r.difficulty })));
+  assertEquals(loaded.items.map((i) => i.task), records.map((r) => ({ id: r.id, db_id: r.db_id, question: r.question, gold_sql: r.gold_sql, evidence: r.evidence, difficulty: r.difficulty, completion: r.completion })));
   const dir = await Deno.makeTempDir({ prefix: "rlvr-warmup-ds-" });
   await Deno.mkdir(`${dir}/warmup/warm`, { recursive: true });
   await Deno.writeTextFile(`${dir}/${warmupDatasetPath("warm", 3)}`, text);

@@ -7,7 +7,11 @@
 //    the importance ratio taken against the sampling policy's log-probabilities (clipped);
 //  - dpo: per question the best- and worst-rewarded answers as a pair; the DPO gradient
 //    -beta sigma(-z) (grad log pi(w) - grad log pi(l)) is a sequence-level policy gradient with
-//    advantages +-2 beta sigma(-z) under "seq-mean-token-sum-norm" (C = sequences), ratio 1.
+//    advantages +-2 beta sigma(-z) under "seq-mean-token-sum-norm" (C = sequences), ratio 1;
+//  - sft: supervised fine-tuning on the dataset's gold answers, nothing sampled: per training
+//    question its record's `completion`, else the gold SQL in the template's answer format
+//    (sft-targets.ts), trained as rft trains its targets (advantage 1, ratio 1); a round is
+//    `epochs` passes over that fixed set.
 import { groupAdvantages } from "../../core/advantages.ts";
 import type { WarmupParams } from "../../core/notebook-params.ts";
 import { Rng } from "../../core/rng.ts";
@@ -15,9 +19,11 @@ import { type GrpoSample, type GrpoStepReport, grpoStep, type GrpoTrainer, sampl
 import { loadCheckpoint, saveCheckpoint } from "../checkpoint.ts";
 import { promptOpensThink, type WarmupReport, type WarmupRoundReport } from "../records.ts";
 import { checkAborted, emitMetrics, emitSamples, mixSeed, progressReporter, requireSetup, type RunContext, splitTasks } from "./context.ts";
+import { summarize } from "../../core/metrics.ts";
 import { lengthSummary, perSecond, rewardSummary, sampleTasks, samplingMessage, toolsFor } from "./common.ts";
 import { sampleRecord } from "./scoring.ts";
 import { encodeWarmupDataset, warmupDatasetPath, warmupDatasetRecords } from "./warmup-dataset.ts";
+import { sftSequence, sftTarget, targetLogprob } from "./sft-targets.ts";
 
 /** Sequences per optimiser step in the offline phase. */
 export const WARMUP_MINIBATCH = 16;
@@ -47,6 +53,7 @@ function sigmoid(x: number): number {
  * (exportSamples; warmup-dataset.ts), before its checkpoint, so a resumed run never duplicates lines.
  */
 export async function runWarmup(ctx: RunContext, cellId: string, p: WarmupParams): Promise<WarmupReport> {
+  if (p.method === "sft") return await runSftWarmup(ctx, cellId, p);
   const setup = requireSetup(ctx, cellId);
   const runtime = setup.model.runtime;
   const tasks = splitTasks(ctx, cellId, setup.dataset.params.split);
@@ -182,6 +189,114 @@ export async function runWarmup(ctx: RunContext, cellId: string, p: WarmupParams
   }
   const datasetFiles = rounds.flatMap((r) => (r.dataset ? [r.dataset.path] : []));
   return { kind: "warmup", cellId, method: p.method, rounds, exportSamples, datasetFiles };
+}
+
+/**
+ * The sft warm-up: every training question's gold target (sft-targets.ts) after the cell's prompt,
+ * trained with advantage 1 and ratio 1 (the gradient of the mean token log-likelihood, "token-mean"),
+ * `epochs` passes per round in shuffled minibatches of WARMUP_MINIBATCH. Each round reports the
+ * targets' mean token log-probability before and after it (the trainer's forward) and is
+ * checkpointed as the other methods' rounds are; finished rounds are not redone.
+ */
+async function runSftWarmup(ctx: RunContext, cellId: string, p: WarmupParams): Promise<WarmupReport> {
+  // The reader refuses these; parameters built in code get the same refusal.
+  if (p.sampleWithEvidence) throw new Error(`method "sft" samples nothing: sampleWithEvidence must be false`);
+  if (p.exportSamples !== "none") throw new Error(`method "sft" samples nothing to export: exportSamples must be "none"`);
+  const setup = requireSetup(ctx, cellId);
+  const runtime = setup.model.runtime;
+  const tasks = splitTasks(ctx, cellId, setup.dataset.params.split);
+  const seed = ctx.opts.seed ?? p.seed;
+  const { prompter } = toolsFor(ctx, cellId);
+  const template = prompter.template.id;
+  const progress = progressReporter(ctx, cellId, "warmup");
+  progress(0, `building ${tasks.length} prompts and gold targets`);
+  const prompts = await prompter.prompts(tasks);
+  const counts = { completion: 0, gold: 0, template };
+  const seqs: GrpoSample[] = [];
+  for (let i = 0; i < tasks.length; i++) {
+    const target = sftTarget(tasks[i], template, await prompter.schemaOf(tasks[i].db_id), promptOpensThink(prompts[i].text));
+    counts[target.source]++;
+    seqs.push({ ...sftSequence(prompts[i].ids, runtime.encodePlain(target.text), runtime.hf.config.eosTokenIds), advantage: 1 });
+  }
+  const maxLen = runtime.hf.config.maxPositionEmbeddings;
+  const tooLong = seqs.findIndex((s) => s.ids.length > maxLen);
+  if (tooLong >= 0) throw new Error(`sft target of question ${tasks[tooLong].id}: prompt + answer are ${seqs[tooLong].ids.length} tokens, more than the model's ${maxLen} positions (lower the prompt cell's maxPromptTokens)`);
+  ctx.onLog(`warmup "${cellId}" (sft): ${tasks.length} gold targets under ${template}: ${counts.completion} from the records' completion, ${counts.gold} the gold SQL in the template's answer format`);
+  const trainer = await runtime.freshTrainer({
+    epsLow: 0.2, epsHigh: 0.28, beta: 0, aggregation: "token-mean",
+    lr: { base: p.lr, warmupSteps: 0, totalSteps: 1, decay: "constant" }, maxGradNorm: 1,
+  });
+  // Only what shapes the training state (sampling knobs are ignored by sft).
+  const config = JSON.stringify({ method: p.method, rounds: p.rounds, lr: p.lr, epochs: p.epochs, seed, tasks: tasks.length, template, model: runtime.hf.name });
+  const prefix = `checkpoints/${cellId}`;
+  let rounds: WarmupRoundReport[] = [];
+  let start = 0;
+  const ck = await loadCheckpoint(ctx.env.store, prefix);
+  if (ck) {
+    const st = ck.state;
+    if (st.config !== config || !Array.isArray(st.rounds) || typeof st.trainerStep !== "number") {
+      throw new Error(`checkpoint under ${prefix} was made with other parameters; use a fresh output folder or remove it`);
+    }
+    rounds = st.rounds.filter(isRoundReport);
+    start = ck.step;
+    await runtime.restoreState(ck.tensors, st.trainerStep);
+    ctx.onLog(`warmup "${cellId}": ${start} round(s) already done`);
+  }
+  const micro = Math.max(1, ctx.opts.trainMicroBatch);
+  const measure = async (): Promise<number> => {
+    const rows: ArrayLike<number>[] = [];
+    for (let b = 0; b < seqs.length; b += micro) {
+      checkAborted(ctx);
+      rows.push(...(await sampleLogprobs(trainer, seqs.slice(b, b + micro).map((s) => s.ids))));
+    }
+    return targetLogprob(seqs, rows).mean;
+  };
+  const tokens = seqs.reduce((a, s) => a + s.ids.length, 0);
+  let before = start < p.rounds && seqs.length > 0 ? await measure() : 0;
+  for (let round = start; round < p.rounds; round++) {
+    checkAborted(ctx);
+    const frac = (x: number) => (round - start + x) / (p.rounds - start);
+    progress(frac(0), `round ${round + 1}: training on ${seqs.length} gold targets${round === start ? " (the first update compiles the trainer's GPU kernels)" : ""}`);
+    const t0 = ctx.env.now();
+    const reports: GrpoStepReport[] = [];
+    const rng = new Rng(mixSeed(seed, "warmup-order", round));
+    for (let epoch = 0; epoch < p.epochs && seqs.length > 0; epoch++) {
+      const order = rng.shuffle(Array.from({ length: seqs.length }, (_, i) => i));
+      for (let b = 0; b < order.length; b += WARMUP_MINIBATCH) {
+        checkAborted(ctx);
+        const mb = order.slice(b, b + WARMUP_MINIBATCH).map((i) => seqs[i]);
+        reports.push(await grpoStep(trainer, mb, { microBatch: ctx.opts.trainMicroBatch }));
+        const done = epoch * order.length + b + mb.length, all = p.epochs * order.length;
+        progress(frac((0.9 * done) / all), `round ${round + 1}: training, ${done}/${all} gold targets${p.epochs > 1 ? ` (epoch ${epoch + 1}/${p.epochs})` : ""}`);
+      }
+    }
+    if (reports.length > 0) await runtime.syncPolicy();
+    const trainMs = ctx.env.now() - t0;
+    progress(frac(0.95), `round ${round + 1}: measuring the gold targets' log-probability`);
+    const after = seqs.length > 0 ? await measure() : 0;
+    const rep: WarmupRoundReport = {
+      round: round + 1, samples: 0, goldTargets: seqs.length, targetLogprob: { before, after },
+      rftTargets: 0, weightedSamples: 0, optimiserSteps: reports.length,
+    };
+    rounds.push(rep);
+    const mean = (f: (r: GrpoStepReport) => number) => (reports.length ? reports.reduce((a, r) => a + f(r), 0) / reports.length : undefined);
+    await emitMetrics(ctx, {
+      v: 1, step: round + 1, phase: "warmup", time: ctx.env.now(),
+      ms: { train: trainMs }, tokensPerSec: { train: perSecond(tokens * p.epochs, trainMs) },
+      completionLength: summarize(seqs.map((s) => s.ids.length - s.promptLen)),
+      loss: mean((r) => r.loss), gradNorm: mean((r) => r.gradNorm), entropy: mean((r) => r.entropy), lr: p.lr,
+      extra: {
+        trainItems: seqs.length, goldTargets: seqs.length, optimiserSteps: reports.length, skippedUpdates: reports.filter((r) => r.skipped).length,
+        targetLogprobBefore: before, targetLogprobAfter: after, trainPromptTokens: meanLen(prompts.map((x) => x.ids)),
+      },
+    });
+    await saveCheckpoint(ctx.env.store, prefix, {
+      step: round + 1, cursor: 0, rng: {}, tensors: await runtime.stateTensors(), state: { config, rounds, trainerStep: trainer.step },
+    });
+    progress(frac(1), `round ${round + 1}: ${seqs.length} gold targets, ${reports.length} updates, mean token log-probability ${before.toFixed(3)} -> ${after.toFixed(3)}`);
+    before = after;
+  }
+  return { kind: "warmup", cellId, method: p.method, rounds, exportSamples: "none", datasetFiles: [], targets: counts };
 }
 
 /**

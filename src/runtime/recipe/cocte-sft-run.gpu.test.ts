@@ -1,0 +1,66 @@
+// The CoCTE cold start headless, as docs/prm.md gives the command sequence, on a tiny random
+// model (lavapipe): `rlvr cocte --dataset` converts the tiny dataset's golds, then `rlvr run` on a
+// notebook whose dataset cell reads that file, with a warm-up sft on it (the records' completions
+// as targets) followed by the PRM data and PRM train cells; run again into the same folder, the
+// warm-up's round is not redone.
+import { assert, assertEquals } from "../../../tests/assert.ts";
+import { decodeMetrics } from "../../core/metrics.ts";
+import type { RunSummary } from "./runner.ts";
+import type { WarmupReport } from "../records.ts";
+import { tinyPromptCorpus, writeTinyDataset, writeVaryingLengthModel } from "./fixtures.deno.ts";
+
+const TEMPLATE = "chain-of-ctes@1";
+const MAIN = new URL("../../cli/main.ts", import.meta.url).pathname;
+
+async function cli(args: string[]): Promise<{ stdout: string; stderr: string }> {
+  const r = await new Deno.Command(Deno.execPath(), { args: ["run", "-A", MAIN, ...args], stdout: "piped", stderr: "piped" }).output();
+  const stdout = new TextDecoder().decode(r.stdout), stderr = new TextDecoder().decode(r.stderr);
+  assert(r.code === 0, `rlvr ${args[0]} exited ${r.code}: ${stderr.slice(-2000)}`);
+  return { stdout, stderr };
+}
+
+Deno.test({
+  name: "rlvr cocte --dataset, then rlvr run: warm-up sft on the CoCTE file, PRM data and PRM train after it; a second run does not redo the warm-up",
+  sanitizeOps: false,
+  sanitizeResources: false,
+  async fn() {
+    const dir = await Deno.makeTempDir({ prefix: "rlvr-cocte-sft-" });
+    await writeTinyDataset(`${dir}/data`);
+    const conv = await cli(["cocte", "--questions", `${dir}/data/train.jsonl`, "--db-root", `${dir}/data`, "--out", `${dir}/cocte.jsonl`, "--dataset", `${dir}/data/cocte-ds.jsonl`]);
+    const stats = JSON.parse(conv.stdout.trim().split("\n").at(-1) ?? "{}");
+    assertEquals([stats.questions, stats.converted], [8, 8]);
+    const records = (await Deno.readTextFile(`${dir}/data/cocte-ds.jsonl`)).trim().split("\n").map((l) => JSON.parse(l));
+    const corpus = [...await tinyPromptCorpus(`${dir}/data`, [TEMPLATE]), ...records.map((r) => r.completion as string)];
+    await writeVaryingLengthModel(`${dir}/model`, { seed: 11, corpus });
+    const notebook = {
+      version: 1, title: "CoCTE cold start",
+      cells: [
+        { id: "data", type: "dataset", params: { source: "url", questionsUrl: "data/cocte-ds.jsonl", dbRoot: "data", format: "rlvr", split: "train", devFraction: 0.25 } },
+        { id: "model", type: "model", params: { source: "url", url: "model", dtype: "f32", loraRank: 2, loraAlpha: 4 } },
+        { id: "prompt", type: "prompt", params: { template: TEMPLATE, maxPromptTokens: 1024 } },
+        { id: "reward", type: "reward", params: { spec: { components: [{ name: "execution", weight: 1 }, { name: "error_penalty", weight: 1 }] } } },
+        { id: "cold", type: "warmup", params: { method: "sft", rounds: 1, epochs: 2, lr: 0.01 } },
+        { id: "labels", type: "prmdata", params: { chains: 2, rollouts: 2, budget: 6, maxNewTokens: 4, questionsPerBatch: 2, dropUnparsed: false, balance: 0 } },
+        { id: "prm", type: "prmtrain", params: { loraRank: 2, loraAlpha: 4, lr: 0.01, epochs: 1, batchChains: 4, devFraction: 0.25 } },
+      ],
+    };
+    await Deno.writeTextFile(`${dir}/nb.json`, JSON.stringify(notebook));
+    const out = `${dir}/out`;
+    const a = await cli(["run", `${dir}/nb.json`, "--out", out]);
+    assert(a.stderr.includes(`warmup "cold" (sft): 6 gold targets under ${TEMPLATE}: 6 from the records' completion, 0 the gold SQL`), a.stderr.slice(-3000));
+    const summary: RunSummary = JSON.parse(await Deno.readTextFile(`${out}/summary.json`));
+    assertEquals(summary.cells.map((c) => c.id), notebook.cells.map((c) => c.id));
+    const rep = summary.cells.find((c) => c.id === "cold")?.report as WarmupReport;
+    assertEquals([rep.method, rep.targets, rep.rounds.length, rep.rounds[0].goldTargets, rep.rounds[0].optimiserSteps], ["sft", { completion: 6, gold: 0, template: TEMPLATE }, 1, 6, 2]);
+    const lp = rep.rounds[0].targetLogprob;
+    assert(lp && lp.after > lp.before, `the round raised the targets' log-probability: ${JSON.stringify(lp)}`);
+    assertEquals(summary.cells.find((c) => c.id === "labels")?.report?.kind, "prmdata");
+    assertEquals(summary.cells.find((c) => c.id === "prm")?.report?.kind, "prmtrain");
+    const b = await cli(["run", `${dir}/nb.json`, "--out", out]);
+    assert(b.stderr.includes(`warmup "cold": 1 round(s) already done`), b.stderr.slice(-3000));
+    const warm = decodeMetrics(await Deno.readTextFile(`${out}/metrics.jsonl`)).records.filter((r) => r.phase === "warmup");
+    assertEquals(warm.length, 1, "one warm-up record over both runs");
+    console.log(`sft on the CoCTE file: ${lp.before.toFixed(4)} -> ${lp.after.toFixed(4)}`);
+    await Deno.remove(dir, { recursive: true });
+  },
+});
