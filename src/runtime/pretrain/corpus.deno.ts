@@ -35,7 +35,7 @@ export interface CorpusPaths {
   definedShare?: number;
 }
 
-/** The default share of evidence-pattern questions among the synthetic ones (uniform drawing gave 4 of 22 patterns, 18%). */
+/** The default share of evidence-pattern questions among the synthetic ones (uniform drawing gives 4 of 21 patterns, 19%). */
 export const DEFAULT_DEFINED_SHARE = 0.3;
 
 /** Values per column the synthetic questions draw from (the evidence probes draw theirs the same way). */

@@ -243,7 +243,8 @@ function plainFilter(rng: Rng, x: Ctx["tables"][number], cond: Condition): { sql
     return { sql: `strftime('%Y', ${col}) = '${y}'`, phrase: pickOf(rng, [`with a ${c.w} in ${y}`, `whose ${c.w} is in ${y}`]), col: c };
   }
   const says = [`with ${c.w} ${v}`, `whose ${c.w} is ${v}`];
-  if (c.kind === "text" && String(v).length <= 24) says.push(`in the ${v} ${c.w}`);
+  // "in the consumer segment": for a column of a few short categories, not names, codes or free text.
+  if (c.kind === "text" && c.values.length <= 8 && /^[A-Za-z][A-Za-z -]{0,19}$/.test(String(v)) && !/\b(name|names|title|email|login|address|description|details|code|id)\b/.test(c.w)) says.push(`in the ${v} ${c.w}`);
   if (c.kind === "text" && PLACE.test(c.w)) says.push(`from ${v}`, `from ${v}`);
   return { sql: `${col} = ${lit(v)}`, phrase: pickOf(rng, says), col: c };
 }
@@ -251,10 +252,10 @@ function plainFilter(rng: Rng, x: Ctx["tables"][number], cond: Condition): { sql
 /** A column to list the rows by (a text column or the table's key), in the plural ("names", "user ids"). */
 function display(rng: Rng, x: Ctx["tables"][number], not?: Col): { col: string; w: string } | null {
   const pk = x.t.primaryKey.length === 1 ? x.cols.find((c) => c.c.name === x.t.primaryKey[0]) : undefined;
-  const xs = [...x.cols.filter((c) => c.kind === "text" && c !== not), ...(pk && pk !== not ? [pk] : [])];
+  const xs = [...x.cols.filter((c) => c.kind === "text" && c !== not && !/^(is|has) /.test(c.w)), ...(pk && pk !== not ? [pk] : [])];
   if (!xs.length) return null;
   const c = pickOf(rng, xs);
-  return { col: quoteIdent(c.c.name), w: c.w.endsWith("s") ? c.w : `${c.w}s` };
+  return { col: quoteIdent(c.c.name), w: plural(c.w) };
 }
 
 /** Two different made-up terms. */

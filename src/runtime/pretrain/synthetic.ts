@@ -53,7 +53,7 @@ function kindOf(c: ColumnInfo, t: TableInfo): Kind {
 
 /** Values usable as literals: no truncated text, no quotes or newlines that would make odd questions. */
 function usable(c: ColumnInfo): (string | number)[] {
-  return c.examples.filter((v) => typeof v === "number" ? Number.isFinite(v) : v.length > 0 && v.length <= 40 && !v.endsWith("…") && !/["\n]/.test(v));
+  return c.examples.filter((v) => typeof v === "number" ? Number.isFinite(v) : v.length > 0 && v.length <= 40 && !v.endsWith("…") && !/["\n\r]/.test(v));
 }
 
 function lit(v: string | number): string {
