@@ -7,6 +7,7 @@ import { Rng } from "../../core/rng.ts";
 import { introspectSchema, type SqlQueryable } from "../../core/schema.ts";
 import { loadSqlJsDeno } from "../sql-wasm.ts";
 import { CONCEPTS } from "../demo/concept-defs.ts";
+import { FRAMES } from "../demo/concepts.ts";
 import { contaminates, DEFAULT_DEFINED_SHARE, demoContamination, HELD_OUT_DB, loadCorpusSources, SYNTHETIC_VALUES } from "./corpus.deno.ts";
 import { DEFINED_TERMS, DEFINITION_FORM, DEFINITION_SEPARATOR, one, parseDefinitions, plural } from "./synthetic-sub.ts";
 import { EVIDENCE_PATTERNS, maskSql, PATTERNS, type SyntheticQuestion, syntheticQuestions, words } from "./synthetic.ts";
@@ -226,6 +227,9 @@ Deno.test("evidence patterns on the demo databases: every query runs and uses it
       }
     }
     assertEquals([...by.keys()].sort(), [...EVIDENCE_PATTERNS].sort(), "every evidence pattern drawn");
+    // The wording a frame's test-concepts questions hold out (phrasing 0) is never an evidence question's.
+    const heldOut = Object.values(FRAMES).map((ph) => new RegExp(`^${ph[0].replace(/[.*+?^$()|[\]\\]/g, "\\$&").replace(/\{\w+\}/g, ".+")}$`));
+    for (const q of [...by.values()].flat()) assert(!heldOut.some((r) => r.test(q.question)), `a held-out demo wording: ${q.question}`);
     for (const [p, qs] of by) assert(qs.length >= 40, `${p}: ${qs.length} questions`);
     console.log(`evidence patterns: ${[...by].map(([p, qs]) => `${p} ${qs.length}`).join(", ")}; ${informative} of ${conjunctions} conjunctions keep some rows but fewer than either condition alone`);
     assert(informative >= conjunctions / 4, `${informative} of ${conjunctions} conjunctions informative`);
