@@ -54,6 +54,7 @@ else
   cd "$EV"
   timeout 590 "$DENO" run -A bin/a/b/rlvr.js pretrain --out "$PT" --tokenizer pt/tokenizer --spider "$SPIDER" \
     ${PT_SPIDER_LIMIT:+--spider-limit "$PT_SPIDER_LIMIT"} --spider-holdout "$HOLD" --seq-len "$PT_SEQ" --synthetic "$PT_SYNTHETIC" \
+    ${PT_DEFINED_SHARE:+--defined-share "$PT_DEFINED_SHARE"} \
     --chat-turns 8 --chat-passes 2 $ARCH --batch $BATCH --micro-batch "${PT_MICRO:-16}" --steps "$STEPS" --lr "${PT_LR:-6e-4}" \
     --warmup 100 --seed 1 --checkpoint-every 0 --max-minutes "$MIN" "${FROM[@]}" >> "$OUT/pretrain.log" 2>&1
   RC=$?

@@ -9,7 +9,7 @@
 //      npx rlvr run OUT_DIR/synthetic-heldout.json --model "$(pwd)/public/model" --out OUT_DIR/run --seed 1
 import { Rng } from "../../src/core/rng.ts";
 import { schemaOfFile, SYNTHETIC_VALUES } from "../../src/runtime/pretrain/corpus.deno.ts";
-import { syntheticQuestions } from "../../src/runtime/pretrain/synthetic.ts";
+import { BASIC_PATTERNS, syntheticQuestions } from "../../src/runtime/pretrain/synthetic.ts";
 
 const [out, spider = "../shared/datasets/spider-train"] = Deno.args;
 if (!out) throw new Error("usage: synthetic-heldout.ts OUT_DIR [SPIDER_DIR]");
@@ -22,7 +22,7 @@ const rng = new Rng(20261201);
 for (const db of HOLD) {
   const file = `${spider}/database/${db}/${db}.sqlite`;
   const s = await schemaOfFile(file, db, SYNTHETIC_VALUES);
-  const qs = syntheticQuestions(s, PER_DB, new Rng(rng.nextU32()));
+  const qs = syntheticQuestions(s, PER_DB, new Rng(rng.nextU32()), () => true, BASIC_PATTERNS);
   qs.forEach((q, i) => lines.push(JSON.stringify({ id: `${db}.${i}`, db_id: db, question: q.question, gold_sql: q.gold_sql, pattern: q.pattern })));
   await Deno.mkdir(`${out}/synthetic-heldout/db/${db}`, { recursive: true });
   await Deno.copyFile(file, `${out}/synthetic-heldout/db/${db}/${db}.sqlite`);

@@ -7,7 +7,7 @@
 //      npx rlvr run OUT_DIR/probe.json --model "$(pwd)/public/model" --out OUT_DIR/run --seed 1
 import { Rng } from "../../src/core/rng.ts";
 import { schemaOfFile, SYNTHETIC_VALUES } from "../../src/runtime/pretrain/corpus.deno.ts";
-import { syntheticQuestions } from "../../src/runtime/pretrain/synthetic.ts";
+import { BASIC_PATTERNS, syntheticQuestions } from "../../src/runtime/pretrain/synthetic.ts";
 
 const out = Deno.args[0];
 if (!out) throw new Error("usage: synthetic-probe.ts OUT_DIR");
@@ -17,7 +17,7 @@ const rng = new Rng(99);
 for (const db of ["shop", "subscriptions", "school"]) {
   const file = `public/demo/${db}/${db}.sqlite`;
   const s = await schemaOfFile(file, db, SYNTHETIC_VALUES);
-  const qs = syntheticQuestions(s, 40, new Rng(rng.nextU32())).filter((q) => EASY.includes(q.pattern)).slice(0, 4);
+  const qs = syntheticQuestions(s, 40, new Rng(rng.nextU32()), () => true, BASIC_PATTERNS).filter((q) => EASY.includes(q.pattern)).slice(0, 4);
   qs.forEach((q, i) => lines.push(JSON.stringify({ id: `${db}.${i}`, db_id: db, question: q.question, gold_sql: q.gold_sql })));
   await Deno.mkdir(`${out}/db/${db}`, { recursive: true });
   await Deno.copyFile(file, `${out}/db/${db}/${db}.sqlite`);

@@ -2,6 +2,7 @@
 // run given that tokenizer folder and the same flags finds its cache key equal and reads the corpus
 // instead of building it — what the GPU machine does with the corpus demo-prep.sh builds here.
 import { assert, assertEquals } from "../../../tests/assert.ts";
+import { UsageError } from "../args.ts";
 import { command } from "./pretrain.ts";
 
 Deno.test("rlvr pretrain --corpus-only: tokenizer + packed corpus; the same flags with --tokenizer read it back (same key and hash)", async () => {
@@ -19,6 +20,14 @@ Deno.test("rlvr pretrain --corpus-only: tokenizer + packed corpus; the same flag
     const again = await command.run([...flags, "--tokenizer", `${out}/tokenizer`]);
     assert(logs.some((l) => l.startsWith(`corpus: ${first.rows} rows from ${out}/corpus.bin`)), `read back: ${logs.join(" | ")}`);
     assertEquals([again.hash, JSON.stringify(again.key)], [first.hash, JSON.stringify(first.key)]);
+    assertEquals((first.key as { definedShare?: number }).definedShare, 0.3, "the key names the evidence patterns' share (default)");
+    let refused = "";
+    try {
+      await command.run([...flags, "--tokenizer", `${out}/tokenizer`, "--defined-share", "1.5"]);
+    } catch (e) {
+      refused = e instanceof UsageError ? e.message : String(e);
+    }
+    assert(refused.includes("--defined-share must be between 0 and 1"), `refused: ${refused}`);
   } finally {
     console.error = orig;
   }

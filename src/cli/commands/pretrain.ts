@@ -4,6 +4,7 @@
 import { num, parseFlags, req, UsageError } from "../args.ts";
 import type { FloatDtype } from "../../model/safetensors.ts";
 import { DEFAULT_DEMO_ARCH } from "../../runtime/pretrain/model.ts";
+import { DEFAULT_DEFINED_SHARE } from "../../runtime/pretrain/corpus.deno.ts";
 import { runPretrainJob } from "../../runtime/pretrain/run.deno.ts";
 import { DEFAULT_PRETRAIN_OPTIONS } from "../../runtime/pretrain/step.ts";
 import type { Command } from "./index.ts";
@@ -16,7 +17,7 @@ const FLAGS = {
   tokenizer: { type: "string" }, vocab: { type: "string" }, demo: { type: "string" }, spider: { type: "string" },
   "spider-limit": { type: "string" }, "spider-holdout": { type: "string" }, "checkpoint-every": { type: "string" }, "eval-rows": { type: "string" }, dtype: { type: "string" },
   resume: { type: "string" }, init: { type: "string" }, "max-minutes": { type: "string" }, recompute: { type: "boolean" },
-  "chat-turns": { type: "string" }, "chat-passes": { type: "string" }, synthetic: { type: "string" }, "corpus-only": { type: "boolean" },
+  "chat-turns": { type: "string" }, "chat-passes": { type: "string" }, synthetic: { type: "string" }, "defined-share": { type: "string" }, "corpus-only": { type: "boolean" },
 } as const;
 
 function int(values: Record<string, unknown>, name: string, dflt: number, min = 1): number {
@@ -27,13 +28,19 @@ function int(values: Record<string, unknown>, name: string, dflt: number, min = 
 
 const str = (v: unknown): string | undefined => (typeof v === "string" ? v : undefined);
 
+function share(values: Record<string, unknown>): number {
+  const f = num(values, "defined-share", DEFAULT_DEFINED_SHARE);
+  if (!(f >= 0 && f <= 1)) throw new UsageError(`--defined-share must be between 0 and 1, got ${f}`);
+  return f;
+}
+
 export const command: Command = {
   name: "pretrain",
   summary: "pretrain the small demo SQL model from scratch on the GPU (full training, HF folder out)",
   usage: [
     "rlvr pretrain --out DIR [--arch qwen2|llama] [--hidden 384 --layers 8 --heads 6 --kv-heads 2 --intermediate 1024]",
     "              [--seq-len 1024 --batch 16 --micro-batch 4 --steps 2000 --lr 6e-4 --min-lr-ratio 0.1 --warmup 100]",
-    "              [--weight-decay 0.1 --clip 1 --seed 1] [--tokenizer DIR | --vocab 8192] [--spider PATH] [--demo DIR] [--chat-turns N --chat-passes P] [--synthetic N]",
+    "              [--weight-decay 0.1 --clip 1 --seed 1] [--tokenizer DIR | --vocab 8192] [--spider PATH] [--demo DIR] [--chat-turns N --chat-passes P] [--synthetic N [--defined-share F]]",
     "              [--spider-limit N] [--spider-holdout DB,DB,...] [--checkpoint-every 500] [--eval-rows 32] [--dtype f16|f32] [--recompute]",
     "              [--resume DIR/checkpoint-N | --init MODEL_DIR] [--max-minutes M] [--corpus-only]",
     "",
@@ -51,6 +58,8 @@ export const command: Command = {
     "  --synthetic N     add N synthetic questions per Spider database (4N per demo database) made from its schema",
     "                    and values (count/filter/group/top/join patterns); any whose query shape is an evaluation",
     "                    question's is dropped (default 0)",
+    "  --defined-share F with --synthetic: the share of synthetic questions that use made-up terms defined in the",
+    `                    evidence (one or two terms, conjunctions, with filters; default ${DEFAULT_DEFINED_SHARE})`,
     "Writes DIR/{config.json, model.safetensors, tokenizer.json, tokenizer_config.json, generation_config.json},",
     "DIR/train_log.jsonl (one line per step), DIR/corpus.json + corpus.bin (the packed corpus) and DIR/checkpoint-<step>/.",
   ].join("\n"),
@@ -88,6 +97,7 @@ export const command: Command = {
           spiderLimit: values["spider-limit"] === undefined ? undefined : int(values, "spider-limit", 0, 0),
           spiderHoldout: str(values["spider-holdout"])?.split(",").map((s) => s.trim()).filter((s) => s.length > 0),
           synthetic: int(values, "synthetic", 0, 0),
+          definedShare: share(values),
         },
         corpusShape: { chatTurns: int(values, "chat-turns", 1, 1), chatPasses: int(values, "chat-passes", 1, 1) },
         tokenizerDir: str(values.tokenizer), vocab: int(values, "vocab", 8192, 300), resume: str(values.resume), init: str(values.init), maxMinutes,

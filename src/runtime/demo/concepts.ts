@@ -107,7 +107,7 @@ export interface ConceptQuestion {
 }
 
 /** Phrasings per frame; phrasing 0 is never trained on (test-concepts "phrasing"). */
-const FRAMES = {
+export const FRAMES = {
   count: ["What is the number of {terms}?", "How many {terms} are there?", "Count the {terms}."],
   count_attr: ["What is the number of {terms} {phrase}?", "How many {terms} are there {phrase}?", "Count the {terms} {phrase}."],
   list_attr: ["What are the {display} of the {terms} {phrase}?", "List the {display} of the {terms} {phrase}.", "Give the {display} of all {terms} {phrase}."],

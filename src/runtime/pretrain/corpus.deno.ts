@@ -8,7 +8,7 @@ import { type DbSchema, introspectSchema, type IntrospectOptions, type SqlQuerya
 import { loadSqlJs } from "../sql-wasm.ts";
 import type { CorpusQuestion, CorpusSources } from "./corpus.ts";
 import { CONCEPT_SPLITS } from "../demo/concepts.ts";
-import { maskSql, type SyntheticQuestion, syntheticQuestions } from "./synthetic.ts";
+import { maskSql, PATTERNS, type SyntheticQuestion, syntheticQuestions } from "./synthetic.ts";
 
 /** The demo database held out of every training set. */
 export const HELD_OUT_DB = "clinic";
@@ -28,7 +28,15 @@ export interface CorpusPaths {
    * 0 or absent: none. Any that holds a demo concept is dropped (`contaminates`).
    */
   synthetic?: number;
+  /**
+   * Share of each database's synthetic questions made by the evidence patterns (synthetic.ts's
+   * EVIDENCE_PATTERNS: made-up terms defined in the evidence); default DEFAULT_DEFINED_SHARE.
+   */
+  definedShare?: number;
 }
+
+/** The default share of evidence-pattern questions among the synthetic ones (uniform drawing gives 4 of 21 patterns, 19%). */
+export const DEFAULT_DEFINED_SHARE = 0.3;
 
 /** Values per column the synthetic questions draw from (the evidence probes draw theirs the same way). */
 export const SYNTHETIC_VALUES: IntrospectOptions = { maxExamples: 16, maxExampleChars: 40, exampleScanRows: 5000 };
@@ -196,7 +204,7 @@ export async function loadCorpusSources(p: CorpusPaths): Promise<CorpusSources &
       const values = await schemaOfFile(d.path, d.id, SYNTHETIC_VALUES);
       const n = d.source === "demo" ? 4 * p.synthetic : p.synthetic;
       const keep = (s: SyntheticQuestion) => admit({ source: d.source, db_id: d.id, question: s.question, gold_sql: s.gold_sql, evidence: s.evidence, synthetic: true });
-      for (const s of syntheticQuestions(values, n, new Rng(rng.nextU32()), keep)) {
+      for (const s of syntheticQuestions(values, n, new Rng(rng.nextU32()), keep, PATTERNS, p.definedShare ?? DEFAULT_DEFINED_SHARE)) {
         questions.push({ source: d.source, db_id: d.id, question: s.question, gold_sql: s.gold_sql, synthetic: true, ...(s.evidence ? { evidence: s.evidence } : {}) });
       }
     }

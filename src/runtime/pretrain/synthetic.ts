@@ -17,7 +17,7 @@ export interface SyntheticQuestion {
   question: string;
   gold_sql: string;
   pattern: string;
-  /** A made-up definition the question relies on (synthetic-sub.ts's "defined" pattern). */
+  /** The made-up definitions the question relies on (synthetic-sub.ts's EVIDENCE_PATTERNS), "; "-separated. */
   evidence?: string;
 }
 
@@ -53,7 +53,7 @@ function kindOf(c: ColumnInfo, t: TableInfo): Kind {
 
 /** Values usable as literals: no truncated text, no quotes or newlines that would make odd questions. */
 function usable(c: ColumnInfo): (string | number)[] {
-  return c.examples.filter((v) => typeof v === "number" ? Number.isFinite(v) : v.length > 0 && v.length <= 40 && !v.endsWith("…") && !/["\n]/.test(v));
+  return c.examples.filter((v) => typeof v === "number" ? Number.isFinite(v) : v.length > 0 && v.length <= 40 && !v.endsWith("…") && !/["\n\r]/.test(v));
 }
 
 function lit(v: string | number): string {
@@ -251,6 +251,9 @@ export const BASIC_PATTERNS = Object.keys(MAKERS).sort();
 /** Every pattern, in a fixed order (the seeded draw indexes this list). */
 export const PATTERNS = [...BASIC_PATTERNS, ...Object.keys(SUB_MAKERS).sort()];
 
+/** The patterns whose questions carry evidence (made-up terms defined BIRD-style), in PATTERNS' order. */
+export const EVIDENCE_PATTERNS = PATTERNS.filter((p) => p.startsWith("defined"));
+
 const ALL_MAKERS: Record<string, Maker> = { ...MAKERS, ...SUB_MAKERS };
 
 function context(schema: DbSchema): Ctx {
@@ -274,20 +277,41 @@ function context(schema: DbSchema): Ctx {
 /**
  * Up to `n` distinct synthetic questions on `schema` (whose column examples are the values drawn
  * from), patterns (default: all) drawn uniformly with `rng`; `keep` rejects a candidate (decontamination).
- * Fewer than `n` come back when the schema offers fewer distinct queries.
+ * With `definedShare` F, the evidence patterns (EVIDENCE_PATTERNS among `patterns`) make up a share
+ * F of the questions returned (each next question comes from them while fewer than F of those so far
+ * do), each family's patterns drawn uniformly; a family that keeps failing on the schema (n * 10
+ * misses) is given up. Fewer than `n` come back when the schema offers fewer distinct queries.
  */
-export function syntheticQuestions(schema: DbSchema, n: number, rng: Rng, keep: (q: SyntheticQuestion) => boolean = () => true, patterns: readonly string[] = PATTERNS): SyntheticQuestion[] {
+export function syntheticQuestions(schema: DbSchema, n: number, rng: Rng, keep: (q: SyntheticQuestion) => boolean = () => true, patterns: readonly string[] = PATTERNS, definedShare?: number): SyntheticQuestion[] {
   const ctx = context(schema);
   if (!ctx.tables.length || n <= 0) return [];
   const out: SyntheticQuestion[] = [];
   const seen = new Set<string>();
+  const ev = patterns.filter((p) => EVIDENCE_PATTERNS.includes(p));
+  const rest = patterns.filter((p) => !EVIDENCE_PATTERNS.includes(p));
+  const share = definedShare ?? 0;
+  const split = definedShare !== undefined && ev.length > 0 && rest.length > 0;
+  const misses = [0, 0];
+  let fromEv = 0;
   for (let tries = 0; out.length < n && tries < n * 30; tries++) {
-    const q = ALL_MAKERS[patterns[rng.int(patterns.length)]](rng, ctx);
-    if (!q) continue;
-    const key = q.question + "\u0000" + q.gold_sql;
-    if (seen.has(key) || !keep(q)) continue;
+    let fam = -1, pattern: string;
+    if (!split) pattern = patterns[rng.int(patterns.length)];
+    else {
+      const open = misses.map((m) => m < n * 10);
+      if (!open[0] && !open[1]) break;
+      fam = !open[1] || (open[0] && fromEv < share * (out.length + 1)) ? 0 : 1;
+      const from = fam === 0 ? ev : rest;
+      pattern = from[rng.int(from.length)];
+    }
+    const q = ALL_MAKERS[pattern](rng, ctx);
+    const key = q ? q.question + "\u0000" + q.gold_sql : "";
+    if (!q || seen.has(key) || !keep(q)) {
+      if (fam >= 0) misses[fam]++;
+      continue;
+    }
     seen.add(key);
     out.push(q);
+    if (fam === 0) fromEv++;
   }
   return out;
 }
