@@ -53,8 +53,9 @@ const LAVAPIPE_ONLY = new Map([
 // kernels at D 64-128: 8-10 s for the three pipelines of one head dim, 52 s of the kernel test's
 // 55 s). With the toggle off Dawn zeroes the memory in the shader itself (Tint's
 // ZeroInitWorkgroupMemory, as on drivers without the extension): the same WGSL semantics, and the
-// attention test compiles in 3 s. The browser kind (Chromium's own Dawn on SwiftShader) keeps the
-// extension's path.
+// attention test compiles in 3 s. The browser kind (Chromium's own Dawn on SwiftShader) turns off
+// the same toggle through Chromium's --disable-dawn-features (CHROMIUM_TEST_DAWN_TOGGLES in
+// tests/browser/harness.ts, so that one file run by hand gets it too).
 const DAWN_TEST_TOGGLES = ["use_vulkan_zero_initialize_workgroup_memory_extension"];
 
 /** RLVR_DAWN_OPTIONS for the dawn kind: the caller's options with DAWN_TEST_TOGGLES added to disable-dawn-features. */

@@ -1,5 +1,6 @@
 // <rl-cell-run>: a runnable cell's run bar and outputs — Run / Run from here / Stop, a progress
-// bar with the phase text and a time estimate, the error of a failed run with what to do, the
+// bar with the phase text and a time estimate, the phases the run went through (each with when it
+// began and how long it took, kept after the run), the error of a failed run with what to do, the
 // stage's report (accuracy tables), its metrics charts and the reward inspector over the samples
 // it drew; in a model cell, what was loaded (shape, dtype, LoRA, provider, load time, bytes) and
 // what the model-file cache holds, with a button that clears it. All state
@@ -11,10 +12,11 @@ import { type ModelSummary, summaryRows } from "../runtime/recipe/model-summary.
 import "./rl-metrics-charts.ts";
 import "./rl-reward-inspector.ts";
 import { renderPrmData, renderPrmTrain, renderSelectionAtN } from "./prm-reports.ts";
-import type { CellRunState, RunController } from "./run-controller.ts";
+import type { CellRunState, ProgressEntry, RunController } from "./run-controller.ts";
 import { cellStyles } from "./styles.ts";
 
 const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
+const secs = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
 const mb = (n: number) => (n < 1 << 20 ? `${Math.max(1, Math.round(n / 1024))} KB` : `${(n / (1 << 20)).toFixed(1)} MB`);
 
 /** "about 2 min 5 s left". */
@@ -43,6 +45,10 @@ export class RlCellRun extends LitElement {
     details > summary { cursor: pointer; }
     button.file { font-family: var(--rl-mono); font-size: 12px; padding: 1px 6px; }
     .file-error { color: var(--rl-bad); font-size: 12px; }
+    .phases { font-size: 13px; }
+    .phases > summary { color: var(--rl-muted); }
+    .phases table { margin: 4px 0; }
+    .phases td.at, .phases td.took { font-family: var(--rl-mono); font-size: 12px; color: var(--rl-muted); text-align: right; white-space: nowrap; }
   `];
 
   /** The cell this bar runs. */
@@ -117,7 +123,20 @@ export class RlCellRun extends LitElement {
       ${this.fileError ? html`<p class="file-error" role="alert">${this.fileError}</p>` : nothing}
       ${s.metrics.length ? html`<h4>Metrics</h4><rl-metrics-charts .runs=${[{ name: cell.id, records: s.metrics }]}></rl-metrics-charts>` : nothing}
       ${s.samples.length ? html`<details data-testid="inspector"><summary data-testid="open-inspector">Reward inspector (${s.samples.length} samples)</summary>
-        <rl-reward-inspector .records=${s.samples} .step=${s.samples.at(-1)?.step ?? 0}></rl-reward-inspector></details>` : nothing}`;
+        <rl-reward-inspector .records=${s.samples} .step=${s.samples.at(-1)?.step ?? 0}></rl-reward-inspector></details>` : nothing}
+      ${s.history.length ? this.renderHistory(s.history) : nothing}`;
+  }
+
+  /**
+   * The phases of the cell's run, each with when it began (seconds since the run started) and how
+   * long it took (to the next phase; the last one to its last line).
+   */
+  private renderHistory(h: ProgressEntry[]) {
+    const took = (i: number) => (h[i + 1]?.startMs ?? h[i].lastMs) - h[i].startMs;
+    const total = h.at(-1)!.lastMs - h[0].startMs;
+    return html`<details class="phases" data-testid="progress-history"><summary>Progress log (${h.length} phase${h.length === 1 ? "" : "s"}, ${secs(total)})</summary>
+      <table class="acc"><tr><th>began</th><th>phase</th><th>took</th></tr>
+      ${h.map((e, i) => html`<tr data-testid="progress-entry"><td class="at">${secs(e.startMs)}</td><td>${e.message}</td><td class="took">${secs(took(i))}</td></tr>`)}</table></details>`;
   }
 
   /** What a model cell loaded (runner.ts builds it; model-summary.ts names the rows). */

@@ -4,7 +4,7 @@ import { parseNotebook } from "../core/notebook.ts";
 import type { MetricsRecord } from "../core/metrics.ts";
 import type { SampleRecord } from "../runtime/records.ts";
 import type { RunEvents, RunInfo, RunOutcome, RunRequest } from "../../workers/gpu.api.ts";
-import { type RunApi, RunController } from "./run-controller.ts";
+import { PROGRESS_HISTORY_CAP, type RunApi, RunController, withProgress } from "./run-controller.ts";
 import { runIdOf } from "./run-plan.ts";
 
 const parsed = parseNotebook(demo);
@@ -93,4 +93,34 @@ Deno.test("run controller: a reload resumes an interrupted run by itself, except
   const other = fakeApi({ runs: [{ ...info, runId: "nb-00000000" }] });
   assertEquals(await new RunController(other.api, () => doc, (e) => e, "http://app/").restore(false), null);
   assertEquals(other.started.length, 0);
+});
+
+Deno.test("run controller: a cell keeps every phase its progress lines named, after the run too", async () => {
+  const line = (cellId: string, message: string) => ({ cellId, stage: cellId, fraction: 0.5, etaSeconds: null, message });
+  const { api } = fakeApi({
+    play: (_req, ev) => {
+      for (const m of ["building 2 prompts and decoding the first batch", "decoding (greedy) 1/2 questions, 4 tokens", "decoding (greedy) 2/2 questions, 8 tokens", "scoring 2 answers by execution", "accuracy 0.0%"]) ev.progress(line("base-concepts", m));
+      // A phase shorter than any poll: only the history has it after the next line replaced it.
+      for (const m of ["step 1/2: sampling 2 per question, 1/2 questions", "step 1/2: training on 4 samples", "step 1/2: reward 0.000, acc 0.000", "step 2/2: training on 4 samples"]) ev.progress(line("grpo", m));
+      return { ok: true, summary: { title: "", accuracy: {}, files: [], cells: [{ id: "base-concepts", type: "evaluate", ms: 1 }, { id: "grpo", type: "grpo", ms: 1 }] } };
+    },
+  });
+  const c = new RunController(api, () => doc, (e) => e, "http://app/");
+  await c.run("all");
+  const ev = c.state("base-concepts");
+  assertEquals([ev.status, ev.progress], ["done", null]);
+  // Lines differing only in their numbers are one phase, showing its last line.
+  assertEquals(ev.history.map((e) => e.message), ["building 2 prompts and decoding the first batch", "decoding (greedy) 2/2 questions, 8 tokens", "scoring 2 answers by execution", "accuracy 0.0%"]);
+  assert(ev.history.every((e, i) => e.lastMs >= e.startMs && (i === 0 || e.startMs >= ev.history[i - 1].startMs)), "times in order");
+  assertEquals(c.state("grpo").history.map((e) => e.message), ["step 1/2: sampling 2 per question, 1/2 questions", "step 1/2: training on 4 samples", "step 1/2: reward 0.000, acc 0.000", "step 2/2: training on 4 samples"]);
+  // A new run starts the history again.
+  await c.run("all");
+  assertEquals(c.state("base-concepts").history.length, 4);
+});
+
+Deno.test("progress history: capped at its last phases", () => {
+  let h = withProgress([], "first", 0);
+  for (let i = 0; i < PROGRESS_HISTORY_CAP + 5; i++) h = withProgress(h, i % 2 ? `training step ${i}` : `sampling step ${i}`, i);
+  assertEquals(h.length, PROGRESS_HISTORY_CAP);
+  assertEquals(h.at(-1)?.message, `sampling step ${PROGRESS_HISTORY_CAP + 4}`);
 });

@@ -1,4 +1,4 @@
-// The page's run state: which cells are running, waiting, done or failed, their progress, reports,
+// The page's run state: which cells are running, waiting, done or failed, their progress (the latest line and every phase so far), reports,
 // metrics and sample records, errors with their remedies, and the resumption of a run a reload
 // interrupted. Runs happen in the GPU worker (workers/run-host.ts); this only talks to its API and
 // never touches the saved document (runtime state stays apart from it). Uploaded datasets go to the
@@ -26,10 +26,38 @@ export interface CellRunError {
   resume: { mode: RunMode; cellId: string | null } | null;
 }
 
+/**
+ * One phase of a cell's run as its progress lines told it: the line it showed last and when it
+ * began and last changed (ms since the run started). Lines that differ only in their numbers
+ * ("decoding (greedy) 3/8 questions, 96 tokens") are one phase.
+ */
+export interface ProgressEntry {
+  message: string;
+  startMs: number;
+  lastMs: number;
+}
+
+/** Phases a cell keeps (its last ones): a long GRPO run has a few per step. */
+export const PROGRESS_HISTORY_CAP = 200;
+
+/** What makes two progress lines the same phase: their text without its numbers. */
+export function phaseKey(message: string): string {
+  return message.replace(/\d+(?:\.\d+)?/g, "#");
+}
+
+/** `history` with progress line `message` at `t` ms: the last phase updated, or a new one. */
+export function withProgress(history: readonly ProgressEntry[], message: string, t: number): ProgressEntry[] {
+  const last = history.at(-1);
+  if (last && phaseKey(last.message) === phaseKey(message)) return [...history.slice(0, -1), { ...last, message, lastMs: t }];
+  return [...history.slice(-(PROGRESS_HISTORY_CAP - 1)), { message, startMs: t, lastMs: t }];
+}
+
 /** One cell's runtime state (never saved with the document). */
 export interface CellRunState {
   status: CellRunStatus;
   progress: Progress | null;
+  /** Every phase of the cell's current (or last) run, in order (`progress` is only the latest line). */
+  history: ProgressEntry[];
   error: CellRunError | null;
   report: StageReport | null;
   accuracy: number | null;
@@ -66,7 +94,7 @@ function sampleLinesOf(x: unknown): { from: number; count: number } | null {
   return typeof r.from === "number" && typeof r.count === "number" ? { from: r.from, count: r.count } : null;
 }
 
-const empty = (): CellRunState => ({ status: "idle", progress: null, error: null, report: null, accuracy: null, metrics: [], samples: [], resumedFrom: null, model: null });
+const empty = (): CellRunState => ({ status: "idle", progress: null, history: [], error: null, report: null, accuracy: null, metrics: [], samples: [], resumedFrom: null, model: null });
 
 /** Holds the run state of the open notebook and tells the page when it changes. */
 export class RunController extends EventTarget {
@@ -377,7 +405,8 @@ export class RunController extends EventTarget {
 
   private onProgress(p: Progress): void {
     this.setCurrent(p.cellId);
-    this.patch(p.cellId, p.model ? { progress: p, model: p.model } : { progress: p });
+    const history = withProgress(this.state(p.cellId).history, p.message, Date.now() - this.t0);
+    this.patch(p.cellId, p.model ? { progress: p, history, model: p.model } : { progress: p, history });
     this.changed();
   }
 

@@ -2,9 +2,10 @@
 // notebook (sizes cut for a CPU; a tiny random model served where the demo model lives) shows the
 // run's place in a status bar that stays in view, outlines and scrolls to the running cell, gives
 // every long phase its own progress line (model files, ONNX graph, session, shader compilation,
-// decoding, scoring, training), and ends with the before/after picture: accuracy per split per
-// stage. A second test renders that picture on demo questions with a learned one (baseline answer
-// vs after GRPO with their rows): a tiny random model learns nothing in two steps.
+// decoding, scoring, training; read from each cell's progress log, which keeps them all, where a
+// poll of the live line misses the short ones), and ends with the before/after picture: accuracy
+// per split per stage. A second test renders that picture on demo questions with a learned one
+// (baseline answer vs after GRPO with their rows): a tiny random model learns nothing in two steps.
 import { assert, assertEquals } from "../assert.ts";
 import demo from "../../notebooks/demo.json" with { type: "json" };
 import { writeVaryingLengthModel } from "../../src/runtime/recipe/fixtures.deno.ts";
@@ -32,7 +33,6 @@ function cpuDemo(): unknown {
 }
 
 interface Seen {
-  lines: string[];
   where: string[];
   /** Cells that ran for a while, and whether each was in view then. */
   inView: Record<string, boolean>;
@@ -55,13 +55,13 @@ Deno.test({
       await page.getByTestId("run-all").click();
       const bar = page.getByTestId("run-status-bar");
       await bar.waitFor({ timeout: 60_000 });
-      const seen: Seen = { lines: [], where: [], inView: {} };
+      const seen: Seen = { where: [], inView: {} };
       let last = "", since = Date.now(), midRun = false;
       const t0 = Date.now();
       // Poll until the run ends: the status bar's text, and whether the running cell is on screen.
       for (;;) {
         const s = await page.evaluate(() => {
-          const nb = document.querySelector("rl-notebook") as unknown as { runs: { active: { current: string | null } | null; state(id: string): { progress: { message: string } | null } }; shadowRoot: ShadowRoot };
+          const nb = document.querySelector("rl-notebook") as unknown as { runs: { active: { current: string | null } | null }; shadowRoot: ShadowRoot };
           const a = nb.runs.active;
           if (!a) return null;
           const li = a.current ? nb.shadowRoot.querySelector(`li[data-cell-id="${a.current}"]`) : null;
@@ -70,11 +70,10 @@ Deno.test({
           return {
             current: a.current, running: li?.classList.contains("running") ?? false,
             visible: r ? r.top < innerHeight && r.bottom > 0 : false,
-            where: status?.querySelector("[data-testid=run-where]")?.textContent ?? "", line: a.current ? nb.runs.state(a.current).progress?.message ?? "" : "",
+            where: status?.querySelector("[data-testid=run-where]")?.textContent ?? "",
           };
         });
         if (!s) break;
-        if (s.line && seen.lines.at(-1) !== s.line) seen.lines.push(s.line);
         if (s.where && seen.where.at(-1) !== s.where) seen.where.push(s.where);
         if (s.current !== last) {
           last = s.current ?? "";
@@ -88,22 +87,34 @@ Deno.test({
           await page.screenshot({ path: `${ARTIFACTS}/demo-flow-running-viewport.png` });
           midRun = true;
         }
-        if (Date.now() - t0 > 1_500_000) throw new Error(`run still going after 25 min: ${seen.where.at(-1)} ${seen.lines.at(-1)}`);
+        if (Date.now() - t0 > 1_500_000) throw new Error(`run still going after 25 min: ${seen.where.at(-1)}`);
         await page.waitForTimeout(300);
       }
-      console.log(`run took ${((Date.now() - t0) / 1000).toFixed(0)} s; ${seen.lines.length} progress lines, cells in view: ${JSON.stringify(seen.inView)}`);
       await waitForCell(page, "export", { ms: 10_000 });
+      const entries = page.getByTestId("progress-entry");
+      console.log(`run took ${((Date.now() - t0) / 1000).toFixed(0)} s; ${await entries.count()} phases in the cells' progress logs, cells in view: ${JSON.stringify(seen.inView)}`);
       // Every runnable cell is counted in the bar ("i of 17"), and the run went through them in order.
       assert(seen.where.some((w) => / of 17 · Model “model”/.test(w)) && seen.where.some((w) => /of 17 · GRPO/.test(w)), seen.where.join(" | "));
       const log = await page.evaluate(() => (document.querySelector("rl-notebook") as unknown as { runs: { log: string[] } }).runs.log.join("\n"));
       // The model cell's phases, each announced (the short ones may be missed by a poll; the log has them all).
       for (const phase of ["download took", "graph took", "session took", "shaders took"]) assert(log.includes(phase), `log names ${phase}:\n${log.slice(0, 3000)}`);
-      const saw = (re: RegExp) => assert(seen.lines.some((l) => re.test(l)), `a progress line matching ${re}: ${seen.lines.join(" | ").slice(0, 4000)}`);
-      saw(/compiling the GPU programs/);
-      saw(/decoding \(greedy\) \d+\/2 questions, \d+ tokens/);
-      saw(/sampling 2 per question with the definitions/);
-      saw(/training/);
-      saw(/step \d\/2: /);
+      // Every long phase had its own progress line: each cell's progress log (kept after the run) has them all.
+      const had = async (id: string, re: RegExp) => {
+        const lines = await page.locator(`li[data-cell-id="${id}"]`).getByTestId("progress-entry").allTextContents();
+        assert(lines.some((l) => re.test(l)), `cell ${id}'s progress log has a line matching ${re}: ${lines.join(" | ").slice(0, 4000)}`);
+      };
+      await had("model", /compiling the GPU programs/);
+      await had("base-concepts", /decoding \(greedy\) \d+\/2 questions, \d+ tokens/);
+      await had("base-concepts", /scoring \d+ answers by execution/);
+      await had("warmup", /sampling 2 per question with the definitions/);
+      await had("warmup", /round 1: training on \d+ samples/);
+      await had("grpo", /step 1\/2: sampling 2 per question/);
+      await had("grpo", /step 2\/2: training on \d+ samples/);
+      // The log as the user opens it: when each phase began and how long it took.
+      const warmup = page.locator('li[data-cell-id="warmup"]');
+      await warmup.getByTestId("progress-history").locator("summary").click();
+      await warmup.scrollIntoViewIfNeeded();
+      await warmup.screenshot({ path: `${ARTIFACTS}/demo-flow-progress-log.png` });
       // Cells that ran for more than a poll or two were outlined and on screen.
       const long = Object.entries(seen.inView);
       assert(long.length >= 5 && long.every(([, v]) => v), `running cells in view: ${JSON.stringify(seen.inView)}`);

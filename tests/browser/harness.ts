@@ -62,6 +62,15 @@ export function serveOverlay(overlay: string): { url: string; close: () => Promi
   return { url: `http://127.0.0.1:${(server.addr as Deno.NetAddr).port}/`, close: () => server.shutdown() };
 }
 
+/**
+ * Dawn features the tests' Chromium turns off (never the product): Dawn zero-initializes WGSL
+ * workgroup memory through VK_KHR_zero_initialize_workgroup_memory where the driver has it, and
+ * SwiftShader compiles that in time growing with the workgroup arrays (seconds per pipeline;
+ * docs/upstream.md). Off, Tint zeroes the memory in the shader: the same WGSL semantics. The `dawn`
+ * kind of `npm test` turns off the same toggle (`DAWN_TEST_TOGGLES` in scripts/test.mjs).
+ */
+export const CHROMIUM_TEST_DAWN_TOGGLES = ["use_vulkan_zero_initialize_workgroup_memory_extension"];
+
 /** Launches the system Chromium; `webgpu: false` leaves WebGPU off to test the fallback. */
 export function launchChromium(opts: { webgpu?: boolean } = {}): Promise<Browser> {
   const { webgpu = true } = opts;
@@ -73,7 +82,7 @@ export function launchChromium(opts: { webgpu?: boolean } = {}): Promise<Browser
       "--disable-component-update",
       "--disable-sync",
       "--no-first-run",
-      ...(webgpu ? ["--enable-unsafe-webgpu"] : ["--disable-features=WebGPU", "--disable-gpu"]),
+      ...(webgpu ? ["--enable-unsafe-webgpu", `--disable-dawn-features=${CHROMIUM_TEST_DAWN_TOGGLES.join(",")}`] : ["--disable-features=WebGPU", "--disable-gpu"]),
     ],
   });
 }
