@@ -11,7 +11,7 @@
 #   packed model/ of demo-prep.sh with MODEL=...), EV_SEEDS ("1 2 3"), EV_MODES ("knowledge bird"),
 #   EV_SAMPLE_BATCH (prompts per sampling call, 64), DENO (deno).
 # Back in $OUT: demo-evidence.json (the figures; copy to bench/results/<date>-demo-evidence.json), .md, .svg,
-# and one tar per run (summary.json, metrics.jsonl, predictions, the log, the last 4 MB of samples.jsonl).
+# and runs.tar holding one tgz per run (summary.json, metrics.jsonl, predictions, the log, the last 4 MB of samples.jsonl).
 set -u
 cd "$(dirname "$0")/../.."
 SRC=${EV_SRC:-$(pwd)/.devwork/demo-ev}   # what demo-prep.sh wrote (its E)
@@ -61,6 +61,8 @@ for mode in ${EV_MODES:-knowledge bird}; do for seed in ${EV_SEEDS:-1 2 3}; do
   tar czf "$OUT/$nb.tgz" "$nb.log" "$nb/summary.json" "$nb/notebook.json" "$nb/metrics.jsonl" "$nb/predictions" "$nb/samples.tail.jsonl" 2>/dev/null
   if [ -f "$nb/summary.json" ]; then runs+=("$nb"); else missing=$((missing + 1)); fi
 done; done
+# The device returns at most 8 files per call: the six run tars travel as one (on 2026-12-01 two were left behind).
+( cd "$OUT" && tar cf runs.tar run-*.tgz && rm -f run-*.tgz )
 if [ "$missing" -gt 0 ]; then echo "demo-evidence: $missing run(s) not finished; call again to continue"; exit 0; fi
 "$DENO" run -A bin/a/b/rlvr.js demo-evidence "${runs[@]}" --out "$OUT/demo-evidence.json" --markdown "$OUT/demo-evidence.md" --svg "$OUT/demo-evidence.svg" \
   --title "Demo (model $(basename "$MODEL")): execution accuracy per split and stage, seeds ${EV_SEEDS:-1 2 3}" > "$OUT/demo-evidence.log" 2>&1

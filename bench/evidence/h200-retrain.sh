@@ -13,8 +13,9 @@
 #   reaches with this shape; default 59400, the 16m step measured on Dawn on the H200 — set it to what the faster
 #   trainer measures), PT_TRAIN_S (seconds of training planned, default 1260), PT_LR (6e-4), PT_CALL_MIN (8.5),
 #   PT_BUDGET_S (1500), PT_DIR (/tmp/pt, outside the checkout so later calls and h200-demo.sh find it), DENO (deno).
-# Back in $OUT (/tmp/rt-out): pretrain.log (appended per call), train_log.jsonl, corpus.json, config.json,
-# generation_config.json, tokenizer files, model.safetensors in 15 MB parts (model.part.*), status.txt.
+# Back in $OUT (/tmp/rt-out): pretrain.log (this call's), status.txt, model.safetensors in 15 MB parts (model.part.*),
+# and meta.tgz with train_log.jsonl, corpus.json, config.json, generation_config.json and the tokenizer files (the
+# device returns at most 8 files per call: on 2026-12-01 train_log.jsonl and the tokenizer were left behind).
 set -u
 cd "$(dirname "$0")/../.."
 bash bench/evidence/h200-demo.sh setup >/dev/null || exit 1
@@ -79,4 +80,7 @@ EOF
 else
   echo "retrain: call again to continue"
 fi
+# The device returns at most 8 files per call: the small ones travel in one tar (model.part.* stay apart, 15 MB each).
+( cd "$OUT" && tar czf meta.tgz --ignore-failed-read train_log.jsonl corpus.json config.json generation_config.json tokenizer.json tokenizer_config.json 2>/dev/null \
+  && rm -f train_log.jsonl corpus.json config.json generation_config.json tokenizer.json tokenizer_config.json )
 ls -la "$OUT" | tail -12
