@@ -21,6 +21,7 @@ import { promptOpensThink, type WarmupReport, type WarmupRoundReport } from "../
 import { checkAborted, emitMetrics, emitSamples, mixSeed, progressReporter, requireSetup, type RunContext, splitTasks } from "./context.ts";
 import { summarize } from "../../core/metrics.ts";
 import { lengthSummary, perSecond, rewardSummary, sampleTasks, samplingMessage, toolsFor } from "./common.ts";
+import type { ModelRuntime } from "./model-runtime.ts";
 import { sampleRecord } from "./scoring.ts";
 import { encodeWarmupDataset, warmupDatasetPath, warmupDatasetRecords } from "./warmup-dataset.ts";
 import { sftSequence, sftTarget, targetLogprob } from "./sft-targets.ts";
@@ -47,6 +48,39 @@ function sigmoid(x: number): number {
   return x >= 0 ? 1 / (1 + Math.exp(-x)) : Math.exp(x) / (1 + Math.exp(x));
 }
 
+/** The offline phase's trainer: clipped policy gradient without KL, a constant learning rate, gradients clipped at 1. */
+function warmupTrainer(runtime: ModelRuntime, lr: number, aggregation: "token-mean" | "seq-mean-token-sum-norm"): Promise<GrpoTrainer> {
+  return runtime.freshTrainer({
+    epsLow: 0.2, epsHigh: 0.28, beta: 0, aggregation,
+    lr: { base: lr, warmupSteps: 0, totalSteps: 1, decay: "constant" }, maxGradNorm: 1,
+  });
+}
+
+/** The rounds a checkpoint under `prefix` already finished (the trainer's state restored), or none; a checkpoint of other parameters is refused. */
+async function resumeRounds(ctx: RunContext, runtime: ModelRuntime, cellId: string, prefix: string, config: string): Promise<{ rounds: WarmupRoundReport[]; start: number }> {
+  const ck = await loadCheckpoint(ctx.env.store, prefix);
+  if (!ck) return { rounds: [], start: 0 };
+  const st = ck.state;
+  if (st.config !== config || !Array.isArray(st.rounds) || typeof st.trainerStep !== "number") {
+    throw new Error(`checkpoint under ${prefix} was made with other parameters; use a fresh output folder or remove it`);
+  }
+  await runtime.restoreState(ck.tensors, st.trainerStep);
+  ctx.onLog(`warmup "${cellId}": ${ck.step} round(s) already done`);
+  return { rounds: st.rounds.filter(isRoundReport), start: ck.step };
+}
+
+/** Checkpoints the finished round `round` (0-based) with the rounds' reports. */
+async function saveRound(ctx: RunContext, runtime: ModelRuntime, prefix: string, round: number, config: string, rounds: WarmupRoundReport[], trainer: GrpoTrainer): Promise<void> {
+  await saveCheckpoint(ctx.env.store, prefix, {
+    step: round + 1, cursor: 0, rng: {}, tensors: await runtime.stateTensors(), state: { config, rounds, trainerStep: trainer.step },
+  });
+}
+
+/** Mean of f over the round's optimiser steps (undefined without any). */
+function meanOf(reports: readonly GrpoStepReport[], f: (r: GrpoStepReport) => number): number | undefined {
+  return reports.length ? reports.reduce((a, r) => a + f(r), 0) / reports.length : undefined;
+}
+
 /**
  * The warm-up cell. Each finished round is checkpointed under `checkpoints/<cell>/`; finished rounds
  * are not redone. Each round writes its scored samples whole to `warmup/<cell>/round-<k>.jsonl`
@@ -67,28 +101,13 @@ export async function runWarmup(ctx: RunContext, cellId: string, p: WarmupParams
   const trainIds = p.sampleWithEvidence ? (await tools.prompter.prompts(tasks)).map((x) => x.ids) : null;
   const progress = progressReporter(ctx, cellId, "warmup");
   progress(0, `building ${tasks.length} prompts`);
-  const trainer = await runtime.freshTrainer({
-    epsLow: 0.2, epsHigh: 0.28, beta: 0, aggregation: p.method === "dpo" ? "seq-mean-token-sum-norm" : "token-mean",
-    lr: { base: p.lr, warmupSteps: 0, totalSteps: 1, decay: "constant" }, maxGradNorm: 1,
-  });
+  const trainer = await warmupTrainer(runtime, p.lr, p.method === "dpo" ? "seq-mean-token-sum-norm" : "token-mean");
   const prefix = `checkpoints/${cellId}`;
   // exportSamples changes no training state: checkpoints made without it (or with another value) stay valid.
   // sampleWithEvidence is left out when off, so checkpoints made before it existed still match.
   const { exportSamples, sampleWithEvidence, ...trainParams } = p;
   const config = JSON.stringify({ ...trainParams, ...(sampleWithEvidence ? { sampleWithEvidence } : {}), seed, tasks: tasks.length, model: runtime.hf.name });
-  let rounds: WarmupRoundReport[] = [];
-  let start = 0;
-  const ck = await loadCheckpoint(ctx.env.store, prefix);
-  if (ck) {
-    const st = ck.state;
-    if (st.config !== config || !Array.isArray(st.rounds) || typeof st.trainerStep !== "number") {
-      throw new Error(`checkpoint under ${prefix} was made with other parameters; use a fresh output folder or remove it`);
-    }
-    rounds = st.rounds.filter(isRoundReport);
-    start = ck.step;
-    await runtime.restoreState(ck.tensors, st.trainerStep);
-    ctx.onLog(`warmup "${cellId}": ${start} round(s) already done`);
-  }
+  const { rounds, start } = await resumeRounds(ctx, runtime, cellId, prefix, config);
   for (let round = start; round < p.rounds; round++) {
     checkAborted(ctx);
     const sampled = await sampleTasks(ctx, sampler, tasks, p.samplesPerQuestion, {
@@ -166,7 +185,7 @@ export async function runWarmup(ctx: RunContext, cellId: string, p: WarmupParams
       rep.dataset = { path, records: ds.records.length, questions: ds.questions };
     }
     rounds.push(rep);
-    const mean = (f: (r: GrpoStepReport) => number) => (reports.length ? reports.reduce((a, r) => a + f(r), 0) / reports.length : undefined);
+    const mean = (f: (r: GrpoStepReport) => number) => meanOf(reports, f);
     const trainTokens = items.reduce((a, it) => a + it.sample.ids.length, 0) * p.epochs;
     await emitMetrics(ctx, {
       v: 1, step: round + 1, phase: "warmup", time: ctx.env.now(),
@@ -182,9 +201,7 @@ export async function runWarmup(ctx: RunContext, cellId: string, p: WarmupParams
     });
     await emitSamples(ctx, sampled.samples.slice(0, ctx.opts.samplesPerStep).map((s, i) =>
       sampleRecord({ phase: "warmup", step: round + 1, round: round + 1 }, tasks[s.prompt], sampled.prompts[s.prompt], s, scored[i], adv.advantages[i])));
-    await saveCheckpoint(ctx.env.store, prefix, {
-      step: round + 1, cursor: 0, rng: {}, tensors: await runtime.stateTensors(), state: { config, rounds, trainerStep: trainer.step },
-    });
+    await saveRound(ctx, runtime, prefix, round, config, rounds, trainer);
     progress((round + 1 - start) / (p.rounds - start), `round ${round + 1}: ${items.length} training items, ${reports.length} updates`);
   }
   const datasetFiles = rounds.flatMap((r) => (r.dataset ? [r.dataset.path] : []));
@@ -222,26 +239,11 @@ async function runSftWarmup(ctx: RunContext, cellId: string, p: WarmupParams): P
   const tooLong = seqs.findIndex((s) => s.ids.length > maxLen);
   if (tooLong >= 0) throw new Error(`sft target of question ${tasks[tooLong].id}: prompt + answer are ${seqs[tooLong].ids.length} tokens, more than the model's ${maxLen} positions (lower the prompt cell's maxPromptTokens)`);
   ctx.onLog(`warmup "${cellId}" (sft): ${tasks.length} gold targets under ${template}: ${counts.completion} from the records' completion, ${counts.gold} the gold SQL in the template's answer format`);
-  const trainer = await runtime.freshTrainer({
-    epsLow: 0.2, epsHigh: 0.28, beta: 0, aggregation: "token-mean",
-    lr: { base: p.lr, warmupSteps: 0, totalSteps: 1, decay: "constant" }, maxGradNorm: 1,
-  });
+  const trainer = await warmupTrainer(runtime, p.lr, "token-mean");
   // Only what shapes the training state (sampling knobs are ignored by sft).
   const config = JSON.stringify({ method: p.method, rounds: p.rounds, lr: p.lr, epochs: p.epochs, seed, tasks: tasks.length, template, model: runtime.hf.name });
   const prefix = `checkpoints/${cellId}`;
-  let rounds: WarmupRoundReport[] = [];
-  let start = 0;
-  const ck = await loadCheckpoint(ctx.env.store, prefix);
-  if (ck) {
-    const st = ck.state;
-    if (st.config !== config || !Array.isArray(st.rounds) || typeof st.trainerStep !== "number") {
-      throw new Error(`checkpoint under ${prefix} was made with other parameters; use a fresh output folder or remove it`);
-    }
-    rounds = st.rounds.filter(isRoundReport);
-    start = ck.step;
-    await runtime.restoreState(ck.tensors, st.trainerStep);
-    ctx.onLog(`warmup "${cellId}": ${start} round(s) already done`);
-  }
+  const { rounds, start } = await resumeRounds(ctx, runtime, cellId, prefix, config);
   const micro = Math.max(1, ctx.opts.trainMicroBatch);
   const measure = async (): Promise<number> => {
     const rows: ArrayLike<number>[] = [];
@@ -279,7 +281,7 @@ async function runSftWarmup(ctx: RunContext, cellId: string, p: WarmupParams): P
       rftTargets: 0, weightedSamples: 0, optimiserSteps: reports.length,
     };
     rounds.push(rep);
-    const mean = (f: (r: GrpoStepReport) => number) => (reports.length ? reports.reduce((a, r) => a + f(r), 0) / reports.length : undefined);
+    const mean = (f: (r: GrpoStepReport) => number) => meanOf(reports, f);
     await emitMetrics(ctx, {
       v: 1, step: round + 1, phase: "warmup", time: ctx.env.now(),
       ms: { train: trainMs }, tokensPerSec: { train: perSecond(tokens * p.epochs, trainMs) },
@@ -290,9 +292,7 @@ async function runSftWarmup(ctx: RunContext, cellId: string, p: WarmupParams): P
         targetLogprobBefore: before, targetLogprobAfter: after, trainPromptTokens: meanLen(prompts.map((x) => x.ids)),
       },
     });
-    await saveCheckpoint(ctx.env.store, prefix, {
-      step: round + 1, cursor: 0, rng: {}, tensors: await runtime.stateTensors(), state: { config, rounds, trainerStep: trainer.step },
-    });
+    await saveRound(ctx, runtime, prefix, round, config, rounds, trainer);
     progress(frac(1), `round ${round + 1}: ${seqs.length} gold targets, ${reports.length} updates, mean token log-probability ${before.toFixed(3)} -> ${after.toFixed(3)}`);
     before = after;
   }
