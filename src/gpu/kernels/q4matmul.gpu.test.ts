@@ -45,6 +45,31 @@ async function check(N: number, K: number, Nout: number, withZp: boolean, seed: 
   wg.zeroPoints?.destroy();
 }
 
+/** y (N, Nout) += x W^T + bias and dx (N, K) += dy W into random existing outputs, against float64 (zero points on). */
+async function checkAccumulate(N: number, K: number, Nout: number, seed: number, variant: Q4Variant, tag: string) {
+  const { device } = gpu;
+  const rng = new Rng(seed);
+  const w = randomWeight(rng, Nout, K, true);
+  const x = rng.uniformArray(N * K);
+  const dy = rng.uniformArray(N * Nout);
+  const y0 = rng.uniformArray(N * Nout);
+  const dx0 = rng.uniformArray(N * K);
+  const bias = rng.uniformArray(Nout);
+  const gb = storageBuffer(device, "bias", bias);
+  const wg = uploadQ4(device, "w", w);
+  const [gx, gdy, gy, gdx] = [storageBuffer(device, "x", x), storageBuffer(device, "dy", dy), storageBuffer(device, "y", y0), storageBuffer(device, "dx", dx0)];
+  const enc = device.createCommandEncoder({ label: `q4-${tag.replaceAll(" ", "-")}-test` });
+  await encodeQ4Matmul(device, enc, gx, wg, gy, N, { accumulate: true, bias: gb, variant });
+  await encodeQ4MatmulTransposed(device, enc, gdy, wg, gdx, N, { accumulate: true, variant });
+  device.queue.submit([enc.finish()]);
+  const wantY = q4MatmulRef(x, w, N).map((v, i) => v + bias[i % Nout] + y0[i]);
+  const wantDx = q4MatmulTransposedRef(dy, w, N).map((v, i) => v + dx0[i]);
+  assertClose(await readF32(device, gy), wantY, { atol: 2e-5 * K, rtol: 1e-4, name: `q4matmul ${tag}` });
+  assertClose(await readF32(device, gdx), wantDx, { atol: 2e-5 * Nout, rtol: 1e-4, name: `q4matmul_t ${tag}` });
+  for (const b of [gx, gdy, gy, gdx, gb, wg.packed, wg.scales]) b.destroy();
+  wg.zeroPoints?.destroy();
+}
+
 Deno.test("q4 dequantizer: the layout's nibble order, by hand", () => {
   // Block 0 of row 0: byte 0 = 0x21 holds element 0 = 1 (low) and element 1 = 2 (high).
   // Zero points byte 0 = 0x53: block 0 -> 3 (low), block 1 -> 5 (high).
@@ -87,21 +112,7 @@ Deno.test("q4matmul and its transpose, tile128 split along K (switch wideSplit):
     let seed = 700;
     for (const zp of [false, true]) await check(130, 810, 790, zp, seed++, "tile128");
     // Accumulate into y and dx, with a bias (added once, by slice 0).
-    const { device } = gpu;
-    const rng = new Rng(seed);
-    const [N, K, Nout] = [70, 600, 530];
-    const w = randomWeight(rng, Nout, K, true);
-    const [x, dy, y0, dx0, bias] = [rng.uniformArray(N * K), rng.uniformArray(N * Nout), rng.uniformArray(N * Nout), rng.uniformArray(N * K), rng.uniformArray(Nout)];
-    const wg = uploadQ4(device, "w", w);
-    const [gx, gdy, gy, gdx, gb] = [storageBuffer(device, "x", x), storageBuffer(device, "dy", dy), storageBuffer(device, "y", y0), storageBuffer(device, "dx", dx0), storageBuffer(device, "bias", bias)];
-    const enc = device.createCommandEncoder({ label: "q4-split-accumulate-test" });
-    await encodeQ4Matmul(device, enc, gx, wg, gy, N, { accumulate: true, bias: gb, variant: "tile128" });
-    await encodeQ4MatmulTransposed(device, enc, gdy, wg, gdx, N, { accumulate: true, variant: "tile128" });
-    device.queue.submit([enc.finish()]);
-    assertClose(await readF32(device, gy), q4MatmulRef(x, w, N).map((v, i) => v + bias[i % Nout] + y0[i]), { atol: 2e-5 * K, rtol: 1e-4, name: "q4matmul split accumulate" });
-    assertClose(await readF32(device, gdx), q4MatmulTransposedRef(dy, w, N).map((v, i) => v + dx0[i]), { atol: 2e-5 * Nout, rtol: 1e-4, name: "q4matmul_t split accumulate" });
-    for (const b of [gx, gdy, gy, gdx, gb, wg.packed, wg.scales]) b.destroy();
-    wg.zeroPoints?.destroy();
+    await checkAccumulate(70, 600, 530, seed, "tile128", "split accumulate");
     // The 0.5B step's 896-wide outputs (336 tiles at 6,144 rows) split; the 4,864-wide ones (1,824 tiles) do not; wideSplit=1 never.
     if (wideSplitSlices(336, 4864, 6144 * 896) !== 3 || wideSplitSlices(1824, 896, 6144 * 4864) !== 1) throw new Error("0.5B slices");
     setPerfSwitches({ wideSplit: 1 });
@@ -120,28 +131,7 @@ Deno.test("q4 kernel choice: tile128 where both output sides fill 128-wide tiles
 });
 
 for (const variant of Q4_VARIANTS) Deno.test(`q4matmul and its transpose, ${variant}: accumulate adds into the existing output (forward with a bias)`, async () => {
-  const { device } = gpu;
-  const rng = new Rng(200);
-  const [N, K, Nout] = [139, 70, 145];
-  const w = randomWeight(rng, Nout, K, true);
-  const x = rng.uniformArray(N * K);
-  const dy = rng.uniformArray(N * Nout);
-  const y0 = rng.uniformArray(N * Nout);
-  const dx0 = rng.uniformArray(N * K);
-  const bias = rng.uniformArray(Nout);
-  const gb = storageBuffer(device, "bias", bias);
-  const wg = uploadQ4(device, "w", w);
-  const [gx, gdy, gy, gdx] = [storageBuffer(device, "x", x), storageBuffer(device, "dy", dy), storageBuffer(device, "y", y0), storageBuffer(device, "dx", dx0)];
-  const enc = device.createCommandEncoder({ label: "q4-accumulate-test" });
-  await encodeQ4Matmul(device, enc, gx, wg, gy, N, { accumulate: true, bias: gb, variant });
-  await encodeQ4MatmulTransposed(device, enc, gdy, wg, gdx, N, { accumulate: true, variant });
-  device.queue.submit([enc.finish()]);
-  const wantY = q4MatmulRef(x, w, N).map((v, i) => v + bias[i % Nout] + y0[i]);
-  const wantDx = q4MatmulTransposedRef(dy, w, N).map((v, i) => v + dx0[i]);
-  assertClose(await readF32(device, gy), wantY, { atol: 2e-5 * K, rtol: 1e-4, name: "q4matmul accumulate" });
-  assertClose(await readF32(device, gdx), wantDx, { atol: 2e-5 * Nout, rtol: 1e-4, name: "q4matmul_t accumulate" });
-  for (const b of [gx, gdy, gy, gdx, gb, wg.packed, wg.scales]) b.destroy();
-  wg.zeroPoints?.destroy();
+  await checkAccumulate(139, 70, 145, 200, variant, "accumulate");
 });
 
 Deno.test("q4matmul: an output smaller than (N, Nout) is rejected", async () => {
@@ -170,21 +160,7 @@ Deno.test("q4matmul and its transpose, tile128 with a contracted step of 16 (swi
     }
     setPerfSwitches({ wideSplit: 3 });
     await check(130, 810, 790, true, seed++, "tile128"); // 3 slices each way
-    const { device } = gpu;
-    const rng = new Rng(seed);
-    const [N, K, Nout] = [139, 70, 145];
-    const w = randomWeight(rng, Nout, K, true);
-    const [x, dy, y0, dx0, bias] = [rng.uniformArray(N * K), rng.uniformArray(N * Nout), rng.uniformArray(N * Nout), rng.uniformArray(N * K), rng.uniformArray(Nout)];
-    const wg = uploadQ4(device, "w", w);
-    const [gx, gdy, gy, gdx, gb] = [storageBuffer(device, "x", x), storageBuffer(device, "dy", dy), storageBuffer(device, "y", y0), storageBuffer(device, "dx", dx0), storageBuffer(device, "bias", bias)];
-    const enc = device.createCommandEncoder({ label: "q4-k16-accumulate-test" });
-    await encodeQ4Matmul(device, enc, gx, wg, gy, N, { accumulate: true, bias: gb, variant: "tile128" });
-    await encodeQ4MatmulTransposed(device, enc, gdy, wg, gdx, N, { accumulate: true, variant: "tile128" });
-    device.queue.submit([enc.finish()]);
-    assertClose(await readF32(device, gy), q4MatmulRef(x, w, N).map((v, i) => v + bias[i % Nout] + y0[i]), { atol: 2e-5 * K, rtol: 1e-4, name: "q4matmul k16 accumulate" });
-    assertClose(await readF32(device, gdx), q4MatmulTransposedRef(dy, w, N).map((v, i) => v + dx0[i]), { atol: 2e-5 * Nout, rtol: 1e-4, name: "q4matmul_t k16 accumulate" });
-    for (const b of [gx, gdy, gy, gdx, gb, wg.packed, wg.scales]) b.destroy();
-    wg.zeroPoints?.destroy();
+    await checkAccumulate(139, 70, 145, seed, "tile128", "k16 accumulate");
   } finally {
     setPerfSwitches(prev);
   }
