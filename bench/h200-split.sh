@@ -10,12 +10,8 @@ set -u
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/h200-split-out}
 mkdir -p "$OUT"
-R=${H200_RUN_DIR:-/tmp/h200-run}
-[ -d "$R" ] || { cp -r .devwork/h200 "$R" && find "$R" -name '*.gz' -exec gunzip -f {} +; }
-J=$R/bin/a/b
-export RLVR_WEBGPU=dawn
-S0=$(date +%s)
-t() { local n=$1 lim=$2; shift 2; local s; s=$(date +%s); echo "== $n ($(( s - S0 )) s)"; timeout -k 5 "$lim" "$@" > "$OUT/$n.log" 2>&1; echo "   rc $? in $(( $(date +%s) - s )) s"; grep -E "GRPO step|^\| [0-9]|== |GPU busy|PEFT|tokens/s" "$OUT/$n.log" | grep -v "^{" | head -${HEAD:-12}; }
+# shellcheck source=bench/h200-lib.sh
+. bench/h200-lib.sh
 t torch 80 python3 bench/torch/train.py --out "$OUT" --iters 5 --warmup 2 --no-sweep --attn eager
 t q4 130 deno run -A "$J/train.js" qwen2.5-0.5b 8 768 16 1 4 step,recompute budget=120 out="$OUT/q4.json" "variants=wideSplit=1;wideSplit=2;wideSplit=4"
 t f32 80 deno run -A "$J/train.js" qwen2.5-0.5b 8 768 16 0 4 step budget=70 out="$OUT/f32.json" "variants=wideSplit=1"
