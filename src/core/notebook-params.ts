@@ -21,6 +21,8 @@ export const COMPARISONS = ["set", "bag", "ordered"] as const;
 export const WARMUP_METHODS = ["rft", "awpg", "dpo", "sft"] as const;
 /** Which scored warm-up samples each round writes to `warmup/<cell>/round-<k>.jsonl`. */
 export const WARMUP_EXPORTS = ["correct", "all", "none"] as const;
+/** Which of its samples an rft round trains on: "better" (correct, or above its group's mean reward) or "correct" only. */
+export const RFT_KEEP = ["better", "correct"] as const;
 export const GRPO_AGGREGATIONS = ["token-mean", "seq-mean-token-mean", "seq-mean-token-sum-norm"] as const;
 export const ADVANTAGES = ["mean-std", "mean"] as const;
 export const KL_SCHEDULE_KINDS = ["constant", "linear", "cosine", "off"] as const;
@@ -135,6 +137,12 @@ export interface WarmupParams {
    * learned for prompts without them (docs/recipe.md, "Warm-up with the definitions").
    */
   sampleWithEvidence: boolean;
+  /**
+   * The samples an rft round trains on: "better" (the default: correct, or of positive group advantage,
+   * e.g. an answer that runs where the others fail) or "correct" (rejection sampling on correctness
+   * alone: only answers whose rows match the gold's).
+   */
+  rftKeep: (typeof RFT_KEEP)[number];
 }
 export interface GrpoParams {
   /** Samples per question (the group size). */

@@ -20,6 +20,7 @@ import {
   type ModelParams,
   VOTES,
   WARMUP_EXPORTS,
+  RFT_KEEP,
   WARMUP_METHODS,
   type WarmupParams,
 } from "./notebook-params.ts";
@@ -267,7 +268,9 @@ export const PARAM_READERS: { readonly [K in CellType]: (r: Reader) => CellParam
       // sft samples nothing, so it has nothing to export.
       exportSamples: r.oneOf("exportSamples", WARMUP_EXPORTS, method === "sft" ? "none" : "correct"),
       sampleWithEvidence: r.bool("sampleWithEvidence", false),
+      rftKeep: r.oneOf("rftKeep", RFT_KEEP, "better"),
     };
+    if (method !== "rft" && p.rftKeep !== "better") r.fail("rftKeep", `rftKeep chooses the samples of method "rft"; ${method} keeps its own (leave it out)`);
     if (method === "sft") {
       // samplesPerQuestion, temperature, maxNewTokens and dpoBeta have defaults and are ignored (a form holds them all).
       if (p.exportSamples !== "none") r.fail("exportSamples", `method "sft" trains on the dataset's gold answers and samples nothing to export: set exportSamples to "none" (or leave it out)`);

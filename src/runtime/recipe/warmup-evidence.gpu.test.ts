@@ -13,7 +13,7 @@ import { runNotebook } from "./runner.ts";
 
 const EVIDENCE = "pets refers to the table of animals with kind and age";
 
-async function setup() {
+async function setup(seed = 5) {
   const dir = await Deno.makeTempDir({ prefix: "rlvr-warm-ev-" });
   await writeTinyDataset(`${dir}/data`);
   // Every question gets the same definition as its evidence.
@@ -21,7 +21,7 @@ async function setup() {
     const lines = (await Deno.readTextFile(`${dir}/data/${f}.jsonl`)).trim().split("\n").map((l) => JSON.stringify({ ...JSON.parse(l), evidence: EVIDENCE }));
     await Deno.writeTextFile(`${dir}/data/${f}.jsonl`, lines.join("\n") + "\n");
   }
-  await writeVaryingLengthModel(`${dir}/model`, { seed: 5, corpus: await tinyPromptCorpus(`${dir}/data`, ["omnisql@1"]) });
+  await writeVaryingLengthModel(`${dir}/model`, { seed, corpus: await tinyPromptCorpus(`${dir}/data`, ["omnisql@1"]) });
   return dir;
 }
 
@@ -65,6 +65,38 @@ Deno.test({
     assert((m2?.extra?.samplePromptTokens ?? 0) === trainLen, "the prompt cell's prompts are the ones trained on");
     const awpg = notebook({ method: "awpg", sampleWithEvidence: true });
     await assertRejects(() => runNotebook(awpg, { ...denoEnv({ out: dir, base: dir }), store: new MemoryStore() }), /sampleWithEvidence needs method "rft"/);
+  },
+});
+
+Deno.test({
+  name: "warm-up rftKeep: 'correct' trains on the correct samples only, 'better' (the default) also on those above their group's mean reward; refused outside rft",
+  sanitizeOps: false,
+  sanitizeResources: false,
+  async fn() {
+    // A model whose completions end after 1-4 tokens (seed 3, as run.gpu.test.ts): the length reward varies within groups.
+    const dir = await setup(3);
+    const run = async (warmup: Record<string, unknown>) => {
+      const store = new MemoryStore();
+      await runNotebook(notebook({ method: "rft", samplesPerQuestion: 4, maxNewTokens: 4, ...warmup }), { ...denoEnv({ out: dir, base: dir }), store }, { opts: { samplesPerStep: 64 } });
+      const text = async (name: string) => new TextDecoder().decode((await store.read(name)) ?? new Uint8Array());
+      const samples = decodeSamples(await text("samples.jsonl")).records.filter((r) => r.phase === "warmup");
+      const m = decodeMetrics(await text("metrics.jsonl")).records.find((r) => r.phase === "warmup");
+      return { samples, items: m?.extra?.trainItems };
+    };
+    const better = await run({});
+    const correct = await run({ rftKeep: "correct" });
+    // Same seed: the same samples both times; only the kept set differs.
+    assertEquals(correct.samples.map((r) => r.completion), better.samples.map((r) => r.completion));
+    const groups = new Map<string, number[]>();
+    for (const r of better.samples) groups.set(r.taskId, [...(groups.get(r.taskId) ?? []), r.reward.total]);
+    const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+    const above = better.samples.filter((r) => r.completionTokens > 0 && (r.correct || r.reward.total > mean(groups.get(r.taskId)!) + 1e-9)).length;
+    const right = correct.samples.filter((r) => r.completionTokens > 0 && r.correct).length;
+    assertEquals(better.items, above, "better: correct or above the group's mean");
+    assertEquals(correct.items, right, "correct: only the correct ones");
+    assert(above > right, `the fixture has samples above their group's mean that are not correct (${above} vs ${right})`);
+    const parsed = parseNotebook({ version: 1, title: "x", cells: [{ id: "w", type: "warmup", params: { method: "awpg", rftKeep: "correct" } }] });
+    assert(!parsed.ok && JSON.stringify(parsed.errors).includes("rftKeep chooses the samples of method"), JSON.stringify(!parsed.ok && parsed.errors));
   },
 });
 

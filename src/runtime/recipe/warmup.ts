@@ -105,8 +105,9 @@ export async function runWarmup(ctx: RunContext, cellId: string, p: WarmupParams
   const prefix = `checkpoints/${cellId}`;
   // exportSamples changes no training state: checkpoints made without it (or with another value) stay valid.
   // sampleWithEvidence is left out when off, so checkpoints made before it existed still match.
-  const { exportSamples, sampleWithEvidence, ...trainParams } = p;
-  const config = JSON.stringify({ ...trainParams, ...(sampleWithEvidence ? { sampleWithEvidence } : {}), seed, tasks: tasks.length, model: runtime.hf.name });
+  // rftKeep likewise when "better", the behaviour before it existed.
+  const { exportSamples, sampleWithEvidence, rftKeep, ...trainParams } = p;
+  const config = JSON.stringify({ ...trainParams, ...(sampleWithEvidence ? { sampleWithEvidence } : {}), ...(rftKeep !== "better" ? { rftKeep } : {}), seed, tasks: tasks.length, model: runtime.hf.name });
   const { rounds, start } = await resumeRounds(ctx, runtime, cellId, prefix, config);
   for (let round = start; round < p.rounds; round++) {
     checkAborted(ctx);
@@ -127,7 +128,7 @@ export async function runWarmup(ctx: RunContext, cellId: string, p: WarmupParams
     const items: Item[] = [];
     if (p.method === "rft") {
       sampled.samples.forEach((s, i) => {
-        if (s.tokens.length > 0 && (scored[i].correct || adv.advantages[i] > 0)) items.push({ sample: { ...seqOf(i), advantage: 1 } });
+        if (s.tokens.length > 0 && (scored[i].correct || (p.rftKeep === "better" && adv.advantages[i] > 0))) items.push({ sample: { ...seqOf(i), advantage: 1 } });
       });
     } else if (p.method === "awpg") {
       sampled.samples.forEach((s, i) => {
