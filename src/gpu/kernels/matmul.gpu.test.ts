@@ -168,25 +168,28 @@ Deno.test("matmul: split-K scratch growing between two products recorded in one 
   releaseTransients(device);
 });
 
-Deno.test("matmul tile128 with a contracted step of 16 (switch tk): odd sizes, every transpose, batched, split-K, f16 B, against float64", async () => {
+Deno.test("matmul tile128 with contracted steps of 8 and 16 (switch tk; the other tests run the default): odd sizes, every transpose, batched, split-K, f16 B, against float64", async () => {
   const { t128Step } = await import("./matmul.ts");
   const { setPerfSwitches } = await import("../switches.ts");
-  const prev = setPerfSwitches({ tk: 16 });
+  const prev = setPerfSwitches({});
   try {
-    if (t128Step(gpu.device) !== 16) {
-      console.log(`tk=16: skipped, the device's workgroup memory (${gpu.device.limits.maxComputeWorkgroupStorageSize} bytes) is short of 16,896; the 8 step runs instead`);
-      return;
-    }
-    let seed = 900;
-    // K not a multiple of 16 (a partial last step), ragged tiles on every side, every transpose.
-    for (const [M, N, K] of [[1, 1, 1], [65, 63, 17], [130, 257, 33], [129, 140, 100]]) {
-      for (const transA of [false, true]) {
-        for (const transB of [false, true]) await check({ M, N, K, transA, transB, alpha: 0.75, variant: "tile128" }, seed++);
+    for (const step of [8, 16] as const) {
+      setPerfSwitches({ tk: step });
+      if (t128Step(gpu.device) !== step) {
+        console.log(`tk=${step}: skipped, the device's workgroup memory (${gpu.device.limits.maxComputeWorkgroupStorageSize} bytes) is short of 16,896; the 8 step runs instead`);
+        continue;
       }
+      let seed = 900;
+      // K not a multiple of the step (a partial last step), ragged tiles on every side, every transpose.
+      for (const [M, N, K] of [[1, 1, 1], [65, 63, 17], [130, 257, 33], [129, 140, 100]]) {
+        for (const transA of [false, true]) {
+          for (const transB of [false, true]) await check({ M, N, K, transA, transB, alpha: 0.75, variant: "tile128" }, seed++);
+        }
+      }
+      await check({ M: 140, N: 150, K: 9, batch: 2, broadcastA: true, transA: true, accumulate: true, alpha: 0.5, variant: "tile128" }, seed++);
+      await check({ M: 200, N: 150, K: 1500, transA: true, variant: "tile128" }, seed++); // split-K slices
+      await check({ M: 260, N: 128, K: 1024, transB: true, bF16: gpu.f16, variant: "tile128" }, seed++);
     }
-    await check({ M: 140, N: 150, K: 9, batch: 2, broadcastA: true, transA: true, accumulate: true, alpha: 0.5, variant: "tile128" }, seed++);
-    await check({ M: 200, N: 150, K: 1500, transA: true, variant: "tile128" }, seed++); // split-K slices
-    await check({ M: 260, N: 128, K: 1024, transB: true, bF16: gpu.f16, variant: "tile128" }, seed++);
   } finally {
     setPerfSwitches(prev);
   }

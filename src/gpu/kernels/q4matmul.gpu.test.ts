@@ -144,23 +144,26 @@ Deno.test("q4matmul: an output smaller than (N, Nout) is rejected", async () => 
   for (const b of [x, y, w.packed, w.scales]) b.destroy();
 });
 
-Deno.test("q4matmul and its transpose, tile128 with a contracted step of 16 (switch q4tk): ragged tiles, partial blocks and steps, split, accumulate and bias, against float64", async () => {
+Deno.test("q4matmul and its transpose, tile128 with contracted steps of 8 and 16 (switch q4tk; the other tests run the default): ragged tiles, partial blocks and steps, split, accumulate and bias, against float64", async () => {
   const { t128Step } = await import("./matmul.ts");
   const { setPerfSwitches } = await import("../switches.ts");
-  const prev = setPerfSwitches({ q4tk: 16 });
+  const prev = setPerfSwitches({});
   try {
-    if (t128Step(gpu.device, 16) !== 16) {
-      console.log(`q4tk=16: skipped, the device's workgroup memory (${gpu.device.limits.maxComputeWorkgroupStorageSize} bytes) is short of 16,896`);
-      return;
+    for (const step of [8, 16] as const) {
+      setPerfSwitches({ ...prev, q4tk: step });
+      if (t128Step(gpu.device, step) !== step) {
+        console.log(`q4tk=${step}: skipped, the device's workgroup memory (${gpu.device.limits.maxComputeWorkgroupStorageSize} bytes) is short of 16,896`);
+        continue;
+      }
+      let seed = 800;
+      // K and Nout not multiples of 16 or 32 (a partial last step and block), past one tile on every side.
+      for (const [N, K, Nout] of [[1, 32, 1], [7, 45, 13], [130, 200, 31], [129, 161, 257], [257, 300, 131]]) {
+        for (const zp of [false, true]) await check(N, K, Nout, zp, seed++, "tile128");
+      }
+      setPerfSwitches({ wideSplit: 3 });
+      await check(130, 810, 790, true, seed++, "tile128"); // 3 slices each way
+      await checkAccumulate(139, 70, 145, seed, "tile128", `k${step} accumulate`);
     }
-    let seed = 800;
-    // K and Nout not multiples of 16 or 32 (a partial last step and block), past one tile on every side.
-    for (const [N, K, Nout] of [[1, 32, 1], [7, 45, 13], [130, 200, 31], [129, 161, 257], [257, 300, 131]]) {
-      for (const zp of [false, true]) await check(N, K, Nout, zp, seed++, "tile128");
-    }
-    setPerfSwitches({ wideSplit: 3 });
-    await check(130, 810, 790, true, seed++, "tile128"); // 3 slices each way
-    await checkAccumulate(139, 70, 145, seed, "tile128", "k16 accumulate");
   } finally {
     setPerfSwitches(prev);
   }
