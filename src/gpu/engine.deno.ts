@@ -118,10 +118,84 @@ async function tryDawn(): Promise<{ choice: EngineChoice } | { why: string }> {
   const name = [info.vendor, info.architecture, info.description].filter(Boolean).join(" ");
   // Polling through setTimeout(0) from the first turn on every adapter: on the H200 the spin stalled
   // every other 0.5B GRPO step by 3-6 s and left batch-64 decoding at 90 ms a step instead of 22
-  // (docs/webgpu.md, "Polling").
-  const spin = throttleDawnPolling(0);
-  const polling = spin === Infinity ? "" : spin === 0 ? "; Dawn's event polling through setTimeout(0)" : `; Dawn's event polling throttled after ${spin} ms of a wait`;
-  return { choice: { engine: "dawn", note: `webgpu: dawn (Chrome's engine, dawn.node) on ${name || "an adapter"}${polling}`, dawnModule: loaded.href } };
+  // (docs/webgpu.md, "Polling"). RLVR_DAWN_POLL picks another way (measuring).
+  const polling = describePolling(throttleDawnPolling(pollingFromEnv()));
+  return { choice: { engine: "dawn", note: `webgpu: dawn (Chrome's engine, dawn.node) on ${name || "an adapter"}; ${polling}`, dawnModule: loaded.href } };
+}
+
+/**
+ * How dawn.node's event-polling turns are scheduled (see throttleDawnPolling):
+ *   "spin"     dawn.node's own `setImmediate` loop (Infinity: RLVR_DAWN_SPIN_MS=Infinity);
+ *   "timeout"  after `spinMs` of one continuous wait (0: from the first turn), each turn through
+ *              `setTimeout(0)` — under Deno 2.9 a turn then costs about 2 ms, so every wait on the
+ *              GPU ends up to 2 ms after the GPU finished;
+ *   "channel"  each turn through a MessageChannel message (about 25 µs a turn, no timer clamping) for
+ *              `channelMs` of one continuous wait, then through `setTimeout(0)` (Infinity: always).
+ */
+export type DawnPolling = { kind: "spin" } | { kind: "timeout"; spinMs: number } | { kind: "channel"; channelMs: number };
+
+/**
+ * The polling asked for by RLVR_DAWN_POLL (`timeout`, `channel`, `channel:N` for N ms of a wait, `spin`)
+ * or the older RLVR_DAWN_SPIN_MS=N (spin N ms of a wait, then timeout); the default is timeout.
+ * Throws on a value it does not know.
+ */
+export function parseDawnPolling(poll: string | undefined, spinMs: string | undefined): DawnPolling {
+  if (poll !== undefined && poll !== "") {
+    if (poll === "spin") return { kind: "spin" };
+    if (poll === "timeout") return { kind: "timeout", spinMs: 0 };
+    const m = /^channel(?::(\d+(?:\.\d+)?|Infinity))?$/.exec(poll);
+    if (m) return { kind: "channel", channelMs: m[1] === undefined ? Infinity : Number(m[1]) };
+    throw new Error(`RLVR_DAWN_POLL=${poll}: one of timeout, channel, channel:<ms>, spin`);
+  }
+  if (spinMs !== undefined && spinMs !== "" && !Number.isNaN(Number(spinMs)) && Number(spinMs) >= 0) {
+    const n = Number(spinMs);
+    return n === Infinity ? { kind: "spin" } : { kind: "timeout", spinMs: n };
+  }
+  return { kind: "timeout", spinMs: 0 };
+}
+
+function pollingFromEnv(): DawnPolling {
+  return parseDawnPolling(Deno.env.get("RLVR_DAWN_POLL"), Deno.env.get("RLVR_DAWN_SPIN_MS"));
+}
+
+/** The engine note's words for `p`. */
+export function describePolling(p: DawnPolling): string {
+  switch (p.kind) {
+    case "spin": return "Dawn's event polling by its own setImmediate loop";
+    case "timeout": return p.spinMs === 0 ? "Dawn's event polling through setTimeout(0)" : `Dawn's event polling throttled to setTimeout(0) after ${p.spinMs} ms of a wait`;
+    case "channel": return p.channelMs === Infinity ? "Dawn's event polling through MessageChannel turns" : `Dawn's event polling through MessageChannel turns for ${p.channelMs} ms of a wait, then setTimeout(0)`;
+  }
+}
+
+/**
+ * Turns through MessageChannel messages: `schedule(f, args)` runs f(...args) in a later task, after
+ * microtasks and other ready tasks, without the timer clamping of setTimeout. The channel exists only
+ * while turns are queued (an open port keeps Deno's event loop alive, and `unref` does not release it
+ * in Deno 2.9), so it is closed when a batch of turns queues no next one.
+ */
+export function channelScheduler(): (f: (...a: unknown[]) => void, args: unknown[]) => void {
+  let ch: MessageChannel | null = null;
+  let queue: [(...a: unknown[]) => void, unknown[]][] = [];
+  const run = () => {
+    const batch = queue;
+    queue = [];
+    try {
+      for (const [f, a] of batch) f(...a);
+    } finally {
+      if (queue.length === 0 && ch) {
+        ch.port1.close();
+        ch = null;
+      }
+    }
+  };
+  return (f, args) => {
+    queue.push([f, args]);
+    if (!ch) {
+      ch = new MessageChannel();
+      ch.port1.onmessage = run;
+    }
+    if (queue.length === 1) ch.port2.postMessage(0);
+  };
 }
 
 /**
@@ -131,26 +205,38 @@ async function tryDawn(): Promise<{ choice: EngineChoice } | { why: string }> {
  * core; on a CPU adapter that core is the GPU's: a 0.35 s SwiftShader dispatch then took 0.4-1.9 s
  * instead (Node's setImmediate, 0.35-0.45 s). On the H200 the spin was worse than a lost core: with
  * it, one of every two 0.5B GRPO steps took 3-6 s longer (waits that ended seconds after the GPU
- * had finished) and captured decoding at batch 64 waited 77 ms a step. After `spinMs` of one
- * continuous wait the next turns go through setTimeout(0); 0 (the default on every adapter) means
- * always. RLVR_DAWN_SPIN_MS overrides (Infinity: the plain spin). Returns the value in use.
+ * had finished) and captured decoding at batch 64 waited 77 ms a step. The default ("timeout", 0)
+ * sends every turn through setTimeout(0); "channel" sends the turns of the first `channelMs` of a
+ * wait through MessageChannel messages (see DawnPolling). Returns what is in use ("spin" where the
+ * global has no setImmediate to replace).
  */
-function throttleDawnPolling(spinMs: number): number {
-  const env = Deno.env.get("RLVR_DAWN_SPIN_MS");
-  const spin = env !== undefined && env !== "" && !Number.isNaN(Number(env)) && Number(env) >= 0 ? Number(env) : spinMs;
-  if (spin === Infinity) return spin;
+function throttleDawnPolling(p: DawnPolling): DawnPolling {
+  if (p.kind === "spin") return p;
   const g = globalThis as unknown as { setImmediate?: (f: (...a: unknown[]) => void, ...a: unknown[]) => unknown };
   const real = g.setImmediate;
-  if (typeof real !== "function") return Infinity;
-  let streakStart = 0, last = -Infinity;
+  if (typeof real !== "function") return { kind: "spin" };
+  const fast = p.kind === "channel" ? channelScheduler() : (f: (...a: unknown[]) => void, args: unknown[]) => real(f, ...args);
+  const fastMs = p.kind === "channel" ? p.channelMs : p.spinMs;
+  // A streak is one continuous wait: it starts at a turn queued when none was pending and ends at a
+  // turn that queues no next one (the wait is over), or after a gap of 5 ms.
+  let streakStart = -Infinity, last = -Infinity, requeued = false;
   g.setImmediate = (f: (...a: unknown[]) => void, ...args: unknown[]) => {
     const now = performance.now();
-    // A gap means the previous wait ended: a new streak of polls starts.
     if (now - last > 5) streakStart = now;
     last = now;
-    return now - streakStart < spin ? real(f, ...args) : setTimeout(f, 0, ...args);
+    requeued = true;
+    const turn = (...a: unknown[]) => {
+      requeued = false;
+      f(...a);
+      if (!requeued) last = -Infinity;
+    };
+    if (now - streakStart < fastMs) {
+      fast(turn, args);
+      return undefined;
+    }
+    return setTimeout(turn, 0, ...args);
   };
-  return spin;
+  return p;
 }
 
 /**
