@@ -107,6 +107,17 @@ interface Run {
 
 const choice = (p: SamplingParams): ChoiceParams => ({ temperature: p.temperature, topK: p.topK, topP: p.topP, minP: p.minP });
 
+/**
+ * Staging buffers of a captured run: step s's tokens are copied to buffer s % READ_RING and mapped at
+ * once; the host goes on submitting steps and takes each step's tokens when its map has resolved,
+ * blocking only to reuse a buffer (READ_RING steps later) or at the end. A wait on the GPU costs a
+ * polling turn of the engine on top of the GPU's time (dawn.node under Deno: about 2 ms through
+ * setTimeout(0), docs/webgpu.md "Polling"); read step by step, the batch-64 step on the H200 spent
+ * 3.9 of its 23.4 ms there. Rows that finish are noticed up to READ_RING - 1 steps later; those
+ * steps' tokens are ignored (the captured batch is fixed: finished rows decode on anyway).
+ */
+const READ_RING = 4;
+
 /** Small buffers of one run: the choice's inputs and output, and staging buffers to read it. */
 function runBuffers(device: GPUDevice, B: number, seeds: readonly number[]) {
   const mk = (label: string, words: Uint32Array) => {
@@ -118,7 +129,7 @@ function runBuffers(device: GPUDevice, B: number, seeds: readonly number[]) {
     seeds: mk("sample-seeds", Uint32Array.from({ length: B }, (_, r) => seeds[r] ?? 0)),
     counters: mk("sample-counters", new Uint32Array(B)),
     out: mk("sample-out", new Uint32Array(2 * B)),
-    staging: [0, 1].map((i) => device.createBuffer({ label: `sample-read-${i}`, size: Math.max(16, 8 * B), usage: MAP_READ | COPY_DST })),
+    staging: Array.from({ length: READ_RING }, (_, i) => device.createBuffer({ label: `sample-read-${i}`, size: Math.max(16, 8 * B), usage: MAP_READ | COPY_DST })),
     destroy(this: { seeds: GPUBuffer; counters: GPUBuffer; out: GPUBuffer; staging: GPUBuffer[] }) {
       for (const b of [this.seeds, this.counters, this.out, ...this.staging]) b.destroy();
     },
@@ -129,6 +140,11 @@ function runBuffers(device: GPUDevice, B: number, seeds: readonly number[]) {
 async function take(ctx: Run, staging: GPUBuffer, rowOf: readonly number[], step: number): Promise<boolean> {
   const t = performance.now();
   await staging.mapAsync(1);
+  return takeMapped(ctx, staging, rowOf, step, t);
+}
+
+/** take() of a staging buffer already mapped; `t`: when the wait for it began (its time counts as the choice's). */
+function takeMapped(ctx: Run, staging: GPUBuffer, rowOf: readonly number[], step: number, t: number): boolean {
   const words = new Uint32Array(staging.getMappedRange().slice(0, 8 * rowOf.length));
   staging.unmap();
   const lp = new Float32Array(words.buffer);
@@ -170,6 +186,10 @@ async function runCaptured(ctx: Run): Promise<void> {
   t = performance.now();
   let bufs: ReturnType<typeof runBuffers> | null = null;
   const made: { destroy(): void }[] = [];
+  const reads: { step: number; ready: boolean; done: Promise<void> }[] = [];
+  let read: (step: number) => void = () => {};
+  let takeNext: (wait: boolean) => Promise<boolean> = () => Promise.resolve(true);
+  const rowOf = Array.from({ length: N }, (_, r) => r);
   try {
     const dec = await policy.capturedDecoder(N, pre.maxLen + params.maxNewTokens);
     const B = dec.batch;
@@ -184,6 +204,25 @@ async function runCaptured(ctx: Run): Promise<void> {
     const next = await TokenChooser.create(device, { ...common, logits: dec.logits, src: srcI }, B, V, V, choice(params));
     const advance = await DecodeAdvance.create(device, { chosen: bufs.out, ...dec.state }, B);
     made.push(first, next, advance);
+    // The read-back ring (READ_RING): one map per step, taken in step order.
+    const staged = bufs.staging;
+    read = (step: number) => {
+      const r = { step, ready: false, done: Promise.resolve() };
+      r.done = staged[step % READ_RING].mapAsync(1).then(() => {
+        r.ready = true;
+      });
+      r.done.catch(() => {}); // a map still pending when the run ends early is settled in finally
+      reads.push(r);
+    };
+    takeNext = async (wait: boolean) => {
+      const r = reads[0];
+      const t0 = performance.now();
+      if (wait) await r.done;
+      reads.shift();
+      const fin = takeMapped(ctx, staged[r.step % READ_RING], rowOf, r.step, t0);
+      if (r.step === 0) releasePrefill(); // its copies are done: step 0's tokens came back
+      return fin;
+    };
     const enc = device.createCommandEncoder({ label: "captured-load" });
     dec.setAdapter(enc, await policy.adapterFeedsNow());
     dec.load(enc, out.present, ctx.rows.map((r) => r.prompt), lens);
@@ -191,10 +230,13 @@ async function runCaptured(ctx: Run): Promise<void> {
     advance.encode(enc);
     enc.copyBufferToBuffer(bufs.out, 0, bufs.staging[0], 0, 8 * B);
     device.queue.submit([enc.finish()]);
+    read(0);
     if (timing) timing.repeatMs += performance.now() - t;
-    const rowOf = Array.from({ length: N }, (_, r) => r);
     let done = false;
     for (let step = 1; step < params.maxNewTokens && !done; step++) {
+      // This step's staging buffer held step - READ_RING's tokens: those must have been taken.
+      while (!done && reads.length > 0 && reads[0].step <= step - READ_RING) done = await takeNext(true);
+      if (done) break;
       t = performance.now();
       await dec.run();
       if (timing) {
@@ -204,15 +246,17 @@ async function runCaptured(ctx: Run): Promise<void> {
       const e = device.createCommandEncoder({ label: "captured-step" });
       next.encode(e);
       advance.encode(e);
-      e.copyBufferToBuffer(bufs.out, 0, bufs.staging[step % 2], 0, 8 * B);
+      e.copyBufferToBuffer(bufs.out, 0, bufs.staging[step % READ_RING], 0, 8 * B);
       device.queue.submit([e.finish()]);
-      // The previous step's tokens, read while this one runs.
-      done = await take(ctx, bufs.staging[(step - 1) % 2], rowOf, step - 1);
-      if (step === 1) releasePrefill(); // its copies are done: step 0's tokens came back
+      read(step);
+      // Earlier steps' tokens whose maps have resolved meanwhile, in order, without waiting.
+      while (!done && reads.length > 0 && reads[0].ready) done = await takeNext(false);
     }
-    if (!done) await take(ctx, bufs.staging[(params.maxNewTokens - 1) % 2], rowOf, params.maxNewTokens - 1);
+    while (!done && reads.length > 0) done = await takeNext(true);
   } finally {
     await device.queue.onSubmittedWorkDone();
+    // Maps of steps past the end (rows all finished earlier) settle before their buffers go.
+    await Promise.allSettled(reads.map((r) => r.done));
     releasePrefill();
     for (const m of made) m.destroy();
     bufs?.destroy();
