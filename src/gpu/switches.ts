@@ -34,12 +34,18 @@ export interface PerfSwitches {
   tk: 8 | 16;
   /** The same for the q4 128-tile kernels (q4matmul_t128.wgsl, q4matmul_t_t128.wgsl: one whole word of nibbles per thread and step at 16). */
   q4tk: 8 | 16;
+  /**
+   * The f32 128-tile kernel (matmul_t128.wgsl) loads A and B from global memory as vec4 along each operand's memory-fastest
+   * dimension where matmul.ts's vecLoads finds the layout aligned (1), or one bounds-checked scalar per element (0, earlier).
+   * Same tiles and sums either way (bitwise the same results).
+   */
+  vload: 0 | 1;
 }
 
 /** The current defaults. */
-export const NEW_SWITCHES: Readonly<PerfSwitches> = { passes: "merged", submit: "layer", q4: "tile128", bindCache: true, arena: true, splitK: "general", subgroups: true, recomputeLean: true, headRows: true, wideSplit: 3, tk: 16, q4tk: 16 };
+export const NEW_SWITCHES: Readonly<PerfSwitches> = { passes: "merged", submit: "layer", q4: "tile128", bindCache: true, arena: true, splitK: "general", subgroups: true, recomputeLean: true, headRows: true, wideSplit: 3, tk: 16, q4tk: 16, vload: 0 };
 /** Every earlier behaviour. */
-export const OLD_SWITCHES: Readonly<PerfSwitches> = { passes: "split", submit: "once", q4: "tile64", bindCache: false, arena: false, splitK: "transA", subgroups: false, recomputeLean: false, headRows: false, wideSplit: 1, tk: 8, q4tk: 8 };
+export const OLD_SWITCHES: Readonly<PerfSwitches> = { passes: "split", submit: "once", q4: "tile64", bindCache: false, arena: false, splitK: "transA", subgroups: false, recomputeLean: false, headRows: false, wideSplit: 1, tk: 8, q4tk: 8, vload: 0 };
 
 const CHOICES: { [K in keyof PerfSwitches]: readonly string[] } = {
   passes: ["merged", "split"],
@@ -54,6 +60,7 @@ const CHOICES: { [K in keyof PerfSwitches]: readonly string[] } = {
   wideSplit: ["1", "2", "3", "4"],
   tk: ["8", "16"],
   q4tk: ["8", "16"],
+  vload: ["0", "1"],
 };
 
 function isKey(k: string): k is keyof PerfSwitches {
@@ -113,6 +120,9 @@ export function parsePerfSwitches(spec: string, base: Readonly<PerfSwitches> = N
       case "q4tk":
         out.q4tk = v === "16" ? 16 : 8;
         break;
+      case "vload":
+        out.vload = v === "1" ? 1 : 0;
+        break;
     }
   }
   return out;
@@ -120,7 +130,7 @@ export function parsePerfSwitches(spec: string, base: Readonly<PerfSwitches> = N
 
 /** "passes=merged,submit=layer,...": the form RLVR_PERF and the benches' perf= take. */
 export function formatPerfSwitches(s: Readonly<PerfSwitches>): string {
-  return `passes=${s.passes},submit=${s.submit},q4=${s.q4},bindCache=${s.bindCache ? 1 : 0},arena=${s.arena ? 1 : 0},splitK=${s.splitK},subgroups=${s.subgroups ? 1 : 0},recomputeLean=${s.recomputeLean ? 1 : 0},headRows=${s.headRows ? 1 : 0},wideSplit=${s.wideSplit},tk=${s.tk},q4tk=${s.q4tk}`;
+  return `passes=${s.passes},submit=${s.submit},q4=${s.q4},bindCache=${s.bindCache ? 1 : 0},arena=${s.arena ? 1 : 0},splitK=${s.splitK},subgroups=${s.subgroups ? 1 : 0},recomputeLean=${s.recomputeLean ? 1 : 0},headRows=${s.headRows ? 1 : 0},wideSplit=${s.wideSplit},tk=${s.tk},q4tk=${s.q4tk},vload=${s.vload}`;
 }
 
 function fromEnv(): PerfSwitches {

@@ -7,8 +7,8 @@ import { matmulRef } from "./matmul.ref.ts";
 
 const gpu = await requestGpu();
 
-/** Runs `o` on the GPU and compares with the float64 reference; f16 operands are rounded to f16 for both. */
-async function check(o: EncodeMatmulOpts, seed: number) {
+/** Runs `o` on the GPU and compares with the float64 reference; f16 operands are rounded to f16 for both. Returns the GPU's C. */
+async function check(o: EncodeMatmulOpts, seed: number): Promise<Float32Array> {
   const { device } = gpu;
   const rng = new Rng(seed);
   const batch = o.batch ?? 1;
@@ -29,6 +29,7 @@ async function check(o: EncodeMatmulOpts, seed: number) {
   const want = matmulRef(a, b, o, o.accumulate ? c0 : undefined);
   assertClose(got, want, { atol: 1e-4 * Math.sqrt(o.K), rtol: 1e-4, name: `matmul ${JSON.stringify(o)}` });
   for (const x of [ga, gb, gc]) x.destroy();
+  return got;
 }
 
 for (const variant of MATMUL_VARIANTS) {
@@ -190,6 +191,98 @@ Deno.test("matmul tile128 with contracted steps of 8 and 16 (switch tk; the othe
       await check({ M: 200, N: 150, K: 1500, transA: true, variant: "tile128" }, seed++); // split-K slices
       await check({ M: 260, N: 128, K: 1024, transB: true, bF16: gpu.f16, variant: "tile128" }, seed++);
     }
+  } finally {
+    setPerfSwitches(prev);
+  }
+});
+
+Deno.test("matmul tile128 with vec4 loads (switch vload), steps 8 and 16: ragged tiles, every transpose, split-K, accumulate, the scalar fallback, f16 B; against float64 and bitwise the scalar loads", async () => {
+  const { t128Step, vecLoads, vecOperands, splitKSlices } = await import("./matmul.ts");
+  const { setPerfSwitches } = await import("../switches.ts");
+  const prev = setPerfSwitches({ vload: 0 });
+  try {
+    const v = (o: EncodeMatmulOpts) => {
+      const x = vecLoads(o);
+      return `${x.a ? "A" : "-"}${x.b ? "B" : "-"}`;
+    };
+    // The choice (pure): off under vload=0; per operand under vload=1.
+    if (v({ M: 132, N: 136, K: 36, variant: "tile128" }) !== "--") throw new Error("vload=0: no vec4 loads");
+    setPerfSwitches({ vload: 1 });
+    const k = (o: EncodeMatmulOpts, want: string) => {
+      if (v(o) !== want) throw new Error(`vecLoads ${JSON.stringify(o)}: ${v(o)}, want ${want}`);
+    };
+    k({ M: 132, N: 136, K: 36, variant: "tile128" }, "AB");
+    k({ M: 132, N: 136, K: 37, variant: "tile128" }, "-B"); // odd K: k-fastest A refused, B (K, N) n-fastest keeps it
+    k({ M: 132, N: 136, K: 37, transA: true, transB: true, variant: "tile128" }, "A-");
+    k({ M: 130, N: 136, K: 36, transA: true, variant: "tile128" }, "-B"); // M not a multiple of 4 for m-fastest A
+    k({ M: 132, N: 131, K: 36, variant: "tile128" }, "A-");
+    k({ M: 130, N: 257, K: 33, variant: "tile128" }, "--");
+    k({ M: 132, N: 136, K: 36, transB: true, bF16: true, variant: "tile128" }, "A-"); // f16 B keeps scalar loads
+    k({ M: 132, N: 136, K: 36, variant: "tile64" }, "--"); // only tile128
+    k({ M: 132, N: 136, K: 36, variant: "tile128p" }, "--");
+    k({ M: 200, N: 152, K: 1500, transA: true, variant: "tile128" }, "AB"); // split, slices 304 long, the last 284
+    k({ M: 200, N: 152, K: 1501, transA: true, variant: "tile128" }, "AB"); // split, last slice 285 long: k-major operands only
+    k({ M: 200, N: 152, K: 1501, transA: true, transB: true, variant: "tile128" }, "A-"); // k-fastest B^T refused: a slice ends mid-vec4
+    k({ M: 200, N: 152, K: 1502, variant: "tile128" }, "-B");
+    if (vecLoads({ M: 132, N: 136, K: 36, variant: "tile128" }, 4, 0).a || !vecLoads({ M: 132, N: 136, K: 36, variant: "tile128" }, 256, 4).a) throw new Error("binding offsets");
+    if (vecLoads({ M: 132, N: 136, K: 36, variant: "tile128" }, 0, 8).b) throw new Error("binding offset of B");
+    const lay = { M: 8, N: 8, K: 16, kTotal: 0, strideA: 128, strideB: 128, transA: false, transB: true, aF16: false, bF16: false, offsetA: 0, offsetB: 0 };
+    if (!vecOperands(lay).a || !vecOperands(lay).b) throw new Error("vecOperands aligned");
+    if (vecOperands({ ...lay, strideA: 130 }).a || vecOperands({ ...lay, kTotal: 30 }).b || vecOperands({ ...lay, kTotal: 30 }).a) throw new Error("vecOperands strides / kTotal");
+    let seed = 1200, ran = 0;
+    for (const tk of [8, 16] as const) {
+      setPerfSwitches({ tk });
+      if (t128Step(gpu.device) !== tk) {
+        console.log(`vload tk=${tk}: skipped, the device's workgroup memory (${gpu.device.limits.maxComputeWorkgroupStorageSize} bytes) is short`);
+        continue;
+      }
+      const run = async (o: EncodeMatmulOpts, want: string, bitwise = false) => {
+        k(o, want);
+        const got = await check(o, seed);
+        if (bitwise) {
+          setPerfSwitches({ vload: 0 });
+          try {
+            if (v(o) !== "--") throw new Error("vload=0 chose vec4 loads");
+            const ref = await check(o, seed);
+            for (let i = 0; i < got.length; i++) {
+              if (!Object.is(got[i], ref[i])) throw new Error(`vload tk=${tk} ${JSON.stringify(o)}: element ${i} ${got[i]} != scalar ${ref[i]}`);
+            }
+          } finally {
+            setPerfSwitches({ vload: 1 });
+          }
+        }
+        seed++;
+        ran++;
+      };
+      // Ragged M and N (multiples of 4), K not a multiple of the step: every transpose on vec4 loads of both operands.
+      for (const [M, N, K] of [[4, 8, 4], [132, 260, 36], [252, 136, 100]]) {
+        for (const transA of [false, true]) {
+          for (const transB of [false, true]) await run({ M, N, K, transA, transB, alpha: 0.75, variant: "tile128" }, "AB", M === 132);
+        }
+      }
+      // One operand vectorised, the other scalar (odd K, odd N, M not a multiple of 4); neither.
+      await run({ M: 132, N: 136, K: 37, variant: "tile128" }, "-B", true);
+      await run({ M: 132, N: 136, K: 37, transA: true, transB: true, variant: "tile128" }, "A-", true);
+      await run({ M: 132, N: 131, K: 36, variant: "tile128" }, "A-");
+      await run({ M: 130, N: 136, K: 36, transA: true, variant: "tile128" }, "-B");
+      await run({ M: 130, N: 257, K: 33, variant: "tile128" }, "--");
+      // Accumulate with alpha; batched with a broadcast A.
+      await run({ M: 132, N: 136, K: 44, transB: true, accumulate: true, alpha: -1.5, variant: "tile128" }, "AB", true);
+      await run({ M: 140, N: 152, K: 12, batch: 2, broadcastA: true, transA: true, accumulate: true, alpha: 0.5, variant: "tile128" }, "AB");
+      await run({ M: 140, N: 152, K: 12, batch: 3, broadcastB: true, transB: true, variant: "tile128" }, "AB");
+      // Split-K with an uneven last slice (284 long), one whose last slice is 285 long (k-major operands), every transpose.
+      for (const transA of [false, true]) {
+        for (const transB of [false, true]) {
+          const o: EncodeMatmulOpts = { M: 200, N: 152, K: 1500, transA, transB, alpha: 0.5, accumulate: transA === transB, variant: "tile128" };
+          if (splitKSlices(o) < 2) throw new Error(`expected ${JSON.stringify(o)} to be split`);
+          await run(o, "AB", transA && !transB);
+        }
+      }
+      await run({ M: 200, N: 152, K: 1501, transA: true, variant: "tile128" }, "AB", true);
+      await run({ M: 200, N: 152, K: 1501, transA: true, transB: true, accumulate: true, alpha: 2, variant: "tile128" }, "A-");
+      if (gpu.f16) await run({ M: 260, N: 128, K: 1024, transB: true, bF16: true, variant: "tile128" }, "A-");
+    }
+    console.log(`vload: ${ran} products checked against float64`);
   } finally {
     setPerfSwitches(prev);
   }

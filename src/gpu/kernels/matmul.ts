@@ -169,13 +169,71 @@ export function withStep(source: string, tk: 8 | 16, name: string): string {
   return out;
 }
 
-/** A kernel's full source: the element-type aliases (WGSL has no type-valued override constants), matmul_common.wgsl, the kernel. */
-function typedSource(body: string, aF16: boolean, bF16: boolean): string {
-  const t = (f16: boolean) => (f16 ? "f16" : "f32");
-  return `${aF16 || bF16 ? "enable f16;\n" : ""}alias AElem = ${t(aF16)};\nalias BElem = ${t(bF16)};\n${commonSource}\n${body}`;
+/**
+ * Operand X's ("A" or "B", binding x) part of a kernel's prelude (matmul_common.wgsl describes it): the binding's element
+ * type, elemX (one element as f32), quadX (four as a vec4f) and VEC_X. The kernels read X through them only, so either
+ * form of the binding compiles with the same kernel text; only matmul_t128.wgsl calls quadX (under VEC_X).
+ */
+function operandPrelude(X: "A" | "B", f16: boolean, vec: boolean): string {
+  const x = X.toLowerCase();
+  if (vec) {
+    return `alias ${X}Elem = vec4f;\nconst VEC_${X}: bool = true;\n` +
+      `fn elem${X}(i: u32) -> f32 { return ${x}[i / 4u][i % 4u]; }\nfn quad${X}(q: u32) -> vec4f { return ${x}[q]; }\n`;
+  }
+  return `alias ${X}Elem = ${f16 ? "f16" : "f32"};\nconst VEC_${X}: bool = false;\nfn elem${X}(i: u32) -> f32 { return f32(${x}[i]); }\n` +
+    `fn quad${X}(q: u32) -> vec4f { return vec4f(elem${X}(4u * q), elem${X}(4u * q + 1u), elem${X}(4u * q + 2u), elem${X}(4u * q + 3u)); }\n`;
 }
 
-function pipelineFor(device: GPUDevice, variant: MatmulVariant, e: EncodeMatmulOpts, accumulate: boolean, transC: boolean): Promise<GPUComputePipeline> {
+/** A kernel's full source: the operand prelude (element types: WGSL has no type-valued override constants), matmul_common.wgsl, the kernel. */
+function typedSource(body: string, aF16: boolean, bF16: boolean, vec: VecLoads = NO_VEC): string {
+  return `${aF16 || bF16 ? "enable f16;\n" : ""}${operandPrelude("A", aF16, vec.a)}${operandPrelude("B", bF16, vec.b)}${commonSource}\n${body}`;
+}
+
+/** Which operands a tile128 dispatch loads as vec4 (switch vload; matmul_t128.wgsl). */
+export interface VecLoads {
+  a: boolean;
+  b: boolean;
+}
+
+const NO_VEC: VecLoads = { a: false, b: false };
+
+/** What vecOperands decides on: one dispatch's Dims fields, its operands' transposes and element types, and the byte offsets of their bindings. */
+export interface LoadLayout {
+  M: number;
+  N: number;
+  /** The batch's (slice's) contracted length, and the whole length when split (kTotal, else 0). */
+  K: number;
+  kTotal: number;
+  strideA: number;
+  strideB: number;
+  transA: boolean;
+  transB: boolean;
+  aF16: boolean;
+  bF16: boolean;
+  offsetA: number;
+  offsetB: number;
+}
+
+/**
+ * The operands of a dispatch of matmul_t128.wgsl that can load as vec4 along their memory-fastest dimension (A: k, or m
+ * when transposed; B: n, or k when transposed): f32 elements, binding offsets on 16 bytes, batch strides and rows along
+ * that dimension a multiple of 4 elements (then every vec4 starts on a multiple of 4 and lies wholly inside or outside the
+ * valid rows; the tile edges, TS = 128 and TK = 8 or 16, are multiples of 4 too). A k-fastest operand also needs its slices'
+ * ends (K, and kTotal - z K of split-K) on a multiple of 4, so that no vec4 straddles the end of the contracted range: K and
+ * kTotal a multiple of 4; a slice that would end mid-vec4 is refused (the scalar loads run) rather than masked per component.
+ * A and B decide separately (four pipelines: neither, A, B, both): the conditions differ per operand — a k-major operand
+ * needs nothing of K, an odd K leaves the other operand's vec4 — and the frozen weights may be f16 beside f32 activations.
+ */
+export function vecOperands(l: LoadLayout): VecLoads {
+  const rowK = l.kTotal === 0 ? l.K : l.kTotal;
+  const kFastest = l.K % 4 === 0 && rowK % 4 === 0;
+  return {
+    a: !l.aF16 && l.offsetA % 16 === 0 && l.strideA % 4 === 0 && (l.transA ? l.M % 4 === 0 : kFastest),
+    b: !l.bF16 && l.offsetB % 16 === 0 && l.strideB % 4 === 0 && (l.transB ? kFastest : l.N % 4 === 0),
+  };
+}
+
+function pipelineFor(device: GPUDevice, variant: MatmulVariant, e: EncodeMatmulOpts, accumulate: boolean, transC: boolean, vec: VecLoads): Promise<GPUComputePipeline> {
   const constants: Record<string, number> = { TRANS_A: e.transA ? 1 : 0, TRANS_B: e.transB ? 1 : 0, ACCUMULATE: accumulate ? 1 : 0 };
   const aF16 = e.aF16 ?? false, bF16 = e.bF16 ?? false;
   switch (variant) {
@@ -183,7 +241,8 @@ function pipelineFor(device: GPUDevice, variant: MatmulVariant, e: EncodeMatmulO
       return computePipeline(device, "matmul", typedSource(source64, aF16, bF16), constants);
     case "tile128": {
       const tk = t128Step(device);
-      return computePipeline(device, tk === 16 ? "matmul_t128_k16" : "matmul_t128", typedSource(withStep(source128, tk, "matmul_t128.wgsl"), aF16, bF16), constants);
+      const label = `matmul_t128${tk === 16 ? "_k16" : ""}${vec.a || vec.b ? `_v${vec.a ? "A" : ""}${vec.b ? "B" : ""}` : ""}`;
+      return computePipeline(device, label, typedSource(withStep(source128, tk, "matmul_t128.wgsl"), aF16, bF16, vec), constants);
     }
     case "tile128p":
       return computePipeline(device, "matmul_t128p", typedSource(source128p, aF16, bF16), constants);
@@ -204,6 +263,57 @@ export function encodeMatmul(
   return encodeMatmulBindings(device, enc, { buffer: a }, { buffer: b }, { buffer: c }, o);
 }
 
+/** A product as encodeMatmulBindings dispatches it: the kernel, the product it runs (`e`, transposed when `swap`), its Dims and grid, and the vec4 loads. */
+interface MatmulPlan {
+  variant: MatmulVariant;
+  swap: boolean;
+  e: EncodeMatmulOpts;
+  /** K slices (1: not split). */
+  slices: number;
+  /** The Dims uniform's eight words. */
+  dims: Uint32Array;
+  grid: [number, number, number];
+  vec: VecLoads;
+}
+
+function planMatmul(o: EncodeMatmulOpts, offsetA: number, offsetB: number): MatmulPlan {
+  const { variant, swap } = pickMatmul(o);
+  const e = effective(o, swap);
+  const [offA, offB] = swap ? [offsetB, offsetA] : [offsetA, offsetB];
+  const S = slicesOf(e, variant);
+  const { M, N, K, batch = 1, alpha = 1 } = e;
+  const [tm, tn] = TILE[variant];
+  const words = new ArrayBuffer(32);
+  const u = new Uint32Array(words);
+  let slices = 1, z = batch;
+  if (S > 1) {
+    // Slice z of a k-major operand (A^T (K, M), B (K, N)) is contiguous: rows [z Kc, (z + 1) Kc);
+    // of a k-fastest one (A (M, K), B^T (N, K)) it is columns [z Kc, (z + 1) Kc) of rows of K.
+    const Kc = Math.ceil(K / S / 16) * 16;
+    slices = z = Math.ceil(K / Kc);
+    u.set([M, N, Kc]);
+    new Float32Array(words)[3] = 1;
+    u.set([e.transA ? Kc * M : Kc, e.transB ? Kc : Kc * N, M * N, K], 4);
+  } else {
+    u.set([M, N, K]);
+    new Float32Array(words)[3] = alpha;
+    u.set([e.broadcastA ? 0 : M * K, e.broadcastB ? 0 : K * N, M * N, 0], 4);
+  }
+  const vec = variant === "tile128" && perfSwitches().vload === 1
+    ? vecOperands({
+      M, N, K: u[2], kTotal: u[7], strideA: u[4], strideB: u[5], transA: e.transA ?? false, transB: e.transB ?? false,
+      aF16: e.aF16 ?? false, bF16: e.bF16 ?? false, offsetA: offA, offsetB: offB,
+    })
+    : NO_VEC;
+  return { variant, swap, e, slices, dims: u, grid: [Math.ceil(N / tn), Math.ceil(M / tm), z], vec };
+}
+
+/** The operands `o` loads as vec4 (in `o`'s own order, before any swap): what encodeMatmulBindings decides for it, for tests. */
+export function vecLoads(o: EncodeMatmulOpts, offsetA = 0, offsetB = 0): VecLoads {
+  const p = planMatmul(o, offsetA, offsetB);
+  return p.swap ? { a: p.vec.b, b: p.vec.a } : p.vec;
+}
+
 /**
  * Records the matmul on buffer windows (bindings with offsets, as the vocabulary head binds row chunks of W),
  * the kernel chosen by pickMatmul and split along K as splitKSlices says (the slices go to the scratch buffer,
@@ -217,29 +327,19 @@ export async function encodeMatmulBindings(
   c: GPUBufferBinding,
   o: EncodeMatmulOpts,
 ): Promise<void> {
-  const { variant, swap } = pickMatmul(o);
-  const e = effective(o, swap);
-  const [x, y] = swap ? [b, a] : [a, b];
-  const S = slicesOf(e, variant);
-  if (S > 1) {
-    const { M, N, K, alpha = 1, accumulate = false } = e;
-    const [tm, tn] = TILE[variant];
-    const words = new ArrayBuffer(32);
-    const u = new Uint32Array(words);
-    // Slice z of a k-major operand (A^T (K, M), B (K, N)) is contiguous: rows [z Kc, (z + 1) Kc);
-    // of a k-fastest one (A (M, K), B^T (N, K)) it is columns [z Kc, (z + 1) Kc) of rows of K.
-    const Kc = Math.ceil(K / S / 16) * 16;
-    const slices = Math.ceil(K / Kc);
-    const part = scratchBuffer(device, 4 * slices * M * N);
-    const pipeline = await pipelineFor(device, variant, e, false, swap);
-    u.set([M, N, Kc]);
-    new Float32Array(words)[3] = 1;
-    u.set([e.transA ? Kc * M : Kc, e.transB ? Kc : Kc * N, M * N, K], 4);
-    dispatch(device, enc, pipeline, [x, y, part, uniformBuffer(device, "matmul-dims", u)], [Math.ceil(N / tn), Math.ceil(M / tm), slices]);
-    await encodeSplitReduce(device, enc, part, c, M * N, slices, alpha, accumulate);
+  const p = planMatmul(o, a.offset ?? 0, b.offset ?? 0);
+  const { e } = p;
+  const [x, y] = p.swap ? [b, a] : [a, b];
+  const { M, N, alpha = 1, accumulate = false } = e;
+  if (p.slices > 1) {
+    const part = scratchBuffer(device, 4 * p.slices * M * N);
+    const pipeline = await pipelineFor(device, p.variant, e, false, p.swap, p.vec);
+    dispatch(device, enc, pipeline, [x, y, part, uniformBuffer(device, "matmul-dims", p.dims)], p.grid);
+    await encodeSplitReduce(device, enc, part, c, M * N, p.slices, alpha, accumulate);
     return;
   }
-  await encodeUnsplit(device, enc, x, y, c, e, variant, swap);
+  const pipeline = await pipelineFor(device, p.variant, e, accumulate, p.swap, p.vec);
+  dispatch(device, enc, pipeline, [x, y, c, { buffer: uniformBuffer(device, "matmul-dims", p.dims) }], p.grid);
 }
 
 /** Records C[i] = alpha * sum over s < S of part[s, i] (+ C[i] when accumulate), i < MN: the end of a split-K product. */
@@ -260,32 +360,6 @@ export async function encodeSplitReduce(
   const groups = Math.ceil(MN / 256);
   const gx = Math.min(groups, 65535);
   dispatch(device, enc, reduce, [part, c, uniformBuffer(device, "matmul-splitk-params", new Uint32Array(prm))], [gx, Math.ceil(groups / gx)]);
-}
-
-async function encodeUnsplit(
-  device: GPUDevice,
-  enc: GPUCommandEncoder,
-  x: GPUBufferBinding,
-  y: GPUBufferBinding,
-  c: GPUBufferBinding,
-  e: EncodeMatmulOpts,
-  variant: MatmulVariant,
-  swap: boolean,
-): Promise<void> {
-  const { M, N, K, batch = 1, alpha = 1, accumulate = false } = e;
-  const [tm, tn] = TILE[variant];
-  const pipeline = await pipelineFor(device, variant, e, accumulate, swap);
-  const words = new ArrayBuffer(32);
-  const u = new Uint32Array(words);
-  u[0] = M;
-  u[1] = N;
-  u[2] = K;
-  new Float32Array(words)[3] = alpha;
-  u[4] = e.broadcastA ? 0 : M * K;
-  u[5] = e.broadcastB ? 0 : K * N;
-  u[6] = M * N;
-  const dims = uniformBuffer(device, "matmul-dims", u);
-  dispatch(device, enc, pipeline, [x, y, c, { buffer: dims }], [Math.ceil(N / tn), Math.ceil(M / tm), batch]);
 }
 
 /** Floating-point operations of one matmul, for throughput figures. */

@@ -1,6 +1,10 @@
-// The part every matmul kernel shares (matmul.ts prepends it, after the element-type aliases, to
+// The part every matmul kernel shares (matmul.ts prepends it, after the operand prelude, to
 // matmul.wgsl, matmul_t128.wgsl and matmul_narrow.wgsl): the Dims contract, the bindings, the
 // transpose/accumulate overrides and the bounds-checked element loads (f16 widened to f32).
+// The prelude (matmul.ts operandPrelude) defines, per operand X = A, B: `alias XElem` (the binding's
+// element: f32, f16, or vec4f where the 128-tile kernel loads X as vec4, switch vload), `fn elemX(i)`
+// (element i as f32, whatever the binding's element), `fn quadX(q)` (elements 4q .. 4q + 3 as one
+// vec4f; a single load only where XElem is vec4f) and `const VEC_X: bool` (XElem is vec4f).
 // Split-K: with kTotal != 0 the batch index z is a slice of the contracted dimension:
 // slice z covers k in [z K, min((z + 1) K, kTotal)); the caller lays the slices out with the strides
 // (a slice of a k-fastest operand, plain A or transposed B, starts K columns further along rows that
@@ -34,14 +38,14 @@ fn rowK() -> u32 {
 
 fn loadA(base: u32, m: u32, k: u32, kEnd: u32) -> f32 {
   if (m >= dims.M || k >= kEnd) { return 0.0; }
-  if (TRANS_A) { return f32(a[base + k * dims.M + m]); }
-  return f32(a[base + m * rowK() + k]);
+  if (TRANS_A) { return elemA(base + k * dims.M + m); }
+  return elemA(base + m * rowK() + k);
 }
 
 fn loadB(base: u32, k: u32, n: u32, kEnd: u32) -> f32 {
   if (k >= kEnd || n >= dims.N) { return 0.0; }
-  if (TRANS_B) { return f32(b[base + n * rowK() + k]); }
-  return f32(b[base + k * dims.N + n]);
+  if (TRANS_B) { return elemB(base + n * rowK() + k); }
+  return elemB(base + k * dims.N + n);
 }
 
 // End of batch z's contracted range: dims.K, or the split-K slice's end.

@@ -118,3 +118,35 @@ Deno.test("loraGradients with activation recomputation equals the stored-activat
   destroyAdapter(lora);
   destroyModel(model);
 });
+
+Deno.test("loraGradients with vec4 matmul loads (switch vload) equals the scalar loads exactly, on a model wide enough for the 128-tile kernel", async () => {
+  const { perfSwitches, setPerfSwitches } = await import("../switches.ts");
+  // 160 tokens x 128 hidden x 256 intermediate: the projections and their backward products run on tile128 (M, N >= 128).
+  const tiny = makeTinyModel("qwen2", { seed: 5, hidden: 128, intermediate: 256, heads: 4, kvHeads: 2, layers: 1, vocabSize: 150 });
+  const cfg = tiny.config;
+  const rng = new Rng(4);
+  const seqs: PgSequence[] = [70, 50, 40].map((n, i) => ({ ids: Array.from({ length: n }, () => rng.int(cfg.vocabSize)), promptLen: 3 + i, advantage: 0.7 - i }));
+  const adapter = randomAdapter(cfg, { r: 4, alpha: 4, targets: LORA_TARGETS, seed: 6, bScale: 0.2 });
+  const model = uploadModel(gpu.device, cfg, tiny.weights);
+  const lora = uploadAdapter(gpu.device, cfg, adapter);
+  const before = perfSwitches().vload;
+  try {
+    setPerfSwitches({ vload: 0 });
+    const scalar = await loraGradients(model, lora, seqs);
+    setPerfSwitches({ vload: 1 });
+    const { vecLoads } = await import("../kernels/matmul.ts");
+    const x = vecLoads({ M: 160, N: 128, K: 128, transB: true }); // the q projection x W^T
+    assert(x.a && x.b, "x W^T loads vec4 operands");
+    const vec = await loraGradients(model, lora, seqs);
+    assert(scalar.loss === vec.loss, `loss ${scalar.loss} vs ${vec.loss}`);
+    for (const [name, g] of scalar.grads) {
+      const r = vec.grads.get(name);
+      assert(r !== undefined, name);
+      g.data.forEach((x, i) => assert(x === r.data[i], `${name}[${i}]: ${x} vs ${r.data[i]}`));
+    }
+  } finally {
+    setPerfSwitches({ vload: before });
+    destroyAdapter(lora);
+    destroyModel(model);
+  }
+});
