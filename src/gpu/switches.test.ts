@@ -11,7 +11,7 @@ Deno.test("perf switches: old, new and name=value lists parse; the formatted for
   assertEquals(parsePerfSwitches("subgroups=0", OLD_SWITCHES), { ...OLD_SWITCHES, subgroups: false });
   assertEquals(parsePerfSwitches("tk=16,vload=1"), { ...NEW_SWITCHES, tk: 16, vload: 1 });
   assertEquals(NEW_SWITCHES.vload, 0); // off until timed on the H200
-  assert(formatPerfSwitches(NEW_SWITCHES).endsWith(",q4tk=8,vload=0"));
+  assert(formatPerfSwitches(NEW_SWITCHES).endsWith(",tk=16,q4tk=16,vload=0"));
   for (const x of [NEW_SWITCHES, OLD_SWITCHES, s]) assertEquals(parsePerfSwitches(formatPerfSwitches(x)), { ...x });
 });
 
