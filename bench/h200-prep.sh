@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Run HERE (the CPU machine, with node_modules) before bench/h200.sh: writes .devwork/h200/ (~10 MiB; must stay under 28):
-#   bin/a/b/{rlvr,decode,train,profile,calls}.js   self-contained Deno bundles (src/cli/main.ts, bench/decode.bench.ts,
-#                                     bench/train.bench.ts, bench/profile.bench.ts, bench/calls.bench.ts)
+#   bin/a/b/{rlvr,decode,train,profile,calls,poll}.js   self-contained Deno bundles (src/cli/main.ts, bench/decode.bench.ts,
+#                                     bench/train.bench.ts, bench/profile.bench.ts, bench/calls.bench.ts, bench/poll.bench.ts)
 #   node_modules/onnxruntime-web/dist/ort-wasm-simd-threaded.asyncify.{mjs,wasm.gz}   what onnxruntime-web/webgpu loads at run time
 #   bin/node_modules/sql.js/dist/sql-wasm.wasm.gz   sql.js (not used by the benchmarks; there so every rlvr command runs)
 # The two wasm files travel gzip'd (26.8 MB -> 6.6 MB for ORT's); bench/h200.sh unpacks every *.gz under
@@ -26,6 +26,8 @@ npx deno bundle --platform deno bench/train.bench.ts -o "$H/bin/a/b/train.js"
 # The trainer's own batch (bench/h200-trainer.sh): per-kernel profile and per-shape table, call counts.
 npx deno bundle --platform deno bench/profile.bench.ts -o "$H/bin/a/b/profile.js"
 npx deno bundle --platform deno bench/calls.bench.ts -o "$H/bin/a/b/calls.js"
+# The wait on the GPU under each Dawn polling mode (bench/h200-ring.sh).
+npx deno bundle --platform deno bench/poll.bench.ts -o "$H/bin/a/b/poll.js"
 npx deno bundle --platform deno bench/demo-shape-model.ts -o "$H/bin/a/b/demo-shape.js"
 npx deno bundle --platform deno workers/sql.worker.ts -o "$H/bin/workers/sql.worker.ts"
 # As bench/evidence/h200-prep.sh does for `rlvr run` (sql.js reads __dirname in a bundle).
