@@ -10,8 +10,8 @@ Deno.test("perf switches: old, new and name=value lists parse; the formatted for
   assertEquals(parsePerfSwitches("old,q4=tile128"), { ...OLD_SWITCHES, q4: "tile128" });
   assertEquals(parsePerfSwitches("subgroups=0", OLD_SWITCHES), { ...OLD_SWITCHES, subgroups: false });
   assertEquals(parsePerfSwitches("tk=16,vload=1"), { ...NEW_SWITCHES, tk: 16, vload: 1 });
-  assertEquals(NEW_SWITCHES.vload, 0); // off until timed on the H200
-  assert(formatPerfSwitches(NEW_SWITCHES).endsWith(",tk=16,q4tk=16,vload=0"));
+  assertEquals(NEW_SWITCHES.vload, 1); // on since timed on the H200 (2026-12-02)
+  assert(formatPerfSwitches(NEW_SWITCHES).endsWith(",tk=16,q4tk=16,vload=1"));
   for (const x of [NEW_SWITCHES, OLD_SWITCHES, s]) assertEquals(parsePerfSwitches(formatPerfSwitches(x)), { ...x });
 });
 
