@@ -116,10 +116,13 @@ async function tryDawn(): Promise<{ choice: EngineChoice } | { why: string }> {
   copySharedViewsOn(queueProto);
   const info = adapter.info;
   const name = [info.vendor, info.architecture, info.description].filter(Boolean).join(" ");
-  // Polling through setTimeout(0) from the first turn on every adapter: on the H200 the spin stalled
-  // every other 0.5B GRPO step by 3-6 s and left batch-64 decoding at 90 ms a step instead of 22
-  // (docs/webgpu.md, "Polling"). RLVR_DAWN_POLL picks another way (measuring).
-  const polling = describePolling(throttleDawnPolling(pollingFromEnv()));
+  // The polling's default (docs/webgpu.md, "Polling"): on a GPU, the first millisecond of a wait through
+  // MessageChannel turns, then setTimeout(0) (H200: a GPU round trip 2.19 -> 0.13 ms, first token at batch 8
+  // 67 -> 49 ms, no stall); on a CPU adapter setTimeout(0) from the first turn, since any spin takes the core
+  // the "GPU" computes on (SwiftShader: the sampler tests 29 s -> 51 s with 2 ms of it). The plain spin stalled
+  // every other 0.5B GRPO step on the H200 by 3-6 s. RLVR_DAWN_POLL overrides.
+  const cpuAdapter = /swiftshader|llvmpipe|lavapipe/i.test(name);
+  const polling = describePolling(throttleDawnPolling(pollingFromEnv(cpuAdapter ? { kind: "timeout", spinMs: 0 } : { kind: "channel", channelMs: 1 })));
   return { choice: { engine: "dawn", note: `webgpu: dawn (Chrome's engine, dawn.node) on ${name || "an adapter"}; ${polling}`, dawnModule: loaded.href } };
 }
 
@@ -136,10 +139,11 @@ export type DawnPolling = { kind: "spin" } | { kind: "timeout"; spinMs: number }
 
 /**
  * The polling asked for by RLVR_DAWN_POLL (`timeout`, `channel`, `channel:N` for N ms of a wait, `spin`)
- * or the older RLVR_DAWN_SPIN_MS=N (spin N ms of a wait, then timeout); the default is timeout.
+ * or the older RLVR_DAWN_SPIN_MS=N (spin N ms of a wait, then timeout); `fallback` where neither is set
+ * (tryDawn: channel:1 on a GPU, timeout on a CPU adapter).
  * Throws on a value it does not know.
  */
-export function parseDawnPolling(poll: string | undefined, spinMs: string | undefined): DawnPolling {
+export function parseDawnPolling(poll: string | undefined, spinMs: string | undefined, fallback: DawnPolling = { kind: "timeout", spinMs: 0 }): DawnPolling {
   if (poll !== undefined && poll !== "") {
     if (poll === "spin") return { kind: "spin" };
     if (poll === "timeout") return { kind: "timeout", spinMs: 0 };
@@ -151,11 +155,11 @@ export function parseDawnPolling(poll: string | undefined, spinMs: string | unde
     const n = Number(spinMs);
     return n === Infinity ? { kind: "spin" } : { kind: "timeout", spinMs: n };
   }
-  return { kind: "timeout", spinMs: 0 };
+  return fallback;
 }
 
-function pollingFromEnv(): DawnPolling {
-  return parseDawnPolling(Deno.env.get("RLVR_DAWN_POLL"), Deno.env.get("RLVR_DAWN_SPIN_MS"));
+function pollingFromEnv(fallback: DawnPolling): DawnPolling {
+  return parseDawnPolling(Deno.env.get("RLVR_DAWN_POLL"), Deno.env.get("RLVR_DAWN_SPIN_MS"), fallback);
 }
 
 /** The engine note's words for `p`. */
@@ -205,9 +209,9 @@ export function channelScheduler(): (f: (...a: unknown[]) => void, args: unknown
  * core; on a CPU adapter that core is the GPU's: a 0.35 s SwiftShader dispatch then took 0.4-1.9 s
  * instead (Node's setImmediate, 0.35-0.45 s). On the H200 the spin was worse than a lost core: with
  * it, one of every two 0.5B GRPO steps took 3-6 s longer (waits that ended seconds after the GPU
- * had finished) and captured decoding at batch 64 waited 77 ms a step. The default ("timeout", 0)
- * sends every turn through setTimeout(0); "channel" sends the turns of the first `channelMs` of a
- * wait through MessageChannel messages (see DawnPolling). Returns what is in use ("spin" where the
+ * had finished) and captured decoding at batch 64 waited 77 ms a step. "timeout" (0; the default on
+ * a CPU adapter) sends every turn through setTimeout(0); "channel" (1 ms: the default on a GPU) sends
+ * the turns of the first `channelMs` of a wait through MessageChannel messages (see DawnPolling). Returns what is in use ("spin" where the
  * global has no setImmediate to replace).
  */
 function throttleDawnPolling(p: DawnPolling): DawnPolling {

@@ -19,6 +19,9 @@ Deno.test("parseDawnPolling: RLVR_DAWN_POLL values, the older RLVR_DAWN_SPIN_MS,
   assertEquals(parseDawnPolling(undefined, "2"), { kind: "timeout", spinMs: 2 });
   assertEquals(parseDawnPolling(undefined, "Infinity"), { kind: "spin" });
   assertEquals(parseDawnPolling(undefined, "-1"), { kind: "timeout", spinMs: 0 });
+  // The caller's default where neither variable is set (tryDawn: channel:1 on a GPU).
+  assertEquals(parseDawnPolling(undefined, undefined, { kind: "channel", channelMs: 1 }), { kind: "channel", channelMs: 1 });
+  assertEquals(parseDawnPolling("timeout", undefined, { kind: "channel", channelMs: 1 }), { kind: "timeout", spinMs: 0 });
   for (const bad of ["chanel", "channel:", "channel:-3", "timeout:5", "fast"]) {
     let msg = "";
     try {
