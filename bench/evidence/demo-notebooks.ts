@@ -1,7 +1,7 @@
 // The evidence notebooks of issue #19, made from the built-in demo notebook (notebooks/demo.json) so
 // they measure exactly what the page runs: `demo-knowledge.json` (its prompt cell as shipped:
 // evidence off) and `demo-bird.json` (evidence on), at one of two sizes:
-//   h200  the shipped parameters with 4 warm-up samples per question and every question of a split
+//   h200  the shipped parameters with 8 warm-up samples per question and every question of a split
 //         in each evaluation (the laptop notebook's sizes otherwise);
 //   tiny  a smoke test for a CPU machine: 2 questions per split, 4-token answers, 2 GRPO steps.
 // Usage: deno run -A bench/evidence/demo-notebooks.ts OUT_DIR [h200|tiny]
@@ -12,7 +12,7 @@ type Cell = (typeof demo.cells)[number];
 const SIZES: Record<string, (c: Cell) => Record<string, unknown>> = {
   h200: (c) => {
     switch (c.type) {
-      case "warmup": return { samplesPerQuestion: 4 };
+      case "warmup": return { samplesPerQuestion: 8 };
       case "grpo": return { evalN: 96 };
       default: return {};
     }
