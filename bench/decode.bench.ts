@@ -123,12 +123,20 @@ for (const P of promptCounts) {
       logprobsTokensPerSecond = P * promptLen / ((performance.now() - tl) / 1000);
       console.log(`logprobs (teacher-forced) ${P} x ${promptLen}: ${logprobsTokensPerSecond.toFixed(0)} tok/s (${lp.length} rows)`);
     }
+    // First-token latency (max_new 1), three runs; each run's parts (prefill, the captured setup of
+    // decoder, choosers and cache copies, the wait for the token) and WebGPU calls, for the median run.
     const first: number[] = [];
+    const firstParts: { totalMs: number; prefillMs: number; setupMs: number; waitMs: number; calls: Record<string, { calls: number; ms: number }> }[] = [];
     for (let i = 0; i < 3; i++) {
+      const ft = newSampleTiming();
+      const c0 = snapshotCalls(calls);
       const s = performance.now();
-      await sample(prompts, G, { ...noStop, maxNewTokens: 1, seed: 10 + i });
+      await sample(prompts, G, { ...noStop, maxNewTokens: 1, seed: 10 + i }, undefined, ft);
       first.push((performance.now() - s) / 1000);
+      const diff = Object.fromEntries(Object.entries(diffCalls(c0, snapshotCalls(calls))).filter(([, v]) => v.calls > 0).map(([k, v]) => [k.replace(/^GPU/, ""), v]));
+      firstParts.push({ totalMs: ft.totalMs, prefillMs: ft.prefillMs, setupMs: ft.repeatMs, waitMs: ft.chooseMs, calls: diff });
     }
+    const firstMedian = firstParts[first.indexOf(median(first))] ?? firstParts[0];
     let firstStep = 0, steps = 0, generated = 0;
     let callsAt2: CallCounts = snapshotCalls(calls), callsAtLast: CallCounts = callsAt2;
     // Decoding steps run when those snapshots were taken (the captured sampler runs one step ahead).
@@ -169,12 +177,14 @@ for (const P of promptCounts) {
       // i.e. the GPU: the captured sampler waits for step t while t + 1 is queued).
       hostRunMsPerStep: timing.stepMs / Math.max(1, timing.steps), chooseMsPerStep: timing.chooseMs / Math.max(1, timing.steps),
       firstStepSeconds: (firstStep - t0) / 1000, decodeTokensPerSecond: (tokens - batch) / decodeS, msPerStep: decodeS * 1000 / Math.max(1, steps - 1),
-      firstTokenSeconds: median(first), firstTokenAll: first, logprobsTokensPerSecond,
+      firstTokenSeconds: median(first), firstTokenAll: first, firstTokenParts: firstMedian, logprobsTokensPerSecond,
     };
     (results.runs as unknown[]).push(run);
     console.log(`[${ran}] sample ${P} prompts x G=${G} (batch ${batch}), prompt ${promptLen}, ${run.partial ? `${steps} of ` : ""}${newTokens} new: ${tokens} tokens in ${total.toFixed(2)} s = ${run.tokensPerSecond.toFixed(0)} tok/s; ` +
       `decode ${run.decodeTokensPerSecond.toFixed(0)} tok/s (${run.msPerStep.toFixed(1)} ms/step: model call ${run.hostRunMsPerStep.toFixed(1)}, choice / wait ${run.chooseMsPerStep.toFixed(1)}); first token (max_new 1) ${(run.firstTokenSeconds * 1000).toFixed(0)} ms\n` +
-      `  WebGPU calls per decoding step (calls, ms inside): ${Object.entries(perStep).map(([k, v]) => `${k} ${v.calls.toFixed(1)} (${v.ms.toFixed(2)})`).join(", ")}`);
+      `  WebGPU calls per decoding step (calls, ms inside): ${Object.entries(perStep).map(([k, v]) => `${k} ${v.calls.toFixed(1)} (${v.ms.toFixed(2)})`).join(", ")}\n` +
+      `  first token, the median run: prefill ${firstMedian.prefillMs.toFixed(1)} ms, setup (decoder, choosers, cache copies) ${firstMedian.setupMs.toFixed(1)}, wait for the token ${firstMedian.waitMs.toFixed(1)}, of ${firstMedian.totalMs.toFixed(1)}; ` +
+      `WebGPU calls: ${Object.entries(firstMedian.calls).map(([k, v]) => `${k} ${v.calls} (${v.ms.toFixed(2)})`).join(", ")}`);
     await save();
     if (run.partial) {
       stop = true;
