@@ -15,7 +15,8 @@
 # Settings: PT_SYNTHETIC (synthetic questions per Spider database, 4x per demo database; default 400),
 #   PT_DEFINED_SHARE (--defined-share: the share of them with made-up terms defined in the evidence; default the CLI's, 0.3),
 #   PT_SPIDER (default ../shared/datasets/spider-train), PT_SPIDER_LIMIT (Spider questions, default all),
-#   PT_SEQ (1024), PT_VOCAB (8192), EV_SIZE (h200 | tiny), E (output folder), DENO (default node_modules/deno/deno).
+#   PT_SEQ (1024), PT_VOCAB (8192), EV_SIZE (h200 | tiny), EV_RFT_KEEP (better | correct: the warm-up's kept samples),
+#   EV_WARM_SAMPLES (warm-up samples per question), E (output folder), DENO (default node_modules/deno/deno).
 # Carry to the GPU machine: [".device", "$E"] (the script prints the total against the 64 MiB limit).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -36,7 +37,7 @@ cp node_modules/onnxruntime-web/dist/ort-wasm-simd-threaded.asyncify.mjs "$E/ort
 xz -T0 -9 -c node_modules/onnxruntime-web/dist/ort-wasm-simd-threaded.asyncify.wasm > "$E/ort.wasm.xz"
 xz -T0 -9 -c node_modules/sql.js/dist/sql-wasm.wasm > "$E/sql-wasm.wasm.xz"
 tar -cJf "$E/demo.tar.xz" public/demo
-"$DENO" run -A bench/evidence/demo-notebooks.ts "$E" "${EV_SIZE:-h200}"
+"$DENO" run -A bench/evidence/demo-notebooks.ts "$E" "${EV_SIZE:-h200}" ${EV_RFT_KEEP:+rftKeep=$EV_RFT_KEEP} ${EV_WARM_SAMPLES:+samples=$EV_WARM_SAMPLES}
 cp bench/evidence/f16planes.py "$E/"
 # The corpus: the same flags h200-retrain.sh passes, so its cache key matches there (paths as written, run from
 # the unpacked folder where public/demo is public/demo).
