@@ -33,7 +33,13 @@ export class RlMetricsCharts extends LitElement {
 
   override render() {
     const panels = buildPanels(this.runs);
-    if (!panels.length) return html`<p class="muted">No metrics yet: charts appear with the first step.</p>`;
+    if (!panels.length) {
+      // Records without a chartable figure (an sft warm-up: no sampled rewards): say so, not "yet".
+      const n = this.runs.reduce((a, r) => a + r.records.length, 0);
+      return n > 0
+        ? html`<p class="muted" data-testid="no-charts">Nothing to chart in this cell's ${n === 1 ? "metrics record" : `${n} metrics records`}: its figures are in the report above.</p>`
+        : html`<p class="muted" data-testid="no-charts">No metrics yet: charts appear with the first step.</p>`;
+    }
     return html`<div class="grid">${panels.map((p) => html`<figure data-panel=${p.id}>
       <figcaption>${p.title}</figcaption><div class="canvas-box"><canvas id=${`c-${p.id}`} aria-label=${p.title} role="img"></canvas></div>
     </figure>`)}</div>`;
