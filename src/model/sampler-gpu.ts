@@ -186,9 +186,8 @@ async function runCaptured(ctx: Run): Promise<void> {
   t = performance.now();
   let bufs: ReturnType<typeof runBuffers> | null = null;
   const made: { destroy(): void }[] = [];
+  // The read-back ring (READ_RING): one map per step, taken in step order; settled in finally.
   const reads: { step: number; ready: boolean; done: Promise<void> }[] = [];
-  let read: (step: number) => void = () => {};
-  let takeNext: (wait: boolean) => Promise<boolean> = () => Promise.resolve(true);
   const rowOf = Array.from({ length: N }, (_, r) => r);
   try {
     const dec = await policy.capturedDecoder(N, pre.maxLen + params.maxNewTokens);
@@ -204,9 +203,8 @@ async function runCaptured(ctx: Run): Promise<void> {
     const next = await TokenChooser.create(device, { ...common, logits: dec.logits, src: srcI }, B, V, V, choice(params));
     const advance = await DecodeAdvance.create(device, { chosen: bufs.out, ...dec.state }, B);
     made.push(first, next, advance);
-    // The read-back ring (READ_RING): one map per step, taken in step order.
     const staged = bufs.staging;
-    read = (step: number) => {
+    const read = (step: number) => {
       const r = { step, ready: false, done: Promise.resolve() };
       r.done = staged[step % READ_RING].mapAsync(1).then(() => {
         r.ready = true;
@@ -214,7 +212,7 @@ async function runCaptured(ctx: Run): Promise<void> {
       r.done.catch(() => {}); // a map still pending when the run ends early is settled in finally
       reads.push(r);
     };
-    takeNext = async (wait: boolean) => {
+    const takeNext = async (wait: boolean) => {
       const r = reads[0];
       const t0 = performance.now();
       if (wait) await r.done;
