@@ -87,6 +87,17 @@ export function launchChromium(opts: { webgpu?: boolean } = {}): Promise<Browser
   });
 }
 
+/** Seeds the page's autosave with `nb` once per tab (a reload keeps what the page saved since), then opens `url`. */
+export async function openNotebook(page: Page, url: string, nb: unknown): Promise<void> {
+  await page.addInitScript((text) => {
+    if (!sessionStorage.getItem("seeded")) {
+      localStorage.setItem("rlvr-notebook-autosave", text);
+      sessionStorage.setItem("seeded", "1");
+    }
+  }, JSON.stringify(nb));
+  await page.goto(url);
+}
+
 /** Collects page errors and console errors, so a test can assert there were none. */
 export function watchErrors(page: Page): string[] {
   const errors: string[] = [];

@@ -6,7 +6,7 @@
 // held-out figures and files, and the selection rules at N = 1, 2 with their standard errors.
 import { assert, assertEquals } from "../assert.ts";
 import { writeVaryingLengthModel } from "../../src/runtime/recipe/fixtures.deno.ts";
-import { launchChromium, screenshot, serveOverlay, waitForCell, watchErrors } from "./harness.ts";
+import { launchChromium, openNotebook, screenshot, serveOverlay, waitForCell, watchErrors } from "./harness.ts";
 import { demoCorpus } from "./fixtures.ts";
 
 const TEMPLATE = "chain-of-ctes@1";
@@ -37,13 +37,7 @@ Deno.test({
     try {
       const page = await browser.newPage({ viewport: { width: 1280, height: 1800 } });
       const errors = watchErrors(page);
-      await page.addInitScript((text) => {
-        if (!sessionStorage.getItem("seeded")) {
-          localStorage.setItem("rlvr-notebook-autosave", text);
-          sessionStorage.setItem("seeded", "1");
-        }
-      }, JSON.stringify(NOTEBOOK));
-      await page.goto(server.url);
+      await openNotebook(page, server.url, NOTEBOOK);
       const cell = (id: string) => page.locator(`li[data-cell-id="${id}"]`);
       // The forms: a greedy temperature with several chains is refused, with the reason; the old value stays.
       const temp = cell("labels").locator('[data-field="temperature"]');

@@ -17,7 +17,7 @@ import { CHATML_TEMPLATE } from "../../src/model/tiny.ts";
 import { writeVaryingLengthModel } from "../../src/runtime/recipe/fixtures.deno.ts";
 import { loadSqlJsDeno } from "../../src/runtime/sql-wasm.ts";
 import type { Locator, Page } from "playwright-core";
-import { DIST, launchChromium, screenshot, waitForCell, watchErrors } from "./harness.ts";
+import { DIST, launchChromium, openNotebook, screenshot, waitForCell, watchErrors } from "./harness.ts";
 
 const TYPES: Record<string, string> = { ".html": "text/html; charset=utf-8", ".js": "text/javascript", ".css": "text/css", ".json": "application/json", ".wasm": "application/wasm" };
 
@@ -66,17 +66,6 @@ async function fixtures(): Promise<string> {
   const corpus = QUESTIONS.map((q) => chat.render(buildPrompt({ question: q.question }, schema, { template: "omnisql@1" }).messages));
   await writeVaryingLengthModel(`${dir}/tiny`, { seed: 7, corpus });
   return dir;
-}
-
-/** Seeds the page's autosave with `nb` once per tab (a reload keeps what the page saved since). */
-async function openNotebook(page: Page, url: string, nb: unknown): Promise<void> {
-  await page.addInitScript((text) => {
-    if (!sessionStorage.getItem("seeded")) {
-      localStorage.setItem("rlvr-notebook-autosave", text);
-      sessionStorage.setItem("seeded", "1");
-    }
-  }, JSON.stringify(nb));
-  await page.goto(url);
 }
 
 const NOTEBOOK = {

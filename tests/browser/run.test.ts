@@ -7,7 +7,7 @@ import { assert, assertEquals } from "../assert.ts";
 import demo from "../../notebooks/demo.json" with { type: "json" };
 import { writeVaryingLengthModel } from "../../src/runtime/recipe/fixtures.deno.ts";
 import { demoCorpus } from "./fixtures.ts";
-import { launchChromium, ROOT, screenshot, serveOverlay, waitForCell, watchErrors } from "./harness.ts";
+import { launchChromium, openNotebook, ROOT, screenshot, serveOverlay, waitForCell, watchErrors } from "./harness.ts";
 
 /** The built-in notebook with laptop-test sizes: 2 questions per split, short completions, no warm-up. */
 function smallDemo(): unknown {
@@ -34,14 +34,7 @@ Deno.test({
     try {
       const page = await browser.newPage({ viewport: { width: 1280, height: 1600 } });
       const errors = watchErrors(page);
-      const nb = JSON.stringify(smallDemo());
-      await page.addInitScript((text) => {
-        if (!sessionStorage.getItem("seeded")) {
-          localStorage.setItem("rlvr-notebook-autosave", text);
-          sessionStorage.setItem("seeded", "1");
-        }
-      }, nb);
-      await page.goto(server.url);
+      await openNotebook(page, server.url, smallDemo());
       const cell = (id: string) => page.locator(`li[data-cell-id="${id}"]`);
       // Nothing runs by itself on a fresh page.
       assertEquals(await cell("base-concepts").getByTestId("run-status").getAttribute("data-status"), "idle");

@@ -7,7 +7,7 @@ import { assert, assertEquals } from "../assert.ts";
 import demo from "../../notebooks/demo.json" with { type: "json" };
 import { writeVaryingLengthModel } from "../../src/runtime/recipe/fixtures.deno.ts";
 import { demoCorpus } from "./fixtures.ts";
-import { launchChromium, screenshot, serveOverlay, waitForCell, watchErrors } from "./harness.ts";
+import { launchChromium, openNotebook, screenshot, serveOverlay, waitForCell, watchErrors } from "./harness.ts";
 
 /** The built-in notebook up to an sft warm-up on 2 training questions, one epoch (nothing evaluated; SwiftShader is slow). */
 function sftNotebook(): unknown {
@@ -34,14 +34,7 @@ Deno.test({
     try {
       const page = await browser.newPage({ viewport: { width: 1280, height: 1400 } });
       const errors = watchErrors(page);
-      const nb = JSON.stringify(sftNotebook());
-      await page.addInitScript((text) => {
-        if (!sessionStorage.getItem("seeded")) {
-          localStorage.setItem("rlvr-notebook-autosave", text);
-          sessionStorage.setItem("seeded", "1");
-        }
-      }, nb);
-      await page.goto(server.url);
+      await openNotebook(page, server.url, sftNotebook());
       const cell = page.locator(`li[data-cell-id="warmup"]`);
       await cell.getByTestId("run-cell").click();
       await waitForCell(page, "warmup", { ms: 300_000 });
