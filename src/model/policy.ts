@@ -70,8 +70,27 @@ export interface PolicyOptions {
    * Default false (the captured graph is then built from the weights again).
    */
   keepPrepared?: boolean;
+  /**
+   * "q4" graphs: MatMulNBits' accuracy level (decoder.ts `q4Accuracy`; 4: int8 activations through
+   * onnxruntime's DP4A kernel where the device allows it). Default: RLVR_Q4_ACCURACY under Deno, else 0.
+   */
+  q4Accuracy?: 0 | 4;
   /** Weight conversions shared with other policies of the same weights (benchmarks: one quantisation for several sessions); kept, never dropped. */
   prepared?: PreparedWeights;
+}
+
+/** RLVR_Q4_ACCURACY (0 or 4) where there is an environment to read (Deno), else 0; anything else throws. */
+export function q4AccuracyFromEnv(): 0 | 4 {
+  const deno = (globalThis as { Deno?: { env: { get(k: string): string | undefined } } }).Deno;
+  let v: string | undefined;
+  try {
+    v = deno?.env.get("RLVR_Q4_ACCURACY");
+  } catch {
+    return 0; // no --allow-env
+  }
+  if (v === undefined || v === "" || v === "0") return 0;
+  if (v === "4") return 4;
+  throw new Error(`RLVR_Q4_ACCURACY must be 0 or 4, got ${v}`);
 }
 
 /** Whether the device (else the default adapter) has subgroups: ORT's kernels then use them. */
@@ -208,7 +227,8 @@ export class OrtPolicy {
     }
     o.onPhase?.("graph");
     const prepared = o.prepared ?? (o.keepPrepared ? new PreparedWeights() : undefined);
-    const buildOpts: DecoderOptions = { dtype, loraTargets: targets, kvCache: true, maxPositions, externalMinBytes: o.externalMinBytes, attention, loraScale: o.loraScale, shaderF16 };
+    const q4Accuracy = o.q4Accuracy ?? q4AccuracyFromEnv();
+    const buildOpts: DecoderOptions = { dtype, loraTargets: targets, kvCache: true, maxPositions, externalMinBytes: o.externalMinBytes, attention, loraScale: o.loraScale, shaderF16, ...(q4Accuracy ? { q4Accuracy } : {}) };
     const built = buildDecoder(cfg, weights, { ...buildOpts, prepared });
     if (o.signal) {
       // The build is synchronous: a Stop posted to this worker meanwhile is delivered by a task turn.

@@ -16,7 +16,10 @@ function decode(cfgArch: "qwen2" | "llama" | "qwen3", o: Partial<DecoderOptions>
   const g = onnx.ModelProto.decode(built.bytes).graph;
   if (!g) throw new Error("no graph");
   const graph = {
-    node: (g.node ?? []).map((n) => ({ opType: n.opType ?? "", domain: n.domain ?? "", input: n.input ?? [], output: n.output ?? [] })),
+    node: (g.node ?? []).map((n) => ({
+      opType: n.opType ?? "", domain: n.domain ?? "", input: n.input ?? [], output: n.output ?? [],
+      attrs: Object.fromEntries((n.attribute ?? []).map((a) => [a.name ?? "", Number(a.i ?? 0)])),
+    })),
     input: (g.input ?? []).map((v) => ({ name: v.name ?? "" })),
     output: (g.output ?? []).map((v) => ({ name: v.name ?? "" })),
     initializer: (g.initializer ?? []).map((t) => ({
@@ -64,6 +67,15 @@ Deno.test("decoder graph: q4 puts every linear layer and the head on MatMulNBits
   assertEquals([...types], [10]);
   assert(f16.built.bytes.length < 0.6 * f32.built.bytes.length, `f16 model ${f16.built.bytes.length} B vs f32 ${f32.built.bytes.length} B`);
   assertEquals(f16.built.kvType, "float16");
+});
+
+Deno.test("decoder graph: q4Accuracy 4 sets accuracy_level 4 on every MatMulNBits (ORT's int8-activation kernel), the default leaves it unset", () => {
+  const levels = (o: Partial<DecoderOptions>) => decode("qwen2", { dtype: "q4", externalMinBytes: Infinity, ...o }).graph.node.filter((n) => n.opType === "MatMulNBits").map((n) => n.attrs.accuracy_level);
+  const four = levels({ q4Accuracy: 4 });
+  assert(four.length > 0);
+  assertEquals(new Set(four), new Set([4]));
+  assertEquals(new Set(levels({})), new Set([undefined]));
+  assertEquals(new Set(levels({ q4Accuracy: 0 })), new Set([undefined]));
 });
 
 Deno.test("decoder graph: large initializers go to external data files, integer constants stay inline", () => {
