@@ -21,6 +21,7 @@ import { DT, GraphBuilder } from "./onnx/proto.ts";
 import { ort } from "./onnx/ort.ts";
 import type { KvCache, StepInput } from "./policy.ts";
 import { DecodeAdvance } from "../gpu/kernels/decode_advance.ts";
+import { KvLoad } from "../gpu/kernels/kv_load.ts";
 
 type ZeroType = "float32" | "int64" | "int32";
 
@@ -69,6 +70,7 @@ export class CapturedDecoder {
     readonly batch: number,
     readonly maxT: number,
     private cfg: ModelConfig,
+    private kvLoad: KvLoad,
   ) {}
 
   /** The session (created with graph capture), its buffers, and a first run that compiles and captures. */
@@ -100,7 +102,8 @@ export class CapturedDecoder {
     const session = await ort.InferenceSession.create(o.built.bytes, {
       externalData: o.built.external, executionProviders: [ep], enableGraphCapture: true, preferredOutputLocation: "gpu-buffer",
     });
-    const dec = new CapturedDecoder(o.device, session, zeros, feeds, fetches, B, maxT, o.cfg);
+    const kvLoad = await KvLoad.create(o.device, { batch: B, K, T: maxT, D });
+    const dec = new CapturedDecoder(o.device, session, zeros, feeds, fetches, B, maxT, o.cfg, kvLoad);
     // The capture run, on a state every kernel accepts (one key per row); load() overwrites what it wrote.
     o.device.queue.writeBuffer(dec.buffer("total_sequence_length"), 0, Int32Array.of(1));
     await dec.run();
@@ -154,14 +157,12 @@ export class CapturedDecoder {
     if (N > this.batch) throw new Error(`CapturedDecoder: ${N} rows for a batch of ${this.batch}`);
     const maxLen = Math.max(...lens);
     if (maxLen > P || maxLen >= this.maxT) throw new Error(`CapturedDecoder: prompts of ${maxLen} tokens for a cache of ${this.maxT} columns (prefill width ${P})`);
-    for (const [j, t] of cache.tensors.entries()) {
-      const dst = this.buffer(`past_key_values.${j >> 1}.${j % 2 ? "value" : "key"}`);
-      for (let r = 0; r < N; r++) {
-        for (let k = 0; k < K; k++) {
-          enc.copyBufferToBuffer(t.gpuBuffer, ((src[r] * K + k) * P + P - lens[r]) * D * 4, dst, (r * K + k) * this.maxT * D * 4, lens[r] * D * 4);
-        }
-      }
-    }
+    // One kv_load dispatch per tensor (a buffer copy per row and head before: 6,144 calls at 64 rows of the
+    // 0.5B shape, 15 ms of host time on the H200).
+    const bad = cache.tensors.find((t) => t.type !== "float32" || t.location !== "gpu-buffer");
+    if (bad) throw new Error(`CapturedDecoder: the prefill cache must be float32 GPU buffers, got ${bad.type} on ${bad.location}`);
+    this.kvLoad.setRows(P, src, lens);
+    for (const [j, t] of cache.tensors.entries()) this.kvLoad.encode(enc, t.gpuBuffer, this.buffer(`past_key_values.${j >> 1}.${j % 2 ? "value" : "key"}`));
     const len = (r: number) => (r < N ? lens[r] : 1);
     const q = this.device.queue;
     q.writeBuffer(this.buffer("position_ids"), 0, Int32Array.from({ length: 2 * this.batch }, (_, i) => (i % 2 ? 0 : len(i >> 1) - 1)));
@@ -182,6 +183,7 @@ export class CapturedDecoder {
     await this.session.release();
     for (const t of new Set([...Object.values(this.feeds), ...Object.values(this.fetches)])) t.dispose();
     await this.zeros.release();
+    this.kvLoad.destroy();
   }
 }
 
