@@ -7,8 +7,11 @@ import { matmulRef } from "./matmul.ref.ts";
 
 const gpu = await requestGpu();
 
-/** Runs `o` on the GPU and compares with the float64 reference; f16 operands are rounded to f16 for both. Returns the GPU's C. */
-async function check(o: EncodeMatmulOpts, seed: number): Promise<Float32Array> {
+/**
+ * Runs `o` on the GPU and compares with the float64 reference; f16 operands are rounded to f16 for both; `withBias`
+ * adds an (N) bias to every row (EncodeMatmulOpts.bias). Returns the GPU's C.
+ */
+async function check(o: Omit<EncodeMatmulOpts, "bias">, seed: number, withBias = false): Promise<Float32Array> {
   const { device } = gpu;
   const rng = new Rng(seed);
   const batch = o.batch ?? 1;
@@ -21,14 +24,17 @@ async function check(o: EncodeMatmulOpts, seed: number): Promise<Float32Array> {
   const ga = storageBuffer(device, "a", ha ?? a);
   const gb = storageBuffer(device, "b", hb ?? b);
   const gc = storageBuffer(device, "c", c0);
+  const bias = withBias ? rng.uniformArray(o.N) : undefined;
+  const gbias = bias ? storageBuffer(device, "bias", bias) : undefined;
   if (!o.accumulate) poison(device, gc);
   const enc = device.createCommandEncoder();
-  await encodeMatmul(device, enc, ga, gb, gc, o);
+  await encodeMatmul(device, enc, ga, gb, gc, { ...o, bias: gbias });
   device.queue.submit([enc.finish()]);
   const got = await readF32(device, gc);
   const want = matmulRef(a, b, o, o.accumulate ? c0 : undefined);
-  assertClose(got, want, { atol: 1e-4 * Math.sqrt(o.K), rtol: 1e-4, name: `matmul ${JSON.stringify(o)}` });
-  for (const x of [ga, gb, gc]) x.destroy();
+  if (bias) want.forEach((x, i) => (want[i] = x + bias[i % o.N]));
+  assertClose(got, want, { atol: 1e-4 * Math.sqrt(o.K), rtol: 1e-4, name: `matmul ${JSON.stringify(o)}${bias ? " + bias" : ""}` });
+  for (const x of [ga, gb, gc, gbias]) x?.destroy();
   return got;
 }
 
@@ -106,6 +112,24 @@ Deno.test("matmul: split-K (long contracted dimension, few output tiles) matches
     const slices = splitKSlices(o);
     if (slices < 2) throw new Error(`expected ${JSON.stringify(o)} to be split, got ${slices}`);
     await check(o, 40 + i);
+  }
+});
+
+Deno.test("matmul: a bias added to every row, in the split-K reduce and after an unsplit product, every kernel, with accumulate and alpha", async () => {
+  const { splitKSlices } = await import("./matmul.ts");
+  // The 0.5B q and k/v forward shapes, scaled: split on tile128 (as there), then unsplit, narrow and tile64.
+  const shapes: EncodeMatmulOpts[] = [
+    { M: 1000, N: 200, K: 1024, transB: true, variant: "tile128" },
+    { M: 1000, N: 24, K: 1024, transB: true, alpha: 0.5, accumulate: true },
+    { M: 300, N: 257, K: 40, transB: true, variant: "tile128", accumulate: true },
+    { M: 65, N: 70, K: 33, variant: "tile64", alpha: -1.5 },
+    { M: 20, N: 9, K: 17, transB: true, variant: "narrow" },
+    { M: 6, N: 90, K: 41, variant: "narrow" },
+  ];
+  for (const [i, o] of shapes.entries()) {
+    if (i < 2 && splitKSlices(o) < 2) throw new Error(`expected ${JSON.stringify(o)} to be split`);
+    if (i >= 2 && splitKSlices(o) !== 1) throw new Error(`expected ${JSON.stringify(o)} unsplit`);
+    await check(o, 70 + i, true);
   }
 });
 

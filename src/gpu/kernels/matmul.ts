@@ -58,6 +58,11 @@ export function matmulKernel(): MatmulPolicy {
 /** Options of encodeMatmul beyond the product's shape. */
 export interface EncodeMatmulOpts extends MatmulOpts {
   accumulate?: boolean;
+  /**
+   * (N) f32 added to every row of C after the rest (alpha, accumulate), unbatched products only: in the split-K
+   * reduce where the product is split, else by a reduce-kernel pass of its own after it (the q/k/v biases).
+   */
+  bias?: GPUBuffer;
   /** A (resp. B) holds f16 values (needs the device's shader-f16); products accumulate in f32. */
   aF16?: boolean;
   bF16?: boolean;
@@ -327,6 +332,7 @@ export async function encodeMatmulBindings(
   c: GPUBufferBinding,
   o: EncodeMatmulOpts,
 ): Promise<void> {
+  if (o.bias && (o.batch ?? 1) !== 1) throw new Error("encodeMatmul: a bias needs an unbatched product");
   const p = planMatmul(o, a.offset ?? 0, b.offset ?? 0);
   const { e } = p;
   const [x, y] = p.swap ? [b, a] : [a, b];
@@ -335,14 +341,19 @@ export async function encodeMatmulBindings(
     const part = scratchBuffer(device, 4 * p.slices * M * N);
     const pipeline = await pipelineFor(device, p.variant, e, false, p.swap, p.vec);
     dispatch(device, enc, pipeline, [x, y, part, uniformBuffer(device, "matmul-dims", p.dims)], p.grid);
-    await encodeSplitReduce(device, enc, part, c, M * N, p.slices, alpha, accumulate);
+    await encodeSplitReduce(device, enc, part, c, M * N, p.slices, alpha, accumulate, o.bias ? { bias: o.bias, N: o.N } : undefined);
     return;
   }
   const pipeline = await pipelineFor(device, p.variant, e, accumulate, p.swap, p.vec);
   dispatch(device, enc, pipeline, [x, y, c, { buffer: uniformBuffer(device, "matmul-dims", p.dims) }], p.grid);
+  // C += bias: the reduce's bias entry over no slices (its partials binding unread; any buffer but C).
+  if (o.bias) await encodeSplitReduce(device, enc, scratchBuffer(device, 4), c, o.M * o.N, 0, 1, true, { bias: o.bias, N: o.N });
 }
 
-/** Records C[i] = alpha * sum over s < S of part[s, i] (+ C[i] when accumulate), i < MN: the end of a split-K product. */
+/**
+ * Records C[i] = alpha * sum over s < S of part[s, i] (+ C[i] when accumulate) (+ bias[i % N] with `bias`, C (MN / N, N)),
+ * i < MN: the end of a split-K product.
+ */
 export async function encodeSplitReduce(
   device: GPUDevice,
   enc: GPUCommandEncoder,
@@ -352,14 +363,19 @@ export async function encodeSplitReduce(
   S: number,
   alpha: number,
   accumulate: boolean,
+  bias?: { bias: GPUBuffer; N: number },
 ): Promise<void> {
-  const reduce = await computePipeline(device, "matmul_splitk_reduce", reduceSource, { ACCUMULATE: accumulate ? 1 : 0 });
+  const constants = { ACCUMULATE: accumulate ? 1 : 0 };
+  const reduce = bias
+    ? await computePipeline(device, "matmul_splitk_reduce_bias", reduceSource, constants, "main_bias")
+    : await computePipeline(device, "matmul_splitk_reduce", reduceSource, constants);
   const prm = new ArrayBuffer(16);
-  new Uint32Array(prm).set([MN, S]);
+  new Uint32Array(prm).set([MN, S, 0, bias?.N ?? 0]);
   new Float32Array(prm)[2] = alpha;
   const groups = Math.ceil(MN / 256);
   const gx = Math.min(groups, 65535);
-  dispatch(device, enc, reduce, [part, c, uniformBuffer(device, "matmul-splitk-params", new Uint32Array(prm))], [gx, Math.ceil(groups / gx)]);
+  const params = uniformBuffer(device, "matmul-splitk-params", new Uint32Array(prm));
+  dispatch(device, enc, reduce, bias ? [part, c, params, bias.bias] : [part, c, params], [gx, Math.ceil(groups / gx)]);
 }
 
 /** Floating-point operations of one matmul, for throughput figures. */

@@ -15,7 +15,7 @@ import { encodeRope } from "../kernels/rope.ts";
 import { encodeSwigluForward } from "../kernels/swiglu.ts";
 import { type LoraTarget, targetDims, targetModule } from "../../model/lora.ts";
 import { encodeLmheadForward, lmheadPartialsBytes } from "../kernels/lmhead.ts";
-import { encodeBiasAdd, encodeEmbedding, encodeRowGather, encodeRowScatter } from "./ops.ts";
+import { encodeEmbedding, encodeRowGather, encodeRowScatter } from "./ops.ts";
 import { embedBuffer, type GpuLora, type GpuModel, headBuffer, linearWeight, loraSlot, weightBuffer } from "./state.ts";
 
 /** A padded batch of token sequences: ids (B, T) and next-token targets (B, T) as u32 buffers. */
@@ -171,8 +171,8 @@ export async function encodeLinear(
     await encodeQ4Matmul(device, enc, x, q, y, N, { accumulate: o.accumulate, bias });
   } else {
     const w = linearWeight(m, `${name}.weight`);
-    await encodeMatmul(device, enc, x, w.buf, y, { M: N, N: outDim, K: inDim, transB: true, accumulate: o.accumulate, bF16: w.f16 });
-    if (o.bias) await encodeBiasAdd(device, enc, weightBuffer(m, `${name}.bias`), y, N, outDim);
+    const bias = o.bias ? weightBuffer(m, `${name}.bias`) : undefined;
+    await encodeMatmul(device, enc, x, w.buf, y, { M: N, N: outDim, K: inDim, transB: true, accumulate: o.accumulate, bF16: w.f16, bias });
   }
   const slot = loraSlot(lora, layer, target);
   if (slot && lora) {

@@ -15,11 +15,6 @@ export function embeddingBackwardRef(ids: ArrayLike<number>, dout: ArrayLike<num
   return d;
 }
 
-/** y (N, O) + b broadcast over rows. */
-export function biasAddRef(y: ArrayLike<number>, b: ArrayLike<number>): Float64Array {
-  return Float64Array.from(y, (v, i) => v + b[i % b.length]);
-}
-
 /** out (R, C) = src[rows] (rows of a (*, C) matrix). */
 export function rowGatherRef(rows: ArrayLike<number>, src: ArrayLike<number>, C: number): Float64Array {
   const out = new Float64Array(rows.length * C);

@@ -1,10 +1,9 @@
 // Wrappers of the model-level kernels in ./kernels: embedding gather and its backward over row
-// windows of the (V, H) table, the bias add, and the row gather / scatter that put the vocabulary
+// windows of the (V, H) table, and the row gather / scatter that put the vocabulary
 // head on the rows a loss reads. The layer kernels (RMSNorm, RoPE, SwiGLU,
 // attention, matmul, the fused lm head) live in src/gpu/kernels and are called by forward.ts and
 // backward.ts directly.
 import { computePipeline, dispatch, uniformBuffer } from "../device.ts";
-import biasSource from "./kernels/bias_add.wgsl" with { type: "text" };
 import embeddingSource from "./kernels/embedding.wgsl" with { type: "text" };
 import embeddingBackwardSource from "./kernels/embedding_backward.wgsl" with { type: "text" };
 import rowGatherSource from "./kernels/row_gather.wgsl" with { type: "text" };
@@ -72,12 +71,6 @@ export async function encodeEmbeddingBackward(
     const params = uniformBuffer(device, "embedding-bwd-params", u32s(d.N, d.H, w.v0, w.rows));
     dispatchBindings(device, enc, pipeline, [{ buffer: ids }, { buffer: dout }, windowOf(dtable, d.H, w.v0, w.rows), { buffer: params }], grid1d(w.rows * d.H));
   }
-}
-
-/** Records y (N, O) += b (O). */
-export async function encodeBiasAdd(device: GPUDevice, enc: GPUCommandEncoder, b: GPUBuffer, y: GPUBuffer, N: number, O: number): Promise<void> {
-  const pipeline = await computePipeline(device, "model-bias-add", biasSource);
-  dispatch(device, enc, pipeline, [b, y, uniformBuffer(device, "bias-params", u32s(N, O))], grid1d(N * O));
 }
 
 /** Records out (R, C) = src[rows] for 32-bit words (f32 or u32, copied bit for bit); rows (R) u32. */
