@@ -3,7 +3,11 @@
 // random model shape. One session serves every batch size listed (its positions cover prompt + new).
 // Usage: deno run -A bench/decode.bench.ts [preset=tiny|small|qwen2.5-0.5b] [dtype=f32|f16|q4] [prompts=4 or a list 8,64]
 //          [G=4] [promptLen=64] [newTokens=32] [lora=0|1] [out.json] [budget=SECONDS]
-//          [sampler=cpu|gpu|captured or a list cpu,gpu,captured] [--webgpu dawn|deno]
+//          [sampler=cpu|gpu|captured or a list cpu,gpu,captured] [acc=0|4] [agree=N] [--webgpu dawn|deno]
+// acc (named): q4 graphs' MatMulNBits accuracy level (policy.ts q4Accuracy; 4: int8 activations through ORT's DP4A
+// kernel where it applies); default RLVR_Q4_ACCURACY, else 0. agree=N (named): after the runs, the first N samples of
+// the last complete run scored teacher-forced by a second session at accuracy 0 (same weights, logits on the CPU):
+// how far the sampled log-probabilities are from the f32-activation graph's (max and mean |difference|).
 // sampler (named, anywhere; default RLVR_SAMPLER, else cpu): where tokens are chosen (src/model/sampler-gpu.ts):
 // cpu reads the (B, V) logits back every step; gpu chooses on the GPU after the policy's own graph; captured
 // replays the fixed-shape decoding graph under ORT's graph capture, a session per batch size made before the
@@ -22,7 +26,7 @@ import { args as benchArgs, webgpu } from "./engine.ts";
 import { Rng } from "../src/core/rng.ts";
 import { LORA_TARGETS, randomAdapter } from "../src/model/lora.ts";
 import { PreparedWeights, WEIGHT_DTYPES } from "../src/model/onnx/decoder.ts";
-import { OrtPolicy } from "../src/model/policy.ts";
+import { OrtPolicy, q4AccuracyFromEnv } from "../src/model/policy.ts";
 import { DEFAULT_SAMPLING, newSampleTiming, sampleBatch, type SampleTiming, type SamplingParams } from "../src/model/sampler.ts";
 import { sampleBatchGpu, type SamplerKind, SAMPLERS, samplerFromEnv } from "../src/model/sampler-gpu.ts";
 import { makeTinyModel } from "../src/model/tiny.ts";
@@ -43,6 +47,11 @@ const samplers: SamplerKind[] = (named.sampler ?? samplerFromEnv() ?? "cpu").spl
   if (!k) throw new Error(`sampler must be one of ${SAMPLERS.join(", ")} (or a comma list)`);
   return k;
 });
+const accArg = named.acc ?? "";
+if (accArg !== "" && accArg !== "0" && accArg !== "4") throw new Error(`acc must be 0 or 4, got ${accArg}`);
+const q4Accuracy = accArg === "" ? q4AccuracyFromEnv() : (Number(accArg) as 0 | 4);
+const agreeN = Number(named.agree ?? 0);
+if (!Number.isInteger(agreeN) || agreeN < 0) throw new Error(`agree must be a count, got ${named.agree}`);
 const calls = installCallCounter();
 const budgetS = Number(budgetArg);
 const tStart = performance.now();
@@ -56,7 +65,7 @@ const G = Number(gArg), promptLen = Number(lenArg), newTokens = Number(newArg), 
 if (promptCounts.some((p) => !Number.isInteger(p) || p < 1) || !(G >= 1) || !(promptLen >= 1) || !(newTokens >= 2)) {
   throw new Error("prompts must be positive integers (comma list), G >= 1, promptLen >= 1, newTokens >= 2");
 }
-const results: Record<string, unknown> = { webgpu, samplers, preset: presetArg, dtype, G, promptLen, newTokens, lora, runs: [] as unknown[] };
+const results: Record<string, unknown> = { webgpu, samplers, q4Accuracy, preset: presetArg, dtype, G, promptLen, newTokens, lora, runs: [] as unknown[] };
 const save = async () => {
   if (outArg) await Deno.writeTextFile(outArg, JSON.stringify(results, null, 1));
 };
@@ -70,19 +79,33 @@ console.log(`model ${presetArg}: ${(params / 1e6).toFixed(1)}M parameters, rando
 // One quantisation for every session of this process.
 const prepared = new PreparedWeights();
 const sessionSeconds: Record<string, number> = {};
-const makePolicy = async (logitsOnGpu: boolean) => {
+const sessionPhases: Record<string, Record<string, number>> = {};
+const makePolicy = async (logitsOnGpu: boolean, acc: 0 | 4 = q4Accuracy) => {
   t0 = performance.now();
-  const p = await OrtPolicy.create(m.config, m.weights, { dtype, loraTargets: lora ? LORA_TARGETS : [], maxPositions: promptLen + newTokens, logitsOnGpu, prepared });
+  // Where session creation goes: each phase of OrtPolicy.create (attention check, graph build with the q4
+  // quantisation, ORT's session) timed from the previous one.
+  const phases: Record<string, number> = {};
+  let tp = performance.now(), current = "validate";
+  const onPhase = (ph: string) => {
+    const now = performance.now();
+    phases[current] = (now - tp) / 1000;
+    current = ph;
+    tp = now;
+  };
+  const p = await OrtPolicy.create(m.config, m.weights, { dtype, loraTargets: lora ? LORA_TARGETS : [], maxPositions: promptLen + newTokens, logitsOnGpu, prepared, q4Accuracy: acc, onPhase });
+  onPhase("done");
   const s = (performance.now() - t0) / 1000;
-  sessionSeconds[logitsOnGpu ? "gpuLogits" : "cpuLogits"] = s;
+  sessionPhases[`${logitsOnGpu ? "gpuLogits" : "cpuLogits"}${acc !== q4Accuracy ? `, accuracy ${acc}` : ""}`] = phases;
+  sessionSeconds[`${logitsOnGpu ? "gpuLogits" : "cpuLogits"}${acc !== q4Accuracy ? `, accuracy ${acc}` : ""}`] = s;
   if (lora) p.setAdapter(randomAdapter(m.config, { r: 16, alpha: 32, targets: LORA_TARGETS, seed: 2 }));
-  console.log(`graph + session (${dtype}${lora ? ", LoRA r=16 on all targets" : ""}, logits on the ${logitsOnGpu ? "GPU" : "CPU"}) on ${p.provider}, attention ${p.attention}: ${s.toFixed(1)} s`);
+  console.log(`graph + session (${dtype}${dtype === "q4" ? `, accuracy level ${acc}` : ""}${lora ? ", LoRA r=16 on all targets" : ""}, logits on the ${logitsOnGpu ? "GPU" : "CPU"}) on ${p.provider}, attention ${p.attention}: ${s.toFixed(1)} s (${Object.entries(phases).map(([k, v]) => `${k} ${v.toFixed(1)}`).join(", ")})`);
   return p;
 };
 const cpuPolicy = samplers.includes("cpu") ? await makePolicy(false) : null;
 const gpuPolicy = samplers.some((x) => x !== "cpu") ? await makePolicy(true) : null;
 results.provider = (cpuPolicy ?? gpuPolicy)?.provider;
 results.sessionSeconds = sessionSeconds;
+results.sessionPhases = sessionPhases;
 let captured = false;
 if (gpuPolicy && samplers.includes("captured")) {
   const tc = performance.now();
@@ -99,6 +122,8 @@ const rng = new Rng(3);
 const noStop = { ...DEFAULT_SAMPLING, temperature: 1, eosTokenIds: [], stop: [] };
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 let stop = false;
+// The last complete run's prompts and samples, for agree=N.
+let lastRun: { prompts: number[][]; samples: { prompt: number; tokens: number[]; logprobs: number[] }[]; batch: number; sampler: string } | null = null;
 for (const P of promptCounts) {
   if (stop) break;
   const prompts = Array.from({ length: P }, () => Array.from({ length: promptLen }, () => rng.int(m.config.vocabSize)));
@@ -143,7 +168,7 @@ for (const P of promptCounts) {
     const timing = newSampleTiming();
     let stepsAt2 = 0, stepsAtLast = 0;
     t0 = performance.now();
-    let samples: { tokens: number[] }[] | null = null;
+    let samples: { prompt: number; tokens: number[]; logprobs: number[] }[] | null = null;
     try {
       samples = await sample(prompts, G, { ...noStop, maxNewTokens: newTokens, seed: 1 }, (p) => {
         if (p.step === 1) firstStep = performance.now();
@@ -180,6 +205,7 @@ for (const P of promptCounts) {
       firstTokenSeconds: median(first), firstTokenAll: first, firstTokenParts: firstMedian, logprobsTokensPerSecond,
     };
     (results.runs as unknown[]).push(run);
+    if (samples) lastRun = { prompts, samples, batch, sampler: ran };
     console.log(`[${ran}] sample ${P} prompts x G=${G} (batch ${batch}), prompt ${promptLen}, ${run.partial ? `${steps} of ` : ""}${newTokens} new: ${tokens} tokens in ${total.toFixed(2)} s = ${run.tokensPerSecond.toFixed(0)} tok/s; ` +
       `decode ${run.decodeTokensPerSecond.toFixed(0)} tok/s (${run.msPerStep.toFixed(1)} ms/step: model call ${run.hostRunMsPerStep.toFixed(1)}, choice / wait ${run.chooseMsPerStep.toFixed(1)}); first token (max_new 1) ${(run.firstTokenSeconds * 1000).toFixed(0)} ms\n` +
       `  WebGPU calls per decoding step (calls, ms inside): ${Object.entries(perStep).map(([k, v]) => `${k} ${v.calls.toFixed(1)} (${v.ms.toFixed(2)})`).join(", ")}\n` +
@@ -191,6 +217,24 @@ for (const P of promptCounts) {
       break;
     }
   }
+}
+if (agreeN > 0 && lastRun) {
+  // Teacher-forced log-probabilities of the sampled tokens under the accuracy-0 graph (its own session).
+  const ref = q4Accuracy === 0 && cpuPolicy ? cpuPolicy : await makePolicy(false, 0);
+  const picked = lastRun.samples.slice(0, agreeN);
+  const seqs = picked.map((s) => [...lastRun!.prompts[s.prompt], ...s.tokens]);
+  const lp = await ref.logprobs(seqs);
+  let max = 0, sum = 0, n = 0;
+  picked.forEach((s, i) => s.logprobs.forEach((x, j) => {
+    const d = Math.abs(x - lp[i][promptLen - 1 + j]);
+    max = Math.max(max, d);
+    sum += d;
+    n++;
+  }));
+  results.agreement = { samples: picked.length, tokens: n, batch: lastRun.batch, sampler: lastRun.sampler, q4Accuracy, reference: "accuracy 0, teacher-forced", maxAbs: max, meanAbs: sum / Math.max(1, n) };
+  console.log(`agreement: ${picked.length} samples of batch ${lastRun.batch} (${lastRun.sampler}, accuracy level ${q4Accuracy}), ${n} tokens: sampled log-prob vs the accuracy-0 graph, teacher-forced: max |diff| ${max.toExponential(2)}, mean ${(sum / Math.max(1, n)).toExponential(2)}`);
+  if (ref !== cpuPolicy) await ref.release();
+  await save();
 }
 console.log(JSON.stringify(results));
 await cpuPolicy?.release();

@@ -1,30 +1,41 @@
 #!/usr/bin/env bash
-# The next device call (about 8 minutes; written 2026-12-02, not run yet). After tk=16, q4tk=16 and vload became
-# defaults (bench/results/2026-12-02-h200.json), issue 16 needs: the PyTorch cross-check again (log-probs and LoRA
-# gradients against transformers + PEFT, bench/h200.sh's check parts), the q4 and f32 steps' per-grid profiles at
-# the defaults side by side (where f32's 2.2% goes), f32 variants that may close it (wideSplit 2 and 4; the
-# prefetch kernel policy), the q4 step beside PyTorch + PEFT. Issue 17: where the first token's 49-67 ms go
-# (decode.bench.ts now prints prefill / setup / wait for the median run) beside transformers, and the recipe's
-# GRPO step at the 0.5B shape (h200.sh part grpo-05b: sample + score + train, captured sampler).
+# Two device calls of 2026-12-02 (each under 8 minutes), after tk=16, q4tk=16 and vload became defaults
+# (bench/results/2026-12-02-h200.json). `trainer` (issue 16): the PyTorch cross-check again (log-probs and LoRA
+# gradients against transformers + PEFT, bench/h200.sh's check parts), PyTorch + PEFT's step, the q4 step and its
+# recomputed step, the f32 step with variants that may close its 2.2% (wideSplit 2 and 4; the prefetch kernel
+# policy), the q4 and f32 steps' per-grid profiles side by side. `sampling` (issue 17): the captured sampler at
+# batch 8 and 64 with the first token's parts (prefill / setup / wait), at MatMulNBits accuracy level 0 and 4
+# (int8 activations through ORT's DP4A kernel; agree=8: the sampled log-probs against the accuracy-0 graph),
+# transformers generate in the same call, and the recipe's GRPO step at the 0.5B shape (h200.sh part grpo-05b).
 # Before (here): bash bench/h200-prep.sh; carry [".device", ".devwork/h200"].
-# Run: source .device/remote-setup.sh; bash bench/h200-check.sh        (every log and JSON in $OUT/results.tgz)
+# Run: source .device/remote-setup.sh; bash bench/h200-check.sh trainer|sampling   (logs and JSON in $OUT/results.tgz)
 set -u
 cd "$(dirname "$0")/.."
+WHAT=${1:?usage: bash bench/h200-check.sh trainer|sampling}
 OUT=${OUT:-/tmp/h200-check-out}
 mkdir -p "$OUT"
 TOTAL=${H200_TOTAL_S:-560}
 # shellcheck source=bench/h200-lib.sh
 . bench/h200-lib.sh
-PAT="max|worst|PASS|FAIL|ok" t check 150 env OUT="$OUT/c" PARTS=check bash bench/h200.sh
-cp "$OUT"/c/*.json "$OUT/" 2>/dev/null; cp "$OUT/c/run.log" "$OUT/check-run.log" 2>/dev/null; rm -rf "$OUT/c"
-t torch 60 python3 bench/torch/train.py --out "$OUT" --iters 5 --warmup 2 --no-sweep --attn eager
-t q4 60 deno run -A "$J/train.js" qwen2.5-0.5b 8 768 16 1 4 step budget=50 out="$OUT/q4.json"
-t f32 90 deno run -A "$J/train.js" qwen2.5-0.5b 8 768 16 0 4 step budget=80 out="$OUT/f32.json" kernels=auto,prefetch "variants=wideSplit=2;wideSplit=4"
-HEAD=40 PAT="== grpo|GPU busy|  [0-9]" t profile-q4 40 deno run -A "$J/profile.js" grpo 16 1024 4 qwen2.5-0.5b 8 768 q4=1
-HEAD=40 PAT="== grpo|GPU busy|  [0-9]" t profile-f32 40 deno run -A "$J/profile.js" grpo 16 1024 4 qwen2.5-0.5b 8 768
-PAT="^\[captured\]|first token, the median" t decode 80 deno run -A "$J/decode.js" qwen2.5-0.5b q4 1,8 8 128 256 0 "$OUT/decode.json" 160 sampler=captured
-PAT="batch|tok/s" t generate 100 python3 bench/torch/generate.py --out "$OUT" --attn sdpa --batches 8,64 --new 256 --prompt 128 --reps 3
-PAT="step|mean" t grpo-05b 120 env OUT="$OUT/g" PARTS=grpo-05b GRPO_05B_SAMPLERS=captured GRPO_05B_S=110 bash bench/h200.sh
-cp "$OUT"/g/*.metrics.jsonl "$OUT/" 2>/dev/null; cp "$OUT/g/run.log" "$OUT/grpo-05b-run.log" 2>/dev/null; rm -rf "$OUT/g"
+case "$WHAT" in
+trainer)
+  PAT="max|worst|PASS|FAIL|ok" t check 150 env OUT="$OUT/c" PARTS=check bash bench/h200.sh
+  cp "$OUT"/c/*.json "$OUT/" 2>/dev/null; cp "$OUT/c/run.log" "$OUT/check-run.log" 2>/dev/null; rm -rf "$OUT/c"
+  t torch 60 python3 bench/torch/train.py --out "$OUT" --iters 5 --warmup 2 --no-sweep --attn eager
+  t q4 70 deno run -A "$J/train.js" qwen2.5-0.5b 8 768 16 1 4 step,recompute budget=60 out="$OUT/q4.json"
+  t f32 90 deno run -A "$J/train.js" qwen2.5-0.5b 8 768 16 0 4 step budget=80 out="$OUT/f32.json" kernels=auto,prefetch "variants=wideSplit=2;wideSplit=4"
+  HEAD=40 PAT="== grpo|GPU busy|  [0-9]" t profile-q4 40 deno run -A "$J/profile.js" grpo 16 1024 4 qwen2.5-0.5b 8 768 q4=1
+  HEAD=40 PAT="== grpo|GPU busy|  [0-9]" t profile-f32 40 deno run -A "$J/profile.js" grpo 16 1024 4 qwen2.5-0.5b 8 768
+  ;;
+sampling)
+  for acc in 0 4; do
+    PAT="^\[captured\]|first token, the median|agreement|accuracy" t decode-acc$acc 90 deno run -A "$J/decode.js" qwen2.5-0.5b q4 1,8 8 128 256 0 "$OUT/decode-acc$acc.json" 75 sampler=captured acc=$acc agree=8
+  done
+  PAT="batch|tok/s" t generate 100 python3 bench/torch/generate.py --out "$OUT" --attn sdpa --batches 8,64 --new 256 --prompt 128 --reps 3
+  PAT="step|mean" t grpo-05b 120 env OUT="$OUT/g" PARTS=grpo-05b GRPO_05B_SAMPLERS=captured GRPO_05B_S=110 bash bench/h200.sh
+  cp "$OUT"/g/*.metrics.jsonl "$OUT/" 2>/dev/null; cp "$OUT/g/run.log" "$OUT/grpo-05b-run.log" 2>/dev/null; rm -rf "$OUT/g"
+  ;;
+*) echo "h200-check.sh: trainer or sampling, got $WHAT"; exit 2 ;;
+esac
 pack
-echo "h200-check.sh: done in $(( $(date +%s) - S0 )) s"
+echo "h200-check.sh $WHAT: done in $(( $(date +%s) - S0 )) s"
