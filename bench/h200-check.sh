@@ -8,10 +8,11 @@
 # (int8 activations through ORT's DP4A kernel; agree=8: the sampled log-probs against the accuracy-0 graph),
 # transformers generate in the same call, and the recipe's GRPO step at the 0.5B shape (h200.sh part grpo-05b).
 # Before (here): bash bench/h200-prep.sh; carry [".device", ".devwork/h200"].
-# Run: source .device/remote-setup.sh; bash bench/h200-check.sh trainer|sampling   (logs and JSON in $OUT/results.tgz)
+# `verify`: the third call, after kv_load, the fused bias and tk=32 (see its comment).
+# Run: source .device/remote-setup.sh; bash bench/h200-check.sh trainer|sampling|verify   (logs and JSON in $OUT/results.tgz)
 set -u
 cd "$(dirname "$0")/.."
-WHAT=${1:?usage: bash bench/h200-check.sh trainer|sampling}
+WHAT=${1:?usage: bash bench/h200-check.sh trainer|sampling|verify}
 OUT=${OUT:-/tmp/h200-check-out}
 mkdir -p "$OUT"
 TOTAL=${H200_TOTAL_S:-560}
@@ -35,7 +36,19 @@ sampling)
   PAT="step|mean" t grpo-05b 120 env OUT="$OUT/g" PARTS=grpo-05b GRPO_05B_SAMPLERS=captured GRPO_05B_S=110 bash bench/h200.sh
   cp "$OUT"/g/*.metrics.jsonl "$OUT/" 2>/dev/null; cp "$OUT/g/run.log" "$OUT/grpo-05b-run.log" 2>/dev/null; rm -rf "$OUT/g"
   ;;
-*) echo "h200-check.sh: trainer or sampling, got $WHAT"; exit 2 ;;
+verify)
+  # The third call: the kv_load cache move (first token), the fused q/k/v bias of f32 projections, and the f32
+  # kernel at a contracted step of 32, beside PyTorch + PEFT and transformers again.
+  PAT="^\\[captured\\]|first token, the median|graph \\+ session" t decode 60 deno run -A "$J/decode.js" qwen2.5-0.5b q4 1,8 8 128 256 0 "$OUT/decode.json" 50 sampler=captured
+  PAT="batch|tok/s" t generate 100 python3 bench/torch/generate.py --out "$OUT" --attn sdpa --batches 8,64 --new 256 --prompt 128 --reps 3
+  t torch 45 python3 bench/torch/train.py --out "$OUT" --iters 5 --warmup 2 --no-sweep --attn eager
+  t q4 45 deno run -A "$J/train.js" qwen2.5-0.5b 8 768 16 1 4 step budget=35 out="$OUT/q4.json"
+  t f32 70 deno run -A "$J/train.js" qwen2.5-0.5b 8 768 16 0 4 step budget=60 out="$OUT/f32.json" "variants=tk=32;tk=32,wideSplit=4"
+  HEAD=30 PAT="== grpo|GPU busy|  [0-9]" t profile-f32 40 deno run -A "$J/profile.js" grpo 16 1024 4 qwen2.5-0.5b 8 768
+  HEAD=30 PAT="== grpo|GPU busy|  [0-9]" t profile-f32-tk32 40 deno run -A "$J/profile.js" grpo 16 1024 4 qwen2.5-0.5b 8 768 perf=tk=32
+  for tk in 16 32; do PAT="== pretrain|tokens/s" t pretrain-tk$tk 40 deno run -A "$J/profile.js" pretrain 16 1024 16 perf=tk=$tk; done
+  ;;
+*) echo "h200-check.sh: trainer, sampling or verify, got $WHAT"; exit 2 ;;
 esac
 pack
 echo "h200-check.sh $WHAT: done in $(( $(date +%s) - S0 )) s"

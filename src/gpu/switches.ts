@@ -30,8 +30,11 @@ export interface PerfSwitches {
    * at 6,144 rows, run 1.3 waves of an H200 and idle most of the second): the slices run as more workgroups and a reduce sums them.
    */
   wideSplit: 1 | 2 | 3 | 4;
-  /** The f32 128-tile kernel's contracted step (matmul_t128.wgsl's TK): 8 (earlier) or 16 (half the barriers per k, 16.9 KiB of workgroup memory; 8 where the device allows less). */
-  tk: 8 | 16;
+  /**
+   * The f32 128-tile kernel's contracted step (matmul_t128.wgsl's TK): 8 (earlier), 16 (half the barriers per k, 16.9 KiB
+   * of workgroup memory) or 32 (a quarter, 32 KiB: unpadded tile rows); the largest the device's workgroup memory allows.
+   */
+  tk: 8 | 16 | 32;
   /** The same for the q4 128-tile kernels (q4matmul_t128.wgsl, q4matmul_t_t128.wgsl: one whole word of nibbles per thread and step at 16). */
   q4tk: 8 | 16;
   /**
@@ -58,7 +61,7 @@ const CHOICES: { [K in keyof PerfSwitches]: readonly string[] } = {
   recomputeLean: ["1", "0"],
   headRows: ["1", "0"],
   wideSplit: ["1", "2", "3", "4"],
-  tk: ["8", "16"],
+  tk: ["8", "16", "32"],
   q4tk: ["8", "16"],
   vload: ["0", "1"],
 };
@@ -115,7 +118,7 @@ export function parsePerfSwitches(spec: string, base: Readonly<PerfSwitches> = N
         out.wideSplit = Number(v) as PerfSwitches["wideSplit"];
         break;
       case "tk":
-        out.tk = v === "16" ? 16 : 8;
+        out.tk = v === "32" ? 32 : v === "16" ? 16 : 8;
         break;
       case "q4tk":
         out.q4tk = v === "16" ? 16 : 8;

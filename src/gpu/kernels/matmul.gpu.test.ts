@@ -193,15 +193,15 @@ Deno.test("matmul: split-K scratch growing between two products recorded in one 
   releaseTransients(device);
 });
 
-Deno.test("matmul tile128 with contracted steps of 8 and 16 (switch tk; the other tests run the default): odd sizes, every transpose, batched, split-K, f16 B, against float64", async () => {
+Deno.test("matmul tile128 with contracted steps of 8, 16 and 32 (switch tk; the other tests run the default): odd sizes, every transpose, batched, split-K, f16 B, against float64", async () => {
   const { t128Step } = await import("./matmul.ts");
   const { setPerfSwitches } = await import("../switches.ts");
   const prev = setPerfSwitches({});
   try {
-    for (const step of [8, 16] as const) {
+    for (const step of [8, 16, 32] as const) {
       setPerfSwitches({ tk: step });
       if (t128Step(gpu.device) !== step) {
-        console.log(`tk=${step}: skipped, the device's workgroup memory (${gpu.device.limits.maxComputeWorkgroupStorageSize} bytes) is short of 16,896; the 8 step runs instead`);
+        console.log(`tk=${step}: skipped, the device's workgroup memory (${gpu.device.limits.maxComputeWorkgroupStorageSize} bytes) is short of ${step === 32 ? "32,768" : "16,896"}; a smaller step runs instead`);
         continue;
       }
       let seed = 900;
@@ -220,7 +220,7 @@ Deno.test("matmul tile128 with contracted steps of 8 and 16 (switch tk; the othe
   }
 });
 
-Deno.test("matmul tile128 with vec4 loads (switch vload), steps 8 and 16: ragged tiles, every transpose, split-K, accumulate, the scalar fallback, f16 B; against float64 and bitwise the scalar loads", async () => {
+Deno.test("matmul tile128 with vec4 loads (switch vload), steps 8, 16 and 32: ragged tiles, every transpose, split-K, accumulate, the scalar fallback, f16 B; against float64 and bitwise the scalar loads", async () => {
   const { t128Step, vecLoads, vecOperands, splitKSlices } = await import("./matmul.ts");
   const { setPerfSwitches } = await import("../switches.ts");
   const prev = setPerfSwitches({ vload: 0 });
@@ -254,7 +254,7 @@ Deno.test("matmul tile128 with vec4 loads (switch vload), steps 8 and 16: ragged
     if (!vecOperands(lay).a || !vecOperands(lay).b) throw new Error("vecOperands aligned");
     if (vecOperands({ ...lay, strideA: 130 }).a || vecOperands({ ...lay, kTotal: 30 }).b || vecOperands({ ...lay, kTotal: 30 }).a) throw new Error("vecOperands strides / kTotal");
     let seed = 1200, ran = 0;
-    for (const tk of [8, 16] as const) {
+    for (const tk of [8, 16, 32] as const) {
       setPerfSwitches({ tk });
       if (t128Step(gpu.device) !== tk) {
         console.log(`vload tk=${tk}: skipped, the device's workgroup memory (${gpu.device.limits.maxComputeWorkgroupStorageSize} bytes) is short`);

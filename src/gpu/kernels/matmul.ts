@@ -161,16 +161,32 @@ function slicesOf(e: EncodeMatmulOpts, variant: MatmulVariant): number {
 /** Workgroup bytes of the 128-tile kernels (f32 and q4) at a contracted step of 16: two (16, 33) tiles of vec4. */
 export const T128_K16_BYTES = 2 * 16 * 33 * 16;
 
-/** The f32 128-tile kernel's contracted step on `device`: the switch tk, and 8 where the device's workgroup memory is short of the 16 step's. */
-export function t128Step(device: GPUDevice, want: 8 | 16 = perfSwitches().tk): 8 | 16 {
-  return want === 16 && device.limits.maxComputeWorkgroupStorageSize >= T128_K16_BYTES ? 16 : 8;
+/** Workgroup bytes of the f32 128-tile kernel at a contracted step of 32: two (32, 32) tiles of vec4 (rows unpadded). */
+export const T128_K32_BYTES = 2 * 32 * 32 * 16;
+
+/**
+ * The 128-tile kernels' contracted step on `device`: `want` (default the switch tk), else the largest smaller step whose
+ * tiles fit the device's workgroup memory (32 is the f32 kernel's only; the q4 kernels ask for 8 or 16).
+ */
+export function t128Step(device: GPUDevice, want: 8 | 16 | 32 = perfSwitches().tk): 8 | 16 | 32 {
+  const room = device.limits.maxComputeWorkgroupStorageSize;
+  if (want === 32 && room >= T128_K32_BYTES) return 32;
+  return want >= 16 && room >= T128_K16_BYTES ? 16 : 8;
 }
 
-/** `source` (a 128-tile kernel with the line `const TK: u32 = 8u;`) at a contracted step of `tk`. */
-export function withStep(source: string, tk: 8 | 16, name: string): string {
+/**
+ * `source` (a 128-tile kernel with the line `const TK: u32 = 8u;`) at a contracted step of `tk`; at 32 also its line
+ * `const TSV: u32 = 33u;` becomes 32 (unpadded rows: the tiles fill 32 KiB exactly, the limit of many devices).
+ */
+export function withStep(source: string, tk: 8 | 16 | 32, name: string): string {
   if (tk === 8) return source;
-  const out = source.replace("const TK: u32 = 8u;", `const TK: u32 = ${tk}u;`);
+  let out = source.replace("const TK: u32 = 8u;", `const TK: u32 = ${tk}u;`);
   if (out === source) throw new Error(`${name}: no TK line to substitute`);
+  if (tk === 32) {
+    const padded = out;
+    out = out.replace("const TSV: u32 = 33u;", "const TSV: u32 = 32u;");
+    if (out === padded) throw new Error(`${name}: no TSV line to substitute for a step of 32`);
+  }
   return out;
 }
 
@@ -246,7 +262,7 @@ function pipelineFor(device: GPUDevice, variant: MatmulVariant, e: EncodeMatmulO
       return computePipeline(device, "matmul", typedSource(source64, aF16, bF16), constants);
     case "tile128": {
       const tk = t128Step(device);
-      const label = `matmul_t128${tk === 16 ? "_k16" : ""}${vec.a || vec.b ? `_v${vec.a ? "A" : ""}${vec.b ? "B" : ""}` : ""}`;
+      const label = `matmul_t128${tk === 8 ? "" : `_k${tk}`}${vec.a || vec.b ? `_v${vec.a ? "A" : ""}${vec.b ? "B" : ""}` : ""}`;
       return computePipeline(device, label, typedSource(withStep(source128, tk, "matmul_t128.wgsl"), aF16, bF16, vec), constants);
     }
     case "tile128p":

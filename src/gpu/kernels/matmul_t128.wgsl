@@ -13,13 +13,15 @@
 // quadB: the prelude.
 
 const TS: u32 = 128u; // output tile edge
-// Contracted-dimension tile: 8, or 16 where matmul.ts substitutes this line (switch tk: half the barriers
-// per k, twice the workgroup memory; the sum runs in the same k order either way).
+// Contracted-dimension tile: 8, or 16 or 32 where matmul.ts substitutes this line (switch tk: half / a quarter of
+// the barriers per k, more workgroup memory; the sum runs in the same k order either way).
 const TK: u32 = 8u;
 // Row stride of the tiles in vec4: 32 plus one spare, so the k-fastest fills (non-transposed A,
-// transposed B) land on distinct banks. 2 x TK x 33 x 16 bytes: 8.4 KiB at TK 8, 16.9 KiB at 16.
+// transposed B) land on distinct banks. 2 x TK x 33 x 16 bytes: 8.4 KiB at TK 8, 16.9 KiB at 16. At 32
+// matmul.ts makes it 32 (2 x 32 x 32 x 16 = 32 KiB, the workgroup-memory limit of many devices; those fills then
+// meet bank conflicts, the products' reads do not).
 const TSV: u32 = 33u;
-const LOADS: u32 = TS * TK / 256u; // elements of each tile per thread and step (a multiple of 4: TK is 8 or 16)
+const LOADS: u32 = TS * TK / 256u; // elements of each tile per thread and step (a multiple of 4: TK is 8, 16 or 32)
 
 var<workgroup> tileA: array<vec4f, TK * TSV>; // (TK, TSV): element m of row k at tileA[k * TSV + m / 4][m % 4]
 var<workgroup> tileB: array<vec4f, TK * TSV>; // (TK, TSV): element n of row k at tileB[k * TSV + n / 4][n % 4]
