@@ -43,12 +43,19 @@ export interface PerfSwitches {
    * Same tiles and sums either way (bitwise the same results).
    */
   vload: 0 | 1;
+  /**
+   * f32 projections with LoRA: the adapter's accumulate product (y += s (x A^T) B^T forward, dx += s (dy B) A backward)
+   * runs as a tail of the base product's 128-tile kernel (1: one extra contracted step of r on the tile's registers,
+   * in split-K slice 0) instead of its own memory-bound pass over C (0, earlier). Where the base product is not on
+   * 128-tiles (small models) the separate pass stays.
+   */
+  loraTail: 0 | 1;
 }
 
 /** The current defaults. */
-export const NEW_SWITCHES: Readonly<PerfSwitches> = { passes: "merged", submit: "layer", q4: "tile128", bindCache: true, arena: true, splitK: "general", subgroups: true, recomputeLean: true, headRows: true, wideSplit: 3, tk: 16, q4tk: 16, vload: 1 };
+export const NEW_SWITCHES: Readonly<PerfSwitches> = { passes: "merged", submit: "layer", q4: "tile128", bindCache: true, arena: true, splitK: "general", subgroups: true, recomputeLean: true, headRows: true, wideSplit: 3, tk: 16, q4tk: 16, vload: 1, loraTail: 0 };
 /** Every earlier behaviour. */
-export const OLD_SWITCHES: Readonly<PerfSwitches> = { passes: "split", submit: "once", q4: "tile64", bindCache: false, arena: false, splitK: "transA", subgroups: false, recomputeLean: false, headRows: false, wideSplit: 1, tk: 8, q4tk: 8, vload: 0 };
+export const OLD_SWITCHES: Readonly<PerfSwitches> = { passes: "split", submit: "once", q4: "tile64", bindCache: false, arena: false, splitK: "transA", subgroups: false, recomputeLean: false, headRows: false, wideSplit: 1, tk: 8, q4tk: 8, vload: 0, loraTail: 0 };
 
 const CHOICES: { [K in keyof PerfSwitches]: readonly string[] } = {
   passes: ["merged", "split"],
@@ -64,6 +71,7 @@ const CHOICES: { [K in keyof PerfSwitches]: readonly string[] } = {
   tk: ["8", "16", "32"],
   q4tk: ["8", "16"],
   vload: ["0", "1"],
+  loraTail: ["0", "1"],
 };
 
 function isKey(k: string): k is keyof PerfSwitches {
@@ -126,6 +134,9 @@ export function parsePerfSwitches(spec: string, base: Readonly<PerfSwitches> = N
       case "vload":
         out.vload = v === "1" ? 1 : 0;
         break;
+      case "loraTail":
+        out.loraTail = v === "1" ? 1 : 0;
+        break;
     }
   }
   return out;
@@ -133,7 +144,7 @@ export function parsePerfSwitches(spec: string, base: Readonly<PerfSwitches> = N
 
 /** "passes=merged,submit=layer,...": the form RLVR_PERF and the benches' perf= take. */
 export function formatPerfSwitches(s: Readonly<PerfSwitches>): string {
-  return `passes=${s.passes},submit=${s.submit},q4=${s.q4},bindCache=${s.bindCache ? 1 : 0},arena=${s.arena ? 1 : 0},splitK=${s.splitK},subgroups=${s.subgroups ? 1 : 0},recomputeLean=${s.recomputeLean ? 1 : 0},headRows=${s.headRows ? 1 : 0},wideSplit=${s.wideSplit},tk=${s.tk},q4tk=${s.q4tk},vload=${s.vload}`;
+  return `passes=${s.passes},submit=${s.submit},q4=${s.q4},bindCache=${s.bindCache ? 1 : 0},arena=${s.arena ? 1 : 0},splitK=${s.splitK},subgroups=${s.subgroups ? 1 : 0},recomputeLean=${s.recomputeLean ? 1 : 0},headRows=${s.headRows ? 1 : 0},wideSplit=${s.wideSplit},tk=${s.tk},q4tk=${s.q4tk},vload=${s.vload},loraTail=${s.loraTail}`;
 }
 
 function fromEnv(): PerfSwitches {

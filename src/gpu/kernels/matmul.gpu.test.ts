@@ -11,7 +11,7 @@ const gpu = await requestGpu();
  * Runs `o` on the GPU and compares with the float64 reference; f16 operands are rounded to f16 for both; `withBias`
  * adds an (N) bias to every row (EncodeMatmulOpts.bias). Returns the GPU's C.
  */
-async function check(o: Omit<EncodeMatmulOpts, "bias">, seed: number, withBias = false): Promise<Float32Array> {
+async function check(o: Omit<EncodeMatmulOpts, "bias" | "tail">, seed: number, withBias = false, tail?: { r: number; scale: number }): Promise<Float32Array> {
   const { device } = gpu;
   const rng = new Rng(seed);
   const batch = o.batch ?? 1;
@@ -26,15 +26,22 @@ async function check(o: Omit<EncodeMatmulOpts, "bias">, seed: number, withBias =
   const gc = storageBuffer(device, "c", c0);
   const bias = withBias ? rng.uniformArray(o.N) : undefined;
   const gbias = bias ? storageBuffer(device, "bias", bias) : undefined;
+  // The tail's a2 (M, r) and b2 ((N, r) when transB, else (r, N)).
+  const a2 = tail ? rng.uniformArray(o.M * tail.r) : undefined, b2 = tail ? rng.uniformArray(o.N * tail.r) : undefined;
+  const ga2 = a2 ? storageBuffer(device, "a2", a2) : undefined, gb2 = b2 ? storageBuffer(device, "b2", b2) : undefined;
   if (!o.accumulate) poison(device, gc);
   const enc = device.createCommandEncoder();
-  await encodeMatmul(device, enc, ga, gb, gc, { ...o, bias: gbias });
+  await encodeMatmul(device, enc, ga, gb, gc, { ...o, bias: gbias, ...(tail && ga2 && gb2 ? { tail: { a: ga2, b: gb2, ...tail } } : {}) });
   device.queue.submit([enc.finish()]);
   const got = await readF32(device, gc);
   const want = matmulRef(a, b, o, o.accumulate ? c0 : undefined);
+  if (tail && a2 && b2) {
+    const t = matmulRef(a2, b2, { M: o.M, N: o.N, K: tail.r, transB: o.transB });
+    want.forEach((x, i) => (want[i] = x + tail.scale * t[i]));
+  }
   if (bias) want.forEach((x, i) => (want[i] = x + bias[i % o.N]));
-  assertClose(got, want, { atol: 1e-4 * Math.sqrt(o.K), rtol: 1e-4, name: `matmul ${JSON.stringify(o)}${bias ? " + bias" : ""}` });
-  for (const x of [ga, gb, gc, gbias]) x?.destroy();
+  assertClose(got, want, { atol: 1e-4 * Math.sqrt(o.K + (tail?.r ?? 0)), rtol: 1e-4, name: `matmul ${JSON.stringify(o)}${bias ? " + bias" : ""}${tail ? ` + tail r ${tail.r}` : ""}` });
+  for (const x of [ga, gb, gc, gbias, ga2, gb2]) x?.destroy();
   return got;
 }
 
@@ -130,6 +137,35 @@ Deno.test("matmul: a bias added to every row, in the split-K reduce and after an
     if (i < 2 && splitKSlices(o) < 2) throw new Error(`expected ${JSON.stringify(o)} to be split`);
     if (i >= 2 && splitKSlices(o) !== 1) throw new Error(`expected ${JSON.stringify(o)} unsplit`);
     await check(o, 70 + i, true);
+  }
+});
+
+Deno.test("matmul: the LoRA tail (switch loraTail) inside tile128, split and unsplit, either B layout, with accumulate and bias; the separate product elsewhere and with the switch off; against float64", async () => {
+  const { tailFused } = await import("./matmul.ts");
+  const { setPerfSwitches } = await import("../switches.ts");
+  const prev = setPerfSwitches({});
+  try {
+    const cases: [Omit<EncodeMatmulOpts, "bias" | "tail">, { r: number; scale: number }, boolean, boolean][] = [
+      [{ M: 300, N: 257, K: 40, transB: true, variant: "tile128" }, { r: 16, scale: 2 }, false, true], // forward: x W^T + s xa B^T
+      [{ M: 300, N: 257, K: 40, variant: "tile128", accumulate: true }, { r: 16, scale: -0.5 }, false, true], // backward: dy W + s dyB A
+      [{ M: 1000, N: 200, K: 1024, transB: true, variant: "tile128" }, { r: 8, scale: 1.5 }, true, true], // split-K: slice 0 carries it
+      [{ M: 1000, N: 200, K: 1024, variant: "tile128", accumulate: true }, { r: 20, scale: 0.25 }, false, true], // r not a multiple of the step
+      [{ M: 140, N: 150, K: 33, transB: true, variant: "tile128" }, { r: 3, scale: 1 }, true, true],
+      [{ M: 65, N: 70, K: 33, transB: true, variant: "tile64" }, { r: 16, scale: 2 }, true, false], // separate product
+      [{ M: 300, N: 257, K: 40, transB: true, alpha: 0.5, variant: "tile128" }, { r: 16, scale: 2 }, false, false], // alpha != 1: separate
+      [{ M: 1000, N: 200, K: 1024, transB: true, alpha: 0.5, variant: "tile128" }, { r: 16, scale: 2 }, true, false], // split, separate, after the bias
+    ];
+    let seed = 1500;
+    for (const on of [1, 0] as const) {
+      setPerfSwitches({ loraTail: on });
+      for (const [o, t, withBias, fuses] of cases) {
+        const want = on === 1 && fuses;
+        if (tailFused({ ...o, tail: { a: {} as GPUBuffer, b: {} as GPUBuffer, ...t } }) !== want) throw new Error(`loraTail=${on} ${JSON.stringify(o)}: fused should be ${want}`);
+        await check(o, seed++, withBias, t);
+      }
+    }
+  } finally {
+    setPerfSwitches(prev);
   }
 });
 

@@ -63,6 +63,13 @@ export interface EncodeMatmulOpts extends MatmulOpts {
    * reduce where the product is split, else by a reduce-kernel pass of its own after it (the q/k/v biases).
    */
   bias?: GPUBuffer;
+  /**
+   * C also gets scale * a (M, r) op(b): b (N, r) when transB, else (r, N) (the LoRA path's product: y += s (x A^T) B^T
+   * forward, dx += s (dy B) A backward). Under the switch loraTail, where the product runs on tile128 unbatched, not
+   * transposed, with A not transposed and alpha 1, as a tail of its kernel; otherwise (and by default) as a second
+   * product accumulated into C after the product and its bias. f32 operands.
+   */
+  tail?: { a: GPUBuffer; b: GPUBuffer; r: number; scale: number };
   /** A (resp. B) holds f16 values (needs the device's shader-f16); products accumulate in f32. */
   aF16?: boolean;
   bF16?: boolean;
@@ -205,6 +212,29 @@ function operandPrelude(X: "A" | "B", f16: boolean, vec: boolean): string {
     `fn quad${X}(q: u32) -> vec4f { return vec4f(elem${X}(4u * q), elem${X}(4u * q + 1u), elem${X}(4u * q + 2u), elem${X}(4u * q + 3u)); }\n`;
 }
 
+/** The tail part of matmul_t128.wgsl's prelude (EncodeMatmulOpts.tail): bindings 4-6 and their loads, or stubs. */
+function tailPrelude(on: boolean): string {
+  if (!on) {
+    return "const TAIL: bool = false;\nstruct Tail { r: u32, scale: f32 }\nconst tail = Tail(0u, 0.0);\n" +
+      "fn tailA(m: u32, j: u32) -> f32 { return 0.0; }\nfn tailB(j: u32, n: u32) -> f32 { return 0.0; }\n";
+  }
+  return `const TAIL: bool = true;
+struct Tail { r: u32, scale: f32, _pad0: u32, _pad1: u32 }
+@group(0) @binding(4) var<storage, read> a2: array<f32>; // (M, r)
+@group(0) @binding(5) var<storage, read> b2: array<f32>; // (N, r) when TRANS_B, else (r, N)
+@group(0) @binding(6) var<uniform> tail: Tail;
+fn tailA(m: u32, j: u32) -> f32 {
+  if (m >= dims.M || j >= tail.r) { return 0.0; }
+  return tail.scale * a2[m * tail.r + j];
+}
+fn tailB(j: u32, n: u32) -> f32 {
+  if (n >= dims.N || j >= tail.r) { return 0.0; }
+  if (TRANS_B) { return b2[n * tail.r + j]; }
+  return b2[j * dims.N + n];
+}
+`;
+}
+
 /** A kernel's full source: the operand prelude (element types: WGSL has no type-valued override constants), matmul_common.wgsl, the kernel. */
 function typedSource(body: string, aF16: boolean, bF16: boolean, vec: VecLoads = NO_VEC): string {
   return `${aF16 || bF16 ? "enable f16;\n" : ""}${operandPrelude("A", aF16, vec.a)}${operandPrelude("B", bF16, vec.b)}${commonSource}\n${body}`;
@@ -254,7 +284,7 @@ export function vecOperands(l: LoadLayout): VecLoads {
   };
 }
 
-function pipelineFor(device: GPUDevice, variant: MatmulVariant, e: EncodeMatmulOpts, accumulate: boolean, transC: boolean, vec: VecLoads): Promise<GPUComputePipeline> {
+function pipelineFor(device: GPUDevice, variant: MatmulVariant, e: EncodeMatmulOpts, accumulate: boolean, transC: boolean, vec: VecLoads, tail = false): Promise<GPUComputePipeline> {
   const constants: Record<string, number> = { TRANS_A: e.transA ? 1 : 0, TRANS_B: e.transB ? 1 : 0, ACCUMULATE: accumulate ? 1 : 0 };
   const aF16 = e.aF16 ?? false, bF16 = e.bF16 ?? false;
   switch (variant) {
@@ -262,8 +292,8 @@ function pipelineFor(device: GPUDevice, variant: MatmulVariant, e: EncodeMatmulO
       return computePipeline(device, "matmul", typedSource(source64, aF16, bF16), constants);
     case "tile128": {
       const tk = t128Step(device);
-      const label = `matmul_t128${tk === 8 ? "" : `_k${tk}`}${vec.a || vec.b ? `_v${vec.a ? "A" : ""}${vec.b ? "B" : ""}` : ""}`;
-      return computePipeline(device, label, typedSource(withStep(source128, tk, "matmul_t128.wgsl"), aF16, bF16, vec), constants);
+      const label = `matmul_t128${tk === 8 ? "" : `_k${tk}`}${vec.a || vec.b ? `_v${vec.a ? "A" : ""}${vec.b ? "B" : ""}` : ""}${tail ? "_tail" : ""}`;
+      return computePipeline(device, label, typedSource(tailPrelude(tail) + withStep(source128, tk, "matmul_t128.wgsl"), aF16, bF16, vec), constants);
     }
     case "tile128p":
       return computePipeline(device, "matmul_t128p", typedSource(source128p, aF16, bF16), constants);
@@ -329,6 +359,24 @@ function planMatmul(o: EncodeMatmulOpts, offsetA: number, offsetB: number): Matm
   return { variant, swap, e, slices, dims: u, grid: [Math.ceil(N / tn), Math.ceil(M / tm), z], vec };
 }
 
+/** Whether `o`'s tail runs inside its kernel (EncodeMatmulOpts.tail): switch loraTail, tile128 not swapped, A not transposed, alpha 1. */
+function tailFuses(o: EncodeMatmulOpts, p: MatmulPlan): boolean {
+  return perfSwitches().loraTail === 1 && p.variant === "tile128" && !p.swap && !(o.transA ?? false) && (o.alpha ?? 1) === 1 && !o.aF16;
+}
+
+/** The Tail uniform: r, scale. */
+function tailWords(t: { r: number; scale: number }): Uint32Array {
+  const w = new ArrayBuffer(16);
+  new Uint32Array(w)[0] = t.r;
+  new Float32Array(w)[1] = t.scale;
+  return new Uint32Array(w);
+}
+
+/** Whether encodeMatmul runs `o`'s tail inside its kernel (tests). */
+export function tailFused(o: EncodeMatmulOpts): boolean {
+  return !!o.tail && tailFuses(o, planMatmul(o, 0, 0));
+}
+
 /** The operands `o` loads as vec4 (in `o`'s own order, before any swap): what encodeMatmulBindings decides for it, for tests. */
 export function vecLoads(o: EncodeMatmulOpts, offsetA = 0, offsetB = 0): VecLoads {
   const p = planMatmul(o, offsetA, offsetB);
@@ -348,20 +396,29 @@ export async function encodeMatmulBindings(
   c: GPUBufferBinding,
   o: EncodeMatmulOpts,
 ): Promise<void> {
-  if (o.bias && (o.batch ?? 1) !== 1) throw new Error("encodeMatmul: a bias needs an unbatched product");
+  if ((o.bias || o.tail) && (o.batch ?? 1) !== 1) throw new Error("encodeMatmul: a bias or tail needs an unbatched product");
   const p = planMatmul(o, a.offset ?? 0, b.offset ?? 0);
   const { e } = p;
   const [x, y] = p.swap ? [b, a] : [a, b];
   const { M, N, alpha = 1, accumulate = false } = e;
+  const t = o.tail;
+  if (t && !tailFuses(o, p)) {
+    // The tail as its own product accumulated into C, after the product and its bias (the order without the switch).
+    await encodeMatmulBindings(device, enc, a, b, c, { ...o, tail: undefined });
+    await encodeMatmulBindings(device, enc, { buffer: t.a }, { buffer: t.b }, c, { M: o.M, N: o.N, K: t.r, transB: o.transB, alpha: t.scale, accumulate: true });
+    return;
+  }
+  // Fused: the kernel's bindings 4-6 (a2, b2, the Tail uniform); the bias still comes after, in the reduce.
+  const tailBind = t ? [t.a, t.b, uniformBuffer(device, "matmul-tail", tailWords(t))] : [];
   if (p.slices > 1) {
     const part = scratchBuffer(device, 4 * p.slices * M * N);
-    const pipeline = await pipelineFor(device, p.variant, e, false, p.swap, p.vec);
-    dispatch(device, enc, pipeline, [x, y, part, uniformBuffer(device, "matmul-dims", p.dims)], p.grid);
+    const pipeline = await pipelineFor(device, p.variant, e, false, p.swap, p.vec, !!t);
+    dispatch(device, enc, pipeline, [x, y, part, uniformBuffer(device, "matmul-dims", p.dims), ...tailBind], p.grid);
     await encodeSplitReduce(device, enc, part, c, M * N, p.slices, alpha, accumulate, o.bias ? { bias: o.bias, N: o.N } : undefined);
     return;
   }
-  const pipeline = await pipelineFor(device, p.variant, e, accumulate, p.swap, p.vec);
-  dispatch(device, enc, pipeline, [x, y, c, { buffer: uniformBuffer(device, "matmul-dims", p.dims) }], p.grid);
+  const pipeline = await pipelineFor(device, p.variant, e, accumulate, p.swap, p.vec, !!t);
+  dispatch(device, enc, pipeline, [x, y, c, { buffer: uniformBuffer(device, "matmul-dims", p.dims) }, ...tailBind], p.grid);
   // C += bias: the reduce's bias entry over no slices (its partials binding unread; any buffer but C).
   if (o.bias) await encodeSplitReduce(device, enc, scratchBuffer(device, 4), c, o.M * o.N, 0, 1, true, { bias: o.bias, N: o.N });
 }

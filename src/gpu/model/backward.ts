@@ -42,10 +42,21 @@ async function encodeLinearBackward(
   const [outDim, inDim] = targetDims(cfg, target);
   const base = `model.layers.${layer}.${targetModule(target)}.${target}`;
   const q = m.q4.get(`${base}.weight`);
-  if (q) await encodeQ4MatmulTransposed(device, enc, dy, q, dxOut, N, { accumulate });
-  else {
+  const slot = loraSlot(lora, layer, target);
+  if (slot && lora && !xa) throw new Error(`backward: missing x A^T of layer ${layer} ${target}`);
+  const s = lora?.scale ?? 1;
+  if (q) {
+    await encodeQ4MatmulTransposed(device, enc, dy, q, dxOut, N, { accumulate });
+    if (slot && lora) {
+      await encodeMatmul(device, enc, dy, slot.B, dyB, { M: N, N: lora.r, K: outDim });
+      await encodeMatmul(device, enc, dyB, slot.A, dxOut, { M: N, N: inDim, K: lora.r, alpha: s, accumulate: true });
+    }
+  } else {
+    // dy B first, so that s (dy B) A can be the base product's tail (switch loraTail).
     const w = linearWeight(m, `${base}.weight`);
-    await encodeMatmul(device, enc, dy, w.buf, dxOut, { M: N, N: inDim, K: outDim, accumulate, bF16: w.f16 });
+    if (slot && lora) await encodeMatmul(device, enc, dy, slot.B, dyB, { M: N, N: lora.r, K: outDim });
+    const tail = slot && lora ? { a: dyB, b: slot.A, r: lora.r, scale: s } : undefined;
+    await encodeMatmul(device, enc, dy, w.buf, dxOut, { M: N, N: inDim, K: outDim, accumulate, bF16: w.f16, tail });
   }
   if (full) {
     // dW += dy^T x; db += 1^T dy (column sums, as a (1, N) x (N, out) product).
@@ -54,12 +65,7 @@ async function encodeLinearBackward(
     const bias = m.weights.get(`${base}.bias`);
     if (bias) await encodeMatmul(device, enc, full.ones, dy, gradOf(full.params, bias), { M: 1, N: outDim, K: N, accumulate: true });
   }
-  const slot = loraSlot(lora, layer, target);
-  if (!slot || !lora) return;
-  if (!xa) throw new Error(`backward: missing x A^T of layer ${layer} ${target}`);
-  const s = lora.scale;
-  await encodeMatmul(device, enc, dy, slot.B, dyB, { M: N, N: lora.r, K: outDim });
-  await encodeMatmul(device, enc, dyB, slot.A, dxOut, { M: N, N: inDim, K: lora.r, alpha: s, accumulate: true });
+  if (!slot || !lora || !xa) return;
   await encodeMatmul(device, enc, dy, xa, slot.dB, { M: outDim, N: lora.r, K: N, transA: true, alpha: s, accumulate: true });
   await encodeMatmul(device, enc, dyB, x, slot.dA, { M: lora.r, N: inDim, K: N, transA: true, alpha: s, accumulate: true });
 }

@@ -166,20 +166,22 @@ export async function encodeLinear(
     return;
   }
   const q = m.q4.get(`${name}.weight`);
-  if (q) {
-    const bias = o.bias ? weightBuffer(m, `${name}.bias`) : undefined;
-    await encodeQ4Matmul(device, enc, x, q, y, N, { accumulate: o.accumulate, bias });
-  } else {
-    const w = linearWeight(m, `${name}.weight`);
-    const bias = o.bias ? weightBuffer(m, `${name}.bias`) : undefined;
-    await encodeMatmul(device, enc, x, w.buf, y, { M: N, N: outDim, K: inDim, transB: true, accumulate: o.accumulate, bF16: w.f16, bias });
-  }
   const slot = loraSlot(lora, layer, target);
-  if (slot && lora) {
-    if (!o.xa) throw new Error(`encodeLinear: no x A^T buffer for ${name}`);
-    await encodeMatmul(device, enc, x, slot.A, o.xa, { M: N, N: lora.r, K: inDim, transB: true });
-    await encodeMatmul(device, enc, o.xa, slot.B, y, { M: N, N: outDim, K: lora.r, transB: true, alpha: lora.scale, accumulate: true });
+  if (slot && lora && !o.xa) throw new Error(`encodeLinear: no x A^T buffer for ${name}`);
+  const bias = o.bias ? weightBuffer(m, `${name}.bias`) : undefined;
+  if (q) {
+    await encodeQ4Matmul(device, enc, x, q, y, N, { accumulate: o.accumulate, bias });
+    if (slot && lora && o.xa) {
+      await encodeMatmul(device, enc, x, slot.A, o.xa, { M: N, N: lora.r, K: inDim, transB: true });
+      await encodeMatmul(device, enc, o.xa, slot.B, y, { M: N, N: outDim, K: lora.r, transB: true, alpha: lora.scale, accumulate: true });
+    }
+    return;
   }
+  // f32 / f16 weights: x A^T first, so that s (x A^T) B^T can be the base product's tail (switch loraTail).
+  const w = linearWeight(m, `${name}.weight`);
+  if (slot && lora && o.xa) await encodeMatmul(device, enc, x, slot.A, o.xa, { M: N, N: lora.r, K: inDim, transB: true });
+  const tail = slot && lora && o.xa ? { a: o.xa, b: slot.B, r: lora.r, scale: lora.scale } : undefined;
+  await encodeMatmul(device, enc, x, w.buf, y, { M: N, N: outDim, K: inDim, transB: true, accumulate: o.accumulate, bF16: w.f16, bias, tail });
 }
 
 type Alloc = (label: string, floats: number) => GPUBuffer;

@@ -150,3 +150,51 @@ Deno.test("loraGradients with vec4 matmul loads (switch vload) equals the scalar
     destroyModel(model);
   }
 });
+
+Deno.test("loraGradients with the LoRA product as the base product's tail (switch loraTail) equals the separate products within float rounding, and the float64 loss, on a model wide enough for the 128-tile kernel", async () => {
+  const { perfSwitches, setPerfSwitches } = await import("../switches.ts");
+  const { tailFused } = await import("../kernels/matmul.ts");
+  // As the vload test: 160 tokens x 128 hidden x 256 intermediate puts every projection and its dx on tile128; qwen2 has q/k/v biases.
+  const tiny = makeTinyModel("qwen2", { seed: 7, hidden: 128, intermediate: 256, heads: 4, kvHeads: 2, layers: 2, vocabSize: 150 });
+  const cfg = tiny.config;
+  const rng = new Rng(8);
+  const seqs: PgSequence[] = [70, 50, 40].map((n, i) => ({ ids: Array.from({ length: n }, () => rng.int(cfg.vocabSize)), promptLen: 3 + i, advantage: 0.7 - i }));
+  const adapter = randomAdapter(cfg, { r: 4, alpha: 8, targets: LORA_TARGETS, seed: 6, bScale: 0.3 });
+  const model = uploadModel(gpu.device, cfg, tiny.weights);
+  const lora = uploadAdapter(gpu.device, cfg, adapter);
+  const before = perfSwitches().loraTail;
+  try {
+    setPerfSwitches({ loraTail: 0 });
+    const separate = await loraGradients(model, lora, seqs);
+    const recomputedSeparate = await loraGradients(model, lora, seqs, { recompute: true });
+    setPerfSwitches({ loraTail: 1 });
+    const t = { a: {} as GPUBuffer, b: {} as GPUBuffer, r: 4, scale: 2 };
+    assert(tailFused({ M: 160, N: 128, K: 128, transB: true, tail: t }) && tailFused({ M: 160, N: 128, K: 256, tail: t }), "the q projection and the down dx fuse");
+    const fused = await loraGradients(model, lora, seqs);
+    const recomputed = await loraGradients(model, lora, seqs, { recompute: true });
+    const l0 = refLoss(cfg, tiny.weights, seqs, adapter);
+    for (const [what, r] of [["fused", fused], ["fused, recomputed", recomputed], ["separate", separate]] as const) {
+      assert(Math.abs(r.loss - l0) < 1e-4 * Math.max(1, Math.abs(l0)), `${what}: loss ${r.loss} vs float64 ${l0}`);
+    }
+    assert(Math.abs(fused.loss - separate.loss) < 1e-6 * Math.max(1, Math.abs(separate.loss)), `loss ${fused.loss} vs ${separate.loss}`);
+    let gmax = 0, worst = 0, differ = 0;
+    for (const g of separate.grads.values()) for (const x of g.data) gmax = Math.max(gmax, Math.abs(x));
+    for (const [name, g] of separate.grads) {
+      const f = fused.grads.get(name), rc = recomputed.grads.get(name), rs = recomputedSeparate.grads.get(name);
+      assert(f !== undefined && rc !== undefined && rs !== undefined, name);
+      g.data.forEach((x, i) => {
+        worst = Math.max(worst, Math.abs(x - f.data[i]));
+        if (x !== f.data[i]) differ++;
+        // Recomputation replays the same products: bitwise the stored step's, with or without the tail.
+        assert(f.data[i] === rc.data[i] && x === rs.data[i], `${name}[${i}]: recomputed differs`);
+      });
+    }
+    assert(worst <= 1e-5 * gmax, `max |fused - separate| ${worst.toExponential(2)} of max |grad| ${gmax.toExponential(2)}`);
+    assert(differ > 0, "the fused path ran (its rounding differs somewhere)");
+    console.log(`loraTail: max |fused - separate| = ${worst.toExponential(2)} (max |grad| ${gmax.toExponential(2)}; ${differ} entries differ in rounding)`);
+  } finally {
+    setPerfSwitches({ loraTail: before });
+    destroyAdapter(lora);
+    destroyModel(model);
+  }
+});
