@@ -4,11 +4,12 @@
 #   bin/a/b/rlvr.js, bin/workers/sql.worker.ts   Deno bundles of the CLI and the SQL worker (bin/a/b: see bench/h200-prep.sh)
 #   ort.mjs, ort.wasm.xz, sql-wasm.wasm.xz       what onnxruntime-web/webgpu and sql.js load at run time
 #   model/                                        public/model: json files as they are, model.safetensors byte-plane
-#                                                 shuffled (f16planes.py) and xz'd (31.5 MB -> ~26.7 MB)
+#                                                 shuffled (f16planes.py) and xz'd (31.5 MB -> ~26.7 MB); NO_MODEL=1 leaves the
+#                                                 weights out (they then travel apart: bench/evidence/model-apart.sh, EV_MODEL=/tmp/evm/model)
 #   spider-heldout.tar.xz                          the held-out Spider databases and questions (prepare-spider-heldout.sh)
 #   demo.tar.xz                                    public/demo (questions and SQLite files; ~0.5 MB instead of 2.3)
 #   demo.json, spider-heldout.json                 the evidence notebooks
-#   prm-*.json                                     bench/evidence/prm-notebooks.ts's PRM notebooks (issue #18)
+#   prm-*.json                                     bench/evidence/prm-notebooks.ts's PRM notebooks (issue #18; EV_PRM_SIZE=session: cut to a call each)
 #   grpo-step.json, grpo-step-q4.json              the demo notebook's GRPO cell alone, for the step's split by phase (h200.sh grpo-step)
 #   bin/a/b/demo-shape.js                          bench/demo-shape-model.ts (h200.sh q05: a random Qwen2.5-0.5B-shaped model there)
 #   probe.tar.xz                                   bench/evidence/synthetic-probe.ts's notebook, questions and databases
@@ -35,8 +36,11 @@ xz -T0 -9 -c node_modules/sql.js/dist/sql-wasm.wasm > "$E/sql-wasm.wasm.xz"
 cp public/model/*.json "$E/model/"
 xz -9 "$E/model/tokenizer.json"
 tar -cJf "$E/demo.tar.xz" public/demo
-python3 bench/evidence/f16planes.py pack public/model/model.safetensors "$E/model.planes"
-xz -T0 -9 -c "$E/model.planes" > "$E/model/model.planes.xz" && rm "$E/model.planes"
+# NO_MODEL=1: the model travels apart (bench/evidence/model-apart.sh), so the rest fits the 64 MiB with .device.
+if [ "${NO_MODEL:-0}" != 1 ]; then
+  python3 bench/evidence/f16planes.py pack public/model/model.safetensors "$E/model.planes"
+  xz -T0 -9 -c "$E/model.planes" > "$E/model/model.planes.xz" && rm "$E/model.planes"
+fi
 bash bench/evidence/prepare-spider-heldout.sh "$E/tmp"
 tar -C "$E/tmp" -cJf "$E/spider-heldout.tar.xz" spider-heldout && rm -rf "$E/tmp"
 npx deno run -A bench/evidence/synthetic-probe.ts "$E/tmp/probe" > /dev/null
@@ -44,6 +48,8 @@ tar -C "$E/tmp" -cJf "$E/probe.tar.xz" probe && rm -rf "$E/tmp"
 npx deno run -A bench/evidence/synthetic-heldout.ts "$E/tmp" > /dev/null
 tar -C "$E/tmp" -cJf "$E/synthetic-heldout.tar.xz" . && rm -rf "$E/tmp"
 cp bench/evidence/demo.json bench/evidence/spider-heldout.json bench/evidence/grpo-step.json bench/evidence/grpo-step-q4.json bench/evidence/f16planes.py bench/evidence/prm-*.json "$E/"
+# EV_PRM_SIZE=session: the PRM notebooks cut to one device call each (prm-notebooks.ts), instead of the committed full ones.
+if [ "${EV_PRM_SIZE:-full}" = session ]; then npx deno run -A bench/evidence/prm-notebooks.ts "$E" session; fi
 if [ -n "${CORPUS:-}" ]; then xz -T0 -9 -c "$CORPUS/corpus.bin" > "$E/corpus.bin.xz"; cp "$CORPUS/corpus.json" "$E/"; fi
 tree=$(git ls-files -z | grep -zv '^public/model/\|^public/demo/' | xargs -0 du -cb | tail -1 | cut -f1)
 ev=$(du -sb "$E" | cut -f1); dev=$(du -sb .device | cut -f1)

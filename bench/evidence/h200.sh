@@ -44,7 +44,10 @@ if [ ! -f "$EV/ready" ]; then
   xz -d -c "$SRC/sql-wasm.wasm.xz" > "$EV/node_modules/sql.js/dist/sql-wasm.wasm"
   cp "$EV/node_modules/sql.js/dist/sql-wasm.wasm" "$EV/bin/node_modules/sql.js/dist/"
   cp "$SRC"/model/*.json "$EV/model/"; xz -d -c "$SRC/model/tokenizer.json.xz" > "$EV/model/tokenizer.json"
-  xz -d -c "$SRC/model/model.planes.xz" > "$EV/model.planes" && python3 "$SRC/f16planes.py" unpack "$EV/model.planes" "$EV/model/model.safetensors" && rm "$EV/model.planes"
+  # Prepped with NO_MODEL=1 the weights came apart (model-apart.sh): EV_MODEL names them.
+  if [ -f "$SRC/model/model.planes.xz" ]; then
+    xz -d -c "$SRC/model/model.planes.xz" > "$EV/model.planes" && python3 "$SRC/f16planes.py" unpack "$EV/model.planes" "$EV/model/model.safetensors" && rm "$EV/model.planes"
+  fi
   tar -C "$EV" -xJf "$SRC/spider-heldout.tar.xz"
   # The demo dataset source reads public/demo next to the bundle's ../../.. (public/demo travels packed).
   tar -C "$EV" -xJf "$SRC/demo.tar.xz"

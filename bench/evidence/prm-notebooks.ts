@@ -7,19 +7,24 @@
 //   prm-<set>-outcome.json  the same prompt and GRPO with the execution outcome reward alone -> greedy evaluation
 //   prm-<set>-stepnorm.json GRPO with DeepSeekMath's per-step normalisation instead, on the PRM of
 //                           prm-<set>'s run (run-prm-<set>/prm/prm, loaded: run it after prm-<set>)
-// All use the chain-of-ctes@1 prompt. Run: deno run -A bench/evidence/prm-notebooks.ts OUT_DIR
+// All use the chain-of-ctes@1 prompt. Run: deno run -A bench/evidence/prm-notebooks.ts OUT_DIR [full|session]
 // (h200-prep.sh does; h200.sh runs them as the parts prm-demo, prm-demo-outcome, prm-synth, ...).
+// Sizes: `full` (default; the committed bench/evidence/prm-*.json) labels every training question with a budget of
+// 48 rollouts and compares best-of-N up to N = 16; `session` is cut to fit one device call per notebook (about
+// 8 minutes, estimated from the demo GRPO step's 1.1-1.5 s for 32 samples on the H200; not yet measured): 96
+// questions labelled with 4 chains and a budget of 24, best-of-N up to N = 8.
 export {};
-const [out] = Deno.args;
-if (!out) throw new Error("usage: prm-notebooks.ts OUT_DIR");
+const [out, size = "full"] = Deno.args;
+if (!out || (size !== "full" && size !== "session")) throw new Error("usage: prm-notebooks.ts OUT_DIR [full|session]");
+const small = size === "session";
 
 const TOKENS = 160;
 const sets = {
   demo: {
     title: "the demo data with the demo model",
     data: { id: "data", type: "dataset", params: { source: "demo", name: "demo", format: "rlvr", split: "train", devFraction: 0.1, seed: 1 } },
-    eval: "test",
-    extra: [{ id: "heldout_db", type: "evaluate", params: { split: "heldout", k: 1, maxNewTokens: TOKENS } }],
+    eval: "test-concepts",
+    extra: [{ id: "heldout_db", type: "evaluate", params: { split: "heldout-db", k: 1, maxNewTokens: TOKENS } }],
   },
   synth: {
     title: "synthetic-pattern questions over Spider databases held out of pretraining",
@@ -38,11 +43,11 @@ for (const [name, s] of Object.entries(sets)) {
     { id: "baseline", type: "evaluate", params: { split: s.eval, k: 1, maxNewTokens: TOKENS } },
   ];
   const prmCells = [
-    { id: "labels", type: "prmdata", params: { chains: 8, rollouts: 4, budget: 48, maxSteps: 6, temperature: 1, maxNewTokens: TOKENS, questionsPerBatch: 16, balance: 1 } },
+    { id: "labels", type: "prmdata", params: { chains: small ? 4 : 8, rollouts: 4, budget: small ? 24 : 48, maxSteps: 6, temperature: 1, maxNewTokens: TOKENS, questionsPerBatch: 16, balance: 1, ...(small ? { n: 96 } : {}) } },
     { id: "prm", type: "prmtrain", params: { labels: "process", loraRank: 16, loraAlpha: 32, lr: 0.0005, epochs: 3, batchChains: 16, devFraction: 0.15 } },
     { id: "orm", type: "prmtrain", params: { labels: "outcome", loraRank: 16, loraAlpha: 32, lr: 0.0005, epochs: 3, batchChains: 16, devFraction: 0.15 } },
   ];
-  const sc = (id: string) => ({ id, type: "selfconsistency", params: { N: 16, vote: "count", temperature: 0.8, split: s.eval, maxNewTokens: TOKENS, prm: ["prm", "orm"] } });
+  const sc = (id: string) => ({ id, type: "selfconsistency", params: { N: small ? 8 : 16, vote: "count", temperature: 0.8, split: s.eval, maxNewTokens: TOKENS, prm: ["prm", "orm"] } });
   const grpo = (extra: Record<string, unknown>) => ({ id: "grpo", type: "grpo", params: { G: 8, steps: 20, batchQuestions: 8, lr: 0.0002, kl: 0, maxNewTokens: TOKENS, evalEvery: 10, evalN: 100, ...extra } });
   const after = [{ id: "after", type: "evaluate", params: { split: s.eval, k: 1, maxNewTokens: TOKENS } }, ...s.extra];
   const withPrm = { components: [{ name: "execution", weight: 1 }, { name: "error_penalty", weight: 1 }, { name: "prm", weight: 1 }] };
