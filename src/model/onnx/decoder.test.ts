@@ -69,6 +69,16 @@ Deno.test("decoder graph: q4 puts every linear layer and the head on MatMulNBits
   assertEquals(f16.built.kvType, "float16");
 });
 
+Deno.test("decoder graph: q4 qwen2 takes the q/k/v biases as MatMulNBits' bias input (no Add of a bias), with and without shader-f16", () => {
+  for (const shaderF16 of [false, true]) {
+    const q4 = decode("qwen2", { dtype: "q4", externalMinBytes: Infinity, shaderF16 });
+    const L = q4.m.config.numLayers;
+    const withBias = q4.graph.node.filter((n) => n.opType === "MatMulNBits" && n.input.length === 6 && n.input[5].endsWith(".bias"));
+    assertEquals(withBias.length, 3 * L, `shaderF16 ${shaderF16}`);
+    assertEquals(q4.graph.node.filter((n) => n.opType === "Add" && n.input.some((x) => x.endsWith(".bias"))).length, 0);
+  }
+});
+
 Deno.test("decoder graph: q4Accuracy 4 sets accuracy_level 4 on every MatMulNBits (ORT's int8-activation kernel), the default leaves it unset", () => {
   const levels = (o: Partial<DecoderOptions>) => decode("qwen2", { dtype: "q4", externalMinBytes: Infinity, ...o }).graph.node.filter((n) => n.opType === "MatMulNBits").map((n) => n.attrs.accuracy_level);
   const four = levels({ q4Accuracy: 4 });
