@@ -26,9 +26,13 @@ const params = (o: Partial<SamplingParams>): SamplingParams => ({ ...DEFAULT_SAM
 const targets = ["q_proj", "v_proj", "down_proj"] as const;
 const adapter = randomAdapter(m.config, { r: 4, alpha: 8, targets: [...targets], seed: 3, bScale: 0.3 });
 
-function refLogprobs(s: Sample): number[] {
+// Head dim 16: the captured graph rotates q and k inside GroupQueryAttention (do_rotary; ORT wants a multiple of 16).
+const m16 = makeTinyModel("llama", { seed: 32, hidden: 64, heads: 4, kvHeads: 2, headDim: 16, intermediate: 64 });
+const adapter16 = randomAdapter(m16.config, { r: 4, alpha: 8, targets: [...targets], seed: 5, bScale: 0.3 });
+
+function refLogprobs(s: Sample, model = m, a = adapter): number[] {
   const seq = [...prompts[s.prompt], ...s.tokens];
-  return referenceLogprobs(m.config, m.weights, [seq], adapter)[0].slice(prompts[s.prompt].length - 1);
+  return referenceLogprobs(model.config, model.weights, [seq], a)[0].slice(prompts[s.prompt].length - 1);
 }
 
 /** Both modes where captured decoding passes its check on this device, else only "gpu", with a notice. */
@@ -38,11 +42,11 @@ async function modes(policy: OrtPolicy): Promise<GpuSampler[]> {
   return ["gpu"];
 }
 
-Deno.test("GPU sampling: greedy = the CPU sampler's samples (EOS, stop strings, rows leaving), both modes; log-probs = reference and trainer", async () => {
-  const policy = await OrtPolicy.create(m.config, m.weights, { maxPositions: 48, device: gpu.device, logitsOnGpu: true, loraTargets: targets, keepPrepared: true });
-  const trainer = uploadModel(gpu.device, m.config, m.weights, {});
+for (const [model, ad, what] of [[m, adapter, "head dim 8: RoPE by RotaryEmbedding"], [m16, adapter16, "head dim 16: RoPE inside the captured graph's GQA"]] as const) Deno.test(`GPU sampling (${what}): greedy = the CPU sampler's samples (EOS, stop strings, rows leaving), both modes; log-probs = reference and trainer`, async () => {
+  const policy = await OrtPolicy.create(model.config, model.weights, { maxPositions: 48, device: gpu.device, logitsOnGpu: true, loraTargets: targets, keepPrepared: true });
+  const trainer = uploadModel(gpu.device, model.config, model.weights, {});
   try {
-    policy.setAdapter(adapter);
+    policy.setAdapter(ad);
     const cpu = await sampleBatch(policy, prompts, 2, params({ temperature: 0 }), decode);
     const eosTok = cpu[0].tokens[3];
     const cpuEos = await sampleBatch(policy, prompts, 2, params({ temperature: 0, eosTokenIds: [eosTok] }), decode);
@@ -57,10 +61,10 @@ Deno.test("GPU sampling: greedy = the CPU sampler's samples (EOS, stop strings, 
       assertEquals((await sampleBatchGpu(policy, prompts, 1, params({ temperature: 0, stop: [stop] }), decode, undefined, undefined, mode)).map((s) => [s.tokens, s.text, s.finishReason]), cpuStop.map((s) => [s.tokens, s.text, s.finishReason]), `${mode}: stop strings`);
       const sampled = await sampleBatchGpu(policy, prompts, 3, params({ temperature: 1.5, topP: 0.95, seed: 4 }), decode, undefined, undefined, mode);
       const seqs = sampled.map((s) => [...prompts[s.prompt], ...s.tokens]);
-      const ours = await logprobsWebgpu(trainer, seqs, adapter);
+      const ours = await logprobsWebgpu(trainer, seqs, ad);
       let eRef = 0, eTrainer = 0;
       for (const [i, s] of sampled.entries()) {
-        eRef = Math.max(eRef, assertClose(s.logprobs, refLogprobs(s), { atol: 1e-4, rtol: 0, name: `${mode} sample ${i} vs reference` }).maxAbs);
+        eRef = Math.max(eRef, assertClose(s.logprobs, refLogprobs(s, model, ad), { atol: 1e-4, rtol: 0, name: `${mode} sample ${i} vs reference` }).maxAbs);
         const tr = ours[i].slice(prompts[s.prompt].length - 1);
         eTrainer = Math.max(eTrainer, assertClose(s.logprobs, tr, { atol: 1e-3, rtol: 0, name: `${mode} sample ${i} vs trainer` }).maxAbs);
       }

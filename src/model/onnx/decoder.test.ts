@@ -226,7 +226,7 @@ Deno.test("decoder graph without shader-f16: no f16 tensor anywhere at f16 and q
   }
 });
 
-Deno.test("decoder graph, staticDecode: fixed shapes, no Shape operator, GQA writes the present outputs and the head the logits (no copy node before an output); needs GQA", () => {
+Deno.test("decoder graph, staticDecode: fixed shapes, no Shape operator, GQA writes the present outputs and the head the logits (no copy node before an output), RoPE inside GQA at head sizes of 16s; needs GQA", () => {
   for (const dtype of ["f32", "q4"] as const) {
     for (const shaderF16 of [true, false]) {
       const st = decode("qwen2", { dtype, attention: "gqa", loraTargets: LORA_TARGETS, loraScale: 2, staticDecode: { batch: 5, maxT: 24 }, shaderF16 });
@@ -243,6 +243,22 @@ Deno.test("decoder graph, staticDecode: fixed shapes, no Shape operator, GQA wri
       // Past and present of a layer are the same GQA node's input and output (one buffer at run time).
       const gqa = st.graph.node.filter((n) => n.opType === "GroupQueryAttention");
       assertEquals(gqa.map((n) => [n.input[3], n.output[1]]), Array.from({ length: L }, (_, i) => [`past_key_values.${i}.key`, `present.${i}.key`]));
+    }
+  }
+  // RoPE: inside GQA (do_rotary, the cos / sin tables as its inputs 7 and 8) where the head size is a multiple of 16,
+  // else RotaryEmbedding for q and k; the dynamic graph always rotates by the fed positions.
+  for (const headDim of [8, 16]) {
+    const m = makeTinyModel("qwen2", { seed: 1, hidden: 64, heads: 64 / headDim, kvHeads: 2, headDim, intermediate: 64 });
+    for (const staticDecode of [{ batch: 3, maxT: 16 }, undefined]) {
+      const g = onnx.ModelProto.decode(buildDecoder(m.config, m.weights, { dtype: "q4", kvCache: true, maxPositions: 16, attention: "gqa", staticDecode, externalMinBytes: Infinity }).bytes).graph!;
+      const inGqa = headDim === 16 && !!staticDecode;
+      const rope = (g.node ?? []).filter((n) => n.opType === "RotaryEmbedding").length;
+      const gqa = (g.node ?? []).filter((n) => n.opType === "GroupQueryAttention");
+      assertEquals(rope, inGqa ? 0 : 2 * m.config.numLayers, `head dim ${headDim}, static ${!!staticDecode}`);
+      for (const n of gqa) {
+        assertEquals(Number(n.attribute?.find((a) => a.name === "do_rotary")?.i ?? 0), inGqa ? 1 : 0);
+        assertEquals((n.input ?? [])[7] !== "" && (n.input ?? [])[7] !== undefined, inGqa);
+      }
     }
   }
   let threw = false;

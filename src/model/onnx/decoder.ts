@@ -382,16 +382,23 @@ class DecoderBuilder {
       q = g.op("Reshape", [this.rmsNorm(g.op("Reshape", [q, g.i64([0, 0, H, D])]), `${p}.q_norm.weight`), g.i64([0, 0, H * D])]);
       k = g.op("Reshape", [this.rmsNorm(g.op("Reshape", [k, g.i64([0, 0, K, D])]), `${p}.k_norm.weight`), g.i64([0, 0, K * D])]);
     }
-    // RoPE at the fed position ids (not GQA's do_rotary, which derives positions from seqlens_k and
-    // so would rotate left-padded rows by their column instead of their position).
+    // RoPE at the fed position ids in the dynamic graph (not GQA's do_rotary, which derives positions from
+    // seqlens_k and so would rotate left-padded rows by their column instead of their position). The
+    // staticDecode graph's rows are left-aligned, so there each row's position is its key count, seqlens_k:
+    // GQA's do_rotary with the same cos / sin tables rotates q and k itself (two dispatches fewer per layer,
+    // where the head size allows it).
     const [pos, c, s] = this.ropeInputs;
-    q = g.op("RotaryEmbedding", [q, pos, c, s], { interleaved: 0, num_heads: H }, "com.microsoft");
-    k = g.op("RotaryEmbedding", [k, pos, c, s], { interleaved: 0, num_heads: K }, "com.microsoft");
     const st = this.opts.staticDecode;
+    // ORT's GQA rotates only head sizes that are a multiple of 16 ("head_size shall be a multiple of 16").
+    const gqaRope = !!st && D % 16 === 0;
+    if (!gqaRope) {
+      q = g.op("RotaryEmbedding", [q, pos, c, s], { interleaved: 0, num_heads: H }, "com.microsoft");
+      k = g.op("RotaryEmbedding", [k, pos, c, s], { interleaved: 0, num_heads: K }, "com.microsoft");
+    }
     const [out, presentK, presentV] = g.node(
       "GroupQueryAttention",
-      [q, k, v, past ? past[0] : "", past ? past[1] : "", this.gqa.seqlensK, this.gqa.total, "", "", "", bias],
-      { num_heads: H, kv_num_heads: K, scale: { float: 1 / Math.sqrt(D) } },
+      [q, k, v, past ? past[0] : "", past ? past[1] : "", this.gqa.seqlensK, this.gqa.total, gqaRope ? c : "", gqaRope ? s : "", "", bias],
+      { num_heads: H, kv_num_heads: K, scale: { float: 1 / Math.sqrt(D) }, ...(gqaRope ? { do_rotary: 1, rotary_interleaved: 0 } : {}) },
       { domain: "com.microsoft", ...(st ? { outputs: [g.fresh("attn"), `present.${i}.key`, `present.${i}.value`] } : { nOut: 3 }) },
     );
     if (past) this.present.push([presentK, presentV]);
