@@ -8,11 +8,12 @@
 # (int8 activations through ORT's DP4A kernel; agree=8: the sampled log-probs against the accuracy-0 graph),
 # transformers generate in the same call, and the recipe's GRPO step at the 0.5B shape (h200.sh part grpo-05b).
 # Before (here): bash bench/h200-prep.sh; carry [".device", ".devwork/h200"].
-# `verify`: the third call, after kv_load, the fused bias and tk=32 (see its comment).
-# Run: source .device/remote-setup.sh; bash bench/h200-check.sh trainer|sampling|verify   (logs and JSON in $OUT/results.tgz)
+# `verify`: the third call, after kv_load, the fused bias and tk=32 (see its comment). `next`: the next session's first
+# call (the LoRA tail; not run yet).
+# Run: source .device/remote-setup.sh; bash bench/h200-check.sh trainer|sampling|verify|next   (logs and JSON in $OUT/results.tgz)
 set -u
 cd "$(dirname "$0")/.."
-WHAT=${1:?usage: bash bench/h200-check.sh trainer|sampling|verify}
+WHAT=${1:?usage: bash bench/h200-check.sh trainer|sampling|verify|next}
 OUT=${OUT:-/tmp/h200-check-out}
 mkdir -p "$OUT"
 TOTAL=${H200_TOTAL_S:-560}
@@ -48,7 +49,19 @@ verify)
   HEAD=30 PAT="== grpo|GPU busy|  [0-9]" t profile-f32-tk32 40 deno run -A "$J/profile.js" grpo 16 1024 4 qwen2.5-0.5b 8 768 perf=tk=32
   for tk in 16 32; do PAT="== pretrain|tokens/s" t pretrain-tk$tk 40 deno run -A "$J/profile.js" pretrain 16 1024 16 perf=tk=$tk; done
   ;;
-*) echo "h200-check.sh: trainer, sampling or verify, got $WHAT"; exit 2 ;;
+next)
+  # Written 2026-12-02, not run yet: the LoRA tail (switch loraTail) on f32 and q4 beside PyTorch + PEFT, its profile,
+  # the recomputed step with it, and sampling against transformers again (the first token's ratio moved with
+  # transformers' own figure between calls E and F).
+  t torch 45 python3 bench/torch/train.py --out "$OUT" --iters 5 --warmup 2 --no-sweep --attn eager
+  t q4 70 deno run -A "$J/train.js" qwen2.5-0.5b 8 768 16 1 4 step,recompute budget=60 out="$OUT/q4.json" "variants=loraTail=1"
+  t f32 80 deno run -A "$J/train.js" qwen2.5-0.5b 8 768 16 0 4 step,recompute budget=70 out="$OUT/f32.json" "variants=loraTail=1"
+  HEAD=30 PAT="== grpo|GPU busy|  [0-9]" t profile-f32-tail 40 deno run -A "$J/profile.js" grpo 16 1024 4 qwen2.5-0.5b 8 768 perf=loraTail=1
+  PAT="== pretrain|tokens/s" t pretrain 30 deno run -A "$J/profile.js" pretrain 16 1024 16
+  PAT="^\\[captured\\]|first token, the median|graph \\+ session" t decode 60 deno run -A "$J/decode.js" qwen2.5-0.5b q4 1,8 8 128 256 0 "$OUT/decode.json" 50 sampler=captured
+  PAT="batch|tok/s" t generate 100 python3 bench/torch/generate.py --out "$OUT" --attn sdpa --batches 8,64 --new 256 --prompt 128 --reps 3
+  ;;
+*) echo "h200-check.sh: trainer, sampling, verify or next, got $WHAT"; exit 2 ;;
 esac
 pack
 echo "h200-check.sh $WHAT: done in $(( $(date +%s) - S0 )) s"

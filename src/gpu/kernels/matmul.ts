@@ -18,6 +18,7 @@ import source128 from "./matmul_t128.wgsl" with { type: "text" };
 import source128p from "./matmul_t128p.wgsl" with { type: "text" };
 import sourceNarrow from "./matmul_narrow.wgsl" with { type: "text" };
 import commonSource from "./matmul_common.wgsl" with { type: "text" };
+import tailSource from "./matmul_tail.wgsl" with { type: "text" };
 import reduceSource from "./matmul_splitk_reduce.wgsl" with { type: "text" };
 
 export type { MatmulOpts } from "./matmul.ref.ts";
@@ -212,27 +213,34 @@ function operandPrelude(X: "A" | "B", f16: boolean, vec: boolean): string {
     `fn quad${X}(q: u32) -> vec4f { return vec4f(elem${X}(4u * q), elem${X}(4u * q + 1u), elem${X}(4u * q + 2u), elem${X}(4u * q + 3u)); }\n`;
 }
 
-/** The tail part of matmul_t128.wgsl's prelude (EncodeMatmulOpts.tail): bindings 4-6 and their loads, or stubs. */
-function tailPrelude(on: boolean): string {
-  if (!on) {
-    return "const TAIL: bool = false;\nstruct Tail { r: u32, scale: f32 }\nconst tail = Tail(0u, 0.0);\n" +
-      "fn tailA(m: u32, j: u32) -> f32 { return 0.0; }\nfn tailB(j: u32, n: u32) -> f32 { return 0.0; }\n";
-  }
-  return `const TAIL: bool = true;
-struct Tail { r: u32, scale: f32, _pad0: u32, _pad1: u32 }
-@group(0) @binding(4) var<storage, read> a2: array<f32>; // (M, r)
-@group(0) @binding(5) var<storage, read> b2: array<f32>; // (N, r) when TRANS_B, else (r, N)
-@group(0) @binding(6) var<uniform> tail: Tail;
+/** Where a 128-tile kernel takes matmul_tail.wgsl (the line is a comment otherwise). */
+const TAIL_MARK = "  // TAIL: matmul_tail.wgsl goes here under the switch loraTail (matmul.ts withTail).";
+
+/**
+ * `source` (a 128-tile kernel with the TAIL line: matmul_t128.wgsl, q4matmul_t128.wgsl, q4matmul_t_t128.wgsl) with the
+ * LoRA tail (EncodeMatmulOpts.tail): the block of matmul_tail.wgsl at that line and, before the kernel, its bindings
+ * (`bindings`: a2, b2, the Tail uniform), B2's layout (`transB`: (cols, r), else (r, cols)) and the loads bounded by
+ * the kernel's output `rows` and `cols` (WGSL expressions over its Dims).
+ */
+export function withTail(source: string, o: { bindings: readonly [number, number, number]; rows: string; cols: string; transB: boolean }, name: string): string {
+  if (!source.includes(TAIL_MARK)) throw new Error(`${name}: no TAIL line for the LoRA tail`);
+  const [ba, bb, bu] = o.bindings;
+  const prelude = `struct Tail { r: u32, scale: f32, _pad0: u32, _pad1: u32 }
+@group(0) @binding(${ba}) var<storage, read> a2: array<f32>; // (rows, r)
+@group(0) @binding(${bb}) var<storage, read> b2: array<f32>; // (cols, r) when TAIL_TRANS_B, else (r, cols)
+@group(0) @binding(${bu}) var<uniform> tail: Tail;
+const TAIL_TRANS_B: bool = ${o.transB};
 fn tailA(m: u32, j: u32) -> f32 {
-  if (m >= dims.M || j >= tail.r) { return 0.0; }
+  if (m >= ${o.rows} || j >= tail.r) { return 0.0; }
   return tail.scale * a2[m * tail.r + j];
 }
 fn tailB(j: u32, n: u32) -> f32 {
-  if (n >= dims.N || j >= tail.r) { return 0.0; }
-  if (TRANS_B) { return b2[n * tail.r + j]; }
-  return b2[j * dims.N + n];
+  if (n >= ${o.cols} || j >= tail.r) { return 0.0; }
+  if (TAIL_TRANS_B) { return b2[n * tail.r + j]; }
+  return b2[j * ${o.cols} + n];
 }
 `;
+  return prelude + source.replace(TAIL_MARK, tailSource);
 }
 
 /** A kernel's full source: the operand prelude (element types: WGSL has no type-valued override constants), matmul_common.wgsl, the kernel. */
@@ -293,7 +301,9 @@ function pipelineFor(device: GPUDevice, variant: MatmulVariant, e: EncodeMatmulO
     case "tile128": {
       const tk = t128Step(device);
       const label = `matmul_t128${tk === 8 ? "" : `_k${tk}`}${vec.a || vec.b ? `_v${vec.a ? "A" : ""}${vec.b ? "B" : ""}` : ""}${tail ? "_tail" : ""}`;
-      return computePipeline(device, label, typedSource(tailPrelude(tail) + withStep(source128, tk, "matmul_t128.wgsl"), aF16, bF16, vec), constants);
+      const body = withStep(source128, tk, "matmul_t128.wgsl");
+      const src = tail ? withTail(body, { bindings: [4, 5, 6], rows: "dims.M", cols: "dims.N", transB: e.transB ?? false }, "matmul_t128.wgsl") : body;
+      return computePipeline(device, label, typedSource(src, aF16, bF16, vec), constants);
     }
     case "tile128p":
       return computePipeline(device, "matmul_t128p", typedSource(source128p, aF16, bF16), constants);
@@ -365,7 +375,7 @@ function tailFuses(o: EncodeMatmulOpts, p: MatmulPlan): boolean {
 }
 
 /** The Tail uniform: r, scale. */
-function tailWords(t: { r: number; scale: number }): Uint32Array {
+export function tailWords(t: { r: number; scale: number }): Uint32Array {
   const w = new ArrayBuffer(16);
   new Uint32Array(w)[0] = t.r;
   new Float32Array(w)[1] = t.scale;

@@ -10,7 +10,7 @@
 // (the 64x64 kernel: eight scalar reads for 16 FMAs).
 
 // Dims, bindings, TRANS_A / TRANS_B / ACCUMULATE, loadA and loadB: matmul_common.wgsl; VEC_A, VEC_B, quadA,
-// quadB: the prelude; TAIL, tail, tailA and tailB: the tail prelude (matmul.ts).
+// quadB: the prelude.
 
 const TS: u32 = 128u; // output tile edge
 // Contracted-dimension tile: 8, or 16 or 32 where matmul.ts substitutes this line (switch tk: half / a quarter of
@@ -117,36 +117,7 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec
     }
     workgroupBarrier();
   }
-  // The LoRA tail (TAIL, switch loraTail; matmul.ts tailPrelude): C also gets scale * A2 op(B2) with A2 (M, r) and B2
-  // (N, r) when TRANS_B, else (r, N), the scale folded into A2's loads; scalar loads, TK of r per step, in slice 0 only.
-  if (TAIL && wg.z == 0u) {
-    for (var j0 = 0u; j0 < tail.r; j0 += TK) {
-      for (var i = 0u; i < LOADS; i++) {
-        let e = tid + i * 256u;
-        let ka = e % TK; let mm = e / TK;
-        tileA[ka * TSV + mm / 4u][mm % 4u] = tailA(row0 + mm, j0 + ka);
-        var nn: u32; var kb: u32;
-        if (TRANS_B) { kb = e % TK; nn = e / TK; } else { nn = e % TS; kb = e / TS; }
-        tileB[kb * TSV + nn / 4u][nn % 4u] = tailB(j0 + kb, col0 + nn);
-      }
-      workgroupBarrier();
-      for (var kk = 0u; kk < TK; kk++) {
-        let a0 = tileA[kk * TSV + ty];
-        let a1 = tileA[kk * TSV + 16u + ty];
-        let b0 = tileB[kk * TSV + tx];
-        let b1 = tileB[kk * TSV + 16u + tx];
-        r0l = fma(vec4f(a0.x), b0, r0l); r0r = fma(vec4f(a0.x), b1, r0r);
-        r1l = fma(vec4f(a0.y), b0, r1l); r1r = fma(vec4f(a0.y), b1, r1r);
-        r2l = fma(vec4f(a0.z), b0, r2l); r2r = fma(vec4f(a0.z), b1, r2r);
-        r3l = fma(vec4f(a0.w), b0, r3l); r3r = fma(vec4f(a0.w), b1, r3r);
-        r4l = fma(vec4f(a1.x), b0, r4l); r4r = fma(vec4f(a1.x), b1, r4r);
-        r5l = fma(vec4f(a1.y), b0, r5l); r5r = fma(vec4f(a1.y), b1, r5r);
-        r6l = fma(vec4f(a1.z), b0, r6l); r6r = fma(vec4f(a1.z), b1, r6r);
-        r7l = fma(vec4f(a1.w), b0, r7l); r7r = fma(vec4f(a1.w), b1, r7r);
-      }
-      workgroupBarrier();
-    }
-  }
+  // TAIL: matmul_tail.wgsl goes here under the switch loraTail (matmul.ts withTail).
   let baseC = wg.z * dims.strideC;
   let m0 = row0 + 4u * ty;
   let m1 = row0 + 64u + 4u * ty;

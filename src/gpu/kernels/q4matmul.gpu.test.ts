@@ -168,3 +168,44 @@ Deno.test("q4matmul and its transpose, tile128 with contracted steps of 8 and 16
     setPerfSwitches(prev);
   }
 });
+
+Deno.test("q4matmul and its transpose with the LoRA tail (switch loraTail): inside the 128-tile kernels, split and unsplit, with bias and accumulate; the separate product on tile64 and with the switch off; against float64", async () => {
+  const { device } = gpu;
+  const { setPerfSwitches } = await import("../switches.ts");
+  const { matmulRef } = await import("./matmul.ref.ts");
+  const prev = setPerfSwitches({});
+  try {
+    let seed = 700;
+    // [N, K, Nout, r, variant]: 300 x 256 x 200 unsplit; 1000 x 1024 x 160 has few tiles and a long K, so wideSplit splits the forward (and 1000 x 160 x 1024 the transpose).
+    for (const on of [1, 0] as const) {
+      setPerfSwitches({ loraTail: on });
+      for (const [N, K, Nout, r, variant] of [[300, 256, 200, 16, "tile128"], [1000, 1024, 160, 5, "tile128"], [1000, 160, 1024, 5, "tile128"], [70, 96, 66, 16, "tile64"]] as const) {
+        const rng = new Rng(seed++);
+        const w = randomWeight(rng, Nout, K, true);
+        const [x, dy, y0, dx0, bias] = [rng.uniformArray(N * K), rng.uniformArray(N * Nout), rng.uniformArray(N * Nout), rng.uniformArray(N * K), rng.uniformArray(Nout)];
+        // Forward tail: xa (N, r) times B (Nout, r)^T; transposed: dyB (N, r) times A (r, K).
+        const [xa, B, dyB, A] = [rng.uniformArray(N * r), rng.uniformArray(Nout * r), rng.uniformArray(N * r), rng.uniformArray(r * K)];
+        const s = 1.75;
+        const { q4TailFuses } = await import("./q4matmul.ts");
+        assert(q4TailFuses(N, Nout, variant) === (on === 1 && variant === "tile128") && q4TailFuses(N, K, variant) === (on === 1 && variant === "tile128"), "fused where expected");
+        const wg = uploadQ4(device, "w", w);
+        const bufs = [x, dy, y0, dx0, bias, xa, B, dyB, A].map((d, i) => storageBuffer(device, `b${i}`, d));
+        const [gx, gdy, gy, gdx, gb, gxa, gB, gdyB, gA] = bufs;
+        const enc = device.createCommandEncoder();
+        await encodeQ4Matmul(device, enc, gx, wg, gy, N, { accumulate: true, bias: gb, variant, tail: { a: gxa, b: gB, r, scale: s } });
+        await encodeQ4MatmulTransposed(device, enc, gdy, wg, gdx, N, { accumulate: true, variant, tail: { a: gdyB, b: gA, r, scale: s } });
+        device.queue.submit([enc.finish()]);
+        const ty = matmulRef(xa, B, { M: N, N: Nout, K: r, transB: true }), tdx = matmulRef(dyB, A, { M: N, N: K, K: r });
+        const wantY = q4MatmulRef(x, w, N).map((v, i) => v + bias[i % Nout] + y0[i] + s * ty[i]);
+        const wantDx = q4MatmulTransposedRef(dy, w, N).map((v, i) => v + dx0[i] + s * tdx[i]);
+        const tag = `loraTail=${on} ${variant} N ${N} K ${K} Nout ${Nout} r ${r}`;
+        assertClose(await readF32(device, gy), wantY, { atol: 2e-5 * K, rtol: 1e-4, name: `q4matmul ${tag}` });
+        assertClose(await readF32(device, gdx), wantDx, { atol: 2e-5 * Nout, rtol: 1e-4, name: `q4matmul_t ${tag}` });
+        for (const b of [...bufs, wg.packed, wg.scales]) b.destroy();
+        wg.zeroPoints?.destroy();
+      }
+    }
+  } finally {
+    setPerfSwitches(prev);
+  }
+});

@@ -9,7 +9,7 @@
 import { computePipeline, dispatch, storageBuffer, uniformBuffer } from "../device.ts";
 import { perfSwitches } from "../switches.ts";
 import { checkSizes } from "./attention.ts";
-import { encodeSplitReduce, scratchBuffer, t128Step, wideSplitSlices, withStep } from "./matmul.ts";
+import { encodeMatmul, encodeSplitReduce, scratchBuffer, t128Step, tailWords, wideSplitSlices, withStep, withTail } from "./matmul.ts";
 import { q4Geometry, type Q4Weight } from "./q4matmul.ref.ts";
 import forwardSource from "./q4matmul.wgsl" with { type: "text" };
 import forward128Source from "./q4matmul_t128.wgsl" with { type: "text" };
@@ -71,6 +71,11 @@ export function pickQ4(N: number, outCols: number, forced?: Q4Variant): Q4Varian
   return perfSwitches().q4 === "tile128" && big ? "tile128" : "tile64";
 }
 
+/** Whether a q4 product of N rows and outCols columns runs a LoRA tail inside its kernel (switch loraTail, the 128-tile kernels). */
+export function q4TailFuses(N: number, outCols: number, forced?: Q4Variant): boolean {
+  return perfSwitches().loraTail === 1 && pickQ4(N, outCols, forced) === "tile128";
+}
+
 async function encode(
   device: GPUDevice,
   enc: GPUCommandEncoder,
@@ -85,6 +90,7 @@ async function encode(
   constants: Record<string, number>,
   extra: GPUBuffer[],
   forced?: Q4Variant,
+  tail?: Q4Tail,
 ): Promise<void> {
   const { nb, zpBytes } = q4Geometry(w.K);
   checkSizes(name, [["input", input, N * inCols * 4], ["output", out, N * outCols * 4], ["packed", w.packed, w.Nout * nb * 16], ["scales", w.scales, w.Nout * nb * 4]]);
@@ -98,22 +104,50 @@ async function encode(
   const kSlice = S > 1 ? Math.ceil(inCols / S / 32) * 32 : 0;
   const slices = S > 1 ? Math.ceil(inCols / kSlice) : 1;
   const split = slices > 1;
-  const pipeline = await computePipeline(device, label, `${commonSource}\n${withStep(sources[variant], tk, label)}`, { HAS_ZP: w.zeroPoints ? 1 : 0, ...constants, ...(split ? { ACCUMULATE: 0 } : {}) });
+  // The LoRA tail (switch loraTail) on the 128-tile kernels: bindings 7-9 after the forward's bias (6), 6-8 in the
+  // transposed kernel, which has no bias (the bind group's entries are numbered in order).
+  const fused = !!tail && q4TailFuses(N, outCols, forced);
+  let body = withStep(sources[variant], tk, label);
+  const b0 = 6 + extra.length;
+  if (fused && tail) body = withTail(body, { bindings: [b0, b0 + 1, b0 + 2], rows: "dims.N", cols: tail.cols, transB: tail.transB }, label);
+  const pipeline = await computePipeline(device, fused ? `${label}_tail` : label, `${commonSource}\n${body}`, { HAS_ZP: w.zeroPoints ? 1 : 0, ...constants, ...(split ? { ACCUMULATE: 0 } : {}) });
   const dims = uniformBuffer(device, `${name}-dims`, new Uint32Array([N, w.K, w.Nout, nb, zpBytes, split ? kSlice : 0, 0, 0]));
   const zp = w.zeroPoints ?? placeholder(device);
+  const tailBind = fused && tail ? [tail.a, tail.b, uniformBuffer(device, `${name}-tail`, tailWords(tail))] : [];
+  const separate = async () => {
+    if (tail && !fused) await encodeMatmul(device, enc, tail.a, tail.b, out, { M: N, N: outCols, K: tail.r, transB: tail.transB, alpha: tail.scale, accumulate: true });
+  };
   if (!split) {
-    dispatch(device, enc, pipeline, [input, w.packed, w.scales, zp, out, dims, ...extra], grid);
+    dispatch(device, enc, pipeline, [input, w.packed, w.scales, zp, out, dims, ...extra, ...tailBind], grid);
+    await separate();
     return;
   }
   const part = scratchBuffer(device, 4 * slices * N * outCols);
-  dispatch(device, enc, pipeline, [input, w.packed, w.scales, zp, part, dims, ...extra], [...grid, slices]);
+  dispatch(device, enc, pipeline, [input, w.packed, w.scales, zp, part, dims, ...extra, ...tailBind], [...grid, slices]);
   await encodeSplitReduce(device, enc, part, out, N * outCols, slices, 1, constants.ACCUMULATE === 1);
+  await separate();
+}
+
+/** A LoRA product added to a q4 product's output (EncodeMatmulOpts.tail's role; the kernel's columns `cols` as WGSL). */
+interface Q4Tail {
+  a: GPUBuffer;
+  b: GPUBuffer;
+  r: number;
+  scale: number;
+  transB: boolean;
+  cols: string;
 }
 
 /** Output handling: overwrite (default) or add into the output buffer (a LoRA path, a residual gradient); `variant` forces a kernel (tests, benchmarks). */
 export interface Q4MatmulOpts {
   accumulate?: boolean;
   variant?: Q4Variant;
+  /**
+   * Also add scale * a (N, r) op(b) (the LoRA product: forward a = x A^T, b = B (Nout, r); transposed a = dy B,
+   * b = A (r, K)): under the switch loraTail on the 128-tile kernels inside the product's kernel, else as a second
+   * product accumulated into the output after it (and after the bias).
+   */
+  tail?: { a: GPUBuffer; b: GPUBuffer; r: number; scale: number };
 }
 
 /** Forward options: also a bias (Nout) f32 buffer added to every row (Qwen2's q/k/v projections). */
@@ -133,7 +167,8 @@ export function encodeQ4Matmul(
 ): Promise<void> {
   const constants = { ACCUMULATE: opts.accumulate ? 1 : 0, HAS_BIAS: opts.bias ? 1 : 0 };
   checkSizes("q4matmul", [["bias", opts.bias, w.Nout * 4]]);
-  return encode(device, enc, "q4matmul", { tile64: forwardSource, tile128: forward128Source }, x, w, y, N, w.K, w.Nout, constants, [opts.bias ?? placeholder(device)], opts.variant);
+  const tail = opts.tail ? { ...opts.tail, transB: true, cols: "dims.Nout" } : undefined;
+  return encode(device, enc, "q4matmul", { tile64: forwardSource, tile128: forward128Source }, x, w, y, N, w.K, w.Nout, constants, [opts.bias ?? placeholder(device)], opts.variant, tail);
 }
 
 /** Records dx (N, K) (+)= dy (N, Nout) @ dequant(W), the gradient through a frozen q4 weight. */
@@ -146,5 +181,6 @@ export function encodeQ4MatmulTransposed(
   N: number,
   opts: Q4MatmulOpts = {},
 ): Promise<void> {
-  return encode(device, enc, "q4matmul_t", { tile64: transposedSource, tile128: transposed128Source }, dy, w, dx, N, w.Nout, w.K, { ACCUMULATE: opts.accumulate ? 1 : 0 }, [], opts.variant);
+  const tail = opts.tail ? { ...opts.tail, transB: false, cols: "dims.K" } : undefined;
+  return encode(device, enc, "q4matmul_t", { tile64: transposedSource, tile128: transposed128Source }, dy, w, dx, N, w.Nout, w.K, { ACCUMULATE: opts.accumulate ? 1 : 0 }, [], opts.variant, tail);
 }

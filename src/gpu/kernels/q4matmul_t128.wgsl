@@ -84,6 +84,7 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec
     }
     workgroupBarrier();
   }
+  // TAIL: matmul_tail.wgsl goes here under the switch loraTail (matmul.ts withTail).
   let m0 = row0 + 4u * ty;
   let m1 = row0 + 64u + 4u * ty;
   let n0 = col0 + 4u * tx;

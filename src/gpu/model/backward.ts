@@ -45,17 +45,12 @@ async function encodeLinearBackward(
   const slot = loraSlot(lora, layer, target);
   if (slot && lora && !xa) throw new Error(`backward: missing x A^T of layer ${layer} ${target}`);
   const s = lora?.scale ?? 1;
-  if (q) {
-    await encodeQ4MatmulTransposed(device, enc, dy, q, dxOut, N, { accumulate });
-    if (slot && lora) {
-      await encodeMatmul(device, enc, dy, slot.B, dyB, { M: N, N: lora.r, K: outDim });
-      await encodeMatmul(device, enc, dyB, slot.A, dxOut, { M: N, N: inDim, K: lora.r, alpha: s, accumulate: true });
-    }
-  } else {
-    // dy B first, so that s (dy B) A can be the base product's tail (switch loraTail).
+  // dy B first, so that s (dy B) A can be the base product's tail (switch loraTail; else a product after it).
+  if (slot && lora) await encodeMatmul(device, enc, dy, slot.B, dyB, { M: N, N: lora.r, K: outDim });
+  const tail = slot && lora ? { a: dyB, b: slot.A, r: lora.r, scale: s } : undefined;
+  if (q) await encodeQ4MatmulTransposed(device, enc, dy, q, dxOut, N, { accumulate, tail });
+  else {
     const w = linearWeight(m, `${base}.weight`);
-    if (slot && lora) await encodeMatmul(device, enc, dy, slot.B, dyB, { M: N, N: lora.r, K: outDim });
-    const tail = slot && lora ? { a: dyB, b: slot.A, r: lora.r, scale: s } : undefined;
     await encodeMatmul(device, enc, dy, w.buf, dxOut, { M: N, N: inDim, K: outDim, accumulate, bF16: w.f16, tail });
   }
   if (full) {

@@ -169,18 +169,14 @@ export async function encodeLinear(
   const slot = loraSlot(lora, layer, target);
   if (slot && lora && !o.xa) throw new Error(`encodeLinear: no x A^T buffer for ${name}`);
   const bias = o.bias ? weightBuffer(m, `${name}.bias`) : undefined;
-  if (q) {
-    await encodeQ4Matmul(device, enc, x, q, y, N, { accumulate: o.accumulate, bias });
-    if (slot && lora && o.xa) {
-      await encodeMatmul(device, enc, x, slot.A, o.xa, { M: N, N: lora.r, K: inDim, transB: true });
-      await encodeMatmul(device, enc, o.xa, slot.B, y, { M: N, N: outDim, K: lora.r, transB: true, alpha: lora.scale, accumulate: true });
-    }
-    return;
-  }
-  // f32 / f16 weights: x A^T first, so that s (x A^T) B^T can be the base product's tail (switch loraTail).
-  const w = linearWeight(m, `${name}.weight`);
+  // x A^T first, so that s (x A^T) B^T can be the base product's tail (switch loraTail; else a product after it).
   if (slot && lora && o.xa) await encodeMatmul(device, enc, x, slot.A, o.xa, { M: N, N: lora.r, K: inDim, transB: true });
   const tail = slot && lora && o.xa ? { a: o.xa, b: slot.B, r: lora.r, scale: lora.scale } : undefined;
+  if (q) {
+    await encodeQ4Matmul(device, enc, x, q, y, N, { accumulate: o.accumulate, bias, tail });
+    return;
+  }
+  const w = linearWeight(m, `${name}.weight`);
   await encodeMatmul(device, enc, x, w.buf, y, { M: N, N: outDim, K: inDim, transB: true, accumulate: o.accumulate, bF16: w.f16, bias, tail });
 }
 

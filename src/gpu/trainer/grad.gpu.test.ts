@@ -151,16 +151,20 @@ Deno.test("loraGradients with vec4 matmul loads (switch vload) equals the scalar
   }
 });
 
-Deno.test("loraGradients with the LoRA product as the base product's tail (switch loraTail) equals the separate products within float rounding, and the float64 loss, on a model wide enough for the 128-tile kernel", async () => {
+for (const base of ["f32", "q4"] as const) Deno.test(`loraGradients${base === "q4" ? " on q4 base weights" : ""} with the LoRA product as the base product's tail (switch loraTail) equals the separate products within float rounding, and the float64 loss, on a model wide enough for the 128-tile kernel`, async () => {
   const { perfSwitches, setPerfSwitches } = await import("../switches.ts");
   const { tailFused } = await import("../kernels/matmul.ts");
   // As the vload test: 160 tokens x 128 hidden x 256 intermediate puts every projection and its dx on tile128; qwen2 has q/k/v biases.
-  const tiny = makeTinyModel("qwen2", { seed: 7, hidden: 128, intermediate: 256, heads: 4, kvHeads: 2, layers: 2, vocabSize: 150 });
+  // q4: the 128-tile q4 kernels want 96 tiles, so 770 tokens and an intermediate of 2,048 put gate / up and down's
+  // dx on them (the narrower projections stay on tile64 and keep the separate product).
+  const q4 = base === "q4";
+  const tiny = makeTinyModel("qwen2", q4 ? { seed: 7, hidden: 128, intermediate: 2048, heads: 4, kvHeads: 2, layers: 1, vocabSize: 150 } : { seed: 7, hidden: 128, intermediate: 256, heads: 4, kvHeads: 2, layers: 2, vocabSize: 150 });
   const cfg = tiny.config;
   const rng = new Rng(8);
-  const seqs: PgSequence[] = [70, 50, 40].map((n, i) => ({ ids: Array.from({ length: n }, () => rng.int(cfg.vocabSize)), promptLen: 3 + i, advantage: 0.7 - i }));
+  const seqs: PgSequence[] = (q4 ? [200, 195, 190, 185] : [70, 50, 40]).map((n, i) => ({ ids: Array.from({ length: n }, () => rng.int(cfg.vocabSize)), promptLen: 3 + i, advantage: 0.7 - i }));
+  const tokens = seqs.reduce((x, q) => x + q.ids.length, 0);
   const adapter = randomAdapter(cfg, { r: 4, alpha: 8, targets: LORA_TARGETS, seed: 6, bScale: 0.3 });
-  const model = uploadModel(gpu.device, cfg, tiny.weights);
+  const model = uploadModel(gpu.device, cfg, tiny.weights, { q4: base === "q4" });
   const lora = uploadAdapter(gpu.device, cfg, adapter);
   const before = perfSwitches().loraTail;
   try {
@@ -169,10 +173,11 @@ Deno.test("loraGradients with the LoRA product as the base product's tail (switc
     const recomputedSeparate = await loraGradients(model, lora, seqs, { recompute: true });
     setPerfSwitches({ loraTail: 1 });
     const t = { a: {} as GPUBuffer, b: {} as GPUBuffer, r: 4, scale: 2 };
-    assert(tailFused({ M: 160, N: 128, K: 128, transB: true, tail: t }) && tailFused({ M: 160, N: 128, K: 256, tail: t }), "the q projection and the down dx fuse");
+    const { q4TailFuses } = await import("../kernels/q4matmul.ts");
+    assert(q4 ? q4TailFuses(tokens, 2048) && !q4TailFuses(tokens, 128) : tailFused({ M: 160, N: 128, K: 128, transB: true, tail: t }) && tailFused({ M: 160, N: 128, K: 256, tail: t }), "the q projection and the down dx fuse");
     const fused = await loraGradients(model, lora, seqs);
     const recomputed = await loraGradients(model, lora, seqs, { recompute: true });
-    const l0 = refLoss(cfg, tiny.weights, seqs, adapter);
+    const l0 = refLoss(cfg, base === "q4" ? q4Weights(tiny.weights) : tiny.weights, seqs, adapter);
     for (const [what, r] of [["fused", fused], ["fused, recomputed", recomputed], ["separate", separate]] as const) {
       assert(Math.abs(r.loss - l0) < 1e-4 * Math.max(1, Math.abs(l0)), `${what}: loss ${r.loss} vs float64 ${l0}`);
     }
@@ -191,7 +196,7 @@ Deno.test("loraGradients with the LoRA product as the base product's tail (switc
     }
     assert(worst <= 1e-5 * gmax, `max |fused - separate| ${worst.toExponential(2)} of max |grad| ${gmax.toExponential(2)}`);
     assert(differ > 0, "the fused path ran (its rounding differs somewhere)");
-    console.log(`loraTail: max |fused - separate| = ${worst.toExponential(2)} (max |grad| ${gmax.toExponential(2)}; ${differ} entries differ in rounding)`);
+    console.log(`loraTail ${base}: max |fused - separate| = ${worst.toExponential(2)} (max |grad| ${gmax.toExponential(2)}; ${differ} entries differ in rounding)`);
   } finally {
     setPerfSwitches({ loraTail: before });
     destroyAdapter(lora);
