@@ -95,8 +95,9 @@ const makePolicy = async (logitsOnGpu: boolean, acc: 0 | 4 = q4Accuracy) => {
   const p = await OrtPolicy.create(m.config, m.weights, { dtype, loraTargets: lora ? LORA_TARGETS : [], maxPositions: promptLen + newTokens, logitsOnGpu, prepared, q4Accuracy: acc, onPhase });
   onPhase("done");
   const s = (performance.now() - t0) / 1000;
-  sessionPhases[`${logitsOnGpu ? "gpuLogits" : "cpuLogits"}${acc !== q4Accuracy ? `, accuracy ${acc}` : ""}`] = phases;
-  sessionSeconds[`${logitsOnGpu ? "gpuLogits" : "cpuLogits"}${acc !== q4Accuracy ? `, accuracy ${acc}` : ""}`] = s;
+  const key = `${logitsOnGpu ? "gpuLogits" : "cpuLogits"}${acc !== q4Accuracy ? `, accuracy ${acc}` : ""}`;
+  sessionPhases[key] = phases;
+  sessionSeconds[key] = s;
   if (lora) p.setAdapter(randomAdapter(m.config, { r: 16, alpha: 32, targets: LORA_TARGETS, seed: 2 }));
   console.log(`graph + session (${dtype}${dtype === "q4" ? `, accuracy level ${acc}` : ""}${lora ? ", LoRA r=16 on all targets" : ""}, logits on the ${logitsOnGpu ? "GPU" : "CPU"}) on ${p.provider}, attention ${p.attention}: ${s.toFixed(1)} s (${Object.entries(phases).map(([k, v]) => `${k} ${v.toFixed(1)}`).join(", ")})`);
   return p;

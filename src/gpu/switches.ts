@@ -3,6 +3,7 @@
 // they differ in more than scheduling). Read once from RLVR_PERF under Deno — a comma-separated
 // list of name=value, or "old" for every earlier behaviour at once — and changed by benchmarks
 // with setPerfSwitches. Each switch names what the earlier behaviour was.
+import { denoEnv } from "../core/deno-env.ts";
 
 /** The variants. */
 export interface PerfSwitches {
@@ -148,13 +149,7 @@ export function formatPerfSwitches(s: Readonly<PerfSwitches>): string {
 }
 
 function fromEnv(): PerfSwitches {
-  const deno = (globalThis as { Deno?: { env: { get(k: string): string | undefined } } }).Deno;
-  let spec: string | undefined;
-  try {
-    spec = deno?.env.get("RLVR_PERF");
-  } catch {
-    spec = undefined; // no --allow-env
-  }
+  const spec = denoEnv("RLVR_PERF");
   return spec ? parsePerfSwitches(spec) : { ...NEW_SWITCHES };
 }
 

@@ -152,7 +152,6 @@ export class CapturedDecoder {
    * on as the first tokens are chosen from the prefill logits).
    */
   load(enc: GPUCommandEncoder, cache: KvCache, src: readonly number[], lens: readonly number[]): void {
-    const { numKvHeads: K, headDim: D } = this.cfg;
     const P = cache.length, N = src.length;
     if (N > this.batch) throw new Error(`CapturedDecoder: ${N} rows for a batch of ${this.batch}`);
     const maxLen = Math.max(...lens);

@@ -11,6 +11,7 @@ import { CaptureHost } from "./capture-host.ts";
 import { createSession, hasWebGpu, ort, type Provider } from "./onnx/ort.ts";
 import { checkGqa } from "./gqa-check.ts";
 import type { Weights } from "./tensor.ts";
+import { denoEnv } from "../core/deno-env.ts";
 
 export type { KvCache } from "./kv-rows.ts";
 export type { GpuLoraAdapter } from "./policy-adapter.ts";
@@ -81,13 +82,7 @@ export interface PolicyOptions {
 
 /** RLVR_Q4_ACCURACY (0 or 4) where there is an environment to read (Deno), else 0; anything else throws. */
 export function q4AccuracyFromEnv(): 0 | 4 {
-  const deno = (globalThis as { Deno?: { env: { get(k: string): string | undefined } } }).Deno;
-  let v: string | undefined;
-  try {
-    v = deno?.env.get("RLVR_Q4_ACCURACY");
-  } catch {
-    return 0; // no --allow-env
-  }
+  const v = denoEnv("RLVR_Q4_ACCURACY");
   if (v === undefined || v === "" || v === "0") return 0;
   if (v === "4") return 4;
   throw new Error(`RLVR_Q4_ACCURACY must be 0 or 4, got ${v}`);

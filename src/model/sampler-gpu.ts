@@ -16,6 +16,7 @@ import { type ChoiceParams, TokenChooser } from "../gpu/kernels/sample.ts";
 import { DecodeAdvance } from "../gpu/kernels/decode_advance.ts";
 import type { OrtPolicy } from "./policy.ts";
 import { acceptToken, checkParams, newRow, rowSeed, type RowState, type Sample, type SampleProgress, type SampleTiming, type SamplingParams, toSamples } from "./sampler.ts";
+import { denoEnv } from "../core/deno-env.ts";
 
 /** How a GPU sampling run decodes. */
 export const GPU_SAMPLERS = ["captured", "gpu"] as const;
@@ -27,13 +28,7 @@ export type SamplerKind = (typeof SAMPLERS)[number];
 
 /** RLVR_SAMPLER=cpu|gpu|captured under Deno (benchmarks, runs), else undefined (or in the browser). */
 export function samplerFromEnv(): SamplerKind | undefined {
-  const deno = (globalThis as { Deno?: { env: { get(k: string): string | undefined } } }).Deno;
-  let v: string | undefined;
-  try {
-    v = deno?.env.get("RLVR_SAMPLER");
-  } catch {
-    return undefined; // no --allow-env
-  }
+  const v = denoEnv("RLVR_SAMPLER");
   if (v === undefined || v === "") return undefined;
   const k = SAMPLERS.find((x) => x === v);
   if (!k) throw new Error(`RLVR_SAMPLER=${v}: one of ${SAMPLERS.join(", ")}`);

@@ -415,7 +415,7 @@ export async function encodeMatmulBindings(
   if (t && !tailFuses(o, p)) {
     // The tail as its own product accumulated into C, after the product and its bias (the order without the switch).
     await encodeMatmulBindings(device, enc, a, b, c, { ...o, tail: undefined });
-    await encodeMatmulBindings(device, enc, { buffer: t.a }, { buffer: t.b }, c, { M: o.M, N: o.N, K: t.r, transB: o.transB, alpha: t.scale, accumulate: true });
+    await encodeTailProduct(device, enc, t, c, o.M, o.N, o.transB ?? false);
     return;
   }
   // Fused: the kernel's bindings 4-6 (a2, b2, the Tail uniform); the bias still comes after, in the reduce.
@@ -431,6 +431,14 @@ export async function encodeMatmulBindings(
   dispatch(device, enc, pipeline, [x, y, c, { buffer: uniformBuffer(device, "matmul-dims", p.dims) }, ...tailBind], p.grid);
   // C += bias: the reduce's bias entry over no slices (its partials binding unread; any buffer but C).
   if (o.bias) await encodeSplitReduce(device, enc, scratchBuffer(device, 4), c, o.M * o.N, 0, 1, true, { bias: o.bias, N: o.N });
+}
+
+/**
+ * Records C (M, N) += scale * a (M, r) op(b) as its own product (b (N, r) when transB, else (r, N)): a LoRA tail where
+ * it does not run inside its base product's kernel (EncodeMatmulOpts.tail, Q4MatmulOpts.tail).
+ */
+export function encodeTailProduct(device: GPUDevice, enc: GPUCommandEncoder, t: { a: GPUBuffer; b: GPUBuffer; r: number; scale: number }, c: GPUBufferBinding, M: number, N: number, transB: boolean): Promise<void> {
+  return encodeMatmulBindings(device, enc, { buffer: t.a }, { buffer: t.b }, c, { M, N, K: t.r, transB, alpha: t.scale, accumulate: true });
 }
 
 /**

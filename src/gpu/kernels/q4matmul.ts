@@ -9,7 +9,7 @@
 import { computePipeline, dispatch, storageBuffer, uniformBuffer } from "../device.ts";
 import { perfSwitches } from "../switches.ts";
 import { checkSizes } from "./attention.ts";
-import { encodeMatmul, encodeSplitReduce, scratchBuffer, t128Step, tailWords, wideSplitSlices, withStep, withTail } from "./matmul.ts";
+import { encodeSplitReduce, encodeTailProduct, scratchBuffer, t128Step, tailWords, wideSplitSlices, withStep, withTail } from "./matmul.ts";
 import { q4Geometry, type Q4Weight } from "./q4matmul.ref.ts";
 import forwardSource from "./q4matmul.wgsl" with { type: "text" };
 import forward128Source from "./q4matmul_t128.wgsl" with { type: "text" };
@@ -115,7 +115,7 @@ async function encode(
   const zp = w.zeroPoints ?? placeholder(device);
   const tailBind = fused && tail ? [tail.a, tail.b, uniformBuffer(device, `${name}-tail`, tailWords(tail))] : [];
   const separate = async () => {
-    if (tail && !fused) await encodeMatmul(device, enc, tail.a, tail.b, out, { M: N, N: outCols, K: tail.r, transB: tail.transB, alpha: tail.scale, accumulate: true });
+    if (tail && !fused) await encodeTailProduct(device, enc, tail, { buffer: out }, N, outCols, tail.transB);
   };
   if (!split) {
     dispatch(device, enc, pipeline, [input, w.packed, w.scales, zp, out, dims, ...extra, ...tailBind], grid);

@@ -11,6 +11,7 @@ import { isQuantizableLinear, type Q4Weight, quantizeQ4 } from "../../model/quan
 import { fromF16, toF16 } from "../../model/half.ts";
 import { readBuffer, readF32, storageBuffer } from "../device.ts";
 import { type Q4WeightGpu, uploadQ4 } from "../kernels/q4matmul.ts";
+import { denoEnv } from "../../core/deno-env.ts";
 
 /** Rows [v0, v0 + rows) of a (V, H) vocabulary matrix in one buffer. */
 export interface VocabChunk {
@@ -73,12 +74,7 @@ export interface UploadModelOptions {
 
 /** Whether RLVR_TRAINER_F32=1 is set (Deno; false in the browser or without --allow-env). */
 export function forceF32Env(): boolean {
-  const deno = (globalThis as { Deno?: { env: { get(k: string): string | undefined } } }).Deno;
-  try {
-    return deno?.env.get("RLVR_TRAINER_F32") === "1";
-  } catch {
-    return false;
-  }
+  return denoEnv("RLVR_TRAINER_F32") === "1";
 }
 
 /**
