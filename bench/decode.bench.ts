@@ -3,7 +3,10 @@
 // random model shape. One session serves every batch size listed (its positions cover prompt + new).
 // Usage: deno run -A bench/decode.bench.ts [preset=tiny|small|qwen2.5-0.5b] [dtype=f32|f16|q4] [prompts=4 or a list 8,64]
 //          [G=4] [promptLen=64] [newTokens=32] [lora=0|1] [out.json] [budget=SECONDS]
-//          [sampler=cpu|gpu|captured or a list cpu,gpu,captured] [acc=0|4] [agree=N] [--webgpu dawn|deno]
+//          [sampler=cpu|gpu|captured or a list cpu,gpu,captured] [prefill=captured|policy or captured,policy] [acc=0|4] [agree=N] [--webgpu dawn|deno]
+// prefill (named): how sampler=captured prefills: "captured" (the default where its check passes on the device:
+// CapturedPrefill, the prompts under graph capture, its session made before the warm-up and timed apart) or
+// "policy" (the policy's own graph, RLVR_CAPTURED_PREFILL=0); a list runs captured decoding once per mode.
 // acc (named): q4 graphs' MatMulNBits accuracy level (policy.ts q4Accuracy; 4: int8 activations through ORT's DP4A
 // kernel where it applies); default RLVR_Q4_ACCURACY, else 0. agree=N (named): after the runs, the first N samples of
 // the last complete run scored teacher-forced by a second session at accuracy 0 (same weights, logits on the CPU):
@@ -46,6 +49,10 @@ const samplers: SamplerKind[] = (named.sampler ?? samplerFromEnv() ?? "cpu").spl
   const k = SAMPLERS.find((x) => x === v);
   if (!k) throw new Error(`sampler must be one of ${SAMPLERS.join(", ")} (or a comma list)`);
   return k;
+});
+const prefills = (named.prefill ?? "captured").split(",").map((v) => {
+  if (v !== "captured" && v !== "policy") throw new Error(`prefill must be captured or policy (or a comma list), got ${v}`);
+  return v;
 });
 const accArg = named.acc ?? "";
 if (accArg !== "" && accArg !== "0" && accArg !== "4") throw new Error(`acc must be 0 or 4, got ${accArg}`);
@@ -115,6 +122,14 @@ if (gpuPolicy && samplers.includes("captured")) {
   console.log(`captured decoding ${captured ? "passes" : "FAILS"} its check on this device (${(results.capturedCheckSeconds as number).toFixed(1)} s)${captured ? "" : ": sampler=captured runs as sampler=gpu"}`);
 }
 results.captured = captured;
+let capturedPrefill = false;
+if (captured && gpuPolicy) {
+  const tc = performance.now();
+  capturedPrefill = await gpuPolicy.capturedPrefillOk();
+  results.capturedPrefillCheckSeconds = (performance.now() - tc) / 1000;
+  console.log(`the captured prefill ${capturedPrefill ? "passes" : "FAILS"} its check on this device (${(results.capturedPrefillCheckSeconds as number).toFixed(1)} s)${capturedPrefill ? "" : ": prefill=captured runs as prefill=policy"}`);
+}
+results.capturedPrefill = capturedPrefill;
 await save();
 const sampleWith = (sampler: SamplerKind, prompts: number[][], n: number, p: SamplingParams, onProgress?: Parameters<typeof sampleBatch>[5], timing?: SampleTiming) =>
   sampler === "cpu" && cpuPolicy ? sampleBatch(cpuPolicy, prompts, n, p, () => "", onProgress, timing) : gpuPolicy ? sampleBatchGpu(gpuPolicy, prompts, n, p, () => "", onProgress, timing, sampler === "cpu" ? "gpu" : sampler) : Promise.reject(new Error("no policy"));
@@ -128,12 +143,29 @@ let lastRun: { prompts: number[][]; samples: { prompt: number; tokens: number[];
 for (const P of promptCounts) {
   if (stop) break;
   const prompts = Array.from({ length: P }, () => Array.from({ length: promptLen }, () => rng.int(m.config.vocabSize)));
-  for (const sampler of samplers) {
-    const sample = (pr: number[][], n: number, p: SamplingParams, onProgress?: Parameters<typeof sampleBatch>[5], timing?: SampleTiming) => sampleWith(sampler, pr, n, p, onProgress, timing);
-    let capturedSessionSeconds: number | null = null;
+  const runsOf: [SamplerKind, "captured" | "policy" | null][] = samplers.flatMap((x): [SamplerKind, "captured" | "policy" | null][] => x === "captured" ? prefills.map((f) => [x, f]) : [[x, null]]);
+  for (const [sampler, prefill] of runsOf) {
+    // prefill=policy: the captured sampler after the policy's own prefill (the variable is read per sampling call).
+    const sample = async (pr: number[][], n: number, p: SamplingParams, onProgress?: Parameters<typeof sampleBatch>[5], timing?: SampleTiming) => {
+      if (prefill === "policy") Deno.env.set("RLVR_CAPTURED_PREFILL", "0");
+      try {
+        return await sampleWith(sampler, pr, n, p, onProgress, timing);
+      } finally {
+        Deno.env.delete("RLVR_CAPTURED_PREFILL");
+      }
+    };
+    let capturedSessionSeconds: number | null = null, prefillSessionSeconds: number | null = null;
+    if (sampler === "captured" && prefill === "captured" && capturedPrefill && gpuPolicy) {
+      // The captured prefill's session for this batch's prompts, before the decoder's (as the sampler makes them).
+      await gpuPolicy.releaseCaptured();
+      const tc = performance.now();
+      const pf = await gpuPolicy.capturedPrefill(P, promptLen);
+      prefillSessionSeconds = (performance.now() - tc) / 1000;
+      console.log(`captured prefill session for ${pf.batch} prompts x ${pf.width} columns: ${prefillSessionSeconds.toFixed(1)} s`);
+    }
     if (sampler === "captured" && captured && gpuPolicy) {
       // This batch's own session (the recipe keeps one of the largest batch instead), made before the warm-up.
-      await gpuPolicy.releaseCaptured();
+      if (prefillSessionSeconds === null) await gpuPolicy.releaseCaptured();
       const tc = performance.now();
       await gpuPolicy.capturedDecoder(P * G, promptLen + newTokens);
       capturedSessionSeconds = (performance.now() - tc) / 1000;
@@ -143,7 +175,7 @@ for (const P of promptCounts) {
     await sample(prompts, G, { ...noStop, maxNewTokens: 2 });
     // Teacher-forced log-probs of the prompts, for the first batch size and sampler only (slow at large batches).
     let logprobsTokensPerSecond: number | null = null;
-    if (P === promptCounts[0] && sampler === samplers[0]) {
+    if (P === promptCounts[0] && sampler === samplers[0] && prefill !== "policy") {
       const tl = performance.now();
       const lp = await (cpuPolicy ?? gpuPolicy)!.logprobs(prompts);
       logprobsTokensPerSecond = P * promptLen / ((performance.now() - tl) / 1000);
@@ -195,9 +227,9 @@ for (const P of promptCounts) {
     const total = (tEnd - t0) / 1000, decodeS = (tEnd - firstStep) / 1000;
     const counted = Math.max(1, stepsAtLast - stepsAt2);
     const perStep = Object.fromEntries(Object.entries(diffCalls(callsAt2, callsAtLast)).map(([k, v]) => [k.replace(/^GPU/, ""), { calls: v.calls / counted, ms: v.ms / counted }]));
-    const ran = sampler === "captured" && !captured ? "gpu" : sampler;
+    const ran = sampler === "captured" && !captured ? "gpu" : sampler === "captured" ? (prefill === "captured" && capturedPrefill ? "captured" : "captured/policy-prefill") : sampler;
     const run = {
-      sampler, ran, prompts: P, batch, tokens, steps, partial: samples === null, seconds: total, tokensPerSecond: tokens / total, capturedSessionSeconds, webgpuCallsPerStep: perStep,
+      sampler, ran, prefillSessionSeconds, prompts: P, batch, tokens, steps, partial: samples === null, seconds: total, tokensPerSecond: tokens / total, capturedSessionSeconds, webgpuCallsPerStep: perStep,
       // Per decoding step: host time inside the step's model call (session.run: for a replay, its encoding
       // and submits) and time in the token choice (for gpu/captured mostly the wait for the step's B x 8 bytes,
       // i.e. the GPU: the captured sampler waits for step t while t + 1 is queued).

@@ -52,13 +52,14 @@ verify)
 next)
   # Written 2026-12-02, not run yet: the LoRA tail (switch loraTail) on f32 and q4 beside PyTorch + PEFT, its profile,
   # the recomputed step with it, and sampling against transformers again (the first token's ratio moved with
-  # transformers' own figure between calls E and F).
+  # transformers' own figure between calls E and F), with the prefill under capture and without.
   t torch 45 python3 bench/torch/train.py --out "$OUT" --iters 5 --warmup 2 --no-sweep --attn eager
   t q4 70 deno run -A "$J/train.js" qwen2.5-0.5b 8 768 16 1 4 step,recompute budget=60 out="$OUT/q4.json" "variants=loraTail=1"
   t f32 80 deno run -A "$J/train.js" qwen2.5-0.5b 8 768 16 0 4 step,recompute budget=70 out="$OUT/f32.json" "variants=loraTail=1"
   HEAD=30 PAT="== grpo|GPU busy|  [0-9]" t profile-f32-tail 40 deno run -A "$J/profile.js" grpo 16 1024 4 qwen2.5-0.5b 8 768 perf=loraTail=1
   PAT="== pretrain|tokens/s" t pretrain 30 deno run -A "$J/profile.js" pretrain 16 1024 16
-  PAT="^\\[captured\\]|first token, the median|graph \\+ session" t decode 60 deno run -A "$J/decode.js" qwen2.5-0.5b q4 1,8 8 128 256 0 "$OUT/decode.json" 50 sampler=captured
+  # The captured prefill (CapturedPrefill) against the policy's own prefill, both before captured decoding.
+  PAT="^\\[captured|first token, the median|graph \\+ session|prefill session|captured prefill" t decode 90 deno run -A "$J/decode.js" qwen2.5-0.5b q4 1,8 8 128 256 0 "$OUT/decode.json" 80 sampler=captured prefill=captured,policy
   PAT="batch|tok/s" t generate 100 python3 bench/torch/generate.py --out "$OUT" --attn sdpa --batches 8,64 --new 256 --prompt 128 --reps 3
   ;;
 *) echo "h200-check.sh: trainer, sampling, verify or next, got $WHAT"; exit 2 ;;

@@ -1,7 +1,7 @@
 // A policy's captured decoding (captured.ts): whether it applies and passes its check on the device,
 // and the one captured session the policy keeps, grown to the largest batch and length asked for.
 import type { ModelConfig } from "./config.ts";
-import { CapturedDecoder } from "./captured.ts";
+import { CapturedDecoder, CapturedPrefill } from "./captured.ts";
 import { type CheckDecoder, checkCaptured } from "./captured-check.ts";
 import { buildDecoder, type DecoderOptions, gqaApplies, type PreparedWeights, type WeightDtype } from "./onnx/decoder.ts";
 import type { ort } from "./onnx/ort.ts";
@@ -26,9 +26,15 @@ export interface CapturePolicy {
   adapterFeedsNow(): Promise<Record<string, ort.Tensor>>;
 }
 
+/** Prefill widths are rounded up to this many columns (fewer sessions for ragged prompt lengths). */
+export const PREFILL_ALIGN = 32;
+
 /** One policy's captured decoding. */
 export class CaptureHost {
   private decoder: CapturedDecoder | null = null;
+  private prefiller: CapturedPrefill | null = null;
+  /** Whether the decoding graph was built once (dropPrepared). */
+  private decodeBuilt = false;
 
   constructor(private policy: CapturePolicy, private source: CaptureSource | null, private note: (msg: string) => void) {}
 
@@ -53,33 +59,86 @@ export class CaptureHost {
   }
 
   /**
+   * Whether the captured prefill (CapturedPrefill) also computes right on `device` (the same check with
+   * the prompts prefilled under capture; a note says why not). Call after `ok` said yes.
+   */
+  async prefillOk(device: GPUDevice, create: (cfg: ModelConfig, w: Weights) => Promise<CheckDecoder>): Promise<boolean> {
+    if (!this.applies) return false;
+    const r = await checkCaptured(this.policy.cfg, device, create, "captured");
+    if (!r.ok) this.note(`note: the captured prefill differs from the uncaptured one on this device by ${r.maxAbsDiff.toExponential(2)} in log-probability${r.error ? ` (${r.error})` : ""}: prefilling without graph capture`);
+    return r.ok;
+  }
+
+  /**
+   * The captured prefill for at least `rows` prompts of up to `width` tokens, kept like the decoder: it
+   * serves fewer prompts (idle rows) and shorter ones (right padding); a larger batch or width, or an
+   * adapter of another rank, makes one of the largest sizes seen (width rounded up to PREFILL_ALIGN).
+   */
+  async prefill(rows: number, width: number): Promise<CapturedPrefill> {
+    const { cfg, maxPositions } = this.policy;
+    const src = this.requireSource();
+    if (width > maxPositions) throw new Error(`captured prefill: ${width} tokens exceed maxPositions ${maxPositions}`);
+    const adapter = await this.policy.adapterFeedsNow();
+    const have = this.prefiller;
+    if (have && have.batch >= rows && have.width >= width && have.fits(adapter)) return have;
+    const batch = Math.max(rows, have?.batch ?? 0);
+    const W = Math.min(maxPositions, Math.max(Math.ceil(width / PREFILL_ALIGN) * PREFILL_ALIGN, have?.width ?? 0));
+    this.prefiller = null;
+    await have?.release();
+    const built = buildDecoder(cfg, src.weights, { ...src.opts, attention: "gqa", prepared: src.prepared ?? undefined, staticDecode: { batch, maxT: W, seq: W } });
+    this.dropPrepared(src);
+    const device = await this.policy.gpuDevice();
+    if (!device) throw new Error("captured prefill needs a GPUDevice");
+    this.prefiller = await CapturedPrefill.create({ device, cfg, built, adapter });
+    return this.prefiller;
+  }
+
+  /**
+   * Drops the policy's conversions (q4 blocks) once the decoding graph was built: the sampler builds the
+   * prefill graph first (it runs first), so both use them; later builds quantise again.
+   */
+  private dropPrepared(src: CaptureSource): void {
+    if (!src.shared && this.decodeBuilt) src.prepared = null;
+  }
+
+  private requireSource(): CaptureSource {
+    const { cfg, dtype } = this.policy;
+    const src = this.source;
+    if (!src || !this.applies) throw new Error(`captured decoding needs WebGPU and a model GroupQueryAttention takes (f32 or q4, head dim % 8; this policy: ${dtype}, head dim ${cfg.headDim}${src ? "" : ", not on WebGPU"})`);
+    return src;
+  }
+
+  /**
    * The captured session for at least `rows` rows and `maxT` cache columns, made on first use and kept:
    * it serves every smaller batch (idle rows) and shorter length; a larger batch or length, or an adapter
    * of another rank, makes a new one of the largest sizes seen (columns rounded up to 64).
    */
   async get(rows: number, maxT: number): Promise<CapturedDecoder> {
-    const { cfg, dtype, maxPositions } = this.policy;
-    const src = this.source;
-    if (!src || !this.applies) throw new Error(`captured decoding needs WebGPU and a model GroupQueryAttention takes (f32 or q4, head dim % 8; this policy: ${dtype}, head dim ${cfg.headDim}${src ? "" : ", not on WebGPU"})`);
+    const { cfg, maxPositions } = this.policy;
+    const src = this.requireSource();
     if (maxT > maxPositions) throw new Error(`captured decoding: ${maxT} columns exceed maxPositions ${maxPositions}`);
     const adapter = await this.policy.adapterFeedsNow();
     const have = this.decoder;
     if (have && have.batch >= rows && have.maxT >= maxT && have.fits(adapter)) return have;
     const batch = Math.max(rows, have?.batch ?? 0);
     const T = Math.min(maxPositions, Math.max(Math.ceil(maxT / 64) * 64, have?.maxT ?? 0));
-    await this.release();
+    this.decoder = null;
+    await have?.release();
     const built = buildDecoder(cfg, src.weights, { ...src.opts, attention: "gqa", prepared: src.prepared ?? undefined, staticDecode: { batch, maxT: T } });
-    if (!src.shared) src.prepared = null; // the conversions were for this one build; later ones quantise again
+    this.decodeBuilt = true;
+    this.dropPrepared(src);
     const device = await this.policy.gpuDevice();
     if (!device) throw new Error("captured decoding needs a GPUDevice");
     this.decoder = await CapturedDecoder.create({ device, cfg, built, adapter });
     return this.decoder;
   }
 
-  /** Releases the captured session (the next `get` makes one of its own sizes). */
+  /** Releases the captured sessions (the next `get` / `prefill` makes one of its own sizes). */
   async release(): Promise<void> {
-    const d = this.decoder;
+    const d = this.decoder, p = this.prefiller;
     this.decoder = null;
+    this.prefiller = null;
     await d?.release();
+    await p?.release();
   }
 }

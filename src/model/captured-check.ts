@@ -6,7 +6,9 @@
 // counts, indirect dispatch), which no other check covers: gqa-check.ts tests GQA's uncaptured prefill
 // and decode, and on SwiftShader that check fails (its prefill path) while the captured decode path
 // is right (measured 2026-12-01: 6e-6 against explicit attention). Where this check fails the sampler
-// decodes without capture.
+// decodes without capture. The check with prefill "captured" prefills the prompts with CapturedPrefill
+// (GQA's prefill path under capture) as well and compares the first token's log-probabilities too;
+// where only that one fails the sampler prefills with the policy's own graph.
 import type { ModelConfig } from "./config.ts";
 import { makeTinyModel } from "./tiny.ts";
 
@@ -21,19 +23,25 @@ export interface CapturedCheck {
 
 /** What the check drives (kept apart from policy.ts to avoid an import cycle). */
 export interface CheckDecoder {
-  /** Prefill of `prompts` (left-padded) then `steps` teacher-forced steps of `tokens[step][row]`, both ways; the log-softmax rows of each step. */
-  compare(prompts: number[][], tokens: number[][]): Promise<{ captured: Float32Array[]; explicit: Float32Array[] }>;
+  /**
+   * Prefill of `prompts` then `steps` teacher-forced steps of `tokens[step][row]`, both ways; the
+   * log-softmax rows of each step (with prefill "captured", the prefill's first, from both prefills).
+   */
+  compare(prompts: number[][], tokens: number[][], prefill: CheckPrefill): Promise<{ captured: Float32Array[]; explicit: Float32Array[] }>;
   release(): Promise<void>;
 }
+
+/** How the captured side prefills: the policy's own graph, or CapturedPrefill. */
+export type CheckPrefill = "policy" | "captured";
 
 type Create = (cfg: ModelConfig, weights: Map<string, { shape: number[]; data: Float32Array }>) => Promise<CheckDecoder>;
 
 const TOL = 1e-3;
 const cache = new Map<GPUDevice, Map<string, Promise<CapturedCheck>>>();
 
-/** Runs (once per `device` and head layout of `cfg`) the tiny model through `create`'s two decoders and compares them. */
-export function checkCaptured(cfg: ModelConfig, device: GPUDevice, create: Create): Promise<CapturedCheck> {
-  const key = `${cfg.numHeads}/${cfg.numKvHeads}/${cfg.headDim}`;
+/** Runs (once per `device`, head layout of `cfg` and `prefill`) the tiny model through `create`'s two decoders and compares them. */
+export function checkCaptured(cfg: ModelConfig, device: GPUDevice, create: Create, prefill: CheckPrefill = "policy"): Promise<CapturedCheck> {
+  const key = `${cfg.numHeads}/${cfg.numKvHeads}/${cfg.headDim}/${prefill}`;
   let byKey = cache.get(device);
   if (!byKey) cache.set(device, (byKey = new Map()));
   let hit = byKey.get(key);
@@ -47,7 +55,7 @@ export function checkCaptured(cfg: ModelConfig, device: GPUDevice, create: Creat
       let d: CheckDecoder | null = null;
       try {
         d = await create(m.config, m.weights);
-        const { captured, explicit } = await d.compare(prompts, tokens);
+        const { captured, explicit } = await d.compare(prompts, tokens, prefill);
         let maxAbsDiff = 0;
         for (let s = 0; s < captured.length; s++) for (let i = 0; i < captured[s].length; i++) maxAbsDiff = Math.max(maxAbsDiff, Math.abs(captured[s][i] - explicit[s][i]));
         if (!Number.isFinite(maxAbsDiff)) maxAbsDiff = Infinity;

@@ -46,6 +46,17 @@ async function ortZeros(device: GPUDevice, specs: readonly { name: string; type:
   return { session, tensors: await session.run(feeds) };
 }
 
+/** Records the adapter feeds' values into a captured session's adapter buffers: GPU feeds copied on `enc`, CPU ones written. */
+function recordAdapter(device: GPUDevice, enc: GPUCommandEncoder, feeds: Record<string, ort.Tensor>, dstOf: (name: string) => GPUBuffer): void {
+  for (const [name, t] of Object.entries(feeds)) {
+    const dst = dstOf(name);
+    const bytes = t.dims.reduce((a, b) => a * b, 1) * 4;
+    if (t.location === "gpu-buffer") enc.copyBufferToBuffer(t.gpuBuffer, 0, dst, 0, bytes);
+    else if (t.data instanceof Float32Array) device.queue.writeBuffer(dst, 0, t.data);
+    else throw new Error(`captured session: adapter input ${name} is neither a GPU buffer nor float32`);
+  }
+}
+
 /** What a captured decoder is made of. */
 export interface CapturedOptions {
   device: GPUDevice;
@@ -136,22 +147,17 @@ export class CapturedDecoder {
 
   /** Records copies of the adapter feeds' values into the session's adapter buffers (GPU feeds; CPU ones are written). */
   setAdapter(enc: GPUCommandEncoder, feeds: Record<string, ort.Tensor>): void {
-    for (const [name, t] of Object.entries(feeds)) {
-      const dst = this.buffer(name);
-      const bytes = t.dims.reduce((a, b) => a * b, 1) * 4;
-      if (t.location === "gpu-buffer") enc.copyBufferToBuffer(t.gpuBuffer, 0, dst, 0, bytes);
-      else if (t.data instanceof Float32Array) this.device.queue.writeBuffer(dst, 0, t.data);
-      else throw new Error(`CapturedDecoder: adapter input ${name} is neither a GPU buffer nor float32`);
-    }
+    recordAdapter(this.device, enc, feeds, (name) => this.buffer(name));
   }
 
   /**
    * Records the prefill into the cache: sample row r gets row src[r] of `cache` ((R, K, P, D),
-   * left-padded), its last lens[r] columns moved to columns 0..lens[r]-1; rows past src.length are
+   * left-padded), its last lens[r] columns moved to columns 0..lens[r]-1 (`from0`: a cache whose rows
+   * start at column 0, CapturedPrefill's, its first lens[r] columns); rows past src.length are
    * idle (one key). Writes the state a decode step after it expects (decode_advance.wgsl then moves it
    * on as the first tokens are chosen from the prefill logits).
    */
-  load(enc: GPUCommandEncoder, cache: KvCache, src: readonly number[], lens: readonly number[]): void {
+  load(enc: GPUCommandEncoder, cache: KvCache, src: readonly number[], lens: readonly number[], from0 = false): void {
     const P = cache.length, N = src.length;
     if (N > this.batch) throw new Error(`CapturedDecoder: ${N} rows for a batch of ${this.batch}`);
     const maxLen = Math.max(...lens);
@@ -160,7 +166,7 @@ export class CapturedDecoder {
     // 0.5B shape, 15 ms of host time on the H200).
     const bad = cache.tensors.find((t) => t.type !== "float32" || t.location !== "gpu-buffer");
     if (bad) throw new Error(`CapturedDecoder: the prefill cache must be float32 GPU buffers, got ${bad.type} on ${bad.location}`);
-    this.kvLoad.setRows(P, src, lens);
+    this.kvLoad.setRows(P, src, lens, from0);
     for (const [j, t] of cache.tensors.entries()) this.kvLoad.encode(enc, t.gpuBuffer, this.buffer(`past_key_values.${j >> 1}.${j % 2 ? "value" : "key"}`));
     const len = (r: number) => (r < N ? lens[r] : 1);
     const q = this.device.queue;
@@ -186,6 +192,136 @@ export class CapturedDecoder {
   }
 }
 
+/**
+ * A captured prefill: the staticDecode graph with `seq` = width (decoder.ts) under graph capture, for up
+ * to `batch` prompts of up to `width` tokens. Prompts are right-padded (causal attention keeps a row's
+ * tokens from seeing its pads) and written from column 0 of a (batch, K, width, D) cache per tensor
+ * that GroupQueryAttention fills in place; every row runs the full width (seqlens_k = width - 1), the
+ * head reads each row's last real token (`last_index`). What a replay leaves: `logits` (batch, V) and
+ * `cache` (rows from column 0: CapturedDecoder.load with from0). The uncaptured prefill of the
+ * policy's own graph spends most of its time in ORT's host side (bind groups, uniform writes; docs/
+ * benchmarks.md): a replay has none of it. The buffers are ORT's (ortZeros) for the reason the file
+ * comment gives; the next run overwrites them, so a run's cache must be loaded before the next run
+ * is submitted (queue order does that).
+ */
+export class CapturedPrefill {
+  runs = 0;
+
+  private constructor(
+    private device: GPUDevice,
+    private session: ort.InferenceSession,
+    private zeros: ort.InferenceSession,
+    private feeds: Record<string, ort.Tensor>,
+    private fetches: Record<string, ort.Tensor>,
+    readonly batch: number,
+    readonly width: number,
+    private cfg: ModelConfig,
+  ) {}
+
+  static async create(o: CapturedOptions): Promise<CapturedPrefill> {
+    const st = o.built.options.staticDecode;
+    if (!st || !st.seq || st.seq !== st.maxT) throw new Error("CapturedPrefill needs a staticDecode graph with seq = maxT");
+    const { batch: B, maxT: W } = st;
+    const { numKvHeads: K, headDim: D, numLayers: L, vocabSize: V } = o.cfg;
+    const specs: { name: string; type: ZeroType; dims: number[] }[] = [
+      { name: "input_ids", type: "int64", dims: [B, W] },
+      { name: "position_ids", type: "int64", dims: [B, W] },
+      { name: "seqlens_k", type: "int32", dims: [B] },
+      { name: "total_sequence_length", type: "int32", dims: [1] },
+      { name: "last_index", type: "int64", dims: [B] },
+      { name: "logits", type: "float32", dims: [B, V] },
+    ];
+    for (let l = 0; l < L; l++) for (const kind of ["key", "value"]) specs.push({ name: `kv.${l}.${kind}`, type: "float32", dims: [B, K, W, D] });
+    for (const [name, t] of Object.entries(o.adapter)) specs.push({ name, type: "float32", dims: [...t.dims] });
+    const { session: zeros, tensors } = await ortZeros(o.device, specs);
+    const feeds: Record<string, ort.Tensor> = {};
+    for (const name of o.built.inputNames) {
+      const kv = /^past_key_values\.(\d+)\.(key|value)$/.exec(name);
+      const t = kv ? tensors[`kv.${kv[1]}.${kv[2]}`] : tensors[name];
+      if (!t) throw new Error(`CapturedPrefill: no buffer for graph input ${name}`);
+      feeds[name] = t;
+    }
+    const fetches: Record<string, ort.Tensor> = { logits: tensors.logits };
+    for (let l = 0; l < L; l++) for (const kind of ["key", "value"]) fetches[`present.${l}.${kind}`] = tensors[`kv.${l}.${kind}`];
+    const ep = { name: "webgpu", device: o.device } as unknown as ort.InferenceSession.ExecutionProviderConfig;
+    const session = await ort.InferenceSession.create(o.built.bytes, {
+      externalData: o.built.external, executionProviders: [ep], enableGraphCapture: true, preferredOutputLocation: "gpu-buffer",
+    });
+    const pf = new CapturedPrefill(o.device, session, zeros, feeds, fetches, B, W, o.cfg);
+    // What every run shares: positions 0..W-1, all W keys of every row (a row's pads after its prompt are
+    // never seen by its tokens), the key count.
+    const q = o.device.queue;
+    q.writeBuffer(pf.buffer("position_ids"), 0, BigInt64Array.from({ length: B * W }, (_, i) => BigInt(i % W)));
+    q.writeBuffer(pf.buffer("seqlens_k"), 0, new Int32Array(B).fill(W - 1));
+    q.writeBuffer(pf.buffer("total_sequence_length"), 0, Int32Array.of(W));
+    // The capture run (on token 0 everywhere); run() overwrites what it wrote.
+    q.writeBuffer(pf.buffer("last_index"), 0, BigInt64Array.from({ length: B }, (_, r) => BigInt(r * W + W - 1)));
+    await pf.replay();
+    return pf;
+  }
+
+  private buffer(name: string): GPUBuffer {
+    const t = this.feeds[name] ?? this.fetches[name];
+    if (!t) throw new Error(`CapturedPrefill: no tensor ${name}`);
+    return t.gpuBuffer;
+  }
+
+  /** (batch, V) f32 logits of each row's last prompt token, after run(). */
+  get logits(): GPUBuffer {
+    return this.buffer("logits");
+  }
+
+  /** The cache run() fills: (batch, K, width, D) a tensor, rows from column 0 (CapturedDecoder.load with from0). */
+  get cache(): KvCache {
+    const tensors: ort.Tensor[] = [];
+    for (let l = 0; l < this.cfg.numLayers; l++) for (const kind of ["key", "value"]) tensors.push(this.fetches[`present.${l}.${kind}`]);
+    return { tensors, batch: this.batch, length: this.width };
+  }
+
+  /** Whether `feeds` (adapter inputs) have the shapes this session was captured with. */
+  fits(feeds: Record<string, ort.Tensor>): boolean {
+    return Object.entries(feeds).every(([n, t]) => {
+      const mine = this.feeds[n];
+      return !!mine && mine.dims.length === t.dims.length && mine.dims.every((d, i) => d === t.dims[i]);
+    });
+  }
+
+  /** Records copies of the adapter feeds' values into the session's adapter buffers (as CapturedDecoder's). */
+  setAdapter(enc: GPUCommandEncoder, feeds: Record<string, ort.Tensor>): void {
+    recordAdapter(this.device, enc, feeds, (name) => this.buffer(name));
+  }
+
+  /**
+   * Prefills `prompts` (at most `batch`, each 1..width tokens; rows past them run on token 0 and are
+   * ignored) with the adapter values set before (setAdapter's encoder submitted first); logits and
+   * cache on the GPU when the queue gets there.
+   */
+  async run(prompts: readonly (readonly number[])[]): Promise<void> {
+    const B = this.batch, W = this.width;
+    if (prompts.length === 0 || prompts.length > B) throw new Error(`CapturedPrefill: ${prompts.length} prompts for a batch of ${B}`);
+    const bad = prompts.findIndex((p) => p.length === 0 || p.length > W);
+    if (bad >= 0) throw new Error(`CapturedPrefill: prompt ${bad} has ${prompts[bad].length} tokens (1..${W})`);
+    const ids = new BigInt64Array(B * W);
+    prompts.forEach((p, r) => p.forEach((x, t) => (ids[r * W + t] = BigInt(x))));
+    const q = this.device.queue;
+    q.writeBuffer(this.buffer("input_ids"), 0, ids);
+    q.writeBuffer(this.buffer("last_index"), 0, BigInt64Array.from({ length: B }, (_, r) => BigInt(r * W + (r < prompts.length ? prompts[r].length : W) - 1)));
+    await this.replay();
+  }
+
+  private async replay(): Promise<void> {
+    const out = await this.session.run(this.feeds, this.fetches);
+    for (const [name, t] of Object.entries(out)) if (t !== this.fetches[name]) t.dispose();
+    this.runs++;
+  }
+
+  async release(): Promise<void> {
+    await this.session.release();
+    for (const t of new Set([...Object.values(this.feeds), ...Object.values(this.fetches)])) t.dispose();
+    await this.zeros.release();
+  }
+}
+
 /** What compareCaptured drives: OrtPolicy's methods of those names. */
 export interface CompareModel {
   readonly cfg: ModelConfig;
@@ -195,14 +331,16 @@ export interface CompareModel {
   releaseCache(cache: KvCache): void;
   adapterFeedsNow(): Promise<Record<string, ort.Tensor>>;
   capturedDecoder(rows: number, maxT: number): Promise<CapturedDecoder>;
+  capturedPrefill(rows: number, width: number): Promise<CapturedPrefill>;
 }
 
 /**
  * Prefills `prompts` with the policy's own graph, then runs `tokens[step][row]` teacher-forced through
  * the captured decoder and through the policy's own graph; the log-softmax of every step's logits,
- * both ways (captured-check.ts compares them).
+ * both ways (captured-check.ts compares them). With prefill "captured" the captured side prefills with
+ * CapturedPrefill and loads its cache, and the first rows compared are the two prefills' logits.
  */
-export async function compareCaptured(p: CompareModel, prompts: number[][], tokens: number[][]): Promise<{ captured: Float32Array[]; explicit: Float32Array[] }> {
+export async function compareCaptured(p: CompareModel, prompts: number[][], tokens: number[][], prefill: "policy" | "captured" = "policy"): Promise<{ captured: Float32Array[]; explicit: Float32Array[] }> {
   const device = await p.gpuDevice();
   if (!device) throw new Error("compareCaptured needs WebGPU");
   const R = prompts.length, V = p.cfg.vocabSize;
@@ -215,16 +353,27 @@ export async function compareCaptured(p: CompareModel, prompts: number[][], toke
     past: null,
     keep: 1,
   });
+  const captured: Float32Array[] = [], explicit: Float32Array[] = [];
+  let pf: CapturedPrefill | null = null;
+  if (prefill === "captured") {
+    explicit.push(logSoftmaxRows(await readBack(device, pre.logits.gpuBuffer, R * V), R, V));
+    pf = await p.capturedPrefill(R, P);
+    const e = device.createCommandEncoder({ label: "check-prefill-adapter" });
+    pf.setAdapter(e, await p.adapterFeedsNow());
+    device.queue.submit([e.finish()]);
+    await pf.run(prompts);
+    captured.push(logSoftmaxRows(await readBack(device, pf.logits, R * V), R, V));
+  }
   pre.logits.dispose();
   const dec = await p.capturedDecoder(R, P + tokens.length + 1);
   const chosen = device.createBuffer({ label: "check-chosen", size: Math.max(16, 8 * dec.batch), usage: 0x0080 | 0x0008 });
   const advance = await DecodeAdvance.create(device, { chosen, ...dec.state }, dec.batch);
-  const captured: Float32Array[] = [], explicit: Float32Array[] = [];
   let cache = pre.present;
   try {
     const enc = device.createCommandEncoder({ label: "check-load" });
     dec.setAdapter(enc, await p.adapterFeedsNow());
-    dec.load(enc, cache, prompts.map((_, r) => r), lens);
+    if (pf) dec.load(enc, pf.cache, prompts.map((_, r) => r), lens, true);
+    else dec.load(enc, cache, prompts.map((_, r) => r), lens);
     device.queue.submit([enc.finish()]);
     await device.queue.onSubmittedWorkDone();
     for (const [s, row] of tokens.entries()) {

@@ -6,8 +6,9 @@ import { LORA_TARGETS, type LoraAdapter, type LoraTarget } from "./lora.ts";
 import { ATTN_ALIGN, type AttentionKind, buildDecoder, type DecoderOptions, gqaApplies, PreparedWeights, type WeightDtype } from "./onnx/decoder.ts";
 import { concatLogits, joinCacheRows, type KvCache, logitsData, releaseCache } from "./kv-rows.ts";
 import { AdapterFeeds, type GpuLoraAdapter } from "./policy-adapter.ts";
-import { type CapturedDecoder, compareCaptured } from "./captured.ts";
+import { type CapturedDecoder, type CapturedPrefill, compareCaptured } from "./captured.ts";
 import { CaptureHost } from "./capture-host.ts";
+import type { CheckDecoder } from "./captured-check.ts";
 import { createSession, hasWebGpu, ort, type Provider } from "./onnx/ort.ts";
 import { checkGqa } from "./gqa-check.ts";
 import type { Weights } from "./tensor.ts";
@@ -374,10 +375,28 @@ export class OrtPolicy {
   async capturedOk(): Promise<boolean> {
     if (!this.canCapture) return false;
     const device = this.device ?? undefined;
-    return await this.capture.ok(device ?? await ort.env.webgpu.device, async (cfg, w) => {
-      const p = await OrtPolicy.create(cfg, w, { attention: "explicit", checkGqa: false, maxPositions: 128, device, logitsOnGpu: true, onNote: () => {} });
-      return { compare: (prompts, tokens) => compareCaptured(p, prompts, tokens), release: () => p.release() };
-    });
+    return await this.capture.ok(device ?? await ort.env.webgpu.device, (cfg, w) => OrtPolicy.checkDecoder(cfg, w, device));
+  }
+
+  /**
+   * Whether the sampler prefills under capture too (CapturedPrefill): captured decoding is ok, the prefill's
+   * check passed on this device, and RLVR_CAPTURED_PREFILL is not 0 (Deno; benchmarks compare both).
+   */
+  async capturedPrefillOk(): Promise<boolean> {
+    if (denoEnv("RLVR_CAPTURED_PREFILL") === "0" || !(await this.capturedOk())) return false;
+    const device = this.device ?? undefined;
+    return await this.capture.prefillOk(device ?? await ort.env.webgpu.device, (cfg, w) => OrtPolicy.checkDecoder(cfg, w, device));
+  }
+
+  /** The two decoders captured-check.ts compares: a policy with explicit attention over (cfg, w), and its captured sessions. */
+  private static async checkDecoder(cfg: ModelConfig, w: Weights, device: GPUDevice | undefined): Promise<CheckDecoder> {
+    const p = await OrtPolicy.create(cfg, w, { attention: "explicit", checkGqa: false, maxPositions: 128, device, logitsOnGpu: true, onNote: () => {} });
+    return { compare: (prompts, tokens, prefill) => compareCaptured(p, prompts, tokens, prefill), release: () => p.release() };
+  }
+
+  /** The captured prefill for at least `rows` prompts of up to `width` tokens (capture-host.ts: one session, grown). */
+  capturedPrefill(rows: number, width: number): Promise<CapturedPrefill> {
+    return this.capture.prefill(rows, width);
   }
 
   /** The captured decoding session for at least `rows` rows and `maxT` columns (capture-host.ts: one session, grown). */

@@ -35,11 +35,37 @@ function refLogprobs(s: Sample, model = m, a = adapter): number[] {
   return referenceLogprobs(model.config, model.weights, [seq], a)[0].slice(prompts[s.prompt].length - 1);
 }
 
-/** Both modes where captured decoding passes its check on this device, else only "gpu", with a notice. */
-async function modes(policy: OrtPolicy): Promise<GpuSampler[]> {
-  if (await policy.capturedOk()) return ["gpu", "captured"];
-  console.log(`notice: captured decoding failed its check on this device; testing "gpu" only`);
-  return ["gpu"];
+/** A way to sample: the mode, and for "captured" whether the prompts are prefilled under capture too. */
+interface Mode {
+  label: string;
+  mode: GpuSampler;
+  capturedPrefill: boolean;
+}
+
+/**
+ * "gpu", and where captured decoding passes its check on this device "captured" with the policy's own
+ * prefill and (where the captured prefill passes its check too) with CapturedPrefill; a notice for what is left out.
+ */
+async function modes(policy: OrtPolicy): Promise<Mode[]> {
+  const out: Mode[] = [{ label: "gpu", mode: "gpu", capturedPrefill: false }];
+  if (!(await policy.capturedOk())) {
+    console.log(`notice: captured decoding failed its check on this device; testing "gpu" only`);
+    return out;
+  }
+  out.push({ label: "captured", mode: "captured", capturedPrefill: false });
+  if (await policy.capturedPrefillOk()) out.push({ label: "captured+prefill", mode: "captured", capturedPrefill: true });
+  else console.log(`notice: the captured prefill failed its check on this device; testing captured decoding after the policy's own prefill only`);
+  return out;
+}
+
+/** sampleBatchGpu in mode `m` (RLVR_CAPTURED_PREFILL=0 where `m` prefills with the policy's graph). */
+async function sampleIn(m: Mode, policy: OrtPolicy, ps: readonly (readonly number[])[], n: number, p: SamplingParams): Promise<Sample[]> {
+  if (!m.capturedPrefill) Deno.env.set("RLVR_CAPTURED_PREFILL", "0");
+  try {
+    return await sampleBatchGpu(policy, ps, n, p, decode, undefined, undefined, m.mode);
+  } finally {
+    Deno.env.delete("RLVR_CAPTURED_PREFILL");
+  }
 }
 
 for (const [model, ad, what] of [[m, adapter, "head dim 8: RoPE by RotaryEmbedding"], [m16, adapter16, "head dim 16: RoPE inside the captured graph's GQA"]] as const) Deno.test(`GPU sampling (${what}): greedy = the CPU sampler's samples (EOS, stop strings, rows leaving), both modes; log-probs = reference and trainer`, async () => {
@@ -54,21 +80,21 @@ for (const [model, ad, what] of [[m, adapter, "head dim 8: RoPE by RotaryEmbeddi
     const cpuStop = await sampleBatch(policy, prompts, 1, params({ temperature: 0, stop: [stop] }), decode);
     assert(cpuEos.some((s) => s.finishReason === "eos") && cpuStop.some((s) => s.finishReason === "stop"), "the EOS / stop cases end some samples");
     for (const mode of await modes(policy)) {
-      const g = await sampleBatchGpu(policy, prompts, 2, params({ temperature: 0 }), decode, undefined, undefined, mode);
-      assertEquals(g.map((s) => s.tokens), cpu.map((s) => s.tokens), `${mode}: greedy tokens`);
-      assertEquals(g.map((s) => s.text), cpu.map((s) => s.text), `${mode}: greedy text`);
-      assertEquals((await sampleBatchGpu(policy, prompts, 2, params({ temperature: 0, eosTokenIds: [eosTok] }), decode, undefined, undefined, mode)).map((s) => [s.tokens, s.text, s.finishReason]), cpuEos.map((s) => [s.tokens, s.text, s.finishReason]), `${mode}: EOS`);
-      assertEquals((await sampleBatchGpu(policy, prompts, 1, params({ temperature: 0, stop: [stop] }), decode, undefined, undefined, mode)).map((s) => [s.tokens, s.text, s.finishReason]), cpuStop.map((s) => [s.tokens, s.text, s.finishReason]), `${mode}: stop strings`);
-      const sampled = await sampleBatchGpu(policy, prompts, 3, params({ temperature: 1.5, topP: 0.95, seed: 4 }), decode, undefined, undefined, mode);
+      const g = await sampleIn(mode, policy, prompts, 2, params({ temperature: 0 }));
+      assertEquals(g.map((s) => s.tokens), cpu.map((s) => s.tokens), `${mode.label}: greedy tokens`);
+      assertEquals(g.map((s) => s.text), cpu.map((s) => s.text), `${mode.label}: greedy text`);
+      assertEquals((await sampleIn(mode, policy, prompts, 2, params({ temperature: 0, eosTokenIds: [eosTok] }))).map((s) => [s.tokens, s.text, s.finishReason]), cpuEos.map((s) => [s.tokens, s.text, s.finishReason]), `${mode.label}: EOS`);
+      assertEquals((await sampleIn(mode, policy, prompts, 1, params({ temperature: 0, stop: [stop] }))).map((s) => [s.tokens, s.text, s.finishReason]), cpuStop.map((s) => [s.tokens, s.text, s.finishReason]), `${mode.label}: stop strings`);
+      const sampled = await sampleIn(mode, policy, prompts, 3, params({ temperature: 1.5, topP: 0.95, seed: 4 }));
       const seqs = sampled.map((s) => [...prompts[s.prompt], ...s.tokens]);
       const ours = await logprobsWebgpu(trainer, seqs, ad);
       let eRef = 0, eTrainer = 0;
       for (const [i, s] of sampled.entries()) {
-        eRef = Math.max(eRef, assertClose(s.logprobs, refLogprobs(s, model, ad), { atol: 1e-4, rtol: 0, name: `${mode} sample ${i} vs reference` }).maxAbs);
+        eRef = Math.max(eRef, assertClose(s.logprobs, refLogprobs(s, model, ad), { atol: 1e-4, rtol: 0, name: `${mode.label} sample ${i} vs reference` }).maxAbs);
         const tr = ours[i].slice(prompts[s.prompt].length - 1);
-        eTrainer = Math.max(eTrainer, assertClose(s.logprobs, tr, { atol: 1e-3, rtol: 0, name: `${mode} sample ${i} vs trainer` }).maxAbs);
+        eTrainer = Math.max(eTrainer, assertClose(s.logprobs, tr, { atol: 1e-3, rtol: 0, name: `${mode.label} sample ${i} vs trainer` }).maxAbs);
       }
-      console.log(`${mode}: sampled log-probs vs float64 reference ${eRef.toExponential(2)}, vs the WGSL trainer's forward ${eTrainer.toExponential(2)}`);
+      console.log(`${mode.label}: sampled log-probs vs float64 reference ${eRef.toExponential(2)}, vs the WGSL trainer's forward ${eTrainer.toExponential(2)}`);
     }
   } finally {
     destroyModel(trainer);
@@ -80,25 +106,28 @@ Deno.test("GPU sampling: same seed same samples (both modes alike), independent 
   const policy = await OrtPolicy.create(m.config, m.weights, { maxPositions: 48, device: gpu.device, logitsOnGpu: true });
   try {
     const p = params({ temperature: 4, topP: 0.95, topK: 50, minP: 0.001, seed: 7 });
-    const runs = new Map<GpuSampler, Sample[]>();
+    const runs = new Map<string, Sample[]>();
     for (const mode of await modes(policy)) {
-      const a = await sampleBatchGpu(policy, prompts, 3, p, decode, undefined, undefined, mode);
-      assertEquals(await sampleBatchGpu(policy, prompts, 3, p, decode, undefined, undefined, mode), a, `${mode}: same seed`);
-      const c = await sampleBatchGpu(policy, prompts, 3, { ...p, seed: 8 }, decode, undefined, undefined, mode);
-      assert(a.map((s) => s.tokens.join()).join("|") !== c.map((s) => s.tokens.join()).join("|"), `${mode}: seeds 7 and 8 gave the same samples`);
-      assert(new Set(a.filter((s) => s.prompt === 0).map((s) => s.tokens.join())).size > 1, `${mode}: the 3 samples of prompt 0 are identical`);
+      const a = await sampleIn(mode, policy, prompts, 3, p);
+      assertEquals(await sampleIn(mode, policy, prompts, 3, p), a, `${mode.label}: same seed`);
+      const c = await sampleIn(mode, policy, prompts, 3, { ...p, seed: 8 });
+      assert(a.map((s) => s.tokens.join()).join("|") !== c.map((s) => s.tokens.join()).join("|"), `${mode.label}: seeds 7 and 8 gave the same samples`);
+      assert(new Set(a.filter((s) => s.prompt === 0).map((s) => s.tokens.join())).size > 1, `${mode.label}: the 3 samples of prompt 0 are identical`);
       // The short prompt alone and next to a long one (padding in the prefill) samples the same.
-      const alone = await sampleBatchGpu(policy, [prompts[2]], 3, p, decode, undefined, undefined, mode);
-      const padded = await sampleBatchGpu(policy, [prompts[2], prompts[0]], 3, p, decode, undefined, undefined, mode);
-      assertEquals(alone.map((s) => s.tokens), padded.filter((s) => s.prompt === 0).map((s) => s.tokens), `${mode}: a sample does not depend on its batch`);
-      runs.set(mode, a);
+      const alone = await sampleIn(mode, policy, [prompts[2]], 3, p);
+      const padded = await sampleIn(mode, policy, [prompts[2], prompts[0]], 3, p);
+      assertEquals(alone.map((s) => s.tokens), padded.filter((s) => s.prompt === 0).map((s) => s.tokens), `${mode.label}: a sample does not depend on its batch`);
+      runs.set(mode.label, a);
     }
-    const captured = runs.get("captured");
-    if (!captured) return;
-    assertEquals(captured.map((s) => s.tokens), runs.get("gpu")!.map((s) => s.tokens), "captured and uncaptured decoding draw the same samples");
+    for (const [label, samples] of runs) assertEquals(samples.map((s) => s.tokens), runs.get("gpu")!.map((s) => s.tokens), `${label} and uncaptured decoding draw the same samples`);
+    if (!runs.has("captured")) return;
     // The 9-row session made above also ran the 3- and 6-row batches (idle rows): no second session.
     const dec = await policy.capturedDecoder(3, 20);
     assertEquals(dec.batch, 9);
+    if (!runs.has("captured+prefill")) return;
+    // One prefill session of 3 rows, PREFILL_ALIGN columns, ran the 1- and 2-prompt batches too.
+    const pf = await policy.capturedPrefill(1, 4);
+    assertEquals([pf.batch, pf.width, pf.runs], [3, 32, 6]); // the capture run and the five batches above
   } finally {
     await policy.release();
   }
@@ -111,7 +140,8 @@ Deno.test("GPU sampling, q4 with the adapter in GPU buffers (the trainer's): cap
     const a1 = randomAdapter(m.config, { r: 4, alpha: 8, targets: [...targets], seed: 5, bScale: 0.4 });
     for (const [k, t] of a1.tensors) buffers.set(k, storageBuffer(gpu.device, k, t.data));
     policy.setAdapterBuffers({ r: 4, alpha: 8, targets: a1.targets, buffers });
-    const mode: GpuSampler = (await policy.capturedOk()) ? "captured" : "gpu";
+    // The most captured way this device allows (the prefill under capture too where its check passed).
+    const mode = (await modes(policy)).at(-1)!;
     const greedy = params({ temperature: 0, maxNewTokens: 6 });
     const seen: string[] = [];
     for (const seed of [11, 12]) {
@@ -121,9 +151,9 @@ Deno.test("GPU sampling, q4 with the adapter in GPU buffers (the trainer's): cap
         for (const [k, t] of a2.tensors) writeBuffer(gpu.device, buffers.get(k) as GPUBuffer, t.data);
       }
       const cpu = await sampleBatch(policy, prompts, 2, greedy, decode);
-      const g = await sampleBatchGpu(policy, prompts, 2, greedy, decode, undefined, undefined, mode);
-      assertEquals(g.map((s) => s.tokens), cpu.map((s) => s.tokens), `${mode}, adapter ${seed - 10}: greedy tokens`);
-      for (const [i, s] of g.entries()) assertClose(s.logprobs, cpu[i].logprobs, { atol: 1e-4, rtol: 0, name: `${mode} q4 logprobs ${i}` });
+      const g = await sampleIn(mode, policy, prompts, 2, greedy);
+      assertEquals(g.map((s) => s.tokens), cpu.map((s) => s.tokens), `${mode.label}, adapter ${seed - 10}: greedy tokens`);
+      for (const [i, s] of g.entries()) assertClose(s.logprobs, cpu[i].logprobs, { atol: 1e-4, rtol: 0, name: `${mode.label} q4 logprobs ${i}` });
       seen.push(JSON.stringify(g.map((s) => s.logprobs)));
     }
     assert(seen[0] !== seen[1], "the two adapters sampled alike: the update was not seen");

@@ -14,7 +14,7 @@
 // another generator, so a seed gives other samples than sampleBatch's.
 import { type ChoiceParams, TokenChooser } from "../gpu/kernels/sample.ts";
 import { DecodeAdvance } from "../gpu/kernels/decode_advance.ts";
-import type { OrtPolicy } from "./policy.ts";
+import type { KvCache, OrtPolicy } from "./policy.ts";
 import { acceptToken, checkParams, newRow, rowSeed, type RowState, type Sample, type SampleProgress, type SampleTiming, type SamplingParams, toSamples } from "./sampler.ts";
 import { denoEnv } from "../core/deno-env.ts";
 
@@ -166,17 +166,35 @@ async function runCaptured(ctx: Run): Promise<void> {
   const { device, policy, prompts, n, params, timing } = ctx;
   const N = ctx.rows.length, V = policy.cfg.vocabSize;
   const lens = ctx.rows.map((r) => prompts[r.prompt].length);
+  const maxLen = Math.max(...lens);
+  // The prefill: under capture where its check passed (CapturedPrefill: rows from column 0), else the
+  // policy's own graph (left-padded rows, a cache of its own freed once step 0's tokens are back).
+  const usePf = await policy.capturedPrefillOk();
+  const feeds = await policy.adapterFeedsNow();
   let t = performance.now();
-  const pre = prefillInput(prompts);
-  const out = await policy.stepGpu(pre.input);
-  let held = true;
-  const releasePrefill = () => {
-    if (held) {
-      out.logits.dispose();
-      policy.releaseCache(out.present);
-    }
-    held = false;
-  };
+  let prefillLogits: GPUBuffer, prefillCache: KvCache;
+  let releasePrefill = () => {};
+  if (usePf) {
+    const pf = await policy.capturedPrefill(prompts.length, maxLen);
+    const e = device.createCommandEncoder({ label: "captured-prefill-adapter" });
+    pf.setAdapter(e, feeds);
+    device.queue.submit([e.finish()]);
+    await pf.run(prompts);
+    prefillLogits = pf.logits;
+    prefillCache = pf.cache;
+  } else {
+    const out = await policy.stepGpu(prefillInput(prompts).input);
+    prefillLogits = out.logits.gpuBuffer;
+    prefillCache = out.present;
+    let held = true;
+    releasePrefill = () => {
+      if (held) {
+        out.logits.dispose();
+        policy.releaseCache(out.present);
+      }
+      held = false;
+    };
+  }
   if (timing) timing.prefillMs += performance.now() - t;
   t = performance.now();
   let bufs: ReturnType<typeof runBuffers> | null = null;
@@ -185,7 +203,7 @@ async function runCaptured(ctx: Run): Promise<void> {
   const reads: { step: number; ready: boolean; done: Promise<void> }[] = [];
   const rowOf = Array.from({ length: N }, (_, r) => r);
   try {
-    const dec = await policy.capturedDecoder(N, pre.maxLen + params.maxNewTokens);
+    const dec = await policy.capturedDecoder(N, maxLen + params.maxNewTokens);
     const B = dec.batch;
     bufs = runBuffers(device, B, ctx.rows.map((r) => rowSeed(params.seed, r.prompt, r.index)));
     const src0 = device.createBuffer({ label: "sample-src0", size: Math.max(16, 4 * B), usage: STORAGE_COPY });
@@ -194,7 +212,7 @@ async function runCaptured(ctx: Run): Promise<void> {
     device.queue.writeBuffer(src0, 0, Uint32Array.from({ length: B }, (_, r) => (r < N ? Math.floor(r / n) : 0)));
     device.queue.writeBuffer(srcI, 0, Uint32Array.from({ length: B }, (_, r) => r));
     const common = { seeds: bufs.seeds, counters: bufs.counters, out: bufs.out };
-    const first = await TokenChooser.create(device, { ...common, logits: out.logits.gpuBuffer, src: src0 }, B, V, V, choice(params));
+    const first = await TokenChooser.create(device, { ...common, logits: prefillLogits, src: src0 }, B, V, V, choice(params));
     const next = await TokenChooser.create(device, { ...common, logits: dec.logits, src: srcI }, B, V, V, choice(params));
     const advance = await DecodeAdvance.create(device, { chosen: bufs.out, ...dec.state }, B);
     made.push(first, next, advance);
@@ -217,8 +235,8 @@ async function runCaptured(ctx: Run): Promise<void> {
       return fin;
     };
     const enc = device.createCommandEncoder({ label: "captured-load" });
-    dec.setAdapter(enc, await policy.adapterFeedsNow());
-    dec.load(enc, out.present, ctx.rows.map((r) => r.prompt), lens);
+    dec.setAdapter(enc, feeds);
+    dec.load(enc, prefillCache, ctx.rows.map((r) => r.prompt), lens, usePf);
     first.encode(enc);
     advance.encode(enc);
     enc.copyBufferToBuffer(bufs.out, 0, bufs.staging[0], 0, 8 * B);

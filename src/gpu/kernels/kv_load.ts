@@ -31,17 +31,18 @@ export class KvLoad {
   }
 
   /**
-   * The next load: decoding row r from prefill row src[r], its last lens[r] of P columns. Written with
-   * queue.writeBuffer: submit the encoder of this load's encode calls before calling setRows again.
+   * The next load: decoding row r from prefill row src[r], its last lens[r] of P columns (`from0`: its
+   * first lens[r]). Written with queue.writeBuffer: submit the encoder of this load's encode calls before
+   * calling setRows again.
    */
-  setRows(P: number, src: readonly number[], lens: readonly number[]): void {
+  setRows(P: number, src: readonly number[], lens: readonly number[], from0 = false): void {
     if (src.length !== lens.length || src.length > this.batch) throw new Error(`KvLoad: ${src.length} rows (${lens.length} lengths) for a batch of ${this.batch}`);
     if (lens.some((l) => !(l >= 1 && l <= P && l <= this.T))) throw new Error(`KvLoad: lengths must be 1..${Math.min(P, this.T)}`);
     this.n = src.length;
     this.width = P;
     if (this.n === 0) return;
     this.device.queue.writeBuffer(this.rowsBuf, 0, Uint32Array.from(src.flatMap((s, r) => [s, lens[r]])));
-    this.device.queue.writeBuffer(this.params, 0, packParams("uuuuuuuu", [this.n, this.K, P, this.T, this.D, 0, 0, 0]));
+    this.device.queue.writeBuffer(this.params, 0, packParams("uuuuuuuu", [this.n, this.K, P, this.T, this.D, from0 ? 1 : 0, 0, 0]));
   }
 
   /** Records the move from `src` (R, K, P, D) f32 into `dst` (batch, K, T, D) f32 for the rows of setRows. */

@@ -226,7 +226,7 @@ Deno.test("decoder graph without shader-f16: no f16 tensor anywhere at f16 and q
   }
 });
 
-Deno.test("decoder graph, staticDecode: fixed shapes, no Shape operator, GQA writes the present outputs and the head the logits (no copy node before an output), RoPE inside GQA at head sizes of 16s; needs GQA", () => {
+Deno.test("decoder graph, staticDecode: fixed shapes, no Shape operator, GQA writes the present outputs and the head the logits (no copy node before an output), RoPE inside GQA at head sizes of 16s; the prefill form; needs GQA", () => {
   for (const dtype of ["f32", "q4"] as const) {
     for (const shaderF16 of [true, false]) {
       const st = decode("qwen2", { dtype, attention: "gqa", loraTargets: LORA_TARGETS, loraScale: 2, staticDecode: { batch: 5, maxT: 24 }, shaderF16 });
@@ -260,6 +260,29 @@ Deno.test("decoder graph, staticDecode: fixed shapes, no Shape operator, GQA wri
         assertEquals((n.input ?? [])[7] !== "" && (n.input ?? [])[7] !== undefined, inGqa);
       }
     }
+  }
+  // The prefill form (seq > 1): ids and positions (B, seq), `last_index` after the cache inputs, the head over the
+  // Gather of each row's last token, still no Shape / Identity; seq outside 1..maxT is refused.
+  for (const dtype of ["f32", "q4"] as const) {
+    const pf = decode("qwen2", { dtype, attention: "gqa", loraTargets: LORA_TARGETS, loraScale: 2, staticDecode: { batch: 3, maxT: 12, seq: 12 }, shaderF16: false });
+    const L = pf.m.config.numLayers;
+    const kv = Array.from({ length: L }, (_, i) => [`past_key_values.${i}.key`, `past_key_values.${i}.value`]).flat();
+    assertEquals(pf.graph.input.filter((v) => !v.name.startsWith("lora.")).map((v) => v.name), ["input_ids", "position_ids", ...kv, "seqlens_k", "total_sequence_length", "last_index"]);
+    const raw = onnx.ModelProto.decode(buildDecoder(pf.m.config, pf.m.weights, { dtype, kvCache: true, maxPositions: 16, attention: "gqa", staticDecode: { batch: 3, maxT: 12, seq: 12 }, shaderF16: false, externalMinBytes: Infinity }).bytes).graph!;
+    const dims = (name: string) => (raw.input ?? []).find((v) => v.name === name)!.type!.tensorType!.shape!.dim!.map((d) => Number(d.dimValue));
+    assertEquals([dims("input_ids"), dims("position_ids"), dims("last_index"), dims("past_key_values.0.key")], [[3, 12], [3, 12], [3], [3, pf.m.config.numKvHeads, 12, pf.m.config.headDim]]);
+    assertEquals([pf.ops.get("Shape") ?? 0, pf.ops.get("Identity") ?? 0], [0, 0], `${dtype} prefill: no Shape, no Identity`);
+    const head = pf.graph.node.find((n) => n.output.includes("logits"))!;
+    assertEquals(pf.graph.node.find((n) => n.output.includes(head.input[0]))?.opType, "Gather", `${dtype} prefill: the head reads the gathered last tokens`);
+  }
+  for (const seq of [0, 13, 2.5]) {
+    let refused = false;
+    try {
+      decode("qwen2", { attention: "gqa", staticDecode: { batch: 2, maxT: 12, seq } });
+    } catch (e) {
+      refused = e instanceof Error && /seq must be an integer 1\.\.maxT/.test(e.message);
+    }
+    assert(refused, `seq ${seq} is refused`);
   }
   let threw = false;
   try {

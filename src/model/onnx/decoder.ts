@@ -61,8 +61,13 @@ export interface DecoderOptions {
    * `attention_bias` (B, 1, 1, maxT), `seqlens_k` (B) int32 and `total_sequence_length` (1) int32 replace
    * the mask and `num_logits_to_keep`; no `target_ids` / `target_logprobs`; no Shape operator anywhere,
    * so nothing runs on the CPU. Needs attention "gqa" (where GQA does not apply, the build throws).
+   *
+   * `seq` > 1 makes the same graph a fixed-shape prefill (captured.ts CapturedPrefill): `seq` tokens a
+   * row, rows right-padded (causal attention keeps a row's tokens from seeing its pads), the cache of
+   * `maxT` (>= seq) columns written from column 0, and an input `last_index` (B) int64, row b's flat
+   * index b * seq + len_b - 1, from which the head computes the (B, V) logits of each row's last token.
    */
-  staticDecode?: { batch: number; maxT: number };
+  staticDecode?: { batch: number; maxT: number; seq?: number };
   /**
    * MatMulNBits' `accuracy_level` for "q4" graphs (default 0, unset: f32 activations). 4 lets
    * onnxruntime's WebGPU EP quantise each product's activations to int8 per 32-block and multiply with
@@ -193,7 +198,8 @@ class DecoderBuilder {
     const D = cfg.headDim, K = cfg.numKvHeads;
     const st = opts.staticDecode;
     if (st && !(this.useGqa && opts.kvCache)) throw new Error("staticDecode needs attention \"gqa\" (f32 or q4, head dim % 8 == 0) and kvCache");
-    const bDim: Dim = st ? st.batch : "batch", sDim: Dim = st ? 1 : "seq";
+    const bDim: Dim = st ? st.batch : "batch", sDim: Dim = st ? st.seq ?? 1 : "seq";
+    if (st && !(Number.isInteger(sDim) && (sDim as number) >= 1 && (sDim as number) <= st.maxT)) throw new Error(`staticDecode: seq must be an integer 1..maxT (${st.maxT}), got ${st.seq}`);
     const ids = g.input("input_ids", DT.int64, [bDim, sDim]);
     const mask = st ? "" : g.input("attention_mask", DT.int64, ["batch", "total"]);
     const pos = g.input("position_ids", DT.int64, [bDim, sDim]);
@@ -255,7 +261,15 @@ class DecoderBuilder {
     if (st) {
       // (B, V) written by the head's own kernel: ORT's graph capture records compute dispatches only,
       // so a Reshape or Identity copying into the output would leave the output stale on replay.
-      this.head(g.op("Reshape", [x, g.i64([st.batch, cfg.hiddenSize])]), embedName, "logits");
+      // A prefill (seq > 1) takes each row's last token: rows of (B * seq, C) at `last_index`.
+      const S = st.seq ?? 1;
+      let last = g.op("Reshape", [x, g.i64([st.batch * S, cfg.hiddenSize])]);
+      if (S > 1) {
+        const idx = g.input("last_index", DT.int64, [st.batch]);
+        inputNames.push(idx);
+        last = g.op("Gather", [last, idx], { axis: 0 });
+      }
+      this.head(last, embedName, "logits");
       g.declareOutput("logits", DT.float, [st.batch, cfg.vocabSize]);
       // GQA's present outputs are the graph outputs themselves (no Identity): ORT must see them as
       // the buffers fed as past for the in-place write.
@@ -365,7 +379,7 @@ class DecoderBuilder {
   /** The shape (B, S, last) of a 3-D activation `x`: a constant in staticDecode graphs, else from Shape. */
   private shape3(x: string, last: number): string {
     const st = this.opts.staticDecode;
-    if (st) return this.g.i64([st.batch, 1, last]);
+    if (st) return this.g.i64([st.batch, st.seq ?? 1, last]);
     return this.g.op("Concat", [this.g.op("Shape", [x], { start: 0, end: -1 }), this.g.i64([last])], { axis: 0 });
   }
 
