@@ -10,10 +10,11 @@
 # Before (here): bash bench/h200-prep.sh; carry [".device", ".devwork/h200"].
 # `verify`: the third call, after kv_load, the fused bias and tk=32 (see its comment). `next`: the next session's first
 # call (the LoRA tail; not run yet).
-# Run: source .device/remote-setup.sh; bash bench/h200-check.sh trainer|sampling|verify|next   (logs and JSON in $OUT/results.tgz)
+# `final`: the session's last call (the cross-check with loraTail on, the head as MatMul; see its comment).
+# Run: source .device/remote-setup.sh; bash bench/h200-check.sh trainer|sampling|verify|next|final   (logs and JSON in $OUT/results.tgz)
 set -u
 cd "$(dirname "$0")/.."
-WHAT=${1:?usage: bash bench/h200-check.sh trainer|sampling|verify|next}
+WHAT=${1:?usage: bash bench/h200-check.sh trainer|sampling|verify|next|final}
 OUT=${OUT:-/tmp/h200-check-out}
 mkdir -p "$OUT"
 TOTAL=${H200_TOTAL_S:-560}
@@ -62,7 +63,21 @@ next)
   PAT="^\\[captured|first token, the median|graph \\+ session|prefill session|captured prefill" t decode 90 deno run -A "$J/decode.js" qwen2.5-0.5b q4 1,8 8 128 256 0 "$OUT/decode.json" 80 sampler=captured prefill=captured,policy
   PAT="batch|tok/s" t generate 100 python3 bench/torch/generate.py --out "$OUT" --attn sdpa --batches 8,64 --new 256 --prompt 128 --reps 3
   ;;
-*) echo "h200-check.sh: trainer, sampling, verify or next, got $WHAT"; exit 2 ;;
+final)
+  # After next (2026-12-02, third session): loraTail=1 is the default, so the PyTorch cross-check (log-probs and LoRA
+  # gradients against transformers + PEFT) again, the q4 and f32 steps at the defaults, and captured decoding with the
+  # f32 head as Gemm (transB) against MatMul over a transposed copy (RLVR_CAPTURED_HEAD=matmul), beside transformers.
+  PAT="max|worst|PASS|FAIL|ok" t check 150 env OUT="$OUT/c" PARTS=check bash bench/h200.sh
+  cp "$OUT"/c/*.json "$OUT/" 2>/dev/null; cp "$OUT/c/run.log" "$OUT/check-run.log" 2>/dev/null; rm -rf "$OUT/c"
+  t torch 45 python3 bench/torch/train.py --out "$OUT" --iters 5 --warmup 2 --no-sweep --attn eager
+  t q4 45 deno run -A "$J/train.js" qwen2.5-0.5b 8 768 16 1 4 step budget=35 out="$OUT/q4.json"
+  t f32 50 deno run -A "$J/train.js" qwen2.5-0.5b 8 768 16 0 4 step budget=40 out="$OUT/f32.json"
+  for head in gemm matmul; do
+    PAT="^\\[captured|first token, the median|graph \\+ session|captured prefill" t decode-$head 60 env RLVR_CAPTURED_HEAD=$head deno run -A "$J/decode.js" qwen2.5-0.5b q4 1,8 8 128 256 0 "$OUT/decode-$head.json" 50 sampler=captured
+  done
+  PAT="batch|tok/s" t generate 100 python3 bench/torch/generate.py --out "$OUT" --attn sdpa --batches 8,64 --new 256 --prompt 128 --reps 3
+  ;;
+*) echo "h200-check.sh: trainer, sampling, verify, next or final, got $WHAT"; exit 2 ;;
 esac
 pack
 echo "h200-check.sh $WHAT: done in $(( $(date +%s) - S0 )) s"

@@ -6,6 +6,7 @@ import { type CheckDecoder, checkCaptured } from "./captured-check.ts";
 import { buildDecoder, type DecoderOptions, gqaApplies, type PreparedWeights, type WeightDtype } from "./onnx/decoder.ts";
 import type { ort } from "./onnx/ort.ts";
 import type { Weights } from "./tensor.ts";
+import { denoEnv } from "../core/deno-env.ts";
 
 /** What the captured graph is built from: the policy's weights and build options. */
 export interface CaptureSource {
@@ -25,6 +26,9 @@ export interface CapturePolicy {
   gpuDevice(): Promise<GPUDevice | null>;
   adapterFeedsNow(): Promise<Record<string, ort.Tensor>>;
 }
+
+/** RLVR_CAPTURED_HEAD=matmul (Deno): the captured graphs' f32 head as MatMul over a transposed copy (decoder.ts headMatMul). */
+const headMatMul = () => denoEnv("RLVR_CAPTURED_HEAD") === "matmul";
 
 /** Prefill widths are rounded up to this many columns (fewer sessions for ragged prompt lengths). */
 export const PREFILL_ALIGN = 32;
@@ -85,7 +89,7 @@ export class CaptureHost {
     const W = Math.min(maxPositions, Math.max(Math.ceil(width / PREFILL_ALIGN) * PREFILL_ALIGN, have?.width ?? 0));
     this.prefiller = null;
     await have?.release();
-    const built = buildDecoder(cfg, src.weights, { ...src.opts, attention: "gqa", prepared: src.prepared ?? undefined, staticDecode: { batch, maxT: W, seq: W } });
+    const built = buildDecoder(cfg, src.weights, { ...src.opts, attention: "gqa", prepared: src.prepared ?? undefined, staticDecode: { batch, maxT: W, seq: W }, headMatMul: headMatMul() });
     this.dropPrepared(src);
     const device = await this.policy.gpuDevice();
     if (!device) throw new Error("captured prefill needs a GPUDevice");
@@ -124,7 +128,7 @@ export class CaptureHost {
     const T = Math.min(maxPositions, Math.max(Math.ceil(maxT / 64) * 64, have?.maxT ?? 0));
     this.decoder = null;
     await have?.release();
-    const built = buildDecoder(cfg, src.weights, { ...src.opts, attention: "gqa", prepared: src.prepared ?? undefined, staticDecode: { batch, maxT: T } });
+    const built = buildDecoder(cfg, src.weights, { ...src.opts, attention: "gqa", prepared: src.prepared ?? undefined, staticDecode: { batch, maxT: T }, headMatMul: headMatMul() });
     this.decodeBuilt = true;
     this.dropPrepared(src);
     const device = await this.policy.gpuDevice();

@@ -275,6 +275,9 @@ Deno.test("decoder graph, staticDecode: fixed shapes, no Shape operator, GQA wri
     const head = pf.graph.node.find((n) => n.output.includes("logits"))!;
     assertEquals(pf.graph.node.find((n) => n.output.includes(head.input[0]))?.opType, "Gather", `${dtype} prefill: the head reads the gathered last tokens`);
   }
+  // headMatMul: the f32 head as MatMul over the transposed (C, V) copy, writing the logits itself.
+  const hm = decode("qwen2", { dtype: "f32", attention: "gqa", staticDecode: { batch: 2, maxT: 8 }, headMatMul: true });
+  assertEquals(hm.graph.node.find((n) => n.output.includes("logits"))?.opType, "MatMul");
   for (const seq of [0, 13, 2.5]) {
     let refused = false;
     try {

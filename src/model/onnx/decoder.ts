@@ -76,6 +76,12 @@ export interface DecoderOptions {
    */
   q4Accuracy?: 0 | 4;
   /**
+   * staticDecode graphs whose head is f32 (no shader-f16, or f32 graphs): the head as MatMul over a (C, V)
+   * transposed copy instead of Gemm with transB over the (V, C) matrix (tied embeddings then stored twice
+   * in that session: +V*C floats). A switch measured on the H200 (RLVR_CAPTURED_HEAD=matmul, capture-host.ts).
+   */
+  headMatMul?: boolean;
+  /**
    * Converted weights (q4 blocks, transposes, f16 roundings) shared between builds of the same
    * weights, so a second graph of one model (the captured decoding graph beside the policy's) costs
    * no second quantisation; keyed by the source arrays. Drop it once the sessions exist.
@@ -644,6 +650,16 @@ class DecoderBuilder {
     // graphs without f16 too: their embedding is f32).
     const wn = cfg.tieWordEmbeddings ? embedName : this.halfInit("lm_head", [V, C], getTensor(this.w, wName, [V, C]).data);
     // out2d: x is already (N, C) and the Gemm writes the named (N, V) output itself.
+    if (out2d && this.opts.headMatMul) {
+      const w = getTensor(this.w, wName, [V, C]).data;
+      let wt = this.opts.prepared?.transposed.get(w);
+      if (!wt) {
+        wt = new Float32Array(C * V);
+        for (let o = 0; o < V; o++) for (let k = 0; k < C; k++) wt[k * V + o] = w[o * C + k];
+        this.opts.prepared?.transposed.set(w, wt);
+      }
+      return g.node("MatMul", [x, this.halfInit("lm_head.weight_t", [C, V], wt)], {}, { outputs: [out2d] })[0];
+    }
     if (out2d) return g.node("Gemm", [x, wn], { transB: 1 }, { outputs: [out2d] })[0];
     const x2 = g.op("Reshape", [x, g.i64([-1, C])]);
     const y2 = g.op("Gemm", [x2, wn], { transB: 1 });
