@@ -67,44 +67,37 @@ export interface CapturedOptions {
   adapter: Record<string, ort.Tensor>;
 }
 
-/** A captured decoding session with its fixed buffers; see the file comment. */
-export class CapturedDecoder {
-  /** Decoding steps run (the first is the capture run). */
+type Spec = { name: string; type: ZeroType; dims: number[] };
+
+/**
+ * A session over a staticDecode graph with graph capture and its fixed buffers, all ORT's (see the file
+ * comment): what CapturedDecoder and CapturedPrefill share.
+ */
+class CapturedSession {
+  /** Runs made (the first is the capture run). */
   runs = 0;
 
-  private constructor(
-    private device: GPUDevice,
-    private session: ort.InferenceSession,
-    private zeros: ort.InferenceSession,
-    private feeds: Record<string, ort.Tensor>,
-    private fetches: Record<string, ort.Tensor>,
-    readonly batch: number,
-    readonly maxT: number,
-    private cfg: ModelConfig,
-    private kvLoad: KvLoad,
+  protected constructor(
+    protected device: GPUDevice,
+    private parts: { session: ort.InferenceSession; zeros: ort.InferenceSession; feeds: Record<string, ort.Tensor>; fetches: Record<string, ort.Tensor> },
+    private label: string,
   ) {}
 
-  /** The session (created with graph capture), its buffers, and a first run that compiles and captures. */
-  static async create(o: CapturedOptions): Promise<CapturedDecoder> {
-    const st = o.built.options.staticDecode;
-    if (!st) throw new Error("CapturedDecoder needs a staticDecode graph");
-    const { batch: B, maxT } = st;
-    const { numKvHeads: K, headDim: D, numLayers: L, vocabSize: V } = o.cfg;
-    const specs: { name: string; type: ZeroType; dims: number[] }[] = [
-      { name: "input_ids", type: "int64", dims: [B, 1] },
-      { name: "position_ids", type: "int64", dims: [B, 1] },
-      { name: "seqlens_k", type: "int32", dims: [B] },
-      { name: "total_sequence_length", type: "int32", dims: [1] },
-      { name: "logits", type: "float32", dims: [B, V] },
-    ];
-    for (let l = 0; l < L; l++) for (const kind of ["key", "value"]) specs.push({ name: `kv.${l}.${kind}`, type: "float32", dims: [B, K, maxT, D] });
+  /**
+   * The buffers of `io` (the graph's own inputs and its logits), of the cache ((B, K, T, D) a tensor,
+   * fed as past and fetched as present) and of the adapter inputs, and the session created with graph capture.
+   */
+  protected static async open(o: CapturedOptions, label: string, io: Spec[], cache: { B: number; T: number }) {
+    const { numKvHeads: K, headDim: D, numLayers: L } = o.cfg;
+    const specs = [...io];
+    for (let l = 0; l < L; l++) for (const kind of ["key", "value"]) specs.push({ name: `kv.${l}.${kind}`, type: "float32", dims: [cache.B, K, cache.T, D] });
     for (const [name, t] of Object.entries(o.adapter)) specs.push({ name, type: "float32", dims: [...t.dims] });
     const { session: zeros, tensors } = await ortZeros(o.device, specs);
     const feeds: Record<string, ort.Tensor> = {};
     for (const name of o.built.inputNames) {
       const kv = /^past_key_values\.(\d+)\.(key|value)$/.exec(name);
       const t = kv ? tensors[`kv.${kv[1]}.${kv[2]}`] : tensors[name];
-      if (!t) throw new Error(`CapturedDecoder: no buffer for graph input ${name}`);
+      if (!t) throw new Error(`${label}: no buffer for graph input ${name}`);
       feeds[name] = t;
     }
     const fetches: Record<string, ort.Tensor> = { logits: tensors.logits };
@@ -113,34 +106,29 @@ export class CapturedDecoder {
     const session = await ort.InferenceSession.create(o.built.bytes, {
       externalData: o.built.external, executionProviders: [ep], enableGraphCapture: true, preferredOutputLocation: "gpu-buffer",
     });
-    const kvLoad = await KvLoad.create(o.device, { batch: B, K, T: maxT, D });
-    const dec = new CapturedDecoder(o.device, session, zeros, feeds, fetches, B, maxT, o.cfg, kvLoad);
-    // The capture run, on a state every kernel accepts (one key per row); load() overwrites what it wrote.
-    o.device.queue.writeBuffer(dec.buffer("total_sequence_length"), 0, Int32Array.of(1));
-    await dec.run();
-    return dec;
+    return { session, zeros, feeds, fetches };
   }
 
-  private buffer(name: string): GPUBuffer {
-    const t = this.feeds[name] ?? this.fetches[name];
-    if (!t) throw new Error(`CapturedDecoder: no tensor ${name}`);
+  protected buffer(name: string): GPUBuffer {
+    const t = this.parts.feeds[name] ?? this.parts.fetches[name];
+    if (!t) throw new Error(`${this.label}: no tensor ${name}`);
     return t.gpuBuffer;
   }
 
-  /** (B, V) f32 logits of the last run. */
-  get logits(): GPUBuffer {
-    return this.buffer("logits");
+  /** The fetched tensor `name` (logits, present.*). */
+  protected fetched(name: string): ort.Tensor {
+    return this.parts.fetches[name];
   }
 
-  /** The state decode_advance.wgsl moves on. */
-  get state(): { ids: GPUBuffer; pos: GPUBuffer; seqlens: GPUBuffer; total: GPUBuffer } {
-    return { ids: this.buffer("input_ids"), pos: this.buffer("position_ids"), seqlens: this.buffer("seqlens_k"), total: this.buffer("total_sequence_length") };
+  /** (B, V) f32 logits of the last run (a prefill's: each row's last prompt token). */
+  get logits(): GPUBuffer {
+    return this.buffer("logits");
   }
 
   /** Whether `feeds` (adapter inputs) have the shapes this session was captured with. */
   fits(feeds: Record<string, ort.Tensor>): boolean {
     return Object.entries(feeds).every(([n, t]) => {
-      const mine = this.feeds[n];
+      const mine = this.parts.feeds[n];
       return !!mine && mine.dims.length === t.dims.length && mine.dims.every((d, i) => d === t.dims[i]);
     });
   }
@@ -148,6 +136,61 @@ export class CapturedDecoder {
   /** Records copies of the adapter feeds' values into the session's adapter buffers (GPU feeds; CPU ones are written). */
   setAdapter(enc: GPUCommandEncoder, feeds: Record<string, ort.Tensor>): void {
     recordAdapter(this.device, enc, feeds, (name) => this.buffer(name));
+  }
+
+  /** One run (a replay after the first) over the fixed buffers. */
+  protected async replay(): Promise<void> {
+    const { session, feeds, fetches } = this.parts;
+    const out = await session.run(feeds, fetches);
+    // After the capture run ORT returns fresh tensor objects over the bound buffers: free those wrappers.
+    for (const [name, t] of Object.entries(out)) if (t !== fetches[name]) t.dispose();
+    this.runs++;
+  }
+
+  /** Releases both sessions and the buffers. */
+  async release(): Promise<void> {
+    const { session, zeros, feeds, fetches } = this.parts;
+    await session.release();
+    for (const t of new Set([...Object.values(feeds), ...Object.values(fetches)])) t.dispose();
+    await zeros.release();
+  }
+}
+
+/** A captured decoding session with its fixed buffers; see the file comment. */
+export class CapturedDecoder extends CapturedSession {
+  private constructor(
+    device: GPUDevice,
+    parts: Awaited<ReturnType<typeof CapturedSession.open>>,
+    readonly batch: number,
+    readonly maxT: number,
+    private kvLoad: KvLoad,
+  ) {
+    super(device, parts, "CapturedDecoder");
+  }
+
+  /** The session (created with graph capture), its buffers, and a first run that compiles and captures. */
+  static async create(o: CapturedOptions): Promise<CapturedDecoder> {
+    const st = o.built.options.staticDecode;
+    if (!st) throw new Error("CapturedDecoder needs a staticDecode graph");
+    const { batch: B, maxT } = st;
+    const parts = await CapturedSession.open(o, "CapturedDecoder", [
+      { name: "input_ids", type: "int64", dims: [B, 1] },
+      { name: "position_ids", type: "int64", dims: [B, 1] },
+      { name: "seqlens_k", type: "int32", dims: [B] },
+      { name: "total_sequence_length", type: "int32", dims: [1] },
+      { name: "logits", type: "float32", dims: [B, o.cfg.vocabSize] },
+    ], { B, T: maxT });
+    const kvLoad = await KvLoad.create(o.device, { batch: B, K: o.cfg.numKvHeads, T: maxT, D: o.cfg.headDim });
+    const dec = new CapturedDecoder(o.device, parts, B, maxT, kvLoad);
+    // The capture run, on a state every kernel accepts (one key per row); load() overwrites what it wrote.
+    o.device.queue.writeBuffer(dec.buffer("total_sequence_length"), 0, Int32Array.of(1));
+    await dec.run();
+    return dec;
+  }
+
+  /** The state decode_advance.wgsl moves on. */
+  get state(): { ids: GPUBuffer; pos: GPUBuffer; seqlens: GPUBuffer; total: GPUBuffer } {
+    return { ids: this.buffer("input_ids"), pos: this.buffer("position_ids"), seqlens: this.buffer("seqlens_k"), total: this.buffer("total_sequence_length") };
   }
 
   /**
@@ -176,18 +219,13 @@ export class CapturedDecoder {
   }
 
   /** One decoding step (a replay after the first run): logits and the cache's new column, on the GPU. */
-  async run(): Promise<void> {
-    const out = await this.session.run(this.feeds, this.fetches);
-    // After the capture run ORT returns fresh tensor objects over the bound buffers: free those wrappers.
-    for (const [name, t] of Object.entries(out)) if (t !== this.fetches[name]) t.dispose();
-    this.runs++;
+  run(): Promise<void> {
+    return this.replay();
   }
 
-  /** Releases both sessions and the buffers. */
-  async release(): Promise<void> {
-    await this.session.release();
-    for (const t of new Set([...Object.values(this.feeds), ...Object.values(this.fetches)])) t.dispose();
-    await this.zeros.release();
+  /** Releases both sessions, the buffers and the cache load's. */
+  override async release(): Promise<void> {
+    await super.release();
     this.kvLoad.destroy();
   }
 }
@@ -204,50 +242,30 @@ export class CapturedDecoder {
  * comment gives; the next run overwrites them, so a run's cache must be loaded before the next run
  * is submitted (queue order does that).
  */
-export class CapturedPrefill {
-  runs = 0;
-
+export class CapturedPrefill extends CapturedSession {
   private constructor(
-    private device: GPUDevice,
-    private session: ort.InferenceSession,
-    private zeros: ort.InferenceSession,
-    private feeds: Record<string, ort.Tensor>,
-    private fetches: Record<string, ort.Tensor>,
+    device: GPUDevice,
+    parts: Awaited<ReturnType<typeof CapturedSession.open>>,
     readonly batch: number,
     readonly width: number,
     private cfg: ModelConfig,
-  ) {}
+  ) {
+    super(device, parts, "CapturedPrefill");
+  }
 
   static async create(o: CapturedOptions): Promise<CapturedPrefill> {
     const st = o.built.options.staticDecode;
     if (!st || !st.seq || st.seq !== st.maxT) throw new Error("CapturedPrefill needs a staticDecode graph with seq = maxT");
     const { batch: B, maxT: W } = st;
-    const { numKvHeads: K, headDim: D, numLayers: L, vocabSize: V } = o.cfg;
-    const specs: { name: string; type: ZeroType; dims: number[] }[] = [
+    const parts = await CapturedSession.open(o, "CapturedPrefill", [
       { name: "input_ids", type: "int64", dims: [B, W] },
       { name: "position_ids", type: "int64", dims: [B, W] },
       { name: "seqlens_k", type: "int32", dims: [B] },
       { name: "total_sequence_length", type: "int32", dims: [1] },
       { name: "last_index", type: "int64", dims: [B] },
-      { name: "logits", type: "float32", dims: [B, V] },
-    ];
-    for (let l = 0; l < L; l++) for (const kind of ["key", "value"]) specs.push({ name: `kv.${l}.${kind}`, type: "float32", dims: [B, K, W, D] });
-    for (const [name, t] of Object.entries(o.adapter)) specs.push({ name, type: "float32", dims: [...t.dims] });
-    const { session: zeros, tensors } = await ortZeros(o.device, specs);
-    const feeds: Record<string, ort.Tensor> = {};
-    for (const name of o.built.inputNames) {
-      const kv = /^past_key_values\.(\d+)\.(key|value)$/.exec(name);
-      const t = kv ? tensors[`kv.${kv[1]}.${kv[2]}`] : tensors[name];
-      if (!t) throw new Error(`CapturedPrefill: no buffer for graph input ${name}`);
-      feeds[name] = t;
-    }
-    const fetches: Record<string, ort.Tensor> = { logits: tensors.logits };
-    for (let l = 0; l < L; l++) for (const kind of ["key", "value"]) fetches[`present.${l}.${kind}`] = tensors[`kv.${l}.${kind}`];
-    const ep = { name: "webgpu", device: o.device } as unknown as ort.InferenceSession.ExecutionProviderConfig;
-    const session = await ort.InferenceSession.create(o.built.bytes, {
-      externalData: o.built.external, executionProviders: [ep], enableGraphCapture: true, preferredOutputLocation: "gpu-buffer",
-    });
-    const pf = new CapturedPrefill(o.device, session, zeros, feeds, fetches, B, W, o.cfg);
+      { name: "logits", type: "float32", dims: [B, o.cfg.vocabSize] },
+    ], { B, T: W });
+    const pf = new CapturedPrefill(o.device, parts, B, W, o.cfg);
     // What every run shares: positions 0..W-1, all W keys of every row (a row's pads after its prompt are
     // never seen by its tokens), the key count.
     const q = o.device.queue;
@@ -260,35 +278,11 @@ export class CapturedPrefill {
     return pf;
   }
 
-  private buffer(name: string): GPUBuffer {
-    const t = this.feeds[name] ?? this.fetches[name];
-    if (!t) throw new Error(`CapturedPrefill: no tensor ${name}`);
-    return t.gpuBuffer;
-  }
-
-  /** (batch, V) f32 logits of each row's last prompt token, after run(). */
-  get logits(): GPUBuffer {
-    return this.buffer("logits");
-  }
-
   /** The cache run() fills: (batch, K, width, D) a tensor, rows from column 0 (CapturedDecoder.load with from0). */
   get cache(): KvCache {
     const tensors: ort.Tensor[] = [];
-    for (let l = 0; l < this.cfg.numLayers; l++) for (const kind of ["key", "value"]) tensors.push(this.fetches[`present.${l}.${kind}`]);
+    for (let l = 0; l < this.cfg.numLayers; l++) for (const kind of ["key", "value"]) tensors.push(this.fetched(`present.${l}.${kind}`));
     return { tensors, batch: this.batch, length: this.width };
-  }
-
-  /** Whether `feeds` (adapter inputs) have the shapes this session was captured with. */
-  fits(feeds: Record<string, ort.Tensor>): boolean {
-    return Object.entries(feeds).every(([n, t]) => {
-      const mine = this.feeds[n];
-      return !!mine && mine.dims.length === t.dims.length && mine.dims.every((d, i) => d === t.dims[i]);
-    });
-  }
-
-  /** Records copies of the adapter feeds' values into the session's adapter buffers (as CapturedDecoder's). */
-  setAdapter(enc: GPUCommandEncoder, feeds: Record<string, ort.Tensor>): void {
-    recordAdapter(this.device, enc, feeds, (name) => this.buffer(name));
   }
 
   /**
@@ -307,18 +301,6 @@ export class CapturedPrefill {
     q.writeBuffer(this.buffer("input_ids"), 0, ids);
     q.writeBuffer(this.buffer("last_index"), 0, BigInt64Array.from({ length: B }, (_, r) => BigInt(r * W + (r < prompts.length ? prompts[r].length : W) - 1)));
     await this.replay();
-  }
-
-  private async replay(): Promise<void> {
-    const out = await this.session.run(this.feeds, this.fetches);
-    for (const [name, t] of Object.entries(out)) if (t !== this.fetches[name]) t.dispose();
-    this.runs++;
-  }
-
-  async release(): Promise<void> {
-    await this.session.release();
-    for (const t of new Set([...Object.values(this.feeds), ...Object.values(this.fetches)])) t.dispose();
-    await this.zeros.release();
   }
 }
 
