@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Run HERE (the CPU machine, with node_modules) before bench/h200.sh: writes .devwork/h200/ (~10 MiB; must stay under 28):
-#   bin/a/b/{rlvr,decode,train,profile,calls,poll}.js   self-contained Deno bundles (src/cli/main.ts, bench/decode.bench.ts,
+#   bin/a/b/{rlvr,decode,decode-profile,train,profile,calls,poll}.js   self-contained Deno bundles (src/cli/main.ts, bench/decode.bench.ts,
 #                                     bench/train.bench.ts, bench/profile.bench.ts, bench/calls.bench.ts, bench/poll.bench.ts)
 #   node_modules/onnxruntime-web/dist/ort-wasm-simd-threaded.asyncify.{mjs,wasm.gz}   what onnxruntime-web/webgpu loads at run time
 #   bin/node_modules/sql.js/dist/sql-wasm.wasm.gz   sql.js (not used by the benchmarks; there so every rlvr command runs)
@@ -26,6 +26,8 @@ npx deno bundle --platform deno bench/train.bench.ts -o "$H/bin/a/b/train.js"
 # The trainer's own batch (bench/h200-trainer.sh): per-kernel profile and per-shape table, call counts.
 npx deno bundle --platform deno bench/profile.bench.ts -o "$H/bin/a/b/profile.js"
 npx deno bundle --platform deno bench/calls.bench.ts -o "$H/bin/a/b/calls.js"
+# ORT's per-kernel profile of the captured decoding graph (bench/h200-check.sh probe).
+npx deno bundle --platform deno bench/decode-profile.bench.ts -o "$H/bin/a/b/decode-profile.js"
 # The wait on the GPU under each Dawn polling mode (bench/h200-ring.sh).
 npx deno bundle --platform deno bench/poll.bench.ts -o "$H/bin/a/b/poll.js"
 npx deno bundle --platform deno bench/demo-shape-model.ts -o "$H/bin/a/b/demo-shape.js"

@@ -1,6 +1,7 @@
 # Summarises the ORT profile printed by bench/step-profile.bench.ts: the last model_run's GPU kernel
 # time ("Api" events) and host node time ("Node" events) per operator, then per kernel shape for
-# the operators named in the second argument (default MatMul,Gemm,Concat).
+# the operators named in the second argument (default MatMul,Gemm,Concat; the third: how many shapes, 10).
+# Usage: python3 bench/step-profile.py prof.out [OPS] [N]
 import collections, json, sys
 
 events = [json.loads(l.strip().rstrip(",")) for l in open(sys.argv[1]) if l.strip().startswith('{"cat"')]
@@ -21,10 +22,13 @@ for e in inside:
         count[op] += 1
         if op in ops:
             shapes[(op, e["args"]["shapes"])] += e["dur"]
-print(f"last run {last['dur'] / 1000:.0f} ms; GPU kernels {sum(gpu.values()) / 1000:.0f} ms; host node time {sum(node.values()) / 1000:.0f} ms")
+api = [e for e in inside if e["cat"] == "Api"]
+span = (max(e["ts"] + e["dur"] for e in api) - min(e["ts"] for e in api)) if api else 0
+print(f"last run {last['dur'] / 1000:.1f} ms; GPU kernels {sum(gpu.values()) / 1000:.2f} ms over {len(api)} dispatches"
+      f" (first start to last end {span / 1000:.2f} ms); host node time {sum(node.values()) / 1000:.1f} ms")
 for op, us in gpu.most_common():
-    print(f"  gpu {op:<16} x{count[op]:<4} {us / 1000:8.1f} ms")
+    print(f"  gpu {op:<16} x{count[op]:<4} {us / 1000:8.2f} ms")
 for (op, prov), us in node.most_common(8):
     print(f"  host {op:<15} {prov:<28} {us / 1000:8.1f} ms")
-for (op, sh), us in shapes.most_common(10):
-    print(f"  {op} {sh} {us / 1000:.1f} ms")
+for (op, sh), us in shapes.most_common(int(sys.argv[3]) if len(sys.argv) > 3 else 10):
+    print(f"  {op} {sh} {us / 1000:.2f} ms")
