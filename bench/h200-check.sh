@@ -11,10 +11,11 @@
 # `verify`: the third call, after kv_load, the fused bias and tk=32 (see its comment). `next`: the next session's first
 # call (the LoRA tail; not run yet).
 # `final`: the session's last call (the cross-check with loraTail on, the head as MatMul; see its comment).
-# Run: source .device/remote-setup.sh; bash bench/h200-check.sh trainer|sampling|verify|next|final   (logs and JSON in $OUT/results.tgz)
+# `probe`: the fourth session's first call (see its comment); `products`: its second; `rows`: its third; `auto`: its fourth.
+# Run: source .device/remote-setup.sh; bash bench/h200-check.sh trainer|sampling|verify|next|final|probe|products|rows|auto   (logs and JSON in $OUT/results.tgz)
 set -u
 cd "$(dirname "$0")/.."
-WHAT=${1:?usage: bash bench/h200-check.sh trainer|sampling|verify|next|final}
+WHAT=${1:?usage: bash bench/h200-check.sh trainer|sampling|verify|next|final|probe|products|rows|auto}
 OUT=${OUT:-/tmp/h200-check-out}
 mkdir -p "$OUT"
 TOTAL=${H200_TOTAL_S:-560}
@@ -77,7 +78,61 @@ final)
   done
   PAT="batch|tok/s" t generate 100 python3 bench/torch/generate.py --out "$OUT" --attn sdpa --batches 8,64 --new 256 --prompt 128 --reps 3
   ;;
-*) echo "h200-check.sh: trainer, sampling, verify, next or final, got $WHAT"; exit 2 ;;
+probe)
+  # The fourth session's first call (2026-12-02): where a captured decoding step's GPU time goes (ORT's own profile of
+  # the captured graph at batch 8 and 64, bench/decode-profile.bench.ts), every f32 and q4 kernel on the 0.5B step's
+  # product shapes (profile.bench.ts shapes), the f32 and q4 steps' profiles with forward and backward f32 products
+  # told apart (labels _tB), and captured decoding against transformers twice (the batch-64 ratio moved 2x between calls).
+  for cfg in "8 gemm" "64 gemm" "64 matmul"; do
+    set -- $cfg
+    t dprof-b$1-$2 60 sh -c "deno run -A $J/decode-profile.js batch=$1 past=256 maxT=384 runs=4 head=$2 > $OUT/dprof-b$1-$2.out"
+    python3 bench/step-profile.py "$OUT/dprof-b$1-$2.out" MatMulNBits,Gemm,MatMul,GroupQueryAttention 14 | tee "$OUT/dprof-b$1-$2.txt" | head -40
+    gzip -f "$OUT/dprof-b$1-$2.out"
+  done
+  HEAD=40 PAT="^\\| |adapter" t shapes 90 deno run -A "$J/profile.js" shapes iters=20
+  PAT="batch|tok/s" t generate1 100 python3 bench/torch/generate.py --out "$OUT" --attn sdpa --batches 8,64 --new 256 --prompt 128 --reps 3
+  mv "$OUT/generate.json" "$OUT/generate1.json" 2>/dev/null
+  PAT="^\\[captured|first token, the median|graph \\+ session|captured prefill" t decode 60 deno run -A "$J/decode.js" qwen2.5-0.5b q4 1,8 8 128 256 0 "$OUT/decode.json" 50 sampler=captured
+  PAT="batch|tok/s" t generate2 100 python3 bench/torch/generate.py --out "$OUT" --attn sdpa --batches 8,64 --new 256 --prompt 128 --reps 3
+  HEAD=30 PAT="== grpo|GPU busy|  [0-9]" t profile-f32 40 deno run -A "$J/profile.js" grpo 16 1024 4 qwen2.5-0.5b 8 768
+  HEAD=30 PAT="== grpo|GPU busy|  [0-9]" t profile-q4 40 deno run -A "$J/profile.js" grpo 16 1024 4 qwen2.5-0.5b 8 768 q4=1
+  ;;
+products)
+  # After probe (2026-12-02, fourth session): the captured graphs' q4 products stacked (q/k/v, gate/up) and split along K
+  # (decoder.ts decodeProducts, default split) against the earlier graphs (plain) and stacking alone (fused), beside
+  # transformers before and after; ORT's profile of the split graph; the f32 kernels' shapes at tk=32 (issue 16: the
+  # transposed-B forward products are where f32 loses to q4).
+  for b in 8 64; do
+    t dprof-b$b-split 60 sh -c "deno run -A $J/decode-profile.js batch=$b past=256 maxT=384 runs=4 products=split > $OUT/dprof-b$b-split.out"
+    python3 bench/step-profile.py "$OUT/dprof-b$b-split.out" MatMulNBits,Gemm,ReduceSum,Mul,Split 14 | tee "$OUT/dprof-b$b-split.txt" | head -24
+    gzip -f "$OUT/dprof-b$b-split.out"
+  done
+  PAT="batch|tok/s" t generate1 100 python3 bench/torch/generate.py --out "$OUT" --attn sdpa --batches 8,64 --new 256 --prompt 128 --reps 3
+  mv "$OUT/generate.json" "$OUT/generate1.json" 2>/dev/null
+  for p in split plain fused; do
+    PAT="^\\[captured|first token, the median|graph \\+ session|captured prefill" t decode-$p 60 env RLVR_CAPTURED_PRODUCTS=$p deno run -A "$J/decode.js" qwen2.5-0.5b q4 1,8 8 128 256 0 "$OUT/decode-$p.json" 50 sampler=captured
+  done
+  PAT="batch|tok/s" t generate2 100 python3 bench/torch/generate.py --out "$OUT" --attn sdpa --batches 8,64 --new 256 --prompt 128 --reps 3
+  HEAD=40 PAT="^\\| .*x W\\^T|adapter" t shapes-tk32 90 deno run -A "$J/profile.js" shapes iters=20 perf=tk=32
+  ;;
+rows)
+  # The fourth session's last call: the new default (split: stacked everywhere, two K slices from 32 rows) with the
+  # sampled log-probabilities teacher-forced by an accuracy-0 session (agree=8), the row-group variant (rows: ORT's
+  # decoding kernel at 8 rows) and the earlier graphs (plain), between two transformers runs.
+  PAT="batch|tok/s" t generate1 100 python3 bench/torch/generate.py --out "$OUT" --attn sdpa --batches 8,64 --new 256 --prompt 128 --reps 3
+  mv "$OUT/generate.json" "$OUT/generate1.json" 2>/dev/null
+  PAT="^\\[captured|first token, the median|graph \\+ session|captured prefill|agreement" t decode-split 70 deno run -A "$J/decode.js" qwen2.5-0.5b q4 1,8 8 128 256 0 "$OUT/decode-split.json" 60 sampler=captured agree=8
+  for p in rows plain; do
+    PAT="^\\[captured|first token, the median|graph \\+ session|captured prefill" t decode-$p 60 env RLVR_CAPTURED_PRODUCTS=$p deno run -A "$J/decode.js" qwen2.5-0.5b q4 1,8 8 128 256 0 "$OUT/decode-$p.json" 50 sampler=captured
+  done
+  PAT="batch|tok/s" t generate2 100 python3 bench/torch/generate.py --out "$OUT" --attn sdpa --batches 8,64 --new 256 --prompt 128 --reps 3
+  ;;
+auto)
+  # After rows: the default that takes rows at 8 rows and split at 64 (decodeProducts auto), beside transformers.
+  PAT="^\\[captured|first token, the median|graph \\+ session|captured prefill" t decode-auto 60 deno run -A "$J/decode.js" qwen2.5-0.5b q4 1,8 8 128 256 0 "$OUT/decode-auto.json" 50 sampler=captured
+  PAT="batch|tok/s" t generate 100 python3 bench/torch/generate.py --out "$OUT" --attn sdpa --batches 8,64 --new 256 --prompt 128 --reps 3
+  ;;
+*) echo "h200-check.sh: trainer, sampling, verify, next, final, probe, products, rows or auto, got $WHAT"; exit 2 ;;
 esac
 pack
 echo "h200-check.sh $WHAT: done in $(( $(date +%s) - S0 )) s"

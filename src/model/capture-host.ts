@@ -3,7 +3,7 @@
 import type { ModelConfig } from "./config.ts";
 import { CapturedDecoder, CapturedPrefill } from "./captured.ts";
 import { type CheckDecoder, checkCaptured } from "./captured-check.ts";
-import { buildDecoder, type DecoderOptions, gqaApplies, type PreparedWeights, type WeightDtype } from "./onnx/decoder.ts";
+import { buildDecoder, DECODE_PRODUCTS, type DecodeProducts, type DecoderOptions, gqaApplies, type PreparedWeights, type WeightDtype } from "./onnx/decoder.ts";
 import type { ort } from "./onnx/ort.ts";
 import type { Weights } from "./tensor.ts";
 import { denoEnv } from "../core/deno-env.ts";
@@ -29,6 +29,18 @@ export interface CapturePolicy {
 
 /** RLVR_CAPTURED_HEAD=matmul (Deno): the captured graphs' f32 head as MatMul over a transposed copy (decoder.ts headMatMul). */
 const headMatMul = () => denoEnv("RLVR_CAPTURED_HEAD") === "matmul";
+
+/**
+ * RLVR_CAPTURED_PRODUCTS=auto|plain|fused|split|rows (Deno): the captured graphs' q4 products (decoder.ts
+ * decodeProducts; default auto), for benchmarks to time the earlier graphs beside the current ones.
+ */
+function decodeProducts(): DecodeProducts | undefined {
+  const v = denoEnv("RLVR_CAPTURED_PRODUCTS");
+  if (v === undefined || v === "") return undefined;
+  const p = DECODE_PRODUCTS.find((x) => x === v);
+  if (!p) throw new Error(`RLVR_CAPTURED_PRODUCTS must be one of ${DECODE_PRODUCTS.join(", ")}, got ${v}`);
+  return p;
+}
 
 /** Prefill widths are rounded up to this many columns (fewer sessions for ragged prompt lengths). */
 export const PREFILL_ALIGN = 32;
@@ -89,7 +101,7 @@ export class CaptureHost {
     const W = Math.min(maxPositions, Math.max(Math.ceil(width / PREFILL_ALIGN) * PREFILL_ALIGN, have?.width ?? 0));
     this.prefiller = null;
     await have?.release();
-    const built = buildDecoder(cfg, src.weights, { ...src.opts, attention: "gqa", prepared: src.prepared ?? undefined, staticDecode: { batch, maxT: W, seq: W }, headMatMul: headMatMul() });
+    const built = buildDecoder(cfg, src.weights, { ...src.opts, attention: "gqa", prepared: src.prepared ?? undefined, staticDecode: { batch, maxT: W, seq: W }, headMatMul: headMatMul(), decodeProducts: decodeProducts() });
     this.dropPrepared(src);
     const device = await this.policy.gpuDevice();
     if (!device) throw new Error("captured prefill needs a GPUDevice");
@@ -128,7 +140,7 @@ export class CaptureHost {
     const T = Math.min(maxPositions, Math.max(Math.ceil(maxT / 64) * 64, have?.maxT ?? 0));
     this.decoder = null;
     await have?.release();
-    const built = buildDecoder(cfg, src.weights, { ...src.opts, attention: "gqa", prepared: src.prepared ?? undefined, staticDecode: { batch, maxT: T }, headMatMul: headMatMul() });
+    const built = buildDecoder(cfg, src.weights, { ...src.opts, attention: "gqa", prepared: src.prepared ?? undefined, staticDecode: { batch, maxT: T }, headMatMul: headMatMul(), decodeProducts: decodeProducts() });
     this.decodeBuilt = true;
     this.dropPrepared(src);
     const device = await this.policy.gpuDevice();

@@ -82,11 +82,101 @@ export interface DecoderOptions {
    */
   headMatMul?: boolean;
   /**
+   * How staticDecode "q4" graphs run their projections (ignored elsewhere): "auto" (the default) is "rows" up to
+   * ROWS_AUTO_MAX rows and "split" from there (each the faster on the H200 at 8 and at 64 rows); "split" stacks q/k/v and
+   * gate/up into one MatMulNBits each (a Split after; exact: the blocks are per row) and splits a product along K
+   * where onnxruntime's kernel would run it on few workgroups (q4SplitK: its MatMulNBitsWideTile kernel takes 16 x 128
+   * output tiles, so at 8-64 decoding rows a 896-wide product is 7-28 workgroups each walking all of K); "fused" only
+   * stacks; "plain" is one MatMulNBits per projection (earlier); "rows" (a variant, 4-16 rows) stacks and runs each
+   * product as row groups of under ORT_WIDE_TILE_MIN_M, so that onnxruntime takes its decoding kernel. Measured on the
+   * H200: docs/benchmarks.md.
+   */
+  decodeProducts?: DecodeProducts;
+  /**
    * Converted weights (q4 blocks, transposes, f16 roundings) shared between builds of the same
    * weights, so a second graph of one model (the captured decoding graph beside the policy's) costs
    * no second quantisation; keyed by the source arrays. Drop it once the sessions exist.
    */
   prepared?: PreparedWeights;
+}
+
+/** DecoderOptions.decodeProducts. */
+export type DecodeProducts = "auto" | "plain" | "fused" | "split" | "rows";
+export const DECODE_PRODUCTS: readonly DecodeProducts[] = ["auto", "plain", "fused", "split", "rows"];
+/** The most rows "auto" runs as row groups ("rows"): measured faster at 8 on the H200; at 9-16 rows (more groups) it is unmeasured. */
+export const ROWS_AUTO_MAX = 8;
+
+/** onnxruntime's MatMulNBits takes its decoding kernel (MatMulNBitsProgram) under this many rows, the wide-tile one from it. */
+export const ORT_WIDE_TILE_MIN_M = 4;
+
+/** Output tiles of onnxruntime's MatMulNBitsWideTile kernel (16 rows x 128 columns per workgroup). */
+const WIDE_TILE = { m: 16, n: 128 };
+/** A product with at least this many of those tiles is not split (about one wave of a big GPU's multiprocessors). */
+export const SPLIT_ENOUGH_TILES = 128;
+/** Splits stop before the tiles of the split product pass this many (its arithmetic grows with the slices, below). */
+export const SPLIT_MAX_TILES = 256;
+/**
+ * Rows from which a product is split, and the most slices: measured on the H200 (docs/benchmarks.md, call J), at 8 rows
+ * splits of up to 8 slices made a decoding step 46% slower than stacking alone, at 64 rows two slices 4% faster.
+ */
+export const SPLIT_MIN_ROWS = 32;
+export const SPLIT_MAX_SLICES = 2;
+
+/**
+ * K slices for a MatMulNBits product of M rows, N outputs and K inputs (block 32) in a staticDecode graph: 1 under
+ * SPLIT_MIN_ROWS rows or where its grid already has SPLIT_ENOUGH_TILES wide tiles; else the most slices S (up to
+ * SPLIT_MAX_SLICES, dividing K's blocks, K / S >= 128) whose split product stays within SPLIT_MAX_TILES tiles. The split product multiplies x as (M S, K / S) (row m S + s:
+ * slice s of row m) by W as (N S, K / S) (row n S + t: slice t of row n, the same bytes in MatMulNBits' layout) and
+ * keeps the S diagonal terms of each (m, n): S times the arithmetic of the product, on S^2 times the workgroups,
+ * each walking K / S.
+ */
+export function q4SplitK(M: number, N: number, K: number): number {
+  if (K % 32 !== 0 || M < SPLIT_MIN_ROWS) return 1;
+  const tiles = (s: number) => Math.ceil((N * s) / WIDE_TILE.n) * Math.ceil((M * s) / WIDE_TILE.m);
+  if (tiles(1) >= SPLIT_ENOUGH_TILES) return 1;
+  const nb = K / 32;
+  let best = 1;
+  for (let s = 2; s <= Math.min(nb, SPLIT_MAX_SLICES) && K / s >= 128; s++) {
+    if (nb % s) continue;
+    if (tiles(s) > SPLIT_MAX_TILES) break;
+    best = s;
+  }
+  return best;
+}
+
+/** q4 weights stacked by rows (the parts share K): what one MatMulNBits over q/k/v or gate/up reads. */
+export function stackQ4(parts: readonly Q4Weight[]): Q4Weight {
+  const { K, blockSize } = parts[0];
+  if (parts.some((p) => p.K !== K || p.blockSize !== blockSize || !p.zeroPoints !== !parts[0].zeroPoints)) throw new Error("stackQ4: parts differ in K, block size or zero points");
+  const cat = <T extends Uint8Array | Float32Array>(xs: T[], make: (n: number) => T): T => {
+    const out = make(xs.reduce((a, x) => a + x.length, 0));
+    let o = 0;
+    for (const x of xs) (out.set(x, o), (o += x.length));
+    return out;
+  };
+  return {
+    N: parts.reduce((a, p) => a + p.N, 0), K, blockSize,
+    packed: cat(parts.map((p) => p.packed), (n) => new Uint8Array(n)),
+    scales: cat(parts.map((p) => p.scales), (n) => new Float32Array(n)),
+    zeroPoints: parts[0].zeroPoints ? cat(parts.map((p) => p.zeroPoints as Uint8Array), (n) => new Uint8Array(n)) : null,
+  };
+}
+
+/**
+ * The zero points of a (N, K) q4 weight viewed as (N S, K / S) (q4SplitK): row n S + t holds blocks t kb .. t kb + kb - 1
+ * of row n (kb = blocks / S), each row's nibbles starting on a byte as MatMulNBits reads them.
+ */
+export function splitZeroPoints(zp: Uint8Array, N: number, nb: number, S: number): Uint8Array {
+  const kb = nb / S, zb = Math.ceil(nb / 2), zb2 = Math.ceil(kb / 2);
+  const out = new Uint8Array(N * S * zb2);
+  for (let n = 0; n < N; n++) {
+    for (let b = 0; b < nb; b++) {
+      const v = (zp[n * zb + (b >> 1)] >> (4 * (b & 1))) & 15;
+      const r = n * S + Math.floor(b / kb), j = b % kb;
+      out[r * zb2 + (j >> 1)] |= v << (4 * (j & 1));
+    }
+  }
+  return out;
 }
 
 /** Weight conversions one build made, for the next build of the same weights (DecoderOptions.prepared). */
@@ -258,8 +348,7 @@ class DecoderBuilder {
       const attn = this.useGqa ? this.gqaAttention(h, i, bias, pastKv) : this.attention(h, i, cos, sin, bias, pastKv);
       let h2: string;
       [h2, x] = this.addNorm(x, attn, `${p}.post_attention_layernorm.weight`);
-      const gate = this.linear(h2, i, "gate_proj");
-      const up = this.linear(h2, i, "up_proj");
+      const [gate, up] = this.useGqa ? this.linears(h2, i, ["gate_proj", "up_proj"]) : [this.linear(h2, i, "gate_proj"), this.linear(h2, i, "up_proj")];
       const act = g.op("Mul", [g.op("Mul", [gate, g.op("Sigmoid", [gate])]), up]);
       [h, x] = this.addNorm(x, this.linear(act, i, "down_proj"), i + 1 < cfg.numLayers ? `model.layers.${i + 1}.input_layernorm.weight` : "model.norm.weight");
     }
@@ -395,9 +484,8 @@ class DecoderBuilder {
     const D = cfg.headDim, H = cfg.numHeads, K = cfg.numKvHeads;
     const p = `model.layers.${i}.self_attn`;
     if (!this.gqa || !this.ropeInputs) throw new Error("gqaAttention before gqaInputs/ropeTables");
-    let q = this.linear(h, i, "q_proj"); // (B, S, H*D)
-    let k = this.linear(h, i, "k_proj"); // (B, S, K*D)
-    const v = this.linear(h, i, "v_proj");
+    // (B, S, H*D), (B, S, K*D) twice
+    let [q, k, v] = this.linears(h, i, ["q_proj", "k_proj", "v_proj"]);
     if (cfg.qkNorm) {
       q = g.op("Reshape", [this.rmsNorm(g.op("Reshape", [q, g.i64([0, 0, H, D])]), `${p}.q_norm.weight`), g.i64([0, 0, H * D])]);
       k = g.op("Reshape", [this.rmsNorm(g.op("Reshape", [k, g.i64([0, 0, K, D])]), `${p}.k_norm.weight`), g.i64([0, 0, K * D])]);
@@ -561,25 +649,58 @@ class DecoderBuilder {
       return g.op("Reshape", [y2, this.shape3(x, fout)]);
     }
     // q4: the bias as MatMulNBits' own bias input (one dispatch fewer per q/k/v projection and step); else an Add.
-    const q4Bias = b && this.opts.dtype === "q4" && this.T === DT.float ? g.initializer(`${name}.bias`, { dataType: DT.float, dims: [fout], data: b.data }) : undefined;
-    let y = this.matmulW(x, name, w.data, fout, fin, undefined, q4Bias);
+    const q4Bias = b && this.opts.dtype === "q4" && this.T === DT.float ? b.data : undefined;
+    let y = this.opts.dtype === "q4" ? this.q4Product(x, name, this.q4Of(w.data, fout, fin), q4Bias) : this.matmulW(x, name, w.data, fout, fin);
     if (b && !q4Bias) {
       y = g.op("Add", [y, this.halfInit(`${name}.bias`, [fout], b.data)]);
     }
-    if (lora) {
-      const xs = this.loraXa(x, fin, i, t);
-      const B = `lora.${i}.${shortTarget(t)}.B`;
-      if (this.T === DT.float) {
-        // y + delta as the second Gemm's C input: one kernel fewer per adapted linear (decoding is
-        // bound by the number of dispatches), the same float32 sum as the Add.
-        const y2 = g.op("Reshape", [y, g.i64([-1, fout])]);
-        y = g.op("Reshape", [g.op("Gemm", [xs, B, y2], this.loraBAttrs()), this.opts.staticDecode ? this.shape3(x, fout) : g.op("Shape", [y])]);
-      } else {
-        const delta = g.op("Reshape", [g.op("Gemm", [xs, B], this.loraBAttrs()), this.opts.staticDecode ? this.shape3(x, fout) : g.op("Shape", [y])]);
-        y = g.op("Add", [y, g.op("Cast", [delta], { to: this.T })]);
-      }
+    return lora ? this.withLora(y, x, i, t) : y;
+  }
+
+  /** Whether this graph stacks q/k/v and gate/up (DecoderOptions.decodeProducts). */
+  private stacks(): boolean {
+    return !!this.opts.staticDecode && this.opts.dtype === "q4" && this.T === DT.float && (this.opts.decodeProducts ?? "auto") !== "plain";
+  }
+
+  /**
+   * The linears `ts` of layer i over one input x: where the graph stacks them (stacks()), one MatMulNBits over their
+   * weights' rows (biases stacked too) and a Split, each part then getting its LoRA delta; else one linear each.
+   */
+  private linears(x: string, i: number, ts: readonly LoraTarget[]): string[] {
+    if (!this.stacks()) return ts.map((t) => this.linear(x, i, t));
+    const { cfg, g } = this;
+    const parts = ts.map((t) => {
+      const wName = baseKey(i, t);
+      const [fout, fin] = targetDims(cfg, t);
+      const bias = cfg.attentionBias && (t === "q_proj" || t === "k_proj" || t === "v_proj") ? getTensor(this.w, `${wName.slice(0, -".weight".length)}.bias`, [fout]).data : null;
+      return { t, fout, fin, q: this.q4Of(getTensor(this.w, wName, [fout, fin]).data, fout, fin), bias };
+    });
+    const N = parts.reduce((a, p) => a + p.fout, 0);
+    let bias: Float32Array | undefined;
+    if (parts.some((p) => p.bias)) {
+      bias = new Float32Array(N);
+      let o = 0;
+      for (const p of parts) (p.bias && bias.set(p.bias, o), (o += p.fout));
     }
-    return y;
+    const y = this.q4Product(x, `model.layers.${i}.${ts.map(shortTarget).join("_")}`, stackQ4(parts.map((p) => p.q)), bias);
+    const outs = g.node("Split", [y, g.i64(parts.map((p) => p.fout))], { axis: -1 }, { nOut: parts.length });
+    return outs.map((o, j) => (this.loraTargets.has(ts[j]) ? this.withLora(o, x, i, ts[j]) : o));
+  }
+
+  /** y + the LoRA delta of target t of layer i (x its linear's input). */
+  private withLora(y: string, x: string, i: number, t: LoraTarget): string {
+    const g = this.g;
+    const [fout, fin] = targetDims(this.cfg, t);
+    const xs = this.loraXa(x, fin, i, t);
+    const B = `lora.${i}.${shortTarget(t)}.B`;
+    if (this.T === DT.float) {
+      // y + delta as the second Gemm's C input: one kernel fewer per adapted linear (decoding is
+      // bound by the number of dispatches), the same float32 sum as the Add.
+      const y2 = g.op("Reshape", [y, g.i64([-1, fout])]);
+      return g.op("Reshape", [g.op("Gemm", [xs, B, y2], this.loraBAttrs()), this.opts.staticDecode ? this.shape3(x, fout) : g.op("Shape", [y])]);
+    }
+    const delta = g.op("Reshape", [g.op("Gemm", [xs, B], this.loraBAttrs()), this.opts.staticDecode ? this.shape3(x, fout) : g.op("Shape", [y])]);
+    return g.op("Add", [y, g.op("Cast", [delta], { to: this.T })]);
   }
 
   /** Per linear input x: x as (N, in) float32, and lora_scale * that, made once for the linears sharing x. */
@@ -613,23 +734,84 @@ class DecoderBuilder {
     return this.opts.loraScale === undefined ? { transB: 1 } : { transB: 1, alpha: { float: this.opts.loraScale } };
   }
 
-  /** x (.., in) times the transpose of HF weight (out, in), stored per the weight dtype; x "" returns the f32/f16 (in, out) initializer alone. */
-  private matmulW(x: string, name: string, w: Float32Array, out: number, inp: number, outName?: string, q4Bias?: string): string {
+  /** The q4 blocks of HF weight w (out, in), from `prepared` where an earlier build made them. */
+  private q4Of(w: Float32Array, out: number, inp: number): Q4Weight {
+    const q = this.opts.prepared?.q4.get(w) ?? quantizeQ4({ shape: [out, inp], data: w });
+    this.opts.prepared?.q4.set(w, q);
+    return q;
+  }
+
+  /** One MatMulNBits node: x (.., q.K) times q's weight transposed (+ bias), into `outName` where given. */
+  private nbits(x: string, name: string, q: Q4Weight, bias?: Float32Array, outName?: string): string {
     const g = this.g;
-    if (this.opts.dtype === "q4") {
-      const q = this.opts.prepared?.q4.get(w) ?? quantizeQ4({ shape: [out, inp], data: w });
-      this.opts.prepared?.q4.set(w, q);
-      const nb = Math.ceil(inp / q.blockSize);
-      const bq = g.initializer(`${name}.q4`, { dataType: DT.uint8, dims: [out, nb, q.blockSize / 2], data: q.packed });
-      const sc = g.initializer(`${name}.scales`, { dataType: DT.float, dims: [out * nb], data: q.scales });
-      const inputs = [x, bq, sc];
-      if (q.zeroPoints) inputs.push(g.initializer(`${name}.zp`, { dataType: DT.uint8, dims: [q.zeroPoints.length], data: q.zeroPoints }));
-      // Inputs 3 (zero points) and 4 (g_idx) may be empty names before input 5, the bias (N).
-      if (q4Bias) inputs.push(...(q.zeroPoints ? [] : [""]), "", q4Bias);
-      const attrs: Record<string, AttrValue> = { K: inp, N: out, bits: 4, block_size: q.blockSize };
-      if (this.opts.q4Accuracy === 4) attrs.accuracy_level = 4;
-      return g.node("MatMulNBits", inputs, attrs, { domain: "com.microsoft", ...(outName ? { outputs: [outName] } : {}) })[0];
+    const nb = Math.ceil(q.K / q.blockSize);
+    const bq = g.initializer(`${name}.q4`, { dataType: DT.uint8, dims: [q.N, nb, q.blockSize / 2], data: q.packed });
+    const sc = g.initializer(`${name}.scales`, { dataType: DT.float, dims: [q.N * nb], data: q.scales });
+    const inputs = [x, bq, sc];
+    if (q.zeroPoints) inputs.push(g.initializer(`${name}.zp`, { dataType: DT.uint8, dims: [q.zeroPoints.length], data: q.zeroPoints }));
+    // Inputs 3 (zero points) and 4 (g_idx) may be empty names before input 5, the bias (N).
+    if (bias) inputs.push(...(q.zeroPoints ? [] : [""]), "", g.initializer(`${name}.bias`, { dataType: DT.float, dims: [q.N], data: bias }));
+    const out = g.node("MatMulNBits", inputs, this.nbitsAttrs(q), { domain: "com.microsoft", ...(outName ? { outputs: [outName] } : {}) })[0];
+    this.nbitsIn.set(out, inputs.slice(1));
+    return out;
+  }
+
+  /** The weight inputs (all but x) of the MatMulNBits node that made `out`, for another node over the same weight. */
+  private nbitsIn = new Map<string, string[]>();
+  private nbitsInputs(out: string): string[] {
+    const w = this.nbitsIn.get(out);
+    if (!w) throw new Error(`no MatMulNBits made ${out}`);
+    return w;
+  }
+
+  private nbitsAttrs(q: Q4Weight): Record<string, AttrValue> {
+    const attrs: Record<string, AttrValue> = { K: q.K, N: q.N, bits: 4, block_size: q.blockSize };
+    if (this.opts.q4Accuracy === 4) attrs.accuracy_level = 4;
+    return attrs;
+  }
+
+  /**
+   * x (B, S, K) times q's weight (N, K) transposed (+ bias) as (B, S, N): one MatMulNBits, or in staticDecode graphs with
+   * decodeProducts "split" or "auto" (the default) the product split along K where q4SplitK says so: x as (M s, K / s), the weight's
+   * bytes as (N s, K / s) (zero points repacked per row, the bias on each row's first slice), and the s diagonal terms
+   * of each output summed (a 0/1 mask and ReduceSum).
+   */
+  private q4Product(x: string, name: string, q: Q4Weight, bias?: Float32Array): string {
+    const g = this.g;
+    const st = this.opts.staticDecode;
+    const M = st ? st.batch * (st.seq ?? 1) : 0;
+    const mode = this.opts.decodeProducts ?? "auto";
+    if (st && M >= ORT_WIDE_TILE_MIN_M && ((mode === "rows" && M <= 16) || (mode === "auto" && M <= ROWS_AUTO_MAX))) {
+      // A variant: the rows in groups of fewer than ORT_WIDE_TILE_MIN_M, one MatMulNBits each over the same weight
+      // (onnxruntime's decoding kernel), concatenated.
+      const sizes: number[] = [];
+      for (let left = M; left > 0; left -= ORT_WIDE_TILE_MIN_M - 1) sizes.push(Math.min(ORT_WIDE_TILE_MIN_M - 1, left));
+      const parts = g.node("Split", [g.op("Reshape", [x, g.i64([M, q.K])]), g.i64(sizes)], { axis: 0 }, { nOut: sizes.length });
+      const first = this.nbits(parts[0], name, q, bias);
+      const ys = [first, ...parts.slice(1).map((xp) => g.node("MatMulNBits", [xp, ...this.nbitsInputs(first)], this.nbitsAttrs(q), { domain: "com.microsoft" })[0])];
+      return g.op("Reshape", [g.op("Concat", ys, { axis: 0 }), this.shape3(x, q.N)]);
     }
+    const S = st && q.blockSize === 32 && (mode === "split" || mode === "auto") ? q4SplitK(M, q.N, q.K) : 1;
+    if (S === 1) return this.nbits(x, name, q, bias);
+    const { N, K } = q, nb = K / q.blockSize;
+    const qs: Q4Weight = { N: N * S, K: K / S, blockSize: q.blockSize, packed: q.packed, scales: q.scales, zeroPoints: q.zeroPoints ? splitZeroPoints(q.zeroPoints, N, nb, S) : null };
+    let bs: Float32Array | undefined;
+    if (bias) {
+      bs = new Float32Array(N * S);
+      for (let n = 0; n < N; n++) bs[n * S] = bias[n];
+    }
+    const z = this.nbits(g.op("Reshape", [x, g.i64([M * S, K / S])]), `${name}.split${S}`, qs, bs); // (M S, N S)
+    const eye = new Float32Array(S * S);
+    for (let s = 0; s < S; s++) eye[s * S + s] = 1;
+    const mask = g.initializer(`${name}.split${S}.diag`, { dataType: DT.float, dims: [1, S, 1, S], data: eye });
+    const diag = g.op("Mul", [g.op("Reshape", [z, g.i64([M, S, N, S])]), mask]);
+    return g.op("Reshape", [g.op("ReduceSum", [diag, g.i64([1, 3])], { keepdims: 0 }), this.shape3(x, N)]);
+  }
+
+  /** x (.., in) times the transpose of HF weight (out, in), stored per the weight dtype; x "" returns the f32/f16 (in, out) initializer alone. */
+  private matmulW(x: string, name: string, w: Float32Array, out: number, inp: number, outName?: string): string {
+    const g = this.g;
+    if (this.opts.dtype === "q4") return this.nbits(x, name, this.q4Of(w, out, inp), undefined, outName);
     let wt = this.opts.prepared?.transposed.get(w);
     if (!wt) {
       wt = new Float32Array(inp * out);
