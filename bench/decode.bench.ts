@@ -72,7 +72,9 @@ const G = Number(gArg), promptLen = Number(lenArg), newTokens = Number(newArg), 
 if (promptCounts.some((p) => !Number.isInteger(p) || p < 1) || !(G >= 1) || !(promptLen >= 1) || !(newTokens >= 2)) {
   throw new Error("prompts must be positive integers (comma list), G >= 1, promptLen >= 1, newTokens >= 2");
 }
-const results: Record<string, unknown> = { webgpu, samplers, q4Accuracy, preset: presetArg, dtype, G, promptLen, newTokens, lora, runs: [] as unknown[] };
+// The captured graphs' q4 products (decoder.ts decodeProducts) as RLVR_CAPTURED_PRODUCTS sets them for this process.
+const capturedProducts = Deno.env.get("RLVR_CAPTURED_PRODUCTS") || "auto";
+const results: Record<string, unknown> = { webgpu, samplers, q4Accuracy, capturedProducts, preset: presetArg, dtype, G, promptLen, newTokens, lora, runs: [] as unknown[] };
 const save = async () => {
   if (outArg) await Deno.writeTextFile(outArg, JSON.stringify(results, null, 1));
 };

@@ -99,7 +99,7 @@ probe)
   ;;
 products)
   # After probe (2026-12-02, fourth session): the captured graphs' q4 products stacked (q/k/v, gate/up) and split along K
-  # (decoder.ts decodeProducts, default split) against the earlier graphs (plain) and stacking alone (fused), beside
+  # (decoder.ts decodeProducts; its first rule, splits of up to 8 slices) against the earlier graphs (plain) and stacking alone (fused), beside
   # transformers before and after; ORT's profile of the split graph; the f32 kernels' shapes at tk=32 (issue 16: the
   # transposed-B forward products are where f32 loses to q4).
   for b in 8 64; do
