@@ -12,12 +12,9 @@ import { requestGpu } from "../src/gpu/device.ts";
 import { buildDecoder, DECODE_PRODUCTS, PreparedWeights, WEIGHT_DTYPES } from "../src/model/onnx/decoder.ts";
 import { configureOrt, ort } from "../src/model/onnx/ort.ts";
 import { makeTinyModel } from "../src/model/tiny.ts";
+import { DECODE_PRESETS } from "./decode-presets.ts";
 
-const PRESETS = {
-  tiny: { hidden: 48, layers: 2, heads: 6, kvHeads: 2, headDim: 8, intermediate: 72, vocabSize: 280 },
-  small: { hidden: 256, layers: 4, heads: 8, kvHeads: 2, headDim: 32, intermediate: 704, vocabSize: 8192 },
-  "qwen2.5-0.5b": { hidden: 896, layers: 24, heads: 14, kvHeads: 2, headDim: 64, intermediate: 4864, vocabSize: 151936 },
-} as const;
+const PRESETS = DECODE_PRESETS;
 const named = Object.fromEntries(args.map((a) => a.split("=") as [string, string]));
 const preset = (named.preset ?? "qwen2.5-0.5b") as keyof typeof PRESETS;
 if (!(preset in PRESETS)) throw new Error(`preset must be one of ${Object.keys(PRESETS).join(", ")}`);

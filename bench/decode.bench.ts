@@ -33,15 +33,11 @@ import { OrtPolicy, q4AccuracyFromEnv } from "../src/model/policy.ts";
 import { DEFAULT_SAMPLING, newSampleTiming, sampleBatch, type SampleTiming, type SamplingParams } from "../src/model/sampler.ts";
 import { sampleBatchGpu, type SamplerKind, SAMPLERS, samplerFromEnv } from "../src/model/sampler-gpu.ts";
 import { makeTinyModel } from "../src/model/tiny.ts";
+import { DECODE_PRESETS, type DecodePreset } from "./decode-presets.ts";
 import { type CallCounts, diffCalls, installCallCounter, snapshotCalls } from "./webgpu-calls.ts";
 
-const PRESETS = {
-  tiny: { hidden: 48, layers: 2, heads: 6, kvHeads: 2, headDim: 8, intermediate: 72, vocabSize: 280 },
-  small: { hidden: 256, layers: 4, heads: 8, kvHeads: 2, headDim: 32, intermediate: 704, vocabSize: 8192 },
-  // Qwen2.5-0.5B's shape (494M parameters, tied embeddings), random weights.
-  "qwen2.5-0.5b": { hidden: 896, layers: 24, heads: 14, kvHeads: 2, headDim: 64, intermediate: 4864, vocabSize: 151936 },
-} as const;
-type Preset = keyof typeof PRESETS;
+const PRESETS = DECODE_PRESETS;
+type Preset = DecodePreset;
 
 const named = Object.fromEntries(benchArgs.filter((a) => /^[a-zA-Z]+=/.test(a)).map((a) => a.split("=") as [string, string]));
 const [presetArg = "tiny", dtypeArg = "f32", pArg = "4", gArg = "4", lenArg = "64", newArg = "32", loraArg = "0", outArg = "", budgetArg = "Infinity"] = benchArgs.filter((a) => !/^[a-zA-Z]+=/.test(a));

@@ -9,7 +9,7 @@ import type { ModelConfig } from "../config.ts";
 import { fromF16, toF16 as toF16Js } from "../half.ts";
 import { type Q4Weight, quantizeQ4 } from "../quant.ts";
 import { baseKey, LORA_TARGETS, type LoraTarget, targetDims } from "../lora.ts";
-import { getTensor, type Weights } from "../tensor.ts";
+import { getTensor, type Tensor, type Weights } from "../tensor.ts";
 import { type AttrValue, type Dim, DT, type DType, type ExternalFile, GraphBuilder } from "./proto.ts";
 import { ropeInvFreq } from "./rope.ts";
 
@@ -348,7 +348,7 @@ class DecoderBuilder {
       const attn = this.useGqa ? this.gqaAttention(h, i, bias, pastKv) : this.attention(h, i, cos, sin, bias, pastKv);
       let h2: string;
       [h2, x] = this.addNorm(x, attn, `${p}.post_attention_layernorm.weight`);
-      const [gate, up] = this.useGqa ? this.linears(h2, i, ["gate_proj", "up_proj"]) : [this.linear(h2, i, "gate_proj"), this.linear(h2, i, "up_proj")];
+      const [gate, up] = this.linears(h2, i, ["gate_proj", "up_proj"]);
       const act = g.op("Mul", [g.op("Mul", [gate, g.op("Sigmoid", [gate])]), up]);
       [h, x] = this.addNorm(x, this.linear(act, i, "down_proj"), i + 1 < cfg.numLayers ? `model.layers.${i + 1}.input_layernorm.weight` : "model.norm.weight");
     }
@@ -637,7 +637,7 @@ class DecoderBuilder {
     const name = wName.slice(0, -".weight".length);
     const [fout, fin] = targetDims(cfg, t);
     const w = getTensor(this.w, wName, [fout, fin]);
-    const b = cfg.attentionBias && (t === "q_proj" || t === "k_proj" || t === "v_proj") ? getTensor(this.w, `${name}.bias`, [fout]) : null;
+    const b = this.biasOf(i, t);
     const lora = this.loraTargets.has(t);
     if (this.opts.dtype !== "q4" && this.T === DT.float && b) {
       // f32 compute with a bias: one Gemm on (N, in) with the bias as its C input instead of MatMul
@@ -657,6 +657,12 @@ class DecoderBuilder {
     return lora ? this.withLora(y, x, i, t) : y;
   }
 
+  /** The bias of target t of layer i (q/k/v of models with attention biases), or null. */
+  private biasOf(i: number, t: LoraTarget): Tensor | null {
+    if (!this.cfg.attentionBias || !(t === "q_proj" || t === "k_proj" || t === "v_proj")) return null;
+    return getTensor(this.w, `${baseKey(i, t).slice(0, -".weight".length)}.bias`, [targetDims(this.cfg, t)[0]]);
+  }
+
   /** Whether this graph stacks q/k/v and gate/up (DecoderOptions.decodeProducts). */
   private stacks(): boolean {
     return !!this.opts.staticDecode && this.opts.dtype === "q4" && this.T === DT.float && (this.opts.decodeProducts ?? "auto") !== "plain";
@@ -672,8 +678,7 @@ class DecoderBuilder {
     const parts = ts.map((t) => {
       const wName = baseKey(i, t);
       const [fout, fin] = targetDims(cfg, t);
-      const bias = cfg.attentionBias && (t === "q_proj" || t === "k_proj" || t === "v_proj") ? getTensor(this.w, `${wName.slice(0, -".weight".length)}.bias`, [fout]).data : null;
-      return { t, fout, fin, q: this.q4Of(getTensor(this.w, wName, [fout, fin]).data, fout, fin), bias };
+      return { t, fout, fin, q: this.q4Of(getTensor(this.w, wName, [fout, fin]).data, fout, fin), bias: this.biasOf(i, t)?.data ?? null };
     });
     const N = parts.reduce((a, p) => a + p.fout, 0);
     let bias: Float32Array | undefined;
@@ -743,31 +748,28 @@ class DecoderBuilder {
 
   /** One MatMulNBits node: x (.., q.K) times q's weight transposed (+ bias), into `outName` where given. */
   private nbits(x: string, name: string, q: Q4Weight, bias?: Float32Array, outName?: string): string {
+    return this.nbitsOver(x, q, this.nbitsWeights(name, q, bias), outName);
+  }
+
+  /** The initializers of q (and the bias) as MatMulNBits inputs 1-5, for one or more nodes over the same weight. */
+  private nbitsWeights(name: string, q: Q4Weight, bias?: Float32Array): string[] {
     const g = this.g;
     const nb = Math.ceil(q.K / q.blockSize);
-    const bq = g.initializer(`${name}.q4`, { dataType: DT.uint8, dims: [q.N, nb, q.blockSize / 2], data: q.packed });
-    const sc = g.initializer(`${name}.scales`, { dataType: DT.float, dims: [q.N * nb], data: q.scales });
-    const inputs = [x, bq, sc];
+    const inputs = [
+      g.initializer(`${name}.q4`, { dataType: DT.uint8, dims: [q.N, nb, q.blockSize / 2], data: q.packed }),
+      g.initializer(`${name}.scales`, { dataType: DT.float, dims: [q.N * nb], data: q.scales }),
+    ];
     if (q.zeroPoints) inputs.push(g.initializer(`${name}.zp`, { dataType: DT.uint8, dims: [q.zeroPoints.length], data: q.zeroPoints }));
     // Inputs 3 (zero points) and 4 (g_idx) may be empty names before input 5, the bias (N).
     if (bias) inputs.push(...(q.zeroPoints ? [] : [""]), "", g.initializer(`${name}.bias`, { dataType: DT.float, dims: [q.N], data: bias }));
-    const out = g.node("MatMulNBits", inputs, this.nbitsAttrs(q), { domain: "com.microsoft", ...(outName ? { outputs: [outName] } : {}) })[0];
-    this.nbitsIn.set(out, inputs.slice(1));
-    return out;
+    return inputs;
   }
 
-  /** The weight inputs (all but x) of the MatMulNBits node that made `out`, for another node over the same weight. */
-  private nbitsIn = new Map<string, string[]>();
-  private nbitsInputs(out: string): string[] {
-    const w = this.nbitsIn.get(out);
-    if (!w) throw new Error(`no MatMulNBits made ${out}`);
-    return w;
-  }
-
-  private nbitsAttrs(q: Q4Weight): Record<string, AttrValue> {
+  /** A MatMulNBits node of x over the weight inputs `w` (nbitsWeights of q). */
+  private nbitsOver(x: string, q: Q4Weight, w: string[], outName?: string): string {
     const attrs: Record<string, AttrValue> = { K: q.K, N: q.N, bits: 4, block_size: q.blockSize };
     if (this.opts.q4Accuracy === 4) attrs.accuracy_level = 4;
-    return attrs;
+    return this.g.node("MatMulNBits", [x, ...w], attrs, { domain: "com.microsoft", ...(outName ? { outputs: [outName] } : {}) })[0];
   }
 
   /**
@@ -782,14 +784,13 @@ class DecoderBuilder {
     const M = st ? st.batch * (st.seq ?? 1) : 0;
     const mode = this.opts.decodeProducts ?? "auto";
     if (st && M >= ORT_WIDE_TILE_MIN_M && ((mode === "rows" && M <= 16) || (mode === "auto" && M <= ROWS_AUTO_MAX))) {
-      // A variant: the rows in groups of fewer than ORT_WIDE_TILE_MIN_M, one MatMulNBits each over the same weight
-      // (onnxruntime's decoding kernel), concatenated.
+      // The rows in groups of fewer than ORT_WIDE_TILE_MIN_M (onnxruntime's decoding kernel), one MatMulNBits each
+      // over the same weight, concatenated.
       const sizes: number[] = [];
       for (let left = M; left > 0; left -= ORT_WIDE_TILE_MIN_M - 1) sizes.push(Math.min(ORT_WIDE_TILE_MIN_M - 1, left));
       const parts = g.node("Split", [g.op("Reshape", [x, g.i64([M, q.K])]), g.i64(sizes)], { axis: 0 }, { nOut: sizes.length });
-      const first = this.nbits(parts[0], name, q, bias);
-      const ys = [first, ...parts.slice(1).map((xp) => g.node("MatMulNBits", [xp, ...this.nbitsInputs(first)], this.nbitsAttrs(q), { domain: "com.microsoft" })[0])];
-      return g.op("Reshape", [g.op("Concat", ys, { axis: 0 }), this.shape3(x, q.N)]);
+      const w = this.nbitsWeights(name, q, bias);
+      return g.op("Reshape", [g.op("Concat", parts.map((xp) => this.nbitsOver(xp, q, w)), { axis: 0 }), this.shape3(x, q.N)]);
     }
     const S = st && q.blockSize === 32 && (mode === "split" || mode === "auto") ? q4SplitK(M, q.N, q.K) : 1;
     if (S === 1) return this.nbits(x, name, q, bias);
