@@ -12,10 +12,10 @@
 # call (the LoRA tail; not run yet).
 # `final`: the session's last call (the cross-check with loraTail on, the head as MatMul; see its comment).
 # `probe`: the fourth session's first call (see its comment); `products`: its second; `rows`: its third; `auto`: its fourth.
-# Run: source .device/remote-setup.sh; bash bench/h200-check.sh trainer|sampling|verify|next|final|probe|products|rows|auto   (logs and JSON in $OUT/results.tgz)
+# Run: source .device/remote-setup.sh; bash bench/h200-check.sh trainer|sampling|verify|next|final|probe|products|rows|auto|units   (logs and JSON in $OUT/results.tgz)
 set -u
 cd "$(dirname "$0")/.."
-WHAT=${1:?usage: bash bench/h200-check.sh trainer|sampling|verify|next|final|probe|products|rows|auto}
+WHAT=${1:?usage: bash bench/h200-check.sh trainer|sampling|verify|next|final|probe|products|rows|auto|units}
 OUT=${OUT:-/tmp/h200-check-out}
 mkdir -p "$OUT"
 TOTAL=${H200_TOTAL_S:-560}
@@ -132,7 +132,22 @@ auto)
   PAT="^\\[captured|first token, the median|graph \\+ session|captured prefill" t decode-auto 60 deno run -A "$J/decode.js" qwen2.5-0.5b q4 1,8 8 128 256 0 "$OUT/decode-auto.json" 50 sampler=captured
   PAT="batch|tok/s" t generate 100 python3 bench/torch/generate.py --out "$OUT" --attn sdpa --batches 8,64 --new 256 --prompt 128 --reps 3
   ;;
-*) echo "h200-check.sh: trainer, sampling, verify, next, final, probe, products, rows or auto, got $WHAT"; exit 2 ;;
+units)
+  # The fifth session's first call (2026-12-02, issue 16): the f32 128-tile kernel's unit loads (switch vload=2: whole
+  # 4 x 4 blocks per thread, transposed in registers, stored as vec4) against vload=1 in the f32 step, beside the q4 step
+  # and PyTorch + PEFT; the PyTorch cross-check under vload=2 (so that it can become the default); the f32 step's
+  # per-grid profile under both; pretraining under both.
+  PAT="max|worst|PASS|FAIL|ok" t check 150 env OUT="$OUT/c" PARTS=check RLVR_PERF=vload=2 bash bench/h200.sh
+  cp "$OUT"/c/*.json "$OUT/" 2>/dev/null; cp "$OUT/c/run.log" "$OUT/check-run.log" 2>/dev/null; rm -rf "$OUT/c"
+  t torch 45 python3 bench/torch/train.py --out "$OUT" --iters 5 --warmup 2 --no-sweep --attn eager
+  t q4 45 deno run -A "$J/train.js" qwen2.5-0.5b 8 768 16 1 4 step budget=35 out="$OUT/q4.json"
+  t f32 75 deno run -A "$J/train.js" qwen2.5-0.5b 8 768 16 0 4 step budget=65 out="$OUT/f32.json" "variants=vload=2;vload=2,tk=32;vload=1"
+  for v in 1 2; do
+    HEAD=30 PAT="== grpo|GPU busy|  [0-9]" t profile-f32-v$v 40 deno run -A "$J/profile.js" grpo 16 1024 4 qwen2.5-0.5b 8 768 perf=vload=$v
+    PAT="== pretrain|tokens/s" t pretrain-v$v 30 deno run -A "$J/profile.js" pretrain 16 1024 16 perf=vload=$v
+  done
+  ;;
+*) echo "h200-check.sh: trainer, sampling, verify, next, final, probe, products, rows, auto or units, got $WHAT"; exit 2 ;;
 esac
 pack
 echo "h200-check.sh $WHAT: done in $(( $(date +%s) - S0 )) s"

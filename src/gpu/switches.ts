@@ -41,9 +41,12 @@ export interface PerfSwitches {
   /**
    * The f32 128-tile kernel (matmul_t128.wgsl) loads A and B from global memory as vec4 along each operand's memory-fastest
    * dimension where matmul.ts's vecLoads finds the layout aligned (1), or one bounds-checked scalar per element (0, earlier).
-   * Same tiles and sums either way (bitwise the same results).
+   * Same tiles and sums either way (bitwise the same results). 2: as 1, and where both operands load as vec4 at a step
+   * of 16 or 32, each thread loads whole 4 x 4 blocks of a tile (four vec4, transposed in registers for a k-fastest
+   * operand) and stores them as four vec4 (matmul_t128.wgsl unitLoads) instead of scattering a k-fastest operand's
+   * vec4 as four scalars.
    */
-  vload: 0 | 1;
+  vload: 0 | 1 | 2;
   /**
    * f32 projections with LoRA: the adapter's accumulate product (y += s (x A^T) B^T forward, dx += s (dy B) A backward)
    * runs as a tail of the base product's 128-tile kernel (1: one extra contracted step of r on the tile's registers,
@@ -71,7 +74,7 @@ const CHOICES: { [K in keyof PerfSwitches]: readonly string[] } = {
   wideSplit: ["1", "2", "3", "4"],
   tk: ["8", "16", "32"],
   q4tk: ["8", "16"],
-  vload: ["0", "1"],
+  vload: ["0", "1", "2"],
   loraTail: ["0", "1"],
 };
 
@@ -133,7 +136,7 @@ export function parsePerfSwitches(spec: string, base: Readonly<PerfSwitches> = N
         out.q4tk = v === "16" ? 16 : 8;
         break;
       case "vload":
-        out.vload = v === "1" ? 1 : 0;
+        out.vload = v === "2" ? 2 : v === "1" ? 1 : 0;
         break;
       case "loraTail":
         out.loraTail = v === "1" ? 1 : 0;

@@ -347,3 +347,59 @@ Deno.test("matmul tile128 with vec4 loads (switch vload), steps 8, 16 and 32: ra
     setPerfSwitches(prev);
   }
 });
+
+Deno.test("matmul tile128 unit loads (switch vload=2), steps 16 and 32: ragged tiles, every transpose, batched, split-K, the LoRA tail; against float64 and bitwise vload=1", async () => {
+  const { t128Step, vecLoads, splitKSlices } = await import("./matmul.ts");
+  const { setPerfSwitches } = await import("../switches.ts");
+  const prev = setPerfSwitches({ vload: 2 });
+  try {
+    // The choice (pure): units only where both operands load as vec4.
+    const u = (o: EncodeMatmulOpts) => vecLoads(o).units ?? false;
+    if (!u({ M: 132, N: 136, K: 36, transB: true, variant: "tile128" })) throw new Error("vload=2: units where both are vec4");
+    if (u({ M: 132, N: 136, K: 37, variant: "tile128" }) || u({ M: 132, N: 131, K: 36, variant: "tile128" })) throw new Error("vload=2: no units with one scalar operand");
+    setPerfSwitches({ vload: 1 });
+    if (u({ M: 132, N: 136, K: 36, variant: "tile128" })) throw new Error("vload=1: no units");
+    let seed = 2400, ran = 0;
+    for (const tk of [16, 32] as const) {
+      setPerfSwitches({ tk });
+      if (t128Step(gpu.device) !== tk) {
+        console.log(`vload=2 tk=${tk}: skipped, the device's workgroup memory (${gpu.device.limits.maxComputeWorkgroupStorageSize} bytes) is short`);
+        continue;
+      }
+      const run = async (o: EncodeMatmulOpts, tail?: { r: number; scale: number }) => {
+        setPerfSwitches({ vload: 2 });
+        if (!u(o)) throw new Error(`vload=2 ${JSON.stringify(o)}: expected unit loads`);
+        const got = await check(o, seed, false, tail);
+        setPerfSwitches({ vload: 1 });
+        const ref = await check(o, seed, false, tail);
+        for (let i = 0; i < got.length; i++) {
+          if (!Object.is(got[i], ref[i])) throw new Error(`vload=2 tk=${tk} ${JSON.stringify(o)}: element ${i} ${got[i]} != vload=1 ${ref[i]}`);
+        }
+        seed++;
+        ran++;
+      };
+      // Ragged M and N (multiples of 4, rows of a unit past the edge), K not a multiple of the step, every transpose.
+      for (const [M, N, K] of [[4, 8, 4], [132, 260, 36], [252, 136, 100], [20, 300, 68]]) {
+        for (const transA of [false, true]) {
+          for (const transB of [false, true]) await run({ M, N, K, transA, transB, alpha: 0.75, variant: "tile128" });
+        }
+      }
+      await run({ M: 132, N: 136, K: 44, transB: true, accumulate: true, alpha: -1.5, variant: "tile128" });
+      await run({ M: 140, N: 152, K: 12, batch: 2, broadcastA: true, transA: true, accumulate: true, alpha: 0.5, variant: "tile128" });
+      await run({ M: 140, N: 152, K: 12, batch: 3, broadcastB: true, transB: true, variant: "tile128" });
+      for (const transA of [false, true]) {
+        for (const transB of [false, true]) {
+          const o: EncodeMatmulOpts = { M: 200, N: 152, K: 1500, transA, transB, alpha: 0.5, accumulate: transA === transB, variant: "tile128" };
+          if (splitKSlices(o) < 2) throw new Error(`expected ${JSON.stringify(o)} to be split`);
+          await run(o);
+        }
+      }
+      // The forward and backward products of a LoRA projection, with the tail in the kernel.
+      await run({ M: 260, N: 136, K: 132, transB: true, variant: "tile128" }, { r: 8, scale: 0.5 });
+      await run({ M: 260, N: 132, K: 136, variant: "tile128" }, { r: 8, scale: 2 });
+    }
+    console.log(`vload=2: ${ran} products checked against float64 and vload=1`);
+  } finally {
+    setPerfSwitches(prev);
+  }
+});

@@ -61,7 +61,8 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec
     // thread, along the operand's memory-fastest dimension, scattered into the same tile elements as the scalar loads.
     // A vec4 is wholly inside or outside the valid range: the rows along it are a multiple of 4 long, and a k-fastest
     // operand's slices start and end on multiples of 4 (vecLoads refuses it otherwise); outside, it is zeros.
-    for (var j = 0u; j < LOADS / 4u; j++) {
+    if (UNIT_LOADS) { unitLoads(k0, kEnd, tid, row0, col0, baseA, baseB); }
+    for (var j = 0u; j < select(LOADS / 4u, 0u, UNIT_LOADS); j++) {
       let q = tid + j * 256u;
       if (VEC_A) {
         if (TRANS_A) {
@@ -131,6 +132,77 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec
   store4(baseC, m1 + 1u, n0, r5l); store4(baseC, m1 + 1u, n1, r5r);
   store4(baseC, m1 + 2u, n0, r6l); store4(baseC, m1 + 2u, n1, r6r);
   store4(baseC, m1 + 3u, n0, r7l); store4(baseC, m1 + 3u, n1, r7r);
+}
+
+// Unit loads (UNIT_LOADS: switch vload=2, both operands vec4, TK 16 or 32; matmul.ts vecOperands): each step's two
+// tiles are 2 x UNITS units of four vec4, one unit per thread and tile (threads 0-127 tile A, 128-255 tile B at TK 16;
+// every thread one of each at 32), so that every tile element is stored with vec4 stores, never scattered as scalars.
+// A k-fastest operand (A (M, K), B^T (N, K)): a unit is k = 4 kq .. 4 kq + 3 of the four rows 4 rg .. 4 rg + 3, loaded
+// as four vec4 along k and transposed in registers into four vec4 along the rows (tile row 4 kq + j, vec4 rg). Eight
+// consecutive threads hold rg .. rg + 7 of one kq, so each quarter warp's 128-bit stores meet eight distinct bank
+// groups, and a warp's loads read 64 contiguous bytes of each of eight rows. A row-fastest operand (A^T (K, M),
+// B (K, N)): a unit is quads l, l + UNITS, l + 2 UNITS, l + 3 UNITS of the tile, each stored as loaded.
+const UNITS: u32 = TS * TK / 16u;
+const KQ: u32 = TK / 4u;
+
+fn unitLoads(k0: u32, kEnd: u32, tid: u32, row0: u32, col0: u32, baseA: u32, baseB: u32) {
+  for (var u = 0u; u < 2u * UNITS / 256u; u++) {
+    let g = tid + u * 256u;
+    let isB = g >= UNITS;
+    let l = g % UNITS;
+    let kFast = select(!TRANS_A, TRANS_B, isB);
+    if (kFast) {
+      let kq = (l / 8u) % KQ;
+      let rg = (l / (8u * KQ)) * 8u + l % 8u;
+      let k = k0 + 4u * kq;
+      var v0 = vec4f(0.0); var v1 = vec4f(0.0); var v2 = vec4f(0.0); var v3 = vec4f(0.0);
+      let r0 = select(row0, col0, isB) + 4u * rg;
+      let rows = select(dims.M, dims.N, isB);
+      if (k < kEnd) {
+        // rowK() is a multiple of 4 (vecOperands), so the quads of row r start at (base + r rowK() + k) / 4.
+        let step = rowK() / 4u;
+        let q0 = (select(baseA, baseB, isB) + r0 * rowK() + k) / 4u;
+        if (isB) {
+          if (r0 < rows) { v0 = quadB(q0); }
+          if (r0 + 1u < rows) { v1 = quadB(q0 + step); }
+          if (r0 + 2u < rows) { v2 = quadB(q0 + 2u * step); }
+          if (r0 + 3u < rows) { v3 = quadB(q0 + 3u * step); }
+        } else {
+          if (r0 < rows) { v0 = quadA(q0); }
+          if (r0 + 1u < rows) { v1 = quadA(q0 + step); }
+          if (r0 + 2u < rows) { v2 = quadA(q0 + 2u * step); }
+          if (r0 + 3u < rows) { v3 = quadA(q0 + 3u * step); }
+        }
+      }
+      let t = 4u * kq * TSV + rg;
+      let w0 = vec4f(v0.x, v1.x, v2.x, v3.x);
+      let w1 = vec4f(v0.y, v1.y, v2.y, v3.y);
+      let w2 = vec4f(v0.z, v1.z, v2.z, v3.z);
+      let w3 = vec4f(v0.w, v1.w, v2.w, v3.w);
+      if (isB) {
+        tileB[t] = w0; tileB[t + TSV] = w1; tileB[t + 2u * TSV] = w2; tileB[t + 3u * TSV] = w3;
+      } else {
+        tileA[t] = w0; tileA[t + TSV] = w1; tileA[t + 2u * TSV] = w2; tileA[t + 3u * TSV] = w3;
+      }
+    } else {
+      for (var i = 0u; i < 4u; i++) {
+        let q = l + i * UNITS;
+        let kr = q / (TS / 4u);
+        let rq = q % (TS / 4u);
+        let k = k0 + kr;
+        var v = vec4f(0.0);
+        if (isB) {
+          let n = col0 + 4u * rq;
+          if (n < dims.N && k < kEnd) { v = quadB((baseB + k * dims.N + n) / 4u); }
+          tileB[kr * TSV + rq] = v;
+        } else {
+          let m = row0 + 4u * rq;
+          if (m < dims.M && k < kEnd) { v = quadA((baseA + k * dims.M + m) / 4u); }
+          tileA[kr * TSV + rq] = v;
+        }
+      }
+    }
+  }
 }
 
 // Writes columns n .. n + 3 of row m (those inside C).
