@@ -12,10 +12,10 @@
 # call (the LoRA tail; not run yet).
 # `final`: the session's last call (the cross-check with loraTail on, the head as MatMul; see its comment).
 # `probe`: the fourth session's first call (see its comment); `products`: its second; `rows`: its third; `auto`: its fourth.
-# Run: source .device/remote-setup.sh; bash bench/h200-check.sh trainer|sampling|verify|next|final|probe|products|rows|auto|units   (logs and JSON in $OUT/results.tgz)
+# Run: source .device/remote-setup.sh; bash bench/h200-check.sh trainer|sampling|verify|next|final|probe|products|rows|auto|units|dbuf   (logs and JSON in $OUT/results.tgz)
 set -u
 cd "$(dirname "$0")/.."
-WHAT=${1:?usage: bash bench/h200-check.sh trainer|sampling|verify|next|final|probe|products|rows|auto|units}
+WHAT=${1:?usage: bash bench/h200-check.sh trainer|sampling|verify|next|final|probe|products|rows|auto|units|dbuf}
 OUT=${OUT:-/tmp/h200-check-out}
 mkdir -p "$OUT"
 TOTAL=${H200_TOTAL_S:-560}
@@ -147,7 +147,22 @@ units)
     PAT="== pretrain|tokens/s" t pretrain-v$v 30 deno run -A "$J/profile.js" pretrain 16 1024 16 perf=vload=$v
   done
   ;;
-*) echo "h200-check.sh: trainer, sampling, verify, next, final, probe, products, rows, auto or units, got $WHAT"; exit 2 ;;
+dbuf)
+  # After units (fifth session, call N): the f32 128-tile kernel double-buffered (switch dbuf=1: two tiles per operand,
+  # the next step's vec4 loads in flight during the arithmetic, one barrier per step) against dbuf=0 in the f32 step,
+  # with the split of the 896-wide products again (wideSplit 1 and 2 beside the default 3), beside the q4 step and
+  # PyTorch + PEFT; the PyTorch cross-check under dbuf=1; the f32 step's per-grid profile and pretraining under both.
+  PAT="max|worst|PASS|FAIL|ok" t check 150 env OUT="$OUT/c" PARTS=check RLVR_PERF=dbuf=1 bash bench/h200.sh
+  cp "$OUT"/c/*.json "$OUT/" 2>/dev/null; cp "$OUT/c/run.log" "$OUT/check-run.log" 2>/dev/null; rm -rf "$OUT/c"
+  t torch 45 python3 bench/torch/train.py --out "$OUT" --iters 5 --warmup 2 --no-sweep --attn eager
+  t q4 45 deno run -A "$J/train.js" qwen2.5-0.5b 8 768 16 1 4 step budget=35 out="$OUT/q4.json"
+  t f32 90 deno run -A "$J/train.js" qwen2.5-0.5b 8 768 16 0 4 step budget=80 out="$OUT/f32.json" "variants=dbuf=1;dbuf=1,wideSplit=1;dbuf=1,wideSplit=2;dbuf=0"
+  for v in 0 1; do
+    HEAD=30 PAT="== grpo|GPU busy|  [0-9]" t profile-f32-db$v 40 deno run -A "$J/profile.js" grpo 16 1024 4 qwen2.5-0.5b 8 768 perf=dbuf=$v
+    PAT="== pretrain|tokens/s" t pretrain-db$v 30 deno run -A "$J/profile.js" pretrain 16 1024 16 perf=dbuf=$v
+  done
+  ;;
+*) echo "h200-check.sh: trainer, sampling, verify, next, final, probe, products, rows, auto, units or dbuf, got $WHAT"; exit 2 ;;
 esac
 pack
 echo "h200-check.sh $WHAT: done in $(( $(date +%s) - S0 )) s"

@@ -41,12 +41,9 @@ export interface PerfSwitches {
   /**
    * The f32 128-tile kernel (matmul_t128.wgsl) loads A and B from global memory as vec4 along each operand's memory-fastest
    * dimension where matmul.ts's vecLoads finds the layout aligned (1), or one bounds-checked scalar per element (0, earlier).
-   * Same tiles and sums either way (bitwise the same results). 2: as 1, and where both operands load as vec4 at a step
-   * of 16 or 32, each thread loads whole 4 x 4 blocks of a tile (four vec4, transposed in registers for a k-fastest
-   * operand) and stores them as four vec4 (matmul_t128.wgsl unitLoads) instead of scattering a k-fastest operand's
-   * vec4 as four scalars.
+   * Same tiles and sums either way (bitwise the same results).
    */
-  vload: 0 | 1 | 2;
+  vload: 0 | 1;
   /**
    * f32 projections with LoRA: the adapter's accumulate product (y += s (x A^T) B^T forward, dx += s (dy B) A backward)
    * runs as a tail of the base product's 128-tile kernel (1: one extra contracted step of r on the tile's registers,
@@ -54,12 +51,18 @@ export interface PerfSwitches {
    * 128-tiles (small models) the separate pass stays.
    */
   loraTail: 0 | 1;
+  /**
+   * The f32 128-tile kernel at a contracted step of 16 with both operands on vec4 loads (switch vload): two tiles per
+   * operand, the next step's loads in flight in registers during the current step's arithmetic and one barrier per step
+   * (1), or one tile per operand, loads then arithmetic with two barriers per step (0, earlier). Same sums in the same order.
+   */
+  dbuf: 0 | 1;
 }
 
 /** The current defaults. */
-export const NEW_SWITCHES: Readonly<PerfSwitches> = { passes: "merged", submit: "layer", q4: "tile128", bindCache: true, arena: true, splitK: "general", subgroups: true, recomputeLean: true, headRows: true, wideSplit: 3, tk: 16, q4tk: 16, vload: 1, loraTail: 1 };
+export const NEW_SWITCHES: Readonly<PerfSwitches> = { passes: "merged", submit: "layer", q4: "tile128", bindCache: true, arena: true, splitK: "general", subgroups: true, recomputeLean: true, headRows: true, wideSplit: 3, tk: 16, q4tk: 16, vload: 1, loraTail: 1, dbuf: 0 };
 /** Every earlier behaviour. */
-export const OLD_SWITCHES: Readonly<PerfSwitches> = { passes: "split", submit: "once", q4: "tile64", bindCache: false, arena: false, splitK: "transA", subgroups: false, recomputeLean: false, headRows: false, wideSplit: 1, tk: 8, q4tk: 8, vload: 0, loraTail: 0 };
+export const OLD_SWITCHES: Readonly<PerfSwitches> = { passes: "split", submit: "once", q4: "tile64", bindCache: false, arena: false, splitK: "transA", subgroups: false, recomputeLean: false, headRows: false, wideSplit: 1, tk: 8, q4tk: 8, vload: 0, loraTail: 0, dbuf: 0 };
 
 const CHOICES: { [K in keyof PerfSwitches]: readonly string[] } = {
   passes: ["merged", "split"],
@@ -74,8 +77,9 @@ const CHOICES: { [K in keyof PerfSwitches]: readonly string[] } = {
   wideSplit: ["1", "2", "3", "4"],
   tk: ["8", "16", "32"],
   q4tk: ["8", "16"],
-  vload: ["0", "1", "2"],
+  vload: ["0", "1"],
   loraTail: ["0", "1"],
+  dbuf: ["0", "1"],
 };
 
 function isKey(k: string): k is keyof PerfSwitches {
@@ -136,10 +140,13 @@ export function parsePerfSwitches(spec: string, base: Readonly<PerfSwitches> = N
         out.q4tk = v === "16" ? 16 : 8;
         break;
       case "vload":
-        out.vload = v === "2" ? 2 : v === "1" ? 1 : 0;
+        out.vload = v === "1" ? 1 : 0;
         break;
       case "loraTail":
         out.loraTail = v === "1" ? 1 : 0;
+        break;
+      case "dbuf":
+        out.dbuf = v === "1" ? 1 : 0;
         break;
     }
   }
@@ -148,7 +155,7 @@ export function parsePerfSwitches(spec: string, base: Readonly<PerfSwitches> = N
 
 /** "passes=merged,submit=layer,...": the form RLVR_PERF and the benches' perf= take. */
 export function formatPerfSwitches(s: Readonly<PerfSwitches>): string {
-  return `passes=${s.passes},submit=${s.submit},q4=${s.q4},bindCache=${s.bindCache ? 1 : 0},arena=${s.arena ? 1 : 0},splitK=${s.splitK},subgroups=${s.subgroups ? 1 : 0},recomputeLean=${s.recomputeLean ? 1 : 0},headRows=${s.headRows ? 1 : 0},wideSplit=${s.wideSplit},tk=${s.tk},q4tk=${s.q4tk},vload=${s.vload},loraTail=${s.loraTail}`;
+  return `passes=${s.passes},submit=${s.submit},q4=${s.q4},bindCache=${s.bindCache ? 1 : 0},arena=${s.arena ? 1 : 0},splitK=${s.splitK},subgroups=${s.subgroups ? 1 : 0},recomputeLean=${s.recomputeLean ? 1 : 0},headRows=${s.headRows ? 1 : 0},wideSplit=${s.wideSplit},tk=${s.tk},q4tk=${s.q4tk},vload=${s.vload},loraTail=${s.loraTail},dbuf=${s.dbuf}`;
 }
 
 function fromEnv(): PerfSwitches {

@@ -348,57 +348,53 @@ Deno.test("matmul tile128 with vec4 loads (switch vload), steps 8, 16 and 32: ra
   }
 });
 
-Deno.test("matmul tile128 unit loads (switch vload=2), steps 16 and 32: ragged tiles, every transpose, batched, split-K, the LoRA tail; against float64 and bitwise vload=1", async () => {
-  const { t128Step, vecLoads, splitKSlices } = await import("./matmul.ts");
+Deno.test("matmul tile128 double-buffered (switch dbuf) at a step of 16: ragged tiles, every transpose, batched, split-K, the LoRA tail; against float64 and bitwise the single-buffered kernel", async () => {
+  const { t128Step, vecLoads, splitKSlices, doubleBuffers } = await import("./matmul.ts");
   const { setPerfSwitches } = await import("../switches.ts");
-  const prev = setPerfSwitches({ vload: 2 });
+  const prev = setPerfSwitches({ dbuf: 1, tk: 16, vload: 1 });
   try {
-    // The choice (pure): units only where both operands load as vec4.
-    const u = (o: EncodeMatmulOpts) => vecLoads(o).units ?? false;
-    if (!u({ M: 132, N: 136, K: 36, transB: true, variant: "tile128" })) throw new Error("vload=2: units where both are vec4");
-    if (u({ M: 132, N: 136, K: 37, variant: "tile128" }) || u({ M: 132, N: 131, K: 36, variant: "tile128" })) throw new Error("vload=2: no units with one scalar operand");
-    setPerfSwitches({ vload: 1 });
-    if (u({ M: 132, N: 136, K: 36, variant: "tile128" })) throw new Error("vload=1: no units");
-    let seed = 2400, ran = 0;
-    for (const tk of [16, 32] as const) {
-      setPerfSwitches({ tk });
-      if (t128Step(gpu.device) !== tk) {
-        console.log(`vload=2 tk=${tk}: skipped, the device's workgroup memory (${gpu.device.limits.maxComputeWorkgroupStorageSize} bytes) is short`);
-        continue;
-      }
-      const run = async (o: EncodeMatmulOpts, tail?: { r: number; scale: number }) => {
-        setPerfSwitches({ vload: 2 });
-        if (!u(o)) throw new Error(`vload=2 ${JSON.stringify(o)}: expected unit loads`);
-        const got = await check(o, seed, false, tail);
-        setPerfSwitches({ vload: 1 });
-        const ref = await check(o, seed, false, tail);
-        for (let i = 0; i < got.length; i++) {
-          if (!Object.is(got[i], ref[i])) throw new Error(`vload=2 tk=${tk} ${JSON.stringify(o)}: element ${i} ${got[i]} != vload=1 ${ref[i]}`);
-        }
-        seed++;
-        ran++;
-      };
-      // Ragged M and N (multiples of 4, rows of a unit past the edge), K not a multiple of the step, every transpose.
-      for (const [M, N, K] of [[4, 8, 4], [132, 260, 36], [252, 136, 100], [20, 300, 68]]) {
-        for (const transA of [false, true]) {
-          for (const transB of [false, true]) await run({ M, N, K, transA, transB, alpha: 0.75, variant: "tile128" });
-        }
-      }
-      await run({ M: 132, N: 136, K: 44, transB: true, accumulate: true, alpha: -1.5, variant: "tile128" });
-      await run({ M: 140, N: 152, K: 12, batch: 2, broadcastA: true, transA: true, accumulate: true, alpha: 0.5, variant: "tile128" });
-      await run({ M: 140, N: 152, K: 12, batch: 3, broadcastB: true, transB: true, variant: "tile128" });
-      for (const transA of [false, true]) {
-        for (const transB of [false, true]) {
-          const o: EncodeMatmulOpts = { M: 200, N: 152, K: 1500, transA, transB, alpha: 0.5, accumulate: transA === transB, variant: "tile128" };
-          if (splitKSlices(o) < 2) throw new Error(`expected ${JSON.stringify(o)} to be split`);
-          await run(o);
-        }
-      }
-      // The forward and backward products of a LoRA projection, with the tail in the kernel.
-      await run({ M: 260, N: 136, K: 132, transB: true, variant: "tile128" }, { r: 8, scale: 0.5 });
-      await run({ M: 260, N: 132, K: 136, variant: "tile128" }, { r: 8, scale: 2 });
+    if (t128Step(gpu.device) !== 16 || !doubleBuffers(gpu.device, 16, { a: true, b: true })) {
+      console.log(`dbuf: skipped, the device's workgroup memory (${gpu.device.limits.maxComputeWorkgroupStorageSize} bytes) is short`);
+      return;
     }
-    console.log(`vload=2: ${ran} products checked against float64 and vload=1`);
+    // The choice: both operands on vec4 loads at a step of 16, the switch on.
+    if (doubleBuffers(gpu.device, 32, { a: true, b: true }) || doubleBuffers(gpu.device, 16, { a: true, b: false })) throw new Error("dbuf: only at 16 with both vec4");
+    setPerfSwitches({ dbuf: 0 });
+    if (doubleBuffers(gpu.device, 16, { a: true, b: true })) throw new Error("dbuf=0: no double buffering");
+    let seed = 2400, ran = 0;
+    const run = async (o: EncodeMatmulOpts, tail?: { r: number; scale: number }) => {
+      const v = vecLoads(o);
+      if (!v.a || !v.b) throw new Error(`dbuf ${JSON.stringify(o)}: expected vec4 loads of both operands`);
+      setPerfSwitches({ dbuf: 1 });
+      const got = await check(o, seed, false, tail);
+      setPerfSwitches({ dbuf: 0 });
+      const ref = await check(o, seed, false, tail);
+      for (let i = 0; i < got.length; i++) {
+        if (!Object.is(got[i], ref[i])) throw new Error(`dbuf ${JSON.stringify(o)}: element ${i} ${got[i]} != single-buffered ${ref[i]}`);
+      }
+      seed++;
+      ran++;
+    };
+    // Ragged M and N (multiples of 4), K not a multiple of the step, one step only, every transpose.
+    for (const [M, N, K] of [[4, 8, 4], [132, 260, 36], [252, 136, 100], [20, 300, 16], [136, 132, 12]]) {
+      for (const transA of [false, true]) {
+        for (const transB of [false, true]) await run({ M, N, K, transA, transB, alpha: 0.75, variant: "tile128" });
+      }
+    }
+    await run({ M: 132, N: 136, K: 44, transB: true, accumulate: true, alpha: -1.5, variant: "tile128" });
+    await run({ M: 140, N: 152, K: 12, batch: 2, broadcastA: true, transA: true, accumulate: true, alpha: 0.5, variant: "tile128" });
+    await run({ M: 140, N: 152, K: 40, batch: 3, broadcastB: true, transB: true, variant: "tile128" });
+    for (const transA of [false, true]) {
+      for (const transB of [false, true]) {
+        const o: EncodeMatmulOpts = { M: 200, N: 152, K: 1500, transA, transB, alpha: 0.5, accumulate: transA === transB, variant: "tile128" };
+        if (splitKSlices(o) < 2) throw new Error(`expected ${JSON.stringify(o)} to be split`);
+        await run(o);
+      }
+    }
+    // The forward and backward products of a LoRA projection, with the tail in the kernel after the double-buffered loop.
+    await run({ M: 260, N: 136, K: 132, transB: true, variant: "tile128" }, { r: 8, scale: 0.5 });
+    await run({ M: 260, N: 132, K: 136, variant: "tile128" }, { r: 8, scale: 2 });
+    console.log(`dbuf: ${ran} products checked against float64 and the single-buffered kernel`);
   } finally {
     setPerfSwitches(prev);
   }

@@ -198,6 +198,29 @@ export function withStep(source: string, tk: 8 | 16 | 32, name: string): string 
   return out;
 }
 
+/** Workgroup bytes of the f32 128-tile kernel double-buffered at a step of 16: four (16, 32) tiles of vec4 (rows unpadded, swizzled). */
+export const T128_DB_BYTES = 4 * 16 * 32 * 16;
+
+/**
+ * Whether a tile128 dispatch at step `tk` with vec4 loads `vec` runs double-buffered (switch dbuf): a step of 16, both
+ * operands on vec4 loads, and room for four tiles in the device's workgroup memory.
+ */
+export function doubleBuffers(device: GPUDevice, tk: 8 | 16 | 32, vec: VecLoads): boolean {
+  return perfSwitches().dbuf === 1 && tk === 16 && vec.a && vec.b && device.limits.maxComputeWorkgroupStorageSize >= T128_DB_BYTES;
+}
+
+/** matmul_t128.wgsl at a step of 16 (withStep) double-buffered: DBUF true, two tiles per operand, unpadded swizzled rows. */
+export function withDoubleBuffer(source: string): string {
+  let out = source;
+  for (const [from, to] of [["const DBUF: bool = false;", "const DBUF: bool = true;"], ["const NBUF: u32 = 1u;", "const NBUF: u32 = 2u;"], ["const TSV: u32 = 33u;", "const TSV: u32 = 32u;"]]) {
+    const next = out.replace(from, to);
+    if (next === out) throw new Error(`matmul_t128.wgsl: no line '${from}' to substitute for double buffering`);
+    out = next;
+  }
+  if (!out.includes("const TK: u32 = 16u;")) throw new Error("matmul_t128.wgsl: double buffering needs a step of 16");
+  return out;
+}
+
 /**
  * Operand X's ("A" or "B", binding x) part of a kernel's prelude (matmul_common.wgsl describes it): the binding's element
  * type, elemX (one element as f32), quadX (four as a vec4f) and VEC_X. The kernels read X through them only, so either
@@ -245,15 +268,13 @@ fn tailB(j: u32, n: u32) -> f32 {
 
 /** A kernel's full source: the operand prelude (element types: WGSL has no type-valued override constants), matmul_common.wgsl, the kernel. */
 function typedSource(body: string, aF16: boolean, bF16: boolean, vec: VecLoads = NO_VEC): string {
-  return `${aF16 || bF16 ? "enable f16;\n" : ""}${operandPrelude("A", aF16, vec.a)}${operandPrelude("B", bF16, vec.b)}const UNIT_LOADS: bool = ${vec.units ?? false};\n${commonSource}\n${body}`;
+  return `${aF16 || bF16 ? "enable f16;\n" : ""}${operandPrelude("A", aF16, vec.a)}${operandPrelude("B", bF16, vec.b)}${commonSource}\n${body}`;
 }
 
 /** Which operands a tile128 dispatch loads as vec4 (switch vload; matmul_t128.wgsl). */
 export interface VecLoads {
   a: boolean;
   b: boolean;
-  /** Both load as vec4 and the switch vload is 2: the unit loader (matmul_t128.wgsl unitLoads) where the step is 16 or 32. */
-  units?: boolean;
 }
 
 const NO_VEC: VecLoads = { a: false, b: false };
@@ -302,13 +323,13 @@ function pipelineFor(device: GPUDevice, variant: MatmulVariant, e: EncodeMatmulO
       return computePipeline(device, "matmul", typedSource(source64, aF16, bF16), constants);
     case "tile128": {
       const tk = t128Step(device);
-      // The unit loader needs at least one unit per thread and step (TK 16 or 32).
-      const v128 = { ...vec, units: (vec.units ?? false) && tk >= 16 };
+      const dbuf = doubleBuffers(device, tk, vec);
       // The label names the transposes too, so a profile (src/gpu/profile.ts, by label and grid) tells forward from backward products.
-      const label = `matmul_t128${tk === 8 ? "" : `_k${tk}`}${vec.a || vec.b ? `_v${vec.a ? "A" : ""}${vec.b ? "B" : ""}${v128.units ? "u" : ""}` : ""}${e.transA ? "_tA" : ""}${e.transB ? "_tB" : ""}${tail ? "_tail" : ""}`;
-      const body = withStep(source128, tk, "matmul_t128.wgsl");
+      const label = `matmul_t128${tk === 8 ? "" : `_k${tk}`}${vec.a || vec.b ? `_v${vec.a ? "A" : ""}${vec.b ? "B" : ""}` : ""}${dbuf ? "_db" : ""}${e.transA ? "_tA" : ""}${e.transB ? "_tB" : ""}${tail ? "_tail" : ""}`;
+      const stepped = withStep(source128, tk, "matmul_t128.wgsl");
+      const body = dbuf ? withDoubleBuffer(stepped) : stepped;
       const src = tail ? withTail(body, { bindings: [4, 5, 6], rows: "dims.M", cols: "dims.N", transB: e.transB ?? false }, "matmul_t128.wgsl") : body;
-      return computePipeline(device, label, typedSource(src, aF16, bF16, v128), constants);
+      return computePipeline(device, label, typedSource(src, aF16, bF16, vec), constants);
     }
     case "tile128p":
       return computePipeline(device, "matmul_t128p", typedSource(source128p, aF16, bF16), constants);
@@ -365,14 +386,12 @@ function planMatmul(o: EncodeMatmulOpts, offsetA: number, offsetB: number): Matm
     new Float32Array(words)[3] = alpha;
     u.set([e.broadcastA ? 0 : M * K, e.broadcastB ? 0 : K * N, M * N, 0], 4);
   }
-  const vload = perfSwitches().vload;
-  let vec = variant === "tile128" && vload !== 0
+  const vec = variant === "tile128" && perfSwitches().vload === 1
     ? vecOperands({
       M, N, K: u[2], kTotal: u[7], strideA: u[4], strideB: u[5], transA: e.transA ?? false, transB: e.transB ?? false,
       aF16: e.aF16 ?? false, bF16: e.bF16 ?? false, offsetA: offA, offsetB: offB,
     })
     : NO_VEC;
-  if (vload === 2 && vec.a && vec.b) vec = { ...vec, units: true };
   return { variant, swap, e, slices, dims: u, grid: [Math.ceil(N / tn), Math.ceil(M / tm), z], vec };
 }
 
