@@ -12,10 +12,10 @@
 # call (the LoRA tail; not run yet).
 # `final`: the session's last call (the cross-check with loraTail on, the head as MatMul; see its comment).
 # `probe`: the fourth session's first call (see its comment); `products`: its second; `rows`: its third; `auto`: its fourth.
-# Run: source .device/remote-setup.sh; bash bench/h200-check.sh trainer|sampling|verify|next|final|probe|products|rows|auto|units|dbuf   (logs and JSON in $OUT/results.tgz)
+# Run: source .device/remote-setup.sh; bash bench/h200-check.sh trainer|sampling|verify|next|final|probe|products|rows|auto|units|dbuf|exp   (logs and JSON in $OUT/results.tgz)
 set -u
 cd "$(dirname "$0")/.."
-WHAT=${1:?usage: bash bench/h200-check.sh trainer|sampling|verify|next|final|probe|products|rows|auto|units|dbuf}
+WHAT=${1:?usage: bash bench/h200-check.sh trainer|sampling|verify|next|final|probe|products|rows|auto|units|dbuf|exp}
 OUT=${OUT:-/tmp/h200-check-out}
 mkdir -p "$OUT"
 TOTAL=${H200_TOTAL_S:-560}
@@ -162,7 +162,19 @@ dbuf)
     PAT="== pretrain|tokens/s" t pretrain-db$v 30 deno run -A "$J/profile.js" pretrain 16 1024 16 perf=dbuf=$v
   done
   ;;
-*) echo "h200-check.sh: trainer, sampling, verify, next, final, probe, products, rows, auto, units or dbuf, got $WHAT"; exit 2 ;;
+exp)
+  # After dbuf (fifth session, call O): the f32 step under the loader and grid-order experiments (switches vops, kload,
+  # group: vec4 loads of one operand only, the q4 kernel's two-threads-a-row mapping for k-fastest operands, tile rows
+  # in groups), beside the q4 step and PyTorch + PEFT, and the per-grid profile of the q4 kernel's mapping.
+  t torch 45 python3 bench/torch/train.py --out "$OUT" --iters 5 --warmup 2 --no-sweep --attn eager
+  t q4 45 deno run -A "$J/train.js" qwen2.5-0.5b 8 768 16 1 4 step budget=35 out="$OUT/q4.json"
+  t f32 150 deno run -A "$J/train.js" qwen2.5-0.5b 8 768 16 0 4 step budget=140 out="$OUT/f32.json" "variants=vops=a;vops=b;kload=row;vops=b,kload=row;group=4;group=8;group=16;vops=ab"
+  for v in "kload=row" "group=8"; do
+    HEAD=30 PAT="== grpo|GPU busy|  [0-9]" t "profile-f32-$v" 40 deno run -A "$J/profile.js" grpo 16 1024 4 qwen2.5-0.5b 8 768 "perf=$v"
+  done
+  t q4-again 45 deno run -A "$J/train.js" qwen2.5-0.5b 8 768 16 1 4 step budget=35 out="$OUT/q4-again.json"
+  ;;
+*) echo "h200-check.sh: trainer, sampling, verify, next, final, probe, products, rows, auto, units, dbuf or exp, got $WHAT"; exit 2 ;;
 esac
 pack
 echo "h200-check.sh $WHAT: done in $(( $(date +%s) - S0 )) s"

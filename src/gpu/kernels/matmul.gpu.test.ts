@@ -348,53 +348,45 @@ Deno.test("matmul tile128 with vec4 loads (switch vload), steps 8, 16 and 32: ra
   }
 });
 
-Deno.test("matmul tile128 double-buffered (switch dbuf) at a step of 16: ragged tiles, every transpose, batched, split-K, the LoRA tail; against float64 and bitwise the single-buffered kernel", async () => {
-  const { t128Step, vecLoads, splitKSlices, doubleBuffers } = await import("./matmul.ts");
+Deno.test("matmul tile128 experiment switches (vops, kload=row, group): ragged tiles, every transpose, steps 8/16/32, batched, split-K, the LoRA tail; bitwise the defaults", async () => {
+  const { t128Step, vecLoads } = await import("./matmul.ts");
   const { setPerfSwitches } = await import("../switches.ts");
-  const prev = setPerfSwitches({ dbuf: 1, tk: 16, vload: 1 });
+  const prev = setPerfSwitches({ vload: 1 });
   try {
-    if (t128Step(gpu.device) !== 16 || !doubleBuffers(gpu.device, 16, { a: true, b: true })) {
-      console.log(`dbuf: skipped, the device's workgroup memory (${gpu.device.limits.maxComputeWorkgroupStorageSize} bytes) is short`);
-      return;
-    }
-    // The choice: both operands on vec4 loads at a step of 16, the switch on.
-    if (doubleBuffers(gpu.device, 32, { a: true, b: true }) || doubleBuffers(gpu.device, 16, { a: true, b: false })) throw new Error("dbuf: only at 16 with both vec4");
-    setPerfSwitches({ dbuf: 0 });
-    if (doubleBuffers(gpu.device, 16, { a: true, b: true })) throw new Error("dbuf=0: no double buffering");
-    let seed = 2400, ran = 0;
-    const run = async (o: EncodeMatmulOpts, tail?: { r: number; scale: number }) => {
-      const v = vecLoads(o);
-      if (!v.a || !v.b) throw new Error(`dbuf ${JSON.stringify(o)}: expected vec4 loads of both operands`);
-      setPerfSwitches({ dbuf: 1 });
-      const got = await check(o, seed, false, tail);
-      setPerfSwitches({ dbuf: 0 });
-      const ref = await check(o, seed, false, tail);
-      for (let i = 0; i < got.length; i++) {
-        if (!Object.is(got[i], ref[i])) throw new Error(`dbuf ${JSON.stringify(o)}: element ${i} ${got[i]} != single-buffered ${ref[i]}`);
+    setPerfSwitches({ vops: "a" });
+    const va = vecLoads({ M: 132, N: 136, K: 36, transB: true, variant: "tile128" });
+    setPerfSwitches({ vops: "b" });
+    const vb = vecLoads({ M: 132, N: 136, K: 36, transB: true, variant: "tile128" });
+    if (!va.a || va.b || vb.a || !vb.b) throw new Error(`vops: ${JSON.stringify([va, vb])}`);
+    let seed = 3100, ran = 0;
+    const variants = [{ vops: "a" }, { vops: "b" }, { kload: "row" }, { vops: "b", kload: "row" }, { group: 4 }, { group: 8 }] as const;
+    for (const tk of [8, 16, 32] as const) {
+      setPerfSwitches({ tk, vops: "ab", kload: "quad", group: 0 });
+      if (t128Step(gpu.device) !== tk) continue;
+      const run = async (o: EncodeMatmulOpts, tail?: { r: number; scale: number }) => {
+        setPerfSwitches({ vops: "ab", kload: "quad", group: 0 });
+        const ref = await check(o, seed, false, tail);
+        for (const x of variants) {
+          setPerfSwitches({ vops: "ab", kload: "quad", group: 0, ...x });
+          const got = await check(o, seed, false, tail);
+          for (let i = 0; i < got.length; i++) {
+            if (!Object.is(got[i], ref[i])) throw new Error(`${JSON.stringify(x)} tk=${tk} ${JSON.stringify(o)}: element ${i} ${got[i]} != ${ref[i]}`);
+          }
+          ran++;
+        }
+        seed++;
+      };
+      // 132 x 520: a grid of 5 x 2 tiles (the last group short); 900 x 260: 3 x 8.
+      for (const [M, N, K] of [[132, 520, 36], [900, 260, 100], [4, 8, 4]]) {
+        for (const transA of [false, true]) {
+          for (const transB of [false, true]) await run({ M, N, K, transA, transB, alpha: 0.75, variant: "tile128" });
+        }
       }
-      seed++;
-      ran++;
-    };
-    // Ragged M and N (multiples of 4), K not a multiple of the step, one step only, every transpose.
-    for (const [M, N, K] of [[4, 8, 4], [132, 260, 36], [252, 136, 100], [20, 300, 16], [136, 132, 12]]) {
-      for (const transA of [false, true]) {
-        for (const transB of [false, true]) await run({ M, N, K, transA, transB, alpha: 0.75, variant: "tile128" });
-      }
+      await run({ M: 140, N: 152, K: 40, batch: 3, broadcastB: true, transB: true, accumulate: true, variant: "tile128" });
+      await run({ M: 200, N: 152, K: 1500, transB: true, variant: "tile128" });
+      await run({ M: 260, N: 136, K: 132, transB: true, variant: "tile128" }, { r: 8, scale: 0.5 });
     }
-    await run({ M: 132, N: 136, K: 44, transB: true, accumulate: true, alpha: -1.5, variant: "tile128" });
-    await run({ M: 140, N: 152, K: 12, batch: 2, broadcastA: true, transA: true, accumulate: true, alpha: 0.5, variant: "tile128" });
-    await run({ M: 140, N: 152, K: 40, batch: 3, broadcastB: true, transB: true, variant: "tile128" });
-    for (const transA of [false, true]) {
-      for (const transB of [false, true]) {
-        const o: EncodeMatmulOpts = { M: 200, N: 152, K: 1500, transA, transB, alpha: 0.5, accumulate: transA === transB, variant: "tile128" };
-        if (splitKSlices(o) < 2) throw new Error(`expected ${JSON.stringify(o)} to be split`);
-        await run(o);
-      }
-    }
-    // The forward and backward products of a LoRA projection, with the tail in the kernel after the double-buffered loop.
-    await run({ M: 260, N: 136, K: 132, transB: true, variant: "tile128" }, { r: 8, scale: 0.5 });
-    await run({ M: 260, N: 132, K: 136, variant: "tile128" }, { r: 8, scale: 2 });
-    console.log(`dbuf: ${ran} products checked against float64 and the single-buffered kernel`);
+    console.log(`experiment switches: ${ran} products bitwise equal to the defaults (each against float64 too)`);
   } finally {
     setPerfSwitches(prev);
   }

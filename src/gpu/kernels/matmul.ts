@@ -198,26 +198,16 @@ export function withStep(source: string, tk: 8 | 16 | 32, name: string): string 
   return out;
 }
 
-/** Workgroup bytes of the f32 128-tile kernel double-buffered at a step of 16: four (16, 32) tiles of vec4 (rows unpadded, swizzled). */
-export const T128_DB_BYTES = 4 * 16 * 32 * 16;
-
-/**
- * Whether a tile128 dispatch at step `tk` with vec4 loads `vec` runs double-buffered (switch dbuf): a step of 16, both
- * operands on vec4 loads, and room for four tiles in the device's workgroup memory.
- */
-export function doubleBuffers(device: GPUDevice, tk: 8 | 16 | 32, vec: VecLoads): boolean {
-  return perfSwitches().dbuf === 1 && tk === 16 && vec.a && vec.b && device.limits.maxComputeWorkgroupStorageSize >= T128_DB_BYTES;
-}
-
-/** matmul_t128.wgsl at a step of 16 (withStep) double-buffered: DBUF true, two tiles per operand, unpadded swizzled rows. */
-export function withDoubleBuffer(source: string): string {
+/** matmul_t128.wgsl with the experiment switches kload (row: KROW) and group (GROUP). */
+export function withExperiments(source: string, krow: boolean, group: number): string {
   let out = source;
-  for (const [from, to] of [["const DBUF: bool = false;", "const DBUF: bool = true;"], ["const NBUF: u32 = 1u;", "const NBUF: u32 = 2u;"], ["const TSV: u32 = 33u;", "const TSV: u32 = 32u;"]]) {
+  const sub = (from: string, to: string) => {
     const next = out.replace(from, to);
-    if (next === out) throw new Error(`matmul_t128.wgsl: no line '${from}' to substitute for double buffering`);
+    if (next === out) throw new Error(`matmul_t128.wgsl: no line '${from}'`);
     out = next;
-  }
-  if (!out.includes("const TK: u32 = 16u;")) throw new Error("matmul_t128.wgsl: double buffering needs a step of 16");
+  };
+  if (krow) sub("const KROW: bool = false;", "const KROW: bool = true;");
+  if (group) sub("const GROUP: u32 = 0u;", `const GROUP: u32 = ${group}u;`);
   return out;
 }
 
@@ -323,11 +313,10 @@ function pipelineFor(device: GPUDevice, variant: MatmulVariant, e: EncodeMatmulO
       return computePipeline(device, "matmul", typedSource(source64, aF16, bF16), constants);
     case "tile128": {
       const tk = t128Step(device);
-      const dbuf = doubleBuffers(device, tk, vec);
       // The label names the transposes too, so a profile (src/gpu/profile.ts, by label and grid) tells forward from backward products.
-      const label = `matmul_t128${tk === 8 ? "" : `_k${tk}`}${vec.a || vec.b ? `_v${vec.a ? "A" : ""}${vec.b ? "B" : ""}` : ""}${dbuf ? "_db" : ""}${e.transA ? "_tA" : ""}${e.transB ? "_tB" : ""}${tail ? "_tail" : ""}`;
-      const stepped = withStep(source128, tk, "matmul_t128.wgsl");
-      const body = dbuf ? withDoubleBuffer(stepped) : stepped;
+      const label = `matmul_t128${tk === 8 ? "" : `_k${tk}`}${vec.a || vec.b ? `_v${vec.a ? "A" : ""}${vec.b ? "B" : ""}` : ""}${perfSwitches().kload === "row" ? "_kr" : ""}${perfSwitches().group ? `_g${perfSwitches().group}` : ""}${e.transA ? "_tA" : ""}${e.transB ? "_tB" : ""}${tail ? "_tail" : ""}`;
+      const sw = perfSwitches();
+      const body = withExperiments(withStep(source128, tk, "matmul_t128.wgsl"), sw.kload === "row", sw.group);
       const src = tail ? withTail(body, { bindings: [4, 5, 6], rows: "dims.M", cols: "dims.N", transB: e.transB ?? false }, "matmul_t128.wgsl") : body;
       return computePipeline(device, label, typedSource(src, aF16, bF16, vec), constants);
     }
@@ -386,12 +375,14 @@ function planMatmul(o: EncodeMatmulOpts, offsetA: number, offsetB: number): Matm
     new Float32Array(words)[3] = alpha;
     u.set([e.broadcastA ? 0 : M * K, e.broadcastB ? 0 : K * N, M * N, 0], 4);
   }
-  const vec = variant === "tile128" && perfSwitches().vload === 1
+  let vec: VecLoads = variant === "tile128" && perfSwitches().vload === 1
     ? vecOperands({
       M, N, K: u[2], kTotal: u[7], strideA: u[4], strideB: u[5], transA: e.transA ?? false, transB: e.transB ?? false,
       aF16: e.aF16 ?? false, bF16: e.bF16 ?? false, offsetA: offA, offsetB: offB,
     })
     : NO_VEC;
+  const vops = perfSwitches().vops;
+  if (vops !== "ab") vec = { a: vec.a && vops === "a", b: vec.b && vops === "b" };
   return { variant, swap, e, slices, dims: u, grid: [Math.ceil(N / tn), Math.ceil(M / tm), z], vec };
 }
 

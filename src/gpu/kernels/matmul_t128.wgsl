@@ -22,28 +22,31 @@ const TK: u32 = 8u;
 // meet bank conflicts, the products' reads do not).
 const TSV: u32 = 33u;
 const LOADS: u32 = TS * TK / 256u; // elements of each tile per thread and step (a multiple of 4: TK is 8, 16 or 32)
-// Double buffering (switch dbuf; matmul.ts withDoubleBuffer makes these lines true / 2 and TSV 32, for a step of 16
-// with both operands on vec4 loads): two tiles per operand, one barrier per step, and the next step's vec4 loads in
-// flight in registers during the current step's arithmetic (see the loop). Unpadded rows fit the four tiles in
-// 32 KiB; an XOR of each tile row's vec4 index with swz(k) keeps the fills free of bank conflicts instead.
-const DBUF: bool = false;
-const NBUF: u32 = 1u;
 
-var<workgroup> tileA: array<vec4f, NBUF * TK * TSV>; // buffer u, (TK, TSV): element m of row k at tileA[u TK TSV + k TSV + ((m / 4) ^ swz(k))][m % 4]
-var<workgroup> tileB: array<vec4f, NBUF * TK * TSV>; // likewise element n of row k of B
+// Experiments (switches kload, group; matmul.ts substitutes these lines): KROW true maps a k-fastest vec4 operand's
+// loads two threads to a tile row (thread t: row t / 2, k = (t % 2) TK / 2 + 4 j, as the q4 kernel reads its weight)
+// instead of four threads to a row quad; GROUP > 0 runs the grid's tiles in groups of GROUP tile rows, column by
+// column within a group (tile row and column from the workgroup's linear index) instead of row by row.
+const KROW: bool = false;
+const GROUP: u32 = 0u;
 
-// The vec4 index swizzle of tile row k: 0 without double buffering. With it (TK 16, TSV 32) 0, 2, 4, 6 for rows
-// 0-3, 4-7, 8-11, 12-15: a k-fastest fill's warp (rows 4j + c, j < 4, of eight consecutive m) then meets 32 distinct
-// banks, a row-fastest fill's quarter warp eight distinct vec4 banks, and a product read the same vec4 set.
-fn swz(k: u32) -> u32 {
-  if (DBUF) { return 2u * ((k / 4u) % 4u); }
-  return 0u;
-}
+var<workgroup> tileA: array<vec4f, TK * TSV>; // (TK, TSV): element m of row k at tileA[k * TSV + m / 4][m % 4]
+var<workgroup> tileB: array<vec4f, TK * TSV>; // (TK, TSV): element n of row k at tileB[k * TSV + n / 4][n % 4]
 
 @compute @workgroup_size(16, 16)
-fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec3u) {
-  let row0 = wg.y * TS;
-  let col0 = wg.x * TS;
+fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
+  var tr = wg.y;
+  var tc = wg.x;
+  if (GROUP > 0u) {
+    let pid = wg.y * nwg.x + wg.x;
+    let first = (pid / (GROUP * nwg.x)) * GROUP;
+    let rows = min(nwg.y - first, GROUP);
+    let local = pid % (GROUP * nwg.x);
+    tr = first + local % rows;
+    tc = local / rows;
+  }
+  let row0 = tr * TS;
+  let col0 = tc * TS;
   let tx = lid.x;
   let ty = lid.y;
   let tid = ty * 16u + tx;
@@ -55,38 +58,7 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec
   var r2l = vec4f(0.0); var r2r = vec4f(0.0); var r3l = vec4f(0.0); var r3r = vec4f(0.0);
   var r4l = vec4f(0.0); var r4r = vec4f(0.0); var r5l = vec4f(0.0); var r5r = vec4f(0.0);
   var r6l = vec4f(0.0); var r6r = vec4f(0.0); var r7l = vec4f(0.0); var r7r = vec4f(0.0);
-  if (DBUF) {
-    // Step k0's vec4 into registers (fetch), then into buffer 0 (put); per step: the next step's fetch, this step's
-    // arithmetic on buffer `cur`, the put into the other buffer (read by nobody since the previous barrier), a barrier.
-    var s = fetch(0u, kEnd, tid, row0, col0, baseA, baseB);
-    put(s, 0u, tid);
-    workgroupBarrier();
-    var cur = 0u;
-    for (var k0 = 0u; k0 < kEnd; k0 += TK) {
-      let more = k0 + TK < kEnd;
-      if (more) { s = fetch(k0 + TK, kEnd, tid, row0, col0, baseA, baseB); }
-      let o = cur * TK * TSV;
-      for (var kk = 0u; kk < TK; kk++) {
-        let w = swz(kk);
-        let a0 = tileA[o + kk * TSV + (ty ^ w)];
-        let a1 = tileA[o + kk * TSV + ((16u + ty) ^ w)];
-        let b0 = tileB[o + kk * TSV + (tx ^ w)];
-        let b1 = tileB[o + kk * TSV + ((16u + tx) ^ w)];
-        r0l = fma(vec4f(a0.x), b0, r0l); r0r = fma(vec4f(a0.x), b1, r0r);
-        r1l = fma(vec4f(a0.y), b0, r1l); r1r = fma(vec4f(a0.y), b1, r1r);
-        r2l = fma(vec4f(a0.z), b0, r2l); r2r = fma(vec4f(a0.z), b1, r2r);
-        r3l = fma(vec4f(a0.w), b0, r3l); r3r = fma(vec4f(a0.w), b1, r3r);
-        r4l = fma(vec4f(a1.x), b0, r4l); r4r = fma(vec4f(a1.x), b1, r4r);
-        r5l = fma(vec4f(a1.y), b0, r5l); r5r = fma(vec4f(a1.y), b1, r5r);
-        r6l = fma(vec4f(a1.z), b0, r6l); r6r = fma(vec4f(a1.z), b1, r6r);
-        r7l = fma(vec4f(a1.w), b0, r7l); r7r = fma(vec4f(a1.w), b1, r7r);
-      }
-      if (more) { put(s, cur ^ 1u, tid); }
-      workgroupBarrier();
-      cur ^= 1u;
-    }
-  }
-  for (var k0 = 0u; k0 < select(kEnd, 0u, DBUF); k0 += TK) {
+  for (var k0 = 0u; k0 < kEnd; k0 += TK) {
     // 256 threads load the TS x TK elements of each tile; the fastest-varying index follows memory order.
     // Scalar (VEC_X false): LOADS bounds-checked elements of each tile per thread.
     for (var i = 0u; i < LOADS; i++) {
@@ -118,7 +90,8 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec
           tileA[ka * TSV + mq] = v;
         } else {
           // A (M, K): quad q is k = 4 (q % (TK / 4)) .. + 3 of row m = q / (TK / 4), one element of four tile rows.
-          let ka = 4u * (q % (TK / 4u)); let mm = q / (TK / 4u);
+          var ka = 4u * (q % (TK / 4u)); var mm = q / (TK / 4u);
+          if (KROW) { ka = (tid % 2u) * (TK / 2u) + 4u * j; mm = tid / 2u; }
           let m = row0 + mm; let k = k0 + ka;
           var v = vec4f(0.0);
           if (m < dims.M && k < kEnd) { v = quadA((baseA + m * rowK() + k) / 4u); }
@@ -129,7 +102,8 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec
       if (VEC_B) {
         if (TRANS_B) {
           // B (N, K): quad q is k = 4 (q % (TK / 4)) .. + 3 of row n = q / (TK / 4).
-          let kb = 4u * (q % (TK / 4u)); let nn = q / (TK / 4u);
+          var kb = 4u * (q % (TK / 4u)); var nn = q / (TK / 4u);
+          if (KROW) { kb = (tid % 2u) * (TK / 2u) + 4u * j; nn = tid / 2u; }
           let n = col0 + nn; let k = k0 + kb;
           var v = vec4f(0.0);
           if (n < dims.N && k < kEnd) { v = quadB((baseB + n * rowK() + k) / 4u); }
@@ -176,73 +150,6 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec
   store4(baseC, m1 + 1u, n0, r5l); store4(baseC, m1 + 1u, n1, r5r);
   store4(baseC, m1 + 2u, n0, r6l); store4(baseC, m1 + 2u, n1, r6r);
   store4(baseC, m1 + 3u, n0, r7l); store4(baseC, m1 + 3u, n1, r7r);
-}
-
-// One step's loads of a thread under DBUF (both operands vec4, TK 16): quads tid and tid + 256 of each tile, as the
-// vectorised loads of the single-buffered loop read them.
-struct Stage { a0: vec4f, a1: vec4f, b0: vec4f, b1: vec4f }
-
-fn fetchA(q: u32, k0: u32, kEnd: u32, row0: u32, baseA: u32) -> vec4f {
-  if (TRANS_A) {
-    let m = row0 + 4u * (q % (TS / 4u)); let k = k0 + q / (TS / 4u);
-    if (m < dims.M && k < kEnd) { return quadA((baseA + k * dims.M + m) / 4u); }
-  } else {
-    let m = row0 + q / (TK / 4u); let k = k0 + 4u * (q % (TK / 4u));
-    if (m < dims.M && k < kEnd) { return quadA((baseA + m * rowK() + k) / 4u); }
-  }
-  return vec4f(0.0);
-}
-
-fn fetchB(q: u32, k0: u32, kEnd: u32, col0: u32, baseB: u32) -> vec4f {
-  if (TRANS_B) {
-    let n = col0 + q / (TK / 4u); let k = k0 + 4u * (q % (TK / 4u));
-    if (n < dims.N && k < kEnd) { return quadB((baseB + n * rowK() + k) / 4u); }
-  } else {
-    let n = col0 + 4u * (q % (TS / 4u)); let k = k0 + q / (TS / 4u);
-    if (n < dims.N && k < kEnd) { return quadB((baseB + k * dims.N + n) / 4u); }
-  }
-  return vec4f(0.0);
-}
-
-fn fetch(k0: u32, kEnd: u32, tid: u32, row0: u32, col0: u32, baseA: u32, baseB: u32) -> Stage {
-  return Stage(fetchA(tid, k0, kEnd, row0, baseA), fetchA(tid + 256u, k0, kEnd, row0, baseA),
-               fetchB(tid, k0, kEnd, col0, baseB), fetchB(tid + 256u, k0, kEnd, col0, baseB));
-}
-
-// Quad q of a tile (as fetchA / fetchB read it) into buffer u of that tile, swizzled.
-fn putA(q: u32, v: vec4f, u: u32) {
-  let o = u * TK * TSV;
-  if (TRANS_A) {
-    let k = q / (TS / 4u);
-    tileA[o + k * TSV + ((q % (TS / 4u)) ^ swz(k))] = v;
-  } else {
-    let k = 4u * (q % (TK / 4u)); let mm = q / (TK / 4u);
-    let c = mm / 4u; let l = mm % 4u;
-    tileA[o + k * TSV + (c ^ swz(k))][l] = v.x;
-    tileA[o + (k + 1u) * TSV + (c ^ swz(k + 1u))][l] = v.y;
-    tileA[o + (k + 2u) * TSV + (c ^ swz(k + 2u))][l] = v.z;
-    tileA[o + (k + 3u) * TSV + (c ^ swz(k + 3u))][l] = v.w;
-  }
-}
-
-fn putB(q: u32, v: vec4f, u: u32) {
-  let o = u * TK * TSV;
-  if (TRANS_B) {
-    let k = 4u * (q % (TK / 4u)); let nn = q / (TK / 4u);
-    let c = nn / 4u; let l = nn % 4u;
-    tileB[o + k * TSV + (c ^ swz(k))][l] = v.x;
-    tileB[o + (k + 1u) * TSV + (c ^ swz(k + 1u))][l] = v.y;
-    tileB[o + (k + 2u) * TSV + (c ^ swz(k + 2u))][l] = v.z;
-    tileB[o + (k + 3u) * TSV + (c ^ swz(k + 3u))][l] = v.w;
-  } else {
-    let k = q / (TS / 4u);
-    tileB[o + k * TSV + ((q % (TS / 4u)) ^ swz(k))] = v;
-  }
-}
-
-fn put(s: Stage, u: u32, tid: u32) {
-  putA(tid, s.a0, u); putA(tid + 256u, s.a1, u);
-  putB(tid, s.b0, u); putB(tid + 256u, s.b1, u);
 }
 
 // Writes columns n .. n + 3 of row m (those inside C).
