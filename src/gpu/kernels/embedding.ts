@@ -54,7 +54,7 @@ export async function encodeEmbeddingScatter(
   ids: GPUBuffer,
   links: GPUBuffer,
   dy: GPUBuffer,
-  dtable: GPUBuffer,
+  dtable: GPUBuffer | GPUBufferBinding,
   d: EmbeddingDims & { v0?: number },
 ): Promise<void> {
   const pipeline = await computePipeline(device, "embedding_backward", backwardSource, { WG });
