@@ -53,18 +53,12 @@ export interface PerfSwitches {
   loraTail: 0 | 1;
   /** The embedding table's gradient (full fine-tuning, pretraining): "links" (a links pass and a chain walk per id, model/ops.ts) or "scan" (a thread per table element over every id, earlier). */
   embedBack: "links" | "scan";
-  /** Experiment (2026-12-02): which operands of the f32 128-tile kernel may load as vec4 under vload=1: "ab" both (the default), "a" or "b" only. */
-  vops: "ab" | "a" | "b";
-  /** Experiment: a k-fastest vec4 operand of the 128-tile kernel loaded four threads to a row quad ("quad", the default) or two threads to a tile row ("row", as the q4 kernel reads its weight). */
-  kload: "quad" | "row";
-  /** Experiment: the 128-tile kernel's grid row by row (0, the default) or in groups of this many tile rows, column by column within a group. */
-  group: 0 | 4 | 8 | 16;
 }
 
 /** The current defaults. */
-export const NEW_SWITCHES: Readonly<PerfSwitches> = { passes: "merged", submit: "layer", q4: "tile128", bindCache: true, arena: true, splitK: "general", subgroups: true, recomputeLean: true, headRows: true, wideSplit: 3, tk: 16, q4tk: 16, vload: 1, loraTail: 1, vops: "ab", kload: "quad", group: 0, embedBack: "links" };
+export const NEW_SWITCHES: Readonly<PerfSwitches> = { passes: "merged", submit: "layer", q4: "tile128", bindCache: true, arena: true, splitK: "general", subgroups: true, recomputeLean: true, headRows: true, wideSplit: 3, tk: 16, q4tk: 16, vload: 1, loraTail: 1, embedBack: "links" };
 /** Every earlier behaviour. */
-export const OLD_SWITCHES: Readonly<PerfSwitches> = { passes: "split", submit: "once", q4: "tile64", bindCache: false, arena: false, splitK: "transA", subgroups: false, recomputeLean: false, headRows: false, wideSplit: 1, tk: 8, q4tk: 8, vload: 0, loraTail: 0, vops: "ab", kload: "quad", group: 0, embedBack: "scan" };
+export const OLD_SWITCHES: Readonly<PerfSwitches> = { passes: "split", submit: "once", q4: "tile64", bindCache: false, arena: false, splitK: "transA", subgroups: false, recomputeLean: false, headRows: false, wideSplit: 1, tk: 8, q4tk: 8, vload: 0, loraTail: 0, embedBack: "scan" };
 
 const CHOICES: { [K in keyof PerfSwitches]: readonly string[] } = {
   passes: ["merged", "split"],
@@ -81,9 +75,6 @@ const CHOICES: { [K in keyof PerfSwitches]: readonly string[] } = {
   q4tk: ["8", "16"],
   vload: ["0", "1"],
   loraTail: ["0", "1"],
-  vops: ["ab", "a", "b"],
-  kload: ["quad", "row"],
-  group: ["0", "4", "8", "16"],
   embedBack: ["links", "scan"],
 };
 
@@ -150,15 +141,6 @@ export function parsePerfSwitches(spec: string, base: Readonly<PerfSwitches> = N
       case "loraTail":
         out.loraTail = v === "1" ? 1 : 0;
         break;
-      case "vops":
-        out.vops = v === "a" ? "a" : v === "b" ? "b" : "ab";
-        break;
-      case "kload":
-        out.kload = v === "row" ? "row" : "quad";
-        break;
-      case "group":
-        out.group = Number(v) as PerfSwitches["group"];
-        break;
       case "embedBack":
         out.embedBack = v === "scan" ? "scan" : "links";
         break;
@@ -169,7 +151,7 @@ export function parsePerfSwitches(spec: string, base: Readonly<PerfSwitches> = N
 
 /** "passes=merged,submit=layer,...": the form RLVR_PERF and the benches' perf= take. */
 export function formatPerfSwitches(s: Readonly<PerfSwitches>): string {
-  return `passes=${s.passes},submit=${s.submit},q4=${s.q4},bindCache=${s.bindCache ? 1 : 0},arena=${s.arena ? 1 : 0},splitK=${s.splitK},subgroups=${s.subgroups ? 1 : 0},recomputeLean=${s.recomputeLean ? 1 : 0},headRows=${s.headRows ? 1 : 0},wideSplit=${s.wideSplit},tk=${s.tk},q4tk=${s.q4tk},vload=${s.vload},loraTail=${s.loraTail},vops=${s.vops},kload=${s.kload},group=${s.group},embedBack=${s.embedBack}`;
+  return `passes=${s.passes},submit=${s.submit},q4=${s.q4},bindCache=${s.bindCache ? 1 : 0},arena=${s.arena ? 1 : 0},splitK=${s.splitK},subgroups=${s.subgroups ? 1 : 0},recomputeLean=${s.recomputeLean ? 1 : 0},headRows=${s.headRows ? 1 : 0},wideSplit=${s.wideSplit},tk=${s.tk},q4tk=${s.q4tk},vload=${s.vload},loraTail=${s.loraTail},embedBack=${s.embedBack}`;
 }
 
 function fromEnv(): PerfSwitches {

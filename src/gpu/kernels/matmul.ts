@@ -198,19 +198,6 @@ export function withStep(source: string, tk: 8 | 16 | 32, name: string): string 
   return out;
 }
 
-/** matmul_t128.wgsl with the experiment switches kload (row: KROW) and group (GROUP). */
-export function withExperiments(source: string, krow: boolean, group: number): string {
-  let out = source;
-  const sub = (from: string, to: string) => {
-    const next = out.replace(from, to);
-    if (next === out) throw new Error(`matmul_t128.wgsl: no line '${from}'`);
-    out = next;
-  };
-  if (krow) sub("const KROW: bool = false;", "const KROW: bool = true;");
-  if (group) sub("const GROUP: u32 = 0u;", `const GROUP: u32 = ${group}u;`);
-  return out;
-}
-
 /**
  * Operand X's ("A" or "B", binding x) part of a kernel's prelude (matmul_common.wgsl describes it): the binding's element
  * type, elemX (one element as f32), quadX (four as a vec4f) and VEC_X. The kernels read X through them only, so either
@@ -314,9 +301,8 @@ function pipelineFor(device: GPUDevice, variant: MatmulVariant, e: EncodeMatmulO
     case "tile128": {
       const tk = t128Step(device);
       // The label names the transposes too, so a profile (src/gpu/profile.ts, by label and grid) tells forward from backward products.
-      const label = `matmul_t128${tk === 8 ? "" : `_k${tk}`}${vec.a || vec.b ? `_v${vec.a ? "A" : ""}${vec.b ? "B" : ""}` : ""}${perfSwitches().kload === "row" ? "_kr" : ""}${perfSwitches().group ? `_g${perfSwitches().group}` : ""}${e.transA ? "_tA" : ""}${e.transB ? "_tB" : ""}${tail ? "_tail" : ""}`;
-      const sw = perfSwitches();
-      const body = withExperiments(withStep(source128, tk, "matmul_t128.wgsl"), sw.kload === "row", sw.group);
+      const label = `matmul_t128${tk === 8 ? "" : `_k${tk}`}${vec.a || vec.b ? `_v${vec.a ? "A" : ""}${vec.b ? "B" : ""}` : ""}${e.transA ? "_tA" : ""}${e.transB ? "_tB" : ""}${tail ? "_tail" : ""}`;
+      const body = withStep(source128, tk, "matmul_t128.wgsl");
       const src = tail ? withTail(body, { bindings: [4, 5, 6], rows: "dims.M", cols: "dims.N", transB: e.transB ?? false }, "matmul_t128.wgsl") : body;
       return computePipeline(device, label, typedSource(src, aF16, bF16, vec), constants);
     }
@@ -375,14 +361,12 @@ function planMatmul(o: EncodeMatmulOpts, offsetA: number, offsetB: number): Matm
     new Float32Array(words)[3] = alpha;
     u.set([e.broadcastA ? 0 : M * K, e.broadcastB ? 0 : K * N, M * N, 0], 4);
   }
-  let vec: VecLoads = variant === "tile128" && perfSwitches().vload === 1
+  const vec = variant === "tile128" && perfSwitches().vload === 1
     ? vecOperands({
       M, N, K: u[2], kTotal: u[7], strideA: u[4], strideB: u[5], transA: e.transA ?? false, transB: e.transB ?? false,
       aF16: e.aF16 ?? false, bF16: e.bF16 ?? false, offsetA: offA, offsetB: offB,
     })
     : NO_VEC;
-  const vops = perfSwitches().vops;
-  if (vops !== "ab") vec = { a: vec.a && vops === "a", b: vec.b && vops === "b" };
   return { variant, swap, e, slices, dims: u, grid: [Math.ceil(N / tn), Math.ceil(M / tm), z], vec };
 }
 

@@ -23,30 +23,13 @@ const TK: u32 = 8u;
 const TSV: u32 = 33u;
 const LOADS: u32 = TS * TK / 256u; // elements of each tile per thread and step (a multiple of 4: TK is 8, 16 or 32)
 
-// Experiments (switches kload, group; matmul.ts substitutes these lines): KROW true maps a k-fastest vec4 operand's
-// loads two threads to a tile row (thread t: row t / 2, k = (t % 2) TK / 2 + 4 j, as the q4 kernel reads its weight)
-// instead of four threads to a row quad; GROUP > 0 runs the grid's tiles in groups of GROUP tile rows, column by
-// column within a group (tile row and column from the workgroup's linear index) instead of row by row.
-const KROW: bool = false;
-const GROUP: u32 = 0u;
-
 var<workgroup> tileA: array<vec4f, TK * TSV>; // (TK, TSV): element m of row k at tileA[k * TSV + m / 4][m % 4]
 var<workgroup> tileB: array<vec4f, TK * TSV>; // (TK, TSV): element n of row k at tileB[k * TSV + n / 4][n % 4]
 
 @compute @workgroup_size(16, 16)
-fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
-  var tr = wg.y;
-  var tc = wg.x;
-  if (GROUP > 0u) {
-    let pid = wg.y * nwg.x + wg.x;
-    let first = (pid / (GROUP * nwg.x)) * GROUP;
-    let rows = min(nwg.y - first, GROUP);
-    let local = pid % (GROUP * nwg.x);
-    tr = first + local % rows;
-    tc = local / rows;
-  }
-  let row0 = tr * TS;
-  let col0 = tc * TS;
+fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec3u) {
+  let row0 = wg.y * TS;
+  let col0 = wg.x * TS;
   let tx = lid.x;
   let ty = lid.y;
   let tid = ty * 16u + tx;
@@ -90,8 +73,7 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec
           tileA[ka * TSV + mq] = v;
         } else {
           // A (M, K): quad q is k = 4 (q % (TK / 4)) .. + 3 of row m = q / (TK / 4), one element of four tile rows.
-          var ka = 4u * (q % (TK / 4u)); var mm = q / (TK / 4u);
-          if (KROW) { ka = (tid % 2u) * (TK / 2u) + 4u * j; mm = tid / 2u; }
+          let ka = 4u * (q % (TK / 4u)); let mm = q / (TK / 4u);
           let m = row0 + mm; let k = k0 + ka;
           var v = vec4f(0.0);
           if (m < dims.M && k < kEnd) { v = quadA((baseA + m * rowK() + k) / 4u); }
@@ -102,8 +84,7 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec
       if (VEC_B) {
         if (TRANS_B) {
           // B (N, K): quad q is k = 4 (q % (TK / 4)) .. + 3 of row n = q / (TK / 4).
-          var kb = 4u * (q % (TK / 4u)); var nn = q / (TK / 4u);
-          if (KROW) { kb = (tid % 2u) * (TK / 2u) + 4u * j; nn = tid / 2u; }
+          let kb = 4u * (q % (TK / 4u)); let nn = q / (TK / 4u);
           let n = col0 + nn; let k = k0 + kb;
           var v = vec4f(0.0);
           if (n < dims.N && k < kEnd) { v = quadB((baseB + n * rowK() + k) / 4u); }
