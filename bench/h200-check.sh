@@ -12,10 +12,10 @@
 # call (the LoRA tail; not run yet).
 # `final`: the session's last call (the cross-check with loraTail on, the head as MatMul; see its comment).
 # `probe`: the fourth session's first call (see its comment); `products`: its second; `rows`: its third; `auto`: its fourth.
-# Run: source .device/remote-setup.sh; bash bench/h200-check.sh trainer|sampling|verify|next|final|probe|products|rows|auto|units|dbuf|exp   (logs and JSON in $OUT/results.tgz)
+# Run: source .device/remote-setup.sh; bash bench/h200-check.sh trainer|sampling|verify|next|final|probe|products|rows|auto|units|dbuf|exp|embed|attn   (logs and JSON in $OUT/results.tgz)
 set -u
 cd "$(dirname "$0")/.."
-WHAT=${1:?usage: bash bench/h200-check.sh trainer|sampling|verify|next|final|probe|products|rows|auto|units|dbuf|exp}
+WHAT=${1:?usage: bash bench/h200-check.sh trainer|sampling|verify|next|final|probe|products|rows|auto|units|dbuf|exp|embed|attn}
 OUT=${OUT:-/tmp/h200-check-out}
 mkdir -p "$OUT"
 TOTAL=${H200_TOTAL_S:-560}
@@ -174,7 +174,40 @@ exp)
   done
   t q4-again 45 deno run -A "$J/train.js" qwen2.5-0.5b 8 768 16 1 4 step budget=35 out="$OUT/q4-again.json"
   ;;
-*) echo "h200-check.sh: trainer, sampling, verify, next, final, probe, products, rows, auto, units, dbuf or exp, got $WHAT"; exit 2 ;;
+embed)
+  # After exp (fifth session, call P): pretraining with the embedding gradient through links (embedBack=links, the new
+  # default) against the earlier scan, with its per-kernel profile; the f32 and q4 steps alternated twice on one machine
+  # (calls M-O put f32 2.3% behind q4 twice and 0.4% ahead once), beside PyTorch + PEFT and its full fine-tuning of the
+  # demo shape.
+  for e in links scan; do
+    HEAD=16 PAT="== pretrain|tokens/s|GPU busy|  [0-9]" t pretrain-$e 40 deno run -A "$J/profile.js" pretrain 16 1024 16 perf=embedBack=$e
+  done
+  t torch 45 python3 bench/torch/train.py --out "$OUT" --iters 5 --warmup 2 --no-sweep --attn eager
+  for i in 1 2; do
+    t q4-$i 45 deno run -A "$J/train.js" qwen2.5-0.5b 8 768 16 1 4 step budget=35 out="$OUT/q4-$i.json"
+    t f32-$i 45 deno run -A "$J/train.js" qwen2.5-0.5b 8 768 16 0 4 step budget=35 out="$OUT/f32-$i.json"
+  done
+  PAT="tokens/s" t torch-pretrain 60 python3 bench/torch/pretrain.py --out "$OUT"
+  ;;
+attn)
+  # After embed (fifth session, call Q): the attention kernels computing several scores per thread from one key (query)
+  # vec4 read (bitwise the earlier results), the forward at 64 query rows a workgroup (attnRows=4) against 32; the
+  # pretraining step's and the GRPO steps' per-kernel profiles, beside PyTorch + PEFT.
+  # Run twice: call Q ran a first version (not committed) that kept the scores in dynamically indexed arrays (slower:
+  # local memory, attnRows=4 the default); call R
+  # with named accumulators, attnRows=2 the default.
+  PAT="max|worst|PASS|FAIL|ok" t check 150 env OUT="$OUT/c" PARTS=check bash bench/h200.sh
+  cp "$OUT"/c/*.json "$OUT/" 2>/dev/null; cp "$OUT/c/run.log" "$OUT/check-run.log" 2>/dev/null; rm -rf "$OUT/c"
+  for r in 2 4; do
+    HEAD=12 PAT="== pretrain|tokens/s|GPU busy|  [0-9]" t pretrain-r$r 40 deno run -A "$J/profile.js" pretrain 16 1024 16 perf=attnRows=$r
+  done
+  t torch 45 python3 bench/torch/train.py --out "$OUT" --iters 5 --warmup 2 --no-sweep --attn eager
+  t q4 45 deno run -A "$J/train.js" qwen2.5-0.5b 8 768 16 1 4 step,recompute budget=35 out="$OUT/q4.json"
+  t f32 45 deno run -A "$J/train.js" qwen2.5-0.5b 8 768 16 0 4 step budget=35 out="$OUT/f32.json" "variants=attnRows=4"
+  HEAD=14 PAT="== grpo|GPU busy|  [0-9]" t profile-q4 40 deno run -A "$J/profile.js" grpo 16 1024 4 qwen2.5-0.5b 8 768 q4=1
+  PAT="tokens/s" t torch-pretrain 60 python3 bench/torch/pretrain.py --out "$OUT"
+  ;;
+*) echo "h200-check.sh: trainer, sampling, verify, next, final, probe, products, rows, auto, units, dbuf, exp, embed or attn, got $WHAT"; exit 2 ;;
 esac
 pack
 echo "h200-check.sh $WHAT: done in $(( $(date +%s) - S0 )) s"

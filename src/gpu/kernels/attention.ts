@@ -95,7 +95,8 @@ export async function encodeAttentionForward(
   const scale = opts.scale ?? 1 / Math.sqrt(a.D);
   validate(a, buf);
   const ds = tileStride(a.D);
-  const words = (bq: number, bk: number) => bq * ds + 2 * bk * ds + bq * bk;
+  // q, k and v tiles, the scores and their probabilities.
+  const words = (bq: number, bk: number) => bq * ds + 2 * bk * ds + 2 * bq * bk;
   // 32 query rows, two per thread, when they fit (D <= 64 with 32 KiB); else one row per thread.
   const wide = words(32, 16) * 4 <= Math.min(device.limits.maxComputeWorkgroupStorageSize, opts.workgroupBytes ?? Infinity);
   const [BQ, BK] = wide ? [32, 16] : pickTiles(device, words, opts.workgroupBytes);

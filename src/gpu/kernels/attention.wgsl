@@ -3,7 +3,7 @@
 // softmax, so no T x T score matrix exists. Tiles hold rows as vec4 (zero-padded past D, one spare
 // vec4 per row so consecutive rows start in different banks). Thread (lane, y) owns rows
 // y, y + BQ/RPT (RPT of them) and the vec4 columns lane, lane + 16; all threads share the
-// BQ * BK scores of a tile.
+// BQ * BK scores of a tile, each computing EPT of them in one key column.
 // Glossary: B batch, T tokens, H query heads, Hkv kv heads, D head dim; lens (B) valid lengths.
 
 struct Dims {
@@ -34,12 +34,16 @@ override DS4: u32 = D4 + 1u;     // vec4 row stride of the tiles
 const LANES: u32 = 16u;
 const JMAX: u32 = 2u;
 const RPT_MAX: u32 = 2u;
+// Scores per thread and tile: thread tid computes elements tid + nt i (nt = LANES BQ / RPT threads) of the (BQ, BK)
+// tile, one key column (nt is a multiple of BK), so each key vec4 it reads feeds ept() (1 or 2) query rows.
+fn ept() -> u32 { return (BK * RPT + LANES - 1u) / LANES; }
 const NEG: f32 = -1.0e30; // score of a masked pair; real scores are far above NEG / 2
 
 var<workgroup> qs: array<vec4f, BQ * DS4>; // (BQ, DS4)
 var<workgroup> ks: array<vec4f, BK * DS4>; // (BK, DS4)
 var<workgroup> vs: array<vec4f, BK * DS4>; // (BK, DS4)
 var<workgroup> ss: array<f32, BQ * BK>;    // (BQ, BK) scores of the tile
+var<workgroup> ps: array<f32, BQ * BK>;    // (BQ, BK) their probabilities (where BK = LANES)
 
 // Four consecutive head-dim values of a row starting at `base`, zero past D (one function per
 // buffer: pointers to storage cannot be passed to functions portably).
@@ -99,17 +103,21 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec
       vs[(e / D4) * DS4 + e % D4] = vx;
     }
     workgroupBarrier();
-    for (var e = tid; e < BQ * BK; e += nt) {
-      let rr = e / BK;
-      let c = e % BK;
+    {
+      // Named accumulators, not an array: a dynamically indexed one went to local memory (the H200, call Q).
+      let c = tid % BK;
       let j = k0 + c;
-      var s = NEG;
-      if (j <= q0 + rr && j < len) {
-        var dot4 = vec4f(0.0);
-        for (var i = 0u; i < D4; i++) { dot4 = fma(qs[rr * DS4 + i], ks[c * DS4 + i], dot4); }
-        s = (dot4.x + dot4.y + dot4.z + dot4.w) * dims.scale;
+      let r0 = tid / BK;
+      let rstep = nt / BK;
+      let n = ept();
+      var d0 = vec4f(0.0); var d1 = vec4f(0.0);
+      for (var i4 = 0u; i4 < D4; i4++) {
+        let kv = ks[c * DS4 + i4];
+        d0 = fma(qs[r0 * DS4 + i4], kv, d0);
+        if (n > 1u) { d1 = fma(qs[min(r0 + rstep, BQ - 1u) * DS4 + i4], kv, d1); }
       }
-      ss[e] = s;
+      putScore(tid, j, q0, len, d0);
+      if (n > 1u) { putScore(tid + nt, j, q0, len, d1); }
     }
     workgroupBarrier();
     var mt: array<f32, RPT_MAX>;
@@ -122,11 +130,27 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec
       for (var j = 0u; j < JMAX; j++) { acc[i * JMAX + j] *= alpha; }
       m[i] = mt[i];
     }
+    // With BK = LANES the scores a thread wrote (putScore: key lane of its own rows) turn into probabilities once, in
+    // ps, instead of in each of the row's 16 threads for every key.
+    let own = BK == LANES;
+    if (own) {
+      for (var i = 0u; i < RPT; i++) {
+        let e = (lid.y + i * rs) * BK + lane;
+        let s = ss[e];
+        ps[e] = select(0.0, exp(s - mt[i]), s > NEG * 0.5);
+      }
+      workgroupBarrier();
+    }
     for (var c = 0u; c < BK; c++) {
       var p: array<f32, RPT_MAX>;
       for (var i = 0u; i < RPT; i++) {
-        let s = ss[(lid.y + i * rs) * BK + c];
-        p[i] = select(0.0, exp(s - mt[i]), s > NEG * 0.5);
+        let e = (lid.y + i * rs) * BK + c;
+        if (own) {
+          p[i] = ps[e];
+        } else {
+          let s = ss[e];
+          p[i] = select(0.0, exp(s - mt[i]), s > NEG * 0.5);
+        }
         l[i] += p[i];
       }
       for (var j = 0u; j < JMAX; j++) {
@@ -152,4 +176,12 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec
     }
     if (lane == 0u) { lse[(b * dims.H + h) * dims.T + t] = select(0.0, m[i] + log(l[i]), valid); }
   }
+}
+
+// Score element e (row e / BK of the tile, key j) from its dot product, or NEG where masked; e past the tile is no element.
+fn putScore(e: u32, j: u32, q0: u32, len: u32, d: vec4f) {
+  if (e >= BQ * BK) { return; }
+  var sc = NEG;
+  if (j <= q0 + e / BK && j < len) { sc = (d.x + d.y + d.z + d.w) * dims.scale; }
+  ss[e] = sc;
 }

@@ -35,6 +35,7 @@ override DS4: u32 = D4 + 1u;
 const LANES: u32 = 16u;
 const JMAX: u32 = 2u;
 const RPT_MAX: u32 = 2u;
+fn ept() -> u32 { return (BQ * RPT + LANES - 1u) / LANES; } // tile elements per thread (nt = LANES BK / RPT threads)
 
 var<workgroup> ks: array<vec4f, BK * DS4>;  // (BK, DS4)
 var<workgroup> vs: array<vec4f, BK * DS4>;  // (BK, DS4)
@@ -124,24 +125,26 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec
         rowDelta[e] = dl;
       }
       workgroupBarrier();
-      for (var e = tid; e < BK * BQ; e += nt) {
-        let c = e / BQ;
-        let rr = e % BQ;
-        let tt = q0 + rr;
-        var p = 0.0;
-        var ds = 0.0;
-        if (j0 + c <= tt && tt < len) {
-          var s4 = vec4f(0.0);
-          var dp4 = vec4f(0.0);
-          for (var i = 0u; i < D4; i++) {
-            s4 = fma(qs[rr * DS4 + i], ks[c * DS4 + i], s4);
-            dp4 = fma(dos[rr * DS4 + i], vs[c * DS4 + i], dp4);
+      {
+        // Elements tid + nt i (i < ept() <= 2) of the (BK, BQ) tile: one query row, so each q and dout vec4 read feeds
+        // ept() key rows. Named accumulators: a dynamically indexed array went to local memory (the H200, call Q).
+        let rr = tid % BQ;
+        let c0 = tid / BQ;
+        let c1 = min(c0 + nt / BQ, BK - 1u);
+        let two = ept() > 1u;
+        var s0 = vec4f(0.0); var s1 = vec4f(0.0); var p0 = vec4f(0.0); var p1 = vec4f(0.0);
+        for (var i4 = 0u; i4 < D4; i4++) {
+          let qv = qs[rr * DS4 + i4];
+          let dv4 = dos[rr * DS4 + i4];
+          s0 = fma(qv, ks[c0 * DS4 + i4], s0);
+          p0 = fma(dv4, vs[c0 * DS4 + i4], p0);
+          if (two) {
+            s1 = fma(qv, ks[c1 * DS4 + i4], s1);
+            p1 = fma(dv4, vs[c1 * DS4 + i4], p1);
           }
-          p = exp((s4.x + s4.y + s4.z + s4.w) * dims.scale - rowL[rr]);
-          ds = p * ((dp4.x + dp4.y + dp4.z + dp4.w) - rowDelta[rr]);
         }
-        ps[e] = p;
-        dss[e] = ds;
+        putPds(tid, j0, q0 + rr, len, rr, s0, p0);
+        if (two) { putPds(tid + nt, j0, q0 + rr, len, rr, s1, p1); }
       }
       workgroupBarrier();
       for (var rr = 0u; rr < BQ; rr++) {
@@ -180,4 +183,18 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec
       }
     }
   }
+}
+
+// P and dS of tile element e (key row e / BQ, query tt = row rr of the query tile); 0 where masked or past the tile.
+fn putPds(e: u32, j0: u32, tt: u32, len: u32, rr: u32, s4: vec4f, dp4: vec4f) {
+  if (e >= BK * BQ) { return; }
+  let c = e / BQ;
+  var p = 0.0;
+  var ds = 0.0;
+  if (j0 + c <= tt && tt < len) {
+    p = exp((s4.x + s4.y + s4.z + s4.w) * dims.scale - rowL[rr]);
+    ds = p * ((dp4.x + dp4.y + dp4.z + dp4.w) - rowDelta[rr]);
+  }
+  ps[e] = p;
+  dss[e] = ds;
 }

@@ -35,6 +35,7 @@ override DS4: u32 = D4 + 1u;
 const LANES: u32 = 16u;
 const JMAX: u32 = 2u;
 const RPT_MAX: u32 = 2u;
+fn ept() -> u32 { return (BK * RPT + LANES - 1u) / LANES; } // tile elements per thread (nt = LANES BQ / RPT threads)
 
 var<workgroup> qs: array<vec4f, BQ * DS4>;  // (BQ, DS4)
 var<workgroup> dos: array<vec4f, BQ * DS4>; // (BQ, DS4)
@@ -48,6 +49,12 @@ var<workgroup> rowDelta: array<f32, BQ>;
 fn loadQ(base: u32, c4: u32) -> vec4f {
   var x = vec4f(0.0);
   for (var i = 0u; i < 4u; i++) { if (c4 * 4u + i < D) { x[i] = q[base + c4 * 4u + i]; } }
+  return x;
+}
+
+fn loadO(base: u32, c4: u32) -> vec4f {
+  var x = vec4f(0.0);
+  for (var i = 0u; i < 4u; i++) { if (c4 * 4u + i < D) { x[i] = o[base + c4 * 4u + i]; } }
   return x;
 }
 
@@ -93,6 +100,27 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec
     qs[(e / D4) * DS4 + e % D4] = qx;
     dos[(e / D4) * DS4 + e % D4] = dx;
   }
+  // delta = rowsum(dout * o) and the row's lse. Where BK = LANES the row's 16 threads each sum dout * o over their vec4
+  // columns into ss (BQ x LANES) and lane 0 adds the 16 partials in lane order; else lane 0 walks the row alone.
+  if (BK == LANES) {
+    for (var i = 0u; i < RPT; i++) {
+      let row = lid.y + i * rs;
+      let t = q0 + row;
+      var part = 0.0;
+      if (t < len) {
+        let base = ((b * dims.T + t) * dims.H + h) * D;
+        for (var jj = 0u; jj < JMAX; jj++) {
+          let c4 = lane + LANES * jj;
+          if (c4 < D4) {
+            let x = loadDout(base, c4) * loadO(base, c4);
+            part += (x.x + x.y) + (x.z + x.w);
+          }
+        }
+      }
+      ss[row * LANES + lane] = part;
+    }
+    workgroupBarrier();
+  }
   if (lane == 0u) {
     for (var i = 0u; i < RPT; i++) {
       let row = lid.y + i * rs;
@@ -101,7 +129,11 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec
       var lv = 0.0;
       if (t < len) {
         let base = ((b * dims.T + t) * dims.H + h) * D;
-        for (var d = 0u; d < D; d++) { dl = fma(dout[base + d], o[base + d], dl); }
+        if (BK == LANES) {
+          for (var l = 0u; l < LANES; l++) { dl += ss[row * LANES + l]; }
+        } else {
+          for (var d = 0u; d < D; d++) { dl = fma(dout[base + d], o[base + d], dl); }
+        }
         lv = lse[(b * dims.H + h) * dims.T + t];
       }
       rowDelta[row] = dl;
@@ -126,22 +158,27 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec
       vs[(e / D4) * DS4 + e % D4] = vx;
     }
     workgroupBarrier();
-    for (var e = tid; e < BQ * BK; e += nt) {
-      let rr = e / BK;
-      let c = e % BK;
+    {
+      // Elements tid + nt i (i < ept() <= 2) of the (BQ, BK) tile: one key column, so each k and v vec4 read feeds
+      // ept() query rows. Named accumulators: a dynamically indexed array went to local memory (the H200, call Q).
+      let c = tid % BK;
       let j = k0 + c;
-      var ds = 0.0;
-      if (j <= q0 + rr && q0 + rr < len) {
-        var s4 = vec4f(0.0);
-        var dp4 = vec4f(0.0);
-        for (var i = 0u; i < D4; i++) {
-          s4 = fma(qs[rr * DS4 + i], ks[c * DS4 + i], s4);
-          dp4 = fma(dos[rr * DS4 + i], vs[c * DS4 + i], dp4);
+      let r0 = tid / BK;
+      let r1 = min(r0 + nt / BK, BQ - 1u);
+      let two = ept() > 1u;
+      var s0 = vec4f(0.0); var s1 = vec4f(0.0); var p0 = vec4f(0.0); var p1 = vec4f(0.0);
+      for (var i4 = 0u; i4 < D4; i4++) {
+        let kv = ks[c * DS4 + i4];
+        let vv = vs[c * DS4 + i4];
+        s0 = fma(qs[r0 * DS4 + i4], kv, s0);
+        p0 = fma(dos[r0 * DS4 + i4], vv, p0);
+        if (two) {
+          s1 = fma(qs[r1 * DS4 + i4], kv, s1);
+          p1 = fma(dos[r1 * DS4 + i4], vv, p1);
         }
-        let p = exp((s4.x + s4.y + s4.z + s4.w) * dims.scale - rowL[rr]);
-        ds = p * ((dp4.x + dp4.y + dp4.z + dp4.w) - rowDelta[rr]);
       }
-      ss[e] = ds;
+      putDs(tid, j, q0, len, s0, p0);
+      if (two) { putDs(tid + nt, j, q0, len, s1, p1); }
     }
     workgroupBarrier();
     for (var c = 0u; c < BK; c++) {
@@ -168,4 +205,16 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec
       }
     }
   }
+}
+
+// dS of tile element e (query row e / BK, key j) from its score and dP dot products; 0 where masked or past the tile.
+fn putDs(e: u32, j: u32, q0: u32, len: u32, s4: vec4f, dp4: vec4f) {
+  if (e >= BQ * BK) { return; }
+  let rr = e / BK;
+  var ds = 0.0;
+  if (j <= q0 + rr && q0 + rr < len) {
+    let p = exp((s4.x + s4.y + s4.z + s4.w) * dims.scale - rowL[rr]);
+    ds = p * ((dp4.x + dp4.y + dp4.z + dp4.w) - rowDelta[rr]);
+  }
+  ss[e] = ds;
 }
