@@ -12,10 +12,10 @@
 # call (the LoRA tail; not run yet).
 # `final`: the session's last call (the cross-check with loraTail on, the head as MatMul; see its comment).
 # `probe`: the fourth session's first call (see its comment); `products`: its second; `rows`: its third; `auto`: its fourth.
-# Run: source .device/remote-setup.sh; bash bench/h200-check.sh trainer|sampling|verify|next|final|probe|products|rows|auto|units|dbuf|exp|embed|attn   (logs and JSON in $OUT/results.tgz)
+# Run: source .device/remote-setup.sh; bash bench/h200-check.sh trainer|sampling|verify|next|final|probe|products|rows|auto|units|dbuf|exp|embed|attn|final5   (logs and JSON in $OUT/results.tgz)
 set -u
 cd "$(dirname "$0")/.."
-WHAT=${1:?usage: bash bench/h200-check.sh trainer|sampling|verify|next|final|probe|products|rows|auto|units|dbuf|exp|embed|attn}
+WHAT=${1:?usage: bash bench/h200-check.sh trainer|sampling|verify|next|final|probe|products|rows|auto|units|dbuf|exp|embed|attn|final5}
 OUT=${OUT:-/tmp/h200-check-out}
 mkdir -p "$OUT"
 TOTAL=${H200_TOTAL_S:-560}
@@ -207,7 +207,27 @@ attn)
   HEAD=14 PAT="== grpo|GPU busy|  [0-9]" t profile-q4 40 deno run -A "$J/profile.js" grpo 16 1024 4 qwen2.5-0.5b 8 768 q4=1
   PAT="tokens/s" t torch-pretrain 60 python3 bench/torch/pretrain.py --out "$OUT"
   ;;
-*) echo "h200-check.sh: trainer, sampling, verify, next, final, probe, products, rows, auto, units, dbuf, exp, embed or attn, got $WHAT"; exit 2 ;;
+final5)
+  # The fifth session's last call (2026-12-02): everything of issue 16 at 62b8ff9 (attention's probabilities once and
+  # delta by 16 threads, the links embedding gradient): the PyTorch cross-check, pretraining against PyTorch full
+  # fine-tuning, the 0.5B q4 step (stored, recomputed, the T and B sweep) and the f32 step against PyTorch + PEFT, their
+  # per-kernel profiles, the demo and 1.5B shapes against PyTorch + PEFT.
+  PAT="max|worst|PASS|FAIL|ok" t check 150 env OUT="$OUT/c" PARTS=check bash bench/h200.sh
+  cp "$OUT"/c/*.json "$OUT/" 2>/dev/null; cp "$OUT/c/run.log" "$OUT/check-run.log" 2>/dev/null; rm -rf "$OUT/c"
+  HEAD=14 PAT="== pretrain|tokens/s|GPU busy|  [0-9]" t pretrain 40 deno run -A "$J/profile.js" pretrain 16 1024 16
+  PAT="tokens/s" t torch-pretrain 60 python3 bench/torch/pretrain.py --out "$OUT"
+  t torch 60 python3 bench/torch/train.py --out "$OUT" --iters 5 --warmup 2 --sweep-iters 2 --attn eager
+  t q4 110 deno run -A "$J/train.js" qwen2.5-0.5b 8 768 16 1 4 step,recompute sweep=1 budget=100 out="$OUT/q4.json"
+  t f32 40 deno run -A "$J/train.js" qwen2.5-0.5b 8 768 16 0 4 step budget=30 out="$OUT/f32.json"
+  for q in 1 0; do
+    HEAD=14 PAT="== grpo|GPU busy|  [0-9]" t profile-q$q 40 deno run -A "$J/profile.js" grpo 16 1024 4 qwen2.5-0.5b 8 768 q4=$q
+  done
+  t torch-demo 40 python3 bench/torch/train.py --out "$OUT" --iters 5 --warmup 2 --no-sweep --attn eager --preset demo --name train-demo.json
+  t demo 40 deno run -A "$J/train.js" demo 8 768 16 1 4 step budget=30 out="$OUT/demo.json"
+  t torch-15b 60 python3 bench/torch/train.py --out "$OUT" --iters 3 --warmup 1 --no-sweep --attn eager --preset qwen2.5-1.5b --name train-15b.json
+  t q4-15b 110 deno run -A "$J/train.js" qwen2.5-1.5b 8 768 16 1 2 step budget=100 out="$OUT/q4-15b.json"
+  ;;
+*) echo "h200-check.sh: trainer, sampling, verify, next, final, probe, products, rows, auto, units, dbuf, exp, embed, attn or final5, got $WHAT"; exit 2 ;;
 esac
 pack
 echo "h200-check.sh $WHAT: done in $(( $(date +%s) - S0 )) s"
