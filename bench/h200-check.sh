@@ -12,10 +12,10 @@
 # call (the LoRA tail; not run yet).
 # `final`: the session's last call (the cross-check with loraTail on, the head as MatMul; see its comment).
 # `probe`: the fourth session's first call (see its comment); `products`: its second; `rows`: its third; `auto`: its fourth.
-# Run: source .device/remote-setup.sh; bash bench/h200-check.sh trainer|sampling|verify|next|final|probe|products|rows|auto|units|dbuf|exp|embed|attn|final5   (logs and JSON in $OUT/results.tgz)
+# Run: source .device/remote-setup.sh; bash bench/h200-check.sh trainer|sampling|verify|next|final|probe|products|rows|auto|units|dbuf|exp|embed|attn|final5|named   (logs and JSON in $OUT/results.tgz)
 set -u
 cd "$(dirname "$0")/.."
-WHAT=${1:?usage: bash bench/h200-check.sh trainer|sampling|verify|next|final|probe|products|rows|auto|units|dbuf|exp|embed|attn|final5}
+WHAT=${1:?usage: bash bench/h200-check.sh trainer|sampling|verify|next|final|probe|products|rows|auto|units|dbuf|exp|embed|attn|final5|named}
 OUT=${OUT:-/tmp/h200-check-out}
 mkdir -p "$OUT"
 TOTAL=${H200_TOTAL_S:-560}
@@ -227,7 +227,15 @@ final5)
   t torch-15b 60 python3 bench/torch/train.py --out "$OUT" --iters 3 --warmup 1 --no-sweep --attn eager --preset qwen2.5-1.5b --name train-15b.json
   t q4-15b 110 deno run -A "$J/train.js" qwen2.5-1.5b 8 768 16 1 2 step budget=100 out="$OUT/q4-15b.json"
   ;;
-*) echo "h200-check.sh: trainer, sampling, verify, next, final, probe, products, rows, auto, units, dbuf, exp, embed, attn or final5, got $WHAT"; exit 2 ;;
+named)
+  # After final5, with what was left of the session's device time (143 s): the attention backward's dk / dv sums in
+  # named registers (switch attnNamed=1) against the arrays, in pretraining's profile and the 0.5B q4 step.
+  for n in 1 0; do
+    HEAD=6 PAT="== pretrain|tokens/s|GPU busy|attention" t pretrain-n$n 30 deno run -A "$J/profile.js" pretrain 16 1024 16 perf=attnNamed=$n
+  done
+  t q4 40 deno run -A "$J/train.js" qwen2.5-0.5b 8 768 16 1 3 step budget=30 out="$OUT/q4.json" "variants=attnNamed=1"
+  ;;
+*) echo "h200-check.sh: trainer, sampling, verify, next, final, probe, products, rows, auto, units, dbuf, exp, embed, attn, final5 or named, got $WHAT"; exit 2 ;;
 esac
 pack
 echo "h200-check.sh $WHAT: done in $(( $(date +%s) - S0 )) s"

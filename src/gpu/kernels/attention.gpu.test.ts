@@ -133,3 +133,27 @@ Deno.test("attention: a buffer smaller than its shape is rejected before anythin
   await assertRejects(() => encodeAttentionForward(device, enc, b, a), /attention: k \(k-short\) has 512 bytes, needs 1024/);
   for (const g of Object.values(b)) g.destroy();
 });
+
+Deno.test("attention backward: dk and dv in named registers (switch attnNamed) give the bits of the arrays, against float64", async () => {
+  const { setPerfSwitches } = await import("../switches.ts");
+  const prev = setPerfSwitches({ attnNamed: 1 });
+  try {
+    await check({ B: 2, T: 45, H: 4, Hkv: 2, D: 64 }, [45, 30], 31);
+    await check({ B: 1, T: 21, H: 4, Hkv: 2, D: 128 }, [19], 32);
+    await check({ B: 2, T: 29, H: 2, Hkv: 1, D: 24 }, [29, 7], 33, { workgroupBytes: 16384 });
+    for (const [a, lens, seed] of [[{ B: 2, T: 70, H: 6, Hkv: 2, D: 64 }, [70, 41], 34], [{ B: 1, T: 33, H: 2, Hkv: 2, D: 100 }, [33], 35]] as const) {
+      const x = randomInputs(a, seed);
+      setPerfSwitches({ attnNamed: 1 });
+      const named = await run(a, x, [...lens]);
+      setPerfSwitches({ attnNamed: 0 });
+      const arrays = await run(a, x, [...lens]);
+      for (const name of ["dk", "dv"] as const) {
+        for (let i = 0; i < named[name].length; i++) {
+          if (!Object.is(named[name][i], arrays[name][i])) throw new Error(`${JSON.stringify(a)} ${name}[${i}]: ${named[name][i]} named, ${arrays[name][i]} arrays`);
+        }
+      }
+    }
+  } finally {
+    setPerfSwitches(prev);
+  }
+});

@@ -1,6 +1,7 @@
 // Wrappers of the causal grouped-query attention kernels: attention.wgsl (forward),
 // attention_bwd_dq.wgsl then attention_bwd_dkv.wgsl (backward). Layouts in docs/kernels.md.
 import { computePipeline, dispatch, uniformBuffer } from "../device.ts";
+import { perfSwitches } from "../switches.ts";
 import type { AttentionDims } from "./attention.ref.ts";
 import forwardSource from "./attention.wgsl" with { type: "text" };
 import dqSource from "./attention_bwd_dq.wgsl" with { type: "text" };
@@ -130,7 +131,8 @@ export async function encodeAttentionBackward(
   const dkvWords = (bk: number, bq: number) => 2 * bk * ds + 2 * bq * ds + 2 * bk * bq + 2 * bq;
   const wideKv = dkvWords(32, 16) * 4 <= Math.min(device.limits.maxComputeWorkgroupStorageSize, opts.workgroupBytes ?? Infinity);
   const [KR, QT] = wideKv ? [32, 16] : pickTiles(device, dkvWords, opts.workgroupBytes);
-  const dkv = await computePipeline(device, "attention-backward-dkv", dkvSource, { D: a.D, BK: KR, BQ: QT, RPT: wideKv ? 2 : 1 });
+  const named = perfSwitches().attnNamed === 1;
+  const dkv = await computePipeline(device, named ? "attention-backward-dkv-named" : "attention-backward-dkv", dkvSource, { D: a.D, BK: KR, BQ: QT, RPT: wideKv ? 2 : 1, NAMED_ACC: named ? 1 : 0 });
   dispatch(device, enc, dkv, [buf.q, buf.k, buf.v, buf.dout, buf.lse, buf.delta, buf.lens, buf.dk, buf.dv, dims], [
     Math.ceil(a.T / KR),
     a.Hkv,

@@ -32,6 +32,7 @@ override BQ: u32 = 8u;   // query rows per tile
 override RPT: u32 = 1u;  // key rows per thread (1 or 2)
 override D4: u32 = (D + 3u) / 4u;
 override DS4: u32 = D4 + 1u;
+override NAMED_ACC: bool = false; // switch attnNamed (attention.ts)
 const LANES: u32 = 16u;
 const JMAX: u32 = 2u;
 const RPT_MAX: u32 = 2u;
@@ -97,6 +98,9 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec
   }
   var accK: array<vec4f, RPT_MAX * JMAX>; // accK[i * JMAX + j]: key row lid.y + i * rs, vec4 column lane + LANES * j
   var accV: array<vec4f, RPT_MAX * JMAX>;
+  // NAMED_ACC (switch attnNamed): the same sums in named registers kIJ / vIJ (row i, column j) instead of the arrays.
+  var k00 = vec4f(0.0); var k01 = vec4f(0.0); var k10 = vec4f(0.0); var k11 = vec4f(0.0);
+  var v00 = vec4f(0.0); var v01 = vec4f(0.0); var v10 = vec4f(0.0); var v11 = vec4f(0.0);
   for (var g = 0u; g < group; g++) {
     let h = hk * group + g;
     for (var q0 = j0; q0 < len; q0 += BQ) {
@@ -147,7 +151,32 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec
         if (two) { putPds(tid + nt, j0, q0 + rr, len, rr, s1, p1); }
       }
       workgroupBarrier();
-      for (var rr = 0u; rr < BQ; rr++) {
+      if (NAMED_ACC) {
+        let two = RPT > 1u;
+        let r1 = lid.y + rs;
+        let c0 = lane < D4;
+        let c1 = JMAX > 1u && lane + LANES < D4;
+        for (var rr = 0u; rr < BQ; rr++) {
+          let p0 = ps[lid.y * BQ + rr];
+          let d0 = dss[lid.y * BQ + rr];
+          var p1 = 0.0;
+          var d1 = 0.0;
+          if (two) { p1 = ps[r1 * BQ + rr]; d1 = dss[r1 * BQ + rr]; }
+          if (c0) {
+            let dov = dos[rr * DS4 + lane];
+            let qv = qs[rr * DS4 + lane];
+            v00 = fma(vec4f(p0), dov, v00); k00 = fma(vec4f(d0), qv, k00);
+            if (two) { v10 = fma(vec4f(p1), dov, v10); k10 = fma(vec4f(d1), qv, k10); }
+          }
+          if (c1) {
+            let dov = dos[rr * DS4 + lane + LANES];
+            let qv = qs[rr * DS4 + lane + LANES];
+            v01 = fma(vec4f(p0), dov, v01); k01 = fma(vec4f(d0), qv, k01);
+            if (two) { v11 = fma(vec4f(p1), dov, v11); k11 = fma(vec4f(d1), qv, k11); }
+          }
+        }
+      }
+      for (var rr = 0u; rr < select(BQ, 0u, NAMED_ACC); rr++) {
         var p: array<f32, RPT_MAX>;
         var ds: array<f32, RPT_MAX>;
         for (var i = 0u; i < RPT; i++) {
@@ -168,6 +197,15 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec
       }
     }
   }
+  if (NAMED_ACC) {
+    storeKV(j0 + lid.y, b, hk, lane, k00, v00);
+    if (JMAX > 1u) { storeKV(j0 + lid.y, b, hk, lane + LANES, k01, v01); }
+    if (RPT > 1u) {
+      storeKV(j0 + lid.y + rs, b, hk, lane, k10, v10);
+      if (JMAX > 1u) { storeKV(j0 + lid.y + rs, b, hk, lane + LANES, k11, v11); }
+    }
+    return;
+  }
   for (var i = 0u; i < RPT; i++) {
     let j = j0 + lid.y + i * rs;
     if (j >= dims.T) { continue; }
@@ -181,6 +219,19 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec
           dv[base + d] = accV[i * JMAX + jj][k];
         }
       }
+    }
+  }
+}
+
+// Key row j's vec4 column c4 of dk (scaled) and dv, the elements inside D (rows past T are no rows).
+fn storeKV(j: u32, b: u32, hk: u32, c4: u32, ka: vec4f, va: vec4f) {
+  if (j >= dims.T) { return; }
+  let base = ((b * dims.T + j) * dims.Hkv + hk) * D;
+  for (var k = 0u; k < 4u; k++) {
+    let d = c4 * 4u + k;
+    if (d < D) {
+      dk[base + d] = ka[k] * dims.scale;
+      dv[base + d] = va[k];
     }
   }
 }
