@@ -122,7 +122,8 @@ export async function encodeAttentionBackward(
   const dqWords = (bq: number, bk: number) => 2 * bq * ds + 2 * bk * ds + bq * bk + 2 * bq;
   const wide = dqWords(32, 16) * 4 <= Math.min(device.limits.maxComputeWorkgroupStorageSize, opts.workgroupBytes ?? Infinity);
   const [BQ, BK] = wide ? [32, 16] : pickTiles(device, dqWords, opts.workgroupBytes);
-  const dq = await computePipeline(device, "attention-backward-dq", dqSource, { D: a.D, BQ, BK, RPT: wide ? 2 : 1 });
+  const named = perfSwitches().attnNamed === 1;
+  const dq = await computePipeline(device, named ? "attention-backward-dq-named" : "attention-backward-dq", dqSource, { D: a.D, BQ, BK, RPT: wide ? 2 : 1, NAMED_ACC: named ? 1 : 0 });
   dispatch(device, enc, dq, [buf.q, buf.k, buf.v, buf.o, buf.dout, buf.lse, buf.lens, buf.dq, buf.delta, dims], [
     Math.ceil(a.T / BQ),
     a.H,
@@ -131,7 +132,6 @@ export async function encodeAttentionBackward(
   const dkvWords = (bk: number, bq: number) => 2 * bk * ds + 2 * bq * ds + 2 * bk * bq + 2 * bq;
   const wideKv = dkvWords(32, 16) * 4 <= Math.min(device.limits.maxComputeWorkgroupStorageSize, opts.workgroupBytes ?? Infinity);
   const [KR, QT] = wideKv ? [32, 16] : pickTiles(device, dkvWords, opts.workgroupBytes);
-  const named = perfSwitches().attnNamed === 1;
   const dkv = await computePipeline(device, named ? "attention-backward-dkv-named" : "attention-backward-dkv", dkvSource, { D: a.D, BK: KR, BQ: QT, RPT: wideKv ? 2 : 1, NAMED_ACC: named ? 1 : 0 });
   dispatch(device, enc, dkv, [buf.q, buf.k, buf.v, buf.dout, buf.lse, buf.delta, buf.lens, buf.dk, buf.dv, dims], [
     Math.ceil(a.T / KR),

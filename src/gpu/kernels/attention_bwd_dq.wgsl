@@ -32,6 +32,7 @@ override BK: u32 = 16u;
 override RPT: u32 = 1u; // query rows per thread (1 or 2)
 override D4: u32 = (D + 3u) / 4u;
 override DS4: u32 = D4 + 1u;
+override NAMED_ACC: bool = false; // switch attnNamed (attention.ts)
 const LANES: u32 = 16u;
 const JMAX: u32 = 2u;
 const RPT_MAX: u32 = 2u;
@@ -142,6 +143,8 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec
     }
   }
   var acc: array<vec4f, RPT_MAX * JMAX>; // acc[i * JMAX + j]: row lid.y + i * rs, vec4 column lane + LANES * j
+  // NAMED_ACC (switch attnNamed): the same sums in named registers aIJ (row i, column j) instead of the array.
+  var a00 = vec4f(0.0); var a01 = vec4f(0.0); var a10 = vec4f(0.0); var a11 = vec4f(0.0);
   let kEnd = min(q0 + BQ, len);
   for (var k0 = 0u; k0 < kEnd; k0 += BK) {
     workgroupBarrier();
@@ -181,7 +184,27 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec
       if (two) { putDs(tid + nt, j, q0, len, s1, p1); }
     }
     workgroupBarrier();
-    for (var c = 0u; c < BK; c++) {
+    if (NAMED_ACC) {
+      let two = RPT > 1u;
+      let c0 = lane < D4;
+      let c1 = JMAX > 1u && lane + LANES < D4;
+      for (var c = 0u; c < BK; c++) {
+        let d0 = ss[lid.y * BK + c];
+        var d1 = 0.0;
+        if (two) { d1 = ss[(lid.y + rs) * BK + c]; }
+        if (c0) {
+          let kv = ks[c * DS4 + lane];
+          a00 = fma(vec4f(d0), kv, a00);
+          if (two) { a10 = fma(vec4f(d1), kv, a10); }
+        }
+        if (c1) {
+          let kv = ks[c * DS4 + lane + LANES];
+          a01 = fma(vec4f(d0), kv, a01);
+          if (two) { a11 = fma(vec4f(d1), kv, a11); }
+        }
+      }
+    }
+    for (var c = 0u; c < select(BK, 0u, NAMED_ACC); c++) {
       var ds: array<f32, RPT_MAX>;
       for (var i = 0u; i < RPT; i++) { ds[i] = ss[(lid.y + i * rs) * BK + c]; }
       for (var j = 0u; j < JMAX; j++) {
@@ -192,6 +215,15 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec
         }
       }
     }
+  }
+  if (NAMED_ACC) {
+    storeDq(q0 + lid.y, b, h, lane, a00);
+    if (JMAX > 1u) { storeDq(q0 + lid.y, b, h, lane + LANES, a01); }
+    if (RPT > 1u) {
+      storeDq(q0 + lid.y + rs, b, h, lane, a10);
+      if (JMAX > 1u) { storeDq(q0 + lid.y + rs, b, h, lane + LANES, a11); }
+    }
+    return;
   }
   for (var i = 0u; i < RPT; i++) {
     let t = q0 + lid.y + i * rs;
@@ -204,6 +236,16 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec
         if (d < D) { dq[base + d] = acc[i * JMAX + j][k] * dims.scale; }
       }
     }
+  }
+}
+
+// Query row t's vec4 column c4 of dq (scaled), the elements inside D (rows past T are no rows).
+fn storeDq(t: u32, b: u32, h: u32, c4: u32, a: vec4f) {
+  if (t >= dims.T) { return; }
+  let base = ((b * dims.T + t) * dims.H + h) * D;
+  for (var k = 0u; k < 4u; k++) {
+    let d = c4 * 4u + k;
+    if (d < D) { dq[base + d] = a[k] * dims.scale; }
   }
 }
 
