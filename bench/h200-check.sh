@@ -228,7 +228,7 @@ final5)
   t q4-15b 110 deno run -A "$J/train.js" qwen2.5-1.5b 8 768 16 1 2 step budget=100 out="$OUT/q4-15b.json"
   ;;
 named)
-  # Prepared after final5 (not run: the session's device time ran out): the attention backward's dq and dk / dv sums in
+  # Prepared after final5 (not run: the session's device time ran out): the attention kernels' per-thread state in
   # named registers (switch attnNamed=1) against the arrays, in pretraining's profile and the 0.5B q4 step.
   for n in 1 0; do
     HEAD=6 PAT="== pretrain|tokens/s|GPU busy|attention" t pretrain-n$n 30 deno run -A "$J/profile.js" pretrain 16 1024 16 perf=attnNamed=$n

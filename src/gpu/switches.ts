@@ -53,7 +53,7 @@ export interface PerfSwitches {
   loraTail: 0 | 1;
   /** The embedding table's gradient (full fine-tuning, pretraining): "links" (a links pass and a chain walk per id, model/ops.ts) or "scan" (a thread per table element over every id, earlier). */
   embedBack: "links" | "scan";
-  /** The attention backward's dq and dk / dv sums in named registers (1; not measured yet) or in arrays indexed in loops (0, the default). Same sums in the same order. */
+  /** The attention kernels' per-thread state (the forward's max, sum and output, the backward's dq and dk / dv sums) in named registers (1; not measured yet) or in arrays indexed in loops (0, the default). Same sums in the same order. */
   attnNamed: 0 | 1;
 }
 

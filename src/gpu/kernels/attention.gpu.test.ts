@@ -134,7 +134,7 @@ Deno.test("attention: a buffer smaller than its shape is rejected before anythin
   for (const g of Object.values(b)) g.destroy();
 });
 
-Deno.test("attention backward: dq, dk and dv in named registers (switch attnNamed) give the bits of the arrays, against float64", async () => {
+Deno.test("attention: forward state and dq, dk, dv sums in named registers (switch attnNamed) give the bits of the arrays, against float64", async () => {
   const { setPerfSwitches } = await import("../switches.ts");
   const prev = setPerfSwitches({ attnNamed: 1 });
   try {
@@ -147,7 +147,7 @@ Deno.test("attention backward: dq, dk and dv in named registers (switch attnName
       const named = await run(a, x, [...lens]);
       setPerfSwitches({ attnNamed: 0 });
       const arrays = await run(a, x, [...lens]);
-      for (const name of ["dq", "dk", "dv"] as const) {
+      for (const name of ["o", "lse", "dq", "dk", "dv"] as const) {
         for (let i = 0; i < named[name].length; i++) {
           if (!Object.is(named[name][i], arrays[name][i])) throw new Error(`${JSON.stringify(a)} ${name}[${i}]: ${named[name][i]} named, ${arrays[name][i]} arrays`);
         }

@@ -102,7 +102,8 @@ export async function encodeAttentionForward(
   const wide = words(32, 16) * 4 <= Math.min(device.limits.maxComputeWorkgroupStorageSize, opts.workgroupBytes ?? Infinity);
   const [BQ, BK] = wide ? [32, 16] : pickTiles(device, words, opts.workgroupBytes);
   const RPT = wide ? 2 : 1;
-  const pipeline = await computePipeline(device, "attention-forward", forwardSource, { D: a.D, BQ, BK, RPT });
+  const named = perfSwitches().attnNamed === 1;
+  const pipeline = await computePipeline(device, named ? "attention-forward-named" : "attention-forward", forwardSource, { D: a.D, BQ, BK, RPT, NAMED_ACC: named ? 1 : 0 });
   const dims = dimsUniform(device, "attention-forward-dims", a, scale);
   dispatch(device, enc, pipeline, [buf.q, buf.k, buf.v, buf.lens, buf.o, buf.lse, dims], [Math.ceil(a.T / BQ), a.H, a.B]);
 }

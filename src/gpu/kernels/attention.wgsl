@@ -31,6 +31,7 @@ override RPT: u32 = 1u;          // query rows per thread (1 or 2): a V load the
 override BK: u32 = 16u;          // keys per tile
 override D4: u32 = (D + 3u) / 4u; // vec4 columns of a row
 override DS4: u32 = D4 + 1u;     // vec4 row stride of the tiles
+override NAMED_ACC: bool = false; // switch attnNamed (attention.ts)
 const LANES: u32 = 16u;
 const JMAX: u32 = 2u;
 const RPT_MAX: u32 = 2u;
@@ -87,6 +88,13 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec
   var l: array<f32, RPT_MAX>;
   var acc: array<vec4f, RPT_MAX * JMAX>; // acc[i * JMAX + j]: row lid.y + i * rs, vec4 column lane + LANES * j
   for (var i = 0u; i < RPT; i++) { m[i] = NEG; }
+  // NAMED_ACC (switch attnNamed): the same state in named registers — row i's max mI, sum lI, columns aI0, aI1.
+  var m0 = NEG; var m1 = NEG; var l0 = 0.0; var l1 = 0.0;
+  var a00 = vec4f(0.0); var a01 = vec4f(0.0); var a10 = vec4f(0.0); var a11 = vec4f(0.0);
+  let two = RPT > 1u;
+  let r1 = lid.y + rs;
+  let col0 = lane < D4;
+  let col1 = JMAX > 1u && lane + LANES < D4;
   let kEnd = min(q0 + BQ, len); // causal: no key beyond the block's last valid query
   for (var k0 = 0u; k0 < kEnd; k0 += BK) {
     workgroupBarrier(); // the previous tile (and the query tile) are complete
@@ -120,6 +128,52 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec
       if (n > 1u) { putScore(tid + nt, j, q0, len, d1); }
     }
     workgroupBarrier();
+    let own = BK == LANES;
+    if (NAMED_ACC) {
+      var t0 = m0;
+      var t1 = m1;
+      for (var c = 0u; c < BK; c++) {
+        t0 = max(t0, ss[lid.y * BK + c]);
+        if (two) { t1 = max(t1, ss[r1 * BK + c]); }
+      }
+      let al0 = exp(m0 - t0);
+      l0 *= al0; a00 *= al0; a01 *= al0; m0 = t0;
+      if (two) { let al1 = exp(m1 - t1); l1 *= al1; a10 *= al1; a11 *= al1; m1 = t1; }
+      if (own) {
+        let s0 = ss[lid.y * BK + lane];
+        ps[lid.y * BK + lane] = select(0.0, exp(s0 - t0), s0 > NEG * 0.5);
+        if (two) {
+          let s1 = ss[r1 * BK + lane];
+          ps[r1 * BK + lane] = select(0.0, exp(s1 - t1), s1 > NEG * 0.5);
+        }
+        workgroupBarrier();
+      }
+      for (var c = 0u; c < BK; c++) {
+        var p0 = 0.0;
+        var p1 = 0.0;
+        if (own) {
+          p0 = ps[lid.y * BK + c];
+          if (two) { p1 = ps[r1 * BK + c]; }
+        } else {
+          let s0 = ss[lid.y * BK + c];
+          p0 = select(0.0, exp(s0 - t0), s0 > NEG * 0.5);
+          if (two) { let s1 = ss[r1 * BK + c]; p1 = select(0.0, exp(s1 - t1), s1 > NEG * 0.5); }
+        }
+        l0 += p0;
+        if (two) { l1 += p1; }
+        if (col0) {
+          let vv = vs[c * DS4 + lane];
+          a00 = fma(vec4f(p0), vv, a00);
+          if (two) { a10 = fma(vec4f(p1), vv, a10); }
+        }
+        if (col1) {
+          let vv = vs[c * DS4 + lane + LANES];
+          a01 = fma(vec4f(p0), vv, a01);
+          if (two) { a11 = fma(vec4f(p1), vv, a11); }
+        }
+      }
+      continue;
+    }
     var mt: array<f32, RPT_MAX>;
     for (var i = 0u; i < RPT; i++) {
       let row = lid.y + i * rs;
@@ -132,7 +186,6 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec
     }
     // With BK = LANES the scores a thread wrote (putScore: key lane of its own rows) turn into probabilities once, in
     // ps, instead of in each of the row's 16 threads for every key.
-    let own = BK == LANES;
     if (own) {
       for (var i = 0u; i < RPT; i++) {
         let e = (lid.y + i * rs) * BK + lane;
@@ -162,6 +215,11 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec
       }
     }
   }
+  if (NAMED_ACC) {
+    storeO(q0 + lid.y, b, h, len, lane, m0, l0, a00, a01);
+    if (two) { storeO(q0 + r1, b, h, len, lane, m1, l1, a10, a11); }
+    return;
+  }
   for (var i = 0u; i < RPT; i++) {
     let t = q0 + lid.y + i * rs;
     if (t >= dims.T) { continue; }
@@ -184,4 +242,18 @@ fn putScore(e: u32, j: u32, q0: u32, len: u32, d: vec4f) {
   var sc = NEG;
   if (j <= q0 + e / BK && j < len) { sc = (d.x + d.y + d.z + d.w) * dims.scale; }
   ss[e] = sc;
+}
+
+// Query row t's output (its vec4 columns lane and lane + LANES) and lse from its max, sum and accumulators (NAMED_ACC).
+fn storeO(t: u32, b: u32, h: u32, len: u32, lane: u32, mx: f32, sm: f32, c0: vec4f, c1: vec4f) {
+  if (t >= dims.T) { return; }
+  let valid = t < len;
+  let base = ((b * dims.T + t) * dims.H + h) * D;
+  for (var k = 0u; k < 4u; k++) {
+    let d0 = lane * 4u + k;
+    if (d0 < D) { o[base + d0] = select(0.0, c0[k] / sm, valid); }
+    let d1 = (lane + LANES) * 4u + k;
+    if (JMAX > 1u && d1 < D) { o[base + d1] = select(0.0, c1[k] / sm, valid); }
+  }
+  if (lane == 0u) { lse[(b * dims.H + h) * dims.T + t] = select(0.0, mx + log(sm), valid); }
 }
