@@ -123,8 +123,13 @@ const totals = { passed: 0, failed: 0, ignored: 0 };
 const failedKinds = [];
 const perKind = [];
 
-/** Runs one kind's test files in one Deno process; its output is printed as one block when it ends. */
-function runDenoTests(kind, list, extraEnv, extraArgs = []) {
+/**
+ * Runs one kind's test files in one Deno process; its output is printed as one block when it ends. A process that
+ * printed a passing summary and then died (lavapipe's process crashed in teardown, after every test had passed, in
+ * 1 of 3 runs of the gpu kind on 2026-12-02: glibc's "corrupted size vs. prev_size in fastbins") runs once more;
+ * the crash is printed and the second run's result counts.
+ */
+function runDenoTests(kind, list, extraEnv, extraArgs = [], attempt = 0) {
   if (!list.length) {
     console.log(`\n== ${kind}: no test files`);
     return Promise.resolve();
@@ -141,12 +146,16 @@ function runDenoTests(kind, list, extraEnv, extraArgs = []) {
     const out = [], err = [];
     child.stdout.on("data", (d) => out.push(d));
     child.stderr.on("data", (d) => err.push(d));
-    child.on("close", (status) => {
+    child.on("close", (status, signal) => {
       const text = Buffer.concat(out).toString();
       console.log(`\n== ${kind} tests (${list.length} files): output`);
       process.stdout.write(text);
       process.stderr.write(Buffer.concat(err));
       const m = text.match(/(ok|FAILED) \| (\d+) passed(?: \(\d+ steps?\))? \| (\d+) failed(?: \(\d+ steps?\))?(?: \| (\d+) ignored)?/);
+      if (m && m[1] === "ok" && status !== 0 && attempt === 0) {
+        console.log(`\n== ${kind}: every test passed, then the Deno process died (exit ${status}${signal ? `, ${signal}` : ""}); running the ${kind} kind once more`);
+        return resolve(runDenoTests(kind, list, extraEnv, extraArgs, 1));
+      }
       if (!m) {
         totals.failed++;
         failedKinds.push(`${kind} (no summary; exit ${status})`);
@@ -155,7 +164,7 @@ function runDenoTests(kind, list, extraEnv, extraArgs = []) {
       totals.passed += Number(m[2]);
       totals.failed += Number(m[3]);
       totals.ignored += Number(m[4] ?? 0);
-      perKind.push(`${kind}: ${m[2]} passed, ${m[3]} failed, ${m[4] ?? 0} skipped in ${((Date.now() - started) / 60000).toFixed(1)} min`);
+      perKind.push(`${kind}: ${m[2]} passed, ${m[3]} failed, ${m[4] ?? 0} skipped in ${((Date.now() - started) / 60000).toFixed(1)} min${attempt ? " (second run: the first died after its tests passed)" : ""}`);
       if (status !== 0) failedKinds.push(kind);
       resolve();
     });
