@@ -21,10 +21,15 @@ mkdir -p "$OUT"
 TOTAL=${H200_TOTAL_S:-560}
 # shellcheck source=bench/h200-lib.sh
 . bench/h200-lib.sh
+# The PyTorch cross-check (bench/h200.sh's check parts) as a part of this call, under the environment given
+# (e.g. RLVR_PERF=...): its JSON and run log land in $OUT.
+crosscheck() {
+  PAT="max|worst|PASS|FAIL|ok" t check 150 env OUT="$OUT/c" PARTS=check "$@" bash bench/h200.sh
+  cp "$OUT"/c/*.json "$OUT/" 2>/dev/null; cp "$OUT/c/run.log" "$OUT/check-run.log" 2>/dev/null; rm -rf "$OUT/c"
+}
 case "$WHAT" in
 trainer)
-  PAT="max|worst|PASS|FAIL|ok" t check 150 env OUT="$OUT/c" PARTS=check bash bench/h200.sh
-  cp "$OUT"/c/*.json "$OUT/" 2>/dev/null; cp "$OUT/c/run.log" "$OUT/check-run.log" 2>/dev/null; rm -rf "$OUT/c"
+  crosscheck
   t torch 60 python3 bench/torch/train.py --out "$OUT" --iters 5 --warmup 2 --no-sweep --attn eager
   t q4 70 deno run -A "$J/train.js" qwen2.5-0.5b 8 768 16 1 4 step,recompute budget=60 out="$OUT/q4.json"
   t f32 90 deno run -A "$J/train.js" qwen2.5-0.5b 8 768 16 0 4 step budget=80 out="$OUT/f32.json" kernels=auto,prefetch "variants=wideSplit=2;wideSplit=4"
@@ -68,8 +73,7 @@ final)
   # After next (2026-12-02, third session): loraTail=1 is the default, so the PyTorch cross-check (log-probs and LoRA
   # gradients against transformers + PEFT) again, the q4 and f32 steps at the defaults, and captured decoding with the
   # f32 head as Gemm (transB) against MatMul over a transposed copy (RLVR_CAPTURED_HEAD=matmul), beside transformers.
-  PAT="max|worst|PASS|FAIL|ok" t check 150 env OUT="$OUT/c" PARTS=check bash bench/h200.sh
-  cp "$OUT"/c/*.json "$OUT/" 2>/dev/null; cp "$OUT/c/run.log" "$OUT/check-run.log" 2>/dev/null; rm -rf "$OUT/c"
+  crosscheck
   t torch 45 python3 bench/torch/train.py --out "$OUT" --iters 5 --warmup 2 --no-sweep --attn eager
   t q4 45 deno run -A "$J/train.js" qwen2.5-0.5b 8 768 16 1 4 step budget=35 out="$OUT/q4.json"
   t f32 50 deno run -A "$J/train.js" qwen2.5-0.5b 8 768 16 0 4 step budget=40 out="$OUT/f32.json"
@@ -137,8 +141,7 @@ units)
   # 4 x 4 blocks per thread, transposed in registers, stored as vec4) against vload=1 in the f32 step, beside the q4 step
   # and PyTorch + PEFT; the PyTorch cross-check under vload=2 (so that it can become the default); the f32 step's
   # per-grid profile under both; pretraining under both.
-  PAT="max|worst|PASS|FAIL|ok" t check 150 env OUT="$OUT/c" PARTS=check RLVR_PERF=vload=2 bash bench/h200.sh
-  cp "$OUT"/c/*.json "$OUT/" 2>/dev/null; cp "$OUT/c/run.log" "$OUT/check-run.log" 2>/dev/null; rm -rf "$OUT/c"
+  crosscheck RLVR_PERF=vload=2
   t torch 45 python3 bench/torch/train.py --out "$OUT" --iters 5 --warmup 2 --no-sweep --attn eager
   t q4 45 deno run -A "$J/train.js" qwen2.5-0.5b 8 768 16 1 4 step budget=35 out="$OUT/q4.json"
   t f32 75 deno run -A "$J/train.js" qwen2.5-0.5b 8 768 16 0 4 step budget=65 out="$OUT/f32.json" "variants=vload=2;vload=2,tk=32;vload=1"
@@ -152,8 +155,7 @@ dbuf)
   # the next step's vec4 loads in flight during the arithmetic, one barrier per step) against dbuf=0 in the f32 step,
   # with the split of the 896-wide products again (wideSplit 1 and 2 beside the default 3), beside the q4 step and
   # PyTorch + PEFT; the PyTorch cross-check under dbuf=1; the f32 step's per-grid profile and pretraining under both.
-  PAT="max|worst|PASS|FAIL|ok" t check 150 env OUT="$OUT/c" PARTS=check RLVR_PERF=dbuf=1 bash bench/h200.sh
-  cp "$OUT"/c/*.json "$OUT/" 2>/dev/null; cp "$OUT/c/run.log" "$OUT/check-run.log" 2>/dev/null; rm -rf "$OUT/c"
+  crosscheck RLVR_PERF=dbuf=1
   t torch 45 python3 bench/torch/train.py --out "$OUT" --iters 5 --warmup 2 --no-sweep --attn eager
   t q4 45 deno run -A "$J/train.js" qwen2.5-0.5b 8 768 16 1 4 step budget=35 out="$OUT/q4.json"
   t f32 90 deno run -A "$J/train.js" qwen2.5-0.5b 8 768 16 0 4 step budget=80 out="$OUT/f32.json" "variants=dbuf=1;dbuf=1,wideSplit=1;dbuf=1,wideSplit=2;dbuf=0"
@@ -196,8 +198,7 @@ attn)
   # Run twice: call Q ran a first version (not committed) that kept the scores in dynamically indexed arrays (slower:
   # local memory, attnRows=4 the default); call R
   # with named accumulators, attnRows=2 the default.
-  PAT="max|worst|PASS|FAIL|ok" t check 150 env OUT="$OUT/c" PARTS=check bash bench/h200.sh
-  cp "$OUT"/c/*.json "$OUT/" 2>/dev/null; cp "$OUT/c/run.log" "$OUT/check-run.log" 2>/dev/null; rm -rf "$OUT/c"
+  crosscheck
   for r in 2 4; do
     HEAD=12 PAT="== pretrain|tokens/s|GPU busy|  [0-9]" t pretrain-r$r 40 deno run -A "$J/profile.js" pretrain 16 1024 16 perf=attnRows=$r
   done
@@ -212,8 +213,7 @@ final5)
   # delta by 16 threads, the links embedding gradient): the PyTorch cross-check, pretraining against PyTorch full
   # fine-tuning, the 0.5B q4 step (stored, recomputed, the T and B sweep) and the f32 step against PyTorch + PEFT, their
   # per-kernel profiles, the demo and 1.5B shapes against PyTorch + PEFT.
-  PAT="max|worst|PASS|FAIL|ok" t check 150 env OUT="$OUT/c" PARTS=check bash bench/h200.sh
-  cp "$OUT"/c/*.json "$OUT/" 2>/dev/null; cp "$OUT/c/run.log" "$OUT/check-run.log" 2>/dev/null; rm -rf "$OUT/c"
+  crosscheck
   HEAD=14 PAT="== pretrain|tokens/s|GPU busy|  [0-9]" t pretrain 40 deno run -A "$J/profile.js" pretrain 16 1024 16
   PAT="tokens/s" t torch-pretrain 60 python3 bench/torch/pretrain.py --out "$OUT"
   t torch 60 python3 bench/torch/train.py --out "$OUT" --iters 5 --warmup 2 --sweep-iters 2 --attn eager

@@ -3,7 +3,7 @@
 // softmax, so no T x T score matrix exists. Tiles hold rows as vec4 (zero-padded past D, one spare
 // vec4 per row so consecutive rows start in different banks). Thread (lane, y) owns rows
 // y, y + BQ/RPT (RPT of them) and the vec4 columns lane, lane + 16; all threads share the
-// BQ * BK scores of a tile, each computing EPT of them in one key column.
+// BQ * BK scores of a tile, each computing ept() of them in one key column.
 // Glossary: B batch, T tokens, H query heads, Hkv kv heads, D head dim; lens (B) valid lengths.
 
 struct Dims {

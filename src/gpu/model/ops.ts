@@ -62,7 +62,7 @@ export async function encodeEmbedding(
 /**
  * Records dtable (V, H) += the rows of dout (N, H) gathered by id, `window` table rows at a time. Switch embedBack:
  * "links" (default) runs src/gpu/kernels' links pass once (for each row, the next row with its id) and per window its
- * chain walk (a thread per first row of an id and channel sums the id's rows in row order): O(N^2 / 256) compares and
+ * chain walk (a thread per first row of an id and channel sums the id's rows in row order): O(N^2) id compares and
  * O(N H) sums. "scan" (earlier) runs a thread per table element over all N ids: O(V H N), 33 ms of the demo model's
  * 160 ms pretraining step on the H200. Both add each id's rows in row order to zero, then to dtable: the same bits.
  */
