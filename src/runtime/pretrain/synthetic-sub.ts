@@ -69,6 +69,46 @@ export function one(w: string): string {
   if (/(ss|ch|sh|x|z|bus|status|campus|virus)es$/.test(w)) return w.slice(0, -2);
   return w.replace(/s$/, "");
 }
+/**
+ * Constants a definition may carry, drawn widely so that a model has to copy them from the evidence:
+ * the corpus of 2026-12-01 drew thresholds from 2..6, windows from seven fixed day counts and dates
+ * from a column's sixteen examples, and the model retrained on it wrote those (">= 5", "'-180 days'")
+ * where a demo definition said ">= 15" or "'-120 days'" (docs/demo-model.md, "Copying the evidence").
+ */
+/** A row count for HAVING COUNT(*) >= n: half the time 2..6 as before, else 2..40. */
+export function atLeast(rng: Rng): number {
+  return rng.next() < 0.5 ? 2 + rng.int(5) : 2 + rng.int(39);
+}
+/** Days of a date window: half the time a round figure, else any of 1..400. */
+export function windowDays(rng: Rng): number {
+  return rng.next() < 0.5 ? pickOf(rng, [7, 14, 30, 45, 60, 90, 120, 180, 365]) : 1 + rng.int(400);
+}
+/** A number to compare a column with: one of its examples, or (half the time) one between its smallest and largest, rounded as they are. */
+export function numberNear(rng: Rng, c: Col): number {
+  const xs = c.values.filter((v): v is number => typeof v === "number");
+  if (!xs.length) return 0;
+  if (rng.next() < 0.5 || xs.length < 2) return pickOf(rng, xs);
+  const lo = Math.min(...xs), hi = Math.max(...xs);
+  const x = lo + rng.next() * (hi - lo);
+  return xs.every(Number.isInteger) ? Math.round(x) : Math.round(x * 100) / 100;
+}
+/** A day (YYYY-MM-DD) for a date column: one of its examples, or (half the time) any day between its first and last. */
+export function dayNear(rng: Rng, c: Col): string {
+  const ds = c.values.map((v) => String(v).slice(0, 10)).filter((d) => /^\d{4}-\d{2}-\d{2}$/.test(d) && Number.isFinite(Date.parse(d)));
+  if (!ds.length) return String(c.values[0] ?? "2000-01-01").slice(0, 10);
+  if (rng.next() < 0.5 || ds.length < 2) return pickOf(rng, ds);
+  const t = ds.map((d) => Date.parse(d));
+  const lo = Math.min(...t), hi = Math.max(...t);
+  return new Date(lo + Math.floor(rng.next() * ((hi - lo) / 86400000 + 1)) * 86400000).toISOString().slice(0, 10);
+}
+/** A condition on a date column, as SQL and words: after a day, or inside a window of days up to one. */
+function dateCondition(rng: Rng, c: Col): { sql: string; says: string } {
+  const d = dayNear(rng, c);
+  if (rng.next() < 0.5) return { sql: `${quoteIdent(c.c.name)} > ${lit(d)}`, says: `${c.w} after ${d}` };
+  const days = windowDays(rng);
+  return { sql: `${quoteIdent(c.c.name)} > date(${lit(d)}, '-${days} days')`, says: `${c.w} in the ${days} days up to ${d}` };
+}
+
 /** The words for a table's rows in the plural (the demo's tables are named so; many of Spider's are singular). */
 const rowsOf = (x: { w: string }) => plural(x.w);
 
@@ -76,17 +116,22 @@ const rowsOf = (x: { w: string }) => plural(x.w);
 export function conditionOn(rng: Rng, s: Ctx, table: string): Condition | null {
   const joins = s.joins.filter((j) => j.parent.name === table);
   const own = s.tables.find((x) => x.t.name === table);
-  const kinds = joins.length ? ["has", "has", "none", "count", "avg", "after", "own", "has_and", "via"] : ["own"];
+  const kinds = joins.length ? ["has", "has", "none", "count", "count_where", "avg", "sum", "has_num", "after", "own", "has_and", "via"] : ["own"];
   const kind = pickOf(rng, kinds);
   if (kind === "own") {
-    const f = own?.cols.filter((c) => (c.kind === "text" || c.kind === "number") && c.values.length > 0) ?? [];
+    const f = own?.cols.filter((c) => c.kind !== "key" && c.values.length > 0) ?? [];
     if (!f.length) return null;
     const c = pickOf(rng, f);
-    const v = pickOf(rng, c.values);
     const on = `own:${c.c.name}`;
+    if (c.kind === "date") {
+      // Before or after a day (the demo's senior teacher: hired_on < '2012-01-01').
+      const d = dayNear(rng, c), before = rng.next() < 0.5;
+      return { sql: `${quoteIdent(c.c.name)} ${before ? "<" : ">"} ${lit(d)}`, says: `${c.w} ${before ? "before" : "after"} ${d}`, on };
+    }
+    const v = pickOf(rng, c.values);
     if (c.kind === "number" && rng.next() < 0.5) {
-      const gt = rng.next() < 0.5;
-      return { sql: `${quoteIdent(c.c.name)} ${gt ? ">" : "<"} ${lit(v)}`, says: `${c.w} ${gt ? "above" : "below"} ${v}`, on };
+      const gt = rng.next() < 0.5, n = numberNear(rng, c);
+      return { sql: `${quoteIdent(c.c.name)} ${gt ? ">" : "<"} ${lit(n)}`, says: `${c.w} ${gt ? "above" : "below"} ${n}`, on };
     }
     // One of two values, as the demo's own definitions sometimes are (status IN ('active', 'past_due')).
     const w = c.kind === "text" && c.values.length > 1 && rng.next() < 0.2 ? pickOf(rng, c.values.filter((x) => x !== v)) : null;
@@ -121,13 +166,12 @@ export function conditionOn(rng: Rng, s: Ctx, table: string): Condition | null {
       const u = pickOf(rng, d.values);
       let second: string, says: string;
       if (d.kind === "date") {
-        const day = String(u).slice(0, 10);
-        second = `${quoteIdent(d.c.name)} > ${lit(day)}`;
-        says = `${d.w} after ${day}`;
+        // After a day or inside a window (the demo's churn: a login in the 60 days up to a day).
+        ({ sql: second, says } = dateCondition(rng, d));
       } else if (d.kind === "number") {
-        const gt = rng.next() < 0.5;
-        second = `${quoteIdent(d.c.name)} ${gt ? ">" : "<"} ${lit(u)}`;
-        says = `${d.w} ${gt ? "above" : "below"} ${u}`;
+        const gt = rng.next() < 0.5, n = numberNear(rng, d);
+        second = `${quoteIdent(d.c.name)} ${gt ? ">" : "<"} ${lit(n)}`;
+        says = `${d.w} ${gt ? "above" : "below"} ${n}`;
       } else {
         second = `${quoteIdent(d.c.name)} = ${lit(u)}`;
         says = `${d.w} ${u}`;
@@ -145,26 +189,58 @@ export function conditionOn(rng: Rng, s: Ctx, table: string): Condition | null {
       const c = pickOf(rng, f);
       const v = pickOf(rng, c.values);
       const inner = `(SELECT ${quoteIdent(k.pk)} FROM ${quoteIdent(k.parent.name)} WHERE ${quoteIdent(c.c.name)} = ${lit(v)})`;
+      // Sometimes with a condition on the child row too (the demo's paying user: an active or past-due subscription on a paid plan).
+      const ct = texts.filter((x) => x.c.name !== k.fk);
+      const extra = ct.length && rng.next() < 0.4 ? pickOf(rng, ct) : null;
+      if (extra) {
+        const ev = pickOf(rng, extra.values);
+        const ew = extra.values.length > 1 && rng.next() < 0.4 ? pickOf(rng, extra.values.filter((x) => x !== ev)) : null;
+        const first = ew === null ? `${quoteIdent(extra.c.name)} = ${lit(ev)}` : `${quoteIdent(extra.c.name)} IN (${lit(ev)}, ${lit(ew)})`;
+        return {
+          sql: `${pk} IN ${sub(`${first} AND ${quoteIdent(k.fk)} IN ${inner}`)}`,
+          says: `a ${one(j.cw)} with ${extra.w} ${ew === null ? ev : `${ev} or ${ew}`} whose ${one(k.pw)} has ${c.w} ${v}`,
+          on: `via:${at}:${k.parent.name}.${c.c.name}=${v}`,
+        };
+      }
       return { sql: `${pk} IN ${sub(`${quoteIdent(k.fk)} IN ${inner}`)}`, says: `a ${one(j.cw)} whose ${one(k.pw)} has ${c.w} ${v}`, on: `via:${at}:${k.parent.name}.${c.c.name}=${v}` };
     }
     case "count": {
-      const n = 2 + rng.int(5);
+      const n = atLeast(rng);
       return { sql: `${pk} IN ${sub("", ` GROUP BY ${fk} HAVING COUNT(*) >= ${n}`)}`, says: `at least ${n} ${j.cw}`, on: `count:${at}` };
+    }
+    case "count_where": {
+      // At least n child rows of one kind (the demo's full-load student: 3 enrolments in one term).
+      if (!texts.length) return null;
+      const c = pickOf(rng, texts);
+      const v = pickOf(rng, c.values);
+      const n = atLeast(rng);
+      return { sql: `${pk} IN ${sub(`${quoteIdent(c.c.name)} = ${lit(v)}`, ` GROUP BY ${fk} HAVING COUNT(*) >= ${n}`)}`, says: `at least ${n} ${j.cw} with ${c.w} ${v}`, on: `count:${at}:${c.c.name}=${v}` };
     }
     case "avg": {
       if (!nums.length) return null;
       const c = pickOf(rng, nums);
-      const v = pickOf(rng, c.values);
+      const v = numberNear(rng, c);
       return { sql: `${pk} IN ${sub(`${quoteIdent(c.c.name)} IS NOT NULL`, ` GROUP BY ${fk} HAVING AVG(${quoteIdent(c.c.name)}) >= ${lit(v)}`)}`, says: `an average ${one(j.cw)} ${c.w} of at least ${v}`, on: `avg:${at}:${c.c.name}` };
+    }
+    case "sum": {
+      // A total over the child rows (the demo's big order: at least 6 items over its order lines).
+      if (!nums.length) return null;
+      const c = pickOf(rng, nums);
+      const v = Math.max(1, Math.round(numberNear(rng, c) * (1 + rng.int(4))));
+      return { sql: `${pk} IN ${sub("", ` GROUP BY ${fk} HAVING SUM(${quoteIdent(c.c.name)}) >= ${v}`)}`, says: `a total ${c.w} of at least ${v} over their ${j.cw}`, on: `sum:${at}:${c.c.name}` };
+    }
+    case "has_num": {
+      // Some child row above or below a number (the demo's at-risk student: a grade below 45).
+      if (!nums.length) return null;
+      const c = pickOf(rng, nums);
+      const v = numberNear(rng, c), gt = rng.next() < 0.5;
+      return { sql: `${pk} IN ${sub(`${quoteIdent(c.c.name)} ${gt ? ">" : "<"} ${lit(v)}`)}`, says: `a ${one(j.cw)} with ${c.w} ${gt ? "above" : "below"} ${v}`, on: `num:${at}:${c.c.name}` };
     }
     case "after": {
       if (!dates.length) return null;
       const c = pickOf(rng, dates);
-      const d = String(pickOf(rng, c.values)).slice(0, 10);
-      const on = `after:${at}:${c.c.name}`;
-      if (rng.next() < 0.5) return { sql: `${pk} IN ${sub(`${quoteIdent(c.c.name)} > ${lit(d)}`)}`, says: `a ${one(j.cw)} with ${c.w} after ${d}`, on };
-      const days = pickOf(rng, [7, 14, 30, 45, 90, 180, 365]);
-      return { sql: `${pk} IN ${sub(`${quoteIdent(c.c.name)} > date(${lit(d)}, '-${days} days')`)}`, says: `a ${one(j.cw)} in the ${days} days up to ${d}`, on };
+      const d = dateCondition(rng, c);
+      return { sql: `${pk} IN ${sub(d.sql)}`, says: `a ${one(j.cw)} with ${d.says}`, on: `after:${at}:${c.c.name}` };
     }
   }
   return null;

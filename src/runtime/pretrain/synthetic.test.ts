@@ -6,7 +6,7 @@ import { sharedDatasets } from "../../../tests/shared.ts";
 import { Rng } from "../../core/rng.ts";
 import { introspectSchema, type SqlQueryable } from "../../core/schema.ts";
 import { loadSqlJsDeno } from "../sql-wasm.ts";
-import { CONCEPTS } from "../demo/concept-defs.ts";
+import { CONCEPTS, ENTITIES, ENTITY_CONCEPTS } from "../demo/concept-defs.ts";
 import { FRAMES } from "../demo/concepts.ts";
 import { contaminates, DEFAULT_DEFINED_SHARE, demoContamination, HELD_OUT_DB, loadCorpusSources, SYNTHETIC_VALUES } from "./corpus.deno.ts";
 import { DEFINED_TERMS, DEFINITION_FORM, DEFINITION_SEPARATOR, one, parseDefinitions, plural } from "./synthetic-sub.ts";
@@ -233,6 +233,36 @@ Deno.test("evidence patterns on the demo databases: every query runs and uses it
     for (const [p, qs] of by) assert(qs.length >= 40, `${p}: ${qs.length} questions`);
     console.log(`evidence patterns: ${[...by].map(([p, qs]) => `${p} ${qs.length}`).join(", ")}; ${informative} of ${conjunctions} conjunctions keep some rows but fewer than either condition alone`);
     assert(informative >= conjunctions / 4, `${informative} of ${conjunctions} conjunctions informative`);
+  } finally {
+    for (const { db } of dbs) db.close();
+  }
+});
+
+Deno.test("evidence conditions on the demo databases: every shape of a demo concept's condition, with constants drawn widely (a model must copy them)", async () => {
+  const dbs = await demoDbs();
+  try {
+    const shapes = new Set<string>(), sqls = new Set<string>();
+    for (const { schema } of dbs) {
+      for (const q of syntheticQuestions(schema, 1500, new Rng(5), () => true, ["defined", "defined_and"])) {
+        for (const d of parseDefinitions(q.evidence!)!) {
+          sqls.add(d.sql);
+          shapes.add(maskSql(d.sql));
+          for (const c of topLevelAnd(d.sql)) shapes.add(maskSql(c));
+        }
+      }
+    }
+    // Every entity concept's condition has its shape here (literals masked), on the concept's own table: the SQL the
+    // concepts are written in, not the concepts (whose exact fragments the corpus drops: the test above).
+    for (const c of ENTITY_CONCEPTS.filter((c) => ENTITIES[c.entity].db !== HELD_OUT_DB)) {
+      assert(shapes.has(maskSql(c.predicate)), `the shape of ${c.id}: ${maskSql(c.predicate)}`);
+    }
+    const nums = (re: RegExp) => new Set([...sqls].flatMap((x) => [...x.matchAll(re)].map((m) => Number(m[1]))));
+    const counts = nums(/HAVING COUNT\(\*\) >= (\d+)/g), days = nums(/'-(\d+) days'/g);
+    assert([...counts].some((n) => n > 6) && counts.size >= 20, `HAVING COUNT(*) thresholds: ${[...counts].sort((a, b) => a - b)}`);
+    assert(days.size >= 40, `${days.size} distinct windows of days`);
+    const dates = new Set([...sqls].flatMap((x) => [...x.matchAll(/'(\d{4}-\d{2}-\d{2})'/g)].map((m) => m[1])));
+    assert(dates.size >= 200, `${dates.size} distinct days`);
+    console.log(`${sqls.size} definitions, ${shapes.size} shapes; ${counts.size} count thresholds, ${days.size} windows, ${dates.size} days`);
   } finally {
     for (const { db } of dbs) db.close();
   }
