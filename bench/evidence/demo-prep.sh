@@ -12,7 +12,7 @@
 #                                                (model.safetensors byte-plane shuffled and xz'd, f16planes.py)
 # For a session that only evaluates (the retrained model carried as MODEL=public/model): EVAL_ONLY=1 skips the
 # corpus (15 min here), which only h200-retrain.sh reads.
-# Settings: PT_SYNTHETIC (synthetic questions per Spider database, 4x per demo database; default 400),
+# Settings: PT_SYNTHETIC (synthetic questions per Spider database, 4x per demo database; default 1000: the corpus of 2026-12-02 (sixth session), 40.9M tokens; 400 gave 18.2M),
 #   PT_DEFINED_SHARE (--defined-share: the share of them with made-up terms defined in the evidence; default the CLI's, 0.3),
 #   PT_SPIDER (default ../shared/datasets/spider-train), PT_SPIDER_LIMIT (Spider questions, default all),
 #   PT_SEQ (1024), PT_VOCAB (8192), EV_SIZE (h200 | tiny), EV_RFT_KEEP (better | correct: the warm-up's kept samples),
@@ -45,14 +45,14 @@ B=$E/pt-build
 if [ -z "${EVAL_ONLY:-}" ]; then
 "$DENO" run -A src/cli/main.ts pretrain --out "$B" --corpus-only --vocab "${PT_VOCAB:-8192}" --spider "$SPIDER" \
   ${PT_SPIDER_LIMIT:+--spider-limit "$PT_SPIDER_LIMIT"} --spider-holdout "$HOLD" --seq-len "${PT_SEQ:-1024}" \
-  --chat-turns 8 --chat-passes 2 --synthetic "${PT_SYNTHETIC:-400}" ${PT_DEFINED_SHARE:+--defined-share "$PT_DEFINED_SHARE"} > "$E/corpus.log" 2>&1 || { tail -20 "$E/corpus.log"; exit 1; }
+  --chat-turns 8 --chat-passes 2 --synthetic "${PT_SYNTHETIC:-1000}" ${PT_DEFINED_SHARE:+--defined-share "$PT_DEFINED_SHARE"} > "$E/corpus.log" 2>&1 || { tail -20 "$E/corpus.log"; exit 1; }
 tail -c 1500 "$E/corpus.log"; echo
 cp -r "$B/tokenizer" "$E/pt/"
 cp "$B/corpus.json" "$E/pt/"
 xz -T0 -9 -c "$B/corpus.bin" > "$E/pt/corpus.bin.xz"
 rm -rf "$B"
 # Settings the GPU side must repeat exactly (the corpus key): written next to the corpus.
-printf 'SPIDER=%q\nHOLD=%q\nPT_SEQ=%q\nPT_SYNTHETIC=%q\nPT_SPIDER_LIMIT=%q\nPT_DEFINED_SHARE=%q\n' "$SPIDER" "$HOLD" "${PT_SEQ:-1024}" "${PT_SYNTHETIC:-400}" "${PT_SPIDER_LIMIT:-}" "${PT_DEFINED_SHARE:-}" > "$E/pt/settings.sh"
+printf 'SPIDER=%q\nHOLD=%q\nPT_SEQ=%q\nPT_SYNTHETIC=%q\nPT_SPIDER_LIMIT=%q\nPT_DEFINED_SHARE=%q\n' "$SPIDER" "$HOLD" "${PT_SEQ:-1024}" "${PT_SYNTHETIC:-1000}" "${PT_SPIDER_LIMIT:-}" "${PT_DEFINED_SHARE:-}" > "$E/pt/settings.sh"
 fi
 if [ -n "${MODEL:-}" ]; then
   mkdir -p "$E/model"

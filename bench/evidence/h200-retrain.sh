@@ -10,10 +10,10 @@
 # Run:    source .device/remote-setup.sh; bash bench/evidence/h200-retrain.sh        (3 calls at the defaults)
 # Settings: PT_SIZE (16m: the shipped shape, 15.7M parameters, 31.5 MB in f16 | 27m: hidden 512, 26.7M, 53 MB |
 #   tiny: a smoke test), PT_STEPS (default: PT_TOKS x PT_TRAIN_S / tokens per step), PT_TOKS (tokens/s the trainer
-#   reaches with this shape; default 138900, the 16m step measured on Dawn on the H200 on 2026-12-02, fifth session,
-#   call S: profile.bench.ts pretrain 16 1024 16 — the loop's own rate, with its batches and logging, is not measured:
-#   where it is lower the schedule is cut at PT_BUDGET_S and status.txt says so; 59400 before the embedding gradient
-#   and attention changes of that session), PT_TRAIN_S (seconds of training planned, default 1260), PT_LR (6e-4), PT_CALL_MIN (8.5),
+#   reaches with this shape; default 134000, the loop's own rate measured on Dawn on the H200 on 2026-12-02 (sixth session)
+#   (132-137k tokens/s at every logged step of two calls on the 40.9M-token corpus; the bench's step,
+#   profile.bench.ts pretrain 16 1024 16, gave 138.9k the day before): where it is lower the schedule is cut at
+#   PT_BUDGET_S and status.txt says so), PT_TRAIN_S (seconds of training planned, default 1260), PT_LR (6e-4), PT_CALL_MIN (8.5),
 #   PT_BUDGET_S (1500), PT_DIR (/tmp/pt, outside the checkout so later calls and h200-demo.sh find it), DENO (deno).
 # Back in $OUT (/tmp/rt-out): pretrain.log (this call's), status.txt, model.safetensors in 15 MB parts (model.part.*),
 # and meta.tgz with train_log.jsonl, corpus.json, config.json, generation_config.json and the tokenizer files (the
@@ -40,7 +40,7 @@ case ${PT_SIZE:-16m} in
 esac
 BATCH=16
 FILL=$(python3 -c "import json; print(json.load(open('$EV/pt/corpus.json'))['fill'])")
-STEPS=${PT_STEPS:-$(python3 -c "print(max(1, round(${PT_TOKS:-138900} * ${PT_TRAIN_S:-1260} / ($BATCH * $PT_SEQ * $FILL))))")}
+STEPS=${PT_STEPS:-$(python3 -c "print(max(1, round(${PT_TOKS:-134000} * ${PT_TRAIN_S:-1260} / ($BATCH * $PT_SEQ * $FILL))))")}
 done_already() { [ -f "$PT/train_log.jsonl" ] && tail -1 "$PT/train_log.jsonl" | grep -q '"event":"end".*"stopped":"done"'; }
 LATEST=$(ls -d "$PT"/checkpoint-* 2>/dev/null | sort -t- -k2 -n | tail -1)
 echo "retrain: call at $ELAPSED s of $BUDGET; $STEPS steps of $BATCH x $PT_SEQ tokens (fill $FILL); latest checkpoint ${LATEST:-none}"
