@@ -9,7 +9,9 @@
 #         outside the checkout, so they survive between calls on a warm machine).
 # Settings: EV_MODEL (a model folder; default $PT_DIR=/tmp/pt when h200-retrain.sh left a model there, else the
 #   packed model/ of demo-prep.sh with MODEL=...), EV_SEEDS ("1 2 3"), EV_MODES ("knowledge bird"),
-#   EV_SAMPLE_BATCH (prompts per sampling call, 64), DENO (deno).
+#   EV_SAMPLE_BATCH (prompts per sampling call, 64), EV_EXTRA (variant runs beside the main ones, "NAME:SEED ...",
+#   each of the notebook demo-NAME.json that demo-notebooks.ts wrote with name=...: run and returned, left out of
+#   demo-evidence.json and of the "done" check), DENO (deno).
 # Back in $OUT: demo-evidence.json (the figures; copy to bench/results/<date>-demo-evidence.json), .md, .svg,
 # and runs.tar holding one tgz per run (summary.json, metrics.jsonl, predictions, the log, the last 4 MB of samples.jsonl).
 set -u
@@ -53,7 +55,14 @@ one() {  # one notebook and seed, until the time is up; resumes from its checkpo
   grep -v "W:onnxruntime" "$nb.log" | tail -3 | cut -c1-300
 }
 for mode in ${EV_MODES:-knowledge bird}; do for seed in ${EV_SEEDS:-1 2 3}; do one "$mode" "$seed" & done; done
+for x in ${EV_EXTRA:-}; do one "${x%%:*}" "${x##*:}" & done
 wait
+for x in ${EV_EXTRA:-}; do
+  nb=run-${x%%:*}-s${x##*:}
+  tail -c 4000000 "$nb/samples.jsonl" > "$nb/samples.tail.jsonl" 2>/dev/null
+  tar czf "$OUT/$nb.tgz" "$nb.log" "$nb/summary.json" "$nb/notebook.json" "$nb/metrics.jsonl" "$nb/predictions" "$nb/samples.tail.jsonl" 2>/dev/null
+  [ -f "$nb/summary.json" ] && echo "$nb: finished (extra)" || echo "$nb: not finished (extra)"
+done
 runs=(); missing=0
 for mode in ${EV_MODES:-knowledge bird}; do for seed in ${EV_SEEDS:-1 2 3}; do
   nb=run-$mode-s$seed

@@ -143,6 +143,11 @@ export interface WarmupParams {
    * alone: only answers whose rows match the gold's).
    */
   rftKeep: (typeof RFT_KEEP)[number];
+  /**
+   * At most this many kept samples per question in an rft round, each a different answer (0, the
+   * default: every kept sample, duplicates included).
+   */
+  rftPerQuestion: number;
 }
 export interface GrpoParams {
   /** Samples per question (the group size). */

@@ -269,8 +269,10 @@ export const PARAM_READERS: { readonly [K in CellType]: (r: Reader) => CellParam
       exportSamples: r.oneOf("exportSamples", WARMUP_EXPORTS, method === "sft" ? "none" : "correct"),
       sampleWithEvidence: r.bool("sampleWithEvidence", false),
       rftKeep: r.oneOf("rftKeep", RFT_KEEP, "better"),
+      rftPerQuestion: r.num("rftPerQuestion", 0, 0, 1024, true),
     };
     if (method !== "rft" && p.rftKeep !== "better") r.fail("rftKeep", `rftKeep chooses the samples of method "rft"; ${method} keeps its own (leave it out)`);
+    if (method !== "rft" && p.rftPerQuestion !== 0) r.fail("rftPerQuestion", `rftPerQuestion caps the samples of method "rft"; ${method} keeps its own (leave it out)`);
     if (method === "sft") {
       // samplesPerQuestion, temperature, maxNewTokens and dpoBeta have defaults and are ignored (a form holds them all).
       if (p.exportSamples !== "none") r.fail("exportSamples", `method "sft" trains on the dataset's gold answers and samples nothing to export: set exportSamples to "none" (or leave it out)`);

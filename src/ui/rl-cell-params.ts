@@ -55,6 +55,7 @@ const ABSENT: Record<string, unknown> = {
 const HELP: Record<string, string> = {
   "warmup.rftKeep": "rft's training samples: better = correct or above the group's mean reward (e.g. the one answer that runs); correct = only answers whose rows match the gold's",
   "warmup.method": "rft: train on the better sampled answers (rftKeep); awpg: every sample weighted by its group advantage; dpo: best-vs-worst sampled pairs; sft: no sampling, train on the dataset's gold answers (a record's completion, e.g. rlvr cocte --dataset's chains, else the gold SQL in the prompt template's answer format) — set exportSamples to none; samplesPerQuestion, temperature and maxNewTokens are ignored",
+  "warmup.rftPerQuestion": "rft: at most this many kept samples per question, each a different answer (0: all, duplicates included) — so easy questions answered the same way eight times do not drown the hard ones",
   "warmup.sampleWithEvidence": "sample with the definitions (evidence) in the prompt, train the prompt without them (rft): the warm-up teaches the organisation's definitions to prompts that lack them",
   "grpo.evalSplit": "the split of the held-out checks every evalEvery steps; empty: dev, else test",
   "model.adapter": "start from a LoRA adapter in PEFT format (a folder URL with adapter_config.json and adapter_model.safetensors, e.g. a run's adapter/); its r and lora_alpha must equal loraRank and loraAlpha. Empty: a fresh adapter (B = 0)",

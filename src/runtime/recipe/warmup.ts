@@ -44,6 +44,34 @@ function meanLen(xs: readonly (readonly number[])[]): number {
   return xs.length ? xs.reduce((a, x) => a + x.length, 0) / xs.length : 0;
 }
 
+/**
+ * The samples an rft round trains on, as indices into `samples`: those that are correct, or (keep
+ * "better") of positive group advantage, and not empty. With `perQuestion` > 0, at most that many per
+ * question, each a different answer (identical token sequences count once; the first drawn is kept):
+ * eight identical correct draws of an easy question would otherwise weigh eight times one correct
+ * draw of a hard one, and the definition-free prompts then learn the easy questions' condition for
+ * every question of their database (docs/recipe.md, "Warm-up with the definitions").
+ */
+export function rftSelect(
+  samples: readonly { prompt: number; tokens: readonly number[] }[], correct: readonly boolean[], advantages: ArrayLike<number>,
+  keep: "better" | "correct", perQuestion: number,
+): number[] {
+  const seen = new Map<number, Set<string>>();
+  const out: number[] = [];
+  samples.forEach((s, i) => {
+    if (s.tokens.length === 0 || !(correct[i] || (keep === "better" && advantages[i] > 0))) return;
+    if (perQuestion > 0) {
+      const mine = seen.get(s.prompt) ?? new Set<string>();
+      seen.set(s.prompt, mine);
+      const key = s.tokens.join(",");
+      if (mine.has(key) || mine.size >= perQuestion) return;
+      mine.add(key);
+    }
+    out.push(i);
+  });
+  return out;
+}
+
 function sigmoid(x: number): number {
   return x >= 0 ? 1 / (1 + Math.exp(-x)) : Math.exp(x) / (1 + Math.exp(x));
 }
@@ -105,9 +133,12 @@ export async function runWarmup(ctx: RunContext, cellId: string, p: WarmupParams
   const prefix = `checkpoints/${cellId}`;
   // exportSamples changes no training state: checkpoints made without it (or with another value) stay valid.
   // sampleWithEvidence is left out when off, so checkpoints made before it existed still match.
-  // rftKeep likewise when "better", the behaviour before it existed.
-  const { exportSamples, sampleWithEvidence, rftKeep, ...trainParams } = p;
-  const config = JSON.stringify({ ...trainParams, ...(sampleWithEvidence ? { sampleWithEvidence } : {}), ...(rftKeep !== "better" ? { rftKeep } : {}), seed, tasks: tasks.length, model: runtime.hf.name });
+  // rftKeep likewise when "better", and rftPerQuestion when 0: the behaviour before each existed.
+  const { exportSamples, sampleWithEvidence, rftKeep, rftPerQuestion, ...trainParams } = p;
+  const config = JSON.stringify({
+    ...trainParams, ...(sampleWithEvidence ? { sampleWithEvidence } : {}), ...(rftKeep !== "better" ? { rftKeep } : {}),
+    ...(rftPerQuestion > 0 ? { rftPerQuestion } : {}), seed, tasks: tasks.length, model: runtime.hf.name,
+  });
   const { rounds, start } = await resumeRounds(ctx, runtime, cellId, prefix, config);
   for (let round = start; round < p.rounds; round++) {
     checkAborted(ctx);
@@ -127,9 +158,7 @@ export async function runWarmup(ctx: RunContext, cellId: string, p: WarmupParams
     };
     const items: Item[] = [];
     if (p.method === "rft") {
-      sampled.samples.forEach((s, i) => {
-        if (s.tokens.length > 0 && (scored[i].correct || (p.rftKeep === "better" && adv.advantages[i] > 0))) items.push({ sample: { ...seqOf(i), advantage: 1 } });
-      });
+      for (const i of rftSelect(sampled.samples, scored.map((x) => x.correct), adv.advantages, p.rftKeep, p.rftPerQuestion)) items.push({ sample: { ...seqOf(i), advantage: 1 } });
     } else if (p.method === "awpg") {
       sampled.samples.forEach((s, i) => {
         if (s.tokens.length === 0 || adv.advantages[i] === 0) return;
