@@ -69,7 +69,7 @@ Deno.test({
 });
 
 Deno.test({
-  name: "warm-up rftKeep: 'correct' trains on the correct samples only, 'better' (the default) also on those above their group's mean reward; refused outside rft",
+  name: "warm-up rftKeep: 'correct' trains on the correct samples only, 'better' (the default) also on those above their group's mean reward; refused outside rft; rftPerQuestion 1 keeps one per question",
   sanitizeOps: false,
   sanitizeResources: false,
   async fn() {
@@ -95,6 +95,17 @@ Deno.test({
     assertEquals(better.items, above, "better: correct or above the group's mean");
     assertEquals(correct.items, right, "correct: only the correct ones");
     assert(above > right, `the fixture has samples above their group's mean that are not correct (${above} vs ${right})`);
+    // rftPerQuestion 1 over 16 draws per question: one kept answer per question that has any (the same draws as uncapped).
+    const many = await run({ samplesPerQuestion: 16 });
+    const capped = await run({ samplesPerQuestion: 16, rftPerQuestion: 1 });
+    assertEquals(capped.samples.map((r) => r.completion), many.samples.map((r) => r.completion));
+    const g16 = new Map<string, number[]>();
+    for (const r of many.samples) g16.set(r.taskId, [...(g16.get(r.taskId) ?? []), r.reward.total]);
+    const kept16 = many.samples.filter((r) => r.completionTokens > 0 && (r.correct || r.reward.total > mean(g16.get(r.taskId)!) + 1e-9));
+    const withKept = new Set(kept16.map((r) => r.taskId));
+    assertEquals(many.items, kept16.length);
+    assertEquals(capped.items, withKept.size, "rftPerQuestion 1: one per question with a kept sample");
+    assert(withKept.size < kept16.length, `the fixture keeps several samples of some question (${withKept.size} questions, ${kept16.length} samples)`);
     const parsed = parseNotebook({ version: 1, title: "x", cells: [{ id: "w", type: "warmup", params: { method: "awpg", rftKeep: "correct" } }] });
     assert(!parsed.ok && JSON.stringify(parsed.errors).includes("rftKeep chooses the samples of method"), JSON.stringify(!parsed.ok && parsed.errors));
   },
