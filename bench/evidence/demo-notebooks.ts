@@ -6,9 +6,9 @@
 //   tiny  a smoke test for a CPU machine: 2 questions per split, 4-token answers, 2 GRPO steps.
 // Usage: deno run -A bench/evidence/demo-notebooks.ts OUT_DIR [h200|tiny] [rftKeep=better|correct] [samples=N]
 //          [epochs=N] [rounds=N] [lr=X] [perQuestion=N] [name=SUFFIX] [modes=knowledge,bird]
-//   rftKeep, samples, epochs, rounds, lr, perQuestion: the warm-up's kept samples, samples per question, passes over its
-//   targets, rounds, learning rate and cap of different kept answers per question (rftPerQuestion) (a variant of the measurement; the notebook's own values otherwise, the
-//   size's for samples); name: write demo-<mode>-SUFFIX.json instead (a variant beside the main notebooks,
+//   rftKeep, samples, epochs, rounds, lr, perQuestion: the warm-up's kept samples, samples per question, passes
+//   over its targets, rounds, learning rate and cap of different kept answers per question (rftPerQuestion) — a
+//   variant of the measurement; the notebook's own values otherwise, the size's for samples; name: write demo-<mode>-SUFFIX.json instead (a variant beside the main notebooks,
 //   which h200-demo.sh runs as EV_EXTRA="<mode>-SUFFIX:<seed>"); modes: which of the two to write.
 import demo from "../../notebooks/demo.json" with { type: "json" };
 
@@ -36,18 +36,17 @@ const SIZES: Record<string, (c: Cell) => Record<string, unknown>> = {
 
 const [out, size = "h200", ...opts] = Deno.args;
 const named = new Map(opts.map((o) => [o.slice(0, o.indexOf("=")), o.slice(o.indexOf("=") + 1)]));
-const keep = named.get("rftKeep"), samples = named.get("samples"), epochs = named.get("epochs"), rounds = named.get("rounds"), lr = named.get("lr"), perQuestion = named.get("perQuestion");
 const name = named.get("name"), modes = (named.get("modes") ?? "knowledge,bird").split(",");
 const bad = opts.filter((o) => !/^(rftKeep=(better|correct)|(samples|epochs|rounds)=[1-9][0-9]*|perQuestion=[0-9]+|lr=[0-9.]+(e-?[0-9]+)?|name=[a-z0-9]+|modes=(knowledge|bird)(,(knowledge|bird))?)$/.test(o));
 if (!out || !SIZES[size] || bad.length > 0) {
   console.error(`usage: deno run -A bench/evidence/demo-notebooks.ts OUT_DIR [h200|tiny] [rftKeep=better|correct] [samples=N] [epochs=N] [rounds=N] [lr=X] [perQuestion=N] [name=SUFFIX] [modes=knowledge,bird]${bad.length ? ` (not understood: ${bad.join(" ")})` : ""}`);
   Deno.exit(2);
 }
-const warmupVariant = {
-  ...(keep ? { rftKeep: keep } : {}), ...(samples ? { samplesPerQuestion: Number(samples) } : {}),
-  ...(epochs ? { epochs: Number(epochs) } : {}), ...(rounds ? { rounds: Number(rounds) } : {}), ...(lr ? { lr: Number(lr) } : {}),
-  ...(perQuestion ? { rftPerQuestion: Number(perQuestion) } : {}),
-};
+// Option -> the warm-up parameter it sets (all numbers but rftKeep).
+const WARMUP_OPTS: Record<string, string> = { rftKeep: "rftKeep", samples: "samplesPerQuestion", epochs: "epochs", rounds: "rounds", lr: "lr", perQuestion: "rftPerQuestion" };
+const warmupVariant = Object.fromEntries(
+  Object.entries(WARMUP_OPTS).filter(([o]) => named.has(o)).map(([o, k]) => [k, o === "rftKeep" ? named.get(o) : Number(named.get(o))]),
+);
 const variant = Object.entries(warmupVariant).map(([k, v]) => `${k} ${v}`).join(", ");
 await Deno.mkdir(out, { recursive: true });
 const written: string[] = [];

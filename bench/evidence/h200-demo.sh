@@ -57,17 +57,19 @@ one() {  # one notebook and seed, until the time is up; resumes from its checkpo
 for mode in ${EV_MODES:-knowledge bird}; do for seed in ${EV_SEEDS:-1 2 3}; do one "$mode" "$seed" & done; done
 for x in ${EV_EXTRA:-}; do one "${x%%:*}" "${x##*:}" & done
 wait
+pack() {  # one run folder's files into $OUT/<run>.tgz
+  tail -c 4000000 "$1/samples.jsonl" > "$1/samples.tail.jsonl" 2>/dev/null
+  tar czf "$OUT/$1.tgz" "$1.log" "$1/summary.json" "$1/notebook.json" "$1/metrics.jsonl" "$1/predictions" "$1/samples.tail.jsonl" 2>/dev/null
+}
 for x in ${EV_EXTRA:-}; do
   nb=run-${x%%:*}-s${x##*:}
-  tail -c 4000000 "$nb/samples.jsonl" > "$nb/samples.tail.jsonl" 2>/dev/null
-  tar czf "$OUT/$nb.tgz" "$nb.log" "$nb/summary.json" "$nb/notebook.json" "$nb/metrics.jsonl" "$nb/predictions" "$nb/samples.tail.jsonl" 2>/dev/null
+  pack "$nb"
   [ -f "$nb/summary.json" ] && echo "$nb: finished (extra)" || echo "$nb: not finished (extra)"
 done
 runs=(); missing=0
 for mode in ${EV_MODES:-knowledge bird}; do for seed in ${EV_SEEDS:-1 2 3}; do
   nb=run-$mode-s$seed
-  tail -c 4000000 "$nb/samples.jsonl" > "$nb/samples.tail.jsonl" 2>/dev/null
-  tar czf "$OUT/$nb.tgz" "$nb.log" "$nb/summary.json" "$nb/notebook.json" "$nb/metrics.jsonl" "$nb/predictions" "$nb/samples.tail.jsonl" 2>/dev/null
+  pack "$nb"
   if [ -f "$nb/summary.json" ]; then runs+=("$nb"); else missing=$((missing + 1)); fi
 done; done
 # The device returns at most 8 files per call: the six run tars travel as one (on 2026-12-01 two were left behind).
