@@ -26,19 +26,21 @@ def summarize(d):
     print("cell seconds:", ", ".join(f"{c['id']} {c['ms'] / 1000:.1f}" for c in s["cells"]))
     # The "eval" lines of metrics.jsonl come in cell order: one per evaluate cell, and one per held-out
     # check inside a GRPO cell (its report lists them).
-    evals = iter([r for r in rows if r.get("phase") == "eval"])
+    # A resumed run replays its evaluations and appends their lines again, so an evaluate cell's line is the last
+    # "eval" line whose step is the cell's ordinal among the evaluate cells and whose question count is the cell's.
+    evals = [r for r in rows if r.get("phase") == "eval"]
+    ordinal = 0
     for c in s["cells"]:
         r = c.get("report") or {}
         if c["type"] == "evaluate":
             n = r["overall"]["questions"]
             preds = json.load(open(os.path.join(d, r["predictionsPath"])))
             sql = [v.split("\t")[0] for v in preds.values()]
-            e = next(evals)
+            e = next((x for x in reversed(evals) if x.get("step") == ordinal and (x.get("extra") or {}).get("questions") == n), {"rewards": {}})
+            ordinal += 1
             failing = round(-e["rewards"]["error_penalty"]["mean"] * n) if "error_penalty" in e["rewards"] else "?"
             print(f"  {c['id']}: {r['split']} greedy {r['overall']['greedy']:.3f} of {n}, failing to execute {failing}, distinct queries {len(set(sql))}")
         elif c["type"] == "grpo":
-            for _ in r.get("heldout") or []:
-                next(evals)
             print(f"  {c['id']}: equal-reward groups {r['equalGroupFraction']:.3f}, held-out checks {r.get('heldout')}")
         elif c["type"] == "warmup":
             for rd in r["rounds"]:
