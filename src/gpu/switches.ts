@@ -55,12 +55,18 @@ export interface PerfSwitches {
   embedBack: "links" | "scan";
   /** The attention kernels' per-thread state (the forward's max, sum and output, the backward's dq and dk / dv sums) in named registers (1; not measured yet) or in arrays indexed in loops (0, the default). Same sums in the same order. */
   attnNamed: 0 | 1;
+  /**
+   * The attention backward's kernels: "lanes" (the default: attention_bwd_dq.wgsl and attention_bwd_dkv.wgsl, 16 lanes
+   * a row) or "blocked" (register-blocked tiles where D % 4 == 0, attention_bwd_*_rb.wgsl; not measured yet). Same
+   * values up to rounding (the sums run in another order).
+   */
+  attnBwd: "lanes" | "blocked";
 }
 
 /** The current defaults. */
-export const NEW_SWITCHES: Readonly<PerfSwitches> = { passes: "merged", submit: "layer", q4: "tile128", bindCache: true, arena: true, splitK: "general", subgroups: true, recomputeLean: true, headRows: true, wideSplit: 3, tk: 16, q4tk: 16, vload: 1, loraTail: 1, embedBack: "links", attnNamed: 0 };
+export const NEW_SWITCHES: Readonly<PerfSwitches> = { passes: "merged", submit: "layer", q4: "tile128", bindCache: true, arena: true, splitK: "general", subgroups: true, recomputeLean: true, headRows: true, wideSplit: 3, tk: 16, q4tk: 16, vload: 1, loraTail: 1, embedBack: "links", attnNamed: 0, attnBwd: "lanes" };
 /** Every earlier behaviour. */
-export const OLD_SWITCHES: Readonly<PerfSwitches> = { passes: "split", submit: "once", q4: "tile64", bindCache: false, arena: false, splitK: "transA", subgroups: false, recomputeLean: false, headRows: false, wideSplit: 1, tk: 8, q4tk: 8, vload: 0, loraTail: 0, embedBack: "scan", attnNamed: 0 };
+export const OLD_SWITCHES: Readonly<PerfSwitches> = { passes: "split", submit: "once", q4: "tile64", bindCache: false, arena: false, splitK: "transA", subgroups: false, recomputeLean: false, headRows: false, wideSplit: 1, tk: 8, q4tk: 8, vload: 0, loraTail: 0, embedBack: "scan", attnNamed: 0, attnBwd: "lanes" };
 
 const CHOICES: { [K in keyof PerfSwitches]: readonly string[] } = {
   passes: ["merged", "split"],
@@ -79,6 +85,7 @@ const CHOICES: { [K in keyof PerfSwitches]: readonly string[] } = {
   loraTail: ["0", "1"],
   embedBack: ["links", "scan"],
   attnNamed: ["0", "1"],
+  attnBwd: ["lanes", "blocked"],
 };
 
 function isKey(k: string): k is keyof PerfSwitches {
@@ -150,6 +157,9 @@ export function parsePerfSwitches(spec: string, base: Readonly<PerfSwitches> = N
       case "attnNamed":
         out.attnNamed = v === "1" ? 1 : 0;
         break;
+      case "attnBwd":
+        out.attnBwd = v === "blocked" ? "blocked" : "lanes";
+        break;
     }
   }
   return out;
@@ -157,7 +167,7 @@ export function parsePerfSwitches(spec: string, base: Readonly<PerfSwitches> = N
 
 /** "passes=merged,submit=layer,...": the form RLVR_PERF and the benches' perf= take. */
 export function formatPerfSwitches(s: Readonly<PerfSwitches>): string {
-  return `passes=${s.passes},submit=${s.submit},q4=${s.q4},bindCache=${s.bindCache ? 1 : 0},arena=${s.arena ? 1 : 0},splitK=${s.splitK},subgroups=${s.subgroups ? 1 : 0},recomputeLean=${s.recomputeLean ? 1 : 0},headRows=${s.headRows ? 1 : 0},wideSplit=${s.wideSplit},tk=${s.tk},q4tk=${s.q4tk},vload=${s.vload},loraTail=${s.loraTail},embedBack=${s.embedBack},attnNamed=${s.attnNamed}`;
+  return `passes=${s.passes},submit=${s.submit},q4=${s.q4},bindCache=${s.bindCache ? 1 : 0},arena=${s.arena ? 1 : 0},splitK=${s.splitK},subgroups=${s.subgroups ? 1 : 0},recomputeLean=${s.recomputeLean ? 1 : 0},headRows=${s.headRows ? 1 : 0},wideSplit=${s.wideSplit},tk=${s.tk},q4tk=${s.q4tk},vload=${s.vload},loraTail=${s.loraTail},embedBack=${s.embedBack},attnNamed=${s.attnNamed},attnBwd=${s.attnBwd}`;
 }
 
 function fromEnv(): PerfSwitches {

@@ -81,22 +81,31 @@ async function check(a: AttentionDims, lens: number[], seed: number, opts: Atten
   console.log(`${tag}: max |err| o ${errs[0]} lse ${errs[1]} dq ${errs[2]} dk ${errs[3]} dv ${errs[4]}`);
 }
 
+type Case = readonly [AttentionDims, readonly number[], number, AttentionOpts?];
+const ODD_CASES: readonly Case[] = [
+  [{ B: 1, T: 1, H: 1, Hkv: 1, D: 1 }, [1], 1],
+  [{ B: 2, T: 37, H: 4, Hkv: 2, D: 24 }, [37, 20], 2],
+  [{ B: 3, T: 45, H: 6, Hkv: 1, D: 5 }, [45, 17, 1], 3],
+  [{ B: 2, T: 33, H: 2, Hkv: 2, D: 64 }, [30, 33], 4],
+  [{ B: 1, T: 21, H: 4, Hkv: 2, D: 128 }, [19], 5],
+  [{ B: 1, T: 70, H: 3, Hkv: 3, D: 100 }, [70], 6],
+  [{ B: 3, T: 9, H: 2, Hkv: 1, D: 8 }, [0, 9, 12], 12], // an empty sequence; a length past T
+];
+const SMALL_MEMORY_CASES: readonly Case[] = [
+  [{ B: 2, T: 40, H: 4, Hkv: 1, D: 128 }, [40, 23], 7, { workgroupBytes: 16384 }],
+  [{ B: 1, T: 29, H: 2, Hkv: 2, D: 96 }, [29], 8, { workgroupBytes: 8192 }],
+];
+
 Deno.test("attention forward and backward: odd sizes, GQA, ragged lengths, against float64", async () => {
-  await check({ B: 1, T: 1, H: 1, Hkv: 1, D: 1 }, [1], 1);
-  await check({ B: 2, T: 37, H: 4, Hkv: 2, D: 24 }, [37, 20], 2);
-  await check({ B: 3, T: 45, H: 6, Hkv: 1, D: 5 }, [45, 17, 1], 3);
-  await check({ B: 2, T: 33, H: 2, Hkv: 2, D: 64 }, [30, 33], 4);
-  await check({ B: 1, T: 21, H: 4, Hkv: 2, D: 128 }, [19], 5);
-  await check({ B: 1, T: 70, H: 3, Hkv: 3, D: 100 }, [70], 6);
-  await check({ B: 3, T: 9, H: 2, Hkv: 1, D: 8 }, [0, 9, 12], 12); // an empty sequence; a length past T
+  for (const [a, lens, seed, opts] of ODD_CASES) await check(a, [...lens], seed, opts);
 });
 
 Deno.test("attention: the smaller tiles a 16 KiB (or 8 KiB) workgroup-memory device gets", async () => {
-  await check({ B: 2, T: 40, H: 4, Hkv: 1, D: 128 }, [40, 23], 7, { workgroupBytes: 16384 });
-  await check({ B: 1, T: 29, H: 2, Hkv: 2, D: 96 }, [29], 8, { workgroupBytes: 8192 });
+  for (const [a, lens, seed, opts] of SMALL_MEMORY_CASES) await check(a, [...lens], seed, opts);
 });
 
-Deno.test("attention: padded positions do not change valid outputs, and receive zero gradient", async () => {
+/** The padding test of one backward variant: padded inputs never reach valid outputs and padded rows get zero gradient. */
+async function checkPadding() {
   const a: AttentionDims = { B: 2, T: 29, H: 4, Hkv: 2, D: 32 };
   const lens = [29, 11];
   const x = randomInputs(a, 9);
@@ -115,6 +124,26 @@ Deno.test("attention: padded positions do not change valid outputs, and receive 
   assert(r2.dk.subarray(padK).every((v) => v === 0) && r2.dv.subarray(padK).every((v) => v === 0), "padded dk/dv are not zero");
   const padQ = (a.T + lens[1]) * a.H * a.D;
   assert(r2.o.subarray(padQ).every((v) => v === 0) && r2.dq.subarray(padQ).every((v) => v === 0), "padded o/dq are not zero");
+}
+
+Deno.test("attention: padded positions do not change valid outputs, and receive zero gradient", checkPadding);
+
+Deno.test("attention backward on the register-blocked kernels (switch attnBwd=blocked): the same cases against float64", async () => {
+  const { setPerfSwitches } = await import("../switches.ts");
+  const prev = setPerfSwitches({ attnBwd: "blocked" });
+  try {
+    for (const [a, lens, seed, opts] of [...ODD_CASES, ...SMALL_MEMORY_CASES]) await check(a, [...lens], seed, opts);
+    // The tiles and thread blocks below the widest: 16 KiB at D 64 (16, 8), 8 KiB at D 32 (8, 8) and D 64 (8, 4),
+    // and 4 KiB (4, 4); the demo's shape at a longer T (several query tiles per key block, three heads a group).
+    await check({ B: 2, T: 57, H: 6, Hkv: 2, D: 64 }, [57, 40], 41, { workgroupBytes: 16384 });
+    await check({ B: 1, T: 37, H: 2, Hkv: 1, D: 32 }, [37], 42, { workgroupBytes: 8192 });
+    await check({ B: 1, T: 30, H: 2, Hkv: 2, D: 64 }, [27], 43, { workgroupBytes: 8192 });
+    await check({ B: 1, T: 19, H: 3, Hkv: 1, D: 16 }, [19], 44, { workgroupBytes: 4096 });
+    await check({ B: 2, T: 131, H: 6, Hkv: 2, D: 64 }, [131, 77], 45);
+    await checkPadding();
+  } finally {
+    setPerfSwitches(prev);
+  }
 });
 
 Deno.test("attention: a buffer smaller than its shape is rejected before anything is recorded", async () => {

@@ -6,6 +6,7 @@ import type { AttentionDims } from "./attention.ref.ts";
 import forwardSource from "./attention.wgsl" with { type: "text" };
 import dqSource from "./attention_bwd_dq.wgsl" with { type: "text" };
 import dkvSource from "./attention_bwd_dkv.wgsl" with { type: "text" };
+import dkvBlockedSource from "./attention_bwd_dkv_rb.wgsl" with { type: "text" };
 
 export type { AttentionDims } from "./attention.ref.ts";
 
@@ -108,6 +109,24 @@ export async function encodeAttentionForward(
   dispatch(device, enc, pipeline, [buf.q, buf.k, buf.v, buf.lens, buf.o, buf.lse, dims], [Math.ceil(a.T / BQ), a.H, a.B]);
 }
 
+/** (key rows per workgroup, query rows per tile) of attention_bwd_dkv_rb.wgsl, largest first; BQ = 4 KR QR. */
+const BLOCKED_KV_TILES: ReadonlyArray<readonly [number, number]> = [[32, 16], [32, 8], [16, 16], [16, 8], [8, 8], [8, 4], [4, 4]];
+
+/**
+ * The register-blocked dk/dv kernel's tiles and thread blocks for head dim D (a multiple of 4): the first candidate whose
+ * K, V, Q, dout, P and dS tiles fit the workgroup memory.
+ */
+export function blockedKvTiles(device: GPUDevice, D: number, capBytes = Infinity): { BK: number; BQ: number; KR: number; QR: number; JMAX: number } {
+  const d4 = D / 4;
+  const s = 4 * (d4 + 1);
+  const limit = Math.min(device.limits.maxComputeWorkgroupStorageSize, capBytes);
+  const fit = BLOCKED_KV_TILES.find(([bk, bq]) => (2 * bk * s + 2 * bq * s + 2 * bk * bq + 2 * bq) * 4 <= limit && 4 * bk <= device.limits.maxComputeInvocationsPerWorkgroup);
+  if (!fit) throw new Error(`attention: no blocked dk/dv tile fits ${limit} bytes of workgroup memory`);
+  const [BK, BQ] = fit;
+  const [KR, QR] = BQ === 16 ? [2, 2] : BQ === 8 ? [2, 1] : [1, 1];
+  return { BK, BQ, KR, QR, JMAX: d4 > 16 ? 2 : 1 };
+}
+
 /** Records the backward (dq and delta first, then dk and dv); every gradient element is written. */
 export async function encodeAttentionBackward(
   device: GPUDevice,
@@ -130,6 +149,16 @@ export async function encodeAttentionBackward(
     a.H,
     a.B,
   ]);
+  if (perfSwitches().attnBwd === "blocked" && a.D % 4 === 0) {
+    const t = blockedKvTiles(device, a.D, opts.workgroupBytes);
+    const dkvB = await computePipeline(device, "attention-backward-dkv-blocked", dkvBlockedSource, { D4: a.D / 4, ...t });
+    dispatch(device, enc, dkvB, [buf.q, buf.k, buf.v, buf.dout, buf.lse, buf.delta, buf.lens, buf.dk, buf.dv, dims], [
+      Math.ceil(a.T / t.BK),
+      a.Hkv,
+      a.B,
+    ]);
+    return;
+  }
   const dkvWords = (bk: number, bq: number) => 2 * bk * ds + 2 * bq * ds + 2 * bk * bq + 2 * bq;
   const wideKv = dkvWords(32, 16) * 4 <= Math.min(device.limits.maxComputeWorkgroupStorageSize, opts.workgroupBytes ?? Infinity);
   const [KR, QT] = wideKv ? [32, 16] : pickTiles(device, dkvWords, opts.workgroupBytes);

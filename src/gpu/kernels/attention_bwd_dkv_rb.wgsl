@@ -1,0 +1,214 @@
+// Attention backward, key/value side, register-blocked (switch attnBwd=blocked): dk and dv (B, T, Hkv, D),
+// the same sums as attention_bwd_dkv.wgsl in another order. One workgroup of NT = 4 BK threads owns BK key
+// rows of one (batch, kv head) and loops over the group's query heads and the query tiles of BQ rows
+// (t >= first key): deterministic, no atomics. Per tile, two GEMM-like phases:
+//  - scores: thread (kp, tp) computes S and dP for KR keys kp + SK i and QR queries tp + SQ i (a KR x QR
+//    block: each K / V vec4 read feeds QR dot products, each Q / dout vec4 KR), then P and dS into
+//    (BQ, BK) tiles stored key-fastest, so four consecutive keys are one vec4;
+//  - sums: thread (kg, c) owns keys 4 kg .. 4 kg + 3 and vec4 columns c, c + 16 of dk and dv (named
+//    registers), reading one P vec4, one dS vec4, one dout vec4 and one q vec4 per query and column.
+// Needs D % 4 == 0 (rows are vec4 in the buffers); attention.ts uses attention_bwd_dkv.wgsl otherwise.
+// Glossary as attention.wgsl: B batch, T tokens, H query heads, Hkv kv heads, D head dim.
+
+struct Dims {
+  B: u32,
+  T: u32,
+  H: u32,
+  Hkv: u32,
+  scale: f32,
+  _p0: u32,
+  _p1: u32,
+  _p2: u32,
+}
+
+@group(0) @binding(0) var<storage, read> q: array<vec4f>;          // (B, T, H, D / 4)
+@group(0) @binding(1) var<storage, read> k: array<vec4f>;          // (B, T, Hkv, D / 4)
+@group(0) @binding(2) var<storage, read> v: array<vec4f>;          // (B, T, Hkv, D / 4)
+@group(0) @binding(3) var<storage, read> dout: array<vec4f>;       // (B, T, H, D / 4)
+@group(0) @binding(4) var<storage, read> lse: array<f32>;          // (B, H, T)
+@group(0) @binding(5) var<storage, read> delta: array<f32>;        // (B, H, T)
+@group(0) @binding(6) var<storage, read> lens: array<u32>;         // (B)
+@group(0) @binding(7) var<storage, read_write> dk: array<vec4f>;   // (B, T, Hkv, D / 4)
+@group(0) @binding(8) var<storage, read_write> dv: array<vec4f>;   // (B, T, Hkv, D / 4)
+@group(0) @binding(9) var<uniform> dims: Dims;
+
+override D4: u32 = 16u;          // vec4 columns of a row (D / 4), at most 16 * JMAX
+override BK: u32 = 32u;          // key rows per workgroup, a multiple of 4
+override BQ: u32 = 16u;          // query rows per tile, 4 KR QR
+override KR: u32 = 2u;           // keys per thread in the score phase (1 or 2)
+override QR: u32 = 2u;           // queries per thread in the score phase (1 or 2)
+override JMAX: u32 = 1u;         // vec4 columns per thread in the sums (1, or 2 where D4 > 16)
+override NT: u32 = 4u * BK;      // threads: (BK / KR) (BQ / QR) in the score phase, 16 (BK / 4) in the sums
+override DS4: u32 = D4 + 1u;     // vec4 row stride of the K, V, Q and dout tiles (a spare vec4 against bank conflicts)
+override BK4: u32 = BK / 4u;     // vec4 per query row of the P and dS tiles
+const LANES: u32 = 16u;
+
+var<workgroup> ks: array<vec4f, BK * DS4>;   // (BK, DS4)
+var<workgroup> vs: array<vec4f, BK * DS4>;   // (BK, DS4)
+var<workgroup> qs: array<vec4f, BQ * DS4>;   // (BQ, DS4)
+var<workgroup> dos: array<vec4f, BQ * DS4>;  // (BQ, DS4)
+var<workgroup> pt: array<vec4f, BQ * BK4>;   // (BQ, BK) probabilities of the tile, key-fastest
+var<workgroup> dst: array<vec4f, BQ * BK4>;  // (BQ, BK) dS of the tile, key-fastest
+var<workgroup> rowL: array<f32, BQ>;
+var<workgroup> rowDelta: array<f32, BQ>;
+
+@compute @workgroup_size(NT)
+fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) tid: u32) {
+  let b = wg.z;
+  let hk = wg.y;
+  let j0 = wg.x * BK;
+  let group = dims.H / dims.Hkv;
+  let len = min(lens[b], dims.T);
+  // Score phase: SQ query slots fastest, so the 8 threads of a 128-bit load phase read 8 different q rows
+  // (consecutive rows start in different banks) and one broadcast k row.
+  let SK = BK / KR;
+  let SQ = BQ / QR;
+  let tp = tid % SQ;
+  let kp = tid / SQ;
+  // Sums: 16 column lanes fastest, keys 4 kg .. 4 kg + 3.
+  let c = tid % LANES;
+  let kg = tid / LANES;
+  let cA = c < D4;
+  let cB = JMAX > 1u && c + LANES < D4;
+
+  for (var e = tid; e < BK * D4; e += NT) {
+    let jj = j0 + e / D4;
+    var kx = vec4f(0.0);
+    var vx = vec4f(0.0);
+    if (jj < len) {
+      let at = ((b * dims.T + jj) * dims.Hkv + hk) * D4 + e % D4;
+      kx = k[at];
+      vx = v[at];
+    }
+    ks[(e / D4) * DS4 + e % D4] = kx;
+    vs[(e / D4) * DS4 + e % D4] = vx;
+  }
+  // dk / dv sums: kRX / vRX for key 4 kg + R, column c (X = A) and c + 16 (X = B).
+  var k0A = vec4f(0.0); var k1A = vec4f(0.0); var k2A = vec4f(0.0); var k3A = vec4f(0.0);
+  var v0A = vec4f(0.0); var v1A = vec4f(0.0); var v2A = vec4f(0.0); var v3A = vec4f(0.0);
+  var k0B = vec4f(0.0); var k1B = vec4f(0.0); var k2B = vec4f(0.0); var k3B = vec4f(0.0);
+  var v0B = vec4f(0.0); var v1B = vec4f(0.0); var v2B = vec4f(0.0); var v3B = vec4f(0.0);
+  for (var g = 0u; g < group; g++) {
+    let h = hk * group + g;
+    for (var q0 = j0; q0 < len; q0 += BQ) {
+      workgroupBarrier(); // the previous query tile is consumed (and the key tile is loaded)
+      for (var e = tid; e < BQ * D4; e += NT) {
+        let tt = q0 + e / D4;
+        var qx = vec4f(0.0);
+        var dx = vec4f(0.0);
+        if (tt < len) {
+          let at = ((b * dims.T + tt) * dims.H + h) * D4 + e % D4;
+          qx = q[at];
+          dx = dout[at];
+        }
+        qs[(e / D4) * DS4 + e % D4] = qx;
+        dos[(e / D4) * DS4 + e % D4] = dx;
+      }
+      for (var e = tid; e < BQ; e += NT) {
+        let tt = q0 + e;
+        var lv = 0.0;
+        var dl = 0.0;
+        if (tt < len) {
+          lv = lse[(b * dims.H + h) * dims.T + tt];
+          dl = delta[(b * dims.H + h) * dims.T + tt];
+        }
+        rowL[e] = lv;
+        rowDelta[e] = dl;
+      }
+      workgroupBarrier();
+      {
+        // sIJ / dIJ: key kp + SK I, query tp + SQ J (named: no indexed arrays in loops).
+        var s00 = 0.0; var s01 = 0.0; var s10 = 0.0; var s11 = 0.0;
+        var d00 = 0.0; var d01 = 0.0; var d10 = 0.0; var d11 = 0.0;
+        let kr0 = kp * DS4;
+        let kr1 = (kp + SK) * DS4;
+        let qr0 = tp * DS4;
+        let qr1 = (tp + SQ) * DS4;
+        for (var i4 = 0u; i4 < D4; i4++) {
+          let ka = ks[kr0 + i4];
+          let va = vs[kr0 + i4];
+          let qa = qs[qr0 + i4];
+          let oa = dos[qr0 + i4];
+          s00 += dot(ka, qa);
+          d00 += dot(va, oa);
+          if (QR > 1u) {
+            let qb = qs[qr1 + i4];
+            let ob = dos[qr1 + i4];
+            s01 += dot(ka, qb);
+            d01 += dot(va, ob);
+            if (KR > 1u) {
+              let kb = ks[kr1 + i4];
+              let vb = vs[kr1 + i4];
+              s10 += dot(kb, qa);
+              d10 += dot(vb, oa);
+              s11 += dot(kb, qb);
+              d11 += dot(vb, ob);
+            }
+          } else if (KR > 1u) {
+            let kb = ks[kr1 + i4];
+            let vb = vs[kr1 + i4];
+            s10 += dot(kb, qa);
+            d10 += dot(vb, oa);
+          }
+        }
+        putPds(kp, tp, j0, q0, len, s00, d00);
+        if (QR > 1u) { putPds(kp, tp + SQ, j0, q0, len, s01, d01); }
+        if (KR > 1u) {
+          putPds(kp + SK, tp, j0, q0, len, s10, d10);
+          if (QR > 1u) { putPds(kp + SK, tp + SQ, j0, q0, len, s11, d11); }
+        }
+      }
+      workgroupBarrier();
+      for (var t = 0u; t < BQ; t++) {
+        let p4 = pt[t * BK4 + kg];
+        let d4 = dst[t * BK4 + kg];
+        if (cA) {
+          let o4 = dos[t * DS4 + c];
+          let q4 = qs[t * DS4 + c];
+          v0A = fma(vec4f(p4.x), o4, v0A); v1A = fma(vec4f(p4.y), o4, v1A);
+          v2A = fma(vec4f(p4.z), o4, v2A); v3A = fma(vec4f(p4.w), o4, v3A);
+          k0A = fma(vec4f(d4.x), q4, k0A); k1A = fma(vec4f(d4.y), q4, k1A);
+          k2A = fma(vec4f(d4.z), q4, k2A); k3A = fma(vec4f(d4.w), q4, k3A);
+        }
+        if (cB) {
+          let o4 = dos[t * DS4 + c + LANES];
+          let q4 = qs[t * DS4 + c + LANES];
+          v0B = fma(vec4f(p4.x), o4, v0B); v1B = fma(vec4f(p4.y), o4, v1B);
+          v2B = fma(vec4f(p4.z), o4, v2B); v3B = fma(vec4f(p4.w), o4, v3B);
+          k0B = fma(vec4f(d4.x), q4, k0B); k1B = fma(vec4f(d4.y), q4, k1B);
+          k2B = fma(vec4f(d4.z), q4, k2B); k3B = fma(vec4f(d4.w), q4, k3B);
+        }
+      }
+    }
+  }
+  let j = j0 + 4u * kg;
+  if (cA) {
+    storeKV(j, b, hk, c, k0A, v0A); storeKV(j + 1u, b, hk, c, k1A, v1A);
+    storeKV(j + 2u, b, hk, c, k2A, v2A); storeKV(j + 3u, b, hk, c, k3A, v3A);
+  }
+  if (cB) {
+    storeKV(j, b, hk, c + LANES, k0B, v0B); storeKV(j + 1u, b, hk, c + LANES, k1B, v1B);
+    storeKV(j + 2u, b, hk, c + LANES, k2B, v2B); storeKV(j + 3u, b, hk, c + LANES, k3B, v3B);
+  }
+}
+
+// Key row j's vec4 column c4 of dk (scaled) and dv (rows past T are no rows).
+fn storeKV(j: u32, b: u32, hk: u32, c4: u32, ka: vec4f, va: vec4f) {
+  if (j >= dims.T) { return; }
+  let at = ((b * dims.T + j) * dims.Hkv + hk) * D4 + c4;
+  dk[at] = ka * dims.scale;
+  dv[at] = va;
+}
+
+// P and dS of key row kr, query row tr of the tile (key j0 + kr, query q0 + tr); 0 where masked.
+fn putPds(kr: u32, tr: u32, j0: u32, q0: u32, len: u32, s: f32, dp: f32) {
+  let tt = q0 + tr;
+  var p = 0.0;
+  var ds = 0.0;
+  if (j0 + kr <= tt && tt < len) {
+    p = exp(s * dims.scale - rowL[tr]);
+    ds = p * (dp - rowDelta[tr]);
+  }
+  pt[tr * BK4 + kr / 4u][kr % 4u] = p;
+  dst[tr * BK4 + kr / 4u][kr % 4u] = ds;
+}
