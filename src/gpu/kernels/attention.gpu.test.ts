@@ -1,7 +1,7 @@
 import { assert, assertClose, assertRejects } from "../../../tests/assert.ts";
 import { Rng } from "../../core/rng.ts";
 import { poison, readF32, requestGpu, storageBuffer } from "../device.ts";
-import { type AttentionOpts, encodeAttentionBackward, encodeAttentionForward } from "./attention.ts";
+import { type AttentionOpts, blockedTiles, encodeAttentionBackward, encodeAttentionForward } from "./attention.ts";
 import { attentionBackwardRef, attentionForwardRef, type AttentionDims } from "./attention.ref.ts";
 
 const gpu = await requestGpu();
@@ -133,14 +133,20 @@ Deno.test("attention backward on the register-blocked kernels (switch attnBwd=bl
   const prev = setPerfSwitches({ attnBwd: "blocked" });
   try {
     for (const [a, lens, seed, opts] of [...ODD_CASES, ...SMALL_MEMORY_CASES]) await check(a, [...lens], seed, opts);
-    // The tiles and thread blocks below the widest: 16 KiB at D 64 (16, 8), 8 KiB at D 32 (8, 8) and D 64 (8, 4),
-    // and 4 KiB (4, 4); the demo's shape at a longer T (several query tiles per key block, three heads a group).
+    // The tiles and thread blocks below the widest (dk/dv: 16 KiB at D 64 (16, 8), 8 KiB at D 32 (8, 8) and D 64
+    // (8, 4), 4 KiB (4, 4)); the demo's shape at a longer T (several query tiles per key block, three heads a group).
     await check({ B: 2, T: 57, H: 6, Hkv: 2, D: 64 }, [57, 40], 41, { workgroupBytes: 16384 });
     await check({ B: 1, T: 37, H: 2, Hkv: 1, D: 32 }, [37], 42, { workgroupBytes: 8192 });
     await check({ B: 1, T: 30, H: 2, Hkv: 2, D: 64 }, [27], 43, { workgroupBytes: 8192 });
     await check({ B: 1, T: 19, H: 3, Hkv: 1, D: 16 }, [19], 44, { workgroupBytes: 4096 });
     await check({ B: 2, T: 131, H: 6, Hkv: 2, D: 64 }, [131, 77], 45);
     await checkPadding();
+    if (gpu.device.limits.maxComputeWorkgroupStorageSize >= 32768) {
+      // The demo's D = 64 with 32 KiB: dq 32 query rows x 16-key tiles (128 threads), dk/dv 32 keys x 16-query tiles.
+      const dq = blockedTiles(gpu.device, 64, (own, tile, s) => 2 * own * s + 2 * tile * s + own * tile + 2 * own);
+      const kv = blockedTiles(gpu.device, 64, (own, tile, s) => 2 * own * s + 2 * tile * s + 2 * own * tile + 2 * tile);
+      assert(dq.own === 32 && dq.tile === 16 && kv.own === 32 && kv.tile === 16 && kv.fOwn === 2 && kv.fTile === 2, JSON.stringify([dq, kv]));
+    }
   } finally {
     setPerfSwitches(prev);
   }

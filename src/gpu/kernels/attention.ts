@@ -7,6 +7,7 @@ import forwardSource from "./attention.wgsl" with { type: "text" };
 import dqSource from "./attention_bwd_dq.wgsl" with { type: "text" };
 import dkvSource from "./attention_bwd_dkv.wgsl" with { type: "text" };
 import dkvBlockedSource from "./attention_bwd_dkv_rb.wgsl" with { type: "text" };
+import dqBlockedSource from "./attention_bwd_dq_rb.wgsl" with { type: "text" };
 
 export type { AttentionDims } from "./attention.ref.ts";
 
@@ -109,22 +110,50 @@ export async function encodeAttentionForward(
   dispatch(device, enc, pipeline, [buf.q, buf.k, buf.v, buf.lens, buf.o, buf.lse, dims], [Math.ceil(a.T / BQ), a.H, a.B]);
 }
 
-/** (key rows per workgroup, query rows per tile) of attention_bwd_dkv_rb.wgsl, largest first; BQ = 4 KR QR. */
-const BLOCKED_KV_TILES: ReadonlyArray<readonly [number, number]> = [[32, 16], [32, 8], [16, 16], [16, 8], [8, 8], [8, 4], [4, 4]];
+/** (rows a workgroup owns, rows per streamed tile) of the register-blocked backward kernels, largest first. */
+const BLOCKED_TILES: ReadonlyArray<readonly [number, number]> = [[32, 16], [32, 8], [16, 16], [16, 8], [8, 8], [8, 4], [4, 4]];
+
+/** Tiles and thread blocks of a register-blocked backward kernel (attention_bwd_*_rb.wgsl). */
+export interface BlockedTiles {
+  /** Rows a workgroup owns (its 4 * own threads' sums: 4 rows each). */
+  own: number;
+  /** Rows per streamed tile, 4 * fOwn * fTile. */
+  tile: number;
+  /** Owned and streamed rows per thread in the score phase (a fOwn x fTile block of S and dP). */
+  fOwn: number;
+  fTile: number;
+  /** vec4 columns per thread in the sums. */
+  JMAX: number;
+}
 
 /**
- * The register-blocked dk/dv kernel's tiles and thread blocks for head dim D (a multiple of 4): the first candidate whose
- * K, V, Q, dout, P and dS tiles fit the workgroup memory.
+ * The first candidate whose tiles fit the workgroup memory, for head dim D (a multiple of 4): `words(own, tile, S)` f32
+ * words with the row stride S.
  */
-export function blockedKvTiles(device: GPUDevice, D: number, capBytes = Infinity): { BK: number; BQ: number; KR: number; QR: number; JMAX: number } {
+export function blockedTiles(device: GPUDevice, D: number, words: (own: number, tile: number, s: number) => number, capBytes = Infinity): BlockedTiles {
   const d4 = D / 4;
-  const s = 4 * (d4 + 1);
   const limit = Math.min(device.limits.maxComputeWorkgroupStorageSize, capBytes);
-  const fit = BLOCKED_KV_TILES.find(([bk, bq]) => (2 * bk * s + 2 * bq * s + 2 * bk * bq + 2 * bq) * 4 <= limit && 4 * bk <= device.limits.maxComputeInvocationsPerWorkgroup);
-  if (!fit) throw new Error(`attention: no blocked dk/dv tile fits ${limit} bytes of workgroup memory`);
-  const [BK, BQ] = fit;
-  const [KR, QR] = BQ === 16 ? [2, 2] : BQ === 8 ? [2, 1] : [1, 1];
-  return { BK, BQ, KR, QR, JMAX: d4 > 16 ? 2 : 1 };
+  const fit = BLOCKED_TILES.find(([own, tile]) => words(own, tile, 4 * (d4 + 1)) * 4 <= limit && 4 * own <= device.limits.maxComputeInvocationsPerWorkgroup);
+  if (!fit) throw new Error(`attention: no blocked backward tile fits ${limit} bytes of workgroup memory`);
+  const [own, tile] = fit;
+  const fOwn = tile >= 8 ? 2 : 1;
+  return { own, tile, fOwn, fTile: tile / (4 * fOwn), JMAX: d4 > 16 ? 2 : 1 };
+}
+
+/** Records the register-blocked backward (switch attnBwd=blocked, D % 4 == 0): dq and delta, then dk and dv. */
+async function encodeBlockedBackward(device: GPUDevice, enc: GPUCommandEncoder, buf: AttentionBackwardBuffers, a: AttentionDims, dims: GPUBuffer, cap?: number) {
+  // q, dout, k, v tiles, the dS tile, lse and delta of the owned rows.
+  const dqT = blockedTiles(device, a.D, (own, tile, s) => 2 * own * s + 2 * tile * s + own * tile + 2 * own, cap);
+  const dq = await computePipeline(device, "attention-backward-dq-blocked", dqBlockedSource, {
+    D4: a.D / 4, BQ: dqT.own, BK: dqT.tile, QR: dqT.fOwn, KR: dqT.fTile, JMAX: dqT.JMAX,
+  });
+  dispatch(device, enc, dq, [buf.q, buf.k, buf.v, buf.o, buf.dout, buf.lse, buf.lens, buf.dq, buf.delta, dims], [Math.ceil(a.T / dqT.own), a.H, a.B]);
+  // k, v, q, dout tiles, P and dS tiles, lse and delta of the streamed rows.
+  const kvT = blockedTiles(device, a.D, (own, tile, s) => 2 * own * s + 2 * tile * s + 2 * own * tile + 2 * tile, cap);
+  const dkv = await computePipeline(device, "attention-backward-dkv-blocked", dkvBlockedSource, {
+    D4: a.D / 4, BK: kvT.own, BQ: kvT.tile, KR: kvT.fOwn, QR: kvT.fTile, JMAX: kvT.JMAX,
+  });
+  dispatch(device, enc, dkv, [buf.q, buf.k, buf.v, buf.dout, buf.lse, buf.delta, buf.lens, buf.dk, buf.dv, dims], [Math.ceil(a.T / kvT.own), a.Hkv, a.B]);
 }
 
 /** Records the backward (dq and delta first, then dk and dv); every gradient element is written. */
@@ -138,6 +167,7 @@ export async function encodeAttentionBackward(
   const scale = opts.scale ?? 1 / Math.sqrt(a.D);
   validate(a, buf);
   const dims = dimsUniform(device, "attention-backward-dims", a, scale);
+  if (perfSwitches().attnBwd === "blocked" && a.D % 4 === 0) return encodeBlockedBackward(device, enc, buf, a, dims, opts.workgroupBytes);
   const ds = tileStride(a.D);
   const dqWords = (bq: number, bk: number) => 2 * bq * ds + 2 * bk * ds + bq * bk + 2 * bq;
   const wide = dqWords(32, 16) * 4 <= Math.min(device.limits.maxComputeWorkgroupStorageSize, opts.workgroupBytes ?? Infinity);
@@ -149,16 +179,6 @@ export async function encodeAttentionBackward(
     a.H,
     a.B,
   ]);
-  if (perfSwitches().attnBwd === "blocked" && a.D % 4 === 0) {
-    const t = blockedKvTiles(device, a.D, opts.workgroupBytes);
-    const dkvB = await computePipeline(device, "attention-backward-dkv-blocked", dkvBlockedSource, { D4: a.D / 4, ...t });
-    dispatch(device, enc, dkvB, [buf.q, buf.k, buf.v, buf.dout, buf.lse, buf.delta, buf.lens, buf.dk, buf.dv, dims], [
-      Math.ceil(a.T / t.BK),
-      a.Hkv,
-      a.B,
-    ]);
-    return;
-  }
   const dkvWords = (bk: number, bq: number) => 2 * bk * ds + 2 * bq * ds + 2 * bk * bq + 2 * bq;
   const wideKv = dkvWords(32, 16) * 4 <= Math.min(device.limits.maxComputeWorkgroupStorageSize, opts.workgroupBytes ?? Infinity);
   const [KR, QT] = wideKv ? [32, 16] : pickTiles(device, dkvWords, opts.workgroupBytes);

@@ -1,0 +1,209 @@
+// Attention backward, query side, register-blocked (switch attnBwd=blocked): dq (B, T, H, D) and delta (B, H, T)
+// = rowsum(dout * o), which attention_bwd_dkv_rb.wgsl reads, so this kernel runs first. The same sums as
+// attention_bwd_dq.wgsl in another order. One workgroup of NT = 4 BQ threads owns BQ query rows of one
+// (batch, head) and streams key tiles of BK rows (keys <= its last query). Per tile, as in the dk/dv kernel
+// with the roles of keys and queries swapped:
+//  - scores: thread (qp, kp) computes S and dP for QR queries qp + SQ i and KR keys kp + SK i, then dS into
+//    a (BK, BQ) tile stored query-fastest, so four consecutive queries are one vec4;
+//  - sums: thread (qg, c) owns queries 4 qg .. 4 qg + 3 and vec4 columns c, c + 16 of dq (named registers),
+//    reading one dS vec4 and one k vec4 per key and column.
+// Needs D % 4 == 0 (rows are vec4 in the buffers); attention.ts uses attention_bwd_dq.wgsl otherwise.
+
+struct Dims {
+  B: u32,
+  T: u32,
+  H: u32,
+  Hkv: u32,
+  scale: f32,
+  _p0: u32,
+  _p1: u32,
+  _p2: u32,
+}
+
+@group(0) @binding(0) var<storage, read> q: array<vec4f>;           // (B, T, H, D / 4)
+@group(0) @binding(1) var<storage, read> k: array<vec4f>;           // (B, T, Hkv, D / 4)
+@group(0) @binding(2) var<storage, read> v: array<vec4f>;           // (B, T, Hkv, D / 4)
+@group(0) @binding(3) var<storage, read> o: array<vec4f>;           // (B, T, H, D / 4)
+@group(0) @binding(4) var<storage, read> dout: array<vec4f>;        // (B, T, H, D / 4)
+@group(0) @binding(5) var<storage, read> lse: array<f32>;           // (B, H, T)
+@group(0) @binding(6) var<storage, read> lens: array<u32>;          // (B)
+@group(0) @binding(7) var<storage, read_write> dq: array<vec4f>;    // (B, T, H, D / 4)
+@group(0) @binding(8) var<storage, read_write> delta: array<f32>;   // (B, H, T)
+@group(0) @binding(9) var<uniform> dims: Dims;
+
+override D4: u32 = 16u;          // vec4 columns of a row (D / 4), at most 16 * JMAX
+override BQ: u32 = 32u;          // query rows per workgroup, a multiple of 4
+override BK: u32 = 16u;          // key rows per tile, 4 KR QR
+override KR: u32 = 2u;           // keys per thread in the score phase (1 or 2)
+override QR: u32 = 2u;           // queries per thread in the score phase (1 or 2)
+override JMAX: u32 = 1u;         // vec4 columns per thread in the sums (1, or 2 where D4 > 16)
+override NT: u32 = 4u * BQ;      // threads: (BQ / QR) (BK / KR) in the score phase, 16 (BQ / 4) in the sums
+override DS4: u32 = D4 + 1u;     // vec4 row stride of the Q, dout, K and V tiles
+override BQ4: u32 = BQ / 4u;     // vec4 per key row of the dS tile
+const LANES: u32 = 16u;
+
+var<workgroup> qs: array<vec4f, BQ * DS4>;   // (BQ, DS4)
+var<workgroup> dos: array<vec4f, BQ * DS4>;  // (BQ, DS4)
+var<workgroup> ks: array<vec4f, BK * DS4>;   // (BK, DS4)
+var<workgroup> vs: array<vec4f, BK * DS4>;   // (BK, DS4)
+var<workgroup> dst: array<vec4f, BK * BQ4>;  // (BK, BQ) dS of the tile, query-fastest; first the delta partials
+var<workgroup> rowL: array<f32, BQ>;
+var<workgroup> rowDelta: array<f32, BQ>;
+
+@compute @workgroup_size(NT)
+fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) tid: u32) {
+  let b = wg.z;
+  let h = wg.y;
+  let q0 = wg.x * BQ;
+  let hk = h / (dims.H / dims.Hkv);
+  let len = min(lens[b], dims.T);
+  // Score phase: SK key slots fastest (8 threads of a 128-bit load phase read 8 different k rows, one q row).
+  let SK = BK / KR;
+  let SQ = BQ / QR;
+  let kp = tid % SK;
+  let qp = tid / SK;
+  // Sums: 16 column lanes fastest, queries 4 qg .. 4 qg + 3.
+  let c = tid % LANES;
+  let qg = tid / LANES;
+  let cA = c < D4;
+  let cB = JMAX > 1u && c + LANES < D4;
+
+  for (var e = tid; e < BQ * D4; e += NT) {
+    let tt = q0 + e / D4;
+    var qx = vec4f(0.0);
+    var dx = vec4f(0.0);
+    if (tt < len) {
+      let at = ((b * dims.T + tt) * dims.H + h) * D4 + e % D4;
+      qx = q[at];
+      dx = dout[at];
+    }
+    qs[(e / D4) * DS4 + e % D4] = qx;
+    dos[(e / D4) * DS4 + e % D4] = dx;
+  }
+  // delta: four threads a row (tid = 4 row + part) sum dout * o over the vec4 columns part, part + 4, ...;
+  // thread `row` then adds the four partials in a fixed order.
+  {
+    let row = tid / 4u;
+    let part = tid % 4u;
+    let tt = q0 + row;
+    var acc = 0.0;
+    if (tt < len) {
+      let base = ((b * dims.T + tt) * dims.H + h) * D4;
+      for (var c4 = part; c4 < D4; c4 += 4u) { acc += dot(dout[base + c4], o[base + c4]); }
+    }
+    dst[row][part] = acc;
+  }
+  workgroupBarrier();
+  if (tid < BQ) {
+    let tt = q0 + tid;
+    let p4 = dst[tid];
+    let dl = (p4.x + p4.y) + (p4.z + p4.w);
+    var lv = 0.0;
+    if (tt < len) { lv = lse[(b * dims.H + h) * dims.T + tt]; }
+    rowDelta[tid] = dl;
+    rowL[tid] = lv;
+    if (tt < dims.T) { delta[(b * dims.H + h) * dims.T + tt] = dl; }
+  }
+  // dq sums: aRX for query 4 qg + R, column c (X = A) and c + 16 (X = B).
+  var a0A = vec4f(0.0); var a1A = vec4f(0.0); var a2A = vec4f(0.0); var a3A = vec4f(0.0);
+  var a0B = vec4f(0.0); var a1B = vec4f(0.0); var a2B = vec4f(0.0); var a3B = vec4f(0.0);
+  let kEnd = min(q0 + BQ, len);
+  for (var k0 = 0u; k0 < kEnd; k0 += BK) {
+    workgroupBarrier(); // the previous key tile (and the delta partials) are consumed
+    for (var e = tid; e < BK * D4; e += NT) {
+      let j = k0 + e / D4;
+      var kx = vec4f(0.0);
+      var vx = vec4f(0.0);
+      if (j < kEnd) {
+        let at = ((b * dims.T + j) * dims.Hkv + hk) * D4 + e % D4;
+        kx = k[at];
+        vx = v[at];
+      }
+      ks[(e / D4) * DS4 + e % D4] = kx;
+      vs[(e / D4) * DS4 + e % D4] = vx;
+    }
+    workgroupBarrier();
+    {
+      // sIJ / dIJ: query qp + SQ I, key kp + SK J.
+      var s00 = 0.0; var s01 = 0.0; var s10 = 0.0; var s11 = 0.0;
+      var d00 = 0.0; var d01 = 0.0; var d10 = 0.0; var d11 = 0.0;
+      let qr0 = qp * DS4;
+      let qr1 = (qp + SQ) * DS4;
+      let kr0 = kp * DS4;
+      let kr1 = (kp + SK) * DS4;
+      for (var i4 = 0u; i4 < D4; i4++) {
+        let qa = qs[qr0 + i4];
+        let oa = dos[qr0 + i4];
+        let ka = ks[kr0 + i4];
+        let va = vs[kr0 + i4];
+        s00 += dot(qa, ka);
+        d00 += dot(oa, va);
+        if (KR > 1u) {
+          let kb = ks[kr1 + i4];
+          let vb = vs[kr1 + i4];
+          s01 += dot(qa, kb);
+          d01 += dot(oa, vb);
+          if (QR > 1u) {
+            let qb = qs[qr1 + i4];
+            let ob = dos[qr1 + i4];
+            s10 += dot(qb, ka);
+            d10 += dot(ob, va);
+            s11 += dot(qb, kb);
+            d11 += dot(ob, vb);
+          }
+        } else if (QR > 1u) {
+          let qb = qs[qr1 + i4];
+          let ob = dos[qr1 + i4];
+          s10 += dot(qb, ka);
+          d10 += dot(ob, va);
+        }
+      }
+      putDs(qp, kp, q0, k0, len, s00, d00);
+      if (KR > 1u) { putDs(qp, kp + SK, q0, k0, len, s01, d01); }
+      if (QR > 1u) {
+        putDs(qp + SQ, kp, q0, k0, len, s10, d10);
+        if (KR > 1u) { putDs(qp + SQ, kp + SK, q0, k0, len, s11, d11); }
+      }
+    }
+    workgroupBarrier();
+    for (var j = 0u; j < BK; j++) {
+      let d4 = dst[j * BQ4 + qg];
+      if (cA) {
+        let k4 = ks[j * DS4 + c];
+        a0A = fma(vec4f(d4.x), k4, a0A); a1A = fma(vec4f(d4.y), k4, a1A);
+        a2A = fma(vec4f(d4.z), k4, a2A); a3A = fma(vec4f(d4.w), k4, a3A);
+      }
+      if (cB) {
+        let k4 = ks[j * DS4 + c + LANES];
+        a0B = fma(vec4f(d4.x), k4, a0B); a1B = fma(vec4f(d4.y), k4, a1B);
+        a2B = fma(vec4f(d4.z), k4, a2B); a3B = fma(vec4f(d4.w), k4, a3B);
+      }
+    }
+  }
+  let t = q0 + 4u * qg;
+  if (cA) {
+    storeDq(t, b, h, c, a0A); storeDq(t + 1u, b, h, c, a1A);
+    storeDq(t + 2u, b, h, c, a2A); storeDq(t + 3u, b, h, c, a3A);
+  }
+  if (cB) {
+    storeDq(t, b, h, c + LANES, a0B); storeDq(t + 1u, b, h, c + LANES, a1B);
+    storeDq(t + 2u, b, h, c + LANES, a2B); storeDq(t + 3u, b, h, c + LANES, a3B);
+  }
+}
+
+// Query row t's vec4 column c4 of dq, scaled (rows past T are no rows).
+fn storeDq(t: u32, b: u32, h: u32, c4: u32, a: vec4f) {
+  if (t >= dims.T) { return; }
+  dq[((b * dims.T + t) * dims.H + h) * D4 + c4] = a * dims.scale;
+}
+
+// dS of query row qr, key row kr of the tile (query q0 + qr, key k0 + kr); 0 where masked.
+fn putDs(qr: u32, kr: u32, q0: u32, k0: u32, len: u32, s: f32, dp: f32) {
+  let tt = q0 + qr;
+  var ds = 0.0;
+  if (k0 + kr <= tt && tt < len) {
+    let p = exp(s * dims.scale - rowL[qr]);
+    ds = p * (dp - rowDelta[qr]);
+  }
+  dst[kr * BQ4 + qr / 4u][qr % 4u] = ds;
+}
