@@ -12,10 +12,10 @@
 # call (the LoRA tail; not run yet).
 # `final`: the session's last call (the cross-check with loraTail on, the head as MatMul; see its comment).
 # `probe`: the fourth session's first call (see its comment); `products`: its second; `rows`: its third; `auto`: its fourth.
-# Run: source .device/remote-setup.sh; bash bench/h200-check.sh trainer|sampling|verify|next|final|probe|products|rows|auto|units|dbuf|exp|embed|attn|final5|named   (logs and JSON in $OUT/results.tgz)
+# Run: source .device/remote-setup.sh; bash bench/h200-check.sh trainer|sampling|verify|next|final|probe|products|rows|auto|units|dbuf|exp|embed|attn|final5|named|attn2   (logs and JSON in $OUT/results.tgz)
 set -u
 cd "$(dirname "$0")/.."
-WHAT=${1:?usage: bash bench/h200-check.sh trainer|sampling|verify|next|final|probe|products|rows|auto|units|dbuf|exp|embed|attn|final5|named}
+WHAT=${1:?usage: bash bench/h200-check.sh trainer|sampling|verify|next|final|probe|products|rows|auto|units|dbuf|exp|embed|attn|final5|named|attn2}
 OUT=${OUT:-/tmp/h200-check-out}
 mkdir -p "$OUT"
 TOTAL=${H200_TOTAL_S:-560}
@@ -235,7 +235,16 @@ named)
   done
   t q4 40 deno run -A "$J/train.js" qwen2.5-0.5b 8 768 16 1 3 step budget=30 out="$OUT/q4.json" "variants=attnNamed=1"
   ;;
-*) echo "h200-check.sh: trainer, sampling, verify, next, final, probe, products, rows, auto, units, dbuf, exp, embed, attn, final5 or named, got $WHAT"; exit 2 ;;
+attn2)
+  # Prepared 2026-12 (issue 16, not run yet): the register-blocked attention backward (switch attnBwd=blocked:
+  # attention_bwd_dq_rb.wgsl, attention_bwd_dkv_rb.wgsl) against today's kernels, alone and with attnNamed=1, in
+  # pretraining's per-kernel profile (the 150k tok/s goal) and the 0.5B q4 step. About 3 minutes.
+  for p in attnBwd=lanes attnBwd=blocked attnBwd=blocked,attnNamed=1; do
+    HEAD=8 PAT="== pretrain|tokens/s|GPU busy|attention" t "pretrain-${p//[=,]/-}" 30 deno run -A "$J/profile.js" pretrain 16 1024 16 "perf=$p"
+  done
+  t q4 50 deno run -A "$J/train.js" qwen2.5-0.5b 8 768 16 1 3 step budget=40 out="$OUT/q4.json" "variants=attnBwd=blocked;attnBwd=blocked,attnNamed=1"
+  ;;
+*) echo "h200-check.sh: trainer, sampling, verify, next, final, probe, products, rows, auto, units, dbuf, exp, embed, attn, final5, named or attn2, got $WHAT"; exit 2 ;;
 esac
 pack
 echo "h200-check.sh $WHAT: done in $(( $(date +%s) - S0 )) s"
