@@ -61,12 +61,17 @@ export interface PerfSwitches {
    * values up to rounding (the sums run in another order).
    */
   attnBwd: "lanes" | "blocked";
+  /**
+   * The attention forward's kernel: "lanes" (the default: attention.wgsl, 16 lanes a row) or "blocked" (register-blocked
+   * tiles where D % 4 == 0, attention_rb.wgsl; not measured yet). Same values up to rounding (the sums run in another order).
+   */
+  attnFwd: "lanes" | "blocked";
 }
 
 /** The current defaults. */
-export const NEW_SWITCHES: Readonly<PerfSwitches> = { passes: "merged", submit: "layer", q4: "tile128", bindCache: true, arena: true, splitK: "general", subgroups: true, recomputeLean: true, headRows: true, wideSplit: 3, tk: 16, q4tk: 16, vload: 1, loraTail: 1, embedBack: "links", attnNamed: 0, attnBwd: "lanes" };
+export const NEW_SWITCHES: Readonly<PerfSwitches> = { passes: "merged", submit: "layer", q4: "tile128", bindCache: true, arena: true, splitK: "general", subgroups: true, recomputeLean: true, headRows: true, wideSplit: 3, tk: 16, q4tk: 16, vload: 1, loraTail: 1, embedBack: "links", attnNamed: 0, attnBwd: "lanes", attnFwd: "lanes" };
 /** Every earlier behaviour. */
-export const OLD_SWITCHES: Readonly<PerfSwitches> = { passes: "split", submit: "once", q4: "tile64", bindCache: false, arena: false, splitK: "transA", subgroups: false, recomputeLean: false, headRows: false, wideSplit: 1, tk: 8, q4tk: 8, vload: 0, loraTail: 0, embedBack: "scan", attnNamed: 0, attnBwd: "lanes" };
+export const OLD_SWITCHES: Readonly<PerfSwitches> = { passes: "split", submit: "once", q4: "tile64", bindCache: false, arena: false, splitK: "transA", subgroups: false, recomputeLean: false, headRows: false, wideSplit: 1, tk: 8, q4tk: 8, vload: 0, loraTail: 0, embedBack: "scan", attnNamed: 0, attnBwd: "lanes", attnFwd: "lanes" };
 
 const CHOICES: { [K in keyof PerfSwitches]: readonly string[] } = {
   passes: ["merged", "split"],
@@ -86,6 +91,7 @@ const CHOICES: { [K in keyof PerfSwitches]: readonly string[] } = {
   embedBack: ["links", "scan"],
   attnNamed: ["0", "1"],
   attnBwd: ["lanes", "blocked"],
+  attnFwd: ["lanes", "blocked"],
 };
 
 function isKey(k: string): k is keyof PerfSwitches {
@@ -160,6 +166,9 @@ export function parsePerfSwitches(spec: string, base: Readonly<PerfSwitches> = N
       case "attnBwd":
         out.attnBwd = v === "blocked" ? "blocked" : "lanes";
         break;
+      case "attnFwd":
+        out.attnFwd = v === "blocked" ? "blocked" : "lanes";
+        break;
     }
   }
   return out;
@@ -167,7 +176,7 @@ export function parsePerfSwitches(spec: string, base: Readonly<PerfSwitches> = N
 
 /** "passes=merged,submit=layer,...": the form RLVR_PERF and the benches' perf= take. */
 export function formatPerfSwitches(s: Readonly<PerfSwitches>): string {
-  return `passes=${s.passes},submit=${s.submit},q4=${s.q4},bindCache=${s.bindCache ? 1 : 0},arena=${s.arena ? 1 : 0},splitK=${s.splitK},subgroups=${s.subgroups ? 1 : 0},recomputeLean=${s.recomputeLean ? 1 : 0},headRows=${s.headRows ? 1 : 0},wideSplit=${s.wideSplit},tk=${s.tk},q4tk=${s.q4tk},vload=${s.vload},loraTail=${s.loraTail},embedBack=${s.embedBack},attnNamed=${s.attnNamed},attnBwd=${s.attnBwd}`;
+  return `passes=${s.passes},submit=${s.submit},q4=${s.q4},bindCache=${s.bindCache ? 1 : 0},arena=${s.arena ? 1 : 0},splitK=${s.splitK},subgroups=${s.subgroups ? 1 : 0},recomputeLean=${s.recomputeLean ? 1 : 0},headRows=${s.headRows ? 1 : 0},wideSplit=${s.wideSplit},tk=${s.tk},q4tk=${s.q4tk},vload=${s.vload},loraTail=${s.loraTail},embedBack=${s.embedBack},attnNamed=${s.attnNamed},attnBwd=${s.attnBwd},attnFwd=${s.attnFwd}`;
 }
 
 function fromEnv(): PerfSwitches {

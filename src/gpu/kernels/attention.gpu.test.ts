@@ -1,7 +1,7 @@
 import { assert, assertClose, assertRejects } from "../../../tests/assert.ts";
 import { Rng } from "../../core/rng.ts";
 import { poison, readF32, requestGpu, storageBuffer } from "../device.ts";
-import { type AttentionOpts, blockedTiles, encodeAttentionBackward, encodeAttentionForward } from "./attention.ts";
+import { type AttentionOpts, blockedTiles, encodeAttentionBackward, encodeAttentionForward, forwardBlockedWords } from "./attention.ts";
 import { attentionBackwardRef, attentionForwardRef, type AttentionDims } from "./attention.ref.ts";
 
 const gpu = await requestGpu();
@@ -128,24 +128,53 @@ async function checkPadding() {
 
 Deno.test("attention: padded positions do not change valid outputs, and receive zero gradient", checkPadding);
 
+/** The tiles and thread blocks below the widest, and the demo's shape at a longer T (several tiles, three heads a group). */
+const BLOCKED_CASES: readonly Case[] = [
+  // dk/dv: 16 KiB at D 64 (16, 8), 8 KiB at D 32 (8, 8) and D 64 (8, 4), 4 KiB (4, 4). The blocked forward (query rows,
+  // key tile): (32, 16) at D <= 64 with 32 KiB, (32, 8) at D 128 and at 16 KiB with D 64, (16, 8) at 8 KiB with D 32 and
+  // 4 KiB with D 16, (8, 8) at 16 KiB with D 128 and 8 KiB with D 64, (8, 4) at 8 KiB with D 96; below: (16, 16) and (4, 4).
+  [{ B: 2, T: 57, H: 6, Hkv: 2, D: 64 }, [57, 40], 41, { workgroupBytes: 16384 }],
+  [{ B: 1, T: 37, H: 2, Hkv: 1, D: 32 }, [37], 42, { workgroupBytes: 8192 }],
+  [{ B: 1, T: 30, H: 2, Hkv: 2, D: 64 }, [27], 43, { workgroupBytes: 8192 }],
+  [{ B: 1, T: 19, H: 3, Hkv: 1, D: 16 }, [19], 44, { workgroupBytes: 4096 }],
+  [{ B: 2, T: 131, H: 6, Hkv: 2, D: 64 }, [131, 77], 45],
+  [{ B: 1, T: 41, H: 2, Hkv: 1, D: 32 }, [38], 46, { workgroupBytes: 9216 }],
+  [{ B: 2, T: 13, H: 2, Hkv: 2, D: 64 }, [13, 6], 47, { workgroupBytes: 4608 }],
+  [{ B: 1, T: 75, H: 4, Hkv: 2, D: 128 }, [71], 48],
+];
+
 Deno.test("attention backward on the register-blocked kernels (switch attnBwd=blocked): the same cases against float64", async () => {
   const { setPerfSwitches } = await import("../switches.ts");
   const prev = setPerfSwitches({ attnBwd: "blocked" });
   try {
-    for (const [a, lens, seed, opts] of [...ODD_CASES, ...SMALL_MEMORY_CASES]) await check(a, [...lens], seed, opts);
-    // The tiles and thread blocks below the widest (dk/dv: 16 KiB at D 64 (16, 8), 8 KiB at D 32 (8, 8) and D 64
-    // (8, 4), 4 KiB (4, 4)); the demo's shape at a longer T (several query tiles per key block, three heads a group).
-    await check({ B: 2, T: 57, H: 6, Hkv: 2, D: 64 }, [57, 40], 41, { workgroupBytes: 16384 });
-    await check({ B: 1, T: 37, H: 2, Hkv: 1, D: 32 }, [37], 42, { workgroupBytes: 8192 });
-    await check({ B: 1, T: 30, H: 2, Hkv: 2, D: 64 }, [27], 43, { workgroupBytes: 8192 });
-    await check({ B: 1, T: 19, H: 3, Hkv: 1, D: 16 }, [19], 44, { workgroupBytes: 4096 });
-    await check({ B: 2, T: 131, H: 6, Hkv: 2, D: 64 }, [131, 77], 45);
+    for (const [a, lens, seed, opts] of [...ODD_CASES, ...SMALL_MEMORY_CASES, ...BLOCKED_CASES]) await check(a, [...lens], seed, opts);
     await checkPadding();
     if (gpu.device.limits.maxComputeWorkgroupStorageSize >= 32768) {
       // The demo's D = 64 with 32 KiB: dq 32 query rows x 16-key tiles (128 threads), dk/dv 32 keys x 16-query tiles.
       const dq = blockedTiles(gpu.device, 64, (own, tile, s) => 2 * own * s + 2 * tile * s + own * tile + 2 * own);
       const kv = blockedTiles(gpu.device, 64, (own, tile, s) => 2 * own * s + 2 * tile * s + 2 * own * tile + 2 * tile);
       assert(dq.own === 32 && dq.tile === 16 && kv.own === 32 && kv.tile === 16 && kv.fOwn === 2 && kv.fTile === 2, JSON.stringify([dq, kv]));
+    }
+  } finally {
+    setPerfSwitches(prev);
+  }
+});
+
+Deno.test("attention forward on the register-blocked kernel (switch attnFwd=blocked), with either backward: the same cases against float64", async () => {
+  const { setPerfSwitches } = await import("../switches.ts");
+  const prev = setPerfSwitches({ attnFwd: "blocked" });
+  try {
+    for (const attnBwd of ["lanes", "blocked"] as const) {
+      setPerfSwitches({ attnFwd: "blocked", attnBwd });
+      console.log(`attnFwd=blocked attnBwd=${attnBwd}`);
+      for (const [a, lens, seed, opts] of [...ODD_CASES, ...SMALL_MEMORY_CASES, ...BLOCKED_CASES]) await check(a, [...lens], seed, opts);
+      await checkPadding();
+    }
+    if (gpu.device.limits.maxComputeWorkgroupStorageSize >= 32768) {
+      // The demo's D = 64 with 32 KiB: 32 query rows x 16-key tiles, 2 x 2 scores a thread (128 threads, 20.6 KiB).
+      const f = blockedTiles(gpu.device, 64, forwardBlockedWords);
+      assert(f.own === 32 && f.tile === 16 && f.fOwn === 2 && f.fTile === 2 && f.JMAX === 1, JSON.stringify(f));
+      assert(forwardBlockedWords(32, 16, 68) * 4 === 21120, `${forwardBlockedWords(32, 16, 68) * 4} bytes`);
     }
   } finally {
     setPerfSwitches(prev);

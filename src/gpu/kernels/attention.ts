@@ -1,9 +1,11 @@
-// Wrappers of the causal grouped-query attention kernels: attention.wgsl (forward),
-// attention_bwd_dq.wgsl then attention_bwd_dkv.wgsl (backward). Layouts in docs/kernels.md.
+// Wrappers of the causal grouped-query attention kernels: attention.wgsl (forward; attention_rb.wgsl under
+// attnFwd=blocked), attention_bwd_dq.wgsl then attention_bwd_dkv.wgsl (backward; the *_rb.wgsl pair under
+// attnBwd=blocked). Layouts in docs/kernels.md.
 import { computePipeline, dispatch, uniformBuffer } from "../device.ts";
 import { perfSwitches } from "../switches.ts";
 import type { AttentionDims } from "./attention.ref.ts";
 import forwardSource from "./attention.wgsl" with { type: "text" };
+import forwardBlockedSource from "./attention_rb.wgsl" with { type: "text" };
 import dqSource from "./attention_bwd_dq.wgsl" with { type: "text" };
 import dkvSource from "./attention_bwd_dkv.wgsl" with { type: "text" };
 import dkvBlockedSource from "./attention_bwd_dkv_rb.wgsl" with { type: "text" };
@@ -97,6 +99,7 @@ export async function encodeAttentionForward(
 ): Promise<void> {
   const scale = opts.scale ?? 1 / Math.sqrt(a.D);
   validate(a, buf);
+  if (perfSwitches().attnFwd === "blocked" && a.D % 4 === 0) return encodeBlockedForward(device, enc, buf, a, scale, opts.workgroupBytes);
   const ds = tileStride(a.D);
   // q, k and v tiles, the scores and their probabilities.
   const words = (bq: number, bk: number) => bq * ds + 2 * bk * ds + 2 * bq * bk;
@@ -138,6 +141,26 @@ export function blockedTiles(device: GPUDevice, D: number, words: (own: number, 
   const [own, tile] = fit;
   const fOwn = tile >= 8 ? 2 : 1;
   return { own, tile, fOwn, fTile: tile / (4 * fOwn), JMAX: d4 > 16 ? 2 : 1 };
+}
+
+/** Records the register-blocked forward (switch attnFwd=blocked, D % 4 == 0). */
+async function encodeBlockedForward(device: GPUDevice, enc: GPUCommandEncoder, buf: AttentionForwardBuffers, a: AttentionDims, scale: number, cap?: number) {
+  const t = blockedTiles(device, a.D, forwardBlockedWords, cap);
+  const pipeline = await computePipeline(device, "attention-forward-blocked", forwardBlockedSource, {
+    D4: a.D / 4, BQ: t.own, BK: t.tile, QR: t.fOwn, KR: t.fTile, JMAX: t.JMAX,
+  });
+  const dims = dimsUniform(device, "attention-forward-dims", a, scale);
+  dispatch(device, enc, pipeline, [buf.q, buf.k, buf.v, buf.lens, buf.o, buf.lse, dims], [Math.ceil(a.T / t.own), a.H, a.B]);
+}
+
+/**
+ * Workgroup words of attention_rb.wgsl for `own` query rows and key tiles of `tile` rows, row stride s: the Q, K and V
+ * tiles, the P tile (rows of own + 4), the partial maxima (4 fOwn key slots a row, fOwn as blockedTiles picks it), the
+ * running maxima twice and the rescales.
+ */
+export function forwardBlockedWords(own: number, tile: number, s: number): number {
+  const fOwn = tile >= 8 ? 2 : 1;
+  return own * s + 2 * tile * s + tile * (own + 4) + own * 4 * fOwn + 3 * own;
 }
 
 /** Records the register-blocked backward (switch attnBwd=blocked, D % 4 == 0): dq and delta, then dk and dv. */
