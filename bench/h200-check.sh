@@ -237,12 +237,13 @@ named)
   ;;
 attn2)
   # Prepared 2026-12 (issue 16, not run yet): the register-blocked attention backward (switch attnBwd=blocked:
-  # attention_bwd_dq_rb.wgsl, attention_bwd_dkv_rb.wgsl) against today's kernels, alone and with attnNamed=1, in
-  # pretraining's per-kernel profile (the 150k tok/s goal) and the 0.5B q4 step. About 3 minutes.
-  for p in attnBwd=lanes attnBwd=blocked attnBwd=blocked,attnNamed=1; do
+  # attention_bwd_dq_rb.wgsl, attention_bwd_dkv_rb.wgsl) and forward (attnFwd=blocked: attention_rb.wgsl) against
+  # today's kernels (lanes/lanes), the backward alone, with the forward, and with attnNamed=1, in pretraining's
+  # per-kernel profile (the 150k tok/s goal) and the 0.5B q4 step. About 4 minutes.
+  for p in attnBwd=lanes,attnFwd=lanes attnBwd=blocked attnBwd=blocked,attnFwd=blocked attnBwd=blocked,attnNamed=1; do
     HEAD=8 PAT="== pretrain|tokens/s|GPU busy|attention" t "pretrain-${p//[=,]/-}" 30 deno run -A "$J/profile.js" pretrain 16 1024 16 "perf=$p"
   done
-  t q4 50 deno run -A "$J/train.js" qwen2.5-0.5b 8 768 16 1 3 step budget=40 out="$OUT/q4.json" "variants=attnBwd=blocked;attnBwd=blocked,attnNamed=1"
+  t q4 60 deno run -A "$J/train.js" qwen2.5-0.5b 8 768 16 1 3 step budget=50 out="$OUT/q4.json" "variants=attnBwd=blocked;attnBwd=blocked,attnFwd=blocked;attnBwd=blocked,attnNamed=1"
   ;;
 *) echo "h200-check.sh: trainer, sampling, verify, next, final, probe, products, rows, auto, units, dbuf, exp, embed, attn, final5, named or attn2, got $WHAT"; exit 2 ;;
 esac
