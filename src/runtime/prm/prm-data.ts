@@ -99,14 +99,22 @@ export async function runPrmData(ctx: RunContext, cellId: string, p: PrmDataPara
         const ids = requests.map((r) => [...batchPrompts[r.question].ids, ...(r.prefix ? runtime.encodePlain(r.prefix) : [])]);
         const out: string[][] = requests.map(() => []);
         const P = Math.max(1, ctx.opts.sampleBatchPrompts);
+        const maxPos = runtime.policy.maxPositions;
+        const call = async (js: number[], maxNewTokens: number, callSeed: number) => {
+          if (js.length === 0 || maxNewTokens < 1) return;
+          const got = await runtime.sample(js.map((j) => ids[j]), n, { temperature: p.temperature, topP: 1, topK: 0, minP: 0, stop: [], maxNewTokens, seed: callSeed });
+          got.sort((a, b) => a.prompt - b.prompt || a.index - b.index);
+          for (const s of got) out[js[s.prompt]].push(s.text);
+        };
         for (let i = 0; i < ids.length; i += P) {
           checkAborted(ctx);
-          const got = await runtime.sample(ids.slice(i, i + P), n, {
-            temperature: p.temperature, topP: 1, topK: 0, minP: 0, stop: [], maxNewTokens: p.maxNewTokens,
-            seed: mixSeed(seed, "prmdata", start, wave, i),
-          });
-          got.sort((a, b) => a.prompt - b.prompt || a.index - b.index);
-          for (const s of got) out[i + s.prompt].push(s.text);
+          const js = Array.from({ length: Math.min(P, ids.length - i) }, (_, k) => i + k);
+          // A prefix late in a long chain leaves less than maxNewTokens of the model's positions (the sampler
+          // refuses the call): such a request is continued alone with the room left — capping the whole call
+          // would cut the other rollouts short and label their steps wrong. No room left: no continuation.
+          const room = splitByRoom(js.map((j) => ids[j].length), p.maxNewTokens, maxPos);
+          await call(room.fits.map((k) => js[k]), p.maxNewTokens, mixSeed(seed, "prmdata", start, wave, i));
+          for (const [k, left] of room.alone) await call([js[k]], left, mixSeed(seed, "prmdata-room", start, wave, js[k]));
         }
         if (wave === 0) sampled += requests.length * n;
         progress((start + batch.length * 0.5) / usable.length, `questions ${start + 1}-${start + batch.length} of ${usable.length}: search wave ${wave + 1}`);
@@ -152,4 +160,14 @@ export async function runPrmData(ctx: RunContext, cellId: string, p: PrmDataPara
     kind: "prmdata", cellId, split, questions: usable.length, skipped, rollouts: state.rollouts, sampled: state.sampled,
     raw, curation, curated, files: [paths.questions, paths.labels, paths.train, paths.stats], resumedFrom,
   };
+}
+
+/**
+ * Which of a sampling call's prompts (by their lengths) leave maxNewTokens of the model's `maxPositions`
+ * (`fits`, in order), and, for each of the others, the new tokens left for it (0 or less: none).
+ */
+export function splitByRoom(lengths: readonly number[], maxNewTokens: number, maxPositions: number): { fits: number[]; alone: [number, number][] } {
+  const fits: number[] = [], alone: [number, number][] = [];
+  lengths.forEach((n, k) => (n + maxNewTokens <= maxPositions ? fits.push(k) : alone.push([k, maxPositions - n])));
+  return { fits, alone };
 }
