@@ -23,6 +23,8 @@ export const WARMUP_METHODS = ["rft", "awpg", "dpo", "sft"] as const;
 export const WARMUP_EXPORTS = ["correct", "all", "none"] as const;
 /** Which of its samples an rft round trains on: "better" (correct, or above its group's mean reward) or "correct" only. */
 export const RFT_KEEP = ["better", "correct"] as const;
+/** What an sft warm-up trains where a record has no `completion`: the gold SQL in the template's answer format, or the gold rewritten as a verified chain of CTEs. */
+export const SFT_TARGETS = ["gold", "cocte"] as const;
 export const GRPO_AGGREGATIONS = ["token-mean", "seq-mean-token-mean", "seq-mean-token-sum-norm"] as const;
 export const ADVANTAGES = ["mean-std", "mean"] as const;
 export const KL_SCHEDULE_KINDS = ["constant", "linear", "cosine", "off"] as const;
@@ -148,6 +150,13 @@ export interface WarmupParams {
    * default: every kept sample, duplicates included).
    */
   rftPerQuestion: number;
+  /**
+   * The target of an sft question whose record has no `completion`: "gold" (the default: the gold
+   * SQL in the prompt template's answer format) or "cocte" (the gold rewritten as a chain of CTEs and
+   * verified by execution, as `rlvr cocte` does, in chain-of-ctes@1's answer format: a CoCTE cold
+   * start on any dataset; a gold that does not convert is trained as "gold").
+   */
+  sftTargets: (typeof SFT_TARGETS)[number];
 }
 export interface GrpoParams {
   /** Samples per question (the group size). */

@@ -21,6 +21,7 @@ import {
   VOTES,
   WARMUP_EXPORTS,
   RFT_KEEP,
+  SFT_TARGETS,
   WARMUP_METHODS,
   type WarmupParams,
 } from "./notebook-params.ts";
@@ -270,9 +271,11 @@ export const PARAM_READERS: { readonly [K in CellType]: (r: Reader) => CellParam
       sampleWithEvidence: r.bool("sampleWithEvidence", false),
       rftKeep: r.oneOf("rftKeep", RFT_KEEP, "better"),
       rftPerQuestion: r.num("rftPerQuestion", 0, 0, 1024, true),
+      sftTargets: r.oneOf("sftTargets", SFT_TARGETS, "gold"),
     };
     if (method !== "rft" && p.rftKeep !== "better") r.fail("rftKeep", `rftKeep chooses the samples of method "rft"; ${method} keeps its own (leave it out)`);
     if (method !== "rft" && p.rftPerQuestion !== 0) r.fail("rftPerQuestion", `rftPerQuestion caps the samples of method "rft"; ${method} keeps its own (leave it out)`);
+    if (method !== "sft" && p.sftTargets !== "gold") r.fail("sftTargets", `sftTargets chooses the gold targets of method "sft"; ${method} trains on its samples (leave it out)`);
     if (method === "sft") {
       // samplesPerQuestion, temperature, maxNewTokens and dpoBeta have defaults and are ignored (a form holds them all).
       if (p.exportSamples !== "none") r.fail("exportSamples", `method "sft" trains on the dataset's gold answers and samples nothing to export: set exportSamples to "none" (or leave it out)`);

@@ -29,7 +29,7 @@ const SCHEMA_SQL = "SELECT m.name, p.name FROM sqlite_master AS m JOIN pragma_ta
 export class GoldConverter {
   private readonly schemas = new Map<string, Promise<Record<string, string[]> | undefined>>();
 
-  constructor(private readonly pool: SqlPool, private readonly opts: QueryOptions & { maxCandidates?: number } = {}) {}
+  constructor(private readonly pool: Pick<SqlPool, "query">, private readonly opts: QueryOptions & { maxCandidates?: number } = {}) {}
 
   /** Column names per table of a database (undefined when they cannot be read). */
   schemaOf(dbId: string): Promise<Record<string, string[]> | undefined> {

@@ -2,6 +2,7 @@
 // reward inspector), the per-step metrics (charts; core/metrics.ts's MetricsRecord, unchanged),
 // and per-stage reports (evaluation tables, selection grids). Everything here is plain JSON, so
 // the same records travel through a comlink worker, a JSONL file under Deno, and OPFS.
+import type { ChainShapes } from "../core/cocte-shapes.ts";
 import type { Extraction } from "../core/extract.ts";
 import type { MetricPhase, MetricsRecord } from "../core/metrics.ts";
 import type { CurateReport, PrmDataStats } from "../core/prm-dataset.ts";
@@ -128,6 +129,8 @@ export interface EvalReport {
   samplesPerQuestion: number;
   /** Path of the predictions file (BIRD format) in the run's store. */
   predictionsPath: string;
+  /** Under the chain-of-ctes@1 prompt: the greedy answers' shapes (CTE steps, multi-step chains). */
+  chains?: ChainShapes;
 }
 
 /** One cell of the selection grid. */
@@ -180,8 +183,14 @@ export interface WarmupReport {
   exportSamples: string;
   /** The rounds' dataset files, in round order (empty when exportSamples is "none"). */
   datasetFiles: string[];
-  /** sft: where the targets came from: records' `completion` fields, or the gold SQL in the template's answer format. */
-  targets?: { completion: number; gold: number; template: string };
+  /**
+   * sft: where the targets came from: records' `completion` fields, the gold SQL in the template's
+   * answer format, or (sftTargets "cocte") the gold as a chain of CTEs, whose lines are in
+   * `cocteFile` (rlvr cocte --dataset's format) and whose failures by kind in `cocteFailed`; the
+   * counts are of the targets trained, `tooLong` those left out, longer than the model's positions
+   * after their prompt.
+   */
+  targets?: { completion: number; gold: number; template: string; cocte?: number; cocteFile?: string; cocteFailed?: Record<string, number>; tooLong?: number };
 }
 
 /** What the GRPO stage reports. */

@@ -5,7 +5,7 @@ import { css, html, LitElement, nothing } from "lit";
 import { type Cell, validateParams } from "../core/notebook.ts";
 import {
   ADVANTAGES, COMPARISONS, DATASET_FORMATS, DATASET_SOURCES, DTYPES, EXPORTS, GRPO_AGGREGATIONS, KL_SCHEDULE_KINDS,
-  LOGPROB_WEIGHTS, LR_SCHEDULE_KINDS, MODEL_SOURCES, PRM_AGGREGATE_KINDS, PRM_LABELS, STEP_ADVANTAGE_MODES, RFT_KEEP, VOTES, WARMUP_EXPORTS, WARMUP_METHODS,
+  LOGPROB_WEIGHTS, LR_SCHEDULE_KINDS, MODEL_SOURCES, PRM_AGGREGATE_KINDS, PRM_LABELS, STEP_ADVANTAGE_MODES, RFT_KEEP, SFT_TARGETS, VOTES, WARMUP_EXPORTS, WARMUP_METHODS,
 } from "../core/notebook-params.ts";
 import { PROMPT_TEMPLATES } from "../core/prompts.ts";
 import { cellStyles } from "./styles.ts";
@@ -21,6 +21,7 @@ const CHOICES: Record<string, readonly string[]> = {
   "warmup.method": WARMUP_METHODS,
   "warmup.exportSamples": WARMUP_EXPORTS,
   "warmup.rftKeep": RFT_KEEP,
+  "warmup.sftTargets": SFT_TARGETS,
   "grpo.aggregation": GRPO_AGGREGATIONS,
   "grpo.advantage": ADVANTAGES,
   "grpo.klSchedule": KL_SCHEDULE_KINDS,
@@ -56,6 +57,7 @@ const HELP: Record<string, string> = {
   "warmup.rftKeep": "rft's training samples: better = correct or above the group's mean reward (e.g. the one answer that runs); correct = only answers whose rows match the gold's",
   "warmup.method": "rft: train on the better sampled answers (rftKeep); awpg: every sample weighted by its group advantage; dpo: best-vs-worst sampled pairs; sft: no sampling, train on the dataset's gold answers (a record's completion, e.g. rlvr cocte --dataset's chains, else the gold SQL in the prompt template's answer format) — set exportSamples to none; samplesPerQuestion, temperature and maxNewTokens are ignored",
   "warmup.rftPerQuestion": "rft: at most this many kept samples per question, each a different answer (0: all, duplicates included) — so easy questions answered the same way eight times do not drown the hard ones",
+  "warmup.sftTargets": "sft, for questions without a completion: gold = the gold SQL in the template's answer format; cocte = the gold rewritten as a chain of CTEs checked by execution (rlvr cocte's converter), the cold start for the chain-of-ctes@1 prompt",
   "warmup.sampleWithEvidence": "sample with the definitions (evidence) in the prompt, train the prompt without them (rft): the warm-up teaches the organisation's definitions to prompts that lack them",
   "grpo.evalSplit": "the split of the held-out checks every evalEvery steps; empty: dev, else test",
   "model.adapter": "start from a LoRA adapter in PEFT format (a folder URL with adapter_config.json and adapter_model.safetensors, e.g. a run's adapter/); its r and lora_alpha must equal loraRank and loraAlpha. Empty: a fresh adapter (B = 0)",

@@ -197,7 +197,8 @@ export class RlCellRun extends LitElement {
         return html`<h4>Execution accuracy on ${r.split} (${r.label})</h4>
           <table class="acc" data-testid="accuracy-table"><tr><th></th><th>questions</th><th>greedy</th>${ks.map((k) => html`<th>pass@${k} / maj@${k}</th>`)}</tr>
           ${this.figuresRows("overall", r.overall)}
-          ${Object.entries(r.byDifficulty).map(([d, f]) => this.figuresRows(d, f))}</table>`;
+          ${Object.entries(r.byDifficulty).map(([d, f]) => this.figuresRows(d, f))}</table>
+          ${r.chains ? html`<p data-testid="eval-chains">Greedy answers as chains of CTEs: ${r.chains.multiStep} of ${r.chains.answers} have two or more steps (a CTE and the final SELECT); by CTE steps ${Object.entries(r.chains.byCtes).sort(([a], [b]) => Number(a) - Number(b)).map(([k, n]) => `${k}: ${n}`).join(", ") || "none"}; ${r.chains.noSql} without SQL.</p>` : nothing}`;
       }
       case "select":
         return html`<h4>Models × templates on ${r.split}</h4><table class="acc" data-testid="accuracy-table">
@@ -209,7 +210,7 @@ export class RlCellRun extends LitElement {
           // Nothing sampled: the rounds trained on the dataset's gold answers.
           const t = r.targets;
           return html`<h4>Warm-up (sft on gold targets)</h4>
-            ${t ? html`<p data-testid="warmup-targets">Gold targets under ${t.template}: ${t.completion} from the records' <code>completion</code>, ${t.gold} the gold SQL in the template's answer format.</p>` : nothing}
+            ${t ? html`<p data-testid="warmup-targets">Gold targets under ${t.template}: ${t.completion} from the records' <code>completion</code>, ${t.gold} the gold SQL in the template's answer format${t.cocte !== undefined ? html`, ${t.cocte} the gold as a chain of CTEs (<code>${t.cocteFile}</code>)` : nothing}.${t.tooLong ? ` ${t.tooLong} left out: longer than the model's positions after their prompt.` : ""}</p>` : nothing}
             <table class="acc" data-testid="accuracy-table">
             <tr><th>round</th><th>gold targets</th><th>mean token log-probability before → after</th><th>optimiser steps</th></tr>
             ${r.rounds.map((x) => html`<tr><td>${x.round}</td><td>${x.goldTargets ?? 0}</td><td>${x.targetLogprob ? `${x.targetLogprob.before.toFixed(3)} → ${x.targetLogprob.after.toFixed(3)}` : "—"}</td><td>${x.optimiserSteps}</td></tr>`)}</table>`;

@@ -2,11 +2,14 @@
 // model (lavapipe): `rlvr cocte --dataset` converts the tiny dataset's golds, then `rlvr run` on a
 // notebook whose dataset cell reads that file, with a warm-up sft on it (the records' completions
 // as targets); run again into the same folder, the warm-up's round is not redone. (The PRM data and
-// PRM train cells that follow it in docs/prm.md's sequence have their own headless tests.)
+// PRM train cells that follow it in docs/prm.md's sequence have their own headless tests.) And the
+// same cold start inside the run (warm-up sftTargets "cocte" on the plain question file): the chains
+// it trains and writes are the ones `rlvr cocte --dataset` writes, and the evaluation after it
+// reports the greedy answers' chain shapes.
 import { assert, assertEquals } from "../../../tests/assert.ts";
 import { decodeMetrics } from "../../core/metrics.ts";
 import type { RunSummary } from "./runner.ts";
-import type { WarmupReport } from "../records.ts";
+import type { EvalReport, WarmupReport } from "../records.ts";
 import { tinyPromptCorpus, writeTinyDataset, writeVaryingLengthModel } from "./fixtures.deno.ts";
 
 const TEMPLATE = "chain-of-ctes@1";
@@ -57,6 +60,46 @@ Deno.test({
     const warm = decodeMetrics(await Deno.readTextFile(`${out}/metrics.jsonl`)).records.filter((r) => r.phase === "warmup");
     assertEquals(warm.length, 1, "one warm-up record over both runs");
     console.log(`sft on the CoCTE file: ${lp.before.toFixed(4)} -> ${lp.after.toFixed(4)}`);
+    await Deno.remove(dir, { recursive: true });
+  },
+});
+
+Deno.test({
+  name: "rlvr run: warm-up sft with sftTargets cocte trains rlvr cocte's chains; an evaluation under chain-of-ctes@1 reports chain shapes",
+  sanitizeOps: false,
+  sanitizeResources: false,
+  async fn() {
+    const dir = await Deno.makeTempDir({ prefix: "rlvr-cocte-inrun-" });
+    await writeTinyDataset(`${dir}/data`);
+    await cli(["cocte", "--questions", `${dir}/data/train.jsonl`, "--db-root", `${dir}/data`, "--out", `${dir}/cocte.jsonl`, "--dataset", `${dir}/cocte-ds.jsonl`]);
+    const byCli = new Map((await Deno.readTextFile(`${dir}/cocte-ds.jsonl`)).trim().split("\n").map((l) => JSON.parse(l)).map((r) => [r.source_id as string, r]));
+    const corpus = [...await tinyPromptCorpus(`${dir}/data`, [TEMPLATE]), ...[...byCli.values()].map((r) => r.completion as string)];
+    await writeVaryingLengthModel(`${dir}/model`, { seed: 11, corpus });
+    const notebook = {
+      version: 1, title: "CoCTE cold start in the run",
+      cells: [
+        { id: "data", type: "dataset", params: { source: "url", questionsUrl: "data/train.jsonl", dbRoot: "data", format: "rlvr", split: "train", devFraction: 0.25 } },
+        { id: "model", type: "model", params: { source: "url", url: "model", dtype: "f32", loraRank: 2, loraAlpha: 4 } },
+        { id: "prompt", type: "prompt", params: { template: TEMPLATE, maxPromptTokens: 1024 } },
+        { id: "reward", type: "reward", params: { comparison: "set" } },
+        { id: "cold", type: "warmup", params: { method: "sft", sftTargets: "cocte", rounds: 1, epochs: 1, lr: 0.01 } },
+        { id: "after", type: "evaluate", params: { split: "dev", k: 1, maxNewTokens: 8 } },
+      ],
+    };
+    await Deno.writeTextFile(`${dir}/nb.json`, JSON.stringify(notebook));
+    const out = `${dir}/out`;
+    const a = await cli(["run", `${dir}/nb.json`, "--out", out]);
+    assert(a.stderr.includes(`warmup "cold" (sft): 6 golds as chains of CTEs (warmup/cold/cocte.jsonl)`), a.stderr.slice(-3000));
+    const summary: RunSummary = JSON.parse(await Deno.readTextFile(`${out}/summary.json`));
+    const rep = summary.cells.find((c) => c.id === "cold")?.report as WarmupReport;
+    assertEquals(rep.targets, { completion: 0, gold: 0, template: TEMPLATE, cocte: 6, cocteFile: "warmup/cold/cocte.jsonl", cocteFailed: {} });
+    const lines = (await Deno.readTextFile(`${out}/warmup/cold/cocte.jsonl`)).trim().split("\n").map((l) => JSON.parse(l));
+    assertEquals(lines.length, 6);
+    for (const r of lines) assertEquals(r, byCli.get(r.source_id), r.id);
+    const ev = summary.cells.find((c) => c.id === "after")?.report as EvalReport;
+    assert(ev.chains !== undefined, "chain shapes under chain-of-ctes@1");
+    assertEquals(ev.chains.answers, 2);
+    assertEquals(ev.chains.noSql + Object.values(ev.chains.byCtes).reduce((x, y) => x + y, 0), 2);
     await Deno.remove(dir, { recursive: true });
   },
 });

@@ -1,6 +1,9 @@
 // Evaluate: execution accuracy of the current model on a split — one decoding at the cell's
 // temperature (0: greedy) whose SQL is saved in BIRD's prediction format, and, with k > 1, k
-// sampled answers per question for pass@k and maj@k — overall and per difficulty.
+// sampled answers per question for pass@k and maj@k — overall and per difficulty; under the
+// chain-of-ctes@1 prompt also the greedy answers' shapes (core/cocte-shapes.ts: how many are chains
+// a PRM can score step by step).
+import { chainShapes, type ChainShapes } from "../../core/cocte-shapes.ts";
 import type { EvaluateParams } from "../../core/notebook-params.ts";
 import { majAtK, passAtK } from "../../core/selfconsistency.ts";
 import { Rng } from "../../core/rng.ts";
@@ -8,6 +11,7 @@ import type { Task } from "../../core/types.ts";
 import type { AccuracyFigures, EvalReport } from "../records.ts";
 import { emitMetrics, emitSamples, nextIndex, progressReporter, type RunContext, splitTasks } from "./context.ts";
 import { answerCounts, birdPredictions, lengthSummary, perSecond, rewardSummary, sampleTasks, samplingMessage, toolsFor } from "./common.ts";
+import { COCTE_TEMPLATE } from "../cocte-dataset.ts";
 import type { ModelRuntime } from "./model-runtime.ts";
 import { sampleRecord, type Scored } from "./scoring.ts";
 
@@ -28,6 +32,8 @@ export interface EvalResult {
   figures: AccuracyFigures;
   byDifficulty: Record<string, AccuracyFigures>;
   greedySql: (string | null)[];
+  /** Under chain-of-ctes@1: the greedy answers' shapes. */
+  chains?: ChainShapes;
 }
 
 /** Runs the evaluation of `p` on `tasks` with the context's model (or `o.runtime` / `o.template`). */
@@ -82,8 +88,10 @@ export async function evaluateTasks(
   const byDifficulty: Record<string, AccuracyFigures> = {};
   for (const d of new Set(tasks.map((t) => t.difficulty ?? "unknown"))) byDifficulty[d] = figuresOf(all.filter((i) => (tasks[i].difficulty ?? "unknown") === d));
   const figures = figuresOf(all);
+  const chains = tools.prompter.template.id === COCTE_TEMPLATE ? chainShapes(first.samples.map((s) => s.text)) : undefined;
   const at = o.phaseStep ?? { phase: "eval" as const, step: nextIndex(ctx, "eval") };
   const extra: Record<string, number> = { questions: tasks.length, goldProblems: tools.scorer.goldProblems.size };
+  if (chains) Object.assign(extra, { chainMultiStep: chains.multiStep, chainNoSql: chains.noSql });
   for (const [k, v] of Object.entries(figures.passAtK ?? {})) extra[`passAt${k}`] = v;
   for (const [k, v] of Object.entries(figures.majAtK ?? {})) extra[`majAt${k}`] = v;
   await emitMetrics(ctx, {
@@ -97,7 +105,7 @@ export async function evaluateTasks(
   const keep = at.phase === "eval" && o.phaseStep === undefined ? first.samples : first.samples.slice(0, ctx.opts.samplesPerStep);
   await emitSamples(ctx, keep.map((s) => sampleRecord(at, tasks[s.prompt], first.prompts[s.prompt], s, greedy[s.prompt], null)));
   progress(1, `accuracy ${(figures.greedy * 100).toFixed(1)}%`);
-  return { tasks, greedy, sampled, figures, byDifficulty, greedySql: greedy.map((g) => g.extraction.sql) };
+  return { tasks, greedy, sampled, figures, byDifficulty, greedySql: greedy.map((g) => g.extraction.sql), ...(chains ? { chains } : {}) };
 }
 
 /** The Evaluate cell: evaluates on its split and writes `predictions/<cell>.json` (BIRD format). */
@@ -108,6 +116,6 @@ export async function runEvaluate(ctx: RunContext, cellId: string, p: EvaluatePa
   await ctx.env.store.write(predictionsPath, JSON.stringify(birdPredictions(tasks, r.greedySql), null, 1));
   return {
     kind: "evaluate", cellId, split: p.split, label, overall: r.figures, byDifficulty: r.byDifficulty,
-    samplesPerQuestion: p.k > 1 ? p.k : 0, predictionsPath,
+    samplesPerQuestion: p.k > 1 ? p.k : 0, predictionsPath, ...(r.chains ? { chains: r.chains } : {}),
   };
 }

@@ -1,7 +1,9 @@
 // The sft warm-up's targets: a record's `completion` verbatim (a gold-to-CoCTE dataset line read
 // back through the question loader), else the gold SQL in the template's answer format exactly as
 // the pretraining corpus writes it; the training sequence and the target log-probability; and the
-// warm-up cell's reader, which gives sft no export and refuses what sft cannot do by name.
+// warm-up cell's reader, which gives sft no export and refuses what sft cannot do by name. With
+// sftTargets "cocte": the demo's training golds as chains of CTEs (the chains `rlvr cocte` writes),
+// each returning its gold's rows, and the reader's default and refusal outside sft.
 import { assert, assertEquals } from "../../../tests/assert.ts";
 import { parseQuestions } from "../../core/loaders.ts";
 import { defaultParams, validateParams } from "../../core/notebook.ts";
@@ -9,9 +11,13 @@ import { WARMUP_METHODS } from "../../core/notebook-params.ts";
 import { extractSql } from "../../core/extract.ts";
 import type { DbSchema } from "../../core/schema.ts";
 import type { Task } from "../../core/types.ts";
+import { splitChain } from "../../core/cocte.ts";
 import { cocteDatasetRecord } from "../cocte-dataset.ts";
+import { executeChain } from "../cocte-exec.ts";
 import { answerText } from "../pretrain/corpus.ts";
-import { sftSequence, sftTarget, targetLogprob } from "./sft-targets.ts";
+import { fileDatabaseLoader } from "../sql-files.deno.ts";
+import { SqlPool } from "../sql-pool.ts";
+import { cocteTargets, sftSequence, sftTarget, targetLogprob } from "./sft-targets.ts";
 
 const schema: DbSchema = {
   dbId: "concert",
@@ -77,4 +83,49 @@ Deno.test("warm-up reader: sft is a method, gets no export by default, and refus
     assert(r.errors[0].message.includes(`method "sft"`) && r.errors[0].message.includes(key), r.errors[0].message);
   }
   for (const m of ["rft", "awpg", "dpo"]) assert(validateParams("warmup", { method: m, exportSamples: "all" }).ok, m);
+});
+
+Deno.test({
+  name: "sft targets \"cocte\": demo golds become chains of CTEs that return the gold's rows; a completion wins; a failing gold is counted",
+  sanitizeOps: false,
+  sanitizeResources: false,
+  async fn() {
+    const demo = new URL("../../../public/demo/", import.meta.url).pathname;
+    const tasks = parseQuestions(await Deno.readTextFile(`${demo}/train.jsonl`)).items.map((i) => i.task).slice(0, 12);
+    const own = { ...tasks[1], completion: "```sql\nSELECT 1\n```" };
+    const broken: Task = { ...tasks[2], id: "broken", gold_sql: "SELECT nope FROM nowhere" };
+    const pool = new SqlPool({ loadDatabase: fileDatabaseLoader(demo), workers: 1, timeoutMs: 10_000 });
+    try {
+      const got = await cocteTargets([tasks[0], own, broken, ...tasks.slice(3)], pool);
+      assertEquals(got.failed, { "gold failed": 1 });
+      assertEquals([got.records[1], got.records[2]], [null, null]);
+      assertEquals(sftTarget(own, "chain-of-ctes@1", schema, false, got.records[1]), { text: own.completion, source: "completion" });
+      const kept = got.records.filter((r) => r !== null);
+      assertEquals(kept.length, 10);
+      for (const r of kept) {
+        const t = tasks.find((x) => x.id === r.source_id);
+        assert(t !== undefined && r.source_gold_sql === t.gold_sql && r.evidence === t.evidence, r.id);
+        assertEquals(sftTarget(t, "chain-of-ctes@1", schema, false, r), { text: r.completion, source: "cocte" });
+        const chain = splitChain(r.completion);
+        assert(chain.steps.length >= 1 && chain.final !== null && chain.problems.length === 0, `${r.id}: ${chain.problems.join("; ")}`);
+        const exec = await executeChain(pool, r.db_id, r.completion, { sql: t.gold_sql });
+        assert(exec.correct && exec.steps.every((x) => x.error === null), r.id);
+      }
+      // The demo's golds have subqueries: every chain has two or more CTE steps.
+      assert(kept.every((r) => r.steps.length >= 2), JSON.stringify(kept.map((r) => r.steps.length)));
+    } finally {
+      pool.close();
+    }
+  },
+});
+
+Deno.test("warm-up reader: sftTargets defaults to gold, takes cocte with sft, is refused with the sampling methods", () => {
+  assertEquals(defaultParams("warmup").sftTargets, "gold");
+  const ok = validateParams("warmup", { method: "sft", sftTargets: "cocte" });
+  assert(ok.ok && ok.params.sftTargets === "cocte");
+  assert(!validateParams("warmup", { method: "sft", sftTargets: "chains" }).ok);
+  for (const m of ["rft", "awpg", "dpo"]) {
+    const r = validateParams("warmup", { method: m, sftTargets: "cocte" });
+    assert(!r.ok && r.errors[0].path === "params.sftTargets" && r.errors[0].message.includes(`method "sft"`), m);
+  }
 });

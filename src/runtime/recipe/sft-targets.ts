@@ -2,14 +2,18 @@
 // sampled): per training question, the record's `completion` verbatim when it has one (a
 // gold-to-CoCTE dataset, runtime/cocte-dataset.ts; a warm-up export), else the gold SQL in the
 // prompt template's answer format as the pretraining corpus writes it (pretrain/corpus.ts
-// answerText). A training sequence is the cell's prompt, the target's tokens and the model's end
+// answerText) or, with sftTargets "cocte", the gold rewritten as a chain of CTEs that execution
+// checked (runtime/cocte-convert.ts, the converter of `rlvr cocte`). A training sequence is the cell's prompt, the target's tokens and the model's end
 // of sequence, so the model also learns to stop.
 import type { DbSchema } from "../../core/schema.ts";
 import type { Task } from "../../core/types.ts";
+import { GoldConverter } from "../cocte-convert.ts";
+import { type CocteDatasetRecord, cocteDatasetRecord } from "../cocte-dataset.ts";
+import type { SqlPool } from "../sql-pool.ts";
 import { answerText } from "../pretrain/corpus.ts";
 
-/** Where a target came from: the record's completion, or the gold rendered for the template. */
-export type SftTargetSource = "completion" | "gold";
+/** Where a target came from: the record's completion, the gold rendered for the template, or the gold as a chain of CTEs. */
+export type SftTargetSource = "completion" | "gold" | "cocte";
 
 /** One question's target text. */
 export interface SftTarget {
@@ -23,10 +27,39 @@ export interface SftTarget {
  * answer starts inside it; a record's completion is taken as it is (a warm-up export's completion
  * was sampled after that same prompt end).
  */
-export function sftTarget(task: Task, templateId: string, schema: DbSchema, promptOpensThink = false): SftTarget {
+export function sftTarget(task: Task, templateId: string, schema: DbSchema, promptOpensThink = false, cocte?: CocteDatasetRecord | null): SftTarget {
   if (task.completion !== undefined) return { text: task.completion, source: "completion" };
+  if (cocte) return { text: cocte.completion, source: "cocte" };
   const text = answerText(templateId, task, schema);
   return { text: promptOpensThink ? text.replace(/^<think>\n?/, "") : text, source: "gold" };
+}
+
+/** What converting the training golds to chains of CTEs gave. */
+export interface CocteTargets {
+  /** Per task, its chain as a gold-to-CoCTE dataset line (null: it has a completion, or its gold did not convert). */
+  records: (CocteDatasetRecord | null)[];
+  /** Why golds did not convert, with counts. */
+  failed: Record<string, number>;
+}
+
+/**
+ * The chains of CTEs of the tasks without a `completion` (sftTargets "cocte"): each gold through
+ * GoldConverter on the dataset's databases, kept when every step runs and the chain returns the
+ * gold's rows; the same chain `rlvr cocte` writes, in the same line format.
+ */
+export async function cocteTargets(tasks: readonly Task[], sql: Pick<SqlPool, "query">): Promise<CocteTargets> {
+  const converter = new GoldConverter(sql);
+  const failed: Record<string, number> = {};
+  const records = await Promise.all(tasks.map(async (t) => {
+    if (t.completion !== undefined) return null;
+    const c = await converter.convert(t.db_id, t.gold_sql);
+    if (c.ok) return cocteDatasetRecord(t, c.cocte, c.steps);
+    // The reason's kind, not its message (which names the query).
+    const kind = c.reason.replace(/:.*$/s, "");
+    failed[kind] = (failed[kind] ?? 0) + 1;
+    return null;
+  }));
+  return { records, failed };
 }
 
 /**

@@ -24,7 +24,7 @@ import { lengthSummary, perSecond, rewardSummary, sampleTasks, samplingMessage, 
 import type { ModelRuntime } from "./model-runtime.ts";
 import { sampleRecord } from "./scoring.ts";
 import { encodeWarmupDataset, warmupDatasetPath, warmupDatasetRecords } from "./warmup-dataset.ts";
-import { sftSequence, sftTarget, targetLogprob } from "./sft-targets.ts";
+import { cocteTargets, type SftTargetSource, sftSequence, sftTarget, targetLogprob } from "./sft-targets.ts";
 
 /** Sequences per optimiser step in the offline phase. */
 export const WARMUP_MINIBATCH = 16;
@@ -258,20 +258,38 @@ async function runSftWarmup(ctx: RunContext, cellId: string, p: WarmupParams): P
   const progress = progressReporter(ctx, cellId, "warmup");
   progress(0, `building ${tasks.length} prompts and gold targets`);
   const prompts = await prompter.prompts(tasks);
-  const counts = { completion: 0, gold: 0, template };
-  const seqs: GrpoSample[] = [];
-  for (let i = 0; i < tasks.length; i++) {
-    const target = sftTarget(tasks[i], template, await prompter.schemaOf(tasks[i].db_id), promptOpensThink(prompts[i].text));
-    counts[target.source]++;
-    seqs.push({ ...sftSequence(prompts[i].ids, runtime.encodePlain(target.text), runtime.hf.config.eosTokenIds), advantage: 1 });
+  const counts = { completion: 0, gold: 0, cocte: 0, template };
+  // sftTargets "cocte": the golds as verified chains, written where the run's files are (rlvr cocte --dataset's format).
+  const chains = p.sftTargets === "cocte" ? await cocteTargets(tasks, setup.dataset.sql) : null;
+  if (chains) {
+    const kept = chains.records.filter((r) => r !== null);
+    await ctx.env.store.write(`warmup/${cellId}/cocte.jsonl`, kept.map((r) => JSON.stringify(r) + "\n").join(""));
+    const failed = Object.entries(chains.failed).map(([k, n]) => `${k} ${n}`).join(", ");
+    ctx.onLog(`warmup "${cellId}" (sft): ${kept.length} golds as chains of CTEs (warmup/${cellId}/cocte.jsonl)${failed ? `; not converted, trained as the gold SQL: ${failed}` : ""}`);
   }
+  const all: { seq: GrpoSample; source: SftTargetSource }[] = [];
+  for (let i = 0; i < tasks.length; i++) {
+    const target = sftTarget(tasks[i], template, await prompter.schemaOf(tasks[i].db_id), promptOpensThink(prompts[i].text), chains?.records[i]);
+    all.push({ seq: { ...sftSequence(prompts[i].ids, runtime.encodePlain(target.text), runtime.hf.config.eosTokenIds), advantage: 1 }, source: target.source });
+  }
+  // A target that does not fit after its prompt is left out (the sampler could not write it either: a
+  // chain of CTEs is several times its gold's length), unless none fits.
   const maxLen = runtime.hf.config.maxPositionEmbeddings;
-  const tooLong = seqs.findIndex((s) => s.ids.length > maxLen);
-  if (tooLong >= 0) throw new Error(`sft target of question ${tasks[tooLong].id}: prompt + answer are ${seqs[tooLong].ids.length} tokens, more than the model's ${maxLen} positions (lower the prompt cell's maxPromptTokens)`);
-  ctx.onLog(`warmup "${cellId}" (sft): ${tasks.length} gold targets under ${template}: ${counts.completion} from the records' completion, ${counts.gold} the gold SQL in the template's answer format`);
+  const longest = all.findIndex((x) => x.seq.ids.length > maxLen);
+  const fits = all.filter((x) => x.seq.ids.length <= maxLen);
+  if (longest >= 0) {
+    const what = `question ${tasks[longest].id}: prompt + answer are ${all[longest].seq.ids.length} tokens, more than the model's ${maxLen} positions`;
+    if (fits.length === 0) throw new Error(`sft target of ${what} (lower the prompt cell's maxPromptTokens)`);
+    ctx.onLog(`warmup "${cellId}" (sft): ${all.length - fits.length} target(s) left out, longer than the model's positions after their prompt (e.g. ${what})`);
+  }
+  const seqs = fits.map((x) => x.seq);
+  for (const x of fits) counts[x.source]++;
+  const tooLong = all.length - fits.length;
+  ctx.onLog(`warmup "${cellId}" (sft): ${seqs.length} gold targets under ${template}: ${counts.completion} from the records' completion, ${counts.gold} the gold SQL in the template's answer format${chains ? `, ${counts.cocte} the gold as a chain of CTEs` : ""}`);
   const trainer = await warmupTrainer(runtime, p.lr, "token-mean");
   // Only what shapes the training state (sampling knobs are ignored by sft).
-  const config = JSON.stringify({ method: p.method, rounds: p.rounds, lr: p.lr, epochs: p.epochs, seed, tasks: tasks.length, template, model: runtime.hf.name });
+  // (sftTargets only when not the default, so checkpoints written before it existed still resume.)
+  const config = JSON.stringify({ method: p.method, rounds: p.rounds, lr: p.lr, epochs: p.epochs, seed, tasks: tasks.length, template, model: runtime.hf.name, ...(chains ? { sftTargets: p.sftTargets } : {}) });
   const prefix = `checkpoints/${cellId}`;
   const { rounds, start } = await resumeRounds(ctx, runtime, cellId, prefix, config);
   const micro = Math.max(1, ctx.opts.trainMicroBatch);
@@ -326,7 +344,7 @@ async function runSftWarmup(ctx: RunContext, cellId: string, p: WarmupParams): P
     progress(frac(1), `round ${round + 1}: ${seqs.length} gold targets, ${reports.length} updates, mean token log-probability ${before.toFixed(3)} -> ${after.toFixed(3)}`);
     before = after;
   }
-  return { kind: "warmup", cellId, method: p.method, rounds, exportSamples: "none", datasetFiles: [], targets: counts };
+  return { kind: "warmup", cellId, method: p.method, rounds, exportSamples: "none", datasetFiles: [], targets: { completion: counts.completion, gold: counts.gold, template, ...(chains ? { cocte: counts.cocte, cocteFile: `warmup/${cellId}/cocte.jsonl`, cocteFailed: chains.failed } : {}), ...(tooLong > 0 ? { tooLong } : {}) } };
 }
 
 /**
