@@ -9,7 +9,9 @@
 #   spider-heldout.tar.xz                          the held-out Spider databases and questions (prepare-spider-heldout.sh)
 #   demo.tar.xz                                    public/demo (questions and SQLite files; ~0.5 MB instead of 2.3)
 #   demo.json, spider-heldout.json                 the evidence notebooks
-#   prm-*.json                                     bench/evidence/prm-notebooks.ts's PRM notebooks (issue #18; EV_PRM_SIZE=session: cut to a call each)
+#   prm-*.json                                     bench/evidence/prm-notebooks.ts's PRM notebooks (issue #18; EV_PRM_SIZE=session: cut to a call each),
+#                                                 their CoCTE cold start converts the golds inside the run (warm-up sftTargets
+#                                                 "cocte"): no dataset file travels for it
 #   grpo-step.json, grpo-step-q4.json              the demo notebook's GRPO cell alone, for the step's split by phase (h200.sh grpo-step)
 #   bin/a/b/demo-shape.js                          bench/demo-shape-model.ts (h200.sh q05: a random Qwen2.5-0.5B-shaped model there)
 #   probe.tar.xz                                   bench/evidence/synthetic-probe.ts's notebook, questions and databases

@@ -9,7 +9,9 @@
 #         on the held-out Spider databases; the recipe, and GRPO without the warm-up).
 #         `prm-demo`, `prm-demo-outcome`, `prm-synth`, `prm-synth-outcome`: bench/evidence/prm-notebooks.ts's PRM
 #         notebooks (PRM data, PRM and ORM, best-of-N at N = 1..16, GRPO with PRM + outcome / outcome alone);
-#         `prm-demo-stepnorm`, `prm-synth-stepnorm` load the PRM of the finished prm-demo / prm-synth run.
+#         `prm-demo-stepnorm`, `prm-synth-stepnorm` load the PRM of the finished prm-demo / prm-synth run. All of them
+#         start with the CoCTE cold start (warm-up sft on the golds as chains of CTEs, converted in the run, then a
+#         greedy evaluation that counts the answers that are chains of two or more steps).
 #         `grpo-step`: the demo notebook's GRPO cell alone (grpo-step.json; GRPO_NB=grpo-step-q4.json for q4),
 #         GRPO_STEP_N steps (default 6) once per sampler in GRPO_SAMPLERS (default "captured cpu", RLVR_SAMPLER),
 #         one after the other on EV_WEBGPU (default dawn); prints sample / score / train per step from metrics.jsonl.

@@ -4,7 +4,8 @@ notebooks (summary.json and metrics.jsonl), e.g. after unpacking the tars bench/
 
     python3 bench/evidence/summarize-prm.py run-prm-demo run-prm-demo-outcome run-prm-demo-stepnorm
 
-Per folder: the PRM data (questions, chains, labels per step position, first-error histogram, curation),
+Per folder: the CoCTE cold start (its targets and their log-probability; each evaluation's count of greedy
+answers that are chains of two or more steps, by CTE steps), the PRM data (questions, chains, labels per step position, first-error histogram, curation),
 the PRM's and ORM's held-out figures, each self-consistency cell's selection rules at N = 1, 2, 4, 8, 16
 (vote, mean log-probability, PRM, ORM, pass@N), the greedy accuracy after GRPO, and GRPO's first and last
 five steps (reward, accuracy, completion length, PRM score, steps per chain). Every accuracy p over n
@@ -112,9 +113,16 @@ def main(dirs):
                 prm_train(c)
             elif kind == "selfconsistency":
                 selection(c)
+            elif kind == "warmup":
+                r, t = c["report"], c["report"].get("targets") or {}
+                lp = [x.get("targetLogprob") for x in r["rounds"]]
+                print(f"  {c['id']} (warm-up {r['method']}): targets {t}; "
+                      + ", ".join(f"round {x['round']} mean token log-prob {p['before']:.3f} -> {p['after']:.3f}" for x, p in zip(r["rounds"], lp) if p))
             elif kind == "evaluate":
-                o = c["report"]["overall"]
-                print(f"  {c['id']}: {c['report']['split']} greedy {fmt(o['greedy'], o['questions'])} of {o['questions']}")
+                o, ch = c["report"]["overall"], c["report"].get("chains")
+                shape = (f"; chains of >= 2 steps {ch['multiStep']} of {ch['answers']} ({fmt(ch['multiStep'] / ch['answers'], ch['answers'])}), "
+                         f"by CTE steps {dict(sorted(ch['byCtes'].items(), key=lambda kv: int(kv[0])))}, no SQL {ch['noSql']}") if ch and ch["answers"] else ""
+                print(f"  {c['id']}: {c['report']['split']} greedy {fmt(o['greedy'], o['questions'])} of {o['questions']}{shape}")
                 after[(d, c["id"])] = (o["greedy"], o["questions"])
         grpo_steps(rows)
     # GRPO variants against each other: the "after" evaluation of each folder.
