@@ -71,6 +71,9 @@ Deno.test("splitChain: malformed chains report problems and keep what they can",
     ["WITH a AS (SELECT 1), WITH b AS (SELECT 2) SELECT 3", { names: ["a", "b"], final: "SELECT 3", problems: ["WITH repeated before step 2"] }],
     ["SELECT name FROM t", { names: [], final: "SELECT name FROM t", problems: ["no CTE steps (a plain query)"] }],
     ["Sorry, I cannot answer.", { names: [], final: null, problems: ["no SQL found"] }],
+    // SQL, then a closing fence that was never opened (the shipped demo model's habit) and prose.
+    ["WITH a AS (SELECT 1)\nSELECT * FROM a\n```\nThis returns a.", { names: ["a"], final: "SELECT * FROM a", problems: ["sql block not opened"] }],
+    ["SELECT 1\n```\nno, rather\n```sql\nWITH b AS (SELECT 2) SELECT * FROM b\n```", { names: ["b"], final: "SELECT * FROM b", problems: ["sql block not opened"] }],
     ["", { names: [], final: null, problems: ["empty answer"] }],
     ["WITH a AS SELECT 1", { names: [], final: null, problems: ['step 1 (a): expected "(" after AS'] }],
     // A column list that is really the body: "a (SELECT 1)" has no AS after it.

@@ -86,12 +86,23 @@ export function stepEndOffsets(text: string, chain: Chain): number[] {
   return out;
 }
 
-/** The SQL part of an answer: the last ```sql fence (a cut-off one counts), else an <answer> tag's content, else the text. */
+/**
+ * The SQL part of an answer: the last ```sql fence (a cut-off one counts; SQL before a bare
+ * closing fence that was never opened counts as a block), else an <answer> tag's content, else the text.
+ */
 function sqlRegion(text: string, problems: string[]): { start: number; end: number } {
   const fences = [...text.matchAll(/```[ \t]*([A-Za-z0-9_+-]*)[^\n]*\n?/g)];
   // Fences alternate open/close; an odd count means the last one was opened and never closed.
   let best: { start: number; end: number } | null = null;
-  for (let k = 0; k < fences.length; k += 2) {
+  let first = 0;
+  // SQL written before a closing fence that was never opened: that text is the first block.
+  if (fences.length > 0 && fences[0][1] === "" && /^\s*(?:<think>[\s\S]*?<\/think>\s*)?(?:--[^\n]*\n\s*)*(select|with)\b/i.test(text.slice(0, fences[0].index))) {
+    const lead = /^\s*(?:<think>[\s\S]*?<\/think>)?/i.exec(text)![0].length;
+    best = { start: lead, end: fences[0].index };
+    problems.push("sql block not opened");
+    first = 1;
+  }
+  for (let k = first; k < fences.length; k += 2) {
     const open = fences[k];
     const lang = open[1].toLowerCase();
     if (lang !== "" && lang !== "sql" && lang !== "sqlite") continue;

@@ -44,6 +44,16 @@ Deno.test("extractSql: whole text only when it starts with SELECT or WITH", () =
   assertEquals(extractSql("DROP TABLE t"), { sql: null, reason: "no answer tag and no sql block" });
 });
 
+Deno.test("extractSql: SQL before a closing fence that was never opened ends at the fence", () => {
+  // The shipped demo model's habit under chain-of-ctes@1: the query, then a bare ``` and more text.
+  assertEquals(extractSql("SELECT name FROM t WHERE x = 1;\n```\n\nThe query above"), { sql: "SELECT name FROM t WHERE x = 1", source: "whole-text" });
+  assertEquals(extractSql("WITH a AS (SELECT 1)\nSELECT * FROM a\n```"), { sql: "WITH a AS (SELECT 1)\nSELECT * FROM a", source: "whole-text" });
+  assertEquals(extractSql("<think>p</think>\nSELECT 2\n```"), { sql: "SELECT 2", source: "whole-text" });
+  // A closed block after it still wins; prose before a lone fence is still no SQL.
+  assertEquals(extractSql("SELECT 1\n```\nthen\n```sql\nSELECT 2\n```"), { sql: "SELECT 2", source: "sql-block" });
+  assertEquals(extractSql("Here it is\n```"), { sql: null, reason: "no answer tag and no sql block" });
+});
+
 Deno.test("extractSql: modes restrict the sources", () => {
   const both = "<answer>SELECT 1</answer>\n```sql\nSELECT 2\n```";
   assertEquals(extractSql(both, { mode: "sql-block" }), { sql: "SELECT 2", source: "sql-block" });

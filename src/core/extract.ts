@@ -28,7 +28,7 @@ export interface FormatResult {
  * Extracts the SQL of a completion. Rules, in order ("auto"): the content of the last closed
  * <answer>…</answer> (its last fenced block when it holds one); else the last fenced block whose
  * language is sql/sqlite or empty; else the whole text when it starts with SELECT or WITH (after
- * any <think>…</think>). The SQL is trimmed and trailing semicolons are removed.
+ * any <think>…</think>), up to a closing fence that was never opened. The SQL is trimmed and trailing semicolons are removed.
  */
 export function extractSql(completion: string, opts: { mode?: ExtractMode } = {}): Extraction {
   const mode = opts.mode ?? "auto";
@@ -41,12 +41,19 @@ export function extractSql(completion: string, opts: { mode?: ExtractMode } = {}
     }
     if (mode === "answer-tag") return { sql: null, reason: "no answer tag" };
   }
-  const block = lastBlock(completion);
+  // SQL written first and closed by a bare fence that was never opened: that fence ends the query,
+  // and only blocks after it are fenced blocks.
+  const text = completion.replace(/^\s*<think>[\s\S]*?<\/think>/i, "");
+  const fence = /```[ \t]*([A-Za-z0-9_+-]*)/.exec(text);
+  const lead = fence && fence[1] === "" ? clean(text.slice(0, fence.index)) : null;
+  const unopened = lead !== null && /^(select|with)\b/i.test(lead);
+  const block = lastBlock(unopened ? text.slice(fence!.index + 3) : completion);
   if (block !== null) {
     const sql = clean(block);
     return sql === "" ? { sql: null, reason: "empty sql block" } : { sql, source: "sql-block" };
   }
-  const rest = clean(completion.replace(/^\s*<think>[\s\S]*?<\/think>/i, ""));
+  if (unopened) return { sql: lead!, source: "whole-text" };
+  const rest = clean(text);
   if (/^(select|with)\b/i.test(rest)) return { sql: rest, source: "whole-text" };
   return { sql: null, reason: mode === "sql-block" ? "no sql block" : "no answer tag and no sql block" };
 }
