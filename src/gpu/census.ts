@@ -172,7 +172,7 @@ export class GpuCensus {
       }
       const destroy = b.destroy;
       let done = false;
-      (b as { destroy: () => undefined }).destroy = () => {
+      (b as unknown as { destroy: () => void }).destroy = () => {
         if (!done) {
           done = true;
           this.destroyed++;
