@@ -1,6 +1,6 @@
 // Wrappers of the causal grouped-query attention kernels: attention.wgsl (forward; attention_rb.wgsl under
 // attnFwd=blocked), attention_bwd_dq.wgsl then attention_bwd_dkv.wgsl (backward; the *_rb.wgsl pair under
-// attnBwd=blocked). Layouts in docs/kernels.md.
+// attnBwd=blocked; attention_rb_common.wgsl is appended to the three *_rb.wgsl). Layouts in docs/kernels.md.
 import { computePipeline, dispatch, uniformBuffer } from "../device.ts";
 import { perfSwitches } from "../switches.ts";
 import type { AttentionDims } from "./attention.ref.ts";
@@ -10,8 +10,23 @@ import dqSource from "./attention_bwd_dq.wgsl" with { type: "text" };
 import dkvSource from "./attention_bwd_dkv.wgsl" with { type: "text" };
 import dkvBlockedSource from "./attention_bwd_dkv_rb.wgsl" with { type: "text" };
 import dqBlockedSource from "./attention_bwd_dq_rb.wgsl" with { type: "text" };
+import blockedCommonSource from "./attention_rb_common.wgsl" with { type: "text" };
 
 export type { AttentionDims } from "./attention.ref.ts";
+
+/** Where attention_rb_common.wgsl's backward-only part (it reads dout and the dout tile, which the forward lacks) starts. */
+const BACKWARD_MARK = "\n// BACKWARD:";
+
+/**
+ * A register-blocked kernel's full source: the kernel, then attention_rb_common.wgsl (the forward: its part above the
+ * BACKWARD line). After, not before: the common functions read the kernel's override-sized workgroup tiles, and
+ * Deno's naga panics at pipeline creation when such an array comes before a named override.
+ */
+function blockedSource(kernel: string, backward: boolean): string {
+  const at = blockedCommonSource.indexOf(BACKWARD_MARK);
+  if (at < 0) throw new Error("attention_rb_common.wgsl: no BACKWARD line");
+  return `${kernel}\n${backward ? blockedCommonSource : blockedCommonSource.slice(0, at + 1)}`;
+}
 
 /** Head dims the kernels support: each of 16 lanes keeps at most 2 vec4 of a row in registers. */
 export const ATTENTION_MAX_D = 128;
@@ -146,7 +161,7 @@ export function blockedTiles(device: GPUDevice, D: number, words: (own: number, 
 /** Records the register-blocked forward (switch attnFwd=blocked, D % 4 == 0). */
 async function encodeBlockedForward(device: GPUDevice, enc: GPUCommandEncoder, buf: AttentionForwardBuffers, a: AttentionDims, scale: number, cap?: number) {
   const t = blockedTiles(device, a.D, forwardBlockedWords, cap);
-  const pipeline = await computePipeline(device, "attention-forward-blocked", forwardBlockedSource, {
+  const pipeline = await computePipeline(device, "attention-forward-blocked", blockedSource(forwardBlockedSource, false), {
     D4: a.D / 4, BQ: t.own, BK: t.tile, QR: t.fOwn, KR: t.fTile, JMAX: t.JMAX,
   });
   const dims = dimsUniform(device, "attention-forward-dims", a, scale);
@@ -167,13 +182,13 @@ export function forwardBlockedWords(own: number, tile: number, s: number): numbe
 async function encodeBlockedBackward(device: GPUDevice, enc: GPUCommandEncoder, buf: AttentionBackwardBuffers, a: AttentionDims, dims: GPUBuffer, cap?: number) {
   // q, dout, k, v tiles, the dS tile, lse and delta of the owned rows.
   const dqT = blockedTiles(device, a.D, (own, tile, s) => 2 * own * s + 2 * tile * s + own * tile + 2 * own, cap);
-  const dq = await computePipeline(device, "attention-backward-dq-blocked", dqBlockedSource, {
+  const dq = await computePipeline(device, "attention-backward-dq-blocked", blockedSource(dqBlockedSource, true), {
     D4: a.D / 4, BQ: dqT.own, BK: dqT.tile, QR: dqT.fOwn, KR: dqT.fTile, JMAX: dqT.JMAX,
   });
   dispatch(device, enc, dq, [buf.q, buf.k, buf.v, buf.o, buf.dout, buf.lse, buf.lens, buf.dq, buf.delta, dims], [Math.ceil(a.T / dqT.own), a.H, a.B]);
   // k, v, q, dout tiles, P and dS tiles, lse and delta of the streamed rows.
   const kvT = blockedTiles(device, a.D, (own, tile, s) => 2 * own * s + 2 * tile * s + 2 * own * tile + 2 * tile, cap);
-  const dkv = await computePipeline(device, "attention-backward-dkv-blocked", dkvBlockedSource, {
+  const dkv = await computePipeline(device, "attention-backward-dkv-blocked", blockedSource(dkvBlockedSource, true), {
     D4: a.D / 4, BK: kvT.own, BQ: kvT.tile, KR: kvT.fOwn, QR: kvT.fTile, JMAX: kvT.JMAX,
   });
   dispatch(device, enc, dkv, [buf.q, buf.k, buf.v, buf.dout, buf.lse, buf.delta, buf.lens, buf.dk, buf.dv, dims], [Math.ceil(a.T / kvT.own), a.Hkv, a.B]);

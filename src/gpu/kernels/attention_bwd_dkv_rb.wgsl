@@ -8,18 +8,9 @@
 //  - sums: thread (kg, c) owns keys 4 kg .. 4 kg + 3 and vec4 columns c, c + 16 of dk and dv (named
 //    registers), reading one P vec4, one dS vec4, one dout vec4 and one q vec4 per query and column.
 // Needs D % 4 == 0 (rows are vec4 in the buffers); attention.ts uses attention_bwd_dkv.wgsl otherwise.
+// Dims, LANES, qRow / kvRow / statAt, loadKV, loadQDout and the block of S and dP (scoresSdP):
+// attention_rb_common.wgsl (appended by attention.ts).
 // Glossary as attention.wgsl: B batch, T tokens, H query heads, Hkv kv heads, D head dim.
-
-struct Dims {
-  B: u32,
-  T: u32,
-  H: u32,
-  Hkv: u32,
-  scale: f32,
-  _p0: u32,
-  _p1: u32,
-  _p2: u32,
-}
 
 @group(0) @binding(0) var<storage, read> q: array<vec4f>;          // (B, T, H, D / 4)
 @group(0) @binding(1) var<storage, read> k: array<vec4f>;          // (B, T, Hkv, D / 4)
@@ -41,7 +32,6 @@ override JMAX: u32 = 1u;         // vec4 columns per thread in the sums (1, or 2
 override NT: u32 = 4u * BK;      // threads: (BK / KR) (BQ / QR) in the score phase, 16 (BK / 4) in the sums
 override DS4: u32 = D4 + 1u;     // vec4 row stride of the K, V, Q and dout tiles (a spare vec4 against bank conflicts)
 override BK4: u32 = BK / 4u;     // vec4 per query row of the P and dS tiles
-const LANES: u32 = 16u;
 
 var<workgroup> ks: array<vec4f, BK * DS4>;   // (BK, DS4)
 var<workgroup> vs: array<vec4f, BK * DS4>;   // (BK, DS4)
@@ -71,18 +61,7 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) tid: 
   let cA = c < D4;
   let cB = JMAX > 1u && c + LANES < D4;
 
-  for (var e = tid; e < BK * D4; e += NT) {
-    let jj = j0 + e / D4;
-    var kx = vec4f(0.0);
-    var vx = vec4f(0.0);
-    if (jj < len) {
-      let at = ((b * dims.T + jj) * dims.Hkv + hk) * D4 + e % D4;
-      kx = k[at];
-      vx = v[at];
-    }
-    ks[(e / D4) * DS4 + e % D4] = kx;
-    vs[(e / D4) * DS4 + e % D4] = vx;
-  }
+  loadKV(tid, b, hk, j0, len);
   // dk / dv sums: kRX / vRX for key 4 kg + R, column c (X = A) and c + 16 (X = B).
   var k0A = vec4f(0.0); var k1A = vec4f(0.0); var k2A = vec4f(0.0); var k3A = vec4f(0.0);
   var v0A = vec4f(0.0); var v1A = vec4f(0.0); var v2A = vec4f(0.0); var v3A = vec4f(0.0);
@@ -92,70 +71,27 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) tid: 
     let h = hk * group + g;
     for (var q0 = j0; q0 < len; q0 += BQ) {
       workgroupBarrier(); // the previous query tile is consumed (and the key tile is loaded)
-      for (var e = tid; e < BQ * D4; e += NT) {
-        let tt = q0 + e / D4;
-        var qx = vec4f(0.0);
-        var dx = vec4f(0.0);
-        if (tt < len) {
-          let at = ((b * dims.T + tt) * dims.H + h) * D4 + e % D4;
-          qx = q[at];
-          dx = dout[at];
-        }
-        qs[(e / D4) * DS4 + e % D4] = qx;
-        dos[(e / D4) * DS4 + e % D4] = dx;
-      }
+      loadQDout(tid, b, h, q0, len);
       for (var e = tid; e < BQ; e += NT) {
         let tt = q0 + e;
         var lv = 0.0;
         var dl = 0.0;
         if (tt < len) {
-          lv = lse[(b * dims.H + h) * dims.T + tt];
-          dl = delta[(b * dims.H + h) * dims.T + tt];
+          lv = lse[statAt(b, h, tt)];
+          dl = delta[statAt(b, h, tt)];
         }
         rowL[e] = lv;
         rowDelta[e] = dl;
       }
       workgroupBarrier();
       {
-        // sIJ / dIJ: key kp + SK I, query tp + SQ J (named: no indexed arrays in loops).
-        var s00 = 0.0; var s01 = 0.0; var s10 = 0.0; var s11 = 0.0;
-        var d00 = 0.0; var d01 = 0.0; var d10 = 0.0; var d11 = 0.0;
-        let kr0 = kp * DS4;
-        let kr1 = (kp + SK) * DS4;
-        let qr0 = tp * DS4;
-        let qr1 = (tp + SQ) * DS4;
-        for (var i4 = 0u; i4 < D4; i4++) {
-          let ka = ks[kr0 + i4];
-          let va = vs[kr0 + i4];
-          let qa = qs[qr0 + i4];
-          let oa = dos[qr0 + i4];
-          s00 += dot(ka, qa);
-          d00 += dot(va, oa);
-          if (QR > 1u) {
-            let qb = qs[qr1 + i4];
-            let ob = dos[qr1 + i4];
-            s01 += dot(ka, qb);
-            d01 += dot(va, ob);
-            if (KR > 1u) {
-              let kb = ks[kr1 + i4];
-              let vb = vs[kr1 + i4];
-              s10 += dot(kb, qa);
-              d10 += dot(vb, oa);
-              s11 += dot(kb, qb);
-              d11 += dot(vb, ob);
-            }
-          } else if (KR > 1u) {
-            let kb = ks[kr1 + i4];
-            let vb = vs[kr1 + i4];
-            s10 += dot(kb, qa);
-            d10 += dot(vb, oa);
-          }
-        }
-        putPds(kp, tp, j0, q0, len, s00, d00);
-        if (QR > 1u) { putPds(kp, tp + SQ, j0, q0, len, s01, d01); }
+        // Keys kp, kp + SK x queries tp, tp + SQ (the block's components are query-major: y is key kp + SK).
+        let sc = scoresSdP(tp, tp + SQ, kp, kp + SK);
+        putPds(kp, tp, j0, q0, len, sc.s.x, sc.dp.x);
+        if (QR > 1u) { putPds(kp, tp + SQ, j0, q0, len, sc.s.z, sc.dp.z); }
         if (KR > 1u) {
-          putPds(kp + SK, tp, j0, q0, len, s10, d10);
-          if (QR > 1u) { putPds(kp + SK, tp + SQ, j0, q0, len, s11, d11); }
+          putPds(kp + SK, tp, j0, q0, len, sc.s.y, sc.dp.y);
+          if (QR > 1u) { putPds(kp + SK, tp + SQ, j0, q0, len, sc.s.w, sc.dp.w); }
         }
       }
       workgroupBarrier();
@@ -195,7 +131,7 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) tid: 
 // Key row j's vec4 column c4 of dk (scaled) and dv (rows past T are no rows).
 fn storeKV(j: u32, b: u32, hk: u32, c4: u32, ka: vec4f, va: vec4f) {
   if (j >= dims.T) { return; }
-  let at = ((b * dims.T + j) * dims.Hkv + hk) * D4 + c4;
+  let at = kvRow(b, j, hk) + c4;
   dk[at] = ka * dims.scale;
   dv[at] = va;
 }

@@ -8,17 +8,8 @@
 //  - sums: thread (qg, c) owns queries 4 qg .. 4 qg + 3 and vec4 columns c, c + 16 of dq (named registers),
 //    reading one dS vec4 and one k vec4 per key and column.
 // Needs D % 4 == 0 (rows are vec4 in the buffers); attention.ts uses attention_bwd_dq.wgsl otherwise.
-
-struct Dims {
-  B: u32,
-  T: u32,
-  H: u32,
-  Hkv: u32,
-  scale: f32,
-  _p0: u32,
-  _p1: u32,
-  _p2: u32,
-}
+// Dims, LANES, qRow / kvRow / statAt, loadKV, loadQDout and the block of S and dP (scoresSdP):
+// attention_rb_common.wgsl (appended by attention.ts). Glossary as attention.wgsl.
 
 @group(0) @binding(0) var<storage, read> q: array<vec4f>;           // (B, T, H, D / 4)
 @group(0) @binding(1) var<storage, read> k: array<vec4f>;           // (B, T, Hkv, D / 4)
@@ -40,7 +31,6 @@ override JMAX: u32 = 1u;         // vec4 columns per thread in the sums (1, or 2
 override NT: u32 = 4u * BQ;      // threads: (BQ / QR) (BK / KR) in the score phase, 16 (BQ / 4) in the sums
 override DS4: u32 = D4 + 1u;     // vec4 row stride of the Q, dout, K and V tiles
 override BQ4: u32 = BQ / 4u;     // vec4 per key row of the dS tile
-const LANES: u32 = 16u;
 
 var<workgroup> qs: array<vec4f, BQ * DS4>;   // (BQ, DS4)
 var<workgroup> dos: array<vec4f, BQ * DS4>;  // (BQ, DS4)
@@ -68,18 +58,7 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) tid: 
   let cA = c < D4;
   let cB = JMAX > 1u && c + LANES < D4;
 
-  for (var e = tid; e < BQ * D4; e += NT) {
-    let tt = q0 + e / D4;
-    var qx = vec4f(0.0);
-    var dx = vec4f(0.0);
-    if (tt < len) {
-      let at = ((b * dims.T + tt) * dims.H + h) * D4 + e % D4;
-      qx = q[at];
-      dx = dout[at];
-    }
-    qs[(e / D4) * DS4 + e % D4] = qx;
-    dos[(e / D4) * DS4 + e % D4] = dx;
-  }
+  loadQDout(tid, b, h, q0, len);
   // delta: four threads a row (tid = 4 row + part) sum dout * o over the vec4 columns part, part + 4, ...;
   // thread `row` then adds the four partials in a fixed order.
   {
@@ -88,7 +67,7 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) tid: 
     let tt = q0 + row;
     var acc = 0.0;
     if (tt < len) {
-      let base = ((b * dims.T + tt) * dims.H + h) * D4;
+      let base = qRow(b, tt, h);
       for (var c4 = part; c4 < D4; c4 += 4u) { acc += dot(dout[base + c4], o[base + c4]); }
     }
     dst[row][part] = acc;
@@ -99,10 +78,10 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) tid: 
     let p4 = dst[tid];
     let dl = (p4.x + p4.y) + (p4.z + p4.w);
     var lv = 0.0;
-    if (tt < len) { lv = lse[(b * dims.H + h) * dims.T + tt]; }
+    if (tt < len) { lv = lse[statAt(b, h, tt)]; }
     rowDelta[tid] = dl;
     rowL[tid] = lv;
-    if (tt < dims.T) { delta[(b * dims.H + h) * dims.T + tt] = dl; }
+    if (tt < dims.T) { delta[statAt(b, h, tt)] = dl; }
   }
   // dq sums: aRX for query 4 qg + R, column c (X = A) and c + 16 (X = B).
   var a0A = vec4f(0.0); var a1A = vec4f(0.0); var a2A = vec4f(0.0); var a3A = vec4f(0.0);
@@ -110,59 +89,16 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) tid: 
   let kEnd = min(q0 + BQ, len);
   for (var k0 = 0u; k0 < kEnd; k0 += BK) {
     workgroupBarrier(); // the previous key tile (and the delta partials) are consumed
-    for (var e = tid; e < BK * D4; e += NT) {
-      let j = k0 + e / D4;
-      var kx = vec4f(0.0);
-      var vx = vec4f(0.0);
-      if (j < kEnd) {
-        let at = ((b * dims.T + j) * dims.Hkv + hk) * D4 + e % D4;
-        kx = k[at];
-        vx = v[at];
-      }
-      ks[(e / D4) * DS4 + e % D4] = kx;
-      vs[(e / D4) * DS4 + e % D4] = vx;
-    }
+    loadKV(tid, b, hk, k0, kEnd);
     workgroupBarrier();
     {
-      // sIJ / dIJ: query qp + SQ I, key kp + SK J.
-      var s00 = 0.0; var s01 = 0.0; var s10 = 0.0; var s11 = 0.0;
-      var d00 = 0.0; var d01 = 0.0; var d10 = 0.0; var d11 = 0.0;
-      let qr0 = qp * DS4;
-      let qr1 = (qp + SQ) * DS4;
-      let kr0 = kp * DS4;
-      let kr1 = (kp + SK) * DS4;
-      for (var i4 = 0u; i4 < D4; i4++) {
-        let qa = qs[qr0 + i4];
-        let oa = dos[qr0 + i4];
-        let ka = ks[kr0 + i4];
-        let va = vs[kr0 + i4];
-        s00 += dot(qa, ka);
-        d00 += dot(oa, va);
-        if (KR > 1u) {
-          let kb = ks[kr1 + i4];
-          let vb = vs[kr1 + i4];
-          s01 += dot(qa, kb);
-          d01 += dot(oa, vb);
-          if (QR > 1u) {
-            let qb = qs[qr1 + i4];
-            let ob = dos[qr1 + i4];
-            s10 += dot(qb, ka);
-            d10 += dot(ob, va);
-            s11 += dot(qb, kb);
-            d11 += dot(ob, vb);
-          }
-        } else if (QR > 1u) {
-          let qb = qs[qr1 + i4];
-          let ob = dos[qr1 + i4];
-          s10 += dot(qb, ka);
-          d10 += dot(ob, va);
-        }
-      }
-      putDs(qp, kp, q0, k0, len, s00, d00);
-      if (KR > 1u) { putDs(qp, kp + SK, q0, k0, len, s01, d01); }
+      // Queries qp, qp + SQ x keys kp, kp + SK.
+      let sc = scoresSdP(qp, qp + SQ, kp, kp + SK);
+      putDs(qp, kp, q0, k0, len, sc.s.x, sc.dp.x);
+      if (KR > 1u) { putDs(qp, kp + SK, q0, k0, len, sc.s.y, sc.dp.y); }
       if (QR > 1u) {
-        putDs(qp + SQ, kp, q0, k0, len, s10, d10);
-        if (KR > 1u) { putDs(qp + SQ, kp + SK, q0, k0, len, s11, d11); }
+        putDs(qp + SQ, kp, q0, k0, len, sc.s.z, sc.dp.z);
+        if (KR > 1u) { putDs(qp + SQ, kp + SK, q0, k0, len, sc.s.w, sc.dp.w); }
       }
     }
     workgroupBarrier();
@@ -194,7 +130,7 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) tid: 
 // Query row t's vec4 column c4 of dq, scaled (rows past T are no rows).
 fn storeDq(t: u32, b: u32, h: u32, c4: u32, a: vec4f) {
   if (t >= dims.T) { return; }
-  dq[((b * dims.T + t) * dims.H + h) * D4 + c4] = a * dims.scale;
+  dq[qRow(b, t, h) + c4] = a * dims.scale;
 }
 
 // dS of query row qr, key row kr of the tile (query q0 + qr, key k0 + kr); 0 where masked.

@@ -10,17 +10,8 @@
 //    their four sums of P (one vec4), rescales them, then reads one P vec4 and one V vec4 per key and column.
 // Four barriers a tile, no atomics; every sum in a fixed order. Needs D % 4 == 0 (rows are vec4 in the buffers);
 // attention.ts uses attention.wgsl otherwise. Glossary as attention.wgsl.
-
-struct Dims {
-  B: u32,
-  T: u32,
-  H: u32,
-  Hkv: u32,
-  scale: f32,
-  _p0: u32,
-  _p1: u32,
-  _p2: u32,
-}
+// Dims, LANES, qRow / kvRow / statAt and loadKV: attention_rb_common.wgsl (its part above the BACKWARD line, which
+// attention.ts appends).
 
 @group(0) @binding(0) var<storage, read> q: array<vec4f>;         // (B, T, H, D / 4)
 @group(0) @binding(1) var<storage, read> k: array<vec4f>;         // (B, T, Hkv, D / 4)
@@ -42,7 +33,6 @@ override BQ4: u32 = BQ / 4u;     // vec4 of a key row of the P tile, and of the 
 override PS4: u32 = BQ4 + 1u;    // vec4 row stride of the P tile (the spare vec4: the score phase's writes hit 32 banks)
 override SK: u32 = BK / KR;      // key slots of the score phase (4 QR)
 override SK4: u32 = SK / 4u;     // vec4 of a row's partial maxima
-const LANES: u32 = 16u;
 const NEG: f32 = -1.0e30;        // score of a masked pair; real scores are far above NEG / 2
 
 var<workgroup> qs: array<vec4f, BQ * DS4>;    // (BQ, DS4)
@@ -73,7 +63,7 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) tid: 
   for (var e = tid; e < BQ * D4; e += NT) {
     let tt = q0 + e / D4;
     var qx = vec4f(0.0);
-    if (tt < len) { qx = q[((b * dims.T + tt) * dims.H + h) * D4 + e % D4]; }
+    if (tt < len) { qx = q[qRow(b, tt, h) + e % D4]; }
     qs[(e / D4) * DS4 + e % D4] = qx;
   }
   for (var e = tid; e < BQ; e += NT) { rowM[e] = NEG; }
@@ -85,18 +75,7 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) tid: 
   let kEnd = min(q0 + BQ, len); // causal: no key beyond the block's last valid query
   for (var k0 = 0u; k0 < kEnd; k0 += BK) {
     workgroupBarrier(); // the previous tile is consumed (and the query tile, rowM are written)
-    for (var e = tid; e < BK * D4; e += NT) {
-      let j = k0 + e / D4;
-      var kx = vec4f(0.0);
-      var vx = vec4f(0.0);
-      if (j < kEnd) {
-        let at = ((b * dims.T + j) * dims.Hkv + hk) * D4 + e % D4;
-        kx = k[at];
-        vx = v[at];
-      }
-      ks[(e / D4) * DS4 + e % D4] = kx;
-      vs[(e / D4) * DS4 + e % D4] = vx;
-    }
+    loadKV(tid, b, hk, k0, kEnd);
     workgroupBarrier();
     // sIJ: query qp + SQ I, key kp + SK J (scaled, NEG where masked), kept in registers until P is written.
     var s00 = 0.0; var s01 = 0.0; var s10 = 0.0; var s11 = 0.0;
@@ -198,12 +177,12 @@ fn putP(qr: u32, kr: u32, s: f32, mn: f32) {
 fn storeO(t: u32, b: u32, h: u32, len: u32, c: u32, cur: u32, sm: f32, xa: vec4f, xb: vec4f) {
   if (t >= dims.T) { return; }
   let valid = t < len;
-  let base = ((b * dims.T + t) * dims.H + h) * D4;
+  let base = qRow(b, t, h);
   if (c < D4) { o[base + c] = select(vec4f(0.0), xa / sm, valid); }
   if (JMAX > 1u && c + LANES < D4) { o[base + c + LANES] = select(vec4f(0.0), xb / sm, valid); }
   if (c == 0u) {
     var x = 0.0;
     if (valid) { x = rowM[cur * BQ + t % BQ] + log(sm); } // a valid row saw at least one tile (and its barriers)
-    lse[(b * dims.H + h) * dims.T + t] = x;
+    lse[statAt(b, h, t)] = x;
   }
 }
