@@ -244,6 +244,8 @@ attn2)
     HEAD=8 PAT="== pretrain|tokens/s|GPU busy|attention" t "pretrain-${p//[=,]/-}" 30 deno run -A "$J/profile.js" pretrain 16 1024 16 "perf=$p"
   done
   t q4 60 deno run -A "$J/train.js" qwen2.5-0.5b 8 768 16 1 3 step budget=50 out="$OUT/q4.json" "variants=attnBwd=blocked;attnBwd=blocked,attnFwd=blocked;attnBwd=blocked,attnNamed=1"
+  # The PyTorch cross-check with both blocked kernels on (what making them the default needs); ATTN2_CHECK=0 skips it.
+  [ "${ATTN2_CHECK:-1}" = 1 ] && crosscheck RLVR_PERF=attnBwd=blocked,attnFwd=blocked
   ;;
 *) echo "h200-check.sh: trainer, sampling, verify, next, final, probe, products, rows, auto, units, dbuf, exp, embed, attn, final5, named or attn2, got $WHAT"; exit 2 ;;
 esac
