@@ -53,23 +53,24 @@ export interface PerfSwitches {
   loraTail: 0 | 1;
   /** The embedding table's gradient (full fine-tuning, pretraining): "links" (a links pass and a chain walk per id, model/ops.ts) or "scan" (a thread per table element over every id, earlier). */
   embedBack: "links" | "scan";
-  /** The attention kernels' per-thread state (the forward's max, sum and output, the backward's dq and dk / dv sums) in named registers (1; not measured yet) or in arrays indexed in loops (0, the default). Same sums in the same order. */
+  /** The attention kernels' per-thread state (the forward's max, sum and output, the backward's dq and dk / dv sums) in named registers (1) or in arrays indexed in loops (0, the default); a variant of the lane kernels only. Same sums in the same order. H200 2026-12-03: no faster (docs/benchmarks.md). */
   attnNamed: 0 | 1;
   /**
-   * The attention backward's kernels: "lanes" (the default: attention_bwd_dq.wgsl and attention_bwd_dkv.wgsl, 16 lanes
-   * a row) or "blocked" (register-blocked tiles where D % 4 == 0, attention_bwd_*_rb.wgsl; not measured yet). Same
-   * values up to rounding (the sums run in another order).
+   * The attention backward's kernels: "lanes" (attention_bwd_dq.wgsl and attention_bwd_dkv.wgsl, 16 lanes a row) or
+   * "blocked" (the default since 2026-12-03: register-blocked tiles where D % 4 == 0, else the lane kernels;
+   * attention_bwd_*_rb.wgsl; dk/dv 10% faster on the H200). Same values up to rounding (the sums run in another order).
    */
   attnBwd: "lanes" | "blocked";
   /**
-   * The attention forward's kernel: "lanes" (the default: attention.wgsl, 16 lanes a row) or "blocked" (register-blocked
-   * tiles where D % 4 == 0, attention_rb.wgsl; not measured yet). Same values up to rounding (the sums run in another order).
+   * The attention forward's kernel: "lanes" (attention.wgsl, 16 lanes a row) or "blocked" (the default since 2026-12-03:
+   * register-blocked tiles where D % 4 == 0, else the lane kernel; attention_rb.wgsl; 16% faster on the H200). Same values
+   * up to rounding (the sums run in another order).
    */
   attnFwd: "lanes" | "blocked";
 }
 
 /** The current defaults. */
-export const NEW_SWITCHES: Readonly<PerfSwitches> = { passes: "merged", submit: "layer", q4: "tile128", bindCache: true, arena: true, splitK: "general", subgroups: true, recomputeLean: true, headRows: true, wideSplit: 3, tk: 16, q4tk: 16, vload: 1, loraTail: 1, embedBack: "links", attnNamed: 0, attnBwd: "lanes", attnFwd: "lanes" };
+export const NEW_SWITCHES: Readonly<PerfSwitches> = { passes: "merged", submit: "layer", q4: "tile128", bindCache: true, arena: true, splitK: "general", subgroups: true, recomputeLean: true, headRows: true, wideSplit: 3, tk: 16, q4tk: 16, vload: 1, loraTail: 1, embedBack: "links", attnNamed: 0, attnBwd: "blocked", attnFwd: "blocked" };
 /** Every earlier behaviour. */
 export const OLD_SWITCHES: Readonly<PerfSwitches> = { passes: "split", submit: "once", q4: "tile64", bindCache: false, arena: false, splitK: "transA", subgroups: false, recomputeLean: false, headRows: false, wideSplit: 1, tk: 8, q4tk: 8, vload: 0, loraTail: 0, embedBack: "scan", attnNamed: 0, attnBwd: "lanes", attnFwd: "lanes" };
 

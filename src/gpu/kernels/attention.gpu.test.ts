@@ -181,6 +181,17 @@ Deno.test("attention forward on the register-blocked kernel (switch attnFwd=bloc
   }
 });
 
+Deno.test("attention on the lane kernels (attnBwd=lanes, attnFwd=lanes; the default is blocked): the same cases against float64", async () => {
+  const { setPerfSwitches } = await import("../switches.ts");
+  const prev = setPerfSwitches({ attnFwd: "lanes", attnBwd: "lanes" });
+  try {
+    for (const [a, lens, seed, opts] of [...ODD_CASES, ...SMALL_MEMORY_CASES, ...BLOCKED_CASES]) await check(a, [...lens], seed, opts);
+    await checkPadding();
+  } finally {
+    setPerfSwitches(prev);
+  }
+});
+
 Deno.test("attention: a buffer smaller than its shape is rejected before anything is recorded", async () => {
   const { device } = gpu;
   const a: AttentionDims = { B: 2, T: 8, H: 2, Hkv: 1, D: 16 };
@@ -200,7 +211,8 @@ Deno.test("attention: a buffer smaller than its shape is rejected before anythin
 
 Deno.test("attention: forward state and dq, dk, dv sums in named registers (switch attnNamed) give the bits of the arrays, against float64", async () => {
   const { setPerfSwitches } = await import("../switches.ts");
-  const prev = setPerfSwitches({ attnNamed: 1 });
+  // attnNamed is a variant of the lane kernels.
+  const prev = setPerfSwitches({ attnNamed: 1, attnFwd: "lanes", attnBwd: "lanes" });
   try {
     await check({ B: 2, T: 45, H: 4, Hkv: 2, D: 64 }, [45, 30], 31);
     await check({ B: 1, T: 21, H: 4, Hkv: 2, D: 128 }, [19], 32);
