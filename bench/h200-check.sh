@@ -12,10 +12,10 @@
 # call (the LoRA tail; not run yet).
 # `final`: the session's last call (the cross-check with loraTail on, the head as MatMul; see its comment).
 # `probe`: the fourth session's first call (see its comment); `products`: its second; `rows`: its third; `auto`: its fourth.
-# Run: source .device/remote-setup.sh; bash bench/h200-check.sh trainer|sampling|verify|next|final|probe|products|rows|auto|units|dbuf|exp|embed|attn|final5|named|attn2   (logs and JSON in $OUT/results.tgz)
+# Run: source .device/remote-setup.sh; bash bench/h200-check.sh trainer|sampling|verify|next|final|probe|products|rows|auto|units|dbuf|exp|embed|attn|final5|named|attn2|now6   (logs and JSON in $OUT/results.tgz)
 set -u
 cd "$(dirname "$0")/.."
-WHAT=${1:?usage: bash bench/h200-check.sh trainer|sampling|verify|next|final|probe|products|rows|auto|units|dbuf|exp|embed|attn|final5|named|attn2}
+WHAT=${1:?usage: bash bench/h200-check.sh trainer|sampling|verify|next|final|probe|products|rows|auto|units|dbuf|exp|embed|attn|final5|named|attn2|now6}
 OUT=${OUT:-/tmp/h200-check-out}
 mkdir -p "$OUT"
 TOTAL=${H200_TOTAL_S:-560}
@@ -247,7 +247,20 @@ attn2)
   # The PyTorch cross-check with both blocked kernels on (what making them the default needs); ATTN2_CHECK=0 skips it.
   [ "${ATTN2_CHECK:-1}" = 1 ] && crosscheck RLVR_PERF=attnBwd=blocked,attnFwd=blocked
   ;;
-*) echo "h200-check.sh: trainer, sampling, verify, next, final, probe, products, rows, auto, units, dbuf, exp, embed, attn, final5, named or attn2, got $WHAT"; exit 2 ;;
+now6)
+  # The sixth session's call (2026-12-04): issue 16's figures at HEAD (both register-blocked attention kernels the
+  # default) in one call, no kernel change: pretraining's whole per-kernel profile beside PyTorch's full fine-tuning,
+  # the per-shape product table of the 0.5B step (TFLOP/s of every kernel on each product), the 0.5B q4 step (stored,
+  # recomputed) and the f32 step beside PyTorch + PEFT, and the q4 step's per-kernel profile. About 6 minutes.
+  HEAD=60 PAT="== pretrain|tokens/s|GPU busy|  [0-9]" t pretrain 40 deno run -A "$J/profile.js" pretrain 16 1024 16
+  HEAD=60 PAT="^\\| " t shapes 90 deno run -A "$J/profile.js" shapes tokens=6144 iters=20
+  t torch 60 python3 bench/torch/train.py --out "$OUT" --iters 5 --warmup 2 --no-sweep --attn eager
+  t q4 70 deno run -A "$J/train.js" qwen2.5-0.5b 8 768 16 1 4 step,recompute budget=60 out="$OUT/q4.json"
+  t f32 40 deno run -A "$J/train.js" qwen2.5-0.5b 8 768 16 0 4 step budget=30 out="$OUT/f32.json"
+  PAT="tokens/s" t torch-pretrain 60 python3 bench/torch/pretrain.py --out "$OUT"
+  HEAD=40 PAT="== grpo|GPU busy|  [0-9]" t profile-q4 40 deno run -A "$J/profile.js" grpo 16 1024 4 qwen2.5-0.5b 8 768 q4=1
+  ;;
+*) echo "h200-check.sh: trainer, sampling, verify, next, final, probe, products, rows, auto, units, dbuf, exp, embed, attn, final5, named, attn2 or now6, got $WHAT"; exit 2 ;;
 esac
 pack
 echo "h200-check.sh $WHAT: done in $(( $(date +%s) - S0 )) s"

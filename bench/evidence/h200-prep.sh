@@ -9,7 +9,8 @@
 #   spider-heldout.tar.xz                          the held-out Spider databases and questions (prepare-spider-heldout.sh)
 #   demo.tar.xz                                    public/demo (questions and SQLite files; ~0.5 MB instead of 2.3)
 #   demo.json, spider-heldout.json                 the evidence notebooks
-#   prm-*.json                                     bench/evidence/prm-notebooks.ts's PRM notebooks (issue #18; EV_PRM_SIZE=session: cut to a call each),
+#   prm-*.json                                     bench/evidence/prm-notebooks.ts's PRM notebooks (issue #18; EV_PRM_SIZE=session: cut to a call each;
+#                                                 coldsweep: the cold start alone at several settings, added),
 #                                                 their CoCTE cold start converts the golds inside the run (warm-up sftTargets
 #                                                 "cocte"): no dataset file travels for it
 #   grpo-step.json, grpo-step-q4.json              the demo notebook's GRPO cell alone, for the step's split by phase (h200.sh grpo-step)
@@ -51,7 +52,8 @@ npx deno run -A bench/evidence/synthetic-heldout.ts "$E/tmp" > /dev/null
 tar -C "$E/tmp" -cJf "$E/synthetic-heldout.tar.xz" . && rm -rf "$E/tmp"
 cp bench/evidence/demo.json bench/evidence/spider-heldout.json bench/evidence/grpo-step.json bench/evidence/grpo-step-q4.json bench/evidence/f16planes.py bench/evidence/prm-*.json "$E/"
 # EV_PRM_SIZE=session: the PRM notebooks cut to one device call each (prm-notebooks.ts), instead of the committed full ones.
-if [ "${EV_PRM_SIZE:-full}" = session ]; then npx deno run -A bench/evidence/prm-notebooks.ts "$E" session; fi
+# EV_PRM_SIZE=coldsweep: the cold start alone at each setting of prm-notebooks.ts's COLD_SWEEP (written beside them).
+case "${EV_PRM_SIZE:-full}" in session|coldsweep) npx deno run -A bench/evidence/prm-notebooks.ts "$E" "$EV_PRM_SIZE" ;; esac
 if [ -n "${CORPUS:-}" ]; then xz -T0 -9 -c "$CORPUS/corpus.bin" > "$E/corpus.bin.xz"; cp "$CORPUS/corpus.json" "$E/"; fi
 tree=$(git ls-files -z | grep -zv '^public/model/\|^public/demo/' | xargs -0 du -cb | tail -1 | cut -f1)
 ev=$(du -sb "$E" | cut -f1); dev=$(du -sb .device | cut -f1)

@@ -9,7 +9,9 @@
 #         on the held-out Spider databases; the recipe, and GRPO without the warm-up).
 #         `prm-demo`, `prm-demo-outcome`, `prm-synth`, `prm-synth-outcome`: bench/evidence/prm-notebooks.ts's PRM
 #         notebooks (PRM data, PRM and ORM, best-of-N at N = 1..16, GRPO with PRM + outcome / outcome alone);
-#         `prm-demo-stepnorm`, `prm-synth-stepnorm` load the PRM of the finished prm-demo / prm-synth run. All of them
+#         `prm-demo-stepnorm`, `prm-synth-stepnorm` load the PRM of the finished prm-demo / prm-synth run;
+#         `prm-demo-cold-e<E>-lr<L>`, `prm-synth-cold-...`: the cold start alone at one setting (prm-notebooks.ts
+#         coldsweep, EV_PRM_SIZE=coldsweep in h200-prep.sh). All of them
 #         start with the CoCTE cold start (warm-up sft on the golds as chains of CTEs, converted in the run, then a
 #         greedy evaluation that counts the answers that are chains of two or more steps).
 #         `grpo-step`: the demo notebook's GRPO cell alone (grpo-step.json; GRPO_NB=grpo-step-q4.json for q4),
@@ -99,7 +101,7 @@ for nb in ${@:-demo spider}; do
   case $nb in setup) ;; grpo-step) grpo_step ;; q05) deno run -A bin/a/b/demo-shape.js "$EV/q05" "$EV/model" qwen2.5-0.5b | tail -1 ;;
     demo) one demo demo.json & ;; spider) one spider spider-heldout.json & ;; probe) one probe probe/probe.json & ;;
     synth) one synth synthetic-heldout.json & ;; synth-grpo) one synth-grpo synthetic-heldout-grpo.json & ;;
-    prm-demo|prm-demo-outcome|prm-demo-stepnorm|prm-synth|prm-synth-outcome|prm-synth-stepnorm) one "$nb" "$nb.json" & ;;
+    prm-demo|prm-demo-outcome|prm-demo-stepnorm|prm-synth|prm-synth-outcome|prm-synth-stepnorm|prm-demo-cold-*|prm-synth-cold-*) one "$nb" "$nb.json" & ;;
     *) echo "unknown notebook $nb" ;; esac
 done
 wait

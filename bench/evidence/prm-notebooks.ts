@@ -17,7 +17,7 @@
 // under omnisql@1, 1% without); the synthetic questions have none.
 // Answers get TOKENS new tokens (the demo's gold chains: median 232, 90th percentile 348, longest 473 tokens) and
 // prompts the rest of the model's 1024 positions.
-// Run: deno run -A bench/evidence/prm-notebooks.ts OUT_DIR [full|session|tiny|cold]
+// Run: deno run -A bench/evidence/prm-notebooks.ts OUT_DIR [full|session|tiny|cold|coldsweep]
 // (h200-prep.sh does; h200.sh runs them as the parts prm-demo, prm-demo-outcome, prm-synth, ...).
 // Sizes: `full` (default; the committed bench/evidence/prm-*.json) labels every training question with a budget of
 // 48 rollouts and compares best-of-N up to N = 16; `session` is cut to fit one device call per notebook (not yet
@@ -25,18 +25,26 @@
 // best-of-N up to N = 8; `tiny` is a smoke test for a CPU machine (lavapipe): 4 questions per split, 8-token
 // answers (16 for the cold start's evaluation), 2 GRPO steps, N = 2; `cold` writes prm-<set>-cold.json only: the
 // baseline, the cold start and its evaluation on 24 questions per split (about 22 trained, 16 evaluated, whole
-// answers): the CPU machine's measurement of the cold start (2 cores, lavapipe), not an H200 part.
+// answers): the CPU machine's measurement of the cold start (2 cores, lavapipe), not an H200 part; `coldsweep` writes
+// prm-<set>-cold-e<E>-lr<L>.json for each cold-start setting of COLD_SWEEP: the baseline (in the first only: the
+// same greedy answers in every one), the cold start on every training question, and its evaluation on every
+// question of the evaluated split, nothing after it (an H200 call of a few minutes that picks the cold start's
+// passes and learning rate before the PRM notebooks spend a session on it).
 export {};
 const [out, size = "full"] = Deno.args;
-const SIZES = ["full", "session", "tiny", "cold"] as const;
+const SIZES = ["full", "session", "tiny", "cold", "coldsweep"] as const;
 type Size = (typeof SIZES)[number];
 const isSize = (x: string): x is Size => (SIZES as readonly string[]).includes(x);
-if (!out || !isSize(size)) throw new Error("usage: prm-notebooks.ts OUT_DIR [full|session|tiny|cold]");
-const small = size === "session", tiny = size === "tiny", cold = size === "cold";
+if (!out || !isSize(size)) throw new Error("usage: prm-notebooks.ts OUT_DIR [full|session|tiny|cold|coldsweep]");
+const small = size === "session", tiny = size === "tiny", cold = size === "cold", sweep = size === "coldsweep";
 
 const TOKENS = tiny ? 8 : 384;
 const PROMPT_TOKENS = 1024 - 384;
 const COLD_EPOCHS = 4, COLD_LR = 0.0005;
+// The coldsweep size's settings: passes over the chains and learning rate.
+const COLD_SWEEP: { epochs: number; lr: number }[] = [
+  { epochs: 4, lr: 0.0005 }, { epochs: 8, lr: 0.0005 }, { epochs: 16, lr: 0.0005 }, { epochs: 8, lr: 0.001 }, { epochs: 16, lr: 0.001 }, { epochs: 32, lr: 0.001 },
+];
 // tiny/cold cut every split of the dataset cell to this many questions.
 const limit = tiny ? { limit: 4 } : cold ? { limit: 24 } : {};
 const sets = {
@@ -77,7 +85,13 @@ for (const [name, s] of Object.entries(sets)) {
   const grpo = (extra: Record<string, unknown>) => ({ id: "grpo", type: "grpo", params: { G: tiny ? 2 : 8, steps: tiny ? 2 : 20, batchQuestions: tiny ? 2 : 8, lr: 0.0002, kl: 0, maxNewTokens: TOKENS, evalEvery: 10, evalN: tiny ? 4 : 100, ...extra } });
   const after = [{ id: "after", type: "evaluate", params: { split: s.eval, k: 1, maxNewTokens: TOKENS } }, ...s.extra];
   const withPrm = { components: [{ name: "execution", weight: 1 }, { name: "error_penalty", weight: 1 }, { name: "prm", weight: 1 }] };
-  const notebooks: Record<string, unknown[]> = cold ? { [`prm-${name}-cold`]: setup } : {
+  // coldsweep: the setup with each cold-start setting; the baseline only in the first.
+  const sweepName = (e: number, lr: number) => `prm-${name}-cold-e${e}-lr${String(lr).replace("0.", "")}`;
+  const sweepBooks = Object.fromEntries(COLD_SWEEP.map(({ epochs, lr }, i) => [
+    sweepName(epochs, lr),
+    setup.filter((c) => i === 0 || c.id !== "baseline").map((c) => c.id === "cold" ? { ...c, params: { ...c.params, epochs, lr } } : c),
+  ]));
+  const notebooks: Record<string, unknown[]> = cold ? { [`prm-${name}-cold`]: setup } : sweep ? sweepBooks : {
     [`prm-${name}`]: [...setup, ...prmCells, sc("sc_before"), { id: "reward_prm", type: "reward", params: { spec: withPrm } }, grpo({ stepAdvantage: "prm-weighted" }), ...after, sc("sc_after")],
     [`prm-${name}-outcome`]: [...setup, grpo({}), ...after],
     [`prm-${name}-stepnorm`]: [
@@ -93,9 +107,10 @@ for (const [name, s] of Object.entries(sets)) {
     [`prm-${name}`]: `Evidence (PRM): CoCTE cold start, PRM data, PRM and ORM, best-of-N, GRPO with PRM + outcome on ${s.title}`,
     [`prm-${name}-outcome`]: `Evidence (PRM): CoCTE cold start, GRPO with the outcome reward alone on ${s.title}`,
     [`prm-${name}-stepnorm`]: `Evidence (PRM): CoCTE cold start, GRPO with PRM + outcome and per-step normalised advantages on ${s.title}`,
+    ...Object.fromEntries(COLD_SWEEP.map(({ epochs, lr }) => [sweepName(epochs, lr), `Evidence (PRM): the CoCTE cold start alone, ${epochs} passes at lr ${lr}, on ${s.title}`])),
   };
   for (const [file, cells] of Object.entries(notebooks)) {
-    await Deno.writeTextFile(`${out}/${file}.json`, JSON.stringify({ version: 1, title: `${titles[file]}${size === "full" || cold ? "" : ` (${size})`}`, cells }, null, 2) + "\n");
+    await Deno.writeTextFile(`${out}/${file}.json`, JSON.stringify({ version: 1, title: `${titles[file]}${size === "full" || cold || sweep ? "" : ` (${size})`}`, cells }, null, 2) + "\n");
     written.push(`${file}.json`);
   }
 }
