@@ -40,7 +40,12 @@ const small = size === "session", tiny = size === "tiny", cold = size === "cold"
 
 const TOKENS = tiny ? 8 : 384;
 const PROMPT_TOKENS = 1024 - 384;
-const COLD_EPOCHS = 4, COLD_LR = 0.0005;
+// The cold start of the full, session and cold notebooks: the best of the coldsweep settings on the H200 (2026-12-04,
+// docs/prm.md). 4 passes at lr 5e-4 (the setting before) left the model writing no chain at all (0 of 96 demo, 0 of
+// 67 synth answers: WITH is the tokens W + ITH, and after "W" it went on with "assword", "roduct", ...); 32 passes at
+// lr 1e-3 gave 96 of 96 / 62 of 67 multi-step chains and the highest greedy accuracy of the six (21.9% demo
+// test-concepts, 16.4% synth dev), picked on those same splits.
+const COLD_EPOCHS = 32, COLD_LR = 0.001;
 // The coldsweep size's settings: passes over the chains and learning rate.
 const COLD_SWEEP: { epochs: number; lr: number }[] = [
   { epochs: 4, lr: 0.0005 }, { epochs: 8, lr: 0.0005 }, { epochs: 16, lr: 0.0005 }, { epochs: 8, lr: 0.001 }, { epochs: 16, lr: 0.001 }, { epochs: 32, lr: 0.001 },
