@@ -12,10 +12,10 @@
 # call (the LoRA tail; not run yet).
 # `final`: the session's last call (the cross-check with loraTail on, the head as MatMul; see its comment).
 # `probe`: the fourth session's first call (see its comment); `products`: its second; `rows`: its third; `auto`: its fourth.
-# Run: source .device/remote-setup.sh; bash bench/h200-check.sh trainer|sampling|verify|next|final|probe|products|rows|auto|units|dbuf|exp|embed|attn|final5|named|attn2|now6   (logs and JSON in $OUT/results.tgz)
+# Run: source .device/remote-setup.sh; bash bench/h200-check.sh trainer|sampling|verify|next|final|probe|products|rows|auto|units|dbuf|exp|embed|attn|final5|named|attn2|now6|dq   (logs and JSON in $OUT/results.tgz)
 set -u
 cd "$(dirname "$0")/.."
-WHAT=${1:?usage: bash bench/h200-check.sh trainer|sampling|verify|next|final|probe|products|rows|auto|units|dbuf|exp|embed|attn|final5|named|attn2|now6}
+WHAT=${1:?usage: bash bench/h200-check.sh trainer|sampling|verify|next|final|probe|products|rows|auto|units|dbuf|exp|embed|attn|final5|named|attn2|now6|dq}
 OUT=${OUT:-/tmp/h200-check-out}
 mkdir -p "$OUT"
 TOTAL=${H200_TOTAL_S:-560}
@@ -260,7 +260,21 @@ now6)
   PAT="tokens/s" t torch-pretrain 60 python3 bench/torch/pretrain.py --out "$OUT"
   HEAD=40 PAT="== grpo|GPU busy|  [0-9]" t profile-q4 40 deno run -A "$J/profile.js" grpo 16 1024 4 qwen2.5-0.5b 8 768 q4=1
   ;;
-*) echo "h200-check.sh: trainer, sampling, verify, next, final, probe, products, rows, auto, units, dbuf, exp, embed, attn, final5, named, attn2 or now6, got $WHAT"; exit 2 ;;
+dq)
+  # Prepared 2026-12-04 (issue 16, not run yet): dq fused into the dk/dv kernel (switch attnDq=fused: the dk/dv kernel
+  # writes each key block's dS K to a scratch, a reduce sums them; delta by its own pass) against the dq kernel, in
+  # pretraining's per-kernel profile (the 150k tok/s goal: the dq kernel was 14.0 ms of 112.3) and the 0.5B q4 step
+  # (stored and recomputed: the scratch adds ~275 MiB at 8 x 768), with the PyTorch cross-check under the switch. About
+  # 3 minutes.
+  for p in attnDq=kernel attnDq=fused; do
+    HEAD=12 PAT="== pretrain|tokens/s|GPU busy|attention" t "pretrain-${p//[=,]/-}" 30 deno run -A "$J/profile.js" pretrain 16 1024 16 "perf=$p"
+  done
+  t q4 70 deno run -A "$J/train.js" qwen2.5-0.5b 8 768 16 1 3 step,recompute budget=60 out="$OUT/q4.json" "variants=attnDq=fused"
+  t q4-fused-rc 40 deno run -A "$J/train.js" qwen2.5-0.5b 8 768 16 1 3 recompute budget=30 out="$OUT/q4-fused-rc.json" perf=attnDq=fused
+  HEAD=16 PAT="== grpo|GPU busy|  [0-9]" t profile-q4-fused 40 deno run -A "$J/profile.js" grpo 16 1024 4 qwen2.5-0.5b 8 768 q4=1 perf=attnDq=fused
+  [ "${DQ_CHECK:-1}" = 1 ] && crosscheck RLVR_PERF=attnDq=fused
+  ;;
+*) echo "h200-check.sh: trainer, sampling, verify, next, final, probe, products, rows, auto, units, dbuf, exp, embed, attn, final5, named, attn2, now6 or dq, got $WHAT"; exit 2 ;;
 esac
 pack
 echo "h200-check.sh $WHAT: done in $(( $(date +%s) - S0 )) s"

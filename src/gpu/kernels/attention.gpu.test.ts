@@ -1,7 +1,7 @@
 import { assert, assertClose, assertRejects } from "../../../tests/assert.ts";
 import { Rng } from "../../core/rng.ts";
 import { poison, readF32, requestGpu, storageBuffer } from "../device.ts";
-import { type AttentionOpts, blockedTiles, encodeAttentionBackward, encodeAttentionForward, forwardBlockedWords } from "./attention.ts";
+import { type AttentionOpts, blockedTiles, dqScratchBytes, encodeAttentionBackward, encodeAttentionForward, forwardBlockedWords } from "./attention.ts";
 import { attentionBackwardRef, attentionForwardRef, type AttentionDims } from "./attention.ref.ts";
 
 const gpu = await requestGpu();
@@ -228,6 +228,42 @@ Deno.test("attention: forward state and dq, dk, dv sums in named registers (swit
           if (!Object.is(named[name][i], arrays[name][i])) throw new Error(`${JSON.stringify(a)} ${name}[${i}]: ${named[name][i]} named, ${arrays[name][i]} arrays`);
         }
       }
+    }
+  } finally {
+    setPerfSwitches(prev);
+  }
+});
+
+Deno.test("attention backward with dq fused into the dk/dv kernel (switch attnDq=fused): the same cases against float64, dk/dv/delta against the dq kernel's path, and the fallback past the scratch cap", async () => {
+  const { setPerfSwitches } = await import("../switches.ts");
+  const prev = setPerfSwitches({ attnBwd: "blocked", attnDq: "fused" });
+  try {
+    // D % 4 != 0 keeps the lane kernels (and their dq kernel): those cases check that the switch leaves them alone.
+    for (const [a, lens, seed, opts] of [...ODD_CASES, ...SMALL_MEMORY_CASES, ...BLOCKED_CASES]) await check(a, [...lens], seed, opts);
+    await checkPadding();
+    // The scratch holds block kb's rows t >= kb BK: T + (T - BK) + ... rows of B H D floats.
+    assert(dqScratchBytes({ B: 2, T: 70, H: 3, Hkv: 1, D: 64 }, 32) === (70 + 38 + 6) * 2 * 3 * 64 * 4, "scratch bytes");
+    for (const [a, lens, seed, opts] of [
+      [{ B: 2, T: 131, H: 6, Hkv: 2, D: 64 }, [131, 77], 51, {}],
+      [{ B: 1, T: 41, H: 4, Hkv: 1, D: 32 }, [38], 52, { workgroupBytes: 8192 }],
+    ] as const) {
+      const x = randomInputs(a, seed);
+      setPerfSwitches({ attnDq: "fused" });
+      const fused = await run(a, x, [...lens], opts);
+      // A cap below the scratch's bytes: the dq kernel runs instead, and dq is the default path's to the bit.
+      const capped = await run(a, x, [...lens], { ...opts, dqScratchBytes: 1024 });
+      setPerfSwitches({ attnDq: "kernel" });
+      const kernel = await run(a, x, [...lens], opts);
+      for (const name of ["dq", "dk", "dv", "delta"] as const) {
+        for (let i = 0; i < kernel[name].length; i++) {
+          if (!Object.is(capped[name][i], kernel[name][i])) throw new Error(`${JSON.stringify(a)} capped ${name}[${i}]: ${capped[name][i]} against ${kernel[name][i]}`);
+        }
+      }
+      let dqDiff = 0;
+      for (let i = 0; i < kernel.dq.length; i++) dqDiff = Math.max(dqDiff, Math.abs(fused.dq[i] - kernel.dq[i]));
+      const same = (["dk", "dv", "delta"] as const).map((n) => fused[n].every((v, i) => Object.is(v, kernel[n][i])));
+      console.log(`${JSON.stringify(a)}: fused dq within ${dqDiff.toExponential(2)} of the dq kernel's; dk, dv, delta bitwise equal: ${same.join(", ")}`);
+      assert(dqDiff < 1e-4, `fused dq differs by ${dqDiff}`);
     }
   } finally {
     setPerfSwitches(prev);

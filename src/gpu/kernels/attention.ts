@@ -1,7 +1,9 @@
 // Wrappers of the causal grouped-query attention kernels: attention.wgsl (forward; attention_rb.wgsl under
 // attnFwd=blocked), attention_bwd_dq.wgsl then attention_bwd_dkv.wgsl (backward; the *_rb.wgsl pair under
-// attnBwd=blocked; attention_rb_common.wgsl is appended to the three *_rb.wgsl). Layouts in docs/kernels.md.
-import { computePipeline, dispatch, uniformBuffer } from "../device.ts";
+// attnBwd=blocked; attention_rb_common.wgsl is appended to the three *_rb.wgsl; under attnDq=fused as well,
+// attention_delta.wgsl, the dk/dv kernel with attention_dq_partial.wgsl, then attention_dq_reduce.wgsl). Layouts in
+// docs/kernels.md.
+import { computePipeline, dispatch, sharedScratch, uniformBuffer } from "../device.ts";
 import { perfSwitches } from "../switches.ts";
 import type { AttentionDims } from "./attention.ref.ts";
 import forwardSource from "./attention.wgsl" with { type: "text" };
@@ -11,6 +13,10 @@ import dkvSource from "./attention_bwd_dkv.wgsl" with { type: "text" };
 import dkvBlockedSource from "./attention_bwd_dkv_rb.wgsl" with { type: "text" };
 import dqBlockedSource from "./attention_bwd_dq_rb.wgsl" with { type: "text" };
 import blockedCommonSource from "./attention_rb_common.wgsl" with { type: "text" };
+import deltaSource from "./attention_delta.wgsl" with { type: "text" };
+import dqPartialSource from "./attention_dq_partial.wgsl" with { type: "text" };
+import dqReduceSource from "./attention_dq_reduce.wgsl" with { type: "text" };
+import dqpLayoutSource from "./attention_dqp_layout.wgsl" with { type: "text" };
 
 export type { AttentionDims } from "./attention.ref.ts";
 
@@ -58,10 +64,15 @@ export interface AttentionBackwardBuffers {
 
 const TILE_CANDIDATES: ReadonlyArray<readonly [number, number]> = [[16, 16], [16, 8], [8, 16], [8, 8], [8, 4], [4, 4]];
 
-/** Options of both passes: the softmax scale (default 1/sqrt(D)) and a cap on workgroup memory (tests, tuning). */
+/**
+ * Options of both passes: the softmax scale (default 1/sqrt(D)), a cap on workgroup memory (tests, tuning) and one on
+ * the scratch of the fused dq (switch attnDq=fused; default the device's largest storage binding: past it the dq
+ * kernel runs instead).
+ */
 export interface AttentionOpts {
   scale?: number;
   workgroupBytes?: number;
+  dqScratchBytes?: number;
 }
 
 /** The largest (rows per workgroup, rows per tile) pair whose workgroup memory (in f32 words) fits the device. */
@@ -187,11 +198,55 @@ async function encodeBlockedBackward(device: GPUDevice, enc: GPUCommandEncoder, 
   });
   dispatch(device, enc, dq, [buf.q, buf.k, buf.v, buf.o, buf.dout, buf.lse, buf.lens, buf.dq, buf.delta, dims], [Math.ceil(a.T / dqT.own), a.H, a.B]);
   // k, v, q, dout tiles, P and dS tiles, lse and delta of the streamed rows.
-  const kvT = blockedTiles(device, a.D, (own, tile, s) => 2 * own * s + 2 * tile * s + 2 * own * tile + 2 * tile, cap);
+  const kvT = blockedTiles(device, a.D, DKV_WORDS, cap);
   const dkv = await computePipeline(device, "attention-backward-dkv-blocked", blockedSource(dkvBlockedSource, true), {
     D4: a.D / 4, BK: kvT.own, BQ: kvT.tile, KR: kvT.fOwn, QR: kvT.fTile, JMAX: kvT.JMAX,
   });
   dispatch(device, enc, dkv, [buf.q, buf.k, buf.v, buf.dout, buf.lse, buf.delta, buf.lens, buf.dk, buf.dv, dims], [Math.ceil(a.T / kvT.own), a.Hkv, a.B]);
+}
+
+/** Workgroup words of attention_bwd_dkv_rb.wgsl: k, v, q, dout tiles, P and dS tiles, lse and delta of the streamed rows. */
+const DKV_WORDS = (own: number, tile: number, s: number) => 2 * own * s + 2 * tile * s + 2 * own * tile + 2 * tile;
+
+/**
+ * Bytes of the fused dq's scratch (attention_dqp_layout.wgsl) for key blocks of `BK` rows: block kb holds B (T - kb BK)
+ * H rows of D floats.
+ */
+export function dqScratchBytes(a: AttentionDims, BK: number): number {
+  let rows = 0;
+  for (let j0 = 0; j0 < a.T; j0 += BK) rows += a.T - j0;
+  return rows * a.B * a.H * a.D * 4;
+}
+
+/** A grid of `n` workgroups within the 65,535 a dimension allows (the kernels index by wg.y * nwg.x + wg.x). */
+function grid2d(n: number): [number, number, number] {
+  return n <= 65535 ? [Math.max(n, 1), 1, 1] : [65535, Math.ceil(n / 65535), 1];
+}
+
+/**
+ * Records the backward with dq fused into the dk/dv kernel (switch attnDq=fused, D % 4 == 0): delta by its own pass, the
+ * dk/dv kernel writing each key block's dS K to a scratch, then a reduce of the blocks into dq. False (nothing
+ * recorded) where the scratch would exceed `cap` or the device's storage binding and buffer limits.
+ */
+async function encodeFusedDqBackward(device: GPUDevice, enc: GPUCommandEncoder, buf: AttentionBackwardBuffers, a: AttentionDims, dims: GPUBuffer, opts: AttentionOpts): Promise<boolean> {
+  const kvT = blockedTiles(device, a.D, DKV_WORDS, opts.workgroupBytes);
+  const bytes = dqScratchBytes(a, kvT.own);
+  const limit = Math.min(device.limits.maxStorageBufferBindingSize, device.limits.maxBufferSize, opts.dqScratchBytes ?? Infinity);
+  if (bytes > limit) return false;
+  const D4 = a.D / 4;
+  const delta = await computePipeline(device, "attention-backward-delta", deltaSource, { D4 });
+  dispatch(device, enc, delta, [buf.o, buf.dout, buf.lens, buf.delta, dims], grid2d(Math.ceil((a.B * a.H * a.T) / 64)));
+  const marker = "      // DQ_PARTIAL:";
+  if (!dkvBlockedSource.includes(marker)) throw new Error("attention_bwd_dkv_rb.wgsl: no DQ_PARTIAL line");
+  const fusedSource = blockedSource(dkvBlockedSource.replace(marker, "      dqPartial(tid, b, h, q0, wg.x); //"), true);
+  const dkv = await computePipeline(device, "attention-backward-dkv-dqp", `${fusedSource}\n${dqPartialSource}\n${dqpLayoutSource}`, {
+    D4, BK: kvT.own, BQ: kvT.tile, KR: kvT.fOwn, QR: kvT.fTile, JMAX: kvT.JMAX,
+  });
+  const dqp = sharedScratch(device, "attention-dq-partials", Math.max(bytes, 16));
+  dispatch(device, enc, dkv, [buf.q, buf.k, buf.v, buf.dout, buf.lse, buf.delta, buf.lens, buf.dk, buf.dv, dims, dqp], [Math.ceil(a.T / kvT.own), a.Hkv, a.B]);
+  const reduce = await computePipeline(device, "attention-backward-dq-reduce", `${dqReduceSource}\n${dqpLayoutSource}`, { D4, BK: kvT.own });
+  dispatch(device, enc, reduce, [dqp, buf.lens, buf.dq, dims], grid2d(Math.ceil((a.B * a.T * a.H * D4) / 64)));
+  return true;
 }
 
 /** Records the backward (dq and delta first, then dk and dv); every gradient element is written. */
@@ -205,7 +260,10 @@ export async function encodeAttentionBackward(
   const scale = opts.scale ?? 1 / Math.sqrt(a.D);
   validate(a, buf);
   const dims = dimsUniform(device, "attention-backward-dims", a, scale);
-  if (perfSwitches().attnBwd === "blocked" && a.D % 4 === 0) return encodeBlockedBackward(device, enc, buf, a, dims, opts.workgroupBytes);
+  if (perfSwitches().attnBwd === "blocked" && a.D % 4 === 0) {
+    if (perfSwitches().attnDq === "fused" && await encodeFusedDqBackward(device, enc, buf, a, dims, opts)) return;
+    return encodeBlockedBackward(device, enc, buf, a, dims, opts.workgroupBytes);
+  }
   const ds = tileStride(a.D);
   const dqWords = (bq: number, bk: number) => 2 * bq * ds + 2 * bk * ds + bq * bk + 2 * bq;
   const wide = dqWords(32, 16) * 4 <= Math.min(device.limits.maxComputeWorkgroupStorageSize, opts.workgroupBytes ?? Infinity);
