@@ -68,15 +68,17 @@ export interface PerfSwitches {
    */
   attnFwd: "lanes" | "blocked";
   /**
-   * The attention backward's dq: "kernel" (its own kernel recomputes S and dP: attention_bwd_dq*.wgsl; the default) or
-   * "fused" (the dk/dv kernel, which has dS in workgroup memory, writes each key block's dS K to a scratch buffer and a
-   * reduce sums the blocks; delta by a small kernel of its own). Same values up to rounding. Not measured on the H200 yet.
+   * The attention backward's dq: "fused" (the default since 2026-12-04: the register-blocked dk/dv kernel, which has dS in
+   * workgroup memory, writes each key block's dS K to a scratch and a reduce sums the blocks; delta by a small kernel of
+   * its own; where D % 4 == 0 and the scratch fits attention.ts's DQ_SCRATCH_CAP) or "kernel" (earlier: the dq kernel
+   * recomputes S and dP, attention_bwd_dq*.wgsl). Same values up to rounding (dk, dv bitwise). H200: pretraining 141-143k
+   * -> 152-154k tok/s, the 0.5B q4 step 520.5 -> 507.5 ms (docs/benchmarks.md).
    */
   attnDq: "kernel" | "fused";
 }
 
 /** The current defaults. */
-export const NEW_SWITCHES: Readonly<PerfSwitches> = { passes: "merged", submit: "layer", q4: "tile128", bindCache: true, arena: true, splitK: "general", subgroups: true, recomputeLean: true, headRows: true, wideSplit: 3, tk: 16, q4tk: 16, vload: 1, loraTail: 1, embedBack: "links", attnNamed: 0, attnBwd: "blocked", attnFwd: "blocked", attnDq: "kernel" };
+export const NEW_SWITCHES: Readonly<PerfSwitches> = { passes: "merged", submit: "layer", q4: "tile128", bindCache: true, arena: true, splitK: "general", subgroups: true, recomputeLean: true, headRows: true, wideSplit: 3, tk: 16, q4tk: 16, vload: 1, loraTail: 1, embedBack: "links", attnNamed: 0, attnBwd: "blocked", attnFwd: "blocked", attnDq: "fused" };
 /** Every earlier behaviour. */
 export const OLD_SWITCHES: Readonly<PerfSwitches> = { passes: "split", submit: "once", q4: "tile64", bindCache: false, arena: false, splitK: "transA", subgroups: false, recomputeLean: false, headRows: false, wideSplit: 1, tk: 8, q4tk: 8, vload: 0, loraTail: 0, embedBack: "scan", attnNamed: 0, attnBwd: "lanes", attnFwd: "lanes", attnDq: "kernel" };
 

@@ -1,7 +1,7 @@
 import { assert, assertClose, assertRejects } from "../../../tests/assert.ts";
 import { Rng } from "../../core/rng.ts";
 import { poison, readF32, requestGpu, storageBuffer } from "../device.ts";
-import { type AttentionOpts, blockedTiles, dqScratchBytes, encodeAttentionBackward, encodeAttentionForward, forwardBlockedWords } from "./attention.ts";
+import { type AttentionOpts, blockedTiles, DQ_SCRATCH_CAP, dqScratchBytes, encodeAttentionBackward, encodeAttentionForward, forwardBlockedWords } from "./attention.ts";
 import { attentionBackwardRef, attentionForwardRef, type AttentionDims } from "./attention.ref.ts";
 
 const gpu = await requestGpu();
@@ -143,9 +143,9 @@ const BLOCKED_CASES: readonly Case[] = [
   [{ B: 1, T: 75, H: 4, Hkv: 2, D: 128 }, [71], 48],
 ];
 
-Deno.test("attention backward on the register-blocked kernels (switch attnBwd=blocked): the same cases against float64", async () => {
+Deno.test("attention backward on the register-blocked kernels (switch attnBwd=blocked) with the dq kernel (attnDq=kernel): the same cases against float64", async () => {
   const { setPerfSwitches } = await import("../switches.ts");
-  const prev = setPerfSwitches({ attnBwd: "blocked" });
+  const prev = setPerfSwitches({ attnBwd: "blocked", attnDq: "kernel" });
   try {
     for (const [a, lens, seed, opts] of [...ODD_CASES, ...SMALL_MEMORY_CASES, ...BLOCKED_CASES]) await check(a, [...lens], seed, opts);
     await checkPadding();
@@ -241,8 +241,10 @@ Deno.test("attention backward with dq fused into the dk/dv kernel (switch attnDq
     // D % 4 != 0 keeps the lane kernels (and their dq kernel): those cases check that the switch leaves them alone.
     for (const [a, lens, seed, opts] of [...ODD_CASES, ...SMALL_MEMORY_CASES, ...BLOCKED_CASES]) await check(a, [...lens], seed, opts);
     await checkPadding();
-    // The scratch holds block kb's rows t >= kb BK: T + (T - BK) + ... rows of B H D floats.
+    // The scratch holds block kb's rows t >= kb BK: T + (T - BK) + ... rows of B H D floats; the shapes measured on the
+    // H200 fit the default cap.
     assert(dqScratchBytes({ B: 2, T: 70, H: 3, Hkv: 1, D: 64 }, 32) === (70 + 38 + 6) * 2 * 3 * 64 * 4, "scratch bytes");
+    assert(dqScratchBytes({ B: 16, T: 1024, H: 6, Hkv: 2, D: 64 }, 32) <= DQ_SCRATCH_CAP && dqScratchBytes({ B: 8, T: 768, H: 14, Hkv: 2, D: 64 }, 32) <= DQ_SCRATCH_CAP, "cap");
     for (const [a, lens, seed, opts] of [
       [{ B: 2, T: 131, H: 6, Hkv: 2, D: 64 }, [131, 77], 51, {}],
       [{ B: 1, T: 41, H: 4, Hkv: 1, D: 32 }, [38], 52, { workgroupBytes: 8192 }],

@@ -66,8 +66,8 @@ const TILE_CANDIDATES: ReadonlyArray<readonly [number, number]> = [[16, 16], [16
 
 /**
  * Options of both passes: the softmax scale (default 1/sqrt(D)), a cap on workgroup memory (tests, tuning) and one on
- * the scratch of the fused dq (switch attnDq=fused; default the device's largest storage binding: past it the dq
- * kernel runs instead).
+ * the scratch of the fused dq (switch attnDq=fused; default DQ_SCRATCH_CAP and the device's largest storage binding:
+ * past it the dq kernel runs instead).
  */
 export interface AttentionOpts {
   scale?: number;
@@ -218,6 +218,12 @@ export function dqScratchBytes(a: AttentionDims, BK: number): number {
   return rows * a.B * a.H * a.D * 4;
 }
 
+/**
+ * The fused dq's scratch at most (512 MiB): pretraining's 16 x 1024 needs 415 MB and the 0.5B step's 8 x 768 275 MB,
+ * both measured faster fused (H200, 2026-12-04); larger batches keep the dq kernel rather than hold more memory.
+ */
+export const DQ_SCRATCH_CAP = 512 * 2 ** 20;
+
 /** A grid of `n` workgroups within the 65,535 a dimension allows (the kernels index by wg.y * nwg.x + wg.x). */
 function grid2d(n: number): [number, number, number] {
   return n <= 65535 ? [Math.max(n, 1), 1, 1] : [65535, Math.ceil(n / 65535), 1];
@@ -226,12 +232,13 @@ function grid2d(n: number): [number, number, number] {
 /**
  * Records the backward with dq fused into the dk/dv kernel (switch attnDq=fused, D % 4 == 0): delta by its own pass, the
  * dk/dv kernel writing each key block's dS K to a scratch, then a reduce of the blocks into dq. False (nothing
- * recorded) where the scratch would exceed `cap` or the device's storage binding and buffer limits.
+ * recorded) where the scratch would exceed opts.dqScratchBytes (default DQ_SCRATCH_CAP) or the device's storage binding
+ * and buffer limits.
  */
 async function encodeFusedDqBackward(device: GPUDevice, enc: GPUCommandEncoder, buf: AttentionBackwardBuffers, a: AttentionDims, dims: GPUBuffer, opts: AttentionOpts): Promise<boolean> {
   const kvT = blockedTiles(device, a.D, DKV_WORDS, opts.workgroupBytes);
   const bytes = dqScratchBytes(a, kvT.own);
-  const limit = Math.min(device.limits.maxStorageBufferBindingSize, device.limits.maxBufferSize, opts.dqScratchBytes ?? Infinity);
+  const limit = Math.min(device.limits.maxStorageBufferBindingSize, device.limits.maxBufferSize, opts.dqScratchBytes ?? DQ_SCRATCH_CAP);
   if (bytes > limit) return false;
   const D4 = a.D / 4;
   const delta = await computePipeline(device, "attention-backward-delta", deltaSource, { D4 });
