@@ -68,6 +68,13 @@ export interface PerfSwitches {
    */
   attnFwd: "lanes" | "blocked";
   /**
+   * The LoRA rank products that read a whole activation or gradient and write r columns (x A^T, dy B, dA, dB): on
+   * "narrow" (matmul_narrow.wgsl, 64 x 16 tiles, split-K slices and a reduce; the default) or "stream" (a kernel that
+   * streams the wide operand once with vec4 loads at full occupancy: matmul_rank.wgsl; not measured on the H200 yet).
+   * Same sums up to rounding.
+   */
+  rank: "narrow" | "stream";
+  /**
    * The attention backward's dq: "fused" (the default since 2026-12-04: the register-blocked dk/dv kernel, which has dS in
    * workgroup memory, writes each key block's dS K to a scratch and a reduce sums the blocks; delta by a small kernel of
    * its own; where D % 4 == 0 and the scratch fits attention.ts's DQ_SCRATCH_CAP) or "kernel" (earlier: the dq kernel
@@ -78,9 +85,9 @@ export interface PerfSwitches {
 }
 
 /** The current defaults. */
-export const NEW_SWITCHES: Readonly<PerfSwitches> = { passes: "merged", submit: "layer", q4: "tile128", bindCache: true, arena: true, splitK: "general", subgroups: true, recomputeLean: true, headRows: true, wideSplit: 3, tk: 16, q4tk: 16, vload: 1, loraTail: 1, embedBack: "links", attnNamed: 0, attnBwd: "blocked", attnFwd: "blocked", attnDq: "fused" };
+export const NEW_SWITCHES: Readonly<PerfSwitches> = { passes: "merged", submit: "layer", q4: "tile128", bindCache: true, arena: true, splitK: "general", subgroups: true, recomputeLean: true, headRows: true, wideSplit: 3, tk: 16, q4tk: 16, vload: 1, loraTail: 1, embedBack: "links", attnNamed: 0, attnBwd: "blocked", attnFwd: "blocked", rank: "narrow", attnDq: "fused" };
 /** Every earlier behaviour. */
-export const OLD_SWITCHES: Readonly<PerfSwitches> = { passes: "split", submit: "once", q4: "tile64", bindCache: false, arena: false, splitK: "transA", subgroups: false, recomputeLean: false, headRows: false, wideSplit: 1, tk: 8, q4tk: 8, vload: 0, loraTail: 0, embedBack: "scan", attnNamed: 0, attnBwd: "lanes", attnFwd: "lanes", attnDq: "kernel" };
+export const OLD_SWITCHES: Readonly<PerfSwitches> = { passes: "split", submit: "once", q4: "tile64", bindCache: false, arena: false, splitK: "transA", subgroups: false, recomputeLean: false, headRows: false, wideSplit: 1, tk: 8, q4tk: 8, vload: 0, loraTail: 0, embedBack: "scan", attnNamed: 0, attnBwd: "lanes", attnFwd: "lanes", rank: "narrow", attnDq: "kernel" };
 
 const CHOICES: { [K in keyof PerfSwitches]: readonly string[] } = {
   passes: ["merged", "split"],
@@ -101,6 +108,7 @@ const CHOICES: { [K in keyof PerfSwitches]: readonly string[] } = {
   attnNamed: ["0", "1"],
   attnBwd: ["lanes", "blocked"],
   attnFwd: ["lanes", "blocked"],
+  rank: ["narrow", "stream"],
   attnDq: ["kernel", "fused"],
 };
 
@@ -179,6 +187,9 @@ export function parsePerfSwitches(spec: string, base: Readonly<PerfSwitches> = N
       case "attnFwd":
         out.attnFwd = v === "blocked" ? "blocked" : "lanes";
         break;
+      case "rank":
+        out.rank = v === "stream" ? "stream" : "narrow";
+        break;
       case "attnDq":
         out.attnDq = v === "fused" ? "fused" : "kernel";
         break;
@@ -189,7 +200,7 @@ export function parsePerfSwitches(spec: string, base: Readonly<PerfSwitches> = N
 
 /** "passes=merged,submit=layer,...": the form RLVR_PERF and the benches' perf= take. */
 export function formatPerfSwitches(s: Readonly<PerfSwitches>): string {
-  return `passes=${s.passes},submit=${s.submit},q4=${s.q4},bindCache=${s.bindCache ? 1 : 0},arena=${s.arena ? 1 : 0},splitK=${s.splitK},subgroups=${s.subgroups ? 1 : 0},recomputeLean=${s.recomputeLean ? 1 : 0},headRows=${s.headRows ? 1 : 0},wideSplit=${s.wideSplit},tk=${s.tk},q4tk=${s.q4tk},vload=${s.vload},loraTail=${s.loraTail},embedBack=${s.embedBack},attnNamed=${s.attnNamed},attnBwd=${s.attnBwd},attnFwd=${s.attnFwd},attnDq=${s.attnDq}`;
+  return `passes=${s.passes},submit=${s.submit},q4=${s.q4},bindCache=${s.bindCache ? 1 : 0},arena=${s.arena ? 1 : 0},splitK=${s.splitK},subgroups=${s.subgroups ? 1 : 0},recomputeLean=${s.recomputeLean ? 1 : 0},headRows=${s.headRows ? 1 : 0},wideSplit=${s.wideSplit},tk=${s.tk},q4tk=${s.q4tk},vload=${s.vload},loraTail=${s.loraTail},embedBack=${s.embedBack},attnNamed=${s.attnNamed},attnBwd=${s.attnBwd},attnFwd=${s.attnFwd},rank=${s.rank},attnDq=${s.attnDq}`;
 }
 
 function fromEnv(): PerfSwitches {

@@ -4,6 +4,8 @@
 //   tile128 matmul_t128.wgsl    128x128 tiles, 8x8 per thread; f32 or f16 operands
 //   narrow  matmul_narrow.wgsl  64x16 tiles, for N <= 32 (and, transposed, M <= 32): LoRA rank products
 //   tile128p matmul_t128p.wgsl  tile128 with the next step's loads in flight during the arithmetic
+//   rank    matmul_rank.wgsl    the narrow kernel's products streamed for bandwidth (switch rank=stream; no tiles in
+//                               workgroup memory, vec4 loads of the wide operand, no reduce pass but a small grid's)
 // pickMatmul() chooses per shape; setMatmulKernel("tile64") (or RLVR_MATMUL=tile64 under Deno) keeps
 // every product on the earlier kernel, "prefetch" puts tile128's products on tile128p, for A/B timing. f16 operands (frozen base weights stored
 // as f16, state.ts) are widened to f32 in the tile loads of every kernel: sums are f32.
@@ -17,6 +19,7 @@ import source64 from "./matmul.wgsl" with { type: "text" };
 import source128 from "./matmul_t128.wgsl" with { type: "text" };
 import source128p from "./matmul_t128p.wgsl" with { type: "text" };
 import sourceNarrow from "./matmul_narrow.wgsl" with { type: "text" };
+import sourceRank from "./matmul_rank.wgsl" with { type: "text" };
 import commonSource from "./matmul_common.wgsl" with { type: "text" };
 import tailSource from "./matmul_tail.wgsl" with { type: "text" };
 import reduceSource from "./matmul_splitk_reduce.wgsl" with { type: "text" };
@@ -24,7 +27,7 @@ import reduceSource from "./matmul_splitk_reduce.wgsl" with { type: "text" };
 export type { MatmulOpts } from "./matmul.ref.ts";
 
 /** The matmul kernels. */
-export const MATMUL_VARIANTS = ["tile64", "tile128", "narrow", "tile128p"] as const;
+export const MATMUL_VARIANTS = ["tile64", "tile128", "narrow", "tile128p", "rank"] as const;
 export type MatmulVariant = (typeof MATMUL_VARIANTS)[number];
 
 /** Kernel policy: "auto" chooses per shape, "tile64" keeps every product on the earlier 64x64 kernel, "prefetch" is auto with tile128p for tile128. */
@@ -83,20 +86,21 @@ const NARROW_MAX = 32;
 
 /**
  * The kernel for a product, and whether it runs transposed (C^T = op(B)^T op(A)^T, stored back
- * transposed): narrow sides go to the narrow kernel (rows transposed into columns), products whose
- * sides both fill 128-wide tiles go to tile128, the rest to tile64.
+ * transposed): narrow sides go to the narrow kernel, or to the rank kernel under the switch rank=stream
+ * (rows transposed into columns), products whose sides both fill 128-wide tiles go to tile128, the rest to tile64.
  */
 export function pickMatmul(o: EncodeMatmulOpts): { variant: MatmulVariant; swap: boolean } {
-  if (o.variant) return { variant: o.variant, swap: o.variant === "narrow" && o.M < o.N && o.M <= NARROW_MAX };
+  if (o.variant) return { variant: o.variant, swap: (o.variant === "narrow" || o.variant === "rank") && o.M < o.N && o.M <= NARROW_MAX };
   if (policy === "tile64") return { variant: "tile64", swap: false };
-  if (o.N <= NARROW_MAX) return { variant: "narrow", swap: false };
-  if (o.M <= NARROW_MAX) return { variant: "narrow", swap: true };
+  const narrow = perfSwitches().rank === "stream" ? "rank" : "narrow";
+  if (o.N <= NARROW_MAX) return { variant: narrow, swap: false };
+  if (o.M <= NARROW_MAX) return { variant: narrow, swap: true };
   if (o.M >= 128 && o.N >= 128) return { variant: policy === "prefetch" ? "tile128p" : "tile128", swap: false };
   return { variant: "tile64", swap: false };
 }
 
 /** Output tile (rows, columns) of each kernel. */
-const TILE: Record<MatmulVariant, [number, number]> = { tile64: [64, 64], tile128: [128, 128], narrow: [64, 16], tile128p: [128, 128] };
+const TILE: Record<MatmulVariant, [number, number]> = { tile64: [64, 64], tile128: [128, 128], narrow: [64, 16], tile128p: [128, 128], rank: [16, 16] };
 
 /** Workgroups below which a long-K product is split (about two per multiprocessor of a big GPU). */
 const SPLIT_TARGET_WORKGROUPS = 256;
@@ -156,7 +160,9 @@ export function wideSplitSlices(tiles: number, K: number, outElems: number): num
 function slicesOf(e: EncodeMatmulOpts, variant: MatmulVariant): number {
   const { M, N, K, batch = 1, transA = false, transB = false } = e;
   if (batch !== 1) return 1;
-  const [tm, tn] = TILE[variant];
+  // The rank kernel's rows form has a workgroup per 16 rows (8 where r > 16): never split.
+  if (variant === "rank" && !transA) return 1;
+  const [tm, tn] = variant === "rank" ? [16, 4 * rankShape(e).nq] : TILE[variant];
   const tiles = Math.ceil(M / tm) * Math.ceil(N / tn);
   if (tiles >= SPLIT_TARGET_WORKGROUPS / 2) return variant === "tile128" || variant === "tile128p" ? wideSplitSlices(tiles, K, M * N) : 1;
   if (perfSwitches().splitK === "transA" && (!transA || transB)) return 1;
@@ -164,6 +170,30 @@ function slicesOf(e: EncodeMatmulOpts, variant: MatmulVariant): number {
   const byTiles = Math.ceil(SPLIT_TARGET_WORKGROUPS / tiles);
   const byMemory = Math.floor(SPLIT_MAX_BYTES / (4 * M * N));
   return Math.max(1, Math.min(byK, byTiles, byMemory));
+}
+
+/**
+ * How the rank kernel (matmul_rank.wgsl) runs the product `e` (after any swap): the entry point by A's layout ("rows": A
+ * (M, K), "cols": A^T stored (K, M)), its vec4 columns of C per workgroup (nq: r / 4 rounded up, at most 8 in rows, 4 in
+ * cols; wider products run in column blocks) and rows per thread (rpt: 4, 2 where nq > 4), so at most 16 vec4 sums per thread.
+ */
+export function rankShape(e: { N: number; transA?: boolean }): { form: "rows" | "cols"; nq: number; rpt: number } {
+  const form = e.transA ? "cols" : "rows";
+  const q = Math.ceil(Math.min(e.N, NARROW_MAX) / 4);
+  const nq = form === "cols" ? Math.min(q, 4) : e.N > NARROW_MAX ? 4 : q;
+  return { form, nq, rpt: nq > 4 ? 2 : 4 };
+}
+
+/** Whether the rank kernel adds its lanes with subgroup shuffles on `device` (its `subgroups` feature and the switch), else through workgroup memory. */
+export function rankSubgroups(device: GPUDevice): boolean {
+  return perfSwitches().subgroups && device.features.has("subgroups");
+}
+
+/** The rank kernel's lane sum, (v0 + v1) + (v2 + v3) over the four lanes of t / 4: subgroup shuffles, or matmul_rank.wgsl's laneSumShared. */
+function rankLanes(sg: boolean): string {
+  return sg
+    ? "fn laneSum(v: vec4f, t: u32) -> vec4f {\n  let p = v + subgroupShuffleXor(v, 1u);\n  return p + subgroupShuffleXor(p, 2u);\n}\n"
+    : "fn laneSum(v: vec4f, t: u32) -> vec4f { return laneSumShared(v, t); }\n";
 }
 
 /** Workgroup bytes of the 128-tile kernels (f32 and q4) at a contracted step of 16: two (16, 33) tiles of vec4. */
@@ -310,6 +340,17 @@ function pipelineFor(device: GPUDevice, variant: MatmulVariant, e: EncodeMatmulO
       return computePipeline(device, "matmul_t128p", typedSource(source128p, aF16, bF16), constants);
     case "narrow":
       return computePipeline(device, "matmul_narrow", typedSource(sourceNarrow, aF16, bF16), { ...constants, TRANS_C: transC ? 1 : 0 });
+    case "rank": {
+      const { form, nq, rpt } = rankShape(e);
+      const sg = rankSubgroups(device);
+      let body = sourceRank.replace("const RPT: u32 = 4u;", `const RPT: u32 = ${rpt}u;`).replace("const NQ: u32 = 4u;", `const NQ: u32 = ${nq}u;`);
+      if (!body.includes(`const RPT: u32 = ${rpt}u;`) || !body.includes(`const NQ: u32 = ${nq}u;`)) throw new Error("matmul_rank.wgsl: no RPT / NQ line to substitute");
+      body = rankLanes(sg) + body;
+      const label = `matmul_rank_${form}_q${nq}${sg ? "_sg" : ""}${vec.a || vec.b ? `_v${vec.a ? "A" : ""}${vec.b ? "B" : ""}` : ""}${e.transB ? "_tB" : ""}`;
+      // A's transpose is the entry point (rows: A (M, K); cols: A (K, M)), not a constant.
+      const rankConstants = { TRANS_B: constants.TRANS_B, ACCUMULATE: constants.ACCUMULATE, TRANS_C: transC ? 1 : 0 };
+      return computePipeline(device, label, (sg ? "enable subgroups;\n" : "") + typedSource(body, aF16, bF16, vec), rankConstants, form);
+    }
   }
 }
 
@@ -361,12 +402,16 @@ function planMatmul(o: EncodeMatmulOpts, offsetA: number, offsetB: number): Matm
     new Float32Array(words)[3] = alpha;
     u.set([e.broadcastA ? 0 : M * K, e.broadcastB ? 0 : K * N, M * N, 0], 4);
   }
-  const vec = variant === "tile128" && perfSwitches().vload === 1
+  const vec = (variant === "tile128" && perfSwitches().vload === 1) || variant === "rank"
     ? vecOperands({
       M, N, K: u[2], kTotal: u[7], strideA: u[4], strideB: u[5], transA: e.transA ?? false, transB: e.transB ?? false,
       aF16: e.aF16 ?? false, bF16: e.bF16 ?? false, offsetA: offA, offsetB: offB,
     })
     : NO_VEC;
+  if (variant === "rank") {
+    const r = rankShape(e);
+    return { variant, swap, e, slices, dims: u, grid: [Math.ceil(N / (4 * r.nq)), Math.ceil(M / (r.form === "rows" ? 4 * r.rpt : 16)), z], vec };
+  }
   return { variant, swap, e, slices, dims: u, grid: [Math.ceil(N / tn), Math.ceil(M / tm), z], vec };
 }
 

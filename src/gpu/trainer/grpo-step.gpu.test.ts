@@ -149,7 +149,13 @@ Deno.test("grpoStep in micro-batches accumulates to the whole-batch gradient and
   assertClose([whole.rep.loss, whole.rep.pgLoss, whole.rep.klLoss, ...Object.values(whole.rep.metrics)], [ref.loss, ref.pgLoss, ref.klLoss, ...Object.values(ref.metrics)], { atol: 1e-5, rtol: 1e-4, name: "step vs core grpoLoss" });
   const m = (r: typeof whole.rep) => [r.loss, r.pgLoss, r.klLoss, r.entropy, r.gradNorm, ...Object.values(r.metrics)];
   assertClose(m(sliced.rep), m(whole.rep), { atol: 1e-6, rtol: 1e-5, name: "loss and metrics" });
-  for (const [name, g] of whole.grads) assertClose(sliced.grads.get(name)?.data ?? [], g.data, { atol: 1e-7, rtol: 1e-4, name });
+  // Micro-batches split the sum over tokens of dA and dB, so they round differently from the whole batch: how much depends
+  // on the kernel's order (the narrow kernel sums tokens in sequence, 3e-7 of a tensor's largest gradient here; the rank
+  // kernel, switch rank=stream, in 64 interleaved partials, 3e-6), so the bound is relative to the largest gradient.
+  for (const [name, g] of whole.grads) {
+    const top = g.data.reduce((m, x) => Math.max(m, Math.abs(x)), 0);
+    assertClose(sliced.grads.get(name)?.data ?? [], g.data, { atol: 1e-5 * top, rtol: 1e-4, name });
+  }
   if (probe.lora) destroyAdapter(probe.lora);
   destroyModel(model);
 });
