@@ -1,8 +1,8 @@
 // Wrappers of the causal grouped-query attention kernels: attention.wgsl (forward; attention_rb.wgsl under
 // attnFwd=blocked), attention_bwd_dq.wgsl then attention_bwd_dkv.wgsl (backward; the *_rb.wgsl pair under
-// attnBwd=blocked; attention_rb_common.wgsl is appended to the three *_rb.wgsl; under attnDq=fused as well,
-// attention_delta.wgsl, the dk/dv kernel with attention_dq_partial.wgsl, then attention_dq_reduce.wgsl). Layouts in
-// docs/kernels.md.
+// attnBwd=blocked; attention_dims.wgsl and attention_rb_common.wgsl are appended to the three *_rb.wgsl; under
+// attnDq=fused, attention_delta.wgsl, the dk/dv kernel with attention_dq_partial.wgsl, then attention_dq_reduce.wgsl).
+// Layouts in docs/kernels.md.
 import { computePipeline, dispatch, sharedScratch, uniformBuffer } from "../device.ts";
 import { perfSwitches } from "../switches.ts";
 import type { AttentionDims } from "./attention.ref.ts";
@@ -13,6 +13,7 @@ import dkvSource from "./attention_bwd_dkv.wgsl" with { type: "text" };
 import dkvBlockedSource from "./attention_bwd_dkv_rb.wgsl" with { type: "text" };
 import dqBlockedSource from "./attention_bwd_dq_rb.wgsl" with { type: "text" };
 import blockedCommonSource from "./attention_rb_common.wgsl" with { type: "text" };
+import dimsSource from "./attention_dims.wgsl" with { type: "text" };
 import deltaSource from "./attention_delta.wgsl" with { type: "text" };
 import dqPartialSource from "./attention_dq_partial.wgsl" with { type: "text" };
 import dqReduceSource from "./attention_dq_reduce.wgsl" with { type: "text" };
@@ -23,15 +24,20 @@ export type { AttentionDims } from "./attention.ref.ts";
 /** Where attention_rb_common.wgsl's backward-only part (it reads dout and the dout tile, which the forward lacks) starts. */
 const BACKWARD_MARK = "\n// BACKWARD:";
 
+/** A vec4 attention kernel's source with attention_dims.wgsl (Dims, qRow, kvRow, statAt) appended. */
+function withDims(kernel: string): string {
+  return `${kernel}\n${dimsSource}`;
+}
+
 /**
- * A register-blocked kernel's full source: the kernel, then attention_rb_common.wgsl (the forward: its part above the
- * BACKWARD line). After, not before: the common functions read the kernel's override-sized workgroup tiles, and
- * Deno's naga panics at pipeline creation when such an array comes before a named override.
+ * A register-blocked kernel's full source: the kernel, attention_dims.wgsl, then attention_rb_common.wgsl (the forward:
+ * its part above the BACKWARD line). After, not before: the common functions read the kernel's override-sized
+ * workgroup tiles, and Deno's naga panics at pipeline creation when such an array comes before a named override.
  */
 function blockedSource(kernel: string, backward: boolean): string {
   const at = blockedCommonSource.indexOf(BACKWARD_MARK);
   if (at < 0) throw new Error("attention_rb_common.wgsl: no BACKWARD line");
-  return `${kernel}\n${backward ? blockedCommonSource : blockedCommonSource.slice(0, at + 1)}`;
+  return `${withDims(kernel)}\n${backward ? blockedCommonSource : blockedCommonSource.slice(0, at + 1)}`;
 }
 
 /** Head dims the kernels support: each of 16 lanes keeps at most 2 vec4 of a row in registers. */
@@ -241,7 +247,7 @@ async function encodeFusedDqBackward(device: GPUDevice, enc: GPUCommandEncoder, 
   const limit = Math.min(device.limits.maxStorageBufferBindingSize, device.limits.maxBufferSize, opts.dqScratchBytes ?? DQ_SCRATCH_CAP);
   if (bytes > limit) return false;
   const D4 = a.D / 4;
-  const delta = await computePipeline(device, "attention-backward-delta", deltaSource, { D4 });
+  const delta = await computePipeline(device, "attention-backward-delta", withDims(deltaSource), { D4 });
   dispatch(device, enc, delta, [buf.o, buf.dout, buf.lens, buf.delta, dims], grid2d(Math.ceil((a.B * a.H * a.T) / 64)));
   const marker = "      // DQ_PARTIAL:";
   if (!dkvBlockedSource.includes(marker)) throw new Error("attention_bwd_dkv_rb.wgsl: no DQ_PARTIAL line");
@@ -251,7 +257,7 @@ async function encodeFusedDqBackward(device: GPUDevice, enc: GPUCommandEncoder, 
   });
   const dqp = sharedScratch(device, "attention-dq-partials", Math.max(bytes, 16));
   dispatch(device, enc, dkv, [buf.q, buf.k, buf.v, buf.dout, buf.lse, buf.delta, buf.lens, buf.dk, buf.dv, dims, dqp], [Math.ceil(a.T / kvT.own), a.Hkv, a.B]);
-  const reduce = await computePipeline(device, "attention-backward-dq-reduce", `${dqReduceSource}\n${dqpLayoutSource}`, { D4, BK: kvT.own });
+  const reduce = await computePipeline(device, "attention-backward-dq-reduce", `${withDims(dqReduceSource)}\n${dqpLayoutSource}`, { D4, BK: kvT.own });
   dispatch(device, enc, reduce, [dqp, buf.lens, buf.dq, dims], grid2d(Math.ceil((a.B * a.T * a.H * D4) / 64)));
   return true;
 }

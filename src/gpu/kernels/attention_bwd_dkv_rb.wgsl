@@ -8,7 +8,7 @@
 //  - sums: thread (kg, c) owns keys 4 kg .. 4 kg + 3 and vec4 columns c, c + 16 of dk and dv (named
 //    registers), reading one P vec4, one dS vec4, one dout vec4 and one q vec4 per query and column.
 // Needs D % 4 == 0 (rows are vec4 in the buffers); attention.ts uses attention_bwd_dkv.wgsl otherwise.
-// Dims, LANES, qRow / kvRow / statAt, loadKV, loadQDout and the block of S and dP (scoresSdP):
+// Dims, qRow / kvRow / statAt (attention_dims.wgsl), LANES, loadKV, loadQDout and the block of S and dP (scoresSdP):
 // attention_rb_common.wgsl (appended by attention.ts).
 // Glossary as attention.wgsl: B batch, T tokens, H query heads, Hkv kv heads, D head dim.
 

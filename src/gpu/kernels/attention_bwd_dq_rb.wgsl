@@ -8,7 +8,7 @@
 //  - sums: thread (qg, c) owns queries 4 qg .. 4 qg + 3 and vec4 columns c, c + 16 of dq (named registers),
 //    reading one dS vec4 and one k vec4 per key and column.
 // Needs D % 4 == 0 (rows are vec4 in the buffers); attention.ts uses attention_bwd_dq.wgsl otherwise.
-// Dims, LANES, qRow / kvRow / statAt, loadKV, loadQDout and the block of S and dP (scoresSdP):
+// Dims, qRow / kvRow / statAt (attention_dims.wgsl), LANES, loadKV, loadQDout and the block of S and dP (scoresSdP):
 // attention_rb_common.wgsl (appended by attention.ts). Glossary as attention.wgsl.
 
 @group(0) @binding(0) var<storage, read> q: array<vec4f>;           // (B, T, H, D / 4)

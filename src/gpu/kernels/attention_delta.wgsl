@@ -1,19 +1,8 @@
 // delta (B, H, T) = rowsum(dout * o), the dk/dv kernel's input, as its own pass: the first pass of the backward under
 // the switch attnDq=fused (attention.ts), where no dq kernel computes it. One thread a query row; the same sums in the
 // same order as attention_bwd_dq_rb.wgsl's (four partials over the vec4 columns part, part + 4, ..., added as
-// (p0 + p1) + (p2 + p3)), so delta, and with it dk and dv, are the bits of the default path. Rows past the sequence's
-// length get 0. Glossary as attention.wgsl: B batch, T tokens, H query heads, D head dim.
-
-struct Dims {
-  B: u32,
-  T: u32,
-  H: u32,
-  Hkv: u32,
-  scale: f32,
-  _p0: u32,
-  _p1: u32,
-  _p2: u32,
-}
+// (p0 + p1) + (p2 + p3)), so delta, and with it dk and dv, are the dq kernel path's bits. Rows past the sequence's
+// length get 0. Dims, qRow and statAt: attention_dims.wgsl (appended by attention.ts). Glossary as attention.wgsl.
 
 @group(0) @binding(0) var<storage, read> o: array<vec4f>;          // (B, T, H, D / 4)
 @group(0) @binding(1) var<storage, read> dout: array<vec4f>;       // (B, T, H, D / 4)
@@ -26,14 +15,14 @@ const WG: u32 = 64u;
 
 @compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wg: vec3u, @builtin(num_workgroups) nwg: vec3u, @builtin(local_invocation_index) lid: u32) {
-  let row = (wg.y * nwg.x + wg.x) * WG + lid; // (b, h, t) in delta's order
+  let row = (wg.y * nwg.x + wg.x) * WG + lid; // (b, h, t) in delta's order: statAt(b, h, t) == row
   if (row >= dims.B * dims.H * dims.T) { return; }
   let t = row % dims.T;
   let h = (row / dims.T) % dims.H;
   let b = row / (dims.T * dims.H);
   var p = vec4f(0.0);
   if (t < min(lens[b], dims.T)) {
-    let base = ((b * dims.T + t) * dims.H + h) * D4;
+    let base = qRow(b, t, h);
     for (var c4 = 0u; c4 < D4; c4 += 4u) {
       p.x += dot(dout[base + c4], o[base + c4]);
       if (c4 + 1u < D4) { p.y += dot(dout[base + c4 + 1u], o[base + c4 + 1u]); }

@@ -1,18 +1,7 @@
 // dq (B, T, H, D) under the switch attnDq=fused: the sum of the key blocks' partials that the dk/dv kernel wrote
 // (attention_dq_partial.wgsl; layout in attention_dqp_layout.wgsl, appended by attention.ts), in block order, times the
-// softmax scale. Thread e owns vec4 e of dq; rows past the sequence's length get 0 (no block wrote them).
-// Glossary as attention.wgsl: B batch, T tokens, H query heads, D head dim.
-
-struct Dims {
-  B: u32,
-  T: u32,
-  H: u32,
-  Hkv: u32,
-  scale: f32,
-  _p0: u32,
-  _p1: u32,
-  _p2: u32,
-}
+// softmax scale. Thread e owns vec4 e of dq; rows past the sequence's length get 0 (no block wrote them). Dims:
+// attention_dims.wgsl (appended by attention.ts). Glossary as attention.wgsl.
 
 @group(0) @binding(0) var<storage, read> dqp: array<vec4f>;      // partials
 @group(0) @binding(1) var<storage, read> lens: array<u32>;       // (B)

@@ -1,7 +1,7 @@
 // The part the register-blocked attention kernels share; attention.ts appends it to each: attention_rb.wgsl (forward)
 // gets the part above the BACKWARD line, attention_bwd_dq_rb.wgsl and attention_bwd_dkv_rb.wgsl the whole file.
-// Dims (attention.ts dimsUniform), row addresses, the tile loads and the backward's block of S and dP. The loads and
-// the block use module-scope names each kernel declares: the bindings q, k, v (and dout), dims; the overrides D4,
+// The column lanes, the tile loads and the backward's block of S and dP (Dims and the row addresses qRow, kvRow, statAt:
+// attention_dims.wgsl, appended before this file). The loads and the block use module-scope names each kernel declares: the bindings q, k, v (and dout), dims; the overrides D4,
 // DS4, QR, KR, BQ (rows of the Q tile), BK (rows of the K/V tile; one of the two is the rows a workgroup owns, the
 // other the streamed tile's, by the kernel) and NT (threads); the workgroup tiles qs (BQ, DS4), ks, vs (BK, DS4)
 // (and dos (BQ, DS4)). WGSL takes no pointers to override-sized workgroup arrays as parameters, so the functions name
@@ -10,33 +10,7 @@
 // source order, each after what it uses), which a prepended function reading the tiles causes.
 // Glossary as attention.wgsl: B batch, T tokens, H query heads, Hkv kv heads, D head dim.
 
-struct Dims {
-  B: u32,
-  T: u32,
-  H: u32,
-  Hkv: u32,
-  scale: f32,
-  _p0: u32,
-  _p1: u32,
-  _p2: u32,
-}
-
 const LANES: u32 = 16u;          // column lanes of the sums: lane c owns vec4 columns c and c + LANES
-
-// Vec4 index of column 0 of query row t, head h in q, o, dout, dq (B, T, H, D / 4).
-fn qRow(b: u32, t: u32, h: u32) -> u32 {
-  return ((b * dims.T + t) * dims.H + h) * D4;
-}
-
-// Vec4 index of column 0 of key row j, kv head hk in k, v, dk, dv (B, T, Hkv, D / 4).
-fn kvRow(b: u32, j: u32, hk: u32) -> u32 {
-  return ((b * dims.T + j) * dims.Hkv + hk) * D4;
-}
-
-// Index of query row t, head h in lse and delta (B, H, T).
-fn statAt(b: u32, h: u32, t: u32) -> u32 {
-  return (b * dims.H + h) * dims.T + t;
-}
 
 // K and V rows j0 .. j0 + BK - 1 of kv head hk into ks and vs; zeros from row `end` on.
 fn loadKV(tid: u32, b: u32, hk: u32, j0: u32, end: u32) {
