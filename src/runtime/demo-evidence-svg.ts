@@ -1,10 +1,15 @@
 // The evidence figures as an SVG bar chart for docs/evidence.md: one panel per prompt mode, per
 // split one bar per stage at the seeds' mean, a whisker from the lowest to the highest seed.
-// Plain strings (no DOM), the same colours as the page's before/after chart.
+// Plain strings (no DOM), the same colours as the page's before/after chart. A measured 0% (or any
+// figure lower than MIN_BAR_PX) still gets a thin bar at the baseline, so that it reads apart from a
+// stage that was not run, which draws nothing.
 import { type DemoEvidence, EVIDENCE_STAGES } from "./demo-evidence.ts";
 
 const COLOURS = ["#868e96", "#4c6ef5", "#e8590c", "#2b8a3e"];
 const LABELS = ["baseline", "after warm-up", "after GRPO", "self-consistency"];
+
+/** The least height of a measured bar, in px (the page's chart: `minBarLength`). */
+export const MIN_BAR_PX = 2;
 
 const esc = (s: string) => s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
 
@@ -34,7 +39,9 @@ export function evidenceSvg(e: DemoEvidence, title: string): string {
         const f = s[st];
         if (!f) return;
         const bx = gx + k * bar;
-        out.push(`<rect x="${bx}" y="${y(f.mean)}" width="${bar - 2}" height="${plotH * f.mean}" fill="${COLOURS[k]}"><title>${LABELS[k]}: ${(100 * f.mean).toFixed(1)}% (seeds ${(m[st] ?? []).map((v) => (100 * v).toFixed(1)).join(", ")})</title></rect>`);
+        const h = plotH * f.mean;
+        const [by, bh] = h >= MIN_BAR_PX ? [y(f.mean), h] : [y(0) - MIN_BAR_PX, MIN_BAR_PX];
+        out.push(`<rect x="${bx}" y="${by}" width="${bar - 2}" height="${bh}" fill="${COLOURS[k]}"><title>${LABELS[k]}: ${(100 * f.mean).toFixed(1)}% (seeds ${(m[st] ?? []).map((v) => (100 * v).toFixed(1)).join(", ")})</title></rect>`);
         if (f.n > 1) out.push(`<line x1="${bx + bar / 2 - 1}" x2="${bx + bar / 2 - 1}" y1="${y(f.max)}" y2="${y(f.min)}" stroke="#212529" stroke-width="1.5"/>`);
       });
     });

@@ -3,7 +3,7 @@ import demo from "../../notebooks/demo.json" with { type: "json" };
 import { type Cell, parseNotebook } from "../core/notebook.ts";
 import { command } from "../cli/commands/demo-evidence.ts";
 import { demoEvidence, evidenceMarkdown, promptMode, type RunOutputs, runFigures, spread } from "./demo-evidence.ts";
-import { evidenceSvg } from "./demo-evidence-svg.ts";
+import { evidenceSvg, MIN_BAR_PX } from "./demo-evidence-svg.ts";
 import type { CellSummary, RunSummary } from "./recipe/runner.ts";
 
 const parsed = parseNotebook(demo);
@@ -56,6 +56,26 @@ Deno.test("demo evidence: per split, mode and stage the seeds' accuracies (seed 
   assert(md.includes("| test-concepts (96) | 3.0 ± 1.4 (2.0, 4.0) |") && md.includes("+25.0"), md);
   const svg = evidenceSvg(e, "test");
   assert(svg.startsWith("<svg") && svg.includes("knowledge mode") && svg.includes("BIRD mode") && (svg.match(/<rect /g) ?? []).length > 20, "an SVG with both panels");
+});
+
+Deno.test("evidence SVG: a measured 0% draws a thin bar at the baseline; a stage not run (self-consistency off test-concepts) draws nothing", () => {
+  // One seed per mode: test-concepts 0% at baseline then 20%, the other splits 0% at every stage.
+  const zero = (s: string, k: string) => (s === "test-concepts" && k !== "baseline" ? 0.2 : 0);
+  const e = demoEvidence([
+    { folder: "k1", summary: summary(1, zero), cells: knowledge },
+    { folder: "b1", summary: summary(1, zero), cells: bird },
+  ], "2026-12-04T00:00:00.000Z");
+  const svg = evidenceSvg(e, "zeros");
+  const bars = [...svg.matchAll(/<rect x="([\d.]+)" y="([\d.]+)" width="[\d.]+" height="([\d.]+)" fill="#[0-9a-f]+"><title>([^<]+)<\/title><\/rect>/g)]
+    .map(([, x, y, h, title]) => ({ x: +x, y: +y, h: +h, title }));
+  // Per mode: 3 splits x 3 stages + self-consistency on test-concepts only.
+  assertEquals(bars.length, 2 * 10, svg);
+  assertEquals(bars.filter((b) => b.title.startsWith("self-consistency")).length, 2, "no bar for a stage that was not run");
+  const zeros = bars.filter((b) => b.title.includes(": 0.0%"));
+  assertEquals(zeros.length, 2 * 7);
+  const baseline = 300 - 40; // H - bottom: the 0% line
+  for (const b of zeros) assert(b.h === MIN_BAR_PX && b.y + b.h === baseline, `a 0% bar stands on the baseline: ${JSON.stringify(b)}`);
+  for (const b of bars.filter((x) => x.title.includes(": 20.0%"))) assert(Math.abs(b.h - 0.2 * 204) < 1e-9 && Math.abs(b.y + b.h - baseline) < 1e-9, `a 20% bar keeps its height: ${JSON.stringify(b)}`);
 });
 
 Deno.test("spread: mean, sample sd, min, max", () => {

@@ -1,6 +1,6 @@
 import { assert, assertEquals } from "../../tests/assert.ts";
 import type { AccuracyFigures, DisplayResult, EvalReport, SampleRecord, StageReport } from "../runtime/records.ts";
-import { type CellOutputs, learnedQuestions, showValue, stageOf, stageResults } from "./demo-results-model.ts";
+import { type CellOutputs, learnedQuestions, MIN_BAR_PX, showValue, STAGE_COLOURS, stageDatasets, stageOf, stageResults } from "./demo-results-model.ts";
 
 const rows = (n: number): DisplayResult => ({ columns: ["n"], rows: Array.from({ length: n }, (_, i) => [i]), rowCount: n, truncated: false, capped: false });
 
@@ -43,6 +43,20 @@ Deno.test("demo results: stages from evaluation labels; splits in the demo's ord
   const at = (split: string, stage: string) => r.results.find((x) => x.split === split && x.stage === stage)?.accuracy;
   assertEquals([at("test-concepts", "baseline"), at("test-concepts", "after warm-up"), at("test-concepts", "after GRPO"), at("test-concepts", "self-consistency")], [0.05, 0.2, 0.35, 0.4]);
   assertEquals(at("heldout-db", "after warm-up"), undefined);
+});
+
+Deno.test("demo results: the chart's datasets — a measured 0% keeps its value and gets a thin bar (minBarLength), a stage not run is NaN (no bar)", () => {
+  const cells: CellOutputs[] = [
+    evaluate("b-c", "test-concepts", "baseline", 0),
+    evaluate("b-db", "heldout-db", "baseline", 0),
+    training("g", "grpo"),
+    evaluate("a-c", "test-concepts", "after g", 0.25),
+  ];
+  const ds = stageDatasets(stageResults(cells));
+  assertEquals(ds.map((d) => d.label), ["baseline", "after GRPO"]);
+  assertEquals(ds.map((d) => d.data), [[0, 0], [25, Number.NaN]]);
+  assertEquals(ds.map((d) => d.backgroundColor), [STAGE_COLOURS[0], STAGE_COLOURS[2]]);
+  assert(MIN_BAR_PX >= 2 && ds.every((d) => d.minBarLength === MIN_BAR_PX), "every dataset draws a measured 0% as a visible bar");
 });
 
 Deno.test("demo results: learned questions are wrong at baseline and right after GRPO (else the warm-up), test-concepts first, small results first", () => {

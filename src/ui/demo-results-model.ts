@@ -59,6 +59,32 @@ export function stageResults(cells: readonly CellOutputs[]): { results: StageRes
   return { results, splits: orderSplits(results.map((x) => x.split)), stages: STAGES.filter((s) => results.some((x) => x.stage === s)) };
 }
 
+/** One colour per stage, in STAGES order: grey before training, then warmer as it goes. */
+export const STAGE_COLOURS = ["#868e96", "#4c6ef5", "#e8590c", "#2b8a3e"];
+/**
+ * The least height of a measured bar, in px (Chart.js `minBarLength`): a measured 0% is a thin bar
+ * on the axis, where a stage not run (NaN: Chart.js skips it) draws nothing.
+ */
+export const MIN_BAR_PX = 3;
+
+/** One dataset of the chart: a stage's accuracy in % per split (NaN where not measured). */
+export interface StageDataset {
+  label: Stage;
+  data: number[];
+  backgroundColor: string;
+  minBarLength: number;
+}
+
+/** The chart's datasets: one per stage present, one value per split. */
+export function stageDatasets({ results, splits, stages }: ReturnType<typeof stageResults>): StageDataset[] {
+  return stages.map((stage) => ({
+    label: stage,
+    data: splits.map((split) => 100 * (results.find((r) => r.split === split && r.stage === stage)?.accuracy ?? Number.NaN)),
+    backgroundColor: STAGE_COLOURS[STAGES.indexOf(stage)],
+    minBarLength: MIN_BAR_PX,
+  }));
+}
+
 /** A question answered wrongly at baseline and rightly after training, with both answers. */
 export interface LearnedQuestion {
   split: string;

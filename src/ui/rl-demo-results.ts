@@ -6,15 +6,13 @@ import { BarController, BarElement, CategoryScale, Chart, type ChartConfiguratio
 import { css, html, LitElement, nothing } from "lit";
 import type { Cell } from "../core/notebook.ts";
 import type { DisplayResult, SampleRecord } from "../runtime/records.ts";
-import { type CellOutputs, type LearnedQuestion, learnedQuestions, showValue, STAGES, stageResults } from "./demo-results-model.ts";
+import { type CellOutputs, type LearnedQuestion, learnedQuestions, showValue, stageDatasets, stageResults } from "./demo-results-model.ts";
 import type { RunController } from "./run-controller.ts";
 import { highlightSql } from "./sql-highlight.ts";
 import { cellStyles } from "./styles.ts";
 
 Chart.register(BarController, BarElement, CategoryScale, LinearScale, Legend, Tooltip);
 
-/** One colour per stage, in STAGES order: grey before training, then warmer as it goes. */
-const STAGE_COLOURS = ["#868e96", "#4c6ef5", "#e8590c", "#2b8a3e"];
 /** Rows of a result shown (the count says how many there are). */
 const ROWS_SHOWN = 6;
 
@@ -145,15 +143,13 @@ export class RlDemoResults extends LitElement {
       this.chart = null;
       return;
     }
-    const { results, splits, stages } = stageResults(this.outputs());
+    const measured = stageResults(this.outputs());
+    const { splits } = measured;
     const style = getComputedStyle(this);
     const text = style.getPropertyValue("--rl-muted").trim() || "#666";
     const grid = style.getPropertyValue("--rl-border").trim() || "#ddd";
-    const datasets = stages.map((stage) => ({
-      label: stage,
-      data: splits.map((split) => 100 * (results.find((r) => r.split === split && r.stage === stage)?.accuracy ?? Number.NaN)),
-      backgroundColor: STAGE_COLOURS[STAGES.indexOf(stage)],
-    }));
+    // A measured 0% is a thin bar (minBarLength); a stage not run is NaN and draws nothing.
+    const datasets = stageDatasets(measured);
     if (this.chart && this.chart.canvas === canvas) {
       this.chart.data.labels = splits;
       this.chart.data.datasets = datasets;

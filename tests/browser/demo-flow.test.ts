@@ -38,6 +38,28 @@ interface Seen {
   inView: Record<string, boolean>;
 }
 
+/** The before/after chart's bars: each split x stage's value (null where not measured) and drawn height in px. */
+async function chartBars(el: import("playwright-core").Locator) {
+  return await el.evaluate((node) => {
+    type Bar = { getProps(p: string[], final: boolean): { y: number; base: number } };
+    const chart = (node as unknown as { chart: { data: { labels: string[]; datasets: { label: string; data: number[] }[] }; getDatasetMeta(i: number): { data: Bar[] } } | null }).chart;
+    if (!chart) return null;
+    return chart.data.datasets.flatMap((d, i) => chart.data.labels.map((split, j) => {
+      const { y, base } = chart.getDatasetMeta(i).data[j].getProps(["y", "base"], true);
+      return { split, stage: d.label, value: Number.isFinite(d.data[j]) ? d.data[j] : null, height: Number.isFinite(y - base) ? Math.abs(y - base) : 0 };
+    }));
+  });
+}
+
+/** Every measured bar is drawn, a 0% one too (a thin bar), and a stage not run draws nothing. */
+function assertBarsVisible(bars: Awaited<ReturnType<typeof chartBars>>) {
+  assert(bars && bars.length, "the chart has bars");
+  for (const b of bars) {
+    if (b.value === null) assertEquals(b.height, 0, `no bar where nothing was measured: ${JSON.stringify(b)}`);
+    else assert(b.height >= 2, `a measured bar is visible, 0% too: ${JSON.stringify(b)}`);
+  }
+}
+
 Deno.test({
   name: "demo flow: Run all — status bar with the stage and progress, the running cell in view, a progress line per phase, the before/after picture at the end",
   sanitizeResources: false,
@@ -131,6 +153,12 @@ Deno.test({
       assertEquals(await results.locator("td[data-split=test-concepts][data-stage='self-consistency']").count(), 1);
       const box = await results.getByTestId("results-chart").boundingBox();
       assert(box && box.width > 300 && box.height > 150, `chart drawn: ${JSON.stringify(box)}`);
+      // A tiny random model scores 0% nearly everywhere: each measured bar still shows, and self-consistency
+      // (run on test-concepts only) has no bar on the other splits.
+      const bars = await chartBars(page.locator("rl-demo-results"));
+      console.log(`chart bars: ${JSON.stringify(bars)}`);
+      assertBarsVisible(bars);
+      assert(bars!.some((b) => b.value === null) && bars!.some((b) => b.value === 0), "the chart has a 0% bar and a missing one");
       assert((await results.getByTestId("learned").count()) + (await results.getByTestId("no-learned").count()) === 1, "learned questions, or a line saying there are none");
       await results.scrollIntoViewIfNeeded();
       await results.screenshot({ path: `${ARTIFACTS}/demo-flow-results.png` });
@@ -184,7 +212,7 @@ Deno.test({
         const report = (id: string, split: string, label: string, greedy: number, questions: number) => ({ kind: "evaluate", cellId: id, split, label, overall: { questions, greedy }, byDifficulty: {}, samplesPerQuestion: 0, predictionsPath: "" });
         const states: Record<string, { report: unknown; samples: unknown[] }> = {
           b1: { report: report("b1", "test-concepts", "baseline", 0.031, 96), samples: recs.before },
-          b2: { report: report("b2", "test-templates", "baseline", 0.016, 64), samples: [] },
+          b2: { report: report("b2", "test-templates", "baseline", 0, 64), samples: [] },
           b3: { report: report("b3", "heldout-db", "baseline", 0.042, 48), samples: [] },
           w1: { report: report("w1", "test-concepts", "after warm", 0.177, 96), samples: [] },
           w2: { report: report("w2", "test-templates", "after warm", 0.063, 64), samples: [] },
@@ -207,6 +235,11 @@ Deno.test({
       const results = page.locator("#picture [data-testid=demo-results]");
       await results.waitFor();
       assertEquals((await results.getByTestId("learned-count").textContent())?.trim(), "1 of 2 learned");
+      // test-templates' baseline is 0%: a thin bar, where self-consistency off test-concepts has none.
+      const bars = await chartBars(page.locator("#picture"));
+      assertBarsVisible(bars);
+      assert(bars!.some((b) => b.split === "test-templates" && b.stage === "baseline" && b.value === 0), JSON.stringify(bars));
+      assertEquals(bars!.filter((b) => b.value === null).map((b) => `${b.split} ${b.stage}`), ["test-templates self-consistency", "heldout-db self-consistency"]);
       const before = results.getByTestId("answer-before"), after = results.getByTestId("answer-after");
       assert(((await before.textContent()) ?? "").includes("✗ wrong") && ((await after.textContent()) ?? "").includes("✓ right"), "baseline wrong, after GRPO right");
       assert(((await after.textContent()) ?? "").includes(picks[0].gold_sql.slice(0, 40)), "the answer after GRPO is the gold query");
