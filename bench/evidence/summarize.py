@@ -47,15 +47,24 @@ def summarize(d):
                 print(f"  {c['id']} round {rd['round']}: {rd['samples']} samples, {rd['sampleAccuracy']:.4f} correct, {rd['rftTargets'] or rd['weightedSamples']} training items")
         elif c["type"] == "selfconsistency":
             print(f"  {c['id']}: vote {r['voteAccuracy']}, best-of-N {r['bestOfNAccuracy']}, oracle {r['oracleAccuracy']}, first sample {r['firstSampleAccuracy']}")
-    g = [r for r in rows if r.get("phase") == "grpo"]
+    # A run resumed after an interruption redoes the step whose checkpoint was not written and appends its line
+    # again (same step number): the later line wins. It is the step the run went on from (the earlier one's
+    # update was lost with its process); its rewards, loss and gradient norm repeat the earlier line's, its
+    # timings and memory are the resumed process's.
+    by_step = {}
+    for r in rows:
+        if r.get("phase") == "grpo":
+            by_step[r["step"]] = r
+    g = [by_step[k] for k in sorted(by_step)]
     if not g:
         return
+    redone = sum(1 for r in rows if r.get("phase") == "grpo") - len(g)
     first, last = g[:5], g[-5:]
 
     def fl(f, fmt="{:.3f}"):
         return f"{fmt.format(mean(f(r) for r in first))} -> {fmt.format(mean(f(r) for r in last))}"
 
-    print(f"GRPO, {len(g)} steps, first five -> last five:")
+    print(f"GRPO, {len(g)} steps{f' ({redone} redone after a resume, counted once)' if redone else ''}, first five -> last five:")
     print("  mean total reward", fl(lambda r: r["rewards"]["total"]["mean"]))
     if "error_penalty" in g[0]["rewards"]:
         print("  samples that execute", fl(lambda r: 1 + r["rewards"]["error_penalty"]["mean"]))
