@@ -80,6 +80,14 @@ Deno.test("matmul: the kernel chosen per shape (LoRA rank products go to the nar
   eq(pick({ M: 16, N: 896, K: 6144, transA: true }), ["narrow", true], "dA = (dy B)^T x (M = r)");
   eq(pick({ M: 100, N: 70, K: 64 }), ["tile64", false], "small f32");
   eq(pick({ M: 100, N: 70, K: 64, bF16: true }), ["tile64", false], "small with f16 B");
+  // K <= 128 with both sides >= 128 (the k/v dx, a LoRA tail's own product): tile64, measured faster on the H200, unless
+  // a LoRA tail would run inside tile128 (switch loraTail).
+  const t = { a: {} as GPUBuffer, b: {} as GPUBuffer, r: 16, scale: 2 };
+  eq(pick({ M: 6144, N: 896, K: 128 }), ["tile64", false], "k/v dx (K = 128)");
+  eq(pick({ M: 6144, N: 4864, K: 16, transB: true, accumulate: true }), ["tile64", false], "(x A^T) B^T (K = r)");
+  eq(pick({ M: 6144, N: 896, K: 129 }), ["tile128", false], "K = 129");
+  eq(pick({ M: 6144, N: 896, K: 128, tail: t }), ["tile128", false], "k/v dx with its LoRA tail inside");
+  eq(pick({ M: 6144, N: 896, K: 128, tail: t, alpha: 0.5 }), ["tile64", false], "a tail that cannot run inside (alpha != 1)");
 });
 
 Deno.test("matmul: f16 operands (shader-f16 devices) accumulate in f32, on every kernel", async () => {

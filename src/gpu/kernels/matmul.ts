@@ -85,6 +85,14 @@ export interface EncodeMatmulOpts extends MatmulOpts {
 const NARROW_MAX = 32;
 
 /**
+ * Contracted length at or under which a product with both sides >= 128 runs on tile64 rather than tile128: on the H200
+ * (2026-12-04, docs/benchmarks.md) the k/v dx (6144 x 896 x 128) ran at 19.5 TFLOP/s on tile64 against 15.4 on tile128
+ * (q4: 21.5 against 15.4, q4matmul.ts), and a LoRA tail product (6144 x 4864 x 16) at 6.8 against 5.6. Not where a LoRA
+ * tail would run inside tile128 (switch loraTail): tile64 would add the tail's own pass over C, untimed against it.
+ */
+export const SHORT_K = 128;
+
+/**
  * The kernel for a product, and whether it runs transposed (C^T = op(B)^T op(A)^T, stored back
  * transposed): narrow sides go to the narrow kernel, or to the rank kernel under the switch rank=stream
  * (rows transposed into columns), products whose sides both fill 128-wide tiles go to tile128, the rest to tile64.
@@ -95,7 +103,11 @@ export function pickMatmul(o: EncodeMatmulOpts): { variant: MatmulVariant; swap:
   const narrow = perfSwitches().rank === "stream" ? "rank" : "narrow";
   if (o.N <= NARROW_MAX) return { variant: narrow, swap: false };
   if (o.M <= NARROW_MAX) return { variant: narrow, swap: true };
-  if (o.M >= 128 && o.N >= 128) return { variant: policy === "prefetch" ? "tile128p" : "tile128", swap: false };
+  if (o.M >= 128 && o.N >= 128) {
+    const tailInside = !!o.tail && perfSwitches().loraTail === 1 && !(o.transA ?? false) && (o.alpha ?? 1) === 1 && !o.aF16;
+    if (o.K <= SHORT_K && !tailInside) return { variant: "tile64", swap: false };
+    return { variant: policy === "prefetch" ? "tile128p" : "tile128", swap: false };
+  }
   return { variant: "tile64", swap: false };
 }
 

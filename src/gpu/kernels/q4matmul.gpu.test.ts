@@ -1,7 +1,7 @@
 import { assert, assertClose, assertRejects } from "../../../tests/assert.ts";
 import { Rng } from "../../core/rng.ts";
 import { poison, readF32, requestGpu, storageBuffer } from "../device.ts";
-import { encodeQ4Matmul, encodeQ4MatmulTransposed, pickQ4, Q4_VARIANTS, type Q4Variant, uploadQ4 } from "./q4matmul.ts";
+import { encodeQ4Matmul, encodeQ4MatmulTransposed, pickQ4, Q4_VARIANTS, q4TailFuses, type Q4Variant, uploadQ4 } from "./q4matmul.ts";
 import { dequantQ4Ref, q4Geometry, q4MatmulRef, q4MatmulTransposedRef, type Q4Weight } from "./q4matmul.ref.ts";
 
 const gpu = await requestGpu();
@@ -128,6 +128,10 @@ Deno.test("q4 kernel choice: tile128 where both output sides fill 128-wide tiles
   assert(pickQ4(6144, 128) === "tile64", "k/v forward: 48 workgroups of 128x128, 192 of 64x64");
   assert(pickQ4(100, 896) === "tile64" && pickQ4(6144, 64) === "tile64", "narrow sides");
   assert(pickQ4(6144, 896, "tile64") === "tile64", "forced");
+  // A contracted length <= 128 (the k/v dx: dy (6144, 128) into 896 columns) runs tile64 unless a LoRA tail would run inside tile128.
+  assert(pickQ4(6144, 896, undefined, 128) === "tile64" && pickQ4(6144, 896, undefined, 129) === "tile128", "k/v dx, K = 128");
+  assert(pickQ4(6144, 896, undefined, 128, true) === "tile128" && q4TailFuses(6144, 896, undefined, 128), "k/v dx with its LoRA tail inside");
+  assert(pickQ4(6144, 896, "tile128", 128) === "tile128", "forced, short K");
 });
 
 for (const variant of Q4_VARIANTS) Deno.test(`q4matmul and its transpose, ${variant}: accumulate adds into the existing output (forward with a bias)`, async () => {

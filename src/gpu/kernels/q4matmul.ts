@@ -9,7 +9,7 @@
 import { computePipeline, dispatch, storageBuffer, uniformBuffer } from "../device.ts";
 import { perfSwitches } from "../switches.ts";
 import { checkSizes } from "./attention.ts";
-import { encodeSplitReduce, encodeTailProduct, scratchBuffer, t128Step, tailWords, wideSplitSlices, withStep, withTail } from "./matmul.ts";
+import { encodeSplitReduce, encodeTailProduct, scratchBuffer, SHORT_K, t128Step, tailWords, wideSplitSlices, withStep, withTail } from "./matmul.ts";
 import { q4Geometry, type Q4Weight } from "./q4matmul.ref.ts";
 import forwardSource from "./q4matmul.wgsl" with { type: "text" };
 import forward128Source from "./q4matmul_t128.wgsl" with { type: "text" };
@@ -64,16 +64,22 @@ export type Q4Variant = (typeof Q4_VARIANTS)[number];
  */
 const Q4_MIN_WORKGROUPS_128 = 96;
 
-/** The kernel for an (N, outCols) output: tile128 when both sides fill 128-wide tiles and its grid is large enough (and the switch allows it). */
-export function pickQ4(N: number, outCols: number, forced?: Q4Variant): Q4Variant {
+/**
+ * The kernel for an (N, outCols) output over inCols contracted columns (omitted: any): tile128 when both sides fill
+ * 128-wide tiles and its grid is large enough (and the switch allows it), except a short contracted length (inCols <=
+ * matmul.ts's SHORT_K: the k/v dx, 21.5 TFLOP/s on tile64 against 15.4 on the H200) where no LoRA tail (`tail`) would
+ * run inside the 128-tile kernel.
+ */
+export function pickQ4(N: number, outCols: number, forced?: Q4Variant, inCols?: number, tail = false): Q4Variant {
   if (forced) return forced;
+  if (inCols !== undefined && inCols <= SHORT_K && !(tail && perfSwitches().loraTail === 1)) return "tile64";
   const big = N >= 128 && outCols >= 128 && Math.ceil(N / 128) * Math.ceil(outCols / 128) >= Q4_MIN_WORKGROUPS_128;
   return perfSwitches().q4 === "tile128" && big ? "tile128" : "tile64";
 }
 
-/** Whether a q4 product of N rows and outCols columns runs a LoRA tail inside its kernel (switch loraTail, the 128-tile kernels). */
-export function q4TailFuses(N: number, outCols: number, forced?: Q4Variant): boolean {
-  return perfSwitches().loraTail === 1 && pickQ4(N, outCols, forced) === "tile128";
+/** Whether a q4 product of N rows, outCols columns (and inCols contracted ones) runs a LoRA tail inside its kernel (switch loraTail, the 128-tile kernels). */
+export function q4TailFuses(N: number, outCols: number, forced?: Q4Variant, inCols?: number): boolean {
+  return perfSwitches().loraTail === 1 && pickQ4(N, outCols, forced, inCols, true) === "tile128";
 }
 
 async function encode(
@@ -94,7 +100,7 @@ async function encode(
 ): Promise<void> {
   const { nb, zpBytes } = q4Geometry(w.K);
   checkSizes(name, [["input", input, N * inCols * 4], ["output", out, N * outCols * 4], ["packed", w.packed, w.Nout * nb * 16], ["scales", w.scales, w.Nout * nb * 4]]);
-  const variant = pickQ4(N, outCols, forced);
+  const variant = pickQ4(N, outCols, forced, inCols, !!tail);
   const tile = variant === "tile128" ? 128 : 64;
   const tk = variant === "tile128" ? t128Step(device, perfSwitches().q4tk) : 8;
   const label = variant === "tile128" ? `${name}_t128${tk === 16 ? "_k16" : ""}` : name;
@@ -106,7 +112,7 @@ async function encode(
   const split = slices > 1;
   // The LoRA tail (switch loraTail) on the 128-tile kernels: bindings 7-9 after the forward's bias (6), 6-8 in the
   // transposed kernel, which has no bias (the bind group's entries are numbered in order).
-  const fused = !!tail && q4TailFuses(N, outCols, forced);
+  const fused = !!tail && q4TailFuses(N, outCols, forced, inCols);
   let body = withStep(sources[variant], tk, label);
   const b0 = 6 + extra.length;
   if (fused && tail) body = withTail(body, { bindings: [b0, b0 + 1, b0 + 2], rows: "dims.N", cols: tail.cols, transB: tail.transB }, label);

@@ -135,7 +135,8 @@ Deno.test("loraGradients with vec4 matmul loads (switch vload) equals the scalar
     const scalar = await loraGradients(model, lora, seqs);
     setPerfSwitches({ vload: 1 });
     const { vecLoads } = await import("../kernels/matmul.ts");
-    const x = vecLoads({ M: 160, N: 128, K: 128, transB: true }); // the q projection x W^T
+    // The q projection x W^T with its LoRA tail (K = 128: on tile128 because the tail runs inside it, matmul.ts SHORT_K).
+    const x = vecLoads({ M: 160, N: 128, K: 128, transB: true, tail: { a: {} as GPUBuffer, b: {} as GPUBuffer, r: 4, scale: 1 } });
     assert(x.a && x.b, "x W^T loads vec4 operands");
     const vec = await loraGradients(model, lora, seqs);
     assert(scalar.loss === vec.loss, `loss ${scalar.loss} vs ${vec.loss}`);
