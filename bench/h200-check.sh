@@ -12,10 +12,10 @@
 # call (the LoRA tail; not run yet).
 # `final`: the session's last call (the cross-check with loraTail on, the head as MatMul; see its comment).
 # `probe`: the fourth session's first call (see its comment); `products`: its second; `rows`: its third; `auto`: its fourth.
-# Run: source .device/remote-setup.sh; bash bench/h200-check.sh trainer|sampling|verify|next|final|probe|products|rows|auto|units|dbuf|exp|embed|attn|final5|named|attn2|now6|dq   (logs and JSON in $OUT/results.tgz)
+# Run: source .device/remote-setup.sh; bash bench/h200-check.sh trainer|sampling|verify|next|final|probe|products|rows|auto|units|dbuf|exp|embed|attn|final5|named|attn2|now6|dq|rank   (logs and JSON in $OUT/results.tgz)
 set -u
 cd "$(dirname "$0")/.."
-WHAT=${1:?usage: bash bench/h200-check.sh trainer|sampling|verify|next|final|probe|products|rows|auto|units|dbuf|exp|embed|attn|final5|named|attn2|now6|dq}
+WHAT=${1:?usage: bash bench/h200-check.sh trainer|sampling|verify|next|final|probe|products|rows|auto|units|dbuf|exp|embed|attn|final5|named|attn2|now6|dq|rank}
 OUT=${OUT:-/tmp/h200-check-out}
 mkdir -p "$OUT"
 TOTAL=${H200_TOTAL_S:-560}
@@ -274,7 +274,22 @@ dq)
   HEAD=16 PAT="== grpo|GPU busy|  [0-9]" t profile-q4-fused 40 deno run -A "$J/profile.js" grpo 16 1024 4 qwen2.5-0.5b 8 768 q4=1 perf=attnDq=fused
   [ "${DQ_CHECK:-1}" = 1 ] && crosscheck RLVR_PERF=attnDq=fused
   ;;
-*) echo "h200-check.sh: trainer, sampling, verify, next, final, probe, products, rows, auto, units, dbuf, exp, embed, attn, final5, named, attn2, now6 or dq, got $WHAT"; exit 2 ;;
+rank)
+  # Prepared 2026-12-04 (issue 16, not run yet): the LoRA rank products on the streaming kernel (switch rank=stream:
+  # matmul_rank.wgsl) against the narrow kernel and its split-K reduces (672 + ~672 dispatches, 33.8 + ~14 ms of the q4
+  # step on 2026-12-04). The per-shape table at the defaults (rank=narrow; its forced "rank" column is what rank=stream
+  # runs, and it shows the K <= 128 choice of tile64 on the k/v dx, with and without its LoRA tail), the rank rows
+  # again under rank=stream, the 0.5B q4 step with the switch beside PyTorch + PEFT, the step's per-kernel profile under
+  # the switch (the narrow and reduce lines against matmul_rank_*), and the PyTorch cross-check under the switch (what
+  # making it the default needs; RANK_CHECK=0 skips it). About 4 minutes: run with H200_TOTAL_S=250.
+  HEAD=60 PAT="^\\| " t shapes 80 deno run -A "$J/profile.js" shapes tokens=6144 iters=20
+  HEAD=20 PAT="^\\| " t shapes-stream 30 deno run -A "$J/profile.js" shapes tokens=6144 iters=20 only=rank perf=rank=stream
+  t q4 60 deno run -A "$J/train.js" qwen2.5-0.5b 8 768 16 1 3 step budget=50 out="$OUT/q4.json" "variants=rank=stream"
+  HEAD=30 PAT="== grpo|GPU busy|  [0-9]" t profile-q4-stream 40 deno run -A "$J/profile.js" grpo 16 1024 4 qwen2.5-0.5b 8 768 q4=1 perf=rank=stream
+  t torch 60 python3 bench/torch/train.py --out "$OUT" --iters 5 --warmup 2 --no-sweep --attn eager
+  [ "${RANK_CHECK:-1}" = 1 ] && crosscheck RLVR_PERF=rank=stream
+  ;;
+*) echo "h200-check.sh: trainer, sampling, verify, next, final, probe, products, rows, auto, units, dbuf, exp, embed, attn, final5, named, attn2, now6, dq or rank, got $WHAT"; exit 2 ;;
 esac
 pack
 echo "h200-check.sh $WHAT: done in $(( $(date +%s) - S0 )) s"

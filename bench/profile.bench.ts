@@ -1,11 +1,13 @@
 // Benchmark (not a test): where the trainer's GPU time goes, kernel by kernel (timestamp queries
 // around every compute pass, src/gpu/profile.ts), for one pretraining step of the demo model and
 // one GRPO step of a LoRA model; plus the matmul kernel alone at a few sizes, and (what=shapes) on
-// the 0.5B trainer's own product shapes, every kernel the shape can use.
-// Usage: deno run -A bench/profile.bench.ts [what=pretrain,grpo,matmul,shapes] [B=16] [T=1024] [micro=4] [grpoPreset=small|qwen2.5-0.5b] [grpoB=8] [grpoT=768] [f16=0|1] [kernel=auto|tile64|prefetch] [tokens=6144] [q4=0|1] [perf=SWITCHES] [iters=20]
+// the 0.5B trainer's own product shapes, every kernel the shape can use (the rank kernel, matmul_rank.wgsl, on the
+// products with a side <= 32 only: elsewhere it would read its wide operand once per 16 columns).
+// Usage: deno run -A bench/profile.bench.ts [what=pretrain,grpo,matmul,shapes] [B=16] [T=1024] [micro=4] [grpoPreset=small|qwen2.5-0.5b] [grpoB=8] [grpoT=768] [f16=0|1] [kernel=auto|tile64|prefetch] [tokens=6144] [q4=0|1] [perf=SWITCHES] [iters=20] [only=rank]
 // Named options (name=value, anywhere): f16=1 uploads the GRPO model's projections as f16 (where
 // shader-f16 exists; also adds f16-B columns to the shapes); kernel=tile64 keeps every product on
 // the earlier 64x64 kernel, kernel=prefetch runs tile128's products on tile128p (A/B timing); tokens sets M of the shapes section (default 8 x 768);
+// only=rank keeps the shapes section to the f32 products with a side <= 32 (the LoRA rank products);
 // q4=1 uploads the GRPO model's projections as q4; perf= sets the speed switches (src/gpu/switches.ts,
 // e.g. perf=old, perf=passes=split,q4=tile64; default RLVR_PERF or the current ones). The wall times
 // are taken with the switches as set; the per-kernel profile runs with a pass per dispatch (the
@@ -102,22 +104,34 @@ if (what.has("shapes")) {
     ["dy B, q/o (N = r)", { M, N: r, K: H }],
     ["dA = (dyB)^T x (M = r)", { M: r, N: H, K: M, transA: true, accumulate: true }],
     ["dB = dy^T xa (N = r)", { M: I, N: r, K: M, transA: true, accumulate: true }],
+    // The rest of a layer's rank products (issue 16's rank=stream): dA of down (over the 4864-wide h), dB of q/o/down and
+    // of k/v, dy B of k/v.
+    ["dA = (dyB)^T h, down (M = r)", { M: r, N: I, K: M, transA: true, accumulate: true }],
+    ["dB = dy^T xa, q/o (N = r)", { M: H, N: r, K: M, transA: true, accumulate: true }],
+    ["dB = dy^T xa, k/v (N = r)", { M: KV, N: r, K: M, transA: true, accumulate: true }],
+    ["dy B, k/v (N = r)", { M, N: r, K: KV }],
   ];
   const rng = new Rng(9);
   const biggest = M * 2 * I;
   const bufA = storageBuffer(device, "shape-a", rng.uniformArray(biggest));
   const bufB = storageBuffer(device, "shape-b", rng.uniformArray(Math.max(biggest, CH * H)));
   const bufC = storageBuffer(device, "shape-c", biggest * 4);
+  // The k/v dx with its LoRA tail (dx += s (dy B) A): inside tile128 (switch loraTail) or, on tile64, its own product after
+  // (matmul.ts SHORT_K: tile64 is chosen at K <= 128 only where no tail would run inside tile128).
+  shapes.push(["dx = dy W (k/v) + LoRA tail", { M, N: H, K: KV, tail: { a: bufA, b: bufB, r, scale: 2 } }]);
   const iters = Number(named.get("iters") ?? 20);
   const rows: string[] = [];
   const cell = (ms: number, flops: number) => `${ms.toFixed(3)} ms ${(flops / (ms / 1000) / 1e12).toPrecision(3)} TF/s`;
   let timedBy = "gpu";
+  const onlyRank = named.get("only") === "rank";
   for (const [name, o] of shapes) {
+    if (onlyRank && Math.min(o.M, o.N) > 32) continue;
     const isWeight = name.includes("W");
-    const flops = 2 * o.M * o.N * o.K;
+    const flops = 2 * o.M * o.N * (o.K + (o.tail?.r ?? 0));
     const line: string[] = [];
     for (const f16 of isWeight && gpu.f16 && useF16 ? [false, true] : [false]) {
       for (const variant of [undefined, ...MATMUL_VARIANTS] as (MatmulVariant | undefined)[]) {
+        if (variant === "rank" && Math.min(o.M, o.N) > 32) continue;
         const opts = { ...o, variant, bF16: f16 };
         const t = await timeRun(device, iters, (enc) => encodeMatmul(device, enc, bufA, bufB, bufC, opts));
         if (t.timed === "wall") timedBy = "wall";
@@ -140,21 +154,24 @@ if (what.has("shapes")) {
     console.log(row);
   }
   // q4 projections: forward y = x W^T and backward dx = dy W through the frozen q4 weight.
-  const q4Shapes: [string, number, number, "fwd" | "bwd"][] = [
+  const q4Shapes: [string, number, number, "fwd" | "bwd", boolean?][] = [
     ["q4 q/o x W^T", H, H, "fwd"], ["q4 k/v x W^T", KV, H, "fwd"], ["q4 gate/up x W^T", I, H, "fwd"], ["q4 down x W^T", H, I, "fwd"],
     ["q4 q+k+v fused x W^T", QKV, H, "fwd"], ["q4 gate+up fused x W^T", 2 * I, H, "fwd"],
     ["q4 dx = dy W (q/o)", H, H, "bwd"], ["q4 dx = dy W (k/v)", KV, H, "bwd"], ["q4 dx = dy W (gate/up)", I, H, "bwd"], ["q4 dx = dy W (down)", H, I, "bwd"],
+    ["q4 dx = dy W (k/v) + LoRA tail", KV, H, "bwd", true],
   ];
-  for (const [name, Nout, K, dir] of q4Shapes) {
+  for (const [name, Nout, K, dir, withTail = false] of onlyRank ? [] : q4Shapes) {
     const q = quantizeQ4({ shape: [Nout, K], data: rng.uniformArray(Nout * K) });
     const w = uploadQ4(device, name, { Nout: q.N, K: q.K, packed: q.packed, scales: q.scales, zeroPoints: q.zeroPoints ?? undefined });
-    const flops = 2 * M * Nout * K;
+    // The LoRA tail s a (M, r) op(b) (forward b = B (Nout, r), transposed b = A (r, K)): inside the 128-tile kernel or its own product.
+    const tail = withTail ? { a: bufA, b: bufB, r, scale: 2 } : undefined;
+    const flops = 2 * M * Nout * K + (tail ? 2 * M * (dir === "fwd" ? Nout : K) * r : 0);
     const line: string[] = [];
     for (const variant of [undefined, ...Q4_VARIANTS]) {
       const t = await timeRun(device, iters, (enc) =>
-        dir === "fwd" ? encodeQ4Matmul(device, enc, bufA, w, bufC, M, { variant }) : encodeQ4MatmulTransposed(device, enc, bufA, w, bufC, M, { variant }));
+        dir === "fwd" ? encodeQ4Matmul(device, enc, bufA, w, bufC, M, { variant, tail }) : encodeQ4MatmulTransposed(device, enc, bufA, w, bufC, M, { variant, tail }));
       if (t.timed === "wall") timedBy = "wall";
-      const label = variant ?? `auto(${pickQ4(M, dir === "fwd" ? Nout : K)})`;
+      const label = variant ?? `auto(${dir === "fwd" ? pickQ4(M, Nout, undefined, K, !!tail) : pickQ4(M, K, undefined, Nout, !!tail)})`;
       line.push(`${label} ${cell(t.ms, flops)}`);
       summary[`shape ${name} ${label}`] = { ms: t.ms, tflops: flops / (t.ms / 1000) / 1e12, timed: t.timed };
     }
