@@ -6,13 +6,14 @@
 //   rows  A (M, K), k-fastest (x A^T, dy B): a workgroup owns 4 RPT rows and 4 NQ columns of C;
 //   cols  A (K, M), m-fastest (dB = dy^T xa; dA = (dyB)^T x transposed): a workgroup owns 16 rows m and 4 NQ columns.
 // 256 threads t = l + 4 g + 16 s: l < 4 a lane and s < 16 a part of the contracted dimension (thread (l, s) takes
-// k-steps 4 s + l + 64 j: four lanes read 64 contiguous bytes of one row, a 32-thread warp a whole 128-byte line or
-// two half lines per load), g < 4 a slot of the outputs (rows: rows row0 + 4 i + g, i < RPT; cols: m = m0 + 4 g ..
-// + 3). Each thread keeps NACC vec4 sums in registers (rows: one per row i and four columns q; cols: one per column,
-// over its four m), then the workgroup adds them in a fixed order: the four lanes by laneSum ((0 + 1) + (2 + 3):
-// subgroup shuffles where the device has subgroups, matmul.ts's prelude, else laneSumShared below; the same sums),
-// then the 16 parts through workgroup memory, part 0 first. No second pass, except the split-K slices matmul.ts
-// gives a cols product with a small grid (then alpha and ACCUMULATE are the reduce's).
+// k-steps 4 s + l + 64 j: four lanes read 64 contiguous bytes of one row; a 32-thread warp's load covers four whole
+// 128-byte lines in the rows form, eight 64-byte halves in the cols form), g < 4 a slot of the outputs (rows: rows
+// row0 + 4 i + g, i < RPT; cols: m = m0 + 4 g .. + 3). Each thread keeps NACC vec4 sums in registers (rows: one per
+// row i and four columns q; cols: one per column, over its four m), then the workgroup adds them in a fixed order:
+// the four lanes by laneSum ((0 + 1) + (2 + 3): subgroup shuffles where the device has subgroups, matmul.ts's
+// prelude, else laneSumShared below; the same sums), then the 16 parts through workgroup memory, part 0 first. No
+// second pass, except the split-K slices matmul.ts gives a cols product with a small grid (then alpha and ACCUMULATE
+// are the reduce's).
 // Dimension letters: M rows of C, N columns of C, K the contracted dimension, b the batch.
 
 // Dims, bindings, TRANS_B, ACCUMULATE, rowK, sliceEnd: matmul_common.wgsl; VEC_A, VEC_B, elemX, quadX: the prelude.
