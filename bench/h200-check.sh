@@ -265,7 +265,8 @@ dq)
   # writes each key block's dS K to a scratch, a reduce sums them; delta by its own pass) against the dq kernel, in
   # pretraining's per-kernel profile (the 150k tok/s goal: the dq kernel was 14.0 ms of 112.3) and the 0.5B q4 step
   # (stored and recomputed: the scratch adds ~275 MiB at 8 x 768), with the PyTorch cross-check under the switch. About
-  # 3 minutes.
+  # 3 minutes. Measured 2026-12-04 in two shorter calls (docs/benchmarks.md, C and D: all but the recomputed step and the
+  # profile), after which attnDq=fused became the default; `rank` measures the recomputed step at the defaults.
   for p in attnDq=kernel attnDq=fused; do
     HEAD=12 PAT="== pretrain|tokens/s|GPU busy|attention" t "pretrain-${p//[=,]/-}" 30 deno run -A "$J/profile.js" pretrain 16 1024 16 "perf=$p"
   done
@@ -281,10 +282,17 @@ rank)
   # runs, and it shows the K <= 128 choice of tile64 on the k/v dx, with and without its LoRA tail), the rank rows
   # again under rank=stream, the 0.5B q4 step with the switch beside PyTorch + PEFT, the step's per-kernel profile under
   # the switch (the narrow and reduce lines against matmul_rank_*), and the PyTorch cross-check under the switch (what
-  # making it the default needs; RANK_CHECK=0 skips it). About 4 minutes: run with H200_TOTAL_S=250.
+  # making it the default needs; RANK_CHECK=0 skips it). About 5 minutes: run with H200_TOTAL_S=330.
   HEAD=60 PAT="^\\| " t shapes 80 deno run -A "$J/profile.js" shapes tokens=6144 iters=20
   HEAD=20 PAT="^\\| " t shapes-stream 30 deno run -A "$J/profile.js" shapes tokens=6144 iters=20 only=rank perf=rank=stream
-  t q4 60 deno run -A "$J/train.js" qwen2.5-0.5b 8 768 16 1 3 step budget=50 out="$OUT/q4.json" "variants=rank=stream"
+  # The stored and recomputed q4 steps at the defaults (dq fused since 953e448: the recomputed step's time and memory with
+  # its scratch are not measured yet) and the stored one under rank=stream; the f32 step; pretraining at the defaults
+  # (dq fused and the K <= 128 choice, 28f9b59, which moves its k/v dx to tile64) and under rank=stream.
+  t q4 80 deno run -A "$J/train.js" qwen2.5-0.5b 8 768 16 1 3 step,recompute budget=70 out="$OUT/q4.json" "variants=rank=stream"
+  t f32 30 deno run -A "$J/train.js" qwen2.5-0.5b 8 768 16 0 3 step budget=25 out="$OUT/f32.json"
+  for p in rank=narrow rank=stream; do
+    HEAD=4 PAT="== pretrain|tokens/s|GPU busy" t "pretrain-${p//[=,]/-}" 20 deno run -A "$J/profile.js" pretrain 16 1024 16 "perf=$p"
+  done
   HEAD=30 PAT="== grpo|GPU busy|  [0-9]" t profile-q4-stream 40 deno run -A "$J/profile.js" grpo 16 1024 4 qwen2.5-0.5b 8 768 q4=1 perf=rank=stream
   t torch 60 python3 bench/torch/train.py --out "$OUT" --iters 5 --warmup 2 --no-sweep --attn eager
   [ "${RANK_CHECK:-1}" = 1 ] && crosscheck RLVR_PERF=rank=stream
