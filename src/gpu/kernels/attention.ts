@@ -6,6 +6,7 @@
 import { computePipeline, dispatch, sharedScratch, uniformBuffer } from "../device.ts";
 import { perfSwitches } from "../switches.ts";
 import type { AttentionDims } from "./attention.ref.ts";
+import { grid } from "./layer-common.ts";
 import forwardSource from "./attention.wgsl" with { type: "text" };
 import forwardBlockedSource from "./attention_rb.wgsl" with { type: "text" };
 import dqSource from "./attention_bwd_dq.wgsl" with { type: "text" };
@@ -230,11 +231,6 @@ export function dqScratchBytes(a: AttentionDims, BK: number): number {
  */
 export const DQ_SCRATCH_CAP = 512 * 2 ** 20;
 
-/** A grid of `n` workgroups within the 65,535 a dimension allows (the kernels index by wg.y * nwg.x + wg.x). */
-function grid2d(n: number): [number, number, number] {
-  return n <= 65535 ? [Math.max(n, 1), 1, 1] : [65535, Math.ceil(n / 65535), 1];
-}
-
 /**
  * Records the backward with dq fused into the dk/dv kernel (switch attnDq=fused, D % 4 == 0): delta by its own pass, the
  * dk/dv kernel writing each key block's dS K to a scratch, then a reduce of the blocks into dq. False (nothing
@@ -248,7 +244,7 @@ async function encodeFusedDqBackward(device: GPUDevice, enc: GPUCommandEncoder, 
   if (bytes > limit) return false;
   const D4 = a.D / 4;
   const delta = await computePipeline(device, "attention-backward-delta", withDims(deltaSource), { D4 });
-  dispatch(device, enc, delta, [buf.o, buf.dout, buf.lens, buf.delta, dims], grid2d(Math.ceil((a.B * a.H * a.T) / 64)));
+  dispatch(device, enc, delta, [buf.o, buf.dout, buf.lens, buf.delta, dims], grid(a.B * a.H * a.T, 64));
   const marker = "      // DQ_PARTIAL:";
   if (!dkvBlockedSource.includes(marker)) throw new Error("attention_bwd_dkv_rb.wgsl: no DQ_PARTIAL line");
   const fusedSource = blockedSource(dkvBlockedSource.replace(marker, "      dqPartial(tid, b, h, q0, wg.x); //"), true);
@@ -258,7 +254,7 @@ async function encodeFusedDqBackward(device: GPUDevice, enc: GPUCommandEncoder, 
   const dqp = sharedScratch(device, "attention-dq-partials", Math.max(bytes, 16));
   dispatch(device, enc, dkv, [buf.q, buf.k, buf.v, buf.dout, buf.lse, buf.delta, buf.lens, buf.dk, buf.dv, dims, dqp], [Math.ceil(a.T / kvT.own), a.Hkv, a.B]);
   const reduce = await computePipeline(device, "attention-backward-dq-reduce", `${withDims(dqReduceSource)}\n${dqpLayoutSource}`, { D4, BK: kvT.own });
-  dispatch(device, enc, reduce, [dqp, buf.lens, buf.dq, dims], grid2d(Math.ceil((a.B * a.T * a.H * D4) / 64)));
+  dispatch(device, enc, reduce, [dqp, buf.lens, buf.dq, dims], grid(a.B * a.T * a.H * D4, 64));
   return true;
 }
 
