@@ -261,7 +261,7 @@ now6)
   HEAD=40 PAT="== grpo|GPU busy|  [0-9]" t profile-q4 40 deno run -A "$J/profile.js" grpo 16 1024 4 qwen2.5-0.5b 8 768 q4=1
   ;;
 dq)
-  # Prepared 2026-12-04 (issue 16, not run yet): dq fused into the dk/dv kernel (switch attnDq=fused: the dk/dv kernel
+  # Prepared 2026-12-04 (issue 16; ran as call E the same day, 122 s, docs/benchmarks.md): dq fused into the dk/dv kernel (switch attnDq=fused: the dk/dv kernel
   # writes each key block's dS K to a scratch, a reduce sums them; delta by its own pass) against the dq kernel, in
   # pretraining's per-kernel profile (the 150k tok/s goal: the dq kernel was 14.0 ms of 112.3) and the 0.5B q4 step
   # (stored and recomputed: the scratch adds ~275 MiB at 8 x 768), with the PyTorch cross-check under the switch. About

@@ -70,7 +70,8 @@ export interface PerfSwitches {
   /**
    * The LoRA rank products that read a whole activation or gradient and write r columns (x A^T, dy B, dA, dB): on
    * "narrow" (matmul_narrow.wgsl, 64 x 16 tiles, split-K slices and a reduce; the default) or "stream" (a kernel that
-   * streams the wide operand once with vec4 loads at full occupancy: matmul_rank.wgsl; not measured on the H200 yet).
+   * streams the wide operand once with vec4 loads at full occupancy: matmul_rank.wgsl; on the H200 2.1% slower in the 0.5B q4 step, 2026-12-04: faster on x A^T, twice as slow on dA
+   * and dB, docs/benchmarks.md).
    * Same sums up to rounding.
    */
   rank: "narrow" | "stream";
