@@ -30,7 +30,8 @@ mkdir -p "$E/bin/a/b" "$E/bin/workers" "$E/model"
 npx deno bundle --platform deno src/cli/main.ts -o "$E/bin/a/b/rlvr.js"
 npx deno bundle --platform deno workers/sql.worker.ts -o "$E/bin/workers/sql.worker.ts"
 npx deno bundle --platform deno bench/demo-shape-model.ts -o "$E/bin/a/b/demo-shape.js"
-for f in "$E/bin/a/b/rlvr.js" "$E/bin/workers/sql.worker.ts"; do
+npx deno bundle --platform deno bench/evidence/sample-check.ts -o "$E/bin/a/b/sample-check.js"
+for f in "$E/bin/a/b/rlvr.js" "$E/bin/a/b/sample-check.js" "$E/bin/workers/sql.worker.ts"; do
   { echo 'globalThis.__dirname ??= "/"; globalThis.__filename ??= "/index.js";'; cat "$f"; } > "$f.tmp" && mv "$f.tmp" "$f"
 done
 cp node_modules/onnxruntime-web/dist/ort-wasm-simd-threaded.asyncify.mjs "$E/ort.mjs"
@@ -50,7 +51,7 @@ npx deno run -A bench/evidence/synthetic-probe.ts "$E/tmp/probe" > /dev/null
 tar -C "$E/tmp" -cJf "$E/probe.tar.xz" probe && rm -rf "$E/tmp"
 npx deno run -A bench/evidence/synthetic-heldout.ts "$E/tmp" > /dev/null
 tar -C "$E/tmp" -cJf "$E/synthetic-heldout.tar.xz" . && rm -rf "$E/tmp"
-cp bench/evidence/demo.json bench/evidence/spider-heldout.json bench/evidence/grpo-step.json bench/evidence/grpo-step-q4.json bench/evidence/f16planes.py bench/evidence/prm-*.json "$E/"
+cp bench/evidence/demo.json bench/evidence/spider-heldout.json bench/evidence/grpo-step.json bench/evidence/grpo-step-q4.json bench/evidence/f16planes.py bench/evidence/prm-*.json bench/evidence/diag-prompts.json "$E/"
 # EV_PRM_SIZE=session: the PRM notebooks cut to one device call each (prm-notebooks.ts), instead of the committed full ones.
 # EV_PRM_SIZE=coldsweep: the cold start alone at each setting of prm-notebooks.ts's COLD_SWEEP (written beside them).
 case "${EV_PRM_SIZE:-full}" in session|coldsweep) npx deno run -A bench/evidence/prm-notebooks.ts "$E" "$EV_PRM_SIZE" ;; esac

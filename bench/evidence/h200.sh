@@ -19,6 +19,7 @@
 #         one after the other on EV_WEBGPU (default dawn); prints sample / score / train per step from metrics.jsonl.
 #         `q05`: writes a random model of Qwen2.5-0.5B's shape with the demo tokenizer to $EV/q05 (EV_MODEL=$EV/q05
 #         then runs grpo-step at that shape).
+#         `diag`: prm-demo-diag.json (the cold start alone), then bench/evidence/sample-check.ts on its adapter.
 #         `setup` unpacks and runs nothing; EV_MODEL=DIR runs with that model folder instead of the packed
 #         public/model (e.g. the output of bench/evidence/h200-pretrain.sh on the same machine).
 #         The notebooks run side by side (a decoding step is host-bound: two processes use two cores'
@@ -60,7 +61,7 @@ if [ ! -f "$EV/ready" ]; then
   touch "$EV/ready"
   echo "setup $(( $(date +%s) - START )) s"
 fi
-cp "$SRC"/prm-*.json "$EV/" 2>/dev/null
+cp "$SRC"/prm-*.json "$SRC"/diag-prompts.json "$EV/" 2>/dev/null; cp "$SRC"/bin/a/b/sample-check.js "$EV/bin/a/b/" 2>/dev/null
 cd "$EV"
 MODEL=${EV_MODEL:-$EV/model}
 one() {  # one notebook, until the time is up; resumes from its checkpoints when run again
@@ -97,8 +98,20 @@ PY
     tar czf "$OUT/$tag.tgz" "$tag.log" "run-$tag/metrics.jsonl" 2>/dev/null
   done
 }
+# The cold start alone (prm-demo-diag.json), then bench/evidence/sample-check.ts on the adapter it wrote: greedy and
+# temperature-1 samples of diag-prompts.json's four test-concepts prompts with each sampler, against the WGSL trainer's
+# teacher-forced log-probabilities and entropy per position (docs/prm.md, 2026-12-04: the broken second token of WITH).
+diag() {
+  one prm-demo-diag prm-demo-diag.json
+  [ -d run-prm-demo-diag/adapter ] || { echo "diag: no adapter (the cold start did not finish)"; return; }
+  local left=$(( TOTAL - ($(date +%s) - START) ))
+  timeout "$left" deno run -A bin/a/b/sample-check.js --model "$MODEL" --adapter run-prm-demo-diag/adapter --prompts diag-prompts.json \
+    --out "$OUT/sample-check.json" --n 8 --new 24 --show 8 > sample-check.log 2> sample-check.err
+  echo "sample-check rc $?"; grep -v "W:onnxruntime" sample-check.log | cut -c1-400
+  tar czf "$OUT/diag.tgz" sample-check.log sample-check.err prm-demo-diag.log run-prm-demo-diag/summary.json run-prm-demo-diag/metrics.jsonl 2>/dev/null
+}
 for nb in ${@:-demo spider}; do
-  case $nb in setup) ;; grpo-step) grpo_step ;; q05) deno run -A bin/a/b/demo-shape.js "$EV/q05" "$EV/model" qwen2.5-0.5b | tail -1 ;;
+  case $nb in setup) ;; grpo-step) grpo_step ;; diag) diag ;; q05) deno run -A bin/a/b/demo-shape.js "$EV/q05" "$EV/model" qwen2.5-0.5b | tail -1 ;;
     demo) one demo demo.json & ;; spider) one spider spider-heldout.json & ;; probe) one probe probe/probe.json & ;;
     synth) one synth synthetic-heldout.json & ;; synth-grpo) one synth-grpo synthetic-heldout-grpo.json & ;;
     prm-demo|prm-demo-outcome|prm-demo-stepnorm|prm-synth|prm-synth-outcome|prm-synth-stepnorm|prm-demo-cold-*|prm-synth-cold-*) one "$nb" "$nb.json" & ;;
