@@ -14,6 +14,7 @@ Deno.test("perf switches: old, new and name=value lists parse; the formatted for
   assertEquals(NEW_SWITCHES.vload, 1); // on since timed on the H200 (2026-12-02)
   assert(formatPerfSwitches(NEW_SWITCHES).endsWith(",tk=16,q4tk=16,vload=1,loraTail=1,embedBack=links,attnNamed=0,attnBwd=blocked,attnFwd=blocked,rank=narrow,attnDq=fused"));
   assertEquals(parsePerfSwitches("rank=stream,attnDq=kernel"), { ...NEW_SWITCHES, rank: "stream", attnDq: "kernel" });
+  assertEquals(parsePerfSwitches("rank=xa").rank, "xa");
   assertEquals(parsePerfSwitches("attnBwd=blocked").attnBwd, "blocked");
   assertEquals(parsePerfSwitches("attnFwd=lanes,attnBwd=lanes"), { ...NEW_SWITCHES, attnFwd: "lanes", attnBwd: "lanes" });
   for (const x of [NEW_SWITCHES, OLD_SWITCHES, s]) assertEquals(parsePerfSwitches(formatPerfSwitches(x)), { ...x });

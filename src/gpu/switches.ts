@@ -71,10 +71,11 @@ export interface PerfSwitches {
    * The LoRA rank products that read a whole activation or gradient and write r columns (x A^T, dy B, dA, dB): on
    * "narrow" (matmul_narrow.wgsl, 64 x 16 tiles, split-K slices and a reduce; the default) or "stream" (a kernel that
    * streams the wide operand once with vec4 loads at full occupancy: matmul_rank.wgsl; on the H200 2.1% slower in the 0.5B q4 step, 2026-12-04: faster on x A^T, twice as slow on dA
-   * and dB, docs/benchmarks.md).
-   * Same sums up to rounding.
+   * and dB, docs/benchmarks.md); or "xa": the rank kernel for x A^T alone (N <= 32, B transposed, A not), where it
+   * was faster on the H200 (0.069 against 0.141 ms at K = 4864, 0.013-0.016 against 0.026 at K = 896), narrow for the
+   * rest (dy B, dA, dB, where narrow was faster). Same sums up to rounding. "xa" not measured in a step yet.
    */
-  rank: "narrow" | "stream";
+  rank: "narrow" | "stream" | "xa";
   /**
    * The attention backward's dq: "fused" (the default since 2026-12-04: the register-blocked dk/dv kernel, which has dS in
    * workgroup memory, writes each key block's dS K to a scratch and a reduce sums the blocks; delta by a small kernel of
@@ -109,7 +110,7 @@ const CHOICES: { [K in keyof PerfSwitches]: readonly string[] } = {
   attnNamed: ["0", "1"],
   attnBwd: ["lanes", "blocked"],
   attnFwd: ["lanes", "blocked"],
-  rank: ["narrow", "stream"],
+  rank: ["narrow", "stream", "xa"],
   attnDq: ["kernel", "fused"],
 };
 
@@ -189,7 +190,7 @@ export function parsePerfSwitches(spec: string, base: Readonly<PerfSwitches> = N
         out.attnFwd = v === "blocked" ? "blocked" : "lanes";
         break;
       case "rank":
-        out.rank = v === "stream" ? "stream" : "narrow";
+        out.rank = v === "stream" || v === "xa" ? v : "narrow";
         break;
       case "attnDq":
         out.attnDq = v === "fused" ? "fused" : "kernel";

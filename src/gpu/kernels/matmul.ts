@@ -95,13 +95,18 @@ export const SHORT_K = 128;
 /**
  * The kernel for a product, and whether it runs transposed (C^T = op(B)^T op(A)^T, stored back
  * transposed): narrow sides go to the narrow kernel, or to the rank kernel under the switch rank=stream
- * (rows transposed into columns), products whose sides both fill 128-wide tiles go to tile128, the rest to tile64.
+ * (rows transposed into columns) and, under rank=xa, only x A^T (N <= 32, B transposed, A not, M wide) goes to the
+ * rank kernel; products whose sides both fill 128-wide tiles go to tile128, the rest to tile64.
  */
 export function pickMatmul(o: EncodeMatmulOpts): { variant: MatmulVariant; swap: boolean } {
   if (o.variant) return { variant: o.variant, swap: (o.variant === "narrow" || o.variant === "rank") && o.M < o.N && o.M <= NARROW_MAX };
   if (policy === "tile64") return { variant: "tile64", swap: false };
-  const narrow = perfSwitches().rank === "stream" ? "rank" : "narrow";
-  if (o.N <= NARROW_MAX) return { variant: narrow, swap: false };
+  const rankSwitch = perfSwitches().rank;
+  const narrow = rankSwitch === "stream" ? "rank" : "narrow";
+  if (o.N <= NARROW_MAX) {
+    const xa = rankSwitch === "xa" && (o.transB ?? false) && !(o.transA ?? false) && o.M > NARROW_MAX;
+    return { variant: xa ? "rank" : narrow, swap: false };
+  }
   if (o.M <= NARROW_MAX) return { variant: narrow, swap: true };
   if (o.M >= 128 && o.N >= 128) {
     const tailInside = !!o.tail && perfSwitches().loraTail === 1 && !(o.transA ?? false) && (o.alpha ?? 1) === 1 && !o.aF16;

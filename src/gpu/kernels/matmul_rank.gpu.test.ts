@@ -98,6 +98,20 @@ Deno.test("matmul rank (switch rank=stream): the auto choice, forms, vec4 loads 
   }
 });
 
+Deno.test("matmul rank (switch rank=xa): the rank kernel for x A^T only, narrow for dy B, dB, dA and db", () => {
+  const prev = setPerfSwitches({ rank: "xa" });
+  try {
+    const pick = (o: EncodeMatmulOpts) => `${pickMatmul(o).variant}${pickMatmul(o).swap ? " swap" : ""}`;
+    const [xa, dyB, dB, dA, db] = forms(6144, 896, 4864, 16, 2).map(([, o]) => o);
+    const got = [xa, dyB, dB, dA, db].map(pick);
+    assert(JSON.stringify(got) === JSON.stringify(["rank", "narrow", "narrow", "narrow swap", "narrow swap"]), `x A^T, dy B, dB, dA, db: ${got}`);
+    assert(splitKSlices(xa) === 1, "x A^T on the rank kernel is not split");
+    assert(pick({ M: 6144, N: 896, K: 896, transB: true }) === "tile128", "x W^T stays on tile128");
+  } finally {
+    setPerfSwitches(prev);
+  }
+});
+
 Deno.test("matmul rank: x A^T, dy B, dB, dA and db at r = 1, 8, 16, 32, odd sizes, accumulate and alpha, with and without subgroups, against float64 (subgroup and workgroup-memory lane sums bitwise equal)", async () => {
   const kinds = rankSubgroups(gpu.device) ? [true, false] : [false];
   console.log(kinds.length === 2 ? `subgroups of ${gpu.info.subgroupMinSize}..${gpu.info.subgroupMaxSize}: both lane sums` : "no subgroups on this device: the workgroup-memory lane sum only");
