@@ -19,7 +19,7 @@
 #         one after the other on EV_WEBGPU (default dawn); prints sample / score / train per step from metrics.jsonl.
 #         `q05`: writes a random model of Qwen2.5-0.5B's shape with the demo tokenizer to $EV/q05 (EV_MODEL=$EV/q05
 #         then runs grpo-step at that shape).
-#         `diag`: prm-demo-diag.json (the cold start alone), then bench/evidence/sample-check.ts on its adapter.
+#         `diag`: prm-demo-diag.json (the cold start and its evaluation), then bench/evidence/sample-check.ts on its adapter.
 #         `setup` unpacks and runs nothing; EV_MODEL=DIR runs with that model folder instead of the packed
 #         public/model (e.g. the output of bench/evidence/h200-pretrain.sh on the same machine).
 #         The notebooks run side by side (a decoding step is host-bound: two processes use two cores'
@@ -98,7 +98,7 @@ PY
     tar czf "$OUT/$tag.tgz" "$tag.log" "run-$tag/metrics.jsonl" 2>/dev/null
   done
 }
-# The cold start alone (prm-demo-diag.json), then bench/evidence/sample-check.ts on the adapter it wrote: greedy and
+# The cold start and its greedy evaluation (prm-demo-diag.json; the 2026-12-04 run had the cold start alone), then bench/evidence/sample-check.ts on the adapter it wrote: greedy and
 # temperature-1 samples of diag-prompts.json's four test-concepts prompts with each sampler, against the WGSL trainer's
 # teacher-forced log-probabilities and entropy per position (docs/prm.md, 2026-12-04: the broken second token of WITH).
 diag() {

@@ -106,16 +106,16 @@ for (const [name, s] of Object.entries(sets)) {
       grpo({ stepAdvantage: "per-step-norm" }),
       ...after,
     ],
-    // The cold start alone, for bench/evidence/sample-check.ts on the adapter the run writes (h200.sh `diag`): do the
+    // The cold start and its greedy evaluation alone, for bench/evidence/sample-check.ts on the adapter the run writes (h200.sh `diag`): do the
     // samples' broken second token of WITH (2026-12-04, docs/prm.md) come from the policy's distribution or the sampler?
-    [`prm-${name}-diag`]: setup.filter((c) => c.id !== "baseline" && c.id !== "cold_eval"),
+    [`prm-${name}-diag`]: setup.filter((c) => c.id !== "baseline"),
   };
   const titles: Record<string, string> = {
     [`prm-${name}-cold`]: `Evidence (PRM): the CoCTE cold start alone on ${s.title} (24 questions per split)`,
     [`prm-${name}`]: `Evidence (PRM): CoCTE cold start, PRM data, PRM and ORM, best-of-N, GRPO with PRM + outcome on ${s.title}`,
     [`prm-${name}-outcome`]: `Evidence (PRM): CoCTE cold start, GRPO with the outcome reward alone on ${s.title}`,
     [`prm-${name}-stepnorm`]: `Evidence (PRM): CoCTE cold start, GRPO with PRM + outcome and per-step normalised advantages on ${s.title}`,
-    [`prm-${name}-diag`]: `Evidence (PRM): the CoCTE cold start alone on ${s.title}, for sample-check.ts`,
+    [`prm-${name}-diag`]: `Evidence (PRM): the CoCTE cold start and its evaluation alone on ${s.title}, for sample-check.ts`,
     ...Object.fromEntries(COLD_SWEEP.map(({ epochs, lr }) => [sweepName(epochs, lr), `Evidence (PRM): the CoCTE cold start alone, ${epochs} passes at lr ${lr}, on ${s.title}`])),
   };
   for (const [file, cells] of Object.entries(notebooks)) {
