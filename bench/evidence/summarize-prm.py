@@ -38,7 +38,13 @@ def mean(xs):
 
 
 def load(d):
-    s = json.load(open(os.path.join(d, "summary.json")))
+    path = os.path.join(d, "summary.json")
+    if not os.path.exists(path):
+        # A run stopped before its end (e.g. a device call that ran out) has metrics but no summary: GRPO's steps only.
+        print(f"notice: {d} has no summary.json (the run did not finish): only its GRPO steps from metrics.jsonl")
+        s = {"title": "(unfinished)", "cells": []}
+    else:
+        s = json.load(open(path))
     rows = [json.loads(l) for l in open(os.path.join(d, "metrics.jsonl")) if l.strip()]
     return s, rows
 
