@@ -25,7 +25,7 @@ export type { AttentionDims } from "./attention.ref.ts";
 /** Where attention_rb_common.wgsl's backward-only part (it reads dout and the dout tile, which the forward lacks) starts. */
 const BACKWARD_MARK = "\n// BACKWARD:";
 
-/** A vec4 attention kernel's source with attention_dims.wgsl (Dims, qRow, kvRow, statAt) appended. */
+/** An attention kernel's source with attention_dims.wgsl (Dims, qRow, kvRow, statAt) appended. */
 function withDims(kernel: string): string {
   return `${kernel}\n${dimsSource}`;
 }
@@ -141,7 +141,7 @@ export async function encodeAttentionForward(
   const [BQ, BK] = wide ? [32, 16] : pickTiles(device, words, opts.workgroupBytes);
   const RPT = wide ? 2 : 1;
   const named = perfSwitches().attnNamed === 1;
-  const pipeline = await computePipeline(device, named ? "attention-forward-named" : "attention-forward", forwardSource, { D: a.D, BQ, BK, RPT, NAMED_ACC: named ? 1 : 0 });
+  const pipeline = await computePipeline(device, named ? "attention-forward-named" : "attention-forward", withDims(forwardSource), { D: a.D, BQ, BK, RPT, NAMED_ACC: named ? 1 : 0 });
   const dims = dimsUniform(device, "attention-forward-dims", a, scale);
   dispatch(device, enc, pipeline, [buf.q, buf.k, buf.v, buf.lens, buf.o, buf.lse, dims], [Math.ceil(a.T / BQ), a.H, a.B]);
 }
@@ -278,7 +278,7 @@ export async function encodeAttentionBackward(
   const wide = dqWords(32, 16) * 4 <= Math.min(device.limits.maxComputeWorkgroupStorageSize, opts.workgroupBytes ?? Infinity);
   const [BQ, BK] = wide ? [32, 16] : pickTiles(device, dqWords, opts.workgroupBytes);
   const named = perfSwitches().attnNamed === 1;
-  const dq = await computePipeline(device, named ? "attention-backward-dq-named" : "attention-backward-dq", dqSource, { D: a.D, BQ, BK, RPT: wide ? 2 : 1, NAMED_ACC: named ? 1 : 0 });
+  const dq = await computePipeline(device, named ? "attention-backward-dq-named" : "attention-backward-dq", withDims(dqSource), { D: a.D, BQ, BK, RPT: wide ? 2 : 1, NAMED_ACC: named ? 1 : 0 });
   dispatch(device, enc, dq, [buf.q, buf.k, buf.v, buf.o, buf.dout, buf.lse, buf.lens, buf.dq, buf.delta, dims], [
     Math.ceil(a.T / BQ),
     a.H,
@@ -287,7 +287,7 @@ export async function encodeAttentionBackward(
   const dkvWords = (bk: number, bq: number) => 2 * bk * ds + 2 * bq * ds + 2 * bk * bq + 2 * bq;
   const wideKv = dkvWords(32, 16) * 4 <= Math.min(device.limits.maxComputeWorkgroupStorageSize, opts.workgroupBytes ?? Infinity);
   const [KR, QT] = wideKv ? [32, 16] : pickTiles(device, dkvWords, opts.workgroupBytes);
-  const dkv = await computePipeline(device, named ? "attention-backward-dkv-named" : "attention-backward-dkv", dkvSource, { D: a.D, BK: KR, BQ: QT, RPT: wideKv ? 2 : 1, NAMED_ACC: named ? 1 : 0 });
+  const dkv = await computePipeline(device, named ? "attention-backward-dkv-named" : "attention-backward-dkv", withDims(dkvSource), { D: a.D, BK: KR, BQ: QT, RPT: wideKv ? 2 : 1, NAMED_ACC: named ? 1 : 0 });
   dispatch(device, enc, dkv, [buf.q, buf.k, buf.v, buf.dout, buf.lse, buf.delta, buf.lens, buf.dk, buf.dv, dims], [
     Math.ceil(a.T / KR),
     a.Hkv,

@@ -6,16 +6,7 @@
 // BQ * BK scores of a tile, each computing ept() of them in one key column.
 // Glossary: B batch, T tokens, H query heads, Hkv kv heads, D head dim; lens (B) valid lengths.
 
-struct Dims {
-  B: u32,
-  T: u32,
-  H: u32,
-  Hkv: u32,
-  scale: f32, // usually 1 / sqrt(D)
-  _p0: u32,
-  _p1: u32,
-  _p2: u32,
-}
+// Dims (B, T, H, Hkv, scale: usually 1 / sqrt(D)): attention_dims.wgsl, which attention.ts appends.
 
 @group(0) @binding(0) var<storage, read> q: array<f32>;          // (B, T, H, D)
 @group(0) @binding(1) var<storage, read> k: array<f32>;          // (B, T, Hkv, D)

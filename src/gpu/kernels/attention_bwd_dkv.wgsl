@@ -4,16 +4,7 @@
 // dv_j = sum p_tj dout_t; dk_j = scale * sum dS_tj q_t, with delta from attention_bwd_dq.wgsl.
 // Tiles hold rows as vec4 as in attention.wgsl.
 
-struct Dims {
-  B: u32,
-  T: u32,
-  H: u32,
-  Hkv: u32,
-  scale: f32,
-  _p0: u32,
-  _p1: u32,
-  _p2: u32,
-}
+// Dims (B, T, H, Hkv, scale: usually 1 / sqrt(D)): attention_dims.wgsl, which attention.ts appends.
 
 @group(0) @binding(0) var<storage, read> q: array<f32>;          // (B, T, H, D)
 @group(0) @binding(1) var<storage, read> k: array<f32>;          // (B, T, Hkv, D)
