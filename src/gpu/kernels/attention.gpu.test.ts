@@ -143,12 +143,17 @@ const BLOCKED_CASES: readonly Case[] = [
   [{ B: 1, T: 75, H: 4, Hkv: 2, D: 128 }, [71], 48],
 ];
 
+/** The odd, small-memory and blocked cases against float64, then the padding check: what every kernel switch is held to. */
+async function checkEveryCase() {
+  for (const [a, lens, seed, opts] of [...ODD_CASES, ...SMALL_MEMORY_CASES, ...BLOCKED_CASES]) await check(a, [...lens], seed, opts);
+  await checkPadding();
+}
+
 Deno.test("attention backward on the register-blocked kernels (switch attnBwd=blocked) with the dq kernel (attnDq=kernel): the same cases against float64", async () => {
   const { setPerfSwitches } = await import("../switches.ts");
   const prev = setPerfSwitches({ attnBwd: "blocked", attnDq: "kernel" });
   try {
-    for (const [a, lens, seed, opts] of [...ODD_CASES, ...SMALL_MEMORY_CASES, ...BLOCKED_CASES]) await check(a, [...lens], seed, opts);
-    await checkPadding();
+    await checkEveryCase();
     if (gpu.device.limits.maxComputeWorkgroupStorageSize >= 32768) {
       // The demo's D = 64 with 32 KiB: dq 32 query rows x 16-key tiles (128 threads), dk/dv 32 keys x 16-query tiles.
       const dq = blockedTiles(gpu.device, 64, (own, tile, s) => 2 * own * s + 2 * tile * s + own * tile + 2 * own);
@@ -167,8 +172,7 @@ Deno.test("attention forward on the register-blocked kernel (switch attnFwd=bloc
     for (const attnBwd of ["lanes", "blocked"] as const) {
       setPerfSwitches({ attnFwd: "blocked", attnBwd });
       console.log(`attnFwd=blocked attnBwd=${attnBwd}`);
-      for (const [a, lens, seed, opts] of [...ODD_CASES, ...SMALL_MEMORY_CASES, ...BLOCKED_CASES]) await check(a, [...lens], seed, opts);
-      await checkPadding();
+      await checkEveryCase();
     }
     if (gpu.device.limits.maxComputeWorkgroupStorageSize >= 32768) {
       // The demo's D = 64 with 32 KiB: 32 query rows x 16-key tiles, 2 x 2 scores a thread (128 threads, 20.6 KiB).
@@ -185,8 +189,7 @@ Deno.test("attention on the lane kernels (attnBwd=lanes, attnFwd=lanes; the defa
   const { setPerfSwitches } = await import("../switches.ts");
   const prev = setPerfSwitches({ attnFwd: "lanes", attnBwd: "lanes" });
   try {
-    for (const [a, lens, seed, opts] of [...ODD_CASES, ...SMALL_MEMORY_CASES, ...BLOCKED_CASES]) await check(a, [...lens], seed, opts);
-    await checkPadding();
+    await checkEveryCase();
   } finally {
     setPerfSwitches(prev);
   }
@@ -239,8 +242,7 @@ Deno.test("attention backward with dq fused into the dk/dv kernel (switch attnDq
   const prev = setPerfSwitches({ attnBwd: "blocked", attnDq: "fused" });
   try {
     // D % 4 != 0 keeps the lane kernels (and their dq kernel): those cases check that the switch leaves them alone.
-    for (const [a, lens, seed, opts] of [...ODD_CASES, ...SMALL_MEMORY_CASES, ...BLOCKED_CASES]) await check(a, [...lens], seed, opts);
-    await checkPadding();
+    await checkEveryCase();
     // The scratch holds block kb's rows t >= kb BK: T + (T - BK) + ... rows of B H D floats; the shapes measured on the
     // H200 fit the default cap.
     assert(dqScratchBytes({ B: 2, T: 70, H: 3, Hkv: 1, D: 64 }, 32) === (70 + 38 + 6) * 2 * 3 * 64 * 4, "scratch bytes");
