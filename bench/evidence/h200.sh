@@ -98,9 +98,10 @@ PY
     tar czf "$OUT/$tag.tgz" "$tag.log" "run-$tag/metrics.jsonl" 2>/dev/null
   done
 }
-# The cold start and its greedy evaluation (prm-demo-diag.json; the 2026-12-04 run had the cold start alone), then bench/evidence/sample-check.ts on the adapter it wrote: greedy and
-# temperature-1 samples of diag-prompts.json's four test-concepts prompts with each sampler, against the WGSL trainer's
-# teacher-forced log-probabilities and entropy per position (docs/prm.md, 2026-12-04: the broken second token of WITH).
+# The cold start and its greedy evaluation (prm-demo-diag.json; the 2026-12-04 run had the cold start alone), then
+# bench/evidence/sample-check.ts on the adapter it wrote: greedy and temperature-1 samples of diag-prompts.json's four
+# test-concepts prompts with each sampler, against the WGSL trainer's teacher-forced log-probabilities and entropy per
+# position (docs/prm.md, 2026-12-04: the broken second token of WITH).
 diag() {
   one prm-demo-diag prm-demo-diag.json
   [ -d run-prm-demo-diag/adapter ] || { echo "diag: no adapter (the cold start did not finish)"; return; }

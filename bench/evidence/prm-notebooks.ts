@@ -106,8 +106,8 @@ for (const [name, s] of Object.entries(sets)) {
       grpo({ stepAdvantage: "per-step-norm" }),
       ...after,
     ],
-    // The cold start and its greedy evaluation alone, for bench/evidence/sample-check.ts on the adapter the run writes (h200.sh `diag`): do the
-    // samples' broken second token of WITH (2026-12-04, docs/prm.md) come from the policy's distribution or the sampler?
+    // The cold start and its greedy evaluation alone, for bench/evidence/sample-check.ts on the adapter the run writes
+    // (h200.sh `diag`: did the samples' broken second token of WITH, 2026-12-04, come from the policy or the sampler?).
     [`prm-${name}-diag`]: setup.filter((c) => c.id !== "baseline"),
   };
   const titles: Record<string, string> = {
