@@ -300,7 +300,7 @@ rank)
 xa)
   # Prepared 2026-12-04 (issue 16, not run yet): the switch rank=xa (the rank kernel for x A^T alone, where call E
   # measured it twice as fast; narrow for dy B, dA, dB) in the 0.5B q4 step beside the default and PyTorch + PEFT, and its
-  # profile. Estimated from call E's per-product rows: about 3 ms of 510 (0.6%). About 2 minutes: H200_TOTAL_S=150.
+  # profile. About 2 minutes: H200_TOTAL_S=150.
   t torch 45 python3 bench/torch/train.py --out "$OUT" --iters 5 --warmup 2 --no-sweep --attn eager
   t q4 60 deno run -A "$J/train.js" qwen2.5-0.5b 8 768 16 1 4 step budget=50 out="$OUT/q4.json" "variants=rank=xa"
   HEAD=30 PAT="== grpo|GPU busy|  [0-9]" t profile-q4-xa 40 deno run -A "$J/profile.js" grpo 16 1024 4 qwen2.5-0.5b 8 768 q4=1 perf=rank=xa
