@@ -58,7 +58,7 @@ Deno.test("evidence notebooks: the PRM notebooks start with the CoCTE cold start
     assert(cold >= 0, `${name}: no warm-up`);
     assertEquals([cells[cold].params?.method, cells[cold].params?.sftTargets], ["sft", "cocte"], `${name}: the cold start`);
     const prompt = cells.find((c) => c.type === "prompt");
-    assertEquals(prompt?.params?.template, "chain-of-ctes@1", name);
+    assertEquals(prompt?.params?.template, "chain-of-ctes@2", name);
     assert(cells[cold + 1]?.type === "evaluate", `${name}: an evaluation right after the cold start (${ids.join(", ")})`);
     const firstPrm = cells.findIndex((c) => c.type === "prmdata" || c.type === "prmtrain" || c.type === "grpo");
     // The -diag notebooks end there (the cold start for bench/evidence/sample-check.ts); the others go on.

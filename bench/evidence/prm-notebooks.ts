@@ -7,7 +7,8 @@
 //   prm-<set>-outcome.json  the same cold start, then GRPO with the execution outcome reward alone -> greedy evaluation
 //   prm-<set>-stepnorm.json GRPO with DeepSeekMath's per-step normalisation instead, on the PRM of
 //                           prm-<set>'s run (run-prm-<set>/prm/prm, loaded: run it after prm-<set>)
-// All use the chain-of-ctes@1 prompt and start the same way: a greedy baseline, then the CoCTE cold start — a
+// All use the chain-of-ctes@2 prompt (chain-of-ctes@1 with the answer started as "```sql\nWITH" for the model: the
+// demo model cannot sample the second token of WITH, docs/prm.md 2026-12-04) and start the same way: a greedy baseline, then the CoCTE cold start — a
 // warm-up `sft` with sftTargets "cocte": every training question's gold rewritten as a chain of CTEs and checked by
 // execution inside the run (runtime/cocte-convert.ts, the converter of `rlvr cocte`; the chains are written to the
 // run's warmup/cold/cocte.jsonl), one round of COLD_EPOCHS passes — then a greedy evaluation whose report counts
@@ -75,7 +76,7 @@ for (const [name, s] of Object.entries(sets)) {
   const setup = [
     s.data,
     { id: "model", type: "model", params: { source: "demo", dtype: "f32", loraRank: 16, loraAlpha: 32 } },
-    { id: "prompt", type: "prompt", params: { template: "chain-of-ctes@1", maxPromptTokens: PROMPT_TOKENS, evidence: s.evidence } },
+    { id: "prompt", type: "prompt", params: { template: "chain-of-ctes@2", maxPromptTokens: PROMPT_TOKENS, evidence: s.evidence } },
     { id: "reward", type: "reward", params: { comparison: "set" } },
     { id: "baseline", type: "evaluate", params: { split: s.eval, k: 1, maxNewTokens: tiny ? 16 : TOKENS, ...(cold ? { n: 16 } : {}) } },
     { id: "cold", type: "warmup", params: { method: "sft", sftTargets: "cocte", rounds: 1, epochs: tiny ? 1 : COLD_EPOCHS, lr: COLD_LR } },

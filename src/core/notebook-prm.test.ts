@@ -3,7 +3,7 @@ import { defaultParams, parseNotebook, validateParams } from "./notebook.ts";
 
 Deno.test("PRM cells: defaults, and bad values refused with the reason", () => {
   const d = defaultParams("prmdata");
-  assertEquals([d.template, d.chains, d.rollouts, d.budget, d.balance, d.dropEmptyGold], ["chain-of-ctes@1", 4, 4, 32, 1, true]);
+  assertEquals([d.template, d.chains, d.rollouts, d.budget, d.balance, d.dropEmptyGold], ["chain-of-ctes@2", 4, 4, 32, 1, true]);
   assertEquals(defaultParams("prmtrain").labels, "process");
   assert(!("load" in defaultParams("prmtrain")), "no load by default");
   const greedy = validateParams("prmdata", { temperature: 0, chains: 4 });

@@ -26,7 +26,7 @@ export function readPrmData(r: Reader): PrmDataParams {
   const p: PrmDataParams = {
     split: r.str("split", "", 64),
     n: r.num("n", 1_000_000, 1, 1e7, true),
-    template: r.template("template", "chain-of-ctes@1"),
+    template: r.template("template", "chain-of-ctes@2"),
     chains: r.num("chains", 4, 1, 256, true),
     rollouts: r.num("rollouts", 4, 1, 256, true),
     budget: r.num("budget", 32, 0, 1e6, true),

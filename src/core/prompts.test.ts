@@ -34,8 +34,8 @@ const SCHOOL: DbSchema = {
 
 const TASK = { question: "Which students are members of the club named 'Chess'?", evidence: "club named refers to ClubName" };
 
-Deno.test("prompts: registry holds the four versioned templates; unknown ids name the known ones", async () => {
-  assertEquals(Object.keys(PROMPT_TEMPLATES).sort(), ["chain-of-ctes@1", "omnisql@1", "reasoning-answer@1", "think-answer@1"]);
+Deno.test("prompts: registry holds the five versioned templates; unknown ids name the known ones", async () => {
+  assertEquals(Object.keys(PROMPT_TEMPLATES).sort(), ["chain-of-ctes@1", "chain-of-ctes@2", "omnisql@1", "reasoning-answer@1", "think-answer@1"]);
   for (const [id, t] of Object.entries(PROMPT_TEMPLATES)) {
     assertEquals(t.id, id);
     assert(/^[a-z0-9-]+@\d+$/.test(id), id);
@@ -62,6 +62,7 @@ Deno.test("prompts: each template's own answer format is read back by its extrac
   const answers: Record<string, [string, string]> = {
     "omnisql@1": ["Join the tables.\n```sql\nSELECT 1\n```", "SELECT 1"],
     "chain-of-ctes@1": ["Steps:\n```sql\n" + cte + ";\n```", cte],
+    "chain-of-ctes@2": ["```sql\nWITH step_1 AS (SELECT 1)\nSELECT * FROM step_1\n```", "WITH step_1 AS (SELECT 1)\nSELECT * FROM step_1"],
     "think-answer@1": ["<think>join</think>\n<answer>\n```sql\nSELECT 1\n```\n</answer>", "SELECT 1"],
     "reasoning-answer@1": ["<reasoning>join</reasoning>\n<answer>SELECT 1</answer>", "SELECT 1"],
   };

@@ -29,6 +29,12 @@ export interface PromptTemplate {
   extractMode: ExtractMode;
   /** Tags the format rewards check, in order; empty when the format has none. */
   formatTags: readonly string[];
+  /**
+   * The answer's first characters, written after the rendered prompt (assistant prefill): the model
+   * continues from them and they count as the answer's start when it is read (extraction, PRM steps,
+   * SFT targets). Absent: the model writes the whole answer.
+   */
+  answerPrefix?: string;
   render(ctx: PromptContext): ChatMessage[];
 }
 
@@ -148,26 +154,46 @@ const reasoningAnswer: PromptTemplate = {
   ],
 };
 
+const chainOfCtesMessages = (ctx: PromptContext): ChatMessage[] => [{
+  role: "user",
+  content: [
+    "Task Overview:\nYou are a data science expert. Below, you are provided with a database schema and a natural language question. Write one SQLite query that answers the question.",
+    schemaAndQuestion(ctx),
+    `Instructions:\n${INSTRUCTIONS}\n- Reason in SQL: write the query as WITH step_1 AS (...), step_2 AS (...), ... where each common table expression is one reasoning step, named for what it computes and preceded by a -- comment saying why. A simple question may need a single step.\n- End with one SELECT that reads from the steps and returns exactly the asked columns.`,
+    `Output Format:\nAnswer with the whole query in one code block:\n${SQL_BLOCK}`,
+  ].join("\n\n"),
+}];
+
 const chainOfCtes: PromptTemplate = {
   id: "chain-of-ctes@1",
   title: "Chain of CTEs",
   description: "Reasoning written as SQL: each step a named CTE with a comment, the final SELECT combines them; one ```sql block.",
   extractMode: "sql-block",
   formatTags: [],
-  render: (ctx) => [{
-    role: "user",
-    content: [
-      "Task Overview:\nYou are a data science expert. Below, you are provided with a database schema and a natural language question. Write one SQLite query that answers the question.",
-      schemaAndQuestion(ctx),
-      `Instructions:\n${INSTRUCTIONS}\n- Reason in SQL: write the query as WITH step_1 AS (...), step_2 AS (...), ... where each common table expression is one reasoning step, named for what it computes and preceded by a -- comment saying why. A simple question may need a single step.\n- End with one SELECT that reads from the steps and returns exactly the asked columns.`,
-      `Output Format:\nAnswer with the whole query in one code block:\n${SQL_BLOCK}`,
-    ].join("\n\n"),
-  }],
+  render: chainOfCtesMessages,
 };
+
+/** The answer chain-of-ctes@2 starts for the model: the code block opened and the chain begun. */
+export const COCTE_ANSWER_PREFIX = "```sql\nWITH";
+
+const chainOfCtesPrefilled: PromptTemplate = {
+  id: "chain-of-ctes@2",
+  title: "Chain of CTEs, answer started",
+  description: "chain-of-ctes@1's prompt with the answer started as \"```sql\\nWITH\" (assistant prefill): the model writes the chain's steps from there.",
+  extractMode: "sql-block",
+  formatTags: [],
+  answerPrefix: COCTE_ANSWER_PREFIX,
+  render: chainOfCtesMessages,
+};
+
+/** Whether a template asks for a chain of CTEs (chain-of-ctes@1 or @2). */
+export function isCocteTemplate(id: string): boolean {
+  return id.startsWith("chain-of-ctes@");
+}
 
 /** All templates by id. */
 export const PROMPT_TEMPLATES: Readonly<Record<string, PromptTemplate>> = Object.freeze(
-  Object.fromEntries([omnisql, thinkAnswer, reasoningAnswer, chainOfCtes].map((t) => [t.id, t])),
+  Object.fromEntries([omnisql, thinkAnswer, reasoningAnswer, chainOfCtes, chainOfCtesPrefilled].map((t) => [t.id, t])),
 );
 
 /** The template with this id; throws naming the known ids. */

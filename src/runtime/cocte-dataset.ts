@@ -1,12 +1,15 @@
-// Converted golds as a cold-start dataset for the chain-of-ctes@1 prompt: one JSON line per
+// Converted golds as a cold-start dataset for the chain-of-ctes prompts: one JSON line per
 // question in the project's own "rlvr" question format (core/loaders.ts reads it back; the chain
 // is the `gold_sql`, so the file also evaluates), with the answer the prompt asks for — the whole
 // chain in one ```sql block — as `completion`, the SFT target of a warm-up on gold.
 import type { CteStep } from "../core/cocte.ts";
 import type { Task } from "../core/types.ts";
 
-/** The prompt template these answers are written for. */
-export const COCTE_TEMPLATE = "chain-of-ctes@1";
+/**
+ * The prompt template these answers are written for: chain-of-ctes@2, which starts the answer as
+ * "```sql\nWITH" for the model (chain-of-ctes@1 asks for the same answer and writes none of it).
+ */
+export const COCTE_TEMPLATE = "chain-of-ctes@2";
 
 /** One line of a gold-to-CoCTE dataset. */
 export interface CocteDatasetRecord {
@@ -18,7 +21,7 @@ export interface CocteDatasetRecord {
   gold_sql: string;
   evidence?: string;
   difficulty?: string;
-  /** The answer in chain-of-ctes@1's format: the chain in one ```sql block. */
+  /** The answer in the chain-of-ctes format: the chain in one ```sql block. */
   completion: string;
   template: typeof COCTE_TEMPLATE;
   /** The chain's steps: name, CTE body, comment. */
@@ -27,7 +30,7 @@ export interface CocteDatasetRecord {
   source_gold_sql: string;
 }
 
-/** The answer chain-of-ctes@1 asks for: the whole query in one ```sql block. */
+/** The answer the chain-of-ctes prompts ask for: the whole query in one ```sql block. */
 export function cocteCompletion(cocte: string): string {
   return "```sql\n" + cocte + "\n```";
 }

@@ -96,7 +96,11 @@ export async function runPrmData(ctx: RunContext, cellId: string, p: PrmDataPara
     let sampled = 0;
     const env: RolloutEnv = {
       sample: async (requests, n, wave) => {
-        const ids = requests.map((r) => [...batchPrompts[r.question].ids, ...(r.prefix ? runtime.encodePlain(r.prefix) : [])]);
+        // A request continues its prefix of an answer; a whole answer (empty prefix) starts with the
+        // template's answer prefix, which the returned text then carries (labelQuestions appends
+        // continuations to the request's prefix). Chain prefixes end at a step, past that start.
+        const starts = requests.map((r) => rolloutStart(r.prefix, batchPrompts[r.question].answerPrefix));
+        const ids = requests.map((r, j) => [...batchPrompts[r.question].textIds, ...(starts[j] ? runtime.encodePlain(starts[j]) : [])]);
         const out: string[][] = requests.map(() => []);
         const P = Math.max(1, ctx.opts.sampleBatchPrompts);
         const maxPos = runtime.policy.maxPositions;
@@ -104,7 +108,10 @@ export async function runPrmData(ctx: RunContext, cellId: string, p: PrmDataPara
           if (js.length === 0 || maxNewTokens < 1) return;
           const got = await runtime.sample(js.map((j) => ids[j]), n, { temperature: p.temperature, topP: 1, topK: 0, minP: 0, stop: [], maxNewTokens, seed: callSeed });
           got.sort((a, b) => a.prompt - b.prompt || a.index - b.index);
-          for (const s of got) out[js[s.prompt]].push(s.text);
+          for (const s of got) {
+            const j = js[s.prompt];
+            out[j].push(starts[j].slice(requests[j].prefix.length) + s.text);
+          }
         };
         for (let i = 0; i < ids.length; i += P) {
           checkAborted(ctx);
@@ -160,6 +167,17 @@ export async function runPrmData(ctx: RunContext, cellId: string, p: PrmDataPara
     kind: "prmdata", cellId, split, questions: usable.length, skipped, rollouts: state.rollouts, sampled: state.sampled,
     raw, curation, curated, files: [paths.questions, paths.labels, paths.train, paths.stats], resumedFrom,
   };
+}
+
+/**
+ * The text a rollout request's sampling continues after the rendered prompt: its prefix of an
+ * answer, or, for a whole answer (empty prefix), the template's answer prefix. A non-empty prefix
+ * must begin with the answer prefix (it was cut from an answer that does).
+ */
+export function rolloutStart(prefix: string, answerPrefix: string): string {
+  if (!prefix) return answerPrefix;
+  if (!prefix.startsWith(answerPrefix)) throw new Error(`PRM data: the prefix ${JSON.stringify(prefix.slice(0, 40))} does not start with the template's answer start ${JSON.stringify(answerPrefix)}`);
+  return prefix;
 }
 
 /**

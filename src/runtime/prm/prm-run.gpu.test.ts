@@ -3,7 +3,9 @@
 // uninterrupted run), PRM train (a process and an outcome model; interrupted and resumed from its
 // checkpoint, the same PRM folder; the folder loads back and scores the same), GRPO with the prm
 // reward and both step-level advantages, self-consistency with PRM best-of-N at N = 1, 2, 4.
-// A random model writes no SQL, so every chain is one wrong step: what is checked is mechanics.
+// A random model writes no SQL, so every chain is one wrong step: what is checked is mechanics —
+// including chain-of-ctes@2's answer prefix: every chain, rollout and GRPO sample is an answer that
+// starts with "```sql\nWITH", written after a prompt that does not.
 import { assert, assertEquals } from "../../../tests/assert.ts";
 import { decodeMetrics } from "../../core/metrics.ts";
 import { parseNotebook } from "../../core/notebook.ts";
@@ -16,7 +18,8 @@ import { denoEnv } from "../recipe/env.deno.ts";
 import { tinyPromptCorpus, writeTinyDataset, writeVaryingLengthModel } from "../recipe/fixtures.deno.ts";
 import { runNotebook } from "../recipe/runner.ts";
 
-const TEMPLATE = "chain-of-ctes@1";
+const TEMPLATE = "chain-of-ctes@2";
+const PREFIX = "```sql\nWITH";
 const OUTCOME = { components: [{ name: "error_penalty", weight: 1 }, { name: "length", weight: 1, params: { maxTokens: 2 } }] };
 const WITH_PRM = { components: [...OUTCOME.components, { name: "prm", weight: 0.5 }] };
 const SETUP = [
@@ -72,6 +75,7 @@ Deno.test({
     assertEquals(data.raw.chains, labels.records.length);
     assertEquals((await text(straight, "prm-data/labels/questions.jsonl")).trim().split("\n").length, data.questions);
     for (const r of labels.records) {
+      assert(r.completion.startsWith(PREFIX) && !r.completion.startsWith(PREFIX + PREFIX), `an answer that starts with the prefix once: ${JSON.stringify(r.completion)}`);
       assert(r.labels.length <= r.ends.length && r.ends.length >= 1, `labels within the steps: ${JSON.stringify(r)}`);
       assert(!r.correct && r.labels.at(-1) === 0, "a random model's chains are wrong at their only step");
     }
@@ -94,6 +98,7 @@ Deno.test({
     assertEquals(grpo.length, 2);
     assert(grpo.every((r) => r.rewards?.prm !== undefined && (r.extra?.prmMean ?? -1) >= 0), `prm reward and PRM score metrics: ${JSON.stringify(grpo)}`);
     const recs = decodeSamples(await text(straight, "samples.jsonl")).records.filter((r) => r.phase === "grpo");
+    assert(recs.every((r) => r.completion.startsWith(PREFIX) && !r.prompt.endsWith(PREFIX)), "GRPO records: the prompt before the answer, the answer from its prefix");
     assert(recs.length === 12 && recs.every((r) => r.steps?.length && r.steps.every((s) => typeof s.prmScore === "number" && s.prmScore > 0 && s.prmScore < 1)), `steps[].prmScore on GRPO records: ${JSON.stringify(recs.map((r) => [r.completion, r.steps]))}`);
     assert(recs.every((r) => Math.abs(r.reward.components.prm - (r.steps?.[0].prmScore ?? NaN)) < 1e-6), "the prm component is the mean step score (one step here)");
     // Self-consistency: both reward models ranked, every rule at N = 1, 2, 4.

@@ -5,7 +5,9 @@
 // PRM train cells that follow it in docs/prm.md's sequence have their own headless tests.) And the
 // same cold start inside the run (warm-up sftTargets "cocte" on the plain question file): the chains
 // it trains and writes are the ones `rlvr cocte --dataset` writes, and the evaluation after it
-// reports the greedy answers' chain shapes.
+// reports the greedy answers' chain shapes; that one runs under chain-of-ctes@2, whose prompt starts
+// the answer ("```sql\nWITH"): the chains train on what follows that start, and the answers read
+// back from it.
 import { assert, assertEquals } from "../../../tests/assert.ts";
 import { decodeMetrics } from "../../core/metrics.ts";
 import type { RunSummary } from "./runner.ts";
@@ -13,6 +15,7 @@ import type { EvalReport, WarmupReport } from "../records.ts";
 import { tinyPromptCorpus, writeTinyDataset, writeVaryingLengthModel } from "./fixtures.deno.ts";
 
 const TEMPLATE = "chain-of-ctes@1";
+const PREFILLED = "chain-of-ctes@2";
 const MAIN = new URL("../../cli/main.ts", import.meta.url).pathname;
 
 async function cli(args: string[]): Promise<{ stdout: string; stderr: string }> {
@@ -65,7 +68,7 @@ Deno.test({
 });
 
 Deno.test({
-  name: "rlvr run: warm-up sft with sftTargets cocte trains rlvr cocte's chains; an evaluation under chain-of-ctes@1 reports chain shapes",
+  name: "rlvr run: warm-up sft with sftTargets cocte trains rlvr cocte's chains after chain-of-ctes@2's answer start; the evaluation reports chain shapes",
   sanitizeOps: false,
   sanitizeResources: false,
   async fn() {
@@ -73,14 +76,14 @@ Deno.test({
     await writeTinyDataset(`${dir}/data`);
     await cli(["cocte", "--questions", `${dir}/data/train.jsonl`, "--db-root", `${dir}/data`, "--out", `${dir}/cocte.jsonl`, "--dataset", `${dir}/cocte-ds.jsonl`]);
     const byCli = new Map((await Deno.readTextFile(`${dir}/cocte-ds.jsonl`)).trim().split("\n").map((l) => JSON.parse(l)).map((r) => [r.source_id as string, r]));
-    const corpus = [...await tinyPromptCorpus(`${dir}/data`, [TEMPLATE]), ...[...byCli.values()].map((r) => r.completion as string)];
+    const corpus = [...await tinyPromptCorpus(`${dir}/data`, [PREFILLED]), ...[...byCli.values()].map((r) => r.completion as string)];
     await writeVaryingLengthModel(`${dir}/model`, { seed: 11, corpus });
     const notebook = {
       version: 1, title: "CoCTE cold start in the run",
       cells: [
         { id: "data", type: "dataset", params: { source: "url", questionsUrl: "data/train.jsonl", dbRoot: "data", format: "rlvr", split: "train", devFraction: 0.25 } },
         { id: "model", type: "model", params: { source: "url", url: "model", dtype: "f32", loraRank: 2, loraAlpha: 4 } },
-        { id: "prompt", type: "prompt", params: { template: TEMPLATE, maxPromptTokens: 1024 } },
+        { id: "prompt", type: "prompt", params: { template: PREFILLED, maxPromptTokens: 1024 } },
         { id: "reward", type: "reward", params: { comparison: "set" } },
         { id: "cold", type: "warmup", params: { method: "sft", sftTargets: "cocte", rounds: 1, epochs: 1, lr: 0.01 } },
         { id: "after", type: "evaluate", params: { split: "dev", k: 1, maxNewTokens: 8 } },
@@ -90,15 +93,21 @@ Deno.test({
     const out = `${dir}/out`;
     const a = await cli(["run", `${dir}/nb.json`, "--out", out]);
     assert(a.stderr.includes(`warmup "cold" (sft): 6 golds as chains of CTEs (warmup/cold/cocte.jsonl)`), a.stderr.slice(-3000));
+    assert(a.stderr.includes(`6 gold targets under ${PREFILLED}`) && !a.stderr.includes("do not start with"), a.stderr.slice(-3000));
     const summary: RunSummary = JSON.parse(await Deno.readTextFile(`${out}/summary.json`));
     const rep = summary.cells.find((c) => c.id === "cold")?.report as WarmupReport;
-    assertEquals(rep.targets, { completion: 0, gold: 0, template: TEMPLATE, cocte: 6, cocteFile: "warmup/cold/cocte.jsonl", cocteFailed: {} });
+    assertEquals(rep.targets, { completion: 0, gold: 0, template: PREFILLED, cocte: 6, cocteFile: "warmup/cold/cocte.jsonl", cocteFailed: {} });
     const lines = (await Deno.readTextFile(`${out}/warmup/cold/cocte.jsonl`)).trim().split("\n").map((l) => JSON.parse(l));
     assertEquals(lines.length, 6);
     for (const r of lines) assertEquals(r, byCli.get(r.source_id), r.id);
     const ev = summary.cells.find((c) => c.id === "after")?.report as EvalReport;
-    assert(ev.chains !== undefined, "chain shapes under chain-of-ctes@1");
+    assert(ev.chains !== undefined, `chain shapes under ${PREFILLED}`);
     assertEquals(ev.chains.answers, 2);
+    const lp = rep.rounds[0].targetLogprob;
+    assert(lp && lp.after > lp.before, `the round raised the targets' log-probability: ${JSON.stringify(lp)}`);
+    // The evaluation's answers start with the prefix the prompt wrote; their prompts do not end with it.
+    const evals = (await Deno.readTextFile(`${out}/samples.jsonl`)).trim().split("\n").map((l) => JSON.parse(l)).filter((r) => r.phase === "eval");
+    assert(evals.length === 2 && evals.every((r) => r.completion.startsWith("```sql\nWITH") && !r.prompt.endsWith("WITH")), JSON.stringify(evals.map((r) => r.completion)));
     assertEquals(ev.chains.noSql + Object.values(ev.chains.byCtes).reduce((x, y) => x + y, 0), 2);
     await Deno.remove(dir, { recursive: true });
   },

@@ -100,8 +100,13 @@ export function resetDatasetCache(ctx: RunContext): void {
   CACHES.delete(ctx);
 }
 
-/** Samples of a task list with their prompts: `n` per task, prompt index relative to `tasks`. */
+/**
+ * Samples of a task list with their prompts: `n` per task, prompt index relative to `tasks`. A
+ * sample's `text` is its answer — the template's answer prefix, then the generated text — and its
+ * `tokens` the generated ones, which continue `promptIds` (the prompt's ids and the prefix's).
+ */
 export interface TaskSamples {
+  /** The rendered prompts, before the answer (TaskPrompt.text). */
   prompts: string[];
   promptIds: number[][];
   samples: Sample[];
@@ -148,13 +153,13 @@ export async function sampleTasks(
     });
     // One seed per batch position: the same tasks and seed give the same samples however the run was split.
     const stream = onFinished && !params.stop?.length
-      ? new FinishTracker(new Set(tools.runtime.hf.config.eosTokenIds), params.maxNewTokens, (t) => tools.runtime.decode(t), (f) => onFinished({ ...f, prompt: f.prompt + i }))
+      ? new FinishTracker(new Set(tools.runtime.hf.config.eosTokenIds), params.maxNewTokens, (t) => tools.runtime.decode(t), (f) => onFinished({ ...f, prompt: f.prompt + i, text: built[f.prompt + i].answerPrefix + f.text }))
       : null;
     const hear = stream || within ? (sp: SampleProgress) => { stream?.progress(sp); within?.(sp); } : undefined;
     const got = await tools.runtime.sample(ids, n, { ...params, stop: params.stop ?? [], seed: (params.seed + i * 7919) >>> 0 }, hear);
     got.sort((a, b) => a.prompt - b.prompt || a.index - b.index);
     for (const s of got) {
-      out.samples.push({ ...s, prompt: s.prompt + i });
+      out.samples.push({ ...s, prompt: s.prompt + i, text: built[s.prompt + i].answerPrefix + s.text });
       tokens += s.tokens.length;
     }
     onBatch?.(Math.min(tasks.length, i + B), tasks.length, tokens);

@@ -1,9 +1,10 @@
 // Evaluate: execution accuracy of the current model on a split — one decoding at the cell's
 // temperature (0: greedy) whose SQL is saved in BIRD's prediction format, and, with k > 1, k
 // sampled answers per question for pass@k and maj@k — overall and per difficulty; under the
-// chain-of-ctes@1 prompt also the greedy answers' shapes (core/cocte-shapes.ts: how many are chains
+// chain-of-ctes prompts (@1, @2) also the greedy answers' shapes (core/cocte-shapes.ts: how many are chains
 // a PRM can score step by step).
 import { chainShapes, type ChainShapes } from "../../core/cocte-shapes.ts";
+import { isCocteTemplate } from "../../core/prompts.ts";
 import type { EvaluateParams } from "../../core/notebook-params.ts";
 import { majAtK, passAtK } from "../../core/selfconsistency.ts";
 import { Rng } from "../../core/rng.ts";
@@ -11,7 +12,6 @@ import type { Task } from "../../core/types.ts";
 import type { AccuracyFigures, EvalReport } from "../records.ts";
 import { emitMetrics, emitSamples, nextIndex, progressReporter, type RunContext, splitTasks } from "./context.ts";
 import { answerCounts, birdPredictions, lengthSummary, perSecond, rewardSummary, sampleTasks, samplingMessage, toolsFor } from "./common.ts";
-import { COCTE_TEMPLATE } from "../cocte-dataset.ts";
 import type { ModelRuntime } from "./model-runtime.ts";
 import { sampleRecord, type Scored } from "./scoring.ts";
 
@@ -32,7 +32,7 @@ export interface EvalResult {
   figures: AccuracyFigures;
   byDifficulty: Record<string, AccuracyFigures>;
   greedySql: (string | null)[];
-  /** Under chain-of-ctes@1: the greedy answers' shapes. */
+  /** Under a chain-of-ctes prompt: the greedy answers' shapes. */
   chains?: ChainShapes;
 }
 
@@ -88,7 +88,7 @@ export async function evaluateTasks(
   const byDifficulty: Record<string, AccuracyFigures> = {};
   for (const d of new Set(tasks.map((t) => t.difficulty ?? "unknown"))) byDifficulty[d] = figuresOf(all.filter((i) => (tasks[i].difficulty ?? "unknown") === d));
   const figures = figuresOf(all);
-  const chains = tools.prompter.template.id === COCTE_TEMPLATE ? chainShapes(first.samples.map((s) => s.text)) : undefined;
+  const chains = isCocteTemplate(tools.prompter.template.id) ? chainShapes(first.samples.map((s) => s.text)) : undefined;
   const at = o.phaseStep ?? { phase: "eval" as const, step: nextIndex(ctx, "eval") };
   const extra: Record<string, number> = { questions: tasks.length, goldProblems: tools.scorer.goldProblems.size };
   if (chains) Object.assign(extra, { chainMultiStep: chains.multiStep, chainNoSql: chains.noSql });

@@ -74,7 +74,17 @@ export async function writeAdapter(store: FileStore, dir: string, runtime: Model
   return out;
 }
 
-/** One JSON line per task: the chat prompt as rendered, the gold SQL and the ids (TRL's "prompt" column plus ours). */
+/**
+ * One JSON line per task: the chat prompt as rendered, the gold SQL and the ids (TRL's "prompt"
+ * column plus ours). Under a template that starts the answer (chain-of-ctes@2) the prompt ends with
+ * that start, which `answer_prefix` repeats: prepend it to a generated text to read the answer.
+ */
 export function promptsJsonl(tasks: readonly Task[], prompts: readonly TaskPrompt[]): string {
-  return tasks.map((t, i) => JSON.stringify({ id: t.id, db_id: t.db_id, prompt: prompts[i].text, gold_sql: t.gold_sql, template: prompts[i].template.id, ...(t.difficulty ? { difficulty: t.difficulty } : {}) }) + "\n").join("");
+  return tasks.map((t, i) => {
+    const p = prompts[i];
+    return JSON.stringify({
+      id: t.id, db_id: t.db_id, prompt: p.text + p.answerPrefix, gold_sql: t.gold_sql, template: p.template.id,
+      ...(p.answerPrefix ? { answer_prefix: p.answerPrefix } : {}), ...(t.difficulty ? { difficulty: t.difficulty } : {}),
+    }) + "\n";
+  }).join("");
 }

@@ -27,6 +27,11 @@ export class ChatCodec {
     return this.tokenizer.encode(text, { addSpecialTokens: this.tokenizer.addBosToken });
   }
 
+  /** Token ids of text with no special tokens added (an answer, or the start of one). */
+  encodePlain(text: string): number[] {
+    return this.tokenizer.encode(text, { addSpecialTokens: false });
+  }
+
   /** Text of token ids (special tokens kept). */
   decode(ids: readonly number[]): string {
     return ids.length ? this.tokenizer.decode(ids) : "";
@@ -34,12 +39,20 @@ export class ChatCodec {
 }
 
 /** What prompts need of a model. */
-export type PromptModel = Pick<ChatCodec, "renderPrompt" | "encode">;
+export type PromptModel = Pick<ChatCodec, "renderPrompt" | "encode" | "encodePlain">;
 
-/** One task's prompt: the text the model saw and its ids. */
+/**
+ * One task's prompt. `text` is the chat-rendered prompt, before the answer; `answerPrefix` the
+ * answer's start that the template writes for the model (assistant prefill, "" for most templates);
+ * `ids` what the model's generated tokens continue: `text`'s ids, then the prefix's. A sample's
+ * answer is the prefix followed by its generated text (sampleTasks joins them).
+ */
 export interface TaskPrompt {
   text: string;
   ids: number[];
+  /** `text`'s ids alone (equal to `ids` without an answer prefix). */
+  textIds: number[];
+  answerPrefix: string;
   template: PromptTemplate;
 }
 
@@ -72,7 +85,10 @@ export class Prompter {
       render: (ms) => rt.renderPrompt(ms),
     });
     const text = rt.renderPrompt(built.messages);
-    const p: TaskPrompt = { text, ids: rt.encode(text), template: this.template };
+    const textIds = rt.encode(text);
+    const answerPrefix = this.template.answerPrefix ?? "";
+    const ids = answerPrefix ? [...textIds, ...rt.encodePlain(answerPrefix)] : textIds;
+    const p: TaskPrompt = { text, ids, textIds, answerPrefix, template: this.template };
     this.cache.set(task.id, p);
     return p;
   }

@@ -17,7 +17,7 @@ import { executeChain } from "../cocte-exec.ts";
 import { answerText } from "../pretrain/corpus.ts";
 import { fileDatabaseLoader } from "../sql-files.deno.ts";
 import { SqlPool } from "../sql-pool.ts";
-import { cocteTargets, sftSequence, sftTarget, targetLogprob } from "./sft-targets.ts";
+import { afterAnswerPrefix, cocteTargets, sftSequence, sftTarget, targetLogprob } from "./sft-targets.ts";
 
 const schema: DbSchema = {
   dbId: "concert",
@@ -54,6 +54,15 @@ Deno.test("sft target: without a completion, the gold in the template's answer f
   assertEquals(sftTarget(task, "reasoning-answer@1", schema).text, "<reasoning>\nThe query reads singer.\n</reasoning>\n<answer>\nSELECT name FROM singer\n</answer>");
   // A prompt that ends inside an opened <think>: the answer continues it.
   assertEquals(sftTarget(task, "think-answer@1", schema, true).text, "The query reads singer.\n</think>\n<answer>\n```sql\nSELECT name FROM singer\n```\n</answer>");
+});
+
+Deno.test("sft target after an answer prefix (chain-of-ctes@2): what follows the prefix; null when the target does not start so", () => {
+  const cocte = cocteDatasetRecord(task, "WITH\n  -- every singer\n  step_1 AS (\n    SELECT name FROM singer\n  )\nSELECT name FROM step_1", []).completion;
+  assertEquals(afterAnswerPrefix(cocte, "```sql\nWITH"), "\n  -- every singer\n  step_1 AS (\n    SELECT name FROM singer\n  )\nSELECT name FROM step_1\n```");
+  assertEquals(afterAnswerPrefix("\n" + cocte, "```sql\nWITH"), afterAnswerPrefix(cocte, "```sql\nWITH"));
+  // The gold as written is no chain: it cannot follow "```sql\nWITH".
+  assertEquals(afterAnswerPrefix(sftTarget(task, "chain-of-ctes@2", schema).text, "```sql\nWITH"), null);
+  assertEquals(afterAnswerPrefix("SELECT 1", ""), "SELECT 1");
 });
 
 Deno.test("sft sequence: prompt, target, the first end-of-sequence id; the target's mean token log-probability", () => {

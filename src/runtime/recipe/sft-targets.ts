@@ -63,6 +63,17 @@ export async function cocteTargets(tasks: readonly Task[], sql: Pick<SqlPool, "q
 }
 
 /**
+ * What a target trains on after a prompt that already starts the answer with `prefix` (assistant
+ * prefill): the target without that start, or null when it does not begin with it. Whitespace
+ * before the target's first character is ignored; an empty prefix returns the target unchanged.
+ */
+export function afterAnswerPrefix(target: string, prefix: string): string | null {
+  if (!prefix) return target;
+  const t = target.trimStart();
+  return t.startsWith(prefix) ? t.slice(prefix.length) : null;
+}
+
+/**
  * A training sequence: prompt ids, then the target's ids (no special tokens added), then the first
  * end-of-sequence id (none when the model names none). `promptLen` marks where the target starts.
  */

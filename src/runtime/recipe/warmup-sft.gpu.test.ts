@@ -4,7 +4,7 @@
 // the run on a second runtime with the trainer's log-prob function, before (the fresh adapter) and
 // after (the round's checkpoint); the report's own figures agree with it. Run again into the same
 // store, the finished round is not redone.
-import { assert, assertEquals } from "../../../tests/assert.ts";
+import { assert, assertEquals, assertRejects } from "../../../tests/assert.ts";
 import { decodeMetrics } from "../../core/metrics.ts";
 import type { DatasetParams, ModelParams, PromptParams } from "../../core/notebook-params.ts";
 import { parseNotebook } from "../../core/notebook.ts";
@@ -102,6 +102,43 @@ Deno.test({
     assertEquals(metrics.length, 1);
     assertEquals([metrics[0].extra?.goldTargets, metrics[0].extra?.optimiserSteps], [8, 2]);
     assertEquals((await loadCheckpoint(store, "checkpoints/warm"))?.state.trainerStep, 2);
+    await Deno.remove(dir, { recursive: true });
+  },
+});
+
+Deno.test({
+  name: "warm-up sft under chain-of-ctes@2: targets train after the answer start the prompt writes; those that do not begin with it are left out, by count",
+  sanitizeOps: false,
+  sanitizeResources: false,
+  async fn() {
+    const dir = await Deno.makeTempDir({ prefix: "rlvr-warm-sft2-" });
+    await writeTinyDataset(`${dir}/data`);
+    const train: Task[] = (await Deno.readTextFile(`${dir}/data/train.jsonl`)).trim().split("\n").map((l) => JSON.parse(l));
+    const lines = train.map((t, i) => JSON.stringify(i % 2 === 0 ? cocteDatasetRecord(t, chain(t.gold_sql), [{ name: "step_1", sql: t.gold_sql }]) : t));
+    await Deno.writeTextFile(`${dir}/data/cocte.jsonl`, lines.join("\n") + "\n");
+    await writeVaryingLengthModel(`${dir}/model`, { seed: 7, corpus: [...await tinyPromptCorpus(`${dir}/data`, ["chain-of-ctes@2"]), ...train.map((t) => chain(t.gold_sql))] });
+    const cells = (questionsUrl: string) => [
+      { id: "data", type: "dataset", params: { source: "url", questionsUrl, dbRoot: "data", format: "rlvr", split: "train", devFraction: 0 } },
+      { id: "model", type: "model", params: { source: "url", url: "model", dtype: "f32", loraRank: 2, loraAlpha: 4 } },
+      { id: "prompt", type: "prompt", params: { template: "chain-of-ctes@2" } },
+      { id: "reward", type: "reward", params: { spec: { components: [{ name: "execution", weight: 1 }] } } },
+      { id: "warm", type: "warmup", params: { method: "sft", rounds: 1, epochs: 1, lr: 0.01 } },
+    ];
+    const run = async (questionsUrl: string, logs: string[]) => {
+      const parsed = parseNotebook({ version: 1, title: "sft after the answer start", cells: cells(questionsUrl) });
+      assert(parsed.ok, JSON.stringify(!parsed.ok && parsed.errors));
+      return await runNotebook(parsed.doc, { ...denoEnv({ out: dir, base: dir }), store: new MemoryStore() }, { onLog: (m) => logs.push(m) });
+    };
+    const logs: string[] = [];
+    const rep = (await run("data/cocte.jsonl", logs)).cells.find((c) => c.id === "warm")?.report as WarmupReport;
+    // The four chains (answers that start "```sql\nWITH") train; the four plain golds cannot follow that start.
+    assertEquals(rep.targets, { completion: 4, gold: 0, template: "chain-of-ctes@2" });
+    assertEquals(rep.rounds[0].goldTargets, 4);
+    assert(logs.some((l) => l.includes('4 target(s) do not start with "```sql\\nWITH"') && l.includes("left out")), logs.join("\n"));
+    const lp = rep.rounds[0].targetLogprob;
+    assert(lp && lp.after > lp.before, `the round raised the targets' log-probability: ${JSON.stringify(lp)}`);
+    // No target starts so: a clear error instead of an empty round.
+    await assertRejects(() => run("data/train.jsonl", []), /8 target\(s\) do not start with "```sql\\nWITH".*none is left to train on/);
     await Deno.remove(dir, { recursive: true });
   },
 });

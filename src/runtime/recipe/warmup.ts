@@ -24,7 +24,7 @@ import { lengthSummary, perSecond, rewardSummary, sampleTasks, samplingMessage, 
 import type { ModelRuntime } from "./model-runtime.ts";
 import { sampleRecord } from "./scoring.ts";
 import { encodeWarmupDataset, warmupDatasetPath, warmupDatasetRecords } from "./warmup-dataset.ts";
-import { cocteTargets, type SftTargetSource, sftSequence, sftTarget, targetLogprob } from "./sft-targets.ts";
+import { afterAnswerPrefix, cocteTargets, type SftTargetSource, sftSequence, sftTarget, targetLogprob } from "./sft-targets.ts";
 
 /** Sequences per optimiser step in the offline phase. */
 export const WARMUP_MINIBATCH = 16;
@@ -268,9 +268,24 @@ async function runSftWarmup(ctx: RunContext, cellId: string, p: WarmupParams): P
     ctx.onLog(`warmup "${cellId}" (sft): ${kept.length} golds as chains of CTEs (warmup/${cellId}/cocte.jsonl)${failed ? `; not converted, trained as the gold SQL: ${failed}` : ""}`);
   }
   const all: { seq: GrpoSample; source: SftTargetSource }[] = [];
+  // Under a template that starts the answer (chain-of-ctes@2), a target trains on what follows that start;
+  // one that does not begin with it cannot be written after this prompt and is left out.
+  const answerPrefix = prompts[0]?.answerPrefix ?? "";
+  let unprefixed = -1, unprefixedCount = 0;
   for (let i = 0; i < tasks.length; i++) {
     const target = sftTarget(tasks[i], template, await prompter.schemaOf(tasks[i].db_id), promptOpensThink(prompts[i].text), chains?.records[i]);
-    all.push({ seq: { ...sftSequence(prompts[i].ids, runtime.encodePlain(target.text), runtime.hf.config.eosTokenIds), advantage: 1 }, source: target.source });
+    const rest = afterAnswerPrefix(target.text, answerPrefix);
+    if (rest === null) {
+      if (unprefixed < 0) unprefixed = i;
+      unprefixedCount++;
+      continue;
+    }
+    all.push({ seq: { ...sftSequence(prompts[i].ids, runtime.encodePlain(rest), runtime.hf.config.eosTokenIds), advantage: 1 }, source: target.source });
+  }
+  if (unprefixedCount > 0) {
+    const what = `${unprefixedCount} target(s) do not start with ${JSON.stringify(answerPrefix)}, the answer's start ${template} writes (e.g. question ${tasks[unprefixed].id})`;
+    if (all.length === 0) throw new Error(`warmup "${cellId}" (sft): ${what}; none is left to train on (sftTargets "cocte" writes chains that start so)`);
+    ctx.onLog(`warmup "${cellId}" (sft): ${what}: left out`);
   }
   // A target that does not fit after its prompt is left out (the sampler could not write it either: a
   // chain of CTEs is several times its gold's length), unless none fits.
