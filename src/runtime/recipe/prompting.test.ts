@@ -78,3 +78,26 @@ Deno.test("promptsJsonl (rlvr export): under chain-of-ctes@2 the prompt ends wit
   assert(one.prompt.endsWith("<|im_start|>assistant\n") && !("answer_prefix" in one), JSON.stringify(one).slice(-200));
   assertEquals([two.prompt, two.answer_prefix, two.template], [one.prompt + "```sql\nWITH", "```sql\nWITH", "chain-of-ctes@2"]);
 });
+
+Deno.test("Prompter: maxPromptTokens bounds the prompt with its answer prefix (what the model continues)", async () => {
+  const tok = await tokenizerAt(TOKENIZERS.demo);
+  const codec = new ChatCodec(tok, tok.chatTemplate);
+  const wide: DbSchema = {
+    dbId: "wide",
+    tables: Array.from({ length: 6 }, (_, i) => ({
+      name: `table_${i}`, columns: Array.from({ length: 8 }, (_, j) => ({ name: `column_${i}_${j}`, type: "TEXT", notNull: false, primaryKey: false, examples: ["some value", "another"] })),
+      primaryKey: [], foreignKeys: [], rowCount: 3,
+    })),
+  };
+  const at = (template: string, maxPromptTokens: number) =>
+    new Prompter(codec, { template, examplesPerColumn: 3, descriptions: true, evidence: false, maxPromptTokens }, () => Promise.resolve(wide)).prompt({ ...task, db_id: "wide" });
+  const full = await at("chain-of-ctes@1", 100_000);
+  const prefix = codec.encodePlain(COCTE_ANSWER_PREFIX).length;
+  // A budget the whole @1 prompt fills exactly: @1 fits unchanged; @2, a prefix longer, must shrink to fit.
+  const one = await at("chain-of-ctes@1", full.ids.length);
+  const two = await at("chain-of-ctes@2", full.ids.length);
+  assertEquals(one.ids.length, full.ids.length);
+  assert(two.ids.length <= full.ids.length && two.text !== full.text, `@2 shrank to ${two.ids.length} of ${full.ids.length}`);
+  const roomy = await at("chain-of-ctes@2", full.ids.length + prefix);
+  assertEquals([roomy.text, roomy.ids.length], [full.text, full.ids.length + prefix]);
+});

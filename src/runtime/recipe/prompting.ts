@@ -76,18 +76,20 @@ export class Prompter {
     if (hit) return hit;
     const schema = await this.schemaOf(task.db_id);
     const rt = this.runtime;
+    const answerPrefix = this.template.answerPrefix ?? "";
+    const prefixIds = answerPrefix ? rt.encodePlain(answerPrefix) : [];
+    // The budget holds what the model continues: the rendered prompt and the answer's prefix.
     const built = buildPrompt(this.params.evidence ? task : { question: task.question }, schema, {
       template: this.template,
       examplesPerColumn: this.params.examplesPerColumn,
       descriptions: this.params.descriptions,
       maxPromptTokens: this.params.maxPromptTokens,
-      countTokens: (text) => rt.encode(text).length,
+      countTokens: (text) => rt.encode(text).length + prefixIds.length,
       render: (ms) => rt.renderPrompt(ms),
     });
     const text = rt.renderPrompt(built.messages);
     const textIds = rt.encode(text);
-    const answerPrefix = this.template.answerPrefix ?? "";
-    const ids = answerPrefix ? [...textIds, ...rt.encodePlain(answerPrefix)] : textIds;
+    const ids = answerPrefix ? [...textIds, ...prefixIds] : textIds;
     const p: TaskPrompt = { text, ids, textIds, answerPrefix, template: this.template };
     this.cache.set(task.id, p);
     return p;
