@@ -65,5 +65,8 @@ Deno.test("evidence notebooks: the PRM notebooks start with the CoCTE cold start
     if (name.endsWith("-diag.json")) assert(firstPrm === -1 && cold + 2 === cells.length, `${name}: the cold start and its evaluation, nothing after (${ids.join(", ")})`);
     else assert(firstPrm > cold + 1, `${name}: the cold start before PRM data, PRM train and GRPO (${ids.join(", ")})`);
     if (name.startsWith("prm-demo")) assertEquals(prompt?.params?.evidence, true, `${name}: BIRD mode`);
+    // GRPO with PRM rewards names its PRM: the ORM trains after it (the 2026-12-04 runs' GRPO got the ORM).
+    const grpo = cells.find((c) => c.type === "grpo");
+    if (grpo?.params?.stepAdvantage) assertEquals(grpo.params.prm, "prm", `${name}: GRPO's PRM`);
   }
 });

@@ -98,13 +98,13 @@ for (const [name, s] of Object.entries(sets)) {
     setup.filter((c) => i === 0 || c.id !== "baseline").map((c) => c.id === "cold" ? { ...c, params: { ...c.params, epochs, lr } } : c),
   ]));
   const notebooks: Record<string, unknown[]> = cold ? { [`prm-${name}-cold`]: setup } : sweep ? sweepBooks : {
-    [`prm-${name}`]: [...setup, ...prmCells, sc("sc_before"), { id: "reward_prm", type: "reward", params: { spec: withPrm } }, grpo({ stepAdvantage: "prm-weighted" }), ...after, sc("sc_after")],
+    [`prm-${name}`]: [...setup, ...prmCells, sc("sc_before"), { id: "reward_prm", type: "reward", params: { spec: withPrm } }, grpo({ stepAdvantage: "prm-weighted", prm: "prm" }), ...after, sc("sc_after")],
     [`prm-${name}-outcome`]: [...setup, grpo({}), ...after],
     [`prm-${name}-stepnorm`]: [
       ...setup,
       { id: "prm", type: "prmtrain", params: { load: `run-prm-${name}/prm/prm` } },
       { id: "reward_prm", type: "reward", params: { spec: withPrm } },
-      grpo({ stepAdvantage: "per-step-norm" }),
+      grpo({ stepAdvantage: "per-step-norm", prm: "prm" }),
       ...after,
     ],
     // The cold start and its greedy evaluation alone, for bench/evidence/sample-check.ts on the adapter the run writes

@@ -192,7 +192,7 @@ export interface GrpoParams {
   seed: number;
   /** Step-level advantages from the PRM (absent: "chain", every token gets its chain's advantage). */
   stepAdvantage?: (typeof STEP_ADVANTAGE_MODES)[number];
-  /** The PRM train cell whose scores the prm reward and step advantages use (absent: the last one before this cell). */
+  /** The PRM train cell whose scores the prm reward and step advantages use (absent: the last process PRM before this cell, an outcome model only when there is none). */
   prm?: string;
 }
 export interface SelfConsistencyParams {

@@ -62,7 +62,7 @@ const HELP: Record<string, string> = {
   "grpo.evalSplit": "the split of the held-out checks every evalEvery steps; empty: dev, else test",
   "model.adapter": "start from a LoRA adapter in PEFT format (a folder URL with adapter_config.json and adapter_model.safetensors, e.g. a run's adapter/); its r and lora_alpha must equal loraRank and loraAlpha. Empty: a fresh adapter (B = 0)",
   "grpo.stepAdvantage": "chain: every token gets its chain's advantage; prm-weighted: Reward-SQL's rule (well-scored steps take more of a good chain's credit, badly scored ones more of a bad chain's blame); per-step-norm: DeepSeekMath's normalised step rewards (reported to favour short chains). Needs a PRM train cell before",
-  "grpo.prm": "the PRM train cell whose scores the prm reward component and the step advantages use; empty: the last one before this cell",
+  "grpo.prm": "the PRM train cell whose scores the prm reward component and the step advantages use; empty: the last process PRM before this cell (an outcome model only when there is no process one)",
   "selfconsistency.prm": "PRM train cells (ids, comma-separated) whose best-of-N is reported beside the vote, with every rule at N = 1, 2, 4, …",
   "selfconsistency.prmAggregate": "a chain's PRM score from its step scores (an outcome model uses its one score)",
   "prmdata.budget": "rollouts (completions sampled from step prefixes) per question at most; chains sampled is chains per question, rollouts the completions per probed step",

@@ -67,7 +67,10 @@ Deno.test({
     await writeVaryingLengthModel(`${dir}/model`, { seed: 5, eosStrength: 1, corpus: await tinyPromptCorpus(`${dir}/data`, [TEMPLATE]) });
     // One straight run of everything.
     const straight = new MemoryStore();
-    const summary = await run(dir, straight, [...SETUP, DATA, ...TRAIN, ...USE]);
+    const straightLogs: string[] = [];
+    const summary = await run(dir, straight, [...SETUP, DATA, ...TRAIN, ...USE], undefined, straightLogs);
+    // GRPO without a prm parameter scores with the last process PRM, not the outcome model trained after it.
+    assert(straightLogs.some((l) => l.includes(`cell "grpo" uses the PRM of cell "prm" (process labels`)), straightLogs.join("\n"));
     const data = summary.cells.find((c) => c.id === "labels")?.report as PrmDataReport;
     const labels = decodePrmRecords(await text(straight, "prm-data/labels/labels.jsonl"));
     assertEquals(labels.bad, []);

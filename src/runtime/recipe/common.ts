@@ -49,7 +49,12 @@ export function prompterFor(ctx: RunContext, runtime: ModelRuntime, params: Prom
   return prompter;
 }
 
-/** The PRM of PRM train cell `ref`, or (empty `ref`) the last one that ran; errors say what is missing. */
+/**
+ * The PRM of PRM train cell `ref`, or (empty `ref`) the last process PRM that ran — an outcome model
+ * (labels "outcome", one score per answer) only when no process one did — with a log line naming the
+ * pick; errors say what is missing. (Before 2026-12-04 the default was the last PRM of either kind: a
+ * notebook with a PRM and then an ORM gave its GRPO cell the ORM.)
+ */
 export function prmFor(ctx: RunContext, cellId: string, ref: string): PrmModel {
   const prms = ctx.prms ?? new Map<string, PrmModel>();
   if (ref) {
@@ -57,9 +62,11 @@ export function prmFor(ctx: RunContext, cellId: string, ref: string): PrmModel {
     if (!p) throw new Error(`cell "${cellId}" uses the PRM of cell "${ref}", which has not run before it (PRMs so far: ${[...prms.keys()].join(", ") || "none"})`);
     return p;
   }
-  const last = [...prms.values()].at(-1);
-  if (!last) throw new Error(`cell "${cellId}" needs a PRM: add a PRM train cell (after a PRM data cell) before it`);
-  return last;
+  const all = [...prms.values()];
+  const pick = all.filter((p) => p.info.labels === "process").at(-1) ?? all.at(-1);
+  if (!pick) throw new Error(`cell "${cellId}" needs a PRM: add a PRM train cell (after a PRM data cell) before it`);
+  ctx.onLog(`cell "${cellId}" uses the PRM of cell "${pick.cellId}" (${pick.info.labels} labels; name another with the cell's prm parameter)`);
+  return pick;
 }
 
 /** Step scores of completions under `prm`, inputs built with the PRM's own prompt template. */
