@@ -18,6 +18,8 @@ function world(p: number, seed: number): RolloutEnv & { calls: number[] } {
     calls,
     async sample(requests, n, wave) {
       calls.push(requests.length * n);
+      // A step's rollouts name the chain they were cut from (the sampler continues its tokens); whole answers none.
+      for (const r of requests) assert(r.prefix === "" ? r.answer === undefined : r.answer !== undefined && r.answer.startsWith(r.prefix) && r.answer.length > r.prefix.length, JSON.stringify(r));
       return requests.map((r, i) => Array.from({ length: n }, (_, j) => {
         const rng = new Rng((seed * 1_000_003 + wave * 7919 + i * 131 + j) >>> 0);
         const have = r.prefix === "" ? 0 : r.prefix.split(";").length;

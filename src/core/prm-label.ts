@@ -31,8 +31,12 @@ export interface LabelTreeOptions {
 
 /** What the search needs from the world. */
 export interface RolloutEnv {
-  /** `n` completions of each request's prefix (an empty prefix: whole answers); `wave` numbers the calls from 0. */
-  sample(requests: readonly { question: number; prefix: string }[], n: number, wave: number): Promise<string[][]>;
+  /**
+   * `n` completions of each request's prefix (an empty prefix: whole answers), as text that follows
+   * the prefix; `answer` is the chain the prefix was cut from (absent for whole answers), so a
+   * sampler can continue from that chain's own tokens; `wave` numbers the calls from 0.
+   */
+  sample(requests: readonly { question: number; prefix: string; answer?: string }[], n: number, wave: number): Promise<string[][]>;
   /** Whether each whole answer to question `question` reaches the gold result. */
   judge(question: number, answers: readonly string[]): Promise<boolean[]>;
   /**
@@ -116,7 +120,7 @@ export async function labelQuestions(n: number, env: RolloutEnv, o: LabelTreeOpt
   for (let q = 0; q < n; q++) await add(q, first[q] ?? [], "sample", () => 0);
   let waves = 1;
   while (open.length > 0) {
-    const requests: { question: number; prefix: string; at: Open }[] = [];
+    const requests: { question: number; prefix: string; answer: string; at: Open }[] = [];
     for (const x of open) {
       const c = x.chain;
       const K = c.ends.length;
@@ -133,7 +137,7 @@ export async function labelQuestions(n: number, env: RolloutEnv, o: LabelTreeOpt
         // Left unresolved: too long, or the question's budget is spent.
       } else {
         rollouts[c.question] += o.rollouts;
-        requests.push({ question: c.question, prefix: c.completion.slice(0, c.ends[x.next]), at: x });
+        requests.push({ question: c.question, prefix: c.completion.slice(0, c.ends[x.next]), answer: c.completion, at: x });
       }
     }
     if (requests.length === 0) break;

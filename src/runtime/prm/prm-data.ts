@@ -7,7 +7,7 @@ import { extractSql } from "../../core/extract.ts";
 import type { PrmDataParams } from "../../core/notebook-params.ts";
 import { curate, decodePrmRecords, encodeJsonl, prmDataStats, type PrmQuestion, type PrmRecord } from "../../core/prm-dataset.ts";
 import { labelQuestions, type RolloutEnv } from "../../core/prm-label.ts";
-import { prmStepSpans } from "../../core/prm-steps.ts";
+import { prmStepSpans, tokenCharEnds } from "../../core/prm-steps.ts";
 import type { Task } from "../../core/types.ts";
 import type { PrmDataReport } from "../records.ts";
 import { checkAborted, emitMetrics, mixSeed, progressReporter, requireSetup, type RunContext, splitTasks } from "../recipe/context.ts";
@@ -96,11 +96,11 @@ export async function runPrmData(ctx: RunContext, cellId: string, p: PrmDataPara
     let sampled = 0;
     const env: RolloutEnv = {
       sample: async (requests, n, wave) => {
-        // A request continues its prefix of an answer; a whole answer (empty prefix) starts with the
-        // template's answer prefix, which the returned text then carries (labelQuestions appends
-        // continuations to the request's prefix). Chain prefixes end at a step, past that start.
-        const starts = requests.map((r) => rolloutStart(r.prefix, batchPrompts[r.question].answerPrefix));
-        const ids = requests.map((r, j) => [...batchPrompts[r.question].textIds, ...(starts[j] ? runtime.encodePlain(starts[j]) : [])]);
+        // A request continues its prefix of an answer from a token boundary of that answer (rolloutPrefix);
+        // a whole answer (empty prefix) starts with the template's answer prefix. The returned text is what
+        // follows the request's prefix (labelQuestions appends it).
+        const starts = requests.map((r) => rolloutPrefix(r.prefix, r.answer, batchPrompts[r.question].answerPrefix, (t) => runtime.encodePlain(t), (t) => runtime.decode(t)));
+        const ids = requests.map((r, j) => [...batchPrompts[r.question].textIds, ...starts[j].ids]);
         const out: string[][] = requests.map(() => []);
         const P = Math.max(1, ctx.opts.sampleBatchPrompts);
         const maxPos = runtime.policy.maxPositions;
@@ -110,7 +110,7 @@ export async function runPrmData(ctx: RunContext, cellId: string, p: PrmDataPara
           got.sort((a, b) => a.prompt - b.prompt || a.index - b.index);
           for (const s of got) {
             const j = js[s.prompt];
-            out[j].push(starts[j].slice(requests[j].prefix.length) + s.text);
+            out[j].push(starts[j].text.slice(requests[j].prefix.length) + s.text);
           }
         };
         for (let i = 0; i < ids.length; i += P) {
@@ -170,14 +170,34 @@ export async function runPrmData(ctx: RunContext, cellId: string, p: PrmDataPara
 }
 
 /**
- * The text a rollout request's sampling continues after the rendered prompt: its prefix of an
- * answer, or, for a whole answer (empty prefix), the template's answer prefix. A non-empty prefix
- * must begin with the answer prefix (it was cut from an answer that does).
+ * Where a rollout request's sampling starts after the rendered prompt: token ids and the text they
+ * decode to. A whole answer (empty prefix) starts with the template's answer prefix. A chain's prefix
+ * ends at a step, which is rarely a token boundary: the text ")" that ends a CTE is, in the chain,
+ * part of a token such as "),\n" or ")\n", and the prefix re-encoded alone ends in a token the model
+ * never wrote there (on the demo model every step end, 544 of 544). So the prefix continues from the
+ * chain's own tokens (`answer` re-encoded), up to the first token that reaches the step's end: the
+ * text is the prefix plus the rest of that token. Without `answer` the prefix is encoded as it is. A
+ * prefix must begin with the answer prefix (it was cut from an answer that does).
  */
-export function rolloutStart(prefix: string, answerPrefix: string): string {
-  if (!prefix) return answerPrefix;
+export function rolloutPrefix(
+  prefix: string,
+  answer: string | undefined,
+  answerPrefix: string,
+  encodePlain: (text: string) => number[],
+  decode: (ids: readonly number[]) => string,
+): { ids: number[]; text: string } {
+  if (!prefix) return { ids: answerPrefix ? encodePlain(answerPrefix) : [], text: answerPrefix };
   if (!prefix.startsWith(answerPrefix)) throw new Error(`PRM data: the prefix ${JSON.stringify(prefix.slice(0, 40))} does not start with the template's answer start ${JSON.stringify(answerPrefix)}`);
-  return prefix;
+  if (answer === undefined) return { ids: encodePlain(prefix), text: prefix };
+  if (!answer.startsWith(prefix)) throw new Error(`PRM data: the prefix ${JSON.stringify(prefix.slice(0, 40))} is not the start of its chain`);
+  const ids = encodePlain(answer);
+  const ends = tokenCharEnds(ids, decode);
+  const k = ends.findIndex((e) => e >= prefix.length);
+  const head = k < 0 ? null : ids.slice(0, k + 1);
+  const text = head ? decode(head) : "";
+  // (A tokenizer whose decoding does not give the answer's text back: the prefix as it is.)
+  if (!head || !text.startsWith(prefix) || !answer.startsWith(text)) return { ids: encodePlain(prefix), text: prefix };
+  return { ids: head, text };
 }
 
 /**
