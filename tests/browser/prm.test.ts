@@ -9,7 +9,7 @@ import { writeVaryingLengthModel } from "../../src/runtime/recipe/fixtures.deno.
 import { launchChromium, openNotebook, screenshot, serveOverlay, waitForCell, watchErrors } from "./harness.ts";
 import { demoCorpus } from "./fixtures.ts";
 
-const TEMPLATE = "chain-of-ctes@1";
+const TEMPLATE = "chain-of-ctes@2";
 
 const NOTEBOOK = {
   version: 1,
