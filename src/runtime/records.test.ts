@@ -48,4 +48,8 @@ Deno.test("records: a sample record round-trips through JSON Lines; a torn last 
   assertEquals(d.errors, []);
   assertEquals(d.records[0], r);
   assert(!isSampleRecord({ ...r, correct: "yes" }));
+  // An answer prefix (chain-of-ctes@2) round-trips; one the completion does not start with is refused.
+  const given = { ...r, completion: "```sql\nWITH s AS (SELECT 1) SELECT * FROM s\n```", answerPrefix: "```sql\nWITH" };
+  assertEquals(decodeSamples(encodeSample(given)).records, [given]);
+  assert(!isSampleRecord({ ...given, answerPrefix: "<think>" }) && !isSampleRecord({ ...given, answerPrefix: 3 }));
 });

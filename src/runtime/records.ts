@@ -52,8 +52,13 @@ export interface SampleRecord {
   sampleIndex: number;
   /** The full prompt text (after the chat template). */
   prompt: string;
-  /** The completion text as generated (stop string included, EOS not). */
+  /**
+   * The answer: the template's answer prefix (given in the prompt, see `answerPrefix`), then the text
+   * as generated (stop string included, EOS not).
+   */
   completion: string;
+  /** The completion's first characters that the prompt wrote, not the model (chain-of-ctes@2's "```sql\nWITH"); absent when none. */
+  answerPrefix?: string;
   /** The content of the <think>…</think> block, if the completion has one. */
   reasoning: string | null;
   /** Extracted SQL and where it came from, or why there is none. */
@@ -375,6 +380,7 @@ export function isSampleRecord(x: unknown): x is SampleRecord {
   const str = ["phase", "taskId", "dbId", "question", "prompt", "completion"] as const;
   const num = ["step", "sampleIndex", "execMs", "completionTokens", "logprob"] as const;
   if (!str.every((k) => typeof x[k] === "string")) return false;
+  if (x.answerPrefix !== undefined && (typeof x.answerPrefix !== "string" || !(x.completion as string).startsWith(x.answerPrefix))) return false;
   if (!num.every((k) => typeof x[k] === "number")) return false;
   if (typeof x.correct !== "boolean") return false;
   if (!(x.reasoning === null || typeof x.reasoning === "string")) return false;

@@ -49,6 +49,7 @@ export class RlRewardInspector extends LitElement {
     tr.diff td { background: color-mix(in srgb, var(--rl-bad) 18%, transparent); }
     .rewards td { padding: 0 8px 0 0; border: none; }
     details summary { cursor: pointer; color: var(--rl-muted); }
+    .given { color: var(--rl-muted); text-decoration: underline dotted; }
     ol.steps { margin: 4px 0 0; padding-left: 20px; display: grid; gap: 6px; }
     li.step { border-left: 3px solid var(--rl-border); padding-left: 6px; }
     li.step.match { border-left-color: var(--rl-good); } li.step.err { border-left-color: var(--rl-bad); }
@@ -106,7 +107,7 @@ export class RlRewardInspector extends LitElement {
         <span class="muted">${r.completionTokens} tok</span></header>
       <details><summary>prompt</summary><pre>${r.prompt}</pre></details>
       ${r.reasoning ? html`<details open><summary>reasoning</summary><pre>${r.reasoning}</pre></details>` : nothing}
-      <details><summary>completion</summary><pre>${r.completion}</pre></details>
+      <details><summary>completion</summary><pre>${this.renderCompletion(r)}</pre></details>
       ${r.extraction.sql !== null
         ? html`<pre data-testid="sample-sql">${highlightSql(r.extraction.sql)}</pre>`
         : html`<p class="bad">No SQL: ${r.extraction.reason}</p>`}
@@ -118,6 +119,13 @@ export class RlRewardInspector extends LitElement {
       ${r.steps?.length ? this.renderSteps(r.steps, r.gold) : nothing}
       <table class="rewards">${Object.entries(r.reward.components).map(([k, v]) => html`<tr><td>${k}</td><td>${v.toFixed(2)}</td><td class="muted">×w → ${(r.reward.weighted[k] ?? 0).toFixed(2)}</td></tr>`)}</table>
     </article>`;
+  }
+
+  /** The completion, with the start the prompt wrote (an answer prefix) marked as not sampled. */
+  private renderCompletion(r: SampleRecord) {
+    const pre = r.answerPrefix && r.completion.startsWith(r.answerPrefix) ? r.answerPrefix : "";
+    if (!pre) return r.completion;
+    return html`<span class="given" data-testid="answer-prefix" title="written by the prompt (the template's answer prefix), not sampled">${pre}</span>${r.completion.slice(pre.length)}`;
   }
 
   private renderSteps(steps: SampleStep[], gold: DisplayResult | null) {

@@ -1,7 +1,8 @@
 // The reward inspector on chains of CTEs: sample records whose steps were really executed here
 // (runtime/cocte-exec.ts on a sql.js database made at test time) — a correct chain, one with a
 // broken step, one cut off — opened in the run viewer. Each step shows its partial result, whether
-// it matches the gold's, and the PRM score where the record carries one.
+// it matches the gold's, and the PRM score where the record carries one; a completion whose start the
+// prompt wrote (chain-of-ctes@2's answer prefix) shows that start marked as not sampled.
 import { Buffer } from "node:buffer";
 import { assert, assertEquals } from "../assert.ts";
 import { encodeSample, type SampleRecord } from "../../src/runtime/records.ts";
@@ -44,6 +45,8 @@ async function records(): Promise<SampleRecord[]> {
         error: final ? final.error : null, correct: exec.correct, execMs: 1,
         reward: { total: exec.correct ? 1 : final?.error ? -1 : 0, components: { execution: exec.correct ? 1 : 0 }, weighted: { execution: exec.correct ? 1 : 0 } },
         advantage: null, completionTokens: completion.length, logprob: -3, finishReason: i === 2 ? "length" : "eos", steps,
+        // The first as sampled under chain-of-ctes@2: its first characters were written by the prompt.
+        ...(i === 0 ? { answerPrefix: "```sql\nWITH" } : {}),
       });
     }
     return out;
@@ -86,6 +89,11 @@ Deno.test({
       assert((await steps(1).nth(0).textContent())?.includes("no such column: yeer"), "the broken step's error");
       assertEquals(await steps(1).locator("[data-testid=prm-score]").count(), 0);
       assertEquals(await steps(2).count(), 1);
+      // The answer's start the prompt wrote is marked as such in the completion; the other records have none.
+      const given = cards.nth(0).locator("[data-testid=answer-prefix]");
+      assertEquals([await given.textContent(), (await given.getAttribute("title"))?.includes("not sampled")], ["```sql\nWITH", true]);
+      assertEquals(await cards.nth(1).locator("[data-testid=answer-prefix]").count(), 0);
+      await cards.nth(0).locator("details", { hasText: "completion" }).first().locator("summary").click();
       await screenshot(page, "cocte-inspector");
       // The inspector alone, large enough to read.
       await page.locator("rl-reward-inspector").screenshot({ path: join(ARTIFACTS, "cocte-inspector-cards.png") });

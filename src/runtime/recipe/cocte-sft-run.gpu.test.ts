@@ -107,7 +107,7 @@ Deno.test({
     assert(lp && lp.after > lp.before, `the round raised the targets' log-probability: ${JSON.stringify(lp)}`);
     // The evaluation's answers start with the prefix the prompt wrote; their prompts do not end with it.
     const evals = (await Deno.readTextFile(`${out}/samples.jsonl`)).trim().split("\n").map((l) => JSON.parse(l)).filter((r) => r.phase === "eval");
-    assert(evals.length === 2 && evals.every((r) => r.completion.startsWith("```sql\nWITH") && !r.prompt.endsWith("WITH")), JSON.stringify(evals.map((r) => r.completion)));
+    assert(evals.length === 2 && evals.every((r) => r.completion.startsWith("```sql\nWITH") && !r.prompt.endsWith("WITH") && r.answerPrefix === "```sql\nWITH"), JSON.stringify(evals.map((r) => r.completion)));
     assertEquals(ev.chains.noSql + Object.values(ev.chains.byCtes).reduce((x, y) => x + y, 0), 2);
     await Deno.remove(dir, { recursive: true });
   },

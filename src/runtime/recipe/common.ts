@@ -115,6 +115,8 @@ export function resetDatasetCache(ctx: RunContext): void {
 export interface TaskSamples {
   /** The rendered prompts, before the answer (TaskPrompt.text). */
   prompts: string[];
+  /** Per prompt, the answer's start it writes for the model (TaskPrompt.answerPrefix; "" for most templates). */
+  answerPrefixes: string[];
   promptIds: number[][];
   samples: Sample[];
   /** Generated tokens and wall milliseconds of the sampling. */
@@ -142,7 +144,7 @@ export async function sampleTasks(
   onFinished?: (f: FinishedText) => void,
 ): Promise<TaskSamples> {
   const built = await tools.prompter.prompts(tasks);
-  const out: TaskSamples = { prompts: built.map((b) => b.text), promptIds: built.map((b) => b.ids), samples: [], tokens: 0, ms: 0 };
+  const out: TaskSamples = { prompts: built.map((b) => b.text), answerPrefixes: built.map((b) => b.answerPrefix), promptIds: built.map((b) => b.ids), samples: [], tokens: 0, ms: 0 };
   const t0 = ctx.env.now();
   const B = Math.max(1, ctx.opts.sampleBatchPrompts);
   let tokens = 0;

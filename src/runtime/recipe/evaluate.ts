@@ -103,7 +103,7 @@ export async function evaluateTasks(
   // Every question's answer, not samplesPerStep of them: the page compares answers question by
   // question across evaluations (the before/after view), and an evaluation is small.
   const keep = at.phase === "eval" && o.phaseStep === undefined ? first.samples : first.samples.slice(0, ctx.opts.samplesPerStep);
-  await emitSamples(ctx, keep.map((s) => sampleRecord(at, tasks[s.prompt], first.prompts[s.prompt], s, greedy[s.prompt], null)));
+  await emitSamples(ctx, keep.map((s) => sampleRecord(at, tasks[s.prompt], first.prompts[s.prompt], s, greedy[s.prompt], null, first.answerPrefixes[s.prompt])));
   progress(1, `accuracy ${(figures.greedy * 100).toFixed(1)}%`);
   return { tasks, greedy, sampled, figures, byDifficulty, greedySql: greedy.map((g) => g.extraction.sql), ...(chains ? { chains } : {}) };
 }

@@ -185,7 +185,7 @@ export async function runGrpo(ctx: RunContext, cellId: string, p: GrpoParams): P
     await emitSamples(ctx, await Promise.all(kept.map((s) => {
       const i = sampled.samples.indexOf(s);
       const a = p.dropEqualGroups && !adv.keep[i] ? null : adv.advantages[i];
-      const r = sampleRecord({ phase: "grpo", step: step + 1 }, batch[s.prompt], sampled.prompts[s.prompt], s, scored[i], a);
+      const r = sampleRecord({ phase: "grpo", step: step + 1 }, batch[s.prompt], sampled.prompts[s.prompt], s, scored[i], a, sampled.answerPrefixes[s.prompt]);
       return withPrmSteps(r, scored[i].prm, batch[s.prompt], tools.scorer, setup.dataset.sql, setup.reward.comparison);
     })));
     if (p.evalEvery > 0 && (step + 1) % p.evalEvery === 0 && heldoutTasks.length > 0) {

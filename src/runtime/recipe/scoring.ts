@@ -221,6 +221,8 @@ export function sampleRecord(
   sample: Sample,
   scored: Scored,
   advantage: number | null,
+  /** The answer's start the prompt wrote (TaskPrompt.answerPrefix); the sample's text begins with it. */
+  answerPrefix = "",
 ): SampleRecord {
   const r: SampleRecord = {
     v: 1,
@@ -246,6 +248,7 @@ export function sampleRecord(
     logprob: sample.logprobs.reduce((a, b) => a + b, 0),
     finishReason: sample.finishReason,
   };
+  if (answerPrefix) r.answerPrefix = answerPrefix;
   if (at.round !== undefined) r.round = at.round;
   if (task.difficulty !== undefined) r.difficulty = task.difficulty;
   return r;

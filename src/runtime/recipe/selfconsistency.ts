@@ -105,7 +105,7 @@ export async function runSelfConsistency(ctx: RunContext, cellId: string, p: Sel
     extra: { bestOfN: all.logprob, oracle: all.oracle, firstSample: all.first, samplesPerQuestion: p.N, ...Object.fromEntries(Object.entries(all.prm).map(([id, v]) => [`prmBestOfN.${id}`, v])) },
   });
   await emitSamples(ctx, await Promise.all(sampled.samples.slice(0, ctx.opts.samplesPerStep).map((s, i) => {
-    const r = sampleRecord({ phase: "selfconsistency", step }, tasks[s.prompt], sampled.prompts[s.prompt], s, scored[i], null);
+    const r = sampleRecord({ phase: "selfconsistency", step }, tasks[s.prompt], sampled.prompts[s.prompt], s, scored[i], null, sampled.answerPrefixes[s.prompt]);
     const dataset = ctx.dataset;
     return dataset ? withPrmSteps(r, prmScored[0]?.[i] ?? scored[i].prm, tasks[s.prompt], tools.scorer, dataset.sql, p.comparison) : r;
   })));

@@ -230,7 +230,7 @@ export async function runWarmup(ctx: RunContext, cellId: string, p: WarmupParams
       },
     });
     await emitSamples(ctx, sampled.samples.slice(0, ctx.opts.samplesPerStep).map((s, i) =>
-      sampleRecord({ phase: "warmup", step: round + 1, round: round + 1 }, tasks[s.prompt], sampled.prompts[s.prompt], s, scored[i], adv.advantages[i])));
+      sampleRecord({ phase: "warmup", step: round + 1, round: round + 1 }, tasks[s.prompt], sampled.prompts[s.prompt], s, scored[i], adv.advantages[i], sampled.answerPrefixes[s.prompt])));
     await saveRound(ctx, runtime, prefix, round, config, rounds, trainer);
     progress((round + 1 - start) / (p.rounds - start), `round ${round + 1}: ${items.length} training items, ${reports.length} updates`);
   }
