@@ -21,10 +21,11 @@
 // Run: deno run -A bench/evidence/prm-notebooks.ts OUT_DIR [full|session|tiny|cold|coldsweep]
 // (h200-prep.sh does; h200.sh runs them as the parts prm-demo, prm-demo-outcome, prm-synth, ...).
 // Sizes: `full` (default; the committed bench/evidence/prm-*.json) labels every training question with a budget of
-// 48 rollouts and compares best-of-N up to N = 16; `session` is cut to fit one device call per notebook (not yet
-// measured with the cold start and 384-token answers): 96 questions labelled with 4 chains and a budget of 24,
+// 48 rollouts and compares best-of-N up to N = 16; `session` is cut to a few device calls (2026-12-04 on the H200: prm-demo
+// 560 + 333 s beside the others, prm-synth 257 s): 96 questions labelled with 4 chains and a budget of 24,
 // best-of-N up to N = 8; `tiny` is a smoke test for a CPU machine (lavapipe): 4 questions per split, 8-token
-// answers (16 for the cold start's evaluation), 2 GRPO steps, N = 2; `cold` writes prm-<set>-cold.json only: the
+// answers (16 for the cold start's evaluation), 2 GRPO steps, N = 2, cut chains kept for the PRM (dropUnparsed false:
+// under chain-of-ctes@2 an 8-token answer is an unfinished chain); `cold` writes prm-<set>-cold.json only: the
 // baseline, the cold start and its evaluation on 24 questions per split (about 22 trained, 16 evaluated, whole
 // answers): the CPU machine's measurement of the cold start (2 cores, lavapipe), not an H200 part; `coldsweep` writes
 // prm-<set>-cold-e<E>-lr<L>.json for each cold-start setting of COLD_SWEEP: the baseline (in the first only: the
@@ -83,7 +84,7 @@ for (const [name, s] of Object.entries(sets)) {
     { id: "cold_eval", type: "evaluate", params: { split: s.eval, k: 1, maxNewTokens: tiny ? 16 : TOKENS, ...(cold ? { n: 16 } : {}) } },
   ];
   const prmCells = [
-    { id: "labels", type: "prmdata", params: { chains: small ? 4 : 8, rollouts: 4, budget: small ? 24 : 48, maxSteps: 6, temperature: 1, maxNewTokens: TOKENS, questionsPerBatch: 16, balance: 1, ...(small ? { n: 96 } : {}), ...(tiny ? { chains: 2, rollouts: 2, budget: 4, questionsPerBatch: 4 } : {}) } },
+    { id: "labels", type: "prmdata", params: { chains: small ? 4 : 8, rollouts: 4, budget: small ? 24 : 48, maxSteps: 6, temperature: 1, maxNewTokens: TOKENS, questionsPerBatch: 16, balance: 1, ...(small ? { n: 96 } : {}), ...(tiny ? { chains: 2, rollouts: 2, budget: 4, questionsPerBatch: 4, dropUnparsed: false } : {}) } },
     { id: "prm", type: "prmtrain", params: { labels: "process", loraRank: 16, loraAlpha: 32, lr: 0.0005, epochs: 3, batchChains: 16, devFraction: 0.15 } },
     { id: "orm", type: "prmtrain", params: { labels: "outcome", loraRank: 16, loraAlpha: 32, lr: 0.0005, epochs: 3, batchChains: 16, devFraction: 0.15 } },
   ];
