@@ -60,6 +60,9 @@ export interface TaskPrompt {
 export class Prompter {
   private readonly cache = new Map<string, TaskPrompt>();
   readonly template: PromptTemplate;
+  private readonly answerPrefix: string;
+  /** The answer prefix's ids (encoded once: every prompt of the template ends with them). */
+  private readonly prefixIds: number[];
 
   constructor(
     private readonly runtime: PromptModel,
@@ -68,6 +71,8 @@ export class Prompter {
     readonly schemaOf: (dbId: string) => Promise<DbSchema>,
   ) {
     this.template = getPromptTemplate(params.template);
+    this.answerPrefix = this.template.answerPrefix ?? "";
+    this.prefixIds = this.answerPrefix ? runtime.encodePlain(this.answerPrefix) : [];
   }
 
   /** The prompt of `task` (built once per task id). */
@@ -76,8 +81,7 @@ export class Prompter {
     if (hit) return hit;
     const schema = await this.schemaOf(task.db_id);
     const rt = this.runtime;
-    const answerPrefix = this.template.answerPrefix ?? "";
-    const prefixIds = answerPrefix ? rt.encodePlain(answerPrefix) : [];
+    const { answerPrefix, prefixIds } = this;
     // The budget holds what the model continues: the rendered prompt and the answer's prefix.
     const built = buildPrompt(this.params.evidence ? task : { question: task.question }, schema, {
       template: this.template,

@@ -24,19 +24,27 @@ import { sftSequence, sftTarget, targetLogprob } from "./sft-targets.ts";
 const TEMPLATE = "chain-of-ctes@1";
 const chain = (gold: string) => `WITH\n  -- the rows the question asks for\n  step_1 AS (\n    ${gold}\n  )\nSELECT * FROM step_1`;
 
+/**
+ * A temp folder with the tiny dataset, its training questions also as data/cocte.jsonl — even lines as
+ * `rlvr cocte --dataset` writes them (with `completion`), odd ones plain rlvr lines — and a tiny model
+ * whose vocabulary covers `template`'s prompts and the chains.
+ */
+async function mixedCocteSetup(prefix: string, template: string): Promise<string> {
+  const dir = await Deno.makeTempDir({ prefix });
+  await writeTinyDataset(`${dir}/data`);
+  const train: Task[] = (await Deno.readTextFile(`${dir}/data/train.jsonl`)).trim().split("\n").map((l) => JSON.parse(l));
+  const lines = train.map((t, i) => JSON.stringify(i % 2 === 0 ? cocteDatasetRecord(t, chain(t.gold_sql), [{ name: "step_1", sql: t.gold_sql }]) : t));
+  await Deno.writeTextFile(`${dir}/data/cocte.jsonl`, lines.join("\n") + "\n");
+  await writeVaryingLengthModel(`${dir}/model`, { seed: 7, corpus: [...await tinyPromptCorpus(`${dir}/data`, [template]), ...train.map((t) => chain(t.gold_sql))] });
+  return dir;
+}
+
 Deno.test({
   name: "warm-up sft: one round on the gold-to-CoCTE targets raises their mean token log-probability; a resumed run does not redo it",
   sanitizeOps: false,
   sanitizeResources: false,
   async fn() {
-    const dir = await Deno.makeTempDir({ prefix: "rlvr-warm-sft-" });
-    await writeTinyDataset(`${dir}/data`);
-    const train: Task[] = (await Deno.readTextFile(`${dir}/data/train.jsonl`)).trim().split("\n").map((l) => JSON.parse(l));
-    // Even lines as `rlvr cocte --dataset` writes them (with `completion`), odd ones plain rlvr lines.
-    const lines = train.map((t, i) => JSON.stringify(i % 2 === 0 ? cocteDatasetRecord(t, chain(t.gold_sql), [{ name: "step_1", sql: t.gold_sql }]) : t));
-    await Deno.writeTextFile(`${dir}/data/cocte.jsonl`, lines.join("\n") + "\n");
-    const corpus = [...await tinyPromptCorpus(`${dir}/data`, [TEMPLATE]), ...train.map((t) => chain(t.gold_sql))];
-    await writeVaryingLengthModel(`${dir}/model`, { seed: 7, corpus });
+    const dir = await mixedCocteSetup("rlvr-warm-sft-", TEMPLATE);
     const parsed = parseNotebook({
       version: 1, title: "sft cold start",
       cells: [
@@ -111,12 +119,7 @@ Deno.test({
   sanitizeOps: false,
   sanitizeResources: false,
   async fn() {
-    const dir = await Deno.makeTempDir({ prefix: "rlvr-warm-sft2-" });
-    await writeTinyDataset(`${dir}/data`);
-    const train: Task[] = (await Deno.readTextFile(`${dir}/data/train.jsonl`)).trim().split("\n").map((l) => JSON.parse(l));
-    const lines = train.map((t, i) => JSON.stringify(i % 2 === 0 ? cocteDatasetRecord(t, chain(t.gold_sql), [{ name: "step_1", sql: t.gold_sql }]) : t));
-    await Deno.writeTextFile(`${dir}/data/cocte.jsonl`, lines.join("\n") + "\n");
-    await writeVaryingLengthModel(`${dir}/model`, { seed: 7, corpus: [...await tinyPromptCorpus(`${dir}/data`, ["chain-of-ctes@2"]), ...train.map((t) => chain(t.gold_sql))] });
+    const dir = await mixedCocteSetup("rlvr-warm-sft2-", "chain-of-ctes@2");
     const cells = (questionsUrl: string) => [
       { id: "data", type: "dataset", params: { source: "url", questionsUrl, dbRoot: "data", format: "rlvr", split: "train", devFraction: 0 } },
       { id: "model", type: "model", params: { source: "url", url: "model", dtype: "f32", loraRank: 2, loraAlpha: 4 } },
