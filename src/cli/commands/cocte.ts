@@ -1,5 +1,5 @@
 // `rlvr cocte`: every gold query rewritten as a Chain of CTEs that returns the gold's rows, one
-// JSON line per question; optionally the converted golds as a chain-of-ctes@1 warm-up dataset.
+// JSON line per question; optionally the converted golds as a chain-of-ctes warm-up dataset (template chain-of-ctes@2).
 import { existsSync, statSync } from "node:fs";
 import { parseQuestions } from "../../core/loaders.ts";
 import { GoldConverter } from "../../runtime/cocte-convert.ts";
@@ -37,7 +37,7 @@ function reasonClass(r: string): string {
 
 export const command: Command = {
   name: "cocte",
-  summary: "rewrite gold SQL as a Chain of CTEs with the same result (and a chain-of-ctes@1 warm-up dataset)",
+  summary: "rewrite gold SQL as a Chain of CTEs with the same result (and a chain-of-ctes@2 warm-up dataset)",
   usage: [
     "rlvr cocte --questions FILE --db-root DIR --out FILE.jsonl [--dataset FILE.jsonl] [--timeout-ms N] [--workers N]",
     "           [--isolation worker|process] [--limit N]",
@@ -47,7 +47,7 @@ export const command: Command = {
     "  --out        JSONL, one {index, db_id, cocte, steps: [{name, sql, body, comment?}], ok, reason?, candidate?, ordered?}",
     "               per question: steps[k].sql runs the first k+1 CTEs and selects from the last",
     "  --dataset    JSONL in the project's question format, one line per converted question: gold_sql is the",
-    "               chain, completion the chain-of-ctes@1 answer (the chain in one ```sql block)",
+    "               chain, completion the chain-of-ctes answer (the chain in one ```sql block; template chain-of-ctes@2)",
     "  --timeout-ms per query, default 30000",
     "  --limit      convert only the first N questions",
   ].join("\n"),

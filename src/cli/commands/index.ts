@@ -13,7 +13,7 @@ export const COMMANDS: Record<string, { summary: string; gpu?: boolean; load: ()
   gpu: { summary: "show the WebGPU adapter and run the matmul micro-benchmark", gpu: true, load: () => import("./gpu.ts") },
   "make-demo": { summary: "generate the built-in demo: databases, concept questions per split, generic questions, definitions (deterministic)", load: () => import("./make-demo.ts") },
   eval: { summary: "score predicted SQL against gold by execution (BIRD/Spider rules)", load: () => import("./eval.ts") },
-  cocte: { summary: "rewrite gold SQL as a Chain of CTEs with the same result (and a chain-of-ctes@1 warm-up dataset)", load: () => import("./cocte.ts") },
+  cocte: { summary: "rewrite gold SQL as a Chain of CTEs with the same result (and a chain-of-ctes@2 warm-up dataset)", load: () => import("./cocte.ts") },
   logprobs: { summary: "per-token log-probabilities of token ids under a model (ort or webgpu engine)", gpu: true, load: () => import("./logprobs.ts") },
   sample: { summary: "sample completions for prompts with the ONNX policy on WebGPU", gpu: true, load: () => import("./sample.ts") },
   "lora-grad": { summary: "gradient of a policy-gradient loss with respect to a LoRA adapter", gpu: true, load: () => import("./lora-grad.ts") },
