@@ -62,3 +62,43 @@ Deno.test({
     synth("run-prm-synth-outcome:  17.9 ±  4.7");
   },
 });
+
+// The fourth session's runs (both fixes; bench/evidence/results/2026-12-04-prm-rollout): prm-demo stopped at GRPO step 17
+// (no summary.json) and is read from its stats.json and metrics.jsonl; prm-demo-outcome resumed and logged step 20
+// twice (counted once); --json gives the figures bench/results/2026-12-04-prm-evidence-3.json holds.
+Deno.test({
+  name: "summarize-prm.py on the 2026-12-04 rollout-fix runs: an unfinished run's PRM data, PRM and best-of-N; resumed steps once; --json",
+  ignore: !hasPython(),
+  async fn() {
+    const cwd = `${root}bench/evidence/results/2026-12-04-prm-rollout`;
+    const run = async (...args: string[]) => {
+      const out = await new Deno.Command("python3", { args: [`${root}bench/evidence/summarize-prm.py`, ...args], cwd, stdout: "piped", stderr: "piped" }).output();
+      const text = new TextDecoder().decode(out.stdout);
+      assert(out.success, `summarize-prm.py failed: ${new TextDecoder().decode(out.stderr)}\n${text}`);
+      return text;
+    };
+    const text = await run("run-prm-demo", "run-prm-demo-outcome", "run-prm-synth-s2", "run-prm-synth-outcome-s2");
+    const has = (s: string) => assert(text.includes(s), `missing ${JSON.stringify(s)} in:\n${text}`);
+    has("notice: run-prm-demo has no summary.json");
+    has("475 chains (292 correct) -> 102 for training");
+    has("first error (all chains): {'0': 34, '1': 9, '2': 19, '3': 10, '4': 1, 'unresolved': 98, 'none': 292, 'past': 12}");
+    has("PRM-train cell 1 (from metrics.jsonl): held out: step accuracy  78.1 ±  5.2 over 64 steps of 20 chains, AUC 0.5336538461538461");
+    has("      8 |  24.0 ±  4.4 |  21.9 ±  4.2 |  25.0 ±  4.4 |  19.8 ±  4.1 |  30.2 ±  4.7 |  +1.0 ±  6.2");
+    has("GRPO, 17 steps, first five -> last five: reward 1.375 -> 1.387, correct 0.688 -> 0.697, length 233.8 -> 233.9, PRM mean 0.862 -> 0.887, steps per chain 4.88 -> 4.68");
+    has("GRPO, 20 steps, first five -> last five: reward 0.466 -> 0.369");
+    has("      8 |  14.9 ±  4.4 |  14.9 ±  4.4 |  19.4 ±  4.8 |  20.9 ±  5.0 |  23.9 ±  5.2 |  +4.5 ±  6.5");
+    has("after: dev greedy  20.9 ±  5.0 of 67");
+    has("run-prm-synth-outcome-s2:  14.9 ±  4.4  ( -5.9 ±  6.0 vs run-prm-demo-outcome)");
+    // --json: the same figures as data, and what the committed results file holds.
+    const data = JSON.parse(await run("--json", "run-prm-demo", "run-prm-synth-s2"));
+    assert(data.length === 2 && data[0].finished === false && data[1].finished === true, "two folders, the first unfinished");
+    assert(data[0].cells.labels.curation.balanced === 359, "demo PRM data curation");
+    assert(data[0].grpo.steps === 17 && Math.abs(data[0].grpo.prmSteps.first5 - 4.88) < 0.005, "demo GRPO steps and PRM steps per chain");
+    const at8 = data[1].cells.sc_before.atN.find((a: { N: number }) => a.N === 8);
+    assert(Math.abs(at8.prm.prm - 13 / 67) < 1e-12 && Math.abs(at8.vote - 10 / 67) < 1e-12, `seed 2 best-of-8: ${JSON.stringify(at8)}`);
+    assert(Math.abs(data[1].cells.after.greedy - 14 / 67) < 1e-12 && data[1].cells.after.questions === 67, "seed 2 after GRPO");
+    const committed = JSON.parse(await Deno.readTextFile(`${root}bench/results/2026-12-04-prm-evidence-3.json`));
+    const inFile = committed.runs.find((r: { folder: string }) => r.folder === "run-prm-synth-s2");
+    assert(JSON.stringify(inFile) === JSON.stringify(data[1]), "bench/results/2026-12-04-prm-evidence-3.json holds --json's figures");
+  },
+});

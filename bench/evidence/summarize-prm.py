@@ -11,7 +11,12 @@ the PRM's and ORM's held-out figures, each self-consistency cell's selection rul
 five steps (reward, accuracy, completion length, PRM score, steps per chain). Every accuracy p over n
 questions comes with its binomial standard error sqrt(p (1 - p) / n); a difference of two figures with
 sqrt(se1^2 + se2^2) (as if independent: the rules share their samples, so this is conservative for them).
-Last, GRPO with PRM + outcome against outcome alone (and per-step normalisation) on the same evaluation."""
+Last, GRPO with PRM + outcome against outcome alone (and per-step normalisation) on the same evaluation.
+
+A folder without summary.json (a run stopped by its time limit) is read from what it has: prm-data/*/stats.json,
+and from metrics.jsonl the PRM evaluations, each self-consistency cell at its own N, GRPO's steps.
+--json prints the same figures as data, one object per folder (for bench/results/)."""
+import contextlib
 import json
 import math
 import os
@@ -41,12 +46,45 @@ def load(d):
     path = os.path.join(d, "summary.json")
     if not os.path.exists(path):
         # A run stopped before its end (e.g. a device call that ran out) has metrics but no summary: GRPO's steps only.
-        print(f"notice: {d} has no summary.json (the run did not finish): only its GRPO steps from metrics.jsonl")
-        s = {"title": "(unfinished)", "cells": []}
+        print(f"notice: {d} has no summary.json (the run did not finish): its PRM data from prm-data/*/stats.json, "
+              "its PRM evaluations, best-of-N and GRPO steps from metrics.jsonl")
+        s = {"title": "(unfinished)", "cells": [], "unfinished": True}
     else:
         s = json.load(open(path))
     rows = [json.loads(l) for l in open(os.path.join(d, "metrics.jsonl")) if l.strip()]
+    if s.get("unfinished"):
+        s["cells"] = unfinished_cells(d, rows)
     return s, rows
+
+
+def unfinished_cells(d, rows):
+    """What an unfinished run's files still say, as cells with the reports' shape (no cell times): each PRM data
+    cell's stats.json, and from metrics.jsonl each PRM evaluation (`prmeval`, cells named by order: the ids are not in
+    the rows) and each self-consistency cell at its own N (questions: those of the evaluation logged before it)."""
+    cells = []
+    root = os.path.join(d, "prm-data")
+    for name in sorted(os.listdir(root)) if os.path.isdir(root) else []:
+        f = os.path.join(root, name, "stats.json")
+        if os.path.exists(f):
+            r = json.load(open(f))
+            cells.append({"id": name, "ms": 0, "report": {"kind": "prmdata", "split": r.get("split", "train"),
+                                                          "questions": r["raw"]["questions"], **r}})
+    k, questions = 0, 0
+    for r in rows:
+        x = r.get("extra", {})
+        if r.get("phase") == "eval":
+            questions = x.get("questions", questions)
+        elif r.get("phase") == "prmeval":
+            k += 1
+            cells.append({"id": f"PRM-train cell {k}", "ms": 0, "report": {"kind": "prmeval", "dev": {
+                "chains": x["chains"], "steps": x["steps"], "accuracy": x["stepAccuracy"], "auc": x["auc"], "bce": r["loss"], "firstError": x["firstError"]}}})
+        elif r.get("phase") == "selfconsistency":
+            n = x["samplesPerQuestion"]
+            cells.append({"id": f"self-consistency (step {r['step']})", "ms": 0, "report": {
+                "kind": "selfconsistency", "split": "split of the evaluation before it", "atN": [{
+                    "N": n, "questions": questions, "vote": r["execAccuracy"], "logprob": x["bestOfN"], "oracle": x["oracle"],
+                    "prm": {key.split(".", 1)[1]: v for key, v in x.items() if key.startswith("prmBestOfN.")}}]}})
+    return cells
 
 
 def prm_data(c):
@@ -67,6 +105,10 @@ def prm_train(c):
         print(f"  {c['id']} ({r['labels']}): loaded from {r['loadedFrom']}")
         return
     d = r.get("dev")
+    if r["kind"] == "prmeval":
+        print(f"  {c['id']} (from metrics.jsonl): held out: step accuracy {fmt(d['accuracy'], d['steps'])} over {d['steps']} steps of "
+              f"{d['chains']} chains, AUC {d['auc']}, BCE {d['bce']:.4f}, first error found {d['firstError']}")
+        return
     figs = f"step accuracy {fmt(d['accuracy'], d['steps'])} over {d['steps']} steps of {d['chains']} chains, AUC {d['auc']}, BCE {d['bce']:.4f}, first error found {d['firstError']}" if d else "no held-out chains"
     print(f"  {c['id']} ({r['labels']}): {r['steps']} steps on {r['examples']} chains, loss {r.get('loss')}; held out: {figs}")
 
@@ -79,7 +121,7 @@ def selection(c):
         return
     prms = list(at[0]["prm"].keys())
     n = at[0]["questions"]
-    print(f"  {c['id']} ({r['split']}, {n} questions, {r['weighting']} vote), % ± binomial s.e.:")
+    print(f"  {c['id']} ({r['split']}, {n} questions" + (f", {r['weighting']} vote" if r.get("weighting") else "") + "), % ± binomial s.e.:")
     print("      N |  vote        | mean logprob | " + " | ".join(f"{('ORM' if x == 'orm' else 'PRM') + ' ' + x:12s}" for x in prms) + " | pass@N       | PRM - vote")
     for a in at:
         cols = [fmt(a["vote"], n), fmt(a["logprob"], n)] + [fmt(a["prm"][x], n) for x in prms] + [fmt(a["oracle"], n)]
@@ -87,8 +129,61 @@ def selection(c):
         print(f"    {a['N']:3d} | " + " | ".join(cols) + f" | {d}")
 
 
+def grpo_rows(rows):
+    """GRPO's step rows, one per step: a resumed run logs again the steps after its last checkpoint (the later row wins)."""
+    by = {}
+    for r in rows:
+        if r.get("phase") == "grpo":
+            by[r["step"]] = r
+    return [by[k] for k in sorted(by)]
+
+
+def grpo_figures(rows):
+    """GRPO's first and last five steps (means), for --json."""
+    g = grpo_rows(rows)
+    if not g:
+        return None
+    first, last = g[:5], g[-5:]
+    out = {"steps": len(g)}
+    for key, f in (("reward", lambda r: r["rewards"]["total"]["mean"]), ("correct", lambda r: r["execAccuracy"]),
+                   ("length", lambda r: r["completionLength"]["mean"]), ("prmMean", lambda r: r.get("extra", {}).get("prmMean")),
+                   ("prmSteps", lambda r: r.get("extra", {}).get("prmSteps"))):
+        a, b = mean(f(r) for r in first), mean(f(r) for r in last)
+        if not math.isnan(a):
+            out[key] = {"first5": a, "last5": b}
+    return out
+
+
+def figures(d):
+    """One folder's figures as data (--json): each cell's report where it is a PRM data, PRM/ORM, self-consistency,
+    warm-up or evaluation cell, every accuracy with its questions and binomial s.e., and GRPO's first/last five steps."""
+    s, rows = load(d)
+    out = {"folder": os.path.basename(os.path.normpath(d)), "title": s.get("title", ""), "finished": not s.get("unfinished"), "cells": {}}
+    for c in s["cells"]:
+        r = c.get("report")
+        if r is None:
+            continue
+        kind, o = r["kind"], None
+        if kind == "prmdata":
+            o = {k: r.get(k) for k in ("split", "questions", "skipped", "sampled", "rollouts", "raw", "curation", "curated")}
+        elif kind in ("prmtrain", "prmeval"):
+            o = {k: r.get(k) for k in ("labels", "steps", "examples", "loss", "loadedFrom", "dev") if k in r}
+        elif kind == "selfconsistency":
+            o = {"split": r.get("split"), "atN": [{**a, "se": {k: se(a[k], a["questions"]) for k in ("vote", "logprob", "oracle")},
+                                                   "prmSe": {k: se(v, a["questions"]) for k, v in a["prm"].items()}} for a in r.get("atN") or []]}
+        elif kind == "warmup":
+            o = {"targets": r.get("targets"), "targetLogprob": [x.get("targetLogprob") for x in r["rounds"]]}
+        elif kind == "evaluate":
+            ov = r["overall"]
+            o = {"split": r["split"], "greedy": ov["greedy"], "questions": ov["questions"], "se": se(ov["greedy"], ov["questions"]), "chains": r.get("chains")}
+        if o is not None:
+            out["cells"][c["id"]] = {"kind": kind, **o}
+    out["grpo"] = grpo_figures(rows)
+    return out
+
+
 def grpo_steps(rows):
-    g = [r for r in rows if r.get("phase") == "grpo"]
+    g = grpo_rows(rows)
     if not g:
         return
     first, last = g[:5], g[-5:]
@@ -108,14 +203,15 @@ def main(dirs):
     for d in dirs:
         s, rows = load(d)
         print(f"## {d}: {s.get('title', '')}")
-        print("  cell seconds: " + ", ".join(f"{c['id']} {c['ms'] / 1000:.0f}" for c in s["cells"]))
+        if not s.get("unfinished"):
+            print("  cell seconds: " + ", ".join(f"{c['id']} {c['ms'] / 1000:.0f}" for c in s["cells"]))
         for c in s["cells"]:
             if c.get("report") is None:
                 continue
             kind = c["report"]["kind"]
             if kind == "prmdata":
                 prm_data(c)
-            elif kind == "prmtrain":
+            elif kind in ("prmtrain", "prmeval"):
                 prm_train(c)
             elif kind == "selfconsistency":
                 selection(c)
@@ -141,6 +237,12 @@ def main(dirs):
 
 
 if __name__ == "__main__":
-    if len(sys.argv) < 2:
+    args = sys.argv[1:]
+    if not [a for a in args if a != "--json"]:
         sys.exit(__doc__)
-    main(sys.argv[1:])
+    if "--json" in args:
+        with contextlib.redirect_stdout(sys.stderr):  # load()'s notices
+            data = [figures(d) for d in args if d != "--json"]
+        print(json.dumps(data, indent=1))
+    else:
+        main(args)
