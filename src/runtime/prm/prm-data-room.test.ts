@@ -1,10 +1,11 @@
 // PRM data's rollouts near the model's positions: a prefix late in a long chain plus maxNewTokens can
 // exceed them (the sampler refuses such a call; with chains of CTEs several times their gold's length
-// it happens), so such prompts are continued alone with the room left instead of failing the cell.
+// it happens), so such prompts are continued with the room they have left instead of failing the cell — since the
+// fourth session of 2026-12-04 in shared calls (sampleWithRoom), before that one call each.
 import { assert, assertEquals, assertRejects } from "../../../tests/assert.ts";
 import { loadTokenizer } from "../../model/tokenizer.ts";
 import { prmStepSpans } from "../../core/prm-steps.ts";
-import { rolloutPrefix, splitByRoom } from "./prm-data.ts";
+import { type RoomSample, rolloutPrefix, sampleWithRoom, splitByRoom } from "./prm-data.ts";
 
 Deno.test("splitByRoom: prompts that leave maxNewTokens go together; the others alone with what is left (none at the limit)", () => {
   assertEquals(splitByRoom([600, 700, 640, 1024, 1100], 384, 1024), { fits: [0, 2], alone: [[1, 324], [3, 0], [4, -76]] });
@@ -46,4 +47,68 @@ Deno.test("rolloutPrefix: a whole answer starts at the answer prefix; a step pre
   assertEquals(rolloutPrefix(chain.slice(0, ends[0]), undefined, ap, enc, dec), { ids: enc(chain.slice(0, ends[0])), text: chain.slice(0, ends[0]) });
   await assertRejects(() => rolloutPrefix("```sql\nSELECT 1", undefined, ap, enc, dec), /does not start with the template's answer start/);
   await assertRejects(() => rolloutPrefix(ap + " x", chain, ap, enc, dec), /is not the start of its chain/);
+});
+
+// sampleWithRoom against the rule it replaces (each prompt without room for maxNewTokens sampled in a call of its
+// own, capped at its room): a fake sampler that refuses what the real one refuses (longest prompt + maxNewTokens
+// over maxPositions), and whose rows each want a fixed number of tokens (then EOS), readable from the prompt alone
+// so a continued row goes on as it would have.
+Deno.test("sampleWithRoom: prompts without room share calls, every row ends where a call of its own would have ended it", async () => {
+  const EOS = 1, maxPositions = 100, maxNewTokens = 30, P = 4, n = 3;
+  // Prompt j: a marker token then filler; lengths spread so some fit (<= 70) and most do not, a few with no room.
+  const lengths = [20, 75, 71, 90, 99, 100, 85, 72, 60, 88, 95, 74, 80, 70, 98];
+  const prompts = lengths.map((L, j) => [500 + j, ...new Array<number>(L - 1).fill(7)]);
+  const wants = (owner: number, slot: number) => 1 + ((owner * 7 + slot * 13) % 40); // tokens, EOS included
+  const gen = (slot: number, k: number) => 10000 * (slot + 1) + k;
+  const decode = (ids: readonly number[]) => ids.join(",");
+  const calls: { prompts: number; n: number; maxNewTokens: number; seed: number }[] = [];
+  const sample = (ps: number[][], k: number, maxNew: number, seed: number) => {
+    const maxLen = Math.max(...ps.map((p) => p.length));
+    if (maxLen + maxNew > maxPositions) throw new Error(`refused: ${maxLen} + ${maxNew} > ${maxPositions}`);
+    calls.push({ prompts: ps.length, n: k, maxNewTokens: maxNew, seed });
+    const out: RoomSample[] = [];
+    ps.forEach((p, pi) => {
+      const owner = p[0] - 500;
+      const before = p.filter((t) => t >= 10000);
+      for (let index = 0; index < k; index++) {
+        const slot = before.length ? Math.floor(before[0] / 10000) - 1 : index;
+        const tokens: number[] = [];
+        let finishReason = "length";
+        for (let s = 0; s < maxNew; s++) {
+          const at = before.length + tokens.length;
+          if (at + 1 === wants(owner, slot)) {
+            tokens.push(EOS);
+            finishReason = "eos";
+            break;
+          }
+          tokens.push(gen(slot, at));
+        }
+        const body = finishReason === "eos" ? tokens.slice(0, -1) : tokens;
+        out.push({ prompt: pi, index, tokens, text: decode(body), finishReason });
+      }
+    });
+    return Promise.resolve(out);
+  };
+  const seedFor = (kind: "fit" | "room", a: number, b: number) => (kind === "fit" ? 1000 + a : 2000 + 100 * a + b);
+  const got = await sampleWithRoom(prompts, n, { maxNewTokens, maxPositions, batch: P, seedFor }, sample, decode);
+  // The old rule, row by row: up to EOS or its own room (maxNewTokens, or what is left of maxPositions).
+  prompts.forEach((p, j) => {
+    const room = Math.min(maxNewTokens, maxPositions - p.length);
+    const expected = room < 1 ? [] : Array.from({ length: n }, (_, slot) => {
+      const w = wants(j, slot);
+      const body = w <= room ? w - 1 : room;
+      return decode(Array.from({ length: body }, (_, k) => gen(slot, k)));
+    });
+    assertEquals(got[j], expected, `prompt ${j} (length ${p.length})`);
+  });
+  // Calls: the fitting prompts as before (chunks of P in order, their seeds), the others grouped.
+  const alone = lengths.filter((L) => L + maxNewTokens > maxPositions && L < maxPositions).length;
+  assertEquals(calls.filter((c) => c.seed < 2000).map((c) => [c.seed, c.prompts]), [[1000, 1], [1008, 1], [1012, 1]]);
+  const roomCalls = calls.filter((c) => c.seed >= 2000);
+  // Decoding steps (what a host-bound call costs): the old rule ran each prompt's own room, one call each.
+  const oldSteps = lengths.filter((L) => L + maxNewTokens > maxPositions && L < maxPositions).reduce((a, L) => a + maxPositions - L, 0);
+  const newSteps = roomCalls.reduce((a, c) => a + c.maxNewTokens, 0);
+  assert(newSteps < oldSteps / 2, `decoding steps ${newSteps} (${roomCalls.length} calls) against ${oldSteps} (${alone} calls)`);
+  assert(roomCalls.every((c) => c.prompts <= P), "at most P prompts a call");
+  assertEquals(roomCalls.filter((c) => c.n === n).length, Math.ceil(alone / P), "round 0: the prompts without room, P at a time");
 });

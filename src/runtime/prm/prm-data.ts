@@ -101,28 +101,14 @@ export async function runPrmData(ctx: RunContext, cellId: string, p: PrmDataPara
         // follows the request's prefix (labelQuestions appends it).
         const starts = requests.map((r) => rolloutPrefix(r.prefix, r.answer, batchPrompts[r.question].answerPrefix, (t) => runtime.encodePlain(t), (t) => runtime.decode(t)));
         const ids = requests.map((r, j) => [...batchPrompts[r.question].textIds, ...starts[j].ids]);
-        const out: string[][] = requests.map(() => []);
-        const P = Math.max(1, ctx.opts.sampleBatchPrompts);
-        const maxPos = runtime.policy.maxPositions;
-        const call = async (js: number[], maxNewTokens: number, callSeed: number) => {
-          if (js.length === 0 || maxNewTokens < 1) return;
-          const got = await runtime.sample(js.map((j) => ids[j]), n, { temperature: p.temperature, topP: 1, topK: 0, minP: 0, stop: [], maxNewTokens, seed: callSeed });
-          got.sort((a, b) => a.prompt - b.prompt || a.index - b.index);
-          for (const s of got) {
-            const j = js[s.prompt];
-            out[j].push(starts[j].text.slice(requests[j].prefix.length) + s.text);
-          }
-        };
-        for (let i = 0; i < ids.length; i += P) {
+        const out = await sampleWithRoom(ids, n, {
+          maxNewTokens: p.maxNewTokens, maxPositions: runtime.policy.maxPositions, batch: Math.max(1, ctx.opts.sampleBatchPrompts),
+          seedFor: (kind, a, b) => kind === "fit" ? mixSeed(seed, "prmdata", start, wave, a) : mixSeed(seed, "prmdata-room", start, wave, a, b),
+        }, async (prompts, k, maxNewTokens, callSeed) => {
           checkAborted(ctx);
-          const js = Array.from({ length: Math.min(P, ids.length - i) }, (_, k) => i + k);
-          // A prefix late in a long chain leaves less than maxNewTokens of the model's positions (the sampler
-          // refuses the call): such a request is continued alone with the room left — capping the whole call
-          // would cut the other rollouts short and label their steps wrong. No room left: no continuation.
-          const room = splitByRoom(js.map((j) => ids[j].length), p.maxNewTokens, maxPos);
-          await call(room.fits.map((k) => js[k]), p.maxNewTokens, mixSeed(seed, "prmdata", start, wave, i));
-          for (const [k, left] of room.alone) await call([js[k]], left, mixSeed(seed, "prmdata-room", start, wave, js[k]));
-        }
+          return await runtime.sample(prompts, k, { temperature: p.temperature, topP: 1, topK: 0, minP: 0, stop: [], maxNewTokens, seed: callSeed });
+        }, (t) => runtime.decode(t));
+        out.forEach((texts, j) => texts.forEach((t, k) => (texts[k] = starts[j].text.slice(requests[j].prefix.length) + t)));
         if (wave === 0) sampled += requests.length * n;
         progress((start + batch.length * 0.5) / usable.length, `questions ${start + 1}-${start + batch.length} of ${usable.length}: search wave ${wave + 1}`);
         return out;
@@ -198,6 +184,85 @@ export function rolloutPrefix(
   // (A tokenizer whose decoding does not give the answer's text back: the prefix as it is.)
   if (!head || !text.startsWith(prefix) || !answer.startsWith(text)) return { ids: encodePlain(prefix), text: prefix };
   return { ids: head, text };
+}
+
+/** One sampled row as `sampleWithRoom` reads it (the sampler's `Sample`). */
+export interface RoomSample {
+  prompt: number;
+  index: number;
+  tokens: number[];
+  text: string;
+  finishReason: string;
+}
+
+/**
+ * `n` samples of each prompt, each up to `maxNewTokens` or, where the prompt leaves less of the model's
+ * `maxPositions`, up to that room (none where no room is left), in sampling calls of at most `batch` prompts.
+ * Prompts that leave `maxNewTokens` go together in the order given (call seed `seedFor("fit", first index, 0)`).
+ * The others used to be continued one call each — on the demo, with ~600-token prompts, nearly every rollout —
+ * and now share calls: sorted by length, `batch` at a time, each call capped at its longest prompt's room (the
+ * sampler left-pads, so that is what fits); a row stopped by that cap before its own room continues in the next
+ * round as a prompt of its own (its prompt and the tokens so far, one sample; `seedFor("room", round, group)`).
+ * So every row ends where a call of its own would have ended it: at EOS or at its own room. A continued row's
+ * text is its tokens decoded together. Returns per prompt its texts in sample order.
+ */
+export async function sampleWithRoom(
+  prompts: readonly (readonly number[])[],
+  n: number,
+  opts: { maxNewTokens: number; maxPositions: number; batch: number; seedFor: (kind: "fit" | "room", a: number, b: number) => number },
+  sample: (prompts: number[][], n: number, maxNewTokens: number, seed: number) => Promise<RoomSample[]>,
+  decode: (ids: readonly number[]) => string,
+): Promise<string[][]> {
+  const { maxNewTokens, maxPositions, batch: P } = opts;
+  const out: string[][] = prompts.map(() => []);
+  const slots: (string | undefined)[][] = prompts.map(() => []);
+  // A row still decoding: its prompt, its sample slot, the tokens so far (none in round 0).
+  let rows: { owner: number; slot: number; done: number[] }[] = [];
+  const fresh: number[] = [];
+  for (let i = 0; i < prompts.length; i += P) {
+    const js = Array.from({ length: Math.min(P, prompts.length - i) }, (_, k) => i + k);
+    const room = splitByRoom(js.map((j) => prompts[j].length), maxNewTokens, maxPositions);
+    const fits = room.fits.map((k) => js[k]);
+    if (fits.length) {
+      const got = await sample(fits.map((j) => [...prompts[j]]), n, maxNewTokens, opts.seedFor("fit", i, 0));
+      got.sort((a, b) => a.prompt - b.prompt || a.index - b.index);
+      for (const s of got) out[fits[s.prompt]].push(s.text);
+    }
+    for (const [k, left] of room.alone) if (left >= 1) fresh.push(js[k]);
+  }
+  const finish = (owner: number, slot: number, tokens: number[], s: RoomSample, continued: boolean) => {
+    if (!continued) {
+      slots[owner][slot] = s.text;
+      return;
+    }
+    const body = s.finishReason === "eos" ? tokens.slice(0, -1) : tokens;
+    slots[owner][slot] = body.length ? decode(body) : "";
+  };
+  for (let round = 0; round === 0 ? fresh.length > 0 : rows.length > 0; round++) {
+    // Round 0: the prompts that did not fit, n samples each; later rounds: single rows cut by their call's cap.
+    const items = round === 0 ? fresh.map((j) => ({ owner: j, slot: -1, done: [] as number[] })) : rows;
+    const len = (r: { owner: number; done: number[] }) => prompts[r.owner].length + r.done.length;
+    items.sort((a, b) => len(a) - len(b) || a.owner - b.owner || a.slot - b.slot);
+    const next: typeof rows = [];
+    for (let g = 0; g * P < items.length; g++) {
+      const group = items.slice(g * P, (g + 1) * P);
+      const cap = maxPositions - Math.max(...group.map(len));
+      const got = await sample(group.map((r) => [...prompts[r.owner], ...r.done]), round === 0 ? n : 1, cap, opts.seedFor("room", round, g));
+      for (const s of got) {
+        const r = group[s.prompt];
+        const slot = round === 0 ? s.index : r.slot;
+        const tokens = [...r.done, ...s.tokens];
+        // Cut by the cap, not by EOS, with room of its own left: on in the next round.
+        if (s.finishReason === "length" && prompts[r.owner].length + tokens.length < maxPositions) next.push({ owner: r.owner, slot, done: tokens });
+        else finish(r.owner, slot, tokens, s, round > 0);
+      }
+    }
+    rows = next;
+  }
+  slots.forEach((ts, j) => {
+    for (const t of ts) if (t !== undefined) out[j].push(t);
+  });
+  return out;
 }
 
 /**
