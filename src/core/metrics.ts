@@ -185,3 +185,21 @@ function recordProblem(x: unknown): string | null {
   }
   return null;
 }
+
+/**
+ * Training metrics (`grpo`, `warmup`: one record per step) with `incoming` added. A resumed run starts again after
+ * its last checkpoint and logs again the steps after it (metrics.jsonl keeps both): a record of a step at or before
+ * the last one held for its phase replaces that phase's records from its step on — one point per step in the
+ * charts of the notebook's cells, live and read back from a run folder. (Metrics records name no cell: two GRPO
+ * cells of one notebook both count from step 1, so this is for one cell's records, not a whole metrics.jsonl.)
+ */
+export function withSteps<T extends { phase: string; step: number }>(held: readonly T[], incoming: readonly T[]): T[] {
+  let out = [...held];
+  for (const r of incoming) {
+    if ((r.phase === "grpo" || r.phase === "warmup") && out.some((x) => x.phase === r.phase && x.step >= r.step)) {
+      out = out.filter((x) => x.phase !== r.phase || x.step < r.step);
+    }
+    out.push(r);
+  }
+  return out;
+}

@@ -1,7 +1,7 @@
 import { assert, assertEquals } from "../../tests/assert.ts";
 import demo from "../../notebooks/demo.json" with { type: "json" };
 import { parseNotebook } from "../core/notebook.ts";
-import type { MetricsRecord } from "../core/metrics.ts";
+import { type MetricsRecord, withSteps } from "../core/metrics.ts";
 import type { SampleRecord } from "../runtime/records.ts";
 import type { RunEvents, RunInfo, RunOutcome, RunRequest } from "../../workers/gpu.api.ts";
 import { PROGRESS_HISTORY_CAP, type RunApi, RunController, withProgress } from "./run-controller.ts";
@@ -123,4 +123,37 @@ Deno.test("progress history: capped at its last phases", () => {
   for (let i = 0; i < PROGRESS_HISTORY_CAP + 5; i++) h = withProgress(h, i % 2 ? `training step ${i}` : `sampling step ${i}`, i);
   assertEquals(h.length, PROGRESS_HISTORY_CAP);
   assertEquals(h.at(-1)?.message, `sampling step ${PROGRESS_HISTORY_CAP + 4}`);
+});
+
+Deno.test("run controller: a resumed run's repeated steps replace the ones shown, live and read back (one point per step)", async () => {
+  assertEquals(withSteps([rec("grpo", 1), rec("grpo", 2), rec("eval", 2)], [rec("grpo", 2), rec("grpo", 3)]).map((r) => `${r.phase}${r.step}`), ["grpo1", "eval2", "grpo2", "grpo3"]);
+  assertEquals(withSteps([], [rec("warmup", 1), rec("warmup", 2), rec("warmup", 1)]).map((r) => r.step), [1]);
+  assertEquals(withSteps([rec("eval", 1)], [rec("eval", 1)]).length, 2, "other phases as they come");
+  // Live: the run stopped after step 3 with its checkpoint at 2; the resume logs it and redoes step 3.
+  const { api, started } = fakeApi({
+    play: (_req, ev) => {
+      if (started.length === 1) {
+        for (const s of [1, 2, 3]) {
+          ev.metrics(rec("grpo", s));
+          ev.samples([sample("grpo", s), sample("grpo", s)]);
+        }
+        return { ok: false, error: 'cell "grpo" (grpo): run cancelled: GPU device lost (unknown): gone', cellId: "grpo", stopped: true };
+      }
+      ev.log('grpo "grpo": resumed from step 2');
+      ev.metrics(rec("grpo", 3));
+      ev.samples([sample("grpo", 3), sample("grpo", 3)]);
+      return { ok: true, summary: { title: "", accuracy: {}, files: [], cells: [{ id: "grpo", type: "grpo", ms: 1, report: { kind: "grpo", cellId: "grpo", steps: 3, skippedSteps: 0, resumedFrom: 2, equalGroupFraction: 0, heldout: [] } }] } };
+    },
+  });
+  const c = new RunController(api, () => doc, (e) => e, "http://app/");
+  await c.run("cell", "grpo");
+  await c.resume();
+  assertEquals(c.state("grpo").metrics.map((m) => m.step), [1, 2, 3]);
+  assertEquals(c.state("grpo").samples.map((m) => m.step), [1, 1, 2, 2, 3, 3]);
+  // Read back from a run folder whose metrics.jsonl holds step 3 twice.
+  const files = { "metrics.jsonl": [1, 2, 3, 3].map((s) => JSON.stringify(rec("grpo", s))).join("\n") + "\n" };
+  const runs: RunInfo[] = [{ runId: runIdOf(doc), title: "t", status: "running", mode: "cell", cellId: "grpo", startedAt: "a", updatedAt: "b", checkpoints: { grpo: 2 } }];
+  const back = new RunController(fakeApi({ runs, files }).api, () => doc, (e) => e, "http://app/");
+  await back.restore(true);
+  assertEquals(back.state("grpo").metrics.map((m) => m.step), [1, 2, 3]);
 });

@@ -5,7 +5,7 @@
 // worker with the run request (their bytes transferred); the model-file cache is reported and cleared here.
 import { parseQuestions } from "../core/loaders.ts";
 import type { MetricsRecord } from "../core/metrics.ts";
-import { decodeMetrics } from "../core/metrics.ts";
+import { decodeMetrics, withSteps } from "../core/metrics.ts";
 import type { Notebook } from "../core/notebook.ts";
 import type { Progress } from "../runtime/recipe/context.ts";
 import { decodeSamples, type SampleRecord, type StageReport } from "../runtime/records.ts";
@@ -373,7 +373,7 @@ export class RunController extends EventTarget {
     for (const cell of doc.cells) {
       if (!trained.includes(cell.id) || (cell.type !== "grpo" && cell.type !== "warmup")) continue;
       const phase = cell.type;
-      const recs = metrics ? decodeMetrics(metrics).records.filter((r) => r.phase === phase) : [];
+      const recs = metrics ? withSteps([], decodeMetrics(metrics).records.filter((r) => r.phase === phase)) : [];
       const smp = samples ? decodeSamples(samples).records.filter((r) => r.phase === phase) : [];
       this.patch(cell.id, { metrics: recs, samples: smp });
     }
@@ -429,7 +429,7 @@ export class RunController extends EventTarget {
   private onMetrics(r: MetricsRecord): void {
     const id = this.ownerOf(r.phase);
     if (!id) return;
-    this.patch(id, { metrics: [...this.state(id).metrics, r] });
+    this.patch(id, { metrics: withSteps(this.state(id).metrics, [r]) });
     this.changed();
   }
 
@@ -443,7 +443,12 @@ export class RunController extends EventTarget {
   private onLog(msg: string): void {
     this.log = [...this.log.slice(-199), `${((Date.now() - this.t0) / 1000).toFixed(1)} s  ${msg}`];
     const m = /^grpo "([^"]+)": resumed from step (\d+)/.exec(msg);
-    if (m) this.patch(m[1], { resumedFrom: Number(m[2]) });
+    if (m) {
+      // The steps after the checkpoint run again: their records shown so far go (their new ones follow).
+      const from = Number(m[2]), st = this.state(m[1]);
+      const kept = <T extends { phase: string; step: number }>(xs: readonly T[]) => xs.filter((x) => x.phase !== "grpo" || x.step <= from);
+      this.patch(m[1], { resumedFrom: from, metrics: kept(st.metrics), samples: kept(st.samples) });
+    }
     this.changed();
   }
 }
