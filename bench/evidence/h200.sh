@@ -9,7 +9,8 @@
 #         on the held-out Spider databases; the recipe, and GRPO without the warm-up).
 #         `prm-demo`, `prm-demo-outcome`, `prm-synth`, `prm-synth-outcome`: bench/evidence/prm-notebooks.ts's PRM
 #         notebooks (PRM data, PRM and ORM, best-of-N at N = 1..16, GRPO with PRM + outcome / outcome alone);
-#         `prm-demo-stepnorm`, `prm-synth-stepnorm` load the PRM of the finished prm-demo / prm-synth run;
+#         `prm-demo-stepnorm`, `prm-synth-stepnorm` load the PRM of the finished prm-demo / prm-synth run (under EV_SEED=S,
+#         that of run-prm-<set>-sS: a copy of the notebook names it);
 #         `prm-demo-cold-e<E>-lr<L>`, `prm-synth-cold-...`: the cold start alone at one setting (prm-notebooks.ts
 #         coldsweep, EV_PRM_SIZE=coldsweep in h200-prep.sh). All of them
 #         start with the CoCTE cold start (warm-up sft on the golds as chains of CTEs, converted in the run, then a
@@ -66,6 +67,10 @@ cd "$EV"
 MODEL=${EV_MODEL:-$EV/model}
 one() {  # one notebook, until the time is up; resumes from its checkpoints when run again
   local nb=$1 file=$2; [ "$SEED" = 1 ] || nb=$nb-s$SEED; local left=$(( TOTAL - ($(date +%s) - START) ))
+  # -stepnorm loads the PRM of its set's run: under another seed, that seed's run (run-prm-<set>-s<seed>).
+  if [ "$SEED" != 1 ] && [[ $file == *-stepnorm.json ]]; then
+    sed "s#run-prm-\([a-z]*\)/prm/prm#run-prm-\1-s$SEED/prm/prm#" "$file" > "$nb.json" && file=$nb.json
+  fi
   [ "$left" -lt 30 ] && { echo "$nb: not started (${left} s left)"; return; }
   echo "== $nb ($left s, model $MODEL)"
   timeout "$left" deno run -A bin/a/b/rlvr.js run "$file" --out "run-$nb" --model "$MODEL" --seed "$SEED" --max-steps "$STEPS" --sample-batch 64 >> "$nb.log" 2>&1
