@@ -179,7 +179,21 @@ def figures(d):
         if o is not None:
             out["cells"][c["id"]] = {"kind": kind, **o}
     out["grpo"] = grpo_figures(rows)
+    lab = labelling(rows)
+    if lab:
+        out["labelling"] = lab
     return out
+
+
+def labelling(rows):
+    """The PRM data cells' batches from metrics.jsonl: where the time went (sampling and judging; runs since
+    the fourth session of 2026-12-04 log it) and the sampling calls, those of prefixes without room apart."""
+    b = [r for r in rows if r.get("phase") == "prmdata"]
+    if not b or "sample" not in b[0].get("ms", {}):
+        return None
+    x = lambda k: sum(r.get("extra", {}).get(k, 0) for r in b)
+    return {"batches": len(b), "sampleS": sum(r["ms"]["sample"] for r in b) / 1000, "judgeS": sum(r["ms"].get("score", 0) for r in b) / 1000,
+            "sampleCalls": x("sampleCalls"), "roomCalls": x("roomCalls"), "roomSteps": x("roomSteps"), "rollouts": x("rollouts")}
 
 
 def grpo_steps(rows):
@@ -226,6 +240,10 @@ def main(dirs):
                          f"by CTE steps {dict(sorted(ch['byCtes'].items(), key=lambda kv: int(kv[0])))}, no SQL {ch['noSql']}") if ch and ch["answers"] else ""
                 print(f"  {c['id']}: {c['report']['split']} greedy {fmt(o['greedy'], o['questions'])} of {o['questions']}{shape}")
                 after[(d, c["id"])] = (o["greedy"], o["questions"])
+        lab = labelling(rows)
+        if lab:
+            print(f"  labelling: {lab['batches']} batches, sampling {lab['sampleS']:.1f} s in {lab['sampleCalls']} calls + {lab['roomCalls']} calls "
+                  f"of prefixes without room ({lab['roomSteps']} new-token steps), judging {lab['judgeS']:.1f} s; {lab['rollouts']} rollouts")
         grpo_steps(rows)
     # GRPO variants against each other: the "after" evaluation of each folder.
     runs = [(d, after[(d, "after")]) for d in dirs if (d, "after") in after]

@@ -5,7 +5,7 @@
 import { assert, assertEquals, assertRejects } from "../../../tests/assert.ts";
 import { loadTokenizer } from "../../model/tokenizer.ts";
 import { prmStepSpans } from "../../core/prm-steps.ts";
-import { type RoomSample, rolloutPrefix, sampleWithRoom, splitByRoom } from "./prm-data.ts";
+import { type RoomCalls, type RoomSample, rolloutPrefix, sampleWithRoom, splitByRoom } from "./prm-data.ts";
 
 Deno.test("splitByRoom: prompts that leave maxNewTokens go together; the others alone with what is left (none at the limit)", () => {
   assertEquals(splitByRoom([600, 700, 640, 1024, 1100], 384, 1024), { fits: [0, 2], alone: [[1, 324], [3, 0], [4, -76]] });
@@ -90,7 +90,8 @@ Deno.test("sampleWithRoom: prompts without room share calls, every row ends wher
     return Promise.resolve(out);
   };
   const seedFor = (kind: "fit" | "room", a: number, b: number) => (kind === "fit" ? 1000 + a : 2000 + 100 * a + b);
-  const got = await sampleWithRoom(prompts, n, { maxNewTokens, maxPositions, batch: P, seedFor }, sample, decode);
+  const counts: RoomCalls = { fit: 0, room: 0, roomSteps: 0 };
+  const got = await sampleWithRoom(prompts, n, { maxNewTokens, maxPositions, batch: P, seedFor }, sample, decode, counts);
   // The old rule, row by row: up to EOS or its own room (maxNewTokens, or what is left of maxPositions).
   prompts.forEach((p, j) => {
     const room = Math.min(maxNewTokens, maxPositions - p.length);
@@ -111,4 +112,5 @@ Deno.test("sampleWithRoom: prompts without room share calls, every row ends wher
   assert(newSteps < oldSteps / 2, `decoding steps ${newSteps} (${roomCalls.length} calls) against ${oldSteps} (${alone} calls)`);
   assert(roomCalls.every((c) => c.prompts <= P), "at most P prompts a call");
   assertEquals(roomCalls.filter((c) => c.n === n).length, Math.ceil(alone / P), "round 0: the prompts without room, P at a time");
+  assertEquals(counts, { fit: 3, room: roomCalls.length, roomSteps: newSteps });
 });

@@ -94,6 +94,9 @@ export async function runPrmData(ctx: RunContext, cellId: string, p: PrmDataPara
     const batch = usable.slice(start, start + B);
     const batchPrompts = prompts.slice(start, start + B);
     let sampled = 0;
+    // Where the batch's time went: sampling calls (those of prefixes without room apart) and judging by execution.
+    const calls: RoomCalls = { fit: 0, room: 0, roomSteps: 0 };
+    let sampleMs = 0, judgeMs = 0;
     const env: RolloutEnv = {
       sample: async (requests, n, wave) => {
         // A request continues its prefix of an answer from a token boundary of that answer (rolloutPrefix);
@@ -101,19 +104,26 @@ export async function runPrmData(ctx: RunContext, cellId: string, p: PrmDataPara
         // follows the request's prefix (labelQuestions appends it).
         const starts = requests.map((r) => rolloutPrefix(r.prefix, r.answer, batchPrompts[r.question].answerPrefix, (t) => runtime.encodePlain(t), (t) => runtime.decode(t)));
         const ids = requests.map((r, j) => [...batchPrompts[r.question].textIds, ...starts[j].ids]);
+        const t0 = ctx.env.now();
         const out = await sampleWithRoom(ids, n, {
           maxNewTokens: p.maxNewTokens, maxPositions: runtime.policy.maxPositions, batch: Math.max(1, ctx.opts.sampleBatchPrompts),
           seedFor: (kind, a, b) => kind === "fit" ? mixSeed(seed, "prmdata", start, wave, a) : mixSeed(seed, "prmdata-room", start, wave, a, b),
         }, async (prompts, k, maxNewTokens, callSeed) => {
           checkAborted(ctx);
           return await runtime.sample(prompts, k, { temperature: p.temperature, topP: 1, topK: 0, minP: 0, stop: [], maxNewTokens, seed: callSeed });
-        }, (t) => runtime.decode(t));
+        }, (t) => runtime.decode(t), calls);
+        sampleMs += ctx.env.now() - t0;
         out.forEach((texts, j) => texts.forEach((t, k) => (texts[k] = starts[j].text.slice(requests[j].prefix.length) + t)));
         if (wave === 0) sampled += requests.length * n;
         progress((start + batch.length * 0.5) / usable.length, `questions ${start + 1}-${start + batch.length} of ${usable.length}: search wave ${wave + 1}`);
         return out;
       },
-      judge: async (q, answers) => (await Promise.all(answers.map((a) => tools.scorer.execute(batch[q], a)))).map((s) => s.correct),
+      judge: async (q, answers) => {
+        const t0 = ctx.env.now();
+        const r = (await Promise.all(answers.map((a) => tools.scorer.execute(batch[q], a)))).map((s) => s.correct);
+        judgeMs += ctx.env.now() - t0;
+        return r;
+      },
       steps: (answer) => {
         const s = prmStepSpans(answer);
         return { ends: s.ends, lastIsFinal: s.names.at(-1) === null };
@@ -137,7 +147,11 @@ export async function runPrmData(ctx: RunContext, cellId: string, p: PrmDataPara
       // Numbered by batch of questions (1-based), the same in a resumed run.
       v: 1, step: Math.floor(start / B) + 1, phase: "prmdata", time: ctx.env.now(),
       execAccuracy: records.length ? st.correctChains / records.length : 0,
-      extra: { questions: batch.length, chains: records.length, rollouts, waves: r.waves, positive: st.labels.positive, negative: st.labels.negative },
+      ms: { sample: sampleMs, score: judgeMs },
+      extra: {
+        questions: batch.length, chains: records.length, rollouts, waves: r.waves, positive: st.labels.positive, negative: st.labels.negative,
+        sampleCalls: calls.fit, roomCalls: calls.room, roomSteps: calls.roomSteps,
+      },
     });
     progress(state.done / usable.length, `${state.done} of ${usable.length} questions: ${state.lines} labelled chains, ${state.rollouts} rollouts`);
   }
@@ -195,6 +209,13 @@ export interface RoomSample {
   finishReason: string;
 }
 
+/** What `sampleWithRoom` called, added up: calls of prompts that fit, calls of the others, and those calls' new-token caps. */
+export interface RoomCalls {
+  fit: number;
+  room: number;
+  roomSteps: number;
+}
+
 /**
  * `n` samples of each prompt, each up to `maxNewTokens` or, where the prompt leaves less of the model's
  * `maxPositions`, up to that room (none where no room is left), in sampling calls of at most `batch` prompts.
@@ -204,7 +225,7 @@ export interface RoomSample {
  * sampler left-pads, so that is what fits); a row stopped by that cap before its own room continues in the next
  * round as a prompt of its own (its prompt and the tokens so far, one sample; `seedFor("room", round, group)`).
  * So every row ends where a call of its own would have ended it: at EOS or at its own room. A continued row's
- * text is its tokens decoded together. Returns per prompt its texts in sample order.
+ * text is its tokens decoded together. Returns per prompt its texts in sample order; `counts` adds up the calls.
  */
 export async function sampleWithRoom(
   prompts: readonly (readonly number[])[],
@@ -212,6 +233,7 @@ export async function sampleWithRoom(
   opts: { maxNewTokens: number; maxPositions: number; batch: number; seedFor: (kind: "fit" | "room", a: number, b: number) => number },
   sample: (prompts: number[][], n: number, maxNewTokens: number, seed: number) => Promise<RoomSample[]>,
   decode: (ids: readonly number[]) => string,
+  counts?: RoomCalls,
 ): Promise<string[][]> {
   const { maxNewTokens, maxPositions, batch: P } = opts;
   const out: string[][] = prompts.map(() => []);
@@ -225,6 +247,7 @@ export async function sampleWithRoom(
     const fits = room.fits.map((k) => js[k]);
     if (fits.length) {
       const got = await sample(fits.map((j) => [...prompts[j]]), n, maxNewTokens, opts.seedFor("fit", i, 0));
+      if (counts) counts.fit++;
       got.sort((a, b) => a.prompt - b.prompt || a.index - b.index);
       for (const s of got) out[fits[s.prompt]].push(s.text);
     }
@@ -248,6 +271,7 @@ export async function sampleWithRoom(
       const group = items.slice(g * P, (g + 1) * P);
       const cap = maxPositions - Math.max(...group.map(len));
       const got = await sample(group.map((r) => [...prompts[r.owner], ...r.done]), round === 0 ? n : 1, cap, opts.seedFor("room", round, g));
+      if (counts) (counts.room++, counts.roomSteps += cap);
       for (const s of got) {
         const r = group[s.prompt];
         const slot = round === 0 ? s.index : r.slot;

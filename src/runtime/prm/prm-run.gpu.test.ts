@@ -96,6 +96,10 @@ Deno.test({
     const metrics = decodeMetrics(await text(straight, "metrics.jsonl")).records;
     assertEquals(metrics.filter((r) => r.phase === "prmtrain").length, prm.steps + (summary.cells.find((c) => c.id === "orm")?.report as PrmTrainReport).steps);
     assert(metrics.filter((r) => r.phase === "prmtrain").every((r) => Number.isFinite(r.loss)), "finite losses");
+    // Each labelling batch says where its time went: sampling (its calls counted) and judging by execution.
+    const batches = metrics.filter((r) => r.phase === "prmdata");
+    assert(batches.length > 0 && batches.every((r) => (r.ms?.sample ?? 0) > 0 && (r.ms?.score ?? -1) >= 0 && Number(r.extra?.sampleCalls) >= 1 && r.extra?.roomCalls === 0),
+      `prmdata metrics: ${JSON.stringify(batches)}`);
     // GRPO: the prm component is scored, the records carry each step's PRM score.
     const grpo = metrics.filter((r) => r.phase === "grpo");
     assertEquals(grpo.length, 2);
