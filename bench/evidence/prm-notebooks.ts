@@ -23,7 +23,8 @@
 // Sizes: `full` (default; the committed bench/evidence/prm-*.json) labels every training question with a budget of
 // 48 rollouts and compares best-of-N up to N = 16; `session` is cut to a few device calls (2026-12-04 on the H200: prm-demo
 // 560 + 333 s beside the others, prm-synth 257 s): 96 questions labelled with 4 chains and a budget of 24,
-// best-of-N up to N = 8; `tiny` is a smoke test for a CPU machine (lavapipe): 4 questions per split, 8-token
+// best-of-N up to N = 16 (up to 8 until the fourth session of 2026-12-04; the first 8 of 16 samples are the 8 drawn
+// then, up to floating-point rounding between batch shapes: samples are seeded per call, prompt and index); `tiny` is a smoke test for a CPU machine (lavapipe): 4 questions per split, 8-token
 // answers (16 for the cold start's evaluation), 2 GRPO steps, N = 2, cut chains kept for the PRM (dropUnparsed false:
 // under chain-of-ctes@2 an 8-token answer is an unfinished chain); `cold` writes prm-<set>-cold.json only: the
 // baseline, the cold start and its evaluation on 24 questions per split (about 22 trained, 16 evaluated, whole
@@ -88,7 +89,7 @@ for (const [name, s] of Object.entries(sets)) {
     { id: "prm", type: "prmtrain", params: { labels: "process", loraRank: 16, loraAlpha: 32, lr: 0.0005, epochs: 3, batchChains: 16, devFraction: 0.15 } },
     { id: "orm", type: "prmtrain", params: { labels: "outcome", loraRank: 16, loraAlpha: 32, lr: 0.0005, epochs: 3, batchChains: 16, devFraction: 0.15 } },
   ];
-  const sc = (id: string) => ({ id, type: "selfconsistency", params: { N: tiny ? 2 : small ? 8 : 16, vote: "count", temperature: 0.8, split: s.eval, maxNewTokens: TOKENS, prm: ["prm", "orm"] } });
+  const sc = (id: string) => ({ id, type: "selfconsistency", params: { N: tiny ? 2 : 16, vote: "count", temperature: 0.8, split: s.eval, maxNewTokens: TOKENS, prm: ["prm", "orm"] } });
   const grpo = (extra: Record<string, unknown>) => ({ id: "grpo", type: "grpo", params: { G: tiny ? 2 : 8, steps: tiny ? 2 : 20, batchQuestions: tiny ? 2 : 8, lr: 0.0002, kl: 0, maxNewTokens: TOKENS, evalEvery: 10, evalN: tiny ? 4 : 100, ...extra } });
   const after = [{ id: "after", type: "evaluate", params: { split: s.eval, k: 1, maxNewTokens: TOKENS } }, ...s.extra];
   const withPrm = { components: [{ name: "execution", weight: 1 }, { name: "error_penalty", weight: 1 }, { name: "prm", weight: 1 }] };
