@@ -72,6 +72,8 @@ one() {  # one notebook, until the time is up; resumes from its checkpoints when
     sed "s#run-prm-\([a-z]*\)/prm/prm#run-prm-\1-s$SEED/prm/prm#" "$file" > "$nb.json" && file=$nb.json
   fi
   [ "$left" -lt 30 ] && { echo "$nb: not started (${left} s left)"; return; }
+  # Finished in an earlier call: a rerun would evaluate and sample again (its training cells only resume).
+  [ -f "run-$nb/summary.json" ] && { echo "$nb: finished in an earlier call (run-$nb/summary.json), not run again"; return; }
   echo "== $nb ($left s, model $MODEL)"
   timeout "$left" deno run -A bin/a/b/rlvr.js run "$file" --out "run-$nb" --model "$MODEL" --seed "$SEED" --max-steps "$STEPS" --sample-batch 64 >> "$nb.log" 2>&1
   echo "$nb rc $? at $(( $(date +%s) - START )) s"
