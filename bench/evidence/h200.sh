@@ -9,8 +9,8 @@
 #         on the held-out Spider databases; the recipe, and GRPO without the warm-up).
 #         `prm-demo`, `prm-demo-outcome`, `prm-synth`, `prm-synth-outcome`: bench/evidence/prm-notebooks.ts's PRM
 #         notebooks (PRM data, PRM and ORM, best-of-N at N = 1..16, GRPO with PRM + outcome / outcome alone);
-#         `prm-demo-stepnorm`, `prm-synth-stepnorm` load the PRM of the finished prm-demo / prm-synth run (under EV_SEED=S,
-#         that of run-prm-<set>-sS: a copy of the notebook names it);
+#         `prm-demo-stepnorm`, `prm-synth-stepnorm` load the PRM of the prm-demo / prm-synth run (under EV_SEED=S,
+#         that of run-prm-<set>-sS: a copy of the notebook names it); listed in the same call they wait for it;
 #         `prm-demo-cold-e<E>-lr<L>`, `prm-synth-cold-...`: the cold start alone at one setting (prm-notebooks.ts
 #         coldsweep, EV_PRM_SIZE=coldsweep in h200-prep.sh). All of them
 #         start with the CoCTE cold start (warm-up sft on the golds as chains of CTEs, converted in the run, then a
@@ -81,6 +81,16 @@ one() {  # one notebook, until the time is up; resumes from its checkpoints when
   tail -c 4000000 "run-$nb/samples.jsonl" > "run-$nb/samples.tail.jsonl" 2>/dev/null
   tar czf "$OUT/$nb.tgz" "$nb.log" run-$nb/summary.json run-$nb/metrics.jsonl run-$nb/predictions run-$nb/samples.tail.jsonl run-$nb/prm-data/*/stats.json 2>/dev/null
 }
+# A -stepnorm notebook loads the PRM its set's run trains: listed in the same call, it waits until that folder is
+# complete (prm_config.json is the last of its three files written), polling, while time is left.
+after_prm() {
+  local set=${1%-stepnorm}; local dir=run-$set; [ "$SEED" = 1 ] || dir=$dir-s$SEED
+  while [ ! -f "$dir/prm/prm/prm_config.json" ]; do
+    [ $(( TOTAL - ($(date +%s) - START) )) -lt 60 ] && { echo "$1: not started ($dir/prm/prm not written yet)"; return 1; }
+    sleep 5
+  done
+  sleep 2; echo "$1: $dir/prm/prm written at $(( $(date +%s) - START )) s"
+}
 # The GRPO step by phase, one sampler after another (never side by side: the split is the measurement).
 grpo_step() {
   local nb=${GRPO_NB:-grpo-step.json} steps=${GRPO_STEP_N:-6} eng=${EV_WEBGPU:-dawn}
@@ -122,7 +132,8 @@ for nb in ${@:-demo spider}; do
   case $nb in setup) ;; grpo-step) grpo_step ;; diag) diag ;; q05) deno run -A bin/a/b/demo-shape.js "$EV/q05" "$EV/model" qwen2.5-0.5b | tail -1 ;;
     demo) one demo demo.json & ;; spider) one spider spider-heldout.json & ;; probe) one probe probe/probe.json & ;;
     synth) one synth synthetic-heldout.json & ;; synth-grpo) one synth-grpo synthetic-heldout-grpo.json & ;;
-    prm-demo|prm-demo-outcome|prm-demo-stepnorm|prm-synth|prm-synth-outcome|prm-synth-stepnorm|prm-demo-cold-*|prm-synth-cold-*) one "$nb" "$nb.json" & ;;
+    prm-demo-stepnorm|prm-synth-stepnorm) { after_prm "$nb" && one "$nb" "$nb.json"; } & ;;
+    prm-demo|prm-demo-outcome|prm-synth|prm-synth-outcome|prm-demo-cold-*|prm-synth-cold-*) one "$nb" "$nb.json" & ;;
     *) echo "unknown notebook $nb" ;; esac
 done
 wait
