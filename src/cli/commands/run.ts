@@ -14,7 +14,7 @@ export const command: Command = {
   usage: [
     "rlvr run NOTEBOOK.json [--out DIR] [--max-steps N] [--seed S] [--model DIR] [--samples-per-step K] [--sql-workers W] [--micro-batch M] [--sample-batch P]",
     "",
-    "  --out DIR             output folder (default runs/<notebook name>); an existing run there is resumed",
+    "  --out DIR             output folder (default runs/<notebook name>); an existing run there is resumed (evaluations it finished are not run again)",
     "  --max-steps N         stop every GRPO cell after N steps (its schedules keep the cell's step count)",
     "  --seed S              overrides the seeds of the warm-up, GRPO and sampling stages",
     "  --model DIR           use this model folder (or URL, or owner/name) instead of the model cell's source",
@@ -63,6 +63,7 @@ export const command: Command = {
       signal: abort.signal,
       opts: { maxSteps, seed, samplesPerStep: num(values, "samples-per-step", 16), trainMicroBatch: num(values, "micro-batch", 8), sampleBatchPrompts: sampleBatch },
       modelOverride: typeof values.model === "string" ? values.model : undefined,
+      reuseFinished: true,
       onLog: log,
       onProgress: (p) => {
         const now = Date.now();

@@ -144,8 +144,22 @@ Deno.test({
     assertEquals(warmLines.length, samples.records.filter((r) => r.phase === "warmup").length);
     assertEquals(warmLines.length, 12);
     assertEquals(await text(`${dir}/resumed/${warmFile}`), await text(`${straight}/${warmFile}`));
-    const resumedSummary = JSON.parse(await text(`${dir}/resumed/summary.json`)) as { cells: { id: string; report?: { datasetFiles?: string[] } }[] };
+    const resumedSummary = JSON.parse(await text(`${dir}/resumed/summary.json`)) as { cells: { id: string; report?: { datasetFiles?: string[] } | Record<string, unknown> }[] };
     assertEquals(resumedSummary.cells.find((c) => c.id === "warm")?.report?.datasetFiles, [warmFile]);
+
+    // A third run into the finished folder: the evaluations it finished are reused, not run again (no new metrics
+    // or samples); a run with another step cap evaluates again.
+    const before = await text(`${dir}/resumed/metrics.jsonl`), samplesBefore = await text(`${dir}/resumed/samples.jsonl`);
+    const c = await cli(dir, "nb.json", `${dir}/resumed`, 2);
+    for (const id of ["base", "sc"]) assert(c.stderr.includes(`cell "${id}" (`) && c.stderr.includes(`its report is reused (cells/${id}.json)`), `${id} reused: ${c.stderr.slice(-3000)}`);
+    assertEquals(c.last.accuracy, acc);
+    assertEquals(await text(`${dir}/resumed/metrics.jsonl`), before, "no metrics record added");
+    assertEquals(await text(`${dir}/resumed/samples.jsonl`), samplesBefore, "no sample record added");
+    const third = JSON.parse(await text(`${dir}/resumed/summary.json`)) as { cells: { id: string; reused?: boolean; report?: unknown }[] };
+    assertEquals(third.cells.filter((x) => x.reused).map((x) => x.id), ["base", "sc"]);
+    assertEquals(third.cells.find((x) => x.id === "sc")?.report, resumedSummary.cells.find((x) => x.id === "sc")?.report);
+    const d = await cli(dir, "nb.json", `${dir}/resumed`, 3);
+    assert(!d.stderr.includes("its report is reused"), "another --max-steps: every evaluation runs again");
 
     // Predictions in BIRD's format, one per dev question.
     const preds = parsePredictions(await text(`${straight}/predictions/base.json`));

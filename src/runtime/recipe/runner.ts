@@ -32,6 +32,8 @@ export interface CellSummary {
   report?: StageReport;
   /** A model cell: what it loaded (name, shape, dtype, LoRA, provider, load time, bytes). */
   model?: ModelSummary;
+  /** Reused from an earlier run of this folder (RunHooks.reuseFinished): `ms` is that run's. */
+  reused?: boolean;
 }
 
 /** What a run returns (and writes as summary.json). */
@@ -55,6 +57,28 @@ export interface RunHooks {
   onLog?: (msg: string) => void;
   /** Replaces every model cell's source (headless: a local model folder). */
   modelOverride?: string;
+  /**
+   * Reuse the reports of evaluate and self-consistency cells that finished in an earlier run of this folder with the
+   * same notebook up to them, options and model (cells/<id>.json): a resumed run (`rlvr run` into its folder again)
+   * then does not evaluate and sample again what it had finished. Cells run in order, so such a cell's earlier
+   * cells had finished too, and the training cells among them restore their final checkpoints.
+   */
+  reuseFinished?: boolean;
+}
+
+/** What a reusable cell leaves in its run folder (RunHooks.reuseFinished). */
+interface FinishedCell {
+  key: string;
+  entry: CellSummary;
+  /** The metric indices the cell took (context.ts nextIndex), so later cells number theirs as in an uninterrupted run. */
+  counters: Record<string, number>;
+}
+
+const REUSABLE: readonly Cell["type"][] = ["evaluate", "selfconsistency"];
+
+/** What a reusable cell's report depends on: the notebook up to it, the run's options, the model override. */
+function finishedKey(doc: Notebook, index: number, opts: RunOptions, modelOverride: string | undefined): string {
+  return JSON.stringify({ cells: doc.cells.slice(0, index + 1).map((c) => ({ id: c.id, type: c.type, params: c.params })), opts, modelOverride: modelOverride ?? null });
 }
 
 /** The headline accuracy of a stage report. */
@@ -121,9 +145,22 @@ export async function runNotebook(doc: Notebook, env: RunEnv, hooks: RunHooks = 
   try {
     // The document the outputs came from, beside them (a resumed run rewrites it).
     await env.store.write("notebook.json", JSON.stringify(doc, null, 1));
-    for (const cell of doc.cells) {
+    for (const [index, cell] of doc.cells.entries()) {
       const t0 = env.now();
       const entry: CellSummary = { id: cell.id, type: cell.type, ms: 0 };
+      const reusable = hooks.reuseFinished === true && REUSABLE.includes(cell.type);
+      const key = reusable ? finishedKey(doc, index, ctx.opts, hooks.modelOverride) : "";
+      const counters = { ...ctx.counters };
+      if (reusable) {
+        const prev = await readFinished(env, cell.id);
+        if (prev?.key === key) {
+          for (const [phase, n] of Object.entries(prev.counters)) ctx.counters[phase] = (ctx.counters[phase] ?? 0) + n;
+          if (prev.entry.accuracy !== undefined) summary.accuracy[cell.id] = prev.entry.accuracy;
+          summary.cells.push({ ...prev.entry, reused: true });
+          ctx.onLog(`cell "${cell.id}" (${cell.type}): finished in an earlier run of this folder with the same notebook up to it: its report is reused (cells/${cell.id}.json)`);
+          continue;
+        }
+      }
       try {
         loaded = undefined;
         const report = await runCell(ctx, cell, { makeRuntime, modelOverride: hooks.modelOverride, trained, doc, onLoaded: (s) => (loaded = s) });
@@ -153,6 +190,11 @@ export async function runNotebook(doc: Notebook, env: RunEnv, hooks: RunHooks = 
       }
       entry.ms = env.now() - t0;
       summary.cells.push(entry);
+      if (reusable && entry.report) {
+        const took = Object.fromEntries(Object.entries(ctx.counters).map(([k, v]) => [k, v - (counters[k] ?? 0)]).filter(([, v]) => v !== 0));
+        const rec: FinishedCell = { key, entry, counters: took };
+        await env.store.write(`cells/${cell.id}.json`, JSON.stringify(rec));
+      }
     }
     if (ctx.model) summary.files.push(...(await writeAdapter(env.store, "adapter", ctx.model.runtime, ctx.model.runtime.hf.name)));
     await env.store.write("summary.json", JSON.stringify(summary, null, 1));
@@ -161,6 +203,18 @@ export async function runNotebook(doc: Notebook, env: RunEnv, hooks: RunHooks = 
   } finally {
     await ctx.model?.runtime.release();
     ctx.dataset?.sql.close();
+  }
+}
+
+/** A reusable cell's record from an earlier run, or null (none, unreadable, or of another shape). */
+async function readFinished(env: RunEnv, cellId: string): Promise<FinishedCell | null> {
+  try {
+    const bytes = await env.store.read(`cells/${cellId}.json`);
+    if (!bytes) return null;
+    const r = JSON.parse(new TextDecoder().decode(bytes)) as Partial<FinishedCell>;
+    return typeof r.key === "string" && r.entry && typeof r.entry === "object" && r.counters && typeof r.counters === "object" ? (r as FinishedCell) : null;
+  } catch {
+    return null;
   }
 }
 
