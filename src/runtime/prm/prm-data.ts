@@ -236,8 +236,8 @@ export async function sampleWithRoom(
   counts?: RoomCalls,
 ): Promise<string[][]> {
   const { maxNewTokens, maxPositions, batch: P } = opts;
+  // A prompt either fits (its texts pushed in order) or not (each row's text set at its sample slot when it ends).
   const out: string[][] = prompts.map(() => []);
-  const slots: (string | undefined)[][] = prompts.map(() => []);
   // A row still decoding: its prompt, its sample slot, the tokens so far (none in round 0).
   let rows: { owner: number; slot: number; done: number[] }[] = [];
   const fresh: number[] = [];
@@ -254,12 +254,8 @@ export async function sampleWithRoom(
     for (const [k, left] of room.alone) if (left >= 1) fresh.push(js[k]);
   }
   const finish = (owner: number, slot: number, tokens: number[], s: RoomSample, continued: boolean) => {
-    if (!continued) {
-      slots[owner][slot] = s.text;
-      return;
-    }
     const body = s.finishReason === "eos" ? tokens.slice(0, -1) : tokens;
-    slots[owner][slot] = body.length ? decode(body) : "";
+    out[owner][slot] = !continued ? s.text : body.length ? decode(body) : "";
   };
   for (let round = 0; round === 0 ? fresh.length > 0 : rows.length > 0; round++) {
     // Round 0: the prompts that did not fit, n samples each; later rounds: single rows cut by their call's cap.
@@ -283,9 +279,6 @@ export async function sampleWithRoom(
     }
     rows = next;
   }
-  slots.forEach((ts, j) => {
-    for (const t of ts) if (t !== undefined) out[j].push(t);
-  });
   return out;
 }
 
