@@ -102,3 +102,45 @@ Deno.test({
     assert(JSON.stringify(inFile) === JSON.stringify(data[1]), "bench/results/2026-12-04-prm-evidence-3.json holds --json's figures");
   },
 });
+
+// The fifth session's runs (seeds 3 and 4, best-of-N to N = 16; bench/evidence/results/2026-12-04-prm-n16): the
+// figures docs/prm.md's table gives, the labelling line, --pool over both sessions' folders, and
+// bench/results/2026-12-04-prm-evidence-4.json equal to --json's and --pool --json's output.
+Deno.test({
+  name: "summarize-prm.py on the 2026-12-04 N = 16 runs: demo to its end, best-of-16, labelling calls; --pool over seeds 1-4",
+  ignore: !hasPython(),
+  async fn() {
+    const cwd = `${root}bench/evidence/results`;
+    const run = async (...args: string[]) => {
+      const out = await new Deno.Command("python3", { args: [`${root}bench/evidence/summarize-prm.py`, ...args], cwd, stdout: "piped", stderr: "piped" }).output();
+      const text = new TextDecoder().decode(out.stdout);
+      assert(out.success, `summarize-prm.py failed: ${new TextDecoder().decode(out.stderr)}\n${text}`);
+      return text;
+    };
+    const n16 = (...names: string[]) => names.map((n) => `2026-12-04-prm-n16/run-prm-${n}`);
+    const text = await run(...n16("demo-outcome-s3", "demo-s3", "demo-stepnorm-s3"));
+    const has = (t: string, s: string) => assert(t.includes(s), `missing ${JSON.stringify(s)} in:\n${t}`);
+    has(text, "518 chains (326 correct) -> 88 for training");
+    has(text, "     16 |  25.0 ±  4.4 |  24.0 ±  4.4 |  17.7 ±  3.9 |  25.0 ±  4.4 |  37.5 ±  4.9 |  -7.3 ±  5.9");
+    has(text, "labelling: 6 batches, sampling 222.9 s in 11 calls + 35 calls of prefixes without room (7056 new-token steps)");
+    has(text, "2026-12-04-prm-n16/run-prm-demo-stepnorm-s3:  13.5 ±  3.5  (-12.5 ±  5.7 vs 2026-12-04-prm-n16/run-prm-demo-outcome-s3)");
+    const old = ["demo", "demo-outcome", "synth", "synth-outcome", "synth-stepnorm", "synth-s2", "synth-outcome-s2", "synth-stepnorm-s2"]
+      .map((n) => `2026-12-04-prm-rollout/run-prm-${n}`);
+    const fresh = n16("demo-s3", "demo-outcome-s3", "demo-stepnorm-s3", "synth-s3", "synth-outcome-s3", "synth-stepnorm-s3", "synth-s4", "synth-outcome-s4", "synth-stepnorm-s4");
+    const pool = await run("--pool", ...old, ...fresh);
+    has(pool, "## prm-synth, seeds [1, 2, 3, 4]");
+    has(pool, "      8 | 1,2,3,4   |  18.3 ±  2.4 |  17.2 ±  2.3 |  18.7 ±  2.4 |  16.0 ±  2.2 |  23.1 ±  2.6 |  +0.4 ±  3.3");
+    has(pool, "     16 | 3,4       |");
+    has(pool, "after GRPO, prm-synth (seeds [1, 2, 3, 4]):  17.9 ±  2.3; minus outcome alone (seeds [1, 2, 3, 4])  +0.7 ±  3.3");
+    has(pool, "after GRPO, prm-demo-outcome (seeds [1, 3]):  23.4 ±  3.1");
+    // The pooled mean is the mean of the seeds' figures: seed 3's and 4's best-of-16 vote, 16 and 11 of 67.
+    const pooled = JSON.parse(await run("--pool", "--json", ...old, ...fresh));
+    const synth = pooled.find((p: { set: string }) => p.set === "prm-synth");
+    const at16 = synth.bestOfN.find((r: { N: number }) => r.N === 16);
+    assert(JSON.stringify(at16.seeds) === "[3,4]" && Math.abs(at16.vote[0] - (16 / 67 + 11 / 67) / 2) < 1e-12, `pooled best-of-16: ${JSON.stringify(at16)}`);
+    const committed = JSON.parse(await Deno.readTextFile(`${root}bench/results/2026-12-04-prm-evidence-4.json`));
+    assert(JSON.stringify(committed.pooled) === JSON.stringify(pooled), "bench/results/2026-12-04-prm-evidence-4.json's pooled = --pool --json");
+    const runs = JSON.parse(await run("--json", ...fresh));
+    assert(JSON.stringify(committed.runs) === JSON.stringify(runs), "bench/results/2026-12-04-prm-evidence-4.json's runs = --json");
+  },
+});

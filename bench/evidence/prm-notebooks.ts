@@ -21,8 +21,8 @@
 // Run: deno run -A bench/evidence/prm-notebooks.ts OUT_DIR [full|session|tiny|cold|coldsweep]
 // (h200-prep.sh does; h200.sh runs them as the parts prm-demo, prm-demo-outcome, prm-synth, ...).
 // Sizes: `full` (default; the committed bench/evidence/prm-*.json) labels every training question with a budget of
-// 48 rollouts and compares best-of-N up to N = 16; `session` is cut to a few device calls (2026-12-04 on the H200: prm-demo
-// 560 + 333 s beside the others, prm-synth 257 s): 96 questions labelled with 4 chains and a budget of 24,
+// 48 rollouts and compares best-of-N up to N = 16; `session` is cut to a few device calls (2026-12-04, fifth session, on
+// the H200: prm-demo 574 + 518 s beside the five others, prm-synth 364 s beside its two): 96 questions labelled with 4 chains and a budget of 24,
 // best-of-N up to N = 16 (up to 8 until the fourth session of 2026-12-04; the first 8 of 16 samples are the 8 drawn
 // then, up to floating-point rounding between batch shapes: samples are seeded per call, prompt and index); `tiny` is a smoke test for a CPU machine (lavapipe): 4 questions per split, 8-token
 // answers (16 for the cold start's evaluation), 2 GRPO steps, N = 2, cut chains kept for the PRM (dropUnparsed false:

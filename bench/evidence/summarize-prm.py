@@ -15,11 +15,19 @@ Last, GRPO with PRM + outcome against outcome alone (and per-step normalisation)
 
 A folder without summary.json (a run stopped by its time limit) is read from what it has: prm-data/*/stats.json,
 and from metrics.jsonl the PRM evaluations, each self-consistency cell at its own N, GRPO's steps.
---json prints the same figures as data, one object per folder (for bench/results/)."""
+--json prints the same figures as data, one object per folder (for bench/results/).
+
+--pool pools runs of several seeds (folders named <notebook> for seed 1 and <notebook>-s<seed> otherwise, from any
+directories): per set (prm-demo, prm-synth), each selection rule's accuracy at each N over the seeds whose first
+self-consistency cell ("sc_before") has that N, and PRM - vote, and per GRPO variant its greedy accuracy after GRPO and its difference to the outcome-only
+run of the same seed; each as the mean over seeds with s.e. sqrt(sum of the seeds' s.e.^2) / seeds. The seeds are
+taken as independent draws: their questions are the same, so this s.e. leaves out the variance of the question sample.
+With --json, the pooled figures as data (each figure a pair [mean, s.e.])."""
 import contextlib
 import json
 import math
 import os
+import re
 import statistics as st
 import sys
 
@@ -254,11 +262,89 @@ def main(dirs):
             print(f"  {d}: {fmt(p, n)}" + ("" if d == d0 else f"  ({diff(p, p0, n, n0)} vs {d0})"))
 
 
+def seed_of(d):
+    """(notebook, seed) of a run folder: run-prm-synth-outcome-s3 -> ("prm-synth-outcome", 3); no -s<seed> is seed 1."""
+    m = re.fullmatch(r"(?:run-)?(.*?)(?:-s(\d+))?", os.path.basename(os.path.normpath(d)))
+    return m.group(1), int(m.group(2) or 1)
+
+
+def mean_se(pairs):
+    """Mean of k independent estimates (value, s.e.) and its s.e. sqrt(sum se^2) / k."""
+    k = len(pairs)
+    return sum(v for v, _ in pairs) / k, math.sqrt(sum(e * e for _, e in pairs)) / k
+
+
+def pooled(dirs):
+    """--pool: the seeds of each set's runs pooled (see the module's doc)."""
+    with contextlib.redirect_stdout(sys.stderr):
+        runs = {seed_of(d): figures(d) for d in dirs}
+    sets = sorted({nb for nb, _ in runs if not nb.endswith(("-outcome", "-stepnorm"))})
+    out = []
+    for st_ in sets:
+        seeds = sorted(s for nb, s in runs if nb == st_)
+        o = {"set": st_, "seeds": seeds, "bestOfN": [], "grpo": {}}
+        # Best-of-N before GRPO: the first self-consistency cell ("sc_before"; an unfinished run names it by its step).
+        first_sc = lambda cells: next((c for c in cells.values() if c["kind"] == "selfconsistency" and c.get("atN")), None)
+        sc = {s: first_sc(runs[(st_, s)]["cells"]) for s in seeds}
+        sc = {s: {a["N"]: a for a in c["atN"]} for s, c in sc.items() if c}
+        for N in sorted(set().union(*sc.values())):
+            have = [s for s in sorted(sc) if N in sc[s]]
+            at = [sc[s][N] for s in have]
+            row = {"N": N, "seeds": have, "questions": [a["questions"] for a in at]}
+            for k in ("vote", "logprob", "oracle"):
+                row[k] = mean_se([(a[k], se(a[k], a["questions"])) for a in at])
+            for k in at[0]["prm"]:
+                row[k] = mean_se([(a["prm"][k], se(a["prm"][k], a["questions"])) for a in at])
+            p0 = lambda a: a["prm"][next(iter(a["prm"]))]  # the first PRM cell's pick, as the per-folder table's "PRM - vote"
+            row["prmMinusVote"] = mean_se([(p0(a) - a["vote"], math.hypot(se(p0(a), a["questions"]), se(a["vote"], a["questions"]))) for a in at])
+            o["bestOfN"].append(row)
+        for variant in (st_, st_ + "-outcome", st_ + "-stepnorm"):
+            got = {}
+            for s in sorted(s for nb, s in runs if nb == variant):
+                a = runs[(variant, s)]["cells"].get("after")
+                if a:
+                    got[s] = (a["greedy"], a["se"])
+            if not got:
+                continue
+            v = {"seeds": sorted(got), "after": mean_se(list(got.values()))}
+            base = {s: runs[(st_ + "-outcome", s)]["cells"].get("after") for s in got if (st_ + "-outcome", s) in runs}
+            paired = [s for s, b in base.items() if b]
+            if variant != st_ + "-outcome" and paired:
+                v["minusOutcome"] = {"seeds": paired, "diff": mean_se([(got[s][0] - base[s]["greedy"], math.hypot(got[s][1], base[s]["se"])) for s in paired])}
+            o["grpo"][variant] = v
+        out.append(o)
+    return out
+
+
+def print_pooled(data):
+    f = lambda m: f"{100 * m[0]:5.1f} ± {100 * m[1]:4.1f}"
+    for o in data:
+        print(f"## {o['set']}, seeds {o['seeds']} (mean over seeds ± sqrt(sum s.e.^2) / seeds)")
+        if o["bestOfN"]:
+            ks = [k for k in o["bestOfN"][0] if k not in ("N", "seeds", "questions", "vote", "logprob", "oracle", "prmMinusVote")]
+            print("  best-of-N before GRPO (the first self-consistency cell):")
+            print("      N | seeds     |  vote        | mean logprob | " + " | ".join(f"{('ORM' if k == 'orm' else 'PRM') + ' ' + k:12s}" for k in ks) + " | pass@N       | PRM - vote")
+            for r in o["bestOfN"]:
+                d = r["prmMinusVote"]
+                print(f"    {r['N']:3d} | {','.join(map(str, r['seeds'])):9s} | " + " | ".join(f(r[k]) for k in ["vote", "logprob", *ks, "oracle"]) + f" | {100 * d[0]:+5.1f} ± {100 * d[1]:4.1f}")
+        for variant, v in o["grpo"].items():
+            line = f"  after GRPO, {variant} (seeds {v['seeds']}): {f(v['after'])}"
+            if "minusOutcome" in v:
+                d = v["minusOutcome"]["diff"]
+                line += f"; minus outcome alone (seeds {v['minusOutcome']['seeds']}) {100 * d[0]:+5.1f} ± {100 * d[1]:4.1f}"
+            print(line)
+
+
 if __name__ == "__main__":
     args = sys.argv[1:]
-    if not [a for a in args if a != "--json"]:
+    if not [a for a in args if a not in ("--json", "--pool")]:
         sys.exit(__doc__)
-    if "--json" in args:
+    if "--pool" in args:
+        data = pooled([a for a in args if a not in ("--json", "--pool")])
+        print(json.dumps(data, indent=1) if "--json" in args else "", end="")
+        if "--json" not in args:
+            print_pooled(data)
+    elif "--json" in args:
         with contextlib.redirect_stdout(sys.stderr):  # load()'s notices
             data = [figures(d) for d in args if d != "--json"]
         print(json.dumps(data, indent=1))
