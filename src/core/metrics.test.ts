@@ -1,5 +1,5 @@
 import { assert, assertClose, assertEquals } from "../../tests/assert.ts";
-import { Aggregator, decodeMetrics, encodeMetrics, type MetricsRecord, summarize } from "./metrics.ts";
+import { Aggregator, decodeMetrics, encodeMetrics, type MetricsRecord, summarize, namesCells, resumedOnce, withSteps } from "./metrics.ts";
 import { Rng } from "./rng.ts";
 
 function twoPass(xs: number[]) {
@@ -63,4 +63,24 @@ Deno.test("metrics JSONL: round trip, truncated last line dropped, corrupt middl
   assert(/version/.test(bad.errors[1].message), bad.errors[1].message);
   const nan = decodeMetrics(encodeMetrics({ ...record(5), kl: NaN }));
   assert(Number.isNaN(nan.records[0].kl), "NaN survives as NaN");
+});
+
+Deno.test("metrics: records name their cell; a resumed cell's repeated steps replace only that cell's (resumedOnce, withSteps)", () => {
+  const r = (cell: string | undefined, phase: MetricsRecord["phase"], step: number, loss = step): MetricsRecord =>
+    ({ v: 1, phase, step, time: 0, loss, ...(cell === undefined ? {} : { cell }) });
+  // The cell survives the round trip; a cell that is not a string is a bad record.
+  assertEquals(decodeMetrics(encodeMetrics(r("g1", "grpo", 1))).records, [r("g1", "grpo", 1)]);
+  const bad = decodeMetrics(JSON.stringify({ ...r(undefined, "grpo", 1), cell: 3 }) + "\n");
+  assertEquals(bad.errors.map((e) => e.message), ["cell is not a string"]);
+  // Two GRPO cells of one file, the first resumed from step 2 (step 3 logged twice, the second one wins), the second
+  // cell's steps from 1 again: each cell keeps its own steps.
+  const file = [r("g1", "grpo", 1), r("g1", "grpo", 2), r("g1", "grpo", 3, 30), r("g1", "grpo", 3, 31), r("e", "eval", 1), r("g2", "grpo", 1), r("g2", "grpo", 2)];
+  assert(namesCells(file));
+  assertEquals(resumedOnce(file).map((x) => `${x.cell}:${x.step}:${x.loss}`), ["g1:1:1", "g1:2:2", "g1:3:31", "e:1:1", "g2:1:1", "g2:2:2"]);
+  // An older file (no cell): as it is, since its second GRPO cell's step 1 cannot be told from a resume.
+  const old = file.map(({ cell: _c, ...x }) => x as MetricsRecord);
+  assert(!namesCells(old));
+  assertEquals(resumedOnce(old).length, old.length);
+  // withSteps on one cell's records without cells: as before.
+  assertEquals(withSteps([], old.filter((x) => x.phase === "grpo").slice(0, 4)).map((x) => x.loss), [1, 2, 31]);
 });

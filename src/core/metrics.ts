@@ -28,6 +28,12 @@ export interface MetricsRecord {
   /** Optimiser step (GRPO, warm-up) or evaluation index. */
   step: number;
   phase: MetricPhase;
+  /**
+   * The notebook cell that wrote it (`rlvr run` and the page stamp it since 2026-12-04; older files have none). Two
+   * cells of one phase (two GRPO cells, a PRM and an ORM train cell) each count their steps from 1: the cell tells
+   * their records apart.
+   */
+  cell?: string;
   /** Wall-clock time the record was written (Unix milliseconds). */
   time: number;
   /** Milliseconds per phase. */
@@ -166,6 +172,7 @@ function recordProblem(x: unknown): string | null {
   if (typeof x.step !== "number") return "step is not a number";
   if (typeof x.time !== "number") return "time is not a number";
   if (!(METRIC_PHASES as readonly unknown[]).includes(x.phase)) return `unknown phase ${JSON.stringify(x.phase)}`;
+  if (x.cell !== undefined && typeof x.cell !== "string") return "cell is not a string";
   const num = (v: unknown) => v === undefined || typeof v === "number";
   const req = (v: unknown) => typeof v === "number";
   for (const k of NUMBER_FIELDS) if (!num(x[k])) return `${k} is not a number`;
@@ -189,17 +196,33 @@ function recordProblem(x: unknown): string | null {
 /**
  * Training metrics (`grpo`, `warmup`: one record per step) with `incoming` added. A resumed run starts again after
  * its last checkpoint and logs again the steps after it (metrics.jsonl keeps both): a record of a step at or before
- * the last one held for its phase replaces that phase's records from its step on — one point per step in the
- * charts of the notebook's cells, live and read back from a run folder. (Metrics records name no cell: two GRPO
- * cells of one notebook both count from step 1, so this is for one cell's records, not a whole metrics.jsonl.)
+ * the last one held for its cell and phase replaces that cell's records of the phase from its step on — one point
+ * per step in the charts, live and read back from a run folder. Records name their cell since 2026-12-04; records
+ * without one are taken as one cell's (two GRPO cells of an older file both count from step 1: give this one
+ * cell's records, or a whole file only when every record names its cell — `namesCells`).
  */
-export function withSteps<T extends { phase: string; step: number }>(held: readonly T[], incoming: readonly T[]): T[] {
+export function withSteps<T extends { phase: string; step: number; cell?: string }>(held: readonly T[], incoming: readonly T[]): T[] {
   let out = [...held];
   for (const r of incoming) {
-    if ((r.phase === "grpo" || r.phase === "warmup") && out.some((x) => x.phase === r.phase && x.step >= r.step)) {
-      out = out.filter((x) => x.phase !== r.phase || x.step < r.step);
+    const same = (x: T) => x.phase === r.phase && x.cell === r.cell;
+    if ((r.phase === "grpo" || r.phase === "warmup") && out.some((x) => same(x) && x.step >= r.step)) {
+      out = out.filter((x) => !same(x) || x.step < r.step);
     }
     out.push(r);
   }
   return out;
+}
+
+/** Whether every record names the cell that wrote it (files written since 2026-12-04), so a whole file can go through `withSteps`. */
+export function namesCells(records: readonly { cell?: string }[]): boolean {
+  return records.every((r) => typeof r.cell === "string");
+}
+
+/**
+ * A whole metrics file as charts should show it: a resumed run's repeated steps once (`withSteps`) where every
+ * record names its cell; an older file as it is (its cells of one phase cannot be told apart, so a resumed step
+ * shows twice there).
+ */
+export function resumedOnce<T extends { phase: string; step: number; cell?: string }>(records: readonly T[]): T[] {
+  return namesCells(records) ? withSteps([], records) : [...records];
 }

@@ -40,6 +40,8 @@ export interface SampleRecord {
   /** Stage that drew the sample; `step` is the optimiser step (GRPO, warm-up) or evaluation index. */
   phase: MetricPhase;
   step: number;
+  /** The notebook cell that drew it (since 2026-12-04; see MetricsRecord.cell). */
+  cell?: string;
   /** Warm-up round, when the phase has rounds. */
   round?: number;
   taskId: string;
@@ -380,6 +382,7 @@ export function isSampleRecord(x: unknown): x is SampleRecord {
   const str = ["phase", "taskId", "dbId", "question", "prompt", "completion"] as const;
   const num = ["step", "sampleIndex", "execMs", "completionTokens", "logprob"] as const;
   if (!str.every((k) => typeof x[k] === "string")) return false;
+  if (x.cell !== undefined && typeof x.cell !== "string") return false;
   if (x.answerPrefix !== undefined && (typeof x.answerPrefix !== "string" || !(x.completion as string).startsWith(x.answerPrefix))) return false;
   if (!num.every((k) => typeof x[k] === "number")) return false;
   if (typeof x.correct !== "boolean") return false;

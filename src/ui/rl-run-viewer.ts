@@ -2,7 +2,7 @@
 // them) and shows its charts and reward inspector; each opened run is overlaid on the charts.
 // Clicking a chart point jumps the inspector to that step.
 import { css, html, LitElement, nothing } from "lit";
-import { decodeMetrics } from "../core/metrics.ts";
+import { decodeMetrics, resumedOnce } from "../core/metrics.ts";
 import { decodeSamples, type SampleRecord } from "../runtime/records.ts";
 import type { RunMetrics } from "./metrics-series.ts";
 import "./rl-metrics-charts.ts";
@@ -70,6 +70,7 @@ export class RlRunViewer extends LitElement {
         problems.push(`${f.name}: not a metrics or samples file (names must contain "metrics" or "samples").`);
       }
     }
+    run.records = resumedOnce(run.records);
     this.problems = problems;
     if (run.records.length || run.samples.length) {
       this.runs = [...this.runs, run];

@@ -157,3 +157,31 @@ Deno.test("run controller: a resumed run's repeated steps replace the ones shown
   await back.restore(true);
   assertEquals(back.state("grpo").metrics.map((m) => m.step), [1, 2, 3]);
 });
+
+Deno.test("run controller: two GRPO cells' records go to the cell each names, live and read back from a run folder", async () => {
+  const grpo = doc.cells.find((c) => c.id === "grpo")!;
+  const two = { ...doc, cells: [...doc.cells, { ...grpo, id: "grpo2" }] } as typeof doc;
+  const named = (cell: string, step: number): MetricsRecord => ({ ...rec("grpo", step), cell });
+  // Live: the second cell's records while the first is the current cell (ownerOf alone would give them to it).
+  const { api } = fakeApi({
+    play: (_req, ev) => {
+      for (const s of [1, 2]) ev.metrics(named("grpo", s));
+      for (const s of [1, 2, 3]) ev.metrics(named("grpo2", s));
+      ev.samples([{ ...sample("grpo", 1), cell: "grpo2" }]);
+      return { ok: true, summary: { title: "", accuracy: {}, files: [], cells: [] } };
+    },
+  });
+  const c = new RunController(api, () => two, (e) => e, "http://app/");
+  await c.run("all");
+  assertEquals(c.state("grpo").metrics.map((m) => m.step), [1, 2]);
+  assertEquals(c.state("grpo2").metrics.map((m) => m.step), [1, 2, 3]);
+  assertEquals(c.state("grpo2").samples.length, 1);
+  // Read back: both checkpointed; grpo2 resumed from step 1 (its step 2 twice).
+  const lines = [...[1, 2, 3, 4].map((s) => named("grpo", s)), ...[1, 2, 2].map((s) => named("grpo2", s))];
+  const files = { "metrics.jsonl": lines.map((r) => JSON.stringify(r)).join("\n") + "\n" };
+  const runs: RunInfo[] = [{ runId: runIdOf(two), title: "t", status: "running", mode: "all", cellId: null, startedAt: "a", updatedAt: "b", checkpoints: { grpo: 4, grpo2: 1 } }];
+  const back = new RunController(fakeApi({ runs, files }).api, () => two, (e) => e, "http://app/");
+  await back.restore(true);
+  assertEquals(back.state("grpo").metrics.map((m) => m.step), [1, 2, 3, 4]);
+  assertEquals(back.state("grpo2").metrics.map((m) => m.step), [1, 2]);
+});

@@ -367,14 +367,15 @@ export class RunController extends EventTarget {
         // Damaged: the cells show nothing until they run again.
       }
     }
-    // Training records and samples go to the training cell that checkpointed (the one a resume continues).
+    // Training records and samples go to the training cell that checkpointed (the one a resume continues): those
+    // of its phase that name it, or, in a file written before records named their cell, every one of its phase.
     const trained = Object.keys(info.checkpoints ?? {});
     const doc = this.getDoc();
     for (const cell of doc.cells) {
       if (!trained.includes(cell.id) || (cell.type !== "grpo" && cell.type !== "warmup")) continue;
-      const phase = cell.type;
-      const recs = metrics ? withSteps([], decodeMetrics(metrics).records.filter((r) => r.phase === phase)) : [];
-      const smp = samples ? decodeSamples(samples).records.filter((r) => r.phase === phase) : [];
+      const mine = (r: { phase: string; cell?: string }) => r.phase === cell.type && (r.cell === undefined || r.cell === cell.id);
+      const recs = metrics ? withSteps([], decodeMetrics(metrics).records.filter(mine)) : [];
+      const smp = samples ? decodeSamples(samples).records.filter(mine) : [];
       this.patch(cell.id, { metrics: recs, samples: smp });
     }
   }
@@ -426,15 +427,25 @@ export class RunController extends EventTarget {
     return next?.id ?? a.current;
   }
 
+  /** The cell a record names (records name their cell since 2026-12-04), made current; else `ownerOf`'s guess. */
+  private cellOf(r: { phase: string; cell?: string }): string | null {
+    const a = this.active;
+    if (a && r.cell !== undefined && a.plan.some((c) => c.id === r.cell)) {
+      this.setCurrent(r.cell);
+      return r.cell;
+    }
+    return this.ownerOf(r.phase);
+  }
+
   private onMetrics(r: MetricsRecord): void {
-    const id = this.ownerOf(r.phase);
+    const id = this.cellOf(r);
     if (!id) return;
     this.patch(id, { metrics: withSteps(this.state(id).metrics, [r]) });
     this.changed();
   }
 
   private onSamples(records: SampleRecord[]): void {
-    const id = records[0] ? this.ownerOf(records[0].phase) : null;
+    const id = records[0] ? this.cellOf(records[0]) : null;
     if (!id) return;
     this.patch(id, { samples: [...this.state(id).samples, ...records] });
     this.changed();

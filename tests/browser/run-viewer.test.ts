@@ -34,7 +34,11 @@ Deno.test({
       stderr: "piped",
     }).output();
     assert(r.code === 0, `rlvr run: ${new TextDecoder().decode(r.stderr).slice(-1500)}`);
-    const metrics = await Deno.readFile(`${dir}/out/metrics.jsonl`);
+    // As a resumed run writes it: the last GRPO step logged again after its checkpoint (the viewer shows it once).
+    const metricsText = await Deno.readTextFile(`${dir}/out/metrics.jsonl`);
+    const grpoLines = metricsText.split("\n").filter((l) => l.includes('"phase":"grpo"'));
+    assert(grpoLines.every((l) => l.includes('"cell":"grpo"')), "records name their cell");
+    const metrics = new TextEncoder().encode(metricsText + grpoLines.at(-1) + "\n");
     const samplesText = await Deno.readTextFile(`${dir}/out/samples.jsonl`);
     const samples = decodeSamples(samplesText).records.filter((s) => s.phase === "grpo");
     assert(samples.length > 0, "the run kept sample records");
@@ -52,6 +56,11 @@ Deno.test({
       await page.locator("rl-metrics-charts figure canvas").first().waitFor();
       const panels = await page.locator("rl-metrics-charts figure").evaluateAll((els) => els.map((e) => e.getAttribute("data-panel")));
       for (const p of ["rewards", "accuracy", "length", "speed"]) assert(panels.includes(p), `panel ${p} drawn: ${panels}`);
+      const held = await page.evaluate(() => {
+        const viewer = document.querySelector("rl-notebook")?.shadowRoot?.querySelector("rl-run-viewer") as unknown as { runs: { records: { phase: string; step: number }[] }[] } | null;
+        return viewer?.runs[0]?.records.filter((r) => r.phase === "grpo").map((r) => r.step) ?? null;
+      });
+      assertEquals(held, grpoLines.map((l) => JSON.parse(l).step), "the repeated step once");
       // The inspector shows the last step's hardest question with its G samples and the gold rows.
       const lastStep = Math.max(...samples.map((s) => s.step));
       const shown = page.locator("rl-reward-inspector [data-testid=sample]");

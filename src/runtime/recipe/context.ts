@@ -100,6 +100,8 @@ export interface RunContext {
   model: { params: ModelParams; runtime: ModelRuntime } | null;
   prompt: PromptParams | null;
   reward: { spec: RewardSpec; comparison: CompareMode } | null;
+  /** The cell running now: emitMetrics and emitSamples stamp it on the records (MetricsRecord.cell). */
+  cellId?: string;
   /** Metric indices per phase, so each stage's records are numbered in order across cells. */
   counters: Record<string, number>;
   /** The PRMs of the PRM train cells run so far, by cell id, in the order they ran (on the current model). */
@@ -108,14 +110,16 @@ export interface RunContext {
 
 /** Appends one metrics record to metrics.jsonl and tells the listener. */
 export async function emitMetrics(ctx: RunContext, r: MetricsRecord): Promise<void> {
-  await ctx.env.store.append("metrics.jsonl", encodeMetrics(r));
-  ctx.onMetrics(r);
+  const rec = ctx.cellId !== undefined && r.cell === undefined ? { ...r, cell: ctx.cellId } : r;
+  await ctx.env.store.append("metrics.jsonl", encodeMetrics(rec));
+  ctx.onMetrics(rec);
 }
 
 /** Appends sample records to samples.jsonl (the caller keeps them within `samplesPerStep`). */
 export async function emitSamples(ctx: RunContext, records: readonly SampleRecord[]): Promise<void> {
   if (records.length === 0) return;
-  await ctx.env.store.append("samples.jsonl", records.map(encodeSample).join(""));
+  const stamped = ctx.cellId === undefined ? records : records.map((r) => (r.cell === undefined ? { ...r, cell: ctx.cellId } : r));
+  await ctx.env.store.append("samples.jsonl", stamped.map(encodeSample).join(""));
 }
 
 /** Throws the signal's reason when the run was cancelled. */

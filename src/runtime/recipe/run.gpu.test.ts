@@ -107,6 +107,9 @@ Deno.test({
     assertEquals(pick(resumed, "grpo"), pick(plain, "grpo"));
     for (const r of [...resumed, ...plain].filter((r) => r.phase === "grpo")) assert((r.gpuMemoryBytes ?? 0) >= (r.extra?.gpuLiveBytes ?? Infinity) && (r.extra?.gpuLiveBytes ?? 0) > 0, `GPU bytes: peak ${r.gpuMemoryBytes} >= live ${r.extra?.gpuLiveBytes} > 0`);
     assertEquals(pick(resumed, "grpo").map((r) => r.step), [1, 2]);
+    // Every record names the cell that wrote it: the GRPO cell's held-out checks are "eval" records of cell "grpo".
+    const cellsBy = (rs: { phase: string; cell?: string }[]) => [...new Set(rs.map((r) => `${r.phase}:${r.cell}`))].sort();
+    assertEquals(cellsBy(plain), ["eval:base", "eval:grpo", "grpo:grpo", "selfconsistency:sc", "warmup:warm"]);
     assertEquals(pick(resumed, "eval"), pick(plain, "eval"), "baseline and the held-out check at step 2");
     assertEquals(pick(resumed, "selfconsistency").at(-1), pick(plain, "selfconsistency").at(-1));
     const warm = plain.find((r) => r.phase === "warmup");
@@ -116,6 +119,7 @@ Deno.test({
     const samples = decodeSamples(await text(`${straight}/samples.jsonl`));
     assertEquals(samples.errors, []);
     assert(samples.records.length > 0);
+    assertEquals(cellsBy(samples.records), ["eval:base", "eval:grpo", "grpo:grpo", "selfconsistency:sc", "warmup:warm"]);
     for (const r of samples.records) {
       const outcome = r.extraction.sql === null ? null : { correct: r.correct, error: r.error, ms: r.execMs };
       assertEquals(scoreSample(SPEC, { completion: r.completion, completionTokens: r.completionTokens, extraction: r.extraction, outcome }).total, r.reward.total);

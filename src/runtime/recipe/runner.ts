@@ -163,6 +163,7 @@ export async function runNotebook(doc: Notebook, env: RunEnv, hooks: RunHooks = 
       }
       try {
         loaded = undefined;
+        ctx.cellId = cell.id;
         const report = await runCell(ctx, cell, { makeRuntime, modelOverride: hooks.modelOverride, trained, doc, onLoaded: (s) => (loaded = s) });
         if (loaded) entry.model = loaded;
         if (report) {
