@@ -39,3 +39,22 @@ Deno.test("metrics series: the PRM cells' panels — labels per batch, training 
   assertEquals(panels[2].series.map((s) => [s.label, s.points]), [["training batch", [{ x: 1, y: 0.69 }, { x: 2, y: 0.52 }]], ["held-out", [{ x: 2, y: 0.58 }]]]);
   assertEquals(panels[0].series[0].points, [{ x: 1, y: 0.41 }]);
 });
+
+Deno.test("metrics series: records that name their cell — a series per cell (PRM and ORM train), evaluate cells off the per-step accuracy", () => {
+  const c = (cell: string, step: number, phase: MetricsRecord["phase"], extra: Partial<MetricsRecord>) => ({ ...rec(step, phase, extra), cell });
+  const records = [
+    c("base", 1, "eval", { execAccuracy: 0.1 }),
+    c("prm", 1, "prmtrain", { loss: 0.7 }), c("prm", 2, "prmtrain", { loss: 0.5 }), c("prm", 1, "prmeval", { loss: 0.6 }),
+    c("orm", 1, "prmtrain", { loss: 0.68 }), c("orm", 2, "prmtrain", { loss: 0.4 }), c("orm", 2, "prmeval", { loss: 0.9 }),
+    c("grpo", 1, "grpo", { execAccuracy: 0.5 }), c("grpo", 2, "grpo", { execAccuracy: 0.6 }), c("grpo", 2, "eval", { execAccuracy: 0.3 }),
+    c("after", 3, "eval", { execAccuracy: 0.25 }),
+  ];
+  const panels = buildPanels([{ name: "run", records }]);
+  const loss = panels.find((p) => p.id === "prm-loss")!;
+  assertEquals(loss.series.map((s) => [s.label, s.points.map((p) => p.x)]), [
+    ["training batch · prm", [1, 2]], ["training batch · orm", [1, 2]], ["held-out · prm", [1]], ["held-out · orm", [2]],
+  ]);
+  // Held-out accuracy: the GRPO cell's check at its step 2, not the evaluate cells' records (evaluation indices 1 and 3).
+  const acc = panels.find((p) => p.id === "accuracy")!;
+  assertEquals(acc.series.map((s) => [s.label, s.points]), [["train (samples)", [{ x: 1, y: 0.5 }, { x: 2, y: 0.6 }]], ["held-out (greedy)", [{ x: 2, y: 0.3 }]]]);
+});

@@ -37,10 +37,15 @@ const PANELS: { id: string; title: string; yLabel: string; lines: (records: Metr
   },
   {
     id: "accuracy", title: "Execution accuracy", yLabel: "fraction correct",
-    lines: () => [
-      ["train (samples)", (r) => r.execAccuracy, (r) => r.phase === "grpo"],
-      ["held-out (greedy)", (r) => r.execAccuracy, (r) => r.phase === "eval"],
-    ],
+    lines: (records) => {
+      // A training cell's own held-out checks (x: its step). Evaluate cells' records are numbered by evaluation, not
+      // by step: where records name their cell (since 2026-12-04) they stay off this per-step chart.
+      const training = trainingCells(records);
+      return [
+        ["train (samples)", (r) => r.execAccuracy, (r) => r.phase === "grpo"],
+        ["held-out (greedy)", (r) => r.execAccuracy, (r) => r.phase === "eval" && (r.cell === undefined || training.has(r.cell))],
+      ];
+    },
   },
   {
     id: "equal", title: "Groups with equal rewards (no signal)", yLabel: "fraction",
@@ -86,20 +91,35 @@ const PANELS: { id: string; title: string; yLabel: string; lines: (records: Metr
   },
 ];
 
-/** The chart panels for `runs`; a panel with no points in any run is left out. */
+/** The cells that wrote GRPO or warm-up records (their `eval` records are held-out checks at their steps). */
+function trainingCells(records: readonly MetricsRecord[]): Set<string | undefined> {
+  return new Set(records.filter((r) => r.phase === "grpo" || r.phase === "warmup").map((r) => r.cell));
+}
+
+/**
+ * The chart panels for `runs`; a panel with no points in any run is left out. A line whose records come from
+ * several cells (two GRPO cells, a PRM and an ORM train cell: records name their cell since 2026-12-04) is one
+ * series per cell, labelled with the cell's id, so each counts its own steps.
+ */
 export function buildPanels(runs: readonly RunMetrics[]): Panel[] {
   const out: Panel[] = [];
   for (const p of PANELS) {
     const series: Series[] = [];
     for (const run of runs) {
       for (const [label, pick, keep] of p.lines(run.records)) {
-        const points: { x: number; y: number }[] = [];
+        const byCell = new Map<string | undefined, { x: number; y: number }[]>();
         for (const r of run.records) {
           if (!keep(r)) continue;
           const y = pick(r);
-          if (typeof y === "number" && Number.isFinite(y)) points.push({ x: r.step, y });
+          if (typeof y !== "number" || !Number.isFinite(y)) continue;
+          const points = byCell.get(r.cell) ?? [];
+          points.push({ x: r.step, y });
+          byCell.set(r.cell, points);
         }
-        if (points.length) series.push({ label: runs.length > 1 ? `${run.name}: ${label}` : label, run: run.name, points });
+        for (const [cell, points] of byCell) {
+          const name = byCell.size > 1 && cell !== undefined ? `${label} · ${cell}` : label;
+          series.push({ label: runs.length > 1 ? `${run.name}: ${name}` : name, run: run.name, points });
+        }
       }
     }
     if (series.length) out.push({ id: p.id, title: p.title, yLabel: p.yLabel, series });

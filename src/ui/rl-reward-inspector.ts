@@ -36,7 +36,10 @@ export class RlRewardInspector extends LitElement {
     .controls input[type="range"] { width: 220px; }
     select { font: inherit; font-size: 13px; max-width: 420px; background: var(--rl-surface); color: var(--rl-text); border: 1px solid var(--rl-border); border-radius: 4px; }
     .samples { display: grid; grid-auto-flow: column; grid-auto-columns: minmax(300px, 1fr); gap: 10px; overflow-x: auto; padding-bottom: 6px; }
-    .sample { border: 1px solid var(--rl-border); border-radius: 6px; padding: 8px; font-size: 13px; display: grid; gap: 6px; align-content: start; }
+    /* min-width 0 down the grid items: a wide result table scrolls inside its card instead of widening it over the next. */
+    .sample { border: 1px solid var(--rl-border); border-radius: 6px; padding: 8px; font-size: 13px; display: grid; gap: 6px; align-content: start; min-width: 0; }
+    .sample > *, ol.steps > li, .results > * { min-width: 0; }
+    .results > * { overflow-x: auto; }
     .sample.correct { border-color: var(--rl-good); }
     .sample header { display: flex; justify-content: space-between; gap: 6px; }
     .badge { font-size: 11px; padding: 1px 6px; border-radius: 10px; background: var(--rl-code-bg); }
@@ -58,7 +61,7 @@ export class RlRewardInspector extends LitElement {
     .prm { position: relative; font-size: 11px; padding: 1px 6px; border-radius: 10px; border: 1px solid var(--rl-border); overflow: hidden; min-width: 64px; }
     .prm .bar { position: absolute; inset: 0 auto 0 0; background: color-mix(in srgb, var(--rl-accent) 28%, transparent); }
     .prm span.v { position: relative; }
-    .step .table { overflow-x: auto; }
+    .step .table { overflow: auto; max-height: 200px; }
     .step .table table { font-size: 11px; font-family: var(--rl-mono); }
     .step .table td, .step .table th { padding: 1px 6px 1px 0; }
   `];
