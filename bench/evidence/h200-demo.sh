@@ -57,8 +57,14 @@ one() {  # one notebook and seed, until the time is up; resumes from its checkpo
 for mode in ${EV_MODES:-knowledge bird}; do for seed in ${EV_SEEDS:-1 2 3}; do one "$mode" "$seed" & done; done
 for x in ${EV_EXTRA:-}; do one "${x%%:*}" "${x##*:}" & done
 wait
+# tail_lines IN OUT: IN's last 4,000,000 bytes without the line they cut into (all of IN when it is smaller).
+tail_lines() {
+  [ -f "$1" ] || return 0
+  if [ "$(stat -c %s "$1")" -gt 4000000 ]; then tail -c 4000000 "$1" | tail -n +2 > "$2"; else cp "$1" "$2"; fi
+}
 pack() {  # one run folder's files into $OUT/<run>.tgz
-  tail -c 4000000 "$1/samples.jsonl" > "$1/samples.tail.jsonl" 2>/dev/null
+  # The last ~4 MB of samples.jsonl in whole lines (a cut first line would read as a bad record).
+  tail_lines "$1/samples.jsonl" "$1/samples.tail.jsonl"
   tar czf "$OUT/$1.tgz" "$1.log" "$1/summary.json" "$1/notebook.json" "$1/metrics.jsonl" "$1/predictions" "$1/samples.tail.jsonl" 2>/dev/null
 }
 for x in ${EV_EXTRA:-}; do

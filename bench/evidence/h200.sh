@@ -65,6 +65,11 @@ fi
 cp "$SRC"/prm-*.json "$SRC"/diag-prompts.json "$EV/" 2>/dev/null; cp "$SRC"/bin/a/b/sample-check.js "$EV/bin/a/b/" 2>/dev/null
 cd "$EV"
 MODEL=${EV_MODEL:-$EV/model}
+# tail_lines IN OUT: IN's last 4,000,000 bytes without the line they cut into (all of IN when it is smaller).
+tail_lines() {
+  [ -f "$1" ] || return 0
+  if [ "$(stat -c %s "$1")" -gt 4000000 ]; then tail -c 4000000 "$1" | tail -n +2 > "$2"; else cp "$1" "$2"; fi
+}
 one() {  # one notebook, until the time is up; resumes from its checkpoints when run again
   local nb=$1 file=$2; [ "$SEED" = 1 ] || nb=$nb-s$SEED; local left=$(( TOTAL - ($(date +%s) - START) ))
   # -stepnorm loads the PRM of its set's run: under another seed, that seed's run (run-prm-<set>-s<seed>).
@@ -78,7 +83,8 @@ one() {  # one notebook, until the time is up; resumes from its checkpoints when
   timeout "$left" deno run -A bin/a/b/rlvr.js run "$file" --out "run-$nb" --model "$MODEL" --seed "$SEED" --max-steps "$STEPS" --sample-batch 64 >> "$nb.log" 2>&1
   echo "$nb rc $? at $(( $(date +%s) - START )) s"
   grep -v "W:onnxruntime" "$nb.log" | tail -4 | cut -c1-400
-  tail -c 4000000 "run-$nb/samples.jsonl" > "run-$nb/samples.tail.jsonl" 2>/dev/null
+  # The last ~4 MB of samples.jsonl in whole lines (a cut first line would read as a bad record).
+  tail_lines "run-$nb/samples.jsonl" "run-$nb/samples.tail.jsonl"
   tar czf "$OUT/$nb.tgz" "$nb.log" run-$nb/summary.json run-$nb/metrics.jsonl run-$nb/predictions run-$nb/samples.tail.jsonl run-$nb/prm-data/*/stats.json 2>/dev/null
 }
 # A -stepnorm notebook loads the PRM its set's run trains: listed in the same call, it waits until that folder is
