@@ -1,5 +1,5 @@
 import { assert, assertClose, assertEquals } from "../../tests/assert.ts";
-import { Aggregator, decodeMetrics, encodeMetrics, type MetricsRecord, summarize, namesCells, resumedOnce, withSteps } from "./metrics.ts";
+import { Aggregator, decodeMetrics, encodeMetrics, type MetricsRecord, namesCells, resumedOnce, summarize, withSteps } from "./metrics.ts";
 import { Rng } from "./rng.ts";
 
 function twoPass(xs: number[]) {
