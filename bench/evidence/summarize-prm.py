@@ -146,9 +146,8 @@ def grpo_rows(rows):
     return [by[k] for k in sorted(by)]
 
 
-def grpo_figures(rows):
-    """GRPO's first and last five steps (means), for --json."""
-    g = grpo_rows(rows)
+def grpo_figures(g):
+    """GRPO's first and last five steps (means) of its step rows `g` (grpo_rows): --json's, and what grpo_steps prints."""
     if not g:
         return None
     first, last = g[:5], g[-5:]
@@ -186,7 +185,7 @@ def figures(d):
             o = {"split": r["split"], "greedy": ov["greedy"], "questions": ov["questions"], "se": se(ov["greedy"], ov["questions"]), "chains": r.get("chains")}
         if o is not None:
             out["cells"][c["id"]] = {"kind": kind, **o}
-    out["grpo"] = grpo_figures(rows)
+    out["grpo"] = grpo_figures(grpo_rows(rows))
     lab = labelling(rows)
     if lab:
         out["labelling"] = lab
@@ -208,14 +207,14 @@ def grpo_steps(rows):
     g = grpo_rows(rows)
     if not g:
         return
-    first, last = g[:5], g[-5:]
+    f = grpo_figures(g)
 
-    def fl(f, f2="{:.3f}"):
-        return f"{f2.format(mean(f(r) for r in first))} -> {f2.format(mean(f(r) for r in last))}"
+    def fl(key, f2="{:.3f}"):
+        x = f.get(key, {"first5": float("nan"), "last5": float("nan")})
+        return f"{f2.format(x['first5'])} -> {f2.format(x['last5'])}"
 
-    print(f"  GRPO, {len(g)} steps, first five -> last five: reward {fl(lambda r: r['rewards']['total']['mean'])}, "
-          f"correct {fl(lambda r: r['execAccuracy'])}, length {fl(lambda r: r['completionLength']['mean'], '{:.1f}')}"
-          + (f", PRM mean {fl(lambda r: r.get('extra', {}).get('prmMean'))}, steps per chain {fl(lambda r: r.get('extra', {}).get('prmSteps'), '{:.2f}')}" if "prmMean" in g[0].get("extra", {}) else ""))
+    print(f"  GRPO, {len(g)} steps, first five -> last five: reward {fl('reward')}, correct {fl('correct')}, length {fl('length', '{:.1f}')}"
+          + (f", PRM mean {fl('prmMean')}, steps per chain {fl('prmSteps', '{:.2f}')}" if "prmMean" in g[0].get("extra", {}) else ""))
     ms = [r.get("ms", {}) for r in g]
     print(f"  GRPO step time: sample {mean(m.get('sample') for m in ms) / 1000:.1f} s, score {mean(m.get('score') for m in ms) / 1000:.1f} s, train {mean(m.get('train') for m in ms) / 1000:.1f} s")
 
@@ -291,12 +290,13 @@ def pooled(dirs):
             have = [s for s in sorted(sc) if N in sc[s]]
             at = [sc[s][N] for s in have]
             row = {"N": N, "seeds": have, "questions": [a["questions"] for a in at]}
+            # Each figure with the s.e. figures() gave it.
             for k in ("vote", "logprob", "oracle"):
-                row[k] = mean_se([(a[k], se(a[k], a["questions"])) for a in at])
+                row[k] = mean_se([(a[k], a["se"][k]) for a in at])
             for k in at[0]["prm"]:
-                row[k] = mean_se([(a["prm"][k], se(a["prm"][k], a["questions"])) for a in at])
-            p0 = lambda a: a["prm"][next(iter(a["prm"]))]  # the first PRM cell's pick, as the per-folder table's "PRM - vote"
-            row["prmMinusVote"] = mean_se([(p0(a) - a["vote"], math.hypot(se(p0(a), a["questions"]), se(a["vote"], a["questions"]))) for a in at])
+                row[k] = mean_se([(a["prm"][k], a["prmSe"][k]) for a in at])
+            p0 = next(iter(at[0]["prm"]))  # the first PRM cell's pick, as the per-folder table's "PRM - vote"
+            row["prmMinusVote"] = mean_se([(a["prm"][p0] - a["vote"], math.hypot(a["prmSe"][p0], a["se"]["vote"])) for a in at])
             o["bestOfN"].append(row)
         for variant in (st_, st_ + "-outcome", st_ + "-stepnorm"):
             got = {}
@@ -341,8 +341,9 @@ if __name__ == "__main__":
         sys.exit(__doc__)
     if "--pool" in args:
         data = pooled([a for a in args if a not in ("--json", "--pool")])
-        print(json.dumps(data, indent=1) if "--json" in args else "", end="")
-        if "--json" not in args:
+        if "--json" in args:
+            print(json.dumps(data, indent=1))
+        else:
             print_pooled(data)
     elif "--json" in args:
         with contextlib.redirect_stdout(sys.stderr):  # load()'s notices
