@@ -370,12 +370,15 @@ export class RunController extends EventTarget {
     // Training records and samples go to the training cell that checkpointed (the one a resume continues): those
     // of its phase that name it, or, in a file written before records named their cell, every one of its phase.
     const trained = Object.keys(info.checkpoints ?? {});
-    const doc = this.getDoc();
-    for (const cell of doc.cells) {
-      if (!trained.includes(cell.id) || (cell.type !== "grpo" && cell.type !== "warmup")) continue;
+    const training = this.getDoc().cells.filter((c) => trained.includes(c.id) && (c.type === "grpo" || c.type === "warmup"));
+    if (training.length === 0) return;
+    // Decoded once for all of them.
+    const allRecs = metrics ? decodeMetrics(metrics).records : [];
+    const allSamples = samples ? decodeSamples(samples).records : [];
+    for (const cell of training) {
       const mine = (r: { phase: string; cell?: string }) => r.phase === cell.type && (r.cell === undefined || r.cell === cell.id);
-      const recs = metrics ? withSteps([], decodeMetrics(metrics).records.filter(mine)) : [];
-      const smp = samples ? decodeSamples(samples).records.filter(mine) : [];
+      const recs = withSteps([], allRecs.filter(mine));
+      const smp = allSamples.filter(mine);
       this.patch(cell.id, { metrics: recs, samples: smp });
     }
   }
