@@ -16,7 +16,8 @@ Deno.test({
   async fn() {
     const dir = await Deno.makeTempDir({ prefix: "rlvr-room-" });
     await writeTinyDataset(`${dir}/data`);
-    await writeVaryingLengthModel(`${dir}/model`, { seed: 7, eosStrength: 0.2, corpus: await tinyPromptCorpus(`${dir}/data`, ["chain-of-ctes@2"]) });
+    const corpus = await tinyPromptCorpus(`${dir}/data`, ["chain-of-ctes@2"]);
+    await writeVaryingLengthModel(`${dir}/model`, { seed: 7, eosStrength: 0.2, corpus });
     const hf = await loadHfModel(new DirSource(`${dir}/model`));
     const gpu = await requestGpu();
     const rt = await ModelRuntime.create({ ...hf, name: "tiny" }, () => Promise.resolve(gpu.device), { dtype: "f32", loraRank: 2, loraAlpha: 4, seed: 0 });
@@ -24,7 +25,7 @@ Deno.test({
       const maxPositions = rt.policy.maxPositions, maxNewTokens = 24;
       // Prompts from the model's own text, cut to lengths near the end of its positions: two leave maxNewTokens,
       // the others 1-23 tokens, one none.
-      const base = rt.encodePlain((await tinyPromptCorpus(`${dir}/data`, ["chain-of-ctes@2"])).join("\n"));
+      const base = rt.encodePlain(corpus.join("\n"));
       const ids = (len: number, shift: number) => Array.from({ length: len }, (_, i) => base[(i * 7 + shift) % base.length]);
       const lengths = [maxPositions - 40, maxPositions - 3, maxPositions - 20, maxPositions - 9, maxPositions - 24, maxPositions - 15, maxPositions - 1, maxPositions];
       const prompts = lengths.map((L, j) => ids(L, j * 13));
