@@ -12,10 +12,10 @@
 # call (the LoRA tail; not run yet).
 # `final`: the session's last call (the cross-check with loraTail on, the head as MatMul; see its comment).
 # `probe`: the fourth session's first call (see its comment); `products`: its second; `rows`: its third; `auto`: its fourth.
-# Run: source .device/remote-setup.sh; bash bench/h200-check.sh trainer|sampling|verify|next|final|probe|products|rows|auto|units|dbuf|exp|embed|attn|final5|named|attn2|now6|dq|rank|xa   (logs and JSON in $OUT/results.tgz)
+# Run: source .device/remote-setup.sh; bash bench/h200-check.sh trainer|sampling|verify|next|final|probe|products|rows|auto|units|dbuf|exp|embed|attn|final5|named|attn2|now6|dq|rank|xa|regs|t256   (logs and JSON in $OUT/results.tgz)
 set -u
 cd "$(dirname "$0")/.."
-WHAT=${1:?usage: bash bench/h200-check.sh trainer|sampling|verify|next|final|probe|products|rows|auto|units|dbuf|exp|embed|attn|final5|named|attn2|now6|dq|rank|xa}
+WHAT=${1:?usage: bash bench/h200-check.sh trainer|sampling|verify|next|final|probe|products|rows|auto|units|dbuf|exp|embed|attn|final5|named|attn2|now6|dq|rank|xa|regs|t256}
 OUT=${OUT:-/tmp/h200-check-out}
 mkdir -p "$OUT"
 TOTAL=${H200_TOTAL_S:-560}
@@ -28,6 +28,31 @@ crosscheck() {
   cp "$OUT"/c/*.json "$OUT/" 2>/dev/null; cp "$OUT/c/run.log" "$OUT/check-run.log" 2>/dev/null; rm -rf "$OUT/c"
 }
 case "$WHAT" in
+regs)
+  # What NVIDIA's Vulkan driver makes of the big products' kernels: registers, shared and local memory per kernel
+  # (bench/vkstats/vkstats.c on the SPIR-V bench/h200-prep.sh had Dawn write on SwiftShader), the same kernels' SPIR-V as
+  # Dawn writes it here (vkdump.log, to compare), and the per-shape table with every kernel (tile256 among them).
+  V=$R/vk
+  cp "$V/labels.json" "$OUT/vk-labels.json" 2>/dev/null
+  PAT="vkstats|executables|rc" HEAD=20 t vkstats 60 bash -c "\"$V/vkstats\" $V/spv/*.spv || { cc -O2 -I$V/include -o /tmp/vkstats bench/vkstats/vkstats.c -ldl && /tmp/vkstats $V/spv/*.spv; }"
+  for f in "$V"/spv/*.txt "$V"/spv/*.bin; do [ -f "$f" ] && cp "$f" "$OUT/"; done
+  PAT="rc" t vkdump 60 env RLVR_DAWN_OPTIONS="enable-dawn-features=dump_shaders" deno run -A "$J/vkdump.js" "$OUT/vk-labels-h200.json"
+  HEAD=60 PAT="^\| " t shapes 200 deno run -A "$J/profile.js" shapes tokens=6144 iters=20
+  ;;
+t256)
+  # The 256x128-tile kernel with its prefetch (switch t256; matmul_t256.wgsl): registers (vkstats), every product's
+  # kernels, the f32 step at the defaults and under t256=1 beside the q4 step and PyTorch + PEFT, the f32 step's profile
+  # under t256=1, and demo pretraining both ways.
+  V=$R/vk
+  cp "$V/labels.json" "$OUT/vk-labels.json" 2>/dev/null
+  PAT="Register|rc" HEAD=20 t vkstats 60 bash -c "\"$V/vkstats\" $V/spv/*.spv || { cc -O2 -I$V/include -o /tmp/vkstats bench/vkstats/vkstats.c -ldl && /tmp/vkstats $V/spv/*.spv; }"
+  HEAD=60 PAT="^\| " t shapes 120 deno run -A "$J/profile.js" shapes tokens=6144 iters=20
+  t torch 70 python3 bench/torch/train.py --out "$OUT" --iters 5 --warmup 2 --no-sweep --attn eager
+  t q4 60 deno run -A "$J/train.js" qwen2.5-0.5b 8 768 16 1 3 step budget=50 out="$OUT/q4.json"
+  t f32 110 deno run -A "$J/train.js" qwen2.5-0.5b 8 768 16 0 3 step budget=100 out="$OUT/f32.json" "variants=t256=1"
+  HEAD=40 PAT="== grpo|GPU busy|  [0-9]" t profile-f32-t256 45 deno run -A "$J/profile.js" grpo 16 1024 4 qwen2.5-0.5b 8 768 perf=t256=1
+  for p in t256=1 t256=0; do PAT="== pretrain|tokens/s" t "pretrain-${p//=/-}" 30 deno run -A "$J/profile.js" pretrain 16 1024 16 "perf=$p"; done
+  ;;
 trainer)
   crosscheck
   t torch 60 python3 bench/torch/train.py --out "$OUT" --iters 5 --warmup 2 --no-sweep --attn eager

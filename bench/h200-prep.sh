@@ -46,6 +46,24 @@ cp node_modules/sql.js/dist/sql-wasm.wasm "$H/bin/node_modules/sql.js/dist/"
 cp node_modules/sql.js/dist/sql-wasm.wasm "$H/node_modules/sql.js/dist/"
 gzip -9 "$H/node_modules/onnxruntime-web/dist/ort-wasm-simd-threaded.asyncify.wasm" "$H/bin/node_modules/sql.js/dist/sql-wasm.wasm" "$H/node_modules/sql.js/dist/sql-wasm.wasm"
 npx deno run -A bench/torch-fixtures.ts "$H/fixtures"
+# What NVIDIA's driver makes of the big products' kernels (bench/h200-check.sh regs): the SPIR-V Dawn writes for them here
+# (Dawn on SwiftShader, dump_shaders), assembled, and vkstats built here. Needs Debian's spirv-tools and libvulkan-dev.
+npx deno bundle --platform deno bench/vkstats/dump.ts -o "$H/bin/a/b/vkdump.js"
+if command -v spirv-as >/dev/null && [ -f /usr/include/vulkan/vulkan.h ] && [ -f /usr/lib/chromium/vk_swiftshader_icd.json ]; then
+  mkdir -p "$H/vk"
+  VK_DRIVER_FILES=/usr/lib/chromium/vk_swiftshader_icd.json XDG_RUNTIME_DIR=/tmp RLVR_WEBGPU=dawn \
+    RLVR_DAWN_OPTIONS="disable-dawn-features=use_vulkan_zero_initialize_workgroup_memory_extension;enable-dawn-features=dump_shaders" \
+    npx deno run -A --no-check bench/vkstats/dump.ts "$H/vk/labels.json" > "$H/vk/dump.log" 2>&1
+  python3 bench/vkstats/split.py "$H/vk/dump.log" "$H/vk/labels.json" "$H/vk/spv" | tail -3
+  rm -f "$H/vk/dump.log" "$H"/vk/spv/*.spvasm
+  cc -O2 -o "$H/vk/vkstats" bench/vkstats/vkstats.c -ldl
+  # the headers vkstats.c includes (not the whole of /usr/include/vulkan: 13 MB), for a build there if this binary does not run
+  mkdir -p "$H/vk/include/vulkan" "$H/vk/include/vk_video"
+  cp /usr/include/vulkan/vulkan.h /usr/include/vulkan/vulkan_core.h /usr/include/vulkan/vk_platform.h "$H/vk/include/vulkan/"
+  cp /usr/include/vk_video/*.h "$H/vk/include/vk_video/"
+else
+  echo "h200-prep: no spirv-as / Vulkan headers / SwiftShader here: bench/h200-check.sh regs will have no SPIR-V (apt-get install spirv-tools libvulkan-dev)"
+fi
 du -sh "$H" .device 2>/dev/null || du -sh "$H"
 bytes=$(du -sb "$H" | cut -f1)
 [ "$bytes" -lt $((28 * 1024 * 1024)) ] || { echo "h200-prep: $H is $bytes bytes, over 28 MiB" >&2; exit 1; }

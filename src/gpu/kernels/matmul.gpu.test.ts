@@ -358,3 +358,63 @@ Deno.test("matmul tile128 with vec4 loads (switch vload), steps 8, 16 and 32: ra
     setPerfSwitches(prev);
   }
 });
+
+Deno.test("matmul tile256 (switch t256): steps 8 and 16, vec4 and scalar loads, every transpose, ragged tiles, batched, split-K, the LoRA tail; against float64 and bitwise tile128; the choice per shape", async () => {
+  const { t256Step, tailFused, T256_MIN_TILES } = await import("./matmul.ts");
+  const { setPerfSwitches } = await import("../switches.ts");
+  const prev = setPerfSwitches({});
+  try {
+    // The choice: off by default; under t256=1 the f32 products tile128 would run with enough 256x128 tiles.
+    const pick = (o: EncodeMatmulOpts) => pickMatmul(o).variant;
+    if (pick({ M: 6144, N: 4864, K: 896, transB: true }) !== "tile128") throw new Error("t256=0 must keep tile128");
+    setPerfSwitches({ t256: 1 });
+    if (pick({ M: 6144, N: 4864, K: 896, transB: true }) !== "tile256") throw new Error("t256=1: gate/up should run on tile256");
+    if (pick({ M: 6144, N: 896, K: 4864 }) !== "tile128") throw new Error(`t256=1: 168 tiles (< ${T256_MIN_TILES}) stay on tile128`);
+    if (pick({ M: 6144, N: 896, K: 128, tail: { a: {} as GPUBuffer, b: {} as GPUBuffer, r: 16, scale: 1 } }) !== "tile128") throw new Error("t256=1: a small grid stays on tile128");
+    if (pick({ M: 6144, N: 4864, K: 896, batch: 2 }) !== "tile128") throw new Error("t256=1: batched products stay on tile128");
+    if (pick({ M: 6144, N: 16, K: 896, transB: true }) !== "narrow") throw new Error("t256=1: rank products stay narrow");
+    let seed = 2600, ran = 0;
+    for (const tk of [8, 16] as const) {
+      setPerfSwitches({ tk, t256: 1 });
+      if (t256Step(gpu.device) !== tk) {
+        console.log(`tile256 tk=${tk}: skipped, the device's workgroup memory (${gpu.device.limits.maxComputeWorkgroupStorageSize} bytes) is short`);
+        continue;
+      }
+      for (const vload of [1, 0] as const) {
+        setPerfSwitches({ vload });
+        // Ragged tiles on every side (M past one and two 256-row tiles), K not a multiple of the step; unsplit, so the
+        // sums run in tile128's k order: the same bits.
+        for (const [M, N, K] of [[4, 8, 4], [260, 136, 36], [300, 257, 33], [516, 132, 100]]) {
+          for (const transA of [false, true]) {
+            for (const transB of [false, true]) {
+              const o = { M, N, K, transA, transB, alpha: 0.75 };
+              const got = await check({ ...o, variant: "tile256" }, seed);
+              const ref = await check({ ...o, variant: "tile128" }, seed);
+              for (let i = 0; i < got.length; i++) {
+                if (!Object.is(got[i], ref[i])) throw new Error(`tile256 tk=${tk} vload=${vload} ${JSON.stringify(o)}: element ${i} ${got[i]} != tile128 ${ref[i]}`);
+              }
+              seed++;
+              ran++;
+            }
+          }
+        }
+        await check({ M: 300, N: 150, K: 9, batch: 2, broadcastA: true, transA: true, accumulate: true, alpha: 0.5, variant: "tile256" }, seed++);
+        await check({ M: 300, N: 152, K: 1500, transA: true, variant: "tile256" }, seed++); // split-K slices
+        await check({ M: 300, N: 152, K: 1500, transB: true, variant: "tile256" }, seed++);
+        // The LoRA tail inside the kernel: forward (B^T, with a bias) and backward (accumulate, r not a multiple of the step, split).
+        const tails: [Omit<EncodeMatmulOpts, "bias" | "tail">, { r: number; scale: number }, boolean][] = [
+          [{ M: 300, N: 257, K: 40, transB: true, variant: "tile256" }, { r: 16, scale: 2 }, true],
+          [{ M: 520, N: 200, K: 1024, variant: "tile256", accumulate: true }, { r: 20, scale: 0.25 }, false],
+          [{ M: 260, N: 150, K: 33, transB: true, variant: "tile256" }, { r: 3, scale: 1 }, false],
+        ];
+        for (const [o, t, withBias] of tails) {
+          if (!tailFused({ ...o, tail: { a: {} as GPUBuffer, b: {} as GPUBuffer, ...t } })) throw new Error(`tile256 ${JSON.stringify(o)}: the tail should run inside`);
+          await check(o, seed++, withBias, t);
+        }
+      }
+    }
+    if (ran === 0) throw new Error("tile256: no step ran");
+  } finally {
+    setPerfSwitches(prev);
+  }
+});

@@ -4,6 +4,8 @@
 //   tile128 matmul_t128.wgsl    128x128 tiles, 8x8 per thread; f32 or f16 operands
 //   narrow  matmul_narrow.wgsl  64x16 tiles, for N <= 32 (and, transposed, M <= 32): LoRA rank products
 //   tile128p matmul_t128p.wgsl  tile128 with the next step's loads in flight during the arithmetic
+//   tile256 matmul_t256.wgsl    256x128 tiles (256 rows), 16x8 per thread, the next step's loads in flight: a quarter
+//                               fewer tile loads per FMA (switch t256: the wide products tile128 would run)
 //   rank    matmul_rank.wgsl    the narrow kernel's products streamed for bandwidth (switch rank=stream; no tiles in
 //                               workgroup memory, vec4 loads of the wide operand, no reduce pass but a small grid's)
 // pickMatmul() chooses per shape; setMatmulKernel("tile64") (or RLVR_MATMUL=tile64 under Deno) keeps
@@ -18,16 +20,18 @@ import type { MatmulOpts } from "./matmul.ref.ts";
 import source64 from "./matmul.wgsl" with { type: "text" };
 import source128 from "./matmul_t128.wgsl" with { type: "text" };
 import source128p from "./matmul_t128p.wgsl" with { type: "text" };
+import source256 from "./matmul_t256.wgsl" with { type: "text" };
 import sourceNarrow from "./matmul_narrow.wgsl" with { type: "text" };
 import sourceRank from "./matmul_rank.wgsl" with { type: "text" };
 import commonSource from "./matmul_common.wgsl" with { type: "text" };
 import tailSource from "./matmul_tail.wgsl" with { type: "text" };
+import tail256Source from "./matmul_tail256.wgsl" with { type: "text" };
 import reduceSource from "./matmul_splitk_reduce.wgsl" with { type: "text" };
 
 export type { MatmulOpts } from "./matmul.ref.ts";
 
 /** The matmul kernels. */
-export const MATMUL_VARIANTS = ["tile64", "tile128", "narrow", "tile128p", "rank"] as const;
+export const MATMUL_VARIANTS = ["tile64", "tile128", "narrow", "tile128p", "rank", "tile256"] as const;
 export type MatmulVariant = (typeof MATMUL_VARIANTS)[number];
 
 /** Kernel policy: "auto" chooses per shape, "tile64" keeps every product on the earlier 64x64 kernel, "prefetch" is auto with tile128p for tile128. */
@@ -111,13 +115,23 @@ export function pickMatmul(o: EncodeMatmulOpts): { variant: MatmulVariant; swap:
   if (o.M >= 128 && o.N >= 128) {
     const tailInside = !!o.tail && perfSwitches().loraTail === 1 && !(o.transA ?? false) && (o.alpha ?? 1) === 1 && !o.aF16;
     if (o.K <= SHORT_K && !tailInside) return { variant: "tile64", swap: false };
-    return { variant: policy === "prefetch" ? "tile128p" : "tile128", swap: false };
+    if (policy === "prefetch") return { variant: "tile128p", swap: false };
+    const wide = perfSwitches().t256 === 1 && (o.batch ?? 1) === 1 && Math.ceil(o.M / 256) * Math.ceil(o.N / 128) >= T256_MIN_TILES;
+    return { variant: wide ? "tile256" : "tile128", swap: false };
   }
   return { variant: "tile64", swap: false };
 }
 
+/**
+ * Fewest 256x128 tiles for tile256 under the switch t256: it holds one workgroup per multiprocessor on the H200
+ * (~180 registers a thread, bench/vkstats), so a small grid idles most of the GPU. 2026-12-04 (docs/benchmarks.md),
+ * without the prefetch: the 896-wide products at 6,144 rows (168 tiles) ran slower than tile128 (q/o 21.2 against 23.2
+ * TFLOP/s, down 22.1 against 29.1 split 3), the 1152-wide q+k+v (216 tiles) faster (26.7 against 22.6).
+ */
+export const T256_MIN_TILES = 192;
+
 /** Output tile (rows, columns) of each kernel. */
-const TILE: Record<MatmulVariant, [number, number]> = { tile64: [64, 64], tile128: [128, 128], narrow: [64, 16], tile128p: [128, 128], rank: [16, 16] };
+const TILE: Record<MatmulVariant, [number, number]> = { tile64: [64, 64], tile128: [128, 128], narrow: [64, 16], tile128p: [128, 128], rank: [16, 16], tile256: [256, 128] };
 
 /** Workgroups below which a long-K product is split (about two per multiprocessor of a big GPU). */
 const SPLIT_TARGET_WORKGROUPS = 256;
@@ -229,6 +243,14 @@ export function t128Step(device: GPUDevice, want: 8 | 16 | 32 = perfSwitches().t
   return want >= 16 && room >= T128_K16_BYTES ? 16 : 8;
 }
 
+/** Workgroup bytes of the 256x128-tile kernel at a contracted step of 16: a (16, 65) and a (16, 33) tile of vec4. */
+export const T256_K16_BYTES = 16 * (65 + 33) * 16;
+
+/** The 256x128-tile kernel's contracted step on `device`: 16 where the switch tk asks for 16 or more and its tiles fit, else 8. */
+export function t256Step(device: GPUDevice): 8 | 16 {
+  return perfSwitches().tk >= 16 && device.limits.maxComputeWorkgroupStorageSize >= T256_K16_BYTES ? 16 : 8;
+}
+
 /**
  * `source` (a 128-tile kernel with the line `const TK: u32 = 8u;`) at a contracted step of `tk`; at 32 also its line
  * `const TSV: u32 = 33u;` becomes 32 (unpadded rows: the tiles fill 32 KiB exactly, the limit of many devices).
@@ -263,14 +285,19 @@ function operandPrelude(X: "A" | "B", f16: boolean, vec: boolean): string {
 /** Where a 128-tile kernel takes matmul_tail.wgsl (the line is a comment otherwise). */
 const TAIL_MARK = "  // TAIL: matmul_tail.wgsl goes here under the switch loraTail (matmul.ts withTail).";
 
+/** The same line in matmul_t256.wgsl, where matmul_tail256.wgsl goes. */
+const TAIL256_MARK = "  // TAIL256: matmul_tail256.wgsl goes here under the switch loraTail (matmul.ts withTail).";
+
 /**
- * `source` (a 128-tile kernel with the TAIL line: matmul_t128.wgsl, q4matmul_t128.wgsl, q4matmul_t_t128.wgsl) with the
- * LoRA tail (EncodeMatmulOpts.tail): the block of matmul_tail.wgsl at that line and, before the kernel, its bindings
+ * `source` (a 128-tile kernel with the TAIL line: matmul_t128.wgsl, q4matmul_t128.wgsl, q4matmul_t_t128.wgsl; or
+ * matmul_t256.wgsl with its TAIL256 line) with the LoRA tail (EncodeMatmulOpts.tail): the block of matmul_tail.wgsl
+ * (matmul_tail256.wgsl) at that line and, before the kernel, its bindings
  * (`bindings`: a2, b2, the Tail uniform), B2's layout (`transB`: (cols, r), else (r, cols)) and the loads bounded by
  * the kernel's output `rows` and `cols` (WGSL expressions over its Dims).
  */
 export function withTail(source: string, o: { bindings: readonly [number, number, number]; rows: string; cols: string; transB: boolean }, name: string): string {
-  if (!source.includes(TAIL_MARK)) throw new Error(`${name}: no TAIL line for the LoRA tail`);
+  const tall = source.includes(TAIL256_MARK);
+  if (!tall && !source.includes(TAIL_MARK)) throw new Error(`${name}: no TAIL line for the LoRA tail`);
   const [ba, bb, bu] = o.bindings;
   const prelude = `struct Tail { r: u32, scale: f32, _pad0: u32, _pad1: u32 }
 @group(0) @binding(${ba}) var<storage, read> a2: array<f32>; // (rows, r)
@@ -287,7 +314,7 @@ fn tailB(j: u32, n: u32) -> f32 {
   return b2[j * ${o.cols} + n];
 }
 `;
-  return prelude + source.replace(TAIL_MARK, tailSource);
+  return prelude + (tall ? source.replace(TAIL256_MARK, tail256Source) : source.replace(TAIL_MARK, tailSource));
 }
 
 /** A kernel's full source: the operand prelude (element types: WGSL has no type-valued override constants), matmul_common.wgsl, the kernel. */
@@ -355,6 +382,13 @@ function pipelineFor(device: GPUDevice, variant: MatmulVariant, e: EncodeMatmulO
     }
     case "tile128p":
       return computePipeline(device, "matmul_t128p", typedSource(source128p, aF16, bF16), constants);
+    case "tile256": {
+      const tk = t256Step(device);
+      const label = `matmul_t256${tk === 8 ? "" : `_k${tk}`}${vec.a || vec.b ? `_v${vec.a ? "A" : ""}${vec.b ? "B" : ""}` : ""}${e.transA ? "_tA" : ""}${e.transB ? "_tB" : ""}${tail ? "_tail" : ""}`;
+      const body = withStep(source256, tk, "matmul_t256.wgsl");
+      const src = tail ? withTail(body, { bindings: [4, 5, 6], rows: "dims.M", cols: "dims.N", transB: e.transB ?? false }, "matmul_t256.wgsl") : body;
+      return computePipeline(device, label, typedSource(src, aF16, bF16, vec), constants);
+    }
     case "narrow":
       return computePipeline(device, "matmul_narrow", typedSource(sourceNarrow, aF16, bF16), { ...constants, TRANS_C: transC ? 1 : 0 });
     case "rank": {
@@ -419,7 +453,7 @@ function planMatmul(o: EncodeMatmulOpts, offsetA: number, offsetB: number): Matm
     new Float32Array(words)[3] = alpha;
     u.set([e.broadcastA ? 0 : M * K, e.broadcastB ? 0 : K * N, M * N, 0], 4);
   }
-  const vec = (variant === "tile128" && perfSwitches().vload === 1) || variant === "rank"
+  const vec = ((variant === "tile128" || variant === "tile256") && perfSwitches().vload === 1) || variant === "rank"
     ? vecOperands({
       M, N, K: u[2], kTotal: u[7], strideA: u[4], strideB: u[5], transA: e.transA ?? false, transB: e.transB ?? false,
       aF16: e.aF16 ?? false, bF16: e.bF16 ?? false, offsetA: offA, offsetB: offB,
@@ -434,7 +468,7 @@ function planMatmul(o: EncodeMatmulOpts, offsetA: number, offsetB: number): Matm
 
 /** Whether `o`'s tail runs inside its kernel (EncodeMatmulOpts.tail): switch loraTail, tile128 not swapped, A not transposed, alpha 1. */
 function tailFuses(o: EncodeMatmulOpts, p: MatmulPlan): boolean {
-  return perfSwitches().loraTail === 1 && p.variant === "tile128" && !p.swap && !(o.transA ?? false) && (o.alpha ?? 1) === 1 && !o.aF16;
+  return perfSwitches().loraTail === 1 && (p.variant === "tile128" || p.variant === "tile256") && !p.swap && !(o.transA ?? false) && (o.alpha ?? 1) === 1 && !o.aF16;
 }
 
 /** The Tail uniform: r, scale. */

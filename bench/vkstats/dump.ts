@@ -1,0 +1,51 @@
+// Records the 0.5B step's big products once each (f32 and q4, forward and dx, with and without the LoRA tail) on
+// whatever engine runs it, and writes the pipelines' labels in creation order to the file given. Run under Dawn with
+// RLVR_DAWN_OPTIONS="enable-dawn-features=dump_shaders": Dawn then prints each pipeline's WGSL and its SPIR-V, in
+// the same order; bench/vkstats/split.py pairs them with the labels and assembles the SPIR-V for vkstats.c.
+// Usage: deno run -A bench/vkstats/dump.ts LABELS.json [perf=SWITCHES]
+import { args as benchArgs } from "../engine.ts";
+import { requestGpu, storageBuffer } from "../../src/gpu/device.ts";
+import { encodeMatmul } from "../../src/gpu/kernels/matmul.ts";
+import { encodeQ4Matmul, encodeQ4MatmulTransposed, uploadQ4 } from "../../src/gpu/kernels/q4matmul.ts";
+import { parsePerfSwitches, setPerfSwitches } from "../../src/gpu/switches.ts";
+import { quantizeQ4 } from "../../src/model/quant.ts";
+
+const out = benchArgs.find((a) => !a.includes("=")) ?? "vkstats-labels.json";
+const perf = benchArgs.find((a) => a.startsWith("perf="));
+if (perf) setPerfSwitches(parsePerfSwitches(perf.slice(5)));
+const { device } = await requestGpu();
+const labels: string[] = [];
+const create = device.createComputePipelineAsync.bind(device);
+device.createComputePipelineAsync = (d: GPUComputePipelineDescriptor) => {
+  labels.push(d.label ?? "(no label)");
+  return create(d);
+};
+
+// Sizes: big enough that every product takes the trainer's kernel for the 0.5B shapes (both sides >= 128, K > 128, q4's
+// tile128 at >= 96 tiles). Nothing is submitted: encoding compiles the pipelines, which is all the dump needs.
+const M = 3072, H = 896, F = 512, r = 16;
+const buf = (n: number) => storageBuffer(device, "vkstats", n * 4);
+const x = buf(M * H), y = buf(M * F), w = buf(F * H), dx = buf(M * H);
+const xa = buf(M * r), bF = buf(F * r), aH = buf(r * H);
+const enc = device.createCommandEncoder();
+// f32 forward y = x W^T (+ s (x A^T) B^T), and its dx = dy W (+ s (dy B) A).
+await encodeMatmul(device, enc, x, w, y, { M, N: F, K: H, transB: true });
+await encodeMatmul(device, enc, x, w, y, { M, N: F, K: H, transB: true, tail: { a: xa, b: bF, r, scale: 2 } });
+await encodeMatmul(device, enc, y, w, dx, { M, N: H, K: F });
+await encodeMatmul(device, enc, y, w, dx, { M, N: H, K: F, tail: { a: xa, b: aH, r, scale: 2 } });
+// The 256x128-tile kernel on the same four products.
+await encodeMatmul(device, enc, x, w, y, { M, N: F, K: H, transB: true, variant: "tile256" });
+await encodeMatmul(device, enc, x, w, y, { M, N: F, K: H, transB: true, variant: "tile256", tail: { a: xa, b: bF, r, scale: 2 } });
+await encodeMatmul(device, enc, y, w, dx, { M, N: H, K: F, variant: "tile256" });
+await encodeMatmul(device, enc, y, w, dx, { M, N: H, K: F, variant: "tile256", tail: { a: xa, b: aH, r, scale: 2 } });
+// q4 forward and dx, with and without the tail.
+const wt = { data: new Float32Array(F * H).map((_, i) => Math.sin(i)), shape: [F, H] };
+const qw = quantizeQ4(wt);
+const q = uploadQ4(device, "vkstats-q4", { Nout: qw.N, K: qw.K, packed: qw.packed, scales: qw.scales, zeroPoints: qw.zeroPoints ?? undefined });
+await encodeQ4Matmul(device, enc, x, q, y, M);
+await encodeQ4Matmul(device, enc, x, q, y, M, { tail: { a: xa, b: bF, r, scale: 2 } });
+await encodeQ4MatmulTransposed(device, enc, y, q, dx, M);
+await encodeQ4MatmulTransposed(device, enc, y, q, dx, M, { tail: { a: xa, b: aH, r, scale: 2 } });
+enc.finish();
+// The labels go to a file only: Dawn's dump shares stdout, where a line of ours could land inside it.
+await Deno.writeTextFile(out, JSON.stringify(labels, null, 1) + "\n");

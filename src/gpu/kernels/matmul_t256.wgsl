@@ -1,0 +1,199 @@
+// Batched matmul on 256x128 output tiles (256 rows of C, 128 columns), the next step's tile loads in flight during
+// the arithmetic. Same contract, bindings, overrides, split-K convention and operand prelude as matmul_t128.wgsl
+// (matmul.ts prepends them). A 16x16 workgroup computes the tile; thread (tx, ty) owns a 16x8 block: rows
+// 64 g + 4 ty + i (g, i < 4), columns 4 tx + j and 64 + 4 tx + j (j < 4), in thirty-two vec4 registers. Per contracted
+// step it reads four vec4 of A and two of B from workgroup memory for 128 FMAs (the 128-tile kernel: four for 64), and
+// each element loaded from global memory serves 128 (A) or 256 (B) FMAs: a quarter fewer bytes per FMA than 128x128.
+// NVIDIA (H200, bench/vkstats): ~180 registers without the prefetch, so one workgroup per multiprocessor (eight
+// warps); nothing else hides a step's loads there, hence the prefetch: each thread loads its quads of step k + 1 into
+// registers before step k's arithmetic and stores them to workgroup memory after it (one tile per operand, two barriers
+// a step).
+// Loads move quads: four consecutive elements along an operand's memory-fastest dimension (A: k, or m when
+// transposed; B: n, or k when transposed), one vec4 load where the operand binds as vec4 (VEC_X, switch vload; matmul.ts
+// vecOperands checks the layout), else four bounds-checked scalars. A k-fastest quad spreads over four tile rows.
+
+const TM: u32 = 256u; // output tile rows
+const TS: u32 = 128u; // output tile columns
+// Contracted-dimension tile: 8, or 16 where matmul.ts substitutes this line (switch tk; 32 would need 49 KiB).
+const TK: u32 = 8u;
+const TSVA: u32 = 65u; // row stride of tileA in vec4: 64 plus one spare against bank conflicts of k-fastest fills
+const TSV: u32 = 33u;  // row stride of tileB in vec4
+const QA: u32 = TM * TK / 1024u; // quads of the A tile per thread and step: 2 (TK 8) or 4 (TK 16)
+const QB: u32 = TS * TK / 1024u; // of the B tile: 1 or 2
+const LOADS_A: u32 = TM * TK / 256u; // elements per thread and step (the tail's scalar loads)
+const LOADS: u32 = TS * TK / 256u;
+
+var<workgroup> tileA: array<vec4f, TK * TSVA>; // (TK, TSVA): element m of row k at tileA[k * TSVA + m / 4][m % 4]
+var<workgroup> tileB: array<vec4f, TK * TSV>;  // (TK, TSV): element n of row k at tileB[k * TSV + n / 4][n % 4]
+
+// Quad q (< TM TK / 4) of A's tile at rows row0.., contracted step k0: zeros outside the valid rows and slice.
+fn fetchA(baseA: u32, row0: u32, k0: u32, kEnd: u32, q: u32) -> vec4f {
+  if (TRANS_A) {
+    // A (K, M): m = 4 (q % 64) .. + 3 of row k = q / 64.
+    let m = row0 + 4u * (q % (TM / 4u)); let k = k0 + q / (TM / 4u);
+    if (VEC_A) {
+      if (m < dims.M && k < kEnd) { return quadA((baseA + k * dims.M + m) / 4u); }
+      return vec4f(0.0);
+    }
+    return vec4f(loadA(baseA, m, k, kEnd), loadA(baseA, m + 1u, k, kEnd), loadA(baseA, m + 2u, k, kEnd), loadA(baseA, m + 3u, k, kEnd));
+  }
+  // A (M, K): k = 4 (q % (TK / 4)) .. + 3 of row m = q / (TK / 4).
+  let m = row0 + q / (TK / 4u); let k = k0 + 4u * (q % (TK / 4u));
+  if (VEC_A) {
+    if (m < dims.M && k < kEnd) { return quadA((baseA + m * rowK() + k) / 4u); }
+    return vec4f(0.0);
+  }
+  return vec4f(loadA(baseA, m, k, kEnd), loadA(baseA, m, k + 1u, kEnd), loadA(baseA, m, k + 2u, kEnd), loadA(baseA, m, k + 3u, kEnd));
+}
+
+fn storeA(q: u32, v: vec4f) {
+  if (TRANS_A) {
+    tileA[(q / (TM / 4u)) * TSVA + q % (TM / 4u)] = v;
+    return;
+  }
+  let mm = q / (TK / 4u);
+  let t = 4u * (q % (TK / 4u)) * TSVA + mm / 4u; let l = mm % 4u;
+  tileA[t][l] = v.x; tileA[t + TSVA][l] = v.y; tileA[t + 2u * TSVA][l] = v.z; tileA[t + 3u * TSVA][l] = v.w;
+}
+
+// Quad q (< TS TK / 4) of B's tile at columns col0.., step k0.
+fn fetchB(baseB: u32, col0: u32, k0: u32, kEnd: u32, q: u32) -> vec4f {
+  if (TRANS_B) {
+    // B (N, K): k = 4 (q % (TK / 4)) .. + 3 of row n = q / (TK / 4).
+    let n = col0 + q / (TK / 4u); let k = k0 + 4u * (q % (TK / 4u));
+    if (VEC_B) {
+      if (n < dims.N && k < kEnd) { return quadB((baseB + n * rowK() + k) / 4u); }
+      return vec4f(0.0);
+    }
+    return vec4f(loadB(baseB, k, n, kEnd), loadB(baseB, k + 1u, n, kEnd), loadB(baseB, k + 2u, n, kEnd), loadB(baseB, k + 3u, n, kEnd));
+  }
+  // B (K, N): n = 4 (q % 32) .. + 3 of row k = q / 32.
+  let n = col0 + 4u * (q % (TS / 4u)); let k = k0 + q / (TS / 4u);
+  if (VEC_B) {
+    if (n < dims.N && k < kEnd) { return quadB((baseB + k * dims.N + n) / 4u); }
+    return vec4f(0.0);
+  }
+  return vec4f(loadB(baseB, k, n, kEnd), loadB(baseB, k, n + 1u, kEnd), loadB(baseB, k, n + 2u, kEnd), loadB(baseB, k, n + 3u, kEnd));
+}
+
+fn storeB(q: u32, v: vec4f) {
+  if (!TRANS_B) {
+    tileB[(q / (TS / 4u)) * TSV + q % (TS / 4u)] = v;
+    return;
+  }
+  let nn = q / (TK / 4u);
+  let t = 4u * (q % (TK / 4u)) * TSV + nn / 4u; let l = nn % 4u;
+  tileB[t][l] = v.x; tileB[t + TSV][l] = v.y; tileB[t + 2u * TSV][l] = v.z; tileB[t + 3u * TSV][l] = v.w;
+}
+
+@compute @workgroup_size(16, 16)
+fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec3u) {
+  let row0 = wg.y * TM;
+  let col0 = wg.x * TS;
+  let tx = lid.x;
+  let ty = lid.y;
+  let tid = ty * 16u + tx;
+  let baseA = wg.z * dims.strideA;
+  let baseB = wg.z * dims.strideB;
+  let kEnd = sliceEnd(wg.z);
+  var r0l = vec4f(0.0); var r0r = vec4f(0.0);
+  var r1l = vec4f(0.0); var r1r = vec4f(0.0);
+  var r2l = vec4f(0.0); var r2r = vec4f(0.0);
+  var r3l = vec4f(0.0); var r3r = vec4f(0.0);
+  var r4l = vec4f(0.0); var r4r = vec4f(0.0);
+  var r5l = vec4f(0.0); var r5r = vec4f(0.0);
+  var r6l = vec4f(0.0); var r6r = vec4f(0.0);
+  var r7l = vec4f(0.0); var r7r = vec4f(0.0);
+  var r8l = vec4f(0.0); var r8r = vec4f(0.0);
+  var r9l = vec4f(0.0); var r9r = vec4f(0.0);
+  var r10l = vec4f(0.0); var r10r = vec4f(0.0);
+  var r11l = vec4f(0.0); var r11r = vec4f(0.0);
+  var r12l = vec4f(0.0); var r12r = vec4f(0.0);
+  var r13l = vec4f(0.0); var r13r = vec4f(0.0);
+  var r14l = vec4f(0.0); var r14r = vec4f(0.0);
+  var r15l = vec4f(0.0); var r15r = vec4f(0.0);
+  // The first step's quads (QA and QB are constants: the unused registers fold away).
+  var pa0 = fetchA(baseA, row0, 0u, kEnd, tid);
+  var pa1 = fetchA(baseA, row0, 0u, kEnd, tid + 256u);
+  var pa2 = vec4f(0.0); var pa3 = vec4f(0.0);
+  if (QA > 2u) { pa2 = fetchA(baseA, row0, 0u, kEnd, tid + 512u); pa3 = fetchA(baseA, row0, 0u, kEnd, tid + 768u); }
+  var pb0 = fetchB(baseB, col0, 0u, kEnd, tid);
+  var pb1 = vec4f(0.0);
+  if (QB > 1u) { pb1 = fetchB(baseB, col0, 0u, kEnd, tid + 256u); }
+  for (var k0 = 0u; k0 < kEnd; k0 += TK) {
+    storeA(tid, pa0); storeA(tid + 256u, pa1);
+    if (QA > 2u) { storeA(tid + 512u, pa2); storeA(tid + 768u, pa3); }
+    storeB(tid, pb0);
+    if (QB > 1u) { storeB(tid + 256u, pb1); }
+    workgroupBarrier();
+    // Step k0 + TK's quads, in flight during this step's arithmetic (zeros past the slice).
+    let k1 = k0 + TK;
+    pa0 = fetchA(baseA, row0, k1, kEnd, tid); pa1 = fetchA(baseA, row0, k1, kEnd, tid + 256u);
+    if (QA > 2u) { pa2 = fetchA(baseA, row0, k1, kEnd, tid + 512u); pa3 = fetchA(baseA, row0, k1, kEnd, tid + 768u); }
+    pb0 = fetchB(baseB, col0, k1, kEnd, tid);
+    if (QB > 1u) { pb1 = fetchB(baseB, col0, k1, kEnd, tid + 256u); }
+    for (var kk = 0u; kk < TK; kk++) {
+      let b0 = tileB[kk * TSV + tx];
+      let b1 = tileB[kk * TSV + 16u + tx];
+      let a0 = tileA[kk * TSVA + ty];
+      r0l = fma(vec4f(a0.x), b0, r0l); r0r = fma(vec4f(a0.x), b1, r0r);
+      r1l = fma(vec4f(a0.y), b0, r1l); r1r = fma(vec4f(a0.y), b1, r1r);
+      r2l = fma(vec4f(a0.z), b0, r2l); r2r = fma(vec4f(a0.z), b1, r2r);
+      r3l = fma(vec4f(a0.w), b0, r3l); r3r = fma(vec4f(a0.w), b1, r3r);
+      let a1 = tileA[kk * TSVA + 16u + ty];
+      r4l = fma(vec4f(a1.x), b0, r4l); r4r = fma(vec4f(a1.x), b1, r4r);
+      r5l = fma(vec4f(a1.y), b0, r5l); r5r = fma(vec4f(a1.y), b1, r5r);
+      r6l = fma(vec4f(a1.z), b0, r6l); r6r = fma(vec4f(a1.z), b1, r6r);
+      r7l = fma(vec4f(a1.w), b0, r7l); r7r = fma(vec4f(a1.w), b1, r7r);
+      let a2 = tileA[kk * TSVA + 32u + ty];
+      r8l = fma(vec4f(a2.x), b0, r8l); r8r = fma(vec4f(a2.x), b1, r8r);
+      r9l = fma(vec4f(a2.y), b0, r9l); r9r = fma(vec4f(a2.y), b1, r9r);
+      r10l = fma(vec4f(a2.z), b0, r10l); r10r = fma(vec4f(a2.z), b1, r10r);
+      r11l = fma(vec4f(a2.w), b0, r11l); r11r = fma(vec4f(a2.w), b1, r11r);
+      let a3 = tileA[kk * TSVA + 48u + ty];
+      r12l = fma(vec4f(a3.x), b0, r12l); r12r = fma(vec4f(a3.x), b1, r12r);
+      r13l = fma(vec4f(a3.y), b0, r13l); r13r = fma(vec4f(a3.y), b1, r13r);
+      r14l = fma(vec4f(a3.z), b0, r14l); r14r = fma(vec4f(a3.z), b1, r14r);
+      r15l = fma(vec4f(a3.w), b0, r15l); r15r = fma(vec4f(a3.w), b1, r15r);
+    }
+    workgroupBarrier();
+  }
+  // TAIL256: matmul_tail256.wgsl goes here under the switch loraTail (matmul.ts withTail).
+  let baseC = wg.z * dims.strideC;
+  let n0 = col0 + 4u * tx;
+  let n1 = col0 + 64u + 4u * tx;
+  let m0 = row0 + 0u + 4u * ty;
+  store4(baseC, m0, n0, r0l); store4(baseC, m0, n1, r0r);
+  store4(baseC, m0 + 1u, n0, r1l); store4(baseC, m0 + 1u, n1, r1r);
+  store4(baseC, m0 + 2u, n0, r2l); store4(baseC, m0 + 2u, n1, r2r);
+  store4(baseC, m0 + 3u, n0, r3l); store4(baseC, m0 + 3u, n1, r3r);
+  let m1 = row0 + 64u + 4u * ty;
+  store4(baseC, m1, n0, r4l); store4(baseC, m1, n1, r4r);
+  store4(baseC, m1 + 1u, n0, r5l); store4(baseC, m1 + 1u, n1, r5r);
+  store4(baseC, m1 + 2u, n0, r6l); store4(baseC, m1 + 2u, n1, r6r);
+  store4(baseC, m1 + 3u, n0, r7l); store4(baseC, m1 + 3u, n1, r7r);
+  let m2 = row0 + 128u + 4u * ty;
+  store4(baseC, m2, n0, r8l); store4(baseC, m2, n1, r8r);
+  store4(baseC, m2 + 1u, n0, r9l); store4(baseC, m2 + 1u, n1, r9r);
+  store4(baseC, m2 + 2u, n0, r10l); store4(baseC, m2 + 2u, n1, r10r);
+  store4(baseC, m2 + 3u, n0, r11l); store4(baseC, m2 + 3u, n1, r11r);
+  let m3 = row0 + 192u + 4u * ty;
+  store4(baseC, m3, n0, r12l); store4(baseC, m3, n1, r12r);
+  store4(baseC, m3 + 1u, n0, r13l); store4(baseC, m3 + 1u, n1, r13r);
+  store4(baseC, m3 + 2u, n0, r14l); store4(baseC, m3 + 2u, n1, r14r);
+  store4(baseC, m3 + 3u, n0, r15l); store4(baseC, m3 + 3u, n1, r15r);
+}
+
+// Writes columns n .. n + 3 of row m (those inside C).
+fn store4(baseC: u32, m: u32, n: u32, v: vec4f) {
+  if (m >= dims.M) { return; }
+  for (var q = 0u; q < 4u; q++) {
+    let col = n + q;
+    if (col < dims.N) {
+      let idx = baseC + m * dims.N + col;
+      var x = dims.alpha * v[q];
+      if (ACCUMULATE) { x += c[idx]; }
+      c[idx] = x;
+    }
+  }
+}
