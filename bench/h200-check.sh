@@ -12,10 +12,10 @@
 # call (the LoRA tail; not run yet).
 # `final`: the session's last call (the cross-check with loraTail on, the head as MatMul; see its comment).
 # `probe`: the fourth session's first call (see its comment); `products`: its second; `rows`: its third; `auto`: its fourth.
-# Run: source .device/remote-setup.sh; bash bench/h200-check.sh trainer|sampling|verify|next|final|probe|products|rows|auto|units|dbuf|exp|embed|attn|final5|named|attn2|now6|dq|rank|xa|regs|t256   (logs and JSON in $OUT/results.tgz)
+# Run: source .device/remote-setup.sh; bash bench/h200-check.sh trainer|sampling|verify|next|final|probe|products|rows|auto|units|dbuf|exp|embed|attn|final5|named|attn2|now6|dq|rank|xa|regs|t256|ceiling|ceiling2   (logs and JSON in $OUT/results.tgz)
 set -u
 cd "$(dirname "$0")/.."
-WHAT=${1:?usage: bash bench/h200-check.sh trainer|sampling|verify|next|final|probe|products|rows|auto|units|dbuf|exp|embed|attn|final5|named|attn2|now6|dq|rank|xa|regs|t256}
+WHAT=${1:?usage: bash bench/h200-check.sh trainer|sampling|verify|next|final|probe|products|rows|auto|units|dbuf|exp|embed|attn|final5|named|attn2|now6|dq|rank|xa|regs|t256|ceiling|ceiling2}
 OUT=${OUT:-/tmp/h200-check-out}
 mkdir -p "$OUT"
 TOTAL=${H200_TOTAL_S:-560}
@@ -52,6 +52,26 @@ t256)
   t f32 110 deno run -A "$J/train.js" qwen2.5-0.5b 8 768 16 0 3 step budget=100 out="$OUT/f32.json" "variants=t256=1"
   HEAD=40 PAT="== grpo|GPU busy|  [0-9]" t profile-f32-t256 45 deno run -A "$J/profile.js" grpo 16 1024 4 qwen2.5-0.5b 8 768 perf=t256=1
   for p in t256=1 t256=0; do PAT="== pretrain|tokens/s" t "pretrain-${p//=/-}" 30 deno run -A "$J/profile.js" pretrain 16 1024 16 "perf=$p"; done
+  ;;
+ceiling)
+  # What FP32 arithmetic a WGSL kernel reaches here without a product's memory traffic (bench/fma-peak.bench.ts:
+  # registers only, and the 128- and 256-tile inner loops on workgroup memory), cuBLAS's FP32 products on the same
+  # shapes (TF32 off), the driver's registers for the kernels (vkstats), the per-product table, and the f32 step at the
+  # defaults and under t256=1 beside the q4 step.
+  V=$R/vk
+  PAT="Register|rc" HEAD=20 t vkstats 60 bash -c "\"$V/vkstats\" $V/spv/*.spv || { cc -O2 -I$V/include -o /tmp/vkstats bench/vkstats/vkstats.c -ldl && /tmp/vkstats $V/spv/*.spv; }"
+  PAT="^\||fma-peak" t fma 60 deno run -A "$J/fma-peak.js" iters=4096 reps=5 out="$OUT/fma-peak.json"
+  PAT="^\||cuBLAS" t sgemm 60 python3 bench/torch/sgemm.py --out "$OUT" --iters 20
+  HEAD=60 PAT="^\| " t shapes 120 deno run -A "$J/profile.js" shapes tokens=6144 iters=20
+  t q4 60 deno run -A "$J/train.js" qwen2.5-0.5b 8 768 16 1 3 step budget=50 out="$OUT/q4.json"
+  t f32 110 deno run -A "$J/train.js" qwen2.5-0.5b 8 768 16 0 3 step budget=100 out="$OUT/f32.json" "variants=t256=1"
+  ;;
+ceiling2)
+  # After `ceiling`: bench/fma-peak.bench.ts again (its tile loops read a destroyed uniform buffer there), demo
+  # pretraining at the defaults and under t256=1, and the f32 step's profile under t256=1.
+  PAT="^\||fma-peak" t fma 60 deno run -A "$J/fma-peak.js" iters=4096 reps=5 out="$OUT/fma-peak.json"
+  for p in t256=0 t256=1 t256=0 t256=1; do PAT="== pretrain|tokens/s" t "pretrain-${p//=/-}" 30 deno run -A "$J/profile.js" pretrain 16 1024 16 "perf=$p"; done
+  HEAD=40 PAT="== grpo|GPU busy|  [0-9]" t profile-f32-t256 45 deno run -A "$J/profile.js" grpo 16 1024 4 qwen2.5-0.5b 8 768 perf=t256=1
   ;;
 trainer)
   crosscheck

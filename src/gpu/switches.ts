@@ -86,9 +86,9 @@ export interface PerfSwitches {
   attnDq: "kernel" | "fused";
   /**
    * f32 products that would run on the 128-tile kernel and have at least matmul.ts's T256_MIN_TILES 256x128 tiles run on
-   * the 256x128-tile kernel (1: matmul_t256.wgsl, the next step's loads in registers during the arithmetic, LoRA tail
-   * included) or stay on tile128 (0, the default and the earlier behaviour). Same sums in the same k order (bitwise the
-   * tile128 results without split-K). On the H200 without its prefetch: the wide products 32.9 TFLOP/s against 31.6-31.8.
+   * the 256x128-tile kernel (1: matmul_t256.wgsl, LoRA tail included) or stay on tile128 (0, the default and the earlier
+   * behaviour). Same sums in the same k order (bitwise the tile128 results without split-K). H200, 2026-12-04: the wide
+   * products 32.9 TFLOP/s against tile128's 31.6-31.8 (docs/benchmarks.md).
    */
   t256: 0 | 1;
 }

@@ -4,8 +4,8 @@
 //   tile128 matmul_t128.wgsl    128x128 tiles, 8x8 per thread; f32 or f16 operands
 //   narrow  matmul_narrow.wgsl  64x16 tiles, for N <= 32 (and, transposed, M <= 32): LoRA rank products
 //   tile128p matmul_t128p.wgsl  tile128 with the next step's loads in flight during the arithmetic
-//   tile256 matmul_t256.wgsl    256x128 tiles (256 rows), 16x8 per thread, the next step's loads in flight: a quarter
-//                               fewer tile loads per FMA (switch t256: the wide products tile128 would run)
+//   tile256 matmul_t256.wgsl    256x128 tiles (256 rows), 16x8 per thread: half the B tile loads per FMA
+//                               (switch t256: the wide products tile128 would run)
 //   rank    matmul_rank.wgsl    the narrow kernel's products streamed for bandwidth (switch rank=stream; no tiles in
 //                               workgroup memory, vec4 loads of the wide operand, no reduce pass but a small grid's)
 // pickMatmul() chooses per shape; setMatmulKernel("tile64") (or RLVR_MATMUL=tile64 under Deno) keeps
@@ -124,8 +124,7 @@ export function pickMatmul(o: EncodeMatmulOpts): { variant: MatmulVariant; swap:
 
 /**
  * Fewest 256x128 tiles for tile256 under the switch t256: it holds one workgroup per multiprocessor on the H200
- * (~180 registers a thread, bench/vkstats), so a small grid idles most of the GPU. 2026-12-04 (docs/benchmarks.md),
- * without the prefetch: the 896-wide products at 6,144 rows (168 tiles) ran slower than tile128 (q/o 21.2 against 23.2
+ * (~180 registers a thread, bench/vkstats), so a small grid idles most of the GPU. 2026-12-04 (docs/benchmarks.md): the 896-wide products at 6,144 rows (168 tiles) ran slower than tile128 (q/o 21.2 against 23.2
  * TFLOP/s, down 22.1 against 29.1 split 3), the 1152-wide q+k+v (216 tiles) faster (26.7 against 22.6).
  */
 export const T256_MIN_TILES = 192;

@@ -1,13 +1,11 @@
-// Batched matmul on 256x128 output tiles (256 rows of C, 128 columns), the next step's tile loads in flight during
-// the arithmetic. Same contract, bindings, overrides, split-K convention and operand prelude as matmul_t128.wgsl
-// (matmul.ts prepends them). A 16x16 workgroup computes the tile; thread (tx, ty) owns a 16x8 block: rows
-// 64 g + 4 ty + i (g, i < 4), columns 4 tx + j and 64 + 4 tx + j (j < 4), in thirty-two vec4 registers. Per contracted
-// step it reads four vec4 of A and two of B from workgroup memory for 128 FMAs (the 128-tile kernel: four for 64), and
-// each element loaded from global memory serves 128 (A) or 256 (B) FMAs: a quarter fewer bytes per FMA than 128x128.
-// NVIDIA (H200, bench/vkstats): ~180 registers without the prefetch, so one workgroup per multiprocessor (eight
-// warps); nothing else hides a step's loads there, hence the prefetch: each thread loads its quads of step k + 1 into
-// registers before step k's arithmetic and stores them to workgroup memory after it (one tile per operand, two barriers
-// a step).
+// Batched matmul on 256x128 output tiles (256 rows of C, 128 columns). Same contract, bindings, overrides, split-K
+// convention and operand prelude as matmul_t128.wgsl (matmul.ts prepends them). A 16x16 workgroup computes the tile;
+// thread (tx, ty) owns a 16x8 block: rows 64 g + 4 ty + i (g, i < 4), columns 4 tx + j and 64 + 4 tx + j (j < 4), in
+// thirty-two vec4 registers. Per contracted step it reads four vec4 of A and two of B from workgroup memory for 128
+// FMAs (the 128-tile kernel: four for 64), and each B element loaded from global memory serves 256 FMAs instead of 128.
+// NVIDIA (H200, bench/vkstats): 179-183 registers, so one workgroup (eight warps) per multiprocessor; the wide products
+// ran at 32.9 TFLOP/s against tile128's 31.6-31.8 (docs/benchmarks.md). A version that prefetched the next step's
+// quads into registers during the arithmetic (212-227 registers, commit 298fb5f) was slower (30.8-30.9).
 // Loads move quads: four consecutive elements along an operand's memory-fastest dimension (A: k, or m when
 // transposed; B: n, or k when transposed), one vec4 load where the operand binds as vec4 (VEC_X, switch vload; matmul.ts
 // vecOperands checks the layout), else four bounds-checked scalars. A k-fastest quad spreads over four tile rows.
@@ -112,26 +110,14 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec
   var r13l = vec4f(0.0); var r13r = vec4f(0.0);
   var r14l = vec4f(0.0); var r14r = vec4f(0.0);
   var r15l = vec4f(0.0); var r15r = vec4f(0.0);
-  // The first step's quads (QA and QB are constants: the unused registers fold away).
-  var pa0 = fetchA(baseA, row0, 0u, kEnd, tid);
-  var pa1 = fetchA(baseA, row0, 0u, kEnd, tid + 256u);
-  var pa2 = vec4f(0.0); var pa3 = vec4f(0.0);
-  if (QA > 2u) { pa2 = fetchA(baseA, row0, 0u, kEnd, tid + 512u); pa3 = fetchA(baseA, row0, 0u, kEnd, tid + 768u); }
-  var pb0 = fetchB(baseB, col0, 0u, kEnd, tid);
-  var pb1 = vec4f(0.0);
-  if (QB > 1u) { pb1 = fetchB(baseB, col0, 0u, kEnd, tid + 256u); }
   for (var k0 = 0u; k0 < kEnd; k0 += TK) {
-    storeA(tid, pa0); storeA(tid + 256u, pa1);
-    if (QA > 2u) { storeA(tid + 512u, pa2); storeA(tid + 768u, pa3); }
-    storeB(tid, pb0);
-    if (QB > 1u) { storeB(tid + 256u, pb1); }
+    storeA(tid, fetchA(baseA, row0, k0, kEnd, tid)); storeA(tid + 256u, fetchA(baseA, row0, k0, kEnd, tid + 256u));
+    if (QA > 2u) {
+      storeA(tid + 512u, fetchA(baseA, row0, k0, kEnd, tid + 512u)); storeA(tid + 768u, fetchA(baseA, row0, k0, kEnd, tid + 768u));
+    }
+    storeB(tid, fetchB(baseB, col0, k0, kEnd, tid));
+    if (QB > 1u) { storeB(tid + 256u, fetchB(baseB, col0, k0, kEnd, tid + 256u)); }
     workgroupBarrier();
-    // Step k0 + TK's quads, in flight during this step's arithmetic (zeros past the slice).
-    let k1 = k0 + TK;
-    pa0 = fetchA(baseA, row0, k1, kEnd, tid); pa1 = fetchA(baseA, row0, k1, kEnd, tid + 256u);
-    if (QA > 2u) { pa2 = fetchA(baseA, row0, k1, kEnd, tid + 512u); pa3 = fetchA(baseA, row0, k1, kEnd, tid + 768u); }
-    pb0 = fetchB(baseB, col0, k1, kEnd, tid);
-    if (QB > 1u) { pb1 = fetchB(baseB, col0, k1, kEnd, tid + 256u); }
     for (var kk = 0u; kk < TK; kk++) {
       let b0 = tileB[kk * TSV + tx];
       let b1 = tileB[kk * TSV + 16u + tx];
