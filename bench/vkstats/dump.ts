@@ -38,6 +38,11 @@ await encodeMatmul(device, enc, x, w, y, { M, N: F, K: H, transB: true, variant:
 await encodeMatmul(device, enc, x, w, y, { M, N: F, K: H, transB: true, variant: "tile256", tail: { a: xa, b: bF, r, scale: 2 } });
 await encodeMatmul(device, enc, y, w, dx, { M, N: H, K: F, variant: "tile256" });
 await encodeMatmul(device, enc, y, w, dx, { M, N: H, K: F, variant: "tile256", tail: { a: xa, b: aH, r, scale: 2 } });
+// tile128h (tile128's tile with tile256's 16x8 block per thread) on the same four.
+for (const tail of [false, true]) {
+  await encodeMatmul(device, enc, x, w, y, { M, N: F, K: H, transB: true, variant: "tile128h", ...(tail ? { tail: { a: xa, b: bF, r, scale: 2 } } : {}) });
+  await encodeMatmul(device, enc, y, w, dx, { M, N: H, K: F, variant: "tile128h", ...(tail ? { tail: { a: xa, b: aH, r, scale: 2 } } : {}) });
+}
 // q4 forward and dx, with and without the tail.
 const wt = { data: new Float32Array(F * H).map((_, i) => Math.sin(i)), shape: [F, H] };
 const qw = quantizeQ4(wt);

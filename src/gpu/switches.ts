@@ -91,12 +91,19 @@ export interface PerfSwitches {
    * products 32.9 TFLOP/s against tile128's 31.6-31.8 (docs/benchmarks.md).
    */
   t256: 0 | 1;
+  /**
+   * f32 products that would run on the 128-tile kernel (and not on tile256 under t256) run on tile128h (1, the default
+   * since 2026-12-04: matmul_t256.wgsl with 128-row tiles and 16x8 threads, tile128's tile and split-K with tile256's
+   * 16x8 block per thread, LoRA tail included) or on tile128 (0, earlier). Same sums in the same k order (bitwise
+   * tile128). H200: the f32 0.5B step 520.7 -> 506.5 ms, pretraining +2% (docs/benchmarks.md).
+   */
+  t128h: 0 | 1;
 }
 
 /** The current defaults. */
-export const NEW_SWITCHES: Readonly<PerfSwitches> = { passes: "merged", submit: "layer", q4: "tile128", bindCache: true, arena: true, splitK: "general", subgroups: true, recomputeLean: true, headRows: true, wideSplit: 3, tk: 16, q4tk: 16, vload: 1, loraTail: 1, embedBack: "links", attnNamed: 0, attnBwd: "blocked", attnFwd: "blocked", rank: "narrow", attnDq: "fused", t256: 0 };
+export const NEW_SWITCHES: Readonly<PerfSwitches> = { passes: "merged", submit: "layer", q4: "tile128", bindCache: true, arena: true, splitK: "general", subgroups: true, recomputeLean: true, headRows: true, wideSplit: 3, tk: 16, q4tk: 16, vload: 1, loraTail: 1, embedBack: "links", attnNamed: 0, attnBwd: "blocked", attnFwd: "blocked", rank: "narrow", attnDq: "fused", t256: 0, t128h: 1 };
 /** Every earlier behaviour. */
-export const OLD_SWITCHES: Readonly<PerfSwitches> = { passes: "split", submit: "once", q4: "tile64", bindCache: false, arena: false, splitK: "transA", subgroups: false, recomputeLean: false, headRows: false, wideSplit: 1, tk: 8, q4tk: 8, vload: 0, loraTail: 0, embedBack: "scan", attnNamed: 0, attnBwd: "lanes", attnFwd: "lanes", rank: "narrow", attnDq: "kernel", t256: 0 };
+export const OLD_SWITCHES: Readonly<PerfSwitches> = { passes: "split", submit: "once", q4: "tile64", bindCache: false, arena: false, splitK: "transA", subgroups: false, recomputeLean: false, headRows: false, wideSplit: 1, tk: 8, q4tk: 8, vload: 0, loraTail: 0, embedBack: "scan", attnNamed: 0, attnBwd: "lanes", attnFwd: "lanes", rank: "narrow", attnDq: "kernel", t256: 0, t128h: 0 };
 
 const CHOICES: { [K in keyof PerfSwitches]: readonly string[] } = {
   passes: ["merged", "split"],
@@ -120,6 +127,7 @@ const CHOICES: { [K in keyof PerfSwitches]: readonly string[] } = {
   rank: ["narrow", "stream", "xa"],
   attnDq: ["kernel", "fused"],
   t256: ["0", "1"],
+  t128h: ["0", "1"],
 };
 
 function isKey(k: string): k is keyof PerfSwitches {
@@ -206,6 +214,9 @@ export function parsePerfSwitches(spec: string, base: Readonly<PerfSwitches> = N
       case "t256":
         out.t256 = v === "1" ? 1 : 0;
         break;
+      case "t128h":
+        out.t128h = v === "1" ? 1 : 0;
+        break;
     }
   }
   return out;
@@ -213,7 +224,7 @@ export function parsePerfSwitches(spec: string, base: Readonly<PerfSwitches> = N
 
 /** "passes=merged,submit=layer,...": the form RLVR_PERF and the benches' perf= take. */
 export function formatPerfSwitches(s: Readonly<PerfSwitches>): string {
-  return `passes=${s.passes},submit=${s.submit},q4=${s.q4},bindCache=${s.bindCache ? 1 : 0},arena=${s.arena ? 1 : 0},splitK=${s.splitK},subgroups=${s.subgroups ? 1 : 0},recomputeLean=${s.recomputeLean ? 1 : 0},headRows=${s.headRows ? 1 : 0},wideSplit=${s.wideSplit},tk=${s.tk},q4tk=${s.q4tk},vload=${s.vload},loraTail=${s.loraTail},embedBack=${s.embedBack},attnNamed=${s.attnNamed},attnBwd=${s.attnBwd},attnFwd=${s.attnFwd},rank=${s.rank},attnDq=${s.attnDq},t256=${s.t256}`;
+  return `passes=${s.passes},submit=${s.submit},q4=${s.q4},bindCache=${s.bindCache ? 1 : 0},arena=${s.arena ? 1 : 0},splitK=${s.splitK},subgroups=${s.subgroups ? 1 : 0},recomputeLean=${s.recomputeLean ? 1 : 0},headRows=${s.headRows ? 1 : 0},wideSplit=${s.wideSplit},tk=${s.tk},q4tk=${s.q4tk},vload=${s.vload},loraTail=${s.loraTail},embedBack=${s.embedBack},attnNamed=${s.attnNamed},attnBwd=${s.attnBwd},attnFwd=${s.attnFwd},rank=${s.rank},attnDq=${s.attnDq},t256=${s.t256},t128h=${s.t128h}`;
 }
 
 function fromEnv(): PerfSwitches {

@@ -2,7 +2,7 @@ import { assertClose } from "../../../tests/assert.ts";
 import { Rng } from "../../core/rng.ts";
 import { poison, readF32, requestGpu, storageBuffer } from "../device.ts";
 import { fromF16, toF16 } from "../../model/half.ts";
-import { encodeMatmul, type EncodeMatmulOpts, MATMUL_VARIANTS, type MatmulVariant, pickMatmul } from "./matmul.ts";
+import { encodeMatmul, type EncodeMatmulOpts, MATMUL_VARIANTS, type MatmulVariant, pickMatmul, tileKernel } from "./matmul.ts";
 import { matmulRef } from "./matmul.ref.ts";
 
 const gpu = await requestGpu();
@@ -75,7 +75,7 @@ Deno.test("matmul: the kernel chosen per shape (LoRA rank products go to the nar
   const eq = (got: [MatmulVariant, boolean], want: [MatmulVariant, boolean], what: string) => {
     if (got[0] !== want[0] || got[1] !== want[1]) throw new Error(`${what}: got ${got}, want ${want}`);
   };
-  eq(pick({ M: 6144, N: 896, K: 896, transB: true }), ["tile128", false], "x W^T");
+  eq(pick({ M: 6144, N: 896, K: 896, transB: true }), [tileKernel(), false], "x W^T");
   eq(pick({ M: 6144, N: 16, K: 896, transB: true }), ["narrow", false], "x A^T (N = r)");
   eq(pick({ M: 16, N: 896, K: 6144, transA: true }), ["narrow", true], "dA = (dy B)^T x (M = r)");
   eq(pick({ M: 100, N: 70, K: 64 }), ["tile64", false], "small f32");
@@ -85,8 +85,8 @@ Deno.test("matmul: the kernel chosen per shape (LoRA rank products go to the nar
   const t = { a: {} as GPUBuffer, b: {} as GPUBuffer, r: 16, scale: 2 };
   eq(pick({ M: 6144, N: 896, K: 128 }), ["tile64", false], "k/v dx (K = 128)");
   eq(pick({ M: 6144, N: 4864, K: 16, transB: true, accumulate: true }), ["tile64", false], "(x A^T) B^T (K = r)");
-  eq(pick({ M: 6144, N: 896, K: 129 }), ["tile128", false], "K = 129");
-  eq(pick({ M: 6144, N: 896, K: 128, tail: t }), ["tile128", false], "k/v dx with its LoRA tail inside");
+  eq(pick({ M: 6144, N: 896, K: 129 }), [tileKernel(), false], "K = 129");
+  eq(pick({ M: 6144, N: 896, K: 128, tail: t }), [tileKernel(), false], "k/v dx with its LoRA tail inside");
   eq(pick({ M: 6144, N: 896, K: 128, tail: t, alpha: 0.5 }), ["tile64", false], "a tail that cannot run inside (alpha != 1)");
 });
 
@@ -359,13 +359,14 @@ Deno.test("matmul tile128 with vec4 loads (switch vload), steps 8, 16 and 32: ra
   }
 });
 
-Deno.test("matmul tile256 (switch t256): steps 8 and 16, vec4 and scalar loads, every transpose, ragged tiles, batched, split-K, the LoRA tail; against float64 and bitwise tile128; the choice per shape", async () => {
+Deno.test("matmul tile256 and tile128h (switches t256, t128h): steps 8 and 16, vec4 and scalar loads, every transpose, ragged tiles, batched, split-K, the LoRA tail; against float64 and bitwise tile128; the choice per shape", async () => {
   const { t256Step, tailFused, T256_MIN_TILES } = await import("./matmul.ts");
   const { setPerfSwitches } = await import("../switches.ts");
   const prev = setPerfSwitches({});
   try {
     // The choice: off by default; under t256=1 the f32 products tile128 would run with enough 256x128 tiles.
     const pick = (o: EncodeMatmulOpts) => pickMatmul(o).variant;
+    setPerfSwitches({ t128h: 0 });
     if (pick({ M: 6144, N: 4864, K: 896, transB: true }) !== "tile128") throw new Error("t256=0 must keep tile128");
     setPerfSwitches({ t256: 1 });
     if (pick({ M: 6144, N: 4864, K: 896, transB: true }) !== "tile256") throw new Error("t256=1: gate/up should run on tile256");
@@ -373,6 +374,12 @@ Deno.test("matmul tile256 (switch t256): steps 8 and 16, vec4 and scalar loads, 
     if (pick({ M: 6144, N: 896, K: 128, tail: { a: {} as GPUBuffer, b: {} as GPUBuffer, r: 16, scale: 1 } }) !== "tile128") throw new Error("t256=1: a small grid stays on tile128");
     if (pick({ M: 6144, N: 4864, K: 896, batch: 2 }) !== "tile128") throw new Error("t256=1: batched products stay on tile128");
     if (pick({ M: 6144, N: 16, K: 896, transB: true }) !== "narrow") throw new Error("t256=1: rank products stay narrow");
+    setPerfSwitches({ t256: 0, t128h: 1 });
+    if (pick({ M: 6144, N: 896, K: 4864 }) !== "tile128h" || pick({ M: 6144, N: 4864, K: 896, transB: true }) !== "tile128h") throw new Error("t128h=1: what tile128 ran goes to tile128h");
+    setPerfSwitches({ t256: 1, t128h: 1 });
+    if (pick({ M: 6144, N: 896, K: 4864 }) !== "tile128h" || pick({ M: 6144, N: 4864, K: 896, transB: true }) !== "tile256") throw new Error("t256=1,t128h=1: wide products on tile256, the rest on tile128h");
+    if (pick({ M: 6144, N: 896, K: 128 }) !== "tile64") throw new Error("t128h=1: short K without a tail stays on tile64");
+    setPerfSwitches({ t128h: 0 });
     let seed = 2600, ran = 0;
     for (const tk of [8, 16] as const) {
       setPerfSwitches({ tk, t256: 1 });
@@ -380,7 +387,7 @@ Deno.test("matmul tile256 (switch t256): steps 8 and 16, vec4 and scalar loads, 
         console.log(`tile256 tk=${tk}: skipped, the device's workgroup memory (${gpu.device.limits.maxComputeWorkgroupStorageSize} bytes) is short`);
         continue;
       }
-      for (const vload of [1, 0] as const) {
+      for (const [variant, vload] of [["tile256", 1], ["tile256", 0], ["tile128h", 1], ["tile128h", 0]] as const) {
         setPerfSwitches({ vload });
         // Ragged tiles on every side (M past one and two 256-row tiles), K not a multiple of the step; unsplit, so the
         // sums run in tile128's k order: the same bits.
@@ -388,27 +395,27 @@ Deno.test("matmul tile256 (switch t256): steps 8 and 16, vec4 and scalar loads, 
           for (const transA of [false, true]) {
             for (const transB of [false, true]) {
               const o = { M, N, K, transA, transB, alpha: 0.75 };
-              const got = await check({ ...o, variant: "tile256" }, seed);
+              const got = await check({ ...o, variant }, seed);
               const ref = await check({ ...o, variant: "tile128" }, seed);
               for (let i = 0; i < got.length; i++) {
-                if (!Object.is(got[i], ref[i])) throw new Error(`tile256 tk=${tk} vload=${vload} ${JSON.stringify(o)}: element ${i} ${got[i]} != tile128 ${ref[i]}`);
+                if (!Object.is(got[i], ref[i])) throw new Error(`${variant} tk=${tk} vload=${vload} ${JSON.stringify(o)}: element ${i} ${got[i]} != tile128 ${ref[i]}`);
               }
               seed++;
               ran++;
             }
           }
         }
-        await check({ M: 300, N: 150, K: 9, batch: 2, broadcastA: true, transA: true, accumulate: true, alpha: 0.5, variant: "tile256" }, seed++);
-        await check({ M: 300, N: 152, K: 1500, transA: true, variant: "tile256" }, seed++); // split-K slices
-        await check({ M: 300, N: 152, K: 1500, transB: true, variant: "tile256" }, seed++);
+        await check({ M: 300, N: 150, K: 9, batch: 2, broadcastA: true, transA: true, accumulate: true, alpha: 0.5, variant }, seed++);
+        await check({ M: 300, N: 152, K: 1500, transA: true, variant }, seed++); // split-K slices
+        await check({ M: 300, N: 152, K: 1500, transB: true, variant }, seed++);
         // The LoRA tail inside the kernel: forward (B^T, with a bias) and backward (accumulate, r not a multiple of the step, split).
         const tails: [Omit<EncodeMatmulOpts, "bias" | "tail">, { r: number; scale: number }, boolean][] = [
-          [{ M: 300, N: 257, K: 40, transB: true, variant: "tile256" }, { r: 16, scale: 2 }, true],
-          [{ M: 520, N: 200, K: 1024, variant: "tile256", accumulate: true }, { r: 20, scale: 0.25 }, false],
-          [{ M: 260, N: 150, K: 33, transB: true, variant: "tile256" }, { r: 3, scale: 1 }, false],
+          [{ M: 300, N: 257, K: 40, transB: true, variant }, { r: 16, scale: 2 }, true],
+          [{ M: 520, N: 200, K: 1024, variant, accumulate: true }, { r: 20, scale: 0.25 }, false],
+          [{ M: 260, N: 150, K: 33, transB: true, variant }, { r: 3, scale: 1 }, false],
         ];
         for (const [o, t, withBias] of tails) {
-          if (!tailFused({ ...o, tail: { a: {} as GPUBuffer, b: {} as GPUBuffer, ...t } })) throw new Error(`tile256 ${JSON.stringify(o)}: the tail should run inside`);
+          if (!tailFused({ ...o, tail: { a: {} as GPUBuffer, b: {} as GPUBuffer, ...t } })) throw new Error(`${variant} ${JSON.stringify(o)}: the tail should run inside`);
           await check(o, seed++, withBias, t);
         }
       }

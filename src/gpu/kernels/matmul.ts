@@ -6,6 +6,8 @@
 //   tile128p matmul_t128p.wgsl  tile128 with the next step's loads in flight during the arithmetic
 //   tile256 matmul_t256.wgsl    256x128 tiles (256 rows), 16x8 per thread: half the B tile loads per FMA
 //                               (switch t256: the wide products tile128 would run)
+//   tile128h matmul_t256.wgsl   128x128 tiles, 16x8 threads, 16x8 per thread: tile128's tile with tile256's inner loop
+//                               (switch t128h: what tile128 would run)
 //   rank    matmul_rank.wgsl    the narrow kernel's products streamed for bandwidth (switch rank=stream; no tiles in
 //                               workgroup memory, vec4 loads of the wide operand, no reduce pass but a small grid's)
 // pickMatmul() chooses per shape; setMatmulKernel("tile64") (or RLVR_MATMUL=tile64 under Deno) keeps
@@ -31,7 +33,7 @@ import reduceSource from "./matmul_splitk_reduce.wgsl" with { type: "text" };
 export type { MatmulOpts } from "./matmul.ref.ts";
 
 /** The matmul kernels. */
-export const MATMUL_VARIANTS = ["tile64", "tile128", "narrow", "tile128p", "rank", "tile256"] as const;
+export const MATMUL_VARIANTS = ["tile64", "tile128", "narrow", "tile128p", "rank", "tile256", "tile128h"] as const;
 export type MatmulVariant = (typeof MATMUL_VARIANTS)[number];
 
 /** Kernel policy: "auto" chooses per shape, "tile64" keeps every product on the earlier 64x64 kernel, "prefetch" is auto with tile128p for tile128. */
@@ -117,7 +119,7 @@ export function pickMatmul(o: EncodeMatmulOpts): { variant: MatmulVariant; swap:
     if (o.K <= SHORT_K && !tailInside) return { variant: "tile64", swap: false };
     if (policy === "prefetch") return { variant: "tile128p", swap: false };
     const wide = perfSwitches().t256 === 1 && (o.batch ?? 1) === 1 && Math.ceil(o.M / 256) * Math.ceil(o.N / 128) >= T256_MIN_TILES;
-    return { variant: wide ? "tile256" : "tile128", swap: false };
+    return { variant: wide ? "tile256" : tileKernel(), swap: false };
   }
   return { variant: "tile64", swap: false };
 }
@@ -129,8 +131,13 @@ export function pickMatmul(o: EncodeMatmulOpts): { variant: MatmulVariant; swap:
  */
 export const T256_MIN_TILES = 192;
 
+/** The kernel the f32 products with both sides >= 128 run on under the current switches (t128h): tile128h or tile128. */
+export function tileKernel(): "tile128" | "tile128h" {
+  return perfSwitches().t128h === 1 ? "tile128h" : "tile128";
+}
+
 /** Output tile (rows, columns) of each kernel. */
-const TILE: Record<MatmulVariant, [number, number]> = { tile64: [64, 64], tile128: [128, 128], narrow: [64, 16], tile128p: [128, 128], rank: [16, 16], tile256: [256, 128] };
+const TILE: Record<MatmulVariant, [number, number]> = { tile64: [64, 64], tile128: [128, 128], narrow: [64, 16], tile128p: [128, 128], rank: [16, 16], tile256: [256, 128], tile128h: [128, 128] };
 
 /** Workgroups below which a long-K product is split (about two per multiprocessor of a big GPU). */
 const SPLIT_TARGET_WORKGROUPS = 256;
@@ -194,7 +201,7 @@ function slicesOf(e: EncodeMatmulOpts, variant: MatmulVariant): number {
   if (variant === "rank" && !transA) return 1;
   const [tm, tn] = variant === "rank" ? [16, 4 * rankShape(e).nq] : TILE[variant];
   const tiles = Math.ceil(M / tm) * Math.ceil(N / tn);
-  if (tiles >= SPLIT_TARGET_WORKGROUPS / 2) return variant === "tile128" || variant === "tile128p" ? wideSplitSlices(tiles, K, M * N) : 1;
+  if (tiles >= SPLIT_TARGET_WORKGROUPS / 2) return variant === "tile128" || variant === "tile128p" || variant === "tile128h" ? wideSplitSlices(tiles, K, M * N) : 1;
   if (perfSwitches().splitK === "transA" && (!transA || transB)) return 1;
   const byK = Math.floor(K / SPLIT_MIN_K);
   const byTiles = Math.ceil(SPLIT_TARGET_WORKGROUPS / tiles);
@@ -244,6 +251,13 @@ export function t128Step(device: GPUDevice, want: 8 | 16 | 32 = perfSwitches().t
 
 /** Workgroup bytes of the 256x128-tile kernel at a contracted step of 16: a (16, 65) and a (16, 33) tile of vec4. */
 export const T256_K16_BYTES = 16 * (65 + 33) * 16;
+
+/** matmul_t256.wgsl as tile128h: 128-row tiles, 16x8 threads. */
+function halfThreads(source: string): string {
+  const out = source.replace("const TM: u32 = 256u;", "const TM: u32 = 128u;").replace("const TY: u32 = 16u;", "const TY: u32 = 8u;");
+  if (!out.includes("const TM: u32 = 128u;") || !out.includes("const TY: u32 = 8u;")) throw new Error("matmul_t256.wgsl: no TM / TY line to substitute");
+  return out;
+}
 
 /** The 256x128-tile kernel's contracted step on `device`: 16 where the switch tk asks for 16 or more and its tiles fit, else 8. */
 export function t256Step(device: GPUDevice): 8 | 16 {
@@ -388,6 +402,13 @@ function pipelineFor(device: GPUDevice, variant: MatmulVariant, e: EncodeMatmulO
       const src = tail ? withTail(body, { bindings: [4, 5, 6], rows: "dims.M", cols: "dims.N", transB: e.transB ?? false }, "matmul_t256.wgsl") : body;
       return computePipeline(device, label, typedSource(src, aF16, bF16, vec), constants);
     }
+    case "tile128h": {
+      const tk = t128Step(device, perfSwitches().tk === 8 ? 8 : 16);
+      const label = `matmul_t128h${tk === 8 ? "" : `_k${tk}`}${vec.a || vec.b ? `_v${vec.a ? "A" : ""}${vec.b ? "B" : ""}` : ""}${e.transA ? "_tA" : ""}${e.transB ? "_tB" : ""}${tail ? "_tail" : ""}`;
+      const body = halfThreads(withStep(source256, tk, "matmul_t256.wgsl"));
+      const src = tail ? withTail(body, { bindings: [4, 5, 6], rows: "dims.M", cols: "dims.N", transB: e.transB ?? false }, "matmul_t256.wgsl") : body;
+      return computePipeline(device, label, typedSource(src, aF16, bF16, vec), constants);
+    }
     case "narrow":
       return computePipeline(device, "matmul_narrow", typedSource(sourceNarrow, aF16, bF16), { ...constants, TRANS_C: transC ? 1 : 0 });
     case "rank": {
@@ -452,7 +473,7 @@ function planMatmul(o: EncodeMatmulOpts, offsetA: number, offsetB: number): Matm
     new Float32Array(words)[3] = alpha;
     u.set([e.broadcastA ? 0 : M * K, e.broadcastB ? 0 : K * N, M * N, 0], 4);
   }
-  const vec = ((variant === "tile128" || variant === "tile256") && perfSwitches().vload === 1) || variant === "rank"
+  const vec = ((variant === "tile128" || variant === "tile256" || variant === "tile128h") && perfSwitches().vload === 1) || variant === "rank"
     ? vecOperands({
       M, N, K: u[2], kTotal: u[7], strideA: u[4], strideB: u[5], transA: e.transA ?? false, transB: e.transB ?? false,
       aF16: e.aF16 ?? false, bF16: e.bF16 ?? false, offsetA: offA, offsetB: offB,
@@ -467,7 +488,7 @@ function planMatmul(o: EncodeMatmulOpts, offsetA: number, offsetB: number): Matm
 
 /** Whether `o`'s tail runs inside its kernel (EncodeMatmulOpts.tail): switch loraTail, tile128 not swapped, A not transposed, alpha 1. */
 function tailFuses(o: EncodeMatmulOpts, p: MatmulPlan): boolean {
-  return perfSwitches().loraTail === 1 && (p.variant === "tile128" || p.variant === "tile256") && !p.swap && !(o.transA ?? false) && (o.alpha ?? 1) === 1 && !o.aF16;
+  return perfSwitches().loraTail === 1 && (p.variant === "tile128" || p.variant === "tile256" || p.variant === "tile128h") && !p.swap && !(o.transA ?? false) && (o.alpha ?? 1) === 1 && !o.aF16;
 }
 
 /** The Tail uniform: r, scale. */

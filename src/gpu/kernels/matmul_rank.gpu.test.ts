@@ -5,7 +5,7 @@ import { assert, assertClose } from "../../../tests/assert.ts";
 import { Rng } from "../../core/rng.ts";
 import { poison, readF32, requestGpu, storageBuffer } from "../device.ts";
 import { setPerfSwitches } from "../switches.ts";
-import { encodeMatmul, encodeMatmulBindings, type EncodeMatmulOpts, pickMatmul, rankShape, rankSubgroups, splitKSlices, vecLoads } from "./matmul.ts";
+import { encodeMatmul, encodeMatmulBindings, type EncodeMatmulOpts, pickMatmul, rankShape, rankSubgroups, splitKSlices, tileKernel, vecLoads } from "./matmul.ts";
 import { matmulRef } from "./matmul.ref.ts";
 
 const gpu = await requestGpu();
@@ -68,7 +68,7 @@ Deno.test("matmul rank (switch rank=stream): the auto choice, forms, vec4 loads 
     eq(pick(dB), "rank", "dB");
     eq(pick(dA), "rank swap", "dA");
     eq(pick(db), "rank swap", "db");
-    eq(pick({ M: 6144, N: 896, K: 896, transB: true }), "tile128", "x W^T");
+    eq(pick({ M: 6144, N: 896, K: 896, transB: true }), tileKernel(), "x W^T");
     // Rows form for x A^T and dy B, never split; cols form for dB and the transposed dA.
     eq(rankShape(xa).form, "rows", "x A^T form");
     eq(rankShape({ N: 16, transA: true }).form, "cols", "dB form");
@@ -106,7 +106,7 @@ Deno.test("matmul rank (switch rank=xa): the rank kernel for x A^T only, narrow 
     const got = [xa, dyB, dB, dA, db].map(pick);
     assert(JSON.stringify(got) === JSON.stringify(["rank", "narrow", "narrow", "narrow swap", "narrow swap"]), `x A^T, dy B, dB, dA, db: ${got}`);
     assert(splitKSlices(xa) === 1, "x A^T on the rank kernel is not split");
-    assert(pick({ M: 6144, N: 896, K: 896, transB: true }) === "tile128", "x W^T stays on tile128");
+    assert(pick({ M: 6144, N: 896, K: 896, transB: true }) === tileKernel(), "x W^T stays on the 128-tile kernel");
   } finally {
     setPerfSwitches(prev);
   }

@@ -1,25 +1,30 @@
-// Batched matmul on 256x128 output tiles (256 rows of C, 128 columns). Same contract, bindings, overrides, split-K
-// convention and operand prelude as matmul_t128.wgsl (matmul.ts prepends them). A 16x16 workgroup computes the tile;
-// thread (tx, ty) owns a 16x8 block: rows 64 g + 4 ty + i (g, i < 4), columns 4 tx + j and 64 + 4 tx + j (j < 4), in
-// thirty-two vec4 registers. Per contracted step it reads four vec4 of A and two of B from workgroup memory for 128
-// FMAs (the 128-tile kernel: four for 64), and each B element loaded from global memory serves 256 FMAs instead of 128.
-// NVIDIA (H200, bench/vkstats): 179-183 registers, so one workgroup (eight warps) per multiprocessor; the wide products
-// ran at 32.9 TFLOP/s against tile128's 31.6-31.8 (docs/benchmarks.md). A version that prefetched the next step's
-// quads into registers during the arithmetic (212-227 registers, commit 298fb5f) was slower (30.8-30.9).
+// Batched matmul with a 16x8 block of C per thread (rows 4 TY g + 4 ty + i for g, i < 4; columns 4 tx + j and
+// 64 + 4 tx + j, j < 4; thirty-two vec4 accumulators), in two shapes that matmul.ts makes of this file:
+//   tile256   256x128 tiles (256 rows of C), 16x16 threads (TY = 16)
+//   tile128h  128x128 tiles, 16x8 threads (TY = 8): tile128's tile with half its threads, each doing twice the work
+// Same contract, bindings, overrides, split-K convention and operand prelude as matmul_t128.wgsl (matmul.ts prepends
+// them). Per contracted step a thread reads four vec4 of A and two of B from workgroup memory for 128 FMAs (tile128:
+// four for 64): on the H200 this inner loop alone runs at 50.9 TFLOP/s, tile128's at 39.0 (bench/fma-peak.bench.ts).
+// NVIDIA's compiler gives it 184-194 registers (bench/vkstats): one 256-thread workgroup per multiprocessor (tile256,
+// eight warps in lockstep at every barrier), or two 128-thread ones (tile128h: the same eight warps, one workgroup
+// computing while the other loads). A tile256 version that prefetched the next step's quads into registers during the
+// arithmetic (212-227 registers, commit 298fb5f) was slower (30.8-30.9 against 33.0 TFLOP/s).
 // Loads move quads: four consecutive elements along an operand's memory-fastest dimension (A: k, or m when
 // transposed; B: n, or k when transposed), one vec4 load where the operand binds as vec4 (VEC_X, switch vload; matmul.ts
 // vecOperands checks the layout), else four bounds-checked scalars. A k-fastest quad spreads over four tile rows.
 
-const TM: u32 = 256u; // output tile rows
+const TM: u32 = 256u; // output tile rows (matmul.ts substitutes 128 for tile128h)
+const TY: u32 = 16u;  // threads along the rows (matmul.ts substitutes 8 for tile128h)
+const NT: u32 = 16u * TY; // threads
 const TS: u32 = 128u; // output tile columns
-// Contracted-dimension tile: 8, or 16 where matmul.ts substitutes this line (switch tk; 32 would need 49 KiB).
+// Contracted-dimension tile: 8, or 16 where matmul.ts substitutes this line (switch tk).
 const TK: u32 = 8u;
-const TSVA: u32 = 65u; // row stride of tileA in vec4: 64 plus one spare against bank conflicts of k-fastest fills
+const TSVA: u32 = TM / 4u + 1u; // row stride of tileA in vec4: one spare against bank conflicts of k-fastest fills
 const TSV: u32 = 33u;  // row stride of tileB in vec4
-const QA: u32 = TM * TK / 1024u; // quads of the A tile per thread and step: 2 (TK 8) or 4 (TK 16)
-const QB: u32 = TS * TK / 1024u; // of the B tile: 1 or 2
-const LOADS_A: u32 = TM * TK / 256u; // elements per thread and step (the tail's scalar loads)
-const LOADS: u32 = TS * TK / 256u;
+const QA: u32 = TM * TK / (4u * NT); // quads of the A tile per thread and step
+const QB: u32 = TS * TK / (4u * NT); // of the B tile
+const LOADS_A: u32 = TM * TK / NT; // elements per thread and step (the tail's scalar loads)
+const LOADS: u32 = TS * TK / NT;
 
 var<workgroup> tileA: array<vec4f, TK * TSVA>; // (TK, TSVA): element m of row k at tileA[k * TSVA + m / 4][m % 4]
 var<workgroup> tileB: array<vec4f, TK * TSV>;  // (TK, TSV): element n of row k at tileB[k * TSV + n / 4][n % 4]
@@ -27,7 +32,7 @@ var<workgroup> tileB: array<vec4f, TK * TSV>;  // (TK, TSV): element n of row k 
 // Quad q (< TM TK / 4) of A's tile at rows row0.., contracted step k0: zeros outside the valid rows and slice.
 fn fetchA(baseA: u32, row0: u32, k0: u32, kEnd: u32, q: u32) -> vec4f {
   if (TRANS_A) {
-    // A (K, M): m = 4 (q % 64) .. + 3 of row k = q / 64.
+    // A (K, M): m = 4 (q % (TM / 4)) .. + 3 of row k = q / (TM / 4).
     let m = row0 + 4u * (q % (TM / 4u)); let k = k0 + q / (TM / 4u);
     if (VEC_A) {
       if (m < dims.M && k < kEnd) { return quadA((baseA + k * dims.M + m) / 4u); }
@@ -84,7 +89,7 @@ fn storeB(q: u32, v: vec4f) {
   tileB[t][l] = v.x; tileB[t + TSV][l] = v.y; tileB[t + 2u * TSV][l] = v.z; tileB[t + 3u * TSV][l] = v.w;
 }
 
-@compute @workgroup_size(16, 16)
+@compute @workgroup_size(16, TY)
 fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec3u) {
   let row0 = wg.y * TM;
   let col0 = wg.x * TS;
@@ -111,12 +116,8 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec
   var r14l = vec4f(0.0); var r14r = vec4f(0.0);
   var r15l = vec4f(0.0); var r15r = vec4f(0.0);
   for (var k0 = 0u; k0 < kEnd; k0 += TK) {
-    storeA(tid, fetchA(baseA, row0, k0, kEnd, tid)); storeA(tid + 256u, fetchA(baseA, row0, k0, kEnd, tid + 256u));
-    if (QA > 2u) {
-      storeA(tid + 512u, fetchA(baseA, row0, k0, kEnd, tid + 512u)); storeA(tid + 768u, fetchA(baseA, row0, k0, kEnd, tid + 768u));
-    }
-    storeB(tid, fetchB(baseB, col0, k0, kEnd, tid));
-    if (QB > 1u) { storeB(tid + 256u, fetchB(baseB, col0, k0, kEnd, tid + 256u)); }
+    for (var j = 0u; j < QA; j++) { storeA(tid + j * NT, fetchA(baseA, row0, k0, kEnd, tid + j * NT)); }
+    for (var j = 0u; j < QB; j++) { storeB(tid + j * NT, fetchB(baseB, col0, k0, kEnd, tid + j * NT)); }
     workgroupBarrier();
     for (var kk = 0u; kk < TK; kk++) {
       let b0 = tileB[kk * TSV + tx];
@@ -126,17 +127,17 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec
       r1l = fma(vec4f(a0.y), b0, r1l); r1r = fma(vec4f(a0.y), b1, r1r);
       r2l = fma(vec4f(a0.z), b0, r2l); r2r = fma(vec4f(a0.z), b1, r2r);
       r3l = fma(vec4f(a0.w), b0, r3l); r3r = fma(vec4f(a0.w), b1, r3r);
-      let a1 = tileA[kk * TSVA + 16u + ty];
+      let a1 = tileA[kk * TSVA + TY * 1u + ty];
       r4l = fma(vec4f(a1.x), b0, r4l); r4r = fma(vec4f(a1.x), b1, r4r);
       r5l = fma(vec4f(a1.y), b0, r5l); r5r = fma(vec4f(a1.y), b1, r5r);
       r6l = fma(vec4f(a1.z), b0, r6l); r6r = fma(vec4f(a1.z), b1, r6r);
       r7l = fma(vec4f(a1.w), b0, r7l); r7r = fma(vec4f(a1.w), b1, r7r);
-      let a2 = tileA[kk * TSVA + 32u + ty];
+      let a2 = tileA[kk * TSVA + TY * 2u + ty];
       r8l = fma(vec4f(a2.x), b0, r8l); r8r = fma(vec4f(a2.x), b1, r8r);
       r9l = fma(vec4f(a2.y), b0, r9l); r9r = fma(vec4f(a2.y), b1, r9r);
       r10l = fma(vec4f(a2.z), b0, r10l); r10r = fma(vec4f(a2.z), b1, r10r);
       r11l = fma(vec4f(a2.w), b0, r11l); r11r = fma(vec4f(a2.w), b1, r11r);
-      let a3 = tileA[kk * TSVA + 48u + ty];
+      let a3 = tileA[kk * TSVA + TY * 3u + ty];
       r12l = fma(vec4f(a3.x), b0, r12l); r12r = fma(vec4f(a3.x), b1, r12r);
       r13l = fma(vec4f(a3.y), b0, r13l); r13r = fma(vec4f(a3.y), b1, r13r);
       r14l = fma(vec4f(a3.z), b0, r14l); r14r = fma(vec4f(a3.z), b1, r14r);
@@ -148,22 +149,22 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec
   let baseC = wg.z * dims.strideC;
   let n0 = col0 + 4u * tx;
   let n1 = col0 + 64u + 4u * tx;
-  let m0 = row0 + 0u + 4u * ty;
+  let m0 = row0 + 4u * ty;
   store4(baseC, m0, n0, r0l); store4(baseC, m0, n1, r0r);
   store4(baseC, m0 + 1u, n0, r1l); store4(baseC, m0 + 1u, n1, r1r);
   store4(baseC, m0 + 2u, n0, r2l); store4(baseC, m0 + 2u, n1, r2r);
   store4(baseC, m0 + 3u, n0, r3l); store4(baseC, m0 + 3u, n1, r3r);
-  let m1 = row0 + 64u + 4u * ty;
+  let m1 = row0 + 4u * TY * 1u + 4u * ty;
   store4(baseC, m1, n0, r4l); store4(baseC, m1, n1, r4r);
   store4(baseC, m1 + 1u, n0, r5l); store4(baseC, m1 + 1u, n1, r5r);
   store4(baseC, m1 + 2u, n0, r6l); store4(baseC, m1 + 2u, n1, r6r);
   store4(baseC, m1 + 3u, n0, r7l); store4(baseC, m1 + 3u, n1, r7r);
-  let m2 = row0 + 128u + 4u * ty;
+  let m2 = row0 + 4u * TY * 2u + 4u * ty;
   store4(baseC, m2, n0, r8l); store4(baseC, m2, n1, r8r);
   store4(baseC, m2 + 1u, n0, r9l); store4(baseC, m2 + 1u, n1, r9r);
   store4(baseC, m2 + 2u, n0, r10l); store4(baseC, m2 + 2u, n1, r10r);
   store4(baseC, m2 + 3u, n0, r11l); store4(baseC, m2 + 3u, n1, r11r);
-  let m3 = row0 + 192u + 4u * ty;
+  let m3 = row0 + 4u * TY * 3u + 4u * ty;
   store4(baseC, m3, n0, r12l); store4(baseC, m3, n1, r12r);
   store4(baseC, m3 + 1u, n0, r13l); store4(baseC, m3 + 1u, n1, r13r);
   store4(baseC, m3 + 2u, n0, r14l); store4(baseC, m3 + 2u, n1, r14r);
