@@ -12,10 +12,10 @@
 # call (the LoRA tail; not run yet).
 # `final`: the session's last call (the cross-check with loraTail on, the head as MatMul; see its comment).
 # `probe`: the fourth session's first call (see its comment); `products`: its second; `rows`: its third; `auto`: its fourth.
-# Run: source .device/remote-setup.sh; bash bench/h200-check.sh trainer|sampling|verify|next|final|probe|products|rows|auto|units|dbuf|exp|embed|attn|final5|named|attn2|now6|dq|rank|xa|regs|t256|ceiling|ceiling2|t128h|q4h   (logs and JSON in $OUT/results.tgz)
+# Run: source .device/remote-setup.sh; bash bench/h200-check.sh trainer|sampling|verify|next|final|probe|products|rows|auto|units|dbuf|exp|embed|attn|final5|named|attn2|now6|dq|rank|xa|regs|t256|ceiling|ceiling2|t128h|q4h|final6|wT   (logs and JSON in $OUT/results.tgz)
 set -u
 cd "$(dirname "$0")/.."
-WHAT=${1:?usage: bash bench/h200-check.sh trainer|sampling|verify|next|final|probe|products|rows|auto|units|dbuf|exp|embed|attn|final5|named|attn2|now6|dq|rank|xa|regs|t256|ceiling|ceiling2|t128h|q4h}
+WHAT=${1:?usage: bash bench/h200-check.sh trainer|sampling|verify|next|final|probe|products|rows|auto|units|dbuf|exp|embed|attn|final5|named|attn2|now6|dq|rank|xa|regs|t256|ceiling|ceiling2|t128h|q4h|final6|wT}
 OUT=${OUT:-/tmp/h200-check-out}
 mkdir -p "$OUT"
 TOTAL=${H200_TOTAL_S:-560}
@@ -98,6 +98,31 @@ q4h)
   t q4h 90 deno run -A "$J/train.js" qwen2.5-0.5b 8 768 16 1 3 step,recompute budget=80 out="$OUT/q4h.json" perf=q4h=1
   t f32 60 deno run -A "$J/train.js" qwen2.5-0.5b 8 768 16 0 3 step budget=50 out="$OUT/f32.json"
   HEAD=40 PAT="== grpo|GPU busy|  [0-9]" t profile-q4h 45 deno run -A "$J/profile.js" grpo 16 1024 4 qwen2.5-0.5b 8 768 q4=1 perf=q4h=1
+  ;;
+final6)
+  # The sixth session's last call, at the defaults with tile128h (461d4ec): the PyTorch cross-check, PyTorch + PEFT's
+  # step, the q4 and f32 steps alternated twice (f32 against q4 within one call), the f32 step under wideSplit 2 and 4,
+  # the q4 step recomputed, demo pretraining, and the per-product table.
+  crosscheck
+  t torch 70 python3 bench/torch/train.py --out "$OUT" --iters 5 --warmup 2 --no-sweep --attn eager
+  for i in 1 2; do
+    t "q4-$i" 45 deno run -A "$J/train.js" qwen2.5-0.5b 8 768 16 1 3 step budget=35 out="$OUT/q4-$i.json"
+    t "f32-$i" 45 deno run -A "$J/train.js" qwen2.5-0.5b 8 768 16 0 3 step budget=35 out="$OUT/f32-$i.json"
+  done
+  t f32-split 70 deno run -A "$J/train.js" qwen2.5-0.5b 8 768 16 0 2 step budget=60 out="$OUT/f32-split.json" "variants=wideSplit=2;wideSplit=4"
+  t q4-recompute 45 deno run -A "$J/train.js" qwen2.5-0.5b 8 768 16 1 2 recompute budget=35 out="$OUT/q4-recompute.json"
+  for i in 1 2; do PAT="== pretrain|tokens/s" t "pretrain-$i" 30 deno run -A "$J/profile.js" pretrain 16 1024 16; done
+  HEAD=70 PAT="^\| " t shapes 120 deno run -A "$J/profile.js" shapes tokens=6144 iters=20
+  ;;
+wT)
+  # f32 projections uploaded twice, the forward reading W^T (switch wT): the f32 step at the defaults and under wT=1
+  # alternated with the q4 step (three rounds), and the f32 step's profile under wT=1.
+  for i in 1 2 3; do
+    t "q4-$i" 40 deno run -A "$J/train.js" qwen2.5-0.5b 8 768 16 1 3 step budget=30 out="$OUT/q4-$i.json"
+    t "f32wT-$i" 50 deno run -A "$J/train.js" qwen2.5-0.5b 8 768 16 0 3 step budget=35 out="$OUT/f32wT-$i.json" perf=wT=1
+    t "f32-$i" 40 deno run -A "$J/train.js" qwen2.5-0.5b 8 768 16 0 3 step budget=30 out="$OUT/f32-$i.json"
+  done
+  HEAD=40 PAT="== grpo|GPU busy|  [0-9]" t profile-f32-wT 45 deno run -A "$J/profile.js" grpo 16 1024 4 qwen2.5-0.5b 8 768 perf=wT=1
   ;;
 trainer)
   crosscheck

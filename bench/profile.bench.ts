@@ -206,7 +206,7 @@ if (what.has("grpo")) {
   if (!preset) throw new Error(`unknown preset ${grpoPreset}`);
   const B = Number(grpoB), T = Number(grpoT);
   const tiny = makeTinyModel("qwen2", { seed: 1, ...preset, tieWordEmbeddings: true });
-  const model = uploadModel(device, tiny.config, tiny.weights, { f16: useF16, q4: useQ4 });
+  const model = uploadModel(device, tiny.config, tiny.weights, { f16: useF16, q4: useQ4, transposedBase: !useQ4 && !useF16 && perfSwitches().wT === 1 });
   const lora = uploadAdapter(device, tiny.config, randomAdapter(tiny.config, { r: 16, alpha: 32, targets: LORA_TARGETS, seed: 2 }));
   const rng = new Rng(3);
   const samples: GrpoSample[] = Array.from({ length: B }, (_, i) => ({

@@ -94,7 +94,7 @@ let params = 0;
 for (const t of tiny.weights.values()) params += t.data.length;
 console.log(`model: ${presetArg} (${(params / 1e6).toFixed(1)}M parameters) generated in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
 t0 = performance.now();
-const model = uploadModel(gpu.device, tiny.config, tiny.weights, { q4, f16 });
+const model = uploadModel(gpu.device, tiny.config, tiny.weights, { q4, f16, transposedBase: !q4 && !f16 && perfSwitches().wT === 1 });
 await gpu.device.queue.onSubmittedWorkDone();
 const projections = q4 ? "q4" : model.half.size > 0 ? "f16" : "f32";
 if (f16 && projections !== "f16") console.log(`f16=1 ignored: ${q4 ? "q4 projections" : "no shader-f16 on this device"}`);

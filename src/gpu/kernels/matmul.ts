@@ -74,12 +74,12 @@ export interface EncodeMatmulOpts extends MatmulOpts {
    */
   bias?: GPUBuffer;
   /**
-   * C also gets scale * a (M, r) op(b): b (N, r) when transB, else (r, N) (the LoRA path's product: y += s (x A^T) B^T
+   * C also gets scale * a (M, r) op(b): b (N, r) when transB (the tail's own `transB`, else the product's), else (r, N) (the LoRA path's product: y += s (x A^T) B^T
    * forward, dx += s (dy B) A backward). Under the switch loraTail, where the product runs on tile128 unbatched, not
    * transposed, with A not transposed and alpha 1, as a tail of its kernel; otherwise (and by default) as a second
    * product accumulated into C after the product and its bias. f32 operands.
    */
-  tail?: { a: GPUBuffer; b: GPUBuffer; r: number; scale: number };
+  tail?: { a: GPUBuffer; b: GPUBuffer; r: number; scale: number; transB?: boolean };
   /** A (resp. B) holds f16 values (needs the device's shader-f16); products accumulate in f32. */
   aF16?: boolean;
   bF16?: boolean;
@@ -379,7 +379,14 @@ export function vecOperands(l: LoadLayout): VecLoads {
   };
 }
 
-function pipelineFor(device: GPUDevice, variant: MatmulVariant, e: EncodeMatmulOpts, accumulate: boolean, transC: boolean, vec: VecLoads, tail = false): Promise<GPUComputePipeline> {
+/** The layout of `o`'s tail b2: (N, r) when true, else (r, N); undefined without a tail. */
+function tailLayout(o: EncodeMatmulOpts): boolean | undefined {
+  return o.tail ? (o.tail.transB ?? o.transB ?? false) : undefined;
+}
+
+/** `tailB`: the LoRA tail's b2 layout where the kernel runs one (tailLayout), undefined for none. */
+function pipelineFor(device: GPUDevice, variant: MatmulVariant, e: EncodeMatmulOpts, accumulate: boolean, transC: boolean, vec: VecLoads, tailB?: boolean): Promise<GPUComputePipeline> {
+  const tail = tailB !== undefined;
   const constants: Record<string, number> = { TRANS_A: e.transA ? 1 : 0, TRANS_B: e.transB ? 1 : 0, ACCUMULATE: accumulate ? 1 : 0 };
   const aF16 = e.aF16 ?? false, bF16 = e.bF16 ?? false;
   switch (variant) {
@@ -390,7 +397,7 @@ function pipelineFor(device: GPUDevice, variant: MatmulVariant, e: EncodeMatmulO
       // The label names the transposes too, so a profile (src/gpu/profile.ts, by label and grid) tells forward from backward products.
       const label = `matmul_t128${tk === 8 ? "" : `_k${tk}`}${vec.a || vec.b ? `_v${vec.a ? "A" : ""}${vec.b ? "B" : ""}` : ""}${e.transA ? "_tA" : ""}${e.transB ? "_tB" : ""}${tail ? "_tail" : ""}`;
       const body = withStep(source128, tk, "matmul_t128.wgsl");
-      const src = tail ? withTail(body, { bindings: [4, 5, 6], rows: "dims.M", cols: "dims.N", transB: e.transB ?? false }, "matmul_t128.wgsl") : body;
+      const src = tail ? withTail(body, { bindings: [4, 5, 6], rows: "dims.M", cols: "dims.N", transB: tailB }, "matmul_t128.wgsl") : body;
       return computePipeline(device, label, typedSource(src, aF16, bF16, vec), constants);
     }
     case "tile128p":
@@ -399,14 +406,14 @@ function pipelineFor(device: GPUDevice, variant: MatmulVariant, e: EncodeMatmulO
       const tk = t256Step(device);
       const label = `matmul_t256${tk === 8 ? "" : `_k${tk}`}${vec.a || vec.b ? `_v${vec.a ? "A" : ""}${vec.b ? "B" : ""}` : ""}${e.transA ? "_tA" : ""}${e.transB ? "_tB" : ""}${tail ? "_tail" : ""}`;
       const body = withStep(source256, tk, "matmul_t256.wgsl");
-      const src = tail ? withTail(body, { bindings: [4, 5, 6], rows: "dims.M", cols: "dims.N", transB: e.transB ?? false }, "matmul_t256.wgsl") : body;
+      const src = tail ? withTail(body, { bindings: [4, 5, 6], rows: "dims.M", cols: "dims.N", transB: tailB }, "matmul_t256.wgsl") : body;
       return computePipeline(device, label, typedSource(src, aF16, bF16, vec), constants);
     }
     case "tile128h": {
       const tk = t128Step(device, perfSwitches().tk === 8 ? 8 : 16);
       const label = `matmul_t128h${tk === 8 ? "" : `_k${tk}`}${vec.a || vec.b ? `_v${vec.a ? "A" : ""}${vec.b ? "B" : ""}` : ""}${e.transA ? "_tA" : ""}${e.transB ? "_tB" : ""}${tail ? "_tail" : ""}`;
       const body = halfThreads(withStep(source256, tk, "matmul_t256.wgsl"));
-      const src = tail ? withTail(body, { bindings: [4, 5, 6], rows: "dims.M", cols: "dims.N", transB: e.transB ?? false }, "matmul_t256.wgsl") : body;
+      const src = tail ? withTail(body, { bindings: [4, 5, 6], rows: "dims.M", cols: "dims.N", transB: tailB }, "matmul_t256.wgsl") : body;
       return computePipeline(device, label, typedSource(src, aF16, bF16, vec), constants);
     }
     case "narrow":
@@ -532,19 +539,19 @@ export async function encodeMatmulBindings(
   if (t && !tailFuses(o, p)) {
     // The tail as its own product accumulated into C, after the product and its bias (the order without the switch).
     await encodeMatmulBindings(device, enc, a, b, c, { ...o, tail: undefined });
-    await encodeTailProduct(device, enc, t, c, o.M, o.N, o.transB ?? false);
+    await encodeTailProduct(device, enc, t, c, o.M, o.N, tailLayout(o) ?? false);
     return;
   }
   // Fused: the kernel's bindings 4-6 (a2, b2, the Tail uniform); the bias still comes after, in the reduce.
   const tailBind = t ? [t.a, t.b, uniformBuffer(device, "matmul-tail", tailWords(t))] : [];
   if (p.slices > 1) {
     const part = scratchBuffer(device, 4 * p.slices * M * N);
-    const pipeline = await pipelineFor(device, p.variant, e, false, p.swap, p.vec, !!t);
+    const pipeline = await pipelineFor(device, p.variant, e, false, p.swap, p.vec, tailLayout(o));
     dispatch(device, enc, pipeline, [x, y, part, uniformBuffer(device, "matmul-dims", p.dims), ...tailBind], p.grid);
     await encodeSplitReduce(device, enc, part, c, M * N, p.slices, alpha, accumulate, o.bias ? { bias: o.bias, N: o.N } : undefined);
     return;
   }
-  const pipeline = await pipelineFor(device, p.variant, e, accumulate, p.swap, p.vec, !!t);
+  const pipeline = await pipelineFor(device, p.variant, e, accumulate, p.swap, p.vec, tailLayout(o));
   dispatch(device, enc, pipeline, [x, y, c, { buffer: uniformBuffer(device, "matmul-dims", p.dims) }, ...tailBind], p.grid);
   // C += bias: the reduce's bias entry over no slices (its partials binding unread; any buffer but C).
   if (o.bias) await encodeSplitReduce(device, enc, scratchBuffer(device, 4), c, o.M * o.N, 0, 1, true, { bias: o.bias, N: o.N });

@@ -176,6 +176,12 @@ export async function encodeLinear(
     await encodeQ4Matmul(device, enc, x, q, y, N, { accumulate: o.accumulate, bias, tail });
     return;
   }
+  const wT = m.transposed.get(`${name}.weight`);
+  if (wT) {
+    // W^T (in, out) stored: B row-fastest; the tail's B stays (out, r).
+    await encodeMatmul(device, enc, x, wT, y, { M: N, N: outDim, K: inDim, accumulate: o.accumulate, bias, tail: tail && { ...tail, transB: true } });
+    return;
+  }
   const w = linearWeight(m, `${name}.weight`);
   await encodeMatmul(device, enc, x, w.buf, y, { M: N, N: outDim, K: inDim, transB: true, accumulate: o.accumulate, bF16: w.f16, bias, tail });
 }

@@ -31,6 +31,11 @@ export interface GpuModel {
   /** Linear weights held as f16 (same (out, in) layout) instead of f32, under their HF names; frozen. */
   half: Map<string, GPUBuffer>;
   /**
+   * Frozen f32 layer projections also held transposed, (in, out), under their HF names (uploadModel's
+   * transposedBase): the forward's x W^T reads W row-fastest (the faster loads on the H200). Empty unless asked.
+   */
+  transposed: Map<string, GPUBuffer>;
+  /**
    * model.embed_tokens.weight (V, H) in one buffer, bound in row windows of `vocabWindow` rows
    * when larger than one binding. A one-element list {v0: 0, rows: V} so that readers written
    * against the earlier chunked layout keep working; use embedBuffer() / readModelWeights().
@@ -70,6 +75,12 @@ export interface UploadModelOptions {
    * fine-tuning needs the f32 upload. Projections given as q4 stay q4.
    */
   f16?: boolean;
+  /**
+   * Also store each f32 layer projection (the seven of every layer; not q4 or f16 ones) transposed, (in, out), for the
+   * forward's product (GpuModel.transposed): twice their memory. Frozen: a full fine-tuning trainer refuses such a
+   * model (its updates would leave the copies stale).
+   */
+  transposedBase?: boolean;
 }
 
 /** Whether RLVR_TRAINER_F32=1 is set (Deno; false in the browser or without --allow-env). */
@@ -102,6 +113,7 @@ export function uploadModel(device: GPUDevice, cfg: ModelConfig, w: Weights, o: 
   const weights = new Map<string, GPUBuffer>();
   const q4 = new Map<string, Q4WeightGpu>();
   const half = new Map<string, GPUBuffer>();
+  const transposed = new Map<string, GPUBuffer>();
   const f16 = (o.f16 ?? false) && device.features.has("shader-f16");
   for (const [name, q] of pre ?? []) {
     q4.set(name, uploadQ4(device, name, { Nout: q.N, K: q.K, packed: q.packed, scales: q.scales, zeroPoints: q.zeroPoints ?? undefined }));
@@ -119,6 +131,7 @@ export function uploadModel(device: GPUDevice, cfg: ModelConfig, w: Weights, o: 
     }
     if (t.data.byteLength > limit) throw new Error(`uploadModel: ${name} has ${t.data.byteLength} bytes, over this device's maxStorageBufferBindingSize ${limit}`);
     weights.set(name, storageBuffer(device, name, t.data));
+    if (o.transposedBase && isQuantizableLinear(name)) transposed.set(name, storageBuffer(device, `${name}:T`, transpose2d(t.data, t.shape[0], t.shape[1])));
   }
   const { vocabSize: V, hiddenSize: H } = cfg;
   if (V * H * 4 > device.limits.maxBufferSize) throw new Error(`uploadModel: the (${V}, ${H}) vocabulary matrix exceeds this device's maxBufferSize ${device.limits.maxBufferSize}`);
@@ -128,7 +141,17 @@ export function uploadModel(device: GPUDevice, cfg: ModelConfig, w: Weights, o: 
   const headTensor = w.get("lm_head.weight");
   const head = cfg.tieWordEmbeddings || !headTensor ? embed : [{ v0: 0, rows: V, buf: storageBuffer(device, "lm_head.weight", headTensor.data) }];
   const invFreq = storageBuffer(device, "rope-inv-freq", Float32Array.from(ropeInvFreq(cfg)));
-  return { device, cfg, weights, q4, half, embed, head, vocabWindow: vocabWindow(device, V, H, o.maxVocabRows ?? Infinity), invFreq };
+  return { device, cfg, weights, q4, half, transposed, embed, head, vocabWindow: vocabWindow(device, V, H, o.maxVocabRows ?? Infinity), invFreq };
+}
+
+/** The (cols, rows) transpose of a row-major (rows, cols) matrix. */
+export function transpose2d(a: Float32Array, rows: number, cols: number): Float32Array {
+  const out = new Float32Array(rows * cols);
+  for (let r = 0; r < rows; r++) {
+    const base = r * cols;
+    for (let c = 0; c < cols; c++) out[c * rows + r] = a[base + c];
+  }
+  return out;
 }
 
 /** The (V, H) embedding matrix's buffer. */
@@ -178,6 +201,7 @@ export function linearWeight(m: GpuModel, name: string): { buf: GPUBuffer; f16: 
 export function destroyModel(m: GpuModel): void {
   for (const b of m.weights.values()) b.destroy();
   for (const b of m.half.values()) b.destroy();
+  for (const b of m.transposed.values()) b.destroy();
   for (const q of m.q4.values()) for (const b of [q.packed, q.scales, q.zeroPoints]) b?.destroy();
   embedBuffer(m).destroy();
   if (m.head !== m.embed) headBuffer(m).destroy();

@@ -152,6 +152,47 @@ Deno.test("loraGradients with vec4 matmul loads (switch vload) equals the scalar
   }
 });
 
+Deno.test("loraGradients on a model uploaded with transposedBase (the forward reads W^T stored (in, out)) equals the plain upload exactly, stored and recomputed, on a model wide enough for the 128-tile kernels; a full trainer refuses it", async () => {
+  const { grpoTrainer } = await import("./grpo-step.ts");
+  // As the vload test: 160 tokens x 128 hidden x 256 intermediate, two layers: every projection on the 128-tile kernels,
+  // the LoRA tail inside them (its B (out, r) read transposed while the base product's B is not).
+  const tiny = makeTinyModel("qwen2", { seed: 5, hidden: 128, intermediate: 256, heads: 4, kvHeads: 2, layers: 2, vocabSize: 150 });
+  const cfg = tiny.config;
+  const rng = new Rng(14);
+  const seqs: PgSequence[] = [70, 50, 40].map((n, i) => ({ ids: Array.from({ length: n }, () => rng.int(cfg.vocabSize)), promptLen: 3 + i, advantage: 0.7 - i }));
+  const adapter = randomAdapter(cfg, { r: 4, alpha: 8, targets: LORA_TARGETS, seed: 6, bScale: 0.3 });
+  const plain = uploadModel(gpu.device, cfg, tiny.weights);
+  const tr = uploadModel(gpu.device, cfg, tiny.weights, { transposedBase: true });
+  const lora = uploadAdapter(gpu.device, cfg, adapter);
+  try {
+    assert(plain.transposed.size === 0 && tr.transposed.size === 7 * cfg.numLayers, `transposed copies: ${tr.transposed.size}`);
+    for (const recompute of [false, true]) {
+      const a = await loraGradients(plain, lora, seqs, { recompute });
+      const b = await loraGradients(tr, lora, seqs, { recompute });
+      assert(a.loss === b.loss, `recompute ${recompute}: loss ${a.loss} vs ${b.loss}`);
+      for (const [name, g] of a.grads) {
+        const r = b.grads.get(name);
+        assert(r !== undefined, name);
+        g.data.forEach((x, i) => assert(x === r.data[i], `recompute ${recompute} ${name}[${i}]: ${x} vs ${r.data[i]}`));
+      }
+    }
+    const l0 = refLoss(cfg, tiny.weights, seqs, adapter);
+    const got = (await loraGradients(tr, lora, seqs)).loss;
+    assert(Math.abs(got - l0) < 1e-4 * Math.max(1, Math.abs(l0)), `loss ${got} vs float64 ${l0}`);
+    let threw = "";
+    try {
+      grpoTrainer(tr, undefined, {}, {} as never);
+    } catch (e) {
+      threw = String(e);
+    }
+    assert(/transposedBase/.test(threw), `a full trainer on transposed copies: ${threw || "no error"}`);
+  } finally {
+    destroyAdapter(lora);
+    destroyModel(plain);
+    destroyModel(tr);
+  }
+});
+
 for (const base of ["f32", "q4"] as const) Deno.test(`loraGradients${base === "q4" ? " on q4 base weights" : ""} with the LoRA product as the base product's tail (switch loraTail) equals the separate products within float rounding, and the float64 loss, on a model wide enough for the 128-tile kernel`, async () => {
   const { perfSwitches, setPerfSwitches } = await import("../switches.ts");
   const { tailFused } = await import("../kernels/matmul.ts");

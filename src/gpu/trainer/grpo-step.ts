@@ -85,6 +85,7 @@ export interface GrpoTrainer {
 /** A trainer on an uploaded model training `lora` (or, with `full`, every base weight too). */
 export function grpoTrainer(model: GpuModel, lora: GpuLora | undefined, opts: Partial<GrpoTrainerOptions> = {}, full?: GpuFullParams): GrpoTrainer {
   if (!lora && !full) throw new Error("grpoTrainer: nothing to train (no adapter, no full fine-tuning state)");
+  if (full && model.transposed.size > 0) throw new Error("grpoTrainer: full fine-tuning of a model uploaded with transposedBase (its transposed copies would go stale)");
   return { model, lora, full, opts: { ...DEFAULT_GRPO_OPTIONS, ...opts }, step: 0 };
 }
 

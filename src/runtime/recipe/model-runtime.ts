@@ -19,6 +19,7 @@ import { destroyAdapter, destroyModel, type GpuLora, type GpuModel, halfProjecti
 import { ChatCodec } from "./prompting.ts";
 import { logprobsWebgpu } from "../../gpu/trainer/logprobs.ts";
 import { grpoTrainer, type GrpoTrainer, type GrpoTrainerOptions } from "../../gpu/trainer/grpo-step.ts";
+import { perfSwitches } from "../../gpu/switches.ts";
 
 /** How the runtime is built from a model cell. */
 export interface ModelRuntimeOptions {
@@ -214,7 +215,8 @@ export class ModelRuntime {
       // (halfProjections; RLVR_TRAINER_F32=1 keeps f32).
       const q4 = this.policy.dtype === "q4";
       const f16 = !q4 && halfProjections(device, this.hf.configJson);
-      const model = uploadModel(device, this.hf.config, this.hf.weights, { q4, f16 });
+      // f32 projections under the switch wT: a transposed copy of each for the forward (frozen: adapters only).
+      const model = uploadModel(device, this.hf.config, this.hf.weights, { q4, f16, transposedBase: !q4 && !f16 && perfSwitches().wT === 1 });
       const lora = uploadAdapter(device, this.hf.config, this.adapter);
       this.gpu = { model, lora, trainer: grpoTrainer(model, lora, opts), census };
     } else {
