@@ -12,10 +12,10 @@
 # call (the LoRA tail; not run yet).
 # `final`: the session's last call (the cross-check with loraTail on, the head as MatMul; see its comment).
 # `probe`: the fourth session's first call (see its comment); `products`: its second; `rows`: its third; `auto`: its fourth.
-# Run: source .device/remote-setup.sh; bash bench/h200-check.sh trainer|sampling|verify|next|final|probe|products|rows|auto|units|dbuf|exp|embed|attn|final5|named|attn2|now6|dq|rank|xa|regs|t256|ceiling|ceiling2|t128h|q4h|final6|wT   (logs and JSON in $OUT/results.tgz)
+# Run: source .device/remote-setup.sh; bash bench/h200-check.sh trainer|sampling|verify|next|final|probe|products|rows|auto|units|dbuf|exp|embed|attn|final5|named|attn2|now6|dq|rank|xa|regs|t256|ceiling|ceiling2|t128h|q4h|final6|wT|tk32   (logs and JSON in $OUT/results.tgz)
 set -u
 cd "$(dirname "$0")/.."
-WHAT=${1:?usage: bash bench/h200-check.sh trainer|sampling|verify|next|final|probe|products|rows|auto|units|dbuf|exp|embed|attn|final5|named|attn2|now6|dq|rank|xa|regs|t256|ceiling|ceiling2|t128h|q4h|final6|wT}
+WHAT=${1:?usage: bash bench/h200-check.sh trainer|sampling|verify|next|final|probe|products|rows|auto|units|dbuf|exp|embed|attn|final5|named|attn2|now6|dq|rank|xa|regs|t256|ceiling|ceiling2|t128h|q4h|final6|wT|tk32}
 OUT=${OUT:-/tmp/h200-check-out}
 mkdir -p "$OUT"
 TOTAL=${H200_TOTAL_S:-560}
@@ -123,6 +123,17 @@ wT)
     t "f32-$i" 40 deno run -A "$J/train.js" qwen2.5-0.5b 8 768 16 0 3 step budget=30 out="$OUT/f32-$i.json"
   done
   HEAD=40 PAT="== grpo|GPU busy|  [0-9]" t profile-f32-wT 45 deno run -A "$J/profile.js" grpo 16 1024 4 qwen2.5-0.5b 8 768 perf=wT=1
+  ;;
+tk32)
+  # tile128h at a contracted step of 32 (switch tk=32: unpadded 32 KiB tiles, half the barriers): every product's
+  # kernels, the f32 step and demo pretraining at tk=16 (the default) and tk=32, alternated.
+  HEAD=40 PAT="^\| (q/o|gate|down|q\+k|dx|lm)" t shapes-tk32 120 deno run -A "$J/profile.js" shapes tokens=6144 iters=20 perf=tk=32
+  for i in 1 2; do
+    t "f32-$i" 40 deno run -A "$J/train.js" qwen2.5-0.5b 8 768 16 0 3 step budget=30 out="$OUT/f32-$i.json"
+    t "f32tk32-$i" 40 deno run -A "$J/train.js" qwen2.5-0.5b 8 768 16 0 3 step budget=30 out="$OUT/f32tk32-$i.json" perf=tk=32
+    PAT="== pretrain|tokens/s" t "pretrain-$i" 30 deno run -A "$J/profile.js" pretrain 16 1024 16
+    PAT="== pretrain|tokens/s" t "pretrain-tk32-$i" 30 deno run -A "$J/profile.js" pretrain 16 1024 16 perf=tk=32
+  done
   ;;
 trainer)
   crosscheck

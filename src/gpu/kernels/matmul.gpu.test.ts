@@ -359,8 +359,8 @@ Deno.test("matmul tile128 with vec4 loads (switch vload), steps 8, 16 and 32: ra
   }
 });
 
-Deno.test("matmul tile256 and tile128h (switches t256, t128h): steps 8 and 16, vec4 and scalar loads, every transpose, ragged tiles, batched, split-K, the LoRA tail; against float64 and bitwise tile128; the choice per shape", async () => {
-  const { t256Step, tailFused, T256_MIN_TILES } = await import("./matmul.ts");
+Deno.test("matmul tile256 and tile128h (switches t256, t128h): steps 8, 16 and 32 (tile128h), vec4 and scalar loads, every transpose, ragged tiles, batched, split-K, the LoRA tail; against float64 and bitwise tile128; the choice per shape", async () => {
+  const { t128Step, t256Step, tailFused, T256_MIN_TILES } = await import("./matmul.ts");
   const { setPerfSwitches } = await import("../switches.ts");
   const prev = setPerfSwitches({});
   try {
@@ -381,13 +381,18 @@ Deno.test("matmul tile256 and tile128h (switches t256, t128h): steps 8 and 16, v
     if (pick({ M: 6144, N: 896, K: 128 }) !== "tile64") throw new Error("t128h=1: short K without a tail stays on tile64");
     setPerfSwitches({ t128h: 0 });
     let seed = 2600, ran = 0;
-    for (const tk of [8, 16] as const) {
+    for (const tk of [8, 16, 32] as const) {
       setPerfSwitches({ tk, t256: 1 });
-      if (t256Step(gpu.device) !== tk) {
+      if (tk === 32 && t128Step(gpu.device) !== 32) {
+        console.log(`tile128h tk=32: skipped, the device's workgroup memory (${gpu.device.limits.maxComputeWorkgroupStorageSize} bytes) is short of 32,768`);
+        continue;
+      }
+      if (tk !== 32 && t256Step(gpu.device) !== tk) {
         console.log(`tile256 tk=${tk}: skipped, the device's workgroup memory (${gpu.device.limits.maxComputeWorkgroupStorageSize} bytes) is short`);
         continue;
       }
       for (const [variant, vload] of [["tile256", 1], ["tile256", 0], ["tile128h", 1], ["tile128h", 0]] as const) {
+        if (tk === 32 && variant === "tile256") continue; // tile256 runs 16 at most (t256Step)
         setPerfSwitches({ vload });
         // Ragged tiles on every side (M past one and two 256-row tiles), K not a multiple of the step; unsplit, so the
         // sums run in tile128's k order: the same bits.

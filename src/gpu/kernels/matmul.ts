@@ -254,8 +254,14 @@ export const T256_K16_BYTES = 16 * (65 + 33) * 16;
 
 /** matmul_t256.wgsl as tile128h: 128-row tiles, 16x8 threads. */
 function halfThreads(source: string): string {
-  const out = source.replace("const TM: u32 = 256u;", "const TM: u32 = 128u;").replace("const TY: u32 = 16u;", "const TY: u32 = 8u;");
+  let out = source.replace("const TM: u32 = 256u;", "const TM: u32 = 128u;").replace("const TY: u32 = 16u;", "const TY: u32 = 8u;");
   if (!out.includes("const TM: u32 = 128u;") || !out.includes("const TY: u32 = 8u;")) throw new Error("matmul_t256.wgsl: no TM / TY line to substitute");
+  // At a step of 32 (withStep made TSV 32) A's rows go unpadded too: two (32, 32) tiles of vec4 fill 32 KiB exactly.
+  if (out.includes("const TK: u32 = 32u;")) {
+    const padded = out;
+    out = out.replace("const TSVA: u32 = TM / 4u + 1u;", "const TSVA: u32 = TM / 4u;");
+    if (out === padded) throw new Error("matmul_t256.wgsl: no TSVA line to substitute for a step of 32");
+  }
   return out;
 }
 
@@ -410,7 +416,7 @@ function pipelineFor(device: GPUDevice, variant: MatmulVariant, e: EncodeMatmulO
       return computePipeline(device, label, typedSource(src, aF16, bF16, vec), constants);
     }
     case "tile128h": {
-      const tk = t128Step(device, perfSwitches().tk === 8 ? 8 : 16);
+      const tk = t128Step(device);
       const label = `matmul_t128h${tk === 8 ? "" : `_k${tk}`}${vec.a || vec.b ? `_v${vec.a ? "A" : ""}${vec.b ? "B" : ""}` : ""}${e.transA ? "_tA" : ""}${e.transB ? "_tB" : ""}${tail ? "_tail" : ""}`;
       const body = halfThreads(withStep(source256, tk, "matmul_t256.wgsl"));
       const src = tail ? withTail(body, { bindings: [4, 5, 6], rows: "dims.M", cols: "dims.N", transB: tailB }, "matmul_t256.wgsl") : body;
