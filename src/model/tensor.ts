@@ -17,6 +17,16 @@ export function numel(shape: readonly number[]): number {
   return n;
 }
 
+/** The (cols, rows) transpose of a row-major (rows, cols) matrix: a layer weight (out, in) as (in, out). */
+export function transpose2d(a: Float32Array, rows: number, cols: number): Float32Array {
+  const out = new Float32Array(rows * cols);
+  for (let r = 0; r < rows; r++) {
+    const base = r * cols;
+    for (let c = 0; c < cols; c++) out[c * rows + r] = a[base + c];
+  }
+  return out;
+}
+
 /** A tensor of the given shape; throws when the data length does not match. */
 export function tensor(shape: number[], data: Float32Array, name = "tensor"): Tensor {
   if (data.length !== numel(shape)) {

@@ -5,7 +5,7 @@
 import type { ModelConfig } from "../../model/config.ts";
 import { type LoraAdapter, loraKey, type LoraTarget, targetDims, validateAdapter } from "../../model/lora.ts";
 import { ropeInvFreq } from "../../model/reference.ts";
-import type { Tensor, Weights } from "../../model/tensor.ts";
+import { type Tensor, transpose2d, type Weights } from "../../model/tensor.ts";
 import { expectedShapes, validateWeights } from "../../model/config.ts";
 import { isQuantizableLinear, type Q4Weight, quantizeQ4 } from "../../model/quant.ts";
 import { fromF16, toF16 } from "../../model/half.ts";
@@ -142,16 +142,6 @@ export function uploadModel(device: GPUDevice, cfg: ModelConfig, w: Weights, o: 
   const head = cfg.tieWordEmbeddings || !headTensor ? embed : [{ v0: 0, rows: V, buf: storageBuffer(device, "lm_head.weight", headTensor.data) }];
   const invFreq = storageBuffer(device, "rope-inv-freq", Float32Array.from(ropeInvFreq(cfg)));
   return { device, cfg, weights, q4, half, transposed, embed, head, vocabWindow: vocabWindow(device, V, H, o.maxVocabRows ?? Infinity), invFreq };
-}
-
-/** The (cols, rows) transpose of a row-major (rows, cols) matrix. */
-export function transpose2d(a: Float32Array, rows: number, cols: number): Float32Array {
-  const out = new Float32Array(rows * cols);
-  for (let r = 0; r < rows; r++) {
-    const base = r * cols;
-    for (let c = 0; c < cols; c++) out[c * rows + r] = a[base + c];
-  }
-  return out;
 }
 
 /** The (V, H) embedding matrix's buffer. */

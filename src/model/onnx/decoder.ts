@@ -9,7 +9,7 @@ import type { ModelConfig } from "../config.ts";
 import { fromF16, toF16 as toF16Js } from "../half.ts";
 import { type Q4Weight, quantizeQ4 } from "../quant.ts";
 import { baseKey, LORA_TARGETS, type LoraTarget, targetDims } from "../lora.ts";
-import { getTensor, type Tensor, type Weights } from "../tensor.ts";
+import { getTensor, type Tensor, transpose2d, type Weights } from "../tensor.ts";
 import { type AttrValue, type Dim, DT, type DType, type ExternalFile, GraphBuilder } from "./proto.ts";
 import { ropeInvFreq } from "./rope.ts";
 
@@ -815,8 +815,7 @@ class DecoderBuilder {
     if (this.opts.dtype === "q4") return this.nbits(x, name, this.q4Of(w, out, inp), undefined, outName);
     let wt = this.opts.prepared?.transposed.get(w);
     if (!wt) {
-      wt = new Float32Array(inp * out);
-      for (let o = 0; o < out; o++) for (let k = 0; k < inp; k++) wt[k * out + o] = w[o * inp + k];
+      wt = transpose2d(w, out, inp);
       this.opts.prepared?.transposed.set(w, wt);
     }
     const wn = this.halfInit(`${name}.weight_t`, [inp, out], wt);
@@ -837,8 +836,7 @@ class DecoderBuilder {
       const w = getTensor(this.w, wName, [V, C]).data;
       let wt = this.opts.prepared?.transposed.get(w);
       if (!wt) {
-        wt = new Float32Array(C * V);
-        for (let o = 0; o < V; o++) for (let k = 0; k < C; k++) wt[k * V + o] = w[o * C + k];
+        wt = transpose2d(w, V, C);
         this.opts.prepared?.transposed.set(w, wt);
       }
       return g.node("MatMul", [x, this.halfInit("lm_head.weight_t", [C, V], wt)], {}, { outputs: [out2d] })[0];
