@@ -12,10 +12,10 @@
 # call (the LoRA tail; not run yet).
 # `final`: the session's last call (the cross-check with loraTail on, the head as MatMul; see its comment).
 # `probe`: the fourth session's first call (see its comment); `products`: its second; `rows`: its third; `auto`: its fourth.
-# Run: source .device/remote-setup.sh; bash bench/h200-check.sh trainer|sampling|verify|next|final|probe|products|rows|auto|units|dbuf|exp|embed|attn|final5|named|attn2|now6|dq|rank|xa|regs|t256|ceiling|ceiling2|t128h|q4h|final6|wT|tk32|dbuf   (logs and JSON in $OUT/results.tgz)
+# Run: source .device/remote-setup.sh; bash bench/h200-check.sh trainer|sampling|verify|next|final|probe|products|rows|auto|units|dbuf|exp|embed|attn|final5|named|attn2|now6|dq|rank|xa|regs|t256|ceiling|ceiling2|t128h|final6|wT|tk32|dbuf   (logs and JSON in $OUT/results.tgz)
 set -u
 cd "$(dirname "$0")/.."
-WHAT=${1:?usage: bash bench/h200-check.sh trainer|sampling|verify|next|final|probe|products|rows|auto|units|dbuf|exp|embed|attn|final5|named|attn2|now6|dq|rank|xa|regs|t256|ceiling|ceiling2|t128h|q4h|final6|wT|tk32|dbuf}
+WHAT=${1:?usage: bash bench/h200-check.sh trainer|sampling|verify|next|final|probe|products|rows|auto|units|dbuf|exp|embed|attn|final5|named|attn2|now6|dq|rank|xa|regs|t256|ceiling|ceiling2|t128h|final6|wT|tk32|dbuf}
 OUT=${OUT:-/tmp/h200-check-out}
 mkdir -p "$OUT"
 TOTAL=${H200_TOTAL_S:-560}
@@ -85,19 +85,6 @@ t128h)
   t f32 140 deno run -A "$J/train.js" qwen2.5-0.5b 8 768 16 0 3 step budget=130 out="$OUT/f32.json" "variants=t128h=1;t256=1,t128h=1"
   HEAD=40 PAT="== grpo|GPU busy|  [0-9]" t profile-f32-t128h 45 deno run -A "$J/profile.js" grpo 16 1024 4 qwen2.5-0.5b 8 768 perf=t128h=1
   for p in t128h=0 t128h=1 t128h=0 t128h=1; do PAT="== pretrain|tokens/s" t "pretrain-${p//=/-}-$RANDOM" 30 deno run -A "$J/profile.js" pretrain 16 1024 16 "perf=$p"; done
-  ;;
-q4h)
-  # The q4 kernels' tile128h forms (switch q4h): registers, every product's kernels, the q4 step (stored and
-  # recomputed) at the defaults and under q4h=1 beside the f32 step (tile128h, the default since 461d4ec) and PyTorch +
-  # PEFT, and the q4 step's profile under q4h=1.
-  V=$R/vk
-  PAT="Register|rc" HEAD=30 t vkstats 60 bash -c "\"$V/vkstats\" $V/spv/*.spv || { cc -O2 -I$V/include -o /tmp/vkstats bench/vkstats/vkstats.c -ldl && /tmp/vkstats $V/spv/*.spv; }"
-  HEAD=70 PAT="^\| " t shapes 120 deno run -A "$J/profile.js" shapes tokens=6144 iters=20
-  t torch 70 python3 bench/torch/train.py --out "$OUT" --iters 5 --warmup 2 --no-sweep --attn eager
-  t q4 90 deno run -A "$J/train.js" qwen2.5-0.5b 8 768 16 1 3 step,recompute budget=80 out="$OUT/q4.json"
-  t q4h 90 deno run -A "$J/train.js" qwen2.5-0.5b 8 768 16 1 3 step,recompute budget=80 out="$OUT/q4h.json" perf=q4h=1
-  t f32 60 deno run -A "$J/train.js" qwen2.5-0.5b 8 768 16 0 3 step budget=50 out="$OUT/f32.json"
-  HEAD=40 PAT="== grpo|GPU busy|  [0-9]" t profile-q4h 45 deno run -A "$J/profile.js" grpo 16 1024 4 qwen2.5-0.5b 8 768 q4=1 perf=q4h=1
   ;;
 final6)
   # The sixth session's last call, at the defaults with tile128h (461d4ec): the PyTorch cross-check, PyTorch + PEFT's

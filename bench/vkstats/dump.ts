@@ -1,4 +1,4 @@
-// Records the 0.5B step's big products once each (f32 and q4, forward and dx, with and without the LoRA tail) on
+// Records the 0.5B step's big products once each (f32 on each tile kernel and q4, forward and dx, with and without the LoRA tail) on
 // whatever engine runs it, and writes the pipelines' labels in creation order to the file given. Run under Dawn with
 // RLVR_DAWN_OPTIONS="enable-dawn-features=dump_shaders": Dawn then prints each pipeline's WGSL and its SPIR-V, in
 // the same order; bench/vkstats/split.py pairs them with the labels and assembles the SPIR-V for vkstats.c.
@@ -28,20 +28,13 @@ const buf = (n: number) => storageBuffer(device, "vkstats", n * 4);
 const x = buf(M * H), y = buf(M * F), w = buf(F * H), dx = buf(M * H);
 const xa = buf(M * r), bF = buf(F * r), aH = buf(r * H);
 const enc = device.createCommandEncoder();
-// f32 forward y = x W^T (+ s (x A^T) B^T), and its dx = dy W (+ s (dy B) A).
-await encodeMatmul(device, enc, x, w, y, { M, N: F, K: H, transB: true });
-await encodeMatmul(device, enc, x, w, y, { M, N: F, K: H, transB: true, tail: { a: xa, b: bF, r, scale: 2 } });
-await encodeMatmul(device, enc, y, w, dx, { M, N: H, K: F });
-await encodeMatmul(device, enc, y, w, dx, { M, N: H, K: F, tail: { a: xa, b: aH, r, scale: 2 } });
-// The 256x128-tile kernel on the same four products.
-await encodeMatmul(device, enc, x, w, y, { M, N: F, K: H, transB: true, variant: "tile256" });
-await encodeMatmul(device, enc, x, w, y, { M, N: F, K: H, transB: true, variant: "tile256", tail: { a: xa, b: bF, r, scale: 2 } });
-await encodeMatmul(device, enc, y, w, dx, { M, N: H, K: F, variant: "tile256" });
-await encodeMatmul(device, enc, y, w, dx, { M, N: H, K: F, variant: "tile256", tail: { a: xa, b: aH, r, scale: 2 } });
-// tile128h (tile128's tile with tile256's 16x8 block per thread) on the same four.
-for (const tail of [false, true]) {
-  await encodeMatmul(device, enc, x, w, y, { M, N: F, K: H, transB: true, variant: "tile128h", ...(tail ? { tail: { a: xa, b: bF, r, scale: 2 } } : {}) });
-  await encodeMatmul(device, enc, y, w, dx, { M, N: H, K: F, variant: "tile128h", ...(tail ? { tail: { a: xa, b: aH, r, scale: 2 } } : {}) });
+// f32 forward y = x W^T (+ s (x A^T) B^T) and its dx = dy W (+ s (dy B) A), with and without the tail, on each 128- and
+// 256-row tile kernel.
+for (const variant of ["tile128", "tile128h", "tile256"] as const) {
+  for (const tail of [false, true]) {
+    await encodeMatmul(device, enc, x, w, y, { M, N: F, K: H, transB: true, variant, ...(tail ? { tail: { a: xa, b: bF, r, scale: 2 } } : {}) });
+    await encodeMatmul(device, enc, y, w, dx, { M, N: H, K: F, variant, ...(tail ? { tail: { a: xa, b: aH, r, scale: 2 } } : {}) });
+  }
 }
 // q4 forward and dx, with and without the tail.
 const wt = { data: new Float32Array(F * H).map((_, i) => Math.sin(i)), shape: [F, H] };
@@ -51,11 +44,6 @@ await encodeQ4Matmul(device, enc, x, q, y, M);
 await encodeQ4Matmul(device, enc, x, q, y, M, { tail: { a: xa, b: bF, r, scale: 2 } });
 await encodeQ4MatmulTransposed(device, enc, y, q, dx, M);
 await encodeQ4MatmulTransposed(device, enc, y, q, dx, M, { tail: { a: xa, b: aH, r, scale: 2 } });
-// The q4 kernels' tile128h forms.
-for (const tail of [false, true]) {
-  await encodeQ4Matmul(device, enc, x, q, y, M, { variant: "tile128h", ...(tail ? { tail: { a: xa, b: bF, r, scale: 2 } } : {}) });
-  await encodeQ4MatmulTransposed(device, enc, y, q, dx, M, { variant: "tile128h", ...(tail ? { tail: { a: xa, b: aH, r, scale: 2 } } : {}) });
-}
 enc.finish();
 // The labels go to a file only: Dawn's dump shares stdout, where a line of ours could land inside it.
 await Deno.writeTextFile(out, JSON.stringify(labels, null, 1) + "\n");

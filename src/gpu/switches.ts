@@ -99,12 +99,6 @@ export interface PerfSwitches {
    */
   t128h: 0 | 1;
   /**
-   * q4 products that would run on the 128-tile q4 kernels run on their tile128h forms (1: q4matmul_t128h.wgsl,
-   * q4matmul_t_t128h.wgsl: 16x8 threads, each a 16x8 block, LoRA tail included) or stay on tile128 (0, the default and the
-   * earlier behaviour). Same sums in the same k order.
-   */
-  q4h: 0 | 1;
-  /**
    * LoRA training on f32 projections uploads each frozen projection a second time, transposed (1, the default since
    * 2026-12-04: uploadModel's transposedBase, GpuModel.transposed; the forward's x W^T then reads W row-fastest, the
    * faster loads; twice the projections' memory, +1.4 GB at the 0.5B shape), or once (0, earlier). Bitwise the same
@@ -121,9 +115,9 @@ export interface PerfSwitches {
 }
 
 /** The current defaults. */
-export const NEW_SWITCHES: Readonly<PerfSwitches> = { passes: "merged", submit: "layer", q4: "tile128", bindCache: true, arena: true, splitK: "general", subgroups: true, recomputeLean: true, headRows: true, wideSplit: 3, tk: 16, q4tk: 16, vload: 1, loraTail: 1, embedBack: "links", attnNamed: 0, attnBwd: "blocked", attnFwd: "blocked", rank: "narrow", attnDq: "fused", t256: 0, t128h: 1, q4h: 0, wT: 1, dbuf: 0 };
+export const NEW_SWITCHES: Readonly<PerfSwitches> = { passes: "merged", submit: "layer", q4: "tile128", bindCache: true, arena: true, splitK: "general", subgroups: true, recomputeLean: true, headRows: true, wideSplit: 3, tk: 16, q4tk: 16, vload: 1, loraTail: 1, embedBack: "links", attnNamed: 0, attnBwd: "blocked", attnFwd: "blocked", rank: "narrow", attnDq: "fused", t256: 0, t128h: 1, wT: 1, dbuf: 0 };
 /** Every earlier behaviour. */
-export const OLD_SWITCHES: Readonly<PerfSwitches> = { passes: "split", submit: "once", q4: "tile64", bindCache: false, arena: false, splitK: "transA", subgroups: false, recomputeLean: false, headRows: false, wideSplit: 1, tk: 8, q4tk: 8, vload: 0, loraTail: 0, embedBack: "scan", attnNamed: 0, attnBwd: "lanes", attnFwd: "lanes", rank: "narrow", attnDq: "kernel", t256: 0, t128h: 0, q4h: 0, wT: 0, dbuf: 0 };
+export const OLD_SWITCHES: Readonly<PerfSwitches> = { passes: "split", submit: "once", q4: "tile64", bindCache: false, arena: false, splitK: "transA", subgroups: false, recomputeLean: false, headRows: false, wideSplit: 1, tk: 8, q4tk: 8, vload: 0, loraTail: 0, embedBack: "scan", attnNamed: 0, attnBwd: "lanes", attnFwd: "lanes", rank: "narrow", attnDq: "kernel", t256: 0, t128h: 0, wT: 0, dbuf: 0 };
 
 const CHOICES: { [K in keyof PerfSwitches]: readonly string[] } = {
   passes: ["merged", "split"],
@@ -148,7 +142,6 @@ const CHOICES: { [K in keyof PerfSwitches]: readonly string[] } = {
   attnDq: ["kernel", "fused"],
   t256: ["0", "1"],
   t128h: ["0", "1"],
-  q4h: ["0", "1"],
   wT: ["0", "1"],
   dbuf: ["0", "1"],
 };
@@ -240,9 +233,6 @@ export function parsePerfSwitches(spec: string, base: Readonly<PerfSwitches> = N
       case "t128h":
         out.t128h = v === "1" ? 1 : 0;
         break;
-      case "q4h":
-        out.q4h = v === "1" ? 1 : 0;
-        break;
       case "wT":
         out.wT = v === "1" ? 1 : 0;
         break;
@@ -256,7 +246,7 @@ export function parsePerfSwitches(spec: string, base: Readonly<PerfSwitches> = N
 
 /** "passes=merged,submit=layer,...": the form RLVR_PERF and the benches' perf= take. */
 export function formatPerfSwitches(s: Readonly<PerfSwitches>): string {
-  return `passes=${s.passes},submit=${s.submit},q4=${s.q4},bindCache=${s.bindCache ? 1 : 0},arena=${s.arena ? 1 : 0},splitK=${s.splitK},subgroups=${s.subgroups ? 1 : 0},recomputeLean=${s.recomputeLean ? 1 : 0},headRows=${s.headRows ? 1 : 0},wideSplit=${s.wideSplit},tk=${s.tk},q4tk=${s.q4tk},vload=${s.vload},loraTail=${s.loraTail},embedBack=${s.embedBack},attnNamed=${s.attnNamed},attnBwd=${s.attnBwd},attnFwd=${s.attnFwd},rank=${s.rank},attnDq=${s.attnDq},t256=${s.t256},t128h=${s.t128h},q4h=${s.q4h},wT=${s.wT},dbuf=${s.dbuf}`;
+  return `passes=${s.passes},submit=${s.submit},q4=${s.q4},bindCache=${s.bindCache ? 1 : 0},arena=${s.arena ? 1 : 0},splitK=${s.splitK},subgroups=${s.subgroups ? 1 : 0},recomputeLean=${s.recomputeLean ? 1 : 0},headRows=${s.headRows ? 1 : 0},wideSplit=${s.wideSplit},tk=${s.tk},q4tk=${s.q4tk},vload=${s.vload},loraTail=${s.loraTail},embedBack=${s.embedBack},attnNamed=${s.attnNamed},attnBwd=${s.attnBwd},attnFwd=${s.attnFwd},rank=${s.rank},attnDq=${s.attnDq},t256=${s.t256},t128h=${s.t128h},wT=${s.wT},dbuf=${s.dbuf}`;
 }
 
 function fromEnv(): PerfSwitches {

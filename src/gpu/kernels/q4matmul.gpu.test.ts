@@ -134,18 +134,6 @@ Deno.test("q4 kernel choice: tile128 where both output sides fill 128-wide tiles
   assert(pickQ4(6144, 896, "tile128", 128) === "tile128", "forced, short K");
 });
 
-Deno.test("q4 kernel choice under the switch q4h: tile128h wherever tile128 would run", async () => {
-  const { setPerfSwitches } = await import("../switches.ts");
-  const prev = setPerfSwitches({ q4h: 1 });
-  try {
-    assert(pickQ4(6144, 896) === "tile128h" && pickQ4(6144, 4864) === "tile128h", "0.5B shapes");
-    assert(pickQ4(6144, 128) === "tile64" && pickQ4(6144, 896, undefined, 128) === "tile64", "tile64 where tile128 would not run");
-    assert(pickQ4(6144, 896, undefined, 128, true) === "tile128h" && q4TailFuses(6144, 896, undefined, 128), "k/v dx with its tail inside");
-  } finally {
-    setPerfSwitches(prev);
-  }
-});
-
 for (const variant of Q4_VARIANTS) Deno.test(`q4matmul and its transpose, ${variant}: accumulate adds into the existing output (forward with a bias)`, async () => {
   await checkAccumulate(139, 70, 145, 200, variant, "accumulate");
 });
@@ -160,7 +148,7 @@ Deno.test("q4matmul: an output smaller than (N, Nout) is rejected", async () => 
   for (const b of [x, y, w.packed, w.scales]) b.destroy();
 });
 
-Deno.test("q4matmul and its transpose, tile128 and tile128h with contracted steps of 8 and 16 (switch q4tk; the other tests run the default): ragged tiles, partial blocks and steps, split, accumulate and bias, against float64", async () => {
+Deno.test("q4matmul and its transpose, tile128 with contracted steps of 8 and 16 (switch q4tk; the other tests run the default): ragged tiles, partial blocks and steps, split, accumulate and bias, against float64", async () => {
   const { t128Step } = await import("./matmul.ts");
   const { setPerfSwitches } = await import("../switches.ts");
   const prev = setPerfSwitches({});
@@ -171,17 +159,14 @@ Deno.test("q4matmul and its transpose, tile128 and tile128h with contracted step
         console.log(`q4tk=${step}: skipped, the device's workgroup memory (${gpu.device.limits.maxComputeWorkgroupStorageSize} bytes) is short of 16,896`);
         continue;
       }
-      for (const variant of ["tile128", "tile128h"] as const) {
-        let seed = 800;
-        setPerfSwitches({ wideSplit: prev.wideSplit });
-        // K and Nout not multiples of 16 or 32 (a partial last step and block), past one tile on every side.
-        for (const [N, K, Nout] of [[1, 32, 1], [7, 45, 13], [130, 200, 31], [129, 161, 257], [257, 300, 131]]) {
-          for (const zp of [false, true]) await check(N, K, Nout, zp, seed++, variant);
-        }
-        setPerfSwitches({ wideSplit: 3 });
-        await check(130, 810, 790, true, seed++, variant); // 3 slices each way
-        await checkAccumulate(139, 70, 145, seed, variant, `${variant} k${step} accumulate`);
+      let seed = 800;
+      // K and Nout not multiples of 16 or 32 (a partial last step and block), past one tile on every side.
+      for (const [N, K, Nout] of [[1, 32, 1], [7, 45, 13], [130, 200, 31], [129, 161, 257], [257, 300, 131]]) {
+        for (const zp of [false, true]) await check(N, K, Nout, zp, seed++, "tile128");
       }
+      setPerfSwitches({ wideSplit: 3 });
+      await check(130, 810, 790, true, seed++, "tile128"); // 3 slices each way
+      await checkAccumulate(139, 70, 145, seed, "tile128", `k${step} accumulate`);
     }
   } finally {
     setPerfSwitches(prev);
@@ -198,7 +183,7 @@ Deno.test("q4matmul and its transpose with the LoRA tail (switch loraTail): insi
     // [N, K, Nout, r, variant]: 300 x 256 x 200 unsplit; 1000 x 1024 x 160 has few tiles and a long K, so wideSplit splits the forward (and 1000 x 160 x 1024 the transpose).
     for (const on of [1, 0] as const) {
       setPerfSwitches({ loraTail: on });
-      for (const [N, K, Nout, r, variant] of [[300, 256, 200, 16, "tile128"], [1000, 1024, 160, 5, "tile128"], [1000, 160, 1024, 5, "tile128"], [70, 96, 66, 16, "tile64"], [300, 256, 200, 16, "tile128h"], [1000, 1024, 160, 5, "tile128h"], [1000, 160, 1024, 20, "tile128h"]] as const) {
+      for (const [N, K, Nout, r, variant] of [[300, 256, 200, 16, "tile128"], [1000, 1024, 160, 5, "tile128"], [1000, 160, 1024, 5, "tile128"], [70, 96, 66, 16, "tile64"]] as const) {
         const rng = new Rng(seed++);
         const w = randomWeight(rng, Nout, K, true);
         const [x, dy, y0, dx0, bias] = [rng.uniformArray(N * K), rng.uniformArray(N * Nout), rng.uniformArray(N * Nout), rng.uniformArray(N * K), rng.uniformArray(Nout)];
@@ -206,7 +191,7 @@ Deno.test("q4matmul and its transpose with the LoRA tail (switch loraTail): insi
         const [xa, B, dyB, A] = [rng.uniformArray(N * r), rng.uniformArray(Nout * r), rng.uniformArray(N * r), rng.uniformArray(r * K)];
         const s = 1.75;
         const { q4TailFuses } = await import("./q4matmul.ts");
-        assert(q4TailFuses(N, Nout, variant) === (on === 1 && variant !== "tile64") && q4TailFuses(N, K, variant) === (on === 1 && variant !== "tile64"), "fused where expected");
+        assert(q4TailFuses(N, Nout, variant) === (on === 1 && variant === "tile128") && q4TailFuses(N, K, variant) === (on === 1 && variant === "tile128"), "fused where expected");
         const wg = uploadQ4(device, "w", w);
         const bufs = [x, dy, y0, dx0, bias, xa, B, dyB, A].map((d, i) => storageBuffer(device, `b${i}`, d));
         const [gx, gdy, gy, gdx, gb, gxa, gB, gdyB, gA] = bufs;

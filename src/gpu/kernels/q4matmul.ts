@@ -2,8 +2,6 @@
 // docs/kernels.md. Two kernels each way, with the same bindings:
 //   tile64   q4matmul.wgsl / q4matmul_t.wgsl            64x64 tiles, 4x4 per thread (the earlier ones)
 //   tile128  q4matmul_t128.wgsl / q4matmul_t_t128.wgsl  128x128 tiles, matmul_t128.wgsl's inner loop
-//   tile128h q4matmul_t128h.wgsl / q4matmul_t_t128h.wgsl  the same tiles with 16x8 threads and matmul_t256.wgsl's 16x8
-//            block a thread (switch q4h: what tile128 would run)
 // y = x @ dequant(W)^T (forward) and dx = dy @ dequant(W) (backward). tile128 where both output
 // sides fill a 128-wide tile, the grid is not too small, and the switch `q4` says so
 // (RLVR_PERF=q4=tile64 for the earlier kernels). A 128-tile product with a small grid (the 0.5B's 896-wide
@@ -15,8 +13,6 @@ import { encodeSplitReduce, encodeTailProduct, scratchBuffer, SHORT_K, t128Step,
 import { q4Geometry, type Q4Weight } from "./q4matmul.ref.ts";
 import forwardSource from "./q4matmul.wgsl" with { type: "text" };
 import forward128Source from "./q4matmul_t128.wgsl" with { type: "text" };
-import forward128hSource from "./q4matmul_t128h.wgsl" with { type: "text" };
-import transposed128hSource from "./q4matmul_t_t128h.wgsl" with { type: "text" };
 import transposedSource from "./q4matmul_t.wgsl" with { type: "text" };
 import transposed128Source from "./q4matmul_t_t128.wgsl" with { type: "text" };
 import commonSource from "./q4matmul_common.wgsl" with { type: "text" };
@@ -58,7 +54,7 @@ function placeholder(device: GPUDevice): GPUBuffer {
 }
 
 /** The q4 kernels. */
-export const Q4_VARIANTS = ["tile64", "tile128", "tile128h"] as const;
+export const Q4_VARIANTS = ["tile64", "tile128"] as const;
 export type Q4Variant = (typeof Q4_VARIANTS)[number];
 
 /**
@@ -78,14 +74,12 @@ export function pickQ4(N: number, outCols: number, forced?: Q4Variant, inCols?: 
   if (forced) return forced;
   if (inCols !== undefined && inCols <= SHORT_K && !(tail && perfSwitches().loraTail === 1)) return "tile64";
   const big = N >= 128 && outCols >= 128 && Math.ceil(N / 128) * Math.ceil(outCols / 128) >= Q4_MIN_WORKGROUPS_128;
-  if (perfSwitches().q4 !== "tile128" || !big) return "tile64";
-  return perfSwitches().q4h === 1 ? "tile128h" : "tile128";
+  return perfSwitches().q4 === "tile128" && big ? "tile128" : "tile64";
 }
 
 /** Whether a q4 product of N rows, outCols columns (and inCols contracted ones) runs a LoRA tail inside its kernel (switch loraTail, the 128-tile kernels). */
 export function q4TailFuses(N: number, outCols: number, forced?: Q4Variant, inCols?: number): boolean {
-  const v = pickQ4(N, outCols, forced, inCols, true);
-  return perfSwitches().loraTail === 1 && (v === "tile128" || v === "tile128h");
+  return perfSwitches().loraTail === 1 && pickQ4(N, outCols, forced, inCols, true) === "tile128";
 }
 
 async function encode(
@@ -107,13 +101,12 @@ async function encode(
   const { nb, zpBytes } = q4Geometry(w.K);
   checkSizes(name, [["input", input, N * inCols * 4], ["output", out, N * outCols * 4], ["packed", w.packed, w.Nout * nb * 16], ["scales", w.scales, w.Nout * nb * 4]]);
   const variant = pickQ4(N, outCols, forced, inCols, !!tail);
-  const big = variant !== "tile64";
-  const tile = big ? 128 : 64;
-  const tk = big ? t128Step(device, perfSwitches().q4tk) : 8;
-  const label = big ? `${name}_${variant === "tile128h" ? "t128h" : "t128"}${tk === 16 ? "_k16" : ""}` : name;
+  const tile = variant === "tile128" ? 128 : 64;
+  const tk = variant === "tile128" ? t128Step(device, perfSwitches().q4tk) : 8;
+  const label = variant === "tile128" ? `${name}_t128${tk === 16 ? "_k16" : ""}` : name;
   const grid: [number, number] = [Math.ceil(outCols / tile), Math.ceil(N / tile)];
   // Split-K (the 128-tile kernels, switch wideSplit): slices of the contracted length in whole blocks of 32.
-  const S = big ? wideSplitSlices(grid[0] * grid[1], inCols, N * outCols) : 1;
+  const S = variant === "tile128" ? wideSplitSlices(grid[0] * grid[1], inCols, N * outCols) : 1;
   const kSlice = S > 1 ? Math.ceil(inCols / S / 32) * 32 : 0;
   const slices = S > 1 ? Math.ceil(inCols / kSlice) : 1;
   const split = slices > 1;
@@ -181,7 +174,7 @@ export function encodeQ4Matmul(
   const constants = { ACCUMULATE: opts.accumulate ? 1 : 0, HAS_BIAS: opts.bias ? 1 : 0 };
   checkSizes("q4matmul", [["bias", opts.bias, w.Nout * 4]]);
   const tail = opts.tail ? { ...opts.tail, transB: true, cols: "dims.Nout" } : undefined;
-  return encode(device, enc, "q4matmul", { tile64: forwardSource, tile128: forward128Source, tile128h: forward128hSource }, x, w, y, N, w.K, w.Nout, constants, [opts.bias ?? placeholder(device)], opts.variant, tail);
+  return encode(device, enc, "q4matmul", { tile64: forwardSource, tile128: forward128Source }, x, w, y, N, w.K, w.Nout, constants, [opts.bias ?? placeholder(device)], opts.variant, tail);
 }
 
 /** Records dx (N, K) (+)= dy (N, Nout) @ dequant(W), the gradient through a frozen q4 weight. */
@@ -195,5 +188,5 @@ export function encodeQ4MatmulTransposed(
   opts: Q4MatmulOpts = {},
 ): Promise<void> {
   const tail = opts.tail ? { ...opts.tail, transB: false, cols: "dims.K" } : undefined;
-  return encode(device, enc, "q4matmul_t", { tile64: transposedSource, tile128: transposed128Source, tile128h: transposed128hSource }, dy, w, dx, N, w.Nout, w.K, { ACCUMULATE: opts.accumulate ? 1 : 0 }, [], opts.variant, tail);
+  return encode(device, enc, "q4matmul_t", { tile64: transposedSource, tile128: transposed128Source }, dy, w, dx, N, w.Nout, w.K, { ACCUMULATE: opts.accumulate ? 1 : 0 }, [], opts.variant, tail);
 }
