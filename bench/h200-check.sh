@@ -12,10 +12,10 @@
 # call (the LoRA tail; not run yet).
 # `final`: the session's last call (the cross-check with loraTail on, the head as MatMul; see its comment).
 # `probe`: the fourth session's first call (see its comment); `products`: its second; `rows`: its third; `auto`: its fourth.
-# Run: source .device/remote-setup.sh; bash bench/h200-check.sh trainer|sampling|verify|next|final|probe|products|rows|auto|units|dbuf|exp|embed|attn|final5|named|attn2|now6|dq|rank|xa|regs|t256|ceiling|ceiling2|t128h|final6|wT|tk32|dbuf   (logs and JSON in $OUT/results.tgz)
+# Run: source .device/remote-setup.sh; bash bench/h200-check.sh trainer|sampling|verify|next|final|probe|products|rows|auto|units|dbuf|exp|embed|attn|final5|named|attn2|now6|dq|rank|xa|regs|t256|ceiling|ceiling2|t128h|final6|wT|tk32   (logs and JSON in $OUT/results.tgz)
 set -u
 cd "$(dirname "$0")/.."
-WHAT=${1:?usage: bash bench/h200-check.sh trainer|sampling|verify|next|final|probe|products|rows|auto|units|dbuf|exp|embed|attn|final5|named|attn2|now6|dq|rank|xa|regs|t256|ceiling|ceiling2|t128h|final6|wT|tk32|dbuf}
+WHAT=${1:?usage: bash bench/h200-check.sh trainer|sampling|verify|next|final|probe|products|rows|auto|units|dbuf|exp|embed|attn|final5|named|attn2|now6|dq|rank|xa|regs|t256|ceiling|ceiling2|t128h|final6|wT|tk32}
 OUT=${OUT:-/tmp/h200-check-out}
 mkdir -p "$OUT"
 TOTAL=${H200_TOTAL_S:-560}
@@ -120,18 +120,6 @@ tk32)
     t "f32tk32-$i" 40 deno run -A "$J/train.js" qwen2.5-0.5b 8 768 16 0 3 step budget=30 out="$OUT/f32tk32-$i.json" perf=tk=32
     PAT="== pretrain|tokens/s" t "pretrain-$i" 30 deno run -A "$J/profile.js" pretrain 16 1024 16
     PAT="== pretrain|tokens/s" t "pretrain-tk32-$i" 30 deno run -A "$J/profile.js" pretrain 16 1024 16 perf=tk=32
-  done
-  ;;
-dbuf)
-  # tile128h with two tiles per operand at a step of 8 (switch dbuf): the products at the defaults and under dbuf=1, the
-  # f32 step and demo pretraining both ways, alternated.
-  HEAD=40 PAT="^\| (q/o|gate|down|q\+k|dx|lm)" t shapes 120 deno run -A "$J/profile.js" shapes tokens=6144 iters=20
-  HEAD=40 PAT="^\| (q/o|gate|down|q\+k|dx|lm)" t shapes-dbuf 120 deno run -A "$J/profile.js" shapes tokens=6144 iters=20 perf=dbuf=1
-  for i in 1 2; do
-    t "f32-$i" 40 deno run -A "$J/train.js" qwen2.5-0.5b 8 768 16 0 3 step budget=30 out="$OUT/f32-$i.json"
-    t "f32dbuf-$i" 40 deno run -A "$J/train.js" qwen2.5-0.5b 8 768 16 0 3 step budget=30 out="$OUT/f32dbuf-$i.json" perf=dbuf=1
-    PAT="== pretrain|tokens/s" t "pretrain-$i" 30 deno run -A "$J/profile.js" pretrain 16 1024 16
-    PAT="== pretrain|tokens/s" t "pretrain-dbuf-$i" 30 deno run -A "$J/profile.js" pretrain 16 1024 16 perf=dbuf=1
   done
   ;;
 trainer)

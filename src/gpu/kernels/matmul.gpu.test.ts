@@ -431,35 +431,3 @@ Deno.test("matmul tile256 and tile128h (switches t256, t128h): steps 8, 16 and 3
     setPerfSwitches(prev);
   }
 });
-
-Deno.test("matmul tile128h with two tiles per operand (switch dbuf, a step of 8): vec4 and scalar loads, every transpose, ragged tiles, split-K, accumulate, the LoRA tail; against float64 and bitwise tile128", async () => {
-  const { setPerfSwitches } = await import("../switches.ts");
-  const prev = setPerfSwitches({ dbuf: 1 });
-  try {
-    let seed = 3100;
-    for (const vload of [1, 0] as const) {
-      setPerfSwitches({ vload });
-      // K of one step, several and a partial last one.
-      for (const [M, N, K] of vload === 1 ? [[4, 8, 4], [260, 136, 8], [300, 257, 33], [132, 132, 100]] : [[260, 136, 8], [132, 132, 100]]) {
-        for (const transA of [false, true]) {
-          for (const transB of [false, true]) {
-            const o = { M, N, K, transA, transB, alpha: 0.75 };
-            const got = await check({ ...o, variant: "tile128h" }, seed);
-            const ref = await check({ ...o, variant: "tile128" }, seed);
-            for (let i = 0; i < got.length; i++) {
-              if (!Object.is(got[i], ref[i])) throw new Error(`tile128h dbuf vload=${vload} ${JSON.stringify(o)}: element ${i} ${got[i]} != tile128 ${ref[i]}`);
-            }
-            seed++;
-          }
-        }
-      }
-      if (vload === 0) continue; // the scalar loads: the products above
-      await check({ M: 300, N: 152, K: 1500, transA: true, variant: "tile128h" }, seed++); // split-K slices
-      await check({ M: 140, N: 150, K: 9, batch: 2, broadcastA: true, transA: true, accumulate: true, alpha: 0.5, variant: "tile128h" }, seed++);
-      await check({ M: 300, N: 257, K: 40, transB: true, variant: "tile128h" }, seed++, true, { r: 16, scale: 2 });
-      await check({ M: 520, N: 200, K: 1024, variant: "tile128h", accumulate: true }, seed++, false, { r: 20, scale: 0.25 });
-    }
-  } finally {
-    setPerfSwitches(prev);
-  }
-});

@@ -416,15 +416,9 @@ function pipelineFor(device: GPUDevice, variant: MatmulVariant, e: EncodeMatmulO
       return computePipeline(device, label, typedSource(src, aF16, bF16, vec), constants);
     }
     case "tile128h": {
-      const db = perfSwitches().dbuf === 1;
-      const tk = db ? 8 : t128Step(device);
-      const label = `matmul_t128h${db ? "_db" : ""}${tk === 8 ? "" : `_k${tk}`}${vec.a || vec.b ? `_v${vec.a ? "A" : ""}${vec.b ? "B" : ""}` : ""}${e.transA ? "_tA" : ""}${e.transB ? "_tB" : ""}${tail ? "_tail" : ""}`;
-      let body = halfThreads(withStep(source256, tk, "matmul_t256.wgsl"));
-      if (db) {
-        const one = body;
-        body = body.replace("const NBUF: u32 = 1u;", "const NBUF: u32 = 2u;");
-        if (body === one) throw new Error("matmul_t256.wgsl: no NBUF line to substitute");
-      }
+      const tk = t128Step(device);
+      const label = `matmul_t128h${tk === 8 ? "" : `_k${tk}`}${vec.a || vec.b ? `_v${vec.a ? "A" : ""}${vec.b ? "B" : ""}` : ""}${e.transA ? "_tA" : ""}${e.transB ? "_tB" : ""}${tail ? "_tail" : ""}`;
+      const body = halfThreads(withStep(source256, tk, "matmul_t256.wgsl"));
       const src = tail ? withTail(body, { bindings: [4, 5, 6], rows: "dims.M", cols: "dims.N", transB: tailB }, "matmul_t256.wgsl") : body;
       return computePipeline(device, label, typedSource(src, aF16, bF16, vec), constants);
     }

@@ -26,14 +26,8 @@ const QB: u32 = TS * TK / (4u * NT); // of the B tile
 const LOADS_A: u32 = TM * TK / NT; // elements per thread and step (the tail's scalar loads)
 const LOADS: u32 = TS * TK / NT;
 
-// Tiles per operand: 1, or 2 where matmul.ts substitutes this line (switch dbuf, tile128h at a step of 8 only): the next
-// step's quads are fetched into registers before this step's arithmetic and stored into the other tile after it, one
-// barrier a step.
-const NBUF: u32 = 1u;
-const_assert NBUF == 1u || (QA == 2u && QB == 2u);
-
-var<workgroup> tileA: array<vec4f, NBUF * TK * TSVA>; // tile b: element m of row k at tileA[(b TK + k) * TSVA + m / 4][m % 4]
-var<workgroup> tileB: array<vec4f, NBUF * TK * TSV>;  // tile b: element n of row k at tileB[(b TK + k) * TSV + n / 4][n % 4]
+var<workgroup> tileA: array<vec4f, TK * TSVA>; // (TK, TSVA): element m of row k at tileA[k * TSVA + m / 4][m % 4]
+var<workgroup> tileB: array<vec4f, TK * TSV>;  // (TK, TSV): element n of row k at tileB[k * TSV + n / 4][n % 4]
 
 // Quad q (< TM TK / 4) of A's tile at rows row0.., contracted step k0: zeros outside the valid rows and slice.
 fn fetchA(baseA: u32, row0: u32, k0: u32, kEnd: u32, q: u32) -> vec4f {
@@ -55,14 +49,13 @@ fn fetchA(baseA: u32, row0: u32, k0: u32, kEnd: u32, q: u32) -> vec4f {
   return vec4f(loadA(baseA, m, k, kEnd), loadA(baseA, m, k + 1u, kEnd), loadA(baseA, m, k + 2u, kEnd), loadA(baseA, m, k + 3u, kEnd));
 }
 
-// Stores quad q of A's tile into tile `b` (of NBUF).
-fn storeA(q: u32, v: vec4f, b: u32) {
+fn storeA(q: u32, v: vec4f) {
   if (TRANS_A) {
-    tileA[(b * TK + q / (TM / 4u)) * TSVA + q % (TM / 4u)] = v;
+    tileA[(q / (TM / 4u)) * TSVA + q % (TM / 4u)] = v;
     return;
   }
   let mm = q / (TK / 4u);
-  let t = (b * TK + 4u * (q % (TK / 4u))) * TSVA + mm / 4u; let l = mm % 4u;
+  let t = 4u * (q % (TK / 4u)) * TSVA + mm / 4u; let l = mm % 4u;
   tileA[t][l] = v.x; tileA[t + TSVA][l] = v.y; tileA[t + 2u * TSVA][l] = v.z; tileA[t + 3u * TSVA][l] = v.w;
 }
 
@@ -86,13 +79,13 @@ fn fetchB(baseB: u32, col0: u32, k0: u32, kEnd: u32, q: u32) -> vec4f {
   return vec4f(loadB(baseB, k, n, kEnd), loadB(baseB, k, n + 1u, kEnd), loadB(baseB, k, n + 2u, kEnd), loadB(baseB, k, n + 3u, kEnd));
 }
 
-fn storeB(q: u32, v: vec4f, b: u32) {
+fn storeB(q: u32, v: vec4f) {
   if (!TRANS_B) {
-    tileB[(b * TK + q / (TS / 4u)) * TSV + q % (TS / 4u)] = v;
+    tileB[(q / (TS / 4u)) * TSV + q % (TS / 4u)] = v;
     return;
   }
   let nn = q / (TK / 4u);
-  let t = (b * TK + 4u * (q % (TK / 4u))) * TSV + nn / 4u; let l = nn % 4u;
+  let t = 4u * (q % (TK / 4u)) * TSV + nn / 4u; let l = nn % 4u;
   tileB[t][l] = v.x; tileB[t + TSV][l] = v.y; tileB[t + 2u * TSV][l] = v.z; tileB[t + 3u * TSV][l] = v.w;
 }
 
@@ -122,76 +115,35 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec
   var r13l = vec4f(0.0); var r13r = vec4f(0.0);
   var r14l = vec4f(0.0); var r14r = vec4f(0.0);
   var r15l = vec4f(0.0); var r15r = vec4f(0.0);
-  if (NBUF == 1u) {
-    for (var k0 = 0u; k0 < kEnd; k0 += TK) {
-      for (var j = 0u; j < QA; j++) { storeA(tid + j * NT, fetchA(baseA, row0, k0, kEnd, tid + j * NT), 0u); }
-      for (var j = 0u; j < QB; j++) { storeB(tid + j * NT, fetchB(baseB, col0, k0, kEnd, tid + j * NT), 0u); }
-      workgroupBarrier();
-      for (var kk = 0u; kk < TK; kk++) {
-        let b0 = tileB[kk * TSV + tx];
-        let b1 = tileB[kk * TSV + 16u + tx];
-        let a0 = tileA[kk * TSVA + ty];
-        r0l = fma(vec4f(a0.x), b0, r0l); r0r = fma(vec4f(a0.x), b1, r0r);
-        r1l = fma(vec4f(a0.y), b0, r1l); r1r = fma(vec4f(a0.y), b1, r1r);
-        r2l = fma(vec4f(a0.z), b0, r2l); r2r = fma(vec4f(a0.z), b1, r2r);
-        r3l = fma(vec4f(a0.w), b0, r3l); r3r = fma(vec4f(a0.w), b1, r3r);
-        let a1 = tileA[kk * TSVA + TY * 1u + ty];
-        r4l = fma(vec4f(a1.x), b0, r4l); r4r = fma(vec4f(a1.x), b1, r4r);
-        r5l = fma(vec4f(a1.y), b0, r5l); r5r = fma(vec4f(a1.y), b1, r5r);
-        r6l = fma(vec4f(a1.z), b0, r6l); r6r = fma(vec4f(a1.z), b1, r6r);
-        r7l = fma(vec4f(a1.w), b0, r7l); r7r = fma(vec4f(a1.w), b1, r7r);
-        let a2 = tileA[kk * TSVA + TY * 2u + ty];
-        r8l = fma(vec4f(a2.x), b0, r8l); r8r = fma(vec4f(a2.x), b1, r8r);
-        r9l = fma(vec4f(a2.y), b0, r9l); r9r = fma(vec4f(a2.y), b1, r9r);
-        r10l = fma(vec4f(a2.z), b0, r10l); r10r = fma(vec4f(a2.z), b1, r10r);
-        r11l = fma(vec4f(a2.w), b0, r11l); r11r = fma(vec4f(a2.w), b1, r11r);
-        let a3 = tileA[kk * TSVA + TY * 3u + ty];
-        r12l = fma(vec4f(a3.x), b0, r12l); r12r = fma(vec4f(a3.x), b1, r12r);
-        r13l = fma(vec4f(a3.y), b0, r13l); r13r = fma(vec4f(a3.y), b1, r13r);
-        r14l = fma(vec4f(a3.z), b0, r14l); r14r = fma(vec4f(a3.z), b1, r14r);
-        r15l = fma(vec4f(a3.w), b0, r15l); r15r = fma(vec4f(a3.w), b1, r15r);
-      }
-      workgroupBarrier();
-    }
-  } else {
-    storeA(tid, fetchA(baseA, row0, 0u, kEnd, tid), 0u); storeA(tid + NT, fetchA(baseA, row0, 0u, kEnd, tid + NT), 0u);
-    storeB(tid, fetchB(baseB, col0, 0u, kEnd, tid), 0u); storeB(tid + NT, fetchB(baseB, col0, 0u, kEnd, tid + NT), 0u);
+  for (var k0 = 0u; k0 < kEnd; k0 += TK) {
+    for (var j = 0u; j < QA; j++) { storeA(tid + j * NT, fetchA(baseA, row0, k0, kEnd, tid + j * NT)); }
+    for (var j = 0u; j < QB; j++) { storeB(tid + j * NT, fetchB(baseB, col0, k0, kEnd, tid + j * NT)); }
     workgroupBarrier();
-    var cur = 0u;
-    for (var k0 = 0u; k0 < kEnd; k0 += TK) {
-      // The next step's quads in registers during this step's arithmetic (zeros past the slice).
-      let k1 = k0 + TK;
-      let pa0 = fetchA(baseA, row0, k1, kEnd, tid); let pa1 = fetchA(baseA, row0, k1, kEnd, tid + NT);
-      let pb0 = fetchB(baseB, col0, k1, kEnd, tid); let pb1 = fetchB(baseB, col0, k1, kEnd, tid + NT);
-      for (var kk = 0u; kk < TK; kk++) {
-        let b0 = tileB[(cur * TK + kk) * TSV + tx];
-        let b1 = tileB[(cur * TK + kk) * TSV + 16u + tx];
-        let a0 = tileA[(cur * TK + kk) * TSVA + ty];
-        r0l = fma(vec4f(a0.x), b0, r0l); r0r = fma(vec4f(a0.x), b1, r0r);
-        r1l = fma(vec4f(a0.y), b0, r1l); r1r = fma(vec4f(a0.y), b1, r1r);
-        r2l = fma(vec4f(a0.z), b0, r2l); r2r = fma(vec4f(a0.z), b1, r2r);
-        r3l = fma(vec4f(a0.w), b0, r3l); r3r = fma(vec4f(a0.w), b1, r3r);
-        let a1 = tileA[(cur * TK + kk) * TSVA + TY * 1u + ty];
-        r4l = fma(vec4f(a1.x), b0, r4l); r4r = fma(vec4f(a1.x), b1, r4r);
-        r5l = fma(vec4f(a1.y), b0, r5l); r5r = fma(vec4f(a1.y), b1, r5r);
-        r6l = fma(vec4f(a1.z), b0, r6l); r6r = fma(vec4f(a1.z), b1, r6r);
-        r7l = fma(vec4f(a1.w), b0, r7l); r7r = fma(vec4f(a1.w), b1, r7r);
-        let a2 = tileA[(cur * TK + kk) * TSVA + TY * 2u + ty];
-        r8l = fma(vec4f(a2.x), b0, r8l); r8r = fma(vec4f(a2.x), b1, r8r);
-        r9l = fma(vec4f(a2.y), b0, r9l); r9r = fma(vec4f(a2.y), b1, r9r);
-        r10l = fma(vec4f(a2.z), b0, r10l); r10r = fma(vec4f(a2.z), b1, r10r);
-        r11l = fma(vec4f(a2.w), b0, r11l); r11r = fma(vec4f(a2.w), b1, r11r);
-        let a3 = tileA[(cur * TK + kk) * TSVA + TY * 3u + ty];
-        r12l = fma(vec4f(a3.x), b0, r12l); r12r = fma(vec4f(a3.x), b1, r12r);
-        r13l = fma(vec4f(a3.y), b0, r13l); r13r = fma(vec4f(a3.y), b1, r13r);
-        r14l = fma(vec4f(a3.z), b0, r14l); r14r = fma(vec4f(a3.z), b1, r14r);
-        r15l = fma(vec4f(a3.w), b0, r15l); r15r = fma(vec4f(a3.w), b1, r15r);
-      }
-      let nxt = 1u - cur;
-      storeA(tid, pa0, nxt); storeA(tid + NT, pa1, nxt); storeB(tid, pb0, nxt); storeB(tid + NT, pb1, nxt);
-      workgroupBarrier();
-      cur = nxt;
+    for (var kk = 0u; kk < TK; kk++) {
+      let b0 = tileB[kk * TSV + tx];
+      let b1 = tileB[kk * TSV + 16u + tx];
+      let a0 = tileA[kk * TSVA + ty];
+      r0l = fma(vec4f(a0.x), b0, r0l); r0r = fma(vec4f(a0.x), b1, r0r);
+      r1l = fma(vec4f(a0.y), b0, r1l); r1r = fma(vec4f(a0.y), b1, r1r);
+      r2l = fma(vec4f(a0.z), b0, r2l); r2r = fma(vec4f(a0.z), b1, r2r);
+      r3l = fma(vec4f(a0.w), b0, r3l); r3r = fma(vec4f(a0.w), b1, r3r);
+      let a1 = tileA[kk * TSVA + TY * 1u + ty];
+      r4l = fma(vec4f(a1.x), b0, r4l); r4r = fma(vec4f(a1.x), b1, r4r);
+      r5l = fma(vec4f(a1.y), b0, r5l); r5r = fma(vec4f(a1.y), b1, r5r);
+      r6l = fma(vec4f(a1.z), b0, r6l); r6r = fma(vec4f(a1.z), b1, r6r);
+      r7l = fma(vec4f(a1.w), b0, r7l); r7r = fma(vec4f(a1.w), b1, r7r);
+      let a2 = tileA[kk * TSVA + TY * 2u + ty];
+      r8l = fma(vec4f(a2.x), b0, r8l); r8r = fma(vec4f(a2.x), b1, r8r);
+      r9l = fma(vec4f(a2.y), b0, r9l); r9r = fma(vec4f(a2.y), b1, r9r);
+      r10l = fma(vec4f(a2.z), b0, r10l); r10r = fma(vec4f(a2.z), b1, r10r);
+      r11l = fma(vec4f(a2.w), b0, r11l); r11r = fma(vec4f(a2.w), b1, r11r);
+      let a3 = tileA[kk * TSVA + TY * 3u + ty];
+      r12l = fma(vec4f(a3.x), b0, r12l); r12r = fma(vec4f(a3.x), b1, r12r);
+      r13l = fma(vec4f(a3.y), b0, r13l); r13r = fma(vec4f(a3.y), b1, r13r);
+      r14l = fma(vec4f(a3.z), b0, r14l); r14r = fma(vec4f(a3.z), b1, r14r);
+      r15l = fma(vec4f(a3.w), b0, r15l); r15r = fma(vec4f(a3.w), b1, r15r);
     }
+    workgroupBarrier();
   }
   // TAIL256: matmul_tail256.wgsl goes here under the switch loraTail (matmul.ts withTail).
   let baseC = wg.z * dims.strideC;
