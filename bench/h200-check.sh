@@ -27,25 +27,28 @@ crosscheck() {
   PAT="max|worst|PASS|FAIL|ok" t check 150 env OUT="$OUT/c" PARTS=check "$@" bash bench/h200.sh
   cp "$OUT"/c/*.json "$OUT/" 2>/dev/null; cp "$OUT/c/run.log" "$OUT/check-run.log" 2>/dev/null; rm -rf "$OUT/c"
 }
+# The NVIDIA driver's statistics (registers, shared and local memory) of the kernels whose SPIR-V bench/h200-prep.sh wrote
+# (bench/vkstats), into $OUT/vkstats.log: the binary built there, else built here from the carried headers.
+vkstats() {
+  local V=$R/vk
+  cp "$V/labels.json" "$OUT/vk-labels.json" 2>/dev/null
+  PAT="Register|rc" HEAD=24 t vkstats 60 bash -c "\"$V/vkstats\" $V/spv/*.spv || { cc -O2 -I$V/include -o /tmp/vkstats bench/vkstats/vkstats.c -ldl && /tmp/vkstats $V/spv/*.spv; }"
+}
 case "$WHAT" in
 regs)
   # What NVIDIA's Vulkan driver makes of the big products' kernels: registers, shared and local memory per kernel
   # (bench/vkstats/vkstats.c on the SPIR-V bench/h200-prep.sh had Dawn write on SwiftShader), the same kernels' SPIR-V as
   # Dawn writes it here (vkdump.log, to compare), and the per-shape table with every kernel (tile256 among them).
-  V=$R/vk
-  cp "$V/labels.json" "$OUT/vk-labels.json" 2>/dev/null
-  PAT="vkstats|executables|rc" HEAD=20 t vkstats 60 bash -c "\"$V/vkstats\" $V/spv/*.spv || { cc -O2 -I$V/include -o /tmp/vkstats bench/vkstats/vkstats.c -ldl && /tmp/vkstats $V/spv/*.spv; }"
-  for f in "$V"/spv/*.txt "$V"/spv/*.bin; do [ -f "$f" ] && cp "$f" "$OUT/"; done
+  vkstats
+  for f in "$R"/vk/spv/*.txt "$R"/vk/spv/*.bin; do [ -f "$f" ] && cp "$f" "$OUT/"; done
   PAT="rc" t vkdump 60 env RLVR_DAWN_OPTIONS="enable-dawn-features=dump_shaders" deno run -A "$J/vkdump.js" "$OUT/vk-labels-h200.json"
   HEAD=60 PAT="^\| " t shapes 200 deno run -A "$J/profile.js" shapes tokens=6144 iters=20
   ;;
 t256)
-  # The 256x128-tile kernel with its prefetch (switch t256; matmul_t256.wgsl): registers (vkstats), every product's
+  # The 256x128-tile kernel (switch t256; matmul_t256.wgsl; run at 298fb5f, when it prefetched): registers (vkstats), every product's
   # kernels, the f32 step at the defaults and under t256=1 beside the q4 step and PyTorch + PEFT, the f32 step's profile
   # under t256=1, and demo pretraining both ways.
-  V=$R/vk
-  cp "$V/labels.json" "$OUT/vk-labels.json" 2>/dev/null
-  PAT="Register|rc" HEAD=20 t vkstats 60 bash -c "\"$V/vkstats\" $V/spv/*.spv || { cc -O2 -I$V/include -o /tmp/vkstats bench/vkstats/vkstats.c -ldl && /tmp/vkstats $V/spv/*.spv; }"
+  vkstats
   HEAD=60 PAT="^\| " t shapes 120 deno run -A "$J/profile.js" shapes tokens=6144 iters=20
   t torch 70 python3 bench/torch/train.py --out "$OUT" --iters 5 --warmup 2 --no-sweep --attn eager
   t q4 60 deno run -A "$J/train.js" qwen2.5-0.5b 8 768 16 1 3 step budget=50 out="$OUT/q4.json"
@@ -58,8 +61,7 @@ ceiling)
   # registers only, and the 128- and 256-tile inner loops on workgroup memory), cuBLAS's FP32 products on the same
   # shapes (TF32 off), the driver's registers for the kernels (vkstats), the per-product table, and the f32 step at the
   # defaults and under t256=1 beside the q4 step.
-  V=$R/vk
-  PAT="Register|rc" HEAD=20 t vkstats 60 bash -c "\"$V/vkstats\" $V/spv/*.spv || { cc -O2 -I$V/include -o /tmp/vkstats bench/vkstats/vkstats.c -ldl && /tmp/vkstats $V/spv/*.spv; }"
+  vkstats
   PAT="^\||fma-peak" t fma 60 deno run -A "$J/fma-peak.js" iters=4096 reps=5 out="$OUT/fma-peak.json"
   PAT="^\||cuBLAS" t sgemm 60 python3 bench/torch/sgemm.py --out "$OUT" --iters 20
   HEAD=60 PAT="^\| " t shapes 120 deno run -A "$J/profile.js" shapes tokens=6144 iters=20
@@ -77,8 +79,7 @@ t128h)
   # tile128h (switch t128h: tile128's tile with 16x8 threads, each a 16x8 block): registers (vkstats), every product's
   # kernels, the f32 step at the defaults and under t128h=1 and t256=1,t128h=1 beside the q4 step and PyTorch + PEFT,
   # the f32 step's profile under t128h=1, demo pretraining alternated.
-  V=$R/vk
-  PAT="Register|rc" HEAD=24 t vkstats 60 bash -c "\"$V/vkstats\" $V/spv/*.spv || { cc -O2 -I$V/include -o /tmp/vkstats bench/vkstats/vkstats.c -ldl && /tmp/vkstats $V/spv/*.spv; }"
+  vkstats
   HEAD=60 PAT="^\| " t shapes 120 deno run -A "$J/profile.js" shapes tokens=6144 iters=20
   t torch 70 python3 bench/torch/train.py --out "$OUT" --iters 5 --warmup 2 --no-sweep --attn eager
   t q4 60 deno run -A "$J/train.js" qwen2.5-0.5b 8 768 16 1 3 step budget=50 out="$OUT/q4.json"
@@ -399,7 +400,7 @@ xa)
   t q4 60 deno run -A "$J/train.js" qwen2.5-0.5b 8 768 16 1 4 step budget=50 out="$OUT/q4.json" "variants=rank=xa"
   HEAD=30 PAT="== grpo|GPU busy|  [0-9]" t profile-q4-xa 40 deno run -A "$J/profile.js" grpo 16 1024 4 qwen2.5-0.5b 8 768 q4=1 perf=rank=xa
   ;;
-*) echo "h200-check.sh: trainer, sampling, verify, next, final, probe, products, rows, auto, units, dbuf, exp, embed, attn, final5, named, attn2, now6, dq, rank or xa, got $WHAT"; exit 2 ;;
+*) echo "h200-check.sh: trainer, sampling, verify, next, final, probe, products, rows, auto, units, dbuf, exp, embed, attn, final5, named, attn2, now6, dq, rank, xa, regs, t256, ceiling, ceiling2, t128h, final6, wT or tk32, got $WHAT"; exit 2 ;;
 esac
 pack
 echo "h200-check.sh $WHAT: done in $(( $(date +%s) - S0 )) s"
