@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Pairs Dawn's shader dump (dump_shaders: '// Dumped WGSL:' then '/* Dumped SPIRV disassembly */' per pipeline, in
 creation order) with the labels bench/vkstats/dump.ts wrote, and assembles each SPIR-V disassembly into
-OUTDIR/NN-label.spv (spirv-as, or python's own assembler nowhere: spirv-as must be on the PATH) and keeps the
+OUTDIR/NN-label.spv (spirv-as, which must be on the PATH: Debian's spirv-tools) and keeps the
 text as OUTDIR/NN-label.spvasm. Usage: split.py DUMP.log LABELS.json OUTDIR"""
 import json, os, re, subprocess, sys
 

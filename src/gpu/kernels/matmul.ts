@@ -390,9 +390,20 @@ function tailLayout(o: EncodeMatmulOpts): boolean | undefined {
   return o.tail ? (o.tail.transB ?? o.transB ?? false) : undefined;
 }
 
+/**
+ * A pipeline of one of the tile kernels (tile128, tile256, tile128h) from its source at contracted step `tk`, with the LoRA
+ * tail where `tailB` gives its b2 layout. The label names the step, the vec4 loads, the transposes and the tail, so a
+ * profile (src/gpu/profile.ts, by label and grid) tells forward from backward products.
+ */
+function tiledPipeline(device: GPUDevice, stem: string, body: string, file: string, tk: number, e: EncodeMatmulOpts, vec: VecLoads, tailB: boolean | undefined, constants: Record<string, number>): Promise<GPUComputePipeline> {
+  const tail = tailB !== undefined;
+  const label = `${stem}${tk === 8 ? "" : `_k${tk}`}${vec.a || vec.b ? `_v${vec.a ? "A" : ""}${vec.b ? "B" : ""}` : ""}${e.transA ? "_tA" : ""}${e.transB ? "_tB" : ""}${tail ? "_tail" : ""}`;
+  const src = tail ? withTail(body, { bindings: [4, 5, 6], rows: "dims.M", cols: "dims.N", transB: tailB }, file) : body;
+  return computePipeline(device, label, typedSource(src, e.aF16 ?? false, e.bF16 ?? false, vec), constants);
+}
+
 /** `tailB`: the LoRA tail's b2 layout where the kernel runs one (tailLayout), undefined for none. */
 function pipelineFor(device: GPUDevice, variant: MatmulVariant, e: EncodeMatmulOpts, accumulate: boolean, transC: boolean, vec: VecLoads, tailB?: boolean): Promise<GPUComputePipeline> {
-  const tail = tailB !== undefined;
   const constants: Record<string, number> = { TRANS_A: e.transA ? 1 : 0, TRANS_B: e.transB ? 1 : 0, ACCUMULATE: accumulate ? 1 : 0 };
   const aF16 = e.aF16 ?? false, bF16 = e.bF16 ?? false;
   switch (variant) {
@@ -400,27 +411,17 @@ function pipelineFor(device: GPUDevice, variant: MatmulVariant, e: EncodeMatmulO
       return computePipeline(device, "matmul", typedSource(source64, aF16, bF16), constants);
     case "tile128": {
       const tk = t128Step(device);
-      // The label names the transposes too, so a profile (src/gpu/profile.ts, by label and grid) tells forward from backward products.
-      const label = `matmul_t128${tk === 8 ? "" : `_k${tk}`}${vec.a || vec.b ? `_v${vec.a ? "A" : ""}${vec.b ? "B" : ""}` : ""}${e.transA ? "_tA" : ""}${e.transB ? "_tB" : ""}${tail ? "_tail" : ""}`;
-      const body = withStep(source128, tk, "matmul_t128.wgsl");
-      const src = tail ? withTail(body, { bindings: [4, 5, 6], rows: "dims.M", cols: "dims.N", transB: tailB }, "matmul_t128.wgsl") : body;
-      return computePipeline(device, label, typedSource(src, aF16, bF16, vec), constants);
+      return tiledPipeline(device, "matmul_t128", withStep(source128, tk, "matmul_t128.wgsl"), "matmul_t128.wgsl", tk, e, vec, tailB, constants);
     }
     case "tile128p":
       return computePipeline(device, "matmul_t128p", typedSource(source128p, aF16, bF16), constants);
     case "tile256": {
       const tk = t256Step(device);
-      const label = `matmul_t256${tk === 8 ? "" : `_k${tk}`}${vec.a || vec.b ? `_v${vec.a ? "A" : ""}${vec.b ? "B" : ""}` : ""}${e.transA ? "_tA" : ""}${e.transB ? "_tB" : ""}${tail ? "_tail" : ""}`;
-      const body = withStep(source256, tk, "matmul_t256.wgsl");
-      const src = tail ? withTail(body, { bindings: [4, 5, 6], rows: "dims.M", cols: "dims.N", transB: tailB }, "matmul_t256.wgsl") : body;
-      return computePipeline(device, label, typedSource(src, aF16, bF16, vec), constants);
+      return tiledPipeline(device, "matmul_t256", withStep(source256, tk, "matmul_t256.wgsl"), "matmul_t256.wgsl", tk, e, vec, tailB, constants);
     }
     case "tile128h": {
       const tk = t128Step(device);
-      const label = `matmul_t128h${tk === 8 ? "" : `_k${tk}`}${vec.a || vec.b ? `_v${vec.a ? "A" : ""}${vec.b ? "B" : ""}` : ""}${e.transA ? "_tA" : ""}${e.transB ? "_tB" : ""}${tail ? "_tail" : ""}`;
-      const body = halfThreads(withStep(source256, tk, "matmul_t256.wgsl"));
-      const src = tail ? withTail(body, { bindings: [4, 5, 6], rows: "dims.M", cols: "dims.N", transB: tailB }, "matmul_t256.wgsl") : body;
-      return computePipeline(device, label, typedSource(src, aF16, bF16, vec), constants);
+      return tiledPipeline(device, "matmul_t128h", halfThreads(withStep(source256, tk, "matmul_t256.wgsl")), "matmul_t256.wgsl", tk, e, vec, tailB, constants);
     }
     case "narrow":
       return computePipeline(device, "matmul_narrow", typedSource(sourceNarrow, aF16, bF16), { ...constants, TRANS_C: transC ? 1 : 0 });
