@@ -12,10 +12,10 @@
 # call (the LoRA tail; not run yet).
 # `final`: the session's last call (the cross-check with loraTail on, the head as MatMul; see its comment).
 # `probe`: the fourth session's first call (see its comment); `products`: its second; `rows`: its third; `auto`: its fourth.
-# Run: source .device/remote-setup.sh; bash bench/h200-check.sh trainer|sampling|verify|next|final|probe|products|rows|auto|units|dbuf|exp|embed|attn|final5|named|attn2|now6|dq|rank|xa|regs|t256|ceiling|ceiling2|t128h|final6|wT|tk32   (logs and JSON in $OUT/results.tgz)
+# Run: source .device/remote-setup.sh; bash bench/h200-check.sh trainer|sampling|verify|next|final|probe|products|rows|auto|units|dbuf|exp|embed|attn|final5|named|attn2|now6|dq|rank|xa|regs|t256|ceiling|ceiling2|t128h|final6|wT|tk32|pf   (logs and JSON in $OUT/results.tgz)
 set -u
 cd "$(dirname "$0")/.."
-WHAT=${1:?usage: bash bench/h200-check.sh trainer|sampling|verify|next|final|probe|products|rows|auto|units|dbuf|exp|embed|attn|final5|named|attn2|now6|dq|rank|xa|regs|t256|ceiling|ceiling2|t128h|final6|wT|tk32}
+WHAT=${1:?usage: bash bench/h200-check.sh trainer|sampling|verify|next|final|probe|products|rows|auto|units|dbuf|exp|embed|attn|final5|named|attn2|now6|dq|rank|xa|regs|t256|ceiling|ceiling2|t128h|final6|wT|tk32|pf}
 OUT=${OUT:-/tmp/h200-check-out}
 mkdir -p "$OUT"
 TOTAL=${H200_TOTAL_S:-560}
@@ -122,6 +122,16 @@ tk32)
     PAT="== pretrain|tokens/s" t "pretrain-$i" 30 deno run -A "$J/profile.js" pretrain 16 1024 16
     PAT="== pretrain|tokens/s" t "pretrain-tk32-$i" 30 deno run -A "$J/profile.js" pretrain 16 1024 16 perf=tk=32
   done
+  ;;
+pf)
+  # The seventh session's first call (issue 16's >= 35 TFLOP/s): the experimental load switches ld=sel (unconditional
+  # clamped loads, no branch around them; the f32 tile kernels and q4 tile128) and pf=1 (tile128h loads the next step's
+  # quads into registers during the arithmetic): registers (vkstats: labels ending _sel / _pf), the big products under
+  # the four combinations interleaved (profile.js cmp), and the f32 and q4 steps at the defaults and under them.
+  vkstats
+  HEAD=20 PAT="^\| |cmp" t cmp 150 deno run -A "$J/profile.js" cmp tokens=6144 iters=20 rounds=3 "sw=ld=if,pf=0;ld=sel,pf=0;ld=if,pf=1;ld=sel,pf=1"
+  t f32 90 deno run -A "$J/train.js" qwen2.5-0.5b 8 768 16 0 3 step budget=80 out="$OUT/f32.json" "variants=ld=sel;pf=1;ld=sel,pf=1"
+  t q4 60 deno run -A "$J/train.js" qwen2.5-0.5b 8 768 16 1 3 step budget=50 out="$OUT/q4.json" "variants=ld=sel"
   ;;
 trainer)
   crosscheck
@@ -400,7 +410,7 @@ xa)
   t q4 60 deno run -A "$J/train.js" qwen2.5-0.5b 8 768 16 1 4 step budget=50 out="$OUT/q4.json" "variants=rank=xa"
   HEAD=30 PAT="== grpo|GPU busy|  [0-9]" t profile-q4-xa 40 deno run -A "$J/profile.js" grpo 16 1024 4 qwen2.5-0.5b 8 768 q4=1 perf=rank=xa
   ;;
-*) echo "h200-check.sh: trainer, sampling, verify, next, final, probe, products, rows, auto, units, dbuf, exp, embed, attn, final5, named, attn2, now6, dq, rank, xa, regs, t256, ceiling, ceiling2, t128h, final6, wT or tk32, got $WHAT"; exit 2 ;;
+*) echo "h200-check.sh: trainer, sampling, verify, next, final, probe, products, rows, auto, units, dbuf, exp, embed, attn, final5, named, attn2, now6, dq, rank, xa, regs, t256, ceiling, ceiling2, t128h, final6, wT, tk32 or pf, got $WHAT"; exit 2 ;;
 esac
 pack
 echo "h200-check.sh $WHAT: done in $(( $(date +%s) - S0 )) s"

@@ -3,11 +3,12 @@
 // one GRPO step of a LoRA model; plus the matmul kernel alone at a few sizes, and (what=shapes) on
 // the 0.5B trainer's own product shapes, every kernel the shape can use (the rank kernel, matmul_rank.wgsl, on the
 // products with a side <= 32 only: elsewhere it would read its wide operand once per 16 columns).
-// Usage: deno run -A bench/profile.bench.ts [what=pretrain,grpo,matmul,shapes] [B=16] [T=1024] [micro=4] [grpoPreset=small|qwen2.5-0.5b] [grpoB=8] [grpoT=768] [f16=0|1] [kernel=auto|tile64|prefetch] [tokens=6144] [q4=0|1] [perf=SWITCHES] [iters=20] [only=rank]
+// Usage: deno run -A bench/profile.bench.ts [what=pretrain,grpo,matmul,shapes,cmp] [B=16] [T=1024] [micro=4] [grpoPreset=small|qwen2.5-0.5b] [grpoB=8] [grpoT=768] [f16=0|1] [kernel=auto|tile64|prefetch] [tokens=6144] [q4=0|1] [perf=SWITCHES] [iters=20] [only=rank]
 // Named options (name=value, anywhere): f16=1 uploads the GRPO model's projections as f16 (where
 // shader-f16 exists; also adds f16-B columns to the shapes); kernel=tile64 keeps every product on
 // the earlier 64x64 kernel, kernel=prefetch runs tile128's products on tile128p (A/B timing); tokens sets M of the shapes section (default 8 x 768);
 // only=rank keeps the shapes section to the f32 products with a side <= 32 (the LoRA rank products);
+// what=cmp times the big products under each switch set of sw=SET;SET;... (rounds=3 interleaved rounds, the best kept);
 // q4=1 uploads the GRPO model's projections as q4; perf= sets the speed switches (src/gpu/switches.ts,
 // e.g. perf=old, perf=passes=split,q4=tile64; default RLVR_PERF or the current ones). The wall times
 // are taken with the switches as set; the per-kernel profile runs with a pass per dispatch (the
@@ -183,6 +184,80 @@ if (what.has("shapes")) {
   console.log(`\nper-shape table (M = ${M} tokens, ${iters} dispatches per timed pass, timed by ${timedBy === "gpu" ? "timestamp queries" : "the wall clock (no timestamp-query)"}; perf switches ${formatPerfSwitches(perfSwitches())}):`);
   console.log("| product | M x N x K | GFLOP | kernels (ms per product, TFLOP/s) |\n|---|---|---|---|");
   for (const row of rows) console.log(row);
+  for (const b of [bufA, bufB, bufC]) b.destroy();
+}
+
+if (what.has("cmp")) {
+  // The big products of the 0.5B step (f32 and q4, as the defaults pick their kernels) under each perf-switch set of
+  // sw= (sets separated by ';', each parsed over the current switches), interleaved over rounds= rounds so that drift
+  // hits every set alike; per product and set the best of the rounds (each `iters` dispatches in one timed pass).
+  const M = Number(named.get("tokens") ?? 6144), H = 896, I = 4864, CH = 8192;
+  const base = perfSwitches();
+  const sets = (named.get("sw") ?? "").split(";").map((x) => x.trim());
+  const rounds = Number(named.get("rounds") ?? 3);
+  const iters = Number(named.get("iters") ?? 20);
+  const f32: [string, EncodeMatmulOpts][] = [
+    ["gate/up x W^T", { M, N: I, K: H, transB: true }],
+    ["down x W^T", { M, N: H, K: I, transB: true }],
+    ["gate+up fused x W^T", { M, N: 2 * I, K: H, transB: true }],
+    ["gate/up x W (transposed base)", { M, N: I, K: H }],
+    ["down x W (transposed base)", { M, N: H, K: I }],
+    ["dx = dy W (gate/up)", { M, N: H, K: I }],
+    ["dx = dy W (down)", { M, N: I, K: H }],
+    ["lm head dh = dz W_chunk", { M, N: H, K: CH }],
+  ];
+  const q4: [string, number, number, "fwd" | "bwd"][] = [
+    ["q4 gate/up x W^T", I, H, "fwd"], ["q4 down x W^T", H, I, "fwd"], ["q4 gate+up fused x W^T", 2 * I, H, "fwd"],
+    ["q4 dx = dy W (gate/up)", H, I, "bwd"], ["q4 dx = dy W (down)", I, H, "bwd"],
+  ];
+  const rng = new Rng(9);
+  const biggest = M * 2 * I;
+  const bufA = storageBuffer(device, "cmp-a", rng.uniformArray(biggest));
+  const bufB = storageBuffer(device, "cmp-b", rng.uniformArray(Math.max(biggest, CH * H)));
+  const bufC = storageBuffer(device, "cmp-c", biggest * 4);
+  const weights = q4.map(([name, Nout, K]) => {
+    const q = quantizeQ4({ shape: [Nout, K], data: rng.uniformArray(Nout * K) });
+    return uploadQ4(device, name, { Nout: q.N, K: q.K, packed: q.packed, scales: q.scales, zeroPoints: q.zeroPoints ?? undefined });
+  });
+  const best = new Map<string, number>();
+  const products: { name: string; flops: number; kernel: () => string; run: (enc: GPUCommandEncoder) => Promise<void> }[] = [
+    ...f32.map(([name, o]) => ({
+      name, flops: 2 * o.M * o.N * o.K,
+      kernel: () => `${pickMatmul(o).variant}${splitKSlices(o) > 1 ? ` split ${splitKSlices(o)}` : ""}`,
+      run: (enc: GPUCommandEncoder) => encodeMatmul(device, enc, bufA, bufB, bufC, o),
+    })),
+    ...q4.map(([name, Nout, K, dir], i) => ({
+      name, flops: 2 * M * Nout * K,
+      kernel: () => dir === "fwd" ? pickQ4(M, Nout, undefined, K) : pickQ4(M, K, undefined, Nout),
+      run: (enc: GPUCommandEncoder) => dir === "fwd" ? encodeQ4Matmul(device, enc, bufA, weights[i], bufC, M) : encodeQ4MatmulTransposed(device, enc, bufA, weights[i], bufC, M),
+    })),
+  ];
+  const kernels = new Map<string, string>();
+  for (let round = 0; round < rounds; round++) {
+    for (const p of products) {
+      for (const sw of sets) {
+        setPerfSwitches(parsePerfSwitches(sw, base));
+        const t = await timeRun(device, iters, p.run);
+        const key = `${p.name}\u0000${sw}`;
+        best.set(key, Math.min(best.get(key) ?? Infinity, t.ms));
+        kernels.set(p.name, p.kernel());
+        setPerfSwitches(base);
+      }
+    }
+  }
+  console.log(`\ncmp: TFLOP/s, best of ${rounds} interleaved rounds of ${iters} dispatches (M = ${M}; base switches ${formatPerfSwitches(base)})`);
+  console.log(`| product | M x N x K | kernel | ${sets.map((x) => x || "(base)").join(" | ")} |\n|---|---|---|${sets.map(() => "---").join("|")}|`);
+  for (const [i, p] of products.entries()) {
+    const shape = i < f32.length ? `${f32[i][1].M}x${f32[i][1].N}x${f32[i][1].K}` : (() => { const [, Nout, K, dir] = q4[i - f32.length]; return dir === "fwd" ? `${M}x${Nout}x${K}` : `${M}x${K}x${Nout}`; })();
+    const cells = sets.map((sw) => {
+      const ms = best.get(`${p.name}\u0000${sw}`) ?? NaN;
+      const tf = p.flops / (ms / 1000) / 1e12;
+      summary[`cmp ${p.name} ${sw || "(base)"}`] = { ms, tflops: tf };
+      return tf.toFixed(1);
+    });
+    console.log(`| ${p.name} | ${shape} | ${kernels.get(p.name)} | ${cells.join(" | ")} |`);
+  }
+  for (const w of weights) for (const b of [w.packed, w.scales, w.zeroPoints]) b?.destroy();
   for (const b of [bufA, bufB, bufC]) b.destroy();
 }
 

@@ -431,3 +431,37 @@ Deno.test("matmul tile256 and tile128h (switches t256, t128h): steps 8, 16 and 3
     setPerfSwitches(prev);
   }
 });
+
+Deno.test("matmul tile128 and tile128h under the experimental switches ld=sel and pf=1: bitwise the default kernels on ragged tiles and every transpose; split-K and the LoRA tail against float64", async () => {
+  const { setPerfSwitches } = await import("../switches.ts");
+  const prev = setPerfSwitches({});
+  try {
+    let seed = 3100;
+    for (const sw of [{ ld: "sel", pf: 0 }, { ld: "if", pf: 1 }, { ld: "sel", pf: 1 }] as const) {
+      for (const variant of ["tile128h", "tile128"] as const) {
+        if (variant === "tile128" && sw.ld === "if") continue; // pf is matmul_t256.wgsl's only
+        for (const [M, N, K] of [[4, 8, 4], [260, 136, 36], [300, 257, 33], [516, 132, 100]]) {
+          for (const transA of [false, true]) {
+            for (const transB of [false, true]) {
+              const o = { M, N, K, transA, transB, alpha: 0.75, variant };
+              setPerfSwitches(prev);
+              const ref = await check(o, seed);
+              setPerfSwitches(sw);
+              const got = await check(o, seed);
+              for (let i = 0; i < got.length; i++) {
+                if (!Object.is(got[i], ref[i])) throw new Error(`${variant} ${JSON.stringify(sw)} ${JSON.stringify(o)}: element ${i} ${got[i]} != ${ref[i]} at the defaults`);
+              }
+              seed++;
+            }
+          }
+        }
+        await check({ M: 300, N: 152, K: 1500, transA: true, variant }, seed++); // split-K slices
+        await check({ M: 300, N: 152, K: 1500, transB: true, variant }, seed++);
+        await check({ M: 300, N: 257, K: 40, transB: true, variant }, seed++, true, { r: 16, scale: 2 });
+        await check({ M: 520, N: 200, K: 1024, variant, accumulate: true }, seed++, false, { r: 20, scale: 0.25 });
+      }
+    }
+  } finally {
+    setPerfSwitches(prev);
+  }
+});

@@ -397,9 +397,13 @@ function tailLayout(o: EncodeMatmulOpts): boolean | undefined {
  */
 function tiledPipeline(device: GPUDevice, stem: string, body: string, file: string, tk: number, e: EncodeMatmulOpts, vec: VecLoads, tailB: boolean | undefined, constants: Record<string, number>): Promise<GPUComputePipeline> {
   const tail = tailB !== undefined;
-  const label = `${stem}${tk === 8 ? "" : `_k${tk}`}${vec.a || vec.b ? `_v${vec.a ? "A" : ""}${vec.b ? "B" : ""}` : ""}${e.transA ? "_tA" : ""}${e.transB ? "_tB" : ""}${tail ? "_tail" : ""}`;
+  // The experimental switches ld and pf (override constants; pf only in matmul_t256.wgsl) and their label suffixes.
+  const { ld, pf } = perfSwitches();
+  const prefetch = pf === 1 && file === "matmul_t256.wgsl";
+  const all = { ...constants, ...(ld === "sel" ? { LD_SEL: 1 } : {}), ...(prefetch ? { PREFETCH: 1 } : {}) };
+  const label = `${stem}${tk === 8 ? "" : `_k${tk}`}${vec.a || vec.b ? `_v${vec.a ? "A" : ""}${vec.b ? "B" : ""}` : ""}${e.transA ? "_tA" : ""}${e.transB ? "_tB" : ""}${tail ? "_tail" : ""}${ld === "sel" ? "_sel" : ""}${prefetch ? "_pf" : ""}`;
   const src = tail ? withTail(body, { bindings: [4, 5, 6], rows: "dims.M", cols: "dims.N", transB: tailB }, file) : body;
-  return computePipeline(device, label, typedSource(src, e.aF16 ?? false, e.bF16 ?? false, vec), constants);
+  return computePipeline(device, label, typedSource(src, e.aF16 ?? false, e.bF16 ?? false, vec), all);
 }
 
 /** `tailB`: the LoRA tail's b2 layout where the kernel runs one (tailLayout), undefined for none. */

@@ -173,6 +173,22 @@ Deno.test("q4matmul and its transpose, tile128 with contracted steps of 8 and 16
   }
 });
 
+Deno.test("q4matmul and its transpose, tile128 under the experimental switch ld=sel (unconditional clamped loads): ragged tiles, partial blocks, split, accumulate, against float64", async () => {
+  const { setPerfSwitches } = await import("../switches.ts");
+  const prev = setPerfSwitches({ ld: "sel" });
+  try {
+    let seed = 900;
+    for (const [N, K, Nout] of [[7, 45, 13], [129, 161, 257], [257, 300, 131]]) {
+      for (const zp of [false, true]) await check(N, K, Nout, zp, seed++, "tile128");
+    }
+    setPerfSwitches({ ld: "sel", wideSplit: 3 });
+    await check(130, 810, 790, true, seed++, "tile128");
+    await checkAccumulate(139, 70, 145, seed, "tile128", "ld=sel accumulate");
+  } finally {
+    setPerfSwitches(prev);
+  }
+});
+
 Deno.test("q4matmul and its transpose with the LoRA tail (switch loraTail): inside the 128-tile kernels, split and unsplit, with bias and accumulate; the separate product on tile64 and with the switch off; against float64", async () => {
   const { device } = gpu;
   const { setPerfSwitches } = await import("../switches.ts");

@@ -103,7 +103,8 @@ async function encode(
   const variant = pickQ4(N, outCols, forced, inCols, !!tail);
   const tile = variant === "tile128" ? 128 : 64;
   const tk = variant === "tile128" ? t128Step(device, perfSwitches().q4tk) : 8;
-  const label = variant === "tile128" ? `${name}_t128${tk === 16 ? "_k16" : ""}` : name;
+  const sel = variant === "tile128" && perfSwitches().ld === "sel"; // switch ld (q4matmul_common.wgsl LD_SEL)
+  const label = variant === "tile128" ? `${name}_t128${tk === 16 ? "_k16" : ""}${sel ? "_sel" : ""}` : name;
   const grid: [number, number] = [Math.ceil(outCols / tile), Math.ceil(N / tile)];
   // Split-K (the 128-tile kernels, switch wideSplit): slices of the contracted length in whole blocks of 32.
   const S = variant === "tile128" ? wideSplitSlices(grid[0] * grid[1], inCols, N * outCols) : 1;
@@ -116,7 +117,7 @@ async function encode(
   let body = withStep(sources[variant], tk, label);
   const b0 = 6 + extra.length;
   if (fused && tail) body = withTail(body, { bindings: [b0, b0 + 1, b0 + 2], rows: "dims.N", cols: tail.cols, transB: tail.transB }, label);
-  const pipeline = await computePipeline(device, fused ? `${label}_tail` : label, `${commonSource}\n${body}`, { HAS_ZP: w.zeroPoints ? 1 : 0, ...constants, ...(split ? { ACCUMULATE: 0 } : {}) });
+  const pipeline = await computePipeline(device, fused ? `${label}_tail` : label, `${commonSource}\n${body}`, { HAS_ZP: w.zeroPoints ? 1 : 0, ...constants, ...(split ? { ACCUMULATE: 0 } : {}), ...(sel ? { LD_SEL: 1 } : {}) });
   const dims = uniformBuffer(device, `${name}-dims`, new Uint32Array([N, w.K, w.Nout, nb, zpBytes, split ? kSlice : 0, 0, 0]));
   const zp = w.zeroPoints ?? placeholder(device);
   const tailBind = fused && tail ? [tail.a, tail.b, uniformBuffer(device, `${name}-tail`, tailWords(tail))] : [];
