@@ -53,8 +53,8 @@ npx deno run -A bench/torch-fixtures.ts "$H/fixtures"
 npx deno bundle --platform deno bench/vkstats/dump.ts -o "$H/bin/a/b/vkdump.js"
 if command -v spirv-as >/dev/null && [ -f /usr/include/vulkan/vulkan.h ] && [ -f /usr/lib/chromium/vk_swiftshader_icd.json ]; then
   mkdir -p "$H/vk"
-  # At the defaults and under the experimental load switches (ld, pf: their labels end in _sel, _pf).
-  for p in "" ld=sel,pf=1; do
+  # At the defaults and with the steps in runs of 4 (the experimental switch ku: their labels end in _u4).
+  for p in "" ku=4; do
     VK_DRIVER_FILES=/usr/lib/chromium/vk_swiftshader_icd.json XDG_RUNTIME_DIR=/tmp RLVR_WEBGPU=dawn \
       RLVR_DAWN_OPTIONS="disable-dawn-features=use_vulkan_zero_initialize_workgroup_memory_extension;enable-dawn-features=dump_shaders" \
       npx deno run -A --no-check bench/vkstats/dump.ts "$H/vk/labels${p:+-x}.json" ${p:+perf=$p} > "$H/vk/dump.log" 2>&1

@@ -432,24 +432,28 @@ Deno.test("matmul tile256 and tile128h (switches t256, t128h): steps 8, 16 and 3
   }
 });
 
-Deno.test("matmul tile128 and tile128h under the experimental switches ld=sel and pf=1: bitwise the default kernels on ragged tiles and every transpose; split-K and the LoRA tail against float64", async () => {
+Deno.test("matmul tile128 and tile128h with the steps in runs (experimental switch ku = 2, 4, 8; 4 at tk=32): bitwise the unrolled kernels on ragged tiles and every transpose; split-K and the LoRA tail against float64", async () => {
+  const { t128Step } = await import("./matmul.ts");
   const { setPerfSwitches } = await import("../switches.ts");
   const prev = setPerfSwitches({});
   try {
     let seed = 3100;
-    for (const sw of [{ ld: "sel", pf: 0 }, { ld: "if", pf: 1 }, { ld: "sel", pf: 1 }] as const) {
+    for (const [ku, tk] of [[2, 16], [4, 16], [8, 16], [4, 32]] as const) {
+      if (tk === 32 && t128Step(gpu.device, 32) !== 32) {
+        console.log(`ku=4 tk=32: skipped, the device's workgroup memory (${gpu.device.limits.maxComputeWorkgroupStorageSize} bytes) is short of 32,768`);
+        continue;
+      }
       for (const variant of ["tile128h", "tile128"] as const) {
-        if (variant === "tile128" && sw.ld === "if") continue; // pf is matmul_t256.wgsl's only
         for (const [M, N, K] of [[4, 8, 4], [260, 136, 36], [300, 257, 33], [516, 132, 100]]) {
           for (const transA of [false, true]) {
             for (const transB of [false, true]) {
               const o = { M, N, K, transA, transB, alpha: 0.75, variant };
-              setPerfSwitches(prev);
+              setPerfSwitches({ ...prev, tk });
               const ref = await check(o, seed);
-              setPerfSwitches(sw);
+              setPerfSwitches({ ku });
               const got = await check(o, seed);
               for (let i = 0; i < got.length; i++) {
-                if (!Object.is(got[i], ref[i])) throw new Error(`${variant} ${JSON.stringify(sw)} ${JSON.stringify(o)}: element ${i} ${got[i]} != ${ref[i]} at the defaults`);
+                if (!Object.is(got[i], ref[i])) throw new Error(`${variant} ku=${ku} tk=${tk} ${JSON.stringify(o)}: element ${i} ${got[i]} != ${ref[i]} unrolled`);
               }
               seed++;
             }

@@ -286,6 +286,25 @@ export function withStep(source: string, tk: 8 | 16 | 32, name: string): string 
   return out;
 }
 
+/** The line of a 128-tile kernel (matmul_t128.wgsl, matmul_t256.wgsl, the q4 tile128 pair) that opens its step loop. */
+const STEP_LOOP = "\n    for (var kk = 0u; kk < TK; kk++) {\n";
+/** And the lines that close it. */
+const STEP_LOOP_END = "\n    }\n    workgroupBarrier();\n";
+
+/**
+ * `source` with its step loop in runs of `ku` steps (switch ku): an outer loop whose bound (min(TK, dims.K + TK), TK
+ * unless dims.K is within TK of 2^32) the compiler cannot fold, around the run of `ku` steps it unrolls. 0: unchanged.
+ */
+export function withStepRuns(source: string, ku: 0 | 2 | 4 | 8, name: string): string {
+  if (ku === 0) return source;
+  const at = source.indexOf(STEP_LOOP);
+  const end = source.indexOf(STEP_LOOP_END, at);
+  if (at < 0 || end < 0) throw new Error(`${name}: no step loop to run in parts`);
+  return source.slice(0, at) +
+    `\n    for (var kq = 0u; kq < min(TK, dims.K + TK); kq += ${ku}u) { for (var kk = kq; kk < kq + ${ku}u; kk++) {\n` +
+    source.slice(at + STEP_LOOP.length, end) + "\n    } }\n    workgroupBarrier();\n" + source.slice(end + STEP_LOOP_END.length);
+}
+
 /**
  * Operand X's ("A" or "B", binding x) part of a kernel's prelude (matmul_common.wgsl describes it): the binding's element
  * type, elemX (one element as f32), quadX (four as a vec4f) and VEC_X. The kernels read X through them only, so either
@@ -397,13 +416,11 @@ function tailLayout(o: EncodeMatmulOpts): boolean | undefined {
  */
 function tiledPipeline(device: GPUDevice, stem: string, body: string, file: string, tk: number, e: EncodeMatmulOpts, vec: VecLoads, tailB: boolean | undefined, constants: Record<string, number>): Promise<GPUComputePipeline> {
   const tail = tailB !== undefined;
-  // The experimental switches ld and pf (override constants; pf only in matmul_t256.wgsl) and their label suffixes.
-  const { ld, pf } = perfSwitches();
-  const prefetch = pf === 1 && file === "matmul_t256.wgsl";
-  const all = { ...constants, ...(ld === "sel" ? { LD_SEL: 1 } : {}), ...(prefetch ? { PREFETCH: 1 } : {}) };
-  const label = `${stem}${tk === 8 ? "" : `_k${tk}`}${vec.a || vec.b ? `_v${vec.a ? "A" : ""}${vec.b ? "B" : ""}` : ""}${e.transA ? "_tA" : ""}${e.transB ? "_tB" : ""}${tail ? "_tail" : ""}${ld === "sel" ? "_sel" : ""}${prefetch ? "_pf" : ""}`;
-  const src = tail ? withTail(body, { bindings: [4, 5, 6], rows: "dims.M", cols: "dims.N", transB: tailB }, file) : body;
-  return computePipeline(device, label, typedSource(src, e.aF16 ?? false, e.bF16 ?? false, vec), all);
+  const ku = Math.min(perfSwitches().ku, tk) as 0 | 2 | 4 | 8;
+  const label = `${stem}${tk === 8 ? "" : `_k${tk}`}${vec.a || vec.b ? `_v${vec.a ? "A" : ""}${vec.b ? "B" : ""}` : ""}${e.transA ? "_tA" : ""}${e.transB ? "_tB" : ""}${tail ? "_tail" : ""}${ku ? `_u${ku}` : ""}`;
+  const runs = withStepRuns(body, ku, file);
+  const src = tail ? withTail(runs, { bindings: [4, 5, 6], rows: "dims.M", cols: "dims.N", transB: tailB }, file) : runs;
+  return computePipeline(device, label, typedSource(src, e.aF16 ?? false, e.bF16 ?? false, vec), constants);
 }
 
 /** `tailB`: the LoRA tail's b2 layout where the kernel runs one (tailLayout), undefined for none. */

@@ -29,21 +29,6 @@ struct Dims {
 override TRANS_A: bool = false;
 override TRANS_B: bool = false;
 override ACCUMULATE: bool = false;
-// How the tile kernels guard a quad's load at the edges (switch ld): false, the load inside a branch; true, an
-// unconditional load from a clamped index (quad 0 where outside) whose value is selected.
-override LD_SEL: bool = false;
-
-// Quad q of A (of B) where `ok`, else zeros (the tile kernels' guarded vec4 loads).
-fn quadAIf(ok: bool, q: u32) -> vec4f {
-  if (LD_SEL) { return select(vec4f(0.0), quadA(select(0u, q, ok)), ok); }
-  if (ok) { return quadA(q); }
-  return vec4f(0.0);
-}
-fn quadBIf(ok: bool, q: u32) -> vec4f {
-  if (LD_SEL) { return select(vec4f(0.0), quadB(select(0u, q, ok)), ok); }
-  if (ok) { return quadB(q); }
-  return vec4f(0.0);
-}
 
 // Row length of a k-fastest operand: K, or the whole contracted length when split.
 fn rowK() -> u32 {

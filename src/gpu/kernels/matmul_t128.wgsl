@@ -68,13 +68,15 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec
           // A (K, M): quad q is m = 4 (q % 32) .. + 3 of row k = q / 32, one vec4 of the tile row.
           let mq = q % (TS / 4u); let ka = q / (TS / 4u);
           let m = row0 + 4u * mq; let k = k0 + ka;
-          let v = quadAIf(m < dims.M && k < kEnd, (baseA + k * dims.M + m) / 4u);
+          var v = vec4f(0.0);
+          if (m < dims.M && k < kEnd) { v = quadA((baseA + k * dims.M + m) / 4u); }
           tileA[ka * TSV + mq] = v;
         } else {
           // A (M, K): quad q is k = 4 (q % (TK / 4)) .. + 3 of row m = q / (TK / 4), one element of four tile rows.
           let ka = 4u * (q % (TK / 4u)); let mm = q / (TK / 4u);
           let m = row0 + mm; let k = k0 + ka;
-          let v = quadAIf(m < dims.M && k < kEnd, (baseA + m * rowK() + k) / 4u);
+          var v = vec4f(0.0);
+          if (m < dims.M && k < kEnd) { v = quadA((baseA + m * rowK() + k) / 4u); }
           let t = ka * TSV + mm / 4u; let l = mm % 4u;
           tileA[t][l] = v.x; tileA[t + TSV][l] = v.y; tileA[t + 2u * TSV][l] = v.z; tileA[t + 3u * TSV][l] = v.w;
         }
@@ -84,14 +86,16 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec
           // B (N, K): quad q is k = 4 (q % (TK / 4)) .. + 3 of row n = q / (TK / 4).
           let kb = 4u * (q % (TK / 4u)); let nn = q / (TK / 4u);
           let n = col0 + nn; let k = k0 + kb;
-          let v = quadBIf(n < dims.N && k < kEnd, (baseB + n * rowK() + k) / 4u);
+          var v = vec4f(0.0);
+          if (n < dims.N && k < kEnd) { v = quadB((baseB + n * rowK() + k) / 4u); }
           let t = kb * TSV + nn / 4u; let l = nn % 4u;
           tileB[t][l] = v.x; tileB[t + TSV][l] = v.y; tileB[t + 2u * TSV][l] = v.z; tileB[t + 3u * TSV][l] = v.w;
         } else {
           // B (K, N): quad q is n = 4 (q % 32) .. + 3 of row k = q / 32.
           let nq = q % (TS / 4u); let kb = q / (TS / 4u);
           let n = col0 + 4u * nq; let k = k0 + kb;
-          let v = quadBIf(n < dims.N && k < kEnd, (baseB + k * dims.N + n) / 4u);
+          var v = vec4f(0.0);
+          if (n < dims.N && k < kEnd) { v = quadB((baseB + k * dims.N + n) / 4u); }
           tileB[kb * TSV + nq] = v;
         }
       }

@@ -25,9 +25,6 @@ const QA: u32 = TM * TK / (4u * NT); // quads of the A tile per thread and step
 const QB: u32 = TS * TK / (4u * NT); // of the B tile
 const LOADS_A: u32 = TM * TK / NT; // elements per thread and step (the tail's scalar loads)
 const LOADS: u32 = TS * TK / NT;
-// Switch pf: load the next step's quads into registers during this step's arithmetic (32 more registers a thread at
-// tile128h's step of 16).
-override PREFETCH: bool = false;
 
 var<workgroup> tileA: array<vec4f, TK * TSVA>; // (TK, TSVA): element m of row k at tileA[k * TSVA + m / 4][m % 4]
 var<workgroup> tileB: array<vec4f, TK * TSV>;  // (TK, TSV): element n of row k at tileB[k * TSV + n / 4][n % 4]
@@ -38,14 +35,16 @@ fn fetchA(baseA: u32, row0: u32, k0: u32, kEnd: u32, q: u32) -> vec4f {
     // A (K, M): m = 4 (q % (TM / 4)) .. + 3 of row k = q / (TM / 4).
     let m = row0 + 4u * (q % (TM / 4u)); let k = k0 + q / (TM / 4u);
     if (VEC_A) {
-      return quadAIf(m < dims.M && k < kEnd, (baseA + k * dims.M + m) / 4u);
+      if (m < dims.M && k < kEnd) { return quadA((baseA + k * dims.M + m) / 4u); }
+      return vec4f(0.0);
     }
     return vec4f(loadA(baseA, m, k, kEnd), loadA(baseA, m + 1u, k, kEnd), loadA(baseA, m + 2u, k, kEnd), loadA(baseA, m + 3u, k, kEnd));
   }
   // A (M, K): k = 4 (q % (TK / 4)) .. + 3 of row m = q / (TK / 4).
   let m = row0 + q / (TK / 4u); let k = k0 + 4u * (q % (TK / 4u));
   if (VEC_A) {
-    return quadAIf(m < dims.M && k < kEnd, (baseA + m * rowK() + k) / 4u);
+    if (m < dims.M && k < kEnd) { return quadA((baseA + m * rowK() + k) / 4u); }
+    return vec4f(0.0);
   }
   return vec4f(loadA(baseA, m, k, kEnd), loadA(baseA, m, k + 1u, kEnd), loadA(baseA, m, k + 2u, kEnd), loadA(baseA, m, k + 3u, kEnd));
 }
@@ -66,14 +65,16 @@ fn fetchB(baseB: u32, col0: u32, k0: u32, kEnd: u32, q: u32) -> vec4f {
     // B (N, K): k = 4 (q % (TK / 4)) .. + 3 of row n = q / (TK / 4).
     let n = col0 + q / (TK / 4u); let k = k0 + 4u * (q % (TK / 4u));
     if (VEC_B) {
-      return quadBIf(n < dims.N && k < kEnd, (baseB + n * rowK() + k) / 4u);
+      if (n < dims.N && k < kEnd) { return quadB((baseB + n * rowK() + k) / 4u); }
+      return vec4f(0.0);
     }
     return vec4f(loadB(baseB, k, n, kEnd), loadB(baseB, k + 1u, n, kEnd), loadB(baseB, k + 2u, n, kEnd), loadB(baseB, k + 3u, n, kEnd));
   }
   // B (K, N): n = 4 (q % 32) .. + 3 of row k = q / 32.
   let n = col0 + 4u * (q % (TS / 4u)); let k = k0 + q / (TS / 4u);
   if (VEC_B) {
-    return quadBIf(n < dims.N && k < kEnd, (baseB + k * dims.N + n) / 4u);
+    if (n < dims.N && k < kEnd) { return quadB((baseB + k * dims.N + n) / 4u); }
+    return vec4f(0.0);
   }
   return vec4f(loadB(baseB, k, n, kEnd), loadB(baseB, k, n + 1u, kEnd), loadB(baseB, k, n + 2u, kEnd), loadB(baseB, k, n + 3u, kEnd));
 }
@@ -114,27 +115,10 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec
   var r13l = vec4f(0.0); var r13r = vec4f(0.0);
   var r14l = vec4f(0.0); var r14r = vec4f(0.0);
   var r15l = vec4f(0.0); var r15r = vec4f(0.0);
-  // PREFETCH (switch pf): the step's quads come from registers filled during the previous step's arithmetic.
-  var pa: array<vec4f, QA>;
-  var pb: array<vec4f, QB>;
-  if (PREFETCH) {
-    for (var j = 0u; j < QA; j++) { pa[j] = fetchA(baseA, row0, 0u, kEnd, tid + j * NT); }
-    for (var j = 0u; j < QB; j++) { pb[j] = fetchB(baseB, col0, 0u, kEnd, tid + j * NT); }
-  }
   for (var k0 = 0u; k0 < kEnd; k0 += TK) {
-    if (PREFETCH) {
-      for (var j = 0u; j < QA; j++) { storeA(tid + j * NT, pa[j]); }
-      for (var j = 0u; j < QB; j++) { storeB(tid + j * NT, pb[j]); }
-    } else {
-      for (var j = 0u; j < QA; j++) { storeA(tid + j * NT, fetchA(baseA, row0, k0, kEnd, tid + j * NT)); }
-      for (var j = 0u; j < QB; j++) { storeB(tid + j * NT, fetchB(baseB, col0, k0, kEnd, tid + j * NT)); }
-    }
+    for (var j = 0u; j < QA; j++) { storeA(tid + j * NT, fetchA(baseA, row0, k0, kEnd, tid + j * NT)); }
+    for (var j = 0u; j < QB; j++) { storeB(tid + j * NT, fetchB(baseB, col0, k0, kEnd, tid + j * NT)); }
     workgroupBarrier();
-    if (PREFETCH) {
-      // The next step's quads (zeros past the slice) travel while this step's arithmetic runs.
-      for (var j = 0u; j < QA; j++) { pa[j] = fetchA(baseA, row0, k0 + TK, kEnd, tid + j * NT); }
-      for (var j = 0u; j < QB; j++) { pb[j] = fetchB(baseB, col0, k0 + TK, kEnd, tid + j * NT); }
-    }
     for (var kk = 0u; kk < TK; kk++) {
       let b0 = tileB[kk * TSV + tx];
       let b1 = tileB[kk * TSV + 16u + tx];

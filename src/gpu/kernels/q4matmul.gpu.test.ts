@@ -173,17 +173,20 @@ Deno.test("q4matmul and its transpose, tile128 with contracted steps of 8 and 16
   }
 });
 
-Deno.test("q4matmul and its transpose, tile128 under the experimental switch ld=sel (unconditional clamped loads): ragged tiles, partial blocks, split, accumulate, against float64", async () => {
+Deno.test("q4matmul and its transpose, tile128 with the steps in runs (experimental switch ku = 4, 8): ragged tiles, partial blocks, split, accumulate, against float64", async () => {
   const { setPerfSwitches } = await import("../switches.ts");
-  const prev = setPerfSwitches({ ld: "sel" });
+  const prev = setPerfSwitches({});
   try {
     let seed = 900;
-    for (const [N, K, Nout] of [[7, 45, 13], [129, 161, 257], [257, 300, 131]]) {
-      for (const zp of [false, true]) await check(N, K, Nout, zp, seed++, "tile128");
+    for (const ku of [4, 8] as const) {
+      setPerfSwitches({ ...prev, ku });
+      for (const [N, K, Nout] of [[7, 45, 13], [129, 161, 257], [257, 300, 131]]) {
+        for (const zp of [false, true]) await check(N, K, Nout, zp, seed++, "tile128");
+      }
+      setPerfSwitches({ ku, wideSplit: 3 });
+      await check(130, 810, 790, true, seed++, "tile128");
+      await checkAccumulate(139, 70, 145, seed++, "tile128", `ku=${ku} accumulate`);
     }
-    setPerfSwitches({ ld: "sel", wideSplit: 3 });
-    await check(130, 810, 790, true, seed++, "tile128");
-    await checkAccumulate(139, 70, 145, seed, "tile128", "ld=sel accumulate");
   } finally {
     setPerfSwitches(prev);
   }

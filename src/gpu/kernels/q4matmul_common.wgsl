@@ -22,12 +22,6 @@ struct Dims {
 
 override HAS_ZP: bool = false;
 override ACCUMULATE: bool = false; // add into the output instead of overwriting it
-// How the 128-tile kernels guard their loads at the edges (switch ld): false, the loads inside a branch; true,
-// unconditional loads from clamped indices (element 0 where outside) whose values are selected.
-override LD_SEL: bool = false;
-
-// Index i where ok, else 0 (an element every non-empty binding has): the unconditional loads of LD_SEL.
-fn inside(ok: bool, i: u32) -> u32 { return select(0u, i, ok); }
 
 // Split-K: workgroup z of a split product covers the contracted range [sliceBegin(z), sliceEnd(z, total)) and
 // writes its partial product to slice z of the output (the caller's scratch; a reduce sums the slices).

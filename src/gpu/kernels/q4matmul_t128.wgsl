@@ -48,10 +48,8 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec
       let e = tid + i * 256u;
       let ka = e % TK;
       let mm = e / TK;
-      let ok = row0 + mm < dims.N && k0 + ka < kEnd;
       var av = 0.0;
-      if (LD_SEL) { av = select(0.0, x[inside(ok, (row0 + mm) * dims.K + k0 + ka)], ok); }
-      else if (ok) { av = x[(row0 + mm) * dims.K + k0 + ka]; }
+      if (row0 + mm < dims.N && k0 + ka < kEnd) { av = x[(row0 + mm) * dims.K + k0 + ka]; }
       tileA[ka * TSV + mm / 4u][mm % 4u] = av;
     }
     let blk = k0 / 32u;
@@ -60,13 +58,7 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec
     var word = 0u;
     var z = 0.0;
     var s = 0.0;
-    if (LD_SEL) {
-      let ok = nG < dims.Nout;
-      let n = select(0u, nG, ok);
-      word = wq[(n * dims.nb + blk) * 4u + p0 / 8u] >> (4u * (p0 % 8u));
-      s = select(0.0, scales[n * dims.nb + blk], ok);
-      z = zeroPoint(n, blk);
-    } else if (nG < dims.Nout) {
+    if (nG < dims.Nout) {
       word = wq[(nG * dims.nb + blk) * 4u + p0 / 8u] >> (4u * (p0 % 8u));
       s = scales[nG * dims.nb + blk];
       z = zeroPoint(nG, blk);

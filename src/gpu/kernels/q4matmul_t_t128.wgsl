@@ -46,23 +46,15 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec
       let e = tid + i * 256u;
       let ja = e % TK;
       let mm = e / TK;
-      let ok = row0 + mm < dims.N && j0 + ja < jEnd;
       var av = 0.0;
-      if (LD_SEL) { av = select(0.0, dy[inside(ok, (row0 + mm) * dims.Nout + j0 + ja)], ok); }
-      else if (ok) { av = dy[(row0 + mm) * dims.Nout + j0 + ja]; }
+      if (row0 + mm < dims.N && j0 + ja < jEnd) { av = dy[(row0 + mm) * dims.Nout + j0 + ja]; }
       tileA[ja * TSV + mm / 4u][mm % 4u] = av;
     }
     let j = j0 + jj;
     var word = 0u;
     var z = 0.0;
     var s = 0.0;
-    if (LD_SEL) {
-      let ok = j < jEnd && blk < dims.nb;
-      let jc = select(0u, j, ok); let bc = select(0u, blk, ok);
-      word = wq[(jc * dims.nb + bc) * 4u + wr % 4u] >> (16u * h);
-      z = zeroPoint(jc, bc);
-      s = select(0.0, scales[jc * dims.nb + bc], ok);
-    } else if (j < jEnd && blk < dims.nb) {
+    if (j < jEnd && blk < dims.nb) {
       word = wq[(j * dims.nb + blk) * 4u + wr % 4u] >> (16u * h);
       z = zeroPoint(j, blk);
       s = scales[j * dims.nb + blk];
