@@ -12,10 +12,10 @@
 # call (the LoRA tail; not run yet).
 # `final`: the session's last call (the cross-check with loraTail on, the head as MatMul; see its comment).
 # `probe`: the fourth session's first call (see its comment); `products`: its second; `rows`: its third; `auto`: its fourth.
-# Run: source .device/remote-setup.sh; bash bench/h200-check.sh trainer|sampling|verify|next|final|probe|products|rows|auto|units|dbuf|exp|embed|attn|final5|named|attn2|now6|dq|rank|xa|regs|t256|ceiling|ceiling2|t128h|final6|wT|tk32|pf|ku   (logs and JSON in $OUT/results.tgz)
+# Run: source .device/remote-setup.sh; bash bench/h200-check.sh trainer|sampling|verify|next|final|probe|products|rows|auto|units|dbuf|exp|embed|attn|final5|named|attn2|now6|dq|rank|xa|regs|t256|ceiling|ceiling2|t128h|final6|wT|tk32|pf|ku|ku2   (logs and JSON in $OUT/results.tgz)
 set -u
 cd "$(dirname "$0")/.."
-WHAT=${1:?usage: bash bench/h200-check.sh trainer|sampling|verify|next|final|probe|products|rows|auto|units|dbuf|exp|embed|attn|final5|named|attn2|now6|dq|rank|xa|regs|t256|ceiling|ceiling2|t128h|final6|wT|tk32|pf|ku}
+WHAT=${1:?usage: bash bench/h200-check.sh trainer|sampling|verify|next|final|probe|products|rows|auto|units|dbuf|exp|embed|attn|final5|named|attn2|now6|dq|rank|xa|regs|t256|ceiling|ceiling2|t128h|final6|wT|tk32|pf|ku|ku2}
 OUT=${OUT:-/tmp/h200-check-out}
 mkdir -p "$OUT"
 TOTAL=${H200_TOTAL_S:-560}
@@ -142,6 +142,13 @@ ku)
   HEAD=20 PAT="^\| |cmp" t cmp 150 deno run -A "$J/profile.js" cmp tokens=6144 iters=20 rounds=3 "sw=ku=0;ku=8;ku=4;ku=2;tk=32,ku=4;tk=32,ku=8"
   t f32 100 deno run -A "$J/train.js" qwen2.5-0.5b 8 768 16 0 3 step budget=90 out="$OUT/f32.json" "variants=ku=8;ku=4;tk=32,ku=4"
   t q4 70 deno run -A "$J/train.js" qwen2.5-0.5b 8 768 16 1 3 step budget=60 out="$OUT/q4.json" "variants=ku=8;ku=4"
+  ;;
+ku2)
+  # The same with the runs' loop bound out of the compiler's sight (ku measured the same machine code size as the
+  # unrolled kernels: min(TK, ...) let the compiler unroll everything again).
+  vkstats
+  HEAD=20 PAT="^\| |cmp" t cmp 150 deno run -A "$J/profile.js" cmp tokens=6144 iters=20 rounds=3 "sw=ku=0;ku=8;ku=4;tk=32,ku=8;tk=32,ku=4"
+  t f32 100 deno run -A "$J/train.js" qwen2.5-0.5b 8 768 16 0 3 step budget=90 out="$OUT/f32.json" "variants=ku=8;ku=4;tk=32,ku=8"
   ;;
 trainer)
   crosscheck
@@ -420,7 +427,7 @@ xa)
   t q4 60 deno run -A "$J/train.js" qwen2.5-0.5b 8 768 16 1 4 step budget=50 out="$OUT/q4.json" "variants=rank=xa"
   HEAD=30 PAT="== grpo|GPU busy|  [0-9]" t profile-q4-xa 40 deno run -A "$J/profile.js" grpo 16 1024 4 qwen2.5-0.5b 8 768 q4=1 perf=rank=xa
   ;;
-*) echo "h200-check.sh: trainer, sampling, verify, next, final, probe, products, rows, auto, units, dbuf, exp, embed, attn, final5, named, attn2, now6, dq, rank, xa, regs, t256, ceiling, ceiling2, t128h, final6, wT, tk32, pf or ku, got $WHAT"; exit 2 ;;
+*) echo "h200-check.sh: trainer, sampling, verify, next, final, probe, products, rows, auto, units, dbuf, exp, embed, attn, final5, named, attn2, now6, dq, rank, xa, regs, t256, ceiling, ceiling2, t128h, final6, wT, tk32, pf, ku or ku2, got $WHAT"; exit 2 ;;
 esac
 pack
 echo "h200-check.sh $WHAT: done in $(( $(date +%s) - S0 )) s"

@@ -292,8 +292,10 @@ const STEP_LOOP = "\n    for (var kk = 0u; kk < TK; kk++) {\n";
 const STEP_LOOP_END = "\n    }\n    workgroupBarrier();\n";
 
 /**
- * `source` with its step loop in runs of `ku` steps (switch ku): an outer loop whose bound (min(TK, dims.K + TK), TK
- * unless dims.K is within TK of 2^32) the compiler cannot fold, around the run of `ku` steps it unrolls. 0: unchanged.
+ * `source` with its step loop in runs of `ku` steps (switch ku): an outer loop around the run of `ku` steps the compiler
+ * unrolls, bounded by TK where the compiler cannot see it (TK unless dims.K is 2^32 - 1, which no buffer allows): a
+ * bound it could see, even min(TK, ...), lets NVIDIA's compiler unroll the whole loop again (H200, call ku: the same
+ * machine code size). 0: unchanged.
  */
 export function withStepRuns(source: string, ku: 0 | 2 | 4 | 8, name: string): string {
   if (ku === 0) return source;
@@ -301,7 +303,7 @@ export function withStepRuns(source: string, ku: 0 | 2 | 4 | 8, name: string): s
   const end = source.indexOf(STEP_LOOP_END, at);
   if (at < 0 || end < 0) throw new Error(`${name}: no step loop to run in parts`);
   return source.slice(0, at) +
-    `\n    for (var kq = 0u; kq < min(TK, dims.K + TK); kq += ${ku}u) { for (var kk = kq; kk < kq + ${ku}u; kk++) {\n` +
+    `\n    for (var kq = 0u; kq < select(TK, dims.K, dims.K == 0xffffffffu); kq += ${ku}u) { for (var kk = kq; kk < kq + ${ku}u; kk++) {\n` +
     source.slice(at + STEP_LOOP.length, end) + "\n    } }\n    workgroupBarrier();\n" + source.slice(end + STEP_LOOP_END.length);
 }
 
