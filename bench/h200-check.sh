@@ -12,10 +12,10 @@
 # call (the LoRA tail; not run yet).
 # `final`: the session's last call (the cross-check with loraTail on, the head as MatMul; see its comment).
 # `probe`: the fourth session's first call (see its comment); `products`: its second; `rows`: its third; `auto`: its fourth.
-# Run: source .device/remote-setup.sh; bash bench/h200-check.sh trainer|sampling|verify|next|final|probe|products|rows|auto|units|dbuf|exp|embed|attn|final5|named|attn2|now6|dq|rank|xa|regs|t256|ceiling|ceiling2|t128h|final6|wT|tk32|pf|ku|ku2   (logs and JSON in $OUT/results.tgz)
+# Run: source .device/remote-setup.sh; bash bench/h200-check.sh trainer|sampling|verify|next|final|probe|products|rows|auto|units|dbuf|exp|embed|attn|final5|named|attn2|now6|dq|rank|xa|regs|t256|ceiling|ceiling2|t128h|final6|wT|tk32|cmp   (logs and JSON in $OUT/results.tgz)
 set -u
 cd "$(dirname "$0")/.."
-WHAT=${1:?usage: bash bench/h200-check.sh trainer|sampling|verify|next|final|probe|products|rows|auto|units|dbuf|exp|embed|attn|final5|named|attn2|now6|dq|rank|xa|regs|t256|ceiling|ceiling2|t128h|final6|wT|tk32|pf|ku|ku2}
+WHAT=${1:?usage: bash bench/h200-check.sh trainer|sampling|verify|next|final|probe|products|rows|auto|units|dbuf|exp|embed|attn|final5|named|attn2|now6|dq|rank|xa|regs|t256|ceiling|ceiling2|t128h|final6|wT|tk32|cmp}
 OUT=${OUT:-/tmp/h200-check-out}
 mkdir -p "$OUT"
 TOTAL=${H200_TOTAL_S:-560}
@@ -123,32 +123,10 @@ tk32)
     PAT="== pretrain|tokens/s" t "pretrain-tk32-$i" 30 deno run -A "$J/profile.js" pretrain 16 1024 16 perf=tk=32
   done
   ;;
-pf)
-  # The seventh session's first call (issue 16's >= 35 TFLOP/s): the experimental load switches ld=sel (unconditional
-  # clamped loads, no branch around them; the f32 tile kernels and q4 tile128) and pf=1 (tile128h loads the next step's
-  # quads into registers during the arithmetic): registers (vkstats: labels ending _sel / _pf), the big products under
-  # the four combinations interleaved (profile.js cmp), and the f32 and q4 steps at the defaults and under them.
-  vkstats
-  HEAD=20 PAT="^\| |cmp" t cmp 150 deno run -A "$J/profile.js" cmp tokens=6144 iters=20 rounds=3 "sw=ld=if,pf=0;ld=sel,pf=0;ld=if,pf=1;ld=sel,pf=1"
-  t f32 90 deno run -A "$J/train.js" qwen2.5-0.5b 8 768 16 0 3 step budget=80 out="$OUT/f32.json" "variants=ld=sel;pf=1;ld=sel,pf=1"
-  t q4 60 deno run -A "$J/train.js" qwen2.5-0.5b 8 768 16 1 3 step budget=50 out="$OUT/q4.json" "variants=ld=sel"
-  ;;
-ku)
-  # The step loop in runs (switch ku: an outer loop the compiler cannot unroll around ku unrolled steps; the fully
-  # unrolled tile128h main loop is ~34 KB of machine code, Binary Size in vkstats): registers and binary sizes, the big
-  # products at ku 0 (the default), 8, 4, 2 and at tk=32 with runs of 4 and 8, interleaved (profile.js cmp), the f32
-  # and q4 steps at the defaults and under the runs.
-  vkstats
-  HEAD=20 PAT="^\| |cmp" t cmp 150 deno run -A "$J/profile.js" cmp tokens=6144 iters=20 rounds=3 "sw=ku=0;ku=8;ku=4;ku=2;tk=32,ku=4;tk=32,ku=8"
-  t f32 100 deno run -A "$J/train.js" qwen2.5-0.5b 8 768 16 0 3 step budget=90 out="$OUT/f32.json" "variants=ku=8;ku=4;tk=32,ku=4"
-  t q4 70 deno run -A "$J/train.js" qwen2.5-0.5b 8 768 16 1 3 step budget=60 out="$OUT/q4.json" "variants=ku=8;ku=4"
-  ;;
-ku2)
-  # The same with the runs' loop bound out of the compiler's sight (ku measured the same machine code size as the
-  # unrolled kernels: min(TK, ...) let the compiler unroll everything again).
-  vkstats
-  HEAD=20 PAT="^\| |cmp" t cmp 150 deno run -A "$J/profile.js" cmp tokens=6144 iters=20 rounds=3 "sw=ku=0;ku=8;ku=4;tk=32,ku=8;tk=32,ku=4"
-  t f32 100 deno run -A "$J/train.js" qwen2.5-0.5b 8 768 16 0 3 step budget=90 out="$OUT/f32.json" "variants=ku=8;ku=4;tk=32,ku=8"
+cmp)
+  # The big products at the defaults (issue 16's >= 35 TFLOP/s), in one short call: profile.js cmp, five interleaved
+  # rounds, best kept. Give CMP_SW (switch sets separated by ';') to compare others in the same rounds.
+  HEAD=20 PAT="^\| |cmp" t cmp 120 deno run -A "$J/profile.js" cmp tokens=6144 iters=20 rounds=5 "sw=${CMP_SW:-}"
   ;;
 trainer)
   crosscheck
@@ -427,7 +405,7 @@ xa)
   t q4 60 deno run -A "$J/train.js" qwen2.5-0.5b 8 768 16 1 4 step budget=50 out="$OUT/q4.json" "variants=rank=xa"
   HEAD=30 PAT="== grpo|GPU busy|  [0-9]" t profile-q4-xa 40 deno run -A "$J/profile.js" grpo 16 1024 4 qwen2.5-0.5b 8 768 q4=1 perf=rank=xa
   ;;
-*) echo "h200-check.sh: trainer, sampling, verify, next, final, probe, products, rows, auto, units, dbuf, exp, embed, attn, final5, named, attn2, now6, dq, rank, xa, regs, t256, ceiling, ceiling2, t128h, final6, wT, tk32, pf, ku or ku2, got $WHAT"; exit 2 ;;
+*) echo "h200-check.sh: trainer, sampling, verify, next, final, probe, products, rows, auto, units, dbuf, exp, embed, attn, final5, named, attn2, now6, dq, rank, xa, regs, t256, ceiling, ceiling2, t128h, final6, wT, tk32 or cmp, got $WHAT"; exit 2 ;;
 esac
 pack
 echo "h200-check.sh $WHAT: done in $(( $(date +%s) - S0 )) s"

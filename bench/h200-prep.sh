@@ -53,14 +53,10 @@ npx deno run -A bench/torch-fixtures.ts "$H/fixtures"
 npx deno bundle --platform deno bench/vkstats/dump.ts -o "$H/bin/a/b/vkdump.js"
 if command -v spirv-as >/dev/null && [ -f /usr/include/vulkan/vulkan.h ] && [ -f /usr/lib/chromium/vk_swiftshader_icd.json ]; then
   mkdir -p "$H/vk"
-  # At the defaults and with the steps in runs of 4 (the experimental switch ku: their labels end in _u4).
-  for p in "" ku=4; do
-    VK_DRIVER_FILES=/usr/lib/chromium/vk_swiftshader_icd.json XDG_RUNTIME_DIR=/tmp RLVR_WEBGPU=dawn \
-      RLVR_DAWN_OPTIONS="disable-dawn-features=use_vulkan_zero_initialize_workgroup_memory_extension;enable-dawn-features=dump_shaders" \
-      npx deno run -A --no-check bench/vkstats/dump.ts "$H/vk/labels${p:+-x}.json" ${p:+perf=$p} > "$H/vk/dump.log" 2>&1
-    python3 bench/vkstats/split.py "$H/vk/dump.log" "$H/vk/labels${p:+-x}.json" "$H/vk/spv${p:+-x}" | tail -3
-    [ -n "$p" ] && for f in "$H"/vk/spv-x/*.spv; do mv "$f" "$H/vk/spv/x$(basename "$f")"; done; rm -rf "$H/vk/spv-x"
-  done
+  VK_DRIVER_FILES=/usr/lib/chromium/vk_swiftshader_icd.json XDG_RUNTIME_DIR=/tmp RLVR_WEBGPU=dawn \
+    RLVR_DAWN_OPTIONS="disable-dawn-features=use_vulkan_zero_initialize_workgroup_memory_extension;enable-dawn-features=dump_shaders" \
+    npx deno run -A --no-check bench/vkstats/dump.ts "$H/vk/labels.json" > "$H/vk/dump.log" 2>&1
+  python3 bench/vkstats/split.py "$H/vk/dump.log" "$H/vk/labels.json" "$H/vk/spv" | tail -3
   rm -f "$H/vk/dump.log" "$H"/vk/spv/*.spvasm
   cc -O2 -o "$H/vk/vkstats" bench/vkstats/vkstats.c -ldl
   # the headers vkstats.c includes (not the whole of /usr/include/vulkan: 13 MB), for a build there if this binary does not run

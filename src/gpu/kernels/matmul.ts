@@ -286,27 +286,6 @@ export function withStep(source: string, tk: 8 | 16 | 32, name: string): string 
   return out;
 }
 
-/** The line of a 128-tile kernel (matmul_t128.wgsl, matmul_t256.wgsl, the q4 tile128 pair) that opens its step loop. */
-const STEP_LOOP = "\n    for (var kk = 0u; kk < TK; kk++) {\n";
-/** And the lines that close it. */
-const STEP_LOOP_END = "\n    }\n    workgroupBarrier();\n";
-
-/**
- * `source` with its step loop in runs of `ku` steps (switch ku): an outer loop around the run of `ku` steps the compiler
- * unrolls, bounded by TK where the compiler cannot see it (TK unless dims.K is 2^32 - 1, which no buffer allows): a
- * bound it could see, even min(TK, ...), lets NVIDIA's compiler unroll the whole loop again (H200, call ku: the same
- * machine code size). 0: unchanged.
- */
-export function withStepRuns(source: string, ku: 0 | 2 | 4 | 8, name: string): string {
-  if (ku === 0) return source;
-  const at = source.indexOf(STEP_LOOP);
-  const end = source.indexOf(STEP_LOOP_END, at);
-  if (at < 0 || end < 0) throw new Error(`${name}: no step loop to run in parts`);
-  return source.slice(0, at) +
-    `\n    for (var kq = 0u; kq < select(TK, dims.K, dims.K == 0xffffffffu); kq += ${ku}u) { for (var kk = kq; kk < kq + ${ku}u; kk++) {\n` +
-    source.slice(at + STEP_LOOP.length, end) + "\n    } }\n    workgroupBarrier();\n" + source.slice(end + STEP_LOOP_END.length);
-}
-
 /**
  * Operand X's ("A" or "B", binding x) part of a kernel's prelude (matmul_common.wgsl describes it): the binding's element
  * type, elemX (one element as f32), quadX (four as a vec4f) and VEC_X. The kernels read X through them only, so either
@@ -418,10 +397,8 @@ function tailLayout(o: EncodeMatmulOpts): boolean | undefined {
  */
 function tiledPipeline(device: GPUDevice, stem: string, body: string, file: string, tk: number, e: EncodeMatmulOpts, vec: VecLoads, tailB: boolean | undefined, constants: Record<string, number>): Promise<GPUComputePipeline> {
   const tail = tailB !== undefined;
-  const ku = Math.min(perfSwitches().ku, tk) as 0 | 2 | 4 | 8;
-  const label = `${stem}${tk === 8 ? "" : `_k${tk}`}${vec.a || vec.b ? `_v${vec.a ? "A" : ""}${vec.b ? "B" : ""}` : ""}${e.transA ? "_tA" : ""}${e.transB ? "_tB" : ""}${tail ? "_tail" : ""}${ku ? `_u${ku}` : ""}`;
-  const runs = withStepRuns(body, ku, file);
-  const src = tail ? withTail(runs, { bindings: [4, 5, 6], rows: "dims.M", cols: "dims.N", transB: tailB }, file) : runs;
+  const label = `${stem}${tk === 8 ? "" : `_k${tk}`}${vec.a || vec.b ? `_v${vec.a ? "A" : ""}${vec.b ? "B" : ""}` : ""}${e.transA ? "_tA" : ""}${e.transB ? "_tB" : ""}${tail ? "_tail" : ""}`;
+  const src = tail ? withTail(body, { bindings: [4, 5, 6], rows: "dims.M", cols: "dims.N", transB: tailB }, file) : body;
   return computePipeline(device, label, typedSource(src, e.aF16 ?? false, e.bF16 ?? false, vec), constants);
 }
 

@@ -173,25 +173,6 @@ Deno.test("q4matmul and its transpose, tile128 with contracted steps of 8 and 16
   }
 });
 
-Deno.test("q4matmul and its transpose, tile128 with the steps in runs (experimental switch ku = 4, 8): ragged tiles, partial blocks, split, accumulate, against float64", async () => {
-  const { setPerfSwitches } = await import("../switches.ts");
-  const prev = setPerfSwitches({});
-  try {
-    let seed = 900;
-    for (const ku of [4, 8] as const) {
-      setPerfSwitches({ ...prev, ku });
-      for (const [N, K, Nout] of [[7, 45, 13], [129, 161, 257], [257, 300, 131]]) {
-        for (const zp of [false, true]) await check(N, K, Nout, zp, seed++, "tile128");
-      }
-      setPerfSwitches({ ku, wideSplit: 3 });
-      await check(130, 810, 790, true, seed++, "tile128");
-      await checkAccumulate(139, 70, 145, seed++, "tile128", `ku=${ku} accumulate`);
-    }
-  } finally {
-    setPerfSwitches(prev);
-  }
-});
-
 Deno.test("q4matmul and its transpose with the LoRA tail (switch loraTail): inside the 128-tile kernels, split and unsplit, with bias and accumulate; the separate product on tile64 and with the switch off; against float64", async () => {
   const { device } = gpu;
   const { setPerfSwitches } = await import("../switches.ts");
