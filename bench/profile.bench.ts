@@ -208,7 +208,7 @@ if (what.has("cmp")) {
   ];
   const q4: [string, number, number, "fwd" | "bwd"][] = [
     ["q4 gate/up x W^T", I, H, "fwd"], ["q4 down x W^T", H, I, "fwd"], ["q4 gate+up fused x W^T", 2 * I, H, "fwd"],
-    ["q4 dx = dy W (gate/up)", H, I, "bwd"], ["q4 dx = dy W (down)", I, H, "bwd"],
+    ["q4 dx = dy W (gate/up)", I, H, "bwd"], ["q4 dx = dy W (down)", H, I, "bwd"],
   ];
   const rng = new Rng(9);
   const biggest = M * 2 * I;
