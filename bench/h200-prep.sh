@@ -27,6 +27,7 @@ npx deno bundle --platform deno bench/train.bench.ts -o "$H/bin/a/b/train.js"
 npx deno bundle --platform deno bench/profile.bench.ts -o "$H/bin/a/b/profile.js"
 # The FP32 arithmetic ceiling of WGSL kernels on this engine (bench/h200-check.sh ceiling).
 npx deno bundle --platform deno bench/fma-peak.bench.ts -o "$H/bin/a/b/fma-peak.js"
+npx deno bundle --platform deno bench/ladder.bench.ts -o "$H/bin/a/b/ladder.js"
 npx deno bundle --platform deno bench/calls.bench.ts -o "$H/bin/a/b/calls.js"
 # ORT's per-kernel profile of the captured decoding graph (bench/h200-check.sh probe).
 npx deno bundle --platform deno bench/decode-profile.bench.ts -o "$H/bin/a/b/decode-profile.js"

@@ -431,3 +431,38 @@ Deno.test("matmul tile256 and tile128h (switches t256, t128h): steps 8, 16 and 3
     setPerfSwitches(prev);
   }
 });
+
+Deno.test("matmul tile128h under the experimental switch st (conflict-free k-fastest tile stores at a step of 16): bitwise the default mapping on ragged tiles and every transpose; split-K and the LoRA tail against float64", async () => {
+  const { t128Step } = await import("./matmul.ts");
+  const { setPerfSwitches } = await import("../switches.ts");
+  const prev = setPerfSwitches({});
+  try {
+    if (t128Step(gpu.device, 16) !== 16) {
+      console.log(`st: skipped, the device's workgroup memory (${gpu.device.limits.maxComputeWorkgroupStorageSize} bytes) is short of 16,896`);
+      return;
+    }
+    let seed = 3300;
+    for (const vload of [1, 0] as const) {
+      for (const [M, N, K] of vload === 1 ? [[4, 8, 4], [260, 136, 36], [300, 257, 33], [516, 132, 100]] : [[260, 136, 36], [300, 257, 33]]) {
+        for (const transA of [false, true]) {
+          for (const transB of [false, true]) {
+            const o = { M, N, K, transA, transB, alpha: 0.75, variant: "tile128h" as const };
+            setPerfSwitches({ ...prev, tk: 16, vload, st: 0 });
+            const want = await check(o, seed);
+            setPerfSwitches({ ...prev, tk: 16, vload, st: 1 });
+            const got = await check(o, seed++);
+            const bad = got.findIndex((v, i) => !Object.is(v, want[i]));
+            if (bad >= 0) throw new Error(`st=1 vload=${vload} ${JSON.stringify(o)}: element ${bad} ${got[bad]} != ${want[bad]} under st=0`);
+          }
+        }
+      }
+    }
+    setPerfSwitches({ ...prev, tk: 16, st: 1 });
+    await check({ M: 300, N: 152, K: 1500, transA: true, variant: "tile128h" }, seed++); // split-K slices
+    await check({ M: 300, N: 152, K: 1500, transB: true, variant: "tile128h" }, seed++);
+    await check({ M: 300, N: 257, K: 40, transB: true, variant: "tile128h" }, seed++, true, { r: 16, scale: 2 });
+    await check({ M: 520, N: 200, K: 1024, variant: "tile128h", accumulate: true }, seed++, false, { r: 20, scale: 0.25 });
+  } finally {
+    setPerfSwitches(prev);
+  }
+});

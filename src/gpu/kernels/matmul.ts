@@ -252,8 +252,8 @@ export function t128Step(device: GPUDevice, want: 8 | 16 | 32 = perfSwitches().t
 /** Workgroup bytes of the 256x128-tile kernel at a contracted step of 16: a (16, 65) and a (16, 33) tile of vec4. */
 export const T256_K16_BYTES = 16 * (65 + 33) * 16;
 
-/** matmul_t256.wgsl as tile128h: 128-row tiles, 16x8 threads. */
-function halfThreads(source: string): string {
+/** matmul_t256.wgsl as tile128h: 128-row tiles, 16x8 threads. Exported for bench/ladder.bench.ts. */
+export function halfThreads(source: string): string {
   let out = source.replace("const TM: u32 = 256u;", "const TM: u32 = 128u;").replace("const TY: u32 = 16u;", "const TY: u32 = 8u;");
   if (!out.includes("const TM: u32 = 128u;") || !out.includes("const TY: u32 = 8u;")) throw new Error("matmul_t256.wgsl: no TM / TY line to substitute");
   // At a step of 32 (withStep made TSV 32) A's rows go unpadded too: two (32, 32) tiles of vec4 fill 32 KiB exactly.
@@ -284,6 +284,28 @@ export function withStep(source: string, tk: 8 | 16 | 32, name: string): string 
     if (out === padded) throw new Error(`${name}: no TSV line to substitute for a step of 32`);
   }
   return out;
+}
+
+/**
+ * Switch st at a contracted step of 16: `source`'s quads of k-fastest operands remapped so that a warp's 32 quads span
+ * 16 rows x 2 of their 4 quads instead of 8 rows x 4. The transposing tile stores (a quad's four elements to four tile
+ * rows 132 words apart) then land on 32 distinct banks; the tiles hold the same elements. `source` is matmul_t256.wgsl
+ * (its four `q / (TK / 4u)` and `(q % (TK / 4u))`), or a q4 tile128 kernel (`e % TK`, `e / TK` of its activations:
+ * a warp's 32 elements then span 4 rows x 8 instead of 2 rows x 16).
+ */
+export function withStoreMap(source: string, name: string): string {
+  const swap = (text: string, from: string, to: string, n: number) => {
+    const parts = text.split(from);
+    if (parts.length !== n + 1) throw new Error(`${name}: '${from}' ${parts.length - 1} times, expected ${n} (switch st)`);
+    return parts.join(to);
+  };
+  if (source.includes("fn storeA(q: u32, v: vec4f)")) {
+    const out = swap(swap(source, "q / (TK / 4u)", "quadRow(q)", 4), "(q % (TK / 4u))", "quadCol(q)", 4);
+    return `${out}\n// Switch st (matmul.ts withStoreMap): quad q of a k-fastest tile is quad quadCol(q) of row quadRow(q).\n` +
+      "fn quadRow(q: u32) -> u32 { return 16u * (q / 64u) + q % 16u; }\nfn quadCol(q: u32) -> u32 { return 2u * ((q / 32u) % 2u) + (q % 32u) / 16u; }\n";
+  }
+  const kName = source.includes("let ja = e % TK;") ? "ja" : "ka";
+  return swap(swap(source, `let ${kName} = e % TK;`, `let ${kName} = 8u * ((e / 32u) % 2u) + e % 8u;`, 1), "let mm = e / TK;", "let mm = 4u * (e / 64u) + (e % 32u) / 8u;", 1);
 }
 
 /**
@@ -337,7 +359,7 @@ fn tailB(j: u32, n: u32) -> f32 {
 }
 
 /** A kernel's full source: the operand prelude (element types: WGSL has no type-valued override constants), matmul_common.wgsl, the kernel. */
-function typedSource(body: string, aF16: boolean, bF16: boolean, vec: VecLoads = NO_VEC): string {
+export function typedSource(body: string, aF16: boolean, bF16: boolean, vec: VecLoads = NO_VEC): string {
   return `${aF16 || bF16 ? "enable f16;\n" : ""}${operandPrelude("A", aF16, vec.a)}${operandPrelude("B", bF16, vec.b)}${commonSource}\n${body}`;
 }
 
@@ -417,11 +439,15 @@ function pipelineFor(device: GPUDevice, variant: MatmulVariant, e: EncodeMatmulO
       return computePipeline(device, "matmul_t128p", typedSource(source128p, aF16, bF16), constants);
     case "tile256": {
       const tk = t256Step(device);
-      return tiledPipeline(device, "matmul_t256", withStep(source256, tk, "matmul_t256.wgsl"), "matmul_t256.wgsl", tk, e, vec, tailB, constants);
+      const st = tk === 16 && perfSwitches().st === 1;
+      const body = withStep(source256, tk, "matmul_t256.wgsl");
+      return tiledPipeline(device, `matmul_t256${st ? "_st" : ""}`, st ? withStoreMap(body, "matmul_t256.wgsl") : body, "matmul_t256.wgsl", tk, e, vec, tailB, constants);
     }
     case "tile128h": {
       const tk = t128Step(device);
-      return tiledPipeline(device, "matmul_t128h", halfThreads(withStep(source256, tk, "matmul_t256.wgsl")), "matmul_t256.wgsl", tk, e, vec, tailB, constants);
+      const st = tk === 16 && perfSwitches().st === 1;
+      const body = halfThreads(withStep(source256, tk, "matmul_t256.wgsl"));
+      return tiledPipeline(device, `matmul_t128h${st ? "_st" : ""}`, st ? withStoreMap(body, "matmul_t256.wgsl") : body, "matmul_t256.wgsl", tk, e, vec, tailB, constants);
     }
     case "narrow":
       return computePipeline(device, "matmul_narrow", typedSource(sourceNarrow, aF16, bF16), { ...constants, TRANS_C: transC ? 1 : 0 });

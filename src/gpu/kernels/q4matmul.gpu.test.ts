@@ -15,7 +15,7 @@ function randomWeight(rng: Rng, Nout: number, K: number, withZp: boolean): Q4Wei
   return { Nout, K, packed, scales, zeroPoints };
 }
 
-async function check(N: number, K: number, Nout: number, withZp: boolean, seed: number, variant?: Q4Variant) {
+async function check(N: number, K: number, Nout: number, withZp: boolean, seed: number, variant?: Q4Variant): Promise<{ y: Float32Array; dx: Float32Array }> {
   const { device } = gpu;
   const rng = new Rng(seed);
   const w = randomWeight(rng, Nout, K, withZp);
@@ -34,8 +34,9 @@ async function check(N: number, K: number, Nout: number, withZp: boolean, seed: 
   device.queue.submit([enc.finish()]);
   const tag = `${variant ?? "auto"} N ${N} K ${K} Nout ${Nout} zp ${withZp}`;
   // Dequantized values reach |(15 - 0) * 0.2| = 3, so products are O(sqrt(K)) in size.
-  const ey = assertClose(await readF32(device, gy), q4MatmulRef(x, w, N), { atol: 2e-5 * K, rtol: 1e-4, name: `q4matmul ${tag}` });
-  const edx = assertClose(await readF32(device, gdx), q4MatmulTransposedRef(dy, w, N), {
+  const y = await readF32(device, gy), dx = await readF32(device, gdx);
+  const ey = assertClose(y, q4MatmulRef(x, w, N), { atol: 2e-5 * K, rtol: 1e-4, name: `q4matmul ${tag}` });
+  const edx = assertClose(dx, q4MatmulTransposedRef(dy, w, N), {
     atol: 2e-5 * Nout,
     rtol: 1e-4,
     name: `q4matmul_t ${tag}`,
@@ -43,6 +44,7 @@ async function check(N: number, K: number, Nout: number, withZp: boolean, seed: 
   console.log(`${tag}: y max |err| ${ey.maxAbs.toExponential(2)}, dx max |err| ${edx.maxAbs.toExponential(2)}`);
   for (const b of [gx, gdy, gy, gdx, wg.packed, wg.scales]) b.destroy();
   wg.zeroPoints?.destroy();
+  return { y, dx };
 }
 
 /** y (N, Nout) += x W^T + bias and dx (N, K) += dy W into random existing outputs, against float64 (zero points on). */
@@ -168,6 +170,34 @@ Deno.test("q4matmul and its transpose, tile128 with contracted steps of 8 and 16
       await check(130, 810, 790, true, seed++, "tile128"); // 3 slices each way
       await checkAccumulate(139, 70, 145, seed, "tile128", `k${step} accumulate`);
     }
+  } finally {
+    setPerfSwitches(prev);
+  }
+});
+
+Deno.test("q4matmul and its transpose, tile128 under the experimental switch st (conflict-free activation loads): bitwise the default mapping, against float64; split and accumulate", async () => {
+  const { t128Step } = await import("./matmul.ts");
+  const { setPerfSwitches } = await import("../switches.ts");
+  const prev = setPerfSwitches({});
+  try {
+    if (t128Step(gpu.device, 16) !== 16) {
+      console.log(`st: skipped, the device's workgroup memory (${gpu.device.limits.maxComputeWorkgroupStorageSize} bytes) is short of 16,896`);
+      return;
+    }
+    let seed = 950;
+    for (const [N, K, Nout] of [[7, 45, 13], [129, 161, 257], [257, 300, 131]]) {
+      setPerfSwitches({ ...prev, st: 0 });
+      const want = await check(N, K, Nout, true, seed, "tile128");
+      setPerfSwitches({ ...prev, st: 1 });
+      const got = await check(N, K, Nout, true, seed++, "tile128");
+      for (const [k, g, w] of [["y", got.y, want.y], ["dx", got.dx, want.dx]] as const) {
+        const bad = g.findIndex((v, i) => !Object.is(v, w[i]));
+        if (bad >= 0) throw new Error(`st=1 N ${N} K ${K} Nout ${Nout}: ${k}[${bad}] ${g[bad]} != ${w[bad]} under st=0`);
+      }
+    }
+    setPerfSwitches({ ...prev, st: 1, wideSplit: 3 });
+    await check(130, 810, 790, true, seed++, "tile128");
+    await checkAccumulate(139, 70, 145, seed, "tile128", "st=1 accumulate");
   } finally {
     setPerfSwitches(prev);
   }

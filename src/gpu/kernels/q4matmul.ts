@@ -9,7 +9,7 @@
 import { computePipeline, dispatch, storageBuffer, uniformBuffer } from "../device.ts";
 import { perfSwitches } from "../switches.ts";
 import { checkSizes } from "./attention.ts";
-import { encodeSplitReduce, encodeTailProduct, scratchBuffer, SHORT_K, t128Step, tailWords, wideSplitSlices, withStep, withTail } from "./matmul.ts";
+import { encodeSplitReduce, encodeTailProduct, scratchBuffer, SHORT_K, t128Step, tailWords, wideSplitSlices, withStep, withStoreMap, withTail } from "./matmul.ts";
 import { q4Geometry, type Q4Weight } from "./q4matmul.ref.ts";
 import forwardSource from "./q4matmul.wgsl" with { type: "text" };
 import forward128Source from "./q4matmul_t128.wgsl" with { type: "text" };
@@ -103,7 +103,8 @@ async function encode(
   const variant = pickQ4(N, outCols, forced, inCols, !!tail);
   const tile = variant === "tile128" ? 128 : 64;
   const tk = variant === "tile128" ? t128Step(device, perfSwitches().q4tk) : 8;
-  const label = variant === "tile128" ? `${name}_t128${tk === 16 ? "_k16" : ""}` : name;
+  const st = variant === "tile128" && tk === 16 && perfSwitches().st === 1; // switch st (matmul.ts withStoreMap)
+  const label = variant === "tile128" ? `${name}_t128${tk === 16 ? "_k16" : ""}${st ? "_st" : ""}` : name;
   const grid: [number, number] = [Math.ceil(outCols / tile), Math.ceil(N / tile)];
   // Split-K (the 128-tile kernels, switch wideSplit): slices of the contracted length in whole blocks of 32.
   const S = variant === "tile128" ? wideSplitSlices(grid[0] * grid[1], inCols, N * outCols) : 1;
@@ -114,6 +115,7 @@ async function encode(
   // transposed kernel, which has no bias (the bind group's entries are numbered in order).
   const fused = !!tail && q4TailFuses(N, outCols, forced, inCols);
   let body = withStep(sources[variant], tk, label);
+  if (st) body = withStoreMap(body, label);
   const b0 = 6 + extra.length;
   if (fused && tail) body = withTail(body, { bindings: [b0, b0 + 1, b0 + 2], rows: "dims.N", cols: tail.cols, transB: tail.transB }, label);
   const pipeline = await computePipeline(device, fused ? `${label}_tail` : label, `${commonSource}\n${body}`, { HAS_ZP: w.zeroPoints ? 1 : 0, ...constants, ...(split ? { ACCUMULATE: 0 } : {}) });
