@@ -130,8 +130,9 @@ ladder)
   HEAD=20 PAT="^\| |cmp" t cmp 90 deno run -A "$J/profile.js" cmp tokens=6144 iters=20 rounds=3 "sw="
   ;;
 st)
-  # Conflict-free transposing tile stores (switch st: which thread loads which quad of a k-fastest operand at a step of
-  # 16; tile128h and the q4 tile128 pair): the big products at st=0 and st=1 interleaved, the f32 and q4 steps under it.
+  # Prepared 2026-12-04 (seventh session; not run: no machine was lent after the ladder call). Conflict-free transposing
+  # tile stores (switch st: which thread loads which quad of a k-fastest operand at a step of 16; tile128h and the q4
+  # tile128 pair): the big products at st=0 and st=1 interleaved, the f32 and q4 steps under it. About 2 minutes.
   HEAD=20 PAT="^\| |cmp" t cmp 120 deno run -A "$J/profile.js" cmp tokens=6144 iters=20 rounds=5 "sw=st=0;st=1"
   t f32 70 deno run -A "$J/train.js" qwen2.5-0.5b 8 768 16 0 3 step budget=60 out="$OUT/f32.json" "variants=st=1"
   t q4 70 deno run -A "$J/train.js" qwen2.5-0.5b 8 768 16 1 3 step budget=60 out="$OUT/q4.json" "variants=st=1"

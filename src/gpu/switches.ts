@@ -111,7 +111,8 @@ export interface PerfSwitches {
    * tile128 pair's activations): 0 (the default), a warp's loads span 8 rows x their 4 quads (16 rows x 16 elements for
    * q4), whose transposing tile stores meet two-way bank conflicts; 1, 16 rows x 2 quads (4 rows x 8 elements for q4),
    * conflict-free, 32-byte sectors still whole. The tiles hold the same elements: the same sums. Experimental (issue
-   * 16's >= 35 TFLOP/s; bench/ladder.bench.ts puts the tile stores at 4-9% of tile128h's time).
+   * 16's >= 35 TFLOP/s; bench/ladder.bench.ts puts the tile stores at 4-9% of tile128h's time); not measured on the
+   * H200 yet (bench/h200-check.sh part st).
    */
   st: 0 | 1;
 }
