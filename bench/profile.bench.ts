@@ -73,19 +73,13 @@ async function profiled(label: string, tokens: number, fn: () => Promise<unknown
   summary[label] = { wallMs: wall, tokensPerSec: tokens / (wall / 1000), busyMs: p.busyMs, spanMs: p.spanMs, passes: p.passes, top: p.byLabel.slice(0, 12) };
 }
 
-if (what.has("matmul")) {
-  for (const size of [1024, 2048, 4096]) {
-    const r = await benchmarkMatmul(device, { size, minSeconds: 2 });
-    console.log(`matmul ${size}^3: ${(r.gflops / 1000).toFixed(2)} TFLOP/s (${r.iterations} runs, check ${r.checkMaxAbsErr.toExponential(1)})`);
-    summary[`matmul${size}`] = r.gflops / 1000;
-  }
-}
-
-if (what.has("shapes")) {
-  // The products of one layer of the 0.5B GRPO step (LoRA r = 16), forward and backward, f32 and q4,
-  // every kernel each can use, timed on the GPU's clock (bench/gpu-time.ts: `iters` dispatches in one
-  // timestamped pass), plus the fused q/k/v and gate/up products a fusion would run.
-  const M = Number(named.get("tokens") ?? 6144), H = 896, I = 4864, KV = 128, r = 16, QKV = H + 2 * KV, CH = 8192;
+/**
+ * The products of one layer of the 0.5B GRPO step at M tokens (LoRA r = 16), forward and backward: the f32 ones (with the
+ * fused q/k/v and gate/up products a fusion would run, and the rank products), and the q4 projections as [name, Nout,
+ * K, forward y = x W^T or backward dx = dy W, with the LoRA tail].
+ */
+function layerProducts(M: number): { f32: [string, EncodeMatmulOpts][]; q4: [string, number, number, "fwd" | "bwd", boolean?][] } {
+  const H = 896, I = 4864, KV = 128, r = 16, QKV = H + 2 * KV, CH = 8192;
   const shapes: [string, EncodeMatmulOpts][] = [
     ["q/o x W^T", { M, N: H, K: H, transB: true }],
     ["k/v x W^T", { M, N: KV, K: H, transB: true }],
@@ -112,14 +106,45 @@ if (what.has("shapes")) {
     ["dB = dy^T xa, k/v (N = r)", { M: KV, N: r, K: M, transA: true, accumulate: true }],
     ["dy B, k/v (N = r)", { M, N: r, K: KV }],
   ];
+  const q4: [string, number, number, "fwd" | "bwd", boolean?][] = [
+    ["q4 q/o x W^T", H, H, "fwd"], ["q4 k/v x W^T", KV, H, "fwd"], ["q4 gate/up x W^T", I, H, "fwd"], ["q4 down x W^T", H, I, "fwd"],
+    ["q4 q+k+v fused x W^T", QKV, H, "fwd"], ["q4 gate+up fused x W^T", 2 * I, H, "fwd"],
+    ["q4 dx = dy W (q/o)", H, H, "bwd"], ["q4 dx = dy W (k/v)", KV, H, "bwd"], ["q4 dx = dy W (gate/up)", I, H, "bwd"], ["q4 dx = dy W (down)", H, I, "bwd"],
+    ["q4 dx = dy W (k/v) + LoRA tail", KV, H, "bwd", true],
+  ];
+  return { f32: shapes, q4 };
+}
+
+/** Operand buffers for every product of layerProducts(M): A and B filled from Rng(9) (which the caller goes on drawing from), C. */
+function productBuffers(M: number, label: string): { rng: Rng; bufA: GPUBuffer; bufB: GPUBuffer; bufC: GPUBuffer } {
   const rng = new Rng(9);
-  const biggest = M * 2 * I;
-  const bufA = storageBuffer(device, "shape-a", rng.uniformArray(biggest));
-  const bufB = storageBuffer(device, "shape-b", rng.uniformArray(Math.max(biggest, CH * H)));
-  const bufC = storageBuffer(device, "shape-c", biggest * 4);
+  const biggest = M * 2 * 4864;
+  const bufA = storageBuffer(device, `${label}-a`, rng.uniformArray(biggest));
+  const bufB = storageBuffer(device, `${label}-b`, rng.uniformArray(Math.max(biggest, 8192 * 896)));
+  const bufC = storageBuffer(device, `${label}-c`, biggest * 4);
+  return { rng, bufA, bufB, bufC };
+}
+
+if (what.has("matmul")) {
+  for (const size of [1024, 2048, 4096]) {
+    const r = await benchmarkMatmul(device, { size, minSeconds: 2 });
+    console.log(`matmul ${size}^3: ${(r.gflops / 1000).toFixed(2)} TFLOP/s (${r.iterations} runs, check ${r.checkMaxAbsErr.toExponential(1)})`);
+    summary[`matmul${size}`] = r.gflops / 1000;
+  }
+}
+
+if (what.has("shapes")) {
+  // The products of one layer of the 0.5B GRPO step (LoRA r = 16), forward and backward, f32 and q4,
+  // every kernel each can use, timed on the GPU's clock (bench/gpu-time.ts: `iters` dispatches in one
+  // timestamped pass), plus the fused q/k/v and gate/up products a fusion would run.
+  const M = Number(named.get("tokens") ?? 6144), r = 16;
+  const { f32: shapes, q4: q4Shapes } = layerProducts(M);
+  const { rng, bufA, bufB, bufC } = productBuffers(M, "shape");
+
   // The k/v dx with its LoRA tail (dx += s (dy B) A): inside tile128 (switch loraTail) or, on tile64, its own product after
   // (matmul.ts SHORT_K: tile64 is chosen at K <= 128 only where no tail would run inside tile128).
-  shapes.push(["dx = dy W (k/v) + LoRA tail", { M, N: H, K: KV, tail: { a: bufA, b: bufB, r, scale: 2 } }]);
+  const kvDx = shapes.find(([name]) => name === "dx = dy W (k/v)")![1];
+  shapes.push(["dx = dy W (k/v) + LoRA tail", { ...kvDx, tail: { a: bufA, b: bufB, r, scale: 2 } }]);
   const iters = Number(named.get("iters") ?? 20);
   const rows: string[] = [];
   const cell = (ms: number, flops: number) => `${ms.toFixed(3)} ms ${(flops / (ms / 1000) / 1e12).toPrecision(3)} TF/s`;
@@ -154,13 +179,8 @@ if (what.has("shapes")) {
     rows.push(row);
     console.log(row);
   }
-  // q4 projections: forward y = x W^T and backward dx = dy W through the frozen q4 weight.
-  const q4Shapes: [string, number, number, "fwd" | "bwd", boolean?][] = [
-    ["q4 q/o x W^T", H, H, "fwd"], ["q4 k/v x W^T", KV, H, "fwd"], ["q4 gate/up x W^T", I, H, "fwd"], ["q4 down x W^T", H, I, "fwd"],
-    ["q4 q+k+v fused x W^T", QKV, H, "fwd"], ["q4 gate+up fused x W^T", 2 * I, H, "fwd"],
-    ["q4 dx = dy W (q/o)", H, H, "bwd"], ["q4 dx = dy W (k/v)", KV, H, "bwd"], ["q4 dx = dy W (gate/up)", I, H, "bwd"], ["q4 dx = dy W (down)", H, I, "bwd"],
-    ["q4 dx = dy W (k/v) + LoRA tail", KV, H, "bwd", true],
-  ];
+  // q4 projections: forward y = x W^T and backward dx = dy W through the frozen q4 weight (layerProducts' q4 list).
+
   for (const [name, Nout, K, dir, withTail = false] of onlyRank ? [] : q4Shapes) {
     const q = quantizeQ4({ shape: [Nout, K], data: rng.uniformArray(Nout * K) });
     const w = uploadQ4(device, name, { Nout: q.N, K: q.K, packed: q.packed, scales: q.scales, zeroPoints: q.zeroPoints ?? undefined });
@@ -191,30 +211,17 @@ if (what.has("cmp")) {
   // The big products of the 0.5B step (f32 and q4, as the defaults pick their kernels) under each perf-switch set of
   // sw= (sets separated by ';', each parsed over the current switches), interleaved over rounds= rounds so that drift
   // hits every set alike; per product and set the best of the rounds (each `iters` dispatches in one timed pass).
-  const M = Number(named.get("tokens") ?? 6144), H = 896, I = 4864, CH = 8192;
+  const M = Number(named.get("tokens") ?? 6144);
   const base = perfSwitches();
   const sets = (named.get("sw") ?? "").split(";").map((x) => x.trim());
   const rounds = Number(named.get("rounds") ?? 3);
   const iters = Number(named.get("iters") ?? 20);
-  const f32: [string, EncodeMatmulOpts][] = [
-    ["gate/up x W^T", { M, N: I, K: H, transB: true }],
-    ["down x W^T", { M, N: H, K: I, transB: true }],
-    ["gate+up fused x W^T", { M, N: 2 * I, K: H, transB: true }],
-    ["gate/up x W (transposed base)", { M, N: I, K: H }],
-    ["down x W (transposed base)", { M, N: H, K: I }],
-    ["dx = dy W (gate/up)", { M, N: H, K: I }],
-    ["dx = dy W (down)", { M, N: I, K: H }],
-    ["lm head dh = dz W_chunk", { M, N: H, K: CH }],
-  ];
-  const q4: [string, number, number, "fwd" | "bwd"][] = [
-    ["q4 gate/up x W^T", I, H, "fwd"], ["q4 down x W^T", H, I, "fwd"], ["q4 gate+up fused x W^T", 2 * I, H, "fwd"],
-    ["q4 dx = dy W (gate/up)", I, H, "bwd"], ["q4 dx = dy W (down)", H, I, "bwd"],
-  ];
-  const rng = new Rng(9);
-  const biggest = M * 2 * I;
-  const bufA = storageBuffer(device, "cmp-a", rng.uniformArray(biggest));
-  const bufB = storageBuffer(device, "cmp-b", rng.uniformArray(Math.max(biggest, CH * H)));
-  const bufC = storageBuffer(device, "cmp-c", biggest * 4);
+  // The big ones of layerProducts: a layer's f32 and q4 products with both sides >= 896 and K >= 896. (With the transposed
+  // f32 base, the forward's x W runs dx's shapes and layouts: gate/up's is dx of down's, down's dx of gate/up's.)
+  const all = layerProducts(M);
+  const f32 = all.f32.filter(([name]) => ["gate/up x W^T", "down x W^T", "gate+up fused x W^T", "dx = dy W (gate/up)", "dx = dy W (down)", "lm head dh = dz W_chunk"].includes(name));
+  const q4 = all.q4.filter(([name]) => ["q4 gate/up x W^T", "q4 down x W^T", "q4 gate+up fused x W^T", "q4 dx = dy W (gate/up)", "q4 dx = dy W (down)"].includes(name));
+  const { rng, bufA, bufB, bufC } = productBuffers(M, "cmp");
   const weights = q4.map(([name, Nout, K]) => {
     const q = quantizeQ4({ shape: [Nout, K], data: rng.uniformArray(Nout * K) });
     return uploadQ4(device, name, { Nout: q.N, K: q.K, packed: q.packed, scales: q.scales, zeroPoints: q.zeroPoints ?? undefined });
