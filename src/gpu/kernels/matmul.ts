@@ -414,12 +414,16 @@ function tailLayout(o: EncodeMatmulOpts): boolean | undefined {
 
 /**
  * A pipeline of one of the tile kernels (tile128, tile256, tile128h) from its source at contracted step `tk`, with the LoRA
- * tail where `tailB` gives its b2 layout. The label names the step, the vec4 loads, the transposes and the tail, so a
- * profile (src/gpu/profile.ts, by label and grid) tells forward from backward products.
+ * tail where `tailB` gives its b2 layout (matmul_t256.wgsl's quads remapped under the switch st). The label names the
+ * step, the vec4 loads, the transposes and the tail, so a profile (src/gpu/profile.ts, by label and grid) tells forward
+ * from backward products.
  */
 function tiledPipeline(device: GPUDevice, stem: string, body: string, file: string, tk: number, e: EncodeMatmulOpts, vec: VecLoads, tailB: boolean | undefined, constants: Record<string, number>): Promise<GPUComputePipeline> {
   const tail = tailB !== undefined;
-  const label = `${stem}${tk === 8 ? "" : `_k${tk}`}${vec.a || vec.b ? `_v${vec.a ? "A" : ""}${vec.b ? "B" : ""}` : ""}${e.transA ? "_tA" : ""}${e.transB ? "_tB" : ""}${tail ? "_tail" : ""}`;
+  // Switch st: matmul_t256.wgsl's (tile256, tile128h) k-fastest quads remapped at a step of 16 (withStoreMap).
+  const st = file === "matmul_t256.wgsl" && tk === 16 && perfSwitches().st === 1;
+  if (st) body = withStoreMap(body, file);
+  const label = `${stem}${st ? "_st" : ""}${tk === 8 ? "" : `_k${tk}`}${vec.a || vec.b ? `_v${vec.a ? "A" : ""}${vec.b ? "B" : ""}` : ""}${e.transA ? "_tA" : ""}${e.transB ? "_tB" : ""}${tail ? "_tail" : ""}`;
   const src = tail ? withTail(body, { bindings: [4, 5, 6], rows: "dims.M", cols: "dims.N", transB: tailB }, file) : body;
   return computePipeline(device, label, typedSource(src, e.aF16 ?? false, e.bF16 ?? false, vec), constants);
 }
@@ -439,15 +443,11 @@ function pipelineFor(device: GPUDevice, variant: MatmulVariant, e: EncodeMatmulO
       return computePipeline(device, "matmul_t128p", typedSource(source128p, aF16, bF16), constants);
     case "tile256": {
       const tk = t256Step(device);
-      const st = tk === 16 && perfSwitches().st === 1;
-      const body = withStep(source256, tk, "matmul_t256.wgsl");
-      return tiledPipeline(device, `matmul_t256${st ? "_st" : ""}`, st ? withStoreMap(body, "matmul_t256.wgsl") : body, "matmul_t256.wgsl", tk, e, vec, tailB, constants);
+      return tiledPipeline(device, "matmul_t256", withStep(source256, tk, "matmul_t256.wgsl"), "matmul_t256.wgsl", tk, e, vec, tailB, constants);
     }
     case "tile128h": {
       const tk = t128Step(device);
-      const st = tk === 16 && perfSwitches().st === 1;
-      const body = halfThreads(withStep(source256, tk, "matmul_t256.wgsl"));
-      return tiledPipeline(device, `matmul_t128h${st ? "_st" : ""}`, st ? withStoreMap(body, "matmul_t256.wgsl") : body, "matmul_t256.wgsl", tk, e, vec, tailB, constants);
+      return tiledPipeline(device, "matmul_t128h", halfThreads(withStep(source256, tk, "matmul_t256.wgsl")), "matmul_t256.wgsl", tk, e, vec, tailB, constants);
     }
     case "narrow":
       return computePipeline(device, "matmul_narrow", typedSource(sourceNarrow, aF16, bF16), { ...constants, TRANS_C: transC ? 1 : 0 });
