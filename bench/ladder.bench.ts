@@ -88,6 +88,11 @@ function swizzled(b: string): string {
   return out;
 }
 
+/** The tiles filled once before the loop, no tile loads or stores in it (the barriers rung, and the inner rung's start). */
+function prefilled(b: string): string {
+  return once(once(once(b, LOAD_A, ""), LOAD_B, ""), LOOP, SEED + PREFILL + LOOP);
+}
+
 const rungs: Record<string, (body: string) => string> = {
   text: (b) => b,
   fetch1st: (b) =>
@@ -97,15 +102,14 @@ const rungs: Record<string, (body: string) => string> = {
       "    for (var j = 0u; j < QA; j++) { storeA(tid + j * NT, qa[j]); }\n"), LOAD_B, "    for (var j = 0u; j < QB; j++) { storeB(tid + j * NT, qb[j]); }\n"),
   swizzle: swizzled,
   stores: (b) => once(once(once(b, LOAD_A, MADE_A), LOAD_B, MADE_B), LOOP, SEED + LOOP),
-  barriers: (b) => once(once(once(b, LOAD_A, ""), LOAD_B, ""), LOOP, SEED + PREFILL + LOOP),
+  barriers: prefilled,
   inner: (b) => {
-    let out = once(once(once(b, LOAD_A, ""), LOAD_B, ""), LOOP, SEED + PREFILL + LOOP);
+    const out = prefilled(b);
     const loop = out.indexOf(LOOP);
     const tail = out.indexOf("// TAIL256");
     const inLoop = out.slice(loop, tail).split(BARRIER);
     if (inLoop.length !== 3) throw new Error("ladder: the main loop should hold two barriers");
-    out = out.slice(0, loop) + inLoop.join("") + out.slice(tail);
-    return out;
+    return out.slice(0, loop) + inLoop.join("") + out.slice(tail);
   },
 };
 
