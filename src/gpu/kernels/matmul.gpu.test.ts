@@ -432,6 +432,60 @@ Deno.test("matmul tile256 and tile128h (switches t256, t128h): steps 8, 16 and 3
   }
 });
 
+Deno.test("matmul tile128h and tile256 under the experimental switch ka (A's tile k-fastest in workgroup memory): bitwise the default on ragged tiles, both B layouts, with and without st; split-K and the LoRA tail against float64", async () => {
+  const { kFastABytes } = await import("./matmul.ts");
+  const { setPerfSwitches } = await import("../switches.ts");
+  const prev = setPerfSwitches({});
+  const room = gpu.device.limits.maxComputeWorkgroupStorageSize;
+  // The shader modules compiled under ka=1, by label: the switch must have changed the kernel, not been skipped.
+  const labels: string[] = [];
+  const createShaderModule = gpu.device.createShaderModule;
+  gpu.device.createShaderModule = (d: GPUShaderModuleDescriptor) => {
+    labels.push(d.label ?? "");
+    return createShaderModule.call(gpu.device, d);
+  };
+  try {
+    let seed = 3400;
+    const cases: [("tile128h" | "tile256"), number, 8 | 16, 0 | 1, number[][]][] = [
+      ["tile128h", 128, 16, 1, [[4, 8, 4], [260, 136, 36], [516, 132, 100]]],
+      ["tile128h", 128, 16, 0, [[300, 257, 33]]],
+      ["tile128h", 128, 8, 1, [[260, 136, 36]]],
+      ["tile256", 256, 16, 1, [[520, 257, 40]]],
+    ];
+    for (const [variant, tm, tk, vload, shapes] of cases) {
+      if (kFastABytes(tm, tk) > room) {
+        console.log(`ka: ${variant} at a step of ${tk} skipped, the device's workgroup memory (${room} bytes) is short of ${kFastABytes(tm, tk)}`);
+        continue;
+      }
+      for (const [M, N, K] of shapes) {
+        for (const transB of [false, true]) {
+          for (const st of tk === 16 ? [0, 1] as const : [0] as const) {
+            const o = { M, N, K, transB, alpha: 0.75, variant };
+            setPerfSwitches({ ...prev, tk, vload, st, ka: 0 });
+            const want = await check(o, seed);
+            setPerfSwitches({ ...prev, tk, vload, st, ka: 1 });
+            const got = await check(o, seed++);
+            const bad = got.findIndex((v, i) => !Object.is(v, want[i]));
+            if (bad >= 0) throw new Error(`ka=1 st=${st} tk=${tk} vload=${vload} ${JSON.stringify(o)}: element ${bad} ${got[bad]} != ${want[bad]} under ka=0`);
+          }
+        }
+      }
+      setPerfSwitches({ ...prev, tk, ka: 1 });
+      await check({ M: 300, N: 152, K: 1500, transB: true, variant }, seed++); // split-K slices
+      await check({ M: 300, N: 257, K: 40, transB: true, variant }, seed++, true, { r: 16, scale: 2 });
+      await check({ M: 520, N: 200, K: 1024, variant, accumulate: true }, seed++, false, { r: 20, scale: 0.25 });
+      await check({ M: 260, N: 136, K: 36, transA: true, variant }, seed++); // A transposed: the default kernel
+      const stem = variant === "tile256" ? "matmul_t256_" : "matmul_t128h_";
+      if (!labels.some((l) => l.startsWith(stem) && l.includes("_ka_") && !l.includes("_tA"))) throw new Error(`ka: no ${variant} kernel compiled with A's k-fastest tile (${labels.join(", ")})`);
+      if (labels.some((l) => l.includes("_ka_") && l.includes("_tA"))) throw new Error("ka: a kernel with A transposed compiled under ka");
+    }
+    if (!labels.some((l) => l.includes("_ka_"))) throw new Error("ka: no step ran");
+  } finally {
+    gpu.device.createShaderModule = createShaderModule;
+    setPerfSwitches(prev);
+  }
+});
+
 Deno.test("matmul tile128h under the experimental switch st (conflict-free k-fastest tile stores at a step of 16): bitwise the default mapping on ragged tiles and every transpose; split-K and the LoRA tail against float64", async () => {
   const { t128Step } = await import("./matmul.ts");
   const { setPerfSwitches } = await import("../switches.ts");

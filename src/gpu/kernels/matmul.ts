@@ -28,6 +28,7 @@ import sourceRank from "./matmul_rank.wgsl" with { type: "text" };
 import commonSource from "./matmul_common.wgsl" with { type: "text" };
 import tailSource from "./matmul_tail.wgsl" with { type: "text" };
 import tail256Source from "./matmul_tail256.wgsl" with { type: "text" };
+import kFastASource from "./matmul_t256_ka.wgsl" with { type: "text" };
 import reduceSource from "./matmul_splitk_reduce.wgsl" with { type: "text" };
 
 export type { MatmulOpts } from "./matmul.ref.ts";
@@ -308,6 +309,34 @@ export function withStoreMap(source: string, name: string): string {
   return swap(swap(source, `let ${kName} = e % TK;`, `let ${kName} = 8u * ((e / 32u) % 2u) + e % 8u;`, 1), "let mm = e / TK;", "let mm = 4u * (e / 64u) + (e % 32u) / 8u;", 1);
 }
 
+/** Workgroup bytes of matmul_t256.wgsl under the switch ka at `tm` tile rows and contracted step `tk`: A's tile (tm, tk / 4 + 1) of vec4 (or the default layout's (tk, tm / 4 + 1) where larger: the LoRA tail still uses it), B's (tk, 33). */
+export function kFastABytes(tm: number, tk: number): number {
+  return 16 * (Math.max(tm * (tk / 4 + 1), tk * (tm / 4 + 1)) + tk * 33);
+}
+
+/**
+ * Switch ka: `source` (matmul_t256.wgsl after withStep / halfThreads, before withTail) with A's tile k-fastest in
+ * workgroup memory for an A that is (M, K) in memory (not transposed): storeA writes each quad as one vec4 to row m's
+ * slot k / 4 (matmul_t256_ka.wgsl's layout), and the main loop's arithmetic is matmul_t256_ka.wgsl's (the same fmas in the
+ * same order: bitwise the same sums). Only for a kernel compiled with TRANS_A false; the LoRA tail keeps its own layout in
+ * the same array (sized for both).
+ */
+export function withKFastA(source: string, name: string): string {
+  const once = (text: string, from: string, to: string) => {
+    const parts = text.split(from);
+    if (parts.length !== 2) throw new Error(`${name}: '${from.trim().split("\n")[0]}' ${parts.length - 1} times, expected 1 (switch ka)`);
+    return parts.join(to);
+  };
+  let out = once(source, "var<workgroup> tileA: array<vec4f, TK * TSVA>;", "const TSKA: u32 = TK / 4u + 1u; // row stride in vec4 of A's k-fastest tile (switch ka)\nvar<workgroup> tileA: array<vec4f, max(TK * TSVA, TM * TSKA)>;");
+  out = once(out, "  let t = 4u * (q % (TK / 4u)) * TSVA + mm / 4u; let l = mm % 4u;\n  tileA[t][l] = v.x; tileA[t + TSVA][l] = v.y; tileA[t + 2u * TSVA][l] = v.z; tileA[t + 3u * TSVA][l] = v.w;\n", "  tileA[mm * TSKA + (q % (TK / 4u))] = v;\n");
+  const start = out.indexOf("    for (var kk = 0u; kk < TK; kk++) {");
+  const endMark = "\n    }\n    workgroupBarrier();\n  }\n";
+  const end = out.indexOf(endMark, start);
+  if (start < 0 || end < 0 || out.indexOf("    for (var kk = 0u; kk < TK; kk++) {", start + 1) >= 0) throw new Error(`${name}: no single main-loop arithmetic to replace (switch ka)`);
+  const loop = kFastASource.split("\n").filter((l) => !l.startsWith("//")).join("\n").trimEnd();
+  return out.slice(0, start) + loop + out.slice(end + "\n    }".length);
+}
+
 /**
  * Operand X's ("A" or "B", binding x) part of a kernel's prelude (matmul_common.wgsl describes it): the binding's element
  * type, elemX (one element as f32), quadX (four as a vec4f) and VEC_X. The kernels read X through them only, so either
@@ -421,9 +450,13 @@ function tailLayout(o: EncodeMatmulOpts): boolean | undefined {
 function tiledPipeline(device: GPUDevice, stem: string, body: string, file: string, tk: number, e: EncodeMatmulOpts, vec: VecLoads, tailB: boolean | undefined, constants: Record<string, number>): Promise<GPUComputePipeline> {
   const tail = tailB !== undefined;
   // Switch st: matmul_t256.wgsl's (tile256, tile128h) k-fastest quads remapped at a step of 16 (withStoreMap).
+  // Switch ka: A's tile k-fastest where A is (M, K) and the tiles fit (withKFastA; before st, whose quad map it keeps).
+  const tm = stem === "matmul_t256" ? 256 : 128;
+  const ka = file === "matmul_t256.wgsl" && !e.transA && tk !== 32 && perfSwitches().ka === 1 && kFastABytes(tm, tk) <= device.limits.maxComputeWorkgroupStorageSize;
+  if (ka) body = withKFastA(body, file);
   const st = file === "matmul_t256.wgsl" && tk === 16 && perfSwitches().st === 1;
   if (st) body = withStoreMap(body, file);
-  const label = `${stem}${st ? "_st" : ""}${tk === 8 ? "" : `_k${tk}`}${vec.a || vec.b ? `_v${vec.a ? "A" : ""}${vec.b ? "B" : ""}` : ""}${e.transA ? "_tA" : ""}${e.transB ? "_tB" : ""}${tail ? "_tail" : ""}`;
+  const label = `${stem}${st ? "_st" : ""}${ka ? "_ka" : ""}${tk === 8 ? "" : `_k${tk}`}${vec.a || vec.b ? `_v${vec.a ? "A" : ""}${vec.b ? "B" : ""}` : ""}${e.transA ? "_tA" : ""}${e.transB ? "_tB" : ""}${tail ? "_tail" : ""}`;
   const src = tail ? withTail(body, { bindings: [4, 5, 6], rows: "dims.M", cols: "dims.N", transB: tailB }, file) : body;
   return computePipeline(device, label, typedSource(src, e.aF16 ?? false, e.bF16 ?? false, vec), constants);
 }
