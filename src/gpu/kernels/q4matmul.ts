@@ -16,6 +16,7 @@ import forward128Source from "./q4matmul_t128.wgsl" with { type: "text" };
 import transposedSource from "./q4matmul_t.wgsl" with { type: "text" };
 import transposed128Source from "./q4matmul_t_t128.wgsl" with { type: "text" };
 import commonSource from "./q4matmul_common.wgsl" with { type: "text" };
+import quadALoop from "./q4matmul_qa.wgsl" with { type: "text" };
 
 export { dequantQ4Ref, Q4_BLOCK, q4Geometry, type Q4Weight } from "./q4matmul.ref.ts";
 
@@ -103,8 +104,12 @@ async function encode(
   const variant = pickQ4(N, outCols, forced, inCols, !!tail);
   const tile = variant === "tile128" ? 128 : 64;
   const tk = variant === "tile128" ? t128Step(device, perfSwitches().q4tk) : 8;
-  const st = variant === "tile128" && tk === 16 && perfSwitches().st === 1; // switch st (matmul.ts withStoreMap)
-  const label = variant === "tile128" ? `${name}_t128${tk === 16 ? "_k16" : ""}${st ? "_st" : ""}` : name;
+  // Switch qa (withQuadA): the activations as quads where their rows are whole quads and the tiles fit; else switch st
+  // (matmul.ts withStoreMap), whose element map qa replaces.
+  const qa = variant === "tile128" && tk !== 32 && perfSwitches().qa === 1 && inCols % 4 === 0 && input.size % 16 === 0 &&
+    quadABytes(tk) <= device.limits.maxComputeWorkgroupStorageSize;
+  const st = variant === "tile128" && tk === 16 && perfSwitches().st === 1 && !qa;
+  const label = variant === "tile128" ? `${name}_t128${tk === 16 ? "_k16" : ""}${st ? "_st" : ""}${qa ? "_qa" : ""}` : name;
   const grid: [number, number] = [Math.ceil(outCols / tile), Math.ceil(N / tile)];
   // Split-K (the 128-tile kernels, switch wideSplit): slices of the contracted length in whole blocks of 32.
   const S = variant === "tile128" ? wideSplitSlices(grid[0] * grid[1], inCols, N * outCols) : 1;
@@ -115,6 +120,7 @@ async function encode(
   // transposed kernel, which has no bias (the bind group's entries are numbered in order).
   const fused = !!tail && q4TailFuses(N, outCols, forced, inCols);
   let body = withStep(sources[variant], tk, label);
+  if (qa) body = withQuadA(body, label);
   if (st) body = withStoreMap(body, label);
   const b0 = 6 + extra.length;
   if (fused && tail) body = withTail(body, { bindings: [b0, b0 + 1, b0 + 2], rows: "dims.N", cols: tail.cols, transB: tail.transB }, label);
@@ -134,6 +140,67 @@ async function encode(
   dispatch(device, enc, pipeline, [input, w.packed, w.scales, zp, part, dims, ...extra, ...tailBind], [...grid, slices]);
   await encodeSplitReduce(device, enc, part, out, N * outCols, slices, 1, constants.ACCUMULATE === 1);
   await separate();
+}
+
+/** Workgroup bytes of a q4 128-tile kernel under the switch qa at contracted step `tk`: the activations' tile (128, tk / 4 + 1) of vec4 (or the default (tk, 33) where larger: the LoRA tail still uses it), W's (tk, 33). */
+export function quadABytes(tk: number): number {
+  return 16 * (Math.max(128 * (tk / 4 + 1), tk * 33) + tk * 33);
+}
+
+/** The two q4 128-tile kernels' activation loads: [binding, its contracted start, end and row length]. */
+const QUAD_A_NAMES: Record<string, [string, string, string, string, string]> = {
+  "x": ["x", "k0", "kEnd", "dims.K", "ka"],
+  "dy": ["dy", "j0", "jEnd", "dims.Nout", "ja"],
+};
+
+/**
+ * Switch qa: a q4 128-tile kernel (q4matmul_t128.wgsl or q4matmul_t_t128.wgsl, after withStep, before withTail) with its
+ * activations bound as vec4 and their tile k-fastest in workgroup memory: each quad one vec4 load and one vec4 store (the
+ * default: a scalar load and a scalar store per element, transposed into k-major rows), a warp's 32 quads QW rows x their
+ * TK / 4 quads (the same 32-byte sectors as the default's loads; eight consecutive threads store eight rows at the same
+ * column: distinct banks), and q4matmul_qa.wgsl's arithmetic (the same fmas in the same order: bitwise the same sums).
+ * Needs the contracted length a multiple of 4 (the caller checks; slices are whole blocks of 32).
+ */
+export function withQuadA(source: string, name: string): string {
+  const input = source.includes("var<storage, read> dy: array<f32>;") ? "dy" : "x";
+  const [v, k0, kEnd, rowLen, kName] = QUAD_A_NAMES[input];
+  const once = (text: string, from: string, to: string) => {
+    const parts = text.split(from);
+    if (parts.length !== 2) throw new Error(`${name}: '${from.trim().split("\n")[0]}' ${parts.length - 1} times, expected 1 (switch qa)`);
+    return parts.join(to);
+  };
+  let out = once(source, `var<storage, read> ${v}: array<f32>;`, `var<storage, read> ${v}: array<vec4f>; // (switch qa: quads)`);
+  out = once(
+    out,
+    "var<workgroup> tileA: array<vec4f, TK * TSV>;",
+    "const TSKA: u32 = TK / 4u + 1u; // row stride in vec4 of the activations' k-fastest tile (switch qa)\n" +
+      "const QW: u32 = 32u / (TK / 4u); // rows of a warp's 32 quads\n" +
+      "var<workgroup> tileA: array<vec4f, max(TK * TSV, TS * TSKA)>;",
+  );
+  const oldLoad = `    for (var i = 0u; i < LOADS; i++) {
+      let e = tid + i * 256u;
+      let ${kName} = e % TK;
+      let mm = e / TK;
+      var av = 0.0;
+      if (row0 + mm < dims.N && ${k0} + ${kName} < ${kEnd}) { av = ${v}[(row0 + mm) * ${rowLen} + ${k0} + ${kName}]; }
+      tileA[${kName} * TSV + mm / 4u][mm % 4u] = av;
+    }
+`;
+  const newLoad = `    for (var i = 0u; i < LOADS / 4u; i++) {
+      let q = tid + i * 256u;
+      let mm = QW * (q / 32u) + q % QW;
+      let kq = (q % 32u) / QW;
+      var av = vec4f(0.0);
+      if (row0 + mm < dims.N && ${k0} + 4u * kq < ${kEnd}) { av = ${v}[((row0 + mm) * ${rowLen} + ${k0}) / 4u + kq]; }
+      tileA[mm * TSKA + kq] = av;
+    }
+`;
+  out = once(out, oldLoad, newLoad);
+  const start = out.indexOf("    for (var kk = 0u; kk < TK; kk++) {");
+  const end = out.indexOf("\n    }\n    workgroupBarrier();\n  }\n", start);
+  if (start < 0 || end < 0 || out.indexOf("    for (var kk = 0u; kk < TK; kk++) {", start + 1) >= 0) throw new Error(`${name}: no single main-loop arithmetic to replace (switch qa)`);
+  const loop = quadALoop.split("\n").filter((l) => !l.startsWith("//")).join("\n").trimEnd();
+  return out.slice(0, start) + loop + out.slice(end + "\n    }".length);
 }
 
 /** A LoRA product added to a q4 product's output (EncodeMatmulOpts.tail's role; the kernel's columns `cols` as WGSL). */
