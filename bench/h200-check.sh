@@ -134,13 +134,13 @@ st)
   # qa, and no machine was lent to it either). Three ways at the transposing tile stores of a k-fastest A: switch st
   # (which thread loads which quad of a k-fastest operand at a step of 16, conflict-free stores; tile128h and the q4
   # tile128 pair), switch ka (tile128h keeps A's tile k-fastest: one vec4 store a quad) and switch qa (the q4 tile128
-  # pair load their activations as quads into a k-fastest tile): the kernels' registers (vkstats: h200-prep.sh dumps
+  # pair load their activations as vec4 quads: qa=1 into a k-fastest tile, qa=2 into the default's tile): the kernels' registers (vkstats: h200-prep.sh dumps
   # the ka / qa kernels too), the big products under each, interleaved, the f32 and q4 steps under each. About 7
   # minutes: H200_TOTAL_S=480.
   vkstats
-  HEAD=40 PAT="^\| |cmp" t cmp 200 deno run -A "$J/profile.js" cmp tokens=6144 iters=20 rounds=4 "sw=st=0;st=1;ka=1;ka=1,st=1;qa=1"
+  HEAD=40 PAT="^\| |cmp" t cmp 200 deno run -A "$J/profile.js" cmp tokens=6144 iters=20 rounds=4 "sw=st=0;st=1;ka=1;ka=1,st=1;qa=1;qa=2"
   t f32 110 deno run -A "$J/train.js" qwen2.5-0.5b 8 768 16 0 3 step budget=100 out="$OUT/f32.json" "variants=st=1;ka=1;ka=1,st=1"
-  t q4 110 deno run -A "$J/train.js" qwen2.5-0.5b 8 768 16 1 3 step budget=100 out="$OUT/q4.json" "variants=st=1;qa=1;ka=1,st=1,qa=1"
+  t q4 110 deno run -A "$J/train.js" qwen2.5-0.5b 8 768 16 1 3 step budget=100 out="$OUT/q4.json" "variants=st=1;qa=1;qa=2;ka=1,st=1,qa=2"
   ;;
 cmp)
   # The big products at the defaults (issue 16's >= 35 TFLOP/s), in one short call: profile.js cmp, five interleaved

@@ -124,13 +124,14 @@ export interface PerfSwitches {
    */
   ka: 0 | 1;
   /**
-   * The q4 128-tile kernels (q4matmul_t128.wgsl, q4matmul_t_t128.wgsl) load their activations as quads, one vec4 load
-   * and one vec4 store each, into a k-fastest tile that q4matmul_qa.wgsl's loop reads a vec4 per row and four steps
-   * (1, where the contracted length is a multiple of 4: q4matmul.ts withQuadA; it replaces st's map there); or one
-   * bounds-checked scalar load and store per element (0, the default). Bitwise the same sums. Experimental (issue 16's
-   * >= 35 TFLOP/s); not measured on the H200 yet.
+   * How the q4 128-tile kernels (q4matmul_t128.wgsl, q4matmul_t_t128.wgsl) load their activations: 0 (the default), one
+   * bounds-checked scalar load and scalar store per element; where the contracted length is a multiple of 4 (q4matmul.ts
+   * withQuadA; it replaces st's map there) as vec4 quads, one load each, and 1: into a k-fastest tile, one vec4 store a
+   * quad, read a vec4 per row and four steps (q4matmul_qa.wgsl; 32 more live registers a thread), or 2: into the
+   * default's tile, four scalar stores a quad without bank conflicts, the default's loop. Bitwise the same sums.
+   * Experimental (issue 16's >= 35 TFLOP/s); not measured on the H200 yet.
    */
-  qa: 0 | 1;
+  qa: 0 | 1 | 2;
 }
 
 /** The current defaults. */
@@ -164,7 +165,7 @@ const CHOICES: { [K in keyof PerfSwitches]: readonly string[] } = {
   wT: ["0", "1"],
   st: ["0", "1"],
   ka: ["0", "1"],
-  qa: ["0", "1"],
+  qa: ["0", "1", "2"],
 };
 
 function isKey(k: string): k is keyof PerfSwitches {
@@ -264,7 +265,7 @@ export function parsePerfSwitches(spec: string, base: Readonly<PerfSwitches> = N
         out.ka = v === "1" ? 1 : 0;
         break;
       case "qa":
-        out.qa = v === "1" ? 1 : 0;
+        out.qa = v === "1" ? 1 : v === "2" ? 2 : 0;
         break;
     }
   }

@@ -203,7 +203,7 @@ Deno.test("q4matmul and its transpose, tile128 under the experimental switch st 
   }
 });
 
-Deno.test("q4matmul and its transpose, tile128 under the experimental switch qa (activations as quads, a k-fastest tile): bitwise the default at steps 8 and 16, against float64; split, accumulate, the scalar fallback", async () => {
+Deno.test("q4matmul and its transpose, tile128 under the experimental switch qa (activations as quads: 1 into a k-fastest tile, 2 into the default's): bitwise the default at steps 8 and 16, against float64; split, accumulate, the scalar fallback", async () => {
   const { quadABytes } = await import("./q4matmul.ts");
   const { setPerfSwitches } = await import("../switches.ts");
   const prev = setPerfSwitches({});
@@ -212,34 +212,38 @@ Deno.test("q4matmul and its transpose, tile128 under the experimental switch qa 
   const { watchPassLabels } = await import("../../../tests/pass-labels.ts");
   const watch = watchPassLabels(gpu.device), labels = watch.labels;
   try {
-    let seed = 980, ran = 0;
-    for (const q4tk of [16, 8] as const) {
-      if (quadABytes(q4tk) > room) {
-        console.log(`qa: the step ${q4tk} skipped, the device's workgroup memory (${room} bytes) is short of ${quadABytes(q4tk)}`);
-        continue;
-      }
-      ran++;
-      // Contracted lengths (K forward, Nout transposed) multiples of 4; ragged rows and columns.
-      for (const [N, K, Nout] of q4tk === 16 ? [[7, 44, 12], [129, 160, 260], [257, 300, 132]] : [[129, 160, 260]]) {
-        setPerfSwitches({ ...prev, q4tk, qa: 0 });
-        const want = await check(N, K, Nout, true, seed, "tile128");
-        labels.length = 0;
-        setPerfSwitches({ ...prev, q4tk, qa: 1 });
-        const got = await check(N, K, Nout, true, seed++, "tile128");
-        if (labels.length !== 2 || !labels.every((l) => l.endsWith("_qa"))) throw new Error(`qa: N ${N} K ${K} Nout ${Nout} ran ${labels.join(", ")}, not both kernels under qa`);
-        for (const [k, g, w] of [["y", got.y, want.y], ["dx", got.dx, want.dx]] as const) {
-          const bad = g.findIndex((v, i) => !Object.is(v, w[i]));
-          if (bad >= 0) throw new Error(`qa=1 q4tk=${q4tk} N ${N} K ${K} Nout ${Nout}: ${k}[${bad}] ${g[bad]} != ${w[bad]} under qa=0`);
+    let seed = 980;
+    for (const qa of [1, 2] as const) {
+      const tag = qa === 1 ? "_qa" : "_qv";
+      let ran = 0;
+      for (const q4tk of [16, 8] as const) {
+        if (qa === 1 && quadABytes(q4tk) > room) {
+          console.log(`qa=1: the step ${q4tk} skipped, the device's workgroup memory (${room} bytes) is short of ${quadABytes(q4tk)}`);
+          continue;
+        }
+        ran++;
+        // Contracted lengths (K forward, Nout transposed) multiples of 4; ragged rows and columns.
+        for (const [N, K, Nout] of q4tk === 16 ? [[7, 44, 12], [129, 160, 260], [257, 300, 132]] : [[129, 160, 260]]) {
+          setPerfSwitches({ ...prev, q4tk, qa: 0 });
+          const want = await check(N, K, Nout, true, seed, "tile128");
+          labels.length = 0;
+          setPerfSwitches({ ...prev, q4tk, qa });
+          const got = await check(N, K, Nout, true, seed++, "tile128");
+          if (labels.length !== 2 || !labels.every((l) => l.endsWith(tag))) throw new Error(`qa=${qa}: N ${N} K ${K} Nout ${Nout} ran ${labels.join(", ")}, not both kernels under it`);
+          for (const [k, g, w] of [["y", got.y, want.y], ["dx", got.dx, want.dx]] as const) {
+            const bad = g.findIndex((v, i) => !Object.is(v, w[i]));
+            if (bad >= 0) throw new Error(`qa=${qa} q4tk=${q4tk} N ${N} K ${K} Nout ${Nout}: ${k}[${bad}] ${g[bad]} != ${w[bad]} under qa=0`);
+          }
         }
       }
-    }
-    if (ran > 0) {
-      setPerfSwitches({ ...prev, qa: 1, wideSplit: 3 });
-      await check(130, 812, 792, true, seed++, "tile128"); // 3 slices each way
-      await checkAccumulate(139, 72, 148, seed++, "tile128", "qa=1 accumulate");
-      labels.length = 0;
-      await check(130, 45, 131, true, seed++, "tile128"); // contracted lengths not multiples of 4: the scalar loads
-      if (labels.length !== 2 || labels.some((l) => l.includes("_qa"))) throw new Error(`qa: ran ${labels.join(", ")} for contracted lengths 45 and 131`);
+      if (ran > 0) {
+        setPerfSwitches({ ...prev, qa, wideSplit: 3 });
+        await check(130, 812, 792, true, seed++, "tile128"); // 3 slices each way
+        await checkAccumulate(139, 72, 148, seed++, "tile128", `qa=${qa} accumulate`);
+        labels.length = 0;
+        await check(130, 45, 131, true, seed++, "tile128"); // contracted lengths not multiples of 4: the scalar loads
+        if (labels.length !== 2 || labels.some((l) => l.includes(tag))) throw new Error(`qa=${qa}: ran ${labels.join(", ")} for contracted lengths 45 and 131`);
+      }
     }
   } finally {
     watch.stop();
@@ -256,7 +260,7 @@ Deno.test("q4matmul and its transpose with the LoRA tail (switch loraTail): insi
     let seed = 700;
     // [N, K, Nout, r, variant]: 300 x 256 x 200 unsplit; 1000 x 1024 x 160 has few tiles and a long K, so wideSplit splits the forward (and 1000 x 160 x 1024 the transpose).
     // loraTail on with the default activation loads and under the switch qa (quads, q4matmul.ts withQuadA), then off.
-    for (const [on, qa] of [[1, 0], [1, 1], [0, 0]] as const) {
+    for (const [on, qa] of [[1, 0], [1, 1], [1, 2], [0, 0]] as const) {
       setPerfSwitches({ loraTail: on, qa });
       for (const [N, K, Nout, r, variant] of [[300, 256, 200, 16, "tile128"], [1000, 1024, 160, 5, "tile128"], [1000, 160, 1024, 5, "tile128"], [70, 96, 66, 16, "tile64"]] as const) {
         const rng = new Rng(seed++);
