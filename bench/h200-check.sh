@@ -130,17 +130,21 @@ ladder)
   HEAD=20 PAT="^\| |cmp" t cmp 90 deno run -A "$J/profile.js" cmp tokens=6144 iters=20 rounds=3 "sw="
   ;;
 st)
-  # Prepared 2026-12-04 (seventh session, not run: no machine was lent after the ladder call; the eighth added ka and
-  # qa, and no machine was lent to it either). Three ways at the transposing tile stores of a k-fastest A: switch st
-  # (which thread loads which quad of a k-fastest operand at a step of 16, conflict-free stores; tile128h and the q4
-  # tile128 pair), switch ka (tile128h keeps A's tile k-fastest: one vec4 store a quad) and switch qa (the q4 tile128
-  # pair load their activations as vec4 quads: qa=1 into a k-fastest tile, qa=2 into the default's tile): the kernels' registers (vkstats: h200-prep.sh dumps
-  # the ka / qa kernels too), the big products under each, interleaved, the f32 and q4 steps under each. About 7
-  # minutes: H200_TOTAL_S=480.
+  # Prepared 2026-12-04 (seventh session, not run: no machine was lent after the ladder call; the eighth added ka, qa
+  # and ws, and no machine was lent to it either). Ways at the load phase of the big products' kernels: switch st (which
+  # thread loads which quad of a k-fastest operand at a step of 16, conflict-free stores; tile128h and the q4 tile128
+  # pair), ka (tile128h keeps A's tile k-fastest: one vec4 store a quad), qa (the q4 tile128 pair load their
+  # activations as vec4 quads: 1 into a k-fastest tile, 2 into the default's) and ws (tile128h with a loading warp and
+  # double-buffered tiles: 1 its step a loop, 2 written out). The kernels' registers (vkstats: h200-prep.sh dumps the
+  # ka, qa and ws=1 kernels too), the big products under each, interleaved, the f32 and q4 steps under each. ws=2 runs
+  # in calls of its own (SwiftShader's compiler stalls on it; should NVIDIA's too, only those calls are lost). About 8
+  # minutes: H200_TOTAL_S=540.
   vkstats
-  HEAD=40 PAT="^\| |cmp" t cmp 200 deno run -A "$J/profile.js" cmp tokens=6144 iters=20 rounds=4 "sw=st=0;st=1;ka=1;ka=1,st=1;qa=1;qa=2"
-  t f32 110 deno run -A "$J/train.js" qwen2.5-0.5b 8 768 16 0 3 step budget=100 out="$OUT/f32.json" "variants=st=1;ka=1;ka=1,st=1"
-  t q4 110 deno run -A "$J/train.js" qwen2.5-0.5b 8 768 16 1 3 step budget=100 out="$OUT/q4.json" "variants=st=1;qa=1;qa=2;ka=1,st=1,qa=2"
+  HEAD=60 PAT="^\| |cmp" t cmp 200 deno run -A "$J/profile.js" cmp tokens=6144 iters=20 rounds=4 "sw=st=0;st=1;ka=1;ka=1,st=1;qa=1;qa=2;ws=1"
+  HEAD=30 PAT="^\| |cmp" t cmp-ws2 90 deno run -A "$J/profile.js" cmp tokens=6144 iters=20 rounds=4 "sw=st=0;ws=2"
+  t f32 120 deno run -A "$J/train.js" qwen2.5-0.5b 8 768 16 0 3 step budget=110 out="$OUT/f32.json" "variants=st=1;ka=1;ka=1,st=1;ws=1"
+  t f32-ws2 60 deno run -A "$J/train.js" qwen2.5-0.5b 8 768 16 0 3 step budget=50 out="$OUT/f32-ws2.json" "variants=ws=2"
+  t q4 110 deno run -A "$J/train.js" qwen2.5-0.5b 8 768 16 1 3 step budget=100 out="$OUT/q4.json" "variants=st=1;qa=1;qa=2;ka=1,st=1,qa=2,ws=1"
   ;;
 cmp)
   # The big products at the defaults (issue 16's >= 35 TFLOP/s), in one short call: profile.js cmp, five interleaved

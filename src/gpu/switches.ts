@@ -132,12 +132,21 @@ export interface PerfSwitches {
    * Experimental (issue 16's >= 35 TFLOP/s); not measured on the H200 yet.
    */
   qa: 0 | 1 | 2;
+  /**
+   * tile128h's products on matmul_t128ws.wgsl (1, 2): the same tiles and arithmetic on 128 computing threads plus one
+   * warp that only loads, into double-buffered tiles (one barrier a step; the computing threads never wait on a global
+   * load), its step a loop over its quads (1) or written out with every quad fetched before any is stored (2: matmul.ts
+   * wsSource; SwiftShader's compiler stalls on it at a step of 16); or on matmul_t256.wgsl (0, the default). Bitwise
+   * the same sums. Experimental (issue 16's >= 35 TFLOP/s; bench/ladder.bench.ts: tile128h 13-15% faster without its
+   * global loads); not measured on the H200 yet.
+   */
+  ws: 0 | 1 | 2;
 }
 
 /** The current defaults. */
-export const NEW_SWITCHES: Readonly<PerfSwitches> = { passes: "merged", submit: "layer", q4: "tile128", bindCache: true, arena: true, splitK: "general", subgroups: true, recomputeLean: true, headRows: true, wideSplit: 3, tk: 16, q4tk: 16, vload: 1, loraTail: 1, embedBack: "links", attnNamed: 0, attnBwd: "blocked", attnFwd: "blocked", rank: "narrow", attnDq: "fused", t256: 0, t128h: 1, wT: 1, st: 0, ka: 0, qa: 0 };
+export const NEW_SWITCHES: Readonly<PerfSwitches> = { passes: "merged", submit: "layer", q4: "tile128", bindCache: true, arena: true, splitK: "general", subgroups: true, recomputeLean: true, headRows: true, wideSplit: 3, tk: 16, q4tk: 16, vload: 1, loraTail: 1, embedBack: "links", attnNamed: 0, attnBwd: "blocked", attnFwd: "blocked", rank: "narrow", attnDq: "fused", t256: 0, t128h: 1, wT: 1, st: 0, ka: 0, qa: 0, ws: 0 };
 /** Every earlier behaviour. */
-export const OLD_SWITCHES: Readonly<PerfSwitches> = { passes: "split", submit: "once", q4: "tile64", bindCache: false, arena: false, splitK: "transA", subgroups: false, recomputeLean: false, headRows: false, wideSplit: 1, tk: 8, q4tk: 8, vload: 0, loraTail: 0, embedBack: "scan", attnNamed: 0, attnBwd: "lanes", attnFwd: "lanes", rank: "narrow", attnDq: "kernel", t256: 0, t128h: 0, wT: 0, st: 0, ka: 0, qa: 0 };
+export const OLD_SWITCHES: Readonly<PerfSwitches> = { passes: "split", submit: "once", q4: "tile64", bindCache: false, arena: false, splitK: "transA", subgroups: false, recomputeLean: false, headRows: false, wideSplit: 1, tk: 8, q4tk: 8, vload: 0, loraTail: 0, embedBack: "scan", attnNamed: 0, attnBwd: "lanes", attnFwd: "lanes", rank: "narrow", attnDq: "kernel", t256: 0, t128h: 0, wT: 0, st: 0, ka: 0, qa: 0, ws: 0 };
 
 const CHOICES: { [K in keyof PerfSwitches]: readonly string[] } = {
   passes: ["merged", "split"],
@@ -166,6 +175,7 @@ const CHOICES: { [K in keyof PerfSwitches]: readonly string[] } = {
   st: ["0", "1"],
   ka: ["0", "1"],
   qa: ["0", "1", "2"],
+  ws: ["0", "1", "2"],
 };
 
 function isKey(k: string): k is keyof PerfSwitches {
@@ -267,6 +277,9 @@ export function parsePerfSwitches(spec: string, base: Readonly<PerfSwitches> = N
       case "qa":
         out.qa = v === "1" ? 1 : v === "2" ? 2 : 0;
         break;
+      case "ws":
+        out.ws = v === "1" ? 1 : v === "2" ? 2 : 0;
+        break;
     }
   }
   return out;
@@ -274,7 +287,7 @@ export function parsePerfSwitches(spec: string, base: Readonly<PerfSwitches> = N
 
 /** "passes=merged,submit=layer,...": the form RLVR_PERF and the benches' perf= take. */
 export function formatPerfSwitches(s: Readonly<PerfSwitches>): string {
-  return `passes=${s.passes},submit=${s.submit},q4=${s.q4},bindCache=${s.bindCache ? 1 : 0},arena=${s.arena ? 1 : 0},splitK=${s.splitK},subgroups=${s.subgroups ? 1 : 0},recomputeLean=${s.recomputeLean ? 1 : 0},headRows=${s.headRows ? 1 : 0},wideSplit=${s.wideSplit},tk=${s.tk},q4tk=${s.q4tk},vload=${s.vload},loraTail=${s.loraTail},embedBack=${s.embedBack},attnNamed=${s.attnNamed},attnBwd=${s.attnBwd},attnFwd=${s.attnFwd},rank=${s.rank},attnDq=${s.attnDq},t256=${s.t256},t128h=${s.t128h},wT=${s.wT},st=${s.st},ka=${s.ka},qa=${s.qa}`;
+  return `passes=${s.passes},submit=${s.submit},q4=${s.q4},bindCache=${s.bindCache ? 1 : 0},arena=${s.arena ? 1 : 0},splitK=${s.splitK},subgroups=${s.subgroups ? 1 : 0},recomputeLean=${s.recomputeLean ? 1 : 0},headRows=${s.headRows ? 1 : 0},wideSplit=${s.wideSplit},tk=${s.tk},q4tk=${s.q4tk},vload=${s.vload},loraTail=${s.loraTail},embedBack=${s.embedBack},attnNamed=${s.attnNamed},attnBwd=${s.attnBwd},attnFwd=${s.attnFwd},rank=${s.rank},attnDq=${s.attnDq},t256=${s.t256},t128h=${s.t128h},wT=${s.wT},st=${s.st},ka=${s.ka},qa=${s.qa},ws=${s.ws}`;
 }
 
 function fromEnv(): PerfSwitches {

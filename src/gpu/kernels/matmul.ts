@@ -7,7 +7,8 @@
 //   tile256 matmul_t256.wgsl    256x128 tiles (256 rows), 16x8 per thread: half the B tile loads per FMA
 //                               (switch t256: the wide products tile128 would run)
 //   tile128h matmul_t256.wgsl   128x128 tiles, 16x8 threads, 16x8 per thread: tile128's tile with tile256's inner loop
-//                               (switch t128h: what tile128 would run)
+//                               (switch t128h: what tile128 would run); under the experimental switch ws
+//                               matmul_t128ws.wgsl: the same with a loading warp and double-buffered tiles
 //   rank    matmul_rank.wgsl    the narrow kernel's products streamed for bandwidth (switch rank=stream; no tiles in
 //                               workgroup memory, vec4 loads of the wide operand, no reduce pass but a small grid's)
 // pickMatmul() chooses per shape; setMatmulKernel("tile64") (or RLVR_MATMUL=tile64 under Deno) keeps
@@ -23,6 +24,7 @@ import source64 from "./matmul.wgsl" with { type: "text" };
 import source128 from "./matmul_t128.wgsl" with { type: "text" };
 import source128p from "./matmul_t128p.wgsl" with { type: "text" };
 import source256 from "./matmul_t256.wgsl" with { type: "text" };
+import sourceWs from "./matmul_t128ws.wgsl" with { type: "text" };
 import sourceNarrow from "./matmul_narrow.wgsl" with { type: "text" };
 import sourceRank from "./matmul_rank.wgsl" with { type: "text" };
 import commonSource from "./matmul_common.wgsl" with { type: "text" };
@@ -266,6 +268,47 @@ export function halfThreads(source: string): string {
   return out;
 }
 
+/** Workgroup bytes of matmul_t128ws.wgsl (switch ws) at contracted step `tk`: two (tk, 33) tiles of vec4 per operand, or (tk, 32) unpadded. */
+export function wsBytes(tk: number, padded: boolean): number {
+  return 2 * 2 * tk * (padded ? 33 : 32) * 16;
+}
+
+/**
+ * matmul_t128ws.wgsl (switch ws) at contracted step `tk` (8 or 16) for a device with `room` bytes of workgroup memory:
+ * the tiles' padded rows where both buffers fit so, else unpadded (`padded` false; the label's stem matmul_t128ws_u), else
+ * undefined (tile128h runs instead); and its loading warp's step, `form` 1: a loop over its quads of each operand, each
+ * fetched and stored (as tile128h's loads are written; the driver's compiler decides how many are in flight); 2: written
+ * out, every quad fetched into a register of its own before any is stored (all of a step's loads in flight at once).
+ * SwiftShader's compiler runs for many minutes on form 2 at a step of 16 (16 + 16 quads a thread): tests run it on
+ * lavapipe only.
+ */
+export function wsSource(tk: 8 | 16, room: number, form: 1 | 2): { source: string; padded: boolean } | undefined {
+  if (tk !== 8 && tk !== 16) return undefined;
+  let out = withStep(sourceWs, tk, "matmul_t128ws.wgsl");
+  const padded = room >= wsBytes(tk, true);
+  if (!padded) {
+    if (room < wsBytes(tk, false)) return undefined;
+    const before = out;
+    out = out.replace("const TSVA: u32 = TM / 4u + 1u;", "const TSVA: u32 = TM / 4u;").replace("const TSV: u32 = 33u;", "const TSV: u32 = 32u;");
+    if (out.split("u32 = 32u;").length - before.split("u32 = 32u;").length !== 1 || !out.includes("const TSVA: u32 = TM / 4u;")) throw new Error("matmul_t128ws.wgsl: no TSVA / TSV lines to unpad");
+  }
+  const q = (128 * tk) / (4 * 32); // quads per loading thread and operand (QA = QB)
+  const lines = ["fn loadStep(baseA: u32, baseB: u32, row0: u32, col0: u32, k0: u32, kEnd: u32, lt: u32, oa: u32, ob: u32) {"];
+  if (form === 1) {
+    lines.push("  for (var j = 0u; j < QA; j++) { storeA(lt + j * NL, fetchA(baseA, row0, k0, kEnd, lt + j * NL), oa); }");
+    lines.push("  for (var j = 0u; j < QB; j++) { storeB(lt + j * NL, fetchB(baseB, col0, k0, kEnd, lt + j * NL), ob); }");
+  } else {
+    for (let j = 0; j < q; j++) lines.push(`  let a${j} = fetchA(baseA, row0, k0, kEnd, lt + ${j}u * NL);`);
+    for (let j = 0; j < q; j++) lines.push(`  let b${j} = fetchB(baseB, col0, k0, kEnd, lt + ${j}u * NL);`);
+    for (let j = 0; j < q; j++) lines.push(`  storeA(lt + ${j}u * NL, a${j}, oa);`);
+    for (let j = 0; j < q; j++) lines.push(`  storeB(lt + ${j}u * NL, b${j}, ob);`);
+  }
+  lines.push("}");
+  const mark = "// LOADSTEP: matmul.ts writes fn loadStep(baseA, baseB, row0, col0, k0, kEnd, lt, oa, ob) here (wsSource).";
+  if (out.split(mark).length !== 2) throw new Error("matmul_t128ws.wgsl: no LOADSTEP line");
+  return { source: out.replace(mark, `// loadStep: matmul.ts wsSource, form ${form}; QA = QB = ${q}.\n${lines.join("\n")}`), padded };
+}
+
 /** The 256x128-tile kernel's contracted step on `device`: 16 where the switch tk asks for 16 or more and its tiles fit, else 8. */
 export function t256Step(device: GPUDevice): 8 | 16 {
   return perfSwitches().tk >= 16 && device.limits.maxComputeWorkgroupStorageSize >= T256_K16_BYTES ? 16 : 8;
@@ -365,7 +408,7 @@ const TAIL256_MARK = "  // TAIL256: matmul_tail256.wgsl goes here under the swit
  * (`bindings`: a2, b2, the Tail uniform), B2's layout (`transB`: (cols, r), else (r, cols)) and the loads bounded by
  * the kernel's output `rows` and `cols` (WGSL expressions over its Dims).
  */
-export function withTail(source: string, o: { bindings: readonly [number, number, number]; rows: string; cols: string; transB: boolean }, name: string): string {
+export function withTail(source: string, o: { bindings: readonly [number, number, number]; rows: string; cols: string; transB: boolean; computingOnly?: boolean }, name: string): string {
   const tall = source.includes(TAIL256_MARK);
   if (!tall && !source.includes(TAIL_MARK)) throw new Error(`${name}: no TAIL line for the LoRA tail`);
   const [ba, bb, bu] = o.bindings;
@@ -384,7 +427,18 @@ fn tailB(j: u32, n: u32) -> f32 {
   return b2[j * ${o.cols} + n];
 }
 `;
-  return prelude + (tall ? source.replace(TAIL256_MARK, tail256Source) : source.replace(TAIL_MARK, tailSource));
+  return prelude + (tall ? source.replace(TAIL256_MARK, o.computingOnly ? computingTail(tail256Source, name) : tail256Source) : source.replace(TAIL_MARK, tailSource));
+}
+
+/** matmul_tail256.wgsl for matmul_t128ws.wgsl: its loads by the computing threads (tid < NT) only; the loading warp runs its barriers and discarded arithmetic. */
+function computingTail(text: string, name: string): string {
+  let out = text;
+  for (const n of ["LOADS_A", "LOADS"]) {
+    const from = `for (var i = 0u; i < ${n}; i++) {`;
+    if (out.split(from).length !== 2) throw new Error(`${name}: the tail's '${from}' not found once (switch ws)`);
+    out = out.replace(from, `for (var i = 0u; i < select(0u, ${n}, tid < NT); i++) {`);
+  }
+  return out;
 }
 
 /** A kernel's full source: the operand prelude (element types: WGSL has no type-valued override constants), matmul_common.wgsl, the kernel. */
@@ -457,7 +511,7 @@ function tiledPipeline(device: GPUDevice, stem: string, body: string, file: stri
   const st = file === "matmul_t256.wgsl" && tk === 16 && perfSwitches().st === 1;
   if (st) body = withStoreMap(body, file);
   const label = `${stem}${st ? "_st" : ""}${ka ? "_ka" : ""}${tk === 8 ? "" : `_k${tk}`}${vec.a || vec.b ? `_v${vec.a ? "A" : ""}${vec.b ? "B" : ""}` : ""}${e.transA ? "_tA" : ""}${e.transB ? "_tB" : ""}${tail ? "_tail" : ""}`;
-  const src = tail ? withTail(body, { bindings: [4, 5, 6], rows: "dims.M", cols: "dims.N", transB: tailB }, file) : body;
+  const src = tail ? withTail(body, { bindings: [4, 5, 6], rows: "dims.M", cols: "dims.N", transB: tailB, computingOnly: file === "matmul_t128ws.wgsl" }, file) : body;
   return computePipeline(device, label, typedSource(src, e.aF16 ?? false, e.bF16 ?? false, vec), constants);
 }
 
@@ -480,6 +534,10 @@ function pipelineFor(device: GPUDevice, variant: MatmulVariant, e: EncodeMatmulO
     }
     case "tile128h": {
       const tk = t128Step(device);
+      // Switch ws: tile128h with a loading warp and double-buffered tiles, where its tiles fit.
+      const form = perfSwitches().ws;
+      const ws = form !== 0 && (tk === 8 || tk === 16) ? wsSource(tk, device.limits.maxComputeWorkgroupStorageSize, form) : undefined;
+      if (ws) return tiledPipeline(device, `matmul_t128ws${form === 2 ? "2" : ""}${ws.padded ? "" : "_u"}`, ws.source, "matmul_t128ws.wgsl", tk, e, vec, tailB, constants);
       return tiledPipeline(device, "matmul_t128h", halfThreads(withStep(source256, tk, "matmul_t256.wgsl")), "matmul_t256.wgsl", tk, e, vec, tailB, constants);
     }
     case "narrow":
