@@ -503,11 +503,11 @@ function tailLayout(o: EncodeMatmulOpts): boolean | undefined {
  */
 function tiledPipeline(device: GPUDevice, stem: string, body: string, file: string, tk: number, e: EncodeMatmulOpts, vec: VecLoads, tailB: boolean | undefined, constants: Record<string, number>): Promise<GPUComputePipeline> {
   const tail = tailB !== undefined;
-  // Switch st: matmul_t256.wgsl's (tile256, tile128h) k-fastest quads remapped at a step of 16 (withStoreMap).
   // Switch ka: A's tile k-fastest where A is (M, K) and the tiles fit (withKFastA; before st, whose quad map it keeps).
   const tm = stem === "matmul_t256" ? 256 : 128;
   const ka = file === "matmul_t256.wgsl" && !e.transA && tk !== 32 && perfSwitches().ka === 1 && kFastABytes(tm, tk) <= device.limits.maxComputeWorkgroupStorageSize;
   if (ka) body = withKFastA(body, file);
+  // Switch st: matmul_t256.wgsl's (tile256, tile128h) k-fastest quads remapped at a step of 16 (withStoreMap).
   const st = file === "matmul_t256.wgsl" && tk === 16 && perfSwitches().st === 1;
   if (st) body = withStoreMap(body, file);
   const label = `${stem}${st ? "_st" : ""}${ka ? "_ka" : ""}${tk === 8 ? "" : `_k${tk}`}${vec.a || vec.b ? `_v${vec.a ? "A" : ""}${vec.b ? "B" : ""}` : ""}${e.transA ? "_tA" : ""}${e.transB ? "_tB" : ""}${tail ? "_tail" : ""}`;
