@@ -121,7 +121,7 @@ async function encode(
   // transposed kernel, which has no bias (the bind group's entries are numbered in order).
   const fused = !!tail && q4TailFuses(N, outCols, forced, inCols);
   let body = withStep(sources[variant], tk, label);
-  if (qa && qaForm !== 0) body = withQuadA(body, label, qaForm);
+  if (qa) body = withQuadA(body, label, qaForm);
   if (st) body = withStoreMap(body, label);
   const b0 = 6 + extra.length;
   if (fused && tail) body = withTail(body, { bindings: [b0, b0 + 1, b0 + 2], rows: "dims.N", cols: tail.cols, transB: tail.transB }, label);
