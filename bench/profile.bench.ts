@@ -252,7 +252,9 @@ if (what.has("cmp")) {
       }
     }
   }
-  console.log(`\ncmp: TFLOP/s, best of ${rounds} interleaved rounds of ${iters} dispatches (M = ${M}; base switches ${formatPerfSwitches(base)})`);
+  // The workgroup memory decides some switched kernels' layout (ws: padded tiles from 33,792 bytes, else unpadded).
+  summary.workgroupStorageBytes = device.limits.maxComputeWorkgroupStorageSize;
+  console.log(`\ncmp: TFLOP/s, best of ${rounds} interleaved rounds of ${iters} dispatches (M = ${M}; workgroup memory ${device.limits.maxComputeWorkgroupStorageSize} bytes; base switches ${formatPerfSwitches(base)})`);
   console.log(`| product | M x N x K | kernel | ${sets.map((x) => x || "(base)").join(" | ")} |\n|---|---|---|${sets.map(() => "---").join("|")}|`);
   for (const [i, p] of products.entries()) {
     const shape = i < f32.length ? `${f32[i][1].M}x${f32[i][1].N}x${f32[i][1].K}` : (() => { const [, Nout, K, dir] = q4[i - f32.length]; return dir === "fwd" ? `${M}x${Nout}x${K}` : `${M}x${K}x${Nout}`; })();
