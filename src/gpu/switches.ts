@@ -118,7 +118,7 @@ export interface PerfSwitches {
   /**
    * Where A is k-fastest in memory ((M, K), not transposed: every f32 projection's forward x W^T and its dx = dy W):
    * tile128h / tile256 keep A's tile k-fastest in workgroup memory too, each loaded quad one vec4 store instead of four
-   * scalar stores to four tile rows, and read it a vec4 per row and four steps (1, matmul_t256_ka.wgsl); or transpose it
+   * scalar stores to four tile rows, and read it a vec4 per row and four steps (1, matmul.ts kFastLoop); or transpose it
    * into k-major rows (0, the default). The same fmas in the same order: bitwise the same sums. Experimental (issue 16's
    * >= 35 TFLOP/s; bench/ladder.bench.ts: tile128h without its tile stores 20% faster); not measured on the H200 yet.
    */
@@ -127,7 +127,7 @@ export interface PerfSwitches {
    * How the q4 128-tile kernels (q4matmul_t128.wgsl, q4matmul_t_t128.wgsl) load their activations: 0 (the default), one
    * bounds-checked scalar load and scalar store per element; where the contracted length is a multiple of 4 (q4matmul.ts
    * withQuadA; it replaces st's map there) as vec4 quads, one load each, and 1: into a k-fastest tile, one vec4 store a
-   * quad, read a vec4 per row and four steps (q4matmul_qa.wgsl; 32 more live registers a thread), or 2: into the
+   * quad, read a vec4 per row and four steps (matmul.ts kFastLoop; 32 more live registers a thread), or 2: into the
    * default's tile, four scalar stores a quad without bank conflicts, the default's loop. Bitwise the same sums.
    * Experimental (issue 16's >= 35 TFLOP/s); not measured on the H200 yet.
    */

@@ -30,7 +30,6 @@ import sourceRank from "./matmul_rank.wgsl" with { type: "text" };
 import commonSource from "./matmul_common.wgsl" with { type: "text" };
 import tailSource from "./matmul_tail.wgsl" with { type: "text" };
 import tail256Source from "./matmul_tail256.wgsl" with { type: "text" };
-import kFastASource from "./matmul_t256_ka.wgsl" with { type: "text" };
 import reduceSource from "./matmul_splitk_reduce.wgsl" with { type: "text" };
 
 export type { MatmulOpts } from "./matmul.ref.ts";
@@ -330,6 +329,45 @@ export function withStep(source: string, tk: 8 | 16 | 32, name: string): string 
   return out;
 }
 
+/** `text` with each of the `count` occurrences of `from` replaced by `to`; throws naming `name` and `why` unless there are exactly `count`. */
+export function replaceExactly(text: string, from: string, to: string, count: number, name: string, why: string): string {
+  const parts = text.split(from);
+  if (parts.length !== count + 1) throw new Error(`${name}: '${from.trim().split("\n")[0]}' ${parts.length - 1} times, expected ${count} (${why})`);
+  return parts.join(to);
+}
+
+/** A 128-tile kernel's `source` with its main loop's arithmetic (the one `for (var kk ...)` block before the step's closing barrier) replaced by `loop`. */
+export function withMainLoop(source: string, loop: string, name: string, why: string): string {
+  const head = "    for (var kk = 0u; kk < TK; kk++) {";
+  const start = source.indexOf(head);
+  const end = source.indexOf("\n    }\n    workgroupBarrier();\n  }\n", start);
+  if (start < 0 || end < 0 || source.indexOf(head, start + 1) >= 0) throw new Error(`${name}: no single main-loop arithmetic to replace (${why})`);
+  return source.slice(0, start) + loop + source.slice(end + "\n    }".length);
+}
+
+/**
+ * The main loop's arithmetic over an A tile kept k-fastest (element k of tile row m at tileA[m * TSKA + k / 4][k % 4];
+ * switches ka and qa): per group of four contracted steps a thread reads B's eight vec4 (two a step, as the default
+ * loops), then for accumulator pair i (r{i}l, r{i}r) one vec4 of A, row 4 ty + rows[i] of the tile (a WGSL expression),
+ * holding the row's four steps, and its eight fmas. Every accumulator takes the default loop's fmas in the same order.
+ */
+export function kFastLoop(rows: readonly string[]): string {
+  const lines = [
+    "    for (var kg = 0u; kg < TK / 4u; kg++) {",
+    "      let kb = 4u * kg * TSV;",
+    "      let b00 = tileB[kb + tx]; let b01 = tileB[kb + TSV + tx]; let b02 = tileB[kb + 2u * TSV + tx]; let b03 = tileB[kb + 3u * TSV + tx];",
+    "      let b10 = tileB[kb + 16u + tx]; let b11 = tileB[kb + TSV + 16u + tx]; let b12 = tileB[kb + 2u * TSV + 16u + tx]; let b13 = tileB[kb + 3u * TSV + 16u + tx];",
+    "      let ra = 4u * ty * TSKA + kg;",
+  ];
+  rows.forEach((row, i) => {
+    const at = row === "0u" ? "ra" : row === "1u" ? "ra + TSKA" : /^\d+u$/.test(row) ? `ra + ${row} * TSKA` : `ra + (${row}) * TSKA`;
+    lines.push(`      let a${i} = tileA[${at}];`);
+    ["x", "y", "z", "w"].forEach((c, j) => lines.push(`      r${i}l = fma(vec4f(a${i}.${c}), b0${j}, r${i}l); r${i}r = fma(vec4f(a${i}.${c}), b1${j}, r${i}r);`));
+  });
+  lines.push("    }");
+  return lines.join("\n");
+}
+
 /**
  * Switch st at a contracted step of 16: `source`'s quads of k-fastest operands remapped so that a warp's 32 quads span
  * 16 rows x 2 of their 4 quads instead of 8 rows x 4. The transposing tile stores (a quad's four elements to four tile
@@ -338,11 +376,7 @@ export function withStep(source: string, tk: 8 | 16 | 32, name: string): string 
  * a warp's 32 elements then span 4 rows x 8 instead of 2 rows x 16).
  */
 export function withStoreMap(source: string, name: string): string {
-  const swap = (text: string, from: string, to: string, n: number) => {
-    const parts = text.split(from);
-    if (parts.length !== n + 1) throw new Error(`${name}: '${from}' ${parts.length - 1} times, expected ${n} (switch st)`);
-    return parts.join(to);
-  };
+  const swap = (text: string, from: string, to: string, n: number) => replaceExactly(text, from, to, n, name, "switch st");
   if (source.includes("fn storeA(q: u32, v: vec4f)")) {
     const out = swap(swap(source, "q / (TK / 4u)", "quadRow(q)", 4), "(q % (TK / 4u))", "quadCol(q)", 4);
     return `${out}\n// Switch st (matmul.ts withStoreMap): quad q of a k-fastest tile is quad quadCol(q) of row quadRow(q).\n` +
@@ -360,24 +394,15 @@ export function kFastABytes(tm: number, tk: number): number {
 /**
  * Switch ka: `source` (matmul_t256.wgsl after withStep / halfThreads, before withTail) with A's tile k-fastest in
  * workgroup memory for an A that is (M, K) in memory (not transposed): storeA writes each quad as one vec4 to row m's
- * slot k / 4 (matmul_t256_ka.wgsl's layout), and the main loop's arithmetic is matmul_t256_ka.wgsl's (the same fmas in the
- * same order: bitwise the same sums). Only for a kernel compiled with TRANS_A false; the LoRA tail keeps its own layout in
+ * slot k / 4, and the main loop's arithmetic is kFastLoop's (the same fmas in the same order: bitwise the same sums). Only for a kernel compiled with TRANS_A false; the LoRA tail keeps its own layout in
  * the same array (sized for both).
  */
 export function withKFastA(source: string, name: string): string {
-  const once = (text: string, from: string, to: string) => {
-    const parts = text.split(from);
-    if (parts.length !== 2) throw new Error(`${name}: '${from.trim().split("\n")[0]}' ${parts.length - 1} times, expected 1 (switch ka)`);
-    return parts.join(to);
-  };
-  let out = once(source, "var<workgroup> tileA: array<vec4f, TK * TSVA>;", "const TSKA: u32 = TK / 4u + 1u; // row stride in vec4 of A's k-fastest tile (switch ka)\nvar<workgroup> tileA: array<vec4f, max(TK * TSVA, TM * TSKA)>;");
-  out = once(out, "  let t = 4u * (q % (TK / 4u)) * TSVA + mm / 4u; let l = mm % 4u;\n  tileA[t][l] = v.x; tileA[t + TSVA][l] = v.y; tileA[t + 2u * TSVA][l] = v.z; tileA[t + 3u * TSVA][l] = v.w;\n", "  tileA[mm * TSKA + (q % (TK / 4u))] = v;\n");
-  const start = out.indexOf("    for (var kk = 0u; kk < TK; kk++) {");
-  const endMark = "\n    }\n    workgroupBarrier();\n  }\n";
-  const end = out.indexOf(endMark, start);
-  if (start < 0 || end < 0 || out.indexOf("    for (var kk = 0u; kk < TK; kk++) {", start + 1) >= 0) throw new Error(`${name}: no single main-loop arithmetic to replace (switch ka)`);
-  const loop = kFastASource.split("\n").filter((l) => !l.startsWith("//")).join("\n").trimEnd();
-  return out.slice(0, start) + loop + out.slice(end + "\n    }".length);
+  let out = replaceExactly(source, "var<workgroup> tileA: array<vec4f, TK * TSVA>;", "const TSKA: u32 = TK / 4u + 1u; // row stride in vec4 of A's k-fastest tile (switch ka)\nvar<workgroup> tileA: array<vec4f, max(TK * TSVA, TM * TSKA)>;", 1, name, "switch ka");
+  out = replaceExactly(out, "  let t = 4u * (q % (TK / 4u)) * TSVA + mm / 4u; let l = mm % 4u;\n  tileA[t][l] = v.x; tileA[t + TSVA][l] = v.y; tileA[t + 2u * TSVA][l] = v.z; tileA[t + 3u * TSVA][l] = v.w;\n", "  tileA[mm * TSKA + (q % (TK / 4u))] = v;\n", 1, name, "switch ka");
+  // The 16x8 block's rows 32 g + 4 ty + i: accumulator pair 4 g + i.
+  const rows = [0, 1, 2, 3].flatMap((g) => [0, 1, 2, 3].map((i) => (g === 0 ? `${i}u` : `${4 * g}u * TY${i ? ` + ${i}u` : ""}`)));
+  return withMainLoop(out, kFastLoop(rows), name, "switch ka");
 }
 
 /**
@@ -433,11 +458,7 @@ fn tailB(j: u32, n: u32) -> f32 {
 /** matmul_tail256.wgsl for matmul_t128ws.wgsl: its loads by the computing threads (tid < NT) only; the loading warp runs its barriers and discarded arithmetic. */
 function computingTail(text: string, name: string): string {
   let out = text;
-  for (const n of ["LOADS_A", "LOADS"]) {
-    const from = `for (var i = 0u; i < ${n}; i++) {`;
-    if (out.split(from).length !== 2) throw new Error(`${name}: the tail's '${from}' not found once (switch ws)`);
-    out = out.replace(from, `for (var i = 0u; i < select(0u, ${n}, tid < NT); i++) {`);
-  }
+  for (const n of ["LOADS_A", "LOADS"]) out = replaceExactly(out, `for (var i = 0u; i < ${n}; i++) {`, `for (var i = 0u; i < select(0u, ${n}, tid < NT); i++) {`, 1, name, "switch ws, the tail");
   return out;
 }
 

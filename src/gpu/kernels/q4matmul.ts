@@ -9,14 +9,13 @@
 import { computePipeline, dispatch, storageBuffer, uniformBuffer } from "../device.ts";
 import { perfSwitches } from "../switches.ts";
 import { checkSizes } from "./attention.ts";
-import { encodeSplitReduce, encodeTailProduct, scratchBuffer, SHORT_K, t128Step, tailWords, wideSplitSlices, withStep, withStoreMap, withTail } from "./matmul.ts";
+import { encodeSplitReduce, encodeTailProduct, kFastLoop, replaceExactly, scratchBuffer, SHORT_K, t128Step, tailWords, wideSplitSlices, withMainLoop, withStep, withStoreMap, withTail } from "./matmul.ts";
 import { q4Geometry, type Q4Weight } from "./q4matmul.ref.ts";
 import forwardSource from "./q4matmul.wgsl" with { type: "text" };
 import forward128Source from "./q4matmul_t128.wgsl" with { type: "text" };
 import transposedSource from "./q4matmul_t.wgsl" with { type: "text" };
 import transposed128Source from "./q4matmul_t_t128.wgsl" with { type: "text" };
 import commonSource from "./q4matmul_common.wgsl" with { type: "text" };
-import quadALoop from "./q4matmul_qa.wgsl" with { type: "text" };
 
 export { dequantQ4Ref, Q4_BLOCK, q4Geometry, type Q4Weight } from "./q4matmul.ref.ts";
 
@@ -159,7 +158,7 @@ const QUAD_A_NAMES: Record<string, [string, string, string, string, string]> = {
  * activations bound as vec4 and loaded as quads, one vec4 load each (the default: a bounds-checked scalar load and a
  * scalar store per element, transposed into k-major rows). `form` 1: their tile k-fastest in workgroup memory, one vec4
  * store a quad, a warp's 32 quads QW rows x their TK / 4 quads (the same 32-byte sectors as the default's loads; the
- * eight threads of a store phase hit eight rows at one column: distinct banks), and q4matmul_qa.wgsl's arithmetic (the
+ * eight threads of a store phase hit eight rows at one column: distinct banks), and kFastLoop's arithmetic (matmul.ts) (the
  * same fmas in the same order). `form` 2: the default's tile and arithmetic, each quad stored as four scalars to four
  * tile rows, a warp's 32 quads 16 rows x 2 quads (the map of st: the stores meet no bank conflicts), registers as the
  * default's. Either way bitwise the default's sums. Needs the contracted length a multiple of 4 (the caller checks;
@@ -168,11 +167,7 @@ const QUAD_A_NAMES: Record<string, [string, string, string, string, string]> = {
 export function withQuadA(source: string, name: string, form: 1 | 2): string {
   const input = source.includes("var<storage, read> dy: array<f32>;") ? "dy" : "x";
   const [v, k0, kEnd, rowLen, kName] = QUAD_A_NAMES[input];
-  const once = (text: string, from: string, to: string) => {
-    const parts = text.split(from);
-    if (parts.length !== 2) throw new Error(`${name}: '${from.trim().split("\n")[0]}' ${parts.length - 1} times, expected 1 (switch qa)`);
-    return parts.join(to);
-  };
+  const once = (text: string, from: string, to: string) => replaceExactly(text, from, to, 1, name, "switch qa");
   let out = once(source, `var<storage, read> ${v}: array<f32>;`, `var<storage, read> ${v}: array<vec4f>; // (switch qa: quads)`);
   const oldLoad = `    for (var i = 0u; i < LOADS; i++) {
       let e = tid + i * 256u;
@@ -212,11 +207,8 @@ export function withQuadA(source: string, name: string, form: 1 | 2): string {
     }
 `;
   out = once(out, oldLoad, newLoad);
-  const start = out.indexOf("    for (var kk = 0u; kk < TK; kk++) {");
-  const end = out.indexOf("\n    }\n    workgroupBarrier();\n  }\n", start);
-  if (start < 0 || end < 0 || out.indexOf("    for (var kk = 0u; kk < TK; kk++) {", start + 1) >= 0) throw new Error(`${name}: no single main-loop arithmetic to replace (switch qa)`);
-  const loop = quadALoop.split("\n").filter((l) => !l.startsWith("//")).join("\n").trimEnd();
-  return out.slice(0, start) + loop + out.slice(end + "\n    }".length);
+  // The 8x8 block's rows 4 ty + i and 64 + 4 ty + i: accumulator pairs i and 4 + i.
+  return withMainLoop(out, kFastLoop(["0u", "1u", "2u", "3u", "64u", "65u", "66u", "67u"]), name, "switch qa");
 }
 
 /** A LoRA product added to a q4 product's output (EncodeMatmulOpts.tail's role; the kernel's columns `cols` as WGSL). */
