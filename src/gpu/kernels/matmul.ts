@@ -272,6 +272,59 @@ export function wsBytes(tk: number, padded: boolean): number {
   return 2 * 2 * tk * (padded ? 33 : 32) * 16;
 }
 
+/** `text` between `from` (included) and `to` (excluded), each found once after the previous; throws naming what is missing. */
+function between(text: string, from: string, to: string, name: string): string {
+  const start = text.indexOf(from);
+  const end = start < 0 ? -1 : text.indexOf(to, start);
+  if (start < 0 || end < 0) throw new Error(`${name}: no '${start < 0 ? from : to}' (switch ws)`);
+  return text.slice(start, end);
+}
+
+/** `text`'s non-empty lines indented two more spaces. */
+function indent(text: string): string {
+  return text.split("\n").map((l) => (l ? `  ${l}` : l)).join("\n");
+}
+
+/**
+ * matmul_t128ws.wgsl with its marked lines filled from matmul_t256.wgsl (tile128h's text, so the two kernels' loads,
+ * arithmetic and stores cannot drift apart): fetchA, storeA, fetchB and storeB (the stores taking a buffer offset o),
+ * the accumulators, the step of the 16x8 block (its tile reads offset by oa and ob), the epilogue and store4.
+ */
+function wsKernel(): string {
+  return (wsText ??= fillWs());
+}
+
+/** wsKernel's text, built once. */
+let wsText: string | undefined;
+
+function fillWs(): string {
+  const name = "matmul_t128ws.wgsl";
+  const t256 = source256;
+  let helpers = between(t256, "// Quad q (< TM TK / 4) of A", "@compute @workgroup_size(16, TY)", name);
+  for (const [from, to] of [
+    ["fn storeA(q: u32, v: vec4f) {", "fn storeA(q: u32, v: vec4f, o: u32) {"],
+    ["    tileA[(q / (TM / 4u)) * TSVA + q % (TM / 4u)] = v;", "    tileA[o + (q / (TM / 4u)) * TSVA + q % (TM / 4u)] = v;"],
+    ["  let t = 4u * (q % (TK / 4u)) * TSVA + mm / 4u;", "  let t = o + 4u * (q % (TK / 4u)) * TSVA + mm / 4u;"],
+    ["fn storeB(q: u32, v: vec4f) {", "fn storeB(q: u32, v: vec4f, o: u32) {"],
+    ["    tileB[(q / (TS / 4u)) * TSV + q % (TS / 4u)] = v;", "    tileB[o + (q / (TS / 4u)) * TSV + q % (TS / 4u)] = v;"],
+    ["  let t = 4u * (q % (TK / 4u)) * TSV + nn / 4u;", "  let t = o + 4u * (q % (TK / 4u)) * TSV + nn / 4u;"],
+  ]) helpers = replaceExactly(helpers, from, to, 1, name, "switch ws");
+  const accumulators = between(t256, "  var r0l = vec4f(0.0);", "  for (var k0 = 0u; k0 < kEnd; k0 += TK) {", name);
+  let step = between(t256, "    for (var kk = 0u; kk < TK; kk++) {", "    workgroupBarrier();\n  }\n  // TAIL256", name);
+  step = replaceExactly(replaceExactly(step, "tileB[kk * TSV", "tileB[ob + kk * TSV", 2, name, "switch ws"), "tileA[kk * TSVA", "tileA[oa + kk * TSVA", 4, name, "switch ws");
+  const epilogue = between(t256, "  let baseC = wg.z * dims.strideC;", "// Writes columns n .. n + 3 of row m", name).trimEnd();
+  if (!epilogue.endsWith("}")) throw new Error(`${name}: matmul_t256.wgsl's main does not end after its stores (switch ws)`);
+  const store4 = t256.slice(t256.indexOf("// Writes columns n .. n + 3 of row m"));
+  const fills: [string, string][] = [
+    ["// FETCH_STORE: matmul.ts wsSource puts matmul_t256.wgsl's fetchA, storeA, fetchB and storeB here, the stores taking a buffer offset o.\n\n", helpers],
+    ["  // ACCUMULATORS: matmul_t256.wgsl's thirty-two (matmul.ts wsSource).\n", accumulators],
+    ["      // ARITHMETIC: matmul_t256.wgsl's step of the 16x8 block, its tile reads offset by oa and ob (matmul.ts wsSource).\n", indent(step)],
+    ["    // EPILOGUE: matmul_t256.wgsl's stores of the accumulators (matmul.ts wsSource).\n", indent(epilogue.slice(0, -1).trimEnd()) + "\n"],
+    ["// STORE4: matmul_t256.wgsl's store4 (matmul.ts wsSource).\n", store4],
+  ];
+  return fills.reduce((text, [mark, fill]) => replaceExactly(text, mark, fill, 1, name, "switch ws"), sourceWs);
+}
+
 /**
  * matmul_t128ws.wgsl (switch ws) at contracted step `tk` (8 or 16) for a device with `room` bytes of workgroup memory:
  * the tiles' padded rows where both buffers fit so, else unpadded (`padded` false; the label's stem matmul_t128ws_u), else
@@ -283,7 +336,7 @@ export function wsBytes(tk: number, padded: boolean): number {
  */
 export function wsSource(tk: 8 | 16, room: number, form: 1 | 2): { source: string; padded: boolean } | undefined {
   if (tk !== 8 && tk !== 16) return undefined;
-  let out = withStep(sourceWs, tk, "matmul_t128ws.wgsl");
+  let out = withStep(wsKernel(), tk, "matmul_t128ws.wgsl");
   const padded = room >= wsBytes(tk, true);
   if (!padded) {
     if (room < wsBytes(tk, false)) return undefined;

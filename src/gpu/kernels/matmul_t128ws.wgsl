@@ -7,8 +7,8 @@
 // Registers: the allocation is the computing threads' (~190 on the H200), for 160 threads a workgroup: two workgroups
 // still fit a multiprocessor's 64K registers. The loading warp's step, loadStep, is written by matmul.ts (wsSource:
 // a loop over its quads, or every quad fetched into a register before any is stored). Same contract, bindings,
-// overrides, split-K convention and operand prelude as matmul_t256.wgsl (the helpers, the arithmetic and the epilogue
-// below are its text, the tile stores taking a buffer offset), the same tiles and the same fmas in the same order:
+// overrides, split-K convention and operand prelude as matmul_t256.wgsl, whose text matmul.ts (wsKernel) fills in at
+// the marked lines below (the helpers, the arithmetic, the epilogue), the same tiles and the same fmas in the same order:
 // bitwise tile128h's sums. The LoRA tail (matmul_tail256.wgsl) runs on the first buffer after the loop, its loads by the
 // computing threads only (the loading warp joins its barriers; its arithmetic there is discarded).
 
@@ -31,65 +31,7 @@ const LOADS: u32 = TS * TK / NT;
 var<workgroup> tileA: array<vec4f, 2u * TK * TSVA>; // two (TK, TSVA) tiles: element m of row k at tileA[o + k * TSVA + m / 4][m % 4]
 var<workgroup> tileB: array<vec4f, 2u * TK * TSV>;  // two (TK, TSV) tiles
 
-// Quad q (< TM TK / 4) of A's tile at rows row0.., contracted step k0: zeros outside the valid rows and slice.
-fn fetchA(baseA: u32, row0: u32, k0: u32, kEnd: u32, q: u32) -> vec4f {
-  if (TRANS_A) {
-    // A (K, M): m = 4 (q % (TM / 4)) .. + 3 of row k = q / (TM / 4).
-    let m = row0 + 4u * (q % (TM / 4u)); let k = k0 + q / (TM / 4u);
-    if (VEC_A) {
-      if (m < dims.M && k < kEnd) { return quadA((baseA + k * dims.M + m) / 4u); }
-      return vec4f(0.0);
-    }
-    return vec4f(loadA(baseA, m, k, kEnd), loadA(baseA, m + 1u, k, kEnd), loadA(baseA, m + 2u, k, kEnd), loadA(baseA, m + 3u, k, kEnd));
-  }
-  // A (M, K): k = 4 (q % (TK / 4)) .. + 3 of row m = q / (TK / 4).
-  let m = row0 + q / (TK / 4u); let k = k0 + 4u * (q % (TK / 4u));
-  if (VEC_A) {
-    if (m < dims.M && k < kEnd) { return quadA((baseA + m * rowK() + k) / 4u); }
-    return vec4f(0.0);
-  }
-  return vec4f(loadA(baseA, m, k, kEnd), loadA(baseA, m, k + 1u, kEnd), loadA(baseA, m, k + 2u, kEnd), loadA(baseA, m, k + 3u, kEnd));
-}
-
-fn storeA(q: u32, v: vec4f, o: u32) {
-  if (TRANS_A) {
-    tileA[o + (q / (TM / 4u)) * TSVA + q % (TM / 4u)] = v;
-    return;
-  }
-  let mm = q / (TK / 4u);
-  let t = o + 4u * (q % (TK / 4u)) * TSVA + mm / 4u; let l = mm % 4u;
-  tileA[t][l] = v.x; tileA[t + TSVA][l] = v.y; tileA[t + 2u * TSVA][l] = v.z; tileA[t + 3u * TSVA][l] = v.w;
-}
-
-// Quad q (< TS TK / 4) of B's tile at columns col0.., step k0.
-fn fetchB(baseB: u32, col0: u32, k0: u32, kEnd: u32, q: u32) -> vec4f {
-  if (TRANS_B) {
-    // B (N, K): k = 4 (q % (TK / 4)) .. + 3 of row n = q / (TK / 4).
-    let n = col0 + q / (TK / 4u); let k = k0 + 4u * (q % (TK / 4u));
-    if (VEC_B) {
-      if (n < dims.N && k < kEnd) { return quadB((baseB + n * rowK() + k) / 4u); }
-      return vec4f(0.0);
-    }
-    return vec4f(loadB(baseB, k, n, kEnd), loadB(baseB, k + 1u, n, kEnd), loadB(baseB, k + 2u, n, kEnd), loadB(baseB, k + 3u, n, kEnd));
-  }
-  // B (K, N): n = 4 (q % 32) .. + 3 of row k = q / 32.
-  let n = col0 + 4u * (q % (TS / 4u)); let k = k0 + q / (TS / 4u);
-  if (VEC_B) {
-    if (n < dims.N && k < kEnd) { return quadB((baseB + k * dims.N + n) / 4u); }
-    return vec4f(0.0);
-  }
-  return vec4f(loadB(baseB, k, n, kEnd), loadB(baseB, k, n + 1u, kEnd), loadB(baseB, k, n + 2u, kEnd), loadB(baseB, k, n + 3u, kEnd));
-}
-
-fn storeB(q: u32, v: vec4f, o: u32) {
-  if (!TRANS_B) {
-    tileB[o + (q / (TS / 4u)) * TSV + q % (TS / 4u)] = v;
-    return;
-  }
-  let nn = q / (TK / 4u);
-  let t = o + 4u * (q % (TK / 4u)) * TSV + nn / 4u; let l = nn % 4u;
-  tileB[t][l] = v.x; tileB[t + TSV][l] = v.y; tileB[t + 2u * TSV][l] = v.z; tileB[t + 3u * TSV][l] = v.w;
-}
+// FETCH_STORE: matmul.ts wsSource puts matmul_t256.wgsl's fetchA, storeA, fetchB and storeB here, the stores taking a buffer offset o.
 
 // LOADSTEP: matmul.ts writes fn loadStep(baseA, baseB, row0, col0, k0, kEnd, lt, oa, ob) here (wsSource).
 
@@ -104,22 +46,7 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) tid: 
   let kEnd = sliceEnd(wg.z);
   let loader = tid >= NT;
   let lt = tid - NT; // the loading thread's index (unused by the computing threads)
-  var r0l = vec4f(0.0); var r0r = vec4f(0.0);
-  var r1l = vec4f(0.0); var r1r = vec4f(0.0);
-  var r2l = vec4f(0.0); var r2r = vec4f(0.0);
-  var r3l = vec4f(0.0); var r3r = vec4f(0.0);
-  var r4l = vec4f(0.0); var r4r = vec4f(0.0);
-  var r5l = vec4f(0.0); var r5r = vec4f(0.0);
-  var r6l = vec4f(0.0); var r6r = vec4f(0.0);
-  var r7l = vec4f(0.0); var r7r = vec4f(0.0);
-  var r8l = vec4f(0.0); var r8r = vec4f(0.0);
-  var r9l = vec4f(0.0); var r9r = vec4f(0.0);
-  var r10l = vec4f(0.0); var r10r = vec4f(0.0);
-  var r11l = vec4f(0.0); var r11r = vec4f(0.0);
-  var r12l = vec4f(0.0); var r12r = vec4f(0.0);
-  var r13l = vec4f(0.0); var r13r = vec4f(0.0);
-  var r14l = vec4f(0.0); var r14r = vec4f(0.0);
-  var r15l = vec4f(0.0); var r15r = vec4f(0.0);
+  // ACCUMULATORS: matmul_t256.wgsl's thirty-two (matmul.ts wsSource).
   // Pass s loads step s into buffer s % 2 and computes step s - 1 from the other: one pass more than steps.
   for (var k0 = 0u; k0 < kEnd + TK; k0 += TK) {
     let cur = (k0 / TK) % 2u;
@@ -128,71 +55,14 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) tid: 
     } else if (k0 > 0u) {
       let oa = (1u - cur) * TK * TSVA;
       let ob = (1u - cur) * TK * TSV;
-      for (var kk = 0u; kk < TK; kk++) {
-        let b0 = tileB[ob + kk * TSV + tx];
-        let b1 = tileB[ob + kk * TSV + 16u + tx];
-        let a0 = tileA[oa + kk * TSVA + ty];
-        r0l = fma(vec4f(a0.x), b0, r0l); r0r = fma(vec4f(a0.x), b1, r0r);
-        r1l = fma(vec4f(a0.y), b0, r1l); r1r = fma(vec4f(a0.y), b1, r1r);
-        r2l = fma(vec4f(a0.z), b0, r2l); r2r = fma(vec4f(a0.z), b1, r2r);
-        r3l = fma(vec4f(a0.w), b0, r3l); r3r = fma(vec4f(a0.w), b1, r3r);
-        let a1 = tileA[oa + kk * TSVA + TY * 1u + ty];
-        r4l = fma(vec4f(a1.x), b0, r4l); r4r = fma(vec4f(a1.x), b1, r4r);
-        r5l = fma(vec4f(a1.y), b0, r5l); r5r = fma(vec4f(a1.y), b1, r5r);
-        r6l = fma(vec4f(a1.z), b0, r6l); r6r = fma(vec4f(a1.z), b1, r6r);
-        r7l = fma(vec4f(a1.w), b0, r7l); r7r = fma(vec4f(a1.w), b1, r7r);
-        let a2 = tileA[oa + kk * TSVA + TY * 2u + ty];
-        r8l = fma(vec4f(a2.x), b0, r8l); r8r = fma(vec4f(a2.x), b1, r8r);
-        r9l = fma(vec4f(a2.y), b0, r9l); r9r = fma(vec4f(a2.y), b1, r9r);
-        r10l = fma(vec4f(a2.z), b0, r10l); r10r = fma(vec4f(a2.z), b1, r10r);
-        r11l = fma(vec4f(a2.w), b0, r11l); r11r = fma(vec4f(a2.w), b1, r11r);
-        let a3 = tileA[oa + kk * TSVA + TY * 3u + ty];
-        r12l = fma(vec4f(a3.x), b0, r12l); r12r = fma(vec4f(a3.x), b1, r12r);
-        r13l = fma(vec4f(a3.y), b0, r13l); r13r = fma(vec4f(a3.y), b1, r13r);
-        r14l = fma(vec4f(a3.z), b0, r14l); r14r = fma(vec4f(a3.z), b1, r14r);
-        r15l = fma(vec4f(a3.w), b0, r15l); r15r = fma(vec4f(a3.w), b1, r15r);
-      }
+      // ARITHMETIC: matmul_t256.wgsl's step of the 16x8 block, its tile reads offset by oa and ob (matmul.ts wsSource).
     }
     workgroupBarrier();
   }
   // TAIL256: matmul_tail256.wgsl goes here under the switch loraTail (matmul.ts withTail).
   if (tid < NT) {
-    let baseC = wg.z * dims.strideC;
-    let n0 = col0 + 4u * tx;
-    let n1 = col0 + 64u + 4u * tx;
-    let m0 = row0 + 4u * ty;
-    store4(baseC, m0, n0, r0l); store4(baseC, m0, n1, r0r);
-    store4(baseC, m0 + 1u, n0, r1l); store4(baseC, m0 + 1u, n1, r1r);
-    store4(baseC, m0 + 2u, n0, r2l); store4(baseC, m0 + 2u, n1, r2r);
-    store4(baseC, m0 + 3u, n0, r3l); store4(baseC, m0 + 3u, n1, r3r);
-    let m1 = row0 + 4u * TY * 1u + 4u * ty;
-    store4(baseC, m1, n0, r4l); store4(baseC, m1, n1, r4r);
-    store4(baseC, m1 + 1u, n0, r5l); store4(baseC, m1 + 1u, n1, r5r);
-    store4(baseC, m1 + 2u, n0, r6l); store4(baseC, m1 + 2u, n1, r6r);
-    store4(baseC, m1 + 3u, n0, r7l); store4(baseC, m1 + 3u, n1, r7r);
-    let m2 = row0 + 4u * TY * 2u + 4u * ty;
-    store4(baseC, m2, n0, r8l); store4(baseC, m2, n1, r8r);
-    store4(baseC, m2 + 1u, n0, r9l); store4(baseC, m2 + 1u, n1, r9r);
-    store4(baseC, m2 + 2u, n0, r10l); store4(baseC, m2 + 2u, n1, r10r);
-    store4(baseC, m2 + 3u, n0, r11l); store4(baseC, m2 + 3u, n1, r11r);
-    let m3 = row0 + 4u * TY * 3u + 4u * ty;
-    store4(baseC, m3, n0, r12l); store4(baseC, m3, n1, r12r);
-    store4(baseC, m3 + 1u, n0, r13l); store4(baseC, m3 + 1u, n1, r13r);
-    store4(baseC, m3 + 2u, n0, r14l); store4(baseC, m3 + 2u, n1, r14r);
-    store4(baseC, m3 + 3u, n0, r15l); store4(baseC, m3 + 3u, n1, r15r);
+    // EPILOGUE: matmul_t256.wgsl's stores of the accumulators (matmul.ts wsSource).
   }
 }
 
-// Writes columns n .. n + 3 of row m (those inside C).
-fn store4(baseC: u32, m: u32, n: u32, v: vec4f) {
-  if (m >= dims.M) { return; }
-  for (var q = 0u; q < 4u; q++) {
-    let col = n + q;
-    if (col < dims.N) {
-      let idx = baseC + m * dims.N + col;
-      var x = dims.alpha * v[q];
-      if (ACCUMULATE) { x += c[idx]; }
-      c[idx] = x;
-    }
-  }
-}
+// STORE4: matmul_t256.wgsl's store4 (matmul.ts wsSource).
