@@ -12,10 +12,10 @@
 # call (the LoRA tail; not run yet).
 # `final`: the session's last call (the cross-check with loraTail on, the head as MatMul; see its comment).
 # `probe`: the fourth session's first call (see its comment); `products`: its second; `rows`: its third; `auto`: its fourth.
-# Run: source .device/remote-setup.sh; bash bench/h200-check.sh trainer|sampling|verify|next|final|probe|products|rows|auto|units|dbuf|exp|embed|attn|final5|named|attn2|now6|dq|rank|xa|regs|t256|ceiling|ceiling2|t128h|final6|wT|tk32|cmp|ladder|st   (logs and JSON in $OUT/results.tgz)
+# Run: source .device/remote-setup.sh; bash bench/h200-check.sh trainer|sampling|verify|next|final|probe|products|rows|auto|units|dbuf|exp|embed|attn|final5|named|attn2|now6|dq|rank|xa|regs|t256|ceiling|ceiling2|t128h|final6|wT|tk32|cmp|ladder|st|t96   (logs and JSON in $OUT/results.tgz)
 set -u
 cd "$(dirname "$0")/.."
-WHAT=${1:?usage: bash bench/h200-check.sh trainer|sampling|verify|next|final|probe|products|rows|auto|units|dbuf|exp|embed|attn|final5|named|attn2|now6|dq|rank|xa|regs|t256|ceiling|ceiling2|t128h|final6|wT|tk32|cmp|ladder|st}
+WHAT=${1:?usage: bash bench/h200-check.sh trainer|sampling|verify|next|final|probe|products|rows|auto|units|dbuf|exp|embed|attn|final5|named|attn2|now6|dq|rank|xa|regs|t256|ceiling|ceiling2|t128h|final6|wT|tk32|cmp|ladder|st|t96}
 OUT=${OUT:-/tmp/h200-check-out}
 mkdir -p "$OUT"
 TOTAL=${H200_TOTAL_S:-560}
@@ -145,6 +145,20 @@ st)
   t f32 120 deno run -A "$J/train.js" qwen2.5-0.5b 8 768 16 0 3 step budget=110 out="$OUT/f32.json" "variants=st=1;ka=1;ka=1,st=1;ws=1"
   t f32-ws2 60 deno run -A "$J/train.js" qwen2.5-0.5b 8 768 16 0 3 step budget=50 out="$OUT/f32-ws2.json" "variants=ws=2"
   t q4 110 deno run -A "$J/train.js" qwen2.5-0.5b 8 768 16 1 3 step budget=100 out="$OUT/q4.json" "variants=st=1;qa=1;qa=2;ka=1,st=1,qa=2,ws=1"
+  ;;
+t96)
+  # Written 2026-12-05 (ninth session) after part st (ka, qa, st, ws: none faster): switch t96, tile128h's products on
+  # 96 x 128 tiles with a 12 x 8 block a thread (96 accumulators instead of 128), in case fewer registers let three
+  # workgroups share a multiprocessor. Its registers (vkstats: h200-prep.sh dumps tile96h), the big products under
+  # t96 (wideSplit 3, the default, and 2: a 96-row grid is 4/3 as many tiles), PyTorch + PEFT's step, the f32 and q4
+  # steps and demo pretraining under t96; and ka=2 (ka only where B is (N, K) too: part st had ka faster on x W^T, slower
+  # on dy W) in cmp and pretraining, whose forward reads W^T. About 6 minutes: H200_TOTAL_S=420.
+  vkstats
+  HEAD=40 PAT="^\| |cmp" t cmp 120 deno run -A "$J/profile.js" cmp tokens=6144 iters=20 rounds=4 "sw=t96=0;t96=1;t96=1,wideSplit=2;ka=2"
+  t torch 70 python3 bench/torch/train.py --out "$OUT" --iters 5 --warmup 2 --no-sweep --attn eager
+  t f32 80 deno run -A "$J/train.js" qwen2.5-0.5b 8 768 16 0 3 step budget=70 out="$OUT/f32.json" "variants=t96=1;t96=1,wideSplit=2"
+  t q4 60 deno run -A "$J/train.js" qwen2.5-0.5b 8 768 16 1 3 step budget=50 out="$OUT/q4.json" "variants=t96=1"
+  for p in t96=0 t96=1 ka=2; do PAT="== pretrain|tokens/s" t "pretrain-${p//=/-}" 35 deno run -A "$J/profile.js" pretrain 16 1024 16 "perf=$p"; done
   ;;
 cmp)
   # The big products at the defaults (issue 16's >= 35 TFLOP/s), in one short call: profile.js cmp, five interleaved

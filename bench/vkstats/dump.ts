@@ -30,7 +30,7 @@ const xa = buf(M * r), bF = buf(F * r), aH = buf(r * H);
 const enc = device.createCommandEncoder();
 // f32 forward y = x W^T (+ s (x A^T) B^T) and its dx = dy W (+ s (dy B) A), with and without the tail, on each 128- and
 // 256-row tile kernel.
-for (const variant of ["tile128", "tile128h", "tile256"] as const) {
+for (const variant of ["tile128", "tile128h", "tile256", "tile96h"] as const) {
   for (const tail of [false, true]) {
     await encodeMatmul(device, enc, x, w, y, { M, N: F, K: H, transB: true, variant, ...(tail ? { tail: { a: xa, b: bF, r, scale: 2 } } : {}) });
     await encodeMatmul(device, enc, y, w, dx, { M, N: H, K: F, variant, ...(tail ? { tail: { a: xa, b: aH, r, scale: 2 } } : {}) });

@@ -119,10 +119,11 @@ export interface PerfSwitches {
    * Where A is k-fastest in memory ((M, K), not transposed: every f32 projection's forward x W^T and its dx = dy W):
    * tile128h / tile256 keep A's tile k-fastest in workgroup memory too, each loaded quad one vec4 store instead of four
    * scalar stores to four tile rows, and read it a vec4 per row and four steps (1, matmul.ts kFastLoop); or transpose it
-   * into k-major rows (0, the default). The same fmas in the same order: bitwise the same sums. Experimental (issue 16's
-   * >= 35 TFLOP/s; bench/ladder.bench.ts: tile128h without its tile stores 20% faster); not measured on the H200 yet.
+   * into k-major rows (0, the default); 2: only where B is k-fastest too ((N, K), transposed: x W^T without the transposed
+   * base copy, as pretraining runs it). The same fmas in the same order: bitwise the same sums. Experimental (issue 16's
+   * >= 35 TFLOP/s). H200 2026-12-05 (docs/benchmarks.md): the x W^T products 0.6-1.6 TFLOP/s faster, dy W 0.1-1.2 slower.
    */
-  ka: 0 | 1;
+  ka: 0 | 1 | 2;
   /**
    * How the q4 128-tile kernels (q4matmul_t128.wgsl, q4matmul_t_t128.wgsl) load their activations: 0 (the default), one
    * bounds-checked scalar load and scalar store per element; where the contracted length is a multiple of 4 (q4matmul.ts
@@ -141,12 +142,20 @@ export interface PerfSwitches {
    * global loads); not measured on the H200 yet.
    */
   ws: 0 | 1 | 2;
+  /**
+   * tile128h's products on 96 x 128 tiles (1, matmul.ts rows96: tile96h, matmul_t256.wgsl with three of the 16 x 8
+   * block's four row groups, a 12 x 8 block a thread, 96 accumulators instead of 128), so that fewer registers a thread
+   * may let three 128-thread workgroups share a multiprocessor instead of two; or on tile128h (0, the default). Each
+   * element's fmas run in the same order: bitwise the same sums. Experimental (issue 16's >= 35 TFLOP/s); not measured
+   * on the H200 yet.
+   */
+  t96: 0 | 1;
 }
 
 /** The current defaults. */
-export const NEW_SWITCHES: Readonly<PerfSwitches> = { passes: "merged", submit: "layer", q4: "tile128", bindCache: true, arena: true, splitK: "general", subgroups: true, recomputeLean: true, headRows: true, wideSplit: 3, tk: 16, q4tk: 16, vload: 1, loraTail: 1, embedBack: "links", attnNamed: 0, attnBwd: "blocked", attnFwd: "blocked", rank: "narrow", attnDq: "fused", t256: 0, t128h: 1, wT: 1, st: 0, ka: 0, qa: 0, ws: 0 };
+export const NEW_SWITCHES: Readonly<PerfSwitches> = { passes: "merged", submit: "layer", q4: "tile128", bindCache: true, arena: true, splitK: "general", subgroups: true, recomputeLean: true, headRows: true, wideSplit: 3, tk: 16, q4tk: 16, vload: 1, loraTail: 1, embedBack: "links", attnNamed: 0, attnBwd: "blocked", attnFwd: "blocked", rank: "narrow", attnDq: "fused", t256: 0, t128h: 1, wT: 1, st: 0, ka: 0, qa: 0, ws: 0, t96: 0 };
 /** Every earlier behaviour. */
-export const OLD_SWITCHES: Readonly<PerfSwitches> = { passes: "split", submit: "once", q4: "tile64", bindCache: false, arena: false, splitK: "transA", subgroups: false, recomputeLean: false, headRows: false, wideSplit: 1, tk: 8, q4tk: 8, vload: 0, loraTail: 0, embedBack: "scan", attnNamed: 0, attnBwd: "lanes", attnFwd: "lanes", rank: "narrow", attnDq: "kernel", t256: 0, t128h: 0, wT: 0, st: 0, ka: 0, qa: 0, ws: 0 };
+export const OLD_SWITCHES: Readonly<PerfSwitches> = { passes: "split", submit: "once", q4: "tile64", bindCache: false, arena: false, splitK: "transA", subgroups: false, recomputeLean: false, headRows: false, wideSplit: 1, tk: 8, q4tk: 8, vload: 0, loraTail: 0, embedBack: "scan", attnNamed: 0, attnBwd: "lanes", attnFwd: "lanes", rank: "narrow", attnDq: "kernel", t256: 0, t128h: 0, wT: 0, st: 0, ka: 0, qa: 0, ws: 0, t96: 0 };
 
 const CHOICES: { [K in keyof PerfSwitches]: readonly string[] } = {
   passes: ["merged", "split"],
@@ -173,9 +182,10 @@ const CHOICES: { [K in keyof PerfSwitches]: readonly string[] } = {
   t128h: ["0", "1"],
   wT: ["0", "1"],
   st: ["0", "1"],
-  ka: ["0", "1"],
+  ka: ["0", "1", "2"],
   qa: ["0", "1", "2"],
   ws: ["0", "1", "2"],
+  t96: ["0", "1"],
 };
 
 function isKey(k: string): k is keyof PerfSwitches {
@@ -272,13 +282,16 @@ export function parsePerfSwitches(spec: string, base: Readonly<PerfSwitches> = N
         out.st = v === "1" ? 1 : 0;
         break;
       case "ka":
-        out.ka = v === "1" ? 1 : 0;
+        out.ka = v === "1" ? 1 : v === "2" ? 2 : 0;
         break;
       case "qa":
         out.qa = v === "1" ? 1 : v === "2" ? 2 : 0;
         break;
       case "ws":
         out.ws = v === "1" ? 1 : v === "2" ? 2 : 0;
+        break;
+      case "t96":
+        out.t96 = v === "1" ? 1 : 0;
         break;
     }
   }
@@ -287,7 +300,7 @@ export function parsePerfSwitches(spec: string, base: Readonly<PerfSwitches> = N
 
 /** "passes=merged,submit=layer,...": the form RLVR_PERF and the benches' perf= take. */
 export function formatPerfSwitches(s: Readonly<PerfSwitches>): string {
-  return `passes=${s.passes},submit=${s.submit},q4=${s.q4},bindCache=${s.bindCache ? 1 : 0},arena=${s.arena ? 1 : 0},splitK=${s.splitK},subgroups=${s.subgroups ? 1 : 0},recomputeLean=${s.recomputeLean ? 1 : 0},headRows=${s.headRows ? 1 : 0},wideSplit=${s.wideSplit},tk=${s.tk},q4tk=${s.q4tk},vload=${s.vload},loraTail=${s.loraTail},embedBack=${s.embedBack},attnNamed=${s.attnNamed},attnBwd=${s.attnBwd},attnFwd=${s.attnFwd},rank=${s.rank},attnDq=${s.attnDq},t256=${s.t256},t128h=${s.t128h},wT=${s.wT},st=${s.st},ka=${s.ka},qa=${s.qa},ws=${s.ws}`;
+  return `passes=${s.passes},submit=${s.submit},q4=${s.q4},bindCache=${s.bindCache ? 1 : 0},arena=${s.arena ? 1 : 0},splitK=${s.splitK},subgroups=${s.subgroups ? 1 : 0},recomputeLean=${s.recomputeLean ? 1 : 0},headRows=${s.headRows ? 1 : 0},wideSplit=${s.wideSplit},tk=${s.tk},q4tk=${s.q4tk},vload=${s.vload},loraTail=${s.loraTail},embedBack=${s.embedBack},attnNamed=${s.attnNamed},attnBwd=${s.attnBwd},attnFwd=${s.attnFwd},rank=${s.rank},attnDq=${s.attnDq},t256=${s.t256},t128h=${s.t128h},wT=${s.wT},st=${s.st},ka=${s.ka},qa=${s.qa},ws=${s.ws},t96=${s.t96}`;
 }
 
 function fromEnv(): PerfSwitches {

@@ -499,6 +499,56 @@ Deno.test("matmul tile128h under the experimental switch ws (a loading warp, dou
   }
 });
 
+Deno.test("matmul tile96h (switch t96: 96-row tiles, a 12 x 8 block a thread): what tile128h runs goes there; bitwise tile128h at steps 8 and 16, every transpose, vec4 and scalar loads, the LoRA tail; split-K against float64", async () => {
+  const { setPerfSwitches } = await import("../switches.ts");
+  const prev = setPerfSwitches({});
+  const { watchPassLabels } = await import("../../../tests/pass-labels.ts");
+  const watch = watchPassLabels(gpu.device), labels = watch.labels;
+  try {
+    setPerfSwitches({ ...prev, t96: 1 });
+    if (pickMatmul({ M: 6144, N: 896, K: 4864 }).variant !== "tile96h" || tileKernel() !== "tile96h") throw new Error("t96=1: what tile128h ran goes to tile96h");
+    setPerfSwitches({ ...prev, t96: 1, t128h: 0 });
+    if (pickMatmul({ M: 6144, N: 896, K: 4864 }).variant !== "tile128") throw new Error("t96=1, t128h=0: tile128 stays");
+    let seed = 3600;
+    for (const tk of [16, 8] as const) {
+      for (const vload of tk === 16 ? [1, 0] as const : [1] as const) {
+        setPerfSwitches({ ...prev, tk, vload });
+        // Ragged rows on both sides of 96 (one, two and six tiles), columns over 128; K short: no split-K, so the two kernels' sums are the same fmas.
+        for (const [M, N, K] of tk === 16 && vload === 1 ? [[4, 8, 4], [97, 136, 36], [300, 257, 33], [516, 132, 100]] : [[97, 136, 36], [300, 257, 33]]) {
+          for (const transA of [false, true]) {
+            for (const transB of [false, true]) {
+              const o = { M, N, K, transA, transB, alpha: 0.75 };
+              const want = await check({ ...o, variant: "tile128h" }, seed);
+              labels.length = 0;
+              const got = await check({ ...o, variant: "tile96h" }, seed++);
+              if (labels.length !== 1 || !labels[0].startsWith("matmul_t96h")) throw new Error(`tile96h ${JSON.stringify(o)} ran ${labels.join(", ")}`);
+              const bad = got.findIndex((v, i) => !Object.is(v, want[i]));
+              if (bad >= 0) throw new Error(`tile96h tk=${tk} vload=${vload} ${JSON.stringify(o)}: element ${bad} ${got[bad]} != ${want[bad]} on tile128h`);
+            }
+          }
+        }
+        for (const transB of [false, true]) {
+          const o = { M: 300, N: 257, K: 40, transB };
+          const want = await check({ ...o, variant: "tile128h" }, seed, true, { r: 20, scale: 2 });
+          labels.length = 0;
+          const got = await check({ ...o, variant: "tile96h" }, seed++, true, { r: 20, scale: 2 });
+          if (!labels.some((l) => l.startsWith("matmul_t96h") && l.endsWith("_tail"))) throw new Error(`tile96h with a tail ran ${labels.join(", ")}`);
+          const bad = got.findIndex((v, i) => !Object.is(v, want[i]));
+          if (bad >= 0) throw new Error(`tile96h tail tk=${tk} ${JSON.stringify(o)}: element ${bad} ${got[bad]} != ${want[bad]} on tile128h`);
+        }
+      }
+      setPerfSwitches({ ...prev, tk });
+      await check({ M: 300, N: 152, K: 1500, transA: true, variant: "tile96h" }, seed++); // split-K slices
+      await check({ M: 300, N: 152, K: 1500, transB: true, variant: "tile96h" }, seed++);
+      await check({ M: 260, N: 200, K: 300, variant: "tile96h", accumulate: true }, seed++, false, { r: 20, scale: 0.25 });
+      await check({ M: 130, N: 140, K: 7, variant: "tile96h" }, seed++); // one partial step
+    }
+  } finally {
+    watch.stop();
+    setPerfSwitches(prev);
+  }
+});
+
 Deno.test("matmul tile128h and tile256 under the experimental switch ka (A's tile k-fastest in workgroup memory): bitwise the default on ragged tiles, both B layouts, with and without st; split-K and the LoRA tail against float64", async () => {
   const { kFastABytes } = await import("./matmul.ts");
   const { setPerfSwitches } = await import("../switches.ts");
@@ -543,6 +593,13 @@ Deno.test("matmul tile128h and tile256 under the experimental switch ka (A's til
       labels.length = 0;
       await check({ M: 260, N: 136, K: 36, transA: true, variant }, seed++); // A transposed: the default kernel
       if (labels.length !== 1 || labels[0].includes("_ka")) throw new Error(`ka: A transposed ran ${labels.join(", ")}`);
+      // ka=2: only where B is transposed too.
+      setPerfSwitches({ ...prev, tk, ka: 2 });
+      for (const transB of [false, true]) {
+        labels.length = 0;
+        await check({ M: 260, N: 136, K: 36, transB, variant }, seed++);
+        if (labels.length !== 1 || labels[0].includes("_ka") !== transB) throw new Error(`ka=2 transB=${transB} ran ${labels.join(", ")}`);
+      }
       ran++;
     }
     if (ran === 0) throw new Error("ka: no step ran");

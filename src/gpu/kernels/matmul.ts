@@ -35,7 +35,7 @@ import reduceSource from "./matmul_splitk_reduce.wgsl" with { type: "text" };
 export type { MatmulOpts } from "./matmul.ref.ts";
 
 /** The matmul kernels. */
-export const MATMUL_VARIANTS = ["tile64", "tile128", "narrow", "tile128p", "rank", "tile256", "tile128h"] as const;
+export const MATMUL_VARIANTS = ["tile64", "tile128", "narrow", "tile128p", "rank", "tile256", "tile128h", "tile96h"] as const;
 export type MatmulVariant = (typeof MATMUL_VARIANTS)[number];
 
 /** Kernel policy: "auto" chooses per shape, "tile64" keeps every product on the earlier 64x64 kernel, "prefetch" is auto with tile128p for tile128. */
@@ -133,13 +133,14 @@ export function pickMatmul(o: EncodeMatmulOpts): { variant: MatmulVariant; swap:
  */
 export const T256_MIN_TILES = 192;
 
-/** The kernel the f32 products with both sides >= 128 run on under the current switches (t128h): tile128h or tile128. */
-export function tileKernel(): "tile128" | "tile128h" {
-  return perfSwitches().t128h === 1 ? "tile128h" : "tile128";
+/** The kernel the f32 products with both sides >= 128 run on under the current switches (t128h, t96): tile128h, tile96h or tile128. */
+export function tileKernel(): "tile128" | "tile128h" | "tile96h" {
+  const s = perfSwitches();
+  return s.t128h === 1 ? (s.t96 === 1 ? "tile96h" : "tile128h") : "tile128";
 }
 
 /** Output tile (rows, columns) of each kernel. */
-const TILE: Record<MatmulVariant, [number, number]> = { tile64: [64, 64], tile128: [128, 128], narrow: [64, 16], tile128p: [128, 128], rank: [16, 16], tile256: [256, 128], tile128h: [128, 128] };
+const TILE: Record<MatmulVariant, [number, number]> = { tile64: [64, 64], tile128: [128, 128], narrow: [64, 16], tile128p: [128, 128], rank: [16, 16], tile256: [256, 128], tile128h: [128, 128], tile96h: [96, 128] };
 
 /** Workgroups below which a long-K product is split (about two per multiprocessor of a big GPU). */
 const SPLIT_TARGET_WORKGROUPS = 256;
@@ -203,7 +204,7 @@ function slicesOf(e: EncodeMatmulOpts, variant: MatmulVariant): number {
   if (variant === "rank" && !transA) return 1;
   const [tm, tn] = variant === "rank" ? [16, 4 * rankShape(e).nq] : TILE[variant];
   const tiles = Math.ceil(M / tm) * Math.ceil(N / tn);
-  if (tiles >= SPLIT_TARGET_WORKGROUPS / 2) return variant === "tile128" || variant === "tile128p" || variant === "tile128h" ? wideSplitSlices(tiles, K, M * N) : 1;
+  if (tiles >= SPLIT_TARGET_WORKGROUPS / 2) return variant === "tile128" || variant === "tile128p" || variant === "tile128h" || variant === "tile96h" ? wideSplitSlices(tiles, K, M * N) : 1;
   if (perfSwitches().splitK === "transA" && (!transA || transB)) return 1;
   const byK = Math.floor(K / SPLIT_MIN_K);
   const byTiles = Math.ceil(SPLIT_TARGET_WORKGROUPS / tiles);
@@ -265,6 +266,26 @@ export function halfThreads(source: string): string {
     if (out === padded) throw new Error("matmul_t256.wgsl: no TSVA line to substitute for a step of 32");
   }
   return out;
+}
+
+/**
+ * tile128h's text (halfThreads, with its LoRA tail where it has one) as tile96h (switch t96): 96-row tiles, the 16 x 8
+ * block's last row group (accumulators r12 .. r15, the tile read a3, the store rows m3) taken out, a 12 x 8 block a
+ * thread. At a step of 8 the A tile's 192 quads do not split evenly over 128 threads: the last round of loads is guarded.
+ */
+export function rows96(text: string): string {
+  let out = replaceExactly(text, "const TM: u32 = 128u;", "const TM: u32 = 96u;", 1, "matmul_t256.wgsl", "switch t96");
+  if (out.includes("const TK: u32 = 8u;")) {
+    out = replaceExactly(out, "const QA: u32 = TM * TK / (4u * NT);", "const QA: u32 = (TM * TK / 4u + NT - 1u) / NT;", 1, "matmul_t256.wgsl", "switch t96");
+    out = replaceExactly(out, "for (var j = 0u; j < QA; j++) { storeA(tid + j * NT, fetchA(baseA, row0, k0, kEnd, tid + j * NT)); }",
+      "for (var j = 0u; j < QA; j++) { if (tid + j * NT < TM * TK / 4u) { storeA(tid + j * NT, fetchA(baseA, row0, k0, kEnd, tid + j * NT)); } }", 1, "matmul_t256.wgsl", "switch t96");
+  }
+  const lines = out.split("\n");
+  const kept = lines.filter((l) => l.trimStart().startsWith("//") || !/\br1[2-5][lr]\b|let a3 = |let m3 = /.test(l));
+  // The main loop's and the tail's a3 lines (1 or 2), each with its four fma lines; 4 accumulator lines; m3 and its 4 store lines.
+  const tails = out.includes("tailA(") ? 2 : 1;
+  if (lines.length - kept.length !== 4 + 5 * tails + 5) throw new Error(`matmul_t256.wgsl: switch t96 took out ${lines.length - kept.length} lines, not ${4 + 5 * tails + 5}`);
+  return kept.join("\n");
 }
 
 /** Workgroup bytes of matmul_t128ws.wgsl (switch ws) at contracted step `tk`: two (tk, 33) tiles of vec4 per operand, or (tk, 32) unpadded. */
@@ -575,18 +596,21 @@ function tailLayout(o: EncodeMatmulOpts): boolean | undefined {
  * step, the vec4 loads, the transposes and the tail, so a profile (src/gpu/profile.ts, by label and grid) tells forward
  * from backward products.
  */
-function tiledPipeline(device: GPUDevice, stem: string, body: string, file: string, tk: number, e: EncodeMatmulOpts, vec: VecLoads, tailB: boolean | undefined, constants: Record<string, number>): Promise<GPUComputePipeline> {
+function tiledPipeline(device: GPUDevice, stem: string, body: string, file: string, tk: number, e: EncodeMatmulOpts, vec: VecLoads, tailB: boolean | undefined, constants: Record<string, number>, post: (text: string) => string = (t) => t): Promise<GPUComputePipeline> {
   const tail = tailB !== undefined;
+  // tile96h (switch t96) takes neither ka nor st: their loops and maps are written for four row groups.
+  const t256Text = file === "matmul_t256.wgsl" && stem !== "matmul_t96h";
   // Switch ka: A's tile k-fastest where A is (M, K) and the tiles fit (withKFastA; before st, whose quad map it keeps).
   const tm = stem === "matmul_t256" ? 256 : 128;
-  const ka = file === "matmul_t256.wgsl" && !e.transA && tk !== 32 && perfSwitches().ka === 1 && kFastABytes(tm, tk) <= device.limits.maxComputeWorkgroupStorageSize;
+  const kaMode = perfSwitches().ka;
+  const ka = t256Text && !e.transA && tk !== 32 && (kaMode === 1 || (kaMode === 2 && !!e.transB)) && kFastABytes(tm, tk) <= device.limits.maxComputeWorkgroupStorageSize;
   if (ka) body = withKFastA(body, file);
   // Switch st: matmul_t256.wgsl's (tile256, tile128h) k-fastest quads remapped at a step of 16 (withStoreMap).
-  const st = file === "matmul_t256.wgsl" && tk === 16 && perfSwitches().st === 1;
+  const st = t256Text && tk === 16 && perfSwitches().st === 1;
   if (st) body = withStoreMap(body, file);
   const label = `${stem}${st ? "_st" : ""}${ka ? "_ka" : ""}${tk === 8 ? "" : `_k${tk}`}${vec.a || vec.b ? `_v${vec.a ? "A" : ""}${vec.b ? "B" : ""}` : ""}${e.transA ? "_tA" : ""}${e.transB ? "_tB" : ""}${tail ? "_tail" : ""}`;
   const src = tail ? withTail(body, { bindings: [4, 5, 6], rows: "dims.M", cols: "dims.N", transB: tailB, computingOnly: file === "matmul_t128ws.wgsl" }, file) : body;
-  return computePipeline(device, label, typedSource(src, e.aF16 ?? false, e.bF16 ?? false, vec), constants);
+  return computePipeline(device, label, typedSource(post(src), e.aF16 ?? false, e.bF16 ?? false, vec), constants);
 }
 
 /** `tailB`: the LoRA tail's b2 layout where the kernel runs one (tailLayout), undefined for none. */
@@ -613,6 +637,10 @@ function pipelineFor(device: GPUDevice, variant: MatmulVariant, e: EncodeMatmulO
       const ws = form !== 0 && (tk === 8 || tk === 16) ? wsSource(tk, device.limits.maxComputeWorkgroupStorageSize, form) : undefined;
       if (ws) return tiledPipeline(device, `matmul_t128ws${form === 2 ? "2" : ""}${ws.padded ? "" : "_u"}`, ws.source, "matmul_t128ws.wgsl", tk, e, vec, tailB, constants);
       return tiledPipeline(device, "matmul_t128h", halfThreads(withStep(source256, tk, "matmul_t256.wgsl")), "matmul_t256.wgsl", tk, e, vec, tailB, constants);
+    }
+    case "tile96h": {
+      const tk = t128Step(device);
+      return tiledPipeline(device, "matmul_t96h", halfThreads(withStep(source256, tk, "matmul_t256.wgsl")), "matmul_t256.wgsl", tk, e, vec, tailB, constants, rows96);
     }
     case "narrow":
       return computePipeline(device, "matmul_narrow", typedSource(sourceNarrow, aF16, bF16), { ...constants, TRANS_C: transC ? 1 : 0 });
@@ -678,7 +706,7 @@ function planMatmul(o: EncodeMatmulOpts, offsetA: number, offsetB: number): Matm
     new Float32Array(words)[3] = alpha;
     u.set([e.broadcastA ? 0 : M * K, e.broadcastB ? 0 : K * N, M * N, 0], 4);
   }
-  const vec = ((variant === "tile128" || variant === "tile256" || variant === "tile128h") && perfSwitches().vload === 1) || variant === "rank"
+  const vec = ((variant === "tile128" || variant === "tile256" || variant === "tile128h" || variant === "tile96h") && perfSwitches().vload === 1) || variant === "rank"
     ? vecOperands({
       M, N, K: u[2], kTotal: u[7], strideA: u[4], strideB: u[5], transA: e.transA ?? false, transB: e.transB ?? false,
       aF16: e.aF16 ?? false, bF16: e.bF16 ?? false, offsetA: offA, offsetB: offB,
@@ -693,7 +721,7 @@ function planMatmul(o: EncodeMatmulOpts, offsetA: number, offsetB: number): Matm
 
 /** Whether `o`'s tail runs inside its kernel (EncodeMatmulOpts.tail): switch loraTail, tile128 not swapped, A not transposed, alpha 1. */
 function tailFuses(o: EncodeMatmulOpts, p: MatmulPlan): boolean {
-  return perfSwitches().loraTail === 1 && (p.variant === "tile128" || p.variant === "tile256" || p.variant === "tile128h") && !p.swap && !(o.transA ?? false) && (o.alpha ?? 1) === 1 && !o.aF16;
+  return perfSwitches().loraTail === 1 && (p.variant === "tile128" || p.variant === "tile256" || p.variant === "tile128h" || p.variant === "tile96h") && !p.swap && !(o.transA ?? false) && (o.alpha ?? 1) === 1 && !o.aF16;
 }
 
 /** The Tail uniform: r, scale. */
