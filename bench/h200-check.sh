@@ -12,10 +12,10 @@
 # call (the LoRA tail; not run yet).
 # `final`: the session's last call (the cross-check with loraTail on, the head as MatMul; see its comment).
 # `probe`: the fourth session's first call (see its comment); `products`: its second; `rows`: its third; `auto`: its fourth.
-# Run: source .device/remote-setup.sh; bash bench/h200-check.sh trainer|sampling|verify|next|final|probe|products|rows|auto|units|dbuf|exp|embed|attn|final5|named|attn2|now6|dq|rank|xa|regs|t256|ceiling|ceiling2|t128h|final6|wT|tk32|cmp|ladder|st|t96   (logs and JSON in $OUT/results.tgz)
+# Run: source .device/remote-setup.sh; bash bench/h200-check.sh trainer|sampling|verify|next|final|probe|products|rows|auto|units|dbuf|exp|embed|attn|final5|named|attn2|now6|dq|rank|xa|regs|t256|ceiling|ceiling2|t128h|final6|wT|tk32|cmp|ladder|t96   (logs and JSON in $OUT/results.tgz)
 set -u
 cd "$(dirname "$0")/.."
-WHAT=${1:?usage: bash bench/h200-check.sh trainer|sampling|verify|next|final|probe|products|rows|auto|units|dbuf|exp|embed|attn|final5|named|attn2|now6|dq|rank|xa|regs|t256|ceiling|ceiling2|t128h|final6|wT|tk32|cmp|ladder|st|t96}
+WHAT=${1:?usage: bash bench/h200-check.sh trainer|sampling|verify|next|final|probe|products|rows|auto|units|dbuf|exp|embed|attn|final5|named|attn2|now6|dq|rank|xa|regs|t256|ceiling|ceiling2|t128h|final6|wT|tk32|cmp|ladder|t96}
 OUT=${OUT:-/tmp/h200-check-out}
 mkdir -p "$OUT"
 TOTAL=${H200_TOTAL_S:-560}
@@ -129,25 +129,9 @@ ladder)
   HEAD=8 PAT="^\| |ladder" t ladder 150 deno run -A "$J/ladder.js" tokens=6144 iters=20 rounds=5 out="$OUT/ladder.json"
   HEAD=20 PAT="^\| |cmp" t cmp 90 deno run -A "$J/profile.js" cmp tokens=6144 iters=20 rounds=3 "sw="
   ;;
-st)
-  # Prepared 2026-12-04 (seventh session, not run: no machine was lent after the ladder call; the eighth added ka, qa
-  # and ws, and no machine was lent to it either). Ways at the load phase of the big products' kernels: switch st (which
-  # thread loads which quad of a k-fastest operand at a step of 16, conflict-free stores; tile128h and the q4 tile128
-  # pair), ka (tile128h keeps A's tile k-fastest: one vec4 store a quad), qa (the q4 tile128 pair load their
-  # activations as vec4 quads: 1 into a k-fastest tile, 2 into the default's) and ws (tile128h with a loading warp and
-  # double-buffered tiles: 1 its step a loop, 2 written out). The kernels' registers (vkstats: h200-prep.sh dumps the
-  # ka, qa and ws=1 kernels too), the big products under each, interleaved, the f32 and q4 steps under each. ws=2 runs
-  # in calls of its own (SwiftShader's compiler stalls on it; should NVIDIA's too, only those calls are lost). About 8
-  # minutes: H200_TOTAL_S=540.
-  vkstats
-  HEAD=60 PAT="^\| |cmp" t cmp 200 deno run -A "$J/profile.js" cmp tokens=6144 iters=20 rounds=4 "sw=st=0;st=1;ka=1;ka=1,st=1;qa=1;qa=2;ws=1"
-  HEAD=30 PAT="^\| |cmp" t cmp-ws2 90 deno run -A "$J/profile.js" cmp tokens=6144 iters=20 rounds=4 "sw=st=0;ws=2"
-  t f32 120 deno run -A "$J/train.js" qwen2.5-0.5b 8 768 16 0 3 step budget=110 out="$OUT/f32.json" "variants=st=1;ka=1;ka=1,st=1;ws=1"
-  t f32-ws2 60 deno run -A "$J/train.js" qwen2.5-0.5b 8 768 16 0 3 step budget=50 out="$OUT/f32-ws2.json" "variants=ws=2"
-  t q4 110 deno run -A "$J/train.js" qwen2.5-0.5b 8 768 16 1 3 step budget=100 out="$OUT/q4.json" "variants=st=1;qa=1;qa=2;ka=1,st=1,qa=2,ws=1"
-  ;;
 t96)
-  # Written 2026-12-05 (ninth session) after part st (ka, qa, st, ws: none faster): switch t96, tile128h's products on
+  # Written 2026-12-05 (ninth session) after part st (st, ka, qa, ws measured, none faster; the switches st, qa, ws and
+  # the part st exist only up to commit 492fb1c): switch t96, tile128h's products on
   # 96 x 128 tiles with a 12 x 8 block a thread (96 accumulators instead of 128), in case fewer registers let three
   # workgroups share a multiprocessor. Its registers (vkstats: h200-prep.sh dumps tile96h), the big products under
   # t96 (wideSplit 3, the default, and 2: a 96-row grid is 4/3 as many tiles), PyTorch + PEFT's step, the f32 and q4

@@ -58,8 +58,7 @@ if command -v spirv-as >/dev/null && [ -f /usr/include/vulkan/vulkan.h ] && [ -f
     RLVR_DAWN_OPTIONS="disable-dawn-features=use_vulkan_zero_initialize_workgroup_memory_extension;enable-dawn-features=dump_shaders" \
     npx deno run -A --no-check bench/vkstats/dump.ts "$H/vk/labels.json" > "$H/vk/dump.log" 2>&1
   python3 bench/vkstats/split.py "$H/vk/dump.log" "$H/vk/labels.json" "$H/vk/spv" | tail -3
-  # The same products under experimental switches (VK_PERF, ';'-separated sets, e.g. the eighth session's
-  # "ka=1,qa=1;qa=2;ws=1"; default none; not ws=2, on which SwiftShader's compiler stalls):
+  # The same products under experimental switches (VK_PERF, ';'-separated sets, e.g. "ka=1;ka=2"; default none):
   # their kernels' files carry the switches in their labels (e.g. matmul_t128h_ka_k16_vAB), the rest repeat the defaults'.
   IFS=';' read -ra sets <<< "${VK_PERF-}"
   for i in "${!sets[@]}"; do

@@ -107,15 +107,6 @@ export interface PerfSwitches {
    */
   wT: 0 | 1;
   /**
-   * Which thread loads which quad of a k-fastest operand at a contracted step of 16 (tile128h and tile256, and the q4
-   * tile128 pair's activations): 0 (the default), a warp's loads span 8 rows x their 4 quads (16 rows x 16 elements for
-   * q4), whose transposing tile stores meet two-way bank conflicts; 1, 16 rows x 2 quads (4 rows x 8 elements for q4),
-   * conflict-free, 32-byte sectors still whole. The tiles hold the same elements: the same sums. Experimental (issue
-   * 16's >= 35 TFLOP/s; bench/ladder.bench.ts puts the tile stores at 4-9% of tile128h's time); not measured on the
-   * H200 yet (bench/h200-check.sh part st).
-   */
-  st: 0 | 1;
-  /**
    * Where A is k-fastest in memory ((M, K), not transposed: every f32 projection's forward x W^T and its dx = dy W):
    * tile128h / tile256 keep A's tile k-fastest in workgroup memory too, each loaded quad one vec4 store instead of four
    * scalar stores to four tile rows, and read it a vec4 per row and four steps (1, matmul.ts kFastLoop); or transpose it
@@ -124,24 +115,6 @@ export interface PerfSwitches {
    * >= 35 TFLOP/s). H200 2026-12-05 (docs/benchmarks.md): the x W^T products 0.6-1.6 TFLOP/s faster, dy W 0.1-1.2 slower.
    */
   ka: 0 | 1 | 2;
-  /**
-   * How the q4 128-tile kernels (q4matmul_t128.wgsl, q4matmul_t_t128.wgsl) load their activations: 0 (the default), one
-   * bounds-checked scalar load and scalar store per element; where the contracted length is a multiple of 4 (q4matmul.ts
-   * withQuadA; it replaces st's map there) as vec4 quads, one load each, and 1: into a k-fastest tile, one vec4 store a
-   * quad, read a vec4 per row and four steps (matmul.ts kFastLoop; 32 more live registers a thread), or 2: into the
-   * default's tile, four scalar stores a quad without bank conflicts, the default's loop. Bitwise the same sums.
-   * Experimental (issue 16's >= 35 TFLOP/s); not measured on the H200 yet.
-   */
-  qa: 0 | 1 | 2;
-  /**
-   * tile128h's products on matmul_t128ws.wgsl (1, 2): the same tiles and arithmetic on 128 computing threads plus one
-   * warp that only loads, into double-buffered tiles (one barrier a step; the computing threads never wait on a global
-   * load), its step a loop over its quads (1) or written out with every quad fetched before any is stored (2: matmul.ts
-   * wsSource; SwiftShader's compiler stalls on it at a step of 16); or on matmul_t256.wgsl (0, the default). Bitwise
-   * the same sums. Experimental (issue 16's >= 35 TFLOP/s; bench/ladder.bench.ts: tile128h 13-15% faster without its
-   * global loads); not measured on the H200 yet.
-   */
-  ws: 0 | 1 | 2;
   /**
    * tile128h's products on 96 x 128 tiles (1, matmul.ts rows96: tile96h, matmul_t256.wgsl with three of the 16 x 8
    * block's four row groups, a 12 x 8 block a thread, 96 accumulators instead of 128), so that fewer registers a thread
@@ -153,9 +126,9 @@ export interface PerfSwitches {
 }
 
 /** The current defaults. */
-export const NEW_SWITCHES: Readonly<PerfSwitches> = { passes: "merged", submit: "layer", q4: "tile128", bindCache: true, arena: true, splitK: "general", subgroups: true, recomputeLean: true, headRows: true, wideSplit: 3, tk: 16, q4tk: 16, vload: 1, loraTail: 1, embedBack: "links", attnNamed: 0, attnBwd: "blocked", attnFwd: "blocked", rank: "narrow", attnDq: "fused", t256: 0, t128h: 1, wT: 1, st: 0, ka: 0, qa: 0, ws: 0, t96: 0 };
+export const NEW_SWITCHES: Readonly<PerfSwitches> = { passes: "merged", submit: "layer", q4: "tile128", bindCache: true, arena: true, splitK: "general", subgroups: true, recomputeLean: true, headRows: true, wideSplit: 3, tk: 16, q4tk: 16, vload: 1, loraTail: 1, embedBack: "links", attnNamed: 0, attnBwd: "blocked", attnFwd: "blocked", rank: "narrow", attnDq: "fused", t256: 0, t128h: 1, wT: 1, ka: 0, t96: 0 };
 /** Every earlier behaviour. */
-export const OLD_SWITCHES: Readonly<PerfSwitches> = { passes: "split", submit: "once", q4: "tile64", bindCache: false, arena: false, splitK: "transA", subgroups: false, recomputeLean: false, headRows: false, wideSplit: 1, tk: 8, q4tk: 8, vload: 0, loraTail: 0, embedBack: "scan", attnNamed: 0, attnBwd: "lanes", attnFwd: "lanes", rank: "narrow", attnDq: "kernel", t256: 0, t128h: 0, wT: 0, st: 0, ka: 0, qa: 0, ws: 0, t96: 0 };
+export const OLD_SWITCHES: Readonly<PerfSwitches> = { passes: "split", submit: "once", q4: "tile64", bindCache: false, arena: false, splitK: "transA", subgroups: false, recomputeLean: false, headRows: false, wideSplit: 1, tk: 8, q4tk: 8, vload: 0, loraTail: 0, embedBack: "scan", attnNamed: 0, attnBwd: "lanes", attnFwd: "lanes", rank: "narrow", attnDq: "kernel", t256: 0, t128h: 0, wT: 0, ka: 0, t96: 0 };
 
 const CHOICES: { [K in keyof PerfSwitches]: readonly string[] } = {
   passes: ["merged", "split"],
@@ -181,10 +154,7 @@ const CHOICES: { [K in keyof PerfSwitches]: readonly string[] } = {
   t256: ["0", "1"],
   t128h: ["0", "1"],
   wT: ["0", "1"],
-  st: ["0", "1"],
   ka: ["0", "1", "2"],
-  qa: ["0", "1", "2"],
-  ws: ["0", "1", "2"],
   t96: ["0", "1"],
 };
 
@@ -278,17 +248,8 @@ export function parsePerfSwitches(spec: string, base: Readonly<PerfSwitches> = N
       case "wT":
         out.wT = v === "1" ? 1 : 0;
         break;
-      case "st":
-        out.st = v === "1" ? 1 : 0;
-        break;
       case "ka":
         out.ka = v === "1" ? 1 : v === "2" ? 2 : 0;
-        break;
-      case "qa":
-        out.qa = v === "1" ? 1 : v === "2" ? 2 : 0;
-        break;
-      case "ws":
-        out.ws = v === "1" ? 1 : v === "2" ? 2 : 0;
         break;
       case "t96":
         out.t96 = v === "1" ? 1 : 0;
@@ -300,7 +261,7 @@ export function parsePerfSwitches(spec: string, base: Readonly<PerfSwitches> = N
 
 /** "passes=merged,submit=layer,...": the form RLVR_PERF and the benches' perf= take. */
 export function formatPerfSwitches(s: Readonly<PerfSwitches>): string {
-  return `passes=${s.passes},submit=${s.submit},q4=${s.q4},bindCache=${s.bindCache ? 1 : 0},arena=${s.arena ? 1 : 0},splitK=${s.splitK},subgroups=${s.subgroups ? 1 : 0},recomputeLean=${s.recomputeLean ? 1 : 0},headRows=${s.headRows ? 1 : 0},wideSplit=${s.wideSplit},tk=${s.tk},q4tk=${s.q4tk},vload=${s.vload},loraTail=${s.loraTail},embedBack=${s.embedBack},attnNamed=${s.attnNamed},attnBwd=${s.attnBwd},attnFwd=${s.attnFwd},rank=${s.rank},attnDq=${s.attnDq},t256=${s.t256},t128h=${s.t128h},wT=${s.wT},st=${s.st},ka=${s.ka},qa=${s.qa},ws=${s.ws},t96=${s.t96}`;
+  return `passes=${s.passes},submit=${s.submit},q4=${s.q4},bindCache=${s.bindCache ? 1 : 0},arena=${s.arena ? 1 : 0},splitK=${s.splitK},subgroups=${s.subgroups ? 1 : 0},recomputeLean=${s.recomputeLean ? 1 : 0},headRows=${s.headRows ? 1 : 0},wideSplit=${s.wideSplit},tk=${s.tk},q4tk=${s.q4tk},vload=${s.vload},loraTail=${s.loraTail},embedBack=${s.embedBack},attnNamed=${s.attnNamed},attnBwd=${s.attnBwd},attnFwd=${s.attnFwd},rank=${s.rank},attnDq=${s.attnDq},t256=${s.t256},t128h=${s.t128h},wT=${s.wT},ka=${s.ka},t96=${s.t96}`;
 }
 
 function fromEnv(): PerfSwitches {

@@ -432,73 +432,6 @@ Deno.test("matmul tile256 and tile128h (switches t256, t128h): steps 8, 16 and 3
   }
 });
 
-Deno.test("matmul tile128h under the experimental switch ws (a loading warp, double-buffered tiles; its step a loop, 1, or written out, 2): bitwise tile128h on ragged tiles, every transpose, vec4 and scalar loads, steps 8 and 16, padded and unpadded tiles; split-K, accumulate and the LoRA tail against float64", async () => {
-  const { wsBytes } = await import("./matmul.ts");
-  const { setPerfSwitches } = await import("../switches.ts");
-  const prev = setPerfSwitches({});
-  const room = gpu.device.limits.maxComputeWorkgroupStorageSize;
-  const swiftShader = /swiftshader/i.test(`${gpu.info.vendor} ${gpu.info.architecture} ${gpu.info.device} ${gpu.info.description}`);
-  const { watchPassLabels } = await import("../../../tests/pass-labels.ts");
-  const watch = watchPassLabels(gpu.device), labels = watch.labels;
-  try {
-    let seed = 3500, ran = 0;
-    // Padded tiles where the device's workgroup memory holds them (at a step of 8 everywhere; at 16 from 33,792 bytes),
-    // else unpadded; where it holds the padded ones at 16, the unpadded ones too by reading the limit as smaller.
-    for (const [form, tk, fake] of [[1, 16, 0], [1, 8, 0], [1, 16, room >= wsBytes(16, true) ? wsBytes(16, false) : -1], [2, 16, 0], [2, 8, 0]] as const) {
-      if (fake < 0) continue;
-      if (form === 2 && tk === 16 && swiftShader) {
-        console.log("ws=2 at a step of 16 skipped on SwiftShader: its compiler runs for many minutes on the written-out loading step");
-        continue;
-      }
-      const have = fake || room;
-      const stem = `matmul_t128ws${form === 2 ? "2" : ""}${wsBytes(tk, true) <= have ? "" : "_u"}_`;
-      if (wsBytes(tk, false) > have) {
-        console.log(`ws: the step ${tk} skipped, the device's workgroup memory (${room} bytes) is short of ${wsBytes(tk, false)}`);
-        continue;
-      }
-      if (fake) {
-        const real = gpu.device.limits;
-        const seen = new Proxy(real, { get: (t, k) => (k === "maxComputeWorkgroupStorageSize" ? fake : (t as unknown as Record<string | symbol, unknown>)[k]) });
-        Object.defineProperty(gpu.device, "limits", { value: seen, configurable: true });
-      }
-      try {
-        ran++;
-        const full = form === 1 && tk === 16 && !fake;
-        for (const vload of full ? [1, 0] as const : [1] as const) {
-          for (const [M, N, K] of full && vload === 1 ? [[4, 8, 4], [300, 257, 33], [516, 132, 100]] : [[260, 136, 36]]) {
-            for (const transA of full ? [false, true] : [false]) {
-              for (const transB of [false, true]) {
-                const o = { M, N, K, transA, transB, alpha: 0.75, variant: "tile128h" as const };
-                setPerfSwitches({ ...prev, tk, vload, ws: 0 });
-                const want = await check(o, seed);
-                setPerfSwitches({ ...prev, tk, vload, ws: form });
-                labels.length = 0;
-                const got = await check(o, seed++);
-                // The label: stem, then _k16 / _v.. / _tA / _tB / _tail, or nothing at a step of 8 with scalar loads.
-                if (!labels[0] || !(labels[0] + "_").startsWith(stem)) throw new Error(`ws=${form} ${JSON.stringify(o)} ran ${labels.join(", ")}, not ${stem}*`);
-                const bad = got.findIndex((v, i) => !Object.is(v, want[i]));
-                if (bad >= 0) throw new Error(`ws=${form} tk=${tk} room=${have} vload=${vload} ${JSON.stringify(o)}: element ${bad} ${got[bad]} != ${want[bad]} under ws=0`);
-              }
-            }
-          }
-        }
-        if (!full) continue;
-        setPerfSwitches({ ...prev, tk, ws: form });
-        await check({ M: 300, N: 152, K: 1500, transA: true, variant: "tile128h" }, seed++); // split-K slices
-        await check({ M: 300, N: 257, K: 40, transB: true, variant: "tile128h" }, seed++, true, { r: 16, scale: 2 });
-        await check({ M: 260, N: 200, K: 300, variant: "tile128h", accumulate: true }, seed++, false, { r: 20, scale: 0.25 });
-        await check({ M: 130, N: 140, K: 7, variant: "tile128h" }, seed++); // one partial step
-      } finally {
-        if (fake) delete (gpu.device as unknown as { limits?: unknown }).limits;
-      }
-    }
-    if (ran === 0) throw new Error("ws: no step ran");
-  } finally {
-    watch.stop();
-    setPerfSwitches(prev);
-  }
-});
-
 Deno.test("matmul tile96h (switch t96: 96-row tiles, a 12 x 8 block a thread): what tile128h runs goes there; bitwise tile128h at steps 8 and 16, every transpose, vec4 and scalar loads, the LoRA tail; split-K against float64", async () => {
   const { setPerfSwitches } = await import("../switches.ts");
   const prev = setPerfSwitches({});
@@ -549,7 +482,7 @@ Deno.test("matmul tile96h (switch t96: 96-row tiles, a 12 x 8 block a thread): w
   }
 });
 
-Deno.test("matmul tile128h and tile256 under the experimental switch ka (A's tile k-fastest in workgroup memory): bitwise the default on ragged tiles, both B layouts, with and without st; split-K and the LoRA tail against float64", async () => {
+Deno.test("matmul tile128h and tile256 under the experimental switch ka (A's tile k-fastest in workgroup memory): bitwise the default on ragged tiles, both B layouts; ka=2 only where B is transposed; split-K and the LoRA tail against float64", async () => {
   const { kFastABytes } = await import("./matmul.ts");
   const { setPerfSwitches } = await import("../switches.ts");
   const prev = setPerfSwitches({});
@@ -573,17 +506,15 @@ Deno.test("matmul tile128h and tile256 under the experimental switch ka (A's til
       const stem = variant === "tile256" ? "matmul_t256_" : "matmul_t128h_";
       for (const [M, N, K] of shapes) {
         for (const transB of [false, true]) {
-          for (const st of tk === 16 ? [0, 1] as const : [0] as const) {
-            const o = { M, N, K, transB, alpha: 0.75, variant };
-            setPerfSwitches({ ...prev, tk, vload, st, ka: 0 });
-            const want = await check(o, seed);
-            setPerfSwitches({ ...prev, tk, vload, st, ka: 1 });
-            labels.length = 0;
-            const got = await check(o, seed++);
-            if (!labels[0]?.startsWith(stem) || !labels[0].includes("_ka")) throw new Error(`ka=1 ${JSON.stringify(o)} ran ${labels.join(", ")}`);
-            const bad = got.findIndex((v, i) => !Object.is(v, want[i]));
-            if (bad >= 0) throw new Error(`ka=1 st=${st} tk=${tk} vload=${vload} ${JSON.stringify(o)}: element ${bad} ${got[bad]} != ${want[bad]} under ka=0`);
-          }
+          const o = { M, N, K, transB, alpha: 0.75, variant };
+          setPerfSwitches({ ...prev, tk, vload, ka: 0 });
+          const want = await check(o, seed);
+          setPerfSwitches({ ...prev, tk, vload, ka: 1 });
+          labels.length = 0;
+          const got = await check(o, seed++);
+          if (!labels[0]?.startsWith(stem) || !labels[0].includes("_ka")) throw new Error(`ka=1 ${JSON.stringify(o)} ran ${labels.join(", ")}`);
+          const bad = got.findIndex((v, i) => !Object.is(v, want[i]));
+          if (bad >= 0) throw new Error(`ka=1 tk=${tk} vload=${vload} ${JSON.stringify(o)}: element ${bad} ${got[bad]} != ${want[bad]} under ka=0`);
         }
       }
       setPerfSwitches({ ...prev, tk, ka: 1 });
@@ -605,41 +536,6 @@ Deno.test("matmul tile128h and tile256 under the experimental switch ka (A's til
     if (ran === 0) throw new Error("ka: no step ran");
   } finally {
     watch.stop();
-    setPerfSwitches(prev);
-  }
-});
-
-Deno.test("matmul tile128h under the experimental switch st (conflict-free k-fastest tile stores at a step of 16): bitwise the default mapping on ragged tiles and every transpose; split-K and the LoRA tail against float64", async () => {
-  const { t128Step } = await import("./matmul.ts");
-  const { setPerfSwitches } = await import("../switches.ts");
-  const prev = setPerfSwitches({});
-  try {
-    if (t128Step(gpu.device, 16) !== 16) {
-      console.log(`st: skipped, the device's workgroup memory (${gpu.device.limits.maxComputeWorkgroupStorageSize} bytes) is short of 16,896`);
-      return;
-    }
-    let seed = 3300;
-    for (const vload of [1, 0] as const) {
-      for (const [M, N, K] of vload === 1 ? [[4, 8, 4], [260, 136, 36], [300, 257, 33], [516, 132, 100]] : [[260, 136, 36], [300, 257, 33]]) {
-        for (const transA of [false, true]) {
-          for (const transB of [false, true]) {
-            const o = { M, N, K, transA, transB, alpha: 0.75, variant: "tile128h" as const };
-            setPerfSwitches({ ...prev, tk: 16, vload, st: 0 });
-            const want = await check(o, seed);
-            setPerfSwitches({ ...prev, tk: 16, vload, st: 1 });
-            const got = await check(o, seed++);
-            const bad = got.findIndex((v, i) => !Object.is(v, want[i]));
-            if (bad >= 0) throw new Error(`st=1 vload=${vload} ${JSON.stringify(o)}: element ${bad} ${got[bad]} != ${want[bad]} under st=0`);
-          }
-        }
-      }
-    }
-    setPerfSwitches({ ...prev, tk: 16, st: 1 });
-    await check({ M: 300, N: 152, K: 1500, transA: true, variant: "tile128h" }, seed++); // split-K slices
-    await check({ M: 300, N: 152, K: 1500, transB: true, variant: "tile128h" }, seed++);
-    await check({ M: 300, N: 257, K: 40, transB: true, variant: "tile128h" }, seed++, true, { r: 16, scale: 2 });
-    await check({ M: 520, N: 200, K: 1024, variant: "tile128h", accumulate: true }, seed++, false, { r: 20, scale: 0.25 });
-  } finally {
     setPerfSwitches(prev);
   }
 });

@@ -7,8 +7,8 @@
 //   tile256 matmul_t256.wgsl    256x128 tiles (256 rows), 16x8 per thread: half the B tile loads per FMA
 //                               (switch t256: the wide products tile128 would run)
 //   tile128h matmul_t256.wgsl   128x128 tiles, 16x8 threads, 16x8 per thread: tile128's tile with tile256's inner loop
-//                               (switch t128h: what tile128 would run); under the experimental switch ws
-//                               matmul_t128ws.wgsl: the same with a loading warp and double-buffered tiles
+//                               (switch t128h: what tile128 would run)
+//   tile96h matmul_t256.wgsl    96x128 tiles, 16x8 threads, 12x8 per thread (switch t96: what tile128h would run)
 //   rank    matmul_rank.wgsl    the narrow kernel's products streamed for bandwidth (switch rank=stream; no tiles in
 //                               workgroup memory, vec4 loads of the wide operand, no reduce pass but a small grid's)
 // pickMatmul() chooses per shape; setMatmulKernel("tile64") (or RLVR_MATMUL=tile64 under Deno) keeps
@@ -24,7 +24,6 @@ import source64 from "./matmul.wgsl" with { type: "text" };
 import source128 from "./matmul_t128.wgsl" with { type: "text" };
 import source128p from "./matmul_t128p.wgsl" with { type: "text" };
 import source256 from "./matmul_t256.wgsl" with { type: "text" };
-import sourceWs from "./matmul_t128ws.wgsl" with { type: "text" };
 import sourceNarrow from "./matmul_narrow.wgsl" with { type: "text" };
 import sourceRank from "./matmul_rank.wgsl" with { type: "text" };
 import commonSource from "./matmul_common.wgsl" with { type: "text" };
@@ -288,100 +287,6 @@ export function rows96(text: string): string {
   return kept.join("\n");
 }
 
-/** Workgroup bytes of matmul_t128ws.wgsl (switch ws) at contracted step `tk`: two (tk, 33) tiles of vec4 per operand, or (tk, 32) unpadded. */
-export function wsBytes(tk: number, padded: boolean): number {
-  return 2 * 2 * tk * (padded ? 33 : 32) * 16;
-}
-
-/** `text` between `from` (included) and `to` (excluded), each found once after the previous; throws naming what is missing. */
-function between(text: string, from: string, to: string, name: string): string {
-  const start = text.indexOf(from);
-  const end = start < 0 ? -1 : text.indexOf(to, start);
-  if (start < 0 || end < 0) throw new Error(`${name}: no '${start < 0 ? from : to}' (switch ws)`);
-  return text.slice(start, end);
-}
-
-/** `text`'s non-empty lines indented two more spaces. */
-function indent(text: string): string {
-  return text.split("\n").map((l) => (l ? `  ${l}` : l)).join("\n");
-}
-
-/**
- * matmul_t128ws.wgsl with its marked lines filled from matmul_t256.wgsl (tile128h's text, so the two kernels' loads,
- * arithmetic and stores cannot drift apart): fetchA, storeA, fetchB and storeB (the stores taking a buffer offset o),
- * the accumulators, the step of the 16x8 block (its tile reads offset by oa and ob), the epilogue and store4.
- */
-function wsKernel(): string {
-  return (wsText ??= fillWs());
-}
-
-/** wsKernel's text, built once. */
-let wsText: string | undefined;
-
-function fillWs(): string {
-  const name = "matmul_t128ws.wgsl";
-  const t256 = source256;
-  let helpers = between(t256, "// Quad q (< TM TK / 4) of A", "@compute @workgroup_size(16, TY)", name);
-  for (const [from, to] of [
-    ["fn storeA(q: u32, v: vec4f) {", "fn storeA(q: u32, v: vec4f, o: u32) {"],
-    ["    tileA[(q / (TM / 4u)) * TSVA + q % (TM / 4u)] = v;", "    tileA[o + (q / (TM / 4u)) * TSVA + q % (TM / 4u)] = v;"],
-    ["  let t = 4u * (q % (TK / 4u)) * TSVA + mm / 4u;", "  let t = o + 4u * (q % (TK / 4u)) * TSVA + mm / 4u;"],
-    ["fn storeB(q: u32, v: vec4f) {", "fn storeB(q: u32, v: vec4f, o: u32) {"],
-    ["    tileB[(q / (TS / 4u)) * TSV + q % (TS / 4u)] = v;", "    tileB[o + (q / (TS / 4u)) * TSV + q % (TS / 4u)] = v;"],
-    ["  let t = 4u * (q % (TK / 4u)) * TSV + nn / 4u;", "  let t = o + 4u * (q % (TK / 4u)) * TSV + nn / 4u;"],
-  ]) helpers = replaceExactly(helpers, from, to, 1, name, "switch ws");
-  const accumulators = between(t256, "  var r0l = vec4f(0.0);", "  for (var k0 = 0u; k0 < kEnd; k0 += TK) {", name);
-  let step = between(t256, "    for (var kk = 0u; kk < TK; kk++) {", "    workgroupBarrier();\n  }\n  // TAIL256", name);
-  step = replaceExactly(replaceExactly(step, "tileB[kk * TSV", "tileB[ob + kk * TSV", 2, name, "switch ws"), "tileA[kk * TSVA", "tileA[oa + kk * TSVA", 4, name, "switch ws");
-  const epilogue = between(t256, "  let baseC = wg.z * dims.strideC;", "// Writes columns n .. n + 3 of row m", name).trimEnd();
-  if (!epilogue.endsWith("}")) throw new Error(`${name}: matmul_t256.wgsl's main does not end after its stores (switch ws)`);
-  const store4 = t256.slice(t256.indexOf("// Writes columns n .. n + 3 of row m"));
-  const fills: [string, string][] = [
-    ["// FETCH_STORE: matmul.ts wsSource puts matmul_t256.wgsl's fetchA, storeA, fetchB and storeB here, the stores taking a buffer offset o.\n\n", helpers],
-    ["  // ACCUMULATORS: matmul_t256.wgsl's thirty-two (matmul.ts wsSource).\n", accumulators],
-    ["      // ARITHMETIC: matmul_t256.wgsl's step of the 16x8 block, its tile reads offset by oa and ob (matmul.ts wsSource).\n", indent(step)],
-    ["    // EPILOGUE: matmul_t256.wgsl's stores of the accumulators (matmul.ts wsSource).\n", indent(epilogue.slice(0, -1).trimEnd()) + "\n"],
-    ["// STORE4: matmul_t256.wgsl's store4 (matmul.ts wsSource).\n", store4],
-  ];
-  return fills.reduce((text, [mark, fill]) => replaceExactly(text, mark, fill, 1, name, "switch ws"), sourceWs);
-}
-
-/**
- * matmul_t128ws.wgsl (switch ws) at contracted step `tk` (8 or 16) for a device with `room` bytes of workgroup memory:
- * the tiles' padded rows where both buffers fit so, else unpadded (`padded` false; the label's stem matmul_t128ws_u), else
- * undefined (tile128h runs instead); and its loading warp's step, `form` 1: a loop over its quads of each operand, each
- * fetched and stored (as tile128h's loads are written; the driver's compiler decides how many are in flight); 2: written
- * out, every quad fetched into a register of its own before any is stored (all of a step's loads in flight at once).
- * SwiftShader's compiler runs for many minutes on form 2 at a step of 16 (16 + 16 quads a thread): tests run it on
- * lavapipe only.
- */
-export function wsSource(tk: 8 | 16, room: number, form: 1 | 2): { source: string; padded: boolean } | undefined {
-  if (tk !== 8 && tk !== 16) return undefined;
-  let out = withStep(wsKernel(), tk, "matmul_t128ws.wgsl");
-  const padded = room >= wsBytes(tk, true);
-  if (!padded) {
-    if (room < wsBytes(tk, false)) return undefined;
-    const before = out;
-    out = out.replace("const TSVA: u32 = TM / 4u + 1u;", "const TSVA: u32 = TM / 4u;").replace("const TSV: u32 = 33u;", "const TSV: u32 = 32u;");
-    if (out.split("u32 = 32u;").length - before.split("u32 = 32u;").length !== 1 || !out.includes("const TSVA: u32 = TM / 4u;")) throw new Error("matmul_t128ws.wgsl: no TSVA / TSV lines to unpad");
-  }
-  const q = (128 * tk) / (4 * 32); // quads per loading thread and operand (QA = QB)
-  const lines = ["fn loadStep(baseA: u32, baseB: u32, row0: u32, col0: u32, k0: u32, kEnd: u32, lt: u32, oa: u32, ob: u32) {"];
-  if (form === 1) {
-    lines.push("  for (var j = 0u; j < QA; j++) { storeA(lt + j * NL, fetchA(baseA, row0, k0, kEnd, lt + j * NL), oa); }");
-    lines.push("  for (var j = 0u; j < QB; j++) { storeB(lt + j * NL, fetchB(baseB, col0, k0, kEnd, lt + j * NL), ob); }");
-  } else {
-    for (let j = 0; j < q; j++) lines.push(`  let a${j} = fetchA(baseA, row0, k0, kEnd, lt + ${j}u * NL);`);
-    for (let j = 0; j < q; j++) lines.push(`  let b${j} = fetchB(baseB, col0, k0, kEnd, lt + ${j}u * NL);`);
-    for (let j = 0; j < q; j++) lines.push(`  storeA(lt + ${j}u * NL, a${j}, oa);`);
-    for (let j = 0; j < q; j++) lines.push(`  storeB(lt + ${j}u * NL, b${j}, ob);`);
-  }
-  lines.push("}");
-  const mark = "// LOADSTEP: matmul.ts writes fn loadStep(baseA, baseB, row0, col0, k0, kEnd, lt, oa, ob) here (wsSource).";
-  if (out.split(mark).length !== 2) throw new Error("matmul_t128ws.wgsl: no LOADSTEP line");
-  return { source: out.replace(mark, `// loadStep: matmul.ts wsSource, form ${form}; QA = QB = ${q}.\n${lines.join("\n")}`), padded };
-}
-
 /** The 256x128-tile kernel's contracted step on `device`: 16 where the switch tk asks for 16 or more and its tiles fit, else 8. */
 export function t256Step(device: GPUDevice): 8 | 16 {
   return perfSwitches().tk >= 16 && device.limits.maxComputeWorkgroupStorageSize >= T256_K16_BYTES ? 16 : 8;
@@ -421,7 +326,7 @@ export function withMainLoop(source: string, loop: string, name: string, why: st
 
 /**
  * The main loop's arithmetic over an A tile kept k-fastest (element k of tile row m at tileA[m * TSKA + k / 4][k % 4];
- * switches ka and qa): per group of four contracted steps a thread reads B's eight vec4 (two a step, as the default
+ * switch ka): per group of four contracted steps a thread reads B's eight vec4 (two a step, as the default
  * loops), then for accumulator pair i (r{i}l, r{i}r) one vec4 of A, row 4 ty + rows[i] of the tile (a WGSL expression),
  * holding the row's four steps, and its eight fmas. Every accumulator takes the default loop's fmas in the same order.
  */
@@ -440,24 +345,6 @@ export function kFastLoop(rows: readonly string[]): string {
   });
   lines.push("    }");
   return lines.join("\n");
-}
-
-/**
- * Switch st at a contracted step of 16: `source`'s quads of k-fastest operands remapped so that a warp's 32 quads span
- * 16 rows x 2 of their 4 quads instead of 8 rows x 4. The transposing tile stores (a quad's four elements to four tile
- * rows 132 words apart) then land on 32 distinct banks; the tiles hold the same elements. `source` is matmul_t256.wgsl
- * (its four `q / (TK / 4u)` and `(q % (TK / 4u))`), or a q4 tile128 kernel (`e % TK`, `e / TK` of its activations:
- * a warp's 32 elements then span 4 rows x 8 instead of 2 rows x 16).
- */
-export function withStoreMap(source: string, name: string): string {
-  const swap = (text: string, from: string, to: string, n: number) => replaceExactly(text, from, to, n, name, "switch st");
-  if (source.includes("fn storeA(q: u32, v: vec4f)")) {
-    const out = swap(swap(source, "q / (TK / 4u)", "quadRow(q)", 4), "(q % (TK / 4u))", "quadCol(q)", 4);
-    return `${out}\n// Switch st (matmul.ts withStoreMap): quad q of a k-fastest tile is quad quadCol(q) of row quadRow(q).\n` +
-      "fn quadRow(q: u32) -> u32 { return 16u * (q / 64u) + q % 16u; }\nfn quadCol(q: u32) -> u32 { return 2u * ((q / 32u) % 2u) + (q % 32u) / 16u; }\n";
-  }
-  const kName = source.includes("let ja = e % TK;") ? "ja" : "ka";
-  return swap(swap(source, `let ${kName} = e % TK;`, `let ${kName} = 8u * ((e / 32u) % 2u) + e % 8u;`, 1), "let mm = e / TK;", "let mm = 4u * (e / 64u) + (e % 32u) / 8u;", 1);
 }
 
 /** Workgroup bytes of matmul_t256.wgsl under the switch ka at `tm` tile rows and contracted step `tk`: A's tile (tm, tk / 4 + 1) of vec4 (or the default layout's (tk, tm / 4 + 1) where larger: the LoRA tail still uses it), B's (tk, 33). */
@@ -507,7 +394,7 @@ const TAIL256_MARK = "  // TAIL256: matmul_tail256.wgsl goes here under the swit
  * (`bindings`: a2, b2, the Tail uniform), B2's layout (`transB`: (cols, r), else (r, cols)) and the loads bounded by
  * the kernel's output `rows` and `cols` (WGSL expressions over its Dims).
  */
-export function withTail(source: string, o: { bindings: readonly [number, number, number]; rows: string; cols: string; transB: boolean; computingOnly?: boolean }, name: string): string {
+export function withTail(source: string, o: { bindings: readonly [number, number, number]; rows: string; cols: string; transB: boolean }, name: string): string {
   const tall = source.includes(TAIL256_MARK);
   if (!tall && !source.includes(TAIL_MARK)) throw new Error(`${name}: no TAIL line for the LoRA tail`);
   const [ba, bb, bu] = o.bindings;
@@ -526,14 +413,7 @@ fn tailB(j: u32, n: u32) -> f32 {
   return b2[j * ${o.cols} + n];
 }
 `;
-  return prelude + (tall ? source.replace(TAIL256_MARK, o.computingOnly ? computingTail(tail256Source, name) : tail256Source) : source.replace(TAIL_MARK, tailSource));
-}
-
-/** matmul_tail256.wgsl for matmul_t128ws.wgsl: its loads by the computing threads (tid < NT) only; the loading warp runs its barriers and discarded arithmetic. */
-function computingTail(text: string, name: string): string {
-  let out = text;
-  for (const n of ["LOADS_A", "LOADS"]) out = replaceExactly(out, `for (var i = 0u; i < ${n}; i++) {`, `for (var i = 0u; i < select(0u, ${n}, tid < NT); i++) {`, 1, name, "switch ws, the tail");
-  return out;
+  return prelude + (tall ? source.replace(TAIL256_MARK, tail256Source) : source.replace(TAIL_MARK, tailSource));
 }
 
 /** A kernel's full source: the operand prelude (element types: WGSL has no type-valued override constants), matmul_common.wgsl, the kernel. */
@@ -592,24 +472,21 @@ function tailLayout(o: EncodeMatmulOpts): boolean | undefined {
 
 /**
  * A pipeline of one of the tile kernels (tile128, tile256, tile128h) from its source at contracted step `tk`, with the LoRA
- * tail where `tailB` gives its b2 layout (matmul_t256.wgsl's quads remapped under the switch st). The label names the
+ * tail where `tailB` gives its b2 layout (matmul_t256.wgsl's A tile k-fastest under the switch ka). The label names the
  * step, the vec4 loads, the transposes and the tail, so a profile (src/gpu/profile.ts, by label and grid) tells forward
  * from backward products.
  */
 function tiledPipeline(device: GPUDevice, stem: string, body: string, file: string, tk: number, e: EncodeMatmulOpts, vec: VecLoads, tailB: boolean | undefined, constants: Record<string, number>, post: (text: string) => string = (t) => t): Promise<GPUComputePipeline> {
   const tail = tailB !== undefined;
-  // tile96h (switch t96) takes neither ka nor st: their loops and maps are written for four row groups.
+  // tile96h (switch t96) does not take ka: kFastLoop is written for four row groups.
   const t256Text = file === "matmul_t256.wgsl" && stem !== "matmul_t96h";
-  // Switch ka: A's tile k-fastest where A is (M, K) and the tiles fit (withKFastA; before st, whose quad map it keeps).
+  // Switch ka: A's tile k-fastest where A is (M, K) and the tiles fit (withKFastA).
   const tm = stem === "matmul_t256" ? 256 : 128;
   const kaMode = perfSwitches().ka;
   const ka = t256Text && !e.transA && tk !== 32 && (kaMode === 1 || (kaMode === 2 && !!e.transB)) && kFastABytes(tm, tk) <= device.limits.maxComputeWorkgroupStorageSize;
   if (ka) body = withKFastA(body, file);
-  // Switch st: matmul_t256.wgsl's (tile256, tile128h) k-fastest quads remapped at a step of 16 (withStoreMap).
-  const st = t256Text && tk === 16 && perfSwitches().st === 1;
-  if (st) body = withStoreMap(body, file);
-  const label = `${stem}${st ? "_st" : ""}${ka ? "_ka" : ""}${tk === 8 ? "" : `_k${tk}`}${vec.a || vec.b ? `_v${vec.a ? "A" : ""}${vec.b ? "B" : ""}` : ""}${e.transA ? "_tA" : ""}${e.transB ? "_tB" : ""}${tail ? "_tail" : ""}`;
-  const src = tail ? withTail(body, { bindings: [4, 5, 6], rows: "dims.M", cols: "dims.N", transB: tailB, computingOnly: file === "matmul_t128ws.wgsl" }, file) : body;
+  const label = `${stem}${ka ? "_ka" : ""}${tk === 8 ? "" : `_k${tk}`}${vec.a || vec.b ? `_v${vec.a ? "A" : ""}${vec.b ? "B" : ""}` : ""}${e.transA ? "_tA" : ""}${e.transB ? "_tB" : ""}${tail ? "_tail" : ""}`;
+  const src = tail ? withTail(body, { bindings: [4, 5, 6], rows: "dims.M", cols: "dims.N", transB: tailB }, file) : body;
   return computePipeline(device, label, typedSource(post(src), e.aF16 ?? false, e.bF16 ?? false, vec), constants);
 }
 
@@ -632,10 +509,6 @@ function pipelineFor(device: GPUDevice, variant: MatmulVariant, e: EncodeMatmulO
     }
     case "tile128h": {
       const tk = t128Step(device);
-      // Switch ws: tile128h with a loading warp and double-buffered tiles, where its tiles fit.
-      const form = perfSwitches().ws;
-      const ws = form !== 0 && (tk === 8 || tk === 16) ? wsSource(tk, device.limits.maxComputeWorkgroupStorageSize, form) : undefined;
-      if (ws) return tiledPipeline(device, `matmul_t128ws${form === 2 ? "2" : ""}${ws.padded ? "" : "_u"}`, ws.source, "matmul_t128ws.wgsl", tk, e, vec, tailB, constants);
       return tiledPipeline(device, "matmul_t128h", halfThreads(withStep(source256, tk, "matmul_t256.wgsl")), "matmul_t256.wgsl", tk, e, vec, tailB, constants);
     }
     case "tile96h": {

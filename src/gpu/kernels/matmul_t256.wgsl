@@ -1,7 +1,8 @@
 // Batched matmul with a 16x8 block of C per thread (rows 4 TY g + 4 ty + i for g, i < 4; columns 4 tx + j and
-// 64 + 4 tx + j, j < 4; thirty-two vec4 accumulators), in two shapes that matmul.ts makes of this file:
+// 64 + 4 tx + j, j < 4; thirty-two vec4 accumulators), in the shapes that matmul.ts makes of this file:
 //   tile256   256x128 tiles (256 rows of C), 16x16 threads (TY = 16)
 //   tile128h  128x128 tiles, 16x8 threads (TY = 8): tile128's tile with half its threads, each doing twice the work
+//   tile96h   96x128 tiles, 16x8 threads, the last of the four row groups taken out (matmul.ts rows96; switch t96)
 // Same contract, bindings, overrides, split-K convention and operand prelude as matmul_t128.wgsl (matmul.ts prepends
 // them). Per contracted step a thread reads four vec4 of A and two of B from workgroup memory for 128 FMAs (tile128:
 // four for 64): on the H200 this inner loop alone runs at 50.9 TFLOP/s, tile128's at 39.0 (bench/fma-peak.bench.ts).

@@ -175,82 +175,6 @@ Deno.test("q4matmul and its transpose, tile128 with contracted steps of 8 and 16
   }
 });
 
-Deno.test("q4matmul and its transpose, tile128 under the experimental switch st (conflict-free activation loads): bitwise the default mapping, against float64; split and accumulate", async () => {
-  const { t128Step } = await import("./matmul.ts");
-  const { setPerfSwitches } = await import("../switches.ts");
-  const prev = setPerfSwitches({});
-  try {
-    if (t128Step(gpu.device, 16) !== 16) {
-      console.log(`st: skipped, the device's workgroup memory (${gpu.device.limits.maxComputeWorkgroupStorageSize} bytes) is short of 16,896`);
-      return;
-    }
-    let seed = 950;
-    for (const [N, K, Nout] of [[7, 45, 13], [129, 161, 257], [257, 300, 131]]) {
-      setPerfSwitches({ ...prev, st: 0 });
-      const want = await check(N, K, Nout, true, seed, "tile128");
-      setPerfSwitches({ ...prev, st: 1 });
-      const got = await check(N, K, Nout, true, seed++, "tile128");
-      for (const [k, g, w] of [["y", got.y, want.y], ["dx", got.dx, want.dx]] as const) {
-        const bad = g.findIndex((v, i) => !Object.is(v, w[i]));
-        if (bad >= 0) throw new Error(`st=1 N ${N} K ${K} Nout ${Nout}: ${k}[${bad}] ${g[bad]} != ${w[bad]} under st=0`);
-      }
-    }
-    setPerfSwitches({ ...prev, st: 1, wideSplit: 3 });
-    await check(130, 810, 790, true, seed++, "tile128");
-    await checkAccumulate(139, 70, 145, seed, "tile128", "st=1 accumulate");
-  } finally {
-    setPerfSwitches(prev);
-  }
-});
-
-Deno.test("q4matmul and its transpose, tile128 under the experimental switch qa (activations as quads: 1 into a k-fastest tile, 2 into the default's): bitwise the default at steps 8 and 16, against float64; split, accumulate, the scalar fallback", async () => {
-  const { quadABytes } = await import("./q4matmul.ts");
-  const { setPerfSwitches } = await import("../switches.ts");
-  const prev = setPerfSwitches({});
-  const room = gpu.device.limits.maxComputeWorkgroupStorageSize;
-  // The kernels dispatched, by label: qa must have changed the kernels where it applies, and only there.
-  const { watchPassLabels } = await import("../../../tests/pass-labels.ts");
-  const watch = watchPassLabels(gpu.device), labels = watch.labels;
-  try {
-    let seed = 980;
-    for (const qa of [1, 2] as const) {
-      const tag = qa === 1 ? "_qa" : "_qv";
-      let ran = 0;
-      for (const q4tk of [16, 8] as const) {
-        if (qa === 1 && quadABytes(q4tk) > room) {
-          console.log(`qa=1: the step ${q4tk} skipped, the device's workgroup memory (${room} bytes) is short of ${quadABytes(q4tk)}`);
-          continue;
-        }
-        ran++;
-        // Contracted lengths (K forward, Nout transposed) multiples of 4; ragged rows and columns.
-        for (const [N, K, Nout] of q4tk === 16 ? [[7, 44, 12], [129, 160, 260], [257, 300, 132]] : [[129, 160, 260]]) {
-          setPerfSwitches({ ...prev, q4tk, qa: 0 });
-          const want = await check(N, K, Nout, true, seed, "tile128");
-          labels.length = 0;
-          setPerfSwitches({ ...prev, q4tk, qa });
-          const got = await check(N, K, Nout, true, seed++, "tile128");
-          if (labels.length !== 2 || !labels.every((l) => l.endsWith(tag))) throw new Error(`qa=${qa}: N ${N} K ${K} Nout ${Nout} ran ${labels.join(", ")}, not both kernels under it`);
-          for (const [k, g, w] of [["y", got.y, want.y], ["dx", got.dx, want.dx]] as const) {
-            const bad = g.findIndex((v, i) => !Object.is(v, w[i]));
-            if (bad >= 0) throw new Error(`qa=${qa} q4tk=${q4tk} N ${N} K ${K} Nout ${Nout}: ${k}[${bad}] ${g[bad]} != ${w[bad]} under qa=0`);
-          }
-        }
-      }
-      if (ran > 0) {
-        setPerfSwitches({ ...prev, qa, wideSplit: 3 });
-        await check(130, 812, 792, true, seed++, "tile128"); // 3 slices each way
-        await checkAccumulate(139, 72, 148, seed++, "tile128", `qa=${qa} accumulate`);
-        labels.length = 0;
-        await check(130, 45, 131, true, seed++, "tile128"); // contracted lengths not multiples of 4: the scalar loads
-        if (labels.length !== 2 || labels.some((l) => l.includes(tag))) throw new Error(`qa=${qa}: ran ${labels.join(", ")} for contracted lengths 45 and 131`);
-      }
-    }
-  } finally {
-    watch.stop();
-    setPerfSwitches(prev);
-  }
-});
-
 Deno.test("q4matmul and its transpose with the LoRA tail (switch loraTail): inside the 128-tile kernels, split and unsplit, with bias and accumulate; the separate product on tile64 and with the switch off; against float64", async () => {
   const { device } = gpu;
   const { setPerfSwitches } = await import("../switches.ts");
@@ -259,9 +183,9 @@ Deno.test("q4matmul and its transpose with the LoRA tail (switch loraTail): insi
   try {
     let seed = 700;
     // [N, K, Nout, r, variant]: 300 x 256 x 200 unsplit; 1000 x 1024 x 160 has few tiles and a long K, so wideSplit splits the forward (and 1000 x 160 x 1024 the transpose).
-    // loraTail on with the default activation loads and under the switch qa (quads, q4matmul.ts withQuadA), then off.
-    for (const [on, qa] of [[1, 0], [1, 1], [1, 2], [0, 0]] as const) {
-      setPerfSwitches({ loraTail: on, qa });
+    // loraTail on, then off.
+    for (const on of [1, 0] as const) {
+      setPerfSwitches({ loraTail: on });
       for (const [N, K, Nout, r, variant] of [[300, 256, 200, 16, "tile128"], [1000, 1024, 160, 5, "tile128"], [1000, 160, 1024, 5, "tile128"], [70, 96, 66, 16, "tile64"]] as const) {
         const rng = new Rng(seed++);
         const w = randomWeight(rng, Nout, K, true);
@@ -281,7 +205,7 @@ Deno.test("q4matmul and its transpose with the LoRA tail (switch loraTail): insi
         const ty = matmulRef(xa, B, { M: N, N: Nout, K: r, transB: true }), tdx = matmulRef(dyB, A, { M: N, N: K, K: r });
         const wantY = q4MatmulRef(x, w, N).map((v, i) => v + bias[i % Nout] + y0[i] + s * ty[i]);
         const wantDx = q4MatmulTransposedRef(dy, w, N).map((v, i) => v + dx0[i] + s * tdx[i]);
-        const tag = `loraTail=${on} qa=${qa} ${variant} N ${N} K ${K} Nout ${Nout} r ${r}`;
+        const tag = `loraTail=${on} ${variant} N ${N} K ${K} Nout ${Nout} r ${r}`;
         assertClose(await readF32(device, gy), wantY, { atol: 2e-5 * K, rtol: 1e-4, name: `q4matmul ${tag}` });
         assertClose(await readF32(device, gdx), wantDx, { atol: 2e-5 * Nout, rtol: 1e-4, name: `q4matmul_t ${tag}` });
         for (const b of [...bufs, wg.packed, wg.scales]) b.destroy();

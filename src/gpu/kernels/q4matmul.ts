@@ -9,7 +9,7 @@
 import { computePipeline, dispatch, storageBuffer, uniformBuffer } from "../device.ts";
 import { perfSwitches } from "../switches.ts";
 import { checkSizes } from "./attention.ts";
-import { encodeSplitReduce, encodeTailProduct, kFastLoop, replaceExactly, scratchBuffer, SHORT_K, t128Step, tailWords, wideSplitSlices, withMainLoop, withStep, withStoreMap, withTail } from "./matmul.ts";
+import { encodeSplitReduce, encodeTailProduct, scratchBuffer, SHORT_K, t128Step, tailWords, wideSplitSlices, withStep, withTail } from "./matmul.ts";
 import { q4Geometry, type Q4Weight } from "./q4matmul.ref.ts";
 import forwardSource from "./q4matmul.wgsl" with { type: "text" };
 import forward128Source from "./q4matmul_t128.wgsl" with { type: "text" };
@@ -103,13 +103,7 @@ async function encode(
   const variant = pickQ4(N, outCols, forced, inCols, !!tail);
   const tile = variant === "tile128" ? 128 : 64;
   const tk = variant === "tile128" ? t128Step(device, perfSwitches().q4tk) : 8;
-  // Switch qa (withQuadA): the activations as quads where their rows are whole quads (and, form 1, its tiles fit); else
-  // switch st (matmul.ts withStoreMap), whose element map qa replaces.
-  const qaForm = perfSwitches().qa;
-  const qa = variant === "tile128" && tk !== 32 && qaForm !== 0 && inCols % 4 === 0 && input.size % 16 === 0 &&
-    (qaForm === 2 || quadABytes(tk) <= device.limits.maxComputeWorkgroupStorageSize);
-  const st = variant === "tile128" && tk === 16 && perfSwitches().st === 1 && !qa;
-  const label = variant === "tile128" ? `${name}_t128${tk === 16 ? "_k16" : ""}${st ? "_st" : ""}${qa ? (qaForm === 1 ? "_qa" : "_qv") : ""}` : name;
+  const label = variant === "tile128" ? `${name}_t128${tk === 16 ? "_k16" : ""}` : name;
   const grid: [number, number] = [Math.ceil(outCols / tile), Math.ceil(N / tile)];
   // Split-K (the 128-tile kernels, switch wideSplit): slices of the contracted length in whole blocks of 32.
   const S = variant === "tile128" ? wideSplitSlices(grid[0] * grid[1], inCols, N * outCols) : 1;
@@ -120,8 +114,6 @@ async function encode(
   // transposed kernel, which has no bias (the bind group's entries are numbered in order).
   const fused = !!tail && q4TailFuses(N, outCols, forced, inCols);
   let body = withStep(sources[variant], tk, label);
-  if (qa) body = withQuadA(body, label, qaForm);
-  if (st) body = withStoreMap(body, label);
   const b0 = 6 + extra.length;
   if (fused && tail) body = withTail(body, { bindings: [b0, b0 + 1, b0 + 2], rows: "dims.N", cols: tail.cols, transB: tail.transB }, label);
   const pipeline = await computePipeline(device, fused ? `${label}_tail` : label, `${commonSource}\n${body}`, { HAS_ZP: w.zeroPoints ? 1 : 0, ...constants, ...(split ? { ACCUMULATE: 0 } : {}) });
@@ -140,75 +132,6 @@ async function encode(
   dispatch(device, enc, pipeline, [input, w.packed, w.scales, zp, part, dims, ...extra, ...tailBind], [...grid, slices]);
   await encodeSplitReduce(device, enc, part, out, N * outCols, slices, 1, constants.ACCUMULATE === 1);
   await separate();
-}
-
-/** Workgroup bytes of a q4 128-tile kernel under the switch qa at contracted step `tk`: the activations' tile (128, tk / 4 + 1) of vec4 (or the default (tk, 33) where larger: the LoRA tail still uses it), W's (tk, 33). */
-export function quadABytes(tk: number): number {
-  return 16 * (Math.max(128 * (tk / 4 + 1), tk * 33) + tk * 33);
-}
-
-/** The two q4 128-tile kernels' activation loads: [binding, its contracted start, end and row length]. */
-const QUAD_A_NAMES: Record<string, [string, string, string, string, string]> = {
-  "x": ["x", "k0", "kEnd", "dims.K", "ka"],
-  "dy": ["dy", "j0", "jEnd", "dims.Nout", "ja"],
-};
-
-/**
- * Switch qa: a q4 128-tile kernel (q4matmul_t128.wgsl or q4matmul_t_t128.wgsl, after withStep, before withTail) with its
- * activations bound as vec4 and loaded as quads, one vec4 load each (the default: a bounds-checked scalar load and a
- * scalar store per element, transposed into k-major rows). `form` 1: their tile k-fastest in workgroup memory, one vec4
- * store a quad, a warp's 32 quads QW rows x their TK / 4 quads (the same 32-byte sectors as the default's loads; the
- * eight threads of a store phase hit eight rows at one column: distinct banks), and kFastLoop's arithmetic (matmul.ts) (the
- * same fmas in the same order). `form` 2: the default's tile and arithmetic, each quad stored as four scalars to four
- * tile rows, a warp's 32 quads 16 rows x 2 quads (the map of st: the stores meet no bank conflicts), registers as the
- * default's. Either way bitwise the default's sums. Needs the contracted length a multiple of 4 (the caller checks;
- * slices are whole blocks of 32).
- */
-export function withQuadA(source: string, name: string, form: 1 | 2): string {
-  const input = source.includes("var<storage, read> dy: array<f32>;") ? "dy" : "x";
-  const [v, k0, kEnd, rowLen, kName] = QUAD_A_NAMES[input];
-  const once = (text: string, from: string, to: string) => replaceExactly(text, from, to, 1, name, "switch qa");
-  let out = once(source, `var<storage, read> ${v}: array<f32>;`, `var<storage, read> ${v}: array<vec4f>; // (switch qa: quads)`);
-  const oldLoad = `    for (var i = 0u; i < LOADS; i++) {
-      let e = tid + i * 256u;
-      let ${kName} = e % TK;
-      let mm = e / TK;
-      var av = 0.0;
-      if (row0 + mm < dims.N && ${k0} + ${kName} < ${kEnd}) { av = ${v}[(row0 + mm) * ${rowLen} + ${k0} + ${kName}]; }
-      tileA[${kName} * TSV + mm / 4u][mm % 4u] = av;
-    }
-`;
-  if (form === 2) {
-    return once(out, oldLoad, `    for (var i = 0u; i < LOADS / 4u; i++) {
-      let q = tid + i * 256u;
-      let mm = 16u * (q / (4u * TK)) + q % 16u;
-      let kq = (q % (4u * TK)) / 16u;
-      var av = vec4f(0.0);
-      if (row0 + mm < dims.N && ${k0} + 4u * kq < ${kEnd}) { av = ${v}[((row0 + mm) * ${rowLen} + ${k0}) / 4u + kq]; }
-      let t = 4u * kq * TSV + mm / 4u; let l = mm % 4u;
-      tileA[t][l] = av.x; tileA[t + TSV][l] = av.y; tileA[t + 2u * TSV][l] = av.z; tileA[t + 3u * TSV][l] = av.w;
-    }
-`);
-  }
-  out = once(
-    out,
-    "var<workgroup> tileA: array<vec4f, TK * TSV>;",
-    "const TSKA: u32 = TK / 4u + 1u; // row stride in vec4 of the activations' k-fastest tile (switch qa)\n" +
-      "const QW: u32 = 32u / (TK / 4u); // rows of a warp's 32 quads\n" +
-      "var<workgroup> tileA: array<vec4f, max(TK * TSV, TS * TSKA)>;",
-  );
-  const newLoad = `    for (var i = 0u; i < LOADS / 4u; i++) {
-      let q = tid + i * 256u;
-      let mm = QW * (q / 32u) + q % QW;
-      let kq = (q % 32u) / QW;
-      var av = vec4f(0.0);
-      if (row0 + mm < dims.N && ${k0} + 4u * kq < ${kEnd}) { av = ${v}[((row0 + mm) * ${rowLen} + ${k0}) / 4u + kq]; }
-      tileA[mm * TSKA + kq] = av;
-    }
-`;
-  out = once(out, oldLoad, newLoad);
-  // The 8x8 block's rows 4 ty + i and 64 + 4 ty + i: accumulator pairs i and 4 + i.
-  return withMainLoop(out, kFastLoop(["0u", "1u", "2u", "3u", "64u", "65u", "66u", "67u"]), name, "switch qa");
 }
 
 /** A LoRA product added to a q4 product's output (EncodeMatmulOpts.tail's role; the kernel's columns `cols` as WGSL). */
