@@ -136,12 +136,14 @@ t96)
   # workgroups share a multiprocessor. Its registers (vkstats: h200-prep.sh dumps tile96h), the big products under
   # t96 (wideSplit 3, the default, and 2: a 96-row grid is 4/3 as many tiles), PyTorch + PEFT's step, the f32 and q4
   # steps and demo pretraining under t96; and ka=2 (ka only where B is (N, K) too: part st had ka faster on x W^T, slower
-  # on dy W) in cmp and pretraining, whose forward reads W^T. About 6 minutes: H200_TOTAL_S=420.
+  # on dy W) in cmp and pretraining, whose forward reads W^T; and wideSplit=7 (the 896-wide outputs in 7 slices: 8.9 waves
+  # of 264 workgroups on 128-row tiles, 7.9 of 396 on 96-row ones, where 3 slices left 3.8 / 3.4). About 7 minutes:
+  # H200_TOTAL_S=450.
   vkstats
-  HEAD=40 PAT="^\| |cmp" t cmp 120 deno run -A "$J/profile.js" cmp tokens=6144 iters=20 rounds=4 "sw=t96=0;t96=1;t96=1,wideSplit=2;ka=2"
+  HEAD=40 PAT="^\| |cmp" t cmp 120 deno run -A "$J/profile.js" cmp tokens=6144 iters=20 rounds=4 "sw=t96=0;t96=1;t96=1,wideSplit=2;ka=2;wideSplit=7;t96=1,wideSplit=7"
   t torch 70 python3 bench/torch/train.py --out "$OUT" --iters 5 --warmup 2 --no-sweep --attn eager
-  t f32 80 deno run -A "$J/train.js" qwen2.5-0.5b 8 768 16 0 3 step budget=70 out="$OUT/f32.json" "variants=t96=1;t96=1,wideSplit=2"
-  t q4 60 deno run -A "$J/train.js" qwen2.5-0.5b 8 768 16 1 3 step budget=50 out="$OUT/q4.json" "variants=t96=1"
+  t f32 110 deno run -A "$J/train.js" qwen2.5-0.5b 8 768 16 0 3 step budget=100 out="$OUT/f32.json" "variants=t96=1;t96=1,wideSplit=2;wideSplit=7;t96=1,wideSplit=7"
+  t q4 70 deno run -A "$J/train.js" qwen2.5-0.5b 8 768 16 1 3 step budget=60 out="$OUT/q4.json" "variants=t96=1;wideSplit=7"
   for p in t96=0 t96=1 ka=2; do PAT="== pretrain|tokens/s" t "pretrain-${p//=/-}" 35 deno run -A "$J/profile.js" pretrain 16 1024 16 "perf=$p"; done
   ;;
 cmp)

@@ -29,8 +29,11 @@ export interface PerfSwitches {
    * K slices (1, earlier: none) for a product on 128x128 tiles (f32 tile128 / tile128p, q4 tile128) whose grid is a few
    * workgroups per multiprocessor of a big GPU (fewer than WIDE_SPLIT_TILES tiles: the 0.5B's 896-wide outputs, 336 tiles
    * at 6,144 rows, run 1.3 waves of an H200 and idle most of the second): the slices run as more workgroups and a reduce sums them.
+   * The split scratch holds at most 64 MiB (matmul.ts SPLIT_MAX_BYTES: 3 slices of a 6144 x 896 output), so 4 gives 3 there;
+   * 5-8 (experimental, 2026-12-05) may use up to 192 MiB (WIDE_SPLIT_MAX_BYTES: 8 slices of it), for grids that then fill
+   * whole waves (at two workgroups a multiprocessor, 336 tiles x 7 slices are 8.9 waves of 264).
    */
-  wideSplit: 1 | 2 | 3 | 4;
+  wideSplit: 1 | 2 | 3 | 4 | 5 | 6 | 7 | 8;
   /**
    * The f32 128-tile kernel's contracted step (matmul_t128.wgsl's TK): 8 (earlier), 16 (half the barriers per k, 16.9 KiB
    * of workgroup memory) or 32 (a quarter, 32 KiB: unpadded tile rows); the largest the device's workgroup memory allows.
@@ -140,7 +143,7 @@ const CHOICES: { [K in keyof PerfSwitches]: readonly string[] } = {
   subgroups: ["1", "0"],
   recomputeLean: ["1", "0"],
   headRows: ["1", "0"],
-  wideSplit: ["1", "2", "3", "4"],
+  wideSplit: ["1", "2", "3", "4", "5", "6", "7", "8"],
   tk: ["8", "16", "32"],
   q4tk: ["8", "16"],
   vload: ["0", "1"],

@@ -147,6 +147,8 @@ const SPLIT_TARGET_WORKGROUPS = 256;
 const SPLIT_MIN_K = 256;
 /** Largest scratch buffer the split may use. */
 const SPLIT_MAX_BYTES = 64 * 2 ** 20;
+/** Largest scratch buffer the switch wideSplit may use at 5 slices or more (experimental: up to 8 slices of a 6144 x 896 output). */
+const WIDE_SPLIT_MAX_BYTES = 192 * 2 ** 20;
 
 const scratch = new WeakMap<GPUDevice, GPUBuffer>();
 
@@ -188,12 +190,13 @@ export const WIDE_SPLIT_TILES = 512;
 /**
  * K slices the switch `wideSplit` gives a product on 128x128 tiles with `tiles` output tiles, contracted length K and an
  * (M x N =) `outElems` output: 1 unless the grid is under WIDE_SPLIT_TILES tiles; never slices under SPLIT_MIN_K long or a
- * scratch over SPLIT_MAX_BYTES. Shared by the f32 128-tile kernels and q4matmul.ts's.
+ * scratch over SPLIT_MAX_BYTES (WIDE_SPLIT_MAX_BYTES at 5 slices or more). Shared by the f32 128-tile kernels and q4matmul.ts's.
  */
 export function wideSplitSlices(tiles: number, K: number, outElems: number): number {
   const S = perfSwitches().wideSplit;
   if (S <= 1 || tiles >= WIDE_SPLIT_TILES) return 1;
-  return Math.max(1, Math.min(S, Math.floor(K / SPLIT_MIN_K), Math.floor(SPLIT_MAX_BYTES / (4 * outElems))));
+  const cap = S >= 5 ? WIDE_SPLIT_MAX_BYTES : SPLIT_MAX_BYTES;
+  return Math.max(1, Math.min(S, Math.floor(K / SPLIT_MIN_K), Math.floor(cap / (4 * outElems))));
 }
 
 function slicesOf(e: EncodeMatmulOpts, variant: MatmulVariant): number {

@@ -119,6 +119,14 @@ Deno.test("q4matmul and its transpose, tile128 split along K (switch wideSplit):
     if (wideSplitSlices(336, 4864, 6144 * 896) !== 3 || wideSplitSlices(1824, 896, 6144 * 4864) !== 1) throw new Error("0.5B slices");
     setPerfSwitches({ wideSplit: 1 });
     if (wideSplitSlices(336, 4864, 6144 * 896) !== 1) throw new Error("wideSplit=1 splits nothing");
+    // 4 is held to 3 there by the 64 MiB scratch; 5-8 may use 192 MiB (8 slices of 6144 x 896), and not under 256 long each.
+    setPerfSwitches({ wideSplit: 4 });
+    if (wideSplitSlices(336, 4864, 6144 * 896) !== 3) throw new Error("wideSplit=4 at 6144 x 896: 3 slices (64 MiB)");
+    setPerfSwitches({ wideSplit: 7 });
+    if (wideSplitSlices(336, 4864, 6144 * 896) !== 7 || wideSplitSlices(336, 1024, 6144 * 896) !== 4) throw new Error("wideSplit=7: 7 slices, 4 at K = 1024");
+    if (wideSplitSlices(336, 4864, 12288 * 896) !== 4) throw new Error("wideSplit=7: 192 MiB of scratch at most");
+    // Uneven slices of 7 through the kernels, against float64.
+    await check(130, 1800, 790, true, seed++, "tile128");
   } finally {
     setPerfSwitches(prev);
   }
