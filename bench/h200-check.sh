@@ -12,10 +12,10 @@
 # call (the LoRA tail; not run yet).
 # `final`: the session's last call (the cross-check with loraTail on, the head as MatMul; see its comment).
 # `probe`: the fourth session's first call (see its comment); `products`: its second; `rows`: its third; `auto`: its fourth.
-# Run: source .device/remote-setup.sh; bash bench/h200-check.sh trainer|sampling|verify|next|final|probe|products|rows|auto|units|dbuf|exp|embed|attn|final5|named|attn2|now6|dq|rank|xa|regs|t256|ceiling|ceiling2|t128h|final6|wT|tk32|cmp|ladder|t96   (logs and JSON in $OUT/results.tgz)
+# Run: source .device/remote-setup.sh; bash bench/h200-check.sh trainer|sampling|verify|next|final|probe|products|rows|auto|units|dbuf|exp|embed|attn|final5|named|attn2|now6|dq|rank|xa|regs|t256|ceiling|ceiling2|t128h|final6|wT|tk32|cmp|ladder|t96|tq   (logs and JSON in $OUT/results.tgz)
 set -u
 cd "$(dirname "$0")/.."
-WHAT=${1:?usage: bash bench/h200-check.sh trainer|sampling|verify|next|final|probe|products|rows|auto|units|dbuf|exp|embed|attn|final5|named|attn2|now6|dq|rank|xa|regs|t256|ceiling|ceiling2|t128h|final6|wT|tk32|cmp|ladder|t96}
+WHAT=${1:?usage: bash bench/h200-check.sh trainer|sampling|verify|next|final|probe|products|rows|auto|units|dbuf|exp|embed|attn|final5|named|attn2|now6|dq|rank|xa|regs|t256|ceiling|ceiling2|t128h|final6|wT|tk32|cmp|ladder|t96|tq}
 OUT=${OUT:-/tmp/h200-check-out}
 mkdir -p "$OUT"
 TOTAL=${H200_TOTAL_S:-560}
@@ -145,6 +145,19 @@ t96)
   t f32 110 deno run -A "$J/train.js" qwen2.5-0.5b 8 768 16 0 3 step budget=100 out="$OUT/f32.json" "variants=t96=1;t96=1,wideSplit=2;wideSplit=7;t96=1,wideSplit=7"
   t q4 70 deno run -A "$J/train.js" qwen2.5-0.5b 8 768 16 1 3 step budget=60 out="$OUT/q4.json" "variants=t96=1;wideSplit=7"
   for p in t96=0 t96=1 ka=2; do PAT="== pretrain|tokens/s" t "pretrain-${p//=/-}" 35 deno run -A "$J/profile.js" pretrain 16 1024 16 "perf=$p"; done
+  ;;
+tq)
+  # Written 2026-12-05 (ninth session) after part t96: tile96h ran the big products at 33.1-35.4 TFLOP/s under
+  # wideSplit=7 (tile128h 30.6-34.7) at 158-168 registers (three workgroups a multiprocessor), but its LoRA-tail
+  # kernels took 190-195 (two), and the f32 step was slower (531.0 against 503.2 ms). Switch tq loads the tail's a2 / b2
+  # as quads. Registers (h200-prep.sh with VK_PERF=tq=1 dumps the _tq kernels), the f32 and q4 steps under tq with and
+  # without t96 and wideSplit=7, the big products again, and the f32 step's per-kernel profile at the defaults and
+  # under t96=1,tq=1,wideSplit=7. About 4 minutes: H200_TOTAL_S=300.
+  vkstats
+  HEAD=30 PAT="^\| |cmp" t cmp 60 deno run -A "$J/profile.js" cmp tokens=6144 iters=20 rounds=4 "sw=t96=0;t96=1,wideSplit=7"
+  t f32 100 deno run -A "$J/train.js" qwen2.5-0.5b 8 768 16 0 3 step budget=90 out="$OUT/f32.json" "variants=tq=1;t96=1,tq=1;t96=1,tq=1,wideSplit=7;tq=1,wideSplit=7"
+  t q4 50 deno run -A "$J/train.js" qwen2.5-0.5b 8 768 16 1 3 step budget=40 out="$OUT/q4.json" "variants=tq=1;t96=1,tq=1,wideSplit=7"
+  for p in t96=0 t96=1,tq=1,wideSplit=7; do HEAD=40 PAT="== grpo|GPU busy|  [0-9]" t "profile-f32-${p//[=,]/-}" 40 deno run -A "$J/profile.js" grpo 16 1024 4 qwen2.5-0.5b 8 768 "perf=$p"; done
   ;;
 cmp)
   # The big products at the defaults (issue 16's >= 35 TFLOP/s), in one short call: profile.js cmp, five interleaved

@@ -126,12 +126,20 @@ export interface PerfSwitches {
    * on the H200 yet.
    */
   t96: 0 | 1;
+  /**
+   * The LoRA tail inside matmul_t256.wgsl's kernels (tile128h, tile96h, tile256) loads a2 and b2 as vec4 quads (1, where
+   * r and, for b2 (r, N), N are multiples of 4: matmul.ts quadTail), or one bounds-checked scalar at a time (0, the
+   * default). The tiles hold the same elements: bitwise the same sums. Experimental (2026-12-05): the tail kernels took
+   * 27-43 more registers than the kernels without it on the H200 (tile96h 190-195 against 158-168: two workgroups a
+   * multiprocessor instead of three).
+   */
+  tq: 0 | 1;
 }
 
 /** The current defaults. */
-export const NEW_SWITCHES: Readonly<PerfSwitches> = { passes: "merged", submit: "layer", q4: "tile128", bindCache: true, arena: true, splitK: "general", subgroups: true, recomputeLean: true, headRows: true, wideSplit: 3, tk: 16, q4tk: 16, vload: 1, loraTail: 1, embedBack: "links", attnNamed: 0, attnBwd: "blocked", attnFwd: "blocked", rank: "narrow", attnDq: "fused", t256: 0, t128h: 1, wT: 1, ka: 0, t96: 0 };
+export const NEW_SWITCHES: Readonly<PerfSwitches> = { passes: "merged", submit: "layer", q4: "tile128", bindCache: true, arena: true, splitK: "general", subgroups: true, recomputeLean: true, headRows: true, wideSplit: 3, tk: 16, q4tk: 16, vload: 1, loraTail: 1, embedBack: "links", attnNamed: 0, attnBwd: "blocked", attnFwd: "blocked", rank: "narrow", attnDq: "fused", t256: 0, t128h: 1, wT: 1, ka: 0, t96: 0, tq: 0 };
 /** Every earlier behaviour. */
-export const OLD_SWITCHES: Readonly<PerfSwitches> = { passes: "split", submit: "once", q4: "tile64", bindCache: false, arena: false, splitK: "transA", subgroups: false, recomputeLean: false, headRows: false, wideSplit: 1, tk: 8, q4tk: 8, vload: 0, loraTail: 0, embedBack: "scan", attnNamed: 0, attnBwd: "lanes", attnFwd: "lanes", rank: "narrow", attnDq: "kernel", t256: 0, t128h: 0, wT: 0, ka: 0, t96: 0 };
+export const OLD_SWITCHES: Readonly<PerfSwitches> = { passes: "split", submit: "once", q4: "tile64", bindCache: false, arena: false, splitK: "transA", subgroups: false, recomputeLean: false, headRows: false, wideSplit: 1, tk: 8, q4tk: 8, vload: 0, loraTail: 0, embedBack: "scan", attnNamed: 0, attnBwd: "lanes", attnFwd: "lanes", rank: "narrow", attnDq: "kernel", t256: 0, t128h: 0, wT: 0, ka: 0, t96: 0, tq: 0 };
 
 const CHOICES: { [K in keyof PerfSwitches]: readonly string[] } = {
   passes: ["merged", "split"],
@@ -159,6 +167,7 @@ const CHOICES: { [K in keyof PerfSwitches]: readonly string[] } = {
   wT: ["0", "1"],
   ka: ["0", "1", "2"],
   t96: ["0", "1"],
+  tq: ["0", "1"],
 };
 
 function isKey(k: string): k is keyof PerfSwitches {
@@ -257,6 +266,9 @@ export function parsePerfSwitches(spec: string, base: Readonly<PerfSwitches> = N
       case "t96":
         out.t96 = v === "1" ? 1 : 0;
         break;
+      case "tq":
+        out.tq = v === "1" ? 1 : 0;
+        break;
     }
   }
   return out;
@@ -264,7 +276,7 @@ export function parsePerfSwitches(spec: string, base: Readonly<PerfSwitches> = N
 
 /** "passes=merged,submit=layer,...": the form RLVR_PERF and the benches' perf= take. */
 export function formatPerfSwitches(s: Readonly<PerfSwitches>): string {
-  return `passes=${s.passes},submit=${s.submit},q4=${s.q4},bindCache=${s.bindCache ? 1 : 0},arena=${s.arena ? 1 : 0},splitK=${s.splitK},subgroups=${s.subgroups ? 1 : 0},recomputeLean=${s.recomputeLean ? 1 : 0},headRows=${s.headRows ? 1 : 0},wideSplit=${s.wideSplit},tk=${s.tk},q4tk=${s.q4tk},vload=${s.vload},loraTail=${s.loraTail},embedBack=${s.embedBack},attnNamed=${s.attnNamed},attnBwd=${s.attnBwd},attnFwd=${s.attnFwd},rank=${s.rank},attnDq=${s.attnDq},t256=${s.t256},t128h=${s.t128h},wT=${s.wT},ka=${s.ka},t96=${s.t96}`;
+  return `passes=${s.passes},submit=${s.submit},q4=${s.q4},bindCache=${s.bindCache ? 1 : 0},arena=${s.arena ? 1 : 0},splitK=${s.splitK},subgroups=${s.subgroups ? 1 : 0},recomputeLean=${s.recomputeLean ? 1 : 0},headRows=${s.headRows ? 1 : 0},wideSplit=${s.wideSplit},tk=${s.tk},q4tk=${s.q4tk},vload=${s.vload},loraTail=${s.loraTail},embedBack=${s.embedBack},attnNamed=${s.attnNamed},attnBwd=${s.attnBwd},attnFwd=${s.attnFwd},rank=${s.rank},attnDq=${s.attnDq},t256=${s.t256},t128h=${s.t128h},wT=${s.wT},ka=${s.ka},t96=${s.t96},tq=${s.tq}`;
 }
 
 function fromEnv(): PerfSwitches {

@@ -482,6 +482,33 @@ Deno.test("matmul tile96h (switch t96: 96-row tiles, a 12 x 8 block a thread): w
   }
 });
 
+Deno.test("matmul: the LoRA tail of tile128h, tile96h and tile256 as quad loads (switch tq): bitwise the scalar tail at steps 8 and 16, both b2 layouts, ragged rows and columns; the scalar tail where r or N is not a multiple of 4", async () => {
+  const { setPerfSwitches } = await import("../switches.ts");
+  const prev = setPerfSwitches({});
+  const { watchPassLabels } = await import("../../../tests/pass-labels.ts");
+  const watch = watchPassLabels(gpu.device), labels = watch.labels;
+  try {
+    let seed = 3700;
+    for (const [variant, tk] of [["tile128h", 16], ["tile128h", 8], ["tile96h", 16], ["tile96h", 8], ["tile256", 16]] as const) {
+      // [M, N, K, r, b2 (N, r)]; the last two: r = 6, and b2 (r, N) with N = 258: the scalar tail.
+      for (const [M, N, K, r, tB, quads] of [[300, 260, 40, 16, true, true], [300, 260, 40, 20, false, true], [97, 132, 36, 8, true, true], [300, 260, 40, 6, true, false], [130, 258, 24, 16, false, false]] as const) {
+        const o = { M, N, K, transB: tB, variant };
+        setPerfSwitches({ ...prev, tk, tq: 0 });
+        const want = await check(o, seed, true, { r, scale: 1.5 });
+        setPerfSwitches({ ...prev, tk, tq: 1 });
+        labels.length = 0;
+        const got = await check(o, seed++, true, { r, scale: 1.5 });
+        if (labels.filter((l) => l.endsWith("_tail_tq")).length !== (quads ? 1 : 0)) throw new Error(`tq=1 ${variant} tk=${tk} ${JSON.stringify({ M, N, K, r, tB })} ran ${labels.join(", ")}`);
+        const bad = got.findIndex((v, i) => !Object.is(v, want[i]));
+        if (bad >= 0) throw new Error(`tq=1 ${variant} tk=${tk} ${JSON.stringify({ M, N, K, r, tB })}: element ${bad} ${got[bad]} != ${want[bad]} under tq=0`);
+      }
+    }
+  } finally {
+    watch.stop();
+    setPerfSwitches(prev);
+  }
+});
+
 Deno.test("matmul tile128h and tile256 under the experimental switch ka (A's tile k-fastest in workgroup memory): bitwise the default on ragged tiles, both B layouts; ka=2 only where B is transposed; split-K and the LoRA tail against float64", async () => {
   const { kFastABytes } = await import("./matmul.ts");
   const { setPerfSwitches } = await import("../switches.ts");

@@ -285,7 +285,7 @@ export function rows96(text: string): string {
   const lines = out.split("\n");
   const kept = lines.filter((l) => l.trimStart().startsWith("//") || !/\br1[2-5][lr]\b|let a3 = |let m3 = /.test(l));
   // The main loop's and the tail's a3 lines (1 or 2), each with its four fma lines; 4 accumulator lines; m3 and its 4 store lines.
-  const tails = out.includes("tailA(") ? 2 : 1;
+  const tails = out.includes("const TAIL_TRANS_B") ? 2 : 1;
   if (lines.length - kept.length !== 4 + 5 * tails + 5) throw new Error(`matmul_t256.wgsl: switch t96 took out ${lines.length - kept.length} lines, not ${4 + 5 * tails + 5}`);
   return kept.join("\n");
 }
@@ -397,10 +397,11 @@ const TAIL256_MARK = "  // TAIL256: matmul_tail256.wgsl goes here under the swit
  * (`bindings`: a2, b2, the Tail uniform), B2's layout (`transB`: (cols, r), else (r, cols)) and the loads bounded by
  * the kernel's output `rows` and `cols` (WGSL expressions over its Dims).
  */
-export function withTail(source: string, o: { bindings: readonly [number, number, number]; rows: string; cols: string; transB: boolean }, name: string): string {
+export function withTail(source: string, o: { bindings: readonly [number, number, number]; rows: string; cols: string; transB: boolean; quads?: boolean }, name: string): string {
   const tall = source.includes(TAIL256_MARK);
   if (!tall && !source.includes(TAIL_MARK)) throw new Error(`${name}: no TAIL line for the LoRA tail`);
   const [ba, bb, bu] = o.bindings;
+  if (o.quads && tall) return quadTailPrelude(o) + source.replace(TAIL256_MARK, quadTail(name));
   const prelude = `struct Tail { r: u32, scale: f32, _pad0: u32, _pad1: u32 }
 @group(0) @binding(${ba}) var<storage, read> a2: array<f32>; // (rows, r)
 @group(0) @binding(${bb}) var<storage, read> b2: array<f32>; // (cols, r) when TAIL_TRANS_B, else (r, cols)
@@ -468,6 +469,84 @@ export function vecOperands(l: LoadLayout): VecLoads {
   };
 }
 
+/**
+ * Switch tq: matmul_tail256.wgsl's bindings as vec4 (a2 (rows, r) and b2 (cols, r) or (r, cols), each in quads along its
+ * memory-fastest side; the caller checks r % 4 == 0 and, for b2 (r, cols), cols % 4 == 0) with quad loaders: zeros
+ * outside rows / cols / r, as tailA / tailB give per element, scale times a2's quad (the same products, elementwise).
+ */
+function quadTailPrelude(o: { bindings: readonly [number, number, number]; rows: string; cols: string; transB: boolean }): string {
+  const [ba, bb, bu] = o.bindings;
+  return `struct Tail { r: u32, scale: f32, _pad0: u32, _pad1: u32 }
+@group(0) @binding(${ba}) var<storage, read> a2: array<vec4f>; // (rows, r), quads along r (switch tq)
+@group(0) @binding(${bb}) var<storage, read> b2: array<vec4f>; // (cols, r) when TAIL_TRANS_B, else (r, cols): quads along the fastest side
+@group(0) @binding(${bu}) var<uniform> tail: Tail;
+const TAIL_TRANS_B: bool = ${o.transB};
+fn tailA4(m: u32, j: u32) -> vec4f {
+  if (m >= ${o.rows} || j >= tail.r) { return vec4f(0.0); }
+  return tail.scale * a2[(m * tail.r + j) / 4u];
+}
+fn tailB4(j: u32, n: u32) -> vec4f {
+  if (TAIL_TRANS_B) {
+    if (n >= ${o.cols} || j >= tail.r) { return vec4f(0.0); }
+    return b2[(n * tail.r + j) / 4u];
+  }
+  if (n >= ${o.cols} || j >= tail.r) { return vec4f(0.0); }
+  return b2[(j * ${o.cols} + n) / 4u];
+}
+`;
+}
+
+/**
+ * matmul_tail256.wgsl with its scalar tile loads as quad loads (switch tq): a quad of a2 (four steps of one row) and, where
+ * b2 is (cols, r), of b2 go to four tile rows as four scalar stores, as the kernel's own k-fastest quads (storeA / storeB);
+ * b2 (r, cols) quads go to one tile row as a vec4. The tiles hold the same elements: bitwise the scalar tail. Where the
+ * tile's quads do not split evenly over the threads (96 rows at a step of 8) the last round is guarded.
+ */
+function quadTail(name: string): string {
+  const once = (text: string, from: string, to: string) => replaceExactly(text, from, to, 1, name, "switch tq");
+  let out = once(tail256Source, `      for (var i = 0u; i < LOADS_A; i++) {
+        let e = tid + i * NT;
+        let ka = e % TK; let mm = e / TK;
+        tileA[ka * TSVA + mm / 4u][mm % 4u] = tailA(row0 + mm, j0 + ka);
+      }
+`, `      for (var i = 0u; i < (TM * TK / 4u + NT - 1u) / NT; i++) {
+        let q = tid + i * NT;
+        if (q < TM * TK / 4u) {
+          let kq = q % (TK / 4u); let mm = q / (TK / 4u);
+          let v = tailA4(row0 + mm, j0 + 4u * kq);
+          let t = 4u * kq * TSVA + mm / 4u; let l = mm % 4u;
+          tileA[t][l] = v.x; tileA[t + TSVA][l] = v.y; tileA[t + 2u * TSVA][l] = v.z; tileA[t + 3u * TSVA][l] = v.w;
+        }
+      }
+`);
+  out = once(out, `      for (var i = 0u; i < LOADS; i++) {
+        let e = tid + i * NT;
+        var nn: u32; var kb: u32;
+        if (TAIL_TRANS_B) { kb = e % TK; nn = e / TK; } else { nn = e % TS; kb = e / TS; }
+        tileB[kb * TSV + nn / 4u][nn % 4u] = tailB(j0 + kb, col0 + nn);
+      }
+`, `      for (var i = 0u; i < TS * TK / (4u * NT); i++) {
+        let q = tid + i * NT;
+        if (TAIL_TRANS_B) {
+          let kq = q % (TK / 4u); let nn = q / (TK / 4u);
+          let v = tailB4(j0 + 4u * kq, col0 + nn);
+          let t = 4u * kq * TSV + nn / 4u; let l = nn % 4u;
+          tileB[t][l] = v.x; tileB[t + TSV][l] = v.y; tileB[t + 2u * TSV][l] = v.z; tileB[t + 3u * TSV][l] = v.w;
+        } else {
+          let nq = q % (TS / 4u); let kb = q / (TS / 4u);
+          tileB[kb * TSV + nq] = tailB4(j0 + kb, col0 + 4u * nq);
+        }
+      }
+`);
+  return out;
+}
+
+/** Whether `e`'s LoRA tail can load quads (switch tq): r a multiple of 4, both buffers whole quads, and for b2 (r, N) N too. */
+function quadTailFits(e: EncodeMatmulOpts, tailB: boolean | undefined): boolean {
+  const t = e.tail;
+  return !!t && t.r % 4 === 0 && t.a.size % 16 === 0 && t.b.size % 16 === 0 && (!!tailB || e.N % 4 === 0);
+}
+
 /** The layout of `o`'s tail b2: (N, r) when true, else (r, N); undefined without a tail. */
 function tailLayout(o: EncodeMatmulOpts): boolean | undefined {
   return o.tail ? (o.tail.transB ?? o.transB ?? false) : undefined;
@@ -488,8 +567,10 @@ function tiledPipeline(device: GPUDevice, stem: string, body: string, file: stri
   const kaMode = perfSwitches().ka;
   const ka = t256Text && !e.transA && tk !== 32 && (kaMode === 1 || (kaMode === 2 && !!e.transB)) && kFastABytes(tm, tk) <= device.limits.maxComputeWorkgroupStorageSize;
   if (ka) body = withKFastA(body, file);
-  const label = `${stem}${ka ? "_ka" : ""}${tk === 8 ? "" : `_k${tk}`}${vec.a || vec.b ? `_v${vec.a ? "A" : ""}${vec.b ? "B" : ""}` : ""}${e.transA ? "_tA" : ""}${e.transB ? "_tB" : ""}${tail ? "_tail" : ""}`;
-  const src = tail ? withTail(body, { bindings: [4, 5, 6], rows: "dims.M", cols: "dims.N", transB: tailB }, file) : body;
+  // Switch tq: matmul_t256.wgsl's LoRA tail loads quads where r and (for b2 (r, N)) N are multiples of 4.
+  const tq = tail && file === "matmul_t256.wgsl" && perfSwitches().tq === 1 && quadTailFits(e, tailB);
+  const label = `${stem}${ka ? "_ka" : ""}${tk === 8 ? "" : `_k${tk}`}${vec.a || vec.b ? `_v${vec.a ? "A" : ""}${vec.b ? "B" : ""}` : ""}${e.transA ? "_tA" : ""}${e.transB ? "_tB" : ""}${tail ? "_tail" : ""}${tq ? "_tq" : ""}`;
+  const src = tail ? withTail(body, { bindings: [4, 5, 6], rows: "dims.M", cols: "dims.N", transB: tailB, quads: tq }, file) : body;
   return computePipeline(device, label, typedSource(post(src), e.aF16 ?? false, e.bF16 ?? false, vec), constants);
 }
 
