@@ -122,8 +122,9 @@ export interface PerfSwitches {
    * tile128h's products on 96 x 128 tiles (1, matmul.ts rows96: tile96h, matmul_t256.wgsl with three of the 16 x 8
    * block's four row groups, a 12 x 8 block a thread, 96 accumulators instead of 128), so that fewer registers a thread
    * may let three 128-thread workgroups share a multiprocessor instead of two; or on tile128h (0, the default). Each
-   * element's fmas run in the same order: bitwise the same sums. Experimental (issue 16's >= 35 TFLOP/s); not measured
-   * on the H200 yet.
+   * element's fmas run in the same order: bitwise the same sums. Experimental (issue 16's >= 35 TFLOP/s). H200
+   * 2026-12-05: 158-168 registers (190-195 with the LoRA tail); with wideSplit=7 the big f32 products 33.1-35.4 TFLOP/s
+   * (tile128h 30.6-34.7), the f32 step slower (531.0 against 503.2 ms).
    */
   t96: 0 | 1;
   /**
