@@ -152,12 +152,15 @@ tq)
   # kernels took 190-195 (two), and the f32 step was slower (531.0 against 503.2 ms). Switch tq loads the tail's a2 / b2
   # as quads. Registers (h200-prep.sh with VK_PERF=tq=1 dumps the _tq kernels), the f32 and q4 steps under tq with and
   # without t96 and wideSplit=7, the big products again, and the f32 step's per-kernel profile at the defaults and
-  # under t96=1,tq=1,wideSplit=7. About 4 minutes: H200_TOTAL_S=300.
+  # under t96=1,tq=1,wideSplit=7, demo pretraining under t96. About 4 minutes: H200_TOTAL_S=320.
   vkstats
   HEAD=30 PAT="^\| |cmp" t cmp 60 deno run -A "$J/profile.js" cmp tokens=6144 iters=20 rounds=4 "sw=t96=0;t96=1,wideSplit=7"
   t f32 100 deno run -A "$J/train.js" qwen2.5-0.5b 8 768 16 0 3 step budget=90 out="$OUT/f32.json" "variants=tq=1;t96=1,tq=1;t96=1,tq=1,wideSplit=7;tq=1,wideSplit=7"
   t q4 50 deno run -A "$J/train.js" qwen2.5-0.5b 8 768 16 1 3 step budget=40 out="$OUT/q4.json" "variants=tq=1;t96=1,tq=1,wideSplit=7"
   for p in t96=0 t96=1,tq=1,wideSplit=7; do HEAD=40 PAT="== grpo|GPU busy|  [0-9]" t "profile-f32-${p//[=,]/-}" 40 deno run -A "$J/profile.js" grpo 16 1024 4 qwen2.5-0.5b 8 768 "perf=$p"; done
+  # Demo pretraining: tile96h's wideSplit now counts its grid in 128x128 tiles' area (call t96 left its 16384 x 384
+  # products unsplit: 513 tiles), interleaved twice.
+  for p in t96=0 t96=1 t96=0 t96=1; do PAT="== pretrain|tokens/s" t "pretrain-${p//=/-}" 20 deno run -A "$J/profile.js" pretrain 16 1024 16 "perf=$p"; done
   ;;
 cmp)
   # The big products at the defaults (issue 16's >= 35 TFLOP/s), in one short call: profile.js cmp, five interleaved

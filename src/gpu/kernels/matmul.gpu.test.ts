@@ -442,6 +442,14 @@ Deno.test("matmul tile96h (switch t96: 96-row tiles, a 12 x 8 block a thread): w
     if (pickMatmul({ M: 6144, N: 896, K: 4864 }).variant !== "tile96h" || tileKernel() !== "tile96h") throw new Error("t96=1: what tile128h ran goes to tile96h");
     setPerfSwitches({ ...prev, t96: 1, t128h: 0 });
     if (pickMatmul({ M: 6144, N: 896, K: 4864 }).variant !== "tile128") throw new Error("t96=1, t128h=0: tile128 stays");
+    // wideSplit counts tile96h's grid in 128x128 tiles' area: demo pretraining's 16384 x 384 products (513 96-row tiles)
+    // split as on tile128h (384 tiles < WIDE_SPLIT_TILES; 2 slices: the 64 MiB scratch).
+    const { splitKSlices } = await import("./matmul.ts");
+    const pre = { M: 16384, N: 384, K: 1024 };
+    setPerfSwitches({ ...prev });
+    const on128h = splitKSlices(pre);
+    setPerfSwitches({ ...prev, t96: 1 });
+    if (on128h < 2 || splitKSlices(pre) !== on128h) throw new Error(`t96=1: 16384 x 384 x 1024 in ${splitKSlices(pre)} slices, tile128h ${on128h}`);
     let seed = 3600;
     for (const tk of [16, 8] as const) {
       for (const vload of tk === 16 ? [1, 0] as const : [1] as const) {

@@ -206,7 +206,10 @@ function slicesOf(e: EncodeMatmulOpts, variant: MatmulVariant): number {
   if (variant === "rank" && !transA) return 1;
   const [tm, tn] = variant === "rank" ? [16, 4 * rankShape(e).nq] : TILE[variant];
   const tiles = Math.ceil(M / tm) * Math.ceil(N / tn);
-  if (tiles >= SPLIT_TARGET_WORKGROUPS / 2) return variant === "tile128" || variant === "tile128p" || variant === "tile128h" || variant === "tile96h" ? wideSplitSlices(tiles, K, M * N) : 1;
+  if (tiles >= SPLIT_TARGET_WORKGROUPS / 2) {
+    if (variant === "tile96h") return wideSplitSlices(Math.ceil((tiles * 96) / 128), K, M * N); // in 128x128 tiles' area
+    return variant === "tile128" || variant === "tile128p" || variant === "tile128h" ? wideSplitSlices(tiles, K, M * N) : 1;
+  }
   if (perfSwitches().splitK === "transA" && (!transA || transB)) return 1;
   const byK = Math.floor(K / SPLIT_MIN_K);
   const byTiles = Math.ceil(SPLIT_TARGET_WORKGROUPS / tiles);
