@@ -160,7 +160,7 @@ tq)
   for p in t96=0 t96=1,tq=1,wideSplit=7; do HEAD=40 PAT="== grpo|GPU busy|  [0-9]" t "profile-f32-${p//[=,]/-}" 40 deno run -A "$J/profile.js" grpo 16 1024 4 qwen2.5-0.5b 8 768 "perf=$p"; done
   # Demo pretraining: tile96h's wideSplit now counts its grid in 128x128 tiles' area (call t96 left its 16384 x 384
   # products unsplit: 513 tiles), interleaved twice.
-  for p in t96=0 t96=1 t96=0 t96=1; do PAT="== pretrain|tokens/s" t "pretrain-${p//=/-}" 20 deno run -A "$J/profile.js" pretrain 16 1024 16 "perf=$p"; done
+  i=0; for p in t96=0 t96=1 t96=0 t96=1; do i=$((i + 1)); PAT="== pretrain|tokens/s" t "pretrain-$i-${p//=/-}" 20 deno run -A "$J/profile.js" pretrain 16 1024 16 "perf=$p"; done
   ;;
 cmp)
   # The big products at the defaults (issue 16's >= 35 TFLOP/s), in one short call: profile.js cmp, five interleaved
