@@ -12,10 +12,10 @@
 # call (the LoRA tail; not run yet).
 # `final`: the session's last call (the cross-check with loraTail on, the head as MatMul; see its comment).
 # `probe`: the fourth session's first call (see its comment); `products`: its second; `rows`: its third; `auto`: its fourth.
-# Run: source .device/remote-setup.sh; bash bench/h200-check.sh trainer|sampling|verify|next|final|probe|products|rows|auto|units|dbuf|exp|embed|attn|final5|named|attn2|now6|dq|rank|xa|regs|t256|ceiling|ceiling2|t128h|final6|wT|tk32|cmp|ladder|t96|tq   (logs and JSON in $OUT/results.tgz)
+# Run: source .device/remote-setup.sh; bash bench/h200-check.sh trainer|sampling|verify|next|final|probe|products|rows|auto|units|dbuf|exp|embed|attn|final5|named|attn2|now6|dq|rank|xa|regs|t256|ceiling|ceiling2|t128h|final6|wT|tk32|cmp|ladder|t96|tq|scale   (logs and JSON in $OUT/results.tgz)
 set -u
 cd "$(dirname "$0")/.."
-WHAT=${1:?usage: bash bench/h200-check.sh trainer|sampling|verify|next|final|probe|products|rows|auto|units|dbuf|exp|embed|attn|final5|named|attn2|now6|dq|rank|xa|regs|t256|ceiling|ceiling2|t128h|final6|wT|tk32|cmp|ladder|t96|tq}
+WHAT=${1:?usage: bash bench/h200-check.sh trainer|sampling|verify|next|final|probe|products|rows|auto|units|dbuf|exp|embed|attn|final5|named|attn2|now6|dq|rank|xa|regs|t256|ceiling|ceiling2|t128h|final6|wT|tk32|cmp|ladder|t96|tq|scale}
 OUT=${OUT:-/tmp/h200-check-out}
 mkdir -p "$OUT"
 TOTAL=${H200_TOTAL_S:-560}
@@ -161,6 +161,17 @@ tq)
   # Demo pretraining: tile96h's wideSplit now counts its grid in 128x128 tiles' area (call t96 left its 16384 x 384
   # products unsplit: 513 tiles), interleaved twice.
   i=0; for p in t96=0 t96=1 t96=0 t96=1; do i=$((i + 1)); PAT="== pretrain|tokens/s" t "pretrain-$i-${p//=/-}" 20 deno run -A "$J/profile.js" pretrain 16 1024 16 "perf=$p"; done
+  ;;
+scale)
+  # Written 2026-12-05 (ninth session): issue 16's scaling at the current defaults, in one call (the last was final5,
+  # 2026-12-02, before tile128h, wT and the rest): PyTorch + PEFT at 8 x 768 and its T / B sweep, the 0.5B q4 step stored
+  # and recomputed with the same sweep, the demo and 1.5B shapes against PyTorch + PEFT. About 8 minutes: H200_TOTAL_S=480.
+  t torch 80 python3 bench/torch/train.py --out "$OUT" --iters 5 --warmup 2 --sweep-iters 2 --attn eager
+  t q4 120 deno run -A "$J/train.js" qwen2.5-0.5b 8 768 16 1 3 step,recompute sweep=1 budget=110 out="$OUT/q4.json"
+  t torch-demo 40 python3 bench/torch/train.py --out "$OUT" --iters 5 --warmup 2 --no-sweep --attn eager --preset demo --name train-demo.json
+  t demo 30 deno run -A "$J/train.js" demo 8 768 16 1 4 step budget=20 out="$OUT/demo.json"
+  t torch-15b 60 python3 bench/torch/train.py --out "$OUT" --iters 3 --warmup 1 --no-sweep --attn eager --preset qwen2.5-1.5b --name train-15b.json
+  t q4-15b 110 deno run -A "$J/train.js" qwen2.5-1.5b 8 768 16 1 2 step budget=100 out="$OUT/q4-15b.json"
   ;;
 cmp)
   # The big products at the defaults (issue 16's >= 35 TFLOP/s), in one short call: profile.js cmp, five interleaved
