@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Run HERE (the CPU machine, with node_modules) before bench/h200.sh: writes .devwork/h200/ (~10 MiB; must stay under 28):
 # Before the device call move public/model, public/demo and bench/evidence/results out of the checkout (and back after):
-# with them the tracked tree (~27 MB) plus .device (~36 MB) and this folder (~15 MB) is over the call's 64 MiB.
+# the tracked tree is ~49 MB with them (public/model 32, bench/evidence/results 11), ~4 without; .device ~36 MB and this
+# folder ~15 MB travel too, and the call takes 64 MiB in all.
 #   bin/a/b/{rlvr,decode,decode-profile,train,profile,calls,poll}.js   self-contained Deno bundles (src/cli/main.ts, bench/decode.bench.ts,
 #                                     bench/train.bench.ts, bench/profile.bench.ts, bench/calls.bench.ts, bench/poll.bench.ts)
 #   node_modules/onnxruntime-web/dist/ort-wasm-simd-threaded.asyncify.{mjs,wasm.gz}   what onnxruntime-web/webgpu loads at run time
