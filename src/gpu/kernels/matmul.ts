@@ -207,8 +207,9 @@ function slicesOf(e: EncodeMatmulOpts, variant: MatmulVariant): number {
   const [tm, tn] = variant === "rank" ? [16, 4 * rankShape(e).nq] : TILE[variant];
   const tiles = Math.ceil(M / tm) * Math.ceil(N / tn);
   if (tiles >= SPLIT_TARGET_WORKGROUPS / 2) {
-    if (variant === "tile96h") return wideSplitSlices(Math.ceil((tiles * 96) / 128), K, M * N); // in 128x128 tiles' area
-    return variant === "tile128" || variant === "tile128p" || variant === "tile128h" ? wideSplitSlices(tiles, K, M * N) : 1;
+    // wideSplit counts the grid in 128x128 tiles' area (tile96h's 96-row tiles are 3/4 of one).
+    const wide = variant === "tile128" || variant === "tile128p" || variant === "tile128h" || variant === "tile96h";
+    return wide ? wideSplitSlices(Math.ceil((tiles * tm * tn) / (128 * 128)), K, M * N) : 1;
   }
   if (perfSwitches().splitK === "transA" && (!transA || transB)) return 1;
   const byK = Math.floor(K / SPLIT_MIN_K);
@@ -403,14 +404,8 @@ const TAIL256_MARK = "  // TAIL256: matmul_tail256.wgsl goes here under the swit
 export function withTail(source: string, o: { bindings: readonly [number, number, number]; rows: string; cols: string; transB: boolean; quads?: boolean }, name: string): string {
   const tall = source.includes(TAIL256_MARK);
   if (!tall && !source.includes(TAIL_MARK)) throw new Error(`${name}: no TAIL line for the LoRA tail`);
-  const [ba, bb, bu] = o.bindings;
   if (o.quads && tall) return quadTailPrelude(o) + source.replace(TAIL256_MARK, quadTail(name));
-  const prelude = `struct Tail { r: u32, scale: f32, _pad0: u32, _pad1: u32 }
-@group(0) @binding(${ba}) var<storage, read> a2: array<f32>; // (rows, r)
-@group(0) @binding(${bb}) var<storage, read> b2: array<f32>; // (cols, r) when TAIL_TRANS_B, else (r, cols)
-@group(0) @binding(${bu}) var<uniform> tail: Tail;
-const TAIL_TRANS_B: bool = ${o.transB};
-fn tailA(m: u32, j: u32) -> f32 {
+  const prelude = `${tailBindings(o, false)}fn tailA(m: u32, j: u32) -> f32 {
   if (m >= ${o.rows} || j >= tail.r) { return 0.0; }
   return tail.scale * a2[m * tail.r + j];
 }
@@ -472,28 +467,31 @@ export function vecOperands(l: LoadLayout): VecLoads {
   };
 }
 
+/** The LoRA tail's bindings (a2, b2 of f32, or of vec4 under the switch tq; the Tail uniform) and its b2 layout constant. */
+function tailBindings(o: { bindings: readonly [number, number, number]; transB: boolean }, quads: boolean): string {
+  const [ba, bb, bu] = o.bindings;
+  const t = quads ? "vec4f" : "f32";
+  return `struct Tail { r: u32, scale: f32, _pad0: u32, _pad1: u32 }
+@group(0) @binding(${ba}) var<storage, read> a2: array<${t}>; // (rows, r)${quads ? ", quads along r (switch tq)" : ""}
+@group(0) @binding(${bb}) var<storage, read> b2: array<${t}>; // (cols, r) when TAIL_TRANS_B, else (r, cols)${quads ? ": quads along the fastest side" : ""}
+@group(0) @binding(${bu}) var<uniform> tail: Tail;
+const TAIL_TRANS_B: bool = ${o.transB};
+`;
+}
+
 /**
  * Switch tq: matmul_tail256.wgsl's bindings as vec4 (a2 (rows, r) and b2 (cols, r) or (r, cols), each in quads along its
  * memory-fastest side; the caller checks r % 4 == 0 and, for b2 (r, cols), cols % 4 == 0) with quad loaders: zeros
  * outside rows / cols / r, as tailA / tailB give per element, scale times a2's quad (the same products, elementwise).
  */
 function quadTailPrelude(o: { bindings: readonly [number, number, number]; rows: string; cols: string; transB: boolean }): string {
-  const [ba, bb, bu] = o.bindings;
-  return `struct Tail { r: u32, scale: f32, _pad0: u32, _pad1: u32 }
-@group(0) @binding(${ba}) var<storage, read> a2: array<vec4f>; // (rows, r), quads along r (switch tq)
-@group(0) @binding(${bb}) var<storage, read> b2: array<vec4f>; // (cols, r) when TAIL_TRANS_B, else (r, cols): quads along the fastest side
-@group(0) @binding(${bu}) var<uniform> tail: Tail;
-const TAIL_TRANS_B: bool = ${o.transB};
-fn tailA4(m: u32, j: u32) -> vec4f {
+  return `${tailBindings(o, true)}fn tailA4(m: u32, j: u32) -> vec4f {
   if (m >= ${o.rows} || j >= tail.r) { return vec4f(0.0); }
   return tail.scale * a2[(m * tail.r + j) / 4u];
 }
 fn tailB4(j: u32, n: u32) -> vec4f {
-  if (TAIL_TRANS_B) {
-    if (n >= ${o.cols} || j >= tail.r) { return vec4f(0.0); }
-    return b2[(n * tail.r + j) / 4u];
-  }
   if (n >= ${o.cols} || j >= tail.r) { return vec4f(0.0); }
+  if (TAIL_TRANS_B) { return b2[(n * tail.r + j) / 4u]; }
   return b2[(j * ${o.cols} + n) / 4u];
 }
 `;
