@@ -4,8 +4,32 @@ import { poison, readF32, requestGpu, storageBuffer } from "../device.ts";
 import { fromF16, toF16 } from "../../model/half.ts";
 import { encodeMatmul, type EncodeMatmulOpts, MATMUL_VARIANTS, type MatmulVariant, pickMatmul, tileKernel } from "./matmul.ts";
 import { matmulRef } from "./matmul.ref.ts";
+import type { PerfSwitches } from "../switches.ts";
 
 const gpu = await requestGpu();
+
+/** Throws unless `got` and `ref` hold the same bits element by element, naming `what` and the reference `refName`. */
+function sameBits(got: Float32Array, ref: Float32Array, what: string, refName: string): void {
+  const bad = got.findIndex((v, i) => !Object.is(v, ref[i]));
+  if (bad >= 0) throw new Error(`${what}: element ${bad} ${got[bad]} != ${refName} ${ref[bad]}`);
+}
+
+/**
+ * Runs `body` with `prev`, the switches on entry (restored after it), and `labels`, the labels of the compute passes it
+ * dispatches (tests/pass-labels.ts): the tests of experimental switches check by them that the switched kernel ran.
+ */
+async function withLabels(body: (prev: Readonly<PerfSwitches>, labels: string[]) => Promise<void>): Promise<void> {
+  const { setPerfSwitches } = await import("../switches.ts");
+  const { watchPassLabels } = await import("../../../tests/pass-labels.ts");
+  const prev = setPerfSwitches({});
+  const watch = watchPassLabels(gpu.device);
+  try {
+    await body(prev, watch.labels);
+  } finally {
+    watch.stop();
+    setPerfSwitches(prev);
+  }
+}
 
 /**
  * Runs `o` on the GPU and compares with the float64 reference; f16 operands are rounded to f16 for both; `withBias`
@@ -315,9 +339,7 @@ Deno.test("matmul tile128 with vec4 loads (switch vload), steps 8, 16 and 32: ra
           try {
             if (v(o) !== "--") throw new Error("vload=0 chose vec4 loads");
             const ref = await check(o, seed);
-            for (let i = 0; i < got.length; i++) {
-              if (!Object.is(got[i], ref[i])) throw new Error(`vload tk=${tk} ${JSON.stringify(o)}: element ${i} ${got[i]} != scalar ${ref[i]}`);
-            }
+            sameBits(got, ref, `vload tk=${tk} ${JSON.stringify(o)}`, "scalar");
           } finally {
             setPerfSwitches({ vload: 1 });
           }
@@ -402,9 +424,7 @@ Deno.test("matmul tile256 and tile128h (switches t256, t128h): steps 8, 16 and 3
               const o = { M, N, K, transA, transB, alpha: 0.75 };
               const got = await check({ ...o, variant }, seed);
               const ref = await check({ ...o, variant: "tile128" }, seed);
-              for (let i = 0; i < got.length; i++) {
-                if (!Object.is(got[i], ref[i])) throw new Error(`${variant} tk=${tk} vload=${vload} ${JSON.stringify(o)}: element ${i} ${got[i]} != tile128 ${ref[i]}`);
-              }
+              sameBits(got, ref, `${variant} tk=${tk} vload=${vload} ${JSON.stringify(o)}`, "tile128");
               seed++;
               ran++;
             }
@@ -434,10 +454,7 @@ Deno.test("matmul tile256 and tile128h (switches t256, t128h): steps 8, 16 and 3
 
 Deno.test("matmul tile96h (switch t96: 96-row tiles, a 12 x 8 block a thread): what tile128h runs goes there; bitwise tile128h at steps 8 and 16, every transpose, vec4 and scalar loads, the LoRA tail; split-K against float64", async () => {
   const { setPerfSwitches } = await import("../switches.ts");
-  const prev = setPerfSwitches({});
-  const { watchPassLabels } = await import("../../../tests/pass-labels.ts");
-  const watch = watchPassLabels(gpu.device), labels = watch.labels;
-  try {
+  await withLabels(async (prev, labels) => {
     setPerfSwitches({ ...prev, t96: 1 });
     if (pickMatmul({ M: 6144, N: 896, K: 4864 }).variant !== "tile96h" || tileKernel() !== "tile96h") throw new Error("t96=1: what tile128h ran goes to tile96h");
     setPerfSwitches({ ...prev, t96: 1, t128h: 0 });
@@ -463,8 +480,7 @@ Deno.test("matmul tile96h (switch t96: 96-row tiles, a 12 x 8 block a thread): w
               labels.length = 0;
               const got = await check({ ...o, variant: "tile96h" }, seed++);
               if (labels.length !== 1 || !labels[0].startsWith("matmul_t96h")) throw new Error(`tile96h ${JSON.stringify(o)} ran ${labels.join(", ")}`);
-              const bad = got.findIndex((v, i) => !Object.is(v, want[i]));
-              if (bad >= 0) throw new Error(`tile96h tk=${tk} vload=${vload} ${JSON.stringify(o)}: element ${bad} ${got[bad]} != ${want[bad]} on tile128h`);
+              sameBits(got, want, `tile96h tk=${tk} vload=${vload} ${JSON.stringify(o)}`, "tile128h");
             }
           }
         }
@@ -474,8 +490,7 @@ Deno.test("matmul tile96h (switch t96: 96-row tiles, a 12 x 8 block a thread): w
           labels.length = 0;
           const got = await check({ ...o, variant: "tile96h" }, seed++, true, { r: 20, scale: 2 });
           if (!labels.some((l) => l.startsWith("matmul_t96h") && l.endsWith("_tail"))) throw new Error(`tile96h with a tail ran ${labels.join(", ")}`);
-          const bad = got.findIndex((v, i) => !Object.is(v, want[i]));
-          if (bad >= 0) throw new Error(`tile96h tail tk=${tk} ${JSON.stringify(o)}: element ${bad} ${got[bad]} != ${want[bad]} on tile128h`);
+          sameBits(got, want, `tile96h tail tk=${tk} ${JSON.stringify(o)}`, "tile128h");
         }
       }
       setPerfSwitches({ ...prev, tk });
@@ -484,18 +499,12 @@ Deno.test("matmul tile96h (switch t96: 96-row tiles, a 12 x 8 block a thread): w
       await check({ M: 260, N: 200, K: 300, variant: "tile96h", accumulate: true }, seed++, false, { r: 20, scale: 0.25 });
       await check({ M: 130, N: 140, K: 7, variant: "tile96h" }, seed++); // one partial step
     }
-  } finally {
-    watch.stop();
-    setPerfSwitches(prev);
-  }
+  });
 });
 
 Deno.test("matmul: the LoRA tail of tile128h, tile96h and tile256 as quad loads (switch tq): bitwise the scalar tail at steps 8 and 16, both b2 layouts, ragged rows and columns; the scalar tail where r or N is not a multiple of 4", async () => {
   const { setPerfSwitches } = await import("../switches.ts");
-  const prev = setPerfSwitches({});
-  const { watchPassLabels } = await import("../../../tests/pass-labels.ts");
-  const watch = watchPassLabels(gpu.device), labels = watch.labels;
-  try {
+  await withLabels(async (prev, labels) => {
     let seed = 3700;
     for (const [variant, tk] of [["tile128h", 16], ["tile128h", 8], ["tile96h", 16], ["tile96h", 8], ["tile256", 16]] as const) {
       // [M, N, K, r, b2 (N, r)]; the last two: r = 6, and b2 (r, N) with N = 258: the scalar tail.
@@ -507,25 +516,18 @@ Deno.test("matmul: the LoRA tail of tile128h, tile96h and tile256 as quad loads 
         labels.length = 0;
         const got = await check(o, seed++, true, { r, scale: 1.5 });
         if (labels.filter((l) => l.endsWith("_tail_tq")).length !== (quads ? 1 : 0)) throw new Error(`tq=1 ${variant} tk=${tk} ${JSON.stringify({ M, N, K, r, tB })} ran ${labels.join(", ")}`);
-        const bad = got.findIndex((v, i) => !Object.is(v, want[i]));
-        if (bad >= 0) throw new Error(`tq=1 ${variant} tk=${tk} ${JSON.stringify({ M, N, K, r, tB })}: element ${bad} ${got[bad]} != ${want[bad]} under tq=0`);
+        sameBits(got, want, `tq=1 ${variant} tk=${tk} ${JSON.stringify({ M, N, K, r, tB })}`, "tq=0");
       }
     }
-  } finally {
-    watch.stop();
-    setPerfSwitches(prev);
-  }
+  });
 });
 
 Deno.test("matmul tile128h and tile256 under the experimental switch ka (A's tile k-fastest in workgroup memory): bitwise the default on ragged tiles, both B layouts; ka=2 only where B is transposed; split-K and the LoRA tail against float64", async () => {
   const { kFastABytes } = await import("./matmul.ts");
   const { setPerfSwitches } = await import("../switches.ts");
-  const prev = setPerfSwitches({});
   const room = gpu.device.limits.maxComputeWorkgroupStorageSize;
   // The kernels dispatched, by label: the switch must have changed the kernel, not been skipped.
-  const { watchPassLabels } = await import("../../../tests/pass-labels.ts");
-  const watch = watchPassLabels(gpu.device), labels = watch.labels;
-  try {
+  await withLabels(async (prev, labels) => {
     let seed = 3400, ran = 0;
     const cases: [("tile128h" | "tile256"), number, 8 | 16, 0 | 1, number[][]][] = [
       ["tile128h", 128, 16, 1, [[4, 8, 4], [260, 136, 36], [516, 132, 100]]],
@@ -548,8 +550,7 @@ Deno.test("matmul tile128h and tile256 under the experimental switch ka (A's til
           labels.length = 0;
           const got = await check(o, seed++);
           if (!labels[0]?.startsWith(stem) || !labels[0].includes("_ka")) throw new Error(`ka=1 ${JSON.stringify(o)} ran ${labels.join(", ")}`);
-          const bad = got.findIndex((v, i) => !Object.is(v, want[i]));
-          if (bad >= 0) throw new Error(`ka=1 tk=${tk} vload=${vload} ${JSON.stringify(o)}: element ${bad} ${got[bad]} != ${want[bad]} under ka=0`);
+          sameBits(got, want, `ka=1 tk=${tk} vload=${vload} ${JSON.stringify(o)}`, "ka=0");
         }
       }
       setPerfSwitches({ ...prev, tk, ka: 1 });
@@ -569,8 +570,5 @@ Deno.test("matmul tile128h and tile256 under the experimental switch ka (A's til
       ran++;
     }
     if (ran === 0) throw new Error("ka: no step ran");
-  } finally {
-    watch.stop();
-    setPerfSwitches(prev);
-  }
+  });
 });
