@@ -3,7 +3,7 @@
 // built-in notebook's baseline cell, cut to one question and a few tokens.
 import { assert } from "../assert.ts";
 import demo from "../../notebooks/demo.json" with { type: "json" };
-import { launchChromium, screenshot, serveStatic, waitForCell, watchErrors } from "./harness.ts";
+import { clickRun, launchChromium, screenshot, serveStatic, waitForCell, watchErrors } from "./harness.ts";
 
 Deno.test({
   name: "demo model: the shipped model loads in the page and the baseline cell decodes with it",
@@ -26,7 +26,7 @@ Deno.test({
       await page.addInitScript((text) => localStorage.setItem("rlvr-notebook-autosave", text), nb);
       await page.goto(server.url);
       const cell = page.locator('li[data-cell-id="base-concepts"]');
-      await cell.getByTestId("run-cell").click();
+      await clickRun(page, "base-concepts");
       const t0 = Date.now();
       await waitForCell(page, "base-concepts", {
         ms: 400_000,

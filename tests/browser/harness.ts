@@ -117,6 +117,27 @@ export async function screenshot(page: Page, name: string): Promise<string> {
 }
 
 /**
+ * Clicks cell `id`'s Run button once the GPU cell above it has filled in (its adapter table grows
+ * the page while it loads, and a click during that shift can land beside the button), then checks
+ * that the click started a run: the cell leaves "idle" (waiting behind the cells it needs, or
+ * running) within `ms`.
+ */
+export async function clickRun(page: Page, id: string, ms = 30_000): Promise<void> {
+  if (await page.locator("li[data-cell-type=gpu]").count()) {
+    await page.locator("li[data-cell-type=gpu]").locator("[data-testid=gpu-info], [data-testid=no-webgpu]").first().waitFor({ timeout: ms });
+  }
+  const cell = page.locator(`li[data-cell-id="${id}"]`);
+  await cell.getByTestId("run-cell").click();
+  const t0 = Date.now();
+  for (;;) {
+    const s = await cell.getByTestId("run-status").getAttribute("data-status");
+    if (s !== "idle") return;
+    if (Date.now() - t0 > ms) throw new Error(`cell ${id}: its Run click started no run (still idle after ${ms} ms)`);
+    await page.waitForTimeout(100);
+  }
+}
+
+/**
  * Polls cell `id`'s run status (`data-status` of its run-status badge) until it is `want` (default
  * "done"). "failed", or "stopped" when that is not what is awaited, throws with the cell's error text
  * (else every cell error on the page); so does the deadline, after `onTimeout` (a screenshot, say),
@@ -129,11 +150,32 @@ export async function waitForCell(page: Page, id: string, opts: { want?: string;
     const own = cell.getByTestId("cell-error");
     return (await own.count()) ? ((await own.first().textContent()) ?? "") : (await page.locator("[data-testid=cell-error]").allTextContents()).join(" | ");
   };
+  // A run that fails in a cell before this one (the model cell, say) leaves this one idle: the cells
+  // that were not failed when the wait began and are now say so at once, with their errors.
+  const statuses = () => page.locator("li[data-cell-id]").evaluateAll((els) => {
+    // The run bar sits in the cell's rl-cell-run, behind its shadow root.
+    const find = (root: Element | ShadowRoot): Element | null => {
+      const hit = root.querySelector("[data-testid=run-status]");
+      if (hit) return hit;
+      for (const el of root.querySelectorAll("*")) {
+        const inner = el.shadowRoot ? find(el.shadowRoot) : null;
+        if (inner) return inner;
+      }
+      return null;
+    };
+    return els.map((e) => [e.getAttribute("data-cell-id") ?? "", find(e)?.getAttribute("data-status") ?? ""] as const);
+  });
+  const failedBefore = new Set((await statuses()).filter(([, s]) => s === "failed").map(([c]) => c));
   const t0 = Date.now();
   for (;;) {
     const s = await cell.getByTestId("run-status").getAttribute("data-status");
     if (s === want) return;
     if (s === "failed" || (s === "stopped" && want !== "stopped")) throw new Error(`cell ${id} ${s}: ${await why()}`);
+    const others = (await statuses()).filter(([c, st]) => c !== id && st === "failed" && !failedBefore.has(c));
+    if (others.length && want !== "failed") {
+      const errs = await Promise.all(others.map(async ([c]) => `${c}: ${(await page.locator(`li[data-cell-id="${c}"] [data-testid=cell-error]`).allTextContents()).join(" | ")}`));
+      throw new Error(`cell ${id} ${s}: the run failed in ${others.map(([c]) => c).join(", ")} — ${errs.join("; ").replace(/\s+/g, " ")}`);
+    }
     if (Date.now() - t0 > opts.ms) {
       const extra = opts.onTimeout ? await opts.onTimeout() : undefined;
       throw new Error(`cell ${id} still ${s} after ${opts.ms} ms${extra ? `; ${extra}` : ""}`);

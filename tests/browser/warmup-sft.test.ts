@@ -7,7 +7,7 @@ import { assert, assertEquals } from "../assert.ts";
 import demo from "../../notebooks/demo.json" with { type: "json" };
 import { writeVaryingLengthModel } from "../../src/runtime/recipe/fixtures.deno.ts";
 import { demoCorpus } from "./fixtures.ts";
-import { launchChromium, openNotebook, screenshot, serveOverlay, waitForCell, watchErrors } from "./harness.ts";
+import { clickRun, launchChromium, openNotebook, screenshot, serveOverlay, waitForCell, watchErrors } from "./harness.ts";
 
 /** The built-in notebook up to an sft warm-up on 2 training questions, one epoch (nothing evaluated; SwiftShader is slow). */
 function sftNotebook(): unknown {
@@ -36,7 +36,7 @@ Deno.test({
       const errors = watchErrors(page);
       await openNotebook(page, server.url, sftNotebook());
       const cell = page.locator(`li[data-cell-id="warmup"]`);
-      await cell.getByTestId("run-cell").click();
+      await clickRun(page, "warmup");
       await waitForCell(page, "warmup", { ms: 300_000 });
       const report = cell.locator("h4", { hasText: "Warm-up (sft on gold targets)" });
       await report.waitFor({ timeout: 30_000 });
