@@ -178,7 +178,8 @@ export async function waitForCell(page: Page, id: string, opts: { want?: string;
     }
     if (Date.now() - t0 > opts.ms) {
       const extra = opts.onTimeout ? await opts.onTimeout() : undefined;
-      throw new Error(`cell ${id} still ${s} after ${opts.ms} ms${extra ? `; ${extra}` : ""}`);
+      const all = (await statuses()).map(([c, st]) => `${c} ${st}`).join(", ");
+      throw new Error(`cell ${id} still ${s} after ${opts.ms} ms (cells: ${all})${extra ? `; ${extra}` : ""}`);
     }
     await page.waitForTimeout(opts.every ?? 250);
   }
