@@ -12,10 +12,10 @@
 # call (the LoRA tail; not run yet).
 # `final`: the session's last call (the cross-check with loraTail on, the head as MatMul; see its comment).
 # `probe`: the fourth session's first call (see its comment); `products`: its second; `rows`: its third; `auto`: its fourth.
-# Run: source .device/remote-setup.sh; bash bench/h200-check.sh trainer|sampling|verify|next|final|probe|products|rows|auto|units|dbuf|exp|embed|attn|final5|named|attn2|now6|dq|rank|xa|regs|t256|ceiling|ceiling2|t128h|final6|wT|tk32|cmp|ladder|t96|tq|scale   (logs and JSON in $OUT/results.tgz)
+# Run: source .device/remote-setup.sh; bash bench/h200-check.sh trainer|sampling|verify|next|final|probe|products|rows|auto|units|dbuf|exp|embed|attn|final5|named|attn2|now6|dq|rank|xa|regs|t256|ceiling|ceiling2|t128h|final6|wT|tk32|cmp|ladder|t96|tq|scale|q4t96   (logs and JSON in $OUT/results.tgz)
 set -u
 cd "$(dirname "$0")/.."
-WHAT=${1:?usage: bash bench/h200-check.sh trainer|sampling|verify|next|final|probe|products|rows|auto|units|dbuf|exp|embed|attn|final5|named|attn2|now6|dq|rank|xa|regs|t256|ceiling|ceiling2|t128h|final6|wT|tk32|cmp|ladder|t96|tq|scale}
+WHAT=${1:?usage: bash bench/h200-check.sh trainer|sampling|verify|next|final|probe|products|rows|auto|units|dbuf|exp|embed|attn|final5|named|attn2|now6|dq|rank|xa|regs|t256|ceiling|ceiling2|t128h|final6|wT|tk32|cmp|ladder|t96|tq|scale|q4t96}
 OUT=${OUT:-/tmp/h200-check-out}
 mkdir -p "$OUT"
 TOTAL=${H200_TOTAL_S:-560}
@@ -161,6 +161,19 @@ tq)
   # Demo pretraining: tile96h's wideSplit now counts its grid in 128x128 tiles' area (call t96 left its 16384 x 384
   # products unsplit: 513 tiles), interleaved twice.
   i=0; for p in t96=0 t96=1 t96=0 t96=1; do i=$((i + 1)); PAT="== pretrain|tokens/s" t "pretrain-$i-${p//=/-}" 20 deno run -A "$J/profile.js" pretrain 16 1024 16 "perf=$p"; done
+  ;;
+q4t96)
+  # Written 2026-12-05 (tenth session; not run yet): switch q4t96, the q4 products on 96 x 128 tiles with the 12 x 8
+  # block (q4matmul_t96h.wgsl, q4matmul_t_t96h.wgsl: t96's tile for q4, bitwise tile128's sums), in case the q4 kernels
+  # too get three workgroups a multiprocessor (the 16 x 8 q4 form, q4h, took 206-239 registers and lost). Registers
+  # (vkstats: h200-prep.sh dumps the q4 tile96h kernels), the big products (q4 rows) with and without wideSplit=7 (and
+  # t96 for the f32 rows), PyTorch + PEFT's step, the q4 step under q4t96 beside the default, the q4 step's profile under
+  # q4t96=1. About 5 minutes: H200_TOTAL_S=360.
+  vkstats
+  HEAD=30 PAT="^\| |cmp" t cmp 70 deno run -A "$J/profile.js" cmp tokens=6144 iters=20 rounds=4 "sw=q4t96=0;q4t96=1;q4t96=1,wideSplit=7;t96=1,wideSplit=7"
+  t torch 70 python3 bench/torch/train.py --out "$OUT" --iters 5 --warmup 2 --no-sweep --attn eager
+  t q4 80 deno run -A "$J/train.js" qwen2.5-0.5b 8 768 16 1 3 step budget=70 out="$OUT/q4.json" "variants=q4t96=1;q4t96=1,wideSplit=7;q4t96=1,t96=1,wideSplit=7"
+  for p in q4t96=0 q4t96=1; do HEAD=40 PAT="== grpo|GPU busy|  [0-9]" t "profile-q4-${p//[=,]/-}" 40 deno run -A "$J/profile.js" grpo 16 1024 4 qwen2.5-0.5b 8 768 q4=1 "perf=$p"; done
   ;;
 scale)
   # Written 2026-12-05 (ninth session): issue 16's scaling at the current defaults, in one call (the last was final5,

@@ -44,6 +44,11 @@ await encodeQ4Matmul(device, enc, x, q, y, M);
 await encodeQ4Matmul(device, enc, x, q, y, M, { tail: { a: xa, b: bF, r, scale: 2 } });
 await encodeQ4MatmulTransposed(device, enc, y, q, dx, M);
 await encodeQ4MatmulTransposed(device, enc, y, q, dx, M, { tail: { a: xa, b: aH, r, scale: 2 } });
+// The q4 kernels' 96-row forms (switch q4t96).
+for (const tail of [false, true]) {
+  await encodeQ4Matmul(device, enc, x, q, y, M, { variant: "tile96h", ...(tail ? { tail: { a: xa, b: bF, r, scale: 2 } } : {}) });
+  await encodeQ4MatmulTransposed(device, enc, y, q, dx, M, { variant: "tile96h", ...(tail ? { tail: { a: xa, b: aH, r, scale: 2 } } : {}) });
+}
 enc.finish();
 // The labels go to a file only: Dawn's dump shares stdout, where a line of ours could land inside it.
 await Deno.writeTextFile(out, JSON.stringify(labels, null, 1) + "\n");

@@ -135,12 +135,20 @@ export interface PerfSwitches {
    * but the f32 step the same (501.1 against 501.0 ms).
    */
   tq: 0 | 1;
+  /**
+   * q4 products that would run on the 128-tile q4 kernels run on 96 x 128 tiles with 16 x 8 threads, a 12 x 8 block
+   * each (1: q4matmul_t96h.wgsl, q4matmul_t_t96h.wgsl, LoRA tail included: t96's tile for q4), or stay on tile128 (0,
+   * the default). Each element's fmas in the same k order: bitwise tile128's sums where the split is the same.
+   * Experimental (issue 16's >= 35 TFLOP/s: the q4 products 31.6-34.3 on tile128); the 16 x 8 block's q4 form (q4h,
+   * 206-239 registers, only at 008b915) was slower.
+   */
+  q4t96: 0 | 1;
 }
 
 /** The current defaults. */
-export const NEW_SWITCHES: Readonly<PerfSwitches> = { passes: "merged", submit: "layer", q4: "tile128", bindCache: true, arena: true, splitK: "general", subgroups: true, recomputeLean: true, headRows: true, wideSplit: 3, tk: 16, q4tk: 16, vload: 1, loraTail: 1, embedBack: "links", attnNamed: 0, attnBwd: "blocked", attnFwd: "blocked", rank: "narrow", attnDq: "fused", t256: 0, t128h: 1, wT: 1, ka: 0, t96: 0, tq: 0 };
+export const NEW_SWITCHES: Readonly<PerfSwitches> = { passes: "merged", submit: "layer", q4: "tile128", bindCache: true, arena: true, splitK: "general", subgroups: true, recomputeLean: true, headRows: true, wideSplit: 3, tk: 16, q4tk: 16, vload: 1, loraTail: 1, embedBack: "links", attnNamed: 0, attnBwd: "blocked", attnFwd: "blocked", rank: "narrow", attnDq: "fused", t256: 0, t128h: 1, wT: 1, ka: 0, t96: 0, tq: 0, q4t96: 0 };
 /** Every earlier behaviour. */
-export const OLD_SWITCHES: Readonly<PerfSwitches> = { passes: "split", submit: "once", q4: "tile64", bindCache: false, arena: false, splitK: "transA", subgroups: false, recomputeLean: false, headRows: false, wideSplit: 1, tk: 8, q4tk: 8, vload: 0, loraTail: 0, embedBack: "scan", attnNamed: 0, attnBwd: "lanes", attnFwd: "lanes", rank: "narrow", attnDq: "kernel", t256: 0, t128h: 0, wT: 0, ka: 0, t96: 0, tq: 0 };
+export const OLD_SWITCHES: Readonly<PerfSwitches> = { passes: "split", submit: "once", q4: "tile64", bindCache: false, arena: false, splitK: "transA", subgroups: false, recomputeLean: false, headRows: false, wideSplit: 1, tk: 8, q4tk: 8, vload: 0, loraTail: 0, embedBack: "scan", attnNamed: 0, attnBwd: "lanes", attnFwd: "lanes", rank: "narrow", attnDq: "kernel", t256: 0, t128h: 0, wT: 0, ka: 0, t96: 0, tq: 0, q4t96: 0 };
 
 const CHOICES: { [K in keyof PerfSwitches]: readonly string[] } = {
   passes: ["merged", "split"],
@@ -169,6 +177,7 @@ const CHOICES: { [K in keyof PerfSwitches]: readonly string[] } = {
   ka: ["0", "1", "2"],
   t96: ["0", "1"],
   tq: ["0", "1"],
+  q4t96: ["0", "1"],
 };
 
 function isKey(k: string): k is keyof PerfSwitches {
@@ -270,6 +279,9 @@ export function parsePerfSwitches(spec: string, base: Readonly<PerfSwitches> = N
       case "tq":
         out.tq = v === "1" ? 1 : 0;
         break;
+      case "q4t96":
+        out.q4t96 = v === "1" ? 1 : 0;
+        break;
     }
   }
   return out;
@@ -277,7 +289,7 @@ export function parsePerfSwitches(spec: string, base: Readonly<PerfSwitches> = N
 
 /** "passes=merged,submit=layer,...": the form RLVR_PERF and the benches' perf= take. */
 export function formatPerfSwitches(s: Readonly<PerfSwitches>): string {
-  return `passes=${s.passes},submit=${s.submit},q4=${s.q4},bindCache=${s.bindCache ? 1 : 0},arena=${s.arena ? 1 : 0},splitK=${s.splitK},subgroups=${s.subgroups ? 1 : 0},recomputeLean=${s.recomputeLean ? 1 : 0},headRows=${s.headRows ? 1 : 0},wideSplit=${s.wideSplit},tk=${s.tk},q4tk=${s.q4tk},vload=${s.vload},loraTail=${s.loraTail},embedBack=${s.embedBack},attnNamed=${s.attnNamed},attnBwd=${s.attnBwd},attnFwd=${s.attnFwd},rank=${s.rank},attnDq=${s.attnDq},t256=${s.t256},t128h=${s.t128h},wT=${s.wT},ka=${s.ka},t96=${s.t96},tq=${s.tq}`;
+  return `passes=${s.passes},submit=${s.submit},q4=${s.q4},bindCache=${s.bindCache ? 1 : 0},arena=${s.arena ? 1 : 0},splitK=${s.splitK},subgroups=${s.subgroups ? 1 : 0},recomputeLean=${s.recomputeLean ? 1 : 0},headRows=${s.headRows ? 1 : 0},wideSplit=${s.wideSplit},tk=${s.tk},q4tk=${s.q4tk},vload=${s.vload},loraTail=${s.loraTail},embedBack=${s.embedBack},attnNamed=${s.attnNamed},attnBwd=${s.attnBwd},attnFwd=${s.attnFwd},rank=${s.rank},attnDq=${s.attnDq},t256=${s.t256},t128h=${s.t128h},wT=${s.wT},ka=${s.ka},t96=${s.t96},tq=${s.tq},q4t96=${s.q4t96}`;
 }
 
 function fromEnv(): PerfSwitches {
