@@ -163,17 +163,21 @@ tq)
   i=0; for p in t96=0 t96=1 t96=0 t96=1; do i=$((i + 1)); PAT="== pretrain|tokens/s" t "pretrain-$i-${p//=/-}" 20 deno run -A "$J/profile.js" pretrain 16 1024 16 "perf=$p"; done
   ;;
 q4t96)
-  # Written 2026-12-05 (tenth session; not run yet): switch q4t96, the q4 products on 96 x 128 tiles with the 12 x 8
-  # block (q4matmul_t96h.wgsl, q4matmul_t_t96h.wgsl: t96's tile for q4, bitwise tile128's sums), in case the q4 kernels
-  # too get three workgroups a multiprocessor (the 16 x 8 q4 form, q4h, took 206-239 registers and lost). Registers
-  # (vkstats: h200-prep.sh dumps the q4 tile96h kernels), the big products (q4 rows) with and without wideSplit=7 (and
-  # t96 for the f32 rows), PyTorch + PEFT's step, the q4 step under q4t96 beside the default, the q4 step's profile under
-  # q4t96=1. About 5 minutes: H200_TOTAL_S=360.
+  # Written 2026-12-05 (tenth session; not run yet: no machine was lent that session). Two experiments for issue 16:
+  # - switch q4t96: the q4 products on 96 x 128 tiles with the 12 x 8 block (q4matmul_t96h.wgsl, q4matmul_t_t96h.wgsl:
+  #   t96's tile for q4, bitwise tile128's sums), in case the q4 kernels too get three workgroups a multiprocessor (the
+  #   16 x 8 q4 form, q4h, took 206-239 registers and lost). Registers (vkstats: h200-prep.sh dumps them), the big products
+  #   with and without wideSplit=7 (t96 beside it for the f32 rows), the q4 step under it.
+  # - switches narrowWg / narrowMinK: the LoRA rank products (matmul_narrow, 35.5 ms of the f32 step's GPU time at 0.85-1
+  #   TB/s) split into more, shorter slices. Their per-shape times (profile.js shapes only=rank) and the q4 step under them.
+  # PyTorch + PEFT's step in the same call, the q4 step's per-kernel profile at the defaults and under each. About 7
+  # minutes: H200_TOTAL_S=420.
   vkstats
   HEAD=30 PAT="^\| |cmp" t cmp 70 deno run -A "$J/profile.js" cmp tokens=6144 iters=20 rounds=4 "sw=q4t96=0;q4t96=1;q4t96=1,wideSplit=7;t96=1,wideSplit=7"
+  for p in narrowWg=256 narrowWg=1024 narrowWg=2048,narrowMinK=64; do HEAD=20 PAT="^\| " t "rank-${p//[=,]/-}" 30 deno run -A "$J/profile.js" shapes tokens=6144 iters=20 only=rank "perf=$p"; done
   t torch 70 python3 bench/torch/train.py --out "$OUT" --iters 5 --warmup 2 --no-sweep --attn eager
-  t q4 80 deno run -A "$J/train.js" qwen2.5-0.5b 8 768 16 1 3 step budget=70 out="$OUT/q4.json" "variants=q4t96=1;q4t96=1,wideSplit=7;q4t96=1,t96=1,wideSplit=7"
-  for p in q4t96=0 q4t96=1; do HEAD=40 PAT="== grpo|GPU busy|  [0-9]" t "profile-q4-${p//[=,]/-}" 40 deno run -A "$J/profile.js" grpo 16 1024 4 qwen2.5-0.5b 8 768 q4=1 "perf=$p"; done
+  t q4 100 deno run -A "$J/train.js" qwen2.5-0.5b 8 768 16 1 3 step budget=90 out="$OUT/q4.json" "variants=q4t96=1;q4t96=1,wideSplit=7;narrowWg=1024;narrowWg=2048,narrowMinK=64;narrowWg=1024,narrowMinK=128"
+  for p in q4t96=0 q4t96=1 narrowWg=2048,narrowMinK=64; do HEAD=40 PAT="== grpo|GPU busy|  [0-9]" t "profile-q4-${p//[=,]/-}" 40 deno run -A "$J/profile.js" grpo 16 1024 4 qwen2.5-0.5b 8 768 q4=1 "perf=$p"; done
   ;;
 scale)
   # Written 2026-12-05 (ninth session): issue 16's scaling at the current defaults, in one call (the last was final5,

@@ -143,12 +143,22 @@ export interface PerfSwitches {
    * 206-239 registers, only at 008b915) was slower.
    */
   q4t96: 0 | 1;
+  /**
+   * The narrow kernel's split along K (the LoRA rank products: x A^T and dy B with r columns, dB = dy^T (xA), dA as its
+   * transpose; matmul.ts slicesOf): slices until the grid has about `narrowWg` workgroups (256, the default and every
+   * product's rule before) with at least `narrowMinK` contracted elements each (256, the default). These products read
+   * a whole activation (119.5 MB at 6144 x 4864) for 16 columns; on the H200 they ran at 0.85-1.0 TB/s, a fifth of its
+   * bandwidth, on grids of 14-96 workgroups split 3-19 ways (2026-12-04): more, shorter slices put more loads in flight.
+   * Experimental (issue 16); the sums differ from the default's only in how the slices split K.
+   */
+  narrowWg: 256 | 512 | 1024 | 2048;
+  narrowMinK: 64 | 128 | 256;
 }
 
 /** The current defaults. */
-export const NEW_SWITCHES: Readonly<PerfSwitches> = { passes: "merged", submit: "layer", q4: "tile128", bindCache: true, arena: true, splitK: "general", subgroups: true, recomputeLean: true, headRows: true, wideSplit: 3, tk: 16, q4tk: 16, vload: 1, loraTail: 1, embedBack: "links", attnNamed: 0, attnBwd: "blocked", attnFwd: "blocked", rank: "narrow", attnDq: "fused", t256: 0, t128h: 1, wT: 1, ka: 0, t96: 0, tq: 0, q4t96: 0 };
+export const NEW_SWITCHES: Readonly<PerfSwitches> = { passes: "merged", submit: "layer", q4: "tile128", bindCache: true, arena: true, splitK: "general", subgroups: true, recomputeLean: true, headRows: true, wideSplit: 3, tk: 16, q4tk: 16, vload: 1, loraTail: 1, embedBack: "links", attnNamed: 0, attnBwd: "blocked", attnFwd: "blocked", rank: "narrow", attnDq: "fused", t256: 0, t128h: 1, wT: 1, ka: 0, t96: 0, tq: 0, q4t96: 0, narrowWg: 256, narrowMinK: 256 };
 /** Every earlier behaviour. */
-export const OLD_SWITCHES: Readonly<PerfSwitches> = { passes: "split", submit: "once", q4: "tile64", bindCache: false, arena: false, splitK: "transA", subgroups: false, recomputeLean: false, headRows: false, wideSplit: 1, tk: 8, q4tk: 8, vload: 0, loraTail: 0, embedBack: "scan", attnNamed: 0, attnBwd: "lanes", attnFwd: "lanes", rank: "narrow", attnDq: "kernel", t256: 0, t128h: 0, wT: 0, ka: 0, t96: 0, tq: 0, q4t96: 0 };
+export const OLD_SWITCHES: Readonly<PerfSwitches> = { passes: "split", submit: "once", q4: "tile64", bindCache: false, arena: false, splitK: "transA", subgroups: false, recomputeLean: false, headRows: false, wideSplit: 1, tk: 8, q4tk: 8, vload: 0, loraTail: 0, embedBack: "scan", attnNamed: 0, attnBwd: "lanes", attnFwd: "lanes", rank: "narrow", attnDq: "kernel", t256: 0, t128h: 0, wT: 0, ka: 0, t96: 0, tq: 0, q4t96: 0, narrowWg: 256, narrowMinK: 256 };
 
 const CHOICES: { [K in keyof PerfSwitches]: readonly string[] } = {
   passes: ["merged", "split"],
@@ -178,6 +188,8 @@ const CHOICES: { [K in keyof PerfSwitches]: readonly string[] } = {
   t96: ["0", "1"],
   tq: ["0", "1"],
   q4t96: ["0", "1"],
+  narrowWg: ["256", "512", "1024", "2048"],
+  narrowMinK: ["64", "128", "256"],
 };
 
 function isKey(k: string): k is keyof PerfSwitches {
@@ -282,6 +294,12 @@ export function parsePerfSwitches(spec: string, base: Readonly<PerfSwitches> = N
       case "q4t96":
         out.q4t96 = v === "1" ? 1 : 0;
         break;
+      case "narrowWg":
+        out.narrowWg = Number(v) as PerfSwitches["narrowWg"];
+        break;
+      case "narrowMinK":
+        out.narrowMinK = Number(v) as PerfSwitches["narrowMinK"];
+        break;
     }
   }
   return out;
@@ -289,7 +307,7 @@ export function parsePerfSwitches(spec: string, base: Readonly<PerfSwitches> = N
 
 /** "passes=merged,submit=layer,...": the form RLVR_PERF and the benches' perf= take. */
 export function formatPerfSwitches(s: Readonly<PerfSwitches>): string {
-  return `passes=${s.passes},submit=${s.submit},q4=${s.q4},bindCache=${s.bindCache ? 1 : 0},arena=${s.arena ? 1 : 0},splitK=${s.splitK},subgroups=${s.subgroups ? 1 : 0},recomputeLean=${s.recomputeLean ? 1 : 0},headRows=${s.headRows ? 1 : 0},wideSplit=${s.wideSplit},tk=${s.tk},q4tk=${s.q4tk},vload=${s.vload},loraTail=${s.loraTail},embedBack=${s.embedBack},attnNamed=${s.attnNamed},attnBwd=${s.attnBwd},attnFwd=${s.attnFwd},rank=${s.rank},attnDq=${s.attnDq},t256=${s.t256},t128h=${s.t128h},wT=${s.wT},ka=${s.ka},t96=${s.t96},tq=${s.tq},q4t96=${s.q4t96}`;
+  return `passes=${s.passes},submit=${s.submit},q4=${s.q4},bindCache=${s.bindCache ? 1 : 0},arena=${s.arena ? 1 : 0},splitK=${s.splitK},subgroups=${s.subgroups ? 1 : 0},recomputeLean=${s.recomputeLean ? 1 : 0},headRows=${s.headRows ? 1 : 0},wideSplit=${s.wideSplit},tk=${s.tk},q4tk=${s.q4tk},vload=${s.vload},loraTail=${s.loraTail},embedBack=${s.embedBack},attnNamed=${s.attnNamed},attnBwd=${s.attnBwd},attnFwd=${s.attnFwd},rank=${s.rank},attnDq=${s.attnDq},t256=${s.t256},t128h=${s.t128h},wT=${s.wT},ka=${s.ka},t96=${s.t96},tq=${s.tq},q4t96=${s.q4t96},narrowWg=${s.narrowWg},narrowMinK=${s.narrowMinK}`;
 }
 
 function fromEnv(): PerfSwitches {

@@ -245,6 +245,42 @@ Deno.test("matmul: split-K of every transpose combination (switch splitK general
   }
 });
 
+Deno.test("matmul: the narrow kernel's split under the switches narrowWg / narrowMinK (the LoRA rank products): slice counts at the 0.5B shapes, every transpose and uneven slices against float64; other kernels' splits unchanged", async () => {
+  const { splitKSlices } = await import("./matmul.ts");
+  await withLabels(async (prev, labels) => {
+    const { setPerfSwitches } = await import("../switches.ts");
+    const sl = (o: EncodeMatmulOpts) => splitKSlices(o);
+    // [product, slices at the defaults, at narrowWg=1024, at narrowWg=2048,narrowMinK=64]: x A^T (96 tiles), x A^T of down,
+    // dB = dy^T xa (76 tiles), dA = (dyB)^T x (run transposed: 14 tiles); and two products of other kernels.
+    const shapes: [EncodeMatmulOpts, number, number, number][] = [
+      [{ M: 6144, N: 16, K: 896, transB: true }, 3, 3, 14],
+      [{ M: 6144, N: 16, K: 4864, transB: true }, 3, 11, 22],
+      [{ M: 4864, N: 16, K: 6144, transA: true }, 4, 14, 27],
+      [{ M: 16, N: 896, K: 6144, transA: true }, 19, 24, 96],
+      [{ M: 6144, N: 896, K: 4864 }, 3, 3, 3],
+      [{ M: 6144, N: 128, K: 896, transB: true }, 3, 3, 3],
+    ];
+    const sets: Partial<PerfSwitches>[] = [{}, { narrowWg: 1024 }, { narrowWg: 2048, narrowMinK: 64 }];
+    for (const [i, set] of sets.entries()) {
+      setPerfSwitches({ ...prev, wideSplit: 3, ...set });
+      for (const [o, ...want] of shapes) if (sl(o) !== want[i]) throw new Error(`${JSON.stringify(set)} ${JSON.stringify(o)}: ${sl(o)} slices, want ${want[i]}`);
+    }
+    // Scaled-down rank products on the narrow kernel, every transpose (with a bias where B is transposed): K = 1300 asks
+    // for 20 slices (1300 / 64), dispatched as 17 of 80 (the slice rounded up to the step of 16), the last 20 long.
+    setPerfSwitches({ ...prev, narrowWg: 2048, narrowMinK: 64 });
+    let seed = 560;
+    for (const transA of [false, true]) {
+      for (const transB of [false, true]) {
+        const o: EncodeMatmulOpts = { M: 300, N: 16, K: 1300, transA, transB, accumulate: transA, alpha: transB ? 0.5 : 1 };
+        if (pickMatmul(o).variant !== "narrow" || sl(o) !== 20) throw new Error(`${JSON.stringify(o)}: ${pickMatmul(o).variant}, ${sl(o)} slices`);
+        labels.length = 0;
+        await check(o, seed++, transB);
+        if (!labels.some((l) => l.includes("narrow")) || !labels.some((l) => l.includes("splitk"))) throw new Error(`passes ${labels.join(", ")}`);
+      }
+    }
+  });
+});
+
 Deno.test("matmul: split-K scratch growing between two products recorded in one encoder keeps the first valid", async () => {
   const { device } = gpu;
   const rng = new Rng(77);

@@ -212,8 +212,10 @@ function slicesOf(e: EncodeMatmulOpts, variant: MatmulVariant): number {
     return wide ? wideSplitSlices(Math.ceil((tiles * tm * tn) / (128 * 128)), K, M * N) : 1;
   }
   if (perfSwitches().splitK === "transA" && (!transA || transB)) return 1;
-  const byK = Math.floor(K / SPLIT_MIN_K);
-  const byTiles = Math.ceil(SPLIT_TARGET_WORKGROUPS / tiles);
+  // The narrow kernel's products (the LoRA rank products) under the switches narrowWg / narrowMinK (256 / 256 by default).
+  const narrow = variant === "narrow";
+  const byK = Math.floor(K / (narrow ? perfSwitches().narrowMinK : SPLIT_MIN_K));
+  const byTiles = Math.ceil((narrow ? perfSwitches().narrowWg : SPLIT_TARGET_WORKGROUPS) / tiles);
   const byMemory = Math.floor(SPLIT_MAX_BYTES / (4 * M * N));
   return Math.max(1, Math.min(byK, byTiles, byMemory));
 }
