@@ -170,14 +170,18 @@ q4t96)
   #   with and without wideSplit=7 (t96 beside it for the f32 rows), the q4 step under it.
   # - switches narrowWg / narrowMinK: the LoRA rank products (matmul_narrow, 35.5 ms of the f32 step's GPU time at 0.85-1
   #   TB/s) split into more, shorter slices. Their per-shape times (profile.js shapes only=rank) and the q4 step under them.
-  # PyTorch + PEFT's step in the same call, the q4 step's per-kernel profile at the defaults and under each. About 7
-  # minutes: H200_TOTAL_S=420.
+  # - switch lm128: the vocabulary head's partials and dz on 128x128 tiles with an 8x8 block (lmhead_t128.wgsl,
+  #   lmhead_grad_t128.wgsl; 34.5 + 29.6 ms of the f32 step at 24 and 28 TFLOP/s on 64x64 tiles): the q4 step and its
+  #   profile under it, and demo pretraining (its head is 16,384 x 8,192 x 384) both ways, interleaved.
+  # PyTorch + PEFT's step in the same call, the q4 step's per-kernel profile at the defaults and under each. About 8
+  # minutes: H200_TOTAL_S=480.
   vkstats
   HEAD=30 PAT="^\| |cmp" t cmp 70 deno run -A "$J/profile.js" cmp tokens=6144 iters=20 rounds=4 "sw=q4t96=0;q4t96=1;q4t96=1,wideSplit=7;t96=1,wideSplit=7"
   for p in narrowWg=256 narrowWg=1024 narrowWg=2048,narrowMinK=64; do HEAD=20 PAT="^\| " t "rank-${p//[=,]/-}" 30 deno run -A "$J/profile.js" shapes tokens=6144 iters=20 only=rank "perf=$p"; done
   t torch 70 python3 bench/torch/train.py --out "$OUT" --iters 5 --warmup 2 --no-sweep --attn eager
-  t q4 100 deno run -A "$J/train.js" qwen2.5-0.5b 8 768 16 1 3 step budget=90 out="$OUT/q4.json" "variants=q4t96=1;q4t96=1,wideSplit=7;narrowWg=1024;narrowWg=2048,narrowMinK=64;narrowWg=1024,narrowMinK=128"
-  for p in q4t96=0 q4t96=1 narrowWg=2048,narrowMinK=64; do HEAD=40 PAT="== grpo|GPU busy|  [0-9]" t "profile-q4-${p//[=,]/-}" 40 deno run -A "$J/profile.js" grpo 16 1024 4 qwen2.5-0.5b 8 768 q4=1 "perf=$p"; done
+  t q4 100 deno run -A "$J/train.js" qwen2.5-0.5b 8 768 16 1 3 step budget=90 out="$OUT/q4.json" "variants=q4t96=1;q4t96=1,wideSplit=7;narrowWg=1024;narrowWg=2048,narrowMinK=64;narrowWg=1024,narrowMinK=128;lm128=1"
+  for p in q4t96=0 q4t96=1 narrowWg=2048,narrowMinK=64 lm128=1; do HEAD=40 PAT="== grpo|GPU busy|  [0-9]" t "profile-q4-${p//[=,]/-}" 40 deno run -A "$J/profile.js" grpo 16 1024 4 qwen2.5-0.5b 8 768 q4=1 "perf=$p"; done
+  i=0; for p in lm128=0 lm128=1 lm128=0 lm128=1; do i=$((i + 1)); PAT="== pretrain|tokens/s" t "pretrain-$i-${p//=/-}" 20 deno run -A "$J/profile.js" pretrain 16 1024 16 "perf=$p"; done
   ;;
 scale)
   # Written 2026-12-05 (ninth session): issue 16's scaling at the current defaults, in one call (the last was final5,

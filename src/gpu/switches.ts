@@ -153,12 +153,20 @@ export interface PerfSwitches {
    */
   narrowWg: 256 | 512 | 1024 | 2048;
   narrowMinK: 64 | 128 | 256;
+  /**
+   * The vocabulary head's forward partials and its backward's dz on 128 x 128 tiles with an 8 x 8 block a thread (1:
+   * lmhead_t128.wgsl, where the slice width is a multiple of 128, as the default 1024 is, and lmhead_grad_t128.wgsl), or
+   * on 64 x 64 tiles with a 4 x 4 block (0, the default: lmhead.wgsl, lmhead_grad.wgsl). The same partials up to float
+   * rounding (the column tiles fold in another grouping); dz bitwise. Experimental (issue 16): on the H200 the partials
+   * took 34.5 ms and dz 29.6 of the f32 0.5B step's GPU time (24 and 28 TFLOP/s).
+   */
+  lm128: 0 | 1;
 }
 
 /** The current defaults. */
-export const NEW_SWITCHES: Readonly<PerfSwitches> = { passes: "merged", submit: "layer", q4: "tile128", bindCache: true, arena: true, splitK: "general", subgroups: true, recomputeLean: true, headRows: true, wideSplit: 3, tk: 16, q4tk: 16, vload: 1, loraTail: 1, embedBack: "links", attnNamed: 0, attnBwd: "blocked", attnFwd: "blocked", rank: "narrow", attnDq: "fused", t256: 0, t128h: 1, wT: 1, ka: 0, t96: 0, tq: 0, q4t96: 0, narrowWg: 256, narrowMinK: 256 };
+export const NEW_SWITCHES: Readonly<PerfSwitches> = { passes: "merged", submit: "layer", q4: "tile128", bindCache: true, arena: true, splitK: "general", subgroups: true, recomputeLean: true, headRows: true, wideSplit: 3, tk: 16, q4tk: 16, vload: 1, loraTail: 1, embedBack: "links", attnNamed: 0, attnBwd: "blocked", attnFwd: "blocked", rank: "narrow", attnDq: "fused", t256: 0, t128h: 1, wT: 1, ka: 0, t96: 0, tq: 0, q4t96: 0, narrowWg: 256, narrowMinK: 256, lm128: 0 };
 /** Every earlier behaviour. */
-export const OLD_SWITCHES: Readonly<PerfSwitches> = { passes: "split", submit: "once", q4: "tile64", bindCache: false, arena: false, splitK: "transA", subgroups: false, recomputeLean: false, headRows: false, wideSplit: 1, tk: 8, q4tk: 8, vload: 0, loraTail: 0, embedBack: "scan", attnNamed: 0, attnBwd: "lanes", attnFwd: "lanes", rank: "narrow", attnDq: "kernel", t256: 0, t128h: 0, wT: 0, ka: 0, t96: 0, tq: 0, q4t96: 0, narrowWg: 256, narrowMinK: 256 };
+export const OLD_SWITCHES: Readonly<PerfSwitches> = { passes: "split", submit: "once", q4: "tile64", bindCache: false, arena: false, splitK: "transA", subgroups: false, recomputeLean: false, headRows: false, wideSplit: 1, tk: 8, q4tk: 8, vload: 0, loraTail: 0, embedBack: "scan", attnNamed: 0, attnBwd: "lanes", attnFwd: "lanes", rank: "narrow", attnDq: "kernel", t256: 0, t128h: 0, wT: 0, ka: 0, t96: 0, tq: 0, q4t96: 0, narrowWg: 256, narrowMinK: 256, lm128: 0 };
 
 const CHOICES: { [K in keyof PerfSwitches]: readonly string[] } = {
   passes: ["merged", "split"],
@@ -190,6 +198,7 @@ const CHOICES: { [K in keyof PerfSwitches]: readonly string[] } = {
   q4t96: ["0", "1"],
   narrowWg: ["256", "512", "1024", "2048"],
   narrowMinK: ["64", "128", "256"],
+  lm128: ["0", "1"],
 };
 
 function isKey(k: string): k is keyof PerfSwitches {
@@ -300,6 +309,9 @@ export function parsePerfSwitches(spec: string, base: Readonly<PerfSwitches> = N
       case "narrowMinK":
         out.narrowMinK = Number(v) as PerfSwitches["narrowMinK"];
         break;
+      case "lm128":
+        out.lm128 = v === "1" ? 1 : 0;
+        break;
     }
   }
   return out;
@@ -307,7 +319,7 @@ export function parsePerfSwitches(spec: string, base: Readonly<PerfSwitches> = N
 
 /** "passes=merged,submit=layer,...": the form RLVR_PERF and the benches' perf= take. */
 export function formatPerfSwitches(s: Readonly<PerfSwitches>): string {
-  return `passes=${s.passes},submit=${s.submit},q4=${s.q4},bindCache=${s.bindCache ? 1 : 0},arena=${s.arena ? 1 : 0},splitK=${s.splitK},subgroups=${s.subgroups ? 1 : 0},recomputeLean=${s.recomputeLean ? 1 : 0},headRows=${s.headRows ? 1 : 0},wideSplit=${s.wideSplit},tk=${s.tk},q4tk=${s.q4tk},vload=${s.vload},loraTail=${s.loraTail},embedBack=${s.embedBack},attnNamed=${s.attnNamed},attnBwd=${s.attnBwd},attnFwd=${s.attnFwd},rank=${s.rank},attnDq=${s.attnDq},t256=${s.t256},t128h=${s.t128h},wT=${s.wT},ka=${s.ka},t96=${s.t96},tq=${s.tq},q4t96=${s.q4t96},narrowWg=${s.narrowWg},narrowMinK=${s.narrowMinK}`;
+  return `passes=${s.passes},submit=${s.submit},q4=${s.q4},bindCache=${s.bindCache ? 1 : 0},arena=${s.arena ? 1 : 0},splitK=${s.splitK},subgroups=${s.subgroups ? 1 : 0},recomputeLean=${s.recomputeLean ? 1 : 0},headRows=${s.headRows ? 1 : 0},wideSplit=${s.wideSplit},tk=${s.tk},q4tk=${s.q4tk},vload=${s.vload},loraTail=${s.loraTail},embedBack=${s.embedBack},attnNamed=${s.attnNamed},attnBwd=${s.attnBwd},attnFwd=${s.attnFwd},rank=${s.rank},attnDq=${s.attnDq},t256=${s.t256},t128h=${s.t128h},wT=${s.wT},ka=${s.ka},t96=${s.t96},tq=${s.tq},q4t96=${s.q4t96},narrowWg=${s.narrowWg},narrowMinK=${s.narrowMinK},lm128=${s.lm128}`;
 }
 
 function fromEnv(): PerfSwitches {

@@ -1,13 +1,17 @@
 // Wrappers of the fused vocabulary head: lmhead.wgsl + lmhead_combine.wgsl (forward: logp, lse,
 // entropy, streaming over V) and lmhead_grad.wgsl + matmul.ts's kernels (backward, chunked over V:
-// dh and, for full fine-tuning, dW). Layouts in docs/kernels.md.
+// dh and, for full fine-tuning, dW). Under the switch lm128 the partials and dz run on 128x128 tiles
+// (lmhead_t128.wgsl, lmhead_grad_t128.wgsl). Layouts in docs/kernels.md.
 import { computePipeline, dispatch, storageBuffer, uniformBuffer } from "../device.ts";
 import { checkSizes } from "./attention.ts";
 import type { LmHeadDims } from "./lmhead.ref.ts";
 import partialSource from "./lmhead.wgsl" with { type: "text" };
+import partial128Source from "./lmhead_t128.wgsl" with { type: "text" };
 import combineSource from "./lmhead_combine.wgsl" with { type: "text" };
 import gradSource from "./lmhead_grad.wgsl" with { type: "text" };
+import grad128Source from "./lmhead_grad_t128.wgsl" with { type: "text" };
 import { encodeMatmulBindings } from "./matmul.ts";
+import { perfSwitches } from "../switches.ts";
 
 export type { LmHeadDims } from "./lmhead.ref.ts";
 
@@ -122,7 +126,9 @@ export async function encodeLmheadForward(
   ]);
   const window = lmheadWindow(device, d, o);
   if (window < VS) throw new Error(`lmhead: one vocabulary slice of ${VS} x ${d.C} exceeds the binding limit`);
-  const partial = await computePipeline(device, "lmhead-partials", partialSource);
+  // Switch lm128: the partials on 128x128 tiles where the slice width allows (lmhead_t128.wgsl).
+  const rowsPer = perfSwitches().lm128 === 1 && VS % 128 === 0 ? 128 : 64;
+  const partial = rowsPer === 128 ? await computePipeline(device, "lmhead-partials-t128", partial128Source) : await computePipeline(device, "lmhead-partials", partialSource);
   for (let vStart = 0; vStart < d.V; vStart += window) {
     const vCount = Math.min(window, d.V - vStart);
     const u = new Uint32Array([d.N, d.C, vStart, vCount, VS, nSplit, vStart / VS, 0]);
@@ -130,7 +136,7 @@ export async function encodeLmheadForward(
     const dims = uniformBuffer(device, "lmhead-partials-dims", u);
     bind(device, enc, partial, [{ buffer: buf.h }, rows(buf.w, d.C, vStart, vCount), { buffer: buf.targets }, { buffer: buf.partials }, { buffer: dims }], [
       Math.ceil(vCount / VS),
-      Math.ceil(d.N / 64),
+      Math.ceil(d.N / rowsPer),
     ]);
   }
   const combine = await computePipeline(device, "lmhead-combine", combineSource);
@@ -182,7 +188,9 @@ export async function encodeLmheadBackward(
   const hasEnt = buf.gEnt !== undefined;
   const scale = o.scale ?? 1;
   if (hasEnt && !buf.entropy) throw new Error("lmhead: gEnt needs the forward's entropy");
-  const grad = await computePipeline(device, "lmhead-grad", gradSource, { HAS_ENT: hasEnt ? 1 : 0 });
+  // Switch lm128: dz on 128x128 tiles (lmhead_grad_t128.wgsl; bitwise lmhead_grad.wgsl's).
+  const tile = perfSwitches().lm128 === 1 ? 128 : 64;
+  const grad = await computePipeline(device, tile === 128 ? "lmhead-grad-t128" : "lmhead-grad", tile === 128 ? grad128Source : gradSource, { HAS_ENT: hasEnt ? 1 : 0 });
   for (let vStart = 0; vStart < d.V; vStart += chunk) {
     const vCount = Math.min(chunk, d.V - vStart);
     const u = new Uint32Array([d.N, d.C, d.V, vStart, vCount, 0, 0, 0]);
@@ -199,7 +207,7 @@ export async function encodeLmheadBackward(
       { buffer: buf.gEnt ?? dummy(device) },
       dz,
       { buffer: dims },
-    ], [Math.ceil(vCount / 64), Math.ceil(d.N / 64)]);
+    ], [Math.ceil(vCount / tile), Math.ceil(d.N / tile)]);
     // dh (N, C) (+)= dz (N, vCount) @ W_chunk (vCount, C)
     await matmulAt(device, enc, dz, rows(buf.w, d.C, vStart, vCount), { buffer: buf.dh }, d.N, d.C, vCount, false, vStart > 0 || (o.accumulateDh ?? false), scale);
     // dW_chunk (vCount, C) (+)= dz^T (vCount, N) @ h (N, C)
