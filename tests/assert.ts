@@ -29,6 +29,17 @@ export async function assertRejects(fn: () => unknown, pattern?: RegExp): Promis
 }
 
 /**
+ * Throws unless `got` and `ref` are as long and hold the same bits element by element (compared as u32, so -0 is not 0
+ * and NaNs must match too), naming `what` and the reference `refName`.
+ */
+export function assertSameBits(got: Float32Array, ref: Float32Array, what: string, refName = "reference"): void {
+  if (got.length !== ref.length) throw new Error(`${what}: ${got.length} elements, ${refName} ${ref.length}`);
+  const g = new Uint32Array(got.buffer, got.byteOffset, got.length), r = new Uint32Array(ref.buffer, ref.byteOffset, ref.length);
+  const bad = g.findIndex((v, i) => v !== r[i]);
+  if (bad >= 0) throw new Error(`${what}: element ${bad} ${got[bad]} != ${refName} ${ref[bad]}`);
+}
+
+/**
  * Element-wise |actual - expected| <= atol + rtol*|expected|; on failure prints the first
  * mismatches and the largest error, as the kernel tests of llm.c do.
  */

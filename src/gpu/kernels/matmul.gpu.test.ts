@@ -1,4 +1,4 @@
-import { assertClose } from "../../../tests/assert.ts";
+import { assertClose, assertSameBits } from "../../../tests/assert.ts";
 import { Rng } from "../../core/rng.ts";
 import { poison, readF32, requestGpu, storageBuffer } from "../device.ts";
 import { fromF16, toF16 } from "../../model/half.ts";
@@ -7,12 +7,6 @@ import { matmulRef } from "./matmul.ref.ts";
 import type { PerfSwitches } from "../switches.ts";
 
 const gpu = await requestGpu();
-
-/** Throws unless `got` and `ref` hold the same bits element by element, naming `what` and the reference `refName`. */
-function sameBits(got: Float32Array, ref: Float32Array, what: string, refName: string): void {
-  const bad = got.findIndex((v, i) => !Object.is(v, ref[i]));
-  if (bad >= 0) throw new Error(`${what}: element ${bad} ${got[bad]} != ${refName} ${ref[bad]}`);
-}
 
 /**
  * Runs `body` with `prev`, the switches on entry (restored after it), and `labels`, the labels of the compute passes it
@@ -375,7 +369,7 @@ Deno.test("matmul tile128 with vec4 loads (switch vload), steps 8, 16 and 32: ra
           try {
             if (v(o) !== "--") throw new Error("vload=0 chose vec4 loads");
             const ref = await check(o, seed);
-            sameBits(got, ref, `vload tk=${tk} ${JSON.stringify(o)}`, "scalar");
+            assertSameBits(got, ref, `vload tk=${tk} ${JSON.stringify(o)}`, "scalar");
           } finally {
             setPerfSwitches({ vload: 1 });
           }
@@ -460,7 +454,7 @@ Deno.test("matmul tile256 and tile128h (switches t256, t128h): steps 8, 16 and 3
               const o = { M, N, K, transA, transB, alpha: 0.75 };
               const got = await check({ ...o, variant }, seed);
               const ref = await check({ ...o, variant: "tile128" }, seed);
-              sameBits(got, ref, `${variant} tk=${tk} vload=${vload} ${JSON.stringify(o)}`, "tile128");
+              assertSameBits(got, ref, `${variant} tk=${tk} vload=${vload} ${JSON.stringify(o)}`, "tile128");
               seed++;
               ran++;
             }
@@ -516,7 +510,7 @@ Deno.test("matmul tile96h (switch t96: 96-row tiles, a 12 x 8 block a thread): w
               labels.length = 0;
               const got = await check({ ...o, variant: "tile96h" }, seed++);
               if (labels.length !== 1 || !labels[0].startsWith("matmul_t96h")) throw new Error(`tile96h ${JSON.stringify(o)} ran ${labels.join(", ")}`);
-              sameBits(got, want, `tile96h tk=${tk} vload=${vload} ${JSON.stringify(o)}`, "tile128h");
+              assertSameBits(got, want, `tile96h tk=${tk} vload=${vload} ${JSON.stringify(o)}`, "tile128h");
             }
           }
         }
@@ -526,7 +520,7 @@ Deno.test("matmul tile96h (switch t96: 96-row tiles, a 12 x 8 block a thread): w
           labels.length = 0;
           const got = await check({ ...o, variant: "tile96h" }, seed++, true, { r: 20, scale: 2 });
           if (!labels.some((l) => l.startsWith("matmul_t96h") && l.endsWith("_tail"))) throw new Error(`tile96h with a tail ran ${labels.join(", ")}`);
-          sameBits(got, want, `tile96h tail tk=${tk} ${JSON.stringify(o)}`, "tile128h");
+          assertSameBits(got, want, `tile96h tail tk=${tk} ${JSON.stringify(o)}`, "tile128h");
         }
       }
       setPerfSwitches({ ...prev, tk });
@@ -552,7 +546,7 @@ Deno.test("matmul: the LoRA tail of tile128h, tile96h and tile256 as quad loads 
         labels.length = 0;
         const got = await check(o, seed++, true, { r, scale: 1.5 });
         if (labels.filter((l) => l.endsWith("_tail_tq")).length !== (quads ? 1 : 0)) throw new Error(`tq=1 ${variant} tk=${tk} ${JSON.stringify({ M, N, K, r, tB })} ran ${labels.join(", ")}`);
-        sameBits(got, want, `tq=1 ${variant} tk=${tk} ${JSON.stringify({ M, N, K, r, tB })}`, "tq=0");
+        assertSameBits(got, want, `tq=1 ${variant} tk=${tk} ${JSON.stringify({ M, N, K, r, tB })}`, "tq=0");
       }
     }
   });
@@ -586,7 +580,7 @@ Deno.test("matmul tile128h and tile256 under the experimental switch ka (A's til
           labels.length = 0;
           const got = await check(o, seed++);
           if (!labels[0]?.startsWith(stem) || !labels[0].includes("_ka")) throw new Error(`ka=1 ${JSON.stringify(o)} ran ${labels.join(", ")}`);
-          sameBits(got, want, `ka=1 tk=${tk} vload=${vload} ${JSON.stringify(o)}`, "ka=0");
+          assertSameBits(got, want, `ka=1 tk=${tk} vload=${vload} ${JSON.stringify(o)}`, "ka=0");
         }
       }
       setPerfSwitches({ ...prev, tk, ka: 1 });

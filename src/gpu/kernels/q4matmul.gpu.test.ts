@@ -1,4 +1,4 @@
-import { assert, assertClose, assertRejects } from "../../../tests/assert.ts";
+import { assert, assertClose, assertRejects, assertSameBits } from "../../../tests/assert.ts";
 import { Rng } from "../../core/rng.ts";
 import { poison, readF32, requestGpu, storageBuffer } from "../device.ts";
 import { encodeQ4Matmul, encodeQ4MatmulTransposed, pickQ4, Q4_VARIANTS, q4TailFuses, type Q4Variant, uploadQ4 } from "./q4matmul.ts";
@@ -265,11 +265,6 @@ Deno.test("q4matmul and its transpose, tile96h (switch q4t96) bitwise tile128: r
     wg.zeroPoints?.destroy();
     return out;
   };
-  const sameBits = (a: Float32Array, b: Float32Array, what: string) => {
-    const ua = new Uint32Array(a.buffer, a.byteOffset, a.length), ub = new Uint32Array(b.buffer, b.byteOffset, b.length);
-    const i = ua.findIndex((v, j) => v !== ub[j]);
-    assert(ua.length === ub.length && i < 0, `${what}: element ${i} differs (${a[i]} vs ${b[i]})`);
-  };
   try {
     let seed = 900;
     // [N, K, Nout, r]: ragged on every side (rows past 96 and 192, K and Nout past 128 and not multiples of 32), a split
@@ -278,8 +273,8 @@ Deno.test("q4matmul and its transpose, tile96h (switch q4t96) bitwise tile128: r
       setPerfSwitches({ wideSplit: 3 });
       const a = await run(N, K, Nout, r, seed, "tile128");
       const b = await run(N, K, Nout, r, seed, "tile96h");
-      sameBits(b.y, a.y, `y N ${N} K ${K} Nout ${Nout} r ${r}`);
-      sameBits(b.dx, a.dx, `dx N ${N} K ${K} Nout ${Nout} r ${r}`);
+      assertSameBits(b.y, a.y, `y N ${N} K ${K} Nout ${Nout} r ${r}`, "tile128");
+      assertSameBits(b.dx, a.dx, `dx N ${N} K ${K} Nout ${Nout} r ${r}`, "tile128");
       seed++;
     }
   } finally {
