@@ -288,11 +288,20 @@ export function rows96(text: string): string {
     out = replaceExactly(out, "for (var j = 0u; j < QA; j++) { storeA(tid + j * NT, fetchA(baseA, row0, k0, kEnd, tid + j * NT)); }",
       "for (var j = 0u; j < QA; j++) { if (tid + j * NT < TM * TK / 4u) { storeA(tid + j * NT, fetchA(baseA, row0, k0, kEnd, tid + j * NT)); } }", 1, "matmul_t256.wgsl", "switch t96");
   }
-  const lines = out.split("\n");
-  const kept = lines.filter((l) => l.trimStart().startsWith("//") || !/\br1[2-5][lr]\b|let a3 = |let m3 = /.test(l));
   // The main loop's and the tail's a3 lines (1 or 2), each with its four fma lines; 4 accumulator lines; m3 and its 4 store lines.
   const tails = out.includes("const TAIL_TRANS_B") ? 2 : 1;
-  if (lines.length - kept.length !== 4 + 5 * tails + 5) throw new Error(`matmul_t256.wgsl: switch t96 took out ${lines.length - kept.length} lines, not ${4 + 5 * tails + 5}`);
+  return withoutRowGroup3(out, 4 + 5 * tails + 5, "matmul_t256.wgsl", "switch t96");
+}
+
+/**
+ * `text` without the 16 x 8 block's fourth row group: every line (comments kept) naming its accumulators r12 .. r15, its
+ * tile read a3 or its store row m3. Exactly `count` lines must go, else an error naming `name` and `why` (a kernel text
+ * that changed under the transform). rows96 and the q4 96-row kernels' LoRA tail (q4matmul.ts) use it.
+ */
+export function withoutRowGroup3(text: string, count: number, name: string, why: string): string {
+  const lines = text.split("\n");
+  const kept = lines.filter((l) => l.trimStart().startsWith("//") || !/\br1[2-5][lr]\b|let a3 = |let m3 = /.test(l));
+  if (lines.length - kept.length !== count) throw new Error(`${name}: ${why} took out ${lines.length - kept.length} lines, not ${count}`);
   return kept.join("\n");
 }
 

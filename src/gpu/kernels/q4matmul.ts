@@ -11,7 +11,7 @@
 import { computePipeline, dispatch, storageBuffer, uniformBuffer } from "../device.ts";
 import { perfSwitches } from "../switches.ts";
 import { checkSizes } from "./attention.ts";
-import { encodeSplitReduce, encodeTailProduct, scratchBuffer, SHORT_K, t128Step, tailWords, wideSplitSlices, withStep, withTail } from "./matmul.ts";
+import { encodeSplitReduce, encodeTailProduct, scratchBuffer, SHORT_K, t128Step, tailWords, wideSplitSlices, withoutRowGroup3, withStep, withTail } from "./matmul.ts";
 import { q4Geometry, type Q4Weight } from "./q4matmul.ref.ts";
 import forwardSource from "./q4matmul.wgsl" with { type: "text" };
 import forward128Source from "./q4matmul_t128.wgsl" with { type: "text" };
@@ -87,17 +87,6 @@ export function q4TailFuses(N: number, outCols: number, forced?: Q4Variant, inCo
   return perfSwitches().loraTail === 1 && pickQ4(N, outCols, forced, inCols, true) !== "tile64";
 }
 
-/**
- * tile96h's text with matmul_tail256.wgsl inserted (withTail): the tail's fourth row group (its a3 read and the four
- * fma lines of r12 .. r15) taken out, as the kernel has only three.
- */
-export function tail96(text: string, name: string): string {
-  const lines = text.split("\n");
-  const kept = lines.filter((l) => l.trimStart().startsWith("//") || !/\br1[2-5][lr]\b|let a3 = /.test(l));
-  if (lines.length - kept.length !== 5) throw new Error(`${name}: the 96-row tail took out ${lines.length - kept.length} lines, not 5`);
-  return kept.join("\n");
-}
-
 async function encode(
   device: GPUDevice,
   enc: GPUCommandEncoder,
@@ -134,7 +123,8 @@ async function encode(
   let body = withStep(sources[variant], tk, label);
   const b0 = 6 + extra.length;
   if (fused && tail) body = withTail(body, { bindings: [b0, b0 + 1, b0 + 2], rows: "dims.N", cols: tail.cols, transB: tail.transB }, label);
-  if (fused && variant === "tile96h") body = tail96(body, label);
+  // tile96h has three row groups: matmul_tail256.wgsl's fourth (its a3 read and four fma lines) goes.
+  if (fused && variant === "tile96h") body = withoutRowGroup3(body, 5, label, "the 96-row tail");
   const pipeline = await computePipeline(device, fused ? `${label}_tail` : label, `${commonSource}\n${body}`, { HAS_ZP: w.zeroPoints ? 1 : 0, ...constants, ...(split ? { ACCUMULATE: 0 } : {}) });
   const dims = uniformBuffer(device, `${name}-dims`, new Uint32Array([N, w.K, w.Nout, nb, zpBytes, split ? kSlice : 0, 0, 0]));
   const zp = w.zeroPoints ?? placeholder(device);
