@@ -7,9 +7,11 @@ import { checkSizes } from "./attention.ts";
 import type { LmHeadDims } from "./lmhead.ref.ts";
 import partialSource from "./lmhead.wgsl" with { type: "text" };
 import partial128Source from "./lmhead_t128.wgsl" with { type: "text" };
+import partialCommon from "./lmhead_partials_common.wgsl" with { type: "text" };
 import combineSource from "./lmhead_combine.wgsl" with { type: "text" };
 import gradSource from "./lmhead_grad.wgsl" with { type: "text" };
 import grad128Source from "./lmhead_grad_t128.wgsl" with { type: "text" };
+import gradCommon from "./lmhead_grad_common.wgsl" with { type: "text" };
 import { encodeMatmulBindings } from "./matmul.ts";
 import { perfSwitches } from "../switches.ts";
 
@@ -128,7 +130,7 @@ export async function encodeLmheadForward(
   if (window < VS) throw new Error(`lmhead: one vocabulary slice of ${VS} x ${d.C} exceeds the binding limit`);
   // Switch lm128: the partials on 128x128 tiles where the slice width allows (lmhead_t128.wgsl).
   const rowsPer = perfSwitches().lm128 === 1 && VS % 128 === 0 ? 128 : 64;
-  const partial = rowsPer === 128 ? await computePipeline(device, "lmhead-partials-t128", partial128Source) : await computePipeline(device, "lmhead-partials", partialSource);
+  const partial = await computePipeline(device, rowsPer === 128 ? "lmhead-partials-t128" : "lmhead-partials", `${rowsPer === 128 ? partial128Source : partialSource}\n${partialCommon}`);
   for (let vStart = 0; vStart < d.V; vStart += window) {
     const vCount = Math.min(window, d.V - vStart);
     const u = new Uint32Array([d.N, d.C, vStart, vCount, VS, nSplit, vStart / VS, 0]);
@@ -190,7 +192,7 @@ export async function encodeLmheadBackward(
   if (hasEnt && !buf.entropy) throw new Error("lmhead: gEnt needs the forward's entropy");
   // Switch lm128: dz on 128x128 tiles (lmhead_grad_t128.wgsl; bitwise lmhead_grad.wgsl's).
   const tile = perfSwitches().lm128 === 1 ? 128 : 64;
-  const grad = await computePipeline(device, tile === 128 ? "lmhead-grad-t128" : "lmhead-grad", tile === 128 ? grad128Source : gradSource, { HAS_ENT: hasEnt ? 1 : 0 });
+  const grad = await computePipeline(device, tile === 128 ? "lmhead-grad-t128" : "lmhead-grad", `${tile === 128 ? grad128Source : gradSource}\n${gradCommon}`, { HAS_ENT: hasEnt ? 1 : 0 });
   for (let vStart = 0; vStart < d.V; vStart += chunk) {
     const vCount = Math.min(chunk, d.V - vStart);
     const u = new Uint32Array([d.N, d.C, d.V, vStart, vCount, 0, 0, 0]);

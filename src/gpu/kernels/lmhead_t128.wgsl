@@ -4,30 +4,13 @@
 // one window of W; it walks its columns in 128x128 tiles, thread (tx, ty) holding the 8x8 block of rows 4 ty + i and
 // 64 + 4 ty + i, columns 4 tx + j and 64 + 4 tx + j (sixteen vec4 accumulators), and keeping running partials for its
 // eight rows, merged across the 16 threads of a row at the end. Two vec4 reads of each tile per contracted step feed 64
-// fmas (lmhead.wgsl's 4x4 block: 16). Dims, bindings and the partials' layout as lmhead.wgsl; lmhead_combine.wgsl
-// finishes.
+// fmas (lmhead.wgsl's 4x4 block: 16). The partials' layout as lmhead.wgsl's; lmhead_combine.wgsl finishes.
 
-struct Dims {
-  N: u32,
-  C: u32,
-  vStart: u32,    // vocabulary index of the window's first row
-  vCount: u32,    // rows of W in the window
-  VS: u32,        // columns per workgroup, a multiple of 128
-  nSplit: u32,    // partials per row: ceil(V / VS)
-  splitBase: u32, // vStart / VS
-  scale: f32,     // logit multiplier (1 / temperature)
-}
-
-@group(0) @binding(0) var<storage, read> h: array<f32>;          // (N, C)
-@group(0) @binding(1) var<storage, read> w: array<f32>;          // (vCount, C), rows vStart.. of W (V, C)
-@group(0) @binding(2) var<storage, read> targets: array<u32>;    // (N)
-@group(0) @binding(3) var<storage, read_write> part: array<f32>; // (N, nSplit, 4): m, s, sum e^(z-m) z, z_target
-@group(0) @binding(4) var<uniform> dims: Dims;
+// Dims, the bindings and the row merge (putMerge, rowMax, rowSum): lmhead_partials_common.wgsl, appended by lmhead.ts.
 
 const TS: u32 = 128u;
 const TK: u32 = 16u;
 const TSV: u32 = 33u; // row stride of the tiles in vec4 (32 + 1 against bank conflicts of the k-fastest fills)
-const NEG: f32 = -1.0e30;
 
 // (TK, TSV) tiles: element m of row k at tile[k * TSV + m / 4][m % 4]. tileA is the merge scratch at the end.
 var<workgroup> tileA: array<vec4f, TK * TSV>;
@@ -70,21 +53,6 @@ fn fold(r: Run, lo: vec4f, hi: vec4f, cLo: u32, cHi: u32, cEnd: u32, tgt: u32) -
     }
   }
   return o;
-}
-
-// The merge scratch holds one value per (row i of 128, thread j of 16) at flat index i * 16 + j.
-fn putMerge(i: u32, j: u32, x: f32) {
-  tileA[i * 4u + j / 4u][j % 4u] = x;
-}
-
-fn rowMax(i: u32) -> f32 {
-  let c = max(max(tileA[i * 4u], tileA[i * 4u + 1u]), max(tileA[i * 4u + 2u], tileA[i * 4u + 3u]));
-  return max(max(c.x, c.y), max(c.z, c.w));
-}
-
-fn rowSum(i: u32) -> f32 {
-  let c = (tileA[i * 4u] + tileA[i * 4u + 1u]) + (tileA[i * 4u + 2u] + tileA[i * 4u + 3u]);
-  return (c.x + c.y) + (c.z + c.w);
 }
 
 // The workgroup row (of 128) of the thread's row slot r (0 .. 7).
