@@ -161,12 +161,21 @@ export interface PerfSwitches {
    * took 34.5 ms and dz 29.6 of the f32 0.5B step's GPU time (24 and 28 TFLOP/s).
    */
   lm128: 0 | 1;
+  /**
+   * The register-blocked dk/dv kernel (attention_bwd_dkv_rb.wgsl) where its query tile is 16 rows (the default's 2 x 2
+   * block of S and dP a thread): its score phase as a 2 keys x 4 queries block on half the threads, and under
+   * attnDq=fused its dq partial two rows a thread (1), or as the default (0). Shared-memory reads of the kernel per
+   * query tile: 272 a thread at D 64 by the default (the score phase 8 vec4 reads per 4 dot products, the dq partial
+   * 5 per 4 FMAs), 208 under 1; the same sums in the same order (bitwise the default's dk, dv and dq). Experimental
+   * (issue 16): attention took 85.7 ms of the 0.5B q4 step's GPU time on the H200 at 10-15 TFLOP/s.
+   */
+  attnKv: 0 | 1;
 }
 
 /** The current defaults. */
-export const NEW_SWITCHES: Readonly<PerfSwitches> = { passes: "merged", submit: "layer", q4: "tile128", bindCache: true, arena: true, splitK: "general", subgroups: true, recomputeLean: true, headRows: true, wideSplit: 3, tk: 16, q4tk: 16, vload: 1, loraTail: 1, embedBack: "links", attnNamed: 0, attnBwd: "blocked", attnFwd: "blocked", rank: "narrow", attnDq: "fused", t256: 0, t128h: 1, wT: 1, ka: 0, t96: 0, tq: 0, q4t96: 0, narrowWg: 256, narrowMinK: 256, lm128: 0 };
+export const NEW_SWITCHES: Readonly<PerfSwitches> = { passes: "merged", submit: "layer", q4: "tile128", bindCache: true, arena: true, splitK: "general", subgroups: true, recomputeLean: true, headRows: true, wideSplit: 3, tk: 16, q4tk: 16, vload: 1, loraTail: 1, embedBack: "links", attnNamed: 0, attnBwd: "blocked", attnFwd: "blocked", rank: "narrow", attnDq: "fused", t256: 0, t128h: 1, wT: 1, ka: 0, t96: 0, tq: 0, q4t96: 0, narrowWg: 256, narrowMinK: 256, lm128: 0, attnKv: 0 };
 /** Every earlier behaviour. */
-export const OLD_SWITCHES: Readonly<PerfSwitches> = { passes: "split", submit: "once", q4: "tile64", bindCache: false, arena: false, splitK: "transA", subgroups: false, recomputeLean: false, headRows: false, wideSplit: 1, tk: 8, q4tk: 8, vload: 0, loraTail: 0, embedBack: "scan", attnNamed: 0, attnBwd: "lanes", attnFwd: "lanes", rank: "narrow", attnDq: "kernel", t256: 0, t128h: 0, wT: 0, ka: 0, t96: 0, tq: 0, q4t96: 0, narrowWg: 256, narrowMinK: 256, lm128: 0 };
+export const OLD_SWITCHES: Readonly<PerfSwitches> = { passes: "split", submit: "once", q4: "tile64", bindCache: false, arena: false, splitK: "transA", subgroups: false, recomputeLean: false, headRows: false, wideSplit: 1, tk: 8, q4tk: 8, vload: 0, loraTail: 0, embedBack: "scan", attnNamed: 0, attnBwd: "lanes", attnFwd: "lanes", rank: "narrow", attnDq: "kernel", t256: 0, t128h: 0, wT: 0, ka: 0, t96: 0, tq: 0, q4t96: 0, narrowWg: 256, narrowMinK: 256, lm128: 0, attnKv: 0 };
 
 const CHOICES: { [K in keyof PerfSwitches]: readonly string[] } = {
   passes: ["merged", "split"],
@@ -199,6 +208,7 @@ const CHOICES: { [K in keyof PerfSwitches]: readonly string[] } = {
   narrowWg: ["256", "512", "1024", "2048"],
   narrowMinK: ["64", "128", "256"],
   lm128: ["0", "1"],
+  attnKv: ["0", "1"],
 };
 
 function isKey(k: string): k is keyof PerfSwitches {
@@ -312,6 +322,9 @@ export function parsePerfSwitches(spec: string, base: Readonly<PerfSwitches> = N
       case "lm128":
         out.lm128 = v === "1" ? 1 : 0;
         break;
+      case "attnKv":
+        out.attnKv = v === "1" ? 1 : 0;
+        break;
     }
   }
   return out;
@@ -319,7 +332,7 @@ export function parsePerfSwitches(spec: string, base: Readonly<PerfSwitches> = N
 
 /** "passes=merged,submit=layer,...": the form RLVR_PERF and the benches' perf= take. */
 export function formatPerfSwitches(s: Readonly<PerfSwitches>): string {
-  return `passes=${s.passes},submit=${s.submit},q4=${s.q4},bindCache=${s.bindCache ? 1 : 0},arena=${s.arena ? 1 : 0},splitK=${s.splitK},subgroups=${s.subgroups ? 1 : 0},recomputeLean=${s.recomputeLean ? 1 : 0},headRows=${s.headRows ? 1 : 0},wideSplit=${s.wideSplit},tk=${s.tk},q4tk=${s.q4tk},vload=${s.vload},loraTail=${s.loraTail},embedBack=${s.embedBack},attnNamed=${s.attnNamed},attnBwd=${s.attnBwd},attnFwd=${s.attnFwd},rank=${s.rank},attnDq=${s.attnDq},t256=${s.t256},t128h=${s.t128h},wT=${s.wT},ka=${s.ka},t96=${s.t96},tq=${s.tq},q4t96=${s.q4t96},narrowWg=${s.narrowWg},narrowMinK=${s.narrowMinK},lm128=${s.lm128}`;
+  return `passes=${s.passes},submit=${s.submit},q4=${s.q4},bindCache=${s.bindCache ? 1 : 0},arena=${s.arena ? 1 : 0},splitK=${s.splitK},subgroups=${s.subgroups ? 1 : 0},recomputeLean=${s.recomputeLean ? 1 : 0},headRows=${s.headRows ? 1 : 0},wideSplit=${s.wideSplit},tk=${s.tk},q4tk=${s.q4tk},vload=${s.vload},loraTail=${s.loraTail},embedBack=${s.embedBack},attnNamed=${s.attnNamed},attnBwd=${s.attnBwd},attnFwd=${s.attnFwd},rank=${s.rank},attnDq=${s.attnDq},t256=${s.t256},t128h=${s.t128h},wT=${s.wT},ka=${s.ka},t96=${s.t96},tq=${s.tq},q4t96=${s.q4t96},narrowWg=${s.narrowWg},narrowMinK=${s.narrowMinK},lm128=${s.lm128},attnKv=${s.attnKv}`;
 }
 
 function fromEnv(): PerfSwitches {

@@ -1,7 +1,7 @@
-import { assert, assertClose, assertRejects } from "../../../tests/assert.ts";
+import { assert, assertClose, assertRejects, assertSameBits } from "../../../tests/assert.ts";
 import { Rng } from "../../core/rng.ts";
 import { poison, readF32, requestGpu, storageBuffer } from "../device.ts";
-import { type AttentionOpts, blockedTiles, DQ_SCRATCH_CAP, dqScratchBytes, encodeAttentionBackward, encodeAttentionForward, forwardBlockedWords } from "./attention.ts";
+import { type AttentionOpts, blockedTiles, dkvBlock, DQ_SCRATCH_CAP, dqScratchBytes, encodeAttentionBackward, encodeAttentionForward, forwardBlockedWords } from "./attention.ts";
 import { attentionBackwardRef, attentionForwardRef, type AttentionDims } from "./attention.ref.ts";
 
 const gpu = await requestGpu();
@@ -270,6 +270,50 @@ Deno.test("attention backward with dq fused into the dk/dv kernel (switch attnDq
       assert(dqDiff < 1e-4, `fused dq differs by ${dqDiff}`);
     }
   } finally {
+    setPerfSwitches(prev);
+  }
+});
+
+Deno.test("attention backward under attnKv=1 (the dk/dv kernel's 2 x 4 score block, the dq partial two rows a thread): every case against float64, and dq, dk, dv, delta bitwise the default's", async () => {
+  const { setPerfSwitches } = await import("../switches.ts");
+  const { device } = gpu;
+  const prev = setPerfSwitches({ attnBwd: "blocked", attnDq: "fused", attnKv: 1 });
+  // The labels of the pipelines created, to see that the switched kernels ran (the cache serves a label once per device).
+  const labels: string[] = [];
+  const create = device.createComputePipelineAsync;
+  device.createComputePipelineAsync = (d: GPUComputePipelineDescriptor) => {
+    labels.push(d.label ?? "");
+    return create.call(device, d);
+  };
+  try {
+    await checkEveryCase();
+    // (own, tile) and the score block of the dk/dv kernel under the switch: (32, 16) at D 64 and D 32 with 32 KiB, (16, 16)
+    // at D 64 with 20 KiB (64 threads, 32 of them in the score phase): 2 x 4. (16, 8) at D 128: the tiles' 2 x 1, the dq
+    // partial two rows a thread still.
+    for (const [a, lens, seed, opts, qr] of [
+      [{ B: 2, T: 131, H: 6, Hkv: 2, D: 64 }, [131, 77], 61, {}, 4],
+      [{ B: 2, T: 57, H: 6, Hkv: 2, D: 64 }, [57, 40], 62, { workgroupBytes: 20480 }, 4],
+      [{ B: 1, T: 41, H: 4, Hkv: 1, D: 32 }, [38], 63, {}, 4],
+      [{ B: 1, T: 75, H: 4, Hkv: 2, D: 128 }, [71], 64, {}, 1],
+    ] as const) {
+      const t = blockedTiles(device, a.D, (own, tile, s) => 2 * own * s + 2 * tile * s + 2 * own * tile + 2 * tile, opts.workgroupBytes);
+      setPerfSwitches({ attnKv: 1 });
+      const block = dkvBlock(t).QR;
+      // Devices with 32 KiB of workgroup memory (both CPU engines, and what the case comments assume).
+      if (device.limits.maxComputeWorkgroupStorageSize === 32768) assert(block === qr, `${JSON.stringify(a)}: score block 2 x ${block}, expected 2 x ${qr}`);
+      const x = randomInputs(a, seed);
+      for (const attnDq of ["fused", "kernel"] as const) {
+        setPerfSwitches({ attnDq, attnKv: 1 });
+        const on = await run(a, x, [...lens], opts);
+        setPerfSwitches({ attnDq, attnKv: 0 });
+        const off = await run(a, x, [...lens], opts);
+        for (const name of ["dq", "dk", "dv", "delta", "o", "lse"] as const) assertSameBits(on[name], off[name], `${JSON.stringify(a)} attnDq=${attnDq} ${name}`);
+      }
+      console.log(`${JSON.stringify(a)}: dk/dv tiles (${t.own}, ${t.tile}), score block ${t.fOwn} x ${block} under attnKv=1: dq, dk, dv bitwise the default's`);
+    }
+    for (const l of ["attention-backward-dkv-dqp-24", "attention-backward-dkv-blocked-24"]) assert(labels.includes(l), `${l} was not created (${[...new Set(labels)].join(", ")})`);
+  } finally {
+    device.createComputePipelineAsync = create;
     setPerfSwitches(prev);
   }
 });

@@ -206,10 +206,21 @@ async function encodeBlockedBackward(device: GPUDevice, enc: GPUCommandEncoder, 
   dispatch(device, enc, dq, [buf.q, buf.k, buf.v, buf.o, buf.dout, buf.lse, buf.lens, buf.dq, buf.delta, dims], [Math.ceil(a.T / dqT.own), a.H, a.B]);
   // k, v, q, dout tiles, P and dS tiles, lse and delta of the streamed rows.
   const kvT = blockedTiles(device, a.D, DKV_WORDS, cap);
-  const dkv = await computePipeline(device, "attention-backward-dkv-blocked", blockedSource(dkvBlockedSource, true), {
-    D4: a.D / 4, BK: kvT.own, BQ: kvT.tile, KR: kvT.fOwn, QR: kvT.fTile, JMAX: kvT.JMAX,
+  const kv = dkvBlock(kvT);
+  const dkv = await computePipeline(device, `attention-backward-dkv-blocked${kv.tag}`, blockedSource(dkvBlockedSource, true), {
+    D4: a.D / 4, BK: kvT.own, BQ: kvT.tile, KR: kvT.fOwn, QR: kv.QR, JMAX: kvT.JMAX,
   });
   dispatch(device, enc, dkv, [buf.q, buf.k, buf.v, buf.dout, buf.lse, buf.delta, buf.lens, buf.dk, buf.dv, dims], [Math.ceil(a.T / kvT.own), a.Hkv, a.B]);
+}
+
+/**
+ * The dk/dv kernel's score block: the tiles' (fOwn keys x fTile queries a thread), or under the switch attnKv=1, where
+ * that is 2 x 2 on 16-query tiles, 2 x 4 on half the threads (attention_rb_common.wgsl scoresSdP24). `tag` ends the
+ * pipeline's label ("-24" when the switch is on, in the fused dq's partial too), so profiles show which kernel ran.
+ */
+export function dkvBlock(t: BlockedTiles): { QR: number; tag: string; rows2: boolean } {
+  if (perfSwitches().attnKv !== 1) return { QR: t.fTile, tag: "", rows2: false };
+  return { QR: t.fOwn === 2 && t.tile === 16 ? 4 : t.fTile, tag: "-24", rows2: true };
 }
 
 /** Workgroup words of attention_bwd_dkv_rb.wgsl: k, v, q, dout tiles, P and dS tiles, lse and delta of the streamed rows. */
@@ -247,9 +258,10 @@ async function encodeFusedDqBackward(device: GPUDevice, enc: GPUCommandEncoder, 
   dispatch(device, enc, delta, [buf.o, buf.dout, buf.lens, buf.delta, dims], grid(a.B * a.H * a.T, 64));
   const marker = "      // DQ_PARTIAL:";
   if (!dkvBlockedSource.includes(marker)) throw new Error("attention_bwd_dkv_rb.wgsl: no DQ_PARTIAL line");
-  const fusedSource = blockedSource(dkvBlockedSource.replace(marker, "      dqPartial(tid, b, h, q0, wg.x); //"), true);
-  const dkv = await computePipeline(device, "attention-backward-dkv-dqp", `${fusedSource}\n${dqPartialSource}\n${dqpLayoutSource}`, {
-    D4, BK: kvT.own, BQ: kvT.tile, KR: kvT.fOwn, QR: kvT.fTile, JMAX: kvT.JMAX,
+  const kv = dkvBlock(kvT);
+  const fusedSource = blockedSource(dkvBlockedSource.replace(marker, `      ${kv.rows2 ? "dqPartialRows2" : "dqPartial"}(tid, b, h, q0, wg.x); //`), true);
+  const dkv = await computePipeline(device, `attention-backward-dkv-dqp${kv.tag}`, `${fusedSource}\n${dqPartialSource}\n${dqpLayoutSource}`, {
+    D4, BK: kvT.own, BQ: kvT.tile, KR: kvT.fOwn, QR: kv.QR, JMAX: kvT.JMAX,
   });
   const dqp = sharedScratch(device, "attention-dq-partials", Math.max(bytes, 16));
   dispatch(device, enc, dkv, [buf.q, buf.k, buf.v, buf.dout, buf.lse, buf.delta, buf.lens, buf.dk, buf.dv, dims, dqp], [Math.ceil(a.T / kvT.own), a.Hkv, a.B]);

@@ -92,3 +92,42 @@ fn scoresSdP(rq0: u32, rq1: u32, rk0: u32, rk1: u32) -> Scores {
   }
   return Scores(vec4f(s00, s01, s10, s11), vec4f(d00, d01, d10, d11));
 }
+
+// The dk/dv kernel's block under the switch attnKv=1 (QR = 4, KR = 2): S and dP of key rows rk0, rk1 (of ks, vs) with
+// query rows rq0 + i sq, i < 4 (of qs, dos). Each K / V vec4 read feeds four dot products, each Q / dout vec4 two: 12
+// reads per 8 dot products of each kind, where scoresSdP's 2 x 2 block takes 8 per 4. Every sum is scoresSdP's for the
+// same rows: the same dot products added over the columns in order.
+struct Scores24 {
+  s0: vec4f,  // key rk0, queries rq0 + i sq
+  s1: vec4f,  // key rk1
+  d0: vec4f,
+  d1: vec4f,
+}
+
+fn scoresSdP24(rq0: u32, sq: u32, rk0: u32, rk1: u32) -> Scores24 {
+  var s00 = 0.0; var s01 = 0.0; var s02 = 0.0; var s03 = 0.0;
+  var s10 = 0.0; var s11 = 0.0; var s12 = 0.0; var s13 = 0.0;
+  var d00 = 0.0; var d01 = 0.0; var d02 = 0.0; var d03 = 0.0;
+  var d10 = 0.0; var d11 = 0.0; var d12 = 0.0; var d13 = 0.0;
+  let qr0 = rq0 * DS4;
+  let qr1 = (rq0 + sq) * DS4;
+  let qr2 = (rq0 + 2u * sq) * DS4;
+  let qr3 = (rq0 + 3u * sq) * DS4;
+  let kr0 = rk0 * DS4;
+  let kr1 = rk1 * DS4;
+  for (var i4 = 0u; i4 < D4; i4++) {
+    let ka = ks[kr0 + i4];
+    let kb = ks[kr1 + i4];
+    let va = vs[kr0 + i4];
+    let vb = vs[kr1 + i4];
+    let q0 = qs[qr0 + i4]; let o0 = dos[qr0 + i4];
+    s00 += dot(q0, ka); s10 += dot(q0, kb); d00 += dot(o0, va); d10 += dot(o0, vb);
+    let q1 = qs[qr1 + i4]; let o1 = dos[qr1 + i4];
+    s01 += dot(q1, ka); s11 += dot(q1, kb); d01 += dot(o1, va); d11 += dot(o1, vb);
+    let q2 = qs[qr2 + i4]; let o2 = dos[qr2 + i4];
+    s02 += dot(q2, ka); s12 += dot(q2, kb); d02 += dot(o2, va); d12 += dot(o2, vb);
+    let q3 = qs[qr3 + i4]; let o3 = dos[qr3 + i4];
+    s03 += dot(q3, ka); s13 += dot(q3, kb); d03 += dot(o3, va); d13 += dot(o3, vb);
+  }
+  return Scores24(vec4f(s00, s01, s02, s03), vec4f(s10, s11, s12, s13), vec4f(d00, d01, d02, d03), vec4f(d10, d11, d12, d13));
+}
