@@ -12,10 +12,10 @@
 # call (the LoRA tail; not run yet).
 # `final`: the session's last call (the cross-check with loraTail on, the head as MatMul; see its comment).
 # `probe`: the fourth session's first call (see its comment); `products`: its second; `rows`: its third; `auto`: its fourth.
-# Run: source .device/remote-setup.sh; bash bench/h200-check.sh trainer|sampling|verify|next|final|probe|products|rows|auto|units|dbuf|exp|embed|attn|final5|named|attn2|now6|dq|rank|xa|regs|t256|ceiling|ceiling2|t128h|final6|wT|tk32|cmp|ladder|t96|tq|scale|tenth   (logs and JSON in $OUT/results.tgz)
+# Run: source .device/remote-setup.sh; bash bench/h200-check.sh trainer|sampling|verify|next|final|probe|products|rows|auto|units|dbuf|exp|embed|attn|final5|named|attn2|now6|dq|rank|xa|regs|t256|ceiling|ceiling2|t128h|final6|wT|tk32|cmp|ladder|t96|tq|scale|tenth|kv   (logs and JSON in $OUT/results.tgz)
 set -u
 cd "$(dirname "$0")/.."
-WHAT=${1:?usage: bash bench/h200-check.sh trainer|sampling|verify|next|final|probe|products|rows|auto|units|dbuf|exp|embed|attn|final5|named|attn2|now6|dq|rank|xa|regs|t256|ceiling|ceiling2|t128h|final6|wT|tk32|cmp|ladder|t96|tq|scale|tenth}
+WHAT=${1:?usage: bash bench/h200-check.sh trainer|sampling|verify|next|final|probe|products|rows|auto|units|dbuf|exp|embed|attn|final5|named|attn2|now6|dq|rank|xa|regs|t256|ceiling|ceiling2|t128h|final6|wT|tk32|cmp|ladder|t96|tq|scale|tenth|kv}
 OUT=${OUT:-/tmp/h200-check-out}
 mkdir -p "$OUT"
 TOTAL=${H200_TOTAL_S:-560}
@@ -182,6 +182,19 @@ tenth)
   t q4 100 deno run -A "$J/train.js" qwen2.5-0.5b 8 768 16 1 3 step budget=90 out="$OUT/q4.json" "variants=q4t96=1;q4t96=1,wideSplit=7;narrowWg=1024;narrowWg=2048,narrowMinK=64;narrowWg=1024,narrowMinK=128;lm128=1"
   for p in q4t96=0 q4t96=1 narrowWg=2048,narrowMinK=64 lm128=1; do HEAD=40 PAT="== grpo|GPU busy|  [0-9]" t "profile-q4-${p//[=,]/-}" 40 deno run -A "$J/profile.js" grpo 16 1024 4 qwen2.5-0.5b 8 768 q4=1 "perf=$p"; done
   i=0; for p in lm128=0 lm128=1 lm128=0 lm128=1; do i=$((i + 1)); PAT="== pretrain|tokens/s" t "pretrain-$i-${p//=/-}" 20 deno run -A "$J/profile.js" pretrain 16 1024 16 "perf=$p"; done
+  ;;
+kv)
+  # Written 2026-12-05 (eleventh session; not run yet): the switch attnKv (the dk/dv kernel's score phase as a 2 keys x 4
+  # queries block on half the threads, the fused dq partial two rows a thread: 24% fewer workgroup-memory reads per
+  # query tile, bitwise the default's dk, dv, dq). The driver's registers for the attention, vocabulary-head and rank
+  # kernels (bench/vkstats/dump.ts dumps them now, attnKv's dk/dv kernel among them), demo pretraining and its profile
+  # under both settings interleaved, the 0.5B q4 step and its profile under it, PyTorch + PEFT in the same call. About
+  # 4 minutes: H200_TOTAL_S=270.
+  vkstats
+  t torch 70 python3 bench/torch/train.py --out "$OUT" --iters 5 --warmup 2 --no-sweep --attn eager
+  t q4 60 deno run -A "$J/train.js" qwen2.5-0.5b 8 768 16 1 3 step budget=50 out="$OUT/q4.json" "variants=attnKv=1"
+  i=0; for p in attnKv=0 attnKv=1 attnKv=0 attnKv=1; do i=$((i + 1)); HEAD=12 PAT="== pretrain|tokens/s|GPU busy|attention" t "pretrain-$i-${p//=/-}" 20 deno run -A "$J/profile.js" pretrain 16 1024 16 "perf=$p"; done
+  HEAD=40 PAT="== grpo|GPU busy|  [0-9]" t profile-q4-attnKv-1 40 deno run -A "$J/profile.js" grpo 16 1024 4 qwen2.5-0.5b 8 768 q4=1 perf=attnKv=1
   ;;
 scale)
   # Written 2026-12-05 (ninth session): issue 16's scaling at the current defaults, in one call (the last was final5,

@@ -1,13 +1,16 @@
-// Records the 0.5B step's big products once each (f32 on each tile kernel and q4, forward and dx, with and without the LoRA tail) on
-// whatever engine runs it, and writes the pipelines' labels in creation order to the file given. Run under Dawn with
+// Records the 0.5B step's big products once each (f32 on each tile kernel and q4, forward and dx, with and without the LoRA tail),
+// then its other hot kernels (attention's forward and backward at the 0.5B head shape, the vocabulary head's partials and
+// dz on both tile sizes, a LoRA rank product on the narrow kernel) on whatever engine runs it, and writes the pipelines' labels in creation order to the file given. Run under Dawn with
 // RLVR_DAWN_OPTIONS="enable-dawn-features=dump_shaders": Dawn then prints each pipeline's WGSL and its SPIR-V, in
 // the same order; bench/vkstats/split.py pairs them with the labels and assembles the SPIR-V for vkstats.c.
 // Usage: deno run -A bench/vkstats/dump.ts LABELS.json [perf=SWITCHES]
 import { args as benchArgs } from "../engine.ts";
 import { requestGpu, storageBuffer } from "../../src/gpu/device.ts";
+import { encodeAttentionBackward, encodeAttentionForward } from "../../src/gpu/kernels/attention.ts";
+import { encodeLmheadBackward, encodeLmheadForward, lmheadPartialsBytes, lmheadScratchBytes } from "../../src/gpu/kernels/lmhead.ts";
 import { encodeMatmul } from "../../src/gpu/kernels/matmul.ts";
 import { encodeQ4Matmul, encodeQ4MatmulTransposed, uploadQ4 } from "../../src/gpu/kernels/q4matmul.ts";
-import { parsePerfSwitches, setPerfSwitches } from "../../src/gpu/switches.ts";
+import { parsePerfSwitches, perfSwitches, setPerfSwitches } from "../../src/gpu/switches.ts";
 import { quantizeQ4 } from "../../src/model/quant.ts";
 
 const out = benchArgs.find((a) => !a.includes("=")) ?? "vkstats-labels.json";
@@ -48,6 +51,39 @@ await encodeQ4MatmulTransposed(device, enc, y, q, dx, M, { tail: { a: xa, b: aH,
 for (const tail of [false, true]) {
   await encodeQ4Matmul(device, enc, x, q, y, M, { variant: "tile96h", ...(tail ? { tail: { a: xa, b: bF, r, scale: 2 } } : {}) });
   await encodeQ4MatmulTransposed(device, enc, y, q, dx, M, { variant: "tile96h", ...(tail ? { tail: { a: xa, b: aH, r, scale: 2 } } : {}) });
+}
+// Attention at the 0.5B step's heads (H 14, Hkv 2, D 64; the tiles depend on D and the workgroup memory, not on T): the
+// blocked forward, then the backward as the switches pick it (by default delta, the dk/dv kernel with the dq partial, the
+// reduce), and its dk/dv kernel under attnKv=1.
+{
+  const a = { B: 1, T: 64, H: 14, Hkv: 2, D: 64 };
+  const qb = () => buf(a.B * a.T * a.H * a.D), kb = () => buf(a.B * a.T * a.Hkv * a.D), rows = () => buf(a.B * a.H * a.T);
+  const ab = { q: qb(), k: kb(), v: kb(), lens: storageBuffer(device, "vkstats-lens", new Uint32Array([a.T])), o: qb(), lse: rows(), dout: qb(), dq: qb(), dk: kb(), dv: kb(), delta: rows() };
+  await encodeAttentionForward(device, enc, ab, a);
+  const sw = perfSwitches();
+  for (const attnKv of [0, 1] as const) {
+    setPerfSwitches({ ...sw, attnKv });
+    await encodeAttentionBackward(device, enc, ab, a);
+  }
+  setPerfSwitches(sw);
+}
+// The vocabulary head (C 896, a 2,048-word vocabulary: the kernels' tiles do not depend on V) on 64x64 and 128x128
+// tiles (switch lm128), forward partials and the backward's dz; then the rank product x A^T (K 4864, r 16) on the narrow kernel.
+{
+  const d = { N: 256, C: H, V: 2048 };
+  const sw = perfSwitches();
+  for (const lm128 of [0, 1] as const) {
+    setPerfSwitches({ ...sw, lm128 });
+    const lb = {
+      h: buf(d.N * d.C), w: buf(d.V * d.C), targets: storageBuffer(device, "vkstats-targets", new Uint32Array(d.N)),
+      logp: buf(d.N), lse: buf(d.N), entropy: buf(d.N), partials: storageBuffer(device, "vkstats-partials", lmheadPartialsBytes(d)),
+    };
+    await encodeLmheadForward(device, enc, lb, d);
+    await encodeLmheadBackward(device, enc, { ...lb, g: buf(d.N), dh: buf(d.N * d.C), scratch: storageBuffer(device, "vkstats-scratch", lmheadScratchBytes(device, d)) }, d);
+  }
+  setPerfSwitches(sw);
+  const K = 4864;
+  await encodeMatmul(device, enc, buf(M * K), buf(r * K), buf(M * r), { M, N: r, K, transB: true });
 }
 enc.finish();
 // The labels go to a file only: Dawn's dump shares stdout, where a line of ours could land inside it.
