@@ -184,17 +184,22 @@ tenth)
   i=0; for p in lm128=0 lm128=1 lm128=0 lm128=1; do i=$((i + 1)); PAT="== pretrain|tokens/s" t "pretrain-$i-${p//=/-}" 20 deno run -A "$J/profile.js" pretrain 16 1024 16 "perf=$p"; done
   ;;
 kv)
-  # Written 2026-12-05 (eleventh session; not run yet): the switch attnKv (the dk/dv kernel's score phase as a 2 keys x 4
-  # queries block on half the threads, the fused dq partial two rows a thread: 24% fewer workgroup-memory reads per
-  # query tile, bitwise the default's dk, dv, dq). The driver's registers for the attention, vocabulary-head and rank
-  # kernels (bench/vkstats/dump.ts dumps them now, attnKv's dk/dv kernel among them), demo pretraining and its profile
-  # under both settings interleaved, the 0.5B q4 step and its profile under it, PyTorch + PEFT in the same call. About
-  # 4 minutes: H200_TOTAL_S=270.
+  # Written 2026-12-05 (eleventh session; not run yet). Two experiments on the dk/dv kernel (55.3 ms of the 0.5B step at
+  # about 9 TFLOP/s, pretraining's about 11): the switch attnKv (its score phase as a 2 keys x 4 queries block on half
+  # the threads, the fused dq partial two rows a thread: 24% fewer workgroup-memory reads per query tile, bitwise the
+  # default's dk, dv, dq) and the switch attnSplit (a workgroup per query head instead of the kv group's 7 heads one
+  # after another, a reduce over the group: 2,688 workgroups of at most 48 query tiles instead of 384 of up to 7 x 48 at
+  # the 0.5B shape). The driver's registers for the attention, vocabulary-head and rank kernels (bench/vkstats/dump.ts
+  # dumps them now, these switches' dk/dv kernels among them), PyTorch + PEFT, the 0.5B q4 step with each as a variant,
+  # demo pretraining under the four settings in two interleaved rounds, and the q4 step's profile under the two
+  # together. About 6 minutes: H200_TOTAL_S=420.
   vkstats
   t torch 70 python3 bench/torch/train.py --out "$OUT" --iters 5 --warmup 2 --no-sweep --attn eager
-  t q4 60 deno run -A "$J/train.js" qwen2.5-0.5b 8 768 16 1 3 step budget=50 out="$OUT/q4.json" "variants=attnKv=1"
-  i=0; for p in attnKv=0 attnKv=1 attnKv=0 attnKv=1; do i=$((i + 1)); HEAD=12 PAT="== pretrain|tokens/s|GPU busy|attention" t "pretrain-$i-${p//=/-}" 20 deno run -A "$J/profile.js" pretrain 16 1024 16 "perf=$p"; done
-  HEAD=40 PAT="== grpo|GPU busy|  [0-9]" t profile-q4-attnKv-1 40 deno run -A "$J/profile.js" grpo 16 1024 4 qwen2.5-0.5b 8 768 q4=1 perf=attnKv=1
+  t q4 90 deno run -A "$J/train.js" qwen2.5-0.5b 8 768 16 1 3 step budget=80 out="$OUT/q4.json" "variants=attnKv=1;attnSplit=1;attnKv=1,attnSplit=1"
+  i=0; for p in attnKv=0 attnKv=1 attnSplit=1 attnKv=1,attnSplit=1 attnKv=0 attnKv=1 attnSplit=1 attnKv=1,attnSplit=1; do
+    i=$((i + 1)); HEAD=12 PAT="== pretrain|tokens/s|GPU busy|attention" t "pretrain-$i-${p//[=,]/-}" 20 deno run -A "$J/profile.js" pretrain 16 1024 16 "perf=$p"
+  done
+  HEAD=40 PAT="== grpo|GPU busy|  [0-9]" t profile-q4-kv-split 40 deno run -A "$J/profile.js" grpo 16 1024 4 qwen2.5-0.5b 8 768 q4=1 perf=attnKv=1,attnSplit=1
   ;;
 scale)
   # Written 2026-12-05 (ninth session): issue 16's scaling at the current defaults, in one call (the last was final5,

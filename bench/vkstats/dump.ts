@@ -54,15 +54,15 @@ for (const tail of [false, true]) {
 }
 // Attention at the 0.5B step's heads (H 14, Hkv 2, D 64; the tiles depend on D and the workgroup memory, not on T): the
 // blocked forward, then the backward as the switches pick it (by default delta, the dk/dv kernel with the dq partial, the
-// reduce), and its dk/dv kernel under attnKv=1.
+// reduce), and its dk/dv kernel under attnKv=1, attnSplit=1 (with its reduce) and both.
 {
   const a = { B: 1, T: 64, H: 14, Hkv: 2, D: 64 };
   const qb = () => buf(a.B * a.T * a.H * a.D), kb = () => buf(a.B * a.T * a.Hkv * a.D), rows = () => buf(a.B * a.H * a.T);
   const ab = { q: qb(), k: kb(), v: kb(), lens: storageBuffer(device, "vkstats-lens", new Uint32Array([a.T])), o: qb(), lse: rows(), dout: qb(), dq: qb(), dk: kb(), dv: kb(), delta: rows() };
   await encodeAttentionForward(device, enc, ab, a);
   const sw = perfSwitches();
-  for (const attnKv of [0, 1] as const) {
-    setPerfSwitches({ ...sw, attnKv });
+  for (const [attnKv, attnSplit] of [[0, 0], [1, 0], [0, 1], [1, 1]] as const) {
+    setPerfSwitches({ ...sw, attnKv, attnSplit });
     await encodeAttentionBackward(device, enc, ab, a);
   }
   setPerfSwitches(sw);

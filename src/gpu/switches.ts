@@ -170,12 +170,21 @@ export interface PerfSwitches {
    * (issue 16): attention took 85.7 ms of the 0.5B q4 step's GPU time on the H200 at 10-15 TFLOP/s.
    */
   attnKv: 0 | 1;
+  /**
+   * The register-blocked dk/dv kernel's query heads: every head of a kv group in a workgroup of its own, the group's
+   * partial dk and dv summed by a reduce (1: attention_dkv_reduce.wgsl, a (B, T, Hkv, H / Hkv, D) scratch for each), or
+   * the group's heads one after another in one workgroup (0, the default). At the 0.5B step (7 heads a group) the grid
+   * is 384 workgroups, one wave of the H200, whose first key blocks each run 7 x 48 query tiles; split, 2,688 of at
+   * most 48. The same values up to rounding (the heads' sums are grouped differently). Experimental (issue 16): the
+   * kernel took 55.3 ms of the 0.5B step at about 9 TFLOP/s, pretraining's (3 heads a group) about 11.
+   */
+  attnSplit: 0 | 1;
 }
 
 /** The current defaults. */
-export const NEW_SWITCHES: Readonly<PerfSwitches> = { passes: "merged", submit: "layer", q4: "tile128", bindCache: true, arena: true, splitK: "general", subgroups: true, recomputeLean: true, headRows: true, wideSplit: 3, tk: 16, q4tk: 16, vload: 1, loraTail: 1, embedBack: "links", attnNamed: 0, attnBwd: "blocked", attnFwd: "blocked", rank: "narrow", attnDq: "fused", t256: 0, t128h: 1, wT: 1, ka: 0, t96: 0, tq: 0, q4t96: 0, narrowWg: 256, narrowMinK: 256, lm128: 0, attnKv: 0 };
+export const NEW_SWITCHES: Readonly<PerfSwitches> = { passes: "merged", submit: "layer", q4: "tile128", bindCache: true, arena: true, splitK: "general", subgroups: true, recomputeLean: true, headRows: true, wideSplit: 3, tk: 16, q4tk: 16, vload: 1, loraTail: 1, embedBack: "links", attnNamed: 0, attnBwd: "blocked", attnFwd: "blocked", rank: "narrow", attnDq: "fused", t256: 0, t128h: 1, wT: 1, ka: 0, t96: 0, tq: 0, q4t96: 0, narrowWg: 256, narrowMinK: 256, lm128: 0, attnKv: 0, attnSplit: 0 };
 /** Every earlier behaviour. */
-export const OLD_SWITCHES: Readonly<PerfSwitches> = { passes: "split", submit: "once", q4: "tile64", bindCache: false, arena: false, splitK: "transA", subgroups: false, recomputeLean: false, headRows: false, wideSplit: 1, tk: 8, q4tk: 8, vload: 0, loraTail: 0, embedBack: "scan", attnNamed: 0, attnBwd: "lanes", attnFwd: "lanes", rank: "narrow", attnDq: "kernel", t256: 0, t128h: 0, wT: 0, ka: 0, t96: 0, tq: 0, q4t96: 0, narrowWg: 256, narrowMinK: 256, lm128: 0, attnKv: 0 };
+export const OLD_SWITCHES: Readonly<PerfSwitches> = { passes: "split", submit: "once", q4: "tile64", bindCache: false, arena: false, splitK: "transA", subgroups: false, recomputeLean: false, headRows: false, wideSplit: 1, tk: 8, q4tk: 8, vload: 0, loraTail: 0, embedBack: "scan", attnNamed: 0, attnBwd: "lanes", attnFwd: "lanes", rank: "narrow", attnDq: "kernel", t256: 0, t128h: 0, wT: 0, ka: 0, t96: 0, tq: 0, q4t96: 0, narrowWg: 256, narrowMinK: 256, lm128: 0, attnKv: 0, attnSplit: 0 };
 
 const CHOICES: { [K in keyof PerfSwitches]: readonly string[] } = {
   passes: ["merged", "split"],
@@ -209,6 +218,7 @@ const CHOICES: { [K in keyof PerfSwitches]: readonly string[] } = {
   narrowMinK: ["64", "128", "256"],
   lm128: ["0", "1"],
   attnKv: ["0", "1"],
+  attnSplit: ["0", "1"],
 };
 
 function isKey(k: string): k is keyof PerfSwitches {
@@ -325,6 +335,9 @@ export function parsePerfSwitches(spec: string, base: Readonly<PerfSwitches> = N
       case "attnKv":
         out.attnKv = v === "1" ? 1 : 0;
         break;
+      case "attnSplit":
+        out.attnSplit = v === "1" ? 1 : 0;
+        break;
     }
   }
   return out;
@@ -332,7 +345,7 @@ export function parsePerfSwitches(spec: string, base: Readonly<PerfSwitches> = N
 
 /** "passes=merged,submit=layer,...": the form RLVR_PERF and the benches' perf= take. */
 export function formatPerfSwitches(s: Readonly<PerfSwitches>): string {
-  return `passes=${s.passes},submit=${s.submit},q4=${s.q4},bindCache=${s.bindCache ? 1 : 0},arena=${s.arena ? 1 : 0},splitK=${s.splitK},subgroups=${s.subgroups ? 1 : 0},recomputeLean=${s.recomputeLean ? 1 : 0},headRows=${s.headRows ? 1 : 0},wideSplit=${s.wideSplit},tk=${s.tk},q4tk=${s.q4tk},vload=${s.vload},loraTail=${s.loraTail},embedBack=${s.embedBack},attnNamed=${s.attnNamed},attnBwd=${s.attnBwd},attnFwd=${s.attnFwd},rank=${s.rank},attnDq=${s.attnDq},t256=${s.t256},t128h=${s.t128h},wT=${s.wT},ka=${s.ka},t96=${s.t96},tq=${s.tq},q4t96=${s.q4t96},narrowWg=${s.narrowWg},narrowMinK=${s.narrowMinK},lm128=${s.lm128},attnKv=${s.attnKv}`;
+  return `passes=${s.passes},submit=${s.submit},q4=${s.q4},bindCache=${s.bindCache ? 1 : 0},arena=${s.arena ? 1 : 0},splitK=${s.splitK},subgroups=${s.subgroups ? 1 : 0},recomputeLean=${s.recomputeLean ? 1 : 0},headRows=${s.headRows ? 1 : 0},wideSplit=${s.wideSplit},tk=${s.tk},q4tk=${s.q4tk},vload=${s.vload},loraTail=${s.loraTail},embedBack=${s.embedBack},attnNamed=${s.attnNamed},attnBwd=${s.attnBwd},attnFwd=${s.attnFwd},rank=${s.rank},attnDq=${s.attnDq},t256=${s.t256},t128h=${s.t128h},wT=${s.wT},ka=${s.ka},t96=${s.t96},tq=${s.tq},q4t96=${s.q4t96},narrowWg=${s.narrowWg},narrowMinK=${s.narrowMinK},lm128=${s.lm128},attnKv=${s.attnKv},attnSplit=${s.attnSplit}`;
 }
 
 function fromEnv(): PerfSwitches {

@@ -317,3 +317,48 @@ Deno.test("attention backward under attnKv=1 (the dk/dv kernel's 2 x 4 score blo
     setPerfSwitches(prev);
   }
 });
+
+Deno.test("attention backward under attnSplit=1 (a workgroup per query head of the dk/dv kernel, a reduce over the group): every case against float64, dq and delta bitwise the default's, dk and dv within rounding", async () => {
+  const { setPerfSwitches } = await import("../switches.ts");
+  const { device } = gpu;
+  const prev = setPerfSwitches({ attnBwd: "blocked", attnDq: "fused", attnSplit: 1 });
+  const labels: string[] = [];
+  const create = device.createComputePipelineAsync;
+  device.createComputePipelineAsync = (d: GPUComputePipelineDescriptor) => {
+    labels.push(d.label ?? "");
+    return create.call(device, d);
+  };
+  try {
+    await checkEveryCase();
+    setPerfSwitches({ attnKv: 1, attnSplit: 1 });
+    await checkEveryCase();
+    // Groups of 3, 4 and 7 heads (the 0.5B's), one of 1 (Hkv = H: nothing to split).
+    for (const [a, lens, seed, opts] of [
+      [{ B: 2, T: 131, H: 6, Hkv: 2, D: 64 }, [131, 77], 71, {}],
+      [{ B: 1, T: 41, H: 4, Hkv: 1, D: 32 }, [38], 72, { workgroupBytes: 8192 }],
+      [{ B: 2, T: 50, H: 14, Hkv: 2, D: 64 }, [50, 33], 73, {}],
+      [{ B: 1, T: 33, H: 2, Hkv: 2, D: 64 }, [30], 74, {}],
+    ] as const) {
+      const x = randomInputs(a, seed);
+      for (const attnDq of ["fused", "kernel"] as const) {
+        setPerfSwitches({ attnDq, attnKv: 0, attnSplit: 1 });
+        const on = await run(a, x, [...lens], opts);
+        setPerfSwitches({ attnDq, attnKv: 0, attnSplit: 0 });
+        const off = await run(a, x, [...lens], opts);
+        for (const name of ["dq", "delta", "o", "lse"] as const) assertSameBits(on[name], off[name], `${JSON.stringify(a)} attnDq=${attnDq} ${name}`);
+        let diff = 0;
+        for (const name of ["dk", "dv"] as const) for (let i = 0; i < on[name].length; i++) diff = Math.max(diff, Math.abs(on[name][i] - off[name][i]));
+        const same = a.H === a.Hkv ? ["dk", "dv"].every((n) => on[n as "dk"].every((v, i) => Object.is(v, off[n as "dk"][i]))) : true;
+        assert(same, `${JSON.stringify(a)}: one head a group, yet dk/dv differ from the default's`);
+        assert(diff < 1e-5, `${JSON.stringify(a)} attnDq=${attnDq}: dk/dv differ from the default's by ${diff}`);
+        console.log(`${JSON.stringify(a)} attnDq=${attnDq}: dq, delta bitwise the default's; dk, dv within ${diff.toExponential(2)}`);
+      }
+    }
+    for (const l of ["attention-backward-dkv-dqp-split", "attention-backward-dkv-blocked-split", "attention-backward-dkv-dqp-24-split", "attention-backward-dkv-reduce"]) {
+      assert(labels.includes(l), `${l} was not created (${[...new Set(labels)].join(", ")})`);
+    }
+  } finally {
+    device.createComputePipelineAsync = create;
+    setPerfSwitches(prev);
+  }
+});

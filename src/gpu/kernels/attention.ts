@@ -19,6 +19,7 @@ import deltaSource from "./attention_delta.wgsl" with { type: "text" };
 import dqPartialSource from "./attention_dq_partial.wgsl" with { type: "text" };
 import dqReduceSource from "./attention_dq_reduce.wgsl" with { type: "text" };
 import dqpLayoutSource from "./attention_dqp_layout.wgsl" with { type: "text" };
+import dkvReduceSource from "./attention_dkv_reduce.wgsl" with { type: "text" };
 
 export type { AttentionDims } from "./attention.ref.ts";
 
@@ -207,10 +208,38 @@ async function encodeBlockedBackward(device: GPUDevice, enc: GPUCommandEncoder, 
   // k, v, q, dout tiles, P and dS tiles, lse and delta of the streamed rows.
   const kvT = blockedTiles(device, a.D, DKV_WORDS, cap);
   const kv = dkvBlock(kvT);
-  const dkv = await computePipeline(device, `attention-backward-dkv-blocked${kv.tag}`, blockedSource(dkvBlockedSource, true), {
-    D4: a.D / 4, BK: kvT.own, BQ: kvT.tile, KR: kvT.fOwn, QR: kv.QR, JMAX: kvT.JMAX,
+  const parts = dkvParts(a);
+  const dkv = await computePipeline(device, `attention-backward-dkv-blocked${kv.tag}${parts > 1 ? "-split" : ""}`, blockedSource(dkvBlockedSource, true), {
+    D4: a.D / 4, BK: kvT.own, BQ: kvT.tile, KR: kvT.fOwn, QR: kv.QR, JMAX: kvT.JMAX, PARTS: parts,
   });
-  dispatch(device, enc, dkv, [buf.q, buf.k, buf.v, buf.dout, buf.lse, buf.delta, buf.lens, buf.dk, buf.dv, dims], [Math.ceil(a.T / kvT.own), a.Hkv, a.B]);
+  const out = dkvTargets(device, buf, a, parts);
+  dispatch(device, enc, dkv, [buf.q, buf.k, buf.v, buf.dout, buf.lse, buf.delta, buf.lens, out.dk, out.dv, dims], [Math.ceil(a.T / kvT.own), a.Hkv * parts, a.B]);
+  await encodeDkvReduce(device, enc, buf, a, dims, parts, out);
+}
+
+/**
+ * Workgroups sharing one (batch, kv head, key block) of the dk/dv kernel: under the switch attnSplit=1 every query head
+ * of a group gets its own (H / Hkv), and a reduce sums their partial dk and dv; else 1, the group's heads in one
+ * workgroup one after another. Why: at the 0.5B shape (7 heads a group, 768 tokens) the kernel's grid is 384 workgroups,
+ * one wave of the H200, and the first key block's 7 x 48 query tiles run in one workgroup while the last block's take
+ * 7 x 2; split, 2,688 workgroups of at most 48 tiles.
+ */
+export function dkvParts(a: AttentionDims): number {
+  return perfSwitches().attnSplit === 1 ? a.H / a.Hkv : 1;
+}
+
+/** Where the dk/dv kernel writes: dk and dv, or with parts > 1 the partial sums' scratch (B, T, Hkv, parts, D) each. */
+function dkvTargets(device: GPUDevice, buf: AttentionBackwardBuffers, a: AttentionDims, parts: number): { dk: GPUBuffer; dv: GPUBuffer } {
+  if (parts === 1) return { dk: buf.dk, dv: buf.dv };
+  const bytes = a.B * a.T * a.Hkv * parts * a.D * 4;
+  return { dk: sharedScratch(device, "attention-dk-partials", bytes), dv: sharedScratch(device, "attention-dv-partials", bytes) };
+}
+
+/** With parts > 1: dk and dv as the sums of the dk/dv kernel's parts (attention_dkv_reduce.wgsl). */
+async function encodeDkvReduce(device: GPUDevice, enc: GPUCommandEncoder, buf: AttentionBackwardBuffers, a: AttentionDims, dims: GPUBuffer, parts: number, out: { dk: GPUBuffer; dv: GPUBuffer }) {
+  if (parts === 1) return;
+  const reduce = await computePipeline(device, "attention-backward-dkv-reduce", withDims(dkvReduceSource), { D4: a.D / 4, PARTS: parts });
+  dispatch(device, enc, reduce, [out.dk, out.dv, buf.dk, buf.dv, dims], grid(a.B * a.T * a.Hkv * (a.D / 4), 64));
 }
 
 /**
@@ -259,12 +288,15 @@ async function encodeFusedDqBackward(device: GPUDevice, enc: GPUCommandEncoder, 
   const marker = "      // DQ_PARTIAL:";
   if (!dkvBlockedSource.includes(marker)) throw new Error("attention_bwd_dkv_rb.wgsl: no DQ_PARTIAL line");
   const kv = dkvBlock(kvT);
+  const parts = dkvParts(a);
   const fusedSource = blockedSource(dkvBlockedSource.replace(marker, `      ${kv.rows2 ? "dqPartialRows2" : "dqPartial"}(tid, b, h, q0, wg.x); //`), true);
-  const dkv = await computePipeline(device, `attention-backward-dkv-dqp${kv.tag}`, `${fusedSource}\n${dqPartialSource}\n${dqpLayoutSource}`, {
-    D4, BK: kvT.own, BQ: kvT.tile, KR: kvT.fOwn, QR: kv.QR, JMAX: kvT.JMAX,
+  const dkv = await computePipeline(device, `attention-backward-dkv-dqp${kv.tag}${parts > 1 ? "-split" : ""}`, `${fusedSource}\n${dqPartialSource}\n${dqpLayoutSource}`, {
+    D4, BK: kvT.own, BQ: kvT.tile, KR: kvT.fOwn, QR: kv.QR, JMAX: kvT.JMAX, PARTS: parts,
   });
   const dqp = sharedScratch(device, "attention-dq-partials", Math.max(bytes, 16));
-  dispatch(device, enc, dkv, [buf.q, buf.k, buf.v, buf.dout, buf.lse, buf.delta, buf.lens, buf.dk, buf.dv, dims, dqp], [Math.ceil(a.T / kvT.own), a.Hkv, a.B]);
+  const out = dkvTargets(device, buf, a, parts);
+  dispatch(device, enc, dkv, [buf.q, buf.k, buf.v, buf.dout, buf.lse, buf.delta, buf.lens, out.dk, out.dv, dims, dqp], [Math.ceil(a.T / kvT.own), a.Hkv * parts, a.B]);
+  await encodeDkvReduce(device, enc, buf, a, dims, parts, out);
   const reduce = await computePipeline(device, "attention-backward-dq-reduce", `${withDims(dqReduceSource)}\n${dqpLayoutSource}`, { D4, BK: kvT.own });
   dispatch(device, enc, reduce, [dqp, buf.lens, buf.dq, dims], grid(a.B * a.T * a.H * D4, 64));
   return true;

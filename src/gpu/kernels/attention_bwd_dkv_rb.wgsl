@@ -1,7 +1,9 @@
 // Attention backward, key/value side, register-blocked (switch attnBwd=blocked): dk and dv (B, T, Hkv, D),
 // the same sums as attention_bwd_dkv.wgsl in another order. One workgroup of NT = 4 BK threads owns BK key
 // rows of one (batch, kv head) and loops over the group's query heads and the query tiles of BQ rows
-// (t >= first key): deterministic, no atomics. Per tile, two GEMM-like phases:
+// (t >= first key): deterministic, no atomics. Under the switch attnSplit=1 (PARTS > 1) the group's heads are split
+// over PARTS workgroups, each writing its (unscaled) dk and dv sums to part `wg.y % PARTS` of scratch buffers bound as
+// dk and dv, (B, T, Hkv, PARTS, D / 4); attention_dkv_reduce.wgsl sums the parts in order. Per tile, two GEMM-like phases:
 //  - scores: thread (kp, tp) computes S and dP for KR keys kp + SK i and QR queries tp + SQ i (a KR x QR
 //    block: each K / V vec4 read feeds QR dot products, each Q / dout vec4 KR), then P and dS into
 //    (BQ, BK) tiles stored key-fastest, so four consecutive keys are one vec4 (under the switch attnKv=1, QR = 4
@@ -33,6 +35,7 @@ override JMAX: u32 = 1u;         // vec4 columns per thread in the sums (1, or 2
 override NT: u32 = 4u * BK;      // threads: (BK / KR) (BQ / QR) in the score phase (half of them at QR 4), 16 (BK / 4) in the sums
 override DS4: u32 = D4 + 1u;     // vec4 row stride of the K, V, Q and dout tiles (a spare vec4 against bank conflicts)
 override BK4: u32 = BK / 4u;     // vec4 per query row of the P and dS tiles
+override PARTS: u32 = 1u;        // workgroups sharing a (batch, kv head, key block), a divisor of H / Hkv (attnSplit=1)
 
 var<workgroup> ks: array<vec4f, BK * DS4>;   // (BK, DS4)
 var<workgroup> vs: array<vec4f, BK * DS4>;   // (BK, DS4)
@@ -46,9 +49,11 @@ var<workgroup> rowDelta: array<f32, BQ>;
 @compute @workgroup_size(NT)
 fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) tid: u32) {
   let b = wg.z;
-  let hk = wg.y;
+  let hk = wg.y / PARTS;
+  let part = wg.y % PARTS;
   let j0 = wg.x * BK;
   let group = dims.H / dims.Hkv;
+  let heads = group / PARTS; // this workgroup's query heads of the group: part heads .. part heads + heads - 1
   let len = min(lens[b], dims.T);
   // Score phase: SQ query slots fastest, so the 8 threads of a 128-bit load phase read 8 different q rows
   // (consecutive rows start in different banks) and one broadcast k row.
@@ -68,7 +73,7 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) tid: 
   var v0A = vec4f(0.0); var v1A = vec4f(0.0); var v2A = vec4f(0.0); var v3A = vec4f(0.0);
   var k0B = vec4f(0.0); var k1B = vec4f(0.0); var k2B = vec4f(0.0); var k3B = vec4f(0.0);
   var v0B = vec4f(0.0); var v1B = vec4f(0.0); var v2B = vec4f(0.0); var v3B = vec4f(0.0);
-  for (var g = 0u; g < group; g++) {
+  for (var g = part * heads; g < (part + 1u) * heads; g++) {
     let h = hk * group + g;
     for (var q0 = j0; q0 < len; q0 += BQ) {
       workgroupBarrier(); // the previous query tile is consumed (and the key tile is loaded)
@@ -134,20 +139,21 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) tid: 
   }
   let j = j0 + 4u * kg;
   if (cA) {
-    storeKV(j, b, hk, c, k0A, v0A); storeKV(j + 1u, b, hk, c, k1A, v1A);
-    storeKV(j + 2u, b, hk, c, k2A, v2A); storeKV(j + 3u, b, hk, c, k3A, v3A);
+    storeKV(j, b, hk, part, c, k0A, v0A); storeKV(j + 1u, b, hk, part, c, k1A, v1A);
+    storeKV(j + 2u, b, hk, part, c, k2A, v2A); storeKV(j + 3u, b, hk, part, c, k3A, v3A);
   }
   if (cB) {
-    storeKV(j, b, hk, c + LANES, k0B, v0B); storeKV(j + 1u, b, hk, c + LANES, k1B, v1B);
-    storeKV(j + 2u, b, hk, c + LANES, k2B, v2B); storeKV(j + 3u, b, hk, c + LANES, k3B, v3B);
+    storeKV(j, b, hk, part, c + LANES, k0B, v0B); storeKV(j + 1u, b, hk, part, c + LANES, k1B, v1B);
+    storeKV(j + 2u, b, hk, part, c + LANES, k2B, v2B); storeKV(j + 3u, b, hk, part, c + LANES, k3B, v3B);
   }
 }
 
-// Key row j's vec4 column c4 of dk (scaled) and dv (rows past T are no rows).
-fn storeKV(j: u32, b: u32, hk: u32, c4: u32, ka: vec4f, va: vec4f) {
+// Key row j's vec4 column c4 of dk (scaled) and dv (rows past T are no rows); with PARTS > 1, of part `part` of the
+// partial sums (unscaled: the reduce scales their sum). At PARTS 1 the index is kvRow(b, j, hk) + c4.
+fn storeKV(j: u32, b: u32, hk: u32, part: u32, c4: u32, ka: vec4f, va: vec4f) {
   if (j >= dims.T) { return; }
-  let at = kvRow(b, j, hk) + c4;
-  dk[at] = ka * dims.scale;
+  let at = (((b * dims.T + j) * dims.Hkv + hk) * PARTS + part) * D4 + c4;
+  if (PARTS == 1u) { dk[at] = ka * dims.scale; } else { dk[at] = ka; }
   dv[at] = va;
 }
 
