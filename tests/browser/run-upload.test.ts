@@ -158,7 +158,13 @@ Deno.test({
   },
 });
 
-/** The same pets data over HTTP (it survives a reload, unlike uploads), an evaluate cell and a 3-step GRPO cell. */
+/**
+ * GRPO steps of GRPO_NOTEBOOK: enough that the Stop test's click lands before the last step starts (a stop takes effect
+ * between steps) even when a loaded machine shows the first progress message late.
+ */
+const GRPO_STEPS = 5;
+
+/** The same pets data over HTTP (it survives a reload, unlike uploads), an evaluate cell and a GRPO_STEPS-step GRPO cell. */
 const GRPO_NOTEBOOK = {
   version: 1,
   title: "Pets over HTTP",
@@ -168,7 +174,7 @@ const GRPO_NOTEBOOK = {
     { id: "prompt", type: "prompt", params: { template: "omnisql@1", maxPromptTokens: 800 } },
     { id: "reward", type: "reward", params: { comparison: "set" } },
     { id: "eval", type: "evaluate", params: { split: "train", n: 2, k: 1, temperature: 0, maxNewTokens: 4 } },
-    { id: "grpo", type: "grpo", params: { G: 2, steps: 3, batchQuestions: 1, maxNewTokens: 4, evalEvery: 0 } },
+    { id: "grpo", type: "grpo", params: { G: 2, steps: GRPO_STEPS, batchQuestions: 1, maxNewTokens: 4, evalEvery: 0 } },
   ],
 };
 
@@ -223,10 +229,15 @@ Deno.test({
       await cell("grpo").getByTestId("run-cell").click();
       const msg = cell("grpo").getByTestId("progress-message");
       await msg.waitFor({ timeout: 100_000 });
-      const at = Number(/step (\d+)\/3/.exec((await msg.textContent()) ?? "")?.[1]);
-      assert(at >= 1 && at < 3, `stopped mid-run (at step ${at})`);
+      // A stop takes effect between steps: clicked while the last step runs, the run ends done. The message names the
+      // step running; at most GRPO_STEPS - 2 leaves a whole step for the click to land before the last one starts.
+      const at = Number(new RegExp(`step (\\d+)/${GRPO_STEPS}`).exec((await msg.textContent()) ?? "")?.[1]);
+      assert(at >= 1 && at <= GRPO_STEPS - 2, `Stop clicked at step ${at} of ${GRPO_STEPS}: too late to stop mid-run`);
       await cell("grpo").getByTestId("stop-cell").click();
-      await page.waitForFunction(() => document.querySelector("rl-notebook")?.shadowRoot?.querySelector('li[data-cell-id="grpo"] rl-cell-run')?.shadowRoot?.querySelector("[data-testid=run-status]")?.getAttribute("data-status") === "stopped", null, { timeout: 60_000 });
+      const status = () => document.querySelector("rl-notebook")?.shadowRoot?.querySelector('li[data-cell-id="grpo"] rl-cell-run')?.shadowRoot?.querySelector("[data-testid=run-status]")?.getAttribute("data-status");
+      await page.waitForFunction(`(${status})() === "stopped"`, null, { timeout: 60_000 }).catch(async (e) => {
+        throw new Error(`the grpo cell did not say stopped within 60 s of Stop at step ${at}: status ${await page.evaluate(status)}, message "${await msg.textContent().catch(() => "")}" (${e})`);
+      });
       const err = cell("grpo").getByTestId("cell-error");
       assertEquals(await err.getAttribute("data-kind"), "cancelled");
       assert(((await err.textContent()) ?? "").includes("stopped by the user"), (await err.textContent()) ?? "");
@@ -238,16 +249,16 @@ Deno.test({
       });
       const stoppedAt = runs[0]?.checkpoints?.grpo ?? 0;
       assertEquals(runs[0]?.status, "stopped");
-      assert(stoppedAt >= at && stoppedAt < 3, `checkpoint kept at step ${stoppedAt}`);
+      assert(stoppedAt >= at && stoppedAt < GRPO_STEPS, `checkpoint kept at step ${stoppedAt}`);
       await screenshot(page, "run-grpo-stopped");
 
       // Run again: it continues from the checkpoint and finishes the remaining steps.
       await cell("grpo").getByTestId("run-cell").click();
       await waitForCell(page, "grpo", { ms: 100_000 });
       const report = (await cell("grpo").getByTestId("grpo-report").textContent()) ?? "";
-      assert(report.includes(`3 steps (resumed from step ${stoppedAt})`), `report: ${report}`);
+      assert(report.includes(`${GRPO_STEPS} steps (resumed from step ${stoppedAt})`), `report: ${report}`);
       const steps = await page.evaluate(() => (document.querySelector("rl-notebook") as unknown as Nb).runs.state("grpo").metrics.filter((r) => r.phase === "grpo").map((r) => r.step));
-      assertEquals(steps, Array.from({ length: 3 - stoppedAt }, (_, i) => stoppedAt + 1 + i), "only the remaining steps ran");
+      assertEquals(steps, Array.from({ length: GRPO_STEPS - stoppedAt }, (_, i) => stoppedAt + 1 + i), "only the remaining steps ran");
       assertEquals(await cell("model").getByTestId("run-status").getAttribute("data-status"), "done", "the setup cells ran again");
       await screenshot(page, "run-grpo-resumed-after-stop");
     }),
