@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Run HERE (the CPU machine, with node_modules) before bench/h200.sh: writes .devwork/h200/ (~10 MiB; must stay under 28):
-# Before the device call move public/model, public/demo and bench/evidence/results out of the checkout (and back after):
+# Before the device call move public/model, public/demo and bench/evidence/results out of the checkout (and back after;
+# `bash bench/h200-move.sh out`, then `back`):
 # the tracked tree is ~49 MB with them (public/model 32, bench/evidence/results 11), ~4 without; .device ~36 MB and this
 # folder ~15 MB travel too, and the call takes 64 MiB in all.
 #   bin/a/b/{rlvr,decode,decode-profile,train,profile,calls,poll}.js   self-contained Deno bundles (src/cli/main.ts, bench/decode.bench.ts,
