@@ -191,14 +191,15 @@ kv)
   # after another, a reduce over the group: 2,688 workgroups of at most 48 query tiles instead of 384 of up to 7 x 48 at
   # the 0.5B shape). The driver's registers for the attention, vocabulary-head and rank kernels (bench/vkstats/dump.ts
   # dumps them now, these switches' dk/dv kernels among them), PyTorch + PEFT, the 0.5B q4 step with each as a variant,
-  # demo pretraining under the four settings in two interleaved rounds, and the q4 step's profile under the two
-  # together. About 6 minutes: H200_TOTAL_S=420.
+  # demo pretraining under the four settings in two interleaved rounds, the PyTorch cross-check under both (what a
+  # default needs; KV_CHECK=0 skips it) and the q4 step's profile under both. About 9 minutes: H200_TOTAL_S=560.
   vkstats
   t torch 70 python3 bench/torch/train.py --out "$OUT" --iters 5 --warmup 2 --no-sweep --attn eager
   t q4 90 deno run -A "$J/train.js" qwen2.5-0.5b 8 768 16 1 3 step budget=80 out="$OUT/q4.json" "variants=attnKv=1;attnSplit=1;attnKv=1,attnSplit=1"
   i=0; for p in attnKv=0 attnKv=1 attnSplit=1 attnKv=1,attnSplit=1 attnKv=0 attnKv=1 attnSplit=1 attnKv=1,attnSplit=1; do
     i=$((i + 1)); HEAD=12 PAT="== pretrain|tokens/s|GPU busy|attention" t "pretrain-$i-${p//[=,]/-}" 20 deno run -A "$J/profile.js" pretrain 16 1024 16 "perf=$p"
   done
+  [ "${KV_CHECK:-1}" = 1 ] && crosscheck RLVR_PERF=attnKv=1,attnSplit=1
   HEAD=40 PAT="== grpo|GPU busy|  [0-9]" t profile-q4-kv-split 40 deno run -A "$J/profile.js" grpo 16 1024 4 qwen2.5-0.5b 8 768 q4=1 perf=attnKv=1,attnSplit=1
   ;;
 scale)
