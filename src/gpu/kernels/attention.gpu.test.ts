@@ -274,17 +274,25 @@ Deno.test("attention backward with dq fused into the dk/dv kernel (switch attnDq
   }
 });
 
-Deno.test("attention backward under attnKv=1 (the dk/dv kernel's 2 x 4 score block, the dq partial two rows a thread): every case against float64, and dq, dk, dv, delta bitwise the default's", async () => {
-  const { setPerfSwitches } = await import("../switches.ts");
-  const { device } = gpu;
-  const prev = setPerfSwitches({ attnBwd: "blocked", attnDq: "fused", attnKv: 1 });
-  // The labels of the pipelines created, to see that the switched kernels ran (the cache serves a label once per device).
+/**
+ * Records the labels of the pipelines the device creates from now on, to see that a switched kernel ran (computePipeline
+ * caches by source and constants, so a label shows up once per device); `restore` undoes it.
+ */
+function watchPipelineLabels(device: GPUDevice): { labels: string[]; restore: () => void } {
   const labels: string[] = [];
   const create = device.createComputePipelineAsync;
   device.createComputePipelineAsync = (d: GPUComputePipelineDescriptor) => {
     labels.push(d.label ?? "");
     return create.call(device, d);
   };
+  return { labels, restore: () => { device.createComputePipelineAsync = create; } };
+}
+
+Deno.test("attention backward under attnKv=1 (the dk/dv kernel's 2 x 4 score block, the dq partial two rows a thread): every case against float64, and dq, dk, dv, delta bitwise the default's", async () => {
+  const { setPerfSwitches } = await import("../switches.ts");
+  const { device } = gpu;
+  const prev = setPerfSwitches({ attnBwd: "blocked", attnDq: "fused", attnKv: 1 });
+  const { labels, restore } = watchPipelineLabels(device);
   try {
     await checkEveryCase();
     // (own, tile) and the score block of the dk/dv kernel under the switch: (32, 16) at D 64 and D 32 with 32 KiB, (16, 16)
@@ -313,7 +321,7 @@ Deno.test("attention backward under attnKv=1 (the dk/dv kernel's 2 x 4 score blo
     }
     for (const l of ["attention-backward-dkv-dqp-24", "attention-backward-dkv-blocked-24"]) assert(labels.includes(l), `${l} was not created (${[...new Set(labels)].join(", ")})`);
   } finally {
-    device.createComputePipelineAsync = create;
+    restore();
     setPerfSwitches(prev);
   }
 });
@@ -322,12 +330,7 @@ Deno.test("attention backward under attnSplit=1 (a workgroup per query head of t
   const { setPerfSwitches } = await import("../switches.ts");
   const { device } = gpu;
   const prev = setPerfSwitches({ attnBwd: "blocked", attnDq: "fused", attnSplit: 1 });
-  const labels: string[] = [];
-  const create = device.createComputePipelineAsync;
-  device.createComputePipelineAsync = (d: GPUComputePipelineDescriptor) => {
-    labels.push(d.label ?? "");
-    return create.call(device, d);
-  };
+  const { labels, restore } = watchPipelineLabels(device);
   try {
     await checkEveryCase();
     setPerfSwitches({ attnKv: 1, attnSplit: 1 });
@@ -358,7 +361,7 @@ Deno.test("attention backward under attnSplit=1 (a workgroup per query head of t
       assert(labels.includes(l), `${l} was not created (${[...new Set(labels)].join(", ")})`);
     }
   } finally {
-    device.createComputePipelineAsync = create;
+    restore();
     setPerfSwitches(prev);
   }
 });
