@@ -12,10 +12,10 @@
 # call (the LoRA tail; not run yet).
 # `final`: the session's last call (the cross-check with loraTail on, the head as MatMul; see its comment).
 # `probe`: the fourth session's first call (see its comment); `products`: its second; `rows`: its third; `auto`: its fourth.
-# Run: source .device/remote-setup.sh; bash bench/h200-check.sh trainer|sampling|verify|next|final|probe|products|rows|auto|units|dbuf|exp|embed|attn|final5|named|attn2|now6|dq|rank|xa|regs|t256|ceiling|ceiling2|t128h|final6|wT|tk32|cmp|ladder|t96|tq|scale|tenth|kv   (logs and JSON in $OUT/results.tgz)
+# Run: source .device/remote-setup.sh; bash bench/h200-check.sh trainer|sampling|verify|next|final|probe|products|rows|auto|units|dbuf|exp|embed|attn|final5|named|attn2|now6|dq|rank|xa|regs|t256|ceiling|ceiling2|t128h|final6|wT|tk32|cmp|ladder|t96|tq|scale|tenth|kv|defaults12   (logs and JSON in $OUT/results.tgz)
 set -u
 cd "$(dirname "$0")/.."
-WHAT=${1:?usage: bash bench/h200-check.sh trainer|sampling|verify|next|final|probe|products|rows|auto|units|dbuf|exp|embed|attn|final5|named|attn2|now6|dq|rank|xa|regs|t256|ceiling|ceiling2|t128h|final6|wT|tk32|cmp|ladder|t96|tq|scale|tenth|kv}
+WHAT=${1:?usage: bash bench/h200-check.sh trainer|sampling|verify|next|final|probe|products|rows|auto|units|dbuf|exp|embed|attn|final5|named|attn2|now6|dq|rank|xa|regs|t256|ceiling|ceiling2|t128h|final6|wT|tk32|cmp|ladder|t96|tq|scale|tenth|kv|defaults12}
 OUT=${OUT:-/tmp/h200-check-out}
 mkdir -p "$OUT"
 TOTAL=${H200_TOTAL_S:-560}
@@ -163,7 +163,8 @@ tq)
   i=0; for p in t96=0 t96=1 t96=0 t96=1; do i=$((i + 1)); PAT="== pretrain|tokens/s" t "pretrain-$i-${p//=/-}" 20 deno run -A "$J/profile.js" pretrain 16 1024 16 "perf=$p"; done
   ;;
 tenth)
-  # Written 2026-12-05 (tenth session; not run yet: no machine was lent that session). Two experiments for issue 16:
+  # Written 2026-12-05 (tenth session); run in the twelfth on an H100 (docs/benchmarks.md). Its switch q4t96 exists
+  # only at 888ff98 (removed after this part measured it). Experiments for issue 16:
   # - switch q4t96: the q4 products on 96 x 128 tiles with the 12 x 8 block (q4matmul_t96h.wgsl, q4matmul_t_t96h.wgsl:
   #   t96's tile for q4, bitwise tile128's sums), in case the q4 kernels too get three workgroups a multiprocessor (the
   #   16 x 8 q4 form, q4h, took 206-239 registers and lost). Registers (vkstats: h200-prep.sh dumps them), the big products
@@ -183,8 +184,30 @@ tenth)
   for p in q4t96=0 q4t96=1 narrowWg=2048,narrowMinK=64 lm128=1; do HEAD=40 PAT="== grpo|GPU busy|  [0-9]" t "profile-q4-${p//[=,]/-}" 40 deno run -A "$J/profile.js" grpo 16 1024 4 qwen2.5-0.5b 8 768 q4=1 "perf=$p"; done
   i=0; for p in lm128=0 lm128=1 lm128=0 lm128=1; do i=$((i + 1)); PAT="== pretrain|tokens/s" t "pretrain-$i-${p//=/-}" 20 deno run -A "$J/profile.js" pretrain 16 1024 16 "perf=$p"; done
   ;;
+defaults12)
+  # Written 2026-12-05 (twelfth session) after the kv and tenth parts ran on an H100: attnSplit=1 (the 0.5B q4 step 510.1
+  # -> 498.0 ms; its partials now in the split-K scratch, no buffer of their own) and narrowWg=1024,narrowMinK=128 (510.8
+  # -> 501.0) became the defaults; attnKv (slower: 516.9) is gone; lm128=2 (dz alone on 128-tiles: 29.4 -> 26.7 ms, the
+  # partials slower on 128-tiles) is new. The new defaults against the old ones (attnSplit=0,narrowWg=256,narrowMinK=256)
+  # in the same processes: PyTorch + PEFT, the q4 step stored and recomputed (peak buffers: the <= 3 GB
+  # goal), the f32 step (f32 >= q4), demo pretraining interleaved, the PyTorch cross-check at the new defaults, the big
+  # products, the q4 step's profile, then issue 16's T / B sweep and the registers if time is left. About 6 minutes:
+  # H200_TOTAL_S=380 (what a call with little device time left can take; the sweep is cut first).
+  # The parts in the order they matter (a short device budget cuts the last ones); the registers (vkstats) last.
+  OLD12=attnSplit=0,narrowWg=256,narrowMinK=256
+  t torch 70 python3 bench/torch/train.py --out "$OUT" --iters 5 --warmup 2 --no-sweep --attn eager
+  t q4 100 deno run -A "$J/train.js" qwen2.5-0.5b 8 768 16 1 3 step,recompute budget=90 out="$OUT/q4.json" "variants=$OLD12;lm128=2"
+  t f32 80 deno run -A "$J/train.js" qwen2.5-0.5b 8 768 16 0 3 step budget=70 out="$OUT/f32.json" "variants=$OLD12"
+  i=0; for p in new $OLD12 new $OLD12; do i=$((i + 1)); HEAD=12 PAT="== pretrain|tokens/s|GPU busy|attention" t "pretrain-$i-${p//[=,]/-}" 20 deno run -A "$J/profile.js" pretrain 16 1024 16 "perf=$p"; done
+  crosscheck
+  HEAD=30 PAT="^\| |cmp" t cmp 70 deno run -A "$J/profile.js" cmp tokens=6144 iters=20 rounds=4 "sw="
+  HEAD=40 PAT="== grpo|GPU busy|  [0-9]" t profile-q4 40 deno run -A "$J/profile.js" grpo 16 1024 4 qwen2.5-0.5b 8 768 q4=1
+  t q4-sweep 120 deno run -A "$J/train.js" qwen2.5-0.5b 8 768 16 1 2 step sweep=1 budget=110 out="$OUT/q4-sweep.json"
+  vkstats
+  ;;
 kv)
-  # Written 2026-12-05 (eleventh session; not run yet). Two experiments on the dk/dv kernel (55.3 ms of the 0.5B step at
+  # Written 2026-12-05 (eleventh session); run in the twelfth on an H100. Its switch attnKv exists only at 888ff98
+  # (removed after this part measured it; attnSplit became the default). Two experiments on the dk/dv kernel (55.3 ms of the 0.5B step at
   # about 9 TFLOP/s, pretraining's about 11): the switch attnKv (its score phase as a 2 keys x 4 queries block on half
   # the threads, the fused dq partial two rows a thread: 24% fewer workgroup-memory reads per query tile, bitwise the
   # default's dk, dv, dq) and the switch attnSplit (a workgroup per query head instead of the kv group's 7 heads one

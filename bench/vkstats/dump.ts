@@ -47,22 +47,17 @@ await encodeQ4Matmul(device, enc, x, q, y, M);
 await encodeQ4Matmul(device, enc, x, q, y, M, { tail: { a: xa, b: bF, r, scale: 2 } });
 await encodeQ4MatmulTransposed(device, enc, y, q, dx, M);
 await encodeQ4MatmulTransposed(device, enc, y, q, dx, M, { tail: { a: xa, b: aH, r, scale: 2 } });
-// The q4 kernels' 96-row forms (switch q4t96).
-for (const tail of [false, true]) {
-  await encodeQ4Matmul(device, enc, x, q, y, M, { variant: "tile96h", ...(tail ? { tail: { a: xa, b: bF, r, scale: 2 } } : {}) });
-  await encodeQ4MatmulTransposed(device, enc, y, q, dx, M, { variant: "tile96h", ...(tail ? { tail: { a: xa, b: aH, r, scale: 2 } } : {}) });
-}
 // Attention at the 0.5B step's heads (H 14, Hkv 2, D 64; the tiles depend on D and the workgroup memory, not on T): the
 // blocked forward, then the backward as the switches pick it (by default delta, the dk/dv kernel with the dq partial, the
-// reduce), and its dk/dv kernel under attnKv=1, attnSplit=1 (with its reduce) and both.
+// reduce; under attnSplit=1, the default, the split dk/dv kernel and its reduce), and its dk/dv kernel under attnSplit=0.
 {
   const a = { B: 1, T: 64, H: 14, Hkv: 2, D: 64 };
   const qb = () => buf(a.B * a.T * a.H * a.D), kb = () => buf(a.B * a.T * a.Hkv * a.D), rows = () => buf(a.B * a.H * a.T);
   const ab = { q: qb(), k: kb(), v: kb(), lens: storageBuffer(device, "vkstats-lens", new Uint32Array([a.T])), o: qb(), lse: rows(), dout: qb(), dq: qb(), dk: kb(), dv: kb(), delta: rows() };
   await encodeAttentionForward(device, enc, ab, a);
   const sw = perfSwitches();
-  for (const [attnKv, attnSplit] of [[0, 0], [1, 0], [0, 1], [1, 1]] as const) {
-    setPerfSwitches({ ...sw, attnKv, attnSplit });
+  for (const attnSplit of [0, 1] as const) {
+    setPerfSwitches({ ...sw, attnSplit });
     await encodeAttentionBackward(device, enc, ab, a);
   }
   setPerfSwitches(sw);

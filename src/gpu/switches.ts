@@ -136,20 +136,13 @@ export interface PerfSwitches {
    */
   tq: 0 | 1;
   /**
-   * q4 products that would run on the 128-tile q4 kernels run on 96 x 128 tiles with 16 x 8 threads, a 12 x 8 block
-   * each (1: q4matmul_t96h.wgsl, q4matmul_t_t96h.wgsl, LoRA tail included: t96's tile for q4), or stay on tile128 (0,
-   * the default). Each element's fmas in the same k order: bitwise tile128's sums where the split is the same.
-   * Experimental (issue 16's >= 35 TFLOP/s: the q4 products 31.6-34.3 on tile128); the 16 x 8 block's q4 form (q4h,
-   * 206-239 registers, only at 008b915) was slower.
-   */
-  q4t96: 0 | 1;
-  /**
    * The narrow kernel's split along K (the LoRA rank products: x A^T and dy B with r columns, dB = dy^T (xA), dA as its
-   * transpose; matmul.ts slicesOf): slices until the grid has about `narrowWg` workgroups (256, the default and every
-   * product's rule before) with at least `narrowMinK` contracted elements each (256, the default). These products read
+   * transpose; matmul.ts slicesOf): slices until the grid has about `narrowWg` workgroups (256 before, every
+   * product's rule) with at least `narrowMinK` contracted elements each (256 before). These products read
    * a whole activation (119.5 MB at 6144 x 4864) for 16 columns; on the H200 they ran at 0.85-1.0 TB/s, a fifth of its
    * bandwidth, on grids of 14-96 workgroups split 3-19 ways (2026-12-04): more, shorter slices put more loads in flight.
-   * Experimental (issue 16); the sums differ from the default's only in how the slices split K.
+   * Defaults 1024 and 128 since 2026-12-05 (the 0.5B q4 step 510.8 -> 501.0 ms on an H100; 256 / 256 before). The sums
+   * differ only in how the slices split K.
    */
   narrowWg: 256 | 512 | 1024 | 2048;
   narrowMinK: 64 | 128 | 256;
@@ -157,34 +150,26 @@ export interface PerfSwitches {
    * The vocabulary head's forward partials and its backward's dz on 128 x 128 tiles with an 8 x 8 block a thread (1:
    * lmhead_t128.wgsl, where the slice width is a multiple of 128, as the default 1024 is, and lmhead_grad_t128.wgsl), or
    * on 64 x 64 tiles with a 4 x 4 block (0, the default: lmhead.wgsl, lmhead_grad.wgsl). The same partials up to float
-   * rounding (the column tiles fold in another grouping); dz bitwise. Experimental (issue 16): on the H200 the partials
-   * took 34.5 ms and dz 29.6 of the f32 0.5B step's GPU time (24 and 28 TFLOP/s).
+   * rounding (the column tiles fold in another grouping); dz bitwise. 2: dz alone on 128 x 128 tiles. Experimental
+   * (issue 16): on an H100 (2026-12-05) the 128-tile partials took 37.9 ms of the q4 0.5B step against 34.7 (170
+   * registers), dz 26.7 against 29.4; the step level (510.4 against 510.8 ms).
    */
-  lm128: 0 | 1;
-  /**
-   * The register-blocked dk/dv kernel (attention_bwd_dkv_rb.wgsl) where its query tile is 16 rows (the default's 2 x 2
-   * block of S and dP a thread): its score phase as a 2 keys x 4 queries block on half the threads, and under
-   * attnDq=fused its dq partial two rows a thread (1), or as the default (0). Shared-memory reads of the kernel per
-   * query tile: 272 a thread at D 64 by the default (the score phase 8 vec4 reads per 4 dot products, the dq partial
-   * 5 per 4 FMAs), 208 under 1; the same sums in the same order (bitwise the default's dk, dv and dq). Experimental
-   * (issue 16): attention took 85.7 ms of the 0.5B q4 step's GPU time on the H200 at 10-15 TFLOP/s.
-   */
-  attnKv: 0 | 1;
+  lm128: 0 | 1 | 2;
   /**
    * The register-blocked dk/dv kernel's query heads: every head of a kv group in a workgroup of its own, the group's
-   * partial dk and dv summed by a reduce (1: attention_dkv_reduce.wgsl, a (B, T, Hkv, H / Hkv, D) scratch for each), or
-   * the group's heads one after another in one workgroup (0, the default). At the 0.5B step (7 heads a group) the grid
+   * partial dk and dv summed by a reduce (1, the default since 2026-12-05: attention_dkv_reduce.wgsl; the partials,
+   * (B, T, Hkv, H / Hkv, D) each, in the split-K scratch), or the group's heads one after another in one workgroup (0). At the 0.5B step (7 heads a group) the grid
    * is 384 workgroups, one wave of the H200, whose first key blocks each run 7 x 48 query tiles; split, 2,688 of at
-   * most 48. The same values up to rounding (the heads' sums are grouped differently). Experimental (issue 16): the
-   * kernel took 55.3 ms of the 0.5B step at about 9 TFLOP/s, pretraining's (3 heads a group) about 11.
+   * most 48. The same values up to rounding (the heads' sums are grouped differently). Measured on an H100 (2026-12-05):
+   * the 0.5B q4 step 510.1 -> 498.0 ms, pretraining's dk/dv kernel 23.1 -> 21.4 ms.
    */
   attnSplit: 0 | 1;
 }
 
 /** The current defaults. */
-export const NEW_SWITCHES: Readonly<PerfSwitches> = { passes: "merged", submit: "layer", q4: "tile128", bindCache: true, arena: true, splitK: "general", subgroups: true, recomputeLean: true, headRows: true, wideSplit: 3, tk: 16, q4tk: 16, vload: 1, loraTail: 1, embedBack: "links", attnNamed: 0, attnBwd: "blocked", attnFwd: "blocked", rank: "narrow", attnDq: "fused", t256: 0, t128h: 1, wT: 1, ka: 0, t96: 0, tq: 0, q4t96: 0, narrowWg: 256, narrowMinK: 256, lm128: 0, attnKv: 0, attnSplit: 0 };
+export const NEW_SWITCHES: Readonly<PerfSwitches> = { passes: "merged", submit: "layer", q4: "tile128", bindCache: true, arena: true, splitK: "general", subgroups: true, recomputeLean: true, headRows: true, wideSplit: 3, tk: 16, q4tk: 16, vload: 1, loraTail: 1, embedBack: "links", attnNamed: 0, attnBwd: "blocked", attnFwd: "blocked", rank: "narrow", attnDq: "fused", t256: 0, t128h: 1, wT: 1, ka: 0, t96: 0, tq: 0, narrowWg: 1024, narrowMinK: 128, lm128: 0, attnSplit: 1 };
 /** Every earlier behaviour. */
-export const OLD_SWITCHES: Readonly<PerfSwitches> = { passes: "split", submit: "once", q4: "tile64", bindCache: false, arena: false, splitK: "transA", subgroups: false, recomputeLean: false, headRows: false, wideSplit: 1, tk: 8, q4tk: 8, vload: 0, loraTail: 0, embedBack: "scan", attnNamed: 0, attnBwd: "lanes", attnFwd: "lanes", rank: "narrow", attnDq: "kernel", t256: 0, t128h: 0, wT: 0, ka: 0, t96: 0, tq: 0, q4t96: 0, narrowWg: 256, narrowMinK: 256, lm128: 0, attnKv: 0, attnSplit: 0 };
+export const OLD_SWITCHES: Readonly<PerfSwitches> = { passes: "split", submit: "once", q4: "tile64", bindCache: false, arena: false, splitK: "transA", subgroups: false, recomputeLean: false, headRows: false, wideSplit: 1, tk: 8, q4tk: 8, vload: 0, loraTail: 0, embedBack: "scan", attnNamed: 0, attnBwd: "lanes", attnFwd: "lanes", rank: "narrow", attnDq: "kernel", t256: 0, t128h: 0, wT: 0, ka: 0, t96: 0, tq: 0, narrowWg: 256, narrowMinK: 256, lm128: 0, attnSplit: 0 };
 
 const CHOICES: { [K in keyof PerfSwitches]: readonly string[] } = {
   passes: ["merged", "split"],
@@ -213,11 +198,9 @@ const CHOICES: { [K in keyof PerfSwitches]: readonly string[] } = {
   ka: ["0", "1", "2"],
   t96: ["0", "1"],
   tq: ["0", "1"],
-  q4t96: ["0", "1"],
   narrowWg: ["256", "512", "1024", "2048"],
   narrowMinK: ["64", "128", "256"],
-  lm128: ["0", "1"],
-  attnKv: ["0", "1"],
+  lm128: ["0", "1", "2"],
   attnSplit: ["0", "1"],
 };
 
@@ -320,9 +303,6 @@ export function parsePerfSwitches(spec: string, base: Readonly<PerfSwitches> = N
       case "tq":
         out.tq = v === "1" ? 1 : 0;
         break;
-      case "q4t96":
-        out.q4t96 = v === "1" ? 1 : 0;
-        break;
       case "narrowWg":
         out.narrowWg = Number(v) as PerfSwitches["narrowWg"];
         break;
@@ -330,10 +310,7 @@ export function parsePerfSwitches(spec: string, base: Readonly<PerfSwitches> = N
         out.narrowMinK = Number(v) as PerfSwitches["narrowMinK"];
         break;
       case "lm128":
-        out.lm128 = v === "1" ? 1 : 0;
-        break;
-      case "attnKv":
-        out.attnKv = v === "1" ? 1 : 0;
+        out.lm128 = v === "1" ? 1 : v === "2" ? 2 : 0;
         break;
       case "attnSplit":
         out.attnSplit = v === "1" ? 1 : 0;
@@ -345,7 +322,7 @@ export function parsePerfSwitches(spec: string, base: Readonly<PerfSwitches> = N
 
 /** "passes=merged,submit=layer,...": the form RLVR_PERF and the benches' perf= take. */
 export function formatPerfSwitches(s: Readonly<PerfSwitches>): string {
-  return `passes=${s.passes},submit=${s.submit},q4=${s.q4},bindCache=${s.bindCache ? 1 : 0},arena=${s.arena ? 1 : 0},splitK=${s.splitK},subgroups=${s.subgroups ? 1 : 0},recomputeLean=${s.recomputeLean ? 1 : 0},headRows=${s.headRows ? 1 : 0},wideSplit=${s.wideSplit},tk=${s.tk},q4tk=${s.q4tk},vload=${s.vload},loraTail=${s.loraTail},embedBack=${s.embedBack},attnNamed=${s.attnNamed},attnBwd=${s.attnBwd},attnFwd=${s.attnFwd},rank=${s.rank},attnDq=${s.attnDq},t256=${s.t256},t128h=${s.t128h},wT=${s.wT},ka=${s.ka},t96=${s.t96},tq=${s.tq},q4t96=${s.q4t96},narrowWg=${s.narrowWg},narrowMinK=${s.narrowMinK},lm128=${s.lm128},attnKv=${s.attnKv},attnSplit=${s.attnSplit}`;
+  return `passes=${s.passes},submit=${s.submit},q4=${s.q4},bindCache=${s.bindCache ? 1 : 0},arena=${s.arena ? 1 : 0},splitK=${s.splitK},subgroups=${s.subgroups ? 1 : 0},recomputeLean=${s.recomputeLean ? 1 : 0},headRows=${s.headRows ? 1 : 0},wideSplit=${s.wideSplit},tk=${s.tk},q4tk=${s.q4tk},vload=${s.vload},loraTail=${s.loraTail},embedBack=${s.embedBack},attnNamed=${s.attnNamed},attnBwd=${s.attnBwd},attnFwd=${s.attnFwd},rank=${s.rank},attnDq=${s.attnDq},t256=${s.t256},t128h=${s.t128h},wT=${s.wT},ka=${s.ka},t96=${s.t96},tq=${s.tq},narrowWg=${s.narrowWg},narrowMinK=${s.narrowMinK},lm128=${s.lm128},attnSplit=${s.attnSplit}`;
 }
 
 function fromEnv(): PerfSwitches {

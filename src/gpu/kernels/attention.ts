@@ -7,6 +7,8 @@ import { computePipeline, dispatch, sharedScratch, uniformBuffer } from "../devi
 import { perfSwitches } from "../switches.ts";
 import type { AttentionDims } from "./attention.ref.ts";
 import { grid } from "./layer-common.ts";
+import { scratchBuffer } from "./matmul.ts";
+import type { Bindable } from "../recorder.ts";
 import forwardSource from "./attention.wgsl" with { type: "text" };
 import forwardBlockedSource from "./attention_rb.wgsl" with { type: "text" };
 import dqSource from "./attention_bwd_dq.wgsl" with { type: "text" };
@@ -207,10 +209,9 @@ async function encodeBlockedBackward(device: GPUDevice, enc: GPUCommandEncoder, 
   dispatch(device, enc, dq, [buf.q, buf.k, buf.v, buf.o, buf.dout, buf.lse, buf.lens, buf.dq, buf.delta, dims], [Math.ceil(a.T / dqT.own), a.H, a.B]);
   // k, v, q, dout tiles, P and dS tiles, lse and delta of the streamed rows.
   const kvT = blockedTiles(device, a.D, DKV_WORDS, cap);
-  const kv = dkvBlock(kvT);
   const parts = dkvParts(a);
-  const dkv = await computePipeline(device, `attention-backward-dkv-blocked${kv.tag}${parts > 1 ? "-split" : ""}`, blockedSource(dkvBlockedSource, true), {
-    D4: a.D / 4, BK: kvT.own, BQ: kvT.tile, KR: kvT.fOwn, QR: kv.QR, JMAX: kvT.JMAX, PARTS: parts,
+  const dkv = await computePipeline(device, `attention-backward-dkv-blocked${parts > 1 ? "-split" : ""}`, blockedSource(dkvBlockedSource, true), {
+    D4: a.D / 4, BK: kvT.own, BQ: kvT.tile, KR: kvT.fOwn, QR: kvT.fTile, JMAX: kvT.JMAX, PARTS: parts,
   });
   const out = dkvTargets(device, buf, a, parts);
   dispatch(device, enc, dkv, [buf.q, buf.k, buf.v, buf.dout, buf.lse, buf.delta, buf.lens, out.dk, out.dv, dims], [Math.ceil(a.T / kvT.own), a.Hkv * parts, a.B]);
@@ -228,28 +229,27 @@ export function dkvParts(a: AttentionDims): number {
   return perfSwitches().attnSplit === 1 ? a.H / a.Hkv : 1;
 }
 
-/** Where the dk/dv kernel writes: dk and dv, or with parts > 1 the partial sums' scratch (B, T, Hkv, parts, D) each. */
-function dkvTargets(device: GPUDevice, buf: AttentionBackwardBuffers, a: AttentionDims, parts: number): { dk: GPUBuffer; dv: GPUBuffer } {
+/**
+ * Where the dk/dv kernel writes: dk and dv, or with parts > 1 the partial sums, (B, T, Hkv, parts, D) each, as two
+ * windows of the device's split-K scratch (matmul.ts scratchBuffer). It lives only from the dk/dv kernel to the reduce
+ * right after it, where no product runs, and at the 0.5B step (44 MB of partials) the products' splits have already
+ * grown it to 63 MiB: no buffer of its own, so the recomputed step's peak stays where it was (its own two buffers added
+ * 44 MB, over the 3 GB the recomputed step is held to).
+ */
+function dkvTargets(device: GPUDevice, buf: AttentionBackwardBuffers, a: AttentionDims, parts: number): { dk: Bindable; dv: Bindable } {
   if (parts === 1) return { dk: buf.dk, dv: buf.dv };
   const bytes = a.B * a.T * a.Hkv * parts * a.D * 4;
-  return { dk: sharedScratch(device, "attention-dk-partials", bytes), dv: sharedScratch(device, "attention-dv-partials", bytes) };
+  const align = device.limits.minStorageBufferOffsetAlignment;
+  const at = Math.ceil(bytes / align) * align;
+  const scratch = scratchBuffer(device, at + bytes);
+  return { dk: { buffer: scratch, offset: 0, size: bytes }, dv: { buffer: scratch, offset: at, size: bytes } };
 }
 
 /** With parts > 1: dk and dv as the sums of the dk/dv kernel's parts (attention_dkv_reduce.wgsl). */
-async function encodeDkvReduce(device: GPUDevice, enc: GPUCommandEncoder, buf: AttentionBackwardBuffers, a: AttentionDims, dims: GPUBuffer, parts: number, out: { dk: GPUBuffer; dv: GPUBuffer }) {
+async function encodeDkvReduce(device: GPUDevice, enc: GPUCommandEncoder, buf: AttentionBackwardBuffers, a: AttentionDims, dims: GPUBuffer, parts: number, out: { dk: Bindable; dv: Bindable }) {
   if (parts === 1) return;
   const reduce = await computePipeline(device, "attention-backward-dkv-reduce", withDims(dkvReduceSource), { D4: a.D / 4, PARTS: parts });
   dispatch(device, enc, reduce, [out.dk, out.dv, buf.dk, buf.dv, dims], grid(a.B * a.T * a.Hkv * (a.D / 4), 64));
-}
-
-/**
- * The dk/dv kernel's score block: the tiles' (fOwn keys x fTile queries a thread), or under the switch attnKv=1, where
- * that is 2 x 2 on 16-query tiles, 2 x 4 on half the threads (attention_rb_common.wgsl scoresSdP24). `tag` ends the
- * pipeline's label ("-24" when the switch is on, in the fused dq's partial too), so profiles show which kernel ran.
- */
-export function dkvBlock(t: BlockedTiles): { QR: number; tag: string; rows2: boolean } {
-  if (perfSwitches().attnKv !== 1) return { QR: t.fTile, tag: "", rows2: false };
-  return { QR: t.fOwn === 2 && t.tile === 16 ? 4 : t.fTile, tag: "-24", rows2: true };
 }
 
 /** Workgroup words of attention_bwd_dkv_rb.wgsl: k, v, q, dout tiles, P and dS tiles, lse and delta of the streamed rows. */
@@ -287,11 +287,10 @@ async function encodeFusedDqBackward(device: GPUDevice, enc: GPUCommandEncoder, 
   dispatch(device, enc, delta, [buf.o, buf.dout, buf.lens, buf.delta, dims], grid(a.B * a.H * a.T, 64));
   const marker = "      // DQ_PARTIAL:";
   if (!dkvBlockedSource.includes(marker)) throw new Error("attention_bwd_dkv_rb.wgsl: no DQ_PARTIAL line");
-  const kv = dkvBlock(kvT);
   const parts = dkvParts(a);
-  const fusedSource = blockedSource(dkvBlockedSource.replace(marker, `      ${kv.rows2 ? "dqPartialRows2" : "dqPartial"}(tid, b, h, q0, wg.x); //`), true);
-  const dkv = await computePipeline(device, `attention-backward-dkv-dqp${kv.tag}${parts > 1 ? "-split" : ""}`, `${fusedSource}\n${dqPartialSource}\n${dqpLayoutSource}`, {
-    D4, BK: kvT.own, BQ: kvT.tile, KR: kvT.fOwn, QR: kv.QR, JMAX: kvT.JMAX, PARTS: parts,
+  const fusedSource = blockedSource(dkvBlockedSource.replace(marker, "      dqPartial(tid, b, h, q0, wg.x); //"), true);
+  const dkv = await computePipeline(device, `attention-backward-dkv-dqp${parts > 1 ? "-split" : ""}`, `${fusedSource}\n${dqPartialSource}\n${dqpLayoutSource}`, {
+    D4, BK: kvT.own, BQ: kvT.tile, KR: kvT.fOwn, QR: kvT.fTile, JMAX: kvT.JMAX, PARTS: parts,
   });
   const dqp = sharedScratch(device, "attention-dq-partials", Math.max(bytes, 16));
   const out = dkvTargets(device, buf, a, parts);

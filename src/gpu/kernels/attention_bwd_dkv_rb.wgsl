@@ -6,8 +6,7 @@
 // dk and dv, (B, T, Hkv, PARTS, D / 4); attention_dkv_reduce.wgsl sums the parts in order. Per tile, two GEMM-like phases:
 //  - scores: thread (kp, tp) computes S and dP for KR keys kp + SK i and QR queries tp + SQ i (a KR x QR
 //    block: each K / V vec4 read feeds QR dot products, each Q / dout vec4 KR), then P and dS into
-//    (BQ, BK) tiles stored key-fastest, so four consecutive keys are one vec4 (under the switch attnKv=1, QR = 4
-//    and the first half of the threads do it: fewer workgroup-memory reads for the same sums);
+//    (BQ, BK) tiles stored key-fastest, so four consecutive keys are one vec4;
 //  - sums: thread (kg, c) owns keys 4 kg .. 4 kg + 3 and vec4 columns c, c + 16 of dk and dv (named
 //    registers), reading one P vec4, one dS vec4, one dout vec4 and one q vec4 per query and column.
 // Needs D % 4 == 0 (rows are vec4 in the buffers); attention.ts uses attention_bwd_dkv.wgsl otherwise.
@@ -30,9 +29,9 @@ override D4: u32 = 16u;          // vec4 columns of a row (D / 4), at most 16 * 
 override BK: u32 = 32u;          // key rows per workgroup, a multiple of 4
 override BQ: u32 = 16u;          // query rows per tile, 4 KR QR
 override KR: u32 = 2u;           // keys per thread in the score phase (1 or 2)
-override QR: u32 = 2u;           // queries per thread in the score phase (1 or 2; 4 under attnKv=1, with KR 2 and BQ 16)
+override QR: u32 = 2u;           // queries per thread in the score phase (1 or 2)
 override JMAX: u32 = 1u;         // vec4 columns per thread in the sums (1, or 2 where D4 > 16)
-override NT: u32 = 4u * BK;      // threads: (BK / KR) (BQ / QR) in the score phase (half of them at QR 4), 16 (BK / 4) in the sums
+override NT: u32 = 4u * BK;      // threads: (BK / KR) (BQ / QR) in the score phase, 16 (BK / 4) in the sums
 override DS4: u32 = D4 + 1u;     // vec4 row stride of the K, V, Q and dout tiles (a spare vec4 against bank conflicts)
 override BK4: u32 = BK / 4u;     // vec4 per query row of the P and dS tiles
 override PARTS: u32 = 1u;        // workgroups sharing a (batch, kv head, key block), a divisor of H / Hkv (attnSplit=1)
@@ -90,20 +89,7 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) tid: 
         rowDelta[e] = dl;
       }
       workgroupBarrier();
-      if (QR == 4u) {
-        // Switch attnKv=1 (KR = 2): keys kp, kp + SK x queries tp + i SQ on the first (BK / 2) (BQ / 4) threads.
-        if (tid < (BK / KR) * SQ) {
-          let sc = scoresSdP24(tp, SQ, kp, kp + SK);
-          putPds(kp, tp, j0, q0, len, sc.s0.x, sc.d0.x);
-          putPds(kp, tp + SQ, j0, q0, len, sc.s0.y, sc.d0.y);
-          putPds(kp, tp + 2u * SQ, j0, q0, len, sc.s0.z, sc.d0.z);
-          putPds(kp, tp + 3u * SQ, j0, q0, len, sc.s0.w, sc.d0.w);
-          putPds(kp + SK, tp, j0, q0, len, sc.s1.x, sc.d1.x);
-          putPds(kp + SK, tp + SQ, j0, q0, len, sc.s1.y, sc.d1.y);
-          putPds(kp + SK, tp + 2u * SQ, j0, q0, len, sc.s1.z, sc.d1.z);
-          putPds(kp + SK, tp + 3u * SQ, j0, q0, len, sc.s1.w, sc.d1.w);
-        }
-      } else {
+      {
         // Keys kp, kp + SK x queries tp, tp + SQ (the block's components are query-major: y is key kp + SK).
         let sc = scoresSdP(tp, tp + SQ, kp, kp + SK);
         putPds(kp, tp, j0, q0, len, sc.s.x, sc.dp.x);

@@ -28,29 +28,3 @@ fn dqPartial(tid: u32, b: u32, h: u32, q0: u32, kb: u32) {
     }
   }
 }
-
-// dqPartial under the switch attnKv=1: thread e owns vec4 column e % D4 of rows r = e / D4 and r + BQ / 2, so each ks
-// vec4 read feeds both rows (6 reads per 8 FMAs, dqPartial 5 per 4). Each row's sum is dqPartial's, in the same order.
-fn dqPartialRows2(tid: u32, b: u32, h: u32, q0: u32, kb: u32) {
-  let half = BQ / 2u;
-  for (var e = tid; e < half * D4; e += NT) {
-    let r0 = e / D4;
-    let r1 = r0 + half;
-    let c = e % D4;
-    var a0 = vec4f(0.0);
-    var a1 = vec4f(0.0);
-    for (var kg = 0u; kg < BK4; kg++) {
-      let d0 = dst[r0 * BK4 + kg];
-      let d1 = dst[r1 * BK4 + kg];
-      let k4 = 4u * kg * DS4 + c;
-      let kx = ks[k4];
-      let ky = ks[k4 + DS4];
-      let kz = ks[k4 + 2u * DS4];
-      let kw = ks[k4 + 3u * DS4];
-      a0 = fma(vec4f(d0.x), kx, a0); a0 = fma(vec4f(d0.y), ky, a0); a0 = fma(vec4f(d0.z), kz, a0); a0 = fma(vec4f(d0.w), kw, a0);
-      a1 = fma(vec4f(d1.x), kx, a1); a1 = fma(vec4f(d1.y), ky, a1); a1 = fma(vec4f(d1.z), kz, a1); a1 = fma(vec4f(d1.w), kw, a1);
-    }
-    if (q0 + r0 < dims.T) { dqp[dqpAt(kb, b, q0 + r0, h) + c] = a0; }
-    if (q0 + r1 < dims.T) { dqp[dqpAt(kb, b, q0 + r1, h) + c] = a1; }
-  }
-}

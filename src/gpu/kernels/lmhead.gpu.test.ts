@@ -120,7 +120,7 @@ Deno.test("lmhead forward partials on 128x128 tiles (switch lm128): ragged rows 
   }
 });
 
-Deno.test("lmhead backward's dz on 128x128 tiles (switch lm128): dh and dW bitwise the 64-tile kernel's, ragged rows and chunks, with and without the entropy term", async () => {
+Deno.test("lmhead backward's dz on 128x128 tiles (switch lm128=1 and =2): dh and dW bitwise the 64-tile kernel's, ragged rows and chunks, with and without the entropy term", async () => {
   const { device } = gpu;
   const { setPerfSwitches } = await import("../switches.ts");
   const prev = setPerfSwitches({});
@@ -135,7 +135,7 @@ Deno.test("lmhead backward's dz on 128x128 tiles (switch lm128): dh and dW bitwi
       const g = rng.uniformArray(d.N), gEnt = rng.uniformArray(d.N);
       const bwd: LmHeadBackwardOpts = { chunk };
       const out: Float32Array[][] = [];
-      for (const lm128 of [0, 1] as const) {
+      for (const lm128 of [0, 1, 2] as const) {
         setPerfSwitches({ ...prev, lm128 });
         const b = {
           h: storageBuffer(device, "h", h), w: storageBuffer(device, "w", w), targets: storageBuffer(device, "targets", targets),
@@ -150,7 +150,7 @@ Deno.test("lmhead backward's dz on 128x128 tiles (switch lm128): dh and dW bitwi
         out.push([await readF32(device, b.dh), await readF32(device, b.dw)]);
         for (const x of Object.values(b)) x.destroy();
       }
-      for (const [i, name] of ["dh", "dW"].entries()) assertSameBits(out[1][i], out[0][i], `${name} ${JSON.stringify(d)} (lm128)`, "the 64-tile kernel's");
+      for (const k of [1, 2]) for (const [i, name] of ["dh", "dW"].entries()) assertSameBits(out[k][i], out[0][i], `${name} ${JSON.stringify(d)} (lm128=${k})`, "the 64-tile kernel's");
     }
   } finally {
     setPerfSwitches(prev);

@@ -190,8 +190,8 @@ export async function encodeLmheadBackward(
   const hasEnt = buf.gEnt !== undefined;
   const scale = o.scale ?? 1;
   if (hasEnt && !buf.entropy) throw new Error("lmhead: gEnt needs the forward's entropy");
-  // Switch lm128: dz on 128x128 tiles (lmhead_grad_t128.wgsl; bitwise lmhead_grad.wgsl's).
-  const tile = perfSwitches().lm128 === 1 ? 128 : 64;
+  // Switch lm128 (1 or 2): dz on 128x128 tiles (lmhead_grad_t128.wgsl; bitwise lmhead_grad.wgsl's).
+  const tile = perfSwitches().lm128 !== 0 ? 128 : 64;
   const grad = await computePipeline(device, tile === 128 ? "lmhead-grad-t128" : "lmhead-grad", `${tile === 128 ? grad128Source : gradSource}\n${gradCommon}`, { HAS_ENT: hasEnt ? 1 : 0 });
   for (let vStart = 0; vStart < d.V; vStart += chunk) {
     const vCount = Math.min(chunk, d.V - vStart);

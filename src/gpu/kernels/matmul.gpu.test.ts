@@ -219,20 +219,20 @@ Deno.test("matmul: split-K of every transpose combination (switch splitK general
     if (splitKSlices(o) < 2) throw new Error(`expected ${JSON.stringify(o)} to be split`);
     await check(o, seed++);
   }
-  // The 0.5B step: x A^T 6144x16x896 and dy B 6144x16x4864 (96 narrow tiles) and k/v x W^T 6144x128x896 (48 tiles) split;
-  // of the projections, the 896-wide outputs (336 128-tiles) with K >= 768 split in 3 (switch wideSplit), the 4,864-wide ones
+  // The 0.5B step: x A^T 6144x16x896 and dy B 6144x16x4864 (96 narrow tiles; 7 and 11 slices under the narrow kernel's
+  // defaults narrowWg=1024, narrowMinK=128) and k/v x W^T 6144x128x896 (48 tiles) split; of the projections, the 896-wide outputs (336 128-tiles) with K >= 768 split in 3 (switch wideSplit), the 4,864-wide ones
   // (1,824 tiles) and K = 128 do not.
   const sl = (o: EncodeMatmulOpts) => splitKSlices(o);
   const prev = setPerfSwitches({ wideSplit: 3 });
   try {
     const want: [EncodeMatmulOpts, number][] = [
-      [{ M: 6144, N: 16, K: 896, transB: true }, 3], [{ M: 6144, N: 16, K: 4864 }, 3], [{ M: 6144, N: 128, K: 896, transB: true }, 3],
+      [{ M: 6144, N: 16, K: 896, transB: true }, 7], [{ M: 6144, N: 16, K: 4864 }, 11], [{ M: 6144, N: 128, K: 896, transB: true }, 3],
       [{ M: 6144, N: 896, K: 896, transB: true }, 3], [{ M: 6144, N: 896, K: 4864 }, 3], [{ M: 6144, N: 4864, K: 896, transB: true }, 1],
-      [{ M: 6144, N: 896, K: 128 }, 1], [{ M: 16, N: 896, K: 6144, transA: true }, 19],
+      [{ M: 6144, N: 896, K: 128 }, 1], [{ M: 16, N: 896, K: 6144, transA: true }, 48],
     ];
     for (const [o, n] of want) if (sl(o) !== n) throw new Error(`${JSON.stringify(o)}: ${sl(o)} slices, want ${n}`);
     setPerfSwitches({ splitK: "transA", wideSplit: 1 });
-    if (sl({ M: 6144, N: 16, K: 896, transB: true }) !== 1 || sl({ M: 16, N: 896, K: 6144, transA: true }) !== 19) throw new Error("splitK transA: only transposed-A products split");
+    if (sl({ M: 6144, N: 16, K: 896, transB: true }) !== 1 || sl({ M: 16, N: 896, K: 6144, transA: true }) !== 48) throw new Error("splitK transA: only transposed-A products split");
     if (sl({ M: 6144, N: 896, K: 4864 }) !== 1) throw new Error("wideSplit=1: no 128-tile product splits");
   } finally {
     setPerfSwitches(prev);
@@ -244,17 +244,18 @@ Deno.test("matmul: the narrow kernel's split under the switches narrowWg / narro
   await withLabels(async (prev, labels) => {
     const { setPerfSwitches } = await import("../switches.ts");
     const sl = (o: EncodeMatmulOpts) => splitKSlices(o);
-    // [product, slices at the defaults, at narrowWg=1024, at narrowWg=2048,narrowMinK=64]: x A^T (96 tiles), x A^T of down,
-    // dB = dy^T xa (76 tiles), dA = (dyB)^T x (run transposed: 14 tiles); and two products of other kernels.
-    const shapes: [EncodeMatmulOpts, number, number, number][] = [
-      [{ M: 6144, N: 16, K: 896, transB: true }, 3, 3, 14],
-      [{ M: 6144, N: 16, K: 4864, transB: true }, 3, 11, 22],
-      [{ M: 4864, N: 16, K: 6144, transA: true }, 4, 14, 27],
-      [{ M: 16, N: 896, K: 6144, transA: true }, 19, 24, 96],
-      [{ M: 6144, N: 896, K: 4864 }, 3, 3, 3],
-      [{ M: 6144, N: 128, K: 896, transB: true }, 3, 3, 3],
+    // [product, slices at the defaults (narrowWg=1024, narrowMinK=128 since 2026-12-05), at the earlier 256 / 256, at
+    // narrowWg=1024,narrowMinK=256, at narrowWg=2048,narrowMinK=64]: x A^T (96 tiles), x A^T of down, dB = dy^T xa (76
+    // tiles), dA = (dyB)^T x (run transposed: 14 tiles); and two products of other kernels.
+    const shapes: [EncodeMatmulOpts, number, number, number, number][] = [
+      [{ M: 6144, N: 16, K: 896, transB: true }, 7, 3, 3, 14],
+      [{ M: 6144, N: 16, K: 4864, transB: true }, 11, 3, 11, 22],
+      [{ M: 4864, N: 16, K: 6144, transA: true }, 14, 4, 14, 27],
+      [{ M: 16, N: 896, K: 6144, transA: true }, 48, 19, 24, 96],
+      [{ M: 6144, N: 896, K: 4864 }, 3, 3, 3, 3],
+      [{ M: 6144, N: 128, K: 896, transB: true }, 3, 3, 3, 3],
     ];
-    const sets: Partial<PerfSwitches>[] = [{}, { narrowWg: 1024 }, { narrowWg: 2048, narrowMinK: 64 }];
+    const sets: Partial<PerfSwitches>[] = [{}, { narrowWg: 256, narrowMinK: 256 }, { narrowWg: 1024, narrowMinK: 256 }, { narrowWg: 2048, narrowMinK: 64 }];
     for (const [i, set] of sets.entries()) {
       setPerfSwitches({ ...prev, wideSplit: 3, ...set });
       for (const [o, ...want] of shapes) if (sl(o) !== want[i]) throw new Error(`${JSON.stringify(set)} ${JSON.stringify(o)}: ${sl(o)} slices, want ${want[i]}`);

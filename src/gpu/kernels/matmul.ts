@@ -296,7 +296,7 @@ export function rows96(text: string): string {
 /**
  * `text` without the 16 x 8 block's fourth row group: every line (comments kept) naming its accumulators r12 .. r15, its
  * tile read a3 or its store row m3. Exactly `count` lines must go, else an error naming `name` and `why` (a kernel text
- * that changed under the transform). rows96 and the q4 96-row kernels' LoRA tail (q4matmul.ts) use it.
+ * that changed under the transform). rows96 uses it.
  */
 export function withoutRowGroup3(text: string, count: number, name: string, why: string): string {
   const lines = text.split("\n");

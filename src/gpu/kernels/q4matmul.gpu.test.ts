@@ -1,4 +1,4 @@
-import { assert, assertClose, assertRejects, assertSameBits } from "../../../tests/assert.ts";
+import { assert, assertClose, assertRejects } from "../../../tests/assert.ts";
 import { Rng } from "../../core/rng.ts";
 import { poison, readF32, requestGpu, storageBuffer } from "../device.ts";
 import { encodeQ4Matmul, encodeQ4MatmulTransposed, pickQ4, Q4_VARIANTS, q4TailFuses, type Q4Variant, uploadQ4 } from "./q4matmul.ts";
@@ -144,18 +144,6 @@ Deno.test("q4 kernel choice: tile128 where both output sides fill 128-wide tiles
   assert(pickQ4(6144, 896, "tile128", 128) === "tile128", "forced, short K");
 });
 
-Deno.test("q4 kernel choice under the switch q4t96: tile96h wherever tile128 would run", async () => {
-  const { setPerfSwitches } = await import("../switches.ts");
-  const prev = setPerfSwitches({ q4t96: 1 });
-  try {
-    assert(pickQ4(6144, 896) === "tile96h" && pickQ4(6144, 4864) === "tile96h", "0.5B shapes");
-    assert(pickQ4(6144, 128) === "tile64" && pickQ4(6144, 896, undefined, 128) === "tile64", "tile64 where tile128 would not run");
-    assert(pickQ4(6144, 896, undefined, 128, true) === "tile96h" && q4TailFuses(6144, 896, undefined, 128), "k/v dx with its tail inside");
-  } finally {
-    setPerfSwitches(prev);
-  }
-});
-
 for (const variant of Q4_VARIANTS) Deno.test(`q4matmul and its transpose, ${variant}: accumulate adds into the existing output (forward with a bias)`, async () => {
   await checkAccumulate(139, 70, 145, 200, variant, "accumulate");
 });
@@ -170,7 +158,7 @@ Deno.test("q4matmul: an output smaller than (N, Nout) is rejected", async () => 
   for (const b of [x, y, w.packed, w.scales]) b.destroy();
 });
 
-Deno.test("q4matmul and its transpose, tile128 and tile96h with contracted steps of 8 and 16 (switch q4tk; the other tests run the default): ragged tiles, partial blocks and steps, split, accumulate and bias, against float64", async () => {
+Deno.test("q4matmul and its transpose, tile128 with contracted steps of 8 and 16 (switch q4tk; the other tests run the default): ragged tiles, partial blocks and steps, split, accumulate and bias, against float64", async () => {
   const { t128Step } = await import("./matmul.ts");
   const { setPerfSwitches } = await import("../switches.ts");
   const prev = setPerfSwitches({});
@@ -181,17 +169,14 @@ Deno.test("q4matmul and its transpose, tile128 and tile96h with contracted steps
         console.log(`q4tk=${step}: skipped, the device's workgroup memory (${gpu.device.limits.maxComputeWorkgroupStorageSize} bytes) is short of 16,896`);
         continue;
       }
-      for (const variant of ["tile128", "tile96h"] as const) {
-        let seed = 800;
-        setPerfSwitches({ wideSplit: prev.wideSplit });
-        // K and Nout not multiples of 16 or 32 (a partial last step and block), past one tile on every side.
-        for (const [N, K, Nout] of [[1, 32, 1], [7, 45, 13], [130, 200, 31], [129, 161, 257], [257, 300, 131]]) {
-          for (const zp of [false, true]) await check(N, K, Nout, zp, seed++, variant);
-        }
-        setPerfSwitches({ wideSplit: 3 });
-        await check(130, 810, 790, true, seed++, variant); // 3 slices each way
-        await checkAccumulate(139, 70, 145, seed, variant, `${variant} k${step} accumulate`);
+      let seed = 800;
+      // K and Nout not multiples of 16 or 32 (a partial last step and block), past one tile on every side.
+      for (const [N, K, Nout] of [[1, 32, 1], [7, 45, 13], [130, 200, 31], [129, 161, 257], [257, 300, 131]]) {
+        for (const zp of [false, true]) await check(N, K, Nout, zp, seed++, "tile128");
       }
+      setPerfSwitches({ wideSplit: 3 });
+      await check(130, 810, 790, true, seed++, "tile128"); // 3 slices each way
+      await checkAccumulate(139, 70, 145, seed, "tile128", `k${step} accumulate`);
     }
   } finally {
     setPerfSwitches(prev);
@@ -209,7 +194,7 @@ Deno.test("q4matmul and its transpose with the LoRA tail (switch loraTail): insi
     // loraTail on, then off.
     for (const on of [1, 0] as const) {
       setPerfSwitches({ loraTail: on });
-      for (const [N, K, Nout, r, variant] of [[300, 256, 200, 16, "tile128"], [1000, 1024, 160, 5, "tile128"], [1000, 160, 1024, 5, "tile128"], [70, 96, 66, 16, "tile64"], [300, 256, 200, 16, "tile96h"], [1000, 1024, 160, 5, "tile96h"], [1000, 160, 1024, 20, "tile96h"]] as const) {
+      for (const [N, K, Nout, r, variant] of [[300, 256, 200, 16, "tile128"], [1000, 1024, 160, 5, "tile128"], [1000, 160, 1024, 5, "tile128"], [70, 96, 66, 16, "tile64"]] as const) {
         const rng = new Rng(seed++);
         const w = randomWeight(rng, Nout, K, true);
         const [x, dy, y0, dx0, bias] = [rng.uniformArray(N * K), rng.uniformArray(N * Nout), rng.uniformArray(N * Nout), rng.uniformArray(N * K), rng.uniformArray(Nout)];
@@ -217,7 +202,7 @@ Deno.test("q4matmul and its transpose with the LoRA tail (switch loraTail): insi
         const [xa, B, dyB, A] = [rng.uniformArray(N * r), rng.uniformArray(Nout * r), rng.uniformArray(N * r), rng.uniformArray(r * K)];
         const s = 1.75;
         const { q4TailFuses } = await import("./q4matmul.ts");
-        assert(q4TailFuses(N, Nout, variant) === (on === 1 && variant !== "tile64") && q4TailFuses(N, K, variant) === (on === 1 && variant !== "tile64"), "fused where expected");
+        assert(q4TailFuses(N, Nout, variant) === (on === 1 && variant === "tile128") && q4TailFuses(N, K, variant) === (on === 1 && variant === "tile128"), "fused where expected");
         const wg = uploadQ4(device, "w", w);
         const bufs = [x, dy, y0, dx0, bias, xa, B, dyB, A].map((d, i) => storageBuffer(device, `b${i}`, d));
         const [gx, gdy, gy, gdx, gb, gxa, gB, gdyB, gA] = bufs;
@@ -234,48 +219,6 @@ Deno.test("q4matmul and its transpose with the LoRA tail (switch loraTail): insi
         for (const b of [...bufs, wg.packed, wg.scales]) b.destroy();
         wg.zeroPoints?.destroy();
       }
-    }
-  } finally {
-    setPerfSwitches(prev);
-  }
-});
-
-Deno.test("q4matmul and its transpose, tile96h (switch q4t96) bitwise tile128: ragged tiles, zero points, split, accumulate with bias, the LoRA tail", async () => {
-  const { device } = gpu;
-  const { setPerfSwitches } = await import("../switches.ts");
-  const prev = setPerfSwitches({});
-  /** y and dx of one case on `variant` (the same inputs for both variants: the same seed). */
-  const run = async (N: number, K: number, Nout: number, r: number, seed: number, variant: Q4Variant) => {
-    const rng = new Rng(seed);
-    const w = randomWeight(rng, Nout, K, seed % 2 === 0);
-    const [x, dy, y0, dx0, bias] = [rng.uniformArray(N * K), rng.uniformArray(N * Nout), rng.uniformArray(N * Nout), rng.uniformArray(N * K), rng.uniformArray(Nout)];
-    // Without a tail (r = 0) its buffers are placeholders of one element (a buffer of no bytes is refused).
-    const [xa, B, dyB, A] = [rng.uniformArray(N * r || 1), rng.uniformArray(Nout * r || 1), rng.uniformArray(N * r || 1), rng.uniformArray(r * K || 1)];
-    const wg = uploadQ4(device, "w", w);
-    const bufs = [x, dy, y0, dx0, bias, xa, B, dyB, A].map((d, i) => storageBuffer(device, `b${i}`, d));
-    const [gx, gdy, gy, gdx, gb, gxa, gB, gdyB, gA] = bufs;
-    const enc = device.createCommandEncoder();
-    const tailY = r ? { tail: { a: gxa, b: gB, r, scale: 1.75 } } : {};
-    const tailDx = r ? { tail: { a: gdyB, b: gA, r, scale: 1.75 } } : {};
-    await encodeQ4Matmul(device, enc, gx, wg, gy, N, { accumulate: true, bias: gb, variant, ...tailY });
-    await encodeQ4MatmulTransposed(device, enc, gdy, wg, gdx, N, { accumulate: true, variant, ...tailDx });
-    device.queue.submit([enc.finish()]);
-    const out = { y: await readF32(device, gy), dx: await readF32(device, gdx) };
-    for (const b of [...bufs, wg.packed, wg.scales]) b.destroy();
-    wg.zeroPoints?.destroy();
-    return out;
-  };
-  try {
-    let seed = 900;
-    // [N, K, Nout, r]: ragged on every side (rows past 96 and 192, K and Nout past 128 and not multiples of 32), a split
-    // one (130 x 810 x 790: 3 slices under both tilings), and the tail (r = 5, 16) unsplit and split.
-    for (const [N, K, Nout, r] of [[1, 32, 1, 0], [97, 161, 257, 0], [193, 300, 131, 0], [130, 810, 790, 0], [300, 256, 200, 16], [1000, 1024, 160, 5]]) {
-      setPerfSwitches({ wideSplit: 3 });
-      const a = await run(N, K, Nout, r, seed, "tile128");
-      const b = await run(N, K, Nout, r, seed, "tile96h");
-      assertSameBits(b.y, a.y, `y N ${N} K ${K} Nout ${Nout} r ${r}`, "tile128");
-      assertSameBits(b.dx, a.dx, `dx N ${N} K ${K} Nout ${Nout} r ${r}`, "tile128");
-      seed++;
     }
   } finally {
     setPerfSwitches(prev);

@@ -2,8 +2,6 @@
 // docs/kernels.md. Two kernels each way, with the same bindings:
 //   tile64   q4matmul.wgsl / q4matmul_t.wgsl            64x64 tiles, 4x4 per thread (the earlier ones)
 //   tile128  q4matmul_t128.wgsl / q4matmul_t_t128.wgsl  128x128 tiles, matmul_t128.wgsl's inner loop
-//   tile96h  q4matmul_t96h.wgsl / q4matmul_t_t96h.wgsl   96x128 tiles, 16x8 threads, a 12x8 block each (switch q4t96:
-//            what tile128 would run; the f32 tile96h's tile and block)
 // y = x @ dequant(W)^T (forward) and dx = dy @ dequant(W) (backward). tile128 where both output
 // sides fill a 128-wide tile, the grid is not too small, and the switch `q4` says so
 // (RLVR_PERF=q4=tile64 for the earlier kernels). A 128-tile product with a small grid (the 0.5B's 896-wide
@@ -11,14 +9,12 @@
 import { computePipeline, dispatch, storageBuffer, uniformBuffer } from "../device.ts";
 import { perfSwitches } from "../switches.ts";
 import { checkSizes } from "./attention.ts";
-import { encodeSplitReduce, encodeTailProduct, scratchBuffer, SHORT_K, t128Step, tailWords, wideSplitSlices, withoutRowGroup3, withStep, withTail } from "./matmul.ts";
+import { encodeSplitReduce, encodeTailProduct, scratchBuffer, SHORT_K, t128Step, tailWords, wideSplitSlices, withStep, withTail } from "./matmul.ts";
 import { q4Geometry, type Q4Weight } from "./q4matmul.ref.ts";
 import forwardSource from "./q4matmul.wgsl" with { type: "text" };
 import forward128Source from "./q4matmul_t128.wgsl" with { type: "text" };
-import forward96Source from "./q4matmul_t96h.wgsl" with { type: "text" };
 import transposedSource from "./q4matmul_t.wgsl" with { type: "text" };
 import transposed128Source from "./q4matmul_t_t128.wgsl" with { type: "text" };
-import transposed96Source from "./q4matmul_t_t96h.wgsl" with { type: "text" };
 import commonSource from "./q4matmul_common.wgsl" with { type: "text" };
 
 export { dequantQ4Ref, Q4_BLOCK, q4Geometry, type Q4Weight } from "./q4matmul.ref.ts";
@@ -58,7 +54,7 @@ function placeholder(device: GPUDevice): GPUBuffer {
 }
 
 /** The q4 kernels. */
-export const Q4_VARIANTS = ["tile64", "tile128", "tile96h"] as const;
+export const Q4_VARIANTS = ["tile64", "tile128"] as const;
 export type Q4Variant = (typeof Q4_VARIANTS)[number];
 
 /**
@@ -78,13 +74,12 @@ export function pickQ4(N: number, outCols: number, forced?: Q4Variant, inCols?: 
   if (forced) return forced;
   if (inCols !== undefined && inCols <= SHORT_K && !(tail && perfSwitches().loraTail === 1)) return "tile64";
   const big = N >= 128 && outCols >= 128 && Math.ceil(N / 128) * Math.ceil(outCols / 128) >= Q4_MIN_WORKGROUPS_128;
-  if (perfSwitches().q4 !== "tile128" || !big) return "tile64";
-  return perfSwitches().q4t96 === 1 ? "tile96h" : "tile128";
+  return perfSwitches().q4 === "tile128" && big ? "tile128" : "tile64";
 }
 
 /** Whether a q4 product of N rows, outCols columns (and inCols contracted ones) runs a LoRA tail inside its kernel (switch loraTail, the 128-tile kernels). */
 export function q4TailFuses(N: number, outCols: number, forced?: Q4Variant, inCols?: number): boolean {
-  return perfSwitches().loraTail === 1 && pickQ4(N, outCols, forced, inCols, true) !== "tile64";
+  return perfSwitches().loraTail === 1 && pickQ4(N, outCols, forced, inCols, true) === "tile128";
 }
 
 async function encode(
@@ -106,14 +101,12 @@ async function encode(
   const { nb, zpBytes } = q4Geometry(w.K);
   checkSizes(name, [["input", input, N * inCols * 4], ["output", out, N * outCols * 4], ["packed", w.packed, w.Nout * nb * 16], ["scales", w.scales, w.Nout * nb * 4]]);
   const variant = pickQ4(N, outCols, forced, inCols, !!tail);
-  const big = variant !== "tile64";
-  const [rows, cols] = variant === "tile96h" ? [96, 128] : big ? [128, 128] : [64, 64];
-  const tk = big ? t128Step(device, perfSwitches().q4tk) : 8;
-  const label = big ? `${name}_${variant === "tile96h" ? "t96h" : "t128"}${tk === 16 ? "_k16" : ""}` : name;
-  const grid: [number, number] = [Math.ceil(outCols / cols), Math.ceil(N / rows)];
-  // Split-K (the 128-tile kernels, switch wideSplit): slices of the contracted length in whole blocks of 32; the grid
-  // counted in 128x128 tiles' area, as matmul.ts counts its own (a 96-row tile is 3/4 of one).
-  const S = big ? wideSplitSlices(Math.ceil((grid[0] * grid[1] * rows * cols) / (128 * 128)), inCols, N * outCols) : 1;
+  const tile = variant === "tile128" ? 128 : 64;
+  const tk = variant === "tile128" ? t128Step(device, perfSwitches().q4tk) : 8;
+  const label = variant === "tile128" ? `${name}_t128${tk === 16 ? "_k16" : ""}` : name;
+  const grid: [number, number] = [Math.ceil(outCols / tile), Math.ceil(N / tile)];
+  // Split-K (the 128-tile kernels, switch wideSplit): slices of the contracted length in whole blocks of 32.
+  const S = variant === "tile128" ? wideSplitSlices(grid[0] * grid[1], inCols, N * outCols) : 1;
   const kSlice = S > 1 ? Math.ceil(inCols / S / 32) * 32 : 0;
   const slices = S > 1 ? Math.ceil(inCols / kSlice) : 1;
   const split = slices > 1;
@@ -123,8 +116,6 @@ async function encode(
   let body = withStep(sources[variant], tk, label);
   const b0 = 6 + extra.length;
   if (fused && tail) body = withTail(body, { bindings: [b0, b0 + 1, b0 + 2], rows: "dims.N", cols: tail.cols, transB: tail.transB }, label);
-  // tile96h has three row groups: matmul_tail256.wgsl's fourth (its a3 read and four fma lines) goes.
-  if (fused && variant === "tile96h") body = withoutRowGroup3(body, 5, label, "the 96-row tail");
   const pipeline = await computePipeline(device, fused ? `${label}_tail` : label, `${commonSource}\n${body}`, { HAS_ZP: w.zeroPoints ? 1 : 0, ...constants, ...(split ? { ACCUMULATE: 0 } : {}) });
   const dims = uniformBuffer(device, `${name}-dims`, new Uint32Array([N, w.K, w.Nout, nb, zpBytes, split ? kSlice : 0, 0, 0]));
   const zp = w.zeroPoints ?? placeholder(device);
@@ -183,7 +174,7 @@ export function encodeQ4Matmul(
   const constants = { ACCUMULATE: opts.accumulate ? 1 : 0, HAS_BIAS: opts.bias ? 1 : 0 };
   checkSizes("q4matmul", [["bias", opts.bias, w.Nout * 4]]);
   const tail = opts.tail ? { ...opts.tail, transB: true, cols: "dims.Nout" } : undefined;
-  return encode(device, enc, "q4matmul", { tile64: forwardSource, tile128: forward128Source, tile96h: forward96Source }, x, w, y, N, w.K, w.Nout, constants, [opts.bias ?? placeholder(device)], opts.variant, tail);
+  return encode(device, enc, "q4matmul", { tile64: forwardSource, tile128: forward128Source }, x, w, y, N, w.K, w.Nout, constants, [opts.bias ?? placeholder(device)], opts.variant, tail);
 }
 
 /** Records dx (N, K) (+)= dy (N, Nout) @ dequant(W), the gradient through a frozen q4 weight. */
@@ -197,5 +188,5 @@ export function encodeQ4MatmulTransposed(
   opts: Q4MatmulOpts = {},
 ): Promise<void> {
   const tail = opts.tail ? { ...opts.tail, transB: false, cols: "dims.K" } : undefined;
-  return encode(device, enc, "q4matmul_t", { tile64: transposedSource, tile128: transposed128Source, tile96h: transposed96Source }, dy, w, dx, N, w.Nout, w.K, { ACCUMULATE: opts.accumulate ? 1 : 0 }, [], opts.variant, tail);
+  return encode(device, enc, "q4matmul_t", { tile64: transposedSource, tile128: transposed128Source }, dy, w, dx, N, w.Nout, w.K, { ACCUMULATE: opts.accumulate ? 1 : 0 }, [], opts.variant, tail);
 }
