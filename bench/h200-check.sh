@@ -12,10 +12,10 @@
 # call (the LoRA tail; not run yet).
 # `final`: the session's last call (the cross-check with loraTail on, the head as MatMul; see its comment).
 # `probe`: the fourth session's first call (see its comment); `products`: its second; `rows`: its third; `auto`: its fourth.
-# Run: source .device/remote-setup.sh; bash bench/h200-check.sh trainer|sampling|verify|next|final|probe|products|rows|auto|units|dbuf|exp|embed|attn|final5|named|attn2|now6|dq|rank|xa|regs|t256|ceiling|ceiling2|t128h|final6|wT|tk32|cmp|ladder|t96|tq|scale|tenth|kv|defaults12   (logs and JSON in $OUT/results.tgz)
+# Run: source .device/remote-setup.sh; bash bench/h200-check.sh trainer|sampling|verify|next|final|probe|products|rows|auto|units|dbuf|exp|embed|attn|final5|named|attn2|now6|dq|rank|xa|regs|t256|ceiling|ceiling2|t128h|final6|wT|tk32|cmp|ladder|t96|tq|scale|tenth|kv|defaults12|defaults12min   (logs and JSON in $OUT/results.tgz)
 set -u
 cd "$(dirname "$0")/.."
-WHAT=${1:?usage: bash bench/h200-check.sh trainer|sampling|verify|next|final|probe|products|rows|auto|units|dbuf|exp|embed|attn|final5|named|attn2|now6|dq|rank|xa|regs|t256|ceiling|ceiling2|t128h|final6|wT|tk32|cmp|ladder|t96|tq|scale|tenth|kv|defaults12}
+WHAT=${1:?usage: bash bench/h200-check.sh trainer|sampling|verify|next|final|probe|products|rows|auto|units|dbuf|exp|embed|attn|final5|named|attn2|now6|dq|rank|xa|regs|t256|ceiling|ceiling2|t128h|final6|wT|tk32|cmp|ladder|t96|tq|scale|tenth|kv|defaults12|defaults12min}
 OUT=${OUT:-/tmp/h200-check-out}
 mkdir -p "$OUT"
 TOTAL=${H200_TOTAL_S:-560}
@@ -183,6 +183,13 @@ tenth)
   t q4 100 deno run -A "$J/train.js" qwen2.5-0.5b 8 768 16 1 3 step budget=90 out="$OUT/q4.json" "variants=q4t96=1;q4t96=1,wideSplit=7;narrowWg=1024;narrowWg=2048,narrowMinK=64;narrowWg=1024,narrowMinK=128;lm128=1"
   for p in q4t96=0 q4t96=1 narrowWg=2048,narrowMinK=64 lm128=1; do HEAD=40 PAT="== grpo|GPU busy|  [0-9]" t "profile-q4-${p//[=,]/-}" 40 deno run -A "$J/profile.js" grpo 16 1024 4 qwen2.5-0.5b 8 768 q4=1 "perf=$p"; done
   i=0; for p in lm128=0 lm128=1 lm128=0 lm128=1; do i=$((i + 1)); PAT="== pretrain|tokens/s" t "pretrain-$i-${p//=/-}" 20 deno run -A "$J/profile.js" pretrain 16 1024 16 "perf=$p"; done
+  ;;
+defaults12min)
+  # defaults12's first two questions in the least device time (twelfth session, with ~300 s of the budget left): the 0.5B
+  # q4 step stored and recomputed at the new defaults against the old ones in one process, then the PyTorch cross-check
+  # at the new defaults. H200_TOTAL_S=100.
+  t q4 60 deno run -A "$J/train.js" qwen2.5-0.5b 8 768 16 1 2 step,recompute budget=55 out="$OUT/q4.json" "variants=attnSplit=0,narrowWg=256,narrowMinK=256"
+  crosscheck
   ;;
 defaults12)
   # Written 2026-12-05 (twelfth session) after the kv and tenth parts ran on an H100: attnSplit=1 (the 0.5B q4 step 510.1
