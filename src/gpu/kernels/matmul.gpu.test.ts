@@ -220,7 +220,8 @@ Deno.test("matmul: split-K of every transpose combination (switch splitK general
     await check(o, seed++);
   }
   // The 0.5B step: x A^T 6144x16x896 and dy B 6144x16x4864 (96 narrow tiles; 7 and 11 slices under the narrow kernel's
-  // defaults narrowWg=1024, narrowMinK=128) and k/v x W^T 6144x128x896 (48 tiles) split; of the projections, the 896-wide outputs (336 128-tiles) with K >= 768 split in 3 (switch wideSplit), the 4,864-wide ones
+  // defaults narrowWg=1024, narrowMinK=128) and k/v x W^T 6144x128x896 (48 tiles) split; of the projections, the
+  // 896-wide outputs (336 128-tiles) with K >= 768 split in 3 (switch wideSplit), the 4,864-wide ones
   // (1,824 tiles) and K = 128 do not.
   const sl = (o: EncodeMatmulOpts) => splitKSlices(o);
   const prev = setPerfSwitches({ wideSplit: 3 });

@@ -212,7 +212,7 @@ function slicesOf(e: EncodeMatmulOpts, variant: MatmulVariant): number {
     return wide ? wideSplitSlices(Math.ceil((tiles * tm * tn) / (128 * 128)), K, M * N) : 1;
   }
   if (perfSwitches().splitK === "transA" && (!transA || transB)) return 1;
-  // The narrow kernel's products (the LoRA rank products) under the switches narrowWg / narrowMinK (256 / 256 by default).
+  // The narrow kernel's products (the LoRA rank products) under the switches narrowWg / narrowMinK (1024 / 128 by default).
   const narrow = variant === "narrow";
   const byK = Math.floor(K / (narrow ? perfSwitches().narrowMinK : SPLIT_MIN_K));
   const byTiles = Math.ceil((narrow ? perfSwitches().narrowWg : SPLIT_TARGET_WORKGROUPS) / tiles);
@@ -290,18 +290,18 @@ export function rows96(text: string): string {
   }
   // The main loop's and the tail's a3 lines (1 or 2), each with its four fma lines; 4 accumulator lines; m3 and its 4 store lines.
   const tails = out.includes("const TAIL_TRANS_B") ? 2 : 1;
-  return withoutRowGroup3(out, 4 + 5 * tails + 5, "matmul_t256.wgsl", "switch t96");
+  return withoutRowGroup3(out, 4 + 5 * tails + 5);
 }
 
 /**
- * `text` without the 16 x 8 block's fourth row group: every line (comments kept) naming its accumulators r12 .. r15, its
- * tile read a3 or its store row m3. Exactly `count` lines must go, else an error naming `name` and `why` (a kernel text
- * that changed under the transform). rows96 uses it.
+ * `text` without the 16 x 8 block's fourth row group (rows96): every line (comments kept) naming its accumulators
+ * r12 .. r15, its tile read a3 or its store row m3. Exactly `count` lines must go, else an error (a kernel text that
+ * changed under the transform).
  */
-export function withoutRowGroup3(text: string, count: number, name: string, why: string): string {
+function withoutRowGroup3(text: string, count: number): string {
   const lines = text.split("\n");
   const kept = lines.filter((l) => l.trimStart().startsWith("//") || !/\br1[2-5][lr]\b|let a3 = |let m3 = /.test(l));
-  if (lines.length - kept.length !== count) throw new Error(`${name}: ${why} took out ${lines.length - kept.length} lines, not ${count}`);
+  if (lines.length - kept.length !== count) throw new Error(`matmul_t256.wgsl: switch t96 took out ${lines.length - kept.length} lines, not ${count}`);
   return kept.join("\n");
 }
 
