@@ -3,11 +3,12 @@
 // one GRPO step of a LoRA model; plus the matmul kernel alone at a few sizes, and (what=shapes) on
 // the 0.5B trainer's own product shapes, every kernel the shape can use (the rank kernel, matmul_rank.wgsl, on the
 // products with a side <= 32 only: elsewhere it would read its wide operand once per 16 columns).
-// Usage: deno run -A bench/profile.bench.ts [what=pretrain,grpo,matmul,shapes,cmp] [B=16] [T=1024] [micro=4] [grpoPreset=small|qwen2.5-0.5b] [grpoB=8] [grpoT=768] [f16=0|1] [kernel=auto|tile64|prefetch] [tokens=6144] [q4=0|1] [perf=SWITCHES] [iters=20] [only=rank]
+// Usage: deno run -A bench/profile.bench.ts [what=pretrain,grpo,matmul,shapes,cmp] [B=16] [T=1024] [micro=4] [grpoPreset=small|qwen2.5-0.5b] [grpoB=8] [grpoT=768] [f16=0|1] [kernel=auto|tile64|prefetch] [tokens=6144] [q4=0|1] [perf=SWITCHES] [iters=20] [only=rank] [warm=2]
 // Named options (name=value, anywhere): f16=1 uploads the GRPO model's projections as f16 (where
 // shader-f16 exists; also adds f16-B columns to the shapes); kernel=tile64 keeps every product on
 // the earlier 64x64 kernel, kernel=prefetch runs tile128's products on tile128p (A/B timing); tokens sets M of the shapes section (default 8 x 768);
-// only=rank keeps the shapes section to the f32 products with a side <= 32 (the LoRA rank products);
+// only=rank keeps the shapes section to the f32 products with a side <= 32 (the LoRA rank products); warm=S runs its
+// first product S seconds untimed before timing (default 2);
 // what=cmp times the big products under each switch set of sw=SET;SET;... (rounds=3 interleaved rounds, the best kept);
 // q4=1 uploads the GRPO model's projections as q4; perf= sets the speed switches (src/gpu/switches.ts,
 // e.g. perf=old, perf=passes=split,q4=tile64; default RLVR_PERF or the current ones). The wall times
@@ -145,11 +146,16 @@ if (what.has("shapes")) {
   // (matmul.ts SHORT_K: tile64 is chosen at K <= 128 only where no tail would run inside tile128).
   const kvDx = shapes.find(([name]) => name === "dx = dy W (k/v)")![1];
   shapes.push(["dx = dy W (k/v) + LoRA tail", { ...kvDx, tail: { a: bufA, b: bufB, r, scale: 2 } }]);
+  const onlyRank = named.get("only") === "rank";
   const iters = Number(named.get("iters") ?? 20);
+  // Warm-up: the twelfth session's H100 call read every kernel of its first shapes run 2-3x slower than the later runs
+  // (the GPU's clocks still rising), so the first shape's default product runs for warm= seconds (default 2) untimed.
+  const warmS = Number(named.get("warm") ?? 2);
+  const [, first] = shapes.find(([, o]) => !onlyRank || Math.min(o.M, o.N) <= 32)!;
+  for (const t0 = performance.now(); performance.now() - t0 < warmS * 1000;) await timeRun(device, iters, (enc) => encodeMatmul(device, enc, bufA, bufB, bufC, first));
   const rows: string[] = [];
   const cell = (ms: number, flops: number) => `${ms.toFixed(3)} ms ${(flops / (ms / 1000) / 1e12).toPrecision(3)} TF/s`;
   let timedBy = "gpu";
-  const onlyRank = named.get("only") === "rank";
   for (const [name, o] of shapes) {
     if (onlyRank && Math.min(o.M, o.N) > 32) continue;
     const isWeight = name.includes("W");
