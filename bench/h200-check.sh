@@ -208,6 +208,9 @@ defaults12)
   i=0; for p in new $OLD12 new $OLD12; do i=$((i + 1)); HEAD=12 PAT="== pretrain|tokens/s|GPU busy|attention" t "pretrain-$i-${p//[=,]/-}" 20 deno run -A "$J/profile.js" pretrain 16 1024 16 "perf=$p"; done
   crosscheck
   HEAD=30 PAT="^\| |cmp" t cmp 70 deno run -A "$J/profile.js" cmp tokens=6144 iters=20 rounds=4 "sw="
+  # (thirteenth session) the ladder's new rungs long and sum beside the inner loop alone (fma-peak lds256).
+  HEAD=8 PAT="^\| |ladder" t ladder 60 deno run -A "$J/ladder.js" tokens=6144 iters=20 rounds=3 out="$OUT/ladder.json"
+  PAT="^\||fma-peak" t fma 30 deno run -A "$J/fma-peak.js" iters=4096 reps=5 out="$OUT/fma-peak.json"
   HEAD=40 PAT="== grpo|GPU busy|  [0-9]" t profile-q4 40 deno run -A "$J/profile.js" grpo 16 1024 4 qwen2.5-0.5b 8 768 q4=1
   t q4-sweep 120 deno run -A "$J/train.js" qwen2.5-0.5b 8 768 16 1 2 step sweep=1 budget=110 out="$OUT/q4-sweep.json"
   vkstats
