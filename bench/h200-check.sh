@@ -12,10 +12,10 @@
 # call (the LoRA tail; not run yet).
 # `final`: the session's last call (the cross-check with loraTail on, the head as MatMul; see its comment).
 # `probe`: the fourth session's first call (see its comment); `products`: its second; `rows`: its third; `auto`: its fourth.
-# Run: source .device/remote-setup.sh; bash bench/h200-check.sh trainer|sampling|verify|next|final|probe|products|rows|auto|units|dbuf|exp|embed|attn|final5|named|attn2|now6|dq|rank|xa|regs|t256|ceiling|ceiling2|t128h|final6|wT|tk32|cmp|ladder|t96|tq|scale|tenth|kv|defaults12|defaults12min   (logs and JSON in $OUT/results.tgz)
+# Run: source .device/remote-setup.sh; bash bench/h200-check.sh trainer|sampling|verify|next|final|probe|products|rows|auto|units|dbuf|exp|embed|attn|final5|named|attn2|now6|dq|rank|xa|regs|t256|ceiling|ceiling2|t128h|final6|wT|tk32|cmp|ladder|t96|tq|scale|tenth|kv|defaults12|defaults12min|st4   (logs and JSON in $OUT/results.tgz)
 set -u
 cd "$(dirname "$0")/.."
-WHAT=${1:?usage: bash bench/h200-check.sh trainer|sampling|verify|next|final|probe|products|rows|auto|units|dbuf|exp|embed|attn|final5|named|attn2|now6|dq|rank|xa|regs|t256|ceiling|ceiling2|t128h|final6|wT|tk32|cmp|ladder|t96|tq|scale|tenth|kv|defaults12|defaults12min}
+WHAT=${1:?usage: bash bench/h200-check.sh trainer|sampling|verify|next|final|probe|products|rows|auto|units|dbuf|exp|embed|attn|final5|named|attn2|now6|dq|rank|xa|regs|t256|ceiling|ceiling2|t128h|final6|wT|tk32|cmp|ladder|t96|tq|scale|tenth|kv|defaults12|defaults12min|st4}
 OUT=${OUT:-/tmp/h200-check-out}
 mkdir -p "$OUT"
 TOTAL=${H200_TOTAL_S:-560}
@@ -190,6 +190,23 @@ defaults12min)
   # at the new defaults. H200_TOTAL_S=100.
   t q4 60 deno run -A "$J/train.js" qwen2.5-0.5b 8 768 16 1 2 step,recompute budget=55 out="$OUT/q4.json" "variants=attnSplit=0,narrowWg=256,narrowMinK=256"
   crosscheck
+  ;;
+st4)
+  # Written 2026-12-05 (thirteenth session) after defaults12's ladder: on the H200 the inner rung (tile128h without
+  # loads, tile stores or barriers) ran at 42.7 TFLOP/s and at 50.1 with one store a thread instead of the epilogue's 128
+  # scalar stores (rung sum; the 16x8 inner loop alone, fma-peak lds256, 50.9). The switch st4 stores the row quads as
+  # vec4 in the f32 and q4 128-tile kernels (bitwise the scalar stores). Measured here: the big products under st4 (and
+  # with t96=1,tq=1,wideSplit=7), the 0.5B q4 step with st4=1 / lm128=2 / both as variants and the f32 step, PyTorch +
+  # PEFT, demo pretraining interleaved, the q4 step's profile under st4, registers (prep with VK_PERF=st4=1), the
+  # PyTorch cross-check under st4. About 4 minutes: H200_TOTAL_S=300.
+  HEAD=30 PAT="^\| |cmp" t cmp 80 deno run -A "$J/profile.js" cmp tokens=6144 iters=20 rounds=4 "sw=;st4=1;st4=1,t96=1,tq=1,wideSplit=7"
+  t q4 100 deno run -A "$J/train.js" qwen2.5-0.5b 8 768 16 1 3 step,recompute budget=90 out="$OUT/q4.json" "variants=st4=1;lm128=2;st4=1,lm128=2"
+  t f32 70 deno run -A "$J/train.js" qwen2.5-0.5b 8 768 16 0 3 step budget=60 out="$OUT/f32.json" "variants=st4=1"
+  t torch 70 python3 bench/torch/train.py --out "$OUT" --iters 5 --warmup 2 --no-sweep --attn eager
+  i=0; for p in new st4=1 new st4=1; do i=$((i + 1)); HEAD=12 PAT="== pretrain|tokens/s|GPU busy" t "pretrain-$i-${p//[=,]/-}" 20 deno run -A "$J/profile.js" pretrain 16 1024 16 "perf=$p"; done
+  HEAD=40 PAT="== grpo|GPU busy|  [0-9]" t profile-q4-st4 40 deno run -A "$J/profile.js" grpo 16 1024 4 qwen2.5-0.5b 8 768 q4=1 perf=st4=1
+  vkstats
+  crosscheck RLVR_PERF=st4=1
   ;;
 defaults12)
   # Written 2026-12-05 (twelfth session) after the kv and tenth parts ran on an H100: attnSplit=1 (the 0.5B q4 step 510.1

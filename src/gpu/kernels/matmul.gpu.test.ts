@@ -604,3 +604,42 @@ Deno.test("matmul tile128h and tile256 under the experimental switch ka (A's til
     if (ran === 0) throw new Error("ka: no step ran");
   });
 });
+
+Deno.test("matmul: the tile kernels' epilogue as vec4 stores (switch st4): bitwise the scalar stores on tile128, tile128h, tile96h and tile256, ragged tiles, every transpose, alpha, accumulate, bias, batched, split-K, the LoRA tail; scalar stores where N is not a multiple of 4 or C's binding is not on 16 bytes", async () => {
+  const { storesVec4 } = await import("./matmul.ts");
+  const { setPerfSwitches } = await import("../switches.ts");
+  await withLabels(async (prev, labels) => {
+    let seed = 4100;
+    for (const variant of ["tile128", "tile128h", "tile96h", "tile256"] as const) {
+      // [o, with a bias, LoRA tail r]: N = 258 and 130 are not multiples of 4 (the scalar stores run under st4 too).
+      const cases: [Omit<EncodeMatmulOpts, "bias" | "tail">, boolean, number][] = [
+        [{ M: 300, N: 260, K: 40, variant }, false, 0],
+        [{ M: 97, N: 132, K: 36, transA: true, transB: true, alpha: 0.75, variant }, true, 0],
+        [{ M: 300, N: 260, K: 40, transB: true, accumulate: true, variant }, true, 16],
+        [{ M: 130, N: 136, K: 60, batch: 3, transA: true, accumulate: true, alpha: 1.5, variant }, false, 0],
+        [{ M: 300, N: 152, K: 1500, transB: true, variant }, true, 8], // split-K: the slices' partials in the scratch
+        [{ M: 300, N: 258, K: 40, variant }, true, 0],
+        [{ M: 130, N: 130, K: 1500, accumulate: true, variant }, false, 16],
+      ];
+      for (const [o, bias, r] of cases) {
+        const tail = r ? { r, scale: 1.25 } : undefined;
+        setPerfSwitches({ ...prev, st4: 0 });
+        const want = await check(o, seed, bias, tail);
+        setPerfSwitches({ ...prev, st4: 1 });
+        labels.length = 0;
+        const got = await check(o, seed++, bias, tail);
+        const vec = o.N % 4 === 0;
+        if (storesVec4({ ...o }) !== vec || labels.some((l) => l.endsWith("_c4")) !== vec || !labels[0]?.startsWith("matmul_t")) {
+          throw new Error(`st4=1 ${JSON.stringify(o)}: storesVec4 ${storesVec4({ ...o })}, ran ${labels.join(", ")}`);
+        }
+        assertSameBits(got, want, `st4=1 ${JSON.stringify(o)}${bias ? " + bias" : ""}${r ? ` + tail r ${r}` : ""}`, "st4=0");
+      }
+    }
+    // C's binding off 16 bytes (a window of a larger buffer): scalar stores; on 16 bytes: vec4. Other kernels never.
+    setPerfSwitches({ ...prev, st4: 1 });
+    const o = { M: 300, N: 260, K: 40, variant: "tile128h" as const };
+    if (storesVec4(o, 4) || !storesVec4(o, 32) || storesVec4({ ...o, variant: "tile64" }) || storesVec4({ M: 6144, N: 16, K: 896 })) throw new Error("st4: vec4 stores where they should not be, or none where they should");
+    setPerfSwitches({ ...prev, st4: 0 });
+    if (storesVec4(o)) throw new Error("st4=0: scalar stores");
+  });
+});

@@ -434,6 +434,45 @@ export function typedSource(body: string, aF16: boolean, bF16: boolean, vec: Vec
   return `${aF16 || bF16 ? "enable f16;\n" : ""}${operandPrelude("A", aF16, vec.a)}${operandPrelude("B", bF16, vec.b)}${commonSource}\n${body}`;
 }
 
+const STORE4_SCALAR = `fn store4(baseC: u32, m: u32, n: u32, v: vec4f) {
+  if (m >= dims.M) { return; }
+  for (var q = 0u; q < 4u; q++) {
+    let col = n + q;
+    if (col < dims.N) {
+      let idx = baseC + m * dims.N + col;
+      var x = dims.alpha * v[q];
+      if (ACCUMULATE) { x += c[idx]; }
+      c[idx] = x;
+    }
+  }
+}`;
+const STORE4_VEC = `fn store4(baseC: u32, m: u32, n: u32, v: vec4f) {
+  if (m >= dims.M || n >= dims.N) { return; }
+  let idx = (baseC + m * dims.N + n) / 4u;
+  var x = dims.alpha * v;
+  if (ACCUMULATE) { x += c[idx]; }
+  c[idx] = x;
+}`;
+
+/**
+ * Switch st4: a tile kernel's full source with C bound as vec4 and its epilogue's store4 writing a row quad as one vec4
+ * (the caller checks vecC: N a multiple of 4, C's binding on 16 bytes; n is then a multiple of 4 too, so n < N puts the
+ * whole quad inside the row). alpha and the accumulation act per element as in the scalar store4: bitwise the same C.
+ */
+export function withVecC(text: string, what: string): string {
+  const decl = "var<storage, read_write> c: array<f32>;";
+  const at = text.indexOf(decl), fn = text.indexOf(STORE4_SCALAR);
+  if (at < 0 || text.indexOf(decl, at + 1) >= 0 || fn < 0 || text.indexOf(STORE4_SCALAR, fn + 1) >= 0) {
+    throw new Error(`${what}: no single C binding and scalar store4 to turn into vec4 stores (switch st4)`);
+  }
+  return text.replace(decl, "var<storage, read_write> c: array<vec4f>;").replace(STORE4_SCALAR, STORE4_VEC);
+}
+
+/** Whether a tile kernel's C (row length N, batch stride `strideC`, binding offset `offsetC` in bytes) takes vec4 stores (switch st4). */
+export function vecC(N: number, strideC: number, offsetC: number): boolean {
+  return perfSwitches().st4 === 1 && N % 4 === 0 && strideC % 4 === 0 && offsetC % 16 === 0;
+}
+
 /** Which operands a tile128 dispatch loads as vec4 (switch vload; matmul_t128.wgsl). */
 export interface VecLoads {
   a: boolean;
@@ -570,7 +609,7 @@ function tailLayout(o: EncodeMatmulOpts): boolean | undefined {
  * step, the vec4 loads, the transposes and the tail, so a profile (src/gpu/profile.ts, by label and grid) tells forward
  * from backward products.
  */
-function tiledPipeline(device: GPUDevice, stem: string, body: string, file: string, tk: number, e: EncodeMatmulOpts, vec: VecLoads, tailB: boolean | undefined, constants: Record<string, number>, post: (text: string) => string = (t) => t): Promise<GPUComputePipeline> {
+function tiledPipeline(device: GPUDevice, stem: string, body: string, file: string, tk: number, e: EncodeMatmulOpts, vec: VecLoads, tailB: boolean | undefined, constants: Record<string, number>, c4: boolean, post: (text: string) => string = (t) => t): Promise<GPUComputePipeline> {
   const tail = tailB !== undefined;
   // tile96h (switch t96) does not take ka: kFastLoop is written for four row groups.
   const t256Text = file === "matmul_t256.wgsl" && stem !== "matmul_t96h";
@@ -581,13 +620,14 @@ function tiledPipeline(device: GPUDevice, stem: string, body: string, file: stri
   if (ka) body = withKFastA(body, file);
   // Switch tq: matmul_t256.wgsl's LoRA tail loads quads where r and (for b2 (r, N)) N are multiples of 4.
   const tq = tail && file === "matmul_t256.wgsl" && perfSwitches().tq === 1 && quadTailFits(e, tailB);
-  const label = `${stem}${ka ? "_ka" : ""}${tk === 8 ? "" : `_k${tk}`}${vec.a || vec.b ? `_v${vec.a ? "A" : ""}${vec.b ? "B" : ""}` : ""}${e.transA ? "_tA" : ""}${e.transB ? "_tB" : ""}${tail ? "_tail" : ""}${tq ? "_tq" : ""}`;
+  const label = `${stem}${ka ? "_ka" : ""}${tk === 8 ? "" : `_k${tk}`}${vec.a || vec.b ? `_v${vec.a ? "A" : ""}${vec.b ? "B" : ""}` : ""}${e.transA ? "_tA" : ""}${e.transB ? "_tB" : ""}${tail ? "_tail" : ""}${tq ? "_tq" : ""}${c4 ? "_c4" : ""}`;
   const src = tail ? withTail(body, { bindings: [4, 5, 6], rows: "dims.M", cols: "dims.N", transB: tailB, quads: tq }, file) : body;
-  return computePipeline(device, label, typedSource(post(src), e.aF16 ?? false, e.bF16 ?? false, vec), constants);
+  const text = typedSource(post(src), e.aF16 ?? false, e.bF16 ?? false, vec);
+  return computePipeline(device, label, c4 ? withVecC(text, label) : text, constants);
 }
 
 /** `tailB`: the LoRA tail's b2 layout where the kernel runs one (tailLayout), undefined for none. */
-function pipelineFor(device: GPUDevice, variant: MatmulVariant, e: EncodeMatmulOpts, accumulate: boolean, transC: boolean, vec: VecLoads, tailB?: boolean): Promise<GPUComputePipeline> {
+function pipelineFor(device: GPUDevice, variant: MatmulVariant, e: EncodeMatmulOpts, accumulate: boolean, transC: boolean, vec: VecLoads, tailB?: boolean, c4 = false): Promise<GPUComputePipeline> {
   const constants: Record<string, number> = { TRANS_A: e.transA ? 1 : 0, TRANS_B: e.transB ? 1 : 0, ACCUMULATE: accumulate ? 1 : 0 };
   const aF16 = e.aF16 ?? false, bF16 = e.bF16 ?? false;
   switch (variant) {
@@ -595,21 +635,21 @@ function pipelineFor(device: GPUDevice, variant: MatmulVariant, e: EncodeMatmulO
       return computePipeline(device, "matmul", typedSource(source64, aF16, bF16), constants);
     case "tile128": {
       const tk = t128Step(device);
-      return tiledPipeline(device, "matmul_t128", withStep(source128, tk, "matmul_t128.wgsl"), "matmul_t128.wgsl", tk, e, vec, tailB, constants);
+      return tiledPipeline(device, "matmul_t128", withStep(source128, tk, "matmul_t128.wgsl"), "matmul_t128.wgsl", tk, e, vec, tailB, constants, c4);
     }
     case "tile128p":
       return computePipeline(device, "matmul_t128p", typedSource(source128p, aF16, bF16), constants);
     case "tile256": {
       const tk = t256Step(device);
-      return tiledPipeline(device, "matmul_t256", withStep(source256, tk, "matmul_t256.wgsl"), "matmul_t256.wgsl", tk, e, vec, tailB, constants);
+      return tiledPipeline(device, "matmul_t256", withStep(source256, tk, "matmul_t256.wgsl"), "matmul_t256.wgsl", tk, e, vec, tailB, constants, c4);
     }
     case "tile128h": {
       const tk = t128Step(device);
-      return tiledPipeline(device, "matmul_t128h", halfThreads(withStep(source256, tk, "matmul_t256.wgsl")), "matmul_t256.wgsl", tk, e, vec, tailB, constants);
+      return tiledPipeline(device, "matmul_t128h", halfThreads(withStep(source256, tk, "matmul_t256.wgsl")), "matmul_t256.wgsl", tk, e, vec, tailB, constants, c4);
     }
     case "tile96h": {
       const tk = t128Step(device);
-      return tiledPipeline(device, "matmul_t96h", halfThreads(withStep(source256, tk, "matmul_t256.wgsl")), "matmul_t256.wgsl", tk, e, vec, tailB, constants, rows96);
+      return tiledPipeline(device, "matmul_t96h", halfThreads(withStep(source256, tk, "matmul_t256.wgsl")), "matmul_t256.wgsl", tk, e, vec, tailB, constants, c4, rows96);
     }
     case "narrow":
       return computePipeline(device, "matmul_narrow", typedSource(sourceNarrow, aF16, bF16), { ...constants, TRANS_C: transC ? 1 : 0 });
@@ -650,9 +690,11 @@ interface MatmulPlan {
   dims: Uint32Array;
   grid: [number, number, number];
   vec: VecLoads;
+  /** C stored as vec4 (switch st4; the tile kernels, unswapped). */
+  c4: boolean;
 }
 
-function planMatmul(o: EncodeMatmulOpts, offsetA: number, offsetB: number): MatmulPlan {
+function planMatmul(o: EncodeMatmulOpts, offsetA: number, offsetB: number, offsetC = 0): MatmulPlan {
   const { variant, swap } = pickMatmul(o);
   const e = effective(o, swap);
   const [offA, offB] = swap ? [offsetB, offsetA] : [offsetA, offsetB];
@@ -683,9 +725,11 @@ function planMatmul(o: EncodeMatmulOpts, offsetA: number, offsetB: number): Matm
     : NO_VEC;
   if (variant === "rank") {
     const r = rankShape(e);
-    return { variant, swap, e, slices, dims: u, grid: [Math.ceil(N / (4 * r.nq)), Math.ceil(M / (r.form === "rows" ? 4 * r.rpt : 16)), z], vec };
+    return { variant, swap, e, slices, dims: u, grid: [Math.ceil(N / (4 * r.nq)), Math.ceil(M / (r.form === "rows" ? 4 * r.rpt : 16)), z], vec, c4: false };
   }
-  return { variant, swap, e, slices, dims: u, grid: [Math.ceil(N / tn), Math.ceil(M / tm), z], vec };
+  // Split: the slices go to the scratch (offset 0, slices M N apart).
+  const c4 = (variant === "tile128" || variant === "tile256" || variant === "tile128h" || variant === "tile96h") && !swap && vecC(N, u[6], slices > 1 ? 0 : offsetC);
+  return { variant, swap, e, slices, dims: u, grid: [Math.ceil(N / tn), Math.ceil(M / tm), z], vec, c4 };
 }
 
 /** Whether `o`'s tail runs inside its kernel (EncodeMatmulOpts.tail): switch loraTail, tile128 not swapped, A not transposed, alpha 1. */
@@ -704,6 +748,11 @@ export function tailWords(t: { r: number; scale: number }): Uint32Array {
 /** Whether encodeMatmul runs `o`'s tail inside its kernel (tests). */
 export function tailFused(o: EncodeMatmulOpts): boolean {
   return !!o.tail && tailFuses(o, planMatmul(o, 0, 0));
+}
+
+/** Whether encodeMatmulBindings stores `o`'s C (bound at byte `offsetC`) as vec4 quads (switch st4), for tests. */
+export function storesVec4(o: EncodeMatmulOpts, offsetC = 0): boolean {
+  return planMatmul(o, 0, 0, offsetC).c4;
 }
 
 /** The operands `o` loads as vec4 (in `o`'s own order, before any swap): what encodeMatmulBindings decides for it, for tests. */
@@ -726,7 +775,7 @@ export async function encodeMatmulBindings(
   o: EncodeMatmulOpts,
 ): Promise<void> {
   if ((o.bias || o.tail) && (o.batch ?? 1) !== 1) throw new Error("encodeMatmul: a bias or tail needs an unbatched product");
-  const p = planMatmul(o, a.offset ?? 0, b.offset ?? 0);
+  const p = planMatmul(o, a.offset ?? 0, b.offset ?? 0, c.offset ?? 0);
   const { e } = p;
   const [x, y] = p.swap ? [b, a] : [a, b];
   const { M, N, alpha = 1, accumulate = false } = e;
@@ -741,12 +790,12 @@ export async function encodeMatmulBindings(
   const tailBind = t ? [t.a, t.b, uniformBuffer(device, "matmul-tail", tailWords(t))] : [];
   if (p.slices > 1) {
     const part = scratchBuffer(device, 4 * p.slices * M * N);
-    const pipeline = await pipelineFor(device, p.variant, e, false, p.swap, p.vec, tailLayout(o));
+    const pipeline = await pipelineFor(device, p.variant, e, false, p.swap, p.vec, tailLayout(o), p.c4);
     dispatch(device, enc, pipeline, [x, y, part, uniformBuffer(device, "matmul-dims", p.dims), ...tailBind], p.grid);
     await encodeSplitReduce(device, enc, part, c, M * N, p.slices, alpha, accumulate, o.bias ? { bias: o.bias, N: o.N } : undefined);
     return;
   }
-  const pipeline = await pipelineFor(device, p.variant, e, accumulate, p.swap, p.vec, tailLayout(o));
+  const pipeline = await pipelineFor(device, p.variant, e, accumulate, p.swap, p.vec, tailLayout(o), p.c4);
   dispatch(device, enc, pipeline, [x, y, c, { buffer: uniformBuffer(device, "matmul-dims", p.dims) }, ...tailBind], p.grid);
   // C += bias: the reduce's bias entry over no slices (its partials binding unread; any buffer but C).
   if (o.bias) await encodeSplitReduce(device, enc, scratchBuffer(device, 4), c, o.M * o.N, 0, 1, true, { bias: o.bias, N: o.N });

@@ -1,4 +1,4 @@
-import { assert, assertClose, assertRejects } from "../../../tests/assert.ts";
+import { assert, assertClose, assertRejects, assertSameBits } from "../../../tests/assert.ts";
 import { Rng } from "../../core/rng.ts";
 import { poison, readF32, requestGpu, storageBuffer } from "../device.ts";
 import { encodeQ4Matmul, encodeQ4MatmulTransposed, pickQ4, Q4_VARIANTS, q4TailFuses, type Q4Variant, uploadQ4 } from "./q4matmul.ts";
@@ -223,4 +223,51 @@ Deno.test("q4matmul and its transpose with the LoRA tail (switch loraTail): insi
   } finally {
     setPerfSwitches(prev);
   }
+});
+
+Deno.test("q4matmul and its transpose, tile128's epilogue as vec4 stores (switch st4): bitwise the scalar stores, overwriting and accumulating with bias and the LoRA tail, split and unsplit; scalar stores where the output's row is not a multiple of 4", async () => {
+  const { device } = gpu;
+  const { perfSwitches, setPerfSwitches } = await import("../switches.ts");
+  const { watchPassLabels } = await import("../../../tests/pass-labels.ts");
+  const prev = setPerfSwitches({});
+  const watch = watchPassLabels(device);
+  try {
+    let seed = 900;
+    // [N, K, Nout, r]: 1000 x 1024 x 160 splits the forward along K (few tiles, long K), 1000 x 160 x 1024 the transpose;
+    // Nout = 202 and K = 250 are not multiples of 4: the forward (rows of 202) and the transpose (rows of 250) store scalars.
+    for (const [N, K, Nout, r] of [[300, 256, 200, 16], [1000, 1024, 160, 8], [1000, 160, 1024, 8], [300, 256, 202, 16], [260, 250, 200, 16]] as const) {
+      const rng = new Rng(seed++);
+      const w = randomWeight(rng, Nout, K, true);
+      const [x, dy, y0, dx0, bias, xa, B, dyB, A] = [N * K, N * Nout, N * Nout, N * K, Nout, N * r, Nout * r, N * r, r * K].map((n) => rng.uniformArray(n));
+      const wg = uploadQ4(device, "w", w);
+      const run = async (st4: 0 | 1, accumulate: boolean) => {
+        setPerfSwitches({ ...prev, st4 });
+        const bufs = [x, dy, y0, dx0, bias, xa, B, dyB, A].map((d, i) => storageBuffer(device, `b${i}`, d));
+        const [gx, gdy, gy, gdx, gb, gxa, gB, gdyB, gA] = bufs;
+        if (!accumulate) (poison(device, gy), poison(device, gdx));
+        watch.labels.length = 0;
+        const enc = device.createCommandEncoder();
+        await encodeQ4Matmul(device, enc, gx, wg, gy, N, { accumulate, bias: gb, variant: "tile128", tail: accumulate ? { a: gxa, b: gB, r, scale: 1.75 } : undefined });
+        await encodeQ4MatmulTransposed(device, enc, gdy, wg, gdx, N, { accumulate, variant: "tile128", tail: accumulate ? { a: gdyB, b: gA, r, scale: 1.75 } : undefined });
+        device.queue.submit([enc.finish()]);
+        const out = { y: await readF32(device, gy), dx: await readF32(device, gdx), labels: [...watch.labels] };
+        for (const b of bufs) b.destroy();
+        return out;
+      };
+      for (const accumulate of [false, true]) {
+        const want = await run(0, accumulate), got = await run(1, accumulate);
+        const tag = `N ${N} K ${K} Nout ${Nout} accumulate ${accumulate}`;
+        const c4 = (name: string) => got.labels.some((l) => l.startsWith(`${name}_t128`) && l.endsWith("_c4"));
+        assert(c4("q4matmul") === (Nout % 4 === 0) && c4("q4matmul_t") === (K % 4 === 0) && !want.labels.some((l) => l.endsWith("_c4")), `st4 kernels where expected (${tag}): ${got.labels.join(", ")}`);
+        assertSameBits(got.y, want.y, `st4=1 q4matmul ${tag}`, "st4=0");
+        assertSameBits(got.dx, want.dx, `st4=1 q4matmul_t ${tag}`, "st4=0");
+      }
+      for (const b of [wg.packed, wg.scales]) b.destroy();
+      wg.zeroPoints?.destroy();
+    }
+  } finally {
+    watch.stop();
+    setPerfSwitches(prev);
+  }
+  if (perfSwitches().st4 !== prev.st4) throw new Error("switch restored");
 });

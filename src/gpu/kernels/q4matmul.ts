@@ -82,6 +82,76 @@ export function q4TailFuses(N: number, outCols: number, forced?: Q4Variant, inCo
   return perfSwitches().loraTail === 1 && pickQ4(N, outCols, forced, inCols, true) === "tile128";
 }
 
+// Switch st4 (switches.ts): the 128-tile kernels' store4 as one vec4 store a row quad, the output bound as vec4.
+const Q4_STORES: Record<string, { decl: string; scalar: string; vec: string }> = {
+  q4matmul: {
+    decl: "var<storage, read_write> y: array<f32>;",
+    scalar: `fn store4(m: u32, n: u32, v: vec4f) {
+  if (m >= dims.N) { return; }
+  for (var q = 0u; q < 4u; q++) {
+    let col = n + q;
+    if (col < dims.Nout) {
+      let idx = slice * dims.N * dims.Nout + m * dims.Nout + col;
+      var val = v[q];
+      if (HAS_BIAS && slice == 0u) { val += bias[col]; }
+      if (ACCUMULATE) { val += y[idx]; }
+      y[idx] = val;
+    }
+  }
+}`,
+    vec: `fn store4(m: u32, n: u32, v: vec4f) {
+  if (m >= dims.N || n >= dims.Nout) { return; }
+  let idx = (slice * dims.N * dims.Nout + m * dims.Nout + n) / 4u;
+  var val = v;
+  if (HAS_BIAS && slice == 0u) { val += vec4f(bias[n], bias[n + 1u], bias[n + 2u], bias[n + 3u]); }
+  if (ACCUMULATE) { val += y[idx]; }
+  y[idx] = val;
+}`,
+  },
+  q4matmul_t: {
+    decl: "var<storage, read_write> dx: array<f32>;",
+    scalar: `fn store4(m: u32, k: u32, v: vec4f) {
+  if (m >= dims.N) { return; }
+  for (var q = 0u; q < 4u; q++) {
+    let col = k + q;
+    if (col < dims.K) {
+      let idx = slice * dims.N * dims.K + m * dims.K + col;
+      var val = v[q];
+      if (ACCUMULATE) { val += dx[idx]; }
+      dx[idx] = val;
+    }
+  }
+}`,
+    vec: `fn store4(m: u32, k: u32, v: vec4f) {
+  if (m >= dims.N || k >= dims.K) { return; }
+  let idx = (slice * dims.N * dims.K + m * dims.K + k) / 4u;
+  var val = v;
+  if (ACCUMULATE) { val += dx[idx]; }
+  dx[idx] = val;
+}`,
+  },
+};
+
+/**
+ * Switch st4: q4matmul_t128.wgsl / q4matmul_t_t128.wgsl (`name` q4matmul / q4matmul_t) with the output bound as vec4 and
+ * store4 writing a row quad as one vec4 (the caller checks the output's row length is a multiple of 4; a quad's column
+ * is then too, so one bound check covers it). The bias and the accumulation act per element as in the scalar store4:
+ * bitwise the same output.
+ */
+export function q4WithVecC(text: string, name: string): string {
+  const st = Q4_STORES[name];
+  const at = st ? text.indexOf(st.decl) : -1, fn = st ? text.indexOf(st.scalar) : -1;
+  if (!st || at < 0 || text.indexOf(st.decl, at + 1) >= 0 || fn < 0 || text.indexOf(st.scalar, fn + 1) >= 0) {
+    throw new Error(`${name}: no single output binding and scalar store4 to turn into vec4 stores (switch st4)`);
+  }
+  return text.replace(st.decl, st.decl.replace("array<f32>", "array<vec4f>")).replace(st.scalar, st.vec);
+}
+
+/** Whether the 128-tile q4 kernel of an output with outCols columns stores vec4 quads (switch st4). */
+export function q4StoresVec4(variant: Q4Variant, outCols: number): boolean {
+  return variant === "tile128" && perfSwitches().st4 === 1 && outCols % 4 === 0;
+}
+
 async function encode(
   device: GPUDevice,
   enc: GPUCommandEncoder,
@@ -116,7 +186,9 @@ async function encode(
   let body = withStep(sources[variant], tk, label);
   const b0 = 6 + extra.length;
   if (fused && tail) body = withTail(body, { bindings: [b0, b0 + 1, b0 + 2], rows: "dims.N", cols: tail.cols, transB: tail.transB }, label);
-  const pipeline = await computePipeline(device, fused ? `${label}_tail` : label, `${commonSource}\n${body}`, { HAS_ZP: w.zeroPoints ? 1 : 0, ...constants, ...(split ? { ACCUMULATE: 0 } : {}) });
+  const c4 = q4StoresVec4(variant, outCols);
+  const text = `${commonSource}\n${body}`;
+  const pipeline = await computePipeline(device, `${label}${fused ? "_tail" : ""}${c4 ? "_c4" : ""}`, c4 ? q4WithVecC(text, name) : text, { HAS_ZP: w.zeroPoints ? 1 : 0, ...constants, ...(split ? { ACCUMULATE: 0 } : {}) });
   const dims = uniformBuffer(device, `${name}-dims`, new Uint32Array([N, w.K, w.Nout, nb, zpBytes, split ? kSlice : 0, 0, 0]));
   const zp = w.zeroPoints ?? placeholder(device);
   const tailBind = fused && tail ? [tail.a, tail.b, uniformBuffer(device, `${name}-tail`, tailWords(tail))] : [];
