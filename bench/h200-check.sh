@@ -12,10 +12,10 @@
 # call (the LoRA tail; not run yet).
 # `final`: the session's last call (the cross-check with loraTail on, the head as MatMul; see its comment).
 # `probe`: the fourth session's first call (see its comment); `products`: its second; `rows`: its third; `auto`: its fourth.
-# Run: source .device/remote-setup.sh; bash bench/h200-check.sh trainer|sampling|verify|next|final|probe|products|rows|auto|units|dbuf|exp|embed|attn|final5|named|attn2|now6|dq|rank|xa|regs|t256|ceiling|ceiling2|t128h|final6|wT|tk32|cmp|ladder|t96|tq|scale|tenth|kv|defaults12|defaults12min|st4   (logs and JSON in $OUT/results.tgz)
+# Run: source .device/remote-setup.sh; bash bench/h200-check.sh trainer|sampling|verify|next|final|probe|products|rows|auto|units|dbuf|exp|embed|attn|final5|named|attn2|now6|dq|rank|xa|regs|t256|ceiling|ceiling2|t128h|final6|wT|tk32|cmp|ladder|t96|tq|scale|tenth|kv|defaults12|defaults12min|st4|defaults13   (logs and JSON in $OUT/results.tgz)
 set -u
 cd "$(dirname "$0")/.."
-WHAT=${1:?usage: bash bench/h200-check.sh trainer|sampling|verify|next|final|probe|products|rows|auto|units|dbuf|exp|embed|attn|final5|named|attn2|now6|dq|rank|xa|regs|t256|ceiling|ceiling2|t128h|final6|wT|tk32|cmp|ladder|t96|tq|scale|tenth|kv|defaults12|defaults12min|st4}
+WHAT=${1:?usage: bash bench/h200-check.sh trainer|sampling|verify|next|final|probe|products|rows|auto|units|dbuf|exp|embed|attn|final5|named|attn2|now6|dq|rank|xa|regs|t256|ceiling|ceiling2|t128h|final6|wT|tk32|cmp|ladder|t96|tq|scale|tenth|kv|defaults12|defaults12min|st4|defaults13}
 OUT=${OUT:-/tmp/h200-check-out}
 mkdir -p "$OUT"
 TOTAL=${H200_TOTAL_S:-560}
@@ -189,6 +189,21 @@ defaults12min)
   # q4 step stored and recomputed at the new defaults against the old ones in one process, then the PyTorch cross-check
   # at the new defaults. H200_TOTAL_S=100.
   t q4 60 deno run -A "$J/train.js" qwen2.5-0.5b 8 768 16 1 2 step,recompute budget=55 out="$OUT/q4.json" "variants=attnSplit=0,narrowWg=256,narrowMinK=256"
+  crosscheck
+  ;;
+defaults13)
+  # Written 2026-12-05 (thirteenth session) after part st4 ran on an H100: st4=1 (the f32 128-tile kernels' epilogue as
+  # vec4 stores; the q4 kernels' only under st4=2, which slowed the q4 products without a tail 25%) and lm128=2 became
+  # the defaults. The new defaults against the old ones (st4=0,lm128=0) in the same processes: the q4 step stored and
+  # recomputed (peak buffers), the f32 step (and under t96=1,tq=1,wideSplit=7, which with st4 took every big f32
+  # product over 35 TFLOP/s), PyTorch + PEFT, demo pretraining interleaved, the big products, the PyTorch cross-check
+  # at the new defaults. About 4 minutes: H200_TOTAL_S=280.
+  OLD13=st4=0,lm128=0
+  t q4 100 deno run -A "$J/train.js" qwen2.5-0.5b 8 768 16 1 3 step,recompute budget=90 out="$OUT/q4.json" "variants=$OLD13"
+  t f32 80 deno run -A "$J/train.js" qwen2.5-0.5b 8 768 16 0 3 step budget=70 out="$OUT/f32.json" "variants=$OLD13;t96=1,tq=1,wideSplit=7"
+  HEAD=30 PAT="^\| |cmp" t cmp 80 deno run -A "$J/profile.js" cmp tokens=6144 iters=20 rounds=4 "sw=;$OLD13;t96=1,tq=1,wideSplit=7;st4=2"
+  t torch 70 python3 bench/torch/train.py --out "$OUT" --iters 5 --warmup 2 --no-sweep --attn eager
+  i=0; for p in new $OLD13 new $OLD13; do i=$((i + 1)); HEAD=12 PAT="== pretrain|tokens/s|GPU busy" t "pretrain-$i-${p//[=,]/-}" 20 deno run -A "$J/profile.js" pretrain 16 1024 16 "perf=$p"; done
   crosscheck
   ;;
 st4)

@@ -253,7 +253,8 @@ if (what.has("cmp")) {
         const t = await timeRun(device, iters, p.run);
         const key = `${p.name}\u0000${sw}`;
         best.set(key, Math.min(best.get(key) ?? Infinity, t.ms));
-        kernels.set(p.name, p.kernel());
+        // The kernel column names the first set's choice (the last set's, before 2026-12-05: a t96 set read as tile96h).
+        if (sw === sets[0]) kernels.set(p.name, p.kernel());
         setPerfSwitches(base);
       }
     }
@@ -261,7 +262,7 @@ if (what.has("cmp")) {
   // The workgroup memory decides some switched kernels' layout (ws: padded tiles from 33,792 bytes, else unpadded).
   summary.workgroupStorageBytes = device.limits.maxComputeWorkgroupStorageSize;
   console.log(`\ncmp: TFLOP/s, best of ${rounds} interleaved rounds of ${iters} dispatches (M = ${M}; workgroup memory ${device.limits.maxComputeWorkgroupStorageSize} bytes; base switches ${formatPerfSwitches(base)})`);
-  console.log(`| product | M x N x K | kernel | ${sets.map((x) => x || "(base)").join(" | ")} |\n|---|---|---|${sets.map(() => "---").join("|")}|`);
+  console.log(`| product | M x N x K | kernel (${sets[0] || "base"}) | ${sets.map((x) => x || "(base)").join(" | ")} |\n|---|---|---|${sets.map(() => "---").join("|")}|`);
   for (const [i, p] of products.entries()) {
     const shape = i < f32.length ? `${f32[i][1].M}x${f32[i][1].N}x${f32[i][1].K}` : (() => { const [, Nout, K, dir] = q4[i - f32.length]; return dir === "fwd" ? `${M}x${Nout}x${K}` : `${M}x${K}x${Nout}`; })();
     const cells = sets.map((sw) => {

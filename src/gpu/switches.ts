@@ -149,10 +149,10 @@ export interface PerfSwitches {
   /**
    * The vocabulary head's forward partials and its backward's dz on 128 x 128 tiles with an 8 x 8 block a thread (1:
    * lmhead_t128.wgsl, where the slice width is a multiple of 128, as the default 1024 is, and lmhead_grad_t128.wgsl), or
-   * on 64 x 64 tiles with a 4 x 4 block (0, the default: lmhead.wgsl, lmhead_grad.wgsl). The same partials up to float
-   * rounding (the column tiles fold in another grouping); dz bitwise. 2: dz alone on 128 x 128 tiles. Experimental
-   * (issue 16): on an H100 (2026-12-05) the 128-tile partials took 37.9 ms of the q4 0.5B step against 34.7 (170
-   * registers), dz 26.7 against 29.4; the step level (510.4 against 510.8 ms).
+   * on 64 x 64 tiles with a 4 x 4 block (0: lmhead.wgsl, lmhead_grad.wgsl). The same partials up to float rounding (the
+   * column tiles fold in another grouping); dz bitwise. 2 (the default since 2026-12-05): dz alone on 128 x 128 tiles.
+   * On an H100 (2026-12-05) the 128-tile partials took 37.9 ms of the q4 0.5B step against 34.7 (170 registers), dz
+   * 26.7 against 29.4; under 2 the q4 step 487.0 -> 482.2 ms (H200) and 490.5 -> 487.2 (H100), each in one process.
    */
   lm128: 0 | 1 | 2;
   /**
@@ -165,18 +165,20 @@ export interface PerfSwitches {
    */
   attnSplit: 0 | 1;
   /**
-   * The 128-tile kernels' epilogue (f32: tile128, tile128h, tile256, tile96h; q4: q4matmul_t128.wgsl, q4matmul_t_t128.wgsl)
-   * stores each thread's row quads of C as one vec4 (1, where C's row length is a multiple of 4 and its binding starts on
-   * 16 bytes: matmul.ts vecC, q4matmul.ts), or as four bounds-checked scalars (0, the default). The same values in the
-   * same places: bitwise the same C. Experimental (2026-12-05): on the H200 the ladder's inner rung (tile128h without
-   * loads, tile stores or barriers) ran at 42.7 TFLOP/s with the epilogue's 128 scalar stores a thread and 50.1 with one
-   * store a thread (bench/ladder.bench.ts, rung sum): the epilogue took about 0.18 of the product's 1.6 ms.
+   * The 128-tile kernels' epilogue stores each thread's row quads of C as one vec4 where C's row length is a multiple of
+   * 4 and its binding starts on 16 bytes (matmul.ts vecC, q4matmul.ts q4StoresVec4), else as four bounds-checked
+   * scalars: 1 (the default since 2026-12-05) in the f32 kernels (tile128, tile128h, tile96h, tile256), 2 in those and
+   * the q4 128-tile kernels (q4matmul_t128.wgsl, q4matmul_t_t128.wgsl), 0 nowhere. The same values in the same places:
+   * bitwise the same C. Why: on the H200 the ladder's inner rung (tile128h without loads, tile stores or barriers) ran
+   * at 42.7 TFLOP/s with the epilogue's 128 scalar stores a thread and 50.1 with one store a thread. On an H100
+   * (2026-12-05): the f32 step 490.3 -> 466.1 ms, pretraining +3.5%, the big f32 products +1 to +2.6 TFLOP/s; the q4
+   * kernels without a LoRA tail 25% slower (34.1 -> 26.7 TFLOP/s; 126 registers against 115-122), with it level.
    */
-  st4: 0 | 1;
+  st4: 0 | 1 | 2;
 }
 
 /** The current defaults. */
-export const NEW_SWITCHES: Readonly<PerfSwitches> = { passes: "merged", submit: "layer", q4: "tile128", bindCache: true, arena: true, splitK: "general", subgroups: true, recomputeLean: true, headRows: true, wideSplit: 3, tk: 16, q4tk: 16, vload: 1, loraTail: 1, embedBack: "links", attnNamed: 0, attnBwd: "blocked", attnFwd: "blocked", rank: "narrow", attnDq: "fused", t256: 0, t128h: 1, wT: 1, ka: 0, t96: 0, tq: 0, narrowWg: 1024, narrowMinK: 128, lm128: 0, attnSplit: 1, st4: 0 };
+export const NEW_SWITCHES: Readonly<PerfSwitches> = { passes: "merged", submit: "layer", q4: "tile128", bindCache: true, arena: true, splitK: "general", subgroups: true, recomputeLean: true, headRows: true, wideSplit: 3, tk: 16, q4tk: 16, vload: 1, loraTail: 1, embedBack: "links", attnNamed: 0, attnBwd: "blocked", attnFwd: "blocked", rank: "narrow", attnDq: "fused", t256: 0, t128h: 1, wT: 1, ka: 0, t96: 0, tq: 0, narrowWg: 1024, narrowMinK: 128, lm128: 2, attnSplit: 1, st4: 1 };
 /** Every earlier behaviour. */
 export const OLD_SWITCHES: Readonly<PerfSwitches> = { passes: "split", submit: "once", q4: "tile64", bindCache: false, arena: false, splitK: "transA", subgroups: false, recomputeLean: false, headRows: false, wideSplit: 1, tk: 8, q4tk: 8, vload: 0, loraTail: 0, embedBack: "scan", attnNamed: 0, attnBwd: "lanes", attnFwd: "lanes", rank: "narrow", attnDq: "kernel", t256: 0, t128h: 0, wT: 0, ka: 0, t96: 0, tq: 0, narrowWg: 256, narrowMinK: 256, lm128: 0, attnSplit: 0, st4: 0 };
 
@@ -211,7 +213,7 @@ const CHOICES: { [K in keyof PerfSwitches]: readonly string[] } = {
   narrowMinK: ["64", "128", "256"],
   lm128: ["0", "1", "2"],
   attnSplit: ["0", "1"],
-  st4: ["0", "1"],
+  st4: ["0", "1", "2"],
 };
 
 function isKey(k: string): k is keyof PerfSwitches {
@@ -326,7 +328,7 @@ export function parsePerfSwitches(spec: string, base: Readonly<PerfSwitches> = N
         out.attnSplit = v === "1" ? 1 : 0;
         break;
       case "st4":
-        out.st4 = v === "1" ? 1 : 0;
+        out.st4 = v === "1" ? 1 : v === "2" ? 2 : 0;
         break;
     }
   }

@@ -470,7 +470,7 @@ export function withVecC(text: string, what: string): string {
 
 /** Whether a tile kernel's C (row length N, batch stride `strideC`, binding offset `offsetC` in bytes) takes vec4 stores (switch st4). */
 export function vecC(N: number, strideC: number, offsetC: number): boolean {
-  return perfSwitches().st4 === 1 && N % 4 === 0 && strideC % 4 === 0 && offsetC % 16 === 0;
+  return perfSwitches().st4 >= 1 && N % 4 === 0 && strideC % 4 === 0 && offsetC % 16 === 0;
 }
 
 /** Which operands a tile128 dispatch loads as vec4 (switch vload; matmul_t128.wgsl). */

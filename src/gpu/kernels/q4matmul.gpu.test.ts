@@ -225,7 +225,7 @@ Deno.test("q4matmul and its transpose with the LoRA tail (switch loraTail): insi
   }
 });
 
-Deno.test("q4matmul and its transpose, tile128's epilogue as vec4 stores (switch st4): bitwise the scalar stores, overwriting and accumulating with bias and the LoRA tail, split and unsplit; scalar stores where the output's row is not a multiple of 4", async () => {
+Deno.test("q4matmul and its transpose, tile128's epilogue as vec4 stores (switch st4=2): bitwise the scalar stores, overwriting and accumulating with bias and the LoRA tail, split and unsplit; scalar stores where the output's row is not a multiple of 4, and at st4=1 (the f32 kernels only)", async () => {
   const { device } = gpu;
   const { perfSwitches, setPerfSwitches } = await import("../switches.ts");
   const { watchPassLabels } = await import("../../../tests/pass-labels.ts");
@@ -240,7 +240,7 @@ Deno.test("q4matmul and its transpose, tile128's epilogue as vec4 stores (switch
       const w = randomWeight(rng, Nout, K, true);
       const [x, dy, y0, dx0, bias, xa, B, dyB, A] = [N * K, N * Nout, N * Nout, N * K, Nout, N * r, Nout * r, N * r, r * K].map((n) => rng.uniformArray(n));
       const wg = uploadQ4(device, "w", w);
-      const run = async (st4: 0 | 1, accumulate: boolean) => {
+      const run = async (st4: 0 | 1 | 2, accumulate: boolean) => {
         setPerfSwitches({ ...prev, st4 });
         const bufs = [x, dy, y0, dx0, bias, xa, B, dyB, A].map((d, i) => storageBuffer(device, `b${i}`, d));
         const [gx, gdy, gy, gdx, gb, gxa, gB, gdyB, gA] = bufs;
@@ -255,12 +255,13 @@ Deno.test("q4matmul and its transpose, tile128's epilogue as vec4 stores (switch
         return out;
       };
       for (const accumulate of [false, true]) {
-        const want = await run(0, accumulate), got = await run(1, accumulate);
+        const want = await run(0, accumulate), got = await run(2, accumulate), f32Only = await run(1, accumulate);
         const tag = `N ${N} K ${K} Nout ${Nout} accumulate ${accumulate}`;
         const c4 = (name: string) => got.labels.some((l) => l.startsWith(`${name}_t128`) && l.endsWith("_c4"));
         assert(c4("q4matmul") === (Nout % 4 === 0) && c4("q4matmul_t") === (K % 4 === 0) && !want.labels.some((l) => l.endsWith("_c4")), `st4 kernels where expected (${tag}): ${got.labels.join(", ")}`);
-        assertSameBits(got.y, want.y, `st4=1 q4matmul ${tag}`, "st4=0");
-        assertSameBits(got.dx, want.dx, `st4=1 q4matmul_t ${tag}`, "st4=0");
+        assert(!f32Only.labels.some((l) => l.startsWith("q4matmul") && l.endsWith("_c4")), `st4=1 leaves the q4 kernels' scalar stores (${tag}): ${f32Only.labels.join(", ")}`);
+        assertSameBits(got.y, want.y, `st4=2 q4matmul ${tag}`, "st4=0");
+        assertSameBits(got.dx, want.dx, `st4=2 q4matmul_t ${tag}`, "st4=0");
       }
       for (const b of [wg.packed, wg.scales]) b.destroy();
       wg.zeroPoints?.destroy();

@@ -82,7 +82,7 @@ export function q4TailFuses(N: number, outCols: number, forced?: Q4Variant, inCo
   return perfSwitches().loraTail === 1 && pickQ4(N, outCols, forced, inCols, true) === "tile128";
 }
 
-// Switch st4 (switches.ts): the 128-tile kernels' store4 as one vec4 store a row quad, the output bound as vec4.
+// Switch st4=2 (switches.ts): the 128-tile kernels' store4 as one vec4 store a row quad, the output bound as vec4.
 const Q4_STORES: Record<string, { decl: string; scalar: string; vec: string }> = {
   q4matmul: {
     decl: "var<storage, read_write> y: array<f32>;",
@@ -133,7 +133,7 @@ const Q4_STORES: Record<string, { decl: string; scalar: string; vec: string }> =
 };
 
 /**
- * Switch st4: q4matmul_t128.wgsl / q4matmul_t_t128.wgsl (`name` q4matmul / q4matmul_t) with the output bound as vec4 and
+ * Switch st4=2: q4matmul_t128.wgsl / q4matmul_t_t128.wgsl (`name` q4matmul / q4matmul_t) with the output bound as vec4 and
  * store4 writing a row quad as one vec4 (the caller checks the output's row length is a multiple of 4; a quad's column
  * is then too, so one bound check covers it). The bias and the accumulation act per element as in the scalar store4:
  * bitwise the same output.
@@ -147,9 +147,9 @@ export function q4WithVecC(text: string, name: string): string {
   return text.replace(st.decl, st.decl.replace("array<f32>", "array<vec4f>")).replace(st.scalar, st.vec);
 }
 
-/** Whether the 128-tile q4 kernel of an output with outCols columns stores vec4 quads (switch st4). */
+/** Whether the 128-tile q4 kernel of an output with outCols columns stores vec4 quads (switch st4=2; not at the default 1). */
 export function q4StoresVec4(variant: Q4Variant, outCols: number): boolean {
-  return variant === "tile128" && perfSwitches().st4 === 1 && outCols % 4 === 0;
+  return variant === "tile128" && perfSwitches().st4 === 2 && outCols % 4 === 0;
 }
 
 async function encode(
