@@ -147,17 +147,18 @@ if (what.has("shapes")) {
   const kvDx = shapes.find(([name]) => name === "dx = dy W (k/v)")![1];
   shapes.push(["dx = dy W (k/v) + LoRA tail", { ...kvDx, tail: { a: bufA, b: bufB, r, scale: 2 } }]);
   const onlyRank = named.get("only") === "rank";
+  const timed = (o: EncodeMatmulOpts) => !onlyRank || Math.min(o.M, o.N) <= 32;
   const iters = Number(named.get("iters") ?? 20);
   // Warm-up: the twelfth session's H100 call read every kernel of its first shapes run 2-3x slower than the later runs
   // (the GPU's clocks still rising), so the first shape's default product runs for warm= seconds (default 2) untimed.
   const warmS = Number(named.get("warm") ?? 2);
-  const [, first] = shapes.find(([, o]) => !onlyRank || Math.min(o.M, o.N) <= 32)!;
+  const [, first] = shapes.find(([, o]) => timed(o))!;
   for (const t0 = performance.now(); performance.now() - t0 < warmS * 1000;) await timeRun(device, iters, (enc) => encodeMatmul(device, enc, bufA, bufB, bufC, first));
   const rows: string[] = [];
   const cell = (ms: number, flops: number) => `${ms.toFixed(3)} ms ${(flops / (ms / 1000) / 1e12).toPrecision(3)} TF/s`;
   let timedBy = "gpu";
   for (const [name, o] of shapes) {
-    if (onlyRank && Math.min(o.M, o.N) > 32) continue;
+    if (!timed(o)) continue;
     const isWeight = name.includes("W");
     const flops = 2 * o.M * o.N * (o.K + (o.tail?.r ?? 0));
     const line: string[] = [];

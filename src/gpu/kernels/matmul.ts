@@ -460,12 +460,13 @@ const STORE4_VEC = `fn store4(baseC: u32, m: u32, n: u32, v: vec4f) {
  * whole quad inside the row). alpha and the accumulation act per element as in the scalar store4: bitwise the same C.
  */
 export function withVecC(text: string, what: string): string {
-  const decl = "var<storage, read_write> c: array<f32>;";
-  const at = text.indexOf(decl), fn = text.indexOf(STORE4_SCALAR);
-  if (at < 0 || text.indexOf(decl, at + 1) >= 0 || fn < 0 || text.indexOf(STORE4_SCALAR, fn + 1) >= 0) {
-    throw new Error(`${what}: no single C binding and scalar store4 to turn into vec4 stores (switch st4)`);
-  }
-  return text.replace(decl, "var<storage, read_write> c: array<vec4f>;").replace(STORE4_SCALAR, STORE4_VEC);
+  const out = replaceExactly(text, "var<storage, read_write> c: array<f32>;", "var<storage, read_write> c: array<vec4f>;", 1, what, "switch st4");
+  return replaceExactly(out, STORE4_SCALAR, STORE4_VEC, 1, what, "switch st4");
+}
+
+/** The 128-column tile kernels (tile128, tile256, tile128h, tile96h): the ones with vec4 loads (vload), the LoRA tail inside, vec4 stores (st4). */
+function tiled(v: MatmulVariant): boolean {
+  return v === "tile128" || v === "tile256" || v === "tile128h" || v === "tile96h";
 }
 
 /** Whether a tile kernel's C (row length N, batch stride `strideC`, binding offset `offsetC` in bytes) takes vec4 stores (switch st4). */
@@ -717,7 +718,7 @@ function planMatmul(o: EncodeMatmulOpts, offsetA: number, offsetB: number, offse
     new Float32Array(words)[3] = alpha;
     u.set([e.broadcastA ? 0 : M * K, e.broadcastB ? 0 : K * N, M * N, 0], 4);
   }
-  const vec = ((variant === "tile128" || variant === "tile256" || variant === "tile128h" || variant === "tile96h") && perfSwitches().vload === 1) || variant === "rank"
+  const vec = (tiled(variant) && perfSwitches().vload === 1) || variant === "rank"
     ? vecOperands({
       M, N, K: u[2], kTotal: u[7], strideA: u[4], strideB: u[5], transA: e.transA ?? false, transB: e.transB ?? false,
       aF16: e.aF16 ?? false, bF16: e.bF16 ?? false, offsetA: offA, offsetB: offB,
@@ -728,13 +729,13 @@ function planMatmul(o: EncodeMatmulOpts, offsetA: number, offsetB: number, offse
     return { variant, swap, e, slices, dims: u, grid: [Math.ceil(N / (4 * r.nq)), Math.ceil(M / (r.form === "rows" ? 4 * r.rpt : 16)), z], vec, c4: false };
   }
   // Split: the slices go to the scratch (offset 0, slices M N apart).
-  const c4 = (variant === "tile128" || variant === "tile256" || variant === "tile128h" || variant === "tile96h") && !swap && vecC(N, u[6], slices > 1 ? 0 : offsetC);
+  const c4 = tiled(variant) && !swap && vecC(N, u[6], slices > 1 ? 0 : offsetC);
   return { variant, swap, e, slices, dims: u, grid: [Math.ceil(N / tn), Math.ceil(M / tm), z], vec, c4 };
 }
 
 /** Whether `o`'s tail runs inside its kernel (EncodeMatmulOpts.tail): switch loraTail, tile128 not swapped, A not transposed, alpha 1. */
 function tailFuses(o: EncodeMatmulOpts, p: MatmulPlan): boolean {
-  return perfSwitches().loraTail === 1 && (p.variant === "tile128" || p.variant === "tile256" || p.variant === "tile128h" || p.variant === "tile96h") && !p.swap && !(o.transA ?? false) && (o.alpha ?? 1) === 1 && !o.aF16;
+  return perfSwitches().loraTail === 1 && tiled(p.variant) && !p.swap && !(o.transA ?? false) && (o.alpha ?? 1) === 1 && !o.aF16;
 }
 
 /** The Tail uniform: r, scale. */

@@ -9,7 +9,7 @@
 import { computePipeline, dispatch, storageBuffer, uniformBuffer } from "../device.ts";
 import { perfSwitches } from "../switches.ts";
 import { checkSizes } from "./attention.ts";
-import { encodeSplitReduce, encodeTailProduct, scratchBuffer, SHORT_K, t128Step, tailWords, wideSplitSlices, withStep, withTail } from "./matmul.ts";
+import { encodeSplitReduce, encodeTailProduct, replaceExactly, scratchBuffer, SHORT_K, t128Step, tailWords, wideSplitSlices, withStep, withTail } from "./matmul.ts";
 import { q4Geometry, type Q4Weight } from "./q4matmul.ref.ts";
 import forwardSource from "./q4matmul.wgsl" with { type: "text" };
 import forward128Source from "./q4matmul_t128.wgsl" with { type: "text" };
@@ -140,11 +140,9 @@ const Q4_STORES: Record<string, { decl: string; scalar: string; vec: string }> =
  */
 export function q4WithVecC(text: string, name: string): string {
   const st = Q4_STORES[name];
-  const at = st ? text.indexOf(st.decl) : -1, fn = st ? text.indexOf(st.scalar) : -1;
-  if (!st || at < 0 || text.indexOf(st.decl, at + 1) >= 0 || fn < 0 || text.indexOf(st.scalar, fn + 1) >= 0) {
-    throw new Error(`${name}: no single output binding and scalar store4 to turn into vec4 stores (switch st4)`);
-  }
-  return text.replace(st.decl, st.decl.replace("array<f32>", "array<vec4f>")).replace(st.scalar, st.vec);
+  if (!st) throw new Error(`${name}: no vec4 stores for this kernel (switch st4)`);
+  const out = replaceExactly(text, st.decl, st.decl.replace("array<f32>", "array<vec4f>"), 1, name, "switch st4");
+  return replaceExactly(out, st.scalar, st.vec, 1, name, "switch st4");
 }
 
 /** Whether the 128-tile q4 kernel of an output with outCols columns stores vec4 quads (switch st4=2; not at the default 1). */
