@@ -171,7 +171,7 @@ export interface PerfSwitches {
    * the q4 128-tile kernels (q4matmul_t128.wgsl, q4matmul_t_t128.wgsl), 0 nowhere. The same values in the same places:
    * bitwise the same C. Why: on the H200 the ladder's inner rung (tile128h without loads, tile stores or barriers) ran
    * at 42.7 TFLOP/s with the epilogue's 128 scalar stores a thread and 50.1 with one store a thread. On an H100
-   * (2026-12-05): the f32 step 490.3 -> 466.1 ms, pretraining +3.5%, the big f32 products +1 to +2.6 TFLOP/s; the q4
+   * (2026-12-05): the f32 step 490.3 -> 466.1 ms, pretraining +3.5%, the big f32 products +0.9 to +2.6 TFLOP/s; the q4
    * kernels without a LoRA tail 25% slower (34.1 -> 26.7 TFLOP/s; 126 registers against 115-122), with it level.
    */
   st4: 0 | 1 | 2;
