@@ -12,10 +12,10 @@
 # call (the LoRA tail; not run yet).
 # `final`: the session's last call (the cross-check with loraTail on, the head as MatMul; see its comment).
 # `probe`: the fourth session's first call (see its comment); `products`: its second; `rows`: its third; `auto`: its fourth.
-# Run: source .device/remote-setup.sh; bash bench/h200-check.sh trainer|sampling|verify|next|final|probe|products|rows|auto|units|dbuf|exp|embed|attn|final5|named|attn2|now6|dq|rank|xa|regs|t256|ceiling|ceiling2|t128h|final6|wT|tk32|cmp|ladder|t96|tq|scale|tenth|kv|defaults12|defaults12min|st4|defaults13|next14   (logs and JSON in $OUT/results.tgz)
+# Run: source .device/remote-setup.sh; bash bench/h200-check.sh trainer|sampling|verify|next|final|probe|products|rows|auto|units|dbuf|exp|embed|attn|final5|named|attn2|now6|dq|rank|xa|regs|t256|ceiling|ceiling2|t128h|final6|wT|tk32|cmp|ladder|t96|tq|scale|tenth|kv|defaults12|defaults12min|st4|defaults13|next14|q4deq   (logs and JSON in $OUT/results.tgz)
 set -u
 cd "$(dirname "$0")/.."
-WHAT=${1:?usage: bash bench/h200-check.sh trainer|sampling|verify|next|final|probe|products|rows|auto|units|dbuf|exp|embed|attn|final5|named|attn2|now6|dq|rank|xa|regs|t256|ceiling|ceiling2|t128h|final6|wT|tk32|cmp|ladder|t96|tq|scale|tenth|kv|defaults12|defaults12min|st4|defaults13|next14}
+WHAT=${1:?usage: bash bench/h200-check.sh trainer|sampling|verify|next|final|probe|products|rows|auto|units|dbuf|exp|embed|attn|final5|named|attn2|now6|dq|rank|xa|regs|t256|ceiling|ceiling2|t128h|final6|wT|tk32|cmp|ladder|t96|tq|scale|tenth|kv|defaults12|defaults12min|st4|defaults13|next14|q4deq}
 OUT=${OUT:-/tmp/h200-check-out}
 mkdir -p "$OUT"
 TOTAL=${H200_TOTAL_S:-560}
@@ -190,6 +190,25 @@ defaults12min)
   # at the new defaults. H200_TOTAL_S=100.
   t q4 60 deno run -A "$J/train.js" qwen2.5-0.5b 8 768 16 1 2 step,recompute budget=55 out="$OUT/q4.json" "variants=attnSplit=0,narrowWg=256,narrowMinK=256"
   crosscheck
+  ;;
+q4deq)
+  # Written 2026-12-05 (fourteenth session): the switch q4deq=1 (q4 products of >= 2048 rows dequantise W into the call
+  # scratch and run the f32 kernels: W^T for the forward, as the f32 step's stored W^T, W for dx) against the defaults,
+  # alone and with the tile96h sets (t96=1,tq=1, and with wideSplit=7, which took every big f32 product over 35 TFLOP/s
+  # on an H100). The big products (the q4 rows include their dequant dispatch); the q4 step stored under each set; the
+  # q4 step stored and recomputed (peak buffers, <= 3 GB) under q4deq=1 and q4deq=1,t96=1,tq=1; the f32 step; demo
+  # pretraining alternated with t96=1,tq=1; the q4 step's profile under q4deq=1; PyTorch + PEFT; the cross-check under
+  # t96=1,tq=1. About 8 minutes: H200_TOTAL_S=520.
+  D1=q4deq=1; D2=q4deq=1,t96=1,tq=1; D3=q4deq=1,t96=1,tq=1,wideSplit=7
+  HEAD=30 PAT="^\| |cmp" t cmp 100 deno run -A "$J/profile.js" cmp tokens=6144 iters=20 rounds=4 "sw=;$D1;$D2;$D3"
+  t q4 90 deno run -A "$J/train.js" qwen2.5-0.5b 8 768 16 1 3 step budget=80 out="$OUT/q4.json" "variants=$D1;$D2;$D3"
+  t q4-deq 70 deno run -A "$J/train.js" qwen2.5-0.5b 8 768 16 1 3 step,recompute budget=60 out="$OUT/q4-deq.json" "perf=$D1"
+  t q4-deq-t96 70 deno run -A "$J/train.js" qwen2.5-0.5b 8 768 16 1 3 step,recompute budget=60 out="$OUT/q4-deq-t96.json" "perf=$D2"
+  t f32 60 deno run -A "$J/train.js" qwen2.5-0.5b 8 768 16 0 3 step budget=50 out="$OUT/f32.json" "variants=t96=1,tq=1"
+  i=0; for p in new t96=1,tq=1 new t96=1,tq=1; do i=$((i + 1)); HEAD=12 PAT="== pretrain|tokens/s|GPU busy" t "pretrain-$i-${p//[=,]/-}" 20 deno run -A "$J/profile.js" pretrain 16 1024 16 "perf=$p"; done
+  HEAD=40 PAT="== grpo|GPU busy|  [0-9]" t profile-q4-deq 50 deno run -A "$J/profile.js" grpo 16 1024 4 qwen2.5-0.5b 8 768 q4=1 "perf=$D1"
+  t torch 70 python3 bench/torch/train.py --out "$OUT" --iters 5 --warmup 2 --no-sweep --attn eager
+  crosscheck RLVR_PERF=$D2
   ;;
 next14)
   # Written 2026-12-05 (thirteenth session) for the next: at the defaults st4=1,lm128=2, the tile96h set that took every

@@ -289,6 +289,13 @@ export function transientStats(device: GPUDevice): { created: number; rewritten:
 const scratches = new WeakMap<GPUDevice, Map<string, GPUBuffer>>();
 
 /**
+ * The sharedScratch name of the kernels whose scratch is large and lives within one call: the attention backward's dq
+ * partials and the q4 weights dequantised for the f32 kernels (switch q4deq). One buffer, the larger need, serves both;
+ * a step that knows both sizes can ask for the larger first (grpo-step.ts), so that it never grows mid-step.
+ */
+export const CALL_SCRATCH = "call-scratch";
+
+/**
  * The device's grow-only scratch buffer of this name, at least `bytes` long: for kernels whose
  * scratch lives within one call (written by one dispatch, read by the next). Dispatches run in
  * queue order, so every call can share it; a larger request replaces it (the old one is destroyed

@@ -175,12 +175,22 @@ export interface PerfSwitches {
    * kernels without a LoRA tail 25% slower (34.1 -> 26.7 TFLOP/s; 126 registers against 115-122), with it level.
    */
   st4: 0 | 1 | 2;
+  /**
+   * q4 products of at least Q4_DEQUANT_MIN_ROWS rows (q4matmul.ts; 2048) dequantise W whole into the call scratch
+   * (q4_dequant.wgsl: W^T for the forward, W for dx, bitwise the values the q4 kernels multiply with) and run the f32
+   * kernels on it, as the f32 step runs its stored W^T and W (1); 2 at any rows (tests); 0: the q4 kernels, which
+   * dequantise in their tile loaders (earlier). The scratch is the attention backward's (device.ts CALL_SCRATCH), which
+   * is larger at the 0.5B step: no memory added there. The same products up to float rounding (the f32 kernels group
+   * the sums differently). Why: on an H100 (2026-12-05) the f32 step ran 467.5 ms against the q4 step's 491.3, and the
+   * big f32 products reached 35.1-36.7 TFLOP/s under t96=1,tq=1,wideSplit=7, the q4 ones 31.7-34.2 under any switch.
+   */
+  q4deq: 0 | 1 | 2;
 }
 
 /** The current defaults. */
-export const NEW_SWITCHES: Readonly<PerfSwitches> = { passes: "merged", submit: "layer", q4: "tile128", bindCache: true, arena: true, splitK: "general", subgroups: true, recomputeLean: true, headRows: true, wideSplit: 3, tk: 16, q4tk: 16, vload: 1, loraTail: 1, embedBack: "links", attnNamed: 0, attnBwd: "blocked", attnFwd: "blocked", rank: "narrow", attnDq: "fused", t256: 0, t128h: 1, wT: 1, ka: 0, t96: 0, tq: 0, narrowWg: 1024, narrowMinK: 128, lm128: 2, attnSplit: 1, st4: 1 };
+export const NEW_SWITCHES: Readonly<PerfSwitches> = { passes: "merged", submit: "layer", q4: "tile128", bindCache: true, arena: true, splitK: "general", subgroups: true, recomputeLean: true, headRows: true, wideSplit: 3, tk: 16, q4tk: 16, vload: 1, loraTail: 1, embedBack: "links", attnNamed: 0, attnBwd: "blocked", attnFwd: "blocked", rank: "narrow", attnDq: "fused", t256: 0, t128h: 1, wT: 1, ka: 0, t96: 0, tq: 0, narrowWg: 1024, narrowMinK: 128, lm128: 2, attnSplit: 1, st4: 1, q4deq: 0 };
 /** Every earlier behaviour. */
-export const OLD_SWITCHES: Readonly<PerfSwitches> = { passes: "split", submit: "once", q4: "tile64", bindCache: false, arena: false, splitK: "transA", subgroups: false, recomputeLean: false, headRows: false, wideSplit: 1, tk: 8, q4tk: 8, vload: 0, loraTail: 0, embedBack: "scan", attnNamed: 0, attnBwd: "lanes", attnFwd: "lanes", rank: "narrow", attnDq: "kernel", t256: 0, t128h: 0, wT: 0, ka: 0, t96: 0, tq: 0, narrowWg: 256, narrowMinK: 256, lm128: 0, attnSplit: 0, st4: 0 };
+export const OLD_SWITCHES: Readonly<PerfSwitches> = { passes: "split", submit: "once", q4: "tile64", bindCache: false, arena: false, splitK: "transA", subgroups: false, recomputeLean: false, headRows: false, wideSplit: 1, tk: 8, q4tk: 8, vload: 0, loraTail: 0, embedBack: "scan", attnNamed: 0, attnBwd: "lanes", attnFwd: "lanes", rank: "narrow", attnDq: "kernel", t256: 0, t128h: 0, wT: 0, ka: 0, t96: 0, tq: 0, narrowWg: 256, narrowMinK: 256, lm128: 0, attnSplit: 0, st4: 0, q4deq: 0 };
 
 const CHOICES: { [K in keyof PerfSwitches]: readonly string[] } = {
   passes: ["merged", "split"],
@@ -214,6 +224,7 @@ const CHOICES: { [K in keyof PerfSwitches]: readonly string[] } = {
   lm128: ["0", "1", "2"],
   attnSplit: ["0", "1"],
   st4: ["0", "1", "2"],
+  q4deq: ["0", "1", "2"],
 };
 
 function isKey(k: string): k is keyof PerfSwitches {
@@ -330,6 +341,9 @@ export function parsePerfSwitches(spec: string, base: Readonly<PerfSwitches> = N
       case "st4":
         out.st4 = v === "1" ? 1 : v === "2" ? 2 : 0;
         break;
+      case "q4deq":
+        out.q4deq = v === "1" ? 1 : v === "2" ? 2 : 0;
+        break;
     }
   }
   return out;
@@ -337,7 +351,7 @@ export function parsePerfSwitches(spec: string, base: Readonly<PerfSwitches> = N
 
 /** "passes=merged,submit=layer,...": the form RLVR_PERF and the benches' perf= take. */
 export function formatPerfSwitches(s: Readonly<PerfSwitches>): string {
-  return `passes=${s.passes},submit=${s.submit},q4=${s.q4},bindCache=${s.bindCache ? 1 : 0},arena=${s.arena ? 1 : 0},splitK=${s.splitK},subgroups=${s.subgroups ? 1 : 0},recomputeLean=${s.recomputeLean ? 1 : 0},headRows=${s.headRows ? 1 : 0},wideSplit=${s.wideSplit},tk=${s.tk},q4tk=${s.q4tk},vload=${s.vload},loraTail=${s.loraTail},embedBack=${s.embedBack},attnNamed=${s.attnNamed},attnBwd=${s.attnBwd},attnFwd=${s.attnFwd},rank=${s.rank},attnDq=${s.attnDq},t256=${s.t256},t128h=${s.t128h},wT=${s.wT},ka=${s.ka},t96=${s.t96},tq=${s.tq},narrowWg=${s.narrowWg},narrowMinK=${s.narrowMinK},lm128=${s.lm128},attnSplit=${s.attnSplit},st4=${s.st4}`;
+  return `passes=${s.passes},submit=${s.submit},q4=${s.q4},bindCache=${s.bindCache ? 1 : 0},arena=${s.arena ? 1 : 0},splitK=${s.splitK},subgroups=${s.subgroups ? 1 : 0},recomputeLean=${s.recomputeLean ? 1 : 0},headRows=${s.headRows ? 1 : 0},wideSplit=${s.wideSplit},tk=${s.tk},q4tk=${s.q4tk},vload=${s.vload},loraTail=${s.loraTail},embedBack=${s.embedBack},attnNamed=${s.attnNamed},attnBwd=${s.attnBwd},attnFwd=${s.attnFwd},rank=${s.rank},attnDq=${s.attnDq},t256=${s.t256},t128h=${s.t128h},wT=${s.wT},ka=${s.ka},t96=${s.t96},tq=${s.tq},narrowWg=${s.narrowWg},narrowMinK=${s.narrowMinK},lm128=${s.lm128},attnSplit=${s.attnSplit},st4=${s.st4},q4deq=${s.q4deq}`;
 }
 
 function fromEnv(): PerfSwitches {

@@ -3,7 +3,7 @@
 // attnBwd=blocked; attention_dims.wgsl and attention_rb_common.wgsl are appended to the three *_rb.wgsl; under
 // attnDq=fused, attention_delta.wgsl, the dk/dv kernel with attention_dq_partial.wgsl, then attention_dq_reduce.wgsl).
 // Layouts in docs/kernels.md.
-import { computePipeline, dispatch, sharedScratch, uniformBuffer } from "../device.ts";
+import { CALL_SCRATCH, computePipeline, dispatch, sharedScratch, uniformBuffer } from "../device.ts";
 import { perfSwitches } from "../switches.ts";
 import type { AttentionDims } from "./attention.ref.ts";
 import { grid } from "./layer-common.ts";
@@ -277,11 +277,21 @@ export const DQ_SCRATCH_CAP = 512 * 2 ** 20;
  * recorded) where the scratch would exceed opts.dqScratchBytes (default DQ_SCRATCH_CAP) or the device's storage binding
  * and buffer limits.
  */
+/**
+ * The bytes of the call scratch (device.ts CALL_SCRATCH) the backward of these dims takes for its dq partials under the
+ * current switches (attnBwd=blocked, attnDq=fused, D % 4 == 0, within the limits): 0 where it takes none.
+ */
+export function attentionBackwardScratchBytes(device: GPUDevice, a: AttentionDims, opts: AttentionOpts = {}): number {
+  if (perfSwitches().attnBwd !== "blocked" || perfSwitches().attnDq !== "fused" || a.D % 4 !== 0) return 0;
+  const bytes = dqScratchBytes(a, blockedTiles(device, a.D, DKV_WORDS, opts.workgroupBytes).own);
+  const limit = Math.min(device.limits.maxStorageBufferBindingSize, device.limits.maxBufferSize, opts.dqScratchBytes ?? DQ_SCRATCH_CAP);
+  return bytes > limit ? 0 : bytes;
+}
+
 async function encodeFusedDqBackward(device: GPUDevice, enc: GPUCommandEncoder, buf: AttentionBackwardBuffers, a: AttentionDims, dims: GPUBuffer, opts: AttentionOpts): Promise<boolean> {
   const kvT = blockedTiles(device, a.D, DKV_WORDS, opts.workgroupBytes);
-  const bytes = dqScratchBytes(a, kvT.own);
-  const limit = Math.min(device.limits.maxStorageBufferBindingSize, device.limits.maxBufferSize, opts.dqScratchBytes ?? DQ_SCRATCH_CAP);
-  if (bytes > limit) return false;
+  const bytes = attentionBackwardScratchBytes(device, a, opts);
+  if (bytes === 0) return false;
   const D4 = a.D / 4;
   const delta = await computePipeline(device, "attention-backward-delta", withDims(deltaSource), { D4 });
   dispatch(device, enc, delta, [buf.o, buf.dout, buf.lens, buf.delta, dims], grid(a.B * a.H * a.T, 64));
@@ -292,7 +302,7 @@ async function encodeFusedDqBackward(device: GPUDevice, enc: GPUCommandEncoder, 
   const dkv = await computePipeline(device, `attention-backward-dkv-dqp${parts > 1 ? "-split" : ""}`, `${fusedSource}\n${dqPartialSource}\n${dqpLayoutSource}`, {
     D4, BK: kvT.own, BQ: kvT.tile, KR: kvT.fOwn, QR: kvT.fTile, JMAX: kvT.JMAX, PARTS: parts,
   });
-  const dqp = sharedScratch(device, "attention-dq-partials", Math.max(bytes, 16));
+  const dqp = sharedScratch(device, CALL_SCRATCH, Math.max(bytes, 16));
   const out = dkvTargets(device, buf, a, parts);
   dispatch(device, enc, dkv, [buf.q, buf.k, buf.v, buf.dout, buf.lse, buf.delta, buf.lens, out.dk, out.dv, dims, dqp], [Math.ceil(a.T / kvT.own), a.Hkv * parts, a.B]);
   await encodeDkvReduce(device, enc, buf, a, dims, parts, out);

@@ -272,3 +272,91 @@ Deno.test("q4matmul and its transpose, tile128's epilogue as vec4 stores (switch
   }
   if (perfSwitches().st4 !== prev.st4) throw new Error("switch restored");
 });
+
+Deno.test("q4 dequant kernel (switch q4deq): W (Nout, K) and W^T (K, Nout) bitwise (q - zp) * scale in f32, with and without zero points, a partial last block", async () => {
+  const { device } = gpu;
+  const { encodeQ4Dequant } = await import("./q4matmul.ts");
+  let seed = 1100;
+  // K = 52: two blocks, the second partial (its padding codes are not written); K = 36: one vec4 of the last word only.
+  for (const [Nout, K] of [[12, 52], [8, 36], [20, 96]] as const) {
+    for (const withZp of [false, true]) {
+      const w = randomWeight(new Rng(seed++), Nout, K, withZp);
+      const want = Float32Array.from(dequantQ4Ref(w)); // (q - zp) * scale is exact in float64: fround is the f32 product
+      const wg = uploadQ4(device, "w", w);
+      for (const transposed of [false, true]) {
+        const out = storageBuffer(device, "wd", Nout * K * 4 + 64);
+        poison(device, out);
+        const enc = device.createCommandEncoder();
+        await encodeQ4Dequant(device, enc, wg, out, transposed);
+        device.queue.submit([enc.finish()]);
+        const got = await readF32(device, out, Nout * K + 16);
+        const layout = transposed ? Float32Array.from({ length: Nout * K }, (_, i) => want[(i % Nout) * K + Math.floor(i / Nout)]) : want;
+        const tag = `Nout ${Nout} K ${K} zp ${withZp} transposed ${transposed}`;
+        assertSameBits(got.subarray(0, Nout * K), layout, `q4 dequant ${tag}`, "fround((q - zp) * scale)");
+        assert(got.subarray(Nout * K).every((v) => Number.isNaN(v)), `q4 dequant ${tag}: nothing written past the matrix`);
+        out.destroy();
+      }
+      for (const b of [wg.packed, wg.scales]) b.destroy();
+      wg.zeroPoints?.destroy();
+    }
+  }
+  // W^T of 6 rows: its rows (of Nout = 6) are not whole vec4.
+  const w = uploadQ4(device, "w", randomWeight(new Rng(1), 6, 36, false));
+  const o = storageBuffer(device, "o", 6 * 36 * 4);
+  await assertRejects(async () => await encodeQ4Dequant(device, device.createCommandEncoder(), w, o, true), /Nout 6 is not a multiple of 4/);
+  for (const b of [w.packed, w.scales, o]) b.destroy();
+});
+
+Deno.test("q4matmul and its transpose under q4deq (W dequantised into the call scratch, then the f32 kernels): against float64 with bias, accumulate and the LoRA tail, split and unsplit; the q4 kernels below Q4_DEQUANT_MIN_ROWS at q4deq=1, where the dequantised side is not a multiple of 4, with a forced kernel, and at q4deq=0", async () => {
+  const { device } = gpu;
+  const { setPerfSwitches } = await import("../switches.ts");
+  const { matmulRef } = await import("./matmul.ref.ts");
+  const { watchPassLabels } = await import("../../../tests/pass-labels.ts");
+  const { q4Dequantises, Q4_DEQUANT_MIN_ROWS } = await import("./q4matmul.ts");
+  const prev = setPerfSwitches({});
+  const watch = watchPassLabels(device);
+  try {
+    let seed = 1200;
+    // [N, K, Nout, r, q4deq, dequantised forward, dequantised transpose]: 1000 x 1024 x 160 splits the f32 dx along K;
+    // Nout = 202 leaves the forward on q4 (W^T's rows of 202), K = 250 the transpose (W's rows of 250).
+    for (const [N, K, Nout, r, q4deq, fwd, bwd] of [
+      [300, 256, 200, 16, 2, true, true], [1000, 1024, 160, 8, 2, true, true], [1000, 160, 1024, 8, 2, true, true],
+      [300, 256, 202, 16, 2, false, true], [260, 250, 200, 16, 2, true, false], [300, 256, 200, 16, 1, false, false], [70, 96, 64, 4, 0, false, false],
+    ] as const) {
+      setPerfSwitches({ ...prev, q4deq });
+      assert(q4Dequantises(device, N, { Nout, K }, false) === fwd && q4Dequantises(device, N, { Nout, K }, true) === bwd, `q4Dequantises N ${N} K ${K} Nout ${Nout} q4deq ${q4deq}`);
+      assert(!q4Dequantises(device, N, { Nout, K }, false, "tile128") && (q4deq !== 1 || q4Dequantises(device, Q4_DEQUANT_MIN_ROWS, { Nout: 200, K: 256 }, false)), "a forced kernel never dequantises; q4deq=1 from Q4_DEQUANT_MIN_ROWS rows");
+      const rng = new Rng(seed++);
+      const w = randomWeight(rng, Nout, K, true);
+      const [x, dy, y0, dx0, bias, xa, B, dyB, A] = [N * K, N * Nout, N * Nout, N * K, Nout, N * r, Nout * r, N * r, r * K].map((n) => rng.uniformArray(n));
+      const wg = uploadQ4(device, "w", w);
+      for (const accumulate of [false, true]) {
+        const bufs = [x, dy, y0, dx0, bias, xa, B, dyB, A].map((d, i) => storageBuffer(device, `b${i}`, d));
+        const [gx, gdy, gy, gdx, gb, gxa, gB, gdyB, gA] = bufs;
+        if (!accumulate) (poison(device, gy), poison(device, gdx));
+        watch.labels.length = 0;
+        const s = 1.75;
+        const enc = device.createCommandEncoder();
+        await encodeQ4Matmul(device, enc, gx, wg, gy, N, { accumulate, bias: gb, tail: accumulate ? { a: gxa, b: gB, r, scale: s } : undefined });
+        const fwdLabels = [...watch.labels];
+        await encodeQ4MatmulTransposed(device, enc, gdy, wg, gdx, N, { accumulate, tail: accumulate ? { a: gdyB, b: gA, r, scale: s } : undefined });
+        const bwdLabels = watch.labels.slice(fwdLabels.length);
+        device.queue.submit([enc.finish()]);
+        const tag = `q4deq=${q4deq} N ${N} K ${K} Nout ${Nout} accumulate ${accumulate}`;
+        assert(fwdLabels[0] === (fwd ? "q4-dequant-t" : fwdLabels[0]) && fwdLabels.some((l) => l.startsWith("q4matmul")) === !fwd, `forward kernels (${tag}): ${fwdLabels.join(", ")}`);
+        assert(bwdLabels[0] === (bwd ? "q4-dequant" : bwdLabels[0]) && bwdLabels.some((l) => l.startsWith("q4matmul")) === !bwd, `transposed kernels (${tag}): ${bwdLabels.join(", ")}`);
+        const ty = matmulRef(xa, B, { M: N, N: Nout, K: r, transB: true }), tdx = matmulRef(dyB, A, { M: N, N: K, K: r });
+        const wantY = q4MatmulRef(x, w, N).map((v, i) => v + bias[i % Nout] + (accumulate ? y0[i] + s * ty[i] : 0));
+        const wantDx = q4MatmulTransposedRef(dy, w, N).map((v, i) => v + (accumulate ? dx0[i] + s * tdx[i] : 0));
+        assertClose(await readF32(device, gy), wantY, { atol: 2e-5 * K, rtol: 1e-4, name: `q4matmul ${tag}` });
+        assertClose(await readF32(device, gdx), wantDx, { atol: 2e-5 * Nout, rtol: 1e-4, name: `q4matmul_t ${tag}` });
+        for (const b of bufs) b.destroy();
+      }
+      for (const b of [wg.packed, wg.scales]) b.destroy();
+      wg.zeroPoints?.destroy();
+    }
+  } finally {
+    watch.stop();
+    setPerfSwitches(prev);
+  }
+});

@@ -6,16 +6,17 @@
 // sides fill a 128-wide tile, the grid is not too small, and the switch `q4` says so
 // (RLVR_PERF=q4=tile64 for the earlier kernels). A 128-tile product with a small grid (the 0.5B's 896-wide
 // outputs) is split along its contracted dimension as matmul.ts splits its own (switch wideSplit).
-import { computePipeline, dispatch, storageBuffer, uniformBuffer } from "../device.ts";
+import { CALL_SCRATCH, computePipeline, dispatch, sharedScratch, storageBuffer, uniformBuffer } from "../device.ts";
 import { perfSwitches } from "../switches.ts";
 import { checkSizes } from "./attention.ts";
-import { encodeSplitReduce, encodeTailProduct, replaceExactly, scratchBuffer, SHORT_K, t128Step, tailWords, wideSplitSlices, withStep, withTail } from "./matmul.ts";
+import { encodeMatmul, encodeSplitReduce, encodeTailProduct, replaceExactly, scratchBuffer, SHORT_K, t128Step, tailWords, wideSplitSlices, withStep, withTail } from "./matmul.ts";
 import { q4Geometry, type Q4Weight } from "./q4matmul.ref.ts";
 import forwardSource from "./q4matmul.wgsl" with { type: "text" };
 import forward128Source from "./q4matmul_t128.wgsl" with { type: "text" };
 import transposedSource from "./q4matmul_t.wgsl" with { type: "text" };
 import transposed128Source from "./q4matmul_t_t128.wgsl" with { type: "text" };
 import commonSource from "./q4matmul_common.wgsl" with { type: "text" };
+import dequantSource from "./q4_dequant.wgsl" with { type: "text" };
 
 export { dequantQ4Ref, Q4_BLOCK, q4Geometry, type Q4Weight } from "./q4matmul.ref.ts";
 
@@ -231,6 +232,50 @@ export interface Q4MatmulForwardOpts extends Q4MatmulOpts {
   bias?: GPUBuffer;
 }
 
+/**
+ * Rows of x from which a q4 product dequantises W whole and runs the f32 kernels under the switch q4deq=1 (2: any rows).
+ * Writing and reading the f32 matrix costs about 8 Nout K bytes against 2 N Nout K flops: at 3 TB/s and 35 TFLOP/s
+ * 47 / N of the product's time (0.8% at the 0.5B step's 6,144 rows, 2.3% here); decoding's few rows keep the q4
+ * kernels, which read an eighth of the bytes. A guess, measured only at 6,144 rows.
+ */
+export const Q4_DEQUANT_MIN_ROWS = 2048;
+
+/**
+ * Records out = dequant(W) as f32, (Nout, K) row-major or, `transposed`, W^T (K, Nout) (q4_dequant.wgsl): bitwise the
+ * values the q4 product kernels multiply with. The natural layout needs K % 4 == 0, the transposed Nout % 4 == 0.
+ */
+export async function encodeQ4Dequant(device: GPUDevice, enc: GPUCommandEncoder, w: Q4WeightGpu, out: GPUBuffer, transposed: boolean): Promise<void> {
+  const { nb, zpBytes } = q4Geometry(w.K);
+  if (transposed ? w.Nout % 4 !== 0 : w.K % 4 !== 0) throw new Error(`q4 dequant: ${transposed ? `Nout ${w.Nout}` : `K ${w.K}`} is not a multiple of 4`);
+  checkSizes("q4 dequant", [["output", out, w.Nout * w.K * 4], ["packed", w.packed, w.Nout * nb * 16], ["scales", w.scales, w.Nout * nb * 4]]);
+  const grid: [number, number] = transposed ? [Math.ceil(w.Nout / 4 / 64), nb * 4] : [Math.ceil((nb * 4) / 64), w.Nout];
+  const max = device.limits.maxComputeWorkgroupsPerDimension;
+  if (grid[0] > max || grid[1] > max) throw new Error(`q4 dequant: grid ${grid.join(" x ")} exceeds the device's ${max} workgroups per dimension`);
+  const pipeline = await computePipeline(device, `q4-dequant${transposed ? "-t" : ""}`, dequantSource, { HAS_ZP: w.zeroPoints ? 1 : 0, TRANSPOSED: transposed ? 1 : 0 });
+  const dims = uniformBuffer(device, "q4-dequant-dims", new Uint32Array([w.Nout, w.K, nb, zpBytes]));
+  dispatch(device, enc, pipeline, [w.packed, w.scales, w.zeroPoints ?? placeholder(device), out, dims], grid);
+}
+
+/**
+ * Whether a q4 product of N rows dequantises W into the call scratch and runs the f32 kernels (switch q4deq; not with a
+ * forced q4 kernel): the layout's side a multiple of 4 (the forward writes W^T (K, Nout), the transpose W (Nout, K)) and
+ * its grid within the device's limits.
+ */
+export function q4Dequantises(device: GPUDevice, N: number, w: { Nout: number; K: number }, transposedProduct: boolean, forced?: Q4Variant): boolean {
+  const sw = perfSwitches().q4deq;
+  if (sw === 0 || forced || (sw === 1 && N < Q4_DEQUANT_MIN_ROWS)) return false;
+  if (transposedProduct ? w.K % 4 !== 0 : w.Nout % 4 !== 0) return false;
+  const words = q4Geometry(w.K).nb * 4, max = device.limits.maxComputeWorkgroupsPerDimension;
+  return transposedProduct ? Math.ceil(words / 64) <= max && w.Nout <= max : Math.ceil(w.Nout / 256) <= max && words <= max;
+}
+
+/** The call scratch bytes the q4 products of N rows over these weights take under the switch q4deq (0 where none dequantises). */
+export function q4DequantScratchBytes(device: GPUDevice, N: number, weights: Iterable<{ Nout: number; K: number }>): number {
+  let bytes = 0;
+  for (const w of weights) if (q4Dequantises(device, N, w, false) || q4Dequantises(device, N, w, true)) bytes = Math.max(bytes, w.Nout * w.K * 4);
+  return bytes;
+}
+
 /** Records y (N, Nout) (+)= x (N, K) @ dequant(W)^T (+ bias). */
 export function encodeQ4Matmul(
   device: GPUDevice,
@@ -243,6 +288,14 @@ export function encodeQ4Matmul(
 ): Promise<void> {
   const constants = { ACCUMULATE: opts.accumulate ? 1 : 0, HAS_BIAS: opts.bias ? 1 : 0 };
   checkSizes("q4matmul", [["bias", opts.bias, w.Nout * 4]]);
+  if (q4Dequantises(device, N, w, false, opts.variant)) {
+    // W^T (K, Nout) into the call scratch, then the f32 product as the f32 step runs it on its stored W^T (switch wT).
+    return (async () => {
+      const wT = sharedScratch(device, CALL_SCRATCH, w.Nout * w.K * 4);
+      await encodeQ4Dequant(device, enc, w, wT, true);
+      await encodeMatmul(device, enc, x, wT, y, { M: N, N: w.Nout, K: w.K, accumulate: opts.accumulate, bias: opts.bias, tail: opts.tail && { ...opts.tail, transB: true } });
+    })();
+  }
   const tail = opts.tail ? { ...opts.tail, transB: true, cols: "dims.Nout" } : undefined;
   return encode(device, enc, "q4matmul", { tile64: forwardSource, tile128: forward128Source }, x, w, y, N, w.K, w.Nout, constants, [opts.bias ?? placeholder(device)], opts.variant, tail);
 }
@@ -257,6 +310,14 @@ export function encodeQ4MatmulTransposed(
   N: number,
   opts: Q4MatmulOpts = {},
 ): Promise<void> {
+  if (q4Dequantises(device, N, w, true, opts.variant)) {
+    // W (Nout, K) into the call scratch, then the f32 product dy W as the f32 step runs it.
+    return (async () => {
+      const wd = sharedScratch(device, CALL_SCRATCH, w.Nout * w.K * 4);
+      await encodeQ4Dequant(device, enc, w, wd, false);
+      await encodeMatmul(device, enc, dy, wd, dx, { M: N, N: w.K, K: w.Nout, accumulate: opts.accumulate, tail: opts.tail });
+    })();
+  }
   const tail = opts.tail ? { ...opts.tail, transB: false, cols: "dims.K" } : undefined;
   return encode(device, enc, "q4matmul_t", { tile64: transposedSource, tile128: transposed128Source }, dy, w, dx, N, w.Nout, w.K, { ACCUMULATE: opts.accumulate ? 1 : 0 }, [], opts.variant, tail);
 }

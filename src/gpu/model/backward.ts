@@ -7,12 +7,12 @@
 //   RMSNorm, RoPE, SwiGLU, attention     the layer kernels' own backward passes
 //   residual x + f(x)                    dx accumulates in place (RMSNorm backward's ACCUMULATE)
 import { arenaBuffer, releaseToArena } from "../arena.ts";
-import { commandEncoder } from "../device.ts";
+import { CALL_SCRATCH, commandEncoder, sharedScratch } from "../device.ts";
 import { perfSwitches } from "../switches.ts";
-import { encodeAttentionBackward } from "../kernels/attention.ts";
+import { attentionBackwardScratchBytes, encodeAttentionBackward } from "../kernels/attention.ts";
 import { encodeLmheadBackward, lmheadScratchBytes } from "../kernels/lmhead.ts";
 import { encodeMatmul } from "../kernels/matmul.ts";
-import { encodeQ4MatmulTransposed } from "../kernels/q4matmul.ts";
+import { encodeQ4MatmulTransposed, q4DequantScratchBytes } from "../kernels/q4matmul.ts";
 import { encodeRmsNormBackward, encodeRmsNormWeightGrad } from "../kernels/rmsnorm.ts";
 import { encodeRope } from "../kernels/rope.ts";
 import { encodeSwigluBackward } from "../kernels/swiglu.ts";
@@ -63,6 +63,20 @@ async function encodeLinearBackward(
   if (!slot || !lora || !xa) return;
   await encodeMatmul(device, enc, dy, xa, slot.dB, { M: outDim, N: lora.r, K: N, transA: true, alpha: s, accumulate: true });
   await encodeMatmul(device, enc, dyB, x, slot.dA, { M: lora.r, N: inDim, K: N, transA: true, alpha: s, accumulate: true });
+}
+
+/**
+ * Before a training forward of B x T: where q4 products will dequantise their weights into the call scratch (switch
+ * q4deq), sizes that scratch at once for the larger of them and the attention backward's dq partials, so that it does
+ * not grow mid-step (a grown scratch's old buffer lives until the step ends: on the first step that would add the
+ * dequantised weight to the peak). Nothing where no q4 product dequantises.
+ */
+export function reserveStepScratch(m: GpuModel, B: number, T: number): void {
+  const q4 = q4DequantScratchBytes(m.device, B * T, m.q4.values());
+  if (q4 === 0) return;
+  const { cfg } = m;
+  const att = attentionBackwardScratchBytes(m.device, { B, T, H: cfg.numHeads, Hkv: cfg.numKvHeads, D: cfg.headDim });
+  sharedScratch(m.device, CALL_SCRATCH, Math.max(q4, att));
 }
 
 /** Layer l's saved activations, or (under recomputation) its forward re-recorded into the scratch. */

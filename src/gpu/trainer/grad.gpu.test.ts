@@ -11,6 +11,8 @@ import { makeTinyModel } from "../../model/tiny.ts";
 import { requestGpu } from "../device.ts";
 import { destroyAdapter, destroyModel, uploadAdapter, uploadModel } from "../model/state.ts";
 import { loraGradients, type PgSequence } from "./grad.ts";
+import { setPerfSwitches } from "../switches.ts";
+import { watchPassLabels } from "../../../tests/pass-labels.ts";
 
 const gpu = await requestGpu();
 
@@ -41,10 +43,11 @@ function f16Weights(w: Weights): Weights {
   return out;
 }
 
-type Base = "f32" | "q4" | "f16";
-for (const [arch, base] of [["qwen2", "f32"], ["llama", "f32"], ["qwen3", "f32"], ["qwen2", "q4"], ["llama", "q4"], ["qwen2", "f16"], ["qwen3", "f16"]] as const satisfies readonly (readonly [Arch, Base])[]) {
-  const q4 = base === "q4";
-  Deno.test(`loraGradients ${arch}${base !== "f32" ? ` on ${base} base weights` : ""}: every LoRA tensor against central finite differences of the float64 reference`, async () => {
+// "q4deq": q4 base weights under the switch q4deq=2 (each q4 product dequantises W and runs the f32 kernels).
+type Base = "f32" | "q4" | "q4deq" | "f16";
+for (const [arch, base] of [["qwen2", "f32"], ["llama", "f32"], ["qwen3", "f32"], ["qwen2", "q4"], ["llama", "q4"], ["qwen3", "q4deq"], ["qwen2", "f16"], ["qwen3", "f16"]] as const satisfies readonly (readonly [Arch, Base])[]) {
+  const q4 = base === "q4" || base === "q4deq";
+  Deno.test(`loraGradients ${arch}${base !== "f32" ? ` on ${base === "q4deq" ? "q4 base weights dequantised for the f32 kernels (switch q4deq=2)" : `${base} base weights`}` : ""}: every LoRA tensor against central finite differences of the float64 reference`, async () => {
     const tiny = makeTinyModel(arch, { seed: 21 });
     const cfg = tiny.config;
     const f16 = base === "f16" && gpu.f16;
@@ -59,7 +62,21 @@ for (const [arch, base] of [["qwen2", "f32"], ["llama", "f32"], ["qwen3", "f32"]
     const model = uploadModel(gpu.device, cfg, tiny.weights, { maxVocabRows: 128, q4, f16: base === "f16" });
     assert(model.half.size === (f16 ? 7 * cfg.numLayers : 0), `f16 projections held: ${model.half.size}`);
     const lora = uploadAdapter(gpu.device, cfg, adapter);
-    const { grads, loss } = await loraGradients(model, lora, seqs);
+    // q4deq: a pass per dispatch (passes=split) so that the watched pass labels name every kernel that ran.
+    const prev = base === "q4deq" ? setPerfSwitches({ q4deq: 2, passes: "split" }) : undefined;
+    const watch = base === "q4deq" ? watchPassLabels(gpu.device) : undefined;
+    let got: Awaited<ReturnType<typeof loraGradients>>;
+    try {
+      got = await loraGradients(model, lora, seqs);
+    } finally {
+      watch?.stop();
+      if (prev) setPerfSwitches(prev);
+    }
+    if (watch) {
+      const deq = watch.labels.filter((l) => l.startsWith("q4-dequant")).length;
+      assert(deq > 0 && !watch.labels.some((l) => l.startsWith("q4matmul")), `q4deq=2: every q4 product dequantised (${deq} dequant passes): ${[...new Set(watch.labels)].join(", ")}`);
+    }
+    const { grads, loss } = got;
     const l0 = refLoss(cfg, refW, seqs, adapter);
     assert(Math.abs(loss - l0) < 1e-4 * Math.max(1, Math.abs(l0)), `loss ${loss} vs reference ${l0}`);
     // Central differences on 3 entries of each of the 2 * 7 * layers tensors (the largest-gradient
@@ -120,7 +137,7 @@ Deno.test("loraGradients with activation recomputation equals the stored-activat
 });
 
 Deno.test("loraGradients with vec4 matmul loads (switch vload) equals the scalar loads exactly, on a model wide enough for the 128-tile kernel", async () => {
-  const { perfSwitches, setPerfSwitches } = await import("../switches.ts");
+  const { perfSwitches } = await import("../switches.ts");
   // 160 tokens x 128 hidden x 256 intermediate: the projections and their backward products run on tile128 (M, N >= 128).
   const tiny = makeTinyModel("qwen2", { seed: 5, hidden: 128, intermediate: 256, heads: 4, kvHeads: 2, layers: 1, vocabSize: 150 });
   const cfg = tiny.config;
@@ -194,7 +211,7 @@ Deno.test("loraGradients on a model uploaded with transposedBase (the forward re
 });
 
 for (const base of ["f32", "q4"] as const) Deno.test(`loraGradients${base === "q4" ? " on q4 base weights" : ""} with the LoRA product as the base product's tail (switch loraTail) equals the separate products within float rounding, and the float64 loss, on a model wide enough for the 128-tile kernel`, async () => {
-  const { perfSwitches, setPerfSwitches } = await import("../switches.ts");
+  const { perfSwitches } = await import("../switches.ts");
   const { tailFused } = await import("../kernels/matmul.ts");
   // As the vload test: 160 tokens x 128 hidden x 256 intermediate puts every projection and its dx on tile128; qwen2 has q/k/v biases.
   // q4: the 128-tile q4 kernels want 96 tiles, so 770 tokens and an intermediate of 2,048 put gate / up and down's

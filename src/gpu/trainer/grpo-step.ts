@@ -9,7 +9,7 @@ import { perfSwitches } from "../switches.ts";
 import { type AdamWState, encodeAdamW } from "../kernels/adamw.ts";
 import { encodeGradNorm, GRAD_STATS_BYTES, parseGradStats } from "../kernels/gradnorm.ts";
 import { combineGrpoStats, encodeGrpoLoss, type GrpoGpuResult, grpoResult } from "../kernels/grpo_loss.ts";
-import { backward } from "../model/backward.ts";
+import { backward, reserveStepScratch } from "../model/backward.ts";
 import { destroyForward, forward, uploadBatch } from "../model/forward.ts";
 import { encodeZeroFullGrads, type GpuFullParams } from "../model/full.ts";
 import { encodeZeroGrads, type GpuLora, type GpuModel } from "../model/state.ts";
@@ -177,6 +177,7 @@ export async function grpoStep(tr: GrpoTrainer, samples: GrpoSample[], o: GrpoSt
     });
     // The loss reads the completion rows only: the vocabulary head runs on those (switch headRows).
     const headRows = perfSwitches().headRows ? Uint32Array.from(Array.from(mask.keys()).filter((n) => mask[n] !== 0)) : undefined;
+    reserveStepScratch(model, B, T);
     const f = await forward(model, lora, batch, { recompute: opts.recompute, headRows });
     const own: GPUBuffer[] = [];
     const up = (label: string, data: Float32Array) => {
