@@ -12,10 +12,10 @@
 # call (the LoRA tail; not run yet).
 # `final`: the session's last call (the cross-check with loraTail on, the head as MatMul; see its comment).
 # `probe`: the fourth session's first call (see its comment); `products`: its second; `rows`: its third; `auto`: its fourth.
-# Run: source .device/remote-setup.sh; bash bench/h200-check.sh trainer|sampling|verify|next|final|probe|products|rows|auto|units|dbuf|exp|embed|attn|final5|named|attn2|now6|dq|rank|xa|regs|t256|ceiling|ceiling2|t128h|final6|wT|tk32|cmp|ladder|t96|tq|scale|tenth|kv|defaults12|defaults12min|st4|defaults13|next14|q4deq   (logs and JSON in $OUT/results.tgz)
+# Run: source .device/remote-setup.sh; bash bench/h200-check.sh trainer|sampling|verify|next|final|probe|products|rows|auto|units|dbuf|exp|embed|attn|final5|named|attn2|now6|dq|rank|xa|regs|t256|ceiling|ceiling2|t128h|final6|wT|tk32|cmp|ladder|t96|tq|scale|tenth|kv|defaults12|defaults12min|st4|defaults13|next14|q4deq|defaults14   (logs and JSON in $OUT/results.tgz)
 set -u
 cd "$(dirname "$0")/.."
-WHAT=${1:?usage: bash bench/h200-check.sh trainer|sampling|verify|next|final|probe|products|rows|auto|units|dbuf|exp|embed|attn|final5|named|attn2|now6|dq|rank|xa|regs|t256|ceiling|ceiling2|t128h|final6|wT|tk32|cmp|ladder|t96|tq|scale|tenth|kv|defaults12|defaults12min|st4|defaults13|next14|q4deq}
+WHAT=${1:?usage: bash bench/h200-check.sh trainer|sampling|verify|next|final|probe|products|rows|auto|units|dbuf|exp|embed|attn|final5|named|attn2|now6|dq|rank|xa|regs|t256|ceiling|ceiling2|t128h|final6|wT|tk32|cmp|ladder|t96|tq|scale|tenth|kv|defaults12|defaults12min|st4|defaults13|next14|q4deq|defaults14}
 OUT=${OUT:-/tmp/h200-check-out}
 mkdir -p "$OUT"
 TOTAL=${H200_TOTAL_S:-560}
@@ -190,6 +190,23 @@ defaults12min)
   # at the new defaults. H200_TOTAL_S=100.
   t q4 60 deno run -A "$J/train.js" qwen2.5-0.5b 8 768 16 1 2 step,recompute budget=55 out="$OUT/q4.json" "variants=attnSplit=0,narrowWg=256,narrowMinK=256"
   crosscheck
+  ;;
+defaults14)
+  # Written 2026-12-05 (fourteenth session) after part q4deq ran on an H100 (q4 step 486.9 -> 464.0 ms under q4deq=1;
+  # every big q4 product >= 35 TFLOP/s under q4deq=1,t96=1,tq=1,wideSplit=7, but wideSplit=7 added 147 MiB of split
+  # scratch): the new defaults q4deq=1,wideSplit=7, a wide split's partials now in the call scratch where it holds them.
+  # Against the old defaults (q4deq=0,wideSplit=3) and the tile96h set (t96=1,tq=1) in the same processes: the big
+  # products, the q4 step stored and recomputed (peak buffers, <= 3 GB), the f32 step, demo pretraining alternated,
+  # PyTorch + PEFT, the cross-check at the defaults and under t96=1,tq=1. About 5 minutes: H200_TOTAL_S=330.
+  OLD14=q4deq=0,wideSplit=3; T96=t96=1,tq=1
+  HEAD=30 PAT="^\| |cmp" t cmp 100 deno run -A "$J/profile.js" cmp tokens=6144 iters=20 rounds=4 "sw=;$T96;$OLD14"
+  t q4 100 deno run -A "$J/train.js" qwen2.5-0.5b 8 768 16 1 3 step,recompute budget=90 out="$OUT/q4.json" "variants=$OLD14;$T96"
+  t q4-t96 50 deno run -A "$J/train.js" qwen2.5-0.5b 8 768 16 1 3 step,recompute budget=40 out="$OUT/q4-t96.json" "perf=$T96"
+  t f32 70 deno run -A "$J/train.js" qwen2.5-0.5b 8 768 16 0 3 step budget=60 out="$OUT/f32.json" "variants=$OLD14;$T96"
+  i=0; for p in new $OLD14 new $OLD14 $T96; do i=$((i + 1)); HEAD=12 PAT="== pretrain|tokens/s|GPU busy" t "pretrain-$i-${p//[=,]/-}" 20 deno run -A "$J/profile.js" pretrain 16 1024 16 "perf=$p"; done
+  t torch 70 python3 bench/torch/train.py --out "$OUT" --iters 5 --warmup 2 --no-sweep --attn eager
+  crosscheck
+  mkdir -p "$OUT/t96" && OUT=$OUT/t96 crosscheck RLVR_PERF=$T96
   ;;
 q4deq)
   # Written 2026-12-05 (fourteenth session): the switch q4deq=1 (q4 products of >= 2048 rows dequantise W into the call

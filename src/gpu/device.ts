@@ -313,6 +313,11 @@ export function sharedScratch(device: GPUDevice, name: string, bytes: number): G
   return buf;
 }
 
+/** The device's shared scratch of this name as it is now (undefined before any sharedScratch call made it); never grows it. */
+export function existingScratch(device: GPUDevice, name: string): GPUBuffer | undefined {
+  return scratches.get(device)?.get(name);
+}
+
 /** Writes `data` at `offset`, padding to a multiple of four bytes as WebGPU requires. */
 export function writeBuffer(device: GPUDevice, buf: GPUBuffer, data: ArrayBufferView, offset = 0): void {
   const bytes = new Uint8Array(data.buffer, data.byteOffset, data.byteLength);

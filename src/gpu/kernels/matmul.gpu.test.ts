@@ -643,3 +643,47 @@ Deno.test("matmul: the tile kernels' epilogue as vec4 stores (switch st4): bitwi
     if (storesVec4(o)) throw new Error("st4=0: scalar stores");
   });
 });
+
+Deno.test("a wide split's partials (over 64 MiB, wideSplit 5-8) in the call scratch where it already holds them: bitwise the split scratch's product; never where the product reads that scratch, nor a split within 64 MiB", async () => {
+  const { device } = gpu;
+  const { CALL_SCRATCH, sharedScratch } = await import("../device.ts");
+  const { setPerfSwitches } = await import("../switches.ts");
+  const { splitKSlices, splitPartials } = await import("./matmul.ts");
+  const prev = setPerfSwitches({ wideSplit: 8 });
+  try {
+    // 2304 x 1024 output (144 tiles, under WIDE_SPLIT_TILES) over K = 2048: 8 slices of 9 MiB, 72 MiB of partials.
+    const o: EncodeMatmulOpts = { M: 2304, N: 1024, K: 2048, transB: true };
+    const S = splitKSlices(o), bytes = 4 * S * o.M * o.N;
+    if (S !== 8 || bytes <= 64 * 2 ** 20) throw new Error(`the product should split 8 ways over 64 MiB: ${S} slices, ${bytes} bytes`);
+    const rng = new Rng(31);
+    const a = rng.uniformArray(o.M * o.K), b = rng.uniformArray(o.N * o.K);
+    const [ga, gb] = [storageBuffer(device, "a", a), storageBuffer(device, "b", b)];
+    const run = async () => {
+      const gc = storageBuffer(device, "c", o.M * o.N * 4);
+      poison(device, gc);
+      const enc = device.createCommandEncoder();
+      await encodeMatmul(device, enc, ga, gb, gc, o);
+      device.queue.submit([enc.finish()]);
+      const c = await readF32(device, gc);
+      gc.destroy();
+      return c;
+    };
+    // This test file's process has no call scratch of this size yet: a small one, then one that holds the partials.
+    const small = sharedScratch(device, CALL_SCRATCH, 16);
+    if (small.size >= bytes) throw new Error("a call scratch this large already exists: the test can't place the split scratch first");
+    if (splitPartials(device, bytes, []).buffer === small) throw new Error("too small a call scratch was used");
+    const inSplit = await run();
+    const call = sharedScratch(device, CALL_SCRATCH, bytes);
+    const p = splitPartials(device, bytes, []);
+    if (p.buffer !== call || p.size !== bytes) throw new Error("the wide partials should go to the call scratch");
+    if (splitPartials(device, bytes, [call]).buffer === call) throw new Error("a product reading the call scratch must not write its partials there");
+    if (splitPartials(device, 64 * 2 ** 20, []).buffer === call) throw new Error("a split within 64 MiB stays in the split scratch");
+    const inCall = await run();
+    assertSameBits(inCall, inSplit, "partials in the call scratch", "in the split scratch");
+    assertClose(inCall, matmulRef(a, b, o), { atol: 1e-3, rtol: 1e-4, name: "wide split" });
+    ga.destroy();
+    gb.destroy();
+  } finally {
+    setPerfSwitches(prev);
+  }
+});

@@ -17,7 +17,7 @@
 // Products with few output tiles and a long contracted dimension (the weight and LoRA gradients
 // dW = dY^T X, where K is every token of the batch) are split along K: the slices run as the
 // batches of one dispatch into a scratch buffer, and matmul_splitk_reduce.wgsl sums them into C.
-import { computePipeline, dispatch, retireBuffer, storageBuffer, uniformBuffer } from "../device.ts";
+import { CALL_SCRATCH, computePipeline, dispatch, existingScratch, retireBuffer, storageBuffer, uniformBuffer } from "../device.ts";
 import { perfSwitches } from "../switches.ts";
 import type { MatmulOpts } from "./matmul.ref.ts";
 import source64 from "./matmul.wgsl" with { type: "text" };
@@ -162,6 +162,29 @@ export function scratchBuffer(device: GPUDevice, bytes: number): GPUBuffer {
     scratch.set(device, buf);
   }
   return buf;
+}
+
+/**
+ * Whether a split product's partials of `bytes` go to the call scratch (device.ts CALL_SCRATCH: the attention backward's
+ * dq partials, 275 MB at the 0.5B step, idle between calls) rather than the split scratch: a wide split's (over
+ * SPLIT_MAX_BYTES: wideSplit 5-8) where that scratch already holds them. Then the split scratch never grows past
+ * SPLIT_MAX_BYTES for them (wideSplit=7 added 147 MiB to the 0.5B step's peak, which the recomputed step, held to 3 GB,
+ * could not take). A q4 product that dequantises its weight (switch q4deq) asks first and puts the weight in the other one.
+ */
+export function wideSplitInCallScratch(device: GPUDevice, bytes: number): boolean {
+  if (bytes <= SPLIT_MAX_BYTES) return false;
+  const call = existingScratch(device, CALL_SCRATCH);
+  return !!call && call.size >= bytes;
+}
+
+/**
+ * The partials of a split product: the call scratch where wideSplitInCallScratch says so and no operand is bound to it (a
+ * dispatch can't read and write one buffer), else the split scratch. The same values either way.
+ */
+export function splitPartials(device: GPUDevice, bytes: number, operands: readonly GPUBuffer[]): GPUBufferBinding {
+  const call = existingScratch(device, CALL_SCRATCH);
+  if (call && wideSplitInCallScratch(device, bytes) && !operands.includes(call)) return { buffer: call, offset: 0, size: bytes };
+  return { buffer: scratchBuffer(device, bytes) };
 }
 
 /** The product a kernel runs: `o` itself, or its transpose when `swap`. */
@@ -790,7 +813,7 @@ export async function encodeMatmulBindings(
   // Fused: the kernel's bindings 4-6 (a2, b2, the Tail uniform); the bias still comes after, in the reduce.
   const tailBind = t ? [t.a, t.b, uniformBuffer(device, "matmul-tail", tailWords(t))] : [];
   if (p.slices > 1) {
-    const part = scratchBuffer(device, 4 * p.slices * M * N);
+    const part = splitPartials(device, 4 * p.slices * M * N, [a.buffer, b.buffer, c.buffer, ...(t ? [t.a, t.b] : [])]);
     const pipeline = await pipelineFor(device, p.variant, e, false, p.swap, p.vec, tailLayout(o), p.c4);
     dispatch(device, enc, pipeline, [x, y, part, uniformBuffer(device, "matmul-dims", p.dims), ...tailBind], p.grid);
     await encodeSplitReduce(device, enc, part, c, M * N, p.slices, alpha, accumulate, o.bias ? { bias: o.bias, N: o.N } : undefined);
@@ -817,7 +840,7 @@ export function encodeTailProduct(device: GPUDevice, enc: GPUCommandEncoder, t: 
 export async function encodeSplitReduce(
   device: GPUDevice,
   enc: GPUCommandEncoder,
-  part: GPUBuffer,
+  part: GPUBuffer | GPUBufferBinding,
   c: GPUBuffer | GPUBufferBinding,
   MN: number,
   S: number,

@@ -9,7 +9,7 @@
 import { CALL_SCRATCH, computePipeline, dispatch, sharedScratch, storageBuffer, uniformBuffer } from "../device.ts";
 import { perfSwitches } from "../switches.ts";
 import { checkSizes } from "./attention.ts";
-import { encodeMatmul, encodeSplitReduce, encodeTailProduct, replaceExactly, scratchBuffer, SHORT_K, t128Step, tailWords, wideSplitSlices, withStep, withTail } from "./matmul.ts";
+import { encodeMatmul, type EncodeMatmulOpts, encodeSplitReduce, encodeTailProduct, replaceExactly, scratchBuffer, SHORT_K, splitKSlices, t128Step, tailWords, wideSplitInCallScratch, wideSplitSlices, withStep, withTail } from "./matmul.ts";
 import { q4Geometry, type Q4Weight } from "./q4matmul.ref.ts";
 import forwardSource from "./q4matmul.wgsl" with { type: "text" };
 import forward128Source from "./q4matmul_t128.wgsl" with { type: "text" };
@@ -276,6 +276,19 @@ export function q4DequantScratchBytes(device: GPUDevice, N: number, weights: Ite
   return bytes;
 }
 
+/**
+ * Records dequant(W) (W^T when `transposed`) into a scratch and then the f32 product `o` reading it as B (switch q4deq).
+ * The weight goes to the call scratch, unless the product's split partials go there (wideSplitInCallScratch: a wide
+ * split, wideSplit 5-8): then to the split scratch, which such a product leaves alone.
+ */
+async function encodeDequantised(device: GPUDevice, enc: GPUCommandEncoder, w: Q4WeightGpu, transposed: boolean, a: GPUBuffer, c: GPUBuffer, o: EncodeMatmulOpts): Promise<void> {
+  const bytes = w.Nout * w.K * 4;
+  const S = splitKSlices(o);
+  const wd = S > 1 && wideSplitInCallScratch(device, 4 * S * o.M * o.N) ? scratchBuffer(device, bytes) : sharedScratch(device, CALL_SCRATCH, bytes);
+  await encodeQ4Dequant(device, enc, w, wd, transposed);
+  await encodeMatmul(device, enc, a, wd, c, o);
+}
+
 /** Records y (N, Nout) (+)= x (N, K) @ dequant(W)^T (+ bias). */
 export function encodeQ4Matmul(
   device: GPUDevice,
@@ -289,12 +302,8 @@ export function encodeQ4Matmul(
   const constants = { ACCUMULATE: opts.accumulate ? 1 : 0, HAS_BIAS: opts.bias ? 1 : 0 };
   checkSizes("q4matmul", [["bias", opts.bias, w.Nout * 4]]);
   if (q4Dequantises(device, N, w, false, opts.variant)) {
-    // W^T (K, Nout) into the call scratch, then the f32 product as the f32 step runs it on its stored W^T (switch wT).
-    return (async () => {
-      const wT = sharedScratch(device, CALL_SCRATCH, w.Nout * w.K * 4);
-      await encodeQ4Dequant(device, enc, w, wT, true);
-      await encodeMatmul(device, enc, x, wT, y, { M: N, N: w.Nout, K: w.K, accumulate: opts.accumulate, bias: opts.bias, tail: opts.tail && { ...opts.tail, transB: true } });
-    })();
+    // W^T (K, Nout), then the f32 product as the f32 step runs it on its stored W^T (switch wT).
+    return encodeDequantised(device, enc, w, true, x, y, { M: N, N: w.Nout, K: w.K, accumulate: opts.accumulate, bias: opts.bias, tail: opts.tail && { ...opts.tail, transB: true } });
   }
   const tail = opts.tail ? { ...opts.tail, transB: true, cols: "dims.Nout" } : undefined;
   return encode(device, enc, "q4matmul", { tile64: forwardSource, tile128: forward128Source }, x, w, y, N, w.K, w.Nout, constants, [opts.bias ?? placeholder(device)], opts.variant, tail);
@@ -311,12 +320,8 @@ export function encodeQ4MatmulTransposed(
   opts: Q4MatmulOpts = {},
 ): Promise<void> {
   if (q4Dequantises(device, N, w, true, opts.variant)) {
-    // W (Nout, K) into the call scratch, then the f32 product dy W as the f32 step runs it.
-    return (async () => {
-      const wd = sharedScratch(device, CALL_SCRATCH, w.Nout * w.K * 4);
-      await encodeQ4Dequant(device, enc, w, wd, false);
-      await encodeMatmul(device, enc, dy, wd, dx, { M: N, N: w.K, K: w.Nout, accumulate: opts.accumulate, tail: opts.tail });
-    })();
+    // W (Nout, K), then the f32 product dy W as the f32 step runs it.
+    return encodeDequantised(device, enc, w, false, dy, dx, { M: N, N: w.K, K: w.Nout, accumulate: opts.accumulate, tail: opts.tail });
   }
   const tail = opts.tail ? { ...opts.tail, transB: false, cols: "dims.K" } : undefined;
   return encode(device, enc, "q4matmul_t", { tile64: transposedSource, tile128: transposed128Source }, dy, w, dx, N, w.Nout, w.K, { ACCUMULATE: opts.accumulate ? 1 : 0 }, [], opts.variant, tail);

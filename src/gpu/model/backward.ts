@@ -66,17 +66,18 @@ async function encodeLinearBackward(
 }
 
 /**
- * Before a training forward of B x T: where q4 products will dequantise their weights into the call scratch (switch
- * q4deq), sizes that scratch at once for the larger of them and the attention backward's dq partials, so that it does
- * not grow mid-step (a grown scratch's old buffer lives until the step ends: on the first step that would add the
- * dequantised weight to the peak). Nothing where no q4 product dequantises.
+ * Before a training forward of B x T: sizes the call scratch (device.ts CALL_SCRATCH) at once for the larger of its
+ * step's needs, the attention backward's dq partials and the largest weight a q4 product dequantises (switch q4deq), so
+ * that it never grows mid-step (a grown scratch's old buffer lives until the step ends: on the first step that would add
+ * the dequantised weight to the peak), and so that the forward's wide split partials find it (matmul.ts
+ * wideSplitInCallScratch) instead of growing the split scratch. The attention's part is what the backward would have
+ * allocated anyway, later in the first step.
  */
 export function reserveStepScratch(m: GpuModel, B: number, T: number): void {
-  const q4 = q4DequantScratchBytes(m.device, B * T, m.q4.values());
-  if (q4 === 0) return;
   const { cfg } = m;
+  const q4 = q4DequantScratchBytes(m.device, B * T, m.q4.values());
   const att = attentionBackwardScratchBytes(m.device, { B, T, H: cfg.numHeads, Hkv: cfg.numKvHeads, D: cfg.headDim });
-  sharedScratch(m.device, CALL_SCRATCH, Math.max(q4, att));
+  if (Math.max(q4, att) > 0) sharedScratch(m.device, CALL_SCRATCH, Math.max(q4, att));
 }
 
 /** Layer l's saved activations, or (under recomputation) its forward re-recorded into the scratch. */

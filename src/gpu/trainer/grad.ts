@@ -3,7 +3,7 @@
 // (the contract of `rlvr lora-grad`; GRPO's token-mean loss at ratio 1).
 import type { Tensor } from "../../model/tensor.ts";
 import { readF32, storageBuffer } from "../device.ts";
-import { backward } from "../model/backward.ts";
+import { backward, reserveStepScratch } from "../model/backward.ts";
 import { destroyForward, forward, type ForwardOptions, uploadBatch } from "../model/forward.ts";
 import { encodeZeroFullGrads, type GpuFullParams, readFullGrads } from "../model/full.ts";
 import { encodeZeroGrads, type GpuLora, type GpuModel, readAdapterGrads } from "../model/state.ts";
@@ -59,6 +59,7 @@ export async function pgGradients(model: GpuModel, seqs: PgSequence[], o: PgGrad
   if (o.lora) encodeZeroGrads(zero, o.lora);
   if (o.full) encodeZeroFullGrads(zero, o.full);
   device.queue.submit([zero.finish()]);
+  reserveStepScratch(model, batch.B, batch.T);
   const f = await forward(model, o.lora, batch, o);
   await backward(model, o.lora, f, gBuf, o.full);
   const logp = await readF32(device, f.lm.logp, batch.B * batch.T);

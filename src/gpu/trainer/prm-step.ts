@@ -9,7 +9,7 @@ import { readF32, releaseTransients, storageBuffer, writeBuffer } from "../devic
 import { type AdamWState, encodeAdamW } from "../kernels/adamw.ts";
 import { encodeGradNorm, gradStatsBuffer, readGradStats } from "../kernels/gradnorm.ts";
 import { encodePrmBce, encodePrmHeadBackward, encodePrmHeadForward, encodePrmHeadWeightGrad } from "../kernels/prm_head.ts";
-import { backward } from "../model/backward.ts";
+import { backward, reserveStepScratch } from "../model/backward.ts";
 import { destroyForward, forward, uploadBatch } from "../model/forward.ts";
 import { encodeZeroGrads, type GpuLora, type GpuModel } from "../model/state.ts";
 
@@ -159,6 +159,7 @@ export async function prmGradients(model: GpuModel, lora: GpuLora, head: GpuPrmH
       labels[row] = e.labels![j];
       weights[row] = total > 0 ? (e.weights?.[j] ?? 1) / total : 0;
     }));
+    reserveStepScratch(model, batch.B, batch.T);
     const f = await forward(model, lora, batch, { recompute: o.recompute, lmHead: false });
     const own: GPUBuffer[] = [];
     const buf = (label: string, data: Float32Array | number) => {

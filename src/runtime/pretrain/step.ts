@@ -9,7 +9,7 @@ import { arenaBuffer, releaseToArena } from "../../gpu/arena.ts";
 import { commandEncoder, readBuffers, readF32, releaseTransients, storageBuffer, writeBuffer } from "../../gpu/device.ts";
 import { encodeAdamW } from "../../gpu/kernels/adamw.ts";
 import { encodeGradNorm, GRAD_STATS_BYTES, parseGradStats } from "../../gpu/kernels/gradnorm.ts";
-import { backward } from "../../gpu/model/backward.ts";
+import { backward, reserveStepScratch } from "../../gpu/model/backward.ts";
 import { destroyForward, forward, uploadBatch } from "../../gpu/model/forward.ts";
 import { destroyFullParams, encodeZeroFullGrads, fullParams, type GpuFullParams } from "../../gpu/model/full.ts";
 import { destroyModel, type GpuModel, uploadModel } from "../../gpu/model/state.ts";
@@ -103,6 +103,7 @@ export async function pretrainStep(tr: Pretrainer, rows: readonly ArrayLike<numb
     const g = new Float32Array(batch.B * batch.T);
     seqs.forEach((s, b) => g.fill(-1 / tokens, b * batch.T, b * batch.T + s.length - 1));
     const gBuf = arenaBuffer(device, "dL-dlogp", g);
+    reserveStepScratch(model, batch.B, batch.T);
     const f = await forward(model, undefined, batch, { recompute: opts.recompute });
     const copy = storageBuffer(device, "logp-read", g.length * 4);
     const enc = commandEncoder(device, "pretrain-logp-copy");
