@@ -12,10 +12,10 @@
 # call (the LoRA tail; not run yet).
 # `final`: the session's last call (the cross-check with loraTail on, the head as MatMul; see its comment).
 # `probe`: the fourth session's first call (see its comment); `products`: its second; `rows`: its third; `auto`: its fourth.
-# Run: source .device/remote-setup.sh; bash bench/h200-check.sh trainer|sampling|verify|next|final|probe|products|rows|auto|units|dbuf|exp|embed|attn|final5|named|attn2|now6|dq|rank|xa|regs|t256|ceiling|ceiling2|t128h|final6|wT|tk32|cmp|ladder|t96|tq|scale|tenth|kv|defaults12|defaults12min|st4|defaults13|next14|q4deq|defaults14   (logs and JSON in $OUT/results.tgz)
+# Run: source .device/remote-setup.sh; bash bench/h200-check.sh trainer|sampling|verify|next|final|probe|products|rows|auto|units|dbuf|exp|embed|attn|final5|named|attn2|now6|dq|rank|xa|regs|t256|ceiling|ceiling2|t128h|final6|wT|tk32|cmp|ladder|t96|tq|scale|tenth|kv|defaults12|defaults12min|st4|defaults13|next14|q4deq|defaults14|final14   (logs and JSON in $OUT/results.tgz)
 set -u
 cd "$(dirname "$0")/.."
-WHAT=${1:?usage: bash bench/h200-check.sh trainer|sampling|verify|next|final|probe|products|rows|auto|units|dbuf|exp|embed|attn|final5|named|attn2|now6|dq|rank|xa|regs|t256|ceiling|ceiling2|t128h|final6|wT|tk32|cmp|ladder|t96|tq|scale|tenth|kv|defaults12|defaults12min|st4|defaults13|next14|q4deq|defaults14}
+WHAT=${1:?usage: bash bench/h200-check.sh trainer|sampling|verify|next|final|probe|products|rows|auto|units|dbuf|exp|embed|attn|final5|named|attn2|now6|dq|rank|xa|regs|t256|ceiling|ceiling2|t128h|final6|wT|tk32|cmp|ladder|t96|tq|scale|tenth|kv|defaults12|defaults12min|st4|defaults13|next14|q4deq|defaults14|final14}
 OUT=${OUT:-/tmp/h200-check-out}
 mkdir -p "$OUT"
 TOTAL=${H200_TOTAL_S:-560}
@@ -190,6 +190,20 @@ defaults12min)
   # at the new defaults. H200_TOTAL_S=100.
   t q4 60 deno run -A "$J/train.js" qwen2.5-0.5b 8 768 16 1 2 step,recompute budget=55 out="$OUT/q4.json" "variants=attnSplit=0,narrowWg=256,narrowMinK=256"
   crosscheck
+  ;;
+final14)
+  # Written 2026-12-05 (fourteenth session) once q4deq=1, wideSplit=7, t96=1, tq=1 were the defaults (calls q4deq,
+  # defaults14 and scale measured them as switch sets): the per-shape table at the defaults (profile.js shapes, its q4
+  # weights now quantised before the timing and the GPU warmed again before the q4 rows), the big products against the
+  # thirteenth session's defaults, the q4 step stored and recomputed, the f32 step, demo pretraining, PyTorch + PEFT.
+  # About 4 minutes: H200_TOTAL_S=300.
+  OLD13=q4deq=0,wideSplit=3,t96=0,tq=0
+  HEAD=70 PAT="^\| " t shapes 150 deno run -A "$J/profile.js" shapes tokens=6144 iters=20
+  HEAD=30 PAT="^\| |cmp" t cmp 80 deno run -A "$J/profile.js" cmp tokens=6144 iters=20 rounds=4 "sw=;$OLD13"
+  t q4 90 deno run -A "$J/train.js" qwen2.5-0.5b 8 768 16 1 3 step,recompute budget=80 out="$OUT/q4.json" "variants=$OLD13"
+  t f32 50 deno run -A "$J/train.js" qwen2.5-0.5b 8 768 16 0 3 step budget=40 out="$OUT/f32.json"
+  i=0; for p in new $OLD13 new; do i=$((i + 1)); HEAD=12 PAT="== pretrain|tokens/s|GPU busy" t "pretrain-$i-${p//[=,]/-}" 20 deno run -A "$J/profile.js" pretrain 16 1024 16 "perf=$p"; done
+  t torch 70 python3 bench/torch/train.py --out "$OUT" --iters 5 --warmup 2 --no-sweep --attn eager
   ;;
 defaults14)
   # Written 2026-12-05 (fourteenth session) after part q4deq ran on an H100 (q4 step 486.9 -> 464.0 ms under q4deq=1;

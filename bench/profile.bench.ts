@@ -19,7 +19,7 @@ import { Rng } from "../src/core/rng.ts";
 import { benchmarkMatmul } from "../src/gpu/bench.ts";
 import { requestGpu, storageBuffer } from "../src/gpu/device.ts";
 import { encodeMatmul, type EncodeMatmulOpts, MATMUL_VARIANTS, matmulPolicyOf, type MatmulVariant, pickMatmul, setMatmulKernel, splitKSlices } from "../src/gpu/kernels/matmul.ts";
-import { encodeQ4Matmul, encodeQ4MatmulTransposed, pickQ4, Q4_VARIANTS, uploadQ4 } from "../src/gpu/kernels/q4matmul.ts";
+import { encodeQ4Matmul, encodeQ4MatmulTransposed, pickQ4, Q4_VARIANTS, q4Dequantises, uploadQ4 } from "../src/gpu/kernels/q4matmul.ts";
 import { formatPerfSwitches, parsePerfSwitches, perfSwitches, setPerfSwitches } from "../src/gpu/switches.ts";
 import { quantizeQ4 } from "../src/model/quant.ts";
 import { timeRun } from "./gpu-time.ts";
@@ -72,6 +72,20 @@ async function profiled(label: string, tokens: number, fn: () => Promise<unknown
   console.log(formatProfile(p, 30));
   console.log("by dispatch grid:\n" + formatProfile(pg, 30));
   summary[label] = { wallMs: wall, tokensPerSec: tokens / (wall / 1000), busyMs: p.busyMs, spanMs: p.spanMs, passes: p.passes, top: p.byLabel.slice(0, 12) };
+}
+
+/**
+ * What runs a q4 product of (M, Nout, K) in direction `dir` at the current switches: the q4 kernel, or under q4deq the
+ * dequantisation and the f32 kernel (with its split) that reads the dequantised weight.
+ */
+function q4Kernel(M: number, Nout: number, K: number, dir: "fwd" | "bwd", tail?: { a: GPUBuffer; b: GPUBuffer; r: number; scale: number }): string {
+  if (q4Dequantises(device, M, { Nout, K }, dir === "bwd")) {
+    // As q4matmul.ts runs it: W^T row-fastest for the forward (the tail's B transposed), W for dx.
+    const o: EncodeMatmulOpts = dir === "fwd" ? { M, N: Nout, K, tail: tail && { ...tail, transB: true } } : { M, N: K, K: Nout, tail };
+    const S = splitKSlices(o);
+    return `dequant + ${pickMatmul(o).variant}${S > 1 ? ` split ${S}` : ""}`;
+  }
+  return dir === "fwd" ? pickQ4(M, Nout, undefined, K, !!tail) : pickQ4(M, K, undefined, Nout, !!tail);
 }
 
 /**
@@ -187,10 +201,19 @@ if (what.has("shapes")) {
     console.log(row);
   }
   // q4 projections: forward y = x W^T and backward dx = dy W through the frozen q4 weight (layerProducts' q4 list).
-
-  for (const [name, Nout, K, dir, withTail = false] of onlyRank ? [] : q4Shapes) {
+  // Every weight quantised first (seconds on the CPU for the big ones), then the GPU warmed again before the q4 rows: on an
+  // H100 (2026-12-05) the first four q4 rows read 1.3-2.7x slow in every kernel when each was quantised between rows.
+  const q4Weights = (onlyRank ? [] : q4Shapes).map(([name, Nout, K]) => {
     const q = quantizeQ4({ shape: [Nout, K], data: rng.uniformArray(Nout * K) });
-    const w = uploadQ4(device, name, { Nout: q.N, K: q.K, packed: q.packed, scales: q.scales, zeroPoints: q.zeroPoints ?? undefined });
+    return uploadQ4(device, name, { Nout: q.N, K: q.K, packed: q.packed, scales: q.scales, zeroPoints: q.zeroPoints ?? undefined });
+  });
+  if (q4Weights.length) {
+    const [, Nout0] = q4Shapes[0];
+    for (const t0 = performance.now(); performance.now() - t0 < warmS * 1000;) await timeRun(device, iters, (enc) => encodeQ4Matmul(device, enc, bufA, q4Weights[0], bufC, M));
+    if (Nout0 !== q4Weights[0].Nout) throw new Error("q4 weights out of order");
+  }
+  for (const [i, [name, Nout, K, dir, withTail = false]] of (onlyRank ? [] : q4Shapes).entries()) {
+    const w = q4Weights[i];
     // The LoRA tail s a (M, r) op(b) (forward b = B (Nout, r), transposed b = A (r, K)): inside the 128-tile kernel or its own product.
     const tail = withTail ? { a: bufA, b: bufB, r, scale: 2 } : undefined;
     const flops = 2 * M * Nout * K + (tail ? 2 * M * (dir === "fwd" ? Nout : K) * r : 0);
@@ -199,7 +222,7 @@ if (what.has("shapes")) {
       const t = await timeRun(device, iters, (enc) =>
         dir === "fwd" ? encodeQ4Matmul(device, enc, bufA, w, bufC, M, { variant, tail }) : encodeQ4MatmulTransposed(device, enc, bufA, w, bufC, M, { variant, tail }));
       if (t.timed === "wall") timedBy = "wall";
-      const label = variant ?? `auto(${dir === "fwd" ? pickQ4(M, Nout, undefined, K, !!tail) : pickQ4(M, K, undefined, Nout, !!tail)})`;
+      const label = variant ?? `auto(${q4Kernel(M, Nout, K, dir, tail)})`;
       line.push(`${label} ${cell(t.ms, flops)}`);
       summary[`shape ${name} ${label}`] = { ms: t.ms, tflops: flops / (t.ms / 1000) / 1e12, timed: t.timed };
     }
@@ -242,7 +265,7 @@ if (what.has("cmp")) {
     })),
     ...q4.map(([name, Nout, K, dir], i) => ({
       name, flops: 2 * M * Nout * K,
-      kernel: () => dir === "fwd" ? pickQ4(M, Nout, undefined, K) : pickQ4(M, K, undefined, Nout),
+      kernel: () => q4Kernel(M, Nout, K, dir),
       run: (enc: GPUCommandEncoder) => dir === "fwd" ? encodeQ4Matmul(device, enc, bufA, weights[i], bufC, M) : encodeQ4MatmulTransposed(device, enc, bufA, weights[i], bufC, M),
     })),
   ];

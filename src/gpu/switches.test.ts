@@ -12,7 +12,7 @@ Deno.test("perf switches: old, new and name=value lists parse; the formatted for
   assertEquals(parsePerfSwitches("tk=16,vload=1"), { ...NEW_SWITCHES, tk: 16, vload: 1 });
   assertEquals(parsePerfSwitches("tk=32").tk, 32);
   assertEquals(NEW_SWITCHES.vload, 1); // on since timed on the H200 (2026-12-02)
-  assert(formatPerfSwitches(NEW_SWITCHES).endsWith(",tk=16,q4tk=16,vload=1,loraTail=1,embedBack=links,attnNamed=0,attnBwd=blocked,attnFwd=blocked,rank=narrow,attnDq=fused,t256=0,t128h=1,wT=1,ka=0,t96=0,tq=0,narrowWg=1024,narrowMinK=128,lm128=2,attnSplit=1,st4=1,q4deq=1"));
+  assert(formatPerfSwitches(NEW_SWITCHES).endsWith(",tk=16,q4tk=16,vload=1,loraTail=1,embedBack=links,attnNamed=0,attnBwd=blocked,attnFwd=blocked,rank=narrow,attnDq=fused,t256=0,t128h=1,wT=1,ka=0,t96=1,tq=1,narrowWg=1024,narrowMinK=128,lm128=2,attnSplit=1,st4=1,q4deq=1"));
   assertEquals(parsePerfSwitches("ka=1"), { ...NEW_SWITCHES, ka: 1 });
   assertEquals(parsePerfSwitches("ka=2,t96=1"), { ...NEW_SWITCHES, ka: 2, t96: 1 });
   assertEquals(parsePerfSwitches("t96=1,wideSplit=7"), { ...NEW_SWITCHES, t96: 1, wideSplit: 7 });

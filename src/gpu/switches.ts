@@ -30,8 +30,10 @@ export interface PerfSwitches {
    * workgroups per multiprocessor of a big GPU (fewer than WIDE_SPLIT_TILES tiles: the 0.5B's 896-wide outputs, 336 tiles
    * at 6,144 rows, run 1.3 waves of an H200 and idle most of the second): the slices run as more workgroups and a reduce sums them.
    * The split scratch holds at most 64 MiB (matmul.ts SPLIT_MAX_BYTES: 3 slices of a 6144 x 896 output), so 4 gives 3 there;
-   * 5-8 (experimental, 2026-12-05) may use up to 192 MiB (WIDE_SPLIT_MAX_BYTES: 8 slices of it), for grids that then fill
-   * whole waves (at two workgroups a multiprocessor, 336 tiles x 7 slices are 8.9 waves of 264).
+   * 5-8 may use up to 192 MiB (WIDE_SPLIT_MAX_BYTES: 8 slices of it), for grids that then fill whole waves (at two
+   * workgroups a multiprocessor, 336 tiles x 7 slices are 8.9 waves of 264); those partials go to the call scratch where
+   * it already holds them (matmul.ts wideSplitInCallScratch: the 0.5B steps, whose peak they then leave alone). 7 is the
+   * default since 2026-12-05 (fourteenth session; 3 before): the 896-wide products 34.1-34.8 -> 35.4-35.9 TFLOP/s.
    */
   wideSplit: 1 | 2 | 3 | 4 | 5 | 6 | 7 | 8;
   /**
@@ -121,18 +123,20 @@ export interface PerfSwitches {
   /**
    * tile128h's products on 96 x 128 tiles (1, matmul.ts rows96: tile96h, matmul_t256.wgsl with three of the 16 x 8
    * block's four row groups, a 12 x 8 block a thread, 96 accumulators instead of 128), so that fewer registers a thread
-   * may let three 128-thread workgroups share a multiprocessor instead of two; or on tile128h (0, the default). Each
-   * element's fmas run in the same order: bitwise the same sums. Experimental (issue 16's >= 35 TFLOP/s). H200
-   * 2026-12-05: 158-168 registers (190-195 with the LoRA tail); with wideSplit=7 the big f32 products 33.1-35.4 TFLOP/s
-   * (tile128h 30.6-34.7), the f32 step slower (531.0 against 503.2 ms).
+   * may let three 128-thread workgroups share a multiprocessor instead of two; or on tile128h (0, earlier). Each
+   * element's fmas run in the same order: bitwise the same sums. H200 2026-12-05: 158-168 registers (190-195 with the
+   * LoRA tail); with wideSplit=7 the big f32 products 33.1-35.4 TFLOP/s (tile128h 30.6-34.7), the f32 step slower (531.0
+   * against 503.2 ms), before st4. The default since 2026-12-05 (fourteenth session, with tq=1, q4deq=1, wideSplit=7): on
+   * an H100 the q4 step 468.6 -> 459.2 ms and the f32 step 468.9 -> 459.7 under t96=1,tq=1, every big product the
+   * steps run at 35.4-37.0 TFLOP/s (docs/benchmarks.md, call defaults14).
    */
   t96: 0 | 1;
   /**
    * The LoRA tail inside matmul_t256.wgsl's kernels (tile128h, tile96h, tile256) loads a2 and b2 as vec4 quads (1, where
-   * r and, for b2 (r, N), N are multiples of 4: matmul.ts quadTail), or one bounds-checked scalar at a time (0, the
-   * default). The tiles hold the same elements: bitwise the same sums. Experimental (2026-12-05): the scalar tail kernels
-   * took 27-43 more registers than the kernels without it on the H200; under tq 159-168 (tile96h), 182-191 (tile128h),
-   * but the f32 step the same (501.1 against 501.0 ms).
+   * r and, for b2 (r, N), N are multiples of 4: matmul.ts quadTail), or one bounds-checked scalar at a time (0,
+   * earlier). The tiles hold the same elements: bitwise the same sums. 2026-12-05: the scalar tail kernels took 27-43
+   * more registers than the kernels without it on the H200; under tq 159-168 (tile96h), 182-191 (tile128h), but the f32
+   * step the same (501.1 against 501.0 ms). The default since the fourteenth session, with t96=1 (see there).
    */
   tq: 0 | 1;
   /**
@@ -178,8 +182,9 @@ export interface PerfSwitches {
   /**
    * q4 products of at least Q4_DEQUANT_MIN_ROWS rows (q4matmul.ts; 2048) dequantise W whole into the call scratch
    * (q4_dequant.wgsl: W^T for the forward, W for dx, bitwise the values the q4 kernels multiply with) and run the f32
-   * kernels on it, as the f32 step runs its stored W^T and W (1); 2 at any rows (tests); 0: the q4 kernels, which
-   * dequantise in their tile loaders (earlier). The scratch is the attention backward's (device.ts CALL_SCRATCH), which
+   * kernels on it, as the f32 step runs its stored W^T and W (1, the default since 2026-12-05); 2 at any rows (tests);
+   * 0: the q4 kernels, which dequantise in their tile loaders (earlier). On an H100 (call q4deq) the 0.5B q4 step 486.9
+   * -> 464.0 ms, recomputed 583.5 ms at the same 2,847.0 MiB peak, the dequant kernels 4.4 ms of the step. The scratch is the attention backward's (device.ts CALL_SCRATCH), which
    * is larger at the 0.5B step: no memory added there. The same products up to float rounding (the f32 kernels group
    * the sums differently). Why: on an H100 (2026-12-05) the f32 step ran 467.5 ms against the q4 step's 491.3, and the
    * big f32 products reached 35.1-36.7 TFLOP/s under t96=1,tq=1,wideSplit=7, the q4 ones 31.7-34.2 under any switch.
@@ -188,7 +193,7 @@ export interface PerfSwitches {
 }
 
 /** The current defaults. */
-export const NEW_SWITCHES: Readonly<PerfSwitches> = { passes: "merged", submit: "layer", q4: "tile128", bindCache: true, arena: true, splitK: "general", subgroups: true, recomputeLean: true, headRows: true, wideSplit: 7, tk: 16, q4tk: 16, vload: 1, loraTail: 1, embedBack: "links", attnNamed: 0, attnBwd: "blocked", attnFwd: "blocked", rank: "narrow", attnDq: "fused", t256: 0, t128h: 1, wT: 1, ka: 0, t96: 0, tq: 0, narrowWg: 1024, narrowMinK: 128, lm128: 2, attnSplit: 1, st4: 1, q4deq: 1 };
+export const NEW_SWITCHES: Readonly<PerfSwitches> = { passes: "merged", submit: "layer", q4: "tile128", bindCache: true, arena: true, splitK: "general", subgroups: true, recomputeLean: true, headRows: true, wideSplit: 7, tk: 16, q4tk: 16, vload: 1, loraTail: 1, embedBack: "links", attnNamed: 0, attnBwd: "blocked", attnFwd: "blocked", rank: "narrow", attnDq: "fused", t256: 0, t128h: 1, wT: 1, ka: 0, t96: 1, tq: 1, narrowWg: 1024, narrowMinK: 128, lm128: 2, attnSplit: 1, st4: 1, q4deq: 1 };
 /** Every earlier behaviour. */
 export const OLD_SWITCHES: Readonly<PerfSwitches> = { passes: "split", submit: "once", q4: "tile64", bindCache: false, arena: false, splitK: "transA", subgroups: false, recomputeLean: false, headRows: false, wideSplit: 1, tk: 8, q4tk: 8, vload: 0, loraTail: 0, embedBack: "scan", attnNamed: 0, attnBwd: "lanes", attnFwd: "lanes", rank: "narrow", attnDq: "kernel", t256: 0, t128h: 0, wT: 0, ka: 0, t96: 0, tq: 0, narrowWg: 256, narrowMinK: 256, lm128: 0, attnSplit: 0, st4: 0, q4deq: 0 };
 

@@ -416,7 +416,8 @@ Deno.test("matmul tile128 with vec4 loads (switch vload), steps 8, 16 and 32: ra
 Deno.test("matmul tile256 and tile128h (switches t256, t128h): steps 8, 16 and 32 (tile128h), vec4 and scalar loads, every transpose, ragged tiles, batched, split-K, the LoRA tail; against float64 and bitwise tile128; the choice per shape", async () => {
   const { t128Step, t256Step, tailFused, T256_MIN_TILES } = await import("./matmul.ts");
   const { setPerfSwitches } = await import("../switches.ts");
-  const prev = setPerfSwitches({});
+  // tile128h itself: t96=1 (the default since 2026-12-05) would send its products to tile96h (tested below).
+  const prev = setPerfSwitches({ t96: 0 });
   try {
     // The choice: off by default; under t256=1 the f32 products tile128 would run with enough 256x128 tiles.
     const pick = (o: EncodeMatmulOpts) => pickMatmul(o).variant;
