@@ -182,8 +182,8 @@ export function wideSplitInCallScratch(device: GPUDevice, bytes: number): boolea
  * dispatch can't read and write one buffer), else the split scratch. The same values either way.
  */
 export function splitPartials(device: GPUDevice, bytes: number, operands: readonly GPUBuffer[]): GPUBufferBinding {
-  const call = existingScratch(device, CALL_SCRATCH);
-  if (call && wideSplitInCallScratch(device, bytes) && !operands.includes(call)) return { buffer: call, offset: 0, size: bytes };
+  const call = wideSplitInCallScratch(device, bytes) ? existingScratch(device, CALL_SCRATCH) : undefined;
+  if (call && !operands.includes(call)) return { buffer: call, offset: 0, size: bytes };
   return { buffer: scratchBuffer(device, bytes) };
 }
 

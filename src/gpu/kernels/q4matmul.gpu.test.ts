@@ -343,8 +343,8 @@ Deno.test("q4matmul and its transpose under q4deq (W dequantised into the call s
         const bwdLabels = watch.labels.slice(fwdLabels.length);
         device.queue.submit([enc.finish()]);
         const tag = `q4deq=${q4deq} N ${N} K ${K} Nout ${Nout} accumulate ${accumulate}`;
-        assert(fwdLabels[0] === (fwd ? "q4-dequant-t" : fwdLabels[0]) && fwdLabels.some((l) => l.startsWith("q4matmul")) === !fwd, `forward kernels (${tag}): ${fwdLabels.join(", ")}`);
-        assert(bwdLabels[0] === (bwd ? "q4-dequant" : bwdLabels[0]) && bwdLabels.some((l) => l.startsWith("q4matmul")) === !bwd, `transposed kernels (${tag}): ${bwdLabels.join(", ")}`);
+        assert((!fwd || fwdLabels[0] === "q4-dequant-t") && fwdLabels.some((l) => l.startsWith("q4matmul")) === !fwd, `forward kernels (${tag}): ${fwdLabels.join(", ")}`);
+        assert((!bwd || bwdLabels[0] === "q4-dequant") && bwdLabels.some((l) => l.startsWith("q4matmul")) === !bwd, `transposed kernels (${tag}): ${bwdLabels.join(", ")}`);
         const ty = matmulRef(xa, B, { M: N, N: Nout, K: r, transB: true }), tdx = matmulRef(dyB, A, { M: N, N: K, K: r });
         const wantY = q4MatmulRef(x, w, N).map((v, i) => v + bias[i % Nout] + (accumulate ? y0[i] + s * ty[i] : 0));
         const wantDx = q4MatmulTransposedRef(dy, w, N).map((v, i) => v + (accumulate ? dx0[i] + s * tdx[i] : 0));

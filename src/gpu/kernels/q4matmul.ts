@@ -240,17 +240,30 @@ export interface Q4MatmulForwardOpts extends Q4MatmulOpts {
  */
 export const Q4_DEQUANT_MIN_ROWS = 2048;
 
+/** q4_dequant.wgsl's grid: a thread per quad of rows and packed word (W^T), or per packed word (W); 64 threads a workgroup along x. */
+function dequantGrid(w: { Nout: number; K: number }, transposed: boolean): [number, number] {
+  const words = q4Geometry(w.K).nb * 4;
+  return transposed ? [Math.ceil(w.Nout / 4 / 64), words] : [Math.ceil(words / 64), w.Nout];
+}
+
+/** Why the dequantisation of W (W^T when `transposed`) can't run, or undefined: its rows must be whole vec4, its grid within the device's limits. */
+function dequantProblem(device: GPUDevice, w: { Nout: number; K: number }, transposed: boolean): string | undefined {
+  if (transposed ? w.Nout % 4 !== 0 : w.K % 4 !== 0) return `${transposed ? `Nout ${w.Nout}` : `K ${w.K}`} is not a multiple of 4`;
+  const grid = dequantGrid(w, transposed), max = device.limits.maxComputeWorkgroupsPerDimension;
+  if (grid[0] > max || grid[1] > max) return `grid ${grid.join(" x ")} exceeds the device's ${max} workgroups per dimension`;
+  return undefined;
+}
+
 /**
  * Records out = dequant(W) as f32, (Nout, K) row-major or, `transposed`, W^T (K, Nout) (q4_dequant.wgsl): bitwise the
  * values the q4 product kernels multiply with. The natural layout needs K % 4 == 0, the transposed Nout % 4 == 0.
  */
 export async function encodeQ4Dequant(device: GPUDevice, enc: GPUCommandEncoder, w: Q4WeightGpu, out: GPUBuffer, transposed: boolean): Promise<void> {
   const { nb, zpBytes } = q4Geometry(w.K);
-  if (transposed ? w.Nout % 4 !== 0 : w.K % 4 !== 0) throw new Error(`q4 dequant: ${transposed ? `Nout ${w.Nout}` : `K ${w.K}`} is not a multiple of 4`);
+  const problem = dequantProblem(device, w, transposed);
+  if (problem) throw new Error(`q4 dequant: ${problem}`);
   checkSizes("q4 dequant", [["output", out, w.Nout * w.K * 4], ["packed", w.packed, w.Nout * nb * 16], ["scales", w.scales, w.Nout * nb * 4]]);
-  const grid: [number, number] = transposed ? [Math.ceil(w.Nout / 4 / 64), nb * 4] : [Math.ceil((nb * 4) / 64), w.Nout];
-  const max = device.limits.maxComputeWorkgroupsPerDimension;
-  if (grid[0] > max || grid[1] > max) throw new Error(`q4 dequant: grid ${grid.join(" x ")} exceeds the device's ${max} workgroups per dimension`);
+  const grid = dequantGrid(w, transposed);
   const pipeline = await computePipeline(device, `q4-dequant${transposed ? "-t" : ""}`, dequantSource, { HAS_ZP: w.zeroPoints ? 1 : 0, TRANSPOSED: transposed ? 1 : 0 });
   const dims = uniformBuffer(device, "q4-dequant-dims", new Uint32Array([w.Nout, w.K, nb, zpBytes]));
   dispatch(device, enc, pipeline, [w.packed, w.scales, w.zeroPoints ?? placeholder(device), out, dims], grid);
@@ -264,9 +277,8 @@ export async function encodeQ4Dequant(device: GPUDevice, enc: GPUCommandEncoder,
 export function q4Dequantises(device: GPUDevice, N: number, w: { Nout: number; K: number }, transposedProduct: boolean, forced?: Q4Variant): boolean {
   const sw = perfSwitches().q4deq;
   if (sw === 0 || forced || (sw === 1 && N < Q4_DEQUANT_MIN_ROWS)) return false;
-  if (transposedProduct ? w.K % 4 !== 0 : w.Nout % 4 !== 0) return false;
-  const words = q4Geometry(w.K).nb * 4, max = device.limits.maxComputeWorkgroupsPerDimension;
-  return transposedProduct ? Math.ceil(words / 64) <= max && w.Nout <= max : Math.ceil(w.Nout / 256) <= max && words <= max;
+  // The forward reads W^T, the transposed product W.
+  return dequantProblem(device, w, !transposedProduct) === undefined;
 }
 
 /** The call scratch bytes the q4 products of N rows over these weights take under the switch q4deq (0 where none dequantises). */
