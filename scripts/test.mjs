@@ -83,7 +83,7 @@ function walk(dir, out = []) {
   return out;
 }
 
-const all = ["src", "workers", "tests"].filter((d) => existsSync(join(root, d))).flatMap((d) => walk(join(root, d)));
+const all = ["src", "workers", "tests", "bench"].filter((d) => existsSync(join(root, d))).flatMap((d) => walk(join(root, d)));
 const files = {
   unit: all.filter((f) => !f.endsWith(".gpu.test.ts") && !f.startsWith("tests/browser/")),
   gpu: all.filter((f) => f.endsWith(".gpu.test.ts")),
