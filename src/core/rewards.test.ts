@@ -140,3 +140,14 @@ Deno.test("prm component: the mean of the PRM's step scores (or min/last/product
   assert(bad.includes('"prm" parameter "aggregate"'), bad);
   assert(!usesPrm(REWARD_PRESETS.databricks), "presets have no prm component");
 });
+
+Deno.test("reward spec: parameters named after Object.prototype members are unknown, not accepted (issue 47 item 12)", async () => {
+  for (const k of ["constructor", "toString", "hasOwnProperty", "__proto__", "valueOf"]) {
+    const params = JSON.parse(`{${JSON.stringify(k)}: 1}`);
+    for (const name of ["execution", "length"]) {
+      const spec = { components: [{ name, weight: 1, params: name === "length" ? { maxTokens: 8, ...params } : params }] };
+      await assertRejects(() => validateRewardSpec(spec), new RegExp(`has no parameter "${k}"`));
+    }
+  }
+  assertEquals(({} as Record<string, unknown>).polluted, undefined);
+});

@@ -154,7 +154,8 @@ export function validateRewardSpec(spec: unknown): RewardSpec {
     if (params !== undefined && !isObject(params)) throw new Error(`reward spec: params of "${name}" must be an object`);
     const checks = COMPONENTS[name].params;
     for (const [k, v] of Object.entries(params ?? {})) {
-      const check = checks[k];
+      // Own keys only: "constructor" or "toString" must not find Object.prototype's members.
+      const check = Object.hasOwn(checks, k) ? checks[k] : undefined;
       if (!check) {
         const known = Object.keys(checks);
         throw new Error(`reward spec: "${name}" has no parameter "${k}" (known: ${known.length ? known.join(", ") : "none"})`);
