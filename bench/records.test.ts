@@ -74,3 +74,10 @@ Deno.test("records: append validates all before writing; read returns them and n
   writeFileSync(path, readFileSync(path, "utf8") + "{oops\n");
   assertThrows(() => readRecords(path), Error, "r.jsonl:3: not JSON");
 });
+
+Deno.test("records: bench/results/records.jsonl validates", () => {
+  const records = readRecords(new URL("./results/records.jsonl", import.meta.url).pathname);
+  for (const suite of ["train-step", "pretrain"]) {
+    if (!records.some((r) => r.suite === suite)) throw new Error(`records.jsonl has no ${suite} record`);
+  }
+});

@@ -20,7 +20,10 @@ export type BenchRecord = {
   engine: Engine;
   /** The command that produced it, runnable from the repository root. */
   command: string;
-  /** Our figures, name -> value (units in the name: tok_s, _ms, _s, _bytes). */
+  /**
+   * Our figures, name -> value (units in the name: tok_s, _ms, _s, _bytes). train-step's peak_bytes is the
+   * stored-activation step's peak of the trainer's own buffer accounting; recompute_peak_bytes the recomputed one's.
+   */
   figures: Record<string, number>;
   /** The reference system's figures from the same run (PyTorch, transformers), name -> value. */
   reference: Record<string, number>;
