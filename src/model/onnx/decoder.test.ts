@@ -39,6 +39,12 @@ Deno.test("decoder graph: inputs, outputs, and no LoRA operators without LoRA ta
   assertEquals(plain.graph.input.map((v) => v.name), ["input_ids", "attention_mask", "position_ids", "num_logits_to_keep", ...kv, "target_ids"]);
   assertEquals(plain.graph.output.map((v) => v.name), ["logits", "target_logprobs", ...kv.map((n) => n.replace("past_key_values", "present"))]);
   assertEquals(plain.built.inputNames, plain.graph.input.map((v) => v.name));
+  // logprobs: false, for transformers.js's generate (bench/tjs-model.ts): the standard inputs and outputs alone.
+  const std = decode("qwen2", { dtype: "q4", attention: "gqa", logprobs: false });
+  assertEquals(std.graph.input.map((v) => v.name), ["input_ids", "attention_mask", "position_ids", "num_logits_to_keep", ...kv]);
+  assertEquals(std.graph.output.map((v) => v.name), ["logits", ...kv.map((n) => n.replace("past_key_values", "present"))]);
+  assertEquals([std.built.inputNames, std.built.outputNames], [std.graph.input.map((v) => v.name), std.graph.output.map((v) => v.name)]);
+  assert(!std.graph.node.some((n) => n.opType === "GatherElements"), "no log-probability nodes");
   const lora = decode("qwen3", { loraTargets: ["q_proj", "down_proj"] });
   const loraInputs = lora.graph.input.map((v) => v.name).filter((n) => n.startsWith("lora"));
   assertEquals(loraInputs, ["lora_scale", ...Array.from({ length: L }, (_, i) => [`lora.${i}.q.A`, `lora.${i}.q.B`, `lora.${i}.down.A`, `lora.${i}.down.B`]).flat()]);

@@ -48,6 +48,11 @@ export interface DecoderOptions {
   /** Initializers this large or larger go to external data (default 1 MiB). */
   externalMinBytes?: number;
   /**
+   * The `target_ids` input and `target_logprobs` output of a graph without staticDecode (default true). Off for
+   * a graph another runtime drives with the standard inputs alone (bench/tjs-model.ts: transformers.js's generate).
+   */
+  logprobs?: boolean;
+  /**
    * Whether the device runs f16 arithmetic (WebGPU's shader-f16; default true). Without it no
    * tensor of the graph is f16: "f16" weights are rounded to f16 and stored and computed as f32,
    * and "q4" graphs keep MatMulNBits (f32 in and out) with the embedding and the head in f32 (as the
@@ -381,6 +386,7 @@ class DecoderBuilder {
     let logits = this.head(x, embedName);
     if (this.T !== DT.float) logits = g.op("Cast", [logits], { to: DT.float });
     g.output(logits, "logits", DT.float, ["batch", "kept", cfg.vocabSize]);
+    if (opts.logprobs === false) return this.finish(inputNames, outputNames);
     // log p(target_ids) at the kept positions, so log-probabilities never ship (B, S, V) logits.
     const targets = g.input("target_ids", DT.int64, ["batch", "kept"]);
     inputNames.push(targets);
@@ -390,6 +396,13 @@ class DecoderBuilder {
     const lse = g.op("Log", [g.op("ReduceSum", [g.op("Exp", [z]), g.i64([-1])], { keepdims: 1 })]); // (B, kept, 1)
     const picked = g.op("Sub", [g.op("GatherElements", [z, g.op("Unsqueeze", [targets, g.i64([2])])], { axis: 2 }), lse]);
     outputNames.push(g.output(g.op("Squeeze", [picked, g.i64([2])]), "target_logprobs", DT.float, ["batch", "kept"]));
+    return this.finish(inputNames, outputNames);
+  }
+
+  /** Declares the present.* outputs after the others and encodes the graph (the graphs without staticDecode). */
+  private finish(inputNames: string[], outputNames: string[]): BuiltDecoder {
+    const { cfg, g, opts } = this;
+    const D = cfg.headDim, K = cfg.numKvHeads;
     for (const [i, [k, v]] of this.present.entries()) {
       outputNames.push(g.output(k, `present.${i}.key`, this.T, ["batch", K, "total", D]), g.output(v, `present.${i}.value`, this.T, ["batch", K, "total", D]));
     }
