@@ -28,11 +28,45 @@ export function req(values: Record<string, unknown>, name: string): string {
   return v;
 }
 
-/** An optional number flag, checked. */
-export function num(values: Record<string, unknown>, name: string, dflt: number): number {
+/** The range a numeric flag accepts: bounds inclusive; `integer` refuses fractions. */
+export interface NumRange {
+  min: number;
+  max: number;
+  integer?: boolean;
+}
+
+/** The largest delay a JavaScript timer takes (2^31 - 1 ms); a larger one fires at once. */
+export const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/** Worker or process counts: more than this is a typo, not a machine. */
+export const MAX_WORKERS = 256;
+
+/** Seeds are unsigned 32-bit words (the RNG's state is seeded from one). */
+export const SEED: NumRange = { min: 0, max: 2 ** 32 - 1, integer: true };
+
+/** Counts of steps, questions or rows: integers up to a billion. */
+export const COUNT_MAX = 1e9;
+
+function showRange(r: NumRange): string {
+  return `${r.integer ? "an integer" : "a number"} from ${r.min} to ${r.max}`;
+}
+
+/**
+ * An optional number flag, checked against its range: every numeric flag of every command goes
+ * through here, so a value past a timer's limit, a zero cap or a runaway worker count is a usage
+ * error naming the flag and what it accepts.
+ */
+export function num(values: Record<string, unknown>, name: string, dflt: number, range: NumRange): number {
   const v = values[name];
   if (v === undefined) return dflt;
-  const n = Number(v);
-  if (typeof v !== "string" || !Number.isFinite(n)) throw new UsageError(`--${name} must be a number, got ${JSON.stringify(v)}`);
+  const n = typeof v === "string" && v.trim() !== "" ? Number(v) : NaN;
+  if (!Number.isFinite(n) || n < range.min || n > range.max || (range.integer && !Number.isInteger(n))) {
+    throw new UsageError(`--${name} must be ${showRange(range)}, got ${JSON.stringify(v)}`);
+  }
   return n;
+}
+
+/** An optional integer flag within [min, max]. */
+export function int(values: Record<string, unknown>, name: string, dflt: number, min: number, max: number): number {
+  return num(values, name, dflt, { min, max, integer: true });
 }

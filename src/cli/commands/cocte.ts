@@ -7,7 +7,7 @@ import { cocteDatasetRecord } from "../../runtime/cocte-dataset.ts";
 import { fileDatabaseLoader } from "../../runtime/sql-files.deno.ts";
 import { DatabaseLoadError, SqlPool } from "../../runtime/sql-pool.ts";
 import { spawnSqlProcess } from "../../runtime/sql-process.deno.ts";
-import { num, parseFlags, req, UsageError } from "../args.ts";
+import { COUNT_MAX, int, MAX_TIMER_MS, MAX_WORKERS, parseFlags, req, UsageError } from "../args.ts";
 import type { Command } from "./index.ts";
 
 /** One line of --out. */
@@ -81,11 +81,11 @@ export const command: Command = {
       throw new UsageError(`questions file ${qPath}: ${e instanceof Error ? e.message : String(e)}`);
     }
     for (const p of questions.problems) console.error(`rlvr cocte: ${qPath} ${p.where}: ${p.message} (skipped)`);
-    const items = questions.items.slice(0, num(values, "limit", questions.items.length));
+    const items = questions.items.slice(0, int(values, "limit", questions.items.length, 0, COUNT_MAX));
     const pool = new SqlPool({
       loadDatabase: fileDatabaseLoader(root),
-      workers: num(values, "workers", navigator.hardwareConcurrency || 1),
-      timeoutMs: num(values, "timeout-ms", 30_000),
+      workers: int(values, "workers", Math.min(MAX_WORKERS, navigator.hardwareConcurrency || 1), 1, MAX_WORKERS),
+      timeoutMs: int(values, "timeout-ms", 30_000, 1, MAX_TIMER_MS),
       ...(isolation === "process" ? { createWorker: spawnSqlProcess } : {}),
     });
     const converter = new GoldConverter(pool);

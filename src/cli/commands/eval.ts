@@ -6,7 +6,7 @@ import { SqlEvaluator } from "../../runtime/sql-eval.ts";
 import { fileDatabaseLoader } from "../../runtime/sql-files.deno.ts";
 import { DatabaseLoadError, SqlPool } from "../../runtime/sql-pool.ts";
 import { spawnSqlProcess } from "../../runtime/sql-process.deno.ts";
-import { num, parseFlags, req, UsageError } from "../args.ts";
+import { COUNT_MAX, int, MAX_TIMER_MS, MAX_WORKERS, parseFlags, req, UsageError } from "../args.ts";
 import type { Command } from "./index.ts";
 
 /** One line of --out: the question's position, whether it scored correct, and why not. */
@@ -72,8 +72,10 @@ export const command: Command = {
     const pPath = req(values, "pred");
     const mode = values.compare ?? "set";
     if (!isCompareMode(mode)) throw new UsageError(`--compare must be one of ${COMPARE_MODES.join(", ")}, got ${JSON.stringify(mode)}`);
-    const timeoutMs = num(values, "timeout-ms", 30_000);
-    const workers = num(values, "workers", navigator.hardwareConcurrency || 1);
+    const timeoutMs = int(values, "timeout-ms", 30_000, 1, MAX_TIMER_MS);
+    const workers = int(values, "workers", Math.min(MAX_WORKERS, navigator.hardwareConcurrency || 1), 1, MAX_WORKERS);
+    const maxRows = int(values, "max-rows", 1_000_000, 1, COUNT_MAX);
+    const maxBytes = int(values, "max-bytes", 64 * 2 ** 20, 1, 2 ** 32);
     const isolation = values.isolation ?? "worker";
     if (isolation !== "worker" && isolation !== "process") throw new UsageError(`--isolation must be worker or process, got ${JSON.stringify(isolation)}`);
     if (!existsSync(root) || !statSync(root).isDirectory()) throw new UsageError(`--db-root ${root} is not a directory`);
@@ -96,7 +98,7 @@ export const command: Command = {
       workers,
       timeoutMs,
       ...(isolation === "process" ? { createWorker: spawnSqlProcess } : {}),
-      limits: { maxRows: num(values, "max-rows", 1_000_000), maxBytes: num(values, "max-bytes", 64 * 2 ** 20) },
+      limits: { maxRows, maxBytes },
     });
     const evaluator = new SqlEvaluator(pool, mode);
     const out: OutLine[] = new Array(questions.records);

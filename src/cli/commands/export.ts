@@ -2,7 +2,7 @@
 // elsewhere — its adapter as a PEFT folder, the notebook's GRPO settings as TRL GRPOConfig +
 // PEFT LoraConfig keyword arguments, and the training prompts (as the model sees them) with gold SQL.
 import { dirname, join, resolve } from "node:path";
-import { num, parseFlags, req, UsageError } from "../args.ts";
+import { COUNT_MAX, int, parseFlags, req, UsageError } from "../args.ts";
 import { formatIssues, parseNotebook } from "../../core/notebook.ts";
 import { loadHfTokenizer } from "../../model/hf.ts";
 import type { LoraAdapter } from "../../model/lora.ts";
@@ -82,7 +82,7 @@ export const command: Command = {
     const { source, name } = modelSource(typeof values.model === "string" ? values.model : modelCell.params, (p) => (p.startsWith("/") || /^https?:/i.test(p) ? p : join(base, p)));
     for (const [f, bytes] of peftFiles(adapter, { baseModel: name })) await write(`adapter/${f}`, bytes);
     if (grpoCell) {
-      const maxSteps = values["max-steps"] === undefined ? null : num(values, "max-steps", 0);
+      const maxSteps = values["max-steps"] === undefined ? null : int(values, "max-steps", 0, 0, COUNT_MAX);
       await write("trl_grpo_config.json", JSON.stringify(trlConfig(grpoCell.params, modelCell.params, adapter.targets, { maxSteps }), null, 1));
     }
     if (dataCell && promptCell) {

@@ -1,4 +1,4 @@
-import { num, parseFlags } from "../args.ts";
+import { int, num, parseFlags } from "../args.ts";
 import { benchmarkMatmul } from "../../gpu/bench.ts";
 import { requestGpu } from "../../gpu/device.ts";
 import { currentEngine } from "../../gpu/engine.deno.ts";
@@ -19,7 +19,7 @@ export const command: Command = {
     if (info.features.subgroups) console.log(`subgroups: sizes ${info.subgroupMinSize}-${info.subgroupMaxSize}; subgroup matrices: ${info.subgroupMatrixConfigs.join(", ") || "none"}`);
     console.log(`maxStorageBufferBindingSize: ${(info.limits.maxStorageBufferBindingSize / 2 ** 20).toFixed(0)} MiB, maxBufferSize: ${(info.limits.maxBufferSize / 2 ** 20).toFixed(0)} MiB`);
     if (values["no-bench"]) return { webgpu, adapter: info };
-    const bench = await benchmarkMatmul(gpu.device, { size: num(values, "size", 1024), minSeconds: num(values, "seconds", 1) });
+    const bench = await benchmarkMatmul(gpu.device, { size: int(values, "size", 1024, 1, 16384), minSeconds: num(values, "seconds", 1, { min: 0, max: 3600 }) });
     console.log(`matmul ${bench.size}^3: ${bench.gflops.toFixed(1)} GFLOP/s over ${bench.iterations} runs (self-check max |err| ${bench.checkMaxAbsErr.toExponential(2)})`);
     if (!bench.checkPassed) throw new Error(`matmul self-check failed: max |err| ${bench.checkMaxAbsErr}`);
     return { webgpu, adapter: info, bench };

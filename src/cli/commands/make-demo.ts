@@ -1,4 +1,4 @@
-import { parseFlags } from "../args.ts";
+import { num, parseFlags, SEED } from "../args.ts";
 import { buildDemo } from "../../runtime/demo/build.ts";
 import { loadSqlJsDeno } from "../../runtime/sql-wasm.ts";
 import type { Command } from "./index.ts";
@@ -20,7 +20,7 @@ export const command: Command = {
   async run(argv) {
     const { values } = parseFlags(argv, { out: { type: "string" }, seed: { type: "string" } });
     const out = typeof values.out === "string" ? values.out : "public/demo";
-    const seed = values.seed === undefined ? 20261129 : Number(values.seed);
+    const seed = num(values, "seed", 20261129, SEED);
     const demo = buildDemo(await loadSqlJsDeno(), seed);
     const manifest: Record<string, unknown> = { seed, databases: {}, splits: {} };
     for (const d of demo.databases) {

@@ -1,7 +1,7 @@
 // `rlvr pretrain`: pretrains the demo model from random initialisation on the project's corpus with
 // the WGSL trainer (every weight trained: AdamW, cosine learning rate, gradient clipping), logging
 // every step as JSONL, checkpointing (resumable), and writing the result as a Hugging Face folder.
-import { num, parseFlags, req, UsageError } from "../args.ts";
+import { COUNT_MAX, int as intFlag, num, parseFlags, req, UsageError } from "../args.ts";
 import type { FloatDtype } from "../../model/safetensors.ts";
 import { DEFAULT_DEMO_ARCH } from "../../runtime/pretrain/model.ts";
 import { DEFAULT_DEFINED_SHARE } from "../../runtime/pretrain/corpus.deno.ts";
@@ -21,17 +21,13 @@ const FLAGS = {
 } as const;
 
 function int(values: Record<string, unknown>, name: string, dflt: number, min = 1): number {
-  const n = num(values, name, dflt);
-  if (!Number.isInteger(n) || n < min) throw new UsageError(`--${name} must be an integer >= ${min}, got ${n}`);
-  return n;
+  return intFlag(values, name, dflt, min, COUNT_MAX);
 }
 
 const str = (v: unknown): string | undefined => (typeof v === "string" ? v : undefined);
 
 function share(values: Record<string, unknown>): number {
-  const f = num(values, "defined-share", DEFAULT_DEFINED_SHARE);
-  if (!(f >= 0 && f <= 1)) throw new UsageError(`--defined-share must be between 0 and 1, got ${f}`);
-  return f;
+  return num(values, "defined-share", DEFAULT_DEFINED_SHARE, { min: 0, max: 1 });
 }
 
 export const command: Command = {
@@ -71,8 +67,7 @@ export const command: Command = {
     const dtype = dtypes[str(values.dtype) ?? "f16"];
     if (!dtype) throw new UsageError(`--dtype must be f16 or f32, got ${str(values.dtype)}`);
     const steps = int(values, "steps", 2000);
-    const maxMinutes = values["max-minutes"] === undefined ? undefined : num(values, "max-minutes", 0);
-    if (maxMinutes !== undefined && !(maxMinutes > 0)) throw new UsageError("--max-minutes must be positive");
+    const maxMinutes = values["max-minutes"] === undefined ? undefined : num(values, "max-minutes", 0, { min: Number.MIN_VALUE, max: 1e6 });
     try {
       return await runPretrainJob({
         out: req(values, "out"),
@@ -86,9 +81,9 @@ export const command: Command = {
         steps, batch: int(values, "batch", 16), seed: int(values, "seed", 1, 0), evalRows: int(values, "eval-rows", 32, 0),
         checkpointEvery: int(values, "checkpoint-every", 500, 0), dtype,
         opts: {
-          lr: { base: num(values, "lr", DEFAULT_PRETRAIN_OPTIONS.lr.base), warmupSteps: int(values, "warmup", 100, 0), totalSteps: steps, decay: "cosine", minRatio: num(values, "min-lr-ratio", 0.1) },
-          weightDecay: num(values, "weight-decay", DEFAULT_PRETRAIN_OPTIONS.weightDecay),
-          maxGradNorm: num(values, "clip", DEFAULT_PRETRAIN_OPTIONS.maxGradNorm),
+          lr: { base: num(values, "lr", DEFAULT_PRETRAIN_OPTIONS.lr.base, { min: 0, max: 10 }), warmupSteps: int(values, "warmup", 100, 0), totalSteps: steps, decay: "cosine", minRatio: num(values, "min-lr-ratio", 0.1, { min: 0, max: 1 }) },
+          weightDecay: num(values, "weight-decay", DEFAULT_PRETRAIN_OPTIONS.weightDecay, { min: 0, max: 10 }),
+          maxGradNorm: num(values, "clip", DEFAULT_PRETRAIN_OPTIONS.maxGradNorm, { min: 0, max: 1e9 }),
           microBatch: int(values, "micro-batch", DEFAULT_PRETRAIN_OPTIONS.microBatch),
           recompute: values.recompute === true,
         },

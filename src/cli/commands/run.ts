@@ -2,7 +2,7 @@
 // predictions, checkpoints and the final PEFT adapter land in --out; running again into the same
 // folder resumes from the checkpoints.
 import { dirname, resolve } from "node:path";
-import { num, parseFlags, UsageError } from "../args.ts";
+import { COUNT_MAX, int, MAX_WORKERS, num, parseFlags, SEED, UsageError } from "../args.ts";
 import { formatIssues, parseNotebook } from "../../core/notebook.ts";
 import { denoEnv } from "../../runtime/recipe/env.deno.ts";
 import { runNotebook } from "../../runtime/recipe/runner.ts";
@@ -44,13 +44,11 @@ export const command: Command = {
     for (const w of parsed.warnings) console.error(`rlvr run: warning: ${w.path}: ${w.message}`);
     const name = file.replace(/^.*\//, "").replace(/\.json$/i, "");
     const out = typeof values.out === "string" ? values.out : `runs/${name}`;
-    const maxSteps = values["max-steps"] === undefined ? null : num(values, "max-steps", 0);
-    if (maxSteps !== null && !(Number.isInteger(maxSteps) && maxSteps >= 0)) throw new UsageError("--max-steps must be a non-negative integer");
-    const seed = values.seed === undefined ? null : num(values, "seed", 0);
-    const sampleBatch = num(values, "sample-batch", 16);
-    if (!(Number.isInteger(sampleBatch) && sampleBatch >= 1)) throw new UsageError("--sample-batch must be a positive integer");
+    const maxSteps = values["max-steps"] === undefined ? null : int(values, "max-steps", 0, 0, COUNT_MAX);
+    const seed = values.seed === undefined ? null : num(values, "seed", 0, SEED);
+    const sampleBatch = int(values, "sample-batch", 16, 1, 4096);
     const log = (m: string) => console.error(`rlvr run: ${m}`);
-    const env = denoEnv({ out, base: dirname(resolve(file)), sqlWorkers: num(values, "sql-workers", 2), onLog: log });
+    const env = denoEnv({ out, base: dirname(resolve(file)), sqlWorkers: int(values, "sql-workers", 2, 1, MAX_WORKERS), onLog: log });
     let lastLine = 0;
     // Ctrl-C stops at the next step boundary; the checkpoints written so far let a rerun resume.
     const abort = new AbortController();
@@ -61,7 +59,7 @@ export const command: Command = {
     Deno.addSignalListener("SIGINT", onInt);
     const summary = await runNotebook(parsed.doc, env, {
       signal: abort.signal,
-      opts: { maxSteps, seed, samplesPerStep: num(values, "samples-per-step", 16), trainMicroBatch: num(values, "micro-batch", 8), sampleBatchPrompts: sampleBatch },
+      opts: { maxSteps, seed, samplesPerStep: int(values, "samples-per-step", 16, 0, COUNT_MAX), trainMicroBatch: int(values, "micro-batch", 8, 1, 4096), sampleBatchPrompts: sampleBatch },
       modelOverride: typeof values.model === "string" ? values.model : undefined,
       reuseFinished: true,
       onLog: log,

@@ -1,6 +1,6 @@
 // `rlvr sample`: G completions per prompt from the ONNX policy (WebGPU EP), with the sampling
 // controls of the recipe; prompts are plain strings or chat messages rendered by the model's template.
-import { num, parseFlags, req, UsageError } from "../args.ts";
+import { int, num, parseFlags, req, SEED, UsageError } from "../args.ts";
 import { ChatTemplate } from "../../core/chat-template.ts";
 import type { ChatMessage } from "../../core/prompts.ts";
 import { loadHfModel } from "../../model/hf.ts";
@@ -68,16 +68,16 @@ export const command: Command = {
     const stop = Array.isArray(values.stop) ? values.stop : [];
     const model = await loadHfModel(new DirSource(modelDir));
     const params: SamplingParams = {
-      temperature: num(values, "temperature", 1),
-      topP: num(values, "top-p", 1),
-      topK: num(values, "top-k", 0),
-      minP: num(values, "min-p", 0),
-      maxNewTokens: num(values, "max-new-tokens", 256),
+      temperature: num(values, "temperature", 1, { min: 0, max: 100 }),
+      topP: num(values, "top-p", 1, { min: 0, max: 1 }),
+      topK: int(values, "top-k", 0, 0, 2 ** 24),
+      minP: num(values, "min-p", 0, { min: 0, max: 1 }),
+      maxNewTokens: int(values, "max-new-tokens", 256, 1, 2 ** 24),
       stop,
       eosTokenIds: model.config.eosTokenIds,
-      seed: num(values, "seed", 0),
+      seed: num(values, "seed", 0, SEED),
     };
-    const n = num(values, "n", 1);
+    const n = int(values, "n", 1, 1, 4096);
     const tok = model.tokenizer;
     let template: ChatTemplate | null = null;
     const prompts = inputs.map((p, i) => {

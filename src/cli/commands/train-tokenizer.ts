@@ -1,6 +1,6 @@
 // `rlvr train-tokenizer`: learns the demo model's byte-level BPE from the pretraining corpus text
 // and writes tokenizer.json + tokenizer_config.json (ChatML template) as Hugging Face does.
-import { num, parseFlags, req, UsageError } from "../args.ts";
+import { int, num, parseFlags, req, SEED } from "../args.ts";
 import { BpeEncoder } from "../../model/bpe/encode.ts";
 import { corpusSources, tokenizerDocuments, writeTokenizerFolder } from "../../runtime/pretrain/pipeline.deno.ts";
 import { trainDemoTokenizer } from "../../runtime/pretrain/tokenizer.ts";
@@ -21,9 +21,8 @@ export const command: Command = {
   async run(argv) {
     const { values } = parseFlags(argv, { out: { type: "string" }, vocab: { type: "string" }, spider: { type: "string" }, demo: { type: "string" }, seed: { type: "string" } });
     const out = req(values, "out");
-    const vocab = num(values, "vocab", 8192);
-    if (!Number.isInteger(vocab) || vocab < 300 || vocab > 65536) throw new UsageError(`--vocab ${vocab} must be an integer in 300..65536`);
-    const seed = num(values, "seed", 20261129);
+    const vocab = int(values, "vocab", 8192, 300, 65536);
+    const seed = num(values, "seed", 20261129, SEED);
     const src = await corpusSources({ demoDir: typeof values.demo === "string" ? values.demo : "public/demo", spiderDir: typeof values.spider === "string" ? values.spider : undefined });
     const docs = tokenizerDocuments(src, seed);
     const chars = docs.reduce((s, d) => s + d.text.length, 0);
