@@ -8,7 +8,7 @@ import type { Progress, RunOptions } from "../src/runtime/recipe/context.ts";
 import type { RunSummary } from "../src/runtime/recipe/runner.ts";
 import type { UploadedDataset } from "../src/runtime/recipe/env.web.ts";
 import type { SampleRecord } from "../src/runtime/records.ts";
-import type { RunInfo, RunMode } from "../src/ui/run-plan.ts";
+import type { RunInfo, RunMode } from "../src/runtime/run-plan.ts";
 
 export type { CacheUsage, GpuInfo, MatmulBenchResult, Progress, RunInfo, RunMode, RunSummary, UploadedDataset };
 

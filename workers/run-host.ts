@@ -9,7 +9,7 @@ import { decodeSamples } from "../src/runtime/records.ts";
 import { runNotebook, type RunSummary } from "../src/runtime/recipe/runner.ts";
 import { webEnv } from "../src/runtime/recipe/env.web.ts";
 import { type FileStore, subStore, tapAppends } from "../src/runtime/store.ts";
-import { planRun, type RunInfo } from "../src/ui/run-plan.ts";
+import { planRun, type RunInfo } from "../src/runtime/run-plan.ts";
 import type { RunEvents, RunOutcome, RunRequest } from "./gpu.api.ts";
 
 /** What the host needs from the worker. */

@@ -7,7 +7,7 @@ import { ModelRuntime } from "../runtime/recipe/model-runtime.ts";
 import type { RunEnv } from "../runtime/recipe/context.ts";
 import { runNotebook } from "../runtime/recipe/runner.ts";
 import { MemoryStore } from "../runtime/store.ts";
-import { classifyRunError } from "../ui/run-plan.ts";
+import { classifyRunError } from "../runtime/run-plan.ts";
 import { loadHfModel } from "./hf.ts";
 import { MemorySource, type ModelSource } from "./source.ts";
 import { memoryCache, UrlSource } from "./source.web.ts";

@@ -6,7 +6,7 @@
 // finished training cells restore from their checkpoints and an interrupted one continues; a
 // changed parameter gives a fresh folder (a checkpoint made with other parameters would be refused).
 import type { Cell, Notebook } from "../core/notebook.ts";
-import type { UploadedDataset } from "../runtime/recipe/env.web.ts";
+import type { UploadedDataset } from "./recipe/env.web.ts";
 
 /** Which cells a run covers: all of them, one cell (with what it needs), or from a cell to the end. */
 export type RunMode = "all" | "cell" | "from";

@@ -13,7 +13,7 @@ import "./rl-cell-run.ts";
 import { Comlink, gpuWorker } from "./gpu-client.ts";
 import { RunController } from "./run-controller.ts";
 import { uploadedDataset } from "./dataset-upload.ts";
-import { isRunnable } from "./run-plan.ts";
+import { isRunnable } from "../runtime/run-plan.ts";
 import "./rl-run-viewer.ts";
 import "./rl-run-status.ts";
 import "./rl-demo-results.ts";
@@ -21,6 +21,7 @@ import type { FollowEvent, ShowCellEvent } from "./rl-run-status.ts";
 import type { ParamsChangeEvent } from "./rl-cell-params.ts";
 import { keyboardStyles, NotebookKeys } from "./notebook-keys.ts";
 import "./rl-notebook-picker.ts";
+import "./rl-link-banner.ts";
 import { cellStyles } from "./styles.ts";
 
 const CELL_TITLES: Record<CellType, string> = {
@@ -44,7 +45,9 @@ export class RlNotebook extends LitElement {
   static override properties = {
     controller: { attribute: false },
     share: { state: true },
+    copied: { state: true },
     message: { state: true },
+    info: { state: true },
     editing: { state: true },
     runs: { attribute: false },
     follow: { state: true },
@@ -62,7 +65,8 @@ export class RlNotebook extends LitElement {
     select { font: inherit; padding: 5px; border-radius: 6px; border: 1px solid var(--rl-border); background: var(--rl-surface); color: var(--rl-text); }
     .banner { padding: 8px 12px; border-radius: 6px; margin-bottom: 10px; background: color-mix(in srgb, var(--rl-accent) 10%, transparent); border: 1px solid var(--rl-border); }
     .banner.warn { background: color-mix(in srgb, var(--rl-warn) 14%, transparent); }
-    .share input { width: 100%; font-family: var(--rl-mono); font-size: 12px; }
+    .share-row { display: flex; gap: 6px; align-items: center; }
+    .share input { flex: 1; min-width: 0; font-family: var(--rl-mono); font-size: 12px; }
     ol { list-style: none; padding: 0; margin: 0; display: grid; gap: 12px; }
     li.cell { background: var(--rl-surface); border: 1px solid var(--rl-border); border-radius: var(--rl-radius); scroll-margin-top: 84px; }
     li.cell.running { border-color: var(--rl-accent); box-shadow: 0 0 0 2px color-mix(in srgb, var(--rl-accent) 30%, transparent); }
@@ -81,14 +85,22 @@ export class RlNotebook extends LitElement {
 
   /** The page's notebook state. */
   controller: NotebookController | null = null;
+  /** The share box: the link made for the document as it was then; any change of the document closes it. */
   private share: ShareResult | null = null;
+  private copied: string | null = null;
   private message: string | null = null;
+  /** A confirmation (an import); any later change of the document clears it. */
+  private info: string | null = null;
   private editing = new Set<string>();
   /** Keyboard shortcuts (notebook-keys.ts); `?` lists them. */
   private readonly keys = new NotebookKeys(this, { exportFile: () => this.exportFile(), titles: CELL_TITLES });
   /** The page's run state (runs happen in the GPU worker); made with the controller unless given. */
   runs: RunController | null = null;
-  private readonly onChange = () => this.requestUpdate();
+  private readonly onChange = () => {
+    this.share = null;
+    this.info = null;
+    this.requestUpdate();
+  };
   /** Scroll to each cell a run reaches (the run status bar's "follow"). */
   private follow = true;
   /** The running cell last scrolled to, so a cell is brought into view once, when the run reaches it. */
@@ -101,7 +113,11 @@ export class RlNotebook extends LitElement {
     if (current && this.follow) void this.updateComplete.then(() => this.showCell(current));
   };
   /** Another notebook opened (import, menu): its own runs, not the previous one's outputs. */
-  private readonly onReplace = () => void this.runs?.reopen(this.controller?.origin === "link");
+  private readonly onReplace = () => {
+    // The address bar no longer names the link once another notebook is open (a reload would reopen it).
+    if (this.controller?.origin !== "link" && location.hash.startsWith("#nb=")) history.replaceState(null, "", location.pathname + location.search);
+    void this.runs?.reopen(this.controller?.origin === "link");
+  };
 
   override updated(changed: Map<string, unknown>): void {
     if (changed.has("controller")) {
@@ -150,11 +166,12 @@ export class RlNotebook extends LitElement {
           <button class="secondary" @click=${this.toggleTheme} title="Switch light/dark theme" aria-label="Switch theme">◐</button>
         </span>
       </header>
-      ${c.origin === "link" ? html`<div class="banner" data-testid="from-link">Opened from a shared link: it carries parameters only. Nothing runs until you run a cell yourself.</div>` : nothing}
+      <rl-link-banner .controller=${c}></rl-link-banner>
       ${this.runs?.banner ? html`<div class="banner" data-testid="run-banner">${this.runs.banner}
         ${this.runs.pending && !this.runs.active ? html`<button data-testid="resume-run" @click=${() => this.runs?.resume()}>Resume run${this.runs.pending.step ? ` from step ${this.runs.pending.step}` : ""}</button>` : nothing}</div>` : nothing}
       ${c.notices.map((n) => html`<div class="banner warn" role="alert">${n}</div>`)}
       ${this.message ? html`<div class="banner warn" role="alert" data-testid="message">${this.message}</div>` : nothing}
+      ${this.info ? html`<div class="banner" role="status" data-testid="info">${this.info}</div>` : nothing}
       ${this.renderShare()}
       ${this.runs?.active ? html`<div class="sticky"><rl-run-status .controller=${this.runs} .titles=${CELL_TITLES} .follow=${this.follow}
         @show-cell=${(e: ShowCellEvent) => this.showCell(e.cellId)} @follow-change=${(e: FollowEvent) => (this.follow = e.follow)}></rl-run-status></div>` : nothing}
@@ -174,8 +191,12 @@ export class RlNotebook extends LitElement {
       return html`<div class="banner warn share" data-testid="share-too-long">This notebook needs a ${s.length.toLocaleString()}-character link, over the
         ${s.limit.toLocaleString()} characters links reliably survive. <button class="secondary" @click=${this.exportFile}>Download it as a file</button> to share it instead.</div>`;
     }
-    return html`<div class="banner share">Share link (${s.length.toLocaleString()} characters; parameters only — no results, data or weights):
-      <input readonly data-testid="share-url" .value=${s.url} @focus=${(e: Event) => (e.target as HTMLInputElement).select()} /></div>`;
+    const url = s.url;
+    return html`<div class="banner share" data-testid="share-box">Share link (${s.length.toLocaleString()} characters; parameters only — no results, data or weights):
+      <span class="share-row"><input readonly data-testid="share-url" .value=${url} @focus=${(e: Event) => (e.target as HTMLInputElement).select()} />
+      <button class="secondary" data-testid="share-copy" @click=${() => this.copy(url)}>Copy</button>
+      <button class="secondary" aria-label="Close the share link" @click=${() => (this.share = null)}>✕</button></span>
+      ${this.copied ? html`<span class="muted" role="status" data-testid="share-copied">${this.copied}</span>` : nothing}</div>`;
   }
 
   private renderCell(cell: Cell, i: number, n: number) {
@@ -249,9 +270,18 @@ export class RlNotebook extends LitElement {
   private makeShare(): void {
     if (!this.controller) return;
     this.share = this.controller.share(location.href);
-    if (this.share.kind === "link") {
-      history.replaceState(null, "", this.share.url);
-      navigator.clipboard?.writeText(this.share.url).catch(() => undefined);
+    this.copied = null;
+    if (this.share.kind === "link") void this.copy(this.share.url, true);
+  }
+
+  /** Copies the link; says so, or (when the browser refuses) how to copy it by hand. */
+  private async copy(url: string, quiet = false): Promise<void> {
+    try {
+      if (!navigator.clipboard) throw new Error("no clipboard");
+      await navigator.clipboard.writeText(url);
+      if (this.share?.kind === "link" && this.share.url === url) this.copied = "Copied to the clipboard.";
+    } catch {
+      if (!quiet && this.share?.kind === "link" && this.share.url === url) this.copied = "The browser did not allow copying: select the link and copy it (Ctrl+C).";
     }
   }
 
@@ -270,7 +300,9 @@ export class RlNotebook extends LitElement {
     const file = input.files?.[0];
     input.value = "";
     if (!file || !this.controller) return;
-    this.message = this.controller.importText(await file.text(), file.name);
+    const r = this.controller.importText(await file.text(), file.name);
+    this.message = r.ok ? null : r.message;
+    this.info = r.ok ? r.message : null;
   }
 
   private toggleTheme(): void {

@@ -5,7 +5,7 @@ import { type MetricsRecord, withSteps } from "../core/metrics.ts";
 import type { SampleRecord } from "../runtime/records.ts";
 import type { RunEvents, RunInfo, RunOutcome, RunRequest } from "../../workers/gpu.api.ts";
 import { PROGRESS_HISTORY_CAP, type RunApi, RunController, withProgress } from "./run-controller.ts";
-import { runIdOf } from "./run-plan.ts";
+import { runIdOf } from "../runtime/run-plan.ts";
 
 const parsed = parseNotebook(demo);
 if (!parsed.ok) throw new Error("demo notebook invalid");

@@ -12,7 +12,7 @@ import { decodeSamples, type SampleRecord, type StageReport } from "../runtime/r
 import type { RunSummary } from "../runtime/recipe/runner.ts";
 import type { ModelSummary } from "../runtime/recipe/model-summary.ts";
 import type { CacheUsage, GpuWorkerApi, RunEvents, RunInfo, RunOutcome, RunRequest, UploadedDataset } from "../../workers/gpu.api.ts";
-import { classifyRunError, NO_UPLOAD_MESSAGE, planRun, REMEDIES, type RunErrorKind, runIdOf, type RunMode, uploadCell, uploadKey } from "./run-plan.ts";
+import { classifyRunError, NO_UPLOAD_MESSAGE, planRun, REMEDIES, type RunErrorKind, runIdOf, type RunMode, uploadCell, uploadKey } from "../runtime/run-plan.ts";
 
 /** Where a cell stands in the current (or last) run. */
 export type CellRunStatus = "idle" | "waiting" | "running" | "done" | "failed" | "stopped";

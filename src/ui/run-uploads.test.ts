@@ -9,7 +9,7 @@ import type { SampleRecord } from "../runtime/records.ts";
 import { encodeSample } from "../runtime/records.ts";
 import type { RunInfo, RunRequest, UploadedDataset } from "../../workers/gpu.api.ts";
 import { type RunApi, RunController } from "./run-controller.ts";
-import { runIdOf, uploadKey } from "./run-plan.ts";
+import { runIdOf, uploadKey } from "../runtime/run-plan.ts";
 
 const parsed = parseNotebook(demo);
 if (!parsed.ok) throw new Error("demo notebook invalid");
