@@ -37,7 +37,7 @@ Deno.test({
 });
 
 // The third session's runs (chain-of-ctes@2, bench/evidence/results/2026-12-04-prm-prefill): the figures docs/prm.md's
-// table and bench/results/2026-12-04-prm-evidence-2.json give.
+// table and bench/evidence/summaries/2026-12-04-prm-evidence-2.json give.
 Deno.test({
   name: "summarize-prm.py on the 2026-12-04 answer-prefix runs: the PRM's held-out AUC, best-of-8, the GRPO variants as docs/prm.md reports them",
   ignore: !hasPython(),
@@ -65,7 +65,7 @@ Deno.test({
 
 // The fourth session's runs (both fixes; bench/evidence/results/2026-12-04-prm-rollout): prm-demo stopped at GRPO step 17
 // (no summary.json) and is read from its stats.json and metrics.jsonl; prm-demo-outcome resumed and logged step 20
-// twice (counted once); --json gives the figures bench/results/2026-12-04-prm-evidence-3.json holds.
+// twice (counted once); --json gives the figures bench/evidence/summaries/2026-12-04-prm-evidence-3.json holds.
 Deno.test({
   name: "summarize-prm.py on the 2026-12-04 rollout-fix runs: an unfinished run's PRM data, PRM and best-of-N; resumed steps once; --json",
   ignore: !hasPython(),
@@ -97,15 +97,15 @@ Deno.test({
     const at8 = data[1].cells.sc_before.atN.find((a: { N: number }) => a.N === 8);
     assert(Math.abs(at8.prm.prm - 13 / 67) < 1e-12 && Math.abs(at8.vote - 10 / 67) < 1e-12, `seed 2 best-of-8: ${JSON.stringify(at8)}`);
     assert(Math.abs(data[1].cells.after.greedy - 14 / 67) < 1e-12 && data[1].cells.after.questions === 67, "seed 2 after GRPO");
-    const committed = JSON.parse(await Deno.readTextFile(`${root}bench/results/2026-12-04-prm-evidence-3.json`));
+    const committed = JSON.parse(await Deno.readTextFile(`${root}bench/evidence/summaries/2026-12-04-prm-evidence-3.json`));
     const inFile = committed.runs.find((r: { folder: string }) => r.folder === "run-prm-synth-s2");
-    assert(JSON.stringify(inFile) === JSON.stringify(data[1]), "bench/results/2026-12-04-prm-evidence-3.json holds --json's figures");
+    assert(JSON.stringify(inFile) === JSON.stringify(data[1]), "bench/evidence/summaries/2026-12-04-prm-evidence-3.json holds --json's figures");
   },
 });
 
 // The fifth session's runs (seeds 3 and 4, best-of-N to N = 16; bench/evidence/results/2026-12-04-prm-n16): the
 // figures docs/prm.md's table gives, the labelling line, --pool over both sessions' folders, and
-// bench/results/2026-12-04-prm-evidence-4.json equal to --json's and --pool --json's output.
+// bench/evidence/summaries/2026-12-04-prm-evidence-4.json equal to --json's and --pool --json's output.
 Deno.test({
   name: "summarize-prm.py on the 2026-12-04 N = 16 runs: demo to its end, best-of-16, labelling calls; --pool over seeds 1-4",
   ignore: !hasPython(),
@@ -138,9 +138,9 @@ Deno.test({
     const synth = pooled.find((p: { set: string }) => p.set === "prm-synth");
     const at16 = synth.bestOfN.find((r: { N: number }) => r.N === 16);
     assert(JSON.stringify(at16.seeds) === "[3,4]" && Math.abs(at16.vote[0] - (16 / 67 + 11 / 67) / 2) < 1e-12, `pooled best-of-16: ${JSON.stringify(at16)}`);
-    const committed = JSON.parse(await Deno.readTextFile(`${root}bench/results/2026-12-04-prm-evidence-4.json`));
-    assert(JSON.stringify(committed.pooled) === JSON.stringify(pooled), "bench/results/2026-12-04-prm-evidence-4.json's pooled = --pool --json");
+    const committed = JSON.parse(await Deno.readTextFile(`${root}bench/evidence/summaries/2026-12-04-prm-evidence-4.json`));
+    assert(JSON.stringify(committed.pooled) === JSON.stringify(pooled), "bench/evidence/summaries/2026-12-04-prm-evidence-4.json's pooled = --pool --json");
     const runs = JSON.parse(await run("--json", ...fresh));
-    assert(JSON.stringify(committed.runs) === JSON.stringify(runs), "bench/results/2026-12-04-prm-evidence-4.json's runs = --json");
+    assert(JSON.stringify(committed.runs) === JSON.stringify(runs), "bench/evidence/summaries/2026-12-04-prm-evidence-4.json's runs = --json");
   },
 });

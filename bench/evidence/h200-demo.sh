@@ -12,7 +12,7 @@
 #   EV_SAMPLE_BATCH (prompts per sampling call, 64), EV_EXTRA (variant runs beside the main ones, "NAME:SEED ...",
 #   each of the notebook demo-NAME.json that demo-notebooks.ts wrote with name=...: run and returned, left out of
 #   demo-evidence.json and of the "done" check), DENO (deno).
-# Back in $OUT: demo-evidence.json (the figures; copy to bench/results/<date>-demo-evidence.json), .md, .svg,
+# Back in $OUT: demo-evidence.json (the figures; copy to bench/evidence/summaries/<date>-demo-evidence.json), .md, .svg,
 # and runs.tar holding one tgz per run (summary.json, metrics.jsonl, predictions, the log, the last 4 MB of samples.jsonl).
 set -u
 cd "$(dirname "$0")/../.."

@@ -15,7 +15,7 @@ Last, GRPO with PRM + outcome against outcome alone (and per-step normalisation)
 
 A folder without summary.json (a run stopped by its time limit) is read from what it has: prm-data/*/stats.json,
 and from metrics.jsonl the PRM evaluations, each self-consistency cell at its own N, GRPO's steps.
---json prints the same figures as data, one object per folder (for bench/results/).
+--json prints the same figures as data, one object per folder (for bench/evidence/summaries/).
 
 --pool pools runs of several seeds (folders named <notebook> for seed 1 and <notebook>-s<seed> otherwise, from any
 directories): per set (prm-demo, prm-synth), each selection rule's accuracy at each N over the seeds whose first
