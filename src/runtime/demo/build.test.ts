@@ -115,3 +115,27 @@ Deno.test("demo: public/demo is exactly what `rlvr make-demo` generates", async 
   assertEquals(await Deno.readTextFile(new URL("generic.jsonl", root)), jsonl(demo.generic), "public/demo/generic.jsonl is stale");
   assertEquals(JSON.parse(await Deno.readTextFile(new URL("concepts.json", root))), demo.definitions, "public/demo/concepts.json is stale");
 });
+
+Deno.test("demo: test-written — hand-written questions, >= 80 on trained concepts and >= 20 on the clinic, every gold runs and returns rows", () => {
+  const d = buildDemo(SQL, 20261129);
+  const written = d.splits["test-written"];
+  const trainConcepts = new Set(d.splits.train.flatMap((t) => t.concepts ?? []));
+  const onTrained = written.filter((t) => t.concepts?.every((c) => trainConcepts.has(c)));
+  const onClinic = written.filter((t) => t.db_id === HELD_OUT_DB && t.concepts?.every((c) => c.startsWith(`${HELD_OUT_DB}.`)));
+  assert(onTrained.length >= 80 && onClinic.length >= 20 && onTrained.length + onClinic.length === written.length, `${onTrained.length} trained, ${onClinic.length} clinic of ${written.length}`);
+  // Not the generator's: no written question is a frame's or template's text of any seed's other splits.
+  const generated = new Set([...Object.entries(d.splits).filter(([s]) => s !== "test-written").flatMap(([, ts]) => ts), ...d.generic].map((t) => t.question.toLowerCase()));
+  for (const t of written) assert(!generated.has(t.question.toLowerCase()), `${t.id} is a generated question: ${t.question}`);
+  assertEquals(buildDemo(SQL, 7).splits["test-written"], written, "the same for every seed");
+  const dbs = new Map(d.databases.map((x) => [x.id, new SQL.Database(x.bytes)]));
+  for (const t of written) {
+    let got = "";
+    try {
+      got = rows(dbs.get(t.db_id)!, t.gold_sql);
+    } catch (e) {
+      throw new Error(`${t.id}: the gold fails on ${t.db_id}: ${e instanceof Error ? e.message : e}\n${t.gold_sql}`);
+    }
+    assert(got !== "" && got !== "[null]", `${t.id} returns nothing: ${t.gold_sql}`);
+  }
+  for (const db of dbs.values()) db.close();
+});

@@ -13,6 +13,7 @@ import { type DemoDatabase, fill, type QuestionTemplate } from "./gen.ts";
 import { SCHOOL_TEMPLATES, schoolDatabase } from "./school.ts";
 import { SHOP_TEMPLATES, shopDatabase } from "./shop.ts";
 import { SUBSCRIPTION_TEMPLATES, subscriptionsDatabase } from "./subscriptions.ts";
+import { WRITTEN, type WrittenQuestion } from "./written.ts";
 
 /** One demo question with where it came from. */
 export interface DemoTask extends Task {
@@ -44,7 +45,7 @@ const SOURCES: { make: (rng: Rng) => DemoDatabase; templates: QuestionTemplate[]
 ];
 
 /** Questions kept per split (at most), spread over concepts and frames. */
-export const SPLIT_SIZES: Record<ConceptSplit, number> = { train: 240, "test-concepts": 96, "test-templates": 64, "heldout-db": 48 };
+export const SPLIT_SIZES: Record<ConceptSplit, number> = { train: 240, "test-concepts": 96, "test-templates": 64, "heldout-db": 48, "test-written": WRITTEN.length };
 
 /** Writes a generated database into SQLite bytes. */
 export function toSqlite(SQL: SqlJsStatic, d: DemoDatabase): Uint8Array {
@@ -124,13 +125,19 @@ function toTask(x: ConceptQuestion, split: ConceptSplit, i: number, defs: Map<st
   };
 }
 
+/** A hand-written question (written.ts) as a task of test-written; its evidence is its concepts' definitions. */
+export function writtenTask(x: WrittenQuestion, i: number, defs: Map<string, Definition>): DemoTask {
+  const evidence = x.concepts.map((c) => defs.get(c)?.definition ?? "").filter(Boolean).join("; ");
+  return { id: `test-written.${i}`, db_id: x.db, question: x.question, evidence, gold_sql: x.sql, difficulty: x.concepts.length > 1 ? "challenging" : "moderate", template: "written", concepts: x.concepts };
+}
+
 /** Generates the whole demo from `seed`. */
 export function buildDemo(SQL: SqlJsStatic, seed = 20261129): Demo {
   const rng = new Rng(seed);
   const defs = definitions();
   const defById = new Map(defs.map((d) => [d.id, d]));
-  const demo: Demo = { databases: [], splits: { train: [], "test-concepts": [], "test-templates": [], "heldout-db": [] }, generic: [], definitions: defs };
-  const pools: Record<ConceptSplit, ConceptQuestion[]> = { train: [], "test-concepts": [], "test-templates": [], "heldout-db": [] };
+  const demo: Demo = { databases: [], splits: { train: [], "test-concepts": [], "test-templates": [], "heldout-db": [], "test-written": [] }, generic: [], definitions: defs };
+  const pools: Record<ConceptSplit, ConceptQuestion[]> = { train: [], "test-concepts": [], "test-templates": [], "heldout-db": [], "test-written": [] };
   const heldGeneric: DemoTask[] = [];
   for (const src of SOURCES) {
     const d = src.make(new Rng(rng.nextU32()));
@@ -152,7 +159,7 @@ export function buildDemo(SQL: SqlJsStatic, seed = 20261129): Demo {
     else demo.generic.push(...generic);
   }
   const srng = new Rng(rng.nextU32());
-  for (const split of Object.keys(pools) as ConceptSplit[]) {
+  for (const split of (Object.keys(pools) as ConceptSplit[]).filter((s) => s !== "test-written")) {
     // Spread over concepts (a pair under its first) and frames (test-concepts: and what is new).
     const key = (x: ConceptQuestion) => `${x.concepts[0]}|${split === "test-concepts" ? x.novelty.filter((n) => n !== "phrasing").join("+") || "phrasing" : x.frame}`;
     const room = split === "heldout-db" ? SPLIT_SIZES[split] - Math.min(heldGeneric.length, SPLIT_SIZES[split] / 3) : SPLIT_SIZES[split];
@@ -161,5 +168,7 @@ export function buildDemo(SQL: SqlJsStatic, seed = 20261129): Demo {
     demo.splits[split] = kept.map((x, i) => toTask(x, split, i, defById));
   }
   demo.splits["heldout-db"].push(...spread(heldGeneric, SPLIT_SIZES["heldout-db"] - demo.splits["heldout-db"].length, (t) => t.template, srng));
+  // Written by hand, not drawn: the same for every seed.
+  demo.splits["test-written"] = WRITTEN.map((x, i) => writtenTask(x, i, defById));
   return demo;
 }
