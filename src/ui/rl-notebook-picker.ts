@@ -1,11 +1,11 @@
 // <rl-notebook-picker>: the "Notebooks" menu — opens one of the built-in notebooks (notebooks/*.json)
-// in place of the open one, and offers the way back to the notebook that was open, so a mis-click
-// loses nothing.
+// in place of the open one, and offers the way back to the notebook that was open (the
+// controller's `previous`, kept in storage, so a mis-click or a reload loses nothing).
 import { css, html, LitElement, nothing } from "lit";
 import demo from "../../notebooks/demo.json";
 import hub from "../../notebooks/hub-qwen-coder.json";
-import { formatIssues, type Notebook, parseNotebook } from "../core/notebook.ts";
-import type { DocOrigin, NotebookController } from "./notebook-controller.ts";
+import { formatIssues, parseNotebook } from "../core/notebook.ts";
+import type { NotebookController } from "./notebook-controller.ts";
 import { cellStyles } from "./styles.ts";
 
 /** The notebooks the page ships, in menu order. */
@@ -15,7 +15,7 @@ export const BUILTIN_NOTEBOOKS: readonly { id: string; label: string; json: unkn
 ];
 
 export class RlNotebookPicker extends LitElement {
-  static override properties = { controller: { attribute: false }, previous: { state: true }, error: { state: true } };
+  static override properties = { controller: { attribute: false }, error: { state: true } };
   static override styles = [cellStyles, css`
     :host { display: inline-flex; gap: 6px; align-items: center; }
     select { font: inherit; padding: 5px; border-radius: 6px; border: 1px solid var(--rl-border); background: var(--rl-surface); color: var(--rl-text); }
@@ -26,16 +26,28 @@ export class RlNotebookPicker extends LitElement {
 
   /** The page's notebook state. */
   controller: NotebookController | null = null;
-  /** The notebook open before the last pick, for "back". */
-  private previous: { doc: Notebook; origin: DocOrigin } | null = null;
   private error: string | null = null;
+  private readonly onChange = () => this.requestUpdate();
+
+  override updated(changed: Map<string, unknown>): void {
+    if (changed.has("controller")) {
+      (changed.get("controller") as NotebookController | undefined)?.removeEventListener("change", this.onChange);
+      this.controller?.addEventListener("change", this.onChange);
+    }
+  }
+
+  override disconnectedCallback(): void {
+    this.controller?.removeEventListener("change", this.onChange);
+    super.disconnectedCallback();
+  }
 
   override render() {
+    const previous = this.controller?.previous ?? null;
     return html`<select data-testid="notebooks" aria-label="Open a built-in notebook" @change=${this.pick}>
         <option value="">Notebooks…</option>
         ${BUILTIN_NOTEBOOKS.map((n) => html`<option value=${n.id}>${n.label}</option>`)}
       </select>
-      ${this.previous ? html`<button class="secondary" data-testid="notebook-back" title=${`Reopen “${this.previous.doc.title}”, the notebook open before`} @click=${this.back}>↩ Back to ${shorten(this.previous.doc.title)}</button>` : nothing}
+      ${previous ? html`<button class="secondary" data-testid="notebook-back" title=${`Reopen “${previous.title}”, the notebook open before`} @click=${() => this.controller?.back()}>↩ Back to ${shorten(previous.title)}</button>` : nothing}
       ${this.error ? html`<span class="bad" role="alert">${this.error}</span>` : nothing}`;
   }
 
@@ -51,15 +63,7 @@ export class RlNotebookPicker extends LitElement {
       return;
     }
     this.error = null;
-    this.previous = { doc: c.doc, origin: c.origin };
     c.replace(r.doc, "builtin");
-  }
-
-  private back(): void {
-    const p = this.previous;
-    if (!p || !this.controller) return;
-    this.previous = { doc: this.controller.doc, origin: this.controller.origin };
-    this.controller.replace(p.doc, p.origin);
   }
 }
 
