@@ -88,10 +88,29 @@ export class RlCellDataset extends LitElement {
   private reading: string | null = null;
   private readonly onUploads = () => {
     if (uploads.active) this.split = uploads.active;
-    // A replaced database must be read again, from the new pool.
-    if (this.params?.source === "upload" && this.db) void this.openDb(() => uploadPool(), this.db);
+    // A replaced database must be read again, from the new pool; one no longer there (forgotten
+    // files) is unselected rather than left showing what it said before.
+    if (this.params?.source === "upload" && this.db) {
+      if (uploads.databases.has(this.db)) void this.openDb(() => uploadPool(), this.db);
+      else this.closeDb();
+    }
     this.requestUpdate();
   };
+
+  override willUpdate(changed: Map<string, unknown>): void {
+    // Another source is another dataset: what was browsed (and its errors) belongs to the old one.
+    const old = changed.get("params") as DatasetParams | null | undefined;
+    if (changed.has("params") && old && this.params && (old.source !== this.params.source || old.questionsUrl !== this.params.questionsUrl || old.dbRoot !== this.params.dbRoot)) {
+      this.state = { kind: "idle" };
+      this.closeDb();
+      this.filter = "";
+    }
+  }
+
+  private closeDb(): void {
+    this.db = "";
+    this.tables = null;
+  }
 
   override connectedCallback(): void {
     super.connectedCallback();
@@ -197,7 +216,9 @@ export class RlCellDataset extends LitElement {
     const f = this.filter.toLowerCase();
     const shown = f ? tasks.filter((t) => `${t.question} ${t.evidence ?? ""} ${t.db_id} ${t.gold_sql}`.toLowerCase().includes(f)) : tasks;
     const upload = this.params?.source === "upload";
-    const dbs = [...new Set([...Object.values(data.splits).flat().map((t) => t.db_id), ...(upload ? uploads.databases.keys() : [])])].sort();
+    // Uploads: the databases the shown questions file names and those uploaded (an earlier file's names are not this one's).
+    const named = upload ? tasks : Object.values(data.splits).flat();
+    const dbs = [...new Set([...named.map((t) => t.db_id), ...(upload ? uploads.databases.keys() : [])])].sort();
     return html`
       ${data.problems.map((m) => html`<p class="error" role="alert">${m}</p>`)}
       <div class="bar">
@@ -216,7 +237,7 @@ export class RlCellDataset extends LitElement {
       </table></div>
       <div class="bar">
         <label>Database <select data-testid="db-select" @change=${(e: Event) => this.openDb(pool, (e.target as HTMLSelectElement).value)}>
-          <option value="">choose…</option>${dbs.map((d) => html`<option value=${d} ?selected=${d === this.db}>${d}${upload && !uploads.databases.has(d) ? " (not uploaded)" : ""}</option>`)}
+          <option value="">choose…</option>${dbs.map((d) => html`<option value=${d} ?selected=${d === this.db} ?disabled=${upload && !uploads.databases.has(d)}>${d}${upload && !uploads.databases.has(d) ? " (not uploaded)" : ""}</option>`)}
         </select></label>
       </div>
       ${this.renderTables()}`;
@@ -224,6 +245,7 @@ export class RlCellDataset extends LitElement {
 
   private chooseSplit(name: string): void {
     this.split = name;
+    if (this.params?.source === "upload" && this.db && !uploads.databases.has(this.db)) this.closeDb();
     // For uploads the shown file is the one runs read.
     if (this.params?.source === "upload") uploads.choose(name);
   }

@@ -1,7 +1,9 @@
 // <rl-cell-params>: a form for a cell's parameters. Every edit goes through notebook.ts's
-// validation; a value it refuses is shown with the reason and the document keeps its old value,
-// so bad input never loses anything.
+// validation; a value it refuses is quoted with the reason, and the field shows the value the
+// document kept (live bindings: what is on screen is what will run), so bad input never loses
+// anything and never looks accepted.
 import { css, html, LitElement, nothing } from "lit";
+import { live } from "lit/directives/live.js";
 import { type Cell, validateParams } from "../core/notebook.ts";
 import {
   ADVANTAGES, COMPARISONS, DATASET_FORMATS, DATASET_SOURCES, DTYPES, EXPORTS, GRPO_AGGREGATIONS, KL_SCHEDULE_KINDS,
@@ -72,6 +74,28 @@ const HELP: Record<string, string> = {
   "prmtrain.load": "a PRM folder exported by a run (prm/<cell>/: a URL, or headless a path) to use instead of training",
 };
 
+/** A dataset's name and format while they are the defaults of its source, by source. */
+const SOURCE_DEFAULTS: Record<string, { name: string; format: string }> = {
+  demo: { name: "demo", format: "rlvr" },
+  url: { name: "my-dataset", format: "spider" },
+  upload: { name: "my-database", format: "spider" },
+};
+
+/**
+ * A dataset cell's name and format when its source changes: the new source's defaults where the
+ * old values were the old source's defaults (a switch to upload no longer says "demo", "rlvr");
+ * values the user typed are kept.
+ */
+function sourceDefaults(params: Record<string, unknown>, source: unknown): Record<string, unknown> {
+  const from = SOURCE_DEFAULTS[String(params.source)];
+  const to = SOURCE_DEFAULTS[String(source)];
+  if (!from || !to || params.source === source) return {};
+  const out: Record<string, unknown> = {};
+  if (params.name === from.name) out.name = to.name;
+  if (params.format === from.format) out.format = to.format;
+  return out;
+}
+
 /** Fired with the validated parameters when a field changes. */
 export class ParamsChangeEvent extends Event {
   constructor(readonly params: Record<string, unknown>) {
@@ -117,19 +141,19 @@ export class RlCellParams extends LitElement {
     let input;
     let wide = false;
     if (choices) {
-      input = html`<select id=${id} data-field=${key} @change=${(e: Event) => this.edit(key, (e.target as HTMLSelectElement).value)}>
+      input = html`<select id=${id} data-field=${key} .value=${live(String(value))} @change=${(e: Event) => this.edit(key, (e.target as HTMLSelectElement).value)}>
         ${choices.map((c) => html`<option value=${c} ?selected=${c === value}>${c}</option>`)}
       </select>`;
     } else if (typeof value === "boolean") {
-      input = html`<input id=${id} data-field=${key} type="checkbox" .checked=${value} @change=${(e: Event) => this.edit(key, (e.target as HTMLInputElement).checked)} />`;
+      input = html`<input id=${id} data-field=${key} type="checkbox" .checked=${live(value)} @change=${(e: Event) => this.edit(key, (e.target as HTMLInputElement).checked)} />`;
     } else if (typeof value === "number") {
-      input = html`<input id=${id} data-field=${key} type="number" step="any" .value=${String(value)}
+      input = html`<input id=${id} data-field=${key} type="number" step="any" .value=${live(String(value))}
         @change=${(e: Event) => this.edit(key, Number((e.target as HTMLInputElement).value))} />`;
     } else if (typeof value === "string" || value === undefined) {
-      input = html`<input id=${id} data-field=${key} type="text" .value=${value ?? ""} @change=${(e: Event) => this.edit(key, (e.target as HTMLInputElement).value)} />`;
+      input = html`<input id=${id} data-field=${key} type="text" .value=${live(value ?? "")} @change=${(e: Event) => this.edit(key, (e.target as HTMLInputElement).value)} />`;
     } else if (Array.isArray(value) && value.every((x) => typeof x === "string")) {
       wide = true;
-      input = html`<input id=${id} data-field=${key} type="text" .value=${value.join(", ")}
+      input = html`<input id=${id} data-field=${key} type="text" .value=${live(value.join(", "))}
         @change=${(e: Event) => this.edit(key, (e.target as HTMLInputElement).value.split(",").map((s) => s.trim()).filter(Boolean))} />`;
     } else {
       wide = true;
@@ -151,11 +175,14 @@ export class RlCellParams extends LitElement {
   private edit(key: string, value: unknown): void {
     const cell = this.cell;
     if (!cell) return;
-    const merged = { ...(cell.params as Record<string, unknown>), [key]: value };
+    const params = cell.params as Record<string, unknown>;
+    const merged = { ...params, [key]: value, ...(cell.type === "dataset" && key === "source" ? sourceDefaults(params, value) : {}) };
     const r = validateParams(cell.type, merged);
     const { [key]: _old, ...rest } = this.errors;
     if (!r.ok) {
-      this.errors = { ...rest, [key]: `${r.errors.map((e) => e.message).join("; ")} — the previous value is kept` };
+      const shown = typeof value === "string" ? value : JSON.stringify(value);
+      const kept = key in params ? ` — kept ${typeof params[key] === "string" ? `“${params[key]}”` : JSON.stringify(params[key])}` : " — the previous value is kept";
+      this.errors = { ...rest, [key]: `“${shown.length > 60 ? shown.slice(0, 59) + "…" : shown}” refused: ${r.errors.map((e) => e.message).join("; ")}${kept}` };
       this.requestUpdate();
       return;
     }
