@@ -39,7 +39,7 @@ Deno.test("decoder graph: inputs, outputs, and no LoRA operators without LoRA ta
   assertEquals(plain.graph.input.map((v) => v.name), ["input_ids", "attention_mask", "position_ids", "num_logits_to_keep", ...kv, "target_ids"]);
   assertEquals(plain.graph.output.map((v) => v.name), ["logits", "target_logprobs", ...kv.map((n) => n.replace("past_key_values", "present"))]);
   assertEquals(plain.built.inputNames, plain.graph.input.map((v) => v.name));
-  // logprobs: false, for transformers.js's generate (bench/tjs-model.ts): the standard inputs and outputs alone.
+  // logprobs: false, for transformers.js's generate (bench/tjs-decode.bench.ts): the standard inputs and outputs alone.
   const std = decode("qwen2", { dtype: "q4", attention: "gqa", logprobs: false });
   assertEquals(std.graph.input.map((v) => v.name), ["input_ids", "attention_mask", "position_ids", "num_logits_to_keep", ...kv]);
   assertEquals(std.graph.output.map((v) => v.name), ["logits", ...kv.map((n) => n.replace("past_key_values", "present"))]);

@@ -49,7 +49,8 @@ export interface DecoderOptions {
   externalMinBytes?: number;
   /**
    * The `target_ids` input and `target_logprobs` output of a graph without staticDecode (default true). Off for
-   * a graph another runtime drives with the standard inputs alone (bench/tjs-model.ts: transformers.js's generate).
+   * a graph another runtime drives with the standard inputs alone (bench/tjs-decode.bench.ts: transformers.js's
+   * generate), whose `num_logits_to_keep` is then a scalar as there.
    */
   logprobs?: boolean;
   /**
@@ -299,14 +300,16 @@ class DecoderBuilder {
     const D = cfg.headDim, K = cfg.numKvHeads;
     const st = opts.staticDecode;
     if (st && !(this.useGqa && opts.kvCache)) throw new Error("staticDecode needs attention \"gqa\" (f32 or q4, head dim % 8 == 0) and kvCache");
-    const bDim: Dim = st ? st.batch : "batch", sDim: Dim = st ? st.seq ?? 1 : "seq";
+    // "batch_size": transformers.js sizes its empty first past from the inputs' symbolic dims by that name.
+    const bDim: Dim = st ? st.batch : opts.logprobs === false ? "batch_size" : "batch", sDim: Dim = st ? st.seq ?? 1 : "seq";
     if (st && !(Number.isInteger(sDim) && (sDim as number) >= 1 && (sDim as number) <= st.maxT)) throw new Error(`staticDecode: seq must be an integer 1..maxT (${st.maxT}), got ${st.seq}`);
     const ids = g.input("input_ids", DT.int64, [bDim, sDim]);
     const mask = st ? "" : g.input("attention_mask", DT.int64, ["batch", "total"]);
     const pos = g.input("position_ids", DT.int64, [bDim, sDim]);
     // Logits only for the last `num_logits_to_keep` positions: all of them for log-probabilities,
     // one when decoding, so the (B, S, V) tensor of a long prefill is never materialised.
-    const keep = st ? "" : g.input("num_logits_to_keep", DT.int64, [1]);
+    // Without log-probabilities a scalar, as transformers.js feeds it (0 keeps every position, as in transformers).
+    const keep = st ? "" : g.input("num_logits_to_keep", DT.int64, opts.logprobs === false ? [] : [1]);
     const inputNames = st ? [ids, pos] : [ids, mask, pos, keep];
     const outputNames = ["logits"];
     const past: [string, string][] = [];
@@ -382,7 +385,8 @@ class DecoderBuilder {
       const { model, external } = g.encode({ externalMinBytes: opts.externalMinBytes ?? 2 ** 20 });
       return { bytes: model, external, options: opts, inputNames, outputNames, nodeCount: g.nodeCount, kvType: "float32", attention: "gqa", precision: precisionOf(opts.dtype, this.f16) };
     }
-    x = g.op("Slice", [x, g.op("Neg", [keep]), g.i64([2 ** 31 - 1]), g.i64([1])]);
+    const keep1 = opts.logprobs === false ? g.op("Reshape", [keep, g.i64([1])]) : keep;
+    x = g.op("Slice", [x, g.op("Neg", [keep1]), g.i64([2 ** 31 - 1]), g.i64([1])]);
     let logits = this.head(x, embedName);
     if (this.T !== DT.float) logits = g.op("Cast", [logits], { to: DT.float });
     g.output(logits, "logits", DT.float, ["batch", "kept", cfg.vocabSize]);
