@@ -69,6 +69,8 @@ export interface SampleRecord {
   predicted: DisplayResult | null;
   /** The gold result (null when the gold query itself failed). */
   gold: DisplayResult | null;
+  /** The gold query, shown beside its rows (absent in records written before it was kept). */
+  goldSql?: string;
   /** Why the prediction gave no comparable result (null when it ran uncapped). */
   error: { kind: ExecErrorKind; message: string } | null;
   /** Execution match with gold. */
@@ -383,6 +385,7 @@ export function isSampleRecord(x: unknown): x is SampleRecord {
   const num = ["step", "sampleIndex", "execMs", "completionTokens", "logprob"] as const;
   if (!str.every((k) => typeof x[k] === "string")) return false;
   if (x.cell !== undefined && typeof x.cell !== "string") return false;
+  if (x.goldSql !== undefined && typeof x.goldSql !== "string") return false;
   if (x.answerPrefix !== undefined && (typeof x.answerPrefix !== "string" || !(x.completion as string).startsWith(x.answerPrefix))) return false;
   if (!num.every((k) => typeof x[k] === "number")) return false;
   if (typeof x.correct !== "boolean") return false;

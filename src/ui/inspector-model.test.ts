@@ -1,6 +1,6 @@
 import { assertEquals } from "../../tests/assert.ts";
 import type { SampleRecord } from "../runtime/records.ts";
-import { errorLabel, groupView, questionsAt, rowsInOther, stepStatus, stepsOf, stepSummary } from "./inspector-model.ts";
+import { componentWeights, errorLabel, groupView, hasTrainingSteps, questionsAt, rowsInOther, stepStatus, stepsOf, stepSummary } from "./inspector-model.ts";
 
 function rec(step: number, taskId: string, i: number, total: number, extra: Partial<SampleRecord> = {}): SampleRecord {
   return {
@@ -39,4 +39,14 @@ Deno.test("stepSummary and stepStatus: chain steps with and without PRM scores",
   assertEquals(stepSummary(steps), { steps: 3, matching: 1, errors: 1, prmMean: 0.5 });
   assertEquals(steps.map(stepStatus), ["differs", "syntax", "matches gold"]);
   assertEquals(stepSummary([{ ...base, name: "a", error: null, matchesGold: false }]).prmMean, null);
+});
+
+Deno.test("inspector model: issue 48 — each component's weight, also for a sample whose value is 0; a step slider only for training", () => {
+  const a = rec(1, "a", 0, 1, { reward: { total: 1, components: { execution: 1, error_penalty: 0 }, weighted: { execution: 1, error_penalty: 0 } } });
+  const b = rec(1, "a", 1, -0.5, { reward: { total: -0.5, components: { execution: 0, error_penalty: -1 }, weighted: { execution: 0, error_penalty: -0.5 } } });
+  assertEquals([...componentWeights([a, b])], [["execution", 1], ["error_penalty", 0.5]]);
+  assertEquals([...componentWeights([a])], [["execution", 1]], "a weight no record shows is not made up");
+  assertEquals(hasTrainingSteps([a, rec(2, "a", 0, 1)]), true);
+  assertEquals(hasTrainingSteps([a]), false, "one step");
+  assertEquals(hasTrainingSteps([{ ...a, phase: "eval", step: 0 }, { ...b, phase: "eval", step: 1 }]), false, "evaluations");
 });

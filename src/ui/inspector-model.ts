@@ -80,3 +80,24 @@ export function stepSummary(steps: readonly SampleStep[]): { steps: number; matc
 export function stepStatus(s: SampleStep): string {
   return s.error ? s.error.kind : s.matchesGold ? "matches gold" : "differs";
 }
+
+/**
+ * Each reward component's weight, read off the records (weighted = weight x value): a sample whose value of a
+ * component is 0 shows "× w" too, with the weight another sample of the run shows. Components whose value is 0 in
+ * every record have no weight here.
+ */
+export function componentWeights(records: readonly SampleRecord[]): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const r of records) {
+    for (const [k, v] of Object.entries(r.reward.components)) {
+      const w = r.reward.weighted[k];
+      if (!out.has(k) && v !== 0 && typeof w === "number" && Number.isFinite(w / v)) out.set(k, Number((w / v).toPrecision(6)));
+    }
+  }
+  return out;
+}
+
+/** Whether the records come from training steps (a step slider helps) rather than an evaluation (one set of answers). */
+export function hasTrainingSteps(records: readonly SampleRecord[]): boolean {
+  return records.some((r) => r.phase === "grpo" || r.phase === "warmup") && stepsOf(records).length > 1;
+}

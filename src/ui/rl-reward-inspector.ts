@@ -5,7 +5,9 @@
 // reward, error kind and length.
 import { css, html, LitElement, nothing } from "lit";
 import type { DisplayResult, DisplayValue, SampleRecord, SampleStep } from "../runtime/records.ts";
-import { errorLabel, type ErrorFilter, groupView, questionsAt, rowsInOther, type SortKey, SORTS, stepStatus, stepsOf, stepSummary } from "./inspector-model.ts";
+import {
+  componentWeights, errorLabel, type ErrorFilter, groupView, hasTrainingSteps, questionsAt, rowsInOther, type SortKey, SORTS, stepStatus, stepsOf, stepSummary,
+} from "./inspector-model.ts";
 import { highlightSql } from "./sql-highlight.ts";
 import { cellStyles } from "./styles.ts";
 
@@ -32,10 +34,12 @@ export class RlRewardInspector extends LitElement {
     filter: { state: true },
   };
   static override styles = [cellStyles, css`
+    /* Its own width is its container's, never its content's: G cards wrap into rows instead of widening the notebook. */
+    :host { display: block; min-width: 0; max-width: 100%; contain: inline-size; }
     .controls { display: flex; flex-wrap: wrap; gap: 12px; align-items: center; margin-bottom: 8px; font-size: 14px; }
     .controls input[type="range"] { width: 220px; }
-    select { font: inherit; font-size: 13px; max-width: 420px; background: var(--rl-surface); color: var(--rl-text); border: 1px solid var(--rl-border); border-radius: 4px; }
-    .samples { display: grid; grid-auto-flow: column; grid-auto-columns: minmax(300px, 1fr); gap: 10px; overflow-x: auto; padding-bottom: 6px; }
+    select { font: inherit; font-size: 13px; max-width: min(420px, 100%); background: var(--rl-surface); color: var(--rl-text); border: 1px solid var(--rl-border); border-radius: 4px; }
+    .samples { display: grid; grid-template-columns: repeat(auto-fill, minmax(min(100%, 280px), 1fr)); gap: 10px; padding-bottom: 6px; }
     /* min-width 0 down the grid items: a wide result table scrolls inside its card instead of widening it over the next. */
     .sample { border: 1px solid var(--rl-border); border-radius: 6px; padding: 8px; font-size: 13px; display: grid; gap: 6px; align-content: start; min-width: 0; }
     .sample > *, ol.steps > li, .results > * { min-width: 0; }
@@ -51,6 +55,8 @@ export class RlRewardInspector extends LitElement {
     .results td, .results th { padding: 1px 6px 1px 0; }
     tr.diff td { background: color-mix(in srgb, var(--rl-bad) 18%, transparent); }
     .rewards td { padding: 0 8px 0 0; border: none; }
+    .rewards td.n { text-align: right; font-variant-numeric: tabular-nums; }
+    .gold-sql { margin: 0 0 8px; }
     details summary { cursor: pointer; color: var(--rl-muted); }
     .given { color: var(--rl-muted); text-decoration: underline dotted; }
     ol.steps { margin: 4px 0 0; padding-left: 20px; display: grid; gap: 6px; }
@@ -73,6 +79,7 @@ export class RlRewardInspector extends LitElement {
   private taskId: string | null = null;
   private sort: SortKey = "index";
   private filter: ErrorFilter = "all";
+  private weights = new Map<string, number>();
 
   override render() {
     const steps = stepsOf(this.records);
@@ -82,10 +89,14 @@ export class RlRewardInspector extends LitElement {
     const taskId = questions.some((q) => q.taskId === this.taskId) ? this.taskId! : questions[0].taskId;
     const group = groupView(this.records, step, taskId, this.sort, this.filter);
     const labels = [...new Set(this.records.filter((r) => r.step === step && r.taskId === taskId).map(errorLabel))].sort();
+    this.weights = componentWeights(this.records);
+    // An evaluation is one set of answers: no step to choose (a "Step 0" slider there said nothing).
     return html`
       <div class="controls">
-        <label>Step <input type="range" data-testid="inspector-step" min="0" max=${steps.length - 1} .value=${String(steps.indexOf(step))}
-          @input=${(e: Event) => (this.step = steps[Number((e.target as HTMLInputElement).value)])} /> <strong>${step}</strong></label>
+        ${hasTrainingSteps(this.records)
+          ? html`<label>Step <input type="range" data-testid="inspector-step" min="0" max=${steps.length - 1} .value=${String(steps.indexOf(step))}
+          @input=${(e: Event) => (this.step = steps[Number((e.target as HTMLInputElement).value)])} /> <strong>${step}</strong></label>`
+          : html`<span class="muted" data-testid="inspector-phase">${this.records[0]?.phase === "eval" ? "evaluation" : this.records[0]?.phase ?? ""}${steps.length > 1 ? html` · step <strong>${step}</strong>` : nothing}</span>`}
         <label>Question <select data-testid="inspector-question" @change=${(e: Event) => (this.taskId = (e.target as HTMLSelectElement).value)}>
           ${questions.map((q) => html`<option value=${q.taskId} ?selected=${q.taskId === taskId}>${q.correct}/${q.n} · ${q.question.slice(0, 80)}</option>`)}
         </select></label>
@@ -97,6 +108,7 @@ export class RlRewardInspector extends LitElement {
         </select></label>
       </div>
       <p><strong>${group[0]?.question ?? questions.find((q) => q.taskId === taskId)?.question}</strong> <span class="muted">(${taskId}, ${group[0]?.dbId ?? ""})</span></p>
+      ${group[0]?.goldSql ? html`<div class="gold-sql"><span class="muted">gold SQL (its rows are each card's "gold")</span><pre data-testid="gold-sql">${highlightSql(group[0].goldSql)}</pre></div>` : nothing}
       <div class="samples">${group.map((r) => this.renderSample(r))}</div>`;
   }
 
@@ -119,8 +131,12 @@ export class RlRewardInspector extends LitElement {
         <div><div class="muted">predicted</div>${this.renderResult(r.predicted, r.gold)}</div>
         <div><div class="muted">gold</div>${this.renderResult(r.gold, r.predicted)}</div>
       </div>
+
       ${r.steps?.length ? this.renderSteps(r.steps, r.gold) : nothing}
-      <table class="rewards">${Object.entries(r.reward.components).map(([k, v]) => html`<tr><td>${k}</td><td>${v.toFixed(2)}</td><td class="muted">×w → ${(r.reward.weighted[k] ?? 0).toFixed(2)}</td></tr>`)}</table>
+      <table class="rewards" title="value × weight = its part of the reward">${Object.entries(r.reward.components).map(([k, v]) => {
+        const w = this.weights.get(k);
+        return html`<tr data-component=${k}><td>${k}</td><td class="n">${v.toFixed(2)}</td><td class="muted">× ${w === undefined ? "w" : String(w)}</td><td class="n">= ${(r.reward.weighted[k] ?? 0).toFixed(2)}</td></tr>`;
+      })}</table>
     </article>`;
   }
 

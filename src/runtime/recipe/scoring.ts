@@ -239,6 +239,7 @@ export function sampleRecord(
     extraction: scored.extraction,
     predicted: scored.predicted ? displayResult(scored.predicted) : null,
     gold: scored.gold ? displayResult(scored.gold) : null,
+    ...(task.gold_sql ? { goldSql: task.gold_sql } : {}),
     error: scored.outcome?.error ?? null,
     correct: scored.correct,
     execMs: scored.outcome?.ms ?? 0,
