@@ -8,7 +8,9 @@ function assertThrows(fn: () => unknown, _type: ErrorConstructor, includes: stri
   try {
     fn();
   } catch (e) {
-    if (!(e instanceof Error) || !e.message.includes(includes)) throw new Error(`expected an error with "${includes}", got ${e}`);
+    if (!(e instanceof Error) || !e.message.includes(includes)) {
+      throw new Error(`expected an error with "${includes}", got ${e}`);
+    }
     return;
   }
   throw new Error(`expected an error with "${includes}", nothing was thrown`);
@@ -65,7 +67,11 @@ Deno.test("records: append validates all before writing; read returns them and n
   const path = join(dir, "r.jsonl");
   assertEquals(readRecords(path), []);
   appendRecords(path, [good()]);
-  assertThrows(() => appendRecords(path, [good(), { ...good(), engine: "x" }]), Error, "record 1: bench record: engine");
+  assertThrows(
+    () => appendRecords(path, [good(), { ...good(), engine: "x" }]),
+    Error,
+    "record 1: bench record: engine",
+  );
   assertEquals(readFileSync(path, "utf8").trim().split("\n").length, 1);
   appendRecords(path, [{ ...good(), date: "2026-12-06T10:00:00Z", figures: { ...good().figures, tok_s: 14_000 } }]);
   const back = readRecords(path);

@@ -62,13 +62,26 @@ function numbers(o: Record<string, unknown>, field: string): Record<string, numb
   if (!isObject(v)) bad(field, "must be an object of name -> number");
   const out: Record<string, number> = {};
   for (const [k, n] of Object.entries(v)) {
-    if (typeof n !== "number" || !Number.isFinite(n)) bad(`${field}.${k}`, `must be a finite number (got ${JSON.stringify(n)})`);
+    if (typeof n !== "number" || !Number.isFinite(n)) {
+      bad(`${field}.${k}`, `must be a finite number (got ${JSON.stringify(n)})`);
+    }
     out[k] = n;
   }
   return out;
 }
 
-const KNOWN = new Set(["suite", "commit", "date", "device", "engine", "command", "figures", "reference", "notes", "runs"]);
+const KNOWN = new Set([
+  "suite",
+  "commit",
+  "date",
+  "device",
+  "engine",
+  "command",
+  "figures",
+  "reference",
+  "notes",
+  "runs",
+]);
 
 /** Checks that x is a BenchRecord (the suite's required figures included); throws naming the bad field. */
 export function validateRecord(x: unknown): BenchRecord {
@@ -83,7 +96,9 @@ export function validateRecord(x: unknown): BenchRecord {
   }
   const device = str(x, "device");
   const engine = x.engine;
-  if (engine !== "dawn" && engine !== "deno") bad("engine", `must be one of ${ENGINES.join(", ")} (got ${JSON.stringify(engine)})`);
+  if (engine !== "dawn" && engine !== "deno") {
+    bad("engine", `must be one of ${ENGINES.join(", ")} (got ${JSON.stringify(engine)})`);
+  }
   const command = str(x, "command");
   const figures = numbers(x, "figures");
   const reference = numbers(x, "reference");
@@ -98,7 +113,9 @@ export function validateRecord(x: unknown): BenchRecord {
     rec.notes = x.notes;
   }
   if (x.runs !== undefined) {
-    if (typeof x.runs !== "number" || !Number.isInteger(x.runs) || x.runs < 1) bad("runs", "must be a positive integer");
+    if (typeof x.runs !== "number" || !Number.isInteger(x.runs) || x.runs < 1) {
+      bad("runs", "must be a positive integer");
+    }
     rec.runs = x.runs;
   }
   return rec;

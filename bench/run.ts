@@ -6,7 +6,7 @@
 //   out=DIR       logs and the reference's JSON (default a temporary folder)
 // `deno run -A bench/run.ts` lists the suites. On the GPU machine: bench/device.sh bundles this file.
 import { args as benchArgs, webgpu } from "./engine.ts";
-import { requestGpu, type Gpu } from "../src/gpu/device.ts";
+import { type Gpu, requestGpu } from "../src/gpu/device.ts";
 import { appendRecords, type BenchRecord, validateRecord } from "./records.ts";
 import { deviceName, type Suite, type SuiteContext, type SuiteResult } from "./suite.ts";
 import { pretrain } from "./suites/pretrain.ts";
@@ -22,7 +22,8 @@ export const SUITES: Record<string, Suite> = {
 
 async function gitCommit(): Promise<string> {
   try {
-    const p = await new Deno.Command("git", { args: ["rev-parse", "--short", "HEAD"], stdout: "piped", stderr: "null" }).output();
+    const p = await new Deno.Command("git", { args: ["rev-parse", "--short", "HEAD"], stdout: "piped", stderr: "null" })
+      .output();
     if (p.success) return new TextDecoder().decode(p.stdout).trim();
   } catch { /* no git here (the GPU machine's copy of the tree) */ }
   throw new Error("no commit: pass commit=HASH or BENCH_COMMIT (git is not available here)");
@@ -33,7 +34,9 @@ async function main(argv: readonly string[]) {
   const suite = name ? SUITES[name] : undefined;
   if (!suite) {
     console.log("usage: deno run -A bench/run.ts SUITE [key=value ...]\nsuites:");
-    for (const [n, s] of Object.entries(SUITES)) console.log(`  ${n.padEnd(11)} ${s.about}\n  ${" ".repeat(11)} ${s.usage}`);
+    for (const [n, s] of Object.entries(SUITES)) {
+      console.log(`  ${n.padEnd(11)} ${s.about}\n  ${" ".repeat(11)} ${s.usage}`);
+    }
     if (name) throw new Error(`unknown suite ${name}`);
     return;
   }
@@ -59,7 +62,13 @@ async function main(argv: readonly string[]) {
   const device = gpu ? deviceName((await gpu).info) : "cpu";
   const command = ["deno run -A bench/run.ts", name, ...[...suiteArgs].map(([k, v]) => `${k}=${v}`)].join(" ");
   const records = ([] as SuiteResult[]).concat(results).map((r): Partial<BenchRecord> => ({
-    suite: name, commit, date, device, engine: webgpu, command, ...r,
+    suite: name,
+    commit,
+    date,
+    device,
+    engine: webgpu,
+    command,
+    ...r,
   }));
   const path = args.get("record") ?? "bench/results/records.jsonl";
   let failed = false;

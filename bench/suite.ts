@@ -3,7 +3,7 @@
 import type { Gpu } from "../src/gpu/device.ts";
 import type { BenchRecord } from "./records.ts";
 
-/** A suite's measurement: the parts of a record that the suite knows (run.ts adds commit, date, device, engine, command). */
+/** A suite's measurement: the parts of a record the suite knows (run.ts adds commit, date, device, engine, command). */
 export type SuiteResult = Pick<BenchRecord, "figures" | "reference"> & { notes?: string; runs?: number };
 
 /** What run.ts hands a suite. */
@@ -55,10 +55,19 @@ export async function timeSteps(device: GPUDevice, n: number, fn: () => Promise<
  * Runs `python3 bench/torch/<script> --out <ctx.out> ...args` in the repository root (its output goes to the
  * console) and returns the JSON it wrote as `name`; throws with the script's exit code if it failed.
  */
-export async function pythonReference(ctx: SuiteContext, script: string, args: string[], name: string): Promise<unknown> {
+export async function pythonReference(
+  ctx: SuiteContext,
+  script: string,
+  args: string[],
+  name: string,
+): Promise<unknown> {
   // From the working folder, not this file: a bundle of run.ts lives elsewhere; run it from the repository root.
   const path = `bench/torch/${script}`;
-  const p = await new Deno.Command("python3", { args: [path, "--out", ctx.out, ...args], stdout: "inherit", stderr: "inherit" }).output();
+  const p = await new Deno.Command("python3", {
+    args: [path, "--out", ctx.out, ...args],
+    stdout: "inherit",
+    stderr: "inherit",
+  }).output();
   if (!p.success) throw new Error(`python3 bench/torch/${script} exited with ${p.code}`);
   return JSON.parse(await Deno.readTextFile(`${ctx.out}/${name}`));
 }
@@ -68,5 +77,6 @@ export const round = (x: number, digits = 1) => Math.round(x * 10 ** digits) / 1
 
 /** The device as the driver names it: the adapter's description, else vendor, architecture and device. */
 export function deviceName(info: Gpu["info"]): string {
-  return info.description.trim() || [info.vendor, info.architecture, info.device].filter(Boolean).join(" ") || "unknown adapter";
+  return info.description.trim() || [info.vendor, info.architecture, info.device].filter(Boolean).join(" ") ||
+    "unknown adapter";
 }

@@ -4,8 +4,14 @@ import { currentFigures, formatValue, trend, withFigures } from "./summary.ts";
 
 const rec = (date: string, tokS: number, device = "NVIDIA H100 80GB HBM3") =>
   validateRecord({
-    suite: "train-step", commit: "abcdef0", date, device, engine: "dawn", command: "deno run -A bench/run.ts train-step",
-    figures: { tok_s: tokS, recompute_tok_s: 1, peak_bytes: 2_985_334_596 }, reference: { torch_tok_s: 2 * tokS },
+    suite: "train-step",
+    commit: "abcdef0",
+    date,
+    device,
+    engine: "dawn",
+    command: "deno run -A bench/run.ts train-step",
+    figures: { tok_s: tokS, recompute_tok_s: 1, peak_bytes: 2_985_334_596 },
+    reference: { torch_tok_s: 2 * tokS },
   });
 
 Deno.test("summary: the trend gives each figure's change from the record before, within one device", () => {

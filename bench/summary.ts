@@ -7,9 +7,17 @@ import { type BenchRecord, readRecords } from "./records.ts";
 
 /** The figures each suite's rows show, ours then the reference's, and the ratio ours / reference they carry. */
 const HEADLINE: Record<string, { figures: string[]; reference: string[]; ratio?: [string, string] }> = {
-  "train-step": { figures: ["tok_s", "recompute_tok_s", "peak_bytes", "recompute_peak_bytes"], reference: ["torch_tok_s"], ratio: ["tok_s", "torch_tok_s"] },
+  "train-step": {
+    figures: ["tok_s", "recompute_tok_s", "peak_bytes", "recompute_peak_bytes"],
+    reference: ["torch_tok_s"],
+    ratio: ["tok_s", "torch_tok_s"],
+  },
   pretrain: { figures: ["tok_s"], reference: ["torch_tok_s"], ratio: ["tok_s", "torch_tok_s"] },
-  "grpo-step": { figures: ["hub_step_s", "demo_step_s"], reference: ["torch_hub_step_s"], ratio: ["hub_step_s", "torch_hub_step_s"] },
+  "grpo-step": {
+    figures: ["hub_step_s", "demo_step_s"],
+    reference: ["torch_hub_step_s"],
+    ratio: ["hub_step_s", "torch_hub_step_s"],
+  },
   decode: {
     figures: ["tok_s_b8", "tok_s_b64", "first_token_ms_b8"],
     reference: ["transformers_tok_s_b8", "transformers_tok_s_b64"],
@@ -43,7 +51,9 @@ export function groups(records: readonly BenchRecord[]): Map<string, BenchRecord
 }
 
 const ratioOf = (r: BenchRecord, ratio?: [string, string]) =>
-  ratio && r.figures[ratio[0]] !== undefined && r.reference[ratio[1]] ? r.figures[ratio[0]] / r.reference[ratio[1]] : undefined;
+  ratio && r.figures[ratio[0]] !== undefined && r.reference[ratio[1]]
+    ? r.figures[ratio[0]] / r.reference[ratio[1]]
+    : undefined;
 
 /** The trend: per group the last `last` records, each headline figure with its change from the record before. */
 export function trend(records: readonly BenchRecord[], last = 5): string {
@@ -51,17 +61,26 @@ export function trend(records: readonly BenchRecord[], last = 5): string {
   for (const [key, list] of groups(records)) {
     const { figures, reference, ratio } = headline(list[list.length - 1]);
     lines.push(`\n${key} (${list.length} record${list.length > 1 ? "s" : ""})`);
-    lines.push(`| date | commit | ${figures.join(" | ")} | ${reference.map((f) => `ref ${f}`).join(" | ")}${ratio ? " | ours / ref" : ""} |`);
+    lines.push(
+      `| date | commit | ${figures.join(" | ")} | ${reference.map((f) => `ref ${f}`).join(" | ")}${
+        ratio ? " | ours / ref" : ""
+      } |`,
+    );
     lines.push(`|${"---|".repeat(2 + figures.length + reference.length + (ratio ? 1 : 0))}`);
     const shown = list.slice(-last);
     shown.forEach((r, i) => {
       const prev = i > 0 ? shown[i - 1] : list[list.length - shown.length - 1];
       const cell = (name: string, v: number | undefined, p: number | undefined) =>
-        formatValue(name, v) + (v !== undefined && p ? ` (${v >= p ? "+" : ""}${((v / p - 1) * 100).toFixed(1)}%)` : "");
+        formatValue(name, v) +
+        (v !== undefined && p ? ` (${v >= p ? "+" : ""}${((v / p - 1) * 100).toFixed(1)}%)` : "");
       const ours = figures.map((f) => cell(f, r.figures[f], prev?.figures[f]));
       const refs = reference.map((f) => formatValue(f, r.reference[f]));
       const q = ratioOf(r, ratio);
-      lines.push(`| ${r.date.slice(0, 10)} | ${r.commit} | ${ours.join(" | ")} | ${refs.join(" | ")}${ratio ? ` | ${q === undefined ? "" : q.toFixed(2)} |` : " |"}`);
+      lines.push(
+        `| ${r.date.slice(0, 10)} | ${r.commit} | ${ours.join(" | ")} | ${refs.join(" | ")}${
+          ratio ? ` | ${q === undefined ? "" : q.toFixed(2)} |` : " |"
+        }`,
+      );
     });
   }
   return lines.join("\n").trimStart();
@@ -72,14 +91,21 @@ const code = (s: string) => `\`${s.replaceAll("|", "\\|")}\``;
 
 /** docs/performance.md's current-figures table: the newest record of each group, with its command. */
 export function currentFigures(records: readonly BenchRecord[]): string {
-  const rows = ["| suite | device · engine | figures (ours) | reference | ours / ref | commit, date | command |", "|---|---|---|---|---|---|---|"];
+  const rows = [
+    "| suite | device · engine | figures (ours) | reference | ours / ref | commit, date | command |",
+    "|---|---|---|---|---|---|---|",
+  ];
   for (const list of groups(records).values()) {
     const r = list[list.length - 1];
     const { figures, reference, ratio } = headline(r);
     const show = (names: string[], o: Record<string, number>) =>
       names.filter((f) => o[f] !== undefined).map((f) => `${f} ${formatValue(f, o[f])}`).join(", ");
     const q = ratioOf(r, ratio);
-    rows.push(`| ${r.suite} | ${r.device} · ${r.engine} | ${show(figures, r.figures)} | ${show(reference, r.reference)} | ${q === undefined ? "" : q.toFixed(2)} | ${r.commit}, ${r.date.slice(0, 10)} | ${code(r.command)} |`);
+    rows.push(
+      `| ${r.suite} | ${r.device} · ${r.engine} | ${show(figures, r.figures)} | ${show(reference, r.reference)} | ${
+        q === undefined ? "" : q.toFixed(2)
+      } | ${r.commit}, ${r.date.slice(0, 10)} | ${code(r.command)} |`,
+    );
   }
   return rows.join("\n");
 }

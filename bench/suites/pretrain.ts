@@ -17,7 +17,11 @@ async function run(ctx: SuiteContext) {
   const t = await timeSteps(device, iters, () => pretrainStep(tr, rows));
   destroyPretrainer(tr);
   const tokens = B * (T - 1);
-  console.log(`pretraining step demo ${B}x${T} micro ${micro}: best ${t.bestMs.toFixed(1)} ms, median ${t.medianMs.toFixed(1)} of ${iters}, ${(tokens / (t.bestMs / 1000)).toFixed(0)} tokens/s`);
+  console.log(
+    `pretraining step demo ${B}x${T} micro ${micro}: best ${t.bestMs.toFixed(1)} ms, median ${
+      t.medianMs.toFixed(1)
+    } of ${iters}, ${(tokens / (t.bestMs / 1000)).toFixed(0)} tokens/s`,
+  );
   const reference: Record<string, number> = {};
   if (ctx.reference) {
     const res = await pythonReference(ctx, "pretrain.py", ["--B", String(B), "--T", String(T)], "pretrain.json") as {
@@ -30,7 +34,8 @@ async function run(ctx: SuiteContext) {
     figures: { tok_s: round(tokens / (t.bestMs / 1000)), step_ms: round(t.bestMs), median_ms: round(t.medianMs) },
     reference,
     runs: iters,
-    notes: `demo model ${B} x ${T}, micro-batch ${micro}; best of ${iters} steps after a warm-up; PyTorch median of 10 (sdpa; eager beside it)`,
+    notes: `demo model ${B} x ${T}, micro-batch ${micro}; best of ${iters} steps after a warm-up; ` +
+      "PyTorch median of 10 (sdpa; eager beside it)",
   };
 }
 

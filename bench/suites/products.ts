@@ -13,7 +13,9 @@ import { numArg, round, type Suite, type SuiteContext } from "../suite.ts";
 const H = 896, I = 4864, CH = 8192;
 
 async function run(ctx: SuiteContext) {
-  const M = numArg(ctx.args, "tokens", 6144), iters = numArg(ctx.args, "iters", 20), rounds = numArg(ctx.args, "rounds", 3);
+  const M = numArg(ctx.args, "tokens", 6144),
+    iters = numArg(ctx.args, "iters", 20),
+    rounds = numArg(ctx.args, "rounds", 3);
   const { device } = await ctx.gpu();
   const rng = new Rng(9);
   const biggest = M * 2 * I;
@@ -22,11 +24,20 @@ async function run(ctx: SuiteContext) {
   const c = storageBuffer(device, "products-c", biggest * 4);
   // [figure name, Nout, K, forward or dx]: a q4 weight (Nout, K).
   const q4Shapes: [string, number, number, boolean][] = [
-    ["q4_gate_up_fwd", I, H, true], ["q4_down_fwd", H, I, true], ["q4_gate_up_dx", I, H, false], ["q4_down_dx", H, I, false],
+    ["q4_gate_up_fwd", I, H, true],
+    ["q4_down_fwd", H, I, true],
+    ["q4_gate_up_dx", I, H, false],
+    ["q4_down_dx", H, I, false],
   ];
   const q4 = q4Shapes.map(([name, Nout, K]) => {
     const q = quantizeQ4({ shape: [Nout, K], data: rng.uniformArray(Nout * K) });
-    return uploadQ4(device, name, { Nout: q.N, K: q.K, packed: q.packed, scales: q.scales, zeroPoints: q.zeroPoints ?? undefined });
+    return uploadQ4(device, name, {
+      Nout: q.N,
+      K: q.K,
+      packed: q.packed,
+      scales: q.scales,
+      zeroPoints: q.zeroPoints ?? undefined,
+    });
   });
   const products: { name: string; flops: number; run: (enc: GPUCommandEncoder) => Promise<void> }[] = [
     ...([
@@ -35,11 +46,16 @@ async function run(ctx: SuiteContext) {
       ["gate_up_dx", { M, N: H, K: I }],
       ["down_dx", { M, N: I, K: H }],
       ["lmhead_dh", { M, N: H, K: CH }],
-    ] as const).map(([name, o]) => ({ name, flops: 2 * o.M * o.N * o.K, run: (enc: GPUCommandEncoder) => encodeMatmul(device, enc, a, b, c, o) })),
+    ] as const).map(([name, o]) => ({
+      name,
+      flops: 2 * o.M * o.N * o.K,
+      run: (enc: GPUCommandEncoder) => encodeMatmul(device, enc, a, b, c, o),
+    })),
     ...q4Shapes.map(([name, Nout, K, fwd], i) => ({
       name,
       flops: 2 * M * Nout * K,
-      run: (enc: GPUCommandEncoder) => fwd ? encodeQ4Matmul(device, enc, a, q4[i], c, M) : encodeQ4MatmulTransposed(device, enc, a, q4[i], c, M),
+      run: (enc: GPUCommandEncoder) =>
+        fwd ? encodeQ4Matmul(device, enc, a, q4[i], c, M) : encodeQ4MatmulTransposed(device, enc, a, q4[i], c, M),
     })),
   ];
   // The GPU's clocks rise over the first second of work: warm up on the first product before timing.
@@ -54,7 +70,9 @@ async function run(ctx: SuiteContext) {
     }
   }
   const figures: Record<string, number> = {};
-  console.log(`| product | ms | TFLOP/s |  (M = ${M}, best of ${rounds} rounds of ${iters}, timed by ${timed})\n|---|---|---|`);
+  console.log(
+    `| product | ms | TFLOP/s |  (M = ${M}, best of ${rounds} rounds of ${iters}, timed by ${timed})\n|---|---|---|`,
+  );
   for (const p of products) {
     const ms = best.get(p.name)!;
     figures[`tflops_${p.name}`] = round(p.flops / (ms / 1000) / 1e12, 2);
@@ -62,7 +80,12 @@ async function run(ctx: SuiteContext) {
   }
   for (const w of q4) for (const buf of [w.packed, w.scales, w.zeroPoints]) buf?.destroy();
   for (const buf of [a, b, c]) buf.destroy();
-  return { figures, reference: {}, runs: rounds, notes: `M ${M}; best of ${rounds} interleaved rounds of ${iters} dispatches, timed by ${timed}` };
+  return {
+    figures,
+    reference: {},
+    runs: rounds,
+    notes: `M ${M}; best of ${rounds} interleaved rounds of ${iters} dispatches, timed by ${timed}`,
+  };
 }
 
 export const products: Suite = {

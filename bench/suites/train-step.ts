@@ -15,8 +15,24 @@ import { numArg, pythonReference, round, type Suite, type SuiteContext, timeStep
 export const PRESETS = {
   tiny: { hidden: 48, layers: 2, heads: 6, kvHeads: 2, headDim: 8, intermediate: 72, vocabSize: 280 },
   demo: { hidden: 384, layers: 8, heads: 6, kvHeads: 2, headDim: 64, intermediate: 1024, vocabSize: 8192 },
-  "qwen2.5-0.5b": { hidden: 896, layers: 24, heads: 14, kvHeads: 2, headDim: 64, intermediate: 4864, vocabSize: 151936 },
-  "qwen2.5-1.5b": { hidden: 1536, layers: 28, heads: 12, kvHeads: 2, headDim: 128, intermediate: 8960, vocabSize: 151936 },
+  "qwen2.5-0.5b": {
+    hidden: 896,
+    layers: 24,
+    heads: 14,
+    kvHeads: 2,
+    headDim: 64,
+    intermediate: 4864,
+    vocabSize: 151936,
+  },
+  "qwen2.5-1.5b": {
+    hidden: 1536,
+    layers: 28,
+    heads: 12,
+    kvHeads: 2,
+    headDim: 128,
+    intermediate: 8960,
+    vocabSize: 151936,
+  },
 } as const;
 
 function presetOf(name: string): (typeof PRESETS)[keyof typeof PRESETS] {
@@ -27,13 +43,20 @@ function presetOf(name: string): (typeof PRESETS)[keyof typeof PRESETS] {
 async function run(ctx: SuiteContext) {
   const presetName = ctx.args.get("preset") ?? "qwen2.5-0.5b";
   const preset = presetOf(presetName);
-  const B = numArg(ctx.args, "B", 8), T = numArg(ctx.args, "T", 768), r = numArg(ctx.args, "r", 16), iters = numArg(ctx.args, "iters", 3);
+  const B = numArg(ctx.args, "B", 8),
+    T = numArg(ctx.args, "T", 768),
+    r = numArg(ctx.args, "r", 16),
+    iters = numArg(ctx.args, "iters", 3);
   const q4 = (ctx.args.get("q4") ?? "1") === "1";
   const { device } = await ctx.gpu();
   const census = new GpuCensus(device, { buffersOnly: true }).install();
   const tiny = makeTinyModel("qwen2", { seed: 1, ...preset, tieWordEmbeddings: true });
   const model = uploadModel(device, tiny.config, tiny.weights, { q4 });
-  const lora = uploadAdapter(device, tiny.config, randomAdapter(tiny.config, { r, alpha: 2 * r, targets: LORA_TARGETS, seed: 2 }));
+  const lora = uploadAdapter(
+    device,
+    tiny.config,
+    randomAdapter(tiny.config, { r, alpha: 2 * r, targets: LORA_TARGETS, seed: 2 }),
+  );
   const rng = new Rng(3);
   const samples: GrpoSample[] = Array.from({ length: B }, (_, i) => ({
     ids: Array.from({ length: T }, () => rng.int(tiny.config.vocabSize)),
@@ -54,7 +77,11 @@ async function run(ctx: SuiteContext) {
     figures[`${name}step_ms`] = round(t.bestMs);
     figures[`${name}median_ms`] = round(t.medianMs);
     figures[`${name}peak_bytes`] = census.peakBufferBytes;
-    console.log(`GRPO step${recompute ? " (recomputed)" : ""} ${presetName} ${q4 ? "q4" : "f32"} ${B}x${T} r${r}: best ${t.bestMs.toFixed(1)} ms, median ${t.medianMs.toFixed(1)} of ${iters}; peak ${census.peakBufferBytes} bytes`);
+    console.log(
+      `GRPO step${recompute ? " (recomputed)" : ""} ${presetName} ${q4 ? "q4" : "f32"} ${B}x${T} r${r}: best ${
+        t.bestMs.toFixed(1)
+      } ms, median ${t.medianMs.toFixed(1)} of ${iters}; peak ${census.peakBufferBytes} bytes`,
+    );
   }
   destroyAdapter(lora);
   destroyModel(model);
@@ -62,7 +89,17 @@ async function run(ctx: SuiteContext) {
   const reference: Record<string, number> = {};
   // bench/torch/train.py times 8 x 768 only.
   if (ctx.reference && B === 8 && T === 768) {
-    const res = await pythonReference(ctx, "train.py", ["--preset", presetName, "--iters", "5", "--warmup", "2", "--no-sweep", "--attn", "eager"], "train.json") as {
+    const res = await pythonReference(ctx, "train.py", [
+      "--preset",
+      presetName,
+      "--iters",
+      "5",
+      "--warmup",
+      "2",
+      "--no-sweep",
+      "--attn",
+      "eager",
+    ], "train.json") as {
       main?: { tokensPerSecond: number; medianMs: number; peakAllocated: number };
     };
     if (!res.main) throw new Error("bench/torch/train.py measured no step (see its errors above)");
@@ -74,7 +111,8 @@ async function run(ctx: SuiteContext) {
     figures,
     reference,
     runs: iters,
-    notes: `${presetName} ${q4 ? "q4" : "f32"} projections, B ${B} x T ${T}, LoRA r ${r} on 7 targets; best of ${iters} steps after a warm-up; PyTorch + PEFT median of 5`,
+    notes: `${presetName} ${q4 ? "q4" : "f32"} projections, B ${B} x T ${T}, LoRA r ${r} on 7 targets; ` +
+      `best of ${iters} steps after a warm-up; PyTorch + PEFT median of 5`,
   };
 }
 
