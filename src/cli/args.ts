@@ -70,3 +70,25 @@ export function num(values: Record<string, unknown>, name: string, dflt: number,
 export function int(values: Record<string, unknown>, name: string, dflt: number, min: number, max: number): number {
   return num(values, name, dflt, { min, max, integer: true });
 }
+
+/**
+ * Checks that output file `path` can be written, before any work: opened for writing (created and
+ * removed again when it did not exist), so an unwritable --out fails at once, not after the work.
+ */
+export async function checkWritable(path: string, flag: string): Promise<void> {
+  let existed = true;
+  try {
+    const i = await Deno.stat(path);
+    if (!i.isFile) throw new UsageError(`${flag} ${path} is not a regular file`);
+  } catch (e) {
+    if (e instanceof UsageError) throw e;
+    if (!(e instanceof Deno.errors.NotFound)) throw new UsageError(`cannot write ${flag} ${path}: ${e instanceof Error ? e.message : String(e)}`);
+    existed = false;
+  }
+  try {
+    (await Deno.open(path, { write: true, create: true })).close();
+  } catch (e) {
+    throw new UsageError(`cannot write ${flag} ${path}: ${e instanceof Error ? e.message : String(e)}`);
+  }
+  if (!existed) await Deno.remove(path).catch(() => undefined);
+}

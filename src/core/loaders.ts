@@ -32,6 +32,26 @@ export interface LoadedQuestions {
 
 type Layout = "bird" | "spider" | "rlvr";
 
+/**
+ * A JSON.parse error without the text it quotes: V8 writes the start of the offending input into
+ * its message, which for a wrong file (a binary, someone else's file) would copy that file's
+ * content into our errors and logs.
+ */
+export function jsonError(e: unknown): string {
+  const msg = e instanceof Error ? e.message : String(e);
+  return msg.replace(/, "[\s\S]*"(\.\.\.)? is not valid JSON$/, "").replace(/^"[\s\S]*"(\.\.\.)? is not valid JSON$/, "not valid JSON");
+}
+
+/**
+ * Throws when a question file yielded no valid question (empty, binary or garbage), naming the
+ * file and its first problems: such a file is an error, never a score over zero questions.
+ */
+export function requireQuestions(q: LoadedQuestions, where: string): void {
+  if (q.items.length > 0) return;
+  const why = q.records === 0 ? "the file holds no records" : q.problems.slice(0, 3).map((p) => `${p.where}: ${p.message}`).join("; ");
+  throw new Error(`${where}: no questions (${why})`);
+}
+
 /** Parses a question file (JSON array or JSONL of BIRD, Spider or own records). */
 export function parseQuestions(text: string): LoadedQuestions {
   const body = text.replace(/^\uFEFF/, "");
@@ -41,7 +61,7 @@ export function parseQuestions(text: string): LoadedQuestions {
     try {
       arr = JSON.parse(body);
     } catch (e) {
-      throw new Error(`not valid JSON: ${e instanceof Error ? e.message : String(e)}`);
+      throw new Error(`not valid JSON: ${jsonError(e)}`);
     }
     if (!Array.isArray(arr)) throw new Error("expected a JSON array of questions");
     const out = collect(arr.map((rec, i) => ({ where: `item ${i}`, rec, position: i })));
@@ -57,7 +77,7 @@ export function parseQuestions(text: string): LoadedQuestions {
     try {
       recs.push({ where, rec: JSON.parse(lines[i]), position });
     } catch (e) {
-      problems.push({ where, message: `not valid JSON: ${e instanceof Error ? e.message : String(e)}`, position });
+      problems.push({ where, message: `not valid JSON: ${jsonError(e)}`, position });
     }
     position++;
   }
@@ -151,7 +171,7 @@ export function parsePredictions(text: string): LoadedPredictions {
     try {
       obj = JSON.parse(body);
     } catch (e) {
-      throw new Error(`prediction file starts with "{" but is not valid JSON: ${e instanceof Error ? e.message : String(e)}`);
+      throw new Error(`prediction file starts with "{" but is not valid JSON: ${jsonError(e)}`);
     }
     if (!isRecord(obj)) throw new Error("expected a JSON object of predictions");
     for (const [k, v] of Object.entries(obj)) {

@@ -1,15 +1,17 @@
 // A model folder on disk (Deno).
+import { limitFor, readFileBounded } from "./files.deno.ts";
 import { checkRelativePath, MissingFileError, type ModelSource, type ProgressFn, throwIfAborted } from "./source.ts";
 
 /** Reads model files from a local directory. */
 export class DirSource implements ModelSource {
   constructor(readonly dir: string) {}
 
-  /** Reads a file; progress is reported once, at the end. */
+  /** Reads a regular file within its kind's size cap; progress is reported once, at the end. */
   async read(path: string, onProgress?: ProgressFn, signal?: AbortSignal): Promise<Uint8Array> {
     throwIfAborted(signal);
     try {
-      const bytes = await Deno.readFile(`${this.dir}/${checkRelativePath(path)}`, { signal });
+      const full = `${this.dir}/${checkRelativePath(path)}`;
+      const bytes = await readFileBounded(full, { maxBytes: limitFor(path), what: "model file", signal });
       onProgress?.(bytes.byteLength, bytes.byteLength);
       return bytes;
     } catch (e) {

@@ -17,6 +17,24 @@ export interface FileStore {
 
 const enc = new TextEncoder();
 
+/**
+ * How many bytes of a JSON Lines file of `size` bytes to keep so that it ends at a line break:
+ * a crash or power cut mid-append leaves a torn last line without its newline, and the next
+ * append would fuse with it (both records lost). `readAt` reads bytes [start, end).
+ */
+export async function untornLength(size: number, readAt: (start: number, end: number) => Promise<Uint8Array>): Promise<number> {
+  let end = size;
+  while (end > 0) {
+    const start = Math.max(0, end - 64 * 1024);
+    const chunk = await readAt(start, end);
+    if (end === size && chunk[chunk.length - 1] === 10) return size;
+    const at = chunk.lastIndexOf(10);
+    if (at >= 0) return start + at + 1;
+    end = start;
+  }
+  return 0;
+}
+
 /** A store in memory, for tests and for runs that keep nothing. */
 export class MemoryStore implements FileStore {
   readonly kind = "memory" as const;
@@ -31,14 +49,15 @@ export class MemoryStore implements FileStore {
     return Promise.resolve(this.files.get(name)?.slice() ?? null);
   }
 
-  append(name: string, text: string): Promise<void> {
-    const old = this.files.get(name) ?? new Uint8Array();
+  async append(name: string, text: string): Promise<void> {
+    const whole = this.files.get(name) ?? new Uint8Array();
+    // A torn last line (a crash mid-append) is cut off first, as the other stores do.
+    const old = whole.subarray(0, await untornLength(whole.length, (a, b) => Promise.resolve(whole.subarray(a, b))));
     const add = enc.encode(text);
     const both = new Uint8Array(old.length + add.length);
     both.set(old);
     both.set(add, old.length);
     this.files.set(name, both);
-    return Promise.resolve();
   }
 
   list(prefix = ""): Promise<string[]> {
@@ -57,6 +76,8 @@ export class MemoryStore implements FileStore {
 /** A store in the browser's Origin Private File System under `root` (survives a tab reload). */
 export class OpfsStore implements FileStore {
   readonly kind = "opfs" as const;
+  /** Files whose tail was checked for a torn line since this store opened them. */
+  private readonly checkedTails = new Set<string>();
   constructor(private readonly root: string) {}
 
   private async dir(path: string[], create: boolean): Promise<FileSystemDirectoryHandle | null> {
@@ -103,8 +124,16 @@ export class OpfsStore implements FileStore {
     const d = await this.dir(path, true);
     if (!d) throw new Error(`cannot create folder for ${name} in the browser's storage`);
     const h = await d.getFileHandle(file, { create: true });
-    const size = (await h.getFile()).size;
+    const blob = await h.getFile();
+    let size = blob.size;
     const w = await h.createWritable({ keepExistingData: true });
+    if (!this.checkedTails.has(name)) {
+      // Once per file and store: a torn line can only predate this page (a resumed run).
+      const keep = await untornLength(size, async (a, b) => new Uint8Array(await blob.slice(a, b).arrayBuffer()));
+      if (keep < size) await w.truncate(keep);
+      size = keep;
+      this.checkedTails.add(name);
+    }
     await w.write({ type: "write", position: size, data: text });
     await w.close();
   }

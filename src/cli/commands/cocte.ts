@@ -1,13 +1,13 @@
 // `rlvr cocte`: every gold query rewritten as a Chain of CTEs that returns the gold's rows, one
 // JSON line per question; optionally the converted golds as a chain-of-ctes warm-up dataset (template chain-of-ctes@2).
 import { existsSync, statSync } from "node:fs";
-import { parseQuestions } from "../../core/loaders.ts";
 import { GoldConverter } from "../../runtime/cocte-convert.ts";
 import { cocteDatasetRecord } from "../../runtime/cocte-dataset.ts";
 import { fileDatabaseLoader } from "../../runtime/sql-files.deno.ts";
 import { DatabaseLoadError, SqlPool } from "../../runtime/sql-pool.ts";
 import { spawnSqlProcess } from "../../runtime/sql-process.deno.ts";
-import { COUNT_MAX, int, MAX_TIMER_MS, MAX_WORKERS, parseFlags, req, UsageError } from "../args.ts";
+import { checkWritable, COUNT_MAX, int, MAX_TIMER_MS, MAX_WORKERS, parseFlags, req, UsageError } from "../args.ts";
+import { readQuestionsFile } from "../inputs.ts";
 import type { Command } from "./index.ts";
 
 /** One line of --out. */
@@ -68,19 +68,9 @@ export const command: Command = {
     const isolation = values.isolation ?? "worker";
     if (isolation !== "worker" && isolation !== "process") throw new UsageError(`--isolation must be worker or process, got ${JSON.stringify(isolation)}`);
     if (!existsSync(root) || !statSync(root).isDirectory()) throw new UsageError(`--db-root ${root} is not a directory`);
-    let text: string;
-    try {
-      text = await Deno.readTextFile(qPath);
-    } catch (e) {
-      throw new UsageError(`cannot read questions file ${qPath}: ${e instanceof Error ? e.message : String(e)}`);
-    }
-    let questions;
-    try {
-      questions = parseQuestions(text);
-    } catch (e) {
-      throw new UsageError(`questions file ${qPath}: ${e instanceof Error ? e.message : String(e)}`);
-    }
-    for (const p of questions.problems) console.error(`rlvr cocte: ${qPath} ${p.where}: ${p.message} (skipped)`);
+    await checkWritable(outPath, "--out");
+    if (typeof values.dataset === "string") await checkWritable(values.dataset, "--dataset");
+    const questions = await readQuestionsFile(qPath, "rlvr cocte");
     const items = questions.items.slice(0, int(values, "limit", questions.items.length, 0, COUNT_MAX));
     const pool = new SqlPool({
       loadDatabase: fileDatabaseLoader(root),

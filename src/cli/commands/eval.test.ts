@@ -99,3 +99,50 @@ Deno.test({
     }
   },
 });
+
+Deno.test({
+  name: "eval command: an empty, binary or garbage questions file is an error naming it; an unwritable --out fails before any scoring (issue 47 item 9)",
+  sanitizeOps: false,
+  sanitizeResources: false,
+  async fn() {
+    const { dir, root } = await fixture();
+    try {
+      const files: [string, string | Uint8Array][] = [
+        ["empty.jsonl", ""],
+        ["blank.jsonl", "\n\n  \n"],
+        ["binary.jsonl", new Uint8Array([0x7f, 0x45, 0x4c, 0x46, 0, 1, 2, 10, 0xff, 0xfe, 10])],
+        ["garbage.json", "root:x:0:0:root:/root:/bin/bash\ndaemon:x:1:1::/usr/sbin:/usr/sbin/nologin\n"],
+        ["objects.json", '[{"a": 1}, 2]'],
+      ];
+      for (const [name, body] of files) {
+        const path = `${dir}/${name}`;
+        if (typeof body === "string") await Deno.writeTextFile(path, body);
+        else await Deno.writeFile(path, body);
+        const e = await assertRejects(() => command.run(["--questions", path, "--db-root", root, "--pred", `${dir}/pred.json`]), /no questions/);
+        assert(e.message.includes(path), e.message);
+        // Issue 47 item 13: a parse error quotes none of the wrong file's content.
+        assert(!e.message.includes("root:x:0"), e.message);
+      }
+      // --out in a folder that does not exist: refused at once, before the questions are scored
+      // (scoring would print question 3's gold failure to standard error).
+      const printed: string[] = [];
+      const error = console.error;
+      console.error = (...a: unknown[]) => printed.push(a.join(" "));
+      try {
+        await assertRejects(
+          () => command.run(["--questions", `${dir}/questions.json`, "--db-root", root, "--pred", `${dir}/pred.json`, "--out", `${dir}/no/such/dir/out.jsonl`, "--workers", "1", "--isolation", "process"]),
+          /^cannot write --out .*no\/such\/dir\/out\.jsonl/,
+        );
+      } finally {
+        console.error = error;
+      }
+      assertEquals(printed.filter((l) => /gold SQL failed|questions in/.test(l)), []);
+      await assertRejects(() => command.run(["--questions", `${dir}/questions.json`, "--db-root", root, "--pred", `${dir}/pred.json`, "--out", dir]), /--out .* is not a regular file/);
+      // The check leaves no file behind when none was there.
+      await command.run(["--questions", `${dir}/questions.json`, "--db-root", root, "--pred", `${dir}/pred.json`, "--workers", "1", "--timeout-ms", "400", "--isolation", "process", "--out", `${dir}/fresh.jsonl`]);
+      assert((await Deno.readTextFile(`${dir}/fresh.jsonl`)).split("\n").length > 5);
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
+});

@@ -1,12 +1,13 @@
 // `rlvr eval`: execution accuracy of predicted SQL against gold, BIRD/Spider style.
 import { existsSync, statSync } from "node:fs";
 import { COMPARE_MODES, isCompareMode } from "../../core/compare.ts";
-import { type LoadedQuestions, parsePredictions, parseQuestions } from "../../core/loaders.ts";
+import { parsePredictions } from "../../core/loaders.ts";
 import { SqlEvaluator } from "../../runtime/sql-eval.ts";
 import { fileDatabaseLoader } from "../../runtime/sql-files.deno.ts";
 import { DatabaseLoadError, SqlPool } from "../../runtime/sql-pool.ts";
 import { spawnSqlProcess } from "../../runtime/sql-process.deno.ts";
-import { COUNT_MAX, int, MAX_TIMER_MS, MAX_WORKERS, parseFlags, req, UsageError } from "../args.ts";
+import { checkWritable, COUNT_MAX, int, MAX_TIMER_MS, MAX_WORKERS, parseFlags, req, UsageError } from "../args.ts";
+import { readInputText, readQuestionsFile, reportProblems } from "../inputs.ts";
 import type { Command } from "./index.ts";
 
 /** One line of --out: the question's position, whether it scored correct, and why not. */
@@ -19,22 +20,6 @@ interface OutLine {
 interface Tally {
   n: number;
   correct: number;
-}
-
-async function readText(path: string, what: string): Promise<string> {
-  try {
-    return await Deno.readTextFile(path);
-  } catch (e) {
-    throw new UsageError(`cannot read ${what} ${path}: ${e instanceof Error ? e.message : String(e)}`);
-  }
-}
-
-function loadQuestions(text: string, path: string): LoadedQuestions {
-  try {
-    return parseQuestions(text);
-  } catch (e) {
-    throw new UsageError(`questions file ${path}: ${e instanceof Error ? e.message : String(e)}`);
-  }
 }
 
 export const command: Command = {
@@ -79,16 +64,17 @@ export const command: Command = {
     const isolation = values.isolation ?? "worker";
     if (isolation !== "worker" && isolation !== "process") throw new UsageError(`--isolation must be worker or process, got ${JSON.stringify(isolation)}`);
     if (!existsSync(root) || !statSync(root).isDirectory()) throw new UsageError(`--db-root ${root} is not a directory`);
+    if (typeof values.out === "string") await checkWritable(values.out, "--out");
 
-    const questions = loadQuestions(await readText(qPath, "questions file"), qPath);
-    for (const p of questions.problems) console.error(`rlvr eval: ${qPath} ${p.where}: ${p.message} (skipped)`);
+    const questions = await readQuestionsFile(qPath, "rlvr eval");
+    const predText = await readInputText(pPath, "prediction file");
     let preds;
     try {
-      preds = parsePredictions(await readText(pPath, "prediction file"));
+      preds = parsePredictions(predText);
     } catch (e) {
       throw new UsageError(`prediction file ${pPath}: ${e instanceof Error ? e.message : String(e)}`);
     }
-    for (const p of preds.problems) console.error(`rlvr eval: ${pPath} ${p.where}: ${p.message} (ignored)`);
+    reportProblems("rlvr eval", pPath, preds.problems, "ignored");
     if (preds.sql.size !== questions.records) {
       console.error(`rlvr eval: ${pPath} has ${preds.sql.size} predictions for ${questions.records} questions; missing ones score as wrong`);
     }

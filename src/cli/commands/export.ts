@@ -12,13 +12,15 @@ import { cachedSchemas, ChatCodec, Prompter } from "../../runtime/recipe/prompti
 import { buildSplits } from "../../runtime/recipe/data.ts";
 import { denoEnv, modelSource } from "../../runtime/recipe/env.deno.ts";
 import { promptsJsonl, trlConfig } from "../../runtime/recipe/export.ts";
+import { readInputJson } from "../inputs.ts";
+import { readTextBounded } from "../../model/files.deno.ts";
 import type { Command } from "./index.ts";
 
 /** The template a select cell of the run chose, from its summary.json (null without one). */
 async function selectedTemplate(summaryPath: string): Promise<string | null> {
   let summary: unknown;
   try {
-    summary = JSON.parse(await Deno.readTextFile(summaryPath));
+    summary = JSON.parse(await readTextBounded(summaryPath, { what: "run summary" }));
   } catch {
     return null; // an interrupted run has no summary: the prompt cell's template stands
   }
@@ -52,12 +54,7 @@ export const command: Command = {
     const file = positionals[0];
     const runDir = req(values, "run");
     const out = typeof values.out === "string" ? values.out : join(runDir, "export");
-    let json: unknown;
-    try {
-      json = JSON.parse(await Deno.readTextFile(file));
-    } catch (e) {
-      throw new UsageError(`${file}: ${e instanceof Error ? e.message : String(e)}`);
-    }
+    const json = await readInputJson(file, "notebook");
     const parsed = parseNotebook(json);
     if (!parsed.ok) throw new UsageError(`${file} is not a valid notebook:\n${formatIssues(parsed.errors)}`);
     const cells = parsed.doc.cells;

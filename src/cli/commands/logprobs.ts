@@ -12,6 +12,7 @@ import { DirSource } from "../../model/source.deno.ts";
 import type { ModelConfig } from "../../model/config.ts";
 import type { LoraAdapter } from "../../model/lora.ts";
 import type { Weights } from "../../model/tensor.ts";
+import { readInputJson } from "../inputs.ts";
 import type { Command } from "./index.ts";
 
 /** The WGSL trainer's forward pass (src/gpu/trainer/logprobs.ts) on this machine's WebGPU device. */
@@ -90,12 +91,7 @@ export const command: Command = {
     const dtype = dtypeFlag(values.dtype);
     const src = new DirSource(modelDir);
     const cfg = parseConfig(await readJson(src, "config.json"));
-    let idsJson: unknown;
-    try {
-      idsJson = JSON.parse(await Deno.readTextFile(idsFile));
-    } catch (e) {
-      throw new UsageError(`--ids ${idsFile}: ${e instanceof Error ? e.message : String(e)}`);
-    }
+    const idsJson = await readInputJson(idsFile, "--ids");
     const ids = parseIdsFile(idsJson, cfg.vocabSize, idsFile);
     const weights = await loadWeights(src);
     validateWeights(cfg, weights);

@@ -10,6 +10,7 @@ import { DirSource } from "../../model/source.deno.ts";
 import { requestGpu } from "../../gpu/device.ts";
 import { destroyAdapter, destroyModel, halfProjections, uploadAdapter, uploadModel } from "../../gpu/model/state.ts";
 import { loraGradients, type PgSequence } from "../../gpu/trainer/grad.ts";
+import { readInputText } from "../inputs.ts";
 import type { Command } from "./index.ts";
 
 function isRecord(x: unknown): x is Record<string, unknown> {
@@ -58,12 +59,7 @@ export const command: Command = {
     const src = new DirSource(modelDir);
     const configJson = await readJson(src, "config.json");
     const cfg = parseConfig(configJson);
-    let batchText: string;
-    try {
-      batchText = await Deno.readTextFile(batchFile);
-    } catch (e) {
-      throw new UsageError(`--batch ${batchFile}: ${e instanceof Error ? e.message : String(e)}`);
-    }
+    const batchText = await readInputText(batchFile, "--batch");
     let batchJson: unknown;
     try {
       batchJson = JSON.parse(batchText);

@@ -6,6 +6,7 @@ import { COUNT_MAX, int, MAX_WORKERS, num, parseFlags, SEED, UsageError } from "
 import { formatIssues, parseNotebook } from "../../core/notebook.ts";
 import { denoEnv } from "../../runtime/recipe/env.deno.ts";
 import { runNotebook } from "../../runtime/recipe/runner.ts";
+import { readInputJson } from "../inputs.ts";
 import type { Command } from "./index.ts";
 
 export const command: Command = {
@@ -33,12 +34,7 @@ export const command: Command = {
     });
     if (positionals.length !== 1) throw new UsageError("expected exactly one notebook file: rlvr run NOTEBOOK.json");
     const file = positionals[0];
-    let json: unknown;
-    try {
-      json = JSON.parse(await Deno.readTextFile(file));
-    } catch (e) {
-      throw new UsageError(`${file}: ${e instanceof Error ? e.message : String(e)}`);
-    }
+    const json = await readInputJson(file, "notebook");
     const parsed = parseNotebook(json);
     if (!parsed.ok) throw new UsageError(`${file} is not a valid notebook:\n${formatIssues(parsed.errors)}`);
     for (const w of parsed.warnings) console.error(`rlvr run: warning: ${w.path}: ${w.message}`);

@@ -8,6 +8,7 @@ import { readPeftAdapter } from "../../model/peft.ts";
 import { OrtPolicy } from "../../model/policy.ts";
 import { sampleBatch, type SamplingParams } from "../../model/sampler.ts";
 import { DirSource } from "../../model/source.deno.ts";
+import { readInputJson } from "../inputs.ts";
 import type { Command } from "./index.ts";
 import { dtypeFlag } from "./logprobs.ts";
 
@@ -58,12 +59,7 @@ export const command: Command = {
     });
     const modelDir = req(values, "model"), promptsFile = req(values, "prompts"), out = req(values, "out");
     const dtype = dtypeFlag(values.dtype);
-    let promptsJson: unknown;
-    try {
-      promptsJson = JSON.parse(await Deno.readTextFile(promptsFile));
-    } catch (e) {
-      throw new UsageError(`--prompts ${promptsFile}: ${e instanceof Error ? e.message : String(e)}`);
-    }
+    const promptsJson = await readInputJson(promptsFile, "--prompts");
     const inputs = parsePromptsFile(promptsJson, promptsFile);
     const stop = Array.isArray(values.stop) ? values.stop : [];
     const model = await loadHfModel(new DirSource(modelDir));

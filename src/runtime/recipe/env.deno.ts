@@ -5,10 +5,11 @@ import { isAbsolute, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseSpiderTables, type SpiderTablesEntry } from "../../core/descriptions.ts";
 import { DEMO_SPLITS } from "../../core/demo.ts";
-import { parseQuestions } from "../../core/loaders.ts";
+import { parseQuestions, requireQuestions } from "../../core/loaders.ts";
 import type { DatasetParams, ModelParams } from "../../core/notebook-params.ts";
 import type { Task } from "../../core/types.ts";
 import { requestGpu } from "../../gpu/device.ts";
+import { FileRefusedError, readTextBounded } from "../../model/files.deno.ts";
 import { type HfModel, loadHfModel } from "../../model/hf.ts";
 import { DirSource } from "../../model/source.deno.ts";
 import type { ModelSource } from "../../model/source.ts";
@@ -108,8 +109,9 @@ async function readText(where: string): Promise<string> {
     return await r.text();
   }
   try {
-    return await Deno.readTextFile(where);
+    return await readTextBounded(where);
   } catch (e) {
+    if (e instanceof FileRefusedError) throw e;
     throw new Error(`cannot read ${where}: ${e instanceof Error ? e.message : String(e)}`);
   }
 }
@@ -117,7 +119,7 @@ async function readText(where: string): Promise<string> {
 async function readTasks(where: string): Promise<Task[]> {
   const text = await readText(where);
   const q = parseQuestions(text);
-  if (q.items.length === 0) throw new Error(`${where}: no questions (${q.problems.slice(0, 3).map((p) => `${p.where}: ${p.message}`).join("; ")})`);
+  requireQuestions(q, where);
   return q.items.map((i) => i.task);
 }
 
