@@ -107,7 +107,7 @@ export async function runPrmTrain(ctx: RunContext, cellId: string, p: PrmTrainPa
   const prefix = `checkpoints/${cellId}`;
   let start = 0;
   let state: PrmTrainState = { config, trainerStep: 0, epochLoss: [] };
-  const ck = await loadCheckpoint(ctx.env.store, prefix);
+  const ck = await loadCheckpoint(ctx.env.store, prefix, ctx.onLog);
   if (ck) {
     if (!isState(ck.state)) throw new Error(`checkpoint under ${prefix} has no PRM state`);
     if (ck.state.config !== config) throw new Error(`checkpoint under ${prefix} was made with other parameters; use a fresh output folder or remove it`);

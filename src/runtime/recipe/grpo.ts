@@ -74,7 +74,7 @@ export async function runGrpo(ctx: RunContext, cellId: string, p: GrpoParams): P
   const prefix = `checkpoints/${cellId}`;
   let start = 0;
   let state: GrpoState = { config, trainerStep: 0, focus: null, heldout: [], equalSum: 0, skipped: 0 };
-  const ck = await loadCheckpoint(ctx.env.store, prefix);
+  const ck = await loadCheckpoint(ctx.env.store, prefix, ctx.onLog);
   if (ck) {
     if (!isGrpoState(ck.state)) throw new Error(`checkpoint under ${prefix} has no GRPO state`);
     if (ck.state.config !== config) throw new Error(`checkpoint under ${prefix} was made with other parameters; use a fresh output folder or remove it`);

@@ -86,7 +86,7 @@ function warmupTrainer(runtime: ModelRuntime, lr: number, aggregation: "token-me
 
 /** The rounds a checkpoint under `prefix` already finished (the trainer's state restored), or none; a checkpoint of other parameters is refused. */
 async function resumeRounds(ctx: RunContext, runtime: ModelRuntime, cellId: string, prefix: string, config: string): Promise<{ rounds: WarmupRoundReport[]; start: number }> {
-  const ck = await loadCheckpoint(ctx.env.store, prefix);
+  const ck = await loadCheckpoint(ctx.env.store, prefix, ctx.onLog);
   if (!ck) return { rounds: [], start: 0 };
   const st = ck.state;
   if (st.config !== config || !Array.isArray(st.rounds) || typeof st.trainerStep !== "number") {
