@@ -148,6 +148,32 @@ interface CacheMeta {
 }
 
 const metaKey = (url: string) => `${url}#meta`;
+
+/**
+ * A request that got no answer at all (offline, a blocked host, a refused cross-origin request): the browser says
+ * only "Failed to fetch". The message says which source and URL, whether the model cache holds the file, and what
+ * to do.
+ */
+export class UnreachableError extends Error {
+  override name = "UnreachableError";
+  constructor(readonly url: string, readonly source: string, override readonly cause: unknown, cacheNote: string) {
+    super(`${source} was unreachable: the request for ${url} got no answer (${cause instanceof Error ? cause.message : String(cause)}: ` +
+      `no network, the host blocked, or a cross-origin request refused). ${cacheNote} ` +
+      `To do: connect to the internet and run the cell again; files downloaded once stay in this browser's model cache and then load without a connection.`);
+  }
+}
+
+/** What the model cache holds, for an unreachable-source message. */
+async function cacheNote(cache: ByteCache | undefined, url: string): Promise<string> {
+  if (!cache) return "This source is read without the model cache: no copy of its files is kept in the browser.";
+  const has = await (cache.has ? cache.has(url) : cache.get(url).then((b) => b !== null)).catch(() => false);
+  if (has) return "The model cache holds this file, but not its check data: it is downloaded again when the source can be reached.";
+  const usage = "usage" in cache && typeof cache.usage === "function" ? await (cache as ClearableCache).usage().catch(() => null) : null;
+  const held = usage === null ? "" : usage.files === 0
+    ? " (the cache is empty: no model has been downloaded in this browser yet)"
+    : ` (it holds ${usage.files} file${usage.files === 1 ? "" : "s"}, ${(usage.bytes / 1e6).toFixed(1)} MB, of other downloads)`;
+  return `The model cache has no copy of this file${held}.`;
+}
 const enc = new TextEncoder();
 const dec = new TextDecoder();
 
@@ -196,7 +222,7 @@ export class UrlSource implements ModelSource {
         return cached;
       }
     }
-    const res = await this.fetchFn(url, { headers: this.o.headers, signal });
+    const res = await this.request(url, { headers: this.o.headers, signal }, signal);
     if (res.status === 404 || spaFallback(path, res)) {
       await res.body?.cancel();
       throw new MissingFileError(path, this.describe(), res.status === 404 ? `HTTP 404 for ${url}` : `${url} answered with a web page (the server's fallback for a missing file)`);
@@ -257,11 +283,22 @@ export class UrlSource implements ModelSource {
     const url = this.url(path);
     const cache = this.o.cache;
     if (cache && (cache.has ? await cache.has(url) : (await cache.get(url)) !== null)) return true;
-    const res = await this.fetchFn(url, { method: "HEAD", headers: this.o.headers });
+    const res = await this.request(url, { method: "HEAD", headers: this.o.headers });
     await res.body?.cancel();
     if (res.status === 404 || spaFallback(path, res)) return false;
     if (res.ok) return true;
     throw new Error(`checking ${url}: HTTP ${res.status} ${res.statusText}${accessHint(res.status)}`);
+  }
+
+  /** `fetch`, where no answer at all (a rejected fetch, not an abort) is an UnreachableError naming the URL. */
+  private async request(url: string, init: RequestInit, signal?: AbortSignal): Promise<Response> {
+    try {
+      return await this.fetchFn(url, init);
+    } catch (e) {
+      throwIfAborted(signal);
+      if (e instanceof DOMException && e.name === "AbortError") throw e;
+      throw new UnreachableError(url, this.describe(), e, await cacheNote(this.o.cache, url));
+    }
   }
 
   /** The label or base URL. */

@@ -103,7 +103,7 @@ export interface RunInfo {
 }
 
 /** Kinds of run failure the page explains with a remedy. */
-export const RUN_ERROR_KINDS = ["no-webgpu", "device-lost", "demo-model-missing", "model", "sql-worker", "data", "checkpoint", "cancelled", "other"] as const;
+export const RUN_ERROR_KINDS = ["no-webgpu", "device-lost", "demo-model-missing", "unreachable", "model", "sql-worker", "data", "checkpoint", "cancelled", "other"] as const;
 export type RunErrorKind = (typeof RUN_ERROR_KINDS)[number];
 
 /** What the user can do about each kind of failure. */
@@ -111,6 +111,7 @@ export const REMEDIES: Record<RunErrorKind, string> = {
   "no-webgpu": "This browser gives the page no WebGPU adapter. Use Chrome or Edge 113+ with hardware acceleration on (on Linux: --enable-unsafe-webgpu --enable-features=Vulkan); the GPU cell at the top says what is missing.",
   "device-lost": "The GPU device was lost (driver reset, another tab took the memory, or the system slept). The run's checkpoints are kept: press \"Resume\" to continue from the last one.",
   "demo-model-missing": "The demo model's files are not in this build yet. Set the model cell's source to \"url\" (a folder with config.json, tokenizer.json and *.safetensors) or \"hub\" (owner/name).",
+  "unreachable": "Nothing is wrong with the model or its settings: the download could not start. Check the connection (or the host named above) and run the cell again.",
   "model": "The model could not be loaded. Check the model cell's source and that the folder holds config.json, tokenizer.json and model.safetensors (CORS allowed when on another site); a smaller dtype (q4) needs less GPU memory.",
   "sql-worker": "A SQL worker stopped (out of memory, or a database it could not open). Run the cell again; if it repeats, check the dataset's database files.",
   "data": "The dataset could not be read. Check the dataset cell's source and URLs (questions file, database folder) and that the split exists.",
@@ -126,6 +127,7 @@ export function classifyRunError(message: string): RunErrorKind {
   if (m.includes("device lost") || m.includes("device was lost") || m.includes("gpudevice was lost") || m.includes("device is lost")) return "device-lost";
   if (m.includes("navigator.gpu is missing") || m.includes("no gpu adapter") || m.includes("webgpu is not available")) return "no-webgpu";
   if (m.includes("demo model is not in this build")) return "demo-model-missing";
+  if (m.includes("was unreachable: the request for")) return "unreachable";
   if (m.includes("sql worker") || m.includes("sqlpool")) return "sql-worker";
   if (m.includes("checkpoint")) return "checkpoint";
   if (/\(model\)|model cell|config\.json|safetensors|tokenizer|onnx|session/.test(m)) return "model";
