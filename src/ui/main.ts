@@ -17,3 +17,8 @@ if (theme === "light" || theme === "dark") document.documentElement.dataset.them
 
 const el = document.querySelector("rl-notebook");
 if (el) el.controller = new NotebookController(demo, storage(), location.hash);
+// A link pasted into this tab's address bar changes only the hash: open it as a load would. What
+// was open is in storage (the autosave, or a link's draft), so the reload loses nothing.
+addEventListener("hashchange", () => {
+  if (location.hash.startsWith("#nb=")) location.reload();
+});

@@ -11,8 +11,10 @@ import { formatIssues, type Notebook, parseNotebook } from "../core/notebook.ts"
 import { decodeShareHash, encodeShareHash, fitsInLink, linkLength, SAFE_URL_LENGTH } from "../core/share.ts";
 
 export const AUTOSAVE_KEY = "rlvr-notebook-autosave";
-/** Edits to a notebook opened from a link, apart from the user's own: `{ hash, doc }`. */
+/** Edits to notebooks opened from links, apart from the user's own: `[{ hash, doc }]`, the newest first. */
 export const LINK_DRAFT_KEY = "rlvr-notebook-link-draft";
+/** Links whose edits are kept (opening a ninth link's notebook and editing it forgets the oldest's edits). */
+const MAX_DRAFTS = 8;
 /** The notebook that the last switch displaced from the autosave: the way back. */
 export const PREVIOUS_KEY = "rlvr-notebook-previous";
 
@@ -68,8 +70,8 @@ export class NotebookController extends EventTarget {
         this.origin = "link";
         this.linkHash = hash;
         this.mine = saved;
-        const draft = this.readDraft();
-        if (draft && draft.hash === hash) {
+        const draft = this.readDrafts().find((d) => d.hash === hash);
+        if (draft) {
           this.doc = draft.doc;
           this.restoredDraft = true;
         }
@@ -113,17 +115,27 @@ export class NotebookController extends EventTarget {
     }
   }
 
-  private readDraft(): { hash: string; doc: Notebook } | null {
+  /** The stored link drafts that still parse. */
+  private readDrafts(): { hash: string; doc: Notebook }[] {
+    let list: unknown;
     try {
-      const text = this.storage?.getItem(LINK_DRAFT_KEY);
-      if (!text) return null;
-      const j: unknown = JSON.parse(text);
-      if (typeof j !== "object" || j === null || !("hash" in j) || typeof j.hash !== "string" || !("doc" in j)) return null;
-      const r = parseNotebook(j.doc);
-      return r.ok ? { hash: j.hash, doc: r.doc } : null;
+      list = JSON.parse(this.storage?.getItem(LINK_DRAFT_KEY) ?? "[]");
     } catch {
-      return null;
+      return [];
     }
+    const out: { hash: string; doc: Notebook }[] = [];
+    for (const j of Array.isArray(list) ? list : []) {
+      if (typeof j !== "object" || j === null || !("hash" in j) || typeof j.hash !== "string" || !("doc" in j)) continue;
+      const r = parseNotebook(j.doc);
+      if (r.ok) out.push({ hash: j.hash, doc: r.doc });
+    }
+    return out;
+  }
+
+  /** Stores the open link's draft first (or drops it: `doc` null), keeping other links' drafts. */
+  private writeDraft(hash: string, doc: Notebook | null): void {
+    const others = this.readDrafts().filter((d) => d.hash !== hash);
+    this.write(LINK_DRAFT_KEY, (doc ? [{ hash, doc }, ...others] : others).slice(0, MAX_DRAFTS));
   }
 
   private write(key: string, value: unknown): void {
@@ -169,7 +181,7 @@ export class NotebookController extends EventTarget {
   /** Link only: the link's notebook becomes the user's (autosaved); their own one is kept as `previous`. */
   keepLink(): void {
     if (this.origin !== "link") return;
-    this.write(LINK_DRAFT_KEY, null);
+    if (this.linkHash) this.writeDraft(this.linkHash, null);
     this.replace(this.doc, "autosave");
   }
 
@@ -199,8 +211,9 @@ export class NotebookController extends EventTarget {
   }
 
   private autosave(): void {
-    if (this.origin === "link") this.write(LINK_DRAFT_KEY, { hash: this.linkHash, doc: this.doc });
-    else this.write(AUTOSAVE_KEY, this.doc);
+    if (this.origin === "link") {
+      if (this.linkHash) this.writeDraft(this.linkHash, this.doc);
+    } else this.write(AUTOSAVE_KEY, this.doc);
   }
 
   /** A share link for the document (parameters only), or why a file is the better way. */

@@ -111,21 +111,30 @@ Deno.test({
 });
 
 Deno.test({
-  name: "share link: 'Keep as my notebook' makes the link's notebook the autosave and keeps the user's one as the way back",
+  name: "share link: each link keeps its own edits; 'Keep as my notebook' makes one the autosave and keeps the user's one as the way back",
   sanitizeResources: false,
   sanitizeOps: false,
   async fn() {
     const { ctx, page, errors } = await freshPage();
     await open(page, server.url);
     await setTitle(page, "Mine");
-    await open(page, server.url + encodeShareHash(linkDoc));
+    const hashA = encodeShareHash(linkDoc);
+    await open(page, server.url + hashA);
+    await setTitle(page, "Link A, edited");
+    // A second link pasted into the same tab (only the hash changes) opens too; each link keeps its own edits.
+    const hashB = encodeShareHash({ ...linkDoc, title: "Link B" });
+    await page.evaluate((h) => (location.hash = h), hashB);
+    await page.waitForFunction(() => (document.querySelector("rl-notebook")?.shadowRoot?.querySelector("[data-testid=nb-title]") as HTMLInputElement | null)?.value === "Link B");
+    await setTitle(page, "Link B, edited");
+    await open(page, server.url + hashA);
+    assertEquals(await title(page), "Link A, edited");
     await page.getByTestId("keep-link").click();
     assertEquals(await page.getByTestId("from-link").count(), 0);
-    assertEquals((await stored(page, "rlvr-notebook-autosave")).title, linkDoc.title);
+    assertEquals((await stored(page, "rlvr-notebook-autosave")).title, "Link A, edited");
     assertEquals((await stored(page, "rlvr-notebook-previous")).title, "Mine");
     await page.reload();
     await page.getByTestId("nb-title").waitFor();
-    assertEquals(await title(page), linkDoc.title);
+    assertEquals(await title(page), "Link A, edited");
     assertEquals(await page.getByTestId("from-link").count(), 0, "kept: no longer shown as a link's");
     assert(/Back to Mine/.test((await page.getByTestId("notebook-back").textContent()) ?? ""));
     assert(errors.length === 0, `no page errors: ${errors.join("; ")}`);
