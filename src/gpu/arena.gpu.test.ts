@@ -1,7 +1,6 @@
-// The host-side speed changes must not change a single bit of a training step: buffers reused
-// from the arena (poisoned with NaN, so a read of an element the step did not write shows),
-// merged compute passes, cached bind groups, per-layer submits — against the earlier way (fresh
-// zeroed buffers, a pass and a bind group per dispatch, one submit per forward/backward).
+// The host side must not change a single bit of a training step: buffers reused from the arena
+// (poisoned with NaN, so a read of an element the step did not write shows) and merged compute
+// passes, against unpoisoned buffers and a pass per dispatch (the profiler's mode, knob passes=split).
 import { assert, assertEquals } from "../../tests/assert.ts";
 import { Rng } from "../core/rng.ts";
 import { LORA_TARGETS, randomAdapter } from "../model/lora.ts";
@@ -12,14 +11,14 @@ import { arenaBuffer, arenaStats, releaseToArena, setArenaPoison, trimArena } fr
 import { bindGroupStats } from "./recorder.ts";
 import { readF32, releaseTransients, requestGpu } from "./device.ts";
 import { destroyAdapter, destroyModel, readAdapter, uploadAdapter, uploadModel } from "./model/state.ts";
-import { NEW_SWITCHES, OLD_SWITCHES, type PerfSwitches, setPerfSwitches } from "./switches.ts";
+import { DEFAULT_SWITCHES, type PerfSwitches, setPerfSwitches } from "./switches.ts";
 import { type GrpoSample, grpoStep, grpoTrainer } from "./trainer/grpo-step.ts";
 
 const gpu = await requestGpu();
 const { device } = gpu;
 
-/** The host-side switches only: the arithmetic (kernels, split-K, subgroups) stays that of the defaults. */
-const HOST_OLD: Partial<PerfSwitches> = { passes: OLD_SWITCHES.passes, submit: OLD_SWITCHES.submit, bindCache: OLD_SWITCHES.bindCache, arena: OLD_SWITCHES.arena };
+/** A pass per dispatch: the arithmetic stays that of the defaults. */
+const SPLIT_PASSES: Partial<PerfSwitches> = { passes: "split" };
 
 Deno.test("arena: a buffer comes back by label and size; another size of the label frees the old one; trim frees the rest", async () => {
   trimArena(device);
@@ -41,14 +40,6 @@ Deno.test("arena: a buffer comes back by label and size; another size of the lab
   releaseToArena(device, [a2]);
   assert(trimArena(device) >= 128 + 12, "trim frees the free buffers' bytes");
   assertEquals(arenaStats(device).free, 0);
-  setPerfSwitches({ arena: false });
-  try {
-    const c = arenaBuffer(device, "arena-test-c", 16);
-    releaseToArena(device, [c]);
-    assertEquals(arenaStats(device).free, 0, "arena off: given-back buffers are destroyed");
-  } finally {
-    setPerfSwitches({ arena: true });
-  }
 });
 
 const tiny = makeTinyModel("qwen2", { seed: 11 });
@@ -90,10 +81,10 @@ async function grpoRun(switches: Partial<PerfSwitches>, recompute: boolean, pois
 }
 
 for (const recompute of [false, true]) {
-  Deno.test(`grpoStep${recompute ? " (recompute)" : ""}: arena buffers poisoned with NaN, merged passes, cached bind groups and per-layer submits give bitwise the earlier way's steps`, async () => {
-    const before = await grpoRun(HOST_OLD, recompute, false);
+  Deno.test(`grpoStep${recompute ? " (recompute)" : ""}: arena buffers poisoned with NaN and merged passes give bitwise the steps of fresh buffers and a pass per dispatch`, async () => {
+    const before = await grpoRun(SPLIT_PASSES, recompute, false);
     const b0 = bindGroupStats(device);
-    const after = await grpoRun({ ...NEW_SWITCHES }, recompute, true);
+    const after = await grpoRun({ ...DEFAULT_SWITCHES }, recompute, true);
     const b1 = bindGroupStats(device);
     assert(b1.hits - b0.hits > 0, "no bind group was reused");
     for (let s = 0; s < 3; s++) {
@@ -105,7 +96,7 @@ for (const recompute of [false, true]) {
   });
 }
 
-Deno.test("pretrainStep: arena buffers poisoned with NaN, merged passes, cached bind groups and per-layer submits give bitwise the earlier way's weights", async () => {
+Deno.test("pretrainStep: arena buffers poisoned with NaN and merged passes give bitwise the weights of fresh buffers and a pass per dispatch", async () => {
   const pcfg = demoConfig({ arch: "qwen2", vocabSize: 200, hidden: 32, layers: 2, heads: 4, kvHeads: 2, intermediate: 48, seqLen: 40, tieWordEmbeddings: true, ropeTheta: 10000 }, [0]);
   const rng = new Rng(31);
   const batches = [0, 1, 2].map(() => Array.from({ length: 4 }, () => Array.from({ length: 10 + rng.int(30) }, () => rng.int(pcfg.vocabSize))));
@@ -129,8 +120,8 @@ Deno.test("pretrainStep: arena buffers poisoned with NaN, merged passes, cached 
     }
     return out;
   };
-  const before = await run(HOST_OLD, false);
-  const after = await run({ ...NEW_SWITCHES }, true);
+  const before = await run(SPLIT_PASSES, false);
+  const after = await run({ ...DEFAULT_SWITCHES }, true);
   for (let s = 0; s < batches.length; s++) {
     assert(after[s].every(Number.isFinite), `step ${s}: non-finite weights or loss (a poisoned element was read)`);
     assertEquals(after[s], before[s], `step ${s}: weights differ`);

@@ -12,7 +12,6 @@
 // buffer of its label frees those first, so what is held is the largest step's set, not a sum of
 // shapes. Switch `arena: false` (RLVR_PERF=arena=0) makes fresh buffers and destroys them, as before.
 import { storageBuffer, writeBuffer } from "./device.ts";
-import { perfSwitches } from "./switches.ts";
 
 interface Arena {
   /** Free buffers: label -> byte size -> buffers. */
@@ -44,7 +43,6 @@ export function setArenaPoison(on: boolean): void {
 /** A storage buffer of at least `bytes` (contents undefined past `data` when given), from the arena when one of this label that large is free. */
 export function arenaBuffer(device: GPUDevice, label: string, data: ArrayBufferView | number): GPUBuffer {
   const bytes = typeof data === "number" ? data : data.byteLength;
-  if (!perfSwitches().arena) return storageBuffer(device, label, data);
   const a = arenaOf(device);
   const size = sizeOf(bytes);
   const byLabel = a.free.get(label);

@@ -142,7 +142,6 @@ function bindGroup(device: GPUDevice, pipeline: GPUComputePipeline, resources: B
       entries: resources.map((r, binding) => ({ binding, resource: isBinding(r) ? r : { buffer: r } })),
     });
   };
-  if (!perfSwitches().bindCache) return make();
   let key = String(idOf(pipeline));
   for (const r of resources) key += isBinding(r) ? `|${idOf(r.buffer)}:${r.offset ?? 0}:${r.size ?? -1}` : `|${idOf(r)}`;
   const hit = c.groups.get(key);

@@ -143,55 +143,29 @@ const BLOCKED_CASES: readonly Case[] = [
   [{ B: 1, T: 75, H: 4, Hkv: 2, D: 128 }, [71], 48],
 ];
 
-/** The odd, small-memory and blocked cases against float64, then the padding check: what every kernel switch is held to. */
-async function checkEveryCase() {
-  for (const [a, lens, seed, opts] of [...ODD_CASES, ...SMALL_MEMORY_CASES, ...BLOCKED_CASES]) await check(a, [...lens], seed, opts);
+/** The odd, small-memory and blocked cases against float64 (with `extra` options), then the padding check. */
+async function checkEveryCase(extra: AttentionOpts = {}) {
+  for (const [a, lens, seed, opts] of [...ODD_CASES, ...SMALL_MEMORY_CASES, ...BLOCKED_CASES]) await check(a, [...lens], seed, { ...opts, ...extra });
   await checkPadding();
 }
 
-Deno.test("attention backward on the register-blocked kernels (switch attnBwd=blocked) with the dq kernel (attnDq=kernel): the same cases against float64", async () => {
-  const { setPerfSwitches } = await import("../switches.ts");
-  const prev = setPerfSwitches({ attnBwd: "blocked", attnDq: "kernel" });
-  try {
-    await checkEveryCase();
-    if (gpu.device.limits.maxComputeWorkgroupStorageSize >= 32768) {
-      // The demo's D = 64 with 32 KiB: dq 32 query rows x 16-key tiles (128 threads), dk/dv 32 keys x 16-query tiles.
-      const dq = blockedTiles(gpu.device, 64, (own, tile, s) => 2 * own * s + 2 * tile * s + own * tile + 2 * own);
-      const kv = blockedTiles(gpu.device, 64, (own, tile, s) => 2 * own * s + 2 * tile * s + 2 * own * tile + 2 * tile);
-      assert(dq.own === 32 && dq.tile === 16 && kv.own === 32 && kv.tile === 16 && kv.fOwn === 2 && kv.fTile === 2, JSON.stringify([dq, kv]));
-    }
-  } finally {
-    setPerfSwitches(prev);
+Deno.test("attention backward on the register-blocked kernels with the dq kernel (where the fused dq's scratch would not fit): the same cases against float64", async () => {
+  await checkEveryCase({ dqScratchBytes: 0 });
+  if (gpu.device.limits.maxComputeWorkgroupStorageSize >= 32768) {
+    // The demo's D = 64 with 32 KiB: dq 32 query rows x 16-key tiles (128 threads), dk/dv 32 keys x 16-query tiles.
+    const dq = blockedTiles(gpu.device, 64, (own, tile, s) => 2 * own * s + 2 * tile * s + own * tile + 2 * own);
+    const kv = blockedTiles(gpu.device, 64, (own, tile, s) => 2 * own * s + 2 * tile * s + 2 * own * tile + 2 * tile);
+    assert(dq.own === 32 && dq.tile === 16 && kv.own === 32 && kv.tile === 16 && kv.fOwn === 2 && kv.fTile === 2, JSON.stringify([dq, kv]));
   }
 });
 
-Deno.test("attention forward on the register-blocked kernel (switch attnFwd=blocked), with either backward: the same cases against float64", async () => {
-  const { setPerfSwitches } = await import("../switches.ts");
-  const prev = setPerfSwitches({ attnFwd: "blocked" });
-  try {
-    for (const attnBwd of ["lanes", "blocked"] as const) {
-      setPerfSwitches({ attnFwd: "blocked", attnBwd });
-      console.log(`attnFwd=blocked attnBwd=${attnBwd}`);
-      await checkEveryCase();
-    }
-    if (gpu.device.limits.maxComputeWorkgroupStorageSize >= 32768) {
-      // The demo's D = 64 with 32 KiB: 32 query rows x 16-key tiles, 2 x 2 scores a thread (128 threads, 20.6 KiB).
-      const f = blockedTiles(gpu.device, 64, forwardBlockedWords);
-      assert(f.own === 32 && f.tile === 16 && f.fOwn === 2 && f.fTile === 2 && f.JMAX === 1, JSON.stringify(f));
-      assert(forwardBlockedWords(32, 16, 68) * 4 === 21120, `${forwardBlockedWords(32, 16, 68) * 4} bytes`);
-    }
-  } finally {
-    setPerfSwitches(prev);
-  }
-});
-
-Deno.test("attention on the lane kernels (attnBwd=lanes, attnFwd=lanes; the default is blocked): the same cases against float64", async () => {
-  const { setPerfSwitches } = await import("../switches.ts");
-  const prev = setPerfSwitches({ attnFwd: "lanes", attnBwd: "lanes" });
-  try {
-    await checkEveryCase();
-  } finally {
-    setPerfSwitches(prev);
+Deno.test("attention on the register-blocked kernels (D % 4 == 0; the lane kernels elsewhere), dq fused: every case against float64", async () => {
+  await checkEveryCase();
+  if (gpu.device.limits.maxComputeWorkgroupStorageSize >= 32768) {
+    // The demo's D = 64 with 32 KiB: 32 query rows x 16-key tiles, 2 x 2 scores a thread (128 threads, 20.6 KiB).
+    const f = blockedTiles(gpu.device, 64, forwardBlockedWords);
+    assert(f.own === 32 && f.tile === 16 && f.fOwn === 2 && f.fTile === 2 && f.JMAX === 1, JSON.stringify(f));
+    assert(forwardBlockedWords(32, 16, 68) * 4 === 21120, `${forwardBlockedWords(32, 16, 68) * 4} bytes`);
   }
 });
 
@@ -212,65 +186,24 @@ Deno.test("attention: a buffer smaller than its shape is rejected before anythin
   for (const g of Object.values(b)) g.destroy();
 });
 
-Deno.test("attention: forward state and dq, dk, dv sums in named registers (switch attnNamed) give the bits of the arrays, against float64", async () => {
-  const { setPerfSwitches } = await import("../switches.ts");
-  // attnNamed is a variant of the lane kernels.
-  const prev = setPerfSwitches({ attnNamed: 1, attnFwd: "lanes", attnBwd: "lanes" });
-  try {
-    await check({ B: 2, T: 45, H: 4, Hkv: 2, D: 64 }, [45, 30], 31);
-    await check({ B: 1, T: 21, H: 4, Hkv: 2, D: 128 }, [19], 32);
-    await check({ B: 2, T: 29, H: 2, Hkv: 1, D: 24 }, [29, 7], 33, { workgroupBytes: 16384 });
-    for (const [a, lens, seed] of [[{ B: 2, T: 70, H: 6, Hkv: 2, D: 64 }, [70, 41], 34], [{ B: 1, T: 33, H: 2, Hkv: 2, D: 100 }, [33], 35]] as const) {
-      const x = randomInputs(a, seed);
-      setPerfSwitches({ attnNamed: 1 });
-      const named = await run(a, x, [...lens]);
-      setPerfSwitches({ attnNamed: 0 });
-      const arrays = await run(a, x, [...lens]);
-      for (const name of ["o", "lse", "dq", "dk", "dv"] as const) {
-        for (let i = 0; i < named[name].length; i++) {
-          if (!Object.is(named[name][i], arrays[name][i])) throw new Error(`${JSON.stringify(a)} ${name}[${i}]: ${named[name][i]} named, ${arrays[name][i]} arrays`);
-        }
-      }
-    }
-  } finally {
-    setPerfSwitches(prev);
-  }
-});
-
-Deno.test("attention backward with dq fused into the dk/dv kernel (switch attnDq=fused): the same cases against float64, dk/dv/delta against the dq kernel's path, and the fallback past the scratch cap", async () => {
-  const { setPerfSwitches } = await import("../switches.ts");
-  const prev = setPerfSwitches({ attnBwd: "blocked", attnDq: "fused" });
-  try {
-    // D % 4 != 0 keeps the lane kernels (and their dq kernel): those cases check that the switch leaves them alone.
-    await checkEveryCase();
-    // The scratch holds block kb's rows t >= kb BK: T + (T - BK) + ... rows of B H D floats; the shapes measured on the
-    // H200 fit the default cap.
-    assert(dqScratchBytes({ B: 2, T: 70, H: 3, Hkv: 1, D: 64 }, 32) === (70 + 38 + 6) * 2 * 3 * 64 * 4, "scratch bytes");
-    assert(dqScratchBytes({ B: 16, T: 1024, H: 6, Hkv: 2, D: 64 }, 32) <= DQ_SCRATCH_CAP && dqScratchBytes({ B: 8, T: 768, H: 14, Hkv: 2, D: 64 }, 32) <= DQ_SCRATCH_CAP, "cap");
-    for (const [a, lens, seed, opts] of [
-      [{ B: 2, T: 131, H: 6, Hkv: 2, D: 64 }, [131, 77], 51, {}],
-      [{ B: 1, T: 41, H: 4, Hkv: 1, D: 32 }, [38], 52, { workgroupBytes: 8192 }],
-    ] as const) {
-      const x = randomInputs(a, seed);
-      setPerfSwitches({ attnDq: "fused" });
-      const fused = await run(a, x, [...lens], opts);
-      // A cap below the scratch's bytes: the dq kernel runs instead, and dq is the default path's to the bit.
-      const capped = await run(a, x, [...lens], { ...opts, dqScratchBytes: 1024 });
-      setPerfSwitches({ attnDq: "kernel" });
-      const kernel = await run(a, x, [...lens], opts);
-      for (const name of ["dq", "dk", "dv", "delta"] as const) {
-        for (let i = 0; i < kernel[name].length; i++) {
-          if (!Object.is(capped[name][i], kernel[name][i])) throw new Error(`${JSON.stringify(a)} capped ${name}[${i}]: ${capped[name][i]} against ${kernel[name][i]}`);
-        }
-      }
-      let dqDiff = 0;
-      for (let i = 0; i < kernel.dq.length; i++) dqDiff = Math.max(dqDiff, Math.abs(fused.dq[i] - kernel.dq[i]));
-      const same = (["dk", "dv", "delta"] as const).map((n) => fused[n].every((v, i) => Object.is(v, kernel[n][i])));
-      console.log(`${JSON.stringify(a)}: fused dq within ${dqDiff.toExponential(2)} of the dq kernel's; dk, dv, delta bitwise equal: ${same.join(", ")}`);
-      assert(dqDiff < 1e-4, `fused dq differs by ${dqDiff}`);
-    }
-  } finally {
-    setPerfSwitches(prev);
+Deno.test("attention backward with dq fused into the dk/dv kernel: dk/dv/delta against the dq kernel's path (past the scratch cap), dq within rounding", async () => {
+  // The scratch holds block kb's rows t >= kb BK: T + (T - BK) + ... rows of B H D floats; the 0.5B step's and
+  // pretraining's shapes fit the default cap.
+  assert(dqScratchBytes({ B: 2, T: 70, H: 3, Hkv: 1, D: 64 }, 32) === (70 + 38 + 6) * 2 * 3 * 64 * 4, "scratch bytes");
+  assert(dqScratchBytes({ B: 16, T: 1024, H: 6, Hkv: 2, D: 64 }, 32) <= DQ_SCRATCH_CAP && dqScratchBytes({ B: 8, T: 768, H: 14, Hkv: 2, D: 64 }, 32) <= DQ_SCRATCH_CAP, "cap");
+  for (const [a, lens, seed, opts] of [
+    [{ B: 2, T: 131, H: 6, Hkv: 2, D: 64 }, [131, 77], 51, {}],
+    [{ B: 1, T: 41, H: 4, Hkv: 1, D: 32 }, [38], 52, { workgroupBytes: 8192 }],
+  ] as const) {
+    const x = randomInputs(a, seed);
+    const fused = await run(a, x, [...lens], opts);
+    // A cap below the scratch's bytes: the dq kernel runs instead.
+    const kernel = await run(a, x, [...lens], { ...opts, dqScratchBytes: 1024 });
+    let dqDiff = 0;
+    for (let i = 0; i < kernel.dq.length; i++) dqDiff = Math.max(dqDiff, Math.abs(fused.dq[i] - kernel.dq[i]));
+    const same = (["dk", "dv", "delta"] as const).map((n) => fused[n].every((v, i) => Object.is(v, kernel[n][i])));
+    console.log(`${JSON.stringify(a)}: fused dq within ${dqDiff.toExponential(2)} of the dq kernel's; dk, dv, delta bitwise equal: ${same.join(", ")}`);
+    assert(dqDiff < 1e-4, `fused dq differs by ${dqDiff}`);
   }
 });
 
@@ -288,34 +221,19 @@ function watchPipelineLabels(device: GPUDevice): { labels: string[]; restore: ()
   return { labels, restore: () => { device.createComputePipelineAsync = create; } };
 }
 
-Deno.test("attention backward under attnSplit=1 (a workgroup per query head of the dk/dv kernel, a reduce over the group): every case against float64, dq and delta bitwise the default's, dk and dv within rounding", async () => {
-  const { setPerfSwitches } = await import("../switches.ts");
+Deno.test("attention backward with a workgroup per query head of the dk/dv kernel and a reduce over the group: the split kernels run; the partials take two windows of the split-K scratch", async () => {
   const { device } = gpu;
-  const prev = setPerfSwitches({ attnBwd: "blocked", attnDq: "fused", attnSplit: 1 });
   const { labels, restore } = watchPipelineLabels(device);
   try {
-    await checkEveryCase();
-    // Groups of 3, 4 and 7 heads (the 0.5B's), one of 1 (Hkv = H: nothing to split).
+    // Groups of 3, 4 and 7 heads (the 0.5B's), one of 1 (Hkv = H: nothing to split); fused dq and the dq kernel.
     for (const [a, lens, seed, opts] of [
       [{ B: 2, T: 131, H: 6, Hkv: 2, D: 64 }, [131, 77], 71, {}],
       [{ B: 1, T: 41, H: 4, Hkv: 1, D: 32 }, [38], 72, { workgroupBytes: 8192 }],
       [{ B: 2, T: 50, H: 14, Hkv: 2, D: 64 }, [50, 33], 73, {}],
       [{ B: 1, T: 33, H: 2, Hkv: 2, D: 64 }, [30], 74, {}],
     ] as const) {
-      const x = randomInputs(a, seed);
-      for (const attnDq of ["fused", "kernel"] as const) {
-        setPerfSwitches({ attnDq, attnSplit: 1 });
-        const on = await run(a, x, [...lens], opts);
-        setPerfSwitches({ attnDq, attnSplit: 0 });
-        const off = await run(a, x, [...lens], opts);
-        for (const name of ["dq", "delta", "o", "lse"] as const) assertSameBits(on[name], off[name], `${JSON.stringify(a)} attnDq=${attnDq} ${name}`);
-        let diff = 0;
-        for (const name of ["dk", "dv"] as const) for (let i = 0; i < on[name].length; i++) diff = Math.max(diff, Math.abs(on[name][i] - off[name][i]));
-        const same = a.H === a.Hkv ? ["dk", "dv"].every((n) => on[n as "dk"].every((v, i) => Object.is(v, off[n as "dk"][i]))) : true;
-        assert(same, `${JSON.stringify(a)}: one head a group, yet dk/dv differ from the default's`);
-        assert(diff < 1e-5, `${JSON.stringify(a)} attnDq=${attnDq}: dk/dv differ from the default's by ${diff}`);
-        console.log(`${JSON.stringify(a)} attnDq=${attnDq}: dq, delta bitwise the default's; dk, dv within ${diff.toExponential(2)}`);
-      }
+      await check(a, [...lens], seed, opts);
+      await check(a, [...lens], seed, { ...opts, dqScratchBytes: 0 });
     }
     for (const l of ["attention-backward-dkv-dqp-split", "attention-backward-dkv-blocked-split", "attention-backward-dkv-reduce"]) {
       assert(labels.includes(l), `${l} was not created (${[...new Set(labels)].join(", ")})`);
@@ -332,7 +250,6 @@ Deno.test("attention backward under attnSplit=1 (a workgroup per query head of t
       return createBindGroup.call(device, d);
     };
     try {
-      setPerfSwitches({ attnDq: "fused", attnSplit: 1 });
       await run(a, randomInputs(a, 75), [50, 33], {});
     } finally {
       device.createBindGroup = createBindGroup;
@@ -341,6 +258,5 @@ Deno.test("attention backward under attnSplit=1 (a workgroup per query head of t
     assert(twice === 2, `bind groups with the split-K scratch as both dk and dv partials: ${twice}, want 2 (the dk/dv kernel's, the reduce's)`);
   } finally {
     restore();
-    setPerfSwitches(prev);
   }
 });

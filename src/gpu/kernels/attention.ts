@@ -1,10 +1,10 @@
-// Wrappers of the causal grouped-query attention kernels: attention.wgsl (forward; attention_rb.wgsl under
-// attnFwd=blocked), attention_bwd_dq.wgsl then attention_bwd_dkv.wgsl (backward; the *_rb.wgsl pair under
-// attnBwd=blocked; attention_dims.wgsl and attention_rb_common.wgsl are appended to the three *_rb.wgsl; under
-// attnDq=fused, attention_delta.wgsl, the dk/dv kernel with attention_dq_partial.wgsl, then attention_dq_reduce.wgsl).
+// Wrappers of the causal grouped-query attention kernels. Where D % 4 == 0 (every real model): the register-blocked
+// attention_rb.wgsl (forward) and attention_bwd_dkv_rb.wgsl (backward) with dq fused into it (attention_delta.wgsl, the
+// dk/dv kernel with attention_dq_partial.wgsl, then attention_dq_reduce.wgsl; attention_bwd_dq_rb.wgsl where the dq
+// scratch would not fit); attention_dims.wgsl and attention_rb_common.wgsl are appended to the *_rb.wgsl. Else the lane
+// kernels: attention.wgsl, attention_bwd_dq.wgsl then attention_bwd_dkv.wgsl.
 // Layouts in docs/kernels.md.
 import { CALL_SCRATCH, computePipeline, dispatch, sharedScratch, uniformBuffer } from "../device.ts";
-import { perfSwitches } from "../switches.ts";
 import type { AttentionDims } from "./attention.ref.ts";
 import { grid } from "./layer-common.ts";
 import { scratchBuffer } from "./matmul.ts";
@@ -76,7 +76,7 @@ const TILE_CANDIDATES: ReadonlyArray<readonly [number, number]> = [[16, 16], [16
 
 /**
  * Options of both passes: the softmax scale (default 1/sqrt(D)), a cap on workgroup memory (tests, tuning) and one on
- * the scratch of the fused dq (switch attnDq=fused; default DQ_SCRATCH_CAP and the device's largest storage binding:
+ * the scratch of the fused dq ( default DQ_SCRATCH_CAP and the device's largest storage binding:
  * past it the dq kernel runs instead).
  */
 export interface AttentionOpts {
@@ -135,7 +135,8 @@ export async function encodeAttentionForward(
 ): Promise<void> {
   const scale = opts.scale ?? 1 / Math.sqrt(a.D);
   validate(a, buf);
-  if (perfSwitches().attnFwd === "blocked" && a.D % 4 === 0) return encodeBlockedForward(device, enc, buf, a, scale, opts.workgroupBytes);
+  // Register-blocked tiles where D % 4 == 0, else the lane kernel (16 lanes a row).
+  if (a.D % 4 === 0) return encodeBlockedForward(device, enc, buf, a, scale, opts.workgroupBytes);
   const ds = tileStride(a.D);
   // q, k and v tiles, the scores and their probabilities.
   const words = (bq: number, bk: number) => bq * ds + 2 * bk * ds + 2 * bq * bk;
@@ -143,8 +144,7 @@ export async function encodeAttentionForward(
   const wide = words(32, 16) * 4 <= Math.min(device.limits.maxComputeWorkgroupStorageSize, opts.workgroupBytes ?? Infinity);
   const [BQ, BK] = wide ? [32, 16] : pickTiles(device, words, opts.workgroupBytes);
   const RPT = wide ? 2 : 1;
-  const named = perfSwitches().attnNamed === 1;
-  const pipeline = await computePipeline(device, named ? "attention-forward-named" : "attention-forward", withDims(forwardSource), { D: a.D, BQ, BK, RPT, NAMED_ACC: named ? 1 : 0 });
+  const pipeline = await computePipeline(device, "attention-forward", withDims(forwardSource), { D: a.D, BQ, BK, RPT, NAMED_ACC: 0 });
   const dims = dimsUniform(device, "attention-forward-dims", a, scale);
   dispatch(device, enc, pipeline, [buf.q, buf.k, buf.v, buf.lens, buf.o, buf.lse, dims], [Math.ceil(a.T / BQ), a.H, a.B]);
 }
@@ -179,7 +179,7 @@ export function blockedTiles(device: GPUDevice, D: number, words: (own: number, 
   return { own, tile, fOwn, fTile: tile / (4 * fOwn), JMAX: d4 > 16 ? 2 : 1 };
 }
 
-/** Records the register-blocked forward (switch attnFwd=blocked, D % 4 == 0). */
+/** Records the register-blocked forward (D % 4 == 0). */
 async function encodeBlockedForward(device: GPUDevice, enc: GPUCommandEncoder, buf: AttentionForwardBuffers, a: AttentionDims, scale: number, cap?: number) {
   const t = blockedTiles(device, a.D, forwardBlockedWords, cap);
   const pipeline = await computePipeline(device, "attention-forward-blocked", blockedSource(forwardBlockedSource, false), {
@@ -199,7 +199,7 @@ export function forwardBlockedWords(own: number, tile: number, s: number): numbe
   return own * s + 2 * tile * s + tile * (own + 4) + own * 4 * fOwn + 3 * own;
 }
 
-/** Records the register-blocked backward (switch attnBwd=blocked, D % 4 == 0): dq and delta, then dk and dv. */
+/** Records the register-blocked backward (D % 4 == 0) without the fused dq: dq and delta, then dk and dv. */
 async function encodeBlockedBackward(device: GPUDevice, enc: GPUCommandEncoder, buf: AttentionBackwardBuffers, a: AttentionDims, dims: GPUBuffer, cap?: number) {
   // q, dout, k, v tiles, the dS tile, lse and delta of the owned rows.
   const dqT = blockedTiles(device, a.D, (own, tile, s) => 2 * own * s + 2 * tile * s + own * tile + 2 * own, cap);
@@ -219,14 +219,13 @@ async function encodeBlockedBackward(device: GPUDevice, enc: GPUCommandEncoder, 
 }
 
 /**
- * Workgroups sharing one (batch, kv head, key block) of the dk/dv kernel: under the switch attnSplit=1 every query head
- * of a group gets its own (H / Hkv), and a reduce sums their partial dk and dv; else 1, the group's heads in one
- * workgroup one after another. Why: at the 0.5B shape (7 heads a group, 768 tokens) the kernel's grid is 384 workgroups,
- * one wave of the H200, and the first key block's 7 x 48 query tiles run in one workgroup while the last block's take
- * 7 x 2; split, 2,688 workgroups of at most 48 tiles.
+ * Workgroups sharing one (batch, kv head, key block) of the dk/dv kernel: every query head of a group gets its own
+ * (H / Hkv), and a reduce sums their partial dk and dv. Why: at the 0.5B shape (7 heads a group, 768 tokens) one
+ * workgroup per group is one wave of a big GPU, whose first key block's 7 x 48 query tiles run in one workgroup while
+ * the last block's take 7 x 2; split, 2,688 workgroups of at most 48 tiles.
  */
 export function dkvParts(a: AttentionDims): number {
-  return perfSwitches().attnSplit === 1 ? a.H / a.Hkv : 1;
+  return a.H / a.Hkv;
 }
 
 /**
@@ -267,22 +266,22 @@ export function dqScratchBytes(a: AttentionDims, BK: number): number {
 
 /**
  * The fused dq's scratch at most (512 MiB): pretraining's 16 x 1024 needs 415 MB and the 0.5B step's 8 x 768 275 MB,
- * both measured faster fused (H200, 2026-12-04); larger batches keep the dq kernel rather than hold more memory.
+ * both faster fused (docs/kernels.md); larger batches keep the dq kernel rather than hold more memory.
  */
 export const DQ_SCRATCH_CAP = 512 * 2 ** 20;
 
 /**
- * Records the backward with dq fused into the dk/dv kernel (switch attnDq=fused, D % 4 == 0): delta by its own pass, the
+ * Records the backward with dq fused into the dk/dv kernel (D % 4 == 0): delta by its own pass, the
  * dk/dv kernel writing each key block's dS K to a scratch, then a reduce of the blocks into dq. False (nothing
  * recorded) where the scratch would exceed opts.dqScratchBytes (default DQ_SCRATCH_CAP) or the device's storage binding
  * and buffer limits.
  */
 /**
  * The bytes of the call scratch (device.ts CALL_SCRATCH) the backward of these dims takes for its dq partials under the
- * current switches (attnBwd=blocked, attnDq=fused, D % 4 == 0, within the limits): 0 where it takes none.
+ * register-blocked kernels (D % 4 == 0, within the limits): 0 where it takes none.
  */
 export function attentionBackwardScratchBytes(device: GPUDevice, a: AttentionDims, opts: AttentionOpts = {}): number {
-  if (perfSwitches().attnBwd !== "blocked" || perfSwitches().attnDq !== "fused" || a.D % 4 !== 0) return 0;
+  if (a.D % 4 !== 0) return 0;
   const bytes = dqScratchBytes(a, blockedTiles(device, a.D, DKV_WORDS, opts.workgroupBytes).own);
   const limit = Math.min(device.limits.maxStorageBufferBindingSize, device.limits.maxBufferSize, opts.dqScratchBytes ?? DQ_SCRATCH_CAP);
   return bytes > limit ? 0 : bytes;
@@ -322,16 +321,16 @@ export async function encodeAttentionBackward(
   const scale = opts.scale ?? 1 / Math.sqrt(a.D);
   validate(a, buf);
   const dims = dimsUniform(device, "attention-backward-dims", a, scale);
-  if (perfSwitches().attnBwd === "blocked" && a.D % 4 === 0) {
-    if (perfSwitches().attnDq === "fused" && await encodeFusedDqBackward(device, enc, buf, a, dims, opts)) return;
+  // Register-blocked kernels where D % 4 == 0, dq fused into the dk/dv kernel where its scratch fits; else the lane kernels.
+  if (a.D % 4 === 0) {
+    if (await encodeFusedDqBackward(device, enc, buf, a, dims, opts)) return;
     return encodeBlockedBackward(device, enc, buf, a, dims, opts.workgroupBytes);
   }
   const ds = tileStride(a.D);
   const dqWords = (bq: number, bk: number) => 2 * bq * ds + 2 * bk * ds + bq * bk + 2 * bq;
   const wide = dqWords(32, 16) * 4 <= Math.min(device.limits.maxComputeWorkgroupStorageSize, opts.workgroupBytes ?? Infinity);
   const [BQ, BK] = wide ? [32, 16] : pickTiles(device, dqWords, opts.workgroupBytes);
-  const named = perfSwitches().attnNamed === 1;
-  const dq = await computePipeline(device, named ? "attention-backward-dq-named" : "attention-backward-dq", withDims(dqSource), { D: a.D, BQ, BK, RPT: wide ? 2 : 1, NAMED_ACC: named ? 1 : 0 });
+  const dq = await computePipeline(device, "attention-backward-dq", withDims(dqSource), { D: a.D, BQ, BK, RPT: wide ? 2 : 1, NAMED_ACC: 0 });
   dispatch(device, enc, dq, [buf.q, buf.k, buf.v, buf.o, buf.dout, buf.lse, buf.lens, buf.dq, buf.delta, dims], [
     Math.ceil(a.T / BQ),
     a.H,
@@ -340,7 +339,7 @@ export async function encodeAttentionBackward(
   const dkvWords = (bk: number, bq: number) => 2 * bk * ds + 2 * bq * ds + 2 * bk * bq + 2 * bq;
   const wideKv = dkvWords(32, 16) * 4 <= Math.min(device.limits.maxComputeWorkgroupStorageSize, opts.workgroupBytes ?? Infinity);
   const [KR, QT] = wideKv ? [32, 16] : pickTiles(device, dkvWords, opts.workgroupBytes);
-  const dkv = await computePipeline(device, named ? "attention-backward-dkv-named" : "attention-backward-dkv", withDims(dkvSource), { D: a.D, BK: KR, BQ: QT, RPT: wideKv ? 2 : 1, NAMED_ACC: named ? 1 : 0 });
+  const dkv = await computePipeline(device, "attention-backward-dkv", withDims(dkvSource), { D: a.D, BK: KR, BQ: QT, RPT: wideKv ? 2 : 1, NAMED_ACC: 0 });
   dispatch(device, enc, dkv, [buf.q, buf.k, buf.v, buf.dout, buf.lse, buf.delta, buf.lens, buf.dk, buf.dv, dims], [
     Math.ceil(a.T / KR),
     a.Hkv,

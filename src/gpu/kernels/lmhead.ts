@@ -1,19 +1,15 @@
 // Wrappers of the fused vocabulary head: lmhead.wgsl + lmhead_combine.wgsl (forward: logp, lse,
-// entropy, streaming over V) and lmhead_grad.wgsl + matmul.ts's kernels (backward, chunked over V:
-// dh and, for full fine-tuning, dW). Under the switch lm128 the partials and dz run on 128x128 tiles
-// (lmhead_t128.wgsl, lmhead_grad_t128.wgsl). Layouts in docs/kernels.md.
+// entropy, streaming over V; 64x64 tiles) and lmhead_grad_t128.wgsl + matmul.ts's kernels (backward, chunked
+// over V: dz on 128x128 tiles, then dh and, for full fine-tuning, dW). Layouts in docs/kernels.md.
 import { computePipeline, dispatch, storageBuffer, uniformBuffer } from "../device.ts";
 import { checkSizes } from "./attention.ts";
 import type { LmHeadDims } from "./lmhead.ref.ts";
 import partialSource from "./lmhead.wgsl" with { type: "text" };
-import partial128Source from "./lmhead_t128.wgsl" with { type: "text" };
 import partialCommon from "./lmhead_partials_common.wgsl" with { type: "text" };
 import combineSource from "./lmhead_combine.wgsl" with { type: "text" };
-import gradSource from "./lmhead_grad.wgsl" with { type: "text" };
 import grad128Source from "./lmhead_grad_t128.wgsl" with { type: "text" };
 import gradCommon from "./lmhead_grad_common.wgsl" with { type: "text" };
 import { encodeMatmulBindings } from "./matmul.ts";
-import { perfSwitches } from "../switches.ts";
 
 export type { LmHeadDims } from "./lmhead.ref.ts";
 
@@ -128,9 +124,8 @@ export async function encodeLmheadForward(
   ]);
   const window = lmheadWindow(device, d, o);
   if (window < VS) throw new Error(`lmhead: one vocabulary slice of ${VS} x ${d.C} exceeds the binding limit`);
-  // Switch lm128: the partials on 128x128 tiles where the slice width allows (lmhead_t128.wgsl).
-  const rowsPer = perfSwitches().lm128 === 1 && VS % 128 === 0 ? 128 : 64;
-  const partial = await computePipeline(device, rowsPer === 128 ? "lmhead-partials-t128" : "lmhead-partials", `${rowsPer === 128 ? partial128Source : partialSource}\n${partialCommon}`);
+  const rowsPer = 64;
+  const partial = await computePipeline(device, "lmhead-partials", `${partialSource}\n${partialCommon}`);
   for (let vStart = 0; vStart < d.V; vStart += window) {
     const vCount = Math.min(window, d.V - vStart);
     const u = new Uint32Array([d.N, d.C, vStart, vCount, VS, nSplit, vStart / VS, 0]);
@@ -190,9 +185,8 @@ export async function encodeLmheadBackward(
   const hasEnt = buf.gEnt !== undefined;
   const scale = o.scale ?? 1;
   if (hasEnt && !buf.entropy) throw new Error("lmhead: gEnt needs the forward's entropy");
-  // Switch lm128 (1 or 2): dz on 128x128 tiles (lmhead_grad_t128.wgsl; bitwise lmhead_grad.wgsl's).
-  const tile = perfSwitches().lm128 !== 0 ? 128 : 64;
-  const grad = await computePipeline(device, tile === 128 ? "lmhead-grad-t128" : "lmhead-grad", `${tile === 128 ? grad128Source : gradSource}\n${gradCommon}`, { HAS_ENT: hasEnt ? 1 : 0 });
+  const tile = 128;
+  const grad = await computePipeline(device, "lmhead-grad-t128", `${grad128Source}\n${gradCommon}`, { HAS_ENT: hasEnt ? 1 : 0 });
   for (let vStart = 0; vStart < d.V; vStart += chunk) {
     const vCount = Math.min(chunk, d.V - vStart);
     const u = new Uint32Array([d.N, d.C, d.V, vStart, vCount, 0, 0, 0]);

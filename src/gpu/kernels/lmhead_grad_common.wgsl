@@ -1,5 +1,5 @@
-// Appended by lmhead.ts to both dz kernels (lmhead_grad.wgsl, 64x64 tiles; lmhead_grad_t128.wgsl, 128x128 under the
-// switch lm128): the dims uniform, the bindings and the entropy override.
+// Appended by lmhead.ts to the dz kernel (lmhead_grad_t128.wgsl): the dims uniform, the bindings and the entropy
+// override.
 
 struct Dims {
   N: u32,

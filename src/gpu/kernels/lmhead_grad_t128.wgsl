@@ -1,9 +1,7 @@
-// Fused vocabulary head, backward, on 128x128 tiles (switch lm128): lmhead_grad.wgsl's logit gradient of one
-// vocabulary chunk,
+// Fused vocabulary head, backward, on 128x128 tiles: the logit gradient of one vocabulary chunk,
 //   dz (N, vCount) = g (1[v = t] - p) - gEnt p (z - lse + entropy),  p = exp(z - lse),
-// recomputing z = scale * h W^T for the chunk with matmul_t128.wgsl's tile and inner loop: thread (tx, ty) of a 16x16
-// workgroup holds the 8x8 block of rows 4 ty + i and 64 + 4 ty + i, columns 4 tx + j and 64 + 4 tx + j. The same
-// dz as lmhead_grad.wgsl, bitwise: each logit's fmas run over k in the same order. Rows with a target >= V are ignored
+// recomputing z = scale * h W^T for the chunk on a 128x128 tile: thread (tx, ty) of a 16x16 workgroup holds the 8x8
+// block of rows 4 ty + i and 64 + 4 ty + i, columns 4 tx + j and 64 + 4 tx + j. Rows with a target >= V are ignored
 // by the logp term (they still get the entropy term).
 
 // Dims, the bindings and HAS_ENT: lmhead_grad_common.wgsl, appended by lmhead.ts.

@@ -1,13 +1,13 @@
-// Appended by lmhead.ts to both forward pass-1 kernels (lmhead.wgsl, 64x64 tiles; lmhead_t128.wgsl, 128x128 under the
-// switch lm128): the dims uniform, the bindings, and the merge of a row's running partials across the 16 threads of the
-// row through workgroup memory (each kernel declares its tileA, at least 4 vec4 a row of its tile, as the scratch).
+// Appended by lmhead.ts to the forward pass-1 kernel (lmhead.wgsl, 64x64 tiles): the dims uniform, the bindings, and
+// the merge of a row's running partials across the 16 threads of the row through workgroup memory (the kernel
+// declares its tileA, at least 4 vec4 a row of its tile, as the scratch).
 
 struct Dims {
   N: u32,
   C: u32,
   vStart: u32,    // vocabulary index of the window's first row
   vCount: u32,    // rows of W in the window
-  VS: u32,        // columns per workgroup, a multiple of 64 (of 128 for lmhead_t128.wgsl)
+  VS: u32,        // columns per workgroup, a multiple of 64
   nSplit: u32,    // partials per row: ceil(V / VS)
   splitBase: u32, // vStart / VS
   scale: f32,     // logit multiplier (1 / temperature)

@@ -1,10 +1,10 @@
-// The part every matmul kernel shares (matmul.ts prepends it, after the operand prelude, to
-// matmul.wgsl, matmul_t128.wgsl and matmul_narrow.wgsl): the Dims contract, the bindings, the
-// transpose/accumulate overrides and the bounds-checked element loads (f16 widened to f32).
-// The prelude (matmul.ts operandPrelude) defines, per operand X = A, B: `alias XElem` (the binding's
-// element: f32, f16, or vec4f where the 128-tile kernel loads X as vec4, switch vload), `fn elemX(i)`
-// (element i as f32, whatever the binding's element), `fn quadX(q)` (elements 4q .. 4q + 3 as one
-// vec4f; a single load only where XElem is vec4f) and `const VEC_X: bool` (XElem is vec4f).
+// The part every matmul kernel shares (matmul-source.ts prepends it, after the operand prelude, to
+// matmul.wgsl, matmul_t96h.wgsl and matmul_narrow.wgsl; a template: C4 binds C as vec4): the Dims contract,
+// the bindings, the transpose/accumulate overrides and the bounds-checked element loads (f16 widened to f32).
+// The prelude (matmul-source.ts operandPrelude) defines, per operand X = A, B: `alias XElem` (the binding's
+// element: f32, f16, or vec4f where tile96h loads X as vec4), `fn elemX(i)` (element i as f32, whatever the
+// binding's element), `fn quadX(q)` (elements 4q .. 4q + 3 as one vec4f; a single load only where XElem is
+// vec4f) and `const VEC_X: bool` (XElem is vec4f).
 // Split-K: with kTotal != 0 the batch index z is a slice of the contracted dimension:
 // slice z covers k in [z K, min((z + 1) K, kTotal)); the caller lays the slices out with the strides
 // (a slice of a k-fastest operand, plain A or transposed B, starts K columns further along rows that
@@ -23,7 +23,11 @@ struct Dims {
 
 @group(0) @binding(0) var<storage, read> a: array<AElem>;      // (b, M, K), or (b, K, M) when TRANS_A
 @group(0) @binding(1) var<storage, read> b: array<BElem>;      // (b, K, N), or (b, N, K) when TRANS_B
+// #if C4
+@group(0) @binding(2) var<storage, read_write> c: array<vec4f>;  // (b, M, N) as row quads (tile96h where N % 4 == 0)
+// #else
 @group(0) @binding(2) var<storage, read_write> c: array<f32>;  // (b, M, N) (the narrow kernel: (b, N, M) when TRANS_C)
+// #endif
 @group(0) @binding(3) var<uniform> dims: Dims;
 
 override TRANS_A: bool = false;

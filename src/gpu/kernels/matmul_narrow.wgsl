@@ -1,6 +1,6 @@
 // Batched matmul on 64x16 output tiles, for products with a narrow side (LoRA rank r <= 32):
 // C[b] = alpha * op(A[b]) @ op(B[b]) (+ C[b] when ACCUMULATE). Same contract, bindings, element
-// type aliases (prepended by matmul.ts) and split-K convention as matmul_t128.wgsl. With TRANS_C
+// type aliases (prepended by matmul.ts) and split-K convention as matmul_common.wgsl. With TRANS_C
 // the kernel computes the transposed product and stores element (m, n) at c[n * M + m]: the
 // wrapper runs a product with few rows (dA = (dy B)^T x, M = r) as C^T = op(B)^T op(A)^T.
 // A 4x32 workgroup computes a 64x16 tile; thread (tx, ty) owns rows ty and ty + 32, columns

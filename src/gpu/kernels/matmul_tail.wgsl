@@ -1,9 +1,8 @@
-// The LoRA tail of the 128-tile kernels (switch loraTail): matmul.ts / q4matmul.ts insert this block after a kernel's
-// main contracted loop, before its store, with the prelude of tailPrelude (matmul.ts): the bindings a2 (rows x r),
-// b2 (cols x r when TAIL_TRANS_B, else r x cols), the Tail uniform (r, scale) and the loads tailA / tailB (zero
-// outside, the scale folded into a2). It adds scale * a2 op(b2) to the thread's sixteen accumulators in TK steps of
-// r, in split-K slice 0 only (wg.z: the reduce sums the slices). It reads the kernel's TS, TK, TSV, LOADS, tid,
-// row0, col0, tx, ty, tileA, tileB and r0l .. r7r.
+// The LoRA tail of the q4 128-tile kernels (q4matmul_t128.wgsl and q4matmul_t_t128.wgsl include it after the main
+// contracted loop, before the store, where TAIL), with matmul_tail_prelude.wgsl's bindings and loads tailA / tailB. It
+// adds scale * a2 op(b2) to the thread's sixteen accumulators in TK steps of r, in split-K slice 0 only (wg.z: the
+// reduce sums the slices). It reads the kernel's TS, TK, TSV, LOADS, tid, row0, col0, tx, ty, tileA, tileB and
+// r0l .. r7r.
   if (wg.z == 0u) {
     for (var j0 = 0u; j0 < tail.r; j0 += TK) {
       for (var i = 0u; i < LOADS; i++) {

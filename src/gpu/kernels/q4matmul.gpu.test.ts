@@ -15,7 +15,7 @@ function randomWeight(rng: Rng, Nout: number, K: number, withZp: boolean): Q4Wei
   return { Nout, K, packed, scales, zeroPoints };
 }
 
-async function check(N: number, K: number, Nout: number, withZp: boolean, seed: number, variant?: Q4Variant): Promise<{ y: Float32Array; dx: Float32Array }> {
+async function check(N: number, K: number, Nout: number, withZp: boolean, seed: number, variant?: Q4Variant, step?: 8 | 16): Promise<{ y: Float32Array; dx: Float32Array }> {
   const { device } = gpu;
   const rng = new Rng(seed);
   const w = randomWeight(rng, Nout, K, withZp);
@@ -29,8 +29,8 @@ async function check(N: number, K: number, Nout: number, withZp: boolean, seed: 
   poison(device, gy);
   poison(device, gdx);
   const enc = device.createCommandEncoder({ label: "q4-test" });
-  await encodeQ4Matmul(device, enc, gx, wg, gy, N, { variant });
-  await encodeQ4MatmulTransposed(device, enc, gdy, wg, gdx, N, { variant });
+  await encodeQ4Matmul(device, enc, gx, wg, gy, N, { variant, step });
+  await encodeQ4MatmulTransposed(device, enc, gdy, wg, gdx, N, { variant, step });
   device.queue.submit([enc.finish()]);
   const tag = `${variant ?? "auto"} N ${N} K ${K} Nout ${Nout} zp ${withZp}`;
   // Dequantized values reach |(15 - 0) * 0.2| = 3, so products are O(sqrt(K)) in size.
@@ -48,7 +48,7 @@ async function check(N: number, K: number, Nout: number, withZp: boolean, seed: 
 }
 
 /** y (N, Nout) += x W^T + bias and dx (N, K) += dy W into random existing outputs, against float64 (zero points on). */
-async function checkAccumulate(N: number, K: number, Nout: number, seed: number, variant: Q4Variant, tag: string) {
+async function checkAccumulate(N: number, K: number, Nout: number, seed: number, variant: Q4Variant, tag: string, step?: 8 | 16) {
   const { device } = gpu;
   const rng = new Rng(seed);
   const w = randomWeight(rng, Nout, K, true);
@@ -61,8 +61,8 @@ async function checkAccumulate(N: number, K: number, Nout: number, seed: number,
   const wg = uploadQ4(device, "w", w);
   const [gx, gdy, gy, gdx] = [storageBuffer(device, "x", x), storageBuffer(device, "dy", dy), storageBuffer(device, "y", y0), storageBuffer(device, "dx", dx0)];
   const enc = device.createCommandEncoder({ label: `q4-${tag.replaceAll(" ", "-")}-test` });
-  await encodeQ4Matmul(device, enc, gx, wg, gy, N, { accumulate: true, bias: gb, variant });
-  await encodeQ4MatmulTransposed(device, enc, gdy, wg, gdx, N, { accumulate: true, variant });
+  await encodeQ4Matmul(device, enc, gx, wg, gy, N, { accumulate: true, bias: gb, variant, step });
+  await encodeQ4MatmulTransposed(device, enc, gdy, wg, gdx, N, { accumulate: true, variant, step });
   device.queue.submit([enc.finish()]);
   const wantY = q4MatmulRef(x, w, N).map((v, i) => v + bias[i % Nout] + y0[i]);
   const wantDx = q4MatmulTransposedRef(dy, w, N).map((v, i) => v + dx0[i]);
@@ -158,32 +158,31 @@ Deno.test("q4matmul: an output smaller than (N, Nout) is rejected", async () => 
   for (const b of [x, y, w.packed, w.scales]) b.destroy();
 });
 
-Deno.test("q4matmul and its transpose, tile128 with contracted steps of 8 and 16 (switch q4tk; the other tests run the default): ragged tiles, partial blocks and steps, split, accumulate and bias, against float64", async () => {
+Deno.test("q4matmul and its transpose, tile128 with contracted steps of 8 and 16: ragged tiles, partial blocks and steps, split, accumulate and bias, against float64", async () => {
   const { t128Step } = await import("./matmul.ts");
   const { setPerfSwitches } = await import("../switches.ts");
   const prev = setPerfSwitches({});
   try {
     for (const step of [8, 16] as const) {
-      setPerfSwitches({ ...prev, q4tk: step });
-      if (t128Step(gpu.device, step) !== step) {
+      if (t128Step(gpu.device) < step) {
         console.log(`q4tk=${step}: skipped, the device's workgroup memory (${gpu.device.limits.maxComputeWorkgroupStorageSize} bytes) is short of 16,896`);
         continue;
       }
       let seed = 800;
       // K and Nout not multiples of 16 or 32 (a partial last step and block), past one tile on every side.
       for (const [N, K, Nout] of [[1, 32, 1], [7, 45, 13], [130, 200, 31], [129, 161, 257], [257, 300, 131]]) {
-        for (const zp of [false, true]) await check(N, K, Nout, zp, seed++, "tile128");
+        for (const zp of [false, true]) await check(N, K, Nout, zp, seed++, "tile128", step);
       }
-      setPerfSwitches({ wideSplit: 3 });
-      await check(130, 810, 790, true, seed++, "tile128"); // 3 slices each way
-      await checkAccumulate(139, 70, 145, seed, "tile128", `k${step} accumulate`);
+      setPerfSwitches({ ...prev, wideSplit: 3 });
+      await check(130, 810, 790, true, seed++, "tile128", step); // 3 slices each way
+      await checkAccumulate(139, 70, 145, seed, "tile128", `k${step} accumulate`, step);
     }
   } finally {
     setPerfSwitches(prev);
   }
 });
 
-Deno.test("q4matmul and its transpose with the LoRA tail (switch loraTail): inside the 128-tile kernels, split and unsplit, with bias and accumulate; the separate product on tile64 and with the switch off; against float64", async () => {
+Deno.test("q4matmul and its transpose with the LoRA tail: inside the 128-tile kernels, split and unsplit, with bias and accumulate; the separate product on tile64; against float64", async () => {
   const { device } = gpu;
   const { setPerfSwitches } = await import("../switches.ts");
   const { matmulRef } = await import("./matmul.ref.ts");
@@ -191,9 +190,7 @@ Deno.test("q4matmul and its transpose with the LoRA tail (switch loraTail): insi
   try {
     let seed = 700;
     // [N, K, Nout, r, variant]: 300 x 256 x 200 unsplit; 1000 x 1024 x 160 has few tiles and a long K, so wideSplit splits the forward (and 1000 x 160 x 1024 the transpose).
-    // loraTail on, then off.
-    for (const on of [1, 0] as const) {
-      setPerfSwitches({ loraTail: on });
+    {
       for (const [N, K, Nout, r, variant] of [[300, 256, 200, 16, "tile128"], [1000, 1024, 160, 5, "tile128"], [1000, 160, 1024, 5, "tile128"], [70, 96, 66, 16, "tile64"]] as const) {
         const rng = new Rng(seed++);
         const w = randomWeight(rng, Nout, K, true);
@@ -202,7 +199,7 @@ Deno.test("q4matmul and its transpose with the LoRA tail (switch loraTail): insi
         const [xa, B, dyB, A] = [rng.uniformArray(N * r), rng.uniformArray(Nout * r), rng.uniformArray(N * r), rng.uniformArray(r * K)];
         const s = 1.75;
         const { q4TailFuses } = await import("./q4matmul.ts");
-        assert(q4TailFuses(N, Nout, variant) === (on === 1 && variant === "tile128") && q4TailFuses(N, K, variant) === (on === 1 && variant === "tile128"), "fused where expected");
+        assert(q4TailFuses(N, Nout, variant) === (variant === "tile128") && q4TailFuses(N, K, variant) === (variant === "tile128"), "fused where expected");
         const wg = uploadQ4(device, "w", w);
         const bufs = [x, dy, y0, dx0, bias, xa, B, dyB, A].map((d, i) => storageBuffer(device, `b${i}`, d));
         const [gx, gdy, gy, gdx, gb, gxa, gB, gdyB, gA] = bufs;
@@ -213,7 +210,7 @@ Deno.test("q4matmul and its transpose with the LoRA tail (switch loraTail): insi
         const ty = matmulRef(xa, B, { M: N, N: Nout, K: r, transB: true }), tdx = matmulRef(dyB, A, { M: N, N: K, K: r });
         const wantY = q4MatmulRef(x, w, N).map((v, i) => v + bias[i % Nout] + y0[i] + s * ty[i]);
         const wantDx = q4MatmulTransposedRef(dy, w, N).map((v, i) => v + dx0[i] + s * tdx[i]);
-        const tag = `loraTail=${on} ${variant} N ${N} K ${K} Nout ${Nout} r ${r}`;
+        const tag = `${variant} N ${N} K ${K} Nout ${Nout} r ${r}`;
         assertClose(await readF32(device, gy), wantY, { atol: 2e-5 * K, rtol: 1e-4, name: `q4matmul ${tag}` });
         assertClose(await readF32(device, gdx), wantDx, { atol: 2e-5 * Nout, rtol: 1e-4, name: `q4matmul_t ${tag}` });
         for (const b of [...bufs, wg.packed, wg.scales]) b.destroy();
@@ -223,54 +220,6 @@ Deno.test("q4matmul and its transpose with the LoRA tail (switch loraTail): insi
   } finally {
     setPerfSwitches(prev);
   }
-});
-
-Deno.test("q4matmul and its transpose, tile128's epilogue as vec4 stores (switch st4=2): bitwise the scalar stores, overwriting and accumulating with bias and the LoRA tail, split and unsplit; scalar stores where the output's row is not a multiple of 4, and at st4=1 (the f32 kernels only)", async () => {
-  const { device } = gpu;
-  const { perfSwitches, setPerfSwitches } = await import("../switches.ts");
-  const { watchPassLabels } = await import("../../../tests/pass-labels.ts");
-  const prev = setPerfSwitches({});
-  const watch = watchPassLabels(device);
-  try {
-    let seed = 900;
-    // [N, K, Nout, r]: 1000 x 1024 x 160 splits the forward along K (few tiles, long K), 1000 x 160 x 1024 the transpose;
-    // Nout = 202 and K = 250 are not multiples of 4: the forward (rows of 202) and the transpose (rows of 250) store scalars.
-    for (const [N, K, Nout, r] of [[300, 256, 200, 16], [1000, 1024, 160, 8], [1000, 160, 1024, 8], [300, 256, 202, 16], [260, 250, 200, 16]] as const) {
-      const rng = new Rng(seed++);
-      const w = randomWeight(rng, Nout, K, true);
-      const [x, dy, y0, dx0, bias, xa, B, dyB, A] = [N * K, N * Nout, N * Nout, N * K, Nout, N * r, Nout * r, N * r, r * K].map((n) => rng.uniformArray(n));
-      const wg = uploadQ4(device, "w", w);
-      const run = async (st4: 0 | 1 | 2, accumulate: boolean) => {
-        setPerfSwitches({ ...prev, st4 });
-        const bufs = [x, dy, y0, dx0, bias, xa, B, dyB, A].map((d, i) => storageBuffer(device, `b${i}`, d));
-        const [gx, gdy, gy, gdx, gb, gxa, gB, gdyB, gA] = bufs;
-        if (!accumulate) (poison(device, gy), poison(device, gdx));
-        watch.labels.length = 0;
-        const enc = device.createCommandEncoder();
-        await encodeQ4Matmul(device, enc, gx, wg, gy, N, { accumulate, bias: gb, variant: "tile128", tail: accumulate ? { a: gxa, b: gB, r, scale: 1.75 } : undefined });
-        await encodeQ4MatmulTransposed(device, enc, gdy, wg, gdx, N, { accumulate, variant: "tile128", tail: accumulate ? { a: gdyB, b: gA, r, scale: 1.75 } : undefined });
-        device.queue.submit([enc.finish()]);
-        const out = { y: await readF32(device, gy), dx: await readF32(device, gdx), labels: [...watch.labels] };
-        for (const b of bufs) b.destroy();
-        return out;
-      };
-      for (const accumulate of [false, true]) {
-        const want = await run(0, accumulate), got = await run(2, accumulate), f32Only = await run(1, accumulate);
-        const tag = `N ${N} K ${K} Nout ${Nout} accumulate ${accumulate}`;
-        const c4 = (name: string) => got.labels.some((l) => l.startsWith(`${name}_t128`) && l.endsWith("_c4"));
-        assert(c4("q4matmul") === (Nout % 4 === 0) && c4("q4matmul_t") === (K % 4 === 0) && !want.labels.some((l) => l.endsWith("_c4")), `st4 kernels where expected (${tag}): ${got.labels.join(", ")}`);
-        assert(!f32Only.labels.some((l) => l.startsWith("q4matmul") && l.endsWith("_c4")), `st4=1 leaves the q4 kernels' scalar stores (${tag}): ${f32Only.labels.join(", ")}`);
-        assertSameBits(got.y, want.y, `st4=2 q4matmul ${tag}`, "st4=0");
-        assertSameBits(got.dx, want.dx, `st4=2 q4matmul_t ${tag}`, "st4=0");
-      }
-      for (const b of [wg.packed, wg.scales]) b.destroy();
-      wg.zeroPoints?.destroy();
-    }
-  } finally {
-    watch.stop();
-    setPerfSwitches(prev);
-  }
-  if (perfSwitches().st4 !== prev.st4) throw new Error("switch restored");
 });
 
 Deno.test("q4 dequant kernel (switch q4deq): W (Nout, K) and W^T (K, Nout) bitwise (q - zp) * scale in f32, with and without zero points, a partial last block", async () => {

@@ -1,15 +1,16 @@
 // Wrappers of the q4 products, W in onnxruntime's MatMulNBits layout (4 bits, block 32); see
 // docs/kernels.md. Two kernels each way, with the same bindings:
-//   tile64   q4matmul.wgsl / q4matmul_t.wgsl            64x64 tiles, 4x4 per thread (the earlier ones)
-//   tile128  q4matmul_t128.wgsl / q4matmul_t_t128.wgsl  128x128 tiles, matmul_t128.wgsl's inner loop
+//   tile64   q4matmul.wgsl / q4matmul_t.wgsl            64x64 tiles, 4x4 per thread
+//   tile128  q4matmul_t128.wgsl / q4matmul_t_t128.wgsl  128x128 tiles, 8x8 per thread
 // y = x @ dequant(W)^T (forward) and dx = dy @ dequant(W) (backward). tile128 where both output
-// sides fill a 128-wide tile, the grid is not too small, and the switch `q4` says so
-// (RLVR_PERF=q4=tile64 for the earlier kernels). A 128-tile product with a small grid (the 0.5B's 896-wide
-// outputs) is split along its contracted dimension as matmul.ts splits its own (switch wideSplit).
+// sides fill a 128-wide tile and the grid is not too small. A 128-tile product with a small grid (the 0.5B's
+// 896-wide outputs) is split along its contracted dimension as matmul.ts splits its own (knob wideSplit).
+// Products of many rows dequantise W and run the f32 kernels instead (knob q4deq).
 import { CALL_SCRATCH, computePipeline, dispatch, sharedScratch, storageBuffer, uniformBuffer } from "../device.ts";
 import { perfSwitches } from "../switches.ts";
 import { checkSizes } from "./attention.ts";
-import { encodeMatmul, type EncodeMatmulOpts, encodeSplitReduce, encodeTailProduct, replaceExactly, scratchBuffer, SHORT_K, splitKSlices, t128Step, tailWords, wideSplitInCallScratch, wideSplitSlices, withStep, withTail } from "./matmul.ts";
+import { encodeMatmul, type EncodeMatmulOpts, encodeSplitReduce, encodeTailProduct, scratchBuffer, SHORT_K, splitKSlices, t128Step, tailWords, wideSplitInCallScratch, wideSplitSlices } from "./matmul.ts";
+import { q4TileBody } from "./matmul-source.ts";
 import { q4Geometry, type Q4Weight } from "./q4matmul.ref.ts";
 import forwardSource from "./q4matmul.wgsl" with { type: "text" };
 import forward128Source from "./q4matmul_t128.wgsl" with { type: "text" };
@@ -60,95 +61,26 @@ export type Q4Variant = (typeof Q4_VARIANTS)[number];
 
 /**
  * Fewest 128x128 workgroups for tile128: below this (the k/v projections' forward, 6144 x 128: 48
- * workgroups, a third of an H200's 132 multiprocessors) tile64's four times as many workgroups keep
- * more of a big GPU busy. A guess until measured: bench/profile.bench.ts shapes times both.
+ * workgroups, a third of a big GPU's multiprocessors) tile64's four times as many workgroups keep
+ * more of it busy. A guess until measured.
  */
 const Q4_MIN_WORKGROUPS_128 = 96;
 
 /**
  * The kernel for an (N, outCols) output over inCols contracted columns (omitted: any): tile128 when both sides fill
- * 128-wide tiles and its grid is large enough (and the switch allows it), except a short contracted length (inCols <=
- * matmul.ts's SHORT_K: the k/v dx, 21.5 TFLOP/s on tile64 against 15.4 on the H200) where no LoRA tail (`tail`) would
- * run inside the 128-tile kernel.
+ * 128-wide tiles and its grid is large enough, except a short contracted length (inCols <= matmul.ts's SHORT_K: the k/v
+ * dx, faster on tile64) where no LoRA tail (`tail`) would run inside the 128-tile kernel.
  */
 export function pickQ4(N: number, outCols: number, forced?: Q4Variant, inCols?: number, tail = false): Q4Variant {
   if (forced) return forced;
-  if (inCols !== undefined && inCols <= SHORT_K && !(tail && perfSwitches().loraTail === 1)) return "tile64";
+  if (inCols !== undefined && inCols <= SHORT_K && !tail) return "tile64";
   const big = N >= 128 && outCols >= 128 && Math.ceil(N / 128) * Math.ceil(outCols / 128) >= Q4_MIN_WORKGROUPS_128;
-  return perfSwitches().q4 === "tile128" && big ? "tile128" : "tile64";
+  return big ? "tile128" : "tile64";
 }
 
-/** Whether a q4 product of N rows, outCols columns (and inCols contracted ones) runs a LoRA tail inside its kernel (switch loraTail, the 128-tile kernels). */
+/** Whether a q4 product of N rows, outCols columns (and inCols contracted ones) runs a LoRA tail inside its kernel (the 128-tile kernels). */
 export function q4TailFuses(N: number, outCols: number, forced?: Q4Variant, inCols?: number): boolean {
-  return perfSwitches().loraTail === 1 && pickQ4(N, outCols, forced, inCols, true) === "tile128";
-}
-
-// Switch st4=2 (switches.ts): the 128-tile kernels' store4 as one vec4 store a row quad, the output bound as vec4.
-const Q4_STORES: Record<string, { decl: string; scalar: string; vec: string }> = {
-  q4matmul: {
-    decl: "var<storage, read_write> y: array<f32>;",
-    scalar: `fn store4(m: u32, n: u32, v: vec4f) {
-  if (m >= dims.N) { return; }
-  for (var q = 0u; q < 4u; q++) {
-    let col = n + q;
-    if (col < dims.Nout) {
-      let idx = slice * dims.N * dims.Nout + m * dims.Nout + col;
-      var val = v[q];
-      if (HAS_BIAS && slice == 0u) { val += bias[col]; }
-      if (ACCUMULATE) { val += y[idx]; }
-      y[idx] = val;
-    }
-  }
-}`,
-    vec: `fn store4(m: u32, n: u32, v: vec4f) {
-  if (m >= dims.N || n >= dims.Nout) { return; }
-  let idx = (slice * dims.N * dims.Nout + m * dims.Nout + n) / 4u;
-  var val = v;
-  if (HAS_BIAS && slice == 0u) { val += vec4f(bias[n], bias[n + 1u], bias[n + 2u], bias[n + 3u]); }
-  if (ACCUMULATE) { val += y[idx]; }
-  y[idx] = val;
-}`,
-  },
-  q4matmul_t: {
-    decl: "var<storage, read_write> dx: array<f32>;",
-    scalar: `fn store4(m: u32, k: u32, v: vec4f) {
-  if (m >= dims.N) { return; }
-  for (var q = 0u; q < 4u; q++) {
-    let col = k + q;
-    if (col < dims.K) {
-      let idx = slice * dims.N * dims.K + m * dims.K + col;
-      var val = v[q];
-      if (ACCUMULATE) { val += dx[idx]; }
-      dx[idx] = val;
-    }
-  }
-}`,
-    vec: `fn store4(m: u32, k: u32, v: vec4f) {
-  if (m >= dims.N || k >= dims.K) { return; }
-  let idx = (slice * dims.N * dims.K + m * dims.K + k) / 4u;
-  var val = v;
-  if (ACCUMULATE) { val += dx[idx]; }
-  dx[idx] = val;
-}`,
-  },
-};
-
-/**
- * Switch st4=2: q4matmul_t128.wgsl / q4matmul_t_t128.wgsl (`name` q4matmul / q4matmul_t) with the output bound as vec4 and
- * store4 writing a row quad as one vec4 (the caller checks the output's row length is a multiple of 4; a quad's column
- * is then too, so one bound check covers it). The bias and the accumulation act per element as in the scalar store4:
- * bitwise the same output.
- */
-export function q4WithVecC(text: string, name: string): string {
-  const st = Q4_STORES[name];
-  if (!st) throw new Error(`${name}: no vec4 stores for this kernel (switch st4)`);
-  const out = replaceExactly(text, st.decl, st.decl.replace("array<f32>", "array<vec4f>"), 1, name, "switch st4");
-  return replaceExactly(out, st.scalar, st.vec, 1, name, "switch st4");
-}
-
-/** Whether the 128-tile q4 kernel of an output with outCols columns stores vec4 quads (switch st4=2; not at the default 1). */
-export function q4StoresVec4(variant: Q4Variant, outCols: number): boolean {
-  return variant === "tile128" && perfSwitches().st4 === 2 && outCols % 4 === 0;
+  return pickQ4(N, outCols, forced, inCols, true) === "tile128";
 }
 
 async function encode(
@@ -166,28 +98,26 @@ async function encode(
   extra: GPUBuffer[],
   forced?: Q4Variant,
   tail?: Q4Tail,
+  step?: 8 | 16,
 ): Promise<void> {
   const { nb, zpBytes } = q4Geometry(w.K);
   checkSizes(name, [["input", input, N * inCols * 4], ["output", out, N * outCols * 4], ["packed", w.packed, w.Nout * nb * 16], ["scales", w.scales, w.Nout * nb * 4]]);
   const variant = pickQ4(N, outCols, forced, inCols, !!tail);
   const tile = variant === "tile128" ? 128 : 64;
-  const tk = variant === "tile128" ? t128Step(device, perfSwitches().q4tk) : 8;
+  const tk = variant === "tile128" ? (step ?? t128Step(device)) : 8;
   const label = variant === "tile128" ? `${name}_t128${tk === 16 ? "_k16" : ""}` : name;
   const grid: [number, number] = [Math.ceil(outCols / tile), Math.ceil(N / tile)];
-  // Split-K (the 128-tile kernels, switch wideSplit): slices of the contracted length in whole blocks of 32.
+  // Split-K (the 128-tile kernels, knob wideSplit): slices of the contracted length in whole blocks of 32.
   const S = variant === "tile128" ? wideSplitSlices(grid[0] * grid[1], inCols, N * outCols) : 1;
   const kSlice = S > 1 ? Math.ceil(inCols / S / 32) * 32 : 0;
   const slices = S > 1 ? Math.ceil(inCols / kSlice) : 1;
   const split = slices > 1;
-  // The LoRA tail (switch loraTail) on the 128-tile kernels: bindings 7-9 after the forward's bias (6), 6-8 in the
+  // The LoRA tail on the 128-tile kernels: bindings 7-9 after the forward's bias (6), 6-8 in the
   // transposed kernel, which has no bias (the bind group's entries are numbered in order).
   const fused = !!tail && q4TailFuses(N, outCols, forced, inCols);
-  let body = withStep(sources[variant], tk, label);
   const b0 = 6 + extra.length;
-  if (fused && tail) body = withTail(body, { bindings: [b0, b0 + 1, b0 + 2], rows: "dims.N", cols: tail.cols, transB: tail.transB }, label);
-  const c4 = q4StoresVec4(variant, outCols);
-  const text = `${commonSource}\n${body}`;
-  const pipeline = await computePipeline(device, `${label}${fused ? "_tail" : ""}${c4 ? "_c4" : ""}`, c4 ? q4WithVecC(text, name) : text, { HAS_ZP: w.zeroPoints ? 1 : 0, ...constants, ...(split ? { ACCUMULATE: 0 } : {}) });
+  const body = variant === "tile128" ? q4TileBody(label, sources.tile128, tk, fused && tail ? { bindings: [b0, b0 + 1, b0 + 2], rows: "dims.N", cols: tail.cols, transB: tail.transB } : undefined) : sources.tile64;
+  const pipeline = await computePipeline(device, `${label}${fused ? "_tail" : ""}`, `${commonSource}\n${body}`, { HAS_ZP: w.zeroPoints ? 1 : 0, ...constants, ...(split ? { ACCUMULATE: 0 } : {}) });
   const dims = uniformBuffer(device, `${name}-dims`, new Uint32Array([N, w.K, w.Nout, nb, zpBytes, split ? kSlice : 0, 0, 0]));
   const zp = w.zeroPoints ?? placeholder(device);
   const tailBind = fused && tail ? [tail.a, tail.b, uniformBuffer(device, `${name}-tail`, tailWords(tail))] : [];
@@ -219,9 +149,11 @@ interface Q4Tail {
 export interface Q4MatmulOpts {
   accumulate?: boolean;
   variant?: Q4Variant;
+  /** Force the 128-tile kernels' contracted step (tests; at most what the device's workgroup memory allows). */
+  step?: 8 | 16;
   /**
    * Also add scale * a (N, r) op(b) (the LoRA product: forward a = x A^T, b = B (Nout, r); transposed a = dy B,
-   * b = A (r, K)): under the switch loraTail on the 128-tile kernels inside the product's kernel, else as a second
+   * b = A (r, K)): on the 128-tile kernels inside the product's kernel, else as a second
    * product accumulated into the output after it (and after the bias).
    */
   tail?: { a: GPUBuffer; b: GPUBuffer; r: number; scale: number };
@@ -233,7 +165,7 @@ export interface Q4MatmulForwardOpts extends Q4MatmulOpts {
 }
 
 /**
- * Rows of x from which a q4 product dequantises W whole and runs the f32 kernels under the switch q4deq=1 (2: any rows).
+ * Rows of x from which a q4 product dequantises W whole and runs the f32 kernels under the knob q4deq=1 (2: any rows).
  * Writing and reading the f32 matrix costs about 8 Nout K bytes against 2 N Nout K flops: at 3 TB/s and 35 TFLOP/s
  * 47 / N of the product's time (0.8% at the 0.5B step's 6,144 rows, 2.3% here); decoding's few rows keep the q4
  * kernels, which read an eighth of the bytes. A guess, measured only at 6,144 rows.
@@ -270,7 +202,7 @@ export async function encodeQ4Dequant(device: GPUDevice, enc: GPUCommandEncoder,
 }
 
 /**
- * Whether a q4 product of N rows dequantises W into the call scratch and runs the f32 kernels (switch q4deq; not with a
+ * Whether a q4 product of N rows dequantises W into the call scratch and runs the f32 kernels (knob q4deq; not with a
  * forced q4 kernel): the layout's side a multiple of 4 (the forward writes W^T (K, Nout), the transpose W (Nout, K)) and
  * its grid within the device's limits.
  */
@@ -281,7 +213,7 @@ export function q4Dequantises(device: GPUDevice, N: number, w: { Nout: number; K
   return dequantProblem(device, w, !transposedProduct) === undefined;
 }
 
-/** The call scratch bytes the q4 products of N rows over these weights take under the switch q4deq (0 where none dequantises). */
+/** The call scratch bytes the q4 products of N rows over these weights take under the knob q4deq (0 where none dequantises). */
 export function q4DequantScratchBytes(device: GPUDevice, N: number, weights: Iterable<{ Nout: number; K: number }>): number {
   let bytes = 0;
   for (const w of weights) if (q4Dequantises(device, N, w, false) || q4Dequantises(device, N, w, true)) bytes = Math.max(bytes, w.Nout * w.K * 4);
@@ -289,7 +221,7 @@ export function q4DequantScratchBytes(device: GPUDevice, N: number, weights: Ite
 }
 
 /**
- * Records dequant(W) (W^T when `transposed`) into a scratch and then the f32 product `o` reading it as B (switch q4deq).
+ * Records dequant(W) (W^T when `transposed`) into a scratch and then the f32 product `o` reading it as B (knob q4deq).
  * The weight goes to the call scratch, unless the product's split partials go there (wideSplitInCallScratch: a wide
  * split, wideSplit 5-8): then to the split scratch, which such a product leaves alone.
  */
@@ -314,11 +246,11 @@ export function encodeQ4Matmul(
   const constants = { ACCUMULATE: opts.accumulate ? 1 : 0, HAS_BIAS: opts.bias ? 1 : 0 };
   checkSizes("q4matmul", [["bias", opts.bias, w.Nout * 4]]);
   if (q4Dequantises(device, N, w, false, opts.variant)) {
-    // W^T (K, Nout), then the f32 product as the f32 step runs it on its stored W^T (switch wT).
+    // W^T (K, Nout), then the f32 product as the f32 step runs it on its stored W^T (knob wT).
     return encodeDequantised(device, enc, w, true, x, y, { M: N, N: w.Nout, K: w.K, accumulate: opts.accumulate, bias: opts.bias, tail: opts.tail && { ...opts.tail, transB: true } });
   }
   const tail = opts.tail ? { ...opts.tail, transB: true, cols: "dims.Nout" } : undefined;
-  return encode(device, enc, "q4matmul", { tile64: forwardSource, tile128: forward128Source }, x, w, y, N, w.K, w.Nout, constants, [opts.bias ?? placeholder(device)], opts.variant, tail);
+  return encode(device, enc, "q4matmul", { tile64: forwardSource, tile128: forward128Source }, x, w, y, N, w.K, w.Nout, constants, [opts.bias ?? placeholder(device)], opts.variant, tail, opts.step);
 }
 
 /** Records dx (N, K) (+)= dy (N, Nout) @ dequant(W), the gradient through a frozen q4 weight. */
@@ -336,5 +268,5 @@ export function encodeQ4MatmulTransposed(
     return encodeDequantised(device, enc, w, false, dy, dx, { M: N, N: w.K, K: w.Nout, accumulate: opts.accumulate, tail: opts.tail });
   }
   const tail = opts.tail ? { ...opts.tail, transB: false, cols: "dims.K" } : undefined;
-  return encode(device, enc, "q4matmul_t", { tile64: transposedSource, tile128: transposed128Source }, dy, w, dx, N, w.Nout, w.K, { ACCUMULATE: opts.accumulate ? 1 : 0 }, [], opts.variant, tail);
+  return encode(device, enc, "q4matmul_t", { tile64: transposedSource, tile128: transposed128Source }, dy, w, dx, N, w.Nout, w.K, { ACCUMULATE: opts.accumulate ? 1 : 0 }, [], opts.variant, tail, opts.step);
 }

@@ -1,10 +1,14 @@
 // y (N, Nout) = x (N, K) @ dequant(W)^T (+ bias) with W in onnxruntime's MatMulNBits layout (4 bits,
-// block 32), on 128x128 output tiles: the inner loop of matmul_t128.wgsl (thread (tx, ty) owns rows
+// block 32), on 128x128 output tiles (thread (tx, ty) owns rows
 // 4 ty + i and 64 + 4 ty + i, columns 4 tx + j and 64 + 4 tx + j, sixteen vec4 accumulators, TK = 8),
 // with a tile loader that dequantises W into workgroup memory as it loads it. A step of 8 along K is
 // one u32 word (8 nibbles) of each of the tile's 128 output rows, so the W tile costs one word per
 // two threads instead of the eight floats per two threads of an f32 tile: q4 runs the f32 kernel's
 // arithmetic on an eighth of its weight bytes. Dims and W's bindings: q4matmul_common.wgsl.
+// A template (wgsl-template.ts; q4matmul.ts fills it): {{TK}} is the contracted step, TAIL adds the LoRA tail.
+// #if TAIL
+// #include matmul_tail_prelude.wgsl
+// #endif
 
 @group(0) @binding(0) var<storage, read> x: array<f32>;            // (N, K)
 @group(0) @binding(4) var<storage, read_write> y: array<f32>;      // (N, Nout)
@@ -15,9 +19,8 @@ override HAS_BIAS: bool = false;
 var<private> slice: u32; // the split-K slice (0 when not split): its partial lands at slice * N * Nout; the bias goes in slice 0
 
 const TS: u32 = 128u; // output tile edge
-// Contracted step: 8 (one u32 word of nibbles per W row), or 16 (two words) where q4matmul.ts substitutes
-// this line (switch q4tk).
-const TK: u32 = 8u;
+// Contracted step: 8 (one u32 word of nibbles per W row), or 16 (two words) where the device's workgroup memory allows
+const TK: u32 = {{TK}}u;
 const TSV: u32 = 33u; // row stride of the tiles in vec4 (32 + 1 against bank conflicts of k-fastest fills)
 const LOADS: u32 = TS * TK / 256u; // x elements per thread and step
 const HALF: u32 = TK / 2u;         // nibbles of a W row per thread and step (two threads per row)
@@ -84,7 +87,9 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec
     }
     workgroupBarrier();
   }
-  // TAIL: matmul_tail.wgsl goes here under the switch loraTail (matmul.ts withTail).
+// #if TAIL
+// #include matmul_tail.wgsl
+// #endif
   let m0 = row0 + 4u * ty;
   let m1 = row0 + 64u + 4u * ty;
   let n0 = col0 + 4u * tx;

@@ -1,8 +1,12 @@
 // dx (N, K) = dy (N, Nout) @ dequant(W): the product through a frozen q4 weight needed by backward,
-// W in onnxruntime's MatMulNBits layout (4 bits, block 32), on 128x128 output tiles with
-// matmul_t128.wgsl's inner loop (sixteen vec4 accumulators per thread, TK = 8). A contracted step is
+// W in onnxruntime's MatMulNBits layout (4 bits, block 32), on 128x128 output tiles (an 8x8 block of
+// sixteen vec4 accumulators per thread). A contracted step is
 // 8 rows of W over the tile's 128 columns of K: 4 blocks x 4 words per row, 128 words, each
 // dequantised by two threads into one vec4 of the W tile. Dims and W's bindings: q4matmul_common.wgsl.
+// A template (wgsl-template.ts; q4matmul.ts fills it): {{TK}} is the contracted step, TAIL adds the LoRA tail.
+// #if TAIL
+// #include matmul_tail_prelude.wgsl
+// #endif
 
 @group(0) @binding(0) var<storage, read> dy: array<f32>;           // (N, Nout)
 @group(0) @binding(4) var<storage, read_write> dx: array<f32>;     // (N, K)
@@ -10,7 +14,7 @@
 const TS: u32 = 128u; // output tile edge (a multiple of the block: 4 blocks of K)
 // Rows of W (outputs of the forward) per contracted step: 8, or 16 where q4matmul.ts substitutes this line
 // (switch q4tk).
-const TK: u32 = 8u;
+const TK: u32 = {{TK}}u;
 const TSV: u32 = 33u; // row stride of the tiles in vec4 (32 + 1 against bank conflicts of k-fastest fills)
 const LOADS: u32 = TS * TK / 256u; // dy elements per thread and step
 const TPW: u32 = 256u / (TK * 16u); // threads per W word of the step (TK rows x 16 words): 2 at TK 8, 1 at 16
@@ -82,7 +86,9 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec
     }
     workgroupBarrier();
   }
-  // TAIL: matmul_tail.wgsl goes here under the switch loraTail (matmul.ts withTail).
+// #if TAIL
+// #include matmul_tail.wgsl
+// #endif
   let m0 = row0 + 4u * ty;
   let m1 = row0 + 64u + 4u * ty;
   let n0 = col0 + 4u * tx;

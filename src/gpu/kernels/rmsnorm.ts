@@ -11,7 +11,6 @@ import backwardSource from "./rmsnorm_backward.wgsl" with { type: "text" };
 import backwardSgSource from "./rmsnorm_backward_sg.wgsl" with { type: "text" };
 import forwardSource from "./rmsnorm_forward.wgsl" with { type: "text" };
 import forwardSgSource from "./rmsnorm_forward_sg.wgsl" with { type: "text" };
-import { perfSwitches } from "../switches.ts";
 
 export type { RmsNormDims } from "./rmsnorm.ref.ts";
 
@@ -20,9 +19,9 @@ function rowThreads(C: number): number {
   return fitPow2(C, 32, 256);
 }
 
-/** Whether the row reductions use subgroup operations on `device` (its `subgroups` feature, and the switch); `force` overrides (tests). */
+/** Whether the row reductions use subgroup operations on `device` (its `subgroups` feature); `force` false turns them off (tests). */
 export function rmsnormSubgroups(device: GPUDevice, force?: boolean): boolean {
-  return (force ?? perfSwitches().subgroups) && device.features.has("subgroups");
+  return (force ?? true) && device.features.has("subgroups");
 }
 
 /** Records y (R, C) = rmsnorm(x) * w and rstd (R) into `enc`; `subgroups` forces the reduction's kind (tests). */

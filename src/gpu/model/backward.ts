@@ -8,7 +8,6 @@
 //   residual x + f(x)                    dx accumulates in place (RMSNorm backward's ACCUMULATE)
 import { arenaBuffer, releaseToArena } from "../arena.ts";
 import { CALL_SCRATCH, commandEncoder, sharedScratch } from "../device.ts";
-import { perfSwitches } from "../switches.ts";
 import { attentionBackwardScratchBytes, encodeAttentionBackward } from "../kernels/attention.ts";
 import { encodeLmheadBackward, lmheadScratchBytes } from "../kernels/lmhead.ts";
 import { encodeMatmul } from "../kernels/matmul.ts";
@@ -45,7 +44,7 @@ async function encodeLinearBackward(
   const slot = loraSlot(lora, layer, target);
   if (slot && lora && !xa) throw new Error(`backward: missing x A^T of layer ${layer} ${target}`);
   const s = lora?.scale ?? 1;
-  // dy B first, so that s (dy B) A can be the base product's tail (switch loraTail; else a product after it).
+  // dy B first, so that s (dy B) A can be the base product's tail (where its kernel runs one; else a product after it).
   if (slot && lora) await encodeMatmul(device, enc, dy, slot.B, dyB, { M: N, N: lora.r, K: outDim });
   const tail = slot && lora ? { a: dyB, b: slot.A, r: lora.r, scale: s } : undefined;
   if (q) await encodeQ4MatmulTransposed(device, enc, dy, q, dxOut, N, { accumulate, tail });
@@ -86,7 +85,7 @@ async function layerActs(m: GpuModel, lora: GpuLora | undefined, enc: GPUCommand
   if (!f.scratch) throw new Error("backward: the forward kept neither activations nor a recomputation scratch");
   f.scratch.acts.xIn = f.xs[l];
   // The layer's output is f.xs[l + 1], kept: recompute everything but it.
-  await encodeLayerForward(m, lora, enc, l, f.batch, f.scratch.acts, f.scratch.xOut, { output: !perfSwitches().recomputeLean });
+  await encodeLayerForward(m, lora, enc, l, f.batch, f.scratch.acts, f.scratch.xOut, { output: false });
   return f.scratch.acts;
 }
 
@@ -128,7 +127,6 @@ export async function backward(
     return b;
   };
   let enc = commandEncoder(device, "backward");
-  const perLayer = perfSwitches().submit === "layer";
   const ones = fullParams ? arenaBuffer(device, "ones", new Float32Array(N).fill(1)) : undefined;
   if (ones) scratch.push(ones);
   const full = fullParams && ones ? { params: fullParams, ones } : undefined;
@@ -167,10 +165,9 @@ export async function backward(
   await normGrad(weightBuffer(m, "model.norm.weight"), dhF, f.xs[cfg.numLayers], f.rstdF, N, H);
   const dx = buf("d-x", N * H);
   await encodeRmsNormBackward(device, enc, dhF, f.xs[cfg.numLayers], weightBuffer(m, "model.norm.weight"), f.rstdF, dx, { rows: N, C: H, eps });
-  if (perLayer) {
-    device.queue.submit([enc.finish()]);
-    enc = commandEncoder(device, "backward");
-  }
+  // Submit layer by layer, so that the GPU runs while the host records the next.
+  device.queue.submit([enc.finish()]);
+  enc = commandEncoder(device, "backward");
   const dAct = buf("d-act", N * I), dGate = buf("d-gate", N * I), dUp = buf("d-up", N * I);
   const dh = buf("d-h", N * H), dAtt = buf("d-att", N * qd);
   const dq = buf("d-q", N * qd), dqN = buf("d-qN", N * qd), dqRaw = cfg.qkNorm ? buf("d-qRaw", N * qd) : dqN;
@@ -207,10 +204,9 @@ export async function backward(
     await lin("v_proj", dv, a.h1, dh, true);
     await normGrad(weightBuffer(m, `${p}.input_layernorm.weight`), dh, a.xIn, a.rstd1, N, H);
     await encodeRmsNormBackward(device, enc, dh, a.xIn, weightBuffer(m, `${p}.input_layernorm.weight`), a.rstd1, dx, { rows: N, C: H, eps, accumulate: true });
-    if (perLayer) {
-      device.queue.submit([enc.finish()]);
-      enc = commandEncoder(device, "backward");
-    }
+    // Submit layer by layer, so that the GPU runs while the host records the next.
+    device.queue.submit([enc.finish()]);
+    enc = commandEncoder(device, "backward");
   }
   // dx is now dL/dx0, the embedding rows' gradient.
   if (full) await encodeEmbeddingBackward(device, enc, f.batch.ids, dx, gradOf(full.params, embedBuffer(m)), { N, H, V: cfg.vocabSize, window: m.vocabWindow });

@@ -6,7 +6,6 @@
 // nH / nKv query / kv heads, I intermediate, r LoRA rank, V vocabulary.
 import { arenaBuffer, releaseToArena } from "../arena.ts";
 import { commandEncoder } from "../device.ts";
-import { perfSwitches } from "../switches.ts";
 import { encodeAttentionForward } from "../kernels/attention.ts";
 import { encodeMatmul } from "../kernels/matmul.ts";
 import { encodeQ4Matmul } from "../kernels/q4matmul.ts";
@@ -169,7 +168,7 @@ export async function encodeLinear(
   const slot = loraSlot(lora, layer, target);
   if (slot && lora && !o.xa) throw new Error(`encodeLinear: no x A^T buffer for ${name}`);
   const bias = o.bias ? weightBuffer(m, `${name}.bias`) : undefined;
-  // x A^T first, so that s (x A^T) B^T can be the base product's tail (switch loraTail; else a product after it).
+  // x A^T first, so that s (x A^T) B^T can be the base product's tail (where its kernel runs one; else a product after it).
   if (slot && lora && o.xa) await encodeMatmul(device, enc, x, slot.A, o.xa, { M: N, N: lora.r, K: inDim, transB: true });
   const tail = slot && lora && o.xa ? { a: o.xa, b: slot.B, r: lora.r, scale: lora.scale } : undefined;
   if (q) {
@@ -286,7 +285,6 @@ export async function forward(m: GpuModel, lora: GpuLora | undefined, batch: Gpu
     throw new Error(`forward: ${B} x ${T} tokens x ${widest} features exceed this device's maxStorageBufferBindingSize ${device.limits.maxStorageBufferBindingSize}; use smaller (micro-)batches`);
   }
   let enc = commandEncoder(device, "forward");
-  const perLayer = perfSwitches().submit === "layer";
   const xs = [buf("x0", N * H)];
   await encodeEmbedding(device, enc, batch.ids, embedBuffer(m), xs[0], { N, H, V: cfg.vocabSize, window: m.vocabWindow });
   const layers: LayerActs[] = [];
@@ -297,10 +295,9 @@ export async function forward(m: GpuModel, lora: GpuLora | undefined, batch: Gpu
     xs.push(buf(`x${l + 1}`, N * H));
     await encodeLayerForward(m, lora, enc, l, batch, a, xs[l + 1]);
     if (!scratch) layers.push(a);
-    if (perLayer) {
-      device.queue.submit([enc.finish()]);
-      enc = commandEncoder(device, "forward");
-    }
+    // Submit layer by layer, so that the GPU runs while the host records the next.
+    device.queue.submit([enc.finish()]);
+    enc = commandEncoder(device, "forward");
   }
   const x = xs[cfg.numLayers];
   const rstdF = buf("rstdF", N);

@@ -5,9 +5,7 @@
 // backward.ts directly.
 import { computePipeline, dispatch, sharedScratch, uniformBuffer } from "../device.ts";
 import { encodeEmbeddingLinks, encodeEmbeddingScatter } from "../kernels/embedding.ts";
-import { perfSwitches } from "../switches.ts";
 import embeddingSource from "./kernels/embedding.wgsl" with { type: "text" };
-import embeddingBackwardSource from "./kernels/embedding_backward.wgsl" with { type: "text" };
 import rowGatherSource from "./kernels/row_gather.wgsl" with { type: "text" };
 import rowScatterSource from "./kernels/row_scatter.wgsl" with { type: "text" };
 
@@ -60,11 +58,9 @@ export async function encodeEmbedding(
 }
 
 /**
- * Records dtable (V, H) += the rows of dout (N, H) gathered by id, `window` table rows at a time. Switch embedBack:
- * "links" (default) runs src/gpu/kernels' links pass once (for each row, the next row with its id) and per window its
- * chain walk (a thread per first row of an id and channel sums the id's rows in row order): O(N^2) id compares and
- * O(N H) sums. "scan" (earlier) runs a thread per table element over all N ids: O(V H N), 33 ms of the demo model's
- * 160 ms pretraining step on the H200. Both add each id's rows in row order to zero, then to dtable: the same bits.
+ * Records dtable (V, H) += the rows of dout (N, H) gathered by id, `window` table rows at a time: src/gpu/kernels' links
+ * pass once (for each row, the next row with its id) and per window its chain walk (a thread per first row of an id and
+ * channel sums the id's rows in row order): O(N^2) id compares and O(N H) sums, each id's rows added in row order.
  */
 export async function encodeEmbeddingBackward(
   device: GPUDevice,
@@ -74,18 +70,11 @@ export async function encodeEmbeddingBackward(
   dtable: GPUBuffer,
   d: { N: number; H: number; V: number; window: number },
 ): Promise<void> {
-  if (perfSwitches().embedBack === "links") {
-    const links = sharedScratch(device, "embedding-links", Math.max(1, d.N) * 4);
-    await encodeEmbeddingLinks(device, enc, ids, links, d.N);
-    for (const w of vocabWindows(d.V, d.window)) {
-      await encodeEmbeddingScatter(device, enc, ids, links, dout, windowOf(dtable, d.H, w.v0, w.rows), { N: d.N, C: d.H, V: w.rows, v0: w.v0 });
-    }
-    return;
-  }
-  const pipeline = await computePipeline(device, "model-embedding-backward", embeddingBackwardSource);
+  // A links pass chains each id's rows, then a thread per table row walks its chain.
+  const links = sharedScratch(device, "embedding-links", Math.max(1, d.N) * 4);
+  await encodeEmbeddingLinks(device, enc, ids, links, d.N);
   for (const w of vocabWindows(d.V, d.window)) {
-    const params = uniformBuffer(device, "embedding-bwd-params", u32s(d.N, d.H, w.v0, w.rows));
-    dispatchBindings(device, enc, pipeline, [{ buffer: ids }, { buffer: dout }, windowOf(dtable, d.H, w.v0, w.rows), { buffer: params }], grid1d(w.rows * d.H));
+    await encodeEmbeddingScatter(device, enc, ids, links, dout, windowOf(dtable, d.H, w.v0, w.rows), { N: d.N, C: d.H, V: w.rows, v0: w.v0 });
   }
 }
 

@@ -5,7 +5,6 @@
 import { aggregationWeights, type Aggregation, learningRate, type LrSchedule } from "../../core/grpo.ts";
 import { arenaBuffer, releaseToArena } from "../arena.ts";
 import { commandEncoder, readBuffers, readF32, releaseTransients, storageBuffer } from "../device.ts";
-import { perfSwitches } from "../switches.ts";
 import { type AdamWState, encodeAdamW } from "../kernels/adamw.ts";
 import { encodeGradNorm, GRAD_STATS_BYTES, parseGradStats } from "../kernels/gradnorm.ts";
 import { combineGrpoStats, encodeGrpoLoss, type GrpoGpuResult, grpoResult } from "../kernels/grpo_loss.ts";
@@ -175,8 +174,8 @@ export async function grpoStep(tr: GrpoTrainer, samples: GrpoSample[], o: GrpoSt
         weight[row] = wC[(s0 + b) * C + j];
       }
     });
-    // The loss reads the completion rows only: the vocabulary head runs on those (switch headRows).
-    const headRows = perfSwitches().headRows ? Uint32Array.from(Array.from(mask.keys()).filter((n) => mask[n] !== 0)) : undefined;
+    // The loss reads the completion rows only: the vocabulary head runs on those.
+    const headRows = Uint32Array.from(Array.from(mask.keys()).filter((n) => mask[n] !== 0));
     reserveStepScratch(model, B, T);
     const f = await forward(model, lora, batch, { recompute: opts.recompute, headRows });
     const own: GPUBuffer[] = [];

@@ -1,28 +1,31 @@
-// Batched matmul with a 16x8 block of C per thread (rows 4 TY g + 4 ty + i for g, i < 4; columns 4 tx + j and
-// 64 + 4 tx + j, j < 4; thirty-two vec4 accumulators), in the shapes that matmul.ts makes of this file:
-//   tile256   256x128 tiles (256 rows of C), 16x16 threads (TY = 16)
-//   tile128h  128x128 tiles, 16x8 threads (TY = 8): tile128's tile with half its threads, each doing twice the work
-//   tile96h   96x128 tiles, 16x8 threads, the last of the four row groups taken out (matmul.ts rows96; switch t96)
-// Same contract, bindings, overrides, split-K convention and operand prelude as matmul_t128.wgsl (matmul.ts prepends
-// them). Per contracted step a thread reads four vec4 of A and two of B from workgroup memory for 128 FMAs (tile128:
-// four for 64): on the H200 this inner loop alone runs at 50.9 TFLOP/s, tile128's at 39.0 (bench/fma-peak.bench.ts).
-// NVIDIA's compiler gives it 184-194 registers (bench/vkstats): one 256-thread workgroup per multiprocessor (tile256,
-// eight warps in lockstep at every barrier), or two 128-thread ones (tile128h: the same eight warps, one workgroup
-// computing while the other loads). A tile256 version that prefetched the next step's quads into registers during the
-// arithmetic (212-227 registers, commit 298fb5f) was slower (30.8-30.9 against 33.0 TFLOP/s).
-// Loads move quads: four consecutive elements along an operand's memory-fastest dimension (A: k, or m when
-// transposed; B: n, or k when transposed), one vec4 load where the operand binds as vec4 (VEC_X, switch vload; matmul.ts
-// vecOperands checks the layout), else four bounds-checked scalars. A k-fastest quad spreads over four tile rows.
+// tile96h: C (b, M, N) = alpha op(A) op(B) on 96x128 tiles, 16x8 threads, a 12x8 block of C per thread (rows
+// 4 TY g + 4 ty + i for g < 3, i < 4; columns 4 tx + j and 64 + 4 tx + j, j < 4; twenty-four vec4 accumulators).
+// A template (wgsl-template.ts; matmul-source.ts fills it): {{TK}} is the contracted step (16, or 8 where the device's
+// workgroup memory is short), STEP8 guards the last round of A loads (96 x 8 / 4 quads over 128 threads), TAIL adds the
+// LoRA tail (matmul_t96h_tail.wgsl) after the main loop, C4 stores each row quad of C as one vec4 (C bound as vec4).
+// matmul.ts prepends the operand prelude and matmul_common.wgsl (the contract, bindings, overrides, split-K).
+// Per contracted step a thread reads three vec4 of A and two of B from workgroup memory for 96 FMAs; 128-thread
+// workgroups, several a multiprocessor. Loads move quads: four consecutive elements along an operand's memory-fastest
+// dimension (A: k, or m when transposed; B: n, or k when transposed), one vec4 load where the operand binds as vec4
+// (VEC_X; matmul-plan.ts vecOperands checks the layout), else four bounds-checked scalars. A k-fastest quad spreads
+// over four tile rows.
+// #if TAIL
+// #include matmul_tail_prelude.wgsl
+// #endif
 
-const TM: u32 = 256u; // output tile rows (matmul.ts substitutes 128 for tile128h)
-const TY: u32 = 16u;  // threads along the rows (matmul.ts substitutes 8 for tile128h)
+const TM: u32 = 96u; // output tile rows
+const TY: u32 = 8u;  // threads along the rows
 const NT: u32 = 16u * TY; // threads
 const TS: u32 = 128u; // output tile columns
-// Contracted-dimension tile: 8, or 16 where matmul.ts substitutes this line (switch tk).
-const TK: u32 = 8u;
+// Contracted-dimension tile: 16, or 8 where the device's workgroup memory is short.
+const TK: u32 = {{TK}}u;
 const TSVA: u32 = TM / 4u + 1u; // row stride of tileA in vec4: one spare against bank conflicts of k-fastest fills
 const TSV: u32 = 33u;  // row stride of tileB in vec4
+// #if STEP8
+const QA: u32 = (TM * TK / 4u + NT - 1u) / NT; // quads of the A tile per thread and step
+// #else
 const QA: u32 = TM * TK / (4u * NT); // quads of the A tile per thread and step
+// #endif
 const QB: u32 = TS * TK / (4u * NT); // of the B tile
 const LOADS_A: u32 = TM * TK / NT; // elements per thread and step (the tail's scalar loads)
 const LOADS: u32 = TS * TK / NT;
@@ -112,41 +115,22 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec
   var r9l = vec4f(0.0); var r9r = vec4f(0.0);
   var r10l = vec4f(0.0); var r10r = vec4f(0.0);
   var r11l = vec4f(0.0); var r11r = vec4f(0.0);
-  var r12l = vec4f(0.0); var r12r = vec4f(0.0);
-  var r13l = vec4f(0.0); var r13r = vec4f(0.0);
-  var r14l = vec4f(0.0); var r14r = vec4f(0.0);
-  var r15l = vec4f(0.0); var r15r = vec4f(0.0);
   for (var k0 = 0u; k0 < kEnd; k0 += TK) {
+// #if STEP8
+    for (var j = 0u; j < QA; j++) { if (tid + j * NT < TM * TK / 4u) { storeA(tid + j * NT, fetchA(baseA, row0, k0, kEnd, tid + j * NT)); } }
+// #else
     for (var j = 0u; j < QA; j++) { storeA(tid + j * NT, fetchA(baseA, row0, k0, kEnd, tid + j * NT)); }
+// #endif
     for (var j = 0u; j < QB; j++) { storeB(tid + j * NT, fetchB(baseB, col0, k0, kEnd, tid + j * NT)); }
     workgroupBarrier();
     for (var kk = 0u; kk < TK; kk++) {
-      let b0 = tileB[kk * TSV + tx];
-      let b1 = tileB[kk * TSV + 16u + tx];
-      let a0 = tileA[kk * TSVA + ty];
-      r0l = fma(vec4f(a0.x), b0, r0l); r0r = fma(vec4f(a0.x), b1, r0r);
-      r1l = fma(vec4f(a0.y), b0, r1l); r1r = fma(vec4f(a0.y), b1, r1r);
-      r2l = fma(vec4f(a0.z), b0, r2l); r2r = fma(vec4f(a0.z), b1, r2r);
-      r3l = fma(vec4f(a0.w), b0, r3l); r3r = fma(vec4f(a0.w), b1, r3r);
-      let a1 = tileA[kk * TSVA + TY * 1u + ty];
-      r4l = fma(vec4f(a1.x), b0, r4l); r4r = fma(vec4f(a1.x), b1, r4r);
-      r5l = fma(vec4f(a1.y), b0, r5l); r5r = fma(vec4f(a1.y), b1, r5r);
-      r6l = fma(vec4f(a1.z), b0, r6l); r6r = fma(vec4f(a1.z), b1, r6r);
-      r7l = fma(vec4f(a1.w), b0, r7l); r7r = fma(vec4f(a1.w), b1, r7r);
-      let a2 = tileA[kk * TSVA + TY * 2u + ty];
-      r8l = fma(vec4f(a2.x), b0, r8l); r8r = fma(vec4f(a2.x), b1, r8r);
-      r9l = fma(vec4f(a2.y), b0, r9l); r9r = fma(vec4f(a2.y), b1, r9r);
-      r10l = fma(vec4f(a2.z), b0, r10l); r10r = fma(vec4f(a2.z), b1, r10r);
-      r11l = fma(vec4f(a2.w), b0, r11l); r11r = fma(vec4f(a2.w), b1, r11r);
-      let a3 = tileA[kk * TSVA + TY * 3u + ty];
-      r12l = fma(vec4f(a3.x), b0, r12l); r12r = fma(vec4f(a3.x), b1, r12r);
-      r13l = fma(vec4f(a3.y), b0, r13l); r13r = fma(vec4f(a3.y), b1, r13r);
-      r14l = fma(vec4f(a3.z), b0, r14l); r14r = fma(vec4f(a3.z), b1, r14r);
-      r15l = fma(vec4f(a3.w), b0, r15l); r15r = fma(vec4f(a3.w), b1, r15r);
+      // #include matmul_t96h_fma.wgsl
     }
     workgroupBarrier();
   }
-  // TAIL256: matmul_tail256.wgsl goes here under the switch loraTail (matmul.ts withTail).
+// #if TAIL
+// #include matmul_t96h_tail.wgsl
+// #endif
   let baseC = wg.z * dims.strideC;
   let n0 = col0 + 4u * tx;
   let n1 = col0 + 64u + 4u * tx;
@@ -165,13 +149,18 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec
   store4(baseC, m2 + 1u, n0, r9l); store4(baseC, m2 + 1u, n1, r9r);
   store4(baseC, m2 + 2u, n0, r10l); store4(baseC, m2 + 2u, n1, r10r);
   store4(baseC, m2 + 3u, n0, r11l); store4(baseC, m2 + 3u, n1, r11r);
-  let m3 = row0 + 4u * TY * 3u + 4u * ty;
-  store4(baseC, m3, n0, r12l); store4(baseC, m3, n1, r12r);
-  store4(baseC, m3 + 1u, n0, r13l); store4(baseC, m3 + 1u, n1, r13r);
-  store4(baseC, m3 + 2u, n0, r14l); store4(baseC, m3 + 2u, n1, r14r);
-  store4(baseC, m3 + 3u, n0, r15l); store4(baseC, m3 + 3u, n1, r15r);
 }
 
+// #if C4
+// Writes columns n .. n + 3 of row m as one vec4 (N is a multiple of 4: the quad lies wholly inside or outside C).
+fn store4(baseC: u32, m: u32, n: u32, v: vec4f) {
+  if (m >= dims.M || n >= dims.N) { return; }
+  let idx = (baseC + m * dims.N + n) / 4u;
+  var x = dims.alpha * v;
+  if (ACCUMULATE) { x += c[idx]; }
+  c[idx] = x;
+}
+// #else
 // Writes columns n .. n + 3 of row m (those inside C).
 fn store4(baseC: u32, m: u32, n: u32, v: vec4f) {
   if (m >= dims.M) { return; }
@@ -185,3 +174,4 @@ fn store4(baseC: u32, m: u32, n: u32, v: vec4f) {
     }
   }
 }
+// #endif

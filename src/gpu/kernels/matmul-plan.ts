@@ -1,0 +1,285 @@
+// The matmul plan: for a product's shape and layout, the kernel it runs on, whether it runs transposed, its K slices,
+// its Dims uniform and grid, its vec4 loads and stores and whether a LoRA tail runs inside it. Pure (no GPU): matmul.ts
+// encodes what this decides. Three kernels share one contract (bindings, Dims, split-K convention):
+//   tile64  matmul.wgsl         64x64 tiles, 4x4 per thread; small products, short K, batches of small matrices
+//   tile96h matmul_t256.wgsl    96x128 tiles, 16x8 threads, 12x8 per thread (matmul-source.ts); both sides >= 128
+//   narrow  matmul_narrow.wgsl  64x16 tiles, for N <= 32 (and, transposed, M <= 32): the LoRA rank products
+// Products with few output tiles and a long contracted dimension are split along K: the slices run as the batches of
+// one dispatch into a scratch buffer, and matmul_splitk_reduce.wgsl sums them into C.
+import { perfSwitches } from "../switches.ts";
+import type { MatmulOpts } from "./matmul.ref.ts";
+
+export type { MatmulOpts } from "./matmul.ref.ts";
+
+/** The matmul kernels. */
+export const MATMUL_VARIANTS = ["tile64", "tile96h", "narrow"] as const;
+export type MatmulVariant = (typeof MATMUL_VARIANTS)[number];
+
+/** A LoRA tail's operands (EncodeMatmulOpts.tail); the plan reads only their sizes. */
+export interface TailOperands<Buf> {
+  a: Buf;
+  b: Buf;
+  r: number;
+  scale: number;
+  transB?: boolean;
+}
+
+/** Options of encodeMatmul beyond the product's shape. */
+export interface EncodeMatmulOpts extends MatmulOpts {
+  accumulate?: boolean;
+  /**
+   * (N) f32 added to every row of C after the rest (alpha, accumulate), unbatched products only: in the split-K
+   * reduce where the product is split, else by a reduce-kernel pass of its own after it (the q/k/v biases).
+   */
+  bias?: GPUBuffer;
+  /**
+   * C also gets scale * a (M, r) op(b): b (N, r) when transB (the tail's own `transB`, else the product's), else (r, N)
+   * (the LoRA path's product: y += s (x A^T) B^T forward, dx += s (dy B) A backward). Where the product runs on tile96h
+   * unbatched, not transposed, with A not transposed and alpha 1, as a tail of its kernel; otherwise as a second product
+   * accumulated into C after the product and its bias. f32 operands.
+   */
+  tail?: TailOperands<GPUBuffer>;
+  /** A (resp. B) holds f16 values (needs the device's shader-f16); products accumulate in f32. */
+  aF16?: boolean;
+  bF16?: boolean;
+  /** Force a kernel (tests); otherwise pickMatmul decides. */
+  variant?: MatmulVariant;
+  /** Force tile96h's contracted step (tests; at most what the device's workgroup memory allows); otherwise the largest that fits. */
+  step?: 8 | 16;
+}
+
+/** Widest side a product may have to go to the narrow kernel. */
+export const NARROW_MAX = 32;
+
+/**
+ * Contracted length at or under which a product with both sides >= 128 runs on tile64 rather than the 128-column tiles
+ * (the k/v dx, 6144 x 896 x 128, and a LoRA tail product ran faster there: docs/kernels.md). Not where a LoRA tail would
+ * run inside the tile kernel: tile64 would add the tail's own pass over C.
+ */
+export const SHORT_K = 128;
+
+/**
+ * The kernel for a product, and whether it runs transposed (C^T = op(B)^T op(A)^T, stored back transposed): narrow sides
+ * go to the narrow kernel, products whose sides both fill 128-wide tiles to tile96h (tile64 at a short K), the rest to
+ * tile64.
+ */
+export function pickMatmul(o: EncodeMatmulOpts): { variant: MatmulVariant; swap: boolean } {
+  if (o.variant) return { variant: o.variant, swap: o.variant === "narrow" && o.M < o.N && o.M <= NARROW_MAX };
+  if (o.N <= NARROW_MAX) return { variant: "narrow", swap: false };
+  if (o.M <= NARROW_MAX) return { variant: "narrow", swap: true };
+  if (o.M >= 128 && o.N >= 128) {
+    const tailInside = !!o.tail && !(o.transA ?? false) && (o.alpha ?? 1) === 1 && !o.aF16;
+    if (o.K <= SHORT_K && !tailInside) return { variant: "tile64", swap: false };
+    return { variant: "tile96h", swap: false };
+  }
+  return { variant: "tile64", swap: false };
+}
+
+/** Output tile (rows, columns) of each kernel. */
+export const TILE: Record<MatmulVariant, [number, number]> = { tile64: [64, 64], tile96h: [96, 128], narrow: [64, 16] };
+
+/** Workgroups below which a long-K product is split (about two per multiprocessor of a big GPU). */
+const SPLIT_TARGET_WORKGROUPS = 256;
+/** Contracted length each split slice keeps at least. */
+const SPLIT_MIN_K = 256;
+/** Largest scratch buffer the split may use. */
+export const SPLIT_MAX_BYTES = 64 * 2 ** 20;
+/** Largest scratch buffer the knob wideSplit may use at 5 slices or more (8 slices of a 6144 x 896 output). */
+const WIDE_SPLIT_MAX_BYTES = 192 * 2 ** 20;
+
+/** The product a kernel runs: `o` itself, or its transpose when `swap`. */
+export function effective(o: EncodeMatmulOpts, swap: boolean): EncodeMatmulOpts {
+  if (!swap) return o;
+  return {
+    ...o, M: o.N, N: o.M, transA: !(o.transB ?? false), transB: !(o.transA ?? false),
+    broadcastA: o.broadcastB, broadcastB: o.broadcastA, aF16: o.bF16, bF16: o.aF16,
+  };
+}
+
+/** Slices of K a product is split into (1: not split): unbatched products whose grid has fewer than half the target workgroups and a long K. */
+export function splitKSlices(o: EncodeMatmulOpts): number {
+  const pick = pickMatmul(o);
+  return slicesOf(effective(o, pick.swap), pick.variant);
+}
+
+/** 128x128 tiles below which a product may be split by the knob `wideSplit` (a few waves of a big GPU's multiprocessors). */
+export const WIDE_SPLIT_TILES = 512;
+
+/**
+ * K slices the knob `wideSplit` gives a product on 128-column tiles with `tiles` 128x128 tiles' area, contracted length K
+ * and an (M x N =) `outElems` output: 1 unless the grid is under WIDE_SPLIT_TILES tiles; never slices under SPLIT_MIN_K
+ * long or a scratch over SPLIT_MAX_BYTES (WIDE_SPLIT_MAX_BYTES at 5 slices or more). Shared with q4matmul.ts's kernels.
+ */
+export function wideSplitSlices(tiles: number, K: number, outElems: number): number {
+  const S = perfSwitches().wideSplit;
+  if (S <= 1 || tiles >= WIDE_SPLIT_TILES) return 1;
+  const cap = S >= 5 ? WIDE_SPLIT_MAX_BYTES : SPLIT_MAX_BYTES;
+  return Math.max(1, Math.min(S, Math.floor(K / SPLIT_MIN_K), Math.floor(cap / (4 * outElems))));
+}
+
+function slicesOf(e: EncodeMatmulOpts, variant: MatmulVariant): number {
+  const { M, N, K, batch = 1 } = e;
+  if (batch !== 1) return 1;
+  const [tm, tn] = TILE[variant];
+  const tiles = Math.ceil(M / tm) * Math.ceil(N / tn);
+  if (tiles >= SPLIT_TARGET_WORKGROUPS / 2) {
+    // wideSplit counts the grid in 128x128 tiles' area (tile96h's 96-row tiles are 3/4 of one).
+    return variant === "tile96h" ? wideSplitSlices(Math.ceil((tiles * tm * tn) / (128 * 128)), K, M * N) : 1;
+  }
+  // The narrow kernel's products (the LoRA rank products) under the knobs narrowWg / narrowMinK.
+  const narrow = variant === "narrow";
+  const byK = Math.floor(K / (narrow ? perfSwitches().narrowMinK : SPLIT_MIN_K));
+  const byTiles = Math.ceil((narrow ? perfSwitches().narrowWg : SPLIT_TARGET_WORKGROUPS) / tiles);
+  const byMemory = Math.floor(SPLIT_MAX_BYTES / (4 * M * N));
+  return Math.max(1, Math.min(byK, byTiles, byMemory));
+}
+
+/** Workgroup bytes of the 128-column tile kernels (f32 and q4) at a contracted step of 16: two (16, 33) tiles of vec4. */
+export const T128_K16_BYTES = 2 * 16 * 33 * 16;
+
+/** The tile kernels' contracted step on a device with `workgroupBytes` of workgroup memory: 16 where the tiles fit, else 8. */
+export function tileStep(workgroupBytes: number): 8 | 16 {
+  return workgroupBytes >= T128_K16_BYTES ? 16 : 8;
+}
+
+/** Which operands a tile dispatch loads as vec4. */
+export interface VecLoads {
+  a: boolean;
+  b: boolean;
+}
+
+export const NO_VEC: VecLoads = { a: false, b: false };
+
+/** What vecOperands decides on: one dispatch's Dims fields, its operands' transposes and element types, and the byte offsets of their bindings. */
+export interface LoadLayout {
+  M: number;
+  N: number;
+  /** The batch's (slice's) contracted length, and the whole length when split (kTotal, else 0). */
+  K: number;
+  kTotal: number;
+  strideA: number;
+  strideB: number;
+  transA: boolean;
+  transB: boolean;
+  aF16: boolean;
+  bF16: boolean;
+  offsetA: number;
+  offsetB: number;
+}
+
+/**
+ * The operands of a tile dispatch that can load as vec4 along their memory-fastest dimension (A: k, or m when
+ * transposed; B: n, or k when transposed): f32 elements, binding offsets on 16 bytes, batch strides and rows along that
+ * dimension a multiple of 4 elements (then every vec4 starts on a multiple of 4 and lies wholly inside or outside the
+ * valid rows). A k-fastest operand also needs its slices' ends (K, and kTotal - z K of split-K) on a multiple of 4, so
+ * that no vec4 straddles the end of the contracted range. A and B decide separately (four pipelines: neither, A, B, both).
+ */
+export function vecOperands(l: LoadLayout): VecLoads {
+  const rowK = l.kTotal === 0 ? l.K : l.kTotal;
+  const kFastest = l.K % 4 === 0 && rowK % 4 === 0;
+  return {
+    a: !l.aF16 && l.offsetA % 16 === 0 && l.strideA % 4 === 0 && (l.transA ? l.M % 4 === 0 : kFastest),
+    b: !l.bF16 && l.offsetB % 16 === 0 && l.strideB % 4 === 0 && (l.transB ? kFastest : l.N % 4 === 0),
+  };
+}
+
+/** Whether a tile kernel's C (row length N, batch stride `strideC`, binding offset `offsetC` in bytes) takes vec4 stores. */
+export function vecC(N: number, strideC: number, offsetC: number): boolean {
+  return N % 4 === 0 && strideC % 4 === 0 && offsetC % 16 === 0;
+}
+
+/** A product as encodeMatmulBindings dispatches it: the kernel, the product it runs (`e`, transposed when `swap`), its Dims and grid, and the vec4 loads. */
+export interface MatmulPlan {
+  variant: MatmulVariant;
+  swap: boolean;
+  e: EncodeMatmulOpts;
+  /** K slices (1: not split). */
+  slices: number;
+  /** The Dims uniform's eight words. */
+  dims: Uint32Array;
+  grid: [number, number, number];
+  vec: VecLoads;
+  /** C stored as vec4 (tile96h, unswapped, aligned). */
+  c4: boolean;
+}
+
+/** The plan of product `o` with its operands bound at byte offsets offsetA, offsetB and offsetC. */
+export function planMatmul(o: EncodeMatmulOpts, offsetA: number, offsetB: number, offsetC = 0): MatmulPlan {
+  const { variant, swap } = pickMatmul(o);
+  const e = effective(o, swap);
+  const [offA, offB] = swap ? [offsetB, offsetA] : [offsetA, offsetB];
+  const S = slicesOf(e, variant);
+  const { M, N, K, batch = 1, alpha = 1 } = e;
+  const [tm, tn] = TILE[variant];
+  const words = new ArrayBuffer(32);
+  const u = new Uint32Array(words);
+  let slices = 1, z = batch;
+  if (S > 1) {
+    // Slice z of a k-major operand (A^T (K, M), B (K, N)) is contiguous: rows [z Kc, (z + 1) Kc);
+    // of a k-fastest one (A (M, K), B^T (N, K)) it is columns [z Kc, (z + 1) Kc) of rows of K.
+    const Kc = Math.ceil(K / S / 16) * 16;
+    slices = z = Math.ceil(K / Kc);
+    u.set([M, N, Kc]);
+    new Float32Array(words)[3] = 1;
+    u.set([e.transA ? Kc * M : Kc, e.transB ? Kc : Kc * N, M * N, K], 4);
+  } else {
+    u.set([M, N, K]);
+    new Float32Array(words)[3] = alpha;
+    u.set([e.broadcastA ? 0 : M * K, e.broadcastB ? 0 : K * N, M * N, 0], 4);
+  }
+  const tiled = variant === "tile96h";
+  const vec = tiled
+    ? vecOperands({
+      M, N, K: u[2], kTotal: u[7], strideA: u[4], strideB: u[5], transA: e.transA ?? false, transB: e.transB ?? false,
+      aF16: e.aF16 ?? false, bF16: e.bF16 ?? false, offsetA: offA, offsetB: offB,
+    })
+    : NO_VEC;
+  // Split: the slices go to the scratch (offset 0, slices M N apart).
+  const c4 = tiled && !swap && vecC(N, u[6], slices > 1 ? 0 : offsetC);
+  return { variant, swap, e, slices, dims: u, grid: [Math.ceil(N / tn), Math.ceil(M / tm), z], vec, c4 };
+}
+
+/** Whether `o`'s tail runs inside its kernel (EncodeMatmulOpts.tail): tile96h not swapped, A not transposed, alpha 1. */
+export function tailFuses(o: EncodeMatmulOpts, p: MatmulPlan): boolean {
+  return p.variant === "tile96h" && !p.swap && !(o.transA ?? false) && (o.alpha ?? 1) === 1 && !o.aF16;
+}
+
+/** The layout of `o`'s tail b2: (N, r) when true, else (r, N); undefined without a tail. */
+export function tailLayout(o: EncodeMatmulOpts): boolean | undefined {
+  return o.tail ? (o.tail.transB ?? o.transB ?? false) : undefined;
+}
+
+/** Whether `e`'s LoRA tail loads quads: r a multiple of 4, both buffers whole quads, and for b2 (r, N) N too. */
+export function quadTailFits(e: EncodeMatmulOpts, tailB: boolean | undefined): boolean {
+  const t = e.tail;
+  return !!t && t.r % 4 === 0 && t.a.size % 16 === 0 && t.b.size % 16 === 0 && (!!tailB || e.N % 4 === 0);
+}
+
+/** Whether encodeMatmul runs `o`'s tail inside its kernel (tests). */
+export function tailFused(o: EncodeMatmulOpts): boolean {
+  return !!o.tail && tailFuses(o, planMatmul(o, 0, 0));
+}
+
+/** Whether encodeMatmulBindings stores `o`'s C (bound at byte `offsetC`) as vec4 quads, for tests. */
+export function storesVec4(o: EncodeMatmulOpts, offsetC = 0): boolean {
+  return planMatmul(o, 0, 0, offsetC).c4;
+}
+
+/** The operands `o` loads as vec4 (in `o`'s own order, before any swap): what encodeMatmulBindings decides for it, for tests. */
+export function vecLoads(o: EncodeMatmulOpts, offsetA = 0, offsetB = 0): VecLoads {
+  const p = planMatmul(o, offsetA, offsetB);
+  return p.swap ? { a: p.vec.b, b: p.vec.a } : p.vec;
+}
+
+/**
+ * The label of a tile96h pipeline (a profile names kernels by it): the step, the vec4 loads, the transposes, the tail,
+ * its quad loads and the vec4 stores.
+ */
+export function tileLabel(tk: number, e: EncodeMatmulOpts, vec: VecLoads, tail: boolean, tq: boolean, c4: boolean): string {
+  return `matmul_t96h${tk === 8 ? "" : `_k${tk}`}${vec.a || vec.b ? `_v${vec.a ? "A" : ""}${vec.b ? "B" : ""}` : ""}${e.transA ? "_tA" : ""}${e.transB ? "_tB" : ""}${tail ? "_tail" : ""}${tq ? "_tq" : ""}${c4 ? "_c4" : ""}`;
+}
+
+/** Floating-point operations of one matmul, for throughput figures. */
+export function matmulFlops(o: MatmulOpts): number {
+  return 2 * o.M * o.N * o.K * (o.batch ?? 1);
+}
