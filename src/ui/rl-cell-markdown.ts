@@ -75,7 +75,9 @@ export class RlCellMarkdown extends LitElement {
   private onClick(e: Event): void {
     const el = (e.target as Element | null)?.closest?.("[data-remote-src]");
     const src = el?.getAttribute("data-remote-src");
-    if (src != null) this.loaded = new Set([...this.loaded, src]);
+    if (src == null) return;
+    e.preventDefault(); // a placeholder inside a link loads the image, it does not follow the link
+    this.loaded = new Set([...this.loaded, src]);
   }
 
   private onKey(e: KeyboardEvent): void {
