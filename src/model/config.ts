@@ -61,6 +61,34 @@ function num(j: Record<string, unknown>, key: string, fallback?: number): number
   throw new Error(`config.json: ${key} is ${v === undefined ? "missing" : `not a number (${JSON.stringify(v)})`}`);
 }
 
+/**
+ * Upper bounds of config.json's sizes: far above any published checkpoint, low enough that a
+ * typo or a hostile value (num_hidden_layers 1e8) is refused before any tensor is allocated.
+ */
+export const CONFIG_BOUNDS = {
+  vocab_size: 2 ** 22,
+  hidden_size: 2 ** 16,
+  intermediate_size: 2 ** 18,
+  num_hidden_layers: 1024,
+  num_attention_heads: 1024,
+  head_dim: 2048,
+  max_position_embeddings: 2 ** 24,
+} as const;
+
+/** A size: a positive integer no larger than `max`. */
+function size(j: Record<string, unknown>, key: string, max: number, fallback?: number): number {
+  const v = num(j, key, fallback);
+  if (!Number.isInteger(v) || v < 1 || v > max) throw new Error(`config.json: ${key} is ${v}; it must be an integer from 1 to ${max}`);
+  return v;
+}
+
+/** A constant that must be finite and positive (rope_theta, rms_norm_eps, scaling factors). */
+function positive(j: Record<string, unknown>, key: string, fallback?: number): number {
+  const v = num(j, key, fallback);
+  if (!(v > 0)) throw new Error(`config.json: ${key} is ${v}; it must be a positive number`);
+  return v;
+}
+
 function supportedList(): string {
   return Object.entries(SUPPORTED_ARCHS).map(([t, c]) => `${t} (${c})`).join(", ");
 }
@@ -94,14 +122,14 @@ function ropeScalingOf(j: Record<string, unknown>): RopeScaling | undefined {
     case "default":
       return undefined;
     case "linear":
-      return { type: "linear", factor: num(rs, "factor") };
+      return { type: "linear", factor: positive(rs, "factor") };
     case "llama3":
       return {
         type: "llama3",
-        factor: num(rs, "factor"),
-        lowFreqFactor: num(rs, "low_freq_factor"),
-        highFreqFactor: num(rs, "high_freq_factor"),
-        originalMaxPositionEmbeddings: num(rs, "original_max_position_embeddings"),
+        factor: positive(rs, "factor"),
+        lowFreqFactor: positive(rs, "low_freq_factor"),
+        highFreqFactor: positive(rs, "high_freq_factor"),
+        originalMaxPositionEmbeddings: size(rs, "original_max_position_embeddings", CONFIG_BOUNDS.max_position_embeddings),
       };
     default:
       throw new Error(`config.json: unsupported rope_scaling type ${JSON.stringify(type)} (supported: default, linear, llama3)`);
@@ -118,9 +146,9 @@ function tokenIds(v: unknown): number[] {
 export function parseConfig(json: unknown): ModelConfig {
   if (!isRecord(json)) throw new Error("config.json is not a JSON object");
   const arch = archOf(json);
-  const hiddenSize = num(json, "hidden_size");
-  const numHeads = num(json, "num_attention_heads");
-  const numKvHeads = num(json, "num_key_value_heads", numHeads);
+  const hiddenSize = size(json, "hidden_size", CONFIG_BOUNDS.hidden_size);
+  const numHeads = size(json, "num_attention_heads", CONFIG_BOUNDS.num_attention_heads);
+  const numKvHeads = size(json, "num_key_value_heads", numHeads, numHeads);
   if (numHeads % numKvHeads !== 0) throw new Error(`config.json: num_attention_heads ${numHeads} is not a multiple of num_key_value_heads ${numKvHeads}`);
   if (json.use_sliding_window === true) throw new Error(`config.json: use_sliding_window is true; sliding-window attention is not supported`);
   if (Array.isArray(json.layer_types) && json.layer_types.some((t) => t !== "full_attention")) {
@@ -130,27 +158,29 @@ export function parseConfig(json: unknown): ModelConfig {
   const act = json.hidden_act ?? "silu";
   if (act !== "silu") throw new Error(`config.json: hidden_act ${JSON.stringify(act)} is not supported (only silu)`);
   const headDim = num(json, "head_dim", hiddenSize / numHeads);
-  if (!Number.isInteger(headDim) || headDim % 2 !== 0) throw new Error(`config.json: head_dim ${headDim} must be an even integer`);
+  if (!Number.isInteger(headDim) || headDim % 2 !== 0 || headDim < 2 || headDim > CONFIG_BOUNDS.head_dim) {
+    throw new Error(`config.json: head_dim ${headDim} must be an even integer from 2 to ${CONFIG_BOUNDS.head_dim}`);
+  }
   // Llama and Qwen3 put attention_bias on all four projections, o included; no published
   // checkpoint of theirs sets it, so it is refused rather than carried as a fifth bias.
   if (arch !== "qwen2" && json.attention_bias === true) throw new Error(`config.json: attention_bias is true for ${arch}; biases on ${arch} attention projections are not supported`);
   const attentionBias = arch === "qwen2";
   return {
     arch,
-    vocabSize: num(json, "vocab_size"),
+    vocabSize: size(json, "vocab_size", CONFIG_BOUNDS.vocab_size),
     hiddenSize,
-    intermediateSize: num(json, "intermediate_size"),
-    numLayers: num(json, "num_hidden_layers"),
+    intermediateSize: size(json, "intermediate_size", CONFIG_BOUNDS.intermediate_size),
+    numLayers: size(json, "num_hidden_layers", CONFIG_BOUNDS.num_hidden_layers),
     numHeads,
     numKvHeads,
     headDim,
-    rmsNormEps: num(json, "rms_norm_eps", 1e-6),
-    ropeTheta: num(json, "rope_theta", isRecord(json.rope_parameters) ? num(json.rope_parameters, "rope_theta", 10000) : 10000),
+    rmsNormEps: positive(json, "rms_norm_eps", 1e-6),
+    ropeTheta: positive(json, "rope_theta", isRecord(json.rope_parameters) ? positive(json.rope_parameters, "rope_theta", 10000) : 10000),
     ropeScaling: ropeScalingOf(json),
     tieWordEmbeddings: json.tie_word_embeddings === true,
     attentionBias,
     qkNorm: arch === "qwen3",
-    maxPositionEmbeddings: num(json, "max_position_embeddings", 32768),
+    maxPositionEmbeddings: size(json, "max_position_embeddings", CONFIG_BOUNDS.max_position_embeddings, 32768),
     bosTokenId: typeof json.bos_token_id === "number" ? json.bos_token_id : null,
     eosTokenIds: tokenIds(json.eos_token_id),
   };
@@ -226,10 +256,23 @@ export function expectedShapes(c: ModelConfig): Map<string, number[]> {
   return m;
 }
 
-/** Throws naming the first missing or mis-shaped tensor; extra tensors (rotary caches) are ignored. */
-export function validateWeights(c: ModelConfig, w: Map<string, { shape: number[] }>): void {
+/**
+ * Throws naming the first missing or mis-shaped tensor, or a tensor of a layer past
+ * num_hidden_layers (a config that says fewer layers than the checkpoint has would silently drop
+ * them); other extra tensors (rotary caches) are ignored. `nonFloat` names tensors the file holds
+ * in an integer dtype, so they are reported as such rather than as missing.
+ */
+export function validateWeights(c: ModelConfig, w: Map<string, { shape: number[] }>, nonFloat: ReadonlyMap<string, string> = new Map()): void {
+  for (const name of w.keys()) {
+    const m = /^model\.layers\.(\d+)\./.exec(name);
+    if (m && Number(m[1]) >= c.numLayers) {
+      throw new Error(`weights: tensor ${name} belongs to layer ${m[1]}, but config.json has num_hidden_layers ${c.numLayers}`);
+    }
+  }
   for (const [name, shape] of expectedShapes(c)) {
     const t = w.get(name);
+    const dtype = nonFloat.get(name);
+    if (!t && dtype) throw new Error(`weights: tensor ${name} is stored as ${dtype}; weights must be a floating type (F32, F16, BF16 or F64)`);
     if (!t) throw new Error(`weights: missing tensor ${name} (expected shape [${shape.join(", ")}])`);
     if (t.shape.length !== shape.length || t.shape.some((d, i) => d !== shape[i])) {
       throw new Error(`weights: tensor ${name} has shape [${t.shape.join(", ")}], config expects [${shape.join(", ")}]`);

@@ -1,7 +1,7 @@
 // Loads a Hugging Face model folder from any ModelSource: config, float32 weights (single or
 // sharded safetensors), tokenizer and chat template.
 import { type ModelConfig, parseConfig, validateWeights } from "./config.ts";
-import { parseSafetensors, parseShardIndex, safetensorsToWeights } from "./safetensors.ts";
+import { isFloatDtype, parseSafetensors, parseShardIndex, type SafetensorsFile, safetensorsToWeights } from "./safetensors.ts";
 import { type ModelSource, type ProgressFn, readJson, throwIfAborted, type TransferStats } from "./source.ts";
 import type { Weights } from "./tensor.ts";
 import { chatTemplateOf, HfTokenizer } from "./tokenizer.ts";
@@ -30,8 +30,23 @@ async function readText(src: ModelSource, path: string, signal?: AbortSignal): P
   return new TextDecoder().decode(await src.read(path, undefined, signal));
 }
 
-/** Float32 weights from `model.safetensors`, or the shards listed in `model.safetensors.index.json`. */
-export async function loadWeights(src: ModelSource, onProgress?: LoadProgressFn, signal?: AbortSignal): Promise<Weights> {
+/** Parses one weights file into `weights`, noting its integer tensors; errors name the file and the folder. */
+function addWeights(src: ModelSource, bytes: Uint8Array, file: string, weights: Weights, nonFloat: Map<string, string>): SafetensorsFile {
+  try {
+    const parsed = parseSafetensors(bytes, file);
+    for (const [name, t] of parsed.tensors) if (!isFloatDtype(t.dtype)) nonFloat.set(name, t.dtype);
+    safetensorsToWeights(parsed, weights);
+    return parsed;
+  } catch (e) {
+    throw new Error(`${src.describe()}: ${e instanceof Error ? e.message : String(e)}`);
+  }
+}
+
+/**
+ * Float32 weights from `model.safetensors`, or the shards listed in `model.safetensors.index.json`.
+ * `nonFloat`, when given, receives the tensors stored in an integer dtype (left out of the weights).
+ */
+export async function loadWeights(src: ModelSource, onProgress?: LoadProgressFn, signal?: AbortSignal, nonFloat: Map<string, string> = new Map()): Promise<Weights> {
   const weights: Weights = new Map();
   const progress = (file: string): ProgressFn | undefined => onProgress && ((l, t) => onProgress(file, l, t));
   if (await src.exists("model.safetensors.index.json")) {
@@ -41,17 +56,17 @@ export async function loadWeights(src: ModelSource, onProgress?: LoadProgressFn,
       throwIfAborted(signal);
       const bytes = await src.read(file, progress(file), signal);
       throwIfAborted(signal);
-      const parsed = parseSafetensors(bytes, file);
+      const parsed = addWeights(src, bytes, file, weights, nonFloat);
       for (const [name, f] of Object.entries(index.weight_map)) {
         if (f === file && !parsed.tensors.has(name)) throw new Error(`${file} in ${src.describe()} lacks tensor ${name} that model.safetensors.index.json places there`);
       }
-      safetensorsToWeights(parsed, weights);
     }
     return weights;
   }
   const bytes = await src.read("model.safetensors", progress("model.safetensors"), signal);
   throwIfAborted(signal);
-  return safetensorsToWeights(parseSafetensors(bytes, "model.safetensors"), weights);
+  addWeights(src, bytes, "model.safetensors", weights, nonFloat);
+  return weights;
 }
 
 function eosUnion(a: number[], v: unknown): number[] {
@@ -76,7 +91,11 @@ export async function loadHfTokenizer(src: ModelSource, signal?: AbortSignal): P
   let chatTemplate = chatTemplateOf(tokCfg);
   if (chatTemplate === null && (await src.exists("chat_template.jinja"))) chatTemplate = await readText(src, "chat_template.jinja", signal);
   throwIfAborted(signal);
-  return new HfTokenizer(tokJson, tokCfg, chatTemplate);
+  try {
+    return new HfTokenizer(tokJson, tokCfg, chatTemplate);
+  } catch (e) {
+    throw new Error(`tokenizer.json in ${src.describe()} cannot be used: ${e instanceof Error ? e.message : String(e)}`);
+  }
 }
 
 /**
@@ -101,9 +120,10 @@ export async function loadHfModel(src: ModelSource, o: { onProgress?: LoadProgre
     if (typeof g === "object" && g !== null && "eos_token_id" in g) config = { ...config, eosTokenIds: eosUnion(config.eosTokenIds, g.eos_token_id) };
   }
   throwIfAborted(signal);
-  const weights = await loadWeights(src, o.onProgress, signal);
+  const nonFloat = new Map<string, string>();
+  const weights = await loadWeights(src, o.onProgress, signal, nonFloat);
   try {
-    validateWeights(config, weights);
+    validateWeights(config, weights, nonFloat);
   } catch (e) {
     throw new Error(`${src.describe()}: ${e instanceof Error ? e.message : String(e)}`);
   }

@@ -56,8 +56,20 @@ export function loraScale(a: LoraAdapter): number {
   return a.alpha / a.r;
 }
 
-/** Checks every target of every layer is present with shapes (r, in) and (out, r); errors name the tensor and both shapes. */
+/**
+ * Checks every target of every layer is present with shapes (r, in) and (out, r), and that no
+ * tensor is left over (a layer the model lacks, a target not listed); errors name the tensor and
+ * both shapes. The notebook's import and every CLI `--adapter` go through here.
+ */
 export function validateAdapter(cfg: ModelConfig, a: LoraAdapter): void {
+  const expected = new Set<string>();
+  for (let l = 0; l < cfg.numLayers; l++) for (const t of a.targets) for (const w of ["A", "B"] as const) expected.add(loraKey(l, t, w));
+  const unused = [...a.tensors.keys()].filter((k) => !expected.has(k));
+  if (unused.length) {
+    const layer = /\.layers\.(\d+)\./.exec(unused[0])?.[1];
+    const why = layer !== undefined && Number(layer) >= cfg.numLayers ? ` (layer ${layer}; the model has ${cfg.numLayers} layers: was it trained on a model with more?)` : "";
+    throw new Error(`LoRA adapter: ${unused.length} tensor(s) have no place in this model, e.g. ${unused[0]}${why}`);
+  }
   for (let l = 0; l < cfg.numLayers; l++) {
     for (const t of a.targets) {
       const [out, inp] = targetDims(cfg, t);

@@ -49,7 +49,7 @@ export function parsePeftAdapter(configJson: unknown, weights: Uint8Array, cfg?:
   const r = j.r;
   const alpha = j.lora_alpha;
   if (typeof r !== "number" || !Number.isInteger(r) || r < 1) throw new Error(`${PEFT_CONFIG}: r ${JSON.stringify(r)} is not a positive integer`);
-  if (typeof alpha !== "number") throw new Error(`${PEFT_CONFIG}: lora_alpha ${JSON.stringify(alpha)} is not a number`);
+  if (typeof alpha !== "number" || !Number.isFinite(alpha)) throw new Error(`${PEFT_CONFIG}: lora_alpha ${JSON.stringify(alpha)} is not a finite number`);
   const targets = targetsOf(j.target_modules);
   const tensors = safetensorsToWeights(parseSafetensors(weights, PEFT_WEIGHTS));
   for (const name of tensors.keys()) {

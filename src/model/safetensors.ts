@@ -22,6 +22,8 @@ export interface RawTensor {
 export interface SafetensorsFile {
   metadata: Record<string, string>;
   tensors: Map<string, RawTensor>;
+  /** The file's name as given to parseSafetensors, for messages. */
+  name?: string;
 }
 
 /** The index of a sharded checkpoint. */
@@ -70,7 +72,7 @@ export function parseSafetensors(buf: Uint8Array, name = "safetensors"): Safeten
     }
     tensors.set(key, { dtype: v.dtype, shape, bytes: buf.subarray(dataStart + begin, dataStart + end) });
   }
-  return { metadata, tensors };
+  return { metadata, tensors, name };
 }
 
 /** A copy of the bytes aligned for a typed array of `elem` bytes, or the same view when aligned. */
@@ -176,12 +178,33 @@ export function writeSafetensors(tensors: Map<string, RawTensor>, metadata?: Rec
   return out;
 }
 
-/** All floating tensors of a parsed file as float32 weights (integer tensors are skipped). */
+/** The index of the first NaN or ±Inf in `data`, or -1 when every value is finite. */
+export function firstNonFinite(data: Float32Array): number {
+  // x * 0 is 0 for every finite x and NaN for NaN and ±Inf: one multiply-add per value, no branch.
+  let acc = 0;
+  for (let i = 0; i < data.length; i++) acc += data[i] * 0;
+  if (acc === 0) return -1;
+  for (let i = 0; i < data.length; i++) if (!Number.isFinite(data[i])) return i;
+  return -1;
+}
+
+/** Floating dtypes; the others (integers, bool) are not weights. */
+export function isFloatDtype(d: Dtype): d is "F32" | "F16" | "BF16" | "F64" {
+  return d === "F32" || d === "F16" || d === "BF16" || d === "F64";
+}
+
+/**
+ * All floating tensors of a parsed file as float32 weights (integer tensors are skipped). A tensor
+ * holding NaN or ±Inf is refused, naming the file and the tensor: a model, adapter or checkpoint
+ * with them would sample from NaN log-probabilities and train NaN into every export.
+ */
 export function safetensorsToWeights(file: SafetensorsFile, into: Weights = new Map()): Weights {
   for (const [name, t] of file.tensors) {
-    if (t.dtype === "F32" || t.dtype === "F16" || t.dtype === "BF16" || t.dtype === "F64") {
-      into.set(name, { shape: t.shape, data: rawToF32(t, name) });
-    }
+    if (!isFloatDtype(t.dtype)) continue;
+    const data = rawToF32(t, name);
+    const bad = firstNonFinite(data);
+    if (bad >= 0) throw new Error(`${file.name ?? "safetensors"}: tensor ${name} holds ${data[bad]} at element ${bad}; weights must be finite`);
+    into.set(name, { shape: t.shape, data });
   }
   return into;
 }

@@ -32,6 +32,13 @@ export function hasWebGpu(): boolean {
 }
 
 /**
+ * Session options every session gets: onnxruntime's session logger defaults to warnings, which its wasm build prints
+ * as console errors — two lines of VerifyEachNodeIsAssignedToAnEp per session (shape ops placed on the CPU on
+ * purpose), about ten per model load in the page. Errors (3) and fatal errors still print.
+ */
+export const QUIET_SESSION = { logSeverityLevel: 3 } as const;
+
+/**
  * Creates a session from model bytes on `preferred`; when WebGPU is missing or fails, falls back to
  * WASM and reports why through `onNote` (the caller prints it), returning the provider used.
  * `webgpuOpts` apply to the WebGPU session only (such as outputs kept in GPU buffers); `device`
@@ -54,11 +61,11 @@ export async function createSession(
         // onnxruntime-web reads `device` from the WebGPU provider option (not in its typings yet):
         // the session then shares the caller's GPUDevice and accepts its buffers as tensors.
         const ep: { name: string; device?: GPUDevice } = device ? { name: "webgpu", device } : { name: "webgpu" };
-        return { session: await ort.InferenceSession.create(bytes, { ...opts, ...webgpuOpts, executionProviders: [ep] }), provider: "webgpu" };
+        return { session: await ort.InferenceSession.create(bytes, { ...QUIET_SESSION, ...opts, ...webgpuOpts, executionProviders: [ep] }), provider: "webgpu" };
       } catch (e) {
         onNote(`note: the WebGPU provider failed (${e instanceof Error ? e.message : String(e)}); falling back to WASM (CPU)`);
       }
     }
   }
-  return { session: await ort.InferenceSession.create(bytes, { ...opts, executionProviders: ["wasm"] }), provider: "wasm" };
+  return { session: await ort.InferenceSession.create(bytes, { ...QUIET_SESSION, ...opts, executionProviders: ["wasm"] }), provider: "wasm" };
 }
