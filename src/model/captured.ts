@@ -18,7 +18,7 @@
 import type { ModelConfig } from "./config.ts";
 import type { BuiltDecoder } from "./onnx/decoder.ts";
 import { DT, GraphBuilder } from "./onnx/proto.ts";
-import { ort } from "./onnx/ort.ts";
+import { ort, QUIET_SESSION } from "./onnx/ort.ts";
 import type { KvCache, StepInput } from "./policy.ts";
 import { DecodeAdvance } from "../gpu/kernels/decode_advance.ts";
 import { KvLoad } from "../gpu/kernels/kv_load.ts";
@@ -42,7 +42,7 @@ async function ortZeros(device: GPUDevice, specs: readonly { name: string; type:
     feeds[shape] = new ort.Tensor("int64", BigInt64Array.from(s.dims.map(BigInt)), [s.dims.length]);
   }
   const ep = { name: "webgpu", device } as unknown as ort.InferenceSession.ExecutionProviderConfig;
-  const session = await ort.InferenceSession.create(g.encode().model, { executionProviders: [ep], preferredOutputLocation: "gpu-buffer" });
+  const session = await ort.InferenceSession.create(g.encode().model, { ...QUIET_SESSION, executionProviders: [ep], preferredOutputLocation: "gpu-buffer" });
   return { session, tensors: await session.run(feeds) };
 }
 
@@ -104,7 +104,7 @@ class CapturedSession {
     for (let l = 0; l < L; l++) for (const kind of ["key", "value"]) fetches[`present.${l}.${kind}`] = tensors[`kv.${l}.${kind}`];
     const ep = { name: "webgpu", device: o.device } as unknown as ort.InferenceSession.ExecutionProviderConfig;
     const session = await ort.InferenceSession.create(o.built.bytes, {
-      externalData: o.built.external, executionProviders: [ep], enableGraphCapture: true, preferredOutputLocation: "gpu-buffer",
+      ...QUIET_SESSION, externalData: o.built.external, executionProviders: [ep], enableGraphCapture: true, preferredOutputLocation: "gpu-buffer",
     });
     return { session, zeros, feeds, fetches };
   }

@@ -83,7 +83,9 @@ Deno.test({
       assert(/^\d+\.\d s \(.*shader compilation \d+\.\d s.*\)$/.test(rows["load time"] ?? ""), rows["load time"]);
       assert(/fetched over HTTP/.test(rows["files"] ?? ""), rows["files"]);
       await screenshot(page, "model-cell-summary");
-      assertEquals(errors.filter((e) => !/VerifyEachNodeIsAssignedToAnEp/.test(e)), []);
+      // Issue 48: onnxruntime's node-placement warnings (VerifyEachNodeIsAssignedToAnEp, two per session, about ten
+      // per model load) printed as console errors; sessions now log errors only.
+      assertEquals(errors, []);
     } finally {
       await browser.close();
       await server.close();
