@@ -62,6 +62,7 @@ export class RlNotebook extends LitElement {
     .bar { display: flex; flex-wrap: wrap; gap: 6px; align-items: center; }
     .bar button { white-space: nowrap; }
     .bar select { max-width: 170px; }
+    .bar label.add-type { display: inline-flex; gap: 4px; align-items: center; font-size: 13px; color: var(--rl-muted); }
     select { font: inherit; padding: 5px; border-radius: 6px; border: 1px solid var(--rl-border); background: var(--rl-surface); color: var(--rl-text); }
     .banner { padding: 8px 12px; border-radius: 6px; margin-bottom: 10px; background: color-mix(in srgb, var(--rl-accent) 10%, transparent); border: 1px solid var(--rl-border); }
     .banner.warn { background: color-mix(in srgb, var(--rl-warn) 14%, transparent); }
@@ -151,10 +152,11 @@ export class RlNotebook extends LitElement {
           @change=${(e: Event) => this.act((d) => setTitle(d, (e.target as HTMLInputElement).value))} />
         <span class="bar">
           <rl-notebook-picker .controller=${c}></rl-notebook-picker>
-          <select data-testid="add-type" aria-label="Cell type to add">
-            ${CELL_TYPES.map((t) => html`<option value=${t}>${CELL_TITLES[t]}</option>`)}
-          </select>
-          <button class="secondary" data-testid="add-cell" @click=${this.addSelected}>Add cell</button>
+          <label class="add-type" title="The kind of cell \"Add\" puts at the end of the notebook">New cell
+            <select data-testid="add-type">
+              ${CELL_TYPES.map((t) => html`<option value=${t}>${CELL_TITLES[t]}</option>`)}
+            </select></label>
+          <button class="secondary" data-testid="add-cell" @click=${this.addSelected}>Add</button>
           <button class="secondary" data-testid="share" @click=${this.makeShare} title="Copy a link that carries this notebook's parameters">Share</button>
           <button class="secondary" data-testid="export" @click=${this.exportFile}>Export</button>
           <button class="secondary" data-testid="import" @click=${() => this.renderRoot.querySelector<HTMLInputElement>("#import-file")?.click()}>Import</button>
