@@ -14,6 +14,8 @@ import { highlightSql } from "./sql-highlight.ts";
 import { cellStyles } from "./styles.ts";
 
 const SHOWN = 50;
+/** Databases named in the "not uploaded" line before it becomes a count (a Spider file names about 140). */
+const MISSING_SHOWN = 8;
 /** Files of a picked folder that are read (the rest is counted, never loaded). */
 const USEFUL = /\.(sqlite3?|db|jsonl?)$/i;
 
@@ -162,7 +164,11 @@ export class RlCellDataset extends LitElement {
         ${q || dbs.length ? html`<ul data-testid="upload-summary">
           <li>Questions: ${q ? html`<b>${q.name}</b>, ${q.tasks.length.toLocaleString()} questions (${q.format})${q.problems.length ? html`, <span class="warn">${q.problems.length} unreadable record${q.problems.length === 1 ? "" : "s"} left out</span>` : nothing}` : html`<span class="warn">none yet</span>`}</li>
           <li>Databases: ${dbs.length ? dbs.map((d, i) => html`${i ? ", " : ""}<b>${d.id}</b> <span class="muted">(${kib(d.bytes.byteLength)})</span>`) : html`<span class="warn">none yet</span>`}</li>
-          ${missing.length ? html`<li class="warn" data-testid="upload-missing">Not uploaded, named by the questions: ${missing.join(", ")} — their questions cannot be scored until you add their .sqlite files.</li>` : nothing}
+          ${missing.length ? html`<li class="warn" data-testid="upload-missing">${missing.length <= MISSING_SHOWN
+            ? html`Not uploaded, named by the questions: ${missing.join(", ")} — their questions cannot be scored until you add their .sqlite files.`
+            : html`${missing.length.toLocaleString()} databases named by the questions are not uploaded (${missing.slice(0, MISSING_SHOWN).join(", ")}, …):
+              their questions cannot be scored until you add their .sqlite files.
+              <details><summary>all ${missing.length.toLocaleString()}</summary>${missing.join(", ")}</details>`}</li>` : nothing}
           <li><button class="secondary" data-testid="upload-clear" @click=${() => uploads.clear()}>Forget the uploaded files</button></li>
         </ul>` : nothing}
       </div>

@@ -272,6 +272,13 @@ Deno.test({
     const options = (await data.getByTestId("db-select").textContent()) ?? "";
     assert(!options.includes("aircraft") && options.includes("pets (not uploaded)"), options);
     assert(!/aircraft/.test((await data.getByTestId("upload-missing").textContent()) ?? ""));
+    // Many databases missing (a Spider questions file names ~140): a count and a few names, the rest folded.
+    const many = Array.from({ length: 12 }, (_, i) => q(`db${String(i).padStart(2, "0")}`, `Question ${i}?`)).join("\n") + "\n";
+    await data.getByTestId("upload-questions").setInputFiles({ name: "many.jsonl", mimeType: "application/json", buffer: Buffer.from(many) });
+    await page.waitForFunction(() => /many/.test(document.querySelector("rl-notebook")?.shadowRoot?.querySelector("rl-cell-dataset")?.shadowRoot?.querySelector("[data-testid=upload-summary]")?.textContent ?? ""));
+    const missing = ((await data.getByTestId("upload-missing").innerText()) ?? "").replace(/\s+/g, " ");
+    assert(/^12 databases named by the questions are not uploaded \(db00, .*db07, …\): .* all 12/.test(missing), missing);
+    assert(!missing.includes("db11,"), `the rest is folded: ${missing}`);
     await data.screenshot({ path: `${ARTIFACTS}/stale-dataset-upload.png` });
     assert(demoTitle.length > 0);
     assert(errors.length === 0, `no page errors: ${errors.join("; ")}`);
