@@ -18,6 +18,7 @@ const FLAGS = {
   "spider-limit": { type: "string" }, "spider-holdout": { type: "string" }, "checkpoint-every": { type: "string" }, "eval-rows": { type: "string" }, dtype: { type: "string" },
   resume: { type: "string" }, init: { type: "string" }, "max-minutes": { type: "string" }, recompute: { type: "boolean" },
   "chat-turns": { type: "string" }, "chat-passes": { type: "string" }, synthetic: { type: "string" }, "defined-share": { type: "string" }, "corpus-only": { type: "boolean" },
+  "spider-syn": { type: "string" }, surface: { type: "string" },
 } as const;
 
 function int(values: Record<string, unknown>, name: string, dflt: number, min = 1): number {
@@ -36,8 +37,8 @@ export const command: Command = {
   usage: [
     "rlvr pretrain --out DIR [--arch qwen2|llama] [--hidden 384 --layers 8 --heads 6 --kv-heads 2 --intermediate 1024]",
     "              [--seq-len 1024 --batch 16 --micro-batch 4 --steps 2000 --lr 6e-4 --min-lr-ratio 0.1 --warmup 100]",
-    "              [--weight-decay 0.1 --clip 1 --seed 1] [--tokenizer DIR | --vocab 8192] [--spider PATH] [--demo DIR] [--chat-turns N --chat-passes P] [--synthetic N [--defined-share F]]",
-    "              [--spider-limit N] [--spider-holdout DB,DB,...] [--checkpoint-every 500] [--eval-rows 32] [--dtype f16|f32] [--recompute]",
+    "              [--weight-decay 0.1 --clip 1 --seed 1] [--tokenizer DIR | --vocab 8192] [--spider PATH] [--demo DIR] [--chat-turns N --chat-passes P] [--synthetic N [--defined-share F] [--surface F]]",
+    "              [--spider-syn PATH] [--spider-limit N] [--spider-holdout DB,DB,...] [--checkpoint-every 500] [--eval-rows 32] [--dtype f16|f32] [--recompute]",
     "              [--resume DIR/checkpoint-N | --init MODEL_DIR] [--max-minutes M] [--corpus-only]",
     "",
     "  --tokenizer DIR   a folder from `rlvr train-tokenizer`; without it one of --vocab tokens is trained first",
@@ -56,6 +57,10 @@ export const command: Command = {
     "                    question's is dropped (default 0)",
     "  --defined-share F with --synthetic: the share of synthetic questions that use made-up terms defined in the",
     `                    evidence (one or two terms, conjunctions, with filters; default ${DEFAULT_DEFINED_SHARE})`,
+    "  --surface F       with --synthetic: the share of synthetic questions reworded as people write (\"show me …\",",
+    "                    lower case, numbers in words, a filter said another way, a typo; default 0)",
+    "  --spider-syn PATH Spider-Syn's folder (train.jsonl): Spider's questions rewritten by hand with synonyms, added",
+    "                    beside Spider's own (needs --spider)",
     "Writes DIR/{config.json, model.safetensors, tokenizer.json, tokenizer_config.json, generation_config.json},",
     "DIR/train_log.jsonl (one line per step), DIR/corpus.json + corpus.bin (the packed corpus) and DIR/checkpoint-<step>/.",
   ].join("\n"),
@@ -93,6 +98,8 @@ export const command: Command = {
           spiderHoldout: str(values["spider-holdout"])?.split(",").map((s) => s.trim()).filter((s) => s.length > 0),
           synthetic: int(values, "synthetic", 0, 0),
           definedShare: share(values),
+          spiderSynDir: str(values["spider-syn"]),
+          surface: num(values, "surface", 0, { min: 0, max: 1 }),
         },
         corpusShape: { chatTurns: int(values, "chat-turns", 1, 1), chatPasses: int(values, "chat-passes", 1, 1) },
         tokenizerDir: str(values.tokenizer), vocab: int(values, "vocab", 8192, 300), resume: str(values.resume), init: str(values.init), maxMinutes,

@@ -9,6 +9,7 @@ import { loadSqlJs } from "../sql-wasm.ts";
 import type { CorpusQuestion, CorpusSources } from "./corpus.ts";
 import { CONCEPT_SPLITS } from "../demo/concepts.ts";
 import { maskSql, PATTERNS, type SyntheticQuestion, syntheticQuestions } from "./synthetic.ts";
+import { vary } from "./surface.ts";
 
 /** The demo database held out of every training set. */
 export const HELD_OUT_DB = "clinic";
@@ -33,6 +34,14 @@ export interface CorpusPaths {
    * EVIDENCE_PATTERNS: made-up terms defined in the evidence); default DEFAULT_DEFINED_SHARE.
    */
   definedShare?: number;
+  /**
+   * Spider-Syn's folder (train.jsonl: Spider's training questions rewritten by hand with synonyms,
+   * same SQL and databases as spiderDir's): each rewritten question that differs from Spider's own
+   * is added beside it, under the same rules (held-out databases, decontamination). Needs spiderDir.
+   */
+  spiderSynDir?: string;
+  /** Share of synthetic questions reworded by surface.ts's `vary` (imperatives, casing, numbers in words, typos …); default 0. */
+  surface?: number;
 }
 
 /** The default share of evidence-pattern questions among the synthetic ones (uniform drawing gives 4 of 21 patterns, 19%). */
@@ -42,6 +51,8 @@ export const DEFAULT_DEFINED_SHARE = 0.3;
 export const SYNTHETIC_VALUES: IntrospectOptions = { maxExamples: 16, maxExampleChars: 40, exampleScanRows: 5000 };
 /** Seed of the synthetic questions (fixed: the corpus key names the count, not the seed). */
 const SYNTHETIC_SEED = 20261130;
+/** Seed of the surface rewording (its own stream: the synthetic questions drawn are the same with or without it). */
+const SURFACE_SEED = 20261207;
 
 function isRecord(x: unknown): x is Record<string, unknown> {
   return typeof x === "object" && x !== null && !Array.isArray(x);
@@ -189,6 +200,18 @@ export async function loadCorpusSources(p: CorpusPaths): Promise<CorpusSources &
       if (q.db_id === HELD_OUT_DB || p.spiderHoldout?.includes(q.db_id)) excluded.heldOutDb++;
       else if (admit(q)) questions.push(q);
     }
+    if (p.spiderSynDir) {
+      const have = new Set(all.map((o) => o.db_id));
+      const inCorpus = new Set(questions.map((x) => x.db_id));
+      for (const o of await jsonl(join(p.spiderSynDir, "train.jsonl"))) {
+        const q: CorpusQuestion = { source: "spider", db_id: str(o, "db_id", "spider-syn"), question: str(o, "question", "spider-syn"), gold_sql: str(o, "query", "spider-syn") };
+        // Spider-Syn's own copy of a question is already in; a database Spider's folder lacks has no schema.
+        if (q.question.trim() === String(o.original ?? "").trim() || !have.has(q.db_id)) continue;
+        if (p.spiderLimit !== undefined && !inCorpus.has(q.db_id)) continue;
+        if (q.db_id === HELD_OUT_DB || p.spiderHoldout?.includes(q.db_id)) excluded.heldOutDb++;
+        else if (admit(q)) questions.push(q);
+      }
+    }
   }
   const schemas = new Map<string, DbSchema>();
   const dbs: { id: string; source: CorpusQuestion["source"]; path: string }[] = [];
@@ -200,12 +223,20 @@ export async function loadCorpusSources(p: CorpusPaths): Promise<CorpusSources &
   }
   if (p.synthetic && p.synthetic > 0) {
     const rng = new Rng(SYNTHETIC_SEED);
+    const srng = new Rng(SURFACE_SEED);
+    const surface = p.surface ?? 0;
     for (const d of dbs) {
       const values = await schemaOfFile(d.path, d.id, SYNTHETIC_VALUES);
       const n = d.source === "demo" ? 4 * p.synthetic : p.synthetic;
       const keep = (s: SyntheticQuestion) => admit({ source: d.source, db_id: d.id, question: s.question, gold_sql: s.gold_sql, evidence: s.evidence, synthetic: true });
       for (const s of syntheticQuestions(values, n, new Rng(rng.nextU32()), keep, PATTERNS, p.definedShare ?? DEFAULT_DEFINED_SHARE)) {
-        questions.push({ source: d.source, db_id: d.id, question: s.question, gold_sql: s.gold_sql, synthetic: true, ...(s.evidence ? { evidence: s.evidence } : {}) });
+        let question = s.question;
+        if (surface > 0 && srng.next() < surface) {
+          // Reworded only where the new wording breaks no rule either (a synonym could name a concept).
+          const v = vary(s.question, s.gold_sql, srng);
+          if (contaminates(bad, { source: d.source, question: v, gold_sql: s.gold_sql, evidence: s.evidence }) === null) question = v;
+        }
+        questions.push({ source: d.source, db_id: d.id, question, gold_sql: s.gold_sql, synthetic: true, ...(s.evidence ? { evidence: s.evidence } : {}) });
       }
     }
   }

@@ -72,7 +72,10 @@ Deno.test("corpus: packing keeps every document whole and contiguous in one row 
 
 Deno.test("corpus: nothing of the demo's concepts leaks — no concept question of any split (train included), no definition, no concept word on a demo database, no clinic database or schema (with and without synthetic questions)", async () => {
   const withSynthetic = await loadCorpusSources({ demoDir, synthetic: 40 });
-  const all = [...buildDocuments(src, opts), ...buildDocuments(withSynthetic, opts)].map((d) => d.text).join("\n");
+  // Reworded as people write (surface.ts): a synonym must not bring a concept in either.
+  const reworded = await loadCorpusSources({ demoDir, synthetic: 40, surface: 1 });
+  assert(reworded.questions.filter((q, i) => q.question !== withSynthetic.questions[i]?.question).length > 200, "the surface share rewords questions");
+  const all = [...buildDocuments(src, opts), ...buildDocuments(withSynthetic, opts), ...buildDocuments(reworded, opts)].map((d) => d.text).join("\n");
   const rows = (s: string) => Deno.readTextFileSync(`${demoDir}/${s}.jsonl`).split("\n").filter((l) => l).map((l) => JSON.parse(l) as { question: string; gold_sql: string });
   const concept = CONCEPT_SPLITS.flatMap(rows);
   assert(concept.length > 400, `${concept.length} concept questions`);
@@ -138,6 +141,13 @@ Deno.test({
     assertEquals(held.questions.length, full.questions.length - inFull);
     for (const db of hold) assert(!held.schemas.has(db), `${db} schema left out`);
     assertEquals(held.excluded.heldOutDb - full.excluded.heldOutDb, inFull);
+    // Spider-Syn (issue #49): Spider's questions reworded by hand, added beside them, held-out databases still out.
+    const syn = await loadCorpusSources({ demoDir, spiderDir, spiderLimit: 2000, spiderHoldout: hold, spiderSynDir: `${sharedDatasets}/spider-syn` });
+    const added = syn.questions.slice(held.questions.length);
+    assertEquals(syn.questions.slice(0, held.questions.length), held.questions);
+    assert(added.length > 1000, `${added.length} Spider-Syn questions added`);
+    assert(added.every((q) => held.schemas.has(q.db_id) && !hold.includes(q.db_id)), "only on the corpus's own databases");
+    assert(added.every((q) => !held.questions.some((h) => h.question === q.question && h.db_id === q.db_id)), "only the rewritten ones");
   },
 });
 

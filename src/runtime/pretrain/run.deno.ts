@@ -66,7 +66,7 @@ function shapeKey(shape: CorpusShape | undefined): Record<string, number> {
 
 /** The packed rows, from `${out}/corpus.bin` when it was made with the same tokenizer and settings. */
 async function corpusRows(job: PretrainJob, bpe: BpeModel, seqLen: number): Promise<{ rows: Uint32Array[]; info: Record<string, unknown> }> {
-  const key = { tokenizer: textHash(JSON.stringify(bpe)), seqLen, demo: job.paths.demoDir, demoData: await demoFingerprint(job.paths.demoDir), spider: job.paths.spiderDir ?? null, spiderLimit: job.paths.spiderLimit ?? null, ...(job.paths.spiderHoldout?.length ? { spiderHoldout: job.paths.spiderHoldout } : {}), ...(job.paths.synthetic ? { synthetic: job.paths.synthetic, syntheticPatterns: PATTERNS.length, definedShare: job.paths.definedShare ?? DEFAULT_DEFINED_SHARE } : {}), seed: CORPUS_SEED, ...shapeKey(job.corpusShape) };
+  const key = { tokenizer: textHash(JSON.stringify(bpe)), seqLen, demo: job.paths.demoDir, demoData: await demoFingerprint(job.paths.demoDir), spider: job.paths.spiderDir ?? null, spiderLimit: job.paths.spiderLimit ?? null, ...(job.paths.spiderHoldout?.length ? { spiderHoldout: job.paths.spiderHoldout } : {}), ...(job.paths.synthetic ? { synthetic: job.paths.synthetic, syntheticPatterns: PATTERNS.length, definedShare: job.paths.definedShare ?? DEFAULT_DEFINED_SHARE, ...(job.paths.surface ? { surface: job.paths.surface } : {}) } : {}), ...(job.paths.spiderSynDir ? { spiderSyn: job.paths.spiderSynDir } : {}), seed: CORPUS_SEED, ...shapeKey(job.corpusShape) };
   try {
     const info: unknown = JSON.parse(await Deno.readTextFile(`${job.out}/corpus.json`));
     if (typeof info === "object" && info !== null && "key" in info && JSON.stringify(info.key) === JSON.stringify(key)) {
