@@ -85,3 +85,21 @@ Deno.test("chat template: Qwen3's real template and tokenizer count a budgeted p
   assert(p.meta.tables.includes("singer") && p.meta.tables.includes("concert") && p.meta.tables.includes("stadium"), p.meta.tables.join());
   console.log(`Qwen3 tokens: full ${full.meta.promptTokens}, budget ${budget}, built ${p.meta.promptTokens}; dropped ${JSON.stringify(p.meta.dropped)}`);
 });
+
+Deno.test("chat template: a template that loops or grows without end stops with a clear error, not an out-of-memory crash (issue 47 item 6)", async () => {
+  const msgs = [{ role: "user" as const, content: "Q" }];
+  const cases: [string, RegExp][] = [
+    // The reported case: range(1e8) made a 100-million-element array and V8 died.
+    ["{% for i in range(100000000) %}x{% endfor %}", /^chat template: range\(\) of 100000000 items is over the limit of 100000/],
+    ["{% set n = 10 ** 9 %}{% for i in range(0, n, 2) %}x{% endfor %}", /range\(\) of 500000000 items/],
+    ["{% for i in range(100000) %}{% for j in range(100000) %}{{ i }}{% endfor %}{% endfor %}", /^chat template: rendering stopped after 100000 steps/],
+    ["{% set ns = namespace(s='ab') %}{% for i in range(40) %}{% set ns.s = ns.s ~ ns.s %}{% endfor %}{{ ns.s }}", /^chat template: a string grew past 4194304 characters/],
+  ];
+  for (const [source, pattern] of cases) {
+    const t = new ChatTemplate(source);
+    await assertRejects(() => t.render(msgs), pattern);
+  }
+  // Afterwards (and in between) ordinary templates render as before, with range() intact.
+  assertEquals(new ChatTemplate("{% for i in range(3) %}{{ i }}{% endfor %}{% for i in range(5, 0, -2) %}{{ i }}{% endfor %}").render(msgs), "012531");
+  assertEquals(new ChatTemplate(QWEN25).render(msgs).endsWith("<|im_start|>assistant\n"), true);
+});

@@ -1,7 +1,60 @@
 // Rendering chat messages through a model's own Jinja chat template (@huggingface/jinja), the way
 // transformers' apply_chat_template does, so prompts and token counts match what the model saw in training.
-import { Template } from "@huggingface/jinja";
+import { Environment, Interpreter, Template } from "@huggingface/jinja";
 import type { ChatMessage } from "./prompts.ts";
+
+/**
+ * Bounds on one render. A chat template comes with the model (from a link, the Hub, anyone's
+ * folder) and Jinja has loops: `range(1e8)` alone made a 100-million-element array and ended in a
+ * fatal out-of-memory crash. Steps are the interpreter's evaluations (a Qwen2.5 render of a few
+ * messages takes a few hundred); characters bound every intermediate string and the result.
+ */
+export const TEMPLATE_LIMITS = { steps: 100_000, chars: 4 * 2 ** 20, rangeItems: 100_000 } as const;
+
+/** A chat template that went past TEMPLATE_LIMITS. */
+export class TemplateLimitError extends Error {
+  constructor(msg: string) {
+    super(`chat template: ${msg}`);
+    this.name = "TemplateLimitError";
+  }
+}
+
+// @huggingface/jinja renders synchronously with no hook for limits, so its interpreter is wrapped
+// here, once: the wrappers do nothing outside ChatTemplate.render (no budget is active), and
+// inside it count evaluations, check string sizes and replace the `range` global with a bounded
+// one. A Worker with a timeout would bound time too but make every render asynchronous and still
+// let the worker's heap blow up before the timeout; counting stops the work itself.
+let budget: { steps: number } | null = null;
+
+type Evaluate = (this: unknown, statement: unknown, environment: unknown) => { value: unknown };
+type SetVar = (this: unknown, name: string, value: unknown) => unknown;
+const interp = Interpreter.prototype as unknown as { evaluate: Evaluate };
+const env = Environment.prototype as unknown as { set: SetVar };
+const evaluate = interp.evaluate;
+const setVar = env.set;
+interp.evaluate = function (statement, environment) {
+  if (budget && --budget.steps < 0) throw new TemplateLimitError(`rendering stopped after ${TEMPLATE_LIMITS.steps} steps (a loop that does not end?)`);
+  const out = evaluate.call(this, statement, environment);
+  if (budget && typeof out?.value === "string" && out.value.length > TEMPLATE_LIMITS.chars) {
+    throw new TemplateLimitError(`a string grew past ${TEMPLATE_LIMITS.chars} characters`);
+  }
+  return out;
+};
+env.set = function (name, value) {
+  return setVar.call(this, name, budget && name === "range" ? boundedRange : value);
+};
+
+/** Jinja's range(), refusing more than TEMPLATE_LIMITS.rangeItems items before making any. */
+function boundedRange(start: number, stop?: number, step = 1): number[] {
+  if (stop === undefined) [start, stop] = [0, start];
+  if (step === 0) throw new Error("range() step must not be zero");
+  const n = Math.ceil((stop - start) / step);
+  if (!Number.isFinite(n)) throw new TemplateLimitError(`range(${start}, ${stop}, ${step}) is not a finite range`);
+  if (n > TEMPLATE_LIMITS.rangeItems) throw new TemplateLimitError(`range() of ${n} items is over the limit of ${TEMPLATE_LIMITS.rangeItems}`);
+  const out: number[] = [];
+  for (let i = 0; i < n; i++) out.push(start + i * step);
+  return out;
+}
 
 /** Options of one render. */
 export interface RenderChatOptions {
@@ -26,8 +79,18 @@ export class ChatTemplate {
     }
   }
 
-  /** The prompt text for `messages`. */
+  /** The prompt text for `messages`; a render past TEMPLATE_LIMITS throws a TemplateLimitError. */
   render(messages: readonly ChatMessage[], opts: RenderChatOptions = {}): string {
+    const outer = budget;
+    budget = { steps: TEMPLATE_LIMITS.steps };
+    try {
+      return this.renderBounded(messages, opts);
+    } finally {
+      budget = outer;
+    }
+  }
+
+  private renderBounded(messages: readonly ChatMessage[], opts: RenderChatOptions): string {
     return this.template.render({
       bos_token: this.specialTokens.bos_token ?? "",
       eos_token: this.specialTokens.eos_token ?? "",
