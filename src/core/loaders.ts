@@ -39,7 +39,10 @@ type Layout = "bird" | "spider" | "rlvr";
  */
 export function jsonError(e: unknown): string {
   const msg = e instanceof Error ? e.message : String(e);
-  return msg.replace(/, "[\s\S]*"(\.\.\.)? is not valid JSON$/, "").replace(/^"[\s\S]*"(\.\.\.)? is not valid JSON$/, "not valid JSON");
+  return msg
+    .replace(/, "[\s\S]*"(\.\.\.)? is not valid JSON$/, "")
+    .replace(/^"[\s\S]*"(\.\.\.)? is not valid JSON$/, "not valid JSON")
+    .replace(/^Unexpected token '[\s\S]*'$/, "unexpected character");
 }
 
 /**
