@@ -42,11 +42,16 @@ export function evidenceSvg(e: DemoEvidence, title: string): string {
         const h = plotH * f.mean;
         const [by, bh] = h >= MIN_BAR_PX ? [y(f.mean), h] : [y(0) - MIN_BAR_PX, MIN_BAR_PX];
         out.push(`<rect x="${bx}" y="${by}" width="${bar - 2}" height="${bh}" fill="${COLOURS[k]}"><title>${LABELS[k]}: ${(100 * f.mean).toFixed(1)}% (seeds ${(m[st] ?? []).map((v) => (100 * v).toFixed(1)).join(", ")})</title></rect>`);
+        const rc = e.recall?.[split]?.[mode]?.[st];
+        if (rc?.length) {
+          const r = rc.reduce((a, b) => a + b, 0) / rc.length;
+          out.push(`<path d="M${bx + bar / 2 - 1} ${y(r) - 4} l4 4 l-4 4 l-4 -4 z" fill="#fff" stroke="#212529"><title>${LABELS[k]}: concept recall ${(100 * r).toFixed(1)}%</title></path>`);
+        }
         if (f.n > 1) out.push(`<line x1="${bx + bar / 2 - 1}" x2="${bx + bar / 2 - 1}" y1="${y(f.max)}" y2="${y(f.min)}" stroke="#212529" stroke-width="1.5"/>`);
       });
     });
   });
   LABELS.forEach((l, k) => out.push(`<rect x="${8 + k * 130}" y="${H + 6}" width="10" height="10" fill="${COLOURS[k]}"/>`, `<text x="${22 + k * 130}" y="${H + 15}">${l}</text>`));
-  out.push(`<text x="${width - 8}" y="${H + 15}" text-anchor="end" fill="#666">bars: mean over seeds; whiskers: lowest to highest seed</text>`, "</svg>");
+  out.push(`<text x="${width - 8}" y="${H + 15}" text-anchor="end" fill="#666">bars: mean over seeds; whiskers: lowest to highest seed${e.recall ? "; ◇ concept recall" : ""}</text>`, "</svg>");
   return out.join("\n") + "\n";
 }

@@ -2,7 +2,7 @@ import { assert, assertEquals } from "../../tests/assert.ts";
 import demo from "../../notebooks/demo.json" with { type: "json" };
 import { type Cell, parseNotebook } from "../core/notebook.ts";
 import { command } from "../cli/commands/demo-evidence.ts";
-import { demoEvidence, evidenceMarkdown, promptMode, type RunOutputs, runFigures, spread } from "./demo-evidence.ts";
+import { demoEvidence, evidenceMarkdown, promptMode, recallParts, type RunOutputs, runFigures, spread, usesDefinitions } from "./demo-evidence.ts";
 import { evidenceSvg, MIN_BAR_PX } from "./demo-evidence-svg.ts";
 import type { CellSummary, RunSummary } from "./recipe/runner.ts";
 
@@ -42,7 +42,7 @@ Deno.test("demo evidence: per split, mode and stage the seeds' accuracies (seed 
   assertEquals([f.mode, f.seed], ["knowledge", 2]);
   assertEquals(f.accuracy["test-concepts"], { baseline: 0.04, warmup: 0.04 + 0.1, grpo: 0.04 + 0.25, sc: 0.04 + 0.3 });
   const e = demoEvidence(runs, "2026-12-02T00:00:00.000Z");
-  assertEquals(Object.keys(e.splits), ["test-concepts", "test-templates", "heldout-db"]);
+  assertEquals(Object.keys(e.splits), ["test-concepts", "test-templates", "heldout-db", "test-written"]);
   const tc = e.splits["test-concepts"];
   assertEquals(tc.knowledge?.seeds, [1, 2]);
   assertEquals(tc.knowledge?.baseline, [0.02, 0.04]);
@@ -68,11 +68,11 @@ Deno.test("evidence SVG: a measured 0% draws a thin bar at the baseline; a stage
   const svg = evidenceSvg(e, "zeros");
   const bars = [...svg.matchAll(/<rect x="([\d.]+)" y="([\d.]+)" width="[\d.]+" height="([\d.]+)" fill="#[0-9a-f]+"><title>([^<]+)<\/title><\/rect>/g)]
     .map(([, x, y, h, title]) => ({ x: +x, y: +y, h: +h, title }));
-  // Per mode: 3 splits x 3 stages + self-consistency on test-concepts only.
-  assertEquals(bars.length, 2 * 10, svg);
+  // Per mode: 4 splits x 3 stages + self-consistency on test-concepts only.
+  assertEquals(bars.length, 2 * 13, svg);
   assertEquals(bars.filter((b) => b.title.startsWith("self-consistency")).length, 2, "no bar for a stage that was not run");
   const zeros = bars.filter((b) => b.title.includes(": 0.0%"));
-  assertEquals(zeros.length, 2 * 7);
+  assertEquals(zeros.length, 2 * 10);
   const baseline = 300 - 40; // H - bottom: the 0% line
   for (const b of zeros) assert(b.h === MIN_BAR_PX && b.y + b.h === baseline, `a 0% bar stands on the baseline: ${JSON.stringify(b)}`);
   for (const b of bars.filter((x) => x.title.includes(": 20.0%"))) assert(Math.abs(b.h - 0.2 * 204) < 1e-9 && Math.abs(b.y + b.h - baseline) < 1e-9, `a 20% bar keeps its height: ${JSON.stringify(b)}`);
@@ -103,4 +103,38 @@ Deno.test("rlvr demo-evidence: reads run folders, writes the JSON, markdown and 
     msg = String(x);
   }
   assert(msg.includes("unfinished: not a finished run"), msg);
+});
+
+const LOYAL = "customer_id IN (SELECT customer_id FROM orders GROUP BY customer_id HAVING COUNT(*) >= 4)";
+const REVENUE = "SUM(oi.quantity * oi.unit_price) FROM order_items AS oi JOIN orders AS o ON o.order_id = oi.order_id WHERE o.status = 'delivered'";
+
+Deno.test("concept recall: issue 49 — an answer holds a definition up to spacing, case and table aliases, even where the rest of it is wrong", () => {
+  const parts = new Map([["shop.loyal", recallParts(LOYAL)], ["shop.revenue", recallParts(REVENUE)]]);
+  assertEquals(recallParts(REVENUE), ["sum(quantity*unit_price)", "status='delivered'"]);
+  // The concept written twice and the filter dropped (wrong rows): it still used the definition.
+  assert(usesDefinitions(`SELECT name FROM customers WHERE ${LOYAL} AND ${LOYAL}`, ["shop.loyal"], parts));
+  assert(usesDefinitions("select name from customers where customer_id in (select customer_id from orders group by customer_id having count(*)>=4) and country='PL'", ["shop.loyal"], parts));
+  assert(!usesDefinitions("SELECT name FROM customers WHERE customer_id IN (SELECT customer_id FROM orders GROUP BY customer_id HAVING COUNT(*) >= 5)", ["shop.loyal"], parts), "another threshold is another definition");
+  // A measure: its aggregate and its condition, whatever the aliases and joins between them.
+  assert(usesDefinitions("SELECT SUM(T1.quantity * T1.unit_price) FROM order_items AS T1 JOIN orders AS T2 ON T1.order_id = T2.order_id JOIN customers AS T3 ON T3.customer_id = T2.customer_id WHERE T2.status = 'delivered' AND T3.country = 'DE'", ["shop.revenue"], parts));
+  assert(!usesDefinitions("SELECT SUM(quantity * unit_price) FROM order_items", ["shop.revenue"], parts), "without status = 'delivered'");
+  assert(!usesDefinitions(`SELECT SUM(quantity * unit_price) FROM order_items WHERE status = 'delivered'`, ["shop.revenue", "shop.loyal"], parts), "both concepts needed");
+});
+
+Deno.test("concept recall: per split, mode and stage from the runs' predictions, beside the accuracies (JSON, markdown, SVG)", () => {
+  const tasks = [{ concepts: ["shop.loyal"] }, { concepts: ["shop.loyal"] }, {}, { concepts: ["shop.loyal"] }];
+  const line = (sql: string) => `${sql}\t----- bird -----\tshop`;
+  const predictions = {
+    "base-concepts": { "0": line("SELECT 1"), "1": line("SELECT 1"), "2": line("SELECT 1"), "3": line(`SELECT 1 WHERE ${LOYAL}`) },
+    "after-concepts": { "0": line(`SELECT name FROM customers WHERE ${LOYAL}`), "1": line(`SELECT 1 WHERE ${LOYAL}`), "2": line("SELECT 1"), "3": line("SELECT 2") },
+  };
+  const demoIn = { splits: { "test-concepts": tasks }, definitions: [{ id: "shop.loyal", fragment: LOYAL }] };
+  const f = runFigures({ ...runs[1], predictions }, demoIn);
+  // Questions without concepts do not count: 1 of 3, then 2 of 3.
+  assertEquals(f.recall["test-concepts"], { baseline: 1 / 3, grpo: 2 / 3 });
+  const e = demoEvidence([{ ...runs[1], predictions }], "2026-12-07T00:00:00.000Z", demoIn);
+  assertEquals(e.recall?.["test-concepts"]?.knowledge, { baseline: [1 / 3], grpo: [2 / 3] });
+  assertEquals(demoEvidence(runs, "x").recall, undefined, "no predictions: no recall");
+  assert(evidenceMarkdown(e).includes("| test-concepts | 33.3 (33.3) | — | 66.7 (66.7) | — |"), evidenceMarkdown(e));
+  assert(evidenceSvg(e, "t").includes("concept recall 66.7%"));
 });

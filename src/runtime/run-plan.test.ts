@@ -12,7 +12,8 @@ function demoDoc() {
 Deno.test("run plan: all, one cell with its setup and earlier training, from a cell on", () => {
   const doc = demoDoc();
   const setup = ["data", "model", "prompt", "reward"];
-  const base = ["base-concepts", "base-templates", "base-db"], warm = ["warm-concepts", "warm-templates", "warm-db"], after = ["after-concepts", "after-templates", "after-db"];
+  const base = ["base-concepts", "base-templates", "base-db", "base-written"], warm = ["warm-concepts", "warm-templates", "warm-db", "warm-written"];
+  const after = ["after-concepts", "after-templates", "after-db", "after-written"];
   assertEquals(planRun(doc, "all").cells.map((c) => c.id), [...setup, ...base, "warmup", ...warm, "grpo", ...after, "sc", "export"]);
   assertEquals(planRun(doc, "cell", "base-concepts").cells.map((c) => c.id), [...setup, "base-concepts"]);
   // An evaluation after training needs the trained adapter: the training cells come first (restored from checkpoints).
