@@ -79,8 +79,14 @@ export const command: Command = {
     const prompts = inputs.map((p, i) => {
       if (typeof p === "string") return tok.encode(p, { addSpecialTokens: true });
       if (!model.chatTemplate) throw new UsageError(`prompt ${i} is a chat-message array but ${modelDir} has no chat template`);
-      template ??= new ChatTemplate(model.chatTemplate, { bos_token: tok.bos?.token, eos_token: tok.eos?.token });
-      return tok.encode(template.render(p), { addSpecialTokens: false });
+      let text: string;
+      try {
+        template ??= new ChatTemplate(model.chatTemplate, { bos_token: tok.bos?.token, eos_token: tok.eos?.token });
+        text = template.render(p);
+      } catch (e) {
+        throw new Error(`${modelDir}: ${e instanceof Error ? e.message : String(e)}`);
+      }
+      return tok.encode(text, { addSpecialTokens: false });
     });
     const adapter = typeof values.adapter === "string" ? await readPeftAdapter(new DirSource(values.adapter), model.config) : null;
     const maxLen = Math.max(...prompts.map((p) => p.length));
