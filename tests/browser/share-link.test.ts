@@ -142,6 +142,47 @@ Deno.test({
   },
 });
 
+/** A share hash of `chars` LZW codes that each name the entry being defined: ~n²/2 characters once expanded (share.test.ts explains). */
+function bombHash(chars: number): string {
+  const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+-$";
+  const out: string[] = [];
+  let acc = 0, nbits = 0, dictSize = 4, enlargeIn = 4, numBits = 3;
+  const write = (value: number, n: number) => {
+    for (let k = 0; k < n; k++) {
+      acc = (acc << 1) | ((value >> k) & 1);
+      if (++nbits < 6) continue;
+      out.push(alphabet[acc]);
+      acc = 0;
+      nbits = 0;
+    }
+  };
+  write(0, 2);
+  write(97, 8);
+  while (out.length < chars) {
+    write(dictSize++, numBits);
+    if (--enlargeIn === 0) enlargeIn = 2 ** numBits++;
+  }
+  return "#nb=" + out.join("");
+}
+
+Deno.test({
+  name: "share link: a decompression-bomb link is refused with a reason and the user's notebook shown (issue 47 item 1)",
+  sanitizeResources: false,
+  sanitizeOps: false,
+  async fn() {
+    const { ctx, page, errors } = await freshPage();
+    await open(page, server.url);
+    await setTitle(page, "Mine");
+    await open(page, server.url + bombHash(199_000));
+    const alert = page.getByRole("alert").filter({ hasText: "does not hold a valid notebook" });
+    assert(/link expands past 2,000,000 characters .* refused after reading [\d,]+ of its 199,00\d characters.*showing your last notebook/.test((await alert.textContent()) ?? ""), (await alert.textContent()) ?? "");
+    assertEquals(await title(page), "Mine");
+    assertEquals(await page.getByTestId("from-link").count(), 0);
+    assert(errors.length === 0, `no page errors: ${errors.join("; ")}`);
+    await ctx.close();
+  },
+});
+
 Deno.test({
   name: "share link: markdown cannot cover the page or fetch a remote resource; images load on a click (issue 47 item 7)",
   sanitizeResources: false,
