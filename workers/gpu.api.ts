@@ -5,12 +5,12 @@ import type { MatmulBenchResult } from "../src/gpu/bench.ts";
 import type { GpuInfo } from "../src/gpu/device.ts";
 import type { CacheUsage } from "../src/model/source.web.ts";
 import type { Progress, RunOptions } from "../src/runtime/recipe/context.ts";
-import type { RunSummary } from "../src/runtime/recipe/runner.ts";
+import type { CellSummary, RunSummary } from "../src/runtime/recipe/runner.ts";
 import type { UploadedDataset } from "../src/runtime/recipe/env.web.ts";
 import type { SampleRecord } from "../src/runtime/records.ts";
 import type { RunInfo, RunMode } from "../src/runtime/run-plan.ts";
 
-export type { CacheUsage, GpuInfo, MatmulBenchResult, Progress, RunInfo, RunMode, RunSummary, UploadedDataset };
+export type { CacheUsage, CellSummary, GpuInfo, MatmulBenchResult, Progress, RunInfo, RunMode, RunSummary, UploadedDataset };
 
 /** What the GPU worker found: an adapter, or why there is none and how to get one. */
 export type GpuProbe =
@@ -38,6 +38,8 @@ export interface RunEvents {
   /** Sample records as the runners append them to samples.jsonl. */
   samples(records: SampleRecord[]): void;
   log(msg: string): void;
+  /** A cell finished (its output is already kept in the run folder's outputs.json). */
+  cellDone?(c: CellSummary): void;
 }
 
 /** How a run ended. A failure names its cell when the runner did. */

@@ -6,7 +6,7 @@
 // model cells are kept in the model cache (OPFS), and uploaded datasets arrive with the request.
 import type { ByteCache } from "../src/model/source.web.ts";
 import { decodeSamples } from "../src/runtime/records.ts";
-import { runNotebook, type RunSummary } from "../src/runtime/recipe/runner.ts";
+import { type CellSummary, runNotebook } from "../src/runtime/recipe/runner.ts";
 import { webEnv } from "../src/runtime/recipe/env.web.ts";
 import { type FileStore, subStore, tapAppends } from "../src/runtime/store.ts";
 import { planRun, type RunInfo } from "../src/runtime/run-plan.ts";
@@ -141,12 +141,18 @@ export class RunHost {
       };
       const summary = await runNotebook(plan, env, {
         signal: abort.signal, opts: req.opts,
+        // An evaluation or self-consistency cell that finished in an earlier run of this folder (a run
+        // stopped or reloaded after it) is not done again: same notebook up to it, same options.
+        reuseFinished: true,
         onProgress: (p) => {
           current = p.cellId;
           send(events.progress(p));
         }, onMetrics: (r) => send(events.metrics(r)), onLog: (m) => send(events.log(m)),
+        onCellDone: async (c) => {
+          await this.keepOutput(folder, c, sampleLines.get(c.id));
+          send(events.cellDone?.(c));
+        },
       });
-      await this.keepOutputs(folder, summary, sampleLines);
       await setStatus({ status: "done" });
       await flush();
       return { ok: true, summary };
@@ -162,11 +168,12 @@ export class RunHost {
   }
 
   /**
-   * Merges a finished run's cell summaries into `outputs.json` (cell id -> its latest summary):
-   * summary.json holds only the last run's cells, while the page shows every cell's last output.
-   * A cell that wrote samples (not training: those are found by phase) gets `sampleLines`.
+   * Merges a finished cell's summary into `outputs.json` (cell id -> its latest summary) as soon as the
+   * cell ends, so a Stop, a failure or a reload later in the run keeps it (summary.json holds only a
+   * finished run's cells). A cell that wrote samples (not training: those are found by phase) gets
+   * `sampleLines`; a reused one keeps the lines of the run that made it.
    */
-  private async keepOutputs(folder: FileStore, summary: RunSummary, sampleLines: Map<string, SampleLines>): Promise<void> {
+  private async keepOutput(folder: FileStore, c: CellSummary, lines: SampleLines | undefined): Promise<void> {
     let outputs: Record<string, unknown> = {};
     const raw = await folder.read("outputs.json");
     if (raw) {
@@ -174,10 +181,12 @@ export class RunHost {
         const j: unknown = JSON.parse(dec.decode(raw));
         if (typeof j === "object" && j !== null && !Array.isArray(j)) outputs = { ...j };
       } catch {
-        // Damaged: start over from this run's cells.
+        // Damaged: start over from this cell.
       }
     }
-    for (const c of summary.cells) outputs[c.id] = sampleLines.has(c.id) ? { ...c, sampleLines: sampleLines.get(c.id) } : c;
+    const prev = outputs[c.id];
+    const kept = lines ?? (c.reused && typeof prev === "object" && prev !== null && "sampleLines" in prev ? prev.sampleLines : undefined);
+    outputs[c.id] = kept ? { ...c, sampleLines: kept } : c;
     await folder.write("outputs.json", JSON.stringify(outputs));
   }
 

@@ -2,7 +2,7 @@
 // and the one captured session the policy keeps, grown to the largest batch and length asked for.
 import type { ModelConfig } from "./config.ts";
 import { CapturedDecoder, CapturedPrefill } from "./captured.ts";
-import { type CheckDecoder, checkCaptured } from "./captured-check.ts";
+import { type CapturedCheck, type CheckDecoder, checkCaptured } from "./captured-check.ts";
 import { buildDecoder, DECODE_PRODUCTS, type DecodeProducts, type DecoderOptions, gqaApplies, type PreparedWeights, type WeightDtype } from "./onnx/decoder.ts";
 import type { ort } from "./onnx/ort.ts";
 import type { Weights } from "./tensor.ts";
@@ -52,7 +52,19 @@ export class CaptureHost {
   /** Whether the decoding graph was built once (dropPrepared). */
   private decodeBuilt = false;
 
+  /** Notes already given: each check runs once per device but is asked before every sampling call. */
+  private noted = new Set<string>();
   constructor(private policy: CapturePolicy, private source: CaptureSource | null, private note: (msg: string) => void) {}
+
+  /** Says once why a fast path is not used: a check failed, so the exact path runs and results are unaffected. */
+  private noteOnce(what: "decoding" | "prefill", r: CapturedCheck): void {
+    if (this.noted.has(what)) return;
+    this.noted.add(what);
+    const path = what === "prefill" ? "reading the prompts" : "writing the answers";
+    this.note(`note: this GPU computes the fast path for ${path} (ONNX Runtime's attention under graph capture) wrongly — `
+      + `its self-check against exact attention differed by ${r.maxAbsDiff.toExponential(2)} in log-probability${r.error ? ` (${r.error})` : ""} — `
+      + `so the page uses the exact path instead: answers are unaffected, only slower (on SwiftShader, the software GPU, ONNX Runtime's subgroup attention kernel is wrong: gqa-check.ts)`);
+  }
 
   /**
    * Whether captured decoding applies: WebGPU (a source) and a model GroupQueryAttention takes (f32 or
@@ -70,7 +82,7 @@ export class CaptureHost {
   async ok(device: GPUDevice, create: (cfg: ModelConfig, w: Weights) => Promise<CheckDecoder>): Promise<boolean> {
     if (!this.applies) return false;
     const r = await checkCaptured(this.policy.cfg, device, create);
-    if (!r.ok) this.note(`note: captured decoding differs from the uncaptured graph on this device by ${r.maxAbsDiff.toExponential(2)} in log-probability${r.error ? ` (${r.error})` : ""}: decoding without graph capture`);
+    if (!r.ok) this.noteOnce("decoding", r);
     return r.ok;
   }
 
@@ -81,7 +93,7 @@ export class CaptureHost {
   async prefillOk(device: GPUDevice, create: (cfg: ModelConfig, w: Weights) => Promise<CheckDecoder>): Promise<boolean> {
     if (!this.applies) return false;
     const r = await checkCaptured(this.policy.cfg, device, create, "captured");
-    if (!r.ok) this.note(`note: the captured prefill differs from the uncaptured one on this device by ${r.maxAbsDiff.toExponential(2)} in log-probability${r.error ? ` (${r.error})` : ""}: prefilling without graph capture`);
+    if (!r.ok) this.noteOnce("prefill", r);
     return r.ok;
   }
 

@@ -11,6 +11,13 @@ const FEATURE_NOTES: Record<string, string> = {
   "timestamp-query": "per-kernel GPU timings",
 };
 
+/** The matmul check measured this device (the run plan estimates times from it). */
+export class GpuSpeedEvent extends Event {
+  constructor(readonly gflops: number) {
+    super("gpu-speed", { bubbles: true, composed: true });
+  }
+}
+
 type BenchState =
   | { kind: "idle" }
   | { kind: "running"; fraction: number }
@@ -51,6 +58,7 @@ export class RlCellGpu extends LitElement {
         }),
       );
       this.bench = { kind: "done", result };
+      this.dispatchEvent(new GpuSpeedEvent(result.gflops));
     } catch (e) {
       this.bench = { kind: "error", message: e instanceof Error ? e.message : String(e) };
     }
@@ -92,7 +100,7 @@ export class RlCellGpu extends LitElement {
     switch (b.kind) {
       case "idle":
         return html`<button @click=${this.runBench} data-testid="bench-run">Run matmul benchmark</button>
-          <span class="muted">512×512×512 f32, about a second</span>`;
+          <span class="muted">512×512×512 f32, a few seconds; Run all measures it too, to plan the run</span>`;
       case "running":
         return html`<button disabled>Running…</button> <progress max="1" value=${b.fraction}></progress>`;
       case "done":

@@ -19,9 +19,18 @@ const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
 const secs = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
 const mb = (n: number) => (n < 1 << 20 ? `${Math.max(1, Math.round(n / 1024))} KB` : `${(n / (1 << 20)).toFixed(1)} MB`);
 
+/** Cells whose metrics are one record per run (their report says it all: no chart of one point). */
+const ONE_POINT: readonly Cell["type"][] = ["evaluate", "select", "selfconsistency"];
+
+/** "about 4 min", "20 s": a planned duration. */
+function about(seconds: number): string {
+  const s = Math.round(seconds);
+  return s < 60 ? `about ${s} s` : s < 3600 ? `about ${Math.round(s / 60)} min` : `about ${Math.floor(s / 3600)} h ${Math.round((s % 3600) / 60)} min`;
+}
+
 /** "about 2 min 5 s left". */
 export function formatEta(seconds: number | null): string {
-  if (seconds === null || !Number.isFinite(seconds)) return "estimating time left…";
+  if (seconds === null || !Number.isFinite(seconds)) return "measuring time left…";
   const s = Math.max(0, Math.round(seconds));
   if (s < 60) return `about ${s} s left`;
   const m = Math.floor(s / 60);
@@ -109,7 +118,7 @@ export class RlCellRun extends LitElement {
         <button data-testid="run-cell" ?disabled=${busy} @click=${() => c.run("cell", cell.id)}
           title="Runs this cell after the setup and training cells before it (training restores from its checkpoints)">Run</button>
         <button class="secondary" data-testid="run-from" ?disabled=${busy} @click=${() => c.run("from", cell.id)}>Run from here</button>
-        ${mine ? html`<button class="secondary" data-testid="stop-cell" @click=${() => c.stop()}>Stop</button>` : nothing}
+        ${mine ? html`<button class="secondary" data-testid="stop-cell" ?disabled=${c.stopping} @click=${() => c.stop()}>${c.stopping ? "Stopping…" : "Stop"}</button>` : nothing}
         <span class="status" data-testid="run-status" data-status=${s.status}>${this.statusText(s)}</span>
       </div>
       ${s.progress && s.status === "running" ? html`<div class="progress" data-testid="progress">
@@ -121,7 +130,7 @@ export class RlCellRun extends LitElement {
       ${cell.type === "model" && c.modelCache ? this.renderCache(c) : nothing}
       ${s.report ? this.renderReport(s.report) : nothing}
       ${this.fileError ? html`<p class="file-error" role="alert">${this.fileError}</p>` : nothing}
-      ${s.metrics.length ? html`<h4>Metrics</h4><rl-metrics-charts .runs=${[{ name: cell.id, records: s.metrics }]}></rl-metrics-charts>` : nothing}
+      ${s.metrics.length && !ONE_POINT.includes(cell.type) ? html`<h4>Metrics</h4><rl-metrics-charts .runs=${[{ name: cell.id, records: s.metrics }]}></rl-metrics-charts>` : nothing}
       ${s.samples.length ? html`<details data-testid="inspector"><summary data-testid="open-inspector">Reward inspector (${s.samples.length} samples)</summary>
         <rl-reward-inspector .records=${s.samples} .step=${s.samples.at(-1)?.step ?? 0}></rl-reward-inspector></details>` : nothing}
       ${s.history.length ? this.renderHistory(s.history) : nothing}`;
@@ -156,14 +165,18 @@ export class RlCellRun extends LitElement {
     </div>`;
   }
 
+  /** " (about 4 min on this device)" once the device's speed is known. */
+  private expected(): string {
+    const t = this.cell && this.controller?.expectedSeconds(this.cell.id);
+    return t && t >= 1 ? ` (${about(t)} on this device)` : "";
+  }
+
   private statusText(s: CellRunState): string {
     switch (s.status) {
-      case "idle": return s.report ? "" : "not run yet";
-      case "waiting": {
-        const last = this.controller?.log.at(-1);
-        return `waiting for the cells before it…${last ? ` (${last.replace(/^[\d.]+ s\s+/, "")})` : ""}`;
-      }
-      case "running": return s.resumedFrom ? `running (resumed from step ${s.resumedFrom})` : "running…";
+      case "idle": return s.report ? "" : `not run yet${this.expected()}`;
+      // The run's notes (a model's load, a device check) belong to the cell that wrote them, not here.
+      case "waiting": return `waiting for the cells before it…${this.expected()}`;
+      case "running": return this.controller?.stopping ? "stopping… (at the next decoding step)" : s.resumedFrom ? `running (resumed from step ${s.resumedFrom})` : "running…";
       case "done": return s.resumedFrom ? `done (resumed from step ${s.resumedFrom})` : "done";
       case "failed": return "failed";
       case "stopped": return "stopped";

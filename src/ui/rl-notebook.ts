@@ -5,6 +5,7 @@ import { css, html, LitElement, nothing } from "lit";
 import { addCell, type Cell, type CellId, moveCell, removeCell, setCollapsed, setTitle, updateParams } from "../core/notebook.ts";
 import { CELL_TYPES, type CellType } from "../core/notebook-params.ts";
 import type { NotebookController, ShareResult } from "./notebook-controller.ts";
+import type { GpuSpeedEvent } from "./rl-cell-gpu.ts";
 import "./rl-cell-gpu.ts";
 import "./rl-cell-dataset.ts";
 import "./rl-cell-markdown.ts";
@@ -106,8 +107,16 @@ export class RlNotebook extends LitElement {
   private follow = true;
   /** The running cell last scrolled to, so a cell is brought into view once, when the run reaches it. */
   private followed: string | null = null;
+  /** The last run's end already brought into view. */
+  private shownEnd: object | null = null;
   private readonly onRunChange = () => {
     this.requestUpdate();
+    const last = this.runs?.last ?? null;
+    if (last?.ok && last !== this.shownEnd) {
+      // A finished run ends on its before/after picture.
+      this.shownEnd = last;
+      void this.updateComplete.then(() => this.showResults());
+    }
     const current = this.runs?.active?.current ?? null;
     if (current === this.followed) return;
     this.followed = current;
@@ -136,7 +145,7 @@ export class RlNotebook extends LitElement {
 
   /** Creates the run state over the GPU worker and restores this notebook's last run (a link never auto-runs). */
   private startRuns(c: NotebookController): void {
-    const runs = new RunController(gpuWorker(), () => c.doc, (events) => Comlink.proxy(events), new URL("./", document.baseURI).href, { uploads: uploadedDataset, transfer: Comlink.transfer });
+    const runs = new RunController(gpuWorker(), () => c.doc, (events) => Comlink.proxy(events), new URL("./", document.baseURI).href, { uploads: uploadedDataset, transfer: Comlink.transfer, applyDoc: (d) => c.apply(() => d) });
     this.runs = runs;
     runs.restore(c.origin === "link").catch((e) => (this.message = `Could not read this notebook's saved runs: ${e instanceof Error ? e.message : String(e)}`));
   }
@@ -163,7 +172,7 @@ export class RlNotebook extends LitElement {
           <input id="import-file" data-testid="import-file" type="file" accept=".json,application/json" hidden @change=${this.importFile} />
           ${this.runs?.active
             ? html`<button data-testid="stop-all" @click=${() => this.runs?.stop()}>Stop</button>`
-            : html`<button data-testid="run-all" @click=${() => this.runs?.run("all")} title="Runs every cell in order">Run all</button>`}
+            : html`<button data-testid="run-all" ?disabled=${this.runs?.measuring ?? false} @click=${() => void this.runs?.runAll()} title="Plans the run on this device, then runs every cell in order">Run all</button>`}
           ${this.keys.renderButton()}
           <button class="secondary" @click=${this.toggleTheme} title="Switch light/dark theme" aria-label="Switch theme">◐</button>
         </span>
@@ -175,8 +184,8 @@ export class RlNotebook extends LitElement {
       ${this.message ? html`<div class="banner warn" role="alert" data-testid="message">${this.message}</div>` : nothing}
       ${this.info ? html`<div class="banner" role="status" data-testid="info">${this.info}</div>` : nothing}
       ${this.renderShare()}
-      ${this.runs?.active ? html`<div class="sticky"><rl-run-status .controller=${this.runs} .titles=${CELL_TITLES} .follow=${this.follow}
-        @show-cell=${(e: ShowCellEvent) => this.showCell(e.cellId)} @follow-change=${(e: FollowEvent) => (this.follow = e.follow)}></rl-run-status></div>` : nothing}
+      ${this.runs && (this.runs.active || this.runs.measuring || this.runs.proposal || this.runs.last) ? html`<div class="sticky"><rl-run-status .controller=${this.runs} .titles=${CELL_TITLES} .follow=${this.follow}
+        @show-cell=${(e: ShowCellEvent) => this.showCell(e.cellId)} @show-results=${() => this.showResults()} @follow-change=${(e: FollowEvent) => (this.follow = e.follow)}></rl-run-status></div>` : nothing}
       <ol data-testid="cells">${doc.cells.map((cell, i) => this.renderCell(cell, i, doc.cells.length))}</ol>
       ${this.runs ? html`<rl-demo-results .cells=${doc.cells} .controller=${this.runs}></rl-demo-results>` : nothing}
       ${this.keys.renderOverlays()}
@@ -226,7 +235,7 @@ export class RlNotebook extends LitElement {
               @change=${(e: Event) => this.act((d) => updateParams(d, cell.id, "markdown", { source: (e.target as HTMLTextAreaElement).value }))}></textarea>`
           : html`<rl-cell-markdown .source=${cell.params.source}></rl-cell-markdown>`;
       case "gpu":
-        return html`<rl-cell-gpu></rl-cell-gpu>`;
+        return html`<rl-cell-gpu @gpu-speed=${(e: GpuSpeedEvent) => this.runs && (this.runs.speed = e.gflops)}></rl-cell-gpu>`;
       case "dataset":
         return html`${this.renderParams(cell)}<rl-cell-dataset .params=${cell.params}></rl-cell-dataset>${this.renderRun(cell)}`;
       default:
@@ -243,6 +252,10 @@ export class RlNotebook extends LitElement {
   }
 
   /** Scrolls a cell's top into view (below the sticky run status). */
+  private showResults(): void {
+    this.renderRoot.querySelector("rl-demo-results")?.scrollIntoView({ block: "start", behavior: "smooth" });
+  }
+
   private showCell(cellId: string): void {
     this.renderRoot.querySelector(`li[data-cell-id="${CSS.escape(cellId)}"]`)?.scrollIntoView({ block: "start", behavior: "smooth" });
   }

@@ -185,3 +185,64 @@ Deno.test("run controller: two GRPO cells' records go to the cell each names, li
   assertEquals(back.state("grpo").metrics.map((m) => m.step), [1, 2, 3, 4]);
   assertEquals(back.state("grpo2").metrics.map((m) => m.step), [1, 2]);
 });
+
+Deno.test("run controller (issue #48 item 4): cells before the model say done as they finish, not waiting till the run ends", async () => {
+  let during: string[] = [];
+  let c: RunController;
+  const { api } = fakeApi({
+    play: (_req, ev) => {
+      for (const id of ["data", "model", "prompt", "reward"]) ev.cellDone?.({ id, type: doc.cells.find((x) => x.id === id)!.type, ms: 1 });
+      ev.progress({ cellId: "base-concepts", stage: "evaluate", fraction: 0.1, etaSeconds: null, message: "decoding" });
+      during = ["data", "prompt", "reward", "base-concepts", "warmup"].map((id) => c.state(id).status);
+      return { ok: false, error: 'cell "base-concepts" (evaluate): run cancelled: stopped by the user', cellId: "base-concepts", stopped: true };
+    },
+  });
+  c = new RunController(api, () => doc, (e) => e, "http://app/");
+  await c.run("all");
+  assertEquals(during, ["done", "done", "done", "running", "waiting"]);
+  // Stopped: the finished cells stay done, the stopped one says so, the rest are idle; the run says how it ended.
+  assertEquals(["data", "base-concepts", "warmup"].map((id) => c.state(id).status), ["done", "stopped", "idle"]);
+  assertEquals([c.last?.ok, c.last?.stopped], [false, true]);
+});
+
+Deno.test("run controller (issue #48 item 3): Stop says stopping until the run has ended, and asks the worker once", async () => {
+  let stops = 0;
+  let release: (o: RunOutcome) => void = () => {};
+  const { api } = fakeApi({});
+  api.startRun = () => new Promise<RunOutcome>((r) => (release = r));
+  api.stopRun = () => {
+    stops++;
+    return Promise.resolve(true);
+  };
+  const c = new RunController(api, () => doc, (e) => e, "http://app/");
+  const run = c.run("all");
+  await c.stop();
+  await c.stop();
+  assertEquals([c.stopping, stops], [true, 1]);
+  release({ ok: false, error: "run cancelled: stopped by the user", cellId: null, stopped: true });
+  await run;
+  assertEquals(c.stopping, false);
+});
+
+Deno.test("run controller (issue #48 item 1): Run all on a slow device proposes the quick version first; a fast one starts", async () => {
+  const { api, started } = fakeApi({ play: () => ({ ok: true, summary: { title: "", cells: [], accuracy: {}, files: [] } }) });
+  let gflops = 2.4;
+  api.benchmarkMatmul = () => Promise.resolve({ gflops, size: 512, iterations: 3, seconds: 1, checkPassed: true, checkMaxAbsErr: 0 });
+  let open = doc;
+  const c = new RunController(api, () => open, (e) => e, "http://app/", { applyDoc: (d) => (open = d) });
+  assertEquals(await c.runAll(), null);
+  assertEquals(started.length, 0);
+  assert(c.proposal && c.proposal.full.seconds > 3600 && c.proposal.quick.seconds < c.proposal.full.seconds / 50, JSON.stringify(c.proposal?.quick.seconds));
+  assert(c.proposal.givesUp.length > 0);
+  await c.runQuick();
+  assertEquals(started.length, 1);
+  assert(open.title.endsWith("(quick version)"));
+  assertEquals(started[0].doc, open);
+  assertEquals([c.proposal, c.last?.ok], [null, true]);
+  // A GPU: no proposal, the run starts at once with its plan.
+  const fast = new RunController(api, () => doc, (e) => e, "http://app/");
+  gflops = 5000;
+  await fast.runAll();
+  assertEquals([started.length, fast.proposal], [2, null]);
+  assert(fast.estimate !== null && fast.estimate.seconds < 20 * 60);
+});

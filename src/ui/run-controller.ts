@@ -9,10 +9,11 @@ import { decodeMetrics, withSteps } from "../core/metrics.ts";
 import type { Notebook } from "../core/notebook.ts";
 import type { Progress } from "../runtime/recipe/context.ts";
 import { decodeSamples, type SampleRecord, type StageReport } from "../runtime/records.ts";
-import type { RunSummary } from "../runtime/recipe/runner.ts";
+import type { CellSummary, RunSummary } from "../runtime/recipe/runner.ts";
 import type { ModelSummary } from "../runtime/recipe/model-summary.ts";
 import type { CacheUsage, GpuWorkerApi, RunEvents, RunInfo, RunOutcome, RunRequest, UploadedDataset } from "../../workers/gpu.api.ts";
 import { classifyRunError, NO_UPLOAD_MESSAGE, planRun, REMEDIES, type RunErrorKind, runIdOf, type RunMode, uploadCell, uploadKey } from "../runtime/run-plan.ts";
+import { estimateRun, LONG_RUN_SECONDS, quickPreset, remainingSeconds, type RunEstimate } from "../runtime/run-estimate.ts";
 
 /** Where a cell stands in the current (or last) run. */
 export type CellRunStatus = "idle" | "waiting" | "running" | "done" | "failed" | "stopped";
@@ -73,7 +74,14 @@ export interface CellRunState {
 
 /** The parts of the worker API a run needs (the page passes the comlink remote); the model cache is optional. */
 export type RunApi = Pick<GpuWorkerApi, "startRun" | "stopRun" | "listRuns" | "readRunFile" | "removeRun" | "storage"> &
-  Partial<Pick<GpuWorkerApi, "modelCache" | "clearModelCache" | "readRunBytes">>;
+  Partial<Pick<GpuWorkerApi, "modelCache" | "clearModelCache" | "readRunBytes" | "benchmarkMatmul">>;
+
+/** Run all's plan on a device where the notebook is long: its time, the quick version's, what that gives up. */
+export interface RunProposal {
+  full: RunEstimate;
+  quick: RunEstimate;
+  givesUp: string[];
+}
 
 /** Wraps the run events for the worker (comlink.proxy in the page; identity in tests). */
 export type EventsWrapper = (events: RunEvents) => RunEvents;
@@ -84,6 +92,8 @@ export interface RunControllerOptions {
   uploads?: () => UploadedDataset | null;
   /** Marks buffers of the request to be moved, not copied, to the worker (Comlink.transfer in the page). */
   transfer?: <T>(value: T, buffers: Transferable[]) => T;
+  /** Replaces the open document (the quick version of the notebook, through the notebook's undoable actions). */
+  applyDoc?: (doc: Notebook) => void;
 }
 
 /** Where a finished cell's samples are in samples.jsonl (written by workers/run-host.ts into outputs.json). */
@@ -99,6 +109,7 @@ const empty = (): CellRunState => ({ status: "idle", progress: null, history: []
 /** Holds the run state of the open notebook and tells the page when it changes. */
 export class RunController extends EventTarget {
   private states = new Map<string, CellRunState>();
+  private before = new Map<string, CellRunState>();
   /** The run in progress: its folder, mode and the cell it was asked for. */
   active: { runId: string; mode: RunMode; cellId: string | null; current: string | null; plan: { id: string; type: string }[] } | null = null;
   /** A line above the cells (resuming, storage without OPFS). */
@@ -108,6 +119,20 @@ export class RunController extends EventTarget {
   /** Log lines of the current run (last 200), each with the seconds since the run started. */
   log: string[] = [];
   private t0 = 0;
+  /** Stop was asked and the run has not ended yet (it ends at its next decoding step). */
+  stopping = false;
+  /** How the last run of this page ended, for the status bar: "finished in N min", or stopped/failed. */
+  last: { ok: boolean; stopped: boolean; ms: number; cells: number } | null = null;
+  /** The device's matmul speed (GFLOP/s) from the GPU cell's check, or measured before the first Run all. */
+  speed: number | null = null;
+  /** Measuring the device before Run all. */
+  measuring = false;
+  /** The running plan's expected times (from `speed`), and when each cell finished (seconds it took). */
+  estimate: RunEstimate | null = null;
+  private took = new Map<string, number>();
+  private cellT0 = 0;
+  /** Run all on a device where it is long: the quick version offered first. */
+  proposal: RunProposal | null = null;
 
   /** What the model-file cache holds (null: unknown yet, or no OPFS). */
   modelCache: CacheUsage | null = null;
@@ -159,6 +184,86 @@ export class RunController extends EventTarget {
     this.dispatchEvent(new Event("change"));
   }
 
+  /** Measures the device once (the GPU cell's matmul check) where the page can; null where it cannot. */
+  async measureSpeed(): Promise<number | null> {
+    if (this.speed !== null || !this.api.benchmarkMatmul) return this.speed;
+    this.measuring = true;
+    this.changed();
+    try {
+      this.speed = (await this.api.benchmarkMatmul(512)).gflops;
+    } catch {
+      this.speed = null;
+    } finally {
+      this.measuring = false;
+    }
+    return this.speed;
+  }
+
+  /** The expected times of `doc`'s runnable cells on this device (null until its speed is known). */
+  plan(doc = this.getDoc(), mode: RunMode = "all", cellId: string | null = null): RunEstimate | null {
+    if (this.speed === null) return null;
+    try {
+      return estimateRun(planRun(doc, mode, cellId ?? undefined), { gflops: this.speed });
+    } catch {
+      return null;
+    }
+  }
+
+  /**
+   * Run all, planned first: the device is measured (once), and where the notebook would take longer
+   * than LONG_RUN_SECONDS the quick version is proposed (`proposal`) instead of starting; the user
+   * then picks runQuick or runFull.
+   */
+  async runAll(): Promise<RunOutcome | null> {
+    if (this.active || this.measuring) return null;
+    await this.measureSpeed();
+    const full = this.plan();
+    if (full && full.seconds > LONG_RUN_SECONDS) {
+      const q = quickPreset(this.getDoc());
+      const quick = this.plan(q.doc);
+      if (quick && q.givesUp.length && quick.seconds < full.seconds / 2) {
+        this.proposal = { full, quick, givesUp: q.givesUp };
+        this.changed();
+        return null;
+      }
+    }
+    return this.run("all");
+  }
+
+  /** Switches the open notebook to its quick version (an undoable edit) and runs it all. */
+  runQuick(): Promise<RunOutcome | null> {
+    this.proposal = null;
+    this.o.applyDoc?.(quickPreset(this.getDoc()).doc);
+    return this.run("all");
+  }
+
+  /** Runs the whole notebook as it is, though it is long. */
+  runFull(): Promise<RunOutcome | null> {
+    this.proposal = null;
+    return this.run("all");
+  }
+
+  /** Closes the proposal without running. */
+  dismissProposal(): void {
+    this.proposal = null;
+    this.changed();
+  }
+
+  /** The whole run's seconds left (planned cells scaled by how the finished ones compared), or null without a plan. */
+  runSecondsLeft(): number | null {
+    const a = this.active, e = this.estimate;
+    if (!a || !e) return null;
+    const cur = a.current ? this.state(a.current) : null;
+    const running = a.current && cur?.status === "running" ? { id: a.current, etaSeconds: cur.progress?.etaSeconds ?? null, fraction: cur.progress?.fraction ?? 0 } : null;
+    return remainingSeconds(e, this.took, running);
+  }
+
+  /** A cell's expected seconds in the running plan (or the notebook's Run all plan), or null. */
+  expectedSeconds(cellId: string): number | null {
+    const e = this.estimate ?? (this.active ? null : this.plan());
+    return e?.cells.find((c) => c.id === cellId)?.seconds ?? null;
+  }
+
   /** Runs `mode` (all cells, one cell with what it needs, or from a cell on). */
   run(mode: RunMode, cellId: string | null = null, opts: RunRequest["opts"] = undefined): Promise<RunOutcome | null> {
     return this.start(mode, cellId, opts, false);
@@ -185,9 +290,17 @@ export class RunController extends EventTarget {
     const runId = this.runId(doc);
     this.active = { runId, mode, cellId, current: null, plan: plan.cells.map((c) => ({ id: c.id, type: c.type })) };
     this.pending = null;
+    this.stopping = false;
+    this.last = null;
+    this.proposal = null;
     this.log = [];
     this.t0 = Date.now();
+    this.cellT0 = this.t0;
+    this.took = new Map();
+    this.estimate = this.speed === null ? null : estimateRun(plan, { gflops: this.speed });
     const asked = mode === "cell" && cellId ? [cellId] : plan.cells.map((c) => c.id);
+    // What the cells showed before: a cell the worker reuses from an earlier run of this folder gets it back.
+    this.before = new Map(asked.map((id) => [id, this.state(id)]));
     for (const id of asked) {
       const old = this.state(id);
       this.patch(id, { ...empty(), status: "waiting", ...(resuming ? { metrics: old.metrics, samples: old.samples } : {}) });
@@ -198,6 +311,7 @@ export class RunController extends EventTarget {
       metrics: (r) => this.onMetrics(r),
       samples: (s) => this.onSamples(s),
       log: (m) => this.onLog(m),
+      cellDone: (c) => this.onCellDone(c),
     };
     let outcome: RunOutcome;
     try {
@@ -208,7 +322,11 @@ export class RunController extends EventTarget {
       outcome = { ok: false, error: e instanceof Error ? e.message : String(e), cellId: null, stopped: false };
     }
     const current = this.active.current;
+    const cells = this.active.plan.length;
     this.active = null;
+    this.stopping = false;
+    this.before = new Map();
+    this.last = { ok: outcome.ok, stopped: !outcome.ok && outcome.stopped, ms: Date.now() - this.t0, cells };
     if (resuming) this.banner = outcome.ok ? "The interrupted run resumed from its checkpoint and finished." : null;
     if (outcome.ok) this.applySummary(outcome.summary);
     else {
@@ -248,9 +366,16 @@ export class RunController extends EventTarget {
     return bytes;
   }
 
-  /** Asks the worker to stop the run in progress (between steps, or between a model's files and load phases; checkpoints stay). */
+  /**
+   * Asks the worker to stop the run in progress: it ends at its next decoding step (a training step or
+   * a model's load phase ends first); checkpoints and every finished cell's output stay. `stopping`
+   * says so until it has ended.
+   */
   async stop(): Promise<void> {
-    if (this.active) await this.api.stopRun("stopped by the user");
+    if (!this.active || this.stopping) return;
+    this.stopping = true;
+    this.changed();
+    await this.api.stopRun("stopped by the user");
   }
 
   /** Discards this notebook's run folder (checkpoints, metrics, samples) and the cells' outputs. */
@@ -288,6 +413,9 @@ export class RunController extends EventTarget {
       return null;
     }
     if (info.status !== "running") {
+      // A run that was stopped or failed says so in its cell again, with what to do.
+      const at = info.error ? /^cell "([^"]+)"/.exec(info.error)?.[1] : undefined;
+      if (at && (info.status === "stopped" || info.status === "failed") && this.state(at).status === "idle") this.fail(at, info.error!, { mode: info.mode, cellId: info.cellId });
       this.changed();
       return null;
     }
@@ -384,12 +512,29 @@ export class RunController extends EventTarget {
   }
 
   private applySummary(summary: RunSummary): void {
-    for (const c of summary.cells) {
-      this.patch(c.id, {
-        status: "done", progress: null, error: null, report: c.report ?? null, accuracy: c.accuracy ?? null, model: c.model ?? null,
-        resumedFrom: c.report?.kind === "grpo" ? c.report.resumedFrom : this.state(c.id).resumedFrom,
-      });
-    }
+    for (const c of summary.cells) this.applyCell(c);
+  }
+
+  private applyCell(c: CellSummary): void {
+    this.patch(c.id, {
+      status: "done", progress: null, error: null, report: c.report ?? null, accuracy: c.accuracy ?? null, model: c.model ?? this.state(c.id).model,
+      resumedFrom: c.report?.kind === "grpo" ? c.report.resumedFrom : this.state(c.id).resumedFrom,
+    });
+  }
+
+  /**
+   * A cell finished: it says done at once (setup cells that report no progress too), with its report;
+   * one the worker reused from an earlier run of this folder keeps the samples and charts it showed.
+   */
+  private onCellDone(c: CellSummary): void {
+    const old = this.before.get(c.id);
+    const now = Date.now();
+    // A reused cell took no time: it says nothing of this device (NaN: done, not measured).
+    this.took.set(c.id, c.reused ? NaN : (now - this.cellT0) / 1000);
+    this.cellT0 = now;
+    this.applyCell(c);
+    if (c.reused && old) this.patch(c.id, { samples: old.samples, metrics: old.metrics, history: old.history });
+    this.changed();
   }
 
   private fail(cellId: string, message: string, again: { mode: RunMode; cellId: string | null } | null): void {

@@ -124,15 +124,38 @@ export interface TaskSamples {
   ms: number;
 }
 
+/** FNV-1a of a string as 8 hex digits (a kept batch's key: its sampling, prompts and seed). */
+function fnvHex(text: string): string {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193) >>> 0;
+  return h.toString(16).padStart(8, "0");
+}
+
+/** A kept batch's samples (sampleTasks `keep`) when its key matches, else null (none, damaged, or of other sampling). */
+async function readKept(ctx: RunContext, path: string, key: string): Promise<Sample[] | null> {
+  try {
+    const raw = await ctx.env.store.read(path);
+    if (!raw) return null;
+    const j = JSON.parse(new TextDecoder().decode(raw)) as { key?: unknown; samples?: unknown };
+    return j.key === key && Array.isArray(j.samples) ? (j.samples as Sample[]) : null;
+  } catch {
+    return null;
+  }
+}
+
 /** How often progress inside a sampling call is reported (each decoding step would flood the page). */
 const SAMPLE_PROGRESS_MS = 250;
 
 /**
  * Samples `n` completions of every task, `batch` prompts per call, seeded per batch from `seed`.
- * `onBatch` hears after every call and, every SAMPLE_PROGRESS_MS, within one: `done` counts
- * questions (fractional inside a call), `tokens` the tokens generated so far. `onFinished` hears of
+ * `onBatch` hears before every call (phase "prefill": the call reads its prompts first, the long
+ * silent part of a call on a slow GPU), after it and, every SAMPLE_PROGRESS_MS, within it: `done` counts
+ * questions (fractional inside a call), `tokens` the tokens generated so far. A stopped run (ctx.signal)
+ * throws between decoding steps, not only between calls: a call can take minutes on a software GPU. `onFinished` hears of
  * each completion as its row ends, before the call returns (not with stop strings: see
- * sample-stream.ts); prompt indices are relative to `tasks`.
+ * sample-stream.ts); prompt indices are relative to `tasks`. With `keep`, each finished call's samples
+ * are kept in the run folder under `keep.dir` and a later call of the same sampling (same `keep.key`)
+ * takes them instead of sampling again: an evaluation stopped or reloaded halfway resumes where it was.
  */
 export async function sampleTasks(
   ctx: RunContext,
@@ -140,8 +163,9 @@ export async function sampleTasks(
   tasks: readonly Task[],
   n: number,
   params: Omit<SamplingParams, "eosTokenIds" | "stop"> & { stop?: readonly string[] },
-  onBatch?: (done: number, total: number, tokens: number) => void,
+  onBatch?: (done: number, total: number, tokens: number, phase: SamplePhase) => void,
   onFinished?: (f: FinishedText) => void,
+  keep?: { dir: string; key: string },
 ): Promise<TaskSamples> {
   const built = await tools.prompter.prompts(tasks);
   const out: TaskSamples = { prompts: built.map((b) => b.text), answerPrefixes: built.map((b) => b.answerPrefix), promptIds: built.map((b) => b.ids), samples: [], tokens: 0, ms: 0 };
@@ -152,26 +176,44 @@ export async function sampleTasks(
   for (let i = 0; i < tasks.length; i += B) {
     checkAborted(ctx);
     const ids = out.promptIds.slice(i, i + B);
+    const seed = (params.seed + i * 7919) >>> 0;
+    const kept = keep && !onFinished ? `${keep.dir}/${i}.json` : null;
+    const batchKey = kept ? fnvHex(JSON.stringify([keep!.key, n, B, seed, params, ids])) : "";
+    const before = kept ? await readKept(ctx, kept, batchKey) : null;
+    if (before) {
+      for (const s of before) {
+        out.samples.push({ ...s, prompt: s.prompt + i, text: built[s.prompt + i].answerPrefix + s.text });
+        tokens += s.tokens.length;
+      }
+      onBatch?.(Math.min(tasks.length, i + B), tasks.length, tokens, "decode");
+      continue;
+    }
+    onBatch?.(i, tasks.length, tokens, "prefill");
     const within = onBatch && ((sp: SampleProgress) => {
       const t = ctx.env.now();
       if (t - last < SAMPLE_PROGRESS_MS) return;
       last = t;
       // Rows finish together near the end: the decoding step against the token budget moves steadily.
       const f = Math.min(1, Math.max(sp.finished / Math.max(1, sp.total), sp.step / Math.max(1, params.maxNewTokens)));
-      onBatch(i + ids.length * f, tasks.length, tokens + sp.tokens);
+      onBatch(i + ids.length * f, tasks.length, tokens + sp.tokens, "decode");
     });
     // One seed per batch position: the same tasks and seed give the same samples however the run was split.
     const stream = onFinished && !params.stop?.length
       ? new FinishTracker(new Set(tools.runtime.hf.config.eosTokenIds), params.maxNewTokens, (t) => tools.runtime.decode(t), (f) => onFinished({ ...f, prompt: f.prompt + i, text: built[f.prompt + i].answerPrefix + f.text }))
       : null;
-    const hear = stream || within ? (sp: SampleProgress) => { stream?.progress(sp); within?.(sp); } : undefined;
-    const got = await tools.runtime.sample(ids, n, { ...params, stop: params.stop ?? [], seed: (params.seed + i * 7919) >>> 0 }, hear);
+    const hear = (sp: SampleProgress) => {
+      checkAborted(ctx);
+      stream?.progress(sp);
+      within?.(sp);
+    };
+    const got = await tools.runtime.sample(ids, n, { ...params, stop: params.stop ?? [], seed }, hear);
     got.sort((a, b) => a.prompt - b.prompt || a.index - b.index);
+    if (kept) await ctx.env.store.write(kept, JSON.stringify({ key: batchKey, samples: got }));
     for (const s of got) {
       out.samples.push({ ...s, prompt: s.prompt + i, text: built[s.prompt + i].answerPrefix + s.text });
       tokens += s.tokens.length;
     }
-    onBatch?.(Math.min(tasks.length, i + B), tasks.length, tokens);
+    onBatch?.(Math.min(tasks.length, i + B), tasks.length, tokens, "decode");
   }
   out.ms = ctx.env.now() - t0;
   out.tokens = out.samples.reduce((a, s) => a + s.tokens.length, 0);
@@ -179,9 +221,13 @@ export async function sampleTasks(
 }
 
 /** A progress line of a sampling call: "decoding 12/96 questions, 1,234 tokens". */
-export function samplingMessage(what: string, done: number, total: number, tokens: number): string {
-  return `${what} ${Math.floor(done)}/${total} questions, ${tokens.toLocaleString("en-US")} tokens`;
+export function samplingMessage(what: string, done: number, total: number, tokens: number, phase: SamplePhase = "decode"): string {
+  const at = `${what} ${Math.floor(done)}/${total} questions, ${tokens.toLocaleString("en-US")} tokens`;
+  return phase === "prefill" ? `${at}: reading the next prompts (prefill)` : at;
 }
+
+/** What a sampling call is doing: reading its prompts, or writing the answers token by token. */
+export type SamplePhase = "prefill" | "decode";
 
 /** Mean and std of each reward component (weighted contributions) and of the total. */
 export function rewardSummary(scored: readonly Scored[]): Record<string, { mean: number; std: number }> {

@@ -162,13 +162,25 @@ export function mixSeed(...parts: (number | string)[]): number {
   return h >>> 0;
 }
 
-/** Reports progress with an ETA from the elapsed time and the fraction done. */
+/**
+ * The least fraction done before a cell's time left is extrapolated: below it one slow first batch (the
+ * prompts' prefill, shader compilation) weighs so much that the estimate fell by orders of magnitude as
+ * the run went on (364 h, 182 h, 37 h, then 2 h 39 min on a software GPU). Until then: null ("measuring").
+ */
+export const ETA_MIN_FRACTION = 0.1;
+
+/** Seconds left at `fraction` done after `elapsed` seconds, or null while too little is done to say. */
+export function etaOf(fraction: number, elapsed: number): number | null {
+  return fraction >= ETA_MIN_FRACTION && elapsed > 0 ? (elapsed * (1 - fraction)) / fraction : null;
+}
+
+/** Reports progress with an ETA from the elapsed time and the fraction done (etaOf). */
 export function progressReporter(ctx: RunContext, cellId: string, stage: string): (fraction: number, message: string) => void {
   const t0 = ctx.env.now();
   return (fraction, message) => {
     const f = Math.min(1, Math.max(0, fraction));
     const elapsed = (ctx.env.now() - t0) / 1000;
-    ctx.onProgress({ cellId, stage, fraction: f, etaSeconds: f > 0 ? (elapsed * (1 - f)) / f : null, message });
+    ctx.onProgress({ cellId, stage, fraction: f, etaSeconds: f >= 1 ? 0 : etaOf(f, elapsed), message });
   };
 }
 

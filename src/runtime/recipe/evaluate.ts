@@ -42,7 +42,7 @@ export async function evaluateTasks(
   cellId: string,
   tasks: Task[],
   p: Pick<EvaluateParams, "temperature" | "topP" | "k" | "maxNewTokens" | "seed">,
-  o: { runtime?: ModelRuntime; template?: string; phaseStep?: { phase: "eval" | "select"; step: number }; progress?: (fraction: number, message: string) => void } = {},
+  o: { runtime?: ModelRuntime; template?: string; phaseStep?: { phase: "eval" | "select"; step: number }; progress?: (fraction: number, message: string) => void; keep?: string } = {},
 ): Promise<EvalResult> {
   const tools = toolsFor(ctx, cellId, o);
   // A stage that evaluates inside itself (GRPO's held-out checks) maps this onto its own progress.
@@ -51,7 +51,8 @@ export async function evaluateTasks(
   const base = { topP: p.topP, topK: 0, minP: 0, maxNewTokens: p.maxNewTokens, seed: p.seed };
   // The first decoding of a run also compiles the policy's GPU programs for its shapes: say so, it can take a while.
   progress(0, `building ${tasks.length} prompts and decoding the first batch`);
-  const first = await sampleTasks(ctx, tools, tasks, 1, { ...base, temperature: p.temperature }, (d, t, n) => progress((0.95 * d) / t / passes, samplingMessage(p.temperature > 0 ? "sampling" : "decoding (greedy)", d, t, n)));
+  const kept = (pass: string) => (o.keep ? { dir: `partial/${o.keep}/${pass}`, key: JSON.stringify([tasks.map((t) => t.id), p]) } : undefined);
+  const first = await sampleTasks(ctx, tools, tasks, 1, { ...base, temperature: p.temperature }, (d, t, n, ph) => progress((0.95 * d) / t / passes, samplingMessage(p.temperature > 0 ? "sampling" : "decoding (greedy)", d, t, n, ph)), undefined, kept("first"));
   progress(0.95 / passes, `scoring ${tasks.length} answers by execution`);
   const tScore = ctx.env.now();
   const greedy = await tools.scorer.scoreSamples(tasks, first.samples);
@@ -60,7 +61,7 @@ export async function evaluateTasks(
   let sampledTokens = 0;
   if (p.k > 1) {
     const temp = p.temperature > 0 ? p.temperature : 1;
-    const many = await sampleTasks(ctx, tools, tasks, p.k, { ...base, temperature: temp, seed: (p.seed + 1) >>> 0 }, (d, t, n) => progress(0.5 + (0.95 * d) / t / 2, samplingMessage(`sampling ${p.k} per question,`, d, t, n)));
+    const many = await sampleTasks(ctx, tools, tasks, p.k, { ...base, temperature: temp, seed: (p.seed + 1) >>> 0 }, (d, t, n, ph) => progress(0.5 + (0.95 * d) / t / 2, samplingMessage(`sampling ${p.k} per question,`, d, t, n, ph)), undefined, kept("k"));
     progress(0.98, `scoring ${many.samples.length} samples by execution`);
     const scored = await tools.scorer.scoreSamples(tasks, many.samples);
     sampled = tasks.map((_, i) => scored.filter((_, j) => many.samples[j].prompt === i));
@@ -111,7 +112,10 @@ export async function evaluateTasks(
 /** The Evaluate cell: evaluates on its split and writes `predictions/<cell>.json` (BIRD format). */
 export async function runEvaluate(ctx: RunContext, cellId: string, p: EvaluateParams, label: string): Promise<EvalReport> {
   const tasks = splitTasks(ctx, cellId, p.split).slice(0, p.n);
-  const r = await evaluateTasks(ctx, cellId, tasks, { ...p, seed: ctx.opts.seed ?? p.seed });
+  // Its sampling calls are kept as they finish (partial/<cell>/): stopped or reloaded halfway, it resumes
+  // where it was; the model it evaluates is the same, since this folder's training cells restore their checkpoints.
+  const r = await evaluateTasks(ctx, cellId, tasks, { ...p, seed: ctx.opts.seed ?? p.seed }, { keep: cellId });
+  await ctx.env.store.remove(`partial/${cellId}`);
   const predictionsPath = `predictions/${cellId}.json`;
   await ctx.env.store.write(predictionsPath, JSON.stringify(birdPredictions(tasks, r.greedySql), null, 1));
   return {

@@ -99,7 +99,7 @@ export async function runGrpo(ctx: RunContext, cellId: string, p: GrpoParams): P
     const at = (f: number) => (step - start + f) / Math.max(1, steps - start);
     const sampled = await sampleTasks(ctx, tools, batch, p.G, {
       temperature: p.temperature, topP: p.topP, topK: 0, minP: 0, maxNewTokens: p.maxNewTokens, seed: mixSeed(seed, "grpo", step),
-    }, (d, t, n) => progress(at((0.6 * d) / t), samplingMessage(`step ${step + 1}/${steps}: sampling ${p.G} per question,`, d, t, n)), tools.scorer.prm ? undefined : (f) => {
+    }, (d, t, n, ph) => progress(at((0.6 * d) / t), samplingMessage(`step ${step + 1}/${steps}: sampling ${p.G} per question,`, d, t, n, ph)), tools.scorer.prm ? undefined : (f) => {
       const scored = scoring.score(batch[f.prompt], f.text, f.tokens);
       scored.catch(() => undefined); // awaited below; an abort in between must not leave it unhandled
       early.set(`${f.prompt}:${f.index}`, { text: f.text, tokens: f.tokens, scored });

@@ -64,6 +64,11 @@ export interface RunHooks {
    * cells had finished too, and the training cells among them restore their final checkpoints.
    */
   reuseFinished?: boolean;
+  /**
+   * Hears each cell as it finishes (reused ones too), before the next one starts: the page keeps every
+   * finished cell's output at once, so a Stop, a failure or a reload later in the run loses none of them.
+   */
+  onCellDone?: (entry: CellSummary) => Promise<void> | void;
 }
 
 /** What a reusable cell leaves in its run folder (RunHooks.reuseFinished). */
@@ -157,6 +162,7 @@ export async function runNotebook(doc: Notebook, env: RunEnv, hooks: RunHooks = 
           for (const [phase, n] of Object.entries(prev.counters)) ctx.counters[phase] = (ctx.counters[phase] ?? 0) + n;
           if (prev.entry.accuracy !== undefined) summary.accuracy[cell.id] = prev.entry.accuracy;
           summary.cells.push({ ...prev.entry, reused: true });
+          await hooks.onCellDone?.({ ...prev.entry, reused: true });
           ctx.onLog(`cell "${cell.id}" (${cell.type}): finished in an earlier run of this folder with the same notebook up to it: its report is reused (cells/${cell.id}.json)`);
           continue;
         }
@@ -196,6 +202,7 @@ export async function runNotebook(doc: Notebook, env: RunEnv, hooks: RunHooks = 
         const rec: FinishedCell = { key, entry, counters: took };
         await env.store.write(`cells/${cell.id}.json`, JSON.stringify(rec));
       }
+      await hooks.onCellDone?.(entry);
     }
     if (ctx.model) summary.files.push(...(await writeAdapter(env.store, "adapter", ctx.model.runtime, ctx.model.runtime.hf.name)));
     await env.store.write("summary.json", JSON.stringify(summary, null, 1));

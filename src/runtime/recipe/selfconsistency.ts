@@ -58,7 +58,7 @@ export async function runSelfConsistency(ctx: RunContext, cellId: string, p: Sel
   const seed = mixSeed(ctx.opts.seed ?? 0, "selfconsistency", cellId);
   const sampled = await sampleTasks(ctx, tools, tasks, p.N, {
     temperature: p.temperature, topP: 1, topK: 0, minP: 0, maxNewTokens: p.maxNewTokens, seed,
-  }, (d, t, n) => progress((0.9 * d) / t, samplingMessage(`sampling ${p.N} per question,`, d, t, n)));
+  }, (d, t, n, ph) => progress((0.9 * d) / t, samplingMessage(`sampling ${p.N} per question,`, d, t, n, ph)));
   progress(0.9, `scoring ${sampled.samples.length} samples by execution`);
   const t1 = ctx.env.now();
   const scored = await tools.scorer.scoreSamples(tasks, sampled.samples);

@@ -144,7 +144,7 @@ export async function runWarmup(ctx: RunContext, cellId: string, p: WarmupParams
     checkAborted(ctx);
     const sampled = await sampleTasks(ctx, sampler, tasks, p.samplesPerQuestion, {
       temperature: p.temperature, topP: 1, topK: 0, minP: 0, maxNewTokens: p.maxNewTokens, seed: mixSeed(seed, "warmup", round),
-    }, (d, t, n) => progress((round - start + (0.5 * d) / t) / (p.rounds - start), samplingMessage(`round ${round + 1}: sampling ${p.samplesPerQuestion} per question${p.sampleWithEvidence ? " with the definitions" : ""},`, d, t, n)));
+    }, (d, t, n, ph) => progress((round - start + (0.5 * d) / t) / (p.rounds - start), samplingMessage(`round ${round + 1}: sampling ${p.samplesPerQuestion} per question${p.sampleWithEvidence ? " with the definitions" : ""},`, d, t, n, ph)));
     progress((round - start + 0.5) / (p.rounds - start), `round ${round + 1}: scoring ${sampled.samples.length} samples by execution`);
     const t1 = ctx.env.now();
     const scored = await tools.scorer.scoreSamples(tasks, sampled.samples);

@@ -1,0 +1,68 @@
+import { assert, assertEquals } from "../../tests/assert.ts";
+import demo from "../../notebooks/demo.json" with { type: "json" };
+import { type Notebook, parseNotebook } from "../core/notebook.ts";
+import { estimateRun, LONG_RUN_SECONDS, QUICK, quickPreset, remainingSeconds } from "./run-estimate.ts";
+
+function demoDoc(): Notebook {
+  const r = parseNotebook(demo);
+  if (!r.ok) throw new Error("demo notebook invalid");
+  return r.doc;
+}
+
+/** The matmul check's figure on SwiftShader in headless Chromium on the 2-core CI machine (issue #48). */
+const SWIFTSHADER_GFLOPS = 2.4;
+
+Deno.test("run estimate (issue #48 item 1): the demo is hours on SwiftShader, minutes on a GPU; the quick version a small part of it", () => {
+  const doc = demoDoc();
+  const slow = estimateRun(doc, { gflops: SWIFTSHADER_GFLOPS });
+  const fast = estimateRun(doc, { gflops: 5000 });
+  // Every runnable cell has a line; nothing else does.
+  assertEquals(slow.cells.map((c) => c.id), doc.cells.filter((c) => c.type !== "markdown" && c.type !== "gpu").map((c) => c.id));
+  assert(slow.seconds > 2 * 3600, `the demo on SwiftShader: ${slow.seconds} s`);
+  assert(fast.seconds < LONG_RUN_SECONDS, `the demo on a GPU: ${fast.seconds} s`);
+  assertEquals(slow.seconds, slow.cells.reduce((a, c) => a + c.seconds, 0));
+  const q = quickPreset(doc);
+  const quick = estimateRun(q.doc, { gflops: SWIFTSHADER_GFLOPS });
+  assert(quick.seconds < slow.seconds / 50, `the quick version on SwiftShader: ${quick.seconds} s of ${slow.seconds}`);
+});
+
+Deno.test("quick preset: the same notebook smaller, saying what it gives up; a before/after on one split remains", () => {
+  const doc = demoDoc();
+  const { doc: q, givesUp } = quickPreset(doc);
+  assert(q.title.endsWith("(quick version)"));
+  const ds = q.cells.find((c) => c.type === "dataset");
+  assertEquals(ds?.type === "dataset" ? ds.params.limit : null, QUICK.questions);
+  const evals = q.cells.flatMap((c) => (c.type === "evaluate" ? [c.params] : []));
+  assert(evals.length >= 2, "a baseline and an evaluation after training");
+  assert(evals.every((p) => p.split === "test-concepts" && p.n <= QUICK.questions && p.maxNewTokens <= QUICK.maxNewTokens));
+  // Training stays, smaller; cells keep their ids and order (the outputs map onto the same cells).
+  const ids: string[] = q.cells.map((c) => c.id);
+  assert(ids.indexOf("base-concepts") < ids.indexOf("warmup") && ids.indexOf("warmup") < ids.indexOf("after-concepts"));
+  const g = q.cells.find((c) => c.type === "grpo");
+  assert(g?.type === "grpo" && g.params.steps <= QUICK.grpoSteps && g.params.evalEvery === 0);
+  assert(!q.cells.some((c) => c.type === "selfconsistency"));
+  for (const word of ["questions per split", "only test-concepts", "warm-up round", "GRPO steps", "self-consistency"]) {
+    assert(givesUp.some((l) => l.includes(word)), `gives up "${word}": ${givesUp.join("; ")}`);
+  }
+  // Already quick: nothing more to give up, the same document.
+  const again = quickPreset(q);
+  assertEquals(again.givesUp, []);
+  assertEquals(again.doc, q);
+});
+
+Deno.test("run estimate: the whole run's time left follows the finished cells' pace and the running cell's own estimate", () => {
+  const plan = { gflops: 1, seconds: 700, cells: [
+    { id: "data", type: "dataset" as const, seconds: 0, what: "" },
+    { id: "model", type: "model" as const, seconds: 100, what: "" },
+    { id: "eval", type: "evaluate" as const, seconds: 200, what: "" },
+    { id: "grpo", type: "grpo" as const, seconds: 400, what: "" },
+  ] };
+  assertEquals(remainingSeconds(plan, new Map(), null), 700);
+  // The model took twice its plan: the rest is expected to, too.
+  assertEquals(remainingSeconds(plan, new Map([["data", 1], ["model", 200]]), null), 1200);
+  // The running cell's own estimate replaces its planned time; before it has one, its share not yet done.
+  assertEquals(remainingSeconds(plan, new Map([["data", 1], ["model", 200]]), { id: "eval", etaSeconds: 50, fraction: 0.5 }), 850);
+  assertEquals(remainingSeconds(plan, new Map([["data", 1], ["model", 200]]), { id: "eval", etaSeconds: null, fraction: 0.25 }), 300 + 800);
+  // A reused cell (NaN: took no time here) says nothing of the device's pace.
+  assertEquals(remainingSeconds(plan, new Map([["model", 100], ["eval", NaN]]), null), 400);
+});
