@@ -9,10 +9,10 @@ import type { AttentionDims } from "./attention.ref.ts";
 import { grid } from "./layer-common.ts";
 import { scratchBuffer } from "./matmul.ts";
 import type { Bindable } from "../recorder.ts";
-import forwardSource from "./attention.wgsl" with { type: "text" };
+import forwardTemplate from "./attention.wgsl" with { type: "text" };
 import forwardBlockedSource from "./attention_rb.wgsl" with { type: "text" };
-import dqSource from "./attention_bwd_dq.wgsl" with { type: "text" };
-import dkvSource from "./attention_bwd_dkv.wgsl" with { type: "text" };
+import dqTemplate from "./attention_bwd_dq.wgsl" with { type: "text" };
+import dkvTemplate from "./attention_bwd_dkv.wgsl" with { type: "text" };
 import dkvBlockedSource from "./attention_bwd_dkv_rb.wgsl" with { type: "text" };
 import dqBlockedSource from "./attention_bwd_dq_rb.wgsl" with { type: "text" };
 import blockedCommonSource from "./attention_rb_common.wgsl" with { type: "text" };
@@ -23,7 +23,14 @@ import dqReduceSource from "./attention_dq_reduce.wgsl" with { type: "text" };
 import dqpLayoutSource from "./attention_dqp_layout.wgsl" with { type: "text" };
 import dkvReduceSource from "./attention_dkv_reduce.wgsl" with { type: "text" };
 
+import { expandKernel } from "./wgsl-parts.ts";
+
 export type { AttentionDims } from "./attention.ref.ts";
+
+// The lane kernels include one head-dim loader per buffer (attention_load.wgsl).
+const forwardSource = expandKernel("attention.wgsl", forwardTemplate);
+const dqSource = expandKernel("attention_bwd_dq.wgsl", dqTemplate);
+const dkvSource = expandKernel("attention_bwd_dkv.wgsl", dkvTemplate);
 
 /** Where attention_rb_common.wgsl's backward-only part (it reads dout and the dout tile, which the forward lacks) starts. */
 const BACKWARD_MARK = "\n// BACKWARD:";

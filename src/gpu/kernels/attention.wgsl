@@ -39,23 +39,11 @@ var<workgroup> ps: array<f32, BQ * BK>;    // (BQ, BK) their probabilities (wher
 
 // Four consecutive head-dim values of a row starting at `base`, zero past D (one function per
 // buffer: pointers to storage cannot be passed to functions portably).
-fn loadQ(base: u32, c4: u32) -> vec4f {
-  var x = vec4f(0.0);
-  for (var i = 0u; i < 4u; i++) { if (c4 * 4u + i < D) { x[i] = q[base + c4 * 4u + i]; } }
-  return x;
-}
+// #include attention_load.wgsl FN=loadQ BUF=q
 
-fn loadK(base: u32, c4: u32) -> vec4f {
-  var x = vec4f(0.0);
-  for (var i = 0u; i < 4u; i++) { if (c4 * 4u + i < D) { x[i] = k[base + c4 * 4u + i]; } }
-  return x;
-}
+// #include attention_load.wgsl FN=loadK BUF=k
 
-fn loadV(base: u32, c4: u32) -> vec4f {
-  var x = vec4f(0.0);
-  for (var i = 0u; i < 4u; i++) { if (c4 * 4u + i < D) { x[i] = v[base + c4 * 4u + i]; } }
-  return x;
-}
+// #include attention_load.wgsl FN=loadV BUF=v
 
 @compute @workgroup_size(LANES, BQ / RPT)
 fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec3u) {

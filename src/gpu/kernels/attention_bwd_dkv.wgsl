@@ -39,29 +39,13 @@ var<workgroup> rowL: array<f32, BQ>;
 var<workgroup> rowDelta: array<f32, BQ>;
 
 // Four consecutive head-dim values from `base`, zero past D (one function per buffer).
-fn loadQ(base: u32, c4: u32) -> vec4f {
-  var x = vec4f(0.0);
-  for (var i = 0u; i < 4u; i++) { if (c4 * 4u + i < D) { x[i] = q[base + c4 * 4u + i]; } }
-  return x;
-}
+// #include attention_load.wgsl FN=loadQ BUF=q
 
-fn loadDout(base: u32, c4: u32) -> vec4f {
-  var x = vec4f(0.0);
-  for (var i = 0u; i < 4u; i++) { if (c4 * 4u + i < D) { x[i] = dout[base + c4 * 4u + i]; } }
-  return x;
-}
+// #include attention_load.wgsl FN=loadDout BUF=dout
 
-fn loadK(base: u32, c4: u32) -> vec4f {
-  var x = vec4f(0.0);
-  for (var i = 0u; i < 4u; i++) { if (c4 * 4u + i < D) { x[i] = k[base + c4 * 4u + i]; } }
-  return x;
-}
+// #include attention_load.wgsl FN=loadK BUF=k
 
-fn loadV(base: u32, c4: u32) -> vec4f {
-  var x = vec4f(0.0);
-  for (var i = 0u; i < 4u; i++) { if (c4 * 4u + i < D) { x[i] = v[base + c4 * 4u + i]; } }
-  return x;
-}
+// #include attention_load.wgsl FN=loadV BUF=v
 
 @compute @workgroup_size(LANES, BK / RPT)
 fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec3u) {

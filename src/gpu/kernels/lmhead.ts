@@ -10,6 +10,7 @@ import combineSource from "./lmhead_combine.wgsl" with { type: "text" };
 import grad128Source from "./lmhead_grad_t128.wgsl" with { type: "text" };
 import gradCommon from "./lmhead_grad_common.wgsl" with { type: "text" };
 import { encodeMatmulBindings } from "./matmul.ts";
+import { expandKernel } from "./wgsl-parts.ts";
 
 export type { LmHeadDims } from "./lmhead.ref.ts";
 
@@ -186,7 +187,7 @@ export async function encodeLmheadBackward(
   const scale = o.scale ?? 1;
   if (hasEnt && !buf.entropy) throw new Error("lmhead: gEnt needs the forward's entropy");
   const tile = 128;
-  const grad = await computePipeline(device, "lmhead-grad-t128", `${grad128Source}\n${gradCommon}`, { HAS_ENT: hasEnt ? 1 : 0 });
+  const grad = await computePipeline(device, "lmhead-grad-t128", `${expandKernel("lmhead_grad_t128.wgsl", grad128Source)}\n${gradCommon}`, { HAS_ENT: hasEnt ? 1 : 0 });
   for (let vStart = 0; vStart < d.V; vStart += chunk) {
     const vCount = Math.min(chunk, d.V - vStart);
     const u = new Uint32Array([d.N, d.C, d.V, vStart, vCount, 0, 0, 0]);

@@ -5,21 +5,10 @@
 // names is a file you can print).
 import type { VecLoads } from "./matmul-plan.ts";
 import { NO_VEC } from "./matmul-plan.ts";
-import { expandTemplate, type TemplateVars } from "./wgsl-template.ts";
+import { expandKernel } from "./wgsl-parts.ts";
+import type { TemplateVars } from "./wgsl-template.ts";
 import commonSource from "./matmul_common.wgsl" with { type: "text" };
 import t96hSource from "./matmul_t96h.wgsl" with { type: "text" };
-import fmaSource from "./matmul_t96h_fma.wgsl" with { type: "text" };
-import t96hTailSource from "./matmul_t96h_tail.wgsl" with { type: "text" };
-import tailPreludeSource from "./matmul_tail_prelude.wgsl" with { type: "text" };
-import tailSource from "./matmul_tail.wgsl" with { type: "text" };
-
-/** The files the templates include, by name. */
-const PARTS: Record<string, string> = {
-  "matmul_t96h_fma.wgsl": fmaSource,
-  "matmul_t96h_tail.wgsl": t96hTailSource,
-  "matmul_tail_prelude.wgsl": tailPreludeSource,
-  "matmul_tail.wgsl": tailSource,
-};
 
 /** A LoRA tail's variables: its bindings, b2's layout, the kernel's output rows and columns (WGSL expressions), quad loads. */
 export interface TailVars {
@@ -39,12 +28,12 @@ function tailVars(t: TailVars | undefined): TemplateVars {
 /** The body of tile96h at contracted step `tk`, with the LoRA tail (b2 layout `tailB`, quad loads where `tq`) or without (undefined), and vec4 stores of C where `c4`. */
 export function tile96hBody(tk: 8 | 16, tailB: boolean | undefined, tq: boolean, c4: boolean): string {
   const tail = tailB === undefined ? undefined : { bindings: [4, 5, 6] as const, transB: tailB, rows: "dims.M", cols: "dims.N", quads: tq };
-  return expandTemplate("matmul_t96h.wgsl", t96hSource, { TK: tk, STEP8: tk === 8, C4: c4, ...tailVars(tail) }, PARTS);
+  return expandKernel("matmul_t96h.wgsl", t96hSource, { TK: tk, STEP8: tk === 8, C4: c4, ...tailVars(tail) });
 }
 
 /** A q4 128-tile kernel's body (`name`, `source`: q4matmul_t128.wgsl or q4matmul_t_t128.wgsl) at step `tk`, with the LoRA tail or without. */
 export function q4TileBody(name: string, source: string, tk: 8 | 16, tail: Omit<TailVars, "quads"> | undefined): string {
-  return expandTemplate(name, source, { TK: tk, ...tailVars(tail && { ...tail, quads: false }) }, PARTS);
+  return expandKernel(name, source, { TK: tk, ...tailVars(tail && { ...tail, quads: false }) });
 }
 
 /**
@@ -64,6 +53,6 @@ function operandPrelude(X: "A" | "B", f16: boolean, vec: boolean): string {
 
 /** A kernel's full source: the operand prelude, matmul_common.wgsl (C bound as vec4 where `c4`), the kernel body. */
 export function typedSource(body: string, aF16: boolean, bF16: boolean, vec: VecLoads = NO_VEC, c4 = false): string {
-  const common = expandTemplate("matmul_common.wgsl", commonSource, { C4: c4 }, PARTS);
+  const common = expandKernel("matmul_common.wgsl", commonSource, { C4: c4 });
   return `${aF16 || bF16 ? "enable f16;\n" : ""}${operandPrelude("A", aF16, vec.a)}${operandPrelude("B", bF16, vec.b)}${common}\n${body}`;
 }

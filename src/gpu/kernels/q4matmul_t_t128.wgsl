@@ -71,36 +71,14 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec
     }
     workgroupBarrier();
     for (var kk = 0u; kk < TK; kk++) {
-      let a0 = tileA[kk * TSV + ty];
-      let a1 = tileA[kk * TSV + 16u + ty];
-      let b0 = tileB[kk * TSV + tx];
-      let b1 = tileB[kk * TSV + 16u + tx];
-      r0l = fma(vec4f(a0.x), b0, r0l); r0r = fma(vec4f(a0.x), b1, r0r);
-      r1l = fma(vec4f(a0.y), b0, r1l); r1r = fma(vec4f(a0.y), b1, r1r);
-      r2l = fma(vec4f(a0.z), b0, r2l); r2r = fma(vec4f(a0.z), b1, r2r);
-      r3l = fma(vec4f(a0.w), b0, r3l); r3r = fma(vec4f(a0.w), b1, r3r);
-      r4l = fma(vec4f(a1.x), b0, r4l); r4r = fma(vec4f(a1.x), b1, r4r);
-      r5l = fma(vec4f(a1.y), b0, r5l); r5r = fma(vec4f(a1.y), b1, r5r);
-      r6l = fma(vec4f(a1.z), b0, r6l); r6r = fma(vec4f(a1.z), b1, r6r);
-      r7l = fma(vec4f(a1.w), b0, r7l); r7r = fma(vec4f(a1.w), b1, r7r);
+      // #include matmul_fma8x8.wgsl
     }
     workgroupBarrier();
   }
 // #if TAIL
 // #include matmul_tail.wgsl
 // #endif
-  let m0 = row0 + 4u * ty;
-  let m1 = row0 + 64u + 4u * ty;
-  let n0 = col0 + 4u * tx;
-  let n1 = col0 + 64u + 4u * tx;
-  store4(m0, n0, r0l); store4(m0, n1, r0r);
-  store4(m0 + 1u, n0, r1l); store4(m0 + 1u, n1, r1r);
-  store4(m0 + 2u, n0, r2l); store4(m0 + 2u, n1, r2r);
-  store4(m0 + 3u, n0, r3l); store4(m0 + 3u, n1, r3r);
-  store4(m1, n0, r4l); store4(m1, n1, r4r);
-  store4(m1 + 1u, n0, r5l); store4(m1 + 1u, n1, r5r);
-  store4(m1 + 2u, n0, r6l); store4(m1 + 2u, n1, r6r);
-  store4(m1 + 3u, n0, r7l); store4(m1 + 3u, n1, r7r);
+  // #include matmul_store8x8.wgsl STORE=store4
 }
 
 // Writes columns k .. k + 3 of row m (those inside dx), with the accumulation.

@@ -2,7 +2,7 @@
 // of variants). A template is WGSL with three kinds of directive, each a comment line so that the file still reads
 // as WGSL:
 //   // #if NAME   // #if !NAME   // #else   // #endif     keep or drop the lines between (nesting allowed)
-//   <indent>// #include FILE                             FILE's expansion, each line indented by <indent>
+//   <indent>// #include FILE [NAME=value ...]            FILE's expansion (with those variables), indented by <indent>
 // and {{NAME}} placeholders, replaced by the variable's value. Unknown variables and files, unbalanced blocks and
 // leftover placeholders are errors. Pure: the caller hands over the files' texts.
 
@@ -39,9 +39,17 @@ export function expandTemplate(name: string, text: string, vars: TemplateVars, f
     } else if (kind === "endif") {
       if (!stack.pop()) throw new Error(`${where}: #endif without #if`);
     } else if (keeping()) {
-      const inc = files[arg];
-      if (inc === undefined) throw new Error(`${where}: #include ${arg}: no such file`);
-      for (const l of expandTemplate(arg, inc.replace(/\n$/, ""), vars, files, depth + 1).split("\n")) out.push(l === "" ? "" : indent + l);
+      // "FILE NAME=value ...": the file expanded with those variables added.
+      const [file, ...sets] = arg.split(/\s+/);
+      const inc = files[file];
+      if (inc === undefined) throw new Error(`${where}: #include ${file}: no such file`);
+      const local: Record<string, string | number | boolean> = { ...vars };
+      for (const kv of sets) {
+        const eq = kv.indexOf("=");
+        if (eq <= 0) throw new Error(`${where}: #include ${file}: '${kv}' is not NAME=value`);
+        local[kv.slice(0, eq)] = kv.slice(eq + 1);
+      }
+      for (const l of expandTemplate(file, inc.replace(/\n$/, ""), local, files, depth + 1).split("\n")) out.push(l === "" ? "" : indent + l);
     }
   });
   if (stack.length) throw new Error(`${name}: #if without #endif`);

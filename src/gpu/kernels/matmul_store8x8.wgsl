@@ -1,0 +1,12 @@
+let m0 = row0 + 4u * ty;
+let m1 = row0 + 64u + 4u * ty;
+let n0 = col0 + 4u * tx;
+let n1 = col0 + 64u + 4u * tx;
+{{STORE}}(m0, n0, r0l); {{STORE}}(m0, n1, r0r);
+{{STORE}}(m0 + 1u, n0, r1l); {{STORE}}(m0 + 1u, n1, r1r);
+{{STORE}}(m0 + 2u, n0, r2l); {{STORE}}(m0 + 2u, n1, r2r);
+{{STORE}}(m0 + 3u, n0, r3l); {{STORE}}(m0 + 3u, n1, r3r);
+{{STORE}}(m1, n0, r4l); {{STORE}}(m1, n1, r4r);
+{{STORE}}(m1 + 1u, n0, r5l); {{STORE}}(m1 + 1u, n1, r5r);
+{{STORE}}(m1 + 2u, n0, r6l); {{STORE}}(m1 + 2u, n1, r6r);
+{{STORE}}(m1 + 3u, n0, r7l); {{STORE}}(m1 + 3u, n1, r7r);
