@@ -65,6 +65,11 @@ export class RlMetricsCharts extends LitElement {
     .series button { background: none; border: none; padding: 0; color: var(--rl-text); display: inline-flex; gap: 4px; align-items: center; cursor: pointer; font-size: 11px; }
     .series button[aria-pressed="false"] { opacity: 0.4; text-decoration: line-through; }
     .canvas-box { position: relative; height: 200px; }
+    figure[data-panel="evaluations"] { grid-column: 1 / -1; }
+    .table-box { overflow-x: auto; margin-top: 6px; }
+    .table-box table { font-size: 12px; border-collapse: collapse; }
+    .table-box th, .table-box td { padding: 1px 8px; text-align: right; white-space: nowrap; }
+    .table-box th:first-child { text-align: left; }
     input[type=range] { width: 120px; vertical-align: middle; }
   `];
 
@@ -121,7 +126,22 @@ export class RlMetricsCharts extends LitElement {
       ${labels.length > 1 ? html`<div class="series" data-testid="series-picker">${labels.map((l, i) => html`<button aria-pressed=${hidden.has(l) ? "false" : "true"} data-series=${l}
         title="Show or hide this series" @click=${() => this.toggleSeries(p.id, l)}>${this.dashSample(i)}${l}</button>`)}</div>` : nothing}
       <div class="canvas-box"><canvas id=${`c-${p.id}`} aria-label=${p.title} role="img"></canvas></div>
+      ${p.categories ? this.valueTable(p, p.categories) : nothing}
     </figure>`;
+  }
+
+  /** The figures of a panel over named cells, as a table (the shown runs, or their means): exact values to quote. */
+  private valueTable(p: Panel, cats: string[]) {
+    const rows = new Map<string, (string | undefined)[]>();
+    for (const d of this.datasets(p)) {
+      if (d.band) continue;
+      const name = d.label?.replace(/: [^:]*$/, "") ?? "";
+      const row = rows.get(name) ?? cats.map(() => undefined);
+      for (const pt of d.data) row[pt.x] = p.percent ? `${(pt.y * 100).toFixed(1)}%` : String(Number(pt.y.toPrecision(4)));
+      rows.set(name, row);
+    }
+    return html`<div class="table-box"><table data-testid="panel-table"><tr><th></th>${cats.map((c) => html`<th>${c}</th>`)}</tr>
+      ${[...rows].map(([name, row]) => html`<tr><th>${name}</th>${row.map((v) => html`<td>${v ?? "—"}</td>`)}</tr>`)}</table></div>`;
   }
 
   private dashSample(i: number) {

@@ -99,6 +99,13 @@ Deno.test({
       assertEquals(Math.round(line[0].data[0].y * 100), 1);
       assertEquals(Math.round(line[0].data[6].y * 1000) / 10, 22.6);
       assertEquals(mean.datasets.filter((d) => d.band).length, 2, "lowest and highest run");
+      // The same figures as a table under the chart, to quote: baseline 1.0 % -> after GRPO 22.6 %.
+      const table = fig("evaluations").getByTestId("panel-table");
+      const cellText = (row: number, col: number) => table.locator("tr").nth(row).locator("th, td").nth(col).innerText();
+      assertEquals(await cellText(0, 1), "base-concepts");
+      assertEquals(await cellText(1, 0), "run-knowledge (mean of 3)");
+      assertEquals(await cellText(1, 1), "1.0%");
+      assertEquals(await cellText(1, 7), "22.6%");
       await shot(page, "run-compare-mean");
       await page.getByTestId("mean-seeds").uncheck();
 
