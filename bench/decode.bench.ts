@@ -4,6 +4,10 @@
 // Usage: deno run -A bench/decode.bench.ts [preset=tiny|small|qwen2.5-0.5b] [dtype=f32|f16|q4] [prompts=4 or a list 8,64]
 //          [G=4] [promptLen=64] [newTokens=32] [lora=0|1] [out.json] [budget=SECONDS]
 //          [sampler=cpu|gpu|captured or a list cpu,gpu,captured] [prefill=captured|policy or captured,policy] [acc=0|4] [agree=N] [--webgpu dawn|deno]
+//          [pending=16,1024] [reps=1]
+// pending (named): the WebGPU EP's dispatches per queue submit (onnxruntime's maxNumPendingDispatches, ort.ts
+// setWebgpuSessionEntries) for each captured run's sessions, a run per value (a list alternates them); default: as
+// RLVR_ORT_PENDING_DISPATCHES or onnxruntime's own. reps (named): the whole list of runs that many times, alternated.
 // prefill (named): how sampler=captured prefills: "captured" (the default where its check passes on the device:
 // CapturedPrefill, the prompts under graph capture, its session made before the warm-up and timed apart) or
 // "policy" (the policy's own graph, RLVR_CAPTURED_PREFILL=0); a list runs captured decoding once per mode.
@@ -29,6 +33,7 @@ import { args as benchArgs, webgpu } from "./engine.ts";
 import { Rng } from "../src/core/rng.ts";
 import { LORA_TARGETS, randomAdapter } from "../src/model/lora.ts";
 import { PreparedWeights, WEIGHT_DTYPES } from "../src/model/onnx/decoder.ts";
+import { PENDING_DISPATCHES_KEY, setWebgpuSessionEntries } from "../src/model/onnx/ort.ts";
 import { OrtPolicy, q4AccuracyFromEnv } from "../src/model/policy.ts";
 import { DEFAULT_SAMPLING, newSampleTiming, sampleBatch, type SampleTiming, type SamplingParams } from "../src/model/sampler.ts";
 import { sampleBatchGpu, type SamplerKind, SAMPLERS, samplerFromEnv } from "../src/model/sampler-gpu.ts";
@@ -53,6 +58,10 @@ const prefills = (named.prefill ?? "captured").split(",").map((v) => {
 const accArg = named.acc ?? "";
 if (accArg !== "" && accArg !== "0" && accArg !== "4") throw new Error(`acc must be 0 or 4, got ${accArg}`);
 const q4Accuracy = accArg === "" ? q4AccuracyFromEnv() : (Number(accArg) as 0 | 4);
+const pendings: (number | null)[] = named.pending ? named.pending.split(",").map(Number) : [null];
+if (pendings.some((v) => v !== null && !(Number.isInteger(v) && v >= 1 && v <= 4096))) throw new Error(`pending must be integers 1..4096, got ${named.pending}`);
+const reps = Number(named.reps ?? 1);
+if (!(Number.isInteger(reps) && reps >= 1)) throw new Error(`reps must be a positive integer, got ${named.reps}`);
 const agreeN = Number(named.agree ?? 0);
 if (!Number.isInteger(agreeN) || agreeN < 0) throw new Error(`agree must be a count, got ${named.agree}`);
 const calls = installCallCounter();
@@ -141,8 +150,12 @@ let lastRun: { prompts: number[][]; samples: { prompt: number; tokens: number[];
 for (const P of promptCounts) {
   if (stop) break;
   const prompts = Array.from({ length: P }, () => Array.from({ length: promptLen }, () => rng.int(m.config.vocabSize)));
-  const runsOf: [SamplerKind, "captured" | "policy" | null][] = samplers.flatMap((x): [SamplerKind, "captured" | "policy" | null][] => x === "captured" ? prefills.map((f) => [x, f]) : [[x, null]]);
-  for (const [sampler, prefill] of runsOf) {
+  type RunOf = [SamplerKind, "captured" | "policy" | null, number | null];
+  const once = samplers.flatMap((x): RunOf[] => x === "captured" ? prefills.flatMap((f) => pendings.map((pd): RunOf => [x, f, pd])) : [[x, null, null]]);
+  const runsOf = Array.from({ length: reps }, () => once).flat();
+  for (const [sampler, prefill, pending] of runsOf) {
+    // Before this run's captured sessions are made (each run makes its own, below).
+    if (pending !== null) setWebgpuSessionEntries({ [PENDING_DISPATCHES_KEY]: String(pending) });
     // prefill=policy: the captured sampler after the policy's own prefill (the variable is read per sampling call).
     const sample = async (pr: number[][], n: number, p: SamplingParams, onProgress?: Parameters<typeof sampleBatch>[5], timing?: SampleTiming) => {
       if (prefill === "policy") Deno.env.set("RLVR_CAPTURED_PREFILL", "0");
@@ -227,7 +240,7 @@ for (const P of promptCounts) {
     const perStep = Object.fromEntries(Object.entries(diffCalls(callsAt2, callsAtLast)).map(([k, v]) => [k.replace(/^GPU/, ""), { calls: v.calls / counted, ms: v.ms / counted }]));
     const ran = sampler === "captured" && !captured ? "gpu" : sampler === "captured" ? (prefill === "captured" && capturedPrefill ? "captured" : "captured/policy-prefill") : sampler;
     const run = {
-      sampler, ran, prefillSessionSeconds, prompts: P, batch, tokens, steps, partial: samples === null, seconds: total, tokensPerSecond: tokens / total, capturedSessionSeconds, webgpuCallsPerStep: perStep,
+      sampler, ran, pending, prefillSessionSeconds, prompts: P, batch, tokens, steps, partial: samples === null, seconds: total, tokensPerSecond: tokens / total, capturedSessionSeconds, webgpuCallsPerStep: perStep,
       // Per decoding step: host time inside the step's model call (session.run: for a replay, its encoding
       // and submits) and time in the token choice (for gpu/captured mostly the wait for the step's B x 8 bytes,
       // i.e. the GPU: the captured sampler waits for step t while t + 1 is queued).
@@ -237,7 +250,7 @@ for (const P of promptCounts) {
     };
     (results.runs as unknown[]).push(run);
     if (samples) lastRun = { prompts, samples, batch, sampler: ran };
-    console.log(`[${ran}] sample ${P} prompts x G=${G} (batch ${batch}), prompt ${promptLen}, ${run.partial ? `${steps} of ` : ""}${newTokens} new: ${tokens} tokens in ${total.toFixed(2)} s = ${run.tokensPerSecond.toFixed(0)} tok/s; ` +
+    console.log(`[${ran}${pending !== null ? `, pending ${pending}` : ""}] sample ${P} prompts x G=${G} (batch ${batch}), prompt ${promptLen}, ${run.partial ? `${steps} of ` : ""}${newTokens} new: ${tokens} tokens in ${total.toFixed(2)} s = ${run.tokensPerSecond.toFixed(0)} tok/s; ` +
       `decode ${run.decodeTokensPerSecond.toFixed(0)} tok/s (${run.msPerStep.toFixed(1)} ms/step: model call ${run.hostRunMsPerStep.toFixed(1)}, choice / wait ${run.chooseMsPerStep.toFixed(1)}); first token (max_new 1) ${(run.firstTokenSeconds * 1000).toFixed(0)} ms\n` +
       `  WebGPU calls per decoding step (calls, ms inside): ${Object.entries(perStep).map(([k, v]) => `${k} ${v.calls.toFixed(1)} (${v.ms.toFixed(2)})`).join(", ")}\n` +
       `  first token, the median run: prefill ${firstMedian.prefillMs.toFixed(1)} ms, setup (decoder, choosers, cache copies) ${firstMedian.setupMs.toFixed(1)}, wait for the token ${firstMedian.waitMs.toFixed(1)}, of ${firstMedian.totalMs.toFixed(1)}; ` +

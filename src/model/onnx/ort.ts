@@ -19,10 +19,73 @@ export function configureOrt(): void {
     // Through a variable, so bundlers (Vite's `new URL(literal, import.meta.url)` asset handling)
     // leave this Deno-only path alone.
     const dist = "../../../node_modules/onnxruntime-web/dist/";
-    ort.env.wasm.wasmPaths = new URL(dist, import.meta.url).href;
+    const prefix = new URL(dist, import.meta.url).href;
+    // onnxruntime's module through a stand-in that adds the session config entries of setWebgpuSessionEntries.
+    ort.env.wasm.wasmPaths = {
+      wasm: `${prefix}ort-wasm-simd-threaded.asyncify.wasm`,
+      mjs: webgpuEntriesFactory(`${prefix}ort-wasm-simd-threaded.asyncify.mjs`),
+    };
     ort.env.wasm.numThreads = 1;
+    const pending = pendingDispatchesFromEnv();
+    if (pending !== null && webgpuSessionEntries() === null) setWebgpuSessionEntries({ [PENDING_DISPATCHES_KEY]: String(pending) });
   }
   ort.env.logLevel = "error";
+}
+
+/** The WebGPU EP's session config entry: dispatches recorded before a queue submit (onnxruntime's default 16, 1-4096). */
+export const PENDING_DISPATCHES_KEY = "ep.webgpuexecutionprovider.maxNumPendingDispatches";
+
+/** RLVR_ORT_PENDING_DISPATCHES (Deno): the WebGPU EP's dispatches per submit, or null for onnxruntime's own default. */
+export function pendingDispatchesFromEnv(): number | null {
+  const v = "Deno" in globalThis ? Deno.env.get("RLVR_ORT_PENDING_DISPATCHES") : undefined;
+  if (v === undefined || v === "") return null;
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 1 || n > 4096) throw new Error(`RLVR_ORT_PENDING_DISPATCHES must be an integer 1..4096, got ${JSON.stringify(v)}`);
+  return n;
+}
+
+/** Where the stand-in module reads the entries when a session appends its execution provider (a global: it is a data: URL). */
+const ENTRIES = Symbol.for("rlvr.ort.webgpuSessionEntries");
+type EntriesHolder = { [ENTRIES]?: Record<string, string> };
+
+/**
+ * Session config entries that every session made from now on gets before its WebGPU execution provider is
+ * appended (Deno; e.g. PENDING_DISPATCHES_KEY). onnxruntime-web forwards only a fixed list of WebGPU EP options, and
+ * `SessionOptions.extra` lands after the EP was made, which reads its config then (docs/upstream.md).
+ */
+export function setWebgpuSessionEntries(entries: Record<string, string>): void {
+  (globalThis as EntriesHolder)[ENTRIES] = { ...entries };
+}
+
+/** The entries of setWebgpuSessionEntries, or null before any. */
+export function webgpuSessionEntries(): Record<string, string> | null {
+  return (globalThis as EntriesHolder)[ENTRIES] ?? null;
+}
+
+/**
+ * A module URL standing in for onnxruntime-web's wasm factory at `realMjs`: the same module, whose
+ * `_OrtAppendExecutionProvider` first adds the entries of setWebgpuSessionEntries to the session's options.
+ */
+export function webgpuEntriesFactory(realMjs: string): string {
+  const src = `import factory from ${JSON.stringify(realMjs)};
+export default async function (config) {
+  const m = await factory(config);
+  const append = m._OrtAppendExecutionProvider;
+  const str = (s) => { const n = m.lengthBytesUTF8(s) + 1; const p = m._malloc(n); m.stringToUTF8(s, p, n); return p; };
+  m._OrtAppendExecutionProvider = (options, ...rest) => {
+    for (const [k, v] of Object.entries(globalThis[Symbol.for("rlvr.ort.webgpuSessionEntries")] ?? {})) {
+      const kp = str(k), vp = str(String(v));
+      const rc = m._OrtAddSessionConfigEntry(options, kp, vp);
+      m._free(kp); m._free(vp);
+      if (rc !== 0) throw new Error("onnxruntime: cannot set session config entry " + k);
+    }
+    return append(options, ...rest);
+  };
+  return m;
+}
+`;
+  // A data: URL (not a blob: one): inside an npm package Deno's loader takes file: and data: URLs only.
+  return `data:text/javascript;base64,${btoa(src)}`;
 }
 
 /** True when `navigator.gpu` exists (the WebGPU EP can be tried). */
