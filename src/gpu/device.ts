@@ -290,7 +290,7 @@ const scratches = new WeakMap<GPUDevice, Map<string, GPUBuffer>>();
 
 /**
  * The sharedScratch name of the kernels whose scratch is large and lives within one call: the attention backward's dq
- * partials and the q4 weights dequantised for the f32 kernels (switch q4deq). One buffer, the larger need, serves both;
+ * partials and the q4 weights dequantised for the f32 kernels (knob q4deq). One buffer, the larger need, serves both;
  * a step that knows both sizes can ask for the larger first (grpo-step.ts), so that it never grows mid-step.
  */
 export const CALL_SCRATCH = "call-scratch";

@@ -116,11 +116,10 @@ async function tryDawn(): Promise<{ choice: EngineChoice } | { why: string }> {
   copySharedViewsOn(queueProto);
   const info = adapter.info;
   const name = [info.vendor, info.architecture, info.description].filter(Boolean).join(" ");
-  // The polling's default (docs/webgpu.md, "Polling"): on a GPU, the first millisecond of a wait through
-  // MessageChannel turns, then setTimeout(0) (H200: a GPU round trip 2.19 -> 0.13 ms, first token at batch 8
-  // 67 -> 49 ms, no stall); on a CPU adapter setTimeout(0) from the first turn, since any spin takes the core
-  // the "GPU" computes on (SwiftShader: the sampler tests 29 s -> 51 s with 2 ms of it). The plain spin stalled
-  // every other 0.5B GRPO step on the H200 by 3-6 s. RLVR_DAWN_POLL overrides.
+  // The polling's default (docs/webgpu.md, "Polling", has the figures): on a GPU, the first millisecond of a wait
+  // through MessageChannel turns, then setTimeout(0) (short round trips, no stall); on a CPU adapter setTimeout(0)
+  // from the first turn, since any spin takes the core the "GPU" computes on. The plain spin stalled GRPO steps by
+  // seconds. RLVR_DAWN_POLL overrides.
   const cpuAdapter = /swiftshader|llvmpipe|lavapipe/i.test(name);
   const polling = describePolling(throttleDawnPolling(pollingFromEnv(cpuAdapter ? { kind: "timeout", spinMs: 0 } : { kind: "channel", channelMs: 1 })));
   return { choice: { engine: "dawn", note: `webgpu: dawn (Chrome's engine, dawn.node) on ${name || "an adapter"}; ${polling}`, dawnModule: loaded.href } };
@@ -205,11 +204,9 @@ export function channelScheduler(): (f: (...a: unknown[]) => void, args: unknown
 /**
  * dawn.node waits on the GPU by calling `setImmediate` from the JS global in a loop (each turn
  * polls Dawn's events and queues the next) while any promise of it is pending. Under Deno that loop
- * runs hundreds of thousands of times a second (262k calls in 12 s of a 2-core test) and takes a
- * core; on a CPU adapter that core is the GPU's: a 0.35 s SwiftShader dispatch then took 0.4-1.9 s
- * instead (Node's setImmediate, 0.35-0.45 s). On the H200 the spin was worse than a lost core: with
- * it, one of every two 0.5B GRPO steps took 3-6 s longer (waits that ended seconds after the GPU
- * had finished) and captured decoding at batch 64 waited 77 ms a step. "timeout" (0; the default on
+ * runs hundreds of thousands of times a second and takes a core; on a CPU adapter that core is the
+ * GPU's, and SwiftShader dispatches took several times longer. On a big GPU the spin was worse than a
+ * lost core: waits ended seconds after the GPU had finished (docs/webgpu.md, "Polling"). "timeout" (0; the default on
  * a CPU adapter) sends every turn through setTimeout(0); "channel" (1 ms: the default on a GPU) sends
  * the turns of the first `channelMs` of a wait through MessageChannel messages (see DawnPolling). Returns what is in use ("spin" where the
  * global has no setImmediate to replace).

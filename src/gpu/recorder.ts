@@ -2,9 +2,9 @@
 //  - keeps one compute pass open across consecutive dispatches of a step's encoder (made by
 //    commandEncoder()): WebGPU makes each dispatch its own usage scope and orders dispatches within a
 //    pass, so merging passes changes no result, only the host's work per dispatch (a pass begun and
-//    ended per dispatch was 2,781 passes per 0.5B GRPO step). Switch `passes: "split"` (and the
+//    ended per dispatch was 2,781 passes per 0.5B GRPO step). Knob `passes: "split"` (and the
 //    profiler, which times passes) keeps a pass per dispatch;
-//  - reuses bind groups made for the same pipeline and bindings (switch `bindCache`), which hit when
+//  - reuses bind groups made for the same pipeline and bindings, which hit when
 //    the buffers are the same from step to step (weights, pooled activations: arena.ts; uniforms:
 //    device.ts hands out one buffer per content and step).
 // Encoders from device.createCommandEncoder() keep a pass per dispatch, as before, so callers that
@@ -166,7 +166,7 @@ export function dispatch(
 ): void {
   const group = bindGroup(device, pipeline, resources);
   const r = recordings.get(enc);
-  // A pass opened by beginPass is joined whatever the switch says (a benchmark's timed run).
+  // A pass opened by beginPass is joined whatever the knob passes says (a benchmark's timed run).
   const rec = r && (perfSwitches().passes === "merged" || r.pass) ? r : undefined;
   if (!rec) {
     const pass = enc.beginComputePass({ label: pipeline.label });

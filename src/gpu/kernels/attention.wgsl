@@ -22,7 +22,7 @@ override RPT: u32 = 1u;          // query rows per thread (1 or 2): a V load the
 override BK: u32 = 16u;          // keys per tile
 override D4: u32 = (D + 3u) / 4u; // vec4 columns of a row
 override DS4: u32 = D4 + 1u;     // vec4 row stride of the tiles
-override NAMED_ACC: bool = false; // switch attnNamed (attention.ts)
+override NAMED_ACC: bool = false; // always false (attention.ts): named registers were tried and dropped
 const LANES: u32 = 16u;
 const JMAX: u32 = 2u;
 const RPT_MAX: u32 = 2u;
@@ -67,7 +67,7 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec
   var l: array<f32, RPT_MAX>;
   var acc: array<vec4f, RPT_MAX * JMAX>; // acc[i * JMAX + j]: row lid.y + i * rs, vec4 column lane + LANES * j
   for (var i = 0u; i < RPT; i++) { m[i] = NEG; }
-  // NAMED_ACC (switch attnNamed): the same state in named registers — row i's max mI, sum lI, columns aI0, aI1.
+  // NAMED_ACC: the same state in named registers — row i's max mI, sum lI, columns aI0, aI1.
   var m0 = NEG; var m1 = NEG; var l0 = 0.0; var l1 = 0.0;
   var a00 = vec4f(0.0); var a01 = vec4f(0.0); var a10 = vec4f(0.0); var a11 = vec4f(0.0);
   let two = RPT > 1u;
@@ -91,7 +91,7 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec
     }
     workgroupBarrier();
     {
-      // Named accumulators, not an array: with a dynamically indexed one attention ran 1.7-2x slower on the H200 (call Q).
+      // Named accumulators, not an array: with a dynamically indexed one attention ran much slower on NVIDIA.
       let c = tid % BK;
       let j = k0 + c;
       let r0 = tid / BK;

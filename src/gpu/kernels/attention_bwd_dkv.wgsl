@@ -23,7 +23,7 @@ override BQ: u32 = 8u;   // query rows per tile
 override RPT: u32 = 1u;  // key rows per thread (1 or 2)
 override D4: u32 = (D + 3u) / 4u;
 override DS4: u32 = D4 + 1u;
-override NAMED_ACC: bool = false; // switch attnNamed (attention.ts)
+override NAMED_ACC: bool = false; // always false (attention.ts): named registers were tried and dropped
 const LANES: u32 = 16u;
 const JMAX: u32 = 2u;
 const RPT_MAX: u32 = 2u;
@@ -73,7 +73,7 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec
   }
   var accK: array<vec4f, RPT_MAX * JMAX>; // accK[i * JMAX + j]: key row lid.y + i * rs, vec4 column lane + LANES * j
   var accV: array<vec4f, RPT_MAX * JMAX>;
-  // NAMED_ACC (switch attnNamed): the same sums in named registers kIJ / vIJ (row i, column j) instead of the arrays.
+  // NAMED_ACC: the same sums in named registers kIJ / vIJ (row i, column j) instead of the arrays.
   var k00 = vec4f(0.0); var k01 = vec4f(0.0); var k10 = vec4f(0.0); var k11 = vec4f(0.0);
   var v00 = vec4f(0.0); var v01 = vec4f(0.0); var v10 = vec4f(0.0); var v11 = vec4f(0.0);
   for (var g = 0u; g < group; g++) {
@@ -106,7 +106,7 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec
       workgroupBarrier();
       {
         // Elements tid + nt i (i < ept() <= 2) of the (BK, BQ) tile: one query row, so each q and dout vec4 read feeds
-        // ept() key rows. Named accumulators: with a dynamically indexed array attention ran 1.7-2x slower on the H200 (call Q).
+        // ept() key rows. Named accumulators: with a dynamically indexed array attention ran much slower on NVIDIA.
         let rr = tid % BQ;
         let c0 = tid / BQ;
         let c1 = min(c0 + nt / BQ, BK - 1u);

@@ -1,7 +1,7 @@
-// Attention backward, key/value side, register-blocked (switch attnBwd=blocked): dk and dv (B, T, Hkv, D),
+// Attention backward, key/value side, register-blocked (D % 4 == 0): dk and dv (B, T, Hkv, D),
 // the same sums as attention_bwd_dkv.wgsl in another order. One workgroup of NT = 4 BK threads owns BK key
 // rows of one (batch, kv head) and loops over the group's query heads and the query tiles of BQ rows
-// (t >= first key): deterministic, no atomics. Under the switch attnSplit=1 (PARTS > 1) the group's heads are split
+// (t >= first key): deterministic, no atomics. With PARTS > 1 the group's heads are split
 // over PARTS workgroups, each writing its (unscaled) dk and dv sums to part `wg.y % PARTS` of scratch buffers bound as
 // dk and dv, (B, T, Hkv, PARTS, D / 4); attention_dkv_reduce.wgsl sums the parts in order. Per tile, two GEMM-like phases:
 //  - scores: thread (kp, tp) computes S and dP for KR keys kp + SK i and QR queries tp + SQ i (a KR x QR
@@ -120,7 +120,7 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) tid: 
           k2B = fma(vec4f(d4.z), q4, k2B); k3B = fma(vec4f(d4.w), q4, k3B);
         }
       }
-      // DQ_PARTIAL: under the switch attnDq=fused attention.ts puts the call of attention_dq_partial.wgsl's dqPartial here.
+      // DQ_PARTIAL: for the fused dq attention.ts puts the call of attention_dq_partial.wgsl's dqPartial here.
     }
   }
   let j = j0 + 4u * kg;

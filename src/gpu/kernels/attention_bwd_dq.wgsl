@@ -23,7 +23,7 @@ override BK: u32 = 16u;
 override RPT: u32 = 1u; // query rows per thread (1 or 2)
 override D4: u32 = (D + 3u) / 4u;
 override DS4: u32 = D4 + 1u;
-override NAMED_ACC: bool = false; // switch attnNamed (attention.ts)
+override NAMED_ACC: bool = false; // always false (attention.ts): named registers were tried and dropped
 const LANES: u32 = 16u;
 const JMAX: u32 = 2u;
 const RPT_MAX: u32 = 2u;
@@ -114,7 +114,7 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec
     }
   }
   var acc: array<vec4f, RPT_MAX * JMAX>; // acc[i * JMAX + j]: row lid.y + i * rs, vec4 column lane + LANES * j
-  // NAMED_ACC (switch attnNamed): the same sums in named registers aIJ (row i, column j) instead of the array.
+  // NAMED_ACC: the same sums in named registers aIJ (row i, column j) instead of the array.
   var a00 = vec4f(0.0); var a01 = vec4f(0.0); var a10 = vec4f(0.0); var a11 = vec4f(0.0);
   let kEnd = min(q0 + BQ, len);
   for (var k0 = 0u; k0 < kEnd; k0 += BK) {
@@ -134,7 +134,7 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec
     workgroupBarrier();
     {
       // Elements tid + nt i (i < ept() <= 2) of the (BQ, BK) tile: one key column, so each k and v vec4 read feeds
-      // ept() query rows. Named accumulators: with a dynamically indexed array attention ran 1.7-2x slower on the H200 (call Q).
+      // ept() query rows. Named accumulators: with a dynamically indexed array attention ran much slower on NVIDIA.
       let c = tid % BK;
       let j = k0 + c;
       let r0 = tid / BK;

@@ -1,4 +1,4 @@
-// Attention backward, query side, register-blocked (switch attnBwd=blocked): dq (B, T, H, D) and delta (B, H, T)
+// Attention backward, query side, register-blocked (D % 4 == 0): dq (B, T, H, D) and delta (B, H, T)
 // = rowsum(dout * o), which attention_bwd_dkv_rb.wgsl reads, so this kernel runs first. The same sums as
 // attention_bwd_dq.wgsl in another order. One workgroup of NT = 4 BQ threads owns BQ query rows of one
 // (batch, head) and streams key tiles of BK rows (keys <= its last query). Per tile, as in the dk/dv kernel

@@ -1,5 +1,5 @@
 // delta (B, H, T) = rowsum(dout * o), the dk/dv kernel's input, as its own pass: the first pass of the backward under
-// the switch attnDq=fused (attention.ts), where no dq kernel computes it. One thread a query row; the same sums in the
+// the fused dq (attention.ts), where no dq kernel computes it. One thread a query row; the same sums in the
 // same order as attention_bwd_dq_rb.wgsl's (four partials over the vec4 columns part, part + 4, ..., added as
 // (p0 + p1) + (p2 + p3)), so delta, and with it dk and dv, are the dq kernel path's bits. Rows past the sequence's
 // length get 0. Dims, qRow and statAt: attention_dims.wgsl (appended by attention.ts). Glossary as attention.wgsl.

@@ -1,4 +1,4 @@
-// dq (B, T, H, D) under the switch attnDq=fused: the sum of the key blocks' partials that the dk/dv kernel wrote
+// dq (B, T, H, D) with dq fused into the dk/dv kernel: the sum of the key blocks' partials that the dk/dv kernel wrote
 // (attention_dq_partial.wgsl; layout in attention_dqp_layout.wgsl, appended by attention.ts), in block order, times the
 // softmax scale. Thread e owns vec4 e of dq; rows past the sequence's length get 0 (no block wrote them). Dims:
 // attention_dims.wgsl (appended by attention.ts). Glossary as attention.wgsl.

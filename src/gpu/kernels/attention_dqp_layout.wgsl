@@ -1,4 +1,4 @@
-// Where key block kb's partial dq of query row t, head h starts in the scratch dqp (switch attnDq=fused): appended by
+// Where key block kb's partial dq of query row t, head h starts in the scratch dqp (the fused dq): appended by
 // attention.ts to attention_bwd_dkv_rb.wgsl (which writes the partials) and attention_dq_reduce.wgsl (which sums
 // them). Causal, so block kb (keys kb BK .. kb BK + BK - 1) has partials only for rows t >= kb BK: its region holds
 // (B, T - kb BK, H, D / 4) vec4 and the regions follow one another, (T + (T - BK) + ... ) B H D / 4 vec4 in all,

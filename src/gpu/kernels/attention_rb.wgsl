@@ -1,4 +1,4 @@
-// Attention forward, register-blocked (switch attnFwd=blocked): o (B, T, H, D) and lse (B, H, T), the online
+// Attention forward, register-blocked (D % 4 == 0): o (B, T, H, D) and lse (B, H, T), the online
 // softmax of attention.wgsl with the tiles of attention_bwd_dq_rb.wgsl. One workgroup of NT = 4 BQ threads owns BQ
 // query rows of one (batch, head) and streams key/value tiles of BK rows (keys <= its last query). Per tile:
 //  - scores: thread (qp, kp) computes S for QR queries qp + SQ i and KR keys kp + SK i (each K vec4 read from

@@ -1,5 +1,5 @@
 // The dense f32 matrix a q4 weight (onnxruntime's MatMulNBits layout: 4 bits, block 32) stands for, written whole
-// into a scratch buffer so that an f32 product kernel can read it (switch q4deq, q4matmul.ts encodeQ4Dequant).
+// into a scratch buffer so that an f32 product kernel can read it (knob q4deq, q4matmul.ts encodeQ4Dequant).
 // Each value is (f32(q) - zp) * scale, the expression the q4 product kernels apply in their tile loaders, so the
 // matrix holds bitwise the values those kernels multiply with.
 //   TRANSPOSED = false: out (Nout, K), row n holding W's row n: thread (x = packed word of the row, y = n) reads one u32

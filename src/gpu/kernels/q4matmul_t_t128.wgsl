@@ -12,8 +12,7 @@
 @group(0) @binding(4) var<storage, read_write> dx: array<f32>;     // (N, K)
 
 const TS: u32 = 128u; // output tile edge (a multiple of the block: 4 blocks of K)
-// Rows of W (outputs of the forward) per contracted step: 8, or 16 where q4matmul.ts substitutes this line
-// (switch q4tk).
+// Rows of W (outputs of the forward) per contracted step: 16, or 8 where the device's workgroup memory is short.
 const TK: u32 = {{TK}}u;
 const TSV: u32 = 33u; // row stride of the tiles in vec4 (32 + 1 against bank conflicts of k-fastest fills)
 const LOADS: u32 = TS * TK / 256u; // dy elements per thread and step

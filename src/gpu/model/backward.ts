@@ -66,7 +66,7 @@ async function encodeLinearBackward(
 
 /**
  * Before a training forward of B x T: sizes the call scratch (device.ts CALL_SCRATCH) at once for the larger of its
- * step's needs, the attention backward's dq partials and the largest weight a q4 product dequantises (switch q4deq), so
+ * step's needs, the attention backward's dq partials and the largest weight a q4 product dequantises (knob q4deq), so
  * that it never grows mid-step (a grown scratch's old buffer lives until the step ends: on the first step that would add
  * the dequantised weight to the peak), and so that the forward's wide split partials find it (matmul.ts
  * wideSplitInCallScratch) instead of growing the split scratch. The attention's part is what the backward would have
@@ -101,8 +101,8 @@ export interface BackwardOptions {
 /**
  * Records and submits the backward of `f` given g = dL/dlogp (N) and optionally gEnt = dL/dentropy
  * (N, an entropy bonus), or given dL/dhF (`o.dhF`); LoRA gradients accumulate, and with `full` so
- * do the gradients of every base weight (full fine-tuning). Submitted layer by layer (switch
- * `submit`) and not awaited: work queued later (reads included) runs after it. Its scratch goes
+ * do the gradients of every base weight (full fine-tuning). Submitted layer by layer and not
+ * awaited: work queued later (reads included) runs after it. Its scratch goes
  * back to arena.ts.
  */
 export async function backward(

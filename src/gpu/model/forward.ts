@@ -266,7 +266,7 @@ export async function encodeLayerForward(
 
 /**
  * Runs the forward over `batch` and returns its outputs and saved activations (submitted, not
- * awaited). Buffers come from arena.ts; work is submitted layer by layer (switch `submit`), so the
+ * awaited). Buffers come from arena.ts; work is submitted layer by layer, so the
  * GPU runs the first layers while the host records the next.
  */
 export async function forward(m: GpuModel, lora: GpuLora | undefined, batch: GpuBatch, o: ForwardOptions = {}): Promise<ForwardResult> {

@@ -32,7 +32,7 @@ export interface GpuModel {
   half: Map<string, GPUBuffer>;
   /**
    * Frozen f32 layer projections also held transposed, (in, out), under their HF names (uploadModel's
-   * transposedBase): the forward's x W^T reads W row-fastest (the faster loads on the H200). Empty unless asked.
+   * transposedBase): the forward's x W^T reads W row-fastest (the faster loads). Empty unless asked.
    */
   transposed: Map<string, GPUBuffer>;
   /**
