@@ -2,6 +2,7 @@ import { assert, assertEquals } from "../../tests/assert.ts";
 import demo from "../../notebooks/demo.json" with { type: "json" };
 import { type Notebook, parseNotebook } from "../core/notebook.ts";
 import { estimateRun, LONG_RUN_SECONDS, QUICK, quickPreset, remainingSeconds } from "./run-estimate.ts";
+import { etaOf } from "./recipe/context.ts";
 
 function demoDoc(): Notebook {
   const r = parseNotebook(demo);
@@ -58,11 +59,18 @@ Deno.test("run estimate: the whole run's time left follows the finished cells' p
     { id: "grpo", type: "grpo" as const, seconds: 400, what: "" },
   ] };
   assertEquals(remainingSeconds(plan, new Map(), null), 700);
-  // The model took twice its plan: the rest is expected to, too.
-  assertEquals(remainingSeconds(plan, new Map([["data", 1], ["model", 200]]), null), 1200);
+  // The evaluation took twice its plan: the rest is expected to, too; a model's load says nothing of the pace.
+  assertEquals(remainingSeconds(plan, new Map([["data", 1], ["model", 20], ["eval", 400]]), null), 800);
   // The running cell's own estimate replaces its planned time; before it has one, its share not yet done.
-  assertEquals(remainingSeconds(plan, new Map([["data", 1], ["model", 200]]), { id: "eval", etaSeconds: 50, fraction: 0.5 }), 850);
-  assertEquals(remainingSeconds(plan, new Map([["data", 1], ["model", 200]]), { id: "eval", etaSeconds: null, fraction: 0.25 }), 300 + 800);
+  assertEquals(remainingSeconds(plan, new Map([["data", 1], ["model", 200]]), { id: "eval", etaSeconds: 50, fraction: 0.5 }), 450);
+  assertEquals(remainingSeconds(plan, new Map([["data", 1], ["model", 200], ["eval", 400]]), { id: "grpo", etaSeconds: null, fraction: 0.25 }), 600);
   // A reused cell (NaN: took no time here) says nothing of the device's pace.
   assertEquals(remainingSeconds(plan, new Map([["model", 100], ["eval", NaN]]), null), 400);
+});
+
+Deno.test("cell time left (issue #48 item 2): 'measuring' until a tenth is done, so it cannot fall from 364 h to 2 h", () => {
+  // The first batch's prefill dominated the early fractions: 26 s at 0.002% read as hundreds of hours.
+  assertEquals([etaOf(0.00002, 26), etaOf(0.05, 600), etaOf(0, 10)], [null, null, null]);
+  assertEquals(etaOf(0.1, 100), 900);
+  assertEquals(etaOf(0.5, 100), 100);
 });

@@ -157,6 +157,9 @@ export function estimateRun(doc: Notebook, speed: DeviceSpeed): RunEstimate {
   return { cells, seconds: cells.reduce((a, c) => a + c.seconds, 0), gflops: g };
 }
 
+/** Cells whose time follows the device's arithmetic speed (sampling, training). */
+const PACED: readonly CellType[] = ["evaluate", "select", "warmup", "grpo", "selfconsistency", "prmdata", "prmtrain"];
+
 /** A run longer than this proposes the quick version first. */
 export const LONG_RUN_SECONDS = 20 * 60;
 
@@ -169,8 +172,9 @@ export function remainingSeconds(plan: RunEstimate, done: ReadonlyMap<string, nu
   let planned = 0, took = 0;
   for (const c of plan.cells) {
     const s = done.get(c.id);
-    // Only cells long enough to measure the device: a setting's 0 s says nothing of it.
-    if (s !== undefined && Number.isFinite(s) && c.seconds >= 5) {
+    // Only cells that sample or train measure the pace of the rest: a setting's 0 s, or a model's load
+    // (files and shader compilation, not arithmetic), says little of it.
+    if (s !== undefined && Number.isFinite(s) && c.seconds >= 5 && PACED.includes(c.type)) {
       planned += c.seconds;
       took += s;
     }
@@ -206,6 +210,7 @@ export function quickPreset(doc: Notebook): QuickPreset {
   const givesUp = new Set<string>();
   const firstSplit = doc.cells.find((c) => c.type === "evaluate")?.params.split;
   const training = doc.cells.flatMap((c, i) => (c.type === "warmup" || c.type === "grpo" ? [i] : []));
+  const notMeasured = new Set<string>();
   const between = (i: number) => training.length > 1 && i > training[0] && i < training.at(-1)!;
   const cells: Cell[] = [];
   const cap = (v: number, max: number, why: string) => {
@@ -223,7 +228,7 @@ export function quickPreset(doc: Notebook): QuickPreset {
       }
       case "evaluate":
         if (firstSplit !== undefined && c.params.split !== firstSplit) {
-          givesUp.add(`only ${firstSplit} is measured (not ${c.params.split})`);
+          notMeasured.add(c.params.split);
           break;
         }
         if (between(i)) {
@@ -261,6 +266,7 @@ export function quickPreset(doc: Notebook): QuickPreset {
         cells.push(c);
     }
   }
+  if (notMeasured.size) givesUp.add(`only ${firstSplit} is measured (not ${[...notMeasured].join(", ")})`);
   const title = / \(quick version\)$/.test(doc.title) || givesUp.size === 0 ? doc.title : `${doc.title} (quick version)`;
   return { doc: { ...doc, title, cells }, givesUp: [...givesUp] };
 }

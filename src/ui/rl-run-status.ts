@@ -38,7 +38,8 @@ export function formatDuration(seconds: number): string {
   if (s < 60) return `${s} s`;
   const m = Math.round(s / 60);
   if (m < 60) return `${m} min`;
-  return `${Math.floor(m / 60)} h ${m % 60} min`;
+  if (m < 48 * 60) return `${Math.floor(m / 60)} h ${m % 60} min`;
+  return `${Math.round(m / (24 * 60))} days`;
 }
 
 export class RlRunStatus extends LitElement {
