@@ -14,7 +14,10 @@ export function stepsOf(records: readonly SampleRecord[]): number[] {
 }
 
 /** Questions of a step with their group's mean reward, hardest (lowest reward) first. */
-export function questionsAt(records: readonly SampleRecord[], step: number): { taskId: string; question: string; n: number; meanReward: number; correct: number }[] {
+export function questionsAt(
+  records: readonly SampleRecord[],
+  step: number,
+): { taskId: string; question: string; n: number; meanReward: number; correct: number }[] {
   const by = new Map<string, SampleRecord[]>();
   for (const r of records) if (r.step === step) by.set(r.taskId, [...(by.get(r.taskId) ?? []), r]);
   return [...by.entries()].map(([taskId, rs]) => ({
@@ -34,8 +37,16 @@ export function errorLabel(r: SampleRecord): string {
 }
 
 /** The group of `taskId` at `step`, filtered and sorted. */
-export function groupView(records: readonly SampleRecord[], step: number, taskId: string, sort: SortKey, filter: ErrorFilter): SampleRecord[] {
-  const rs = records.filter((r) => r.step === step && r.taskId === taskId && (filter === "all" || errorLabel(r) === filter));
+export function groupView(
+  records: readonly SampleRecord[],
+  step: number,
+  taskId: string,
+  sort: SortKey,
+  filter: ErrorFilter,
+): SampleRecord[] {
+  const rs = records.filter((r) =>
+    r.step === step && r.taskId === taskId && (filter === "all" || errorLabel(r) === filter)
+  );
   const by: Record<SortKey, (a: SampleRecord, b: SampleRecord) => number> = {
     "index": (a, b) => a.sampleIndex - b.sampleIndex,
     "reward-desc": (a, b) => b.reward.total - a.reward.total || a.sampleIndex - b.sampleIndex,
@@ -66,7 +77,9 @@ export function rowsInOther(result: DisplayResult, other: DisplayResult | null):
 }
 
 /** What the header of a sample's chain of CTEs says: steps, how many match the gold, errors, the mean PRM score of scored steps. */
-export function stepSummary(steps: readonly SampleStep[]): { steps: number; matching: number; errors: number; prmMean: number | null } {
+export function stepSummary(
+  steps: readonly SampleStep[],
+): { steps: number; matching: number; errors: number; prmMean: number | null } {
   const scored = steps.map((s) => s.prmScore).filter((x): x is number => typeof x === "number" && Number.isFinite(x));
   return {
     steps: steps.length,
@@ -91,7 +104,9 @@ export function componentWeights(records: readonly SampleRecord[]): Map<string, 
   for (const r of records) {
     for (const [k, v] of Object.entries(r.reward.components)) {
       const w = r.reward.weighted[k];
-      if (!out.has(k) && v !== 0 && typeof w === "number" && Number.isFinite(w / v)) out.set(k, Number((w / v).toPrecision(6)));
+      if (!out.has(k) && v !== 0 && typeof w === "number" && Number.isFinite(w / v)) {
+        out.set(k, Number((w / v).toPrecision(6)));
+      }
     }
   }
   return out;

@@ -43,18 +43,30 @@ type Line = [string, Pick, (r: MetricsRecord) => boolean];
 
 const TRAINING = (r: MetricsRecord) => r.phase === "grpo" || r.phase === "warmup";
 
-const PANELS: { id: string; title: string; yLabel: string; xLabel?: string; percent?: boolean; lines: (records: MetricsRecord[]) => Line[] }[] = [
+const PANELS: {
+  id: string;
+  title: string;
+  yLabel: string;
+  xLabel?: string;
+  percent?: boolean;
+  lines: (records: MetricsRecord[]) => Line[];
+}[] = [
   {
-    id: "rewards", title: "Reward components (mean per step)", yLabel: "reward",
+    id: "rewards",
+    title: "Reward components (mean per step)",
+    yLabel: "reward",
     lines: (records) => {
       const names = new Set<string>();
-      for (const r of records) if (TRAINING(r)) for (const k of Object.keys(r.rewards ?? {})) names.add(k);
+      for (const r of records) if (TRAINING(r)) { for (const k of Object.keys(r.rewards ?? {})) names.add(k); }
       return [...names].sort((a, b) => (a === "total" ? -1 : b === "total" ? 1 : a.localeCompare(b)))
         .map((k): Line => [k, (r) => r.rewards?.[k]?.mean, TRAINING]);
     },
   },
   {
-    id: "accuracy", title: "Execution accuracy during training", yLabel: "correct", percent: true,
+    id: "accuracy",
+    title: "Execution accuracy during training",
+    yLabel: "correct",
+    percent: true,
     lines: (records) => {
       // A training cell's own held-out checks (x: its step). Evaluate cells number their records by evaluation,
       // not by step: they have their own panel ("evaluations").
@@ -66,26 +78,37 @@ const PANELS: { id: string; title: string; yLabel: string; xLabel?: string; perc
     },
   },
   {
-    id: "equal", title: "Groups with equal rewards (no signal)", yLabel: "groups", percent: true,
+    id: "equal",
+    title: "Groups with equal rewards (no signal)",
+    yLabel: "groups",
+    percent: true,
     lines: () => [["equal-reward groups", (r) => r.equalGroupFraction, (r) => r.phase === "grpo"]],
   },
   {
-    id: "kl", title: "KL and entropy", yLabel: "nats",
+    id: "kl",
+    title: "KL and entropy",
+    yLabel: "nats",
     lines: () => [
       ["KL to reference", (r) => r.kl, (r) => r.phase === "grpo"],
       ["entropy", (r) => r.entropy, (r) => r.phase === "grpo"],
     ],
   },
   {
-    id: "length", title: "Completion length", yLabel: "tokens",
+    id: "length",
+    title: "Completion length",
+    yLabel: "tokens",
     lines: () => [["mean length", (r) => r.completionLength?.mean, (r) => r.phase === "grpo"]],
   },
   {
-    id: "prm-score", title: "PRM score of the samples (mean step score)", yLabel: "score",
+    id: "prm-score",
+    title: "PRM score of the samples (mean step score)",
+    yLabel: "score",
     lines: () => [["mean PRM score", (r) => r.extra?.prmMean, (r) => r.phase === "grpo"]],
   },
   {
-    id: "prm-data", title: "PRM data per batch of questions", yLabel: "count",
+    id: "prm-data",
+    title: "PRM data per batch of questions",
+    yLabel: "count",
     lines: () => [
       ["correct steps", (r) => r.extra?.positive, (r) => r.phase === "prmdata"],
       ["first errors", (r) => r.extra?.negative, (r) => r.phase === "prmdata"],
@@ -93,7 +116,9 @@ const PANELS: { id: string; title: string; yLabel: string; xLabel?: string; perc
     ],
   },
   {
-    id: "prm-loss", title: "PRM training loss (binary cross-entropy)", yLabel: "nats",
+    id: "prm-loss",
+    title: "PRM training loss (binary cross-entropy)",
+    yLabel: "nats",
     lines: () => [
       ["training batch", (r) => r.loss, (r) => r.phase === "prmtrain"],
       ["held-out", (r) => r.loss, (r) => r.phase === "prmeval"],
@@ -103,15 +128,21 @@ const PANELS: { id: string; title: string; yLabel: string; xLabel?: string; perc
     // Sampling (generated tokens) and training (prompt + completion tokens) differ by two orders of magnitude: a
     // panel each, so neither is flattened. Scoring runs SQL, not tokens: its "tokens/s" (millions where a step's
     // scoring took 1 ms) meant nothing; its time per step has its own panel.
-    id: "speed", title: "Sampling speed (generated tokens/s)", yLabel: "tokens/s",
+    id: "speed",
+    title: "Sampling speed (generated tokens/s)",
+    yLabel: "tokens/s",
     lines: () => [["sample", (r) => r.tokensPerSec?.sample, (r) => r.phase === "grpo"]],
   },
   {
-    id: "train-speed", title: "Training speed (tokens/s through the update)", yLabel: "tokens/s",
+    id: "train-speed",
+    title: "Training speed (tokens/s through the update)",
+    yLabel: "tokens/s",
     lines: () => [["train", (r) => r.tokensPerSec?.train, (r) => r.phase === "grpo"]],
   },
   {
-    id: "score-time", title: "Scoring time per step (SQL execution)", yLabel: "ms",
+    id: "score-time",
+    title: "Scoring time per step (SQL execution)",
+    yLabel: "ms",
     lines: () => [["score", (r) => r.ms?.score, (r) => r.phase === "grpo"]],
   },
 ];
@@ -179,11 +210,24 @@ export function buildPanels(runs: readonly RunMetrics[]): Panel[] {
           byCell.set(r.cell, points);
         }
         for (const [cell, points] of byCell) {
-          series.push({ label: byCell.size > 1 && cell !== undefined ? `${label} · ${cell}` : label, run: run.name, points });
+          series.push({
+            label: byCell.size > 1 && cell !== undefined ? `${label} · ${cell}` : label,
+            run: run.name,
+            points,
+          });
         }
       }
     }
-    if (series.length) out.push({ id: p.id, title: p.title, yLabel: p.yLabel, xLabel: p.xLabel ?? "training step", percent: p.percent, series });
+    if (series.length) {
+      out.push({
+        id: p.id,
+        title: p.title,
+        yLabel: p.yLabel,
+        xLabel: p.xLabel ?? "training step",
+        percent: p.percent,
+        series,
+      });
+    }
     if (p.id === "accuracy") {
       const evals = evaluationsPanel(runs);
       if (evals) out.push(evals);
@@ -206,10 +250,24 @@ function evaluationsPanel(runs: readonly RunMetrics[]): Panel | null {
       if (x < 0) x = categories.push(name) - 1;
       points.push({ x, y: r.execAccuracy });
     }
-    if (points.length) series.push({ label: "evaluate cells", run: run.name, points: points.sort((a, b) => a.x - b.x) });
+    if (points.length) {
+      series.push({
+        label: "evaluate cells",
+        run: run.name,
+        points: points.sort((a, b) => a.x - b.x),
+      });
+    }
   }
   if (!series.length) return null;
-  return { id: "evaluations", title: "Held-out accuracy of the evaluate cells (greedy)", yLabel: "correct", xLabel: "evaluate cell", percent: true, categories, series };
+  return {
+    id: "evaluations",
+    title: "Held-out accuracy of the evaluate cells (greedy)",
+    yLabel: "correct",
+    xLabel: "evaluate cell",
+    percent: true,
+    categories,
+    series,
+  };
 }
 
 /**
@@ -248,7 +306,11 @@ export function meanOver(series: readonly Series[], group: string): MeanSeries {
   const at = new Map<number, number[]>();
   for (const s of series) for (const p of s.points) at.set(p.x, [...(at.get(p.x) ?? []), p.y]);
   const points = [...at.entries()].sort((a, b) => a[0] - b[0]).map(([x, ys]) => ({
-    x, y: ys.reduce((a, b) => a + b, 0) / ys.length, lo: Math.min(...ys), hi: Math.max(...ys), n: ys.length,
+    x,
+    y: ys.reduce((a, b) => a + b, 0) / ys.length,
+    lo: Math.min(...ys),
+    hi: Math.max(...ys),
+    n: ys.length,
   }));
   return { label: series[0]?.label ?? "", group, runs: new Set(series.map((s) => s.run)).size, points };
 }
@@ -258,7 +320,12 @@ export function panelCsv(panel: Panel): string {
   const q = (s: string) => (/[",\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s);
   const rows = [["run", "series", panel.categories ? "cell" : "step", panel.yLabel].map(q).join(",")];
   for (const s of panel.series) {
-    for (const p of s.points) rows.push([s.run, s.label, panel.categories ? panel.categories[p.x] ?? String(p.x) : String(p.x), String(p.y)].map(q).join(","));
+    for (const p of s.points) {
+      rows.push(
+        [s.run, s.label, panel.categories ? panel.categories[p.x] ?? String(p.x) : String(p.x), String(p.y)].map(q)
+          .join(","),
+      );
+    }
   }
   return rows.join("\n") + "\n";
 }

@@ -15,11 +15,28 @@ interface OpenedRun extends RunMetrics {
 }
 
 export class RlRunViewer extends LitElement {
-  static override properties = { runs: { state: true }, step: { state: true }, current: { state: true }, problems: { state: true } };
-  static override styles = [cellStyles, css`
-    .bar { display: flex; gap: 8px; align-items: center; flex-wrap: wrap; margin-bottom: 10px; }
-    h4 { margin: 14px 0 6px; font-size: 14px; }
-  `];
+  static override properties = {
+    runs: { state: true },
+    step: { state: true },
+    current: { state: true },
+    problems: { state: true },
+  };
+  static override styles = [
+    cellStyles,
+    css`
+      .bar {
+        display: flex;
+        gap: 8px;
+        align-items: center;
+        flex-wrap: wrap;
+        margin-bottom: 10px;
+      }
+      h4 {
+        margin: 14px 0 6px;
+        font-size: 14px;
+      }
+    `,
+  ];
 
   private runs: OpenedRun[] = [];
   private step = 0;
@@ -30,21 +47,41 @@ export class RlRunViewer extends LitElement {
     const run = this.runs[this.current];
     return html`
       <div class="bar">
-        <button class="secondary" @click=${() => this.renderRoot.querySelector<HTMLInputElement>("[data-testid=run-folders]")?.click()}>Open run folders…</button>
-        <button class="secondary" @click=${() => this.renderRoot.querySelector<HTMLInputElement>("[data-testid=run-files]")?.click()}>Open files…</button>
+        <button class="secondary" @click=${() =>
+          this.renderRoot.querySelector<HTMLInputElement>("[data-testid=run-folders]")
+            ?.click()}>Open run folders…</button>
+        <button class="secondary" @click=${() =>
+          this.renderRoot.querySelector<HTMLInputElement>("[data-testid=run-files]")?.click()}>Open files…</button>
         <input type="file" data-testid="run-folders" webkitdirectory multiple hidden @change=${this.open} />
         <input type="file" data-testid="run-files" multiple accept=".jsonl,.json" hidden @change=${this.open} />
         <span class="muted">The folder of <code>rlvr run --out DIR</code> (metrics.jsonl, samples.jsonl, notebook.json), or a folder of
           such folders: each run is named after its folder; open several to compare them.</span>
-        ${this.runs.length ? html`<button class="secondary" data-testid="clear-runs" @click=${() => ((this.runs = []), (this.current = 0))}>Close all</button>` : nothing}
-        ${this.runs.length > 1 ? html`<label>Inspect <select @change=${(e: Event) => (this.current = Number((e.target as HTMLSelectElement).value))}>
-          ${this.runs.map((r, i) => html`<option value=${i} ?selected=${i === this.current}>${r.name}</option>`)}</select></label>` : nothing}
+        ${this.runs.length
+          ? html`<button class="secondary" data-testid="clear-runs" @click=${() => ((this.runs = []),
+            (this.current = 0))}>Close all</button>`
+          : nothing}
+        ${this.runs.length > 1
+          ? html`<label>Inspect <select @change=${(
+            e: Event,
+          ) => (this.current = Number((e.target as HTMLSelectElement).value))}>
+          ${
+            this.runs.map((r, i) => html`<option value=${i} ?selected=${i === this.current}>${r.name}</option>`)
+          }</select></label>`
+          : nothing}
       </div>
       ${this.problems.map((p) => html`<p class="error" role="alert">${p}</p>`)}
-      ${this.runs.length ? html`
-        <rl-metrics-charts .runs=${this.runs} @step-select=${this.onStep}></rl-metrics-charts>
-        <h4>Reward inspector${run ? html` <span class="muted">— ${run.name}</span>` : nothing}</h4>
-        <rl-reward-inspector .records=${run?.samples ?? []} .step=${this.step}></rl-reward-inspector>` : nothing}`;
+      ${this.runs.length
+        ? html`
+          <rl-metrics-charts .runs=${this.runs} @step-select=${this.onStep}></rl-metrics-charts>
+          <h4>Reward inspector${run
+            ? html`
+              <span class="muted">— ${run.name}</span>
+            `
+            : nothing}</h4>
+          <rl-reward-inspector .records=${run?.samples ?? []} .step=${this.step}></rl-reward-inspector>
+        `
+        : nothing}
+    `;
   }
 
   private onStep(e: StepSelectEvent): void {
@@ -108,11 +145,21 @@ export class RlRunViewer extends LitElement {
       if (/metrics/i.test(f.name)) {
         const d = decodeMetrics(await f.text());
         run.records.push(...d.records);
-        if (d.errors.length) problems.push(`${where}: ${d.errors.length} unreadable line(s), first at line ${d.errors[0].line} (${d.errors[0].message}); the rest is shown.`);
+        if (d.errors.length) {
+          problems.push(
+            `${where}: ${d.errors.length} unreadable line(s), first at line ${d.errors[0].line} (${
+              d.errors[0].message
+            }); the rest is shown.`,
+          );
+        }
       } else if (/samples/i.test(f.name)) {
         const d = decodeSamples(await f.text());
         run.samples.push(...d.records);
-        if (d.errors.length) problems.push(`${where}: ${d.errors.length} unreadable line(s), first at line ${d.errors[0]}; the rest is shown.`);
+        if (d.errors.length) {
+          problems.push(
+            `${where}: ${d.errors.length} unreadable line(s), first at line ${d.errors[0]}; the rest is shown.`,
+          );
+        }
       } else if (!dir) {
         problems.push(`${f.name}: not a metrics or samples file (names must contain "metrics" or "samples").`);
       }
@@ -124,7 +171,10 @@ export class RlRunViewer extends LitElement {
 
 function isNotebookCells(x: unknown): x is NotebookCells {
   if (typeof x !== "object" || x === null || !("cells" in x) || !Array.isArray(x.cells)) return false;
-  return x.cells.every((c: unknown) => typeof c === "object" && c !== null && "id" in c && typeof c.id === "string" && "type" in c && typeof c.type === "string");
+  return x.cells.every((c: unknown) =>
+    typeof c === "object" && c !== null && "id" in c && typeof c.id === "string" && "type" in c &&
+    typeof c.type === "string"
+  );
 }
 
 customElements.define("rl-run-viewer", RlRunViewer);

@@ -9,13 +9,29 @@ const NOTEBOOK = {
   title: "hub offline",
   cells: [
     { id: "gpu", type: "gpu", params: {} },
-    { id: "data", type: "dataset", params: { source: "demo", name: "demo", format: "rlvr", split: "train", devFraction: 0, seed: 0 } },
-    { id: "model", type: "model", params: { source: "hub", repo: "Qwen/Qwen2.5-Coder-0.5B-Instruct", revision: "main", dtype: "q4", loraRank: 16, loraAlpha: 32 } },
+    {
+      id: "data",
+      type: "dataset",
+      params: { source: "demo", name: "demo", format: "rlvr", split: "train", devFraction: 0, seed: 0 },
+    },
+    {
+      id: "model",
+      type: "model",
+      params: {
+        source: "hub",
+        repo: "Qwen/Qwen2.5-Coder-0.5B-Instruct",
+        revision: "main",
+        dtype: "q4",
+        loraRank: 16,
+        loraAlpha: 32,
+      },
+    },
   ],
 };
 
 Deno.test({
-  name: "hub offline: issue 48 — the model cell says the Hub was unreachable, the URL, the model cache's state and what to do",
+  name:
+    "hub offline: issue 48 — the model cell says the Hub was unreachable, the URL, the model cache's state and what to do",
   sanitizeResources: false,
   sanitizeOps: false,
   async fn() {
@@ -32,9 +48,18 @@ Deno.test({
       const cell = page.locator('li[data-cell-id="model"]');
       const text = (await cell.getByTestId("cell-error").allTextContents()).join(" ").replace(/\s+/g, " ");
       await cell.screenshot({ path: `${ARTIFACTS}/hub-offline.png` });
-      assert(/Hugging Face Hub Qwen\/Qwen2\.5-Coder-0\.5B-Instruct@main was unreachable/.test(text), `says the Hub was unreachable: ${text}`);
-      assert(text.includes("https://huggingface.co/Qwen/Qwen2.5-Coder-0.5B-Instruct/resolve/main/config.json"), `names the URL: ${text}`);
-      assert(/model cache has no copy of this file \(the cache is empty/.test(text), `says what the cache holds: ${text}`);
+      assert(
+        /Hugging Face Hub Qwen\/Qwen2\.5-Coder-0\.5B-Instruct@main was unreachable/.test(text),
+        `says the Hub was unreachable: ${text}`,
+      );
+      assert(
+        text.includes("https://huggingface.co/Qwen/Qwen2.5-Coder-0.5B-Instruct/resolve/main/config.json"),
+        `names the URL: ${text}`,
+      );
+      assert(
+        /model cache has no copy of this file \(the cache is empty/.test(text),
+        `says what the cache holds: ${text}`,
+      );
       assert(/connect to the internet and run the cell again/i.test(text), `says what to do: ${text}`);
       assert(!/smaller dtype|CORS allowed/.test(text), `no advice that does not apply: ${text}`);
     } finally {

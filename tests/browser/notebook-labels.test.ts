@@ -17,7 +17,9 @@ Deno.test({
       const select = page.getByTestId("add-type");
       await select.waitFor();
       // Its label is visible text on the page, not only an aria-label.
-      const label = await select.evaluate((el) => (el as HTMLSelectElement).labels?.[0]?.firstChild?.textContent?.trim() ?? "");
+      const label = await select.evaluate((el) =>
+        (el as HTMLSelectElement).labels?.[0]?.firstChild?.textContent?.trim() ?? ""
+      );
       assertEquals(label, "New cell");
       assertEquals(await page.getByLabel("New cell").count(), 1);
       await page.getByTestId("add-type").selectOption("evaluate");

@@ -23,7 +23,9 @@ type ChartInfo = { datasets: Ds[]; x: { min: number; max: number }; y: { min: nu
 function chartOf(page: Page, panel: string): Promise<ChartInfo | null> {
   return page.evaluate((id) => {
     const viewer = document.querySelector("rl-notebook")?.shadowRoot?.querySelector("rl-run-viewer");
-    const el = viewer?.shadowRoot?.querySelector("rl-metrics-charts") as unknown as { charts: Map<string, unknown> } | null;
+    const el = viewer?.shadowRoot?.querySelector("rl-metrics-charts") as unknown as
+      | { charts: Map<string, unknown> }
+      | null;
     const c = el?.charts.get(id) as {
       data: { datasets: Ds[] };
       scales: Record<string, { min: number; max: number }>;
@@ -31,7 +33,13 @@ function chartOf(page: Page, panel: string): Promise<ChartInfo | null> {
     } | undefined;
     if (!c) return null;
     return {
-      datasets: c.data.datasets.map((d) => ({ label: d.label, run: d.run, series: d.series, band: d.band, data: d.data.map((p) => ({ x: p.x, y: p.y })) })),
+      datasets: c.data.datasets.map((d) => ({
+        label: d.label,
+        run: d.run,
+        series: d.series,
+        band: d.band,
+        data: d.data.map((p) => ({ x: p.x, y: p.y })),
+      })),
       x: { min: c.scales.x.min, max: c.scales.x.max },
       y: { min: c.scales.y.min, max: c.scales.y.max },
       legend: c.options.plugins.legend.display !== false,
@@ -40,7 +48,8 @@ function chartOf(page: Page, panel: string): Promise<ChartInfo | null> {
 }
 
 Deno.test({
-  name: "run viewer: issue 48 — old evidence runs read forward, on a percent axis, named and compared (smooth, hide, mean of seeds, zoom, export)",
+  name:
+    "run viewer: issue 48 — old evidence runs read forward, on a percent axis, named and compared (smooth, hide, mean of seeds, zoom, export)",
   sanitizeResources: false,
   sanitizeOps: false,
   async fn() {
@@ -55,7 +64,9 @@ Deno.test({
       await fig("accuracy").locator("canvas").waitFor();
 
       // Runs named by their folders, one colour each, in one legend above the charts (no per-chart legends).
-      const names = await page.getByTestId("run-toggle").evaluateAll((els) => els.map((e) => e.getAttribute("data-run")));
+      const names = await page.getByTestId("run-toggle").evaluateAll((els) =>
+        els.map((e) => e.getAttribute("data-run"))
+      );
       assertEquals(names, ["run-knowledge-s1", "run-knowledge-s2", "run-knowledge-s3"]);
 
       // Item 5: held-out accuracy is the GRPO cell's checks, x increasing; the axis is 0-100 %.
@@ -82,7 +93,9 @@ Deno.test({
       assertEquals([evals.y.min, evals.y.max], [0, 1]);
       const ticks = await page.evaluate(() => {
         const viewer = document.querySelector("rl-notebook")?.shadowRoot?.querySelector("rl-run-viewer");
-        const el = viewer?.shadowRoot?.querySelector("rl-metrics-charts") as unknown as { charts: Map<string, { scales: { x: { ticks: { label: string }[] } } }> };
+        const el = viewer?.shadowRoot?.querySelector("rl-metrics-charts") as unknown as {
+          charts: Map<string, { scales: { x: { ticks: { label: string }[] } } }>;
+        };
         return el.charts.get("evaluations")!.scales.x.ticks.map((t) => t.label);
       });
       assertEquals(ticks[0], "base-concepts");
@@ -101,7 +114,8 @@ Deno.test({
       assertEquals(mean.datasets.filter((d) => d.band).length, 2, "lowest and highest run");
       // The same figures as a table under the chart, to quote: baseline 1.0 % -> after GRPO 22.6 %.
       const table = fig("evaluations").getByTestId("panel-table");
-      const cellText = (row: number, col: number) => table.locator("tr").nth(row).locator("th, td").nth(col).innerText();
+      const cellText = (row: number, col: number) =>
+        table.locator("tr").nth(row).locator("th, td").nth(col).innerText();
       assertEquals(await cellText(0, 1), "base-concepts");
       assertEquals(await cellText(1, 0), "run-knowledge (mean of 3)");
       assertEquals(await cellText(1, 1), "1.0%");
@@ -123,11 +137,17 @@ Deno.test({
       assert(picked.some((d) => d.series === "total · grpo"), "the others stay");
 
       // Smoothing: the smoothed line differs from the raw one (drawn faint behind it).
-      const raw = (await chartOf(page, "rewards"))!.datasets.find((d) => d.run === "run-knowledge-s1" && d.series === "total · grpo")!.data;
+      const raw = (await chartOf(page, "rewards"))!.datasets.find((d) =>
+        d.run === "run-knowledge-s1" && d.series === "total · grpo"
+      )!.data;
       await page.getByTestId("smoothing").fill("0.9");
-      const sm = (await chartOf(page, "rewards"))!.datasets.filter((d) => d.run === "run-knowledge-s1" && d.series === "total · grpo");
+      const sm = (await chartOf(page, "rewards"))!.datasets.filter((d) =>
+        d.run === "run-knowledge-s1" && d.series === "total · grpo"
+      );
       assertEquals(sm.length, 2, "raw (faint) and smoothed");
-      const smoothed = sm.find((d) => !d.band)!.data;
+      const smoothed = sm.find((d) =>
+        !d.band
+      )!.data;
       assertEquals(smoothed.length, raw.length);
       assert(smoothed.some((p, i) => Math.abs(p.y - raw[i].y) > 1e-6), "smoothed");
       await page.getByTestId("smoothing").fill("0");
@@ -140,16 +160,25 @@ Deno.test({
       await page.mouse.move(box.x + box.width * 0.7, box.y + box.height * 0.5, { steps: 5 });
       await page.mouse.up();
       const zoomed = (await chartOf(page, "rewards"))!.x;
-      assert(zoomed.min > before.min && zoomed.max < before.max, `zoomed ${JSON.stringify(before)} -> ${JSON.stringify(zoomed)}`);
+      assert(
+        zoomed.min > before.min && zoomed.max < before.max,
+        `zoomed ${JSON.stringify(before)} -> ${JSON.stringify(zoomed)}`,
+      );
       await fig("rewards").getByTestId("zoom-reset").click();
       assertEquals((await chartOf(page, "rewards"))!.x, before);
 
       // Export: the chart as PNG, its data as CSV.
-      const [png] = await Promise.all([page.waitForEvent("download"), fig("evaluations").getByTestId("export-png").click()]);
+      const [png] = await Promise.all([
+        page.waitForEvent("download"),
+        fig("evaluations").getByTestId("export-png").click(),
+      ]);
       assertEquals(png.suggestedFilename(), "evaluations.png");
       const pngBytes = readFileSync((await png.path())!);
       assertEquals([...pngBytes.subarray(1, 4)].map((b) => String.fromCharCode(b)).join(""), "PNG");
-      const [csv] = await Promise.all([page.waitForEvent("download"), fig("evaluations").getByTestId("export-csv").click()]);
+      const [csv] = await Promise.all([
+        page.waitForEvent("download"),
+        fig("evaluations").getByTestId("export-csv").click(),
+      ]);
       const text = readFileSync((await csv.path())!, "utf8");
       assertEquals(text.split("\n")[0], "run,series,cell,correct");
       assert(text.includes("run-knowledge-s3,evaluate cells,after-concepts,"), text.slice(0, 200));
