@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Run HERE (the CPU machine, with node_modules and ../shared) before bench/evidence/h200.sh: writes
 # .devwork/evidence/ (~32 MiB) with what the evidence runs need on the GPU machine, where Deno fetches nothing:
-#   bin/a/b/rlvr.js, bin/workers/sql.worker.ts   Deno bundles of the CLI and the SQL worker (bin/a/b: see bench/h200-prep.sh)
+#   bin/a/b/rlvr.js, bin/workers/sql.worker.ts   Deno bundles of the CLI and the SQL worker (bin/a/b: see bench/device-prep.sh)
 #   ort.mjs, ort.wasm.xz, sql-wasm.wasm.xz       what onnxruntime-web/webgpu and sql.js load at run time
 #   model/                                        public/model: json files as they are, model.safetensors byte-plane
 #                                                 shuffled (f16planes.py) and xz'd (31.5 MB -> ~26.7 MB); NO_MODEL=1 leaves the
