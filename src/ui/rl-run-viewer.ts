@@ -78,7 +78,17 @@ export class RlRunViewer extends LitElement {
               <span class="muted">— ${run.name}</span>
             `
             : nothing}</h4>
-          <rl-reward-inspector .records=${run?.samples ?? []} .step=${this.step}></rl-reward-inspector>
+          ${run && !run.samples.length
+            ? html`
+              <p class="muted" data-testid="no-samples">
+                ${run
+                  .name} has no samples.jsonl (runs written before sample records were kept, or opened without it): its
+                charts only.
+              </p>
+            `
+            : html`
+              <rl-reward-inspector .records=${run?.samples ?? []} .step=${this.step}></rl-reward-inspector>
+            `}
         `
         : nothing}
     `;

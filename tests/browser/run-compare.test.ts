@@ -63,6 +63,8 @@ Deno.test({
       const fig = (id: string) => page.locator(`rl-metrics-charts figure[data-panel="${id}"]`);
       await fig("accuracy").locator("canvas").waitFor();
 
+      // These runs kept no samples: the inspector says so rather than "no samples yet".
+      assert((await page.getByTestId("no-samples").innerText()).includes("run-knowledge-s3 has no samples.jsonl"));
       // Runs named by their folders, one colour each, in one legend above the charts (no per-chart legends).
       const names = await page.getByTestId("run-toggle").evaluateAll((els) =>
         els.map((e) => e.getAttribute("data-run"))
