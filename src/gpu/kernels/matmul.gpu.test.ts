@@ -85,29 +85,6 @@ for (const variant of MATMUL_VARIANTS) {
   });
 }
 
-Deno.test("matmul: the kernel chosen per shape (LoRA rank products go to the narrow kernel)", () => {
-  const pick = (o: EncodeMatmulOpts): [MatmulVariant, boolean] => {
-    const p = pickMatmul(o);
-    return [p.variant, p.swap];
-  };
-  const eq = (got: [MatmulVariant, boolean], want: [MatmulVariant, boolean], what: string) => {
-    if (got[0] !== want[0] || got[1] !== want[1]) throw new Error(`${what}: got ${got}, want ${want}`);
-  };
-  eq(pick({ M: 6144, N: 896, K: 896, transB: true }), ["tile96h", false], "x W^T");
-  eq(pick({ M: 6144, N: 16, K: 896, transB: true }), ["narrow", false], "x A^T (N = r)");
-  eq(pick({ M: 16, N: 896, K: 6144, transA: true }), ["narrow", true], "dA = (dy B)^T x (M = r)");
-  eq(pick({ M: 100, N: 70, K: 64 }), ["tile64", false], "small f32");
-  eq(pick({ M: 100, N: 70, K: 64, bF16: true }), ["tile64", false], "small with f16 B");
-  // K <= 128 with both sides >= 128 (the k/v dx, a LoRA tail's own product): tile64, unless a LoRA tail would run inside
-  // tile96h.
-  const t = { a: {} as GPUBuffer, b: {} as GPUBuffer, r: 16, scale: 2 };
-  eq(pick({ M: 6144, N: 896, K: 128 }), ["tile64", false], "k/v dx (K = 128)");
-  eq(pick({ M: 6144, N: 4864, K: 16, transB: true, accumulate: true }), ["tile64", false], "(x A^T) B^T (K = r)");
-  eq(pick({ M: 6144, N: 896, K: 129 }), ["tile96h", false], "K = 129");
-  eq(pick({ M: 6144, N: 896, K: 128, tail: t }), ["tile96h", false], "k/v dx with its LoRA tail inside");
-  eq(pick({ M: 6144, N: 896, K: 128, tail: t, alpha: 0.5 }), ["tile64", false], "a tail that cannot run inside (alpha != 1)");
-});
-
 Deno.test("matmul: f16 operands (shader-f16 devices) accumulate in f32, on every kernel", async () => {
   if (!gpu.f16) {
     console.log("shader-f16 not available on this adapter: skipped");
