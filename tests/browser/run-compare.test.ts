@@ -185,9 +185,14 @@ Deno.test({
       assertEquals(text.split("\n")[0], "run,series,cell,correct");
       assert(text.includes("run-knowledge-s3,evaluate cells,after-concepts,"), text.slice(0, 200));
 
-      // Nothing wider than the page.
-      const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
-      assert(overflow <= 0, `page scrolls sideways by ${overflow}px`);
+      // Nothing wider than the page, at 1280 and at 800 px.
+      for (const width of [1280, 800]) {
+        await page.setViewportSize({ width, height: 1200 });
+        await page.waitForTimeout(300);
+        const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+        assert(overflow <= 0, `at ${width}px the page scrolls sideways by ${overflow}px`);
+      }
+      await shot(page, "run-compare-800");
       assert(errors.length === 0, `no page errors: ${errors.join("; ")}`);
     } finally {
       await browser.close();
