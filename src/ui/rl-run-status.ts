@@ -150,7 +150,7 @@ export class RlRunStatus extends LitElement {
       </span>
       <details><summary>Expected time per cell (full notebook)</summary>${this.planTable(p.full)}</details>
       <span class="muted">Estimates from the device's matmul speed and the notebook's sizes; the run's own times replace them as cells finish.
-        The quick version is an edit of this notebook (undo with Z), and its results are kept apart from the full one's.</span>
+        The quick version replaces this notebook's sizes (a button brings the full one back after the run), and its results are kept apart from the full one's.</span>
     </div>`;
   }
 
@@ -161,6 +161,8 @@ export class RlRunStatus extends LitElement {
     return html`<div class="ended ${l.ok ? "ok" : ""}" role="status" data-testid="run-ended" data-ok=${String(l.ok)}>
       <span data-testid="run-ended-text">${l.ok ? "✓ " : ""}${text}</span>
       ${l.ok ? html`<button class="secondary" data-testid="show-results" @click=${() => this.dispatchEvent(new ShowResultsEvent())}>Show the before/after</button>` : nothing}
+      ${c.fullDoc ? html`<button class="secondary" data-testid="back-to-full" title="Reopens the notebook with its full sizes (the quick version's results stay in its own run folder)"
+        @click=${() => c.backToFull()}>Back to the full notebook</button>` : nothing}
       <button class="secondary" aria-label="Close" @click=${() => { this.closed = l; this.requestUpdate(); }}>✕</button>
     </div>`;
   }

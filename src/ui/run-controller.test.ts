@@ -239,6 +239,10 @@ Deno.test("run controller (issue #48 item 1): Run all on a slow device proposes 
   assert(open.title.endsWith("(quick version)"));
   assertEquals(started[0].doc, open);
   assertEquals([c.proposal, c.last?.ok], [null, true]);
+  // The full notebook comes back with one click.
+  assertEquals(c.fullDoc, doc);
+  c.backToFull();
+  assertEquals([open, c.fullDoc], [doc, null]);
   // A GPU: no proposal, the run starts at once with its plan.
   const fast = new RunController(api, () => doc, (e) => e, "http://app/");
   gflops = 5000;

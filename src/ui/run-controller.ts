@@ -230,11 +230,26 @@ export class RunController extends EventTarget {
     return this.run("all");
   }
 
-  /** Switches the open notebook to its quick version (an undoable edit) and runs it all. */
+  /** The notebook as it was before its quick version replaced it (backToFull reopens it). */
+  fullDoc: Notebook | null = null;
+
+  /** Switches the open notebook to its quick version and runs it all; `fullDoc` keeps the full one. */
   runQuick(): Promise<RunOutcome | null> {
     this.proposal = null;
-    this.o.applyDoc?.(quickPreset(this.getDoc()).doc);
+    if (this.o.applyDoc) {
+      this.fullDoc = this.getDoc();
+      this.o.applyDoc(quickPreset(this.fullDoc).doc);
+    }
     return this.run("all");
+  }
+
+  /** Puts the full notebook back (its own run folder: its outputs, if any, come back with it). */
+  backToFull(): void {
+    if (this.active || !this.fullDoc || !this.o.applyDoc) return;
+    const doc = this.fullDoc;
+    this.fullDoc = null;
+    this.o.applyDoc(doc);
+    void this.reopen(false);
   }
 
   /** Runs the whole notebook as it is, though it is long. */
