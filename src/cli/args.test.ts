@@ -18,7 +18,15 @@ Deno.test("num: a numeric flag outside its range is a usage error naming the fla
 Deno.test("eval command: --timeout-ms past the timer's limit, a zero cap and a runaway worker count are refused before any work (issue 47 item 8)", async () => {
   // The paths need not exist: the flags are checked first.
   const base = ["--questions", "/nonexistent/q.json", "--db-root", "/nonexistent", "--pred", "/nonexistent/p.txt"];
-  for (const [flag, value] of [["--timeout-ms", "3000000000"], ["--max-rows", "0"], ["--max-bytes", "0"], ["--workers", "100000"], ["--workers", "1.5"]]) {
-    await assertRejects(() => evalCommand.run([...base, flag, value]), new RegExp(`^${flag} must be an integer from \\d+ to \\d+, got "${value}"`));
+  for (
+    const [flag, value] of [["--timeout-ms", "3000000000"], ["--max-rows", "0"], ["--max-bytes", "0"], [
+      "--workers",
+      "100000",
+    ], ["--workers", "1.5"]]
+  ) {
+    await assertRejects(
+      () => evalCommand.run([...base, flag, value]),
+      new RegExp(`^${flag} must be an integer from \\d+ to \\d+, got "${value}"`),
+    );
   }
 });

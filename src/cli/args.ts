@@ -9,10 +9,16 @@ export class UsageError extends Error {
   }
 }
 
-export type FlagSpec = Record<string, { type: "string" | "boolean"; short?: string; multiple?: boolean; default?: string | boolean }>;
+export type FlagSpec = Record<
+  string,
+  { type: "string" | "boolean"; short?: string; multiple?: boolean; default?: string | boolean }
+>;
 
 /** Parses `argv` against `spec`; unknown flags are a UsageError naming the flag. */
-export function parseFlags(argv: string[], spec: FlagSpec): { values: Record<string, string | boolean | string[] | undefined>; positionals: string[] } {
+export function parseFlags(
+  argv: string[],
+  spec: FlagSpec,
+): { values: Record<string, string | boolean | string[] | undefined>; positionals: string[] } {
   try {
     const { values, positionals } = parseArgs({ args: argv, options: spec, allowPositionals: true, strict: true });
     return { values: values as Record<string, string | boolean | string[] | undefined>, positionals };
@@ -82,7 +88,9 @@ export async function checkWritable(path: string, flag: string): Promise<void> {
     if (!i.isFile) throw new UsageError(`${flag} ${path} is not a regular file`);
   } catch (e) {
     if (e instanceof UsageError) throw e;
-    if (!(e instanceof Deno.errors.NotFound)) throw new UsageError(`cannot write ${flag} ${path}: ${e instanceof Error ? e.message : String(e)}`);
+    if (!(e instanceof Deno.errors.NotFound)) {
+      throw new UsageError(`cannot write ${flag} ${path}: ${e instanceof Error ? e.message : String(e)}`);
+    }
     existed = false;
   }
   try {

@@ -1,6 +1,12 @@
 // Input files of the CLI commands: read through the bounded reader (regular files within a size
 // cap, never a FIFO or a device), with errors that name the file and the flag.
-import { jsonError, type LoadedQuestions, type LoadProblem, parseQuestions, requireQuestions } from "../core/loaders.ts";
+import {
+  jsonError,
+  type LoadedQuestions,
+  type LoadProblem,
+  parseQuestions,
+  requireQuestions,
+} from "../core/loaders.ts";
 import { FileRefusedError, readTextBounded } from "../model/files.deno.ts";
 import { UsageError } from "./args.ts";
 
@@ -25,9 +31,17 @@ export async function readInputJson(path: string, what: string): Promise<unknown
 }
 
 /** Prints problems of an input file to standard error, at most `max` of them and a count of the rest. */
-export function reportProblems(prefix: string, path: string, problems: readonly LoadProblem[], verb: string, max = 20): void {
+export function reportProblems(
+  prefix: string,
+  path: string,
+  problems: readonly LoadProblem[],
+  verb: string,
+  max = 20,
+): void {
   for (const p of problems.slice(0, max)) console.error(`${prefix}: ${path} ${p.where}: ${p.message} (${verb})`);
-  if (problems.length > max) console.error(`${prefix}: ${path}: ${problems.length - max} more problems like these (${verb})`);
+  if (problems.length > max) {
+    console.error(`${prefix}: ${path}: ${problems.length - max} more problems like these (${verb})`);
+  }
 }
 
 /**

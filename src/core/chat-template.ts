@@ -33,7 +33,9 @@ const env = Environment.prototype as unknown as { set: SetVar };
 const evaluate = interp.evaluate;
 const setVar = env.set;
 interp.evaluate = function (statement, environment) {
-  if (budget && --budget.steps < 0) throw new TemplateLimitError(`rendering stopped after ${TEMPLATE_LIMITS.steps} steps (a loop that does not end?)`);
+  if (budget && --budget.steps < 0) {
+    throw new TemplateLimitError(`rendering stopped after ${TEMPLATE_LIMITS.steps} steps (a loop that does not end?)`);
+  }
   const out = evaluate.call(this, statement, environment);
   if (budget && typeof out?.value === "string" && out.value.length > TEMPLATE_LIMITS.chars) {
     throw new TemplateLimitError(`a string grew past ${TEMPLATE_LIMITS.chars} characters`);
@@ -50,7 +52,9 @@ function boundedRange(start: number, stop?: number, step = 1): number[] {
   if (step === 0) throw new Error("range() step must not be zero");
   const n = Math.ceil((stop - start) / step);
   if (!Number.isFinite(n)) throw new TemplateLimitError(`range(${start}, ${stop}, ${step}) is not a finite range`);
-  if (n > TEMPLATE_LIMITS.rangeItems) throw new TemplateLimitError(`range() of ${n} items is over the limit of ${TEMPLATE_LIMITS.rangeItems}`);
+  if (n > TEMPLATE_LIMITS.rangeItems) {
+    throw new TemplateLimitError(`range() of ${n} items is over the limit of ${TEMPLATE_LIMITS.rangeItems}`);
+  }
   const out: number[] = [];
   for (let i = 0; i < n; i++) out.push(start + i * step);
   return out;
@@ -117,7 +121,9 @@ export function chatTemplateFromTokenizerConfig(config: unknown, name = "default
     const named = raw.filter(isNamedTemplate);
     source = named.find((t) => t.name === name)?.template;
     if (source === undefined) {
-      throw new Error(`tokenizer_config: no chat template named "${name}" (has: ${named.map((t) => t.name).join(", ")})`);
+      throw new Error(
+        `tokenizer_config: no chat template named "${name}" (has: ${named.map((t) => t.name).join(", ")})`,
+      );
     }
   } else {
     throw new Error("tokenizer_config: no chat_template (it may be in chat_template.jinja beside it)");

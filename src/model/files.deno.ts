@@ -37,12 +37,18 @@ function kindOf(i: Deno.FileInfo): string {
 }
 
 function mib(n: number): string {
-  return n >= 2 ** 30 ? `${(n / 2 ** 30).toFixed(n % 2 ** 30 ? 1 : 0)} GiB` : `${(n / 2 ** 20).toFixed(n % 2 ** 20 ? 1 : 0)} MiB`;
+  return n >= 2 ** 30
+    ? `${(n / 2 ** 30).toFixed(n % 2 ** 30 ? 1 : 0)} GiB`
+    : `${(n / 2 ** 20).toFixed(n % 2 ** 20 ? 1 : 0)} MiB`;
 }
 
 function checkInfo(path: string, i: Deno.FileInfo, maxBytes: number, what: string): void {
   if (!i.isFile) throw new FileRefusedError(`${what} ${path} is ${kindOf(i)}, not a regular file; it is not read`);
-  if (i.size > maxBytes) throw new FileRefusedError(`${what} ${path} is ${mib(i.size)}, over the ${mib(maxBytes)} limit for this kind of file`);
+  if (i.size > maxBytes) {
+    throw new FileRefusedError(
+      `${what} ${path} is ${mib(i.size)}, over the ${mib(maxBytes)} limit for this kind of file`,
+    );
+  }
 }
 
 const CHUNK = 16 * 2 ** 20;
@@ -53,7 +59,10 @@ const CHUNK = 16 * 2 ** 20;
  * file, or is larger than `maxBytes`, rejects with a FileRefusedError naming the file. `what`
  * ("database", "questions file") starts the message.
  */
-export async function readFileBounded(path: string, o: { maxBytes: number; what?: string; signal?: AbortSignal }): Promise<Uint8Array> {
+export async function readFileBounded(
+  path: string,
+  o: { maxBytes: number; what?: string; signal?: AbortSignal },
+): Promise<Uint8Array> {
   const what = o.what ?? "file";
   // stat first: opening a FIFO for reading blocks until a writer comes, so it must never be opened.
   checkInfo(path, await Deno.stat(path), o.maxBytes, what);
@@ -71,12 +80,21 @@ export async function readFileBounded(path: string, o: { maxBytes: number; what?
   }
   if (got < out.length) return out.subarray(0, got);
   // A file that grew after the stat is read no further than its size then: one byte tells.
-  if ((await f.read(new Uint8Array(1))) !== null) throw new FileRefusedError(`${what} ${path} changed size while being read`);
+  if ((await f.read(new Uint8Array(1))) !== null) {
+    throw new FileRefusedError(`${what} ${path} changed size while being read`);
+  }
   return out;
 }
 
 /** The UTF-8 text of a regular file at `path`, within the text cap (or `maxBytes`); errors as readFileBounded. */
-export async function readTextBounded(path: string, o: { maxBytes?: number; what?: string; signal?: AbortSignal } = {}): Promise<string> {
-  const bytes = await readFileBounded(path, { maxBytes: o.maxBytes ?? FILE_LIMITS.text, what: o.what, signal: o.signal });
+export async function readTextBounded(
+  path: string,
+  o: { maxBytes?: number; what?: string; signal?: AbortSignal } = {},
+): Promise<string> {
+  const bytes = await readFileBounded(path, {
+    maxBytes: o.maxBytes ?? FILE_LIMITS.text,
+    what: o.what,
+    signal: o.signal,
+  });
   return new TextDecoder().decode(bytes);
 }

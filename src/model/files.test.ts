@@ -20,15 +20,26 @@ Deno.test("files: a FIFO, a symlink to /dev/zero and a folder are refused by nam
     await Deno.writeTextFile(`${dir}/ok.json`, '{"a": 1}');
     assertEquals(await readTextBounded(`${dir}/ok.json`), '{"a": 1}');
     assertEquals((await readFileBounded(`${dir}/ok.json`, { maxBytes: 8 })).length, 8);
-    await assertRejects(() => readFileBounded(`${dir}/ok.json`, { maxBytes: 7, what: "questions file" }), /^questions file .*ok\.json is 0\.0 MiB, over the 0\.0 MiB limit/);
+    await assertRejects(
+      () => readFileBounded(`${dir}/ok.json`, { maxBytes: 7, what: "questions file" }),
+      /^questions file .*ok\.json is 0\.0 MiB, over the 0\.0 MiB limit/,
+    );
     await Deno.symlink("/dev/zero", `${dir}/zero`);
-    const e = await assertRejects(() => readFileBounded(`${dir}/zero`, { maxBytes: 2 ** 30, what: "database" }), /^database .*\/zero is a character device, not a regular file/);
+    const e = await assertRejects(
+      () => readFileBounded(`${dir}/zero`, { maxBytes: 2 ** 30, what: "database" }),
+      /^database .*\/zero is a character device, not a regular file/,
+    );
     assert(e instanceof FileRefusedError);
     await assertRejects(() => readTextBounded(dir), /is a folder, not a regular file/);
-    await assertRejects(() => readTextBounded(`${dir}/absent`), /No such file|not found/i).then((err) => assert(err instanceof Deno.errors.NotFound));
+    await assertRejects(() => readTextBounded(`${dir}/absent`), /No such file|not found/i).then((err) =>
+      assert(err instanceof Deno.errors.NotFound)
+    );
     // A FIFO with no writer: opening it for reading would block forever.
     if (await mkfifo(`${dir}/fifo`)) {
-      await assertRejects(() => readTextBounded(`${dir}/fifo`, { what: "notebook" }), /^notebook .*\/fifo is a FIFO \(named pipe\), not a regular file/);
+      await assertRejects(
+        () => readTextBounded(`${dir}/fifo`, { what: "notebook" }),
+        /^notebook .*\/fifo is a FIFO \(named pipe\), not a regular file/,
+      );
     } else {
       console.error("files test: mkfifo unavailable, FIFO case skipped");
     }

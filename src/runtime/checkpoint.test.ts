@@ -1,6 +1,6 @@
 import { assert, assertEquals, assertRejects } from "../../tests/assert.ts";
 import { Rng } from "../core/rng.ts";
-import { loadCheckpoint, saveCheckpoint, type Checkpoint } from "./checkpoint.ts";
+import { type Checkpoint, loadCheckpoint, saveCheckpoint } from "./checkpoint.ts";
 import { DirStore } from "./store.deno.ts";
 import { MemoryStore } from "./store.ts";
 
@@ -11,7 +11,10 @@ function sample(step: number): Checkpoint {
     step,
     cursor: step * 4,
     rng: { sampler: Array.from(r.state()) },
-    tensors: new Map([["lora.0.q.A", { shape: [3, 5], data: new Rng(step + 1).uniformArray(15) }], ["adam.m.lora.0.q.A", { shape: [3, 5], data: new Float32Array(15).fill(step) }]]),
+    tensors: new Map([["lora.0.q.A", { shape: [3, 5], data: new Rng(step + 1).uniformArray(15) }], [
+      "adam.m.lora.0.q.A",
+      { shape: [3, 5], data: new Float32Array(15).fill(step) },
+    ]]),
     state: { scheduler: { visits: { q1: 2 } } },
   };
 }
@@ -54,18 +57,28 @@ Deno.test("checkpoint: a truncated newest checkpoint falls back to the previous 
     assertEquals(ck?.step, 1);
     assertEquals(ck?.tensors.get("lora.0.q.A")!.data, sample(1).tensors.get("lora.0.q.A")!.data);
     assertEquals(notes.length, 1);
-    assert(/run\/ckpt-00000002\/tensors\.safetensors.*resuming from the previous checkpoint run\/ckpt-00000001 \(step 1\)/.test(notes[0]), notes[0]);
+    assert(
+      /run\/ckpt-00000002\/tensors\.safetensors.*resuming from the previous checkpoint run\/ckpt-00000001 \(step 1\)/
+        .test(notes[0]),
+      notes[0],
+    );
     // The resumed run saves step 2 again: the broken folder is replaced, and nothing newer lingers.
     await saveCheckpoint(store, "run", sample(2), 2);
     assertEquals((await loadCheckpoint(store, "run", (m) => notes.push(m)))?.step, 2);
     assertEquals(notes.length, 1);
     // Only the newest exists and it is unreadable: its own error, naming the file.
-    await store.write("run/ckpt-00000002/state.json", "{\"step\": 2, \"cur");
+    await store.write("run/ckpt-00000002/state.json", '{"step": 2, "cur');
     await store.remove("run/ckpt-00000001");
-    await assertRejects(() => loadCheckpoint(store, "run", () => {}), /run\/ckpt-00000002\/state\.json is not valid JSON/);
+    await assertRejects(
+      () => loadCheckpoint(store, "run", () => {}),
+      /run\/ckpt-00000002\/state\.json is not valid JSON/,
+    );
     for (const garbage of ["\u0000\u0001garbage", "[1, 2]", '{"step": 2, "folder": "../../etc"}']) {
       await store.write("run/latest.json", garbage);
-      await assertRejects(() => loadCheckpoint(store, "run"), /^run\/latest\.json is not (valid JSON|a checkpoint manifest)/);
+      await assertRejects(
+        () => loadCheckpoint(store, "run"),
+        /^run\/latest\.json is not (valid JSON|a checkpoint manifest)/,
+      );
     }
   }
 });

@@ -31,8 +31,14 @@ const dec = new TextDecoder();
 export async function saveCheckpoint(store: FileStore, prefix: string, ck: Checkpoint, keep = 2): Promise<void> {
   const folder = `ckpt-${String(ck.step).padStart(8, "0")}`;
   const base = prefix ? `${prefix}/${folder}` : folder;
-  await store.write(`${base}/tensors.safetensors`, weightsToSafetensors(ck.tensors, "F32", { format: "rlvr-checkpoint" }));
-  await store.write(`${base}/state.json`, JSON.stringify({ step: ck.step, cursor: ck.cursor, rng: ck.rng, state: ck.state }));
+  await store.write(
+    `${base}/tensors.safetensors`,
+    weightsToSafetensors(ck.tensors, "F32", { format: "rlvr-checkpoint" }),
+  );
+  await store.write(
+    `${base}/state.json`,
+    JSON.stringify({ step: ck.step, cursor: ck.cursor, rng: ck.rng, state: ck.state }),
+  );
   const manifest: Manifest = { step: ck.step, folder, savedAt: new Date().toISOString() };
   await store.write(prefix ? `${prefix}/latest.json` : "latest.json", JSON.stringify(manifest));
   // Folders past this one are left from a newer checkpoint that did not read (loadCheckpoint fell
@@ -55,25 +61,40 @@ function parseManifest(raw: Uint8Array, name: string): Manifest {
   try {
     j = JSON.parse(dec.decode(raw));
   } catch (e) {
-    throw new Error(`${name} is not valid JSON (${e instanceof SyntaxError ? "unreadable" : String(e)}); it should name the newest checkpoint folder: remove it to start this stage afresh`);
+    throw new Error(
+      `${name} is not valid JSON (${
+        e instanceof SyntaxError ? "unreadable" : String(e)
+      }); it should name the newest checkpoint folder: remove it to start this stage afresh`,
+    );
   }
   if (!isRecord(j) || typeof j.folder !== "string" || !/^ckpt-\d+$/.test(j.folder) || typeof j.step !== "number") {
-    throw new Error(`${name} is not a checkpoint manifest ({step, folder: "ckpt-<step>"}): remove it to start this stage afresh`);
+    throw new Error(
+      `${name} is not a checkpoint manifest ({step, folder: "ckpt-<step>"}): remove it to start this stage afresh`,
+    );
   }
   return { step: j.step, folder: j.folder, savedAt: typeof j.savedAt === "string" ? j.savedAt : "" };
 }
 
 /** The checkpoint in folder `base`, or an error saying which of its files is missing or unreadable. */
 async function readFolder(store: FileStore, base: string): Promise<Checkpoint> {
-  const [tensorBytes, stateBytes] = await Promise.all([store.read(`${base}/tensors.safetensors`), store.read(`${base}/state.json`)]);
-  if (!tensorBytes || !stateBytes) throw new Error(`checkpoint ${base} is incomplete (its ${!tensorBytes ? "tensors.safetensors" : "state.json"} is missing)`);
+  const [tensorBytes, stateBytes] = await Promise.all([
+    store.read(`${base}/tensors.safetensors`),
+    store.read(`${base}/state.json`),
+  ]);
+  if (!tensorBytes || !stateBytes) {
+    throw new Error(
+      `checkpoint ${base} is incomplete (its ${!tensorBytes ? "tensors.safetensors" : "state.json"} is missing)`,
+    );
+  }
   let s: unknown;
   try {
     s = JSON.parse(dec.decode(stateBytes));
   } catch {
     throw new Error(`${base}/state.json is not valid JSON (truncated?)`);
   }
-  if (!isRecord(s) || typeof s.step !== "number" || typeof s.cursor !== "number" || !isRecord(s.rng) || !isRecord(s.state)) {
+  if (
+    !isRecord(s) || typeof s.step !== "number" || typeof s.cursor !== "number" || !isRecord(s.rng) || !isRecord(s.state)
+  ) {
     throw new Error(`${base}/state.json lacks step, cursor, rng or state`);
   }
   const tensors = safetensorsToWeights(parseSafetensors(tensorBytes, `${base}/tensors.safetensors`));
@@ -86,7 +107,11 @@ async function readFolder(store: FileStore, base: string): Promise<Checkpoint> {
  * that reads is used instead and `onNote` says so; a `latest.json` that is not a manifest is an
  * error naming it.
  */
-export async function loadCheckpoint(store: FileStore, prefix: string, onNote: (msg: string) => void = (m) => console.warn(m)): Promise<Checkpoint | null> {
+export async function loadCheckpoint(
+  store: FileStore,
+  prefix: string,
+  onNote: (msg: string) => void = (m) => console.warn(m),
+): Promise<Checkpoint | null> {
   const latestName = prefix ? `${prefix}/latest.json` : "latest.json";
   const raw = await store.read(latestName);
   if (!raw) return null;

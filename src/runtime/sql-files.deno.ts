@@ -24,7 +24,9 @@ export function notSqlite(bytes: Uint8Array, path: string): string | null {
  */
 export function fileDatabaseLoader(root: string): (dbId: string) => Promise<Uint8Array> {
   return async (dbId) => {
-    if (!/^[A-Za-z0-9_.-]+$/.test(dbId) || dbId.startsWith(".")) throw new Error(`"${dbId}" is not a plain database name`);
+    if (!/^[A-Za-z0-9_.-]+$/.test(dbId) || dbId.startsWith(".")) {
+      throw new Error(`"${dbId}" is not a plain database name`);
+    }
     const path = databasePath(root, dbId);
     let bytes: Uint8Array;
     try {

@@ -79,7 +79,9 @@ export class DirStore implements FileStore {
   async list(prefix = ""): Promise<string[]> {
     const names: string[] = [];
     try {
-      for await (const e of Deno.readDir(prefix ? this.path(prefix) : this.root)) if (!e.name.includes(".tmp-")) names.push(e.name);
+      for await (const e of Deno.readDir(prefix ? this.path(prefix) : this.root)) {
+        if (!e.name.includes(".tmp-")) names.push(e.name);
+      }
     } catch (e) {
       if (e instanceof Deno.errors.NotFound) return [];
       throw e;

@@ -28,7 +28,8 @@ Deno.test("store: a run folder as a store of its own; appends tapped", async () 
 
 Deno.test("store: a torn last line of metrics.jsonl is cut before the next append, which is kept whole (issue 47 item 10)", async () => {
   // A power cut mid-write leaves a line without its newline; the resumed run's next record used to fuse with it and be lost.
-  const rec = (step: number) => encodeMetrics({ v: 1, phase: "grpo", step, time: step, rewardMean: 0.5 } as MetricsRecord);
+  const rec = (step: number) =>
+    encodeMetrics({ v: 1, phase: "grpo", step, time: step, rewardMean: 0.5 } as MetricsRecord);
   const torn = rec(1) + rec(2).slice(0, 17);
   const dir = await Deno.makeTempDir({ prefix: "rlvr-store-" });
   try {
@@ -41,7 +42,11 @@ Deno.test("store: a torn last line of metrics.jsonl is cut before the next appen
       await store.append("metrics.jsonl", rec(3));
       await store.append("metrics.jsonl", rec(4));
       const d = decodeMetrics(text(await store.read("metrics.jsonl")) ?? "");
-      assertEquals({ steps: d.records.map((r) => r.step), errors: d.errors, truncated: d.truncated }, { steps: [1, 3, 4], errors: [], truncated: false }, store.kind);
+      assertEquals({ steps: d.records.map((r) => r.step), errors: d.errors, truncated: d.truncated }, {
+        steps: [1, 3, 4],
+        errors: [],
+        truncated: false,
+      }, store.kind);
     }
     await disk.append("whole.jsonl", "y\n");
     assertEquals(text(await disk.read("whole.jsonl")), "y\n");

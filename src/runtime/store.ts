@@ -22,7 +22,10 @@ const enc = new TextEncoder();
  * a crash or power cut mid-append leaves a torn last line without its newline, and the next
  * append would fuse with it (both records lost). `readAt` reads bytes [start, end).
  */
-export async function untornLength(size: number, readAt: (start: number, end: number) => Promise<Uint8Array>): Promise<number> {
+export async function untornLength(
+  size: number,
+  readAt: (start: number, end: number) => Promise<Uint8Array>,
+): Promise<number> {
   let end = size;
   while (end > 0) {
     const start = Math.max(0, end - 64 * 1024);
