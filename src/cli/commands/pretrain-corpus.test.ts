@@ -27,7 +27,7 @@ Deno.test("rlvr pretrain --corpus-only: tokenizer + packed corpus; the same flag
     } catch (e) {
       refused = e instanceof UsageError ? e.message : String(e);
     }
-    assert(refused.includes("--defined-share must be between 0 and 1"), `refused: ${refused}`);
+    assert(refused.includes("--defined-share must be a number from 0 to 1"), `refused: ${refused}`);
   } finally {
     console.error = orig;
   }
