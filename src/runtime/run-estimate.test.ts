@@ -42,7 +42,7 @@ Deno.test("quick preset: the same notebook smaller, saying what it gives up; a b
   const g = q.cells.find((c) => c.type === "grpo");
   assert(g?.type === "grpo" && g.params.steps <= QUICK.grpoSteps && g.params.evalEvery === 0);
   assert(!q.cells.some((c) => c.type === "selfconsistency"));
-  for (const word of ["questions per split", "only test-concepts", "warm-up round", "GRPO steps", "self-consistency"]) {
+  for (const word of ["questions per split", "only test-concepts", "warm-up round", "GRPO step", "self-consistency"]) {
     assert(givesUp.some((l) => l.includes(word)), `gives up "${word}": ${givesUp.join("; ")}`);
   }
   // Already quick: nothing more to give up, the same document.

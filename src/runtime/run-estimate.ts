@@ -197,7 +197,7 @@ export interface QuickPreset {
 }
 
 /** The most questions, answer tokens and steps of the quick version. */
-export const QUICK = { questions: 8, maxNewTokens: 80, grpoSteps: 2, G: 4, batchQuestions: 2, rounds: 1, epochs: 2 } as const;
+export const QUICK = { questions: 8, maxNewTokens: 80, grpoSteps: 1, G: 4, batchQuestions: 1, rounds: 1, epochs: 1 } as const;
 
 /**
  * The quick version of a notebook: the same cells, smaller — every split cut to QUICK.questions
@@ -241,15 +241,15 @@ export function quickPreset(doc: Notebook): QuickPreset {
       case "warmup":
         cells.push({ ...c, params: {
           ...c.params, rounds: cap(c.params.rounds, QUICK.rounds, `${plural(QUICK.rounds, "warm-up round")} instead of ${c.params.rounds}`),
-          epochs: cap(c.params.epochs, QUICK.epochs, `${QUICK.epochs} training passes per warm-up round instead of ${c.params.epochs}`),
+          epochs: cap(c.params.epochs, QUICK.epochs, `${plural(QUICK.epochs, "training pass")} per warm-up round instead of ${c.params.epochs}`),
           maxNewTokens: cap(c.params.maxNewTokens, QUICK.maxNewTokens, tokens),
         } });
         break;
       case "grpo":
         cells.push({ ...c, params: {
-          ...c.params, steps: cap(c.params.steps, QUICK.grpoSteps, `${QUICK.grpoSteps} GRPO steps instead of ${c.params.steps} (too few to move accuracy much)`),
+          ...c.params, steps: cap(c.params.steps, QUICK.grpoSteps, `${plural(QUICK.grpoSteps, "GRPO step")} instead of ${c.params.steps} (it shows the loop, too few to move accuracy)`),
           G: cap(c.params.G, QUICK.G, `${QUICK.G} answers per question in GRPO instead of ${c.params.G}`),
-          batchQuestions: cap(c.params.batchQuestions, QUICK.batchQuestions, `${QUICK.batchQuestions} questions per GRPO step instead of ${c.params.batchQuestions}`),
+          batchQuestions: cap(c.params.batchQuestions, QUICK.batchQuestions, `${plural(QUICK.batchQuestions, "question")} per GRPO step instead of ${c.params.batchQuestions}`),
           evalEvery: c.params.evalEvery > 0 ? (givesUp.add("no held-out checks during GRPO"), 0) : 0,
           maxNewTokens: cap(c.params.maxNewTokens, QUICK.maxNewTokens, tokens),
         } });
