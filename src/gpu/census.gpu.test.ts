@@ -1,6 +1,6 @@
 // The census's GPU-memory accounting (live bytes and the high-water mark) against an independent
-// tally of every createBuffer and destroy() during a tiny GRPO step: the figure bench/train.bench.ts
-// prints as "peak" and the recipe reports as gpuMemoryBytes.
+// tally of every createBuffer and destroy() during a tiny GRPO step: the figure the train-step suite
+// (bench/suites/train-step.ts) records as peak_bytes and the recipe reports as gpuMemoryBytes.
 import { assert, assertEquals } from "../../tests/assert.ts";
 import { Rng } from "../core/rng.ts";
 import { LORA_TARGETS, randomAdapter } from "../model/lora.ts";

@@ -121,7 +121,7 @@ export function storageBuffer(device: GPUDevice, label: string, data: ArrayBuffe
  * destroyed: creating and destroying them every step left tens of thousands of buffer objects
  * alive in the WebGPU implementation until the garbage collector reclaimed their wrappers (Deno
  * frees a buffer's object only then, destroy() or not), and dispatches, creations and submits
- * slowed down with them (bench/live-objects.bench.ts, docs/trainer.md). A free buffer that already
+ * slowed down with them (bench/live-objects.bench.ts at 7615547, docs/trainer.md). A free buffer that already
  * holds the wanted words is taken first and not written again: steps of one shape repeat their
  * parameters, so they then upload none.
  */

@@ -81,7 +81,7 @@ export interface Spread {
   max: number;
 }
 
-/** The evidence file (bench/results/<date>-demo-evidence.json). */
+/** The evidence file (bench/evidence/summaries/<date>-demo-evidence.json). */
 export interface DemoEvidence {
   generated: string;
   runs: { folder: string; mode: PromptMode; seed: number | null; model: string | null }[];
