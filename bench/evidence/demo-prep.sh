@@ -15,6 +15,8 @@
 # Settings: PT_SYNTHETIC (synthetic questions per Spider database, 4x per demo database; default 1000: the corpus of 2026-12-02 (sixth session), 40.9M tokens; 400 gave 18.2M),
 #   PT_DEFINED_SHARE (--defined-share: the share of them with made-up terms defined in the evidence; default the CLI's, 0.3),
 #   PT_SPIDER (default ../shared/datasets/spider-train), PT_SPIDER_LIMIT (Spider questions, default all),
+#   PT_SPIDER_SYN (Spider-Syn's folder, default ../shared/datasets/spider-syn; "none": without it),
+#   PT_SURFACE (--surface: the share of synthetic questions reworded as people write, default 0.5),
 #   PT_SEQ (1024), PT_VOCAB (8192), EV_SIZE (h200 | tiny), EV_RFT_KEEP (better | correct: the warm-up's kept samples),
 #   EV_WARM_SAMPLES (warm-up samples per question), E (output folder), DENO (default node_modules/deno/deno).
 # Carry to the GPU machine: [".device", "$E"] (the script prints the total against the 64 MiB limit).
@@ -23,6 +25,9 @@ cd "$(dirname "$0")/../.."
 E=${E:-.devwork/demo-ev}
 DENO=${DENO:-node_modules/deno/deno}
 SPIDER=${PT_SPIDER:-../shared/datasets/spider-train}
+SPIDER_SYN=${PT_SPIDER_SYN:-../shared/datasets/spider-syn}
+[ "$SPIDER_SYN" = none ] && SPIDER_SYN=
+PT_SURFACE=${PT_SURFACE:-0.5}
 # Spider databases held out of pretraining (as in the earlier evidence rounds; their questions evaluate schema transfer).
 HOLD=train_station,perpetrator,candidate_poll,news_report,railway,coffee_shop,station_weather,protein_institute
 T0=$(date +%s)
@@ -38,6 +43,8 @@ xz -T0 -9 -c node_modules/onnxruntime-web/dist/ort-wasm-simd-threaded.asyncify.w
 xz -T0 -9 -c node_modules/sql.js/dist/sql-wasm.wasm > "$E/sql-wasm.wasm.xz"
 tar -cJf "$E/demo.tar.xz" public/demo
 "$DENO" run -A bench/evidence/demo-notebooks.ts "$E" "${EV_SIZE:-h200}" ${EV_RFT_KEEP:+rftKeep=$EV_RFT_KEEP} ${EV_WARM_SAMPLES:+samples=$EV_WARM_SAMPLES}
+# A new base model's greedy baseline on the hand-written and generated concept questions (h200-written.sh).
+"$DENO" run -A bench/evidence/demo-notebooks.ts "$E" "${EV_SIZE:-h200}" name=base stages=baseline splits=test-written,test-concepts
 cp bench/evidence/f16planes.py "$E/"
 # The corpus: the same flags h200-retrain.sh passes, so its cache key matches there (paths as written, run from
 # the unpacked folder where public/demo is public/demo).
@@ -45,14 +52,15 @@ B=$E/pt-build
 if [ -z "${EVAL_ONLY:-}" ]; then
 "$DENO" run -A src/cli/main.ts pretrain --out "$B" --corpus-only --vocab "${PT_VOCAB:-8192}" --spider "$SPIDER" \
   ${PT_SPIDER_LIMIT:+--spider-limit "$PT_SPIDER_LIMIT"} --spider-holdout "$HOLD" --seq-len "${PT_SEQ:-1024}" \
-  --chat-turns 8 --chat-passes 2 --synthetic "${PT_SYNTHETIC:-1000}" ${PT_DEFINED_SHARE:+--defined-share "$PT_DEFINED_SHARE"} > "$E/corpus.log" 2>&1 || { tail -20 "$E/corpus.log"; exit 1; }
+  --chat-turns 8 --chat-passes 2 --synthetic "${PT_SYNTHETIC:-1000}" ${PT_DEFINED_SHARE:+--defined-share "$PT_DEFINED_SHARE"} \
+  ${SPIDER_SYN:+--spider-syn "$SPIDER_SYN"} --surface "$PT_SURFACE" > "$E/corpus.log" 2>&1 || { tail -20 "$E/corpus.log"; exit 1; }
 tail -c 1500 "$E/corpus.log"; echo
 cp -r "$B/tokenizer" "$E/pt/"
 cp "$B/corpus.json" "$E/pt/"
 xz -T0 -9 -c "$B/corpus.bin" > "$E/pt/corpus.bin.xz"
 rm -rf "$B"
 # Settings the GPU side must repeat exactly (the corpus key): written next to the corpus.
-printf 'SPIDER=%q\nHOLD=%q\nPT_SEQ=%q\nPT_SYNTHETIC=%q\nPT_SPIDER_LIMIT=%q\nPT_DEFINED_SHARE=%q\n' "$SPIDER" "$HOLD" "${PT_SEQ:-1024}" "${PT_SYNTHETIC:-1000}" "${PT_SPIDER_LIMIT:-}" "${PT_DEFINED_SHARE:-}" > "$E/pt/settings.sh"
+printf 'SPIDER=%q\nHOLD=%q\nPT_SEQ=%q\nPT_SYNTHETIC=%q\nPT_SPIDER_LIMIT=%q\nPT_DEFINED_SHARE=%q\nSPIDER_SYN=%q\nPT_SURFACE=%q\n' "$SPIDER" "$HOLD" "${PT_SEQ:-1024}" "${PT_SYNTHETIC:-1000}" "${PT_SPIDER_LIMIT:-}" "${PT_DEFINED_SHARE:-}" "$SPIDER_SYN" "$PT_SURFACE" > "$E/pt/settings.sh"
 fi
 if [ -n "${MODEL:-}" ]; then
   mkdir -p "$E/model"

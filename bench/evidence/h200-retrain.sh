@@ -38,7 +38,7 @@ case ${PT_SIZE:-16m} in
   tiny) ARCH="--hidden 64 --layers 2 --heads 2 --kv-heads 1 --intermediate 128" ;;
   *) echo "PT_SIZE must be 16m, 27m or tiny"; exit 2 ;;
 esac
-BATCH=16
+BATCH=${PT_BATCH:-16}
 FILL=$(python3 -c "import json; print(json.load(open('$EV/pt/corpus.json'))['fill'])")
 STEPS=${PT_STEPS:-$(python3 -c "print(max(1, round(${PT_TOKS:-134000} * ${PT_TRAIN_S:-1260} / ($BATCH * $PT_SEQ * $FILL))))")}
 done_already() { [ -f "$PT/train_log.jsonl" ] && tail -1 "$PT/train_log.jsonl" | grep -q '"event":"end".*"stopped":"done"'; }
@@ -57,7 +57,7 @@ else
   cd "$EV"
   timeout 590 "$DENO" run -A bin/a/b/rlvr.js pretrain --out "$PT" --tokenizer pt/tokenizer --spider "$SPIDER" \
     ${PT_SPIDER_LIMIT:+--spider-limit "$PT_SPIDER_LIMIT"} --spider-holdout "$HOLD" --seq-len "$PT_SEQ" --synthetic "$PT_SYNTHETIC" \
-    ${PT_DEFINED_SHARE:+--defined-share "$PT_DEFINED_SHARE"} \
+    ${PT_DEFINED_SHARE:+--defined-share "$PT_DEFINED_SHARE"} ${SPIDER_SYN:+--spider-syn "$SPIDER_SYN"} ${PT_SURFACE:+--surface "$PT_SURFACE"} \
     --chat-turns 8 --chat-passes 2 $ARCH --batch $BATCH --micro-batch "${PT_MICRO:-16}" --steps "$STEPS" --lr "${PT_LR:-6e-4}" \
     --warmup 100 --seed 1 --checkpoint-every 0 --max-minutes "$MIN" "${FROM[@]}" >> "$OUT/pretrain.log" 2>&1
   RC=$?
