@@ -5,9 +5,11 @@
 //
 // The model is coarse on purpose: tokens x the model's FLOPs per token at a fraction of the measured
 // matmul speed (ONNX Runtime's kernels and the trainer do not reach the benchmark's tile), with a
-// floor per decoding step (a fast GPU waits on the host between steps, not on arithmetic). Its
-// constants were fitted on SwiftShader (headless Chromium and Deno's Dawn on a 2-core machine): the
-// plan says "about", and the run's own figures replace it as cells finish (remainingSeconds).
+// floor per decoding step (a fast GPU waits on the host between steps, not on arithmetic). The
+// sampling constants were fitted to SwiftShader in headless Chromium (a 16-prompt, 160-token call took
+// about 1,300 s at 2.4 GFLOP/s; the model cell 92-95 s); the training share is not measured there (a
+// guess from the step's 6 x parameters x tokens). The plan says "about", and the run's own figures
+// replace it as cells finish (remainingSeconds).
 import type { Cell, Notebook } from "../core/notebook.ts";
 import type { CellType } from "../core/notebook-params.ts";
 
