@@ -9,6 +9,8 @@ import { args as benchArgs, webgpu } from "./engine.ts";
 import { type Gpu, requestGpu } from "../src/gpu/device.ts";
 import { appendRecords, type BenchRecord, validateRecord } from "./records.ts";
 import { deviceName, type Suite, type SuiteContext, type SuiteResult } from "./suite.ts";
+import { decode } from "./suites/decode.ts";
+import { grpoStep } from "./suites/grpo-step.ts";
 import { pretrain } from "./suites/pretrain.ts";
 import { products } from "./suites/products.ts";
 import { trainStep } from "./suites/train-step.ts";
@@ -16,6 +18,8 @@ import { trainStep } from "./suites/train-step.ts";
 /** The suites by name. */
 export const SUITES: Record<string, Suite> = {
   "train-step": trainStep,
+  "grpo-step": grpoStep,
+  decode,
   pretrain,
   products,
 };
