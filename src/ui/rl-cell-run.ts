@@ -133,16 +133,19 @@ export class RlCellRun extends LitElement {
       ${s.metrics.length && !ONE_POINT.includes(cell.type) ? html`<h4>Metrics</h4><rl-metrics-charts .runs=${[{ name: cell.id, records: s.metrics }]}></rl-metrics-charts>` : nothing}
       ${s.samples.length ? html`<details data-testid="inspector"><summary data-testid="open-inspector">Reward inspector (${s.samples.length} samples)</summary>
         <rl-reward-inspector .records=${s.samples} .step=${s.samples.at(-1)?.step ?? 0}></rl-reward-inspector></details>` : nothing}
-      ${s.history.length ? this.renderHistory(s.history) : nothing}`;
+      ${s.history.length ? this.renderHistory(s.history, s.status === "running") : nothing}`;
   }
 
   /**
    * The phases of the cell's run, each with when it began (seconds since the run started) and how
    * long it took (to the next phase; the last one to its last line).
    */
-  private renderHistory(h: ProgressEntry[]) {
-    const took = (i: number) => (h[i + 1]?.startMs ?? h[i].lastMs) - h[i].startMs;
-    const total = h.at(-1)!.lastMs - h[0].startMs;
+  private renderHistory(h: ProgressEntry[], running: boolean) {
+    // The phase in progress has taken until now, not until its last line (a prefill has one line: "0.0 s").
+    const now = running ? this.controller?.runMs() ?? null : null;
+    const end = (i: number) => h[i + 1]?.startMs ?? (now !== null ? Math.max(now, h[i].lastMs) : h[i].lastMs);
+    const took = (i: number) => end(i) - h[i].startMs;
+    const total = end(h.length - 1) - h[0].startMs;
     return html`<details class="phases" data-testid="progress-history"><summary>Progress log (${h.length} phase${h.length === 1 ? "" : "s"}, ${secs(total)})</summary>
       <table class="acc"><tr><th>began</th><th>phase</th><th>took</th></tr>
       ${h.map((e, i) => html`<tr data-testid="progress-entry"><td class="at">${secs(e.startMs)}</td><td>${e.message}</td><td class="took">${secs(took(i))}</td></tr>`)}</table></details>`;

@@ -264,6 +264,11 @@ export class RunController extends EventTarget {
     this.changed();
   }
 
+  /** Milliseconds since the run in progress started (the clock of ProgressEntry), or null. */
+  runMs(): number | null {
+    return this.active ? Date.now() - this.t0 : null;
+  }
+
   /** The whole run's seconds left (planned cells scaled by how the finished ones compared), or null without a plan. */
   runSecondsLeft(): number | null {
     const a = this.active, e = this.estimate;
