@@ -138,6 +138,13 @@ Deno.test({
       }
       assertEquals(printed.filter((l) => /gold SQL failed|questions in/.test(l)), []);
       await assertRejects(() => command.run(["--questions", `${dir}/questions.json`, "--db-root", root, "--pred", `${dir}/pred.json`, "--out", dir]), /--out .* is not a regular file/);
+      // Every database refused (here: a zero-byte file): an error naming it, not "ok" with n 0.
+      await Deno.mkdir(`${dir}/empty-db/shop`, { recursive: true });
+      await Deno.writeFile(`${dir}/empty-db/shop/shop.sqlite`, new Uint8Array());
+      await assertRejects(
+        () => command.run(["--questions", `${dir}/questions.json`, "--db-root", `${dir}/empty-db`, "--pred", `${dir}/pred.json`, "--workers", "1"]),
+        /^no question of .*questions\.json could be scored \(2 database\(s\) missing or unreadable: .*shop\.sqlite is empty \(0 bytes\)/,
+      );
       // The check leaves no file behind when none was there.
       await command.run(["--questions", `${dir}/questions.json`, "--db-root", root, "--pred", `${dir}/pred.json`, "--workers", "1", "--timeout-ms", "400", "--isolation", "process", "--out", `${dir}/fresh.jsonl`]);
       assert((await Deno.readTextFile(`${dir}/fresh.jsonl`)).split("\n").length > 5);

@@ -159,6 +159,15 @@ export const command: Command = {
         throw new UsageError(`cannot write --out ${values.out}: ${e instanceof Error ? e.message : String(e)}`);
       }
     }
+    // Not one question could be scored (every database missing or refused, every gold failing):
+    // an error, as an empty questions file is, never "ok" with n 0.
+    if (total.n === 0) {
+      const why = [
+        missingDbs.size ? `${missingDbs.size} database(s) missing or unreadable: ${[...missingDbs.values()].slice(0, 3).join("; ")}` : "",
+        counts.goldFailed ? `${counts.goldFailed} gold quer${counts.goldFailed === 1 ? "y" : "ies"} failed` : "",
+      ].filter(Boolean).join("; ");
+      throw new Error(`no question of ${qPath} could be scored (${why})`);
+    }
     const seconds = (performance.now() - t0) / 1000;
     console.error(`rlvr eval: ${questions.items.length} questions in ${seconds.toFixed(1)} s`);
     const ex = total.n ? total.correct / total.n : 0;
