@@ -32,8 +32,6 @@ const forwardSource = expandKernel("attention.wgsl", forwardTemplate);
 const dqSource = expandKernel("attention_bwd_dq.wgsl", dqTemplate);
 const dkvSource = expandKernel("attention_bwd_dkv.wgsl", dkvTemplate);
 
-/** Where attention_rb_common.wgsl's backward-only part (it reads dout and the dout tile, which the forward lacks) starts. */
-const BACKWARD_MARK = "\n// BACKWARD:";
 
 /** An attention kernel's source with attention_dims.wgsl (Dims, qRow, kvRow, statAt) appended. */
 function withDims(kernel: string): string {
@@ -42,13 +40,11 @@ function withDims(kernel: string): string {
 
 /**
  * A register-blocked kernel's full source: the kernel, attention_dims.wgsl, then attention_rb_common.wgsl (the forward:
- * its part above the BACKWARD line). After, not before: the common functions read the kernel's override-sized
+ * without its BACKWARD block, a template). After, not before: the common functions read the kernel's override-sized
  * workgroup tiles, and Deno's naga panics at pipeline creation when such an array comes before a named override.
  */
 function blockedSource(kernel: string, backward: boolean): string {
-  const at = blockedCommonSource.indexOf(BACKWARD_MARK);
-  if (at < 0) throw new Error("attention_rb_common.wgsl: no BACKWARD line");
-  return `${withDims(kernel)}\n${backward ? blockedCommonSource : blockedCommonSource.slice(0, at + 1)}`;
+  return `${withDims(kernel)}\n${expandKernel("attention_rb_common.wgsl", blockedCommonSource, { BACKWARD: backward })}`;
 }
 
 /** Head dims the kernels support: each of 16 lanes keeps at most 2 vec4 of a row in registers. */
@@ -217,7 +213,7 @@ async function encodeBlockedBackward(device: GPUDevice, enc: GPUCommandEncoder, 
   // k, v, q, dout tiles, P and dS tiles, lse and delta of the streamed rows.
   const kvT = blockedTiles(device, a.D, DKV_WORDS, cap);
   const parts = dkvParts(a);
-  const dkv = await computePipeline(device, `attention-backward-dkv-blocked${parts > 1 ? "-split" : ""}`, blockedSource(dkvBlockedSource, true), {
+  const dkv = await computePipeline(device, `attention-backward-dkv-blocked${parts > 1 ? "-split" : ""}`, blockedSource(expandKernel("attention_bwd_dkv_rb.wgsl", dkvBlockedSource, { DQ_PARTIAL: false }), true), {
     D4: a.D / 4, BK: kvT.own, BQ: kvT.tile, KR: kvT.fOwn, QR: kvT.fTile, JMAX: kvT.JMAX, PARTS: parts,
   });
   const out = dkvTargets(device, buf, a, parts);
@@ -301,10 +297,8 @@ async function encodeFusedDqBackward(device: GPUDevice, enc: GPUCommandEncoder, 
   const D4 = a.D / 4;
   const delta = await computePipeline(device, "attention-backward-delta", withDims(deltaSource), { D4 });
   dispatch(device, enc, delta, [buf.o, buf.dout, buf.lens, buf.delta, dims], grid(a.B * a.H * a.T, 64));
-  const marker = "      // DQ_PARTIAL:";
-  if (!dkvBlockedSource.includes(marker)) throw new Error("attention_bwd_dkv_rb.wgsl: no DQ_PARTIAL line");
   const parts = dkvParts(a);
-  const fusedSource = blockedSource(dkvBlockedSource.replace(marker, "      dqPartial(tid, b, h, q0, wg.x); //"), true);
+  const fusedSource = blockedSource(expandKernel("attention_bwd_dkv_rb.wgsl", dkvBlockedSource, { DQ_PARTIAL: true }), true);
   const dkv = await computePipeline(device, `attention-backward-dkv-dqp${parts > 1 ? "-split" : ""}`, `${fusedSource}\n${dqPartialSource}\n${dqpLayoutSource}`, {
     D4, BK: kvT.own, BQ: kvT.tile, KR: kvT.fOwn, QR: kvT.fTile, JMAX: kvT.JMAX, PARTS: parts,
   });

@@ -120,7 +120,9 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) tid: 
           k2B = fma(vec4f(d4.z), q4, k2B); k3B = fma(vec4f(d4.w), q4, k3B);
         }
       }
-      // DQ_PARTIAL: for the fused dq attention.ts puts the call of attention_dq_partial.wgsl's dqPartial here.
+// #if DQ_PARTIAL
+      dqPartial(tid, b, h, q0, wg.x); // the fused dq (attention_dq_partial.wgsl)
+// #endif
     }
   }
   let j = j0 + 4u * kg;

@@ -1,5 +1,5 @@
 // The fused dq's part of attention_bwd_dkv_rb.wgsl (attention.ts appends it, with attention_dqp_layout.wgsl,
-// and puts the call to dqPartial where the kernel marks DQ_PARTIAL): after a query tile's dk / dv sums, the tile's dS
+// and the kernel calls dqPartial in its DQ_PARTIAL block): after a query tile's dk / dv sums, the tile's dS
 // (in dst) times the workgroup's key block (in ks) is this block's share of the tile's dq, written to the scratch dqp;
 // attention_dq_reduce.wgsl sums the shares of every block and scales them. The dq kernel's recomputation of S and dP
 // is saved; the cost is one more product per tile here and the scratch's writes and reads.

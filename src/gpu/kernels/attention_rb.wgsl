@@ -10,7 +10,7 @@
 //    their four sums of P (one vec4), rescales them, then reads one P vec4 and one V vec4 per key and column.
 // Four barriers a tile, no atomics; every sum in a fixed order. Needs D % 4 == 0 (rows are vec4 in the buffers);
 // attention.ts uses attention.wgsl otherwise. Glossary as attention.wgsl.
-// Dims, qRow / kvRow / statAt (attention_dims.wgsl), LANES and loadKV: attention_rb_common.wgsl (its part above the BACKWARD line, which
+// Dims, qRow / kvRow / statAt (attention_dims.wgsl), LANES and loadKV: attention_rb_common.wgsl (without its BACKWARD block, which
 // attention.ts appends).
 
 @group(0) @binding(0) var<storage, read> q: array<vec4f>;         // (B, T, H, D / 4)

@@ -28,7 +28,8 @@ fn loadKV(tid: u32, b: u32, hk: u32, j0: u32, end: u32) {
   }
 }
 
-// BACKWARD: the rest only in attention_bwd_dq_rb.wgsl and attention_bwd_dkv_rb.wgsl (the forward has no dout, dos).
+// #if BACKWARD
+// The rest only in attention_bwd_dq_rb.wgsl and attention_bwd_dkv_rb.wgsl (the forward has no dout, dos).
 
 // q and dout rows t0 .. t0 + BQ - 1 of head h into qs and dos; zeros from row `len` on.
 fn loadQDout(tid: u32, b: u32, h: u32, t0: u32, len: u32) {
@@ -92,3 +93,4 @@ fn scoresSdP(rq0: u32, rq1: u32, rk0: u32, rk1: u32) -> Scores {
   }
   return Scores(vec4f(s00, s01, s10, s11), vec4f(d00, d01, d10, d11));
 }
+// #endif
