@@ -18,7 +18,10 @@ Deno.test("run estimate (issue #48 item 1): the demo is hours on SwiftShader, mi
   const slow = estimateRun(doc, { gflops: SWIFTSHADER_GFLOPS });
   const fast = estimateRun(doc, { gflops: 5000 });
   // Every runnable cell has a line; nothing else does.
-  assertEquals(slow.cells.map((c) => c.id), doc.cells.filter((c) => c.type !== "markdown" && c.type !== "gpu").map((c) => c.id));
+  assertEquals(
+    slow.cells.map((c) => c.id),
+    doc.cells.filter((c) => c.type !== "markdown" && c.type !== "gpu").map((c) => c.id),
+  );
   assert(slow.seconds > 2 * 3600, `the demo on SwiftShader: ${slow.seconds} s`);
   assert(fast.seconds < LONG_RUN_SECONDS, `the demo on a GPU: ${fast.seconds} s`);
   assertEquals(slow.seconds, slow.cells.reduce((a, c) => a + c.seconds, 0));
@@ -35,7 +38,9 @@ Deno.test("quick preset: the same notebook smaller, saying what it gives up; a b
   assertEquals(ds?.type === "dataset" ? ds.params.limit : null, QUICK.questions);
   const evals = q.cells.flatMap((c) => (c.type === "evaluate" ? [c.params] : []));
   assert(evals.length >= 2, "a baseline and an evaluation after training");
-  assert(evals.every((p) => p.split === "test-concepts" && p.n <= QUICK.questions && p.maxNewTokens <= QUICK.maxNewTokens));
+  assert(
+    evals.every((p) => p.split === "test-concepts" && p.n <= QUICK.questions && p.maxNewTokens <= QUICK.maxNewTokens),
+  );
   // Training stays, smaller; cells keep their ids and order (the outputs map onto the same cells).
   const ids: string[] = q.cells.map((c) => c.id);
   assert(ids.indexOf("base-concepts") < ids.indexOf("warmup") && ids.indexOf("warmup") < ids.indexOf("after-concepts"));
@@ -52,18 +57,32 @@ Deno.test("quick preset: the same notebook smaller, saying what it gives up; a b
 });
 
 Deno.test("run estimate: the whole run's time left follows the finished cells' pace and the running cell's own estimate", () => {
-  const plan = { gflops: 1, seconds: 700, cells: [
-    { id: "data", type: "dataset" as const, seconds: 0, what: "" },
-    { id: "model", type: "model" as const, seconds: 100, what: "" },
-    { id: "eval", type: "evaluate" as const, seconds: 200, what: "" },
-    { id: "grpo", type: "grpo" as const, seconds: 400, what: "" },
-  ] };
+  const plan = {
+    gflops: 1,
+    seconds: 700,
+    cells: [
+      { id: "data", type: "dataset" as const, seconds: 0, what: "" },
+      { id: "model", type: "model" as const, seconds: 100, what: "" },
+      { id: "eval", type: "evaluate" as const, seconds: 200, what: "" },
+      { id: "grpo", type: "grpo" as const, seconds: 400, what: "" },
+    ],
+  };
   assertEquals(remainingSeconds(plan, new Map(), null), 700);
   // The evaluation took twice its plan: the rest is expected to, too; a model's load says nothing of the pace.
   assertEquals(remainingSeconds(plan, new Map([["data", 1], ["model", 20], ["eval", 400]]), null), 800);
   // The running cell's own estimate replaces its planned time; before it has one, its share not yet done.
-  assertEquals(remainingSeconds(plan, new Map([["data", 1], ["model", 200]]), { id: "eval", etaSeconds: 50, fraction: 0.5 }), 450);
-  assertEquals(remainingSeconds(plan, new Map([["data", 1], ["model", 200], ["eval", 400]]), { id: "grpo", etaSeconds: null, fraction: 0.25 }), 600);
+  assertEquals(
+    remainingSeconds(plan, new Map([["data", 1], ["model", 200]]), { id: "eval", etaSeconds: 50, fraction: 0.5 }),
+    450,
+  );
+  assertEquals(
+    remainingSeconds(plan, new Map([["data", 1], ["model", 200], ["eval", 400]]), {
+      id: "grpo",
+      etaSeconds: null,
+      fraction: 0.25,
+    }),
+    600,
+  );
   // A reused cell (NaN: took no time here) says nothing of the device's pace.
   assertEquals(remainingSeconds(plan, new Map([["model", 100], ["eval", NaN]]), null), 400);
 });

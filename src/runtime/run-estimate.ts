@@ -110,42 +110,76 @@ export function estimateRun(doc: Notebook, speed: DeviceSpeed): RunEstimate {
       case "evaluate": {
         const n = Math.min(c.params.n, splitSize(c.params.split, limit));
         const k = c.params.k > 1 ? c.params.k : 0;
-        const s = samplingSeconds(n, 1, c.params.maxNewTokens, params, g) + (k ? samplingSeconds(n, k, c.params.maxNewTokens, params, g) : 0);
+        const s = samplingSeconds(n, 1, c.params.maxNewTokens, params, g) +
+          (k ? samplingSeconds(n, k, c.params.maxNewTokens, params, g) : 0);
         add(c, s, `${plural(n, "question")} of ${c.params.split}, answers up to ${c.params.maxNewTokens} tokens`);
         break;
       }
       case "select": {
         const n = Math.min(c.params.n, splitSize(c.params.split, limit));
         const pairs = Math.max(1, c.params.models.length) * Math.max(1, c.params.templates.length);
-        add(c, pairs * (MODEL_LOAD.fixed + samplingSeconds(n, 1, c.params.maxNewTokens, params, g)), `${plural(pairs, "model × template pair")} on ${plural(n, "question")}`);
+        add(
+          c,
+          pairs * (MODEL_LOAD.fixed + samplingSeconds(n, 1, c.params.maxNewTokens, params, g)),
+          `${plural(pairs, "model × template pair")} on ${plural(n, "question")}`,
+        );
         break;
       }
       case "warmup": {
         const q = splitSize("train", limit);
         const p = c.params;
         const sample = p.method === "sft" ? 0 : samplingSeconds(q, p.samplesPerQuestion, p.maxNewTokens, params, g);
-        const kept = p.method === "sft" ? q : q * Math.min(p.samplesPerQuestion, p.rftPerQuestion || p.samplesPerQuestion) * 0.3;
+        const kept = p.method === "sft"
+          ? q
+          : q * Math.min(p.samplesPerQuestion, p.rftPerQuestion || p.samplesPerQuestion) * 0.3;
         const train = trainingSeconds(kept, PROMPT_TOKENS + p.maxNewTokens / 2, p.epochs, params, g);
-        add(c, p.rounds * (sample + train), `${plural(p.rounds, "round")} of ${p.method === "sft" ? "" : `${plural(q * p.samplesPerQuestion, "answer")} sampled, then `}training`);
+        add(
+          c,
+          p.rounds * (sample + train),
+          `${plural(p.rounds, "round")} of ${
+            p.method === "sft" ? "" : `${plural(q * p.samplesPerQuestion, "answer")} sampled, then `
+          }training`,
+        );
         break;
       }
       case "grpo": {
         const p = c.params;
-        const step = samplingSeconds(p.batchQuestions, p.G, p.maxNewTokens, params, g) + trainingSeconds(p.batchQuestions * p.G, PROMPT_TOKENS + p.maxNewTokens / 2, p.updatesPerBatch ?? 1, params, g);
+        const step = samplingSeconds(p.batchQuestions, p.G, p.maxNewTokens, params, g) +
+          trainingSeconds(
+            p.batchQuestions * p.G,
+            PROMPT_TOKENS + p.maxNewTokens / 2,
+            p.updatesPerBatch ?? 1,
+            params,
+            g,
+          );
         const checks = p.evalEvery > 0 ? Math.floor(p.steps / p.evalEvery) : 0;
         const check = samplingSeconds(Math.min(p.evalN, splitSize(p.evalSplit, limit)), 1, p.maxNewTokens, params, g);
-        add(c, p.steps * step + checks * check, `${plural(p.steps, "step")} of ${p.batchQuestions} questions × ${p.G} answers${checks ? `, ${plural(checks, "held-out check")}` : ""}`);
+        add(
+          c,
+          p.steps * step + checks * check,
+          `${plural(p.steps, "step")} of ${p.batchQuestions} questions × ${p.G} answers${
+            checks ? `, ${plural(checks, "held-out check")}` : ""
+          }`,
+        );
         break;
       }
       case "selfconsistency": {
         const n = Math.min(c.params.n, splitSize(c.params.split, limit));
-        add(c, samplingSeconds(n, c.params.N, c.params.maxNewTokens, params, g), `${plural(n, "question")} × ${c.params.N} answers`);
+        add(
+          c,
+          samplingSeconds(n, c.params.N, c.params.maxNewTokens, params, g),
+          `${plural(n, "question")} × ${c.params.N} answers`,
+        );
         break;
       }
       case "prmdata": {
         const p = c.params;
         const n = Math.min(p.n, splitSize(p.split, limit));
-        add(c, samplingSeconds(n, p.chains, p.maxNewTokens, params, g) * (1 + p.rollouts), `${plural(n, "question")}, step labels by rollouts`);
+        add(
+          c,
+          samplingSeconds(n, p.chains, p.maxNewTokens, params, g) * (1 + p.rollouts),
+          `${plural(n, "question")}, step labels by rollouts`,
+        );
         break;
       }
       case "prmtrain":
@@ -170,7 +204,11 @@ export const LONG_RUN_SECONDS = 20 * 60;
  * this run's finished cells compared with their plan (so a device slower than the model thinks is
  * noticed after the first cell that takes long), with the running cell's own estimate where it has one.
  */
-export function remainingSeconds(plan: RunEstimate, done: ReadonlyMap<string, number>, running: { id: string; etaSeconds: number | null; fraction: number } | null): number {
+export function remainingSeconds(
+  plan: RunEstimate,
+  done: ReadonlyMap<string, number>,
+  running: { id: string; etaSeconds: number | null; fraction: number } | null,
+): number {
   let planned = 0, took = 0;
   for (const c of plan.cells) {
     const s = done.get(c.id);
@@ -199,7 +237,15 @@ export interface QuickPreset {
 }
 
 /** The most questions, answer tokens and steps of the quick version. */
-export const QUICK = { questions: 8, maxNewTokens: 80, grpoSteps: 1, G: 4, batchQuestions: 1, rounds: 1, epochs: 1 } as const;
+export const QUICK = {
+  questions: 8,
+  maxNewTokens: 80,
+  grpoSteps: 1,
+  G: 4,
+  batchQuestions: 1,
+  rounds: 1,
+  epochs: 1,
+} as const;
 
 /**
  * The quick version of a notebook: the same cells, smaller — every split cut to QUICK.questions
@@ -224,7 +270,13 @@ export function quickPreset(doc: Notebook): QuickPreset {
     switch (c.type) {
       case "dataset": {
         const limit = Math.min(c.params.limit ?? Infinity, QUICK.questions);
-        if (limit < (c.params.limit ?? Infinity)) givesUp.add(`${QUICK.questions} questions per split instead of all (accuracy moves in steps of ${(100 / QUICK.questions).toFixed(1)} points: noisy)`);
+        if (limit < (c.params.limit ?? Infinity)) {
+          givesUp.add(
+            `${QUICK.questions} questions per split instead of all (accuracy moves in steps of ${
+              (100 / QUICK.questions).toFixed(1)
+            } points: noisy)`,
+          );
+        }
         cells.push({ ...c, params: { ...c.params, limit } });
         break;
       }
@@ -237,24 +289,58 @@ export function quickPreset(doc: Notebook): QuickPreset {
           givesUp.add("no measurement between the training cells (before and after only)");
           break;
         }
-        cells.push({ ...c, params: { ...c.params, n: Math.min(c.params.n, QUICK.questions), k: 1, maxNewTokens: cap(c.params.maxNewTokens, QUICK.maxNewTokens, tokens) } });
+        cells.push({
+          ...c,
+          params: {
+            ...c.params,
+            n: Math.min(c.params.n, QUICK.questions),
+            k: 1,
+            maxNewTokens: cap(c.params.maxNewTokens, QUICK.maxNewTokens, tokens),
+          },
+        });
         if (c.params.k > 1) givesUp.add("no pass@k / maj@k in evaluations");
         break;
       case "warmup":
-        cells.push({ ...c, params: {
-          ...c.params, rounds: cap(c.params.rounds, QUICK.rounds, `${plural(QUICK.rounds, "warm-up round")} instead of ${c.params.rounds}`),
-          epochs: cap(c.params.epochs, QUICK.epochs, `${plural(QUICK.epochs, "training pass")} per warm-up round instead of ${c.params.epochs}`),
-          maxNewTokens: cap(c.params.maxNewTokens, QUICK.maxNewTokens, tokens),
-        } });
+        cells.push({
+          ...c,
+          params: {
+            ...c.params,
+            rounds: cap(
+              c.params.rounds,
+              QUICK.rounds,
+              `${plural(QUICK.rounds, "warm-up round")} instead of ${c.params.rounds}`,
+            ),
+            epochs: cap(
+              c.params.epochs,
+              QUICK.epochs,
+              `${plural(QUICK.epochs, "training pass")} per warm-up round instead of ${c.params.epochs}`,
+            ),
+            maxNewTokens: cap(c.params.maxNewTokens, QUICK.maxNewTokens, tokens),
+          },
+        });
         break;
       case "grpo":
-        cells.push({ ...c, params: {
-          ...c.params, steps: cap(c.params.steps, QUICK.grpoSteps, `${plural(QUICK.grpoSteps, "GRPO step")} instead of ${c.params.steps} (it shows the loop, too few to move accuracy)`),
-          G: cap(c.params.G, QUICK.G, `${QUICK.G} answers per question in GRPO instead of ${c.params.G}`),
-          batchQuestions: cap(c.params.batchQuestions, QUICK.batchQuestions, `${plural(QUICK.batchQuestions, "question")} per GRPO step instead of ${c.params.batchQuestions}`),
-          evalEvery: c.params.evalEvery > 0 ? (givesUp.add("no held-out checks during GRPO"), 0) : 0,
-          maxNewTokens: cap(c.params.maxNewTokens, QUICK.maxNewTokens, tokens),
-        } });
+        cells.push({
+          ...c,
+          params: {
+            ...c.params,
+            steps: cap(
+              c.params.steps,
+              QUICK.grpoSteps,
+              `${
+                plural(QUICK.grpoSteps, "GRPO step")
+              } instead of ${c.params.steps} (it shows the loop, too few to move accuracy)`,
+            ),
+            G: cap(c.params.G, QUICK.G, `${QUICK.G} answers per question in GRPO instead of ${c.params.G}`),
+            batchQuestions: cap(
+              c.params.batchQuestions,
+              QUICK.batchQuestions,
+              `${plural(QUICK.batchQuestions, "question")} per GRPO step instead of ${c.params.batchQuestions}`,
+            ),
+            evalEvery: c.params.evalEvery > 0 ? (givesUp.add("no held-out checks during GRPO"), 0) : 0,
+            maxNewTokens: cap(c.params.maxNewTokens, QUICK.maxNewTokens, tokens),
+          },
+        });
         break;
       case "selfconsistency":
         givesUp.add("no self-consistency cell");
@@ -269,6 +355,8 @@ export function quickPreset(doc: Notebook): QuickPreset {
     }
   }
   if (notMeasured.size) givesUp.add(`only ${firstSplit} is measured (not ${[...notMeasured].join(", ")})`);
-  const title = / \(quick version\)$/.test(doc.title) || givesUp.size === 0 ? doc.title : `${doc.title} (quick version)`;
+  const title = / \(quick version\)$/.test(doc.title) || givesUp.size === 0
+    ? doc.title
+    : `${doc.title} (quick version)`;
   return { doc: { ...doc, title, cells }, givesUp: [...givesUp] };
 }

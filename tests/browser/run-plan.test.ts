@@ -7,13 +7,24 @@ import { assert, assertEquals } from "../assert.ts";
 import demo from "../../notebooks/demo.json" with { type: "json" };
 import { writeVaryingLengthModel } from "../../src/runtime/recipe/fixtures.deno.ts";
 import { demoCorpus } from "./fixtures.ts";
-import { clickRun, launchChromium, openNotebook, screenshot, serveOverlay, serveStatic, waitForCell, watchErrors } from "./harness.ts";
+import {
+  clickRun,
+  launchChromium,
+  openNotebook,
+  screenshot,
+  serveOverlay,
+  serveStatic,
+  waitForCell,
+  watchErrors,
+} from "./harness.ts";
 import type { Page } from "playwright-core";
 
-const status = (page: Page, id: string) => page.locator(`li[data-cell-id="${id}"]`).getByTestId("run-status").getAttribute("data-status");
+const status = (page: Page, id: string) =>
+  page.locator(`li[data-cell-id="${id}"]`).getByTestId("run-status").getAttribute("data-status");
 
 Deno.test({
-  name: "run plan (issue #48 item 1): Run all on SwiftShader measures the device, plans hours and offers the quick version",
+  name:
+    "run plan (issue #48 item 1): Run all on SwiftShader measures the device, plans hours and offers the quick version",
   sanitizeResources: false,
   sanitizeOps: false,
   async fn() {
@@ -32,13 +43,25 @@ Deno.test({
       const quick = (await page.getByTestId("plan-quick").textContent()) ?? "";
       assert(/\d+ (h|days)/.test(full), `the full demo on SwiftShader is hours: ${full}`);
       // The quick version's figure follows the measured speed (a loaded CI machine measures less); its ratio to the full one does not.
-      const secs = (t: string) => Number(/(\d+) days/.exec(t)?.[1] ?? 0) * 86400 + Number(/(\d+) h/.exec(t)?.[1] ?? 0) * 3600 + Number(/(\d+) min/.exec(t)?.[1] ?? 0) * 60;
-      assert(secs(quick) > 0 && secs(quick) * 10 < secs(full), `the quick version is a small part of the full run: ${quick} of ${full}`);
+      const secs = (t: string) =>
+        Number(/(\d+) days/.exec(t)?.[1] ?? 0) * 86400 + Number(/(\d+) h/.exec(t)?.[1] ?? 0) * 3600 +
+        Number(/(\d+) min/.exec(t)?.[1] ?? 0) * 60;
+      assert(
+        secs(quick) > 0 && secs(quick) * 10 < secs(full),
+        `the quick version is a small part of the full run: ${quick} of ${full}`,
+      );
       const givesUp = await page.getByTestId("plan-gives-up").locator("li").allTextContents();
-      assert(givesUp.some((g) => g.includes("questions per split")) && givesUp.some((g) => g.includes("self-consistency")), givesUp.join("; "));
+      assert(
+        givesUp.some((g) => g.includes("questions per split")) && givesUp.some((g) => g.includes("self-consistency")),
+        givesUp.join("; "),
+      );
       // Nothing started: the cells wait for a choice, each with its expected time on this device.
       assertEquals(await status(page, "base-concepts"), "idle");
-      assert(/on this device/.test((await page.locator('li[data-cell-id="base-concepts"]').getByTestId("run-status").textContent()) ?? ""));
+      assert(
+        /on this device/.test(
+          (await page.locator('li[data-cell-id="base-concepts"]').getByTestId("run-status").textContent()) ?? "",
+        ),
+      );
       await page.getByTestId("plan-cancel").click();
       await plan.waitFor({ state: "detached" });
       assertEquals(await status(page, "data"), "idle");
@@ -63,7 +86,8 @@ function stopDemo(): unknown {
 }
 
 Deno.test({
-  name: "run (issue #48 items 3, 4, 10): setup cells done as they finish; Stop within a decoding; finished cells survive it and a reload; the end says so",
+  name:
+    "run (issue #48 items 3, 4, 10): setup cells done as they finish; Stop within a decoding; finished cells survive it and a reload; the end says so",
   sanitizeResources: false,
   sanitizeOps: false,
   async fn() {
@@ -86,8 +110,15 @@ Deno.test({
       // Item 4: while the evaluation runs, the cells before the model say done, not "waiting…".
       await waitForCell(page, "base-concepts", { want: "running", ms: 600_000, every: 100 }).catch(() => undefined);
       await waitForCell(page, "long", { want: "running", ms: 600_000 });
-      assertEquals(await Promise.all(["data", "model", "prompt", "reward", "base-concepts"].map((id) => status(page, id))), ["done", "done", "done", "done", "done"]);
-      assert(!((await page.locator('li[data-cell-id="long"]').getByTestId("run-status").textContent()) ?? "").includes("captured prefill"));
+      assertEquals(
+        await Promise.all(["data", "model", "prompt", "reward", "base-concepts"].map((id) => status(page, id))),
+        ["done", "done", "done", "done", "done"],
+      );
+      assert(
+        !((await page.locator('li[data-cell-id="long"]').getByTestId("run-status").textContent()) ?? "").includes(
+          "captured prefill",
+        ),
+      );
 
       // Item 3: Stop during the decoding: "stopping…", then the cell says stopped long before its 1,200 tokens.
       const msg = page.locator('li[data-cell-id="long"]').getByTestId("progress-message");
@@ -99,7 +130,9 @@ Deno.test({
       await page.locator("[data-testid=run-stopping], [data-testid=run-ended]").first().waitFor({ timeout: 5_000 });
       await screenshot(page, "run-stopping");
       await waitForCell(page, "long", { want: "stopped", ms: 120_000 });
-      const lastLine = (await page.locator('li[data-cell-id="long"]').getByTestId("progress-history").locator("[data-testid=progress-entry]").last().textContent()) ?? "";
+      const lastLine = (await page.locator('li[data-cell-id="long"]').getByTestId("progress-history").locator(
+        "[data-testid=progress-entry]",
+      ).last().textContent()) ?? "";
       const tokens = Number(/([\d,]+) tokens/.exec(lastLine)?.[1].replace(/,/g, "") ?? NaN);
       assert(tokens < 2 * 1200, `stopped within the decoding: ${lastLine}`);
       assert(/Stopped after/.test((await page.getByTestId("run-ended-text").textContent()) ?? ""));
@@ -109,7 +142,12 @@ Deno.test({
       const cell = (id: string) => page.locator(`li[data-cell-id="${id}"]`);
       await cell("base-concepts").getByTestId("accuracy-table").waitFor({ timeout: 60_000 });
       await cell("model").getByTestId("model-summary").waitFor({ timeout: 10_000 });
-      assertEquals(await Promise.all(["data", "prompt", "reward", "base-concepts"].map((id) => status(page, id))), ["done", "done", "done", "done"]);
+      assertEquals(await Promise.all(["data", "prompt", "reward", "base-concepts"].map((id) => status(page, id))), [
+        "done",
+        "done",
+        "done",
+        "done",
+      ]);
       await screenshot(page, "run-after-reload");
 
       // Item 10: a run that finishes says so; an evaluation shows its table, not an empty metrics box.

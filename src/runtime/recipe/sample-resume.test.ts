@@ -10,13 +10,21 @@ import { DEFAULT_RUN_OPTIONS, type RunContext } from "./context.ts";
 import type { ModelRuntime } from "./model-runtime.ts";
 import type { Prompter } from "./prompting.ts";
 
-const tasks = Array.from({ length: 5 }, (_, i) => ({ id: `q${i}`, db_id: "db", question: `question ${i}`, gold_sql: "SELECT 1" }) as Task);
+const tasks = Array.from(
+  { length: 5 },
+  (_, i) => ({ id: `q${i}`, db_id: "db", question: `question ${i}`, gold_sql: "SELECT 1" }) as Task,
+);
 
 function setup(abort: AbortController) {
   const store = new MemoryStore();
   const ctx = {
-    env: { store, now: () => Date.now() }, opts: { ...DEFAULT_RUN_OPTIONS, sampleBatchPrompts: 2 }, signal: abort.signal,
-    onProgress: () => {}, onMetrics: () => {}, onLog: () => {}, counters: {},
+    env: { store, now: () => Date.now() },
+    opts: { ...DEFAULT_RUN_OPTIONS, sampleBatchPrompts: 2 },
+    signal: abort.signal,
+    onProgress: () => {},
+    onMetrics: () => {},
+    onLog: () => {},
+    counters: {},
   } as unknown as RunContext;
   const calls: number[][] = [];
   let onStep: (call: number, step: number) => void = () => {};
@@ -24,17 +32,32 @@ function setup(abort: AbortController) {
     hf: { config: { eosTokenIds: [0] } },
     decode: (ids: readonly number[]) => ids.join(" "),
     // 50 decoding steps per call, each reported as the samplers do; the answer is the prompt's id.
-    async sample(prompts: readonly (readonly number[])[], _n: number, _p: unknown, hear?: (p: SampleProgress) => void): Promise<Sample[]> {
+    async sample(
+      prompts: readonly (readonly number[])[],
+      _n: number,
+      _p: unknown,
+      hear?: (p: SampleProgress) => void,
+    ): Promise<Sample[]> {
       calls.push(prompts.map((p) => p[0]));
       for (let step = 0; step < 50; step++) {
         await Promise.resolve();
         onStep(calls.length, step);
         hear?.({ step: step + 1, finished: 0, total: prompts.length, tokens: (step + 1) * prompts.length, added: [] });
       }
-      return prompts.map((p, i) => ({ prompt: i, index: 0, tokens: [p[0]], text: `answer ${p[0]}`, logprobs: [-1], finishReason: "eos" as const }));
+      return prompts.map((p, i) => ({
+        prompt: i,
+        index: 0,
+        tokens: [p[0]],
+        text: `answer ${p[0]}`,
+        logprobs: [-1],
+        finishReason: "eos" as const,
+      }));
     },
   } as unknown as ModelRuntime;
-  const prompter = { prompts: (ts: readonly Task[]) => Promise.resolve(ts.map((t) => ({ text: t.question, ids: [Number(t.id.slice(1)) + 1], answerPrefix: "" }))) } as unknown as Prompter;
+  const prompter = {
+    prompts: (ts: readonly Task[]) =>
+      Promise.resolve(ts.map((t) => ({ text: t.question, ids: [Number(t.id.slice(1)) + 1], answerPrefix: "" }))),
+  } as unknown as Prompter;
   return { ctx, tools: { runtime, prompter }, calls, step: (f: typeof onStep) => (onStep = f), store };
 }
 
@@ -68,7 +91,10 @@ Deno.test("sampleTasks (issue #48 item 3): an evaluation's finished calls are ke
   const progress: number[] = [];
   const out = await sampleTasks(again.ctx, again.tools, tasks, 1, params, (d) => progress.push(d), undefined, keep);
   assertEquals(again.calls, [[3, 4], [5]]);
-  assertEquals(out.samples.map((x) => [x.prompt, x.text]), [[0, "answer 1"], [1, "answer 2"], [2, "answer 3"], [3, "answer 4"], [4, "answer 5"]]);
+  assertEquals(out.samples.map((x) => [x.prompt, x.text]), [[0, "answer 1"], [1, "answer 2"], [2, "answer 3"], [
+    3,
+    "answer 4",
+  ], [4, "answer 5"]]);
   assertEquals(progress[0], 2);
   // Other sampling (another key): nothing is taken from the folder.
   const other = setup(new AbortController());
