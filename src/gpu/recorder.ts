@@ -2,8 +2,8 @@
 //  - keeps one compute pass open across consecutive dispatches of a step's encoder (made by
 //    commandEncoder()): WebGPU makes each dispatch its own usage scope and orders dispatches within a
 //    pass, so merging passes changes no result, only the host's work per dispatch (a pass begun and
-//    ended per dispatch was 2,781 passes per 0.5B GRPO step). Knob `passes: "split"` (and the
-//    profiler, which times passes) keeps a pass per dispatch;
+//    ended per dispatch was 2,781 passes per 0.5B GRPO step). Knob `passes: "split"` keeps a
+//    pass per dispatch;
 //  - reuses bind groups made for the same pipeline and bindings, which hit when
 //    the buffers are the same from step to step (weights, pooled activations: arena.ts; uniforms:
 //    device.ts hands out one buffer per content and step).

@@ -6,7 +6,7 @@ import { denoEnv } from "../core/deno-env.ts";
 
 /** The knobs. */
 export interface PerfSwitches {
-  /** "merged": consecutive dispatches of a step's encoder share one compute pass; "split": a pass per dispatch (the profiler's per-kernel mode). */
+  /** "merged": consecutive dispatches of a step's encoder share one compute pass; "split": a pass per dispatch (per-kernel timing). */
   passes: "merged" | "split";
   /**
    * K slices for a product on 128-column tiles whose grid is a few workgroups per multiprocessor of a big GPU (fewer
