@@ -33,7 +33,10 @@ if [ ! -f "$EV/ready" ]; then
   cp "$EV/node_modules/sql.js/dist/sql-wasm.wasm" "$EV/bin/node_modules/sql.js/dist/"
   # The demo dataset source reads public/demo next to the bundle's ../../.. (it travels packed).
   tar -C "$EV" -xJf "$SRC/demo.tar.xz"
-  if [ -f "$SRC/pt/corpus.bin.xz" ]; then cp -r "$SRC/pt" "$EV/pt" && xz -d "$EV/pt/corpus.bin.xz"; fi
+  if [ -d "$SRC/pt" ]; then cp -r "$SRC/pt" "$EV/pt"; [ -f "$EV/pt/corpus.bin.xz" ] && xz -d "$EV/pt/corpus.bin.xz"; fi
+  # Without a packed corpus, the sources travel (ds.tar.xz: Spider's databases and questions, Spider-Syn) and the
+  # pretraining run builds the corpus there, where the paths demo-prep.sh wrote (../shared/datasets/...) point.
+  if [ -f "$SRC/ds.tar.xz" ]; then mkdir -p "$EV/../shared/datasets" && tar -C "$EV/../shared/datasets" -xJf "$SRC/ds.tar.xz"; fi
   if [ -d "$SRC/model" ]; then
     mkdir -p "$EV/model" && cp "$SRC"/model/*.json "$EV/model/"
     xz -d -c "$SRC/model/model.planes.xz" > "$EV/model.planes" && python3 "$SRC/f16planes.py" unpack "$EV/model.planes" "$EV/model/model.safetensors" && rm "$EV/model.planes"

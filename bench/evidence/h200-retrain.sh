@@ -39,7 +39,7 @@ case ${PT_SIZE:-16m} in
   *) echo "PT_SIZE must be 16m, 27m or tiny"; exit 2 ;;
 esac
 BATCH=${PT_BATCH:-16}
-FILL=$(python3 -c "import json; print(json.load(open('$EV/pt/corpus.json'))['fill'])")
+FILL=$(python3 -c "import json; print(json.load(open('$EV/pt/corpus.json'))['fill'])" 2>/dev/null || echo 0.95)
 STEPS=${PT_STEPS:-$(python3 -c "print(max(1, round(${PT_TOKS:-134000} * ${PT_TRAIN_S:-1260} / ($BATCH * $PT_SEQ * $FILL))))")}
 done_already() { [ -f "$PT/train_log.jsonl" ] && tail -1 "$PT/train_log.jsonl" | grep -q '"event":"end".*"stopped":"done"'; }
 LATEST=$(ls -d "$PT"/checkpoint-* 2>/dev/null | sort -t- -k2 -n | tail -1)
@@ -52,7 +52,7 @@ else
   MIN=$(python3 -c "print(round(min(${PT_CALL_MIN:-8.5}, ($BUDGET - $ELAPSED) / 60 - 0.7), 2))")
   FROM=(); [ -n "$LATEST" ] && FROM=(--resume "$LATEST")
   # The packed corpus built here by demo-prep.sh: read instead of rebuilt when its cache key matches (same flags).
-  [ -f "$PT/corpus.bin" ] || cp "$EV/pt/corpus.bin" "$EV/pt/corpus.json" "$PT/"
+  [ -f "$PT/corpus.bin" ] || [ ! -f "$EV/pt/corpus.bin" ] || cp "$EV/pt/corpus.bin" "$EV/pt/corpus.json" "$PT/"
   # Run from the unpacked folder: the corpus cache's key holds the demo and Spider paths as demo-prep.sh wrote them.
   cd "$EV"
   timeout 590 "$DENO" run -A bin/a/b/rlvr.js pretrain --out "$PT" --tokenizer pt/tokenizer --spider "$SPIDER" \
