@@ -159,7 +159,7 @@ Deno.test("attention backward on the register-blocked kernels with the dq kernel
   }
 });
 
-Deno.test("attention on the register-blocked kernels (D % 4 == 0; the lane kernels elsewhere), dq fused: every case against float64", async () => {
+Deno.test("attention on the register-blocked kernels (D % 4 != 0 widened to 4), dq fused: every case against float64", async () => {
   await checkEveryCase();
   if (gpu.device.limits.maxComputeWorkgroupStorageSize >= 32768) {
     // The demo's D = 64 with 32 KiB: 32 query rows x 16-key tiles, 2 x 2 scores a thread (128 threads, 20.6 KiB).

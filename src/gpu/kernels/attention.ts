@@ -1,18 +1,16 @@
-// Wrappers of the causal grouped-query attention kernels. Where D % 4 == 0 (every real model): the register-blocked
-// attention_rb.wgsl (forward) and attention_bwd_dkv_rb.wgsl (backward) with dq fused into it (attention_delta.wgsl, the
-// dk/dv kernel with attention_dq_partial.wgsl, then attention_dq_reduce.wgsl; attention_bwd_dq_rb.wgsl where the dq
-// scratch would not fit); attention_dims.wgsl and attention_rb_common.wgsl are appended to the *_rb.wgsl. Else the lane
-// kernels: attention.wgsl, attention_bwd_dq.wgsl then attention_bwd_dkv.wgsl.
+// Wrappers of the causal grouped-query attention kernels: the register-blocked attention_rb.wgsl (forward) and
+// attention_bwd_dkv_rb.wgsl (backward) with dq fused into it (attention_delta.wgsl, the dk/dv kernel with
+// attention_dq_partial.wgsl, then attention_dq_reduce.wgsl; attention_bwd_dq_rb.wgsl where the dq scratch would not
+// fit); attention_dims.wgsl and attention_rb_common.wgsl are appended to the *_rb.wgsl. They read rows as vec4: where
+// D % 4 != 0 (no real model) the tensors are widened to D rounded up to 4 with zero columns (attention_pad.wgsl) and the
+// results narrowed back.
 // Layouts in docs/kernels.md.
 import { CALL_SCRATCH, computePipeline, dispatch, sharedScratch, uniformBuffer } from "../device.ts";
 import type { AttentionDims } from "./attention.ref.ts";
 import { grid } from "./layer-common.ts";
 import { scratchBuffer } from "./matmul.ts";
 import type { Bindable } from "../recorder.ts";
-import forwardTemplate from "./attention.wgsl" with { type: "text" };
 import forwardBlockedSource from "./attention_rb.wgsl" with { type: "text" };
-import dqTemplate from "./attention_bwd_dq.wgsl" with { type: "text" };
-import dkvTemplate from "./attention_bwd_dkv.wgsl" with { type: "text" };
 import dkvBlockedSource from "./attention_bwd_dkv_rb.wgsl" with { type: "text" };
 import dqBlockedSource from "./attention_bwd_dq_rb.wgsl" with { type: "text" };
 import blockedCommonSource from "./attention_rb_common.wgsl" with { type: "text" };
@@ -22,16 +20,11 @@ import dqPartialSource from "./attention_dq_partial.wgsl" with { type: "text" };
 import dqReduceSource from "./attention_dq_reduce.wgsl" with { type: "text" };
 import dqpLayoutSource from "./attention_dqp_layout.wgsl" with { type: "text" };
 import dkvReduceSource from "./attention_dkv_reduce.wgsl" with { type: "text" };
+import padSource from "./attention_pad.wgsl" with { type: "text" };
 
 import { expandKernel } from "./wgsl-parts.ts";
 
 export type { AttentionDims } from "./attention.ref.ts";
-
-// The lane kernels include one head-dim loader per buffer (attention_load.wgsl).
-const forwardSource = expandKernel("attention.wgsl", forwardTemplate);
-const dqSource = expandKernel("attention_bwd_dq.wgsl", dqTemplate);
-const dkvSource = expandKernel("attention_bwd_dkv.wgsl", dkvTemplate);
-
 
 /** An attention kernel's source with attention_dims.wgsl (Dims, qRow, kvRow, statAt) appended. */
 function withDims(kernel: string): string {
@@ -75,8 +68,6 @@ export interface AttentionBackwardBuffers {
   delta: GPUBuffer;
 }
 
-const TILE_CANDIDATES: ReadonlyArray<readonly [number, number]> = [[16, 16], [16, 8], [8, 16], [8, 8], [8, 4], [4, 4]];
-
 /**
  * Options of both passes: the softmax scale (default 1/sqrt(D)), a cap on workgroup memory (tests, tuning) and one on
  * the scratch of the fused dq ( default DQ_SCRATCH_CAP and the device's largest storage binding:
@@ -88,14 +79,6 @@ export interface AttentionOpts {
   dqScratchBytes?: number;
 }
 
-/** The largest (rows per workgroup, rows per tile) pair whose workgroup memory (in f32 words) fits the device. */
-export function pickTiles(device: GPUDevice, words: (rows: number, tile: number) => number, capBytes = Infinity): readonly [number, number] {
-  const limit = Math.min(device.limits.maxComputeWorkgroupStorageSize, capBytes);
-  const fit = TILE_CANDIDATES.find(([a, b]) => words(a, b) * 4 <= limit);
-  if (!fit) throw new Error(`attention: no tile size fits ${limit} bytes of workgroup memory`);
-  return fit;
-}
-
 function dimsUniform(device: GPUDevice, label: string, a: AttentionDims, scale: number): GPUBuffer {
   const words = new ArrayBuffer(32);
   const u = new Uint32Array(words);
@@ -104,9 +87,44 @@ function dimsUniform(device: GPUDevice, label: string, a: AttentionDims, scale: 
   return uniformBuffer(device, label, u);
 }
 
-/** f32 words per row of a workgroup tile: D rounded up to vec4, plus one spare vec4 against bank conflicts. */
-function tileStride(D: number): number {
-  return 4 * (Math.ceil(D / 4) + 1);
+/** The dims with D rounded up to a multiple of 4: the kernels read rows as vec4. */
+function widened(a: AttentionDims): AttentionDims {
+  return { ...a, D: Math.ceil(a.D / 4) * 4 };
+}
+
+type Tensor = "q" | "k" | "v" | "o" | "dout" | "dq" | "dk" | "dv";
+
+/** Rows of a (B, T, heads, D) tensor: query heads for q, o, dout, dq; kv heads for k, v, dk, dv. */
+function tensorRows(a: AttentionDims, name: Tensor): number {
+  return a.B * a.T * (name === "k" || name === "v" || name === "dk" || name === "dv" ? a.Hkv : a.H);
+}
+
+/** Records a copy of `rows` rows of `from` floats into rows of `to` floats, zeros past `from` (attention_pad.wgsl). */
+async function encodeRepad(device: GPUDevice, enc: GPUCommandEncoder, src: GPUBuffer, dst: GPUBuffer, rows: number, from: number, to: number) {
+  const pipeline = await computePipeline(device, "attention-pad", padSource, { SRC_W: from, DST_W: to });
+  const count = uniformBuffer(device, "attention-pad-count", new Uint32Array([rows * to, 0, 0, 0]));
+  dispatch(device, enc, pipeline, [src, dst, count], grid(rows * to, 64));
+}
+
+/**
+ * For D % 4 != 0: the buffers with the named tensors replaced by widened ones (a device scratch per tensor), those of
+ * `inputs` copied in with zero columns.
+ */
+async function widen<T extends Partial<AttentionBackwardBuffers>>(device: GPUDevice, enc: GPUCommandEncoder, buf: T, a: AttentionDims, names: Tensor[], inputs: Tensor[]): Promise<T> {
+  const D = widened(a).D;
+  const out = { ...buf };
+  for (const name of names) {
+    const rows = tensorRows(a, name);
+    const wide = sharedScratch(device, `attention-wide-${name}`, rows * D * 4);
+    if (inputs.includes(name)) await encodeRepad(device, enc, buf[name]!, wide, rows, a.D, D);
+    out[name] = wide as T[Tensor];
+  }
+  return out;
+}
+
+/** Records the widened results' first D columns into the caller's buffers. */
+async function narrow<T extends Partial<AttentionBackwardBuffers>>(device: GPUDevice, enc: GPUCommandEncoder, wide: T, buf: T, a: AttentionDims, names: Tensor[]) {
+  for (const name of names) await encodeRepad(device, enc, wide[name]!, buf[name]!, tensorRows(a, name), widened(a).D, a.D);
 }
 
 /** Throws unless every named buffer holds at least the bytes its shape needs. */
@@ -138,18 +156,10 @@ export async function encodeAttentionForward(
 ): Promise<void> {
   const scale = opts.scale ?? 1 / Math.sqrt(a.D);
   validate(a, buf);
-  // Register-blocked tiles where D % 4 == 0, else the lane kernel (16 lanes a row).
   if (a.D % 4 === 0) return encodeBlockedForward(device, enc, buf, a, scale, opts.workgroupBytes);
-  const ds = tileStride(a.D);
-  // q, k and v tiles, the scores and their probabilities.
-  const words = (bq: number, bk: number) => bq * ds + 2 * bk * ds + 2 * bq * bk;
-  // 32 query rows, two per thread, when they fit (D <= 64 with 32 KiB); else one row per thread.
-  const wide = words(32, 16) * 4 <= Math.min(device.limits.maxComputeWorkgroupStorageSize, opts.workgroupBytes ?? Infinity);
-  const [BQ, BK] = wide ? [32, 16] : pickTiles(device, words, opts.workgroupBytes);
-  const RPT = wide ? 2 : 1;
-  const pipeline = await computePipeline(device, "attention-forward", withDims(forwardSource), { D: a.D, BQ, BK, RPT, NAMED_ACC: 0 });
-  const dims = dimsUniform(device, "attention-forward-dims", a, scale);
-  dispatch(device, enc, pipeline, [buf.q, buf.k, buf.v, buf.lens, buf.o, buf.lse, dims], [Math.ceil(a.T / BQ), a.H, a.B]);
+  const wide = await widen(device, enc, buf, a, ["q", "k", "v", "o"], ["q", "k", "v"]);
+  await encodeBlockedForward(device, enc, wide, widened(a), scale, opts.workgroupBytes);
+  await narrow(device, enc, wide, buf, a, ["o"]);
 }
 
 /** (rows a workgroup owns, rows per streamed tile) of the register-blocked backward kernels, largest first. */
@@ -283,8 +293,8 @@ export const DQ_SCRATCH_CAP = 512 * 2 ** 20;
  * The bytes of the call scratch (device.ts CALL_SCRATCH) the backward of these dims takes for its dq partials under the
  * register-blocked kernels (D % 4 == 0, within the limits): 0 where it takes none.
  */
-export function attentionBackwardScratchBytes(device: GPUDevice, a: AttentionDims, opts: AttentionOpts = {}): number {
-  if (a.D % 4 !== 0) return 0;
+export function attentionBackwardScratchBytes(device: GPUDevice, dims: AttentionDims, opts: AttentionOpts = {}): number {
+  const a = widened(dims);
   const bytes = dqScratchBytes(a, blockedTiles(device, a.D, DKV_WORDS, opts.workgroupBytes).own);
   const limit = Math.min(device.limits.maxStorageBufferBindingSize, device.limits.maxBufferSize, opts.dqScratchBytes ?? DQ_SCRATCH_CAP);
   return bytes > limit ? 0 : bytes;
@@ -322,28 +332,14 @@ export async function encodeAttentionBackward(
   const scale = opts.scale ?? 1 / Math.sqrt(a.D);
   validate(a, buf);
   const dims = dimsUniform(device, "attention-backward-dims", a, scale);
-  // Register-blocked kernels where D % 4 == 0, dq fused into the dk/dv kernel where its scratch fits; else the lane kernels.
-  if (a.D % 4 === 0) {
-    if (await encodeFusedDqBackward(device, enc, buf, a, dims, opts)) return;
-    return encodeBlockedBackward(device, enc, buf, a, dims, opts.workgroupBytes);
-  }
-  const ds = tileStride(a.D);
-  const dqWords = (bq: number, bk: number) => 2 * bq * ds + 2 * bk * ds + bq * bk + 2 * bq;
-  const wide = dqWords(32, 16) * 4 <= Math.min(device.limits.maxComputeWorkgroupStorageSize, opts.workgroupBytes ?? Infinity);
-  const [BQ, BK] = wide ? [32, 16] : pickTiles(device, dqWords, opts.workgroupBytes);
-  const dq = await computePipeline(device, "attention-backward-dq", withDims(dqSource), { D: a.D, BQ, BK, RPT: wide ? 2 : 1, NAMED_ACC: 0 });
-  dispatch(device, enc, dq, [buf.q, buf.k, buf.v, buf.o, buf.dout, buf.lse, buf.lens, buf.dq, buf.delta, dims], [
-    Math.ceil(a.T / BQ),
-    a.H,
-    a.B,
-  ]);
-  const dkvWords = (bk: number, bq: number) => 2 * bk * ds + 2 * bq * ds + 2 * bk * bq + 2 * bq;
-  const wideKv = dkvWords(32, 16) * 4 <= Math.min(device.limits.maxComputeWorkgroupStorageSize, opts.workgroupBytes ?? Infinity);
-  const [KR, QT] = wideKv ? [32, 16] : pickTiles(device, dkvWords, opts.workgroupBytes);
-  const dkv = await computePipeline(device, "attention-backward-dkv", withDims(dkvSource), { D: a.D, BK: KR, BQ: QT, RPT: wideKv ? 2 : 1, NAMED_ACC: 0 });
-  dispatch(device, enc, dkv, [buf.q, buf.k, buf.v, buf.dout, buf.lse, buf.delta, buf.lens, buf.dk, buf.dv, dims], [
-    Math.ceil(a.T / KR),
-    a.Hkv,
-    a.B,
-  ]);
+  if (a.D % 4 === 0) return encodeBlockedBackwardAny(device, enc, buf, a, dims, opts);
+  const wide = await widen(device, enc, buf, a, ["q", "k", "v", "o", "dout", "dq", "dk", "dv"], ["q", "k", "v", "o", "dout"]);
+  await encodeBlockedBackwardAny(device, enc, wide, widened(a), dims, opts);
+  await narrow(device, enc, wide, buf, a, ["dq", "dk", "dv"]);
+}
+
+/** dq fused into the dk/dv kernel where its scratch fits, else the dq kernel then the dk/dv kernel (D % 4 == 0). */
+async function encodeBlockedBackwardAny(device: GPUDevice, enc: GPUCommandEncoder, buf: AttentionBackwardBuffers, a: AttentionDims, dims: GPUBuffer, opts: AttentionOpts) {
+  if (await encodeFusedDqBackward(device, enc, buf, a, dims, opts)) return;
+  return encodeBlockedBackward(device, enc, buf, a, dims, opts.workgroupBytes);
 }

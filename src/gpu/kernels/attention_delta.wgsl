@@ -2,7 +2,7 @@
 // the fused dq (attention.ts), where no dq kernel computes it. One thread a query row; the same sums in the
 // same order as attention_bwd_dq_rb.wgsl's (four partials over the vec4 columns part, part + 4, ..., added as
 // (p0 + p1) + (p2 + p3)), so delta, and with it dk and dv, are the dq kernel path's bits. Rows past the sequence's
-// length get 0. Dims, qRow and statAt: attention_dims.wgsl (appended by attention.ts). Glossary as attention.wgsl.
+// length get 0. Dims, qRow and statAt: attention_dims.wgsl (appended by attention.ts). Glossary as attention_rb.wgsl.
 
 @group(0) @binding(0) var<storage, read> o: array<vec4f>;          // (B, T, H, D / 4)
 @group(0) @binding(1) var<storage, read> dout: array<vec4f>;       // (B, T, H, D / 4)

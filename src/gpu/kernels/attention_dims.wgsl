@@ -1,9 +1,8 @@
-// The dims and row addresses of the attention kernels (attention.ts appends this file to each): the lane kernels
-// (attention.wgsl, attention_bwd_dq.wgsl, attention_bwd_dkv.wgsl: Dims only, their rows are f32-indexed), the
-// register-blocked kernels (with attention_rb_common.wgsl), and under attnDq=fused attention_delta.wgsl and
-// attention_dq_reduce.wgsl.
+// The dims and row addresses of the attention kernels (attention.ts appends this file to each): the
+// register-blocked kernels (with attention_rb_common.wgsl), attention_delta.wgsl, attention_dq_reduce.wgsl and
+// attention_dkv_reduce.wgsl.
 // Dims is attention.ts's dimsUniform; the functions read the binding `dims` and the override D4 (vec4 columns of a row,
-// D / 4) of the kernel. Glossary as attention.wgsl: B batch, T tokens, H query heads, Hkv kv heads, D head dim.
+// D / 4) of the kernel. Glossary as attention_rb.wgsl: B batch, T tokens, H query heads, Hkv kv heads, D head dim.
 
 struct Dims {
   B: u32,

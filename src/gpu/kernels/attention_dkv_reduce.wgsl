@@ -1,7 +1,7 @@
 // dk and dv (B, T, Hkv, D) with a workgroup per query head: the sums of the PARTS partial sums the register-blocked dk/dv
 // kernel wrote, (B, T, Hkv, PARTS, D / 4) each (a part per workgroup sharing a key block: its share of the group's query
 // heads), added in part order; dk times the softmax scale. Thread e owns vec4 e of dk and of dv. Dims:
-// attention_dims.wgsl (appended by attention.ts). Glossary as attention.wgsl.
+// attention_dims.wgsl (appended by attention.ts). Glossary as attention_rb.wgsl.
 
 @group(0) @binding(0) var<storage, read> dkp: array<vec4f>;      // (B, T, Hkv, PARTS, D / 4)
 @group(0) @binding(1) var<storage, read> dvp: array<vec4f>;      // (B, T, Hkv, PARTS, D / 4)

@@ -1,7 +1,7 @@
 // dq (B, T, H, D) with dq fused into the dk/dv kernel: the sum of the key blocks' partials that the dk/dv kernel wrote
 // (attention_dq_partial.wgsl; layout in attention_dqp_layout.wgsl, appended by attention.ts), in block order, times the
 // softmax scale. Thread e owns vec4 e of dq; rows past the sequence's length get 0 (no block wrote them). Dims:
-// attention_dims.wgsl (appended by attention.ts). Glossary as attention.wgsl.
+// attention_dims.wgsl (appended by attention.ts). Glossary as attention_rb.wgsl.
 
 @group(0) @binding(0) var<storage, read> dqp: array<vec4f>;      // partials
 @group(0) @binding(1) var<storage, read> lens: array<u32>;       // (B)

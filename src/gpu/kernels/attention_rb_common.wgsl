@@ -8,7 +8,7 @@
 // them. Appended, not prepended, and the overrides stay in the kernels: Deno's naga (29) panics at pipeline creation
 // when a named override comes after a workgroup array of override size in its lowering order (declarations in
 // source order, each after what it uses), which a prepended function reading the tiles causes.
-// Glossary as attention.wgsl: B batch, T tokens, H query heads, Hkv kv heads, D head dim.
+// Glossary as attention_rb.wgsl: B batch, T tokens, H query heads, Hkv kv heads, D head dim.
 
 const LANES: u32 = 16u;          // column lanes of the sums: lane c owns vec4 columns c and c + LANES
 

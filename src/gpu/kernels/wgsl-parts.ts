@@ -1,6 +1,5 @@
 // The WGSL files that kernel templates include (`// #include FILE`), and the expansion of a template with them.
 import { expandTemplate, type TemplateVars } from "./wgsl-template.ts";
-import attentionLoadSource from "./attention_load.wgsl" with { type: "text" };
 import fma8x8Source from "./matmul_fma8x8.wgsl" with { type: "text" };
 import store8x8Source from "./matmul_store8x8.wgsl" with { type: "text" };
 import fmaSource from "./matmul_t96h_fma.wgsl" with { type: "text" };
@@ -10,7 +9,6 @@ import tailSource from "./matmul_tail.wgsl" with { type: "text" };
 
 /** The files the templates include, by name. */
 const PARTS: Record<string, string> = {
-  "attention_load.wgsl": attentionLoadSource,
   "matmul_fma8x8.wgsl": fma8x8Source,
   "matmul_store8x8.wgsl": store8x8Source,
   "matmul_t96h_fma.wgsl": fmaSource,
