@@ -234,13 +234,6 @@ export function retireBuffer(device: GPUDevice, buf: GPUBuffer): void {
   transientsOf(device).retired.push(buf);
 }
 
-/** A zeroed storage buffer of `bytes` bytes for one step's scratch: destroyed at the next releaseTransients. */
-export function transientStorage(device: GPUDevice, label: string, bytes: number): GPUBuffer {
-  const buf = storageBuffer(device, label, bytes);
-  retireBuffer(device, buf);
-  return buf;
-}
-
 /**
  * Ends a step's transient buffers: the uniform buffers handed out since the last call go back to
  * the free list (reused by later dispatches: a write to one is queued after the work already

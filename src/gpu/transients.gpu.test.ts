@@ -8,12 +8,23 @@ import { LORA_TARGETS, randomAdapter } from "../model/lora.ts";
 import { demoConfig, initWeights } from "../runtime/pretrain/model.ts";
 import { createPretrainer, destroyPretrainer, pretrainStep } from "../runtime/pretrain/step.ts";
 import { GpuCensus } from "./census.ts";
-import { readF32, releaseTransients, requestGpu, storageBuffer, transientStats } from "./device.ts";
-import { encodeScale } from "./kernels/scale.ts";
+import { computePipeline, dispatch, readF32, releaseTransients, requestGpu, storageBuffer, transientStats, uniformBuffer } from "./device.ts";
 import { destroyAdapter, destroyModel, uploadAdapter, uploadModel } from "./model/state.ts";
 import { grpoStep, grpoTrainer } from "./trainer/grpo-step.ts";
 
 const gpu = await requestGpu();
+
+/** Records y = alpha * y over 4 elements: a kernel with a uniform (count, alpha). */
+async function encodeScale(device: GPUDevice, enc: GPUCommandEncoder, y: GPUBuffer, count: number, alpha: number) {
+  const pipeline = await computePipeline(device, "test-scale", `
+    struct P { count: u32, alpha: f32, _a: u32, _b: u32 }
+    @group(0) @binding(0) var<storage, read_write> y: array<f32>;
+    @group(0) @binding(1) var<uniform> p: P;
+    @compute @workgroup_size(4) fn main(@builtin(local_invocation_index) i: u32) { if (i < p.count) { y[i] = p.alpha * y[i]; } }`, {});
+  const words = new Uint32Array([count, 0, 0, 0]);
+  new Float32Array(words.buffer)[1] = alpha;
+  dispatch(device, enc, pipeline, [y, uniformBuffer(device, "test-scale-params", words)], [1]);
+}
 
 Deno.test("uniformBuffer: a buffer recycled by releaseTransients and rewritten does not change the work submitted before", async () => {
   const { device } = gpu;

@@ -2,7 +2,7 @@
 // rows = N*H and C = D on a (N, H, D) tensor and a (D) weight. Forward and input backward reduce a
 // row with subgroup operations where the device has `subgroups` (rmsnorm_*_sg.wgsl; switch
 // `subgroups`), through workgroup memory elsewhere (rmsnorm_forward.wgsl, rmsnorm_backward.wgsl).
-import { computePipeline, dispatch, storageBuffer, sharedScratch, uniformBuffer } from "../device.ts";
+import { computePipeline, dispatch, sharedScratch, uniformBuffer } from "../device.ts";
 import { fitPow2, grid, packParams } from "./layer-common.ts";
 import type { RmsNormDims } from "./rmsnorm.ref.ts";
 import dwReduceSource from "./rmsnorm_dw_reduce.wgsl" with { type: "text" };
@@ -104,9 +104,4 @@ export async function encodeRmsNormWeightGrad(
   const reduce = await computePipeline(device, "rmsnorm_dw_reduce", dwReduceSource, { WG: 256, ACCUMULATE: d.accumulate ? 1 : 0 });
   const reduceParams = uniformBuffer(device, "rmsnorm_dw_reduce-params", packParams("uu", [d.C, slices]));
   dispatch(device, enc, reduce, [out, dw, reduceParams], [Math.ceil(d.C / 256)]);
-}
-
-/** A labelled (R) buffer for the saved rstd. */
-export function rstdBuffer(device: GPUDevice, label: string, rows: number): GPUBuffer {
-  return storageBuffer(device, label, rows * 4);
 }

@@ -5,7 +5,7 @@ import type { ModelConfig } from "../../model/config.ts";
 import type { LoraAdapter } from "../../model/lora.ts";
 import { referenceHidden } from "../../model/reference.ts";
 import type { Weights } from "../../model/tensor.ts";
-import { sigmoid, softplus } from "../kernels/prm_head.ref.ts";
+import { softplus } from "../kernels/prm_head.ref.ts";
 import type { PrmExample } from "./prm-step.ts";
 
 /** z = h_t w + b at each example's rows, in float64. */
@@ -19,11 +19,6 @@ export function referencePrmLogits(cfg: ModelConfig, w: Weights, examples: reado
       return z;
     });
   });
-}
-
-/** Step scores sigmoid(z), in float64. */
-export function referencePrmScores(cfg: ModelConfig, w: Weights, examples: readonly PrmExample[], adapter: LoraAdapter | undefined, wb: ArrayLike<number>): number[][] {
-  return referencePrmLogits(cfg, w, examples, adapter, wb).map((zs) => zs.map(sigmoid));
 }
 
 /** (1 / sum weights) * sum_j weight_j (softplus(z_j) - y_j z_j) over every labelled row, in float64. */
