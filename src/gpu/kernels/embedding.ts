@@ -1,34 +1,14 @@
-// Wrapper of the embedding kernels: gather (N, C) rows of a (V, C) table by u32 ids, and the
-// deterministic scatter-add backward (links pass, then one thread per (first row, channel)).
-import { computePipeline, dispatch, storageBuffer, uniformBuffer } from "../device.ts";
+// Wrapper of the embedding gradient kernels: the deterministic scatter-add of (N, C) rows into a (V, C) table by u32
+// ids (links pass, then one thread per (first row, channel)). The gather: model/ops.ts.
+import { computePipeline, dispatch, uniformBuffer } from "../device.ts";
 import type { EmbeddingDims } from "./embedding.ref.ts";
 import backwardSource from "./embedding_backward.wgsl" with { type: "text" };
 import linksSource from "./embedding_links.wgsl" with { type: "text" };
-import forwardSource from "./embedding.wgsl" with { type: "text" };
 import { grid, packParams } from "./layer-common.ts";
 
 export type { EmbeddingDims } from "./embedding.ref.ts";
 
 const WG = 256;
-
-/** Records out (N, C) = table[ids] (zeros for ids >= V) into `enc`. */
-export async function encodeEmbeddingForward(
-  device: GPUDevice,
-  enc: GPUCommandEncoder,
-  ids: GPUBuffer,
-  table: GPUBuffer,
-  out: GPUBuffer,
-  d: EmbeddingDims,
-): Promise<void> {
-  const pipeline = await computePipeline(device, "embedding_forward", forwardSource, { WG });
-  const params = uniformBuffer(device, "embedding_forward-params", packParams("uuu", [d.N, d.C, d.V]));
-  dispatch(device, enc, pipeline, [ids, table, out, params], grid(d.N * d.C, WG));
-}
-
-/** A labelled (N) u32 scratch buffer for the backward's links pass. */
-export function embeddingLinksBuffer(device: GPUDevice, N: number): GPUBuffer {
-  return storageBuffer(device, "embedding-links", N * 4);
-}
 
 /** Records the links pass of the backward into `links` (N) u32: once per step, shared by all chunks. */
 export async function encodeEmbeddingLinks(
@@ -60,21 +40,4 @@ export async function encodeEmbeddingScatter(
   const pipeline = await computePipeline(device, "embedding_backward", backwardSource, { WG });
   const params = uniformBuffer(device, "embedding_backward-params", packParams("uuuu", [d.N, d.C, d.V, d.v0 ?? 0]));
   dispatch(device, enc, pipeline, [ids, links, dy, dtable, params], grid(d.N * d.C, WG));
-}
-
-/**
- * Records dtable (V, C) += scatter of dy (N, C) by ids (ids >= V ignored); deterministic, as each
- * table row is summed in row order by one thread per channel. `links` is (N) u32 scratch.
- */
-export async function encodeEmbeddingBackward(
-  device: GPUDevice,
-  enc: GPUCommandEncoder,
-  ids: GPUBuffer,
-  dy: GPUBuffer,
-  dtable: GPUBuffer,
-  links: GPUBuffer,
-  d: EmbeddingDims,
-): Promise<void> {
-  await encodeEmbeddingLinks(device, enc, ids, links, d.N);
-  await encodeEmbeddingScatter(device, enc, ids, links, dy, dtable, d);
 }
