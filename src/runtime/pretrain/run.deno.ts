@@ -54,6 +54,22 @@ export interface PretrainJob {
   log: (line: string) => void;
 }
 
+/**
+ * The corpus sources of one set of paths, read once per process: training the tokenizer and packing the
+ * corpus read the same sources, and reading them (synthetic questions over every schema) is most of a
+ * corpus build's time.
+ */
+const sourceCache = new Map<string, ReturnType<typeof corpusSources>>();
+function sourcesOf(paths: PretrainJob["paths"]): ReturnType<typeof corpusSources> {
+  const k = JSON.stringify(paths);
+  let p = sourceCache.get(k);
+  if (!p) {
+    sourceCache.set(k, (p = corpusSources(paths)));
+    p.catch(() => sourceCache.delete(k));
+  }
+  return p;
+}
+
 function textHash(s: string): string {
   return corpusHash([Uint32Array.from(new TextEncoder().encode(s))]);
 }
@@ -79,7 +95,7 @@ async function corpusRows(job: PretrainJob, bpe: BpeModel, seqLen: number): Prom
   } catch (e) {
     if (!(e instanceof Deno.errors.NotFound) && !(e instanceof SyntaxError)) throw e;
   }
-  const src = await corpusSources(job.paths);
+  const src = await sourcesOf(job.paths);
   const c = packedCorpus(src, bpe, seqLen, CORPUS_SEED, job.corpusShape);
   const info = { key, tokens: c.tokens, rows: c.rows.length, seqLen, fill: c.fill, docs: c.docs, mix: c.mix, hash: c.hash, excluded: src.excluded };
   await writeCorpusCache(`${job.out}/corpus.bin`, c.rows);
@@ -101,7 +117,7 @@ export async function runPretrainJob(job: PretrainJob): Promise<Record<string, u
   else if (job.tokenizerDir) bpe = await readTokenizerFolder(job.tokenizerDir);
   else {
     job.log(`training the tokenizer (${job.vocab} tokens)`);
-    bpe = trainDemoTokenizer(tokenizerDocuments(await corpusSources(job.paths), CORPUS_SEED), job.vocab);
+    bpe = trainDemoTokenizer(tokenizerDocuments(await sourcesOf(job.paths), CORPUS_SEED), job.vocab);
   }
   if (job.corpusOnly) {
     const seqLen = init?.cfg.maxPositionEmbeddings ?? ckpt?.cfg.maxPositionEmbeddings ?? job.arch.seqLen;
