@@ -5,29 +5,18 @@
 // backward.ts directly.
 import { computePipeline, dispatch, sharedScratch, uniformBuffer } from "../device.ts";
 import { encodeEmbeddingLinks, encodeEmbeddingScatter } from "../kernels/embedding.ts";
+import { grid } from "../kernels/layer-common.ts";
 import embeddingSource from "./kernels/embedding.wgsl" with { type: "text" };
 import rowGatherSource from "./kernels/row_gather.wgsl" with { type: "text" };
 import rowScatterSource from "./kernels/row_scatter.wgsl" with { type: "text" };
 
+/** Threads per workgroup of the kernels here (they index gid.y * nwg.x * 64 + gid.x). */
 const WG = 64;
-const MAX_X = 65535;
-
-/** A workgroup grid for `count` one-thread items folded into y; kernels index gid.y * nwg.x * 64 + gid.x. */
-export function grid1d(count: number): [number, number] {
-  const groups = Math.max(1, Math.ceil(count / WG));
-  const x = Math.min(groups, MAX_X);
-  return [x, Math.ceil(groups / x)];
-}
 
 function u32s(...v: number[]): Uint32Array {
   const w = new Uint32Array(Math.max(4, Math.ceil(v.length / 4) * 4));
   w.set(v);
   return w;
-}
-
-/** Records one dispatch with explicit bindings (buffer windows), binding i = resources[i]. */
-function dispatchBindings(device: GPUDevice, enc: GPUCommandEncoder, pipeline: GPUComputePipeline, resources: GPUBufferBinding[], groups: [number, number]): void {
-  dispatch(device, enc, pipeline, resources, groups);
 }
 
 /** Row windows [v0, v0 + rows) of a (V, H) matrix, `window` rows each. */
@@ -53,7 +42,7 @@ export async function encodeEmbedding(
   const pipeline = await computePipeline(device, "model-embedding", embeddingSource);
   for (const w of vocabWindows(d.V, d.window)) {
     const params = uniformBuffer(device, "embedding-params", u32s(d.N, d.H, w.v0, w.rows));
-    dispatchBindings(device, enc, pipeline, [{ buffer: ids }, windowOf(table, d.H, w.v0, w.rows), { buffer: out }, { buffer: params }], grid1d(d.N * d.H));
+    dispatch(device, enc, pipeline, [ids, windowOf(table, d.H, w.v0, w.rows), out, params], grid(d.N * d.H, WG));
   }
 }
 
@@ -82,12 +71,12 @@ export async function encodeEmbeddingBackward(
 export async function encodeRowGather(device: GPUDevice, enc: GPUCommandEncoder, rows: GPUBuffer, src: GPUBuffer, out: GPUBuffer, R: number, C: number): Promise<void> {
   if (R === 0) return;
   const pipeline = await computePipeline(device, "model-row-gather", rowGatherSource);
-  dispatch(device, enc, pipeline, [rows, src, out, uniformBuffer(device, "row-gather-params", u32s(R, C))], grid1d(R * C));
+  dispatch(device, enc, pipeline, [rows, src, out, uniformBuffer(device, "row-gather-params", u32s(R, C))], grid(R * C, WG));
 }
 
 /** Records dst[rows] = src (R, C) for 32-bit words, bit for bit; other rows of dst untouched; rows (R) u32, distinct. */
 export async function encodeRowScatter(device: GPUDevice, enc: GPUCommandEncoder, rows: GPUBuffer, src: GPUBuffer, dst: GPUBuffer, R: number, C: number): Promise<void> {
   if (R === 0) return;
   const pipeline = await computePipeline(device, "model-row-scatter", rowScatterSource);
-  dispatch(device, enc, pipeline, [rows, src, dst, uniformBuffer(device, "row-scatter-params", u32s(R, C))], grid1d(R * C));
+  dispatch(device, enc, pipeline, [rows, src, dst, uniformBuffer(device, "row-scatter-params", u32s(R, C))], grid(R * C, WG));
 }
