@@ -284,14 +284,8 @@ export function dqScratchBytes(a: AttentionDims, BK: number): number {
 export const DQ_SCRATCH_CAP = 512 * 2 ** 20;
 
 /**
- * Records the backward with dq fused into the dk/dv kernel (D % 4 == 0): delta by its own pass, the
- * dk/dv kernel writing each key block's dS K to a scratch, then a reduce of the blocks into dq. False (nothing
- * recorded) where the scratch would exceed opts.dqScratchBytes (default DQ_SCRATCH_CAP) or the device's storage binding
- * and buffer limits.
- */
-/**
- * The bytes of the call scratch (device.ts CALL_SCRATCH) the backward of these dims takes for its dq partials under the
- * register-blocked kernels (D % 4 == 0, within the limits): 0 where it takes none.
+ * The bytes of the call scratch (device.ts CALL_SCRATCH) the backward of these dims takes for its dq partials (D
+ * rounded up to 4): 0 where they would pass the limits and the dq kernel runs instead.
  */
 export function attentionBackwardScratchBytes(device: GPUDevice, dims: AttentionDims, opts: AttentionOpts = {}): number {
   const a = widened(dims);
@@ -300,6 +294,12 @@ export function attentionBackwardScratchBytes(device: GPUDevice, dims: Attention
   return bytes > limit ? 0 : bytes;
 }
 
+/**
+ * Records the backward with dq fused into the dk/dv kernel (D % 4 == 0): delta by its own pass, the
+ * dk/dv kernel writing each key block's dS K to a scratch, then a reduce of the blocks into dq. False (nothing
+ * recorded) where the scratch would exceed opts.dqScratchBytes (default DQ_SCRATCH_CAP) or the device's storage binding
+ * and buffer limits.
+ */
 async function encodeFusedDqBackward(device: GPUDevice, enc: GPUCommandEncoder, buf: AttentionBackwardBuffers, a: AttentionDims, dims: GPUBuffer, opts: AttentionOpts): Promise<boolean> {
   const kvT = blockedTiles(device, a.D, DKV_WORDS, opts.workgroupBytes);
   const bytes = attentionBackwardScratchBytes(device, a, opts);
