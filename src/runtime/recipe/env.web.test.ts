@@ -35,7 +35,7 @@ Deno.test({
     try {
       const demoCell = { ...defaultParams("dataset"), source: "demo" as const, format: "rlvr" as const };
       const d = await env.loadDataset(demoCell);
-      assertEquals(Object.fromEntries(Object.entries(d.splits).map(([k, v]) => [k, v.length])), { train: 240, "test-concepts": 96, "test-templates": 64, "heldout-db": 48 });
+      assertEquals(Object.fromEntries(Object.entries(d.splits).map(([k, v]) => [k, v.length])), { train: 240, "test-concepts": 96, "test-templates": 64, "heldout-db": 48, "test-written": 107 });
       const sql = env.sqlRunner(demoCell);
       try {
         const r = await sql.query("shop", "SELECT count(*) FROM customers");
