@@ -75,8 +75,21 @@ export async function pythonReference(
 /** Rounds to `digits` decimals (records keep no float noise). */
 export const round = (x: number, digits = 1) => Math.round(x * 10 ** digits) / 10 ** digits;
 
-/** The device as the driver names it: the adapter's description, else vendor, architecture and device. */
+/**
+ * The device as the driver names it: NVIDIA's driver's name for the card where nvidia-smi answers (Dawn's adapter info
+ * gives only the driver's version there), else the adapter's description, else its vendor, architecture and device.
+ */
 export function deviceName(info: Gpu["info"]): string {
+  try {
+    const p = new Deno.Command("nvidia-smi", {
+      args: ["--query-gpu=name", "--format=csv,noheader"],
+      stdout: "piped",
+      stderr: "null",
+    })
+      .outputSync();
+    const name = new TextDecoder().decode(p.stdout).split("\n")[0].trim();
+    if (p.success && name) return name;
+  } catch { /* no NVIDIA driver here */ }
   return info.description.trim() || [info.vendor, info.architecture, info.device].filter(Boolean).join(" ") ||
     "unknown adapter";
 }
