@@ -22,7 +22,15 @@ if (!deno || !existsSync(deno)) {
 }
 const r = spawnSync(
   deno,
-  ["run", "-A", "--no-check", "--config", join(root, "deno.json"), join(root, "src", "cli", "main.ts"), ...process.argv.slice(2)],
+  [
+    "run",
+    "-A",
+    "--no-check",
+    "--config",
+    join(root, "deno.json"),
+    join(root, "src", "cli", "main.ts"),
+    ...process.argv.slice(2),
+  ],
   { stdio: "inherit", env: { XDG_RUNTIME_DIR: "/tmp", DENO_NO_UPDATE_CHECK: "1", ...process.env } },
 );
 process.exit(r.status ?? 1);

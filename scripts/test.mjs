@@ -42,9 +42,18 @@ const DAWN = [
 ];
 // Of those, the ones that stay on lavapipe, and why.
 const LAVAPIPE_ONLY = new Map([
-  ["src/model/prefill-runs.gpu.test.ts", "the policy's row runs under a forced binding limit: engine-independent, 3 min on SwiftShader"],
-  ["src/model/policy.gpu.test.ts", "the ORT policy's graphs with f16 (lavapipe has shader-f16; Dawn's no-f16 graphs are no-f16.gpu.test.ts): 96 s on SwiftShader"],
-  ["src/model/sampler.gpu.test.ts", "the CPU sampler over the ORT policy, engine-independent (the GPU token choice and captured decoding, sampler-gpu.gpu.test.ts, run on Dawn): 50 s on SwiftShader"],
+  [
+    "src/model/prefill-runs.gpu.test.ts",
+    "the policy's row runs under a forced binding limit: engine-independent, 3 min on SwiftShader",
+  ],
+  [
+    "src/model/policy.gpu.test.ts",
+    "the ORT policy's graphs with f16 (lavapipe has shader-f16; Dawn's no-f16 graphs are no-f16.gpu.test.ts): 96 s on SwiftShader",
+  ],
+  [
+    "src/model/sampler.gpu.test.ts",
+    "the CPU sampler over the ORT policy, engine-independent (the GPU token choice and captured decoding, sampler-gpu.gpu.test.ts, run on Dawn): 50 s on SwiftShader",
+  ],
 ]);
 
 // Dawn zero-initializes workgroup memory (WGSL requires it) through VK_KHR_zero_initialize_workgroup_memory
@@ -83,7 +92,9 @@ function walk(dir, out = []) {
   return out;
 }
 
-const all = ["src", "workers", "tests", "bench"].filter((d) => existsSync(join(root, d))).flatMap((d) => walk(join(root, d)));
+const all = ["src", "workers", "tests", "bench"].filter((d) => existsSync(join(root, d))).flatMap((d) =>
+  walk(join(root, d))
+);
 const files = {
   unit: all.filter((f) => !f.endsWith(".gpu.test.ts") && !f.startsWith("tests/browser/")),
   gpu: all.filter((f) => f.endsWith(".gpu.test.ts")),
@@ -97,8 +108,10 @@ function isDebianRoot() {
 
 function aptInstall(pkgs, why) {
   if (!isDebianRoot()) {
-    fail(`${why}. Install it and run again: sudo apt-get install ${pkgs.join(" ")}` +
-      (pkgs.includes("chromium") ? " (or set CHROME_PATH to a Chromium/Chrome binary with WebGPU)" : ""));
+    fail(
+      `${why}. Install it and run again: sudo apt-get install ${pkgs.join(" ")}` +
+        (pkgs.includes("chromium") ? " (or set CHROME_PATH to a Chromium/Chrome binary with WebGPU)" : ""),
+    );
   }
   console.log(`npm test: ${why}; installing ${pkgs.join(", ")} with apt-get`);
   const env = { ...process.env, DEBIAN_FRONTEND: "noninteractive" };
@@ -111,7 +124,9 @@ function ensureSystem() {
   const need = [];
   if (wanted.includes("gpu") && files.gpu.length && !existsSync(LAVAPIPE_ICD)) need.push("mesa-vulkan-drivers");
   const chrome = process.env.CHROME_PATH || "/usr/bin/chromium";
-  if (wanted.includes("dawn") && files.dawn.length && !existsSync(SWIFTSHADER_ICD) && !need.includes("chromium")) need.push("chromium");
+  if (wanted.includes("dawn") && files.dawn.length && !existsSync(SWIFTSHADER_ICD) && !need.includes("chromium")) {
+    need.push("chromium");
+  }
   if (wanted.includes("browser") && files.browser.length && !existsSync(chrome) && !need.includes("chromium")) {
     if (process.env.CHROME_PATH) fail(`CHROME_PATH=${chrome} does not exist`);
     need.push("chromium");
@@ -143,7 +158,13 @@ function runDenoTests(kind, list, extraEnv, extraArgs = []) {
     const child = spawn(deno, denoArgs, {
       cwd: root,
       stdio: ["ignore", "pipe", "pipe"],
-      env: { ...process.env, XDG_RUNTIME_DIR: process.env.XDG_RUNTIME_DIR || "/tmp", NO_COLOR: "1", DENO_NO_UPDATE_CHECK: "1", ...extraEnv },
+      env: {
+        ...process.env,
+        XDG_RUNTIME_DIR: process.env.XDG_RUNTIME_DIR || "/tmp",
+        NO_COLOR: "1",
+        DENO_NO_UPDATE_CHECK: "1",
+        ...extraEnv,
+      },
     });
     const out = [], err = [];
     child.stdout.on("data", (d) => out.push(d));
@@ -153,9 +174,17 @@ function runDenoTests(kind, list, extraEnv, extraArgs = []) {
       console.log(`\n== ${kind} tests (${list.length} files): output`);
       process.stdout.write(text);
       process.stderr.write(Buffer.concat(err));
-      const m = text.match(/(ok|FAILED) \| (\d+) passed(?: \(\d+ steps?\))? \| (\d+) failed(?: \(\d+ steps?\))?(?: \| (\d+) ignored)?/);
+      const m = text.match(
+        /(ok|FAILED) \| (\d+) passed(?: \(\d+ steps?\))? \| (\d+) failed(?: \(\d+ steps?\))?(?: \| (\d+) ignored)?/,
+      );
       const diedAfter = !!m && m[1] === "ok" && Number(m[3]) === 0 && status !== 0;
-      if (diedAfter) console.log(`\n== ${kind}: every test passed, then the Deno process died in teardown (exit ${status}${signal ? `, ${signal}` : ""}); its summary counts`);
+      if (diedAfter) {
+        console.log(
+          `\n== ${kind}: every test passed, then the Deno process died in teardown (exit ${status}${
+            signal ? `, ${signal}` : ""
+          }); its summary counts`,
+        );
+      }
       if (!m) {
         totals.failed++;
         failedKinds.push(`${kind} (no summary; exit ${status})`);
@@ -164,7 +193,11 @@ function runDenoTests(kind, list, extraEnv, extraArgs = []) {
       totals.passed += Number(m[2]);
       totals.failed += Number(m[3]);
       totals.ignored += Number(m[4] ?? 0);
-      perKind.push(`${kind}: ${m[2]} passed, ${m[3]} failed, ${m[4] ?? 0} skipped in ${((Date.now() - started) / 60000).toFixed(1)} min${diedAfter ? " (the process died in teardown after its summary)" : ""}`);
+      perKind.push(
+        `${kind}: ${m[2]} passed, ${m[3]} failed, ${m[4] ?? 0} skipped in ${
+          ((Date.now() - started) / 60000).toFixed(1)
+        } min${diedAfter ? " (the process died in teardown after its summary)" : ""}`,
+      );
       if (status !== 0 && !diedAfter) failedKinds.push(kind);
       resolve();
     });
@@ -176,7 +209,12 @@ if (!existsSync(deno)) fail(`Deno is missing at ${deno}: run npm ci first`);
 
 if (wanted.includes("typecheck")) {
   console.log("\n== type check (tsc --noEmit)");
-  const r = spawnSync(process.execPath, [join(root, "node_modules", "typescript", "bin", "tsc"), "--noEmit", "-p", root], { stdio: "inherit", cwd: root });
+  const r = spawnSync(process.execPath, [
+    join(root, "node_modules", "typescript", "bin", "tsc"),
+    "--noEmit",
+    "-p",
+    root,
+  ], { stdio: "inherit", cwd: root });
   if (r.status !== 0) {
     totals.failed++;
     failedKinds.push("typecheck");
@@ -192,24 +230,33 @@ if (wanted.includes("unit")) await runDenoTests("unit", files.unit, {});
 const gpuKinds = [];
 if (wanted.includes("gpu")) {
   // Pin Mesa's lavapipe so results do not depend on whichever Vulkan driver the machine has.
-  const env = existsSync(LAVAPIPE_ICD) && !process.env.RLVR_ANY_GPU ? { VK_DRIVER_FILES: LAVAPIPE_ICD, VK_ICD_FILENAMES: LAVAPIPE_ICD } : {};
+  const env = existsSync(LAVAPIPE_ICD) && !process.env.RLVR_ANY_GPU
+    ? { VK_DRIVER_FILES: LAVAPIPE_ICD, VK_ICD_FILENAMES: LAVAPIPE_ICD }
+    : {};
   gpuKinds.push(() => runDenoTests("gpu", files.gpu, { ...env, RLVR_WEBGPU: "deno" }, ["--preload", PRELOAD]));
 }
 if (wanted.includes("dawn")) {
   if (!existsSync(SWIFTSHADER_ICD)) fail(`${SWIFTSHADER_ICD} is missing (Debian's chromium package ships it)`);
-  gpuKinds.push(() => runDenoTests("dawn", files.dawn, {
-    VK_DRIVER_FILES: SWIFTSHADER_ICD,
-    VK_ICD_FILENAMES: SWIFTSHADER_ICD,
-    RLVR_WEBGPU: "dawn",
-    RLVR_DAWN_OPTIONS: dawnTestOptions(process.env.RLVR_DAWN_OPTIONS),
-  }, ["--preload", PRELOAD]));
+  gpuKinds.push(() =>
+    runDenoTests("dawn", files.dawn, {
+      VK_DRIVER_FILES: SWIFTSHADER_ICD,
+      VK_ICD_FILENAMES: SWIFTSHADER_ICD,
+      RLVR_WEBGPU: "dawn",
+      RLVR_DAWN_OPTIONS: dawnTestOptions(process.env.RLVR_DAWN_OPTIONS),
+    }, ["--preload", PRELOAD])
+  );
 }
-if (process.env.RLVR_TEST_SERIAL) for (const k of gpuKinds) await k();
+if (process.env.RLVR_TEST_SERIAL) { for (const k of gpuKinds) await k(); }
 else await Promise.all(gpuKinds.map((k) => k()));
 if (wanted.includes("browser")) {
   if (files.browser.length) {
     console.log("\n== building the app for browser tests (vite build)");
-    const r = spawnSync(process.execPath, [join(root, "node_modules", "vite", "bin", "vite.js"), "build", "--logLevel", "warn"], { stdio: "inherit", cwd: root });
+    const r = spawnSync(process.execPath, [
+      join(root, "node_modules", "vite", "bin", "vite.js"),
+      "build",
+      "--logLevel",
+      "warn",
+    ], { stdio: "inherit", cwd: root });
     if (r.status !== 0) fail("vite build failed");
   }
   await runDenoTests("browser", files.browser, { CHROME_PATH: process.env.CHROME_PATH || "/usr/bin/chromium" });

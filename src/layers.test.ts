@@ -50,7 +50,9 @@ function walk(dir: string, out: string[] = []): string[] {
 /** The relative module specifiers `text` imports or re-exports, statically or dynamically. */
 export function importsOf(text: string): string[] {
   const out: string[] = [];
-  for (const m of text.matchAll(/(?:^|\n)\s*(?:import|export)\b[^;]*?\bfrom\s*["'](\.{1,2}\/[^"']+)["']/g)) out.push(m[1]);
+  for (const m of text.matchAll(/(?:^|\n)\s*(?:import|export)\b[^;]*?\bfrom\s*["'](\.{1,2}\/[^"']+)["']/g)) {
+    out.push(m[1]);
+  }
   for (const m of text.matchAll(/(?:^|\n)\s*import\s*["'](\.{1,2}\/[^"']+)["']/g)) out.push(m[1]);
   for (const m of text.matchAll(/\bimport\(\s*["'](\.{1,2}\/[^"']+)["']\s*\)/g)) out.push(m[1]);
   return out;
@@ -66,14 +68,33 @@ function resolve(from: string, spec: string): string {
 }
 
 Deno.test("layers: importsOf finds static, re-exported, side-effect and dynamic relative imports", () => {
-  const got = importsOf('import { a } from "./a.ts";\nimport type { B } from "../b.ts";\nexport { c } from "./c.ts";\nimport "./d.ts";\nconst e = await import("../e.ts");\nimport x from "npm:x";\n');
-  assert(JSON.stringify(got) === JSON.stringify(["./a.ts", "../b.ts", "./c.ts", "./d.ts", "../e.ts"]), JSON.stringify(got));
-  assert(layerOf("src/gpu/kernels/matmul.ts") === "kernels" && layerOf("src/gpu/trainer/grad.ts") === "trainer" && layerOf("src/model/lora.ts") === "model", "layerOf");
-  assert(layerOf("workers/gpu.api.ts") === "runtime" && layerOf("workers/run-host.ts") === "top", "a worker's contract and the worker");
+  const got = importsOf(
+    'import { a } from "./a.ts";\nimport type { B } from "../b.ts";\nexport { c } from "./c.ts";\nimport "./d.ts";\nconst e = await import("../e.ts");\nimport x from "npm:x";\n',
+  );
+  assert(
+    JSON.stringify(got) === JSON.stringify(["./a.ts", "../b.ts", "./c.ts", "./d.ts", "../e.ts"]),
+    JSON.stringify(got),
+  );
+  assert(
+    layerOf("src/gpu/kernels/matmul.ts") === "kernels" && layerOf("src/gpu/trainer/grad.ts") === "trainer" &&
+      layerOf("src/model/lora.ts") === "model",
+    "layerOf",
+  );
+  assert(
+    layerOf("workers/gpu.api.ts") === "runtime" && layerOf("workers/run-host.ts") === "top",
+    "a worker's contract and the worker",
+  );
   // The rule: the GPU trainer may read the model layer, gpu/kernels may not; the workers may not reach into the UI (as
   // workers/run-host.ts did through src/ui/run-plan.ts) nor the UI into the workers but through their contracts.
-  assert(mayImport("trainer", "model") && !mayImport("kernels", "model") && mayImport("model", "kernels") && !mayImport("model", "trainer"), "model vs gpu");
-  assert(!mayImport("top", "ui") && !mayImport("ui", "top") && mayImport("ui", "runtime") && mayImport("top", "runtime"), "ui vs top");
+  assert(
+    mayImport("trainer", "model") && !mayImport("kernels", "model") && mayImport("model", "kernels") &&
+      !mayImport("model", "trainer"),
+    "model vs gpu",
+  );
+  assert(
+    !mayImport("top", "ui") && !mayImport("ui", "top") && mayImport("ui", "runtime") && mayImport("top", "runtime"),
+    "ui vs top",
+  );
 });
 
 Deno.test("layers: no module imports from a layer above its own (core < kernels < model < trainer < runtime < ui | cli, workers)", () => {

@@ -34,7 +34,8 @@ export async function assertRejects(fn: () => unknown, pattern?: RegExp): Promis
  */
 export function assertSameBits(got: Float32Array, ref: Float32Array, what: string, refName = "reference"): void {
   if (got.length !== ref.length) throw new Error(`${what}: ${got.length} elements, ${refName} ${ref.length}`);
-  const g = new Uint32Array(got.buffer, got.byteOffset, got.length), r = new Uint32Array(ref.buffer, ref.byteOffset, ref.length);
+  const g = new Uint32Array(got.buffer, got.byteOffset, got.length),
+    r = new Uint32Array(ref.buffer, ref.byteOffset, ref.length);
   const bad = g.findIndex((v, i) => v !== r[i]);
   if (bad >= 0) throw new Error(`${what}: element ${bad} ${got[bad]} != ${refName} ${ref[bad]}`);
 }
@@ -103,7 +104,17 @@ function deepEqual(a: unknown, b: unknown): boolean {
 
 function show(v: unknown): string {
   try {
-    return JSON.stringify(v, (_k, x) => (typeof x === "bigint" ? `${x}n` : ArrayBuffer.isView(x) ? Array.from(x as unknown as ArrayLike<number>) : x));
+    return JSON.stringify(
+      v,
+      (
+        _k,
+        x,
+      ) => (typeof x === "bigint"
+        ? `${x}n`
+        : ArrayBuffer.isView(x)
+        ? Array.from(x as unknown as ArrayLike<number>)
+        : x),
+    );
   } catch {
     return String(v);
   }

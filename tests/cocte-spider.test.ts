@@ -8,13 +8,16 @@ import { fileDatabaseLoader } from "../src/runtime/sql-files.deno.ts";
 import { SqlPool } from "../src/runtime/sql-pool.ts";
 
 Deno.test({
-  name: "cocte on Spider train (every 10th question): golds convert with the gold's rows, chains split back, decompositions are real",
+  name:
+    "cocte on Spider train (every 10th question): golds convert with the gold's rows, chains split back, decompositions are real",
   ignore: sharedDatasets === null,
   sanitizeOps: false,
   sanitizeResources: false,
   async fn() {
     const base = `${sharedDatasets}/spider-train`;
-    const rows = (await Deno.readTextFile(`${base}/questions.jsonl`)).trim().split("\n").map((l) => JSON.parse(l) as { db_id: string; query: string });
+    const rows = (await Deno.readTextFile(`${base}/questions.jsonl`)).trim().split("\n").map((l) =>
+      JSON.parse(l) as { db_id: string; query: string }
+    );
     const pool = new SqlPool({ loadDatabase: fileDatabaseLoader(`${base}/database`), workers: 2, timeoutMs: 10_000 });
     const conv = new GoldConverter(pool);
     const sample = rows.filter((_, i) => i % 10 === 0);
@@ -39,7 +42,12 @@ Deno.test({
           assert(back.problems.length === 0 && stepQueries(back).length === c.steps.length + 1, `split ${c.cocte}`);
           // More than one table, a subquery or a set operation never yields a bare wrapper of the whole query.
           const complex = /\bJOIN\b/i.test(q.query) || (q.query.match(/\bSELECT\b/gi) ?? []).length > 1;
-          if (complex) assert(c.steps.length > 1 || c.steps[0].sql.replace(/\s+/g, " ") !== q.query.trim().replace(/\s+/g, " "), `wrapper: ${q.query}`);
+          if (complex) {
+            assert(
+              c.steps.length > 1 || c.steps[0].sql.replace(/\s+/g, " ") !== q.query.trim().replace(/\s+/g, " "),
+              `wrapper: ${q.query}`,
+            );
+          }
           if ((q.query.match(/\bSELECT\b/gi) ?? []).length > 1) assert(c.steps.length > 1, `one step for ${q.query}`);
         }
       }));
@@ -47,7 +55,11 @@ Deno.test({
       pool.close();
     }
     const runnable = sample.length - goldFailed;
-    console.log(`cocte on Spider train sample: ${ok}/${runnable} converted; chain lengths ${JSON.stringify(Object.fromEntries([...lengths].sort((a, b) => a[0] - b[0])))}`);
+    console.log(
+      `cocte on Spider train sample: ${ok}/${runnable} converted; chain lengths ${
+        JSON.stringify(Object.fromEntries([...lengths].sort((a, b) => a[0] - b[0])))
+      }`,
+    );
     for (const f of failures) console.log(`  not converted: ${f}`);
     assert(ok / runnable >= 0.995, `only ${ok}/${runnable} converted`);
     assert((lengths.get(1) ?? 0) < ok * 0.6, "too many one-step chains");

@@ -44,7 +44,11 @@ Deno.test({
     } finally {
       pool.close();
     }
-    console.log(`Spider train: ${correct} executable golds all correct, ${failed.length} golds fail to run, ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+    console.log(
+      `Spider train: ${correct} executable golds all correct, ${failed.length} golds fail to run, ${
+        ((performance.now() - t0) / 1000).toFixed(1)
+      } s`,
+    );
     for (const f of failed) console.log(`  gold fails: ${f}`);
     assertEquals(wrong, [], "golds scored wrong against themselves");
     assertEquals(correct + failed.length, items.length);

@@ -24,14 +24,18 @@ Deno.test("evidence notebooks: every bench/evidence/*.json notebook parses; the 
     for (const c of cells) {
       const split = c.params?.split;
       if (typeof split === "string" && split !== "") {
-        assert((DEMO_SPLITS as readonly string[]).includes(split), `${name}, cell ${c.id}: split "${split}" is not one of the demo's (${DEMO_SPLITS.join(", ")})`);
+        assert(
+          (DEMO_SPLITS as readonly string[]).includes(split),
+          `${name}, cell ${c.id}: split "${split}" is not one of the demo's (${DEMO_SPLITS.join(", ")})`,
+        );
       }
     }
   }
   assert(notebooks >= 8 && demo >= 3, `${notebooks} notebooks, ${demo} on the demo data`);
 });
 
-const DEMO_POSITIONS = JSON.parse(Deno.readTextFileSync(new URL("../public/model/config.json", import.meta.url))).max_position_embeddings as number;
+const DEMO_POSITIONS = JSON.parse(Deno.readTextFileSync(new URL("../public/model/config.json", import.meta.url)))
+  .max_position_embeddings as number;
 type EvCell = { id: string; type: string; params?: Record<string, unknown> };
 const notebook = (name: string): EvCell[] => JSON.parse(Deno.readTextFileSync(new URL(name, dir))).cells;
 
@@ -43,7 +47,12 @@ Deno.test("evidence notebooks: on the demo model, the prompt budget plus any cel
     if (typeof budget !== "number") continue;
     for (const c of cells) {
       const n = c.params?.maxNewTokens;
-      if (typeof n === "number") assert(budget + n <= DEMO_POSITIONS, `${name}, cell ${c.id}: maxPromptTokens ${budget} + maxNewTokens ${n} > ${DEMO_POSITIONS}`);
+      if (typeof n === "number") {
+        assert(
+          budget + n <= DEMO_POSITIONS,
+          `${name}, cell ${c.id}: maxPromptTokens ${budget} + maxNewTokens ${n} > ${DEMO_POSITIONS}`,
+        );
+      }
     }
   }
 });
@@ -56,14 +65,28 @@ Deno.test("evidence notebooks: the PRM notebooks start with the CoCTE cold start
     const ids = cells.map((c) => c.id);
     const cold = cells.findIndex((c) => c.type === "warmup");
     assert(cold >= 0, `${name}: no warm-up`);
-    assertEquals([cells[cold].params?.method, cells[cold].params?.sftTargets], ["sft", "cocte"], `${name}: the cold start`);
+    assertEquals(
+      [cells[cold].params?.method, cells[cold].params?.sftTargets],
+      ["sft", "cocte"],
+      `${name}: the cold start`,
+    );
     const prompt = cells.find((c) => c.type === "prompt");
     assertEquals(prompt?.params?.template, "chain-of-ctes@2", name);
-    assert(cells[cold + 1]?.type === "evaluate", `${name}: an evaluation right after the cold start (${ids.join(", ")})`);
+    assert(
+      cells[cold + 1]?.type === "evaluate",
+      `${name}: an evaluation right after the cold start (${ids.join(", ")})`,
+    );
     const firstPrm = cells.findIndex((c) => c.type === "prmdata" || c.type === "prmtrain" || c.type === "grpo");
     // The -diag notebooks end there (the cold start for bench/evidence/sample-check.ts); the others go on.
-    if (name.endsWith("-diag.json")) assert(firstPrm === -1 && cold + 2 === cells.length, `${name}: the cold start and its evaluation, nothing after (${ids.join(", ")})`);
-    else assert(firstPrm > cold + 1, `${name}: the cold start before PRM data, PRM train and GRPO (${ids.join(", ")})`);
+    if (name.endsWith("-diag.json")) {
+      assert(
+        firstPrm === -1 && cold + 2 === cells.length,
+        `${name}: the cold start and its evaluation, nothing after (${ids.join(", ")})`,
+      );
+    } else {assert(
+        firstPrm > cold + 1,
+        `${name}: the cold start before PRM data, PRM train and GRPO (${ids.join(", ")})`,
+      );}
     if (name.startsWith("prm-demo")) assertEquals(prompt?.params?.evidence, true, `${name}: BIRD mode`);
     // GRPO with PRM rewards names its PRM: the ORM trains after it (the 2026-12-04 runs' GRPO got the ORM).
     const grpo = cells.find((c) => c.type === "grpo");

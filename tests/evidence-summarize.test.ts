@@ -24,8 +24,14 @@ async function summarize(...dirs: string[]): Promise<string> {
 /** A GRPO metrics line: `correct` of the samples right, `trainMs` in the train phase. */
 function grpoLine(step: number, correct: number, trainMs: number) {
   return {
-    phase: "grpo", step, execAccuracy: correct, equalGroupFraction: 0.5, rewards: { total: { mean: correct } }, completionLength: { mean: 40 },
-    ms: { sample: 1000, score: 0, train: trainMs }, gpuMemoryBytes: 1e9,
+    phase: "grpo",
+    step,
+    execAccuracy: correct,
+    equalGroupFraction: 0.5,
+    rewards: { total: { mean: correct } },
+    completionLength: { mean: 40 },
+    ms: { sample: 1000, score: 0, train: trainMs },
+    gpuMemoryBytes: 1e9,
   };
 }
 

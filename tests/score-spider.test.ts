@@ -19,7 +19,8 @@ import { assert, assertEquals } from "./assert.ts";
 import { sharedDatasets } from "./shared.ts";
 
 Deno.test({
-  name: "score-spider: limits, batching and the pool leave Spider rewards as plain scoring gives them (every 10th question, gold and hard predictions)",
+  name:
+    "score-spider: limits, batching and the pool leave Spider rewards as plain scoring gives them (every 10th question, gold and hard predictions)",
   ignore: sharedDatasets === null,
   sanitizeOps: false,
   sanitizeResources: false,
@@ -33,25 +34,39 @@ Deno.test({
       tasks.push(all[i]);
       texts.push(all[i].gold_sql, next.gold_sql);
     }
-    const samples: Sample[] = texts.map((text, k) => ({ prompt: k >> 1, index: k & 1, tokens: [1, 2, 3], text, logprobs: [0, 0, 0], finishReason: "eos" }));
+    const samples: Sample[] = texts.map((text, k) => ({
+      prompt: k >> 1,
+      index: k & 1,
+      tokens: [1, 2, 3],
+      text,
+      logprobs: [0, 0, 0],
+      finishReason: "eos",
+    }));
     const SQL = await loadSqlJs();
     const dbs = new Map<string, GuardedDatabase>();
     const plain = {
       query(db: string, sql: string) {
         let g = dbs.get(db);
-        if (!g) dbs.set(db, (g = new GuardedDatabase(SQL, Deno.readFileSync(`${root}/database/${db}/${db}.sqlite`))));
+        if (!g) dbs.set(db, g = new GuardedDatabase(SQL, Deno.readFileSync(`${root}/database/${db}/${db}.sqlite`)));
         return Promise.resolve(g.query(sql, DEFAULT_LIMITS));
       },
     };
     const pool = new SqlPool({ loadDatabase: fileDatabaseLoader(`${root}/database`), workers: 2, maxDatabases: 200 });
     try {
-      for (const [name, spec] of Object.entries({ databricks: REWARD_PRESETS.databricks, arctic: REWARD_PRESETS.arctic })) {
+      for (
+        const [name, spec] of Object.entries({ databricks: REWARD_PRESETS.databricks, arctic: REWARD_PRESETS.arctic })
+      ) {
         const fast = new Scorer(pool, spec, "set", "auto");
         const got = await fast.scoreSamples(tasks, samples);
         const ref = new Scorer(plain, spec, "set", "auto");
         const want: Scored[] = [];
         for (const s of samples) want.push(await ref.scoreCompletion(tasks[s.prompt], s.text, 3));
-        const view = (s: Scored) => ({ correct: s.correct, error: s.outcome?.error?.kind ?? null, reward: s.reward, rows: s.predicted?.rows ?? null });
+        const view = (s: Scored) => ({
+          correct: s.correct,
+          error: s.outcome?.error?.kind ?? null,
+          reward: s.reward,
+          rows: s.predicted?.rows ?? null,
+        });
         let goldsCorrect = 0;
         const slow: string[] = [];
         for (const [k, s] of samples.entries()) {
@@ -59,14 +74,31 @@ Deno.test({
           if (s.index === 0) {
             assertEquals(a, b, `${name}: gold of question ${tasks[s.prompt].id}`);
             if (a.correct) goldsCorrect++;
-          } else if (JSON.stringify(a, (_, v) => (typeof v === "bigint" ? `${v}n` : v)) !== JSON.stringify(b, (_, v) => (typeof v === "bigint" ? `${v}n` : v))) {
-            assert(a.error === "timeout" && !b.correct, `${name}: hard prediction for ${tasks[s.prompt].id} differs: ${JSON.stringify({ a: a.error, b: b.error, ra: a.reward.total, rb: b.reward.total })}`);
+          } else if (
+            JSON.stringify(a, (_, v) => (typeof v === "bigint" ? `${v}n` : v)) !==
+              JSON.stringify(b, (_, v) => (typeof v === "bigint" ? `${v}n` : v))
+          ) {
+            assert(
+              a.error === "timeout" && !b.correct,
+              `${name}: hard prediction for ${tasks[s.prompt].id} differs: ${
+                JSON.stringify({ a: a.error, b: b.error, ra: a.reward.total, rb: b.reward.total })
+              }`,
+            );
             slow.push(`${tasks[s.prompt].db_id} ${want[k].outcome?.ms.toFixed(0)} ms in process`);
           }
         }
         const st = fast.stats();
-        console.log(`${name}: ${samples.length} completions, golds correct ${goldsCorrect}/${tasks.length - fast.goldProblems.size} runnable; queries ${st.predictionRuns}, repeats answered ${st.predictionHits}; hard predictions that timed out under their limit: ${slow.length ? slow.join("; ") : "none"}`);
-        assert(st.predictionHits > 0, "the hard prediction of a question is the next question's gold: some texts repeat");
+        console.log(
+          `${name}: ${samples.length} completions, golds correct ${goldsCorrect}/${
+            tasks.length - fast.goldProblems.size
+          } runnable; queries ${st.predictionRuns}, repeats answered ${st.predictionHits}; hard predictions that timed out under their limit: ${
+            slow.length ? slow.join("; ") : "none"
+          }`,
+        );
+        assert(
+          st.predictionHits > 0,
+          "the hard prediction of a question is the next question's gold: some texts repeat",
+        );
         assertEquals(goldsCorrect, tasks.length - fast.goldProblems.size);
       }
     } finally {

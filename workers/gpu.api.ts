@@ -10,7 +10,17 @@ import type { UploadedDataset } from "../src/runtime/recipe/env.web.ts";
 import type { SampleRecord } from "../src/runtime/records.ts";
 import type { RunInfo, RunMode } from "../src/runtime/run-plan.ts";
 
-export type { CacheUsage, CellSummary, GpuInfo, MatmulBenchResult, Progress, RunInfo, RunMode, RunSummary, UploadedDataset };
+export type {
+  CacheUsage,
+  CellSummary,
+  GpuInfo,
+  MatmulBenchResult,
+  Progress,
+  RunInfo,
+  RunMode,
+  RunSummary,
+  UploadedDataset,
+};
 
 /** What the GPU worker found: an adapter, or why there is none and how to get one. */
 export type GpuProbe =

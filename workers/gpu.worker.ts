@@ -9,7 +9,7 @@ import { benchmarkMatmul } from "../src/gpu/bench.ts";
 import { type Gpu, requestGpu, WebGpuUnavailableError } from "../src/gpu/device.ts";
 import { ort } from "../src/model/onnx/ort.ts";
 import { type ClearableCache, opfsCache } from "../src/model/source.web.ts";
-import { MemoryStore, OpfsStore, type FileStore } from "../src/runtime/store.ts";
+import { type FileStore, MemoryStore, OpfsStore } from "../src/runtime/store.ts";
 import type { GpuProbe, GpuWorkerApi, RunStorage } from "./gpu.api.ts";
 import { RunHost } from "./run-host.ts";
 
@@ -43,12 +43,27 @@ async function runStore(): Promise<{ store: FileStore; storage: RunStorage; mode
     return { store: new OpfsStore(""), storage: { kind: "opfs" }, modelCache: opfsCache("rlvr-model-cache") };
   } catch (e) {
     const why = e instanceof Error ? e.message : String(e);
-    return { store: new MemoryStore(), storage: { kind: "memory", note: `This browser gives the page no private file system (${why}): runs are kept in memory and do not survive a reload.` }, modelCache: null };
+    return {
+      store: new MemoryStore(),
+      storage: {
+        kind: "memory",
+        note:
+          `This browser gives the page no private file system (${why}): runs are kept in memory and do not survive a reload.`,
+      },
+      modelCache: null,
+    };
   }
 }
 
 const stores = runStore();
-const host = stores.then(({ store, modelCache }) => new RunHost({ store, modelCache: modelCache ?? undefined, gpuDevice: async () => (await getGpu()).device, sqlWasmUrl }));
+const host = stores.then(({ store, modelCache }) =>
+  new RunHost({
+    store,
+    modelCache: modelCache ?? undefined,
+    gpuDevice: async () => (await getGpu()).device,
+    sqlWasmUrl,
+  })
+);
 
 const api: GpuWorkerApi = {
   probe: () =>

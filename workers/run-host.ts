@@ -81,8 +81,13 @@ export class RunHost {
     this.active = { runId: req.runId, abort };
     const folder = this.folder(req.runId);
     const info: RunInfo = {
-      runId: req.runId, title: req.doc.title, status: "running", mode: req.mode, cellId: req.cellId ?? null,
-      startedAt: this.now(), updatedAt: this.now(),
+      runId: req.runId,
+      title: req.doc.title,
+      status: "running",
+      mode: req.mode,
+      cellId: req.cellId ?? null,
+      startedAt: this.now(),
+      updatedAt: this.now(),
     };
     const setStatus = async (patch: Partial<RunInfo>) => {
       Object.assign(info, patch, { updatedAt: this.now() });
@@ -130,24 +135,44 @@ export class RunHost {
         lines += n;
         if (d.records.length) send(events.samples(d.records));
       });
-      const web = webEnv({ baseUrl: req.baseUrl, store, wasmUrl: this.o.sqlWasmUrl, gpuDevice, modelCache: this.o.modelCache, uploads: req.uploads });
+      const web = webEnv({
+        baseUrl: req.baseUrl,
+        store,
+        wasmUrl: this.o.sqlWasmUrl,
+        gpuDevice,
+        modelCache: this.o.modelCache,
+        uploads: req.uploads,
+      });
       // Model loading (download, ONNX graph, session) is the long silent part of a run's start.
       const env = {
         ...web,
         loadModel: (...[which, lo]: Parameters<typeof web.loadModel>) => {
-          send(events.log(`loading model ${typeof which === "string" ? which : which.source === "demo" ? "demo" : (which.repo ?? which.url ?? which.source)}…`));
+          send(
+            events.log(
+              `loading model ${
+                typeof which === "string"
+                  ? which
+                  : which.source === "demo"
+                  ? "demo"
+                  : (which.repo ?? which.url ?? which.source)
+              }…`,
+            ),
+          );
           return web.loadModel(which, lo);
         },
       };
       const summary = await runNotebook(plan, env, {
-        signal: abort.signal, opts: req.opts,
+        signal: abort.signal,
+        opts: req.opts,
         // An evaluation or self-consistency cell that finished in an earlier run of this folder (a run
         // stopped or reloaded after it) is not done again: same notebook up to it, same options.
         reuseFinished: true,
         onProgress: (p) => {
           current = p.cellId;
           send(events.progress(p));
-        }, onMetrics: (r) => send(events.metrics(r)), onLog: (m) => send(events.log(m)),
+        },
+        onMetrics: (r) => send(events.metrics(r)),
+        onLog: (m) => send(events.log(m)),
         onCellDone: async (c) => {
           await this.keepOutput(folder, c, sampleLines.get(c.id));
           send(events.cellDone?.(c));
@@ -185,7 +210,8 @@ export class RunHost {
       }
     }
     const prev = outputs[c.id];
-    const kept = lines ?? (c.reused && typeof prev === "object" && prev !== null && "sampleLines" in prev ? prev.sampleLines : undefined);
+    const kept = lines ??
+      (c.reused && typeof prev === "object" && prev !== null && "sampleLines" in prev ? prev.sampleLines : undefined);
     outputs[c.id] = kept ? { ...c, sampleLines: kept } : c;
     await folder.write("outputs.json", JSON.stringify(outputs));
   }
@@ -210,7 +236,9 @@ export class RunHost {
         if (!raw) continue;
         try {
           const m: unknown = JSON.parse(dec.decode(raw));
-          if (typeof m === "object" && m !== null && "step" in m && typeof m.step === "number") checkpoints[cell] = m.step;
+          if (typeof m === "object" && m !== null && "step" in m && typeof m.step === "number") {
+            checkpoints[cell] = m.step;
+          }
         } catch {
           // A damaged manifest: the runner reports it when it resumes.
         }

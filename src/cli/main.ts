@@ -8,7 +8,9 @@ import { COMMANDS } from "./commands/index.ts";
 function help(): string {
   const width = Math.max(...Object.keys(COMMANDS).map((k) => k.length));
   const lines = Object.entries(COMMANDS).map(([k, c]) => `  ${k.padEnd(width)}  ${c.summary}`);
-  return `rlvr — RLVR Lab from the command line (runs under Deno)\n\nUsage: rlvr <command> [flags]\n\nCommands:\n${lines.join("\n")}\n\nrlvr <command> --help shows a command's flags.`;
+  return `rlvr — RLVR Lab from the command line (runs under Deno)\n\nUsage: rlvr <command> [flags]\n\nCommands:\n${
+    lines.join("\n")
+  }\n\nrlvr <command> --help shows a command's flags.`;
 }
 
 async function main(argv: string[]): Promise<number> {

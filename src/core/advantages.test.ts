@@ -6,7 +6,10 @@ Deno.test("groupAdvantages: mean-std matches hand-computed values (sample std, e
   // Group [1, 0, 0, 1]: mean 0.5, sample variance (4 * 0.25) / 3 = 1/3.
   const s = Math.sqrt(1 / 3);
   const a = groupAdvantages([[1, 0, 0, 1], [0.2, 0.2, 0.2, 0.2]], { mode: "mean-std", epsilon: 1e-4 });
-  assertClose(a.advantages, [0.5 / (s + 1e-4), -0.5 / (s + 1e-4), -0.5 / (s + 1e-4), 0.5 / (s + 1e-4), 0, 0, 0, 0], { atol: 1e-12, rtol: 1e-12 });
+  assertClose(a.advantages, [0.5 / (s + 1e-4), -0.5 / (s + 1e-4), -0.5 / (s + 1e-4), 0.5 / (s + 1e-4), 0, 0, 0, 0], {
+    atol: 1e-12,
+    rtol: 1e-12,
+  });
   assertClose(a.mean, [0.5, 0.2], { atol: 1e-15 });
   assertClose(a.std, [s, 0], { atol: 1e-15 });
   assertEquals(Array.from(a.equal), [0, 1]);
@@ -37,7 +40,11 @@ Deno.test("groupAdvantages: standardised group has mean 0 and sample std ~1 on r
 });
 
 Deno.test("groupAdvantages: dropEqualGroups, tolerance, variable group sizes, non-finite rewards", () => {
-  const a = groupAdvantages([[1, 1], [0, 1e-9, 0], [0.5]], { mode: "mean-std", equalTolerance: 1e-6, dropEqualGroups: true });
+  const a = groupAdvantages([[1, 1], [0, 1e-9, 0], [0.5]], {
+    mode: "mean-std",
+    equalTolerance: 1e-6,
+    dropEqualGroups: true,
+  });
   assertEquals(Array.from(a.equal), [1, 1, 1]);
   assertEquals(Array.from(a.keep), [0, 0, 0, 0, 0, 0]);
   assertEquals(Array.from(a.advantages), [0, 0, 0, 0, 0, 0], "within tolerance: exactly zero, not (r - mean) / eps");
@@ -53,7 +60,13 @@ Deno.test("groupAdvantages: dropEqualGroups, tolerance, variable group sizes, no
   assertEquals(splitGroups([1, 2, 3, 4], 2).map((g) => Array.from(g)), [[1, 2], [3, 4]]);
 });
 
-function simulate(s: FocusScheduler, steps: number, batch: number, solveRate: (id: string) => number, rng: Rng): string[][] {
+function simulate(
+  s: FocusScheduler,
+  steps: number,
+  batch: number,
+  solveRate: (id: string) => number,
+  rng: Rng,
+): string[][] {
   const out: string[][] = [];
   for (let t = 0; t < steps; t++) {
     const b = s.nextBatch(batch);
@@ -114,7 +127,12 @@ Deno.test("FocusScheduler: JSON round trip continues the same sequence; all mast
   assertEquals(simulate(b, 10, 4, rate, new Rng(11)), simulate(a, 10, 4, rate, new Rng(11)));
   assertEquals(a.toJSON(), b.toJSON());
 
-  for (const bad of [null, {}, { ...saved, version: 2 }, { ...saved, rng: [0, 0, 0, 0] }, { ...saved, queue: ["nope"] }, { ...saved, history: { q1: { visits: "3" } } }]) {
+  for (
+    const bad of [null, {}, { ...saved, version: 2 }, { ...saved, rng: [0, 0, 0, 0] }, { ...saved, queue: ["nope"] }, {
+      ...saved,
+      history: { q1: { visits: "3" } },
+    }]
+  ) {
     let threw = false;
     try {
       FocusScheduler.fromJSON(bad);

@@ -64,7 +64,9 @@ export function groupAdvantages(groups: ArrayLike<number>[], opts: AdvantageOpti
     let hi = -Infinity;
     for (let i = 0; i < n; i++) {
       const r = g[i];
-      if (!Number.isFinite(r)) throw new Error(`groupAdvantages: reward ${r} at group ${gi}, sample ${i} is not finite`);
+      if (!Number.isFinite(r)) {
+        throw new Error(`groupAdvantages: reward ${r} at group ${gi}, sample ${i} is not finite`);
+      }
       sum += r;
       lo = Math.min(lo, r);
       hi = Math.max(hi, r);
@@ -98,7 +100,9 @@ export function splitGroups(rewards: ArrayLike<number>, size: number): Float64Ar
     throw new Error(`splitGroups: ${rewards.length} rewards do not split into groups of ${size}`);
   }
   const out: Float64Array[] = [];
-  for (let i = 0; i < rewards.length; i += size) out.push(Float64Array.from({ length: size }, (_, j) => rewards[i + j]));
+  for (let i = 0; i < rewards.length; i += size) {
+    out.push(Float64Array.from({ length: size }, (_, j) => rewards[i + j]));
+  }
   return out;
 }
 
@@ -139,7 +143,12 @@ export interface FocusState {
 }
 
 /** Default scheduler knobs. */
-export const DEFAULT_FOCUS: Readonly<FocusOptions> = { skipAfter: 2, revisitFraction: 0.25, recheckProb: 0, historyLength: 8 };
+export const DEFAULT_FOCUS: Readonly<FocusOptions> = {
+  skipAfter: 2,
+  revisitFraction: 0.25,
+  recheckProb: 0,
+  historyLength: 8,
+};
 
 /**
  * Deterministic batch scheduler that skips questions the model always solves and revisits the
@@ -156,10 +165,18 @@ export class FocusScheduler {
   constructor(ids: readonly string[], private readonly rng: Rng, options: Partial<FocusOptions> = {}) {
     this.opts = { ...DEFAULT_FOCUS, ...options };
     const o = this.opts;
-    if (!(Number.isInteger(o.skipAfter) && o.skipAfter >= 1)) throw new Error(`FocusScheduler: skipAfter must be an integer >= 1, got ${o.skipAfter}`);
-    if (!(o.revisitFraction >= 0 && o.revisitFraction <= 1)) throw new Error(`FocusScheduler: revisitFraction must lie in [0, 1], got ${o.revisitFraction}`);
-    if (!(o.recheckProb >= 0 && o.recheckProb <= 1)) throw new Error(`FocusScheduler: recheckProb must lie in [0, 1], got ${o.recheckProb}`);
-    if (!(Number.isInteger(o.historyLength) && o.historyLength >= 1)) throw new Error(`FocusScheduler: historyLength must be an integer >= 1`);
+    if (!(Number.isInteger(o.skipAfter) && o.skipAfter >= 1)) {
+      throw new Error(`FocusScheduler: skipAfter must be an integer >= 1, got ${o.skipAfter}`);
+    }
+    if (!(o.revisitFraction >= 0 && o.revisitFraction <= 1)) {
+      throw new Error(`FocusScheduler: revisitFraction must lie in [0, 1], got ${o.revisitFraction}`);
+    }
+    if (!(o.recheckProb >= 0 && o.recheckProb <= 1)) {
+      throw new Error(`FocusScheduler: recheckProb must lie in [0, 1], got ${o.recheckProb}`);
+    }
+    if (!(Number.isInteger(o.historyLength) && o.historyLength >= 1)) {
+      throw new Error(`FocusScheduler: historyLength must be an integer >= 1`);
+    }
     if (new Set(ids).size !== ids.length) throw new Error("FocusScheduler: question ids must be unique");
     this.ids = [...ids];
   }
@@ -172,15 +189,27 @@ export class FocusScheduler {
     const s = new FocusScheduler(state.ids, new Rng(Uint32Array.from(state.rng)), state.options);
     s.queue = [...state.queue];
     s.epochNo = state.epoch;
-    for (const [id, h] of Object.entries(state.history)) s.hist.set(id, { visits: h.visits, solvedStreak: h.solvedStreak, rates: [...h.rates] });
+    for (const [id, h] of Object.entries(state.history)) {
+      s.hist.set(id, { visits: h.visits, solvedStreak: h.solvedStreak, rates: [...h.rates] });
+    }
     return s;
   }
 
   /** The state as plain JSON; `FocusScheduler.fromJSON` continues exactly where this one is. */
   toJSON(): FocusState {
     const history: Record<string, QuestionHistory> = {};
-    for (const [id, h] of this.hist) history[id] = { visits: h.visits, solvedStreak: h.solvedStreak, rates: [...h.rates] };
-    return { version: 1, options: { ...this.opts }, ids: [...this.ids], queue: [...this.queue], epoch: this.epochNo, rng: Array.from(this.rng.state()), history };
+    for (const [id, h] of this.hist) {
+      history[id] = { visits: h.visits, solvedStreak: h.solvedStreak, rates: [...h.rates] };
+    }
+    return {
+      version: 1,
+      options: { ...this.opts },
+      ids: [...this.ids],
+      queue: [...this.queue],
+      epoch: this.epochNo,
+      rng: Array.from(this.rng.state()),
+      history,
+    };
   }
 
   /** Epochs started so far (the first `nextBatch` starts epoch 1). */
@@ -248,7 +277,9 @@ export class FocusScheduler {
 
   /** Records one visit: `correct` of `total` samples solved question `id`. */
   record(id: string, correct: number, total: number): void {
-    if (!(total > 0 && correct >= 0 && correct <= total)) throw new Error(`FocusScheduler.record: bad counts ${correct}/${total}`);
+    if (!(total > 0 && correct >= 0 && correct <= total)) {
+      throw new Error(`FocusScheduler.record: bad counts ${correct}/${total}`);
+    }
     const h = this.hist.get(id) ?? { visits: 0, solvedStreak: 0, rates: [] };
     const rate = correct / total;
     h.visits++;
@@ -277,7 +308,8 @@ function isRecord(x: unknown): x is Record<string, unknown> {
   return typeof x === "object" && x !== null && !Array.isArray(x);
 }
 
-const isNumArray = (x: unknown): x is number[] => Array.isArray(x) && x.every((v) => typeof v === "number" && Number.isFinite(v));
+const isNumArray = (x: unknown): x is number[] =>
+  Array.isArray(x) && x.every((v) => typeof v === "number" && Number.isFinite(v));
 const isStrArray = (x: unknown): x is string[] => Array.isArray(x) && x.every((v) => typeof v === "string");
 
 /** Type guard for a saved scheduler state. */
@@ -289,16 +321,23 @@ function focusStateProblem(x: unknown): string | null {
   if (!isRecord(x)) return "not an object";
   if (x.version !== 1) return `unknown state version ${JSON.stringify(x.version) ?? "(missing)"}`;
   const o = x.options;
-  if (!isRecord(o) || !["skipAfter", "revisitFraction", "recheckProb", "historyLength"].every((k) => typeof o[k] === "number")) return "bad options";
+  if (
+    !isRecord(o) ||
+    !["skipAfter", "revisitFraction", "recheckProb", "historyLength"].every((k) => typeof o[k] === "number")
+  ) return "bad options";
   if (!isStrArray(x.ids) || !isStrArray(x.queue)) return "ids and queue must be lists of strings";
   const ids = new Set(x.ids);
   if (!x.queue.every((id) => ids.has(id))) return "queue holds an unknown id";
   if (typeof x.epoch !== "number" || !Number.isInteger(x.epoch) || x.epoch < 0) return "bad epoch";
-  if (!isNumArray(x.rng) || x.rng.length !== 4 || x.rng.every((w) => w === 0)) return "rng must be four 32-bit words, not all zero";
+  if (!isNumArray(x.rng) || x.rng.length !== 4 || x.rng.every((w) => w === 0)) {
+    return "rng must be four 32-bit words, not all zero";
+  }
   if (!isRecord(x.history)) return "bad history";
   for (const [id, h] of Object.entries(x.history)) {
     if (!ids.has(id)) return `history of unknown id ${id}`;
-    if (!isRecord(h) || typeof h.visits !== "number" || typeof h.solvedStreak !== "number" || !isNumArray(h.rates)) return `bad history of ${id}`;
+    if (!isRecord(h) || typeof h.visits !== "number" || typeof h.solvedStreak !== "number" || !isNumArray(h.rates)) {
+      return `bad history of ${id}`;
+    }
   }
   return null;
 }

@@ -25,8 +25,9 @@ export function outputNames(sql: string): Set<string> | null {
     const { expr, alias } = splitAlias(sql.slice(it.start, it.end));
     const refs = columnRefs(expr, () => true);
     if (alias) out.add(alias.toLowerCase());
-    else if (refs.length === 1 && refs[0].span.start === 0 && refs[0].span.end === expr.length) out.add(refs[0].column.toLowerCase());
-    else return null;
+    else if (refs.length === 1 && refs[0].span.start === 0 && refs[0].span.end === expr.length) {
+      out.add(refs[0].column.toLowerCase());
+    } else return null;
   }
   return out;
 }
@@ -57,7 +58,11 @@ export function definedNames(sql: string): Set<string> | null {
 }
 
 /** True when the subquery reads a name of the query around it (or cannot be told). */
-export function correlated(inner: string, outer: readonly SrcInfo[], schema: ReadonlyMap<string, Set<string>> | null): boolean {
+export function correlated(
+  inner: string,
+  outer: readonly SrcInfo[],
+  schema: ReadonlyMap<string, Set<string>> | null,
+): boolean {
   const defined = definedNames(inner);
   if (!defined) return true;
   if (allQualifiers(inner).some((q) => !defined.has(q.toLowerCase()))) return true;
@@ -98,7 +103,12 @@ export function subName(inner: string): string {
 }
 
 /** The projection of a step: distinct referenced columns, each under a unique output name. */
-export function project(refs: ColumnRef[], owner: (r: ColumnRef) => number, sources: Source[], used: Set<string> = new Set()) {
+export function project(
+  refs: ColumnRef[],
+  owner: (r: ColumnRef) => number,
+  sources: Source[],
+  used: Set<string> = new Set(),
+) {
   const byKey = new Map<string, string>();
   const list: string[] = [];
   const outputs = new Set<string>();
@@ -109,7 +119,9 @@ export function project(refs: ColumnRef[], owner: (r: ColumnRef) => number, sour
   for (const r of distinct.values()) counts.set(r.column.toLowerCase(), (counts.get(r.column.toLowerCase()) ?? 0) + 1);
   for (const [k, r] of distinct) {
     const src = sources[owner(r)];
-    let out = counts.get(r.column.toLowerCase())! > 1 || used.has(r.column.toLowerCase()) ? `${src?.table || src?.alias || "t"}_${r.column}` : r.column;
+    let out = counts.get(r.column.toLowerCase())! > 1 || used.has(r.column.toLowerCase())
+      ? `${src?.table || src?.alias || "t"}_${r.column}`
+      : r.column;
     for (let i = 2; outputs.has(out.toLowerCase()) || used.has(out.toLowerCase()); i++) out = `${r.column}_${i}`;
     outputs.add(out.toLowerCase());
     const text = ident(out);
@@ -130,4 +142,3 @@ export function project(refs: ColumnRef[], owner: (r: ColumnRef) => number, sour
 export function usesQualifier(text: string, name: string): boolean {
   return allQualifiers(text).some((q) => q.toLowerCase() === name.toLowerCase());
 }
-

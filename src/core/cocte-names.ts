@@ -35,7 +35,9 @@ export class NameAllocator {
 
 /** `name` as an identifier SQLite reads back as the same name (double-quoted when needed). */
 export function ident(name: string): string {
-  return /^[A-Za-z_][A-Za-z0-9_]*$/.test(name) && !RESERVED.has(name.toLowerCase()) ? name : `"${name.replaceAll('"', '""')}"`;
+  return /^[A-Za-z_][A-Za-z0-9_]*$/.test(name) && !RESERVED.has(name.toLowerCase())
+    ? name
+    : `"${name.replaceAll('"', '""')}"`;
 }
 
 /** A one-line comment text: squeezed, no newlines, at most `max` characters. */

@@ -14,22 +14,30 @@ function chain(gold: string, schema?: Record<string, string[]>) {
   return r;
 }
 
-const bodies = (gold: string, schema?: Record<string, string[]>) => chain(gold, schema).steps.map((s) => `${s.name}: ${s.sql}`);
+const bodies = (gold: string, schema?: Record<string, string[]>) =>
+  chain(gold, schema).steps.map((s) => `${s.name}: ${s.sql}`);
 
 Deno.test("toChainOfCtes: a filter is a step on its table, the final SELECT projects", () => {
   const r = chain("SELECT count(*) FROM head WHERE age  >  56");
-  assertEquals(r.cocte, "WITH\n  -- head rows where age > 56\n  filtered_head AS (\n    SELECT * FROM head WHERE age > 56\n  )\nSELECT count(*) FROM filtered_head");
+  assertEquals(
+    r.cocte,
+    "WITH\n  -- head rows where age > 56\n  filtered_head AS (\n    SELECT * FROM head WHERE age > 56\n  )\nSELECT count(*) FROM filtered_head",
+  );
 });
 
 Deno.test("toChainOfCtes: a single simple SELECT is one step reading its table", () => {
   assertEquals(bodies("SELECT name ,  age FROM head ORDER BY age"), ["head_rows: SELECT * FROM head"]);
-  assertEquals(chain("SELECT name ,  age FROM head ORDER BY age").final, "SELECT name , age FROM head_rows ORDER BY age");
+  assertEquals(
+    chain("SELECT name ,  age FROM head ORDER BY age").final,
+    "SELECT name , age FROM head_rows ORDER BY age",
+  );
   // A table name used as a qualifier stays usable as the alias of the step.
   assertEquals(chain("SELECT head.name FROM head").final, "SELECT head.name FROM head_rows AS head");
 });
 
 Deno.test("toChainOfCtes: join, grouping, HAVING and ORDER BY ... LIMIT are steps; filters go to their table first", () => {
-  const gold = "SELECT T1.name, count(*) AS cnt FROM singer AS T1 JOIN concert AS T2 ON T1.id = T2.sid WHERE T2.year = 2014 " +
+  const gold =
+    "SELECT T1.name, count(*) AS cnt FROM singer AS T1 JOIN concert AS T2 ON T1.id = T2.sid WHERE T2.year = 2014 " +
     "GROUP BY T1.name HAVING count(*) > 1 ORDER BY cnt DESC LIMIT 1";
   assertEquals(bodies(gold), [
     "filtered_concert: SELECT * FROM concert AS T2 WHERE T2.year = 2014",
@@ -57,7 +65,8 @@ Deno.test("toChainOfCtes: subqueries and set operations become steps", () => {
 });
 
 Deno.test("toChainOfCtes: conditions across tables filter the joined rows in their own step; equalities join", () => {
-  const gold = 'SELECT count(*) FROM has_allergy AS T1 JOIN Student AS T2 ON T1.StuID = T2.StuID WHERE T2.sex = "F" AND T1.allergy = "Milk" OR T1.allergy = "Eggs"';
+  const gold =
+    'SELECT count(*) FROM has_allergy AS T1 JOIN Student AS T2 ON T1.StuID = T2.StuID WHERE T2.sex = "F" AND T1.allergy = "Milk" OR T1.allergy = "Eggs"';
   assertEquals(bodies(gold), [
     "has_allergy_student: SELECT T2.sex, T1.allergy FROM has_allergy AS T1 JOIN Student AS T2 ON T1.StuID = T2.StuID",
     'has_allergy_student_filtered: SELECT * FROM has_allergy_student WHERE sex = "F" AND allergy = "Milk" OR allergy = "Eggs"',
@@ -83,10 +92,19 @@ Deno.test("toChainOfCtes: the schema resolves unqualified names; double-quoted n
     "a_b: SELECT name, a.id FROM a JOIN filtered_b AS b ON a.id = b.aid",
   ]);
   // Same column name in two tables: the projection keeps both apart.
-  assertEquals(bodies("SELECT T1.name, T2.name FROM a AS T1 JOIN c AS T2 ON T1.id = T2.aid", { a: ["id", "name"], c: ["aid", "name"] }), [
-    "a_c: SELECT T1.name AS a_name, T2.name AS c_name, T1.id FROM a AS T1 JOIN c AS T2 ON T1.id = T2.aid",
-  ]);
-  assertEquals(chain("SELECT T1.name, T2.name FROM a AS T1 JOIN c AS T2 ON T1.id = T2.aid").final, "SELECT a_name AS name, c_name AS name FROM a_c");
+  assertEquals(
+    bodies("SELECT T1.name, T2.name FROM a AS T1 JOIN c AS T2 ON T1.id = T2.aid", {
+      a: ["id", "name"],
+      c: ["aid", "name"],
+    }),
+    [
+      "a_c: SELECT T1.name AS a_name, T2.name AS c_name, T1.id FROM a AS T1 JOIN c AS T2 ON T1.id = T2.aid",
+    ],
+  );
+  assertEquals(
+    chain("SELECT T1.name, T2.name FROM a AS T1 JOIN c AS T2 ON T1.id = T2.aid").final,
+    "SELECT a_name AS name, c_name AS name FROM a_c",
+  );
 });
 
 Deno.test("toChainOfCtes: a correlated subquery stays where it is; DISTINCT keeps LIMIT in the final SELECT", () => {
@@ -105,13 +123,15 @@ Deno.test("chainCandidates: fallbacks leave rewrites out, distinct and fullest f
 });
 
 Deno.test("toChainOfCtes: what it does not rewrite is a reason, never a throw", () => {
-  for (const [gold, reason] of [
-    ["", "empty query"],
-    ["WITH a AS (SELECT 1) SELECT * FROM a", "the query already has a WITH clause"],
-    ["DELETE FROM t", "not a SELECT this rewriter understands"],
-    ["SELECT a FROM t WHERE (b", "not a SELECT this rewriter understands"],
-    ["SELECT 1", "no step to make"],
-  ]) {
+  for (
+    const [gold, reason] of [
+      ["", "empty query"],
+      ["WITH a AS (SELECT 1) SELECT * FROM a", "the query already has a WITH clause"],
+      ["DELETE FROM t", "not a SELECT this rewriter understands"],
+      ["SELECT a FROM t WHERE (b", "not a SELECT this rewriter understands"],
+      ["SELECT 1", "no step to make"],
+    ]
+  ) {
     const r = toChainOfCtes(gold);
     assertEquals(r.ok ? "ok" : r.reason, reason, gold);
   }
@@ -121,11 +141,33 @@ Deno.test("toChainOfCtes: what it does not rewrite is a reason, never a throw", 
     "SELECT name FROM a WHERE id NOT IN (SELECT aid FROM b WHERE y BETWEEN 1 AND 3) UNION SELECT name FROM c ORDER BY name",
     'SELECT avg(x), max(y) FROM (SELECT x, y FROM t WHERE z = "a b") AS s',
   ];
-  const toks = ["SELECT", "FROM", "WHERE", "(", ")", ",", "AND", "OR", "t", "T1.a", "count(*)", "GROUP BY", "JOIN", "ON", "=", "'", "UNION", "LIMIT", "1"];
+  const toks = [
+    "SELECT",
+    "FROM",
+    "WHERE",
+    "(",
+    ")",
+    ",",
+    "AND",
+    "OR",
+    "t",
+    "T1.a",
+    "count(*)",
+    "GROUP BY",
+    "JOIN",
+    "ON",
+    "=",
+    "'",
+    "UNION",
+    "LIMIT",
+    "1",
+  ];
   for (let i = 0; i < 600; i++) {
     const text = i % 2 === 0
       ? golds[i % golds.length].slice(0, Math.floor(rng.next() * 200))
-      : Array.from({ length: 1 + Math.floor(rng.next() * 20) }, () => toks[Math.floor(rng.next() * toks.length)]).join(" ");
+      : Array.from({ length: 1 + Math.floor(rng.next() * 20) }, () => toks[Math.floor(rng.next() * toks.length)]).join(
+        " ",
+      );
     for (const r of chainCandidates(text)) if (r.ok) assertEquals(splitChain(r.cocte).problems, [], text);
   }
   assertEquals(toChainOfCtes(undefined as unknown as string), { ok: false, reason: "empty query" });

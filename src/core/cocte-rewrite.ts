@@ -5,9 +5,29 @@
 // execution here: the caller runs each candidate against the gold and keeps the first that
 // returns the same rows (rlvr cocte).
 import type { CteStep } from "./cocte.ts";
-import { correlated, key, outputNames, project, RewriteError, type SrcInfo, subName, unquoteName, usesQualifier } from "./cocte-analysis.ts";
+import {
+  correlated,
+  key,
+  outputNames,
+  project,
+  RewriteError,
+  type SrcInfo,
+  subName,
+  unquoteName,
+  usesQualifier,
+} from "./cocte-analysis.ts";
 import { commentOf, exprName, ident, NameAllocator, renderChain } from "./cocte-names.ts";
-import { aggregates, type ColumnRef, columnRefs, conjuncts, hasPositionalTerm, hasStar, replaceSpans, splitAlias, subqueries } from "./sql-expr.ts";
+import {
+  aggregates,
+  type ColumnRef,
+  columnRefs,
+  conjuncts,
+  hasPositionalTerm,
+  hasStar,
+  replaceSpans,
+  splitAlias,
+  subqueries,
+} from "./sql-expr.ts";
 import { type Core, parseSelect, type Source } from "./sql-struct.ts";
 import { squeezeSpaces } from "./sql-lex.ts";
 
@@ -25,7 +45,6 @@ export interface RewriteOptions {
 /** A chain, or why none was built. */
 export type Rewrite = { ok: true; cocte: string; steps: CteStep[]; final: string } | { ok: false; reason: string };
 
-
 class Ctx {
   readonly steps: CteStep[] = [];
   readonly names: NameAllocator;
@@ -33,7 +52,11 @@ class Ctx {
   readonly skip: Set<RewriteFeature>;
 
   constructor(opts: RewriteOptions) {
-    this.schema = opts.schema ? new Map(Object.entries(opts.schema).map(([t, cs]) => [t.toLowerCase(), new Set(cs.map((c) => c.toLowerCase()))])) : null;
+    this.schema = opts.schema
+      ? new Map(
+        Object.entries(opts.schema).map(([t, cs]) => [t.toLowerCase(), new Set(cs.map((c) => c.toLowerCase()))]),
+      )
+      : null;
     this.names = new NameAllocator(this.schema?.keys() ?? []);
     this.skip = new Set(opts.skip ?? []);
   }
@@ -54,7 +77,17 @@ export function toChainOfCtes(gold: string, opts: RewriteOptions = {}): Rewrite 
 }
 
 /** Ordered fallback sets: the full rewrite first, then ones that leave out the riskier rewrites. */
-const FALLBACKS: readonly (readonly RewriteFeature[])[] = [[], ["order"], ["group"], ["join"], ["group", "order"], ["subquery"], ["join", "group", "order"], ["pushdown"], ["pushdown", "join", "group", "order"]];
+const FALLBACKS: readonly (readonly RewriteFeature[])[] = [
+  [],
+  ["order"],
+  ["group"],
+  ["join"],
+  ["group", "order"],
+  ["subquery"],
+  ["join", "group", "order"],
+  ["pushdown"],
+  ["pushdown", "join", "group", "order"],
+];
 
 /** Distinct candidate chains, fullest first; one failure when none could be built. */
 export function chainCandidates(gold: string, opts: RewriteOptions = {}): Rewrite[] {
@@ -96,7 +129,9 @@ function wrap(sql: string, ctx: Ctx): void {
   const core = sel?.parts.length === 1 ? sel.parts[0] : null;
   const src = core?.from?.sources;
   if (!core || !src || src.length !== 1 || src[0].kind !== "table") {
-    throw new RewriteError(src && src.length > 1 ? "a correlated subquery over a join: no step can be split off" : "no step to make");
+    throw new RewriteError(
+      src && src.length > 1 ? "a correlated subquery over a join: no step can be split off" : "no step to make",
+    );
   }
   const s = src[0];
   const raw = sql.slice(s.span.start, s.span.end);
@@ -116,12 +151,20 @@ function wrapFinal(sql: string, ctx: Ctx): string {
 /** Decomposes one SELECT statement: its steps go to `ctx`, its final statement is returned. */
 function decompose(sql: string, ctx: Ctx, top = false): string {
   const sel = parseSelect(sql);
-  if (!sel) throw new RewriteError(/^\s*with\b/i.test(sql) ? "a WITH clause inside the query" : "not a SELECT this rewriter understands");
+  if (!sel) {
+    throw new RewriteError(
+      /^\s*with\b/i.test(sql) ? "a WITH clause inside the query" : "not a SELECT this rewriter understands",
+    );
+  }
   if (sel.parts.length === 1) return decomposeCore(sql, sel.parts[0], ctx, top);
   const names = sel.parts.map((p, i) => {
     const text = sql.slice(p.span.start, p.span.end);
     const f = decompose(text, ctx);
-    return ctx.step(f, `${sel.parts[i].from?.sources[0]?.table || "part"}_part_${i + 1}`, `operand ${i + 1} of ${sel.ops[Math.max(0, i - 1)]}: ${commentOf(text, 70)}`);
+    return ctx.step(
+      f,
+      `${sel.parts[i].from?.sources[0]?.table || "part"}_part_${i + 1}`,
+      `operand ${i + 1} of ${sel.ops[Math.max(0, i - 1)]}: ${commentOf(text, 70)}`,
+    );
   });
   let final = `SELECT * FROM ${names[0]}`;
   for (let i = 1; i < names.length; i++) final += ` ${sel.ops[i - 1]} SELECT * FROM ${names[i]}`;
@@ -149,14 +192,21 @@ function decomposeCore(sql: string, core: Core, ctx: Ctx, top: boolean): string 
   const aliasOf = sources.map((s) => s.alias ?? (s.kind === "table" && usesQualifier(whole, s.table) ? s.table : null));
   let info: SrcInfo[] = sources.map((s) => ({
     key: (s.alias ?? s.table).toLowerCase(),
-    cols: s.kind === "table" ? ctx.schema?.get(s.table.toLowerCase()) ?? null : outputNames(sql.slice(s.target.start + 1, s.target.end - 1)),
+    cols: s.kind === "table"
+      ? ctx.schema?.get(s.table.toLowerCase()) ?? null
+      : outputNames(sql.slice(s.target.start + 1, s.target.end - 1)),
   }));
   for (const s of sources) if (s.table) ctx.names.take(s.table);
-  const sourceText = (i: number) => `${srcText[i]}${aliasOf[i] && aliasOf[i]!.toLowerCase() !== srcText[i].toLowerCase() ? ` AS ${ident(aliasOf[i]!)}` : ""}`;
+  const sourceText = (i: number) =>
+    `${srcText[i]}${
+      aliasOf[i] && aliasOf[i]!.toLowerCase() !== srcText[i].toLowerCase() ? ` AS ${ident(aliasOf[i]!)}` : ""
+    }`;
   const fromText = () =>
     sourceText(0) + sources.slice(1).map((s, j) => {
       const i = j + 1;
-      return `${s.join === "," ? "," : ` ${s.join}`} ${sourceText(i)}${onText[i] ? ` ON ${onText[i]}` : ""}${usingText[i] ? ` ${usingText[i]}` : ""}`;
+      return `${s.join === "," ? "," : ` ${s.join}`} ${sourceText(i)}${onText[i] ? ` ON ${onText[i]}` : ""}${
+        usingText[i] ? ` ${usingText[i]}` : ""
+      }`;
     }).join("");
   const isColumn = (name: string, dq: boolean) => {
     const n = name.toLowerCase();
@@ -183,7 +233,9 @@ function decomposeCore(sql: string, core: Core, ctx: Ctx, top: boolean): string 
   }
   const unalias = (text: string | null, aliasWins: boolean) => {
     if (!text || aliases.size === 0) return text;
-    const edits = columnRefs(text, () => true).filter((r) => r.qualifier === null && aliases.has(r.column.toLowerCase()) && (aliasWins || owner(r) < 0))
+    const edits = columnRefs(text, () => true).filter((r) =>
+      r.qualifier === null && aliases.has(r.column.toLowerCase()) && (aliasWins || owner(r) < 0)
+    )
       .map((r) => {
         const e = aliases.get(r.column.toLowerCase())!;
         return { span: r.span, text: /^[A-Za-z_][\w.]*(\([^()]*\))?$/.test(e) ? e : `(${e})` };
@@ -218,7 +270,11 @@ function decomposeCore(sql: string, core: Core, ctx: Ctx, top: boolean): string 
   sources.forEach((s, i) => {
     if (s.kind !== "subquery" || ctx.skip.has("subquery")) return;
     const inner = sql.slice(s.target.start + 1, s.target.end - 1).trim();
-    srcText[i] = ctx.step(decompose(inner, ctx), s.alias ?? subName(inner), `derived table${s.alias ? ` ${s.alias}` : ""}: ${commentOf(inner, 70)}`);
+    srcText[i] = ctx.step(
+      decompose(inner, ctx),
+      s.alias ?? subName(inner),
+      `derived table${s.alias ? ` ${s.alias}` : ""}: ${commentOf(inner, 70)}`,
+    );
   });
 
   // 3. WHERE conjuncts that read one table filter that table first (not the null side of an outer join).
@@ -229,12 +285,17 @@ function decomposeCore(sql: string, core: Core, ctx: Ctx, top: boolean): string 
     for (const c of conjuncts(where)) {
       const owners = new Set(refsOf(c).map(owner));
       const [i] = [...owners];
-      if (owners.size !== 1 || i < 0 || /LEFT/.test(sources[i].join) || (hasCorrelated && subqueries(c).length > 0)) keep.push(c);
-      else pushed.set(i, [...(pushed.get(i) ?? []), c]);
+      if (owners.size !== 1 || i < 0 || /LEFT/.test(sources[i].join) || (hasCorrelated && subqueries(c).length > 0)) {
+        keep.push(c);
+      } else pushed.set(i, [...(pushed.get(i) ?? []), c]);
     }
     for (const [i, cs] of [...pushed].sort((a, b) => a[0] - b[0])) {
       const label = sources[i].table || sources[i].alias || "rows";
-      srcText[i] = ctx.step(`SELECT * FROM ${sourceText(i)} WHERE ${cs.join(" AND ")}`, `filtered_${label}`, `${label} rows where ${commentOf(cs.join(" AND "))}`);
+      srcText[i] = ctx.step(
+        `SELECT * FROM ${sourceText(i)} WHERE ${cs.join(" AND ")}`,
+        `filtered_${label}`,
+        `${label} rows where ${commentOf(cs.join(" AND "))}`,
+      );
     }
     where = keep.length ? keep.join(" AND ") : null;
   }
@@ -246,7 +307,11 @@ function decomposeCore(sql: string, core: Core, ctx: Ctx, top: boolean): string 
   const rest = () => [...items, groupBy, having, orderBy];
   if (sources.length > 1 && !ctx.skip.has("join") && !hasCorrelated && items.length === 1 && items[0] === "*") {
     const tables = sources.map((s) => s.table || s.alias || "rows");
-    const name = ctx.step(`SELECT * FROM ${fromText()}${where ? ` WHERE ${where}` : ""}`, tables.slice(0, 3).join("_"), `join ${tables.join(", ")}${where ? ` where ${commentOf(where, 60)}` : ""}`);
+    const name = ctx.step(
+      `SELECT * FROM ${fromText()}${where ? ` WHERE ${where}` : ""}`,
+      tables.slice(0, 3).join("_"),
+      `join ${tables.join(", ")}${where ? ` where ${commentOf(where, 60)}` : ""}`,
+    );
     where = null;
     reset(name, null);
   }
@@ -256,7 +321,8 @@ function decomposeCore(sql: string, core: Core, ctx: Ctx, top: boolean): string 
     const postConds: string[] = [];
     for (const c of where ? conjuncts(where) : []) {
       const rs = refsOf(c);
-      const eq = rs.length === 2 && owner(rs[0]) !== owner(rs[1]) && /^[^=<>!]+=[^=<>!]+$/.test(c) && aggregates(c).length === 0 && subqueries(c).length === 0;
+      const eq = rs.length === 2 && owner(rs[0]) !== owner(rs[1]) && /^[^=<>!]+=[^=<>!]+$/.test(c) &&
+        aggregates(c).length === 0 && subqueries(c).length === 0;
       (eq ? joinConds : postConds).push(c);
     }
     const post = postConds.length ? postConds.join(" AND ") : null;
@@ -265,21 +331,43 @@ function decomposeCore(sql: string, core: Core, ctx: Ctx, top: boolean): string 
       // A top-level join read by nothing but the result columns keeps its join keys too, so its step shows how rows matched
       // (and is not the gold itself with another SELECT on top).
       const bare = top && !groupBy && !having && !orderBy && !post && !limit;
-      const keys = bare ? [...onText, ...joinConds].flatMap((t) => (t ? refsOf(t).filter((r) => owner(r) >= 0).slice(0, 1) : [])) : [];
+      const keys = bare
+        ? [...onText, ...joinConds].flatMap((t) => (t ? refsOf(t).filter((r) => owner(r) >= 0).slice(0, 1) : []))
+        : [];
       const proj = project([...refs.flat(), ...keys], owner, sources);
       const on = joinConds.join(" AND ");
-      const body = `SELECT ${proj.list.length ? proj.list.join(", ") : "*"} FROM ${fromText()}${on ? ` WHERE ${on}` : ""}`;
+      const body = `SELECT ${proj.list.length ? proj.list.join(", ") : "*"} FROM ${fromText()}${
+        on ? ` WHERE ${on}` : ""
+      }`;
       const tables = sources.map((s) => s.table || s.alias || "rows");
-      const name = ctx.step(body, tables.slice(0, 3).join("_"), `join ${tables.join(", ")}${on ? ` on ${commentOf(on, 60)}` : ""}`);
-      const rename = (text: string | null, rs: ColumnRef[]) => (text ? replaceSpans(text, rs.map((r) => ({ span: r.span, text: proj.name(r) }))) : text);
+      const name = ctx.step(
+        body,
+        tables.slice(0, 3).join("_"),
+        `join ${tables.join(", ")}${on ? ` on ${commentOf(on, 60)}` : ""}`,
+      );
+      const rename = (
+        text: string | null,
+        rs: ColumnRef[],
+      ) => (text ? replaceSpans(text, rs.map((r) => ({ span: r.span, text: proj.name(r) }))) : text);
       const n = items.length;
       items = items.map((t, k) => rename(t, refs[k])!);
-      [groupBy, having, orderBy] = [rename(groupBy, refs[n]), rename(having, refs[n + 1]), rename(orderBy, refs[n + 2])];
+      [groupBy, having, orderBy] = [
+        rename(groupBy, refs[n]),
+        rename(having, refs[n + 1]),
+        rename(orderBy, refs[n + 2]),
+      ];
       const postRenamed = rename(post, refs[n + 3]);
       where = null;
       reset(name, proj.outputs);
       if (postRenamed) {
-        reset(ctx.step(`SELECT * FROM ${name} WHERE ${postRenamed}`, `${name}_filtered`, `joined rows where ${commentOf(post!, 70)}`), proj.outputs);
+        reset(
+          ctx.step(
+            `SELECT * FROM ${name} WHERE ${postRenamed}`,
+            `${name}_filtered`,
+            `joined rows where ${commentOf(post!, 70)}`,
+          ),
+          proj.outputs,
+        );
       }
     }
   }
@@ -295,7 +383,8 @@ function decomposeCore(sql: string, core: Core, ctx: Ctx, top: boolean): string 
   // 5. Grouping (and HAVING) become steps.
   const aggIn = (t: string | null) => (t ? aggregates(t) : []);
   const anyAgg = () => [...items, having, orderBy].some((t) => aggIn(t).length > 0);
-  const groupable = !ctx.skip.has("group") && !hasCorrelated && !items.some(hasStar) && !(groupBy && hasPositionalTerm(groupBy));
+  const groupable = !ctx.skip.has("group") && !hasCorrelated && !items.some(hasStar) &&
+    !(groupBy && hasPositionalTerm(groupBy));
   if (groupable && (groupBy || (anyAgg() && (having || limit)))) {
     const texts = [...items, having, orderBy];
     const aggNames = new Map<string, string>();
@@ -311,7 +400,9 @@ function decomposeCore(sql: string, core: Core, ctx: Ctx, top: boolean): string 
         aggList.push(`${expr} AS ${ident(alias)}`);
       }
     }
-    const refs = texts.map((t) => (t ? refsOf(t).filter((r) => !aggIn(t).some((a) => r.span.start >= a.start && r.span.end <= a.end)) : []));
+    const refs = texts.map((
+      t,
+    ) => (t ? refsOf(t).filter((r) => !aggIn(t).some((a) => r.span.start >= a.start && r.span.end <= a.end)) : []));
     if (refs.every((rs) => rs.every((r) => owner(r) >= 0))) {
       for (const t of texts) {
         for (const a of aggIn(t)) {
@@ -325,11 +416,26 @@ function decomposeCore(sql: string, core: Core, ctx: Ctx, top: boolean): string 
         }
       }
       const proj = project(refs.flat(), owner, sources, used);
-      const body = `SELECT ${[...proj.list, ...aggList].join(", ")} FROM ${fromText()}${where ? ` WHERE ${where}` : ""}${groupBy ? ` GROUP BY ${groupBy}` : ""}`;
+      const body = `SELECT ${[...proj.list, ...aggList].join(", ")} FROM ${fromText()}${
+        where ? ` WHERE ${where}` : ""
+      }${groupBy ? ` GROUP BY ${groupBy}` : ""}`;
       const keyName = groupBy ? `per_${exprName(`x(${groupBy.split(",")[0]})`).replace(/^x_/, "")}` : "totals";
-      const name = ctx.step(body, keyName, groupBy ? `one row per ${commentOf(groupBy, 50)} with ${commentOf(aggList.map((a) => a.split(" AS ")[0]).join(", "), 50) || "its key"}` : `totals: ${commentOf(aggList.join(", "), 70)}`);
+      const name = ctx.step(
+        body,
+        keyName,
+        groupBy
+          ? `one row per ${commentOf(groupBy, 50)} with ${
+            commentOf(aggList.map((a) => a.split(" AS ")[0]).join(", "), 50) || "its key"
+          }`
+          : `totals: ${commentOf(aggList.join(", "), 70)}`,
+      );
       const rename = (text: string | null, rs: ColumnRef[]) =>
-        text ? replaceSpans(text, [...rs.map((r) => ({ span: r.span, text: proj.name(r) })), ...aggIn(text).map((a) => ({ span: a, text: aggNames.get(key(text.slice(a.start, a.end)))! }))]) : text;
+        text
+          ? replaceSpans(text, [
+            ...rs.map((r) => ({ span: r.span, text: proj.name(r) })),
+            ...aggIn(text).map((a) => ({ span: a, text: aggNames.get(key(text.slice(a.start, a.end)))! })),
+          ])
+          : text;
       items = items.map((t, k) => rename(t, refs[k])!);
       having = rename(having, refs[items.length]);
       orderBy = rename(orderBy, refs[items.length + 1]);
@@ -337,17 +443,31 @@ function decomposeCore(sql: string, core: Core, ctx: Ctx, top: boolean): string 
       groupBy = null;
       reset(name, new Set([...proj.outputs, ...used]));
       if (having) {
-        reset(ctx.step(`SELECT * FROM ${name} WHERE ${having}`, `${name}_kept`, `groups where ${commentOf(having, 70)}`), new Set([...proj.outputs, ...used]));
+        reset(
+          ctx.step(`SELECT * FROM ${name} WHERE ${having}`, `${name}_kept`, `groups where ${commentOf(having, 70)}`),
+          new Set([...proj.outputs, ...used]),
+        );
         having = null;
       }
     }
   }
 
   // 6. ORDER BY ... LIMIT becomes a step (not under DISTINCT or an aggregate still to come: LIMIT applies after them).
-  if (limit && !ctx.skip.has("order") && !core.distinct && sources.length === 1 && !hasCorrelated && !anyAgg() && !groupBy && !having && !(orderBy && hasPositionalTerm(orderBy))) {
+  if (
+    limit && !ctx.skip.has("order") && !core.distinct && sources.length === 1 && !hasCorrelated && !anyAgg() &&
+    !groupBy && !having && !(orderBy && hasPositionalTerm(orderBy))
+  ) {
     const n = /^\d+$/.test(limit) ? limit : null;
-    const body = `SELECT * FROM ${sourceText(0)}${where ? ` WHERE ${where}` : ""}${orderBy ? ` ORDER BY ${orderBy}` : ""} LIMIT ${limit}`;
-    srcText[0] = ctx.step(body, n === "1" ? "top_row" : n ? `top_${n}` : "limited", `${orderBy ? `ordered by ${commentOf(orderBy, 60)}, ` : ""}${n === "1" ? "the first row" : `the first ${n ?? limit} rows`}`);
+    const body = `SELECT * FROM ${sourceText(0)}${where ? ` WHERE ${where}` : ""}${
+      orderBy ? ` ORDER BY ${orderBy}` : ""
+    } LIMIT ${limit}`;
+    srcText[0] = ctx.step(
+      body,
+      n === "1" ? "top_row" : n ? `top_${n}` : "limited",
+      `${orderBy ? `ordered by ${commentOf(orderBy, 60)}, ` : ""}${
+        n === "1" ? "the first row" : `the first ${n ?? limit} rows`
+      }`,
+    );
     where = null;
     if (n === "1") orderBy = null;
     limit = null;
@@ -355,8 +475,11 @@ function decomposeCore(sql: string, core: Core, ctx: Ctx, top: boolean): string 
 
   // 7. The final SELECT. Inside a subquery or a set operand, one that only restates its step's columns is that step.
   const cols = currentCols as string[] | null;
-  if (!top && cols && !core.distinct && !where && !groupBy && !having && !orderBy && !limit && srcText.length === 1 && !aliasOf[0] &&
-    items.length === cols.length && items.every((t, k) => unquoteName(t).toLowerCase() === cols[k])) {
+  if (
+    !top && cols && !core.distinct && !where && !groupBy && !having && !orderBy && !limit && srcText.length === 1 &&
+    !aliasOf[0] &&
+    items.length === cols.length && items.every((t, k) => unquoteName(t).toLowerCase() === cols[k])
+  ) {
     return `SELECT * FROM ${srcText[0]}`;
   }
   // Result columns keep their names where a rename changed a plain column.
@@ -368,7 +491,10 @@ function decomposeCore(sql: string, core: Core, ctx: Ctx, top: boolean): string 
     const plain = refs.length === 1 && refs[0].span.start === 0 && refs[0].span.end === o.expr.length;
     return plain && t !== origItems[k] && t.toLowerCase() !== refs[0].raw.toLowerCase() ? `${t} AS ${refs[0].raw}` : t;
   });
-  return `SELECT ${core.distinct ? "DISTINCT " : ""}${items.join(", ")} FROM ${fromText()}${where ? ` WHERE ${where}` : ""}` +
-    `${groupBy ? ` GROUP BY ${groupBy}` : ""}${having ? ` HAVING ${having}` : ""}${orderBy ? ` ORDER BY ${orderBy}` : ""}${limit ? ` LIMIT ${limit}` : ""}`;
+  return `SELECT ${core.distinct ? "DISTINCT " : ""}${items.join(", ")} FROM ${fromText()}${
+    where ? ` WHERE ${where}` : ""
+  }` +
+    `${groupBy ? ` GROUP BY ${groupBy}` : ""}${having ? ` HAVING ${having}` : ""}${
+      orderBy ? ` ORDER BY ${orderBy}` : ""
+    }${limit ? ` LIMIT ${limit}` : ""}`;
 }
-

@@ -24,7 +24,11 @@ Deno.test("splitChain: steps, comments and final out of a fenced answer with pro
   assertEquals(c, {
     steps: [
       { name: "old_heads", sql: "SELECT * FROM head WHERE age > 56", comment: "heads older than 56" },
-      { name: "per_state", sql: "SELECT born_state, count(*) AS n FROM old_heads GROUP BY born_state", comment: "one row per state" },
+      {
+        name: "per_state",
+        sql: "SELECT born_state, count(*) AS n FROM old_heads GROUP BY born_state",
+        comment: "one row per state",
+      },
     ],
     final: "SELECT born_state FROM per_state WHERE n >= 1 ORDER BY n DESC",
     problems: [],
@@ -42,10 +46,15 @@ Deno.test("splitChain: steps, comments and final out of a fenced answer with pro
 });
 
 Deno.test("splitChain: a bare chain (no fence), WITH RECURSIVE, column lists and MATERIALIZED", () => {
-  const c = splitChain("WITH RECURSIVE cnt(x) AS MATERIALIZED (SELECT 1 UNION ALL SELECT x + 1 FROM cnt WHERE x < 3) SELECT x FROM cnt");
+  const c = splitChain(
+    "WITH RECURSIVE cnt(x) AS MATERIALIZED (SELECT 1 UNION ALL SELECT x + 1 FROM cnt WHERE x < 3) SELECT x FROM cnt",
+  );
   assertEquals(c.steps, [{ name: "cnt", columns: "(x)", sql: "SELECT 1 UNION ALL SELECT x + 1 FROM cnt WHERE x < 3" }]);
   assertEquals(c.recursive, true);
-  assertEquals(stepQueries(c)[0], "WITH RECURSIVE\ncnt (x) AS (\nSELECT 1 UNION ALL SELECT x + 1 FROM cnt WHERE x < 3\n)\nSELECT * FROM cnt");
+  assertEquals(
+    stepQueries(c)[0],
+    "WITH RECURSIVE\ncnt (x) AS (\nSELECT 1 UNION ALL SELECT x + 1 FROM cnt WHERE x < 3\n)\nSELECT * FROM cnt",
+  );
 });
 
 Deno.test("splitChain: parentheses, quotes and comments inside bodies do not end a step", () => {
@@ -60,27 +69,56 @@ Deno.test("splitChain: parentheses, quotes and comments inside bodies do not end
 
 Deno.test("splitChain: malformed chains report problems and keep what they can", () => {
   const cases: [string, Partial<Chain> & { names: string[] }][] = [
-    ["WITH a AS (SELECT 1), b AS (SELECT * FROM a", { names: ["a"], final: null, problems: ["step 2 (b): cut off before its closing parenthesis", "no final SELECT after the steps"] }],
+    ["WITH a AS (SELECT 1), b AS (SELECT * FROM a", {
+      names: ["a"],
+      final: null,
+      problems: ["step 2 (b): cut off before its closing parenthesis", "no final SELECT after the steps"],
+    }],
     ["```sql\nWITH a AS (SELECT 1)\nSELECT * FROM a WHERE x = 'ab", {
-      names: ["a"], final: "SELECT * FROM a WHERE x = 'ab",
+      names: ["a"],
+      final: "SELECT * FROM a WHERE x = 'ab",
       problems: ["sql block not closed (cut off?)", "final statement ends inside a string or quoted name (cut off?)"],
     }],
-    ["WITH a AS (SELECT 1), a AS (SELECT 2) SELECT * FROM a", { names: ["a", "a"], problems: ["CTE name a reused (steps 1 and 2)"] }],
-    ["WITH a AS (SELECT 1) b AS (SELECT 2) SELECT 3", { names: ["a", "b"], problems: ["missing comma between steps 1 and 2"] }],
-    ["WITH a AS (SELECT 1), SELECT * FROM a", { names: ["a"], final: "SELECT * FROM a", problems: ["comma after step 1 before the final SELECT"] }],
-    ["WITH a AS (SELECT 1), WITH b AS (SELECT 2) SELECT 3", { names: ["a", "b"], final: "SELECT 3", problems: ["WITH repeated before step 2"] }],
+    ["WITH a AS (SELECT 1), a AS (SELECT 2) SELECT * FROM a", {
+      names: ["a", "a"],
+      problems: ["CTE name a reused (steps 1 and 2)"],
+    }],
+    ["WITH a AS (SELECT 1) b AS (SELECT 2) SELECT 3", {
+      names: ["a", "b"],
+      problems: ["missing comma between steps 1 and 2"],
+    }],
+    ["WITH a AS (SELECT 1), SELECT * FROM a", {
+      names: ["a"],
+      final: "SELECT * FROM a",
+      problems: ["comma after step 1 before the final SELECT"],
+    }],
+    ["WITH a AS (SELECT 1), WITH b AS (SELECT 2) SELECT 3", {
+      names: ["a", "b"],
+      final: "SELECT 3",
+      problems: ["WITH repeated before step 2"],
+    }],
     ["SELECT name FROM t", { names: [], final: "SELECT name FROM t", problems: ["no CTE steps (a plain query)"] }],
     ["Sorry, I cannot answer.", { names: [], final: null, problems: ["no SQL found"] }],
     // SQL, then a closing fence that was never opened (the shipped demo model's habit) and prose.
-    ["WITH a AS (SELECT 1)\nSELECT * FROM a\n```\nThis returns a.", { names: ["a"], final: "SELECT * FROM a", problems: ["sql block not opened"] }],
-    ["SELECT 1\n```\nno, rather\n```sql\nWITH b AS (SELECT 2) SELECT * FROM b\n```", { names: ["b"], final: "SELECT * FROM b", problems: ["sql block not opened"] }],
+    ["WITH a AS (SELECT 1)\nSELECT * FROM a\n```\nThis returns a.", {
+      names: ["a"],
+      final: "SELECT * FROM a",
+      problems: ["sql block not opened"],
+    }],
+    ["SELECT 1\n```\nno, rather\n```sql\nWITH b AS (SELECT 2) SELECT * FROM b\n```", {
+      names: ["b"],
+      final: "SELECT * FROM b",
+      problems: ["sql block not opened"],
+    }],
     ["", { names: [], final: null, problems: ["empty answer"] }],
     ["WITH a AS SELECT 1", { names: [], final: null, problems: ['step 1 (a): expected "(" after AS'] }],
     // A column list that is really the body: "a (SELECT 1)" has no AS after it.
     ["WITH a (SELECT 1) SELECT 2", { names: [], final: null, problems: ['step 1 (a): expected AS, found "SELECT"'] }],
     ["WITH a (x, y", { names: [], final: null, problems: ["step 1 (a): cut off in its column list"] }],
     ["The query is WITH a AS (SELECT 1) SELECT * FROM a; and that's it", {
-      names: ["a"], final: "SELECT * FROM a", problems: ["text before the SQL ignored", "text after the final statement ignored"],
+      names: ["a"],
+      final: "SELECT * FROM a",
+      problems: ["text before the SQL ignored", "text after the final statement ignored"],
     }],
   ];
   for (const [text, want] of cases) {
@@ -106,7 +144,11 @@ Deno.test("splitChain: an <answer> tag without a fence, and a non-sql fence is s
 
 Deno.test("stepEndOffsets: a chain not split from the text finds its steps by search, or -1", () => {
   const text = "WITH a AS (SELECT 1), b AS (SELECT 2) SELECT 3";
-  const chain: Chain = { steps: [{ name: "a", sql: "SELECT 1" }, { name: "x", sql: "SELECT 9" }], final: "SELECT 3", problems: [] };
+  const chain: Chain = {
+    steps: [{ name: "a", sql: "SELECT 1" }, { name: "x", sql: "SELECT 9" }],
+    final: "SELECT 3",
+    problems: [],
+  };
   assertEquals(stepEndOffsets(text, chain), [20, -1, text.length]);
 });
 
@@ -115,12 +157,40 @@ Deno.test("tokenize covers the text end to end and squeezeSpaces keeps strings",
   const t = tokenize(s);
   assertEquals(t.map((x) => x.text).join(""), s);
   assertEquals(t.at(-1)?.unterminated, true);
-  assertEquals(squeezeSpaces("SELECT  a ,'x  y' FROM \"t  t\" -- c\n WHERE b  >  1"), "SELECT a ,'x  y' FROM \"t  t\" -- c\nWHERE b > 1");
+  assertEquals(
+    squeezeSpaces("SELECT  a ,'x  y' FROM \"t  t\" -- c\n WHERE b  >  1"),
+    "SELECT a ,'x  y' FROM \"t  t\" -- c\nWHERE b > 1",
+  );
 });
 
 Deno.test("splitChain never throws on fuzzed and truncated chains, and its step queries line up", () => {
   const rng = new Rng(7);
-  const pieces = ["WITH", " ", "a", "b1", "AS", "(", ")", ",", "SELECT", "*", "FROM", "'", '"', "--", "\n", "/*", "*/", "```sql\n", "```", ";", "x", "RECURSIVE", "<answer>", "1"];
+  const pieces = [
+    "WITH",
+    " ",
+    "a",
+    "b1",
+    "AS",
+    "(",
+    ")",
+    ",",
+    "SELECT",
+    "*",
+    "FROM",
+    "'",
+    '"',
+    "--",
+    "\n",
+    "/*",
+    "*/",
+    "```sql\n",
+    "```",
+    ";",
+    "x",
+    "RECURSIVE",
+    "<answer>",
+    "1",
+  ];
   let n = 0;
   for (let i = 0; i < 3000; i++) {
     let text: string;
@@ -136,7 +206,9 @@ Deno.test("splitChain never throws on fuzzed and truncated chains, and its step 
     const ends = stepEndOffsets(text, c);
     assertEquals(q.length, ends.length, text);
     for (const e of ends) assert(e >= -1 && e <= text.length, `offset ${e} in ${JSON.stringify(text)}`);
-    for (let k = 1; k < ends.length; k++) assert(ends[k] >= ends[k - 1], `offsets not increasing in ${JSON.stringify(text)}`);
+    for (let k = 1; k < ends.length; k++) {
+      assert(ends[k] >= ends[k - 1], `offsets not increasing in ${JSON.stringify(text)}`);
+    }
     n += c.steps.length;
   }
   assert(n > 100, `fuzz found only ${n} steps`);

@@ -96,7 +96,10 @@ function sqlRegion(text: string, problems: string[]): { start: number; end: numb
   let best: { start: number; end: number } | null = null;
   let first = 0;
   // SQL written before a closing fence that was never opened: that text is the first block.
-  if (fences.length > 0 && fences[0][1] === "" && /^\s*(?:<think>[\s\S]*?<\/think>\s*)?(?:--[^\n]*\n\s*)*(select|with)\b/i.test(text.slice(0, fences[0].index))) {
+  if (
+    fences.length > 0 && fences[0][1] === "" &&
+    /^\s*(?:<think>[\s\S]*?<\/think>\s*)?(?:--[^\n]*\n\s*)*(select|with)\b/i.test(text.slice(0, fences[0].index))
+  ) {
     const lead = /^\s*(?:<think>[\s\S]*?<\/think>)?/i.exec(text)![0].length;
     best = { start: lead, end: fences[0].index };
     problems.push("sql block not opened");
@@ -113,7 +116,9 @@ function sqlRegion(text: string, problems: string[]): { start: number; end: numb
   }
   if (best) return best;
   const answer = /<answer>([\s\S]*?)(<\/answer>|$)/i.exec(text);
-  if (answer) return { start: answer.index + "<answer>".length, end: answer.index + "<answer>".length + answer[1].length };
+  if (answer) {
+    return { start: answer.index + "<answer>".length, end: answer.index + "<answer>".length + answer[1].length };
+  }
   return { start: 0, end: text.length };
 }
 
@@ -165,14 +170,20 @@ function splitSpans(text: string): Spans {
     return done(null, -1);
   }
   const region = sqlRegion(text, problems);
-  const all = tokenize(text.slice(region.start, region.end)).map((t) => ({ ...t, start: t.start + region.start, end: t.end + region.start }));
+  const all = tokenize(text.slice(region.start, region.end)).map((t) => ({
+    ...t,
+    start: t.start + region.start,
+    end: t.end + region.start,
+  }));
   const sig = significant(all);
   let k = startIndex(sig);
   if (k < 0) {
     problems.push("no SQL found");
     return done(null, -1);
   }
-  if (all.some((t) => t.start < sig[k].start && t.kind !== "ws" && t.kind !== "comment")) problems.push("text before the SQL ignored");
+  if (all.some((t) => t.start < sig[k].start && t.kind !== "ws" && t.kind !== "comment")) {
+    problems.push("text before the SQL ignored");
+  }
   const commentBefore = (pos: number, after: number): string | undefined => {
     // The last comment between the previous step's end and this step's name.
     let c: Token | undefined;
@@ -191,7 +202,11 @@ function splitSpans(text: string): Spans {
     for (;;) {
       const nameTok = sig[k];
       if (!isName(nameTok)) {
-        problems.push(nameTok ? `step ${steps.length + 1}: expected a CTE name, found "${nameTok.text}"` : `step ${steps.length + 1}: the text ends after WITH or a comma`);
+        problems.push(
+          nameTok
+            ? `step ${steps.length + 1}: expected a CTE name, found "${nameTok.text}"`
+            : `step ${steps.length + 1}: the text ends after WITH or a comma`,
+        );
         return done(null, -1, recursive);
       }
       let j = k + 1;
@@ -206,7 +221,9 @@ function splitSpans(text: string): Spans {
         j = close + 1;
       }
       if (!isWord(sig[j], "AS")) {
-        problems.push(`step ${steps.length + 1} (${nameTok.text}): expected AS, found ${sig[j] ? `"${sig[j].text}"` : "the end"}`);
+        problems.push(
+          `step ${steps.length + 1} (${nameTok.text}): expected AS, found ${sig[j] ? `"${sig[j].text}"` : "the end"}`,
+        );
         return done(null, -1, recursive);
       }
       j++;
@@ -250,7 +267,10 @@ function splitSpans(text: string): Spans {
         k++;
         continue;
       }
-      if (isName(next) && !isWord(next, "SELECT") && !isWord(next, "VALUES") && (isWord(sig[k + 1], "AS") || sig[k + 1]?.text === "(")) {
+      if (
+        isName(next) && !isWord(next, "SELECT") && !isWord(next, "VALUES") &&
+        (isWord(sig[k + 1], "AS") || sig[k + 1]?.text === "(")
+      ) {
         problems.push(`missing comma between steps ${steps.length} and ${steps.length + 1}`);
         continue;
       }
@@ -274,7 +294,9 @@ function splitSpans(text: string): Spans {
     else if (t.kind === "op" && t.text === ";" && depth === 0) break;
     last = m;
   }
-  if (m < sig.length && sig.slice(m + 1).some((t) => t.text !== ";")) problems.push("text after the final statement ignored");
+  if (m < sig.length && sig.slice(m + 1).some((t) => t.text !== ";")) {
+    problems.push("text after the final statement ignored");
+  }
   if (depth > 0) problems.push("final statement has unclosed parentheses (cut off?)");
   if (sig[last].unterminated) problems.push("final statement ends inside a string or quoted name (cut off?)");
   const final = text.slice(first.start, sig[last].end).trim();

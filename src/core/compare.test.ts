@@ -2,7 +2,11 @@ import { assert, assertEquals } from "../../tests/assert.ts";
 import { indexGold, matchesGold, resultsMatch, valueKey, valuesEqual } from "./compare.ts";
 import type { ResultSet, SqlValue } from "./types.ts";
 
-const rs = (rows: SqlValue[][], capped = false): ResultSet => ({ columns: rows[0]?.map((_, i) => `c${i}`) ?? [], rows, capped });
+const rs = (rows: SqlValue[][], capped = false): ResultSet => ({
+  columns: rows[0]?.map((_, i) => `c${i}`) ?? [],
+  rows,
+  capped,
+});
 
 Deno.test("compare: values follow Python's == on what sqlite3 returns", () => {
   assert(valuesEqual(6n, 6), "integer 6 == real 6.0");
@@ -39,7 +43,10 @@ Deno.test("compare: set vs bag vs ordered", () => {
   assert(!resultsMatch(deduped, gold, "bag"), "duplicates counted by bag");
   assert(resultsMatch(dupOther, gold, "set"), "same set, different multiplicities");
   assert(!resultsMatch(dupOther, gold, "bag"), "bag sees the multiplicities");
-  assert(resultsMatch(rs([]), rs([]), "set") && resultsMatch(rs([]), rs([]), "bag") && resultsMatch(rs([]), rs([]), "ordered"));
+  assert(
+    resultsMatch(rs([]), rs([]), "set") && resultsMatch(rs([]), rs([]), "bag") &&
+      resultsMatch(rs([]), rs([]), "ordered"),
+  );
   assert(!resultsMatch(rs([[null]]), rs([]), "set"), "one NULL row != no rows");
   assert(resultsMatch(rs([[6.0, null]]), rs([[6n, null]]), "ordered"), "6.0 == 6 inside rows, NULL == NULL");
 });

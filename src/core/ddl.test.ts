@@ -62,7 +62,10 @@ Deno.test("ddl: exact OmniSQL-style text; keys to absent tables are left out", (
       `);`,
     ].join("\n"),
   );
-  assertEquals(renderDdl(SHOP, { tables: ["ORDERS"], examplesPerColumn: 0 }), "CREATE TABLE orders (\n    id,\n    PRIMARY KEY (id)\n);");
+  assertEquals(
+    renderDdl(SHOP, { tables: ["ORDERS"], examplesPerColumn: 0 }),
+    "CREATE TABLE orders (\n    id,\n    PRIMARY KEY (id)\n);",
+  );
   assertEquals(columnComment(SHOP.tables[0].columns[2], 1, false), "example: ['O''Neil']");
 });
 
@@ -71,7 +74,11 @@ Deno.test("ddl: the text is valid SQLite that recreates the same tables and keys
   db.run(renderDdl(SHOP));
   const back = introspectSchema(db, "shop", { maxExamples: 0 });
   assertEquals(back.tables.map((t) => [t.name, t.primaryKey, t.columns.map((c) => [c.name, c.type, c.notNull])]), [
-    ["order items", ["order id", "line"], [["order id", "INTEGER", true], ["line", "INTEGER", false], ["sku", "TEXT", true]]],
+    ["order items", ["order id", "line"], [["order id", "INTEGER", true], ["line", "INTEGER", false], [
+      "sku",
+      "TEXT",
+      true,
+    ]]],
     ["orders", ["id"], [["id", "", false]]],
   ]);
   db.close();
@@ -83,7 +90,9 @@ Deno.test({
   fn() {
     let n = 0;
     for (const entry of Deno.readDirSync(`${sharedDatasets}/spider-train/database`)) {
-      const src = new SQL.Database(Deno.readFileSync(`${sharedDatasets}/spider-train/database/${entry.name}/${entry.name}.sqlite`));
+      const src = new SQL.Database(
+        Deno.readFileSync(`${sharedDatasets}/spider-train/database/${entry.name}/${entry.name}.sqlite`),
+      );
       const schema = introspectSchema(src, entry.name, { maxExamples: 3, rowCounts: false });
       src.close();
       const copy = new SQL.Database();

@@ -46,7 +46,9 @@ function renderTable(t: TableInfo, present: Set<string>, opts: DdlOptions): stri
     text: `${quoteIdent(c.name)}${c.type ? " " + c.type : ""}${c.notNull ? " NOT NULL" : ""}`,
     comment: columnComment(c, examples, descriptions),
   }));
-  if (t.primaryKey.length > 0) body.push({ text: `PRIMARY KEY (${t.primaryKey.map(quoteIdent).join(", ")})`, comment: "" });
+  if (t.primaryKey.length > 0) {
+    body.push({ text: `PRIMARY KEY (${t.primaryKey.map(quoteIdent).join(", ")})`, comment: "" });
+  }
   // Keys to tables left out of the prompt would point at nothing the model can see.
   for (const fk of t.foreignKeys) {
     if (!present.has(fk.refTable.toLowerCase())) continue;
@@ -58,7 +60,9 @@ function renderTable(t: TableInfo, present: Set<string>, opts: DdlOptions): stri
     const comma = i < body.length - 1 ? "," : "";
     return `    ${b.text}${comma}${b.comment ? ` -- ${b.comment}` : ""}`;
   });
-  const head = t.naturalName && descriptions ? `CREATE TABLE ${quoteIdent(t.name)} ( -- ${oneLine(t.naturalName)}` : `CREATE TABLE ${quoteIdent(t.name)} (`;
+  const head = t.naturalName && descriptions
+    ? `CREATE TABLE ${quoteIdent(t.name)} ( -- ${oneLine(t.naturalName)}`
+    : `CREATE TABLE ${quoteIdent(t.name)} (`;
   return `${head}\n${lines.join("\n")}\n);`;
 }
 

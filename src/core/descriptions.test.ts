@@ -134,7 +134,11 @@ Deno.test({
     assertEquals(unmatched, []);
     const dept = findTable(schema, "department")!;
     assertEquals(dept.columns.find((c) => c.name === "dept_name")?.naturalName, "department name");
-    assertEquals(dept.columns.find((c) => c.name === "building")?.naturalName, undefined, "same words, no natural name");
+    assertEquals(
+      dept.columns.find((c) => c.name === "building")?.naturalName,
+      undefined,
+      "same words, no natural name",
+    );
     assertEquals(findTable(schema, "prereq")?.naturalName, "prerequisite");
     assertEquals(findTable(schema, "takes")?.naturalName, "takes classes");
     const store = described("store_1");
@@ -152,7 +156,9 @@ Deno.test({
     for (const e of entries) {
       let db;
       try {
-        db = new SQL.Database(Deno.readFileSync(`${sharedDatasets}/spider-train/database/${e.db_id}/${e.db_id}.sqlite`));
+        db = new SQL.Database(
+          Deno.readFileSync(`${sharedDatasets}/spider-train/database/${e.db_id}/${e.db_id}.sqlite`),
+        );
       } catch {
         continue;
       }
@@ -164,11 +170,23 @@ Deno.test({
         const r = findTable(real, t.name);
         assert(r !== undefined, `${e.db_id}.${t.name}`);
         const lower = (xs: string[]) => xs.map((x) => x.toLowerCase()).sort();
-        assertEquals(lower(t.columns.map((c) => c.name)), lower(r.columns.map((c) => c.name)), `${e.db_id}.${t.name} columns`);
+        assertEquals(
+          lower(t.columns.map((c) => c.name)),
+          lower(r.columns.map((c) => c.name)),
+          `${e.db_id}.${t.name} columns`,
+        );
         // tables.json lists a subset of the declared keys (it misses some composite keys).
-        for (const k of t.primaryKey) assert(lower(r.primaryKey).includes(k.toLowerCase()), `${e.db_id}.${t.name} pk ${k}`);
+        for (const k of t.primaryKey) {
+          assert(lower(r.primaryKey).includes(k.toLowerCase()), `${e.db_id}.${t.name} pk ${k}`);
+        }
         for (const fk of t.foreignKeys) {
-          assert(r.foreignKeys.some((f) => f.column.toLowerCase() === fk.column.toLowerCase() && f.refTable.toLowerCase() === fk.refTable.toLowerCase()), `${e.db_id}.${t.name} fk ${fk.column}`);
+          assert(
+            r.foreignKeys.some((f) =>
+              f.column.toLowerCase() === fk.column.toLowerCase() &&
+              f.refTable.toLowerCase() === fk.refTable.toLowerCase()
+            ),
+            `${e.db_id}.${t.name} fk ${fk.column}`,
+          );
         }
       }
       n++;
@@ -181,7 +199,9 @@ Deno.test({
   name: "schemaFromTablesJson: BIRD dev schemas with natural names and keys",
   ignore: sharedDatasets === null,
   fn() {
-    const entries = parseSpiderTables(JSON.parse(Deno.readTextFileSync(`${sharedDatasets}/bird-format/dev_tables.json`)));
+    const entries = parseSpiderTables(
+      JSON.parse(Deno.readTextFileSync(`${sharedDatasets}/bird-format/dev_tables.json`)),
+    );
     assertEquals(entries.length, 11);
     const s = schemaFromTablesJson(entries.find((e) => e.db_id === "debit_card_specializing")!);
     assertEquals(s.tables.map((t) => t.name), ["customers", "gasstations", "products", "transactions_1k", "yearmonth"]);

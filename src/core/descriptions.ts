@@ -79,10 +79,22 @@ export function applySpiderDescriptions(schema: DbSchema, entry: SpiderTablesEnt
  * values, no row counts, types as tables.json writes them); natural names merged as above.
  */
 export function schemaFromTablesJson(entry: SpiderTablesEntry): DbSchema {
-  const tables: TableInfo[] = entry.table_names_original.map((name) => ({ name, columns: [], primaryKey: [], foreignKeys: [], rowCount: null }));
+  const tables: TableInfo[] = entry.table_names_original.map((name) => ({
+    name,
+    columns: [],
+    primaryKey: [],
+    foreignKeys: [],
+    rowCount: null,
+  }));
   const cols = entry.column_names_original.map(([ti, name], j) => {
     if (ti < 0) return null;
-    const c: ColumnInfo = { name, type: entry.column_types?.[j] ?? "", notNull: false, primaryKey: false, examples: [] };
+    const c: ColumnInfo = {
+      name,
+      type: entry.column_types?.[j] ?? "",
+      notNull: false,
+      primaryKey: false,
+      examples: [],
+    };
     tables[ti].columns.push(c);
     return { table: tables[ti], column: c };
   });
@@ -174,7 +186,9 @@ export function parseBirdDescriptionCsv(text: string): BirdColumnDescription[] {
   const header = rows[0].map((h) => h.replace(/^\ufeff/, "").trim().toLowerCase());
   const at = (name: string) => header.indexOf(name);
   const iOrig = at("original_column_name");
-  if (iOrig < 0) throw new Error(`BIRD description CSV: no original_column_name column in header [${rows[0].join(", ")}]`);
+  if (iOrig < 0) {
+    throw new Error(`BIRD description CSV: no original_column_name column in header [${rows[0].join(", ")}]`);
+  }
   const get = (r: string[], i: number) => (i >= 0 && i < r.length ? r[i].trim() : "");
   return rows.slice(1)
     .filter((r) => get(r, iOrig) !== "")
@@ -201,7 +215,9 @@ export function applyBirdDescriptions(schema: DbSchema, table: string, rows: Bir
     }
     if (r.columnName && saysMore(r.columnName, c.name)) c.naturalName = r.columnName;
     const known = [c.name, c.naturalName ?? ""];
-    if (r.columnDescription && !known.some((k) => !saysMore(r.columnDescription, k))) c.description = r.columnDescription;
+    if (r.columnDescription && !known.some((k) => !saysMore(r.columnDescription, k))) {
+      c.description = r.columnDescription;
+    }
     if (r.valueDescription) c.valueDescription = r.valueDescription;
     if (r.dataFormat) c.dataFormat = r.dataFormat;
   }
@@ -246,7 +262,8 @@ function cloneTable(t: TableInfo): TableInfo {
 function isSpiderEntry(e: unknown): e is SpiderTablesEntry {
   if (typeof e !== "object" || e === null) return false;
   const r = e as Record<string, unknown>;
-  const pairs = (v: unknown) => Array.isArray(v) && v.every((p) => Array.isArray(p) && typeof p[0] === "number" && typeof p[1] === "string");
+  const pairs = (v: unknown) =>
+    Array.isArray(v) && v.every((p) => Array.isArray(p) && typeof p[0] === "number" && typeof p[1] === "string");
   const strings = (v: unknown) => Array.isArray(v) && v.every((s) => typeof s === "string");
   return typeof r.db_id === "string" && strings(r.table_names) && strings(r.table_names_original) &&
     pairs(r.column_names) && pairs(r.column_names_original);

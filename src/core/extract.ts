@@ -64,9 +64,15 @@ export function extractSql(completion: string, opts: { mode?: ExtractMode } = {}
  * the pairs in order, anything else around them. `prefix` is text the prompt already ended with
  * (for example "<think>\n" when the chat template opens the thinking block).
  */
-export function formatCheck(completion: string, tags: readonly string[] = ["think", "answer"], prefix = ""): FormatResult {
+export function formatCheck(
+  completion: string,
+  tags: readonly string[] = ["think", "answer"],
+  prefix = "",
+): FormatResult {
   if (tags.length === 0) throw new Error("formatCheck: no tags given");
-  for (const t of tags) if (!/^[A-Za-z][\w-]*$/.test(t)) throw new Error(`formatCheck: bad tag name ${JSON.stringify(t)}`);
+  for (const t of tags) {
+    if (!/^[A-Za-z][\w-]*$/.test(t)) throw new Error(`formatCheck: bad tag name ${JSON.stringify(t)}`);
+  }
   const text = prefix + completion;
   const pairs = tags.map((t) => `<${t}>[\\s\\S]*?</${t}>`);
   const soft = new RegExp(pairs.join("[\\s\\S]*?")).test(text);

@@ -1,5 +1,16 @@
 import { assert, assertClose, assertEquals } from "../../tests/assert.ts";
-import { AGGREGATIONS, aggregationWeights, entropyFromLogits, entropyMean, grpoLoss, type GrpoBatch, type GrpoLossOptions, k3, klCoefficient, learningRate } from "./grpo.ts";
+import {
+  AGGREGATIONS,
+  aggregationWeights,
+  entropyFromLogits,
+  entropyMean,
+  type GrpoBatch,
+  grpoLoss,
+  type GrpoLossOptions,
+  k3,
+  klCoefficient,
+  learningRate,
+} from "./grpo.ts";
 import { Rng } from "./rng.ts";
 
 const close = (a: number, b: number, tol = 1e-12) => Math.abs(a - b) <= tol * Math.max(1, Math.abs(b));
@@ -20,7 +31,10 @@ Deno.test("grpoLoss: hand-computed clipped surrogate, both signs of the advantag
   assertEquals([neg.metrics.clipHighFrac, neg.metrics.clipLowFrac, neg.metrics.clipFrac], [0, 0.5, 0.5]);
   assert(close(neg.metrics.ratioMean, 1), `ratioMean ${neg.metrics.ratioMean}`);
   assertEquals([neg.metrics.ratioMin, neg.metrics.ratioMax].map((x) => Math.round(x * 1e12) / 1e12), [0.5, 1.5]);
-  assert(close(neg.metrics.approxKl, (0.5 - Math.log(1.5) + -0.5 - Math.log(0.5)) / 2), "approxKl is mean k3 of the ratio");
+  assert(
+    close(neg.metrics.approxKl, (0.5 - Math.log(1.5) + -0.5 - Math.log(0.5)) / 2),
+    "approxKl is mean k3 of the ratio",
+  );
   // Clip-higher: with epsHigh = 0.6 the ratio 1.5 is inside the range and keeps its gradient.
   const dapo = grpoLoss({ ...base, logpNew, advantages: [1] }, { ...opts, epsHigh: 0.6 });
   assertClose(dapo.grad, [-1.5 / 2, -0.5 / 2], { atol: 1e-15 });
@@ -52,7 +66,9 @@ Deno.test("aggregationWeights: token-mean and seq-mean weights sum to 1, empty s
     const w = aggregationWeights(3, 3, mask, a);
     assert(close(w.reduce((x, y) => x + y, 0), 1), `${a}: ${Array.from(w)}`);
   }
-  assertClose(aggregationWeights(3, 3, mask, "seq-mean-token-mean"), [0.25, 0.25, 0, 0, 0, 0, 0.5, 0, 0], { atol: 1e-15 });
+  assertClose(aggregationWeights(3, 3, mask, "seq-mean-token-mean"), [0.25, 0.25, 0, 0, 0, 0, 0.5, 0, 0], {
+    atol: 1e-15,
+  });
   assertEquals(Array.from(aggregationWeights(2, 2, [0, 0, 0, 0], "token-mean")), [0, 0, 0, 0]);
 });
 
@@ -64,8 +80,7 @@ function randomBatch(rng: Rng, S: number, T: number, perToken: boolean, eps: { l
   for (let i = 0; i < n; i++) {
     // Ratios spread over both clip regions, kept away from the kinks where the loss is not differentiable.
     let r: number;
-    do r = Math.exp(0.5 * rng.normal());
-    while (Math.abs(r - (1 - eps.lo)) < 1e-3 || Math.abs(r - (1 + eps.hi)) < 1e-3);
+    do r = Math.exp(0.5 * rng.normal()); while (Math.abs(r - (1 - eps.lo)) < 1e-3 || Math.abs(r - (1 + eps.hi)) < 1e-3);
     logpNew[i] = logpOld[i] + Math.log(r);
   }
   const mask = new Float64Array(n);
@@ -102,7 +117,11 @@ Deno.test("grpoLoss: closed-form dL/dlogp matches central finite differences (al
           x[i] = keep;
           fd[i] = (up - down) / (2 * h);
         }
-        const { maxAbs } = assertClose(grad, fd, { atol: 1e-8, rtol: 1e-6, name: `grad ${aggregation} beta=${beta} perToken=${perToken}` });
+        const { maxAbs } = assertClose(grad, fd, {
+          atol: 1e-8,
+          rtol: 1e-6,
+          name: `grad ${aggregation} beta=${beta} perToken=${perToken}`,
+        });
         worst = Math.max(worst, maxAbs);
       }
     }

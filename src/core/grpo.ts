@@ -94,13 +94,19 @@ export function k3(logpNew: number, logpRef: number): number {
  * token-mean: m / sum(m); seq-mean-token-mean: m / (n_s * S'), n_s = tokens of sequence s, S' =
  * sequences with n_s > 0; seq-mean-token-sum-norm: m / C (C = normConstant, default T * S).
  */
-export function aggregationWeights(S: number, T: number, mask: ArrayLike<number>, aggregation: Aggregation, normConstant?: number): Float64Array {
+export function aggregationWeights(
+  S: number,
+  T: number,
+  mask: ArrayLike<number>,
+  aggregation: Aggregation,
+  normConstant?: number,
+): Float64Array {
   const w = new Float64Array(S * T);
   switch (aggregation) {
     case "token-mean": {
       let n = 0;
       for (let i = 0; i < S * T; i++) n += mask[i];
-      if (n > 0) for (let i = 0; i < S * T; i++) w[i] = mask[i] / n;
+      if (n > 0) { for (let i = 0; i < S * T; i++) w[i] = mask[i] / n; }
       return w;
     }
     case "seq-mean-token-mean": {
@@ -111,7 +117,7 @@ export function aggregationWeights(S: number, T: number, mask: ArrayLike<number>
         if (ns[s] > 0) sPrime++;
       }
       for (let s = 0; s < S; s++) {
-        if (ns[s] > 0) for (let t = 0; t < T; t++) w[s * T + t] = mask[s * T + t] / (ns[s] * sPrime);
+        if (ns[s] > 0) { for (let t = 0; t < T; t++) w[s * T + t] = mask[s * T + t] / (ns[s] * sPrime); }
       }
       return w;
     }
@@ -137,10 +143,16 @@ export function grpoLoss(batch: GrpoBatch, opts: GrpoLossOptions): GrpoLossResul
   for (const [name, a] of [["logpNew", logpNew], ["logpOld", logpOld], ["mask", mask]] as const) {
     if (a.length !== n) throw new Error(`grpoLoss: ${name} has ${a.length} elements, expected S * T = ${n}`);
   }
-  if (logpRef && logpRef.length !== n) throw new Error(`grpoLoss: logpRef has ${logpRef.length} elements, expected ${n}`);
-  if (advantages.length !== S && advantages.length !== n) throw new Error(`grpoLoss: advantages must have S or S * T elements, got ${advantages.length}`);
+  if (logpRef && logpRef.length !== n) {
+    throw new Error(`grpoLoss: logpRef has ${logpRef.length} elements, expected ${n}`);
+  }
+  if (advantages.length !== S && advantages.length !== n) {
+    throw new Error(`grpoLoss: advantages must have S or S * T elements, got ${advantages.length}`);
+  }
   if (opts.beta !== 0 && !logpRef) throw new Error("grpoLoss: beta > 0 needs logpRef");
-  if (!(opts.epsLow >= 0 && opts.epsLow < 1 && opts.epsHigh >= 0)) throw new Error(`grpoLoss: bad clip range epsLow ${opts.epsLow}, epsHigh ${opts.epsHigh}`);
+  if (!(opts.epsLow >= 0 && opts.epsLow < 1 && opts.epsHigh >= 0)) {
+    throw new Error(`grpoLoss: bad clip range epsLow ${opts.epsLow}, epsHigh ${opts.epsHigh}`);
+  }
   const perToken = advantages.length === n && n !== S;
   const lo = 1 - opts.epsLow;
   const hi = 1 + opts.epsHigh;
@@ -207,7 +219,9 @@ export function grpoLoss(batch: GrpoBatch, opts: GrpoLossOptions): GrpoLossResul
 
 /** Mask-weighted mean of a per-token quantity (S, T), e.g. the entropy metric; 0 with no tokens. */
 export function maskedMean(values: ArrayLike<number>, mask: ArrayLike<number>): number {
-  if (values.length !== mask.length) throw new Error(`maskedMean: ${values.length} values for ${mask.length} mask entries`);
+  if (values.length !== mask.length) {
+    throw new Error(`maskedMean: ${values.length} values for ${mask.length} mask entries`);
+  }
   let sum = 0;
   let n = 0;
   for (let i = 0; i < values.length; i++) {

@@ -12,29 +12,48 @@ Deno.test("loaders: BIRD JSON with evidence and difficulty", () => {
   assertEquals(r.format, "bird");
   assertEquals(r.records, 2);
   assertEquals(r.items, [
-    { position: 0, task: { id: "7", db_id: "db1", question: "q?", gold_sql: "SELECT 1", evidence: "e", difficulty: "simple" } },
-    { position: 1, task: { id: "9", db_id: "db2", question: "r?", gold_sql: "SELECT 2", evidence: "", difficulty: "challenging" } },
+    {
+      position: 0,
+      task: { id: "7", db_id: "db1", question: "q?", gold_sql: "SELECT 1", evidence: "e", difficulty: "simple" },
+    },
+    {
+      position: 1,
+      task: { id: "9", db_id: "db2", question: "r?", gold_sql: "SELECT 2", evidence: "", difficulty: "challenging" },
+    },
   ]);
 });
 
 Deno.test("loaders: Spider JSON array (query or SQL) and JSONL", () => {
-  const arr = parseQuestions(JSON.stringify([{ db_id: "a", question: "x", query: "SELECT 1" }, { db_id: "b", question: "y", SQL: "SELECT 2" }]));
+  const arr = parseQuestions(
+    JSON.stringify([{ db_id: "a", question: "x", query: "SELECT 1" }, { db_id: "b", question: "y", SQL: "SELECT 2" }]),
+  );
   assertEquals(arr.format, "spider");
   assertEquals(arr.items.map((i) => i.task), [
     { id: "0", db_id: "a", question: "x", gold_sql: "SELECT 1" },
     { id: "1", db_id: "b", question: "y", gold_sql: "SELECT 2" },
   ]);
-  const lines = parseQuestions('{"db_id":"a","question":"x","query":"SELECT 1"}\n\n{"db_id":"b","question":"y","query":"SELECT 2"}\n');
+  const lines = parseQuestions(
+    '{"db_id":"a","question":"x","query":"SELECT 1"}\n\n{"db_id":"b","question":"y","query":"SELECT 2"}\n',
+  );
   assertEquals(lines.format, "spider");
   assertEquals(lines.records, 2);
   assertEquals(lines.items.map((i) => [i.position, i.task.gold_sql]), [[0, "SELECT 1"], [1, "SELECT 2"]]);
 });
 
 Deno.test("loaders: own JSONL format", () => {
-  const r = parseQuestions('{"id":"acme-1","db_id":"sales","question":"q","evidence":"fiscal year starts in April","gold_sql":"SELECT 1","difficulty":"hard"}\n{"id":2,"db_id":"sales","question":"r","gold_sql":"SELECT 2"}');
+  const r = parseQuestions(
+    '{"id":"acme-1","db_id":"sales","question":"q","evidence":"fiscal year starts in April","gold_sql":"SELECT 1","difficulty":"hard"}\n{"id":2,"db_id":"sales","question":"r","gold_sql":"SELECT 2"}',
+  );
   assertEquals(r.format, "rlvr");
   assertEquals(r.items.map((i) => i.task), [
-    { id: "acme-1", db_id: "sales", question: "q", gold_sql: "SELECT 1", evidence: "fiscal year starts in April", difficulty: "hard" },
+    {
+      id: "acme-1",
+      db_id: "sales",
+      question: "q",
+      gold_sql: "SELECT 1",
+      evidence: "fiscal year starts in April",
+      difficulty: "hard",
+    },
     { id: "2", db_id: "sales", question: "r", gold_sql: "SELECT 2" },
   ]);
 });
@@ -67,7 +86,9 @@ Deno.test("loaders: a broken JSON array is one clear error; bad items are report
 });
 
 Deno.test("loaders: predictions as BIRD dict or one SQL per line", () => {
-  const bird = parsePredictions(JSON.stringify({ "0": "SELECT 1\t----- bird -----\tdb1", "2": "SELECT\n3\t----- bird -----\tdb2", x: "y" }));
+  const bird = parsePredictions(
+    JSON.stringify({ "0": "SELECT 1\t----- bird -----\tdb1", "2": "SELECT\n3\t----- bird -----\tdb2", x: "y" }),
+  );
   assertEquals(bird.format, "bird");
   assertEquals([...bird.sql.entries()], [[0, "SELECT 1"], [2, "SELECT\n3"]]);
   assertEquals(bird.problems.length, 1);

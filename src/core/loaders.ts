@@ -51,7 +51,9 @@ export function jsonError(e: unknown): string {
  */
 export function requireQuestions(q: LoadedQuestions, where: string): void {
   if (q.items.length > 0) return;
-  const why = q.records === 0 ? "the file holds no records" : q.problems.slice(0, 3).map((p) => `${p.where}: ${p.message}`).join("; ");
+  const why = q.records === 0
+    ? "the file holds no records"
+    : q.problems.slice(0, 3).map((p) => `${p.where}: ${p.message}`).join("; ");
   throw new Error(`${where}: no questions (${why})`);
 }
 
@@ -126,12 +128,15 @@ function toTask(rec: unknown, position: number): { layout: Layout; task: Task } 
   const question = str(rec, "question");
   if (!db_id) return 'missing or non-string "db_id"';
   if (question === undefined) return 'missing or non-string "question"';
-  if (!/^[A-Za-z0-9_.-]+$/.test(db_id) || db_id.startsWith(".")) return `db_id ${JSON.stringify(db_id)} is not a plain name`;
+  if (!/^[A-Za-z0-9_.-]+$/.test(db_id) || db_id.startsWith(".")) {
+    return `db_id ${JSON.stringify(db_id)} is not a plain name`;
+  }
   const evidence = str(rec, "evidence");
   const difficulty = str(rec, "difficulty");
   const completion = str(rec, "completion");
   const opt = {
-    ...(evidence !== undefined ? { evidence } : {}), ...(difficulty !== undefined ? { difficulty } : {}),
+    ...(evidence !== undefined ? { evidence } : {}),
+    ...(difficulty !== undefined ? { difficulty } : {}),
     ...(completion !== undefined ? { completion } : {}),
   };
   if ("gold_sql" in rec) {

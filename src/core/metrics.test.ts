@@ -1,5 +1,14 @@
 import { assert, assertClose, assertEquals } from "../../tests/assert.ts";
-import { Aggregator, decodeMetrics, encodeMetrics, type MetricsRecord, namesCells, resumedOnce, summarize, withSteps } from "./metrics.ts";
+import {
+  Aggregator,
+  decodeMetrics,
+  encodeMetrics,
+  type MetricsRecord,
+  namesCells,
+  resumedOnce,
+  summarize,
+  withSteps,
+} from "./metrics.ts";
 import { Rng } from "./rng.ts";
 
 function twoPass(xs: number[]) {
@@ -18,7 +27,13 @@ Deno.test("Aggregator: matches a two-pass computation, merge equals one stream, 
   const m = a.merge(b).summary();
   assertClose([m.count, m.mean, m.std, m.min, m.max], twoPass(xs), { atol: 0, rtol: 1e-7 });
   assertEquals(new Aggregator().summary(), { count: 0, mean: 0, std: 0, min: 0, max: 0 });
-  assertEquals(new Aggregator().merge(new Aggregator().add(2)).summary(), { count: 1, mean: 2, std: 0, min: 2, max: 2 });
+  assertEquals(new Aggregator().merge(new Aggregator().add(2)).summary(), {
+    count: 1,
+    mean: 2,
+    std: 0,
+    min: 2,
+    max: 2,
+  });
   let threw = false;
   try {
     new Aggregator().add(NaN);
@@ -53,7 +68,10 @@ Deno.test("metrics JSONL: round trip, truncated last line dropped, corrupt middl
     const d = decodeMetrics(text.slice(0, cut));
     assertEquals(d.errors, [], `cut at ${cut}`);
     const complete = text.slice(0, cut).split("\n").length - 1;
-    assert(d.records.length === complete || (d.records.length === complete + 1 && !d.truncated), `cut at ${cut}: ${d.records.length} records`);
+    assert(
+      d.records.length === complete || (d.records.length === complete + 1 && !d.truncated),
+      `cut at ${cut}: ${d.records.length} records`,
+    );
   }
   const cut = decodeMetrics(text.slice(0, text.length - 10));
   assert(cut.truncated && cut.records.length === 2, "last line cut off");
@@ -66,17 +84,38 @@ Deno.test("metrics JSONL: round trip, truncated last line dropped, corrupt middl
 });
 
 Deno.test("metrics: records name their cell; a resumed cell's repeated steps replace only that cell's (resumedOnce, withSteps)", () => {
-  const r = (cell: string | undefined, phase: MetricsRecord["phase"], step: number, loss = step): MetricsRecord =>
-    ({ v: 1, phase, step, time: 0, loss, ...(cell === undefined ? {} : { cell }) });
+  const r = (cell: string | undefined, phase: MetricsRecord["phase"], step: number, loss = step): MetricsRecord => ({
+    v: 1,
+    phase,
+    step,
+    time: 0,
+    loss,
+    ...(cell === undefined ? {} : { cell }),
+  });
   // The cell survives the round trip; a cell that is not a string is a bad record.
   assertEquals(decodeMetrics(encodeMetrics(r("g1", "grpo", 1))).records, [r("g1", "grpo", 1)]);
   const bad = decodeMetrics(JSON.stringify({ ...r(undefined, "grpo", 1), cell: 3 }) + "\n");
   assertEquals(bad.errors.map((e) => e.message), ["cell is not a string"]);
   // Two GRPO cells of one file, the first resumed from step 2 (step 3 logged twice, the second one wins), the second
   // cell's steps from 1 again: each cell keeps its own steps.
-  const file = [r("g1", "grpo", 1), r("g1", "grpo", 2), r("g1", "grpo", 3, 30), r("g1", "grpo", 3, 31), r("e", "eval", 1), r("g2", "grpo", 1), r("g2", "grpo", 2)];
+  const file = [
+    r("g1", "grpo", 1),
+    r("g1", "grpo", 2),
+    r("g1", "grpo", 3, 30),
+    r("g1", "grpo", 3, 31),
+    r("e", "eval", 1),
+    r("g2", "grpo", 1),
+    r("g2", "grpo", 2),
+  ];
   assert(namesCells(file));
-  assertEquals(resumedOnce(file).map((x) => `${x.cell}:${x.step}:${x.loss}`), ["g1:1:1", "g1:2:2", "g1:3:31", "e:1:1", "g2:1:1", "g2:2:2"]);
+  assertEquals(resumedOnce(file).map((x) => `${x.cell}:${x.step}:${x.loss}`), [
+    "g1:1:1",
+    "g1:2:2",
+    "g1:3:31",
+    "e:1:1",
+    "g2:1:1",
+    "g2:2:2",
+  ]);
   // An older file (no cell): as it is, since its second GRPO cell's step 1 cannot be told from a resume.
   const old = file.map(({ cell: _c, ...x }) => x as MetricsRecord);
   assert(!namesCells(old));

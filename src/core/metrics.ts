@@ -18,7 +18,16 @@ export interface PhaseTimings {
 }
 
 /** Which stage wrote a record. */
-export const METRIC_PHASES = ["grpo", "warmup", "eval", "select", "selfconsistency", "prmdata", "prmtrain", "prmeval"] as const;
+export const METRIC_PHASES = [
+  "grpo",
+  "warmup",
+  "eval",
+  "select",
+  "selfconsistency",
+  "prmdata",
+  "prmtrain",
+  "prmeval",
+] as const;
 export type MetricPhase = (typeof METRIC_PHASES)[number];
 
 /** One line of the metrics stream. Optional fields are absent when the stage has no such quantity. */
@@ -164,7 +173,17 @@ export function isMetricsRecord(x: unknown): x is MetricsRecord {
   return recordProblem(x) === null;
 }
 
-const NUMBER_FIELDS = ["execAccuracy", "equalGroupFraction", "kl", "approxKl", "entropy", "loss", "lr", "gradNorm", "gpuMemoryBytes"] as const;
+const NUMBER_FIELDS = [
+  "execAccuracy",
+  "equalGroupFraction",
+  "kl",
+  "approxKl",
+  "entropy",
+  "loss",
+  "lr",
+  "gradNorm",
+  "gpuMemoryBytes",
+] as const;
 
 function recordProblem(x: unknown): string | null {
   if (!isObject(x)) return "not an object";
@@ -188,7 +207,9 @@ function recordProblem(x: unknown): string | null {
   }
   if (x.completionLength !== undefined) {
     const c = x.completionLength;
-    if (!(isObject(c) && ["count", "mean", "std", "min", "max"].every((k) => req(c[k])))) return "completionLength is not a summary";
+    if (!(isObject(c) && ["count", "mean", "std", "min", "max"].every((k) => req(c[k])))) {
+      return "completionLength is not a summary";
+    }
   }
   return null;
 }
@@ -201,7 +222,10 @@ function recordProblem(x: unknown): string | null {
  * without one are taken as one cell's (two GRPO cells of an older file both count from step 1: give this one
  * cell's records, or a whole file only when every record names its cell — `namesCells`).
  */
-export function withSteps<T extends { phase: string; step: number; cell?: string }>(held: readonly T[], incoming: readonly T[]): T[] {
+export function withSteps<T extends { phase: string; step: number; cell?: string }>(
+  held: readonly T[],
+  incoming: readonly T[],
+): T[] {
   let out = [...held];
   for (const r of incoming) {
     const same = (x: T) => x.phase === r.phase && x.cell === r.cell;

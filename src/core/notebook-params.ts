@@ -9,7 +9,22 @@ export interface Issue {
   message: string;
 }
 
-export const CELL_TYPES = ["markdown", "gpu", "dataset", "model", "prompt", "reward", "evaluate", "select", "warmup", "grpo", "selfconsistency", "prmdata", "prmtrain", "export"] as const;
+export const CELL_TYPES = [
+  "markdown",
+  "gpu",
+  "dataset",
+  "model",
+  "prompt",
+  "reward",
+  "evaluate",
+  "select",
+  "warmup",
+  "grpo",
+  "selfconsistency",
+  "prmdata",
+  "prmtrain",
+  "export",
+] as const;
 export type CellType = (typeof CELL_TYPES)[number];
 
 export const DATASET_SOURCES = ["demo", "url", "upload"] as const;
@@ -39,7 +54,9 @@ export const STEP_ADVANTAGE_MODES = ["chain", "prm-weighted", "per-step-norm"] a
 /** A chain's score from its step scores, for best-of-N (core/prm-steps.ts). */
 export const PRM_AGGREGATE_KINDS = ["min", "mean", "last", "product"] as const;
 
-export interface MarkdownParams { source: string }
+export interface MarkdownParams {
+  source: string;
+}
 /** The GPU cell shows the adapter and its limits; it has no parameters. */
 export type GpuParams = Record<string, never>;
 export interface DatasetParams {
@@ -210,7 +227,9 @@ export interface SelfConsistencyParams {
   /** How a chain's step scores rank it in PRM best-of-N (absent: "min"). */
   prmAggregate?: (typeof PRM_AGGREGATE_KINDS)[number];
 }
-export interface ExportParams { what: (typeof EXPORTS)[number] }
+export interface ExportParams {
+  what: (typeof EXPORTS)[number];
+}
 /** The PRM data cell: step labels by execution for the training questions (docs/prm.md). */
 export interface PrmDataParams {
   /** The split whose questions are labelled (empty: the dataset cell's training split). */

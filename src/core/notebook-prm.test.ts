@@ -3,7 +3,14 @@ import { defaultParams, parseNotebook, validateParams } from "./notebook.ts";
 
 Deno.test("PRM cells: defaults, and bad values refused with the reason", () => {
   const d = defaultParams("prmdata");
-  assertEquals([d.template, d.chains, d.rollouts, d.budget, d.balance, d.dropEmptyGold], ["chain-of-ctes@2", 4, 4, 32, 1, true]);
+  assertEquals([d.template, d.chains, d.rollouts, d.budget, d.balance, d.dropEmptyGold], [
+    "chain-of-ctes@2",
+    4,
+    4,
+    32,
+    1,
+    true,
+  ]);
   assertEquals(defaultParams("prmtrain").labels, "process");
   assert(!("load" in defaultParams("prmtrain")), "no load by default");
   const greedy = validateParams("prmdata", { temperature: 0, chains: 4 });
@@ -29,8 +36,18 @@ Deno.test("GRPO and self-consistency: the PRM fields are absent at their default
   const r = parseNotebook({ version: 1, title: "t", cells });
   assert(r.ok, JSON.stringify(!r.ok && r.errors));
   const p = Object.fromEntries(r.doc.cells.map((c) => [c.id, c.params as Record<string, unknown>]));
-  for (const id of ["g", "s", "g2"]) assert(!("stepAdvantage" in p[id]) && !("prm" in p[id]) && !("prmAggregate" in p[id]), `${id}: ${JSON.stringify(p[id])}`);
-  assertEquals([p.g3.stepAdvantage, p.g3.prm, p.s2.prm, p.s2.prmAggregate], ["prm-weighted", "prm", ["prm", "orm"], "mean"]);
+  for (const id of ["g", "s", "g2"]) {
+    assert(
+      !("stepAdvantage" in p[id]) && !("prm" in p[id]) && !("prmAggregate" in p[id]),
+      `${id}: ${JSON.stringify(p[id])}`,
+    );
+  }
+  assertEquals([p.g3.stepAdvantage, p.g3.prm, p.s2.prm, p.s2.prmAggregate], [
+    "prm-weighted",
+    "prm",
+    ["prm", "orm"],
+    "mean",
+  ]);
   // A document round-trips exactly.
   const again = parseNotebook(JSON.parse(JSON.stringify(r.doc)));
   assert(again.ok && JSON.stringify(again.doc) === JSON.stringify(r.doc), "round trip");

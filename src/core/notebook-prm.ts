@@ -40,7 +40,12 @@ export function readPrmData(r: Reader): PrmDataParams {
     balance: r.num("balance", 1, 0, 100),
     seed: r.num("seed", 0, 0, 2 ** 32 - 1, true),
   };
-  if (p.temperature === 0 && (p.chains > 1 || p.rollouts > 1)) r.fail("temperature", "0 (greedy) makes every sample the same: use a temperature > 0 with several chains or rollouts");
+  if (p.temperature === 0 && (p.chains > 1 || p.rollouts > 1)) {
+    r.fail(
+      "temperature",
+      "0 (greedy) makes every sample the same: use a temperature > 0 with several chains or rollouts",
+    );
+  }
   return p;
 }
 
@@ -73,7 +78,9 @@ export function readGrpoPrm(r: Reader): { stepAdvantage?: (typeof STEP_ADVANTAGE
 }
 
 /** The self-consistency cell's PRM fields (absent at their defaults). */
-export function readSelfConsistencyPrm(r: Reader): { prm?: string[]; prmAggregate?: (typeof PRM_AGGREGATE_KINDS)[number] } {
+export function readSelfConsistencyPrm(
+  r: Reader,
+): { prm?: string[]; prmAggregate?: (typeof PRM_AGGREGATE_KINDS)[number] } {
   const prm = r.strList("prm", [], 16, 64);
   if (prm.some((x) => !ID.test(x))) r.fail("prm", "expected PRM train cell ids");
   const prmAggregate = r.oneOf("prmAggregate", PRM_AGGREGATE_KINDS, "min");

@@ -18,10 +18,10 @@ import {
   LR_SCHEDULE_KINDS,
   MODEL_SOURCES,
   type ModelParams,
-  VOTES,
-  WARMUP_EXPORTS,
   RFT_KEEP,
   SFT_TARGETS,
+  VOTES,
+  WARMUP_EXPORTS,
   WARMUP_METHODS,
   type WarmupParams,
 } from "./notebook-params.ts";
@@ -49,7 +49,12 @@ const MAX_NAME = 500;
 export class Reader {
   private readonly used = new Set<string>();
 
-  constructor(private readonly obj: Record<string, unknown>, private readonly path: string, private readonly errors: Issue[], private readonly warnings: Issue[]) {}
+  constructor(
+    private readonly obj: Record<string, unknown>,
+    private readonly path: string,
+    private readonly errors: Issue[],
+    private readonly warnings: Issue[],
+  ) {}
 
   private at(key: string): string {
     return `${this.path}.${key}`;
@@ -133,8 +138,9 @@ export class Reader {
   strList(key: string, def: readonly string[], maxItems = 64, maxLength = MAX_NAME): string[] {
     const v = this.get(key);
     if (v === undefined) return [...def];
-    if (!Array.isArray(v) || !v.every((x): x is string => typeof x === "string")) this.fail(key, "expected a list of strings");
-    else if (v.length > maxItems) this.fail(key, `more than ${maxItems} items`);
+    if (!Array.isArray(v) || !v.every((x): x is string => typeof x === "string")) {
+      this.fail(key, "expected a list of strings");
+    } else if (v.length > maxItems) this.fail(key, `more than ${maxItems} items`);
     else if (v.some((x) => x.length > maxLength)) this.fail(key, `an item is longer than ${maxLength} characters`);
     else return [...v];
     return [...def];
@@ -152,8 +158,12 @@ export class Reader {
   templates(key: string, def: readonly string[]): string[] {
     const v = this.strList(key, def, 16, 200);
     const unknown = v.filter((t) => !Object.hasOwn(PROMPT_TEMPLATES, t));
-    if (unknown.length) this.fail(key, `unknown prompt templates ${unknown.map(show).join(", ")} (known: ${Object.keys(PROMPT_TEMPLATES).join(", ")})`);
-    else if (v.length === 0) this.fail(key, "needs at least one template");
+    if (unknown.length) {
+      this.fail(
+        key,
+        `unknown prompt templates ${unknown.map(show).join(", ")} (known: ${Object.keys(PROMPT_TEMPLATES).join(", ")})`,
+      );
+    } else if (v.length === 0) this.fail(key, "needs at least one template");
     else return v;
     return [...def];
   }
@@ -172,7 +182,9 @@ export class Reader {
 
   /** Reports the fields that were never read (they are dropped). */
   finish(): void {
-    for (const k of Object.keys(this.obj)) if (!this.used.has(k)) this.warnings.push({ path: this.at(k), message: "unknown field, dropped" });
+    for (const k of Object.keys(this.obj)) {
+      if (!this.used.has(k)) this.warnings.push({ path: this.at(k), message: "unknown field, dropped" });
+    }
   }
 }
 
@@ -182,7 +194,13 @@ export function show(v: unknown): string {
   try {
     s = JSON.stringify(v) ?? String(v);
   } catch {
-    s = typeof v === "bigint" ? `${v}n` : Array.isArray(v) ? "(a list)" : typeof v === "object" ? "(an object)" : typeof v;
+    s = typeof v === "bigint"
+      ? `${v}n`
+      : Array.isArray(v)
+      ? "(a list)"
+      : typeof v === "object"
+      ? "(an object)"
+      : typeof v;
   }
   return s.length > 60 ? s.slice(0, 57) + "..." : s;
 }
@@ -273,13 +291,35 @@ export const PARAM_READERS: { readonly [K in CellType]: (r: Reader) => CellParam
       rftPerQuestion: r.num("rftPerQuestion", 0, 0, 1024, true),
       sftTargets: r.oneOf("sftTargets", SFT_TARGETS, "gold"),
     };
-    if (method !== "rft" && p.rftKeep !== "better") r.fail("rftKeep", `rftKeep chooses the samples of method "rft"; ${method} keeps its own (leave it out)`);
-    if (method !== "rft" && p.rftPerQuestion !== 0) r.fail("rftPerQuestion", `rftPerQuestion caps the samples of method "rft"; ${method} keeps its own (leave it out)`);
-    if (method !== "sft" && p.sftTargets !== "gold") r.fail("sftTargets", `sftTargets chooses the gold targets of method "sft"; ${method} trains on its samples (leave it out)`);
+    if (method !== "rft" && p.rftKeep !== "better") {
+      r.fail("rftKeep", `rftKeep chooses the samples of method "rft"; ${method} keeps its own (leave it out)`);
+    }
+    if (method !== "rft" && p.rftPerQuestion !== 0) {
+      r.fail(
+        "rftPerQuestion",
+        `rftPerQuestion caps the samples of method "rft"; ${method} keeps its own (leave it out)`,
+      );
+    }
+    if (method !== "sft" && p.sftTargets !== "gold") {
+      r.fail(
+        "sftTargets",
+        `sftTargets chooses the gold targets of method "sft"; ${method} trains on its samples (leave it out)`,
+      );
+    }
     if (method === "sft") {
       // samplesPerQuestion, temperature, maxNewTokens and dpoBeta have defaults and are ignored (a form holds them all).
-      if (p.exportSamples !== "none") r.fail("exportSamples", `method "sft" trains on the dataset's gold answers and samples nothing to export: set exportSamples to "none" (or leave it out)`);
-      if (p.sampleWithEvidence) r.fail("sampleWithEvidence", `method "sft" samples nothing: sampleWithEvidence must be false (train on the definitions by putting them in the prompt cell's prompts)`);
+      if (p.exportSamples !== "none") {
+        r.fail(
+          "exportSamples",
+          `method "sft" trains on the dataset's gold answers and samples nothing to export: set exportSamples to "none" (or leave it out)`,
+        );
+      }
+      if (p.sampleWithEvidence) {
+        r.fail(
+          "sampleWithEvidence",
+          `method "sft" samples nothing: sampleWithEvidence must be false (train on the definitions by putting them in the prompt cell's prompts)`,
+        );
+      }
     }
     return p;
   },
@@ -332,7 +372,13 @@ export const PARAM_READERS: { readonly [K in CellType]: (r: Reader) => CellParam
 };
 
 /** Reads one cell type's parameters from untrusted JSON at `path`, defaults filled in. */
-export function readParams<K extends CellType>(type: K, raw: unknown, path: string, errors: Issue[], warnings: Issue[]): CellParams[K] {
+export function readParams<K extends CellType>(
+  type: K,
+  raw: unknown,
+  path: string,
+  errors: Issue[],
+  warnings: Issue[],
+): CellParams[K] {
   if (raw !== undefined && !isRecord(raw)) errors.push({ path, message: "expected an object" });
   const r = new Reader(isRecord(raw) ? raw : {}, path, errors, warnings);
   const params = PARAM_READERS[type](r);
@@ -346,7 +392,10 @@ export function defaultParams<K extends CellType>(type: K): CellParams[K] {
 }
 
 /** Validates parameters for a cell type (e.g. a form's values): typed parameters or the problems. */
-export function validateParams<K extends CellType>(type: K, raw: unknown): { ok: true; params: CellParams[K]; warnings: Issue[] } | { ok: false; errors: Issue[] } {
+export function validateParams<K extends CellType>(
+  type: K,
+  raw: unknown,
+): { ok: true; params: CellParams[K]; warnings: Issue[] } | { ok: false; errors: Issue[] } {
   const errors: Issue[] = [];
   const warnings: Issue[] = [];
   const params = readParams(type, raw, "params", errors, warnings);

@@ -32,9 +32,16 @@ function fullNotebook(): Notebook {
   let doc = emptyNotebook("Spider GRPO");
   for (const t of CELL_TYPES) doc = addCell(doc, t);
   doc = updateParams(doc, doc.cells[0].id, "markdown", { source: "# Hello\n<script>alert(1)</script>" });
-  doc = updateParams(doc, doc.cells[2].id, "dataset", { source: "url", questionsUrl: "https://example.org/q.jsonl", dbRoot: "/data/spider/" });
+  doc = updateParams(doc, doc.cells[2].id, "dataset", {
+    source: "url",
+    questionsUrl: "https://example.org/q.jsonl",
+    dbRoot: "/data/spider/",
+  });
   doc = updateParams(doc, doc.cells[5].id, "reward", { spec: REWARD_PRESETS["reasoning-r1"], comparison: "bag" });
-  doc = updateParams(doc, doc.cells[7].id, "select", { templates: ["omnisql@1", "think-answer@1"], models: ["demo", "Qwen/Qwen2.5-Coder-0.5B-Instruct"] });
+  doc = updateParams(doc, doc.cells[7].id, "select", {
+    templates: ["omnisql@1", "think-answer@1"],
+    models: ["demo", "Qwen/Qwen2.5-Coder-0.5B-Instruct"],
+  });
   return doc;
 }
 
@@ -57,14 +64,20 @@ Deno.test("notebook: every cell type round-trips through JSON unchanged, without
 });
 
 Deno.test("parseNotebook: defaults filled in, ids assigned without clashing with later ones", () => {
-  const r = parseNotebook({ version: 1, cells: [{ type: "grpo" }, { type: "markdown", id: "c1", params: { source: "hi" } }, { type: "gpu" }] });
+  const r = parseNotebook({
+    version: 1,
+    cells: [{ type: "grpo" }, { type: "markdown", id: "c1", params: { source: "hi" } }, { type: "gpu" }],
+  });
   assert(r.ok, JSON.stringify(r));
   assertEquals(r.doc.title, "Untitled");
   assertEquals(r.doc.cells.map((c) => c.id), ["c2", "c1", "c3"]);
   const g = r.doc.cells[0];
   assert(g.type === "grpo");
   assertEquals(g.params, defaultParams("grpo"));
-  assertEquals([g.params.G, g.params.eps_low, g.params.eps_high, g.params.aggregation, g.params.advantage, g.params.kl], [8, 0.2, 0.28, "token-mean", "mean-std", 0]);
+  assertEquals(
+    [g.params.G, g.params.eps_low, g.params.eps_high, g.params.aggregation, g.params.advantage, g.params.kl],
+    [8, 0.2, 0.28, "token-mean", "mean-std", 0],
+  );
   assertEquals(r.doc.cells[2].params, {});
 });
 
@@ -78,7 +91,11 @@ Deno.test("parseNotebook: errors carry paths; unknown types, duplicates and vers
       { type: "markdown", id: "a" },
       { type: "model", id: "m", params: { source: "hub" } },
       { type: "dataset", id: "d", params: { source: "url", questionsUrl: "javascript:alert(1)" } },
-      { type: "reward", id: "r", params: { spec: { components: [{ name: "bogus", weight: 1 }] }, comparison: "fuzzy" } },
+      {
+        type: "reward",
+        id: "r",
+        params: { spec: { components: [{ name: "bogus", weight: 1 }] }, comparison: "fuzzy" },
+      },
       "cell",
       { type: "evaluate", id: "bad id!" },
       { type: "prompt", id: "p", params: { template: "mine@9" } },
@@ -118,7 +135,13 @@ Deno.test("parseNotebook: errors carry paths; unknown types, duplicates and vers
 });
 
 Deno.test("model cell: adapter is an optional http(s) or relative URL; other schemes and non-strings are refused", () => {
-  const ok = validateParams("model", { source: "url", url: "/models/base", adapter: "runs/x/adapter", loraRank: 8, loraAlpha: 16 });
+  const ok = validateParams("model", {
+    source: "url",
+    url: "/models/base",
+    adapter: "runs/x/adapter",
+    loraRank: 8,
+    loraAlpha: 16,
+  });
   assert(ok.ok, JSON.stringify(ok));
   assertEquals(ok.params.adapter, "runs/x/adapter");
   assertEquals(ok.params.loraRank, 8);
@@ -129,22 +152,41 @@ Deno.test("model cell: adapter is an optional http(s) or relative URL; other sch
     const r = validateParams("model", params);
     assert(r.ok && !("adapter" in r.params), JSON.stringify(r));
   }
-  for (const [bad, pattern] of [["javascript:alert(1)", /not an http\(s\) or relative URL/], ["file:///etc/passwd", /not an http\(s\) or relative URL/], [7, /expected a string/], ["x".repeat(5000), /longer than 4096/]] as const) {
+  for (
+    const [bad, pattern] of [
+      ["javascript:alert(1)", /not an http\(s\) or relative URL/],
+      ["file:///etc/passwd", /not an http\(s\) or relative URL/],
+      [7, /expected a string/],
+      ["x".repeat(5000), /longer than 4096/],
+    ] as const
+  ) {
     const r = validateParams("model", { adapter: bad });
     assert(!r.ok, `accepted ${String(bad).slice(0, 40)}`);
     assertEquals(r.errors.map((e) => e.path), ["params.adapter"]);
     assert(pattern.test(r.errors[0].message), r.errors[0].message);
   }
   // In a document: the error carries the cell's path; a good one round-trips unchanged.
-  const doc = parseNotebook({ version: 1, title: "t", cells: [{ type: "model", id: "m", params: { adapter: "data:text/plain,x" } }] });
+  const doc = parseNotebook({
+    version: 1,
+    title: "t",
+    cells: [{ type: "model", id: "m", params: { adapter: "data:text/plain,x" } }],
+  });
   assert(!doc.ok && doc.errors[0].path === "cells[0].params.adapter", JSON.stringify(doc));
-  const good = parseNotebook({ version: 1, title: "t", cells: [{ type: "model", id: "m", params: { adapter: "../adapters/a" } }] });
+  const good = parseNotebook({
+    version: 1,
+    title: "t",
+    cells: [{ type: "model", id: "m", params: { adapter: "../adapters/a" } }],
+  });
   assert(good.ok && good.warnings.length === 0);
   assertEquals((good.doc.cells[0].params as { adapter?: string }).adapter, "../adapters/a");
 });
 
 Deno.test("parseNotebook: unknown fields are dropped and reported as warnings", () => {
-  const r = parseNotebook({ version: 1, extra: 1, cells: [{ type: "export", id: "x", output: "cached", params: { what: "metrics", path: "/etc" } }] });
+  const r = parseNotebook({
+    version: 1,
+    extra: 1,
+    cells: [{ type: "export", id: "x", output: "cached", params: { what: "metrics", path: "/etc" } }],
+  });
   assert(r.ok);
   assertEquals(r.doc.cells[0], { id: "x", type: "export", collapsed: false, params: { what: "metrics" } });
   assertEquals(r.warnings.map((w) => w.path), ["extra", "cells[0].output", "cells[0].params.path"]);
@@ -153,9 +195,29 @@ Deno.test("parseNotebook: unknown fields are dropped and reported as warnings", 
 Deno.test("parseNotebook: never throws on mutated documents; accepted output re-parses to itself", () => {
   const rng = new Rng(2024);
   const base = JSON.parse(JSON.stringify(fullNotebook()));
-  const junk: unknown[] = [null, -1, 1e308, "", "x".repeat(600), [], {}, true, [1, "a"], { a: { b: 1 } }, NaN, 0.5, "__proto__", 10n, Symbol("s")];
+  const junk: unknown[] = [
+    null,
+    -1,
+    1e308,
+    "",
+    "x".repeat(600),
+    [],
+    {},
+    true,
+    [1, "a"],
+    { a: { b: 1 } },
+    NaN,
+    0.5,
+    "__proto__",
+    10n,
+    Symbol("s"),
+  ];
   const paths = (x: unknown, pre: (string | number)[] = []): (string | number)[][] =>
-    typeof x === "object" && x !== null ? Object.entries(x).flatMap(([k, v]) => [[...pre, Array.isArray(x) ? Number(k) : k], ...paths(v, [...pre, Array.isArray(x) ? Number(k) : k])]) : [];
+    typeof x === "object" && x !== null
+      ? Object.entries(x).flatMap((
+        [k, v],
+      ) => [[...pre, Array.isArray(x) ? Number(k) : k], ...paths(v, [...pre, Array.isArray(x) ? Number(k) : k])])
+      : [];
   let accepted = 0;
   for (let trial = 0; trial < 300; trial++) {
     const doc = JSON.parse(JSON.stringify(base));
@@ -195,7 +257,10 @@ Deno.test("actions: add, remove, move, update, collapse are pure and validated",
   assertEquals(moveCell(doc, grpoId, 999).cells.at(-1)?.id, grpoId);
   const u = updateParams(doc, grpoId, "grpo", { eps_high: 0.4, aggregation: "seq-mean-token-sum-norm" });
   const g = getCell(u, grpoId, "grpo");
-  assert(g !== undefined && g.params.eps_high === 0.4 && g.params.aggregation === "seq-mean-token-sum-norm" && g.params.G === 8);
+  assert(
+    g !== undefined && g.params.eps_high === 0.4 && g.params.aggregation === "seq-mean-token-sum-norm" &&
+      g.params.G === 8,
+  );
   throws(() => updateParams(doc, grpoId, "grpo", { G: 1 }), /params\.G: 1 is outside/);
   throws(() => updateParams(doc, grpoId, "warmup", { lr: 1 }), /is a grpo cell/);
   throws(() => removeCell(doc, "nope" as CellId), /no cell/);

@@ -30,7 +30,11 @@ export interface Notebook {
 }
 
 /** What `parseNotebook` returns: the typed document (with warnings about dropped fields) or the errors. */
-export type ParseResult = { ok: true; doc: Notebook; warnings: Issue[] } | { ok: false; errors: Issue[]; warnings: Issue[] };
+export type ParseResult = { ok: true; doc: Notebook; warnings: Issue[] } | {
+  ok: false;
+  errors: Issue[];
+  warnings: Issue[];
+};
 
 export const NOTEBOOK_VERSION = 1;
 export const MAX_CELLS = 256;
@@ -52,12 +56,19 @@ export function parseNotebook(json: unknown): ParseResult {
   const warnings: Issue[] = [];
   if (!isRecord(json)) return { ok: false, errors: [{ path: "", message: "a notebook is a JSON object" }], warnings };
   if (json.version !== NOTEBOOK_VERSION) {
-    errors.push({ path: "version", message: `unsupported version ${show(json.version)} (this build reads version ${NOTEBOOK_VERSION})` });
+    errors.push({
+      path: "version",
+      message: `unsupported version ${show(json.version)} (this build reads version ${NOTEBOOK_VERSION})`,
+    });
   }
   let title = "Untitled";
   if (typeof json.title === "string" && json.title.length <= MAX_TITLE) title = json.title;
-  else if (json.title !== undefined) errors.push({ path: "title", message: `expected a string of at most ${MAX_TITLE} characters` });
-  for (const k of Object.keys(json)) if (!["version", "title", "cells"].includes(k)) warnings.push({ path: k, message: "unknown field, dropped" });
+  else if (json.title !== undefined) {
+    errors.push({ path: "title", message: `expected a string of at most ${MAX_TITLE} characters` });
+  }
+  for (const k of Object.keys(json)) {
+    if (!["version", "title", "cells"].includes(k)) warnings.push({ path: k, message: "unknown field, dropped" });
+  }
   const cells: Cell[] = [];
   const rawCells = json.cells ?? [];
   if (!Array.isArray(rawCells)) errors.push({ path: "cells", message: "expected a list of cells" });
@@ -70,7 +81,12 @@ export function parseNotebook(json: unknown): ParseResult {
       const path = `cells[${i}]`;
       if (!isRecord(raw)) return void errors.push({ path, message: "expected a cell object" });
       if (!isOneOf(CELL_TYPES, raw.type)) {
-        return void errors.push({ path: `${path}.type`, message: `unknown cell type ${raw.type === undefined ? "(missing)" : show(raw.type)}; known: ${CELL_TYPES.join(", ")}` });
+        return void errors.push({
+          path: `${path}.type`,
+          message: `unknown cell type ${raw.type === undefined ? "(missing)" : show(raw.type)}; known: ${
+            CELL_TYPES.join(", ")
+          }`,
+        });
       }
       let id = "";
       if (raw.id === undefined) missing.push(cells.length);
@@ -82,8 +98,14 @@ export function parseNotebook(json: unknown): ParseResult {
       }
       let collapsed = false;
       if (typeof raw.collapsed === "boolean") collapsed = raw.collapsed;
-      else if (raw.collapsed !== undefined) errors.push({ path: `${path}.collapsed`, message: "expected true or false" });
-      for (const k of Object.keys(raw)) if (!["id", "type", "collapsed", "params"].includes(k)) warnings.push({ path: `${path}.${k}`, message: "unknown field, dropped" });
+      else if (raw.collapsed !== undefined) {
+        errors.push({ path: `${path}.collapsed`, message: "expected true or false" });
+      }
+      for (const k of Object.keys(raw)) {
+        if (!["id", "type", "collapsed", "params"].includes(k)) {
+          warnings.push({ path: `${path}.${k}`, message: "unknown field, dropped" });
+        }
+      }
       cells.push(makeCell(raw.type, id, collapsed, raw.params, `${path}.params`, errors, warnings));
     });
     for (const i of missing) {
@@ -96,32 +118,55 @@ export function parseNotebook(json: unknown): ParseResult {
   return { ok: true, doc: { version: 1, title, cells }, warnings };
 }
 
-function makeCell(type: CellType, id: string, collapsed: boolean, raw: unknown, path: string, errors: Issue[], warnings: Issue[]): Cell {
+function makeCell(
+  type: CellType,
+  id: string,
+  collapsed: boolean,
+  raw: unknown,
+  path: string,
+  errors: Issue[],
+  warnings: Issue[],
+): Cell {
   const cid = isCellId(id) ? id : freshId(new Set());
   const read = <K extends CellType>(k: K) => readParams(k, raw, path, errors, warnings);
   // One case per type keeps the union exact without casts.
   switch (type) {
-    case "markdown": return { id: cid, type, collapsed, params: read(type) };
-    case "gpu": return { id: cid, type, collapsed, params: read(type) };
-    case "dataset": return { id: cid, type, collapsed, params: read(type) };
-    case "model": return { id: cid, type, collapsed, params: read(type) };
-    case "prompt": return { id: cid, type, collapsed, params: read(type) };
-    case "reward": return { id: cid, type, collapsed, params: read(type) };
-    case "evaluate": return { id: cid, type, collapsed, params: read(type) };
-    case "select": return { id: cid, type, collapsed, params: read(type) };
-    case "warmup": return { id: cid, type, collapsed, params: read(type) };
-    case "grpo": return { id: cid, type, collapsed, params: read(type) };
-    case "selfconsistency": return { id: cid, type, collapsed, params: read(type) };
-    case "prmdata": return { id: cid, type, collapsed, params: read(type) };
-    case "prmtrain": return { id: cid, type, collapsed, params: read(type) };
-    case "export": return { id: cid, type, collapsed, params: read(type) };
-    default: return assertNever(type);
+    case "markdown":
+      return { id: cid, type, collapsed, params: read(type) };
+    case "gpu":
+      return { id: cid, type, collapsed, params: read(type) };
+    case "dataset":
+      return { id: cid, type, collapsed, params: read(type) };
+    case "model":
+      return { id: cid, type, collapsed, params: read(type) };
+    case "prompt":
+      return { id: cid, type, collapsed, params: read(type) };
+    case "reward":
+      return { id: cid, type, collapsed, params: read(type) };
+    case "evaluate":
+      return { id: cid, type, collapsed, params: read(type) };
+    case "select":
+      return { id: cid, type, collapsed, params: read(type) };
+    case "warmup":
+      return { id: cid, type, collapsed, params: read(type) };
+    case "grpo":
+      return { id: cid, type, collapsed, params: read(type) };
+    case "selfconsistency":
+      return { id: cid, type, collapsed, params: read(type) };
+    case "prmdata":
+      return { id: cid, type, collapsed, params: read(type) };
+    case "prmtrain":
+      return { id: cid, type, collapsed, params: read(type) };
+    case "export":
+      return { id: cid, type, collapsed, params: read(type) };
+    default:
+      return assertNever(type);
   }
 }
 
 /** The first id "c1", "c2", ... not in `taken`. */
 function freshId(taken: ReadonlySet<string>): CellId {
-  for (let i = 1; ; i++) {
+  for (let i = 1;; i++) {
     const id = `c${i}`;
     if (!taken.has(id) && isCellId(id)) return id;
   }
@@ -147,7 +192,11 @@ function indexOf(doc: Notebook, id: CellId): number {
  * Adds a cell of `type` with default parameters overridden by `params` (validated; throws on
  * invalid values) at index `at` (default: the end).
  */
-export function addCell(doc: Notebook, type: CellType, opts: { at?: number; id?: CellId; params?: Record<string, unknown> } = {}): Notebook {
+export function addCell(
+  doc: Notebook,
+  type: CellType,
+  opts: { at?: number; id?: CellId; params?: Record<string, unknown> } = {},
+): Notebook {
   const id = opts.id ?? newCellId(doc);
   if (doc.cells.some((c) => c.id === id)) throw new Error(`addCell: id ${id} is taken`);
   if (doc.cells.length >= MAX_CELLS) throw new Error(`addCell: a notebook holds at most ${MAX_CELLS} cells`);
@@ -177,7 +226,12 @@ export function moveCell(doc: Notebook, id: CellId, to: number): Notebook {
  * Merges `patch` into the parameters of cell `id`, which must be of type `type`; the result is
  * validated like a loaded document (throws on invalid values; check forms with `validateParams`).
  */
-export function updateParams<K extends CellType>(doc: Notebook, id: CellId, type: K, patch: Partial<CellParams[K]>): Notebook {
+export function updateParams<K extends CellType>(
+  doc: Notebook,
+  id: CellId,
+  type: K,
+  patch: Partial<CellParams[K]>,
+): Notebook {
   const i = indexOf(doc, id);
   const old = doc.cells[i];
   if (old.type !== type) throw new Error(`updateParams: cell ${id} is a ${old.type} cell, not ${type}`);
@@ -205,7 +259,11 @@ export function setTitle(doc: Notebook, title: string): Notebook {
 }
 
 /** The cell `id`, narrowed to type K when it is one (undefined otherwise). */
-export function getCell<K extends CellType>(doc: Notebook, id: CellId, type: K): Extract<Cell, { type: K }> | undefined {
+export function getCell<K extends CellType>(
+  doc: Notebook,
+  id: CellId,
+  type: K,
+): Extract<Cell, { type: K }> | undefined {
   const c = doc.cells.find((x) => x.id === id);
   return c && isCellOf(c, type) ? c : undefined;
 }

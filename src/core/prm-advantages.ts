@@ -14,7 +14,11 @@ export type StepAdvantageMode = (typeof STEP_ADVANTAGES)[number];
  * so the chain's summed token advantage stays A * n, as with a uniform A. A = 0, no steps, or
  * sum u = 0 give the uniform A.
  */
-export function prmWeightedAdvantages(A: number, stepScores: readonly number[], tokenStep: ArrayLike<number>): Float64Array {
+export function prmWeightedAdvantages(
+  A: number,
+  stepScores: readonly number[],
+  tokenStep: ArrayLike<number>,
+): Float64Array {
   const n = tokenStep.length;
   const out = new Float64Array(n).fill(A);
   if (A === 0 || stepScores.length === 0 || n === 0) return out;
@@ -48,7 +52,9 @@ export interface ProcessChain {
  */
 export function perStepNormAdvantages(group: readonly ProcessChain[], epsilon = 1e-6): Float64Array[] {
   const all = group.flatMap((c) => [...c.stepRewards]);
-  for (const r of all) if (!Number.isFinite(r)) throw new Error(`perStepNormAdvantages: step reward ${r} is not finite`);
+  for (const r of all) {
+    if (!Number.isFinite(r)) throw new Error(`perStepNormAdvantages: step reward ${r} is not finite`);
+  }
   const mean = all.length ? all.reduce((a, b) => a + b, 0) / all.length : 0;
   const ss = all.reduce((a, r) => a + (r - mean) ** 2, 0);
   const std = all.length > 1 ? Math.sqrt(ss / (all.length - 1)) : 0;

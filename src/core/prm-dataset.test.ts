@@ -6,8 +6,21 @@ function rec(taskId: string, completion: string, labels: number[], o: Partial<Pr
   const correct = labels.length === ends.length && labels.every((y) => y === 1);
   const firstError = labels.indexOf(0) >= 0 ? labels.indexOf(0) : null;
   return {
-    v: 1, taskId, dbId: "db", completion, sql: completion, ends, names: ends.map(() => null), labels, rates: labels.map(() => null), correct,
-    firstError, complete: correct || firstError !== null, source: "sample", prefixSteps: 0, ...o,
+    v: 1,
+    taskId,
+    dbId: "db",
+    completion,
+    sql: completion,
+    ends,
+    names: ends.map(() => null),
+    labels,
+    rates: labels.map(() => null),
+    correct,
+    firstError,
+    complete: correct || firstError !== null,
+    source: "sample",
+    prefixSteps: 0,
+    ...o,
   };
 }
 
@@ -23,7 +36,16 @@ Deno.test("curate: a zero on a prefix that reached the gold elsewhere is flipped
     rec("q2", "junk", [0], { sql: null }),
   ];
   const { kept, report } = curate(rs, { ...OFF, dropUnparsed: true });
-  assertEquals(report, { input: 6, unparsed: 1, unlabelled: 1, flipped: 1, lowRate: 0, duplicates: 1, balanced: 0, kept: 3 });
+  assertEquals(report, {
+    input: 6,
+    unparsed: 1,
+    unlabelled: 1,
+    flipped: 1,
+    lowRate: 0,
+    duplicates: 1,
+    balanced: 0,
+    kept: 3,
+  });
   assertEquals(kept.map((r) => [r.completion, r.labels, r.firstError, r.complete]), [
     ["a;b;c", [1, 1, 1], null, true],
     ["a;b;x", [1, 1], null, false],
@@ -35,7 +57,11 @@ Deno.test("curate: a zero on a prefix that reached the gold elsewhere is flipped
 Deno.test("curate: low-rate positives are cut with what follows; balance keeps at most ratio x the smaller class, seeded", () => {
   const low = curate([rec("q", "a;b;c", [1, 1, 0], { rates: [0.5, 0.125, 0] })], { ...OFF, minPositiveRate: 0.25 });
   assertEquals([low.kept[0].labels, low.report.lowRate], [[1], 2]);
-  const rs = [...Array.from({ length: 6 }, (_, i) => rec(`p${i}`, "a;b", [1, 1])), rec("n0", "a;b", [1, 0]), rec("n1", "a;b", [0])];
+  const rs = [
+    ...Array.from({ length: 6 }, (_, i) => rec(`p${i}`, "a;b", [1, 1])),
+    rec("n0", "a;b", [1, 0]),
+    rec("n1", "a;b", [0]),
+  ];
   const b = curate(rs, { ...OFF, balance: 1.5 });
   assertEquals([b.report.balanced, b.kept.length, b.kept.filter((r) => r.labels.includes(0)).length], [3, 5, 2]);
   assertEquals(curate(rs, { ...OFF, balance: 1.5 }).kept.map((r) => r.taskId), b.kept.map((r) => r.taskId));

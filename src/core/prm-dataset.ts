@@ -67,7 +67,16 @@ const norm = (s: string) => s.replace(/\s+/g, " ").trim().toLowerCase();
 
 /** Filters, merges, deduplicates and balances labelled chains (input order kept among what remains). */
 export function curate(records: readonly PrmRecord[], o: CurateOptions): { kept: PrmRecord[]; report: CurateReport } {
-  const report: CurateReport = { input: records.length, unparsed: 0, unlabelled: 0, flipped: 0, lowRate: 0, duplicates: 0, balanced: 0, kept: 0 };
+  const report: CurateReport = {
+    input: records.length,
+    unparsed: 0,
+    unlabelled: 0,
+    flipped: 0,
+    lowRate: 0,
+    duplicates: 0,
+    balanced: 0,
+    kept: 0,
+  };
   let rs = records.map((r) => ({ ...r, labels: [...r.labels], rates: [...r.rates] }));
   if (o.dropUnparsed) {
     const before = rs.length;
@@ -76,7 +85,9 @@ export function curate(records: readonly PrmRecord[], o: CurateOptions): { kept:
   }
   // A prefix that reached the gold from any chain is correct by definition: zeros on it were sampling misses.
   const positive = new Set<string>();
-  for (const r of rs) r.labels.forEach((y, k) => y === 1 && positive.add(`${r.taskId}\u0000${norm(r.completion.slice(0, r.ends[k]))}`));
+  for (const r of rs) {
+    r.labels.forEach((y, k) => y === 1 && positive.add(`${r.taskId}\u0000${norm(r.completion.slice(0, r.ends[k]))}`));
+  }
   for (const r of rs) {
     const k = r.labels.length - 1;
     if (k >= 0 && r.labels[k] === 0 && positive.has(`${r.taskId}\u0000${norm(r.completion.slice(0, r.ends[k]))}`)) {
@@ -146,8 +157,13 @@ export interface PrmDataStats {
 /** The statistics of `records`. */
 export function prmDataStats(records: readonly PrmRecord[]): PrmDataStats {
   const s: PrmDataStats = {
-    chains: records.length, correctChains: 0, questions: new Set(records.map((r) => r.taskId)).size,
-    labels: { positive: 0, negative: 0 }, byPosition: { positive: [], negative: [] }, firstError: {}, stepCounts: {},
+    chains: records.length,
+    correctChains: 0,
+    questions: new Set(records.map((r) => r.taskId)).size,
+    labels: { positive: 0, negative: 0 },
+    byPosition: { positive: [], negative: [] },
+    firstError: {},
+    stepCounts: {},
   };
   const bump = (m: Record<string, number>, k: string) => (m[k] = (m[k] ?? 0) + 1);
   for (const r of records) {
@@ -172,16 +188,20 @@ function isRecordObj(x: unknown): x is Record<string, unknown> {
   return typeof x === "object" && x !== null && !Array.isArray(x);
 }
 
-const nums = (x: unknown): x is number[] => Array.isArray(x) && x.every((v) => typeof v === "number" && Number.isFinite(v));
+const nums = (x: unknown): x is number[] =>
+  Array.isArray(x) && x.every((v) => typeof v === "number" && Number.isFinite(v));
 
 /** Type guard of one labels.jsonl line. */
 export function isPrmRecord(x: unknown): x is PrmRecord {
   if (!isRecordObj(x) || x.v !== 1) return false;
   if (typeof x.taskId !== "string" || typeof x.dbId !== "string" || typeof x.completion !== "string") return false;
-  if (!(x.sql === null || typeof x.sql === "string") || typeof x.correct !== "boolean" || typeof x.complete !== "boolean") return false;
+  if (
+    !(x.sql === null || typeof x.sql === "string") || typeof x.correct !== "boolean" || typeof x.complete !== "boolean"
+  ) return false;
   if (!nums(x.ends) || !nums(x.labels) || !Array.isArray(x.rates) || !Array.isArray(x.names)) return false;
   if (x.labels.length > x.ends.length || x.labels.some((y) => y < 0 || y > 1)) return false;
-  return (x.firstError === null || typeof x.firstError === "number") && (x.source === "sample" || x.source === "rollout");
+  return (x.firstError === null || typeof x.firstError === "number") &&
+    (x.source === "sample" || x.source === "rollout");
 }
 
 /** JSON Lines of records, newline-terminated. */

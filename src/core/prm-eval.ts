@@ -25,7 +25,9 @@ export function rocAuc(scores: readonly number[], labels: readonly number[]): nu
 }
 
 /** Held-out figures of step scores: per chain its scores and labels (same length, in step order). */
-export function prmFigures(chains: readonly { scores: readonly number[]; labels: readonly number[] }[]): { chains: number; steps: number; accuracy: number; auc: number; bce: number; firstError: number } {
+export function prmFigures(
+  chains: readonly { scores: readonly number[]; labels: readonly number[] }[],
+): { chains: number; steps: number; accuracy: number; auc: number; bce: number; firstError: number } {
   const s: number[] = [], y: number[] = [];
   let right = 0, bce = 0, negChains = 0, found = 0;
   for (const c of chains) {
@@ -43,5 +45,12 @@ export function prmFigures(chains: readonly { scores: readonly number[]; labels:
     }
   }
   const n = s.length;
-  return { chains: chains.length, steps: n, accuracy: n ? right / n : NaN, auc: rocAuc(s, y), bce: n ? bce / n : NaN, firstError: negChains ? found / negChains : NaN };
+  return {
+    chains: chains.length,
+    steps: n,
+    accuracy: n ? right / n : NaN,
+    auc: rocAuc(s, y),
+    bce: n ? bce / n : NaN,
+    firstError: negChains ? found / negChains : NaN,
+  };
 }

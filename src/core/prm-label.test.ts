@@ -19,13 +19,22 @@ function world(p: number, seed: number): RolloutEnv & { calls: number[] } {
     async sample(requests, n, wave) {
       calls.push(requests.length * n);
       // A step's rollouts name the chain they were cut from (the sampler continues its tokens); whole answers none.
-      for (const r of requests) assert(r.prefix === "" ? r.answer === undefined : r.answer !== undefined && r.answer.startsWith(r.prefix) && r.answer.length > r.prefix.length, JSON.stringify(r));
-      return requests.map((r, i) => Array.from({ length: n }, (_, j) => {
-        const rng = new Rng((seed * 1_000_003 + wave * 7919 + i * 131 + j) >>> 0);
-        const have = r.prefix === "" ? 0 : r.prefix.split(";").length;
-        const rest = [...draw(rng, have), "f"].join(";");
-        return r.prefix === "" ? rest : `;${rest}`;
-      }));
+      for (const r of requests) {
+        assert(
+          r.prefix === ""
+            ? r.answer === undefined
+            : r.answer !== undefined && r.answer.startsWith(r.prefix) && r.answer.length > r.prefix.length,
+          JSON.stringify(r),
+        );
+      }
+      return requests.map((r, i) =>
+        Array.from({ length: n }, (_, j) => {
+          const rng = new Rng((seed * 1_000_003 + wave * 7919 + i * 131 + j) >>> 0);
+          const have = r.prefix === "" ? 0 : r.prefix.split(";").length;
+          const rest = [...draw(rng, have), "f"].join(";");
+          return r.prefix === "" ? rest : `;${rest}`;
+        })
+      );
     },
     async judge(_q, answers) {
       return answers.map((a) => a === "g;g;g;f");
@@ -94,7 +103,14 @@ Deno.test("labelQuestions: a wrong chain whose steps all pass before its final s
   const env: RolloutEnv = {
     async sample(requests, n) {
       // From a prefix of m good steps: the remaining good steps and the right final statement.
-      return requests.map((r) => Array.from({ length: n }, () => (r.prefix === "" ? "g;g;g;x" : ";" + [...new Array(STEPS - r.prefix.split(";").length).fill("g"), "f"].join(";"))));
+      return requests.map((r) =>
+        Array.from(
+          { length: n },
+          () => (r.prefix === ""
+            ? "g;g;g;x"
+            : ";" + [...new Array(STEPS - r.prefix.split(";").length).fill("g"), "f"].join(";")),
+        )
+      );
     },
     async judge(_q, answers) {
       return answers.map((a) => a === "g;g;g;f");
@@ -103,7 +119,12 @@ Deno.test("labelQuestions: a wrong chain whose steps all pass before its final s
   };
   const r = await labelQuestions(1, env, { chains: 1, rollouts: 2, budget: 100, maxSteps: 8 });
   const root = r.chains[0];
-  assertEquals([root.completion, root.labels, root.firstError, root.rates], ["g;g;g;x", [1, 1, 1, 0], 3, [1, 1, 1, null]]);
+  assertEquals([root.completion, root.labels, root.firstError, root.rates], ["g;g;g;x", [1, 1, 1, 0], 3, [
+    1,
+    1,
+    1,
+    null,
+  ]]);
   const short = await labelQuestions(1, env, { chains: 1, rollouts: 2, budget: 100, maxSteps: 2 });
   assertEquals([short.chains[0].labels, short.chains[0].complete], [[1, 1], false]);
 });

@@ -36,7 +36,11 @@ export interface RolloutEnv {
    * the prefix; `answer` is the chain the prefix was cut from (absent for whole answers), so a
    * sampler can continue from that chain's own tokens; `wave` numbers the calls from 0.
    */
-  sample(requests: readonly { question: number; prefix: string; answer?: string }[], n: number, wave: number): Promise<string[][]>;
+  sample(
+    requests: readonly { question: number; prefix: string; answer?: string }[],
+    n: number,
+    wave: number,
+  ): Promise<string[][]>;
   /** Whether each whole answer to question `question` reaches the gold result. */
   judge(question: number, answers: readonly string[]): Promise<boolean[]>;
   /**
@@ -87,14 +91,21 @@ function key(text: string): string {
 
 /** Runs the search for questions 0 .. n - 1. */
 export async function labelQuestions(n: number, env: RolloutEnv, o: LabelTreeOptions): Promise<LabelTreeResult> {
-  if (!(o.chains >= 1 && o.rollouts >= 1 && o.budget >= 0 && o.maxSteps >= 1)) throw new Error("labelQuestions: chains, rollouts and maxSteps must be >= 1, budget >= 0");
+  if (!(o.chains >= 1 && o.rollouts >= 1 && o.budget >= 0 && o.maxSteps >= 1)) {
+    throw new Error("labelQuestions: chains, rollouts and maxSteps must be >= 1, budget >= 0");
+  }
   const maxChains = o.maxChains ?? 4 * o.chains;
   const chains: LabelledChain[] = [];
   const rollouts = new Array<number>(n).fill(0);
   const perQuestion = new Array<number>(n).fill(0);
   const seen = Array.from({ length: n }, () => new Set<string>());
   let open: Open[] = [];
-  const add = async (question: number, texts: string[], source: LabelledChain["source"], inherited: (c: LabelledChain) => number) => {
+  const add = async (
+    question: number,
+    texts: string[],
+    source: LabelledChain["source"],
+    inherited: (c: LabelledChain) => number,
+  ) => {
     const fresh = texts.filter((t) => t.trim() !== "" && !seen[question].has(key(t)));
     const verdicts = await env.judge(question, fresh);
     fresh.forEach((text, i) => {
@@ -102,7 +113,18 @@ export async function labelQuestions(n: number, env: RolloutEnv, o: LabelTreeOpt
       seen[question].add(key(text));
       perQuestion[question]++;
       const { ends, lastIsFinal } = env.steps(text);
-      const c: LabelledChain = { question, completion: text, ends, labels: [], rates: [], correct: verdicts[i], firstError: null, complete: false, source, prefixSteps: 0 };
+      const c: LabelledChain = {
+        question,
+        completion: text,
+        ends,
+        labels: [],
+        rates: [],
+        correct: verdicts[i],
+        firstError: null,
+        complete: false,
+        source,
+        prefixSteps: 0,
+      };
       c.prefixSteps = Math.min(inherited(c), ends.length);
       if (c.correct) {
         c.labels = ends.map(() => 1);
@@ -137,7 +159,12 @@ export async function labelQuestions(n: number, env: RolloutEnv, o: LabelTreeOpt
         // Left unresolved: too long, or the question's budget is spent.
       } else {
         rollouts[c.question] += o.rollouts;
-        requests.push({ question: c.question, prefix: c.completion.slice(0, c.ends[x.next]), answer: c.completion, at: x });
+        requests.push({
+          question: c.question,
+          prefix: c.completion.slice(0, c.ends[x.next]),
+          answer: c.completion,
+          at: x,
+        });
       }
     }
     if (requests.length === 0) break;

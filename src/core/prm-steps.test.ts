@@ -6,7 +6,9 @@ Deno.test("prmStepSpans: a chain of CTEs gives one step per CTE and the final st
   const s = prmStepSpans(text);
   assertEquals(s.names, ["a", "b", null]);
   const tails = ["SELECT 1 AS x\n)", "(SELECT x FROM a)", "SELECT x FROM b"];
-  s.ends.forEach((e, k) => assert(text.slice(0, e).endsWith(tails[k]), `step ${k} ends at ${e}: ${JSON.stringify(text.slice(0, e))}`));
+  s.ends.forEach((e, k) =>
+    assert(text.slice(0, e).endsWith(tails[k]), `step ${k} ends at ${e}: ${JSON.stringify(text.slice(0, e))}`)
+  );
 });
 
 Deno.test("prmStepSpans: a plain query is one step; text without SQL is one step over the whole text; empty text has none", () => {

@@ -64,7 +64,10 @@ export function tokenCharEnds(ids: readonly number[], decode: (ids: readonly num
  * token; with no tokens the result is empty. Steps that land on the same token keep only the
  * last of them (one score per token), so the result is strictly increasing, aligned with `keep`.
  */
-export function stepTokenRows(charEnds: readonly number[], stepEnds: readonly number[]): { rows: number[]; keep: number[] } {
+export function stepTokenRows(
+  charEnds: readonly number[],
+  stepEnds: readonly number[],
+): { rows: number[]; keep: number[] } {
   const rows: number[] = [];
   const keep: number[] = [];
   if (charEnds.length === 0) return { rows, keep };

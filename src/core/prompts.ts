@@ -95,7 +95,8 @@ const SQL_BLOCK = "```sql\n-- Your SQL query\n```";
 const omnisql: PromptTemplate = {
   id: "omnisql@1",
   title: "OmniSQL",
-  description: "OmniSQL's prompt: task overview, SQLite DDL with example values, question, instructions; answer in a ```sql block.",
+  description:
+    "OmniSQL's prompt: task overview, SQLite DDL with example values, question, instructions; answer in a ```sql block.",
   extractMode: "sql-block",
   formatTags: [],
   render: (ctx) => [{
@@ -167,7 +168,8 @@ const chainOfCtesMessages = (ctx: PromptContext): ChatMessage[] => [{
 const chainOfCtes: PromptTemplate = {
   id: "chain-of-ctes@1",
   title: "Chain of CTEs",
-  description: "Reasoning written as SQL: each step a named CTE with a comment, the final SELECT combines them; one ```sql block.",
+  description:
+    "Reasoning written as SQL: each step a named CTE with a comment, the final SELECT combines them; one ```sql block.",
   extractMode: "sql-block",
   formatTags: [],
   render: chainOfCtesMessages,
@@ -179,7 +181,8 @@ export const COCTE_ANSWER_PREFIX = "```sql\nWITH";
 const chainOfCtesPrefilled: PromptTemplate = {
   id: "chain-of-ctes@2",
   title: "Chain of CTEs, answer started",
-  description: "chain-of-ctes@1's prompt with the answer started as \"```sql\\nWITH\" (assistant prefill): the model writes the chain's steps from there.",
+  description:
+    "chain-of-ctes@1's prompt with the answer started as \"```sql\\nWITH\" (assistant prefill): the model writes the chain's steps from there.",
   extractMode: "sql-block",
   formatTags: [],
   answerPrefix: COCTE_ANSWER_PREFIX,
@@ -225,7 +228,13 @@ export function buildPrompt(
       ddl: renderDdl(schema, { examplesPerColumn: examples, descriptions: opts.descriptions, tables }),
     });
   const size = (ms: ChatMessage[]) => (countTokens ? countTokens(measureText(ms)) : null);
-  const done = (messages: ChatMessage[], examples: number, tables: string[], dropped: Dropped[], tokens: number | null): BuiltPrompt => ({
+  const done = (
+    messages: ChatMessage[],
+    examples: number,
+    tables: string[],
+    dropped: Dropped[],
+    tokens: number | null,
+  ): BuiltPrompt => ({
     messages,
     meta: { templateId: template.id, dropped, examplesPerColumn: examples, tables, promptTokens: tokens },
   });
@@ -297,14 +306,17 @@ function linkedHits(schema: DbSchema, t: TableInfo, hit: Set<string>): number {
   const linked = new Set<string>();
   for (const fk of t.foreignKeys) linked.add(fk.refTable.toLowerCase());
   for (const o of schema.tables) {
-    if (o.foreignKeys.some((fk) => fk.refTable.toLowerCase() === t.name.toLowerCase())) linked.add(o.name.toLowerCase());
+    if (o.foreignKeys.some((fk) => fk.refTable.toLowerCase() === t.name.toLowerCase())) {
+      linked.add(o.name.toLowerCase());
+    }
   }
   linked.delete(t.name.toLowerCase());
   return [...linked].filter((n) => hit.has(n)).length;
 }
 
 const STOP = new Set(
-  "a an and are as at be by did do does for from give has have how i in is it list me of on or show than that the their them there these this those to was were what when where which who whom whose why will with".split(" "),
+  "a an and are as at be by did do does for from give has have how i in is it list me of on or show than that the their them there these this those to was were what when where which who whom whose why will with"
+    .split(" "),
 );
 
 /** Lower-case word stems of a text or identifier (camelCase and snake_case split, plurals folded). */

@@ -14,7 +14,8 @@ function sample(completion: string, outcome: ExecOutcome | null, completionToken
   return { completion, completionTokens, extraction, outcome: extraction.sql === null ? null : outcome };
 }
 
-const one = (name: string, params?: Record<string, unknown>) => compileRewardSpec({ components: [{ name, weight: 1, params }] });
+const one = (name: string, params?: Record<string, unknown>) =>
+  compileRewardSpec({ components: [{ name, weight: 1, params }] });
 
 Deno.test("execution: 1 only when extracted and correct", () => {
   const s = one("execution");
@@ -26,7 +27,9 @@ Deno.test("execution: 1 only when extracted and correct", () => {
 
 Deno.test("error_penalty: -1 for syntax/runtime/forbidden/empty and for no SQL; not for wrong, timeout, capped, worker", () => {
   const s = one("error_penalty");
-  for (const k of ["syntax", "runtime", "forbidden", "empty"] as const) assertEquals(s(sample(GOOD, failed(k))).total, -1, k);
+  for (const k of ["syntax", "runtime", "forbidden", "empty"] as const) {
+    assertEquals(s(sample(GOOD, failed(k))).total, -1, k);
+  }
   for (const k of ["timeout", "capped", "worker"] as const) assertEquals(s(sample(GOOD, failed(k))).total, 0, k);
   assertEquals(s(sample(GOOD, ok(false))).total, 0);
   assertEquals(s(sample(GOOD, ok(true))).total, 0);
@@ -88,7 +91,12 @@ Deno.test("weights combine; components report raw values, weighted sums to total
 
 Deno.test("presets: databricks, arctic, reasoning-r1 score as documented", () => {
   const d = (x: RewardInput) => scoreSample(REWARD_PRESETS.databricks, x).total;
-  assertEquals([d(sample(GOOD, ok(true))), d(sample(GOOD, ok(false))), d(sample(GOOD, failed("syntax"))), d(sample("x", null))], [1, 0, -1, -1]);
+  assertEquals([
+    d(sample(GOOD, ok(true))),
+    d(sample(GOOD, ok(false))),
+    d(sample(GOOD, failed("syntax"))),
+    d(sample("x", null)),
+  ], [1, 0, -1, -1]);
   const a = (x: RewardInput) => scoreSample(REWARD_PRESETS.arctic, x).total;
   assertEquals([a(sample(GOOD, ok(true))), a(sample(GOOD, ok(false))), a(sample(GOOD, failed("syntax")))], [1, 0.1, 0]);
   const r = scoreSample(REWARD_PRESETS["reasoning-r1"], sample(GOOD, ok(true), 2000));
@@ -100,30 +108,67 @@ Deno.test("presets: databricks, arctic, reasoning-r1 score as documented", () =>
 
 Deno.test("validation: unknown names, bad weights and params are clear errors", async () => {
   const bad = async (spec: unknown, re: RegExp) => await assertRejects(() => validateRewardSpec(spec), re);
-  await bad({ components: [{ name: "exec", weight: 1 }] }, /unknown reward component "exec" \(known: execution, error_penalty/);
+  await bad(
+    { components: [{ name: "exec", weight: 1 }] },
+    /unknown reward component "exec" \(known: execution, error_penalty/,
+  );
   await bad({}, /expected \{ components/);
   await bad({ components: [] }, /no components/);
   await bad({ components: [{ name: "execution" }] }, /finite numeric weight/);
   await bad({ components: [{ name: "execution", weight: NaN }] }, /finite numeric weight/);
   await bad({ components: [{ name: "length", weight: 1 }] }, /needs params.maxTokens/);
-  await bad({ components: [{ name: "length", weight: 1, params: { maxTokens: 1.5 } }] }, /"maxTokens" has a bad value 1.5/);
-  await bad({ components: [{ name: "length", weight: 1, params: { max: 5 } }] }, /no parameter "max" \(known: maxTokens, value\)/);
+  await bad(
+    { components: [{ name: "length", weight: 1, params: { maxTokens: 1.5 } }] },
+    /"maxTokens" has a bad value 1.5/,
+  );
+  await bad(
+    { components: [{ name: "length", weight: 1, params: { max: 5 } }] },
+    /no parameter "max" \(known: maxTokens, value\)/,
+  );
   await bad({ components: [{ name: "execution", weight: 1, params: { x: 1 } }] }, /no parameter "x" \(known: none\)/);
-  await bad({ components: [{ name: "error_penalty", weight: 1, params: { kinds: ["syntax", "oops"] } }] }, /"kinds" has a bad value/);
+  await bad(
+    { components: [{ name: "error_penalty", weight: 1, params: { kinds: ["syntax", "oops"] } }] },
+    /"kinds" has a bad value/,
+  );
   await bad({ components: [{ name: "format", weight: 1, params: { tags: [] } }] }, /"tags" has a bad value/);
   await bad({ components: [{ name: "execution", weight: 1 }, { name: "execution", weight: 2 }] }, /appears twice/);
-  await assertRejects(() => one("execution")({ completion: "SELECT 1", completionTokens: 3, extraction: { sql: "SELECT 1", source: "whole-text" }, outcome: null }), /no execution outcome/);
+  await assertRejects(
+    () =>
+      one("execution")({
+        completion: "SELECT 1",
+        completionTokens: 3,
+        extraction: { sql: "SELECT 1", source: "whole-text" },
+        outcome: null,
+      }),
+    /no execution outcome/,
+  );
 });
 
 Deno.test("prm component: the mean of the PRM's step scores (or min/last/product), 0 without steps, an error without scores", () => {
-  const spec = validateRewardSpec({ components: [{ name: "execution", weight: 1 }, { name: "prm", weight: 0.5 }, { name: "prm", weight: 1, label: "prm_min", params: { aggregate: "min" } }] });
+  const spec = validateRewardSpec({
+    components: [{ name: "execution", weight: 1 }, { name: "prm", weight: 0.5 }, {
+      name: "prm",
+      weight: 1,
+      label: "prm_min",
+      params: { aggregate: "min" },
+    }],
+  });
   assert(usesPrm(spec), "usesPrm");
   const extraction = { sql: "SELECT 1", source: "sql-block" as const };
   const outcome = { correct: true, error: null, ms: 1 };
   const s = scoreSample(spec, { completion: "x", completionTokens: 1, extraction, outcome, prmScores: [0.9, 0.3] });
   assert(Math.abs(s.components.prm - 0.6) < 1e-12 && s.components.prm_min === 0.3, JSON.stringify(s));
   assert(Math.abs(s.total - (1 + 0.3 + 0.3)) < 1e-12, `total ${s.total}`);
-  assertEquals(scoreSample(spec, { completion: "", completionTokens: 0, extraction: { sql: null, reason: "empty completion" }, outcome: null, prmScores: [] }).components.prm, 0);
+  assertEquals(
+    scoreSample(spec, {
+      completion: "",
+      completionTokens: 0,
+      extraction: { sql: null, reason: "empty completion" },
+      outcome: null,
+      prmScores: [],
+    }).components.prm,
+    0,
+  );
   let msg = "";
   try {
     scoreSample(spec, { completion: "x", completionTokens: 1, extraction, outcome });
@@ -145,7 +190,9 @@ Deno.test("reward spec: parameters named after Object.prototype members are unkn
   for (const k of ["constructor", "toString", "hasOwnProperty", "__proto__", "valueOf"]) {
     const params = JSON.parse(`{${JSON.stringify(k)}: 1}`);
     for (const name of ["execution", "length"]) {
-      const spec = { components: [{ name, weight: 1, params: name === "length" ? { maxTokens: 8, ...params } : params }] };
+      const spec = {
+        components: [{ name, weight: 1, params: name === "length" ? { maxTokens: 8, ...params } : params }],
+      };
       await assertRejects(() => validateRewardSpec(spec), new RegExp(`has no parameter "${k}"`));
     }
   }

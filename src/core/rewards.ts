@@ -6,7 +6,15 @@ import { aggregateStepScores, PRM_AGGREGATES, type PrmAggregate } from "./prm-st
 import type { ExecErrorKind, ExecOutcome } from "./types.ts";
 
 /** The component names a spec may use. */
-export const REWARD_COMPONENTS = ["execution", "error_penalty", "executable_credit", "format", "soft_format", "length", "prm"] as const;
+export const REWARD_COMPONENTS = [
+  "execution",
+  "error_penalty",
+  "executable_credit",
+  "format",
+  "soft_format",
+  "length",
+  "prm",
+] as const;
 export type RewardComponentName = (typeof REWARD_COMPONENTS)[number];
 
 /** One weighted component; `label` names it in the report when one component is used twice. */
@@ -51,7 +59,10 @@ type Params = Record<string, unknown>;
 type Scorer = (x: RewardInput) => number;
 
 // Each component: its parameters (name -> check) and a factory from validated params to a scorer.
-const COMPONENTS: Record<RewardComponentName, { params: Record<string, (v: unknown) => boolean>; make: (p: Params) => Scorer }> = {
+const COMPONENTS: Record<
+  RewardComponentName,
+  { params: Record<string, (v: unknown) => boolean>; make: (p: Params) => Scorer }
+> = {
   // 1 when the predicted result matches the gold result, else 0.
   execution: {
     params: {},
@@ -108,7 +119,9 @@ const COMPONENTS: Record<RewardComponentName, { params: Record<string, (v: unkno
     make: (p) => {
       const how: PrmAggregate = PRM_AGGREGATES.find((a) => a === p.aggregate) ?? "mean";
       return (x) => {
-        if (!x.prmScores) throw new Error("reward: the prm component needs the PRM's step scores (a PRM train cell before this cell)");
+        if (!x.prmScores) {
+          throw new Error("reward: the prm component needs the PRM's step scores (a PRM train cell before this cell)");
+        }
         return x.prmScores.length ? aggregateStepScores(x.prmScores, how) : 0;
       };
     },
@@ -117,7 +130,9 @@ const COMPONENTS: Record<RewardComponentName, { params: Record<string, (v: unkno
   length: {
     params: { maxTokens: isCount, value: isNumber },
     make: (p) => {
-      if (!isCount(p.maxTokens)) throw new Error('reward component "length" needs params.maxTokens (a non-negative integer)');
+      if (!isCount(p.maxTokens)) {
+        throw new Error('reward component "length" needs params.maxTokens (a non-negative integer)');
+      }
       const max = p.maxTokens;
       const value = num(p.value, -0.5);
       return (x) => (x.completionTokens > max ? value : 0);
@@ -140,25 +155,35 @@ export const REWARD_PRESETS: Readonly<Record<"databricks" | "arctic" | "reasonin
 
 /** Checks a spec read from JSON and returns it typed; every problem is a clear error. */
 export function validateRewardSpec(spec: unknown): RewardSpec {
-  if (!isObject(spec) || !Array.isArray(spec.components)) throw new Error("reward spec: expected { components: [...] }");
+  if (!isObject(spec) || !Array.isArray(spec.components)) {
+    throw new Error("reward spec: expected { components: [...] }");
+  }
   if (spec.components.length === 0) throw new Error("reward spec: no components");
   const seen = new Set<string>();
   const components = spec.components.map((c: unknown, i): RewardComponentSpec => {
     if (!isObject(c)) throw new Error(`reward spec: component ${i} is not an object`);
     const { name, weight, params, label } = c;
     if (!isComponentName(name)) {
-      throw new Error(`reward spec: unknown reward component ${JSON.stringify(name)} (known: ${REWARD_COMPONENTS.join(", ")})`);
+      throw new Error(
+        `reward spec: unknown reward component ${JSON.stringify(name)} (known: ${REWARD_COMPONENTS.join(", ")})`,
+      );
     }
     if (!isNumber(weight)) throw new Error(`reward spec: component "${name}" needs a finite numeric weight`);
-    if (label !== undefined && (typeof label !== "string" || label === "")) throw new Error(`reward spec: component "${name}" has a bad label`);
-    if (params !== undefined && !isObject(params)) throw new Error(`reward spec: params of "${name}" must be an object`);
+    if (label !== undefined && (typeof label !== "string" || label === "")) {
+      throw new Error(`reward spec: component "${name}" has a bad label`);
+    }
+    if (params !== undefined && !isObject(params)) {
+      throw new Error(`reward spec: params of "${name}" must be an object`);
+    }
     const checks = COMPONENTS[name].params;
     for (const [k, v] of Object.entries(params ?? {})) {
       // Own keys only: "constructor" or "toString" must not find Object.prototype's members.
       const check = Object.hasOwn(checks, k) ? checks[k] : undefined;
       if (!check) {
         const known = Object.keys(checks);
-        throw new Error(`reward spec: "${name}" has no parameter "${k}" (known: ${known.length ? known.join(", ") : "none"})`);
+        throw new Error(
+          `reward spec: "${name}" has no parameter "${k}" (known: ${known.length ? known.join(", ") : "none"})`,
+        );
       }
       if (!check(v)) throw new Error(`reward spec: "${name}" parameter "${k}" has a bad value ${JSON.stringify(v)}`);
     }
@@ -174,7 +199,11 @@ export function validateRewardSpec(spec: unknown): RewardSpec {
 /** Validates `spec` once and returns a scorer for many samples. */
 export function compileRewardSpec(spec: unknown): (x: RewardInput) => RewardScore {
   const valid = validateRewardSpec(spec);
-  const parts = valid.components.map((c) => ({ key: c.label ?? c.name, weight: c.weight, score: COMPONENTS[c.name].make(c.params ?? {}) }));
+  const parts = valid.components.map((c) => ({
+    key: c.label ?? c.name,
+    weight: c.weight,
+    score: COMPONENTS[c.name].make(c.params ?? {}),
+  }));
   return (x) => {
     const components: Record<string, number> = {};
     const weighted: Record<string, number> = {};

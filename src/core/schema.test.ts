@@ -85,7 +85,9 @@ Deno.test({
       const distinct = Number(db.exec(`SELECT count(DISTINCT ${quoteIdent(c.name)}) FROM Student`)[0].values[0][0]);
       assertEquals(c.examples.length, Math.min(3, distinct), `${c.name} examples`);
       for (const v of c.examples) {
-        const hit = db.exec(`SELECT count(*) FROM Student WHERE ${quoteIdent(c.name)} = ${typeof v === "number" ? v : quoteLiteral(v)}`);
+        const hit = db.exec(
+          `SELECT count(*) FROM Student WHERE ${quoteIdent(c.name)} = ${typeof v === "number" ? v : quoteLiteral(v)}`,
+        );
         assert(Number(hit[0].values[0][0]) > 0, `example ${v} of ${c.name} not in the table`);
       }
     }
@@ -121,10 +123,14 @@ Deno.test({
         return { table: findTable(s, e.table_names_original[ti]), name: name.toLowerCase() };
       };
       // store_1 lists SQLite's own sqlite_sequence, which introspection leaves out on purpose.
-      for (const t of e.table_names_original) if (!t.startsWith("sqlite_") && !findTable(s, t)) problems.push(`${e.db_id}.${t} missing`);
+      for (const t of e.table_names_original) {
+        if (!t.startsWith("sqlite_") && !findTable(s, t)) problems.push(`${e.db_id}.${t} missing`);
+      }
       for (let i = 1; i < e.column_names_original.length; i++) {
         const { table, name } = colOf(i);
-        if (table && !table.columns.some((c) => c.name.toLowerCase() === name)) problems.push(`${e.db_id} column ${name}`);
+        if (table && !table.columns.some((c) => c.name.toLowerCase() === name)) {
+          problems.push(`${e.db_id} column ${name}`);
+        }
         cols++;
       }
       for (const pk of e.primary_keys.flat()) {
@@ -136,7 +142,9 @@ Deno.test({
         if (table && !table.foreignKeys.some((f) => f.column.toLowerCase() === name)) fkMiss++;
       }
     }
-    console.log(`${dbs} databases, ${cols} columns; tables.json keys not declared in the files: ${pkMiss} primary, ${fkMiss} foreign`);
+    console.log(
+      `${dbs} databases, ${cols} columns; tables.json keys not declared in the files: ${pkMiss} primary, ${fkMiss} foreign`,
+    );
     assertEquals(dbs, 138);
     // tables.json was written from these files' DDL: every table and column must be there.
     assertEquals(problems, []);

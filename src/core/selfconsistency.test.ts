@@ -3,10 +3,23 @@ import { assert, assertEquals } from "../../tests/assert.ts";
 import { sharedDatasets } from "../../tests/shared.ts";
 import { resultsMatch } from "./compare.ts";
 import { Rng } from "./rng.ts";
-import { type AnswerCount, bestOfN, majAtK, passAtK, resultKey, vote, type VoteSample, voteWeightingOf } from "./selfconsistency.ts";
+import {
+  type AnswerCount,
+  bestOfN,
+  majAtK,
+  passAtK,
+  resultKey,
+  vote,
+  type VoteSample,
+  voteWeightingOf,
+} from "./selfconsistency.ts";
 import type { ResultSet, SqlValue } from "./types.ts";
 
-const rs = (rows: SqlValue[][], capped = false): ResultSet => ({ columns: rows[0]?.map((_, i) => `c${i}`) ?? [], rows, capped });
+const rs = (rows: SqlValue[][], capped = false): ResultSet => ({
+  columns: rows[0]?.map((_, i) => `c${i}`) ?? [],
+  rows,
+  capped,
+});
 
 Deno.test("resultKey: set, bag and ordered semantics; INTEGER 1 equals REAL 1.0; no collisions", () => {
   const a = rs([[1n, "x"], [2n, "y"], [1n, "x"]]);
@@ -15,10 +28,30 @@ Deno.test("resultKey: set, bag and ordered semantics; INTEGER 1 equals REAL 1.0;
   assert(resultKey(a, "bag") !== resultKey(b, "bag"), "bag: duplicates count");
   assertEquals(resultKey(rs([[1n], [2n], [2n]]), "bag"), resultKey(rs([[2n], [1n], [2n]]), "bag"));
   assert(resultKey(rs([[1n], [2n]]), "ordered") !== resultKey(rs([[2n], [1n]]), "ordered"), "ordered: order counts");
-  assertEquals(resultKey({ columns: ["a"], rows: [[3n]], capped: false }), resultKey({ columns: ["b"], rows: [[3n]], capped: false }), "column names ignored");
+  assertEquals(
+    resultKey({ columns: ["a"], rows: [[3n]], capped: false }),
+    resultKey({ columns: ["b"], rows: [[3n]], capped: false }),
+    "column names ignored",
+  );
   const distinct: SqlValue[][][] = [
-    [[1.5]], [["1.5"]], [[null]], [["null"]], [["N"]], [["a,b"]], [["a", "b"]], [['a"],["b']], [[new Uint8Array([1, 2])]],
-    [["0102"]], [[1n, 2n]], [[12n]], [[1n], [2n]], [], [[0.1 + 0.2]], [[0.3]], [[9007199254740993n]], [[9007199254740992n]],
+    [[1.5]],
+    [["1.5"]],
+    [[null]],
+    [["null"]],
+    [["N"]],
+    [["a,b"]],
+    [["a", "b"]],
+    [['a"],["b']],
+    [[new Uint8Array([1, 2])]],
+    [["0102"]],
+    [[1n, 2n]],
+    [[12n]],
+    [[1n], [2n]],
+    [],
+    [[0.1 + 0.2]],
+    [[0.3]],
+    [[9007199254740993n]],
+    [[9007199254740992n]],
   ];
   const keys = distinct.map((rows) => resultKey(rs(rows)));
   assertEquals(new Set(keys).size, keys.length, `keys collide: ${JSON.stringify(keys)}`);
@@ -34,13 +67,21 @@ Deno.test("resultKey: equal keys exactly when compare.ts's resultsMatch holds (r
   };
   const results = Array.from({ length: 60 }, randomResult);
   // Add shuffled and duplicated copies so that equal pairs occur under every semantics.
-  for (const r of results.slice(0, 30)) results.push(rs(rng.shuffle([...r.rows, ...r.rows.slice(0, 1)])), rs(rng.shuffle([...r.rows])));
+  for (const r of results.slice(0, 30)) {
+    results.push(rs(rng.shuffle([...r.rows, ...r.rows.slice(0, 1)])), rs(rng.shuffle([...r.rows])));
+  }
   for (const mode of ["set", "bag", "ordered"] as const) {
     let equalPairs = 0;
     for (const a of results) {
       for (const b of results) {
         const same = resultKey(a, mode) === resultKey(b, mode);
-        assertEquals(same, resultsMatch(a, b, mode), `${mode}: ${JSON.stringify(a.rows, (_k, v) => (typeof v === "bigint" ? `${v}n` : v))} vs ${JSON.stringify(b.rows, (_k, v) => (typeof v === "bigint" ? `${v}n` : v))}`);
+        assertEquals(
+          same,
+          resultsMatch(a, b, mode),
+          `${mode}: ${JSON.stringify(a.rows, (_k, v) => (typeof v === "bigint" ? `${v}n` : v))} vs ${
+            JSON.stringify(b.rows, (_k, v) => (typeof v === "bigint" ? `${v}n` : v))
+          }`,
+        );
         if (same && a !== b) equalPairs++;
       }
     }
@@ -84,7 +125,11 @@ Deno.test("vote: log-probability weighting (softmax of sums, exp of per-token me
   assertEquals(mean.winner?.key, resultKey(A));
   assert(Math.abs(mean.winner!.weight - 2 * Math.exp(-1)) < 1e-15);
   assertEquals(mean.winner?.representative, 0, "the heaviest member represents the group");
-  assertEquals([voteWeightingOf("count", "softmax"), voteWeightingOf("logprob", "softmax"), voteWeightingOf("logprob", "exp-mean")], ["count", "softmax-logprob", "exp-mean-logprob"]);
+  assertEquals([
+    voteWeightingOf("count", "softmax"),
+    voteWeightingOf("logprob", "softmax"),
+    voteWeightingOf("logprob", "exp-mean"),
+  ], ["count", "softmax-logprob", "exp-mean-logprob"]);
 });
 
 Deno.test("bestOfN: argmax, first on ties, NaN never wins", () => {
@@ -169,8 +214,14 @@ Deno.test({
   ignore: sharedDatasets === null,
   async fn() {
     const root = `${sharedDatasets}/spider-train`;
-    const SQL = await initSqlJs({ wasmBinary: (await Deno.readFile(new URL("../../node_modules/sql.js/dist/sql-wasm.wasm", import.meta.url))).buffer });
-    const lines = (await Deno.readTextFile(`${root}/questions.jsonl`)).split("\n").filter((l) => l.trim()).slice(0, 150);
+    const SQL = await initSqlJs({
+      wasmBinary:
+        (await Deno.readFile(new URL("../../node_modules/sql.js/dist/sql-wasm.wasm", import.meta.url))).buffer,
+    });
+    const lines = (await Deno.readTextFile(`${root}/questions.jsonl`)).split("\n").filter((l) => l.trim()).slice(
+      0,
+      150,
+    );
     const qs = lines.map((l) => JSON.parse(l) as { db_id: string; query: string });
     const byDb = new Map<string, typeof qs>();
     for (const q of qs) byDb.set(q.db_id, [...(byDb.get(q.db_id) ?? []), q]);
@@ -180,7 +231,11 @@ Deno.test({
       const run = (sql: string): ResultSet | null => {
         try {
           const r = handle.exec(sql);
-          return { columns: r[0]?.columns ?? [], rows: (r[0]?.values ?? []).map((row) => row.map((v) => v)), capped: false };
+          return {
+            columns: r[0]?.columns ?? [],
+            rows: (r[0]?.values ?? []).map((row) => row.map((v) => v)),
+            capped: false,
+          };
         } catch {
           return null;
         }
@@ -197,7 +252,9 @@ Deno.test({
           { result: run("SELEC nonsense") },
         ];
         const r = vote(samples);
-        const expected = samples.map((s, j) => (s.result && resultsMatch(s.result, gold, "set") ? j : -1)).filter((j) => j >= 0);
+        const expected = samples.map((s, j) => (s.result && resultsMatch(s.result, gold, "set") ? j : -1)).filter((j) =>
+          j >= 0
+        );
         assert(expected.includes(0) && expected.includes(1), `${db}: rewrites of ${inner} must match the gold result`);
         assertEquals(r.winner?.members, expected, `${db}: ${inner}`);
         assertEquals(r.winner?.key, resultKey(gold));
@@ -206,6 +263,10 @@ Deno.test({
       handle.close();
     }
     assert(checked >= 120, `only ${checked} questions checked`);
-    console.log(`${checked} gold queries on ${Math.min(12, byDb.size)} Spider databases: votes grouped rewrites with the gold result`);
+    console.log(
+      `${checked} gold queries on ${
+        Math.min(12, byDb.size)
+      } Spider databases: votes grouped rewrites with the gold result`,
+    );
   },
 });

@@ -75,9 +75,13 @@ export function voteWeights(samples: readonly VoteSample[], weighting: VoteWeigh
   const w = new Float64Array(samples.length);
   if (weighting === "count") return w.fill(1);
   const lp = samples.map((s, i) => {
-    if (s.logprob === undefined || !Number.isFinite(s.logprob)) throw new Error(`vote: sample ${i} needs a finite logprob for ${weighting}`);
+    if (s.logprob === undefined || !Number.isFinite(s.logprob)) {
+      throw new Error(`vote: sample ${i} needs a finite logprob for ${weighting}`);
+    }
     if (weighting === "softmax-logprob") return s.logprob;
-    if (!(s.tokens !== undefined && s.tokens > 0)) throw new Error(`vote: sample ${i} needs tokens > 0 for exp-mean-logprob`);
+    if (!(s.tokens !== undefined && s.tokens > 0)) {
+      throw new Error(`vote: sample ${i} needs tokens > 0 for exp-mean-logprob`);
+    }
     return s.logprob / s.tokens;
   });
   if (weighting === "exp-mean-logprob") {
@@ -96,7 +100,11 @@ export function voteWeights(samples: readonly VoteSample[], weighting: VoteWeigh
  * outcome never depends on hashing or sort stability. Failed executions (null or capped results)
  * form one group that never wins unless every sample failed.
  */
-export function vote(samples: readonly VoteSample[], weighting: VoteWeighting = "count", semantics: ResultSemantics = "set"): VoteResult {
+export function vote(
+  samples: readonly VoteSample[],
+  weighting: VoteWeighting = "count",
+  semantics: ResultSemantics = "set",
+): VoteResult {
   const w = voteWeights(samples, weighting);
   const byKey = new Map<string, VoteGroup>();
   let failed: VoteGroup | null = null;
@@ -113,13 +121,18 @@ export function vote(samples: readonly VoteSample[], weighting: VoteWeighting = 
     g.weight += w[i];
     if (w[i] > w[g.representative]) g.representative = i;
   }
-  const groups = [...byKey.values()].sort((a, b) => b.weight - a.weight || b.members.length - a.members.length || a.members[0] - b.members[0]);
+  const groups = [...byKey.values()].sort((a, b) =>
+    b.weight - a.weight || b.members.length - a.members.length || a.members[0] - b.members[0]
+  );
   if (failed) groups.push(failed);
   return { winner: groups[0] ?? null, groups, allFailed: samples.length > 0 && byKey.size === 0 };
 }
 
 /** Best-of-N: the index of the item with the highest score (the first on ties); NaN scores never win; -1 for none. */
-export function bestOfN<T>(items: readonly T[], score: (item: T, index: number) => number): { index: number; score: number } {
+export function bestOfN<T>(
+  items: readonly T[],
+  score: (item: T, index: number) => number,
+): { index: number; score: number } {
   let index = -1;
   let best = -Infinity;
   items.forEach((item, i) => {
@@ -137,7 +150,10 @@ export function bestOfN<T>(items: readonly T[], score: (item: T, index: number) 
  * 1 - C(n - c, k) / C(n, k), computed as 1 - prod_{i = n - c + 1}^{n} (1 - k / i) (no big binomials).
  */
 export function passAtK(n: number, c: number, k: number): number {
-  if (!(Number.isInteger(n) && Number.isInteger(c) && Number.isInteger(k) && n >= 0 && c >= 0 && c <= n && k >= 1 && k <= n)) {
+  if (
+    !(Number.isInteger(n) && Number.isInteger(c) && Number.isInteger(k) && n >= 0 && c >= 0 && c <= n && k >= 1 &&
+      k <= n)
+  ) {
     throw new Error(`passAtK: need integers 0 <= c <= n and 1 <= k <= n, got n=${n} c=${c} k=${k}`);
   }
   if (n - c < k) return 1;
@@ -207,7 +223,11 @@ export function majAtK(
   if (walk(0, k, 0)) return { value, exact: true };
   // Monte Carlo: partial Fisher-Yates over the n sample labels.
   const random = opts.random;
-  if (!random) throw new Error(`majAtK: more than ${maxTerms} exact terms; pass opts.random (e.g. () => rng.next()) for an estimate`);
+  if (!random) {
+    throw new Error(
+      `majAtK: more than ${maxTerms} exact terms; pass opts.random (e.g. () => rng.next()) for an estimate`,
+    );
+  }
   const trials = opts.trials ?? 20_000;
   const labels: number[] = answers.flatMap((a, j) => new Array<number>(a.count).fill(j));
   let sum = 0;

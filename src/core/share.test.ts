@@ -3,7 +3,15 @@ import { assert, assertEquals } from "../../tests/assert.ts";
 import { addCell, emptyNotebook, type Notebook, updateParams } from "./notebook.ts";
 import { CELL_TYPES } from "./notebook-params.ts";
 import { Rng } from "./rng.ts";
-import { decodeShareHash, decompressBounded, encodeShareHash, fitsInLink, linkLength, MAX_DOCUMENT_LENGTH, SAFE_URL_LENGTH } from "./share.ts";
+import {
+  decodeShareHash,
+  decompressBounded,
+  encodeShareHash,
+  fitsInLink,
+  linkLength,
+  MAX_DOCUMENT_LENGTH,
+  SAFE_URL_LENGTH,
+} from "./share.ts";
 
 const XSS = '# Results\n<script>alert("x")</script><img src=x onerror=alert(1)> & ünïcödé 🚀 `#nb=` %20';
 
@@ -23,7 +31,11 @@ Deno.test("share: round trip of every cell type; hash uses only URI-safe charact
   assertEquals(r.warnings, []);
   assertEquals(decodeShareHash(hash.slice(1)), r, "the leading # is optional");
   assert(fitsInLink(hash, "https://example.org/rlvr/"), `${hash.length} characters`);
-  console.log(`a notebook with all ${CELL_TYPES.length} cell types: ${hash.length} characters in the hash, ${JSON.stringify(doc).length} as JSON`);
+  console.log(
+    `a notebook with all ${CELL_TYPES.length} cell types: ${hash.length} characters in the hash, ${
+      JSON.stringify(doc).length
+    } as JSON`,
+  );
 });
 
 Deno.test("share: a markdown cell with <script> survives as text, byte for byte", () => {
@@ -47,9 +59,15 @@ Deno.test("share: garbage, truncated and crafted links are refused with a reason
     hash.slice(0, hash.length / 2),
     "#nb=" + LZString.compressToEncodedURIComponent("not json {"),
     "#nb=" + LZString.compressToEncodedURIComponent("[1,2,3]"),
-    "#nb=" + LZString.compressToEncodedURIComponent(JSON.stringify({ version: 1, cells: [{ type: "code", params: { source: "fetch('//evil')" } }] })),
+    "#nb=" +
+    LZString.compressToEncodedURIComponent(
+      JSON.stringify({ version: 1, cells: [{ type: "code", params: { source: "fetch('//evil')" } }] }),
+    ),
     "#nb=" + "B".repeat(300_000),
-    ...Array.from({ length: 200 }, () => "#nb=" + Array.from({ length: 1 + rng.int(300) }, () => "ABCabc019+-$"[rng.int(12)]).join("")),
+    ...Array.from(
+      { length: 200 },
+      () => "#nb=" + Array.from({ length: 1 + rng.int(300) }, () => "ABCabc019+-$"[rng.int(12)]).join(""),
+    ),
   ];
   for (const g of garbage) {
     const r = decodeShareHash(g);
@@ -61,7 +79,12 @@ Deno.test("share: garbage, truncated and crafted links are refused with a reason
 });
 
 Deno.test("share: crafted extra fields are dropped (only parameters travel)", () => {
-  const doc = { version: 1, title: "x", outputs: ["<b>result</b>"], cells: [{ id: "a", type: "grpo", run: "eval('1')", params: { G: 4, onload: "x" } }] };
+  const doc = {
+    version: 1,
+    title: "x",
+    outputs: ["<b>result</b>"],
+    cells: [{ id: "a", type: "grpo", run: "eval('1')", params: { G: 4, onload: "x" } }],
+  };
   const r = decodeShareHash("#nb=" + LZString.compressToEncodedURIComponent(JSON.stringify(doc)));
   assert(r.ok, JSON.stringify(r));
   assertEquals(Object.keys(r.doc), ["version", "title", "cells"]);
@@ -80,7 +103,11 @@ Deno.test("share: an oversized notebook still round-trips but does not fit in a 
   assert(!fitsInLink(hash));
   const r = decodeShareHash(hash);
   assert(r.ok && r.doc.cells[0].type === "markdown" && r.doc.cells[0].params.source === words);
-  assertEquals(linkLength("#nb=abc", "https://x.org/p#old"), "https://x.org/p".length + 7, "the base URL's own hash is replaced");
+  assertEquals(
+    linkLength("#nb=abc", "https://x.org/p#old"),
+    "https://x.org/p".length + 7,
+    "the base URL's own hash is replaced",
+  );
   assert(fitsInLink("#nb=" + "A".repeat(SAFE_URL_LENGTH - 4)) && !fitsInLink("#nb=" + "A".repeat(SAFE_URL_LENGTH - 3)));
 });
 
@@ -117,10 +144,33 @@ function bombHash(chars: number, end = false): string {
 
 Deno.test("share: the bounded decompressor reads every link lz-string writes, as lz-string does", () => {
   const rng = new Rng(47);
-  const pieces = ["a", "ab", "{\"cells\":", "ü", "🚀", "\u0000", "\uffff", "€", " ", "\n", "SELECT * FROM t WHERE x = 1;"];
-  const texts = ["x", "ab", "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", JSON.stringify(sample()), "ü".repeat(3000), "a".repeat(100_000)];
-  for (let i = 0; i < 300; i++) texts.push(Array.from({ length: 1 + rng.int(400) }, () => pieces[rng.int(pieces.length)]).join(""));
-  for (let i = 0; i < 50; i++) texts.push(Array.from({ length: 1 + rng.int(200) }, () => String.fromCharCode(rng.int(0x10000))).join(""));
+  const pieces = [
+    "a",
+    "ab",
+    '{"cells":',
+    "ü",
+    "🚀",
+    "\u0000",
+    "\uffff",
+    "€",
+    " ",
+    "\n",
+    "SELECT * FROM t WHERE x = 1;",
+  ];
+  const texts = [
+    "x",
+    "ab",
+    "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+    JSON.stringify(sample()),
+    "ü".repeat(3000),
+    "a".repeat(100_000),
+  ];
+  for (let i = 0; i < 300; i++) {
+    texts.push(Array.from({ length: 1 + rng.int(400) }, () => pieces[rng.int(pieces.length)]).join(""));
+  }
+  for (let i = 0; i < 50; i++) {
+    texts.push(Array.from({ length: 1 + rng.int(200) }, () => String.fromCharCode(rng.int(0x10000))).join(""));
+  }
   for (const t of texts) {
     const data = LZString.compressToEncodedURIComponent(t);
     const r = decompressBounded(data, MAX_DOCUMENT_LENGTH);
@@ -155,9 +205,15 @@ Deno.test("share: a decompression-bomb link is refused after reading a small pre
 });
 
 Deno.test("share: text at the document limit decompresses; one character more is refused by the same bound", () => {
-  const at = decompressBounded(LZString.compressToEncodedURIComponent("x".repeat(MAX_DOCUMENT_LENGTH)), MAX_DOCUMENT_LENGTH);
+  const at = decompressBounded(
+    LZString.compressToEncodedURIComponent("x".repeat(MAX_DOCUMENT_LENGTH)),
+    MAX_DOCUMENT_LENGTH,
+  );
   assert(at.kind === "ok" && at.text.length === MAX_DOCUMENT_LENGTH, at.kind);
-  const over = decompressBounded(LZString.compressToEncodedURIComponent("x".repeat(MAX_DOCUMENT_LENGTH + 1)), MAX_DOCUMENT_LENGTH);
+  const over = decompressBounded(
+    LZString.compressToEncodedURIComponent("x".repeat(MAX_DOCUMENT_LENGTH + 1)),
+    MAX_DOCUMENT_LENGTH,
+  );
   assert(over.kind === "too-long", over.kind);
   const doc = JSON.stringify({ version: 1, title: "t".repeat(MAX_DOCUMENT_LENGTH), cells: [] });
   const r = decodeShareHash("#nb=" + LZString.compressToEncodedURIComponent(doc));

@@ -40,10 +40,18 @@ export function decodeShareHash(hash: string): ShareDecode {
   const data = body.slice(3);
   if (data.length === 0) return fail("empty notebook link");
   if (data.length > MAX_HASH_LENGTH) return fail(`link longer than ${MAX_HASH_LENGTH} characters`);
-  if (!/^[A-Za-z0-9+\-$]*$/.test(data)) return fail("link contains characters lz-string never writes (damaged or edited)");
+  if (!/^[A-Za-z0-9+\-$]*$/.test(data)) {
+    return fail("link contains characters lz-string never writes (damaged or edited)");
+  }
   const d = decompressBounded(data, MAX_DOCUMENT_LENGTH);
   if (d.kind === "too-long") {
-    return fail(`link expands past ${MAX_DOCUMENT_LENGTH.toLocaleString("en-US")} characters (a notebook is never that long: a crafted or damaged link); refused after reading ${d.read.toLocaleString("en-US")} of its ${data.length.toLocaleString("en-US")} characters`);
+    return fail(
+      `link expands past ${
+        MAX_DOCUMENT_LENGTH.toLocaleString("en-US")
+      } characters (a notebook is never that long: a crafted or damaged link); refused after reading ${
+        d.read.toLocaleString("en-US")
+      } of its ${data.length.toLocaleString("en-US")} characters`,
+    );
   }
   if (d.kind === "damaged" || !d.text) return fail("link does not decompress (damaged or truncated)");
   const text = d.text;

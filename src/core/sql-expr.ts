@@ -91,7 +91,8 @@ export function columnRefs(text: string, isColumn?: (name: string, doubleQuoted:
   const sig = sigOf(text);
   const subs = subqueries(text);
   const out: ColumnRef[] = [];
-  const nameTok = (t: Token | undefined) => t !== undefined && (t.kind === "qident" || (t.kind === "word" && !KEYWORDS.has(t.text.toUpperCase())));
+  const nameTok = (t: Token | undefined) =>
+    t !== undefined && (t.kind === "qident" || (t.kind === "word" && !KEYWORDS.has(t.text.toUpperCase())));
   for (let k = 0; k < sig.length; k++) {
     const t = sig[k];
     if (inside(t.start, subs) || !nameTok(t)) continue;
@@ -106,7 +107,13 @@ export function columnRefs(text: string, isColumn?: (name: string, doubleQuoted:
         continue;
       }
       if (col.kind === "word" || col.kind === "qident") {
-        out.push({ span: { start: t.start, end: col.end }, qualifier: unquote(t.text), column: unquote(col.text), raw: col.text, doubleQuoted: col.text.startsWith('"') });
+        out.push({
+          span: { start: t.start, end: col.end },
+          qualifier: unquote(t.text),
+          column: unquote(col.text),
+          raw: col.text,
+          doubleQuoted: col.text.startsWith('"'),
+        });
         k += 2;
         continue;
       }
@@ -114,7 +121,13 @@ export function columnRefs(text: string, isColumn?: (name: string, doubleQuoted:
     const dq = t.text.startsWith('"');
     const decide = isColumn ?? ((_n: string, d: boolean) => !d);
     if (!decide(unquote(t.text), dq)) continue;
-    out.push({ span: { start: t.start, end: t.end }, qualifier: null, column: unquote(t.text), raw: t.text, doubleQuoted: dq });
+    out.push({
+      span: { start: t.start, end: t.end },
+      qualifier: null,
+      column: unquote(t.text),
+      raw: t.text,
+      doubleQuoted: dq,
+    });
   }
   return out;
 }
@@ -122,7 +135,9 @@ export function columnRefs(text: string, isColumn?: (name: string, doubleQuoted:
 /** True when `text` has a `*` or `x.*` result column. */
 export function hasStar(text: string): boolean {
   const sig = sigOf(text);
-  return sig.some((t, k) => t.kind === "op" && t.text === "*" && (k === 0 || sig[k - 1].text === "." || sig[k - 1].text === ","));
+  return sig.some((t, k) =>
+    t.kind === "op" && t.text === "*" && (k === 0 || sig[k - 1].text === "." || sig[k - 1].text === ",")
+  );
 }
 
 /** Outermost aggregate calls in `text` outside subqueries, e.g. `count(*)`, `avg(T1.age)`. */
@@ -132,7 +147,9 @@ export function aggregates(text: string): Span[] {
   const out: Span[] = [];
   for (let k = 0; k < sig.length; k++) {
     const t = sig[k];
-    if (t.kind !== "word" || !AGGREGATES.has(t.text.toUpperCase()) || sig[k + 1]?.text !== "(" || inside(t.start, subs)) continue;
+    if (
+      t.kind !== "word" || !AGGREGATES.has(t.text.toUpperCase()) || sig[k + 1]?.text !== "(" || inside(t.start, subs)
+    ) continue;
     const close = closeOf(sig, k + 1);
     if (close < 0) return out;
     const u = t.text.toUpperCase();
@@ -173,9 +190,16 @@ export function replaceSpans(text: string, edits: readonly { span: Span; text: s
 export function splitAlias(item: string): { expr: string; alias: string | null; aliasRaw: string | null } {
   const sig = sigOf(item);
   const n = sig.length;
-  if (n >= 3 && isWord(sig[n - 2], "AS") && (sig[n - 1].kind === "word" || sig[n - 1].kind === "qident" || sig[n - 1].kind === "string")) {
+  if (
+    n >= 3 && isWord(sig[n - 2], "AS") &&
+    (sig[n - 1].kind === "word" || sig[n - 1].kind === "qident" || sig[n - 1].kind === "string")
+  ) {
     const raw = sig[n - 1].text;
-    return { expr: item.slice(0, sig[n - 2].start).trim(), alias: raw.startsWith("'") ? raw.slice(1, -1) : unquote(raw), aliasRaw: raw };
+    return {
+      expr: item.slice(0, sig[n - 2].start).trim(),
+      alias: raw.startsWith("'") ? raw.slice(1, -1) : unquote(raw),
+      aliasRaw: raw,
+    };
   }
   return { expr: item.trim(), alias: null, aliasRaw: null };
 }
@@ -210,7 +234,10 @@ export function allQualifiers(text: string): string[] {
   const out: string[] = [];
   for (let k = 0; k + 2 < sig.length; k++) {
     const t = sig[k];
-    if ((t.kind === "word" || t.kind === "qident") && sig[k + 1].text === "." && (sig[k + 2].kind === "word" || sig[k + 2].kind === "qident" || sig[k + 2].text === "*")) {
+    if (
+      (t.kind === "word" || t.kind === "qident") && sig[k + 1].text === "." &&
+      (sig[k + 2].kind === "word" || sig[k + 2].kind === "qident" || sig[k + 2].text === "*")
+    ) {
       if (k > 0 && sig[k - 1].text === ".") continue;
       out.push(unquote(t.text));
     }

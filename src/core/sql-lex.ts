@@ -72,7 +72,9 @@ export function tokenize(src: string): Token[] {
       const close = src.indexOf("]", i + 1);
       push("qident", close < 0 ? src.length : close + 1, close < 0);
     } else if (/[0-9]/.test(c) || (c === "." && /[0-9]/.test(d))) {
-      const m = /^(?:0[xX][0-9A-Fa-f]+|(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?)/.exec(src.slice(i, i + 64));
+      const m = /^(?:0[xX][0-9A-Fa-f]+|(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?)/.exec(
+        src.slice(i, i + 64),
+      );
       let j = i + (m ? m[0].length : 1);
       // "1st" is not a number followed by a word in SQLite either; keep it one token.
       while (j < src.length && isWordChar(src[j])) j++;
@@ -114,7 +116,9 @@ export function squeezeSpaces(src: string): string {
   for (let k = 0; k < toks.length; k++) {
     const t = toks[k];
     if (t.kind === "ws") {
-      if (s !== "" && k < toks.length - 1) s += toks[k - 1]?.kind === "comment" && toks[k - 1].text.startsWith("--") ? "\n" : " ";
+      if (s !== "" && k < toks.length - 1) {
+        s += toks[k - 1]?.kind === "comment" && toks[k - 1].text.startsWith("--") ? "\n" : " ";
+      }
     } else {
       s += t.text;
     }

@@ -123,7 +123,9 @@ function parseSig(sig: Token[]): Select | null {
     limit = last.limit;
     last.orderBy = null;
     last.limit = null;
-    const ends = [last.where, last.groupBy, last.having, last.from?.span, last.items.at(-1)].filter((s): s is Span => s != null);
+    const ends = [last.where, last.groupBy, last.having, last.from?.span, last.items.at(-1)].filter((s): s is Span =>
+      s != null
+    );
     last.span = { start: last.span.start, end: Math.max(...ends.map((s) => s.end)) };
   }
   return { parts, ops, orderBy, limit };
@@ -263,7 +265,8 @@ function parseFrom(sig: Token[]): Source[] | null {
 
 function isJoinOrClauseWord(t: Token): boolean {
   const u = t.text.toUpperCase();
-  return JOIN_WORDS.has(u) || u === "ON" || u === "USING" || (CLAUSES as readonly string[]).includes(u) || SET_OPS.has(u);
+  return JOIN_WORDS.has(u) || u === "ON" || u === "USING" || (CLAUSES as readonly string[]).includes(u) ||
+    SET_OPS.has(u);
 }
 
 /** Index of the ")" closing the "(" at `open` in `sig`, or -1. */

@@ -55,12 +55,23 @@ function samples(seed: number): GrpoSample[] {
 }
 
 /** Three GRPO steps (micro-batches of 2, stored or recomputed activations) under `switches`; the adapter after each and the reports. */
-async function grpoRun(switches: Partial<PerfSwitches>, recompute: boolean, poison: boolean): Promise<{ params: Float32Array[]; losses: number[] }> {
+async function grpoRun(
+  switches: Partial<PerfSwitches>,
+  recompute: boolean,
+  poison: boolean,
+): Promise<{ params: Float32Array[]; losses: number[] }> {
   const prev = setPerfSwitches(switches);
   setArenaPoison(poison);
   const model = uploadModel(device, cfg, tiny.weights);
-  const lora = uploadAdapter(device, cfg, randomAdapter(cfg, { r: 4, alpha: 8, targets: LORA_TARGETS, seed: 12, bScale: 0.2 }));
-  const tr = grpoTrainer(model, lora, { recompute, lr: { base: 1e-2, warmupSteps: 0, totalSteps: 10, decay: "constant" } });
+  const lora = uploadAdapter(
+    device,
+    cfg,
+    randomAdapter(cfg, { r: 4, alpha: 8, targets: LORA_TARGETS, seed: 12, bScale: 0.2 }),
+  );
+  const tr = grpoTrainer(model, lora, {
+    recompute,
+    lr: { base: 1e-2, warmupSteps: 0, totalSteps: 10, decay: "constant" },
+  });
   const params: Float32Array[] = [];
   const losses: number[] = [];
   try {
@@ -92,14 +103,31 @@ for (const recompute of [false, true]) {
       assertEquals(Array.from(after.params[s]), Array.from(before.params[s]), `step ${s}: parameters differ`);
     }
     assertEquals(after.losses, before.losses, "losses and gradient norms differ");
-    console.log(`grpo${recompute ? " recompute" : ""}: ${after.params[2].length} parameters bitwise equal over 3 steps; bind groups reused ${b1.hits - b0.hits}, made ${b1.made - b0.made}`);
+    console.log(
+      `grpo${recompute ? " recompute" : ""}: ${
+        after.params[2].length
+      } parameters bitwise equal over 3 steps; bind groups reused ${b1.hits - b0.hits}, made ${b1.made - b0.made}`,
+    );
   });
 }
 
 Deno.test("pretrainStep: arena buffers poisoned with NaN and merged passes give bitwise the weights of fresh buffers and a pass per dispatch", async () => {
-  const pcfg = demoConfig({ arch: "qwen2", vocabSize: 200, hidden: 32, layers: 2, heads: 4, kvHeads: 2, intermediate: 48, seqLen: 40, tieWordEmbeddings: true, ropeTheta: 10000 }, [0]);
+  const pcfg = demoConfig({
+    arch: "qwen2",
+    vocabSize: 200,
+    hidden: 32,
+    layers: 2,
+    heads: 4,
+    kvHeads: 2,
+    intermediate: 48,
+    seqLen: 40,
+    tieWordEmbeddings: true,
+    ropeTheta: 10000,
+  }, [0]);
   const rng = new Rng(31);
-  const batches = [0, 1, 2].map(() => Array.from({ length: 4 }, () => Array.from({ length: 10 + rng.int(30) }, () => rng.int(pcfg.vocabSize))));
+  const batches = [0, 1, 2].map(() =>
+    Array.from({ length: 4 }, () => Array.from({ length: 10 + rng.int(30) }, () => rng.int(pcfg.vocabSize)))
+  );
   const run = async (switches: Partial<PerfSwitches>, poison: boolean) => {
     const prev = setPerfSwitches(switches);
     setArenaPoison(poison);

@@ -27,7 +27,7 @@ let poisonReused = false;
 
 function arenaOf(device: GPUDevice): Arena {
   let a = arenas.get(device);
-  if (!a) arenas.set(device, (a = { free: new Map(), lent: new Set(), made: 0, reused: 0 }));
+  if (!a) arenas.set(device, a = { free: new Map(), lent: new Set(), made: 0, reused: 0 });
   return a;
 }
 
@@ -78,9 +78,9 @@ export function releaseToArena(device: GPUDevice, bufs: Iterable<GPUBuffer>): vo
       continue;
     }
     let byLabel = a.free.get(b.label);
-    if (!byLabel) a.free.set(b.label, (byLabel = new Map()));
+    if (!byLabel) a.free.set(b.label, byLabel = new Map());
     let list = byLabel.get(b.size);
-    if (!list) byLabel.set(b.size, (list = []));
+    if (!list) byLabel.set(b.size, list = []);
     list.push(b);
   }
 }
@@ -103,7 +103,9 @@ export function trimArena(device: GPUDevice): number {
 }
 
 /** Buffers made and reused by the arena of `device`, and how many are lent and free now (benchmarks, tests). */
-export function arenaStats(device: GPUDevice): { made: number; reused: number; lent: number; free: number; freeBytes: number } {
+export function arenaStats(
+  device: GPUDevice,
+): { made: number; reused: number; lent: number; free: number; freeBytes: number } {
   const a = arenaOf(device);
   let free = 0, freeBytes = 0;
   for (const byLabel of a.free.values()) {

@@ -72,7 +72,9 @@ async function selfCheck(device: GPUDevice): Promise<number> {
     await encodeMatmul(device, enc, ga, gb, gc, { ...o, variant });
     device.queue.submit([enc.finish()]);
     const got = await readF32(device, gc);
-    for (let i = 0; i < got.length; i++) err = Math.max(err, Number.isNaN(got[i]) ? Infinity : Math.abs(got[i] - want[i]));
+    for (let i = 0; i < got.length; i++) {
+      err = Math.max(err, Number.isNaN(got[i]) ? Infinity : Math.abs(got[i] - want[i]));
+    }
   }
   for (const x of [ga, gb, gc]) x.destroy();
   return err;

@@ -50,7 +50,14 @@ Deno.test("GpuCensus: live and peak buffer bytes equal the created-minus-destroy
     const persistent = sum;
     assert(persistent > 0, "weights counted");
     const rng = new Rng(2);
-    const samples4 = Array.from({ length: 4 }, (_, i) => ({ ids: Array.from({ length: 24 }, () => rng.int(cfg.vocabSize)), promptLen: 10, advantage: i % 2 ? 1 : -1 }));
+    const samples4 = Array.from(
+      { length: 4 },
+      (_, i) => ({
+        ids: Array.from({ length: 24 }, () => rng.int(cfg.vocabSize)),
+        promptLen: 10,
+        advantage: i % 2 ? 1 : -1,
+      }),
+    );
     const tr = grpoTrainer(model, lora, { lr: { base: 1e-3, warmupSteps: 0, totalSteps: 10, decay: "constant" } });
     await grpoStep(tr, samples4);
     await device.queue.onSubmittedWorkDone();
@@ -73,7 +80,11 @@ Deno.test("GpuCensus: live and peak buffer bytes equal the created-minus-destroy
     destroyModel(model);
     check("after destroying model and adapter");
     assert(created.length > 0, "buffers seen");
-    console.log(`census vs tally: ${created.length} buffers; upload ${(persistent / 1024).toFixed(1)} KiB, after a step ${(afterStep / 1024).toFixed(1)} KiB, step peak ${(max / 1024).toFixed(1)} KiB; after destroying the model ${(sum / 1024).toFixed(1)} KiB`);
+    console.log(
+      `census vs tally: ${created.length} buffers; upload ${(persistent / 1024).toFixed(1)} KiB, after a step ${
+        (afterStep / 1024).toFixed(1)
+      } KiB, step peak ${(max / 1024).toFixed(1)} KiB; after destroying the model ${(sum / 1024).toFixed(1)} KiB`,
+    );
   } finally {
     census.uninstall();
     device.destroy();

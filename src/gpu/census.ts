@@ -13,7 +13,14 @@
 // passes): the cheap mode a long-running trainer keeps installed for its memory metrics.
 
 /** Kinds of object counted. */
-export type CensusKind = "buffer" | "bindGroup" | "commandEncoder" | "computePass" | "shaderModule" | "pipeline" | "querySet";
+export type CensusKind =
+  | "buffer"
+  | "bindGroup"
+  | "commandEncoder"
+  | "computePass"
+  | "shaderModule"
+  | "pipeline"
+  | "querySet";
 
 /** Counts since install (or the last reset of `made`). */
 export interface CensusCounts {
@@ -38,7 +45,15 @@ export interface CensusOptions {
   buffersOnly?: boolean;
 }
 
-const KINDS: CensusKind[] = ["buffer", "bindGroup", "commandEncoder", "computePass", "shaderModule", "pipeline", "querySet"];
+const KINDS: CensusKind[] = [
+  "buffer",
+  "bindGroup",
+  "commandEncoder",
+  "computePass",
+  "shaderModule",
+  "pipeline",
+  "querySet",
+];
 
 function zero(): Record<CensusKind, number> {
   return Object.fromEntries(KINDS.map((k) => [k, 0])) as Record<CensusKind, number>;
@@ -189,7 +204,10 @@ export class GpuCensus {
       const begin = enc.beginComputePass;
       // deno-lint-ignore no-this-alias
       const self = this;
-      (enc as { beginComputePass: GPUCommandEncoder["beginComputePass"] }).beginComputePass = function (this: GPUCommandEncoder, desc?: GPUComputePassDescriptor) {
+      (enc as { beginComputePass: GPUCommandEncoder["beginComputePass"] }).beginComputePass = function (
+        this: GPUCommandEncoder,
+        desc?: GPUComputePassDescriptor,
+      ) {
         const pass = begin.call(enc, desc);
         self.made.computePass++;
         self.registry.register(pass, { kind: "computePass" });
@@ -222,7 +240,7 @@ export class GpuCensus {
   /** The counts now; `byLabel` adds the live buffers grouped by label. */
   counts(byLabel = false): CensusCounts {
     const labels: Record<string, number> = {};
-    if (byLabel) for (const { label } of this.live.values()) labels[label] = (labels[label] ?? 0) + 1;
+    if (byLabel) { for (const { label } of this.live.values()) labels[label] = (labels[label] ?? 0) + 1; }
     return {
       made: { ...this.made },
       collected: { ...this.collected },

@@ -76,7 +76,11 @@ export async function requestGpu(opts: { forceF32?: boolean } = {}): Promise<Gpu
     },
   });
   const ai = adapter.info;
-  const ext = ai as unknown as { subgroupMinSize?: number; subgroupMaxSize?: number; subgroupMatrixConfigs?: ArrayLike<Record<string, unknown>> };
+  const ext = ai as unknown as {
+    subgroupMinSize?: number;
+    subgroupMaxSize?: number;
+    subgroupMatrixConfigs?: ArrayLike<Record<string, unknown>>;
+  };
   const info: GpuInfo = {
     vendor: ai?.vendor ?? "",
     architecture: ai?.architecture ?? "",
@@ -89,7 +93,10 @@ export async function requestGpu(opts: { forceF32?: boolean } = {}): Promise<Gpu
     },
     subgroupMinSize: ext?.subgroupMinSize ?? 0,
     subgroupMaxSize: ext?.subgroupMaxSize ?? 0,
-    subgroupMatrixConfigs: Array.from(ext?.subgroupMatrixConfigs ?? [], (c) => `${c.componentType}/${c.resultComponentType} ${c.M}x${c.N}x${c.K}`),
+    subgroupMatrixConfigs: Array.from(
+      ext?.subgroupMatrixConfigs ?? [],
+      (c) => `${c.componentType}/${c.resultComponentType} ${c.M}x${c.N}x${c.K}`,
+    ),
     limits: {
       maxStorageBufferBindingSize: device.limits.maxStorageBufferBindingSize,
       maxBufferSize: device.limits.maxBufferSize,
@@ -154,7 +161,21 @@ const transients = new WeakMap<GPUDevice, Transients>();
 function transientsOf(device: GPUDevice): Transients {
   let t = transients.get(device);
   if (!t) {
-    t = { inUse: [], inUseByWords: new Map(), freeBySize: new Map(), freeByWords: new Map(), freeBySlot: new Map(), freeCount: 0, words: new WeakMap(), slots: new WeakMap(), retired: [], created: 0, rewritten: 0, unchanged: 0, shared: 0 };
+    t = {
+      inUse: [],
+      inUseByWords: new Map(),
+      freeBySize: new Map(),
+      freeByWords: new Map(),
+      freeBySlot: new Map(),
+      freeCount: 0,
+      words: new WeakMap(),
+      slots: new WeakMap(),
+      retired: [],
+      created: 0,
+      rewritten: 0,
+      unchanged: 0,
+      shared: 0,
+    };
     transients.set(device, t);
   }
   return t;
@@ -257,11 +278,11 @@ export function releaseTransients(device: GPUDevice): number {
     const key = t.words.get(b)!;
     const slot = t.slots.get(b)!;
     let bySize = t.freeBySize.get(b.size);
-    if (!bySize) t.freeBySize.set(b.size, (bySize = new Set()));
+    if (!bySize) t.freeBySize.set(b.size, bySize = new Set());
     let byWords = t.freeByWords.get(key);
-    if (!byWords) t.freeByWords.set(key, (byWords = new Set()));
+    if (!byWords) t.freeByWords.set(key, byWords = new Set());
     let bySlot = t.freeBySlot.get(slot);
-    if (!bySlot) t.freeBySlot.set(slot, (bySlot = new Set()));
+    if (!bySlot) t.freeBySlot.set(slot, bySlot = new Set());
     bySize.add(b);
     byWords.add(b);
     bySlot.add(b);
@@ -274,9 +295,27 @@ export function releaseTransients(device: GPUDevice): number {
 }
 
 /** Counts of the uniform buffers made and reused (rewritten, as they were, shared within a step) on `device` so far, and how many are in use, free and retired. */
-export function transientStats(device: GPUDevice): { created: number; rewritten: number; unchanged: number; shared: number; inUse: number; free: number; retired: number } {
+export function transientStats(
+  device: GPUDevice,
+): {
+  created: number;
+  rewritten: number;
+  unchanged: number;
+  shared: number;
+  inUse: number;
+  free: number;
+  retired: number;
+} {
   const t = transientsOf(device);
-  return { created: t.created, rewritten: t.rewritten, unchanged: t.unchanged, shared: t.shared, inUse: t.inUse.length, free: t.freeCount, retired: t.retired.length };
+  return {
+    created: t.created,
+    rewritten: t.rewritten,
+    unchanged: t.unchanged,
+    shared: t.shared,
+    inUse: t.inUse.length,
+    free: t.freeCount,
+    retired: t.retired.length,
+  };
 }
 
 const scratches = new WeakMap<GPUDevice, Map<string, GPUBuffer>>();
@@ -296,7 +335,7 @@ export const CALL_SCRATCH = "call-scratch";
  */
 export function sharedScratch(device: GPUDevice, name: string, bytes: number): GPUBuffer {
   let byName = scratches.get(device);
-  if (!byName) scratches.set(device, (byName = new Map()));
+  if (!byName) scratches.set(device, byName = new Map());
   let buf = byName.get(name);
   if (!buf || buf.size < bytes) {
     if (buf) retireBuffer(device, buf);
@@ -325,7 +364,11 @@ export function writeBuffer(device: GPUDevice, buf: GPUBuffer, data: ArrayBuffer
 
 /** Copies `byteLength` bytes of `buf` back to the CPU. */
 export async function readBuffer(device: GPUDevice, buf: GPUBuffer, byteLength = buf.size): Promise<ArrayBuffer> {
-  const staging = device.createBuffer({ label: `${buf.label}-readback`, size: align4(byteLength), usage: MAP_READ | COPY_DST });
+  const staging = device.createBuffer({
+    label: `${buf.label}-readback`,
+    size: align4(byteLength),
+    usage: MAP_READ | COPY_DST,
+  });
   const enc = device.createCommandEncoder({ label: "readback" });
   enc.copyBufferToBuffer(buf, 0, staging, 0, align4(byteLength));
   device.queue.submit([enc.finish()]);
@@ -340,7 +383,10 @@ export async function readBuffer(device: GPUDevice, buf: GPUBuffer, byteLength =
  * Copies several buffers' leading bytes back to the CPU through one staging buffer, one submit and
  * one map (a step's figures read together at its end instead of a round trip each).
  */
-export async function readBuffers(device: GPUDevice, parts: readonly { buffer: GPUBuffer; bytes: number }[]): Promise<ArrayBuffer[]> {
+export async function readBuffers(
+  device: GPUDevice,
+  parts: readonly { buffer: GPUBuffer; bytes: number }[],
+): Promise<ArrayBuffer[]> {
   const offsets: number[] = [];
   let total = 0;
   for (const p of parts) {
@@ -388,9 +434,9 @@ export async function computePipeline(
   entryPoint = "main",
 ): Promise<GPUComputePipeline> {
   let cache = pipelineCache.get(device);
-  if (!cache) pipelineCache.set(device, (cache = new Map()));
+  if (!cache) pipelineCache.set(device, cache = new Map());
   let byCode = cache.get(code);
-  if (!byCode) cache.set(code, (byCode = new Map()));
+  if (!byCode) cache.set(code, byCode = new Map());
   const key = `${name}\u0000${entryPoint}\u0000${JSON.stringify(constants)}`;
   const hit = byCode.get(key);
   if (hit) return hit;

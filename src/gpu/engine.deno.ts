@@ -106,7 +106,12 @@ async function tryDawn(): Promise<{ choice: EngineChoice } | { why: string }> {
   const extra = (Deno.env.get("RLVR_DAWN_OPTIONS") ?? "").split(";").map((o) => o.trim()).filter(Boolean);
   const gpu = loaded.mod.create([...(Deno.build.os === "linux" ? ["backend=vulkan"] : []), ...extra]);
   const adapter = await gpu.requestAdapter({ powerPreference: "high-performance" }).catch(() => null);
-  if (!adapter) return { why: `Dawn found no Vulkan adapter${vkDriver()}: it does not start on Mesa's lavapipe; on a CPU machine use SwiftShader's driver, VK_DRIVER_FILES=/usr/lib/chromium/vk_swiftshader_icd.json` };
+  if (!adapter) {
+    return {
+      why:
+        `Dawn found no Vulkan adapter${vkDriver()}: it does not start on Mesa's lavapipe; on a CPU machine use SwiftShader's driver, VK_DRIVER_FILES=/usr/lib/chromium/vk_swiftshader_icd.json`,
+    };
+  }
   // Dawn's GPU* classes and constants replace Deno's, so instanceof checks and GPUBufferUsage agree
   // with the objects navigator.gpu hands out.
   Object.assign(globalThis, loaded.mod.globals);
@@ -121,8 +126,18 @@ async function tryDawn(): Promise<{ choice: EngineChoice } | { why: string }> {
   // from the first turn, since any spin takes the core the "GPU" computes on. The plain spin stalled GRPO steps by
   // seconds. RLVR_DAWN_POLL overrides.
   const cpuAdapter = /swiftshader|llvmpipe|lavapipe/i.test(name);
-  const polling = describePolling(throttleDawnPolling(pollingFromEnv(cpuAdapter ? { kind: "timeout", spinMs: 0 } : { kind: "channel", channelMs: 1 })));
-  return { choice: { engine: "dawn", note: `webgpu: dawn (Chrome's engine, dawn.node) on ${name || "an adapter"}; ${polling}`, dawnModule: loaded.href } };
+  const polling = describePolling(
+    throttleDawnPolling(
+      pollingFromEnv(cpuAdapter ? { kind: "timeout", spinMs: 0 } : { kind: "channel", channelMs: 1 }),
+    ),
+  );
+  return {
+    choice: {
+      engine: "dawn",
+      note: `webgpu: dawn (Chrome's engine, dawn.node) on ${name || "an adapter"}; ${polling}`,
+      dawnModule: loaded.href,
+    },
+  };
 }
 
 /**
@@ -134,7 +149,10 @@ async function tryDawn(): Promise<{ choice: EngineChoice } | { why: string }> {
  *   "channel"  each turn through a MessageChannel message (about 25 µs a turn, no timer clamping) for
  *              `channelMs` of one continuous wait, then through `setTimeout(0)` (Infinity: always).
  */
-export type DawnPolling = { kind: "spin" } | { kind: "timeout"; spinMs: number } | { kind: "channel"; channelMs: number };
+export type DawnPolling = { kind: "spin" } | { kind: "timeout"; spinMs: number } | {
+  kind: "channel";
+  channelMs: number;
+};
 
 /**
  * The polling asked for by RLVR_DAWN_POLL (`timeout`, `channel`, `channel:N` for N ms of a wait, `spin`)
@@ -142,7 +160,11 @@ export type DawnPolling = { kind: "spin" } | { kind: "timeout"; spinMs: number }
  * (tryDawn: channel:1 on a GPU, timeout on a CPU adapter).
  * Throws on a value it does not know.
  */
-export function parseDawnPolling(poll: string | undefined, spinMs: string | undefined, fallback: DawnPolling = { kind: "timeout", spinMs: 0 }): DawnPolling {
+export function parseDawnPolling(
+  poll: string | undefined,
+  spinMs: string | undefined,
+  fallback: DawnPolling = { kind: "timeout", spinMs: 0 },
+): DawnPolling {
   if (poll !== undefined && poll !== "") {
     if (poll === "spin") return { kind: "spin" };
     if (poll === "timeout") return { kind: "timeout", spinMs: 0 };
@@ -164,9 +186,16 @@ function pollingFromEnv(fallback: DawnPolling): DawnPolling {
 /** The engine note's words for `p`. */
 export function describePolling(p: DawnPolling): string {
   switch (p.kind) {
-    case "spin": return "Dawn's event polling by its own setImmediate loop";
-    case "timeout": return p.spinMs === 0 ? "Dawn's event polling through setTimeout(0)" : `Dawn's event polling throttled to setTimeout(0) after ${p.spinMs} ms of a wait`;
-    case "channel": return p.channelMs === Infinity ? "Dawn's event polling through MessageChannel turns" : `Dawn's event polling through MessageChannel turns for ${p.channelMs} ms of a wait, then setTimeout(0)`;
+    case "spin":
+      return "Dawn's event polling by its own setImmediate loop";
+    case "timeout":
+      return p.spinMs === 0
+        ? "Dawn's event polling through setTimeout(0)"
+        : `Dawn's event polling throttled to setTimeout(0) after ${p.spinMs} ms of a wait`;
+    case "channel":
+      return p.channelMs === Infinity
+        ? "Dawn's event polling through MessageChannel turns"
+        : `Dawn's event polling through MessageChannel turns for ${p.channelMs} ms of a wait, then setTimeout(0)`;
   }
 }
 
@@ -216,7 +245,9 @@ function throttleDawnPolling(p: DawnPolling): DawnPolling {
   const g = globalThis as unknown as { setImmediate?: (f: (...a: unknown[]) => void, ...a: unknown[]) => unknown };
   const real = g.setImmediate;
   if (typeof real !== "function") return { kind: "spin" };
-  const fast = p.kind === "channel" ? channelScheduler() : (f: (...a: unknown[]) => void, args: unknown[]) => real(f, ...args);
+  const fast = p.kind === "channel"
+    ? channelScheduler()
+    : (f: (...a: unknown[]) => void, args: unknown[]) => real(f, ...args);
   const fastMs = p.kind === "channel" ? p.channelMs : p.spinMs;
   // A streak is one continuous wait: it starts at a turn queued when none was pending and ends at a
   // turn that queues no next one (the wait is over), or after a gap of 5 ms.
@@ -248,7 +279,9 @@ function throttleDawnPolling(p: DawnPolling): DawnPolling {
 export function selectWebGpu(request: WebGpuRequest = "auto"): Promise<EngineChoice> {
   if (pending) {
     return pending.then((c) => {
-      if (request !== "auto" && c.engine !== request) throw new Error(`webgpu engine already chosen: ${c.engine}, cannot switch to ${request} in the same process`);
+      if (request !== "auto" && c.engine !== request) {
+        throw new Error(`webgpu engine already chosen: ${c.engine}, cannot switch to ${request} in the same process`);
+      }
       return c;
     });
   }
@@ -265,7 +298,10 @@ export function selectWebGpu(request: WebGpuRequest = "auto"): Promise<EngineCho
 }
 
 /** Reads the request from `argv` (removing the flag) and the environment, selects, prints the note to stderr. */
-export async function selectWebGpuFromArgs(argv: string[], quiet = false): Promise<{ choice: EngineChoice; rest: string[] }> {
+export async function selectWebGpuFromArgs(
+  argv: string[],
+  quiet = false,
+): Promise<{ choice: EngineChoice; rest: string[] }> {
   const { request, rest } = takeWebGpuFlag(argv);
   const choice = await selectWebGpu(request);
   if (!quiet) console.error(choice.note);

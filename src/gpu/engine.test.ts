@@ -20,8 +20,14 @@ Deno.test("parseDawnPolling: RLVR_DAWN_POLL values, the older RLVR_DAWN_SPIN_MS,
   assertEquals(parseDawnPolling(undefined, "Infinity"), { kind: "spin" });
   assertEquals(parseDawnPolling(undefined, "-1"), { kind: "timeout", spinMs: 0 });
   // The caller's default where neither variable is set (tryDawn: channel:1 on a GPU).
-  assertEquals(parseDawnPolling(undefined, undefined, { kind: "channel", channelMs: 1 }), { kind: "channel", channelMs: 1 });
-  assertEquals(parseDawnPolling("timeout", undefined, { kind: "channel", channelMs: 1 }), { kind: "timeout", spinMs: 0 });
+  assertEquals(parseDawnPolling(undefined, undefined, { kind: "channel", channelMs: 1 }), {
+    kind: "channel",
+    channelMs: 1,
+  });
+  assertEquals(parseDawnPolling("timeout", undefined, { kind: "channel", channelMs: 1 }), {
+    kind: "timeout",
+    spinMs: 0,
+  });
   for (const bad of ["chanel", "channel:", "channel:-3", "timeout:5", "fast"]) {
     let msg = "";
     try {
@@ -32,7 +38,10 @@ Deno.test("parseDawnPolling: RLVR_DAWN_POLL values, the older RLVR_DAWN_SPIN_MS,
     assert(msg.startsWith(`RLVR_DAWN_POLL=${bad}: one of`), `${bad}: ${msg || "no error"}`);
   }
   assertEquals(describePolling({ kind: "timeout", spinMs: 0 }), "Dawn's event polling through setTimeout(0)");
-  assertEquals(describePolling({ kind: "channel", channelMs: 50 }), "Dawn's event polling through MessageChannel turns for 50 ms of a wait, then setTimeout(0)");
+  assertEquals(
+    describePolling({ kind: "channel", channelMs: 50 }),
+    "Dawn's event polling through MessageChannel turns for 50 ms of a wait, then setTimeout(0)",
+  );
 });
 
 Deno.test("channelScheduler: turns in order with their arguments, a turn queueing the next, the channel closed when idle", async () => {
@@ -75,7 +84,11 @@ const turn = () => { if (++n < 100) s(turn, []); else console.log("turns " + n);
 s(turn, []);
 await new Promise((r) => setTimeout(r, 20));
 s(() => console.log("again"), []);`;
-  const child = new Deno.Command(Deno.execPath(), { args: ["eval", "--no-check", code], stdout: "piped", stderr: "piped" }).spawn();
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["eval", "--no-check", code],
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
   const killer = setTimeout(() => child.kill(), 20_000);
   const out = await child.output();
   clearTimeout(killer);

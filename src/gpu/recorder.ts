@@ -23,8 +23,18 @@ const recordings = new WeakMap<GPUCommandEncoder, Recording>();
 
 /** Encoder methods that cannot run while a compute pass is open: the open pass is ended first. */
 const ENCODER_METHODS = [
-  "finish", "copyBufferToBuffer", "clearBuffer", "beginComputePass", "beginRenderPass", "resolveQuerySet",
-  "copyBufferToTexture", "copyTextureToBuffer", "copyTextureToTexture", "insertDebugMarker", "pushDebugGroup", "popDebugGroup",
+  "finish",
+  "copyBufferToBuffer",
+  "clearBuffer",
+  "beginComputePass",
+  "beginRenderPass",
+  "resolveQuerySet",
+  "copyBufferToTexture",
+  "copyTextureToBuffer",
+  "copyTextureToTexture",
+  "insertDebugMarker",
+  "pushDebugGroup",
+  "popDebugGroup",
 ] as const;
 
 /**
@@ -79,7 +89,7 @@ const layouts = new WeakMap<GPUComputePipeline, GPUBindGroupLayout>();
  */
 export function bindGroupLayout(pipeline: GPUComputePipeline): GPUBindGroupLayout {
   let l = layouts.get(pipeline);
-  if (!l) layouts.set(pipeline, (l = pipeline.getBindGroupLayout(0)));
+  if (!l) layouts.set(pipeline, l = pipeline.getBindGroupLayout(0));
   return l;
 }
 
@@ -88,7 +98,7 @@ let nextId = 1;
 
 function idOf(o: object): number {
   let id = ids.get(o);
-  if (id === undefined) ids.set(o, (id = nextId++));
+  if (id === undefined) ids.set(o, id = nextId++);
   return id;
 }
 
@@ -110,7 +120,7 @@ const bindCaches = new WeakMap<GPUDevice, BindCache>();
 
 function bindCacheOf(device: GPUDevice): BindCache {
   let c = bindCaches.get(device);
-  if (!c) bindCaches.set(device, (c = { groups: new Map(), gen: 0, made: 0, hits: 0 }));
+  if (!c) bindCaches.set(device, c = { groups: new Map(), gen: 0, made: 0, hits: 0 });
   return c;
 }
 
@@ -143,7 +153,9 @@ function bindGroup(device: GPUDevice, pipeline: GPUComputePipeline, resources: B
     });
   };
   let key = String(idOf(pipeline));
-  for (const r of resources) key += isBinding(r) ? `|${idOf(r.buffer)}:${r.offset ?? 0}:${r.size ?? -1}` : `|${idOf(r)}`;
+  for (const r of resources) {
+    key += isBinding(r) ? `|${idOf(r.buffer)}:${r.offset ?? 0}:${r.size ?? -1}` : `|${idOf(r)}`;
+  }
   const hit = c.groups.get(key);
   if (hit) {
     hit.gen = c.gen;

@@ -9,7 +9,11 @@ const gpu = await requestGpu();
 
 Deno.test(`writeBuffer from views of a SharedArrayBuffer lands like a plain one (typed array with element offsets, DataView, raw buffer) on ${currentEngine()?.engine ?? "deno"}`, async () => {
   const { device } = gpu;
-  const buf = device.createBuffer({ label: "sab-target", size: 64, usage: GPUBufferUsage.COPY_DST | GPUBufferUsage.COPY_SRC });
+  const buf = device.createBuffer({
+    label: "sab-target",
+    size: 64,
+    usage: GPUBufferUsage.COPY_DST | GPUBufferUsage.COPY_SRC,
+  });
   const sab = new SharedArrayBuffer(64);
   const f = new Float32Array(sab);
   for (let i = 0; i < 16; i++) f[i] = i + 0.5;
@@ -26,14 +30,29 @@ Deno.test(`writeBuffer from views of a SharedArrayBuffer lands like a plain one 
 });
 
 Deno.test({
-  name: "dawn.node still crashes on a shared view without the guard (the upstream defect the guard works around; when this fails, the guard can go)",
+  name:
+    "dawn.node still crashes on a shared view without the guard (the upstream defect the guard works around; when this fails, the guard can go)",
   ignore: currentEngine()?.engine !== "dawn",
   async fn() {
     const deno = Deno.execPath();
     const script = new URL("../../bench/repro/dawn-shared-array-buffer.mjs", import.meta.url).pathname;
-    const plain = await new Deno.Command(deno, { args: ["run", "-A", script, "plain"], stdout: "piped", stderr: "piped" }).output();
-    assert(plain.success && new TextDecoder().decode(plain.stdout).includes("read back 7"), "the plain-buffer write must work in the reproduction");
-    const shared = await new Deno.Command(deno, { args: ["run", "-A", script, "shared"], stdout: "piped", stderr: "piped" }).output();
-    assert(!shared.success, "dawn.node accepted a SharedArrayBuffer view: the upstream bug is fixed, shared-views.ts can be dropped");
+    const plain = await new Deno.Command(deno, {
+      args: ["run", "-A", script, "plain"],
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    assert(
+      plain.success && new TextDecoder().decode(plain.stdout).includes("read back 7"),
+      "the plain-buffer write must work in the reproduction",
+    );
+    const shared = await new Deno.Command(deno, {
+      args: ["run", "-A", script, "shared"],
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    assert(
+      !shared.success,
+      "dawn.node accepted a SharedArrayBuffer view: the upstream bug is fixed, shared-views.ts can be dropped",
+    );
   },
 });

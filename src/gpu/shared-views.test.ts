@@ -10,10 +10,16 @@ Deno.test("unshared: views of a SharedArrayBuffer become plain copies of the sam
   assert(cf instanceof Float32Array && !(cf.buffer instanceof SharedArrayBuffer), "a Float32Array on a plain buffer");
   assertEquals(Array.from(cf), [1, 2, 3, 4, 5]);
   const dv = unshared(new DataView(sab, 4, 8));
-  assert(dv instanceof Uint8Array && dv.byteLength === 8 && !(dv.buffer instanceof SharedArrayBuffer), "a DataView becomes bytes");
+  assert(
+    dv instanceof Uint8Array && dv.byteLength === 8 && !(dv.buffer instanceof SharedArrayBuffer),
+    "a DataView becomes bytes",
+  );
   assertEquals(Array.from(dv), Array.from(new Uint8Array(sab, 4, 8)));
   const raw: unknown = unshared(sab);
-  assert(raw instanceof ArrayBuffer && !(raw instanceof SharedArrayBuffer) && raw.byteLength === 32, "a SharedArrayBuffer becomes an ArrayBuffer");
+  assert(
+    raw instanceof ArrayBuffer && !(raw instanceof SharedArrayBuffer) && raw.byteLength === 32,
+    "a SharedArrayBuffer becomes an ArrayBuffer",
+  );
   const plain = new Uint32Array(3);
   assert(unshared(plain) === plain, "plain views are not copied");
 });
@@ -35,7 +41,14 @@ Deno.test("copySharedViewsOn: writeBuffer and writeTexture receive copies of sha
   q.writeBuffer("buf", 8, shared, 1, 2);
   q.writeTexture("dst", shared, "layout", "size");
   assertEquals(seen[0].slice(0, 3), ["buffer", "buf", 8]);
-  assert(seen[0][3] instanceof Float32Array && !((seen[0][3] as Float32Array).buffer instanceof SharedArrayBuffer), "copied");
+  assert(
+    seen[0][3] instanceof Float32Array && !((seen[0][3] as Float32Array).buffer instanceof SharedArrayBuffer),
+    "copied",
+  );
   assertEquals(seen[0].slice(4), [1, 2]);
-  assert(!((seen[1][2] as Float32Array).buffer instanceof SharedArrayBuffer) && seen[1][1] === "dst" && seen[1][3] === "layout", "writeTexture copied too");
+  assert(
+    !((seen[1][2] as Float32Array).buffer instanceof SharedArrayBuffer) && seen[1][1] === "dst" &&
+      seen[1][3] === "layout",
+    "writeTexture copied too",
+  );
 });

@@ -6,9 +6,17 @@ Deno.test("perf switches: default and name=value lists parse; the formatted form
   assertEquals(parsePerfSwitches(""), { ...DEFAULT_SWITCHES });
   const s = parsePerfSwitches("passes=split, wideSplit=3,q4deq=2");
   assertEquals(s, { ...DEFAULT_SWITCHES, passes: "split", wideSplit: 3, q4deq: 2 });
-  assertEquals(parsePerfSwitches("narrowWg=256,narrowMinK=64,wT=0"), { ...DEFAULT_SWITCHES, narrowWg: 256, narrowMinK: 64, wT: 0 });
+  assertEquals(parsePerfSwitches("narrowWg=256,narrowMinK=64,wT=0"), {
+    ...DEFAULT_SWITCHES,
+    narrowWg: 256,
+    narrowMinK: 64,
+    wT: 0,
+  });
   assertEquals(parsePerfSwitches("q4deq=2,q4deq=0").q4deq, 0);
-  assertEquals(formatPerfSwitches(DEFAULT_SWITCHES), "passes=merged,wideSplit=7,narrowWg=1024,narrowMinK=128,wT=1,q4deq=1");
+  assertEquals(
+    formatPerfSwitches(DEFAULT_SWITCHES),
+    "passes=merged,wideSplit=7,narrowWg=1024,narrowMinK=128,wT=1,q4deq=1",
+  );
   for (const x of [DEFAULT_SWITCHES, s]) assertEquals(parsePerfSwitches(formatPerfSwitches(x)), { ...x });
 });
 

@@ -35,7 +35,14 @@ export interface PerfSwitches {
 }
 
 /** The defaults. */
-export const DEFAULT_SWITCHES: Readonly<PerfSwitches> = { passes: "merged", wideSplit: 7, narrowWg: 1024, narrowMinK: 128, wT: 1, q4deq: 1 };
+export const DEFAULT_SWITCHES: Readonly<PerfSwitches> = {
+  passes: "merged",
+  wideSplit: 7,
+  narrowWg: 1024,
+  narrowMinK: 128,
+  wT: 1,
+  q4deq: 1,
+};
 
 const CHOICES: { [K in keyof PerfSwitches]: readonly string[] } = {
   passes: ["merged", "split"],
@@ -60,7 +67,9 @@ export function parsePerfSwitches(spec: string, base: Readonly<PerfSwitches> = D
     }
     const eq = part.indexOf("=");
     const k = part.slice(0, eq), v = part.slice(eq + 1);
-    if (eq < 0 || !isKey(k)) throw new Error(`perf switch '${part}': one of default, ${Object.keys(CHOICES).map((c) => `${c}=`).join(", ")}`);
+    if (eq < 0 || !isKey(k)) {
+      throw new Error(`perf switch '${part}': one of default, ${Object.keys(CHOICES).map((c) => `${c}=`).join(", ")}`);
+    }
     if (!CHOICES[k].includes(v)) throw new Error(`perf switch ${k}: one of ${CHOICES[k].join(", ")}, got ${v}`);
     switch (k) {
       case "passes":

@@ -2,8 +2,16 @@
 // and the one captured session the policy keeps, grown to the largest batch and length asked for.
 import type { ModelConfig } from "./config.ts";
 import { CapturedDecoder, CapturedPrefill } from "./captured.ts";
-import { type CapturedCheck, type CheckDecoder, checkCaptured } from "./captured-check.ts";
-import { buildDecoder, DECODE_PRODUCTS, type DecodeProducts, type DecoderOptions, gqaApplies, type PreparedWeights, type WeightDtype } from "./onnx/decoder.ts";
+import { type CapturedCheck, checkCaptured, type CheckDecoder } from "./captured-check.ts";
+import {
+  buildDecoder,
+  DECODE_PRODUCTS,
+  type DecodeProducts,
+  type DecoderOptions,
+  gqaApplies,
+  type PreparedWeights,
+  type WeightDtype,
+} from "./onnx/decoder.ts";
 import type { ort } from "./onnx/ort.ts";
 import type { Weights } from "./tensor.ts";
 import { denoEnv } from "../core/deno-env.ts";
@@ -54,16 +62,24 @@ export class CaptureHost {
 
   /** Notes already given: each check runs once per device but is asked before every sampling call. */
   private noted = new Set<string>();
-  constructor(private policy: CapturePolicy, private source: CaptureSource | null, private note: (msg: string) => void) {}
+  constructor(
+    private policy: CapturePolicy,
+    private source: CaptureSource | null,
+    private note: (msg: string) => void,
+  ) {}
 
   /** Says once why a fast path is not used: a check failed, so the exact path runs and results are unaffected. */
   private noteOnce(what: "decoding" | "prefill", r: CapturedCheck): void {
     if (this.noted.has(what)) return;
     this.noted.add(what);
     const path = what === "prefill" ? "reading the prompts" : "writing the answers";
-    this.note(`note: this GPU computes the fast path for ${path} (ONNX Runtime's attention under graph capture) wrongly — `
-      + `its self-check against exact attention differed by ${r.maxAbsDiff.toExponential(2)} in log-probability${r.error ? ` (${r.error})` : ""} — `
-      + `so the page uses the exact path instead: answers are unaffected, only slower (on SwiftShader, the software GPU, ONNX Runtime's subgroup attention kernel is wrong: gqa-check.ts)`);
+    this.note(
+      `note: this GPU computes the fast path for ${path} (ONNX Runtime's attention under graph capture) wrongly — ` +
+        `its self-check against exact attention differed by ${r.maxAbsDiff.toExponential(2)} in log-probability${
+          r.error ? ` (${r.error})` : ""
+        } — ` +
+        `so the page uses the exact path instead: answers are unaffected, only slower (on SwiftShader, the software GPU, ONNX Runtime's subgroup attention kernel is wrong: gqa-check.ts)`,
+    );
   }
 
   /**
@@ -90,7 +106,10 @@ export class CaptureHost {
    * Whether the captured prefill (CapturedPrefill) also computes right on `device` (the same check with
    * the prompts prefilled under capture; a note says why not). Call after `ok` said yes.
    */
-  async prefillOk(device: GPUDevice, create: (cfg: ModelConfig, w: Weights) => Promise<CheckDecoder>): Promise<boolean> {
+  async prefillOk(
+    device: GPUDevice,
+    create: (cfg: ModelConfig, w: Weights) => Promise<CheckDecoder>,
+  ): Promise<boolean> {
     if (!this.applies) return false;
     const r = await checkCaptured(this.policy.cfg, device, create, "captured");
     if (!r.ok) this.noteOnce("prefill", r);
@@ -113,7 +132,14 @@ export class CaptureHost {
     const W = Math.min(maxPositions, Math.max(Math.ceil(width / PREFILL_ALIGN) * PREFILL_ALIGN, have?.width ?? 0));
     this.prefiller = null;
     await have?.release();
-    const built = buildDecoder(cfg, src.weights, { ...src.opts, attention: "gqa", prepared: src.prepared ?? undefined, staticDecode: { batch, maxT: W, seq: W }, headMatMul: headMatMul(), decodeProducts: decodeProducts() });
+    const built = buildDecoder(cfg, src.weights, {
+      ...src.opts,
+      attention: "gqa",
+      prepared: src.prepared ?? undefined,
+      staticDecode: { batch, maxT: W, seq: W },
+      headMatMul: headMatMul(),
+      decodeProducts: decodeProducts(),
+    });
     this.dropPrepared(src);
     const device = await this.policy.gpuDevice();
     if (!device) throw new Error("captured prefill needs a GPUDevice");
@@ -132,7 +158,13 @@ export class CaptureHost {
   private requireSource(): CaptureSource {
     const { cfg, dtype } = this.policy;
     const src = this.source;
-    if (!src || !this.applies) throw new Error(`captured decoding needs WebGPU and a model GroupQueryAttention takes (f32 or q4, head dim % 8; this policy: ${dtype}, head dim ${cfg.headDim}${src ? "" : ", not on WebGPU"})`);
+    if (!src || !this.applies) {
+      throw new Error(
+        `captured decoding needs WebGPU and a model GroupQueryAttention takes (f32 or q4, head dim % 8; this policy: ${dtype}, head dim ${cfg.headDim}${
+          src ? "" : ", not on WebGPU"
+        })`,
+      );
+    }
     return src;
   }
 
@@ -152,7 +184,14 @@ export class CaptureHost {
     const T = Math.min(maxPositions, Math.max(Math.ceil(maxT / 64) * 64, have?.maxT ?? 0));
     this.decoder = null;
     await have?.release();
-    const built = buildDecoder(cfg, src.weights, { ...src.opts, attention: "gqa", prepared: src.prepared ?? undefined, staticDecode: { batch, maxT: T }, headMatMul: headMatMul(), decodeProducts: decodeProducts() });
+    const built = buildDecoder(cfg, src.weights, {
+      ...src.opts,
+      attention: "gqa",
+      prepared: src.prepared ?? undefined,
+      staticDecode: { batch, maxT: T },
+      headMatMul: headMatMul(),
+      decodeProducts: decodeProducts(),
+    });
     this.decodeBuilt = true;
     this.dropPrepared(src);
     const device = await this.policy.gpuDevice();

@@ -27,27 +27,47 @@ export interface CheckDecoder {
    * Prefill of `prompts` then `steps` teacher-forced steps of `tokens[step][row]`, both ways; the
    * log-softmax rows of each step (with prefill "captured", the prefill's first, from both prefills).
    */
-  compare(prompts: number[][], tokens: number[][], prefill: CheckPrefill): Promise<{ captured: Float32Array[]; explicit: Float32Array[] }>;
+  compare(
+    prompts: number[][],
+    tokens: number[][],
+    prefill: CheckPrefill,
+  ): Promise<{ captured: Float32Array[]; explicit: Float32Array[] }>;
   release(): Promise<void>;
 }
 
 /** How the captured side prefills: the policy's own graph, or CapturedPrefill. */
 export type CheckPrefill = "policy" | "captured";
 
-type Create = (cfg: ModelConfig, weights: Map<string, { shape: number[]; data: Float32Array }>) => Promise<CheckDecoder>;
+type Create = (
+  cfg: ModelConfig,
+  weights: Map<string, { shape: number[]; data: Float32Array }>,
+) => Promise<CheckDecoder>;
 
 const TOL = 1e-3;
 const cache = new Map<GPUDevice, Map<string, Promise<CapturedCheck>>>();
 
 /** Runs (once per `device`, head layout of `cfg` and `prefill`) the tiny model through `create`'s two decoders and compares them. */
-export function checkCaptured(cfg: ModelConfig, device: GPUDevice, create: Create, prefill: CheckPrefill = "policy"): Promise<CapturedCheck> {
+export function checkCaptured(
+  cfg: ModelConfig,
+  device: GPUDevice,
+  create: Create,
+  prefill: CheckPrefill = "policy",
+): Promise<CapturedCheck> {
   const key = `${cfg.numHeads}/${cfg.numKvHeads}/${cfg.headDim}/${prefill}`;
   let byKey = cache.get(device);
-  if (!byKey) cache.set(device, (byKey = new Map()));
+  if (!byKey) cache.set(device, byKey = new Map());
   let hit = byKey.get(key);
   if (!hit) {
     hit = (async (): Promise<CapturedCheck> => {
-      const m = makeTinyModel("llama", { seed: 43, hidden: 32, layers: 1, heads: cfg.numHeads, kvHeads: cfg.numKvHeads, headDim: cfg.headDim, intermediate: 16 });
+      const m = makeTinyModel("llama", {
+        seed: 43,
+        hidden: 32,
+        layers: 1,
+        heads: cfg.numHeads,
+        kvHeads: cfg.numKvHeads,
+        headDim: cfg.headDim,
+        intermediate: 16,
+      });
       const V = m.config.vocabSize;
       // Ragged rows: one longer than a 64-key tile, one of a single token.
       const prompts = [70, 1, 23].map((n, r) => Array.from({ length: n }, (_, i) => (i * 37 + r * 11 + 5) % V));
@@ -57,7 +77,11 @@ export function checkCaptured(cfg: ModelConfig, device: GPUDevice, create: Creat
         d = await create(m.config, m.weights);
         const { captured, explicit } = await d.compare(prompts, tokens, prefill);
         let maxAbsDiff = 0;
-        for (let s = 0; s < captured.length; s++) for (let i = 0; i < captured[s].length; i++) maxAbsDiff = Math.max(maxAbsDiff, Math.abs(captured[s][i] - explicit[s][i]));
+        for (let s = 0; s < captured.length; s++) {
+          for (let i = 0; i < captured[s].length; i++) {
+            maxAbsDiff = Math.max(maxAbsDiff, Math.abs(captured[s][i] - explicit[s][i]));
+          }
+        }
         if (!Number.isFinite(maxAbsDiff)) maxAbsDiff = Infinity;
         return { ok: maxAbsDiff <= TOL, maxAbsDiff };
       } catch (e) {

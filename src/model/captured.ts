@@ -26,7 +26,10 @@ import { KvLoad } from "../gpu/kernels/kv_load.ts";
 type ZeroType = "float32" | "int64" | "int32";
 
 /** GPU tensors of zeros that onnxruntime-web allocated (and keeps registered), with the session that made them. */
-async function ortZeros(device: GPUDevice, specs: readonly { name: string; type: ZeroType; dims: readonly number[] }[]): Promise<{ session: ort.InferenceSession; tensors: Record<string, ort.Tensor> }> {
+async function ortZeros(
+  device: GPUDevice,
+  specs: readonly { name: string; type: ZeroType; dims: readonly number[] }[],
+): Promise<{ session: ort.InferenceSession; tensors: Record<string, ort.Tensor> }> {
   const g = new GraphBuilder("zeros");
   const zero = {
     float32: g.initializer("z_f32", { dataType: DT.float, dims: [], data: new Float32Array(1) }),
@@ -42,12 +45,21 @@ async function ortZeros(device: GPUDevice, specs: readonly { name: string; type:
     feeds[shape] = new ort.Tensor("int64", BigInt64Array.from(s.dims.map(BigInt)), [s.dims.length]);
   }
   const ep = { name: "webgpu", device } as unknown as ort.InferenceSession.ExecutionProviderConfig;
-  const session = await ort.InferenceSession.create(g.encode().model, { ...QUIET_SESSION, executionProviders: [ep], preferredOutputLocation: "gpu-buffer" });
+  const session = await ort.InferenceSession.create(g.encode().model, {
+    ...QUIET_SESSION,
+    executionProviders: [ep],
+    preferredOutputLocation: "gpu-buffer",
+  });
   return { session, tensors: await session.run(feeds) };
 }
 
 /** Records the adapter feeds' values into a captured session's adapter buffers: GPU feeds copied on `enc`, CPU ones written. */
-function recordAdapter(device: GPUDevice, enc: GPUCommandEncoder, feeds: Record<string, ort.Tensor>, dstOf: (name: string) => GPUBuffer): void {
+function recordAdapter(
+  device: GPUDevice,
+  enc: GPUCommandEncoder,
+  feeds: Record<string, ort.Tensor>,
+  dstOf: (name: string) => GPUBuffer,
+): void {
   for (const [name, t] of Object.entries(feeds)) {
     const dst = dstOf(name);
     const bytes = t.dims.reduce((a, b) => a * b, 1) * 4;
@@ -79,7 +91,12 @@ class CapturedSession {
 
   protected constructor(
     protected device: GPUDevice,
-    private parts: { session: ort.InferenceSession; zeros: ort.InferenceSession; feeds: Record<string, ort.Tensor>; fetches: Record<string, ort.Tensor> },
+    private parts: {
+      session: ort.InferenceSession;
+      zeros: ort.InferenceSession;
+      feeds: Record<string, ort.Tensor>;
+      fetches: Record<string, ort.Tensor>;
+    },
     private label: string,
   ) {}
 
@@ -90,7 +107,11 @@ class CapturedSession {
   protected static async open(o: CapturedOptions, label: string, io: Spec[], cache: { B: number; T: number }) {
     const { numKvHeads: K, headDim: D, numLayers: L } = o.cfg;
     const specs = [...io];
-    for (let l = 0; l < L; l++) for (const kind of ["key", "value"]) specs.push({ name: `kv.${l}.${kind}`, type: "float32", dims: [cache.B, K, cache.T, D] });
+    for (let l = 0; l < L; l++) {
+      for (const kind of ["key", "value"]) {
+        specs.push({ name: `kv.${l}.${kind}`, type: "float32", dims: [cache.B, K, cache.T, D] });
+      }
+    }
     for (const [name, t] of Object.entries(o.adapter)) specs.push({ name, type: "float32", dims: [...t.dims] });
     const { session: zeros, tensors } = await ortZeros(o.device, specs);
     const feeds: Record<string, ort.Tensor> = {};
@@ -101,10 +122,16 @@ class CapturedSession {
       feeds[name] = t;
     }
     const fetches: Record<string, ort.Tensor> = { logits: tensors.logits };
-    for (let l = 0; l < L; l++) for (const kind of ["key", "value"]) fetches[`present.${l}.${kind}`] = tensors[`kv.${l}.${kind}`];
+    for (let l = 0; l < L; l++) {
+      for (const kind of ["key", "value"]) fetches[`present.${l}.${kind}`] = tensors[`kv.${l}.${kind}`];
+    }
     const ep = { name: "webgpu", device: o.device } as unknown as ort.InferenceSession.ExecutionProviderConfig;
     const session = await ort.InferenceSession.create(o.built.bytes, {
-      ...QUIET_SESSION, externalData: o.built.external, executionProviders: [ep], enableGraphCapture: true, preferredOutputLocation: "gpu-buffer",
+      ...QUIET_SESSION,
+      externalData: o.built.external,
+      executionProviders: [ep],
+      enableGraphCapture: true,
+      preferredOutputLocation: "gpu-buffer",
     });
     return { session, zeros, feeds, fetches };
   }
@@ -190,7 +217,12 @@ export class CapturedDecoder extends CapturedSession {
 
   /** The state decode_advance.wgsl moves on. */
   get state(): { ids: GPUBuffer; pos: GPUBuffer; seqlens: GPUBuffer; total: GPUBuffer } {
-    return { ids: this.buffer("input_ids"), pos: this.buffer("position_ids"), seqlens: this.buffer("seqlens_k"), total: this.buffer("total_sequence_length") };
+    return {
+      ids: this.buffer("input_ids"),
+      pos: this.buffer("position_ids"),
+      seqlens: this.buffer("seqlens_k"),
+      total: this.buffer("total_sequence_length"),
+    };
   }
 
   /**
@@ -204,16 +236,30 @@ export class CapturedDecoder extends CapturedSession {
     const P = cache.length, N = src.length;
     if (N > this.batch) throw new Error(`CapturedDecoder: ${N} rows for a batch of ${this.batch}`);
     const maxLen = Math.max(...lens);
-    if (maxLen > P || maxLen >= this.maxT) throw new Error(`CapturedDecoder: prompts of ${maxLen} tokens for a cache of ${this.maxT} columns (prefill width ${P})`);
+    if (maxLen > P || maxLen >= this.maxT) {
+      throw new Error(
+        `CapturedDecoder: prompts of ${maxLen} tokens for a cache of ${this.maxT} columns (prefill width ${P})`,
+      );
+    }
     // One kv_load dispatch per tensor (a buffer copy per row and head before: 6,144 calls at 64 rows of the
     // 0.5B shape, 15 ms of host time on the H200).
     const bad = cache.tensors.find((t) => t.type !== "float32" || t.location !== "gpu-buffer");
-    if (bad) throw new Error(`CapturedDecoder: the prefill cache must be float32 GPU buffers, got ${bad.type} on ${bad.location}`);
+    if (bad) {
+      throw new Error(
+        `CapturedDecoder: the prefill cache must be float32 GPU buffers, got ${bad.type} on ${bad.location}`,
+      );
+    }
     this.kvLoad.setRows(P, src, lens, from0);
-    for (const [j, t] of cache.tensors.entries()) this.kvLoad.encode(enc, t.gpuBuffer, this.buffer(`past_key_values.${j >> 1}.${j % 2 ? "value" : "key"}`));
+    for (const [j, t] of cache.tensors.entries()) {
+      this.kvLoad.encode(enc, t.gpuBuffer, this.buffer(`past_key_values.${j >> 1}.${j % 2 ? "value" : "key"}`));
+    }
     const len = (r: number) => (r < N ? lens[r] : 1);
     const q = this.device.queue;
-    q.writeBuffer(this.buffer("position_ids"), 0, Int32Array.from({ length: 2 * this.batch }, (_, i) => (i % 2 ? 0 : len(i >> 1) - 1)));
+    q.writeBuffer(
+      this.buffer("position_ids"),
+      0,
+      Int32Array.from({ length: 2 * this.batch }, (_, i) => (i % 2 ? 0 : len(i >> 1) - 1)),
+    );
     q.writeBuffer(this.buffer("seqlens_k"), 0, Int32Array.from({ length: this.batch }, (_, r) => len(r) - 1));
     q.writeBuffer(this.buffer("total_sequence_length"), 0, Int32Array.of(maxLen));
   }
@@ -255,7 +301,9 @@ export class CapturedPrefill extends CapturedSession {
 
   static async create(o: CapturedOptions): Promise<CapturedPrefill> {
     const st = o.built.options.staticDecode;
-    if (!st || !st.seq || st.seq !== st.maxT) throw new Error("CapturedPrefill needs a staticDecode graph with seq = maxT");
+    if (!st || !st.seq || st.seq !== st.maxT) {
+      throw new Error("CapturedPrefill needs a staticDecode graph with seq = maxT");
+    }
     const { batch: B, maxT: W } = st;
     const parts = await CapturedSession.open(o, "CapturedPrefill", [
       { name: "input_ids", type: "int64", dims: [B, W] },
@@ -281,7 +329,9 @@ export class CapturedPrefill extends CapturedSession {
   /** The cache run() fills: (batch, K, width, D) a tensor, rows from column 0 (CapturedDecoder.load with from0). */
   get cache(): KvCache {
     const tensors: ort.Tensor[] = [];
-    for (let l = 0; l < this.cfg.numLayers; l++) for (const kind of ["key", "value"]) tensors.push(this.fetched(`present.${l}.${kind}`));
+    for (let l = 0; l < this.cfg.numLayers; l++) {
+      for (const kind of ["key", "value"]) tensors.push(this.fetched(`present.${l}.${kind}`));
+    }
     return { tensors, batch: this.batch, length: this.width };
   }
 
@@ -292,14 +342,20 @@ export class CapturedPrefill extends CapturedSession {
    */
   async run(prompts: readonly (readonly number[])[]): Promise<void> {
     const B = this.batch, W = this.width;
-    if (prompts.length === 0 || prompts.length > B) throw new Error(`CapturedPrefill: ${prompts.length} prompts for a batch of ${B}`);
+    if (prompts.length === 0 || prompts.length > B) {
+      throw new Error(`CapturedPrefill: ${prompts.length} prompts for a batch of ${B}`);
+    }
     const bad = prompts.findIndex((p) => p.length === 0 || p.length > W);
     if (bad >= 0) throw new Error(`CapturedPrefill: prompt ${bad} has ${prompts[bad].length} tokens (1..${W})`);
     const ids = new BigInt64Array(B * W);
     prompts.forEach((p, r) => p.forEach((x, t) => (ids[r * W + t] = BigInt(x))));
     const q = this.device.queue;
     q.writeBuffer(this.buffer("input_ids"), 0, ids);
-    q.writeBuffer(this.buffer("last_index"), 0, BigInt64Array.from({ length: B }, (_, r) => BigInt(r * W + (r < prompts.length ? prompts[r].length : W) - 1)));
+    q.writeBuffer(
+      this.buffer("last_index"),
+      0,
+      BigInt64Array.from({ length: B }, (_, r) => BigInt(r * W + (r < prompts.length ? prompts[r].length : W) - 1)),
+    );
     await this.replay();
   }
 }
@@ -322,7 +378,12 @@ export interface CompareModel {
  * both ways (captured-check.ts compares them). With prefill "captured" the captured side prefills with
  * CapturedPrefill and loads its cache, and the first rows compared are the two prefills' logits.
  */
-export async function compareCaptured(p: CompareModel, prompts: number[][], tokens: number[][], prefill: "policy" | "captured" = "policy"): Promise<{ captured: Float32Array[]; explicit: Float32Array[] }> {
+export async function compareCaptured(
+  p: CompareModel,
+  prompts: number[][],
+  tokens: number[][],
+  prefill: "policy" | "captured" = "policy",
+): Promise<{ captured: Float32Array[]; explicit: Float32Array[] }> {
   const device = await p.gpuDevice();
   if (!device) throw new Error("compareCaptured needs WebGPU");
   const R = prompts.length, V = p.cfg.vocabSize;
@@ -348,7 +409,11 @@ export async function compareCaptured(p: CompareModel, prompts: number[][], toke
   }
   pre.logits.dispose();
   const dec = await p.capturedDecoder(R, P + tokens.length + 1);
-  const chosen = device.createBuffer({ label: "check-chosen", size: Math.max(16, 8 * dec.batch), usage: 0x0080 | 0x0008 });
+  const chosen = device.createBuffer({
+    label: "check-chosen",
+    size: Math.max(16, 8 * dec.batch),
+    usage: 0x0080 | 0x0008,
+  });
   const advance = await DecodeAdvance.create(device, { chosen, ...dec.state }, dec.batch);
   let cache = pre.present;
   try {
@@ -359,14 +424,24 @@ export async function compareCaptured(p: CompareModel, prompts: number[][], toke
     device.queue.submit([enc.finish()]);
     await device.queue.onSubmittedWorkDone();
     for (const [s, row] of tokens.entries()) {
-      device.queue.writeBuffer(chosen, 0, Uint32Array.from({ length: 2 * dec.batch }, (_, i) => (i % 2 === 0 && i / 2 < R ? row[i / 2] : 0)));
+      device.queue.writeBuffer(
+        chosen,
+        0,
+        Uint32Array.from({ length: 2 * dec.batch }, (_, i) => (i % 2 === 0 && i / 2 < R ? row[i / 2] : 0)),
+      );
       const e = device.createCommandEncoder({ label: "check-advance" });
       advance.encode(e);
       device.queue.submit([e.finish()]);
       await dec.run();
       captured.push(logSoftmaxRows(await readBack(device, dec.logits, R * V), R, V));
       for (const m of mask) m.push(1);
-      const out = await p.step({ ids: row.map((x) => [x]), mask: mask.map((r) => [...r]), positions: lens.map((n) => [n + s]), past: cache, keep: 1 });
+      const out = await p.step({
+        ids: row.map((x) => [x]),
+        mask: mask.map((r) => [...r]),
+        positions: lens.map((n) => [n + s]),
+        past: cache,
+        keep: 1,
+      });
       p.releaseCache(cache);
       cache = out.present;
       explicit.push(logSoftmaxRows(out.logits, R, V));

@@ -78,7 +78,9 @@ export const CONFIG_BOUNDS = {
 /** A size: a positive integer no larger than `max`. */
 function size(j: Record<string, unknown>, key: string, max: number, fallback?: number): number {
   const v = num(j, key, fallback);
-  if (!Number.isInteger(v) || v < 1 || v > max) throw new Error(`config.json: ${key} is ${v}; it must be an integer from 1 to ${max}`);
+  if (!Number.isInteger(v) || v < 1 || v > max) {
+    throw new Error(`config.json: ${key} is ${v}; it must be an integer from 1 to ${max}`);
+  }
   return v;
 }
 
@@ -104,11 +106,19 @@ function archOf(j: Record<string, unknown>): Arch {
   if (isArch(mt)) {
     const cls = SUPPORTED_ARCHS[mt];
     if (archs.length && !archs.includes(cls)) {
-      throw new Error(`unsupported architecture ${archs.join(", ")} for model_type ${mt}: only ${cls} is supported (supported: ${supportedList()})`);
+      throw new Error(
+        `unsupported architecture ${
+          archs.join(", ")
+        } for model_type ${mt}: only ${cls} is supported (supported: ${supportedList()})`,
+      );
     }
     return mt;
   }
-  throw new Error(`unsupported model: model_type ${JSON.stringify(mt)}, architectures ${JSON.stringify(archs)}; supported: ${supportedList()}`);
+  throw new Error(
+    `unsupported model: model_type ${JSON.stringify(mt)}, architectures ${
+      JSON.stringify(archs)
+    }; supported: ${supportedList()}`,
+  );
 }
 
 // transformers 5 writes `rope_parameters` ({rope_type, rope_theta, factor, ...}) where 4.x wrote
@@ -129,10 +139,16 @@ function ropeScalingOf(j: Record<string, unknown>): RopeScaling | undefined {
         factor: positive(rs, "factor"),
         lowFreqFactor: positive(rs, "low_freq_factor"),
         highFreqFactor: positive(rs, "high_freq_factor"),
-        originalMaxPositionEmbeddings: size(rs, "original_max_position_embeddings", CONFIG_BOUNDS.max_position_embeddings),
+        originalMaxPositionEmbeddings: size(
+          rs,
+          "original_max_position_embeddings",
+          CONFIG_BOUNDS.max_position_embeddings,
+        ),
       };
     default:
-      throw new Error(`config.json: unsupported rope_scaling type ${JSON.stringify(type)} (supported: default, linear, llama3)`);
+      throw new Error(
+        `config.json: unsupported rope_scaling type ${JSON.stringify(type)} (supported: default, linear, llama3)`,
+      );
   }
 }
 
@@ -149,10 +165,18 @@ export function parseConfig(json: unknown): ModelConfig {
   const hiddenSize = size(json, "hidden_size", CONFIG_BOUNDS.hidden_size);
   const numHeads = size(json, "num_attention_heads", CONFIG_BOUNDS.num_attention_heads);
   const numKvHeads = size(json, "num_key_value_heads", numHeads, numHeads);
-  if (numHeads % numKvHeads !== 0) throw new Error(`config.json: num_attention_heads ${numHeads} is not a multiple of num_key_value_heads ${numKvHeads}`);
-  if (json.use_sliding_window === true) throw new Error(`config.json: use_sliding_window is true; sliding-window attention is not supported`);
+  if (numHeads % numKvHeads !== 0) {
+    throw new Error(
+      `config.json: num_attention_heads ${numHeads} is not a multiple of num_key_value_heads ${numKvHeads}`,
+    );
+  }
+  if (json.use_sliding_window === true) {
+    throw new Error(`config.json: use_sliding_window is true; sliding-window attention is not supported`);
+  }
   if (Array.isArray(json.layer_types) && json.layer_types.some((t) => t !== "full_attention")) {
-    throw new Error(`config.json: layer_types ${JSON.stringify(json.layer_types)}: only full_attention layers are supported`);
+    throw new Error(
+      `config.json: layer_types ${JSON.stringify(json.layer_types)}: only full_attention layers are supported`,
+    );
   }
   if (json.mlp_bias === true) throw new Error(`config.json: mlp_bias is true; MLP biases are not supported`);
   const act = json.hidden_act ?? "silu";
@@ -163,7 +187,11 @@ export function parseConfig(json: unknown): ModelConfig {
   }
   // Llama and Qwen3 put attention_bias on all four projections, o included; no published
   // checkpoint of theirs sets it, so it is refused rather than carried as a fifth bias.
-  if (arch !== "qwen2" && json.attention_bias === true) throw new Error(`config.json: attention_bias is true for ${arch}; biases on ${arch} attention projections are not supported`);
+  if (arch !== "qwen2" && json.attention_bias === true) {
+    throw new Error(
+      `config.json: attention_bias is true for ${arch}; biases on ${arch} attention projections are not supported`,
+    );
+  }
   const attentionBias = arch === "qwen2";
   return {
     arch,
@@ -175,7 +203,11 @@ export function parseConfig(json: unknown): ModelConfig {
     numKvHeads,
     headDim,
     rmsNormEps: positive(json, "rms_norm_eps", 1e-6),
-    ropeTheta: positive(json, "rope_theta", isRecord(json.rope_parameters) ? positive(json.rope_parameters, "rope_theta", 10000) : 10000),
+    ropeTheta: positive(
+      json,
+      "rope_theta",
+      isRecord(json.rope_parameters) ? positive(json.rope_parameters, "rope_theta", 10000) : 10000,
+    ),
     ropeScaling: ropeScalingOf(json),
     tieWordEmbeddings: json.tie_word_embeddings === true,
     attentionBias,
@@ -262,20 +294,32 @@ export function expectedShapes(c: ModelConfig): Map<string, number[]> {
  * them); other extra tensors (rotary caches) are ignored. `nonFloat` names tensors the file holds
  * in an integer dtype, so they are reported as such rather than as missing.
  */
-export function validateWeights(c: ModelConfig, w: Map<string, { shape: number[] }>, nonFloat: ReadonlyMap<string, string> = new Map()): void {
+export function validateWeights(
+  c: ModelConfig,
+  w: Map<string, { shape: number[] }>,
+  nonFloat: ReadonlyMap<string, string> = new Map(),
+): void {
   for (const name of w.keys()) {
     const m = /^model\.layers\.(\d+)\./.exec(name);
     if (m && Number(m[1]) >= c.numLayers) {
-      throw new Error(`weights: tensor ${name} belongs to layer ${m[1]}, but config.json has num_hidden_layers ${c.numLayers}`);
+      throw new Error(
+        `weights: tensor ${name} belongs to layer ${m[1]}, but config.json has num_hidden_layers ${c.numLayers}`,
+      );
     }
   }
   for (const [name, shape] of expectedShapes(c)) {
     const t = w.get(name);
     const dtype = nonFloat.get(name);
-    if (!t && dtype) throw new Error(`weights: tensor ${name} is stored as ${dtype}; weights must be a floating type (F32, F16, BF16 or F64)`);
+    if (!t && dtype) {
+      throw new Error(
+        `weights: tensor ${name} is stored as ${dtype}; weights must be a floating type (F32, F16, BF16 or F64)`,
+      );
+    }
     if (!t) throw new Error(`weights: missing tensor ${name} (expected shape [${shape.join(", ")}])`);
     if (t.shape.length !== shape.length || t.shape.some((d, i) => d !== shape[i])) {
-      throw new Error(`weights: tensor ${name} has shape [${t.shape.join(", ")}], config expects [${shape.join(", ")}]`);
+      throw new Error(
+        `weights: tensor ${name} has shape [${t.shape.join(", ")}], config expects [${shape.join(", ")}]`,
+      );
     }
   }
 }

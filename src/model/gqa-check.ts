@@ -19,12 +19,18 @@ export interface GqaCheck {
 /** The least a policy needs for the check (kept apart from policy.ts to avoid an import cycle). */
 interface CheckPolicy {
   logprobs(seqs: number[][]): Promise<number[][]>;
-  step(input: { ids: number[][]; mask: number[][]; positions: number[][]; past: unknown; keep: number }): Promise<{ logits: Float32Array; present: unknown }>;
+  step(
+    input: { ids: number[][]; mask: number[][]; positions: number[][]; past: unknown; keep: number },
+  ): Promise<{ logits: Float32Array; present: unknown }>;
   releaseCache?(c: unknown): void;
   release(): Promise<void>;
 }
 
-type Create = (cfg: ModelConfig, weights: Map<string, { shape: number[]; data: Float32Array }>, attention: "gqa" | "explicit") => Promise<CheckPolicy>;
+type Create = (
+  cfg: ModelConfig,
+  weights: Map<string, { shape: number[]; data: Float32Array }>,
+  attention: "gqa" | "explicit",
+) => Promise<CheckPolicy>;
 
 const TOL = 1e-3;
 /** Results per device (or per the ORT-owned device, keyed by null) and head layout. */
@@ -33,8 +39,20 @@ const cache = new Map<GPUDevice | null, Map<string, Promise<GqaCheck>>>();
 /** Log-probabilities of a 40-token prompt, then the next-token logits after it from the cache. */
 async function probe(p: CheckPolicy, ids: number[]): Promise<number[]> {
   const lp = (await p.logprobs([ids])).flat();
-  const prefill = await p.step({ ids: [ids.slice(0, -1)], mask: [ids.slice(0, -1).map(() => 1)], positions: [ids.slice(0, -1).map((_, i) => i)], past: null, keep: 1 });
-  const next = await p.step({ ids: [[ids[ids.length - 1]]], mask: [ids.map(() => 1)], positions: [[ids.length - 1]], past: prefill.present, keep: 1 });
+  const prefill = await p.step({
+    ids: [ids.slice(0, -1)],
+    mask: [ids.slice(0, -1).map(() => 1)],
+    positions: [ids.slice(0, -1).map((_, i) => i)],
+    past: null,
+    keep: 1,
+  });
+  const next = await p.step({
+    ids: [[ids[ids.length - 1]]],
+    mask: [ids.map(() => 1)],
+    positions: [[ids.length - 1]],
+    past: prefill.present,
+    keep: 1,
+  });
   p.releaseCache?.(prefill.present);
   p.releaseCache?.(next.present);
   const z = next.logits;
@@ -53,11 +71,19 @@ async function probe(p: CheckPolicy, ids: number[]): Promise<number[]> {
 export function checkGqa(cfg: ModelConfig, device: GPUDevice | null, create: Create): Promise<GqaCheck> {
   const key = `${cfg.numHeads}/${cfg.numKvHeads}/${cfg.headDim}`;
   let byKey = cache.get(device);
-  if (!byKey) cache.set(device, (byKey = new Map()));
+  if (!byKey) cache.set(device, byKey = new Map());
   let hit = byKey.get(key);
   if (!hit) {
     hit = (async () => {
-      const m = makeTinyModel("llama", { seed: 41, hidden: 32, layers: 1, heads: cfg.numHeads, kvHeads: cfg.numKvHeads, headDim: cfg.headDim, intermediate: 16 });
+      const m = makeTinyModel("llama", {
+        seed: 41,
+        hidden: 32,
+        layers: 1,
+        heads: cfg.numHeads,
+        kvHeads: cfg.numKvHeads,
+        headDim: cfg.headDim,
+        intermediate: 16,
+      });
       const ids = Array.from({ length: 40 }, (_, i) => (i * 37 + 11) % m.config.vocabSize);
       const out: number[][] = [];
       for (const attention of ["gqa", "explicit"] as const) {

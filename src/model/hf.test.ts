@@ -5,7 +5,14 @@ import { referenceLogprobs } from "./reference.ts";
 import { writeShardedSafetensors } from "./safetensors.ts";
 import { DirSource } from "./source.deno.ts";
 import { MemorySource } from "./source.ts";
-import { type DirectoryHandleLike, DirectoryHandleSource, FileListSource, hubSource, memoryCache, UrlSource } from "./source.web.ts";
+import {
+  type DirectoryHandleLike,
+  DirectoryHandleSource,
+  FileListSource,
+  hubSource,
+  memoryCache,
+  UrlSource,
+} from "./source.web.ts";
 import { writeHfFolder } from "./tiny.deno.ts";
 import { hfFolderFiles, makeTinyModel } from "./tiny.ts";
 
@@ -18,7 +25,9 @@ function serveDir(dir: string) {
     try {
       const bytes = await Deno.readFile(`${dir}/${path}`);
       if (req.method === "GET") gets.set(path, (gets.get(path) ?? 0) + 1);
-      return new Response(req.method === "HEAD" ? null : bytes, { headers: { "content-length": String(bytes.byteLength) } });
+      return new Response(req.method === "HEAD" ? null : bytes, {
+        headers: { "content-length": String(bytes.byteLength) },
+      });
     } catch {
       return new Response("not found", { status: 404 });
     }
@@ -71,11 +80,19 @@ Deno.test("hf: loading over HTTP (sharded bf16 checkpoint) streams with progress
     const before = [...gets.values()].reduce((a, b) => a + b, 0);
     await loadHfModel(new UrlSource(base, { cache }));
     assertEquals([...gets.values()].reduce((a, b) => a + b, 0), before, "second load served from the cache");
-    await assertRejects(() => src.read("missing.bin"), new RegExp(`missing\\.bin not found in ${base.replaceAll(".", "\\.")}.*HTTP 404`));
+    await assertRejects(
+      () => src.read("missing.bin"),
+      new RegExp(`missing\\.bin not found in ${base.replaceAll(".", "\\.")}.*HTTP 404`),
+    );
     assertEquals(await src.exists("config.json"), true);
     assertEquals(await src.exists("nope.json"), false);
-    const gated = new UrlSource(base, { fetch: () => Promise.resolve(new Response("no", { status: 401, statusText: "Unauthorized" })) });
-    await assertRejects(() => gated.read("config.json"), /HTTP 401 Unauthorized \(a gated or private repository needs an access token/);
+    const gated = new UrlSource(base, {
+      fetch: () => Promise.resolve(new Response("no", { status: 401, statusText: "Unauthorized" })),
+    });
+    await assertRejects(
+      () => gated.read("config.json"),
+      /HTTP 401 Unauthorized \(a gated or private repository needs an access token/,
+    );
   } finally {
     await server.shutdown();
     await Deno.remove(dir, { recursive: true });
@@ -86,18 +103,33 @@ Deno.test("hf: missing files name the file and the source; the Hub source builds
   const m = makeTinyModel("llama", { seed: 43 });
   const files = hfFolderFiles(m);
   files.delete("tokenizer.json");
-  await assertRejects(() => loadHfModel(new MemorySource(files, "tiny-llama")), /model file tokenizer\.json not found in memory folder tiny-llama/);
+  await assertRejects(
+    () => loadHfModel(new MemorySource(files, "tiny-llama")),
+    /model file tokenizer\.json not found in memory folder tiny-llama/,
+  );
   files.delete("model.safetensors");
-  await assertRejects(() => loadHfModel(new MemorySource(files, "tiny-llama")), /model\.safetensors not found in memory folder tiny-llama/);
+  await assertRejects(
+    () => loadHfModel(new MemorySource(files, "tiny-llama")),
+    /model\.safetensors not found in memory folder tiny-llama/,
+  );
   const hub = hubSource("Qwen/Qwen2.5-0.5B-Instruct");
   assertEquals(hub.url("config.json"), "https://huggingface.co/Qwen/Qwen2.5-0.5B-Instruct/resolve/main/config.json");
   assertEquals(hub.describe(), "Hugging Face Hub Qwen/Qwen2.5-0.5B-Instruct@main");
   await assertRejects(() => Promise.resolve(hubSource("not a repo")), /owner\/name/);
   await assertRejects(() => hub.read("../secret"), /must be relative/);
   const cfg = JSON.parse(new TextDecoder().decode(files.get("config.json")!));
-  files.set("config.json", new TextEncoder().encode(JSON.stringify({ ...cfg, model_type: "mistral", architectures: ["MistralForCausalLM"] })));
-  await assertRejects(() => loadHfModel(new MemorySource(files, "m")), /memory folder m: unsupported model: model_type "mistral"/);
-  await assertRejects(() => loadHfConfig(new MemorySource(files, "m")), /memory folder m: unsupported model: model_type "mistral"/);
+  files.set(
+    "config.json",
+    new TextEncoder().encode(JSON.stringify({ ...cfg, model_type: "mistral", architectures: ["MistralForCausalLM"] })),
+  );
+  await assertRejects(
+    () => loadHfModel(new MemorySource(files, "m")),
+    /memory folder m: unsupported model: model_type "mistral"/,
+  );
+  await assertRejects(
+    () => loadHfConfig(new MemorySource(files, "m")),
+    /memory folder m: unsupported model: model_type "mistral"/,
+  );
 });
 
 Deno.test("hf: a picked file list (browser folder picker) loads like a directory", async () => {
@@ -105,7 +137,10 @@ Deno.test("hf: a picked file list (browser folder picker) loads like a directory
   const files = [...hfFolderFiles(m)].map(([name, bytes]) => new File([new Uint8Array(bytes)], name));
   const got = await loadHfModel(new FileListSource(files, "picked tiny"));
   assertEquals(got.config, m.config);
-  const withTemplateFile = [...files.filter((f) => f.name !== "tokenizer_config.json"), new File(["{{ messages }}"], "chat_template.jinja")];
+  const withTemplateFile = [
+    ...files.filter((f) => f.name !== "tokenizer_config.json"),
+    new File(["{{ messages }}"], "chat_template.jinja"),
+  ];
   const tok = await loadHfTokenizer(new FileListSource(withTemplateFile));
   assertEquals([tok.chatTemplate, tok.eos], ["{{ messages }}", null]);
   assertEquals(tok.decode(tok.encode("SELECT 1")), "SELECT 1");
@@ -144,7 +179,9 @@ Deno.test("UrlSource: a server's index.html fallback for a missing file counts a
   const html = "<!doctype html><html></html>";
   const fetchFn = (input: RequestInfo | URL) => {
     const url = String(input);
-    if (url.endsWith("/config.json")) return Promise.resolve(new Response("{}", { headers: { "content-type": "application/json" } }));
+    if (url.endsWith("/config.json")) {
+      return Promise.resolve(new Response("{}", { headers: { "content-type": "application/json" } }));
+    }
     return Promise.resolve(new Response(html, { headers: { "content-type": "text/html; charset=utf-8" } }));
   };
   const src = new UrlSource("http://x/model", { fetch: fetchFn as typeof fetch });

@@ -1,7 +1,13 @@
 // Loads a Hugging Face model folder from any ModelSource: config, float32 weights (single or
 // sharded safetensors), tokenizer and chat template.
 import { type ModelConfig, parseConfig, validateWeights } from "./config.ts";
-import { isFloatDtype, parseSafetensors, parseShardIndex, type SafetensorsFile, safetensorsToWeights } from "./safetensors.ts";
+import {
+  isFloatDtype,
+  parseSafetensors,
+  parseShardIndex,
+  type SafetensorsFile,
+  safetensorsToWeights,
+} from "./safetensors.ts";
 import { type ModelSource, type ProgressFn, readJson, throwIfAborted, type TransferStats } from "./source.ts";
 import type { Weights } from "./tensor.ts";
 import { chatTemplateOf, HfTokenizer } from "./tokenizer.ts";
@@ -31,7 +37,13 @@ async function readText(src: ModelSource, path: string, signal?: AbortSignal): P
 }
 
 /** Parses one weights file into `weights`, noting its integer tensors; errors name the file and the folder. */
-function addWeights(src: ModelSource, bytes: Uint8Array, file: string, weights: Weights, nonFloat: Map<string, string>): SafetensorsFile {
+function addWeights(
+  src: ModelSource,
+  bytes: Uint8Array,
+  file: string,
+  weights: Weights,
+  nonFloat: Map<string, string>,
+): SafetensorsFile {
   try {
     const parsed = parseSafetensors(bytes, file);
     for (const [name, t] of parsed.tensors) if (!isFloatDtype(t.dtype)) nonFloat.set(name, t.dtype);
@@ -46,7 +58,12 @@ function addWeights(src: ModelSource, bytes: Uint8Array, file: string, weights: 
  * Float32 weights from `model.safetensors`, or the shards listed in `model.safetensors.index.json`.
  * `nonFloat`, when given, receives the tensors stored in an integer dtype (left out of the weights).
  */
-export async function loadWeights(src: ModelSource, onProgress?: LoadProgressFn, signal?: AbortSignal, nonFloat: Map<string, string> = new Map()): Promise<Weights> {
+export async function loadWeights(
+  src: ModelSource,
+  onProgress?: LoadProgressFn,
+  signal?: AbortSignal,
+  nonFloat: Map<string, string> = new Map(),
+): Promise<Weights> {
   const weights: Weights = new Map();
   const progress = (file: string): ProgressFn | undefined => onProgress && ((l, t) => onProgress(file, l, t));
   if (await src.exists("model.safetensors.index.json")) {
@@ -58,7 +75,11 @@ export async function loadWeights(src: ModelSource, onProgress?: LoadProgressFn,
       throwIfAborted(signal);
       const parsed = addWeights(src, bytes, file, weights, nonFloat);
       for (const [name, f] of Object.entries(index.weight_map)) {
-        if (f === file && !parsed.tensors.has(name)) throw new Error(`${file} in ${src.describe()} lacks tensor ${name} that model.safetensors.index.json places there`);
+        if (f === file && !parsed.tensors.has(name)) {
+          throw new Error(
+            `${file} in ${src.describe()} lacks tensor ${name} that model.safetensors.index.json places there`,
+          );
+        }
       }
     }
     return weights;
@@ -70,7 +91,11 @@ export async function loadWeights(src: ModelSource, onProgress?: LoadProgressFn,
 }
 
 function eosUnion(a: number[], v: unknown): number[] {
-  const extra = typeof v === "number" ? [v] : Array.isArray(v) ? v.filter((x): x is number => typeof x === "number") : [];
+  const extra = typeof v === "number"
+    ? [v]
+    : Array.isArray(v)
+    ? v.filter((x): x is number => typeof x === "number")
+    : [];
   return [...new Set([...a, ...extra])];
 }
 
@@ -87,14 +112,20 @@ export async function loadHfConfig(src: ModelSource): Promise<ModelConfig> {
 /** Reads the tokenizer alone: tokenizer.json, plus tokenizer_config.json and chat_template.jinja when present. */
 export async function loadHfTokenizer(src: ModelSource, signal?: AbortSignal): Promise<HfTokenizer> {
   const tokJson = await readJson(src, "tokenizer.json", signal);
-  const tokCfg = (await src.exists("tokenizer_config.json")) ? await readJson(src, "tokenizer_config.json", signal) : {};
+  const tokCfg = (await src.exists("tokenizer_config.json"))
+    ? await readJson(src, "tokenizer_config.json", signal)
+    : {};
   let chatTemplate = chatTemplateOf(tokCfg);
-  if (chatTemplate === null && (await src.exists("chat_template.jinja"))) chatTemplate = await readText(src, "chat_template.jinja", signal);
+  if (chatTemplate === null && (await src.exists("chat_template.jinja"))) {
+    chatTemplate = await readText(src, "chat_template.jinja", signal);
+  }
   throwIfAborted(signal);
   try {
     return new HfTokenizer(tokJson, tokCfg, chatTemplate);
   } catch (e) {
-    throw new Error(`tokenizer.json in ${src.describe()} cannot be used: ${e instanceof Error ? e.message : String(e)}`);
+    throw new Error(
+      `tokenizer.json in ${src.describe()} cannot be used: ${e instanceof Error ? e.message : String(e)}`,
+    );
   }
 }
 
@@ -104,7 +135,10 @@ export async function loadHfTokenizer(src: ModelSource, signal?: AbortSignal): P
  * generation_config.json's, as `generate()` in transformers uses the latter. An aborted `signal`
  * rejects with its reason, checked between files and between download and parse.
  */
-export async function loadHfModel(src: ModelSource, o: { onProgress?: LoadProgressFn; signal?: AbortSignal } = {}): Promise<HfModel> {
+export async function loadHfModel(
+  src: ModelSource,
+  o: { onProgress?: LoadProgressFn; signal?: AbortSignal } = {},
+): Promise<HfModel> {
   const { signal } = o;
   const before = src.transferred?.();
   const raw = await readJson(src, "config.json", signal);
@@ -117,7 +151,9 @@ export async function loadHfModel(src: ModelSource, o: { onProgress?: LoadProgre
   }
   if (await src.exists("generation_config.json")) {
     const g = await readJson(src, "generation_config.json", signal);
-    if (typeof g === "object" && g !== null && "eos_token_id" in g) config = { ...config, eosTokenIds: eosUnion(config.eosTokenIds, g.eos_token_id) };
+    if (typeof g === "object" && g !== null && "eos_token_id" in g) {
+      config = { ...config, eosTokenIds: eosUnion(config.eosTokenIds, g.eos_token_id) };
+    }
   }
   throwIfAborted(signal);
   const nonFloat = new Map<string, string>();
@@ -130,7 +166,19 @@ export async function loadHfModel(src: ModelSource, o: { onProgress?: LoadProgre
   const tokenizer = await loadHfTokenizer(src, signal);
   const after = src.transferred?.();
   const transferred = after && before
-    ? { downloadedBytes: after.downloadedBytes - before.downloadedBytes, cachedBytes: after.cachedBytes - before.cachedBytes, viaCache: after.viaCache }
+    ? {
+      downloadedBytes: after.downloadedBytes - before.downloadedBytes,
+      cachedBytes: after.cachedBytes - before.cachedBytes,
+      viaCache: after.viaCache,
+    }
     : undefined;
-  return { config, configJson: raw, weights, tokenizer, chatTemplate: tokenizer.chatTemplate, source: src.describe(), ...(transferred ? { transferred } : {}) };
+  return {
+    config,
+    configJson: raw,
+    weights,
+    tokenizer,
+    chatTemplate: tokenizer.chatTemplate,
+    source: src.describe(),
+    ...(transferred ? { transferred } : {}),
+  };
 }

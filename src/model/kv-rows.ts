@@ -24,7 +24,10 @@ export function releaseCache(cache: KvCache): void {
  * released: GPU caches copied buffer to buffer on `device` (the session's: the caller's when it gave
  * one), one copy per run of consecutive rows; CPU caches (WASM) copied on the CPU.
  */
-export async function joinCacheRows(device: GPUDevice | null, pieces: readonly { cache: KvCache; rows: readonly number[] }[]): Promise<KvCache> {
+export async function joinCacheRows(
+  device: GPUDevice | null,
+  pieces: readonly { cache: KvCache; rows: readonly number[] }[],
+): Promise<KvCache> {
   const batch = pieces.reduce((n, p) => n + p.rows.length, 0);
   const onGpu = pieces.some((p) => p.cache.tensors.some((t) => t.location === "gpu-buffer"));
   const gpu = onGpu ? device : null;
@@ -60,11 +63,15 @@ export async function joinCacheRows(device: GPUDevice | null, pieces: readonly {
         const data = await cache.tensors[j].getData();
         if (!ArrayBuffer.isView(data)) throw new Error(`KV cache of type ${cache.tensors[j].type}`);
         // float16 comes back as Float16Array where the runtime has one (Deno does): take its bits.
-        const src = data instanceof Float32Array ? data : new Uint16Array(data.buffer, data.byteOffset, data.byteLength / 2);
+        const src = data instanceof Float32Array
+          ? data
+          : new Uint16Array(data.buffer, data.byteOffset, data.byteLength / 2);
         rows.forEach((r, i) => dst.set(src.subarray(r * elems, (r + 1) * elems), (at + i) * elems));
         at += rows.length;
       }
-      tensors.push(dst instanceof Float32Array ? new ort.Tensor("float32", dst, dims) : new ort.Tensor("float16", dst, dims));
+      tensors.push(
+        dst instanceof Float32Array ? new ort.Tensor("float32", dst, dims) : new ort.Tensor("float16", dst, dims),
+      );
     }
   }
   if (gpu && enc) {
@@ -99,7 +106,11 @@ export async function concatLogits(device: GPUDevice | null, parts: readonly ort
     }
     device.queue.submit([enc.finish()]);
     await device.queue.onSubmittedWorkDone();
-    logits = ort.Tensor.fromGpuBuffer(buf, { dataType: "float32", dims: [rows, keep, V], dispose: () => buf.destroy() });
+    logits = ort.Tensor.fromGpuBuffer(buf, {
+      dataType: "float32",
+      dims: [rows, keep, V],
+      dispose: () => buf.destroy(),
+    });
   } else {
     const data = new Float32Array(rows * keep * V);
     let at = 0;

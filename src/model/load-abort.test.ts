@@ -40,7 +40,11 @@ function streamingServer(files: Map<string, Uint8Array>, cut: Record<string, num
     });
     return Promise.resolve(new Response(body, { headers }));
   };
-  return { log, fetch: fetchFn as typeof fetch, gets: (name: string) => log.filter((l) => l === `GET ${BASE}/${name}`).length };
+  return {
+    log,
+    fetch: fetchFn as typeof fetch,
+    gets: (name: string) => log.filter((l) => l === `GET ${BASE}/${name}`).length,
+  };
 }
 
 const tiny = () => hfFolderFiles(makeTinyModel("qwen2", { seed: 3 }));
@@ -106,7 +110,9 @@ Deno.test("load abort: between files (memory source): the files after the stop a
   };
   const stop = new AbortController();
   const reason = new Error("stopped by the user");
-  const err = await assertRejects(() => loadHfModel(src, { signal: stop.signal, onProgress: () => stop.abort(reason) }));
+  const err = await assertRejects(() =>
+    loadHfModel(src, { signal: stop.signal, onProgress: () => stop.abort(reason) })
+  );
   assert(err === reason, String(err));
   assertEquals(reads, ["config.json", "generation_config.json", "model.safetensors"]);
 });
@@ -117,7 +123,13 @@ Deno.test("load abort: ModelRuntime.create honours a stop before the graph build
   const reason = new Error("stopped by the user");
   stop.abort(reason);
   const err = await assertRejects(() =>
-    ModelRuntime.create({ ...hf, name: "tiny" }, () => Promise.reject(new Error("no GPU needed")), { dtype: "f32", loraRank: 2, loraAlpha: 4, seed: 0, signal: stop.signal })
+    ModelRuntime.create({ ...hf, name: "tiny" }, () => Promise.reject(new Error("no GPU needed")), {
+      dtype: "f32",
+      loraRank: 2,
+      loraAlpha: 4,
+      seed: 0,
+      signal: stop.signal,
+    })
   );
   assert(err === reason, String(err));
 });
@@ -138,7 +150,11 @@ Deno.test("load abort: runNotebook stopped while the model cell loads reports a 
     gpuDevice: unused,
     now: () => 0,
   };
-  const r = parseNotebook({ version: 1, title: "t", cells: [{ id: "m", type: "model", params: { source: "url", url: "x", dtype: "f32", loraRank: 2, loraAlpha: 4 } }] });
+  const r = parseNotebook({
+    version: 1,
+    title: "t",
+    cells: [{ id: "m", type: "model", params: { source: "url", url: "x", dtype: "f32", loraRank: 2, loraAlpha: 4 } }],
+  });
   assert(r.ok);
   const err = await assertRejects(() =>
     runNotebook(r.doc, env, {

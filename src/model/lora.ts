@@ -41,13 +41,20 @@ export function targetDims(cfg: ModelConfig, target: LoraTarget): [number, numbe
   const qd = cfg.numHeads * cfg.headDim;
   const kvd = cfg.numKvHeads * cfg.headDim;
   switch (target) {
-    case "q_proj": return [qd, H];
-    case "k_proj": return [kvd, H];
-    case "v_proj": return [kvd, H];
-    case "o_proj": return [H, qd];
-    case "gate_proj": return [cfg.intermediateSize, H];
-    case "up_proj": return [cfg.intermediateSize, H];
-    case "down_proj": return [H, cfg.intermediateSize];
+    case "q_proj":
+      return [qd, H];
+    case "k_proj":
+      return [kvd, H];
+    case "v_proj":
+      return [kvd, H];
+    case "o_proj":
+      return [H, qd];
+    case "gate_proj":
+      return [cfg.intermediateSize, H];
+    case "up_proj":
+      return [cfg.intermediateSize, H];
+    case "down_proj":
+      return [H, cfg.intermediateSize];
   }
 }
 
@@ -63,11 +70,15 @@ export function loraScale(a: LoraAdapter): number {
  */
 export function validateAdapter(cfg: ModelConfig, a: LoraAdapter): void {
   const expected = new Set<string>();
-  for (let l = 0; l < cfg.numLayers; l++) for (const t of a.targets) for (const w of ["A", "B"] as const) expected.add(loraKey(l, t, w));
+  for (let l = 0; l < cfg.numLayers; l++) {
+    for (const t of a.targets) for (const w of ["A", "B"] as const) expected.add(loraKey(l, t, w));
+  }
   const unused = [...a.tensors.keys()].filter((k) => !expected.has(k));
   if (unused.length) {
     const layer = /\.layers\.(\d+)\./.exec(unused[0])?.[1];
-    const why = layer !== undefined && Number(layer) >= cfg.numLayers ? ` (layer ${layer}; the model has ${cfg.numLayers} layers: was it trained on a model with more?)` : "";
+    const why = layer !== undefined && Number(layer) >= cfg.numLayers
+      ? ` (layer ${layer}; the model has ${cfg.numLayers} layers: was it trained on a model with more?)`
+      : "";
     throw new Error(`LoRA adapter: ${unused.length} tensor(s) have no place in this model, e.g. ${unused[0]}${why}`);
   }
   for (let l = 0; l < cfg.numLayers; l++) {
@@ -78,7 +89,9 @@ export function validateAdapter(cfg: ModelConfig, a: LoraAdapter): void {
         const got = a.tensors.get(key);
         if (!got) throw new Error(`LoRA adapter: missing tensor ${key} (expected shape [${shape.join(", ")}])`);
         if (got.shape.length !== 2 || got.shape[0] !== shape[0] || got.shape[1] !== shape[1]) {
-          throw new Error(`LoRA adapter: tensor ${key} has shape [${got.shape.join(", ")}], model expects [${shape.join(", ")}]`);
+          throw new Error(
+            `LoRA adapter: tensor ${key} has shape [${got.shape.join(", ")}], model expects [${shape.join(", ")}]`,
+          );
         }
       }
     }
@@ -106,6 +119,9 @@ export function randomAdapter(
 }
 
 /** Adapter with B = 0 (PEFT's initialisation: the adapted model equals the base model). */
-export function zeroAdapter(cfg: ModelConfig, o: { r: number; alpha: number; targets: readonly LoraTarget[]; seed: number }): LoraAdapter {
+export function zeroAdapter(
+  cfg: ModelConfig,
+  o: { r: number; alpha: number; targets: readonly LoraTarget[]; seed: number },
+): LoraAdapter {
   return randomAdapter(cfg, { ...o, zeroB: true });
 }

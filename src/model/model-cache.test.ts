@@ -33,7 +33,10 @@ class MemDir implements CacheDirLike {
     return Promise.resolve({
       getFile: () => {
         const b = files.get(name)!;
-        return Promise.resolve({ size: b.byteLength, arrayBuffer: () => (self.reads++, Promise.resolve(b.slice().buffer)) });
+        return Promise.resolve({
+          size: b.byteLength,
+          arrayBuffer: () => (self.reads++, Promise.resolve(b.slice().buffer)),
+        });
       },
       createWritable: () => {
         const parts: Uint8Array[] = [];
@@ -77,7 +80,9 @@ function fakeServer() {
     return Promise.resolve(new Response(method === "HEAD" ? null : f.bytes.slice(), { headers }));
   };
   return {
-    files, log, fetch: fetchFn as typeof fetch,
+    files,
+    log,
+    fetch: fetchFn as typeof fetch,
     setDown: (v: boolean) => (down = v),
     count: (method: string) => log.filter((l) => l.startsWith(method + " ")).length,
   };
@@ -91,7 +96,10 @@ Deno.test("model cache: OPFS folder holds each file once; a second read download
   const srv = fakeServer();
   const base = "https://models.example/tiny";
   srv.files.set(`${base}/config.json`, { bytes: bytes(1, 2, 3), etag: '"v1"' });
-  srv.files.set(`${base}/model.safetensors`, { bytes: bytes(...Array.from({ length: 1000 }, (_, i) => i % 251)), etag: '"w1"' });
+  srv.files.set(`${base}/model.safetensors`, {
+    bytes: bytes(...Array.from({ length: 1000 }, (_, i) => i % 251)),
+    etag: '"w1"',
+  });
   const src = new UrlSource(base, { cache, fetch: srv.fetch });
 
   assertEquals(await src.read("config.json"), bytes(1, 2, 3));
@@ -99,7 +107,15 @@ Deno.test("model cache: OPFS folder holds each file once; a second read download
   assertEquals(srv.count("GET"), 2);
   // Each file and its validator (ETag, length) are in the cache folder.
   const folder = root.dirs.get("rlvr-model-cache")!;
-  assertEquals([...folder.files.keys()].sort(), [cacheFileName(`${base}/config.json`), cacheFileName(`${base}/config.json#meta`), cacheFileName(`${base}/model.safetensors`), cacheFileName(`${base}/model.safetensors#meta`)].sort());
+  assertEquals(
+    [...folder.files.keys()].sort(),
+    [
+      cacheFileName(`${base}/config.json`),
+      cacheFileName(`${base}/config.json#meta`),
+      cacheFileName(`${base}/model.safetensors`),
+      cacheFileName(`${base}/model.safetensors#meta`),
+    ].sort(),
+  );
 
   // Second run (a new source over the same cache): only HEAD requests, the same bytes.
   const again = new UrlSource(base, { cache, fetch: srv.fetch });

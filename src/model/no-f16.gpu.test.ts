@@ -53,7 +53,13 @@ for (const arch of ARCHS) {
     const seqs = seqsFor(m.config.vocabSize, 9);
     const targets = ["q_proj", "v_proj", "up_proj", "down_proj"] as const;
     const adapter = randomAdapter(m.config, { r: 4, alpha: 8, targets: [...targets], seed: 3, bScale: 0.2 });
-    const policy = await OrtPolicy.create(m.config, m.weights, { dtype: "q4", loraTargets: targets, maxPositions: 32, device: gpu.device, shaderF16: false });
+    const policy = await OrtPolicy.create(m.config, m.weights, {
+      dtype: "q4",
+      loraTargets: targets,
+      maxPositions: 32,
+      device: gpu.device,
+      shaderF16: false,
+    });
     const trainer = uploadModel(gpu.device, m.config, m.weights, { q4: true });
     try {
       assertEquals(policy.provider, "webgpu");
@@ -62,10 +68,22 @@ for (const arch of ARCHS) {
         policy.setAdapter(a);
         const got = await policy.logprobs(seqs);
         const want = referenceLogprobs(eff.cfg, eff.w, seqs, a ?? undefined);
-        const eRef = assertClose(got.flat(), want.flat(), { atol: 2e-3, rtol: 0, name: `${arch} q4 no-f16 vs reference${a ? " (LoRA)" : ""}` });
+        const eRef = assertClose(got.flat(), want.flat(), {
+          atol: 2e-3,
+          rtol: 0,
+          name: `${arch} q4 no-f16 vs reference${a ? " (LoRA)" : ""}`,
+        });
         const ours = await logprobsWebgpu(trainer, seqs, a ?? undefined);
-        const eTrainer = assertClose(got.flat(), ours.flat(), { atol: 1e-3, rtol: 0, name: `${arch} q4 ORT vs WGSL trainer${a ? " (LoRA)" : ""}` });
-        console.log(`${arch} q4 without f16${a ? " + LoRA" : ""}: max |ORT - reference| ${eRef.maxAbs.toExponential(2)}, |ORT - trainer| ${eTrainer.maxAbs.toExponential(2)}`);
+        const eTrainer = assertClose(got.flat(), ours.flat(), {
+          atol: 1e-3,
+          rtol: 0,
+          name: `${arch} q4 ORT vs WGSL trainer${a ? " (LoRA)" : ""}`,
+        });
+        console.log(
+          `${arch} q4 without f16${a ? " + LoRA" : ""}: max |ORT - reference| ${
+            eRef.maxAbs.toExponential(2)
+          }, |ORT - trainer| ${eTrainer.maxAbs.toExponential(2)}`,
+        );
       }
     } finally {
       destroyModel(trainer);
@@ -77,13 +95,23 @@ for (const arch of ARCHS) {
     const m = makeTinyModel(arch, { seed: 29 });
     const seqs = seqsFor(m.config.vocabSize, 4);
     const adapter = randomAdapter(m.config, { r: 4, alpha: 8, targets: ["k_proj", "gate_proj"], seed: 6, bScale: 0.2 });
-    const policy = await OrtPolicy.create(m.config, m.weights, { dtype: "f16", loraTargets: ["k_proj", "gate_proj"], maxPositions: 32, device: gpu.device, shaderF16: false });
+    const policy = await OrtPolicy.create(m.config, m.weights, {
+      dtype: "f16",
+      loraTargets: ["k_proj", "gate_proj"],
+      maxPositions: 32,
+      device: gpu.device,
+      shaderF16: false,
+    });
     try {
       assertEquals(policy.kvType, "float32");
       const w16 = f16Weights(m.weights);
       policy.setAdapter(adapter);
       const got = await policy.logprobs(seqs);
-      const e = assertClose(got.flat(), referenceLogprobs(m.config, w16, seqs, adapter).flat(), { atol: 2e-3, rtol: 0, name: `${arch} f16-as-f32 vs reference` });
+      const e = assertClose(got.flat(), referenceLogprobs(m.config, w16, seqs, adapter).flat(), {
+        atol: 2e-3,
+        rtol: 0,
+        name: `${arch} f16-as-f32 vs reference`,
+      });
       console.log(`${arch} f16 weights in f32: max |err| ${e.maxAbs.toExponential(2)}`);
     } finally {
       await policy.release();

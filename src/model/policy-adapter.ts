@@ -21,7 +21,8 @@ export class AdapterFeeds {
   /** The feeds as set (CPU tensors, or GPU tensors over the caller's buffers). */
   private feeds: Record<string, ort.Tensor> = {};
   /** GPU copies of `feeds`' CPU tensors on WebGPU, made at the first run after each set. */
-  private resident: { of: Record<string, ort.Tensor>; feeds: Record<string, ort.Tensor>; made: ort.Tensor[] } | null = null;
+  private resident: { of: Record<string, ort.Tensor>; feeds: Record<string, ort.Tensor>; made: ort.Tensor[] } | null =
+    null;
   /** Name of the adapter in use, or null. */
   name: string | null = null;
 
@@ -54,7 +55,9 @@ export class AdapterFeeds {
       const buf = adapter.buffers.get(key);
       if (!buf) throw new Error(`LoRA adapter: missing buffer ${key}`);
       const bytes = dims[0] * dims[1] * 4;
-      if (buf.size < bytes) throw new Error(`LoRA adapter: buffer ${key} has ${buf.size} bytes, [${dims.join(", ")}] f32 needs ${bytes}`);
+      if (buf.size < bytes) {
+        throw new Error(`LoRA adapter: buffer ${key} has ${buf.size} bytes, [${dims.join(", ")}] f32 needs ${bytes}`);
+      }
       return ort.Tensor.fromGpuBuffer(buf, { dataType: "float32", dims });
     });
   }
@@ -63,14 +66,20 @@ export class AdapterFeeds {
     if (this.loraScale === null || !this.loraTargets.length) return;
     const s = adapter.alpha / adapter.r;
     if (!(Math.abs(s - this.loraScale) <= 1e-6 * this.loraScale)) {
-      throw new Error(`LoRA adapter: alpha / r = ${adapter.alpha} / ${adapter.r} = ${s}, but this policy's graph fixes it at ${this.loraScale} (loraScale)`);
+      throw new Error(
+        `LoRA adapter: alpha / r = ${adapter.alpha} / ${adapter.r} = ${s}, but this policy's graph fixes it at ${this.loraScale} (loraScale)`,
+      );
     }
   }
 
   private checkTargets(targets: readonly LoraTarget[]): void {
     const missing = targets.filter((t) => !this.loraTargets.includes(t));
     if (missing.length) {
-      throw new Error(`LoRA adapter targets ${missing.join(", ")} but this policy was built with LoRA inputs for [${this.loraTargets.join(", ")}]; create it with loraTargets covering the adapter`);
+      throw new Error(
+        `LoRA adapter targets ${missing.join(", ")} but this policy was built with LoRA inputs for [${
+          this.loraTargets.join(", ")
+        }]; create it with loraTargets covering the adapter`,
+      );
     }
   }
 
@@ -80,7 +89,9 @@ export class AdapterFeeds {
     tensor: (key: string, dims: [number, number]) => ort.Tensor,
   ): void {
     const feeds: Record<string, ort.Tensor> = {};
-    if (this.loraTargets.length && this.loraScale === null) feeds.lora_scale = new ort.Tensor("float32", Float32Array.of(adapter ? adapter.alpha / adapter.r : 0), [1]);
+    if (this.loraTargets.length && this.loraScale === null) {
+      feeds.lora_scale = new ort.Tensor("float32", Float32Array.of(adapter ? adapter.alpha / adapter.r : 0), [1]);
+    }
     for (let l = 0; l < this.cfg.numLayers; l++) {
       for (const t of this.loraTargets) {
         const [out, inp] = targetDims(this.cfg, t);
@@ -117,7 +128,11 @@ export class AdapterFeeds {
         continue;
       }
       // Sizes rounded up to 16 bytes as ORT's own buffers are: its kernels bind a 4-byte scalar as a vec4.
-      const buf = device.createBuffer({ label: `policy-${name}`, size: Math.ceil(Math.max(4, data.byteLength) / 16) * 16, usage: GPU_STORAGE_COPY });
+      const buf = device.createBuffer({
+        label: `policy-${name}`,
+        size: Math.ceil(Math.max(4, data.byteLength) / 16) * 16,
+        usage: GPU_STORAGE_COPY,
+      });
       device.queue.writeBuffer(buf, 0, data);
       const g = ort.Tensor.fromGpuBuffer(buf, { dataType: "float32", dims: t.dims, dispose: () => buf.destroy() });
       feeds[name] = g;

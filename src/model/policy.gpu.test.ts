@@ -33,8 +33,16 @@ for (const arch of ARCHS) {
     const m = makeTinyModel(arch, { seed: 7 });
     const rng = new Rng(3);
     const seqs = randomSeqs(rng, m.config.vocabSize, [9, 3, 14]);
-    const targets = arch === "llama" ? [...LORA_TARGETS] : arch === "qwen2" ? ["q_proj", "v_proj"] as const : ["k_proj", "o_proj", "down_proj"] as const;
-    const policy = await OrtPolicy.create(m.config, m.weights, { dtype: "f32", loraTargets: targets, maxPositions: 32 });
+    const targets = arch === "llama"
+      ? [...LORA_TARGETS]
+      : arch === "qwen2"
+      ? ["q_proj", "v_proj"] as const
+      : ["k_proj", "o_proj", "down_proj"] as const;
+    const policy = await OrtPolicy.create(m.config, m.weights, {
+      dtype: "f32",
+      loraTargets: targets,
+      maxPositions: 32,
+    });
     try {
       assertEquals(policy.provider, "webgpu");
       const got = await policy.logprobs(seqs);
@@ -48,7 +56,11 @@ for (const arch of ARCHS) {
       // The adapter must matter, or the comparison above proves nothing about the LoRA inputs.
       assert(maxAbsDiff(wantA, want) > 20 * Math.max(e1.maxAbs, 1e-4), `${arch}: adapter barely changes the reference`);
       policy.setAdapter(null);
-      assertClose((await policy.logprobs(seqs)).flat(), want.flat(), { atol: 2e-3, rtol: 0, name: `${arch} adapter removed` });
+      assertClose((await policy.logprobs(seqs)).flat(), want.flat(), {
+        atol: 2e-3,
+        rtol: 0,
+        name: `${arch} adapter removed`,
+      });
       console.log(`${arch} f32: max |err| base ${e0.maxAbs.toExponential(2)}, LoRA ${e1.maxAbs.toExponential(2)}`);
     } finally {
       await policy.release();
@@ -59,7 +71,11 @@ for (const arch of ARCHS) {
 Deno.test("policy: LoRA inputs are uploaded to the GPU once per adapter, not on every run (regression: ~110 uploads and queue submits per decoding step)", async () => {
   const m = makeTinyModel("qwen2", { seed: 7 });
   const seqs = randomSeqs(new Rng(5), m.config.vocabSize, [6, 4]);
-  const policy = await OrtPolicy.create(m.config, m.weights, { dtype: "f32", loraTargets: LORA_TARGETS, maxPositions: 16 });
+  const policy = await OrtPolicy.create(m.config, m.weights, {
+    dtype: "f32",
+    loraTargets: LORA_TARGETS,
+    maxPositions: 16,
+  });
   const adapterInputs = 1 + m.config.numLayers * LORA_TARGETS.length * 2;
   const proto = GPUDevice.prototype;
   const create = proto.createBuffer;
@@ -79,16 +95,28 @@ Deno.test("policy: LoRA inputs are uploaded to the GPU once per adapter, not on 
     const first = await buffersOfRun(() => policy.logprobs(seqs));
     const second = await buffersOfRun(() => policy.logprobs(seqs));
     // Before the fix every run uploaded every adapter input (a buffer each); now only the int64 inputs.
-    assert(first >= adapterInputs, `first run made ${first} buffers, expected at least the ${adapterInputs} adapter inputs`);
-    assert(second < adapterInputs, `second run made ${second} buffers: the ${adapterInputs} adapter inputs were uploaded again`);
+    assert(
+      first >= adapterInputs,
+      `first run made ${first} buffers, expected at least the ${adapterInputs} adapter inputs`,
+    );
+    assert(
+      second < adapterInputs,
+      `second run made ${second} buffers: the ${adapterInputs} adapter inputs were uploaded again`,
+    );
     // A new adapter is uploaded at the next run and is what that run computes with.
     const a2 = randomAdapter(m.config, { r: 4, alpha: 8, targets: [...LORA_TARGETS], seed: 12, bScale: 0.2 });
     policy.setAdapter(a2);
     let got: number[][] = [];
     const third = await buffersOfRun(async () => (got = await policy.logprobs(seqs)));
     assert(third >= adapterInputs, `run after setAdapter made ${third} buffers: the new adapter was not uploaded`);
-    assertClose(got.flat(), referenceLogprobs(m.config, m.weights, seqs, a2).flat(), { atol: 2e-3, rtol: 0, name: "second adapter" });
-    console.log(`buffers made per run: first ${first}, second ${second}, after setAdapter ${third} (${adapterInputs} adapter inputs)`);
+    assertClose(got.flat(), referenceLogprobs(m.config, m.weights, seqs, a2).flat(), {
+      atol: 2e-3,
+      rtol: 0,
+      name: "second adapter",
+    });
+    console.log(
+      `buffers made per run: first ${first}, second ${second}, after setAdapter ${third} (${adapterInputs} adapter inputs)`,
+    );
   } finally {
     proto.createBuffer = create;
     await policy.release();
@@ -111,10 +139,34 @@ Deno.test("policy: KV-cache decoding with left padding equals the full forward",
       past: null,
       keep: 1,
     });
-    const s1 = await policy.step({ ids: [[a[6]], [b[3]]], mask: [[1, 1, 1, 1, 1, 1, 1], [0, 0, 0, 1, 1, 1, 1]], positions: [[6], [3]], past: pre.present, keep: 1 });
-    const s2 = await policy.step({ ids: [[a[7]], [b[4]]], mask: [[1, 1, 1, 1, 1, 1, 1, 1], [0, 0, 0, 1, 1, 1, 1, 1]], positions: [[7], [4]], past: s1.present, keep: 1 });
-    const full = await policy.step({ ids: [a], mask: [a.map(() => 1)], positions: [a.map((_, i) => i)], past: null, keep: 8 });
-    const fullB = await policy.step({ ids: [b], mask: [b.map(() => 1)], positions: [b.map((_, i) => i)], past: null, keep: 5 });
+    const s1 = await policy.step({
+      ids: [[a[6]], [b[3]]],
+      mask: [[1, 1, 1, 1, 1, 1, 1], [0, 0, 0, 1, 1, 1, 1]],
+      positions: [[6], [3]],
+      past: pre.present,
+      keep: 1,
+    });
+    const s2 = await policy.step({
+      ids: [[a[7]], [b[4]]],
+      mask: [[1, 1, 1, 1, 1, 1, 1, 1], [0, 0, 0, 1, 1, 1, 1, 1]],
+      positions: [[7], [4]],
+      past: s1.present,
+      keep: 1,
+    });
+    const full = await policy.step({
+      ids: [a],
+      mask: [a.map(() => 1)],
+      positions: [a.map((_, i) => i)],
+      past: null,
+      keep: 8,
+    });
+    const fullB = await policy.step({
+      ids: [b],
+      mask: [b.map(() => 1)],
+      positions: [b.map((_, i) => i)],
+      past: null,
+      keep: 5,
+    });
     const row = (x: Float32Array, i: number) => x.subarray(i * V, (i + 1) * V);
     assertClose(row(pre.logits, 0), row(full.logits, 5), { atol: 1e-4, name: "prefill a" });
     assertClose(row(pre.logits, 1), row(fullB.logits, 2), { atol: 1e-4, name: "prefill b (left-padded)" });
@@ -140,16 +192,25 @@ Deno.test("policy: bad inputs are clear errors and keep what is loaded", async (
     policy.setAdapter(good, "good");
     const before = await policy.logprobs(seqs);
     const wrongRank = randomAdapter(m.config, { r: 2, alpha: 4, targets: ["v_proj"], seed: 1 });
-    wrongRank.tensors.set("base_model.model.model.layers.1.self_attn.v_proj.lora_B.weight", { shape: [3, 2], data: new Float32Array(6) });
+    wrongRank.tensors.set("base_model.model.model.layers.1.self_attn.v_proj.lora_B.weight", {
+      shape: [3, 2],
+      data: new Float32Array(6),
+    });
     await assertRejects(() => policy.setAdapter(wrongRank), /v_proj\.lora_B\.weight has shape \[3, 2\]/);
-    await assertRejects(() => policy.setAdapter(randomAdapter(m.config, { r: 2, alpha: 4, targets: ["up_proj"], seed: 1 })), /targets up_proj but this policy was built with LoRA inputs for \[q_proj, v_proj\]/);
+    await assertRejects(
+      () => policy.setAdapter(randomAdapter(m.config, { r: 2, alpha: 4, targets: ["up_proj"], seed: 1 })),
+      /targets up_proj but this policy was built with LoRA inputs for \[q_proj, v_proj\]/,
+    );
     await assertRejects(() => policy.logprobs([new Array(17).fill(1)]), /17 tokens; this policy accepts at most 16/);
     await assertRejects(() => policy.logprobs([[1, m.config.vocabSize]]), /token id 280 outside/);
     assertEquals(policy.adapterName, "good");
     assertEquals(await policy.logprobs(seqs), before);
     const noWeight: Weights = new Map(m.weights);
     noWeight.delete(baseKey(1, "up_proj"));
-    await assertRejects(() => OrtPolicy.create(m.config, noWeight), /missing tensor model\.layers\.1\.mlp\.up_proj\.weight/);
+    await assertRejects(
+      () => OrtPolicy.create(m.config, noWeight),
+      /missing tensor model\.layers\.1\.mlp\.up_proj\.weight/,
+    );
   } finally {
     await policy.release();
   }
@@ -164,7 +225,11 @@ Deno.test("policy f16 and q4: errors against the reference (measured), q4 exact 
     const adapter = randomAdapter(m.config, { r: 4, alpha: 8, targets: ["q_proj", "up_proj"], seed: 4, bScale: 0.2 });
     const wantA = referenceLogprobs(m.config, m.weights, seqs, adapter);
     for (const dtype of ["f16", "q4"] as const) {
-      const policy = await OrtPolicy.create(m.config, m.weights, { dtype, loraTargets: ["q_proj", "up_proj"], maxPositions: 16 });
+      const policy = await OrtPolicy.create(m.config, m.weights, {
+        dtype,
+        loraTargets: ["q_proj", "up_proj"],
+        maxPositions: 16,
+      });
       try {
         const got = await policy.logprobs(seqs);
         policy.setAdapter(adapter);
@@ -172,11 +237,19 @@ Deno.test("policy f16 and q4: errors against the reference (measured), q4 exact 
         if (dtype === "q4") {
           // The quantisation is the only difference: the reference on dequantised weights agrees to f32 accuracy.
           const eff = q4EffectiveWeights(m.config, m.weights, { shaderF16: policy.shaderF16 });
-          const e = assertClose(gotA.flat(), referenceLogprobs(eff.cfg, eff.w, seqs, adapter).flat(), { atol: 2e-3, rtol: 0, name: `${arch} q4 vs dequantised reference` });
+          const e = assertClose(gotA.flat(), referenceLogprobs(eff.cfg, eff.w, seqs, adapter).flat(), {
+            atol: 2e-3,
+            rtol: 0,
+            name: `${arch} q4 vs dequantised reference`,
+          });
           console.log(`${arch} q4 vs reference on dequantised weights: max |err| ${e.maxAbs.toExponential(2)}`);
         }
         const err = maxAbsDiff(got, want), errA = maxAbsDiff(gotA, wantA);
-        console.log(`${arch} ${dtype}: logprob error vs the f32 reference: max ${err.toExponential(2)}, mean ${meanAbsDiff(got, want).toExponential(2)} (LoRA: max ${errA.toExponential(2)})`);
+        console.log(
+          `${arch} ${dtype}: logprob error vs the f32 reference: max ${err.toExponential(2)}, mean ${
+            meanAbsDiff(got, want).toExponential(2)
+          } (LoRA: max ${errA.toExponential(2)})`,
+        );
         const bound = dtype === "f16" ? 0.1 : 5;
         assert(err < bound && errA < bound, `${arch} ${dtype}: error ${err} / ${errA} beyond the loose bound ${bound}`);
       } finally {
@@ -190,7 +263,11 @@ Deno.test("policy on the trainer's GPUDevice: LoRA fed from GPU buffers, updated
   const gpu = await requestGpu();
   const m = makeTinyModel("qwen2", { seed: 17 });
   const targets = ["v_proj", "up_proj"] as const;
-  const policy = await OrtPolicy.create(m.config, m.weights, { loraTargets: targets, maxPositions: 16, device: gpu.device });
+  const policy = await OrtPolicy.create(m.config, m.weights, {
+    loraTargets: targets,
+    maxPositions: 16,
+    device: gpu.device,
+  });
   const buffers = new Map<string, GPUBuffer>();
   try {
     assertEquals(policy.device, gpu.device);
@@ -198,16 +275,30 @@ Deno.test("policy on the trainer's GPUDevice: LoRA fed from GPU buffers, updated
     const a1 = randomAdapter(m.config, { r: 3, alpha: 9, targets: [...targets], seed: 8, bScale: 0.2 });
     for (const [k, t] of a1.tensors) buffers.set(k, storageBuffer(gpu.device, k, t.data));
     policy.setAdapterBuffers({ r: a1.r, alpha: a1.alpha, targets: a1.targets, buffers }, "gpu");
-    assertClose((await policy.logprobs(seqs)).flat(), referenceLogprobs(m.config, m.weights, seqs, a1).flat(), { atol: 2e-3, rtol: 0, name: "GPU-fed adapter" });
+    assertClose((await policy.logprobs(seqs)).flat(), referenceLogprobs(m.config, m.weights, seqs, a1).flat(), {
+      atol: 2e-3,
+      rtol: 0,
+      name: "GPU-fed adapter",
+    });
     // The trainer writes new values into the same buffers: the next run sees them.
     const a2 = randomAdapter(m.config, { r: 3, alpha: 9, targets: [...targets], seed: 9, bScale: 0.2 });
     for (const [k, t] of a2.tensors) writeBuffer(gpu.device, buffers.get(k) as GPUBuffer, t.data);
     const want2 = referenceLogprobs(m.config, m.weights, seqs, a2);
-    assertClose((await policy.logprobs(seqs)).flat(), want2.flat(), { atol: 2e-3, rtol: 0, name: "after in-place update" });
-    assert(maxAbsDiff(want2, referenceLogprobs(m.config, m.weights, seqs, a1)) > 0.02, "the two adapters are too alike to tell apart");
+    assertClose((await policy.logprobs(seqs)).flat(), want2.flat(), {
+      atol: 2e-3,
+      rtol: 0,
+      name: "after in-place update",
+    });
+    assert(
+      maxAbsDiff(want2, referenceLogprobs(m.config, m.weights, seqs, a1)) > 0.02,
+      "the two adapters are too alike to tell apart",
+    );
     const small = new Map(buffers);
     small.set(loraKey(0, "up_proj", "B"), storageBuffer(gpu.device, "small", new Float32Array(4)));
-    await assertRejects(() => policy.setAdapterBuffers({ r: 3, alpha: 9, targets: [...targets], buffers: small }), /up_proj\.lora_B\.weight has 16 bytes/);
+    await assertRejects(
+      () => policy.setAdapterBuffers({ r: 3, alpha: 9, targets: [...targets], buffers: small }),
+      /up_proj\.lora_B\.weight has 16 bytes/,
+    );
     assertEquals(policy.adapterName, "gpu");
   } finally {
     await policy.release();
@@ -220,7 +311,11 @@ Deno.test("policy: weights as external data (every initializer) give the same lo
   const seqs = randomSeqs(new Rng(2), m.config.vocabSize, [7, 5]);
   const policy = await OrtPolicy.create(m.config, m.weights, { maxPositions: 8, externalMinBytes: 0, dtype: "q4" });
   try {
-    const inline = await OrtPolicy.create(m.config, m.weights, { maxPositions: 8, externalMinBytes: Infinity, dtype: "q4" });
+    const inline = await OrtPolicy.create(m.config, m.weights, {
+      maxPositions: 8,
+      externalMinBytes: Infinity,
+      dtype: "q4",
+    });
     const want = await inline.logprobs(seqs);
     await inline.release();
     assertEquals([policy.provider, await policy.logprobs(seqs)], ["webgpu", want]);
@@ -233,11 +328,19 @@ Deno.test("policy on the WASM provider (the fallback) matches the reference too"
   const m = makeTinyModel("qwen3", { seed: 29 });
   const seqs = randomSeqs(new Rng(12), m.config.vocabSize, [6, 9]);
   const adapter = randomAdapter(m.config, { r: 2, alpha: 4, targets: ["o_proj"], seed: 3, bScale: 0.2 });
-  const policy = await OrtPolicy.create(m.config, m.weights, { provider: "wasm", loraTargets: ["o_proj"], maxPositions: 12 });
+  const policy = await OrtPolicy.create(m.config, m.weights, {
+    provider: "wasm",
+    loraTargets: ["o_proj"],
+    maxPositions: 12,
+  });
   try {
     assertEquals(policy.provider, "wasm");
     policy.setAdapter(adapter);
-    assertClose((await policy.logprobs(seqs)).flat(), referenceLogprobs(m.config, m.weights, seqs, adapter).flat(), { atol: 2e-3, rtol: 0, name: "wasm logprobs" });
+    assertClose((await policy.logprobs(seqs)).flat(), referenceLogprobs(m.config, m.weights, seqs, adapter).flat(), {
+      atol: 2e-3,
+      rtol: 0,
+      name: "wasm logprobs",
+    });
   } finally {
     await policy.release();
   }

@@ -3,7 +3,15 @@
 // One owner per session: every run goes through a queue, so callers may overlap calls safely.
 import { type ModelConfig, validateWeights } from "./config.ts";
 import { LORA_TARGETS, type LoraAdapter, type LoraTarget } from "./lora.ts";
-import { ATTN_ALIGN, type AttentionKind, buildDecoder, type DecoderOptions, gqaApplies, PreparedWeights, type WeightDtype } from "./onnx/decoder.ts";
+import {
+  type AttentionKind,
+  ATTN_ALIGN,
+  buildDecoder,
+  type DecoderOptions,
+  gqaApplies,
+  PreparedWeights,
+  type WeightDtype,
+} from "./onnx/decoder.ts";
 import { concatLogits, joinCacheRows, type KvCache, logitsData, releaseCache } from "./kv-rows.ts";
 import { AdapterFeeds, type GpuLoraAdapter } from "./policy-adapter.ts";
 import { type CapturedDecoder, type CapturedPrefill, compareCaptured } from "./captured.ts";
@@ -207,24 +215,55 @@ export class OrtPolicy {
     validateWeights(cfg, weights);
     const dtype = o.dtype ?? "f32";
     const maxPositions = o.maxPositions ?? Math.min(cfg.maxPositionEmbeddings, 4096);
-    if (!Number.isInteger(maxPositions) || maxPositions < 1) throw new Error(`maxPositions must be a positive integer, got ${maxPositions}`);
+    if (!Number.isInteger(maxPositions) || maxPositions < 1) {
+      throw new Error(`maxPositions must be a positive integer, got ${maxPositions}`);
+    }
     const targets = LORA_TARGETS.filter((t) => o.loraTargets?.includes(t));
     // The WASM provider computes f16 on the CPU; WebGPU needs shader-f16 for any f16 tensor.
     const onWebGpu = (o.provider ?? "webgpu") === "webgpu" && hasWebGpu();
     const shaderF16 = o.shaderF16 ?? (!onWebGpu || dtype === "f32" ? true : await webgpuHasF16(o.device));
     let attention = o.attention ?? "gqa";
-    if (attention === "gqa" && onWebGpu && o.checkGqa !== false && gqaApplies(cfg, dtype, shaderF16) && await webgpuHasSubgroups(o.device)) {
+    if (
+      attention === "gqa" && onWebGpu && o.checkGqa !== false && gqaApplies(cfg, dtype, shaderF16) &&
+      await webgpuHasSubgroups(o.device)
+    ) {
       o.onPhase?.("attention-check");
-      const check = await checkGqa(cfg, o.device ?? null, (c, w, a) => OrtPolicy.create(c, w, { dtype: "f32", attention: a, maxPositions: 64, device: o.device, checkGqa: false, onNote: () => {} }));
+      const check = await checkGqa(
+        cfg,
+        o.device ?? null,
+        (c, w, a) =>
+          OrtPolicy.create(c, w, {
+            dtype: "f32",
+            attention: a,
+            maxPositions: 64,
+            device: o.device,
+            checkGqa: false,
+            onNote: () => {},
+          }),
+      );
       if (!check.ok) {
         attention = "explicit";
-        (o.onNote ?? ((m) => console.warn(m)))(`note: onnxruntime-web's GroupQueryAttention differs from explicit attention on this device by ${check.maxAbsDiff.toExponential(2)} in log-probability (its subgroup path; seen on SwiftShader): the policy uses explicit attention`);
+        (o.onNote ?? ((m) => console.warn(m)))(
+          `note: onnxruntime-web's GroupQueryAttention differs from explicit attention on this device by ${
+            check.maxAbsDiff.toExponential(2)
+          } in log-probability (its subgroup path; seen on SwiftShader): the policy uses explicit attention`,
+        );
       }
     }
     o.onPhase?.("graph");
     const prepared = o.prepared ?? (o.keepPrepared ? new PreparedWeights() : undefined);
     const q4Accuracy = o.q4Accuracy ?? q4AccuracyFromEnv();
-    const buildOpts: DecoderOptions = { dtype, loraTargets: targets, kvCache: true, maxPositions, externalMinBytes: o.externalMinBytes, attention, loraScale: o.loraScale, shaderF16, ...(q4Accuracy ? { q4Accuracy } : {}) };
+    const buildOpts: DecoderOptions = {
+      dtype,
+      loraTargets: targets,
+      kvCache: true,
+      maxPositions,
+      externalMinBytes: o.externalMinBytes,
+      attention,
+      loraScale: o.loraScale,
+      shaderF16,
+      ...(q4Accuracy ? { q4Accuracy } : {}),
+    };
     const built = buildDecoder(cfg, weights, { ...buildOpts, prepared });
     if (o.signal) {
       // The build is synchronous: a Stop posted to this worker meanwhile is delivered by a task turn.
@@ -233,18 +272,43 @@ export class OrtPolicy {
     }
     // On WebGPU the present.* outputs can stay in GPU buffers and be fed back as the next past.
     const kvLocations: Record<string, "gpu-buffer"> = {};
-    for (const name of built.outputNames) if (name.startsWith("present.") || (o.logitsOnGpu && name === "logits")) kvLocations[name] = "gpu-buffer";
+    for (const name of built.outputNames) {
+      if (name.startsWith("present.") || (o.logitsOnGpu && name === "logits")) kvLocations[name] = "gpu-buffer";
+    }
     const webgpuOpts = o.kvOnGpu === false ? {} : { preferredOutputLocation: kvLocations };
     o.onPhase?.("session");
-    const { session, provider } = await createSession(built.bytes, o.provider ?? "webgpu", o.onNote ?? ((m) => console.warn(m)), { externalData: built.external }, webgpuOpts, o.device);
-    const policy = new OrtPolicy(cfg, dtype, maxPositions, targets, provider, built.kvType, session, built.outputNames, o.loraScale ?? null, provider === "webgpu" && !!o.logitsOnGpu && o.kvOnGpu !== false);
+    const { session, provider } = await createSession(
+      built.bytes,
+      o.provider ?? "webgpu",
+      o.onNote ?? ((m) => console.warn(m)),
+      { externalData: built.external },
+      webgpuOpts,
+      o.device,
+    );
+    const policy = new OrtPolicy(
+      cfg,
+      dtype,
+      maxPositions,
+      targets,
+      provider,
+      built.kvType,
+      session,
+      built.outputNames,
+      o.loraScale ?? null,
+      provider === "webgpu" && !!o.logitsOnGpu && o.kvOnGpu !== false,
+    );
     policy.device = provider === "webgpu" ? o.device ?? null : null;
     policy.attention = built.attention;
     policy.precision = built.precision;
     policy.shaderF16 = shaderF16;
     if (provider === "webgpu") {
       policy.bindingLimit = (o.device ?? await ort.env.webgpu.device).limits.maxStorageBufferBindingSize;
-      const source = { weights, opts: { ...buildOpts, attention: built.attention }, prepared: prepared ?? null, shared: !!o.prepared };
+      const source = {
+        weights,
+        opts: { ...buildOpts, attention: built.attention },
+        prepared: prepared ?? null,
+        shared: !!o.prepared,
+      };
       policy.capture = new CaptureHost(policy, source, o.onNote ?? ((m) => console.warn(m)));
     }
     return policy;
@@ -273,11 +337,22 @@ export class OrtPolicy {
     try {
       for (let i = 0; i < B; i += rows) {
         const cut = <T>(xs: T[]) => xs.slice(i, i + rows);
-        parts.push(await this.runStep({ ids: cut(input.ids), mask: cut(input.mask), positions: cut(input.positions), past: null, keep: input.keep }));
+        parts.push(
+          await this.runStep({
+            ids: cut(input.ids),
+            mask: cut(input.mask),
+            positions: cut(input.positions),
+            past: null,
+            keep: input.keep,
+          }),
+        );
       }
       const device = await this.gpuDevice();
       const logits = await concatLogits(device, parts.map((p) => p.logits));
-      const present = await joinCacheRows(device, parts.map((p) => ({ cache: p.present, rows: Array.from({ length: p.present.batch }, (_, r) => r) })));
+      const present = await joinCacheRows(
+        device,
+        parts.map((p) => ({ cache: p.present, rows: Array.from({ length: p.present.batch }, (_, r) => r) })),
+      );
       return { logits, present };
     } catch (e) {
       for (const p of parts) {
@@ -297,7 +372,14 @@ export class OrtPolicy {
     if (!Number.isFinite(this.bindingLimit)) return Infinity;
     const c = this.cfg;
     const T4 = Math.ceil(T / ATTN_ALIGN) * ATTN_ALIGN;
-    const perRow = 4 * Math.max(S * c.hiddenSize, S * c.intermediateSize, S * c.numHeads * c.headDim, keep * c.vocabSize, this.attention === "explicit" ? c.numHeads * S * T4 : 0);
+    const perRow = 4 *
+      Math.max(
+        S * c.hiddenSize,
+        S * c.intermediateSize,
+        S * c.numHeads * c.headDim,
+        keep * c.vocabSize,
+        this.attention === "explicit" ? c.numHeads * S * T4 : 0,
+      );
     return Math.max(1, Math.floor(this.bindingLimit / perRow));
   }
 
@@ -314,7 +396,9 @@ export class OrtPolicy {
     while (start < seqs.length) {
       let end = start + 1;
       let L = seqs[start].length;
-      while (end < seqs.length && (end + 1 - start) * Math.max(L, seqs[end].length) * V * 4 <= budget) L = Math.max(L, seqs[end++].length);
+      while (end < seqs.length && (end + 1 - start) * Math.max(L, seqs[end].length) * V * 4 <= budget) {
+        L = Math.max(L, seqs[end++].length);
+      }
       const rows = seqs.slice(start, end);
       // Right padding: real tokens never attend to the pads after them, positions start at 0.
       const ids = rows.map((r) => [...r, ...new Array<number>(L - r.length).fill(0)]);
@@ -335,9 +419,14 @@ export class OrtPolicy {
    * released unless `repeats` is 1, which returns it as it is. GPU caches are copied buffer to buffer.
    */
   async repeatCache(cache: KvCache, repeats: number): Promise<KvCache> {
-    if (!Number.isInteger(repeats) || repeats < 1) throw new Error(`repeatCache: repeats must be a positive integer, got ${repeats}`);
+    if (!Number.isInteger(repeats) || repeats < 1) {
+      throw new Error(`repeatCache: repeats must be a positive integer, got ${repeats}`);
+    }
     if (repeats === 1) return cache;
-    return await this.gatherRows(cache, Array.from({ length: cache.batch * repeats }, (_, i) => Math.floor(i / repeats)));
+    return await this.gatherRows(
+      cache,
+      Array.from({ length: cache.batch * repeats }, (_, i) => Math.floor(i / repeats)),
+    );
   }
 
   /**
@@ -375,7 +464,10 @@ export class OrtPolicy {
   async capturedOk(): Promise<boolean> {
     if (!this.canCapture) return false;
     const device = this.device ?? undefined;
-    return await this.capture.ok(device ?? await ort.env.webgpu.device, (cfg, w) => OrtPolicy.checkDecoder(cfg, w, device));
+    return await this.capture.ok(
+      device ?? await ort.env.webgpu.device,
+      (cfg, w) => OrtPolicy.checkDecoder(cfg, w, device),
+    );
   }
 
   /**
@@ -385,13 +477,30 @@ export class OrtPolicy {
   async capturedPrefillOk(): Promise<boolean> {
     if (denoEnv("RLVR_CAPTURED_PREFILL") === "0" || !(await this.capturedOk())) return false;
     const device = this.device ?? undefined;
-    return await this.capture.prefillOk(device ?? await ort.env.webgpu.device, (cfg, w) => OrtPolicy.checkDecoder(cfg, w, device));
+    return await this.capture.prefillOk(
+      device ?? await ort.env.webgpu.device,
+      (cfg, w) => OrtPolicy.checkDecoder(cfg, w, device),
+    );
   }
 
   /** The two decoders captured-check.ts compares: a policy with explicit attention over (cfg, w), and its captured sessions. */
-  private static async checkDecoder(cfg: ModelConfig, w: Weights, device: GPUDevice | undefined): Promise<CheckDecoder> {
-    const p = await OrtPolicy.create(cfg, w, { attention: "explicit", checkGqa: false, maxPositions: 128, device, logitsOnGpu: true, onNote: () => {} });
-    return { compare: (prompts, tokens, prefill) => compareCaptured(p, prompts, tokens, prefill), release: () => p.release() };
+  private static async checkDecoder(
+    cfg: ModelConfig,
+    w: Weights,
+    device: GPUDevice | undefined,
+  ): Promise<CheckDecoder> {
+    const p = await OrtPolicy.create(cfg, w, {
+      attention: "explicit",
+      checkGqa: false,
+      maxPositions: 128,
+      device,
+      logitsOnGpu: true,
+      onNote: () => {},
+    });
+    return {
+      compare: (prompts, tokens, prefill) => compareCaptured(p, prompts, tokens, prefill),
+      release: () => p.release(),
+    };
   }
 
   /** The captured prefill for at least `rows` prompts of up to `width` tokens (capture-host.ts: one session, grown). */
@@ -432,9 +541,15 @@ export class OrtPolicy {
 
   private checkIds(ids: readonly number[], what: string): void {
     if (ids.length === 0) throw new Error(`${what} is empty`);
-    if (ids.length > this.maxPositions) throw new Error(`${what} has ${ids.length} tokens; this policy accepts at most ${this.maxPositions} (maxPositions)`);
+    if (ids.length > this.maxPositions) {
+      throw new Error(
+        `${what} has ${ids.length} tokens; this policy accepts at most ${this.maxPositions} (maxPositions)`,
+      );
+    }
     for (const id of ids) {
-      if (!Number.isInteger(id) || id < 0 || id >= this.cfg.vocabSize) throw new Error(`${what}: token id ${id} outside [0, ${this.cfg.vocabSize})`);
+      if (!Number.isInteger(id) || id < 0 || id >= this.cfg.vocabSize) {
+        throw new Error(`${what}: token id ${id} outside [0, ${this.cfg.vocabSize})`);
+      }
     }
   }
 
@@ -453,17 +568,25 @@ export class OrtPolicy {
     const B = x.ids.length, S = x.ids[0]?.length ?? 0;
     const P = x.past?.length ?? 0, T = P + S;
     if (B === 0 || S === 0) throw new Error("step: empty batch");
-    if (T > this.maxPositions) throw new Error(`sequence of ${T} tokens exceeds this policy's maxPositions ${this.maxPositions}`);
+    if (T > this.maxPositions) {
+      throw new Error(`sequence of ${T} tokens exceeds this policy's maxPositions ${this.maxPositions}`);
+    }
     if (x.past && x.past.batch !== B) throw new Error(`step: past cache has batch ${x.past.batch}, input has ${B}`);
     for (let b = 0; b < B; b++) {
-      if (x.ids[b].length !== S || x.positions[b].length !== S || x.mask[b].length !== T) throw new Error(`step: row ${b} has ragged ids/positions/mask`);
+      if (x.ids[b].length !== S || x.positions[b].length !== S || x.mask[b].length !== T) {
+        throw new Error(`step: row ${b} has ragged ids/positions/mask`);
+      }
       this.checkIds(x.ids[b], `row ${b}`);
-      for (const p of x.positions[b]) if (p < 0 || p >= this.maxPositions) throw new Error(`step: position ${p} outside [0, ${this.maxPositions})`);
+      for (const p of x.positions[b]) {
+        if (p < 0 || p >= this.maxPositions) throw new Error(`step: position ${p} outside [0, ${this.maxPositions})`);
+      }
     }
     if (x.keep < 1 || x.keep > S) throw new Error(`step: keep ${x.keep} outside [1, ${S}]`);
     if (this.attention === "gqa" && P > 0 && S > 1 && B > 1) {
       // ORT's GroupQueryAttention: "batch_size must be 1 when sequence_length > 1 and past context is given".
-      throw new Error(`step: with attention "gqa" a step after a past takes one token per row when the batch has ${B} rows (got ${S}); create the policy with attention "explicit" for multi-token steps`);
+      throw new Error(
+        `step: with attention "gqa" a step after a past takes one token per row when the batch has ${B} rows (got ${S}); create the policy with attention "explicit" for multi-token steps`,
+      );
     }
     const { numLayers: L, numKvHeads: K, headDim: D } = this.cfg;
     const feeds: Record<string, ort.Tensor> = {
@@ -472,7 +595,9 @@ export class OrtPolicy {
       attention_mask: int64(x.mask, [B, T]),
       position_ids: int64(x.positions, [B, S]),
       num_logits_to_keep: int64([[x.keep]], [1]),
-      target_ids: targets ? int64(targets, [B, x.keep]) : new ort.Tensor("int64", new BigInt64Array(B * x.keep), [B, x.keep]),
+      target_ids: targets
+        ? int64(targets, [B, x.keep])
+        : new ort.Tensor("int64", new BigInt64Array(B * x.keep), [B, x.keep]),
     };
     for (let l = 0; l < L; l++) {
       for (const [j, kind] of (["key", "value"] as const).entries()) {

@@ -32,7 +32,9 @@ function maxDiff(a: Float32Array, b: Float32Array): number {
   return d;
 }
 
-for (const [what, limit] of [["the device's own limit", null], ["a 40 MiB limit (runs of 3 rows)", 40 << 20]] as const) {
+for (
+  const [what, limit] of [["the device's own limit", null], ["a 40 MiB limit (runs of 3 rows)", 40 << 20]] as const
+) {
   Deno.test(`policy: a prefill larger than ${what} is cut into runs; every row equals its prompt alone, prefill and next step (explicit graph)`, async () => {
     const p = await OrtPolicy.create(cfg, m.weights, { maxPositions: 740, attention: "explicit" });
     try {
@@ -41,7 +43,9 @@ for (const [what, limit] of [["the device's own limit", null], ["a 40 MiB limit 
       const runs = p.rowsPerRun(L, L, 1);
       console.log(`binding limit ${p.bindingLimit} B: ${runs} rows per run of 12`);
       if (limit === null && runs >= lens.length) {
-        console.log("NOTICE: this device binds the whole batch's intermediates; the cut is exercised by the next test only");
+        console.log(
+          "NOTICE: this device binds the whole batch's intermediates; the cut is exercised by the next test only",
+        );
       }
       const all = lens.map((_, i) => i);
       const pre = await p.step(prefill(all));
@@ -59,7 +63,13 @@ for (const [what, limit] of [["the device's own limit", null], ["a 40 MiB limit 
       for (const i of [0, 4, 9, 10, 11]) {
         const one = await p.step(prefill([i]));
         const d0 = maxDiff(pre.logits.subarray(i * V, (i + 1) * V), one.logits);
-        const step = await p.step({ ids: [[seqs[i][lens[i]]]], mask: [Array(lens[i] + 1).fill(1)], positions: [[lens[i]]], past: one.present, keep: 1 });
+        const step = await p.step({
+          ids: [[seqs[i][lens[i]]]],
+          mask: [Array(lens[i] + 1).fill(1)],
+          positions: [[lens[i]]],
+          past: one.present,
+          keep: 1,
+        });
         const d1 = maxDiff(next.logits.subarray(i * V, (i + 1) * V), step.logits);
         p.releaseCache(step.present);
         assert(d0 < 1e-4 && d1 < 1e-4, `row ${i}: prefill logits differ by ${d0}, next step by ${d1}`);

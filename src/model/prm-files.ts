@@ -5,7 +5,7 @@
 // plus prm_config.json saying how scores are read (sigmoid of the logit at each step's last token).
 import type { ModelConfig } from "./config.ts";
 import type { LoraAdapter } from "./lora.ts";
-import { PEFT_CONFIG, PEFT_WEIGHTS, parsePeftAdapter, peftConfigJson } from "./peft.ts";
+import { parsePeftAdapter, PEFT_CONFIG, PEFT_WEIGHTS, peftConfigJson } from "./peft.ts";
 import { parseSafetensors, safetensorsToWeights, weightsToSafetensors } from "./safetensors.ts";
 import { type ModelSource, readJson } from "./source.ts";
 import type { Weights } from "./tensor.ts";
@@ -38,7 +38,12 @@ export function prmFiles(p: PrmWeights): Map<string, Uint8Array> {
   tensors.set(SCORE_BIAS, { shape: [1], data: p.head.slice(C) });
   const config = { ...peftConfigJson(p.adapter, p.info.baseModel), task_type: "TOKEN_CLS", modules_to_save: ["score"] };
   const info = {
-    format: "rlvr-prm", version: 1, template: p.info.template, labels: p.info.labels, base_model: p.info.baseModel, num_labels: 1,
+    format: "rlvr-prm",
+    version: 1,
+    template: p.info.template,
+    labels: p.info.labels,
+    base_model: p.info.baseModel,
+    num_labels: 1,
     score: "sigmoid(score(h_t)) with h_t the last hidden state (after the final norm) at the last token of each step",
     steps: "the steps of a Chain of CTEs (src/core/cocte.ts stepEndOffsets): each CTE, then the final statement",
     input: "the prompt rendered with the model's chat template, then the answer's text encoded without special tokens",
@@ -60,16 +65,28 @@ export async function readPrmFolder(src: ModelSource, cfg?: ModelConfig): Promis
   const where = src.describe();
   const config = await readJson(src, PEFT_CONFIG);
   const info = await readJson(src, PRM_CONFIG);
-  if (!isRecord(config) || !isRecord(info)) throw new Error(`${where}: ${PEFT_CONFIG} and ${PRM_CONFIG} must be JSON objects`);
+  if (!isRecord(config) || !isRecord(info)) {
+    throw new Error(`${where}: ${PEFT_CONFIG} and ${PRM_CONFIG} must be JSON objects`);
+  }
   const mts = config.modules_to_save;
-  if (!(Array.isArray(mts) && mts.length === 1 && mts[0] === "score")) throw new Error(`${where}: ${PEFT_CONFIG} modules_to_save must be ["score"] (a PRM folder), got ${JSON.stringify(mts)}`);
+  if (!(Array.isArray(mts) && mts.length === 1 && mts[0] === "score")) {
+    throw new Error(
+      `${where}: ${PEFT_CONFIG} modules_to_save must be ["score"] (a PRM folder), got ${JSON.stringify(mts)}`,
+    );
+  }
   if (info.format !== "rlvr-prm") throw new Error(`${where}: ${PRM_CONFIG} is not an rlvr-prm description`);
   const labels = info.labels === "outcome" ? "outcome" : info.labels === "process" ? "process" : null;
-  if (labels === null || typeof info.template !== "string") throw new Error(`${where}: ${PRM_CONFIG} needs labels ("process" or "outcome") and template`);
+  if (labels === null || typeof info.template !== "string") {
+    throw new Error(`${where}: ${PRM_CONFIG} needs labels ("process" or "outcome") and template`);
+  }
   const all = safetensorsToWeights(parseSafetensors(await src.read(PEFT_WEIGHTS), PEFT_WEIGHTS));
   const w = all.get(SCORE_WEIGHT), b = all.get(SCORE_BIAS);
-  if (!w || !b || w.shape.length !== 2 || w.shape[0] !== 1 || b.data.length !== 1) throw new Error(`${where}: ${PEFT_WEIGHTS} needs ${SCORE_WEIGHT} (1, H) and ${SCORE_BIAS} (1)`);
-  if (cfg && w.shape[1] !== cfg.hiddenSize) throw new Error(`${where}: the score head has ${w.shape[1]} inputs, the model's hidden size is ${cfg.hiddenSize}`);
+  if (!w || !b || w.shape.length !== 2 || w.shape[0] !== 1 || b.data.length !== 1) {
+    throw new Error(`${where}: ${PEFT_WEIGHTS} needs ${SCORE_WEIGHT} (1, H) and ${SCORE_BIAS} (1)`);
+  }
+  if (cfg && w.shape[1] !== cfg.hiddenSize) {
+    throw new Error(`${where}: the score head has ${w.shape[1]} inputs, the model's hidden size is ${cfg.hiddenSize}`);
+  }
   all.delete(SCORE_WEIGHT);
   all.delete(SCORE_BIAS);
   const { modules_to_save: _m, task_type: _t, ...plain } = config;
@@ -82,5 +99,9 @@ export async function readPrmFolder(src: ModelSource, cfg?: ModelConfig): Promis
   const head = new Float32Array(w.shape[1] + 1);
   head.set(w.data);
   head[w.shape[1]] = b.data[0];
-  return { adapter, head, info: { template: info.template, labels, baseModel: typeof info.base_model === "string" ? info.base_model : null } };
+  return {
+    adapter,
+    head,
+    info: { template: info.template, labels, baseModel: typeof info.base_model === "string" ? info.base_model : null },
+  };
 }

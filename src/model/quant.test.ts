@@ -15,7 +15,13 @@ function gaussian(seed: number, N: number, K: number): Tensor {
 }
 
 /** Decodes MatMulNBits tensors straight from onnxruntime's description, counting nibbles in one flat stream. */
-function decodeFromSpec(B: Uint8Array, scales: Float32Array, zp: Uint8Array | null, N: number, K: number): Float32Array {
+function decodeFromSpec(
+  B: Uint8Array,
+  scales: Float32Array,
+  zp: Uint8Array | null,
+  N: number,
+  K: number,
+): Float32Array {
   const nb = Math.ceil(K / 32);
   const nibble = (bytes: Uint8Array, i: number) => (i % 2 === 0 ? bytes[i >> 1] & 0x0f : bytes[i >> 1] >> 4);
   const out = new Float32Array(N * K);
@@ -46,8 +52,16 @@ Deno.test("q4: layout matches the MatMulNBits description (odd N, K not a multip
     for (const symmetric of [false, true]) {
       const q = quantizeQ4(w, { symmetric });
       const nb = Math.ceil(K / 32);
-      assertEquals([q.packed.length, q.scales.length, q.zeroPoints?.length ?? null], [N * nb * 16, N * nb, symmetric ? null : N * Math.ceil(nb / 2)]);
-      assertEquals(dequantizeQ4(q).data, decodeFromSpec(q.packed, q.scales, q.zeroPoints, N, K), `N ${N} K ${K} sym ${symmetric}`);
+      assertEquals([q.packed.length, q.scales.length, q.zeroPoints?.length ?? null], [
+        N * nb * 16,
+        N * nb,
+        symmetric ? null : N * Math.ceil(nb / 2),
+      ]);
+      assertEquals(
+        dequantizeQ4(q).data,
+        decodeFromSpec(q.packed, q.scales, q.zeroPoints, N, K),
+        `N ${N} K ${K} sym ${symmetric}`,
+      );
     }
   }
 });
@@ -72,7 +86,11 @@ Deno.test("q4: error within one scale step per element (half a step when symmetr
   const [asym] = quantErrorReport(new Map([["lm_head.weight", w]]), "q4");
   const [sym] = quantErrorReport(new Map([["lm_head.weight", w]]), "q4sym");
   const [h] = quantErrorReport(new Map([["lm_head.weight", w]]), "f16");
-  console.log(`gaussian 64x200 with outliers: q4 asym rmsRel ${asym.rmsRel.toFixed(4)} maxAbs ${asym.maxAbs.toExponential(2)}; q4 sym rmsRel ${sym.rmsRel.toFixed(4)}; f16 rmsRel ${h.rmsRel.toExponential(2)}`);
+  console.log(
+    `gaussian 64x200 with outliers: q4 asym rmsRel ${asym.rmsRel.toFixed(4)} maxAbs ${
+      asym.maxAbs.toExponential(2)
+    }; q4 sym rmsRel ${sym.rmsRel.toFixed(4)}; f16 rmsRel ${h.rmsRel.toExponential(2)}`,
+  );
   // Uniform rounding error of a 16-level grid over a block's range gives ~0.08-0.12 for Gaussian blocks.
   assert(asym.rmsRel < 0.15 && asym.rmsRel > 0.02, `q4 rmsRel ${asym.rmsRel}`);
   assert(h.rmsRel < 2 ** -11, `f16 rmsRel ${h.rmsRel}`);
@@ -82,7 +100,9 @@ Deno.test("q4: per-layer report on a tiny model and the effect on log-probabilit
   const m = makeTinyModel("qwen2", { seed: 21, hidden: 64, heads: 4, kvHeads: 2, intermediate: 96 });
   const report = quantErrorReport(m.weights, "q4");
   assertEquals(report.length, 7 * m.config.numLayers, "all seven projections of every layer (lm_head is tied)");
-  for (const r of report) console.log(`  ${r.name} [${r.shape}] maxAbs ${r.maxAbs.toExponential(2)} rmsRel ${r.rmsRel.toFixed(4)}`);
+  for (const r of report) {
+    console.log(`  ${r.name} [${r.shape}] maxAbs ${r.maxAbs.toExponential(2)} rmsRel ${r.rmsRel.toFixed(4)}`);
+  }
   const rng = new Rng(22);
   const ids = Array.from({ length: 10 }, () => rng.int(m.config.vocabSize));
   const [base] = referenceLogprobs(m.config, m.weights, [ids]);

@@ -122,7 +122,8 @@ export function roundTripF16(t: Tensor): Tensor {
 
 /** True for the linear weights the policy quantises (attention and MLP projections, untied lm_head). */
 export function isQuantizableLinear(name: string): boolean {
-  return /^model\.layers\.\d+\.(self_attn\.[qkvo]_proj|mlp\.(gate|up|down)_proj)\.weight$/.test(name) || name === "lm_head.weight";
+  return /^model\.layers\.\d+\.(self_attn\.[qkvo]_proj|mlp\.(gate|up|down)_proj)\.weight$/.test(name) ||
+    name === "lm_head.weight";
 }
 
 /** One row of the error report. */
@@ -136,7 +137,11 @@ export interface QuantError {
 }
 
 /** Measures quantisation error per weight (q4 or f16) over the quantisable linear weights, or those `filter` picks. */
-export function quantErrorReport(w: Weights, mode: "q4" | "q4sym" | "f16", filter: (name: string) => boolean = isQuantizableLinear): QuantError[] {
+export function quantErrorReport(
+  w: Weights,
+  mode: "q4" | "q4sym" | "f16",
+  filter: (name: string) => boolean = isQuantizableLinear,
+): QuantError[] {
   const rows: QuantError[] = [];
   for (const [name, t] of w) {
     if (!filter(name)) continue;
@@ -172,7 +177,11 @@ export function fakeQuantize(w: Weights, mode: "q4" | "q4sym" | "f16"): Weights 
  * `shaderF16: false` (the graph built for a device without f16) only the projections: the embedding
  * and the head stay f32.
  */
-export function q4EffectiveWeights(cfg: ModelConfig, w: Weights, o: { shaderF16?: boolean } = {}): { cfg: ModelConfig; w: Weights } {
+export function q4EffectiveWeights(
+  cfg: ModelConfig,
+  w: Weights,
+  o: { shaderF16?: boolean } = {},
+): { cfg: ModelConfig; w: Weights } {
   const out: Weights = new Map(w);
   const dq = (name: string, src = name) => {
     const t = w.get(src);

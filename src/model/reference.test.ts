@@ -57,7 +57,13 @@ Deno.test("reference: a LoRA adapter with B = 0 equals no adapter; a non-zero on
     const base = referenceLogits(m.config, m.weights, ids);
     const zero = zeroAdapter(m.config, { r: 4, alpha: 8, targets: LORA_TARGETS, seed: 7 });
     assertEquals(flat(referenceLogits(m.config, m.weights, ids, zero)), flat(base), `${arch} B=0`);
-    const ad = randomAdapter(m.config, { r: 3, alpha: 6, targets: ["q_proj", "v_proj", "o_proj", "up_proj", "down_proj"], seed: 8, bScale: 0.3 });
+    const ad = randomAdapter(m.config, {
+      r: 3,
+      alpha: 6,
+      targets: ["q_proj", "v_proj", "o_proj", "up_proj", "down_proj"],
+      seed: 8,
+      bScale: 0.3,
+    });
     const merged: Weights = new Map(m.weights);
     for (let l = 0; l < m.config.numLayers; l++) {
       for (const t of ad.targets) {
@@ -100,13 +106,19 @@ Deno.test("reference: GQA equals multi-head attention with each kv head repeated
           if (!t) continue;
           const cols = t.shape.length === 2 ? t.shape[1] : 1;
           const data = new Float32Array(4 * D * cols);
-          for (let h = 0; h < 4; h++) data.set(t.data.subarray(Math.floor(h / 2) * D * cols, (Math.floor(h / 2) + 1) * D * cols), h * D * cols);
+          for (let h = 0; h < 4; h++) {
+            data.set(t.data.subarray(Math.floor(h / 2) * D * cols, (Math.floor(h / 2) + 1) * D * cols), h * D * cols);
+          }
           mha.set(name, { shape: t.shape.length === 2 ? [4 * D, cols] : [4 * D], data });
         }
       }
     }
     const ids = randomIds(10, 6, cfg.vocabSize);
-    assertClose(flat(referenceLogits(cfg, mha, ids)), flat(referenceLogits(g.config, g.weights, ids)), { atol: 1e-12, rtol: 1e-12, name: `${arch} gqa` });
+    assertClose(flat(referenceLogits(cfg, mha, ids)), flat(referenceLogits(g.config, g.weights, ids)), {
+      atol: 1e-12,
+      rtol: 1e-12,
+      name: `${arch} gqa`,
+    });
   }
 });
 
@@ -116,7 +128,10 @@ Deno.test("reference: tied embeddings equal an untied model whose lm_head copies
   const untied: Weights = new Map(m.weights);
   untied.set("lm_head.weight", m.weights.get("model.embed_tokens.weight")!);
   const ids = randomIds(12, 5, m.config.vocabSize);
-  assertEquals(flat(referenceLogits({ ...m.config, tieWordEmbeddings: false }, untied, ids)), flat(referenceLogits(m.config, m.weights, ids)));
+  assertEquals(
+    flat(referenceLogits({ ...m.config, tieWordEmbeddings: false }, untied, ids)),
+    flat(referenceLogits(m.config, m.weights, ids)),
+  );
 });
 
 Deno.test("reference: Qwen3 q_norm/k_norm make the output invariant to scaling q_proj and k_proj", () => {
@@ -132,15 +147,32 @@ Deno.test("reference: Qwen3 q_norm/k_norm make the output invariant to scaling q
   }
   const ids = randomIds(14, 6, m.config.vocabSize);
   // Only eps (1e-6) breaks the invariance.
-  assertClose(flat(referenceLogits(m.config, scaled, ids)), flat(referenceLogits(m.config, m.weights, ids)), { atol: 1e-5, rtol: 1e-5, name: "qk-norm invariance" });
+  assertClose(flat(referenceLogits(m.config, scaled, ids)), flat(referenceLogits(m.config, m.weights, ids)), {
+    atol: 1e-5,
+    rtol: 1e-5,
+    name: "qk-norm invariance",
+  });
 });
 
 Deno.test("reference: a 1-layer, 1-head, 2-dimensional Llama computed by hand", () => {
   const eps = 1e-6;
   const cfg: ModelConfig = {
-    arch: "llama", vocabSize: 3, hiddenSize: 2, intermediateSize: 1, numLayers: 1, numHeads: 1, numKvHeads: 1, headDim: 2,
-    rmsNormEps: eps, ropeTheta: 10000, tieWordEmbeddings: false, attentionBias: false, qkNorm: false,
-    maxPositionEmbeddings: 16, bosTokenId: null, eosTokenIds: [],
+    arch: "llama",
+    vocabSize: 3,
+    hiddenSize: 2,
+    intermediateSize: 1,
+    numLayers: 1,
+    numHeads: 1,
+    numKvHeads: 1,
+    headDim: 2,
+    rmsNormEps: eps,
+    ropeTheta: 10000,
+    tieWordEmbeddings: false,
+    attentionBias: false,
+    qkNorm: false,
+    maxPositionEmbeddings: 16,
+    bosTokenId: null,
+    eosTokenIds: [],
   };
   const t = (shape: number[], v: number[]): Tensor => ({ shape, data: Float32Array.from(v) });
   const E = [[1, 0], [0, 2], [3, -4]];
@@ -170,7 +202,10 @@ Deno.test("reference: a 1-layer, 1-head, 2-dimensional Llama computed by hand", 
     const r = 1 / Math.sqrt((x[0] ** 2 + x[1] ** 2) / 2 + eps);
     return [x[0] * r * g[0], x[1] * r * g[1]];
   };
-  const rot = (x: number[], p: number) => [x[0] * Math.cos(p) - x[1] * Math.sin(p), x[1] * Math.cos(p) + x[0] * Math.sin(p)];
+  const rot = (
+    x: number[],
+    p: number,
+  ) => [x[0] * Math.cos(p) - x[1] * Math.sin(p), x[1] * Math.cos(p) + x[0] * Math.sin(p)];
   const x = ids.map((id) => E[id]);
   const h = x.map((xi) => norm(xi, [1, 0.5]));
   const q = h.map((hi, p) => rot(mv(Q, hi), p));

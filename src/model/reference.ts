@@ -34,7 +34,8 @@ export function ropeInvFreq(cfg: ModelConfig): Float64Array {
     const wavelen = (2 * Math.PI) / f;
     if (wavelen < highWavelen) return f;
     if (wavelen > lowWavelen) return f / rs.factor;
-    const smooth = (rs.originalMaxPositionEmbeddings / wavelen - rs.lowFreqFactor) / (rs.highFreqFactor - rs.lowFreqFactor);
+    const smooth = (rs.originalMaxPositionEmbeddings / wavelen - rs.lowFreqFactor) /
+      (rs.highFreqFactor - rs.lowFreqFactor);
     return (1 - smooth) * (f / rs.factor) + smooth * f;
   });
 }
@@ -53,7 +54,9 @@ export function rmsNormRef(x: ArrayLike<number>, w: ArrayLike<number>, eps: numb
 /** y = W x (+ b): W (out, in) row-major. */
 function matvec(W: Tensor, x: ArrayLike<number>, b?: Tensor): Float64Array {
   const [out, inp] = W.shape;
-  if (x.length !== inp) throw new Error(`reference: input of length ${x.length} for a weight of shape [${W.shape.join(", ")}]`);
+  if (x.length !== inp) {
+    throw new Error(`reference: input of length ${x.length} for a weight of shape [${W.shape.join(", ")}]`);
+  }
   const y = new Float64Array(out);
   for (let o = 0; o < out; o++) {
     let s = b ? b.data[o] : 0;
@@ -65,7 +68,14 @@ function matvec(W: Tensor, x: ArrayLike<number>, b?: Tensor): Float64Array {
 }
 
 /** A linear layer with its optional bias and LoRA update. */
-function linear(w: Weights, layer: number, target: LoraTarget, x: ArrayLike<number>, adapter?: LoraAdapter, bias = false): Float64Array {
+function linear(
+  w: Weights,
+  layer: number,
+  target: LoraTarget,
+  x: ArrayLike<number>,
+  adapter?: LoraAdapter,
+  bias = false,
+): Float64Array {
   const name = baseKey(layer, target);
   const y = matvec(get(w, name), x, bias ? get(w, name.replace(/\.weight$/, ".bias")) : undefined);
   if (adapter && adapter.targets.includes(target)) {
@@ -109,7 +119,9 @@ export function referenceHidden(cfg: ModelConfig, w: Weights, ids: number[], ada
   const inv = ropeInvFreq(cfg);
   const emb = get(w, "model.embed_tokens.weight");
   let x: Float64Array[] = ids.map((id) => {
-    if (!Number.isInteger(id) || id < 0 || id >= cfg.vocabSize) throw new Error(`reference: token id ${id} outside [0, ${cfg.vocabSize})`);
+    if (!Number.isInteger(id) || id < 0 || id >= cfg.vocabSize) {
+      throw new Error(`reference: token id ${id} outside [0, ${cfg.vocabSize})`);
+    }
     return Float64Array.from(emb.data.subarray(id * H, (id + 1) * H));
   });
   for (let l = 0; l < cfg.numLayers; l++) {
@@ -126,8 +138,12 @@ export function referenceHidden(cfg: ModelConfig, w: Weights, ids: number[], ada
       if (cfg.qkNorm) {
         const qn = get(w, `${p}.self_attn.q_norm.weight`).data;
         const kn = get(w, `${p}.self_attn.k_norm.weight`).data;
-        for (let hh = 0; hh < nH; hh++) qt.set(rmsNormRef(qt.subarray(hh * D, (hh + 1) * D), qn, cfg.rmsNormEps), hh * D);
-        for (let hh = 0; hh < nKv; hh++) kt.set(rmsNormRef(kt.subarray(hh * D, (hh + 1) * D), kn, cfg.rmsNormEps), hh * D);
+        for (let hh = 0; hh < nH; hh++) {
+          qt.set(rmsNormRef(qt.subarray(hh * D, (hh + 1) * D), qn, cfg.rmsNormEps), hh * D);
+        }
+        for (let hh = 0; hh < nKv; hh++) {
+          kt.set(rmsNormRef(kt.subarray(hh * D, (hh + 1) * D), kn, cfg.rmsNormEps), hh * D);
+        }
       }
       for (let hh = 0; hh < nH; hh++) applyRope(qt, hh * D, D, t, inv);
       for (let hh = 0; hh < nKv; hh++) applyRope(kt, hh * D, D, t, inv);
@@ -150,7 +166,7 @@ export function referenceHidden(cfg: ModelConfig, w: Weights, ids: number[], ada
           mx = Math.max(mx, scores[s]);
         }
         let z = 0;
-        for (let s = 0; s <= t; s++) z += (scores[s] = Math.exp(scores[s] - mx));
+        for (let s = 0; s <= t; s++) z += scores[s] = Math.exp(scores[s] - mx);
         for (let s = 0; s <= t; s++) {
           const pr = scores[s] / z;
           for (let i = 0; i < D; i++) att[hh * D + i] += pr * v[s][kvh * D + i];

@@ -2,8 +2,16 @@ import { assert, assertClose, assertEquals, assertRejects } from "../../tests/as
 import { Rng } from "../core/rng.ts";
 import { bf16BitsToF32, f16BitsToF32, f32ToBf16Bits, f32ToF16Bits, fromBf16, fromF16, toBf16 } from "./half.ts";
 import {
-  encodeTensor, parseSafetensors, parseShardIndex, rawToF32, rawToInts, type RawTensor, safetensorsToWeights,
-  weightsToSafetensors, writeSafetensors, writeShardedSafetensors,
+  encodeTensor,
+  parseSafetensors,
+  parseShardIndex,
+  type RawTensor,
+  rawToF32,
+  rawToInts,
+  safetensorsToWeights,
+  weightsToSafetensors,
+  writeSafetensors,
+  writeShardedSafetensors,
 } from "./safetensors.ts";
 import type { Weights } from "./tensor.ts";
 
@@ -30,7 +38,12 @@ Deno.test("half: every finite f16 bit pattern survives f16 -> f32 -> f16, and va
   // The table-driven bulk conversion agrees with the scalar one on every pattern (NaN as NaN).
   const all = Uint16Array.from({ length: 0x10000 }, (_, i) => i);
   const bulk = fromF16(all);
-  for (let i = 0; i < 0x10000; i++) assert(Object.is(bulk[i], Math.fround(f16BitsToF32(i))) || (Number.isNaN(bulk[i]) && Number.isNaN(f16BitsToF32(i))), `pattern ${i}`);
+  for (let i = 0; i < 0x10000; i++) {
+    assert(
+      Object.is(bulk[i], Math.fround(f16BitsToF32(i))) || (Number.isNaN(bulk[i]) && Number.isNaN(f16BitsToF32(i))),
+      `pattern ${i}`,
+    );
+  }
   assertEquals(f32ToF16Bits(-0), 0x8000);
 });
 

@@ -7,7 +7,16 @@ import { numel, type Tensor, type Weights } from "./tensor.ts";
 
 /** Element types we read; floats convert to f32, integers stay raw. */
 export const DTYPE_BYTES = {
-  F64: 8, F32: 4, F16: 2, BF16: 2, I64: 8, I32: 4, I16: 2, I8: 1, U8: 1, BOOL: 1,
+  F64: 8,
+  F32: 4,
+  F16: 2,
+  BF16: 2,
+  I64: 8,
+  I32: 4,
+  I16: 2,
+  I8: 1,
+  U8: 1,
+  BOOL: 1,
 } as const;
 export type Dtype = keyof typeof DTYPE_BYTES;
 
@@ -58,7 +67,7 @@ export function parseSafetensors(buf: Uint8Array, name = "safetensors"): Safeten
   const tensors = new Map<string, RawTensor>();
   for (const [key, v] of Object.entries(header)) {
     if (key === "__metadata__") {
-      if (isRecord(v)) for (const [mk, mv] of Object.entries(v)) metadata[mk] = String(mv);
+      if (isRecord(v)) { for (const [mk, mv] of Object.entries(v)) metadata[mk] = String(mv); }
       continue;
     }
     if (!isRecord(v) || !isDtype(v.dtype) || !Array.isArray(v.shape) || !Array.isArray(v.data_offsets)) {
@@ -68,7 +77,11 @@ export function parseSafetensors(buf: Uint8Array, name = "safetensors"): Safeten
     const [begin, end] = v.data_offsets.map(Number);
     const expected = numel(shape) * DTYPE_BYTES[v.dtype];
     if (end - begin !== expected || begin < 0 || dataStart + end > buf.byteLength) {
-      throw new Error(`${name}: tensor ${key} (${v.dtype} [${shape.join(", ")}]) has offsets [${begin}, ${end}], needs ${expected} bytes within ${buf.byteLength - dataStart}`);
+      throw new Error(
+        `${name}: tensor ${key} (${v.dtype} [${
+          shape.join(", ")
+        }]) has offsets [${begin}, ${end}], needs ${expected} bytes within ${buf.byteLength - dataStart}`,
+      );
     }
     tensors.set(key, { dtype: v.dtype, shape, bytes: buf.subarray(dataStart + begin, dataStart + end) });
   }
@@ -154,7 +167,9 @@ export function writeSafetensors(tensors: Map<string, RawTensor>, metadata?: Rec
   const entries = [...tensors.entries()];
   for (const [name, t] of entries) {
     const len = numel(t.shape) * DTYPE_BYTES[t.dtype];
-    if (t.bytes.byteLength !== len) throw new Error(`${name}: ${t.bytes.byteLength} bytes, ${t.dtype} [${t.shape.join(", ")}] needs ${len}`);
+    if (t.bytes.byteLength !== len) {
+      throw new Error(`${name}: ${t.bytes.byteLength} bytes, ${t.dtype} [${t.shape.join(", ")}] needs ${len}`);
+    }
     header[name] = { dtype: t.dtype, shape: t.shape, data_offsets: [off, off + len] };
     off += len;
   }
@@ -203,14 +218,22 @@ export function safetensorsToWeights(file: SafetensorsFile, into: Weights = new 
     if (!isFloatDtype(t.dtype)) continue;
     const data = rawToF32(t, name);
     const bad = firstNonFinite(data);
-    if (bad >= 0) throw new Error(`${file.name ?? "safetensors"}: tensor ${name} holds ${data[bad]} at element ${bad}; weights must be finite`);
+    if (bad >= 0) {
+      throw new Error(
+        `${file.name ?? "safetensors"}: tensor ${name} holds ${data[bad]} at element ${bad}; weights must be finite`,
+      );
+    }
     into.set(name, { shape: t.shape, data });
   }
   return into;
 }
 
 /** Serialises float32 weights as one safetensors file stored in `dtype`. */
-export function weightsToSafetensors(w: Weights, dtype: FloatDtype = "F32", metadata: Record<string, string> = { format: "pt" }): Uint8Array {
+export function weightsToSafetensors(
+  w: Weights,
+  dtype: FloatDtype = "F32",
+  metadata: Record<string, string> = { format: "pt" },
+): Uint8Array {
   const raw = new Map<string, RawTensor>();
   for (const [name, t] of w) raw.set(name, encodeTensor(t, dtype));
   return writeSafetensors(raw, metadata);

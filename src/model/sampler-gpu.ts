@@ -15,7 +15,18 @@
 import { type ChoiceParams, TokenChooser } from "../gpu/kernels/sample.ts";
 import { DecodeAdvance } from "../gpu/kernels/decode_advance.ts";
 import type { KvCache, OrtPolicy } from "./policy.ts";
-import { acceptToken, checkParams, newRow, rowSeed, type RowState, type Sample, type SampleProgress, type SampleTiming, type SamplingParams, toSamples } from "./sampler.ts";
+import {
+  acceptToken,
+  checkParams,
+  newRow,
+  rowSeed,
+  type RowState,
+  type Sample,
+  type SampleProgress,
+  type SampleTiming,
+  type SamplingParams,
+  toSamples,
+} from "./sampler.ts";
 import { denoEnv } from "../core/deno-env.ts";
 
 /** How a GPU sampling run decodes. */
@@ -74,11 +85,25 @@ export async function sampleBatchGpu(
   if (!device || !policy.logitsOnGpu) throw new Error("sampleBatchGpu needs a WebGPU policy created with logitsOnGpu");
   const maxLen = Math.max(...prompts.map((p) => p.length));
   if (maxLen + params.maxNewTokens > policy.maxPositions) {
-    throw new Error(`the longest prompt has ${maxLen} tokens; with maxNewTokens ${params.maxNewTokens} that exceeds the policy's maxPositions ${policy.maxPositions}`);
+    throw new Error(
+      `the longest prompt has ${maxLen} tokens; with maxNewTokens ${params.maxNewTokens} that exceeds the policy's maxPositions ${policy.maxPositions}`,
+    );
   }
   const t0 = performance.now();
   const rows = Array.from({ length: prompts.length * n }, (_, r) => newRow(Math.floor(r / n), r % n));
-  const ctx: Run = { device, policy, prompts, n, params, decode, onProgress, timing, rows, eos: new Set(params.eosTokenIds), generated: 0 };
+  const ctx: Run = {
+    device,
+    policy,
+    prompts,
+    n,
+    params,
+    decode,
+    onProgress,
+    timing,
+    rows,
+    eos: new Set(params.eosTokenIds),
+    generated: 0,
+  };
   // Captured decoding where it applies and its check passed on this device, else the policy's own graph.
   if (mode === "captured" && await policy.capturedOk()) await runCaptured(ctx);
   else await runDynamic(ctx);
@@ -100,7 +125,12 @@ interface Run {
   generated: number;
 }
 
-const choice = (p: SamplingParams): ChoiceParams => ({ temperature: p.temperature, topK: p.topK, topP: p.topP, minP: p.minP });
+const choice = (p: SamplingParams): ChoiceParams => ({
+  temperature: p.temperature,
+  topK: p.topK,
+  topP: p.topP,
+  minP: p.minP,
+});
 
 /**
  * Staging buffers of a captured run: step s's tokens are copied to buffer s % READ_RING and mapped at
@@ -124,7 +154,11 @@ function runBuffers(device: GPUDevice, B: number, seeds: readonly number[]) {
     seeds: mk("sample-seeds", Uint32Array.from({ length: B }, (_, r) => seeds[r] ?? 0)),
     counters: mk("sample-counters", new Uint32Array(B)),
     out: mk("sample-out", new Uint32Array(2 * B)),
-    staging: Array.from({ length: READ_RING }, (_, i) => device.createBuffer({ label: `sample-read-${i}`, size: Math.max(16, 8 * B), usage: MAP_READ | COPY_DST })),
+    staging: Array.from(
+      { length: READ_RING },
+      (_, i) =>
+        device.createBuffer({ label: `sample-read-${i}`, size: Math.max(16, 8 * B), usage: MAP_READ | COPY_DST }),
+    ),
     destroy(this: { seeds: GPUBuffer; counters: GPUBuffer; out: GPUBuffer; staging: GPUBuffer[] }) {
       for (const b of [this.seeds, this.counters, this.out, ...this.staging]) b.destroy();
     },
@@ -212,8 +246,22 @@ async function runCaptured(ctx: Run): Promise<void> {
     device.queue.writeBuffer(src0, 0, Uint32Array.from({ length: B }, (_, r) => (r < N ? Math.floor(r / n) : 0)));
     device.queue.writeBuffer(srcI, 0, Uint32Array.from({ length: B }, (_, r) => r));
     const common = { seeds: bufs.seeds, counters: bufs.counters, out: bufs.out };
-    const first = await TokenChooser.create(device, { ...common, logits: prefillLogits, src: src0 }, B, V, V, choice(params));
-    const next = await TokenChooser.create(device, { ...common, logits: dec.logits, src: srcI }, B, V, V, choice(params));
+    const first = await TokenChooser.create(
+      device,
+      { ...common, logits: prefillLogits, src: src0 },
+      B,
+      V,
+      V,
+      choice(params),
+    );
+    const next = await TokenChooser.create(
+      device,
+      { ...common, logits: dec.logits, src: srcI },
+      B,
+      V,
+      V,
+      choice(params),
+    );
     const advance = await DecodeAdvance.create(device, { chosen: bufs.out, ...dec.state }, B);
     made.push(first, next, advance);
     const staged = bufs.staging;
@@ -298,7 +346,14 @@ async function runDynamic(ctx: Run): Promise<void> {
       q.writeBuffer(src, 0, Uint32Array.from(active, (r, i) => (step === 0 ? Math.floor(r / n) : i)));
       q.writeBuffer(bufs.seeds, 0, Uint32Array.from(active, (r) => seeds[r]));
       q.writeBuffer(bufs.counters, 0, Uint32Array.from(active, (r) => rows[r].tokens.length));
-      const chooser = await TokenChooser.create(device, { logits: out.logits.gpuBuffer, src, seeds: bufs.seeds, counters: bufs.counters, out: bufs.out }, active.length, V, V, choice(params));
+      const chooser = await TokenChooser.create(
+        device,
+        { logits: out.logits.gpuBuffer, src, seeds: bufs.seeds, counters: bufs.counters, out: bufs.out },
+        active.length,
+        V,
+        V,
+        choice(params),
+      );
       const enc = device.createCommandEncoder({ label: "sample-step" });
       chooser.encode(enc);
       enc.copyBufferToBuffer(bufs.out, 0, bufs.staging[0], 0, 8 * active.length);

@@ -14,7 +14,12 @@ const decode = (ids: readonly number[]) => (ids.length ? tok.decode(ids) : "");
 const prompts = ["SELECT name FROM", "WHERE x", "a"].map((s) => tok.encode(s));
 // Token ids of the tiny vocabulary past the tokenizer's (padding rows) decode to nothing; keep
 // them out of play so stop strings see every sampled token.
-const params = (o: Partial<SamplingParams>): SamplingParams => ({ ...DEFAULT_SAMPLING, maxNewTokens: 8, eosTokenIds: [], ...o });
+const params = (o: Partial<SamplingParams>): SamplingParams => ({
+  ...DEFAULT_SAMPLING,
+  maxNewTokens: 8,
+  eosTokenIds: [],
+  ...o,
+});
 
 /** The reference's log-probabilities of each sample's tokens after its prompt. */
 function refLogprobs(s: Sample): number[] {
@@ -55,7 +60,9 @@ Deno.test("sampler on the ORT policy: greedy, determinism, log-probabilities, EO
     let steps = 0;
     const a = await sampleBatch(policy, prompts, 3, p, decode, (pr) => {
       steps = pr.step;
-      for (const x of pr.added) streamed.set(`${x.prompt}/${x.index}`, [...(streamed.get(`${x.prompt}/${x.index}`) ?? []), x.token]);
+      for (const x of pr.added) {
+        streamed.set(`${x.prompt}/${x.index}`, [...(streamed.get(`${x.prompt}/${x.index}`) ?? []), x.token]);
+      }
     });
     const b = await sampleBatch(policy, prompts, 3, p, decode);
     assertEquals(a, b);
@@ -63,9 +70,17 @@ Deno.test("sampler on the ORT policy: greedy, determinism, log-probabilities, EO
     assertEquals(steps, Math.max(...a.map((s) => s.tokens.length)));
     for (const s of a) assertEquals(streamed.get(`${s.prompt}/${s.index}`), s.tokens);
     const c = await sampleBatch(policy, prompts, 3, { ...p, seed: 8 }, decode);
-    assert(a.map((s) => s.tokens.join()).join("|") !== c.map((s) => s.tokens.join()).join("|"), "seed 7 and 8 gave the same samples");
-    assert(new Set(a.filter((s) => s.prompt === 0).map((s) => s.tokens.join())).size > 1, "the 3 samples of prompt 0 are identical");
-    for (const s of a) assertClose(s.logprobs, refLogprobs(s), { atol: 2e-3, rtol: 0, name: `sample ${s.prompt}/${s.index} logprobs` });
+    assert(
+      a.map((s) => s.tokens.join()).join("|") !== c.map((s) => s.tokens.join()).join("|"),
+      "seed 7 and 8 gave the same samples",
+    );
+    assert(
+      new Set(a.filter((s) => s.prompt === 0).map((s) => s.tokens.join())).size > 1,
+      "the 3 samples of prompt 0 are identical",
+    );
+    for (const s of a) {
+      assertClose(s.logprobs, refLogprobs(s), { atol: 2e-3, rtol: 0, name: `sample ${s.prompt}/${s.index} logprobs` });
+    }
     // A sample depends on its prompt's place and seed, not on the rest of the batch: the short
     // prompt alone (no padding) and next to a long one (6 pads on the left) samples the same.
     const alone = await sampleBatch(policy, [prompts[2]], 3, p, decode);
@@ -75,13 +90,23 @@ Deno.test("sampler on the ORT policy: greedy, determinism, log-probabilities, EO
     // Samples ending at different steps leave the batch; the rest decode on, still exact, and
     // each sample is what it is in a batch where nothing ends early.
     const common = a.flatMap((s) => s.tokens.slice(1, 4));
-    const eosTok = common.sort((x, y) => common.filter((v) => v === y).length - common.filter((v) => v === x).length)[0];
+    const eosTok = common.sort((x, y) =>
+      common.filter((v) => v === y).length - common.filter((v) => v === x).length
+    )[0];
     const early = await sampleBatch(policy, prompts, 3, { ...p, eosTokenIds: [eosTok] }, decode);
-    assert(early.some((s) => s.finishReason === "eos" && s.tokens.length < 8) && early.some((s) => s.finishReason === "length"), `want early and full-length samples: ${early.map((s) => `${s.finishReason}:${s.tokens.length}`)}`);
+    assert(
+      early.some((s) => s.finishReason === "eos" && s.tokens.length < 8) &&
+        early.some((s) => s.finishReason === "length"),
+      `want early and full-length samples: ${early.map((s) => `${s.finishReason}:${s.tokens.length}`)}`,
+    );
     for (const [i, s] of early.entries()) {
       const cut = a[i].tokens.indexOf(eosTok);
       assertEquals(s.tokens, cut >= 0 ? a[i].tokens.slice(0, cut + 1) : a[i].tokens, `sample ${s.prompt}/${s.index}`);
-      assertClose(s.logprobs, refLogprobs(s), { atol: 2e-3, rtol: 0, name: `early-exit sample ${s.prompt}/${s.index}` });
+      assertClose(s.logprobs, refLogprobs(s), {
+        atol: 2e-3,
+        rtol: 0,
+        name: `early-exit sample ${s.prompt}/${s.index}`,
+      });
     }
 
     // EOS and stop strings on a sampled path (the greedy one of this tiny model repeats one
@@ -100,7 +125,10 @@ Deno.test("sampler on the ORT policy: greedy, determinism, log-probabilities, EO
     assertEquals(stopRun[0].finishReason, "stop");
     assertEquals(stopRun[0].text, text.slice(0, text.indexOf(stop) + stop.length));
     assertEquals(stopRun[0].tokens, g0.slice(0, stopRun[0].tokens.length));
-    assert(decode(stopRun[0].tokens).startsWith(stopRun[0].text), "stop run text is not its tokens' text cut at the stop");
+    assert(
+      decode(stopRun[0].tokens).startsWith(stopRun[0].text),
+      "stop run text is not its tokens' text cut at the stop",
+    );
     assert(!decode(stopRun[0].tokens.slice(0, -1)).includes(stop), "generation went on past the stop string");
   } finally {
     await policy.release();
@@ -113,7 +141,9 @@ Deno.test("sampler on an f16 policy: the float16 KV cache is repeated and fed ba
     const p = params({ temperature: 4, seed: 3, maxNewTokens: 5 });
     const a = await sampleBatch(policy, prompts, 2, p, decode);
     assertEquals(a, await sampleBatch(policy, prompts, 2, p, decode));
-    for (const s of a) assertClose(s.logprobs, refLogprobs(s), { atol: 0.1, rtol: 0, name: `f16 sample ${s.prompt}/${s.index}` });
+    for (const s of a) {
+      assertClose(s.logprobs, refLogprobs(s), { atol: 0.1, rtol: 0, name: `f16 sample ${s.prompt}/${s.index}` });
+    }
     // Early exits select float16 cache rows on the GPU; the other samples continue unchanged.
     const eosTok = a[0].tokens[1];
     const early = await sampleBatch(policy, prompts, 2, { ...p, eosTokenIds: [eosTok] }, decode);

@@ -28,7 +28,10 @@ Deno.test("sampler: top-k, top-p and min-p keep the expected sets, renormalised"
   const k2 = samplingDistribution(logits, { temperature: 1, topK: 2, topP: 1, minP: 0 });
   assertEquals(k2.ids, [1, 5]);
   // Ties at the k-th value keep the lowest ids: the top 2 of [3, 1, 3, 3] are ids 0 and 2.
-  assertEquals(samplingDistribution(Float32Array.from([3, 1, 3, 3]), { temperature: 1, topK: 2, topP: 1, minP: 0 }).ids, [0, 2]);
+  assertEquals(
+    samplingDistribution(Float32Array.from([3, 1, 3, 3]), { temperature: 1, topK: 2, topP: 1, minP: 0 }).ids,
+    [0, 2],
+  );
   assertClose(k2.probs, [0.5, 0.5], { atol: 1e-12 });
   // Mass of ids 1, 5 is 2*p[1]; adding id 3 crosses 0.75 when 2*p[1] < 0.7.
   const cum2 = p[1] + p[5];
@@ -79,7 +82,12 @@ Deno.test("sampler: the same seed gives the same draws; frequencies follow the d
   for (let i = 0; i < n; i++) counts[chooseToken(logits, p, rng).token]++;
   const want = softmax([...logits], 1);
   // 5 standard deviations of a binomial count.
-  for (let i = 0; i < logits.length; i++) assert(Math.abs(counts[i] - n * want[i]) <= 5 * Math.sqrt(n * want[i] * (1 - want[i])) + 1, `token ${i}: ${counts[i]} draws, expected ${n * want[i]}`);
+  for (let i = 0; i < logits.length; i++) {
+    assert(
+      Math.abs(counts[i] - n * want[i]) <= 5 * Math.sqrt(n * want[i] * (1 - want[i])) + 1,
+      `token ${i}: ${counts[i]} draws, expected ${n * want[i]}`,
+    );
+  }
   assert(rowSeed(1, 0, 0) !== rowSeed(1, 0, 1) && rowSeed(1, 0, 1) !== rowSeed(1, 1, 0), "row seeds collide");
 });
 
@@ -93,7 +101,12 @@ Deno.test("sampler: the two-pass temperature/min-p draw equals walking the distr
       const d = samplingDistribution(big, p);
       const u = b.next();
       let acc = 0, want = d.ids[d.ids.length - 1];
-      for (let j = 0; j < d.ids.length; j++) if (u < (acc += d.probs[j])) { want = d.ids[j]; break; }
+      for (let j = 0; j < d.ids.length; j++) {
+        if (u < (acc += d.probs[j])) {
+          want = d.ids[j];
+          break;
+        }
+      }
       assertEquals(fast.token, want, `T ${temperature} min-p ${minP} draw ${i}`);
       assertClose([fast.logprob], [logSoftmaxAt(big, want)], { atol: 1e-9 });
     }

@@ -24,7 +24,14 @@ export interface SamplingParams {
 
 /** Defaults as transformers' `generate` with do_sample (no top-k filter here unless asked). */
 export const DEFAULT_SAMPLING: SamplingParams = {
-  temperature: 1, topP: 1, topK: 0, minP: 0, maxNewTokens: 256, stop: [], eosTokenIds: [], seed: 0,
+  temperature: 1,
+  topP: 1,
+  topK: 0,
+  minP: 0,
+  maxNewTokens: 256,
+  stop: [],
+  eosTokenIds: [],
+  seed: 0,
 };
 
 /** Why a completion ended. */
@@ -110,7 +117,9 @@ export async function sampleBatch(
     if (p.length === 0) throw new Error(`prompt ${i} is empty`);
   });
   if (maxLen + params.maxNewTokens > model.maxPositions) {
-    throw new Error(`the longest prompt has ${maxLen} tokens; with maxNewTokens ${params.maxNewTokens} that exceeds the policy's maxPositions ${model.maxPositions}`);
+    throw new Error(
+      `the longest prompt has ${maxLen} tokens; with maxNewTokens ${params.maxNewTokens} that exceeds the policy's maxPositions ${model.maxPositions}`,
+    );
   }
   // Left padding, so every row's next token is at the same column; pads sit at position 0, masked.
   const pad = prompts.map((p) => maxLen - p.length);
@@ -129,10 +138,15 @@ export async function sampleBatch(
   let logits: Float32Array = pre.logits;
   if (n > 1) {
     logits = new Float32Array(N * V);
-    for (let r = 0; r < N; r++) logits.set(pre.logits.subarray(Math.floor(r / n) * V, (Math.floor(r / n) + 1) * V), r * V);
+    for (let r = 0; r < N; r++) {
+      logits.set(pre.logits.subarray(Math.floor(r / n) * V, (Math.floor(r / n) + 1) * V), r * V);
+    }
   }
   if (timing) timing.repeatMs += now() - t;
-  const rows = Array.from({ length: N }, (_, r) => ({ ...newRow(Math.floor(r / n), r % n), rng: new Rng(rowSeed(params.seed, Math.floor(r / n), r % n)) }));
+  const rows = Array.from(
+    { length: N },
+    (_, r) => ({ ...newRow(Math.floor(r / n), r % n), rng: new Rng(rowSeed(params.seed, Math.floor(r / n), r % n)) }),
+  );
   const mask = rows.map((row) => Array.from({ length: maxLen }, (_, t) => (t < pad[row.prompt] ? 0 : 1)));
   const eos = new Set(params.eosTokenIds);
   let generated = 0;
@@ -212,7 +226,15 @@ export function newRow(prompt: number, index: number): RowState {
  * Appends a chosen token to a row and decides whether it ended: EOS, a stop string in the decoded
  * text, or maxNewTokens. Returns the milliseconds spent looking for stop strings (when `timed`).
  */
-export function acceptToken(row: RowState, token: number, logprob: number, params: SamplingParams, eos: ReadonlySet<number>, decode: (ids: readonly number[]) => string, timed = false): number {
+export function acceptToken(
+  row: RowState,
+  token: number,
+  logprob: number,
+  params: SamplingParams,
+  eos: ReadonlySet<number>,
+  decode: (ids: readonly number[]) => string,
+  timed = false,
+): number {
   row.tokens.push(token);
   row.logprobs.push(logprob);
   let stopMs = 0;
@@ -238,7 +260,14 @@ export function toSamples(rows: readonly RowState[], decode: (ids: readonly numb
     const body = row.done === "eos" ? row.tokens.slice(0, -1) : row.tokens;
     // Some tokenizers (@huggingface/tokenizers) reject an empty id list.
     const text = row.done === "stop" ? row.text : body.length ? decode(body) : "";
-    return { prompt: row.prompt, index: row.index, tokens: row.tokens, text, logprobs: row.logprobs, finishReason: row.done ?? "length" };
+    return {
+      prompt: row.prompt,
+      index: row.index,
+      tokens: row.tokens,
+      text,
+      logprobs: row.logprobs,
+      finishReason: row.done ?? "length",
+    };
   });
 }
 
@@ -252,13 +281,16 @@ export function checkParams(p: SamplingParams, n: number): void {
   if (!(p.topP > 0 && p.topP <= 1)) bad(`topP must be in (0, 1], got ${p.topP}`);
   if (!Number.isInteger(p.topK) || p.topK < 0) bad(`topK must be an integer >= 0, got ${p.topK}`);
   if (!(p.minP >= 0 && p.minP <= 1)) bad(`minP must be in [0, 1], got ${p.minP}`);
-  if (!Number.isInteger(p.maxNewTokens) || p.maxNewTokens < 1) bad(`maxNewTokens must be a positive integer, got ${p.maxNewTokens}`);
+  if (!Number.isInteger(p.maxNewTokens) || p.maxNewTokens < 1) {
+    bad(`maxNewTokens must be a positive integer, got ${p.maxNewTokens}`);
+  }
   if (p.stop.some((s) => s === "")) bad("stop strings must not be empty");
 }
 
 /** Seed of sample `index` of prompt `prompt`: independent of the batch it runs in. */
 export function rowSeed(seed: number, prompt: number, index: number): number {
-  return (Math.imul(seed >>> 0, 0x9e3779b1) ^ Math.imul(prompt + 1, 0x85ebca6b) ^ Math.imul(index + 1, 0xc2b2ae35)) >>> 0;
+  return (Math.imul(seed >>> 0, 0x9e3779b1) ^ Math.imul(prompt + 1, 0x85ebca6b) ^ Math.imul(index + 1, 0xc2b2ae35)) >>>
+    0;
 }
 
 /** Index just past the earliest stop string in `text`, or null. */
@@ -281,7 +313,10 @@ const NUCLEUS_PRESELECT_LOG_RATIO = -14;
  * transformers applies them), probabilities summing to 1. Ids are most probable first when top-p
  * is on, otherwise in id order: sorting a 150k vocabulary per token is avoided unless needed.
  */
-export function samplingDistribution(logits: ArrayLike<number>, p: Pick<SamplingParams, "temperature" | "topK" | "topP" | "minP">): { ids: number[]; probs: number[] } {
+export function samplingDistribution(
+  logits: ArrayLike<number>,
+  p: Pick<SamplingParams, "temperature" | "topK" | "topP" | "minP">,
+): { ids: number[]; probs: number[] } {
   const V = logits.length;
   if (p.temperature === 0 || p.topK === 1) return { ids: [argmax(logits)], probs: [1] };
   const T = p.temperature;

@@ -12,7 +12,12 @@ const tf = tinyTokenizerFiles();
 const tok = new HfTokenizer(tf.tokenizerJson, tf.tokenizerConfig);
 const decode = (ids: readonly number[]) => (ids.length ? tok.decode(ids) : "");
 const prompts = ["SELECT name FROM", "WHERE x", "a"].map((s) => tok.encode(s));
-const params = (o: Partial<SamplingParams>): SamplingParams => ({ ...DEFAULT_SAMPLING, maxNewTokens: 8, eosTokenIds: [], ...o });
+const params = (o: Partial<SamplingParams>): SamplingParams => ({
+  ...DEFAULT_SAMPLING,
+  maxNewTokens: 8,
+  eosTokenIds: [],
+  ...o,
+});
 
 Deno.test("sampler on a policy created on the caller's GPUDevice (the trainer's): repeated prompts and early EOS give the same samples as on ORT's own device (regression: the rows of a shrinking batch were copied into a buffer made on ORT's device, a WebGPU validation error)", async () => {
   const { requestGpu } = await import("../gpu/device.ts");
@@ -27,7 +32,10 @@ Deno.test("sampler on a policy created on the caller's GPUDevice (the trainer's)
     const p = params({ temperature: 3, seed: 11, eosTokenIds: [eos] });
     const want = await sampleBatch(own, prompts, 3, p, decode);
     const got = await sampleBatch(shared, prompts, 3, p, decode);
-    assert(want.some((s) => s.finishReason === "eos") && want.some((s) => s.finishReason !== "eos"), "rows must leave at different steps for the gather to run");
+    assert(
+      want.some((s) => s.finishReason === "eos") && want.some((s) => s.finishReason !== "eos"),
+      "rows must leave at different steps for the gather to run",
+    );
     assertEquals(got.map((s) => s.tokens), want.map((s) => s.tokens));
   } finally {
     await own.release();

@@ -48,7 +48,9 @@ export class MissingFileError extends Error {
 /** Rejects absolute paths and `..` segments so a source never reads outside its root. */
 export function checkRelativePath(path: string): string {
   const parts = path.split("/");
-  if (path.startsWith("/") || parts.some((p) => p === ".." || p === "")) throw new Error(`model file path ${JSON.stringify(path)} must be relative, without '..' or empty segments`);
+  if (path.startsWith("/") || parts.some((p) => p === ".." || p === "")) {
+    throw new Error(`model file path ${JSON.stringify(path)} must be relative, without '..' or empty segments`);
+  }
   return path;
 }
 

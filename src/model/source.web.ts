@@ -1,7 +1,14 @@
 // Model sources over HTTP (any URL, the Hugging Face Hub) with an optional byte cache (OPFS in the
 // browser), and folders the user picked (FileList from <input webkitdirectory>, or a File System
 // Access directory handle). Nothing here touches the DOM at import time, so Deno can test it.
-import { checkRelativePath, MissingFileError, type ModelSource, type ProgressFn, throwIfAborted, type TransferStats } from "./source.ts";
+import {
+  checkRelativePath,
+  MissingFileError,
+  type ModelSource,
+  type ProgressFn,
+  throwIfAborted,
+  type TransferStats,
+} from "./source.ts";
 
 /** A persistent byte store keyed by URL (OPFS in the browser, a Map in tests). */
 export interface ByteCache {
@@ -67,13 +74,16 @@ function fnv(text: string, basis: number): string {
  */
 export function cacheFileName(key: string): string {
   const name = encodeURIComponent(key);
-  return name.length <= 200 ? name : `${name.slice(0, 150)}~${fnv(key, 0x811c9dc5)}${fnv(key, 0x01000193)}~${name.slice(-24)}`;
+  return name.length <= 200
+    ? name
+    : `${name.slice(0, 150)}~${fnv(key, 0x811c9dc5)}${fnv(key, 0x01000193)}~${name.slice(-24)}`;
 }
 
 /** Validator entries (ETag, length) kept beside each file: not counted as files. */
 const META_SUFFIX = encodeURIComponent("#meta");
 
-const isNotFound = (e: unknown) => e instanceof DOMException && (e.name === "NotFoundError" || e.name === "TypeMismatchError");
+const isNotFound = (e: unknown) =>
+  e instanceof DOMException && (e.name === "NotFoundError" || e.name === "TypeMismatchError");
 
 /**
  * A ByteCache in the Origin Private File System, one file per URL under `dirName`. `root` is the
@@ -157,9 +167,13 @@ const metaKey = (url: string) => `${url}#meta`;
 export class UnreachableError extends Error {
   override name = "UnreachableError";
   constructor(readonly url: string, readonly source: string, override readonly cause: unknown, cacheNote: string) {
-    super(`${source} was unreachable: the request for ${url} got no answer (${cause instanceof Error ? cause.message : String(cause)}: ` +
-      `no network, the host blocked, or a cross-origin request refused). ${cacheNote} ` +
-      `To do: connect to the internet and run the cell again; files downloaded once stay in this browser's model cache and then load without a connection.`);
+    super(
+      `${source} was unreachable: the request for ${url} got no answer (${
+        cause instanceof Error ? cause.message : String(cause)
+      }: ` +
+        `no network, the host blocked, or a cross-origin request refused). ${cacheNote} ` +
+        `To do: connect to the internet and run the cell again; files downloaded once stay in this browser's model cache and then load without a connection.`,
+    );
   }
 }
 
@@ -167,11 +181,19 @@ export class UnreachableError extends Error {
 async function cacheNote(cache: ByteCache | undefined, url: string): Promise<string> {
   if (!cache) return "This source is read without the model cache: no copy of its files is kept in the browser.";
   const has = await (cache.has ? cache.has(url) : cache.get(url).then((b) => b !== null)).catch(() => false);
-  if (has) return "The model cache holds this file, but not its check data: it is downloaded again when the source can be reached.";
-  const usage = "usage" in cache && typeof cache.usage === "function" ? await (cache as ClearableCache).usage().catch(() => null) : null;
-  const held = usage === null ? "" : usage.files === 0
+  if (has) {
+    return "The model cache holds this file, but not its check data: it is downloaded again when the source can be reached.";
+  }
+  const usage = "usage" in cache && typeof cache.usage === "function"
+    ? await (cache as ClearableCache).usage().catch(() => null)
+    : null;
+  const held = usage === null
+    ? ""
+    : usage.files === 0
     ? " (the cache is empty: no model has been downloaded in this browser yet)"
-    : ` (it holds ${usage.files} file${usage.files === 1 ? "" : "s"}, ${(usage.bytes / 1e6).toFixed(1)} MB, of other downloads)`;
+    : ` (it holds ${usage.files} file${usage.files === 1 ? "" : "s"}, ${
+      (usage.bytes / 1e6).toFixed(1)
+    } MB, of other downloads)`;
   return `The model cache has no copy of this file${held}.`;
 }
 const enc = new TextEncoder();
@@ -183,7 +205,8 @@ const dec = new TextDecoder();
  * hosts answer a missing file with index.html (200, text/html). Model files are never HTML.
  */
 function spaFallback(path: string, res: Response): boolean {
-  return res.ok && !/\.html?$/i.test(path) && (res.headers.get("content-type") ?? "").toLowerCase().startsWith("text/html");
+  return res.ok && !/\.html?$/i.test(path) &&
+    (res.headers.get("content-type") ?? "").toLowerCase().startsWith("text/html");
 }
 
 export class UrlSource implements ModelSource {
@@ -225,7 +248,13 @@ export class UrlSource implements ModelSource {
     const res = await this.request(url, { headers: this.o.headers, signal }, signal);
     if (res.status === 404 || spaFallback(path, res)) {
       await res.body?.cancel();
-      throw new MissingFileError(path, this.describe(), res.status === 404 ? `HTTP 404 for ${url}` : `${url} answered with a web page (the server's fallback for a missing file)`);
+      throw new MissingFileError(
+        path,
+        this.describe(),
+        res.status === 404
+          ? `HTTP 404 for ${url}`
+          : `${url} answered with a web page (the server's fallback for a missing file)`,
+      );
     }
     if (!res.ok) {
       await res.body?.cancel();
@@ -308,10 +337,17 @@ export class UrlSource implements ModelSource {
 }
 
 function accessHint(status: number): string {
-  return status === 401 || status === 403 ? " (a gated or private repository needs an access token: pass headers { Authorization: \"Bearer hf_...\" })" : "";
+  return status === 401 || status === 403
+    ? ' (a gated or private repository needs an access token: pass headers { Authorization: "Bearer hf_..." })'
+    : "";
 }
 
-async function readBody(res: Response, total: number | null, onProgress?: ProgressFn, signal?: AbortSignal): Promise<Uint8Array> {
+async function readBody(
+  res: Response,
+  total: number | null,
+  onProgress?: ProgressFn,
+  signal?: AbortSignal,
+): Promise<Uint8Array> {
   if (!res.body) {
     const b = new Uint8Array(await res.arrayBuffer());
     onProgress?.(b.byteLength, total ?? b.byteLength);
@@ -352,12 +388,19 @@ async function readBody(res: Response, total: number | null, onProgress?: Progre
 }
 
 /** A Hugging Face Hub repository (`https://huggingface.co/<repo>/resolve/<revision>/<file>`). */
-export function hubSource(repo: string, o: UrlSourceOptions & { revision?: string; endpoint?: string } = {}): UrlSource {
-  if (!/^[\w.-]+\/[\w.-]+$/.test(repo)) throw new Error(`Hugging Face repo id ${JSON.stringify(repo)} must look like "owner/name"`);
+export function hubSource(
+  repo: string,
+  o: UrlSourceOptions & { revision?: string; endpoint?: string } = {},
+): UrlSource {
+  if (!/^[\w.-]+\/[\w.-]+$/.test(repo)) {
+    throw new Error(`Hugging Face repo id ${JSON.stringify(repo)} must look like "owner/name"`);
+  }
   const rev = o.revision ?? "main";
   const endpoint = (o.endpoint ?? "https://huggingface.co").replace(/\/+$/, "");
   return new UrlSource(`${endpoint}/${repo}/resolve/${encodeURIComponent(rev)}`, {
-    ...o, label: o.label ?? `Hugging Face Hub ${repo}@${rev}`, immutable: o.immutable ?? /^[0-9a-f]{40}$/.test(rev),
+    ...o,
+    label: o.label ?? `Hugging Face Hub ${repo}@${rev}`,
+    immutable: o.immutable ?? /^[0-9a-f]{40}$/.test(rev),
   });
 }
 

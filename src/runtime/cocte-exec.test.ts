@@ -34,7 +34,7 @@ const GOLDS = [
   "SELECT name FROM singer WHERE age > (SELECT avg(age) FROM singer)",
   "SELECT country FROM singer WHERE age < 40 INTERSECT SELECT country FROM singer WHERE age > 29",
   "SELECT name FROM singer WHERE id NOT IN (SELECT sid FROM concert)",
-  'SELECT venue, count(*) AS n FROM concert GROUP BY venue ORDER BY n DESC LIMIT 1',
+  "SELECT venue, count(*) AS n FROM concert GROUP BY venue ORDER BY n DESC LIMIT 1",
   "SELECT T1.name FROM singer AS T1 LEFT JOIN concert AS T2 ON T1.id = T2.sid WHERE T2.cid IS NULL",
   "SELECT avg(n) FROM (SELECT count(*) AS n FROM concert GROUP BY sid)",
   "SELECT DISTINCT T1.country FROM singer AS T1 JOIN concert AS T2 ON T1.id = T2.sid",
@@ -48,7 +48,10 @@ Deno.test({
     const p = pool();
     try {
       const conv = new GoldConverter(p);
-      assertEquals(await conv.schemaOf("db"), { singer: ["id", "name", "age", "country"], concert: ["cid", "sid", "year", "venue"] });
+      assertEquals(await conv.schemaOf("db"), {
+        singer: ["id", "name", "age", "country"],
+        concert: ["cid", "sid", "year", "venue"],
+      });
       for (const gold of GOLDS) {
         const c = await conv.convert("db", gold);
         assert(c.ok, `${gold}: ${c.ok ? "" : c.reason}`);
@@ -75,7 +78,8 @@ Deno.test({
     const p = pool();
     try {
       const gold = "SELECT name FROM singer WHERE country = 'US' AND age > 50";
-      const answer = "Here you go:\n```sql\nWITH\n  -- US singers\n  us AS (SELECT * FROM singer WHERE country = 'US'),\n" +
+      const answer =
+        "Here you go:\n```sql\nWITH\n  -- US singers\n  us AS (SELECT * FROM singer WHERE country = 'US'),\n" +
         "  older AS (SELECT name FROM us WHERE agee > 50),\n  older2 AS (SELECT name FROM us WHERE age > 50)\nSELECT name FROM older2\n```";
       const exec = await executeChain(p, "db", answer, { sql: gold });
       assertEquals(exec.steps.map((s) => [s.name, s.error?.kind ?? null, s.matchesGold]), [
@@ -93,9 +97,27 @@ Deno.test({
       assertEquals(ss[0].result?.rowCount, 2);
       // A record with steps (and a PRM score) passes the sample-record guard.
       const rec = {
-        v: 1, phase: "grpo", step: 0, taskId: "t", dbId: "db", question: "q", sampleIndex: 0, prompt: "", completion: answer, reasoning: null,
-        extraction: { sql: null, reason: "no sql block" }, predicted: null, gold: null, error: null, correct: false, execMs: 0,
-        reward: { total: 0, components: {}, weighted: {} }, advantage: null, completionTokens: 1, logprob: 0, finishReason: "eos",
+        v: 1,
+        phase: "grpo",
+        step: 0,
+        taskId: "t",
+        dbId: "db",
+        question: "q",
+        sampleIndex: 0,
+        prompt: "",
+        completion: answer,
+        reasoning: null,
+        extraction: { sql: null, reason: "no sql block" },
+        predicted: null,
+        gold: null,
+        error: null,
+        correct: false,
+        execMs: 0,
+        reward: { total: 0, components: {}, weighted: {} },
+        advantage: null,
+        completionTokens: 1,
+        logprob: 0,
+        finishReason: "eos",
         steps: ss.map((s, k) => ({ ...s, prmScore: k / 4 })),
       };
       assert(isSampleRecord(JSON.parse(JSON.stringify(rec))), "sample record with steps");
@@ -104,11 +126,21 @@ Deno.test({
       // A correct chain; the gold comes indexed once for G samples.
       const g = await goldFor(p, "db", gold);
       assert(g.ok && g.index, "gold indexed");
-      const good = await executeChain(p, "db", "WITH us AS (SELECT * FROM singer WHERE country = 'US') SELECT name FROM us WHERE age > 50", { index: g.index! });
+      const good = await executeChain(
+        p,
+        "db",
+        "WITH us AS (SELECT * FROM singer WHERE country = 'US') SELECT name FROM us WHERE age > 50",
+        { index: g.index! },
+      );
       assertEquals(good.correct, true);
       assertEquals(good.steps.map((s) => s.matchesGold), [false, true]);
       // A step whose own rows already are the answer matches the gold.
-      const early = await executeChain(p, "db", "WITH a AS (SELECT name FROM singer WHERE country = 'US' AND age > 50) SELECT name FROM a", { index: g.index! });
+      const early = await executeChain(
+        p,
+        "db",
+        "WITH a AS (SELECT name FROM singer WHERE country = 'US' AND age > 50) SELECT name FROM a",
+        { index: g.index! },
+      );
       assertEquals(early.steps.map((s) => s.matchesGold), [true, true]);
     } finally {
       p.close();
@@ -145,9 +177,20 @@ Deno.test({
 
 Deno.test("cocteDatasetRecord: the project's question format, and the answer chain-of-ctes@1 extracts back", () => {
   const cocte = "WITH\n  a AS (\n    SELECT * FROM singer\n  )\nSELECT name FROM a";
-  const r = cocteDatasetRecord({ id: "7", db_id: "db", question: "Names?", gold_sql: "SELECT name FROM singer", difficulty: "easy" }, cocte, [{ name: "a", sql: "SELECT * FROM singer" }]);
+  const r = cocteDatasetRecord(
+    { id: "7", db_id: "db", question: "Names?", gold_sql: "SELECT name FROM singer", difficulty: "easy" },
+    cocte,
+    [{ name: "a", sql: "SELECT * FROM singer" }],
+  );
   const back = parseQuestions(JSON.stringify(r) + "\n");
   assertEquals(back.format, "rlvr");
-  assertEquals(back.items[0].task, { id: "7/cocte", db_id: "db", question: "Names?", gold_sql: cocte, difficulty: "easy", completion: r.completion });
+  assertEquals(back.items[0].task, {
+    id: "7/cocte",
+    db_id: "db",
+    question: "Names?",
+    gold_sql: cocte,
+    difficulty: "easy",
+    completion: r.completion,
+  });
   assertEquals(extractSql(r.completion, { mode: "sql-block" }), { sql: cocte, source: "sql-block" });
 });

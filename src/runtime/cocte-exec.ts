@@ -5,7 +5,7 @@
 import { type Chain, splitChain, stepEndOffsets, stepQueries } from "../core/cocte.ts";
 import { type CompareMode, type GoldIndex, indexGold, matchesGold } from "../core/compare.ts";
 import type { ExecErrorKind, ResultSet } from "../core/types.ts";
-import { displayResult, DISPLAY_ROWS, type SampleStep } from "./records.ts";
+import { DISPLAY_ROWS, displayResult, type SampleStep } from "./records.ts";
 import type { QueryOptions, SqlPool } from "./sql-pool.ts";
 
 export type { SampleStep };
@@ -49,7 +49,12 @@ export interface ChainExecOptions extends QueryOptions {
 }
 
 /** Runs the gold query once and indexes its result for `executeChain`. */
-export async function goldFor(pool: Pick<SqlPool, "query">, dbId: string, sql: string, opts: ChainExecOptions = {}): Promise<ChainExecution["gold"] & { index?: GoldIndex }> {
+export async function goldFor(
+  pool: Pick<SqlPool, "query">,
+  dbId: string,
+  sql: string,
+  opts: ChainExecOptions = {},
+): Promise<ChainExecution["gold"] & { index?: GoldIndex }> {
   const r = await pool.query(dbId, sql, opts);
   if (!r.ok) return { ok: false, error: r.error };
   return { ok: true, result: r.result, index: indexGold(r.result, opts.mode ?? "set") };
@@ -60,7 +65,13 @@ export async function goldFor(pool: Pick<SqlPool, "query">, dbId: string, sql: s
  * database `dbId`, comparing each result with the gold's. Rejects only when the database cannot
  * be loaded (DatabaseLoadError), as the evaluator does.
  */
-export async function executeChain(pool: Pick<SqlPool, "query">, dbId: string, answer: string | Chain, gold: GoldSource, opts: ChainExecOptions = {}): Promise<ChainExecution> {
+export async function executeChain(
+  pool: Pick<SqlPool, "query">,
+  dbId: string,
+  answer: string | Chain,
+  gold: GoldSource,
+  opts: ChainExecOptions = {},
+): Promise<ChainExecution> {
   const text = typeof answer === "string" ? answer : null;
   const chain = typeof answer === "string" ? splitChain(answer) : answer;
   const queries = stepQueries(chain);
@@ -78,7 +89,9 @@ export async function executeChain(pool: Pick<SqlPool, "query">, dbId: string, a
   const steps = await Promise.all(queries.map(async (sql, k): Promise<StepOutcome> => {
     const name = k < chain.steps.length ? chain.steps[k].name : null;
     const r = await pool.query(dbId, sql, opts);
-    if (!r.ok) return { index: k, name, sql, error: r.error, result: null, matchesGold: false, end: ends[k] ?? -1, ms: r.ms };
+    if (!r.ok) {
+      return { index: k, name, sql, error: r.error, result: null, matchesGold: false, end: ends[k] ?? -1, ms: r.ms };
+    }
     const match = goldIndex !== null && matchesGold(r.result, goldIndex);
     return { index: k, name, sql, error: null, result: r.result, matchesGold: match, end: ends[k] ?? -1, ms: r.ms };
   }));

@@ -28,7 +28,10 @@ export interface RecallInputs {
 
 /** SQL as recall compares it: lower case, no table qualifiers ("o.status" is "status"), spacing normalised. */
 export function recallNorm(sql: string): string {
-  return sql.toLowerCase().replace(/\b[a-z_][a-z0-9_]*\.(?=[a-z_"])/g, "").replace(/\s+/g, " ").replace(/\s*([(),=<>*+\-/])\s*/g, "$1").trim();
+  return sql.toLowerCase().replace(/\b[a-z_][a-z0-9_]*\.(?=[a-z_"])/g, "").replace(/\s+/g, " ").replace(
+    /\s*([(),=<>*+\-/])\s*/g,
+    "$1",
+  ).trim();
 }
 
 /**
@@ -43,13 +46,21 @@ export function recallParts(fragment: string): string[] {
 }
 
 /** Whether `sql` holds every definition of `concepts` (recallParts). */
-export function usesDefinitions(sql: string, concepts: readonly string[], parts: ReadonlyMap<string, string[]>): boolean {
+export function usesDefinitions(
+  sql: string,
+  concepts: readonly string[],
+  parts: ReadonlyMap<string, string[]>,
+): boolean {
   const n = recallNorm(sql);
   return concepts.every((c) => (parts.get(c) ?? [""]).every((p) => p !== "" && n.includes(p)));
 }
 
 /** Concept recall of one evaluation: the share of its questions with concepts whose answer holds their definitions. */
-export function recallOf(pred: Record<string, string>, tasks: readonly { concepts?: readonly string[] }[], parts: ReadonlyMap<string, string[]>): number | null {
+export function recallOf(
+  pred: Record<string, string>,
+  tasks: readonly { concepts?: readonly string[] }[],
+  parts: ReadonlyMap<string, string[]>,
+): number | null {
   let n = 0, hit = 0;
   for (const [i, line] of Object.entries(pred)) {
     const cs = tasks[Number(i)]?.concepts;
@@ -86,9 +97,17 @@ export interface DemoEvidence {
   generated: string;
   runs: { folder: string; mode: PromptMode; seed: number | null; model: string | null }[];
   /** split -> mode -> stage -> execution accuracy (0..1) per seed, in `seeds` order; `questions` per split. */
-  splits: Record<string, Partial<Record<PromptMode, Partial<Record<EvidenceStage, number[]>> & { seeds: (number | null)[] }>> & { questions?: number }>;
+  splits: Record<
+    string,
+    Partial<Record<PromptMode, Partial<Record<EvidenceStage, number[]>> & { seeds: (number | null)[] }>> & {
+      questions?: number;
+    }
+  >;
   /** The same as mean / sd / min / max, and the gain of each stage over baseline (seed by seed, then summarised). */
-  summary: Record<string, Partial<Record<PromptMode, Partial<Record<EvidenceStage | `gain_${Exclude<EvidenceStage, "baseline">}`, Spread>>>>>;
+  summary: Record<
+    string,
+    Partial<Record<PromptMode, Partial<Record<EvidenceStage | `gain_${Exclude<EvidenceStage, "baseline">}`, Spread>>>>
+  >;
   /**
    * Concept recall (issue #49): split -> mode -> stage -> the share of answers whose SQL holds the
    * question's definitions (recallParts), per seed in `seeds` order; absent without predictions.
@@ -121,14 +140,28 @@ export function runFigures(r: RunOutputs, demo?: RecallInputs): RunFigures {
     if (rep?.kind === "evaluate") {
       const after = /^after (.+)$/.exec(rep.label)?.[1];
       const t = after ? typeOf.get(after) : undefined;
-      const stage: EvidenceStage | null = rep.label === "baseline" ? "baseline" : t === "warmup" ? "warmup" : t === "grpo" ? "grpo" : null;
+      const stage: EvidenceStage | null = rep.label === "baseline"
+        ? "baseline"
+        : t === "warmup"
+        ? "warmup"
+        : t === "grpo"
+        ? "grpo"
+        : null;
       if (stage) put(rep.split, stage, rep.overall.greedy, rep.overall.questions, c.id);
     } else if (rep?.kind === "selfconsistency") {
       put(rep.split, "sc", rep.voteAccuracy, rep.questions, c.id);
     }
   }
   const model = r.summary.cells.find((c) => c.model)?.model?.name ?? null;
-  return { folder: r.folder, mode: promptMode(r.cells), seed: r.summary.options?.seed ?? null, model, accuracy, recall, questions };
+  return {
+    folder: r.folder,
+    mode: promptMode(r.cells),
+    seed: r.summary.options?.seed ?? null,
+    model,
+    accuracy,
+    recall,
+    questions,
+  };
 }
 
 /** Mean, sample sd (0 for one value), min, max. */
@@ -141,8 +174,15 @@ export function spread(xs: readonly number[]): Spread {
 
 /** The evidence of many runs: grouped by split and mode, seeds in ascending order. */
 export function demoEvidence(runs: readonly RunOutputs[], generated: string, demo?: RecallInputs): DemoEvidence {
-  const figs = runs.map((r) => runFigures(r, demo)).sort((a, b) => a.mode.localeCompare(b.mode) || (a.seed ?? 0) - (b.seed ?? 0) || a.folder.localeCompare(b.folder));
-  const out: DemoEvidence = { generated, runs: figs.map(({ folder, mode, seed, model }) => ({ folder, mode, seed, model })), splits: {}, summary: {} };
+  const figs = runs.map((r) => runFigures(r, demo)).sort((a, b) =>
+    a.mode.localeCompare(b.mode) || (a.seed ?? 0) - (b.seed ?? 0) || a.folder.localeCompare(b.folder)
+  );
+  const out: DemoEvidence = {
+    generated,
+    runs: figs.map(({ folder, mode, seed, model }) => ({ folder, mode, seed, model })),
+    splits: {},
+    summary: {},
+  };
   const splits = [...new Set(figs.flatMap((f) => Object.keys(f.accuracy)))];
   for (const split of splits) {
     const s: DemoEvidence["splits"][string] = {};
@@ -150,7 +190,9 @@ export function demoEvidence(runs: readonly RunOutputs[], generated: string, dem
     for (const mode of ["knowledge", "bird"] as const) {
       const mine = figs.filter((f) => f.mode === mode && f.accuracy[split]);
       if (!mine.length) continue;
-      const m: Partial<Record<EvidenceStage, number[]>> & { seeds: (number | null)[] } = { seeds: mine.map((f) => f.seed) };
+      const m: Partial<Record<EvidenceStage, number[]>> & { seeds: (number | null)[] } = {
+        seeds: mine.map((f) => f.seed),
+      };
       const ms: NonNullable<DemoEvidence["summary"][string][PromptMode]> = {};
       for (const stage of EVIDENCE_STAGES) {
         // A stage some run lacks is left out rather than mixing seed sets.
@@ -158,7 +200,9 @@ export function demoEvidence(runs: readonly RunOutputs[], generated: string, dem
         const xs = mine.map((f) => f.accuracy[split][stage] ?? 0);
         m[stage] = xs;
         ms[stage] = spread(xs);
-        if (stage !== "baseline" && m.baseline) ms[`gain_${stage}`] = spread(xs.map((x, i) => x - (m.baseline?.[i] ?? 0)));
+        if (stage !== "baseline" && m.baseline) {
+          ms[`gain_${stage}`] = spread(xs.map((x, i) => x - (m.baseline?.[i] ?? 0)));
+        }
       }
       s[mode] = m;
       sum[mode] = ms;
@@ -172,7 +216,7 @@ export function demoEvidence(runs: readonly RunOutputs[], generated: string, dem
       const mine = figs.filter((f) => f.mode === mode && f.accuracy[split]);
       for (const stage of EVIDENCE_STAGES) {
         if (!mine.length || !mine.every((f) => f.recall[split]?.[stage] !== undefined)) continue;
-        ((((out.recall ??= {})[split] ??= {})[mode] ??= {})[stage] = mine.map((f) => f.recall[split][stage] ?? 0));
+        (((out.recall ??= {})[split] ??= {})[mode] ??= {})[stage] = mine.map((f) => f.recall[split][stage] ?? 0);
       }
     }
   }
@@ -187,23 +231,44 @@ export function evidenceMarkdown(e: DemoEvidence): string {
   for (const mode of ["knowledge", "bird"] as const) {
     const splits = Object.keys(e.splits).filter((s) => e.splits[s][mode]);
     if (!splits.length) continue;
-    lines.push(`**${mode === "knowledge" ? "Knowledge mode (no evidence in the prompt)" : "BIRD mode (definitions in the prompt)"}**, execution accuracy %, mean ± sd over seeds (each seed):`, "");
-    lines.push(`| split | ${EVIDENCE_STAGES.join(" | ")} | GRPO − baseline |`, `|---|${EVIDENCE_STAGES.map(() => "---").join("|")}|---|`);
+    lines.push(
+      `**${
+        mode === "knowledge" ? "Knowledge mode (no evidence in the prompt)" : "BIRD mode (definitions in the prompt)"
+      }**, execution accuracy %, mean ± sd over seeds (each seed):`,
+      "",
+    );
+    lines.push(
+      `| split | ${EVIDENCE_STAGES.join(" | ")} | GRPO − baseline |`,
+      `|---|${EVIDENCE_STAGES.map(() => "---").join("|")}|---|`,
+    );
     for (const split of splits) {
       const m = e.splits[split][mode]!;
       const sm = e.summary[split][mode]!;
-      const cell = (st: EvidenceStage) => (m[st] && sm[st] ? `${pct(sm[st]!.mean)} ± ${pct(sm[st]!.sd)} (${m[st]!.map(pct).join(", ")})` : "—");
-      const gain = sm.gain_grpo ? `${sm.gain_grpo.mean >= 0 ? "+" : ""}${pct(sm.gain_grpo.mean)} (${pct(sm.gain_grpo.min)} … ${pct(sm.gain_grpo.max)})` : "—";
-      lines.push(`| ${split} (${e.splits[split].questions ?? "?"}) | ${EVIDENCE_STAGES.map(cell).join(" | ")} | ${gain} |`);
+      const cell = (
+        st: EvidenceStage,
+      ) => (m[st] && sm[st] ? `${pct(sm[st]!.mean)} ± ${pct(sm[st]!.sd)} (${m[st]!.map(pct).join(", ")})` : "—");
+      const gain = sm.gain_grpo
+        ? `${sm.gain_grpo.mean >= 0 ? "+" : ""}${pct(sm.gain_grpo.mean)} (${pct(sm.gain_grpo.min)} … ${
+          pct(sm.gain_grpo.max)
+        })`
+        : "—";
+      lines.push(
+        `| ${split} (${e.splits[split].questions ?? "?"}) | ${EVIDENCE_STAGES.map(cell).join(" | ")} | ${gain} |`,
+      );
     }
     lines.push("");
     const withRecall = splits.filter((sp) => e.recall?.[sp]?.[mode]);
     if (withRecall.length) {
-      lines.push(`Concept recall %, ${mode} mode (answers whose SQL holds the question's definitions), mean over seeds (each seed):`, "");
+      lines.push(
+        `Concept recall %, ${mode} mode (answers whose SQL holds the question's definitions), mean over seeds (each seed):`,
+        "",
+      );
       lines.push(`| split | ${EVIDENCE_STAGES.join(" | ")} |`, `|---|${EVIDENCE_STAGES.map(() => "---").join("|")}|`);
       for (const split of withRecall) {
         const m = e.recall![split][mode]!;
-        const cell = (st: EvidenceStage) => (m[st] ? `${pct(spread(m[st]!).mean)} (${m[st]!.map(pct).join(", ")})` : "—");
+        const cell = (
+          st: EvidenceStage,
+        ) => (m[st] ? `${pct(spread(m[st]!).mean)} (${m[st]!.map(pct).join(", ")})` : "—");
         lines.push(`| ${split} | ${EVIDENCE_STAGES.map(cell).join(" | ")} |`);
       }
       lines.push("");

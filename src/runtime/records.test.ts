@@ -2,7 +2,16 @@ import { assert, assertEquals } from "../../tests/assert.ts";
 import { extractSql } from "../core/extract.ts";
 import { REWARD_PRESETS, scoreSample } from "../core/rewards.ts";
 import type { ResultSet } from "../core/types.ts";
-import { decodeSamples, DISPLAY_CELL_CHARS, displayResult, displayValue, encodeSample, isSampleRecord, reasoningOf, type SampleRecord } from "./records.ts";
+import {
+  decodeSamples,
+  DISPLAY_CELL_CHARS,
+  displayResult,
+  displayValue,
+  encodeSample,
+  isSampleRecord,
+  reasoningOf,
+  type SampleRecord,
+} from "./records.ts";
 
 Deno.test("records: display values are JSON-safe and keep SQLite's types apart", () => {
   assertEquals(displayValue(5n), 5);
@@ -37,10 +46,27 @@ Deno.test("records: a sample record round-trips through JSON Lines; a torn last 
   const outcome = { correct: true, error: null, ms: 1 };
   const reward = scoreSample(REWARD_PRESETS.databricks, { completion, completionTokens: 9, extraction, outcome });
   const r: SampleRecord = {
-    v: 1, phase: "grpo", step: 3, taskId: "q1", dbId: "shop", question: "?", sampleIndex: 2, prompt: "p", completion,
-    reasoning: reasoningOf(completion), extraction, predicted: displayResult({ columns: ["1"], rows: [[1n]], capped: false }),
-    gold: displayResult({ columns: ["1"], rows: [[1n]], capped: false }), error: null, correct: true, execMs: 1, reward,
-    advantage: 0.5, completionTokens: 9, logprob: -3.25, finishReason: "eos",
+    v: 1,
+    phase: "grpo",
+    step: 3,
+    taskId: "q1",
+    dbId: "shop",
+    question: "?",
+    sampleIndex: 2,
+    prompt: "p",
+    completion,
+    reasoning: reasoningOf(completion),
+    extraction,
+    predicted: displayResult({ columns: ["1"], rows: [[1n]], capped: false }),
+    gold: displayResult({ columns: ["1"], rows: [[1n]], capped: false }),
+    error: null,
+    correct: true,
+    execMs: 1,
+    reward,
+    advantage: 0.5,
+    completionTokens: 9,
+    logprob: -3.25,
+    finishReason: "eos",
   };
   const text = encodeSample(r) + encodeSample(r) + encodeSample(r).slice(0, 20);
   const d = decodeSamples(text);

@@ -109,7 +109,6 @@ export interface SampleStep {
   prmScore?: number;
 }
 
-
 /** Per-step metrics: the metrics stream's record, as core/metrics.ts defines it. */
 export type StepMetrics = MetricsRecord;
 
@@ -199,7 +198,15 @@ export interface WarmupReport {
    * counts are of the targets trained, `tooLong` those left out, longer than the model's positions
    * after their prompt.
    */
-  targets?: { completion: number; gold: number; template: string; cocte?: number; cocteFile?: string; cocteFailed?: Record<string, number>; tooLong?: number };
+  targets?: {
+    completion: number;
+    gold: number;
+    template: string;
+    cocte?: number;
+    cocteFile?: string;
+    cocteFailed?: Record<string, number>;
+    tooLong?: number;
+  };
 }
 
 /** What the GRPO stage reports. */
@@ -311,7 +318,15 @@ export interface ExportReport {
 }
 
 /** Any stage's report. */
-export type StageReport = EvalReport | SelectReport | WarmupReport | GrpoReport | SelfConsistencyReport | PrmDataReport | PrmTrainReport | ExportReport;
+export type StageReport =
+  | EvalReport
+  | SelectReport
+  | WarmupReport
+  | GrpoReport
+  | SelfConsistencyReport
+  | PrmDataReport
+  | PrmTrainReport
+  | ExportReport;
 
 /** A SQLite value made JSON-safe for display. */
 export function displayValue(v: SqlValue): DisplayValue {
@@ -328,7 +343,13 @@ export function displayValue(v: SqlValue): DisplayValue {
 /** A result set cut to `maxRows` rows of display values. */
 export function displayResult(rs: ResultSet, maxRows = DISPLAY_ROWS): DisplayResult {
   const rows = rs.rows.slice(0, maxRows).map((r) => r.map(displayValue));
-  return { columns: [...rs.columns], rows, rowCount: rs.rows.length, truncated: rs.rows.length > maxRows, capped: rs.capped };
+  return {
+    columns: [...rs.columns],
+    rows,
+    rowCount: rs.rows.length,
+    truncated: rs.rows.length > maxRows,
+    capped: rs.capped,
+  };
 }
 
 /** True when a rendered prompt ends inside an opened <think> (the completion then holds only its rest). */
@@ -386,7 +407,10 @@ export function isSampleRecord(x: unknown): x is SampleRecord {
   if (!str.every((k) => typeof x[k] === "string")) return false;
   if (x.cell !== undefined && typeof x.cell !== "string") return false;
   if (x.goldSql !== undefined && typeof x.goldSql !== "string") return false;
-  if (x.answerPrefix !== undefined && (typeof x.answerPrefix !== "string" || !(x.completion as string).startsWith(x.answerPrefix))) return false;
+  if (
+    x.answerPrefix !== undefined &&
+    (typeof x.answerPrefix !== "string" || !(x.completion as string).startsWith(x.answerPrefix))
+  ) return false;
   if (!num.every((k) => typeof x[k] === "number")) return false;
   if (typeof x.correct !== "boolean") return false;
   if (!(x.reasoning === null || typeof x.reasoning === "string")) return false;
@@ -405,7 +429,9 @@ export function isSampleRecord(x: unknown): x is SampleRecord {
 
 function isSampleStep(x: unknown): x is SampleStep {
   if (!isObject(x)) return false;
-  if (!(x.name === null || typeof x.name === "string") || typeof x.sql !== "string" || typeof x.matchesGold !== "boolean") return false;
+  if (
+    !(x.name === null || typeof x.name === "string") || typeof x.sql !== "string" || typeof x.matchesGold !== "boolean"
+  ) return false;
   if (x.prmScore !== undefined && typeof x.prmScore !== "number") return false;
   const r = x.result;
   return r === null || r === undefined || (isObject(r) && Array.isArray(r.columns) && Array.isArray(r.rows));

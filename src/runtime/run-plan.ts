@@ -12,7 +12,20 @@ import type { UploadedDataset } from "./recipe/env.web.ts";
 export type RunMode = "all" | "cell" | "from";
 
 /** Cell types a run executes (markdown and the GPU check are not part of a run). */
-export const RUNNABLE_TYPES: readonly Cell["type"][] = ["dataset", "model", "prompt", "reward", "evaluate", "select", "warmup", "grpo", "selfconsistency", "prmdata", "prmtrain", "export"];
+export const RUNNABLE_TYPES: readonly Cell["type"][] = [
+  "dataset",
+  "model",
+  "prompt",
+  "reward",
+  "evaluate",
+  "select",
+  "warmup",
+  "grpo",
+  "selfconsistency",
+  "prmdata",
+  "prmtrain",
+  "export",
+];
 /** Cells that set up the context the later cells read. */
 const SETUP_TYPES: readonly Cell["type"][] = ["dataset", "model", "prompt", "reward", "select"];
 /** Cells whose result (the adapter, PRM data, a PRM) later cells build on; they restore from their checkpoints and state files. */
@@ -103,19 +116,38 @@ export interface RunInfo {
 }
 
 /** Kinds of run failure the page explains with a remedy. */
-export const RUN_ERROR_KINDS = ["no-webgpu", "device-lost", "demo-model-missing", "unreachable", "model", "sql-worker", "data", "checkpoint", "cancelled", "other"] as const;
+export const RUN_ERROR_KINDS = [
+  "no-webgpu",
+  "device-lost",
+  "demo-model-missing",
+  "unreachable",
+  "model",
+  "sql-worker",
+  "data",
+  "checkpoint",
+  "cancelled",
+  "other",
+] as const;
 export type RunErrorKind = (typeof RUN_ERROR_KINDS)[number];
 
 /** What the user can do about each kind of failure. */
 export const REMEDIES: Record<RunErrorKind, string> = {
-  "no-webgpu": "This browser gives the page no WebGPU adapter. Use Chrome or Edge 113+ with hardware acceleration on (on Linux: --enable-unsafe-webgpu --enable-features=Vulkan); the GPU cell at the top says what is missing.",
-  "device-lost": "The GPU device was lost (driver reset, another tab took the memory, or the system slept). The run's checkpoints are kept: press \"Resume\" to continue from the last one.",
-  "demo-model-missing": "The demo model's files are not in this build yet. Set the model cell's source to \"url\" (a folder with config.json, tokenizer.json and *.safetensors) or \"hub\" (owner/name).",
-  "unreachable": "Nothing is wrong with the model or its settings: the download could not start. Check the connection (or the host named above) and run the cell again.",
-  "model": "The model could not be loaded. Check the model cell's source and that the folder holds config.json, tokenizer.json and model.safetensors (CORS allowed when on another site); a smaller dtype (q4) needs less GPU memory.",
-  "sql-worker": "A SQL worker stopped (out of memory, or a database it could not open). Run the cell again; if it repeats, check the dataset's database files.",
-  "data": "The dataset could not be read. Check the dataset cell's source and URLs (questions file, database folder) and that the split exists.",
-  "checkpoint": "This run's folder holds a checkpoint made with other parameters or a damaged one. Press \"Start fresh\" to discard the run's files and begin again.",
+  "no-webgpu":
+    "This browser gives the page no WebGPU adapter. Use Chrome or Edge 113+ with hardware acceleration on (on Linux: --enable-unsafe-webgpu --enable-features=Vulkan); the GPU cell at the top says what is missing.",
+  "device-lost":
+    'The GPU device was lost (driver reset, another tab took the memory, or the system slept). The run\'s checkpoints are kept: press "Resume" to continue from the last one.',
+  "demo-model-missing":
+    'The demo model\'s files are not in this build yet. Set the model cell\'s source to "url" (a folder with config.json, tokenizer.json and *.safetensors) or "hub" (owner/name).',
+  "unreachable":
+    "Nothing is wrong with the model or its settings: the download could not start. Check the connection (or the host named above) and run the cell again.",
+  "model":
+    "The model could not be loaded. Check the model cell's source and that the folder holds config.json, tokenizer.json and model.safetensors (CORS allowed when on another site); a smaller dtype (q4) needs less GPU memory.",
+  "sql-worker":
+    "A SQL worker stopped (out of memory, or a database it could not open). Run the cell again; if it repeats, check the dataset's database files.",
+  "data":
+    "The dataset could not be read. Check the dataset cell's source and URLs (questions file, database folder) and that the split exists.",
+  "checkpoint":
+    "This run's folder holds a checkpoint made with other parameters or a damaged one. Press \"Start fresh\" to discard the run's files and begin again.",
   "cancelled": "The run was stopped. Checkpoints made so far are kept: run the cell again to continue.",
   "other": "Unexpected error: the message above names the cell and the cause. The run's checkpoints are kept.",
 };
@@ -123,9 +155,16 @@ export const REMEDIES: Record<RunErrorKind, string> = {
 /** The kind of a run failure, from its message (the worker passes errors as text). */
 export function classifyRunError(message: string): RunErrorKind {
   const m = message.toLowerCase();
-  if (m.includes("run cancelled") || m.includes("run stopped")) return m.includes("device lost") ? "device-lost" : "cancelled";
-  if (m.includes("device lost") || m.includes("device was lost") || m.includes("gpudevice was lost") || m.includes("device is lost")) return "device-lost";
-  if (m.includes("navigator.gpu is missing") || m.includes("no gpu adapter") || m.includes("webgpu is not available")) return "no-webgpu";
+  if (m.includes("run cancelled") || m.includes("run stopped")) {
+    return m.includes("device lost") ? "device-lost" : "cancelled";
+  }
+  if (
+    m.includes("device lost") || m.includes("device was lost") || m.includes("gpudevice was lost") ||
+    m.includes("device is lost")
+  ) return "device-lost";
+  if (m.includes("navigator.gpu is missing") || m.includes("no gpu adapter") || m.includes("webgpu is not available")) {
+    return "no-webgpu";
+  }
   if (m.includes("demo model is not in this build")) return "demo-model-missing";
   if (m.includes("was unreachable: the request for")) return "unreachable";
   if (m.includes("sql worker") || m.includes("sqlpool")) return "sql-worker";

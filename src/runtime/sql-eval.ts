@@ -28,11 +28,17 @@ export class SqlEvaluator {
     const gold = await this.goldOf(task);
     if (!gold.ok) return { status: "gold-failed", error: gold.error };
     if (predSql === undefined || predSql.trim() === "") {
-      return { status: "scored", outcome: { correct: false, error: { kind: "empty", message: "no prediction" }, ms: 0 } };
+      return {
+        status: "scored",
+        outcome: { correct: false, error: { kind: "empty", message: "no prediction" }, ms: 0 },
+      };
     }
     const r = await this.pool.query(task.db_id, predSql);
     if (!r.ok) return { status: "scored", outcome: { correct: false, error: r.error, ms: r.ms } };
-    return { status: "scored", outcome: { correct: matchesGold(r.result, gold.index), error: null, ms: r.ms, result: r.result } };
+    return {
+      status: "scored",
+      outcome: { correct: matchesGold(r.result, gold.index), error: null, ms: r.ms, result: r.result },
+    };
   }
 
   /** The task's gold result, run once and cached; a rejected load is not cached. */

@@ -41,7 +41,11 @@ Deno.test("sql-exec: values come back typed as SQLite stored them (bigint, real,
   const g = new GuardedDatabase(SQL, FIXTURE);
   const r = rows(g.query("SELECT 9007199254740993, 6.0, 6, '6', x'00ff', NULL", DEFAULT_LIMITS));
   assertEquals(r, [[9007199254740993n, 6, 6n, "6", new Uint8Array([0, 255]), null]]);
-  assertEquals(rows(g.query("SELECT x FROM big ORDER BY rowid", DEFAULT_LIMITS)), [[9007199254740993n], [-(2n ** 63n)], [2n ** 63n - 1n]]);
+  assertEquals(rows(g.query("SELECT x FROM big ORDER BY rowid", DEFAULT_LIMITS)), [
+    [9007199254740993n],
+    [-(2n ** 63n)],
+    [2n ** 63n - 1n],
+  ]);
   const named = g.query("SELECT id AS a, name FROM t WHERE id = 3", DEFAULT_LIMITS);
   assert(named.ok && named.result.columns.join() === "a,name" && !named.result.capped);
   g.close();
@@ -111,7 +115,10 @@ Deno.test("sql-exec: each write/DROP/ATTACH/PRAGMA/multi-statement attack is ref
   for (const sql of attacks) {
     const r = g.query(sql, DEFAULT_LIMITS);
     assert(!r.ok, `attack ran: ${sql}`);
-    assert(["forbidden", "syntax"].includes(r.error.kind), `${sql}: unexpected kind ${r.error.kind} (${r.error.message})`);
+    assert(
+      ["forbidden", "syntax"].includes(r.error.kind),
+      `${sql}: unexpected kind ${r.error.kind} (${r.error.message})`,
+    );
     assertEquals(state(g), before, `state after ${sql}`);
     assert(g.isPristine(), `fingerprint after ${sql}`);
   }
@@ -135,10 +142,31 @@ Deno.test("sql-exec: deeper defences hold on their own (bytecode scan, query_onl
       st.free();
     }
   };
-  for (const sql of ["INSERT INTO t VALUES (1000, 'a', 1)", "DELETE FROM t", "UPDATE t SET score=1", "DROP TABLE t", "CREATE TABLE u(a)", "ATTACH ':memory:' AS e", "DETACH e", "PRAGMA query_only=0", "VACUUM", "CREATE TEMP TABLE u(a)"]) {
+  for (
+    const sql of [
+      "INSERT INTO t VALUES (1000, 'a', 1)",
+      "DELETE FROM t",
+      "UPDATE t SET score=1",
+      "DROP TABLE t",
+      "CREATE TABLE u(a)",
+      "ATTACH ':memory:' AS e",
+      "DETACH e",
+      "PRAGMA query_only=0",
+      "VACUUM",
+      "CREATE TEMP TABLE u(a)",
+    ]
+  ) {
     assert(explainWrites(sql) !== null, `bytecode scan missed: ${sql}`);
   }
-  for (const sql of ["SELECT * FROM t", "SELECT DISTINCT name FROM t UNION SELECT 'x'", "WITH RECURSIVE c(i) AS (SELECT 1 UNION SELECT i+1 FROM c WHERE i<5) SELECT * FROM c", "SELECT * FROM t ORDER BY score LIMIT 3", "SELECT count(*) FROM (SELECT name FROM t GROUP BY name)"]) {
+  for (
+    const sql of [
+      "SELECT * FROM t",
+      "SELECT DISTINCT name FROM t UNION SELECT 'x'",
+      "WITH RECURSIVE c(i) AS (SELECT 1 UNION SELECT i+1 FROM c WHERE i<5) SELECT * FROM c",
+      "SELECT * FROM t ORDER BY score LIMIT 3",
+      "SELECT count(*) FROM (SELECT name FROM t GROUP BY name)",
+    ]
+  ) {
     assertEquals(explainWrites(sql), null, `read flagged as write: ${sql}`);
   }
   // query_only blocks writes to the main and the temp schema alike.
@@ -164,7 +192,10 @@ Deno.test("sql-exec: results are capped by rows and by bytes, stepping row by ro
   const byBytes = g.query("SELECT name FROM t", { maxRows: 1e9, maxBytes: 500 });
   assert(!byBytes.ok && byBytes.error.kind === "capped", "byte cap");
   // An endless result stops at the cap instead of running out of memory.
-  const endless = g.query("WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM c) SELECT i, printf('%.100c', 'x') FROM c", { maxRows: 1e9, maxBytes: 1 << 20 });
+  const endless = g.query(
+    "WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM c) SELECT i, printf('%.100c', 'x') FROM c",
+    { maxRows: 1e9, maxBytes: 1 << 20 },
+  );
   assert(!endless.ok && endless.error.kind === "capped", "endless result capped");
   g.close();
 });
@@ -197,7 +228,15 @@ Deno.test("sql-exec: last line of defence — a change that got past the checks 
   const before = state(g);
   // Simulate a breach by reaching the private connection (no query through `query` can do this).
   const conn = (g as unknown as { db: { exec(sql: string): unknown } }).db;
-  for (const breach of ["PRAGMA query_only=0; DELETE FROM t", "ATTACH ':memory:' AS evil", "PRAGMA query_only=0; CREATE TEMP TABLE x(a)", "PRAGMA query_only=0; DROP VIEW v", "PRAGMA query_only=0"]) {
+  for (
+    const breach of [
+      "PRAGMA query_only=0; DELETE FROM t",
+      "ATTACH ':memory:' AS evil",
+      "PRAGMA query_only=0; CREATE TEMP TABLE x(a)",
+      "PRAGMA query_only=0; DROP VIEW v",
+      "PRAGMA query_only=0",
+    ]
+  ) {
     const reloads = g.reloads;
     (g as unknown as { db: { exec(sql: string): unknown } }).db.exec(breach);
     assert(!g.isPristine(), `fingerprint missed: ${breach}`);

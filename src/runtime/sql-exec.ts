@@ -82,7 +82,9 @@ export function valueBytes(v: SqlValue): number {
 }
 
 function toSqlValue(v: unknown): SqlValue {
-  if (v === null || typeof v === "bigint" || typeof v === "number" || typeof v === "string" || v instanceof Uint8Array) return v;
+  if (
+    v === null || typeof v === "bigint" || typeof v === "number" || typeof v === "string" || v instanceof Uint8Array
+  ) return v;
   throw new Error(`sql.js returned an unexpected value of type ${typeof v}`);
 }
 
@@ -131,17 +133,25 @@ export class GuardedDatabase {
   query(sql: string, limits: SqlLimits, timeMs = Infinity): QueryReply {
     const t0 = performance.now();
     const ms = () => performance.now() - t0;
-    const fail = (kind: ExecErrorKind, msg: string): QueryReply => ({ ok: false, error: { kind, message: msg }, ms: ms() });
+    const fail = (kind: ExecErrorKind, msg: string): QueryReply => ({
+      ok: false,
+      error: { kind, message: msg },
+      ms: ms(),
+    });
     const keyword = leadingKeyword(sql);
     if (isEmptyTail(sql)) return fail("empty", "no SQL");
     if (keyword === "") return fail("syntax", "does not start with a keyword");
-    if (!(READ_KEYWORDS as readonly string[]).includes(keyword)) return fail("forbidden", `only a single read-only query is allowed, got ${keyword}`);
+    if (!(READ_KEYWORDS as readonly string[]).includes(keyword)) {
+      return fail("forbidden", `only a single read-only query is allowed, got ${keyword}`);
+    }
     const d = this.sql.deadlines;
     const slot = this.slot;
     const arm = () => d && slot !== null && d.arm(slot, t0 + timeMs);
     const disarm = () => d && slot !== null && d.disarm(slot);
     const late = (): QueryReply | null =>
-      d && slot !== null && d.firedOn(slot) ? fail("timeout", `interrupted after ${Math.round(ms())} ms (limit ${timeMs} ms)`) : null;
+      d && slot !== null && d.firedOn(slot)
+        ? fail("timeout", `interrupted after ${Math.round(ms())} ms (limit ${timeMs} ms)`)
+        : null;
     let it: SqlJsIterator;
     let stmt: SqlJsStatement;
     try {
@@ -187,7 +197,7 @@ export class GuardedDatabase {
         const raw = stmt.get(null, BIGINT);
         const row = new Array<SqlValue>(raw.length);
         let b = 16;
-        for (let i = 0; i < raw.length; i++) b += valueBytes((row[i] = toSqlValue(raw[i])));
+        for (let i = 0; i < raw.length; i++) b += valueBytes(row[i] = toSqlValue(raw[i]));
         if (bytes + b > limits.maxBytes) {
           capped = true;
           break;
@@ -203,7 +213,11 @@ export class GuardedDatabase {
     const ms = performance.now() - t0;
     const result: ResultSet = { columns: stmt.getColumnNames(), rows, capped };
     if (capped) {
-      return { ok: false, error: { kind: "capped", message: `result exceeds ${limits.maxRows} rows or ${limits.maxBytes} bytes` }, ms };
+      return {
+        ok: false,
+        error: { kind: "capped", message: `result exceeds ${limits.maxRows} rows or ${limits.maxBytes} bytes` },
+        ms,
+      };
     }
     return { ok: true, result, ms };
   }

@@ -76,7 +76,9 @@ export const WRITE_OPCODES: ReadonlySet<string> = new Set([
 export function writeReason(opcode: string, p2: number, p4: unknown): string | null {
   if (opcode === "Transaction" && p2 !== 0) return "opens a write transaction";
   if (WRITE_OPCODES.has(opcode)) return `uses opcode ${opcode}`;
-  if ((opcode === "Function" || opcode === "PureFunc") && typeof p4 === "string" && /^sqlite_(attach|detach)\b/.test(p4)) {
+  if (
+    (opcode === "Function" || opcode === "PureFunc") && typeof p4 === "string" && /^sqlite_(attach|detach)\b/.test(p4)
+  ) {
     return "attaches or detaches a database";
   }
   return null;

@@ -66,7 +66,13 @@ Deno.test("sql-interrupt: runaway queries stop inside SQLite at their limit; the
 
 Deno.test("sql-interrupt: within its limit a query returns what it returns with no limit; no limit means none", () => {
   const g = new GuardedDatabase(SQL, BYTES);
-  for (const sql of ["SELECT b.j, b.s FROM b ORDER BY s", "SELECT count(*) FROM a, b WHERE a.i = b.j", "SELECT group_concat(s) FROM b"]) {
+  for (
+    const sql of [
+      "SELECT b.j, b.s FROM b ORDER BY s",
+      "SELECT count(*) FROM a, b WHERE a.i = b.j",
+      "SELECT group_concat(s) FROM b",
+    ]
+  ) {
     const free = g.query(sql, DEFAULT_LIMITS);
     const limited = g.query(sql, DEFAULT_LIMITS, 60_000);
     assert(free.ok && limited.ok, sql);
@@ -76,7 +82,10 @@ Deno.test("sql-interrupt: within its limit a query returns what it returns with 
   const before = SQL.deadlines?.calls ?? 0;
   const long = g.query("SELECT count(*) FROM a, b WHERE (a.i + b.j) % 7 = 0", DEFAULT_LIMITS);
   assert(long.ok, "a long query with no limit finishes");
-  assert((SQL.deadlines?.calls ?? 0) - before > 1000, `the callback ran ${(SQL.deadlines?.calls ?? 0) - before} times (every ${PROGRESS_OPS} opcodes)`);
+  assert(
+    (SQL.deadlines?.calls ?? 0) - before > 1000,
+    `the callback ran ${(SQL.deadlines?.calls ?? 0) - before} times (every ${PROGRESS_OPS} opcodes)`,
+  );
   g.close();
 });
 

@@ -74,13 +74,17 @@ export class ProgressDeadlines {
    * Deadlines for `hooks`' connections, or null with the reason when this build of sql.js does not
    * let the progress fields be found and proven (`probe` opens a scratch in-memory connection).
    */
-  static create(hooks: WasmHooks, probe: () => { db: number; exec(sql: string): unknown; close(): void }): ProgressDeadlines | string {
+  static create(
+    hooks: WasmHooks,
+    probe: () => { db: number; exec(sql: string): unknown; close(): void },
+  ): ProgressDeadlines | string {
     const d = new ProgressDeadlines(hooks);
     const scratch = probe();
     try {
       const slot = d.attach(scratch.db);
       if (typeof slot === "string") return slot;
-      const count = "WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < 100000) SELECT count(*) FROM c";
+      const count =
+        "WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < 100000) SELECT count(*) FROM c";
       d.calls = 0;
       scratch.exec(count);
       if (d.calls === 0) return "the progress callback never ran";
@@ -134,11 +138,17 @@ export class ProgressDeadlines {
     const u32 = (off: number) => w[(db + off) >>> 2];
     const h = new Uint16Array(this.hooks.memory.buffer);
     const sz = h[(db + l.lookaside + 4) >>> 1], szTrue = h[(db + l.lookaside + 6) >>> 1];
-    const pMiddle = u32(l.lookaside + 44), pStart = u32(l.lookaside + 48), pEnd = u32(l.lookaside + 52), pTrueEnd = u32(l.lookaside + 56);
-    const enabled = sz > 0 && sz === szTrue && pStart !== 0 && pStart <= pMiddle && pMiddle <= pEnd && pEnd === pTrueEnd;
+    const pMiddle = u32(l.lookaside + 44),
+      pStart = u32(l.lookaside + 48),
+      pEnd = u32(l.lookaside + 52),
+      pTrueEnd = u32(l.lookaside + 56);
+    const enabled = sz > 0 && sz === szTrue && pStart !== 0 && pStart <= pMiddle && pMiddle <= pEnd &&
+      pEnd === pTrueEnd;
     const disabled = u32(l.lookaside) !== 0 && pStart === pEnd;
     if (!enabled && !disabled) return "the bytes where the lookaside configuration should be do not read as one";
-    for (let k = -8; k <= 8; k += 4) if (u32(l.xProgress + k) !== 0) return "the authorizer and progress fields are not all zero";
+    for (let k = -8; k <= 8; k += 4) {
+      if (u32(l.xProgress + k) !== 0) return "the authorizer and progress fields are not all zero";
+    }
     return null;
   }
 

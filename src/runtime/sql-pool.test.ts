@@ -1,25 +1,34 @@
 import { assert, assertEquals, assertRejects } from "../../tests/assert.ts";
 import { DatabaseLoadError, SqlPool } from "./sql-pool.ts";
-import { FrameDecoder, encodeFrame, spawnSqlProcess } from "./sql-process.deno.ts";
+import { encodeFrame, FrameDecoder, spawnSqlProcess } from "./sql-process.deno.ts";
 import { loadSqlJs } from "./sql-wasm.ts";
 
 const SQL = await loadSqlJs();
 
 function makeDb(rows: number): Uint8Array {
   const db = new SQL.Database();
-  db.exec(`CREATE TABLE t(id INTEGER PRIMARY KEY, v TEXT); WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM c WHERE i < ${rows}) INSERT INTO t SELECT i, 'v' || i FROM c;`);
+  db.exec(
+    `CREATE TABLE t(id INTEGER PRIMARY KEY, v TEXT); WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM c WHERE i < ${rows}) INSERT INTO t SELECT i, 'v' || i FROM c;`,
+  );
   const bytes = (db as unknown as { export(): Uint8Array }).export();
   db.close();
   return bytes;
 }
 
-const DBS: Record<string, Uint8Array> = { a: makeDb(10), b: makeDb(20), junk: new TextEncoder().encode("this is not a database, just text of some length ".repeat(20)) };
-const loader = (id: string) => (id in DBS ? Promise.resolve(DBS[id].slice()) : Promise.reject(new Error(`no database file for ${id}`)));
+const DBS: Record<string, Uint8Array> = {
+  a: makeDb(10),
+  b: makeDb(20),
+  junk: new TextEncoder().encode("this is not a database, just text of some length ".repeat(20)),
+};
+const loader = (
+  id: string,
+) => (id in DBS ? Promise.resolve(DBS[id].slice()) : Promise.reject(new Error(`no database file for ${id}`)));
 
 const RUNAWAY = "WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM c) SELECT max(i) FROM c";
 
 Deno.test({
-  name: "sql-pool: a runaway recursive CTE is interrupted inside its worker at the limit; the same worker answers the next query",
+  name:
+    "sql-pool: a runaway recursive CTE is interrupted inside its worker at the limit; the same worker answers the next query",
   sanitizeOps: false,
   sanitizeResources: false,
   async fn() {
@@ -35,7 +44,11 @@ Deno.test({
       assert(after.ok, "query after the timeout");
       assertEquals(after.result.rows, [[55n]]);
       // A query that is merely slow but within a per-call limit still answers.
-      const slow = await pool.query("b", "WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM c WHERE i < 200000) SELECT count(*) FROM c", { timeoutMs: 20_000 });
+      const slow = await pool.query(
+        "b",
+        "WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM c WHERE i < 200000) SELECT count(*) FROM c",
+        { timeoutMs: 20_000 },
+      );
       assert(slow.ok, "slow query within its limit");
       assertEquals(slow.result.rows, [[200000n]]);
       const st = pool.stats();
@@ -47,11 +60,18 @@ Deno.test({
 });
 
 Deno.test({
-  name: "sql-pool: with interrupts off a runaway recursive CTE times out by replacing the worker; the next query is answered",
+  name:
+    "sql-pool: with interrupts off a runaway recursive CTE times out by replacing the worker; the next query is answered",
   sanitizeOps: false,
   sanitizeResources: false,
   async fn() {
-    const pool = new SqlPool({ loadDatabase: loader, workers: 1, timeoutMs: 300, interrupts: false, createWorker: spawnSqlProcess });
+    const pool = new SqlPool({
+      loadDatabase: loader,
+      workers: 1,
+      timeoutMs: 300,
+      interrupts: false,
+      createWorker: spawnSqlProcess,
+    });
     try {
       const t = await pool.query("a", RUNAWAY);
       assert(!t.ok && t.error.kind === "timeout", `expected a timeout, got ${JSON.stringify(t)}`);
@@ -72,7 +92,8 @@ Deno.test({
 const STUCK_IN_C = "SELECT length(replace(printf('%.*c', 100000000, 'a'), 'a', 'bb'))";
 
 Deno.test({
-  name: "sql-pool: a query the interrupt cannot reach is ended by killing its worker; the other worker keeps answering meanwhile",
+  name:
+    "sql-pool: a query the interrupt cannot reach is ended by killing its worker; the other worker keeps answering meanwhile",
   sanitizeOps: false,
   sanitizeResources: false,
   async fn() {
@@ -85,17 +106,26 @@ Deno.test({
         order.push("stuck");
         return r;
       });
-      const quick = Array.from({ length: 40 }, (_, i) =>
-        pool.query(i % 2 ? "a" : "b", "SELECT sum(id) FROM t").then((r) => {
-          order.push("quick");
-          return r.ok ? r.result.rows[0][0] : r.error.kind;
-        }));
+      const quick = Array.from(
+        { length: 40 },
+        (_, i) =>
+          pool.query(i % 2 ? "a" : "b", "SELECT sum(id) FROM t").then((r) => {
+            order.push("quick");
+            return r.ok ? r.result.rows[0][0] : r.error.kind;
+          }),
+      );
       const sums = await Promise.all(quick);
       assertEquals(sums, Array.from({ length: 40 }, (_, i) => (i % 2 ? 55n : 210n)));
       const t = await stuck;
-      assert(!t.ok && t.error.kind === "timeout" && /worker replaced/.test(t.error.message), `expected a kill, got ${JSON.stringify(t)}`);
+      assert(
+        !t.ok && t.error.kind === "timeout" && /worker replaced/.test(t.error.message),
+        `expected a kill, got ${JSON.stringify(t)}`,
+      );
       assertEquals(order.indexOf("stuck"), 40, "the quick queries did not wait behind the stuck one");
-      const after = await Promise.all([pool.query("a", "SELECT count(*) FROM t"), pool.query("b", "SELECT count(*) FROM t")]);
+      const after = await Promise.all([
+        pool.query("a", "SELECT count(*) FROM t"),
+        pool.query("b", "SELECT count(*) FROM t"),
+      ]);
       assertEquals(after.map((r) => (r.ok ? r.result.rows : r.error.kind)), [[[10n]], [[20n]]]);
       const st = pool.stats();
       assertEquals([st.timeouts, st.interrupts, st.respawns], [1, 0, 1]);
@@ -106,7 +136,8 @@ Deno.test({
 });
 
 Deno.test({
-  name: "sql-pool: a respawn after a timeout still makes a web Worker when globalThis.Worker was replaced (as onnxruntime-web's Emscripten code does under Deno)",
+  name:
+    "sql-pool: a respawn after a timeout still makes a web Worker when globalThis.Worker was replaced (as onnxruntime-web's Emscripten code does under Deno)",
   sanitizeOps: false,
   sanitizeResources: false,
   async fn() {
@@ -122,7 +153,10 @@ Deno.test({
       assert(!t.ok && t.error.kind === "timeout", `expected a timeout, got ${JSON.stringify(t)}`);
       // Generous limit: the timed-out worker may still spin (Deno cannot stop a Worker inside a query).
       const after = await pool.query("a", "SELECT sum(id) FROM t", { timeoutMs: 20_000 });
-      assert(after.ok, `query on the respawned worker: ${after.ok ? "" : after.error.kind + ": " + after.error.message}`);
+      assert(
+        after.ok,
+        `query on the respawned worker: ${after.ok ? "" : after.error.kind + ": " + after.error.message}`,
+      );
       assertEquals(after.result.rows, [[55n]]);
       assertEquals(pool.stats().respawns, 1);
     } finally {

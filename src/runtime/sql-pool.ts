@@ -107,7 +107,9 @@ interface Slot {
 function defaultWorker(): SqlWorkerHandle {
   if (!PlatformWorker) throw new Error("SqlPool: this runtime has no Worker; pass createWorker");
   const w = spawnSqlWorker(PlatformWorker);
-  if (typeof w.addEventListener !== "function") throw new Error("SqlPool: the runtime's Worker is not a web Worker (no addEventListener)");
+  if (typeof w.addEventListener !== "function") {
+    throw new Error("SqlPool: the runtime's Worker is not a web Worker (no addEventListener)");
+  }
   return w;
 }
 
@@ -140,7 +142,14 @@ export class SqlPool {
   query(dbId: string, sql: string, o: QueryOptions = {}): Promise<QueryReply> {
     if (this.closed) return Promise.reject(new Error("SqlPool is closed"));
     return new Promise((resolve, reject) => {
-      this.queue.push({ dbId, sql, limits: { ...this.limits, ...o.limits }, timeoutMs: o.timeoutMs ?? this.timeoutMs, resolve, reject });
+      this.queue.push({
+        dbId,
+        sql,
+        limits: { ...this.limits, ...o.limits },
+        timeoutMs: o.timeoutMs ?? this.timeoutMs,
+        resolve,
+        reject,
+      });
       this.pump();
     });
   }
@@ -172,10 +181,24 @@ export class SqlPool {
       });
     });
     const init: Promise<SqlWorkerInfo> = Promise.race([
-      remote.init({ wasmUrl: this.opts.wasmUrl, maxDatabases: this.opts.maxDatabases ?? 16, maxCacheBytes: this.opts.maxCacheBytes ?? 2 ** 30 }),
+      remote.init({
+        wasmUrl: this.opts.wasmUrl,
+        maxDatabases: this.opts.maxDatabases ?? 16,
+        maxCacheBytes: this.opts.maxCacheBytes ?? 2 ** 30,
+      }),
       died,
     ]);
-    const slot: Slot = { worker, remote, ready: init.then(() => undefined), died, state: "starting", interruptible: false, busy: false, dead: false, held: [] };
+    const slot: Slot = {
+      worker,
+      remote,
+      ready: init.then(() => undefined),
+      died,
+      state: "starting",
+      interruptible: false,
+      busy: false,
+      dead: false,
+      held: [],
+    };
     slot.ready.catch(() => undefined);
     died.catch(() => (slot.dead = true));
     init.then(
@@ -282,22 +305,27 @@ export class SqlPool {
       const timer = setTimeout(() => {
         this.counters.timeouts++;
         this.respawn(i);
-        resolve({ ok: false, error: { kind: "timeout", message: `no answer within ${Math.round(killAt)} ms (worker replaced)` }, ms: performance.now() - t0 });
+        resolve({
+          ok: false,
+          error: { kind: "timeout", message: `no answer within ${Math.round(killAt)} ms (worker replaced)` },
+          ms: performance.now() - t0,
+        });
       }, killAt);
-      Promise.race([s.remote.query(job.dbId, job.sql, job.limits, s.interruptible ? job.timeoutMs : Infinity), s.died]).then(
-        (r) => {
-          clearTimeout(timer);
-          if (r.ok === false && r.error.kind === "timeout") {
-            this.counters.timeouts++;
-            this.counters.interrupts++;
-          }
-          resolve(r);
-        },
-        (e) => {
-          clearTimeout(timer);
-          reject(e);
-        },
-      );
+      Promise.race([s.remote.query(job.dbId, job.sql, job.limits, s.interruptible ? job.timeoutMs : Infinity), s.died])
+        .then(
+          (r) => {
+            clearTimeout(timer);
+            if (r.ok === false && r.error.kind === "timeout") {
+              this.counters.timeouts++;
+              this.counters.interrupts++;
+            }
+            resolve(r);
+          },
+          (e) => {
+            clearTimeout(timer);
+            reject(e);
+          },
+        );
     });
   }
 }

@@ -126,7 +126,14 @@ export function spawnSqlProcess(): SqlWorkerHandle {
       // The pipe broke: reported below as the process ending.
     }
     const status = await child.status;
-    if (!killed) dispatch(errors, new ErrorEvent("error", { message: `sql process exited with code ${status.code}${status.signal ? ` (${status.signal})` : ""}` }));
+    if (!killed) {
+      dispatch(
+        errors,
+        new ErrorEvent("error", {
+          message: `sql process exited with code ${status.code}${status.signal ? ` (${status.signal})` : ""}`,
+        }),
+      );
+    }
   })();
   return {
     postMessage(message: unknown) {

@@ -15,7 +15,9 @@ export function createSqlService(): SqlWorkerApi {
   return {
     init(opts) {
       cache ??= loadSqlJs(opts.wasmUrl).then((SQL) => {
-        info = SQL.deadlines ? { interruptible: true } : { interruptible: false, why: SQL.noDeadlines ?? "no deadline support" };
+        info = SQL.deadlines
+          ? { interruptible: true }
+          : { interruptible: false, why: SQL.noDeadlines ?? "no deadline support" };
         return new DatabaseCache(SQL, opts.maxDatabases, opts.maxCacheBytes);
       });
       return cache.then(() => info);

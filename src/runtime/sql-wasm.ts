@@ -26,29 +26,36 @@ export async function loadSqlJsDeno(): Promise<LoadedSqlJs> {
 
 function isHooks(x: unknown): x is Omit<WasmHooks, "memory"> {
   if (typeof x !== "object" || x === null) return false;
-  return "addFunction" in x && typeof x.addFunction === "function" && "_sqlite3_update_hook" in x && typeof x._sqlite3_update_hook === "function";
+  return "addFunction" in x && typeof x.addFunction === "function" && "_sqlite3_update_hook" in x &&
+    typeof x._sqlite3_update_hook === "function";
 }
 
 async function instantiate(wasm: Uint8Array<ArrayBuffer>): Promise<LoadedSqlJs> {
   let memory: WebAssembly.Memory | null = null;
-  const SQL = await initSqlJs({
-    instantiateWasm(imports: WebAssembly.Imports, done: (instance: WebAssembly.Instance) => void) {
-      WebAssembly.compile(wasm).then((m) => WebAssembly.instantiate(m, imports)).then((instance) => {
-        for (const v of Object.values(instance.exports)) if (v instanceof WebAssembly.Memory) memory = v;
-        for (const mod of Object.values(imports)) {
-          for (const v of Object.values(mod)) if (v instanceof WebAssembly.Memory) memory ??= v;
-        }
-        done(instance);
-      });
-      return {};
-    },
-  } as Parameters<typeof initSqlJs>[0]);
+  const SQL = await initSqlJs(
+    {
+      instantiateWasm(imports: WebAssembly.Imports, done: (instance: WebAssembly.Instance) => void) {
+        WebAssembly.compile(wasm).then((m) => WebAssembly.instantiate(m, imports)).then((instance) => {
+          for (const v of Object.values(instance.exports)) if (v instanceof WebAssembly.Memory) memory = v;
+          for (const mod of Object.values(imports)) {
+            for (const v of Object.values(mod)) if (v instanceof WebAssembly.Memory) memory ??= v;
+          }
+          done(instance);
+        });
+        return {};
+      },
+    } as Parameters<typeof initSqlJs>[0],
+  );
   const loaded: LoadedSqlJs = Object.assign(SQL, { deadlines: null, noDeadlines: "" });
   const mem: WebAssembly.Memory | null = memory;
   if (mem === null) loaded.noDeadlines = "the wasm has no memory export";
   else if (!isHooks(SQL)) loaded.noDeadlines = "this sql.js exports no addFunction or sqlite3_update_hook";
   else {
-    const hooks: WasmHooks = { memory: mem, addFunction: SQL.addFunction, _sqlite3_update_hook: SQL._sqlite3_update_hook };
+    const hooks: WasmHooks = {
+      memory: mem,
+      addFunction: SQL.addFunction,
+      _sqlite3_update_hook: SQL._sqlite3_update_hook,
+    };
     const d = ProgressDeadlines.create(hooks, () => {
       const db = new SQL.Database();
       return { db: connectionPointer(db), exec: (sql: string) => db.exec(sql), close: () => db.close() };

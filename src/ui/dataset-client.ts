@@ -33,7 +33,11 @@ async function rows(pool: SqlPool, dbId: string, sql: string): Promise<ResultSet
 
 /** A database's tables with columns, primary and foreign keys, row counts and `sampleRows` rows. */
 export async function describeDatabase(pool: SqlPool, dbId: string, sampleRows = 5): Promise<TableView[]> {
-  const tables = await rows(pool, dbId, "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name");
+  const tables = await rows(
+    pool,
+    dbId,
+    "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name",
+  );
   const out: TableView[] = [];
   for (const [nameValue] of tables.rows) {
     const name = text(nameValue);
@@ -44,7 +48,12 @@ export async function describeDatabase(pool: SqlPool, dbId: string, sampleRows =
     const count = await rows(pool, dbId, `SELECT COUNT(*) FROM ${ident(name)}`);
     out.push({
       name,
-      columns: cols.rows.map((r) => ({ name: text(r[0]), type: text(r[1]), pk: Number(r[2]) > 0, fk: fkOf.get(text(r[0])) ?? null })),
+      columns: cols.rows.map((r) => ({
+        name: text(r[0]),
+        type: text(r[1]),
+        pk: Number(r[2]) > 0,
+        fk: fkOf.get(text(r[0])) ?? null,
+      })),
       rowCount: Number(count.rows[0]?.[0] ?? 0),
       sample: await rows(pool, dbId, `SELECT * FROM ${ident(name)} LIMIT ${sampleRows}`),
     });
@@ -57,7 +66,12 @@ const pools = new Map<string, SqlPool>();
 /** The page's SQL pool for databases under `dbRoot` (one worker each: browsing needs no more). */
 export function datasetPool(dbRoot: string): SqlPool {
   let pool = pools.get(dbRoot);
-  if (!pool) pools.set(dbRoot, (pool = browserSqlPool({ loadDatabase: fetchDatabaseLoader(dbRoot), workers: 1, timeoutMs: 10_000 })));
+  if (!pool) {
+    pools.set(
+      dbRoot,
+      pool = browserSqlPool({ loadDatabase: fetchDatabaseLoader(dbRoot), workers: 1, timeoutMs: 10_000 }),
+    );
+  }
   return pool;
 }
 
@@ -69,7 +83,9 @@ export function uploadPool(): SqlPool {
   uploadPoolOf?.pool.close();
   const loadDatabase = (dbId: string): Promise<Uint8Array> => {
     const db = uploads.databases.get(dbId);
-    return db ? Promise.resolve(db.bytes.slice()) : Promise.reject(new Error(`database ${dbId} was not uploaded: add its .sqlite file`));
+    return db
+      ? Promise.resolve(db.bytes.slice())
+      : Promise.reject(new Error(`database ${dbId} was not uploaded: add its .sqlite file`));
   };
   uploadPoolOf = { version: uploads.version, pool: browserSqlPool({ loadDatabase, workers: 1, timeoutMs: 10_000 }) };
   return uploadPoolOf.pool;

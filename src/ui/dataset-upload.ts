@@ -69,9 +69,17 @@ export function readQuestionFile(name: string, text: string): QuestionFile {
     throw new Error(`${name} does not parse as a questions file: ${msg}${line ? ` (line ${line})` : ""}`);
   }
   // A JSONL record's JSON error says "line 1" of the record; the file's line number is already in `where`.
-  const problems = q.problems.map((p) => `${p.where}: ${p.message.replace(/ \(line 1 column (\d+)\)/, " (column $1)")}`);
+  const problems = q.problems.map((p) =>
+    `${p.where}: ${p.message.replace(/ \(line 1 column (\d+)\)/, " (column $1)")}`
+  );
   if (q.items.length === 0) {
-    throw new Error(`${name} holds no readable question${problems.length ? ` (${problems.slice(0, 3).join("; ")}${problems.length > 3 ? `; ${problems.length - 3} more` : ""})` : ""}`);
+    throw new Error(
+      `${name} holds no readable question${
+        problems.length
+          ? ` (${problems.slice(0, 3).join("; ")}${problems.length > 3 ? `; ${problems.length - 3} more` : ""})`
+          : ""
+      }`,
+    );
   }
   return { name, text, format: q.format, tasks: q.items.map((i) => i.task), problems };
 }
@@ -123,7 +131,9 @@ export class UploadStore extends EventTarget {
     for (const f of files) {
       if (DB_EXT.test(f.name) || (!o.folder && !QUESTIONS_EXT.test(f.name))) {
         if (!isSqliteFile(f.bytes)) {
-          report.errors.push(`${f.path} is not a SQLite database (it does not start with the "SQLite format 3" header); it was not added`);
+          report.errors.push(
+            `${f.path} is not a SQLite database (it does not start with the "SQLite format 3" header); it was not added`,
+          );
           continue;
         }
         const id = dbIdOf(f.name);

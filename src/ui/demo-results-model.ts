@@ -43,20 +43,40 @@ function orderSplits(splits: Iterable<string>): string[] {
 }
 
 /** Every split × stage measured (the last cell wins when two measure the same), with the splits and stages present. */
-export function stageResults(cells: readonly CellOutputs[]): { results: StageResult[]; splits: string[]; stages: Stage[] } {
+export function stageResults(
+  cells: readonly CellOutputs[],
+): { results: StageResult[]; splits: string[]; stages: Stage[] } {
   const typeOf = (id: string) => cells.find((c) => c.id === id)?.type;
   const byKey = new Map<string, StageResult>();
   for (const c of cells) {
     const r = c.report;
     if (r?.kind === "evaluate") {
       const stage = stageOf(r.label, typeOf);
-      if (stage) byKey.set(`${r.split}|${stage}`, { split: r.split, stage, accuracy: r.overall.greedy, questions: r.overall.questions, cellId: c.id });
+      if (stage) {
+        byKey.set(`${r.split}|${stage}`, {
+          split: r.split,
+          stage,
+          accuracy: r.overall.greedy,
+          questions: r.overall.questions,
+          cellId: c.id,
+        });
+      }
     } else if (r?.kind === "selfconsistency") {
-      byKey.set(`${r.split}|self-consistency`, { split: r.split, stage: "self-consistency", accuracy: r.voteAccuracy, questions: r.questions, cellId: c.id });
+      byKey.set(`${r.split}|self-consistency`, {
+        split: r.split,
+        stage: "self-consistency",
+        accuracy: r.voteAccuracy,
+        questions: r.questions,
+        cellId: c.id,
+      });
     }
   }
   const results = [...byKey.values()];
-  return { results, splits: orderSplits(results.map((x) => x.split)), stages: STAGES.filter((s) => results.some((x) => x.stage === s)) };
+  return {
+    results,
+    splits: orderSplits(results.map((x) => x.split)),
+    stages: STAGES.filter((s) => results.some((x) => x.stage === s)),
+  };
 }
 
 /** One colour per stage, in STAGES order: grey before training, then warmer as it goes. */
@@ -79,7 +99,9 @@ export interface StageDataset {
 export function stageDatasets({ results, splits, stages }: ReturnType<typeof stageResults>): StageDataset[] {
   return stages.map((stage) => ({
     label: stage,
-    data: splits.map((split) => 100 * (results.find((r) => r.split === split && r.stage === stage)?.accuracy ?? Number.NaN)),
+    data: splits.map((split) =>
+      100 * (results.find((r) => r.split === split && r.stage === stage)?.accuracy ?? Number.NaN)
+    ),
     backgroundColor: STAGE_COLOURS[STAGES.indexOf(stage)],
     minBarLength: MIN_BAR_PX,
   }));
@@ -113,16 +135,21 @@ export function learnedQuestions(cells: readonly CellOutputs[]): LearnedQuestion
   const out: LearnedQuestion[] = [];
   for (const split of splits) {
     const base = results.find((r) => r.split === split && r.stage === "baseline");
-    const trained = results.find((r) => r.split === split && r.stage === "after GRPO") ?? results.find((r) => r.split === split && r.stage === "after warm-up");
+    const trained = results.find((r) => r.split === split && r.stage === "after GRPO") ??
+      results.find((r) => r.split === split && r.stage === "after warm-up");
     const b = base && cell(base.cellId), a = trained && cell(trained.cellId);
     if (!b || !a || !trained) continue;
     const before = answers(b), after = answers(a);
     const found: LearnedQuestion[] = [];
     for (const [id, x] of after) {
       const y = before.get(id);
-      if (y && x.correct && !y.correct) found.push({ split, taskId: id, question: x.question, before: y, after: x, afterStage: trained.stage });
+      if (y && x.correct && !y.correct) {
+        found.push({ split, taskId: id, question: x.question, before: y, after: x, afterStage: trained.stage });
+      }
     }
-    found.sort((p, q) => (p.after.gold?.rowCount ?? 0) - (q.after.gold?.rowCount ?? 0) || p.taskId.localeCompare(q.taskId));
+    found.sort((p, q) =>
+      (p.after.gold?.rowCount ?? 0) - (q.after.gold?.rowCount ?? 0) || p.taskId.localeCompare(q.taskId)
+    );
     out.push(...found);
   }
   return out;

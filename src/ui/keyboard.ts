@@ -2,11 +2,24 @@
 // whether the user is typing in a field and a pending "d" of "d d"), the list the help overlay
 // shows, and the document actions the commands need that notebook.ts does not have (putting a
 // deleted cell back). No DOM here: notebook-keys.ts wires these to the page.
-import { type Cell, type Notebook, newCellId } from "../core/notebook.ts";
+import { type Cell, newCellId, type Notebook } from "../core/notebook.ts";
 
 /** What a key press asks for. */
 export const KEY_COMMANDS = [
-  "next", "prev", "edit", "leave", "run", "run-next", "add-above", "add-below", "delete", "undo", "move-up", "move-down", "export", "help",
+  "next",
+  "prev",
+  "edit",
+  "leave",
+  "run",
+  "run-next",
+  "add-above",
+  "add-below",
+  "delete",
+  "undo",
+  "move-up",
+  "move-down",
+  "export",
+  "help",
 ] as const;
 export type KeyCommand = (typeof KEY_COMMANDS)[number];
 
@@ -48,8 +61,16 @@ export interface KeyBinding {
 export const KEY_BINDINGS: readonly KeyBinding[] = [
   { keys: ["J", "↓"], command: "next", description: "select the next cell" },
   { keys: ["K", "↑"], command: "prev", description: "select the previous cell" },
-  { keys: ["Enter"], command: "edit", description: "edit the selected cell (its first field; a note opens its editor)" },
-  { keys: ["Esc"], command: "leave", description: "leave the field you are typing in (back to the cell); close a menu or this help" },
+  {
+    keys: ["Enter"],
+    command: "edit",
+    description: "edit the selected cell (its first field; a note opens its editor)",
+  },
+  {
+    keys: ["Esc"],
+    command: "leave",
+    description: "leave the field you are typing in (back to the cell); close a menu or this help",
+  },
   { keys: ["Shift+Enter"], command: "run-next", description: "run the selected cell and select the next one" },
   { keys: ["Ctrl+Enter"], command: "run", description: "run the selected cell and stay on it" },
   { keys: ["A"], command: "add-above", description: "add a cell above (choose its type in a menu)" },
@@ -69,7 +90,9 @@ export function isTypingTarget(el: { tagName: string; type?: string; isContentEd
   const tag = el.tagName.toUpperCase();
   if (tag === "TEXTAREA" || tag === "SELECT") return true;
   if (tag !== "INPUT") return false;
-  return !["checkbox", "radio", "button", "submit", "reset", "file", "color", "image"].includes((el.type ?? "text").toLowerCase());
+  return !["checkbox", "radio", "button", "submit", "reset", "file", "color", "image"].includes(
+    (el.type ?? "text").toLowerCase(),
+  );
 }
 
 /** True for an element Enter or Space activates (a button, a link, a summary, a file/checkbox input). */
@@ -80,10 +103,17 @@ export function isControlTarget(el: { tagName: string; type?: string } | null): 
 }
 
 /** The command a key press means, and the state for the next press. */
-export function resolveKey(k: KeyPress, ctx: KeyContext, state: KeyState, now: number): { command: KeyCommand | null; state: KeyState } {
+export function resolveKey(
+  k: KeyPress,
+  ctx: KeyContext,
+  state: KeyState,
+  now: number,
+): { command: KeyCommand | null; state: KeyState } {
   const none = { command: null, state: INITIAL_KEY_STATE };
   const mod = k.ctrlKey || k.metaKey;
-  if (mod && !k.altKey && !k.shiftKey && k.key.toLowerCase() === "s") return { command: "export", state: INITIAL_KEY_STATE };
+  if (mod && !k.altKey && !k.shiftKey && k.key.toLowerCase() === "s") {
+    return { command: "export", state: INITIAL_KEY_STATE };
+  }
   if (k.key === "Escape") return { command: "leave", state: INITIAL_KEY_STATE };
   if (ctx.typing) return none;
   if (k.altKey && !mod && !k.shiftKey) {
@@ -101,15 +131,25 @@ export function resolveKey(k: KeyPress, ctx: KeyContext, state: KeyState, now: n
   if (mod || k.altKey) return none;
   const plain = k.shiftKey ? null : k.key;
   switch (plain) {
-    case "j": case "ArrowDown": return { command: "next", state: INITIAL_KEY_STATE };
-    case "k": case "ArrowUp": return { command: "prev", state: INITIAL_KEY_STATE };
-    case "a": return { command: "add-above", state: INITIAL_KEY_STATE };
-    case "b": return { command: "add-below", state: INITIAL_KEY_STATE };
-    case "z": return { command: "undo", state: INITIAL_KEY_STATE };
+    case "j":
+    case "ArrowDown":
+      return { command: "next", state: INITIAL_KEY_STATE };
+    case "k":
+    case "ArrowUp":
+      return { command: "prev", state: INITIAL_KEY_STATE };
+    case "a":
+      return { command: "add-above", state: INITIAL_KEY_STATE };
+    case "b":
+      return { command: "add-below", state: INITIAL_KEY_STATE };
+    case "z":
+      return { command: "undo", state: INITIAL_KEY_STATE };
     case "d":
-      if (state.pendingD !== null && now - state.pendingD <= DD_WINDOW_MS) return { command: "delete", state: INITIAL_KEY_STATE };
+      if (state.pendingD !== null && now - state.pendingD <= DD_WINDOW_MS) {
+        return { command: "delete", state: INITIAL_KEY_STATE };
+      }
       return { command: null, state: { pendingD: now } };
-    default: return none;
+    default:
+      return none;
   }
 }
 

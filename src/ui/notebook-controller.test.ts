@@ -42,7 +42,12 @@ Deno.test("notebook controller: editing a link's notebook leaves the user's auto
   again.leaveLink(builtin);
   assertEquals([again.origin, again.doc.title, again.previous?.title], ["autosave", "Mine", "Shared, edited"]);
   again.back();
-  assertEquals([again.doc.title, again.previous?.title, titleOf(s, AUTOSAVE_KEY), titleOf(s, PREVIOUS_KEY)], ["Shared, edited", "Mine", "Shared, edited", "Mine"]);
+  assertEquals([again.doc.title, again.previous?.title, titleOf(s, AUTOSAVE_KEY), titleOf(s, PREVIOUS_KEY)], [
+    "Shared, edited",
+    "Mine",
+    "Shared, edited",
+    "Mine",
+  ]);
 });
 
 Deno.test("notebook controller: keep a link's notebook; each link its own draft; one's own link is one's own notebook", () => {
@@ -56,7 +61,11 @@ Deno.test("notebook controller: keep a link's notebook; each link its own draft;
   assertEquals(ca.doc.title, "A edited");
   ca.keepLink();
   assertEquals([ca.origin, titleOf(s, AUTOSAVE_KEY), titleOf(s, PREVIOUS_KEY)], ["autosave", "A edited", "Mine"]);
-  assertEquals((JSON.parse(s.getItem(LINK_DRAFT_KEY) ?? "[]") as { hash: string }[]).map((d) => d.hash), [b], "the kept link's draft is dropped, B's stays");
+  assertEquals(
+    (JSON.parse(s.getItem(LINK_DRAFT_KEY) ?? "[]") as { hash: string }[]).map((d) => d.hash),
+    [b],
+    "the kept link's draft is dropped, B's stays",
+  );
 
   // The user's own notebook, shared and reopened: nothing to keep apart.
   const own = new NotebookController(builtin, s, "");
@@ -67,7 +76,10 @@ Deno.test("notebook controller: keep a link's notebook; each link its own draft;
   mine.replace(builtin, "builtin");
   assertEquals([titleOf(s, AUTOSAVE_KEY), titleOf(s, PREVIOUS_KEY)], ["Built-in", "A edited"]);
   const r = mine.importText(JSON.stringify(nb("Imported")), "x.json");
-  assert(r.ok && /Imported “Imported” from x\.json: 1 cell\. The notebook open before, “Built-in”, is kept/.test(r.message), r.message);
+  assert(
+    r.ok && /Imported “Imported” from x\.json: 1 cell\. The notebook open before, “Built-in”, is kept/.test(r.message),
+    r.message,
+  );
   assertEquals(mine.importText("{", "bad.json").ok, false);
   assertEquals(titleOf(s, AUTOSAVE_KEY), "Imported");
 });

@@ -59,7 +59,11 @@ export class NotebookController extends EventTarget {
     if (hash.startsWith("#nb=")) {
       const r = decodeShareHash(hash);
       if (r.ok) {
-        if (r.warnings.length) this.notices.push(`The link's document had fields this build does not know; they were dropped (${formatIssues(r.warnings)}).`);
+        if (r.warnings.length) {
+          this.notices.push(
+            `The link's document had fields this build does not know; they were dropped (${formatIssues(r.warnings)}).`,
+          );
+        }
         if (saved && same(saved, r.doc)) {
           // The user's own notebook, shared and reopened: nothing to keep apart.
           this.doc = saved;
@@ -77,7 +81,9 @@ export class NotebookController extends EventTarget {
         }
         return;
       }
-      this.notices.push(`This link does not hold a valid notebook (${formatIssues(r.errors)}); showing your last notebook instead.`);
+      this.notices.push(
+        `This link does not hold a valid notebook (${formatIssues(r.errors)}); showing your last notebook instead.`,
+      );
     }
     if (saved) {
       this.doc = saved;
@@ -96,7 +102,11 @@ export class NotebookController extends EventTarget {
     try {
       const r = parseNotebook(JSON.parse(text));
       if (r.ok) return r.doc;
-      this.notices.push(`Your autosaved notebook could not be read (${formatIssues(r.errors)}); the built-in notebook is shown and the autosave is kept until you change something.`);
+      this.notices.push(
+        `Your autosaved notebook could not be read (${
+          formatIssues(r.errors)
+        }); the built-in notebook is shown and the autosave is kept until you change something.`,
+      );
     } catch {
       this.notices.push("Your autosaved notebook was damaged; the built-in notebook is shown.");
     }
@@ -125,7 +135,9 @@ export class NotebookController extends EventTarget {
     }
     const out: { hash: string; doc: Notebook }[] = [];
     for (const j of Array.isArray(list) ? list : []) {
-      if (typeof j !== "object" || j === null || !("hash" in j) || typeof j.hash !== "string" || !("doc" in j)) continue;
+      if (typeof j !== "object" || j === null || !("hash" in j) || typeof j.hash !== "string" || !("doc" in j)) {
+        continue;
+      }
       const r = parseNotebook(j.doc);
       if (r.ok) out.push({ hash: j.hash, doc: r.doc });
     }
@@ -235,14 +247,29 @@ export class NotebookController extends EventTarget {
     try {
       json = JSON.parse(text);
     } catch (e) {
-      return { ok: false, message: `${fileName} is not JSON (${e instanceof Error ? e.message : String(e)}); nothing was changed.` };
+      return {
+        ok: false,
+        message: `${fileName} is not JSON (${e instanceof Error ? e.message : String(e)}); nothing was changed.`,
+      };
     }
     const r = parseNotebook(json);
-    if (!r.ok) return { ok: false, message: `${fileName} is not a notebook this build can open: ${formatIssues(r.errors)}. Nothing was changed.` };
+    if (!r.ok) {
+      return {
+        ok: false,
+        message: `${fileName} is not a notebook this build can open: ${formatIssues(r.errors)}. Nothing was changed.`,
+      };
+    }
     this.replace(r.doc, "file");
     const n = r.doc.cells.length;
-    const back = this.previous ? ` The notebook open before, “${this.previous.title}”, is kept: “↩ Back to …” beside the Notebooks menu reopens it.` : "";
-    const dropped = r.warnings.length ? ` Fields this build does not know were dropped (${formatIssues(r.warnings)}).` : "";
-    return { ok: true, message: `Imported “${r.doc.title}” from ${fileName}: ${n} cell${n === 1 ? "" : "s"}.${back}${dropped}` };
+    const back = this.previous
+      ? ` The notebook open before, “${this.previous.title}”, is kept: “↩ Back to …” beside the Notebooks menu reopens it.`
+      : "";
+    const dropped = r.warnings.length
+      ? ` Fields this build does not know were dropped (${formatIssues(r.warnings)}).`
+      : "";
+    return {
+      ok: true,
+      message: `Imported “${r.doc.title}” from ${fileName}: ${n} cell${n === 1 ? "" : "s"}.${back}${dropped}`,
+    };
   }
 }

@@ -6,7 +6,18 @@
 import { css, html, nothing, type ReactiveController, type ReactiveControllerHost } from "lit";
 import { addCell, type Cell, type CellId, moveCell, removeCell } from "../core/notebook.ts";
 import { CELL_TYPES, type CellType } from "../core/notebook-params.ts";
-import { type DeletedCell, INITIAL_KEY_STATE, isControlTarget, isTypingTarget, KEY_BINDINGS, type KeyCommand, type KeyState, resolveKey, restoreCell, stepIndex } from "./keyboard.ts";
+import {
+  type DeletedCell,
+  INITIAL_KEY_STATE,
+  isControlTarget,
+  isTypingTarget,
+  KEY_BINDINGS,
+  type KeyCommand,
+  type KeyState,
+  resolveKey,
+  restoreCell,
+  stepIndex,
+} from "./keyboard.ts";
 import type { NotebookController } from "./notebook-controller.ts";
 
 /**
@@ -69,27 +80,58 @@ export class NotebookKeys implements ReactiveController {
 
   /** The toolbar button that opens the help. */
   renderButton() {
-    return html`<button class="secondary" data-testid="keys-help" title="Keyboard shortcuts (?)" aria-label="Keyboard shortcuts"
-      @click=${() => this.toggleHelp()}>?</button>`;
+    return html`
+      <button class="secondary" data-testid="keys-help" title="Keyboard shortcuts (?)" aria-label="Keyboard shortcuts"
+        @click=${() => this.toggleHelp()}>?</button>
+    `;
   }
 
   /** The help overlay, the add-cell menu and the undo note (each only when open). */
   renderOverlays() {
     return html`
-      ${this.note ? html`<div class="kbd-note" role="status" data-testid="undo-note">${this.note}
+      ${this.note
+        ? html`<div class="kbd-note" role="status" data-testid="undo-note">${this.note}
         <button class="secondary" data-testid="undo-delete" @click=${() => this.run("undo")}>Undo (Z)</button>
-        <button class="secondary" aria-label="Dismiss" @click=${() => this.setNote(null)}>✕</button></div>` : nothing}
-      ${this.menu ? html`<div class="kbd-layer" @click=${(e: Event) => e.target === e.currentTarget && this.closeMenu()}>
-        <div class="kbd-menu" role="menu" aria-label="Type of the new cell" data-testid="add-menu">
-          <div class="kbd-title">Add a cell ${this.menu.where}</div>
-          ${CELL_TYPES.map((t) => html`<button role="menuitem" class="secondary" data-type=${t} @click=${() => this.addAt(t)}>${this.opts.titles[t]}</button>`)}
-        </div></div>` : nothing}
-      ${this.helpOpen ? html`<div class="kbd-layer" @click=${(e: Event) => e.target === e.currentTarget && this.toggleHelp()}>
-        <div class="kbd-help" role="dialog" aria-modal="true" aria-label="Keyboard shortcuts" data-testid="keys-overlay">
-          <div class="kbd-title">Keyboard shortcuts <button class="secondary" data-testid="keys-close" @click=${() => this.toggleHelp()}>Close</button></div>
-          <p class="muted">Keys act on the selected cell (outlined) when you are not typing in a field; Esc leaves a field.</p>
-          <table>${KEY_BINDINGS.map((b) => html`<tr><td>${b.keys.map((k, i) => html`${i ? (b.command === "delete" ? " " : " / ") : ""}<kbd>${k}</kbd>`)}</td><td>${b.description}</td></tr>`)}</table>
-        </div></div>` : nothing}`;
+        <button class="secondary" aria-label="Dismiss" @click=${() => this.setNote(null)}>✕</button></div>`
+        : nothing}
+      ${this.menu
+        ? html`
+          <div class="kbd-layer" @click=${(e: Event) => e.target === e.currentTarget && this.closeMenu()}>
+            <div class="kbd-menu" role="menu" aria-label="Type of the new cell" data-testid="add-menu">
+                    <div class="kbd-title">Add a cell ${this.menu.where}</div>
+                    ${CELL_TYPES.map((t) =>
+                      html`<button role="menuitem" class="secondary" data-type=${t} @click=${() => this.addAt(t)}>${
+                        this.opts.titles[t]
+                      }</button>`
+                    )}
+                  </div>
+          </div>
+        `
+        : nothing}
+      ${this.helpOpen
+        ? html`
+          <div class="kbd-layer" @click=${(e: Event) => e.target === e.currentTarget && this.toggleHelp()}>
+            <div class="kbd-help" role="dialog" aria-modal="true" aria-label="Keyboard shortcuts" data-testid="keys-overlay">
+              <div
+                class="kbd-title">Keyboard shortcuts <button class="secondary" data-testid="keys-close" @click=${() =>
+                  this.toggleHelp()}>Close</button></div>
+              <p
+                class="muted">Keys act on the selected cell (outlined) when you are not typing in a field; Esc leaves a field.</p>
+              <table>${KEY_BINDINGS.map((b) =>
+                html`
+                  <tr>
+                    <td>${b.keys.map((k, i) =>
+                      html`${i ? (b.command === "delete" ? " " : " / ") : ""}<kbd>${k}</kbd>`
+                    )}</td>
+                    <td>${b.description}</td>
+                  </tr>
+                `
+              )}</table>
+            </div>
+          </div>
+        `
+        : nothing}
+    `;
   }
 
   private readonly onFocus = (e: FocusEvent) => {
@@ -112,7 +154,12 @@ export class NotebookKeys implements ReactiveController {
       return;
     }
     const typingEl = target as (Element & { type?: string; isContentEditable?: boolean }) | null;
-    const r = resolveKey(e, { typing: isTypingTarget(typingEl), onControl: isControlTarget(typingEl) }, this.state, e.timeStamp);
+    const r = resolveKey(
+      e,
+      { typing: isTypingTarget(typingEl), onControl: isControlTarget(typingEl) },
+      this.state,
+      e.timeStamp,
+    );
     this.state = r.state;
     if (!r.command) return;
     e.preventDefault();
@@ -151,9 +198,18 @@ export class NotebookKeys implements ReactiveController {
       case "add-below": {
         const below = command === "add-below";
         const at = i < 0 ? (below ? ids.length : 0) : i + (below ? 1 : 0);
-        this.menu = { at, where: sel ? `${below ? "below" : "above"} “${this.opts.titles[sel.type]}”` : below ? "at the end" : "at the top" };
+        this.menu = {
+          at,
+          where: sel
+            ? `${below ? "below" : "above"} “${this.opts.titles[sel.type]}”`
+            : below
+            ? "at the end"
+            : "at the top",
+        };
         this.host.requestUpdate();
-        void this.host.updateComplete.then(() => this.root().querySelector<HTMLButtonElement>(".kbd-menu button")?.focus());
+        void this.host.updateComplete.then(() =>
+          this.root().querySelector<HTMLButtonElement>(".kbd-menu button")?.focus()
+        );
         return;
       }
       case "undo": {
@@ -161,7 +217,11 @@ export class NotebookKeys implements ReactiveController {
         if (!d) return this.setNote("Nothing to undo.");
         c.apply((doc) => restoreCell(doc, d));
         const back = c.doc.cells[Math.min(d.index, c.doc.cells.length - 1)];
-        this.setNote(this.deleted.length ? `Restored the ${this.opts.titles[d.cell.type]} cell; Z restores the one deleted before it.` : null);
+        this.setNote(
+          this.deleted.length
+            ? `Restored the ${this.opts.titles[d.cell.type]} cell; Z restores the one deleted before it.`
+            : null,
+        );
         return this.select(back.id, true);
       }
       default:
@@ -196,7 +256,9 @@ export class NotebookKeys implements ReactiveController {
     this.host.dispatchEvent(ev);
     if (!ev.defaultPrevented && this.li(cell.id)?.querySelector("rl-cell-run")) this.host.runs?.run("cell", cell.id);
     // A note being edited is rendered, as Shift+Enter does in Jupyter.
-    const done = cell.type === "markdown" ? this.li(cell.id)?.querySelector<HTMLButtonElement>("[data-testid=edit]") : null;
+    const done = cell.type === "markdown"
+      ? this.li(cell.id)?.querySelector<HTMLButtonElement>("[data-testid=edit]")
+      : null;
     if (done?.textContent?.trim() === "Done") done.click();
   }
 
@@ -239,8 +301,11 @@ export class NotebookKeys implements ReactiveController {
   private toggleHelp(): void {
     this.helpOpen = !this.helpOpen;
     this.host.requestUpdate();
-    if (this.helpOpen) void this.host.updateComplete.then(() => this.root().querySelector<HTMLButtonElement>("[data-testid=keys-close]")?.focus());
-    else if (this.selected) void this.focusCell(this.selected);
+    if (this.helpOpen) {
+      void this.host.updateComplete.then(() =>
+        this.root().querySelector<HTMLButtonElement>("[data-testid=keys-close]")?.focus()
+      );
+    } else if (this.selected) void this.focusCell(this.selected);
   }
 
   private setNote(note: string | null): void {
@@ -290,8 +355,14 @@ export class NotebookKeys implements ReactiveController {
 async function firstField(root: Element): Promise<HTMLElement | null> {
   const walk = async (node: Element | ShadowRoot): Promise<HTMLElement | null> => {
     for (const el of node.children) {
-      if (el instanceof HTMLElement && "updateComplete" in el) await (el as unknown as { updateComplete: Promise<unknown> }).updateComplete;
-      if (el.matches("input:not([type=hidden]):not([hidden]):not([disabled]), select:not([disabled]), textarea:not([disabled]), button:not([disabled])") && el instanceof HTMLElement) return el;
+      if (el instanceof HTMLElement && "updateComplete" in el) {
+        await (el as unknown as { updateComplete: Promise<unknown> }).updateComplete;
+      }
+      if (
+        el.matches(
+          "input:not([type=hidden]):not([hidden]):not([disabled]), select:not([disabled]), textarea:not([disabled]), button:not([disabled])",
+        ) && el instanceof HTMLElement
+      ) return el;
       const inner = (el.shadowRoot && (await walk(el.shadowRoot))) || (await walk(el));
       if (inner) return inner;
     }
@@ -306,22 +377,98 @@ function assertNever(x: never): never {
 
 /** Styles of the selection, the focus ring and the overlays (added to <rl-notebook>'s styles). */
 export const keyboardStyles = css`
-  li.cell { scroll-margin: 12px; }
-  li.cell:focus { outline: none; }
-  li.cell:focus-visible, li.cell.kbd-selected:focus-within { outline: 2px solid var(--rl-accent); outline-offset: 2px; }
-  li.cell.kbd-selected { box-shadow: inset 4px 0 0 var(--rl-accent); }
-  button:focus-visible, input:focus-visible, select:focus-visible { outline: 2px solid var(--rl-accent); outline-offset: 1px; }
-  .kbd-layer { position: fixed; inset: 0; background: color-mix(in srgb, var(--rl-bg) 55%, transparent); z-index: 20; display: grid; place-items: start center; padding-top: 10vh; }
-  .kbd-help, .kbd-menu { background: var(--rl-surface); color: var(--rl-text); border: 1px solid var(--rl-border); border-radius: var(--rl-radius);
-    box-shadow: 0 8px 28px rgb(0 0 0 / 0.25); padding: 12px 16px; max-height: 78vh; overflow: auto; }
-  .kbd-help { width: min(640px, 92vw); }
-  .kbd-help table { width: 100%; font-size: 13px; }
-  .kbd-help td:first-child { white-space: nowrap; padding-right: 16px; }
-  .kbd-menu { display: grid; gap: 4px; min-width: 240px; }
-  .kbd-menu button { text-align: left; }
-  .kbd-title { font-weight: 600; display: flex; justify-content: space-between; align-items: center; gap: 12px; margin-bottom: 6px; }
-  kbd { font-family: var(--rl-mono); font-size: 12px; border: 1px solid var(--rl-border); border-bottom-width: 2px; border-radius: 4px; padding: 0 5px; background: var(--rl-bg); }
-  .kbd-note { position: fixed; bottom: 16px; left: 50%; transform: translateX(-50%); z-index: 15; background: var(--rl-surface);
-    border: 1px solid var(--rl-border); border-radius: var(--rl-radius); padding: 6px 10px; box-shadow: 0 4px 16px rgb(0 0 0 / 0.2); display: flex; gap: 8px; align-items: center; }
-  .kbd-note button { padding: 2px 10px; }
+  li.cell {
+    scroll-margin: 12px;
+  }
+  li.cell:focus {
+    outline: none;
+  }
+  li.cell:focus-visible,
+  li.cell.kbd-selected:focus-within {
+    outline: 2px solid var(--rl-accent);
+    outline-offset: 2px;
+  }
+  li.cell.kbd-selected {
+    box-shadow: inset 4px 0 0 var(--rl-accent);
+  }
+  button:focus-visible,
+  input:focus-visible,
+  select:focus-visible {
+    outline: 2px solid var(--rl-accent);
+    outline-offset: 1px;
+  }
+  .kbd-layer {
+    position: fixed;
+    inset: 0;
+    background: color-mix(in srgb, var(--rl-bg) 55%, transparent);
+    z-index: 20;
+    display: grid;
+    place-items: start center;
+    padding-top: 10vh;
+  }
+  .kbd-help,
+  .kbd-menu {
+    background: var(--rl-surface);
+    color: var(--rl-text);
+    border: 1px solid var(--rl-border);
+    border-radius: var(--rl-radius);
+    box-shadow: 0 8px 28px rgb(0 0 0 / 0.25);
+    padding: 12px 16px;
+    max-height: 78vh;
+    overflow: auto;
+  }
+  .kbd-help {
+    width: min(640px, 92vw);
+  }
+  .kbd-help table {
+    width: 100%;
+    font-size: 13px;
+  }
+  .kbd-help td:first-child {
+    white-space: nowrap;
+    padding-right: 16px;
+  }
+  .kbd-menu {
+    display: grid;
+    gap: 4px;
+    min-width: 240px;
+  }
+  .kbd-menu button {
+    text-align: left;
+  }
+  .kbd-title {
+    font-weight: 600;
+    display: flex;
+    justify-content: space-between;
+    align-items: center;
+    gap: 12px;
+    margin-bottom: 6px;
+  }
+  kbd {
+    font-family: var(--rl-mono);
+    font-size: 12px;
+    border: 1px solid var(--rl-border);
+    border-bottom-width: 2px;
+    border-radius: 4px;
+    padding: 0 5px;
+    background: var(--rl-bg);
+  }
+  .kbd-note {
+    position: fixed;
+    bottom: 16px;
+    left: 50%;
+    transform: translateX(-50%);
+    z-index: 15;
+    background: var(--rl-surface);
+    border: 1px solid var(--rl-border);
+    border-radius: var(--rl-radius);
+    padding: 6px 10px;
+    box-shadow: 0 4px 16px rgb(0 0 0 / 0.2);
+    display: flex;
+    gap: 8px;
+    align-items: center;
+  }
+  .kbd-note button {
+    padding: 2px 10px;
+  }
 `;

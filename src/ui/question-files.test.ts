@@ -19,7 +19,12 @@ Deno.test("loadQuestionFiles keeps the order of the splits asked for when later 
     return new Response(b.text, { status: b.status ?? 200 });
   }) as typeof fetch;
   try {
-    const got = await loadQuestionFiles({ train: "/train.jsonl", test: "/test.jsonl", gone: "/missing.jsonl", heldout: "/heldout.jsonl" });
+    const got = await loadQuestionFiles({
+      train: "/train.jsonl",
+      test: "/test.jsonl",
+      gone: "/missing.jsonl",
+      heldout: "/heldout.jsonl",
+    });
     assertEquals(Object.keys(got.splits), ["train", "test", "heldout"]);
     assertEquals(got.splits.train.map((t) => t.question), ["a", "b", "c"]);
     assertEquals(got.problems, ["/missing.jsonl: HTTP 404"]);

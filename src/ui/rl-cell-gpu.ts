@@ -82,37 +82,63 @@ export class RlCellGpu extends LitElement {
       <table data-testid="gpu-info">
         <tr><th>Vendor</th><td data-testid="gpu-vendor">${info.vendor || "unknown"}</td></tr>
         <tr><th>Architecture</th><td data-testid="gpu-arch">${info.architecture || "unknown"}</td></tr>
-        ${info.description ? html`<tr><th>Description</th><td>${info.description}</td></tr>` : nothing}
-        ${Object.entries(info.features).map(([name, on]) => html`<tr>
-          <th><code>${name}</code></th>
-          <td class=${on ? "good" : "muted"} data-testid=${`feature-${name}`}>${on ? "yes" : "no"}
-            <span class="muted">— ${FEATURE_NOTES[name]}${on ? "" : name === "shader-f16" ? "; kernels use their f32 path" : ""}</span></td>
-        </tr>`)}
-        <tr><th>Largest storage buffer binding</th><td data-testid="gpu-max-binding">${mib(info.limits.maxStorageBufferBindingSize)}</td></tr>
+        ${info.description
+          ? html`
+            <tr>
+              <th>Description</th>
+              <td>${info.description}</td>
+            </tr>
+          `
+          : nothing}
+        ${Object.entries(info.features).map(([name, on]) =>
+          html`
+            <tr>
+              <th><code>${name}</code></th>
+              <td class=${on ? "good" : "muted"} data-testid=${`feature-${name}`}>${on ? "yes" : "no"}
+                        <span class="muted">— ${FEATURE_NOTES[name]}${on
+                          ? ""
+                          : name === "shader-f16"
+                          ? "; kernels use their f32 path"
+                          : ""}</span></td>
+            </tr>
+          `
+        )}
+        <tr><th>Largest storage buffer binding</th><td data-testid="gpu-max-binding">${mib(
+          info.limits.maxStorageBufferBindingSize,
+        )}</td></tr>
         <tr><th>Largest buffer</th><td>${mib(info.limits.maxBufferSize)}</td></tr>
         <tr><th>Workgroup memory</th><td>${(info.limits.maxComputeWorkgroupStorageSize / 1024).toFixed(0)} KiB</td></tr>
       </table>
-      <p>${this.renderBench()}</p>`;
+      <p>${this.renderBench()}</p>
+    `;
   }
 
   private renderBench() {
     const b = this.bench;
     switch (b.kind) {
       case "idle":
-        return html`<button @click=${this.runBench} data-testid="bench-run">Run matmul benchmark</button>
-          <span class="muted">512×512×512 f32, a few seconds; Run all measures it too, to plan the run</span>`;
+        return html`
+          <button @click=${this.runBench} data-testid="bench-run">Run matmul benchmark</button>
+          <span class="muted">512×512×512 f32, a few seconds; Run all measures it too, to plan the run</span>
+        `;
       case "running":
         return html`<button disabled>Running…</button> <progress max="1" value=${b.fraction}></progress>`;
       case "done":
-        return html`<button class="secondary" @click=${this.runBench}>Run again</button>
+        return html`
+          <button class="secondary" @click=${this.runBench}>Run again</button>
           <strong data-testid="bench-gflops">${b.result.gflops.toFixed(1)} GFLOP/s</strong>
           <span class="muted">(${b.result.iterations} runs of ${b.result.size}³;
-          self-check against a float64 reference
-          <span class=${b.result.checkPassed ? "good" : "bad"} data-testid="bench-check">${b.result.checkPassed ? "passed" : "FAILED"}</span>,
-          max |err| ${b.result.checkMaxAbsErr.toExponential(1)})</span>`;
+                    self-check against a float64 reference
+                    <span class=${b.result.checkPassed
+                      ? "good"
+                      : "bad"} data-testid="bench-check">${b.result.checkPassed ? "passed" : "FAILED"}</span>,
+                    max |err| ${b.result.checkMaxAbsErr.toExponential(1)})</span>
+        `;
       case "error":
-        return html`<span class="error" role="alert">Benchmark failed: ${b.message}</span>
-          <button class="secondary" @click=${this.runBench}>Retry</button>`;
+        return html`
+          <span class="error" role="alert">Benchmark failed: ${b.message}</span>
+          <button class="secondary" @click=${this.runBench}>Retry</button>
+        `;
     }
   }
 }

@@ -12,12 +12,50 @@ import { cellStyles } from "./styles.ts";
 
 /** Tags a markdown cell never renders: styles, forms and their controls, embedded documents and media. */
 const FORBID_TAGS = [
-  "style", "link", "meta", "base", "form", "input", "button", "select", "option", "optgroup", "textarea", "fieldset",
-  "iframe", "frame", "frameset", "object", "embed", "video", "audio", "source", "track", "picture", "dialog", "template",
-  "svg", "math", "marquee",
+  "style",
+  "link",
+  "meta",
+  "base",
+  "form",
+  "input",
+  "button",
+  "select",
+  "option",
+  "optgroup",
+  "textarea",
+  "fieldset",
+  "iframe",
+  "frame",
+  "frameset",
+  "object",
+  "embed",
+  "video",
+  "audio",
+  "source",
+  "track",
+  "picture",
+  "dialog",
+  "template",
+  "svg",
+  "math",
+  "marquee",
 ];
 /** Attributes a markdown cell never keeps: inline style, class/id (the page's own styles), and every other fetching or top-layer attribute. */
-const FORBID_ATTR = ["style", "class", "id", "background", "poster", "srcset", "action", "formaction", "ping", "usemap", "popover", "lowsrc", "dynsrc"];
+const FORBID_ATTR = [
+  "style",
+  "class",
+  "id",
+  "background",
+  "poster",
+  "srcset",
+  "action",
+  "formaction",
+  "ping",
+  "usemap",
+  "popover",
+  "lowsrc",
+  "dynsrc",
+];
 
 /** The placeholder's text for an image that was not loaded. */
 export const REMOTE_IMAGE_TEXT = "remote image (click to load)";
@@ -52,16 +90,43 @@ export function renderMarkdown(source: string, load: ReadonlySet<string> = new S
 
 export class RlCellMarkdown extends LitElement {
   static override properties = { source: { type: String }, loaded: { state: true } };
-  static override styles = [cellStyles, css`
-    .md { contain: layout paint; position: relative; overflow: auto; }
-    .md :first-child { margin-top: 0; }
-    .md :last-child { margin-bottom: 0; }
-    .md pre { background: var(--rl-code-bg); padding: 8px 12px; border-radius: 6px; overflow-x: auto; }
-    .md a { color: var(--rl-accent); }
-    .md img { max-width: 100%; }
-    .md [data-remote-src] { display: inline-block; padding: 2px 8px; border: 1px dashed var(--rl-border); border-radius: 4px;
-      color: var(--rl-muted); font-size: 12px; cursor: pointer; }
-  `];
+  static override styles = [
+    cellStyles,
+    css`
+      .md {
+        contain: layout paint;
+        position: relative;
+        overflow: auto;
+      }
+      .md :first-child {
+        margin-top: 0;
+      }
+      .md :last-child {
+        margin-bottom: 0;
+      }
+      .md pre {
+        background: var(--rl-code-bg);
+        padding: 8px 12px;
+        border-radius: 6px;
+        overflow-x: auto;
+      }
+      .md a {
+        color: var(--rl-accent);
+      }
+      .md img {
+        max-width: 100%;
+      }
+      .md [data-remote-src] {
+        display: inline-block;
+        padding: 2px 8px;
+        border: 1px dashed var(--rl-border);
+        border-radius: 4px;
+        color: var(--rl-muted);
+        font-size: 12px;
+        cursor: pointer;
+      }
+    `,
+  ];
 
   /** The cell's markdown text. */
   source = "";
@@ -69,7 +134,9 @@ export class RlCellMarkdown extends LitElement {
   private loaded: ReadonlySet<string> = new Set();
 
   override render() {
-    return html`<div class="md" @click=${this.onClick} @keydown=${this.onKey}>${unsafeHTML(renderMarkdown(this.source, this.loaded))}</div>`;
+    return html`<div class="md" @click=${this.onClick} @keydown=${this.onKey}>${
+      unsafeHTML(renderMarkdown(this.source, this.loaded))
+    }</div>`;
   }
 
   private onClick(e: Event): void {

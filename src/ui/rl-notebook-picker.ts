@@ -16,13 +16,39 @@ export const BUILTIN_NOTEBOOKS: readonly { id: string; label: string; json: unkn
 
 export class RlNotebookPicker extends LitElement {
   static override properties = { controller: { attribute: false }, error: { state: true } };
-  static override styles = [cellStyles, css`
-    :host { display: inline-flex; gap: 6px; align-items: center; }
-    select { font: inherit; padding: 5px; border-radius: 6px; border: 1px solid var(--rl-border); background: var(--rl-surface); color: var(--rl-text); }
-    select:focus-visible, button:focus-visible { outline: 2px solid var(--rl-accent); outline-offset: 1px; }
-    select { max-width: 150px; }
-    button { padding: 4px 10px; white-space: nowrap; max-width: 160px; overflow: hidden; text-overflow: ellipsis; }
-  `];
+  static override styles = [
+    cellStyles,
+    css`
+      :host {
+        display: inline-flex;
+        gap: 6px;
+        align-items: center;
+      }
+      select {
+        font: inherit;
+        padding: 5px;
+        border-radius: 6px;
+        border: 1px solid var(--rl-border);
+        background: var(--rl-surface);
+        color: var(--rl-text);
+      }
+      select:focus-visible,
+      button:focus-visible {
+        outline: 2px solid var(--rl-accent);
+        outline-offset: 1px;
+      }
+      select {
+        max-width: 150px;
+      }
+      button {
+        padding: 4px 10px;
+        white-space: nowrap;
+        max-width: 160px;
+        overflow: hidden;
+        text-overflow: ellipsis;
+      }
+    `,
+  ];
 
   /** The page's notebook state. */
   controller: NotebookController | null = null;
@@ -47,7 +73,14 @@ export class RlNotebookPicker extends LitElement {
         <option value="">Notebooks…</option>
         ${BUILTIN_NOTEBOOKS.map((n) => html`<option value=${n.id}>${n.label}</option>`)}
       </select>
-      ${previous ? html`<button class="secondary" data-testid="notebook-back" title=${`Reopen “${previous.title}”, the notebook open before`} @click=${() => this.controller?.back()}>↩ Back to ${shorten(previous.title)}</button>` : nothing}
+      ${
+      previous
+        ? html`
+          <button class="secondary" data-testid="notebook-back" title=${`Reopen “${previous.title}”, the notebook open before`}
+            @click=${() => this.controller?.back()}>↩ Back to ${shorten(previous.title)}</button>
+        `
+        : nothing
+    }
       ${this.error ? html`<span class="bad" role="alert">${this.error}</span>` : nothing}`;
   }
 

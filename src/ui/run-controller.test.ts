@@ -12,12 +12,16 @@ if (!parsed.ok) throw new Error("demo notebook invalid");
 const doc = parsed.doc;
 
 /** A worker double: records requests and plays a scripted run through the events. */
-function fakeApi(o: { runs?: RunInfo[]; files?: Record<string, string>; play?: (req: RunRequest, ev: RunEvents) => RunOutcome }) {
+function fakeApi(
+  o: { runs?: RunInfo[]; files?: Record<string, string>; play?: (req: RunRequest, ev: RunEvents) => RunOutcome },
+) {
   const started: RunRequest[] = [];
   const api: RunApi = {
     startRun: (req, ev) => {
       started.push(req);
-      return Promise.resolve(o.play ? o.play(req, ev) : { ok: false, error: "no script", cellId: null, stopped: false });
+      return Promise.resolve(
+        o.play ? o.play(req, ev) : { ok: false, error: "no script", cellId: null, stopped: false },
+      );
     },
     stopRun: () => Promise.resolve(true),
     listRuns: () => Promise.resolve(o.runs ?? []),
@@ -39,12 +43,38 @@ Deno.test("run controller: records go to the cell that made them; a lost device 
         ev.metrics(rec("grpo", 1));
         ev.samples([sample("grpo", 1)]);
         ev.progress({ cellId: "grpo", stage: "grpo", fraction: 0.25, etaSeconds: 30, message: "step 1/4" });
-        return { ok: false, error: 'cell "grpo" (grpo): run cancelled: GPU device lost (unknown): gone', cellId: "grpo", stopped: true };
+        return {
+          ok: false,
+          error: 'cell "grpo" (grpo): run cancelled: GPU device lost (unknown): gone',
+          cellId: "grpo",
+          stopped: true,
+        };
       }
       ev.log('grpo "grpo": resumed from step 1');
       ev.metrics(rec("grpo", 2));
       ev.progress({ cellId: "grpo", stage: "grpo", fraction: 1, etaSeconds: 0, message: "step 2/2" });
-      return { ok: true, summary: { title: "", accuracy: {}, files: [], cells: [{ id: "grpo", type: "grpo", ms: 1, report: { kind: "grpo", cellId: "grpo", steps: 2, skippedSteps: 0, resumedFrom: 1, equalGroupFraction: 0, heldout: [] } }] } };
+      return {
+        ok: true,
+        summary: {
+          title: "",
+          accuracy: {},
+          files: [],
+          cells: [{
+            id: "grpo",
+            type: "grpo",
+            ms: 1,
+            report: {
+              kind: "grpo",
+              cellId: "grpo",
+              steps: 2,
+              skippedSteps: 0,
+              resumedFrom: 1,
+              equalGroupFraction: 0,
+              heldout: [],
+            },
+          }],
+        },
+      };
     },
   });
   const c = new RunController(api, () => doc, (e) => e, "http://app/");
@@ -66,7 +96,16 @@ Deno.test("run controller: records go to the cell that made them; a lost device 
 
 Deno.test("run controller: a reload resumes an interrupted run by itself, except for a shared link", async () => {
   const runId = runIdOf(doc);
-  const info: RunInfo = { runId, title: "t", status: "running", mode: "cell", cellId: "grpo", startedAt: "a", updatedAt: "b", checkpoints: { grpo: 3 } };
+  const info: RunInfo = {
+    runId,
+    title: "t",
+    status: "running",
+    mode: "cell",
+    cellId: "grpo",
+    startedAt: "a",
+    updatedAt: "b",
+    checkpoints: { grpo: 3 },
+  };
   const files = { "metrics.jsonl": [1, 2, 3].map((s) => JSON.stringify(rec("grpo", s))).join("\n") + "\n" };
   const link = fakeApi({ runs: [info], files });
   const fromLink = new RunController(link.api, () => doc, (e) => e, "http://app/");
@@ -77,10 +116,14 @@ Deno.test("run controller: a reload resumes an interrupted run by itself, except
   assertEquals(fromLink.state("grpo").metrics.map((m) => m.step), [1, 2, 3]);
 
   let bannerDuringRun: string | null = null;
-  const own = fakeApi({ runs: [info], files, play: () => {
-    bannerDuringRun = c.banner;
-    return { ok: true, summary: { title: "", accuracy: {}, files: [], cells: [] } };
-  } });
+  const own = fakeApi({
+    runs: [info],
+    files,
+    play: () => {
+      bannerDuringRun = c.banner;
+      return { ok: true, summary: { title: "", accuracy: {}, files: [], cells: [] } };
+    },
+  });
   const c = new RunController(own.api, () => doc, (e) => e, "http://app/");
   const resumed = await c.restore(false);
   await resumed?.resumed;
@@ -96,13 +139,42 @@ Deno.test("run controller: a reload resumes an interrupted run by itself, except
 });
 
 Deno.test("run controller: a cell keeps every phase its progress lines named, after the run too", async () => {
-  const line = (cellId: string, message: string) => ({ cellId, stage: cellId, fraction: 0.5, etaSeconds: null, message });
+  const line = (cellId: string, message: string) => ({
+    cellId,
+    stage: cellId,
+    fraction: 0.5,
+    etaSeconds: null,
+    message,
+  });
   const { api } = fakeApi({
     play: (_req, ev) => {
-      for (const m of ["building 2 prompts and decoding the first batch", "decoding (greedy) 1/2 questions, 4 tokens", "decoding (greedy) 2/2 questions, 8 tokens", "scoring 2 answers by execution", "accuracy 0.0%"]) ev.progress(line("base-concepts", m));
+      for (
+        const m of [
+          "building 2 prompts and decoding the first batch",
+          "decoding (greedy) 1/2 questions, 4 tokens",
+          "decoding (greedy) 2/2 questions, 8 tokens",
+          "scoring 2 answers by execution",
+          "accuracy 0.0%",
+        ]
+      ) ev.progress(line("base-concepts", m));
       // A phase shorter than any poll: only the history has it after the next line replaced it.
-      for (const m of ["step 1/2: sampling 2 per question, 1/2 questions", "step 1/2: training on 4 samples", "step 1/2: reward 0.000, acc 0.000", "step 2/2: training on 4 samples"]) ev.progress(line("grpo", m));
-      return { ok: true, summary: { title: "", accuracy: {}, files: [], cells: [{ id: "base-concepts", type: "evaluate", ms: 1 }, { id: "grpo", type: "grpo", ms: 1 }] } };
+      for (
+        const m of [
+          "step 1/2: sampling 2 per question, 1/2 questions",
+          "step 1/2: training on 4 samples",
+          "step 1/2: reward 0.000, acc 0.000",
+          "step 2/2: training on 4 samples",
+        ]
+      ) ev.progress(line("grpo", m));
+      return {
+        ok: true,
+        summary: {
+          title: "",
+          accuracy: {},
+          files: [],
+          cells: [{ id: "base-concepts", type: "evaluate", ms: 1 }, { id: "grpo", type: "grpo", ms: 1 }],
+        },
+      };
     },
   });
   const c = new RunController(api, () => doc, (e) => e, "http://app/");
@@ -110,9 +182,22 @@ Deno.test("run controller: a cell keeps every phase its progress lines named, af
   const ev = c.state("base-concepts");
   assertEquals([ev.status, ev.progress], ["done", null]);
   // Lines differing only in their numbers are one phase, showing its last line.
-  assertEquals(ev.history.map((e) => e.message), ["building 2 prompts and decoding the first batch", "decoding (greedy) 2/2 questions, 8 tokens", "scoring 2 answers by execution", "accuracy 0.0%"]);
-  assert(ev.history.every((e, i) => e.lastMs >= e.startMs && (i === 0 || e.startMs >= ev.history[i - 1].startMs)), "times in order");
-  assertEquals(c.state("grpo").history.map((e) => e.message), ["step 1/2: sampling 2 per question, 1/2 questions", "step 1/2: training on 4 samples", "step 1/2: reward 0.000, acc 0.000", "step 2/2: training on 4 samples"]);
+  assertEquals(ev.history.map((e) => e.message), [
+    "building 2 prompts and decoding the first batch",
+    "decoding (greedy) 2/2 questions, 8 tokens",
+    "scoring 2 answers by execution",
+    "accuracy 0.0%",
+  ]);
+  assert(
+    ev.history.every((e, i) => e.lastMs >= e.startMs && (i === 0 || e.startMs >= ev.history[i - 1].startMs)),
+    "times in order",
+  );
+  assertEquals(c.state("grpo").history.map((e) => e.message), [
+    "step 1/2: sampling 2 per question, 1/2 questions",
+    "step 1/2: training on 4 samples",
+    "step 1/2: reward 0.000, acc 0.000",
+    "step 2/2: training on 4 samples",
+  ]);
   // A new run starts the history again.
   await c.run("all");
   assertEquals(c.state("base-concepts").history.length, 4);
@@ -120,13 +205,20 @@ Deno.test("run controller: a cell keeps every phase its progress lines named, af
 
 Deno.test("progress history: capped at its last phases", () => {
   let h = withProgress([], "first", 0);
-  for (let i = 0; i < PROGRESS_HISTORY_CAP + 5; i++) h = withProgress(h, i % 2 ? `training step ${i}` : `sampling step ${i}`, i);
+  for (let i = 0; i < PROGRESS_HISTORY_CAP + 5; i++) {
+    h = withProgress(h, i % 2 ? `training step ${i}` : `sampling step ${i}`, i);
+  }
   assertEquals(h.length, PROGRESS_HISTORY_CAP);
   assertEquals(h.at(-1)?.message, `sampling step ${PROGRESS_HISTORY_CAP + 4}`);
 });
 
 Deno.test("run controller: a resumed run's repeated steps replace the ones shown, live and read back (one point per step)", async () => {
-  assertEquals(withSteps([rec("grpo", 1), rec("grpo", 2), rec("eval", 2)], [rec("grpo", 2), rec("grpo", 3)]).map((r) => `${r.phase}${r.step}`), ["grpo1", "eval2", "grpo2", "grpo3"]);
+  assertEquals(
+    withSteps([rec("grpo", 1), rec("grpo", 2), rec("eval", 2)], [rec("grpo", 2), rec("grpo", 3)]).map((r) =>
+      `${r.phase}${r.step}`
+    ),
+    ["grpo1", "eval2", "grpo2", "grpo3"],
+  );
   assertEquals(withSteps([], [rec("warmup", 1), rec("warmup", 2), rec("warmup", 1)]).map((r) => r.step), [1]);
   assertEquals(withSteps([rec("eval", 1)], [rec("eval", 1)]).length, 2, "other phases as they come");
   // Live: the run stopped after step 3 with its checkpoint at 2; the resume logs it and redoes step 3.
@@ -137,12 +229,38 @@ Deno.test("run controller: a resumed run's repeated steps replace the ones shown
           ev.metrics(rec("grpo", s));
           ev.samples([sample("grpo", s), sample("grpo", s)]);
         }
-        return { ok: false, error: 'cell "grpo" (grpo): run cancelled: GPU device lost (unknown): gone', cellId: "grpo", stopped: true };
+        return {
+          ok: false,
+          error: 'cell "grpo" (grpo): run cancelled: GPU device lost (unknown): gone',
+          cellId: "grpo",
+          stopped: true,
+        };
       }
       ev.log('grpo "grpo": resumed from step 2');
       ev.metrics(rec("grpo", 3));
       ev.samples([sample("grpo", 3), sample("grpo", 3)]);
-      return { ok: true, summary: { title: "", accuracy: {}, files: [], cells: [{ id: "grpo", type: "grpo", ms: 1, report: { kind: "grpo", cellId: "grpo", steps: 3, skippedSteps: 0, resumedFrom: 2, equalGroupFraction: 0, heldout: [] } }] } };
+      return {
+        ok: true,
+        summary: {
+          title: "",
+          accuracy: {},
+          files: [],
+          cells: [{
+            id: "grpo",
+            type: "grpo",
+            ms: 1,
+            report: {
+              kind: "grpo",
+              cellId: "grpo",
+              steps: 3,
+              skippedSteps: 0,
+              resumedFrom: 2,
+              equalGroupFraction: 0,
+              heldout: [],
+            },
+          }],
+        },
+      };
     },
   });
   const c = new RunController(api, () => doc, (e) => e, "http://app/");
@@ -152,7 +270,16 @@ Deno.test("run controller: a resumed run's repeated steps replace the ones shown
   assertEquals(c.state("grpo").samples.map((m) => m.step), [1, 1, 2, 2, 3, 3]);
   // Read back from a run folder whose metrics.jsonl holds step 3 twice.
   const files = { "metrics.jsonl": [1, 2, 3, 3].map((s) => JSON.stringify(rec("grpo", s))).join("\n") + "\n" };
-  const runs: RunInfo[] = [{ runId: runIdOf(doc), title: "t", status: "running", mode: "cell", cellId: "grpo", startedAt: "a", updatedAt: "b", checkpoints: { grpo: 2 } }];
+  const runs: RunInfo[] = [{
+    runId: runIdOf(doc),
+    title: "t",
+    status: "running",
+    mode: "cell",
+    cellId: "grpo",
+    startedAt: "a",
+    updatedAt: "b",
+    checkpoints: { grpo: 2 },
+  }];
   const back = new RunController(fakeApi({ runs, files }).api, () => doc, (e) => e, "http://app/");
   await back.restore(true);
   assertEquals(back.state("grpo").metrics.map((m) => m.step), [1, 2, 3]);
@@ -179,7 +306,16 @@ Deno.test("run controller: two GRPO cells' records go to the cell each names, li
   // Read back: both checkpointed; grpo2 resumed from step 1 (its step 2 twice).
   const lines = [...[1, 2, 3, 4].map((s) => named("grpo", s)), ...[1, 2, 2].map((s) => named("grpo2", s))];
   const files = { "metrics.jsonl": lines.map((r) => JSON.stringify(r)).join("\n") + "\n" };
-  const runs: RunInfo[] = [{ runId: runIdOf(two), title: "t", status: "running", mode: "all", cellId: null, startedAt: "a", updatedAt: "b", checkpoints: { grpo: 4, grpo2: 1 } }];
+  const runs: RunInfo[] = [{
+    runId: runIdOf(two),
+    title: "t",
+    status: "running",
+    mode: "all",
+    cellId: null,
+    startedAt: "a",
+    updatedAt: "b",
+    checkpoints: { grpo: 4, grpo2: 1 },
+  }];
   const back = new RunController(fakeApi({ runs, files }).api, () => two, (e) => e, "http://app/");
   await back.restore(true);
   assertEquals(back.state("grpo").metrics.map((m) => m.step), [1, 2, 3, 4]);
@@ -191,10 +327,21 @@ Deno.test("run controller (issue #48 item 4): cells before the model say done as
   let c: RunController;
   const { api } = fakeApi({
     play: (_req, ev) => {
-      for (const id of ["data", "model", "prompt", "reward"]) ev.cellDone?.({ id, type: doc.cells.find((x) => x.id === id)!.type, ms: 1 });
+      for (const id of ["data", "model", "prompt", "reward"]) {
+        ev.cellDone?.({
+          id,
+          type: doc.cells.find((x) => x.id === id)!.type,
+          ms: 1,
+        });
+      }
       ev.progress({ cellId: "base-concepts", stage: "evaluate", fraction: 0.1, etaSeconds: null, message: "decoding" });
       during = ["data", "prompt", "reward", "base-concepts", "warmup"].map((id) => c.state(id).status);
-      return { ok: false, error: 'cell "base-concepts" (evaluate): run cancelled: stopped by the user', cellId: "base-concepts", stopped: true };
+      return {
+        ok: false,
+        error: 'cell "base-concepts" (evaluate): run cancelled: stopped by the user',
+        cellId: "base-concepts",
+        stopped: true,
+      };
     },
   });
   c = new RunController(api, () => doc, (e) => e, "http://app/");
@@ -225,14 +372,20 @@ Deno.test("run controller (issue #48 item 3): Stop says stopping until the run h
 });
 
 Deno.test("run controller (issue #48 item 1): Run all on a slow device proposes the quick version first; a fast one starts", async () => {
-  const { api, started } = fakeApi({ play: () => ({ ok: true, summary: { title: "", cells: [], accuracy: {}, files: [] } }) });
+  const { api, started } = fakeApi({
+    play: () => ({ ok: true, summary: { title: "", cells: [], accuracy: {}, files: [] } }),
+  });
   let gflops = 2.4;
-  api.benchmarkMatmul = () => Promise.resolve({ gflops, size: 512, iterations: 3, seconds: 1, checkPassed: true, checkMaxAbsErr: 0 });
+  api.benchmarkMatmul = () =>
+    Promise.resolve({ gflops, size: 512, iterations: 3, seconds: 1, checkPassed: true, checkMaxAbsErr: 0 });
   let open = doc;
   const c = new RunController(api, () => open, (e) => e, "http://app/", { applyDoc: (d) => (open = d) });
   assertEquals(await c.runAll(), null);
   assertEquals(started.length, 0);
-  assert(c.proposal && c.proposal.full.seconds > 3600 && c.proposal.quick.seconds < c.proposal.full.seconds / 50, JSON.stringify(c.proposal?.quick.seconds));
+  assert(
+    c.proposal && c.proposal.full.seconds > 3600 && c.proposal.quick.seconds < c.proposal.full.seconds / 50,
+    JSON.stringify(c.proposal?.quick.seconds),
+  );
   assert(c.proposal.givesUp.length > 0);
   await c.runQuick();
   assertEquals(started.length, 1);

@@ -11,9 +11,33 @@ import type { Progress } from "../runtime/recipe/context.ts";
 import { decodeSamples, type SampleRecord, type StageReport } from "../runtime/records.ts";
 import type { CellSummary, RunSummary } from "../runtime/recipe/runner.ts";
 import type { ModelSummary } from "../runtime/recipe/model-summary.ts";
-import type { CacheUsage, GpuWorkerApi, RunEvents, RunInfo, RunOutcome, RunRequest, UploadedDataset } from "../../workers/gpu.api.ts";
-import { classifyRunError, NO_UPLOAD_MESSAGE, planRun, REMEDIES, type RunErrorKind, runIdOf, type RunMode, uploadCell, uploadKey } from "../runtime/run-plan.ts";
-import { estimateRun, LONG_RUN_SECONDS, quickPreset, remainingSeconds, type RunEstimate } from "../runtime/run-estimate.ts";
+import type {
+  CacheUsage,
+  GpuWorkerApi,
+  RunEvents,
+  RunInfo,
+  RunOutcome,
+  RunRequest,
+  UploadedDataset,
+} from "../../workers/gpu.api.ts";
+import {
+  classifyRunError,
+  NO_UPLOAD_MESSAGE,
+  planRun,
+  REMEDIES,
+  type RunErrorKind,
+  runIdOf,
+  type RunMode,
+  uploadCell,
+  uploadKey,
+} from "../runtime/run-plan.ts";
+import {
+  estimateRun,
+  LONG_RUN_SECONDS,
+  quickPreset,
+  remainingSeconds,
+  type RunEstimate,
+} from "../runtime/run-estimate.ts";
 
 /** Where a cell stands in the current (or last) run. */
 export type CellRunStatus = "idle" | "waiting" | "running" | "done" | "failed" | "stopped";
@@ -49,7 +73,9 @@ export function phaseKey(message: string): string {
 /** `history` with progress line `message` at `t` ms: the last phase updated, or a new one. */
 export function withProgress(history: readonly ProgressEntry[], message: string, t: number): ProgressEntry[] {
   const last = history.at(-1);
-  if (last && phaseKey(last.message) === phaseKey(message)) return [...history.slice(0, -1), { ...last, message, lastMs: t }];
+  if (last && phaseKey(last.message) === phaseKey(message)) {
+    return [...history.slice(0, -1), { ...last, message, lastMs: t }];
+  }
   return [...history.slice(-(PROGRESS_HISTORY_CAP - 1)), { message, startMs: t, lastMs: t }];
 }
 
@@ -73,8 +99,9 @@ export interface CellRunState {
 }
 
 /** The parts of the worker API a run needs (the page passes the comlink remote); the model cache is optional. */
-export type RunApi = Pick<GpuWorkerApi, "startRun" | "stopRun" | "listRuns" | "readRunFile" | "removeRun" | "storage"> &
-  Partial<Pick<GpuWorkerApi, "modelCache" | "clearModelCache" | "readRunBytes" | "benchmarkMatmul">>;
+export type RunApi =
+  & Pick<GpuWorkerApi, "startRun" | "stopRun" | "listRuns" | "readRunFile" | "removeRun" | "storage">
+  & Partial<Pick<GpuWorkerApi, "modelCache" | "clearModelCache" | "readRunBytes" | "benchmarkMatmul">>;
 
 /** Run all's plan on a device where the notebook is long: its time, the quick version's, what that gives up. */
 export interface RunProposal {
@@ -104,14 +131,31 @@ function sampleLinesOf(x: unknown): { from: number; count: number } | null {
   return typeof r.from === "number" && typeof r.count === "number" ? { from: r.from, count: r.count } : null;
 }
 
-const empty = (): CellRunState => ({ status: "idle", progress: null, history: [], error: null, report: null, accuracy: null, metrics: [], samples: [], resumedFrom: null, model: null });
+const empty = (): CellRunState => ({
+  status: "idle",
+  progress: null,
+  history: [],
+  error: null,
+  report: null,
+  accuracy: null,
+  metrics: [],
+  samples: [],
+  resumedFrom: null,
+  model: null,
+});
 
 /** Holds the run state of the open notebook and tells the page when it changes. */
 export class RunController extends EventTarget {
   private states = new Map<string, CellRunState>();
   private before = new Map<string, CellRunState>();
   /** The run in progress: its folder, mode and the cell it was asked for. */
-  active: { runId: string; mode: RunMode; cellId: string | null; current: string | null; plan: { id: string; type: string }[] } | null = null;
+  active: {
+    runId: string;
+    mode: RunMode;
+    cellId: string | null;
+    current: string | null;
+    plan: { id: string; type: string }[];
+  } | null = null;
   /** A line above the cells (resuming, storage without OPFS). */
   banner: string | null = null;
   /** An interrupted run of this notebook the user may resume (a shared link never auto-runs). */
@@ -157,7 +201,9 @@ export class RunController extends EventTarget {
    * The uploaded files a plan needs, copied once and marked for transfer (the page's store keeps
    * its own bytes for browsing), or the error its dataset cell shows; null when it needs none.
    */
-  private uploadsFor(plan: Notebook): { uploads: UploadedDataset; buffers: ArrayBuffer[] } | { cellId: string; error: string } | null {
+  private uploadsFor(
+    plan: Notebook,
+  ): { uploads: UploadedDataset; buffers: ArrayBuffer[] } | { cellId: string; error: string } | null {
     const cell = uploadCell(plan);
     if (!cell) return null;
     const u = this.o.uploads?.() ?? null;
@@ -165,7 +211,12 @@ export class RunController extends EventTarget {
     const named = new Set(parseQuestions(u.questions).items.map((i) => i.task.db_id));
     const missing = [...named].filter((id) => !u.databases.has(id)).sort();
     if (missing.length) {
-      return { cellId: cell.id, error: `cell "${cell.id}" (dataset): the uploaded questions use database${missing.length > 1 ? "s" : ""} ${missing.join(", ")}, not uploaded: ${NO_UPLOAD_MESSAGE}` };
+      return {
+        cellId: cell.id,
+        error: `cell "${cell.id}" (dataset): the uploaded questions use database${missing.length > 1 ? "s" : ""} ${
+          missing.join(", ")
+        }, not uploaded: ${NO_UPLOAD_MESSAGE}`,
+      };
     }
     const databases = new Map([...named].map((id) => [id, u.databases.get(id)!.slice()] as const));
     return { uploads: { questions: u.questions, databases }, buffers: [...databases.values()].map((b) => b.buffer) };
@@ -274,7 +325,9 @@ export class RunController extends EventTarget {
     const a = this.active, e = this.estimate;
     if (!a || !e) return null;
     const cur = a.current ? this.state(a.current) : null;
-    const running = a.current && cur?.status === "running" ? { id: a.current, etaSeconds: cur.progress?.etaSeconds ?? null, fraction: cur.progress?.fraction ?? 0 } : null;
+    const running = a.current && cur?.status === "running"
+      ? { id: a.current, etaSeconds: cur.progress?.etaSeconds ?? null, fraction: cur.progress?.fraction ?? 0 }
+      : null;
     return remainingSeconds(e, this.took, running);
   }
 
@@ -290,7 +343,12 @@ export class RunController extends EventTarget {
   }
 
   /** Starts a run; `resuming` keeps the metrics and samples already shown, so the charts continue. */
-  private async start(mode: RunMode, cellId: string | null, opts: RunRequest["opts"], resuming: boolean): Promise<RunOutcome | null> {
+  private async start(
+    mode: RunMode,
+    cellId: string | null,
+    opts: RunRequest["opts"],
+    resuming: boolean,
+  ): Promise<RunOutcome | null> {
     if (this.active) return null;
     const doc = this.getDoc();
     let plan: Notebook;
@@ -323,7 +381,11 @@ export class RunController extends EventTarget {
     this.before = new Map(asked.map((id) => [id, this.state(id)]));
     for (const id of asked) {
       const old = this.state(id);
-      this.patch(id, { ...empty(), status: "waiting", ...(resuming ? { metrics: old.metrics, samples: old.samples } : {}) });
+      this.patch(id, {
+        ...empty(),
+        status: "waiting",
+        ...(resuming ? { metrics: old.metrics, samples: old.samples } : {}),
+      });
     }
     this.changed();
     const events: RunEvents = {
@@ -335,7 +397,15 @@ export class RunController extends EventTarget {
     };
     let outcome: RunOutcome;
     try {
-      let req: RunRequest = { runId, doc, mode, cellId: cellId ?? undefined, opts, baseUrl: this.baseUrl, uploads: up?.uploads };
+      let req: RunRequest = {
+        runId,
+        doc,
+        mode,
+        cellId: cellId ?? undefined,
+        opts,
+        baseUrl: this.baseUrl,
+        uploads: up?.uploads,
+      };
       if (up && this.o.transfer) req = this.o.transfer(req, up.buffers);
       outcome = await this.api.startRun(req, this.wrap(events));
     } catch (e) {
@@ -353,7 +423,9 @@ export class RunController extends EventTarget {
       const failed = outcome.cellId ?? current ?? cellId ?? plan.cells[0]?.id ?? null;
       if (failed) this.fail(failed, outcome.error, { mode, cellId });
     }
-    for (const [id, s] of this.states) if (s.status === "waiting" || s.status === "running") this.patch(id, { status: "idle", progress: null });
+    for (const [id, s] of this.states) {
+      if (s.status === "waiting" || s.status === "running") this.patch(id, { status: "idle", progress: null });
+    }
     this.changed();
     void this.refreshModelCache();
     return outcome;
@@ -435,18 +507,24 @@ export class RunController extends EventTarget {
     if (info.status !== "running") {
       // A run that was stopped or failed says so in its cell again, with what to do.
       const at = info.error ? /^cell "([^"]+)"/.exec(info.error)?.[1] : undefined;
-      if (at && (info.status === "stopped" || info.status === "failed") && this.state(at).status === "idle") this.fail(at, info.error!, { mode: info.mode, cellId: info.cellId });
+      if (at && (info.status === "stopped" || info.status === "failed") && this.state(at).status === "idle") {
+        this.fail(at, info.error!, { mode: info.mode, cellId: info.cellId });
+      }
       this.changed();
       return null;
     }
     const step = this.resumeStep(info);
     this.pending = { mode: info.mode, cellId: info.cellId, step };
     if (fromLink) {
-      this.banner = `This notebook has an interrupted run${step ? ` (step ${step} checkpointed)` : ""}. It does not resume by itself because the notebook came from a shared link.`;
+      this.banner = `This notebook has an interrupted run${
+        step ? ` (step ${step} checkpointed)` : ""
+      }. It does not resume by itself because the notebook came from a shared link.`;
       this.changed();
       return null;
     }
-    this.banner = `The page was reloaded during a run: resuming it${step ? ` from step ${step}` : ""} (same seed, same next batch).`;
+    this.banner = `The page was reloaded during a run: resuming it${
+      step ? ` from step ${step}` : ""
+    } (same seed, same next batch).`;
     this.changed();
     return { resumed: this.resume() };
   }
@@ -464,7 +542,9 @@ export class RunController extends EventTarget {
       if (this.active) return null;
       const step = this.resumeStep(last);
       this.banner = last.status === "running"
-        ? `This notebook's run on uploaded files was interrupted${step ? ` (step ${step} checkpointed)` : ""}. Upload the same files in the dataset cell and run the cell again to continue it.`
+        ? `This notebook's run on uploaded files was interrupted${
+          step ? ` (step ${step} checkpointed)` : ""
+        }. Upload the same files in the dataset cell and run the cell again to continue it.`
         : "These outputs come from a run on uploaded files; upload the same files in the dataset cell to build on them (other files start a fresh run).";
     }
     this.changed();
@@ -496,7 +576,9 @@ export class RunController extends EventTarget {
   /** Reads a run folder's summary, metrics and samples back into the cells. */
   private async loadFiles(info: RunInfo): Promise<void> {
     const [outputs, metrics, samples] = await Promise.all([
-      this.api.readRunFile(info.runId, "outputs.json"), this.api.readRunFile(info.runId, "metrics.jsonl"), this.api.readRunFile(info.runId, "samples.jsonl"),
+      this.api.readRunFile(info.runId, "outputs.json"),
+      this.api.readRunFile(info.runId, "metrics.jsonl"),
+      this.api.readRunFile(info.runId, "samples.jsonl"),
     ]);
     if (outputs) {
       try {
@@ -518,13 +600,16 @@ export class RunController extends EventTarget {
     // Training records and samples go to the training cell that checkpointed (the one a resume continues): those
     // of its phase that name it, or, in a file written before records named their cell, every one of its phase.
     const trained = Object.keys(info.checkpoints ?? {});
-    const training = this.getDoc().cells.filter((c) => trained.includes(c.id) && (c.type === "grpo" || c.type === "warmup"));
+    const training = this.getDoc().cells.filter((c) =>
+      trained.includes(c.id) && (c.type === "grpo" || c.type === "warmup")
+    );
     if (training.length === 0) return;
     // Decoded once for all of them.
     const allRecs = metrics ? decodeMetrics(metrics).records : [];
     const allSamples = samples ? decodeSamples(samples).records : [];
     for (const cell of training) {
-      const mine = (r: { phase: string; cell?: string }) => r.phase === cell.type && (r.cell === undefined || r.cell === cell.id);
+      const mine = (r: { phase: string; cell?: string }) =>
+        r.phase === cell.type && (r.cell === undefined || r.cell === cell.id);
       const recs = withSteps([], allRecs.filter(mine));
       const smp = allSamples.filter(mine);
       this.patch(cell.id, { metrics: recs, samples: smp });
@@ -537,7 +622,12 @@ export class RunController extends EventTarget {
 
   private applyCell(c: CellSummary): void {
     this.patch(c.id, {
-      status: "done", progress: null, error: null, report: c.report ?? null, accuracy: c.accuracy ?? null, model: c.model ?? this.state(c.id).model,
+      status: "done",
+      progress: null,
+      error: null,
+      report: c.report ?? null,
+      accuracy: c.accuracy ?? null,
+      model: c.model ?? this.state(c.id).model,
       resumedFrom: c.report?.kind === "grpo" ? c.report.resumedFrom : this.state(c.id).resumedFrom,
     });
   }
@@ -561,13 +651,19 @@ export class RunController extends EventTarget {
     const kind = classifyRunError(message);
     const resume = again && (kind === "device-lost" || kind === "cancelled" || kind === "sql-worker") ? again : null;
     if (resume) this.pending = { ...resume, step: null };
-    this.patch(cellId, { status: kind === "cancelled" ? "stopped" : "failed", progress: null, error: { kind, message, remedy: REMEDIES[kind], resume } });
+    this.patch(cellId, {
+      status: kind === "cancelled" ? "stopped" : "failed",
+      progress: null,
+      error: { kind, message, remedy: REMEDIES[kind], resume },
+    });
   }
 
   private setCurrent(cellId: string): void {
     const a = this.active;
     if (!a || a.current === cellId) return;
-    if (a.current && this.state(a.current).status === "running") this.patch(a.current, { status: "done", progress: null });
+    if (a.current && this.state(a.current).status === "running") {
+      this.patch(a.current, { status: "done", progress: null });
+    }
     a.current = cellId;
     this.patch(cellId, { status: "running" });
   }
@@ -625,7 +721,8 @@ export class RunController extends EventTarget {
     if (m) {
       // The steps after the checkpoint run again: their records shown so far go (their new ones follow).
       const from = Number(m[2]), st = this.state(m[1]);
-      const kept = <T extends { phase: string; step: number }>(xs: readonly T[]) => xs.filter((x) => x.phase !== "grpo" || x.step <= from);
+      const kept = <T extends { phase: string; step: number }>(xs: readonly T[]) =>
+        xs.filter((x) => x.phase !== "grpo" || x.step <= from);
       this.patch(m[1], { resumedFrom: from, metrics: kept(st.metrics), samples: kept(st.samples) });
     }
     this.changed();

@@ -4,7 +4,7 @@
 // files; an evaluate cell's samples come back from the lines outputs.json names.
 import { assert, assertEquals } from "../../tests/assert.ts";
 import demo from "../../notebooks/demo.json" with { type: "json" };
-import { parseNotebook, type Notebook } from "../core/notebook.ts";
+import { type Notebook, parseNotebook } from "../core/notebook.ts";
 import type { SampleRecord } from "../runtime/records.ts";
 import { encodeSample } from "../runtime/records.ts";
 import type { RunInfo, RunRequest, UploadedDataset } from "../../workers/gpu.api.ts";
@@ -16,7 +16,9 @@ if (!parsed.ok) throw new Error("demo notebook invalid");
 /** The demo notebook with its dataset cell switched to uploaded files. */
 const doc: Notebook = {
   ...parsed.doc,
-  cells: parsed.doc.cells.map((c) => (c.type === "dataset" ? { ...c, params: { ...c.params, source: "upload" as const, split: "test" } } : c)),
+  cells: parsed.doc.cells.map((
+    c,
+  ) => (c.type === "dataset" ? { ...c, params: { ...c.params, source: "upload" as const, split: "test" } } : c)),
 };
 
 function fakeApi(files: Record<string, string> = {}, runs: RunInfo[] = []) {
@@ -47,7 +49,10 @@ Deno.test("run controller: a dataset cell with source upload and no files fails 
   assertEquals(started.length, 0);
   const s = c.state("data");
   assertEquals([s.status, s.error?.kind], ["failed", "data"]);
-  assert(s.error?.message.includes("upload a questions file and its databases in the dataset cell first"), s.error?.message);
+  assert(
+    s.error?.message.includes("upload a questions file and its databases in the dataset cell first"),
+    s.error?.message,
+  );
 
   // Questions without the database they name: the same cell says which one is missing.
   const partial: UploadedDataset = { questions, databases: new Map() };
@@ -90,18 +95,70 @@ Deno.test("run controller: uploaded files go with the request, copied once and t
 
 Deno.test("run controller: after a reload an evaluate cell's samples come back from samples.jsonl", async () => {
   const sample = (phase: SampleRecord["phase"], step: number, question: string): SampleRecord => ({
-    v: 1, phase, step, taskId: question, dbId: "shop", question, sampleIndex: 0, prompt: "p", completion: "c", reasoning: null,
-    extraction: { sql: null, source: "none", reason: "no SQL" }, predicted: null, gold: null, error: null, correct: false, execMs: 0,
-    reward: { total: 0, components: {}, weighted: {} }, advantage: null, completionTokens: 1, logprob: 0, finishReason: "eos",
+    v: 1,
+    phase,
+    step,
+    taskId: question,
+    dbId: "shop",
+    question,
+    sampleIndex: 0,
+    prompt: "p",
+    completion: "c",
+    reasoning: null,
+    extraction: { sql: null, source: "none", reason: "no SQL" },
+    predicted: null,
+    gold: null,
+    error: null,
+    correct: false,
+    execMs: 0,
+    reward: { total: 0, components: {}, weighted: {} },
+    advantage: null,
+    completionTokens: 1,
+    logprob: 0,
+    finishReason: "eos",
   } as unknown as SampleRecord);
   // An earlier run of "baseline" (lines 0-1), a GRPO step (2-3), then the latest "baseline" run (4-5).
-  const lines = [sample("eval", 0, "old a"), sample("eval", 0, "old b"), sample("grpo", 1, "g1"), sample("grpo", 1, "g2"), sample("eval", 0, "new a"), sample("eval", 0, "new b")];
+  const lines = [
+    sample("eval", 0, "old a"),
+    sample("eval", 0, "old b"),
+    sample("grpo", 1, "g1"),
+    sample("grpo", 1, "g2"),
+    sample("eval", 0, "new a"),
+    sample("eval", 0, "new b"),
+  ];
   const runId = runIdOf(parsed.doc);
   const outputs = {
-    "base-concepts": { id: "base-concepts", type: "evaluate", ms: 5, report: { kind: "evaluate", cellId: "base-concepts", split: "test", label: "baseline", overall: { questions: 2, greedy: 0 }, byDifficulty: {}, samplesPerQuestion: 0, predictionsPath: "p" }, sampleLines: { from: 4, count: 2 } },
+    "base-concepts": {
+      id: "base-concepts",
+      type: "evaluate",
+      ms: 5,
+      report: {
+        kind: "evaluate",
+        cellId: "base-concepts",
+        split: "test",
+        label: "baseline",
+        overall: { questions: 2, greedy: 0 },
+        byDifficulty: {},
+        samplesPerQuestion: 0,
+        predictionsPath: "p",
+      },
+      sampleLines: { from: 4, count: 2 },
+    },
   };
-  const { api } = fakeApi({ "outputs.json": JSON.stringify(outputs), "samples.jsonl": lines.map(encodeSample).join("") }, [
-    { runId, title: "t", status: "done", mode: "cell", cellId: "base-concepts", startedAt: "a", updatedAt: "b", checkpoints: {} },
+  const { api } = fakeApi({
+    "outputs.json": JSON.stringify(outputs),
+    "samples.jsonl": lines.map(encodeSample).join(""),
+  }, [
+    {
+      runId,
+      title: "t",
+      status: "done",
+      mode: "cell",
+      cellId: "base-concepts",
+      startedAt: "a",
+      updatedAt: "b",
+      checkpoints: {},
+    },
   ]);
   const c = new RunController(api, () => parsed.doc, (e) => e, "http://app/");
   await c.restore(false);
@@ -118,11 +175,23 @@ Deno.test("run controller: a run started before the page finished looking for st
   let listed: (() => void) | null = null;
   const listing = new Promise<void>((r) => (listed = r));
   const api: RunApi = {
-    startRun: () => new Promise((resolve) => (finish = () => resolve({ ok: true, summary: { title: "", accuracy: {}, files: [], cells: [] } }))),
+    startRun: () =>
+      new Promise((
+        resolve,
+      ) => (finish = () => resolve({ ok: true, summary: { title: "", accuracy: {}, files: [], cells: [] } }))),
     stopRun: () => Promise.resolve(true),
     listRuns: async () => {
       await listing;
-      return [{ runId, title: "t", status: "running", mode: "cell", cellId: "grpo", startedAt: "a", updatedAt: "b", checkpoints: {} }];
+      return [{
+        runId,
+        title: "t",
+        status: "running",
+        mode: "cell",
+        cellId: "grpo",
+        startedAt: "a",
+        updatedAt: "b",
+        checkpoints: {},
+      }];
     },
     readRunFile: () => Promise.resolve(null),
     removeRun: () => Promise.resolve(),
@@ -144,9 +213,33 @@ Deno.test("run controller: after a reload a notebook on uploaded files shows its
   const u: UploadedDataset = { questions, databases: new Map([["pets", new Uint8Array(200).fill(3)]]) };
   const runId = runIdOf(doc, uploadKey(u));
   const outputs = {
-    "base-concepts": { id: "base-concepts", type: "evaluate", ms: 5, accuracy: 0.5, report: { kind: "evaluate", cellId: "base-concepts", split: "test", label: "baseline", overall: { questions: 2, greedy: 0.5 }, byDifficulty: {}, samplesPerQuestion: 0, predictionsPath: "p" } },
+    "base-concepts": {
+      id: "base-concepts",
+      type: "evaluate",
+      ms: 5,
+      accuracy: 0.5,
+      report: {
+        kind: "evaluate",
+        cellId: "base-concepts",
+        split: "test",
+        label: "baseline",
+        overall: { questions: 2, greedy: 0.5 },
+        byDifficulty: {},
+        samplesPerQuestion: 0,
+        predictionsPath: "p",
+      },
+    },
   };
-  const info: RunInfo = { runId, title: "t", status: "running", mode: "cell", cellId: "grpo", startedAt: "a", updatedAt: "b", checkpoints: { grpo: 2 } };
+  const info: RunInfo = {
+    runId,
+    title: "t",
+    status: "running",
+    mode: "cell",
+    cellId: "grpo",
+    startedAt: "a",
+    updatedAt: "b",
+    checkpoints: { grpo: 2 },
+  };
   const other: RunInfo = { ...info, runId: "nb-12345678" };
   const { api, started } = fakeApi({ "outputs.json": JSON.stringify(outputs) }, [info, other]);
   // The reloaded page: no uploads yet.

@@ -18,10 +18,14 @@ Deno.test({
       const page = await browser.newPage({ viewport: { width: 1280, height: 1200 } });
       const errors = watchErrors(page);
       await page.goto(server.url);
-      const trainLines = (await Deno.readTextFile(new URL("../../public/demo/train.jsonl", import.meta.url))).trim().split("\n").length;
+      const trainLines =
+        (await Deno.readTextFile(new URL("../../public/demo/train.jsonl", import.meta.url))).trim().split("\n").length;
       await page.getByTestId("browse-data").click();
       await page.getByTestId("question-count").waitFor();
-      assertEquals(await page.getByTestId("question-count").textContent(), `${trainLines} of ${trainLines}, first 50 shown`);
+      assertEquals(
+        await page.getByTestId("question-count").textContent(),
+        `${trainLines} of ${trainLines}, first 50 shown`,
+      );
       await page.getByTestId("question-filter").fill("churn");
       const count = (await page.getByTestId("question-count").textContent()) ?? "";
       const n = Number(count.split(" ")[0]);
@@ -30,7 +34,9 @@ Deno.test({
       await page.getByTestId("db-select").selectOption("shop");
       await page.getByTestId("db-tables").waitFor({ timeout: 30_000 });
       const text = (await page.getByTestId("db-tables").textContent()) ?? "";
-      for (const t of ["customers", "orders", "order_items", "products", "returns"]) assert(text.includes(t), `table ${t} shown`);
+      for (const t of ["customers", "orders", "order_items", "products", "returns"]) {
+        assert(text.includes(t), `table ${t} shown`);
+      }
       assert(/1,500 rows/.test(text), `row count of customers shown: ${text.slice(0, 300)}`);
       assert(text.includes("→ customers.customer_id"), "foreign key shown");
       await screenshot(page, "dataset-cell");
@@ -54,20 +60,29 @@ Deno.test({
     const dir = await Deno.makeTempDir({ prefix: "rlvr-upload-" });
     const SQL = await loadSqlJsDeno();
     const db = new SQL.Database();
-    db.run("CREATE TABLE owners (id INTEGER PRIMARY KEY, name TEXT); CREATE TABLE pets (id INTEGER PRIMARY KEY, owner_id INTEGER REFERENCES owners(id), name TEXT, kind TEXT);");
-    db.run("INSERT INTO owners VALUES (1, 'Ada'), (2, 'Bo'); INSERT INTO pets VALUES (1, 1, 'Rex', 'dog'), (2, 1, 'Tom', 'cat'), (3, 2, 'Kit', 'cat');");
+    db.run(
+      "CREATE TABLE owners (id INTEGER PRIMARY KEY, name TEXT); CREATE TABLE pets (id INTEGER PRIMARY KEY, owner_id INTEGER REFERENCES owners(id), name TEXT, kind TEXT);",
+    );
+    db.run(
+      "INSERT INTO owners VALUES (1, 'Ada'), (2, 'Bo'); INSERT INTO pets VALUES (1, 1, 'Rex', 'dog'), (2, 1, 'Tom', 'cat'), (3, 2, 'Kit', 'cat');",
+    );
     await Deno.writeFile(`${dir}/pets.sqlite`, db.export());
     db.close();
     const q = (db_id: string, question: string, query: string) => JSON.stringify({ db_id, question, query });
-    await Deno.writeTextFile(`${dir}/questions.jsonl`, [
-      q("pets", "How many pets are cats?", "SELECT count(*) FROM pets WHERE kind = 'cat'"),
-      q("pets", "Name every owner.", "SELECT name FROM owners"),
-      '{"db_id": "pets", "question": "broken',
-      q("zoo", "How many animals?", "SELECT count(*) FROM animals"),
-    ].join("\n") + "\n");
+    await Deno.writeTextFile(
+      `${dir}/questions.jsonl`,
+      [
+        q("pets", "How many pets are cats?", "SELECT count(*) FROM pets WHERE kind = 'cat'"),
+        q("pets", "Name every owner.", "SELECT name FROM owners"),
+        '{"db_id": "pets", "question": "broken',
+        q("zoo", "How many animals?", "SELECT count(*) FROM animals"),
+      ].join("\n") + "\n",
+    );
     await Deno.writeTextFile(`${dir}/notes.sqlite`, "these are notes, not a database\n".repeat(8));
     await Deno.writeTextFile(`${dir}/broken.json`, '[\n  {"db_id": "pets", "question": }\n]\n');
-    const hub = parseNotebook(JSON.parse(await Deno.readTextFile(new URL("../../notebooks/hub-qwen-coder.json", import.meta.url))));
+    const hub = parseNotebook(
+      JSON.parse(await Deno.readTextFile(new URL("../../notebooks/hub-qwen-coder.json", import.meta.url))),
+    );
     assert(hub.ok);
 
     const server = serveStatic();
@@ -89,7 +104,10 @@ Deno.test({
       await cell.getByTestId("question-count").waitFor();
       assertEquals(await cell.getByTestId("upload-error").count(), 0, "the new batch clears the old error");
       let summary = (await cell.getByTestId("upload-summary").textContent()) ?? "";
-      assert(/questions\.jsonl, 3 questions \(spider\), 1 unreadable record left out/.test(summary.replace(/\s+/g, " ")), summary);
+      assert(
+        /questions\.jsonl, 3 questions \(spider\), 1 unreadable record left out/.test(summary.replace(/\s+/g, " ")),
+        summary,
+      );
       const problems = (await cell.locator("p.error").allTextContents()).join(" ");
       assert(/questions\.jsonl line 3: not valid JSON/.test(problems), `bad line reported by number: ${problems}`);
       assertEquals(await cell.getByTestId("question-count").textContent(), "3 of 3");
@@ -100,15 +118,24 @@ Deno.test({
       assert(/notes\.sqlite is not a SQLite database/.test(dbErr), dbErr);
       summary = (await cell.getByTestId("upload-summary").textContent()) ?? "";
       assert(/Databases: pets \(\d+ KB\)/.test(summary.replace(/\s+/g, " ")), summary);
-      assert(/zoo/.test((await cell.getByTestId("upload-missing").textContent()) ?? ""), "the database the questions name but nobody uploaded is listed");
-      assertEquals(await cell.getByTestId("question-count").textContent(), "3 of 3", "the questions survived the bad database file");
+      assert(
+        /zoo/.test((await cell.getByTestId("upload-missing").textContent()) ?? ""),
+        "the database the questions name but nobody uploaded is listed",
+      );
+      assertEquals(
+        await cell.getByTestId("question-count").textContent(),
+        "3 of 3",
+        "the questions survived the bad database file",
+      );
 
       await cell.getByTestId("question-filter").fill("owner");
       assertEquals(await cell.getByTestId("question-count").textContent(), "1 of 3");
       await cell.getByTestId("db-select").selectOption("pets");
       await cell.getByTestId("db-tables").waitFor({ timeout: 30_000 });
       const tables = (await cell.getByTestId("db-tables").textContent()) ?? "";
-      for (const s of ["owners", "pets", "(3 rows)", "→ owners.id", "Rex", "PK"]) assert(tables.includes(s), `${s} shown: ${tables.slice(0, 300)}`);
+      for (const s of ["owners", "pets", "(3 rows)", "→ owners.id", "Rex", "PK"]) {
+        assert(tables.includes(s), `${s} shown: ${tables.slice(0, 300)}`);
+      }
       await screenshot(page, "dataset-upload");
       await cell.screenshot({ path: `${ARTIFACTS}/dataset-upload-cell.png` });
 
@@ -119,11 +146,14 @@ Deno.test({
       } catch {
         hasSpider = false;
       }
-      if (!hasSpider) console.log("NOTICE: ../shared/datasets/spider-train is absent; the Spider folder upload is skipped");
-      else {
+      if (!hasSpider) {
+        console.log("NOTICE: ../shared/datasets/spider-train is absent; the Spider folder upload is skipped");
+      } else {
         const root = `${dir}/spider`;
         const wanted = ["student_assessment", "student_1"];
-        const lines = (await Deno.readTextFile(new URL("questions.jsonl", spider))).split("\n").filter((l) => wanted.some((w) => l.includes(`"db_id": "${w}"`) || l.includes(`"db_id":"${w}"`)));
+        const lines = (await Deno.readTextFile(new URL("questions.jsonl", spider))).split("\n").filter((l) =>
+          wanted.some((w) => l.includes(`"db_id": "${w}"`) || l.includes(`"db_id":"${w}"`))
+        );
         assert(lines.length > 0, "Spider questions of the picked databases");
         for (const w of wanted) {
           await Deno.mkdir(`${root}/database/${w}`, { recursive: true });
@@ -132,12 +162,32 @@ Deno.test({
         await Deno.writeTextFile(`${root}/questions.jsonl`, lines.join("\n") + "\n");
         await Deno.copyFile(new URL("tables.json", spider), `${root}/tables.json`);
         await cell.getByTestId("upload-folder").setInputFiles(root);
-        await page.waitForFunction((n) => document.querySelector("rl-notebook")?.shadowRoot?.querySelector("rl-cell-dataset")?.shadowRoot?.querySelector("[data-testid=question-count]")?.textContent?.endsWith(` of ${n}`), lines.length, { timeout: 30_000 });
-        assertEquals(await cell.getByTestId("split-select").inputValue(), "spider/questions.jsonl", "the folder's questions file is the one shown and run");
+        await page.waitForFunction(
+          (n) =>
+            document.querySelector("rl-notebook")?.shadowRoot?.querySelector("rl-cell-dataset")?.shadowRoot
+              ?.querySelector("[data-testid=question-count]")?.textContent?.endsWith(` of ${n}`),
+          lines.length,
+          { timeout: 30_000 },
+        );
+        assertEquals(
+          await cell.getByTestId("split-select").inputValue(),
+          "spider/questions.jsonl",
+          "the folder's questions file is the one shown and run",
+        );
         await cell.getByTestId("db-select").selectOption("student_assessment");
-        await page.waitForFunction(() => /Student_Course_Registrations/.test(document.querySelector("rl-notebook")?.shadowRoot?.querySelector("rl-cell-dataset")?.shadowRoot?.querySelector("[data-testid=db-tables]")?.textContent ?? ""), null, { timeout: 30_000 });
+        await page.waitForFunction(
+          () =>
+            /Student_Course_Registrations/.test(
+              document.querySelector("rl-notebook")?.shadowRoot?.querySelector("rl-cell-dataset")?.shadowRoot
+                ?.querySelector("[data-testid=db-tables]")?.textContent ?? "",
+            ),
+          null,
+          { timeout: 30_000 },
+        );
         const t = (await cell.getByTestId("db-tables").textContent()) ?? "";
-        for (const s of ["People_Addresses", "Candidate_Assessments", "→ People.person_id"]) assert(t.includes(s), `${s} shown: ${t.slice(0, 300)}`);
+        for (const s of ["People_Addresses", "Candidate_Assessments", "→ People.person_id"]) {
+          assert(t.includes(s), `${s} shown: ${t.slice(0, 300)}`);
+        }
         await cell.screenshot({ path: `${ARTIFACTS}/dataset-upload-folder-cell.png` });
       }
       assert(errors.length === 0, `no page errors: ${errors.join("; ")}`);

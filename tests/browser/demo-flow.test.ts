@@ -13,7 +13,16 @@ import { displayResult, type SampleRecord } from "../../src/runtime/records.ts";
 import { loadSqlJsDeno } from "../../src/runtime/sql-wasm.ts";
 import { ENTITY_CONCEPTS } from "../../src/runtime/demo/concept-defs.ts";
 import type { SqlValue } from "../../src/core/types.ts";
-import { ARTIFACTS, launchChromium, ROOT, screenshot, serveOverlay, serveStatic, waitForCell, watchErrors } from "./harness.ts";
+import {
+  ARTIFACTS,
+  launchChromium,
+  ROOT,
+  screenshot,
+  serveOverlay,
+  serveStatic,
+  waitForCell,
+  watchErrors,
+} from "./harness.ts";
 import { demoCorpus } from "./fixtures.ts";
 
 /** The default notebook with CPU sizes: 2 questions per split, 4-token answers, 2 GRPO steps. */
@@ -21,11 +30,21 @@ function cpuDemo(): unknown {
   const cells = demo.cells.map((c) => {
     const p: Record<string, unknown> = { ...c.params };
     switch (c.type) {
-      case "dataset": Object.assign(p, { limit: 2 }); break;
-      case "evaluate": Object.assign(p, { n: 2, maxNewTokens: 4 }); break;
-      case "warmup": Object.assign(p, { samplesPerQuestion: 2, maxNewTokens: 4 }); break;
-      case "grpo": Object.assign(p, { G: 2, batchQuestions: 1, steps: 2, maxNewTokens: 4, evalEvery: 1, evalN: 2 }); break;
-      case "selfconsistency": Object.assign(p, { N: 2, n: 2, maxNewTokens: 4 }); break;
+      case "dataset":
+        Object.assign(p, { limit: 2 });
+        break;
+      case "evaluate":
+        Object.assign(p, { n: 2, maxNewTokens: 4 });
+        break;
+      case "warmup":
+        Object.assign(p, { samplesPerQuestion: 2, maxNewTokens: 4 });
+        break;
+      case "grpo":
+        Object.assign(p, { G: 2, batchQuestions: 1, steps: 2, maxNewTokens: 4, evalEvery: 1, evalN: 2 });
+        break;
+      case "selfconsistency":
+        Object.assign(p, { N: 2, n: 2, maxNewTokens: 4 });
+        break;
     }
     return { ...c, params: p };
   });
@@ -42,12 +61,24 @@ interface Seen {
 async function chartBars(el: import("playwright-core").Locator) {
   return await el.evaluate((node) => {
     type Bar = { getProps(p: string[], final: boolean): { y: number; base: number } };
-    const chart = (node as unknown as { chart: { data: { labels: string[]; datasets: { label: string; data: number[] }[] }; getDatasetMeta(i: number): { data: Bar[] } } | null }).chart;
+    const chart = (node as unknown as {
+      chart: {
+        data: { labels: string[]; datasets: { label: string; data: number[] }[] };
+        getDatasetMeta(i: number): { data: Bar[] };
+      } | null;
+    }).chart;
     if (!chart) return null;
-    return chart.data.datasets.flatMap((d, i) => chart.data.labels.map((split, j) => {
-      const { y, base } = chart.getDatasetMeta(i).data[j].getProps(["y", "base"], true);
-      return { split, stage: d.label, value: Number.isFinite(d.data[j]) ? d.data[j] : null, height: Number.isFinite(y - base) ? Math.abs(y - base) : 0 };
-    }));
+    return chart.data.datasets.flatMap((d, i) =>
+      chart.data.labels.map((split, j) => {
+        const { y, base } = chart.getDatasetMeta(i).data[j].getProps(["y", "base"], true);
+        return {
+          split,
+          stage: d.label,
+          value: Number.isFinite(d.data[j]) ? d.data[j] : null,
+          height: Number.isFinite(y - base) ? Math.abs(y - base) : 0,
+        };
+      })
+    );
   });
 }
 
@@ -61,7 +92,8 @@ function assertBarsVisible(bars: Awaited<ReturnType<typeof chartBars>>) {
 }
 
 Deno.test({
-  name: "demo flow: Run all — status bar with the stage and progress, the running cell in view, a progress line per phase, the before/after picture at the end",
+  name:
+    "demo flow: Run all — status bar with the stage and progress, the running cell in view, a progress line per phase, the before/after picture at the end",
   sanitizeResources: false,
   sanitizeOps: false,
   async fn() {
@@ -72,7 +104,10 @@ Deno.test({
     try {
       const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
       const errors = watchErrors(page);
-      await page.addInitScript((text) => localStorage.setItem("rlvr-notebook-autosave", text), JSON.stringify(cpuDemo()));
+      await page.addInitScript(
+        (text) => localStorage.setItem("rlvr-notebook-autosave", text),
+        JSON.stringify(cpuDemo()),
+      );
       await page.goto(server.url);
       await page.getByTestId("run-all").click();
       const bar = page.getByTestId("run-status-bar");
@@ -86,14 +121,18 @@ Deno.test({
       // Poll until the run ends: the status bar's text, and whether the running cell is on screen.
       for (;;) {
         const s = await page.evaluate(() => {
-          const nb = document.querySelector("rl-notebook") as unknown as { runs: { active: { current: string | null } | null }; shadowRoot: ShadowRoot };
+          const nb = document.querySelector("rl-notebook") as unknown as {
+            runs: { active: { current: string | null } | null };
+            shadowRoot: ShadowRoot;
+          };
           const a = nb.runs.active;
           if (!a) return null;
           const li = a.current ? nb.shadowRoot.querySelector(`li[data-cell-id="${a.current}"]`) : null;
           const r = li?.getBoundingClientRect();
           const status = nb.shadowRoot.querySelector("rl-run-status")?.shadowRoot;
           return {
-            current: a.current, running: li?.classList.contains("running") ?? false,
+            current: a.current,
+            running: li?.classList.contains("running") ?? false,
             visible: r ? r.top < innerHeight && r.bottom > 0 : false,
             where: status?.querySelector("[data-testid=run-where]")?.textContent ?? "",
           };
@@ -117,16 +156,29 @@ Deno.test({
       }
       await waitForCell(page, "export", { ms: 10_000 });
       const entries = page.getByTestId("progress-entry");
-      console.log(`run took ${((Date.now() - t0) / 1000).toFixed(0)} s; ${await entries.count()} phases in the cells' progress logs, cells in view: ${JSON.stringify(seen.inView)}`);
+      console.log(
+        `run took ${((Date.now() - t0) / 1000).toFixed(0)} s; ${await entries
+          .count()} phases in the cells' progress logs, cells in view: ${JSON.stringify(seen.inView)}`,
+      );
       // Every runnable cell is counted in the bar ("i of 17"), and the run went through them in order.
-      assert(seen.where.some((w) => / of 17 · Model “model”/.test(w)) && seen.where.some((w) => /of 17 · GRPO/.test(w)), seen.where.join(" | "));
-      const log = await page.evaluate(() => (document.querySelector("rl-notebook") as unknown as { runs: { log: string[] } }).runs.log.join("\n"));
+      assert(
+        seen.where.some((w) => / of 17 · Model “model”/.test(w)) && seen.where.some((w) => /of 17 · GRPO/.test(w)),
+        seen.where.join(" | "),
+      );
+      const log = await page.evaluate(() =>
+        (document.querySelector("rl-notebook") as unknown as { runs: { log: string[] } }).runs.log.join("\n")
+      );
       // The model cell's phases, each announced (the short ones may be missed by a poll; the log has them all).
-      for (const phase of ["download took", "graph took", "session took", "shaders took"]) assert(log.includes(phase), `log names ${phase}:\n${log.slice(0, 3000)}`);
+      for (const phase of ["download took", "graph took", "session took", "shaders took"]) {
+        assert(log.includes(phase), `log names ${phase}:\n${log.slice(0, 3000)}`);
+      }
       // Every long phase had its own progress line: each cell's progress log (kept after the run) has them all.
       const had = async (id: string, re: RegExp) => {
         const lines = await page.locator(`li[data-cell-id="${id}"]`).getByTestId("progress-entry").allTextContents();
-        assert(lines.some((l) => re.test(l)), `cell ${id}'s progress log has a line matching ${re}: ${lines.join(" | ").slice(0, 4000)}`);
+        assert(
+          lines.some((l) => re.test(l)),
+          `cell ${id}'s progress log has a line matching ${re}: ${lines.join(" | ").slice(0, 4000)}`,
+        );
       };
       await had("model", /compiling the GPU programs/);
       await had("base-concepts", /decoding \(greedy\) \d+\/2 questions, \d+ tokens/);
@@ -145,14 +197,28 @@ Deno.test({
       assert(long.length >= 5 && long.every(([, v]) => v), `running cells in view: ${JSON.stringify(seen.inView)}`);
       // The model cell says where its load time went.
       const summary = (await page.locator('li[data-cell-id="model"]').getByTestId("model-summary").textContent()) ?? "";
-      assert(/load time[\d.]+ s \(.*shader compilation [\d.]+ s/.test(summary.replace(/\s+/g, "")) || /shader compilation/.test(summary), `model summary: ${summary}`);
+      assert(
+        /load time[\d.]+ s \(.*shader compilation [\d.]+ s/.test(summary.replace(/\s+/g, "")) ||
+          /shader compilation/.test(summary),
+        `model summary: ${summary}`,
+      );
 
       // The before/after picture: three splits, four stages, the chart drawn.
       const results = page.locator("rl-demo-results [data-testid=demo-results]");
       await results.waitFor({ timeout: 10_000 });
       const table = results.getByTestId("results-table");
       const text = (await table.textContent()) ?? "";
-      for (const w of ["test-concepts", "test-templates", "heldout-db", "baseline", "after warm-up", "after GRPO", "self-consistency"]) assert(text.includes(w), `results table names ${w}: ${text}`);
+      for (
+        const w of [
+          "test-concepts",
+          "test-templates",
+          "heldout-db",
+          "baseline",
+          "after warm-up",
+          "after GRPO",
+          "self-consistency",
+        ]
+      ) assert(text.includes(w), `results table names ${w}: ${text}`);
       assertEquals(await results.locator("td[data-split=test-concepts][data-stage='self-consistency']").count(), 1);
       const box = await results.getByTestId("results-chart").boundingBox();
       assert(box && box.width > 300 && box.height > 150, `chart drawn: ${JSON.stringify(box)}`);
@@ -161,8 +227,14 @@ Deno.test({
       const bars = await chartBars(page.locator("rl-demo-results"));
       console.log(`chart bars: ${JSON.stringify(bars)}`);
       assertBarsVisible(bars);
-      assert(bars!.some((b) => b.value === null) && bars!.some((b) => b.value === 0), "the chart has a 0% bar and a missing one");
-      assert((await results.getByTestId("learned").count()) + (await results.getByTestId("no-learned").count()) === 1, "learned questions, or a line saying there are none");
+      assert(
+        bars!.some((b) => b.value === null) && bars!.some((b) => b.value === 0),
+        "the chart has a 0% bar and a missing one",
+      );
+      assert(
+        (await results.getByTestId("learned").count()) + (await results.getByTestId("no-learned").count()) === 1,
+        "learned questions, or a line saying there are none",
+      );
       await results.scrollIntoViewIfNeeded();
       await results.screenshot({ path: `${ARTIFACTS}/demo-flow-results.png` });
       await screenshot(page, "demo-flow-done");
@@ -177,27 +249,67 @@ Deno.test({
 /** Rows of a query on a demo database, as the page's records hold them. */
 function resultOf(db: { exec(sql: string): { columns: string[]; values: unknown[][] }[] }, sql: string) {
   const r = db.exec(sql)[0] ?? { columns: [], values: [] };
-  return displayResult({ columns: r.columns, rows: r.values.map((row) => row.map((v) => (typeof v === "number" && Number.isInteger(v) ? BigInt(v) : v) as SqlValue)), capped: false });
+  return displayResult({
+    columns: r.columns,
+    rows: r.values.map((row) =>
+      row.map((v) => (typeof v === "number" && Number.isInteger(v) ? BigInt(v) : v) as SqlValue)
+    ),
+    capped: false,
+  });
 }
 
 Deno.test({
-  name: "demo results: the before/after picture with learned questions — baseline answer (the concept left out) next to the answer after GRPO, with their rows",
+  name:
+    "demo results: the before/after picture with learned questions — baseline answer (the concept left out) next to the answer after GRPO, with their rows",
   sanitizeResources: false,
   sanitizeOps: false,
   async fn() {
     const SQL = await loadSqlJsDeno();
-    const tasks = (await Deno.readTextFile(`${ROOT}/public/demo/test-concepts.jsonl`)).trim().split("\n").map((l) => JSON.parse(l) as { id: string; db_id: string; question: string; evidence: string; gold_sql: string; concepts: string[] });
+    const tasks = (await Deno.readTextFile(`${ROOT}/public/demo/test-concepts.jsonl`)).trim().split("\n").map((l) =>
+      JSON.parse(l) as {
+        id: string;
+        db_id: string;
+        question: string;
+        evidence: string;
+        gold_sql: string;
+        concepts: string[];
+      }
+    );
     const pred = new Map(ENTITY_CONCEPTS.map((c) => [c.id, c.predicate]));
     // Questions whose answers are small, on one concept with a condition: what a model that ignores the word writes is the query without it.
-    const picks = tasks.filter((t) => t.concepts.length === 1 && pred.has(t.concepts[0]) && t.gold_sql.startsWith("SELECT COUNT(*)")).slice(0, 3);
+    const picks = tasks.filter((t) =>
+      t.concepts.length === 1 && pred.has(t.concepts[0]) && t.gold_sql.startsWith("SELECT COUNT(*)")
+    ).slice(0, 3);
     const records: { before: SampleRecord[]; after: SampleRecord[] } = { before: [], after: [] };
     for (const [i, t] of picks.entries()) {
       const db = new SQL.Database(await Deno.readFile(`${ROOT}/public/demo/${t.db_id}/${t.db_id}.sqlite`));
-      const naive = t.gold_sql.replace(pred.get(t.concepts[0])!, "1").replace("WHERE 1 AND ", "WHERE ").replace(" WHERE 1", "");
+      const naive = t.gold_sql.replace(pred.get(t.concepts[0])!, "1").replace("WHERE 1 AND ", "WHERE ").replace(
+        " WHERE 1",
+        "",
+      );
       const rec = (sql: string, correct: boolean): SampleRecord => ({
-        v: 1, phase: "eval", step: 0, taskId: t.id, dbId: t.db_id, question: t.question, evidence: t.evidence, sampleIndex: 0, prompt: "", completion: "```sql\n" + sql + "\n```", reasoning: null,
-        extraction: { sql, source: "sql-block" }, predicted: resultOf(db, sql), gold: resultOf(db, t.gold_sql), error: null, correct, execMs: 1,
-        reward: { total: correct ? 1 : 0, components: {}, weighted: {} }, advantage: null, completionTokens: 20, logprob: -3, finishReason: "eos",
+        v: 1,
+        phase: "eval",
+        step: 0,
+        taskId: t.id,
+        dbId: t.db_id,
+        question: t.question,
+        evidence: t.evidence,
+        sampleIndex: 0,
+        prompt: "",
+        completion: "```sql\n" + sql + "\n```",
+        reasoning: null,
+        extraction: { sql, source: "sql-block" },
+        predicted: resultOf(db, sql),
+        gold: resultOf(db, t.gold_sql),
+        error: null,
+        correct,
+        execMs: 1,
+        reward: { total: correct ? 1 : 0, components: {}, weighted: {} },
+        advantage: null,
+        completionTokens: 20,
+        logprob: -3,
+        finishReason: "eos",
       });
       records.before.push(rec(naive, false));
       // The third question is not learned: still the concept-free query after training.
@@ -212,7 +324,16 @@ Deno.test({
       await page.goto(server.url);
       await page.locator("rl-notebook").waitFor();
       await page.evaluate((recs) => {
-        const report = (id: string, split: string, label: string, greedy: number, questions: number) => ({ kind: "evaluate", cellId: id, split, label, overall: { questions, greedy }, byDifficulty: {}, samplesPerQuestion: 0, predictionsPath: "" });
+        const report = (id: string, split: string, label: string, greedy: number, questions: number) => ({
+          kind: "evaluate",
+          cellId: id,
+          split,
+          label,
+          overall: { questions, greedy },
+          byDifficulty: {},
+          samplesPerQuestion: 0,
+          predictionsPath: "",
+        });
         const states: Record<string, { report: unknown; samples: unknown[] }> = {
           b1: { report: report("b1", "test-concepts", "baseline", 0.031, 96), samples: recs.before },
           b2: { report: report("b2", "test-templates", "baseline", 0, 64), samples: [] },
@@ -223,11 +344,42 @@ Deno.test({
           a1: { report: report("a1", "test-concepts", "after grpo", 0.292, 96), samples: recs.after },
           a2: { report: report("a2", "test-templates", "after grpo", 0.094, 64), samples: [] },
           a3: { report: report("a3", "heldout-db", "after grpo", 0.063, 48), samples: [] },
-          sc: { report: { kind: "selfconsistency", cellId: "sc", split: "test-concepts", samples: 8, weighting: "count", questions: 96, voteAccuracy: 0.333, bestOfNAccuracy: 0.3, oracleAccuracy: 0.5, firstSampleAccuracy: 0.27, predictionsPath: "" }, samples: [] },
+          sc: {
+            report: {
+              kind: "selfconsistency",
+              cellId: "sc",
+              split: "test-concepts",
+              samples: 8,
+              weighting: "count",
+              questions: 96,
+              voteAccuracy: 0.333,
+              bestOfNAccuracy: 0.3,
+              oracleAccuracy: 0.5,
+              firstSampleAccuracy: 0.27,
+              predictionsPath: "",
+            },
+            samples: [],
+          },
         };
         const types: Record<string, string> = { warm: "warmup", grpo: "grpo", sc: "selfconsistency" };
-        const cells = ["b1", "b2", "b3", "warm", "w1", "w2", "w3", "grpo", "a1", "a2", "a3", "sc"].map((id) => ({ id, type: types[id] ?? "evaluate", params: {} }));
-        const controller = Object.assign(new EventTarget(), { active: null, state: (id: string) => ({ status: "done", progress: null, error: null, accuracy: null, metrics: [], resumedFrom: null, model: null, ...(states[id] ?? { report: null, samples: [] }) }) });
+        const cells = ["b1", "b2", "b3", "warm", "w1", "w2", "w3", "grpo", "a1", "a2", "a3", "sc"].map((id) => ({
+          id,
+          type: types[id] ?? "evaluate",
+          params: {},
+        }));
+        const controller = Object.assign(new EventTarget(), {
+          active: null,
+          state: (id: string) => ({
+            status: "done",
+            progress: null,
+            error: null,
+            accuracy: null,
+            metrics: [],
+            resumedFrom: null,
+            model: null,
+            ...(states[id] ?? { report: null, samples: [] }),
+          }),
+        });
         const el = document.createElement("rl-demo-results") as HTMLElement & { cells: unknown; controller: unknown };
         el.cells = cells;
         el.controller = controller;
@@ -241,16 +393,38 @@ Deno.test({
       // test-templates' baseline is 0%: a thin bar, where self-consistency off test-concepts has none.
       const bars = await chartBars(page.locator("#picture"));
       assertBarsVisible(bars);
-      assert(bars!.some((b) => b.split === "test-templates" && b.stage === "baseline" && b.value === 0), JSON.stringify(bars));
-      assertEquals(bars!.filter((b) => b.value === null).map((b) => `${b.split} ${b.stage}`), ["test-templates self-consistency", "heldout-db self-consistency"]);
+      assert(
+        bars!.some((b) => b.split === "test-templates" && b.stage === "baseline" && b.value === 0),
+        JSON.stringify(bars),
+      );
+      assertEquals(bars!.filter((b) => b.value === null).map((b) => `${b.split} ${b.stage}`), [
+        "test-templates self-consistency",
+        "heldout-db self-consistency",
+      ]);
       const before = results.getByTestId("answer-before"), after = results.getByTestId("answer-after");
-      assert(((await before.textContent()) ?? "").includes("✗ wrong") && ((await after.textContent()) ?? "").includes("✓ right"), "baseline wrong, after GRPO right");
-      assert(((await after.textContent()) ?? "").includes(picks[0].gold_sql.slice(0, 40)), "the answer after GRPO is the gold query");
-      assert(((await results.getByTestId("learned-definition").textContent()) ?? "").includes("not in its prompt"), "knowledge mode: the definition it learned is named");
-      assert((await before.getByTestId("rows").count()) === 1 && (await after.getByTestId("rows").count()) === 1, "each answer shows its rows");
+      assert(
+        ((await before.textContent()) ?? "").includes("✗ wrong") &&
+          ((await after.textContent()) ?? "").includes("✓ right"),
+        "baseline wrong, after GRPO right",
+      );
+      assert(
+        ((await after.textContent()) ?? "").includes(picks[0].gold_sql.slice(0, 40)),
+        "the answer after GRPO is the gold query",
+      );
+      assert(
+        ((await results.getByTestId("learned-definition").textContent()) ?? "").includes("not in its prompt"),
+        "knowledge mode: the definition it learned is named",
+      );
+      assert(
+        (await before.getByTestId("rows").count()) === 1 && (await after.getByTestId("rows").count()) === 1,
+        "each answer shows its rows",
+      );
       const first = (await results.getByTestId("learned-question").textContent()) ?? "";
       await results.getByRole("button", { name: "Next learned question" }).click();
-      assert(((await results.getByTestId("learned-question").textContent()) ?? "") !== first, "the next learned question");
+      assert(
+        ((await results.getByTestId("learned-question").textContent()) ?? "") !== first,
+        "the next learned question",
+      );
       await results.getByRole("button", { name: "Previous learned question" }).click();
       await results.screenshot({ path: `${ARTIFACTS}/demo-results-learned.png` });
       assertEquals(errors.filter((e) => !/VerifyEachNodeIsAssignedToAnEp/.test(e)), []);

@@ -10,7 +10,9 @@ Deno.test({
   sanitizeResources: false,
   sanitizeOps: false,
   async fn() {
-    const cells = demo.cells.filter((c) => !["evaluate", "warmup", "grpo", "selfconsistency", "export"].includes(c.type) || c.id === "base-concepts").map((c) => {
+    const cells = demo.cells.filter((c) =>
+      !["evaluate", "warmup", "grpo", "selfconsistency", "export"].includes(c.type) || c.id === "base-concepts"
+    ).map((c) => {
       if (c.id === "data") return { ...c, params: { ...c.params, limit: 1 } };
       if (c.id === "base-concepts") return { ...c, params: { ...c.params, k: 1, n: 1, maxNewTokens: 12 } };
       // A shorter prompt (fewer example values and tables) keeps SwiftShader's prefill short.
@@ -47,7 +49,11 @@ Deno.test({
       // 12 tokens of the pretrained model: the answer format's opening fence and the start of a query.
       assert(/```sql|SELECT/i.test(text), `the sample shows the model's completion: ${text.slice(0, 400)}`);
       console.log(`first sample: ${text.replace(/\s+/g, " ").slice(0, 300)}`);
-      console.log(`demo model baseline decoded in ${((Date.now() - t0) / 1000).toFixed(1)} s; model cell: ${modelLog.replace(/\s+/g, " ").slice(0, 200)}`);
+      console.log(
+        `demo model baseline decoded in ${((Date.now() - t0) / 1000).toFixed(1)} s; model cell: ${
+          modelLog.replace(/\s+/g, " ").slice(0, 200)
+        }`,
+      );
       const real = errors.filter((e) => !/VerifyEachNodeIsAssignedToAnEp/.test(e));
       assert(real.length === 0, `page errors: ${real.join("\n")}`);
     } finally {

@@ -24,8 +24,13 @@ Deno.test("page: GPU cell fills in on SwiftShader and the matmul benchmark runs"
     await page.getByTestId("bench-gflops").waitFor({ timeout: 120_000 });
     const gflops = parseFloat((await page.getByTestId("bench-gflops").textContent()) ?? "");
     assert(gflops > 0, `benchmark figure ${gflops}`);
-    assert((await page.getByTestId("bench-check").textContent()) === "passed", "self-check against the float64 reference passed");
-    console.log(`SwiftShader (${arch}): matmul 512^3 ${gflops} GFLOP/s; screenshot ${await screenshot(page, "gpu-cell")}`);
+    assert(
+      (await page.getByTestId("bench-check").textContent()) === "passed",
+      "self-check against the float64 reference passed",
+    );
+    console.log(
+      `SwiftShader (${arch}): matmul 512^3 ${gflops} GFLOP/s; screenshot ${await screenshot(page, "gpu-cell")}`,
+    );
     assert(errors.length === 0, `no page errors: ${errors.join("; ")}`);
   } finally {
     await browser.close();

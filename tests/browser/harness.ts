@@ -1,6 +1,6 @@
 // Shared set-up of browser tests: a static server over the built app (dist/) on 127.0.0.1 and
 // the system Chromium driven by playwright-core, with WebGPU on (SwiftShader on a CPU machine).
-import { chromium, type Browser, type Page } from "playwright-core";
+import { type Browser, chromium, type Page } from "playwright-core";
 import { existsSync, mkdirSync } from "node:fs";
 import { extname, join, normalize } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -23,7 +23,9 @@ const TYPES: Record<string, string> = {
 
 /** Serves `dir` on a free loopback port; returns its base URL and a shutdown function. */
 export function serveStatic(dir = DIST): { url: string; close: () => Promise<void> } {
-  if (!existsSync(join(dir, "index.html"))) throw new Error(`${dir}/index.html is missing: run vite build first (npm test does)`);
+  if (!existsSync(join(dir, "index.html"))) {
+    throw new Error(`${dir}/index.html is missing: run vite build first (npm test does)`);
+  }
   const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, async (req) => {
     const path = normalize(decodeURIComponent(new URL(req.url).pathname)).replace(/^(\.\.[/\\])+/, "");
     let file = join(dir, path === "/" ? "index.html" : path);
@@ -82,7 +84,9 @@ export function launchChromium(opts: { webgpu?: boolean } = {}): Promise<Browser
       "--disable-component-update",
       "--disable-sync",
       "--no-first-run",
-      ...(webgpu ? ["--enable-unsafe-webgpu", `--disable-dawn-features=${CHROMIUM_TEST_DAWN_TOGGLES.join(",")}`] : ["--disable-features=WebGPU", "--disable-gpu"]),
+      ...(webgpu
+        ? ["--enable-unsafe-webgpu", `--disable-dawn-features=${CHROMIUM_TEST_DAWN_TOGGLES.join(",")}`]
+        : ["--disable-features=WebGPU", "--disable-gpu"]),
     ],
   });
 }
@@ -124,7 +128,8 @@ export async function screenshot(page: Page, name: string): Promise<string> {
  */
 export async function clickRun(page: Page, id: string, ms = 30_000): Promise<void> {
   if (await page.locator("li[data-cell-type=gpu]").count()) {
-    await page.locator("li[data-cell-type=gpu]").locator("[data-testid=gpu-info], [data-testid=no-webgpu]").first().waitFor({ timeout: ms });
+    await page.locator("li[data-cell-type=gpu]").locator("[data-testid=gpu-info], [data-testid=no-webgpu]").first()
+      .waitFor({ timeout: ms });
   }
   const cell = page.locator(`li[data-cell-id="${id}"]`);
   await cell.getByTestId("run-cell").click();
@@ -143,28 +148,37 @@ export async function clickRun(page: Page, id: string, ms = 30_000): Promise<voi
  * (else every cell error on the page); so does the deadline, after `onTimeout` (a screenshot, say),
  * whose text is added to the message.
  */
-export async function waitForCell(page: Page, id: string, opts: { want?: string; ms: number; every?: number; onTimeout?: () => Promise<string | void> }): Promise<void> {
+export async function waitForCell(
+  page: Page,
+  id: string,
+  opts: { want?: string; ms: number; every?: number; onTimeout?: () => Promise<string | void> },
+): Promise<void> {
   const want = opts.want ?? "done";
   const cell = page.locator(`li[data-cell-id="${id}"]`);
   const why = async () => {
     const own = cell.getByTestId("cell-error");
-    return (await own.count()) ? ((await own.first().textContent()) ?? "") : (await page.locator("[data-testid=cell-error]").allTextContents()).join(" | ");
+    return (await own.count())
+      ? ((await own.first().textContent()) ?? "")
+      : (await page.locator("[data-testid=cell-error]").allTextContents()).join(" | ");
   };
   // A run that fails in a cell before this one (the model cell, say) leaves this one idle: the cells
   // that were not failed when the wait began and are now say so at once, with their errors.
-  const statuses = () => page.locator("li[data-cell-id]").evaluateAll((els) => {
-    // The run bar sits in the cell's rl-cell-run, behind its shadow root.
-    const find = (root: Element | ShadowRoot): Element | null => {
-      const hit = root.querySelector("[data-testid=run-status]");
-      if (hit) return hit;
-      for (const el of root.querySelectorAll("*")) {
-        const inner = el.shadowRoot ? find(el.shadowRoot) : null;
-        if (inner) return inner;
-      }
-      return null;
-    };
-    return els.map((e) => [e.getAttribute("data-cell-id") ?? "", find(e)?.getAttribute("data-status") ?? ""] as const);
-  });
+  const statuses = () =>
+    page.locator("li[data-cell-id]").evaluateAll((els) => {
+      // The run bar sits in the cell's rl-cell-run, behind its shadow root.
+      const find = (root: Element | ShadowRoot): Element | null => {
+        const hit = root.querySelector("[data-testid=run-status]");
+        if (hit) return hit;
+        for (const el of root.querySelectorAll("*")) {
+          const inner = el.shadowRoot ? find(el.shadowRoot) : null;
+          if (inner) return inner;
+        }
+        return null;
+      };
+      return els.map((e) =>
+        [e.getAttribute("data-cell-id") ?? "", find(e)?.getAttribute("data-status") ?? ""] as const
+      );
+    });
   const failedBefore = new Set((await statuses()).filter(([, s]) => s === "failed").map(([c]) => c));
   const t0 = Date.now();
   for (;;) {
@@ -173,8 +187,18 @@ export async function waitForCell(page: Page, id: string, opts: { want?: string;
     if (s === "failed" || (s === "stopped" && want !== "stopped")) throw new Error(`cell ${id} ${s}: ${await why()}`);
     const others = (await statuses()).filter(([c, st]) => c !== id && st === "failed" && !failedBefore.has(c));
     if (others.length && want !== "failed") {
-      const errs = await Promise.all(others.map(async ([c]) => `${c}: ${(await page.locator(`li[data-cell-id="${c}"] [data-testid=cell-error]`).allTextContents()).join(" | ")}`));
-      throw new Error(`cell ${id} ${s}: the run failed in ${others.map(([c]) => c).join(", ")} — ${errs.join("; ").replace(/\s+/g, " ")}`);
+      const errs = await Promise.all(
+        others.map(async ([c]) =>
+          `${c}: ${
+            (await page.locator(`li[data-cell-id="${c}"] [data-testid=cell-error]`).allTextContents()).join(" | ")
+          }`
+        ),
+      );
+      throw new Error(
+        `cell ${id} ${s}: the run failed in ${others.map(([c]) => c).join(", ")} — ${
+          errs.join("; ").replace(/\s+/g, " ")
+        }`,
+      );
     }
     if (Date.now() - t0 > opts.ms) {
       const extra = opts.onTimeout ? await opts.onTimeout() : undefined;

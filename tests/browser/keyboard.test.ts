@@ -13,7 +13,9 @@ async function cellIds(page: Page): Promise<string[]> {
 
 /** The selected cell's id (the outlined one). */
 async function selected(page: Page): Promise<string | null> {
-  const ids = await page.locator("li.cell.kbd-selected").evaluateAll((els) => els.map((e) => e.getAttribute("data-cell-id")));
+  const ids = await page.locator("li.cell.kbd-selected").evaluateAll((els) =>
+    els.map((e) => e.getAttribute("data-cell-id"))
+  );
   assert(ids.length <= 1, `one selection at most: ${ids}`);
   return ids[0] ?? null;
 }
@@ -29,7 +31,9 @@ async function focused(page: Page): Promise<string> {
   });
 }
 
-async function autosaved(page: Page): Promise<{ cells: { id: string; type: string; params: Record<string, unknown> }[] }> {
+async function autosaved(
+  page: Page,
+): Promise<{ cells: { id: string; type: string; params: Record<string, unknown> }[] }> {
   return JSON.parse(await page.evaluate(() => localStorage.getItem("rlvr-notebook-autosave") ?? "null"));
 }
 
@@ -107,7 +111,11 @@ Deno.test({
       let ids = await cellIds(page);
       assertEquals(ids.length, start.length + 1);
       const added = ids[1];
-      assertEquals(await page.locator(`li[data-cell-id="${added}"]`).getAttribute("data-cell-type"), "dataset", "third entry of the menu");
+      assertEquals(
+        await page.locator(`li[data-cell-id="${added}"]`).getAttribute("data-cell-type"),
+        "dataset",
+        "third entry of the menu",
+      );
       assertEquals(await selected(page), added);
       // a, then Esc: the menu closes and nothing is added.
       await page.keyboard.press("a");
@@ -168,10 +176,16 @@ Deno.test({
       await page.keyboard.press("Shift+Enter");
       assertEquals(await selected(page), "model");
       const status = page.locator('li[data-cell-id="data"] [data-testid=run-status]');
-      await page.waitForFunction(() => {
-        const s = document.querySelector("rl-notebook")?.shadowRoot?.querySelector('li[data-cell-id="data"] rl-cell-run')?.shadowRoot?.querySelector("[data-testid=run-status]")?.getAttribute("data-status");
-        return s === "done" || s === "failed";
-      }, null, { timeout: 60_000 });
+      await page.waitForFunction(
+        () => {
+          const s = document.querySelector("rl-notebook")?.shadowRoot?.querySelector(
+            'li[data-cell-id="data"] rl-cell-run',
+          )?.shadowRoot?.querySelector("[data-testid=run-status]")?.getAttribute("data-status");
+          return s === "done" || s === "failed";
+        },
+        null,
+        { timeout: 60_000 },
+      );
       assertEquals(await status.getAttribute("data-status"), "done");
       assert(errors.length === 0, `no page errors: ${errors.join("; ")}`);
       await ctx.close();

@@ -9,7 +9,14 @@ import demo from "../../notebooks/demo.json" with { type: "json" };
 import { writeVaryingLengthModel } from "../../src/runtime/recipe/fixtures.deno.ts";
 import { DIST, launchChromium, screenshot, waitForCell, watchErrors } from "./harness.ts";
 
-const TYPES: Record<string, string> = { ".html": "text/html; charset=utf-8", ".js": "text/javascript", ".mjs": "text/javascript", ".css": "text/css", ".json": "application/json", ".wasm": "application/wasm" };
+const TYPES: Record<string, string> = {
+  ".html": "text/html; charset=utf-8",
+  ".js": "text/javascript",
+  ".mjs": "text/javascript",
+  ".css": "text/css",
+  ".json": "application/json",
+  ".wasm": "application/wasm",
+};
 
 /** Serves dist/ with the tiny model at model/; the first request for the weights waits until `release()`. */
 function serveHeld(overlay: string) {
@@ -25,9 +32,15 @@ function serveHeld(overlay: string) {
       if (path.startsWith("/model/")) return new Response("not found", { status: 404 });
       file = join(DIST, "index.html");
     }
-    return new Response(await Deno.readFile(file), { headers: { "content-type": TYPES[extname(file)] ?? "application/octet-stream" } });
+    return new Response(await Deno.readFile(file), {
+      headers: { "content-type": TYPES[extname(file)] ?? "application/octet-stream" },
+    });
   });
-  return { url: `http://127.0.0.1:${(server.addr as Deno.NetAddr).port}/`, release, close: () => (release(), server.shutdown()) };
+  return {
+    url: `http://127.0.0.1:${(server.addr as Deno.NetAddr).port}/`,
+    release,
+    close: () => (release(), server.shutdown()),
+  };
 }
 
 Deno.test({
@@ -42,7 +55,10 @@ Deno.test({
     try {
       const page = await browser.newPage({ viewport: { width: 1100, height: 1100 } });
       const errors = watchErrors(page);
-      const nb = JSON.stringify({ ...demo, cells: demo.cells.filter((c) => ["intro", "data", "model"].includes(c.id)) });
+      const nb = JSON.stringify({
+        ...demo,
+        cells: demo.cells.filter((c) => ["intro", "data", "model"].includes(c.id)),
+      });
       await page.addInitScript((text) => localStorage.setItem("rlvr-notebook-autosave", text), nb);
       await page.goto(server.url);
       const cell = page.locator(`li[data-cell-id="model"]`);
@@ -69,7 +85,11 @@ Deno.test({
       await until("done", 240_000);
       const table = cell.getByTestId("model-summary");
       await table.waitFor();
-      const rows = Object.fromEntries(await table.locator("tr").evaluateAll((trs) => trs.map((tr) => [tr.querySelector("th")?.textContent ?? "", tr.querySelector("td")?.textContent ?? ""])));
+      const rows = Object.fromEntries(
+        await table.locator("tr").evaluateAll((trs) =>
+          trs.map((tr) => [tr.querySelector("th")?.textContent ?? "", tr.querySelector("td")?.textContent ?? ""])
+        ),
+      );
       console.log(JSON.stringify(rows, null, 1));
       assert(rows["model"]?.startsWith("demo ("), rows["model"]);
       assert(/^qwen2, 2 layers, hidden 48$/.test(rows["architecture"] ?? ""), rows["architecture"]);

@@ -67,7 +67,10 @@ Deno.test({
     // Remove a cell.
     await page.locator(`li[data-cell-id="${added}"]`).getByTestId("remove").click();
     assertEquals((await cellIds(page)).includes(added), false);
-    assert(errors.length === 0 && other.errors.length === 0, `no page errors: ${[...errors, ...other.errors].join("; ")}`);
+    assert(
+      errors.length === 0 && other.errors.length === 0,
+      `no page errors: ${[...errors, ...other.errors].join("; ")}`,
+    );
     await other.ctx.close();
     await ctx.close();
   },
@@ -86,7 +89,7 @@ Deno.test({
       '<a href="javascript:window.__pwned=\'a\'" id="evil">a</a>',
       '<iframe srcdoc="<script>parent.__pwned=1</script>"></iframe>',
       '<svg><script>window.__pwned="svg"</script></svg>',
-      '<details open ontoggle="window.__pwned=\'toggle\'">x</details>',
+      "<details open ontoggle=\"window.__pwned='toggle'\">x</details>",
     ].join("\n\n");
     const doc = { version: 1, title: "Innocent", cells: [{ id: "m", type: "markdown", params: { source: attack } }] };
     const hash = "#nb=" + LZString.compressToEncodedURIComponent(JSON.stringify(doc));
@@ -100,7 +103,9 @@ Deno.test({
     await page.getByTestId("from-link").waitFor();
     await page.locator("rl-cell-markdown h1").waitFor();
     // Click every link the markdown produced; none may execute script.
-    for (const a of await page.locator("rl-cell-markdown a").all()) await a.click({ timeout: 2000 }).catch(() => undefined);
+    for (const a of await page.locator("rl-cell-markdown a").all()) {
+      await a.click({ timeout: 2000 }).catch(() => undefined);
+    }
     await page.waitForTimeout(500);
     const pwned = await page.evaluate(() => (window as unknown as { __pwned?: unknown }).__pwned ?? null);
     assertEquals(pwned, null, "no injected script ran");
@@ -122,15 +127,27 @@ Deno.test({
     await page.getByTestId("nb-title").fill("Autosaved");
     await page.getByTestId("nb-title").dispatchEvent("change");
     const ids = await cellIds(page);
-    await page.getByTestId("import-file").setInputFiles({ name: "bad.json", mimeType: "application/json", buffer: Buffer.from('{"version": 1, "cells": [{"type": "shell", "params": {}}]}') });
+    await page.getByTestId("import-file").setInputFiles({
+      name: "bad.json",
+      mimeType: "application/json",
+      buffer: Buffer.from('{"version": 1, "cells": [{"type": "shell", "params": {}}]}'),
+    });
     const msg = await page.getByTestId("message").textContent();
     assert(/not a notebook.*unknown cell type.*Nothing was changed/s.test(msg ?? ""), `import error: ${msg}`);
     assertEquals(await cellIds(page), ids);
     await page.reload();
     await page.getByTestId("nb-title").waitFor();
     assertEquals(await page.getByTestId("nb-title").inputValue(), "Autosaved");
-    await page.getByTestId("import-file").setInputFiles({ name: "good.json", mimeType: "application/json", buffer: Buffer.from('{"version": 1, "title": "Imported", "cells": [{"type": "markdown", "params": {"source": "imported"}}]}') });
-    await page.waitForFunction(() => document.querySelector("rl-notebook")?.shadowRoot?.querySelectorAll("li.cell").length === 1);
+    await page.getByTestId("import-file").setInputFiles({
+      name: "good.json",
+      mimeType: "application/json",
+      buffer: Buffer.from(
+        '{"version": 1, "title": "Imported", "cells": [{"type": "markdown", "params": {"source": "imported"}}]}',
+      ),
+    });
+    await page.waitForFunction(() =>
+      document.querySelector("rl-notebook")?.shadowRoot?.querySelectorAll("li.cell").length === 1
+    );
     assertEquals(await page.getByTestId("nb-title").inputValue(), "Imported");
     await ctx.close();
   },

@@ -19,19 +19,44 @@ const NOTEBOOK = {
     { id: "model", type: "model", params: { source: "demo", dtype: "f32", loraRank: 2, loraAlpha: 4 } },
     { id: "prompt", type: "prompt", params: { template: TEMPLATE, maxPromptTokens: 800 } },
     { id: "reward", type: "reward", params: { comparison: "set" } },
-    { id: "labels", type: "prmdata", params: { chains: 2, rollouts: 2, budget: 4, maxNewTokens: 4, questionsPerBatch: 2, dropUnparsed: false, balance: 0 } },
-    { id: "prm", type: "prmtrain", params: { loraRank: 2, loraAlpha: 4, lr: 0.01, epochs: 1, batchChains: 4, devFraction: 0.34 } },
-    { id: "sc", type: "selfconsistency", params: { N: 2, split: "test-concepts", n: 2, maxNewTokens: 4, prm: ["prm"] } },
+    {
+      id: "labels",
+      type: "prmdata",
+      params: {
+        chains: 2,
+        rollouts: 2,
+        budget: 4,
+        maxNewTokens: 4,
+        questionsPerBatch: 2,
+        dropUnparsed: false,
+        balance: 0,
+      },
+    },
+    {
+      id: "prm",
+      type: "prmtrain",
+      params: { loraRank: 2, loraAlpha: 4, lr: 0.01, epochs: 1, batchChains: 4, devFraction: 0.34 },
+    },
+    {
+      id: "sc",
+      type: "selfconsistency",
+      params: { N: 2, split: "test-concepts", n: 2, maxNewTokens: 4, prm: ["prm"] },
+    },
   ],
 };
 
 Deno.test({
-  name: "PRM cells in the page: forms refuse bad values; PRM data, PRM train and PRM best-of-N run in the GPU worker and show their reports",
+  name:
+    "PRM cells in the page: forms refuse bad values; PRM data, PRM train and PRM best-of-N run in the GPU worker and show their reports",
   sanitizeResources: false,
   sanitizeOps: false,
   async fn() {
     const dir = await Deno.makeTempDir({ prefix: "rlvr-prm-page-" });
-    await writeVaryingLengthModel(`${dir}/model`, { seed: 5, eosStrength: 1, corpus: await demoCorpus(3, { template: TEMPLATE, splits: ["train", "test-concepts"] }) });
+    await writeVaryingLengthModel(`${dir}/model`, {
+      seed: 5,
+      eosStrength: 1,
+      corpus: await demoCorpus(3, { template: TEMPLATE, splits: ["train", "test-concepts"] }),
+    });
     const server = serveOverlay(dir);
     const browser = await launchChromium();
     try {
@@ -46,17 +71,26 @@ Deno.test({
       const err = cell("labels").locator(".field-error");
       await err.waitFor();
       assert((await err.textContent())?.includes("greedy"), `the reason: ${await err.textContent()}`);
-      assert((await cell("prm").locator('[data-field="labels"]').inputValue()) === "process", "PRM train labels select");
+      assert(
+        (await cell("prm").locator('[data-field="labels"]').inputValue()) === "process",
+        "PRM train labels select",
+      );
       assert((await cell("sc").locator('[data-field="prm"]').inputValue()) === "prm", "self-consistency lists its PRM");
       await screenshot(page, "prm-forms");
       await temp.fill("1");
       await temp.dispatchEvent("change");
 
       await cell("sc").getByTestId("run-cell").click();
-      await waitForCell(page, "sc", { ms: 900_000, onTimeout: async () => void (await screenshot(page, "prm-timeout")) });
+      await waitForCell(page, "sc", {
+        ms: 900_000,
+        onTimeout: async () => void (await screenshot(page, "prm-timeout")),
+      });
       const byPos = cell("labels").getByTestId("labels-by-position");
       await byPos.waitFor();
-      assert((await cell("labels").getByTestId("first-error-histogram").textContent())?.includes("step 1"), "first-error histogram");
+      assert(
+        (await cell("labels").getByTestId("first-error-histogram").textContent())?.includes("step 1"),
+        "first-error histogram",
+      );
       const report = (await cell("prm").getByTestId("prmtrain-report").textContent()) ?? "";
       assert(/\d+ steps? on \d+ chains/.test(report), report);
       assert((await cell("prm").locator("[data-testid=download-file]").count()) === 3, "the PRM folder's three files");

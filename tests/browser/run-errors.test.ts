@@ -27,7 +27,9 @@ Deno.test({
       await page.goto(server.url + encodeShareHash(parsed.doc));
       await page.getByTestId("from-link").waitFor();
       await page.waitForTimeout(1500);
-      const statuses = await page.locator("rl-cell-run [data-testid=run-status]").evaluateAll((els) => els.map((e) => e.getAttribute("data-status")));
+      const statuses = await page.locator("rl-cell-run [data-testid=run-status]").evaluateAll((els) =>
+        els.map((e) => e.getAttribute("data-status"))
+      );
       assert(statuses.length >= 8, `run bars on the runnable cells: ${statuses}`);
       assert(statuses.every((s) => s === "idle"), `nothing runs from a link: ${statuses}`);
       assertEquals(modelRequests, []);

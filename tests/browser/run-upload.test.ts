@@ -19,7 +19,13 @@ import { loadSqlJsDeno } from "../../src/runtime/sql-wasm.ts";
 import type { Locator, Page } from "playwright-core";
 import { DIST, launchChromium, openNotebook, screenshot, waitForCell, watchErrors } from "./harness.ts";
 
-const TYPES: Record<string, string> = { ".html": "text/html; charset=utf-8", ".js": "text/javascript", ".css": "text/css", ".json": "application/json", ".wasm": "application/wasm" };
+const TYPES: Record<string, string> = {
+  ".html": "text/html; charset=utf-8",
+  ".js": "text/javascript",
+  ".css": "text/css",
+  ".json": "application/json",
+  ".wasm": "application/wasm",
+};
 
 /** Serves dist/ and `dir`'s tiny/ (the model) and data/ folders, counting requests for /tiny/ by method. */
 function serve(dir: string) {
@@ -36,7 +42,10 @@ function serve(dir: string) {
       if (!existsSync(file)) file = join(DIST, "index.html");
     }
     const body = await Deno.readFile(file);
-    const headers = { "content-type": TYPES[extname(file)] ?? "application/octet-stream", "content-length": String(body.byteLength) };
+    const headers = {
+      "content-type": TYPES[extname(file)] ?? "application/octet-stream",
+      "content-length": String(body.byteLength),
+    };
     return new Response(req.method === "HEAD" ? null : body, { headers });
   });
   return { url: `http://127.0.0.1:${(server.addr as Deno.NetAddr).port}/`, hits, close: () => server.shutdown() };
@@ -52,8 +61,12 @@ async function fixtures(): Promise<string> {
   const dir = await Deno.makeTempDir({ prefix: "rlvr-run-upload-" });
   const SQL = await loadSqlJsDeno();
   const db = new SQL.Database();
-  db.run("CREATE TABLE pets (id INTEGER PRIMARY KEY, name TEXT, kind TEXT); INSERT INTO pets VALUES (1, 'Rex', 'dog'), (2, 'Tom', 'cat'), (3, 'Kit', 'cat');");
-  const schema = introspectSchema({ exec: (sql) => db.exec(sql).map((x) => ({ columns: x.columns, values: x.values })) }, "pets");
+  db.run(
+    "CREATE TABLE pets (id INTEGER PRIMARY KEY, name TEXT, kind TEXT); INSERT INTO pets VALUES (1, 'Rex', 'dog'), (2, 'Tom', 'cat'), (3, 'Kit', 'cat');",
+  );
+  const schema = introspectSchema({
+    exec: (sql) => db.exec(sql).map((x) => ({ columns: x.columns, values: x.values })),
+  }, "pets");
   const bytes = db.export();
   db.close();
   const questions = QUESTIONS.map((q) => JSON.stringify(q)).join("\n") + "\n";
@@ -63,7 +76,9 @@ async function fixtures(): Promise<string> {
   await Deno.writeFile(`${dir}/data/pets/pets.sqlite`, bytes);
   await Deno.writeTextFile(`${dir}/data/questions.jsonl`, questions);
   const chat = new ChatTemplate(CHATML_TEMPLATE);
-  const corpus = QUESTIONS.map((q) => chat.render(buildPrompt({ question: q.question }, schema, { template: "omnisql@1" }).messages));
+  const corpus = QUESTIONS.map((q) =>
+    chat.render(buildPrompt({ question: q.question }, schema, { template: "omnisql@1" }).messages)
+  );
   await writeVaryingLengthModel(`${dir}/tiny`, { seed: 7, corpus });
   return dir;
 }
@@ -72,8 +87,16 @@ const NOTEBOOK = {
   version: 1,
   title: "Uploaded pets",
   cells: [
-    { id: "data", type: "dataset", params: { source: "upload", name: "pets", format: "spider", split: "test", devFraction: 0, seed: 1 } },
-    { id: "model", type: "model", params: { source: "url", url: "tiny/", revision: "main", dtype: "f32", loraRank: 4, loraAlpha: 8 } },
+    {
+      id: "data",
+      type: "dataset",
+      params: { source: "upload", name: "pets", format: "spider", split: "test", devFraction: 0, seed: 1 },
+    },
+    {
+      id: "model",
+      type: "model",
+      params: { source: "url", url: "tiny/", revision: "main", dtype: "f32", loraRank: 4, loraAlpha: 8 },
+    },
     { id: "prompt", type: "prompt", params: { template: "omnisql@1", maxPromptTokens: 800 } },
     { id: "reward", type: "reward", params: { comparison: "set" } },
     { id: "eval", type: "evaluate", params: { split: "test", n: 2, k: 1, temperature: 0, maxNewTokens: 4 } },
@@ -100,7 +123,12 @@ Deno.test({
       const err = cell("data").getByTestId("cell-error");
       await err.waitFor({ timeout: 10_000 });
       assertEquals(await err.getAttribute("data-kind"), "data");
-      assert(((await err.textContent()) ?? "").includes("upload a questions file and its databases in the dataset cell first"), (await err.textContent()) ?? "");
+      assert(
+        ((await err.textContent()) ?? "").includes(
+          "upload a questions file and its databases in the dataset cell first",
+        ),
+        (await err.textContent()) ?? "",
+      );
       assertEquals(await status("data"), "failed");
       assertEquals(server.hits, []);
 
@@ -117,21 +145,41 @@ Deno.test({
       const inspector = cell("eval").locator("rl-reward-inspector");
       await inspector.locator("[data-testid=sample]").first().waitFor();
       const shown = await page.evaluate(() => {
-        const nb = document.querySelector("rl-notebook") as unknown as { runs: { state(id: string): { samples: { question: string; gold: { rows: unknown[][] } | null }[] } } };
+        const nb = document.querySelector("rl-notebook") as unknown as {
+          runs: { state(id: string): { samples: { question: string; gold: { rows: unknown[][] } | null }[] } };
+        };
         return nb.runs.state("eval").samples.map((s) => [s.question, s.gold?.rows.length ?? -1]);
       });
-      assertEquals(shown.sort(), [["How many pets are cats?", 1], ["List the names of all pets.", 3]], "samples of the uploaded questions, gold rows from the uploaded database");
+      assertEquals(
+        shown.sort(),
+        [["How many pets are cats?", 1], ["List the names of all pets.", 3]],
+        "samples of the uploaded questions, gold rows from the uploaded database",
+      );
       await screenshot(page, "run-upload-evaluate");
       // The run got copies: the page's own bytes still open in the dataset cell's browser.
       await cell("data").getByTestId("db-select").selectOption("pets");
       await cell("data").getByTestId("db-tables").waitFor({ timeout: 30_000 });
-      assert(((await cell("data").getByTestId("db-tables").textContent()) ?? "").includes("(3 rows)"), "uploaded database still browsable after the run");
+      assert(
+        ((await cell("data").getByTestId("db-tables").textContent()) ?? "").includes("(3 rows)"),
+        "uploaded database still browsable after the run",
+      );
 
       const gets = () => server.hits.filter((h) => h.startsWith("GET ")).length;
       const firstGets = gets();
-      assert(firstGets >= 3 && server.hits.some((h) => h === "GET /tiny/model.safetensors"), `the first run downloads the model: ${server.hits}`);
+      assert(
+        firstGets >= 3 && server.hits.some((h) => h === "GET /tiny/model.safetensors"),
+        `the first run downloads the model: ${server.hits}`,
+      );
       const usage = cell("model").getByTestId("model-cache-usage");
-      await page.waitForFunction(() => /\d+ files/.test(document.querySelector("rl-notebook")?.shadowRoot?.querySelector('li[data-cell-id="model"] rl-cell-run')?.shadowRoot?.querySelector("[data-testid=model-cache-usage]")?.textContent ?? ""), null, { timeout: 10_000 });
+      await page.waitForFunction(
+        () =>
+          /\d+ files/.test(
+            document.querySelector("rl-notebook")?.shadowRoot?.querySelector('li[data-cell-id="model"] rl-cell-run')
+              ?.shadowRoot?.querySelector("[data-testid=model-cache-usage]")?.textContent ?? "",
+          ),
+        null,
+        { timeout: 10_000 },
+      );
       const files = Number(/(\d+) files/.exec((await usage.textContent()) ?? "")?.[1]);
       assertEquals(files, firstGets, `every downloaded model file is cached: ${await usage.textContent()}`);
 
@@ -147,7 +195,15 @@ Deno.test({
 
       // Clearing the cache: the model cell says it is empty.
       await cell("model").getByTestId("clear-model-cache").click();
-      await page.waitForFunction(() => /none/.test(document.querySelector("rl-notebook")?.shadowRoot?.querySelector('li[data-cell-id="model"] rl-cell-run')?.shadowRoot?.querySelector("[data-testid=model-cache-usage]")?.textContent ?? ""), null, { timeout: 10_000 });
+      await page.waitForFunction(
+        () =>
+          /none/.test(
+            document.querySelector("rl-notebook")?.shadowRoot?.querySelector('li[data-cell-id="model"] rl-cell-run')
+              ?.shadowRoot?.querySelector("[data-testid=model-cache-usage]")?.textContent ?? "",
+          ),
+        null,
+        { timeout: 10_000 },
+      );
       assertEquals(await cell("model").getByTestId("clear-model-cache").count(), 0);
       assertEquals(errors.filter((e) => !/VerifyEachNodeIsAssignedToAnEp/.test(e)), []);
     } finally {
@@ -169,8 +225,25 @@ const GRPO_NOTEBOOK = {
   version: 1,
   title: "Pets over HTTP",
   cells: [
-    { id: "data", type: "dataset", params: { source: "url", name: "pets", format: "spider", split: "train", questionsUrl: "data/questions.jsonl", dbRoot: "data", devFraction: 0, seed: 1 } },
-    { id: "model", type: "model", params: { source: "url", url: "tiny/", revision: "main", dtype: "f32", loraRank: 4, loraAlpha: 8 } },
+    {
+      id: "data",
+      type: "dataset",
+      params: {
+        source: "url",
+        name: "pets",
+        format: "spider",
+        split: "train",
+        questionsUrl: "data/questions.jsonl",
+        dbRoot: "data",
+        devFraction: 0,
+        seed: 1,
+      },
+    },
+    {
+      id: "model",
+      type: "model",
+      params: { source: "url", url: "tiny/", revision: "main", dtype: "f32", loraRank: 4, loraAlpha: 8 },
+    },
     { id: "prompt", type: "prompt", params: { template: "omnisql@1", maxPromptTokens: 800 } },
     { id: "reward", type: "reward", params: { comparison: "set" } },
     { id: "eval", type: "evaluate", params: { split: "train", n: 2, k: 1, temperature: 0, maxNewTokens: 4 } },
@@ -179,7 +252,9 @@ const GRPO_NOTEBOOK = {
 };
 
 /** Opens GRPO_NOTEBOOK over a fresh fixture folder and browser; `body` gets the page and a cell locator. */
-async function withGrpoNotebook(body: (page: Page, cell: (id: string) => Locator, errors: string[]) => Promise<void>): Promise<void> {
+async function withGrpoNotebook(
+  body: (page: Page, cell: (id: string) => Locator, errors: string[]) => Promise<void>,
+): Promise<void> {
   const dir = await fixtures();
   const server = serve(dir);
   const browser = await launchChromium();
@@ -196,7 +271,11 @@ async function withGrpoNotebook(body: (page: Page, cell: (id: string) => Locator
   }
 }
 
-type Nb = { runs: { state(id: string): { samples: { question: string; phase: string }[]; metrics: { phase: string; step: number }[] } } };
+type Nb = {
+  runs: {
+    state(id: string): { samples: { question: string; phase: string }[]; metrics: { phase: string; step: number }[] };
+  };
+};
 
 Deno.test({
   name: "run in the page: an evaluate cell's samples (reward inspector) come back after a reload",
@@ -205,7 +284,10 @@ Deno.test({
   fn: () =>
     withGrpoNotebook(async (page, cell) => {
       const samplesOf = (id: string) =>
-        page.evaluate((id) => (document.querySelector("rl-notebook") as unknown as Nb).runs.state(id).samples.map((s) => `${s.phase}: ${s.question}`).sort(), id);
+        page.evaluate((id) =>
+          (document.querySelector("rl-notebook") as unknown as Nb).runs.state(id).samples.map((s) =>
+            `${s.phase}: ${s.question}`
+          ).sort(), id);
       await cell("eval").getByTestId("run-cell").click();
       await waitForCell(page, "eval", { ms: 100_000 });
       const live = await samplesOf("eval");
@@ -234,9 +316,15 @@ Deno.test({
       const at = Number(new RegExp(`step (\\d+)/${GRPO_STEPS}`).exec((await msg.textContent()) ?? "")?.[1]);
       assert(at >= 1 && at <= GRPO_STEPS - 2, `Stop clicked at step ${at} of ${GRPO_STEPS}: too late to stop mid-run`);
       await cell("grpo").getByTestId("stop-cell").click();
-      const status = () => document.querySelector("rl-notebook")?.shadowRoot?.querySelector('li[data-cell-id="grpo"] rl-cell-run')?.shadowRoot?.querySelector("[data-testid=run-status]")?.getAttribute("data-status");
+      const status = () =>
+        document.querySelector("rl-notebook")?.shadowRoot?.querySelector('li[data-cell-id="grpo"] rl-cell-run')
+          ?.shadowRoot?.querySelector("[data-testid=run-status]")?.getAttribute("data-status");
       await page.waitForFunction(`(${status})() === "stopped"`, null, { timeout: 60_000 }).catch(async (e) => {
-        throw new Error(`the grpo cell did not say stopped within 60 s of Stop at step ${at}: status ${await page.evaluate(status)}, message "${await msg.textContent().catch(() => "")}" (${e})`);
+        throw new Error(
+          `the grpo cell did not say stopped within 60 s of Stop at step ${at}: status ${await page.evaluate(
+            status,
+          )}, message "${await msg.textContent().catch(() => "")}" (${e})`,
+        );
       });
       const err = cell("grpo").getByTestId("cell-error");
       assertEquals(await err.getAttribute("data-kind"), "cancelled");
@@ -244,7 +332,9 @@ Deno.test({
       assertEquals(await cell("grpo").getByTestId("run-cell").isEnabled(), true, "Run works again");
       assertEquals(await page.getByTestId("run-all").count(), 1, "the toolbar is back to Run all");
       const runs = await page.evaluate(async () => {
-        const nb = document.querySelector("rl-notebook") as unknown as { runs: { api: { listRuns(): Promise<{ status: string; checkpoints?: Record<string, number> }[]> } } };
+        const nb = document.querySelector("rl-notebook") as unknown as {
+          runs: { api: { listRuns(): Promise<{ status: string; checkpoints?: Record<string, number> }[]> } };
+        };
         return await nb.runs.api.listRuns();
       });
       const stoppedAt = runs[0]?.checkpoints?.grpo ?? 0;
@@ -257,9 +347,21 @@ Deno.test({
       await waitForCell(page, "grpo", { ms: 100_000 });
       const report = (await cell("grpo").getByTestId("grpo-report").textContent()) ?? "";
       assert(report.includes(`${GRPO_STEPS} steps (resumed from step ${stoppedAt})`), `report: ${report}`);
-      const steps = await page.evaluate(() => (document.querySelector("rl-notebook") as unknown as Nb).runs.state("grpo").metrics.filter((r) => r.phase === "grpo").map((r) => r.step));
-      assertEquals(steps, Array.from({ length: GRPO_STEPS - stoppedAt }, (_, i) => stoppedAt + 1 + i), "only the remaining steps ran");
-      assertEquals(await cell("model").getByTestId("run-status").getAttribute("data-status"), "done", "the setup cells ran again");
+      const steps = await page.evaluate(() =>
+        (document.querySelector("rl-notebook") as unknown as Nb).runs.state("grpo").metrics.filter((r) =>
+          r.phase === "grpo"
+        ).map((r) => r.step)
+      );
+      assertEquals(
+        steps,
+        Array.from({ length: GRPO_STEPS - stoppedAt }, (_, i) => stoppedAt + 1 + i),
+        "only the remaining steps ran",
+      );
+      assertEquals(
+        await cell("model").getByTestId("run-status").getAttribute("data-status"),
+        "done",
+        "the setup cells ran again",
+      );
       await screenshot(page, "run-grpo-resumed-after-stop");
     }),
 });

@@ -11,11 +11,38 @@ const NOTEBOOK = {
   version: 1,
   title: "viewer run",
   cells: [
-    { id: "data", type: "dataset", params: { source: "url", questionsUrl: "data/train.jsonl", dbRoot: "data", format: "rlvr", split: "train", devFraction: 0.25 } },
+    {
+      id: "data",
+      type: "dataset",
+      params: {
+        source: "url",
+        questionsUrl: "data/train.jsonl",
+        dbRoot: "data",
+        format: "rlvr",
+        split: "train",
+        devFraction: 0.25,
+      },
+    },
     { id: "model", type: "model", params: { source: "url", url: "model", dtype: "f32", loraRank: 4, loraAlpha: 8 } },
     { id: "prompt", type: "prompt", params: { template: "reasoning-answer@1", maxPromptTokens: 1024 } },
-    { id: "reward", type: "reward", params: { spec: { components: [{ name: "execution", weight: 1 }, { name: "error_penalty", weight: 1 }, { name: "length", weight: 1, params: { maxTokens: 2 } }] } } },
-    { id: "grpo", type: "grpo", params: { G: 4, steps: 2, batchQuestions: 2, maxNewTokens: 4, lr: 0.01, evalEvery: 1, evalN: 2 } },
+    {
+      id: "reward",
+      type: "reward",
+      params: {
+        spec: {
+          components: [{ name: "execution", weight: 1 }, { name: "error_penalty", weight: 1 }, {
+            name: "length",
+            weight: 1,
+            params: { maxTokens: 2 },
+          }],
+        },
+      },
+    },
+    {
+      id: "grpo",
+      type: "grpo",
+      params: { G: 4, steps: 2, batchQuestions: 2, maxNewTokens: 4, lr: 0.01, evalEvery: 1, evalN: 2 },
+    },
   ],
 };
 
@@ -26,10 +53,21 @@ Deno.test({
   async fn() {
     const dir = await Deno.makeTempDir({ prefix: "rlvr-viewer-" });
     await writeTinyDataset(`${dir}/data`);
-    await writeVaryingLengthModel(`${dir}/model`, { seed: 3, corpus: await tinyPromptCorpus(`${dir}/data`, ["reasoning-answer@1"]) });
+    await writeVaryingLengthModel(`${dir}/model`, {
+      seed: 3,
+      corpus: await tinyPromptCorpus(`${dir}/data`, ["reasoning-answer@1"]),
+    });
     await Deno.writeTextFile(`${dir}/nb.json`, JSON.stringify(NOTEBOOK));
     const r = await new Deno.Command(Deno.execPath(), {
-      args: ["run", "-A", new URL("../../src/cli/main.ts", import.meta.url).pathname, "run", `${dir}/nb.json`, "--out", `${dir}/out`],
+      args: [
+        "run",
+        "-A",
+        new URL("../../src/cli/main.ts", import.meta.url).pathname,
+        "run",
+        `${dir}/nb.json`,
+        "--out",
+        `${dir}/out`,
+      ],
       stdout: "piped",
       stderr: "piped",
     }).output();
@@ -54,10 +92,16 @@ Deno.test({
         { name: "samples.jsonl", mimeType: "application/jsonl", buffer: Buffer.from(samplesText) },
       ]);
       await page.locator("rl-metrics-charts figure canvas").first().waitFor();
-      const panels = await page.locator("rl-metrics-charts figure").evaluateAll((els) => els.map((e) => e.getAttribute("data-panel")));
-      for (const p of ["rewards", "accuracy", "length", "speed"]) assert(panels.includes(p), `panel ${p} drawn: ${panels}`);
+      const panels = await page.locator("rl-metrics-charts figure").evaluateAll((els) =>
+        els.map((e) => e.getAttribute("data-panel"))
+      );
+      for (const p of ["rewards", "accuracy", "length", "speed"]) {
+        assert(panels.includes(p), `panel ${p} drawn: ${panels}`);
+      }
       const held = await page.evaluate(() => {
-        const viewer = document.querySelector("rl-notebook")?.shadowRoot?.querySelector("rl-run-viewer") as unknown as { runs: { records: { phase: string; step: number }[] }[] } | null;
+        const viewer = document.querySelector("rl-notebook")?.shadowRoot?.querySelector("rl-run-viewer") as unknown as {
+          runs: { records: { phase: string; step: number }[] }[];
+        } | null;
         return viewer?.runs[0]?.records.filter((r) => r.phase === "grpo").map((r) => r.step) ?? null;
       });
       assertEquals(held, grpoLines.map((l) => JSON.parse(l).step), "the repeated step once");
@@ -74,14 +118,18 @@ Deno.test({
       assert((await tables.count()) >= 1, "a result table is shown");
       // Rewards on the cards are the records' totals.
       const cardText = await shown.first().textContent();
-      assert(cardText?.includes(group.find((s) => s.sampleIndex === 0)!.reward.total.toFixed(2)), `card shows the reward: ${cardText}`);
+      assert(
+        cardText?.includes(group.find((s) => s.sampleIndex === 0)!.reward.total.toFixed(2)),
+        `card shows the reward: ${cardText}`,
+      );
       await screenshot(page, "run-viewer");
       // A click near the first point of a chart jumps the inspector to that step (interaction
       // mode "nearest": the left part of the plot is nearest to the first step); the slider back.
       const firstStep = Math.min(...samples.map((s) => s.step));
       const shownStep = () =>
         page.evaluate(() => {
-          const insp = document.querySelector("rl-notebook")?.shadowRoot?.querySelector("rl-run-viewer")?.shadowRoot?.querySelector("rl-reward-inspector");
+          const insp = document.querySelector("rl-notebook")?.shadowRoot?.querySelector("rl-run-viewer")?.shadowRoot
+            ?.querySelector("rl-reward-inspector");
           return insp?.shadowRoot?.querySelector(".controls strong")?.textContent ?? null;
         });
       assertEquals(await shownStep(), String(lastStep));
@@ -90,7 +138,8 @@ Deno.test({
       assert(box, "chart canvas has a size");
       await canvas.click({ position: { x: box.width * 0.3, y: box.height * 0.6 } });
       await page.waitForFunction((step) => {
-        const insp = document.querySelector("rl-notebook")?.shadowRoot?.querySelector("rl-run-viewer")?.shadowRoot?.querySelector("rl-reward-inspector");
+        const insp = document.querySelector("rl-notebook")?.shadowRoot?.querySelector("rl-run-viewer")?.shadowRoot
+          ?.querySelector("rl-reward-inspector");
         return insp?.shadowRoot?.querySelector(".controls strong")?.textContent === String(step);
       }, firstStep);
       const steps = [...new Set(samples.map((s) => s.step))].length;

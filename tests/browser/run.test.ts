@@ -13,10 +13,14 @@ import { launchChromium, openNotebook, ROOT, screenshot, serveOverlay, waitForCe
 function smallDemo(): unknown {
   const cells = demo.cells.filter((c) => c.type !== "warmup").map((c) => {
     switch (c.id) {
-      case "data": return { ...c, params: { ...c.params, limit: 2 } };
-      case "base-concepts": return { ...c, params: { ...c.params, k: 1, n: 2, maxNewTokens: 4 } };
-      case "grpo": return { ...c, params: { ...c.params, G: 2, batchQuestions: 1, steps: 4, maxNewTokens: 4, evalEvery: 0 } };
-      default: return c;
+      case "data":
+        return { ...c, params: { ...c.params, limit: 2 } };
+      case "base-concepts":
+        return { ...c, params: { ...c.params, k: 1, n: 2, maxNewTokens: 4 } };
+      case "grpo":
+        return { ...c, params: { ...c.params, G: 2, batchQuestions: 1, steps: 4, maxNewTokens: 4, evalEvery: 0 } };
+      default:
+        return c;
     }
   });
   return { ...demo, cells };
@@ -46,7 +50,9 @@ Deno.test({
       const table = cell("base-concepts").getByTestId("accuracy-table");
       assert((await table.textContent())?.includes("overall"), "accuracy table shown");
       const dbg = await page.evaluate(() => {
-        const nb = document.querySelector("rl-notebook") as unknown as { runs: { log: string[]; state(id: string): { metrics: unknown[]; samples: unknown[] } } };
+        const nb = document.querySelector("rl-notebook") as unknown as {
+          runs: { log: string[]; state(id: string): { metrics: unknown[]; samples: unknown[] } };
+        };
         const s = nb.runs.state("base-concepts");
         return { metrics: s.metrics.length, samples: s.samples.length, log: nb.runs.log };
       });
@@ -77,7 +83,9 @@ Deno.test({
       await banner.waitFor({ timeout: 120_000 }).catch(async (e) => {
         await screenshot(page, "run-reload-no-banner");
         const runs = await page.evaluate(async () => {
-          const nb = document.querySelector("rl-notebook") as unknown as { runs: { api: { listRuns(): Promise<unknown> } } };
+          const nb = document.querySelector("rl-notebook") as unknown as {
+            runs: { api: { listRuns(): Promise<unknown> } };
+          };
           return JSON.stringify(await nb.runs.api.listRuns());
         }).catch((x) => String(x));
         throw new Error(`no resume banner after the reload; runs in storage: ${runs}`, { cause: e });
@@ -93,9 +101,14 @@ Deno.test({
       assert(report.includes(`resumed from step ${from}`), `report: ${report}`);
       // The step counter continued and the charts hold every step once (loaded ones + new ones).
       const steps = await page.evaluate(() => {
-        const nb = document.querySelector("rl-notebook") as unknown as { runs: { state(id: string): { metrics: { phase: string; step: number }[]; samples: { step: number }[] } } };
+        const nb = document.querySelector("rl-notebook") as unknown as {
+          runs: { state(id: string): { metrics: { phase: string; step: number }[]; samples: { step: number }[] } };
+        };
         const s = nb.runs.state("grpo");
-        return { metrics: s.metrics.filter((r) => r.phase === "grpo").map((r) => r.step), samples: [...new Set(s.samples.map((r) => r.step))] };
+        return {
+          metrics: s.metrics.filter((r) => r.phase === "grpo").map((r) => r.step),
+          samples: [...new Set(s.samples.map((r) => r.step))],
+        };
       });
       assertEquals([...new Set(steps.metrics)].sort(), [1, 2, 3, 4]);
       assertEquals(steps.samples.sort(), [1, 2, 3, 4]);
@@ -105,16 +118,28 @@ Deno.test({
       // Export: the adapter in PEFT format, written to the run folder (OPFS) and downloaded from the cell.
       await cell("export").getByTestId("run-cell").click();
       await done("export", 240_000);
-      const file = cell("export").locator('[data-testid=download-file][data-file$="adapter/adapter_model.safetensors"]');
+      const file = cell("export").locator(
+        '[data-testid=download-file][data-file$="adapter/adapter_model.safetensors"]',
+      );
       const [download] = await Promise.all([page.waitForEvent("download"), file.click()]);
       assertEquals(download.suggestedFilename(), "export_export_adapter_adapter_model.safetensors");
       const bytes = await Deno.readFile(await download.path());
       const n = Number(new DataView(bytes.buffer, bytes.byteOffset).getBigUint64(0, true));
-      const header = JSON.parse(new TextDecoder().decode(bytes.subarray(8, 8 + n))) as Record<string, { shape: number[]; data_offsets: [number, number] }>;
+      const header = JSON.parse(new TextDecoder().decode(bytes.subarray(8, 8 + n))) as Record<
+        string,
+        { shape: number[]; data_offsets: [number, number] }
+      >;
       const names = Object.keys(header).filter((k) => k !== "__metadata__");
       // PEFT's names, A and B for every layer and target, and the file ends where the last tensor does.
-      assert(names.length > 0 && names.every((k) => /^base_model\.model\.model\.layers\.\d+\..+\.lora_[AB]\.weight$/.test(k)), names.slice(0, 3).join(", "));
-      assertEquals(names.filter((k) => k.endsWith("lora_A.weight")).length, names.filter((k) => k.endsWith("lora_B.weight")).length);
+      assert(
+        names.length > 0 &&
+          names.every((k) => /^base_model\.model\.model\.layers\.\d+\..+\.lora_[AB]\.weight$/.test(k)),
+        names.slice(0, 3).join(", "),
+      );
+      assertEquals(
+        names.filter((k) => k.endsWith("lora_A.weight")).length,
+        names.filter((k) => k.endsWith("lora_B.weight")).length,
+      );
       assertEquals(8 + n + Math.max(...names.map((k) => header[k].data_offsets[1])), bytes.length);
       const config = cell("export").locator('[data-testid=download-file][data-file$="adapter/adapter_config.json"]');
       const [cfgDownload] = await Promise.all([page.waitForEvent("download"), config.click()]);

@@ -69,7 +69,8 @@ const linkDoc: Notebook = {
 } as Notebook;
 
 Deno.test({
-  name: "share link: editing a link's notebook never overwrites the user's own; both stay reachable after reloads (issue 47 item 2)",
+  name:
+    "share link: editing a link's notebook never overwrites the user's own; both stay reachable after reloads (issue 47 item 2)",
   sanitizeResources: false,
   sanitizeOps: false,
   async fn() {
@@ -81,9 +82,17 @@ Deno.test({
 
     await open(page, server.url + hash);
     await page.getByTestId("from-link").waitFor();
-    assert(/“My own experiment”, is kept apart and unchanged/.test((await page.getByTestId("link-kept-apart").textContent()) ?? ""));
+    assert(
+      /“My own experiment”, is kept apart and unchanged/.test(
+        (await page.getByTestId("link-kept-apart").textContent()) ?? "",
+      ),
+    );
     await setTitle(page, "A colleague's GRPO run, edited");
-    assertEquals((await stored(page, "rlvr-notebook-autosave")).title, "My own experiment", "the edit did not overwrite the user's autosave");
+    assertEquals(
+      (await stored(page, "rlvr-notebook-autosave")).title,
+      "My own experiment",
+      "the edit did not overwrite the user's autosave",
+    );
 
     // A reload of the link keeps the edits to it, and still offers the way back.
     await page.reload();
@@ -101,17 +110,24 @@ Deno.test({
     assertEquals(await title(page), "My own experiment");
     const back = page.getByTestId("notebook-back");
     assert(/Back to A colleague/.test((await back.textContent()) ?? ""), (await back.textContent()) ?? "");
-    await page.screenshot({ path: `${ARTIFACTS}/share-link-restore-offer.png`, clip: { x: 0, y: 0, width: 1280, height: 260 } });
+    await page.screenshot({
+      path: `${ARTIFACTS}/share-link-restore-offer.png`,
+      clip: { x: 0, y: 0, width: 1280, height: 260 },
+    });
     await back.click();
     assertEquals(await title(page), "A colleague's GRPO run, edited");
-    assert(/Back to My own experiment/.test((await page.getByTestId("notebook-back").textContent()) ?? ""), "and the user's notebook is offered back in turn");
+    assert(
+      /Back to My own experiment/.test((await page.getByTestId("notebook-back").textContent()) ?? ""),
+      "and the user's notebook is offered back in turn",
+    );
     assert(errors.length === 0, `no page errors: ${errors.join("; ")}`);
     await ctx.close();
   },
 });
 
 Deno.test({
-  name: "share link: each link keeps its own edits; 'Keep as my notebook' makes one the autosave and keeps the user's one as the way back",
+  name:
+    "share link: each link keeps its own edits; 'Keep as my notebook' makes one the autosave and keeps the user's one as the way back",
   sanitizeResources: false,
   sanitizeOps: false,
   async fn() {
@@ -124,7 +140,11 @@ Deno.test({
     // A second link pasted into the same tab (only the hash changes) opens too; each link keeps its own edits.
     const hashB = encodeShareHash({ ...linkDoc, title: "Link B" });
     await page.evaluate((h) => (location.hash = h), hashB);
-    await page.waitForFunction(() => (document.querySelector("rl-notebook")?.shadowRoot?.querySelector("[data-testid=nb-title]") as HTMLInputElement | null)?.value === "Link B");
+    await page.waitForFunction(() =>
+      (document.querySelector("rl-notebook")?.shadowRoot?.querySelector("[data-testid=nb-title]") as
+        | HTMLInputElement
+        | null)?.value === "Link B"
+    );
     await setTitle(page, "Link B, edited");
     await open(page, server.url + hashA);
     assertEquals(await title(page), "Link A, edited");
@@ -166,7 +186,8 @@ function bombHash(chars: number): string {
 }
 
 Deno.test({
-  name: "share link: a decompression-bomb link is refused with a reason and the user's notebook shown (issue 47 item 1)",
+  name:
+    "share link: a decompression-bomb link is refused with a reason and the user's notebook shown (issue 47 item 1)",
   sanitizeResources: false,
   sanitizeOps: false,
   async fn() {
@@ -175,7 +196,11 @@ Deno.test({
     await setTitle(page, "Mine");
     await open(page, server.url + bombHash(199_000));
     const alert = page.getByRole("alert").filter({ hasText: "does not hold a valid notebook" });
-    assert(/link expands past 2,000,000 characters .* refused after reading [\d,]+ of its 199,00\d characters.*showing your last notebook/.test((await alert.textContent()) ?? ""), (await alert.textContent()) ?? "");
+    assert(
+      /link expands past 2,000,000 characters .* refused after reading [\d,]+ of its 199,00\d characters.*showing your last notebook/
+        .test((await alert.textContent()) ?? ""),
+      (await alert.textContent()) ?? "",
+    );
     assertEquals(await title(page), "Mine");
     assertEquals(await page.getByTestId("from-link").count(), 0);
     assert(errors.length === 0, `no page errors: ${errors.join("; ")}`);
@@ -184,7 +209,8 @@ Deno.test({
 });
 
 Deno.test({
-  name: "share link: markdown cannot cover the page or fetch a remote resource; images load on a click (issue 47 item 7)",
+  name:
+    "share link: markdown cannot cover the page or fetch a remote resource; images load on a click (issue 47 item 7)",
   sanitizeResources: false,
   sanitizeOps: false,
   async fn() {
@@ -200,7 +226,11 @@ Deno.test({
       '<video poster="http://remote.example/poster.png" src="http://remote.example/v.mp4"></video>',
       '<link rel="stylesheet" href="http://remote.example/x.css"><svg><image href="http://remote.example/svg.png"/></svg>',
     ].join("\n\n");
-    const doc = { version: 1, title: "Innocent", cells: [{ id: "m", type: "markdown", params: { source: attack } }, { id: "g", type: "grpo", params: {} }] };
+    const doc = {
+      version: 1,
+      title: "Innocent",
+      cells: [{ id: "m", type: "markdown", params: { source: attack } }, { id: "g", type: "grpo", params: {} }],
+    };
     const { ctx, page, errors } = await freshPage();
     const remote: string[] = [];
     await page.route("**/*", (route) => {
@@ -221,7 +251,9 @@ Deno.test({
       const all = [...(el.shadowRoot?.querySelectorAll(".md *") ?? [])];
       return {
         fixed: all.filter((e) => getComputedStyle(e).position === "fixed").map((e) => e.outerHTML.slice(0, 80)),
-        styled: all.filter((e) => e.hasAttribute("style") || e.hasAttribute("class") || e.hasAttribute("id")).map((e) => e.outerHTML.slice(0, 80)),
+        styled: all.filter((e) => e.hasAttribute("style") || e.hasAttribute("class") || e.hasAttribute("id")).map((e) =>
+          e.outerHTML.slice(0, 80)
+        ),
         controls: el.shadowRoot?.querySelectorAll("style, form, input, button, img, video, svg, link").length ?? -1,
         placeholders: [...(el.shadowRoot?.querySelectorAll("[data-remote-src]") ?? [])].map((e) => e.textContent),
         box: el.getBoundingClientRect().height,
@@ -241,12 +273,19 @@ Deno.test({
 
     // An image loads when the user asks for it, not before.
     await page.getByText("remote image (click to load): chart").click();
-    await page.waitForFunction(() => document.querySelector("rl-notebook")?.shadowRoot?.querySelector("rl-cell-markdown")?.shadowRoot?.querySelector("img") != null);
+    await page.waitForFunction(() =>
+      document.querySelector("rl-notebook")?.shadowRoot?.querySelector("rl-cell-markdown")?.shadowRoot?.querySelector(
+        "img",
+      ) != null
+    );
     await page.waitForTimeout(300);
     assertEquals(remote, ["https://remote.example/pixel.png"]);
     await page.getByTestId("keep-link").click();
     assertEquals(await page.getByTestId("from-link").count(), 0, "the banner's button worked");
-    assert(errors.every((e) => /remote\.example|ERR_FAILED/.test(e)), `no page errors but the refused image: ${errors.join("; ")}`);
+    assert(
+      errors.every((e) => /remote\.example|ERR_FAILED/.test(e)),
+      `no page errors but the refused image: ${errors.join("; ")}`,
+    );
     await ctx.close();
   },
 });
@@ -278,9 +317,18 @@ Deno.test({
     assertEquals(await title(page), "Renamed");
 
     // Import says what it opened and how to get back.
-    await page.getByTestId("import-file").setInputFiles({ name: "good.json", mimeType: "application/json", buffer: Buffer.from('{"version": 1, "title": "Imported", "cells": [{"type": "markdown", "params": {"source": "imported"}}]}') });
+    await page.getByTestId("import-file").setInputFiles({
+      name: "good.json",
+      mimeType: "application/json",
+      buffer: Buffer.from(
+        '{"version": 1, "title": "Imported", "cells": [{"type": "markdown", "params": {"source": "imported"}}]}',
+      ),
+    });
     const info = (await page.getByTestId("info").textContent()) ?? "";
-    assert(/Imported “Imported” from good\.json: 1 cell\. The notebook open before, “Renamed”, is kept/.test(info), info);
+    assert(
+      /Imported “Imported” from good\.json: 1 cell\. The notebook open before, “Renamed”, is kept/.test(info),
+      info,
+    );
     await page.getByTestId("notebook-back").click();
     assertEquals(await page.getByTestId("info").count(), 0, "the confirmation goes with the next change");
 
@@ -301,24 +349,55 @@ Deno.test({
     const data = page.locator("li[data-cell-type=dataset]");
     await data.locator('[data-field="source"]').selectOption("upload");
     await data.getByTestId("upload").waitFor();
-    assertEquals([await data.locator('[data-field="name"]').inputValue(), await data.locator('[data-field="format"]').inputValue()], ["my-database", "spider"]);
+    assertEquals([
+      await data.locator('[data-field="name"]').inputValue(),
+      await data.locator('[data-field="format"]').inputValue(),
+    ], ["my-database", "spider"]);
 
     // A second questions file: the database list is the new file's, not the first one's "(not uploaded)" names.
     const q = (db_id: string, question: string) => JSON.stringify({ db_id, question, query: "SELECT 1" });
-    await data.getByTestId("upload-questions").setInputFiles({ name: "first.jsonl", mimeType: "application/json", buffer: Buffer.from(q("aircraft", "How many planes?") + "\n") });
+    await data.getByTestId("upload-questions").setInputFiles({
+      name: "first.jsonl",
+      mimeType: "application/json",
+      buffer: Buffer.from(q("aircraft", "How many planes?") + "\n"),
+    });
     await data.getByTestId("question-count").waitFor();
     assert((await data.getByTestId("db-select").textContent())?.includes("aircraft (not uploaded)"));
-    await data.getByTestId("upload-questions").setInputFiles({ name: "second.jsonl", mimeType: "application/json", buffer: Buffer.from(q("pets", "How many pets?") + "\n") });
-    await page.waitForFunction(() => /second/.test(document.querySelector("rl-notebook")?.shadowRoot?.querySelector("rl-cell-dataset")?.shadowRoot?.querySelector("[data-testid=upload-summary]")?.textContent ?? ""));
+    await data.getByTestId("upload-questions").setInputFiles({
+      name: "second.jsonl",
+      mimeType: "application/json",
+      buffer: Buffer.from(q("pets", "How many pets?") + "\n"),
+    });
+    await page.waitForFunction(() =>
+      /second/.test(
+        document.querySelector("rl-notebook")?.shadowRoot?.querySelector("rl-cell-dataset")?.shadowRoot?.querySelector(
+          "[data-testid=upload-summary]",
+        )?.textContent ?? "",
+      )
+    );
     const options = (await data.getByTestId("db-select").textContent()) ?? "";
     assert(!options.includes("aircraft") && options.includes("pets (not uploaded)"), options);
     assert(!/aircraft/.test((await data.getByTestId("upload-missing").textContent()) ?? ""));
     // Many databases missing (a Spider questions file names ~140): a count and a few names, the rest folded.
-    const many = Array.from({ length: 12 }, (_, i) => q(`db${String(i).padStart(2, "0")}`, `Question ${i}?`)).join("\n") + "\n";
-    await data.getByTestId("upload-questions").setInputFiles({ name: "many.jsonl", mimeType: "application/json", buffer: Buffer.from(many) });
-    await page.waitForFunction(() => /many/.test(document.querySelector("rl-notebook")?.shadowRoot?.querySelector("rl-cell-dataset")?.shadowRoot?.querySelector("[data-testid=upload-summary]")?.textContent ?? ""));
+    const many = Array.from({ length: 12 }, (_, i) =>
+      q(`db${String(i).padStart(2, "0")}`, `Question ${i}?`)).join("\n") + "\n";
+    await data.getByTestId("upload-questions").setInputFiles({
+      name: "many.jsonl",
+      mimeType: "application/json",
+      buffer: Buffer.from(many),
+    });
+    await page.waitForFunction(() =>
+      /many/.test(
+        document.querySelector("rl-notebook")?.shadowRoot?.querySelector("rl-cell-dataset")?.shadowRoot?.querySelector(
+          "[data-testid=upload-summary]",
+        )?.textContent ?? "",
+      )
+    );
     const missing = ((await data.getByTestId("upload-missing").innerText()) ?? "").replace(/\s+/g, " ");
-    assert(/^12 databases named by the questions are not uploaded \(db00, .*db07, …\): .* all 12/.test(missing), missing);
+    assert(
+      /^12 databases named by the questions are not uploaded \(db00, .*db07, …\): .* all 12/.test(missing),
+      missing,
+    );
     assert(!missing.includes("db11,"), `the rest is folded: ${missing}`);
     await data.screenshot({ path: `${ARTIFACTS}/stale-dataset-upload.png` });
     assert(demoTitle.length > 0);

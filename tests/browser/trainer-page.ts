@@ -27,7 +27,11 @@ async function check(arch: Arch): Promise<TrainerPageResult> {
   const tiny = makeTinyModel(arch, { seed: 3 });
   const cfg = tiny.config;
   const rng = new Rng(9);
-  const seqs: PgSequence[] = [[8, 3, 1.2], [5, 2, -0.8]].map(([n, p, a]) => ({ ids: Array.from({ length: n }, () => rng.int(cfg.vocabSize)), promptLen: p, advantage: a }));
+  const seqs: PgSequence[] = [[8, 3, 1.2], [5, 2, -0.8]].map(([n, p, a]) => ({
+    ids: Array.from({ length: n }, () => rng.int(cfg.vocabSize)),
+    promptLen: p,
+    advantage: a,
+  }));
   const adapter = randomAdapter(cfg, { r: 2, alpha: 4, targets: LORA_TARGETS, seed: 4, bScale: 0.2 });
   const model = uploadModel(device, cfg, tiny.weights, { maxVocabRows: 64 });
   const got = await logprobsWebgpu(model, seqs.map((s) => s.ids), adapter);
@@ -61,7 +65,10 @@ async function check(arch: Arch): Promise<TrainerPageResult> {
     fdMaxRelErr = Math.max(fdMaxRelErr, Math.abs(g.data[i] - (lp - lm) / (hp + hm)) / gmax);
     fdChecked++;
   }
-  const rep = await grpoStep(grpoTrainer(model, lora, { lr: { base: 1e-3, warmupSteps: 0, totalSteps: 1, decay: "constant" } }), seqs);
+  const rep = await grpoStep(
+    grpoTrainer(model, lora, { lr: { base: 1e-3, warmupSteps: 0, totalSteps: 1, decay: "constant" } }),
+    seqs,
+  );
   destroyAdapter(lora);
   destroyModel(model);
   return { arch, logpMaxErr, fdMaxRelErr, fdChecked, stepSkipped: rep.skipped };

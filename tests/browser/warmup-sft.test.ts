@@ -7,23 +7,35 @@ import { assert, assertEquals } from "../assert.ts";
 import demo from "../../notebooks/demo.json" with { type: "json" };
 import { writeVaryingLengthModel } from "../../src/runtime/recipe/fixtures.deno.ts";
 import { demoCorpus } from "./fixtures.ts";
-import { clickRun, launchChromium, openNotebook, screenshot, serveOverlay, waitForCell, watchErrors } from "./harness.ts";
+import {
+  clickRun,
+  launchChromium,
+  openNotebook,
+  screenshot,
+  serveOverlay,
+  waitForCell,
+  watchErrors,
+} from "./harness.ts";
 
 /** The built-in notebook up to an sft warm-up on 2 training questions, one epoch (nothing evaluated; SwiftShader is slow). */
 function sftNotebook(): unknown {
   const keep = new Set(["intro", "gpu", "data", "model", "prompt", "reward", "warmup"]);
   const cells = demo.cells.filter((c) => keep.has(c.id)).map((c) => {
     switch (c.id) {
-      case "data": return { ...c, params: { ...c.params, limit: 2 } };
-      case "warmup": return { ...c, params: { rounds: 1, method: "sft", lr: 0.01, epochs: 1, exportSamples: "none" } };
-      default: return c;
+      case "data":
+        return { ...c, params: { ...c.params, limit: 2 } };
+      case "warmup":
+        return { ...c, params: { rounds: 1, method: "sft", lr: 0.01, epochs: 1, exportSamples: "none" } };
+      default:
+        return c;
     }
   });
   return { ...demo, title: "sft warm-up", cells };
 }
 
 Deno.test({
-  name: "sft warm-up in the page: the report shows the targets' source, the gold targets and their log-probability rising",
+  name:
+    "sft warm-up in the page: the report shows the targets' source, the gold targets and their log-probability rising",
   sanitizeResources: false,
   sanitizeOps: false,
   async fn() {
@@ -41,7 +53,10 @@ Deno.test({
       const report = cell.locator("h4", { hasText: "Warm-up (sft on gold targets)" });
       await report.waitFor({ timeout: 30_000 });
       const targets = (await cell.getByTestId("warmup-targets").textContent()) ?? "";
-      assert(/Gold targets under \S+: 0 from the records' completion, 2 the gold SQL/.test(targets.replace(/\s+/g, " ")), `targets line: ${targets}`);
+      assert(
+        /Gold targets under \S+: 0 from the records' completion, 2 the gold SQL/.test(targets.replace(/\s+/g, " ")),
+        `targets line: ${targets}`,
+      );
       const rows = cell.getByTestId("accuracy-table").locator("tr");
       assertEquals(await rows.count(), 2, "a header and one round");
       const cells = (await rows.nth(1).locator("td").allTextContents()).map((t) => t.trim());

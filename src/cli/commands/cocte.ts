@@ -31,7 +31,10 @@ function bump(m: Record<string, number>, k: string): void {
 
 /** The reason without its particulars, for the summary ("step 2 (x) failed: syntax: no such column: y" -> "step failed: syntax"). */
 function reasonClass(r: string): string {
-  return r.replace(/^step \d+ \([^)]*\) failed: (\w+).*$/, "step failed: $1").replace(/^final failed: (\w+).*$/, "final failed: $1")
+  return r.replace(/^step \d+ \([^)]*\) failed: (\w+).*$/, "step failed: $1").replace(
+    /^final failed: (\w+).*$/,
+    "final failed: $1",
+  )
     .replace(/^gold failed: (\w+).*$/, "gold failed: $1").replace(/^no rewrite: (.*)$/, "no rewrite: $1");
 }
 
@@ -66,8 +69,12 @@ export const command: Command = {
     const root = req(values, "db-root");
     const outPath = req(values, "out");
     const isolation = values.isolation ?? "worker";
-    if (isolation !== "worker" && isolation !== "process") throw new UsageError(`--isolation must be worker or process, got ${JSON.stringify(isolation)}`);
-    if (!existsSync(root) || !statSync(root).isDirectory()) throw new UsageError(`--db-root ${root} is not a directory`);
+    if (isolation !== "worker" && isolation !== "process") {
+      throw new UsageError(`--isolation must be worker or process, got ${JSON.stringify(isolation)}`);
+    }
+    if (!existsSync(root) || !statSync(root).isDirectory()) {
+      throw new UsageError(`--db-root ${root} is not a directory`);
+    }
     await checkWritable(outPath, "--out");
     if (typeof values.dataset === "string") await checkWritable(values.dataset, "--dataset");
     const questions = await readQuestionsFile(qPath, "rlvr cocte");
@@ -91,8 +98,18 @@ export const command: Command = {
         const c = await converter.convert(task.db_id, task.gold_sql);
         if (c.ok) {
           line = {
-            index: position, db_id: task.db_id, cocte: c.cocte, ok: true, candidate: c.candidate, ordered: c.ordered,
-            steps: c.steps.map((s, j) => ({ name: s.name, sql: c.queries[j], body: s.sql, ...(s.comment ? { comment: s.comment } : {}) })),
+            index: position,
+            db_id: task.db_id,
+            cocte: c.cocte,
+            ok: true,
+            candidate: c.candidate,
+            ordered: c.ordered,
+            steps: c.steps.map((s, j) => ({
+              name: s.name,
+              sql: c.queries[j],
+              body: s.sql,
+              ...(s.comment ? { comment: s.comment } : {}),
+            })),
           };
           dataset[k] = JSON.stringify(cocteDatasetRecord(task, c.cocte, c.steps));
         } else {
@@ -100,7 +117,14 @@ export const command: Command = {
         }
       } catch (e) {
         if (!(e instanceof DatabaseLoadError)) throw e;
-        line = { index: position, db_id: task.db_id, cocte: null, steps: [], ok: false, reason: `database: ${e.message}` };
+        line = {
+          index: position,
+          db_id: task.db_id,
+          cocte: null,
+          steps: [],
+          ok: false,
+          reason: `database: ${e.message}`,
+        };
       }
       out[k] = line;
       done++;

@@ -18,7 +18,8 @@ function isRecord(x: unknown): x is Record<string, unknown> {
 
 /** A summary.json as `rlvr run` writes it (cells with ids and types; reports are the runner's own). */
 function isRunSummary(x: unknown): x is RunSummary {
-  return isRecord(x) && typeof x.title === "string" && Array.isArray(x.cells) && x.cells.every((c) => isRecord(c) && typeof c.id === "string" && typeof c.type === "string");
+  return isRecord(x) && typeof x.title === "string" && Array.isArray(x.cells) &&
+    x.cells.every((c) => isRecord(c) && typeof c.id === "string" && typeof c.type === "string");
 }
 
 /** One run folder's summary and notebook; an unfinished run (no summary.json) is an error naming it. */
@@ -38,7 +39,9 @@ export async function readRun(folder: string): Promise<RunOutputs> {
   for (const c of summary.cells) {
     try {
       const p: unknown = JSON.parse(await Deno.readTextFile(join(folder, "predictions", `${c.id}.json`)));
-      if (isRecord(p) && Object.values(p).every((v) => typeof v === "string")) predictions[c.id] = p as Record<string, string>;
+      if (isRecord(p) && Object.values(p).every((v) => typeof v === "string")) {
+        predictions[c.id] = p as Record<string, string>;
+      }
     } catch (e) {
       if (!(e instanceof Deno.errors.NotFound)) throw e;
     }
@@ -53,7 +56,9 @@ export async function readRecallInputs(demoDir: string): Promise<RecallInputs | 
     if (!Array.isArray(definitions)) return null;
     const splits: RecallInputs["splits"] = {};
     for (const s of DEMO_SPLITS) {
-      splits[s] = (await Deno.readTextFile(join(demoDir, `${s}.jsonl`))).split("\n").filter((l) => l.trim()).map((l) => JSON.parse(l));
+      splits[s] = (await Deno.readTextFile(join(demoDir, `${s}.jsonl`))).split("\n").filter((l) => l.trim()).map((l) =>
+        JSON.parse(l)
+      );
     }
     return { splits, definitions };
   } catch (e) {
@@ -73,7 +78,13 @@ export const command: Command = {
     "  question's definitions) beside the accuracies",
   ].join("\n"),
   async run(argv) {
-    const { values, positionals } = parseFlags(argv, { out: { type: "string" }, markdown: { type: "string" }, svg: { type: "string" }, title: { type: "string" }, demo: { type: "string" } });
+    const { values, positionals } = parseFlags(argv, {
+      out: { type: "string" },
+      markdown: { type: "string" },
+      svg: { type: "string" },
+      title: { type: "string" },
+      demo: { type: "string" },
+    });
     if (!positionals.length) throw new UsageError("give at least one run folder");
     if (typeof values.out !== "string") throw new UsageError("--out FILE.json is required");
     const runs = [];
@@ -83,7 +94,15 @@ export const command: Command = {
     await Deno.writeTextFile(values.out, JSON.stringify(e, null, 1) + "\n");
     const md = evidenceMarkdown(e);
     if (typeof values.markdown === "string") await Deno.writeTextFile(values.markdown, md);
-    if (typeof values.svg === "string") await Deno.writeTextFile(values.svg, evidenceSvg(e, typeof values.title === "string" ? values.title : "Demo: execution accuracy per split and stage"));
+    if (typeof values.svg === "string") {
+      await Deno.writeTextFile(
+        values.svg,
+        evidenceSvg(
+          e,
+          typeof values.title === "string" ? values.title : "Demo: execution accuracy per split and stage",
+        ),
+      );
+    }
     console.log(md);
     return { out: values.out, runs: e.runs.length, splits: Object.keys(e.splits) };
   },

@@ -9,10 +9,19 @@ async function fixture(): Promise<{ dir: string; root: string }> {
   await Deno.mkdir(`${root}/shop`, { recursive: true });
   const SQL = await loadSqlJs();
   const db = new SQL.Database();
-  db.exec("CREATE TABLE items(id INTEGER PRIMARY KEY, name TEXT, price REAL); INSERT INTO items VALUES (1,'pen',1.5),(2,'ink',0.5),(3,'pad',3.0);");
+  db.exec(
+    "CREATE TABLE items(id INTEGER PRIMARY KEY, name TEXT, price REAL); INSERT INTO items VALUES (1,'pen',1.5),(2,'ink',0.5),(3,'pad',3.0);",
+  );
   await Deno.writeFile(`${root}/shop/shop.sqlite`, (db as unknown as { export(): Uint8Array }).export());
   db.close();
-  const q = (i: number, gold: string, difficulty: string, db_id = "shop") => ({ question_id: 100 + i, db_id, question: `q${i}`, evidence: "", SQL: gold, difficulty });
+  const q = (i: number, gold: string, difficulty: string, db_id = "shop") => ({
+    question_id: 100 + i,
+    db_id,
+    question: `q${i}`,
+    evidence: "",
+    SQL: gold,
+    difficulty,
+  });
   const questions: unknown[] = [
     q(0, "SELECT count(*) FROM items", "simple"),
     q(1, "SELECT name FROM items WHERE price > 1", "moderate"),
@@ -51,8 +60,20 @@ Deno.test({
     const { dir, root } = await fixture();
     try {
       const result = await command.run([
-        "--questions", `${dir}/questions.json`, "--db-root", root, "--pred", `${dir}/pred.json`,
-        "--timeout-ms", "400", "--workers", "1", "--isolation", "process", "--out", `${dir}/out.jsonl`,
+        "--questions",
+        `${dir}/questions.json`,
+        "--db-root",
+        root,
+        "--pred",
+        `${dir}/pred.json`,
+        "--timeout-ms",
+        "400",
+        "--workers",
+        "1",
+        "--isolation",
+        "process",
+        "--out",
+        `${dir}/out.jsonl`,
       ]);
       // Scored: 0..9 less gold failure (3) and missing database (4) = 8; correct 0, 8, 9.
       assertEquals(
@@ -60,10 +81,24 @@ Deno.test({
         { n: 8, correct: 3, ex: 3 / 8, errors: 2, timeouts: 1 },
       );
       assertEquals(result.difficulty, { moderate: { n: 2, correct: 0, ex: 0 }, simple: { n: 6, correct: 3, ex: 0.5 } });
-      assertEquals([result.gold_failed, result.malformed, result.missing_db, result.missing_databases], [1, 1, 1, ["ghost"]]);
+      assertEquals([result.gold_failed, result.malformed, result.missing_db, result.missing_databases], [1, 1, 1, [
+        "ghost",
+      ]]);
       const out = (await Deno.readTextFile(`${dir}/out.jsonl`)).trim().split("\n").map((l) => JSON.parse(l));
       assertEquals(out.map((o) => o.index), [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
-      assertEquals(out.map((o) => o.correct), [true, false, false, false, false, false, false, false, true, true, false]);
+      assertEquals(out.map((o) => o.correct), [
+        true,
+        false,
+        false,
+        false,
+        false,
+        false,
+        false,
+        false,
+        true,
+        true,
+        false,
+      ]);
       const errs: (string | null)[] = out.map((o) => o.error);
       assertEquals([errs[0], errs[1], errs[8], errs[9]], [null, null, null, null]);
       assert(/^forbidden/.test(errs[2] ?? ""), String(errs[2]));
@@ -85,15 +120,44 @@ Deno.test({
   async fn() {
     const { dir, root } = await fixture();
     try {
-      await Deno.writeTextFile(`${dir}/q.jsonl`, ['{"db_id":"shop","question":"a","query":"SELECT id FROM items ORDER BY id"}', '{"db_id":"shop","question":"b","query":"SELECT name FROM items"}'].join("\n"));
-      await Deno.writeTextFile(`${dir}/p.sql`, "SELECT id FROM items ORDER BY id DESC\nSELECT name FROM items UNION ALL SELECT name FROM items\n");
-      const run = (mode: string) => command.run(["--questions", `${dir}/q.jsonl`, "--db-root", root, "--pred", `${dir}/p.sql`, "--compare", mode, "--workers", "1", "--isolation", "process"]);
+      await Deno.writeTextFile(
+        `${dir}/q.jsonl`,
+        [
+          '{"db_id":"shop","question":"a","query":"SELECT id FROM items ORDER BY id"}',
+          '{"db_id":"shop","question":"b","query":"SELECT name FROM items"}',
+        ].join("\n"),
+      );
+      await Deno.writeTextFile(
+        `${dir}/p.sql`,
+        "SELECT id FROM items ORDER BY id DESC\nSELECT name FROM items UNION ALL SELECT name FROM items\n",
+      );
+      const run = (mode: string) =>
+        command.run([
+          "--questions",
+          `${dir}/q.jsonl`,
+          "--db-root",
+          root,
+          "--pred",
+          `${dir}/p.sql`,
+          "--compare",
+          mode,
+          "--workers",
+          "1",
+          "--isolation",
+          "process",
+        ]);
       assertEquals((await run("set")).correct, 2);
       assertEquals((await run("bag")).correct, 1);
       assertEquals((await run("ordered")).correct, 0);
       await assertRejects(() => run("fuzzy"), /--compare must be one of/);
-      await assertRejects(() => command.run(["--questions", `${dir}/missing.json`, "--db-root", root, "--pred", `${dir}/p.sql`]), /cannot read questions file .*missing\.json/);
-      await assertRejects(() => command.run(["--questions", `${dir}/q.jsonl`, "--db-root", `${dir}/nowhere`, "--pred", `${dir}/p.sql`]), /--db-root .*nowhere is not a directory/);
+      await assertRejects(
+        () => command.run(["--questions", `${dir}/missing.json`, "--db-root", root, "--pred", `${dir}/p.sql`]),
+        /cannot read questions file .*missing\.json/,
+      );
+      await assertRejects(
+        () => command.run(["--questions", `${dir}/q.jsonl`, "--db-root", `${dir}/nowhere`, "--pred", `${dir}/p.sql`]),
+        /--db-root .*nowhere is not a directory/,
+      );
     } finally {
       await Deno.remove(dir, { recursive: true });
     }
@@ -101,7 +165,8 @@ Deno.test({
 });
 
 Deno.test({
-  name: "eval command: an empty, binary or garbage questions file is an error naming it; an unwritable --out fails before any scoring (issue 47 item 9)",
+  name:
+    "eval command: an empty, binary or garbage questions file is an error naming it; an unwritable --out fails before any scoring (issue 47 item 9)",
   sanitizeOps: false,
   sanitizeResources: false,
   async fn() {
@@ -118,7 +183,10 @@ Deno.test({
         const path = `${dir}/${name}`;
         if (typeof body === "string") await Deno.writeTextFile(path, body);
         else await Deno.writeFile(path, body);
-        const e = await assertRejects(() => command.run(["--questions", path, "--db-root", root, "--pred", `${dir}/pred.json`]), /no questions/);
+        const e = await assertRejects(
+          () => command.run(["--questions", path, "--db-root", root, "--pred", `${dir}/pred.json`]),
+          /no questions/,
+        );
         assert(e.message.includes(path), e.message);
         // Issue 47 item 13: a parse error quotes none of the wrong file's content.
         assert(!e.message.includes("root:x:0"), e.message);
@@ -130,23 +198,75 @@ Deno.test({
       console.error = (...a: unknown[]) => printed.push(a.join(" "));
       try {
         await assertRejects(
-          () => command.run(["--questions", `${dir}/questions.json`, "--db-root", root, "--pred", `${dir}/pred.json`, "--out", `${dir}/no/such/dir/out.jsonl`, "--workers", "1", "--isolation", "process"]),
+          () =>
+            command.run([
+              "--questions",
+              `${dir}/questions.json`,
+              "--db-root",
+              root,
+              "--pred",
+              `${dir}/pred.json`,
+              "--out",
+              `${dir}/no/such/dir/out.jsonl`,
+              "--workers",
+              "1",
+              "--isolation",
+              "process",
+            ]),
           /^cannot write --out .*no\/such\/dir\/out\.jsonl/,
         );
       } finally {
         console.error = error;
       }
       assertEquals(printed.filter((l) => /gold SQL failed|questions in/.test(l)), []);
-      await assertRejects(() => command.run(["--questions", `${dir}/questions.json`, "--db-root", root, "--pred", `${dir}/pred.json`, "--out", dir]), /--out .* is not a regular file/);
+      await assertRejects(
+        () =>
+          command.run([
+            "--questions",
+            `${dir}/questions.json`,
+            "--db-root",
+            root,
+            "--pred",
+            `${dir}/pred.json`,
+            "--out",
+            dir,
+          ]),
+        /--out .* is not a regular file/,
+      );
       // Every database refused (here: a zero-byte file): an error naming it, not "ok" with n 0.
       await Deno.mkdir(`${dir}/empty-db/shop`, { recursive: true });
       await Deno.writeFile(`${dir}/empty-db/shop/shop.sqlite`, new Uint8Array());
       await assertRejects(
-        () => command.run(["--questions", `${dir}/questions.json`, "--db-root", `${dir}/empty-db`, "--pred", `${dir}/pred.json`, "--workers", "1"]),
+        () =>
+          command.run([
+            "--questions",
+            `${dir}/questions.json`,
+            "--db-root",
+            `${dir}/empty-db`,
+            "--pred",
+            `${dir}/pred.json`,
+            "--workers",
+            "1",
+          ]),
         /^no question of .*questions\.json could be scored \(2 database\(s\) missing or unreadable: .*shop\.sqlite is empty \(0 bytes\)/,
       );
       // The check leaves no file behind when none was there.
-      await command.run(["--questions", `${dir}/questions.json`, "--db-root", root, "--pred", `${dir}/pred.json`, "--workers", "1", "--timeout-ms", "400", "--isolation", "process", "--out", `${dir}/fresh.jsonl`]);
+      await command.run([
+        "--questions",
+        `${dir}/questions.json`,
+        "--db-root",
+        root,
+        "--pred",
+        `${dir}/pred.json`,
+        "--workers",
+        "1",
+        "--timeout-ms",
+        "400",
+        "--isolation",
+        "process",
+        "--out",
+        `${dir}/fresh.jsonl`,
+      ]);
       assert((await Deno.readTextFile(`${dir}/fresh.jsonl`)).split("\n").length > 5);
     } finally {
       await Deno.remove(dir, { recursive: true });

@@ -31,7 +31,7 @@ export const command: Command = {
     "",
     "  --questions  BIRD JSON, Spider JSON array or JSONL, or our JSONL {id, db_id, question, evidence?, gold_sql, difficulty?}",
     "  --db-root    databases at DIR/<db_id>/<db_id>.sqlite",
-    "  --pred       BIRD's prediction dict {\"0\": \"SQL\\t----- bird -----\\tdb_id\"} or one SQL per line (Spider)",
+    '  --pred       BIRD\'s prediction dict {"0": "SQL\\t----- bird -----\\tdb_id"} or one SQL per line (Spider)',
     "  --compare    set (BIRD, default), bag (multiset) or ordered",
     "  --timeout-ms per query, default 30000 as in BIRD's scripts",
     "  --out        JSONL, one {index, correct, error} per question in question order",
@@ -56,14 +56,20 @@ export const command: Command = {
     const root = req(values, "db-root");
     const pPath = req(values, "pred");
     const mode = values.compare ?? "set";
-    if (!isCompareMode(mode)) throw new UsageError(`--compare must be one of ${COMPARE_MODES.join(", ")}, got ${JSON.stringify(mode)}`);
+    if (!isCompareMode(mode)) {
+      throw new UsageError(`--compare must be one of ${COMPARE_MODES.join(", ")}, got ${JSON.stringify(mode)}`);
+    }
     const timeoutMs = int(values, "timeout-ms", 30_000, 1, MAX_TIMER_MS);
     const workers = int(values, "workers", Math.min(MAX_WORKERS, navigator.hardwareConcurrency || 1), 1, MAX_WORKERS);
     const maxRows = int(values, "max-rows", 1_000_000, 1, COUNT_MAX);
     const maxBytes = int(values, "max-bytes", 64 * 2 ** 20, 1, 2 ** 32);
     const isolation = values.isolation ?? "worker";
-    if (isolation !== "worker" && isolation !== "process") throw new UsageError(`--isolation must be worker or process, got ${JSON.stringify(isolation)}`);
-    if (!existsSync(root) || !statSync(root).isDirectory()) throw new UsageError(`--db-root ${root} is not a directory`);
+    if (isolation !== "worker" && isolation !== "process") {
+      throw new UsageError(`--isolation must be worker or process, got ${JSON.stringify(isolation)}`);
+    }
+    if (!existsSync(root) || !statSync(root).isDirectory()) {
+      throw new UsageError(`--db-root ${root} is not a directory`);
+    }
     if (typeof values.out === "string") await checkWritable(values.out, "--out");
 
     const questions = await readQuestionsFile(qPath, "rlvr eval");
@@ -76,7 +82,9 @@ export const command: Command = {
     }
     reportProblems("rlvr eval", pPath, preds.problems, "ignored");
     if (preds.sql.size !== questions.records) {
-      console.error(`rlvr eval: ${pPath} has ${preds.sql.size} predictions for ${questions.records} questions; missing ones score as wrong`);
+      console.error(
+        `rlvr eval: ${pPath} has ${preds.sql.size} predictions for ${questions.records} questions; missing ones score as wrong`,
+      );
     }
 
     const pool = new SqlPool({
@@ -89,7 +97,9 @@ export const command: Command = {
     const evaluator = new SqlEvaluator(pool, mode);
     const out: OutLine[] = new Array(questions.records);
     for (const p of questions.problems) {
-      if (p.position !== undefined) out[p.position] = { index: p.position, correct: false, error: `malformed question (${p.where}): ${p.message}` };
+      if (p.position !== undefined) {
+        out[p.position] = { index: p.position, correct: false, error: `malformed question (${p.where}): ${p.message}` };
+      }
     }
     const total: Tally = { n: 0, correct: 0 };
     const byDifficulty = new Map<string, Tally>();
@@ -106,7 +116,9 @@ export const command: Command = {
         const s = await evaluator.score(task, preds.sql.get(position));
         if (s.status === "gold-failed") {
           counts.goldFailed++;
-          console.error(`rlvr eval: question ${position} (${task.db_id}): gold SQL failed (${s.error.kind}: ${s.error.message}); left out of the score`);
+          console.error(
+            `rlvr eval: question ${position} (${task.db_id}): gold SQL failed (${s.error.kind}: ${s.error.message}); left out of the score`,
+          );
           line = { index: position, correct: false, error: `gold failed: ${s.error.kind}: ${s.error.message}` };
         } else {
           const o = s.outcome;
@@ -136,7 +148,11 @@ export const command: Command = {
       const now = performance.now();
       if (now - lastReport > 2000) {
         lastReport = now;
-        console.error(`rlvr eval: ${done}/${questions.items.length} questions, EX ${(total.correct / Math.max(1, total.n)).toFixed(4)}, ${((now - t0) / 1000).toFixed(1)} s`);
+        console.error(
+          `rlvr eval: ${done}/${questions.items.length} questions, EX ${
+            (total.correct / Math.max(1, total.n)).toFixed(4)
+          }, ${((now - t0) / 1000).toFixed(1)} s`,
+        );
       }
     };
 
@@ -163,7 +179,9 @@ export const command: Command = {
     // an error, as an empty questions file is, never "ok" with n 0.
     if (total.n === 0) {
       const why = [
-        missingDbs.size ? `${missingDbs.size} database(s) missing or unreadable: ${[...missingDbs.values()].slice(0, 3).join("; ")}` : "",
+        missingDbs.size
+          ? `${missingDbs.size} database(s) missing or unreadable: ${[...missingDbs.values()].slice(0, 3).join("; ")}`
+          : "",
         counts.goldFailed ? `${counts.goldFailed} gold quer${counts.goldFailed === 1 ? "y" : "ies"} failed` : "",
       ].filter(Boolean).join("; ");
       throw new Error(`no question of ${qPath} could be scored (${why})`);
@@ -171,10 +189,18 @@ export const command: Command = {
     const seconds = (performance.now() - t0) / 1000;
     console.error(`rlvr eval: ${questions.items.length} questions in ${seconds.toFixed(1)} s`);
     const ex = total.n ? total.correct / total.n : 0;
-    const result: Record<string, unknown> = { n: total.n, correct: total.correct, ex, errors: counts.errors, timeouts: counts.timeouts };
+    const result: Record<string, unknown> = {
+      n: total.n,
+      correct: total.correct,
+      ex,
+      errors: counts.errors,
+      timeouts: counts.timeouts,
+    };
     if (byDifficulty.size > 0) {
       result.difficulty = Object.fromEntries(
-        [...byDifficulty].sort(([a], [b]) => a.localeCompare(b)).map(([d, t]) => [d, { n: t.n, correct: t.correct, ex: t.correct / t.n }]),
+        [...byDifficulty].sort(([a], [b]) => a.localeCompare(b)).map((
+          [d, t],
+        ) => [d, { n: t.n, correct: t.correct, ex: t.correct / t.n }]),
       );
     }
     Object.assign(result, {

@@ -24,7 +24,9 @@ async function selectedTemplate(summaryPath: string): Promise<string | null> {
   } catch {
     return null; // an interrupted run has no summary: the prompt cell's template stands
   }
-  const obj = (x: unknown): Record<string, unknown> | null => (typeof x === "object" && x !== null && !Array.isArray(x) ? { ...x } : null);
+  const obj = (
+    x: unknown,
+  ): Record<string, unknown> | null => (typeof x === "object" && x !== null && !Array.isArray(x) ? { ...x } : null);
   let found: string | null = null;
   const cells = obj(summary)?.cells;
   for (const c of Array.isArray(cells) ? cells : []) {
@@ -48,9 +50,14 @@ export const command: Command = {
   ].join("\n"),
   async run(argv) {
     const { values, positionals } = parseFlags(argv, {
-      run: { type: "string" }, out: { type: "string" }, model: { type: "string" }, "max-steps": { type: "string" },
+      run: { type: "string" },
+      out: { type: "string" },
+      model: { type: "string" },
+      "max-steps": { type: "string" },
     });
-    if (positionals.length !== 1) throw new UsageError("expected exactly one notebook file: rlvr export NOTEBOOK.json --run DIR");
+    if (positionals.length !== 1) {
+      throw new UsageError("expected exactly one notebook file: rlvr export NOTEBOOK.json --run DIR");
+    }
     const file = positionals[0];
     const runDir = req(values, "run");
     const out = typeof values.out === "string" ? values.out : join(runDir, "export");
@@ -58,14 +65,17 @@ export const command: Command = {
     const parsed = parseNotebook(json);
     if (!parsed.ok) throw new UsageError(`${file} is not a valid notebook:\n${formatIssues(parsed.errors)}`);
     const cells = parsed.doc.cells;
-    const last = <T extends (typeof cells)[number]["type"]>(type: T) => [...cells].reverse().find((c): c is Extract<(typeof cells)[number], { type: T }> => c.type === type);
+    const last = <T extends (typeof cells)[number]["type"]>(type: T) =>
+      [...cells].reverse().find((c): c is Extract<(typeof cells)[number], { type: T }> => c.type === type);
     const modelCell = last("model"), dataCell = last("dataset"), promptCell = last("prompt"), grpoCell = last("grpo");
     if (!modelCell) throw new UsageError(`${file} has no model cell`);
     let adapter: LoraAdapter;
     try {
       adapter = await readPeftAdapter(new DirSource(join(runDir, "adapter")));
     } catch (e) {
-      throw new UsageError(`${runDir}/adapter: ${e instanceof Error ? e.message : String(e)} (did the run finish a cell?)`);
+      throw new UsageError(
+        `${runDir}/adapter: ${e instanceof Error ? e.message : String(e)} (did the run finish a cell?)`,
+      );
     }
     const files: string[] = [];
     const write = async (name: string, data: Uint8Array | string) => {
@@ -76,11 +86,17 @@ export const command: Command = {
       files.push(p);
     };
     const base = dirname(resolve(file));
-    const { source, name } = modelSource(typeof values.model === "string" ? values.model : modelCell.params, (p) => (p.startsWith("/") || /^https?:/i.test(p) ? p : join(base, p)));
+    const { source, name } = modelSource(
+      typeof values.model === "string" ? values.model : modelCell.params,
+      (p) => (p.startsWith("/") || /^https?:/i.test(p) ? p : join(base, p)),
+    );
     for (const [f, bytes] of peftFiles(adapter, { baseModel: name })) await write(`adapter/${f}`, bytes);
     if (grpoCell) {
       const maxSteps = values["max-steps"] === undefined ? null : int(values, "max-steps", 0, 0, COUNT_MAX);
-      await write("trl_grpo_config.json", JSON.stringify(trlConfig(grpoCell.params, modelCell.params, adapter.targets, { maxSteps }), null, 1));
+      await write(
+        "trl_grpo_config.json",
+        JSON.stringify(trlConfig(grpoCell.params, modelCell.params, adapter.targets, { maxSteps }), null, 1),
+      );
     }
     if (dataCell && promptCell) {
       // A select cell may have changed the template: summary.json names the winner.
@@ -92,7 +108,11 @@ export const command: Command = {
       const env = denoEnv({ out: runDir, base });
       const splits = buildSplits(dataCell.params, (await env.loadDataset(dataCell.params)).splits);
       const tasks = splits[dataCell.params.split] ?? [];
-      const prompter = new Prompter(codec, { ...promptCell.params, template }, cachedSchemas((db) => env.schemaOf(dataCell.params, db)));
+      const prompter = new Prompter(
+        codec,
+        { ...promptCell.params, template },
+        cachedSchemas((db) => env.schemaOf(dataCell.params, db)),
+      );
       await write("prompts.jsonl", promptsJsonl(tasks, await prompter.prompts(tasks)));
     }
     return { out, files };

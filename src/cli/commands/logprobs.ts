@@ -16,24 +16,55 @@ import { readInputJson } from "../inputs.ts";
 import type { Command } from "./index.ts";
 
 /** The WGSL trainer's forward pass (src/gpu/trainer/logprobs.ts) on this machine's WebGPU device. */
-async function webgpuLogprobs(cfg: ModelConfig, weights: Weights, ids: number[][], adapter: LoraAdapter | null, dtype: WeightDtype, out: string): Promise<Record<string, unknown>> {
+async function webgpuLogprobs(
+  cfg: ModelConfig,
+  weights: Weights,
+  ids: number[][],
+  adapter: LoraAdapter | null,
+  dtype: WeightDtype,
+  out: string,
+): Promise<Record<string, unknown>> {
   const { requestGpu } = await import("../../gpu/device.ts");
   const { destroyModel, forceF32Env, uploadModel } = await import("../../gpu/model/state.ts");
   const { logprobsWebgpu } = await import("../../gpu/trainer/logprobs.ts");
   const gpu = await requestGpu();
   const t0 = performance.now();
   // f16: the frozen projections stored as f16 where the device has shader-f16 (f32 otherwise, or with RLVR_TRAINER_F32=1).
-  const model = uploadModel(gpu.device, cfg, weights, dtype === "q4" ? { q4: true } : { f16: dtype === "f16" && !forceF32Env() });
+  const model = uploadModel(
+    gpu.device,
+    cfg,
+    weights,
+    dtype === "q4" ? { q4: true } : { f16: dtype === "f16" && !forceF32Env() },
+  );
   const stored = dtype === "q4" ? "q4" : model.half.size > 0 ? "f16" : "f32";
-  if (dtype === "f16" && stored === "f32") console.error(`logprobs: f16 asked, but ${gpu.f16 ? "RLVR_TRAINER_F32=1 is set" : "this device has no shader-f16"}: f32 weights`);
+  if (dtype === "f16" && stored === "f32") {
+    console.error(
+      `logprobs: f16 asked, but ${
+        gpu.f16 ? "RLVR_TRAINER_F32=1 is set" : "this device has no shader-f16"
+      }: f32 weights`,
+    );
+  }
   try {
     const t1 = performance.now();
     const lp = await logprobsWebgpu(model, ids, adapter ?? undefined);
     const t2 = performance.now();
     await Deno.writeTextFile(out, JSON.stringify(lp));
     const tokens = ids.reduce((s, x) => s + x.length, 0);
-    console.error(`logprobs: ${ids.length} sequences, ${tokens} tokens on the WGSL trainer (${stored}) in ${((t2 - t1) / 1000).toFixed(2)} s (upload ${((t1 - t0) / 1000).toFixed(2)} s)`);
-    return { engine: "webgpu", provider: gpu.info.description || gpu.info.architecture || gpu.info.vendor, dtype: stored, adapter: adapter ? "loaded" : null, sequences: ids.length, tokens, out, seconds: (t2 - t1) / 1000 };
+    console.error(
+      `logprobs: ${ids.length} sequences, ${tokens} tokens on the WGSL trainer (${stored}) in ${
+        ((t2 - t1) / 1000).toFixed(2)
+      } s (upload ${((t1 - t0) / 1000).toFixed(2)} s)`,
+    );
+    return {
+      engine: "webgpu",
+      provider: gpu.info.description || gpu.info.architecture || gpu.info.vendor,
+      dtype: stored,
+      adapter: adapter ? "loaded" : null,
+      sequences: ids.length,
+      tokens,
+      out,
+      seconds: (t2 - t1) / 1000,
+    };
   } finally {
     destroyModel(model);
     gpu.device.destroy();
@@ -44,9 +75,13 @@ const ENGINES = ["ort", "webgpu"] as const;
 
 /** Parses the --ids file: a JSON array of non-empty token-id arrays within the vocabulary. */
 export function parseIdsFile(json: unknown, vocabSize: number, file = "ids"): number[][] {
-  if (!Array.isArray(json) || json.length === 0) throw new UsageError(`${file}: expected a non-empty JSON array of token-id arrays`);
+  if (!Array.isArray(json) || json.length === 0) {
+    throw new UsageError(`${file}: expected a non-empty JSON array of token-id arrays`);
+  }
   return json.map((seq: unknown, i) => {
-    if (!Array.isArray(seq) || seq.length === 0) throw new UsageError(`${file}[${i}] is not a non-empty array of token ids`);
+    if (!Array.isArray(seq) || seq.length === 0) {
+      throw new UsageError(`${file}[${i}] is not a non-empty array of token ids`);
+    }
     return seq.map((id: unknown, t) => {
       if (typeof id !== "number" || !Number.isInteger(id) || id < 0 || id >= vocabSize) {
         throw new UsageError(`${file}[${i}][${t}] = ${JSON.stringify(id)} is not a token id in [0, ${vocabSize})`);
@@ -82,12 +117,18 @@ export const command: Command = {
   ].join("\n"),
   async run(argv) {
     const { values } = parseFlags(argv, {
-      model: { type: "string" }, ids: { type: "string" }, out: { type: "string" }, engine: { type: "string" },
-      dtype: { type: "string" }, adapter: { type: "string" },
+      model: { type: "string" },
+      ids: { type: "string" },
+      out: { type: "string" },
+      engine: { type: "string" },
+      dtype: { type: "string" },
+      adapter: { type: "string" },
     });
     const modelDir = req(values, "model"), idsFile = req(values, "ids"), out = req(values, "out");
     const engine = ENGINES.find((e) => e === (values.engine ?? "ort"));
-    if (!engine) throw new UsageError(`--engine must be one of ${ENGINES.join(", ")}, got ${JSON.stringify(values.engine)}`);
+    if (!engine) {
+      throw new UsageError(`--engine must be one of ${ENGINES.join(", ")}, got ${JSON.stringify(values.engine)}`);
+    }
     const dtype = dtypeFlag(values.dtype);
     const src = new DirSource(modelDir);
     const cfg = parseConfig(await readJson(src, "config.json"));
@@ -95,13 +136,22 @@ export const command: Command = {
     const ids = parseIdsFile(idsJson, cfg.vocabSize, idsFile);
     const weights = await loadWeights(src);
     validateWeights(cfg, weights);
-    const adapter = typeof values.adapter === "string" ? await readPeftAdapter(new DirSource(values.adapter), cfg) : null;
+    const adapter = typeof values.adapter === "string"
+      ? await readPeftAdapter(new DirSource(values.adapter), cfg)
+      : null;
     const maxLen = Math.max(...ids.map((s) => s.length));
-    if (maxLen > cfg.maxPositionEmbeddings) throw new UsageError(`a sequence has ${maxLen} tokens; the model's context is ${cfg.maxPositionEmbeddings} positions`);
+    if (maxLen > cfg.maxPositionEmbeddings) {
+      throw new UsageError(
+        `a sequence has ${maxLen} tokens; the model's context is ${cfg.maxPositionEmbeddings} positions`,
+      );
+    }
     if (engine === "webgpu") return await webgpuLogprobs(cfg, weights, ids, adapter, dtype, out);
     const t0 = performance.now();
     const policy = await OrtPolicy.create(cfg, weights, {
-      dtype, loraTargets: adapter?.targets ?? [], maxPositions: maxLen, onNote: (m) => console.error(m),
+      dtype,
+      loraTargets: adapter?.targets ?? [],
+      maxPositions: maxLen,
+      onNote: (m) => console.error(m),
     });
     try {
       if (adapter) policy.setAdapter(adapter, typeof values.adapter === "string" ? values.adapter : null);
@@ -110,8 +160,23 @@ export const command: Command = {
       const t2 = performance.now();
       await Deno.writeTextFile(out, JSON.stringify(lp));
       const tokens = ids.reduce((s, x) => s + x.length, 0);
-      console.error(`logprobs: ${ids.length} sequences, ${tokens} tokens on ${policy.provider} (${dtype}: ${policy.precision}; ${policy.attention} attention) in ${((t2 - t1) / 1000).toFixed(2)} s (session ${((t1 - t0) / 1000).toFixed(2)} s)`);
-      return { engine, provider: policy.provider, dtype, precision: policy.precision, attention: policy.attention, adapter: policy.adapterName, sequences: ids.length, tokens, out, seconds: (t2 - t1) / 1000 };
+      console.error(
+        `logprobs: ${ids.length} sequences, ${tokens} tokens on ${policy.provider} (${dtype}: ${policy.precision}; ${policy.attention} attention) in ${
+          ((t2 - t1) / 1000).toFixed(2)
+        } s (session ${((t1 - t0) / 1000).toFixed(2)} s)`,
+      );
+      return {
+        engine,
+        provider: policy.provider,
+        dtype,
+        precision: policy.precision,
+        attention: policy.attention,
+        adapter: policy.adapterName,
+        sequences: ids.length,
+        tokens,
+        out,
+        seconds: (t2 - t1) / 1000,
+      };
     } finally {
       await policy.release();
     }

@@ -10,7 +10,10 @@ import { parseSafetensors, safetensorsToWeights } from "../../model/safetensors.
 import { makeTinyModel, tinyTokenizerFiles } from "../../model/tiny.ts";
 import { writeHfFolder } from "../../model/tiny.deno.ts";
 
-async function loraGrad(args: string[], env: Record<string, string> = {}): Promise<{ last: Record<string, unknown>; stderr: string }> {
+async function loraGrad(
+  args: string[],
+  env: Record<string, string> = {},
+): Promise<{ last: Record<string, unknown>; stderr: string }> {
   const out = await new Deno.Command(Deno.execPath(), {
     args: ["run", "-A", new URL("../main.ts", import.meta.url).pathname, "lora-grad", ...args],
     stdout: "piped",
@@ -31,7 +34,10 @@ Deno.test("rlvr lora-grad on a bf16 checkpoint: f16 projections by default where
   const tiny = makeTinyModel("qwen2", { seed: 6 });
   const cfg = tiny.config;
   await writeHfFolder(`${dir}/model`, tiny, tinyTokenizerFiles(), { dtype: "BF16" });
-  await writePeftFolder(`${dir}/adapter`, randomAdapter(cfg, { r: 2, alpha: 4, targets: LORA_TARGETS, seed: 4, bScale: 0.2 }));
+  await writePeftFolder(
+    `${dir}/adapter`,
+    randomAdapter(cfg, { r: 2, alpha: 4, targets: LORA_TARGETS, seed: 4, bScale: 0.2 }),
+  );
   const rng = new Rng(8);
   const batch = [
     { ids: Array.from({ length: 9 }, () => rng.int(cfg.vocabSize)), prompt_len: 3, advantage: 0.9 },
@@ -57,7 +63,14 @@ Deno.test("rlvr lora-grad on a bf16 checkpoint: f16 projections by default where
   }
   // Same weights, same f32 arithmetic; only the matmul's f16 operand path differs.
   assert(worst <= 1e-5 * gmax, `f16 vs f32 gradients differ by ${worst} (max |g| ${gmax})`);
-  assert(Math.abs(Number(half.last.loss) - Number(full.last.loss)) <= 1e-6 * Math.max(1, Math.abs(Number(full.last.loss))), `loss ${half.last.loss} vs ${full.last.loss}`);
-  console.log(`lora-grad bf16 checkpoint: ${half.last.weights} vs f32 gradients, max |diff| ${worst.toExponential(2)} of max |g| ${gmax.toExponential(2)}`);
+  assert(
+    Math.abs(Number(half.last.loss) - Number(full.last.loss)) <= 1e-6 * Math.max(1, Math.abs(Number(full.last.loss))),
+    `loss ${half.last.loss} vs ${full.last.loss}`,
+  );
+  console.log(
+    `lora-grad bf16 checkpoint: ${half.last.weights} vs f32 gradients, max |diff| ${
+      worst.toExponential(2)
+    } of max |g| ${gmax.toExponential(2)}`,
+  );
   await Deno.remove(dir, { recursive: true });
 });

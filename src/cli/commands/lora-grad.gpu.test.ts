@@ -13,7 +13,13 @@ Deno.test("rlvr lora-grad: end to end through the CLI, gradients under the adapt
   const tiny = makeTinyModel("llama", { seed: 3 });
   const cfg = tiny.config;
   await writeHfFolder(`${dir}/model`, tiny);
-  const adapter = randomAdapter(cfg, { r: 2, alpha: 5, targets: ["q_proj", "v_proj", "down_proj"], seed: 4, bScale: 0.2 });
+  const adapter = randomAdapter(cfg, {
+    r: 2,
+    alpha: 5,
+    targets: ["q_proj", "v_proj", "down_proj"],
+    seed: 4,
+    bScale: 0.2,
+  });
   await writePeftFolder(`${dir}/adapter`, adapter);
   const rng = new Rng(8);
   const batch = [
@@ -22,7 +28,20 @@ Deno.test("rlvr lora-grad: end to end through the CLI, gradients under the adapt
   ];
   await Deno.writeTextFile(`${dir}/batch.json`, JSON.stringify(batch));
   const out = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", new URL("../main.ts", import.meta.url).pathname, "lora-grad", "--model", `${dir}/model`, "--adapter", `${dir}/adapter`, "--batch", `${dir}/batch.json`, "--out", `${dir}/grad.safetensors`],
+    args: [
+      "run",
+      "-A",
+      new URL("../main.ts", import.meta.url).pathname,
+      "lora-grad",
+      "--model",
+      `${dir}/model`,
+      "--adapter",
+      `${dir}/adapter`,
+      "--batch",
+      `${dir}/batch.json`,
+      "--out",
+      `${dir}/grad.safetensors`,
+    ],
     stdout: "piped",
     stderr: "piped",
   }).output();
@@ -35,7 +54,9 @@ Deno.test("rlvr lora-grad: end to end through the CLI, gradients under the adapt
   const loss = () => {
     const lp = referenceLogprobs(cfg, tiny.weights, batch.map((b) => b.ids), adapter);
     let s = 0;
-    batch.forEach((b, i) => { for (let t = b.prompt_len; t < b.ids.length; t++) s += b.advantage * lp[i][t - 1]; });
+    batch.forEach((b, i) => {
+      for (let t = b.prompt_len; t < b.ids.length; t++) s += b.advantage * lp[i][t - 1];
+    });
     return -s / 5;
   };
   assert(Math.abs(last.loss - loss()) < 1e-4, `loss ${last.loss} vs reference ${loss()}`);
@@ -52,7 +73,10 @@ Deno.test("rlvr lora-grad: end to end through the CLI, gradients under the adapt
       const hm = x0 - t.data[i], lm = loss();
       t.data[i] = x0;
       const fd = (lp - lm) / (hp + hm);
-      assert(Math.abs(g.data[i] - fd) <= 1e-3 * gmax + 2e-3 * Math.abs(fd), `${name}[${i}]: ${g.data[i]} vs finite difference ${fd}`);
+      assert(
+        Math.abs(g.data[i] - fd) <= 1e-3 * gmax + 2e-3 * Math.abs(fd),
+        `${name}[${i}]: ${g.data[i]} vs finite difference ${fd}`,
+      );
     }
   }
   await Deno.remove(dir, { recursive: true });
@@ -60,8 +84,21 @@ Deno.test("rlvr lora-grad: end to end through the CLI, gradients under the adapt
 
 Deno.test("rlvr lora-grad: batch validation names the entry and the field", async () => {
   await assertRejects(() => Promise.resolve(parseGradBatch([], 10)), /non-empty JSON array/);
-  await assertRejects(() => Promise.resolve(parseGradBatch([{ ids: [1, 2, 3], prompt_len: 0, advantage: 1 }], 10, "b.json")), /b\.json\[0\]\.prompt_len 0 must be an integer in 1\.\.3/);
-  await assertRejects(() => Promise.resolve(parseGradBatch([{ ids: [1, 12], prompt_len: 1, advantage: 1 }], 10)), /ids\[1\] = 12 is not a token id in \[0, 10\)/);
-  await assertRejects(() => Promise.resolve(parseGradBatch([{ ids: [1, 2], prompt_len: 1, advantage: "x" }], 10)), /advantage "x" is not a finite number/);
-  assertEquals(parseGradBatch([{ ids: [1, 2], prompt_len: 1, advantage: -2 }], 10), [{ ids: [1, 2], promptLen: 1, advantage: -2 }]);
+  await assertRejects(
+    () => Promise.resolve(parseGradBatch([{ ids: [1, 2, 3], prompt_len: 0, advantage: 1 }], 10, "b.json")),
+    /b\.json\[0\]\.prompt_len 0 must be an integer in 1\.\.3/,
+  );
+  await assertRejects(
+    () => Promise.resolve(parseGradBatch([{ ids: [1, 12], prompt_len: 1, advantage: 1 }], 10)),
+    /ids\[1\] = 12 is not a token id in \[0, 10\)/,
+  );
+  await assertRejects(
+    () => Promise.resolve(parseGradBatch([{ ids: [1, 2], prompt_len: 1, advantage: "x" }], 10)),
+    /advantage "x" is not a finite number/,
+  );
+  assertEquals(parseGradBatch([{ ids: [1, 2], prompt_len: 1, advantage: -2 }], 10), [{
+    ids: [1, 2],
+    promptLen: 1,
+    advantage: -2,
+  }]);
 });

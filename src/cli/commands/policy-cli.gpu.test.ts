@@ -28,29 +28,82 @@ Deno.test("rlvr logprobs --engine ort and rlvr sample: end to end on a tiny Qwen
   const adapter = randomAdapter(cfg, { r: 3, alpha: 6, targets: ["q_proj", "gate_proj"], seed: 2, bScale: 0.2 });
   await writePeftFolder(`${dir}/adapter`, adapter);
   const rng = new Rng(4);
-  const ids = [Array.from({ length: 9 }, () => rng.int(cfg.vocabSize)), Array.from({ length: 4 }, () => rng.int(cfg.vocabSize))];
+  const ids = [
+    Array.from({ length: 9 }, () => rng.int(cfg.vocabSize)),
+    Array.from({ length: 4 }, () => rng.int(cfg.vocabSize)),
+  ];
   await Deno.writeTextFile(`${dir}/ids.json`, JSON.stringify(ids));
 
-  const lp = await rlvr(["logprobs", "--model", `${dir}/model`, "--ids", `${dir}/ids.json`, "--engine", "ort", "--adapter", `${dir}/adapter`, "--out", `${dir}/lp.json`]);
+  const lp = await rlvr([
+    "logprobs",
+    "--model",
+    `${dir}/model`,
+    "--ids",
+    `${dir}/ids.json`,
+    "--engine",
+    "ort",
+    "--adapter",
+    `${dir}/adapter`,
+    "--out",
+    `${dir}/lp.json`,
+  ]);
   assert(lp.code === 0, `exit ${lp.code}: ${lp.stderr}`);
   assertEquals([lp.last.ok, lp.last.provider, lp.last.tokens], [true, "webgpu", 13]);
   const got: number[][] = JSON.parse(await Deno.readTextFile(`${dir}/lp.json`));
   assertEquals(got.map((r) => r.length), [8, 3]);
-  assertClose(got.flat(), referenceLogprobs(cfg, tiny.weights, ids, adapter).flat(), { atol: 2e-3, rtol: 0, name: "CLI logprobs" });
+  assertClose(got.flat(), referenceLogprobs(cfg, tiny.weights, ids, adapter).flat(), {
+    atol: 2e-3,
+    rtol: 0,
+    name: "CLI logprobs",
+  });
 
   // The WGSL trainer's forward pass agrees with the reference and with the ONNX policy.
-  const web = await rlvr(["logprobs", "--model", `${dir}/model`, "--ids", `${dir}/ids.json`, "--engine", "webgpu", "--adapter", `${dir}/adapter`, "--out", `${dir}/web.json`]);
+  const web = await rlvr([
+    "logprobs",
+    "--model",
+    `${dir}/model`,
+    "--ids",
+    `${dir}/ids.json`,
+    "--engine",
+    "webgpu",
+    "--adapter",
+    `${dir}/adapter`,
+    "--out",
+    `${dir}/web.json`,
+  ]);
   assert(web.code === 0, `exit ${web.code}: ${web.stderr}`);
   const webLp: number[][] = JSON.parse(await Deno.readTextFile(`${dir}/web.json`));
   assertEquals(webLp.map((r) => r.length), [8, 3]);
-  assertClose(webLp.flat(), referenceLogprobs(cfg, tiny.weights, ids, adapter).flat(), { atol: 2e-3, rtol: 0, name: "CLI logprobs --engine webgpu" });
+  assertClose(webLp.flat(), referenceLogprobs(cfg, tiny.weights, ids, adapter).flat(), {
+    atol: 2e-3,
+    rtol: 0,
+    name: "CLI logprobs --engine webgpu",
+  });
   assertClose(webLp.flat(), got.flat(), { atol: 2e-3, rtol: 0, name: "webgpu vs ort engines" });
   // --dtype f16 on the webgpu engine: the frozen projections stored as f16 where the device has shader-f16.
-  const f16 = await rlvr(["logprobs", "--model", `${dir}/model`, "--ids", `${dir}/ids.json`, "--engine", "webgpu", "--dtype", "f16", "--adapter", `${dir}/adapter`, "--out", `${dir}/x.json`]);
+  const f16 = await rlvr([
+    "logprobs",
+    "--model",
+    `${dir}/model`,
+    "--ids",
+    `${dir}/ids.json`,
+    "--engine",
+    "webgpu",
+    "--dtype",
+    "f16",
+    "--adapter",
+    `${dir}/adapter`,
+    "--out",
+    `${dir}/x.json`,
+  ]);
   assert(f16.code === 0, `exit ${f16.code}: ${f16.stderr}`);
   assert(f16.last.dtype === "f16" || f16.last.dtype === "f32", String(f16.last.dtype));
   const f16Lp: number[][] = JSON.parse(await Deno.readTextFile(`${dir}/x.json`));
-  assertClose(f16Lp.flat(), webLp.flat(), { atol: 5e-3, rtol: 0, name: `CLI logprobs --engine webgpu --dtype f16 (${f16.last.dtype}) vs f32` });
+  assertClose(f16Lp.flat(), webLp.flat(), {
+    atol: 5e-3,
+    rtol: 0,
+    name: `CLI logprobs --engine webgpu --dtype f16 (${f16.last.dtype}) vs f32`,
+  });
   await Deno.writeTextFile(`${dir}/bad.json`, JSON.stringify([[1, 2, cfg.vocabSize]]));
   const bad = await rlvr(["logprobs", "--model", `${dir}/model`, "--ids", `${dir}/bad.json`, "--out", `${dir}/x.json`]);
   assertEquals(bad.code, 2);
@@ -59,7 +112,25 @@ Deno.test("rlvr logprobs --engine ort and rlvr sample: end to end on a tiny Qwen
   // Sampling: a plain string and a chat conversation, 2 samples each, reproducible by seed.
   const prompts = ["SELECT", [{ role: "user", content: "count the rows" }]];
   await Deno.writeTextFile(`${dir}/prompts.json`, JSON.stringify(prompts));
-  const args = ["sample", "--model", `${dir}/model`, "--prompts", `${dir}/prompts.json`, "--n", "2", "--temperature", "3", "--top-k", "50", "--max-new-tokens", "6", "--seed", "5", "--adapter", `${dir}/adapter`];
+  const args = [
+    "sample",
+    "--model",
+    `${dir}/model`,
+    "--prompts",
+    `${dir}/prompts.json`,
+    "--n",
+    "2",
+    "--temperature",
+    "3",
+    "--top-k",
+    "50",
+    "--max-new-tokens",
+    "6",
+    "--seed",
+    "5",
+    "--adapter",
+    `${dir}/adapter`,
+  ];
   const s1 = await rlvr([...args, "--out", `${dir}/s1.json`]);
   assert(s1.code === 0, `exit ${s1.code}: ${s1.stderr}`);
   assertEquals([s1.last.samples, s1.last.provider], [4, "webgpu"]);
@@ -69,7 +140,10 @@ Deno.test("rlvr logprobs --engine ort and rlvr sample: end to end on a tiny Qwen
   assertEquals(s2.code, 0);
   const tf = tinyTokenizerFiles();
   const tok = new HfTokenizer(tf.tokenizerJson, tf.tokenizerConfig);
-  const rendered = [tok.encode("SELECT"), tok.encode(new ChatTemplate(CHATML_TEMPLATE).render([{ role: "user", content: "count the rows" }]))];
+  const rendered = [
+    tok.encode("SELECT"),
+    tok.encode(new ChatTemplate(CHATML_TEMPLATE).render([{ role: "user", content: "count the rows" }])),
+  ];
   for (const s of a) {
     const seq = [...rendered[s.prompt], ...s.tokens];
     const want = referenceLogprobs(cfg, tiny.weights, [seq], adapter)[0].slice(rendered[s.prompt].length - 1);

@@ -14,13 +14,22 @@ Deno.test("rlvr pretrain --corpus-only: tokenizer + packed corpus; the same flag
   try {
     const first = await command.run([...flags, "--vocab", "600"]);
     assertEquals(first.corpusOnly, true);
-    for (const f of ["tokenizer/tokenizer.json", "tokenizer/tokenizer_config.json", "corpus.json", "corpus.bin"]) await Deno.stat(`${out}/${f}`);
+    for (const f of ["tokenizer/tokenizer.json", "tokenizer/tokenizer_config.json", "corpus.json", "corpus.bin"]) {
+      await Deno.stat(`${out}/${f}`);
+    }
     assert(logs.some((l) => /^corpus: \d+ tokens in \d+ rows/.test(l)), "built");
     logs.length = 0;
     const again = await command.run([...flags, "--tokenizer", `${out}/tokenizer`]);
-    assert(logs.some((l) => l.startsWith(`corpus: ${first.rows} rows from ${out}/corpus.bin`)), `read back: ${logs.join(" | ")}`);
+    assert(
+      logs.some((l) => l.startsWith(`corpus: ${first.rows} rows from ${out}/corpus.bin`)),
+      `read back: ${logs.join(" | ")}`,
+    );
     assertEquals([again.hash, JSON.stringify(again.key)], [first.hash, JSON.stringify(first.key)]);
-    assertEquals((first.key as { definedShare?: number }).definedShare, 0.3, "the key names the evidence patterns' share (default)");
+    assertEquals(
+      (first.key as { definedShare?: number }).definedShare,
+      0.3,
+      "the key names the evidence patterns' share (default)",
+    );
     let refused = "";
     try {
       await command.run([...flags, "--tokenizer", `${out}/tokenizer`, "--defined-share", "1.5"]);

@@ -28,8 +28,13 @@ export const command: Command = {
   ].join("\n"),
   async run(argv) {
     const { values, positionals } = parseFlags(argv, {
-      out: { type: "string" }, "max-steps": { type: "string" }, seed: { type: "string" }, model: { type: "string" },
-      "samples-per-step": { type: "string" }, "sql-workers": { type: "string" }, "micro-batch": { type: "string" },
+      out: { type: "string" },
+      "max-steps": { type: "string" },
+      seed: { type: "string" },
+      model: { type: "string" },
+      "samples-per-step": { type: "string" },
+      "sql-workers": { type: "string" },
+      "micro-batch": { type: "string" },
       "sample-batch": { type: "string" },
     });
     if (positionals.length !== 1) throw new UsageError("expected exactly one notebook file: rlvr run NOTEBOOK.json");
@@ -44,7 +49,12 @@ export const command: Command = {
     const seed = values.seed === undefined ? null : num(values, "seed", 0, SEED);
     const sampleBatch = int(values, "sample-batch", 16, 1, 4096);
     const log = (m: string) => console.error(`rlvr run: ${m}`);
-    const env = denoEnv({ out, base: dirname(resolve(file)), sqlWorkers: int(values, "sql-workers", 2, 1, MAX_WORKERS), onLog: log });
+    const env = denoEnv({
+      out,
+      base: dirname(resolve(file)),
+      sqlWorkers: int(values, "sql-workers", 2, 1, MAX_WORKERS),
+      onLog: log,
+    });
     let lastLine = 0;
     // Ctrl-C stops at the next step boundary; the checkpoints written so far let a rerun resume.
     const abort = new AbortController();
@@ -55,7 +65,13 @@ export const command: Command = {
     Deno.addSignalListener("SIGINT", onInt);
     const summary = await runNotebook(parsed.doc, env, {
       signal: abort.signal,
-      opts: { maxSteps, seed, samplesPerStep: int(values, "samples-per-step", 16, 0, COUNT_MAX), trainMicroBatch: int(values, "micro-batch", 8, 1, 4096), sampleBatchPrompts: sampleBatch },
+      opts: {
+        maxSteps,
+        seed,
+        samplesPerStep: int(values, "samples-per-step", 16, 0, COUNT_MAX),
+        trainMicroBatch: int(values, "micro-batch", 8, 1, 4096),
+        sampleBatchPrompts: sampleBatch,
+      },
       modelOverride: typeof values.model === "string" ? values.model : undefined,
       reuseFinished: true,
       onLog: log,
@@ -67,6 +83,17 @@ export const command: Command = {
         log(`[${p.cellId}] ${(p.fraction * 100).toFixed(0)}% ${p.message}${eta}`);
       },
     }).finally(() => Deno.removeSignalListener("SIGINT", onInt));
-    return { out, title: summary.title, accuracy: summary.accuracy, cells: summary.cells.map((c) => ({ id: c.id, type: c.type, ms: c.ms, ...(c.accuracy !== undefined ? { accuracy: c.accuracy } : {}) })), files: summary.files };
+    return {
+      out,
+      title: summary.title,
+      accuracy: summary.accuracy,
+      cells: summary.cells.map((c) => ({
+        id: c.id,
+        type: c.type,
+        ms: c.ms,
+        ...(c.accuracy !== undefined ? { accuracy: c.accuracy } : {}),
+      })),
+      files: summary.files,
+    };
   },
 };

@@ -25,11 +25,17 @@ function isMessage(x: unknown): x is ChatMessage {
 
 /** Parses the --prompts file: a JSON array of strings or of [{role, content}, ...] arrays. */
 export function parsePromptsFile(json: unknown, file = "prompts"): PromptInput[] {
-  if (!Array.isArray(json) || json.length === 0) throw new UsageError(`${file}: expected a non-empty JSON array of strings or of chat-message arrays`);
+  if (!Array.isArray(json) || json.length === 0) {
+    throw new UsageError(`${file}: expected a non-empty JSON array of strings or of chat-message arrays`);
+  }
   return json.map((p: unknown, i): PromptInput => {
     if (typeof p === "string") return p;
-    if (Array.isArray(p) && p.length > 0 && p.every(isMessage)) return p.map((m) => ({ role: m.role, content: m.content }));
-    throw new UsageError(`${file}[${i}] is neither a string nor an array of {"role": "system"|"user"|"assistant", "content": string}`);
+    if (Array.isArray(p) && p.length > 0 && p.every(isMessage)) {
+      return p.map((m) => ({ role: m.role, content: m.content }));
+    }
+    throw new UsageError(
+      `${file}[${i}] is neither a string nor an array of {"role": "system"|"user"|"assistant", "content": string}`,
+    );
   });
 }
 
@@ -52,10 +58,19 @@ export const command: Command = {
   ].join("\n"),
   async run(argv) {
     const { values } = parseFlags(argv, {
-      model: { type: "string" }, prompts: { type: "string" }, out: { type: "string" }, n: { type: "string" },
-      temperature: { type: "string" }, "top-p": { type: "string" }, "top-k": { type: "string" }, "min-p": { type: "string" },
-      "max-new-tokens": { type: "string" }, seed: { type: "string" }, stop: { type: "string", multiple: true },
-      dtype: { type: "string" }, adapter: { type: "string" },
+      model: { type: "string" },
+      prompts: { type: "string" },
+      out: { type: "string" },
+      n: { type: "string" },
+      temperature: { type: "string" },
+      "top-p": { type: "string" },
+      "top-k": { type: "string" },
+      "min-p": { type: "string" },
+      "max-new-tokens": { type: "string" },
+      seed: { type: "string" },
+      stop: { type: "string", multiple: true },
+      dtype: { type: "string" },
+      adapter: { type: "string" },
     });
     const modelDir = req(values, "model"), promptsFile = req(values, "prompts"), out = req(values, "out");
     const dtype = dtypeFlag(values.dtype);
@@ -78,7 +93,9 @@ export const command: Command = {
     let template: ChatTemplate | null = null;
     const prompts = inputs.map((p, i) => {
       if (typeof p === "string") return tok.encode(p, { addSpecialTokens: true });
-      if (!model.chatTemplate) throw new UsageError(`prompt ${i} is a chat-message array but ${modelDir} has no chat template`);
+      if (!model.chatTemplate) {
+        throw new UsageError(`prompt ${i} is a chat-message array but ${modelDir} has no chat template`);
+      }
       let text: string;
       try {
         template ??= new ChatTemplate(model.chatTemplate, { bos_token: tok.bos?.token, eos_token: tok.eos?.token });
@@ -88,13 +105,20 @@ export const command: Command = {
       }
       return tok.encode(text, { addSpecialTokens: false });
     });
-    const adapter = typeof values.adapter === "string" ? await readPeftAdapter(new DirSource(values.adapter), model.config) : null;
+    const adapter = typeof values.adapter === "string"
+      ? await readPeftAdapter(new DirSource(values.adapter), model.config)
+      : null;
     const maxLen = Math.max(...prompts.map((p) => p.length));
     if (maxLen + params.maxNewTokens > model.config.maxPositionEmbeddings) {
-      throw new UsageError(`the longest prompt has ${maxLen} tokens; with --max-new-tokens ${params.maxNewTokens} that exceeds the model's context of ${model.config.maxPositionEmbeddings} positions`);
+      throw new UsageError(
+        `the longest prompt has ${maxLen} tokens; with --max-new-tokens ${params.maxNewTokens} that exceeds the model's context of ${model.config.maxPositionEmbeddings} positions`,
+      );
     }
     const policy = await OrtPolicy.create(model.config, model.weights, {
-      dtype, loraTargets: adapter?.targets ?? [], maxPositions: maxLen + params.maxNewTokens, onNote: (m) => console.error(m),
+      dtype,
+      loraTargets: adapter?.targets ?? [],
+      maxPositions: maxLen + params.maxNewTokens,
+      onNote: (m) => console.error(m),
     });
     try {
       if (adapter) policy.setAdapter(adapter, typeof values.adapter === "string" ? values.adapter : null);
@@ -105,14 +129,35 @@ export const command: Command = {
         const now = performance.now();
         if (now - last > 1000 || p.finished === p.total) {
           last = now;
-          console.error(`sample: step ${p.step}, ${p.finished}/${p.total} finished, ${p.tokens} tokens, ${(p.tokens / ((now - t0) / 1000)).toFixed(1)} tok/s`);
+          console.error(
+            `sample: step ${p.step}, ${p.finished}/${p.total} finished, ${p.tokens} tokens, ${
+              (p.tokens / ((now - t0) / 1000)).toFixed(1)
+            } tok/s`,
+          );
         }
       });
       const seconds = (performance.now() - t0) / 1000;
-      const rows = samples.map((s) => ({ prompt: s.prompt, index: s.index, text: s.text, tokens: s.tokens, logprobs: s.logprobs, finish_reason: s.finishReason }));
+      const rows = samples.map((s) => ({
+        prompt: s.prompt,
+        index: s.index,
+        text: s.text,
+        tokens: s.tokens,
+        logprobs: s.logprobs,
+        finish_reason: s.finishReason,
+      }));
       await Deno.writeTextFile(out, JSON.stringify(rows, null, 1));
       const tokens = samples.reduce((a, s) => a + s.tokens.length, 0);
-      return { provider: policy.provider, dtype, adapter: policy.adapterName, prompts: prompts.length, samples: samples.length, tokens, seconds, tokensPerSecond: tokens / seconds, out };
+      return {
+        provider: policy.provider,
+        dtype,
+        adapter: policy.adapterName,
+        prompts: prompts.length,
+        samples: samples.length,
+        tokens,
+        seconds,
+        tokensPerSecond: tokens / seconds,
+        out,
+      };
     } finally {
       await policy.release();
     }

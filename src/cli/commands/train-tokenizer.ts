@@ -19,14 +19,25 @@ export const command: Command = {
     "  --seed N       corpus seed (default 20261129)",
   ].join("\n"),
   async run(argv) {
-    const { values } = parseFlags(argv, { out: { type: "string" }, vocab: { type: "string" }, spider: { type: "string" }, demo: { type: "string" }, seed: { type: "string" } });
+    const { values } = parseFlags(argv, {
+      out: { type: "string" },
+      vocab: { type: "string" },
+      spider: { type: "string" },
+      demo: { type: "string" },
+      seed: { type: "string" },
+    });
     const out = req(values, "out");
     const vocab = int(values, "vocab", 8192, 300, 65536);
     const seed = num(values, "seed", 20261129, SEED);
-    const src = await corpusSources({ demoDir: typeof values.demo === "string" ? values.demo : "public/demo", spiderDir: typeof values.spider === "string" ? values.spider : undefined });
+    const src = await corpusSources({
+      demoDir: typeof values.demo === "string" ? values.demo : "public/demo",
+      spiderDir: typeof values.spider === "string" ? values.spider : undefined,
+    });
     const docs = tokenizerDocuments(src, seed);
     const chars = docs.reduce((s, d) => s + d.text.length, 0);
-    console.error(`training a ${vocab}-token BPE on ${docs.length} documents (${(chars / 1e6).toFixed(1)}M characters)`);
+    console.error(
+      `training a ${vocab}-token BPE on ${docs.length} documents (${(chars / 1e6).toFixed(1)}M characters)`,
+    );
     const t0 = performance.now();
     const bpe = trainDemoTokenizer(docs, vocab);
     const files = await writeTokenizerFolder(out, bpe);
@@ -34,9 +45,16 @@ export const command: Command = {
     const sample = docs.slice(0, 200).map((d) => d.text).join("");
     const tokens = enc.encode(sample).length;
     return {
-      out, files, vocab: bpe.vocab.length, merges: bpe.merges.length, added: bpe.added.map((a) => a.content),
-      documents: docs.length, characters: chars, seconds: (performance.now() - t0) / 1000,
-      charsPerToken: sample.length / tokens, excluded: src.excluded,
+      out,
+      files,
+      vocab: bpe.vocab.length,
+      merges: bpe.merges.length,
+      added: bpe.added.map((a) => a.content),
+      documents: docs.length,
+      characters: chars,
+      seconds: (performance.now() - t0) / 1000,
+      charsPerToken: sample.length / tokens,
+      excluded: src.excluded,
     };
   },
 };

@@ -33,7 +33,11 @@ Deno.test(`rlvr gpu --webgpu ${engine}: the JSON names the engine, the adapter's
   const r = await rlvr(["gpu", "--no-bench", "--webgpu", engine]);
   assert(r.code === 0, `exit ${r.code}: ${r.stderr}`);
   assertEquals(r.last.webgpu, engine);
-  const adapter = r.last.adapter as { features: Record<string, boolean>; subgroupMatrixConfigs: string[]; limits: Record<string, number> };
+  const adapter = r.last.adapter as {
+    features: Record<string, boolean>;
+    subgroupMatrixConfigs: string[];
+    limits: Record<string, number>;
+  };
   assertEquals(Object.keys(adapter.features).sort(), ["shader-f16", "subgroups", "timestamp-query"]);
   assert(Array.isArray(adapter.subgroupMatrixConfigs), "subgroup-matrix configs listed");
   assert(adapter.limits.maxStorageBufferBindingSize > 0, "limits reported");
@@ -53,7 +57,13 @@ for (const arch of ARCHS) {
     const dir = await Deno.makeTempDir({ prefix: `webgpu-cli-${arch}-` });
     const tiny = makeTinyModel(arch, { seed: 31 });
     await writeHfFolder(`${dir}/model`, tiny);
-    const adapter = randomAdapter(tiny.config, { r: 4, alpha: 8, targets: ["q_proj", "v_proj", "up_proj"], seed: 5, bScale: 0.2 });
+    const adapter = randomAdapter(tiny.config, {
+      r: 4,
+      alpha: 8,
+      targets: ["q_proj", "v_proj", "up_proj"],
+      seed: 5,
+      bScale: 0.2,
+    });
     await writePeftFolder(`${dir}/adapter`, adapter);
     const rng = new Rng(8);
     const ids = [13, 5, 9].map((n) => Array.from({ length: n }, () => rng.int(tiny.config.vocabSize)));
@@ -66,7 +76,22 @@ for (const arch of ARCHS) {
       for (const dtype of ["f32", "q4"] as const) {
         for (const e of ["ort", "webgpu"] as const) {
           const out = `${dir}/${e}-${dtype}-${withAdapter}.json`;
-          const r = await rlvr(["logprobs", "--webgpu", engine, "--model", `${dir}/model`, "--ids", `${dir}/ids.json`, "--engine", e, "--dtype", dtype, ...(withAdapter ? ["--adapter", `${dir}/adapter`] : []), "--out", out]);
+          const r = await rlvr([
+            "logprobs",
+            "--webgpu",
+            engine,
+            "--model",
+            `${dir}/model`,
+            "--ids",
+            `${dir}/ids.json`,
+            "--engine",
+            e,
+            "--dtype",
+            dtype,
+            ...(withAdapter ? ["--adapter", `${dir}/adapter`] : []),
+            "--out",
+            out,
+          ]);
           assert(r.code === 0, `${e} ${dtype}: exit ${r.code}: ${r.stderr}`);
           assertEquals(r.last.engine, e);
           if (e === "ort") {
@@ -83,17 +108,35 @@ for (const arch of ARCHS) {
       const eWgsl = assertClose(got["webgpu-f32"], want, { atol: 2e-3, rtol: 0, name: `${tag} webgpu f32 vs float64` });
       // The trainer's q4 keeps embedding and head f32 (q4EffectiveWeights with shaderF16: false).
       const trainerQ4 = q4EffectiveWeights(tiny.config, tiny.weights, { shaderF16: false });
-      const eQ4w = assertClose(got["webgpu-q4"], referenceLogprobs(trainerQ4.cfg, trainerQ4.w, ids, a).flat(), { atol: 2e-3, rtol: 0, name: `${tag} webgpu q4 vs its reference` });
+      const eQ4w = assertClose(got["webgpu-q4"], referenceLogprobs(trainerQ4.cfg, trainerQ4.w, ids, a).flat(), {
+        atol: 2e-3,
+        rtol: 0,
+        name: `${tag} webgpu q4 vs its reference`,
+      });
       let q4Line: string;
       if (noF16) {
-        const e = assertClose(got["ort-q4"], got["webgpu-q4"], { atol: 1e-3, rtol: 0, name: `${tag} q4: ort vs webgpu` });
+        const e = assertClose(got["ort-q4"], got["webgpu-q4"], {
+          atol: 1e-3,
+          rtol: 0,
+          name: `${tag} q4: ort vs webgpu`,
+        });
         q4Line = `q4 |ort - webgpu| ${e.maxAbs.toExponential(2)}`;
       } else {
         const ortQ4 = q4EffectiveWeights(tiny.config, tiny.weights);
-        const e = assertClose(got["ort-q4"], referenceLogprobs(ortQ4.cfg, ortQ4.w, ids, a).flat(), { atol: 2e-3, rtol: 0, name: `${tag} ort q4 (f16 embedding, q4 head) vs its reference` });
-        q4Line = `q4 ort vs its reference ${e.maxAbs.toExponential(2)} (the device has shader-f16: the q4 graphs differ)`;
+        const e = assertClose(got["ort-q4"], referenceLogprobs(ortQ4.cfg, ortQ4.w, ids, a).flat(), {
+          atol: 2e-3,
+          rtol: 0,
+          name: `${tag} ort q4 (f16 embedding, q4 head) vs its reference`,
+        });
+        q4Line = `q4 ort vs its reference ${
+          e.maxAbs.toExponential(2)
+        } (the device has shader-f16: the q4 graphs differ)`;
       }
-      console.log(`${engine} ${tag}: f32 |ort - ref| ${eOrt.maxAbs.toExponential(2)}, |webgpu - ref| ${eWgsl.maxAbs.toExponential(2)}; webgpu q4 vs ref ${eQ4w.maxAbs.toExponential(2)}; ${q4Line}`);
+      console.log(
+        `${engine} ${tag}: f32 |ort - ref| ${eOrt.maxAbs.toExponential(2)}, |webgpu - ref| ${
+          eWgsl.maxAbs.toExponential(2)
+        }; webgpu q4 vs ref ${eQ4w.maxAbs.toExponential(2)}; ${q4Line}`,
+      );
     }
     await Deno.remove(dir, { recursive: true });
   });

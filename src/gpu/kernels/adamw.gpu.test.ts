@@ -62,11 +62,19 @@ async function step(ts: Tensor[], hp: AdamWHyper, maxNorm?: number) {
   return { out, stats: st };
 }
 
-function compare(got: { param: Float32Array; m: Float32Array; v: Float32Array }, want: ReturnType<typeof adamwRef>, name: string) {
+function compare(
+  got: { param: Float32Array; m: Float32Array; v: Float32Array },
+  want: ReturnType<typeof adamwRef>,
+  name: string,
+) {
   const ep = assertClose(got.param, want.param, { atol: 1e-7, rtol: 1e-5, name: `${name} param` });
   const em = assertClose(got.m, want.m, { atol: 1e-9, rtol: 1e-5, name: `${name} m` });
   const ev = assertClose(got.v, want.v, { atol: 1e-12, rtol: 1e-5, name: `${name} v` });
-  console.log(`${name}: max|err| param ${ep.maxAbs.toExponential(2)} m ${em.maxAbs.toExponential(2)} v ${ev.maxAbs.toExponential(2)}`);
+  console.log(
+    `${name}: max|err| param ${ep.maxAbs.toExponential(2)} m ${em.maxAbs.toExponential(2)} v ${
+      ev.maxAbs.toExponential(2)
+    }`,
+  );
 }
 
 Deno.test("adamw: three consecutive steps without clipping against the float64 reference, odd sizes", async () => {
@@ -91,9 +99,23 @@ Deno.test("gradnorm + adamw: global norm over three buffers, clip applied on the
     const { out, stats } = await step(ts, f32hp(7), maxNorm);
     const ref = gradNormRef(ts.map((t) => t.grad), maxNorm);
     assert(stats !== undefined && !stats.nonFinite, "finite gradients flagged non-finite");
-    const e = assertClose([stats.sumsq, stats.norm, stats.clip], [ref.sumsq, ref.norm, ref.clip], { atol: 0, rtol: 1e-5, name: `stats maxNorm=${maxNorm}` });
-    console.log(`gradnorm maxNorm=${maxNorm}: norm ${stats.norm} (ref ${ref.norm}), clip ${stats.clip}, max rel err ${e.maxRel.toExponential(2)}`);
-    ts.forEach((t, k) => compare(out[k], adamwRef(t.param, t.grad, t.m, t.v, f32hp(7), ref.clip), `clipped adamw maxNorm=${maxNorm} tensor ${k}`));
+    const e = assertClose([stats.sumsq, stats.norm, stats.clip], [ref.sumsq, ref.norm, ref.clip], {
+      atol: 0,
+      rtol: 1e-5,
+      name: `stats maxNorm=${maxNorm}`,
+    });
+    console.log(
+      `gradnorm maxNorm=${maxNorm}: norm ${stats.norm} (ref ${ref.norm}), clip ${stats.clip}, max rel err ${
+        e.maxRel.toExponential(2)
+      }`,
+    );
+    ts.forEach((t, k) =>
+      compare(
+        out[k],
+        adamwRef(t.param, t.grad, t.m, t.v, f32hp(7), ref.clip),
+        `clipped adamw maxNorm=${maxNorm} tensor ${k}`,
+      )
+    );
   }
 });
 

@@ -1,5 +1,5 @@
 import { assert, assertClose } from "../../../tests/assert.ts";
-import { adamwRef, type AdamWHyper } from "./adamw.ref.ts";
+import { type AdamWHyper, adamwRef } from "./adamw.ref.ts";
 import { gradNormRef } from "./gradnorm.ref.ts";
 
 const hp: AdamWHyper = { lr: 1e-2, beta1: 0.9, beta2: 0.999, eps: 1e-8, weightDecay: 0.1, step: 1 };

@@ -26,7 +26,16 @@ export function adamwParams(count: number, hp: AdamWHyper): Uint32Array {
   if (!(hp.step >= 1)) throw new Error(`adamw: step ${hp.step} must be >= 1`);
   const bc1 = 1 - Math.pow(hp.beta1, hp.step);
   const bc2 = 1 - Math.pow(hp.beta2, hp.step);
-  return packParams("ufffffff", [count, hp.lr, hp.beta1, hp.beta2, hp.eps, hp.weightDecay, hp.lr / bc1, Math.sqrt(bc2)]);
+  return packParams("ufffffff", [
+    count,
+    hp.lr,
+    hp.beta1,
+    hp.beta2,
+    hp.eps,
+    hp.weightDecay,
+    hp.lr / bc1,
+    Math.sqrt(bc2),
+  ]);
 }
 
 /**
@@ -42,7 +51,7 @@ export async function encodeAdamW(
 ): Promise<void> {
   const pipeline = await computePipeline(device, "adamw", source, { WG });
   let st = stats ?? noClip.get(device);
-  if (!st) noClip.set(device, (st = gradStatsBuffer(device, "adamw-no-clip-stats")));
+  if (!st) noClip.set(device, st = gradStatsBuffer(device, "adamw-no-clip-stats"));
   const params = uniformBuffer(device, "adamw-params", adamwParams(s.count, hp));
   dispatch(device, enc, pipeline, [s.param, s.grad, s.m, s.v, st, params], grid(s.count, WG));
 }

@@ -1,8 +1,16 @@
 import { assert, assertClose, assertRejects, assertSameBits } from "../../../tests/assert.ts";
 import { Rng } from "../../core/rng.ts";
 import { poison, readF32, requestGpu, storageBuffer } from "../device.ts";
-import { type AttentionOpts, blockedTiles, DQ_SCRATCH_CAP, dqScratchBytes, encodeAttentionBackward, encodeAttentionForward, forwardBlockedWords } from "./attention.ts";
-import { attentionBackwardRef, attentionForwardRef, type AttentionDims } from "./attention.ref.ts";
+import {
+  type AttentionOpts,
+  blockedTiles,
+  DQ_SCRATCH_CAP,
+  dqScratchBytes,
+  encodeAttentionBackward,
+  encodeAttentionForward,
+  forwardBlockedWords,
+} from "./attention.ts";
+import { attentionBackwardRef, type AttentionDims, attentionForwardRef } from "./attention.ref.ts";
 
 const gpu = await requestGpu();
 
@@ -121,9 +129,15 @@ async function checkPadding() {
     assert(r1[key].every((v, i) => v === r2[key][i]), `${key} changed with the padding's contents`);
   }
   const padK = (a.T + lens[1]) * a.Hkv * a.D;
-  assert(r2.dk.subarray(padK).every((v) => v === 0) && r2.dv.subarray(padK).every((v) => v === 0), "padded dk/dv are not zero");
+  assert(
+    r2.dk.subarray(padK).every((v) => v === 0) && r2.dv.subarray(padK).every((v) => v === 0),
+    "padded dk/dv are not zero",
+  );
   const padQ = (a.T + lens[1]) * a.H * a.D;
-  assert(r2.o.subarray(padQ).every((v) => v === 0) && r2.dq.subarray(padQ).every((v) => v === 0), "padded o/dq are not zero");
+  assert(
+    r2.o.subarray(padQ).every((v) => v === 0) && r2.dq.subarray(padQ).every((v) => v === 0),
+    "padded o/dq are not zero",
+  );
 }
 
 Deno.test("attention: padded positions do not change valid outputs, and receive zero gradient", checkPadding);
@@ -145,7 +159,9 @@ const BLOCKED_CASES: readonly Case[] = [
 
 /** The odd, small-memory and blocked cases against float64 (with `extra` options), then the padding check. */
 async function checkEveryCase(extra: AttentionOpts = {}) {
-  for (const [a, lens, seed, opts] of [...ODD_CASES, ...SMALL_MEMORY_CASES, ...BLOCKED_CASES]) await check(a, [...lens], seed, { ...opts, ...extra });
+  for (const [a, lens, seed, opts] of [...ODD_CASES, ...SMALL_MEMORY_CASES, ...BLOCKED_CASES]) {
+    await check(a, [...lens], seed, { ...opts, ...extra });
+  }
   await checkPadding();
 }
 
@@ -155,7 +171,10 @@ Deno.test("attention backward on the register-blocked kernels with the dq kernel
     // The demo's D = 64 with 32 KiB: dq 32 query rows x 16-key tiles (128 threads), dk/dv 32 keys x 16-query tiles.
     const dq = blockedTiles(gpu.device, 64, (own, tile, s) => 2 * own * s + 2 * tile * s + own * tile + 2 * own);
     const kv = blockedTiles(gpu.device, 64, (own, tile, s) => 2 * own * s + 2 * tile * s + 2 * own * tile + 2 * tile);
-    assert(dq.own === 32 && dq.tile === 16 && kv.own === 32 && kv.tile === 16 && kv.fOwn === 2 && kv.fTile === 2, JSON.stringify([dq, kv]));
+    assert(
+      dq.own === 32 && dq.tile === 16 && kv.own === 32 && kv.tile === 16 && kv.fOwn === 2 && kv.fTile === 2,
+      JSON.stringify([dq, kv]),
+    );
   }
 });
 
@@ -182,7 +201,10 @@ Deno.test("attention: a buffer smaller than its shape is rejected before anythin
     lse: storageBuffer(device, "lse", a.B * a.H * a.T * 4),
   };
   const enc = device.createCommandEncoder({ label: "attention-size-check" });
-  await assertRejects(() => encodeAttentionForward(device, enc, b, a), /attention: k \(k-short\) has 512 bytes, needs 1024/);
+  await assertRejects(
+    () => encodeAttentionForward(device, enc, b, a),
+    /attention: k \(k-short\) has 512 bytes, needs 1024/,
+  );
   for (const g of Object.values(b)) g.destroy();
 });
 
@@ -190,11 +212,17 @@ Deno.test("attention backward with dq fused into the dk/dv kernel: dk/dv/delta a
   // The scratch holds block kb's rows t >= kb BK: T + (T - BK) + ... rows of B H D floats; the 0.5B step's and
   // pretraining's shapes fit the default cap.
   assert(dqScratchBytes({ B: 2, T: 70, H: 3, Hkv: 1, D: 64 }, 32) === (70 + 38 + 6) * 2 * 3 * 64 * 4, "scratch bytes");
-  assert(dqScratchBytes({ B: 16, T: 1024, H: 6, Hkv: 2, D: 64 }, 32) <= DQ_SCRATCH_CAP && dqScratchBytes({ B: 8, T: 768, H: 14, Hkv: 2, D: 64 }, 32) <= DQ_SCRATCH_CAP, "cap");
-  for (const [a, lens, seed, opts] of [
-    [{ B: 2, T: 131, H: 6, Hkv: 2, D: 64 }, [131, 77], 51, {}],
-    [{ B: 1, T: 41, H: 4, Hkv: 1, D: 32 }, [38], 52, { workgroupBytes: 8192 }],
-  ] as const) {
+  assert(
+    dqScratchBytes({ B: 16, T: 1024, H: 6, Hkv: 2, D: 64 }, 32) <= DQ_SCRATCH_CAP &&
+      dqScratchBytes({ B: 8, T: 768, H: 14, Hkv: 2, D: 64 }, 32) <= DQ_SCRATCH_CAP,
+    "cap",
+  );
+  for (
+    const [a, lens, seed, opts] of [
+      [{ B: 2, T: 131, H: 6, Hkv: 2, D: 64 }, [131, 77], 51, {}],
+      [{ B: 1, T: 41, H: 4, Hkv: 1, D: 32 }, [38], 52, { workgroupBytes: 8192 }],
+    ] as const
+  ) {
     const x = randomInputs(a, seed);
     const fused = await run(a, x, [...lens], opts);
     // A cap below the scratch's bytes: the dq kernel runs instead.
@@ -202,7 +230,11 @@ Deno.test("attention backward with dq fused into the dk/dv kernel: dk/dv/delta a
     let dqDiff = 0;
     for (let i = 0; i < kernel.dq.length; i++) dqDiff = Math.max(dqDiff, Math.abs(fused.dq[i] - kernel.dq[i]));
     const same = (["dk", "dv", "delta"] as const).map((n) => fused[n].every((v, i) => Object.is(v, kernel[n][i])));
-    console.log(`${JSON.stringify(a)}: fused dq within ${dqDiff.toExponential(2)} of the dq kernel's; dk, dv, delta bitwise equal: ${same.join(", ")}`);
+    console.log(
+      `${JSON.stringify(a)}: fused dq within ${
+        dqDiff.toExponential(2)
+      } of the dq kernel's; dk, dv, delta bitwise equal: ${same.join(", ")}`,
+    );
     assert(dqDiff < 1e-4, `fused dq differs by ${dqDiff}`);
   }
 });
@@ -218,7 +250,12 @@ function watchPipelineLabels(device: GPUDevice): { labels: string[]; restore: ()
     labels.push(d.label ?? "");
     return create.call(device, d);
   };
-  return { labels, restore: () => { device.createComputePipelineAsync = create; } };
+  return {
+    labels,
+    restore: () => {
+      device.createComputePipelineAsync = create;
+    },
+  };
 }
 
 Deno.test("attention backward with a workgroup per query head of the dk/dv kernel and a reduce over the group: the split kernels run; the partials take two windows of the split-K scratch", async () => {
@@ -226,23 +263,34 @@ Deno.test("attention backward with a workgroup per query head of the dk/dv kerne
   const { labels, restore } = watchPipelineLabels(device);
   try {
     // Groups of 3, 4 and 7 heads (the 0.5B's), one of 1 (Hkv = H: nothing to split); fused dq and the dq kernel.
-    for (const [a, lens, seed, opts] of [
-      [{ B: 2, T: 131, H: 6, Hkv: 2, D: 64 }, [131, 77], 71, {}],
-      [{ B: 1, T: 41, H: 4, Hkv: 1, D: 32 }, [38], 72, { workgroupBytes: 8192 }],
-      [{ B: 2, T: 50, H: 14, Hkv: 2, D: 64 }, [50, 33], 73, {}],
-      [{ B: 1, T: 33, H: 2, Hkv: 2, D: 64 }, [30], 74, {}],
-    ] as const) {
+    for (
+      const [a, lens, seed, opts] of [
+        [{ B: 2, T: 131, H: 6, Hkv: 2, D: 64 }, [131, 77], 71, {}],
+        [{ B: 1, T: 41, H: 4, Hkv: 1, D: 32 }, [38], 72, { workgroupBytes: 8192 }],
+        [{ B: 2, T: 50, H: 14, Hkv: 2, D: 64 }, [50, 33], 73, {}],
+        [{ B: 1, T: 33, H: 2, Hkv: 2, D: 64 }, [30], 74, {}],
+      ] as const
+    ) {
       await check(a, [...lens], seed, opts);
       await check(a, [...lens], seed, { ...opts, dqScratchBytes: 0 });
     }
-    for (const l of ["attention-backward-dkv-dqp-split", "attention-backward-dkv-blocked-split", "attention-backward-dkv-reduce"]) {
+    for (
+      const l of [
+        "attention-backward-dkv-dqp-split",
+        "attention-backward-dkv-blocked-split",
+        "attention-backward-dkv-reduce",
+      ]
+    ) {
       assert(labels.includes(l), `${l} was not created (${[...new Set(labels)].join(", ")})`);
     }
     // The partials take two windows of the split-K scratch, no buffer of their own: with the scratch already large enough
     // (as the 0.5B step's products leave it), the dk/dv kernel and the reduce bind it twice, and it stays the same buffer.
     const { scratchBuffer } = await import("./matmul.ts");
     const a = { B: 2, T: 50, H: 14, Hkv: 2, D: 64 };
-    const scratch = scratchBuffer(device, Math.max(scratchBuffer(device, 0).size + 4096, 2 * a.B * a.T * a.Hkv * 7 * a.D * 4 + 4096)); // a new one
+    const scratch = scratchBuffer(
+      device,
+      Math.max(scratchBuffer(device, 0).size + 4096, 2 * a.B * a.T * a.Hkv * 7 * a.D * 4 + 4096),
+    ); // a new one
     let twice = 0;
     const createBindGroup = device.createBindGroup;
     device.createBindGroup = (d: GPUBindGroupDescriptor) => {
@@ -255,7 +303,10 @@ Deno.test("attention backward with a workgroup per query head of the dk/dv kerne
       device.createBindGroup = createBindGroup;
     }
     assert(scratchBuffer(device, 0) === scratch, "the split-K scratch was replaced");
-    assert(twice === 2, `bind groups with the split-K scratch as both dk and dv partials: ${twice}, want 2 (the dk/dv kernel's, the reduce's)`);
+    assert(
+      twice === 2,
+      `bind groups with the split-K scratch as both dk and dv partials: ${twice}, want 2 (the dk/dv kernel's, the reduce's)`,
+    );
   } finally {
     restore();
   }

@@ -1,7 +1,7 @@
 import { assertClose } from "../../../tests/assert.ts";
 import { Rng } from "../../core/rng.ts";
 import { numericGrad } from "./layer-fd.ts";
-import { attentionBackwardRef, attentionForwardRef, type AttentionDims } from "./attention.ref.ts";
+import { attentionBackwardRef, type AttentionDims, attentionForwardRef } from "./attention.ref.ts";
 
 Deno.test("attention reference: backward matches central finite differences of the forward (GQA, padding)", () => {
   const a: AttentionDims = { B: 2, T: 5, H: 4, Hkv: 2, D: 3 };

@@ -37,7 +37,9 @@ function withDims(kernel: string): string {
  * workgroup tiles, and Deno's naga panics at pipeline creation when such an array comes before a named override.
  */
 function blockedSource(kernel: string, backward: boolean): string {
-  return `${withDims(kernel)}\n${expandKernel("attention_rb_common.wgsl", blockedCommonSource, { BACKWARD: backward })}`;
+  return `${withDims(kernel)}\n${
+    expandKernel("attention_rb_common.wgsl", blockedCommonSource, { BACKWARD: backward })
+  }`;
 }
 
 /** Head dims the kernels support: each of 16 lanes keeps at most 2 vec4 of a row in registers. */
@@ -100,7 +102,15 @@ function tensorRows(a: AttentionDims, name: Tensor): number {
 }
 
 /** Records a copy of `rows` rows of `from` floats into rows of `to` floats, zeros past `from` (attention_pad.wgsl). */
-async function encodeRepad(device: GPUDevice, enc: GPUCommandEncoder, src: GPUBuffer, dst: GPUBuffer, rows: number, from: number, to: number) {
+async function encodeRepad(
+  device: GPUDevice,
+  enc: GPUCommandEncoder,
+  src: GPUBuffer,
+  dst: GPUBuffer,
+  rows: number,
+  from: number,
+  to: number,
+) {
   const pipeline = await computePipeline(device, "attention-pad", padSource, { SRC_W: from, DST_W: to });
   const count = uniformBuffer(device, "attention-pad-count", new Uint32Array([rows * to, 0, 0, 0]));
   dispatch(device, enc, pipeline, [src, dst, count], grid(rows * to, 64));
@@ -110,7 +120,14 @@ async function encodeRepad(device: GPUDevice, enc: GPUCommandEncoder, src: GPUBu
  * For D % 4 != 0: the buffers with the named tensors replaced by widened ones (a device scratch per tensor), those of
  * `inputs` copied in with zero columns.
  */
-async function widen<T extends Partial<AttentionBackwardBuffers>>(device: GPUDevice, enc: GPUCommandEncoder, buf: T, a: AttentionDims, names: Tensor[], inputs: Tensor[]): Promise<T> {
+async function widen<T extends Partial<AttentionBackwardBuffers>>(
+  device: GPUDevice,
+  enc: GPUCommandEncoder,
+  buf: T,
+  a: AttentionDims,
+  names: Tensor[],
+  inputs: Tensor[],
+): Promise<T> {
   const D = widened(a).D;
   const out = { ...buf };
   for (const name of names) {
@@ -123,14 +140,25 @@ async function widen<T extends Partial<AttentionBackwardBuffers>>(device: GPUDev
 }
 
 /** Records the widened results' first D columns into the caller's buffers. */
-async function narrow<T extends Partial<AttentionBackwardBuffers>>(device: GPUDevice, enc: GPUCommandEncoder, wide: T, buf: T, a: AttentionDims, names: Tensor[]) {
-  for (const name of names) await encodeRepad(device, enc, wide[name]!, buf[name]!, tensorRows(a, name), widened(a).D, a.D);
+async function narrow<T extends Partial<AttentionBackwardBuffers>>(
+  device: GPUDevice,
+  enc: GPUCommandEncoder,
+  wide: T,
+  buf: T,
+  a: AttentionDims,
+  names: Tensor[],
+) {
+  for (const name of names) {
+    await encodeRepad(device, enc, wide[name]!, buf[name]!, tensorRows(a, name), widened(a).D, a.D);
+  }
 }
 
 /** Throws unless every named buffer holds at least the bytes its shape needs. */
 export function checkSizes(kernel: string, need: Array<[string, GPUBuffer | undefined, number]>): void {
   for (const [name, buf, bytes] of need) {
-    if (buf && buf.size < bytes) throw new Error(`${kernel}: ${name} (${buf.label}) has ${buf.size} bytes, needs ${bytes}`);
+    if (buf && buf.size < bytes) {
+      throw new Error(`${kernel}: ${name} (${buf.label}) has ${buf.size} bytes, needs ${bytes}`);
+    }
   }
 }
 
@@ -139,8 +167,17 @@ function validate(a: AttentionDims, buf: Partial<AttentionBackwardBuffers>): voi
   const kv = a.B * a.T * a.Hkv * a.D * 4;
   const rows = a.B * a.H * a.T * 4;
   checkSizes("attention", [
-    ["q", buf.q, q], ["k", buf.k, kv], ["v", buf.v, kv], ["lens", buf.lens, a.B * 4], ["o", buf.o, q], ["lse", buf.lse, rows],
-    ["dout", buf.dout, q], ["dq", buf.dq, q], ["dk", buf.dk, kv], ["dv", buf.dv, kv], ["delta", buf.delta, rows],
+    ["q", buf.q, q],
+    ["k", buf.k, kv],
+    ["v", buf.v, kv],
+    ["lens", buf.lens, a.B * 4],
+    ["o", buf.o, q],
+    ["lse", buf.lse, rows],
+    ["dout", buf.dout, q],
+    ["dq", buf.dq, q],
+    ["dk", buf.dk, kv],
+    ["dv", buf.dv, kv],
+    ["delta", buf.delta, rows],
   ]);
   if (a.H % a.Hkv !== 0) throw new Error(`attention: H ${a.H} is not a multiple of Hkv ${a.Hkv}`);
   if (a.D < 1 || a.D > ATTENTION_MAX_D) throw new Error(`attention: head dim ${a.D} outside 1..${ATTENTION_MAX_D}`);
@@ -163,7 +200,10 @@ export async function encodeAttentionForward(
 }
 
 /** (rows a workgroup owns, rows per streamed tile) of the register-blocked backward kernels, largest first. */
-const BLOCKED_TILES: ReadonlyArray<readonly [number, number]> = [[32, 16], [32, 8], [16, 16], [16, 8], [8, 8], [8, 4], [4, 4]];
+const BLOCKED_TILES: ReadonlyArray<readonly [number, number]> = [[32, 16], [32, 8], [16, 16], [16, 8], [8, 8], [8, 4], [
+  4,
+  4,
+]];
 
 /** Tiles and thread blocks of a register-blocked backward kernel (attention_bwd_*_rb.wgsl). */
 export interface BlockedTiles {
@@ -182,10 +222,17 @@ export interface BlockedTiles {
  * The first candidate whose tiles fit the workgroup memory, for head dim D (a multiple of 4): `words(own, tile, S)` f32
  * words with the row stride S.
  */
-export function blockedTiles(device: GPUDevice, D: number, words: (own: number, tile: number, s: number) => number, capBytes = Infinity): BlockedTiles {
+export function blockedTiles(
+  device: GPUDevice,
+  D: number,
+  words: (own: number, tile: number, s: number) => number,
+  capBytes = Infinity,
+): BlockedTiles {
   const d4 = D / 4;
   const limit = Math.min(device.limits.maxComputeWorkgroupStorageSize, capBytes);
-  const fit = BLOCKED_TILES.find(([own, tile]) => words(own, tile, 4 * (d4 + 1)) * 4 <= limit && 4 * own <= device.limits.maxComputeInvocationsPerWorkgroup);
+  const fit = BLOCKED_TILES.find(([own, tile]) =>
+    words(own, tile, 4 * (d4 + 1)) * 4 <= limit && 4 * own <= device.limits.maxComputeInvocationsPerWorkgroup
+  );
   if (!fit) throw new Error(`attention: no blocked backward tile fits ${limit} bytes of workgroup memory`);
   const [own, tile] = fit;
   const fOwn = tile >= 8 ? 2 : 1;
@@ -193,13 +240,34 @@ export function blockedTiles(device: GPUDevice, D: number, words: (own: number, 
 }
 
 /** Records the register-blocked forward (D % 4 == 0). */
-async function encodeBlockedForward(device: GPUDevice, enc: GPUCommandEncoder, buf: AttentionForwardBuffers, a: AttentionDims, scale: number, cap?: number) {
+async function encodeBlockedForward(
+  device: GPUDevice,
+  enc: GPUCommandEncoder,
+  buf: AttentionForwardBuffers,
+  a: AttentionDims,
+  scale: number,
+  cap?: number,
+) {
   const t = blockedTiles(device, a.D, forwardBlockedWords, cap);
-  const pipeline = await computePipeline(device, "attention-forward-blocked", blockedSource(forwardBlockedSource, false), {
-    D4: a.D / 4, BQ: t.own, BK: t.tile, QR: t.fOwn, KR: t.fTile, JMAX: t.JMAX,
-  });
+  const pipeline = await computePipeline(
+    device,
+    "attention-forward-blocked",
+    blockedSource(forwardBlockedSource, false),
+    {
+      D4: a.D / 4,
+      BQ: t.own,
+      BK: t.tile,
+      QR: t.fOwn,
+      KR: t.fTile,
+      JMAX: t.JMAX,
+    },
+  );
   const dims = dimsUniform(device, "attention-forward-dims", a, scale);
-  dispatch(device, enc, pipeline, [buf.q, buf.k, buf.v, buf.lens, buf.o, buf.lse, dims], [Math.ceil(a.T / t.own), a.H, a.B]);
+  dispatch(device, enc, pipeline, [buf.q, buf.k, buf.v, buf.lens, buf.o, buf.lse, dims], [
+    Math.ceil(a.T / t.own),
+    a.H,
+    a.B,
+  ]);
 }
 
 /**
@@ -213,21 +281,52 @@ export function forwardBlockedWords(own: number, tile: number, s: number): numbe
 }
 
 /** Records the register-blocked backward (D % 4 == 0) without the fused dq: dq and delta, then dk and dv. */
-async function encodeBlockedBackward(device: GPUDevice, enc: GPUCommandEncoder, buf: AttentionBackwardBuffers, a: AttentionDims, dims: GPUBuffer, cap?: number) {
+async function encodeBlockedBackward(
+  device: GPUDevice,
+  enc: GPUCommandEncoder,
+  buf: AttentionBackwardBuffers,
+  a: AttentionDims,
+  dims: GPUBuffer,
+  cap?: number,
+) {
   // q, dout, k, v tiles, the dS tile, lse and delta of the owned rows.
   const dqT = blockedTiles(device, a.D, (own, tile, s) => 2 * own * s + 2 * tile * s + own * tile + 2 * own, cap);
   const dq = await computePipeline(device, "attention-backward-dq-blocked", blockedSource(dqBlockedSource, true), {
-    D4: a.D / 4, BQ: dqT.own, BK: dqT.tile, QR: dqT.fOwn, KR: dqT.fTile, JMAX: dqT.JMAX,
+    D4: a.D / 4,
+    BQ: dqT.own,
+    BK: dqT.tile,
+    QR: dqT.fOwn,
+    KR: dqT.fTile,
+    JMAX: dqT.JMAX,
   });
-  dispatch(device, enc, dq, [buf.q, buf.k, buf.v, buf.o, buf.dout, buf.lse, buf.lens, buf.dq, buf.delta, dims], [Math.ceil(a.T / dqT.own), a.H, a.B]);
+  dispatch(device, enc, dq, [buf.q, buf.k, buf.v, buf.o, buf.dout, buf.lse, buf.lens, buf.dq, buf.delta, dims], [
+    Math.ceil(a.T / dqT.own),
+    a.H,
+    a.B,
+  ]);
   // k, v, q, dout tiles, P and dS tiles, lse and delta of the streamed rows.
   const kvT = blockedTiles(device, a.D, DKV_WORDS, cap);
   const parts = dkvParts(a);
-  const dkv = await computePipeline(device, `attention-backward-dkv-blocked${parts > 1 ? "-split" : ""}`, blockedSource(expandKernel("attention_bwd_dkv_rb.wgsl", dkvBlockedSource, { DQ_PARTIAL: false }), true), {
-    D4: a.D / 4, BK: kvT.own, BQ: kvT.tile, KR: kvT.fOwn, QR: kvT.fTile, JMAX: kvT.JMAX, PARTS: parts,
-  });
+  const dkv = await computePipeline(
+    device,
+    `attention-backward-dkv-blocked${parts > 1 ? "-split" : ""}`,
+    blockedSource(expandKernel("attention_bwd_dkv_rb.wgsl", dkvBlockedSource, { DQ_PARTIAL: false }), true),
+    {
+      D4: a.D / 4,
+      BK: kvT.own,
+      BQ: kvT.tile,
+      KR: kvT.fOwn,
+      QR: kvT.fTile,
+      JMAX: kvT.JMAX,
+      PARTS: parts,
+    },
+  );
   const out = dkvTargets(device, buf, a, parts);
-  dispatch(device, enc, dkv, [buf.q, buf.k, buf.v, buf.dout, buf.lse, buf.delta, buf.lens, out.dk, out.dv, dims], [Math.ceil(a.T / kvT.own), a.Hkv * parts, a.B]);
+  dispatch(device, enc, dkv, [buf.q, buf.k, buf.v, buf.dout, buf.lse, buf.delta, buf.lens, out.dk, out.dv, dims], [
+    Math.ceil(a.T / kvT.own),
+    a.Hkv * parts,
+    a.B,
+  ]);
   await encodeDkvReduce(device, enc, buf, a, dims, parts, out);
 }
 
@@ -248,7 +347,12 @@ export function dkvParts(a: AttentionDims): number {
  * grown it to 63 MiB: no buffer of its own, so the recomputed step's peak stays where it was (its own two buffers added
  * 44 MB, over the 3 GB the recomputed step is held to).
  */
-function dkvTargets(device: GPUDevice, buf: AttentionBackwardBuffers, a: AttentionDims, parts: number): { dk: Bindable; dv: Bindable } {
+function dkvTargets(
+  device: GPUDevice,
+  buf: AttentionBackwardBuffers,
+  a: AttentionDims,
+  parts: number,
+): { dk: Bindable; dv: Bindable } {
   if (parts === 1) return { dk: buf.dk, dv: buf.dv };
   const bytes = a.B * a.T * a.Hkv * parts * a.D * 4;
   const align = device.limits.minStorageBufferOffsetAlignment;
@@ -258,9 +362,20 @@ function dkvTargets(device: GPUDevice, buf: AttentionBackwardBuffers, a: Attenti
 }
 
 /** With parts > 1: dk and dv as the sums of the dk/dv kernel's parts (attention_dkv_reduce.wgsl). */
-async function encodeDkvReduce(device: GPUDevice, enc: GPUCommandEncoder, buf: AttentionBackwardBuffers, a: AttentionDims, dims: GPUBuffer, parts: number, out: { dk: Bindable; dv: Bindable }) {
+async function encodeDkvReduce(
+  device: GPUDevice,
+  enc: GPUCommandEncoder,
+  buf: AttentionBackwardBuffers,
+  a: AttentionDims,
+  dims: GPUBuffer,
+  parts: number,
+  out: { dk: Bindable; dv: Bindable },
+) {
   if (parts === 1) return;
-  const reduce = await computePipeline(device, "attention-backward-dkv-reduce", withDims(dkvReduceSource), { D4: a.D / 4, PARTS: parts });
+  const reduce = await computePipeline(device, "attention-backward-dkv-reduce", withDims(dkvReduceSource), {
+    D4: a.D / 4,
+    PARTS: parts,
+  });
   dispatch(device, enc, reduce, [out.dk, out.dv, buf.dk, buf.dv, dims], grid(a.B * a.T * a.Hkv * (a.D / 4), 64));
 }
 
@@ -287,10 +402,18 @@ export const DQ_SCRATCH_CAP = 512 * 2 ** 20;
  * The bytes of the call scratch (device.ts CALL_SCRATCH) the backward of these dims takes for its dq partials (D
  * rounded up to 4): 0 where they would pass the limits and the dq kernel runs instead.
  */
-export function attentionBackwardScratchBytes(device: GPUDevice, dims: AttentionDims, opts: AttentionOpts = {}): number {
+export function attentionBackwardScratchBytes(
+  device: GPUDevice,
+  dims: AttentionDims,
+  opts: AttentionOpts = {},
+): number {
   const a = widened(dims);
   const bytes = dqScratchBytes(a, blockedTiles(device, a.D, DKV_WORDS, opts.workgroupBytes).own);
-  const limit = Math.min(device.limits.maxStorageBufferBindingSize, device.limits.maxBufferSize, opts.dqScratchBytes ?? DQ_SCRATCH_CAP);
+  const limit = Math.min(
+    device.limits.maxStorageBufferBindingSize,
+    device.limits.maxBufferSize,
+    opts.dqScratchBytes ?? DQ_SCRATCH_CAP,
+  );
   return bytes > limit ? 0 : bytes;
 }
 
@@ -300,7 +423,14 @@ export function attentionBackwardScratchBytes(device: GPUDevice, dims: Attention
  * recorded) where the scratch would exceed opts.dqScratchBytes (default DQ_SCRATCH_CAP) or the device's storage binding
  * and buffer limits.
  */
-async function encodeFusedDqBackward(device: GPUDevice, enc: GPUCommandEncoder, buf: AttentionBackwardBuffers, a: AttentionDims, dims: GPUBuffer, opts: AttentionOpts): Promise<boolean> {
+async function encodeFusedDqBackward(
+  device: GPUDevice,
+  enc: GPUCommandEncoder,
+  buf: AttentionBackwardBuffers,
+  a: AttentionDims,
+  dims: GPUBuffer,
+  opts: AttentionOpts,
+): Promise<boolean> {
   const kvT = blockedTiles(device, a.D, DKV_WORDS, opts.workgroupBytes);
   const bytes = attentionBackwardScratchBytes(device, a, opts);
   if (bytes === 0) return false;
@@ -308,15 +438,38 @@ async function encodeFusedDqBackward(device: GPUDevice, enc: GPUCommandEncoder, 
   const delta = await computePipeline(device, "attention-backward-delta", withDims(deltaSource), { D4 });
   dispatch(device, enc, delta, [buf.o, buf.dout, buf.lens, buf.delta, dims], grid(a.B * a.H * a.T, 64));
   const parts = dkvParts(a);
-  const fusedSource = blockedSource(expandKernel("attention_bwd_dkv_rb.wgsl", dkvBlockedSource, { DQ_PARTIAL: true }), true);
-  const dkv = await computePipeline(device, `attention-backward-dkv-dqp${parts > 1 ? "-split" : ""}`, `${fusedSource}\n${dqPartialSource}\n${dqpLayoutSource}`, {
-    D4, BK: kvT.own, BQ: kvT.tile, KR: kvT.fOwn, QR: kvT.fTile, JMAX: kvT.JMAX, PARTS: parts,
-  });
+  const fusedSource = blockedSource(
+    expandKernel("attention_bwd_dkv_rb.wgsl", dkvBlockedSource, { DQ_PARTIAL: true }),
+    true,
+  );
+  const dkv = await computePipeline(
+    device,
+    `attention-backward-dkv-dqp${parts > 1 ? "-split" : ""}`,
+    `${fusedSource}\n${dqPartialSource}\n${dqpLayoutSource}`,
+    {
+      D4,
+      BK: kvT.own,
+      BQ: kvT.tile,
+      KR: kvT.fOwn,
+      QR: kvT.fTile,
+      JMAX: kvT.JMAX,
+      PARTS: parts,
+    },
+  );
   const dqp = sharedScratch(device, CALL_SCRATCH, Math.max(bytes, 16));
   const out = dkvTargets(device, buf, a, parts);
-  dispatch(device, enc, dkv, [buf.q, buf.k, buf.v, buf.dout, buf.lse, buf.delta, buf.lens, out.dk, out.dv, dims, dqp], [Math.ceil(a.T / kvT.own), a.Hkv * parts, a.B]);
+  dispatch(device, enc, dkv, [buf.q, buf.k, buf.v, buf.dout, buf.lse, buf.delta, buf.lens, out.dk, out.dv, dims, dqp], [
+    Math.ceil(a.T / kvT.own),
+    a.Hkv * parts,
+    a.B,
+  ]);
   await encodeDkvReduce(device, enc, buf, a, dims, parts, out);
-  const reduce = await computePipeline(device, "attention-backward-dq-reduce", `${withDims(dqReduceSource)}\n${dqpLayoutSource}`, { D4, BK: kvT.own });
+  const reduce = await computePipeline(
+    device,
+    "attention-backward-dq-reduce",
+    `${withDims(dqReduceSource)}\n${dqpLayoutSource}`,
+    { D4, BK: kvT.own },
+  );
   dispatch(device, enc, reduce, [dqp, buf.lens, buf.dq, dims], grid(a.B * a.T * a.H * D4, 64));
   return true;
 }
@@ -333,13 +486,26 @@ export async function encodeAttentionBackward(
   validate(a, buf);
   const dims = dimsUniform(device, "attention-backward-dims", a, scale);
   if (a.D % 4 === 0) return encodeBlockedBackwardAny(device, enc, buf, a, dims, opts);
-  const wide = await widen(device, enc, buf, a, ["q", "k", "v", "o", "dout", "dq", "dk", "dv"], ["q", "k", "v", "o", "dout"]);
+  const wide = await widen(device, enc, buf, a, ["q", "k", "v", "o", "dout", "dq", "dk", "dv"], [
+    "q",
+    "k",
+    "v",
+    "o",
+    "dout",
+  ]);
   await encodeBlockedBackwardAny(device, enc, wide, widened(a), dims, opts);
   await narrow(device, enc, wide, buf, a, ["dq", "dk", "dv"]);
 }
 
 /** dq fused into the dk/dv kernel where its scratch fits, else the dq kernel then the dk/dv kernel (D % 4 == 0). */
-async function encodeBlockedBackwardAny(device: GPUDevice, enc: GPUCommandEncoder, buf: AttentionBackwardBuffers, a: AttentionDims, dims: GPUBuffer, opts: AttentionOpts) {
+async function encodeBlockedBackwardAny(
+  device: GPUDevice,
+  enc: GPUCommandEncoder,
+  buf: AttentionBackwardBuffers,
+  a: AttentionDims,
+  dims: GPUBuffer,
+  opts: AttentionOpts,
+) {
   if (await encodeFusedDqBackward(device, enc, buf, a, dims, opts)) return;
   return encodeBlockedBackward(device, enc, buf, a, dims, opts.workgroupBytes);
 }

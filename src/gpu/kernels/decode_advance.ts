@@ -16,14 +16,23 @@ export interface AdvanceBuffers {
 
 /** One bound advance for `rows` rows; `encode` records it. */
 export class DecodeAdvance {
-  private constructor(private pipeline: GPUComputePipeline, private bind: GPUBindGroup, private params: GPUBuffer, readonly rows: number) {}
+  private constructor(
+    private pipeline: GPUComputePipeline,
+    private bind: GPUBindGroup,
+    private params: GPUBuffer,
+    readonly rows: number,
+  ) {}
 
   static async create(device: GPUDevice, buffers: AdvanceBuffers, rows: number): Promise<DecodeAdvance> {
     const pipeline = await computePipeline(device, "decode_advance", source);
     const params = device.createBuffer({ label: "decode-advance-params", size: 16, usage: UNIFORM | COPY_DST });
     device.queue.writeBuffer(params, 0, packParams("u", [rows]));
     const order = [buffers.chosen, buffers.ids, buffers.pos, buffers.seqlens, buffers.total, params];
-    const bind = device.createBindGroup({ label: "decode-advance-bind", layout: bindGroupLayout(pipeline), entries: order.map((buffer, binding) => ({ binding, resource: { buffer } })) });
+    const bind = device.createBindGroup({
+      label: "decode-advance-bind",
+      layout: bindGroupLayout(pipeline),
+      entries: order.map((buffer, binding) => ({ binding, resource: { buffer } })),
+    });
     return new DecodeAdvance(pipeline, bind, params, rows);
   }
 

@@ -12,7 +12,11 @@ async function check(d: EmbeddingDims, ids: Uint32Array, seed: number): Promise<
   const rng = new Rng(seed);
   const dy = rng.uniformArray(d.N * d.C);
   const dtable0 = rng.uniformArray(d.V * d.C);
-  const [gids, gdy, gdt] = [storageBuffer(device, "ids", ids), storageBuffer(device, "dy", dy), storageBuffer(device, "dtable", dtable0)];
+  const [gids, gdy, gdt] = [
+    storageBuffer(device, "ids", ids),
+    storageBuffer(device, "dy", dy),
+    storageBuffer(device, "dtable", dtable0),
+  ];
   const links = storageBuffer(device, "embedding-links", d.N * 4);
   poison(device, links);
   const enc = device.createCommandEncoder({ label: "embedding-test" });
@@ -63,16 +67,28 @@ Deno.test("embedding: scatter into vocabulary chunks [v0, v0 + Vc) equals the wh
   const ids = Uint32Array.from({ length: d.N }, () => rng.int(d.V + 5)); // some ids >= V
   const dy = rng.uniformArray(d.N * d.C);
   const want = embeddingBackwardRef(ids, dy, d);
-  const [gids, gdy, links] = [storageBuffer(device, "ids", ids), storageBuffer(device, "dy", dy), storageBuffer(device, "embedding-links", d.N * 4)];
+  const [gids, gdy, links] = [
+    storageBuffer(device, "ids", ids),
+    storageBuffer(device, "dy", dy),
+    storageBuffer(device, "embedding-links", d.N * 4),
+  ];
   poison(device, links);
-  const chunks = [[0, 37], [37, 40], [77, 23]].map(([v0, Vc]) => ({ v0, Vc, buf: storageBuffer(device, `dtable-${v0}`, Vc * d.C * 4) }));
+  const chunks = [[0, 37], [37, 40], [77, 23]].map(([v0, Vc]) => ({
+    v0,
+    Vc,
+    buf: storageBuffer(device, `dtable-${v0}`, Vc * d.C * 4),
+  }));
   const enc = device.createCommandEncoder({ label: "embedding-chunks-test" });
   await encodeEmbeddingLinks(device, enc, gids, links, d.N);
-  for (const ch of chunks) await encodeEmbeddingScatter(device, enc, gids, links, gdy, ch.buf, { ...d, V: ch.Vc, v0: ch.v0 });
+  for (const ch of chunks) {
+    await encodeEmbeddingScatter(device, enc, gids, links, gdy, ch.buf, { ...d, V: ch.Vc, v0: ch.v0 });
+  }
   device.queue.submit([enc.finish()]);
   const got = new Float32Array(d.V * d.C);
   for (const ch of chunks) got.set(await readF32(device, ch.buf), ch.v0 * d.C);
   const e = assertClose(got, want, { atol: 1e-5, rtol: 1e-6, name: "chunked dtable" });
-  console.log(`embedding chunked scatter N=${d.N} C=${d.C} V=${d.V} in 3 chunks: max|err| ${e.maxAbs.toExponential(2)}`);
+  console.log(
+    `embedding chunked scatter N=${d.N} C=${d.C} V=${d.V} in 3 chunks: max|err| ${e.maxAbs.toExponential(2)}`,
+  );
   for (const b of [gids, gdy, links, ...chunks.map((c) => c.buf)]) b.destroy();
 });

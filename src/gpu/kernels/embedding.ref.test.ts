@@ -1,5 +1,5 @@
 import { Rng } from "../../core/rng.ts";
-import { embeddingBackwardRef, embeddingForwardRef, type EmbeddingDims } from "./embedding.ref.ts";
+import { embeddingBackwardRef, type EmbeddingDims, embeddingForwardRef } from "./embedding.ref.ts";
 import { checkGradFd } from "./layer-fd.ts";
 
 Deno.test("embedding reference: scatter-add backward matches finite differences of the gather", () => {

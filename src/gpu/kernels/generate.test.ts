@@ -5,6 +5,14 @@ Deno.test("generated kernels: the checked-in files in src/gpu/kernels/generated/
   const dir = new URL("./generated/", import.meta.url);
   const names = Object.keys(GENERATED);
   const present = [...Deno.readDirSync(dir)].map((e) => e.name).sort();
-  assert(JSON.stringify(present) === JSON.stringify([...names].sort()), `generated/ holds ${present.join(", ")}; the table names ${names.join(", ")}`);
-  for (const name of names) assert(Deno.readTextFileSync(new URL(name, dir)) === generatedFile(name), `${name} is stale: run deno run -A src/gpu/kernels/generate.ts`);
+  assert(
+    JSON.stringify(present) === JSON.stringify([...names].sort()),
+    `generated/ holds ${present.join(", ")}; the table names ${names.join(", ")}`,
+  );
+  for (const name of names) {
+    assert(
+      Deno.readTextFileSync(new URL(name, dir)) === generatedFile(name),
+      `${name} is stale: run deno run -A src/gpu/kernels/generate.ts`,
+    );
+  }
 });

@@ -11,7 +11,8 @@ export const GENERATED: Readonly<Record<string, { what: string; text: () => stri
     text: () => typedSource(tile96hBody(16, undefined, false, true), false, false, { a: true, b: true }, true),
   },
   "matmul_t96h_k16_vAB_tail_tq_c4.wgsl": {
-    what: "a projection's forward x W^T + s (x A^T) B^T with its LoRA tail inside (b2 = B (N, r)): step 16, vec4 loads, quad tail loads, vec4 stores",
+    what:
+      "a projection's forward x W^T + s (x A^T) B^T with its LoRA tail inside (b2 = B (N, r)): step 16, vec4 loads, quad tail loads, vec4 stores",
     text: () => typedSource(tile96hBody(16, true, true, true), false, false, { a: true, b: true }, true),
   },
 };

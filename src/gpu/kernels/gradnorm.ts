@@ -1,6 +1,14 @@
 // Wrapper of gradnorm_partial.wgsl + gradnorm_final.wgsl: the global gradient norm over a list of
 // buffers, reduced on the GPU into a stats buffer that adamw.wgsl reads (clip factor, skip flag).
-import { computePipeline, dispatch, readBuffer, sharedScratch, storageBuffer, uniformBuffer, writeBuffer } from "../device.ts";
+import {
+  computePipeline,
+  dispatch,
+  readBuffer,
+  sharedScratch,
+  storageBuffer,
+  uniformBuffer,
+  writeBuffer,
+} from "../device.ts";
 import type { GradStats } from "./gradnorm.ref.ts";
 import finalSource from "./gradnorm_final.wgsl" with { type: "text" };
 import partialSource from "./gradnorm_partial.wgsl" with { type: "text" };

@@ -25,10 +25,15 @@ Deno.test("grpo_loss: gradient, loss parts and metrics against src/core/grpo.ts,
         const ent = Float32Array.from({ length: n }, () => 3 * rng.next());
         const w = Float32Array.from(aggregationWeights(S, T, mask, aggregation));
         const b = {
-          logpNew: storageBuffer(device, "new", logpNew), logpOld: storageBuffer(device, "old", logpOld),
-          logpRef: storageBuffer(device, "ref", logpRef), mask: storageBuffer(device, "mask", mask),
-          weight: storageBuffer(device, "w", w), adv: storageBuffer(device, "adv", adv),
-          entropy: storageBuffer(device, "ent", ent), grad: storageBuffer(device, "grad", n * 4), stats: grpoStatsBuffer(device),
+          logpNew: storageBuffer(device, "new", logpNew),
+          logpOld: storageBuffer(device, "old", logpOld),
+          logpRef: storageBuffer(device, "ref", logpRef),
+          mask: storageBuffer(device, "mask", mask),
+          weight: storageBuffer(device, "w", w),
+          adv: storageBuffer(device, "adv", adv),
+          entropy: storageBuffer(device, "ent", ent),
+          grad: storageBuffer(device, "grad", n * 4),
+          stats: grpoStatsBuffer(device),
         };
         poison(device, b.grad);
         poison(device, b.stats);
@@ -41,11 +46,37 @@ Deno.test("grpo_loss: gradient, loss parts and metrics against src/core/grpo.ts,
         const grad = await readF32(device, b.grad, n);
         const name = `S${S} T${T} ${aggregation} beta ${beta}`;
         assertClose(grad, want.grad, { atol: 1e-6, rtol: 1e-4, name: `${name} grad` });
-        assertClose([got.loss, got.pgLoss, got.klLoss], [want.loss, want.pgLoss, want.klLoss], { atol: 1e-5, rtol: 1e-4, name: `${name} loss` });
+        assertClose([got.loss, got.pgLoss, got.klLoss], [want.loss, want.pgLoss, want.klLoss], {
+          atol: 1e-5,
+          rtol: 1e-4,
+          name: `${name} loss`,
+        });
         const m = want.metrics, g = got.metrics;
         assertClose(
-          [g.tokens, g.clipLowFrac, g.clipHighFrac, g.clipFrac, g.approxKl, g.klRef, g.ratioMean, g.ratioMin, g.ratioMax, got.entropy],
-          [m.tokens, m.clipLowFrac, m.clipHighFrac, m.clipFrac, m.approxKl, m.klRef, m.ratioMean, m.ratioMin, m.ratioMax, entropyMean(ent, mask)],
+          [
+            g.tokens,
+            g.clipLowFrac,
+            g.clipHighFrac,
+            g.clipFrac,
+            g.approxKl,
+            g.klRef,
+            g.ratioMean,
+            g.ratioMin,
+            g.ratioMax,
+            got.entropy,
+          ],
+          [
+            m.tokens,
+            m.clipLowFrac,
+            m.clipHighFrac,
+            m.clipFrac,
+            m.approxKl,
+            m.klRef,
+            m.ratioMean,
+            m.ratioMin,
+            m.ratioMax,
+            entropyMean(ent, mask),
+          ],
           { atol: 1e-5, rtol: 1e-4, name: `${name} metrics` },
         );
         if (n > 100) assert(m.clipLowFrac > 0 && m.clipHighFrac > 0, `${name}: both clips active somewhere`);

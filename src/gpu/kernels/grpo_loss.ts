@@ -36,12 +36,32 @@ export function grpoStatsBuffer(device: GPUDevice): GPUBuffer {
 }
 
 /** Records the loss kernel (one workgroup strides over all N tokens). */
-export async function encodeGrpoLoss(device: GPUDevice, enc: GPUCommandEncoder, b: GrpoLossBuffers, k: GrpoLossKnobs): Promise<void> {
+export async function encodeGrpoLoss(
+  device: GPUDevice,
+  enc: GPUCommandEncoder,
+  b: GrpoLossBuffers,
+  k: GrpoLossKnobs,
+): Promise<void> {
   if (k.beta !== 0 && !b.logpRef) throw new Error("grpo_loss: beta != 0 needs logpRef");
   const pipeline = await computePipeline(device, "grpo_loss", source);
-  const params = uniformBuffer(device, "grpo_loss-params", packParams("ufffu", [k.N, k.epsLow, k.epsHigh, k.beta, b.logpRef ? 1 : 0]));
+  const params = uniformBuffer(
+    device,
+    "grpo_loss-params",
+    packParams("ufffu", [k.N, k.epsLow, k.epsHigh, k.beta, b.logpRef ? 1 : 0]),
+  );
   const ref = b.logpRef ?? b.logpOld; // bound but unread when hasRef == 0
-  dispatch(device, enc, pipeline, [b.logpNew, b.logpOld, ref, b.mask, b.weight, b.adv, b.entropy, b.grad, b.stats, params], [1]);
+  dispatch(device, enc, pipeline, [
+    b.logpNew,
+    b.logpOld,
+    ref,
+    b.mask,
+    b.weight,
+    b.adv,
+    b.entropy,
+    b.grad,
+    b.stats,
+    params,
+  ], [1]);
 }
 
 /** The loss parts and metrics, in src/core/grpo.ts's shape, plus the masked mean entropy. */

@@ -17,12 +17,32 @@ Deno.test("kv_load: each decoding row gets its prefill row's last (or, from0, fi
   const dstInit = Float32Array.from({ length: B * K * T * D }, () => rng.normal());
   const dst = storageBuffer(device, "dst", dstInit);
   let want: Float32Array = dstInit;
-  for (const { R, P, rows, from0 } of [
-    { R: 3, P: 17, rows: [{ src: 2, len: 17 }, { src: 0, len: 1 }, { src: 2, len: 9 }, { src: 1, len: 16 }], from0: false },
-    { R: 2, P: 30, rows: [{ src: 1, len: 30 }, { src: 1, len: 3 }, { src: 0, len: 22 }, { src: 0, len: 30 }, { src: 1, len: 7 }, { src: 0, len: 1 }], from0: false },
-    // The captured prefill's layout: each prompt from column 0 of its row.
-    { R: 3, P: 24, rows: [{ src: 1, len: 5 }, { src: 2, len: 24 }, { src: 0, len: 1 }, { src: 1, len: 13 }, { src: 2, len: 2 }], from0: true },
-  ]) {
+  for (
+    const { R, P, rows, from0 } of [
+      {
+        R: 3,
+        P: 17,
+        rows: [{ src: 2, len: 17 }, { src: 0, len: 1 }, { src: 2, len: 9 }, { src: 1, len: 16 }],
+        from0: false,
+      },
+      {
+        R: 2,
+        P: 30,
+        rows: [{ src: 1, len: 30 }, { src: 1, len: 3 }, { src: 0, len: 22 }, { src: 0, len: 30 }, { src: 1, len: 7 }, {
+          src: 0,
+          len: 1,
+        }],
+        from0: false,
+      },
+      // The captured prefill's layout: each prompt from column 0 of its row.
+      {
+        R: 3,
+        P: 24,
+        rows: [{ src: 1, len: 5 }, { src: 2, len: 24 }, { src: 0, len: 1 }, { src: 1, len: 13 }, { src: 2, len: 2 }],
+        from0: true,
+      },
+    ]
+  ) {
     const srcData = Float32Array.from({ length: R * K * P * D }, () => rng.normal());
     const src = storageBuffer(device, "src", srcData);
     load.setRows(P, rows.map((r) => r.src), rows.map((r) => r.len), from0);
@@ -36,7 +56,11 @@ Deno.test("kv_load: each decoding row gets its prefill row's last (or, from0, fi
       const other = kvLoadRef(srcData, before, rows, K, P, T, D, false);
       assertEquals(want.every((x, i) => x === other[i]), false);
     }
-    assertEquals(Array.from(new Float32Array(await readBuffer(device, dst, want.byteLength))), Array.from(want), `R=${R} P=${P} from0=${from0}`);
+    assertEquals(
+      Array.from(new Float32Array(await readBuffer(device, dst, want.byteLength))),
+      Array.from(want),
+      `R=${R} P=${P} from0=${from0}`,
+    );
     src.destroy();
   }
   dst.destroy();

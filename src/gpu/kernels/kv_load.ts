@@ -25,7 +25,11 @@ export class KvLoad {
 
   static async create(device: GPUDevice, dims: { batch: number; K: number; T: number; D: number }): Promise<KvLoad> {
     const pipeline = await computePipeline(device, "kv_load", source);
-    const rowsBuf = device.createBuffer({ label: "kv-load-rows", size: Math.max(16, 8 * dims.batch), usage: STORAGE | COPY_DST });
+    const rowsBuf = device.createBuffer({
+      label: "kv-load-rows",
+      size: Math.max(16, 8 * dims.batch),
+      usage: STORAGE | COPY_DST,
+    });
     const params = device.createBuffer({ label: "kv-load-params", size: 32, usage: UNIFORM | COPY_DST });
     return new KvLoad(device, pipeline, rowsBuf, params, dims.batch, dims.K, dims.T, dims.D);
   }
@@ -36,20 +40,29 @@ export class KvLoad {
    * calling setRows again.
    */
   setRows(P: number, src: readonly number[], lens: readonly number[], from0 = false): void {
-    if (src.length !== lens.length || src.length > this.batch) throw new Error(`KvLoad: ${src.length} rows (${lens.length} lengths) for a batch of ${this.batch}`);
-    if (lens.some((l) => !(l >= 1 && l <= P && l <= this.T))) throw new Error(`KvLoad: lengths must be 1..${Math.min(P, this.T)}`);
+    if (src.length !== lens.length || src.length > this.batch) {
+      throw new Error(`KvLoad: ${src.length} rows (${lens.length} lengths) for a batch of ${this.batch}`);
+    }
+    if (lens.some((l) => !(l >= 1 && l <= P && l <= this.T))) {
+      throw new Error(`KvLoad: lengths must be 1..${Math.min(P, this.T)}`);
+    }
     this.n = src.length;
     this.width = P;
     if (this.n === 0) return;
     this.device.queue.writeBuffer(this.rowsBuf, 0, Uint32Array.from(src.flatMap((s, r) => [s, lens[r]])));
-    this.device.queue.writeBuffer(this.params, 0, packParams("uuuuuuuu", [this.n, this.K, P, this.T, this.D, from0 ? 1 : 0, 0, 0]));
+    this.device.queue.writeBuffer(
+      this.params,
+      0,
+      packParams("uuuuuuuu", [this.n, this.K, P, this.T, this.D, from0 ? 1 : 0, 0, 0]),
+    );
   }
 
   /** Records the move from `src` (R, K, P, D) f32 into `dst` (batch, K, T, D) f32 for the rows of setRows. */
   encode(enc: GPUCommandEncoder, src: GPUBuffer, dst: GPUBuffer): void {
     if (this.n === 0) return;
     const bind = this.device.createBindGroup({
-      label: "kv-load-bind", layout: bindGroupLayout(this.pipeline),
+      label: "kv-load-bind",
+      layout: bindGroupLayout(this.pipeline),
       entries: [src, dst, this.rowsBuf, this.params].map((buffer, binding) => ({ binding, resource: { buffer } })),
     });
     const pass = enc.beginComputePass({ label: "kv_load" });

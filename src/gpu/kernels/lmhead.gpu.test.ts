@@ -5,13 +5,13 @@ import {
   encodeLmheadBackward,
   encodeLmheadForward,
   type LmHeadBackwardOpts,
-  type LmHeadForwardOpts,
   lmheadChunk,
+  type LmHeadForwardOpts,
   lmheadPartialsBytes,
   lmheadScratchBytes,
   lmheadWindow,
 } from "./lmhead.ts";
-import { lmheadBackwardRef, lmheadForwardRef, type LmHeadDims } from "./lmhead.ref.ts";
+import { lmheadBackwardRef, type LmHeadDims, lmheadForwardRef } from "./lmhead.ref.ts";
 
 const gpu = await requestGpu();
 const IGNORE = 0xffffffff;
@@ -53,7 +53,7 @@ async function check(c: Case) {
     dw: storageBuffer(device, "dw", c.accumulate ? dw0 : d.V * d.C * 4),
   };
   for (const x of [b.logp, b.lse, b.entropy, b.partials, b.scratch]) poison(device, x);
-  if (!c.accumulate) for (const x of [b.dh, b.dw]) poison(device, x);
+  if (!c.accumulate) { for (const x of [b.dh, b.dw]) poison(device, x); }
   const enc = device.createCommandEncoder({ label: "lmhead-test" });
   await encodeLmheadForward(device, enc, b, d, c.fwd);
   await encodeLmheadBackward(
@@ -70,7 +70,9 @@ async function check(c: Case) {
     grad.dh.forEach((v, i) => (grad.dh[i] = v + dh0[i]));
     grad.dw.forEach((v, i) => (grad.dw[i] = v + dw0[i]));
   }
-  const tag = `${JSON.stringify(d)} ${JSON.stringify(c.fwd)} ${JSON.stringify(c.bwd)} entropy ${c.entropy}${c.accumulate ? " accumulate" : ""}`;
+  const tag = `${JSON.stringify(d)} ${JSON.stringify(c.fwd)} ${JSON.stringify(c.bwd)} entropy ${c.entropy}${
+    c.accumulate ? " accumulate" : ""
+  }`;
   const tol = { atol: 1e-4, rtol: 1e-4 };
   const e = [
     assertClose(await readF32(device, b.logp), want.logp, { ...tol, name: `logp ${tag}` }),
@@ -79,29 +81,111 @@ async function check(c: Case) {
     assertClose(await readF32(device, b.dh), grad.dh, { ...tol, name: `dh ${tag}` }),
   ];
   if (c.fullFinetune) e.push(assertClose(await readF32(device, b.dw), grad.dw, { ...tol, name: `dW ${tag}` }));
-  console.log(`${tag}: max |err| logp, lse, entropy, dh${c.fullFinetune ? ", dW" : ""}: ${e.map((x) => x.maxAbs.toExponential(2)).join(" ")}`);
+  console.log(
+    `${tag}: max |err| logp, lse, entropy, dh${c.fullFinetune ? ", dW" : ""}: ${
+      e.map((x) => x.maxAbs.toExponential(2)).join(" ")
+    }`,
+  );
   for (const x of Object.values(b)) x.destroy();
 }
 
 Deno.test("lmhead forward and backward: odd C, V not a multiple of the slice or chunk, against float64", async () => {
-  await check({ d: { N: 1, C: 1, V: 3 }, fwd: { vocabPerGroup: 64 }, bwd: { chunk: 64 }, entropy: true, fullFinetune: true, seed: 1 });
-  await check({ d: { N: 37, C: 45, V: 300 }, fwd: { vocabPerGroup: 64 }, bwd: { chunk: 64 }, entropy: false, fullFinetune: true, seed: 2 });
+  await check({
+    d: { N: 1, C: 1, V: 3 },
+    fwd: { vocabPerGroup: 64 },
+    bwd: { chunk: 64 },
+    entropy: true,
+    fullFinetune: true,
+    seed: 1,
+  });
+  await check({
+    d: { N: 37, C: 45, V: 300 },
+    fwd: { vocabPerGroup: 64 },
+    bwd: { chunk: 64 },
+    entropy: false,
+    fullFinetune: true,
+    seed: 2,
+  });
   // Two 64-column tiles per workgroup: pins naga not re-zeroing a loop-local accumulator array.
-  await check({ d: { N: 37, C: 45, V: 300 }, fwd: { vocabPerGroup: 128 }, bwd: { chunk: 128 }, entropy: true, fullFinetune: true, seed: 3 });
+  await check({
+    d: { N: 37, C: 45, V: 300 },
+    fwd: { vocabPerGroup: 128 },
+    bwd: { chunk: 128 },
+    entropy: true,
+    fullFinetune: true,
+    seed: 3,
+  });
   await check({ d: { N: 70, C: 33, V: 1001 }, fwd: {}, bwd: {}, entropy: true, fullFinetune: false, seed: 4 });
-  await check({ d: { N: 5, C: 130, V: 515 }, fwd: { vocabPerGroup: 192 }, bwd: { chunk: 192 }, entropy: true, fullFinetune: true, seed: 5 });
+  await check({
+    d: { N: 5, C: 130, V: 515 },
+    fwd: { vocabPerGroup: 192 },
+    bwd: { chunk: 192 },
+    entropy: true,
+    fullFinetune: true,
+    seed: 5,
+  });
   // Logits at temperature 0.7 (scale 1/0.7), as policy-gradient losses over sampled tokens use.
-  await check({ d: { N: 21, C: 40, V: 333 }, fwd: { vocabPerGroup: 128, scale: 1 / 0.7 }, bwd: { chunk: 64, scale: 1 / 0.7 }, entropy: true, fullFinetune: true, seed: 7 });
-  await check({ d: { N: 9, C: 17, V: 150 }, fwd: { vocabPerGroup: 64 }, bwd: { chunk: 64 }, entropy: false, fullFinetune: true, seed: 8, accumulate: true });
+  await check({
+    d: { N: 21, C: 40, V: 333 },
+    fwd: { vocabPerGroup: 128, scale: 1 / 0.7 },
+    bwd: { chunk: 64, scale: 1 / 0.7 },
+    entropy: true,
+    fullFinetune: true,
+    seed: 7,
+  });
+  await check({
+    d: { N: 9, C: 17, V: 150 },
+    fwd: { vocabPerGroup: 64 },
+    bwd: { chunk: 64 },
+    entropy: false,
+    fullFinetune: true,
+    seed: 8,
+    accumulate: true,
+  });
 });
 
 Deno.test("lmhead: rows past one and two 128-row tiles (the backward's dz tiles), C not a multiple of the step of 16, V not a multiple of the slice, windows, temperature, against float64", async () => {
-  await check({ d: { N: 1, C: 1, V: 3 }, fwd: { vocabPerGroup: 128 }, bwd: { chunk: 64 }, entropy: true, fullFinetune: false, seed: 11 });
-  await check({ d: { N: 130, C: 45, V: 300 }, fwd: { vocabPerGroup: 128 }, bwd: { chunk: 128 }, entropy: true, fullFinetune: true, seed: 12 });
-  await check({ d: { N: 257, C: 33, V: 1001 }, fwd: { vocabPerGroup: 256 }, bwd: {}, entropy: false, fullFinetune: false, seed: 13 });
-  await check({ d: { N: 70, C: 130, V: 2500 }, fwd: { scale: 1 / 0.7 }, bwd: { scale: 1 / 0.7 }, entropy: true, fullFinetune: false, seed: 14 });
+  await check({
+    d: { N: 1, C: 1, V: 3 },
+    fwd: { vocabPerGroup: 128 },
+    bwd: { chunk: 64 },
+    entropy: true,
+    fullFinetune: false,
+    seed: 11,
+  });
+  await check({
+    d: { N: 130, C: 45, V: 300 },
+    fwd: { vocabPerGroup: 128 },
+    bwd: { chunk: 128 },
+    entropy: true,
+    fullFinetune: true,
+    seed: 12,
+  });
+  await check({
+    d: { N: 257, C: 33, V: 1001 },
+    fwd: { vocabPerGroup: 256 },
+    bwd: {},
+    entropy: false,
+    fullFinetune: false,
+    seed: 13,
+  });
+  await check({
+    d: { N: 70, C: 130, V: 2500 },
+    fwd: { scale: 1 / 0.7 },
+    bwd: { scale: 1 / 0.7 },
+    entropy: true,
+    fullFinetune: false,
+    seed: 14,
+  });
   // W in windows of 4096 rows (the binding capped at 1 MiB): 9000 x 64.
-  await check({ d: { N: 3, C: 64, V: 9000 }, fwd: { bindingBytes: 1 << 20 }, bwd: { bindingBytes: 1 << 20 }, entropy: true, fullFinetune: false, seed: 15 });
+  await check({
+    d: { N: 3, C: 64, V: 9000 },
+    fwd: { bindingBytes: 1 << 20 },
+    bwd: { bindingBytes: 1 << 20 },
+    entropy: true,
+    fullFinetune: false,
+    seed: 15,
+  });
 });
 
 Deno.test("lmhead: W in several binding windows (the binding capped at 1 MiB), the last one partial, against float64", async () => {
@@ -110,7 +194,10 @@ Deno.test("lmhead: W in several binding windows (the binding capped at 1 MiB), t
   const d: LmHeadDims = { N: 3, C: 64, V: 9000 };
   const cap = { bindingBytes: 1 << 20 };
   const window = lmheadWindow(gpu.device, d, cap);
-  assert(window === 4096 && lmheadChunk(gpu.device, d, cap) === 4096, `window ${window}, chunk ${lmheadChunk(gpu.device, d, cap)}`);
+  assert(
+    window === 4096 && lmheadChunk(gpu.device, d, cap) === 4096,
+    `window ${window}, chunk ${lmheadChunk(gpu.device, d, cap)}`,
+  );
   await check({ d, fwd: cap, bwd: cap, entropy: true, fullFinetune: true, seed: 6 });
 });
 
@@ -134,10 +221,18 @@ Deno.test("lmhead: a partials buffer sized for another slice width is rejected",
   const d: LmHeadDims = { N: 4, C: 8, V: 200 };
   const mk = (label: string, bytes: number) => storageBuffer(device, label, bytes);
   const b = {
-    h: mk("h", 4 * 8 * 4), w: mk("w", 200 * 8 * 4), targets: mk("targets", 16), logp: mk("logp", 16), lse: mk("lse", 16),
-    entropy: mk("entropy", 16), partials: mk("partials-wide", lmheadPartialsBytes(d, { vocabPerGroup: 128 })),
+    h: mk("h", 4 * 8 * 4),
+    w: mk("w", 200 * 8 * 4),
+    targets: mk("targets", 16),
+    logp: mk("logp", 16),
+    lse: mk("lse", 16),
+    entropy: mk("entropy", 16),
+    partials: mk("partials-wide", lmheadPartialsBytes(d, { vocabPerGroup: 128 })),
   };
   const enc = device.createCommandEncoder({ label: "lmhead-size-check" });
-  await assertRejects(() => encodeLmheadForward(device, enc, b, d, { vocabPerGroup: 64 }), /lmhead: partials \(partials-wide\) has 128 bytes, needs 256/);
+  await assertRejects(
+    () => encodeLmheadForward(device, enc, b, d, { vocabPerGroup: 64 }),
+    /lmhead: partials \(partials-wide\) has 128 bytes, needs 256/,
+  );
   for (const x of Object.values(b)) x.destroy();
 });

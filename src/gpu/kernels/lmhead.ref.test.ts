@@ -1,7 +1,7 @@
 import { assertClose } from "../../../tests/assert.ts";
 import { Rng } from "../../core/rng.ts";
 import { numericGrad } from "./layer-fd.ts";
-import { lmheadBackwardRef, lmheadForwardRef, type LmHeadDims } from "./lmhead.ref.ts";
+import { lmheadBackwardRef, type LmHeadDims, lmheadForwardRef } from "./lmhead.ref.ts";
 
 Deno.test("lmhead reference: dh and dW match central finite differences (logp and entropy terms, ignored row, logit scale)", () => {
   const d: LmHeadDims = { N: 4, C: 3, V: 7 };

@@ -93,7 +93,13 @@ export function lmheadScratchBytes(device: GPUDevice, d: LmHeadDims, o: LmHeadBa
   return d.N * lmheadChunk(device, d, o) * 4;
 }
 
-function bind(device: GPUDevice, enc: GPUCommandEncoder, pipeline: GPUComputePipeline, entries: GPUBufferBinding[], groups: [number, number]) {
+function bind(
+  device: GPUDevice,
+  enc: GPUCommandEncoder,
+  pipeline: GPUComputePipeline,
+  entries: GPUBufferBinding[],
+  groups: [number, number],
+) {
   dispatch(device, enc, pipeline, entries, groups);
 }
 
@@ -120,8 +126,13 @@ export async function encodeLmheadForward(
   const nSplit = Math.ceil(d.V / VS);
   const n4 = d.N * 4;
   checkSizes("lmhead", [
-    ["h", buf.h, n4 * d.C], ["w", buf.w, d.V * d.C * 4], ["targets", buf.targets, n4], ["logp", buf.logp, n4],
-    ["lse", buf.lse, n4], ["entropy", buf.entropy, n4], ["partials", buf.partials, lmheadPartialsBytes(d, o)],
+    ["h", buf.h, n4 * d.C],
+    ["w", buf.w, d.V * d.C * 4],
+    ["targets", buf.targets, n4],
+    ["logp", buf.logp, n4],
+    ["lse", buf.lse, n4],
+    ["entropy", buf.entropy, n4],
+    ["partials", buf.partials, lmheadPartialsBytes(d, o)],
   ]);
   const window = lmheadWindow(device, d, o);
   if (window < VS) throw new Error(`lmhead: one vocabulary slice of ${VS} x ${d.C} exceeds the binding limit`);
@@ -132,7 +143,9 @@ export async function encodeLmheadForward(
     const u = new Uint32Array([d.N, d.C, vStart, vCount, VS, nSplit, vStart / VS, 0]);
     new Float32Array(u.buffer)[7] = o.scale ?? 1;
     const dims = uniformBuffer(device, "lmhead-partials-dims", u);
-    bind(device, enc, partial, [{ buffer: buf.h }, rows(buf.w, d.C, vStart, vCount), { buffer: buf.targets }, { buffer: buf.partials }, { buffer: dims }], [
+    bind(device, enc, partial, [{ buffer: buf.h }, rows(buf.w, d.C, vStart, vCount), { buffer: buf.targets }, {
+      buffer: buf.partials,
+    }, { buffer: dims }], [
       Math.ceil(vCount / VS),
       Math.ceil(d.N / rowsPer),
     ]);
@@ -140,14 +153,17 @@ export async function encodeLmheadForward(
   const combine = await computePipeline(device, "lmhead-combine", combineSource);
   const perX = Math.min(d.N, 32768);
   const dims = uniformBuffer(device, "lmhead-combine-dims", new Uint32Array([d.N, d.V, nSplit, perX]));
-  dispatch(device, enc, combine, [buf.partials, buf.targets, buf.logp, buf.lse, buf.entropy, dims], [perX, Math.ceil(d.N / perX)]);
+  dispatch(device, enc, combine, [buf.partials, buf.targets, buf.logp, buf.lse, buf.entropy, dims], [
+    perX,
+    Math.ceil(d.N / perX),
+  ]);
 }
 
 const dummies = new WeakMap<GPUDevice, GPUBuffer>();
 
 function dummy(device: GPUDevice): GPUBuffer {
   let b = dummies.get(device);
-  if (!b) dummies.set(device, (b = storageBuffer(device, "lmhead-unused", 4)));
+  if (!b) dummies.set(device, b = storageBuffer(device, "lmhead-unused", 4));
   return b;
 }
 
@@ -179,15 +195,27 @@ export async function encodeLmheadBackward(
   const chunk = lmheadChunk(device, d, o);
   const n4 = d.N * 4;
   checkSizes("lmhead backward", [
-    ["h", buf.h, n4 * d.C], ["w", buf.w, d.V * d.C * 4], ["targets", buf.targets, n4], ["lse", buf.lse, n4], ["g", buf.g, n4],
-    ["entropy", buf.entropy, n4], ["gEnt", buf.gEnt, n4], ["dh", buf.dh, n4 * d.C], ["dw", buf.dw, d.V * d.C * 4],
+    ["h", buf.h, n4 * d.C],
+    ["w", buf.w, d.V * d.C * 4],
+    ["targets", buf.targets, n4],
+    ["lse", buf.lse, n4],
+    ["g", buf.g, n4],
+    ["entropy", buf.entropy, n4],
+    ["gEnt", buf.gEnt, n4],
+    ["dh", buf.dh, n4 * d.C],
+    ["dw", buf.dw, d.V * d.C * 4],
     ["scratch", buf.scratch, n4 * chunk],
   ]);
   const hasEnt = buf.gEnt !== undefined;
   const scale = o.scale ?? 1;
   if (hasEnt && !buf.entropy) throw new Error("lmhead: gEnt needs the forward's entropy");
   const tile = 128;
-  const grad = await computePipeline(device, "lmhead-grad-t128", `${expandKernel("lmhead_grad_t128.wgsl", grad128Source)}\n${gradCommon}`, { HAS_ENT: hasEnt ? 1 : 0 });
+  const grad = await computePipeline(
+    device,
+    "lmhead-grad-t128",
+    `${expandKernel("lmhead_grad_t128.wgsl", grad128Source)}\n${gradCommon}`,
+    { HAS_ENT: hasEnt ? 1 : 0 },
+  );
   for (let vStart = 0; vStart < d.V; vStart += chunk) {
     const vCount = Math.min(chunk, d.V - vStart);
     const u = new Uint32Array([d.N, d.C, d.V, vStart, vCount, 0, 0, 0]);
@@ -206,10 +234,34 @@ export async function encodeLmheadBackward(
       { buffer: dims },
     ], [Math.ceil(vCount / tile), Math.ceil(d.N / tile)]);
     // dh (N, C) (+)= dz (N, vCount) @ W_chunk (vCount, C)
-    await matmulAt(device, enc, dz, rows(buf.w, d.C, vStart, vCount), { buffer: buf.dh }, d.N, d.C, vCount, false, vStart > 0 || (o.accumulateDh ?? false), scale);
+    await matmulAt(
+      device,
+      enc,
+      dz,
+      rows(buf.w, d.C, vStart, vCount),
+      { buffer: buf.dh },
+      d.N,
+      d.C,
+      vCount,
+      false,
+      vStart > 0 || (o.accumulateDh ?? false),
+      scale,
+    );
     // dW_chunk (vCount, C) (+)= dz^T (vCount, N) @ h (N, C)
     if (buf.dw) {
-      await matmulAt(device, enc, dz, { buffer: buf.h }, rows(buf.dw, d.C, vStart, vCount), vCount, d.C, d.N, true, o.accumulateDw ?? false, scale);
+      await matmulAt(
+        device,
+        enc,
+        dz,
+        { buffer: buf.h },
+        rows(buf.dw, d.C, vStart, vCount),
+        vCount,
+        d.C,
+        d.N,
+        true,
+        o.accumulateDw ?? false,
+        scale,
+      );
     }
   }
 }

@@ -1,7 +1,17 @@
 // The matmul plan without a GPU: shape -> kernel, transpose, tiles (grid), K slices, Dims, vec4 loads and stores.
 import { assert, assertEquals } from "../../../tests/assert.ts";
 import { setPerfSwitches } from "../switches.ts";
-import { type EncodeMatmulOpts, type MatmulVariant, pickMatmul, planMatmul, splitKSlices, storesVec4, tailFused, tileStep, vecLoads } from "./matmul-plan.ts";
+import {
+  type EncodeMatmulOpts,
+  type MatmulVariant,
+  pickMatmul,
+  planMatmul,
+  splitKSlices,
+  storesVec4,
+  tailFused,
+  tileStep,
+  vecLoads,
+} from "./matmul-plan.ts";
 
 const tail = { a: { size: 6144 * 16 * 4 } as GPUBuffer, b: { size: 896 * 16 * 4 } as GPUBuffer, r: 16, scale: 2 };
 
@@ -17,8 +27,15 @@ Deno.test("matmul plan: the kernel chosen per shape (LoRA rank products narrow, 
   assertEquals(pick({ M: 6144, N: 896, K: 128 }), ["tile64", false], "k/v dx (K = 128)");
   assertEquals(pick({ M: 6144, N: 896, K: 129 }), ["tile96h", false], "K = 129");
   assertEquals(pick({ M: 6144, N: 896, K: 128, tail }), ["tile96h", false], "k/v dx with its LoRA tail inside");
-  assertEquals(pick({ M: 6144, N: 896, K: 128, tail, alpha: 0.5 }), ["tile64", false], "a tail that cannot run inside (alpha != 1)");
-  assert(tailFused({ M: 6144, N: 896, K: 896, tail }) && !tailFused({ M: 6144, N: 896, K: 896, transA: true, tail }), "tail inside unless A is transposed");
+  assertEquals(
+    pick({ M: 6144, N: 896, K: 128, tail, alpha: 0.5 }),
+    ["tile64", false],
+    "a tail that cannot run inside (alpha != 1)",
+  );
+  assert(
+    tailFused({ M: 6144, N: 896, K: 896, tail }) && !tailFused({ M: 6144, N: 896, K: 896, transA: true, tail }),
+    "tail inside unless A is transposed",
+  );
 });
 
 Deno.test("matmul plan: grids, K slices and Dims of the 0.5B step's products at the default knobs", () => {
@@ -61,7 +78,18 @@ Deno.test("matmul plan: vec4 loads per operand and vec4 stores follow the layout
   assertEquals(v({ M: 132, N: 136, K: 136, transB: true, bF16: true }), "A-", "f16 B");
   assertEquals(v({ M: 132, N: 136, K: 136 }, 4, 0), "-B", "A's binding off 16 bytes");
   assertEquals(v({ M: 100, N: 70, K: 64 }), "--", "tile64 loads scalars");
-  assert(storesVec4({ M: 300, N: 260, K: 140 }) && !storesVec4({ M: 300, N: 258, K: 140 }) && !storesVec4({ M: 300, N: 260, K: 140 }, 4), "vec4 stores where N and C's offset allow");
-  assert(!storesVec4({ M: 100, N: 72, K: 64 }) && !storesVec4({ M: 6144, N: 16, K: 896 }), "no vec4 stores off tile96h");
-  assertEquals([tileStep(32768), tileStep(16896), tileStep(16384)], [16, 16, 8], "the step the workgroup memory allows");
+  assert(
+    storesVec4({ M: 300, N: 260, K: 140 }) && !storesVec4({ M: 300, N: 258, K: 140 }) &&
+      !storesVec4({ M: 300, N: 260, K: 140 }, 4),
+    "vec4 stores where N and C's offset allow",
+  );
+  assert(
+    !storesVec4({ M: 100, N: 72, K: 64 }) && !storesVec4({ M: 6144, N: 16, K: 896 }),
+    "no vec4 stores off tile96h",
+  );
+  assertEquals(
+    [tileStep(32768), tileStep(16896), tileStep(16384)],
+    [16, 16, 8],
+    "the step the workgroup memory allows",
+  );
 });

@@ -91,8 +91,15 @@ const WIDE_SPLIT_MAX_BYTES = 192 * 2 ** 20;
 export function effective(o: EncodeMatmulOpts, swap: boolean): EncodeMatmulOpts {
   if (!swap) return o;
   return {
-    ...o, M: o.N, N: o.M, transA: !(o.transB ?? false), transB: !(o.transA ?? false),
-    broadcastA: o.broadcastB, broadcastB: o.broadcastA, aF16: o.bF16, bF16: o.aF16,
+    ...o,
+    M: o.N,
+    N: o.M,
+    transA: !(o.transB ?? false),
+    transB: !(o.transA ?? false),
+    broadcastA: o.broadcastB,
+    broadcastB: o.broadcastA,
+    aF16: o.bF16,
+    bF16: o.aF16,
   };
 }
 
@@ -230,8 +237,18 @@ export function planMatmul(o: EncodeMatmulOpts, offsetA: number, offsetB: number
   const tiled = variant === "tile96h";
   const vec = tiled
     ? vecOperands({
-      M, N, K: u[2], kTotal: u[7], strideA: u[4], strideB: u[5], transA: e.transA ?? false, transB: e.transB ?? false,
-      aF16: e.aF16 ?? false, bF16: e.bF16 ?? false, offsetA: offA, offsetB: offB,
+      M,
+      N,
+      K: u[2],
+      kTotal: u[7],
+      strideA: u[4],
+      strideB: u[5],
+      transA: e.transA ?? false,
+      transB: e.transB ?? false,
+      aF16: e.aF16 ?? false,
+      bF16: e.bF16 ?? false,
+      offsetA: offA,
+      offsetB: offB,
     })
     : NO_VEC;
   // Split: the slices go to the scratch (offset 0, slices M N apart).
@@ -275,8 +292,17 @@ export function vecLoads(o: EncodeMatmulOpts, offsetA = 0, offsetB = 0): VecLoad
  * The label of a tile96h pipeline (a profile names kernels by it): the step, the vec4 loads, the transposes, the tail,
  * its quad loads and the vec4 stores.
  */
-export function tileLabel(tk: number, e: EncodeMatmulOpts, vec: VecLoads, tail: boolean, tq: boolean, c4: boolean): string {
-  return `matmul_t96h${tk === 8 ? "" : `_k${tk}`}${vec.a || vec.b ? `_v${vec.a ? "A" : ""}${vec.b ? "B" : ""}` : ""}${e.transA ? "_tA" : ""}${e.transB ? "_tB" : ""}${tail ? "_tail" : ""}${tq ? "_tq" : ""}${c4 ? "_c4" : ""}`;
+export function tileLabel(
+  tk: number,
+  e: EncodeMatmulOpts,
+  vec: VecLoads,
+  tail: boolean,
+  tq: boolean,
+  c4: boolean,
+): string {
+  return `matmul_t96h${tk === 8 ? "" : `_k${tk}`}${vec.a || vec.b ? `_v${vec.a ? "A" : ""}${vec.b ? "B" : ""}` : ""}${
+    e.transA ? "_tA" : ""
+  }${e.transB ? "_tB" : ""}${tail ? "_tail" : ""}${tq ? "_tq" : ""}${c4 ? "_c4" : ""}`;
 }
 
 /** Floating-point operations of one matmul, for throughput figures. */

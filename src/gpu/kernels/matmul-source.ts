@@ -22,17 +22,33 @@ export interface TailVars {
 function tailVars(t: TailVars | undefined): TemplateVars {
   if (!t) return { TAIL: false, QUADS: false };
   const [a, b, u] = t.bindings;
-  return { TAIL: true, QUADS: t.quads, TAIL_A: a, TAIL_B: b, TAIL_U: u, TAIL_TRANS_B: String(t.transB), TAIL_ROWS: t.rows, TAIL_COLS: t.cols };
+  return {
+    TAIL: true,
+    QUADS: t.quads,
+    TAIL_A: a,
+    TAIL_B: b,
+    TAIL_U: u,
+    TAIL_TRANS_B: String(t.transB),
+    TAIL_ROWS: t.rows,
+    TAIL_COLS: t.cols,
+  };
 }
 
 /** The body of tile96h at contracted step `tk`, with the LoRA tail (b2 layout `tailB`, quad loads where `tq`) or without (undefined), and vec4 stores of C where `c4`. */
 export function tile96hBody(tk: 8 | 16, tailB: boolean | undefined, tq: boolean, c4: boolean): string {
-  const tail = tailB === undefined ? undefined : { bindings: [4, 5, 6] as const, transB: tailB, rows: "dims.M", cols: "dims.N", quads: tq };
+  const tail = tailB === undefined
+    ? undefined
+    : { bindings: [4, 5, 6] as const, transB: tailB, rows: "dims.M", cols: "dims.N", quads: tq };
   return expandKernel("matmul_t96h.wgsl", t96hSource, { TK: tk, STEP8: tk === 8, C4: c4, ...tailVars(tail) });
 }
 
 /** A q4 128-tile kernel's body (`name`, `source`: q4matmul_t128.wgsl or q4matmul_t_t128.wgsl) at step `tk`, with the LoRA tail or without. */
-export function q4TileBody(name: string, source: string, tk: 8 | 16, tail: Omit<TailVars, "quads"> | undefined): string {
+export function q4TileBody(
+  name: string,
+  source: string,
+  tk: 8 | 16,
+  tail: Omit<TailVars, "quads"> | undefined,
+): string {
   return expandKernel(name, source, { TK: tk, ...tailVars(tail && { ...tail, quads: false }) });
 }
 
@@ -47,12 +63,16 @@ function operandPrelude(X: "A" | "B", f16: boolean, vec: boolean): string {
     return `alias ${X}Elem = vec4f;\nconst VEC_${X}: bool = true;\n` +
       `fn elem${X}(i: u32) -> f32 { return ${x}[i / 4u][i % 4u]; }\nfn quad${X}(q: u32) -> vec4f { return ${x}[q]; }\n`;
   }
-  return `alias ${X}Elem = ${f16 ? "f16" : "f32"};\nconst VEC_${X}: bool = false;\nfn elem${X}(i: u32) -> f32 { return f32(${x}[i]); }\n` +
+  return `alias ${X}Elem = ${
+    f16 ? "f16" : "f32"
+  };\nconst VEC_${X}: bool = false;\nfn elem${X}(i: u32) -> f32 { return f32(${x}[i]); }\n` +
     `fn quad${X}(q: u32) -> vec4f { return vec4f(elem${X}(4u * q), elem${X}(4u * q + 1u), elem${X}(4u * q + 2u), elem${X}(4u * q + 3u)); }\n`;
 }
 
 /** A kernel's full source: the operand prelude, matmul_common.wgsl (C bound as vec4 where `c4`), the kernel body. */
 export function typedSource(body: string, aF16: boolean, bF16: boolean, vec: VecLoads = NO_VEC, c4 = false): string {
   const common = expandKernel("matmul_common.wgsl", commonSource, { C4: c4 });
-  return `${aF16 || bF16 ? "enable f16;\n" : ""}${operandPrelude("A", aF16, vec.a)}${operandPrelude("B", bF16, vec.b)}${common}\n${body}`;
+  return `${aF16 || bF16 ? "enable f16;\n" : ""}${operandPrelude("A", aF16, vec.a)}${
+    operandPrelude("B", bF16, vec.b)
+  }${common}\n${body}`;
 }

@@ -29,7 +29,12 @@ async function withLabels(body: (prev: Readonly<PerfSwitches>, labels: string[])
  * Runs `o` on the GPU and compares with the float64 reference; f16 operands are rounded to f16 for both; `withBias`
  * adds an (N) bias to every row (EncodeMatmulOpts.bias). Returns the GPU's C.
  */
-async function check(o: Omit<EncodeMatmulOpts, "bias" | "tail">, seed: number, withBias = false, tail?: { r: number; scale: number }): Promise<Float32Array> {
+async function check(
+  o: Omit<EncodeMatmulOpts, "bias" | "tail">,
+  seed: number,
+  withBias = false,
+  tail?: { r: number; scale: number },
+): Promise<Float32Array> {
   const { device } = gpu;
   const rng = new Rng(seed);
   const batch = o.batch ?? 1;
@@ -49,7 +54,11 @@ async function check(o: Omit<EncodeMatmulOpts, "bias" | "tail">, seed: number, w
   const ga2 = a2 ? storageBuffer(device, "a2", a2) : undefined, gb2 = b2 ? storageBuffer(device, "b2", b2) : undefined;
   if (!o.accumulate) poison(device, gc);
   const enc = device.createCommandEncoder();
-  await encodeMatmul(device, enc, ga, gb, gc, { ...o, bias: gbias, ...(tail && ga2 && gb2 ? { tail: { a: ga2, b: gb2, ...tail } } : {}) });
+  await encodeMatmul(device, enc, ga, gb, gc, {
+    ...o,
+    bias: gbias,
+    ...(tail && ga2 && gb2 ? { tail: { a: ga2, b: gb2, ...tail } } : {}),
+  });
   device.queue.submit([enc.finish()]);
   const got = await readF32(device, gc);
   const want = matmulRef(a, b, o, o.accumulate ? c0 : undefined);
@@ -58,7 +67,11 @@ async function check(o: Omit<EncodeMatmulOpts, "bias" | "tail">, seed: number, w
     want.forEach((x, i) => (want[i] = x + tail.scale * t[i]));
   }
   if (bias) want.forEach((x, i) => (want[i] = x + bias[i % o.N]));
-  assertClose(got, want, { atol: 1e-4 * Math.sqrt(o.K + (tail?.r ?? 0)), rtol: 1e-4, name: `matmul ${JSON.stringify(o)}${bias ? " + bias" : ""}${tail ? ` + tail r ${tail.r}` : ""}` });
+  assertClose(got, want, {
+    atol: 1e-4 * Math.sqrt(o.K + (tail?.r ?? 0)),
+    rtol: 1e-4,
+    name: `matmul ${JSON.stringify(o)}${bias ? " + bias" : ""}${tail ? ` + tail r ${tail.r}` : ""}`,
+  });
   for (const x of [ga, gb, gc, gbias, ga2, gb2]) x?.destroy();
   return got;
 }
@@ -81,7 +94,17 @@ for (const variant of MATMUL_VARIANTS) {
     await check({ M: 33, N: 70, K: 19, batch: 3, broadcastB: true, transB: true, variant }, 12);
     await check({ M: 9, N: 66, K: 40, batch: 2, broadcastA: true, variant }, 13);
     await check({ M: 129, N: 65, K: 31, accumulate: true, alpha: -2, variant }, 14);
-    await check({ M: 140, N: 150, K: 9, batch: 2, broadcastA: true, transA: true, accumulate: true, alpha: 0.5, variant }, 15);
+    await check({
+      M: 140,
+      N: 150,
+      K: 9,
+      batch: 2,
+      broadcastA: true,
+      transA: true,
+      accumulate: true,
+      alpha: 0.5,
+      variant,
+    }, 15);
   });
 }
 
@@ -157,7 +180,9 @@ Deno.test("matmul: the LoRA tail inside tile96h, split and unsplit, either B lay
   ];
   let seed = 1500;
   for (const [o, t, withBias, fuses] of cases) {
-    if (tailFused({ ...o, tail: { a: {} as GPUBuffer, b: {} as GPUBuffer, ...t } }) !== fuses) throw new Error(`${JSON.stringify(o)}: fused should be ${fuses}`);
+    if (tailFused({ ...o, tail: { a: {} as GPUBuffer, b: {} as GPUBuffer, ...t } }) !== fuses) {
+      throw new Error(`${JSON.stringify(o)}: fused should be ${fuses}`);
+    }
     await check(o, seed++, withBias, t);
   }
 });
@@ -170,7 +195,16 @@ Deno.test("matmul: split-K of every transpose combination, the 0.5B rank product
   for (const variant of MATMUL_VARIANTS) {
     for (const transA of [false, true]) {
       for (const transB of [false, true]) {
-        const o: EncodeMatmulOpts = { M: 70, N: 40, K: 1100, transA, transB, alpha: 0.5, accumulate: transA !== transB, variant };
+        const o: EncodeMatmulOpts = {
+          M: 70,
+          N: 40,
+          K: 1100,
+          transA,
+          transB,
+          alpha: 0.5,
+          accumulate: transA !== transB,
+          variant,
+        };
         if (splitKSlices(o) < 2) throw new Error(`expected ${JSON.stringify(o)} to be split`);
         await check(o, seed++);
       }
@@ -178,7 +212,15 @@ Deno.test("matmul: split-K of every transpose combination, the 0.5B rank product
   }
   // Auto choice: x A^T (N = r, transposed B) and dy B (N = r, plain): narrow and split; a (k/v)-like
   // product on tile96h with a small grid, with an f16 B where the device has it.
-  for (const o of [{ M: 300, N: 16, K: 900, transB: true }, { M: 300, N: 16, K: 1300 }, { M: 260, N: 128, K: 1024, transB: true, bF16: gpu.f16 }] as EncodeMatmulOpts[]) {
+  for (
+    const o of [{ M: 300, N: 16, K: 900, transB: true }, { M: 300, N: 16, K: 1300 }, {
+      M: 260,
+      N: 128,
+      K: 1024,
+      transB: true,
+      bF16: gpu.f16,
+    }] as EncodeMatmulOpts[]
+  ) {
     if (splitKSlices(o) < 2) throw new Error(`expected ${JSON.stringify(o)} to be split`);
     await check(o, seed++);
   }
@@ -190,9 +232,14 @@ Deno.test("matmul: split-K of every transpose combination, the 0.5B rank product
   const prev = setPerfSwitches({ wideSplit: 3 });
   try {
     const want: [EncodeMatmulOpts, number][] = [
-      [{ M: 6144, N: 16, K: 896, transB: true }, 7], [{ M: 6144, N: 16, K: 4864 }, 11], [{ M: 6144, N: 128, K: 896, transB: true }, 3],
-      [{ M: 6144, N: 896, K: 896, transB: true }, 3], [{ M: 6144, N: 896, K: 4864 }, 3], [{ M: 6144, N: 4864, K: 896, transB: true }, 1],
-      [{ M: 6144, N: 896, K: 128 }, 1], [{ M: 16, N: 896, K: 6144, transA: true }, 48],
+      [{ M: 6144, N: 16, K: 896, transB: true }, 7],
+      [{ M: 6144, N: 16, K: 4864 }, 11],
+      [{ M: 6144, N: 128, K: 896, transB: true }, 3],
+      [{ M: 6144, N: 896, K: 896, transB: true }, 3],
+      [{ M: 6144, N: 896, K: 4864 }, 3],
+      [{ M: 6144, N: 4864, K: 896, transB: true }, 1],
+      [{ M: 6144, N: 896, K: 128 }, 1],
+      [{ M: 16, N: 896, K: 6144, transA: true }, 48],
     ];
     for (const [o, n] of want) if (sl(o) !== n) throw new Error(`${JSON.stringify(o)}: ${sl(o)} slices, want ${n}`);
     setPerfSwitches({ wideSplit: 1 });
@@ -218,10 +265,19 @@ Deno.test("matmul: the narrow kernel's split under the switches narrowWg / narro
       [{ M: 6144, N: 896, K: 4864 }, 3, 3, 3, 3],
       [{ M: 6144, N: 128, K: 896, transB: true }, 3, 3, 3, 3],
     ];
-    const sets: Partial<PerfSwitches>[] = [{}, { narrowWg: 256, narrowMinK: 256 }, { narrowWg: 1024, narrowMinK: 256 }, { narrowWg: 2048, narrowMinK: 64 }];
+    const sets: Partial<PerfSwitches>[] = [
+      {},
+      { narrowWg: 256, narrowMinK: 256 },
+      { narrowWg: 1024, narrowMinK: 256 },
+      { narrowWg: 2048, narrowMinK: 64 },
+    ];
     for (const [i, set] of sets.entries()) {
       setPerfSwitches({ ...prev, wideSplit: 3, ...set });
-      for (const [o, ...want] of shapes) if (sl(o) !== want[i]) throw new Error(`${JSON.stringify(set)} ${JSON.stringify(o)}: ${sl(o)} slices, want ${want[i]}`);
+      for (const [o, ...want] of shapes) {
+        if (sl(o) !== want[i]) {
+          throw new Error(`${JSON.stringify(set)} ${JSON.stringify(o)}: ${sl(o)} slices, want ${want[i]}`);
+        }
+      }
     }
     // Scaled-down rank products on the narrow kernel, every transpose (with a bias where B is transposed): K = 1300 asks
     // for 20 slices (1300 / 64), dispatched as 17 of 80 (the slice rounded up to the step of 16), the last 20 long.
@@ -229,11 +285,23 @@ Deno.test("matmul: the narrow kernel's split under the switches narrowWg / narro
     let seed = 560;
     for (const transA of [false, true]) {
       for (const transB of [false, true]) {
-        const o: EncodeMatmulOpts = { M: 300, N: 16, K: 1300, transA, transB, accumulate: transA, alpha: transB ? 0.5 : 1 };
-        if (pickMatmul(o).variant !== "narrow" || sl(o) !== 20) throw new Error(`${JSON.stringify(o)}: ${pickMatmul(o).variant}, ${sl(o)} slices`);
+        const o: EncodeMatmulOpts = {
+          M: 300,
+          N: 16,
+          K: 1300,
+          transA,
+          transB,
+          accumulate: transA,
+          alpha: transB ? 0.5 : 1,
+        };
+        if (pickMatmul(o).variant !== "narrow" || sl(o) !== 20) {
+          throw new Error(`${JSON.stringify(o)}: ${pickMatmul(o).variant}, ${sl(o)} slices`);
+        }
         labels.length = 0;
         await check(o, seed++, transB);
-        if (!labels.some((l) => l.includes("narrow")) || !labels.some((l) => l.includes("splitk"))) throw new Error(`passes ${labels.join(", ")}`);
+        if (!labels.some((l) => l.includes("narrow")) || !labels.some((l) => l.includes("splitk"))) {
+          throw new Error(`passes ${labels.join(", ")}`);
+        }
       }
     }
   });
@@ -247,13 +315,21 @@ Deno.test("matmul: split-K scratch growing between two products recorded in one 
   const runs = [];
   for (const o of shapes) {
     const a = rng.uniformArray(o.M * o.K), b = rng.uniformArray(o.K * o.N);
-    const ga = storageBuffer(device, "a", a), gb = storageBuffer(device, "b", b), gc = storageBuffer(device, "c", o.M * o.N * 4);
+    const ga = storageBuffer(device, "a", a),
+      gb = storageBuffer(device, "b", b),
+      gc = storageBuffer(device, "c", o.M * o.N * 4);
     poison(device, gc);
     await encodeMatmul(device, enc, ga, gb, gc, o);
     runs.push({ o, a, b, gc });
   }
   device.queue.submit([enc.finish()]);
-  for (const r of runs) assertClose(await readF32(device, r.gc), matmulRef(r.a, r.b, r.o), { atol: 1e-4 * Math.sqrt(r.o.K), rtol: 1e-4, name: `split ${JSON.stringify(r.o)}` });
+  for (const r of runs) {
+    assertClose(await readF32(device, r.gc), matmulRef(r.a, r.b, r.o), {
+      atol: 1e-4 * Math.sqrt(r.o.K),
+      rtol: 1e-4,
+      name: `split ${JSON.stringify(r.o)}`,
+    });
+  }
   const { releaseTransients } = await import("../device.ts");
   releaseTransients(device);
 });
@@ -278,28 +354,44 @@ Deno.test("matmul tile96h at contracted steps 8 and 16: odd sizes, every transpo
     k({ M: 132, N: 136, K: 36, transB: true, bF16: true, variant: "tile96h" }, "A-");
     k({ M: 132, N: 136, K: 36, variant: "tile64" }, "--");
     k({ M: 200, N: 152, K: 1501, transA: true, transB: true, variant: "tile96h" }, "A-"); // a slice ends mid-vec4
-    if (vecLoads({ M: 132, N: 136, K: 36, variant: "tile96h" }, 4, 0).a || vecLoads({ M: 132, N: 136, K: 36, variant: "tile96h" }, 0, 8).b) throw new Error("binding offsets");
+    if (
+      vecLoads({ M: 132, N: 136, K: 36, variant: "tile96h" }, 4, 0).a ||
+      vecLoads({ M: 132, N: 136, K: 36, variant: "tile96h" }, 0, 8).b
+    ) throw new Error("binding offsets");
     // vec4 stores where C's rows and binding are on quads; never on other kernels.
     const o = { M: 300, N: 260, K: 40, variant: "tile96h" as const };
-    if (storesVec4(o, 4) || !storesVec4(o, 32) || storesVec4({ ...o, N: 258 }) || storesVec4({ ...o, variant: "tile64" }) || storesVec4({ M: 6144, N: 16, K: 896 })) throw new Error("vec4 stores where they should not be, or none where they should");
+    if (
+      storesVec4(o, 4) || !storesVec4(o, 32) || storesVec4({ ...o, N: 258 }) ||
+      storesVec4({ ...o, variant: "tile64" }) || storesVec4({ M: 6144, N: 16, K: 896 })
+    ) throw new Error("vec4 stores where they should not be, or none where they should");
     let seed = 900, ran = 0;
     const run = async (o: EncodeMatmulOpts, bias = false, tail?: { r: number; scale: number }, label?: RegExp) => {
       labels.length = 0;
       await check(o, seed++, bias, tail);
-      if (!labels.some((l) => l.startsWith("matmul_t96h") && l.includes("_k16") === (o.step === 16))) throw new Error(`${JSON.stringify(o)} ran ${labels.join(", ")}`);
-      if (label && !labels.some((l) => label.test(l))) throw new Error(`${JSON.stringify(o)} ran ${labels.join(", ")}, want ${label}`);
+      if (!labels.some((l) => l.startsWith("matmul_t96h") && l.includes("_k16") === (o.step === 16))) {
+        throw new Error(`${JSON.stringify(o)} ran ${labels.join(", ")}`);
+      }
+      if (label && !labels.some((l) => label.test(l))) {
+        throw new Error(`${JSON.stringify(o)} ran ${labels.join(", ")}, want ${label}`);
+      }
       ran++;
     };
     for (const step of [8, 16] as const) {
       if (t128Step(gpu.device) < step) {
-        console.log(`step ${step}: skipped, the device's workgroup memory (${gpu.device.limits.maxComputeWorkgroupStorageSize} bytes) is short`);
+        console.log(
+          `step ${step}: skipped, the device's workgroup memory (${gpu.device.limits.maxComputeWorkgroupStorageSize} bytes) is short`,
+        );
         continue;
       }
       const t = { variant: "tile96h" as const, step };
       // Ragged tiles on both sides of 96 rows and 128 columns, K not a multiple of the step, every transpose: vec4
       // loads of both operands (multiples of 4), of one, of neither.
       // (Step 8 on fewer shapes: its variants compile again, slowly on lavapipe; the loads and stores are the same code.)
-      for (const [M, N, K] of step === 16 ? [[1, 1, 1], [97, 136, 36], [130, 257, 33], [300, 257, 33], [516, 132, 100], [132, 136, 37]] : [[97, 136, 36], [132, 136, 37]]) {
+      for (
+        const [M, N, K] of step === 16
+          ? [[1, 1, 1], [97, 136, 36], [130, 257, 33], [300, 257, 33], [516, 132, 100], [132, 136, 37]]
+          : [[97, 136, 36], [132, 136, 37]]
+      ) {
         for (const transA of [false, true]) {
           for (const transB of [false, true]) await run({ M, N, K, transA, transB, alpha: 0.75, ...t });
         }
@@ -308,17 +400,39 @@ Deno.test("matmul tile96h at contracted steps 8 and 16: odd sizes, every transpo
       await run({ M: 140, N: 152, K: 12, batch: 3, broadcastB: true, transB: true, ...t });
       for (const transA of [false, true]) {
         for (const transB of step === 16 ? [false, true] : [transA]) {
-          const o: EncodeMatmulOpts = { M: 200, N: 152, K: 1500, transA, transB, alpha: 0.5, accumulate: transA === transB, ...t };
+          const o: EncodeMatmulOpts = {
+            M: 200,
+            N: 152,
+            K: 1500,
+            transA,
+            transB,
+            alpha: 0.5,
+            accumulate: transA === transB,
+            ...t,
+          };
           if (splitKSlices(o) < 2) throw new Error(`expected ${JSON.stringify(o)} to be split`);
           await run(o);
         }
       }
       if (gpu.f16) await run({ M: 260, N: 128, K: 1024, transB: true, bF16: true, ...t });
       // The LoRA tail: quad loads where r (and N for b2 (r, N)) is a multiple of 4, else scalar; vec4 stores where N is.
-      for (const [M, N, K, r, transB, quads] of [[300, 260, 40, 16, true, true], [300, 260, 40, 20, false, true], [97, 132, 36, 8, true, true], [300, 260, 40, 6, true, false], [130, 258, 24, 16, false, false]] as const) {
+      for (
+        const [M, N, K, r, transB, quads] of [
+          [300, 260, 40, 16, true, true],
+          [300, 260, 40, 20, false, true],
+          [97, 132, 36, 8, true, true],
+          [300, 260, 40, 6, true, false],
+          [130, 258, 24, 16, false, false],
+        ] as const
+      ) {
         await run({ M, N, K, transB, ...t }, true, { r, scale: 1.5 }, quads ? /_tail_tq/ : /_tail(?!_tq)/);
       }
-      await run({ M: 130, N: 136, K: 60, batch: 3, transA: true, accumulate: true, alpha: 1.5, ...t }, false, undefined, /_c4$/);
+      await run(
+        { M: 130, N: 136, K: 60, batch: 3, transA: true, accumulate: true, alpha: 1.5, ...t },
+        false,
+        undefined,
+        /_c4$/,
+      );
       await run({ M: 300, N: 258, K: 40, ...t }, true, undefined, /^matmul_t96h[^c]*$/);
       await run({ M: 130, N: 130, K: 1500, accumulate: true, ...t }, false, { r: 16, scale: 1.25 });
     }
@@ -336,7 +450,9 @@ Deno.test("a wide split's partials (over 64 MiB, wideSplit 5-8) in the call scra
     // 2304 x 1024 output (144 tiles, under WIDE_SPLIT_TILES) over K = 2048: 8 slices of 9 MiB, 72 MiB of partials.
     const o: EncodeMatmulOpts = { M: 2304, N: 1024, K: 2048, transB: true };
     const S = splitKSlices(o), bytes = 4 * S * o.M * o.N;
-    if (S !== 8 || bytes <= 64 * 2 ** 20) throw new Error(`the product should split 8 ways over 64 MiB: ${S} slices, ${bytes} bytes`);
+    if (S !== 8 || bytes <= 64 * 2 ** 20) {
+      throw new Error(`the product should split 8 ways over 64 MiB: ${S} slices, ${bytes} bytes`);
+    }
     const rng = new Rng(31);
     const a = rng.uniformArray(o.M * o.K), b = rng.uniformArray(o.N * o.K);
     const [ga, gb] = [storageBuffer(device, "a", a), storageBuffer(device, "b", b)];
@@ -352,14 +468,20 @@ Deno.test("a wide split's partials (over 64 MiB, wideSplit 5-8) in the call scra
     };
     // This test file's process has no call scratch of this size yet: a small one, then one that holds the partials.
     const small = sharedScratch(device, CALL_SCRATCH, 16);
-    if (small.size >= bytes) throw new Error("a call scratch this large already exists: the test can't place the split scratch first");
+    if (small.size >= bytes) {
+      throw new Error("a call scratch this large already exists: the test can't place the split scratch first");
+    }
     if (splitPartials(device, bytes, []).buffer === small) throw new Error("too small a call scratch was used");
     const inSplit = await run();
     const call = sharedScratch(device, CALL_SCRATCH, bytes);
     const p = splitPartials(device, bytes, []);
     if (p.buffer !== call || p.size !== bytes) throw new Error("the wide partials should go to the call scratch");
-    if (splitPartials(device, bytes, [call]).buffer === call) throw new Error("a product reading the call scratch must not write its partials there");
-    if (splitPartials(device, 64 * 2 ** 20, []).buffer === call) throw new Error("a split within 64 MiB stays in the split scratch");
+    if (splitPartials(device, bytes, [call]).buffer === call) {
+      throw new Error("a product reading the call scratch must not write its partials there");
+    }
+    if (splitPartials(device, 64 * 2 ** 20, []).buffer === call) {
+      throw new Error("a split within 64 MiB stays in the split scratch");
+    }
     const inCall = await run();
     assertSameBits(inCall, inSplit, "partials in the call scratch", "in the split scratch");
     assertClose(inCall, matmulRef(a, b, o), { atol: 1e-3, rtol: 1e-4, name: "wide split" });

@@ -15,7 +15,12 @@ export interface MatmulOpts {
 }
 
 /** C[b] = alpha * op(A[b]) @ op(B[b]) (+ c0[b] when given), in float64. */
-export function matmulRef(a: ArrayLike<number>, b: ArrayLike<number>, o: MatmulOpts, c0?: ArrayLike<number>): Float64Array {
+export function matmulRef(
+  a: ArrayLike<number>,
+  b: ArrayLike<number>,
+  o: MatmulOpts,
+  c0?: ArrayLike<number>,
+): Float64Array {
   const { M, N, K, batch = 1, transA = false, transB = false, alpha = 1 } = o;
   const c = new Float64Array(batch * M * N);
   for (let z = 0; z < batch; z++) {

@@ -1,14 +1,47 @@
 // Encoding of the matmul kernels: C (b, M, N) = alpha * op(A) @ op(B), optionally accumulating into C. matmul-plan.ts
 // decides the kernel, its splits, Dims and grid (pure); matmul-source.ts gives each kernel's WGSL text. f16 operands
 // (frozen base weights stored as f16, state.ts) are widened to f32 in the tile loads: sums are f32.
-import { CALL_SCRATCH, computePipeline, dispatch, existingScratch, retireBuffer, storageBuffer, uniformBuffer } from "../device.ts";
-import { type EncodeMatmulOpts, planMatmul, SPLIT_MAX_BYTES, tailFuses, tailLayout, quadTailFits, tileLabel, tileStep, type MatmulVariant, type VecLoads } from "./matmul-plan.ts";
+import {
+  CALL_SCRATCH,
+  computePipeline,
+  dispatch,
+  existingScratch,
+  retireBuffer,
+  storageBuffer,
+  uniformBuffer,
+} from "../device.ts";
+import {
+  type EncodeMatmulOpts,
+  type MatmulVariant,
+  planMatmul,
+  quadTailFits,
+  SPLIT_MAX_BYTES,
+  tailFuses,
+  tailLayout,
+  tileLabel,
+  tileStep,
+  type VecLoads,
+} from "./matmul-plan.ts";
 import { tile96hBody, typedSource } from "./matmul-source.ts";
 import source64 from "./matmul.wgsl" with { type: "text" };
 import sourceNarrow from "./matmul_narrow.wgsl" with { type: "text" };
 import reduceSource from "./matmul_splitk_reduce.wgsl" with { type: "text" };
 
-export { type EncodeMatmulOpts, MATMUL_VARIANTS, type MatmulOpts, matmulFlops, type MatmulVariant, pickMatmul, SHORT_K, splitKSlices, storesVec4, tailFused, vecLoads, WIDE_SPLIT_TILES, wideSplitSlices } from "./matmul-plan.ts";
+export {
+  type EncodeMatmulOpts,
+  MATMUL_VARIANTS,
+  matmulFlops,
+  type MatmulOpts,
+  type MatmulVariant,
+  pickMatmul,
+  SHORT_K,
+  splitKSlices,
+  storesVec4,
+  tailFused,
+  vecLoads,
+  WIDE_SPLIT_TILES,
+  wideSplitSlices,
+} from "./matmul-plan.ts";
 
 const scratch = new WeakMap<GPUDevice, GPUBuffer>();
 
@@ -53,17 +86,42 @@ export function t128Step(device: GPUDevice): 8 | 16 {
 }
 
 /** A tile96h pipeline, with the LoRA tail where `tailB` gives its b2 layout (quad loads where they fit) and vec4 stores where `c4`. */
-function tilePipeline(device: GPUDevice, e: EncodeMatmulOpts, vec: VecLoads, tailB: boolean | undefined, constants: Record<string, number>, c4: boolean): Promise<GPUComputePipeline> {
+function tilePipeline(
+  device: GPUDevice,
+  e: EncodeMatmulOpts,
+  vec: VecLoads,
+  tailB: boolean | undefined,
+  constants: Record<string, number>,
+  c4: boolean,
+): Promise<GPUComputePipeline> {
   const tk = e.step ?? t128Step(device);
   const tail = tailB !== undefined;
   const tq = tail && quadTailFits(e, tailB);
   const label = tileLabel(tk, e, vec, tail, tq, c4);
-  return computePipeline(device, label, typedSource(tile96hBody(tk, tailB, tq, c4), e.aF16 ?? false, e.bF16 ?? false, vec, c4), constants);
+  return computePipeline(
+    device,
+    label,
+    typedSource(tile96hBody(tk, tailB, tq, c4), e.aF16 ?? false, e.bF16 ?? false, vec, c4),
+    constants,
+  );
 }
 
 /** `tailB`: the LoRA tail's b2 layout where the kernel runs one (tailLayout), undefined for none. */
-function pipelineFor(device: GPUDevice, variant: MatmulVariant, e: EncodeMatmulOpts, accumulate: boolean, transC: boolean, vec: VecLoads, tailB?: boolean, c4 = false): Promise<GPUComputePipeline> {
-  const constants: Record<string, number> = { TRANS_A: e.transA ? 1 : 0, TRANS_B: e.transB ? 1 : 0, ACCUMULATE: accumulate ? 1 : 0 };
+function pipelineFor(
+  device: GPUDevice,
+  variant: MatmulVariant,
+  e: EncodeMatmulOpts,
+  accumulate: boolean,
+  transC: boolean,
+  vec: VecLoads,
+  tailB?: boolean,
+  c4 = false,
+): Promise<GPUComputePipeline> {
+  const constants: Record<string, number> = {
+    TRANS_A: e.transA ? 1 : 0,
+    TRANS_B: e.transB ? 1 : 0,
+    ACCUMULATE: accumulate ? 1 : 0,
+  };
   const aF16 = e.aF16 ?? false, bF16 = e.bF16 ?? false;
   switch (variant) {
     case "tile64":
@@ -71,7 +129,10 @@ function pipelineFor(device: GPUDevice, variant: MatmulVariant, e: EncodeMatmulO
     case "tile96h":
       return tilePipeline(device, e, vec, tailB, constants, c4);
     case "narrow":
-      return computePipeline(device, "matmul_narrow", typedSource(sourceNarrow, aF16, bF16), { ...constants, TRANS_C: transC ? 1 : 0 });
+      return computePipeline(device, "matmul_narrow", typedSource(sourceNarrow, aF16, bF16), {
+        ...constants,
+        TRANS_C: transC ? 1 : 0,
+      });
   }
 }
 
@@ -108,7 +169,9 @@ export async function encodeMatmulBindings(
   c: GPUBufferBinding,
   o: EncodeMatmulOpts,
 ): Promise<void> {
-  if ((o.bias || o.tail) && (o.batch ?? 1) !== 1) throw new Error("encodeMatmul: a bias or tail needs an unbatched product");
+  if ((o.bias || o.tail) && (o.batch ?? 1) !== 1) {
+    throw new Error("encodeMatmul: a bias or tail needs an unbatched product");
+  }
   const p = planMatmul(o, a.offset ?? 0, b.offset ?? 0, c.offset ?? 0);
   const { e } = p;
   const [x, y] = p.swap ? [b, a] : [a, b];
@@ -126,21 +189,54 @@ export async function encodeMatmulBindings(
     const part = splitPartials(device, 4 * p.slices * M * N, [a.buffer, b.buffer, c.buffer, ...(t ? [t.a, t.b] : [])]);
     const pipeline = await pipelineFor(device, p.variant, e, false, p.swap, p.vec, tailLayout(o), p.c4);
     dispatch(device, enc, pipeline, [x, y, part, uniformBuffer(device, "matmul-dims", p.dims), ...tailBind], p.grid);
-    await encodeSplitReduce(device, enc, part, c, M * N, p.slices, alpha, accumulate, o.bias ? { bias: o.bias, N: o.N } : undefined);
+    await encodeSplitReduce(
+      device,
+      enc,
+      part,
+      c,
+      M * N,
+      p.slices,
+      alpha,
+      accumulate,
+      o.bias ? { bias: o.bias, N: o.N } : undefined,
+    );
     return;
   }
   const pipeline = await pipelineFor(device, p.variant, e, accumulate, p.swap, p.vec, tailLayout(o), p.c4);
-  dispatch(device, enc, pipeline, [x, y, c, { buffer: uniformBuffer(device, "matmul-dims", p.dims) }, ...tailBind], p.grid);
+  dispatch(
+    device,
+    enc,
+    pipeline,
+    [x, y, c, { buffer: uniformBuffer(device, "matmul-dims", p.dims) }, ...tailBind],
+    p.grid,
+  );
   // C += bias: the reduce's bias entry over no slices (its partials binding unread; any buffer but C).
-  if (o.bias) await encodeSplitReduce(device, enc, scratchBuffer(device, 4), c, o.M * o.N, 0, 1, true, { bias: o.bias, N: o.N });
+  if (o.bias) {
+    await encodeSplitReduce(device, enc, scratchBuffer(device, 4), c, o.M * o.N, 0, 1, true, { bias: o.bias, N: o.N });
+  }
 }
 
 /**
  * Records C (M, N) += scale * a (M, r) op(b) as its own product (b (N, r) when transB, else (r, N)): a LoRA tail where
  * it does not run inside its base product's kernel (EncodeMatmulOpts.tail, Q4MatmulOpts.tail).
  */
-export function encodeTailProduct(device: GPUDevice, enc: GPUCommandEncoder, t: { a: GPUBuffer; b: GPUBuffer; r: number; scale: number }, c: GPUBufferBinding, M: number, N: number, transB: boolean): Promise<void> {
-  return encodeMatmulBindings(device, enc, { buffer: t.a }, { buffer: t.b }, c, { M, N, K: t.r, transB, alpha: t.scale, accumulate: true });
+export function encodeTailProduct(
+  device: GPUDevice,
+  enc: GPUCommandEncoder,
+  t: { a: GPUBuffer; b: GPUBuffer; r: number; scale: number },
+  c: GPUBufferBinding,
+  M: number,
+  N: number,
+  transB: boolean,
+): Promise<void> {
+  return encodeMatmulBindings(device, enc, { buffer: t.a }, { buffer: t.b }, c, {
+    M,
+    N,
+    K: t.r,
+    transB,
+    alpha: t.scale,
+    accumulate: true,
+  });
 }
 
 /**

@@ -2,7 +2,7 @@ import { assert, assertClose } from "../../../tests/assert.ts";
 import { Rng } from "../../core/rng.ts";
 import { poison, readF32, requestGpu, storageBuffer } from "../device.ts";
 import { encodePrmBce, encodePrmHeadBackward, encodePrmHeadForward, encodePrmHeadWeightGrad } from "./prm_head.ts";
-import { prmBceRef, prmHeadBackwardRef, prmHeadForwardRef, type PrmHeadDims } from "./prm_head.ref.ts";
+import { prmBceRef, prmHeadBackwardRef, type PrmHeadDims, prmHeadForwardRef } from "./prm_head.ref.ts";
 
 const gpu = await requestGpu();
 
@@ -17,13 +17,18 @@ async function check(d: PrmHeadDims, seed: number, o: { accumulate?: boolean; hS
   const dh0 = rng.uniformArray(d.N * d.C);
   const dwb0 = rng.uniformArray(d.C + 1);
   const b = {
-    h: storageBuffer(device, "h", h), wb: storageBuffer(device, "wb", wb), labels: storageBuffer(device, "labels", labels),
-    weights: storageBuffer(device, "weights", weights), z: storageBuffer(device, "z", d.N * 4), dz: storageBuffer(device, "dz", d.N * 4),
-    loss: storageBuffer(device, "loss", d.N * 4), dh: storageBuffer(device, "dh", o.accumulate ? dh0 : d.N * d.C * 4),
+    h: storageBuffer(device, "h", h),
+    wb: storageBuffer(device, "wb", wb),
+    labels: storageBuffer(device, "labels", labels),
+    weights: storageBuffer(device, "weights", weights),
+    z: storageBuffer(device, "z", d.N * 4),
+    dz: storageBuffer(device, "dz", d.N * 4),
+    loss: storageBuffer(device, "loss", d.N * 4),
+    dh: storageBuffer(device, "dh", o.accumulate ? dh0 : d.N * d.C * 4),
     dwb: storageBuffer(device, "dwb", o.accumulate ? dwb0 : (d.C + 1) * 4),
   };
   for (const x of [b.z, b.dz, b.loss]) poison(device, x);
-  if (!o.accumulate) for (const x of [b.dh, b.dwb]) poison(device, x);
+  if (!o.accumulate) { for (const x of [b.dh, b.dwb]) poison(device, x); }
   const enc = device.createCommandEncoder({ label: "prm-head-test" });
   await encodePrmHeadForward(device, enc, b, d);
   await encodePrmBce(device, enc, b, d.N);
@@ -38,8 +43,16 @@ async function check(d: PrmHeadDims, seed: number, o: { accumulate?: boolean; hS
     grad.dwb.forEach((v, i) => (grad.dwb[i] = v + dwb0[i]));
   }
   const tag = `N ${d.N} C ${d.C}${o.accumulate ? " accumulate" : ""}${o.hScale ? ` |h| <= ${o.hScale}` : ""}`;
-  const got = { z: await readF32(device, b.z), dz: await readF32(device, b.dz), loss: await readF32(device, b.loss), dh: await readF32(device, b.dh), dwb: await readF32(device, b.dwb) };
-  for (const [k, v] of Object.entries(got)) for (const x of v) assert(Number.isFinite(x), `${tag}: non-finite ${k} ${x}`);
+  const got = {
+    z: await readF32(device, b.z),
+    dz: await readF32(device, b.dz),
+    loss: await readF32(device, b.loss),
+    dh: await readF32(device, b.dh),
+    dwb: await readF32(device, b.dwb),
+  };
+  for (const [k, v] of Object.entries(got)) {
+    for (const x of v) assert(Number.isFinite(x), `${tag}: non-finite ${k} ${x}`);
+  }
   const tol = { atol: 1e-5, rtol: 1e-4 };
   const scale = Math.max(1, ...Array.from(z, Math.abs));
   const e = [

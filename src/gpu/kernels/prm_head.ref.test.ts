@@ -1,7 +1,14 @@
 import { assertClose } from "../../../tests/assert.ts";
 import { Rng } from "../../core/rng.ts";
 import { numericGrad } from "./layer-fd.ts";
-import { prmBceRef, prmHeadBackwardRef, prmHeadForwardRef, type PrmHeadDims, sigmoid, softplus } from "./prm_head.ref.ts";
+import {
+  prmBceRef,
+  prmHeadBackwardRef,
+  type PrmHeadDims,
+  prmHeadForwardRef,
+  sigmoid,
+  softplus,
+} from "./prm_head.ref.ts";
 
 Deno.test("prm head reference: dh and dwb match central finite differences of the weighted BCE (soft label, unweighted row)", () => {
   const d: PrmHeadDims = { N: 5, C: 3 };
@@ -19,7 +26,10 @@ Deno.test("prm head reference: dh and dwb match central finite differences of th
 
 Deno.test("prm head reference: softplus and sigmoid agree with their definitions and stay finite at the extremes", () => {
   for (const x of [-3, -0.5, 0, 0.7, 4]) {
-    assertClose([softplus(x), sigmoid(x)], [Math.log(1 + Math.exp(x)), 1 / (1 + Math.exp(-x))], { atol: 1e-12, rtol: 1e-12 });
+    assertClose([softplus(x), sigmoid(x)], [Math.log(1 + Math.exp(x)), 1 / (1 + Math.exp(-x))], {
+      atol: 1e-12,
+      rtol: 1e-12,
+    });
   }
   assertClose([softplus(-800), softplus(800), sigmoid(-800), sigmoid(800)], [0, 800, 0, 1], { atol: 1e-300 });
 });

@@ -35,7 +35,11 @@ export function sigmoid(x: number): number {
 }
 
 /** Per-row weighted BCE on logits and its gradient dL/dz, in float64 (rows of weight 0 give 0). */
-export function prmBceRef(z: ArrayLike<number>, labels: ArrayLike<number>, weights: ArrayLike<number>): { loss: Float64Array; dz: Float64Array } {
+export function prmBceRef(
+  z: ArrayLike<number>,
+  labels: ArrayLike<number>,
+  weights: ArrayLike<number>,
+): { loss: Float64Array; dz: Float64Array } {
   const loss = new Float64Array(z.length);
   const dz = new Float64Array(z.length);
   for (let n = 0; n < z.length; n++) {
@@ -48,7 +52,12 @@ export function prmBceRef(z: ArrayLike<number>, labels: ArrayLike<number>, weigh
 }
 
 /** dh (N, C) and dwb (C + 1) from dz, in float64. */
-export function prmHeadBackwardRef(dz: ArrayLike<number>, h: ArrayLike<number>, wb: ArrayLike<number>, d: PrmHeadDims): { dh: Float64Array; dwb: Float64Array } {
+export function prmHeadBackwardRef(
+  dz: ArrayLike<number>,
+  h: ArrayLike<number>,
+  wb: ArrayLike<number>,
+  d: PrmHeadDims,
+): { dh: Float64Array; dwb: Float64Array } {
   const dh = new Float64Array(d.N * d.C);
   const dwb = new Float64Array(d.C + 1);
   for (let n = 0; n < d.N; n++) {

@@ -16,7 +16,12 @@ const WG = 256;
 const DW_WG = 64;
 
 /** Records z (N) = h (N, C) w + b, with wb (C + 1) = [w, b]. */
-export async function encodePrmHeadForward(device: GPUDevice, enc: GPUCommandEncoder, b: { h: GPUBuffer; wb: GPUBuffer; z: GPUBuffer }, d: PrmHeadDims): Promise<void> {
+export async function encodePrmHeadForward(
+  device: GPUDevice,
+  enc: GPUCommandEncoder,
+  b: { h: GPUBuffer; wb: GPUBuffer; z: GPUBuffer },
+  d: PrmHeadDims,
+): Promise<void> {
   checkSizes("prm head", [["h", b.h, d.N * d.C * 4], ["wb", b.wb, (d.C + 1) * 4], ["z", b.z, d.N * 4]]);
   const pipeline = await computePipeline(device, "prm_head_forward", forwardSource, { WG: fitPow2(d.C, 32, 256) });
   const params = uniformBuffer(device, "prm_head_forward-params", packParams("uu", [d.N, d.C]));
@@ -30,7 +35,11 @@ export async function encodePrmBce(
   b: { z: GPUBuffer; labels: GPUBuffer; weights: GPUBuffer; dz: GPUBuffer; loss: GPUBuffer },
   N: number,
 ): Promise<void> {
-  checkSizes("prm loss", [["z", b.z, N * 4], ["labels", b.labels, N * 4], ["weights", b.weights, N * 4], ["dz", b.dz, N * 4], ["loss", b.loss, N * 4]]);
+  checkSizes("prm loss", [["z", b.z, N * 4], ["labels", b.labels, N * 4], ["weights", b.weights, N * 4], [
+    "dz",
+    b.dz,
+    N * 4,
+  ], ["loss", b.loss, N * 4]]);
   const pipeline = await computePipeline(device, "prm_head_loss", lossSource, { WG });
   const params = uniformBuffer(device, "prm_head_loss-params", packParams("u", [N]));
   dispatch(device, enc, pipeline, [b.z, b.labels, b.weights, b.dz, b.loss, params], grid(N, WG));
@@ -44,7 +53,10 @@ export async function encodePrmHeadBackward(
   d: PrmHeadDims & { accumulate?: boolean },
 ): Promise<void> {
   checkSizes("prm head backward", [["dz", b.dz, d.N * 4], ["wb", b.wb, (d.C + 1) * 4], ["dh", b.dh, d.N * d.C * 4]]);
-  const pipeline = await computePipeline(device, "prm_head_backward", backwardSource, { WG, ACCUMULATE: d.accumulate ? 1 : 0 });
+  const pipeline = await computePipeline(device, "prm_head_backward", backwardSource, {
+    WG,
+    ACCUMULATE: d.accumulate ? 1 : 0,
+  });
   const params = uniformBuffer(device, "prm_head_backward-params", packParams("uu", [d.N, d.C]));
   dispatch(device, enc, pipeline, [b.dz, b.wb, b.dh, params], grid(d.N * d.C, WG));
 }
@@ -57,7 +69,10 @@ export async function encodePrmHeadWeightGrad(
   d: PrmHeadDims & { accumulate?: boolean },
 ): Promise<void> {
   checkSizes("prm head dw", [["dz", b.dz, d.N * 4], ["h", b.h, d.N * d.C * 4], ["dwb", b.dwb, (d.C + 1) * 4]]);
-  const pipeline = await computePipeline(device, "prm_head_dw", dwSource, { WG: DW_WG, ACCUMULATE: d.accumulate ? 1 : 0 });
+  const pipeline = await computePipeline(device, "prm_head_dw", dwSource, {
+    WG: DW_WG,
+    ACCUMULATE: d.accumulate ? 1 : 0,
+  });
   const params = uniformBuffer(device, "prm_head_dw-params", packParams("uu", [d.N, d.C]));
   dispatch(device, enc, pipeline, [b.dz, b.h, b.dwb, params], [Math.ceil((d.C + 1) / DW_WG)]);
 }

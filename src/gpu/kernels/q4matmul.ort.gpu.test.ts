@@ -13,7 +13,9 @@ const gpu = await requestGpu();
 /** The model bytes of GraphBuilder.encode(), which returns them bare or as `{ model, external }`. */
 function modelBytes(encoded: unknown): Uint8Array {
   if (encoded instanceof Uint8Array) return encoded;
-  if (typeof encoded === "object" && encoded !== null && "model" in encoded && encoded.model instanceof Uint8Array) return encoded.model;
+  if (typeof encoded === "object" && encoded !== null && "model" in encoded && encoded.model instanceof Uint8Array) {
+    return encoded.model;
+  }
   throw new Error("GraphBuilder.encode() returned neither bytes nor { model }");
 }
 
@@ -26,7 +28,9 @@ async function ortMatMulNBits(x: Float32Array, w: Q4Weight, N: number): Promise<
     g.initializer("w", { dataType: DT.uint8, dims: [w.Nout, nb, 16], data: w.packed }),
     g.initializer("scales", { dataType: DT.float, dims: [w.Nout * nb], data: w.scales }),
   ];
-  if (w.zeroPoints) inputs.push(g.initializer("zp", { dataType: DT.uint8, dims: [w.zeroPoints.length], data: w.zeroPoints }));
+  if (w.zeroPoints) {
+    inputs.push(g.initializer("zp", { dataType: DT.uint8, dims: [w.zeroPoints.length], data: w.zeroPoints }));
+  }
   const y = g.op("MatMulNBits", inputs, { K: w.K, N: w.Nout, bits: 4, block_size: 32 }, "com.microsoft");
   g.output(y, "y", DT.float, [N, w.Nout]);
   const { session } = await createSession(modelBytes(g.encode()), "wasm", (m) => console.warn(m));
@@ -64,7 +68,11 @@ Deno.test("q4matmul agrees with onnxruntime's MatMulNBits on the same bytes (wit
       const tag = `N ${N} K ${K} Nout ${Nout} zp ${withZp}`;
       assertClose(q4MatmulRef(x, w, N), viaOrt, { atol: 1e-4, rtol: 1e-4, name: `reference vs ORT ${tag}` });
       const e = assertClose(got, viaOrt, { atol: 1e-4, rtol: 1e-4, name: `kernel vs ORT ${tag}` });
-      console.log(`${tag}: kernel vs ORT max |err| ${e.maxAbs.toExponential(2)}; y[0..2] ${got.slice(0, 3).join(" ")} vs ${viaOrt.slice(0, 3).join(" ")}`);
+      console.log(
+        `${tag}: kernel vs ORT max |err| ${e.maxAbs.toExponential(2)}; y[0..2] ${got.slice(0, 3).join(" ")} vs ${
+          viaOrt.slice(0, 3).join(" ")
+        }`,
+      );
       for (const b of [gx, gy, wg.packed, wg.scales]) b.destroy();
       wg.zeroPoints?.destroy();
     }

@@ -9,7 +9,19 @@
 import { CALL_SCRATCH, computePipeline, dispatch, sharedScratch, storageBuffer, uniformBuffer } from "../device.ts";
 import { perfSwitches } from "../switches.ts";
 import { checkSizes } from "./attention.ts";
-import { encodeMatmul, type EncodeMatmulOpts, encodeSplitReduce, encodeTailProduct, scratchBuffer, SHORT_K, splitKSlices, t128Step, tailWords, wideSplitInCallScratch, wideSplitSlices } from "./matmul.ts";
+import {
+  encodeMatmul,
+  type EncodeMatmulOpts,
+  encodeSplitReduce,
+  encodeTailProduct,
+  scratchBuffer,
+  SHORT_K,
+  splitKSlices,
+  t128Step,
+  tailWords,
+  wideSplitInCallScratch,
+  wideSplitSlices,
+} from "./matmul.ts";
 import { q4TileBody } from "./matmul-source.ts";
 import { q4Geometry, type Q4Weight } from "./q4matmul.ref.ts";
 import forwardSource from "./q4matmul.wgsl" with { type: "text" };
@@ -33,8 +45,12 @@ export interface Q4WeightGpu {
 /** Uploads a q4 weight; the packed byte arrays are padded to whole u32 words. */
 export function uploadQ4(device: GPUDevice, label: string, w: Q4Weight): Q4WeightGpu {
   const { nb, zpBytes } = q4Geometry(w.K);
-  if (w.packed.length !== w.Nout * nb * 16) throw new Error(`${label}: packed has ${w.packed.length} bytes, want ${w.Nout * nb * 16}`);
-  if (w.scales.length !== w.Nout * nb) throw new Error(`${label}: scales has ${w.scales.length} values, want ${w.Nout * nb}`);
+  if (w.packed.length !== w.Nout * nb * 16) {
+    throw new Error(`${label}: packed has ${w.packed.length} bytes, want ${w.Nout * nb * 16}`);
+  }
+  if (w.scales.length !== w.Nout * nb) {
+    throw new Error(`${label}: scales has ${w.scales.length} values, want ${w.Nout * nb}`);
+  }
   if (w.zeroPoints && w.zeroPoints.length !== w.Nout * zpBytes) {
     throw new Error(`${label}: zeroPoints has ${w.zeroPoints.length} bytes, want ${w.Nout * zpBytes}`);
   }
@@ -51,7 +67,7 @@ const dummies = new WeakMap<GPUDevice, GPUBuffer>();
 
 function placeholder(device: GPUDevice): GPUBuffer {
   let b = dummies.get(device);
-  if (!b) dummies.set(device, (b = storageBuffer(device, "q4-unused-binding", 4)));
+  if (!b) dummies.set(device, b = storageBuffer(device, "q4-unused-binding", 4));
   return b;
 }
 
@@ -101,7 +117,11 @@ async function encode(
   step?: 8 | 16,
 ): Promise<void> {
   const { nb, zpBytes } = q4Geometry(w.K);
-  checkSizes(name, [["input", input, N * inCols * 4], ["output", out, N * outCols * 4], ["packed", w.packed, w.Nout * nb * 16], ["scales", w.scales, w.Nout * nb * 4]]);
+  checkSizes(name, [["input", input, N * inCols * 4], ["output", out, N * outCols * 4], [
+    "packed",
+    w.packed,
+    w.Nout * nb * 16,
+  ], ["scales", w.scales, w.Nout * nb * 4]]);
   const variant = pickQ4(N, outCols, forced, inCols, !!tail);
   const tile = variant === "tile128" ? 128 : 64;
   const tk = variant === "tile128" ? (step ?? t128Step(device)) : 8;
@@ -116,9 +136,26 @@ async function encode(
   // transposed kernel, which has no bias (the bind group's entries are numbered in order).
   const fused = !!tail && q4TailFuses(N, outCols, forced, inCols);
   const b0 = 6 + extra.length;
-  const body = variant === "tile128" ? q4TileBody(label, sources.tile128, tk, fused && tail ? { bindings: [b0, b0 + 1, b0 + 2], rows: "dims.N", cols: tail.cols, transB: tail.transB } : undefined) : sources.tile64;
-  const pipeline = await computePipeline(device, `${label}${fused ? "_tail" : ""}`, `${commonSource}\n${body}`, { HAS_ZP: w.zeroPoints ? 1 : 0, ...constants, ...(split ? { ACCUMULATE: 0 } : {}) });
-  const dims = uniformBuffer(device, `${name}-dims`, new Uint32Array([N, w.K, w.Nout, nb, zpBytes, split ? kSlice : 0, 0, 0]));
+  const body = variant === "tile128"
+    ? q4TileBody(
+      label,
+      sources.tile128,
+      tk,
+      fused && tail
+        ? { bindings: [b0, b0 + 1, b0 + 2], rows: "dims.N", cols: tail.cols, transB: tail.transB }
+        : undefined,
+    )
+    : sources.tile64;
+  const pipeline = await computePipeline(device, `${label}${fused ? "_tail" : ""}`, `${commonSource}\n${body}`, {
+    HAS_ZP: w.zeroPoints ? 1 : 0,
+    ...constants,
+    ...(split ? { ACCUMULATE: 0 } : {}),
+  });
+  const dims = uniformBuffer(
+    device,
+    `${name}-dims`,
+    new Uint32Array([N, w.K, w.Nout, nb, zpBytes, split ? kSlice : 0, 0, 0]),
+  );
   const zp = w.zeroPoints ?? placeholder(device);
   const tailBind = fused && tail ? [tail.a, tail.b, uniformBuffer(device, `${name}-tail`, tailWords(tail))] : [];
   const separate = async () => {
@@ -130,7 +167,10 @@ async function encode(
     return;
   }
   const part = scratchBuffer(device, 4 * slices * N * outCols);
-  dispatch(device, enc, pipeline, [input, w.packed, w.scales, zp, part, dims, ...extra, ...tailBind], [...grid, slices]);
+  dispatch(device, enc, pipeline, [input, w.packed, w.scales, zp, part, dims, ...extra, ...tailBind], [
+    ...grid,
+    slices,
+  ]);
   await encodeSplitReduce(device, enc, part, out, N * outCols, slices, 1, constants.ACCUMULATE === 1);
   await separate();
 }
@@ -180,9 +220,13 @@ function dequantGrid(w: { Nout: number; K: number }, transposed: boolean): [numb
 
 /** Why the dequantisation of W (W^T when `transposed`) can't run, or undefined: its rows must be whole vec4, its grid within the device's limits. */
 function dequantProblem(device: GPUDevice, w: { Nout: number; K: number }, transposed: boolean): string | undefined {
-  if (transposed ? w.Nout % 4 !== 0 : w.K % 4 !== 0) return `${transposed ? `Nout ${w.Nout}` : `K ${w.K}`} is not a multiple of 4`;
+  if (transposed ? w.Nout % 4 !== 0 : w.K % 4 !== 0) {
+    return `${transposed ? `Nout ${w.Nout}` : `K ${w.K}`} is not a multiple of 4`;
+  }
   const grid = dequantGrid(w, transposed), max = device.limits.maxComputeWorkgroupsPerDimension;
-  if (grid[0] > max || grid[1] > max) return `grid ${grid.join(" x ")} exceeds the device's ${max} workgroups per dimension`;
+  if (grid[0] > max || grid[1] > max) {
+    return `grid ${grid.join(" x ")} exceeds the device's ${max} workgroups per dimension`;
+  }
   return undefined;
 }
 
@@ -190,13 +234,26 @@ function dequantProblem(device: GPUDevice, w: { Nout: number; K: number }, trans
  * Records out = dequant(W) as f32, (Nout, K) row-major or, `transposed`, W^T (K, Nout) (q4_dequant.wgsl): bitwise the
  * values the q4 product kernels multiply with. The natural layout needs K % 4 == 0, the transposed Nout % 4 == 0.
  */
-export async function encodeQ4Dequant(device: GPUDevice, enc: GPUCommandEncoder, w: Q4WeightGpu, out: GPUBuffer, transposed: boolean): Promise<void> {
+export async function encodeQ4Dequant(
+  device: GPUDevice,
+  enc: GPUCommandEncoder,
+  w: Q4WeightGpu,
+  out: GPUBuffer,
+  transposed: boolean,
+): Promise<void> {
   const { nb, zpBytes } = q4Geometry(w.K);
   const problem = dequantProblem(device, w, transposed);
   if (problem) throw new Error(`q4 dequant: ${problem}`);
-  checkSizes("q4 dequant", [["output", out, w.Nout * w.K * 4], ["packed", w.packed, w.Nout * nb * 16], ["scales", w.scales, w.Nout * nb * 4]]);
+  checkSizes("q4 dequant", [["output", out, w.Nout * w.K * 4], ["packed", w.packed, w.Nout * nb * 16], [
+    "scales",
+    w.scales,
+    w.Nout * nb * 4,
+  ]]);
   const grid = dequantGrid(w, transposed);
-  const pipeline = await computePipeline(device, `q4-dequant${transposed ? "-t" : ""}`, dequantSource, { HAS_ZP: w.zeroPoints ? 1 : 0, TRANSPOSED: transposed ? 1 : 0 });
+  const pipeline = await computePipeline(device, `q4-dequant${transposed ? "-t" : ""}`, dequantSource, {
+    HAS_ZP: w.zeroPoints ? 1 : 0,
+    TRANSPOSED: transposed ? 1 : 0,
+  });
   const dims = uniformBuffer(device, "q4-dequant-dims", new Uint32Array([w.Nout, w.K, nb, zpBytes]));
   dispatch(device, enc, pipeline, [w.packed, w.scales, w.zeroPoints ?? placeholder(device), out, dims], grid);
 }
@@ -206,7 +263,13 @@ export async function encodeQ4Dequant(device: GPUDevice, enc: GPUCommandEncoder,
  * forced q4 kernel): the layout's side a multiple of 4 (the forward writes W^T (K, Nout), the transpose W (Nout, K)) and
  * its grid within the device's limits.
  */
-export function q4Dequantises(device: GPUDevice, N: number, w: { Nout: number; K: number }, transposedProduct: boolean, forced?: Q4Variant): boolean {
+export function q4Dequantises(
+  device: GPUDevice,
+  N: number,
+  w: { Nout: number; K: number },
+  transposedProduct: boolean,
+  forced?: Q4Variant,
+): boolean {
   const sw = perfSwitches().q4deq;
   if (sw === 0 || forced || (sw === 1 && N < Q4_DEQUANT_MIN_ROWS)) return false;
   // The forward reads W^T, the transposed product W.
@@ -214,9 +277,17 @@ export function q4Dequantises(device: GPUDevice, N: number, w: { Nout: number; K
 }
 
 /** The call scratch bytes the q4 products of N rows over these weights take under the knob q4deq (0 where none dequantises). */
-export function q4DequantScratchBytes(device: GPUDevice, N: number, weights: Iterable<{ Nout: number; K: number }>): number {
+export function q4DequantScratchBytes(
+  device: GPUDevice,
+  N: number,
+  weights: Iterable<{ Nout: number; K: number }>,
+): number {
   let bytes = 0;
-  for (const w of weights) if (q4Dequantises(device, N, w, false) || q4Dequantises(device, N, w, true)) bytes = Math.max(bytes, w.Nout * w.K * 4);
+  for (const w of weights) {
+    if (q4Dequantises(device, N, w, false) || q4Dequantises(device, N, w, true)) {
+      bytes = Math.max(bytes, w.Nout * w.K * 4);
+    }
+  }
   return bytes;
 }
 
@@ -225,10 +296,20 @@ export function q4DequantScratchBytes(device: GPUDevice, N: number, weights: Ite
  * The weight goes to the call scratch, unless the product's split partials go there (wideSplitInCallScratch: a wide
  * split, wideSplit 5-8): then to the split scratch, which such a product leaves alone.
  */
-async function encodeDequantised(device: GPUDevice, enc: GPUCommandEncoder, w: Q4WeightGpu, transposed: boolean, a: GPUBuffer, c: GPUBuffer, o: EncodeMatmulOpts): Promise<void> {
+async function encodeDequantised(
+  device: GPUDevice,
+  enc: GPUCommandEncoder,
+  w: Q4WeightGpu,
+  transposed: boolean,
+  a: GPUBuffer,
+  c: GPUBuffer,
+  o: EncodeMatmulOpts,
+): Promise<void> {
   const bytes = w.Nout * w.K * 4;
   const S = splitKSlices(o);
-  const wd = S > 1 && wideSplitInCallScratch(device, 4 * S * o.M * o.N) ? scratchBuffer(device, bytes) : sharedScratch(device, CALL_SCRATCH, bytes);
+  const wd = S > 1 && wideSplitInCallScratch(device, 4 * S * o.M * o.N)
+    ? scratchBuffer(device, bytes)
+    : sharedScratch(device, CALL_SCRATCH, bytes);
   await encodeQ4Dequant(device, enc, w, wd, transposed);
   await encodeMatmul(device, enc, a, wd, c, o);
 }
@@ -247,10 +328,33 @@ export function encodeQ4Matmul(
   checkSizes("q4matmul", [["bias", opts.bias, w.Nout * 4]]);
   if (q4Dequantises(device, N, w, false, opts.variant)) {
     // W^T (K, Nout), then the f32 product as the f32 step runs it on its stored W^T (knob wT).
-    return encodeDequantised(device, enc, w, true, x, y, { M: N, N: w.Nout, K: w.K, accumulate: opts.accumulate, bias: opts.bias, tail: opts.tail && { ...opts.tail, transB: true } });
+    return encodeDequantised(device, enc, w, true, x, y, {
+      M: N,
+      N: w.Nout,
+      K: w.K,
+      accumulate: opts.accumulate,
+      bias: opts.bias,
+      tail: opts.tail && { ...opts.tail, transB: true },
+    });
   }
   const tail = opts.tail ? { ...opts.tail, transB: true, cols: "dims.Nout" } : undefined;
-  return encode(device, enc, "q4matmul", { tile64: forwardSource, tile128: forward128Source }, x, w, y, N, w.K, w.Nout, constants, [opts.bias ?? placeholder(device)], opts.variant, tail, opts.step);
+  return encode(
+    device,
+    enc,
+    "q4matmul",
+    { tile64: forwardSource, tile128: forward128Source },
+    x,
+    w,
+    y,
+    N,
+    w.K,
+    w.Nout,
+    constants,
+    [opts.bias ?? placeholder(device)],
+    opts.variant,
+    tail,
+    opts.step,
+  );
 }
 
 /** Records dx (N, K) (+)= dy (N, Nout) @ dequant(W), the gradient through a frozen q4 weight. */
@@ -265,8 +369,30 @@ export function encodeQ4MatmulTransposed(
 ): Promise<void> {
   if (q4Dequantises(device, N, w, true, opts.variant)) {
     // W (Nout, K), then the f32 product dy W as the f32 step runs it.
-    return encodeDequantised(device, enc, w, false, dy, dx, { M: N, N: w.K, K: w.Nout, accumulate: opts.accumulate, tail: opts.tail });
+    return encodeDequantised(device, enc, w, false, dy, dx, {
+      M: N,
+      N: w.K,
+      K: w.Nout,
+      accumulate: opts.accumulate,
+      tail: opts.tail,
+    });
   }
   const tail = opts.tail ? { ...opts.tail, transB: false, cols: "dims.K" } : undefined;
-  return encode(device, enc, "q4matmul_t", { tile64: transposedSource, tile128: transposed128Source }, dy, w, dx, N, w.Nout, w.K, { ACCUMULATE: opts.accumulate ? 1 : 0 }, [], opts.variant, tail, opts.step);
+  return encode(
+    device,
+    enc,
+    "q4matmul_t",
+    { tile64: transposedSource, tile128: transposed128Source },
+    dy,
+    w,
+    dx,
+    N,
+    w.Nout,
+    w.K,
+    { ACCUMULATE: opts.accumulate ? 1 : 0 },
+    [],
+    opts.variant,
+    tail,
+    opts.step,
+  );
 }

@@ -5,15 +5,21 @@ import {
   encodeRmsNormBackward,
   encodeRmsNormForward,
   encodeRmsNormWeightGrad,
-  rmsnormDwScratchBytes,
   type RmsNormDims,
+  rmsnormDwScratchBytes,
   rmsnormSubgroups,
 } from "./rmsnorm.ts";
 import { rmsnormBackwardRef, rmsnormForwardRef } from "./rmsnorm.ref.ts";
 
 const gpu = await requestGpu();
 
-async function check(d: RmsNormDims & { subgroups?: boolean }, seed: number, accumulate: boolean, label: string, withScratch = false) {
+async function check(
+  d: RmsNormDims & { subgroups?: boolean },
+  seed: number,
+  accumulate: boolean,
+  label: string,
+  withScratch = false,
+) {
   const { device } = gpu;
   const rng = new Rng(seed);
   const { rows, C } = d;
@@ -28,7 +34,7 @@ async function check(d: RmsNormDims & { subgroups?: boolean }, seed: number, acc
   const gdx = storageBuffer(device, "dx", dx0);
   const gdw = storageBuffer(device, "dw", dw0);
   for (const b of [gy, grstd]) poison(device, b);
-  if (!accumulate) for (const b of [gdx, gdw]) poison(device, b);
+  if (!accumulate) { for (const b of [gdx, gdw]) poison(device, b); }
   const scratchBytes = rmsnormDwScratchBytes(rows, C);
   const scratch = withScratch && scratchBytes > 0 ? storageBuffer(device, "dw-scratch", scratchBytes) : undefined;
   if (scratch) poison(device, scratch);
@@ -47,7 +53,11 @@ async function check(d: RmsNormDims & { subgroups?: boolean }, seed: number, acc
   const ey = assertClose(await readF32(device, gy), f.y, { atol: 1e-5, rtol: 1e-5, name: `${name} y` });
   const er = assertClose(await readF32(device, grstd), f.rstd, { atol: 0, rtol: 1e-5, name: `${name} rstd` });
   const ex = assertClose(await readF32(device, gdx), b.dx, { atol: 1e-5, rtol: 1e-4, name: `${name} dx` });
-  const ew = assertClose(await readF32(device, gdw), b.dw, { atol: 1e-5 * Math.sqrt(rows), rtol: 1e-4, name: `${name} dw` });
+  const ew = assertClose(await readF32(device, gdw), b.dw, {
+    atol: 1e-5 * Math.sqrt(rows),
+    rtol: 1e-4,
+    name: `${name} dw`,
+  });
   console.log(
     `${name}: max|err| y ${ey.maxAbs.toExponential(2)} rstd ${er.maxAbs.toExponential(2)} ` +
       `dx ${ex.maxAbs.toExponential(2)} dw ${ew.maxAbs.toExponential(2)}`,

@@ -1,6 +1,6 @@
 import { Rng } from "../../core/rng.ts";
 import { checkGradFd } from "./layer-fd.ts";
-import { rmsnormBackwardRef, rmsnormForwardRef, type RmsNormDims } from "./rmsnorm.ref.ts";
+import { rmsnormBackwardRef, type RmsNormDims, rmsnormForwardRef } from "./rmsnorm.ref.ts";
 
 Deno.test("rmsnorm reference: dx and dw match central finite differences of the forward", () => {
   for (const [rows, C, seed] of [[1, 1, 1], [3, 7, 2], [4, 33, 3]]) {

@@ -35,7 +35,12 @@ export async function encodeRmsNormForward(
   d: RmsNormDims & { subgroups?: boolean },
 ): Promise<void> {
   const sg = rmsnormSubgroups(device, d.subgroups);
-  const pipeline = await computePipeline(device, sg ? "rmsnorm_forward_sg" : "rmsnorm_forward", sg ? forwardSgSource : forwardSource, { WG: rowThreads(d.C) });
+  const pipeline = await computePipeline(
+    device,
+    sg ? "rmsnorm_forward_sg" : "rmsnorm_forward",
+    sg ? forwardSgSource : forwardSource,
+    { WG: rowThreads(d.C) },
+  );
   const params = uniformBuffer(device, "rmsnorm_forward-params", packParams("uuf", [d.rows, d.C, d.eps]));
   dispatch(device, enc, pipeline, [x, w, y, rstd, params], grid(d.rows, 1));
 }
@@ -52,10 +57,15 @@ export async function encodeRmsNormBackward(
   d: RmsNormDims & { accumulate?: boolean; subgroups?: boolean },
 ): Promise<void> {
   const sg = rmsnormSubgroups(device, d.subgroups);
-  const pipeline = await computePipeline(device, sg ? "rmsnorm_backward_sg" : "rmsnorm_backward", sg ? backwardSgSource : backwardSource, {
-    WG: rowThreads(d.C),
-    ACCUMULATE: d.accumulate ? 1 : 0,
-  });
+  const pipeline = await computePipeline(
+    device,
+    sg ? "rmsnorm_backward_sg" : "rmsnorm_backward",
+    sg ? backwardSgSource : backwardSource,
+    {
+      WG: rowThreads(d.C),
+      ACCUMULATE: d.accumulate ? 1 : 0,
+    },
+  );
   const params = uniformBuffer(device, "rmsnorm_backward-params", packParams("uu", [d.rows, d.C]));
   dispatch(device, enc, pipeline, [dy, x, w, rstd, dx, params], grid(d.rows, 1));
 }
@@ -90,7 +100,9 @@ export async function encodeRmsNormWeightGrad(
   const rowsPerSlice = dwRowsPerSlice(d.rows);
   const slices = Math.max(1, Math.ceil(d.rows / rowsPerSlice));
   const direct = slices === 1;
-  const pipeline = await computePipeline(device, "rmsnorm_dw", dwSource, { ACCUMULATE: direct && d.accumulate ? 1 : 0 });
+  const pipeline = await computePipeline(device, "rmsnorm_dw", dwSource, {
+    ACCUMULATE: direct && d.accumulate ? 1 : 0,
+  });
   const params = uniformBuffer(device, "rmsnorm_dw-params", packParams("uuu", [d.rows, d.C, rowsPerSlice]));
   const need = slices * d.C * 4;
   if (!direct && d.scratch && d.scratch.size < need) {
@@ -101,7 +113,10 @@ export async function encodeRmsNormWeightGrad(
   const out = direct ? dw : (d.scratch ?? sharedScratch(device, "rmsnorm_dw-partials", need));
   dispatch(device, enc, pipeline, [dy, x, rstd, out, params], [Math.ceil(d.C / 64), slices]);
   if (direct) return;
-  const reduce = await computePipeline(device, "rmsnorm_dw_reduce", dwReduceSource, { WG: 256, ACCUMULATE: d.accumulate ? 1 : 0 });
+  const reduce = await computePipeline(device, "rmsnorm_dw_reduce", dwReduceSource, {
+    WG: 256,
+    ACCUMULATE: d.accumulate ? 1 : 0,
+  });
   const reduceParams = uniformBuffer(device, "rmsnorm_dw_reduce-params", packParams("uu", [d.C, slices]));
   dispatch(device, enc, reduce, [out, dw, reduceParams], [Math.ceil(d.C / 256)]);
 }

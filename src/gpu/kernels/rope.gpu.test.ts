@@ -30,8 +30,16 @@ async function check(d: RopeDims, maxPos: number, base: number, seed: number) {
   await encodeRope(device, enc, gdy, gpos, gf, gdx, { ...d, backward: true });
   device.queue.submit([enc.finish()]);
   const name = `rope N=${d.N} H=${d.H} D=${d.D} maxPos=${maxPos} base=${base}`;
-  const ey = assertClose(await readF32(device, gy), ropeRef(x, pos, invFreq, d), { atol: 2e-6, rtol: 1e-5, name: `${name} y` });
-  const ex = assertClose(await readF32(device, gdx), ropeRef(dy, pos, invFreq, d, true), { atol: 2e-6, rtol: 1e-5, name: `${name} dx` });
+  const ey = assertClose(await readF32(device, gy), ropeRef(x, pos, invFreq, d), {
+    atol: 2e-6,
+    rtol: 1e-5,
+    name: `${name} y`,
+  });
+  const ex = assertClose(await readF32(device, gdx), ropeRef(dy, pos, invFreq, d, true), {
+    atol: 2e-6,
+    rtol: 1e-5,
+    name: `${name} dx`,
+  });
   console.log(`${name}: max|err| y ${ey.maxAbs.toExponential(2)} dx ${ex.maxAbs.toExponential(2)}`);
   for (const b of [gx, gdy, gpos, gf, gy, gdx]) b.destroy();
 }

@@ -1,7 +1,7 @@
 import { assertClose } from "../../../tests/assert.ts";
 import { Rng } from "../../core/rng.ts";
 import { checkGradFd } from "./layer-fd.ts";
-import { defaultInvFreq, ropeRef, type RopeDims } from "./rope.ref.ts";
+import { defaultInvFreq, type RopeDims, ropeRef } from "./rope.ref.ts";
 
 Deno.test("rope reference: backward matches central finite differences of the forward", () => {
   const d: RopeDims = { N: 5, H: 3, D: 8 };

@@ -22,7 +22,16 @@ const SETTINGS: ChoiceParams[] = [
   { temperature: 1, topK: 1, topP: 1, minP: 0 },
 ];
 
-async function run(device: GPUDevice, logits: Float32Array, R: number, V: number, src: number[], seeds: number[], counters: number[], c: ChoiceParams) {
+async function run(
+  device: GPUDevice,
+  logits: Float32Array,
+  R: number,
+  V: number,
+  src: number[],
+  seeds: number[],
+  counters: number[],
+  c: ChoiceParams,
+) {
   const B = src.length;
   const bufs = {
     logits: storageBuffer(device, "logits", logits),
@@ -39,7 +48,11 @@ async function run(device: GPUDevice, logits: Float32Array, R: number, V: number
   const after = new Uint32Array(await readBuffer(device, bufs.counters, 4 * B));
   chooser.destroy();
   for (const b of Object.values(bufs)) b.destroy();
-  return { tokens: Array.from({ length: B }, (_, b) => out[2 * b]), logprobs: Array.from({ length: B }, (_, b) => new Float32Array(out.buffer, 8 * b + 4, 1)[0]), after: Array.from(after) };
+  return {
+    tokens: Array.from({ length: B }, (_, b) => out[2 * b]),
+    logprobs: Array.from({ length: B }, (_, b) => new Float32Array(out.buffer, 8 * b + 4, 1)[0]),
+    after: Array.from(after),
+  };
 }
 
 Deno.test("sample: GPU token choice = float64 reference (tokens, log-probabilities, counters), odd vocabularies, ties", async () => {
@@ -65,11 +78,19 @@ Deno.test("sample: GPU token choice = float64 reference (tokens, log-probabiliti
       for (let b = 0; b < src.length; b++) {
         const row = logits.subarray(src[b] * V, (src[b] + 1) * V);
         const ref = chooseRef(row, c, seeds[b], counters[b], EPS);
-        assert(got.tokens[b] < V, `V ${V} ${JSON.stringify(c)} row ${b}: token ${got.tokens[b]} (unwritten or out of range)`);
+        assert(
+          got.tokens[b] < V,
+          `V ${V} ${JSON.stringify(c)} row ${b}: token ${got.tokens[b]} (unwritten or out of range)`,
+        );
         // The log-probability of the token the GPU chose, whichever it is.
-        const lpRef = chooseRef(row, { temperature: 0, topK: 0, topP: 1, minP: 0 }, 0, 0).logprob - row[chooseRef(row, { temperature: 0, topK: 0, topP: 1, minP: 0 }, 0, 0).token] + row[got.tokens[b]];
+        const lpRef = chooseRef(row, { temperature: 0, topK: 0, topP: 1, minP: 0 }, 0, 0).logprob -
+          row[chooseRef(row, { temperature: 0, topK: 0, topP: 1, minP: 0 }, 0, 0).token] + row[got.tokens[b]];
         maxErr = Math.max(maxErr, Math.abs(got.logprobs[b] - lpRef));
-        assertClose([got.logprobs[b]], [lpRef], { atol: 2e-5, rtol: 1e-6, name: `V ${V} ${JSON.stringify(c)} row ${b} logprob` });
+        assertClose([got.logprobs[b]], [lpRef], {
+          atol: 2e-5,
+          rtol: 1e-6,
+          name: `V ${V} ${JSON.stringify(c)} row ${b} logprob`,
+        });
         if (ref.ambiguous) {
           ambiguous++;
           continue;
@@ -82,6 +103,10 @@ Deno.test("sample: GPU token choice = float64 reference (tokens, log-probabiliti
       assertEquals(again.tokens, got.tokens, "same seeds and counters, same tokens");
     }
   }
-  console.log(`sample: ${checked} rows equal to the reference, ${ambiguous} within float32 rounding of a boundary skipped; max |logprob err| ${maxErr.toExponential(2)}`);
+  console.log(
+    `sample: ${checked} rows equal to the reference, ${ambiguous} within float32 rounding of a boundary skipped; max |logprob err| ${
+      maxErr.toExponential(2)
+    }`,
+  );
   assert(checked > 10 * ambiguous, `too many ambiguous rows: ${ambiguous} of ${checked + ambiguous}`);
 });

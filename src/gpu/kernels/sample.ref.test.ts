@@ -48,7 +48,10 @@ Deno.test("sample.ref: the draw's uniform is deterministic and in [0, 1); freque
   }
   for (const [i, id] of dist.ids.entries()) {
     const f = (counts.get(id) ?? 0) / N;
-    assert(Math.abs(f - dist.probs[i]) < 0.01, `token ${id}: frequency ${f.toFixed(4)}, probability ${dist.probs[i].toFixed(4)}`);
+    assert(
+      Math.abs(f - dist.probs[i]) < 0.01,
+      `token ${id}: frequency ${f.toFixed(4)}, probability ${dist.probs[i].toFixed(4)}`,
+    );
   }
   assertEquals([...counts.keys()].filter((k) => !dist.ids.includes(k)), []);
 });

@@ -46,7 +46,13 @@ export function keptIds(logits: ArrayLike<number>, c: ChoiceParams): number[] {
 }
 
 /** The reference choice for one row. */
-export function chooseRef(logits: Float32Array, c: ChoiceParams, seed: number, counter: number, eps = 1e-6): { token: number; logprob: number; ambiguous: boolean } {
+export function chooseRef(
+  logits: Float32Array,
+  c: ChoiceParams,
+  seed: number,
+  counter: number,
+  eps = 1e-6,
+): { token: number; logprob: number; ambiguous: boolean } {
   const V = logits.length;
   let mx = -Infinity;
   for (let v = 0; v < V; v++) mx = Math.max(mx, logits[v]);

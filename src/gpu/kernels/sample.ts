@@ -43,16 +43,34 @@ export function choiceWords(V: number, rowStride: number, c: ChoiceParams): Uint
 
 /** One bound token choice: `encode` records it (one pass, one dispatch) into a command encoder. */
 export class TokenChooser {
-  private constructor(private pipeline: GPUComputePipeline, private bind: GPUBindGroup, private params: GPUBuffer, readonly rows: number) {}
+  private constructor(
+    private pipeline: GPUComputePipeline,
+    private bind: GPUBindGroup,
+    private params: GPUBuffer,
+    readonly rows: number,
+  ) {}
 
   /** Binds `buffers` for `rows` output rows over a vocabulary of V (logits rows `rowStride` floats apart). */
-  static async create(device: GPUDevice, buffers: ChoiceBuffers, rows: number, V: number, rowStride: number, c: ChoiceParams): Promise<TokenChooser> {
-    if (!(rows >= 1 && V >= 1 && rowStride >= V)) throw new Error(`TokenChooser: rows ${rows}, V ${V}, rowStride ${rowStride}`);
+  static async create(
+    device: GPUDevice,
+    buffers: ChoiceBuffers,
+    rows: number,
+    V: number,
+    rowStride: number,
+    c: ChoiceParams,
+  ): Promise<TokenChooser> {
+    if (!(rows >= 1 && V >= 1 && rowStride >= V)) {
+      throw new Error(`TokenChooser: rows ${rows}, V ${V}, rowStride ${rowStride}`);
+    }
     const pipeline = await computePipeline(device, "sample", SOURCE);
     const params = device.createBuffer({ label: "sample-params", size: 32, usage: UNIFORM | COPY_DST });
     device.queue.writeBuffer(params, 0, choiceWords(V, rowStride, c));
     const order = [buffers.logits, buffers.src, buffers.seeds, buffers.counters, buffers.out, params];
-    const bind = device.createBindGroup({ label: "sample-bind", layout: bindGroupLayout(pipeline), entries: order.map((buffer, binding) => ({ binding, resource: { buffer } })) });
+    const bind = device.createBindGroup({
+      label: "sample-bind",
+      layout: bindGroupLayout(pipeline),
+      entries: order.map((buffer, binding) => ({ binding, resource: { buffer } })),
+    });
     return new TokenChooser(pipeline, bind, params, rows);
   }
 

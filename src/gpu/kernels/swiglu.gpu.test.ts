@@ -9,8 +9,16 @@ const gpu = await requestGpu();
 async function check(gate: Float32Array, up: Float32Array, dh: Float32Array, name: string) {
   const { device } = gpu;
   const n = gate.length;
-  const [gg, gu, gdh] = [storageBuffer(device, "gate", gate), storageBuffer(device, "up", up), storageBuffer(device, "dh", dh)];
-  const [gh, gdg, gdu] = [storageBuffer(device, "h", n * 4), storageBuffer(device, "dgate", n * 4), storageBuffer(device, "dup", n * 4)];
+  const [gg, gu, gdh] = [
+    storageBuffer(device, "gate", gate),
+    storageBuffer(device, "up", up),
+    storageBuffer(device, "dh", dh),
+  ];
+  const [gh, gdg, gdu] = [
+    storageBuffer(device, "h", n * 4),
+    storageBuffer(device, "dgate", n * 4),
+    storageBuffer(device, "dup", n * 4),
+  ];
   for (const b of [gh, gdg, gdu]) poison(device, b);
   const enc = device.createCommandEncoder({ label: "swiglu-test" });
   await encodeSwigluForward(device, enc, gg, gu, gh, n);
@@ -23,7 +31,8 @@ async function check(gate: Float32Array, up: Float32Array, dh: Float32Array, nam
   const eh = assertClose(h, swigluForwardRef(gate, up), { ...tol, name: `${name} h` });
   const eg = assertClose(dg, b.dgate, { ...tol, name: `${name} dgate` });
   const eu = assertClose(du, b.dup, { ...tol, name: `${name} dup` });
-  const fmt = (e: { maxAbs: number; maxRel: number }) => `${e.maxAbs.toExponential(2)} (rel ${e.maxRel.toExponential(2)})`;
+  const fmt = (e: { maxAbs: number; maxRel: number }) =>
+    `${e.maxAbs.toExponential(2)} (rel ${e.maxRel.toExponential(2)})`;
   console.log(`${name}: max|err| h ${fmt(eh)} dgate ${fmt(eg)} dup ${fmt(eu)}`);
   for (const x of [gg, gu, gdh, gh, gdg, gdu]) x.destroy();
 }

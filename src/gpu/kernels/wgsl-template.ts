@@ -12,7 +12,13 @@ export type TemplateVars = Readonly<Record<string, string | number | boolean>>;
 const DIRECTIVE = /^(\s*)\/\/ #(if|else|endif|include)\b\s*(.*)$/;
 
 /** `text` expanded with `vars`; `files` gives the texts of included files by name. */
-export function expandTemplate(name: string, text: string, vars: TemplateVars, files: Readonly<Record<string, string>>, depth = 0): string {
+export function expandTemplate(
+  name: string,
+  text: string,
+  vars: TemplateVars,
+  files: Readonly<Record<string, string>>,
+  depth = 0,
+): string {
   if (depth > 8) throw new Error(`${name}: includes nested too deep`);
   const out: string[] = [];
   // One entry per open #if: whether its lines are kept, and whether the enclosing block keeps lines at all.
@@ -49,7 +55,9 @@ export function expandTemplate(name: string, text: string, vars: TemplateVars, f
         if (eq <= 0) throw new Error(`${where}: #include ${file}: '${kv}' is not NAME=value`);
         local[kv.slice(0, eq)] = kv.slice(eq + 1);
       }
-      for (const l of expandTemplate(file, inc.replace(/\n$/, ""), local, files, depth + 1).split("\n")) out.push(l === "" ? "" : indent + l);
+      for (const l of expandTemplate(file, inc.replace(/\n$/, ""), local, files, depth + 1).split("\n")) {
+        out.push(l === "" ? "" : indent + l);
+      }
     }
   });
   if (stack.length) throw new Error(`${name}: #if without #endif`);

@@ -57,11 +57,32 @@ async function encodeLinearBackward(
     const dW = gradOf(full.params, weightBuffer(m, `${base}.weight`));
     await encodeMatmul(device, enc, dy, x, dW, { M: outDim, N: inDim, K: N, transA: true, accumulate: true });
     const bias = m.weights.get(`${base}.bias`);
-    if (bias) await encodeMatmul(device, enc, full.ones, dy, gradOf(full.params, bias), { M: 1, N: outDim, K: N, accumulate: true });
+    if (bias) {
+      await encodeMatmul(device, enc, full.ones, dy, gradOf(full.params, bias), {
+        M: 1,
+        N: outDim,
+        K: N,
+        accumulate: true,
+      });
+    }
   }
   if (!slot || !lora || !xa) return;
-  await encodeMatmul(device, enc, dy, xa, slot.dB, { M: outDim, N: lora.r, K: N, transA: true, alpha: s, accumulate: true });
-  await encodeMatmul(device, enc, dyB, x, slot.dA, { M: lora.r, N: inDim, K: N, transA: true, alpha: s, accumulate: true });
+  await encodeMatmul(device, enc, dy, xa, slot.dB, {
+    M: outDim,
+    N: lora.r,
+    K: N,
+    transA: true,
+    alpha: s,
+    accumulate: true,
+  });
+  await encodeMatmul(device, enc, dyB, x, slot.dA, {
+    M: lora.r,
+    N: inDim,
+    K: N,
+    transA: true,
+    alpha: s,
+    accumulate: true,
+  });
 }
 
 /**
@@ -80,7 +101,13 @@ export function reserveStepScratch(m: GpuModel, B: number, T: number): void {
 }
 
 /** Layer l's saved activations, or (under recomputation) its forward re-recorded into the scratch. */
-async function layerActs(m: GpuModel, lora: GpuLora | undefined, enc: GPUCommandEncoder, f: ForwardResult, l: number): Promise<LayerActs> {
+async function layerActs(
+  m: GpuModel,
+  lora: GpuLora | undefined,
+  enc: GPUCommandEncoder,
+  f: ForwardResult,
+  l: number,
+): Promise<LayerActs> {
   if (f.layers) return f.layers[l];
   if (!f.scratch) throw new Error("backward: the forward kept neither activations nor a recomputation scratch");
   f.scratch.acts.xIn = f.xs[l];
@@ -131,7 +158,9 @@ export async function backward(
   if (ones) scratch.push(ones);
   const full = fullParams && ones ? { params: fullParams, ones } : undefined;
   const normGrad = (w: GPUBuffer, dy: GPUBuffer, x: GPUBuffer, rstd: GPUBuffer, rows: number, C: number) =>
-    full ? encodeRmsNormWeightGrad(device, enc, dy, x, rstd, gradOf(full.params, w), { rows, C, eps, accumulate: true }) : Promise.resolve();
+    full
+      ? encodeRmsNormWeightGrad(device, enc, dy, x, rstd, gradOf(full.params, w), { rows, C, eps, accumulate: true })
+      : Promise.resolve();
   // The fused lm head's backward, chunk by chunk over the vocabulary (logits recomputed there).
   const dhF = o.dhF ?? buf("d-hF", N * H);
   const dw = full ? gradOf(full.params, headBuffer(m)) : undefined;
@@ -143,28 +172,69 @@ export async function backward(
     // On the head's own rows (ForwardOptions.headRows): their upstream gradients gathered, dh
     // scattered back; every other row has zero loss weight, so zero gradient.
     const { R, rows } = f.head;
-    const gc = buf("dL-dlogp-rows", R), gEntc = gEnt ? buf("dL-dentropy-rows", R) : undefined, dhc = buf("d-hF-rows", R * H);
+    const gc = buf("dL-dlogp-rows", R),
+      gEntc = gEnt ? buf("dL-dentropy-rows", R) : undefined,
+      dhc = buf("d-hF-rows", R * H);
     await encodeRowGather(device, enc, rows, g, gc, R, 1);
     if (gEnt && gEntc) await encodeRowGather(device, enc, rows, gEnt, gEntc, R, 1);
     if (R > 0) {
       const dims = { N: R, C: H, V: cfg.vocabSize };
       const lmScratch = buf("lmhead-dz", lmheadScratchBytes(device, dims) / 4);
-      await encodeLmheadBackward(device, enc, {
-        h: f.head.h, w: headBuffer(m), targets: f.head.tgt, lse: f.head.lse, g: gc, entropy: gEnt ? f.head.entropy : undefined, gEnt: gEntc, dh: dhc, dw, scratch: lmScratch,
-      }, dims, { accumulateDw: true });
+      await encodeLmheadBackward(
+        device,
+        enc,
+        {
+          h: f.head.h,
+          w: headBuffer(m),
+          targets: f.head.tgt,
+          lse: f.head.lse,
+          g: gc,
+          entropy: gEnt ? f.head.entropy : undefined,
+          gEnt: gEntc,
+          dh: dhc,
+          dw,
+          scratch: lmScratch,
+        },
+        dims,
+        { accumulateDw: true },
+      );
     }
     enc.clearBuffer(dhF, 0, N * H * 4);
     await encodeRowScatter(device, enc, rows, dhc, dhF, R, H);
   } else {
     const dims = { N, C: H, V: cfg.vocabSize };
     const lmScratch = buf("lmhead-dz", lmheadScratchBytes(device, dims) / 4);
-    await encodeLmheadBackward(device, enc, {
-      h: f.hF, w: headBuffer(m), targets: f.lm.tgt, lse: f.lm.lse, g, entropy: gEnt ? f.lm.entropy : undefined, gEnt, dh: dhF, dw, scratch: lmScratch,
-    }, dims, { accumulateDw: true });
+    await encodeLmheadBackward(
+      device,
+      enc,
+      {
+        h: f.hF,
+        w: headBuffer(m),
+        targets: f.lm.tgt,
+        lse: f.lm.lse,
+        g,
+        entropy: gEnt ? f.lm.entropy : undefined,
+        gEnt,
+        dh: dhF,
+        dw,
+        scratch: lmScratch,
+      },
+      dims,
+      { accumulateDw: true },
+    );
   }
   await normGrad(weightBuffer(m, "model.norm.weight"), dhF, f.xs[cfg.numLayers], f.rstdF, N, H);
   const dx = buf("d-x", N * H);
-  await encodeRmsNormBackward(device, enc, dhF, f.xs[cfg.numLayers], weightBuffer(m, "model.norm.weight"), f.rstdF, dx, { rows: N, C: H, eps });
+  await encodeRmsNormBackward(
+    device,
+    enc,
+    dhF,
+    f.xs[cfg.numLayers],
+    weightBuffer(m, "model.norm.weight"),
+    f.rstdF,
+    dx,
+    { rows: N, C: H, eps },
+  );
   // Submit layer by layer, so that the GPU runs while the host records the next.
   device.queue.submit([enc.finish()]);
   enc = commandEncoder(device, "backward");
@@ -185,31 +255,80 @@ export async function backward(
     await lin("gate_proj", dGate, a.h2, dh, false);
     await lin("up_proj", dUp, a.h2, dh, true);
     await normGrad(weightBuffer(m, `${p}.post_attention_layernorm.weight`), dh, a.xMid, a.rstd2, N, H);
-    await encodeRmsNormBackward(device, enc, dh, a.xMid, weightBuffer(m, `${p}.post_attention_layernorm.weight`), a.rstd2, dx, { rows: N, C: H, eps, accumulate: true });
+    await encodeRmsNormBackward(
+      device,
+      enc,
+      dh,
+      a.xMid,
+      weightBuffer(m, `${p}.post_attention_layernorm.weight`),
+      a.rstd2,
+      dx,
+      { rows: N, C: H, eps, accumulate: true },
+    );
     // Attention: dx is now dL/dxMid.
     await lin("o_proj", dx, a.att, dAtt, false);
     await encodeAttentionBackward(device, enc, {
-      q: a.q, k: a.k, v: a.v, lens: f.batch.lensBuf, o: a.att, lse: a.lse, dout: dAtt, dq, dk, dv, delta,
+      q: a.q,
+      k: a.k,
+      v: a.v,
+      lens: f.batch.lensBuf,
+      o: a.att,
+      lse: a.lse,
+      dout: dAtt,
+      dq,
+      dk,
+      dv,
+      delta,
     }, { B, T, H: nH, Hkv: nKv, D });
     await encodeRope(device, enc, dq, f.batch.pos, m.invFreq, dqN, { N, H: nH, D, backward: true });
     await encodeRope(device, enc, dk, f.batch.pos, m.invFreq, dkN, { N, H: nKv, D, backward: true });
     if (cfg.qkNorm) {
       await normGrad(weightBuffer(m, `${p}.self_attn.q_norm.weight`), dqN, a.qRaw, a.rstdQ, N * nH, D);
       await normGrad(weightBuffer(m, `${p}.self_attn.k_norm.weight`), dkN, a.kRaw, a.rstdK, N * nKv, D);
-      await encodeRmsNormBackward(device, enc, dqN, a.qRaw, weightBuffer(m, `${p}.self_attn.q_norm.weight`), a.rstdQ, dqRaw, { rows: N * nH, C: D, eps });
-      await encodeRmsNormBackward(device, enc, dkN, a.kRaw, weightBuffer(m, `${p}.self_attn.k_norm.weight`), a.rstdK, dkRaw, { rows: N * nKv, C: D, eps });
+      await encodeRmsNormBackward(
+        device,
+        enc,
+        dqN,
+        a.qRaw,
+        weightBuffer(m, `${p}.self_attn.q_norm.weight`),
+        a.rstdQ,
+        dqRaw,
+        { rows: N * nH, C: D, eps },
+      );
+      await encodeRmsNormBackward(
+        device,
+        enc,
+        dkN,
+        a.kRaw,
+        weightBuffer(m, `${p}.self_attn.k_norm.weight`),
+        a.rstdK,
+        dkRaw,
+        { rows: N * nKv, C: D, eps },
+      );
     }
     await lin("q_proj", dqRaw, a.h1, dh, false);
     await lin("k_proj", dkRaw, a.h1, dh, true);
     await lin("v_proj", dv, a.h1, dh, true);
     await normGrad(weightBuffer(m, `${p}.input_layernorm.weight`), dh, a.xIn, a.rstd1, N, H);
-    await encodeRmsNormBackward(device, enc, dh, a.xIn, weightBuffer(m, `${p}.input_layernorm.weight`), a.rstd1, dx, { rows: N, C: H, eps, accumulate: true });
+    await encodeRmsNormBackward(device, enc, dh, a.xIn, weightBuffer(m, `${p}.input_layernorm.weight`), a.rstd1, dx, {
+      rows: N,
+      C: H,
+      eps,
+      accumulate: true,
+    });
     // Submit layer by layer, so that the GPU runs while the host records the next.
     device.queue.submit([enc.finish()]);
     enc = commandEncoder(device, "backward");
   }
   // dx is now dL/dx0, the embedding rows' gradient.
-  if (full) await encodeEmbeddingBackward(device, enc, f.batch.ids, dx, gradOf(full.params, embedBuffer(m)), { N, H, V: cfg.vocabSize, window: m.vocabWindow });
+  if (full) {
+    await encodeEmbeddingBackward(device, enc, f.batch.ids, dx, gradOf(full.params, embedBuffer(m)), {
+      N,
+      H,
+      V: cfg.vocabSize,
+      window: m.vocabWindow,
+    });
+  }
   device.queue.submit([enc.finish()]);
   releaseToArena(device, scratch);
 }

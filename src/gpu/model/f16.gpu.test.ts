@@ -12,7 +12,14 @@ import { requestGpu } from "../device.ts";
 import { loraGradients, type PgSequence } from "../trainer/grad.ts";
 import { logprobsWebgpu } from "../trainer/logprobs.ts";
 import { fullParams } from "./full.ts";
-import { destroyAdapter, destroyModel, halfProjections, readModelWeights, uploadAdapter, uploadModel } from "./state.ts";
+import {
+  destroyAdapter,
+  destroyModel,
+  halfProjections,
+  readModelWeights,
+  uploadAdapter,
+  uploadModel,
+} from "./state.ts";
 
 const gpu = await requestGpu();
 
@@ -47,12 +54,19 @@ for (const arch of ["qwen2", "llama", "qwen3"] as const) {
       worst = Math.max(worst, assertClose(g, want[i], { atol: 2e-3, rtol: 0, name: `${arch} f16 seq ${i}` }).maxAbs);
       rounding = Math.max(rounding, ...f32[i].map((x, t) => Math.abs(x - want[i][t])));
     });
-    console.log(`${arch} f16 (${gpu.f16 ? "shader-f16" : "f32 fallback"}): max |logp gpu - ref(rounded)| = ${worst.toExponential(2)}; rounding to f16 itself moves logp by up to ${rounding.toExponential(2)}`);
+    console.log(
+      `${arch} f16 (${gpu.f16 ? "shader-f16" : "f32 fallback"}): max |logp gpu - ref(rounded)| = ${
+        worst.toExponential(2)
+      }; rounding to f16 itself moves logp by up to ${rounding.toExponential(2)}`,
+    );
     destroyModel(model);
   });
 }
 
-Deno.test({ name: "f16 projections: LoRA gradients equal those of an f32 upload of the rounded weights", ignore: !gpu.f16 }, async () => {
+Deno.test({
+  name: "f16 projections: LoRA gradients equal those of an f32 upload of the rounded weights",
+  ignore: !gpu.f16,
+}, async () => {
   const tiny = makeTinyModel("llama", { seed: 21 });
   const cfg = tiny.config;
   const rng = new Rng(5);
@@ -80,7 +94,11 @@ Deno.test({ name: "f16 projections: LoRA gradients equal those of an f32 upload 
     worst = Math.max(worst, assertClose(h.data, g.data, { atol: 1e-5 * gmax, rtol: 1e-4, name }).maxAbs);
   }
   assert(Math.abs(half.loss - f32.loss) <= 1e-5 * Math.max(1, Math.abs(f32.loss)), `loss ${half.loss} vs ${f32.loss}`);
-  console.log(`f16 vs f32-of-rounded LoRA grads: ${f32.grads.size} tensors, max |diff| ${worst.toExponential(2)} (max |grad| ${gmax.toExponential(2)})`);
+  console.log(
+    `f16 vs f32-of-rounded LoRA grads: ${f32.grads.size} tensors, max |diff| ${worst.toExponential(2)} (max |grad| ${
+      gmax.toExponential(2)
+    })`,
+  );
 });
 
 Deno.test("f16 projections: read back widened to f32, and refused by full fine-tuning", async () => {
@@ -127,9 +145,12 @@ Deno.test("f16 projections vs the f32 upload of the same weights: logprobs withi
     const full = uploadModel(gpu.device, cfg, tiny.weights);
     const a = await logprobsWebgpu(half, seqs, adapter);
     const b = await logprobsWebgpu(full, seqs, adapter);
-    const err = assertClose(a.flat(), b.flat(), { atol: F16_VS_F32_ATOL, rtol: 0, name: `${arch} f16 vs f32 upload` }).maxAbs;
+    const err =
+      assertClose(a.flat(), b.flat(), { atol: F16_VS_F32_ATOL, rtol: 0, name: `${arch} f16 vs f32 upload` }).maxAbs;
     if (gpu.f16) assert(err > 0, `${arch}: f16 storage changed nothing (was it applied?)`);
-    console.log(`${arch}: max |logp(f16 upload) - logp(f32 upload)| = ${err.toExponential(2)} (tolerance ${F16_VS_F32_ATOL})`);
+    console.log(
+      `${arch}: max |logp(f16 upload) - logp(f32 upload)| = ${err.toExponential(2)} (tolerance ${F16_VS_F32_ATOL})`,
+    );
     destroyModel(half);
     destroyModel(full);
   }

@@ -32,16 +32,25 @@ export interface GpuBatch {
 }
 
 /** Uploads sequences padded to T (default the longest) with token 0; row b*T + t targets ids[b][t+1]. The buffers come from arena.ts (destroyBatch gives them back). */
-export function uploadBatch(device: GPUDevice, seqs: number[][], vocabSize: number, T = Math.max(...seqs.map((s) => s.length))): GpuBatch {
+export function uploadBatch(
+  device: GPUDevice,
+  seqs: number[][],
+  vocabSize: number,
+  T = Math.max(...seqs.map((s) => s.length)),
+): GpuBatch {
   const B = seqs.length;
   if (B === 0) throw new Error("uploadBatch: no sequences");
   const ids = new Uint32Array(B * T);
   const targets = new Uint32Array(B * T);
   const pos = new Uint32Array(B * T);
   seqs.forEach((s, b) => {
-    if (s.length < 1 || s.length > T) throw new Error(`uploadBatch: sequence ${b} has length ${s.length}, must be 1..${T}`);
+    if (s.length < 1 || s.length > T) {
+      throw new Error(`uploadBatch: sequence ${b} has length ${s.length}, must be 1..${T}`);
+    }
     s.forEach((id, t) => {
-      if (!Number.isInteger(id) || id < 0 || id >= vocabSize) throw new Error(`uploadBatch: token id ${id} outside [0, ${vocabSize})`);
+      if (!Number.isInteger(id) || id < 0 || id >= vocabSize) {
+        throw new Error(`uploadBatch: token id ${id} outside [0, ${vocabSize})`);
+      }
       ids[b * T + t] = id;
       if (t > 0) targets[b * T + t - 1] = id;
     });
@@ -49,7 +58,10 @@ export function uploadBatch(device: GPUDevice, seqs: number[][], vocabSize: numb
   for (let n = 0; n < B * T; n++) pos[n] = n % T;
   const lens = seqs.map((s) => s.length);
   return {
-    device, B, T, lens,
+    device,
+    B,
+    T,
+    lens,
     ids: arenaBuffer(device, "batch-ids", ids),
     targets: arenaBuffer(device, "batch-targets", targets),
     lensBuf: arenaBuffer(device, "batch-lens", Uint32Array.from(lens)),
@@ -161,7 +173,9 @@ export async function encodeLinear(
   const [outDim, inDim] = targetDims(cfg, target);
   if (o.xaOnly) {
     const slot = loraSlot(lora, layer, target);
-    if (slot && lora && o.xa) await encodeMatmul(device, enc, x, slot.A, o.xa, { M: N, N: lora.r, K: inDim, transB: true });
+    if (slot && lora && o.xa) {
+      await encodeMatmul(device, enc, x, slot.A, o.xa, { M: N, N: lora.r, K: inDim, transB: true });
+    }
     return;
   }
   const q = m.q4.get(`${name}.weight`);
@@ -169,7 +183,9 @@ export async function encodeLinear(
   if (slot && lora && !o.xa) throw new Error(`encodeLinear: no x A^T buffer for ${name}`);
   const bias = o.bias ? weightBuffer(m, `${name}.bias`) : undefined;
   // x A^T first, so that s (x A^T) B^T can be the base product's tail (where its kernel runs one; else a product after it).
-  if (slot && lora && o.xa) await encodeMatmul(device, enc, x, slot.A, o.xa, { M: N, N: lora.r, K: inDim, transB: true });
+  if (slot && lora && o.xa) {
+    await encodeMatmul(device, enc, x, slot.A, o.xa, { M: N, N: lora.r, K: inDim, transB: true });
+  }
   const tail = slot && lora && o.xa ? { a: o.xa, b: slot.B, r: lora.r, scale: lora.scale } : undefined;
   if (q) {
     await encodeQ4Matmul(device, enc, x, q, y, N, { accumulate: o.accumulate, bias, tail });
@@ -178,33 +194,68 @@ export async function encodeLinear(
   const wT = m.transposed.get(`${name}.weight`);
   if (wT) {
     // W^T (in, out) stored: B row-fastest; the tail's B stays (out, r).
-    await encodeMatmul(device, enc, x, wT, y, { M: N, N: outDim, K: inDim, accumulate: o.accumulate, bias, tail: tail && { ...tail, transB: true } });
+    await encodeMatmul(device, enc, x, wT, y, {
+      M: N,
+      N: outDim,
+      K: inDim,
+      accumulate: o.accumulate,
+      bias,
+      tail: tail && { ...tail, transB: true },
+    });
     return;
   }
   const w = linearWeight(m, `${name}.weight`);
-  await encodeMatmul(device, enc, x, w.buf, y, { M: N, N: outDim, K: inDim, transB: true, accumulate: o.accumulate, bF16: w.f16, bias, tail });
+  await encodeMatmul(device, enc, x, w.buf, y, {
+    M: N,
+    N: outDim,
+    K: inDim,
+    transB: true,
+    accumulate: o.accumulate,
+    bF16: w.f16,
+    bias,
+    tail,
+  });
 }
 
 type Alloc = (label: string, floats: number) => GPUBuffer;
 
 /** Allocates one layer's activation buffers (xIn is set by the caller). */
-function allocLayer(m: GpuModel, lora: GpuLora | undefined, B: number, T: number, tag: string, buf: Alloc, xIn: GPUBuffer): LayerActs {
+function allocLayer(
+  m: GpuModel,
+  lora: GpuLora | undefined,
+  B: number,
+  T: number,
+  tag: string,
+  buf: Alloc,
+  xIn: GPUBuffer,
+): LayerActs {
   const { cfg } = m;
   const N = B * T;
   const H = cfg.hiddenSize, D = cfg.headDim, nH = cfg.numHeads, nKv = cfg.numKvHeads, I = cfg.intermediateSize;
   const qd = nH * D, kvd = nKv * D;
   const xa = new Map<LoraTarget, GPUBuffer>();
-  if (lora) for (const t of lora.targets) xa.set(t, buf(`${tag}.${t}.xa`, N * lora.r));
+  if (lora) { for (const t of lora.targets) xa.set(t, buf(`${tag}.${t}.xa`, N * lora.r)); }
   const a: LayerActs = {
     xIn,
-    rstd1: buf(`${tag}.rstd1`, N), h1: buf(`${tag}.h1`, N * H),
-    qRaw: buf(`${tag}.qRaw`, N * qd), kRaw: buf(`${tag}.kRaw`, N * kvd),
-    rstdQ: buf(`${tag}.rstdQ`, cfg.qkNorm ? N * nH : 1), rstdK: buf(`${tag}.rstdK`, cfg.qkNorm ? N * nKv : 1),
-    qN: buf(`${tag}.qN`, cfg.qkNorm ? N * qd : 1), kN: buf(`${tag}.kN`, cfg.qkNorm ? N * kvd : 1),
-    q: buf(`${tag}.q`, N * qd), k: buf(`${tag}.k`, N * kvd), v: buf(`${tag}.v`, N * kvd),
-    att: buf(`${tag}.att`, N * qd), lse: buf(`${tag}.lse`, B * nH * T),
-    xMid: buf(`${tag}.xMid`, N * H), rstd2: buf(`${tag}.rstd2`, N), h2: buf(`${tag}.h2`, N * H),
-    gate: buf(`${tag}.gate`, N * I), up: buf(`${tag}.up`, N * I), act: buf(`${tag}.act`, N * I),
+    rstd1: buf(`${tag}.rstd1`, N),
+    h1: buf(`${tag}.h1`, N * H),
+    qRaw: buf(`${tag}.qRaw`, N * qd),
+    kRaw: buf(`${tag}.kRaw`, N * kvd),
+    rstdQ: buf(`${tag}.rstdQ`, cfg.qkNorm ? N * nH : 1),
+    rstdK: buf(`${tag}.rstdK`, cfg.qkNorm ? N * nKv : 1),
+    qN: buf(`${tag}.qN`, cfg.qkNorm ? N * qd : 1),
+    kN: buf(`${tag}.kN`, cfg.qkNorm ? N * kvd : 1),
+    q: buf(`${tag}.q`, N * qd),
+    k: buf(`${tag}.k`, N * kvd),
+    v: buf(`${tag}.v`, N * kvd),
+    att: buf(`${tag}.att`, N * qd),
+    lse: buf(`${tag}.lse`, B * nH * T),
+    xMid: buf(`${tag}.xMid`, N * H),
+    rstd2: buf(`${tag}.rstd2`, N),
+    h2: buf(`${tag}.h2`, N * H),
+    gate: buf(`${tag}.gate`, N * I),
+    up: buf(`${tag}.up`, N * I),
+    act: buf(`${tag}.act`, N * I),
     xa,
   };
   if (!cfg.qkNorm) {
@@ -237,22 +288,48 @@ export async function encodeLayerForward(
   const eps = cfg.rmsNormEps;
   const p = `model.layers.${l}`;
   const xa = a.xa;
-  await encodeRmsNormForward(device, enc, a.xIn, weightBuffer(m, `${p}.input_layernorm.weight`), a.h1, a.rstd1, { rows: N, C: H, eps });
+  await encodeRmsNormForward(device, enc, a.xIn, weightBuffer(m, `${p}.input_layernorm.weight`), a.h1, a.rstd1, {
+    rows: N,
+    C: H,
+    eps,
+  });
   const bias = cfg.attentionBias;
   await encodeLinear(m, lora, enc, l, "q_proj", a.h1, a.qRaw, N, { bias, xa: xa.get("q_proj") });
   await encodeLinear(m, lora, enc, l, "k_proj", a.h1, a.kRaw, N, { bias, xa: xa.get("k_proj") });
   await encodeLinear(m, lora, enc, l, "v_proj", a.h1, a.v, N, { bias, xa: xa.get("v_proj") });
   if (cfg.qkNorm) {
-    await encodeRmsNormForward(device, enc, a.qRaw, weightBuffer(m, `${p}.self_attn.q_norm.weight`), a.qN, a.rstdQ, { rows: N * nH, C: D, eps });
-    await encodeRmsNormForward(device, enc, a.kRaw, weightBuffer(m, `${p}.self_attn.k_norm.weight`), a.kN, a.rstdK, { rows: N * nKv, C: D, eps });
+    await encodeRmsNormForward(device, enc, a.qRaw, weightBuffer(m, `${p}.self_attn.q_norm.weight`), a.qN, a.rstdQ, {
+      rows: N * nH,
+      C: D,
+      eps,
+    });
+    await encodeRmsNormForward(device, enc, a.kRaw, weightBuffer(m, `${p}.self_attn.k_norm.weight`), a.kN, a.rstdK, {
+      rows: N * nKv,
+      C: D,
+      eps,
+    });
   }
   await encodeRope(device, enc, a.qN, batch.pos, m.invFreq, a.q, { N, H: nH, D });
   await encodeRope(device, enc, a.kN, batch.pos, m.invFreq, a.k, { N, H: nKv, D });
-  await encodeAttentionForward(device, enc, { q: a.q, k: a.k, v: a.v, lens: batch.lensBuf, o: a.att, lse: a.lse }, { B, T, H: nH, Hkv: nKv, D });
+  await encodeAttentionForward(device, enc, { q: a.q, k: a.k, v: a.v, lens: batch.lensBuf, o: a.att, lse: a.lse }, {
+    B,
+    T,
+    H: nH,
+    Hkv: nKv,
+    D,
+  });
   // The residual: xMid = xIn + o_proj(att), by copying then accumulating the projection.
   enc.copyBufferToBuffer(a.xIn, 0, a.xMid, 0, N * H * 4);
   await encodeLinear(m, lora, enc, l, "o_proj", a.att, a.xMid, N, { accumulate: true, xa: xa.get("o_proj") });
-  await encodeRmsNormForward(device, enc, a.xMid, weightBuffer(m, `${p}.post_attention_layernorm.weight`), a.h2, a.rstd2, { rows: N, C: H, eps });
+  await encodeRmsNormForward(
+    device,
+    enc,
+    a.xMid,
+    weightBuffer(m, `${p}.post_attention_layernorm.weight`),
+    a.h2,
+    a.rstd2,
+    { rows: N, C: H, eps },
+  );
   await encodeLinear(m, lora, enc, l, "gate_proj", a.h2, a.gate, N, { xa: xa.get("gate_proj") });
   await encodeLinear(m, lora, enc, l, "up_proj", a.h2, a.up, N, { xa: xa.get("up_proj") });
   await encodeSwigluForward(device, enc, a.gate, a.up, a.act, N * I);
@@ -269,7 +346,12 @@ export async function encodeLayerForward(
  * awaited). Buffers come from arena.ts; work is submitted layer by layer, so the
  * GPU runs the first layers while the host records the next.
  */
-export async function forward(m: GpuModel, lora: GpuLora | undefined, batch: GpuBatch, o: ForwardOptions = {}): Promise<ForwardResult> {
+export async function forward(
+  m: GpuModel,
+  lora: GpuLora | undefined,
+  batch: GpuBatch,
+  o: ForwardOptions = {},
+): Promise<ForwardResult> {
   const { device, cfg } = m;
   const { B, T } = batch;
   const N = B * T;
@@ -282,13 +364,22 @@ export async function forward(m: GpuModel, lora: GpuLora | undefined, batch: Gpu
   };
   const widest = Math.max(H, cfg.intermediateSize, cfg.numHeads * cfg.headDim);
   if (N * widest * 4 > device.limits.maxStorageBufferBindingSize) {
-    throw new Error(`forward: ${B} x ${T} tokens x ${widest} features exceed this device's maxStorageBufferBindingSize ${device.limits.maxStorageBufferBindingSize}; use smaller (micro-)batches`);
+    throw new Error(
+      `forward: ${B} x ${T} tokens x ${widest} features exceed this device's maxStorageBufferBindingSize ${device.limits.maxStorageBufferBindingSize}; use smaller (micro-)batches`,
+    );
   }
   let enc = commandEncoder(device, "forward");
   const xs = [buf("x0", N * H)];
-  await encodeEmbedding(device, enc, batch.ids, embedBuffer(m), xs[0], { N, H, V: cfg.vocabSize, window: m.vocabWindow });
+  await encodeEmbedding(device, enc, batch.ids, embedBuffer(m), xs[0], {
+    N,
+    H,
+    V: cfg.vocabSize,
+    window: m.vocabWindow,
+  });
   const layers: LayerActs[] = [];
-  const scratch = o.recompute ? { acts: allocLayer(m, lora, B, T, "Lscratch", buf, xs[0]), xOut: buf("Lscratch.xOut", N * H) } : null;
+  const scratch = o.recompute
+    ? { acts: allocLayer(m, lora, B, T, "Lscratch", buf, xs[0]), xOut: buf("Lscratch.xOut", N * H) }
+    : null;
   for (let l = 0; l < cfg.numLayers; l++) {
     const a = scratch ? scratch.acts : allocLayer(m, lora, B, T, `L${l}`, buf, xs[l]);
     a.xIn = xs[l];
@@ -302,7 +393,11 @@ export async function forward(m: GpuModel, lora: GpuLora | undefined, batch: Gpu
   const x = xs[cfg.numLayers];
   const rstdF = buf("rstdF", N);
   const hF = buf("hF", N * H);
-  await encodeRmsNormForward(device, enc, x, weightBuffer(m, "model.norm.weight"), hF, rstdF, { rows: N, C: H, eps: cfg.rmsNormEps });
+  await encodeRmsNormForward(device, enc, x, weightBuffer(m, "model.norm.weight"), hF, rstdF, {
+    rows: N,
+    C: H,
+    eps: cfg.rmsNormEps,
+  });
   // The fused lm head streams over the vocabulary: no (N, V) logits tensor exists.
   const lm: LmRows = { tgt: batch.targets, logp: buf("logp", N), lse: buf("lm-lse", N), entropy: buf("entropy", N) };
   let head: HeadRows | undefined;
@@ -313,8 +408,13 @@ export async function forward(m: GpuModel, lora: GpuLora | undefined, batch: Gpu
     // scattered back (zero on every other row).
     const R = o.headRows.length;
     head = {
-      R, rows: arenaBuffer(device, "lmhead-rows", o.headRows), h: buf("lmhead-h", R * H), tgt: buf("lmhead-tgt", R),
-      logp: buf("lmhead-logp", R), lse: buf("lmhead-lse", R), entropy: buf("lmhead-entropy", R),
+      R,
+      rows: arenaBuffer(device, "lmhead-rows", o.headRows),
+      h: buf("lmhead-h", R * H),
+      tgt: buf("lmhead-tgt", R),
+      logp: buf("lmhead-logp", R),
+      lse: buf("lmhead-lse", R),
+      entropy: buf("lmhead-entropy", R),
     };
     buffers.push(head.rows);
     await encodeRowGather(device, enc, head.rows, hF, head.h, R, H);
@@ -322,7 +422,15 @@ export async function forward(m: GpuModel, lora: GpuLora | undefined, batch: Gpu
     if (R > 0) {
       const dims = { N: R, C: H, V: cfg.vocabSize };
       const partials = buf("lmhead-partials", lmheadPartialsBytes(dims) / 4);
-      await encodeLmheadForward(device, enc, { h: head.h, w: headBuffer(m), targets: head.tgt, logp: head.logp, lse: head.lse, entropy: head.entropy, partials }, dims);
+      await encodeLmheadForward(device, enc, {
+        h: head.h,
+        w: headBuffer(m),
+        targets: head.tgt,
+        logp: head.logp,
+        lse: head.lse,
+        entropy: head.entropy,
+        partials,
+      }, dims);
     }
     for (const [from, to] of [[head.logp, lm.logp], [head.lse, lm.lse], [head.entropy, lm.entropy]]) {
       enc.clearBuffer(to, 0, N * 4);
@@ -331,7 +439,15 @@ export async function forward(m: GpuModel, lora: GpuLora | undefined, batch: Gpu
   } else {
     const dims = { N, C: H, V: cfg.vocabSize };
     const partials = buf("lmhead-partials", lmheadPartialsBytes(dims) / 4);
-    await encodeLmheadForward(device, enc, { h: hF, w: headBuffer(m), targets: lm.tgt, logp: lm.logp, lse: lm.lse, entropy: lm.entropy, partials }, dims);
+    await encodeLmheadForward(device, enc, {
+      h: hF,
+      w: headBuffer(m),
+      targets: lm.tgt,
+      logp: lm.logp,
+      lse: lm.lse,
+      entropy: lm.entropy,
+      partials,
+    }, dims);
   }
   device.queue.submit([enc.finish()]);
   return { batch, xs, layers: scratch ? null : layers, scratch, rstdF, hF, lm, head, buffers };

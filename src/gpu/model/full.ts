@@ -23,7 +23,9 @@ export interface GpuFullParams {
 
 function slot(device: GPUDevice, name: string, param: GPUBuffer, count: number): FullSlot {
   return {
-    name, param, count,
+    name,
+    param,
+    count,
     grad: storageBuffer(device, `grad:${name}`, count * 4),
     m: storageBuffer(device, `adam-m:${name}`, count * 4),
     v: storageBuffer(device, `adam-v:${name}`, count * 4),
@@ -65,8 +67,13 @@ export async function readFullGrads(m: GpuModel, f: GpuFullParams): Promise<Map<
     if (s && shape) out.set(name, { shape, data: await readF32(m.device, s.grad, s.count) });
   }
   const { vocabSize: V, hiddenSize: H } = m.cfg;
-  out.set("model.embed_tokens.weight", { shape: [V, H], data: await readF32(m.device, gradOf(f, embedBuffer(m)), V * H) });
-  if (m.head !== m.embed) out.set("lm_head.weight", { shape: [V, H], data: await readF32(m.device, gradOf(f, headBuffer(m)), V * H) });
+  out.set("model.embed_tokens.weight", {
+    shape: [V, H],
+    data: await readF32(m.device, gradOf(f, embedBuffer(m)), V * H),
+  });
+  if (m.head !== m.embed) {
+    out.set("lm_head.weight", { shape: [V, H], data: await readF32(m.device, gradOf(f, headBuffer(m)), V * H) });
+  }
   return out;
 }
 

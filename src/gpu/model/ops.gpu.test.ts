@@ -19,7 +19,14 @@ Deno.test("model ops: embedding gather and its backward (a links pass and a chai
   {
     // Windows are V rows or a multiple of 64 (256-byte aligned binding offsets); the last case repeats a few ids many times
     // (a long chain, ids spread over three windows) and leaves most rows untouched.
-    for (const [N, H, V, window] of [[1, 1, 1, 1], [37, 13, 29, 29], [130, 24, 301, 64], [50, 5, 200, 128], [600, 8, 150, 64]]) {
+    for (
+      const [N, H, V, window] of [[1, 1, 1, 1], [37, 13, 29, 29], [130, 24, 301, 64], [50, 5, 200, 128], [
+        600,
+        8,
+        150,
+        64,
+      ]]
+    ) {
       const ids = Uint32Array.from({ length: N }, (_, i) => (N === 600 ? [3, 3, 70, 149, 3][i % 5] : rng.int(V)));
       const table = rng.uniformArray(V * H);
       const dout = rng.uniformArray(N * H);
@@ -36,7 +43,11 @@ Deno.test("model ops: embedding gather and its backward (a links pass and a chai
         await encodeEmbeddingBackward(device, enc, idsB, doutB, gradB, { N, H, V, window });
       });
       const name = `N${N} H${H} V${V} window ${window}`;
-      assertClose(await readF32(device, out, N * H), embeddingRef(ids, table, H), { atol: 0, rtol: 0, name: `embedding ${name}` });
+      assertClose(await readF32(device, out, N * H), embeddingRef(ids, table, H), {
+        atol: 0,
+        rtol: 0,
+        name: `embedding ${name}`,
+      });
       const want = embeddingBackwardRef(ids, dout, V, H).map((x, i) => x + grad0[i]);
       const got = await readF32(device, gradB, V * H);
       assertClose(got, want, { atol: 1e-5, rtol: 1e-5, name: `embedding backward ${name}` });
@@ -69,9 +80,17 @@ Deno.test("model ops: row gather and scatter, f32 bit for bit (a denormal includ
     const g = await readF32(device, gathered, R * C);
     assertClose(g, rowGatherRef(rows, src, C), { atol: 0, rtol: 0, name: `gather ${name}` });
     const bits = new Uint32Array(g.buffer), srcBits = new Uint32Array(src.buffer);
-    for (let i = 0; i < R * C; i++) if (bits[i] !== srcBits[rows[Math.floor(i / C)] * C + (i % C)]) throw new Error(`gather ${name}: word ${i} changed bits`);
+    for (let i = 0; i < R * C; i++) {
+      if (bits[i] !== srcBits[rows[Math.floor(i / C)] * C + (i % C)]) {
+        throw new Error(`gather ${name}: word ${i} changed bits`);
+      }
+    }
     // Scattered back over dst: the gathered rows restored, every other row of dst as it was.
-    assertClose(await readF32(device, dstB, N * C), rowScatterRef(rows, rowGatherRef(rows, src, C), dst, C), { atol: 0, rtol: 0, name: `scatter ${name}` });
+    assertClose(await readF32(device, dstB, N * C), rowScatterRef(rows, rowGatherRef(rows, src, C), dst, C), {
+      atol: 0,
+      rtol: 0,
+      name: `scatter ${name}`,
+    });
     const gotIds = new Uint32Array((await readF32(device, idsOut, Math.max(1, R))).buffer);
     for (let i = 0; i < R; i++) if (gotIds[i] !== ids[rows[i]]) throw new Error(`gather u32 ${name}: row ${i}`);
   }

@@ -9,7 +9,12 @@ export function embeddingRef(ids: ArrayLike<number>, table: ArrayLike<number>, H
 }
 
 /** dtable (V, H) = sum over rows n with ids[n] = v of dout[n]. */
-export function embeddingBackwardRef(ids: ArrayLike<number>, dout: ArrayLike<number>, V: number, H: number): Float64Array {
+export function embeddingBackwardRef(
+  ids: ArrayLike<number>,
+  dout: ArrayLike<number>,
+  V: number,
+  H: number,
+): Float64Array {
   const d = new Float64Array(V * H);
   for (let n = 0; n < ids.length; n++) for (let c = 0; c < H; c++) d[ids[n] * H + c] += dout[n * H + c];
   return d;
@@ -23,7 +28,12 @@ export function rowGatherRef(rows: ArrayLike<number>, src: ArrayLike<number>, C:
 }
 
 /** dst with dst[rows[i]] = src[i] (rows distinct), the other rows as they were. */
-export function rowScatterRef(rows: ArrayLike<number>, src: ArrayLike<number>, dst: ArrayLike<number>, C: number): Float64Array {
+export function rowScatterRef(
+  rows: ArrayLike<number>,
+  src: ArrayLike<number>,
+  dst: ArrayLike<number>,
+  C: number,
+): Float64Array {
   const out = Float64Array.from(dst);
   for (let i = 0; i < rows.length; i++) for (let c = 0; c < C; c++) out[rows[i] * C + c] = src[i * C + c];
   return out;

@@ -63,20 +63,53 @@ export async function encodeEmbeddingBackward(
   const links = sharedScratch(device, "embedding-links", Math.max(1, d.N) * 4);
   await encodeEmbeddingLinks(device, enc, ids, links, d.N);
   for (const w of vocabWindows(d.V, d.window)) {
-    await encodeEmbeddingScatter(device, enc, ids, links, dout, windowOf(dtable, d.H, w.v0, w.rows), { N: d.N, C: d.H, V: w.rows, v0: w.v0 });
+    await encodeEmbeddingScatter(device, enc, ids, links, dout, windowOf(dtable, d.H, w.v0, w.rows), {
+      N: d.N,
+      C: d.H,
+      V: w.rows,
+      v0: w.v0,
+    });
   }
 }
 
 /** Records out (R, C) = src[rows] for 32-bit words (f32 or u32, copied bit for bit); rows (R) u32. */
-export async function encodeRowGather(device: GPUDevice, enc: GPUCommandEncoder, rows: GPUBuffer, src: GPUBuffer, out: GPUBuffer, R: number, C: number): Promise<void> {
+export async function encodeRowGather(
+  device: GPUDevice,
+  enc: GPUCommandEncoder,
+  rows: GPUBuffer,
+  src: GPUBuffer,
+  out: GPUBuffer,
+  R: number,
+  C: number,
+): Promise<void> {
   if (R === 0) return;
   const pipeline = await computePipeline(device, "model-row-gather", rowGatherSource);
-  dispatch(device, enc, pipeline, [rows, src, out, uniformBuffer(device, "row-gather-params", u32s(R, C))], grid(R * C, WG));
+  dispatch(
+    device,
+    enc,
+    pipeline,
+    [rows, src, out, uniformBuffer(device, "row-gather-params", u32s(R, C))],
+    grid(R * C, WG),
+  );
 }
 
 /** Records dst[rows] = src (R, C) for 32-bit words, bit for bit; other rows of dst untouched; rows (R) u32, distinct. */
-export async function encodeRowScatter(device: GPUDevice, enc: GPUCommandEncoder, rows: GPUBuffer, src: GPUBuffer, dst: GPUBuffer, R: number, C: number): Promise<void> {
+export async function encodeRowScatter(
+  device: GPUDevice,
+  enc: GPUCommandEncoder,
+  rows: GPUBuffer,
+  src: GPUBuffer,
+  dst: GPUBuffer,
+  R: number,
+  C: number,
+): Promise<void> {
   if (R === 0) return;
   const pipeline = await computePipeline(device, "model-row-scatter", rowScatterSource);
-  dispatch(device, enc, pipeline, [rows, src, dst, uniformBuffer(device, "row-scatter-params", u32s(R, C))], grid(R * C, WG));
+  dispatch(
+    device,
+    enc,
+    pipeline,
+    [rows, src, dst, uniformBuffer(device, "row-scatter-params", u32s(R, C))],
+    grid(R * C, WG),
+  );
 }

@@ -94,7 +94,11 @@ export function forceF32Env(): boolean {
  * or `dtype` in newer transformers), and neither `forceF32` nor RLVR_TRAINER_F32=1 asks for f32.
  * An f32 checkpoint stays f32: rounding it would change the model the user chose.
  */
-export function halfProjections(device: GPUDevice, configJson: Record<string, unknown>, o: { forceF32?: boolean } = {}): boolean {
+export function halfProjections(
+  device: GPUDevice,
+  configJson: Record<string, unknown>,
+  o: { forceF32?: boolean } = {},
+): boolean {
   if (o.forceF32 || forceF32Env() || !device.features.has("shader-f16")) return false;
   const d = configJson.torch_dtype ?? configJson.dtype;
   return d === "float16" || d === "bfloat16";
@@ -105,7 +109,9 @@ export function uploadModel(device: GPUDevice, cfg: ModelConfig, w: Weights, o: 
   const pre = o.q4 instanceof Map ? o.q4 : undefined;
   const shapes = new Map<string, { shape: number[] }>(w);
   for (const [name, q] of pre ?? []) {
-    if (q.blockSize !== 32) throw new Error(`uploadModel: ${name} is quantised with block size ${q.blockSize}; the q4 kernels use 32`);
+    if (q.blockSize !== 32) {
+      throw new Error(`uploadModel: ${name} is quantised with block size ${q.blockSize}; the q4 kernels use 32`);
+    }
     shapes.set(name, { shape: [q.N, q.K] });
   }
   validateWeights(cfg, shapes);
@@ -116,32 +122,73 @@ export function uploadModel(device: GPUDevice, cfg: ModelConfig, w: Weights, o: 
   const transposed = new Map<string, GPUBuffer>();
   const f16 = (o.f16 ?? false) && device.features.has("shader-f16");
   for (const [name, q] of pre ?? []) {
-    q4.set(name, uploadQ4(device, name, { Nout: q.N, K: q.K, packed: q.packed, scales: q.scales, zeroPoints: q.zeroPoints ?? undefined }));
+    q4.set(
+      name,
+      uploadQ4(device, name, {
+        Nout: q.N,
+        K: q.K,
+        packed: q.packed,
+        scales: q.scales,
+        zeroPoints: q.zeroPoints ?? undefined,
+      }),
+    );
   }
   for (const [name, t] of w) {
     if (name === "model.embed_tokens.weight" || name === "lm_head.weight" || q4.has(name)) continue;
     if (o.q4 === true && isQuantizableLinear(name)) {
       const q = quantizeQ4(t);
-      q4.set(name, uploadQ4(device, name, { Nout: q.N, K: q.K, packed: q.packed, scales: q.scales, zeroPoints: q.zeroPoints ?? undefined }));
+      q4.set(
+        name,
+        uploadQ4(device, name, {
+          Nout: q.N,
+          K: q.K,
+          packed: q.packed,
+          scales: q.scales,
+          zeroPoints: q.zeroPoints ?? undefined,
+        }),
+      );
       continue;
     }
     if (f16 && isQuantizableLinear(name)) {
       half.set(name, storageBuffer(device, `${name}:f16`, toF16(t.data)));
       continue;
     }
-    if (t.data.byteLength > limit) throw new Error(`uploadModel: ${name} has ${t.data.byteLength} bytes, over this device's maxStorageBufferBindingSize ${limit}`);
+    if (t.data.byteLength > limit) {
+      throw new Error(
+        `uploadModel: ${name} has ${t.data.byteLength} bytes, over this device's maxStorageBufferBindingSize ${limit}`,
+      );
+    }
     weights.set(name, storageBuffer(device, name, t.data));
-    if (o.transposedBase && isQuantizableLinear(name)) transposed.set(name, storageBuffer(device, `${name}:T`, transpose2d(t.data, t.shape[0], t.shape[1])));
+    if (o.transposedBase && isQuantizableLinear(name)) {
+      transposed.set(name, storageBuffer(device, `${name}:T`, transpose2d(t.data, t.shape[0], t.shape[1])));
+    }
   }
   const { vocabSize: V, hiddenSize: H } = cfg;
-  if (V * H * 4 > device.limits.maxBufferSize) throw new Error(`uploadModel: the (${V}, ${H}) vocabulary matrix exceeds this device's maxBufferSize ${device.limits.maxBufferSize}`);
+  if (V * H * 4 > device.limits.maxBufferSize) {
+    throw new Error(
+      `uploadModel: the (${V}, ${H}) vocabulary matrix exceeds this device's maxBufferSize ${device.limits.maxBufferSize}`,
+    );
+  }
   const embTensor = w.get("model.embed_tokens.weight");
   if (!embTensor) throw new Error("uploadModel: missing model.embed_tokens.weight");
   const embed = [{ v0: 0, rows: V, buf: storageBuffer(device, "model.embed_tokens.weight", embTensor.data) }];
   const headTensor = w.get("lm_head.weight");
-  const head = cfg.tieWordEmbeddings || !headTensor ? embed : [{ v0: 0, rows: V, buf: storageBuffer(device, "lm_head.weight", headTensor.data) }];
+  const head = cfg.tieWordEmbeddings || !headTensor
+    ? embed
+    : [{ v0: 0, rows: V, buf: storageBuffer(device, "lm_head.weight", headTensor.data) }];
   const invFreq = storageBuffer(device, "rope-inv-freq", Float32Array.from(ropeInvFreq(cfg)));
-  return { device, cfg, weights, q4, half, transposed, embed, head, vocabWindow: vocabWindow(device, V, H, o.maxVocabRows ?? Infinity), invFreq };
+  return {
+    device,
+    cfg,
+    weights,
+    q4,
+    half,
+    transposed,
+    embed,
+    head,
+    vocabWindow: vocabWindow(device, V, H, o.maxVocabRows ?? Infinity),
+    invFreq,
+  };
 }
 
 /** The (V, H) embedding matrix's buffer. */
@@ -170,7 +217,9 @@ export async function readModelWeights(m: GpuModel): Promise<Weights> {
   }
   const { vocabSize: V, hiddenSize: H } = m.cfg;
   out.set("model.embed_tokens.weight", { shape: [V, H], data: await readF32(m.device, embedBuffer(m), V * H) });
-  if (m.head !== m.embed) out.set("lm_head.weight", { shape: [V, H], data: await readF32(m.device, headBuffer(m), V * H) });
+  if (m.head !== m.embed) {
+    out.set("lm_head.weight", { shape: [V, H], data: await readF32(m.device, headBuffer(m), V * H) });
+  }
   return out;
 }
 
@@ -248,7 +297,10 @@ export function uploadAdapter(device: GPUDevice, cfg: ModelConfig, a: LoraAdapte
       const nA = a.r * inp;
       const nB = out * a.r;
       slots.set(slotKey(layer, target), {
-        layer, target, out, in: inp,
+        layer,
+        target,
+        out,
+        in: inp,
         A: storageBuffer(device, kA, tA.data),
         B: storageBuffer(device, kB, tB.data),
         dA: storageBuffer(device, `grad:${kA}`, nA * 4),
@@ -271,7 +323,11 @@ export function encodeZeroGrads(enc: GPUCommandEncoder, l: GpuLora): void {
   }
 }
 
-async function readPair(device: GPUDevice, l: GpuLora, pick: (s: LoraSlot) => [GPUBuffer, GPUBuffer]): Promise<Map<string, Tensor>> {
+async function readPair(
+  device: GPUDevice,
+  l: GpuLora,
+  pick: (s: LoraSlot) => [GPUBuffer, GPUBuffer],
+): Promise<Map<string, Tensor>> {
   const out = new Map<string, Tensor>();
   for (const s of l.slots.values()) {
     const [a, b] = pick(s);

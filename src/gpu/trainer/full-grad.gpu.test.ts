@@ -35,7 +35,10 @@ for (const arch of ["qwen2", "llama", "qwen3"] as const satisfies readonly Arch[
     const model = uploadModel(gpu.device, cfg, tiny.weights, { maxVocabRows: 64 });
     const full = fullParams(model);
     const { grads } = await fullGradients(model, full, seqs);
-    assert(grads.size === expectedShapes(cfg).size, `one gradient per weight (${grads.size} vs ${expectedShapes(cfg).size})`);
+    assert(
+      grads.size === expectedShapes(cfg).size,
+      `one gradient per weight (${grads.size} vs ${expectedShapes(cfg).size})`,
+    );
     let gmax = 0, worst = 0, checked = 0;
     for (const g of grads.values()) for (const x of g.data) gmax = Math.max(gmax, Math.abs(x));
     for (const [name, g] of grads) {
@@ -44,7 +47,9 @@ for (const arch of ["qwen2", "llama", "qwen3"] as const satisfies readonly Arch[
       let big = 0;
       for (let i = 1; i < g.data.length; i++) if (Math.abs(g.data[i]) > Math.abs(g.data[big])) big = i;
       // Embedding rows of the batch's own tokens carry gradient; pick one of those besides the largest.
-      const picks = name === "model.embed_tokens.weight" ? [big, seqs[0].ids[1] * cfg.hiddenSize + 3] : [big, rng.int(g.data.length)];
+      const picks = name === "model.embed_tokens.weight"
+        ? [big, seqs[0].ids[1] * cfg.hiddenSize + 3]
+        : [big, rng.int(g.data.length)];
       for (const i of picks) {
         const x0 = t.data[i];
         const h = 1e-3 * Math.max(1, Math.abs(x0));
@@ -60,7 +65,11 @@ for (const arch of ["qwen2", "llama", "qwen3"] as const satisfies readonly Arch[
         assert(err <= 1e-3 * gmax + 2e-3 * Math.abs(fd), `${name}[${i}]: gpu ${g.data[i]} vs finite difference ${fd}`);
       }
     }
-    console.log(`${arch} full: ${checked} entries of ${grads.size} weights; max |gpu - fd| / max|grad| = ${worst.toExponential(2)}, max |grad| ${gmax.toExponential(2)}`);
+    console.log(
+      `${arch} full: ${checked} entries of ${grads.size} weights; max |gpu - fd| / max|grad| = ${
+        worst.toExponential(2)
+      }, max |grad| ${gmax.toExponential(2)}`,
+    );
     destroyFullParams(full);
     destroyModel(model);
   });
@@ -70,9 +79,17 @@ Deno.test("fullGradients with activation recomputation and a LoRA adapter alongs
   const tiny = makeTinyModel("qwen3", { seed: 8, layers: 2, vocabSize: 100 });
   const cfg = tiny.config;
   const rng = new Rng(2);
-  const seqs: PgSequence[] = [7, 10].map((n, i) => ({ ids: Array.from({ length: n }, () => rng.int(cfg.vocabSize)), promptLen: 2 + i, advantage: 0.5 - i }));
+  const seqs: PgSequence[] = [7, 10].map((n, i) => ({
+    ids: Array.from({ length: n }, () => rng.int(cfg.vocabSize)),
+    promptLen: 2 + i,
+    advantage: 0.5 - i,
+  }));
   const model = uploadModel(gpu.device, cfg, tiny.weights, { maxVocabRows: 64 });
-  const lora = uploadAdapter(gpu.device, cfg, randomAdapter(cfg, { r: 2, alpha: 4, targets: ["v_proj", "up_proj"], seed: 1, bScale: 0.2 }));
+  const lora = uploadAdapter(
+    gpu.device,
+    cfg,
+    randomAdapter(cfg, { r: 2, alpha: 4, targets: ["v_proj", "up_proj"], seed: 1, bScale: 0.2 }),
+  );
   const full = fullParams(model);
   const a = await fullGradients(model, full, seqs, { lora });
   const b = await fullGradients(model, full, seqs, { lora, recompute: true });

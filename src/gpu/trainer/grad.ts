@@ -23,7 +23,9 @@ export function pgRowWeights(seqs: PgSequence[], T: number): { g: Float32Array; 
   let tokens = 0;
   for (const [i, s] of seqs.entries()) {
     if (!Number.isInteger(s.promptLen) || s.promptLen < 1 || s.promptLen > s.ids.length) {
-      throw new Error(`sequence ${i}: prompt_len ${s.promptLen} must be in 1..${s.ids.length} (the first token has no prefix to predict it from)`);
+      throw new Error(
+        `sequence ${i}: prompt_len ${s.promptLen} must be in 1..${s.ids.length} (the first token has no prefix to predict it from)`,
+      );
     }
     if (!Number.isFinite(s.advantage)) throw new Error(`sequence ${i}: advantage ${s.advantage} is not finite`);
     tokens += s.ids.length - s.promptLen;
@@ -50,7 +52,11 @@ export interface PgGradTargets extends ForwardOptions {
 }
 
 /** Forward + backward of the loss above; the targets' gradient buffers are overwritten. Returns the loss and token count. */
-export async function pgGradients(model: GpuModel, seqs: PgSequence[], o: PgGradTargets): Promise<{ loss: number; tokens: number }> {
+export async function pgGradients(
+  model: GpuModel,
+  seqs: PgSequence[],
+  o: PgGradTargets,
+): Promise<{ loss: number; tokens: number }> {
   const { device } = model;
   const batch = uploadBatch(device, seqs.map((s) => s.ids), model.cfg.vocabSize);
   const { g, tokens } = pgRowWeights(seqs, batch.T);
@@ -71,13 +77,23 @@ export async function pgGradients(model: GpuModel, seqs: PgSequence[], o: PgGrad
 }
 
 /** Forward + backward of the loss above; the adapter's gradient buffers are overwritten. */
-export async function loraGradients(model: GpuModel, lora: GpuLora, seqs: PgSequence[], o: ForwardOptions = {}): Promise<LoraGradResult> {
+export async function loraGradients(
+  model: GpuModel,
+  lora: GpuLora,
+  seqs: PgSequence[],
+  o: ForwardOptions = {},
+): Promise<LoraGradResult> {
   const { loss, tokens } = await pgGradients(model, seqs, { ...o, lora });
   return { loss, tokens, grads: await readAdapterGrads(model.device, lora) };
 }
 
 /** The same loss differentiated with respect to every base weight (full fine-tuning), under HF names. */
-export async function fullGradients(model: GpuModel, full: GpuFullParams, seqs: PgSequence[], o: ForwardOptions & { lora?: GpuLora } = {}): Promise<LoraGradResult> {
+export async function fullGradients(
+  model: GpuModel,
+  full: GpuFullParams,
+  seqs: PgSequence[],
+  o: ForwardOptions & { lora?: GpuLora } = {},
+): Promise<LoraGradResult> {
   const { loss, tokens } = await pgGradients(model, seqs, { ...o, full });
   return { loss, tokens, grads: await readFullGrads(model, full) };
 }

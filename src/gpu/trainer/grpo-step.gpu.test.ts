@@ -7,7 +7,14 @@ import { makeTinyModel } from "../../model/tiny.ts";
 import { readF32, requestGpu } from "../device.ts";
 import { destroyFullParams, fullParams } from "../model/full.ts";
 import { adamwRef } from "../kernels/adamw.ref.ts";
-import { destroyAdapter, destroyModel, readAdapter, readAdapterGrads, uploadAdapter, uploadModel } from "../model/state.ts";
+import {
+  destroyAdapter,
+  destroyModel,
+  readAdapter,
+  readAdapterGrads,
+  uploadAdapter,
+  uploadModel,
+} from "../model/state.ts";
 import { fullGradients, loraGradients } from "./grad.ts";
 import { type GrpoSample, grpoStep, grpoTrainer, sampleLogprobs } from "./grpo-step.ts";
 
@@ -29,7 +36,11 @@ Deno.test("grpoStep at ratio 1 (token-mean, no KL) applies AdamW with global-nor
   const model = uploadModel(gpu.device, cfg, tiny.weights);
   const s = samples(1);
   const ref = uploadAdapter(gpu.device, cfg, adapter);
-  const { grads } = await loraGradients(model, ref, s.map((x) => ({ ids: x.ids, promptLen: x.promptLen, advantage: x.advantage })));
+  const { grads } = await loraGradients(
+    model,
+    ref,
+    s.map((x) => ({ ids: x.ids, promptLen: x.promptLen, advantage: x.advantage })),
+  );
   let sumsq = 0;
   for (const g of grads.values()) for (const x of g.data) sumsq += x * x;
   const norm = Math.sqrt(sumsq);
@@ -37,7 +48,11 @@ Deno.test("grpoStep at ratio 1 (token-mean, no KL) applies AdamW with global-nor
   const lr = 1e-2;
   const lora = uploadAdapter(gpu.device, cfg, adapter);
   const tr = grpoTrainer(model, lora, {
-    aggregation: "token-mean", beta: 0, maxGradNorm, adamEps: 1e-4, weightDecay: 0.1,
+    aggregation: "token-mean",
+    beta: 0,
+    maxGradNorm,
+    adamEps: 1e-4,
+    weightDecay: 0.1,
     lr: { base: lr, warmupSteps: 0, totalSteps: 10, decay: "constant" },
   });
   const rep = await grpoStep(tr, s);
@@ -45,7 +60,13 @@ Deno.test("grpoStep at ratio 1 (token-mean, no KL) applies AdamW with global-nor
   // At ratio 1 the surrogate's value is -mean over tokens of A (its gradient is the lora-grad one).
   const tokens = s.reduce((n, x) => n + x.ids.length - x.promptLen, 0);
   const loss = -s.reduce((n, x) => n + x.advantage * (x.ids.length - x.promptLen), 0) / tokens;
-  assertClose([rep.loss, rep.gradNorm, rep.clip, rep.metrics.clipFrac, rep.metrics.ratioMean], [loss, norm, maxGradNorm / (norm + 1e-6), 0, 1], { atol: 1e-5, rtol: 1e-4, name: "loss, norm, clip, metrics" });
+  assertClose([rep.loss, rep.gradNorm, rep.clip, rep.metrics.clipFrac, rep.metrics.ratioMean], [
+    loss,
+    norm,
+    maxGradNorm / (norm + 1e-6),
+    0,
+    1,
+  ], { atol: 1e-5, rtol: 1e-4, name: "loss, norm, clip, metrics" });
   assert(rep.metrics.tokens === tokens, "token count");
   const after = await readAdapter(gpu.device, lora);
   const hp = { lr, beta1: 0.9, beta2: 0.999, eps: 1e-4, weightDecay: 0.1, step: 1 };
@@ -53,7 +74,8 @@ Deno.test("grpoStep at ratio 1 (token-mean, no KL) applies AdamW with global-nor
     const p0 = adapter.tensors.get(name);
     const p1 = after.tensors.get(name);
     assert(p0 !== undefined && p1 !== undefined, name);
-    const want = adamwRef(p0.data, g.data, new Float32Array(g.data.length), new Float32Array(g.data.length), hp, rep.clip).param;
+    const want =
+      adamwRef(p0.data, g.data, new Float32Array(g.data.length), new Float32Array(g.data.length), hp, rep.clip).param;
     assertClose(p1.data, want, { atol: 0.02 * lr, rtol: 0, name });
   }
   destroyAdapter(ref);
@@ -72,7 +94,9 @@ Deno.test("grpoStep with a non-finite gradient is skipped: parameters and step c
   assert(rep.skipped, "reported as skipped");
   assert(rep.step === 0, "step counter unchanged");
   const after = await readAdapter(gpu.device, lora);
-  for (const [name, t] of adapter.tensors) assertClose(after.tensors.get(name)?.data ?? [], t.data, { atol: 0, rtol: 0, name });
+  for (const [name, t] of adapter.tensors) {
+    assertClose(after.tensors.get(name)?.data ?? [], t.data, { atol: 0, rtol: 0, name });
+  }
   // A finite batch afterwards trains normally.
   const ok = await grpoStep(tr, samples(3));
   assert(!ok.skipped && ok.step === 1, "next finite step applies");
@@ -85,7 +109,9 @@ Deno.test("grpoStep with full fine-tuning applies clipped AdamW to every base we
   const scfg = small.config;
   const rng = new Rng(4);
   const s: GrpoSample[] = [[7, 3], [9, 5]].map(([len, promptLen], i) => ({
-    ids: Array.from({ length: len }, () => rng.int(scfg.vocabSize)), promptLen, advantage: i === 0 ? 0.8 : -1.2,
+    ids: Array.from({ length: len }, () => rng.int(scfg.vocabSize)),
+    promptLen,
+    advantage: i === 0 ? 0.8 : -1.2,
   }));
   const refModel = uploadModel(gpu.device, scfg, small.weights);
   const refFull = fullParams(refModel);
@@ -96,7 +122,11 @@ Deno.test("grpoStep with full fine-tuning applies clipped AdamW to every base we
   const lr = 1e-2;
   const model = uploadModel(gpu.device, scfg, small.weights);
   const full = fullParams(model);
-  const tr = grpoTrainer(model, undefined, { maxGradNorm: 0.3 * norm, adamEps: 1e-4, lr: { base: lr, warmupSteps: 0, totalSteps: 10, decay: "constant" } }, full);
+  const tr = grpoTrainer(model, undefined, {
+    maxGradNorm: 0.3 * norm,
+    adamEps: 1e-4,
+    lr: { base: lr, warmupSteps: 0, totalSteps: 10, decay: "constant" },
+  }, full);
   const rep = await grpoStep(tr, s);
   assert(!rep.skipped, "applied");
   assertClose([rep.gradNorm], [norm], { rtol: 1e-4, atol: 1e-6, name: "global norm over every weight" });
@@ -106,8 +136,17 @@ Deno.test("grpoStep with full fine-tuning applies clipped AdamW to every base we
     const g = grads.get(name);
     const w = small.weights.get(name);
     assert(g !== undefined && w !== undefined, slot.name);
-    const [a, b] = range ? range.replace("]", "").split(":").map((x) => Number(x) * scfg.hiddenSize) : [0, w.data.length];
-    const want = adamwRef(w.data.subarray(a, b), g.data.subarray(a, b), new Float32Array(b - a), new Float32Array(b - a), hp, rep.clip).param;
+    const [a, b] = range
+      ? range.replace("]", "").split(":").map((x) => Number(x) * scfg.hiddenSize)
+      : [0, w.data.length];
+    const want = adamwRef(
+      w.data.subarray(a, b),
+      g.data.subarray(a, b),
+      new Float32Array(b - a),
+      new Float32Array(b - a),
+      hp,
+      rep.clip,
+    ).param;
     assertClose(await readF32(gpu.device, slot.param, b - a), want, { atol: 0.02 * lr, rtol: 0, name: slot.name });
   }
   destroyFullParams(refFull);
@@ -117,7 +156,13 @@ Deno.test("grpoStep with full fine-tuning applies clipped AdamW to every base we
 });
 
 Deno.test("grpoStep in micro-batches accumulates to the whole-batch gradient and metrics (old/ref log-probs, clipping, KL, seq-mean-token-mean)", async () => {
-  const adapter = randomAdapter(cfg, { r: 2, alpha: 4, targets: ["k_proj", "o_proj", "gate_proj"], seed: 12, bScale: 0.2 });
+  const adapter = randomAdapter(cfg, {
+    r: 2,
+    alpha: 4,
+    targets: ["k_proj", "o_proj", "gate_proj"],
+    seed: 12,
+    bScale: 0.2,
+  });
   const model = uploadModel(gpu.device, cfg, tiny.weights);
   const s = [...samples(7), ...samples(8)];
   const probe = grpoTrainer(model, uploadAdapter(gpu.device, cfg, adapter));
@@ -141,29 +186,55 @@ Deno.test("grpoStep in micro-batches accumulates to the whole-batch gradient and
   const C = Math.max(...s.map((x) => x.ids.length - x.promptLen));
   const at = (rows: ArrayLike<number>[]) => {
     const out = new Float64Array(s.length * C);
-    s.forEach((x, i) => { for (let j = 0; j < x.ids.length - x.promptLen; j++) out[i * C + j] = rows[i][x.promptLen - 1 + j]; });
+    s.forEach((x, i) => {
+      for (let j = 0; j < x.ids.length - x.promptLen; j++) out[i * C + j] = rows[i][x.promptLen - 1 + j];
+    });
     return out;
   };
   const mask = at(s.map((x) => new Array(x.ids.length - 1).fill(1)));
-  const ref = grpoLoss({ S: s.length, T: C, logpNew: at(lp), logpOld: at(s.map((x) => x.logpOld ?? [])), logpRef: at(s.map((x) => x.logpRef ?? [])), mask, advantages: s.map((x) => x.advantage) }, opts);
-  assertClose([whole.rep.loss, whole.rep.pgLoss, whole.rep.klLoss, ...Object.values(whole.rep.metrics)], [ref.loss, ref.pgLoss, ref.klLoss, ...Object.values(ref.metrics)], { atol: 1e-5, rtol: 1e-4, name: "step vs core grpoLoss" });
+  const ref = grpoLoss({
+    S: s.length,
+    T: C,
+    logpNew: at(lp),
+    logpOld: at(s.map((x) => x.logpOld ?? [])),
+    logpRef: at(s.map((x) => x.logpRef ?? [])),
+    mask,
+    advantages: s.map((x) => x.advantage),
+  }, opts);
+  assertClose([whole.rep.loss, whole.rep.pgLoss, whole.rep.klLoss, ...Object.values(whole.rep.metrics)], [
+    ref.loss,
+    ref.pgLoss,
+    ref.klLoss,
+    ...Object.values(ref.metrics),
+  ], { atol: 1e-5, rtol: 1e-4, name: "step vs core grpoLoss" });
   const m = (r: typeof whole.rep) => [r.loss, r.pgLoss, r.klLoss, r.entropy, r.gradNorm, ...Object.values(r.metrics)];
   assertClose(m(sliced.rep), m(whole.rep), { atol: 1e-6, rtol: 1e-5, name: "loss and metrics" });
   // Micro-batches split the sum over tokens of dA and dB, so they round differently from the whole batch: how much depends
   // on the kernel's order. The narrow kernel sums tokens in sequence and keeps the absolute bound 1e-7 (3e-7 of a
   // tensor's largest gradient here).
-  for (const [name, g] of whole.grads) assertClose(sliced.grads.get(name)?.data ?? [], g.data, { atol: 1e-7, rtol: 1e-4, name });
+  for (const [name, g] of whole.grads) {
+    assertClose(sliced.grads.get(name)?.data ?? [], g.data, { atol: 1e-7, rtol: 1e-4, name });
+  }
   if (probe.lora) destroyAdapter(probe.lora);
   destroyModel(model);
 });
 
 Deno.test("grpoStep entropy bonus: gradient of -coef * aggregated entropy against finite differences of the reference", async () => {
-  const adapter = randomAdapter(cfg, { r: 2, alpha: 4, targets: ["q_proj", "up_proj", "down_proj"], seed: 21, bScale: 0.2 });
+  const adapter = randomAdapter(cfg, {
+    r: 2,
+    alpha: 4,
+    targets: ["q_proj", "up_proj", "down_proj"],
+    seed: 21,
+    bScale: 0.2,
+  });
   const model = uploadModel(gpu.device, cfg, tiny.weights);
   const s = samples(9).map((x) => ({ ...x, advantage: 0 })); // no policy-gradient signal: only the bonus
   const coef = 0.1;
   const lora = uploadAdapter(gpu.device, cfg, adapter);
-  const rep = await grpoStep(grpoTrainer(model, lora, { entropyCoef: coef, aggregation: "seq-mean-token-mean", maxGradNorm: 0 }), s);
+  const rep = await grpoStep(
+    grpoTrainer(model, lora, { entropyCoef: coef, aggregation: "seq-mean-token-mean", maxGradNorm: 0 }),
+    s,
+  );
   const grads = await readAdapterGrads(gpu.device, lora);
   const C = Math.max(...s.map((x) => x.ids.length - x.promptLen));
   const mask = new Float64Array(s.length * C);
@@ -173,7 +244,9 @@ Deno.test("grpoStep entropy bonus: gradient of -coef * aggregated entropy agains
     let l = 0;
     s.forEach((x, i) => {
       const logits = referenceLogits(cfg, tiny.weights, x.ids, adapter);
-      for (let j = 0; j < x.ids.length - x.promptLen; j++) l -= coef * w[i * C + j] * entropyFromLogits(logits[x.promptLen - 1 + j]);
+      for (let j = 0; j < x.ids.length - x.promptLen; j++) {
+        l -= coef * w[i * C + j] * entropyFromLogits(logits[x.promptLen - 1 + j]);
+      }
     });
     return l;
   };
@@ -193,7 +266,10 @@ Deno.test("grpoStep entropy bonus: gradient of -coef * aggregated entropy agains
     const hm = x0 - t.data[i], lm = bonus();
     t.data[i] = x0;
     const fd = (lp - lm) / (hp + hm);
-    assert(Math.abs(g.data[i] - fd) <= 1e-3 * gmax + 2e-3 * Math.abs(fd), `${name}[${i}]: gpu ${g.data[i]} vs finite difference ${fd}`);
+    assert(
+      Math.abs(g.data[i] - fd) <= 1e-3 * gmax + 2e-3 * Math.abs(fd),
+      `${name}[${i}]: gpu ${g.data[i]} vs finite difference ${fd}`,
+    );
   }
   destroyAdapter(lora);
   destroyModel(model);

@@ -2,7 +2,7 @@
 // kernel (clipped surrogate, KL to a reference, aggregation), the backward to the LoRA adapter,
 // the global gradient norm with clipping, and AdamW. A step whose gradients hold NaN or Inf is
 // skipped on the GPU (parameters and moments untouched) and reported as skipped.
-import { aggregationWeights, type Aggregation, learningRate, type LrSchedule } from "../../core/grpo.ts";
+import { type Aggregation, aggregationWeights, learningRate, type LrSchedule } from "../../core/grpo.ts";
 import { arenaBuffer, releaseToArena } from "../arena.ts";
 import { commandEncoder, readBuffers, readF32, releaseTransients, storageBuffer } from "../device.ts";
 import { type AdamWState, encodeAdamW } from "../kernels/adamw.ts";
@@ -82,9 +82,18 @@ export interface GrpoTrainer {
 }
 
 /** A trainer on an uploaded model training `lora` (or, with `full`, every base weight too). */
-export function grpoTrainer(model: GpuModel, lora: GpuLora | undefined, opts: Partial<GrpoTrainerOptions> = {}, full?: GpuFullParams): GrpoTrainer {
+export function grpoTrainer(
+  model: GpuModel,
+  lora: GpuLora | undefined,
+  opts: Partial<GrpoTrainerOptions> = {},
+  full?: GpuFullParams,
+): GrpoTrainer {
   if (!lora && !full) throw new Error("grpoTrainer: nothing to train (no adapter, no full fine-tuning state)");
-  if (full && model.transposed.size > 0) throw new Error("grpoTrainer: full fine-tuning of a model uploaded with transposedBase (its transposed copies would go stale)");
+  if (full && model.transposed.size > 0) {
+    throw new Error(
+      "grpoTrainer: full fine-tuning of a model uploaded with transposedBase (its transposed copies would go stale)",
+    );
+  }
   return { model, lora, full, opts: { ...DEFAULT_GRPO_OPTIONS, ...opts }, step: 0 };
 }
 
@@ -129,7 +138,11 @@ export interface GrpoStepOptions {
  * entropy (with an entropy bonus) and the gradient norm come back in one read at the end, so the
  * GPU never waits for the host in between.
  */
-export async function grpoStep(tr: GrpoTrainer, samples: GrpoSample[], o: GrpoStepOptions = {}): Promise<GrpoStepReport> {
+export async function grpoStep(
+  tr: GrpoTrainer,
+  samples: GrpoSample[],
+  o: GrpoStepOptions = {},
+): Promise<GrpoStepReport> {
   const { model, lora, full, opts } = tr;
   const { device } = model;
   if (samples.length === 0) throw new Error("grpoStep: no samples");
@@ -139,7 +152,9 @@ export async function grpoStep(tr: GrpoTrainer, samples: GrpoSample[], o: GrpoSt
     }
     const ta = s.tokenAdvantages;
     if (ta && (ta.length !== s.ids.length - s.promptLen || Array.from(ta).some((a) => !Number.isFinite(a)))) {
-      throw new Error(`grpoStep: sample ${b} needs ${s.ids.length - s.promptLen} finite token advantages, got ${ta.length}`);
+      throw new Error(
+        `grpoStep: sample ${b} needs ${s.ids.length - s.promptLen} finite token advantages, got ${ta.length}`,
+      );
     }
   });
   const withOld = samples.every((s) => s.logpOld);
@@ -194,8 +209,15 @@ export async function grpoStep(tr: GrpoTrainer, samples: GrpoSample[], o: GrpoSt
     readLater.push(stats);
     const enc = commandEncoder(device, "grpo-loss");
     await encodeGrpoLoss(device, enc, {
-      logpNew: f.lm.logp, logpOld, logpRef, mask: up("mask", mask), weight: up("agg-weight", weight), adv: up("adv", adv),
-      entropy: f.lm.entropy, grad: g, stats,
+      logpNew: f.lm.logp,
+      logpOld,
+      logpRef,
+      mask: up("mask", mask),
+      weight: up("agg-weight", weight),
+      adv: up("adv", adv),
+      entropy: f.lm.entropy,
+      grad: g,
+      stats,
     }, { N, epsLow: opts.epsLow, epsHigh: opts.epsHigh, beta: opts.beta });
     if (gEnt) {
       const ent = storageBuffer(device, "entropy-read", N * 4);
@@ -208,14 +230,31 @@ export async function grpoStep(tr: GrpoTrainer, samples: GrpoSample[], o: GrpoSt
     releaseToArena(device, own);
   }
   const lr = learningRate(tr.step, opts.lr);
-  const hp = { lr, beta1: opts.beta1, beta2: opts.beta2, eps: opts.adamEps, weightDecay: opts.weightDecay, step: tr.step + 1 };
+  const hp = {
+    lr,
+    beta1: opts.beta1,
+    beta2: opts.beta2,
+    eps: opts.adamEps,
+    weightDecay: opts.weightDecay,
+    step: tr.step + 1,
+  };
   const states: AdamWState[] = [];
   if (lora) {
     for (const s of lora.slots.values()) {
-      states.push({ param: s.A, grad: s.dA, m: s.mA, v: s.vA, count: lora.r * s.in }, { param: s.B, grad: s.dB, m: s.mB, v: s.vB, count: s.out * lora.r });
+      states.push({ param: s.A, grad: s.dA, m: s.mA, v: s.vA, count: lora.r * s.in }, {
+        param: s.B,
+        grad: s.dB,
+        m: s.mB,
+        v: s.vB,
+        count: s.out * lora.r,
+      });
     }
   }
-  if (full) for (const s of full.slots.values()) states.push({ param: s.param, grad: s.grad, m: s.m, v: s.v, count: s.count });
+  if (full) {
+    for (const s of full.slots.values()) {
+      states.push({ param: s.param, grad: s.grad, m: s.m, v: s.v, count: s.count });
+    }
+  }
   const gstats = arenaBuffer(device, "grpo-grad-stats", new Float32Array([0, 0, 1, 0]));
   const opt = commandEncoder(device, "adamw");
   await encodeGradNorm(device, opt, states.map((s) => ({ buffer: s.grad, count: s.count })), gstats, opts.maxGradNorm);
@@ -240,7 +279,16 @@ export async function grpoStep(tr: GrpoTrainer, samples: GrpoSample[], o: GrpoSt
   // The GPU already skipped the update when the norm pass flagged NaN/Inf; mirror its decision.
   const skipped = gs.nonFinite;
   if (!skipped) tr.step++;
-  return { ...result, loss: result.loss + entropyLoss, entropyLoss, skipped, gradNorm: gs.norm, clip: gs.clip, lr, step: tr.step };
+  return {
+    ...result,
+    loss: result.loss + entropyLoss,
+    entropyLoss,
+    skipped,
+    gradNorm: gs.norm,
+    clip: gs.clip,
+    lr,
+    step: tr.step,
+  };
 }
 
 /** Per-position logp and entropy of `samples` under the current adapter (e.g. old log-probs before an epoch). */

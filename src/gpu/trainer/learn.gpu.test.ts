@@ -4,7 +4,7 @@
 import { assert } from "../../../tests/assert.ts";
 import { groupAdvantages } from "../../core/advantages.ts";
 import { Rng } from "../../core/rng.ts";
-import { zeroAdapter, LORA_TARGETS } from "../../model/lora.ts";
+import { LORA_TARGETS, zeroAdapter } from "../../model/lora.ts";
 import { logSoftmax, referenceLogits } from "../../model/reference.ts";
 import { makeTinyModel } from "../../model/tiny.ts";
 import { requestGpu } from "../device.ts";
@@ -28,14 +28,18 @@ Deno.test("GRPO learns 'answer with token X' on a tiny random Qwen2: reward rise
   const lora = uploadAdapter(gpu.device, cfg, zeroAdapter(cfg, { r: 4, alpha: 8, targets: LORA_TARGETS, seed: 1 }));
   const tr = grpoTrainer(model, lora, {
     lr: { base: 3e-2, warmupSteps: 0, totalSteps: MAX_STEPS, decay: "constant" },
-    aggregation: "token-mean", maxGradNorm: 1, epsLow: 0.2, epsHigh: 0.28,
+    aggregation: "token-mean",
+    maxGradNorm: 1,
+    epsLow: 0.2,
+    epsHigh: 0.28,
   });
   const rng = new Rng(99);
   // The exact expected reward of the first completion token, p(X | prompt), over held-out prompts.
   const heldOut = Array.from({ length: 16 }, () => Array.from({ length: 3 }, () => rng.int(V)));
   const pX = async () => {
     const a = await readAdapter(gpu.device, lora);
-    return heldOut.reduce((acc, p) => acc + Math.exp(logSoftmax(referenceLogits(cfg, tiny.weights, p, a)[2])[X]), 0) / heldOut.length;
+    return heldOut.reduce((acc, p) => acc + Math.exp(logSoftmax(referenceLogits(cfg, tiny.weights, p, a)[2])[X]), 0) /
+      heldOut.length;
   };
   const before = await pX();
   const rewards: number[] = [];
@@ -52,7 +56,12 @@ Deno.test("GRPO learns 'answer with token X' on a tiny random Qwen2: reward rise
           const logits = referenceLogits(cfg, tiny.weights, ids, adapter);
           const lp = logSoftmax(logits[ids.length - 1]);
           let u = rng.next(), tok = V - 1;
-          for (let v = 0; v < V; v++) if ((u -= Math.exp(lp[v])) < 0) { tok = v; break; }
+          for (let v = 0; v < V; v++) {
+            if ((u -= Math.exp(lp[v])) < 0) {
+              tok = v;
+              break;
+            }
+          }
           ids.push(tok);
         }
         group.push(ids.slice(3).filter((t) => t === X).length / COMPLETION);
@@ -73,7 +82,10 @@ Deno.test("GRPO learns 'answer with token X' on a tiny random Qwen2: reward rise
   console.log(`held-out p(X | prompt): ${before.toFixed(3)} before, ${after.toFixed(3)} after ${rewards.length} steps`);
   assert(before < 0.15, `starts near chance (held-out p(X) ${before})`);
   assert(after > 0.9, `held-out p(X) after training ${after}`);
-  assert(rewards.slice(-2).every((r) => r >= 0.9), `reaches >= 0.9 within ${MAX_STEPS} steps (last ${rewards.slice(-2)})`);
+  assert(
+    rewards.slice(-2).every((r) => r >= 0.9),
+    `reaches >= 0.9 within ${MAX_STEPS} steps (last ${rewards.slice(-2)})`,
+  );
   destroyAdapter(lora);
   destroyModel(model);
 });

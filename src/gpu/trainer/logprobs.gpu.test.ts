@@ -31,7 +31,11 @@ for (const arch of ["qwen2", "llama", "qwen3"] as const satisfies readonly Arch[
       const want = referenceLogprobs(cfg, tiny.weights, seqs, a);
       assert(got.length === want.length, "one row per sequence");
       got.forEach((g, i) => {
-        const { maxAbs } = assertClose(g, want[i], { atol: 2e-3, rtol: 0, name: `${arch} seq ${i} ${a ? "lora" : "base"}` });
+        const { maxAbs } = assertClose(g, want[i], {
+          atol: 2e-3,
+          rtol: 0,
+          name: `${arch} seq ${i} ${a ? "lora" : "base"}`,
+        });
         worst = Math.max(worst, maxAbs);
       });
     }
@@ -61,9 +65,18 @@ Deno.test("logprobsWebgpu with q4 base projections: matches the float64 referenc
     }
     assert(n === 7 * cfg.numLayers, "every projection quantised");
     const seqs = randomSeqs(new Rng(2), cfg.vocabSize, [8, 11]);
-    const adapter = randomAdapter(cfg, { r: 2, alpha: 4, targets: ["q_proj", "o_proj", "up_proj"], seed: 5, bScale: 0.2 });
+    const adapter = randomAdapter(cfg, {
+      r: 2,
+      alpha: 4,
+      targets: ["q_proj", "o_proj", "up_proj"],
+      seed: 5,
+      bScale: 0.2,
+    });
     const model = uploadModel(gpu.device, cfg, tiny.weights, { q4: true });
-    assert(model.q4.size === n && !model.weights.has("model.layers.0.mlp.up_proj.weight"), "projections held as q4 only");
+    assert(
+      model.q4.size === n && !model.weights.has("model.layers.0.mlp.up_proj.weight"),
+      "projections held as q4 only",
+    );
     const got = await logprobsWebgpu(model, seqs, adapter);
     const want = referenceLogprobs(cfg, deq, seqs, adapter);
     const f32 = referenceLogprobs(cfg, tiny.weights, seqs, adapter);
@@ -72,7 +85,11 @@ Deno.test("logprobsWebgpu with q4 base projections: matches the float64 referenc
       worst = Math.max(worst, assertClose(g, want[i], { atol: 2e-3, rtol: 0, name: `${arch} q4 seq ${i}` }).maxAbs);
       qerr = Math.max(qerr, ...f32[i].map((x, t) => Math.abs(x - want[i][t])));
     });
-    console.log(`${arch} q4: max |logp gpu - ref(dequantised)| = ${worst.toExponential(2)} (quantisation itself moves logp by up to ${qerr.toExponential(2)})`);
+    console.log(
+      `${arch} q4: max |logp gpu - ref(dequantised)| = ${
+        worst.toExponential(2)
+      } (quantisation itself moves logp by up to ${qerr.toExponential(2)})`,
+    );
     destroyModel(model);
   }
 });
@@ -88,7 +105,14 @@ Deno.test("batchLogprobs: per-row entropy of the next-token distribution matches
   let worst = 0;
   seqs.forEach((s, b) => {
     const want = referenceLogits(cfg, tiny.weights, s, adapter).map((z) => entropyFromLogits(z));
-    worst = Math.max(worst, assertClose(r.entropy.subarray(b * r.T, b * r.T + s.length), want, { atol: 2e-4, rtol: 1e-4, name: `entropy seq ${b}` }).maxAbs);
+    worst = Math.max(
+      worst,
+      assertClose(r.entropy.subarray(b * r.T, b * r.T + s.length), want, {
+        atol: 2e-4,
+        rtol: 1e-4,
+        name: `entropy seq ${b}`,
+      }).maxAbs,
+    );
   });
   console.log(`entropy: max |gpu - ref| = ${worst.toExponential(2)} nats`);
   destroyAdapter(lora);
@@ -100,7 +124,10 @@ Deno.test("forward refuses a batch whose activations exceed one storage binding,
   const model = uploadModel(gpu.device, tiny.config, tiny.weights);
   // (N, I) floats past the binding limit: N = limit / (4 I) + 1 rows.
   const rows = Math.floor(gpu.device.limits.maxStorageBufferBindingSize / (4 * tiny.config.intermediateSize)) + 1;
-  const err = await assertRejects(() => logprobsWebgpu(model, [new Array(rows).fill(1)]), /exceed this device's maxStorageBufferBindingSize/);
+  const err = await assertRejects(
+    () => logprobsWebgpu(model, [new Array(rows).fill(1)]),
+    /exceed this device's maxStorageBufferBindingSize/,
+  );
   assert(/micro-\)batches/.test(err.message), err.message);
   destroyModel(model);
 });
@@ -122,7 +149,10 @@ Deno.test("uploadModel with pre-quantised q4 projections (f32 tensors absent) eq
   const la = await logprobsWebgpu(a, seqs);
   const lb = await logprobsWebgpu(b, seqs);
   la.forEach((row, i) => assertClose(lb[i], row, { atol: 0, rtol: 0, name: `seq ${i}` }));
-  await assertRejects(async () => uploadModel(gpu.device, cfg, rest), /missing tensor model\.layers\.0\.self_attn\.q_proj\.weight/);
+  await assertRejects(
+    async () => uploadModel(gpu.device, cfg, rest),
+    /missing tensor model\.layers\.0\.self_attn\.q_proj\.weight/,
+  );
   destroyModel(a);
   destroyModel(b);
 });

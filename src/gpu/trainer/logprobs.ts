@@ -34,7 +34,11 @@ export async function batchLogprobs(model: GpuModel, seqs: number[][], lora?: Gp
  * out[i][t] = log p(ids[i][t+1] | ids[i][..t]) (length ids[i].length - 1), computed on the GPU
  * with the model's weights and, when given, a LoRA adapter (PEFT tensors or already uploaded).
  */
-export async function logprobsWebgpu(model: GpuModel, ids: number[][], adapter?: LoraAdapter | GpuLora): Promise<number[][]> {
+export async function logprobsWebgpu(
+  model: GpuModel,
+  ids: number[][],
+  adapter?: LoraAdapter | GpuLora,
+): Promise<number[][]> {
   const uploaded = adapter && "tensors" in adapter ? uploadAdapter(model.device, model.cfg, adapter) : undefined;
   const lora = uploaded ?? (adapter && "slots" in adapter ? adapter : undefined);
   try {

@@ -29,7 +29,12 @@ function examples(V: number, rng: Rng): PrmExample[] {
   ];
 }
 
-for (const [arch, q4] of [["qwen2", false], ["llama", false], ["qwen3", false], ["qwen2", true]] as const satisfies readonly (readonly [Arch, boolean])[]) {
+for (
+  const [arch, q4] of [["qwen2", false], ["llama", false], ["qwen3", false], [
+    "qwen2",
+    true,
+  ]] as const satisfies readonly (readonly [Arch, boolean])[]
+) {
   Deno.test(`prmGradients ${arch}${q4 ? " on q4 base weights" : ""}: LoRA tensors and the head against central finite differences of the float64 reference`, async () => {
     const tiny = makeTinyModel(arch, { seed: 31 });
     const cfg = tiny.config;
@@ -49,7 +54,11 @@ for (const [arch, q4] of [["qwen2", false], ["llama", false], ["qwen3", false], 
     const ez = assertClose(r.logits.flat(), z0.flat(), { atol: 1e-4, rtol: 1e-4, name: "logits" });
     // Scores without gradients, in micro-batches of one: the same forward.
     const scores = await prmScores(model, lora, head, ex, { microBatch: 1 });
-    assertClose(scores.flat(), r.logits.flat().map((z) => 1 / (1 + Math.exp(-z))), { atol: 1e-6, rtol: 1e-5, name: "prmScores" });
+    assertClose(scores.flat(), r.logits.flat().map((z) => 1 / (1 + Math.exp(-z))), {
+      atol: 1e-6,
+      rtol: 1e-5,
+      name: "prmScores",
+    });
     const grads = await readAdapterGrads(gpu.device, lora);
     grads.set("head", { shape: [H + 1], data: await readPrmHead(gpu.device, head, "dwb") });
     let gmax = 0, worst = 0, checked = 0;
@@ -60,7 +69,9 @@ for (const [arch, q4] of [["qwen2", false], ["llama", false], ["qwen3", false], 
       let big = 0;
       for (let i = 1; i < g.data.length; i++) if (Math.abs(g.data[i]) > Math.abs(g.data[big])) big = i;
       // The head: its largest entry, two random ones and the bias; each LoRA tensor: its largest and two random.
-      const picks = name === "head" ? [big, rng.int(H), rng.int(H), H] : [big, rng.int(g.data.length), rng.int(g.data.length)];
+      const picks = name === "head"
+        ? [big, rng.int(H), rng.int(H), H]
+        : [big, rng.int(g.data.length), rng.int(g.data.length)];
       for (const i of picks) {
         const x0 = t.data[i];
         const h = 1e-3 * Math.max(1, Math.abs(x0));
@@ -75,10 +86,21 @@ for (const [arch, q4] of [["qwen2", false], ["llama", false], ["qwen3", false], 
         const err = Math.abs(g.data[i] - fd);
         worst = Math.max(worst, err / (gmax + 1e-12));
         checked++;
-        assert(err <= 1e-3 * gmax + 2e-3 * Math.abs(fd), `${name}[${i}]: gpu ${g.data[i]} vs finite difference ${fd} (|err| ${err.toExponential(2)}, max |grad| ${gmax.toExponential(2)})`);
+        assert(
+          err <= 1e-3 * gmax + 2e-3 * Math.abs(fd),
+          `${name}[${i}]: gpu ${g.data[i]} vs finite difference ${fd} (|err| ${err.toExponential(2)}, max |grad| ${
+            gmax.toExponential(2)
+          })`,
+        );
       }
     }
-    console.log(`${arch}${q4 ? " q4" : ""}: loss ${r.loss.toFixed(6)} (ref ${l0.toFixed(6)}), logits max |err| ${ez.maxAbs.toExponential(2)}; ${checked} entries of ${grads.size} tensors (28 LoRA + head); max |gpu - fd| / max|grad| = ${worst.toExponential(2)}, max |grad| ${gmax.toExponential(2)}`);
+    console.log(
+      `${arch}${q4 ? " q4" : ""}: loss ${r.loss.toFixed(6)} (ref ${l0.toFixed(6)}), logits max |err| ${
+        ez.maxAbs.toExponential(2)
+      }; ${checked} entries of ${grads.size} tensors (28 LoRA + head); max |gpu - fd| / max|grad| = ${
+        worst.toExponential(2)
+      }, max |grad| ${gmax.toExponential(2)}`,
+    );
     destroyPrmHead(head);
     destroyAdapter(lora);
     destroyModel(model);
@@ -109,7 +131,11 @@ Deno.test("prmGradients: micro-batches of one and recomputed activations give th
   const e = assertClose(gSliced, gWhole, { atol: 1e-5 * scale, rtol: 1e-4, name: "micro-batched gradients" });
   assert(gRecomputed.every((x, i) => x === gWhole[i]), "recomputation changes the gradients");
   assert(gWhole.filter((x) => x !== 0).length > 1000, "gradients are not trivially zero");
-  console.log(`micro-batches of 1: max |diff| ${e.maxAbs.toExponential(2)} of max |grad| ${scale.toExponential(2)}; recomputation bitwise equal; loss ${recomputed.loss}`);
+  console.log(
+    `micro-batches of 1: max |diff| ${e.maxAbs.toExponential(2)} of max |grad| ${
+      scale.toExponential(2)
+    }; recomputation bitwise equal; loss ${recomputed.loss}`,
+  );
   destroyPrmHead(head);
   destroyAdapter(lora);
   destroyModel(model);

@@ -31,17 +31,22 @@ Deno.test("prmStep learns: a tiny Qwen2 with a fresh adapter and head separates 
   const test = Array.from({ length: 32 }, make);
   const model = uploadModel(gpu.device, cfg, tiny.weights);
   const lora = uploadAdapter(gpu.device, cfg, zeroAdapter(cfg, { r: 8, alpha: 16, targets: LORA_TARGETS, seed: 1 }));
-  const head = uploadPrmHead(gpu.device, Float32Array.from({ length: cfg.hiddenSize + 1 }, (_, i) => (i < cfg.hiddenSize ? 0.02 * rng.normal() : 0)));
+  const head = uploadPrmHead(
+    gpu.device,
+    Float32Array.from({ length: cfg.hiddenSize + 1 }, (_, i) => (i < cfg.hiddenSize ? 0.02 * rng.normal() : 0)),
+  );
   const tr = prmTrainer(model, lora, head, { lr: { base: 5e-3, warmupSteps: 0, totalSteps: 60, decay: "constant" } });
   const evaluate = async () => {
     const s = await prmScores(model, lora, head, test);
     let right = 0, n = 0, bce = 0;
-    test.forEach((e, i) => e.rows.forEach((_, j) => {
-      const p = s[i][j], y = e.labels![j];
-      right += (p > 0.5 ? 1 : 0) === y ? 1 : 0;
-      bce -= y * Math.log(p) + (1 - y) * Math.log(1 - p);
-      n++;
-    }));
+    test.forEach((e, i) =>
+      e.rows.forEach((_, j) => {
+        const p = s[i][j], y = e.labels![j];
+        right += (p > 0.5 ? 1 : 0) === y ? 1 : 0;
+        bce -= y * Math.log(p) + (1 - y) * Math.log(1 - p);
+        n++;
+      })
+    );
     return { acc: right / n, bce: bce / n };
   };
   const before = await evaluate();
@@ -54,7 +59,11 @@ Deno.test("prmStep learns: a tiny Qwen2 with a fresh adapter and head separates 
     }
   }
   const after = await evaluate();
-  console.log(`held-out step accuracy ${before.acc.toFixed(3)} -> ${after.acc.toFixed(3)}, BCE ${before.bce.toFixed(3)} -> ${after.bce.toFixed(3)}; last training batch loss ${last.toFixed(3)}; ${tr.step} steps`);
+  console.log(
+    `held-out step accuracy ${before.acc.toFixed(3)} -> ${after.acc.toFixed(3)}, BCE ${before.bce.toFixed(3)} -> ${
+      after.bce.toFixed(3)
+    }; last training batch loss ${last.toFixed(3)}; ${tr.step} steps`,
+  );
   assert(after.acc >= 0.85, `held-out accuracy ${after.acc}`);
   assert(after.bce < 0.5 * before.bce, `held-out BCE ${before.bce} -> ${after.bce}`);
   destroyPrmHead(head);

@@ -8,7 +8,12 @@ import { learningRate, type LrSchedule } from "../../core/grpo.ts";
 import { readF32, releaseTransients, storageBuffer, writeBuffer } from "../device.ts";
 import { type AdamWState, encodeAdamW } from "../kernels/adamw.ts";
 import { encodeGradNorm, gradStatsBuffer, readGradStats } from "../kernels/gradnorm.ts";
-import { encodePrmBce, encodePrmHeadBackward, encodePrmHeadForward, encodePrmHeadWeightGrad } from "../kernels/prm_head.ts";
+import {
+  encodePrmBce,
+  encodePrmHeadBackward,
+  encodePrmHeadForward,
+  encodePrmHeadWeightGrad,
+} from "../kernels/prm_head.ts";
 import { backward, reserveStepScratch } from "../model/backward.ts";
 import { destroyForward, forward, uploadBatch } from "../model/forward.ts";
 import { encodeZeroGrads, type GpuLora, type GpuModel } from "../model/state.ts";
@@ -36,12 +41,21 @@ export function uploadPrmHead(device: GPUDevice, wb: Float32Array): GpuPrmHead {
 }
 
 /** Reads the head's parameters, gradient or moments back. */
-export function readPrmHead(device: GPUDevice, h: GpuPrmHead, which: "wb" | "dwb" | "m" | "v" = "wb"): Promise<Float32Array> {
+export function readPrmHead(
+  device: GPUDevice,
+  h: GpuPrmHead,
+  which: "wb" | "dwb" | "m" | "v" = "wb",
+): Promise<Float32Array> {
   return readF32(device, h[which], h.C + 1);
 }
 
 /** Overwrites the head's parameters (and moments, when given). */
-export function writePrmHead(device: GPUDevice, h: GpuPrmHead, wb: Float32Array, moments?: { m: Float32Array; v: Float32Array }): void {
+export function writePrmHead(
+  device: GPUDevice,
+  h: GpuPrmHead,
+  wb: Float32Array,
+  moments?: { m: Float32Array; v: Float32Array },
+): void {
   if (wb.length !== h.C + 1) throw new Error(`writePrmHead: ${wb.length} values for a head of ${h.C + 1}`);
   writeBuffer(device, h.wb, wb);
   if (moments) {
@@ -100,18 +114,29 @@ export interface PrmTrainer {
 }
 
 /** A trainer of `lora` and `head` on an uploaded base model. */
-export function prmTrainer(model: GpuModel, lora: GpuLora, head: GpuPrmHead, opts: Partial<PrmTrainerOptions> = {}): PrmTrainer {
-  if (head.C !== model.cfg.hiddenSize) throw new Error(`prmTrainer: head of ${head.C} channels for hidden size ${model.cfg.hiddenSize}`);
+export function prmTrainer(
+  model: GpuModel,
+  lora: GpuLora,
+  head: GpuPrmHead,
+  opts: Partial<PrmTrainerOptions> = {},
+): PrmTrainer {
+  if (head.C !== model.cfg.hiddenSize) {
+    throw new Error(`prmTrainer: head of ${head.C} channels for hidden size ${model.cfg.hiddenSize}`);
+  }
   return { model, lora, head, opts: { ...DEFAULT_PRM_OPTIONS, ...opts }, step: 0 };
 }
 
 function checkExample(e: PrmExample, i: number, training: boolean): void {
   if (e.ids.length < 1) throw new Error(`PRM example ${i}: no tokens`);
   e.rows.forEach((t) => {
-    if (!Number.isInteger(t) || t < 0 || t >= e.ids.length) throw new Error(`PRM example ${i}: row ${t} outside 0..${e.ids.length - 1}`);
+    if (!Number.isInteger(t) || t < 0 || t >= e.ids.length) {
+      throw new Error(`PRM example ${i}: row ${t} outside 0..${e.ids.length - 1}`);
+    }
   });
   if (training) {
-    if (!e.labels || e.labels.length !== e.rows.length) throw new Error(`PRM example ${i}: needs one label per row (${e.rows.length})`);
+    if (!e.labels || e.labels.length !== e.rows.length) {
+      throw new Error(`PRM example ${i}: needs one label per row (${e.rows.length})`);
+    }
     if (e.labels.some((y) => !(y >= 0 && y <= 1))) throw new Error(`PRM example ${i}: labels must lie in [0, 1]`);
     if (e.weights && (e.weights.length !== e.rows.length || e.weights.some((w) => !(w >= 0 && Number.isFinite(w))))) {
       throw new Error(`PRM example ${i}: weights must be one finite value >= 0 per row`);
@@ -134,7 +159,13 @@ export interface PrmGradResult {
  * zeroed first and then hold dL/d(parameter). Micro-batches of `microBatch` sequences accumulate
  * with the whole batch's normalisation, so slicing changes nothing but rounding.
  */
-export async function prmGradients(model: GpuModel, lora: GpuLora, head: GpuPrmHead, examples: PrmExample[], o: { microBatch?: number; recompute?: boolean } = {}): Promise<PrmGradResult> {
+export async function prmGradients(
+  model: GpuModel,
+  lora: GpuLora,
+  head: GpuPrmHead,
+  examples: PrmExample[],
+  o: { microBatch?: number; recompute?: boolean } = {},
+): Promise<PrmGradResult> {
   const { device } = model;
   if (examples.length === 0) throw new Error("prmGradients: no examples");
   examples.forEach((e, i) => checkExample(e, i, true));
@@ -152,13 +183,15 @@ export async function prmGradients(model: GpuModel, lora: GpuLora, head: GpuPrmH
     const batch = uploadBatch(device, chunk.map((e) => e.ids), model.cfg.vocabSize);
     const N = batch.B * batch.T;
     const labels = new Float32Array(N), weights = new Float32Array(N);
-    chunk.forEach((e, b) => e.rows.forEach((t, j) => {
-      const row = b * batch.T + t;
-      // A position named twice (two labels on one token) would need summed weights: refused instead.
-      if (weights[row] !== 0) throw new Error(`PRM example ${s0 + b}: row ${t} appears twice`);
-      labels[row] = e.labels![j];
-      weights[row] = total > 0 ? (e.weights?.[j] ?? 1) / total : 0;
-    }));
+    chunk.forEach((e, b) =>
+      e.rows.forEach((t, j) => {
+        const row = b * batch.T + t;
+        // A position named twice (two labels on one token) would need summed weights: refused instead.
+        if (weights[row] !== 0) throw new Error(`PRM example ${s0 + b}: row ${t} appears twice`);
+        labels[row] = e.labels![j];
+        weights[row] = total > 0 ? (e.weights?.[j] ?? 1) / total : 0;
+      })
+    );
     reserveStepScratch(model, batch.B, batch.T);
     const f = await forward(model, lora, batch, { recompute: o.recompute, lmHead: false });
     const own: GPUBuffer[] = [];
@@ -167,10 +200,19 @@ export async function prmGradients(model: GpuModel, lora: GpuLora, head: GpuPrmH
       own.push(b);
       return b;
     };
-    const z = buf("prm-z", N * 4), dz = buf("prm-dz", N * 4), rowLoss = buf("prm-loss", N * 4), dhF = buf("prm-dhF", N * H * 4);
+    const z = buf("prm-z", N * 4),
+      dz = buf("prm-dz", N * 4),
+      rowLoss = buf("prm-loss", N * 4),
+      dhF = buf("prm-dhF", N * H * 4);
     const enc = device.createCommandEncoder({ label: "prm-head" });
     await encodePrmHeadForward(device, enc, { h: f.hF, wb: head.wb, z }, { N, C: H });
-    await encodePrmBce(device, enc, { z, labels: buf("prm-labels", labels), weights: buf("prm-weights", weights), dz, loss: rowLoss }, N);
+    await encodePrmBce(device, enc, {
+      z,
+      labels: buf("prm-labels", labels),
+      weights: buf("prm-weights", weights),
+      dz,
+      loss: rowLoss,
+    }, N);
     await encodePrmHeadBackward(device, enc, { dz, wb: head.wb, dh: dhF }, { N, C: H });
     await encodePrmHeadWeightGrad(device, enc, { dz, h: f.hF, dwb: head.dwb }, { N, C: H, accumulate: true });
     device.queue.submit([enc.finish()]);
@@ -195,15 +237,32 @@ export interface PrmStepReport extends PrmGradResult {
 }
 
 /** One optimiser step on a batch of labelled chains (skipped on the GPU when the gradient is not finite). */
-export async function prmStep(tr: PrmTrainer, examples: PrmExample[], o: { microBatch?: number } = {}): Promise<PrmStepReport> {
+export async function prmStep(
+  tr: PrmTrainer,
+  examples: PrmExample[],
+  o: { microBatch?: number } = {},
+): Promise<PrmStepReport> {
   const { model, lora, head, opts } = tr;
   const { device } = model;
   const g = await prmGradients(model, lora, head, examples, { microBatch: o.microBatch, recompute: opts.recompute });
   const lr = learningRate(tr.step, opts.lr);
-  const hp = { lr, beta1: opts.beta1, beta2: opts.beta2, eps: opts.adamEps, weightDecay: opts.weightDecay, step: tr.step + 1 };
+  const hp = {
+    lr,
+    beta1: opts.beta1,
+    beta2: opts.beta2,
+    eps: opts.adamEps,
+    weightDecay: opts.weightDecay,
+    step: tr.step + 1,
+  };
   const states: AdamWState[] = [];
   for (const s of lora.slots.values()) {
-    states.push({ param: s.A, grad: s.dA, m: s.mA, v: s.vA, count: lora.r * s.in }, { param: s.B, grad: s.dB, m: s.mB, v: s.vB, count: s.out * lora.r });
+    states.push({ param: s.A, grad: s.dA, m: s.mA, v: s.vA, count: lora.r * s.in }, {
+      param: s.B,
+      grad: s.dB,
+      m: s.mB,
+      v: s.vB,
+      count: s.out * lora.r,
+    });
   }
   states.push({ param: head.wb, grad: head.dwb, m: head.m, v: head.v, count: head.C + 1 });
   const gstats = gradStatsBuffer(device, "prm-grad-stats");
@@ -219,7 +278,13 @@ export async function prmStep(tr: PrmTrainer, examples: PrmExample[], o: { micro
 }
 
 /** Step scores sigmoid(z) at each sequence's rows (no gradients), `microBatch` sequences per forward. */
-export async function prmScores(model: GpuModel, lora: GpuLora | undefined, head: GpuPrmHead, examples: readonly PrmExample[], o: { microBatch?: number } = {}): Promise<number[][]> {
+export async function prmScores(
+  model: GpuModel,
+  lora: GpuLora | undefined,
+  head: GpuPrmHead,
+  examples: readonly PrmExample[],
+  o: { microBatch?: number } = {},
+): Promise<number[][]> {
   const { device } = model;
   examples.forEach((e, i) => checkExample(e, i, false));
   const out: number[][] = [];

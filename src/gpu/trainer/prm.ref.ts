@@ -9,7 +9,13 @@ import { softplus } from "../kernels/prm_head.ref.ts";
 import type { PrmExample } from "./prm-step.ts";
 
 /** z = h_t w + b at each example's rows, in float64. */
-export function referencePrmLogits(cfg: ModelConfig, w: Weights, examples: readonly PrmExample[], adapter: LoraAdapter | undefined, wb: ArrayLike<number>): number[][] {
+export function referencePrmLogits(
+  cfg: ModelConfig,
+  w: Weights,
+  examples: readonly PrmExample[],
+  adapter: LoraAdapter | undefined,
+  wb: ArrayLike<number>,
+): number[][] {
   const C = cfg.hiddenSize;
   return examples.map((e) => {
     const hs = referenceHidden(cfg, w, e.ids, adapter);
@@ -22,15 +28,23 @@ export function referencePrmLogits(cfg: ModelConfig, w: Weights, examples: reado
 }
 
 /** (1 / sum weights) * sum_j weight_j (softplus(z_j) - y_j z_j) over every labelled row, in float64. */
-export function referencePrmLoss(cfg: ModelConfig, w: Weights, examples: readonly PrmExample[], adapter: LoraAdapter | undefined, wb: ArrayLike<number>): number {
+export function referencePrmLoss(
+  cfg: ModelConfig,
+  w: Weights,
+  examples: readonly PrmExample[],
+  adapter: LoraAdapter | undefined,
+  wb: ArrayLike<number>,
+): number {
   const z = referencePrmLogits(cfg, w, examples, adapter, wb);
   let num = 0, den = 0;
-  examples.forEach((e, i) => e.rows.forEach((_, j) => {
-    const wt = e.weights?.[j] ?? 1;
-    const y = e.labels?.[j];
-    if (y === undefined) throw new Error(`referencePrmLoss: example ${i} has no label for row ${j}`);
-    num += wt * (softplus(z[i][j]) - y * z[i][j]);
-    den += wt;
-  }));
+  examples.forEach((e, i) =>
+    e.rows.forEach((_, j) => {
+      const wt = e.weights?.[j] ?? 1;
+      const y = e.labels?.[j];
+      if (y === undefined) throw new Error(`referencePrmLoss: example ${i} has no label for row ${j}`);
+      num += wt * (softplus(z[i][j]) - y * z[i][j]);
+      den += wt;
+    })
+  );
   return den > 0 ? num / den : 0;
 }

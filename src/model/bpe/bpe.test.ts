@@ -35,7 +35,9 @@ Deno.test("bpe: tokens named like Object.prototype members (constructor, toStrin
   const text = "constructor __proto__ toString hasOwnProperty valueOf ".repeat(20);
   const words = countWords(text, TAGS);
   const m = trainBpe(words, { vocabSize: 330, specials: DEMO_SPECIALS, addedTokens: DEMO_ADDED });
-  for (const t of ["constructor", "ĠtoString", "ĠvalueOf", "ĠhasOwnProperty"]) assert(m.vocab.includes(t), `${t} learned`);
+  for (const t of ["constructor", "ĠtoString", "ĠvalueOf", "ĠhasOwnProperty"]) {
+    assert(m.vocab.includes(t), `${t} learned`);
+  }
   const json = JSON.parse(JSON.stringify(bpeTokenizerFiles(m).tokenizerJson));
   assertEquals(bpeModelFromTokenizerJson(json), m);
   const lib = new HfTokenizer(json, {});
@@ -44,7 +46,10 @@ Deno.test("bpe: tokens named like Object.prototype members (constructor, toStrin
 });
 
 Deno.test("bpe: training does not depend on the order text was counted in", () => {
-  const texts = jsonlTexts(Deno.readTextFileSync(new URL("../../../public/demo/train.jsonl", import.meta.url)), ["question", "gold_sql"]);
+  const texts = jsonlTexts(Deno.readTextFileSync(new URL("../../../public/demo/train.jsonl", import.meta.url)), [
+    "question",
+    "gold_sql",
+  ]);
   const a = new Map<string, number>(), b = new Map<string, number>();
   for (const t of texts) countWords(t, TAGS, a);
   for (const t of [...texts].reverse()) countWords(t, TAGS, b);
@@ -54,7 +59,11 @@ Deno.test("bpe: training does not depend on the order text was counted in", () =
   assertEquals(ma.vocab.length, 700);
 });
 
-function checkAgainstLibrary(trainTexts: string[], heldOut: string[], vocabSize: number): { tokens: number; chars: number } {
+function checkAgainstLibrary(
+  trainTexts: string[],
+  heldOut: string[],
+  vocabSize: number,
+): { tokens: number; chars: number } {
   const words = new Map<string, number>();
   for (const t of trainTexts) countWords(t, TAGS, words);
   const model = trainBpe(words, { vocabSize, specials: DEMO_SPECIALS, addedTokens: DEMO_ADDED });
@@ -84,16 +93,22 @@ function checkAgainstLibrary(trainTexts: string[], heldOut: string[], vocabSize:
 Deno.test("bpe: the library (@huggingface/tokenizers via HfTokenizer) loads tokenizer.json and tokenizes held-out demo text exactly as our encoder", () => {
   const root = new URL("../../../public/demo/", import.meta.url);
   const train = jsonlTexts(Deno.readTextFileSync(new URL("train.jsonl", root)), ["question", "evidence", "gold_sql"]);
-  const test = ["test-concepts", "heldout-db"].flatMap((s) => jsonlTexts(Deno.readTextFileSync(new URL(`${s}.jsonl`, root)), ["question", "evidence", "gold_sql"]));
+  const test = ["test-concepts", "heldout-db"].flatMap((s) =>
+    jsonlTexts(Deno.readTextFileSync(new URL(`${s}.jsonl`, root)), ["question", "evidence", "gold_sql"])
+  );
   const { tokens, chars } = checkAgainstLibrary(train, [...test, ...HARD], 900);
   console.log(`demo held-out: ${chars} chars -> ${tokens} tokens (${(chars / tokens).toFixed(2)} chars/token)`);
 });
 
 Deno.test({
-  name: "bpe: on Spider (3,000 training questions + SQL, 3,072 tokens) the library equals our encoder on 500 questions of other databases",
+  name:
+    "bpe: on Spider (3,000 training questions + SQL, 3,072 tokens) the library equals our encoder on 500 questions of other databases",
   ignore: sharedDatasets === null,
   fn() {
-    const lines = jsonlTexts(Deno.readTextFileSync(`${sharedDatasets}/spider-train/questions.jsonl`), ["question", "query"]);
+    const lines = jsonlTexts(Deno.readTextFileSync(`${sharedDatasets}/spider-train/questions.jsonl`), [
+      "question",
+      "query",
+    ]);
     const { tokens, chars } = checkAgainstLibrary(lines.slice(0, 6000), [...lines.slice(10000, 11000), ...HARD], 3072);
     console.log(`spider held-out: ${chars} chars -> ${tokens} tokens (${(chars / tokens).toFixed(2)} chars/token)`);
     assert(chars / tokens > 2.5, `a learned vocabulary compresses SQL text (bytes alone: 1 char/token)`);

@@ -21,7 +21,9 @@ export class BpeEncoder {
     for (const a of model.added) this.addedIds.set(a.content, a.id);
     model.merges.forEach(([l, r], rank) => {
       const a = this.idOf.get(l), b = this.idOf.get(r), id = this.idOf.get(l + r);
-      if (a === undefined || b === undefined || id === undefined) throw new Error(`BpeEncoder: merge ${rank} "${l} ${r}" names unknown tokens`);
+      if (a === undefined || b === undefined || id === undefined) {
+        throw new Error(`BpeEncoder: merge ${rank} "${l} ${r}" names unknown tokens`);
+      }
       if (!this.ranks.has(a * KEY + b)) this.ranks.set(a * KEY + b, { rank, id });
     });
   }

@@ -14,7 +14,10 @@ export const DEMO_CHAT_TEMPLATE =
   "{% for message in messages %}{{ '<|im_start|>' + message['role'] + '\\n' + message['content'] + '<|im_end|>' + '\\n' }}{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}";
 
 /** tokenizer.json and tokenizer_config.json objects of `m`. */
-export function bpeTokenizerFiles(m: BpeModel, o: { modelMaxLength?: number } = {}): { tokenizerJson: Record<string, unknown>; tokenizerConfig: Record<string, unknown> } {
+export function bpeTokenizerFiles(
+  m: BpeModel,
+  o: { modelMaxLength?: number } = {},
+): { tokenizerJson: Record<string, unknown>; tokenizerConfig: Record<string, unknown> } {
   // No prototype: tokens such as "constructor" or "__proto__" must be plain keys.
   const vocab: Record<string, number> = Object.create(null);
   const addedIds = new Set(m.added.map((a) => a.id));
@@ -22,7 +25,13 @@ export function bpeTokenizerFiles(m: BpeModel, o: { modelMaxLength?: number } = 
     if (!addedIds.has(i) && !Object.hasOwn(vocab, t)) vocab[t] = i;
   });
   const added = m.added.map((a) => ({
-    id: a.id, content: a.content, single_word: false, lstrip: false, rstrip: false, normalized: false, special: a.special,
+    id: a.id,
+    content: a.content,
+    single_word: false,
+    lstrip: false,
+    rstrip: false,
+    normalized: false,
+    special: a.special,
   }));
   const byteLevel = { type: "ByteLevel", add_prefix_space: false, trim_offsets: false, use_regex: false };
   const split = { type: "Split", pattern: { Regex: QWEN2_SPLIT_PATTERN }, behavior: "Isolated", invert: false };
@@ -36,12 +45,29 @@ export function bpeTokenizerFiles(m: BpeModel, o: { modelMaxLength?: number } = 
     post_processor: byteLevel,
     decoder: byteLevel,
     model: {
-      type: "BPE", dropout: null, unk_token: null, continuing_subword_prefix: "", end_of_word_suffix: "",
-      fuse_unk: false, byte_fallback: false, ignore_merges: false, vocab, merges: m.merges.map(([a, b]) => `${a} ${b}`),
+      type: "BPE",
+      dropout: null,
+      unk_token: null,
+      continuing_subword_prefix: "",
+      end_of_word_suffix: "",
+      fuse_unk: false,
+      byte_fallback: false,
+      ignore_merges: false,
+      vocab,
+      merges: m.merges.map(([a, b]) => `${a} ${b}`),
     },
   };
   const addedDecoder: Record<string, unknown> = {};
-  for (const a of added) addedDecoder[String(a.id)] = { content: a.content, lstrip: false, normalized: false, rstrip: false, single_word: false, special: a.special };
+  for (const a of added) {
+    addedDecoder[String(a.id)] = {
+      content: a.content,
+      lstrip: false,
+      normalized: false,
+      rstrip: false,
+      single_word: false,
+      special: a.special,
+    };
+  }
   const tokenizerConfig = {
     add_bos_token: false,
     add_prefix_space: false,
@@ -73,7 +99,10 @@ function isRecord(x: unknown): x is Record<string, unknown> {
 
 /** Reads a BpeModel back from a tokenizer.json object written by bpeTokenizerFiles. */
 export function bpeModelFromTokenizerJson(j: unknown): BpeModel {
-  if (!isRecord(j) || !isRecord(j.model) || j.model.type !== "BPE" || !isRecord(j.model.vocab) || !Array.isArray(j.model.merges)) {
+  if (
+    !isRecord(j) || !isRecord(j.model) || j.model.type !== "BPE" || !isRecord(j.model.vocab) ||
+    !Array.isArray(j.model.merges)
+  ) {
     throw new Error("tokenizer.json: not a BPE model with vocab and merges");
   }
   const vocab: string[] = [];
@@ -90,10 +119,14 @@ export function bpeModelFromTokenizerJson(j: unknown): BpeModel {
     throw new Error(`tokenizer.json: merge ${JSON.stringify(x)} is neither "a b" nor [a, b]`);
   });
   const added = (Array.isArray(j.added_tokens) ? j.added_tokens : []).filter(isRecord).map((a) => {
-    if (typeof a.id !== "number" || typeof a.content !== "string") throw new Error("tokenizer.json: added token without id or content");
+    if (typeof a.id !== "number" || typeof a.content !== "string") {
+      throw new Error("tokenizer.json: added token without id or content");
+    }
     vocab[a.id] = a.content;
     return { id: a.id, content: a.content, special: a.special === true };
   });
-  for (let i = 0; i < vocab.length; i++) if (vocab[i] === undefined) throw new Error(`tokenizer.json: id ${i} has no token`);
+  for (let i = 0; i < vocab.length; i++) {
+    if (vocab[i] === undefined) throw new Error(`tokenizer.json: id ${i} has no token`);
+  }
   return { vocab, merges, added };
 }

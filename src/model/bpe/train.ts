@@ -39,7 +39,11 @@ export function splitAdded(text: string, tokens: readonly string[]): string[] {
 }
 
 /** Adds the byte-level words of `text` (added tokens cut out) to a frequency table. */
-export function countWords(text: string, tokens: readonly string[], into: Map<string, number> = new Map()): Map<string, number> {
+export function countWords(
+  text: string,
+  tokens: readonly string[],
+  into: Map<string, number> = new Map(),
+): Map<string, number> {
   const parts = splitAdded(text, tokens);
   for (let i = 0; i < parts.length; i += 2) {
     for (const w of preTokenize(parts[i])) into.set(w, (into.get(w) ?? 0) + 1);
@@ -109,7 +113,11 @@ const KEY = 65536;
 export function trainBpe(words: Map<string, number>, o: BpeTrainOptions): BpeModel {
   const addedList = [...o.specials, ...(o.addedTokens ?? [])];
   const target = o.vocabSize - addedList.length;
-  if (target < 256) throw new Error(`trainBpe: vocabSize ${o.vocabSize} leaves no room for the 256 byte tokens and ${addedList.length} added tokens`);
+  if (target < 256) {
+    throw new Error(
+      `trainBpe: vocabSize ${o.vocabSize} leaves no room for the 256 byte tokens and ${addedList.length} added tokens`,
+    );
+  }
   if (o.vocabSize > KEY) throw new Error(`trainBpe: vocabSize ${o.vocabSize} is over ${KEY}`);
   const minFreq = o.minFrequency ?? 2;
   const vocab = bytesToUnicode();
@@ -132,7 +140,7 @@ export function trainBpe(words: Map<string, number>, o: BpeTrainOptions): BpeMod
       const k = s[i] * KEY + s[i + 1];
       counts.set(k, (counts.get(k) ?? 0) + freq[w]);
       let set = where.get(k);
-      if (!set) where.set(k, (set = new Set()));
+      if (!set) where.set(k, set = new Set());
       set.add(w);
     }
   });
@@ -175,7 +183,7 @@ export function trainBpe(words: Map<string, number>, o: BpeTrainOptions): BpeMod
         const nk = next[i] * KEY + next[i + 1];
         bump(nk, f);
         let set = where.get(nk);
-        if (!set) where.set(nk, (set = new Set()));
+        if (!set) where.set(nk, set = new Set());
         set.add(w);
       }
     }

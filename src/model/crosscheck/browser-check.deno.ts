@@ -9,7 +9,14 @@ import { hfFolderFiles, makeTinyModel } from "../tiny.ts";
 
 const root = new URL("../../../", import.meta.url).pathname;
 const bundle = await new Deno.Command(Deno.execPath(), {
-  args: ["bundle", "--platform", "browser", "-o", "/tmp/rlvr-model-bundle.js", `${root}src/model/crosscheck/browser-entry.web.ts`],
+  args: [
+    "bundle",
+    "--platform",
+    "browser",
+    "-o",
+    "/tmp/rlvr-model-bundle.js",
+    `${root}src/model/crosscheck/browser-entry.web.ts`,
+  ],
   cwd: root,
 }).output();
 if (!bundle.success) throw new Error(`bundle failed: ${new TextDecoder().decode(bundle.stderr)}`);
@@ -20,15 +27,24 @@ const files = hfFolderFiles(m, { dtype: "BF16" });
 const gets: string[] = [];
 const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, (req) => {
   const path = new URL(req.url).pathname;
-  if (path === "/") return new Response(`<!doctype html><script src="/bundle.js"></script>`, { headers: { "content-type": "text/html" } });
+  if (path === "/") {
+    return new Response(`<!doctype html><script src="/bundle.js"></script>`, {
+      headers: { "content-type": "text/html" },
+    });
+  }
   if (path === "/bundle.js") return new Response(js, { headers: { "content-type": "text/javascript" } });
   const f = files.get(path.replace(/^\/model\//, ""));
   if (!f) return new Response("not found", { status: 404 });
   if (req.method === "GET") gets.push(path);
-  return new Response(req.method === "HEAD" ? null : new Uint8Array(f), { headers: { "content-length": String(f.byteLength) } });
+  return new Response(req.method === "HEAD" ? null : new Uint8Array(f), {
+    headers: { "content-length": String(f.byteLength) },
+  });
 });
 const base = `http://127.0.0.1:${server.addr.port}`;
-const browser = await chromium.launch({ executablePath: Deno.env.get("CHROME_PATH") || "/usr/bin/chromium", args: ["--no-sandbox"] });
+const browser = await chromium.launch({
+  executablePath: Deno.env.get("CHROME_PATH") || "/usr/bin/chromium",
+  args: ["--no-sandbox"],
+});
 try {
   const page = await browser.newPage();
   const errors: string[] = [];
@@ -41,7 +57,11 @@ try {
       const M = Reflect.get(globalThis, "rlvrModel") as RlvrModelApi;
       const src = new M.UrlSource(`${base}/model`, { cache: M.opfsCache("rlvr-check") });
       const model = await M.loadHfModel(src);
-      return { config: model.config, lp: M.referenceLogprobs(model.config, model.weights, [ids])[0], template: model.chatTemplate };
+      return {
+        config: model.config,
+        lp: M.referenceLogprobs(model.config, model.weights, [ids])[0],
+        template: model.chatTemplate,
+      };
     }, { base, ids });
   const first = await run();
   const afterFirst = gets.length;
@@ -80,8 +100,10 @@ try {
     errors,
   };
   console.log(JSON.stringify(result, null, 2));
-  const ok = result.firstLoadRequests > 0 && result.secondLoadRequests === 0 && result.cachedEqual && result.lpDiffUrl === 0 &&
-    result.lpDiffHandle === 0 && /absent\.bin not found in picked folder picked-model/.test(result.missing) && errors.length === 0;
+  const ok = result.firstLoadRequests > 0 && result.secondLoadRequests === 0 && result.cachedEqual &&
+    result.lpDiffUrl === 0 &&
+    result.lpDiffHandle === 0 && /absent\.bin not found in picked folder picked-model/.test(result.missing) &&
+    errors.length === 0;
   console.log(ok ? "browser check: ok" : "browser check: FAILED");
   if (!ok) Deno.exitCode = 1;
 } finally {

@@ -28,17 +28,34 @@ const models: Record<string, { base: number[][]; lora: number[][] | null; ids: n
 const cases: [string, TinyModel, "F32" | "BF16"][] = [
   ["qwen2", makeTinyModel("qwen2", { seed: 101 }), "F32"],
   ["llama", makeTinyModel("llama", { seed: 102 }), "F32"],
-  ["llama-rope3", makeTinyModel("llama", {
-    seed: 103, hidden: 64, heads: 4, kvHeads: 2, headDim: 16, ropeTheta: 500000,
-    ropeScaling: { type: "llama3", factor: 8, lowFreqFactor: 1, highFreqFactor: 4, originalMaxPositionEmbeddings: 32 },
-  }), "F32"],
+  [
+    "llama-rope3",
+    makeTinyModel("llama", {
+      seed: 103,
+      hidden: 64,
+      heads: 4,
+      kvHeads: 2,
+      headDim: 16,
+      ropeTheta: 500000,
+      ropeScaling: {
+        type: "llama3",
+        factor: 8,
+        lowFreqFactor: 1,
+        highFreqFactor: 4,
+        originalMaxPositionEmbeddings: 32,
+      },
+    }),
+    "F32",
+  ],
   ["qwen3", makeTinyModel("qwen3", { seed: 104 }), "F32"],
   ["qwen3-bf16", makeTinyModel("qwen3", { seed: 105 }), "BF16"],
 ];
 for (const [name, m, dtype] of cases) {
   await writeHfFolder(`${out}/${name}`, m, tokFiles, { dtype });
   // What the folder holds: bf16-rounded weights when written as BF16.
-  const held: Weights = dtype === "BF16" ? new Map([...m.weights].map(([k, t]) => [k, { shape: t.shape, data: fromBf16(toBf16(t.data)) }])) : m.weights;
+  const held: Weights = dtype === "BF16"
+    ? new Map([...m.weights].map(([k, t]) => [k, { shape: t.shape, data: fromBf16(toBf16(t.data)) }]))
+    : m.weights;
   const rng = new Rng(7);
   const ids = [...tokenIds, Array.from({ length: 40 }, () => rng.int(m.config.vocabSize))];
   const ad = randomAdapter(m.config, { r: 4, alpha: 8, targets: LORA_TARGETS, seed: 9, bScale: 0.2 });
@@ -60,12 +77,24 @@ for (const [N, K, symmetric] of [[7, 70, false], [5, 96, true], [9, 33, false]] 
   const M = 3;
   const a = rng.uniformArray(M * K);
   const y: number[] = [];
-  for (let i = 0; i < M; i++) for (let n = 0; n < N; n++) {
-    let s = 0;
-    for (let k = 0; k < K; k++) s += a[i * K + k] * d[n * K + k];
-    y.push(s);
+  for (let i = 0; i < M; i++) {
+    for (let n = 0; n < N; n++) {
+      let s = 0;
+      for (let k = 0; k < K; k++) s += a[i * K + k] * d[n * K + k];
+      y.push(s);
+    }
   }
-  q4.push({ N, K, M, symmetric, packed: [...q.packed], scales: [...q.scales], zeroPoints: q.zeroPoints ? [...q.zeroPoints] : null, a: [...a], y });
+  q4.push({
+    N,
+    K,
+    M,
+    symmetric,
+    packed: [...q.packed],
+    scales: [...q.scales],
+    zeroPoints: q.zeroPoints ? [...q.zeroPoints] : null,
+    a: [...a],
+    y,
+  });
 }
 
 await Deno.writeTextFile(`${out}/expected.json`, JSON.stringify({ texts: TEXTS, tokenIds, models, q4 }));

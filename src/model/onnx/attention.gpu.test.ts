@@ -39,7 +39,13 @@ Deno.test("attention padded to ATTN_ALIGN keys: KV-cache decoding equals the flo
       seen.add(T % ATTN_ALIGN);
       assertEquals(out.present.tensors[0].dims, [2, cfg.numKvHeads, T, cfg.headDim]);
       assertClose(out.logits.subarray(0, V), refA[t], { atol: 2e-4, rtol: 1e-4, name: `row a, ${T} keys` });
-      if (bt >= 0) assertClose(out.logits.subarray(V, 2 * V), refB[bt], { atol: 2e-4, rtol: 1e-4, name: `row b (left-padded), ${T} keys` });
+      if (bt >= 0) {
+        assertClose(out.logits.subarray(V, 2 * V), refB[bt], {
+          atol: 2e-4,
+          rtol: 1e-4,
+          name: `row b (left-padded), ${T} keys`,
+        });
+      }
     }
     assertEquals(seen.size, ATTN_ALIGN);
     policy.releaseCache(out.present);

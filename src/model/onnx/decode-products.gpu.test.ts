@@ -12,11 +12,24 @@ import { configureOrt, ort } from "./ort.ts";
 configureOrt();
 
 Deno.test("decodeProducts fused, rows (4 rows) and split (32 rows): the plain staticDecode graph's logits and present cache, LoRA on every target", async () => {
-  const m = makeTinyModel("qwen2", { seed: 6, hidden: 256, layers: 2, heads: 8, kvHeads: 2, headDim: 32, intermediate: 512, vocabSize: 300 });
+  const m = makeTinyModel("qwen2", {
+    seed: 6,
+    hidden: 256,
+    layers: 2,
+    heads: 8,
+    kvHeads: 2,
+    headDim: 32,
+    intermediate: 512,
+    vocabSize: 300,
+  });
   for (const [B, modes] of [[4, ["fused", "rows"]], [32, ["fused", "split"]]] as const) await compare(m, B, modes);
 });
 
-async function compare(m: ReturnType<typeof makeTinyModel>, B: number, modes: readonly DecodeProducts[]): Promise<void> {
+async function compare(
+  m: ReturnType<typeof makeTinyModel>,
+  B: number,
+  modes: readonly DecodeProducts[],
+): Promise<void> {
   const cfg = m.config, T = 32, P = 20, r = 4;
   const { numKvHeads: K, headDim: D, numLayers: L } = cfg;
   const rng = new Rng(8);
@@ -27,19 +40,43 @@ async function compare(m: ReturnType<typeof makeTinyModel>, B: number, modes: re
     total_sequence_length: new ort.Tensor("int32", Int32Array.of(P + 1), [1]),
   };
   for (let l = 0; l < L; l++) {
-    for (const kind of ["key", "value"]) feeds[`past_key_values.${l}.${kind}`] = new ort.Tensor("float32", rng.uniformArray(B * K * T * D).map((v) => v - 0.5), [B, K, T, D]);
+    for (const kind of ["key", "value"]) {
+      feeds[`past_key_values.${l}.${kind}`] = new ort.Tensor(
+        "float32",
+        rng.uniformArray(B * K * T * D).map((v) => v - 0.5),
+        [B, K, T, D],
+      );
+    }
     for (const t of LORA_TARGETS) {
       const [fout, fin] = targetDims(cfg, t);
-      feeds[`lora.${l}.${shortTarget(t)}.A`] = new ort.Tensor("float32", rng.uniformArray(r * fin).map((v) => (v - 0.5) * 0.2), [r, fin]);
-      feeds[`lora.${l}.${shortTarget(t)}.B`] = new ort.Tensor("float32", rng.uniformArray(fout * r).map((v) => (v - 0.5) * 0.2), [fout, r]);
+      feeds[`lora.${l}.${shortTarget(t)}.A`] = new ort.Tensor(
+        "float32",
+        rng.uniformArray(r * fin).map((v) => (v - 0.5) * 0.2),
+        [r, fin],
+      );
+      feeds[`lora.${l}.${shortTarget(t)}.B`] = new ort.Tensor(
+        "float32",
+        rng.uniformArray(fout * r).map((v) => (v - 0.5) * 0.2),
+        [fout, r],
+      );
     }
   }
   const run = async (p: DecodeProducts) => {
     const built = buildDecoder(cfg, m.weights, {
-      dtype: "q4", kvCache: true, maxPositions: T, attention: "gqa", shaderF16: false, loraTargets: LORA_TARGETS, loraScale: 2,
-      staticDecode: { batch: B, maxT: T }, decodeProducts: p,
+      dtype: "q4",
+      kvCache: true,
+      maxPositions: T,
+      attention: "gqa",
+      shaderF16: false,
+      loraTargets: LORA_TARGETS,
+      loraScale: 2,
+      staticDecode: { batch: B, maxT: T },
+      decodeProducts: p,
     });
-    const s = await ort.InferenceSession.create(built.bytes, { externalData: built.external, executionProviders: ["webgpu"] });
+    const s = await ort.InferenceSession.create(built.bytes, {
+      externalData: built.external,
+      executionProviders: ["webgpu"],
+    });
     try {
       const own = Object.fromEntries(built.inputNames.map((n) => [n, feeds[n]]));
       for (const n of built.inputNames) assert(own[n], `no feed for ${n}`);
@@ -63,7 +100,11 @@ async function compare(m: ReturnType<typeof makeTinyModel>, B: number, modes: re
     for (let i = 0; i < got.logits.length; i++) worst = Math.max(worst, Math.abs(got.logits[i] - plain.logits[i]));
     let worstK = 0;
     for (let d = 0; d < D; d++) worstK = Math.max(worstK, Math.abs(got.col[d] - plain.col[d]));
-    console.log(`batch ${B}, ${p}: max |logit - plain| ${worst.toExponential(2)} (logits up to ${scale.toFixed(2)}), new key column ${worstK.toExponential(2)}`);
+    console.log(
+      `batch ${B}, ${p}: max |logit - plain| ${worst.toExponential(2)} (logits up to ${
+        scale.toFixed(2)
+      }), new key column ${worstK.toExponential(2)}`,
+    );
     assert(worst <= 2e-5 * scale && worstK <= 2e-5, `batch ${B}, ${p}: logits differ by ${worst}, keys by ${worstK}`);
   }
 }

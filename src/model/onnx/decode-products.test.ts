@@ -7,7 +7,17 @@ import onnxProto from "onnx-proto";
 import { Rng } from "../../core/rng.ts";
 import { dequantizeQ4, quantizeQ4 } from "../quant.ts";
 import { makeTinyModel } from "../tiny.ts";
-import { buildDecoder, type DecodeProducts, q4SplitK, SPLIT_ENOUGH_TILES, SPLIT_MAX_SLICES, SPLIT_MAX_TILES, SPLIT_MIN_ROWS, splitZeroPoints, stackQ4 } from "./decoder.ts";
+import {
+  buildDecoder,
+  type DecodeProducts,
+  q4SplitK,
+  SPLIT_ENOUGH_TILES,
+  SPLIT_MAX_SLICES,
+  SPLIT_MAX_TILES,
+  SPLIT_MIN_ROWS,
+  splitZeroPoints,
+  stackQ4,
+} from "./decoder.ts";
 
 const { onnx } = onnxProto;
 
@@ -26,7 +36,10 @@ Deno.test("q4SplitK: the 0.5B shape's products at 8 and 64 decoding rows; none f
   for (const M of [1, 4, 8, 16, 32, 64]) {
     for (const [N, K] of Object.values(shapes)) {
       const s = q4SplitK(M, N, K);
-      assert(s === 1 || (tiles(M, N, s) <= SPLIT_MAX_TILES && s <= SPLIT_MAX_SLICES && M >= SPLIT_MIN_ROWS), `M ${M} N ${N}: ${s} slices`);
+      assert(
+        s === 1 || (tiles(M, N, s) <= SPLIT_MAX_TILES && s <= SPLIT_MAX_SLICES && M >= SPLIT_MIN_ROWS),
+        `M ${M} N ${N}: ${s} slices`,
+      );
       if (tiles(M, N, 1) >= SPLIT_ENOUGH_TILES) assertEquals(s, 1);
       assertEquals((K / 32) % s, 0);
     }
@@ -39,7 +52,14 @@ Deno.test("splitZeroPoints: a q4 weight's bytes read as (N S, K / S) dequantise 
     const q = quantizeQ4({ shape: [N, K], data: rng.uniformArray(N * K).map((v) => v - 0.5) });
     const full = dequantizeQ4(q).data;
     const nb = K / 32;
-    const view = dequantizeQ4({ N: N * S, K: K / S, blockSize: 32, packed: q.packed, scales: q.scales, zeroPoints: splitZeroPoints(q.zeroPoints!, N, nb, S) }).data;
+    const view = dequantizeQ4({
+      N: N * S,
+      K: K / S,
+      blockSize: 32,
+      packed: q.packed,
+      scales: q.scales,
+      zeroPoints: splitZeroPoints(q.zeroPoints!, N, nb, S),
+    }).data;
     // Row n S + t of the view is columns t K / S .. of row n: the same floats in the same order.
     assertEquals(Array.from(view), Array.from(full), `N ${N} K ${K} S ${S}`);
   }
@@ -54,17 +74,42 @@ Deno.test("stackQ4: stacked q4 weights dequantise to the stacked rows (q/k/v and
 });
 
 Deno.test("decodeProducts: plain keeps a MatMulNBits per projection; fused stacks q/k/v and gate/up (a Split each); split adds the K-split products where the rule says so; rows runs row groups", () => {
-  const m = makeTinyModel("qwen2", { seed: 2, hidden: 256, layers: 2, heads: 8, kvHeads: 2, headDim: 32, intermediate: 512, vocabSize: 300 });
+  const m = makeTinyModel("qwen2", {
+    seed: 2,
+    hidden: 256,
+    layers: 2,
+    heads: 8,
+    kvHeads: 2,
+    headDim: 32,
+    intermediate: 512,
+    vocabSize: 300,
+  });
   const count = (p: DecodeProducts, batch: number) => {
-    const built = buildDecoder(m.config, m.weights, { dtype: "q4", kvCache: true, maxPositions: 32, attention: "gqa", shaderF16: false, staticDecode: { batch, maxT: 32 }, decodeProducts: p, externalMinBytes: Infinity });
+    const built = buildDecoder(m.config, m.weights, {
+      dtype: "q4",
+      kvCache: true,
+      maxPositions: 32,
+      attention: "gqa",
+      shaderF16: false,
+      staticDecode: { batch, maxT: 32 },
+      decodeProducts: p,
+      externalMinBytes: Infinity,
+    });
     const ops = new Map<string, number>();
-    for (const n of onnx.ModelProto.decode(built.bytes).graph!.node ?? []) ops.set(n.opType ?? "", (ops.get(n.opType ?? "") ?? 0) + 1);
+    for (const n of onnx.ModelProto.decode(built.bytes).graph!.node ?? []) {
+      ops.set(n.opType ?? "", (ops.get(n.opType ?? "") ?? 0) + 1);
+    }
     return { nbits: ops.get("MatMulNBits") ?? 0, split: ops.get("Split") ?? 0, reduce: ops.get("ReduceSum") ?? 0 };
   };
   assertEquals(count("plain", 32), { nbits: 14, split: 0, reduce: 0 });
   assertEquals(count("fused", 32), { nbits: 8, split: 4, reduce: 0 });
   // At 32 rows, per layer: q/k/v stacked (N 384, K 256), o (256 x 256), gate/up (1024 x 256), down (256 x 512), each in 2 slices.
-  assertEquals([q4SplitK(32, 384, 256), q4SplitK(32, 256, 256), q4SplitK(32, 1024, 256), q4SplitK(32, 256, 512)], [2, 2, 2, 2]);
+  assertEquals([q4SplitK(32, 384, 256), q4SplitK(32, 256, 256), q4SplitK(32, 1024, 256), q4SplitK(32, 256, 512)], [
+    2,
+    2,
+    2,
+    2,
+  ]);
   assertEquals(count("split", 32), { nbits: 8, split: 4, reduce: 8 });
   assertEquals(count("split", 8), count("fused", 8)); // under SPLIT_MIN_ROWS: stacked only
   // rows at 8 rows: groups of 3, 3 and 2, so three MatMulNBits per product and a Split of the rows before each.

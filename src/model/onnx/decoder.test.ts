@@ -17,13 +17,18 @@ function decode(cfgArch: "qwen2" | "llama" | "qwen3", o: Partial<DecoderOptions>
   if (!g) throw new Error("no graph");
   const graph = {
     node: (g.node ?? []).map((n) => ({
-      opType: n.opType ?? "", domain: n.domain ?? "", input: n.input ?? [], output: n.output ?? [],
+      opType: n.opType ?? "",
+      domain: n.domain ?? "",
+      input: n.input ?? [],
+      output: n.output ?? [],
       attrs: Object.fromEntries((n.attribute ?? []).map((a) => [a.name ?? "", Number(a.i ?? 0)])),
     })),
     input: (g.input ?? []).map((v) => ({ name: v.name ?? "" })),
     output: (g.output ?? []).map((v) => ({ name: v.name ?? "" })),
     initializer: (g.initializer ?? []).map((t) => ({
-      name: t.name ?? "", dataType: t.dataType ?? 0, dataLocation: t.dataLocation ?? 0,
+      name: t.name ?? "",
+      dataType: t.dataType ?? 0,
+      dataLocation: t.dataLocation ?? 0,
       location: t.externalData?.find((e) => e.key === "location")?.value ?? null,
     })),
   };
@@ -36,18 +41,45 @@ Deno.test("decoder graph: inputs, outputs, and no LoRA operators without LoRA ta
   const plain = decode("qwen3", {});
   const L = plain.m.config.numLayers;
   const kv = Array.from({ length: L }, (_, i) => [`past_key_values.${i}.key`, `past_key_values.${i}.value`]).flat();
-  assertEquals(plain.graph.input.map((v) => v.name), ["input_ids", "attention_mask", "position_ids", "num_logits_to_keep", ...kv, "target_ids"]);
-  assertEquals(plain.graph.output.map((v) => v.name), ["logits", "target_logprobs", ...kv.map((n) => n.replace("past_key_values", "present"))]);
+  assertEquals(plain.graph.input.map((v) => v.name), [
+    "input_ids",
+    "attention_mask",
+    "position_ids",
+    "num_logits_to_keep",
+    ...kv,
+    "target_ids",
+  ]);
+  assertEquals(plain.graph.output.map((v) => v.name), [
+    "logits",
+    "target_logprobs",
+    ...kv.map((n) => n.replace("past_key_values", "present")),
+  ]);
   assertEquals(plain.built.inputNames, plain.graph.input.map((v) => v.name));
   // logprobs: false, for transformers.js's generate (bench/tjs-decode.bench.ts): the standard inputs and outputs alone.
   const std = decode("qwen2", { dtype: "q4", attention: "gqa", logprobs: false });
-  assertEquals(std.graph.input.map((v) => v.name), ["input_ids", "attention_mask", "position_ids", "num_logits_to_keep", ...kv]);
-  assertEquals(std.graph.output.map((v) => v.name), ["logits", ...kv.map((n) => n.replace("past_key_values", "present"))]);
-  assertEquals([std.built.inputNames, std.built.outputNames], [std.graph.input.map((v) => v.name), std.graph.output.map((v) => v.name)]);
+  assertEquals(std.graph.input.map((v) => v.name), [
+    "input_ids",
+    "attention_mask",
+    "position_ids",
+    "num_logits_to_keep",
+    ...kv,
+  ]);
+  assertEquals(std.graph.output.map((v) => v.name), [
+    "logits",
+    ...kv.map((n) => n.replace("past_key_values", "present")),
+  ]);
+  assertEquals([std.built.inputNames, std.built.outputNames], [
+    std.graph.input.map((v) => v.name),
+    std.graph.output.map((v) => v.name),
+  ]);
   assert(!std.graph.node.some((n) => n.opType === "GatherElements"), "no log-probability nodes");
   const lora = decode("qwen3", { loraTargets: ["q_proj", "down_proj"] });
   const loraInputs = lora.graph.input.map((v) => v.name).filter((n) => n.startsWith("lora"));
-  assertEquals(loraInputs, ["lora_scale", ...Array.from({ length: L }, (_, i) => [`lora.${i}.q.A`, `lora.${i}.q.B`, `lora.${i}.down.A`, `lora.${i}.down.B`]).flat()]);
+  assertEquals(loraInputs, [
+    "lora_scale",
+    ...Array.from({ length: L }, (_, i) => [`lora.${i}.q.A`, `lora.${i}.q.B`, `lora.${i}.down.A`, `lora.${i}.down.B`])
+      .flat(),
+  ]);
   // Each adapted linear (f32) adds 3 Reshapes, a Shape, 2 Gemms and a Mul (the sum is the second
   // Gemm's C input, no Add); nothing else changes.
   const pairs = 2 * L;
@@ -57,7 +89,10 @@ Deno.test("decoder graph: inputs, outputs, and no LoRA operators without LoRA ta
   assertEquals(all.ops.get("Mul")! - (decode("qwen2", {}).ops.get("Mul") ?? 0), 4 * L);
   assertEquals((lora.ops.get("Gemm") ?? 0) - (plain.ops.get("Gemm") ?? 0), 2 * pairs);
   assertEquals(lora.ops.get("Transpose"), plain.ops.get("Transpose"));
-  assert(!plain.graph.node.some((n) => n.input.some((i) => i.startsWith("lora"))), "a LoRA input is used without LoRA targets");
+  assert(
+    !plain.graph.node.some((n) => n.input.some((i) => i.startsWith("lora"))),
+    "a LoRA input is used without LoRA targets",
+  );
 });
 
 Deno.test("decoder graph: q4 puts every linear layer and the head on MatMulNBits, f16 stores half weights", () => {
@@ -71,7 +106,10 @@ Deno.test("decoder graph: q4 puts every linear layer and the head on MatMulNBits
   const f16 = decode("llama", { dtype: "f16", externalMinBytes: Infinity });
   const types = new Set(f16.graph.initializer.filter((t) => t.name.endsWith("weight_t")).map((t) => t.dataType));
   assertEquals([...types], [10]);
-  assert(f16.built.bytes.length < 0.6 * f32.built.bytes.length, `f16 model ${f16.built.bytes.length} B vs f32 ${f32.built.bytes.length} B`);
+  assert(
+    f16.built.bytes.length < 0.6 * f32.built.bytes.length,
+    `f16 model ${f16.built.bytes.length} B vs f32 ${f32.built.bytes.length} B`,
+  );
   assertEquals(f16.built.kvType, "float16");
 });
 
@@ -79,14 +117,19 @@ Deno.test("decoder graph: q4 qwen2 takes the q/k/v biases as MatMulNBits' bias i
   for (const shaderF16 of [false, true]) {
     const q4 = decode("qwen2", { dtype: "q4", externalMinBytes: Infinity, shaderF16 });
     const L = q4.m.config.numLayers;
-    const withBias = q4.graph.node.filter((n) => n.opType === "MatMulNBits" && n.input.length === 6 && n.input[5].endsWith(".bias"));
+    const withBias = q4.graph.node.filter((n) =>
+      n.opType === "MatMulNBits" && n.input.length === 6 && n.input[5].endsWith(".bias")
+    );
     assertEquals(withBias.length, 3 * L, `shaderF16 ${shaderF16}`);
     assertEquals(q4.graph.node.filter((n) => n.opType === "Add" && n.input.some((x) => x.endsWith(".bias"))).length, 0);
   }
 });
 
 Deno.test("decoder graph: q4Accuracy 4 sets accuracy_level 4 on every MatMulNBits (ORT's int8-activation kernel), the default leaves it unset", () => {
-  const levels = (o: Partial<DecoderOptions>) => decode("qwen2", { dtype: "q4", externalMinBytes: Infinity, ...o }).graph.node.filter((n) => n.opType === "MatMulNBits").map((n) => n.attrs.accuracy_level);
+  const levels = (o: Partial<DecoderOptions>) =>
+    decode("qwen2", { dtype: "q4", externalMinBytes: Infinity, ...o }).graph.node.filter((n) =>
+      n.opType === "MatMulNBits"
+    ).map((n) => n.attrs.accuracy_level);
   const four = levels({ q4Accuracy: 4 });
   assert(four.length > 0);
   assertEquals(new Set(four), new Set([4]));
@@ -107,7 +150,10 @@ Deno.test("decoder graph: large initializers go to external data files, integer 
 
 Deno.test("decoder graph: f16 initializers carry exactly half.ts's bits (native Float16Array or not)", () => {
   const f16 = decode("qwen2", { dtype: "f16", externalMinBytes: 0 });
-  const bits = new Uint16Array(f16.built.external.find((f) => f.data.byteLength === f16.m.config.vocabSize * f16.m.config.hiddenSize * 2)?.data.slice().buffer ?? new ArrayBuffer(0));
+  const bits = new Uint16Array(
+    f16.built.external.find((f) => f.data.byteLength === f16.m.config.vocabSize * f16.m.config.hiddenSize * 2)?.data
+      .slice().buffer ?? new ArrayBuffer(0),
+  );
   const embed = f16.m.weights.get("model.embed_tokens.weight");
   assert(embed !== undefined && bits.length === embed.data.length, "embedding initializer not found");
   assertEquals(bits, toF16(embed.data));
@@ -137,7 +183,11 @@ Deno.test("decoder graph: f32 RMSNorms are one SimplifiedLayerNormalization each
     // Two per layer and the final norm; Qwen3 adds q_norm and k_norm per layer. In f32 the norms
     // after a residual sum (all but the first layer's input norm) take the Add too.
     const norms = 2 * L + 1 + (arch === "qwen3" ? 2 * L : 0);
-    assertEquals(f32.ops.get("SkipSimplifiedLayerNormalization") ?? 0, 2 * L, `${arch} f32 norms with the residual add`);
+    assertEquals(
+      f32.ops.get("SkipSimplifiedLayerNormalization") ?? 0,
+      2 * L,
+      `${arch} f32 norms with the residual add`,
+    );
     assertEquals((f32.ops.get("SimplifiedLayerNormalization") ?? 0) + 2 * L, norms, `${arch} f32 norms`);
     // Left: the attention scores + mask bias per layer, and one int64 Add of the mask shape arithmetic.
     assertEquals(f32.ops.get("Add") ?? 0, L + 1, `${arch} f32 Adds: no residual or q/k/v bias Adds`);
@@ -147,7 +197,10 @@ Deno.test("decoder graph: f32 RMSNorms are one SimplifiedLayerNormalization each
     assertEquals(f16.ops.get("ReduceMean") ?? 0, norms, `${arch} f16 ReduceMean`);
     const rope = f32.graph.node.filter((n) => n.opType === "RotaryEmbedding");
     assertEquals(rope.length, 2 * L, `${arch} f32 RotaryEmbedding`);
-    assert(rope.every((n) => n.domain === "com.microsoft" && n.input[1] === "position_ids"), `${arch}: RotaryEmbedding domain or positions`);
+    assert(
+      rope.every((n) => n.domain === "com.microsoft" && n.input[1] === "position_ids"),
+      `${arch}: RotaryEmbedding domain or positions`,
+    );
     assertEquals(f16.ops.get("RotaryEmbedding") ?? 0, 0, `${arch} f16 RotaryEmbedding`);
   }
 });
@@ -158,7 +211,10 @@ Deno.test("decoder graph: attention \"gqa\" is one com.microsoft GroupQueryAtten
   const L = gqa.m.config.numLayers;
   assertEquals([explicit.built.attention, gqa.built.attention], ["explicit", "gqa"]);
   assertEquals(gqa.ops.get("GroupQueryAttention"), L);
-  assert(gqa.graph.node.filter((n) => n.opType === "GroupQueryAttention").every((n) => n.domain === "com.microsoft"), "GQA domain");
+  assert(
+    gqa.graph.node.filter((n) => n.opType === "GroupQueryAttention").every((n) => n.domain === "com.microsoft"),
+    "GQA domain",
+  );
   // No attention products, softmax or cache Concats left: MatMuls are the seven linears per layer.
   assertEquals(gqa.ops.get("Softmax") ?? 0, 0);
   // Qwen2's q/k/v have biases: those three are Gemms with the bias as C.
@@ -166,7 +222,10 @@ Deno.test("decoder graph: attention \"gqa\" is one com.microsoft GroupQueryAtten
   assertEquals(gqa.ops.get("RotaryEmbedding"), 2 * L);
   assertEquals(gqa.graph.input.map((v) => v.name), explicit.graph.input.map((v) => v.name));
   assertEquals(gqa.graph.output.map((v) => v.name), explicit.graph.output.map((v) => v.name));
-  assert(gqa.graph.node.length < explicit.graph.node.length - 10 * L, `${gqa.graph.node.length} nodes vs ${explicit.graph.node.length}`);
+  assert(
+    gqa.graph.node.length < explicit.graph.node.length - 10 * L,
+    `${gqa.graph.node.length} nodes vs ${explicit.graph.node.length}`,
+  );
   for (const [arch, dtype] of [["llama", "f32"], ["qwen3", "q4"], ["qwen2", "f16"]] as const) {
     const d = decode(arch, { attention: "gqa", dtype });
     assertEquals([d.built.attention, d.ops.get("GroupQueryAttention") ?? 0], ["explicit", 0], `${arch} ${dtype}`);
@@ -178,7 +237,10 @@ Deno.test("decoder graph: loraScale fixes alpha / r in the LoRA Gemms: no lora_s
   const L = 2;
   const input = decode("qwen2", { loraTargets: LORA_TARGETS });
   const fixed = decode("qwen2", { loraTargets: LORA_TARGETS, loraScale: 2 });
-  assert(input.built.inputNames.includes("lora_scale") && !fixed.built.inputNames.includes("lora_scale"), "lora_scale input");
+  assert(
+    input.built.inputNames.includes("lora_scale") && !fixed.built.inputNames.includes("lora_scale"),
+    "lora_scale input",
+  );
   assertEquals(input.ops.get("Mul")! - fixed.ops.get("Mul")!, 4 * L);
   assertEquals(fixed.ops.get("Mul"), decode("qwen2", {}).ops.get("Mul"));
   assertEquals(fixed.ops.get("Gemm"), input.ops.get("Gemm"));
@@ -190,7 +252,9 @@ function tensorTypes(bytes: Uint8Array): Set<number> {
   if (!g) throw new Error("no graph");
   const types = new Set<number>();
   for (const t of g.initializer ?? []) types.add(t.dataType ?? 0);
-  for (const v of [...(g.input ?? []), ...(g.output ?? []), ...(g.valueInfo ?? [])]) types.add(v.type?.tensorType?.elemType ?? 0);
+  for (const v of [...(g.input ?? []), ...(g.output ?? []), ...(g.valueInfo ?? [])]) {
+    types.add(v.type?.tensorType?.elemType ?? 0);
+  }
   for (const n of g.node ?? []) {
     for (const a of n.attribute ?? []) {
       if (n.opType === "Cast" && a.name === "to") types.add(Number(a.i));
@@ -206,8 +270,16 @@ Deno.test("decoder graph without shader-f16: no f16 tensor anywhere at f16 and q
   for (const arch of ["qwen2", "llama", "qwen3"] as const) {
     for (const dtype of ["f16", "q4"] as const) {
       const withF16 = decode(arch, { dtype, externalMinBytes: Infinity });
-      assert(tensorTypes(withF16.built.bytes).has(FLOAT16), `${arch} ${dtype}: the f16 graph has f16 tensors (the check would prove nothing otherwise)`);
-      const noF16 = decode(arch, { dtype, externalMinBytes: Infinity, shaderF16: false, loraTargets: ["q_proj", "down_proj"] });
+      assert(
+        tensorTypes(withF16.built.bytes).has(FLOAT16),
+        `${arch} ${dtype}: the f16 graph has f16 tensors (the check would prove nothing otherwise)`,
+      );
+      const noF16 = decode(arch, {
+        dtype,
+        externalMinBytes: Infinity,
+        shaderF16: false,
+        loraTargets: ["q_proj", "down_proj"],
+      });
       const types = tensorTypes(noF16.built.bytes);
       assert(!types.has(FLOAT16), `${arch} ${dtype} without shader-f16: f16 tensors in the graph`);
       assertEquals(noF16.built.kvType, "float32");
@@ -235,28 +307,67 @@ Deno.test("decoder graph without shader-f16: no f16 tensor anywhere at f16 and q
 Deno.test("decoder graph, staticDecode: fixed shapes, no Shape operator, GQA writes the present outputs and the head the logits (no copy node before an output), RoPE inside GQA at head sizes of 16s; the prefill form; needs GQA", () => {
   for (const dtype of ["f32", "q4"] as const) {
     for (const shaderF16 of [true, false]) {
-      const st = decode("qwen2", { dtype, attention: "gqa", loraTargets: LORA_TARGETS, loraScale: 2, staticDecode: { batch: 5, maxT: 24 }, shaderF16 });
+      const st = decode("qwen2", {
+        dtype,
+        attention: "gqa",
+        loraTargets: LORA_TARGETS,
+        loraScale: 2,
+        staticDecode: { batch: 5, maxT: 24 },
+        shaderF16,
+      });
       const L = st.m.config.numLayers;
       const kv = Array.from({ length: L }, (_, i) => [`past_key_values.${i}.key`, `past_key_values.${i}.value`]).flat();
       const names = st.graph.input.map((v) => v.name);
-      assertEquals(names.filter((n) => !n.startsWith("lora.")), ["input_ids", "position_ids", ...kv, "seqlens_k", "total_sequence_length"]);
-      assertEquals(st.graph.output.map((v) => v.name), ["logits", ...kv.map((n) => n.replace("past_key_values", "present"))]);
+      assertEquals(names.filter((n) => !n.startsWith("lora.")), [
+        "input_ids",
+        "position_ids",
+        ...kv,
+        "seqlens_k",
+        "total_sequence_length",
+      ]);
+      assertEquals(st.graph.output.map((v) => v.name), [
+        "logits",
+        ...kv.map((n) => n.replace("past_key_values", "present")),
+      ]);
       assertEquals(st.ops.get("Shape") ?? 0, 0, `${dtype}: no Shape operator (nothing on the CPU)`);
       assertEquals(st.ops.get("Identity") ?? 0, 0, `${dtype}: no Identity`);
       const producer = (out: string) => st.graph.node.find((n) => n.output.includes(out))?.opType;
-      assertEquals(producer("logits"), dtype === "q4" && shaderF16 ? "MatMulNBits" : "Gemm", `${dtype} f16 ${shaderF16}: logits`);
+      assertEquals(
+        producer("logits"),
+        dtype === "q4" && shaderF16 ? "MatMulNBits" : "Gemm",
+        `${dtype} f16 ${shaderF16}: logits`,
+      );
       for (let i = 0; i < L; i++) assertEquals(producer(`present.${i}.key`), "GroupQueryAttention");
       // Past and present of a layer are the same GQA node's input and output (one buffer at run time).
       const gqa = st.graph.node.filter((n) => n.opType === "GroupQueryAttention");
-      assertEquals(gqa.map((n) => [n.input[3], n.output[1]]), Array.from({ length: L }, (_, i) => [`past_key_values.${i}.key`, `present.${i}.key`]));
+      assertEquals(
+        gqa.map((n) => [n.input[3], n.output[1]]),
+        Array.from({ length: L }, (_, i) => [`past_key_values.${i}.key`, `present.${i}.key`]),
+      );
     }
   }
   // RoPE: inside GQA (do_rotary, the cos / sin tables as its inputs 7 and 8) where the head size is a multiple of 16,
   // else RotaryEmbedding for q and k; the dynamic graph always rotates by the fed positions.
   for (const headDim of [8, 16]) {
-    const m = makeTinyModel("qwen2", { seed: 1, hidden: 64, heads: 64 / headDim, kvHeads: 2, headDim, intermediate: 64 });
+    const m = makeTinyModel("qwen2", {
+      seed: 1,
+      hidden: 64,
+      heads: 64 / headDim,
+      kvHeads: 2,
+      headDim,
+      intermediate: 64,
+    });
     for (const staticDecode of [{ batch: 3, maxT: 16 }, undefined]) {
-      const g = onnx.ModelProto.decode(buildDecoder(m.config, m.weights, { dtype: "q4", kvCache: true, maxPositions: 16, attention: "gqa", staticDecode, externalMinBytes: Infinity }).bytes).graph!;
+      const g = onnx.ModelProto.decode(
+        buildDecoder(m.config, m.weights, {
+          dtype: "q4",
+          kvCache: true,
+          maxPositions: 16,
+          attention: "gqa",
+          staticDecode,
+          externalMinBytes: Infinity,
+        }).bytes,
+      ).graph!;
       const inGqa = headDim === 16 && !!staticDecode;
       const rope = (g.node ?? []).filter((n) => n.opType === "RotaryEmbedding").length;
       const gqa = (g.node ?? []).filter((n) => n.opType === "GroupQueryAttention");
@@ -270,16 +381,54 @@ Deno.test("decoder graph, staticDecode: fixed shapes, no Shape operator, GQA wri
   // The prefill form (seq > 1): ids and positions (B, seq), `last_index` after the cache inputs, the head over the
   // Gather of each row's last token, still no Shape / Identity; seq outside 1..maxT is refused.
   for (const dtype of ["f32", "q4"] as const) {
-    const pf = decode("qwen2", { dtype, attention: "gqa", loraTargets: LORA_TARGETS, loraScale: 2, staticDecode: { batch: 3, maxT: 12, seq: 12 }, shaderF16: false });
+    const pf = decode("qwen2", {
+      dtype,
+      attention: "gqa",
+      loraTargets: LORA_TARGETS,
+      loraScale: 2,
+      staticDecode: { batch: 3, maxT: 12, seq: 12 },
+      shaderF16: false,
+    });
     const L = pf.m.config.numLayers;
     const kv = Array.from({ length: L }, (_, i) => [`past_key_values.${i}.key`, `past_key_values.${i}.value`]).flat();
-    assertEquals(pf.graph.input.filter((v) => !v.name.startsWith("lora.")).map((v) => v.name), ["input_ids", "position_ids", ...kv, "seqlens_k", "total_sequence_length", "last_index"]);
-    const raw = onnx.ModelProto.decode(buildDecoder(pf.m.config, pf.m.weights, { dtype, kvCache: true, maxPositions: 16, attention: "gqa", staticDecode: { batch: 3, maxT: 12, seq: 12 }, shaderF16: false, externalMinBytes: Infinity }).bytes).graph!;
-    const dims = (name: string) => (raw.input ?? []).find((v) => v.name === name)!.type!.tensorType!.shape!.dim!.map((d) => Number(d.dimValue));
-    assertEquals([dims("input_ids"), dims("position_ids"), dims("last_index"), dims("past_key_values.0.key")], [[3, 12], [3, 12], [3], [3, pf.m.config.numKvHeads, 12, pf.m.config.headDim]]);
-    assertEquals([pf.ops.get("Shape") ?? 0, pf.ops.get("Identity") ?? 0], [0, 0], `${dtype} prefill: no Shape, no Identity`);
+    assertEquals(pf.graph.input.filter((v) => !v.name.startsWith("lora.")).map((v) => v.name), [
+      "input_ids",
+      "position_ids",
+      ...kv,
+      "seqlens_k",
+      "total_sequence_length",
+      "last_index",
+    ]);
+    const raw = onnx.ModelProto.decode(
+      buildDecoder(pf.m.config, pf.m.weights, {
+        dtype,
+        kvCache: true,
+        maxPositions: 16,
+        attention: "gqa",
+        staticDecode: { batch: 3, maxT: 12, seq: 12 },
+        shaderF16: false,
+        externalMinBytes: Infinity,
+      }).bytes,
+    ).graph!;
+    const dims = (name: string) =>
+      (raw.input ?? []).find((v) => v.name === name)!.type!.tensorType!.shape!.dim!.map((d) => Number(d.dimValue));
+    assertEquals([dims("input_ids"), dims("position_ids"), dims("last_index"), dims("past_key_values.0.key")], [
+      [3, 12],
+      [3, 12],
+      [3],
+      [3, pf.m.config.numKvHeads, 12, pf.m.config.headDim],
+    ]);
+    assertEquals(
+      [pf.ops.get("Shape") ?? 0, pf.ops.get("Identity") ?? 0],
+      [0, 0],
+      `${dtype} prefill: no Shape, no Identity`,
+    );
     const head = pf.graph.node.find((n) => n.output.includes("logits"))!;
-    assertEquals(pf.graph.node.find((n) => n.output.includes(head.input[0]))?.opType, "Gather", `${dtype} prefill: the head reads the gathered last tokens`);
+    assertEquals(
+      pf.graph.node.find((n) => n.output.includes(head.input[0]))?.opType,
+      "Gather",
+      `${dtype} prefill: the head reads the gathered last tokens`,
+    );
   }
   // headMatMul: the f32 head as MatMul over the transposed (C, V) copy, writing the logits itself.
   const hm = decode("qwen2", { dtype: "f32", attention: "gqa", staticDecode: { batch: 2, maxT: 8 }, headMatMul: true });

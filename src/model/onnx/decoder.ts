@@ -153,7 +153,9 @@ export function q4SplitK(M: number, N: number, K: number): number {
 /** q4 weights stacked by rows (the parts share K): what one MatMulNBits over q/k/v or gate/up reads. */
 export function stackQ4(parts: readonly Q4Weight[]): Q4Weight {
   const { K, blockSize } = parts[0];
-  if (parts.some((p) => p.K !== K || p.blockSize !== blockSize || !p.zeroPoints !== !parts[0].zeroPoints)) throw new Error("stackQ4: parts differ in K, block size or zero points");
+  if (parts.some((p) => p.K !== K || p.blockSize !== blockSize || !p.zeroPoints !== !parts[0].zeroPoints)) {
+    throw new Error("stackQ4: parts differ in K, block size or zero points");
+  }
   const cat = <T extends Uint8Array | Float32Array>(xs: T[], make: (n: number) => T): T => {
     const out = make(xs.reduce((a, x) => a + x.length, 0));
     let o = 0;
@@ -161,10 +163,14 @@ export function stackQ4(parts: readonly Q4Weight[]): Q4Weight {
     return out;
   };
   return {
-    N: parts.reduce((a, p) => a + p.N, 0), K, blockSize,
+    N: parts.reduce((a, p) => a + p.N, 0),
+    K,
+    blockSize,
     packed: cat(parts.map((p) => p.packed), (n) => new Uint8Array(n)),
     scales: cat(parts.map((p) => p.scales), (n) => new Float32Array(n)),
-    zeroPoints: parts[0].zeroPoints ? cat(parts.map((p) => p.zeroPoints as Uint8Array), (n) => new Uint8Array(n)) : null,
+    zeroPoints: parts[0].zeroPoints
+      ? cat(parts.map((p) => p.zeroPoints as Uint8Array), (n) => new Uint8Array(n))
+      : null,
   };
 }
 
@@ -220,9 +226,13 @@ export function precisionOf(dtype: WeightDtype, shaderF16 = true): string {
     case "f32":
       return "f32 weights, f32 compute";
     case "f16":
-      return shaderF16 ? "f16 weights, f16 compute (norms and softmax in f32)" : "f16-rounded weights stored and computed in f32 (no shader-f16)";
+      return shaderF16
+        ? "f16 weights, f16 compute (norms and softmax in f32)"
+        : "f16-rounded weights stored and computed in f32 (no shader-f16)";
     case "q4":
-      return shaderF16 ? "q4 projections and head, f16 embedding, f32 compute" : "q4 projections, f32 embedding and head, f32 compute (no shader-f16)";
+      return shaderF16
+        ? "q4 projections and head, f16 embedding, f32 compute"
+        : "q4 projections, f32 embedding and head, f32 compute (no shader-f16)";
     default:
       return assertNever(dtype);
   }
@@ -299,10 +309,15 @@ class DecoderBuilder {
     const { cfg, g, opts } = this;
     const D = cfg.headDim, K = cfg.numKvHeads;
     const st = opts.staticDecode;
-    if (st && !(this.useGqa && opts.kvCache)) throw new Error("staticDecode needs attention \"gqa\" (f32 or q4, head dim % 8 == 0) and kvCache");
+    if (st && !(this.useGqa && opts.kvCache)) {
+      throw new Error('staticDecode needs attention "gqa" (f32 or q4, head dim % 8 == 0) and kvCache');
+    }
     // "batch_size": transformers.js sizes its empty first past from the inputs' symbolic dims by that name.
-    const bDim: Dim = st ? st.batch : opts.logprobs === false ? "batch_size" : "batch", sDim: Dim = st ? st.seq ?? 1 : "seq";
-    if (st && !(Number.isInteger(sDim) && (sDim as number) >= 1 && (sDim as number) <= st.maxT)) throw new Error(`staticDecode: seq must be an integer 1..maxT (${st.maxT}), got ${st.seq}`);
+    const bDim: Dim = st ? st.batch : opts.logprobs === false ? "batch_size" : "batch",
+      sDim: Dim = st ? st.seq ?? 1 : "seq";
+    if (st && !(Number.isInteger(sDim) && (sDim as number) >= 1 && (sDim as number) <= st.maxT)) {
+      throw new Error(`staticDecode: seq must be an integer 1..maxT (${st.maxT}), got ${st.seq}`);
+    }
     const ids = g.input("input_ids", DT.int64, [bDim, sDim]);
     const mask = st ? "" : g.input("attention_mask", DT.int64, ["batch", "total"]);
     const pos = g.input("position_ids", DT.int64, [bDim, sDim]);
@@ -324,7 +339,9 @@ class DecoderBuilder {
     // The adapter's alpha/r as an input, so adapter tensors can be fed exactly as trained
     // (even straight from the trainer's GPU buffers).
     if (this.loraTargets.size && opts.loraScale === undefined) inputNames.push(g.input("lora_scale", DT.float, [1]));
-    if (opts.loraScale !== undefined && !(Number.isFinite(opts.loraScale) && opts.loraScale >= 0)) throw new Error(`loraScale must be a finite number >= 0, got ${opts.loraScale}`);
+    if (opts.loraScale !== undefined && !(Number.isFinite(opts.loraScale) && opts.loraScale >= 0)) {
+      throw new Error(`loraScale must be a finite number >= 0, got ${opts.loraScale}`);
+    }
     for (let i = 0; i < cfg.numLayers; i++) {
       for (const t of LORA_TARGETS) {
         if (!this.loraTargets.has(t)) continue;
@@ -332,7 +349,10 @@ class DecoderBuilder {
         // One rank symbol per pair: ORT's planner treats equal symbols as equal sizes, and an
         // adapter may leave a target out (fed as rank 1 zeros) while others have rank r.
         const r = `r_${i}_${shortTarget(t)}`;
-        inputNames.push(g.input(`lora.${i}.${shortTarget(t)}.A`, DT.float, [r, fin]), g.input(`lora.${i}.${shortTarget(t)}.B`, DT.float, [fout, r]));
+        inputNames.push(
+          g.input(`lora.${i}.${shortTarget(t)}.A`, DT.float, [r, fin]),
+          g.input(`lora.${i}.${shortTarget(t)}.B`, DT.float, [fout, r]),
+        );
       }
     }
 
@@ -345,7 +365,11 @@ class DecoderBuilder {
     let x = g.op("Gather", [embedName, ids], { axis: 0 });
     if (q4HalfEmbed) x = g.op("Cast", [x], { to: DT.float });
 
-    const bias = st ? this.staticInputs(st, inputNames) : this.useGqa ? this.gqaInputs(ids, mask) : this.maskBias(ids, mask);
+    const bias = st
+      ? this.staticInputs(st, inputNames)
+      : this.useGqa
+      ? this.gqaInputs(ids, mask)
+      : this.maskBias(ids, mask);
     const [cos, sin] = this.ropeTables(pos);
     // Each residual sum and the norm after it are one kernel in f32 graphs (addNorm): the next
     // layer's input norm (the final norm after the last layer) takes the MLP's residual add.
@@ -358,7 +382,11 @@ class DecoderBuilder {
       [h2, x] = this.addNorm(x, attn, `${p}.post_attention_layernorm.weight`);
       const [gate, up] = this.linears(h2, i, ["gate_proj", "up_proj"]);
       const act = g.op("Mul", [g.op("Mul", [gate, g.op("Sigmoid", [gate])]), up]);
-      [h, x] = this.addNorm(x, this.linear(act, i, "down_proj"), i + 1 < cfg.numLayers ? `model.layers.${i + 1}.input_layernorm.weight` : "model.norm.weight");
+      [h, x] = this.addNorm(
+        x,
+        this.linear(act, i, "down_proj"),
+        i + 1 < cfg.numLayers ? `model.layers.${i + 1}.input_layernorm.weight` : "model.norm.weight",
+      );
     }
     x = h;
     if (st) {
@@ -383,7 +411,17 @@ class DecoderBuilder {
         }
       }
       const { model, external } = g.encode({ externalMinBytes: opts.externalMinBytes ?? 2 ** 20 });
-      return { bytes: model, external, options: opts, inputNames, outputNames, nodeCount: g.nodeCount, kvType: "float32", attention: "gqa", precision: precisionOf(opts.dtype, this.f16) };
+      return {
+        bytes: model,
+        external,
+        options: opts,
+        inputNames,
+        outputNames,
+        nodeCount: g.nodeCount,
+        kvType: "float32",
+        attention: "gqa",
+        precision: precisionOf(opts.dtype, this.f16),
+      };
     }
     const keep1 = opts.logprobs === false ? g.op("Reshape", [keep, g.i64([1])]) : keep;
     x = g.op("Slice", [x, g.op("Neg", [keep1]), g.i64([2 ** 31 - 1]), g.i64([1])]);
@@ -398,7 +436,10 @@ class DecoderBuilder {
     // LogSoftmax, which ORT then ran on the CPU after copying the (B, kept, V) logits to the host.
     const z = g.op("Sub", [logits, g.op("ReduceMax", [logits], { axes: [-1], keepdims: 1 })]);
     const lse = g.op("Log", [g.op("ReduceSum", [g.op("Exp", [z]), g.i64([-1])], { keepdims: 1 })]); // (B, kept, 1)
-    const picked = g.op("Sub", [g.op("GatherElements", [z, g.op("Unsqueeze", [targets, g.i64([2])])], { axis: 2 }), lse]);
+    const picked = g.op("Sub", [
+      g.op("GatherElements", [z, g.op("Unsqueeze", [targets, g.i64([2])])], { axis: 2 }),
+      lse,
+    ]);
     outputNames.push(g.output(g.op("Squeeze", [picked, g.i64([2])]), "target_logprobs", DT.float, ["batch", "kept"]));
     return this.finish(inputNames, outputNames);
   }
@@ -408,7 +449,10 @@ class DecoderBuilder {
     const { cfg, g, opts } = this;
     const D = cfg.headDim, K = cfg.numKvHeads;
     for (const [i, [k, v]] of this.present.entries()) {
-      outputNames.push(g.output(k, `present.${i}.key`, this.T, ["batch", K, "total", D]), g.output(v, `present.${i}.value`, this.T, ["batch", K, "total", D]));
+      outputNames.push(
+        g.output(k, `present.${i}.key`, this.T, ["batch", K, "total", D]),
+        g.output(v, `present.${i}.value`, this.T, ["batch", K, "total", D]),
+      );
     }
     const { model, external } = g.encode({ externalMinBytes: opts.externalMinBytes ?? 2 ** 20 });
     return {
@@ -439,7 +483,12 @@ class DecoderBuilder {
     const extra = g.op("Unsqueeze", [g.op("Sub", [T4, T]), g.i64([0])]); // (1)
     // Zeros to append to keys and values. Concat, not Pad: ORT's Pad shader failed to compile on
     // lavapipe in f16 graphs.
-    const zerosShape = g.op("Concat", [g.op("Shape", [ids], { start: 0, end: 1 }), g.i64([this.cfg.numKvHeads]), extra, g.i64([this.cfg.headDim])], { axis: 0 });
+    const zerosShape = g.op("Concat", [
+      g.op("Shape", [ids], { start: 0, end: 1 }),
+      g.i64([this.cfg.numKvHeads]),
+      extra,
+      g.i64([this.cfg.headDim]),
+    ], { axis: 0 });
     this.keyZeros = g.op("Expand", [g.scalar(0, this.T === DT.float ? DT.float : DT.float16), zerosShape]); // (B, K, T4 - T, D)
     this.keyLen = g.op("Unsqueeze", [T4, g.i64([0])]);
     const rows = g.op("Range", [P, T, g.i64([1], true)]); // absolute positions of the queries
@@ -504,8 +553,14 @@ class DecoderBuilder {
     // (B, S, H*D), (B, S, K*D) twice
     let [q, k, v] = this.linears(h, i, ["q_proj", "k_proj", "v_proj"]);
     if (cfg.qkNorm) {
-      q = g.op("Reshape", [this.rmsNorm(g.op("Reshape", [q, g.i64([0, 0, H, D])]), `${p}.q_norm.weight`), g.i64([0, 0, H * D])]);
-      k = g.op("Reshape", [this.rmsNorm(g.op("Reshape", [k, g.i64([0, 0, K, D])]), `${p}.k_norm.weight`), g.i64([0, 0, K * D])]);
+      q = g.op("Reshape", [
+        this.rmsNorm(g.op("Reshape", [q, g.i64([0, 0, H, D])]), `${p}.q_norm.weight`),
+        g.i64([0, 0, H * D]),
+      ]);
+      k = g.op("Reshape", [
+        this.rmsNorm(g.op("Reshape", [k, g.i64([0, 0, K, D])]), `${p}.k_norm.weight`),
+        g.i64([0, 0, K * D]),
+      ]);
     }
     // RoPE at the fed position ids in the dynamic graph (not GQA's do_rotary, which derives positions from
     // seqlens_k and so would rotate left-padded rows by their column instead of their position). The
@@ -522,9 +577,29 @@ class DecoderBuilder {
     }
     const [out, presentK, presentV] = g.node(
       "GroupQueryAttention",
-      [q, k, v, past ? past[0] : "", past ? past[1] : "", this.gqa.seqlensK, this.gqa.total, gqaRope ? c : "", gqaRope ? s : "", "", bias],
-      { num_heads: H, kv_num_heads: K, scale: { float: 1 / Math.sqrt(D) }, ...(gqaRope ? { do_rotary: 1, rotary_interleaved: 0 } : {}) },
-      { domain: "com.microsoft", ...(st ? { outputs: [g.fresh("attn"), `present.${i}.key`, `present.${i}.value`] } : { nOut: 3 }) },
+      [
+        q,
+        k,
+        v,
+        past ? past[0] : "",
+        past ? past[1] : "",
+        this.gqa.seqlensK,
+        this.gqa.total,
+        gqaRope ? c : "",
+        gqaRope ? s : "",
+        "",
+        bias,
+      ],
+      {
+        num_heads: H,
+        kv_num_heads: K,
+        scale: { float: 1 / Math.sqrt(D) },
+        ...(gqaRope ? { do_rotary: 1, rotary_interleaved: 0 } : {}),
+      },
+      {
+        domain: "com.microsoft",
+        ...(st ? { outputs: [g.fresh("attn"), `present.${i}.key`, `present.${i}.value`] } : { nOut: 3 }),
+      },
     );
     if (past) this.present.push([presentK, presentV]);
     return this.linear(out, i, "o_proj");
@@ -575,7 +650,14 @@ class DecoderBuilder {
   }
 
   /** Self-attention of layer i on normed h (B, S, C); returns the o_proj output (B, S, C). */
-  private attention(h: string, i: number, cos: string, sin: string, bias: string, past: [string, string] | null): string {
+  private attention(
+    h: string,
+    i: number,
+    cos: string,
+    sin: string,
+    bias: string,
+    past: [string, string] | null,
+  ): string {
     const { cfg, g } = this;
     const D = cfg.headDim, H = cfg.numHeads, K = cfg.numKvHeads, G = H / K;
     const p = `model.layers.${i}.self_attn`;
@@ -626,7 +708,9 @@ class DecoderBuilder {
     }
     const w = getTensor(this.w, name);
     const wn = g.initializer(name, { dataType: DT.float, dims: w.shape, data: w.data });
-    const [normed, , , sum] = g.node("SkipSimplifiedLayerNormalization", [x, skip, wn], { epsilon: { float: this.cfg.rmsNormEps } }, {
+    const [normed, , , sum] = g.node("SkipSimplifiedLayerNormalization", [x, skip, wn], {
+      epsilon: { float: this.cfg.rmsNormEps },
+    }, {
       domain: "com.microsoft",
       outputs: [g.fresh("skipnorm"), "", "", g.fresh("residual")],
     });
@@ -640,7 +724,13 @@ class DecoderBuilder {
     const wn = g.initializer(name, { dataType: DT.float, dims: w.shape, data: w.data });
     // f32: ORT's SimplifiedLayerNormalization (onnx domain, in the WebGPU EP and the CPU provider),
     // one kernel instead of six; decoding is bound by the number of dispatches.
-    if (this.T === DT.float) return g.op("SimplifiedLayerNormalization", [x, wn], { axis: -1, epsilon: { float: this.cfg.rmsNormEps }, stash_type: 1 });
+    if (this.T === DT.float) {
+      return g.op("SimplifiedLayerNormalization", [x, wn], {
+        axis: -1,
+        epsilon: { float: this.cfg.rmsNormEps },
+        stash_type: 1,
+      });
+    }
     const xf = g.op("Cast", [x], { to: DT.float });
     const ms = g.op("ReduceMean", [g.op("Mul", [xf, xf])], { axes: [-1], keepdims: 1 });
     const y = g.op("Mul", [g.op("Div", [xf, g.op("Sqrt", [g.op("Add", [ms, g.scalar(this.cfg.rmsNormEps)])])]), wn]);
@@ -667,7 +757,9 @@ class DecoderBuilder {
     }
     // q4: the bias as MatMulNBits' own bias input (one dispatch fewer per q/k/v projection and step); else an Add.
     const q4Bias = b && this.opts.dtype === "q4" && this.T === DT.float ? b.data : undefined;
-    let y = this.opts.dtype === "q4" ? this.q4Product(x, name, this.q4Of(w.data, fout, fin), q4Bias) : this.matmulW(x, name, w.data, fout, fin);
+    let y = this.opts.dtype === "q4"
+      ? this.q4Product(x, name, this.q4Of(w.data, fout, fin), q4Bias)
+      : this.matmulW(x, name, w.data, fout, fin);
     if (b && !q4Bias) {
       y = g.op("Add", [y, this.halfInit(`${name}.bias`, [fout], b.data)]);
     }
@@ -682,7 +774,8 @@ class DecoderBuilder {
 
   /** Whether this graph stacks q/k/v and gate/up (DecoderOptions.decodeProducts). */
   private stacks(): boolean {
-    return !!this.opts.staticDecode && this.opts.dtype === "q4" && this.T === DT.float && (this.opts.decodeProducts ?? "auto") !== "plain";
+    return !!this.opts.staticDecode && this.opts.dtype === "q4" && this.T === DT.float &&
+      (this.opts.decodeProducts ?? "auto") !== "plain";
   }
 
   /**
@@ -695,7 +788,13 @@ class DecoderBuilder {
     const parts = ts.map((t) => {
       const wName = baseKey(i, t);
       const [fout, fin] = targetDims(cfg, t);
-      return { t, fout, fin, q: this.q4Of(getTensor(this.w, wName, [fout, fin]).data, fout, fin), bias: this.biasOf(i, t)?.data ?? null };
+      return {
+        t,
+        fout,
+        fin,
+        q: this.q4Of(getTensor(this.w, wName, [fout, fin]).data, fout, fin),
+        bias: this.biasOf(i, t)?.data ?? null,
+      };
     });
     const N = parts.reduce((a, p) => a + p.fout, 0);
     let bias: Float32Array | undefined;
@@ -704,7 +803,12 @@ class DecoderBuilder {
       let o = 0;
       for (const p of parts) (p.bias && bias.set(p.bias, o), (o += p.fout));
     }
-    const y = this.q4Product(x, `model.layers.${i}.${ts.map(shortTarget).join("_")}`, stackQ4(parts.map((p) => p.q)), bias);
+    const y = this.q4Product(
+      x,
+      `model.layers.${i}.${ts.map(shortTarget).join("_")}`,
+      stackQ4(parts.map((p) => p.q)),
+      bias,
+    );
     const outs = g.node("Split", [y, g.i64(parts.map((p) => p.fout))], { axis: -1 }, { nOut: parts.length });
     return outs.map((o, j) => (this.loraTargets.has(ts[j]) ? this.withLora(o, x, i, ts[j]) : o));
   }
@@ -719,9 +823,15 @@ class DecoderBuilder {
       // y + delta as the second Gemm's C input: one kernel fewer per adapted linear (decoding is
       // bound by the number of dispatches), the same float32 sum as the Add.
       const y2 = g.op("Reshape", [y, g.i64([-1, fout])]);
-      return g.op("Reshape", [g.op("Gemm", [xs, B, y2], this.loraBAttrs()), this.opts.staticDecode ? this.shape3(x, fout) : g.op("Shape", [y])]);
+      return g.op("Reshape", [
+        g.op("Gemm", [xs, B, y2], this.loraBAttrs()),
+        this.opts.staticDecode ? this.shape3(x, fout) : g.op("Shape", [y]),
+      ]);
     }
-    const delta = g.op("Reshape", [g.op("Gemm", [xs, B], this.loraBAttrs()), this.opts.staticDecode ? this.shape3(x, fout) : g.op("Shape", [y])]);
+    const delta = g.op("Reshape", [
+      g.op("Gemm", [xs, B], this.loraBAttrs()),
+      this.opts.staticDecode ? this.shape3(x, fout) : g.op("Shape", [y]),
+    ]);
     return g.op("Add", [y, g.op("Cast", [delta], { to: this.T })]);
   }
 
@@ -746,7 +856,9 @@ class DecoderBuilder {
   private loraXa(x: string, fin: number, i: number, t: LoraTarget): string {
     const e = this.loraInput(x, fin);
     // With loraScale fixed, the scale is the second Gemm's alpha (loraBAttrs) and x goes in as it is.
-    if (this.opts.loraScale !== undefined) return this.g.op("Gemm", [e.x2, `lora.${i}.${shortTarget(t)}.A`], { transB: 1 });
+    if (this.opts.loraScale !== undefined) {
+      return this.g.op("Gemm", [e.x2, `lora.${i}.${shortTarget(t)}.A`], { transB: 1 });
+    }
     e.scaled ??= this.g.op("Mul", [e.x2, "lora_scale"]);
     return this.g.op("Gemm", [e.scaled, `lora.${i}.${shortTarget(t)}.A`], { transB: 1 });
   }
@@ -776,9 +888,17 @@ class DecoderBuilder {
       g.initializer(`${name}.q4`, { dataType: DT.uint8, dims: [q.N, nb, q.blockSize / 2], data: q.packed }),
       g.initializer(`${name}.scales`, { dataType: DT.float, dims: [q.N * nb], data: q.scales }),
     ];
-    if (q.zeroPoints) inputs.push(g.initializer(`${name}.zp`, { dataType: DT.uint8, dims: [q.zeroPoints.length], data: q.zeroPoints }));
+    if (q.zeroPoints) {
+      inputs.push(g.initializer(`${name}.zp`, { dataType: DT.uint8, dims: [q.zeroPoints.length], data: q.zeroPoints }));
+    }
     // Inputs 3 (zero points) and 4 (g_idx) may be empty names before input 5, the bias (N).
-    if (bias) inputs.push(...(q.zeroPoints ? [] : [""]), "", g.initializer(`${name}.bias`, { dataType: DT.float, dims: [q.N], data: bias }));
+    if (bias) {
+      inputs.push(
+        ...(q.zeroPoints ? [] : [""]),
+        "",
+        g.initializer(`${name}.bias`, { dataType: DT.float, dims: [q.N], data: bias }),
+      );
+    }
     return inputs;
   }
 
@@ -786,7 +906,10 @@ class DecoderBuilder {
   private nbitsOver(x: string, q: Q4Weight, w: string[], outName?: string): string {
     const attrs: Record<string, AttrValue> = { K: q.K, N: q.N, bits: 4, block_size: q.blockSize };
     if (this.opts.q4Accuracy === 4) attrs.accuracy_level = 4;
-    return this.g.node("MatMulNBits", [x, ...w], attrs, { domain: "com.microsoft", ...(outName ? { outputs: [outName] } : {}) })[0];
+    return this.g.node("MatMulNBits", [x, ...w], attrs, {
+      domain: "com.microsoft",
+      ...(outName ? { outputs: [outName] } : {}),
+    })[0];
   }
 
   /**
@@ -805,14 +928,26 @@ class DecoderBuilder {
       // over the same weight, concatenated.
       const sizes: number[] = [];
       for (let left = M; left > 0; left -= ORT_WIDE_TILE_MIN_M - 1) sizes.push(Math.min(ORT_WIDE_TILE_MIN_M - 1, left));
-      const parts = g.node("Split", [g.op("Reshape", [x, g.i64([M, q.K])]), g.i64(sizes)], { axis: 0 }, { nOut: sizes.length });
+      const parts = g.node("Split", [g.op("Reshape", [x, g.i64([M, q.K])]), g.i64(sizes)], { axis: 0 }, {
+        nOut: sizes.length,
+      });
       const w = this.nbitsWeights(name, q, bias);
-      return g.op("Reshape", [g.op("Concat", parts.map((xp) => this.nbitsOver(xp, q, w)), { axis: 0 }), this.shape3(x, q.N)]);
+      return g.op("Reshape", [
+        g.op("Concat", parts.map((xp) => this.nbitsOver(xp, q, w)), { axis: 0 }),
+        this.shape3(x, q.N),
+      ]);
     }
     const S = st && q.blockSize === 32 && (mode === "split" || mode === "auto") ? q4SplitK(M, q.N, q.K) : 1;
     if (S === 1) return this.nbits(x, name, q, bias);
     const { N, K } = q, nb = K / q.blockSize;
-    const qs: Q4Weight = { N: N * S, K: K / S, blockSize: q.blockSize, packed: q.packed, scales: q.scales, zeroPoints: q.zeroPoints ? splitZeroPoints(q.zeroPoints, N, nb, S) : null };
+    const qs: Q4Weight = {
+      N: N * S,
+      K: K / S,
+      blockSize: q.blockSize,
+      packed: q.packed,
+      scales: q.scales,
+      zeroPoints: q.zeroPoints ? splitZeroPoints(q.zeroPoints, N, nb, S) : null,
+    };
     let bs: Float32Array | undefined;
     if (bias) {
       bs = new Float32Array(N * S);
@@ -844,10 +979,14 @@ class DecoderBuilder {
     const { cfg, g } = this;
     const V = cfg.vocabSize, C = cfg.hiddenSize;
     const wName = cfg.tieWordEmbeddings ? "model.embed_tokens.weight" : "lm_head.weight";
-    if (this.opts.dtype === "q4" && this.f16) return this.matmulW(x, "lm_head", getTensor(this.w, wName, [V, C]).data, V, C, out2d);
+    if (this.opts.dtype === "q4" && this.f16) {
+      return this.matmulW(x, "lm_head", getTensor(this.w, wName, [V, C]).data, V, C, out2d);
+    }
     // Gemm with transB reads the (V, C) matrix as stored, so tied embeddings are kept once (q4
     // graphs without f16 too: their embedding is f32).
-    const wn = cfg.tieWordEmbeddings ? embedName : this.halfInit("lm_head", [V, C], getTensor(this.w, wName, [V, C]).data);
+    const wn = cfg.tieWordEmbeddings
+      ? embedName
+      : this.halfInit("lm_head", [V, C], getTensor(this.w, wName, [V, C]).data);
     // out2d: x is already (N, C) and the Gemm writes the named (N, V) output itself.
     if (out2d && this.opts.headMatMul) {
       const w = getTensor(this.w, wName, [V, C]).data;

@@ -15,23 +15,42 @@ import { DEFAULT_SAMPLING, sampleBatch } from "../sampler.ts";
 import { makeTinyModel } from "../tiny.ts";
 
 // ORT's GQA needs a head dim that is a multiple of 8: the tiny llama (6) and qwen3 (12) get 8.
-const tiny = (arch: Arch, seed: number) => makeTinyModel(arch, { seed, ...(arch === "qwen2" ? {} : { hidden: 48, heads: 6, kvHeads: arch === "llama" ? 3 : 2, headDim: 8 }) });
+const tiny = (arch: Arch, seed: number) =>
+  makeTinyModel(arch, {
+    seed,
+    ...(arch === "qwen2" ? {} : { hidden: 48, heads: 6, kvHeads: arch === "llama" ? 3 : 2, headDim: 8 }),
+  });
 const ARCHS: Arch[] = ["qwen2", "llama", "qwen3"];
 
 // Where the device has subgroups, ORT's GQA takes a subgroup flash-attention path that is wrong on
 // SwiftShader (gqa-check.ts): there the numerics tests below are skipped with a notice and the
 // fallback test runs instead. The tests build GQA graphs with checkGqa: false (no second check).
 const probe = tiny("qwen2", 1);
-const check = await checkGqa(probe.config, null, (c, w, a) => OrtPolicy.create(c, w, { dtype: "f32", attention: a, maxPositions: 64, checkGqa: false, onNote: () => {} }));
+const check = await checkGqa(
+  probe.config,
+  null,
+  (c, w, a) =>
+    OrtPolicy.create(c, w, { dtype: "f32", attention: a, maxPositions: 64, checkGqa: false, onNote: () => {} }),
+);
 const gqaRight = check.ok;
-if (!gqaRight) console.warn(`NOTICE: onnxruntime-web's GroupQueryAttention is wrong on this device (max |GQA - explicit| ${check.maxAbsDiff.toExponential(2)}): its numerics tests are skipped, the fallback test runs`);
+if (!gqaRight) {
+  console.warn(
+    `NOTICE: onnxruntime-web's GroupQueryAttention is wrong on this device (max |GQA - explicit| ${
+      check.maxAbsDiff.toExponential(2)
+    }): its numerics tests are skipped, the fallback test runs`,
+  );
+}
 
 function randomSeqs(rng: Rng, V: number, lengths: number[]): number[][] {
   return lengths.map((n) => Array.from({ length: n }, () => rng.int(V)));
 }
 
 for (const arch of ARCHS) {
-  Deno.test({ name: `gqa ${arch}: ragged left-padded prefill and decoding steps equal the float64 reference and the explicit graph (LoRA on every target)`, ignore: !gqaRight }, async () => {
+  Deno.test({
+    name:
+      `gqa ${arch}: ragged left-padded prefill and decoding steps equal the float64 reference and the explicit graph (LoRA on every target)`,
+    ignore: !gqaRight,
+  }, async () => {
     const m = tiny(arch, 41);
     const cfg = m.config, V = cfg.vocabSize;
     const adapter = randomAdapter(cfg, { r: 4, alpha: 8, targets: [...LORA_TARGETS], seed: 5, bScale: 0.2 });
@@ -64,9 +83,17 @@ for (const arch of ARCHS) {
         for (let b = 0; b < 3; b++) {
           const at = lens[b] - 1 + k;
           const row = g.logits.subarray(b * V, (b + 1) * V);
-          const r = assertClose(row, refs[b][at], { atol: 2e-4, rtol: 1e-4, name: `${arch} row ${b} step ${k} vs reference` });
+          const r = assertClose(row, refs[b][at], {
+            atol: 2e-4,
+            rtol: 1e-4,
+            name: `${arch} row ${b} step ${k} vs reference`,
+          });
           worst = Math.max(worst, r.maxAbs);
-          assertClose(row, e.logits.subarray(b * V, (b + 1) * V), { atol: 2e-4, rtol: 1e-4, name: `${arch} row ${b} step ${k} vs explicit` });
+          assertClose(row, e.logits.subarray(b * V, (b + 1) * V), {
+            atol: 2e-4,
+            rtol: 1e-4,
+            name: `${arch} row ${b} step ${k} vs explicit`,
+          });
         }
         assertEquals(g.present.tensors[0].dims, [3, cfg.numKvHeads, L + k, cfg.headDim]);
         assertEquals(g.present.tensors[0].location, "gpu-buffer");
@@ -74,7 +101,13 @@ for (const arch of ARCHS) {
         if (pastE) explicit.releaseCache(pastE);
         pastE = e.present;
         for (const r of mask) r.push(1);
-        input = { ids: full.map((s, b) => [s[lens[b] + k]]), mask, positions: lens.map((n) => [n + k]), past: g.present, keep: 1 };
+        input = {
+          ids: full.map((s, b) => [s[lens[b] + k]]),
+          mask,
+          positions: lens.map((n) => [n + k]),
+          past: g.present,
+          keep: 1,
+        };
       }
       if (input.past) gqa.releaseCache(input.past);
       if (pastE) explicit.releaseCache(pastE);
@@ -86,20 +119,41 @@ for (const arch of ARCHS) {
   });
 }
 
-Deno.test({ name: "gqa: right-padded log-probabilities equal the float64 reference at f32 + LoRA and at q4 (against its dequantised weights), on WebGPU and WASM", ignore: !gqaRight }, async () => {
+Deno.test({
+  name:
+    "gqa: right-padded log-probabilities equal the float64 reference at f32 + LoRA and at q4 (against its dequantised weights), on WebGPU and WASM",
+  ignore: !gqaRight,
+}, async () => {
   for (const arch of ARCHS) {
     const m = tiny(arch, 43);
     const seqs = randomSeqs(new Rng(3), m.config.vocabSize, [9, 3, 14]);
-    const adapter = randomAdapter(m.config, { r: 4, alpha: 8, targets: ["q_proj", "v_proj", "up_proj"], seed: 11, bScale: 0.2 });
+    const adapter = randomAdapter(m.config, {
+      r: 4,
+      alpha: 8,
+      targets: ["q_proj", "v_proj", "up_proj"],
+      seed: 11,
+      bScale: 0.2,
+    });
     const want = referenceLogprobs(m.config, m.weights, seqs, adapter);
     const eff = q4EffectiveWeights(m.config, m.weights);
     const wantQ4 = referenceLogprobs(eff.cfg, eff.w, seqs, adapter);
     for (const [dtype, provider] of [["f32", "webgpu"], ["q4", "webgpu"], ["f32", "wasm"]] as const) {
-      const policy = await OrtPolicy.create(m.config, m.weights, { dtype, provider, attention: "gqa", checkGqa: false, loraTargets: ["q_proj", "v_proj", "up_proj"], maxPositions: 16 });
+      const policy = await OrtPolicy.create(m.config, m.weights, {
+        dtype,
+        provider,
+        attention: "gqa",
+        checkGqa: false,
+        loraTargets: ["q_proj", "v_proj", "up_proj"],
+        maxPositions: 16,
+      });
       try {
         assertEquals([policy.attention, policy.provider], ["gqa", provider]);
         policy.setAdapter(adapter);
-        const e = assertClose((await policy.logprobs(seqs)).flat(), (dtype === "q4" ? wantQ4 : want).flat(), { atol: 2e-3, rtol: 0, name: `${arch} ${dtype} ${provider}` });
+        const e = assertClose((await policy.logprobs(seqs)).flat(), (dtype === "q4" ? wantQ4 : want).flat(), {
+          atol: 2e-3,
+          rtol: 0,
+          name: `${arch} ${dtype} ${provider}`,
+        });
         console.log(`${arch} gqa ${dtype} on ${provider}: max |logprob err| ${e.maxAbs.toExponential(2)}`);
       } finally {
         await policy.release();
@@ -108,7 +162,11 @@ Deno.test({ name: "gqa: right-padded log-probabilities equal the float64 referen
   }
 });
 
-Deno.test({ name: "gqa: greedy sampleBatch gives the explicit graph's tokens (ragged prompts, repeated cache, rows leaving at EOS)", ignore: !gqaRight }, async () => {
+Deno.test({
+  name:
+    "gqa: greedy sampleBatch gives the explicit graph's tokens (ragged prompts, repeated cache, rows leaving at EOS)",
+  ignore: !gqaRight,
+}, async () => {
   const m = tiny("qwen2", 47);
   const V = m.config.vocabSize;
   const prompts = randomSeqs(new Rng(9), V, [5, 17, 2, 9]);
@@ -123,16 +181,25 @@ Deno.test({ name: "gqa: greedy sampleBatch gives the explicit graph's tokens (ra
     const p = { ...params, eosTokenIds: [eos] };
     const want = await sampleBatch(explicit, prompts, 2, p, decode);
     const got = await sampleBatch(gqa, prompts, 2, p, decode);
-    assert(want.some((s) => s.finishReason === "eos") && want.some((s) => s.finishReason === "length"), "no row ended early");
+    assert(
+      want.some((s) => s.finishReason === "eos") && want.some((s) => s.finishReason === "length"),
+      "no row ended early",
+    );
     assertEquals(got.map((s) => [s.tokens, s.finishReason]), want.map((s) => [s.tokens, s.finishReason]));
-    for (const [i, s] of got.entries()) assertClose(s.logprobs, want[i].logprobs, { atol: 1e-4, rtol: 0, name: `sample ${i} logprobs` });
+    for (const [i, s] of got.entries()) {
+      assertClose(s.logprobs, want[i].logprobs, { atol: 1e-4, rtol: 0, name: `sample ${i} logprobs` });
+    }
   } finally {
     await gqa.release();
     await explicit.release();
   }
 });
 
-Deno.test({ name: "gqa: the policy's default; a multi-token step after a past works for one row and is a clear error for several (ORT's GQA)", ignore: !gqaRight }, async () => {
+Deno.test({
+  name:
+    "gqa: the policy's default; a multi-token step after a past works for one row and is a clear error for several (ORT's GQA)",
+  ignore: !gqaRight,
+}, async () => {
   const m = tiny("qwen2", 53);
   const cfg = m.config, V = cfg.vocabSize;
   const policy = await OrtPolicy.create(cfg, m.weights, { maxPositions: 16, checkGqa: false });
@@ -140,13 +207,43 @@ Deno.test({ name: "gqa: the policy's default; a multi-token step after a past wo
     assertEquals(policy.attention, "gqa");
     const [a] = randomSeqs(new Rng(1), V, [7]);
     const ref = referenceLogits(cfg, m.weights, a);
-    const pre = await policy.step({ ids: [a.slice(0, 4)], mask: [[1, 1, 1, 1]], positions: [[0, 1, 2, 3]], past: null, keep: 1 });
-    const s = await policy.step({ ids: [a.slice(4, 7)], mask: [new Array(7).fill(1)], positions: [[4, 5, 6]], past: pre.present, keep: 3 });
-    for (let j = 0; j < 3; j++) assertClose(s.logits.subarray(j * V, (j + 1) * V), ref[4 + j], { atol: 2e-4, rtol: 1e-4, name: `chunk token ${j}` });
-    const pre2 = await policy.step({ ids: [a.slice(0, 2), a.slice(2, 4)], mask: [[1, 1], [1, 1]], positions: [[0, 1], [0, 1]], past: null, keep: 1 });
+    const pre = await policy.step({
+      ids: [a.slice(0, 4)],
+      mask: [[1, 1, 1, 1]],
+      positions: [[0, 1, 2, 3]],
+      past: null,
+      keep: 1,
+    });
+    const s = await policy.step({
+      ids: [a.slice(4, 7)],
+      mask: [new Array(7).fill(1)],
+      positions: [[4, 5, 6]],
+      past: pre.present,
+      keep: 3,
+    });
+    for (let j = 0; j < 3; j++) {
+      assertClose(s.logits.subarray(j * V, (j + 1) * V), ref[4 + j], {
+        atol: 2e-4,
+        rtol: 1e-4,
+        name: `chunk token ${j}`,
+      });
+    }
+    const pre2 = await policy.step({
+      ids: [a.slice(0, 2), a.slice(2, 4)],
+      mask: [[1, 1], [1, 1]],
+      positions: [[0, 1], [0, 1]],
+      past: null,
+      keep: 1,
+    });
     let err = "";
     try {
-      await policy.step({ ids: [a.slice(4, 6), a.slice(4, 6)], mask: [[1, 1, 1, 1], [1, 1, 1, 1]], positions: [[2, 3], [2, 3]], past: pre2.present, keep: 1 });
+      await policy.step({
+        ids: [a.slice(4, 6), a.slice(4, 6)],
+        mask: [[1, 1, 1, 1], [1, 1, 1, 1]],
+        positions: [[2, 3], [2, 3]],
+        past: pre2.present,
+        keep: 1,
+      });
     } catch (e) {
       err = String(e);
     }
@@ -157,15 +254,26 @@ Deno.test({ name: "gqa: the policy's default; a multi-token step after a past wo
   }
 });
 
-Deno.test({ name: "gqa check: where ORT's GQA is wrong on the device, a default policy builds explicit attention, says why, and matches the float64 reference", ignore: gqaRight }, async () => {
+Deno.test({
+  name:
+    "gqa check: where ORT's GQA is wrong on the device, a default policy builds explicit attention, says why, and matches the float64 reference",
+  ignore: gqaRight,
+}, async () => {
   const m = tiny("llama", 61);
   const notes: string[] = [];
   const policy = await OrtPolicy.create(m.config, m.weights, { maxPositions: 64, onNote: (n) => notes.push(n) });
   try {
     assertEquals(policy.attention, "explicit");
-    assert(notes.some((n) => n.includes("GroupQueryAttention differs from explicit attention")), `the note: ${notes.join(" | ")}`);
+    assert(
+      notes.some((n) => n.includes("GroupQueryAttention differs from explicit attention")),
+      `the note: ${notes.join(" | ")}`,
+    );
     const seqs = randomSeqs(new Rng(3), m.config.vocabSize, [40, 12]);
-    assertClose((await policy.logprobs(seqs)).flat(), referenceLogprobs(m.config, m.weights, seqs).flat(), { atol: 2e-3, rtol: 0, name: "explicit fallback vs reference" });
+    assertClose((await policy.logprobs(seqs)).flat(), referenceLogprobs(m.config, m.weights, seqs).flat(), {
+      atol: 2e-3,
+      rtol: 0,
+      name: "explicit fallback vs reference",
+    });
   } finally {
     await policy.release();
   }
@@ -191,7 +299,11 @@ Deno.test("policy with loraScale: alpha / r fixed in the graph gives the referen
     assert(/fixes it at 3/.test(err), `expected a scale error, got: ${err}`);
     assertEquals(policy.adapterName, "a");
     policy.setAdapter(null);
-    assertClose((await policy.logprobs(seqs)).flat(), referenceLogprobs(m.config, m.weights, seqs).flat(), { atol: 2e-3, rtol: 0, name: "no adapter" });
+    assertClose((await policy.logprobs(seqs)).flat(), referenceLogprobs(m.config, m.weights, seqs).flat(), {
+      atol: 2e-3,
+      rtol: 0,
+      name: "no adapter",
+    });
   } finally {
     await policy.release();
   }

@@ -47,7 +47,9 @@ export function pendingDispatchesFromEnv(): number | null {
   const v = "Deno" in globalThis ? Deno.env.get("RLVR_ORT_PENDING_DISPATCHES") : undefined;
   if (v === undefined || v === "") return null;
   const n = Number(v);
-  if (!Number.isInteger(n) || n < 1 || n > 4096) throw new Error(`RLVR_ORT_PENDING_DISPATCHES must be an integer 1..4096, got ${JSON.stringify(v)}`);
+  if (!Number.isInteger(n) || n < 1 || n > 4096) {
+    throw new Error(`RLVR_ORT_PENDING_DISPATCHES must be an integer 1..4096, got ${JSON.stringify(v)}`);
+  }
   return n;
 }
 
@@ -125,17 +127,34 @@ export async function createSession(
   configureOrt();
   if (preferred === "webgpu") {
     if (!hasWebGpu()) {
-      onNote("note: navigator.gpu is missing; the policy runs on onnxruntime-web's WASM (CPU) provider instead of WebGPU");
+      onNote(
+        "note: navigator.gpu is missing; the policy runs on onnxruntime-web's WASM (CPU) provider instead of WebGPU",
+      );
     } else {
       try {
         // onnxruntime-web reads `device` from the WebGPU provider option (not in its typings yet):
         // the session then shares the caller's GPUDevice and accepts its buffers as tensors.
         const ep: { name: string; device?: GPUDevice } = device ? { name: "webgpu", device } : { name: "webgpu" };
-        return { session: await ort.InferenceSession.create(bytes, { ...QUIET_SESSION, ...opts, ...webgpuOpts, executionProviders: [ep] }), provider: "webgpu" };
+        return {
+          session: await ort.InferenceSession.create(bytes, {
+            ...QUIET_SESSION,
+            ...opts,
+            ...webgpuOpts,
+            executionProviders: [ep],
+          }),
+          provider: "webgpu",
+        };
       } catch (e) {
-        onNote(`note: the WebGPU provider failed (${e instanceof Error ? e.message : String(e)}); falling back to WASM (CPU)`);
+        onNote(
+          `note: the WebGPU provider failed (${
+            e instanceof Error ? e.message : String(e)
+          }); falling back to WASM (CPU)`,
+        );
       }
     }
   }
-  return { session: await ort.InferenceSession.create(bytes, { ...QUIET_SESSION, ...opts, executionProviders: ["wasm"] }), provider: "wasm" };
+  return {
+    session: await ort.InferenceSession.create(bytes, { ...QUIET_SESSION, ...opts, executionProviders: ["wasm"] }),
+    provider: "wasm",
+  };
 }

@@ -87,7 +87,11 @@ export class GraphBuilder {
     const key = `i64:${scalar}:${values.join(",")}`;
     const hit = this.constCache.get(key);
     if (hit) return hit;
-    const n = this.initializer("c_i64", { dataType: DT.int64, dims: scalar ? [] : [values.length], data: BigInt64Array.from(values.map(BigInt)) });
+    const n = this.initializer("c_i64", {
+      dataType: DT.int64,
+      dims: scalar ? [] : [values.length],
+      data: BigInt64Array.from(values.map(BigInt)),
+    });
     this.constCache.set(key, n);
     return n;
   }
@@ -116,7 +120,16 @@ export class GraphBuilder {
     const outs = opts.outputs ?? Array.from({ length: opts.nOut ?? 1 }, () => this.fresh(opType.toLowerCase()));
     for (const o of outs) this.used.add(o);
     const attribute = Object.entries(attrs).map(([k, v]) => attr(k, v));
-    this.nodes.push(onnx.NodeProto.create({ opType, input: inputs, output: outs, attribute, domain: opts.domain ?? "", name: this.fresh(`n_${opType}`) }));
+    this.nodes.push(
+      onnx.NodeProto.create({
+        opType,
+        input: inputs,
+        output: outs,
+        attribute,
+        domain: opts.domain ?? "",
+        name: this.fresh(`n_${opType}`),
+      }),
+    );
     return outs;
   }
 
@@ -138,14 +151,29 @@ export class GraphBuilder {
       if (t.rawData.byteLength < min || t.rawData.byteLength === 0 || t.dataType === DT.int64) return t;
       const path = `x${external.length}.bin`;
       external.push({ path, data: t.rawData });
-      const entries = [{ key: "location", value: path }, { key: "offset", value: "0" }, { key: "length", value: String(t.rawData.byteLength) }];
-      return onnx.TensorProto.create({ name: t.name, dims: t.dims, dataType: t.dataType, dataLocation: 1, externalData: entries });
+      const entries = [{ key: "location", value: path }, { key: "offset", value: "0" }, {
+        key: "length",
+        value: String(t.rawData.byteLength),
+      }];
+      return onnx.TensorProto.create({
+        name: t.name,
+        dims: t.dims,
+        dataType: t.dataType,
+        dataLocation: 1,
+        externalData: entries,
+      });
     });
     const model = onnx.ModelProto.create({
       irVersion: 8,
       producerName: "rlvr-lab",
       opsetImport: [{ domain: "", version: 17 }, { domain: "com.microsoft", version: 1 }],
-      graph: onnx.GraphProto.create({ name: this.name, node: this.nodes, initializer: inits, input: this.inputs, output: this.outputs }),
+      graph: onnx.GraphProto.create({
+        name: this.name,
+        node: this.nodes,
+        initializer: inits,
+        input: this.inputs,
+        output: this.outputs,
+      }),
     });
     return { model: onnx.ModelProto.encode(model).finish(), external };
   }
@@ -164,7 +192,9 @@ function valueInfo(name: string, elemType: DType, dims: Dim[]) {
 function attr(name: string, v: AttrValue): Attr {
   const T = { FLOAT: 1, INT: 2, STRING: 3, TENSOR: 4, FLOATS: 6, INTS: 7 } as const;
   if (typeof v === "number") return onnx.AttributeProto.create({ name, type: T.INT, i: v });
-  if (typeof v === "string") return onnx.AttributeProto.create({ name, type: T.STRING, s: new TextEncoder().encode(v) });
+  if (typeof v === "string") {
+    return onnx.AttributeProto.create({ name, type: T.STRING, s: new TextEncoder().encode(v) });
+  }
   if (Array.isArray(v)) return onnx.AttributeProto.create({ name, type: T.INTS, ints: v });
   if ("float" in v) return onnx.AttributeProto.create({ name, type: T.FLOAT, f: v.float });
   if ("floats" in v) return onnx.AttributeProto.create({ name, type: T.FLOATS, floats: v.floats });

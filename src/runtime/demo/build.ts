@@ -8,7 +8,16 @@ import { Rng } from "../../core/rng.ts";
 import type { Task } from "../../core/types.ts";
 import { CLINIC_TEMPLATES, clinicDatabase } from "./clinic.ts";
 import { definitions, ENTITIES, ENTITY_CONCEPTS, MEASURE_CONCEPTS } from "./concept-defs.ts";
-import { type ConceptQuestion, type ConceptSplit, type Definition, entityQuestions, measureQuestions, type Novelty, splitOf, spread } from "./concepts.ts";
+import {
+  type ConceptQuestion,
+  type ConceptSplit,
+  type Definition,
+  entityQuestions,
+  measureQuestions,
+  type Novelty,
+  splitOf,
+  spread,
+} from "./concepts.ts";
 import { type DemoDatabase, fill, type QuestionTemplate } from "./gen.ts";
 import { SCHOOL_TEMPLATES, schoolDatabase } from "./school.ts";
 import { SHOP_TEMPLATES, shopDatabase } from "./shop.ts";
@@ -45,7 +54,13 @@ const SOURCES: { make: (rng: Rng) => DemoDatabase; templates: QuestionTemplate[]
 ];
 
 /** Questions kept per split (at most), spread over concepts and frames. */
-export const SPLIT_SIZES: Record<ConceptSplit, number> = { train: 240, "test-concepts": 96, "test-templates": 64, "heldout-db": 48, "test-written": WRITTEN.length };
+export const SPLIT_SIZES: Record<ConceptSplit, number> = {
+  train: 240,
+  "test-concepts": 96,
+  "test-templates": 64,
+  "heldout-db": 48,
+  "test-written": WRITTEN.length,
+};
 
 /** Writes a generated database into SQLite bytes. */
 export function toSqlite(SQL: SqlJsStatic, d: DemoDatabase): Uint8Array {
@@ -120,15 +135,31 @@ function usable(db: Db, xs: readonly ConceptQuestion[]): ConceptQuestion[] {
 function toTask(x: ConceptQuestion, split: ConceptSplit, i: number, defs: Map<string, Definition>): DemoTask {
   const evidence = x.concepts.map((c) => defs.get(c)?.definition ?? "").filter(Boolean).join("; ");
   return {
-    id: `${split}.${x.concepts.join("+")}.${x.frame}.${i}`, db_id: x.db_id, question: x.question, evidence, gold_sql: x.gold_sql,
-    difficulty: x.difficulty, template: x.frame, concepts: x.concepts, ...(split === "test-concepts" ? { novelty: x.novelty } : {}),
+    id: `${split}.${x.concepts.join("+")}.${x.frame}.${i}`,
+    db_id: x.db_id,
+    question: x.question,
+    evidence,
+    gold_sql: x.gold_sql,
+    difficulty: x.difficulty,
+    template: x.frame,
+    concepts: x.concepts,
+    ...(split === "test-concepts" ? { novelty: x.novelty } : {}),
   };
 }
 
 /** A hand-written question (written.ts) as a task of test-written; its evidence is its concepts' definitions. */
 export function writtenTask(x: WrittenQuestion, i: number, defs: Map<string, Definition>): DemoTask {
   const evidence = x.concepts.map((c) => defs.get(c)?.definition ?? "").filter(Boolean).join("; ");
-  return { id: `test-written.${i}`, db_id: x.db, question: x.question, evidence, gold_sql: x.sql, difficulty: x.concepts.length > 1 ? "challenging" : "moderate", template: "written", concepts: x.concepts };
+  return {
+    id: `test-written.${i}`,
+    db_id: x.db,
+    question: x.question,
+    evidence,
+    gold_sql: x.sql,
+    difficulty: x.concepts.length > 1 ? "challenging" : "moderate",
+    template: "written",
+    concepts: x.concepts,
+  };
 }
 
 /** Generates the whole demo from `seed`. */
@@ -136,13 +167,28 @@ export function buildDemo(SQL: SqlJsStatic, seed = 20261129): Demo {
   const rng = new Rng(seed);
   const defs = definitions();
   const defById = new Map(defs.map((d) => [d.id, d]));
-  const demo: Demo = { databases: [], splits: { train: [], "test-concepts": [], "test-templates": [], "heldout-db": [], "test-written": [] }, generic: [], definitions: defs };
-  const pools: Record<ConceptSplit, ConceptQuestion[]> = { train: [], "test-concepts": [], "test-templates": [], "heldout-db": [], "test-written": [] };
+  const demo: Demo = {
+    databases: [],
+    splits: { train: [], "test-concepts": [], "test-templates": [], "heldout-db": [], "test-written": [] },
+    generic: [],
+    definitions: defs,
+  };
+  const pools: Record<ConceptSplit, ConceptQuestion[]> = {
+    train: [],
+    "test-concepts": [],
+    "test-templates": [],
+    "heldout-db": [],
+    "test-written": [],
+  };
   const heldGeneric: DemoTask[] = [];
   for (const src of SOURCES) {
     const d = src.make(new Rng(rng.nextU32()));
     const bytes = toSqlite(SQL, d);
-    demo.databases.push({ id: d.id, bytes, rows: Object.fromEntries(Object.entries(d.tables).map(([k, v]) => [k, v.length])) });
+    demo.databases.push({
+      id: d.id,
+      bytes,
+      rows: Object.fromEntries(Object.entries(d.tables).map(([k, v]) => [k, v.length])),
+    });
     const qrng = new Rng(rng.nextU32());
     const generic = src.templates.flatMap((t) => expandTemplate(t, d.id, qrng));
     const questions = [
@@ -161,13 +207,20 @@ export function buildDemo(SQL: SqlJsStatic, seed = 20261129): Demo {
   const srng = new Rng(rng.nextU32());
   for (const split of (Object.keys(pools) as ConceptSplit[]).filter((s) => s !== "test-written")) {
     // Spread over concepts (a pair under its first) and frames (test-concepts: and what is new).
-    const key = (x: ConceptQuestion) => `${x.concepts[0]}|${split === "test-concepts" ? x.novelty.filter((n) => n !== "phrasing").join("+") || "phrasing" : x.frame}`;
-    const room = split === "heldout-db" ? SPLIT_SIZES[split] - Math.min(heldGeneric.length, SPLIT_SIZES[split] / 3) : SPLIT_SIZES[split];
+    const key = (x: ConceptQuestion) =>
+      `${x.concepts[0]}|${
+        split === "test-concepts" ? x.novelty.filter((n) => n !== "phrasing").join("+") || "phrasing" : x.frame
+      }`;
+    const room = split === "heldout-db"
+      ? SPLIT_SIZES[split] - Math.min(heldGeneric.length, SPLIT_SIZES[split] / 3)
+      : SPLIT_SIZES[split];
     // In a seeded order, so that any first n questions (an evaluate cell's n, GRPO's evalN) are a fair sample.
     const kept = srng.shuffle(spread(pools[split], room, key, srng));
     demo.splits[split] = kept.map((x, i) => toTask(x, split, i, defById));
   }
-  demo.splits["heldout-db"].push(...spread(heldGeneric, SPLIT_SIZES["heldout-db"] - demo.splits["heldout-db"].length, (t) => t.template, srng));
+  demo.splits["heldout-db"].push(
+    ...spread(heldGeneric, SPLIT_SIZES["heldout-db"] - demo.splits["heldout-db"].length, (t) => t.template, srng),
+  );
   // Written by hand, not drawn: the same for every seed.
   demo.splits["test-written"] = WRITTEN.map((x, i) => writtenTask(x, i, defById));
   return demo;

@@ -1,6 +1,17 @@
 // A clinic, held out entirely from training: patients, doctors, appointments, prescriptions.
 import type { Rng } from "../../core/rng.ts";
-import { type DemoDatabase, personName, pick, type QuestionTemplate, q, randomDate, randomTime, type Rows, TODAY, weighted } from "./gen.ts";
+import {
+  type DemoDatabase,
+  personName,
+  pick,
+  q,
+  type QuestionTemplate,
+  randomDate,
+  randomTime,
+  type Rows,
+  TODAY,
+  weighted,
+} from "./gen.ts";
 
 const SPECIALTIES = ["cardiology", "dermatology", "pediatrics", "general", "orthopedics"] as const;
 const DRUGS = ["amoxicillin", "ibuprofen", "metformin", "lisinopril", "atorvastatin", "cetirizine"] as const;
@@ -10,7 +21,15 @@ export function clinicDatabase(rng: Rng): DemoDatabase {
   const doctors: Rows = [];
   for (let id = 1; id <= 30; id++) doctors.push([id, personName(rng), SPECIALTIES[(id - 1) % SPECIALTIES.length]]);
   const patients: Rows = [];
-  for (let id = 1; id <= 900; id++) patients.push([id, personName(rng), randomDate(rng, "1940-01-01", "2024-12-31"), rng.next() < 0.5 ? "F" : "M", rng.next() < 0.2 ? null : pick(rng, ["public", "private"])]);
+  for (let id = 1; id <= 900; id++) {
+    patients.push([
+      id,
+      personName(rng),
+      randomDate(rng, "1940-01-01", "2024-12-31"),
+      rng.next() < 0.5 ? "F" : "M",
+      rng.next() < 0.2 ? null : pick(rng, ["public", "private"]),
+    ]);
+  }
   const appts: Rows = [];
   const rx: Rows = [];
   let rid = 1;
@@ -35,34 +54,49 @@ export function clinicDatabase(rng: Rng): DemoDatabase {
 /** Question templates on the clinic database (all held out). */
 export const CLINIC_TEMPLATES: QuestionTemplate[] = [
   {
-    id: "clinic.doctors_specialty", difficulty: "simple",
+    id: "clinic.doctors_specialty",
+    difficulty: "simple",
     phrasings: ["How many doctors work in {specialty}?", "Number of {specialty} doctors?"],
     params: SPECIALTIES.map((specialty) => ({ specialty })),
     sql: (p) => `SELECT COUNT(*) FROM doctors WHERE specialty = ${q(p.specialty)}`,
   },
   {
-    id: "clinic.no_show_rate", difficulty: "moderate",
+    id: "clinic.no_show_rate",
+    difficulty: "moderate",
     phrasings: ["What fraction of appointments were no-shows?", "No-show rate of all appointments?"],
     evidence: "no-show rate = appointments with status 'no_show' / all appointments",
     params: [{}],
     sql: () => `SELECT CAST(SUM(status = 'no_show') AS REAL) / COUNT(*) FROM appointments`,
   },
   {
-    id: "clinic.prescriptions_drug", difficulty: "moderate",
-    phrasings: ["How many prescriptions of {drug} were written by {specialty} doctors?", "Count {drug} prescriptions from {specialty}."],
+    id: "clinic.prescriptions_drug",
+    difficulty: "moderate",
+    phrasings: [
+      "How many prescriptions of {drug} were written by {specialty} doctors?",
+      "Count {drug} prescriptions from {specialty}.",
+    ],
     params: DRUGS.slice(0, 3).flatMap((drug) => SPECIALTIES.slice(0, 2).map((specialty) => ({ drug, specialty }))),
-    sql: (p) => `SELECT COUNT(*) FROM prescriptions AS r JOIN appointments AS a ON a.appointment_id = r.appointment_id JOIN doctors AS d ON d.doctor_id = a.doctor_id WHERE r.drug = ${q(p.drug)} AND d.specialty = ${q(p.specialty)}`,
+    sql: (p) =>
+      `SELECT COUNT(*) FROM prescriptions AS r JOIN appointments AS a ON a.appointment_id = r.appointment_id JOIN doctors AS d ON d.doctor_id = a.doctor_id WHERE r.drug = ${
+        q(p.drug)
+      } AND d.specialty = ${q(p.specialty)}`,
   },
   {
-    id: "clinic.uninsured_patients", difficulty: "simple",
+    id: "clinic.uninsured_patients",
+    difficulty: "simple",
     phrasings: ["How many patients have no insurance recorded?", "Count patients with unknown insurance."],
     params: [{}],
     sql: () => `SELECT COUNT(*) FROM patients WHERE insurance IS NULL`,
   },
   {
-    id: "clinic.busiest_doctor", difficulty: "challenging",
-    phrasings: ["Which doctor completed the most appointments? Give the name.", "Name the doctor with the most completed appointments."],
+    id: "clinic.busiest_doctor",
+    difficulty: "challenging",
+    phrasings: [
+      "Which doctor completed the most appointments? Give the name.",
+      "Name the doctor with the most completed appointments.",
+    ],
     params: [{}],
-    sql: () => `SELECT d.name FROM doctors AS d JOIN appointments AS a ON a.doctor_id = d.doctor_id WHERE a.status = 'completed' GROUP BY d.doctor_id ORDER BY COUNT(*) DESC LIMIT 1`,
+    sql: () =>
+      `SELECT d.name FROM doctors AS d JOIN appointments AS a ON a.doctor_id = d.doctor_id WHERE a.status = 'completed' GROUP BY d.doctor_id ORDER BY COUNT(*) DESC LIMIT 1`,
   },
 ];

@@ -109,14 +109,42 @@ export interface ConceptQuestion {
 /** Phrasings per frame; phrasing 0 is never trained on (test-concepts "phrasing"). */
 export const FRAMES = {
   count: ["What is the number of {terms}?", "How many {terms} are there?", "Count the {terms}."],
-  count_attr: ["What is the number of {terms} {phrase}?", "How many {terms} are there {phrase}?", "Count the {terms} {phrase}."],
-  list_attr: ["What are the {display} of the {terms} {phrase}?", "List the {display} of the {terms} {phrase}.", "Give the {display} of all {terms} {phrase}."],
-  group: ["For each {noun}, how many {terms} are there?", "How many {terms} are there per {noun}?", "Count the {terms} by {noun}."],
-  both: ["How many {terms} are {state2} as well?", "How many {terms} are also {state2}?", "Count the {terms} that are {state2} too."],
+  count_attr: [
+    "What is the number of {terms} {phrase}?",
+    "How many {terms} are there {phrase}?",
+    "Count the {terms} {phrase}.",
+  ],
+  list_attr: [
+    "What are the {display} of the {terms} {phrase}?",
+    "List the {display} of the {terms} {phrase}.",
+    "Give the {display} of all {terms} {phrase}.",
+  ],
+  group: [
+    "For each {noun}, how many {terms} are there?",
+    "How many {terms} are there per {noun}?",
+    "Count the {terms} by {noun}.",
+  ],
+  both: [
+    "How many {terms} are {state2} as well?",
+    "How many {terms} are also {state2}?",
+    "Count the {terms} that are {state2} too.",
+  ],
   // Never trained on: test-templates.
-  share: ["What fraction of {entities} {phrase} are {state}?", "Among {entities} {phrase}, what share are {state}?", "What proportion of {entities} {phrase} are {state}?"],
-  negation: ["How many {entities} are not {state}?", "Count the {entities} that are not {state}.", "What is the number of {entities} that are not {state}?"],
-  most: ["Which {noun} has the most {terms}?", "What {noun} counts the largest number of {terms}?", "Name the {noun} with the most {terms}."],
+  share: [
+    "What fraction of {entities} {phrase} are {state}?",
+    "Among {entities} {phrase}, what share are {state}?",
+    "What proportion of {entities} {phrase} are {state}?",
+  ],
+  negation: [
+    "How many {entities} are not {state}?",
+    "Count the {entities} that are not {state}.",
+    "What is the number of {entities} that are not {state}?",
+  ],
+  most: [
+    "Which {noun} has the most {terms}?",
+    "What {noun} counts the largest number of {terms}?",
+    "Name the {noun} with the most {terms}.",
+  ],
 } as const;
 
 const TEST_FRAMES = new Set(["share", "negation", "most"]);
@@ -150,11 +178,23 @@ export function entityQuestions(e: Entity, concepts: readonly EntityConcept[]): 
     const heldAttr = heldOutAttribute(c, e);
     const base = { db_id: e.db, concepts: [c.id] };
     const slots = { terms: c.term[1], state: c.state, entities: e.noun[1], display: e.display.noun };
-    const push = (frame: keyof typeof FRAMES, sql: (pred: string) => string, extra: Record<string, string>, novelty: Novelty[], difficulty: ConceptQuestion["difficulty"]) => {
+    const push = (
+      frame: keyof typeof FRAMES,
+      sql: (pred: string) => string,
+      extra: Record<string, string>,
+      novelty: Novelty[],
+      difficulty: ConceptQuestion["difficulty"],
+    ) => {
       FRAMES[frame].forEach((ph, i) => {
         out.push({
-          ...base, frame, question: fill(ph, { ...slots, ...extra }), gold_sql: sql(c.predicate), ignoring: sql("1"),
-          novelty: i === 0 ? [...novelty, "phrasing"] : novelty, testFrame: TEST_FRAMES.has(frame), difficulty,
+          ...base,
+          frame,
+          question: fill(ph, { ...slots, ...extra }),
+          gold_sql: sql(c.predicate),
+          ignoring: sql("1"),
+          novelty: i === 0 ? [...novelty, "phrasing"] : novelty,
+          testFrame: TEST_FRAMES.has(frame),
+          difficulty,
         });
       });
     };
@@ -167,12 +207,30 @@ export function entityQuestions(e: Entity, concepts: readonly EntityConcept[]): 
         const ex = { phrase: phrase(a, v) };
         push("count_attr", (p) => `SELECT COUNT(*) ${from} WHERE ${p} AND ${lit(a, v)}`, ex, nov, "moderate");
         push("list_attr", (p) => `SELECT ${e.display.col} ${from} WHERE ${p} AND ${lit(a, v)}`, ex, nov, "moderate");
-        push("share", (p) => `SELECT AVG(CASE WHEN ${p} THEN 1.0 ELSE 0.0 END) ${from} WHERE ${lit(a, v)}`, ex, nov, "challenging");
+        push(
+          "share",
+          (p) => `SELECT AVG(CASE WHEN ${p} THEN 1.0 ELSE 0.0 END) ${from} WHERE ${lit(a, v)}`,
+          ex,
+          nov,
+          "challenging",
+        );
       });
       if (a.group) {
         const g = a.group;
-        push("group", (p) => `SELECT ${g}, COUNT(*) ${from} WHERE ${p} GROUP BY ${g}`, { noun: a.noun }, attrNovelty, "moderate");
-        push("most", (p) => `SELECT ${g} ${from} WHERE ${p} GROUP BY ${g} ORDER BY COUNT(*) DESC LIMIT 1`, { noun: a.noun }, attrNovelty, "challenging");
+        push(
+          "group",
+          (p) => `SELECT ${g}, COUNT(*) ${from} WHERE ${p} GROUP BY ${g}`,
+          { noun: a.noun },
+          attrNovelty,
+          "moderate",
+        );
+        push(
+          "most",
+          (p) => `SELECT ${g} ${from} WHERE ${p} GROUP BY ${g} ORDER BY COUNT(*) DESC LIMIT 1`,
+          { noun: a.noun },
+          attrNovelty,
+          "challenging",
+        );
       }
     }
     for (const d of mine) {
@@ -180,9 +238,15 @@ export function entityQuestions(e: Entity, concepts: readonly EntityConcept[]): 
       const nov: Novelty[] = heldOutPair(c.id, d.id) ? ["combination"] : [];
       FRAMES.both.forEach((ph, i) => {
         out.push({
-          db_id: e.db, frame: "both", question: fill(ph, { ...slots, state2: d.state }), concepts: [c.id, d.id],
-          gold_sql: `SELECT COUNT(*) ${from} WHERE ${c.predicate} AND ${d.predicate}`, ignoring: `SELECT COUNT(*) ${from} WHERE 1 AND 1`,
-          novelty: i === 0 ? [...nov, "phrasing"] : nov, testFrame: false, difficulty: "challenging",
+          db_id: e.db,
+          frame: "both",
+          question: fill(ph, { ...slots, state2: d.state }),
+          concepts: [c.id, d.id],
+          gold_sql: `SELECT COUNT(*) ${from} WHERE ${c.predicate} AND ${d.predicate}`,
+          ignoring: `SELECT COUNT(*) ${from} WHERE 1 AND 1`,
+          novelty: i === 0 ? [...nov, "phrasing"] : nov,
+          testFrame: false,
+          difficulty: "challenging",
         });
       });
     }
@@ -198,8 +262,15 @@ export function measureQuestions(m: MeasureConcept): ConceptQuestion[] {
       const value: Novelty[] = pi >= t.params.length - t.heldOut ? ["value"] : [];
       t.phrasings.forEach((ph, i) => {
         out.push({
-          frame: t.id, db_id: m.db, question: fill(ph, p), gold_sql: t.sql(p), ignoring: null, concepts: [m.id],
-          novelty: i === 0 ? [...value, "phrasing"] : value, testFrame: t.test === true, difficulty: "challenging",
+          frame: t.id,
+          db_id: m.db,
+          question: fill(ph, p),
+          gold_sql: t.sql(p),
+          ignoring: null,
+          concepts: [m.id],
+          novelty: i === 0 ? [...value, "phrasing"] : value,
+          testFrame: t.test === true,
+          difficulty: "challenging",
         });
       });
     });

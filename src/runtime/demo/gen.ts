@@ -62,8 +62,65 @@ export function logNormal(rng: Rng, median: number, sigma: number): number {
   return median * Math.exp(sigma * rng.normal());
 }
 
-const FIRST = ["Ava", "Noah", "Mia", "Liam", "Zoe", "Omar", "Lena", "Ivan", "Sara", "Kenji", "Amara", "Lucas", "Priya", "Mateo", "Chloe", "Yusuf", "Elena", "Tariq", "Hana", "Jonas", "Nadia", "Felix", "Aiko", "Diego", "Ines", "Marek", "Leila", "Tomas", "Grace", "Ravi"] as const;
-const LAST = ["Smith", "Garcia", "Kim", "Novak", "Okafor", "Rossi", "Silva", "Tanaka", "Müller", "Haddad", "Nguyen", "Kowalski", "Dubois", "Jensen", "Patel", "Costa", "Ivanova", "Brown", "Lopez", "Sato", "Andersen", "Moreau", "Ali", "Schmidt", "Cohen"] as const;
+const FIRST = [
+  "Ava",
+  "Noah",
+  "Mia",
+  "Liam",
+  "Zoe",
+  "Omar",
+  "Lena",
+  "Ivan",
+  "Sara",
+  "Kenji",
+  "Amara",
+  "Lucas",
+  "Priya",
+  "Mateo",
+  "Chloe",
+  "Yusuf",
+  "Elena",
+  "Tariq",
+  "Hana",
+  "Jonas",
+  "Nadia",
+  "Felix",
+  "Aiko",
+  "Diego",
+  "Ines",
+  "Marek",
+  "Leila",
+  "Tomas",
+  "Grace",
+  "Ravi",
+] as const;
+const LAST = [
+  "Smith",
+  "Garcia",
+  "Kim",
+  "Novak",
+  "Okafor",
+  "Rossi",
+  "Silva",
+  "Tanaka",
+  "Müller",
+  "Haddad",
+  "Nguyen",
+  "Kowalski",
+  "Dubois",
+  "Jensen",
+  "Patel",
+  "Costa",
+  "Ivanova",
+  "Brown",
+  "Lopez",
+  "Sato",
+  "Andersen",
+  "Moreau",
+  "Ali",
+  "Schmidt",
+  "Cohen",
+] as const;
 
 /** A person's full name. */
 export function personName(rng: Rng): string {

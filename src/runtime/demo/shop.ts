@@ -1,7 +1,21 @@
 // An online shop: customers, products, orders, order items and returns, with seasonal orders,
 // a few heavy customers, optional fields left NULL, and refunds and cancellations to exclude.
 import type { Rng } from "../../core/rng.ts";
-import { addDays, type DemoDatabase, logNormal, money, personName, pick, type QuestionTemplate, q, randomDate, type Rows, TODAY, weighted, zipf } from "./gen.ts";
+import {
+  addDays,
+  type DemoDatabase,
+  logNormal,
+  money,
+  personName,
+  pick,
+  q,
+  type QuestionTemplate,
+  randomDate,
+  type Rows,
+  TODAY,
+  weighted,
+  zipf,
+} from "./gen.ts";
 
 const COUNTRIES = ["US", "DE", "FR", "GB", "PL", "BR", "JP", "IN", "ES", "NL"] as const;
 const COUNTRY_W = [30, 14, 10, 12, 6, 7, 5, 8, 4, 4] as const;
@@ -16,7 +30,14 @@ export function shopDatabase(rng: Rng): DemoDatabase {
     const name = personName(rng);
     const email = rng.next() < 0.93 ? `${name.toLowerCase().replace(/[^a-z]+/g, ".")}${id}@example.com` : null;
     const segment = rng.next() < 0.15 ? null : weighted(rng, ["consumer", "business", "vip"], [80, 17, 3]);
-    customers.push([id, name, email, weighted(rng, COUNTRIES, COUNTRY_W), randomDate(rng, "2022-01-01", "2026-05-31"), segment]);
+    customers.push([
+      id,
+      name,
+      email,
+      weighted(rng, COUNTRIES, COUNTRY_W),
+      randomDate(rng, "2022-01-01", "2026-05-31"),
+      segment,
+    ]);
   }
   const products: Rows = [];
   for (let id = 1; id <= 120; id++) {
@@ -34,7 +55,11 @@ export function shopDatabase(rng: Rng): DemoDatabase {
     const signup = String(customer[4]);
     // Seasonality: more orders in November and December.
     let date = randomDate(rng, signup < "2023-01-01" ? "2023-01-01" : signup, TODAY);
-    if (rng.next() < 0.15) date = `${pick(rng, ["2023", "2024", "2025"])}-${pick(rng, ["11", "12"])}-${String(1 + rng.int(28)).padStart(2, "0")}`;
+    if (rng.next() < 0.15) {
+      date = `${pick(rng, ["2023", "2024", "2025"])}-${pick(rng, ["11", "12"])}-${
+        String(1 + rng.int(28)).padStart(2, "0")
+      }`;
+    }
     if (date < signup) date = signup;
     const status = weighted(rng, ["delivered", "shipped", "cancelled", "refunded"], [78, 8, 8, 6]);
     orders.push([id, customer[0], date, status, weighted(rng, CHANNELS, [55, 35, 10])]);
@@ -44,7 +69,12 @@ export function shopDatabase(rng: Rng): DemoDatabase {
       const discount = rng.next() < 0.7 ? 0 : weighted(rng, [0.05, 0.1, 0.2], [5, 4, 1]);
       items.push([itemId, id, product[0], 1 + zipf(rng, 4, 0.5), product[3], discount]);
       if (status === "delivered" && rng.next() < 0.04) {
-        returns.push([returnId++, itemId, addDays(date, 3 + rng.int(25)), rng.next() < 0.2 ? null : pick(rng, REASONS)]);
+        returns.push([
+          returnId++,
+          itemId,
+          addDays(date, 3 + rng.int(25)),
+          rng.next() < 0.2 ? null : pick(rng, REASONS),
+        ]);
       }
       itemId++;
     }
@@ -68,38 +98,57 @@ const countries = COUNTRIES.slice(0, 6).map((country) => ({ country }));
 /** Generic question templates on the shop database (the organisation's concepts are in concept-defs.ts). */
 export const SHOP_TEMPLATES: QuestionTemplate[] = [
   {
-    id: "shop.count_customers_country", difficulty: "simple",
-    phrasings: ["How many customers are from {country}?", "Count the customers whose country is {country}.", "Number of {country} customers?"],
+    id: "shop.count_customers_country",
+    difficulty: "simple",
+    phrasings: [
+      "How many customers are from {country}?",
+      "Count the customers whose country is {country}.",
+      "Number of {country} customers?",
+    ],
     params: countries,
     sql: (p) => `SELECT COUNT(*) FROM customers WHERE country = ${q(p.country)}`,
   },
   {
-    id: "shop.products_in_category", difficulty: "simple",
-    phrasings: ["List the names of active products in the {category} category.", "Which {category} products are currently active? Give their names."],
+    id: "shop.products_in_category",
+    difficulty: "simple",
+    phrasings: [
+      "List the names of active products in the {category} category.",
+      "Which {category} products are currently active? Give their names.",
+    ],
     evidence: "a product is active when is_active = 1",
     params: cats,
     sql: (p) => `SELECT name FROM products WHERE category = ${q(p.category)} AND is_active = 1`,
   },
   {
-    id: "shop.orders_per_status", difficulty: "simple",
+    id: "shop.orders_per_status",
+    difficulty: "simple",
     phrasings: ["How many orders are there for each status?", "Give the number of orders per order status."],
     params: [{}],
     sql: () => `SELECT status, COUNT(*) FROM orders GROUP BY status`,
   },
   {
-    id: "shop.customers_without_email", difficulty: "simple",
+    id: "shop.customers_without_email",
+    difficulty: "simple",
     phrasings: ["How many customers have no email address on file?", "Count customers whose email is missing."],
     params: [{}],
     sql: () => `SELECT COUNT(*) FROM customers WHERE email IS NULL`,
   },
   {
-    id: "shop.vip_orders_month", difficulty: "moderate",
-    phrasings: ["How many orders did VIP customers place in {month} {year}?", "Number of orders by vip-segment customers during {month} {year}?"],
-    params: [["November", "11"], ["December", "12"]].flatMap(([month, mm]) => [2024, 2025].map((year) => ({ month, mm, year }))),
-    sql: (p) => `SELECT COUNT(*) FROM orders AS o JOIN customers AS c ON c.customer_id = o.customer_id WHERE c.segment = 'vip' AND strftime('%Y-%m', o.order_date) = '${p.year}-${p.mm}'`,
+    id: "shop.vip_orders_month",
+    difficulty: "moderate",
+    phrasings: [
+      "How many orders did VIP customers place in {month} {year}?",
+      "Number of orders by vip-segment customers during {month} {year}?",
+    ],
+    params: [["November", "11"], ["December", "12"]].flatMap(([month, mm]) =>
+      [2024, 2025].map((year) => ({ month, mm, year }))
+    ),
+    sql: (p) =>
+      `SELECT COUNT(*) FROM orders AS o JOIN customers AS c ON c.customer_id = o.customer_id WHERE c.segment = 'vip' AND strftime('%Y-%m', o.order_date) = '${p.year}-${p.mm}'`,
   },
   {
-    id: "shop.never_ordered", difficulty: "moderate",
+    id: "shop.never_ordered",
+    difficulty: "moderate",
     phrasings: ["How many customers have never placed an order?", "Count the customers without any order."],
     params: [{}],
     sql: () => `SELECT COUNT(*) FROM customers WHERE customer_id NOT IN (SELECT customer_id FROM orders)`,

@@ -1,7 +1,21 @@
 // A subscription product: users, plans, subscriptions, product events and payments. Churn, MRR
 // and activation are defined by the organisation (concept-defs.ts), not guessable from names.
 import type { Rng } from "../../core/rng.ts";
-import { addDays, daysBetween, type DemoDatabase, money, pick, type QuestionTemplate, q, randomDate, randomTime, type Rows, TODAY, weighted, zipf } from "./gen.ts";
+import {
+  addDays,
+  daysBetween,
+  type DemoDatabase,
+  money,
+  pick,
+  q,
+  type QuestionTemplate,
+  randomDate,
+  randomTime,
+  type Rows,
+  TODAY,
+  weighted,
+  zipf,
+} from "./gen.ts";
 
 const COUNTRIES = ["US", "DE", "GB", "IN", "BR", "FR", "CA", "AU"] as const;
 const SOURCES = ["ads", "search", "friend", "partner"] as const;
@@ -9,7 +23,12 @@ const EVENTS = ["login", "export", "invite", "upgrade_view", "report_run"] as co
 
 /** Generates the subscriptions database. */
 export function subscriptionsDatabase(rng: Rng): DemoDatabase {
-  const plans: Rows = [[1, "Free", 0, "free"], [2, "Starter", 9, "paid"], [3, "Team", 29, "paid"], [4, "Business", 99, "paid"], [5, "Starter annual", 90, "paid"]];
+  const plans: Rows = [[1, "Free", 0, "free"], [2, "Starter", 9, "paid"], [3, "Team", 29, "paid"], [
+    4,
+    "Business",
+    99,
+    "paid",
+  ], [5, "Starter annual", 90, "paid"]];
   const users: Rows = [];
   const subs: Rows = [];
   const events: Rows = [];
@@ -19,7 +38,12 @@ export function subscriptionsDatabase(rng: Rng): DemoDatabase {
   let payId = 1;
   for (let id = 1; id <= 1800; id++) {
     const signup = randomDate(rng, "2024-01-01", "2026-06-15");
-    users.push([id, signup, weighted(rng, COUNTRIES, [35, 10, 10, 15, 8, 7, 8, 7]), rng.next() < 0.25 ? null : pick(rng, SOURCES)]);
+    users.push([
+      id,
+      signup,
+      weighted(rng, COUNTRIES, [35, 10, 10, 15, 8, 7, 8, 7]),
+      rng.next() < 0.25 ? null : pick(rng, SOURCES),
+    ]);
     const engagement = rng.next(); // how long and how often this user keeps coming back
     const lastActive = addDays(signup, Math.floor(engagement ** 0.7 * daysBetween(signup, TODAY)));
     const nEvents = 1 + Math.floor(engagement * 30 * rng.next());
@@ -59,32 +83,42 @@ export function subscriptionsDatabase(rng: Rng): DemoDatabase {
   };
 }
 
-
 /** Generic question templates on the subscriptions database (the organisation's concepts are in concept-defs.ts). */
 export const SUBSCRIPTION_TEMPLATES: QuestionTemplate[] = [
   {
-    id: "subs.signups_year", difficulty: "simple",
+    id: "subs.signups_year",
+    difficulty: "simple",
     phrasings: ["How many users signed up in {year}?", "Number of sign-ups during {year}?"],
     params: [2024, 2025, 2026].map((year) => ({ year })),
     sql: (p) => `SELECT COUNT(*) FROM users WHERE strftime('%Y', signup_date) = '${p.year}'`,
   },
   {
-    id: "subs.users_by_source", difficulty: "simple",
-    phrasings: ["How many users came from each referral source?", "Count users per referral source, including unknown sources."],
+    id: "subs.users_by_source",
+    difficulty: "simple",
+    phrasings: [
+      "How many users came from each referral source?",
+      "Count users per referral source, including unknown sources.",
+    ],
     params: [{}],
     sql: () => `SELECT referral_source, COUNT(*) FROM users GROUP BY referral_source`,
   },
   {
-    id: "subs.refunded_amount", difficulty: "moderate",
+    id: "subs.refunded_amount",
+    difficulty: "moderate",
     phrasings: ["How much money was refunded in {year}?", "Total refunded payment amount during {year}?"],
     evidence: "a payment was refunded when refunded = 1",
     params: [2024, 2025, 2026].map((year) => ({ year })),
     sql: (p) => `SELECT SUM(amount) FROM payments WHERE refunded = 1 AND strftime('%Y', paid_at) = '${p.year}'`,
   },
   {
-    id: "subs.plan_counts", difficulty: "simple",
-    phrasings: ["How many active subscriptions does each plan have? Give plan names.", "Active subscriptions per plan name?"],
+    id: "subs.plan_counts",
+    difficulty: "simple",
+    phrasings: [
+      "How many active subscriptions does each plan have? Give plan names.",
+      "Active subscriptions per plan name?",
+    ],
     params: [{}],
-    sql: () => `SELECT p.name, COUNT(*) FROM subscriptions AS s JOIN plans AS p ON p.plan_id = s.plan_id WHERE s.status = 'active' GROUP BY p.name`,
+    sql: () =>
+      `SELECT p.name, COUNT(*) FROM subscriptions AS s JOIN plans AS p ON p.plan_id = s.plan_id WHERE s.status = 'active' GROUP BY p.name`,
   },
 ];

@@ -4,7 +4,13 @@
 import { bpeModelFromTokenizerJson } from "../../model/bpe/files.ts";
 import type { BpeModel } from "../../model/bpe/train.ts";
 import { type ModelConfig, parseConfig } from "../../model/config.ts";
-import { encodeTensor, parseSafetensors, type RawTensor, safetensorsToWeights, writeSafetensors } from "../../model/safetensors.ts";
+import {
+  encodeTensor,
+  parseSafetensors,
+  type RawTensor,
+  safetensorsToWeights,
+  writeSafetensors,
+} from "../../model/safetensors.ts";
 import type { Weights } from "../../model/tensor.ts";
 import type { SamplerState } from "./loop.ts";
 import { demoFolderFiles } from "./model.ts";
@@ -27,7 +33,9 @@ export async function writeCheckpoint(
   state: TrainerState,
 ): Promise<void> {
   await Deno.mkdir(dir, { recursive: true });
-  for (const [name, bytes] of demoFolderFiles(tr.model.cfg, await readState(tr, "param"), tokenizer, { dtype: "F32" })) await Deno.writeFile(`${dir}/${name}`, bytes);
+  for (
+    const [name, bytes] of demoFolderFiles(tr.model.cfg, await readState(tr, "param"), tokenizer, { dtype: "F32" })
+  ) await Deno.writeFile(`${dir}/${name}`, bytes);
   const moments = new Map<string, RawTensor>();
   for (const [name, t] of await readState(tr, "m")) moments.set(`exp_avg.${name}`, encodeTensor(t));
   for (const [name, t] of await readState(tr, "v")) moments.set(`exp_avg_sq.${name}`, encodeTensor(t));
@@ -49,7 +57,8 @@ function isRecord(x: unknown): x is Record<string, unknown> {
 
 function isTrainerState(x: unknown): x is TrainerState {
   return isRecord(x) && typeof x.step === "number" && typeof x.seed === "number" && typeof x.corpusHash === "string" &&
-    isRecord(x.sampler) && Array.isArray(x.sampler.order) && Array.isArray(x.sampler.rng) && typeof x.sampler.at === "number" && typeof x.sampler.epoch === "number";
+    isRecord(x.sampler) && Array.isArray(x.sampler.order) && Array.isArray(x.sampler.rng) &&
+    typeof x.sampler.at === "number" && typeof x.sampler.epoch === "number";
 }
 
 /** A Hugging Face folder written by `rlvr pretrain` (its config, weights in any float dtype, tokenizer): where --init starts. */
@@ -62,8 +71,14 @@ export interface InitModel {
 /** Reads a finished model folder (model.safetensors, config.json, tokenizer.json) to continue training from its weights. */
 export async function readInitModel(dir: string): Promise<InitModel> {
   const json = async (f: string): Promise<unknown> => JSON.parse(await Deno.readTextFile(`${dir}/${f}`));
-  const weights = safetensorsToWeights(parseSafetensors(await Deno.readFile(`${dir}/model.safetensors`), "model.safetensors"));
-  return { cfg: parseConfig(await json("config.json")), weights, bpe: bpeModelFromTokenizerJson(await json("tokenizer.json")) };
+  const weights = safetensorsToWeights(
+    parseSafetensors(await Deno.readFile(`${dir}/model.safetensors`), "model.safetensors"),
+  );
+  return {
+    cfg: parseConfig(await json("config.json")),
+    weights,
+    bpe: bpeModelFromTokenizerJson(await json("tokenizer.json")),
+  };
 }
 
 /** Reads a checkpoint written by writeCheckpoint. */
@@ -73,7 +88,11 @@ export async function readCheckpoint(dir: string): Promise<Checkpoint> {
   if (!isTrainerState(state)) throw new Error(`${dir}/trainer_state.json: not a pretraining checkpoint state`);
   const { cfg, weights, bpe } = await readInitModel(dir);
   const m: Weights = new Map(), v: Weights = new Map();
-  for (const [name, t] of safetensorsToWeights(parseSafetensors(await Deno.readFile(`${dir}/optimizer.safetensors`), "optimizer.safetensors"))) {
+  for (
+    const [name, t] of safetensorsToWeights(
+      parseSafetensors(await Deno.readFile(`${dir}/optimizer.safetensors`), "optimizer.safetensors"),
+    )
+  ) {
     if (name.startsWith("exp_avg_sq.")) v.set(name.slice("exp_avg_sq.".length), t);
     else if (name.startsWith("exp_avg.")) m.set(name.slice("exp_avg.".length), t);
   }

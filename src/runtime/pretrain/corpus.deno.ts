@@ -4,7 +4,7 @@
 // through sql.js.
 import { join } from "node:path";
 import { Rng } from "../../core/rng.ts";
-import { type DbSchema, introspectSchema, type IntrospectOptions, type SqlQueryable } from "../../core/schema.ts";
+import { type DbSchema, type IntrospectOptions, introspectSchema, type SqlQueryable } from "../../core/schema.ts";
 import { loadSqlJs } from "../sql-wasm.ts";
 import type { CorpusQuestion, CorpusSources } from "./corpus.ts";
 import { CONCEPT_SPLITS } from "../demo/concepts.ts";
@@ -135,7 +135,9 @@ export async function demoContamination(demoDir: string): Promise<Contamination>
     }
   }
   const defs: unknown = JSON.parse(await Deno.readTextFile(join(demoDir, "concepts.json")));
-  if (!Array.isArray(defs) || !defs.every(isDefinition)) throw new Error(`${demoDir}/concepts.json: not a list of definitions`);
+  if (!Array.isArray(defs) || !defs.every(isDefinition)) {
+    throw new Error(`${demoDir}/concepts.json: not a list of definitions`);
+  }
   for (const d of defs) {
     c.fragments.push(normSql(d.fragment));
     c.terms.push(d.term.toLowerCase());
@@ -144,7 +146,10 @@ export async function demoContamination(demoDir: string): Promise<Contamination>
 }
 
 /** Why a candidate question breaks the contamination rules (null: it may enter the corpus). */
-export function contaminates(c: Contamination, q: { source: CorpusQuestion["source"]; question: string; gold_sql: string; evidence?: string }): "question" | "sql" | "definition" | "term" | null {
+export function contaminates(
+  c: Contamination,
+  q: { source: CorpusQuestion["source"]; question: string; gold_sql: string; evidence?: string },
+): "question" | "sql" | "definition" | "term" | null {
   if (c.questions.has(q.question.trim())) return "question";
   if (c.maskedSql.has(maskSql(q.gold_sql))) return "sql";
   const sql = normSql(q.gold_sql);
@@ -175,20 +180,30 @@ export interface Excluded {
 export async function loadCorpusSources(p: CorpusPaths): Promise<CorpusSources & { excluded: Excluded }> {
   const bad = await demoContamination(p.demoDir);
   const questions: CorpusQuestion[] = [];
-  const excluded: Excluded = { heldOutDb: 0, evalText: 0, ...(p.synthetic ? { evalSql: 0, definition: 0, term: 0 } : {}) };
+  const excluded: Excluded = {
+    heldOutDb: 0,
+    evalText: 0,
+    ...(p.synthetic ? { evalSql: 0, definition: 0, term: 0 } : {}),
+  };
   const admit = (q: CorpusQuestion): boolean => {
     const why = contaminates(bad, q);
     if (why === null) return true;
     if (why === "question") excluded.evalText++;
-    else if (!q.synthetic) throw new Error(`corpus: the ${q.source} question "${q.question}" on ${q.db_id} holds a demo concept (${why}); the demo's generic questions must not`);
-    else if (why === "sql") excluded.evalSql = (excluded.evalSql ?? 0) + 1;
+    else if (!q.synthetic) {
+      throw new Error(
+        `corpus: the ${q.source} question "${q.question}" on ${q.db_id} holds a demo concept (${why}); the demo's generic questions must not`,
+      );
+    } else if (why === "sql") excluded.evalSql = (excluded.evalSql ?? 0) + 1;
     else excluded[why] = (excluded[why] ?? 0) + 1;
     return false;
   };
   for (const o of await jsonl(join(p.demoDir, "generic.jsonl"))) {
     const q: CorpusQuestion = {
-      source: "demo", db_id: str(o, "db_id", "generic.jsonl"), question: str(o, "question", "generic.jsonl"),
-      evidence: typeof o.evidence === "string" ? o.evidence : undefined, gold_sql: str(o, "gold_sql", "generic.jsonl"),
+      source: "demo",
+      db_id: str(o, "db_id", "generic.jsonl"),
+      question: str(o, "question", "generic.jsonl"),
+      evidence: typeof o.evidence === "string" ? o.evidence : undefined,
+      gold_sql: str(o, "gold_sql", "generic.jsonl"),
     };
     if (q.db_id === HELD_OUT_DB) excluded.heldOutDb++;
     else if (admit(q)) questions.push(q);
@@ -196,7 +211,12 @@ export async function loadCorpusSources(p: CorpusPaths): Promise<CorpusSources &
   if (p.spiderDir) {
     const all = await jsonl(join(p.spiderDir, "questions.jsonl"));
     for (const o of all.slice(0, p.spiderLimit ?? all.length)) {
-      const q: CorpusQuestion = { source: "spider", db_id: str(o, "db_id", "questions.jsonl"), question: str(o, "question", "questions.jsonl"), gold_sql: str(o, "query", "questions.jsonl") };
+      const q: CorpusQuestion = {
+        source: "spider",
+        db_id: str(o, "db_id", "questions.jsonl"),
+        question: str(o, "question", "questions.jsonl"),
+        gold_sql: str(o, "query", "questions.jsonl"),
+      };
       if (q.db_id === HELD_OUT_DB || p.spiderHoldout?.includes(q.db_id)) excluded.heldOutDb++;
       else if (admit(q)) questions.push(q);
     }
@@ -204,7 +224,12 @@ export async function loadCorpusSources(p: CorpusPaths): Promise<CorpusSources &
       const have = new Set(all.map((o) => o.db_id));
       const inCorpus = new Set(questions.map((x) => x.db_id));
       for (const o of await jsonl(join(p.spiderSynDir, "train.jsonl"))) {
-        const q: CorpusQuestion = { source: "spider", db_id: str(o, "db_id", "spider-syn"), question: str(o, "question", "spider-syn"), gold_sql: str(o, "query", "spider-syn") };
+        const q: CorpusQuestion = {
+          source: "spider",
+          db_id: str(o, "db_id", "spider-syn"),
+          question: str(o, "question", "spider-syn"),
+          gold_sql: str(o, "query", "spider-syn"),
+        };
         // Spider-Syn's own copy of a question is already in; a database Spider's folder lacks has no schema.
         if (q.question.trim() === String(o.original ?? "").trim() || !have.has(q.db_id)) continue;
         if (p.spiderLimit !== undefined && !inCorpus.has(q.db_id)) continue;
@@ -217,7 +242,9 @@ export async function loadCorpusSources(p: CorpusPaths): Promise<CorpusSources &
   const dbs: { id: string; source: CorpusQuestion["source"]; path: string }[] = [];
   for (const q of questions) {
     if (schemas.has(q.db_id)) continue;
-    const path = q.source === "demo" ? join(p.demoDir, q.db_id, `${q.db_id}.sqlite`) : join(p.spiderDir ?? "", "database", q.db_id, `${q.db_id}.sqlite`);
+    const path = q.source === "demo"
+      ? join(p.demoDir, q.db_id, `${q.db_id}.sqlite`)
+      : join(p.spiderDir ?? "", "database", q.db_id, `${q.db_id}.sqlite`);
     schemas.set(q.db_id, await schemaOfFile(path, q.db_id));
     dbs.push({ id: q.db_id, source: q.source, path });
   }
@@ -228,15 +255,41 @@ export async function loadCorpusSources(p: CorpusPaths): Promise<CorpusSources &
     for (const d of dbs) {
       const values = await schemaOfFile(d.path, d.id, SYNTHETIC_VALUES);
       const n = d.source === "demo" ? 4 * p.synthetic : p.synthetic;
-      const keep = (s: SyntheticQuestion) => admit({ source: d.source, db_id: d.id, question: s.question, gold_sql: s.gold_sql, evidence: s.evidence, synthetic: true });
-      for (const s of syntheticQuestions(values, n, new Rng(rng.nextU32()), keep, PATTERNS, p.definedShare ?? DEFAULT_DEFINED_SHARE)) {
+      const keep = (s: SyntheticQuestion) =>
+        admit({
+          source: d.source,
+          db_id: d.id,
+          question: s.question,
+          gold_sql: s.gold_sql,
+          evidence: s.evidence,
+          synthetic: true,
+        });
+      for (
+        const s of syntheticQuestions(
+          values,
+          n,
+          new Rng(rng.nextU32()),
+          keep,
+          PATTERNS,
+          p.definedShare ?? DEFAULT_DEFINED_SHARE,
+        )
+      ) {
         let question = s.question;
         if (surface > 0 && srng.next() < surface) {
           // Reworded only where the new wording breaks no rule either (a synonym could name a concept).
           const v = vary(s.question, s.gold_sql, srng);
-          if (contaminates(bad, { source: d.source, question: v, gold_sql: s.gold_sql, evidence: s.evidence }) === null) question = v;
+          if (
+            contaminates(bad, { source: d.source, question: v, gold_sql: s.gold_sql, evidence: s.evidence }) === null
+          ) question = v;
         }
-        questions.push({ source: d.source, db_id: d.id, question, gold_sql: s.gold_sql, synthetic: true, ...(s.evidence ? { evidence: s.evidence } : {}) });
+        questions.push({
+          source: d.source,
+          db_id: d.id,
+          question,
+          gold_sql: s.gold_sql,
+          synthetic: true,
+          ...(s.evidence ? { evidence: s.evidence } : {}),
+        });
       }
     }
   }

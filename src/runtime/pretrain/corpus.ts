@@ -112,7 +112,13 @@ export function followUpText(q: CorpusQuestion): string {
 export const ANSWER_ROOM = 160;
 
 /** A question's prompt messages in `template`, budgeted to o.maxPromptTokens when o.countTokens is given. */
-function promptMessages(q: CorpusQuestion, schema: DbSchema, template: string, o: CorpusOptions, chat: ChatTemplate): ChatMessage[] {
+function promptMessages(
+  q: CorpusQuestion,
+  schema: DbSchema,
+  template: string,
+  o: CorpusOptions,
+  chat: ChatTemplate,
+): ChatMessage[] {
   return buildPrompt(q, schema, {
     template,
     examplesPerColumn: o.examplesPerColumn ?? 3,
@@ -123,7 +129,13 @@ function promptMessages(q: CorpusQuestion, schema: DbSchema, template: string, o
 }
 
 /** Chat documents with several questions of one database each (CorpusOptions.chatTurns > 1). */
-function chainedChats(src: CorpusSources, o: CorpusOptions, chat: ChatTemplate, rng: Rng, schemaOf: (db: string) => DbSchema): CorpusDoc[] {
+function chainedChats(
+  src: CorpusSources,
+  o: CorpusOptions,
+  chat: ChatTemplate,
+  rng: Rng,
+  schemaOf: (db: string) => DbSchema,
+): CorpusDoc[] {
   const turns = o.chatTurns ?? 1;
   const docs: CorpusDoc[] = [];
   const byDb = new Map<string, CorpusQuestion[]>();
@@ -180,12 +192,15 @@ export function buildDocuments(src: CorpusSources, o: CorpusOptions): CorpusDoc[
   };
   const copies = (source: CorpusQuestion["source"]) => (source === "demo" ? o.demoRepeat : 1);
   if ((o.chatTurns ?? 1) > 1) docs.push(...chainedChats(src, o, chat, rng, schemaOf));
-  else for (const q of src.questions) {
-    const schema = schemaOf(q.db_id);
-    const template = pick(rng, o.templates);
-    const text = chat.render(promptMessages(q, schema, template, o, chat)) + answerText(template, q, schema) + "<|im_end|>\n";
-    for (let c = 0; c < (q.synthetic ? 1 : copies(q.source)); c++) docs.push({ kind: q.synthetic ? "synthetic" : "chat", source: q.source, text });
-  }
+  else {for (const q of src.questions) {
+      const schema = schemaOf(q.db_id);
+      const template = pick(rng, o.templates);
+      const text = chat.render(promptMessages(q, schema, template, o, chat)) + answerText(template, q, schema) +
+        "<|im_end|>\n";
+      for (let c = 0; c < (q.synthetic ? 1 : copies(q.source)); c++) {
+        docs.push({ kind: q.synthetic ? "synthetic" : "chat", source: q.source, text });
+      }
+    }}
   // Per database: its DDL, and its gold queries (deduplicated, in file order) in small groups.
   const byDb = new Map<string, { source: CorpusQuestion["source"]; sql: string[] }>();
   for (const q of src.questions) {
@@ -201,7 +216,11 @@ export function buildDocuments(src: CorpusSources, o: CorpusOptions): CorpusDoc[
       docs.push({ kind: "ddl", source: e.source, text: ddl });
       // Gold queries in groups of SQL_GROUP: small documents that also fill the rows' ends.
       for (let i = 0; i < e.sql.length; i += SQL_GROUP) {
-        docs.push({ kind: "sql", source: e.source, text: `-- database: ${db}\n${e.sql.slice(i, i + SQL_GROUP).join("\n")}\n` });
+        docs.push({
+          kind: "sql",
+          source: e.source,
+          text: `-- database: ${db}\n${e.sql.slice(i, i + SQL_GROUP).join("\n")}\n`,
+        });
       }
     }
   }
@@ -227,7 +246,12 @@ export interface PackedCorpus {
  * pieces: full pieces are rows of their own, the tail is placed like a document. Ties keep the
  * documents' (seeded) order, so the result is deterministic; the trainer shuffles rows anyway.
  */
-export function packDocuments(docs: readonly CorpusDoc[], encode: (text: string) => number[], eos: number, seqLen: number): PackedCorpus {
+export function packDocuments(
+  docs: readonly CorpusDoc[],
+  encode: (text: string) => number[],
+  eos: number,
+  seqLen: number,
+): PackedCorpus {
   if (!(seqLen >= 2)) throw new Error(`pack: seqLen ${seqLen} must be at least 2`);
   const rows: number[][] = [];
   const mix: PackedCorpus["mix"] = {};

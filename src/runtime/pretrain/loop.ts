@@ -56,7 +56,9 @@ export class BatchSampler {
 
   /** Continues from a stored position; the row count must be the one the state was made with. */
   restore(s: SamplerState): void {
-    if (s.order.length !== this.rows) throw new Error(`BatchSampler: the checkpoint's order has ${s.order.length} rows, the corpus ${this.rows}`);
+    if (s.order.length !== this.rows) {
+      throw new Error(`BatchSampler: the checkpoint's order has ${s.order.length} rows, the corpus ${this.rows}`);
+    }
     this.rng = new Rng(Uint32Array.from(s.rng));
     this.order = [...s.order];
     this.at = s.at;
@@ -96,7 +98,11 @@ export interface PretrainRunOptions {
 export type StopReason = "done" | "deadline" | "aborted";
 
 /** Runs steps over `rows` until the trainer has applied `o.steps`, or the deadline or signal stops it. */
-export async function runPretrain(tr: Pretrainer, rows: readonly Uint32Array[], o: PretrainRunOptions): Promise<{ logs: StepLog[]; stopped: StopReason }> {
+export async function runPretrain(
+  tr: Pretrainer,
+  rows: readonly Uint32Array[],
+  o: PretrainRunOptions,
+): Promise<{ logs: StepLog[]; stopped: StopReason }> {
   const logs: StepLog[] = [];
   const t0 = performance.now();
   let skips = 0;
@@ -107,12 +113,21 @@ export async function runPretrain(tr: Pretrainer, rows: readonly Uint32Array[], 
     const s0 = performance.now();
     const r = await pretrainStep(tr, batch);
     const now = performance.now();
-    const log: StepLog = { ...r, epoch: o.sampler.progress(), tokensPerSec: r.tokens / ((now - s0) / 1000), elapsed: (now - t0) / 1000 };
+    const log: StepLog = {
+      ...r,
+      epoch: o.sampler.progress(),
+      tokensPerSec: r.tokens / ((now - s0) / 1000),
+      elapsed: (now - t0) / 1000,
+    };
     logs.push(log);
     await o.onStep?.(log);
     skips = r.skipped ? skips + 1 : 0;
-    if (skips >= (o.maxSkips ?? 20)) throw new Error(`pretraining: ${skips} consecutive steps had non-finite gradients (step ${r.step}); lower --lr`);
-    if (o.checkpointEvery > 0 && !r.skipped && r.step % o.checkpointEvery === 0 && r.step < o.steps) await o.onCheckpoint?.(r.step);
+    if (skips >= (o.maxSkips ?? 20)) {
+      throw new Error(`pretraining: ${skips} consecutive steps had non-finite gradients (step ${r.step}); lower --lr`);
+    }
+    if (o.checkpointEvery > 0 && !r.skipped && r.step % o.checkpointEvery === 0 && r.step < o.steps) {
+      await o.onCheckpoint?.(r.step);
+    }
   }
   return { logs, stopped: "done" };
 }

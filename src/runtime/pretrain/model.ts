@@ -78,7 +78,7 @@ export function initWeights(cfg: ModelConfig, seed: number, std = INITIALIZER_RA
   for (const [name, shape] of expectedShapes(cfg)) {
     const data = new Float32Array(numel(shape));
     if (name.endsWith("norm.weight")) data.fill(1);
-    else if (!name.endsWith(".bias")) for (let i = 0; i < data.length; i++) data[i] = std * rng.normal();
+    else if (!name.endsWith(".bias")) { for (let i = 0; i < data.length; i++) data[i] = std * rng.normal(); }
     w.set(name, { shape, data });
   }
   return w;

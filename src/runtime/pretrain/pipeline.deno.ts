@@ -3,7 +3,16 @@
 import { BpeEncoder } from "../../model/bpe/encode.ts";
 import { addedId, bpeModelFromTokenizerJson, bpeTokenizerFiles, DEMO_CHAT_TEMPLATE } from "../../model/bpe/files.ts";
 import type { BpeModel } from "../../model/bpe/train.ts";
-import { ANSWER_ROOM, buildDocuments, corpusHash, type CorpusDoc, type CorpusSources, DEFAULT_CORPUS_OPTIONS, packDocuments, type PackedCorpus } from "./corpus.ts";
+import {
+  ANSWER_ROOM,
+  buildDocuments,
+  type CorpusDoc,
+  corpusHash,
+  type CorpusSources,
+  DEFAULT_CORPUS_OPTIONS,
+  packDocuments,
+  type PackedCorpus,
+} from "./corpus.ts";
 import { type CorpusPaths, type Excluded, loadCorpusSources } from "./corpus.deno.ts";
 
 /** Reads the sources and makes the (unbudgeted) documents: the tokenizer's training text. */
@@ -36,16 +45,29 @@ export interface CorpusShape {
   chatPasses?: number;
 }
 
-
 /**
  * The packed token corpus: documents built again with prompts shrunk to seqLen - 160 tokens
  * (when seqLen >= 512) counted with the tokenizer through the chat template, tokenized, packed.
  */
-export function packedCorpus(src: CorpusSources, bpe: BpeModel, seqLen: number, seed: number, shape: CorpusShape = {}): PackedCorpus & { docs: number; hash: string } {
+export function packedCorpus(
+  src: CorpusSources,
+  bpe: BpeModel,
+  seqLen: number,
+  seed: number,
+  shape: CorpusShape = {},
+): PackedCorpus & { docs: number; hash: string } {
   const enc = new BpeEncoder(bpe);
   const encode = (t: string) => enc.encode(t);
-  const budget = seqLen >= 512 ? { maxPromptTokens: seqLen - ANSWER_ROOM, countTokens: (t: string) => encode(t).length } : {};
-  const docs = buildDocuments(src, { ...DEFAULT_CORPUS_OPTIONS, seed, chatTemplate: DEMO_CHAT_TEMPLATE, ...budget, ...shape });
+  const budget = seqLen >= 512
+    ? { maxPromptTokens: seqLen - ANSWER_ROOM, countTokens: (t: string) => encode(t).length }
+    : {};
+  const docs = buildDocuments(src, {
+    ...DEFAULT_CORPUS_OPTIONS,
+    seed,
+    chatTemplate: DEMO_CHAT_TEMPLATE,
+    ...budget,
+    ...shape,
+  });
   const packed = packDocuments(docs, encode, addedId(bpe, "<|endoftext|>"), seqLen);
   return { ...packed, docs: docs.length, hash: corpusHash(packed.rows) };
 }

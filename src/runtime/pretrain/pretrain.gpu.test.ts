@@ -15,7 +15,10 @@ import { trainDemoTokenizer } from "./tokenizer.ts";
 
 const gpu = await requestGpu();
 const demoDir = new URL("../../../public/demo", import.meta.url).pathname;
-const docs = buildDocuments(await loadCorpusSources({ demoDir }), { ...DEFAULT_CORPUS_OPTIONS, chatTemplate: DEMO_CHAT_TEMPLATE });
+const docs = buildDocuments(await loadCorpusSources({ demoDir }), {
+  ...DEFAULT_CORPUS_OPTIONS,
+  chatTemplate: DEMO_CHAT_TEMPLATE,
+});
 const bpe = trainDemoTokenizer(docs, 384);
 const enc = new BpeEncoder(bpe);
 const SEQ = 40;
@@ -34,32 +37,67 @@ Deno.test("BatchSampler: every row once per epoch, seeded", () => {
 
 for (const arch of ["qwen2", "llama"] as const) {
   Deno.test(`pretrain ${arch}: overfits one fixed batch, the reported loss is the float64 reference's, and the written HF folder loads and matches the GPU forward`, async () => {
-    const cfg = demoConfig({ arch, vocabSize: bpe.vocab.length, hidden: 32, layers: 2, heads: 4, kvHeads: 2, intermediate: 48, seqLen: SEQ, tieWordEmbeddings: arch === "qwen2", ropeTheta: 10000 }, [addedId(bpe, "<|im_end|>"), addedId(bpe, "<|endoftext|>")]);
+    const cfg = demoConfig({
+      arch,
+      vocabSize: bpe.vocab.length,
+      hidden: 32,
+      layers: 2,
+      heads: 4,
+      kvHeads: 2,
+      intermediate: 48,
+      seqLen: SEQ,
+      tieWordEmbeddings: arch === "qwen2",
+      ropeTheta: 10000,
+    }, [addedId(bpe, "<|im_end|>"), addedId(bpe, "<|endoftext|>")]);
     const w0 = initWeights(cfg, 7);
     const rows = packed.rows.slice(0, 3);
     const tr = createPretrainer(gpu.device, cfg, w0, {
-      lr: { base: 1e-2, warmupSteps: 2, totalSteps: 30, decay: "cosine", minRatio: 0.1 }, microBatch: 2, seqLen: SEQ, weightDecay: 0.01,
+      lr: { base: 1e-2, warmupSteps: 2, totalSteps: 30, decay: "cosine", minRatio: 0.1 },
+      microBatch: 2,
+      seqLen: SEQ,
+      weightDecay: 0.01,
     });
     // The loss before any update against the float64 reference on the initial weights.
     const ref0 = referenceLogprobs(cfg, w0, rows.map((r) => Array.from(r)));
     const refLoss = -ref0.flat().reduce((a, b) => a + b, 0) / ref0.flat().length;
-    const { logs, stopped } = await runPretrain(tr, rows, { steps: 30, batch: 3, sampler: new BatchSampler(rows.length, 3, 1), checkpointEvery: 0 });
+    const { logs, stopped } = await runPretrain(tr, rows, {
+      steps: 30,
+      batch: 3,
+      sampler: new BatchSampler(rows.length, 3, 1),
+      checkpointEvery: 0,
+    });
     assertEquals([stopped, logs.length, tr.step], ["done", 30, 30]);
     assert(Math.abs(logs[0].loss - refLoss) < 1e-4 * refLoss, `step 0 loss ${logs[0].loss} vs reference ${refLoss}`);
-    const late = await runPretrain(tr, rows, { steps: 40, batch: 3, sampler: new BatchSampler(rows.length, 3, 1), checkpointEvery: 0, deadline: performance.now() });
+    const late = await runPretrain(tr, rows, {
+      steps: 40,
+      batch: 3,
+      sampler: new BatchSampler(rows.length, 3, 1),
+      checkpointEvery: 0,
+      deadline: performance.now(),
+    });
     assertEquals([late.stopped, late.logs.length, tr.step], ["deadline", 0, 30]);
     const final = await evalLoss(tr, rows);
-    console.log(`${arch}: ${parameterCount(cfg)} parameters, loss ${logs[0].loss.toFixed(3)} (ln V = ${Math.log(cfg.vocabSize).toFixed(3)}) -> ${logs.at(-1)?.loss.toFixed(3)} after 30 steps, eval ${final.toFixed(3)}; grad norm ${logs[0].gradNorm.toFixed(2)} -> ${logs.at(-1)?.gradNorm.toFixed(2)}`);
+    console.log(
+      `${arch}: ${parameterCount(cfg)} parameters, loss ${logs[0].loss.toFixed(3)} (ln V = ${
+        Math.log(cfg.vocabSize).toFixed(3)
+      }) -> ${logs.at(-1)?.loss.toFixed(3)} after 30 steps, eval ${final.toFixed(3)}; grad norm ${
+        logs[0].gradNorm.toFixed(2)
+      } -> ${logs.at(-1)?.gradNorm.toFixed(2)}`,
+    );
     assert(logs.every((l) => !l.skipped && Number.isFinite(l.loss) && l.tokensPerSec > 0), "every step applied");
     assert(final < 0.35 * logs[0].loss, `loss ${logs[0].loss} -> ${final}: overfitting one batch must cut it by far`);
     // Write the folder, load it as any Hub model, compare the reference on the loaded weights with the GPU forward.
     const trained = await readWeights(tr);
     const dir = await Deno.makeTempDir({ prefix: `pretrain-${arch}-` });
-    for (const [name, bytes] of demoFolderFiles(cfg, trained, bpeTokenizerFiles(bpe), { dtype: "F32" })) await Deno.writeFile(`${dir}/${name}`, bytes);
+    for (const [name, bytes] of demoFolderFiles(cfg, trained, bpeTokenizerFiles(bpe), { dtype: "F32" })) {
+      await Deno.writeFile(`${dir}/${name}`, bytes);
+    }
     const hf = await loadHfModel(new DirSource(dir));
     assertEquals(hf.config, cfg);
     const cj = hf.configJson;
-    assertEquals([cj.model_type, cj.architectures], [arch, [arch === "qwen2" ? "Qwen2ForCausalLM" : "LlamaForCausalLM"]]);
+    assertEquals([cj.model_type, cj.architectures], [arch, [
+      arch === "qwen2" ? "Qwen2ForCausalLM" : "LlamaForCausalLM",
+    ]]);
     for (const [name, t] of trained) assertEquals(hf.weights.get(name)?.data, t.data, name);
     const sample = docs[30].text.slice(0, 200);
     assertEquals(hf.tokenizer.encode(sample), enc.encode(sample), "the folder's tokenizer encodes as our encoder");
@@ -77,12 +115,29 @@ for (const arch of ["qwen2", "llama"] as const) {
 }
 
 Deno.test("pretrain step: micro-batches of 1 and of 3 rows give the same gradients, and the update is AdamW's first step with decay on matrices only", async () => {
-  const cfg = demoConfig({ arch: "qwen2", vocabSize: bpe.vocab.length, hidden: 32, layers: 1, heads: 4, kvHeads: 2, intermediate: 48, seqLen: SEQ, tieWordEmbeddings: true, ropeTheta: 10000 }, [addedId(bpe, "<|im_end|>")]);
+  const cfg = demoConfig({
+    arch: "qwen2",
+    vocabSize: bpe.vocab.length,
+    hidden: 32,
+    layers: 1,
+    heads: 4,
+    kvHeads: 2,
+    intermediate: 48,
+    seqLen: SEQ,
+    tieWordEmbeddings: true,
+    ropeTheta: 10000,
+  }, [addedId(bpe, "<|im_end|>")]);
   const w0 = initWeights(cfg, 9);
   const rows = packed.rows.slice(3, 6);
   const lr = 1e-3, wd = 0.5;
   const run = async (microBatch: number) => {
-    const tr = createPretrainer(gpu.device, cfg, w0, { lr: { base: lr, warmupSteps: 0, totalSteps: 10, decay: "constant" }, weightDecay: wd, maxGradNorm: 0, microBatch, seqLen: SEQ });
+    const tr = createPretrainer(gpu.device, cfg, w0, {
+      lr: { base: lr, warmupSteps: 0, totalSteps: 10, decay: "constant" },
+      weightDecay: wd,
+      maxGradNorm: 0,
+      microBatch,
+      seqLen: SEQ,
+    });
     const r = await pretrainStep(tr, rows);
     const out = { r, grads: await readState(tr, "grad"), after: await readWeights(tr) };
     destroyPretrainer(tr);
@@ -106,9 +161,16 @@ Deno.test("pretrain step: micro-batches of 1 and of 3 rows give the same gradien
     const decay = !name.endsWith("norm.weight") && !name.endsWith(".bias");
     for (let i = 0; i < g.data.length; i += 7) {
       const expected = w.data[i] - lr * (g.data[i] / (Math.abs(g.data[i]) + 1e-8) + (decay ? wd * w.data[i] : 0));
-      assert(Math.abs(a.data[i] - expected) <= 1e-6 + 1e-4 * lr, `${name}[${i}]: ${a.data[i]} vs AdamW ${expected} (grad ${g.data[i]})`);
+      assert(
+        Math.abs(a.data[i] - expected) <= 1e-6 + 1e-4 * lr,
+        `${name}[${i}]: ${a.data[i]} vs AdamW ${expected} (grad ${g.data[i]})`,
+      );
       checked++;
     }
   }
-  console.log(`micro-batches 1 vs 3: max |dgrad| ${worst.toExponential(2)} (max |grad| ${gmax.toExponential(2)}); ${checked} updated entries match AdamW's first step`);
+  console.log(
+    `micro-batches 1 vs 3: max |dgrad| ${worst.toExponential(2)} (max |grad| ${
+      gmax.toExponential(2)
+    }); ${checked} updated entries match AdamW's first step`,
+  );
 });

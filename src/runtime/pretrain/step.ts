@@ -6,7 +6,14 @@
 // fine-tuning slots and the adamw / gradnorm kernels.
 import { learningRate, type LrSchedule } from "../../core/grpo.ts";
 import { arenaBuffer, releaseToArena } from "../../gpu/arena.ts";
-import { commandEncoder, readBuffers, readF32, releaseTransients, storageBuffer, writeBuffer } from "../../gpu/device.ts";
+import {
+  commandEncoder,
+  readBuffers,
+  readF32,
+  releaseTransients,
+  storageBuffer,
+  writeBuffer,
+} from "../../gpu/device.ts";
 import { encodeAdamW } from "../../gpu/kernels/adamw.ts";
 import { encodeGradNorm, GRAD_STATS_BYTES, parseGradStats } from "../../gpu/kernels/gradnorm.ts";
 import { backward, reserveStepScratch } from "../../gpu/model/backward.ts";
@@ -70,10 +77,18 @@ export interface PretrainStepReport {
 }
 
 /** Uploads `weights` and allocates a gradient and two moments for every weight. */
-export function createPretrainer(device: GPUDevice, cfg: ModelConfig, weights: Weights, opts: Partial<PretrainOptions> = {}): Pretrainer {
+export function createPretrainer(
+  device: GPUDevice,
+  cfg: ModelConfig,
+  weights: Weights,
+  opts: Partial<PretrainOptions> = {},
+): Pretrainer {
   const o = { ...DEFAULT_PRETRAIN_OPTIONS, ...opts };
   // forward keeps one (rows, chunk) logits buffer: cap the chunk so it fits one storage binding.
-  const maxVocabRows = Math.max(1, Math.floor(device.limits.maxStorageBufferBindingSize / (4 * o.microBatch * o.seqLen)));
+  const maxVocabRows = Math.max(
+    1,
+    Math.floor(device.limits.maxStorageBufferBindingSize / (4 * o.microBatch * o.seqLen)),
+  );
   const model = uploadModel(device, cfg, weights, { maxVocabRows });
   return { model, full: fullParams(model), opts: o, step: 0 };
 }
@@ -90,7 +105,11 @@ export async function pretrainStep(tr: Pretrainer, rows: readonly ArrayLike<numb
   const { device } = model;
   const tokens = rows.reduce((s, r) => s + r.length - 1, 0);
   if (rows.length === 0 || tokens <= 0) throw new Error("pretrainStep: no token to predict");
-  for (const r of rows) if (r.length > opts.seqLen) throw new Error(`pretrainStep: a row of ${r.length} tokens is over seqLen ${opts.seqLen}`);
+  for (const r of rows) {
+    if (r.length > opts.seqLen) {
+      throw new Error(`pretrainStep: a row of ${r.length} tokens is over seqLen ${opts.seqLen}`);
+    }
+  }
   const zero = commandEncoder(device, "pretrain-zero-grads");
   encodeZeroFullGrads(zero, full);
   device.queue.submit([zero.finish()]);
@@ -121,10 +140,20 @@ export async function pretrainStep(tr: Pretrainer, rows: readonly ArrayLike<numb
   await encodeGradNorm(device, enc, slots.map((s) => ({ buffer: s.grad, count: s.count })), stats, opts.maxGradNorm);
   for (const s of slots) {
     const weightDecay = decays(s.name) ? opts.weightDecay : 0;
-    await encodeAdamW(device, enc, s, { lr, beta1: opts.beta1, beta2: opts.beta2, eps: opts.adamEps, weightDecay, step: tr.step + 1 }, stats);
+    await encodeAdamW(device, enc, s, {
+      lr,
+      beta1: opts.beta1,
+      beta2: opts.beta2,
+      eps: opts.adamEps,
+      weightDecay,
+      step: tr.step + 1,
+    }, stats);
   }
   device.queue.submit([enc.finish()]);
-  const read = await readBuffers(device, [{ buffer: stats, bytes: GRAD_STATS_BYTES }, ...logps.map((l) => ({ buffer: l.buf, bytes: l.g.length * 4 }))]);
+  const read = await readBuffers(device, [
+    { buffer: stats, bytes: GRAD_STATS_BYTES },
+    ...logps.map((l) => ({ buffer: l.buf, bytes: l.g.length * 4 })),
+  ]);
   const gs = parseGradStats(read[0]);
   let nll = 0;
   logps.forEach(({ g }, k) => {
@@ -200,12 +229,14 @@ export function restoreOptimizer(tr: Pretrainer, m: Weights, v: Weights, step: n
     if (!s || !tm || !tv) throw new Error(`restoreOptimizer: no moments for ${name}`);
     const at = rows ? rows.v0 * H : 0;
     const n = rows ? rows.n * H : s.count;
-    if (tm.data.length < at + n || tv.data.length < at + n) throw new Error(`restoreOptimizer: moments of ${name} are too short`);
+    if (tm.data.length < at + n || tv.data.length < at + n) {
+      throw new Error(`restoreOptimizer: moments of ${name} are too short`);
+    }
     writeBuffer(model.device, s.m, tm.data.subarray(at, at + n));
     writeBuffer(model.device, s.v, tv.data.subarray(at, at + n));
   };
   for (const [name, buf] of model.weights) put(name, buf);
   for (const c of model.embed) put("model.embed_tokens.weight", c.buf, { v0: c.v0, n: c.rows });
-  if (model.head !== model.embed) for (const c of model.head) put("lm_head.weight", c.buf, { v0: c.v0, n: c.rows });
+  if (model.head !== model.embed) { for (const c of model.head) put("lm_head.weight", c.buf, { v0: c.v0, n: c.rows }); }
   tr.step = step;
 }

@@ -7,7 +7,10 @@ const CASES: [string, string][] = [
   ["Count the customers whose segment is vip.", "SELECT COUNT(*) FROM customers WHERE segment = 'vip'"],
   ["List the name of customers whose country is DE.", "SELECT name FROM customers WHERE country = 'DE'"],
   ["Which orders have quantity above 5? Give their order id.", "SELECT order_id FROM orders WHERE quantity > 5"],
-  ["What is the average list price of products whose category is Books?", "SELECT AVG(list_price) FROM products WHERE category = 'Books'"],
+  [
+    "What is the average list price of products whose category is Books?",
+    "SELECT AVG(list_price) FROM products WHERE category = 'Books'",
+  ],
   ["Name the top 3 products by list price, by name.", "SELECT name FROM products ORDER BY list_price DESC LIMIT 3"],
 ];
 
@@ -27,11 +30,22 @@ Deno.test("surface: issue 49 — many wordings per question, every quoted value 
 Deno.test("surface: numbers become words only where the SQL holds the same number outside a string", () => {
   const rng = new Rng(1);
   const seen = new Set<string>();
-  for (let i = 0; i < 300; i++) seen.add(vary("Name the top 3 products by list price, by name.", "SELECT name FROM products ORDER BY list_price DESC LIMIT 3", rng));
+  for (let i = 0; i < 300; i++) {
+    seen.add(
+      vary(
+        "Name the top 3 products by list price, by name.",
+        "SELECT name FROM products ORDER BY list_price DESC LIMIT 3",
+        rng,
+      ),
+    );
+  }
   assert([...seen].some((v) => /\bthree\b/.test(v)), "3 is written as a word sometimes");
   for (let i = 0; i < 300; i++) {
     const v = vary("How many stores have code 3?", "SELECT COUNT(*) FROM stores WHERE code = '3'", rng);
     assert(!/\bthree\b/.test(v), `a quoted 3 stays a digit: ${v}`);
   }
-  assertEquals(vary("How many customers are there?", "SELECT COUNT(*) FROM customers", new Rng(2)), vary("How many customers are there?", "SELECT COUNT(*) FROM customers", new Rng(2)));
+  assertEquals(
+    vary("How many customers are there?", "SELECT COUNT(*) FROM customers", new Rng(2)),
+    vary("How many customers are there?", "SELECT COUNT(*) FROM customers", new Rng(2)),
+  );
 });

@@ -15,8 +15,33 @@ import type { Col, Ctx, SyntheticQuestion } from "./synthetic.ts";
 
 /** Made-up names for defined conditions (none is a demo concept's word: synthetic.test.ts). */
 export const DEFINED_TERMS = [
-  "flagged", "tagged", "priority", "notable", "tracked", "selected", "eligible", "featured", "marked", "key", "prime", "focus", "target", "listed", "watched",
-  "starred", "pinned", "verified", "preferred", "qualified", "shortlisted", "reviewed", "highlighted", "fast-track", "hand-picked", "top-tier", "core",
+  "flagged",
+  "tagged",
+  "priority",
+  "notable",
+  "tracked",
+  "selected",
+  "eligible",
+  "featured",
+  "marked",
+  "key",
+  "prime",
+  "focus",
+  "target",
+  "listed",
+  "watched",
+  "starred",
+  "pinned",
+  "verified",
+  "preferred",
+  "qualified",
+  "shortlisted",
+  "reviewed",
+  "highlighted",
+  "fast-track",
+  "hand-picked",
+  "top-tier",
+  "core",
 ] as const;
 
 /** A condition on a table's rows, as SQL over its unqualified columns and in words. */
@@ -51,7 +76,8 @@ export function parseDefinitions(evidence: string): { term: string; rows: string
 const pickOf = <T>(rng: Rng, xs: readonly T[]): T => xs[rng.int(xs.length)];
 const lit = (v: string | number) => (typeof v === "number" ? String(v) : quoteLiteral(v));
 /** Nouns whose plural is the word itself or not made with -s. */
-const SAME = /(^| )(people|staff|information|equipment|data|media|personnel|faculty|series|species|aircraft|music|furniture)$/;
+const SAME =
+  /(^| )(people|staff|information|equipment|data|media|personnel|faculty|series|species|aircraft|music|furniture)$/;
 /** A noun (the last word of a name) in the plural: "department" -> "departments", "company" -> "companies"; plurals stay. */
 export function plural(w: string): string {
   if ((/s$/.test(w) && !/(ss|us|is)$/.test(w)) || SAME.test(w)) return w;
@@ -92,7 +118,9 @@ export function numberNear(rng: Rng, c: Col): number {
 }
 /** A day (YYYY-MM-DD) for a date column: one of its examples, or (half the time) any day between its first and last. */
 export function dayNear(rng: Rng, c: Col): string {
-  const ds = c.values.map((v) => String(v).slice(0, 10)).filter((d) => /^\d{4}-\d{2}-\d{2}$/.test(d) && Number.isFinite(Date.parse(d)));
+  const ds = c.values.map((v) => String(v).slice(0, 10)).filter((d) =>
+    /^\d{4}-\d{2}-\d{2}$/.test(d) && Number.isFinite(Date.parse(d))
+  );
   if (!ds.length) return String(c.values[0] ?? "2000-01-01").slice(0, 10);
   if (rng.next() < 0.5 || ds.length < 2) return pickOf(rng, ds);
   const t = ds.map((d) => Date.parse(d));
@@ -104,7 +132,10 @@ function dateCondition(rng: Rng, c: Col): { sql: string; says: string } {
   const d = dayNear(rng, c);
   if (rng.next() < 0.5) return { sql: `${quoteIdent(c.c.name)} > ${lit(d)}`, says: `${c.w} after ${d}` };
   const days = windowDays(rng);
-  return { sql: `${quoteIdent(c.c.name)} > date(${lit(d)}, '-${days} days')`, says: `${c.w} in the ${days} days up to ${d}` };
+  return {
+    sql: `${quoteIdent(c.c.name)} > date(${lit(d)}, '-${days} days')`,
+    says: `${c.w} in the ${days} days up to ${d}`,
+  };
 }
 
 /** The words for a table's rows in the plural (the demo's tables are named so; many of Spider's are singular). */
@@ -114,7 +145,9 @@ const rowsOf = (x: { w: string }) => plural(x.w);
 export function conditionOn(rng: Rng, s: Ctx, table: string): Condition | null {
   const joins = s.joins.filter((j) => j.parent.name === table);
   const own = s.tables.find((x) => x.t.name === table);
-  const kinds = joins.length ? ["has", "has", "none", "count", "count_where", "avg", "sum", "has_num", "after", "own", "has_and", "via"] : ["own"];
+  const kinds = joins.length
+    ? ["has", "has", "none", "count", "count_where", "avg", "sum", "has_num", "after", "own", "has_and", "via"]
+    : ["own"];
   const kind = pickOf(rng, kinds);
   if (kind === "own") {
     const f = own?.cols.filter((c) => c.kind !== "key" && c.values.length > 0) ?? [];
@@ -124,16 +157,28 @@ export function conditionOn(rng: Rng, s: Ctx, table: string): Condition | null {
     if (c.kind === "date") {
       // Before or after a day (the demo's senior teacher: hired_on < '2012-01-01').
       const d = dayNear(rng, c), before = rng.next() < 0.5;
-      return { sql: `${quoteIdent(c.c.name)} ${before ? "<" : ">"} ${lit(d)}`, says: `${c.w} ${before ? "before" : "after"} ${d}`, on };
+      return {
+        sql: `${quoteIdent(c.c.name)} ${before ? "<" : ">"} ${lit(d)}`,
+        says: `${c.w} ${before ? "before" : "after"} ${d}`,
+        on,
+      };
     }
     const v = pickOf(rng, c.values);
     if (c.kind === "number" && rng.next() < 0.5) {
       const gt = rng.next() < 0.5, n = numberNear(rng, c);
-      return { sql: `${quoteIdent(c.c.name)} ${gt ? ">" : "<"} ${lit(n)}`, says: `${c.w} ${gt ? "above" : "below"} ${n}`, on };
+      return {
+        sql: `${quoteIdent(c.c.name)} ${gt ? ">" : "<"} ${lit(n)}`,
+        says: `${c.w} ${gt ? "above" : "below"} ${n}`,
+        on,
+      };
     }
     // One of two values, as the demo's own definitions sometimes are (status IN ('active', 'past_due')).
-    const w = c.kind === "text" && c.values.length > 1 && rng.next() < 0.2 ? pickOf(rng, c.values.filter((x) => x !== v)) : null;
-    if (w !== null) return { sql: `${quoteIdent(c.c.name)} IN (${lit(v)}, ${lit(w)})`, says: `${c.w} ${v} or ${w}`, on };
+    const w = c.kind === "text" && c.values.length > 1 && rng.next() < 0.2
+      ? pickOf(rng, c.values.filter((x) => x !== v))
+      : null;
+    if (w !== null) {
+      return { sql: `${quoteIdent(c.c.name)} IN (${lit(v)}, ${lit(w)})`, says: `${c.w} ${v} or ${w}`, on };
+    }
     return { sql: `${quoteIdent(c.c.name)} = ${lit(v)}`, says: `${c.w} ${v}`, on };
   }
   const j = pickOf(rng, joins);
@@ -150,7 +195,11 @@ export function conditionOn(rng: Rng, s: Ctx, table: string): Condition | null {
       const c = pickOf(rng, texts);
       const v = pickOf(rng, c.values);
       const sql = `${pk} ${kind === "has" ? "IN" : "NOT IN"} ${sub(`${quoteIdent(c.c.name)} = ${lit(v)}`)}`;
-      return { sql, says: `${kind === "has" ? "at least one" : "no"} ${one(j.cw)} with ${c.w} ${v}`, on: `has:${at}:${c.c.name}=${v}` };
+      return {
+        sql,
+        says: `${kind === "has" ? "at least one" : "no"} ${one(j.cw)} with ${c.w} ${v}`,
+        on: `has:${at}:${c.c.name}=${v}`,
+      };
     }
     case "has_and": {
       // Two conditions on the same child row (the demo's churn: a login event in the last 60 days).
@@ -175,7 +224,11 @@ export function conditionOn(rng: Rng, s: Ctx, table: string): Condition | null {
         says = `${d.w} ${u}`;
       }
       const neg = rng.next() < 0.25;
-      return { sql: `${pk} ${neg ? "NOT IN" : "IN"} ${sub(`${first} AND ${second}`)}`, says: `${neg ? "no" : "at least one"} ${one(j.cw)} with ${c.w} ${v} and ${says}`, on: `has:${at}:${c.c.name}=${v}` };
+      return {
+        sql: `${pk} ${neg ? "NOT IN" : "IN"} ${sub(`${first} AND ${second}`)}`,
+        says: `${neg ? "no" : "at least one"} ${one(j.cw)} with ${c.w} ${v} and ${says}`,
+        on: `has:${at}:${c.c.name}=${v}`,
+      };
     }
     case "via": {
       // Through the child's key to another parent (the demo's paying user: a subscription whose plan is paid).
@@ -186,24 +239,40 @@ export function conditionOn(rng: Rng, s: Ctx, table: string): Condition | null {
       if (!f.length) return null;
       const c = pickOf(rng, f);
       const v = pickOf(rng, c.values);
-      const inner = `(SELECT ${quoteIdent(k.pk)} FROM ${quoteIdent(k.parent.name)} WHERE ${quoteIdent(c.c.name)} = ${lit(v)})`;
+      const inner = `(SELECT ${quoteIdent(k.pk)} FROM ${quoteIdent(k.parent.name)} WHERE ${quoteIdent(c.c.name)} = ${
+        lit(v)
+      })`;
       // Sometimes with a condition on the child row too (the demo's paying user: an active or past-due subscription on a paid plan).
       const extra = texts.length && rng.next() < 0.4 ? pickOf(rng, texts) : null;
       if (extra) {
         const ev = pickOf(rng, extra.values);
-        const ew = extra.values.length > 1 && rng.next() < 0.4 ? pickOf(rng, extra.values.filter((x) => x !== ev)) : null;
-        const first = ew === null ? `${quoteIdent(extra.c.name)} = ${lit(ev)}` : `${quoteIdent(extra.c.name)} IN (${lit(ev)}, ${lit(ew)})`;
+        const ew = extra.values.length > 1 && rng.next() < 0.4
+          ? pickOf(rng, extra.values.filter((x) => x !== ev))
+          : null;
+        const first = ew === null
+          ? `${quoteIdent(extra.c.name)} = ${lit(ev)}`
+          : `${quoteIdent(extra.c.name)} IN (${lit(ev)}, ${lit(ew)})`;
         return {
           sql: `${pk} IN ${sub(`${first} AND ${quoteIdent(k.fk)} IN ${inner}`)}`,
-          says: `a ${one(j.cw)} with ${extra.w} ${ew === null ? ev : `${ev} or ${ew}`} whose ${one(k.pw)} has ${c.w} ${v}`,
+          says: `a ${one(j.cw)} with ${extra.w} ${ew === null ? ev : `${ev} or ${ew}`} whose ${
+            one(k.pw)
+          } has ${c.w} ${v}`,
           on: `via:${at}:${k.parent.name}.${c.c.name}=${v}`,
         };
       }
-      return { sql: `${pk} IN ${sub(`${quoteIdent(k.fk)} IN ${inner}`)}`, says: `a ${one(j.cw)} whose ${one(k.pw)} has ${c.w} ${v}`, on: `via:${at}:${k.parent.name}.${c.c.name}=${v}` };
+      return {
+        sql: `${pk} IN ${sub(`${quoteIdent(k.fk)} IN ${inner}`)}`,
+        says: `a ${one(j.cw)} whose ${one(k.pw)} has ${c.w} ${v}`,
+        on: `via:${at}:${k.parent.name}.${c.c.name}=${v}`,
+      };
     }
     case "count": {
       const n = atLeast(rng);
-      return { sql: `${pk} IN ${sub("", ` GROUP BY ${fk} HAVING COUNT(*) >= ${n}`)}`, says: `at least ${n} ${j.cw}`, on: `count:${at}` };
+      return {
+        sql: `${pk} IN ${sub("", ` GROUP BY ${fk} HAVING COUNT(*) >= ${n}`)}`,
+        says: `at least ${n} ${j.cw}`,
+        on: `count:${at}`,
+      };
     }
     case "count_where": {
       // At least n child rows of one kind (the demo's full-load student: 3 enrolments in one term).
@@ -211,27 +280,45 @@ export function conditionOn(rng: Rng, s: Ctx, table: string): Condition | null {
       const c = pickOf(rng, texts);
       const v = pickOf(rng, c.values);
       const n = atLeast(rng);
-      return { sql: `${pk} IN ${sub(`${quoteIdent(c.c.name)} = ${lit(v)}`, ` GROUP BY ${fk} HAVING COUNT(*) >= ${n}`)}`, says: `at least ${n} ${j.cw} with ${c.w} ${v}`, on: `count:${at}:${c.c.name}=${v}` };
+      return {
+        sql: `${pk} IN ${sub(`${quoteIdent(c.c.name)} = ${lit(v)}`, ` GROUP BY ${fk} HAVING COUNT(*) >= ${n}`)}`,
+        says: `at least ${n} ${j.cw} with ${c.w} ${v}`,
+        on: `count:${at}:${c.c.name}=${v}`,
+      };
     }
     case "avg": {
       if (!nums.length) return null;
       const c = pickOf(rng, nums);
       const v = numberNear(rng, c);
-      return { sql: `${pk} IN ${sub(`${quoteIdent(c.c.name)} IS NOT NULL`, ` GROUP BY ${fk} HAVING AVG(${quoteIdent(c.c.name)}) >= ${lit(v)}`)}`, says: `an average ${one(j.cw)} ${c.w} of at least ${v}`, on: `avg:${at}:${c.c.name}` };
+      return {
+        sql: `${pk} IN ${
+          sub(`${quoteIdent(c.c.name)} IS NOT NULL`, ` GROUP BY ${fk} HAVING AVG(${quoteIdent(c.c.name)}) >= ${lit(v)}`)
+        }`,
+        says: `an average ${one(j.cw)} ${c.w} of at least ${v}`,
+        on: `avg:${at}:${c.c.name}`,
+      };
     }
     case "sum": {
       // A total over the child rows (the demo's big order: at least 6 items over its order lines).
       if (!nums.length) return null;
       const c = pickOf(rng, nums);
       const v = Math.max(1, Math.round(numberNear(rng, c) * (1 + rng.int(4))));
-      return { sql: `${pk} IN ${sub("", ` GROUP BY ${fk} HAVING SUM(${quoteIdent(c.c.name)}) >= ${v}`)}`, says: `a total ${c.w} of at least ${v} over their ${j.cw}`, on: `sum:${at}:${c.c.name}` };
+      return {
+        sql: `${pk} IN ${sub("", ` GROUP BY ${fk} HAVING SUM(${quoteIdent(c.c.name)}) >= ${v}`)}`,
+        says: `a total ${c.w} of at least ${v} over their ${j.cw}`,
+        on: `sum:${at}:${c.c.name}`,
+      };
     }
     case "has_num": {
       // Some child row above or below a number (the demo's at-risk student: a grade below 45).
       if (!nums.length) return null;
       const c = pickOf(rng, nums);
       const v = numberNear(rng, c), gt = rng.next() < 0.5;
-      return { sql: `${pk} IN ${sub(`${quoteIdent(c.c.name)} ${gt ? ">" : "<"} ${lit(v)}`)}`, says: `a ${one(j.cw)} with ${c.w} ${gt ? "above" : "below"} ${v}`, on: `num:${at}:${c.c.name}` };
+      return {
+        sql: `${pk} IN ${sub(`${quoteIdent(c.c.name)} ${gt ? ">" : "<"} ${lit(v)}`)}`,
+        says: `a ${one(j.cw)} with ${c.w} ${gt ? "above" : "below"} ${v}`,
+        on: `num:${at}:${c.c.name}`,
+      };
     }
     case "after": {
       if (!dates.length) return null;
@@ -244,7 +331,13 @@ export function conditionOn(rng: Rng, s: Ctx, table: string): Condition | null {
 }
 
 /** Up to `k` conditions on `table`'s rows, each on another thing than the others and than `not`'s (null when fewer are found). */
-export function distinctConditions(rng: Rng, s: Ctx, table: string, k: number, not: readonly Condition[] = []): Condition[] | null {
+export function distinctConditions(
+  rng: Rng,
+  s: Ctx,
+  table: string,
+  k: number,
+  not: readonly Condition[] = [],
+): Condition[] | null {
   const out: Condition[] = [];
   for (let tries = 0; out.length < k && tries < 8 * k; tries++) {
     const c = conditionOn(rng, s, table);
@@ -270,19 +363,46 @@ function shown(rng: Rng, cols: readonly Col[]): Col | null {
 const constrained = (cond: Condition, c: Col) => cond.on.split("|").includes(`own:${c.c.name}`);
 
 /** The questions a condition supports on its table: count, count with a filter, list, per group. */
-function framed(rng: Rng, x: Ctx["tables"][number], cond: Condition, name: string | null): { question: string; sql: string } | null {
+function framed(
+  rng: Rng,
+  x: Ctx["tables"][number],
+  cond: Condition,
+  name: string | null,
+): { question: string; sql: string } | null {
   const T = quoteIdent(x.t.name);
   const who = name ? `${name} ${rowsOf(x)}` : `${rowsOf(x)} with ${cond.says}`;
   const frame = pickOf(rng, ["count", "count", "filter", "list", "group"]);
-  if (frame === "count") return { question: pickOf(rng, [`How many ${who} are there?`, `Count the ${who}.`]), sql: `SELECT COUNT(*) FROM ${T} WHERE ${cond.sql}` };
+  if (frame === "count") {
+    return {
+      question: pickOf(rng, [`How many ${who} are there?`, `Count the ${who}.`]),
+      sql: `SELECT COUNT(*) FROM ${T} WHERE ${cond.sql}`,
+    };
+  }
   const f = x.cols.filter((c) => c.kind === "text" && c.values.length > 0 && !constrained(cond, c));
   if (!f.length) return null;
   const c = pickOf(rng, f);
-  if (frame === "group") return { question: pickOf(rng, [`How many ${who} are there per ${c.w}?`, `For each ${c.w}, count the ${who}.`, `Count the ${who} by ${c.w}.`]), sql: `SELECT ${quoteIdent(c.c.name)}, COUNT(*) FROM ${T} WHERE ${cond.sql} GROUP BY ${quoteIdent(c.c.name)}` };
+  if (frame === "group") {
+    return {
+      question: pickOf(rng, [
+        `How many ${who} are there per ${c.w}?`,
+        `For each ${c.w}, count the ${who}.`,
+        `Count the ${who} by ${c.w}.`,
+      ]),
+      sql: `SELECT ${quoteIdent(c.c.name)}, COUNT(*) FROM ${T} WHERE ${cond.sql} GROUP BY ${quoteIdent(c.c.name)}`,
+    };
+  }
   const v = pickOf(rng, c.values);
-  if (frame === "filter") return { question: `How many ${who} have ${c.w} ${v}?`, sql: `SELECT COUNT(*) FROM ${T} WHERE ${cond.sql} AND ${quoteIdent(c.c.name)} = ${lit(v)}` };
+  if (frame === "filter") {
+    return {
+      question: `How many ${who} have ${c.w} ${v}?`,
+      sql: `SELECT COUNT(*) FROM ${T} WHERE ${cond.sql} AND ${quoteIdent(c.c.name)} = ${lit(v)}`,
+    };
+  }
   const d = shown(rng, x.cols.filter((k) => k !== c)) ?? c;
-  return { question: `List the ${d.w} of the ${who} with ${c.w} ${v}.`, sql: `SELECT ${quoteIdent(d.c.name)} FROM ${T} WHERE ${cond.sql} AND ${quoteIdent(c.c.name)} = ${lit(v)}` };
+  return {
+    question: `List the ${d.w} of the ${who} with ${c.w} ${v}.`,
+    sql: `SELECT ${quoteIdent(d.c.name)} FROM ${T} WHERE ${cond.sql} AND ${quoteIdent(c.c.name)} = ${lit(v)}`,
+  };
 }
 
 /** A made-up term defined by one condition or the conjunction of several, and its evidence in the demo's form. */
@@ -295,7 +415,8 @@ interface Defined {
 function define(x: Ctx["tables"][number], term: string, conds: readonly Condition[]): Defined {
   const sql = conds.map((c) => c.sql).join(" AND ");
   return {
-    term, cond: { sql, says: conds.map((c) => c.says).join(" and "), on: conds.map((c) => c.on).join("|") },
+    term,
+    cond: { sql, says: conds.map((c) => c.says).join(" and "), on: conds.map((c) => c.on).join("|") },
     // "<term> <row> refers to <rows> with <condition>[ AND <condition>]", as concepts.json writes the demo's.
     evidence: `${term} ${one(rowsOf(x))} refers to ${rowsOf(x)} with ${sql}`,
   };
@@ -305,7 +426,11 @@ function define(x: Ctx["tables"][number], term: string, conds: readonly Conditio
 const PLACE = /\b(country|nation|city|state|region|location|hometown|place)\b/;
 
 /** A plain filter on one of `x`'s own columns that `cond` does not constrain, as SQL and as the phrase after the row noun. */
-function plainFilter(rng: Rng, x: Ctx["tables"][number], cond: Condition): { sql: string; phrase: string; col: Col } | null {
+function plainFilter(
+  rng: Rng,
+  x: Ctx["tables"][number],
+  cond: Condition,
+): { sql: string; phrase: string; col: Col } | null {
   const cols = x.cols.filter((c) => c.kind !== "key" && c.values.length > 0 && !constrained(cond, c));
   if (!cols.length) return null;
   const c = pickOf(rng, cols);
@@ -313,11 +438,18 @@ function plainFilter(rng: Rng, x: Ctx["tables"][number], cond: Condition): { sql
   const col = quoteIdent(c.c.name);
   if (c.kind === "date") {
     const y = String(v).slice(0, 4);
-    return { sql: `strftime('%Y', ${col}) = '${y}'`, phrase: pickOf(rng, [`with a ${c.w} in ${y}`, `whose ${c.w} is in ${y}`]), col: c };
+    return {
+      sql: `strftime('%Y', ${col}) = '${y}'`,
+      phrase: pickOf(rng, [`with a ${c.w} in ${y}`, `whose ${c.w} is in ${y}`]),
+      col: c,
+    };
   }
   const says = [`with ${c.w} ${v}`, `whose ${c.w} is ${v}`];
   // "in the consumer segment": for a column of a few short categories, not names, codes or free text.
-  if (c.kind === "text" && c.values.length <= 8 && /^[A-Za-z][A-Za-z -]{0,19}$/.test(String(v)) && !/\b(name|names|title|email|login|address|description|details|code|id)\b/.test(c.w)) says.push(`in the ${v} ${c.w}`);
+  if (
+    c.kind === "text" && c.values.length <= 8 && /^[A-Za-z][A-Za-z -]{0,19}$/.test(String(v)) &&
+    !/\b(name|names|title|email|login|address|description|details|code|id)\b/.test(c.w)
+  ) says.push(`in the ${v} ${c.w}`);
   if (c.kind === "text" && PLACE.test(c.w)) says.push(`from ${v}`, `from ${v}`);
   return { sql: `${col} = ${lit(v)}`, phrase: pickOf(rng, says), col: c };
 }
@@ -325,7 +457,10 @@ function plainFilter(rng: Rng, x: Ctx["tables"][number], cond: Condition): { sql
 /** A column to list the rows by (a text column or the table's key), in the plural ("names", "user ids"). */
 function display(rng: Rng, x: Ctx["tables"][number], not?: Col): { col: string; w: string } | null {
   const pk = x.t.primaryKey.length === 1 ? x.cols.find((c) => c.c.name === x.t.primaryKey[0]) : undefined;
-  const xs = [...x.cols.filter((c) => c.kind === "text" && c !== not && !/^(is|has) /.test(c.w)), ...(pk && pk !== not ? [pk] : [])];
+  const xs = [
+    ...x.cols.filter((c) => c.kind === "text" && c !== not && !/^(is|has) /.test(c.w)),
+    ...(pk && pk !== not ? [pk] : []),
+  ];
   if (!xs.length) return null;
   const c = pickOf(rng, xs);
   return { col: quoteIdent(c.c.name), w: plural(c.w) };
@@ -374,25 +509,57 @@ export const SUB_MAKERS: Record<string, Maker> = {
     const T = quoteIdent(x.t.name);
     const rows = rowsOf(x);
     const evidence = d1.evidence + DEFINITION_SEPARATOR + d2.evidence;
-    const out = (question: string, gold_sql: string): SyntheticQuestion => ({ question, gold_sql, pattern: "defined_pair", evidence });
+    const out = (question: string, gold_sql: string): SyntheticQuestion => ({
+      question,
+      gold_sql,
+      pattern: "defined_pair",
+      evidence,
+    });
     const frame = pickOf(rng, ["count", "count", "list", "filter", "group"]);
     if (frame === "count") {
-      return out(pickOf(rng, [`How many ${t1} ${rows} are also ${t2}?`, `Count the ${t1} ${rows} that are ${t2} too.`, `How many ${rows} are both ${t1} and ${t2}?`, `Count the ${rows} that are both ${t1} and ${t2}.`]), `SELECT COUNT(*) FROM ${T} WHERE ${both.sql}`);
+      return out(
+        pickOf(rng, [
+          `How many ${t1} ${rows} are also ${t2}?`,
+          `Count the ${t1} ${rows} that are ${t2} too.`,
+          `How many ${rows} are both ${t1} and ${t2}?`,
+          `Count the ${rows} that are both ${t1} and ${t2}.`,
+        ]),
+        `SELECT COUNT(*) FROM ${T} WHERE ${both.sql}`,
+      );
     }
     if (frame === "list") {
       const d = display(rng, x);
       if (!d) return null;
-      return out(pickOf(rng, [`List the ${d.w} of the ${t1} ${rows} that are also ${t2}.`, `Which ${rows} are both ${t1} and ${t2}? Give their ${d.w}.`, `Give the ${d.w} of all ${rows} that are ${t1} and ${t2}.`]), `SELECT ${d.col} FROM ${T} WHERE ${both.sql}`);
+      return out(
+        pickOf(rng, [
+          `List the ${d.w} of the ${t1} ${rows} that are also ${t2}.`,
+          `Which ${rows} are both ${t1} and ${t2}? Give their ${d.w}.`,
+          `Give the ${d.w} of all ${rows} that are ${t1} and ${t2}.`,
+        ]),
+        `SELECT ${d.col} FROM ${T} WHERE ${both.sql}`,
+      );
     }
     if (frame === "filter") {
       const f = plainFilter(rng, x, both);
       if (!f) return null;
-      return out(pickOf(rng, [`How many ${t1} ${rows} ${f.phrase} are also ${t2}?`, `Count the ${rows} ${f.phrase} that are both ${t1} and ${t2}.`]), `SELECT COUNT(*) FROM ${T} WHERE ${both.sql} AND ${f.sql}`);
+      return out(
+        pickOf(rng, [
+          `How many ${t1} ${rows} ${f.phrase} are also ${t2}?`,
+          `Count the ${rows} ${f.phrase} that are both ${t1} and ${t2}.`,
+        ]),
+        `SELECT COUNT(*) FROM ${T} WHERE ${both.sql} AND ${f.sql}`,
+      );
     }
     const g = x.cols.filter((c) => c.kind === "text" && !constrained(both, c));
     if (!g.length) return null;
     const gc = pickOf(rng, g), c = quoteIdent(gc.c.name);
-    return out(pickOf(rng, [`For each ${gc.w}, count the ${rows} that are both ${t1} and ${t2}.`, `Count the ${t1} ${rows} that are also ${t2} per ${gc.w}.`]), `SELECT ${c}, COUNT(*) FROM ${T} WHERE ${both.sql} GROUP BY ${c}`);
+    return out(
+      pickOf(rng, [
+        `For each ${gc.w}, count the ${rows} that are both ${t1} and ${t2}.`,
+        `Count the ${t1} ${rows} that are also ${t2} per ${gc.w}.`,
+      ]),
+      `SELECT ${c}, COUNT(*) FROM ${T} WHERE ${both.sql} GROUP BY ${c}`,
+    );
   },
   // A defined term and a plain filter on the rows' own column (the demo's "power users from CA", "active customers in the consumer segment").
   defined_filter(rng, s) {
@@ -405,27 +572,59 @@ export const SUB_MAKERS: Record<string, Maker> = {
     const T = quoteIdent(x.t.name);
     const who = `${d.term} ${rowsOf(x)}`;
     const where = `${d.cond.sql} AND ${f.sql}`;
-    const out = (question: string, gold_sql: string): SyntheticQuestion => ({ question, gold_sql, pattern: "defined_filter", evidence: d.evidence });
+    const out = (question: string, gold_sql: string): SyntheticQuestion => ({
+      question,
+      gold_sql,
+      pattern: "defined_filter",
+      evidence: d.evidence,
+    });
     if (rng.next() < 0.55) {
-      return out(pickOf(rng, [`How many ${who} are there ${f.phrase}?`, `Count the ${who} ${f.phrase}.`, `How many ${who} ${f.phrase} are there?`, `Give the number of ${who} ${f.phrase}.`]), `SELECT COUNT(*) FROM ${T} WHERE ${where}`);
+      return out(
+        pickOf(rng, [
+          `How many ${who} are there ${f.phrase}?`,
+          `Count the ${who} ${f.phrase}.`,
+          `How many ${who} ${f.phrase} are there?`,
+          `Give the number of ${who} ${f.phrase}.`,
+        ]),
+        `SELECT COUNT(*) FROM ${T} WHERE ${where}`,
+      );
     }
     const v = display(rng, x, f.col);
     if (!v) return null;
-    return out(pickOf(rng, [`List the ${v.w} of the ${who} ${f.phrase}.`, `Give the ${v.w} of all ${who} ${f.phrase}.`, `Show the ${v.w} of the ${who} ${f.phrase}.`, `Which ${who} ${f.phrase} are there? Give their ${v.w}.`]), `SELECT ${v.col} FROM ${T} WHERE ${where}`);
+    return out(
+      pickOf(rng, [
+        `List the ${v.w} of the ${who} ${f.phrase}.`,
+        `Give the ${v.w} of all ${who} ${f.phrase}.`,
+        `Show the ${v.w} of the ${who} ${f.phrase}.`,
+        `Which ${who} ${f.phrase} are there? Give their ${v.w}.`,
+      ]),
+      `SELECT ${v.col} FROM ${T} WHERE ${where}`,
+    );
   },
   share(rng, s) {
     const x = pickOf(rng, s.tables);
     const cond = conditionOn(rng, s, x.t.name);
     if (!cond) return null;
     return {
-      question: pickOf(rng, [`What fraction of ${rowsOf(x)} have ${cond.says}?`, `What share of the ${rowsOf(x)} have ${cond.says}?`]),
-      gold_sql: `SELECT AVG(CASE WHEN ${cond.sql} THEN 1.0 ELSE 0.0 END) FROM ${quoteIdent(x.t.name)}`, pattern: "share",
+      question: pickOf(rng, [
+        `What fraction of ${rowsOf(x)} have ${cond.says}?`,
+        `What share of the ${rowsOf(x)} have ${cond.says}?`,
+      ]),
+      gold_sql: `SELECT AVG(CASE WHEN ${cond.sql} THEN 1.0 ELSE 0.0 END) FROM ${quoteIdent(x.t.name)}`,
+      pattern: "share",
     };
   },
   negation(rng, s) {
     const x = pickOf(rng, s.tables);
     const cond = conditionOn(rng, s, x.t.name);
     if (!cond) return null;
-    return { question: pickOf(rng, [`How many ${rowsOf(x)} do not have ${cond.says}?`, `Count the ${rowsOf(x)} without ${cond.says}.`]), gold_sql: `SELECT COUNT(*) FROM ${quoteIdent(x.t.name)} WHERE NOT (${cond.sql})`, pattern: "negation" };
+    return {
+      question: pickOf(rng, [
+        `How many ${rowsOf(x)} do not have ${cond.says}?`,
+        `Count the ${rowsOf(x)} without ${cond.says}.`,
+      ]),
+      gold_sql: `SELECT COUNT(*) FROM ${quoteIdent(x.t.name)} WHERE NOT (${cond.sql})`,
+      pattern: "negation",
+    };
   },
 };

@@ -53,7 +53,11 @@ function kindOf(c: ColumnInfo, t: TableInfo): Kind {
 
 /** Values usable as literals: no truncated text, no quotes or newlines that would make odd questions. */
 function usable(c: ColumnInfo): (string | number)[] {
-  return c.examples.filter((v) => typeof v === "number" ? Number.isFinite(v) : v.length > 0 && v.length <= 40 && !v.endsWith("…") && !/["\n\r]/.test(v));
+  return c.examples.filter((v) =>
+    typeof v === "number"
+      ? Number.isFinite(v)
+      : v.length > 0 && v.length <= 40 && !v.endsWith("…") && !/["\n\r]/.test(v)
+  );
 }
 
 function lit(v: string | number): string {
@@ -83,7 +87,16 @@ type Maker = (rng: Rng, s: Ctx) => SyntheticQuestion | null;
 /** A schema as the patterns see it: tables with their columns, and foreign-key joins. */
 export interface Ctx {
   tables: { t: TableInfo; w: string; cols: Col[] }[];
-  joins: { child: TableInfo; cw: string; fk: string; parent: TableInfo; pw: string; pk: string; parentCols: Col[]; childCols: Col[] }[];
+  joins: {
+    child: TableInfo;
+    cw: string;
+    fk: string;
+    parent: TableInfo;
+    pw: string;
+    pk: string;
+    parentCols: Col[];
+    childCols: Col[];
+  }[];
 }
 
 const AGG: { fn: string; say: string[] }[] = [
@@ -118,8 +131,16 @@ const MAKERS: Record<string, Maker> = {
     const f = filterCol(rng, cols);
     if (!f) return null;
     const v = pickOf(rng, f.values);
-    const q = pickOf(rng, [`How many ${w} have ${f.w} ${say(v)}?`, `Count the ${w} whose ${f.w} is ${say(v)}.`, `Number of ${w} with ${f.w} equal to ${say(v)}?`]);
-    return { question: q, gold_sql: `SELECT COUNT(*) FROM ${quoteIdent(t.name)} WHERE ${id(f)} = ${lit(v)}`, pattern: "count_where" };
+    const q = pickOf(rng, [
+      `How many ${w} have ${f.w} ${say(v)}?`,
+      `Count the ${w} whose ${f.w} is ${say(v)}.`,
+      `Number of ${w} with ${f.w} equal to ${say(v)}?`,
+    ]);
+    return {
+      question: q,
+      gold_sql: `SELECT COUNT(*) FROM ${quoteIdent(t.name)} WHERE ${id(f)} = ${lit(v)}`,
+      pattern: "count_where",
+    };
   },
   list_where(rng, s) {
     const { t, w, cols } = pickOf(rng, s.tables);
@@ -127,16 +148,32 @@ const MAKERS: Record<string, Maker> = {
     const c = f && shownCol(rng, cols, f);
     if (!f || !c) return null;
     const v = pickOf(rng, f.values);
-    const q = pickOf(rng, [`List the ${c.w} of ${w} whose ${f.w} is ${say(v)}.`, `What are the ${c.w} of the ${w} with ${f.w} ${say(v)}?`, `Give the ${c.w} of every ${w} where ${f.w} is ${say(v)}.`]);
-    return { question: q, gold_sql: `SELECT ${id(c)} FROM ${quoteIdent(t.name)} WHERE ${id(f)} = ${lit(v)}`, pattern: "list_where" };
+    const q = pickOf(rng, [
+      `List the ${c.w} of ${w} whose ${f.w} is ${say(v)}.`,
+      `What are the ${c.w} of the ${w} with ${f.w} ${say(v)}?`,
+      `Give the ${c.w} of every ${w} where ${f.w} is ${say(v)}.`,
+    ]);
+    return {
+      question: q,
+      gold_sql: `SELECT ${id(c)} FROM ${quoteIdent(t.name)} WHERE ${id(f)} = ${lit(v)}`,
+      pattern: "list_where",
+    };
   },
   group_count(rng, s) {
     const { t, w, cols } = pickOf(rng, s.tables);
     const g = cols.filter((c) => c.kind === "text");
     if (!g.length) return null;
     const c = pickOf(rng, g);
-    const q = pickOf(rng, [`How many ${w} are there for each ${c.w}?`, `Count the ${w} per ${c.w}.`, `Give each ${c.w} and its number of ${w}.`]);
-    return { question: q, gold_sql: `SELECT ${id(c)}, COUNT(*) FROM ${quoteIdent(t.name)} GROUP BY ${id(c)}`, pattern: "group_count" };
+    const q = pickOf(rng, [
+      `How many ${w} are there for each ${c.w}?`,
+      `Count the ${w} per ${c.w}.`,
+      `Give each ${c.w} and its number of ${w}.`,
+    ]);
+    return {
+      question: q,
+      gold_sql: `SELECT ${id(c)}, COUNT(*) FROM ${quoteIdent(t.name)} GROUP BY ${id(c)}`,
+      pattern: "group_count",
+    };
   },
   most_common(rng, s) {
     const { t, w, cols } = pickOf(rng, s.tables);
@@ -144,7 +181,11 @@ const MAKERS: Record<string, Maker> = {
     if (!g.length) return null;
     const c = pickOf(rng, g);
     const q = pickOf(rng, [`Which ${c.w} is the most common among ${w}?`, `What ${c.w} do the most ${w} have?`]);
-    return { question: q, gold_sql: `SELECT ${id(c)} FROM ${quoteIdent(t.name)} GROUP BY ${id(c)} ORDER BY COUNT(*) DESC LIMIT 1`, pattern: "most_common" };
+    return {
+      question: q,
+      gold_sql: `SELECT ${id(c)} FROM ${quoteIdent(t.name)} GROUP BY ${id(c)} ORDER BY COUNT(*) DESC LIMIT 1`,
+      pattern: "most_common",
+    };
   },
   aggregate(rng, s) {
     const { t, w, cols } = pickOf(rng, s.tables);
@@ -152,7 +193,10 @@ const MAKERS: Record<string, Maker> = {
     if (!n.length) return null;
     const c = pickOf(rng, n);
     const a = pickOf(rng, AGG);
-    const q = pickOf(rng, [`What is the ${pickOf(rng, a.say)} ${c.w} of ${w}?`, `Give the ${pickOf(rng, a.say)} ${c.w} over all ${w}.`]);
+    const q = pickOf(rng, [
+      `What is the ${pickOf(rng, a.say)} ${c.w} of ${w}?`,
+      `Give the ${pickOf(rng, a.say)} ${c.w} over all ${w}.`,
+    ]);
     return { question: q, gold_sql: `SELECT ${a.fn}(${id(c)}) FROM ${quoteIdent(t.name)}`, pattern: "aggregate" };
   },
   aggregate_where(rng, s) {
@@ -163,8 +207,15 @@ const MAKERS: Record<string, Maker> = {
     const c = pickOf(rng, n);
     const a = pickOf(rng, AGG);
     const v = pickOf(rng, f.values);
-    const q = pickOf(rng, [`What is the ${pickOf(rng, a.say)} ${c.w} of ${w} whose ${f.w} is ${say(v)}?`, `For ${w} with ${f.w} ${say(v)}, what is the ${pickOf(rng, a.say)} ${c.w}?`]);
-    return { question: q, gold_sql: `SELECT ${a.fn}(${id(c)}) FROM ${quoteIdent(t.name)} WHERE ${id(f)} = ${lit(v)}`, pattern: "aggregate_where" };
+    const q = pickOf(rng, [
+      `What is the ${pickOf(rng, a.say)} ${c.w} of ${w} whose ${f.w} is ${say(v)}?`,
+      `For ${w} with ${f.w} ${say(v)}, what is the ${pickOf(rng, a.say)} ${c.w}?`,
+    ]);
+    return {
+      question: q,
+      gold_sql: `SELECT ${a.fn}(${id(c)}) FROM ${quoteIdent(t.name)} WHERE ${id(f)} = ${lit(v)}`,
+      pattern: "aggregate_where",
+    };
   },
   compare(rng, s) {
     const { t, w, cols } = pickOf(rng, s.tables);
@@ -176,9 +227,19 @@ const MAKERS: Record<string, Maker> = {
     const v = pickOf(rng, f.values);
     const gt = rng.next() < 0.5;
     const q = gt
-      ? pickOf(rng, [`List the ${c.w} of ${w} with ${f.w} greater than ${say(v)}.`, `Which ${w} have ${f.w} above ${say(v)}? Give their ${c.w}.`])
-      : pickOf(rng, [`List the ${c.w} of ${w} with ${f.w} less than ${say(v)}.`, `Which ${w} have ${f.w} below ${say(v)}? Give their ${c.w}.`]);
-    return { question: q, gold_sql: `SELECT ${id(c)} FROM ${quoteIdent(t.name)} WHERE ${id(f)} ${gt ? ">" : "<"} ${lit(v)}`, pattern: "compare" };
+      ? pickOf(rng, [
+        `List the ${c.w} of ${w} with ${f.w} greater than ${say(v)}.`,
+        `Which ${w} have ${f.w} above ${say(v)}? Give their ${c.w}.`,
+      ])
+      : pickOf(rng, [
+        `List the ${c.w} of ${w} with ${f.w} less than ${say(v)}.`,
+        `Which ${w} have ${f.w} below ${say(v)}? Give their ${c.w}.`,
+      ]);
+    return {
+      question: q,
+      gold_sql: `SELECT ${id(c)} FROM ${quoteIdent(t.name)} WHERE ${id(f)} ${gt ? ">" : "<"} ${lit(v)}`,
+      pattern: "compare",
+    };
   },
   top(rng, s) {
     const { t, w, cols } = pickOf(rng, s.tables);
@@ -191,16 +252,29 @@ const MAKERS: Record<string, Maker> = {
     const k = pickOf(rng, [1, 1, 3, 5]);
     const most = desc ? "highest" : "lowest";
     const q = k === 1
-      ? pickOf(rng, [`What is the ${c.w} of the ${w} with the ${most} ${f.w}?`, `Which ${w} has the ${most} ${f.w}? Give its ${c.w}.`])
-      : pickOf(rng, [`List the ${c.w} of the ${k} ${w} with the ${most} ${f.w}.`, `Name the top ${k} ${w} by ${desc ? "" : "lowest "}${f.w}, by ${c.w}.`]);
-    return { question: q, gold_sql: `SELECT ${id(c)} FROM ${quoteIdent(t.name)} ORDER BY ${id(f)} ${desc ? "DESC" : "ASC"} LIMIT ${k}`, pattern: "top" };
+      ? pickOf(rng, [
+        `What is the ${c.w} of the ${w} with the ${most} ${f.w}?`,
+        `Which ${w} has the ${most} ${f.w}? Give its ${c.w}.`,
+      ])
+      : pickOf(rng, [
+        `List the ${c.w} of the ${k} ${w} with the ${most} ${f.w}.`,
+        `Name the top ${k} ${w} by ${desc ? "" : "lowest "}${f.w}, by ${c.w}.`,
+      ]);
+    return {
+      question: q,
+      gold_sql: `SELECT ${id(c)} FROM ${quoteIdent(t.name)} ORDER BY ${id(f)} ${desc ? "DESC" : "ASC"} LIMIT ${k}`,
+      pattern: "top",
+    };
   },
   distinct(rng, s) {
     const { t, w, cols } = pickOf(rng, s.tables);
     const g = cols.filter((c) => c.kind === "text");
     if (!g.length) return null;
     const c = pickOf(rng, g);
-    const q = pickOf(rng, [`List the distinct ${c.w} values of ${w}.`, `What different ${c.w} values do the ${w} have?`]);
+    const q = pickOf(rng, [
+      `List the distinct ${c.w} values of ${w}.`,
+      `What different ${c.w} values do the ${w} have?`,
+    ]);
     return { question: q, gold_sql: `SELECT DISTINCT ${id(c)} FROM ${quoteIdent(t.name)}`, pattern: "distinct" };
   },
   year(rng, s) {
@@ -210,7 +284,11 @@ const MAKERS: Record<string, Maker> = {
     const c = pickOf(rng, d);
     const y = String(pickOf(rng, c.values)).slice(0, 4);
     const q = pickOf(rng, [`How many ${w} have a ${c.w} in ${y}?`, `Count the ${w} whose ${c.w} falls in ${y}.`]);
-    return { question: q, gold_sql: `SELECT COUNT(*) FROM ${quoteIdent(t.name)} WHERE strftime('%Y', ${id(c)}) = '${y}'`, pattern: "year" };
+    return {
+      question: q,
+      gold_sql: `SELECT COUNT(*) FROM ${quoteIdent(t.name)} WHERE strftime('%Y', ${id(c)}) = '${y}'`,
+      pattern: "year",
+    };
   },
   join_count(rng, s) {
     if (!s.joins.length) return null;
@@ -218,8 +296,17 @@ const MAKERS: Record<string, Maker> = {
     const f = filterCol(rng, j.parentCols.filter((c) => c.kind === "text"));
     if (!f) return null;
     const v = pickOf(rng, f.values);
-    const q = pickOf(rng, [`How many ${j.cw} belong to ${j.pw} whose ${f.w} is ${say(v)}?`, `Count the ${j.cw} of ${j.pw} with ${f.w} ${say(v)}.`]);
-    return { question: q, gold_sql: `SELECT COUNT(*) FROM ${quoteIdent(j.child.name)} AS a JOIN ${quoteIdent(j.parent.name)} AS b ON a.${quoteIdent(j.fk)} = b.${quoteIdent(j.pk)} WHERE b.${quoteIdent(f.c.name)} = ${lit(v)}`, pattern: "join_count" };
+    const q = pickOf(rng, [
+      `How many ${j.cw} belong to ${j.pw} whose ${f.w} is ${say(v)}?`,
+      `Count the ${j.cw} of ${j.pw} with ${f.w} ${say(v)}.`,
+    ]);
+    return {
+      question: q,
+      gold_sql: `SELECT COUNT(*) FROM ${quoteIdent(j.child.name)} AS a JOIN ${quoteIdent(j.parent.name)} AS b ON a.${
+        quoteIdent(j.fk)
+      } = b.${quoteIdent(j.pk)} WHERE b.${quoteIdent(f.c.name)} = ${lit(v)}`,
+      pattern: "join_count",
+    };
   },
   join_list(rng, s) {
     if (!s.joins.length) return null;
@@ -228,8 +315,17 @@ const MAKERS: Record<string, Maker> = {
     const c = shownCol(rng, j.childCols);
     if (!f || !c) return null;
     const v = pickOf(rng, f.values);
-    const q = pickOf(rng, [`List the ${c.w} of ${j.cw} whose ${j.pw.replace(/s$/, "")} has ${f.w} ${say(v)}.`, `Give the ${c.w} of the ${j.cw} linked to ${j.pw} with ${f.w} ${say(v)}.`]);
-    return { question: q, gold_sql: `SELECT a.${quoteIdent(c.c.name)} FROM ${quoteIdent(j.child.name)} AS a JOIN ${quoteIdent(j.parent.name)} AS b ON a.${quoteIdent(j.fk)} = b.${quoteIdent(j.pk)} WHERE b.${quoteIdent(f.c.name)} = ${lit(v)}`, pattern: "join_list" };
+    const q = pickOf(rng, [
+      `List the ${c.w} of ${j.cw} whose ${j.pw.replace(/s$/, "")} has ${f.w} ${say(v)}.`,
+      `Give the ${c.w} of the ${j.cw} linked to ${j.pw} with ${f.w} ${say(v)}.`,
+    ]);
+    return {
+      question: q,
+      gold_sql: `SELECT a.${quoteIdent(c.c.name)} FROM ${quoteIdent(j.child.name)} AS a JOIN ${
+        quoteIdent(j.parent.name)
+      } AS b ON a.${quoteIdent(j.fk)} = b.${quoteIdent(j.pk)} WHERE b.${quoteIdent(f.c.name)} = ${lit(v)}`,
+      pattern: "join_list",
+    };
   },
   group_join(rng, s) {
     if (!s.joins.length) return null;
@@ -239,9 +335,17 @@ const MAKERS: Record<string, Maker> = {
     // Per parent row (grouped by its key), or per value of the parent's column (grouped by it).
     const perRow = rng.next() < 0.5;
     const one = j.pw.replace(/s$/, "");
-    const q = perRow ? `How many ${j.cw} does each ${one} have? Give the ${c.w} and the count.` : `Count the ${j.cw} per ${one} ${c.w}.`;
+    const q = perRow
+      ? `How many ${j.cw} does each ${one} have? Give the ${c.w} and the count.`
+      : `Count the ${j.cw} per ${one} ${c.w}.`;
     const by = perRow ? `b.${quoteIdent(j.pk)}` : `b.${quoteIdent(c.c.name)}`;
-    return { question: q, gold_sql: `SELECT b.${quoteIdent(c.c.name)}, COUNT(*) FROM ${quoteIdent(j.child.name)} AS a JOIN ${quoteIdent(j.parent.name)} AS b ON a.${quoteIdent(j.fk)} = b.${quoteIdent(j.pk)} GROUP BY ${by}`, pattern: "group_join" };
+    return {
+      question: q,
+      gold_sql: `SELECT b.${quoteIdent(c.c.name)}, COUNT(*) FROM ${quoteIdent(j.child.name)} AS a JOIN ${
+        quoteIdent(j.parent.name)
+      } AS b ON a.${quoteIdent(j.fk)} = b.${quoteIdent(j.pk)} GROUP BY ${by}`,
+      pattern: "group_join",
+    };
   },
 };
 
@@ -258,7 +362,13 @@ const ALL_MAKERS: Record<string, Maker> = { ...MAKERS, ...SUB_MAKERS };
 
 function context(schema: DbSchema): Ctx {
   const tables = schema.tables.filter((t) => (t.rowCount ?? 1) > 0).map((t) => {
-    const cols: Col[] = t.columns.map((c) => ({ t, c, kind: kindOf(c, t), values: usable(c), w: words(c.name, c.naturalName) }));
+    const cols: Col[] = t.columns.map((c) => ({
+      t,
+      c,
+      kind: kindOf(c, t),
+      values: usable(c),
+      w: words(c.name, c.naturalName),
+    }));
     return { t, w: words(t.name, t.naturalName), cols };
   });
   const byName = new Map(tables.map((x) => [x.t.name.toLowerCase(), x]));
@@ -268,7 +378,16 @@ function context(schema: DbSchema): Ctx {
       const p = byName.get(f.refTable.toLowerCase());
       const pk = f.refColumn ?? p?.t.primaryKey[0];
       if (!p || !pk || p === x) continue;
-      joins.push({ child: x.t, cw: x.w, fk: f.column, parent: p.t, pw: p.w, pk, parentCols: p.cols, childCols: x.cols });
+      joins.push({
+        child: x.t,
+        cw: x.w,
+        fk: f.column,
+        parent: p.t,
+        pw: p.w,
+        pk,
+        parentCols: p.cols,
+        childCols: x.cols,
+      });
     }
   }
   return { tables, joins };
@@ -282,7 +401,14 @@ function context(schema: DbSchema): Ctx {
  * do), each family's patterns drawn uniformly; a family that keeps failing on the schema (n * 10
  * misses) is given up. Fewer than `n` come back when the schema offers fewer distinct queries.
  */
-export function syntheticQuestions(schema: DbSchema, n: number, rng: Rng, keep: (q: SyntheticQuestion) => boolean = () => true, patterns: readonly string[] = PATTERNS, definedShare?: number): SyntheticQuestion[] {
+export function syntheticQuestions(
+  schema: DbSchema,
+  n: number,
+  rng: Rng,
+  keep: (q: SyntheticQuestion) => boolean = () => true,
+  patterns: readonly string[] = PATTERNS,
+  definedShare?: number,
+): SyntheticQuestion[] {
   const ctx = context(schema);
   if (!ctx.tables.length || n <= 0) return [];
   const out: SyntheticQuestion[] = [];

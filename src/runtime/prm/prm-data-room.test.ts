@@ -5,22 +5,28 @@
 import { assert, assertEquals, assertRejects } from "../../../tests/assert.ts";
 import { loadTokenizer } from "../../model/tokenizer.ts";
 import { prmStepSpans } from "../../core/prm-steps.ts";
-import { type RoomCalls, type RoomSample, rolloutPrefix, sampleWithRoom, splitByRoom } from "./prm-data.ts";
+import { rolloutPrefix, type RoomCalls, type RoomSample, sampleWithRoom, splitByRoom } from "./prm-data.ts";
 
 Deno.test("splitByRoom: prompts that leave maxNewTokens go together; the others alone with what is left (none at the limit)", () => {
-  assertEquals(splitByRoom([600, 700, 640, 1024, 1100], 384, 1024), { fits: [0, 2], alone: [[1, 324], [3, 0], [4, -76]] });
+  assertEquals(splitByRoom([600, 700, 640, 1024, 1100], 384, 1024), {
+    fits: [0, 2],
+    alone: [[1, 324], [3, 0], [4, -76]],
+  });
   assertEquals(splitByRoom([10, 20], 8, 1024), { fits: [0, 1], alone: [] });
 });
-
 
 // Rollouts from a step continue the chain's own tokens: a step ends at ")" inside the chain's token
 // "),\n" (or ")\n"), and the prefix encoded alone would end in " )", a token the model never wrote
 // there. Under chain-of-ctes@2 a whole answer starts with the prompt's "```sql\nWITH".
-const chain = "```sql\nWITH\n  -- the students\n  step_1 AS (\n    SELECT student_id FROM students\n  ),\n  -- their count\n  step_2 AS (\n    SELECT count(*) AS n FROM step_1\n  )\nSELECT n FROM step_2\n```";
+const chain =
+  "```sql\nWITH\n  -- the students\n  step_1 AS (\n    SELECT student_id FROM students\n  ),\n  -- their count\n  step_2 AS (\n    SELECT count(*) AS n FROM step_1\n  )\nSELECT n FROM step_2\n```";
 
 Deno.test("rolloutPrefix: a whole answer starts at the answer prefix; a step prefix continues from the chain's own tokens, up to the one that ends the step", async () => {
   const dir = new URL("../../../public/model/", import.meta.url);
-  const tok = loadTokenizer(await Deno.readTextFile(new URL("tokenizer.json", dir)), await Deno.readTextFile(new URL("tokenizer_config.json", dir)));
+  const tok = loadTokenizer(
+    await Deno.readTextFile(new URL("tokenizer.json", dir)),
+    await Deno.readTextFile(new URL("tokenizer_config.json", dir)),
+  );
   const enc = (t: string) => tok.encode(t, { addSpecialTokens: false });
   const dec = (ids: readonly number[]) => tok.decode([...ids]);
   const ap = "```sql\nWITH";
@@ -36,7 +42,10 @@ Deno.test("rolloutPrefix: a whole answer starts at the answer prefix; a step pre
     // The chain's first tokens, decoding to the prefix and the rest of its last token.
     assertEquals(r.ids, full.slice(0, r.ids.length));
     assertEquals(dec(r.ids), r.text);
-    assert(r.text.startsWith(prefix) && chain.startsWith(r.text) && r.text.length > prefix.length, JSON.stringify(r.text.slice(-8)));
+    assert(
+      r.text.startsWith(prefix) && chain.startsWith(r.text) && r.text.length > prefix.length,
+      JSON.stringify(r.text.slice(-8)),
+    );
     // Encoded alone the prefix ends in another token than the chain has there.
     const alone = enc(prefix);
     assert(alone.some((id, i) => id !== full[i]), "the re-encoded prefix would break the chain's tokens");
@@ -44,8 +53,14 @@ Deno.test("rolloutPrefix: a whole answer starts at the answer prefix; a step pre
   // A prefix that ends on a token boundary is continued as it is; no chain: the prefix encoded alone.
   const atBoundary = dec(full.slice(0, 6));
   assertEquals(rolloutPrefix(atBoundary, chain, ap, enc, dec), { ids: full.slice(0, 6), text: atBoundary });
-  assertEquals(rolloutPrefix(chain.slice(0, ends[0]), undefined, ap, enc, dec), { ids: enc(chain.slice(0, ends[0])), text: chain.slice(0, ends[0]) });
-  await assertRejects(() => rolloutPrefix("```sql\nSELECT 1", undefined, ap, enc, dec), /does not start with the template's answer start/);
+  assertEquals(rolloutPrefix(chain.slice(0, ends[0]), undefined, ap, enc, dec), {
+    ids: enc(chain.slice(0, ends[0])),
+    text: chain.slice(0, ends[0]),
+  });
+  await assertRejects(
+    () => rolloutPrefix("```sql\nSELECT 1", undefined, ap, enc, dec),
+    /does not start with the template's answer start/,
+  );
   await assertRejects(() => rolloutPrefix(ap + " x", chain, ap, enc, dec), /is not the start of its chain/);
 });
 
@@ -91,7 +106,14 @@ Deno.test("sampleWithRoom: prompts without room share calls, every row ends wher
   };
   const seedFor = (kind: "fit" | "room", a: number, b: number) => (kind === "fit" ? 1000 + a : 2000 + 100 * a + b);
   const counts: RoomCalls = { fit: 0, room: 0, roomSteps: 0 };
-  const got = await sampleWithRoom(prompts, n, { maxNewTokens, maxPositions, batch: P, seedFor }, sample, decode, counts);
+  const got = await sampleWithRoom(
+    prompts,
+    n,
+    { maxNewTokens, maxPositions, batch: P, seedFor },
+    sample,
+    decode,
+    counts,
+  );
   // The old rule, row by row: up to EOS or its own room (maxNewTokens, or what is left of maxPositions).
   prompts.forEach((p, j) => {
     const room = Math.min(maxNewTokens, maxPositions - p.length);
@@ -107,10 +129,20 @@ Deno.test("sampleWithRoom: prompts without room share calls, every row ends wher
   assertEquals(calls.filter((c) => c.seed < 2000).map((c) => [c.seed, c.prompts]), [[1000, 1], [1008, 1], [1012, 1]]);
   const roomCalls = calls.filter((c) => c.seed >= 2000);
   // Decoding steps (what a host-bound call costs): the old rule ran each prompt's own room, one call each.
-  const oldSteps = lengths.filter((L) => L + maxNewTokens > maxPositions && L < maxPositions).reduce((a, L) => a + maxPositions - L, 0);
+  const oldSteps = lengths.filter((L) => L + maxNewTokens > maxPositions && L < maxPositions).reduce(
+    (a, L) => a + maxPositions - L,
+    0,
+  );
   const newSteps = roomCalls.reduce((a, c) => a + c.maxNewTokens, 0);
-  assert(newSteps < oldSteps / 2, `decoding steps ${newSteps} (${roomCalls.length} calls) against ${oldSteps} (${alone} calls)`);
+  assert(
+    newSteps < oldSteps / 2,
+    `decoding steps ${newSteps} (${roomCalls.length} calls) against ${oldSteps} (${alone} calls)`,
+  );
   assert(roomCalls.every((c) => c.prompts <= P), "at most P prompts a call");
-  assertEquals(roomCalls.filter((c) => c.n === n).length, Math.ceil(alone / P), "round 0: the prompts without room, P at a time");
+  assertEquals(
+    roomCalls.filter((c) => c.n === n).length,
+    Math.ceil(alone / P),
+    "round 0: the prompts without room, P at a time",
+  );
   assertEquals(counts, { fit: 3, room: roomCalls.length, roomSteps: newSteps });
 });

@@ -5,18 +5,41 @@
 // the same samples an uninterrupted run would draw — then curated into train.jsonl (core/prm-dataset.ts).
 import { extractSql } from "../../core/extract.ts";
 import type { PrmDataParams } from "../../core/notebook-params.ts";
-import { curate, decodePrmRecords, encodeJsonl, prmDataStats, type PrmQuestion, type PrmRecord } from "../../core/prm-dataset.ts";
+import {
+  curate,
+  decodePrmRecords,
+  encodeJsonl,
+  prmDataStats,
+  type PrmQuestion,
+  type PrmRecord,
+} from "../../core/prm-dataset.ts";
 import { labelQuestions, type RolloutEnv } from "../../core/prm-label.ts";
 import { prmStepSpans, tokenCharEnds } from "../../core/prm-steps.ts";
 import type { Task } from "../../core/types.ts";
 import type { PrmDataReport } from "../records.ts";
-import { checkAborted, emitMetrics, mixSeed, progressReporter, requireSetup, type RunContext, splitTasks } from "../recipe/context.ts";
+import {
+  checkAborted,
+  emitMetrics,
+  mixSeed,
+  progressReporter,
+  requireSetup,
+  type RunContext,
+  splitTasks,
+} from "../recipe/context.ts";
 import { toolsFor } from "../recipe/common.ts";
 
 /** Where a PRM data cell's files live. */
-export function prmDataPaths(cellId: string): { questions: string; labels: string; train: string; stats: string; state: string } {
+export function prmDataPaths(
+  cellId: string,
+): { questions: string; labels: string; train: string; stats: string; state: string } {
   const d = `prm-data/${cellId}`;
-  return { questions: `${d}/questions.jsonl`, labels: `${d}/labels.jsonl`, train: `${d}/train.jsonl`, stats: `${d}/stats.json`, state: `${d}/state.json` };
+  return {
+    questions: `${d}/questions.jsonl`,
+    labels: `${d}/labels.jsonl`,
+    train: `${d}/train.jsonl`,
+    stats: `${d}/stats.json`,
+    state: `${d}/state.json`,
+  };
 }
 
 /** How far a PRM data cell got (state.json). */
@@ -33,7 +56,8 @@ interface PrmDataState {
 function isState(x: unknown): x is PrmDataState {
   if (typeof x !== "object" || x === null) return false;
   const s: Record<string, unknown> = { ...x };
-  return typeof s.config === "string" && ["done", "lines", "rollouts", "sampled"].every((k) => typeof s[k] === "number");
+  return typeof s.config === "string" &&
+    ["done", "lines", "rollouts", "sampled"].every((k) => typeof s[k] === "number");
 }
 
 const dec = new TextDecoder();
@@ -59,29 +83,61 @@ export async function runPrmData(ctx: RunContext, cellId: string, p: PrmDataPara
     else if (p.dropEmptyGold && g.reply.result.rows.length === 0) skipped.emptyGold++;
     else usable.push(t);
   }
-  if (usable.length === 0) throw new Error(`no question of split "${split}" has a usable gold result (${skipped.goldFailed} failed, ${skipped.emptyGold} empty)`);
+  if (usable.length === 0) {
+    throw new Error(
+      `no question of split "${split}" has a usable gold result (${skipped.goldFailed} failed, ${skipped.emptyGold} empty)`,
+    );
+  }
   const prompts = await tools.prompter.prompts(usable);
   const questions: PrmQuestion[] = usable.map((t, i) => ({
-    v: 1, taskId: t.id, dbId: t.db_id, question: t.question, gold_sql: t.gold_sql, prompt: prompts[i].text, template: p.template, ...(t.difficulty ? { difficulty: t.difficulty } : {}),
+    v: 1,
+    taskId: t.id,
+    dbId: t.db_id,
+    question: t.question,
+    gold_sql: t.gold_sql,
+    prompt: prompts[i].text,
+    template: p.template,
+    ...(t.difficulty ? { difficulty: t.difficulty } : {}),
   }));
   await store.write(paths.questions, encodeJsonl(questions));
   // What the search depends on (curation's knobs do not: train.jsonl is rebuilt from labels.jsonl every run).
   const config = JSON.stringify({
-    split, n: p.n, template: p.template, chains: p.chains, rollouts: p.rollouts, budget: p.budget, maxSteps: p.maxSteps, temperature: p.temperature,
-    maxNewTokens: p.maxNewTokens, questionsPerBatch: p.questionsPerBatch, dropEmptyGold: p.dropEmptyGold, seed,
-    tasks: usable.length, taskIds: mixSeed(...usable.map((t) => t.id)), model: runtime.hf.name,
+    split,
+    n: p.n,
+    template: p.template,
+    chains: p.chains,
+    rollouts: p.rollouts,
+    budget: p.budget,
+    maxSteps: p.maxSteps,
+    temperature: p.temperature,
+    maxNewTokens: p.maxNewTokens,
+    questionsPerBatch: p.questionsPerBatch,
+    dropEmptyGold: p.dropEmptyGold,
+    seed,
+    tasks: usable.length,
+    taskIds: mixSeed(...usable.map((t) => t.id)),
+    model: runtime.hf.name,
   });
   let state: PrmDataState = { config, done: 0, lines: 0, rollouts: 0, sampled: 0 };
   const saved = await store.read(paths.state);
   if (saved) {
     const s: unknown = JSON.parse(dec.decode(saved));
     if (!isState(s)) throw new Error(`${paths.state} is not a PRM data state`);
-    if (s.config !== config) throw new Error(`${paths.state} was made with other parameters; use a fresh output folder or remove prm-data/${cellId}`);
+    if (s.config !== config) {
+      throw new Error(
+        `${paths.state} was made with other parameters; use a fresh output folder or remove prm-data/${cellId}`,
+      );
+    }
     state = s;
     // Lines past the state's count come from a batch that did not finish: they are redone.
     const text = dec.decode((await store.read(paths.labels)) ?? new Uint8Array());
     const lines = text.split("\n").filter((l) => l.trim() !== "");
-    if (lines.length !== state.lines) await store.write(paths.labels, lines.slice(0, state.lines).map((l) => l + "\n").join(""));
+    if (lines.length !== state.lines) {
+      await store.write(
+        paths.labels,
+        lines.slice(0, state.lines).map((l) => l + "\n").join(""),
+      );
+    }
     ctx.onLog(`prmdata "${cellId}": resumed after ${state.done} of ${usable.length} questions`);
   } else {
     await store.write(paths.labels, "");
@@ -102,20 +158,53 @@ export async function runPrmData(ctx: RunContext, cellId: string, p: PrmDataPara
         // A request continues its prefix of an answer from a token boundary of that answer (rolloutPrefix);
         // a whole answer (empty prefix) starts with the template's answer prefix. The returned text is what
         // follows the request's prefix (labelQuestions appends it).
-        const starts = requests.map((r) => rolloutPrefix(r.prefix, r.answer, batchPrompts[r.question].answerPrefix, (t) => runtime.encodePlain(t), (t) => runtime.decode(t)));
+        const starts = requests.map((r) =>
+          rolloutPrefix(
+            r.prefix,
+            r.answer,
+            batchPrompts[r.question].answerPrefix,
+            (t) => runtime.encodePlain(t),
+            (t) => runtime.decode(t),
+          )
+        );
         const ids = requests.map((r, j) => [...batchPrompts[r.question].textIds, ...starts[j].ids]);
         const t0 = ctx.env.now();
-        const out = await sampleWithRoom(ids, n, {
-          maxNewTokens: p.maxNewTokens, maxPositions: runtime.policy.maxPositions, batch: Math.max(1, ctx.opts.sampleBatchPrompts),
-          seedFor: (kind, a, b) => kind === "fit" ? mixSeed(seed, "prmdata", start, wave, a) : mixSeed(seed, "prmdata-room", start, wave, a, b),
-        }, async (prompts, k, maxNewTokens, callSeed) => {
-          checkAborted(ctx);
-          return await runtime.sample(prompts, k, { temperature: p.temperature, topP: 1, topK: 0, minP: 0, stop: [], maxNewTokens, seed: callSeed });
-        }, (t) => runtime.decode(t), calls);
+        const out = await sampleWithRoom(
+          ids,
+          n,
+          {
+            maxNewTokens: p.maxNewTokens,
+            maxPositions: runtime.policy.maxPositions,
+            batch: Math.max(1, ctx.opts.sampleBatchPrompts),
+            seedFor: (kind, a, b) =>
+              kind === "fit"
+                ? mixSeed(seed, "prmdata", start, wave, a)
+                : mixSeed(seed, "prmdata-room", start, wave, a, b),
+          },
+          async (prompts, k, maxNewTokens, callSeed) => {
+            checkAborted(ctx);
+            return await runtime.sample(prompts, k, {
+              temperature: p.temperature,
+              topP: 1,
+              topK: 0,
+              minP: 0,
+              stop: [],
+              maxNewTokens,
+              seed: callSeed,
+            });
+          },
+          (t) => runtime.decode(t),
+          calls,
+        );
         sampleMs += ctx.env.now() - t0;
-        out.forEach((texts, j) => texts.forEach((t, k) => (texts[k] = starts[j].text.slice(requests[j].prefix.length) + t)));
+        out.forEach((texts, j) =>
+          texts.forEach((t, k) => (texts[k] = starts[j].text.slice(requests[j].prefix.length) + t))
+        );
         if (wave === 0) sampled += requests.length * n;
-        progress((start + batch.length * 0.5) / usable.length, `questions ${start + 1}-${start + batch.length} of ${usable.length}: search wave ${wave + 1}`);
+        progress(
+          (start + batch.length * 0.5) / usable.length,
+          `questions ${start + 1}-${start + batch.length} of ${usable.length}: search wave ${wave + 1}`,
+        );
         return out;
       },
       judge: async (q, answers) => {
@@ -129,43 +218,100 @@ export async function runPrmData(ctx: RunContext, cellId: string, p: PrmDataPara
         return { ends: s.ends, lastIsFinal: s.names.at(-1) === null };
       },
     };
-    const r = await labelQuestions(batch.length, env, { chains: p.chains, rollouts: p.rollouts, budget: p.budget, maxSteps: p.maxSteps });
+    const r = await labelQuestions(batch.length, env, {
+      chains: p.chains,
+      rollouts: p.rollouts,
+      budget: p.budget,
+      maxSteps: p.maxSteps,
+    });
     const records: PrmRecord[] = r.chains.map((c) => {
       const t = batch[c.question];
       const x = extractSql(c.completion, { mode: extractMode });
       return {
-        v: 1, taskId: t.id, dbId: t.db_id, completion: c.completion, sql: x.sql, ends: c.ends, names: prmStepSpans(c.completion).names,
-        labels: c.labels, rates: c.rates, correct: c.correct, firstError: c.firstError, complete: c.complete, source: c.source, prefixSteps: c.prefixSteps,
+        v: 1,
+        taskId: t.id,
+        dbId: t.db_id,
+        completion: c.completion,
+        sql: x.sql,
+        ends: c.ends,
+        names: prmStepSpans(c.completion).names,
+        labels: c.labels,
+        rates: c.rates,
+        correct: c.correct,
+        firstError: c.firstError,
+        complete: c.complete,
+        source: c.source,
+        prefixSteps: c.prefixSteps,
       };
     });
     await store.append(paths.labels, encodeJsonl(records));
     const rollouts = r.rollouts.reduce((a, b) => a + b, 0);
-    state = { ...state, done: start + batch.length, lines: state.lines + records.length, rollouts: state.rollouts + rollouts, sampled: state.sampled + sampled };
+    state = {
+      ...state,
+      done: start + batch.length,
+      lines: state.lines + records.length,
+      rollouts: state.rollouts + rollouts,
+      sampled: state.sampled + sampled,
+    };
     await store.write(paths.state, JSON.stringify(state));
     const st = prmDataStats(records);
     await emitMetrics(ctx, {
       // Numbered by batch of questions (1-based), the same in a resumed run.
-      v: 1, step: Math.floor(start / B) + 1, phase: "prmdata", time: ctx.env.now(),
+      v: 1,
+      step: Math.floor(start / B) + 1,
+      phase: "prmdata",
+      time: ctx.env.now(),
       execAccuracy: records.length ? st.correctChains / records.length : 0,
       ms: { sample: sampleMs, score: judgeMs },
       extra: {
-        questions: batch.length, chains: records.length, rollouts, waves: r.waves, positive: st.labels.positive, negative: st.labels.negative,
-        sampleCalls: calls.fit, roomCalls: calls.room, roomSteps: calls.roomSteps,
+        questions: batch.length,
+        chains: records.length,
+        rollouts,
+        waves: r.waves,
+        positive: st.labels.positive,
+        negative: st.labels.negative,
+        sampleCalls: calls.fit,
+        roomCalls: calls.room,
+        roomSteps: calls.roomSteps,
       },
     });
-    progress(state.done / usable.length, `${state.done} of ${usable.length} questions: ${state.lines} labelled chains, ${state.rollouts} rollouts`);
+    progress(
+      state.done / usable.length,
+      `${state.done} of ${usable.length} questions: ${state.lines} labelled chains, ${state.rollouts} rollouts`,
+    );
   }
   const all = decodePrmRecords(dec.decode((await store.read(paths.labels)) ?? new Uint8Array()));
   if (all.bad.length) throw new Error(`${paths.labels}: lines ${all.bad.slice(0, 5).join(", ")} are not PRM records`);
-  const { kept, report: curation } = curate(all.records, { dropUnparsed: p.dropUnparsed, minPositiveRate: p.minPositiveRate, balance: p.balance, seed: mixSeed(seed, "prmdata-balance") });
+  const { kept, report: curation } = curate(all.records, {
+    dropUnparsed: p.dropUnparsed,
+    minPositiveRate: p.minPositiveRate,
+    balance: p.balance,
+    seed: mixSeed(seed, "prmdata-balance"),
+  });
   await store.write(paths.train, encodeJsonl(kept));
   const raw = prmDataStats(all.records);
   const curated = prmDataStats(kept);
-  await store.write(paths.stats, JSON.stringify({ raw, curation, curated, skipped, rollouts: state.rollouts, sampled: state.sampled }, null, 1));
-  progress(1, `${kept.length} training chains (${curated.labels.positive} positive / ${curated.labels.negative} negative steps)`);
+  await store.write(
+    paths.stats,
+    JSON.stringify({ raw, curation, curated, skipped, rollouts: state.rollouts, sampled: state.sampled }, null, 1),
+  );
+  progress(
+    1,
+    `${kept.length} training chains (${curated.labels.positive} positive / ${curated.labels.negative} negative steps)`,
+  );
   return {
-    kind: "prmdata", cellId, split, questions: usable.length, skipped, rollouts: state.rollouts, sampled: state.sampled,
-    raw, curation, curated, files: [paths.questions, paths.labels, paths.train, paths.stats], resumedFrom,
+    kind: "prmdata",
+    cellId,
+    split,
+    questions: usable.length,
+    skipped,
+    rollouts: state.rollouts,
+    sampled: state.sampled,
+    raw,
+    curation,
+    curated,
+    files: [paths.questions, paths.labels, paths.train, paths.stats],
+    resumedFrom,
   };
 }
 
@@ -187,9 +333,17 @@ export function rolloutPrefix(
   decode: (ids: readonly number[]) => string,
 ): { ids: number[]; text: string } {
   if (!prefix) return { ids: answerPrefix ? encodePlain(answerPrefix) : [], text: answerPrefix };
-  if (!prefix.startsWith(answerPrefix)) throw new Error(`PRM data: the prefix ${JSON.stringify(prefix.slice(0, 40))} does not start with the template's answer start ${JSON.stringify(answerPrefix)}`);
+  if (!prefix.startsWith(answerPrefix)) {
+    throw new Error(
+      `PRM data: the prefix ${JSON.stringify(prefix.slice(0, 40))} does not start with the template's answer start ${
+        JSON.stringify(answerPrefix)
+      }`,
+    );
+  }
   if (answer === undefined) return { ids: encodePlain(prefix), text: prefix };
-  if (!answer.startsWith(prefix)) throw new Error(`PRM data: the prefix ${JSON.stringify(prefix.slice(0, 40))} is not the start of its chain`);
+  if (!answer.startsWith(prefix)) {
+    throw new Error(`PRM data: the prefix ${JSON.stringify(prefix.slice(0, 40))} is not the start of its chain`);
+  }
   const ids = encodePlain(answer);
   const ends = tokenCharEnds(ids, decode);
   const k = ends.findIndex((e) => e >= prefix.length);
@@ -230,7 +384,12 @@ export interface RoomCalls {
 export async function sampleWithRoom(
   prompts: readonly (readonly number[])[],
   n: number,
-  opts: { maxNewTokens: number; maxPositions: number; batch: number; seedFor: (kind: "fit" | "room", a: number, b: number) => number },
+  opts: {
+    maxNewTokens: number;
+    maxPositions: number;
+    batch: number;
+    seedFor: (kind: "fit" | "room", a: number, b: number) => number;
+  },
   sample: (prompts: number[][], n: number, maxNewTokens: number, seed: number) => Promise<RoomSample[]>,
   decode: (ids: readonly number[]) => string,
   counts?: RoomCalls,
@@ -266,15 +425,21 @@ export async function sampleWithRoom(
     for (let g = 0; g * P < items.length; g++) {
       const group = items.slice(g * P, (g + 1) * P);
       const cap = maxPositions - Math.max(...group.map(len));
-      const got = await sample(group.map((r) => [...prompts[r.owner], ...r.done]), round === 0 ? n : 1, cap, opts.seedFor("room", round, g));
+      const got = await sample(
+        group.map((r) => [...prompts[r.owner], ...r.done]),
+        round === 0 ? n : 1,
+        cap,
+        opts.seedFor("room", round, g),
+      );
       if (counts) (counts.room++, counts.roomSteps += cap);
       for (const s of got) {
         const r = group[s.prompt];
         const slot = round === 0 ? s.index : r.slot;
         const tokens = [...r.done, ...s.tokens];
         // Cut by the cap, not by EOS, with room of its own left: on in the next round.
-        if (s.finishReason === "length" && prompts[r.owner].length + tokens.length < maxPositions) next.push({ owner: r.owner, slot, done: tokens });
-        else finish(r.owner, slot, tokens, s, round > 0);
+        if (s.finishReason === "length" && prompts[r.owner].length + tokens.length < maxPositions) {
+          next.push({ owner: r.owner, slot, done: tokens });
+        } else finish(r.owner, slot, tokens, s, round > 0);
       }
     }
     rows = next;
@@ -286,7 +451,11 @@ export async function sampleWithRoom(
  * Which of a sampling call's prompts (by their lengths) leave maxNewTokens of the model's `maxPositions`
  * (`fits`, in order), and, for each of the others, the new tokens left for it (0 or less: none).
  */
-export function splitByRoom(lengths: readonly number[], maxNewTokens: number, maxPositions: number): { fits: number[]; alone: [number, number][] } {
+export function splitByRoom(
+  lengths: readonly number[],
+  maxNewTokens: number,
+  maxPositions: number,
+): { fits: number[]; alone: [number, number][] } {
   const fits: number[] = [], alone: [number, number][] = [];
   lengths.forEach((n, k) => (n + maxNewTokens <= maxPositions ? fits.push(k) : alone.push([k, maxPositions - n])));
   return { fits, alone };

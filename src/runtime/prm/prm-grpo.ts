@@ -1,7 +1,7 @@
 // GRPO with the PRM: per-token advantages from the chains' step scores (core/prm-advantages.ts),
 // mapped onto the tokens the policy generated, and the PRM's scores on the sample records the
 // reward inspector draws (steps[].prmScore).
-import { groupAdvantages, type AdvantageMode, type GroupAdvantages } from "../../core/advantages.ts";
+import { type AdvantageMode, type GroupAdvantages, groupAdvantages } from "../../core/advantages.ts";
 import type { CompareMode } from "../../core/compare.ts";
 import { perStepNormAdvantages, prmWeightedAdvantages, type StepAdvantageMode } from "../../core/prm-advantages.ts";
 import { stepTokenRows, tokenCharEnds, tokenSteps } from "../../core/prm-steps.ts";
@@ -15,7 +15,11 @@ import type { Scored, Scorer } from "../recipe/scoring.ts";
 import type { PrmScored } from "./prm-model.ts";
 
 /** The step scores of a sample laid onto its generated tokens: the step of each token, and the scores of those steps. */
-export function stepsOnTokens(sample: Pick<Sample, "tokens">, prm: PrmScored, decode: (ids: readonly number[]) => string): { tokenStep: Int32Array; scores: number[] } {
+export function stepsOnTokens(
+  sample: Pick<Sample, "tokens">,
+  prm: PrmScored,
+  decode: (ids: readonly number[]) => string,
+): { tokenStep: Int32Array; scores: number[] } {
   const { rows, keep } = stepTokenRows(tokenCharEnds(sample.tokens, decode), prm.ends);
   return { tokenStep: tokenSteps(sample.tokens.length, rows), scores: keep.map((k) => prm.scores[k]) };
 }
@@ -53,14 +57,17 @@ export function tokenAdvantages(
     return out;
   }
   const w = prmWeight(o.spec);
-  const prmPart = (s: Scored) => o.spec.components.reduce((a, c) => a + (c.name === "prm" ? s.reward.weighted[c.label ?? c.name] ?? 0 : 0), 0);
+  const prmPart = (s: Scored) =>
+    o.spec.components.reduce((a, c) => a + (c.name === "prm" ? s.reward.weighted[c.label ?? c.name] ?? 0 : 0), 0);
   const groups = new Map<number, number[]>();
   samples.forEach((_, i) => {
     const g = adv.group[i];
     groups.set(g, [...(groups.get(g) ?? []), i]);
   });
   const members = [...groups.values()];
-  const outcome = groupAdvantages(members.map((m) => m.map((i) => scored[i].reward.total - prmPart(scored[i]))), { mode: o.advantage });
+  const outcome = groupAdvantages(members.map((m) => m.map((i) => scored[i].reward.total - prmPart(scored[i]))), {
+    mode: o.advantage,
+  });
   let at = 0;
   for (const m of members) {
     const chains = m.map((i, k) => ({
@@ -80,12 +87,21 @@ export function tokenAdvantages(
  * them, else the chain's steps executed here (runtime/cocte-exec.ts); a step's score is the one read
  * at the same end offset.
  */
-export async function withPrmSteps(record: SampleRecord, prm: PrmScored | undefined, task: Task, scorer: Scorer, sql: SqlRunner, mode: CompareMode): Promise<SampleRecord> {
+export async function withPrmSteps(
+  record: SampleRecord,
+  prm: PrmScored | undefined,
+  task: Task,
+  scorer: Scorer,
+  sql: SqlRunner,
+  mode: CompareMode,
+): Promise<SampleRecord> {
   if (!prm) return record;
   let steps = record.steps;
   if (!steps) {
     const gold = await scorer.gold(task);
-    const source = gold.index ? { index: gold.index, result: gold.reply.ok ? gold.reply.result : undefined } : { sql: task.gold_sql };
+    const source = gold.index
+      ? { index: gold.index, result: gold.reply.ok ? gold.reply.result : undefined }
+      : { sql: task.gold_sql };
     steps = sampleSteps(await executeChain(sql, task.db_id, record.completion, source, { mode }));
   }
   const out = steps.map((s) => {
@@ -95,10 +111,19 @@ export async function withPrmSteps(record: SampleRecord, prm: PrmScored | undefi
   // An answer with no step to split (no SQL, a plain query the splitter could not place) is one
   // step for the PRM: the answer itself, with the answer's own execution.
   const last = prm.ends.length - 1;
-  if (last >= 0 && prm.names[last] === null && !steps.some((s) => s.end === prm.ends[last]) && prm.scores[last] !== undefined) {
+  if (
+    last >= 0 && prm.names[last] === null && !steps.some((s) => s.end === prm.ends[last]) &&
+    prm.scores[last] !== undefined
+  ) {
     out.push({
-      name: null, sql: record.extraction.sql ?? "", end: prm.ends[last], error: record.error ?? (record.extraction.sql === null ? { kind: "empty", message: record.extraction.reason } : null),
-      result: record.predicted, matchesGold: record.correct, prmScore: prm.scores[last],
+      name: null,
+      sql: record.extraction.sql ?? "",
+      end: prm.ends[last],
+      error: record.error ??
+        (record.extraction.sql === null ? { kind: "empty", message: record.extraction.reason } : null),
+      result: record.predicted,
+      matchesGold: record.correct,
+      prmScore: prm.scores[last],
     });
   }
   return { ...record, steps: out };

@@ -27,11 +27,18 @@ const scorer = new Scorer(runner, REWARD_PRESETS.databricks, "set", "sql-block")
 
 // Each step has a right and a wrong version; a chain is three of them, as the chain-of-ctes@1 prompt asks.
 const STEPS = [
-  ["books AS (\n  SELECT name, is_active FROM products WHERE category = 'Books'\n)", "books AS (\n  SELECT name, is_active FROM products WHERE category = 'Toys'\n)"],
-  ["active AS (\n  SELECT name FROM books WHERE is_active = 1\n)", "active AS (\n  SELECT name FROM books WHERE is_active = 0\n)"],
+  [
+    "books AS (\n  SELECT name, is_active FROM products WHERE category = 'Books'\n)",
+    "books AS (\n  SELECT name, is_active FROM products WHERE category = 'Toys'\n)",
+  ],
+  [
+    "active AS (\n  SELECT name FROM books WHERE is_active = 1\n)",
+    "active AS (\n  SELECT name FROM books WHERE is_active = 0\n)",
+  ],
   ["SELECT name FROM active", "SELECT COUNT(*) FROM active"],
 ] as const;
-const chain = (picks: number[]) => "```sql\nWITH " + `${STEPS[0][picks[0]]},\n${STEPS[1][picks[1]]}\n${STEPS[2][picks[2]]}` + "\n```";
+const chain = (picks: number[]) =>
+  "```sql\nWITH " + `${STEPS[0][picks[0]]},\n${STEPS[1][picks[1]]}\n${STEPS[2][picks[2]]}` + "\n```";
 const stepsIn = (prefix: string) => (prefix === "" ? 0 : prmStepSpans(prefix + "\n```").ends.length);
 
 /** Every continuation of the prefix that holds `have` steps chosen as `picks`. */
@@ -44,16 +51,25 @@ Deno.test("label search on the shop database: steps split from real chains, pref
   const picksOf = (text: string) => STEPS.map((alts) => alts.findIndex((a) => text.includes(a)));
   const env: RolloutEnv = {
     async sample(requests, n, wave) {
-      return requests.map((r, i) => Array.from({ length: n }, (_, j) => {
-        const rng = new Rng((wave * 7919 + i * 131 + j + 1) >>> 0);
-        const have = stepsIn(r.prefix);
-        const picks = [...picksOf(r.prefix).slice(0, have), ...Array.from({ length: 3 - have }, () => (rng.next() < 0.6 ? 0 : 1))];
-        const full = chain(picks);
-        assert(r.prefix === "" || full.startsWith(r.prefix), `the prefix ${JSON.stringify(r.prefix)} starts its chain`);
-        return full.slice(r.prefix.length);
-      }));
+      return requests.map((r, i) =>
+        Array.from({ length: n }, (_, j) => {
+          const rng = new Rng((wave * 7919 + i * 131 + j + 1) >>> 0);
+          const have = stepsIn(r.prefix);
+          const picks = [
+            ...picksOf(r.prefix).slice(0, have),
+            ...Array.from({ length: 3 - have }, () => (rng.next() < 0.6 ? 0 : 1)),
+          ];
+          const full = chain(picks);
+          assert(
+            r.prefix === "" || full.startsWith(r.prefix),
+            `the prefix ${JSON.stringify(r.prefix)} starts its chain`,
+          );
+          return full.slice(r.prefix.length);
+        })
+      );
     },
-    judge: async (_q, answers) => (await Promise.all(answers.map((a) => scorer.execute(task, a)))).map((x) => x.correct),
+    judge: async (_q, answers) =>
+      (await Promise.all(answers.map((a) => scorer.execute(task, a)))).map((x) => x.correct),
     steps: (answer) => {
       const s = prmStepSpans(answer);
       return { ends: s.ends, lastIsFinal: s.names.at(-1) === null };
@@ -70,16 +86,27 @@ Deno.test("label search on the shop database: steps split from real chains, pref
     assertEquals(c.ends.length, 3, `three steps in ${c.completion}`);
     for (const [k, y] of c.labels.entries()) {
       const t = await truth(c.completion, k);
-      if (y === 1) assert(t, `step ${k} of ${JSON.stringify(c.completion)} labelled correct, but nothing after it reaches the gold`);
-      else assert(!t || c.rates[k] === 0, `step ${k} labelled wrong`);
+      if (y === 1) {
+        assert(
+          t,
+          `step ${k} of ${JSON.stringify(c.completion)} labelled correct, but nothing after it reaches the gold`,
+        );
+      } else assert(!t || c.rates[k] === 0, `step ${k} labelled wrong`);
     }
     if (c.firstError !== null) {
       let trueFirst = -1;
       for (let k = 0; k < 3 && trueFirst < 0; k++) if (!(await truth(c.completion, k))) trueFirst = k;
-      assert(trueFirst >= 0 && c.firstError <= trueFirst, `first error ${c.firstError} vs true ${trueFirst} in ${c.completion}`);
+      assert(
+        trueFirst >= 0 && c.firstError <= trueFirst,
+        `first error ${c.firstError} vs true ${trueFirst} in ${c.completion}`,
+      );
     }
   }
   const fe = r.chains.filter((c) => c.firstError !== null).map((c) => c.firstError);
   assert(new Set(fe).size >= 2, `first errors at several positions: ${fe}`);
-  console.log(`${r.chains.length} chains (${r.chains.filter((c) => c.correct).length} correct, ${r.chains.filter((c) => c.source === "rollout").length} from rollouts), first errors ${JSON.stringify(fe)}, ${r.rollouts[0]} rollouts in ${r.waves} waves`);
+  console.log(
+    `${r.chains.length} chains (${r.chains.filter((c) => c.correct).length} correct, ${
+      r.chains.filter((c) => c.source === "rollout").length
+    } from rollouts), first errors ${JSON.stringify(fe)}, ${r.rollouts[0]} rollouts in ${r.waves} waves`,
+  );
 });

@@ -3,14 +3,30 @@
 // template its inputs are built with, and the text side: an input is the rendered prompt, then the
 // answer's text; its steps come from core/prm-steps.ts and the score of a step is read at the token
 // holding the step's last character.
-import { aggregateStepScores, type PrmAggregate, prmStepSpans, stepTokenRows, tokenCharEnds } from "../../core/prm-steps.ts";
+import {
+  aggregateStepScores,
+  type PrmAggregate,
+  prmStepSpans,
+  stepTokenRows,
+  tokenCharEnds,
+} from "../../core/prm-steps.ts";
 import { Rng } from "../../core/rng.ts";
 import { LORA_TARGETS, type LoraAdapter, loraKey, zeroAdapter } from "../../model/lora.ts";
-import { type PrmInfo, prmFiles } from "../../model/prm-files.ts";
+import { prmFiles, type PrmInfo } from "../../model/prm-files.ts";
 import type { Tensor, Weights } from "../../model/tensor.ts";
 import { readF32, writeBuffer } from "../../gpu/device.ts";
 import { destroyAdapter, type GpuLora, type GpuModel, readAdapter, uploadAdapter } from "../../gpu/model/state.ts";
-import { destroyPrmHead, type GpuPrmHead, type PrmExample, prmScores, prmTrainer, type PrmTrainer, type PrmTrainerOptions, readPrmHead, uploadPrmHead } from "../../gpu/trainer/prm-step.ts";
+import {
+  destroyPrmHead,
+  type GpuPrmHead,
+  type PrmExample,
+  prmScores,
+  type PrmTrainer,
+  prmTrainer,
+  type PrmTrainerOptions,
+  readPrmHead,
+  uploadPrmHead,
+} from "../../gpu/trainer/prm-step.ts";
 import type { ModelRuntime } from "../recipe/model-runtime.ts";
 
 /** One PRM input: the prompt as the model sees it (chat-rendered) and an answer. */
@@ -62,11 +78,22 @@ export class PrmModel {
   static async create(runtime: ModelRuntime, o: PrmModelOptions): Promise<PrmModel> {
     const model = await runtime.baseModel();
     const cfg = model.cfg;
-    const adapter = o.init?.adapter ?? zeroAdapter(cfg, { r: o.r, alpha: o.alpha, targets: LORA_TARGETS, seed: o.seed });
+    const adapter = o.init?.adapter ??
+      zeroAdapter(cfg, { r: o.r, alpha: o.alpha, targets: LORA_TARGETS, seed: o.seed });
     const rng = new Rng(o.seed ^ 0x5eed);
-    const head = o.init?.head ?? Float32Array.from({ length: cfg.hiddenSize + 1 }, (_, i) => (i < cfg.hiddenSize ? 0.02 * rng.normal() : 0));
-    if (head.length !== cfg.hiddenSize + 1) throw new Error(`PRM head of ${head.length - 1} inputs for hidden size ${cfg.hiddenSize}`);
-    const prm = new PrmModel(runtime, model, uploadAdapter(model.device, cfg, adapter), uploadPrmHead(model.device, head), o.cellId, o.info);
+    const head = o.init?.head ??
+      Float32Array.from({ length: cfg.hiddenSize + 1 }, (_, i) => (i < cfg.hiddenSize ? 0.02 * rng.normal() : 0));
+    if (head.length !== cfg.hiddenSize + 1) {
+      throw new Error(`PRM head of ${head.length - 1} inputs for hidden size ${cfg.hiddenSize}`);
+    }
+    const prm = new PrmModel(
+      runtime,
+      model,
+      uploadAdapter(model.device, cfg, adapter),
+      uploadPrmHead(model.device, head),
+      o.cellId,
+      o.info,
+    );
     runtime.onRelease(() => prm.release());
     return prm;
   }
@@ -101,7 +128,12 @@ export class PrmModel {
       const kept = lab.map((y, i) => (y === undefined ? -1 : i)).filter((i) => i >= 0);
       example.rows = kept.map((i) => example.rows[i]);
       example.labels = kept.map((i) => lab[i]);
-      return { example, steps: kept.map((i) => steps[i]), ends: kept.map((i) => ends[keep[i]]), names: kept.map((i) => names[keep[i]]) };
+      return {
+        example,
+        steps: kept.map((i) => steps[i]),
+        ends: kept.map((i) => ends[keep[i]]),
+        names: kept.map((i) => names[keep[i]]),
+      };
     }
     return { example, steps, ends: keep.map((k) => ends[k]), names: keep.map((k) => names[k]) };
   }
@@ -143,7 +175,12 @@ export class PrmModel {
     const a = await readAdapter(device, this.lora);
     for (const [k, t] of a.tensors) out.set(`prm.lora.${k}`, t);
     for (const s of this.lora.slots.values()) {
-      for (const [which, m, v, shape] of [["A", s.mA, s.vA, [this.lora.r, s.in]], ["B", s.mB, s.vB, [s.out, this.lora.r]]] as const) {
+      for (
+        const [which, m, v, shape] of [["A", s.mA, s.vA, [this.lora.r, s.in]], ["B", s.mB, s.vB, [
+          s.out,
+          this.lora.r,
+        ]]] as const
+      ) {
         const k = loraKey(s.layer, s.target, which);
         const n = shape[0] * shape[1];
         out.set(`prm.adam.m.${k}`, { shape: [...shape], data: await readF32(device, m, n) });
@@ -189,7 +226,11 @@ export class PrmModel {
   async files(): Promise<Map<string, Uint8Array>> {
     this.check();
     const { device } = this.model;
-    return prmFiles({ adapter: await readAdapter(device, this.lora), head: await readPrmHead(device, this.head), info: this.info });
+    return prmFiles({
+      adapter: await readAdapter(device, this.lora),
+      head: await readPrmHead(device, this.head),
+      info: this.info,
+    });
   }
 
   private check(): void {

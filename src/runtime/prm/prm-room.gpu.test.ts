@@ -10,7 +10,8 @@ import { ModelRuntime } from "../recipe/model-runtime.ts";
 import { sampleWithRoom } from "./prm-data.ts";
 
 Deno.test({
-  name: "sampleWithRoom on the GPU policy: greedy texts equal one call per prompt at its own room, in fewer decoding steps",
+  name:
+    "sampleWithRoom on the GPU policy: greedy texts equal one call per prompt at its own room, in fewer decoding steps",
   sanitizeOps: false,
   sanitizeResources: false,
   async fn() {
@@ -20,21 +21,42 @@ Deno.test({
     await writeVaryingLengthModel(`${dir}/model`, { seed: 7, eosStrength: 0.2, corpus });
     const hf = await loadHfModel(new DirSource(`${dir}/model`));
     const gpu = await requestGpu();
-    const rt = await ModelRuntime.create({ ...hf, name: "tiny" }, () => Promise.resolve(gpu.device), { dtype: "f32", loraRank: 2, loraAlpha: 4, seed: 0 });
+    const rt = await ModelRuntime.create({ ...hf, name: "tiny" }, () => Promise.resolve(gpu.device), {
+      dtype: "f32",
+      loraRank: 2,
+      loraAlpha: 4,
+      seed: 0,
+    });
     try {
       const maxPositions = rt.policy.maxPositions, maxNewTokens = 24;
       // Prompts from the model's own text, cut to lengths near the end of its positions: two leave maxNewTokens,
       // the others 1-23 tokens, one none.
       const base = rt.encodePlain(corpus.join("\n"));
-      const ids = (len: number, shift: number) => Array.from({ length: len }, (_, i) => base[(i * 7 + shift) % base.length]);
-      const lengths = [maxPositions - 40, maxPositions - 3, maxPositions - 20, maxPositions - 9, maxPositions - 24, maxPositions - 15, maxPositions - 1, maxPositions];
+      const ids = (len: number, shift: number) =>
+        Array.from({ length: len }, (_, i) => base[(i * 7 + shift) % base.length]);
+      const lengths = [
+        maxPositions - 40,
+        maxPositions - 3,
+        maxPositions - 20,
+        maxPositions - 9,
+        maxPositions - 24,
+        maxPositions - 15,
+        maxPositions - 1,
+        maxPositions,
+      ];
       const prompts = lengths.map((L, j) => ids(L, j * 13));
       const greedy = { temperature: 0, topP: 1, topK: 0, minP: 0, stop: [], seed: 1 };
       const calls: number[] = [];
-      const got = await sampleWithRoom(prompts, 1, { maxNewTokens, maxPositions, batch: 8, seedFor: () => 1 }, (ps, n, maxNew) => {
-        calls.push(maxNew);
-        return rt.sample(ps, n, { ...greedy, maxNewTokens: maxNew });
-      }, (t) => rt.decode(t));
+      const got = await sampleWithRoom(
+        prompts,
+        1,
+        { maxNewTokens, maxPositions, batch: 8, seedFor: () => 1 },
+        (ps, n, maxNew) => {
+          calls.push(maxNew);
+          return rt.sample(ps, n, { ...greedy, maxNewTokens: maxNew });
+        },
+        (t) => rt.decode(t),
+      );
       const finish: string[] = [];
       for (const [j, p] of prompts.entries()) {
         const room = Math.min(maxNewTokens, maxPositions - p.length);
@@ -44,16 +66,27 @@ Deno.test({
         }
         const [alone] = await rt.sample([p], 1, { ...greedy, maxNewTokens: room });
         finish.push(`${alone.finishReason} at ${alone.tokens.length}`);
-        assertEquals(got[j], [alone.text], `prompt ${j} (room ${room}, ${alone.finishReason} after ${alone.tokens.length} tokens)`);
+        assertEquals(
+          got[j],
+          [alone.text],
+          `prompt ${j} (room ${room}, ${alone.finishReason} after ${alone.tokens.length} tokens)`,
+        );
       }
       // Decoding steps of the calls for the prompts without room (the first call is the two that fit): at most the
       // largest room (rows continue where the last call stopped them), against the sum of the rooms one call each.
       const rooms = lengths.map((L) => maxPositions - L).filter((r) => r >= 1 && r < maxNewTokens);
       const steps = calls.slice(1).reduce((a, b) => a + b, 0);
       assertEquals(calls[0], maxNewTokens);
-      assert(steps <= Math.max(...rooms) && steps < rooms.reduce((a, b) => a + b, 0), `${steps} decoding steps in ${calls.length - 1} calls, rooms ${rooms}`);
+      assert(
+        steps <= Math.max(...rooms) && steps < rooms.reduce((a, b) => a + b, 0),
+        `${steps} decoding steps in ${calls.length - 1} calls, rooms ${rooms}`,
+      );
       assert(finish.some((f) => f.startsWith("length")), `some rows end at their room: ${finish}`);
-      console.log(`sampleWithRoom: calls capped at ${calls.join(", ")} (rooms ${rooms}); one call per prompt ended: ${finish.join(", ")}`);
+      console.log(
+        `sampleWithRoom: calls capped at ${calls.join(", ")} (rooms ${rooms}); one call per prompt ended: ${
+          finish.join(", ")
+        }`,
+      );
     } finally {
       await rt.release();
       await Deno.remove(dir, { recursive: true });

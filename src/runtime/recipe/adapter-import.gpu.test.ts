@@ -23,7 +23,11 @@ const TEMPLATE = "reasoning-answer@1";
 // random tiny model writes both, so groups have a reward difference and the step trains whichever
 // sampler (and so whichever random draws) the runtime uses.
 const SPEC: RewardSpec = {
-  components: [{ name: "execution", weight: 1 }, { name: "error_penalty", weight: 1 }, { name: "length", weight: 1, params: { maxTokens: 3 } }],
+  components: [{ name: "execution", weight: 1 }, { name: "error_penalty", weight: 1 }, {
+    name: "length",
+    weight: 1,
+    params: { maxTokens: 3 },
+  }],
 };
 const IMPORTED_TARGETS = ["q_proj", "v_proj", "down_proj"] as const;
 
@@ -69,7 +73,8 @@ async function fixture(): Promise<{ dir: string; src: LoraAdapter; hf: Awaited<R
 }
 
 Deno.test({
-  name: "adapter import: the policy samples with the imported adapter (log-probs of a policy given it directly), the trainer starts from it; mismatches are refused",
+  name:
+    "adapter import: the policy samples with the imported adapter (log-probs of a policy given it directly), the trainer starts from it; mismatches are refused",
   sanitizeOps: false,
   sanitizeResources: false,
   async fn() {
@@ -79,9 +84,16 @@ Deno.test({
     const from = `${dir}/trained-elsewhere`;
     const imported = await readPeftAdapter(new DirSource(from));
     const opts = { dtype: "f32" as const, loraRank: 4, loraAlpha: 8, seed: 0 };
-    const rt = await ModelRuntime.create({ ...hf, name: "tiny" }, device, { ...opts, imported: { adapter: imported, from } });
+    const rt = await ModelRuntime.create({ ...hf, name: "tiny" }, device, {
+      ...opts,
+      imported: { adapter: imported, from },
+    });
     const fresh = await ModelRuntime.create({ ...hf, name: "tiny" }, device, opts);
-    const direct = await OrtPolicy.create(hf.config, hf.weights, { dtype: "f32", loraTargets: src.targets, loraScale: src.alpha / src.r });
+    const direct = await OrtPolicy.create(hf.config, hf.weights, {
+      dtype: "f32",
+      loraTargets: src.targets,
+      loraScale: src.alpha / src.r,
+    });
     try {
       assertEquals(rt.imported, { from, targets: [...IMPORTED_TARGETS] });
       assertEquals(fresh.imported, null);
@@ -104,15 +116,32 @@ Deno.test({
 
       // Refusals, before any graph is built.
       await assertRejects(
-        () => ModelRuntime.create({ ...hf, name: "tiny" }, device, { ...opts, loraRank: 8, imported: { adapter: imported, from } }),
-        new RegExp(`adapter ${from} has r = 4 and lora_alpha = 8, the model cell loraRank 8 and loraAlpha 8: set the model cell's loraRank to 4 and loraAlpha to 8`),
+        () =>
+          ModelRuntime.create({ ...hf, name: "tiny" }, device, {
+            ...opts,
+            loraRank: 8,
+            imported: { adapter: imported, from },
+          }),
+        new RegExp(
+          `adapter ${from} has r = 4 and lora_alpha = 8, the model cell loraRank 8 and loraAlpha 8: set the model cell's loraRank to 4 and loraAlpha to 8`,
+        ),
       );
       await assertRejects(
-        () => ModelRuntime.create({ ...hf, name: "tiny" }, device, { ...opts, loraAlpha: 16, imported: { adapter: imported, from } }),
+        () =>
+          ModelRuntime.create({ ...hf, name: "tiny" }, device, {
+            ...opts,
+            loraAlpha: 16,
+            imported: { adapter: imported, from },
+          }),
         /has r = 4 and lora_alpha = 8, the model cell loraRank 4 and loraAlpha 16: set the model cell's loraRank to 4 and loraAlpha to 8/,
       );
       await assertRejects(
-        () => ModelRuntime.create({ ...hf, name: "tiny" }, device, { ...opts, targets: ["q_proj", "k_proj"], imported: { adapter: imported, from } }),
+        () =>
+          ModelRuntime.create({ ...hf, name: "tiny" }, device, {
+            ...opts,
+            targets: ["q_proj", "k_proj"],
+            imported: { adapter: imported, from },
+          }),
         /targets v_proj, down_proj, which this model runtime has no LoRA inputs for \(it has q_proj, k_proj\)/,
       );
       const wider = { ...hf.config, intermediateSize: hf.config.intermediateSize * 2 };
@@ -124,15 +153,31 @@ Deno.test({
       } catch (e) {
         err = e;
       }
-      assert(err instanceof Error && /adapter x does not fit this model: LoRA adapter: tensor .*down_proj\.lora_A\.weight has shape \[4, \d+\], model expects \[4, \d+\]/.test(err.message), String(err));
-      const deeper = randomAdapter({ ...hf.config, numLayers: hf.config.numLayers + 1 }, { r: 4, alpha: 8, targets: ["q_proj"], seed: 1 });
+      assert(
+        err instanceof Error &&
+          /adapter x does not fit this model: LoRA adapter: tensor .*down_proj\.lora_A\.weight has shape \[4, \d+\], model expects \[4, \d+\]/
+            .test(err.message),
+        String(err),
+      );
+      const deeper = randomAdapter({ ...hf.config, numLayers: hf.config.numLayers + 1 }, {
+        r: 4,
+        alpha: 8,
+        targets: ["q_proj"],
+        seed: 1,
+      });
       err = null;
       try {
         startFrom(hf.config, freshAdapter, deeper, "y");
       } catch (e) {
         err = e;
       }
-      assert(err instanceof Error && /adapter y has tensors this model has no place for \(2, e\.g\. .*layers\.\d+\.self_attn\.q_proj/.test(err.message), String(err));
+      assert(
+        err instanceof Error &&
+          /adapter y has tensors this model has no place for \(2, e\.g\. .*layers\.\d+\.self_attn\.q_proj/.test(
+            err.message,
+          ),
+        String(err),
+      );
     } finally {
       await rt.release();
       await fresh.release();
@@ -142,11 +187,32 @@ Deno.test({
 });
 
 const cells = (adapter: string | undefined, loraRank = 4, grpo = true) => [
-  { id: "data", type: "dataset", params: { source: "url", questionsUrl: "data/train.jsonl", dbRoot: "data", format: "rlvr", split: "train", devFraction: 0.25 } },
-  { id: "model", type: "model", params: { source: "url", url: "model", dtype: "f32", loraRank, loraAlpha: 8, ...(adapter ? { adapter } : {}) } },
+  {
+    id: "data",
+    type: "dataset",
+    params: {
+      source: "url",
+      questionsUrl: "data/train.jsonl",
+      dbRoot: "data",
+      format: "rlvr",
+      split: "train",
+      devFraction: 0.25,
+    },
+  },
+  {
+    id: "model",
+    type: "model",
+    params: { source: "url", url: "model", dtype: "f32", loraRank, loraAlpha: 8, ...(adapter ? { adapter } : {}) },
+  },
   { id: "prompt", type: "prompt", params: { template: TEMPLATE, maxPromptTokens: 1024 } },
   { id: "reward", type: "reward", params: { spec: SPEC } },
-  ...(grpo ? [{ id: "grpo", type: "grpo", params: { G: 8, steps: 4, batchQuestions: 2, maxNewTokens: 4, lr: 0.01, evalEvery: 0, evalN: 2 } }] : []),
+  ...(grpo
+    ? [{
+      id: "grpo",
+      type: "grpo",
+      params: { G: 8, steps: 4, batchQuestions: 2, maxNewTokens: 4, lr: 0.01, evalEvery: 0, evalN: 2 },
+    }]
+    : []),
 ];
 
 function notebook(c: unknown[]) {
@@ -155,17 +221,25 @@ function notebook(c: unknown[]) {
   return r.doc;
 }
 
-const adapterAt = async (d: string) => parsePeftAdapter(JSON.parse(await Deno.readTextFile(`${d}/adapter_config.json`)), await Deno.readFile(`${d}/adapter_model.safetensors`));
+const adapterAt = async (d: string) =>
+  parsePeftAdapter(
+    JSON.parse(await Deno.readTextFile(`${d}/adapter_config.json`)),
+    await Deno.readFile(`${d}/adapter_model.safetensors`),
+  );
 
 Deno.test({
-  name: "adapter import: a model cell's adapter (path relative to the notebook) is the run's start; GRPO trains from it; resume restores the checkpoint over it; a run's adapter/ imports back",
+  name:
+    "adapter import: a model cell's adapter (path relative to the notebook) is the run's start; GRPO trains from it; resume restores the checkpoint over it; a run's adapter/ imports back",
   sanitizeOps: false,
   sanitizeResources: false,
   async fn() {
     const { dir, src, hf } = await fixture();
     const L = hf.config.numLayers;
     // No training: the run's final adapter/ is the imported one, and the summary says where it came from.
-    const a = await runNotebook(notebook(cells("trained-elsewhere", 4, false)), denoEnv({ out: `${dir}/a`, base: dir }));
+    const a = await runNotebook(
+      notebook(cells("trained-elsewhere", 4, false)),
+      denoEnv({ out: `${dir}/a`, base: dir }),
+    );
     const m = a.cells.find((c) => c.id === "model")?.model;
     assertEquals(m?.lora.imported, { from: `${dir}/trained-elsewhere`, targets: [...IMPORTED_TARGETS] });
     const exported = await adapterAt(`${dir}/a/adapter`);
@@ -173,7 +247,9 @@ Deno.test({
 
     // One GRPO step from the imported adapter: it moves (Adam: at most about lr per element) from src, not from B = 0.
     const out = `${dir}/b`;
-    const b = await runNotebook(notebook(cells("trained-elsewhere")), denoEnv({ out, base: dir }), { opts: { maxSteps: 1 } });
+    const b = await runNotebook(notebook(cells("trained-elsewhere")), denoEnv({ out, base: dir }), {
+      opts: { maxSteps: 1 },
+    });
     assertEquals(b.cells.find((c) => c.id === "grpo")?.report?.kind, "grpo");
     const trained = await adapterAt(`${out}/adapter`);
     let moved = 0;

@@ -19,7 +19,11 @@ const PREFILLED = "chain-of-ctes@2";
 const MAIN = new URL("../../cli/main.ts", import.meta.url).pathname;
 
 async function cli(args: string[]): Promise<{ stdout: string; stderr: string }> {
-  const r = await new Deno.Command(Deno.execPath(), { args: ["run", "-A", MAIN, ...args], stdout: "piped", stderr: "piped" }).output();
+  const r = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", MAIN, ...args],
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
   const stdout = new TextDecoder().decode(r.stdout), stderr = new TextDecoder().decode(r.stderr);
   assert(r.code === 0, `rlvr ${args[0]} exited ${r.code}: ${stderr.slice(-2000)}`);
   return { stdout, stderr };
@@ -32,35 +36,80 @@ Deno.test({
   async fn() {
     const dir = await Deno.makeTempDir({ prefix: "rlvr-cocte-sft-" });
     await writeTinyDataset(`${dir}/data`);
-    const conv = await cli(["cocte", "--questions", `${dir}/data/train.jsonl`, "--db-root", `${dir}/data`, "--out", `${dir}/cocte.jsonl`, "--dataset", `${dir}/data/cocte-ds.jsonl`]);
+    const conv = await cli([
+      "cocte",
+      "--questions",
+      `${dir}/data/train.jsonl`,
+      "--db-root",
+      `${dir}/data`,
+      "--out",
+      `${dir}/cocte.jsonl`,
+      "--dataset",
+      `${dir}/data/cocte-ds.jsonl`,
+    ]);
     const stats = JSON.parse(conv.stdout.trim().split("\n").at(-1) ?? "{}");
     assertEquals([stats.questions, stats.converted], [8, 8]);
-    const records = (await Deno.readTextFile(`${dir}/data/cocte-ds.jsonl`)).trim().split("\n").map((l) => JSON.parse(l));
-    const corpus = [...await tinyPromptCorpus(`${dir}/data`, [TEMPLATE]), ...records.map((r) => r.completion as string)];
+    const records = (await Deno.readTextFile(`${dir}/data/cocte-ds.jsonl`)).trim().split("\n").map((l) =>
+      JSON.parse(l)
+    );
+    const corpus = [
+      ...await tinyPromptCorpus(`${dir}/data`, [TEMPLATE]),
+      ...records.map((r) => r.completion as string),
+    ];
     await writeVaryingLengthModel(`${dir}/model`, { seed: 11, corpus });
     const notebook = {
-      version: 1, title: "CoCTE cold start",
+      version: 1,
+      title: "CoCTE cold start",
       cells: [
-        { id: "data", type: "dataset", params: { source: "url", questionsUrl: "data/cocte-ds.jsonl", dbRoot: "data", format: "rlvr", split: "train", devFraction: 0.25 } },
-        { id: "model", type: "model", params: { source: "url", url: "model", dtype: "f32", loraRank: 2, loraAlpha: 4 } },
+        {
+          id: "data",
+          type: "dataset",
+          params: {
+            source: "url",
+            questionsUrl: "data/cocte-ds.jsonl",
+            dbRoot: "data",
+            format: "rlvr",
+            split: "train",
+            devFraction: 0.25,
+          },
+        },
+        {
+          id: "model",
+          type: "model",
+          params: { source: "url", url: "model", dtype: "f32", loraRank: 2, loraAlpha: 4 },
+        },
         { id: "prompt", type: "prompt", params: { template: TEMPLATE, maxPromptTokens: 1024 } },
-        { id: "reward", type: "reward", params: { spec: { components: [{ name: "execution", weight: 1 }, { name: "error_penalty", weight: 1 }] } } },
+        {
+          id: "reward",
+          type: "reward",
+          params: { spec: { components: [{ name: "execution", weight: 1 }, { name: "error_penalty", weight: 1 }] } },
+        },
         { id: "cold", type: "warmup", params: { method: "sft", rounds: 1, epochs: 2, lr: 0.01 } },
       ],
     };
     await Deno.writeTextFile(`${dir}/nb.json`, JSON.stringify(notebook));
     const out = `${dir}/out`;
     const a = await cli(["run", `${dir}/nb.json`, "--out", out]);
-    assert(a.stderr.includes(`warmup "cold" (sft): 6 gold targets under ${TEMPLATE}: 6 from the records' completion, 0 the gold SQL`), a.stderr.slice(-3000));
+    assert(
+      a.stderr.includes(
+        `warmup "cold" (sft): 6 gold targets under ${TEMPLATE}: 6 from the records' completion, 0 the gold SQL`,
+      ),
+      a.stderr.slice(-3000),
+    );
     const summary: RunSummary = JSON.parse(await Deno.readTextFile(`${out}/summary.json`));
     assertEquals(summary.cells.map((c) => c.id), notebook.cells.map((c) => c.id));
     const rep = summary.cells.find((c) => c.id === "cold")?.report as WarmupReport;
-    assertEquals([rep.method, rep.targets, rep.rounds.length, rep.rounds[0].goldTargets, rep.rounds[0].optimiserSteps], ["sft", { completion: 6, gold: 0, template: TEMPLATE }, 1, 6, 2]);
+    assertEquals(
+      [rep.method, rep.targets, rep.rounds.length, rep.rounds[0].goldTargets, rep.rounds[0].optimiserSteps],
+      ["sft", { completion: 6, gold: 0, template: TEMPLATE }, 1, 6, 2],
+    );
     const lp = rep.rounds[0].targetLogprob;
     assert(lp && lp.after > lp.before, `the round raised the targets' log-probability: ${JSON.stringify(lp)}`);
     const b = await cli(["run", `${dir}/nb.json`, "--out", out]);
     assert(b.stderr.includes(`warmup "cold": 1 round(s) already done`), b.stderr.slice(-3000));
-    const warm = decodeMetrics(await Deno.readTextFile(`${out}/metrics.jsonl`)).records.filter((r) => r.phase === "warmup");
+    const warm = decodeMetrics(await Deno.readTextFile(`${out}/metrics.jsonl`)).records.filter((r) =>
+      r.phase === "warmup"
+    );
     assertEquals(warm.length, 1, "one warm-up record over both runs");
     console.log(`sft on the CoCTE file: ${lp.before.toFixed(4)} -> ${lp.after.toFixed(4)}`);
     await Deno.remove(dir, { recursive: true });
@@ -68,21 +117,55 @@ Deno.test({
 });
 
 Deno.test({
-  name: "rlvr run: warm-up sft with sftTargets cocte trains rlvr cocte's chains after chain-of-ctes@2's answer start; the evaluation reports chain shapes",
+  name:
+    "rlvr run: warm-up sft with sftTargets cocte trains rlvr cocte's chains after chain-of-ctes@2's answer start; the evaluation reports chain shapes",
   sanitizeOps: false,
   sanitizeResources: false,
   async fn() {
     const dir = await Deno.makeTempDir({ prefix: "rlvr-cocte-inrun-" });
     await writeTinyDataset(`${dir}/data`);
-    await cli(["cocte", "--questions", `${dir}/data/train.jsonl`, "--db-root", `${dir}/data`, "--out", `${dir}/cocte.jsonl`, "--dataset", `${dir}/cocte-ds.jsonl`]);
-    const byCli = new Map((await Deno.readTextFile(`${dir}/cocte-ds.jsonl`)).trim().split("\n").map((l) => JSON.parse(l)).map((r) => [r.source_id as string, r]));
-    const corpus = [...await tinyPromptCorpus(`${dir}/data`, [PREFILLED]), ...[...byCli.values()].map((r) => r.completion as string)];
+    await cli([
+      "cocte",
+      "--questions",
+      `${dir}/data/train.jsonl`,
+      "--db-root",
+      `${dir}/data`,
+      "--out",
+      `${dir}/cocte.jsonl`,
+      "--dataset",
+      `${dir}/cocte-ds.jsonl`,
+    ]);
+    const byCli = new Map(
+      (await Deno.readTextFile(`${dir}/cocte-ds.jsonl`)).trim().split("\n").map((l) => JSON.parse(l)).map((
+        r,
+      ) => [r.source_id as string, r]),
+    );
+    const corpus = [
+      ...await tinyPromptCorpus(`${dir}/data`, [PREFILLED]),
+      ...[...byCli.values()].map((r) => r.completion as string),
+    ];
     await writeVaryingLengthModel(`${dir}/model`, { seed: 11, corpus });
     const notebook = {
-      version: 1, title: "CoCTE cold start in the run",
+      version: 1,
+      title: "CoCTE cold start in the run",
       cells: [
-        { id: "data", type: "dataset", params: { source: "url", questionsUrl: "data/train.jsonl", dbRoot: "data", format: "rlvr", split: "train", devFraction: 0.25 } },
-        { id: "model", type: "model", params: { source: "url", url: "model", dtype: "f32", loraRank: 2, loraAlpha: 4 } },
+        {
+          id: "data",
+          type: "dataset",
+          params: {
+            source: "url",
+            questionsUrl: "data/train.jsonl",
+            dbRoot: "data",
+            format: "rlvr",
+            split: "train",
+            devFraction: 0.25,
+          },
+        },
+        {
+          id: "model",
+          type: "model",
+          params: { source: "url", url: "model", dtype: "f32", loraRank: 2, loraAlpha: 4 },
+        },
         { id: "prompt", type: "prompt", params: { template: PREFILLED, maxPromptTokens: 1024 } },
         { id: "reward", type: "reward", params: { comparison: "set" } },
         { id: "cold", type: "warmup", params: { method: "sft", sftTargets: "cocte", rounds: 1, epochs: 1, lr: 0.01 } },
@@ -92,12 +175,27 @@ Deno.test({
     await Deno.writeTextFile(`${dir}/nb.json`, JSON.stringify(notebook));
     const out = `${dir}/out`;
     const a = await cli(["run", `${dir}/nb.json`, "--out", out]);
-    assert(a.stderr.includes(`warmup "cold" (sft): 6 golds as chains of CTEs (warmup/cold/cocte.jsonl)`), a.stderr.slice(-3000));
-    assert(a.stderr.includes(`6 gold targets under ${PREFILLED}`) && !a.stderr.includes("do not start with"), a.stderr.slice(-3000));
+    assert(
+      a.stderr.includes(`warmup "cold" (sft): 6 golds as chains of CTEs (warmup/cold/cocte.jsonl)`),
+      a.stderr.slice(-3000),
+    );
+    assert(
+      a.stderr.includes(`6 gold targets under ${PREFILLED}`) && !a.stderr.includes("do not start with"),
+      a.stderr.slice(-3000),
+    );
     const summary: RunSummary = JSON.parse(await Deno.readTextFile(`${out}/summary.json`));
     const rep = summary.cells.find((c) => c.id === "cold")?.report as WarmupReport;
-    assertEquals(rep.targets, { completion: 0, gold: 0, template: PREFILLED, cocte: 6, cocteFile: "warmup/cold/cocte.jsonl", cocteFailed: {} });
-    const lines = (await Deno.readTextFile(`${out}/warmup/cold/cocte.jsonl`)).trim().split("\n").map((l) => JSON.parse(l));
+    assertEquals(rep.targets, {
+      completion: 0,
+      gold: 0,
+      template: PREFILLED,
+      cocte: 6,
+      cocteFile: "warmup/cold/cocte.jsonl",
+      cocteFailed: {},
+    });
+    const lines = (await Deno.readTextFile(`${out}/warmup/cold/cocte.jsonl`)).trim().split("\n").map((l) =>
+      JSON.parse(l)
+    );
     assertEquals(lines.length, 6);
     for (const r of lines) assertEquals(r, byCli.get(r.source_id), r.id);
     const ev = summary.cells.find((c) => c.id === "after")?.report as EvalReport;
@@ -106,8 +204,16 @@ Deno.test({
     const lp = rep.rounds[0].targetLogprob;
     assert(lp && lp.after > lp.before, `the round raised the targets' log-probability: ${JSON.stringify(lp)}`);
     // The evaluation's answers start with the prefix the prompt wrote; their prompts do not end with it.
-    const evals = (await Deno.readTextFile(`${out}/samples.jsonl`)).trim().split("\n").map((l) => JSON.parse(l)).filter((r) => r.phase === "eval");
-    assert(evals.length === 2 && evals.every((r) => r.completion.startsWith("```sql\nWITH") && !r.prompt.endsWith("WITH") && r.answerPrefix === "```sql\nWITH"), JSON.stringify(evals.map((r) => r.completion)));
+    const evals = (await Deno.readTextFile(`${out}/samples.jsonl`)).trim().split("\n").map((l) => JSON.parse(l)).filter(
+      (r) => r.phase === "eval",
+    );
+    assert(
+      evals.length === 2 &&
+        evals.every((r) =>
+          r.completion.startsWith("```sql\nWITH") && !r.prompt.endsWith("WITH") && r.answerPrefix === "```sql\nWITH"
+        ),
+      JSON.stringify(evals.map((r) => r.completion)),
+    );
     assertEquals(ev.chains.noSql + Object.values(ev.chains.byCtes).reduce((x, y) => x + y, 0), 2);
     await Deno.remove(dir, { recursive: true });
   },

@@ -22,13 +22,28 @@ import { type FinishedText, FinishTracker } from "./sample-stream.ts";
  * scorer gets the run's PRM (`prm`: a PRM train cell id, else the last one); `prm: null` leaves it
  * out (judging by execution only).
  */
-export function toolsFor(ctx: RunContext, cellId: string, o: { runtime?: ModelRuntime; template?: string; evidence?: boolean; prm?: string | null } = {}): { prompter: Prompter; scorer: Scorer; runtime: ModelRuntime } {
+export function toolsFor(
+  ctx: RunContext,
+  cellId: string,
+  o: { runtime?: ModelRuntime; template?: string; evidence?: boolean; prm?: string | null } = {},
+): { prompter: Prompter; scorer: Scorer; runtime: ModelRuntime } {
   const s = requireSetup(ctx, cellId);
   const runtime = o.runtime ?? s.model.runtime;
-  const params = { ...s.prompt, ...(o.template ? { template: o.template } : {}), ...(o.evidence !== undefined ? { evidence: o.evidence } : {}) };
+  const params = {
+    ...s.prompt,
+    ...(o.template ? { template: o.template } : {}),
+    ...(o.evidence !== undefined ? { evidence: o.evidence } : {}),
+  };
   const prompter = prompterFor(ctx, runtime, params);
   const prm = o.prm !== null && usesPrm(s.reward.spec) ? prmTextScorer(ctx, prmFor(ctx, cellId, o.prm ?? "")) : null;
-  const scorer = new Scorer(s.dataset.sql, s.reward.spec, s.reward.comparison, prompter.template.extractMode, datasetCache(ctx).golds, prm);
+  const scorer = new Scorer(
+    s.dataset.sql,
+    s.reward.spec,
+    s.reward.comparison,
+    prompter.template.extractMode,
+    datasetCache(ctx).golds,
+    prm,
+  );
   return { prompter, scorer, runtime };
 }
 
@@ -59,13 +74,21 @@ export function prmFor(ctx: RunContext, cellId: string, ref: string): PrmModel {
   const prms = ctx.prms ?? new Map<string, PrmModel>();
   if (ref) {
     const p = prms.get(ref);
-    if (!p) throw new Error(`cell "${cellId}" uses the PRM of cell "${ref}", which has not run before it (PRMs so far: ${[...prms.keys()].join(", ") || "none"})`);
+    if (!p) {
+      throw new Error(
+        `cell "${cellId}" uses the PRM of cell "${ref}", which has not run before it (PRMs so far: ${
+          [...prms.keys()].join(", ") || "none"
+        })`,
+      );
+    }
     return p;
   }
   const all = [...prms.values()];
   const pick = all.filter((p) => p.info.labels === "process").at(-1) ?? all.at(-1);
   if (!pick) throw new Error(`cell "${cellId}" needs a PRM: add a PRM train cell (after a PRM data cell) before it`);
-  ctx.onLog(`cell "${cellId}" uses the PRM of cell "${pick.cellId}" (${pick.info.labels} labels; name another with the cell's prm parameter)`);
+  ctx.onLog(
+    `cell "${cellId}" uses the PRM of cell "${pick.cellId}" (${pick.info.labels} labels; name another with the cell's prm parameter)`,
+  );
   return pick;
 }
 
@@ -77,7 +100,9 @@ export function prmTextScorer(ctx: RunContext, prm: PrmModel): PrmTextScorer {
   return {
     score: async (tasks, items) => {
       const prompts = await prompter.prompts(tasks);
-      return await prm.score(items.map((x) => ({ prompt: prompts[x.task].text, completion: x.text })), { microBatch: ctx.opts.trainMicroBatch });
+      return await prm.score(items.map((x) => ({ prompt: prompts[x.task].text, completion: x.text })), {
+        microBatch: ctx.opts.trainMicroBatch,
+      });
     },
   };
 }
@@ -96,7 +121,11 @@ function datasetCache(ctx: RunContext): DatasetCache {
   if (!c) {
     const d = ctx.dataset;
     if (!d) throw new Error("no dataset");
-    c = { schemas: cachedSchemas((dbId) => ctx.env.schemaOf(d.params, dbId)), golds: new Map(), prompters: new WeakMap() };
+    c = {
+      schemas: cachedSchemas((dbId) => ctx.env.schemaOf(d.params, dbId)),
+      golds: new Map(),
+      prompters: new WeakMap(),
+    };
     CACHES.set(ctx, c);
   }
   return c;
@@ -168,7 +197,14 @@ export async function sampleTasks(
   keep?: { dir: string; key: string },
 ): Promise<TaskSamples> {
   const built = await tools.prompter.prompts(tasks);
-  const out: TaskSamples = { prompts: built.map((b) => b.text), answerPrefixes: built.map((b) => b.answerPrefix), promptIds: built.map((b) => b.ids), samples: [], tokens: 0, ms: 0 };
+  const out: TaskSamples = {
+    prompts: built.map((b) => b.text),
+    answerPrefixes: built.map((b) => b.answerPrefix),
+    promptIds: built.map((b) => b.ids),
+    samples: [],
+    tokens: 0,
+    ms: 0,
+  };
   const t0 = ctx.env.now();
   const B = Math.max(1, ctx.opts.sampleBatchPrompts);
   let tokens = 0;
@@ -199,7 +235,12 @@ export async function sampleTasks(
     });
     // One seed per batch position: the same tasks and seed give the same samples however the run was split.
     const stream = onFinished && !params.stop?.length
-      ? new FinishTracker(new Set(tools.runtime.hf.config.eosTokenIds), params.maxNewTokens, (t) => tools.runtime.decode(t), (f) => onFinished({ ...f, prompt: f.prompt + i, text: built[f.prompt + i].answerPrefix + f.text }))
+      ? new FinishTracker(
+        new Set(tools.runtime.hf.config.eosTokenIds),
+        params.maxNewTokens,
+        (t) => tools.runtime.decode(t),
+        (f) => onFinished({ ...f, prompt: f.prompt + i, text: built[f.prompt + i].answerPrefix + f.text }),
+      )
       : null;
     const hear = (sp: SampleProgress) => {
       checkAborted(ctx);
@@ -221,7 +262,13 @@ export async function sampleTasks(
 }
 
 /** A progress line of a sampling call: "decoding 12/96 questions, 1,234 tokens". */
-export function samplingMessage(what: string, done: number, total: number, tokens: number, phase: SamplePhase = "decode"): string {
+export function samplingMessage(
+  what: string,
+  done: number,
+  total: number,
+  tokens: number,
+  phase: SamplePhase = "decode",
+): string {
   const at = `${what} ${Math.floor(done)}/${total} questions, ${tokens.toLocaleString("en-US")} tokens`;
   return phase === "prefill" ? `${at}: reading the next prompts (prefill)` : at;
 }
@@ -250,7 +297,11 @@ export function lengthSummary(samples: readonly Sample[]): Summary {
 /** The vote input of a scored sample: its result unless it failed. */
 export function voteSample(s: Sample, scored: Scored): VoteSample {
   const ok = scored.outcome !== null && scored.outcome.error === null;
-  return { result: ok ? scored.predicted : null, logprob: s.logprobs.reduce((a, b) => a + b, 0), tokens: s.tokens.length };
+  return {
+    result: ok ? scored.predicted : null,
+    logprob: s.logprobs.reduce((a, b) => a + b, 0),
+    tokens: s.tokens.length,
+  };
 }
 
 /** The answer groups of one question's samples (equal results together), for maj@k. */

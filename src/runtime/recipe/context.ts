@@ -47,7 +47,10 @@ export interface RunEnv {
    * folder). An aborted `signal` rejects with its reason (checked between files); `onProgress` gets
    * each file's bytes as they arrive.
    */
-  loadModel(which: ModelParams | string, o?: { signal?: AbortSignal; onProgress?: LoadProgressFn }): Promise<HfModel & { name: string }>;
+  loadModel(
+    which: ModelParams | string,
+    o?: { signal?: AbortSignal; onProgress?: LoadProgressFn },
+  ): Promise<HfModel & { name: string }>;
   /**
    * The folder of a model cell's `adapter` (PEFT: adapter_config.json + adapter_model.safetensors),
    * resolved as the cell's `url` is (relative to the notebook's folder headless, to the app's base
@@ -86,7 +89,13 @@ export interface RunOptions {
 }
 
 /** Defaults of RunOptions. */
-export const DEFAULT_RUN_OPTIONS: RunOptions = { samplesPerStep: 16, maxSteps: null, seed: null, sampleBatchPrompts: 16, trainMicroBatch: 8 };
+export const DEFAULT_RUN_OPTIONS: RunOptions = {
+  samplesPerStep: 16,
+  maxSteps: null,
+  seed: null,
+  sampleBatchPrompts: 16,
+  trainMicroBatch: 8,
+};
 
 /** The state the cells build up, in notebook order. */
 export interface RunContext {
@@ -118,13 +127,17 @@ export async function emitMetrics(ctx: RunContext, r: MetricsRecord): Promise<vo
 /** Appends sample records to samples.jsonl (the caller keeps them within `samplesPerStep`). */
 export async function emitSamples(ctx: RunContext, records: readonly SampleRecord[]): Promise<void> {
   if (records.length === 0) return;
-  const stamped = ctx.cellId === undefined ? records : records.map((r) => (r.cell === undefined ? { ...r, cell: ctx.cellId } : r));
+  const stamped = ctx.cellId === undefined
+    ? records
+    : records.map((r) => (r.cell === undefined ? { ...r, cell: ctx.cellId } : r));
   await ctx.env.store.append("samples.jsonl", stamped.map(encodeSample).join(""));
 }
 
 /** Throws the signal's reason when the run was cancelled. */
 export function checkAborted(ctx: RunContext): void {
-  if (ctx.signal.aborted) throw new Error(`run cancelled${ctx.signal.reason instanceof Error ? `: ${ctx.signal.reason.message}` : ""}`);
+  if (ctx.signal.aborted) {
+    throw new Error(`run cancelled${ctx.signal.reason instanceof Error ? `: ${ctx.signal.reason.message}` : ""}`);
+  }
 }
 
 /** The dataset, model, prompt and reward, or an error naming the missing cell. */
@@ -147,7 +160,9 @@ export function splitTasks(ctx: RunContext, cellId: string, name: string): Task[
   const d = ctx.dataset;
   if (!d) throw new Error(`cell "${cellId}" needs a dataset cell before it`);
   const tasks = d.splits[name];
-  if (!tasks) throw new Error(`cell "${cellId}": no split "${name}" (the dataset has ${Object.keys(d.splits).join(", ")})`);
+  if (!tasks) {
+    throw new Error(`cell "${cellId}": no split "${name}" (the dataset has ${Object.keys(d.splits).join(", ")})`);
+  }
   if (tasks.length === 0) throw new Error(`cell "${cellId}": split "${name}" is empty`);
   return tasks;
 }
@@ -175,7 +190,11 @@ export function etaOf(fraction: number, elapsed: number): number | null {
 }
 
 /** Reports progress with an ETA from the elapsed time and the fraction done (etaOf). */
-export function progressReporter(ctx: RunContext, cellId: string, stage: string): (fraction: number, message: string) => void {
+export function progressReporter(
+  ctx: RunContext,
+  cellId: string,
+  stage: string,
+): (fraction: number, message: string) => void {
   const t0 = ctx.env.now();
   return (fraction, message) => {
     const f = Math.min(1, Math.max(0, fraction));

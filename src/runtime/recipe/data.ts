@@ -7,7 +7,9 @@ import type { Task } from "../../core/types.ts";
 /** The splits a run works with: the source's splits (each cut to `limit`), the training split minus "dev", and "dev". */
 export function buildSplits(p: DatasetParams, source: Record<string, Task[]>): Record<string, Task[]> {
   const train = source[p.split];
-  if (!train) throw new Error(`the dataset has no split "${p.split}" (it has ${Object.keys(source).join(", ") || "none"})`);
+  if (!train) {
+    throw new Error(`the dataset has no split "${p.split}" (it has ${Object.keys(source).join(", ") || "none"})`);
+  }
   const cut = (ts: Task[]) => (p.limit !== undefined ? ts.slice(0, p.limit) : ts.slice());
   const out: Record<string, Task[]> = {};
   for (const [name, tasks] of Object.entries(source)) out[name] = cut(tasks);

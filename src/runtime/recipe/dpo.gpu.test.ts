@@ -15,7 +15,13 @@ Deno.test("warm-up dpo: the trainer's gradient on dpoBatch's samples is the grad
   const gpu = await requestGpu();
   const tiny = makeTinyModel("qwen2", { seed: 21, vocabSize: 40 });
   const cfg = tiny.config;
-  const adapter = randomAdapter(cfg, { r: 2, alpha: 4, targets: ["q_proj", "v_proj", "down_proj"], seed: 5, bScale: 0.3 });
+  const adapter = randomAdapter(cfg, {
+    r: 2,
+    alpha: 4,
+    targets: ["q_proj", "v_proj", "down_proj"],
+    seed: 5,
+    bScale: 0.3,
+  });
   const rng = new Rng(9);
   const prompt = () => Array.from({ length: 3 }, () => rng.int(cfg.vocabSize));
   const completion = (n: number) => Array.from({ length: n }, () => rng.int(cfg.vocabSize));
@@ -30,7 +36,12 @@ Deno.test("warm-up dpo: the trainer's gradient on dpoBatch's samples is the grad
   const model = uploadModel(gpu.device, cfg, tiny.weights);
   const lora = uploadAdapter(gpu.device, cfg, adapter);
   // lr 0: the step computes the gradients and leaves the adapter as it is.
-  const tr = grpoTrainer(model, lora, { aggregation: "seq-mean-token-sum-norm", maxGradNorm: 0, beta: 0, lr: { base: 0, warmupSteps: 0, totalSteps: 1, decay: "constant" } });
+  const tr = grpoTrainer(model, lora, {
+    aggregation: "seq-mean-token-sum-norm",
+    maxGradNorm: 0,
+    beta: 0,
+    lr: { base: 0, warmupSteps: 0, totalSteps: 1, decay: "constant" },
+  });
   const seqs = pairs.map((p) => p.sample.ids);
   const batch = await dpoBatch(tr, pairs, beta, (s) => Promise.resolve(referenceLogprobs(cfg, tiny.weights, s)));
   const rep = await grpoStep(tr, batch);
@@ -71,7 +82,11 @@ Deno.test("warm-up dpo: the trainer's gradient on dpoBatch's samples is the grad
       checked++;
     }
   }
-  console.log(`dpo: ${checked} coordinates, largest |fd| ${gmax.toExponential(2)}, worst relative error ${worst.toExponential(2)}`);
+  console.log(
+    `dpo: ${checked} coordinates, largest |fd| ${gmax.toExponential(2)}, worst relative error ${
+      worst.toExponential(2)
+    }`,
+  );
   assert(gmax > 1e-3, "the loss has a gradient to check");
   assert(worst < 2e-2, `trainer gradient vs finite differences of the DPO loss: worst relative error ${worst}`);
   destroyAdapter(lora);

@@ -46,13 +46,15 @@ export function denoEnv(o: DenoEnvOptions): RunEnv {
   let sqlJs: Promise<SqlJsModule> | null = null;
   const tables = new Map<string, Promise<SpiderTablesEntry[]>>();
   let gpu: Promise<GPUDevice> | null = null;
-  const dbLoader = (p: DatasetParams): ((dbId: string) => Promise<Uint8Array>) => {
+  const dbLoader = (p: DatasetParams): (dbId: string) => Promise<Uint8Array> => {
     if (p.source === "demo") return fileDatabaseLoader(join(PUBLIC_DIR, "demo"));
     if (!p.dbRoot) throw new Error("dataset cell: dbRoot is required");
     const root = resolve(p.dbRoot);
     if (!isHttp(root)) return fileDatabaseLoader(root);
     return async (dbId) => {
-      const r = await fetch(`${root.replace(/\/+$/, "")}/${encodeURIComponent(dbId)}/${encodeURIComponent(dbId)}.sqlite`);
+      const r = await fetch(
+        `${root.replace(/\/+$/, "")}/${encodeURIComponent(dbId)}/${encodeURIComponent(dbId)}.sqlite`,
+      );
       if (!r.ok) throw new Error(`database ${dbId}: HTTP ${r.status}`);
       return new Uint8Array(await r.arrayBuffer());
     };
@@ -66,13 +68,19 @@ export function denoEnv(o: DenoEnvOptions): RunEnv {
         for (const s of DEMO_SPLITS) splits[s] = await readTasks(join(PUBLIC_DIR, "demo", `${s}.jsonl`));
         return { splits, describe: "demo (public/demo)" } satisfies DatasetSource;
       }
-      if (p.source === "upload") throw new Error('dataset source "upload" needs the browser; headless, use source "url" with a path or URL');
+      if (p.source === "upload") {
+        throw new Error('dataset source "upload" needs the browser; headless, use source "url" with a path or URL');
+      }
       if (!p.questionsUrl) throw new Error("dataset cell: questionsUrl is required");
       const where = resolve(p.questionsUrl);
       return { splits: { [p.split]: await readTasks(where) }, describe: where };
     },
     sqlRunner(p) {
-      return new SqlPool({ loadDatabase: dbLoader(p), workers: o.sqlWorkers ?? 2, timeoutMs: o.sqlTimeoutMs ?? 30_000 });
+      return new SqlPool({
+        loadDatabase: dbLoader(p),
+        workers: o.sqlWorkers ?? 2,
+        timeoutMs: o.sqlTimeoutMs ?? 30_000,
+      });
     },
     async schemaOf(p, dbId) {
       sqlJs ??= loadSqlJs();
@@ -124,13 +132,18 @@ async function readTasks(where: string): Promise<Task[]> {
 }
 
 /** The model source of a model cell or a candidate string ("demo", "owner/name", an http(s) URL, or a folder). */
-export function modelSource(which: ModelParams | string, resolve: (p: string) => string): { source: ModelSource; name: string } {
+export function modelSource(
+  which: ModelParams | string,
+  resolve: (p: string) => string,
+): { source: ModelSource; name: string } {
   const demo = () => {
     const dir = join(PUBLIC_DIR, "model");
     try {
       Deno.statSync(join(dir, "config.json"));
     } catch {
-      throw new Error(`the demo model is not built (${dir} has no config.json); headless, pass --model DIR or use a "url"/"hub" model cell`);
+      throw new Error(
+        `the demo model is not built (${dir} has no config.json); headless, pass --model DIR or use a "url"/"hub" model cell`,
+      );
     }
     return { source: new DirSource(dir), name: "demo" };
   };

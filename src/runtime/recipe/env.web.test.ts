@@ -26,7 +26,9 @@ Deno.test({
       const file = path.startsWith("demo/") ? demo + path.slice(5) : `${dir}/${path}`;
       try {
         const bytes = await Deno.readFile(file);
-        return new Response(req.method === "HEAD" ? null : bytes, { headers: { "content-length": String(bytes.byteLength) } });
+        return new Response(req.method === "HEAD" ? null : bytes, {
+          headers: { "content-length": String(bytes.byteLength) },
+        });
       } catch {
         return new Response("not found", { status: 404 });
       }
@@ -35,7 +37,13 @@ Deno.test({
     try {
       const demoCell = { ...defaultParams("dataset"), source: "demo" as const, format: "rlvr" as const };
       const d = await env.loadDataset(demoCell);
-      assertEquals(Object.fromEntries(Object.entries(d.splits).map(([k, v]) => [k, v.length])), { train: 240, "test-concepts": 96, "test-templates": 64, "heldout-db": 48, "test-written": 107 });
+      assertEquals(Object.fromEntries(Object.entries(d.splits).map(([k, v]) => [k, v.length])), {
+        train: 240,
+        "test-concepts": 96,
+        "test-templates": 64,
+        "heldout-db": 48,
+        "test-written": 107,
+      });
       const sql = env.sqlRunner(demoCell);
       try {
         const r = await sql.query("shop", "SELECT count(*) FROM customers");
@@ -45,9 +53,21 @@ Deno.test({
         sql.close();
       }
       const schema = await env.schemaOf(demoCell, "shop");
-      assertEquals(schema.tables.map((t) => t.name).sort(), ["customers", "order_items", "orders", "products", "returns"]);
+      assertEquals(schema.tables.map((t) => t.name).sort(), [
+        "customers",
+        "order_items",
+        "orders",
+        "products",
+        "returns",
+      ]);
 
-      const urlCell = { ...defaultParams("dataset"), source: "url" as const, format: "rlvr" as const, questionsUrl: "data/train.jsonl", dbRoot: "data" };
+      const urlCell = {
+        ...defaultParams("dataset"),
+        source: "url" as const,
+        format: "rlvr" as const,
+        questionsUrl: "data/train.jsonl",
+        dbRoot: "data",
+      };
       assertEquals((await env.loadDataset(urlCell)).splits.train.length, 8);
       assertEquals((await env.schemaOf(urlCell, "pets")).tables.map((t) => t.name), ["pets"]);
 
@@ -56,11 +76,19 @@ Deno.test({
       const u = await env.loadModel("model");
       assertEquals(u.config, tiny.config);
 
-      const uploads = { questions: await Deno.readTextFile(`${dir}/data/test.jsonl`), databases: new Map([["pets", await Deno.readFile(`${dir}/data/pets/pets.sqlite`)]]) };
+      const uploads = {
+        questions: await Deno.readTextFile(`${dir}/data/test.jsonl`),
+        databases: new Map([["pets", await Deno.readFile(`${dir}/data/pets/pets.sqlite`)]]),
+      };
       const up = webEnv({ baseUrl: "http://127.0.0.1:9/", store: new MemoryStore(), uploads });
       const upCell = { ...defaultParams("dataset"), source: "upload" as const, split: "test" };
       assertEquals((await up.loadDataset(upCell)).splits.test.map((t) => t.id), ["s0", "s1", "s2", "s3"]);
-      assertEquals((await up.schemaOf(upCell, "pets")).tables[0].columns.map((c) => c.name), ["id", "name", "kind", "age"]);
+      assertEquals((await up.schemaOf(upCell, "pets")).tables[0].columns.map((c) => c.name), [
+        "id",
+        "name",
+        "kind",
+        "age",
+      ]);
       await assertRejects(() => up.schemaOf(upCell, "nope"), /database nope was not uploaded/);
     } finally {
       await server.shutdown();
@@ -75,13 +103,24 @@ Deno.test({
   sanitizeResources: false,
   async fn() {
     for (const answer of ["404", "page"] as const) {
-      const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, () =>
-        answer === "404" ? new Response("not found", { status: 404 }) : new Response("<!doctype html><title>RLVR Lab</title>", { headers: { "content-type": "text/html" } }));
+      const server = Deno.serve(
+        { hostname: "127.0.0.1", port: 0, onListen: () => {} },
+        () =>
+          answer === "404"
+            ? new Response("not found", { status: 404 })
+            : new Response("<!doctype html><title>RLVR Lab</title>", { headers: { "content-type": "text/html" } }),
+      );
       try {
         const env = webEnv({ baseUrl: `http://127.0.0.1:${server.addr.port}/app/`, store: new MemoryStore() });
-        await assertRejects(() => env.loadModel({ ...defaultParams("model"), source: "demo" }), /the demo model is not in this build: nothing loadable at http:\/\/127\.0\.0\.1:\d+\/app\/model\//);
+        await assertRejects(
+          () => env.loadModel({ ...defaultParams("model"), source: "demo" }),
+          /the demo model is not in this build: nothing loadable at http:\/\/127\.0\.0\.1:\d+\/app\/model\//,
+        );
         // Other sources keep their own errors.
-        await assertRejects(() => env.loadModel({ ...defaultParams("model"), source: "url", url: "elsewhere" }), /^(?!the demo model)/);
+        await assertRejects(
+          () => env.loadModel({ ...defaultParams("model"), source: "url", url: "elsewhere" }),
+          /^(?!the demo model)/,
+        );
       } finally {
         await server.shutdown();
       }
@@ -112,8 +151,15 @@ Deno.test({
       const got = await readPeftAdapter(source, cfg);
       assertEquals([got.r, got.alpha, got.targets], [2, 4, ["q_proj", "up_proj"]]);
       for (const [k, t] of adapter.tensors) assertEquals(Array.from(got.tensors.get(k)!.data), Array.from(t.data), k);
-      assert(seen.includes("/app/runs/r1/adapter/adapter_config.json") && seen.includes("/app/runs/r1/adapter/adapter_model.safetensors"), seen.join(", "));
-      await assertRejects(() => readPeftAdapter(env.adapterSource("runs/none").source), /adapter_config\.json not found/);
+      assert(
+        seen.includes("/app/runs/r1/adapter/adapter_config.json") &&
+          seen.includes("/app/runs/r1/adapter/adapter_model.safetensors"),
+        seen.join(", "),
+      );
+      await assertRejects(
+        () => readPeftAdapter(env.adapterSource("runs/none").source),
+        /adapter_config\.json not found/,
+      );
     } finally {
       await server.shutdown();
     }

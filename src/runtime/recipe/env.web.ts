@@ -64,16 +64,22 @@ export function webEnv(o: WebEnvOptions): RunEnv {
     if (q.items.length === 0) throw new Error(`${url}: no questions`);
     return q.items.map((i) => i.task);
   };
-  const dbLoader = (p: DatasetParams): ((dbId: string) => Promise<Uint8Array>) => {
+  const dbLoader = (p: DatasetParams): (dbId: string) => Promise<Uint8Array> => {
     if (p.source === "upload") {
       // No copy here: the SQL pool copies when it posts to a worker, sql.js when it opens a file.
       return (dbId) => {
         const bytes = o.uploads?.databases.get(dbId);
-        return bytes ? Promise.resolve(bytes) : Promise.reject(new Error(`database ${dbId} was not uploaded: ${NO_UPLOAD_MESSAGE}`));
+        return bytes
+          ? Promise.resolve(bytes)
+          : Promise.reject(new Error(`database ${dbId} was not uploaded: ${NO_UPLOAD_MESSAGE}`));
       };
     }
     const root = p.source === "demo" ? resolve("demo") : resolve(p.dbRoot ?? "");
-    return async (dbId) => new Uint8Array(await (await get(`${root.replace(/\/+$/, "")}/${encodeURIComponent(dbId)}/${encodeURIComponent(dbId)}.sqlite`)).arrayBuffer());
+    return async (dbId) =>
+      new Uint8Array(
+        await (await get(`${root.replace(/\/+$/, "")}/${encodeURIComponent(dbId)}/${encodeURIComponent(dbId)}.sqlite`))
+          .arrayBuffer(),
+      );
   };
   let sqlJs: Promise<SqlJsModule> | null = null;
   let gpu: Promise<GPUDevice> | null = null;
@@ -88,14 +94,19 @@ export function webEnv(o: WebEnvOptions): RunEnv {
           return { source: demo(), name: "demo" };
         case "hub":
           if (!which.repo) throw new Error("model cell: repo is required");
-          return { source: hubSource(which.repo, { revision: which.revision, cache, fetch: doFetch }), name: which.repo };
+          return {
+            source: hubSource(which.repo, { revision: which.revision, cache, fetch: doFetch }),
+            name: which.repo,
+          };
         case "url":
           if (!which.url) throw new Error("model cell: url is required");
           return { source: url(resolve(which.url)), name: which.url };
       }
     }
     if (which === "demo") return { source: demo(), name: "demo" };
-    if (!isHttp(which) && /^[\w.-]+\/[\w.-]+$/.test(which)) return { source: hubSource(which, { cache, fetch: doFetch }), name: which };
+    if (!isHttp(which) && /^[\w.-]+\/[\w.-]+$/.test(which)) {
+      return { source: hubSource(which, { cache, fetch: doFetch }), name: which };
+    }
     return { source: url(resolve(which)), name: which };
   };
   return {
@@ -109,7 +120,10 @@ export function webEnv(o: WebEnvOptions): RunEnv {
       }
       if (p.source === "upload") {
         if (!o.uploads) throw new Error(`dataset cell (source "upload"): ${NO_UPLOAD_MESSAGE}`);
-        return { splits: { [p.split]: parseQuestions(o.uploads.questions).items.map((i) => i.task) }, describe: "uploaded files" };
+        return {
+          splits: { [p.split]: parseQuestions(o.uploads.questions).items.map((i) => i.task) },
+          describe: "uploaded files",
+        };
       }
       if (!p.questionsUrl) throw new Error("dataset cell: questionsUrl is required");
       return { splits: { [p.split]: await tasksAt(resolve(p.questionsUrl)) }, describe: resolve(p.questionsUrl) };
@@ -137,7 +151,12 @@ export function webEnv(o: WebEnvOptions): RunEnv {
         // The demo model ships later (docs/demo-model.md); say so rather than a bare 404 or a
         // JSON error from a server that answers missing files with the page.
         const why = e instanceof Error ? e.message : String(e);
-        throw new Error(`the demo model is not in this build: nothing loadable at ${resolve("model/")} (${why}). Use a model cell with source "url" or "hub", or add the demo model's files there`, { cause: e });
+        throw new Error(
+          `the demo model is not in this build: nothing loadable at ${
+            resolve("model/")
+          } (${why}). Use a model cell with source "url" or "hub", or add the demo model's files there`,
+          { cause: e },
+        );
       }
     },
     adapterSource(ref) {

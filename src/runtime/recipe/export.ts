@@ -22,21 +22,39 @@ export function trlLossType(aggregation: GrpoParams["aggregation"]): "dapo" | "g
 /** A run's hyperparameters for TRL: GRPOConfig keyword arguments, PEFT LoraConfig ones, and what does not carry over. */
 export interface TrlExport {
   grpo_config: Record<string, number | string>;
-  peft_config: { r: number; lora_alpha: number; lora_dropout: number; target_modules: string[]; task_type: "CAUSAL_LM"; bias: "none" };
+  peft_config: {
+    r: number;
+    lora_alpha: number;
+    lora_dropout: number;
+    target_modules: string[];
+    task_type: "CAUSAL_LM";
+    bias: "none";
+  };
   notes: string[];
 }
 
 /** TRL GRPOConfig fields (TRL's names) and a PEFT LoraConfig for a GRPO cell and model cell, with notes on what does not map. */
-export function trlConfig(g: GrpoParams, m: Pick<ModelParams, "loraRank" | "loraAlpha">, targets: readonly string[], o: { maxSteps?: number | null; seed?: number | null } = {}): TrlExport {
+export function trlConfig(
+  g: GrpoParams,
+  m: Pick<ModelParams, "loraRank" | "loraAlpha">,
+  targets: readonly string[],
+  o: { maxSteps?: number | null; seed?: number | null } = {},
+): TrlExport {
   const notes: string[] = [
     "per_device_train_batch_size = batchQuestions * G on one device with gradient_accumulation_steps 1: one optimiser step per sampled batch, as here.",
     "scale_rewards 'group' divides by the group std (advantage mean-std); 'none' is Dr. GRPO's mean-only advantage.",
   ];
-  if (g.klSchedule !== "constant" && g.kl > 0) notes.push(`beta follows a ${g.klSchedule} schedule here; TRL keeps it constant at the value given.`);
+  if (g.klSchedule !== "constant" && g.kl > 0) {
+    notes.push(`beta follows a ${g.klSchedule} schedule here; TRL keeps it constant at the value given.`);
+  }
   if (!g.dropEqualGroups) notes.push("equal-reward groups were kept (they carry zero advantage either way).");
   if (g.focusHard) notes.push("questions were focused on hard ones (FocusScheduler); TRL samples uniformly.");
-  if (g.warmupSteps > 0 && g.lrSchedule === "constant") notes.push("TRL's constant_with_warmup matches linear warm-up then constant.");
-  const scheduler = g.lrSchedule === "constant" ? (g.warmupSteps > 0 ? "constant_with_warmup" : "constant") : g.lrSchedule;
+  if (g.warmupSteps > 0 && g.lrSchedule === "constant") {
+    notes.push("TRL's constant_with_warmup matches linear warm-up then constant.");
+  }
+  const scheduler = g.lrSchedule === "constant"
+    ? (g.warmupSteps > 0 ? "constant_with_warmup" : "constant")
+    : g.lrSchedule;
   return {
     grpo_config: {
       learning_rate: g.lr,
@@ -58,13 +76,25 @@ export function trlConfig(g: GrpoParams, m: Pick<ModelParams, "loraRank" | "lora
       max_grad_norm: g.maxGradNorm,
       seed: o.seed ?? g.seed,
     },
-    peft_config: { r: m.loraRank, lora_alpha: m.loraAlpha, lora_dropout: 0, target_modules: [...targets], task_type: "CAUSAL_LM", bias: "none" },
+    peft_config: {
+      r: m.loraRank,
+      lora_alpha: m.loraAlpha,
+      lora_dropout: 0,
+      target_modules: [...targets],
+      task_type: "CAUSAL_LM",
+      bias: "none",
+    },
     notes,
   };
 }
 
 /** Writes the runtime's adapter as a PEFT folder `dir/` (adapter_config.json, adapter_model.safetensors). */
-export async function writeAdapter(store: FileStore, dir: string, runtime: ModelRuntime, baseModel: string | null): Promise<string[]> {
+export async function writeAdapter(
+  store: FileStore,
+  dir: string,
+  runtime: ModelRuntime,
+  baseModel: string | null,
+): Promise<string[]> {
   const files = peftFiles(await runtime.currentAdapter(), { baseModel });
   const out: string[] = [];
   for (const [name, bytes] of files) {
@@ -83,8 +113,13 @@ export function promptsJsonl(tasks: readonly Task[], prompts: readonly TaskPromp
   return tasks.map((t, i) => {
     const p = prompts[i];
     return JSON.stringify({
-      id: t.id, db_id: t.db_id, prompt: p.text + p.answerPrefix, gold_sql: t.gold_sql, template: p.template.id,
-      ...(p.answerPrefix ? { answer_prefix: p.answerPrefix } : {}), ...(t.difficulty ? { difficulty: t.difficulty } : {}),
+      id: t.id,
+      db_id: t.db_id,
+      prompt: p.text + p.answerPrefix,
+      gold_sql: t.gold_sql,
+      template: p.template.id,
+      ...(p.answerPrefix ? { answer_prefix: p.answerPrefix } : {}),
+      ...(t.difficulty ? { difficulty: t.difficulty } : {}),
     }) + "\n";
   }).join("");
 }

@@ -6,7 +6,13 @@
 import { ChatTemplate } from "../../core/chat-template.ts";
 import { buildPrompt } from "../../core/prompts.ts";
 import { introspectSchema, type SqlQueryable } from "../../core/schema.ts";
-import { CHATML_TEMPLATE, makeTinyModel, TINY_SPECIALS, TINY_VOCAB_SIZE, tinyTokenizerFiles } from "../../model/tiny.ts";
+import {
+  CHATML_TEMPLATE,
+  makeTinyModel,
+  TINY_SPECIALS,
+  TINY_VOCAB_SIZE,
+  tinyTokenizerFiles,
+} from "../../model/tiny.ts";
 import { writeHfFolder } from "../../model/tiny.deno.ts";
 import { loadSqlJs, loadSqlJsDeno } from "../sql-wasm.ts";
 
@@ -15,12 +21,17 @@ export async function writeTinyDataset(dir: string): Promise<void> {
   const SQL = await loadSqlJsDeno();
   const db = new SQL.Database();
   db.exec("CREATE TABLE pets (id INTEGER PRIMARY KEY, name TEXT NOT NULL, kind TEXT NOT NULL, age INTEGER)");
-  const rows: [string, string, number | null][] = [["Rex", "dog", 3], ["Tom", "cat", 5], ["Bo", "dog", 1], ["Kiki", "bird", null], ["Mia", "cat", 2]];
+  const rows: [string, string, number | null][] = [["Rex", "dog", 3], ["Tom", "cat", 5], ["Bo", "dog", 1], [
+    "Kiki",
+    "bird",
+    null,
+  ], ["Mia", "cat", 2]];
   rows.forEach(([n, k, a], i) => db.exec(`INSERT INTO pets VALUES (${i + 1}, '${n}', '${k}', ${a ?? "NULL"})`));
   await Deno.mkdir(`${dir}/pets`, { recursive: true });
   await Deno.writeFile(`${dir}/pets/pets.sqlite`, db.export());
   db.close();
-  const q = (id: string, question: string, gold: string, difficulty: string) => JSON.stringify({ id, db_id: "pets", question, gold_sql: gold, difficulty });
+  const q = (id: string, question: string, gold: string, difficulty: string) =>
+    JSON.stringify({ id, db_id: "pets", question, gold_sql: gold, difficulty });
   const kinds = ["dog", "cat", "bird", "fish"];
   const train = kinds.flatMap((k, i) => [
     q(`t${2 * i}`, `How many ${k}s?`, `SELECT COUNT(*) FROM pets WHERE kind = '${k}'`, "simple"),
@@ -37,7 +48,8 @@ export async function writeTinyDataset(dir: string): Promise<void> {
 }
 
 // Qwen2's pre-tokenizer split (as tiny.ts's tokenizer uses it).
-const SPLIT = /(?:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+/giu;
+const SPLIT =
+  /(?:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+/giu;
 
 function byteChars(): string[] {
   const keep: number[] = [];
@@ -56,10 +68,15 @@ function byteChars(): string[] {
  * id TINY_VOCAB_SIZE on: prompts of the fixture's domain shrink about
  * five-fold, which keeps trainer steps on lavapipe short. Returns the files and the vocabulary size.
  */
-export function wordTokenizer(corpus: readonly string[], maxMerges = 600): { files: ReturnType<typeof tinyTokenizerFiles>; vocabSize: number } {
+export function wordTokenizer(
+  corpus: readonly string[],
+  maxMerges = 600,
+): { files: ReturnType<typeof tinyTokenizerFiles>; vocabSize: number } {
   const files = tinyTokenizerFiles();
   const model = files.tokenizerJson.model;
-  if (typeof model !== "object" || model === null || !("vocab" in model) || !("merges" in model)) throw new Error("tiny tokenizer has no BPE model");
+  if (typeof model !== "object" || model === null || !("vocab" in model) || !("merges" in model)) {
+    throw new Error("tiny tokenizer has no BPE model");
+  }
   const vocab: Record<string, number> = { ...(model.vocab as Record<string, number>) };
   const merges: string[] = [...(model.merges as string[])];
   const b2u = byteChars();
@@ -76,9 +93,11 @@ export function wordTokenizer(corpus: readonly string[], maxMerges = 600): { fil
   }
   for (let round = 0; round < maxMerges; round++) {
     const pairs = new Map<string, number>();
-    for (const w of words.values()) for (let i = 0; i + 1 < w.parts.length; i++) {
-      const k = `${w.parts[i]} ${w.parts[i + 1]}`;
-      pairs.set(k, (pairs.get(k) ?? 0) + w.count);
+    for (const w of words.values()) {
+      for (let i = 0; i + 1 < w.parts.length; i++) {
+        const k = `${w.parts[i]} ${w.parts[i + 1]}`;
+        pairs.set(k, (pairs.get(k) ?? 0) + w.count);
+      }
     }
     let best = "", bestCount = 1;
     for (const [k, c] of pairs) if (c > bestCount || (c === bestCount && c > 1 && k < best)) [best, bestCount] = [k, c];
@@ -97,11 +116,17 @@ export function wordTokenizer(corpus: readonly string[], maxMerges = 600): { fil
       w.parts = out;
     }
   }
-  return { files: { ...files, tokenizerJson: { ...files.tokenizerJson, model: { ...model, vocab, merges } } }, vocabSize: next };
+  return {
+    files: { ...files, tokenizerJson: { ...files.tokenizerJson, model: { ...model, vocab, merges } } },
+    vocabSize: next,
+  };
 }
 
 /** Writes a tiny Qwen2 folder (untied head) whose completions end after a random few tokens; `corpus` words become single tokens. */
-export async function writeVaryingLengthModel(dir: string, o: { seed: number; eosStrength?: number; corpus?: readonly string[] }): Promise<void> {
+export async function writeVaryingLengthModel(
+  dir: string,
+  o: { seed: number; eosStrength?: number; corpus?: readonly string[] },
+): Promise<void> {
   const tok = wordTokenizer(o.corpus ?? []);
   const tiny = makeTinyModel("qwen2", { seed: o.seed, tieWordEmbeddings: false, vocabSize: tok.vocabSize });
   const H = tiny.config.hiddenSize;
@@ -137,7 +162,9 @@ export async function tinyPromptCorpus(dir: string, templates: readonly string[]
   for (const file of ["train.jsonl", "test.jsonl"]) {
     for (const line of (await Deno.readTextFile(`${dir}/${file}`)).split("\n").filter((l) => l.trim())) {
       const t: { question: string } = JSON.parse(line);
-      for (const template of templates) out.push(chat.render(buildPrompt({ question: t.question }, schema, { template }).messages));
+      for (const template of templates) {
+        out.push(chat.render(buildPrompt({ question: t.question }, schema, { template }).messages));
+      }
     }
   }
   return out;

@@ -18,16 +18,42 @@ Deno.test({
     const dir = await Deno.makeTempDir({ prefix: "rlvr-learn-" });
     const template = "reasoning-answer@1";
     await writeTinyDataset(`${dir}/data`);
-    await writeVaryingLengthModel(`${dir}/model`, { seed: 3, corpus: await tinyPromptCorpus(`${dir}/data`, [template]) });
+    await writeVaryingLengthModel(`${dir}/model`, {
+      seed: 3,
+      corpus: await tinyPromptCorpus(`${dir}/data`, [template]),
+    });
     const parsed = parseNotebook({
       version: 1,
       title: "learn",
       cells: [
-        { id: "data", type: "dataset", params: { source: "url", questionsUrl: "data/train.jsonl", dbRoot: "data", format: "rlvr", split: "train", devFraction: 0 } },
-        { id: "model", type: "model", params: { source: "url", url: "model", dtype: "f32", loraRank: 4, loraAlpha: 8 } },
+        {
+          id: "data",
+          type: "dataset",
+          params: {
+            source: "url",
+            questionsUrl: "data/train.jsonl",
+            dbRoot: "data",
+            format: "rlvr",
+            split: "train",
+            devFraction: 0,
+          },
+        },
+        {
+          id: "model",
+          type: "model",
+          params: { source: "url", url: "model", dtype: "f32", loraRank: 4, loraAlpha: 8 },
+        },
         { id: "prompt", type: "prompt", params: { template } },
-        { id: "reward", type: "reward", params: { spec: { components: [{ name: "length", weight: 1, params: { maxTokens: 2 } }] } } },
-        { id: "grpo", type: "grpo", params: { G: 6, steps: 6, batchQuestions: 2, maxNewTokens: 4, lr: 0.02, evalEvery: 0 } },
+        {
+          id: "reward",
+          type: "reward",
+          params: { spec: { components: [{ name: "length", weight: 1, params: { maxTokens: 2 } }] } },
+        },
+        {
+          id: "grpo",
+          type: "grpo",
+          params: { G: 6, steps: 6, batchQuestions: 2, maxNewTokens: 4, lr: 0.02, evalEvery: 0 },
+        },
       ],
     });
     assert(parsed.ok);
@@ -37,7 +63,11 @@ Deno.test({
     const steps = decodeMetrics(text).records.filter((r) => r.phase === "grpo");
     const reward = steps.map((r) => r.rewards?.total.mean ?? NaN);
     const length = steps.map((r) => r.completionLength?.mean ?? NaN);
-    console.log(`reward per step: ${reward.map((x) => x.toFixed(2)).join(" ")}\nmean completion length: ${length.map((x) => x.toFixed(2)).join(" ")}`);
+    console.log(
+      `reward per step: ${reward.map((x) => x.toFixed(2)).join(" ")}\nmean completion length: ${
+        length.map((x) => x.toFixed(2)).join(" ")
+      }`,
+    );
     const first = (reward[0] + reward[1]) / 2, last = (reward[4] + reward[5]) / 2;
     assert(first < -0.2, `starts with long completions (reward ${first})`);
     assert(last > first + 0.2, `reward rises: first two steps ${first}, last two ${last}`);

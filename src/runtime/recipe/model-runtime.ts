@@ -5,20 +5,36 @@
 // sampling run without a copy. Where the policy fell back to WASM, it is handed a read-back copy.
 import type { ChatMessage } from "../../core/prompts.ts";
 import type { HfModel } from "../../model/hf.ts";
-import { LORA_TARGETS, type LoraAdapter, loraKey, type LoraTarget, validateAdapter, zeroAdapter } from "../../model/lora.ts";
+import {
+  LORA_TARGETS,
+  type LoraAdapter,
+  loraKey,
+  type LoraTarget,
+  validateAdapter,
+  zeroAdapter,
+} from "../../model/lora.ts";
 import type { ModelConfig } from "../../model/config.ts";
 import type { AttentionKind, WeightDtype } from "../../model/onnx/decoder.ts";
 import { OrtPolicy, type PolicyOptions } from "../../model/policy.ts";
 import { type Sample, sampleBatch, type SampleProgress, type SamplingParams } from "../../model/sampler.ts";
-import { type SamplerKind, sampleBatchGpu, samplerFromEnv } from "../../model/sampler-gpu.ts";
+import { sampleBatchGpu, samplerFromEnv, type SamplerKind } from "../../model/sampler-gpu.ts";
 import type { Tensor, Weights } from "../../model/tensor.ts";
 import { readF32, writeBuffer } from "../../gpu/device.ts";
 import { trimArena } from "../../gpu/arena.ts";
 import { GpuCensus } from "../../gpu/census.ts";
-import { destroyAdapter, destroyModel, type GpuLora, type GpuModel, halfProjections, readAdapter, uploadAdapter, uploadModel } from "../../gpu/model/state.ts";
+import {
+  destroyAdapter,
+  destroyModel,
+  type GpuLora,
+  type GpuModel,
+  halfProjections,
+  readAdapter,
+  uploadAdapter,
+  uploadModel,
+} from "../../gpu/model/state.ts";
 import { ChatCodec } from "./prompting.ts";
 import { logprobsWebgpu } from "../../gpu/trainer/logprobs.ts";
-import { grpoTrainer, type GrpoTrainer, type GrpoTrainerOptions } from "../../gpu/trainer/grpo-step.ts";
+import { type GrpoTrainer, grpoTrainer, type GrpoTrainerOptions } from "../../gpu/trainer/grpo-step.ts";
 import { perfSwitches } from "../../gpu/switches.ts";
 
 /** How the runtime is built from a model cell. */
@@ -69,7 +85,11 @@ export function startFrom(cfg: ModelConfig, fresh: LoraAdapter, imported: LoraAd
   }
   const extra = imported.targets.filter((t) => !fresh.targets.includes(t));
   if (extra.length) {
-    throw new Error(`adapter ${from} targets ${extra.join(", ")}, which this model runtime has no LoRA inputs for (it has ${fresh.targets.join(", ")})`);
+    throw new Error(
+      `adapter ${from} targets ${extra.join(", ")}, which this model runtime has no LoRA inputs for (it has ${
+        fresh.targets.join(", ")
+      })`,
+    );
   }
   try {
     validateAdapter(cfg, imported);
@@ -87,7 +107,13 @@ export function startFrom(cfg: ModelConfig, fresh: LoraAdapter, imported: LoraAd
     }
   }
   const unused = [...imported.tensors.keys()].filter((k) => !fresh.tensors.has(k));
-  if (unused.length) throw new Error(`adapter ${from} has tensors this model has no place for (${unused.length}, e.g. ${unused[0]}): was it trained on a model with more layers?`);
+  if (unused.length) {
+    throw new Error(
+      `adapter ${from} has tensors this model has no place for (${unused.length}, e.g. ${
+        unused[0]
+      }): was it trained on a model with more layers?`,
+    );
+  }
   return { ...fresh, tensors };
 }
 
@@ -113,7 +139,11 @@ export class ModelRuntime {
   }
 
   /** Builds the policy session with LoRA inputs for the adapter's targets; the trainer comes on first use. */
-  static async create(hf: HfModel & { name: string }, device: () => Promise<GPUDevice>, o: ModelRuntimeOptions): Promise<ModelRuntime> {
+  static async create(
+    hf: HfModel & { name: string },
+    device: () => Promise<GPUDevice>,
+    o: ModelRuntimeOptions,
+  ): Promise<ModelRuntime> {
     const targets = o.targets ?? LORA_TARGETS;
     const check = async () => {
       if (!o.signal) return;
@@ -128,8 +158,17 @@ export class ModelRuntime {
     const shared = await device().catch(() => undefined);
     const sampler = o.sampler ?? samplerFromEnv() ?? "captured";
     const policy = await OrtPolicy.create(hf.config, hf.weights, {
-      dtype: o.dtype, loraTargets: targets, maxPositions: o.maxPositions, attention: o.attention, loraScale: o.loraAlpha / o.loraRank /* fixed in the graph: the runtime's adapter keeps them */,
-      onNote: o.onNote, signal: o.signal, device: shared, onPhase: o.onPhase, logitsOnGpu: sampler !== "cpu", keepPrepared: sampler === "captured",
+      dtype: o.dtype,
+      loraTargets: targets,
+      maxPositions: o.maxPositions,
+      attention: o.attention,
+      loraScale: o.loraAlpha / o.loraRank, /* fixed in the graph: the runtime's adapter keeps them */
+      onNote: o.onNote,
+      signal: o.signal,
+      device: shared,
+      onPhase: o.onPhase,
+      logitsOnGpu: sampler !== "cpu",
+      keepPrepared: sampler === "captured",
     });
     try {
       await check();
@@ -138,7 +177,13 @@ export class ModelRuntime {
       await policy.release();
       throw e;
     }
-    const rt = new ModelRuntime(hf, policy, device, adapter, o.imported ? { from: o.imported.from, targets: [...o.imported.adapter.targets] } : null);
+    const rt = new ModelRuntime(
+      hf,
+      policy,
+      device,
+      adapter,
+      o.imported ? { from: o.imported.from, targets: [...o.imported.adapter.targets] } : null,
+    );
     rt.sampler = sampler === "cpu" || !policy.logitsOnGpu ? "cpu" : sampler;
     policy.setAdapter(adapter, "lora");
     return rt;
@@ -173,7 +218,12 @@ export class ModelRuntime {
   sampler: SamplerKind = "cpu";
 
   /** `n` completions of every prompt under the current adapter. */
-  sample(prompts: readonly (readonly number[])[], n: number, params: Omit<SamplingParams, "eosTokenIds">, onProgress?: (p: SampleProgress) => void): Promise<Sample[]> {
+  sample(
+    prompts: readonly (readonly number[])[],
+    n: number,
+    params: Omit<SamplingParams, "eosTokenIds">,
+    onProgress?: (p: SampleProgress) => void,
+  ): Promise<Sample[]> {
     const p = { ...params, eosTokenIds: this.hf.config.eosTokenIds };
     const decode = (ids: readonly number[]) => this.decode(ids);
     if (this.sampler === "cpu") return sampleBatch(this.policy, prompts, n, p, decode, onProgress);
@@ -216,7 +266,11 @@ export class ModelRuntime {
       const q4 = this.policy.dtype === "q4";
       const f16 = !q4 && halfProjections(device, this.hf.configJson);
       // f32 projections under the switch wT: a transposed copy of each for the forward (frozen: adapters only).
-      const model = uploadModel(device, this.hf.config, this.hf.weights, { q4, f16, transposedBase: !q4 && !f16 && perfSwitches().wT === 1 });
+      const model = uploadModel(device, this.hf.config, this.hf.weights, {
+        q4,
+        f16,
+        transposedBase: !q4 && !f16 && perfSwitches().wT === 1,
+      });
       const lora = uploadAdapter(device, this.hf.config, this.adapter);
       this.gpu = { model, lora, trainer: grpoTrainer(model, lora, opts), census };
     } else {
@@ -258,7 +312,12 @@ export class ModelRuntime {
           buffers.set(loraKey(s.layer, s.target, "A"), s.A);
           buffers.set(loraKey(s.layer, s.target, "B"), s.B);
         }
-        this.policy.setAdapterBuffers({ r: this.gpu.lora.r, alpha: this.gpu.lora.alpha, targets: this.gpu.lora.targets, buffers }, "lora");
+        this.policy.setAdapterBuffers({
+          r: this.gpu.lora.r,
+          alpha: this.gpu.lora.alpha,
+          targets: this.gpu.lora.targets,
+          buffers,
+        }, "lora");
         this.boundToTrainer = true;
       }
       return;
@@ -278,7 +337,9 @@ export class ModelRuntime {
   /** Adapter tensors (`lora.<PEFT name>`) and AdamW moments (`adam.m.` / `adam.v.`), for a checkpoint. */
   async stateTensors(): Promise<Weights> {
     const out: Weights = new Map();
-    for (const [k, t] of (await this.currentAdapter()).tensors) out.set(`lora.${k}`, { shape: [...t.shape], data: t.data.slice() });
+    for (const [k, t] of (await this.currentAdapter()).tensors) {
+      out.set(`lora.${k}`, { shape: [...t.shape], data: t.data.slice() });
+    }
     if (!this.gpu) return out;
     const { device } = this.gpu.model;
     const r = this.gpu.lora.r;

@@ -5,7 +5,14 @@ import { assert, assertEquals } from "../../../tests/assert.ts";
 import { loadHfModel } from "../../model/hf.ts";
 import { memoryCache, UrlSource } from "../../model/source.web.ts";
 import { hfFolderFiles, makeTinyModel } from "../../model/tiny.ts";
-import { checkpointFacts, formatBytes, formatCount, type ModelSummary, summaryLine, summaryRows } from "./model-summary.ts";
+import {
+  checkpointFacts,
+  formatBytes,
+  formatCount,
+  type ModelSummary,
+  summaryLine,
+  summaryRows,
+} from "./model-summary.ts";
 
 /** Parameters of a Qwen2/Llama decoder from its config alone. */
 function byHand(c: ReturnType<typeof makeTinyModel>["config"]): number {
@@ -21,7 +28,11 @@ Deno.test("model summary: checkpoint facts of tiny qwen2 (tied, biases), llama (
     const m = makeTinyModel(arch, { seed: 1, layers: 3 });
     const f = checkpointFacts(m.config, m.weights);
     assertEquals(f, {
-      arch, layers: 3, hidden: m.config.hiddenSize, parameters: byHand(m.config), vocab: m.config.vocabSize,
+      arch,
+      layers: 3,
+      hidden: m.config.hiddenSize,
+      parameters: byHand(m.config),
+      vocab: m.config.vocabSize,
       maxPositionEmbeddings: m.config.maxPositionEmbeddings,
     }, arch);
   }
@@ -30,9 +41,16 @@ Deno.test("model summary: checkpoint facts of tiny qwen2 (tied, biases), llama (
 Deno.test("model summary: rows and log line carry every fact", () => {
   const m = makeTinyModel("qwen2", { seed: 1 });
   const s: ModelSummary = {
-    name: "demo", source: "http://x/model", ...checkpointFacts(m.config, m.weights), dtype: "q4",
-    lora: { rank: 8, alpha: 16, targets: ["q_proj", "v_proj"] }, policyProvider: "webgpu", trainerProjections: "q4",
-    contextLength: 2048, loadMs: 1234, transferred: { downloadedBytes: 3 << 20, cachedBytes: 2048, viaCache: true },
+    name: "demo",
+    source: "http://x/model",
+    ...checkpointFacts(m.config, m.weights),
+    dtype: "q4",
+    lora: { rank: 8, alpha: 16, targets: ["q_proj", "v_proj"] },
+    policyProvider: "webgpu",
+    trainerProjections: "q4",
+    contextLength: 2048,
+    loadMs: 1234,
+    transferred: { downloadedBytes: 3 << 20, cachedBytes: 2048, viaCache: true },
   };
   const rows = Object.fromEntries(summaryRows(s));
   assertEquals(rows["model"], "demo (http://x/model)");
@@ -42,8 +60,16 @@ Deno.test("model summary: rows and log line carry every fact", () => {
   assertEquals(rows["LoRA"], "rank 8, alpha 16 on q_proj, v_proj");
   assertEquals(rows["adapter"], "fresh (B = 0: the policy starts as the base model)");
   const imported = { ...s, lora: { ...s.lora, imported: { from: "/runs/a/adapter", targets: ["q_proj"] } } };
-  assertEquals(Object.fromEntries(summaryRows(imported))["adapter"], "imported from /runs/a/adapter (on q_proj; v_proj start fresh, B = 0)");
-  assertEquals(Object.fromEntries(summaryRows({ ...s, lora: { ...s.lora, imported: { from: "u", targets: ["q_proj", "v_proj"] } } }))["adapter"], "imported from u");
+  assertEquals(
+    Object.fromEntries(summaryRows(imported))["adapter"],
+    "imported from /runs/a/adapter (on q_proj; v_proj start fresh, B = 0)",
+  );
+  assertEquals(
+    Object.fromEntries(
+      summaryRows({ ...s, lora: { ...s.lora, imported: { from: "u", targets: ["q_proj", "v_proj"] } } }),
+    )["adapter"],
+    "imported from u",
+  );
   assert(summaryLine(imported).includes("on 2 targets imported from /runs/a/adapter"), summaryLine(imported));
   assertEquals(rows["policy runs on"], "webgpu");
   assertEquals(rows["trainer projections"], "q4");
@@ -52,12 +78,29 @@ Deno.test("model summary: rows and log line carry every fact", () => {
   assertEquals(rows["files"], "3.0 MB downloaded, 2 KB from the browser's model-file cache");
   const line = summaryLine(s);
   assert(line.startsWith("model demo: qwen2, 2 layers, policy on webgpu ("), line);
-  for (const part of ["weights as run q4,", "LoRA r=8 alpha=16 on 2 targets", "trainer q4 projections", "context 2048", "3.0 MB downloaded / 2 KB cached"]) assert(line.includes(part), `${part} in ${line}`);
+  for (
+    const part of [
+      "weights as run q4,",
+      "LoRA r=8 alpha=16 on 2 targets",
+      "trainer q4 projections",
+      "context 2048",
+      "3.0 MB downloaded / 2 KB cached",
+    ]
+  ) assert(line.includes(part), `${part} in ${line}`);
   // The demo model (no model-file cache): what came over HTTP, without claiming a cache split.
-  assert(Object.fromEntries(summaryRows({ ...s, transferred: { downloadedBytes: 4096, cachedBytes: 0, viaCache: false } }))["files"].startsWith("4 KB fetched over HTTP (this source has no model-file cache"));
+  assert(
+    Object.fromEntries(
+      summaryRows({ ...s, transferred: { downloadedBytes: 4096, cachedBytes: 0, viaCache: false } }),
+    )["files"].startsWith("4 KB fetched over HTTP (this source has no model-file cache"),
+  );
   // A folder on disk: no bytes row.
   assertEquals(summaryRows({ ...s, transferred: null }).some(([k]) => k === "files"), false);
-  assertEquals([formatCount(494_032_768), formatCount(1_543_714_304), formatCount(812), formatBytes(512)], ["494.0M", "1.54B", "812", "512 B"]);
+  assertEquals([formatCount(494_032_768), formatCount(1_543_714_304), formatCount(812), formatBytes(512)], [
+    "494.0M",
+    "1.54B",
+    "812",
+    "512 B",
+  ]);
 });
 
 Deno.test("model summary: a load over HTTP counts bytes downloaded, then bytes from the cache", async () => {

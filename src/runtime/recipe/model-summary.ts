@@ -51,11 +51,18 @@ export interface ModelSummary {
 }
 
 /** The facts of a summary that come from the checkpoint itself. */
-export function checkpointFacts(config: ModelConfig, weights: Weights): Pick<ModelSummary, "arch" | "layers" | "hidden" | "parameters" | "vocab" | "maxPositionEmbeddings"> {
+export function checkpointFacts(
+  config: ModelConfig,
+  weights: Weights,
+): Pick<ModelSummary, "arch" | "layers" | "hidden" | "parameters" | "vocab" | "maxPositionEmbeddings"> {
   let parameters = 0;
   for (const t of weights.values()) parameters += numel(t.shape);
   return {
-    arch: config.arch, layers: config.numLayers, hidden: config.hiddenSize, parameters, vocab: config.vocabSize,
+    arch: config.arch,
+    layers: config.numLayers,
+    hidden: config.hiddenSize,
+    parameters,
+    vocab: config.vocabSize,
     maxPositionEmbeddings: config.maxPositionEmbeddings,
   };
 }
@@ -93,9 +100,16 @@ export function summaryRows(s: ModelSummary): [string, string][] {
   ];
   const t = s.transferred;
   if (t) {
-    rows.push(["files", t.viaCache
-      ? `${formatBytes(t.downloadedBytes)} downloaded, ${formatBytes(t.cachedBytes)} from the browser's model-file cache`
-      : `${formatBytes(t.downloadedBytes)} fetched over HTTP (this source has no model-file cache; the browser's HTTP cache may have served some)`]);
+    rows.push([
+      "files",
+      t.viaCache
+        ? `${formatBytes(t.downloadedBytes)} downloaded, ${
+          formatBytes(t.cachedBytes)
+        } from the browser's model-file cache`
+        : `${
+          formatBytes(t.downloadedBytes)
+        } fetched over HTTP (this source has no model-file cache; the browser's HTTP cache may have served some)`,
+    ]);
   }
   return rows;
 }
@@ -103,8 +117,17 @@ export function summaryRows(s: ModelSummary): [string, string][] {
 /** " (files 1.2 s, graph 3.0 s, …)", the phases that took a tenth of a second or more. */
 function phaseText(ms: ModelSummary["phaseMs"]): string {
   if (!ms) return "";
-  const names: Record<LoadPhase | "download", string> = { download: "files", device: "device", "attention-check": "attention check", graph: "graph", session: "session", shaders: "shader compilation" };
-  const parts = (["download", ...LOAD_PHASES] as const).filter((k) => (ms[k] ?? 0) >= 100).map((k) => `${names[k]} ${((ms[k] ?? 0) / 1000).toFixed(1)} s`);
+  const names: Record<LoadPhase | "download", string> = {
+    download: "files",
+    device: "device",
+    "attention-check": "attention check",
+    graph: "graph",
+    session: "session",
+    shaders: "shader compilation",
+  };
+  const parts = (["download", ...LOAD_PHASES] as const).filter((k) => (ms[k] ?? 0) >= 100).map((k) =>
+    `${names[k]} ${((ms[k] ?? 0) / 1000).toFixed(1)} s`
+  );
   return parts.length ? ` (${parts.join(", ")})` : "";
 }
 
@@ -112,15 +135,25 @@ function phaseText(ms: ModelSummary["phaseMs"]): string {
 function adapterText(l: ModelSummary["lora"]): string {
   if (!l.imported) return "fresh (B = 0: the policy starts as the base model)";
   const rest = l.targets.filter((t) => !l.imported?.targets.includes(t));
-  return `imported from ${l.imported.from}${rest.length ? ` (on ${l.imported.targets.join(", ")}; ${rest.join(", ")} start fresh, B = 0)` : ""}`;
+  return `imported from ${l.imported.from}${
+    rest.length ? ` (on ${l.imported.targets.join(", ")}; ${rest.join(", ")} start fresh, B = 0)` : ""
+  }`;
 }
 
 /** One log line: `rlvr run`'s "model X: qwen2, 8 layers, policy on webgpu" with the richer facts after it. */
 export function summaryLine(s: ModelSummary): string {
   const t = s.transferred;
-  const moved = t ? (t.viaCache ? `, ${formatBytes(t.downloadedBytes)} downloaded / ${formatBytes(t.cachedBytes)} cached` : `, ${formatBytes(t.downloadedBytes)} fetched`) : "";
+  const moved = t
+    ? (t.viaCache
+      ? `, ${formatBytes(t.downloadedBytes)} downloaded / ${formatBytes(t.cachedBytes)} cached`
+      : `, ${formatBytes(t.downloadedBytes)} fetched`)
+    : "";
   return `model ${s.name}: ${s.arch}, ${s.layers} layers, policy on ${s.policyProvider}` +
-    ` (hidden ${s.hidden}, ${formatCount(s.parameters)} parameters, vocab ${s.vocab}, weights as run ${s.dtype}${s.precision ? `: ${s.precision}` : ""},` +
-    ` LoRA r=${s.lora.rank} alpha=${s.lora.alpha} on ${s.lora.targets.length} targets${s.lora.imported ? ` imported from ${s.lora.imported.from}` : ""}, trainer ${s.trainerProjections ?? "?"} projections,` +
+    ` (hidden ${s.hidden}, ${formatCount(s.parameters)} parameters, vocab ${s.vocab}, weights as run ${s.dtype}${
+      s.precision ? `: ${s.precision}` : ""
+    },` +
+    ` LoRA r=${s.lora.rank} alpha=${s.lora.alpha} on ${s.lora.targets.length} targets${
+      s.lora.imported ? ` imported from ${s.lora.imported.from}` : ""
+    }, trainer ${s.trainerProjections ?? "?"} projections,` +
     ` context ${s.contextLength}, loaded in ${(s.loadMs / 1000).toFixed(1)} s${moved})`;
 }

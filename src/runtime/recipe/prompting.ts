@@ -13,7 +13,9 @@ export class ChatCodec {
 
   constructor(readonly tokenizer: HfTokenizer, chatTemplate: string | null) {
     const tok = tokenizer;
-    this.template = chatTemplate ? new ChatTemplate(chatTemplate, { bos_token: tok.bos?.token, eos_token: tok.eos?.token }) : null;
+    this.template = chatTemplate
+      ? new ChatTemplate(chatTemplate, { bos_token: tok.bos?.token, eos_token: tok.eos?.token })
+      : null;
   }
 
   /** The prompt text of chat messages through the model's chat template (plain contents when it has none). */

@@ -36,12 +36,21 @@ Deno.test("recipe/data: dev split is a seeded, disjoint part of the training spl
   const trainIds = new Set(a.train.map((t) => t.id));
   assert(a.dev.every((t) => !trainIds.has(t.id)), "dev and train are disjoint");
   const c = buildSplits({ ...p, seed: 8 }, { train });
-  assert(JSON.stringify(c.dev.map((t) => t.id)) !== JSON.stringify(a.dev.map((t) => t.id)), "another seed, another dev split");
+  assert(
+    JSON.stringify(c.dev.map((t) => t.id)) !== JSON.stringify(a.dev.map((t) => t.id)),
+    "another seed, another dev split",
+  );
 });
 
 Deno.test("recipe/scoring: outcomes and rewards agree with scoreSample on the demo shop database", async () => {
   const shopTasks = train.filter((t) => t.db_id === "shop").slice(0, 3);
-  const spec = { components: [...REWARD_PRESETS.databricks.components, { name: "length" as const, weight: 1, params: { maxTokens: 5 } }] };
+  const spec = {
+    components: [...REWARD_PRESETS.databricks.components, {
+      name: "length" as const,
+      weight: 1,
+      params: { maxTokens: 5 },
+    }],
+  };
   const scorer = new Scorer(runner, spec, "set", "auto");
   const t = shopTasks[0];
   const completions = [
@@ -54,7 +63,12 @@ Deno.test("recipe/scoring: outcomes and rewards agree with scoreSample on the de
   const got = [];
   for (const [what, text, tokens] of completions) {
     const s = await scorer.scoreCompletion(t, text, tokens);
-    const again = scoreSample(spec, { completion: text, completionTokens: tokens, extraction: s.extraction, outcome: s.outcome });
+    const again = scoreSample(spec, {
+      completion: text,
+      completionTokens: tokens,
+      extraction: s.extraction,
+      outcome: s.outcome,
+    });
     assertEquals(s.reward, again, `${what}: reward equals scoreSample's`);
     got.push([what, s.correct, s.outcome?.error?.kind ?? null, s.reward.total]);
   }
@@ -84,7 +98,11 @@ Deno.test("recipe/common: answer groups put equal results together and failed ru
   const texts = [t.gold_sql, `SELECT * FROM (${t.gold_sql}) ORDER BY 1 DESC`, "SELECT 1", "SELEC", "SELECT 1"];
   const scored = await Promise.all(texts.map((x) => scorer.scoreCompletion(t, x, 3)));
   const groups = answerCounts(scored, "set");
-  assertEquals(groups.map((g) => [g.count, g.correct, g.failed ?? false]), [[2, true, false], [2, false, false], [1, false, true]]);
+  assertEquals(groups.map((g) => [g.count, g.correct, g.failed ?? false]), [[2, true, false], [2, false, false], [
+    1,
+    false,
+    true,
+  ]]);
   // Two correct vs two wrong: maj@5 is a coin flip between the tied groups.
   assertEquals(majAtK(groups, 5).value, 0.5);
   assertEquals(kValues(8), [1, 2, 4, 8]);
@@ -92,14 +110,54 @@ Deno.test("recipe/common: answer groups put equal results together and failed ru
 });
 
 Deno.test("recipe/export: TRL GRPOConfig uses TRL's field names and maps the loss variants", () => {
-  const g = { ...defaultParams("grpo"), G: 8, batchQuestions: 4, lr: 2e-5, kl: 0.01, aggregation: "seq-mean-token-sum-norm" as const };
+  const g = {
+    ...defaultParams("grpo"),
+    G: 8,
+    batchQuestions: 4,
+    lr: 2e-5,
+    kl: 0.01,
+    aggregation: "seq-mean-token-sum-norm" as const,
+  };
   const cfg = trlConfig(g, { loraRank: 16, loraAlpha: 32 }, ["q_proj", "v_proj"], { maxSteps: 10 });
   const grpo = cfg.grpo_config;
-  for (const k of ["learning_rate", "num_generations", "max_completion_length", "beta", "epsilon", "epsilon_high", "loss_type", "scale_rewards", "temperature", "top_p", "per_device_train_batch_size", "max_steps", "seed", "num_iterations"]) {
+  for (
+    const k of [
+      "learning_rate",
+      "num_generations",
+      "max_completion_length",
+      "beta",
+      "epsilon",
+      "epsilon_high",
+      "loss_type",
+      "scale_rewards",
+      "temperature",
+      "top_p",
+      "per_device_train_batch_size",
+      "max_steps",
+      "seed",
+      "num_iterations",
+    ]
+  ) {
     assert(k in grpo, `grpo_config.${k}`);
   }
-  assertEquals({ ...grpo }, { ...grpo, learning_rate: 2e-5, num_generations: 8, per_device_train_batch_size: 32, max_steps: 10, beta: 0.01, loss_type: "dr_grpo", scale_rewards: "group" });
-  assertEquals(cfg.peft_config, { r: 16, lora_alpha: 32, lora_dropout: 0, target_modules: ["q_proj", "v_proj"], task_type: "CAUSAL_LM", bias: "none" });
+  assertEquals({ ...grpo }, {
+    ...grpo,
+    learning_rate: 2e-5,
+    num_generations: 8,
+    per_device_train_batch_size: 32,
+    max_steps: 10,
+    beta: 0.01,
+    loss_type: "dr_grpo",
+    scale_rewards: "group",
+  });
+  assertEquals(cfg.peft_config, {
+    r: 16,
+    lora_alpha: 32,
+    lora_dropout: 0,
+    target_modules: ["q_proj", "v_proj"],
+    task_type: "CAUSAL_LM",
+    bias: "none",
+  });
   assertEquals([trlLossType("token-mean"), trlLossType("seq-mean-token-mean")], ["dapo", "grpo"]);
 });
 
@@ -128,9 +186,18 @@ Deno.test("recipe/runner: an error names the cell that failed", async () => {
     assert(r.ok, JSON.stringify(!r.ok && r.errors));
     return r.doc;
   };
-  await assertRejects(() => runNotebook(doc([{ id: "intro", type: "markdown" }, { id: "d1", type: "dataset" }]), env), /^cell "d1" \(dataset\): no such file questions\.jsonl$/);
-  await assertRejects(() => runNotebook(doc([{ id: "base", type: "evaluate" }]), env), /^cell "base" needs a dataset cell before it$/);
-  await assertRejects(() => runNotebook(doc([{ id: "g", type: "grpo" }]), env), /^cell "g" needs a dataset cell before it$/);
+  await assertRejects(
+    () => runNotebook(doc([{ id: "intro", type: "markdown" }, { id: "d1", type: "dataset" }]), env),
+    /^cell "d1" \(dataset\): no such file questions\.jsonl$/,
+  );
+  await assertRejects(
+    () => runNotebook(doc([{ id: "base", type: "evaluate" }]), env),
+    /^cell "base" needs a dataset cell before it$/,
+  );
+  await assertRejects(
+    () => runNotebook(doc([{ id: "g", type: "grpo" }]), env),
+    /^cell "g" needs a dataset cell before it$/,
+  );
 });
 
 Deno.test({
@@ -139,11 +206,20 @@ Deno.test({
   async fn() {
     const root = `${sharedDatasets}/spider-train`;
     const env = denoEnv({ out: await Deno.makeTempDir(), base: root });
-    const p = { ...defaultParams("dataset"), source: "url" as const, format: "spider" as const, questionsUrl: "questions.jsonl", dbRoot: "database" };
+    const p = {
+      ...defaultParams("dataset"),
+      source: "url" as const,
+      format: "spider" as const,
+      questionsUrl: "questions.jsonl",
+      dbRoot: "database",
+    };
     const plain = await env.schemaOf(p, "college_2");
     const described = await env.schemaOf({ ...p, tablesUrl: "tables.json" }, "college_2");
     assertEquals(described.tables.map((t) => t.name), plain.tables.map((t) => t.name));
-    const natural = (s: typeof plain) => s.tables.flatMap((t) => t.columns.filter((c) => c.naturalName !== undefined).map((c) => `${t.name}.${c.name}: ${c.naturalName}`));
+    const natural = (s: typeof plain) =>
+      s.tables.flatMap((t) =>
+        t.columns.filter((c) => c.naturalName !== undefined).map((c) => `${t.name}.${c.name}: ${c.naturalName}`)
+      );
     assertEquals(natural(plain), []);
     assert(natural(described).length > 0, "some columns get natural names");
     console.log(natural(described).slice(0, 3).join("; "));

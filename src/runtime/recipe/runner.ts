@@ -8,14 +8,29 @@ import type { ModelParams } from "../../core/notebook-params.ts";
 import type { LoraAdapter } from "../../model/lora.ts";
 import { readPeftAdapter } from "../../model/peft.ts";
 import type { StageReport } from "../records.ts";
-import { checkAborted, DEFAULT_RUN_OPTIONS, type Progress, progressReporter, type RunContext, type RunEnv, type RunOptions } from "./context.ts";
+import {
+  checkAborted,
+  DEFAULT_RUN_OPTIONS,
+  type Progress,
+  progressReporter,
+  type RunContext,
+  type RunEnv,
+  type RunOptions,
+} from "./context.ts";
 import { resetDatasetCache, toolsFor } from "./common.ts";
 import { buildSplits } from "./data.ts";
 import { runEvaluate } from "./evaluate.ts";
 import { promptsJsonl, trlConfig, writeAdapter } from "./export.ts";
 import { runGrpo } from "./grpo.ts";
 import { ModelRuntime } from "./model-runtime.ts";
-import { checkpointFacts, LOAD_PHASE_TEXT, LOAD_PHASES, type LoadPhase, type ModelSummary, summaryLine } from "./model-summary.ts";
+import {
+  checkpointFacts,
+  LOAD_PHASE_TEXT,
+  LOAD_PHASES,
+  type LoadPhase,
+  type ModelSummary,
+  summaryLine,
+} from "./model-summary.ts";
 import { runSelect } from "./select.ts";
 import { runSelfConsistency } from "./selfconsistency.ts";
 import { runWarmup } from "./warmup.ts";
@@ -83,7 +98,11 @@ const REUSABLE: readonly Cell["type"][] = ["evaluate", "selfconsistency"];
 
 /** What a reusable cell's report depends on: the notebook up to it, the run's options, the model override. */
 function finishedKey(doc: Notebook, index: number, opts: RunOptions, modelOverride: string | undefined): string {
-  return JSON.stringify({ cells: doc.cells.slice(0, index + 1).map((c) => ({ id: c.id, type: c.type, params: c.params })), opts, modelOverride: modelOverride ?? null });
+  return JSON.stringify({
+    cells: doc.cells.slice(0, index + 1).map((c) => ({ id: c.id, type: c.type, params: c.params })),
+    opts,
+    modelOverride: modelOverride ?? null,
+  });
 }
 
 /** The headline accuracy of a stage report. */
@@ -111,11 +130,25 @@ export function headline(r: StageReport, lastGrpoAcc: number | null): number | u
 /** Runs every cell of `doc` in order; returns the summary (also written to summary.json). */
 export async function runNotebook(doc: Notebook, env: RunEnv, hooks: RunHooks = {}): Promise<RunSummary> {
   const ctx: RunContext = {
-    env, opts: { ...DEFAULT_RUN_OPTIONS, ...hooks.opts }, signal: hooks.signal ?? new AbortController().signal,
-    onProgress: hooks.onProgress ?? (() => {}), onMetrics: hooks.onMetrics ?? (() => {}), onLog: hooks.onLog ?? (() => {}),
-    dataset: null, model: null, prompt: null, reward: null, counters: {},
+    env,
+    opts: { ...DEFAULT_RUN_OPTIONS, ...hooks.opts },
+    signal: hooks.signal ?? new AbortController().signal,
+    onProgress: hooks.onProgress ?? (() => {}),
+    onMetrics: hooks.onMetrics ?? (() => {}),
+    onLog: hooks.onLog ?? (() => {}),
+    dataset: null,
+    model: null,
+    prompt: null,
+    reward: null,
+    counters: {},
   };
-  const summary: RunSummary = { title: doc.title, cells: [], accuracy: {}, files: [], options: { seed: ctx.opts.seed, maxSteps: ctx.opts.maxSteps } };
+  const summary: RunSummary = {
+    title: doc.title,
+    cells: [],
+    accuracy: {},
+    files: [],
+    options: { seed: ctx.opts.seed, maxSteps: ctx.opts.maxSteps },
+  };
   let lastGrpoAcc: number | null = null;
   const metricsTap = ctx.onMetrics;
   ctx.onMetrics = (r) => {
@@ -123,7 +156,12 @@ export async function runNotebook(doc: Notebook, env: RunEnv, hooks: RunHooks = 
     metricsTap(r);
   };
   let trained: string | null = null;
-  const makeRuntime = async (which: ModelParams | string, p: ModelParams, onFile?: (file: string, loaded: number, total: number | null) => void, onPhase?: (phase: LoadPhase) => void): Promise<ModelRuntime> => {
+  const makeRuntime = async (
+    which: ModelParams | string,
+    p: ModelParams,
+    onFile?: (file: string, loaded: number, total: number | null) => void,
+    onPhase?: (phase: LoadPhase) => void,
+  ): Promise<ModelRuntime> => {
     const signal = ctx.signal;
     // The adapter first (small): a missing or unreadable one fails before the model downloads.
     let imported: { adapter: LoraAdapter; from: string } | undefined;
@@ -134,7 +172,16 @@ export async function runNotebook(doc: Notebook, env: RunEnv, hooks: RunHooks = 
     }
     const hf = await env.loadModel(which, { signal, onProgress: onFile });
     onPhase?.("device");
-    const rt = await ModelRuntime.create(hf, () => env.gpuDevice(), { dtype: p.dtype, loraRank: p.loraRank, loraAlpha: p.loraAlpha, seed: 0, imported, onNote: ctx.onLog, signal, onPhase });
+    const rt = await ModelRuntime.create(hf, () => env.gpuDevice(), {
+      dtype: p.dtype,
+      loraRank: p.loraRank,
+      loraAlpha: p.loraAlpha,
+      seed: 0,
+      imported,
+      onNote: ctx.onLog,
+      signal,
+      onPhase,
+    });
     if (!onPhase) return rt;
     try {
       onPhase("shaders");
@@ -163,14 +210,22 @@ export async function runNotebook(doc: Notebook, env: RunEnv, hooks: RunHooks = 
           if (prev.entry.accuracy !== undefined) summary.accuracy[cell.id] = prev.entry.accuracy;
           summary.cells.push({ ...prev.entry, reused: true });
           await hooks.onCellDone?.({ ...prev.entry, reused: true });
-          ctx.onLog(`cell "${cell.id}" (${cell.type}): finished in an earlier run of this folder with the same notebook up to it: its report is reused (cells/${cell.id}.json)`);
+          ctx.onLog(
+            `cell "${cell.id}" (${cell.type}): finished in an earlier run of this folder with the same notebook up to it: its report is reused (cells/${cell.id}.json)`,
+          );
           continue;
         }
       }
       try {
         loaded = undefined;
         ctx.cellId = cell.id;
-        const report = await runCell(ctx, cell, { makeRuntime, modelOverride: hooks.modelOverride, trained, doc, onLoaded: (s) => (loaded = s) });
+        const report = await runCell(ctx, cell, {
+          makeRuntime,
+          modelOverride: hooks.modelOverride,
+          trained,
+          doc,
+          onLoaded: (s) => (loaded = s),
+        });
         if (loaded) entry.model = loaded;
         if (report) {
           entry.report = report;
@@ -193,18 +248,24 @@ export async function runNotebook(doc: Notebook, env: RunEnv, hooks: RunHooks = 
           }
         }
         const msg = e instanceof Error ? e.message : String(e);
-        throw new Error(msg.startsWith(`cell "${cell.id}"`) ? msg : `cell "${cell.id}" (${cell.type}): ${msg}`, { cause: e });
+        throw new Error(msg.startsWith(`cell "${cell.id}"`) ? msg : `cell "${cell.id}" (${cell.type}): ${msg}`, {
+          cause: e,
+        });
       }
       entry.ms = env.now() - t0;
       summary.cells.push(entry);
       if (reusable && entry.report) {
-        const took = Object.fromEntries(Object.entries(ctx.counters).map(([k, v]) => [k, v - (counters[k] ?? 0)]).filter(([, v]) => v !== 0));
+        const took = Object.fromEntries(
+          Object.entries(ctx.counters).map(([k, v]) => [k, v - (counters[k] ?? 0)]).filter(([, v]) => v !== 0),
+        );
         const rec: FinishedCell = { key, entry, counters: took };
         await env.store.write(`cells/${cell.id}.json`, JSON.stringify(rec));
       }
       await hooks.onCellDone?.(entry);
     }
-    if (ctx.model) summary.files.push(...(await writeAdapter(env.store, "adapter", ctx.model.runtime, ctx.model.runtime.hf.name)));
+    if (ctx.model) {
+      summary.files.push(...(await writeAdapter(env.store, "adapter", ctx.model.runtime, ctx.model.runtime.hf.name)));
+    }
     await env.store.write("summary.json", JSON.stringify(summary, null, 1));
     summary.files.push("summary.json");
     return summary;
@@ -220,14 +281,22 @@ async function readFinished(env: RunEnv, cellId: string): Promise<FinishedCell |
     const bytes = await env.store.read(`cells/${cellId}.json`);
     if (!bytes) return null;
     const r = JSON.parse(new TextDecoder().decode(bytes)) as Partial<FinishedCell>;
-    return typeof r.key === "string" && r.entry && typeof r.entry === "object" && r.counters && typeof r.counters === "object" ? (r as FinishedCell) : null;
+    return typeof r.key === "string" && r.entry && typeof r.entry === "object" && r.counters &&
+        typeof r.counters === "object"
+      ? (r as FinishedCell)
+      : null;
   } catch {
     return null;
   }
 }
 
 interface CellEnv {
-  makeRuntime: (which: ModelParams | string, p: ModelParams, onFile?: (file: string, loaded: number, total: number | null) => void, onPhase?: (phase: LoadPhase) => void) => Promise<ModelRuntime>;
+  makeRuntime: (
+    which: ModelParams | string,
+    p: ModelParams,
+    onFile?: (file: string, loaded: number, total: number | null) => void,
+    onPhase?: (phase: LoadPhase) => void,
+  ) => Promise<ModelRuntime>;
   onLoaded: (s: ModelSummary) => void;
   modelOverride?: string;
   trained: string | null;
@@ -259,12 +328,26 @@ async function runCell(ctx: RunContext, cell: Cell, e: CellEnv): Promise<StageRe
       const times: Partial<Record<LoadPhase | "download", number>> = {};
       const onPhase = (ph: LoadPhase) => {
         times[t1.phase] = ctx.env.now() - t1.at;
-        ctx.onLog(`model "${cell.id}": ${t1.phase} took ${((times[t1.phase] ?? 0) / 1000).toFixed(1)} s; ${LOAD_PHASE_TEXT[ph]}`);
+        ctx.onLog(
+          `model "${cell.id}": ${t1.phase} took ${((times[t1.phase] ?? 0) / 1000).toFixed(1)} s; ${
+            LOAD_PHASE_TEXT[ph]
+          }`,
+        );
         Object.assign(t1, { at: ctx.env.now(), phase: ph });
         report(phaseAt(ph), LOAD_PHASE_TEXT[ph]);
       };
-      const runtime = await e.makeRuntime(e.modelOverride ?? cell.params, cell.params, (file, got, total) =>
-        report(0.5 * (total ? got / total : 0), `reading ${file}: ${(got / (1 << 20)).toFixed(1)}${total ? ` of ${(total / (1 << 20)).toFixed(1)}` : ""} MB`), onPhase);
+      const runtime = await e.makeRuntime(
+        e.modelOverride ?? cell.params,
+        cell.params,
+        (file, got, total) =>
+          report(
+            0.5 * (total ? got / total : 0),
+            `reading ${file}: ${(got / (1 << 20)).toFixed(1)}${
+              total ? ` of ${(total / (1 << 20)).toFixed(1)}` : ""
+            } MB`,
+          ),
+        onPhase,
+      );
       try {
         times[t1.phase] = ctx.env.now() - t1.at;
         ctx.onLog(`model "${cell.id}": ${t1.phase} took ${((times[t1.phase] ?? 0) / 1000).toFixed(1)} s`);
@@ -272,11 +355,23 @@ async function runCell(ctx: RunContext, cell: Cell, e: CellEnv): Promise<StageRe
         const trainerProjections = await runtime.trainerProjections().catch(() => null);
         checkAborted(ctx);
         const s: ModelSummary = {
-          name: runtime.hf.name, source: runtime.hf.source, ...checkpointFacts(runtime.hf.config, runtime.hf.weights),
-          dtype: runtime.policy.dtype, precision: runtime.policy.precision,
-          lora: { rank: runtime.adapter.r, alpha: runtime.adapter.alpha, targets: [...runtime.adapter.targets], ...(runtime.imported ? { imported: runtime.imported } : {}) },
-          policyProvider: runtime.policy.provider, trainerProjections, contextLength: runtime.policy.maxPositions,
-          loadMs: ctx.env.now() - t0, transferred: runtime.hf.transferred ?? null, phaseMs: times,
+          name: runtime.hf.name,
+          source: runtime.hf.source,
+          ...checkpointFacts(runtime.hf.config, runtime.hf.weights),
+          dtype: runtime.policy.dtype,
+          precision: runtime.policy.precision,
+          lora: {
+            rank: runtime.adapter.r,
+            alpha: runtime.adapter.alpha,
+            targets: [...runtime.adapter.targets],
+            ...(runtime.imported ? { imported: runtime.imported } : {}),
+          },
+          policyProvider: runtime.policy.provider,
+          trainerProjections,
+          contextLength: runtime.policy.maxPositions,
+          loadMs: ctx.env.now() - t0,
+          transferred: runtime.hf.transferred ?? null,
+          phaseMs: times,
         };
         await ctx.model?.runtime.release();
         // PRMs were built on the released model's weights (the runtime freed them with it).
@@ -325,7 +420,12 @@ async function runCell(ctx: RunContext, cell: Cell, e: CellEnv): Promise<StageRe
   }
 }
 
-async function runExport(ctx: RunContext, cellId: string, what: "adapter" | "metrics" | "samples" | "notebook", doc: Notebook): Promise<StageReport> {
+async function runExport(
+  ctx: RunContext,
+  cellId: string,
+  what: "adapter" | "metrics" | "samples" | "notebook",
+  doc: Notebook,
+): Promise<StageReport> {
   const store = ctx.env.store;
   const files: string[] = [];
   switch (what) {
@@ -335,7 +435,10 @@ async function runExport(ctx: RunContext, cellId: string, what: "adapter" | "met
       files.push(...(await writeAdapter(store, `export/${cellId}/adapter`, model.runtime, model.runtime.hf.name)));
       const grpo = [...doc.cells].reverse().find((c) => c.type === "grpo");
       if (grpo && grpo.type === "grpo") {
-        const cfg = trlConfig(grpo.params, model.params, model.runtime.adapter.targets, { maxSteps: ctx.opts.maxSteps, seed: ctx.opts.seed });
+        const cfg = trlConfig(grpo.params, model.params, model.runtime.adapter.targets, {
+          maxSteps: ctx.opts.maxSteps,
+          seed: ctx.opts.seed,
+        });
         await store.write(`export/${cellId}/trl_grpo_config.json`, JSON.stringify(cfg, null, 1));
         files.push(`export/${cellId}/trl_grpo_config.json`);
       }

@@ -45,9 +45,12 @@ Deno.test("sample-stream: each row is reported once, before the call returns, wi
     });
     const prompts = [[1, 2, 3], [4, 5], [6]];
     const samples = await sampleBatch(
-      fakeModel(seed), prompts, 8,
+      fakeModel(seed),
+      prompts,
+      8,
       { temperature: 1, topP: 1, topK: 0, minP: 0, maxNewTokens, stop: [], eosTokenIds: [EOS], seed },
-      decode, (p) => tracker.progress(p),
+      decode,
+      (p) => tracker.progress(p),
     );
     returned = true;
     assertEquals(seen.length, samples.length, `seed ${seed}: every row once`);
@@ -55,7 +58,11 @@ Deno.test("sample-stream: each row is reported once, before the call returns, wi
     assertEquals(byKey.size, samples.length);
     for (const s of samples) {
       const f = byKey.get(`${s.prompt}:${s.index}`);
-      assertEquals([f?.text, f?.tokens], [s.text, s.tokens.length], `seed ${seed} row ${s.prompt}:${s.index} (${s.finishReason})`);
+      assertEquals(
+        [f?.text, f?.tokens],
+        [s.text, s.tokens.length],
+        `seed ${seed} row ${s.prompt}:${s.index} (${s.finishReason})`,
+      );
     }
     const reasons = new Set(samples.map((s) => s.finishReason));
     if (maxNewTokens === 8) assertEquals(reasons.has("length"), true, "some rows end at maxNewTokens");

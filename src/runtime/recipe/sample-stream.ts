@@ -34,7 +34,7 @@ export class FinishTracker {
       const key = `${a.prompt}:${a.index}`;
       if (this.done.has(key)) continue;
       let toks = this.rows.get(key);
-      if (!toks) this.rows.set(key, (toks = []));
+      if (!toks) this.rows.set(key, toks = []);
       toks.push(a.token);
       const eos = this.eos.has(a.token);
       if (!eos && toks.length < this.maxNewTokens) continue;
@@ -42,7 +42,12 @@ export class FinishTracker {
       this.rows.delete(key);
       const body = eos ? toks.slice(0, -1) : toks;
       // Some tokenizers reject an empty id list (as in sampleBatch).
-      this.onFinished({ prompt: a.prompt, index: a.index, text: body.length ? this.decode(body) : "", tokens: toks.length });
+      this.onFinished({
+        prompt: a.prompt,
+        index: a.index,
+        text: body.length ? this.decode(body) : "",
+        tokens: toks.length,
+      });
     }
   }
 }

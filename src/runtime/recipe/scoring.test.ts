@@ -48,17 +48,46 @@ Deno.test("scoring: the gold runs once per task across scorers of one dataset, a
   const golds: GoldCache = new Map();
   const scorer = new Scorer(runner, REWARD_PRESETS.databricks, "set", "auto", golds);
   const texts = [
-    block(task.gold_sql), block(task.gold_sql), "SELECT count(*) FROM orders", "SELECT count(*) FROM orders", "SELECT count(*) FROM orders",
-    "SELECT abs(random()) % 1 FROM orders LIMIT 1", "SELECT abs(random()) % 1 FROM orders LIMIT 1", "no SQL here",
+    block(task.gold_sql),
+    block(task.gold_sql),
+    "SELECT count(*) FROM orders",
+    "SELECT count(*) FROM orders",
+    "SELECT count(*) FROM orders",
+    "SELECT abs(random()) % 1 FROM orders LIMIT 1",
+    "SELECT abs(random()) % 1 FROM orders LIMIT 1",
+    "no SQL here",
   ];
-  const scored = await scorer.scoreSamples([task], texts.map((text, index) => ({ prompt: 0, index, tokens: [1, 2], text, logprobs: [0, 0], finishReason: "eos" as const })));
+  const scored = await scorer.scoreSamples(
+    [task],
+    texts.map((text, index) => ({
+      prompt: 0,
+      index,
+      tokens: [1, 2],
+      text,
+      logprobs: [0, 0],
+      finishReason: "eos" as const,
+    })),
+  );
   assertEquals(scored.map((s) => s.correct), [true, true, false, false, false, false, false, false]);
   // 1 gold (+ its timing run when it took over 25 ms) + gold text once + count(*) once + random() twice (not repeatable).
   const retimes = scorer.stats().goldRetimes;
   assertEquals(runner.calls.length, 5 + retimes);
-  assertEquals(scorer.stats(), { goldRuns: 1, goldHits: 7, goldRetimes: retimes, predictionRuns: 4, predictionHits: 3 });
+  assertEquals(scorer.stats(), {
+    goldRuns: 1,
+    goldHits: 7,
+    goldRetimes: retimes,
+    predictionRuns: 4,
+    predictionHits: 3,
+  });
   // Another batch of the same scorer runs the repeated text again (sharing is per batch)...
-  await scorer.scoreSamples([task], [{ prompt: 0, index: 0, tokens: [1], text: "SELECT count(*) FROM orders", logprobs: [0], finishReason: "eos" }]);
+  await scorer.scoreSamples([task], [{
+    prompt: 0,
+    index: 0,
+    tokens: [1],
+    text: "SELECT count(*) FROM orders",
+    logprobs: [0],
+    finishReason: "eos",
+  }]);
   assertEquals(runner.calls.length, 6 + retimes);
   // ...and a second scorer of the same dataset (the next stage) finds the gold in the shared cache.
   const next = new Scorer(runner, REWARD_PRESETS.databricks, "set", "auto", golds);
@@ -68,9 +97,27 @@ Deno.test("scoring: the gold runs once per task across scorers of one dataset, a
 });
 
 Deno.test("scoring: a batch answers exactly what one-at-a-time scoring answers (outcomes and rewards)", async () => {
-  const texts = [block(task.gold_sql), "SELECT 1", "SELECT 1", "SELECT name FROM WHERE", block(task.gold_sql), "nothing", `SELECT * FROM (${task.gold_sql}) ORDER BY 1`];
+  const texts = [
+    block(task.gold_sql),
+    "SELECT 1",
+    "SELECT 1",
+    "SELECT name FROM WHERE",
+    block(task.gold_sql),
+    "nothing",
+    `SELECT * FROM (${task.gold_sql}) ORDER BY 1`,
+  ];
   for (const spec of [REWARD_PRESETS.databricks, REWARD_PRESETS.arctic]) {
-    const batched = await new Scorer(recording(), spec, "set", "auto").scoreSamples([task], texts.map((text, index) => ({ prompt: 0, index, tokens: [1, 2, 3], text, logprobs: [0, 0, 0], finishReason: "eos" as const })));
+    const batched = await new Scorer(recording(), spec, "set", "auto").scoreSamples(
+      [task],
+      texts.map((text, index) => ({
+        prompt: 0,
+        index,
+        tokens: [1, 2, 3],
+        text,
+        logprobs: [0, 0, 0],
+        finishReason: "eos" as const,
+      })),
+    );
     const single = new Scorer(recording(), spec, "set", "auto");
     for (const [i, text] of texts.entries()) {
       const one = await single.scoreCompletion(task, text, 3);
@@ -84,7 +131,10 @@ Deno.test("scoring: predictions run under their gold's time limit (runaway SQL t
   const runner = recording();
   const scorer = new Scorer(runner, REWARD_PRESETS.arctic, "set", "auto");
   const runaway = "SELECT count(*) FROM orders, order_items, customers";
-  const [gold, bad] = await Promise.all([scorer.scoreCompletion(task, block(task.gold_sql), 4), scorer.scoreCompletion(task, runaway, 4)]);
+  const [gold, bad] = await Promise.all([
+    scorer.scoreCompletion(task, block(task.gold_sql), 4),
+    scorer.scoreCompletion(task, runaway, 4),
+  ]);
   assert(gold.correct, "gold text scores correct");
   assertEquals(bad.outcome?.error?.kind, "timeout");
   assertEquals(bad.reward.total, 0);
@@ -98,7 +148,17 @@ Deno.test("scoring: predictions run under their gold's time limit (runaway SQL t
 
 Deno.test("scoring: isRepeatable refuses volatile functions and 'now'", () => {
   assert(isRepeatable("SELECT name FROM t WHERE x = 'random'"));
-  for (const sql of ["SELECT random()", "SELECT RANDOMBLOB (4)", "SELECT date('now')", 'SELECT datetime("now", "-1 day")', "SELECT changes()", "SELECT total_changes()", "SELECT last_insert_rowid()"]) {
+  for (
+    const sql of [
+      "SELECT random()",
+      "SELECT RANDOMBLOB (4)",
+      "SELECT date('now')",
+      'SELECT datetime("now", "-1 day")',
+      "SELECT changes()",
+      "SELECT total_changes()",
+      "SELECT last_insert_rowid()",
+    ]
+  ) {
     assert(!isRepeatable(sql), sql);
   }
 });

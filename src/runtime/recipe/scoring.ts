@@ -80,7 +80,13 @@ export class Scorer {
   private readonly score: (x: Parameters<ReturnType<typeof compileRewardSpec>>[0]) => RewardScore;
   /** Gold queries that failed or were capped (their tasks can never score as correct). */
   readonly goldProblems = new Map<string, string>();
-  private readonly counters: ScorerStats = { goldRuns: 0, goldHits: 0, goldRetimes: 0, predictionRuns: 0, predictionHits: 0 };
+  private readonly counters: ScorerStats = {
+    goldRuns: 0,
+    goldHits: 0,
+    goldRetimes: 0,
+    predictionRuns: 0,
+    predictionHits: 0,
+  };
 
   constructor(
     private readonly sql: SqlRunner,
@@ -180,7 +186,14 @@ export class Scorer {
   }
 
   /** @internal The outcome and reward of a completion whose SQL produced `reply`. */
-  finish(completion: string, completionTokens: number, extraction: Extraction, gold: Gold, reply: QueryReply | null, prm?: PrmScored): Scored {
+  finish(
+    completion: string,
+    completionTokens: number,
+    extraction: Extraction,
+    gold: Gold,
+    reply: QueryReply | null,
+    prm?: PrmScored,
+  ): Scored {
     const goldRs = gold.reply.ok ? gold.reply.result : null;
     const withPrm = (x: Scored): Scored => (prm ? { ...x, prm } : x);
     if (reply === null) {
@@ -189,10 +202,28 @@ export class Scorer {
     }
     let outcome: ExecOutcome;
     if (!reply.ok) outcome = { correct: false, error: reply.error, ms: reply.ms };
-    else if (reply.result.capped) outcome = { correct: false, error: { kind: "capped", message: "result exceeded the row or byte cap" }, ms: reply.ms, result: reply.result };
-    else outcome = { correct: gold.index !== null && matchesGold(reply.result, gold.index), error: null, ms: reply.ms, result: reply.result };
+    else if (reply.result.capped) {
+      outcome = {
+        correct: false,
+        error: { kind: "capped", message: "result exceeded the row or byte cap" },
+        ms: reply.ms,
+        result: reply.result,
+      };
+    } else {outcome = {
+        correct: gold.index !== null && matchesGold(reply.result, gold.index),
+        error: null,
+        ms: reply.ms,
+        result: reply.result,
+      };}
     const reward = this.score({ completion, completionTokens, extraction, outcome, prmScores: prm?.scores });
-    return withPrm({ extraction, outcome, predicted: reply.ok ? reply.result : null, gold: goldRs, correct: outcome.correct, reward });
+    return withPrm({
+      extraction,
+      outcome,
+      predicted: reply.ok ? reply.result : null,
+      gold: goldRs,
+      correct: outcome.correct,
+      reward,
+    });
   }
 }
 

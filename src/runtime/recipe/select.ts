@@ -10,7 +10,12 @@ import type { ModelRuntime } from "./model-runtime.ts";
 export type RuntimeFactory = (model: string) => Promise<ModelRuntime>;
 
 /** The select cell. A candidate named as the loaded model (the model cell's repo, URL or folder) reuses it; others are loaded in turn. */
-export async function runSelect(ctx: RunContext, cellId: string, p: SelectParams, makeRuntime: RuntimeFactory): Promise<SelectReport> {
+export async function runSelect(
+  ctx: RunContext,
+  cellId: string,
+  p: SelectParams,
+  makeRuntime: RuntimeFactory,
+): Promise<SelectReport> {
   const setup = requireSetup(ctx, cellId);
   const tasks = splitTasks(ctx, cellId, p.split).slice(0, p.n);
   const entries: SelectEntry[] = [];
@@ -24,7 +29,13 @@ export async function runSelect(ctx: RunContext, cellId: string, p: SelectParams
     let keep = false;
     for (const template of p.templates) {
       const step = nextIndex(ctx, "select");
-      const r = await evaluateTasks(ctx, cellId, tasks, { temperature: 0, topP: 1, k: 1, maxNewTokens: p.maxNewTokens, seed: 0 }, { runtime, template, phaseStep: { phase: "select", step } });
+      const r = await evaluateTasks(ctx, cellId, tasks, {
+        temperature: 0,
+        topP: 1,
+        k: 1,
+        maxNewTokens: p.maxNewTokens,
+        seed: 0,
+      }, { runtime, template, phaseStep: { phase: "select", step } });
       entries.push({ model, template, accuracy: r.figures.greedy, questions: tasks.length, rank: 0 });
       if (r.figures.greedy > bestAcc) {
         bestAcc = r.figures.greedy;

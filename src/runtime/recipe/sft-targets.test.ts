@@ -21,9 +21,20 @@ import { afterAnswerPrefix, cocteTargets, sftSequence, sftTarget, targetLogprob 
 
 const schema: DbSchema = {
   dbId: "concert",
-  tables: [{ name: "singer", columns: [{ name: "name", type: "TEXT", notNull: false, primaryKey: false, examples: [] }], primaryKey: [], foreignKeys: [], rowCount: 3 }],
+  tables: [{
+    name: "singer",
+    columns: [{ name: "name", type: "TEXT", notNull: false, primaryKey: false, examples: [] }],
+    primaryKey: [],
+    foreignKeys: [],
+    rowCount: 3,
+  }],
 };
-const task: Task = { id: "7", db_id: "concert", question: "Names of the singers?", gold_sql: "SELECT name FROM singer;" };
+const task: Task = {
+  id: "7",
+  db_id: "concert",
+  question: "Names of the singers?",
+  gold_sql: "SELECT name FROM singer;",
+};
 
 Deno.test("sft target: a gold-to-CoCTE record's completion, read back by the loader, is the target verbatim under any template", () => {
   const cocte = "WITH\n  -- every singer\n  step_1 AS (\n    SELECT name FROM singer\n  )\nSELECT name FROM step_1";
@@ -40,7 +51,9 @@ Deno.test("sft target: a gold-to-CoCTE record's completion, read back by the loa
   assertEquals(sftTarget({ ...task, completion: "" }, "omnisql@1", schema), { text: "", source: "completion" });
   assertEquals(extractSql(sftTarget(t, "chain-of-ctes@1", schema).text, { mode: "sql-block" }).sql, cocte);
   // A record without the field loads without it.
-  const plain = parseQuestions(JSON.stringify({ id: 1, db_id: "concert", question: "q", gold_sql: "SELECT 1" }) + "\n").items[0].task;
+  const plain =
+    parseQuestions(JSON.stringify({ id: 1, db_id: "concert", question: "q", gold_sql: "SELECT 1" }) + "\n").items[0]
+      .task;
   assertEquals("completion" in plain, false);
 });
 
@@ -50,15 +63,31 @@ Deno.test("sft target: without a completion, the gold in the template's answer f
   assertEquals(sftTarget(task, "omnisql@1", schema).text, answerText("omnisql@1", task, schema));
   const think = sftTarget(task, "think-answer@1", schema);
   assertEquals(think.text, answerText("think-answer@1", task, schema));
-  assertEquals(think.text, "<think>\nThe query reads singer.\n</think>\n<answer>\n```sql\nSELECT name FROM singer\n```\n</answer>");
-  assertEquals(sftTarget(task, "reasoning-answer@1", schema).text, "<reasoning>\nThe query reads singer.\n</reasoning>\n<answer>\nSELECT name FROM singer\n</answer>");
+  assertEquals(
+    think.text,
+    "<think>\nThe query reads singer.\n</think>\n<answer>\n```sql\nSELECT name FROM singer\n```\n</answer>",
+  );
+  assertEquals(
+    sftTarget(task, "reasoning-answer@1", schema).text,
+    "<reasoning>\nThe query reads singer.\n</reasoning>\n<answer>\nSELECT name FROM singer\n</answer>",
+  );
   // A prompt that ends inside an opened <think>: the answer continues it.
-  assertEquals(sftTarget(task, "think-answer@1", schema, true).text, "The query reads singer.\n</think>\n<answer>\n```sql\nSELECT name FROM singer\n```\n</answer>");
+  assertEquals(
+    sftTarget(task, "think-answer@1", schema, true).text,
+    "The query reads singer.\n</think>\n<answer>\n```sql\nSELECT name FROM singer\n```\n</answer>",
+  );
 });
 
 Deno.test("sft target after an answer prefix (chain-of-ctes@2): what follows the prefix; null when the target does not start so", () => {
-  const cocte = cocteDatasetRecord(task, "WITH\n  -- every singer\n  step_1 AS (\n    SELECT name FROM singer\n  )\nSELECT name FROM step_1", []).completion;
-  assertEquals(afterAnswerPrefix(cocte, "```sql\nWITH"), "\n  -- every singer\n  step_1 AS (\n    SELECT name FROM singer\n  )\nSELECT name FROM step_1\n```");
+  const cocte = cocteDatasetRecord(
+    task,
+    "WITH\n  -- every singer\n  step_1 AS (\n    SELECT name FROM singer\n  )\nSELECT name FROM step_1",
+    [],
+  ).completion;
+  assertEquals(
+    afterAnswerPrefix(cocte, "```sql\nWITH"),
+    "\n  -- every singer\n  step_1 AS (\n    SELECT name FROM singer\n  )\nSELECT name FROM step_1\n```",
+  );
   assertEquals(afterAnswerPrefix("\n" + cocte, "```sql\nWITH"), afterAnswerPrefix(cocte, "```sql\nWITH"));
   // The gold as written is no chain: it cannot follow "```sql\nWITH".
   assertEquals(afterAnswerPrefix(sftTarget(task, "chain-of-ctes@2", schema).text, "```sql\nWITH"), null);
@@ -85,7 +114,12 @@ Deno.test("warm-up reader: sft is a method, gets no export by default, and refus
   // A form holds every field: the sampling knobs' defaults are accepted (and ignored).
   const form = { ...defaultParams("warmup"), exportSamples: "none", method: "sft" };
   assert(validateParams("warmup", form).ok);
-  for (const [key, value] of [["exportSamples", "correct"], ["exportSamples", "all"], ["sampleWithEvidence", true]] as const) {
+  for (
+    const [key, value] of [["exportSamples", "correct"], ["exportSamples", "all"], [
+      "sampleWithEvidence",
+      true,
+    ]] as const
+  ) {
     const r = validateParams("warmup", { method: "sft", [key]: value });
     assert(!r.ok, `${key}: ${value} refused`);
     assertEquals(r.errors.map((e) => e.path), [`params.${key}`]);
@@ -95,7 +129,8 @@ Deno.test("warm-up reader: sft is a method, gets no export by default, and refus
 });
 
 Deno.test({
-  name: "sft targets \"cocte\": demo golds become chains of CTEs that return the gold's rows; a completion wins; a failing gold is counted",
+  name:
+    'sft targets "cocte": demo golds become chains of CTEs that return the gold\'s rows; a completion wins; a failing gold is counted',
   sanitizeOps: false,
   sanitizeResources: false,
   async fn() {
@@ -108,7 +143,10 @@ Deno.test({
       const got = await cocteTargets([tasks[0], own, broken, ...tasks.slice(3)], pool);
       assertEquals(got.failed, { "gold failed": 1 });
       assertEquals([got.records[1], got.records[2]], [null, null]);
-      assertEquals(sftTarget(own, "chain-of-ctes@1", schema, false, got.records[1]), { text: own.completion, source: "completion" });
+      assertEquals(sftTarget(own, "chain-of-ctes@1", schema, false, got.records[1]), {
+        text: own.completion,
+        source: "completion",
+      });
       const kept = got.records.filter((r) => r !== null);
       assertEquals(kept.length, 10);
       for (const r of kept) {
@@ -116,7 +154,10 @@ Deno.test({
         assert(t !== undefined && r.source_gold_sql === t.gold_sql && r.evidence === t.evidence, r.id);
         assertEquals(sftTarget(t, "chain-of-ctes@1", schema, false, r), { text: r.completion, source: "cocte" });
         const chain = splitChain(r.completion);
-        assert(chain.steps.length >= 1 && chain.final !== null && chain.problems.length === 0, `${r.id}: ${chain.problems.join("; ")}`);
+        assert(
+          chain.steps.length >= 1 && chain.final !== null && chain.problems.length === 0,
+          `${r.id}: ${chain.problems.join("; ")}`,
+        );
         const exec = await executeChain(pool, r.db_id, r.completion, { sql: t.gold_sql });
         assert(exec.correct && exec.steps.every((x) => x.error === null), r.id);
       }

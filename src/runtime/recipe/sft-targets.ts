@@ -27,7 +27,13 @@ export interface SftTarget {
  * answer starts inside it; a record's completion is taken as it is (a warm-up export's completion
  * was sampled after that same prompt end).
  */
-export function sftTarget(task: Task, templateId: string, schema: DbSchema, promptOpensThink = false, cocte?: CocteDatasetRecord | null): SftTarget {
+export function sftTarget(
+  task: Task,
+  templateId: string,
+  schema: DbSchema,
+  promptOpensThink = false,
+  cocte?: CocteDatasetRecord | null,
+): SftTarget {
   if (task.completion !== undefined) return { text: task.completion, source: "completion" };
   if (cocte) return { text: cocte.completion, source: "cocte" };
   const text = answerText(templateId, task, schema);
@@ -77,7 +83,11 @@ export function afterAnswerPrefix(target: string, prefix: string): string | null
  * A training sequence: prompt ids, then the target's ids (no special tokens added), then the first
  * end-of-sequence id (none when the model names none). `promptLen` marks where the target starts.
  */
-export function sftSequence(promptIds: readonly number[], targetIds: readonly number[], eosTokenIds: readonly number[]): { ids: number[]; promptLen: number } {
+export function sftSequence(
+  promptIds: readonly number[],
+  targetIds: readonly number[],
+  eosTokenIds: readonly number[],
+): { ids: number[]; promptLen: number } {
   return { ids: [...promptIds, ...targetIds, ...eosTokenIds.slice(0, 1)], promptLen: promptIds.length };
 }
 
@@ -86,7 +96,10 @@ export function sftSequence(promptIds: readonly number[], targetIds: readonly nu
  * trainer's per-position log-probabilities (row t = log p(ids[t+1] | ids[..t])), and over all of
  * their tokens together.
  */
-export function targetLogprob(seqs: readonly { ids: readonly number[]; promptLen: number }[], rows: readonly ArrayLike<number>[]): { perSequence: number[]; mean: number; tokens: number } {
+export function targetLogprob(
+  seqs: readonly { ids: readonly number[]; promptLen: number }[],
+  rows: readonly ArrayLike<number>[],
+): { perSequence: number[]; mean: number; tokens: number } {
   let sum = 0, tokens = 0;
   const perSequence = seqs.map((s, i) => {
     let a = 0;

@@ -17,40 +17,93 @@ import { runNotebook } from "./runner.ts";
 import { normalizeSql, type WarmupDatasetRecord } from "./warmup-dataset.ts";
 
 Deno.test({
-  name: "recipe: select ranks model x template and its winner feeds later cells; warm-up awpg and dpo train on their fixed sets; GRPO with KL schedule, 2 updates per batch, Dr. GRPO advantages and focus",
+  name:
+    "recipe: select ranks model x template and its winner feeds later cells; warm-up awpg and dpo train on their fixed sets; GRPO with KL schedule, 2 updates per batch, Dr. GRPO advantages and focus",
   sanitizeOps: false,
   sanitizeResources: false,
   async fn() {
     const dir = await Deno.makeTempDir({ prefix: "rlvr-stages-" });
     const templates = ["omnisql@1", "reasoning-answer@1"];
     await writeTinyDataset(`${dir}/data`);
-    await writeVaryingLengthModel(`${dir}/model`, { seed: 5, corpus: await tinyPromptCorpus(`${dir}/data`, templates) });
-    const spec = { components: [{ name: "error_penalty", weight: 1 }, { name: "length", weight: 1, params: { maxTokens: 2 } }] };
+    await writeVaryingLengthModel(`${dir}/model`, {
+      seed: 5,
+      corpus: await tinyPromptCorpus(`${dir}/data`, templates),
+    });
+    const spec = {
+      components: [{ name: "error_penalty", weight: 1 }, { name: "length", weight: 1, params: { maxTokens: 2 } }],
+    };
     const parsed = parseNotebook({
       version: 1,
       title: "stages",
       cells: [
-        { id: "data", type: "dataset", params: { source: "url", questionsUrl: "data/train.jsonl", dbRoot: "data", format: "rlvr", split: "train", devFraction: 0.25, limit: 6 } },
-        { id: "model", type: "model", params: { source: "url", url: "model", dtype: "f32", loraRank: 2, loraAlpha: 4 } },
+        {
+          id: "data",
+          type: "dataset",
+          params: {
+            source: "url",
+            questionsUrl: "data/train.jsonl",
+            dbRoot: "data",
+            format: "rlvr",
+            split: "train",
+            devFraction: 0.25,
+            limit: 6,
+          },
+        },
+        {
+          id: "model",
+          type: "model",
+          params: { source: "url", url: "model", dtype: "f32", loraRank: 2, loraAlpha: 4 },
+        },
         { id: "prompt", type: "prompt", params: { template: "reasoning-answer@1" } },
         { id: "reward", type: "reward", params: { spec } },
         { id: "pick", type: "select", params: { models: ["model"], templates, split: "dev", n: 2, maxNewTokens: 3 } },
         // Small steps: a larger one teaches the tiny model to stop at once (the length reward), leaving the next stage no spread.
-        { id: "dpo", type: "warmup", params: { rounds: 1, samplesPerQuestion: 3, method: "dpo", lr: 0.002, dpoBeta: 0.5, maxNewTokens: 4 } },
-        { id: "awpg", type: "warmup", params: { rounds: 1, samplesPerQuestion: 3, method: "awpg", lr: 0.002, epochs: 2, maxNewTokens: 4, exportSamples: "all" } },
+        {
+          id: "dpo",
+          type: "warmup",
+          params: { rounds: 1, samplesPerQuestion: 3, method: "dpo", lr: 0.002, dpoBeta: 0.5, maxNewTokens: 4 },
+        },
+        {
+          id: "awpg",
+          type: "warmup",
+          params: {
+            rounds: 1,
+            samplesPerQuestion: 3,
+            method: "awpg",
+            lr: 0.002,
+            epochs: 2,
+            maxNewTokens: 4,
+            exportSamples: "all",
+          },
+        },
         // The GRPO variants: KL to the base model on a linear schedule, two updates per batch
         // (old log-probs from before the first), Dr. GRPO advantages, per-sequence aggregation, focus.
         {
-          id: "grpo", type: "grpo", params: {
-            G: 3, steps: 2, batchQuestions: 2, maxNewTokens: 4, lr: 0.002, kl: 0.05, klSchedule: "linear", updatesPerBatch: 2,
-            advantage: "mean", aggregation: "seq-mean-token-mean", focusHard: true, dropEqualGroups: false, evalEvery: 0,
+          id: "grpo",
+          type: "grpo",
+          params: {
+            G: 3,
+            steps: 2,
+            batchQuestions: 2,
+            maxNewTokens: 4,
+            lr: 0.002,
+            kl: 0.05,
+            klSchedule: "linear",
+            updatesPerBatch: 2,
+            advantage: "mean",
+            aggregation: "seq-mean-token-mean",
+            focusHard: true,
+            dropEqualGroups: false,
+            evalEvery: 0,
           },
         },
       ],
     });
     assert(parsed.ok, JSON.stringify(!parsed.ok && parsed.errors));
     const store = new MemoryStore();
-    const summary = await runNotebook(parsed.doc, { ...denoEnv({ out: dir, base: dir }), store }, { opts: { samplesPerStep: 64 } });
+    const summary = await runNotebook(parsed.doc, { ...denoEnv({ out: dir, base: dir }), store }, {
+      opts: { samplesPerStep: 64 },
+    });
     const read = async (name: string) => new TextDecoder().decode((await store.read(name)) ?? new Uint8Array());
 
     const select = summary.cells.find((c) => c.id === "pick")?.report as SelectReport;
@@ -88,10 +141,19 @@ Deno.test({
     // The dataset files: dpo (default "correct") one line per distinct correct SQL per question of
     // the round's sample records; awpg ("all") every sample with its reward and correctness.
     const lines = (text: string) => text.split("\n").filter((l) => l !== "");
-    assertEquals([dpo.exportSamples, dpo.datasetFiles, dpo.rounds[0].dataset?.path], ["correct", ["warmup/dpo/round-1.jsonl"], "warmup/dpo/round-1.jsonl"]);
-    assert((await store.read("warmup/dpo/round-1.jsonl")) !== null, "the dpo round's file exists (empty when nothing was correct)");
+    assertEquals([dpo.exportSamples, dpo.datasetFiles, dpo.rounds[0].dataset?.path], ["correct", [
+      "warmup/dpo/round-1.jsonl",
+    ], "warmup/dpo/round-1.jsonl"]);
+    assert(
+      (await store.read("warmup/dpo/round-1.jsonl")) !== null,
+      "the dpo round's file exists (empty when nothing was correct)",
+    );
     const dpoText = await read("warmup/dpo/round-1.jsonl");
-    const distinctCorrect = new Set(dpoSamples.filter((s) => s.correct && s.extraction.sql !== null).map((s) => `${s.taskId}\t${normalizeSql(s.extraction.sql ?? "")}`));
+    const distinctCorrect = new Set(
+      dpoSamples.filter((s) => s.correct && s.extraction.sql !== null).map((s) =>
+        `${s.taskId}\t${normalizeSql(s.extraction.sql ?? "")}`
+      ),
+    );
     assertEquals(lines(dpoText).length, distinctCorrect.size, "one line per distinct correct sample");
     assertEquals(dpo.rounds[0].dataset?.records, distinctCorrect.size);
     const dpoLoaded = parseQuestions(dpoText);
@@ -111,15 +173,32 @@ Deno.test({
     assertEquals([awpgLoaded.format, awpgLoaded.problems, awpgLoaded.items.length], ["rlvr", [], 12]);
     await Deno.mkdir(`${dir}/export-check`, { recursive: true });
     await Deno.writeTextFile(`${dir}/export-check/round-1.jsonl`, awpgText);
-    const dsParams = { ...(parsed.doc.cells[0].params as DatasetParams), questionsUrl: "export-check/round-1.jsonl", devFraction: 0, limit: undefined };
+    const dsParams = {
+      ...(parsed.doc.cells[0].params as DatasetParams),
+      questionsUrl: "export-check/round-1.jsonl",
+      devFraction: 0,
+      limit: undefined,
+    };
     const reloaded = buildSplits(dsParams, (await denoEnv({ out: dir, base: dir }).loadDataset(dsParams)).splits);
-    assertEquals(reloaded.train.map((t) => [t.id, t.db_id, t.gold_sql]), awpgRecords.map((r) => [r.id, "pets", r.correct && r.sql !== null ? r.sql : r.source_gold_sql]));
+    assertEquals(
+      reloaded.train.map((t) => [t.id, t.db_id, t.gold_sql]),
+      awpgRecords.map((r) => [r.id, "pets", r.correct && r.sql !== null ? r.sql : r.source_gold_sql]),
+    );
     const warm = metrics.filter((r) => r.phase === "warmup");
     assertEquals(warm.length, 2);
-    assert(warm.every((r) => r.loss !== undefined && Number.isFinite(r.loss) && (r.extra?.skippedUpdates ?? 1) === 0), `finite losses, no skipped updates: ${JSON.stringify(warm)}`);
+    assert(
+      warm.every((r) => r.loss !== undefined && Number.isFinite(r.loss) && (r.extra?.skippedUpdates ?? 1) === 0),
+      `finite losses, no skipped updates: ${JSON.stringify(warm)}`,
+    );
     const grpo = metrics.filter((r) => r.phase === "grpo");
     assertEquals(grpo.map((r) => [r.step, r.extra?.klCoef, r.extra?.trainedSamples]), [[1, 0.05, 6], [2, 0.025, 6]]);
-    assert(grpo.every((r) => r.kl !== undefined && r.kl >= 0 && r.approxKl !== undefined && r.clipFrac !== undefined && (r.gpuMemoryBytes ?? 0) > 0), "KL, approx. KL, clip fractions and GPU bytes reported");
+    assert(
+      grpo.every((r) =>
+        r.kl !== undefined && r.kl >= 0 && r.approxKl !== undefined && r.clipFrac !== undefined &&
+        (r.gpuMemoryBytes ?? 0) > 0
+      ),
+      "KL, approx. KL, clip fractions and GPU bytes reported",
+    );
     await Deno.remove(dir, { recursive: true });
   },
 });

@@ -68,7 +68,9 @@ export function normalizeSql(sql: string): string {
   let pendingSpace = false;
   const punct = /[(),;=<>+\-*/|.]/;
   const emit = (s: string) => {
-    if (pendingSpace && out.length > 0 && !punct.test(out[out.length - 1].slice(-1)) && !punct.test(s[0])) out.push(" ");
+    if (pendingSpace && out.length > 0 && !punct.test(out[out.length - 1].slice(-1)) && !punct.test(s[0])) {
+      out.push(" ");
+    }
     pendingSpace = false;
     out.push(s);
   };
@@ -119,7 +121,11 @@ export function sampleReasoning(completion: string, extraction: Extraction, prom
  * The dataset records of one round (1-based `round`), in sample order. "correct": execution-correct
  * samples, the first of each distinct normalised SQL per question; "all": every sample; "none": nothing.
  */
-export function warmupDatasetRecords(samples: readonly WarmupScoredSample[], round: number, mode: WarmupParams["exportSamples"]): WarmupDatasetRound {
+export function warmupDatasetRecords(
+  samples: readonly WarmupScoredSample[],
+  round: number,
+  mode: WarmupParams["exportSamples"],
+): WarmupDatasetRound {
   const records: WarmupDatasetRecord[] = [];
   if (mode === "none") return { records, questions: 0 };
   const seen = new Map<string, Set<string>>();
@@ -129,7 +135,7 @@ export function warmupDatasetRecords(samples: readonly WarmupScoredSample[], rou
       if (!s.correct || sql === null) continue;
       const key = normalizeSql(sql);
       let keys = seen.get(s.task.id);
-      if (!keys) seen.set(s.task.id, (keys = new Set()));
+      if (!keys) seen.set(s.task.id, keys = new Set());
       if (keys.has(key)) continue;
       keys.add(key);
     } else if (!seen.has(s.task.id)) {

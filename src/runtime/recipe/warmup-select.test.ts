@@ -8,8 +8,13 @@ import { rftSelect } from "./warmup.ts";
 // Question 0: four draws, three of them the same correct answer; question 1: a correct one, an empty
 // one marked correct, and a wrong one above its group's mean reward.
 const samples = [
-  { prompt: 0, tokens: [5, 6] }, { prompt: 0, tokens: [5, 6] }, { prompt: 0, tokens: [7] }, { prompt: 0, tokens: [5, 6] },
-  { prompt: 1, tokens: [8] }, { prompt: 1, tokens: [] }, { prompt: 1, tokens: [9] },
+  { prompt: 0, tokens: [5, 6] },
+  { prompt: 0, tokens: [5, 6] },
+  { prompt: 0, tokens: [7] },
+  { prompt: 0, tokens: [5, 6] },
+  { prompt: 1, tokens: [8] },
+  { prompt: 1, tokens: [] },
+  { prompt: 1, tokens: [9] },
 ];
 const correct = [true, true, true, true, true, true, false];
 const advantages = [0.5, 0.5, 0.5, 0.5, 1, 1, 0.2];
@@ -27,13 +32,17 @@ Deno.test("rftSelect: rftPerQuestion keeps different answers only, the first dra
 });
 
 Deno.test("notebook: warmup.rftPerQuestion defaults to 0, reads a count, is refused outside rft", () => {
-  const read = (params: Record<string, unknown>) => parseNotebook({ version: 1, title: "x", cells: [{ id: "w", type: "warmup", params }] });
+  const read = (params: Record<string, unknown>) =>
+    parseNotebook({ version: 1, title: "x", cells: [{ id: "w", type: "warmup", params }] });
   const def = read({});
   assert(def.ok, JSON.stringify(!def.ok && def.errors));
   assertEquals((def.doc.cells[0].params as { rftPerQuestion: number }).rftPerQuestion, 0);
   const two = read({ rftPerQuestion: 2 });
   assert(two.ok && (two.doc.cells[0].params as { rftPerQuestion: number }).rftPerQuestion === 2);
   const bad = read({ method: "awpg", rftPerQuestion: 2 });
-  assert(!bad.ok && JSON.stringify(bad.errors).includes("rftPerQuestion caps the samples of method"), JSON.stringify(!bad.ok && bad.errors));
+  assert(
+    !bad.ok && JSON.stringify(bad.errors).includes("rftPerQuestion caps the samples of method"),
+    JSON.stringify(!bad.ok && bad.errors),
+  );
   assert(!read({ rftPerQuestion: -1 }).ok);
 });

@@ -15,16 +15,38 @@
 import { groupAdvantages } from "../../core/advantages.ts";
 import type { WarmupParams } from "../../core/notebook-params.ts";
 import { Rng } from "../../core/rng.ts";
-import { type GrpoSample, type GrpoStepReport, grpoStep, type GrpoTrainer, sampleLogprobs } from "../../gpu/trainer/grpo-step.ts";
+import {
+  type GrpoSample,
+  grpoStep,
+  type GrpoStepReport,
+  type GrpoTrainer,
+  sampleLogprobs,
+} from "../../gpu/trainer/grpo-step.ts";
 import { loadCheckpoint, saveCheckpoint } from "../checkpoint.ts";
 import { promptOpensThink, type WarmupReport, type WarmupRoundReport } from "../records.ts";
-import { checkAborted, emitMetrics, emitSamples, mixSeed, progressReporter, requireSetup, type RunContext, splitTasks } from "./context.ts";
+import {
+  checkAborted,
+  emitMetrics,
+  emitSamples,
+  mixSeed,
+  progressReporter,
+  requireSetup,
+  type RunContext,
+  splitTasks,
+} from "./context.ts";
 import { summarize } from "../../core/metrics.ts";
 import { lengthSummary, perSecond, rewardSummary, sampleTasks, samplingMessage, toolsFor } from "./common.ts";
 import type { ModelRuntime } from "./model-runtime.ts";
 import { sampleRecord } from "./scoring.ts";
 import { encodeWarmupDataset, warmupDatasetPath, warmupDatasetRecords } from "./warmup-dataset.ts";
-import { afterAnswerPrefix, cocteTargets, type SftTargetSource, sftSequence, sftTarget, targetLogprob } from "./sft-targets.ts";
+import {
+  afterAnswerPrefix,
+  cocteTargets,
+  sftSequence,
+  sftTarget,
+  type SftTargetSource,
+  targetLogprob,
+} from "./sft-targets.ts";
 
 /** Sequences per optimiser step in the offline phase. */
 export const WARMUP_MINIBATCH = 16;
@@ -53,8 +75,11 @@ function meanLen(xs: readonly (readonly number[])[]): number {
  * every question of their database (docs/recipe.md, "Warm-up with the definitions").
  */
 export function rftSelect(
-  samples: readonly { prompt: number; tokens: readonly number[] }[], correct: readonly boolean[], advantages: ArrayLike<number>,
-  keep: "better" | "correct", perQuestion: number,
+  samples: readonly { prompt: number; tokens: readonly number[] }[],
+  correct: readonly boolean[],
+  advantages: ArrayLike<number>,
+  keep: "better" | "correct",
+  perQuestion: number,
 ): number[] {
   const seen = new Map<number, Set<string>>();
   const out: number[] = [];
@@ -77,20 +102,36 @@ function sigmoid(x: number): number {
 }
 
 /** The offline phase's trainer: clipped policy gradient without KL, a constant learning rate, gradients clipped at 1. */
-function warmupTrainer(runtime: ModelRuntime, lr: number, aggregation: "token-mean" | "seq-mean-token-sum-norm"): Promise<GrpoTrainer> {
+function warmupTrainer(
+  runtime: ModelRuntime,
+  lr: number,
+  aggregation: "token-mean" | "seq-mean-token-sum-norm",
+): Promise<GrpoTrainer> {
   return runtime.freshTrainer({
-    epsLow: 0.2, epsHigh: 0.28, beta: 0, aggregation,
-    lr: { base: lr, warmupSteps: 0, totalSteps: 1, decay: "constant" }, maxGradNorm: 1,
+    epsLow: 0.2,
+    epsHigh: 0.28,
+    beta: 0,
+    aggregation,
+    lr: { base: lr, warmupSteps: 0, totalSteps: 1, decay: "constant" },
+    maxGradNorm: 1,
   });
 }
 
 /** The rounds a checkpoint under `prefix` already finished (the trainer's state restored), or none; a checkpoint of other parameters is refused. */
-async function resumeRounds(ctx: RunContext, runtime: ModelRuntime, cellId: string, prefix: string, config: string): Promise<{ rounds: WarmupRoundReport[]; start: number }> {
+async function resumeRounds(
+  ctx: RunContext,
+  runtime: ModelRuntime,
+  cellId: string,
+  prefix: string,
+  config: string,
+): Promise<{ rounds: WarmupRoundReport[]; start: number }> {
   const ck = await loadCheckpoint(ctx.env.store, prefix, ctx.onLog);
   if (!ck) return { rounds: [], start: 0 };
   const st = ck.state;
   if (st.config !== config || !Array.isArray(st.rounds) || typeof st.trainerStep !== "number") {
-    throw new Error(`checkpoint under ${prefix} was made with other parameters; use a fresh output folder or remove it`);
+    throw new Error(
+      `checkpoint under ${prefix} was made with other parameters; use a fresh output folder or remove it`,
+    );
   }
   await runtime.restoreState(ck.tensors, st.trainerStep);
   ctx.onLog(`warmup "${cellId}": ${ck.step} round(s) already done`);
@@ -98,9 +139,21 @@ async function resumeRounds(ctx: RunContext, runtime: ModelRuntime, cellId: stri
 }
 
 /** Checkpoints the finished round `round` (0-based) with the rounds' reports. */
-async function saveRound(ctx: RunContext, runtime: ModelRuntime, prefix: string, round: number, config: string, rounds: WarmupRoundReport[], trainer: GrpoTrainer): Promise<void> {
+async function saveRound(
+  ctx: RunContext,
+  runtime: ModelRuntime,
+  prefix: string,
+  round: number,
+  config: string,
+  rounds: WarmupRoundReport[],
+  trainer: GrpoTrainer,
+): Promise<void> {
   await saveCheckpoint(ctx.env.store, prefix, {
-    step: round + 1, cursor: 0, rng: {}, tensors: await runtime.stateTensors(), state: { config, rounds, trainerStep: trainer.step },
+    step: round + 1,
+    cursor: 0,
+    rng: {},
+    tensors: await runtime.stateTensors(),
+    state: { config, rounds, trainerStep: trainer.step },
   });
 }
 
@@ -122,7 +175,9 @@ export async function runWarmup(ctx: RunContext, cellId: string, p: WarmupParams
   const seed = ctx.opts.seed ?? p.seed;
   const tools = toolsFor(ctx, cellId);
   if (p.sampleWithEvidence && p.method !== "rft") {
-    throw new Error(`sampleWithEvidence needs method "rft" (${p.method} weighs samples by their log-probabilities under the prompt they were drawn with)`);
+    throw new Error(
+      `sampleWithEvidence needs method "rft" (${p.method} weighs samples by their log-probabilities under the prompt they were drawn with)`,
+    );
   }
   // With the definitions while sampling; the training sequences get the cell's own prompts.
   const sampler = p.sampleWithEvidence ? toolsFor(ctx, cellId, { evidence: true }) : tools;
@@ -136,20 +191,54 @@ export async function runWarmup(ctx: RunContext, cellId: string, p: WarmupParams
   // rftKeep likewise when "better", and rftPerQuestion when 0: the behaviour before each existed.
   const { exportSamples, sampleWithEvidence, rftKeep, rftPerQuestion, ...trainParams } = p;
   const config = JSON.stringify({
-    ...trainParams, ...(sampleWithEvidence ? { sampleWithEvidence } : {}), ...(rftKeep !== "better" ? { rftKeep } : {}),
-    ...(rftPerQuestion > 0 ? { rftPerQuestion } : {}), seed, tasks: tasks.length, model: runtime.hf.name,
+    ...trainParams,
+    ...(sampleWithEvidence ? { sampleWithEvidence } : {}),
+    ...(rftKeep !== "better" ? { rftKeep } : {}),
+    ...(rftPerQuestion > 0 ? { rftPerQuestion } : {}),
+    seed,
+    tasks: tasks.length,
+    model: runtime.hf.name,
   });
   const { rounds, start } = await resumeRounds(ctx, runtime, cellId, prefix, config);
   for (let round = start; round < p.rounds; round++) {
     checkAborted(ctx);
-    const sampled = await sampleTasks(ctx, sampler, tasks, p.samplesPerQuestion, {
-      temperature: p.temperature, topP: 1, topK: 0, minP: 0, maxNewTokens: p.maxNewTokens, seed: mixSeed(seed, "warmup", round),
-    }, (d, t, n, ph) => progress((round - start + (0.5 * d) / t) / (p.rounds - start), samplingMessage(`round ${round + 1}: sampling ${p.samplesPerQuestion} per question${p.sampleWithEvidence ? " with the definitions" : ""},`, d, t, n, ph)));
-    progress((round - start + 0.5) / (p.rounds - start), `round ${round + 1}: scoring ${sampled.samples.length} samples by execution`);
+    const sampled = await sampleTasks(
+      ctx,
+      sampler,
+      tasks,
+      p.samplesPerQuestion,
+      {
+        temperature: p.temperature,
+        topP: 1,
+        topK: 0,
+        minP: 0,
+        maxNewTokens: p.maxNewTokens,
+        seed: mixSeed(seed, "warmup", round),
+      },
+      (d, t, n, ph) =>
+        progress(
+          (round - start + (0.5 * d) / t) / (p.rounds - start),
+          samplingMessage(
+            `round ${round + 1}: sampling ${p.samplesPerQuestion} per question${
+              p.sampleWithEvidence ? " with the definitions" : ""
+            },`,
+            d,
+            t,
+            n,
+            ph,
+          ),
+        ),
+    );
+    progress(
+      (round - start + 0.5) / (p.rounds - start),
+      `round ${round + 1}: scoring ${sampled.samples.length} samples by execution`,
+    );
     const t1 = ctx.env.now();
     const scored = await tools.scorer.scoreSamples(tasks, sampled.samples);
     const scoreMs = ctx.env.now() - t1;
-    const groups = tasks.map((_, q) => scored.filter((_, i) => sampled.samples[i].prompt === q).map((s) => s.reward.total));
+    const groups = tasks.map((_, q) =>
+      scored.filter((_, i) => sampled.samples[i].prompt === q).map((s) => s.reward.total)
+    );
     const adv = groupAdvantages(groups, { mode: "mean-std" });
     const seqOf = (i: number): GrpoSample => {
       const s = sampled.samples[i];
@@ -158,7 +247,15 @@ export async function runWarmup(ctx: RunContext, cellId: string, p: WarmupParams
     };
     const items: Item[] = [];
     if (p.method === "rft") {
-      for (const i of rftSelect(sampled.samples, scored.map((x) => x.correct), adv.advantages, p.rftKeep, p.rftPerQuestion)) items.push({ sample: { ...seqOf(i), advantage: 1 } });
+      for (
+        const i of rftSelect(
+          sampled.samples,
+          scored.map((x) => x.correct),
+          adv.advantages,
+          p.rftKeep,
+          p.rftPerQuestion,
+        )
+      ) items.push({ sample: { ...seqOf(i), advantage: 1 } });
     } else if (p.method === "awpg") {
       sampled.samples.forEach((s, i) => {
         if (s.tokens.length === 0 || adv.advantages[i] === 0) return;
@@ -169,46 +266,83 @@ export async function runWarmup(ctx: RunContext, cellId: string, p: WarmupParams
       });
     } else {
       tasks.forEach((_, q) => {
-        const idx = sampled.samples.map((s, i) => (s.prompt === q && s.tokens.length > 0 ? i : -1)).filter((i) => i >= 0);
+        const idx = sampled.samples.map((s, i) => (s.prompt === q && s.tokens.length > 0 ? i : -1)).filter((i) =>
+          i >= 0
+        );
         if (idx.length < 2) return;
         const best = idx.reduce((a, b) => (scored[b].reward.total > scored[a].reward.total ? b : a));
         const worst = idx.reduce((a, b) => (scored[b].reward.total < scored[a].reward.total ? b : a));
         if (scored[best].reward.total === scored[worst].reward.total) return;
-        items.push({ sample: seqOf(best), pair: { id: q, chosen: true } }, { sample: seqOf(worst), pair: { id: q, chosen: false } });
+        items.push({ sample: seqOf(best), pair: { id: q, chosen: true } }, {
+          sample: seqOf(worst),
+          pair: { id: q, chosen: false },
+        });
       });
     }
-    progress((round - start + 0.6) / (p.rounds - start), `round ${round + 1}: training on ${items.length} samples${round === start ? " (the first update compiles the trainer's GPU kernels)" : ""}`);
+    progress(
+      (round - start + 0.6) / (p.rounds - start),
+      `round ${round + 1}: training on ${items.length} samples${
+        round === start ? " (the first update compiles the trainer's GPU kernels)" : ""
+      }`,
+    );
     const t2 = ctx.env.now();
     const reports: GrpoStepReport[] = [];
     const rng = new Rng(mixSeed(seed, "warmup-order", round));
     // DPO keeps pairs together: shuffle pairs, not sequences.
     const unit = p.method === "dpo" ? 2 : 1;
     for (let epoch = 0; epoch < p.epochs && items.length > 0; epoch++) {
-      const order = rng.shuffle(Array.from({ length: items.length / unit }, (_, i) => i)).flatMap((i) => Array.from({ length: unit }, (_, j) => items[i * unit + j]));
+      const order = rng.shuffle(Array.from({ length: items.length / unit }, (_, i) => i)).flatMap((i) =>
+        Array.from({ length: unit }, (_, j) => items[i * unit + j])
+      );
       for (let b = 0; b < order.length; b += WARMUP_MINIBATCH) {
         checkAborted(ctx);
         const mb = order.slice(b, b + WARMUP_MINIBATCH - (WARMUP_MINIBATCH % unit));
         if (mb.length === 0) continue;
         let batch = mb.map((it) => it.sample);
-        if (p.method === "dpo") batch = await dpoBatch(trainer, mb.map((it) => ({ sample: it.sample, chosen: it.pair?.chosen ?? false })), p.dpoBeta, (seqs) => runtime.referenceLogprobs(seqs));
+        if (p.method === "dpo") {
+          batch = await dpoBatch(
+            trainer,
+            mb.map((it) => ({ sample: it.sample, chosen: it.pair?.chosen ?? false })),
+            p.dpoBeta,
+            (seqs) => runtime.referenceLogprobs(seqs),
+          );
+        }
         reports.push(await grpoStep(trainer, batch, { microBatch: ctx.opts.trainMicroBatch }));
         const done = epoch * order.length + b + mb.length, all = p.epochs * order.length;
-        progress((round - start + 0.6 + (0.4 * done) / all) / (p.rounds - start), `round ${round + 1}: training, ${done}/${all} samples${p.epochs > 1 ? ` (epoch ${epoch + 1}/${p.epochs})` : ""}`);
+        progress(
+          (round - start + 0.6 + (0.4 * done) / all) / (p.rounds - start),
+          `round ${round + 1}: training, ${done}/${all} samples${
+            p.epochs > 1 ? ` (epoch ${epoch + 1}/${p.epochs})` : ""
+          }`,
+        );
       }
     }
     if (reports.length > 0) await runtime.syncPolicy();
     const trainMs = ctx.env.now() - t2;
     const correct = scored.filter((s) => s.correct).length;
     const rep: WarmupRoundReport = {
-      round: round + 1, samples: scored.length, sampleAccuracy: correct / scored.length,
-      rftTargets: p.method === "rft" ? items.length : 0, weightedSamples: p.method === "rft" ? 0 : items.length, optimiserSteps: reports.length,
+      round: round + 1,
+      samples: scored.length,
+      sampleAccuracy: correct / scored.length,
+      rftTargets: p.method === "rft" ? items.length : 0,
+      weightedSamples: p.method === "rft" ? 0 : items.length,
+      optimiserSteps: reports.length,
     };
     if (exportSamples !== "none") {
       const opensThink = sampled.prompts.map(promptOpensThink);
-      const ds = warmupDatasetRecords(sampled.samples.map((s, i) => ({
-        task: tasks[s.prompt], sampleIndex: s.index, completion: s.text, promptOpensThink: opensThink[s.prompt],
-        extraction: scored[i].extraction, correct: scored[i].correct, reward: scored[i].reward.total,
-      })), round + 1, exportSamples);
+      const ds = warmupDatasetRecords(
+        sampled.samples.map((s, i) => ({
+          task: tasks[s.prompt],
+          sampleIndex: s.index,
+          completion: s.text,
+          promptOpensThink: opensThink[s.prompt],
+          extraction: scored[i].extraction,
+          correct: scored[i].correct,
+          reward: scored[i].reward.total,
+        })),
+        round + 1,
+        exportSamples,
+      );
       const path = warmupDatasetPath(cellId, round + 1);
       // Written whole (not appended): a round redone after a crash replaces its file.
       await ctx.env.store.write(path, encodeWarmupDataset(ds.records));
@@ -218,21 +352,52 @@ export async function runWarmup(ctx: RunContext, cellId: string, p: WarmupParams
     const mean = (f: (r: GrpoStepReport) => number) => meanOf(reports, f);
     const trainTokens = items.reduce((a, it) => a + it.sample.ids.length, 0) * p.epochs;
     await emitMetrics(ctx, {
-      v: 1, step: round + 1, phase: "warmup", time: ctx.env.now(),
+      v: 1,
+      step: round + 1,
+      phase: "warmup",
+      time: ctx.env.now(),
       ms: { sample: sampled.ms, score: scoreMs, train: trainMs },
-      tokensPerSec: { sample: perSecond(sampled.tokens, sampled.ms), score: perSecond(sampled.tokens, scoreMs), train: perSecond(trainTokens, trainMs) },
-      rewards: rewardSummary(scored), execAccuracy: rep.sampleAccuracy, equalGroupFraction: adv.equalFraction,
-      completionLength: lengthSummary(sampled.samples), loss: mean((r) => r.loss), gradNorm: mean((r) => r.gradNorm), entropy: mean((r) => r.entropy),
-      lr: p.lr, extra: {
-        trainItems: items.length, optimiserSteps: reports.length, skippedUpdates: reports.filter((r) => r.skipped).length,
+      tokensPerSec: {
+        sample: perSecond(sampled.tokens, sampled.ms),
+        score: perSecond(sampled.tokens, scoreMs),
+        train: perSecond(trainTokens, trainMs),
+      },
+      rewards: rewardSummary(scored),
+      execAccuracy: rep.sampleAccuracy,
+      equalGroupFraction: adv.equalFraction,
+      completionLength: lengthSummary(sampled.samples),
+      loss: mean((r) => r.loss),
+      gradNorm: mean((r) => r.gradNorm),
+      entropy: mean((r) => r.entropy),
+      lr: p.lr,
+      extra: {
+        trainItems: items.length,
+        optimiserSteps: reports.length,
+        skippedUpdates: reports.filter((r) => r.skipped).length,
         // Mean prompt lengths sampled with and trained on: they differ when sampleWithEvidence adds the definitions.
-        samplePromptTokens: meanLen(sampled.promptIds), trainPromptTokens: meanLen(trainIds ?? sampled.promptIds),
+        samplePromptTokens: meanLen(sampled.promptIds),
+        trainPromptTokens: meanLen(trainIds ?? sampled.promptIds),
       },
     });
-    await emitSamples(ctx, sampled.samples.slice(0, ctx.opts.samplesPerStep).map((s, i) =>
-      sampleRecord({ phase: "warmup", step: round + 1, round: round + 1 }, tasks[s.prompt], sampled.prompts[s.prompt], s, scored[i], adv.advantages[i], sampled.answerPrefixes[s.prompt])));
+    await emitSamples(
+      ctx,
+      sampled.samples.slice(0, ctx.opts.samplesPerStep).map((s, i) =>
+        sampleRecord(
+          { phase: "warmup", step: round + 1, round: round + 1 },
+          tasks[s.prompt],
+          sampled.prompts[s.prompt],
+          s,
+          scored[i],
+          adv.advantages[i],
+          sampled.answerPrefixes[s.prompt],
+        )
+      ),
+    );
     await saveRound(ctx, runtime, prefix, round, config, rounds, trainer);
-    progress((round + 1 - start) / (p.rounds - start), `round ${round + 1}: ${items.length} training items, ${reports.length} updates`);
+    progress(
+      (round + 1 - start) / (p.rounds - start),
+      `round ${round + 1}: ${items.length} training items, ${reports.length} updates`,
+    );
   }
   const datasetFiles = rounds.flatMap((r) => (r.dataset ? [r.dataset.path] : []));
   return { kind: "warmup", cellId, method: p.method, rounds, exportSamples, datasetFiles };
@@ -248,7 +413,9 @@ export async function runWarmup(ctx: RunContext, cellId: string, p: WarmupParams
 async function runSftWarmup(ctx: RunContext, cellId: string, p: WarmupParams): Promise<WarmupReport> {
   // The reader refuses these; parameters built in code get the same refusal.
   if (p.sampleWithEvidence) throw new Error(`method "sft" samples nothing: sampleWithEvidence must be false`);
-  if (p.exportSamples !== "none") throw new Error(`method "sft" samples nothing to export: exportSamples must be "none"`);
+  if (p.exportSamples !== "none") {
+    throw new Error(`method "sft" samples nothing to export: exportSamples must be "none"`);
+  }
   const setup = requireSetup(ctx, cellId);
   const runtime = setup.model.runtime;
   const tasks = splitTasks(ctx, cellId, setup.dataset.params.split);
@@ -265,7 +432,11 @@ async function runSftWarmup(ctx: RunContext, cellId: string, p: WarmupParams): P
     const kept = chains.records.filter((r) => r !== null);
     await ctx.env.store.write(`warmup/${cellId}/cocte.jsonl`, kept.map((r) => JSON.stringify(r) + "\n").join(""));
     const failed = Object.entries(chains.failed).map(([k, n]) => `${k} ${n}`).join(", ");
-    ctx.onLog(`warmup "${cellId}" (sft): ${kept.length} golds as chains of CTEs (warmup/${cellId}/cocte.jsonl)${failed ? `; not converted, trained as the gold SQL: ${failed}` : ""}`);
+    ctx.onLog(
+      `warmup "${cellId}" (sft): ${kept.length} golds as chains of CTEs (warmup/${cellId}/cocte.jsonl)${
+        failed ? `; not converted, trained as the gold SQL: ${failed}` : ""
+      }`,
+    );
   }
   const all: { seq: GrpoSample; source: SftTargetSource }[] = [];
   // Under a template that starts the answer (chain-of-ctes@2), a target trains on what follows that start;
@@ -273,18 +444,33 @@ async function runSftWarmup(ctx: RunContext, cellId: string, p: WarmupParams): P
   const answerPrefix = prompts[0]?.answerPrefix ?? "";
   let unprefixed = -1, unprefixedCount = 0;
   for (let i = 0; i < tasks.length; i++) {
-    const target = sftTarget(tasks[i], template, await prompter.schemaOf(tasks[i].db_id), promptOpensThink(prompts[i].text), chains?.records[i]);
+    const target = sftTarget(
+      tasks[i],
+      template,
+      await prompter.schemaOf(tasks[i].db_id),
+      promptOpensThink(prompts[i].text),
+      chains?.records[i],
+    );
     const rest = afterAnswerPrefix(target.text, answerPrefix);
     if (rest === null) {
       if (unprefixed < 0) unprefixed = i;
       unprefixedCount++;
       continue;
     }
-    all.push({ seq: { ...sftSequence(prompts[i].ids, runtime.encodePlain(rest), runtime.hf.config.eosTokenIds), advantage: 1 }, source: target.source });
+    all.push({
+      seq: { ...sftSequence(prompts[i].ids, runtime.encodePlain(rest), runtime.hf.config.eosTokenIds), advantage: 1 },
+      source: target.source,
+    });
   }
   if (unprefixedCount > 0) {
-    const what = `${unprefixedCount} target(s) do not start with ${JSON.stringify(answerPrefix)}, the answer's start ${template} writes (e.g. question ${tasks[unprefixed].id})`;
-    if (all.length === 0) throw new Error(`warmup "${cellId}" (sft): ${what}; none is left to train on (sftTargets "cocte" writes chains that start so)`);
+    const what = `${unprefixedCount} target(s) do not start with ${
+      JSON.stringify(answerPrefix)
+    }, the answer's start ${template} writes (e.g. question ${tasks[unprefixed].id})`;
+    if (all.length === 0) {
+      throw new Error(
+        `warmup "${cellId}" (sft): ${what}; none is left to train on (sftTargets "cocte" writes chains that start so)`,
+      );
+    }
     ctx.onLog(`warmup "${cellId}" (sft): ${what}: left out`);
   }
   // A target that does not fit after its prompt is left out (the sampler could not write it either: a
@@ -293,18 +479,38 @@ async function runSftWarmup(ctx: RunContext, cellId: string, p: WarmupParams): P
   const longest = all.findIndex((x) => x.seq.ids.length > maxLen);
   const fits = all.filter((x) => x.seq.ids.length <= maxLen);
   if (longest >= 0) {
-    const what = `question ${tasks[longest].id}: prompt + answer are ${all[longest].seq.ids.length} tokens, more than the model's ${maxLen} positions`;
+    const what = `question ${tasks[longest].id}: prompt + answer are ${
+      all[longest].seq.ids.length
+    } tokens, more than the model's ${maxLen} positions`;
     if (fits.length === 0) throw new Error(`sft target of ${what} (lower the prompt cell's maxPromptTokens)`);
-    ctx.onLog(`warmup "${cellId}" (sft): ${all.length - fits.length} target(s) left out, longer than the model's positions after their prompt (e.g. ${what})`);
+    ctx.onLog(
+      `warmup "${cellId}" (sft): ${
+        all.length - fits.length
+      } target(s) left out, longer than the model's positions after their prompt (e.g. ${what})`,
+    );
   }
   const seqs = fits.map((x) => x.seq);
   for (const x of fits) counts[x.source]++;
   const tooLong = all.length - fits.length;
-  ctx.onLog(`warmup "${cellId}" (sft): ${seqs.length} gold targets under ${template}: ${counts.completion} from the records' completion, ${counts.gold} the gold SQL in the template's answer format${chains ? `, ${counts.cocte} the gold as a chain of CTEs` : ""}`);
+  ctx.onLog(
+    `warmup "${cellId}" (sft): ${seqs.length} gold targets under ${template}: ${counts.completion} from the records' completion, ${counts.gold} the gold SQL in the template's answer format${
+      chains ? `, ${counts.cocte} the gold as a chain of CTEs` : ""
+    }`,
+  );
   const trainer = await warmupTrainer(runtime, p.lr, "token-mean");
   // Only what shapes the training state (sampling knobs are ignored by sft).
   // (sftTargets only when not the default, so checkpoints written before it existed still resume.)
-  const config = JSON.stringify({ method: p.method, rounds: p.rounds, lr: p.lr, epochs: p.epochs, seed, tasks: tasks.length, template, model: runtime.hf.name, ...(chains ? { sftTargets: p.sftTargets } : {}) });
+  const config = JSON.stringify({
+    method: p.method,
+    rounds: p.rounds,
+    lr: p.lr,
+    epochs: p.epochs,
+    seed,
+    tasks: tasks.length,
+    template,
+    model: runtime.hf.name,
+    ...(chains ? { sftTargets: p.sftTargets } : {}),
+  });
   const prefix = `checkpoints/${cellId}`;
   const { rounds, start } = await resumeRounds(ctx, runtime, cellId, prefix, config);
   const micro = Math.max(1, ctx.opts.trainMicroBatch);
@@ -321,7 +527,12 @@ async function runSftWarmup(ctx: RunContext, cellId: string, p: WarmupParams): P
   for (let round = start; round < p.rounds; round++) {
     checkAborted(ctx);
     const frac = (x: number) => (round - start + x) / (p.rounds - start);
-    progress(frac(0), `round ${round + 1}: training on ${seqs.length} gold targets${round === start ? " (the first update compiles the trainer's GPU kernels)" : ""}`);
+    progress(
+      frac(0),
+      `round ${round + 1}: training on ${seqs.length} gold targets${
+        round === start ? " (the first update compiles the trainer's GPU kernels)" : ""
+      }`,
+    );
     const t0 = ctx.env.now();
     const reports: GrpoStepReport[] = [];
     const rng = new Rng(mixSeed(seed, "warmup-order", round));
@@ -332,7 +543,12 @@ async function runSftWarmup(ctx: RunContext, cellId: string, p: WarmupParams): P
         const mb = order.slice(b, b + WARMUP_MINIBATCH).map((i) => seqs[i]);
         reports.push(await grpoStep(trainer, mb, { microBatch: ctx.opts.trainMicroBatch }));
         const done = epoch * order.length + b + mb.length, all = p.epochs * order.length;
-        progress(frac((0.9 * done) / all), `round ${round + 1}: training, ${done}/${all} gold targets${p.epochs > 1 ? ` (epoch ${epoch + 1}/${p.epochs})` : ""}`);
+        progress(
+          frac((0.9 * done) / all),
+          `round ${round + 1}: training, ${done}/${all} gold targets${
+            p.epochs > 1 ? ` (epoch ${epoch + 1}/${p.epochs})` : ""
+          }`,
+        );
       }
     }
     if (reports.length > 0) await runtime.syncPolicy();
@@ -340,26 +556,62 @@ async function runSftWarmup(ctx: RunContext, cellId: string, p: WarmupParams): P
     progress(frac(0.95), `round ${round + 1}: measuring the gold targets' log-probability`);
     const after = seqs.length > 0 ? await measure() : 0;
     const rep: WarmupRoundReport = {
-      round: round + 1, samples: 0, goldTargets: seqs.length, targetLogprob: { before, after },
-      rftTargets: 0, weightedSamples: 0, optimiserSteps: reports.length,
+      round: round + 1,
+      samples: 0,
+      goldTargets: seqs.length,
+      targetLogprob: { before, after },
+      rftTargets: 0,
+      weightedSamples: 0,
+      optimiserSteps: reports.length,
     };
     rounds.push(rep);
     const mean = (f: (r: GrpoStepReport) => number) => meanOf(reports, f);
     await emitMetrics(ctx, {
-      v: 1, step: round + 1, phase: "warmup", time: ctx.env.now(),
-      ms: { train: trainMs }, tokensPerSec: { train: perSecond(tokens * p.epochs, trainMs) },
+      v: 1,
+      step: round + 1,
+      phase: "warmup",
+      time: ctx.env.now(),
+      ms: { train: trainMs },
+      tokensPerSec: { train: perSecond(tokens * p.epochs, trainMs) },
       completionLength: summarize(seqs.map((s) => s.ids.length - s.promptLen)),
-      loss: mean((r) => r.loss), gradNorm: mean((r) => r.gradNorm), entropy: mean((r) => r.entropy), lr: p.lr,
+      loss: mean((r) => r.loss),
+      gradNorm: mean((r) => r.gradNorm),
+      entropy: mean((r) => r.entropy),
+      lr: p.lr,
       extra: {
-        trainItems: seqs.length, goldTargets: seqs.length, optimiserSteps: reports.length, skippedUpdates: reports.filter((r) => r.skipped).length,
-        targetLogprobBefore: before, targetLogprobAfter: after, trainPromptTokens: meanLen(prompts.map((x) => x.ids)),
+        trainItems: seqs.length,
+        goldTargets: seqs.length,
+        optimiserSteps: reports.length,
+        skippedUpdates: reports.filter((r) => r.skipped).length,
+        targetLogprobBefore: before,
+        targetLogprobAfter: after,
+        trainPromptTokens: meanLen(prompts.map((x) => x.ids)),
       },
     });
     await saveRound(ctx, runtime, prefix, round, config, rounds, trainer);
-    progress(frac(1), `round ${round + 1}: ${seqs.length} gold targets, ${reports.length} updates, mean token log-probability ${before.toFixed(3)} -> ${after.toFixed(3)}`);
+    progress(
+      frac(1),
+      `round ${round + 1}: ${seqs.length} gold targets, ${reports.length} updates, mean token log-probability ${
+        before.toFixed(3)
+      } -> ${after.toFixed(3)}`,
+    );
     before = after;
   }
-  return { kind: "warmup", cellId, method: p.method, rounds, exportSamples: "none", datasetFiles: [], targets: { completion: counts.completion, gold: counts.gold, template, ...(chains ? { cocte: counts.cocte, cocteFile: `warmup/${cellId}/cocte.jsonl`, cocteFailed: chains.failed } : {}), ...(tooLong > 0 ? { tooLong } : {}) } };
+  return {
+    kind: "warmup",
+    cellId,
+    method: p.method,
+    rounds,
+    exportSamples: "none",
+    datasetFiles: [],
+    targets: {
+      completion: counts.completion,
+      gold: counts.gold,
+      template,
+      ...(chains ? { cocte: counts.cocte, cocteFile: `warmup/${cellId}/cocte.jsonl`, cocteFailed: chains.failed } : {}),
+      ...(tooLong > 0 ? { tooLong } : {}),
+    },
+  };
 }
 
 /**
