@@ -11,12 +11,24 @@ import { makeTinyModel } from "../src/model/tiny.ts";
 
 const SHAPES = {
   demo: { hidden: 384, layers: 8, heads: 6, kvHeads: 2, headDim: 64, intermediate: 1024, vocabSize: 8192 },
-  "qwen2.5-0.5b": { hidden: 896, layers: 24, heads: 14, kvHeads: 2, headDim: 64, intermediate: 4864, vocabSize: 151936 },
+  "qwen2.5-0.5b": {
+    hidden: 896,
+    layers: 24,
+    heads: 14,
+    kvHeads: 2,
+    headDim: 64,
+    intermediate: 4864,
+    vocabSize: 151936,
+  },
 } as const;
 const [out, tokDir = "public/model", shape = "demo"] = Deno.args;
 if (!out) throw new Error("usage: deno run -A bench/demo-shape-model.ts OUT_DIR [TOKENIZER_DIR] [SHAPE]");
 if (!(shape in SHAPES)) throw new Error(`SHAPE: one of ${Object.keys(SHAPES).join(", ")}`);
 const m = makeTinyModel("qwen2", { seed: 1, ...SHAPES[shape as keyof typeof SHAPES], tieWordEmbeddings: true });
-const read = async (f: string): Promise<Record<string, unknown>> => JSON.parse(await Deno.readTextFile(`${tokDir}/${f}`));
-const files = await writeHfFolder(out, m, { tokenizerJson: await read("tokenizer.json"), tokenizerConfig: await read("tokenizer_config.json") }, { dtype: "F16" });
+const read = async (f: string): Promise<Record<string, unknown>> =>
+  JSON.parse(await Deno.readTextFile(`${tokDir}/${f}`));
+const files = await writeHfFolder(out, m, {
+  tokenizerJson: await read("tokenizer.json"),
+  tokenizerConfig: await read("tokenizer_config.json"),
+}, { dtype: "F16" });
 console.log(`${out}: ${files.join(", ")}`);

@@ -13,7 +13,11 @@ export interface RunTime {
 }
 
 /** Records `record` n times into one pass (after one untimed warm-up run) and returns the time per repetition. */
-export async function timeRun(device: GPUDevice, n: number, record: (enc: GPUCommandEncoder) => Promise<void>): Promise<RunTime> {
+export async function timeRun(
+  device: GPUDevice,
+  n: number,
+  record: (enc: GPUCommandEncoder) => Promise<void>,
+): Promise<RunTime> {
   const warm = commandEncoder(device, "warm-up");
   await record(warm);
   device.queue.submit([warm.finish()]);
@@ -22,7 +26,12 @@ export async function timeRun(device: GPUDevice, n: number, record: (enc: GPUCom
   const stamps = device.features.has("timestamp-query");
   const set = stamps ? device.createQuerySet({ type: "timestamp", count: 2 }) : undefined;
   const enc = commandEncoder(device, "timed-run");
-  if (set) beginPass(enc, { label: "timed-run", timestampWrites: { querySet: set, beginningOfPassWriteIndex: 0, endOfPassWriteIndex: 1 } });
+  if (set) {
+    beginPass(enc, {
+      label: "timed-run",
+      timestampWrites: { querySet: set, beginningOfPassWriteIndex: 0, endOfPassWriteIndex: 1 },
+    });
+  }
   for (let i = 0; i < n; i++) await record(enc);
   endPass(enc);
   let resolve: GPUBuffer | undefined, read: GPUBuffer | undefined;

@@ -22,10 +22,24 @@ const dtype = named.dtype ?? "f32";
 if (named.sampler) Deno.env.set("RLVR_SAMPLER", named.sampler);
 if (!(Number.isInteger(steps) && steps >= 2)) throw new Error("steps: an integer >= 2");
 
-const demo = JSON.parse(await Deno.readTextFile("notebooks/demo.json")) as { cells: { id: string; type: string; params: Record<string, unknown> }[] };
+const demo = JSON.parse(await Deno.readTextFile("notebooks/demo.json")) as {
+  cells: { id: string; type: string; params: Record<string, unknown> }[];
+};
 const keep = new Set(["gpu", "dataset", "model", "prompt", "reward", "grpo"]);
 const cells = demo.cells.filter((c) => keep.has(c.type)).map((c) =>
-  c.type === "grpo" ? { ...c, params: { ...c.params, steps, evalEvery: 0, ...(named.newTokens ? { maxNewTokens: Number(named.newTokens) } : {}) } } : c.type === "model" ? { ...c, params: { ...c.params, dtype } } : c
+  c.type === "grpo"
+    ? {
+      ...c,
+      params: {
+        ...c.params,
+        steps,
+        evalEvery: 0,
+        ...(named.newTokens ? { maxNewTokens: Number(named.newTokens) } : {}),
+      },
+    }
+    : c.type === "model"
+    ? { ...c, params: { ...c.params, dtype } }
+    : c
 );
 const parsed = parseNotebook({ ...demo, cells });
 if (!parsed.ok) throw new Error(`notebook: ${JSON.stringify(parsed.errors)}`);
@@ -33,19 +47,57 @@ const grpo = cells.find((c) => c.type === "grpo")?.params ?? {};
 const out = await Deno.makeTempDir({ prefix: "grpo-step-" });
 const env = denoEnv({ out, base: resolve("notebooks"), onLog: () => {} });
 const t0 = performance.now();
-await runNotebook(parsed.doc, env, { modelOverride: model, opts: { maxSteps: steps, seed: 1 }, onLog: (m) => console.error(m) });
+await runNotebook(parsed.doc, env, {
+  modelOverride: model,
+  opts: { maxSteps: steps, seed: 1 },
+  onLog: (m) => console.error(m),
+});
 const wall = (performance.now() - t0) / 1000;
-const records = decodeMetrics(await Deno.readTextFile(`${out}/metrics.jsonl`)).records.filter((r) => r.phase === "grpo");
-const rows = records.map((r) => ({ step: r.step, sample: r.ms?.sample ?? 0, score: r.ms?.score ?? 0, train: r.ms?.train ?? 0, sampleTokens: (r.tokensPerSec?.sample ?? 0) * (r.ms?.sample ?? 0) / 1000 }));
+const records = decodeMetrics(await Deno.readTextFile(`${out}/metrics.jsonl`)).records.filter((r) =>
+  r.phase === "grpo"
+);
+const rows = records.map((r) => ({
+  step: r.step,
+  sample: r.ms?.sample ?? 0,
+  score: r.ms?.score ?? 0,
+  train: r.ms?.train ?? 0,
+  sampleTokens: (r.tokensPerSec?.sample ?? 0) * (r.ms?.sample ?? 0) / 1000,
+}));
 const later = rows.slice(1);
 const mean = (k: "sample" | "score" | "train") => later.reduce((s, r) => s + r[k], 0) / Math.max(1, later.length);
 const result = {
-  webgpu, model, dtype, sampler: Deno.env.get("RLVR_SAMPLER") ?? "captured", batchQuestions: grpo.batchQuestions, G: grpo.G, maxNewTokens: grpo.maxNewTokens,
-  steps: rows, first: rows[0], meanLater: { sample: mean("sample"), score: mean("score"), train: mean("train"), total: mean("sample") + mean("score") + mean("train") }, wallSeconds: wall,
+  webgpu,
+  model,
+  dtype,
+  sampler: Deno.env.get("RLVR_SAMPLER") ?? "captured",
+  batchQuestions: grpo.batchQuestions,
+  G: grpo.G,
+  maxNewTokens: grpo.maxNewTokens,
+  steps: rows,
+  first: rows[0],
+  meanLater: {
+    sample: mean("sample"),
+    score: mean("score"),
+    train: mean("train"),
+    total: mean("sample") + mean("score") + mean("train"),
+  },
+  wallSeconds: wall,
 };
 const f = (x: number) => (x / 1000).toFixed(2);
-for (const r of rows) console.log(`grpo step ${r.step}: sample ${f(r.sample)} s (${r.sampleTokens.toFixed(0)} tokens), score ${f(r.score)} s, train ${f(r.train)} s; total ${f(r.sample + r.score + r.train)} s`);
-console.log(`mean of steps 2-${rows.length}: sample ${f(result.meanLater.sample)} s, score ${f(result.meanLater.score)} s, train ${f(result.meanLater.train)} s, total ${f(result.meanLater.total)} s (${webgpu}, sampler ${result.sampler}, ${dtype}, ${model})`);
+for (const r of rows) {
+  console.log(
+    `grpo step ${r.step}: sample ${f(r.sample)} s (${r.sampleTokens.toFixed(0)} tokens), score ${f(r.score)} s, train ${
+      f(r.train)
+    } s; total ${f(r.sample + r.score + r.train)} s`,
+  );
+}
+console.log(
+  `mean of steps 2-${rows.length}: sample ${f(result.meanLater.sample)} s, score ${
+    f(result.meanLater.score)
+  } s, train ${f(result.meanLater.train)} s, total ${
+    f(result.meanLater.total)
+  } s (${webgpu}, sampler ${result.sampler}, ${dtype}, ${model})`,
+);
 if (named.out) await Deno.writeTextFile(named.out, JSON.stringify(result, null, 1));
 await Deno.remove(out, { recursive: true });
 Deno.exit(0);

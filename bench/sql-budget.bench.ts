@@ -32,7 +32,7 @@ const SQL = await loadSqlJs();
 const dbs = new Map<string, GuardedDatabase>();
 const open = (p: string) => {
   let g = dbs.get(p);
-  if (!g) dbs.set(p, (g = new GuardedDatabase(SQL, Deno.readFileSync(p))));
+  if (!g) dbs.set(p, g = new GuardedDatabase(SQL, Deno.readFileSync(p)));
   return g;
 };
 /** Minimum wall ms over `reps` runs, or null when it fails. */
@@ -63,24 +63,52 @@ for (const it of items) {
   rows.push({ set: it.set, kind: "cocte", db: it.db, ms: alt.ms, gold_ms: gold.ms, sql: cte.cocte });
 }
 const q = (xs: number[], p: number) => xs[Math.min(xs.length - 1, Math.floor(p * xs.length))];
-const out: Record<string, unknown> = { reps, load_average: Deno.loadavg(), rewrites, rewrites_equal: equal, interruptible: SQL.deadlines !== null };
+const out: Record<string, unknown> = {
+  reps,
+  load_average: Deno.loadavg(),
+  rewrites,
+  rewrites_equal: equal,
+  interruptible: SQL.deadlines !== null,
+};
 for (const set of ["spider", "demo"]) {
   for (const kind of ["gold", "cocte"]) {
     const ms = rows.filter((r) => r.set === set && r.kind === kind).map((r) => r.ms).sort((a, b) => a - b);
     if (!ms.length) continue;
-    out[`${set}_${kind}`] = { n: ms.length, p50_ms: +q(ms, 0.5).toFixed(2), p99_ms: +q(ms, 0.99).toFixed(2), p999_ms: +q(ms, 0.999).toFixed(2), max_ms: +ms[ms.length - 1].toFixed(1) };
+    out[`${set}_${kind}`] = {
+      n: ms.length,
+      p50_ms: +q(ms, 0.5).toFixed(2),
+      p99_ms: +q(ms, 0.99).toFixed(2),
+      p999_ms: +q(ms, 0.999).toFixed(2),
+      max_ms: +ms[ms.length - 1].toFixed(1),
+    };
   }
 }
-const ratios = rows.filter((r) => r.kind === "cocte" && r.gold_ms > 1).map((r) => r.ms / r.gold_ms).sort((a, b) => a - b);
-out.cocte_over_gold_when_gold_over_1ms = { n: ratios.length, p50: +q(ratios, 0.5).toFixed(2), p99: +q(ratios, 0.99).toFixed(2), max: +(ratios.at(-1) ?? 0).toFixed(2) };
+const ratios = rows.filter((r) => r.kind === "cocte" && r.gold_ms > 1).map((r) => r.ms / r.gold_ms).sort((a, b) =>
+  a - b
+);
+out.cocte_over_gold_when_gold_over_1ms = {
+  n: ratios.length,
+  p50: +q(ratios, 0.5).toFixed(2),
+  p99: +q(ratios, 0.99).toFixed(2),
+  max: +(ratios.at(-1) ?? 0).toFixed(2),
+};
 // The recipe's rule (scoring.ts predictionTimeMs): limit = clamp(factor x the gold's time, floor, 30 s).
 // Correct answers it would have stopped, for a few floors and factors (0 wanted everywhere).
 const stopped: Record<string, number> = {};
 for (const floor of [50, 100, 250, 500]) {
   for (const factor of [2, 5, 10]) {
-    stopped[`floor_${floor}_x${factor}`] = rows.filter((r) => r.ms > Math.min(30_000, Math.max(floor, factor * r.gold_ms))).length;
+    stopped[`floor_${floor}_x${factor}`] = rows.filter((r) =>
+      r.ms > Math.min(30_000, Math.max(floor, factor * r.gold_ms))
+    ).length;
   }
 }
 out.correct_answers_stopped = stopped;
-out.slowest = [...rows].sort((a, b) => b.ms - a.ms).slice(0, 8).map((r) => ({ set: r.set, kind: r.kind, db: r.db, ms: +r.ms.toFixed(1), gold_ms: +r.gold_ms.toFixed(1), sql: r.sql.slice(0, 160) }));
+out.slowest = [...rows].sort((a, b) => b.ms - a.ms).slice(0, 8).map((r) => ({
+  set: r.set,
+  kind: r.kind,
+  db: r.db,
+  ms: +r.ms.toFixed(1),
+  gold_ms: +r.gold_ms.toFixed(1),
+  sql: r.sql.slice(0, 160),
+}));
 console.log(JSON.stringify(out, null, 1));

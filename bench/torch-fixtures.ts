@@ -31,11 +31,21 @@ for (const [k, arch] of ARCHS.entries()) {
   const batch = ids.map((s, i) => ({ ids: s, prompt_len: LENGTHS[i][1], advantage: ADVANTAGES[i] }));
   await Deno.writeTextFile(`${dir}/batch.json`, JSON.stringify(batch));
   (manifest.archs as Record<string, unknown>)[arch] = {
-    layers: m.config.numLayers, hidden: m.config.hiddenSize, heads: m.config.numHeads, kvHeads: m.config.numKvHeads,
-    headDim: m.config.headDim, vocab: m.config.vocabSize, tied: m.config.tieWordEmbeddings, r, alpha, targets: LORA_TARGETS,
+    layers: m.config.numLayers,
+    hidden: m.config.hiddenSize,
+    heads: m.config.numHeads,
+    kvHeads: m.config.numKvHeads,
+    headDim: m.config.headDim,
+    vocab: m.config.vocabSize,
+    tied: m.config.tieWordEmbeddings,
+    r,
+    alpha,
+    targets: LORA_TARGETS,
     loraTensors: adapter.tensors.size,
   };
-  console.error(`${arch}: ${dir} (${m.config.numLayers} layers, hidden ${m.config.hiddenSize}, LoRA r=${r} on ${LORA_TARGETS.length} targets, ${ids.length} sequences)`);
+  console.error(
+    `${arch}: ${dir} (${m.config.numLayers} layers, hidden ${m.config.hiddenSize}, LoRA r=${r} on ${LORA_TARGETS.length} targets, ${ids.length} sequences)`,
+  );
 }
 await Deno.writeTextFile(`${out}/manifest.json`, JSON.stringify(manifest, null, 2));
 console.log(JSON.stringify({ ok: true, out, archs: ARCHS }));

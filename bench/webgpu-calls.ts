@@ -8,7 +8,14 @@
 export type CallCounts = Record<string, { calls: number; ms: number }>;
 
 const METHODS: Record<string, readonly string[]> = {
-  GPUDevice: ["createBuffer", "createBindGroup", "createCommandEncoder", "createComputePipeline", "createComputePipelineAsync", "createShaderModule"],
+  GPUDevice: [
+    "createBuffer",
+    "createBindGroup",
+    "createCommandEncoder",
+    "createComputePipeline",
+    "createComputePipelineAsync",
+    "createShaderModule",
+  ],
   GPUQueue: ["submit", "writeBuffer", "onSubmittedWorkDone"],
   GPUCommandEncoder: ["beginComputePass", "copyBufferToBuffer", "finish", "clearBuffer", "resolveQuerySet"],
   GPUComputePassEncoder: ["setPipeline", "setBindGroup", "dispatchWorkgroups", "dispatchWorkgroupsIndirect", "end"],

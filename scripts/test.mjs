@@ -222,6 +222,15 @@ if (wanted.includes("typecheck")) {
     totals.passed++;
     console.log("type check ok");
   }
+  // The formatter's check (deno.json "fmt": line width 120) runs with the type check.
+  console.log("\n== format check (deno fmt --check)");
+  const f = spawnSync(process.execPath, [join(root, "scripts", "check-format.mjs")], { stdio: "inherit", cwd: root });
+  if (f.status !== 0) {
+    totals.failed++;
+    failedKinds.push("format");
+  } else {
+    totals.passed++;
+  }
 }
 if (wanted.includes("unit")) await runDenoTests("unit", files.unit, {});
 // The two GPU kinds run side by side (RLVR_TEST_SERIAL=1: one after the other): much of a software

@@ -20,19 +20,28 @@ type Cell = (typeof demo.cells)[number];
 const SIZES: Record<string, (c: Cell) => Record<string, unknown>> = {
   h200: (c) => {
     switch (c.type) {
-      case "warmup": return { samplesPerQuestion: 8 };
-      case "grpo": return { evalN: 96 };
-      default: return {};
+      case "warmup":
+        return { samplesPerQuestion: 8 };
+      case "grpo":
+        return { evalN: 96 };
+      default:
+        return {};
     }
   },
   tiny: (c) => {
     switch (c.type) {
-      case "dataset": return { limit: 2 };
-      case "evaluate": return { n: 2, maxNewTokens: 4 };
-      case "warmup": return { samplesPerQuestion: 2, maxNewTokens: 4 };
-      case "grpo": return { G: 2, batchQuestions: 1, steps: 2, maxNewTokens: 4, evalEvery: 1, evalN: 2 };
-      case "selfconsistency": return { N: 2, n: 2, maxNewTokens: 4 };
-      default: return {};
+      case "dataset":
+        return { limit: 2 };
+      case "evaluate":
+        return { n: 2, maxNewTokens: 4 };
+      case "warmup":
+        return { samplesPerQuestion: 2, maxNewTokens: 4 };
+      case "grpo":
+        return { G: 2, batchQuestions: 1, steps: 2, maxNewTokens: 4, evalEvery: 1, evalN: 2 };
+      case "selfconsistency":
+        return { N: 2, n: 2, maxNewTokens: 4 };
+      default:
+        return {};
     }
   },
 };
@@ -42,19 +51,37 @@ const named = new Map(opts.map((o) => [o.slice(0, o.indexOf("=")), o.slice(o.ind
 const name = named.get("name"), modes = (named.get("modes") ?? "knowledge,bird").split(",");
 const baselineOnly = named.get("stages") === "baseline";
 const onlySplits = named.get("splits")?.split(",");
-const bad = opts.filter((o) => !/^(stages=baseline|splits=[a-z-]+(,[a-z-]+)*|rftKeep=(better|correct)|(samples|epochs|rounds)=[1-9][0-9]*|perQuestion=[0-9]+|(lr|grpoLr)=[0-9.]+(e-?[0-9]+)?|grpoSteps=[1-9][0-9]*|name=[a-z0-9]+|modes=(knowledge|bird)(,(knowledge|bird))?)$/.test(o));
+const bad = opts.filter((o) =>
+  !/^(stages=baseline|splits=[a-z-]+(,[a-z-]+)*|rftKeep=(better|correct)|(samples|epochs|rounds)=[1-9][0-9]*|perQuestion=[0-9]+|(lr|grpoLr)=[0-9.]+(e-?[0-9]+)?|grpoSteps=[1-9][0-9]*|name=[a-z0-9]+|modes=(knowledge|bird)(,(knowledge|bird))?)$/
+    .test(o)
+);
 if (!out || !SIZES[size] || bad.length > 0) {
-  console.error(`usage: deno run -A bench/evidence/demo-notebooks.ts OUT_DIR [h200|tiny] [rftKeep=better|correct] [samples=N] [epochs=N] [rounds=N] [lr=X] [perQuestion=N] [grpoLr=X] [grpoSteps=N] [name=SUFFIX] [modes=knowledge,bird]${bad.length ? ` (not understood: ${bad.join(" ")})` : ""}`);
+  console.error(
+    `usage: deno run -A bench/evidence/demo-notebooks.ts OUT_DIR [h200|tiny] [rftKeep=better|correct] [samples=N] [epochs=N] [rounds=N] [lr=X] [perQuestion=N] [grpoLr=X] [grpoSteps=N] [name=SUFFIX] [modes=knowledge,bird]${
+      bad.length ? ` (not understood: ${bad.join(" ")})` : ""
+    }`,
+  );
   Deno.exit(2);
 }
 // Option -> the warm-up parameter it sets (all numbers but rftKeep).
-const WARMUP_OPTS: Record<string, string> = { rftKeep: "rftKeep", samples: "samplesPerQuestion", epochs: "epochs", rounds: "rounds", lr: "lr", perQuestion: "rftPerQuestion" };
+const WARMUP_OPTS: Record<string, string> = {
+  rftKeep: "rftKeep",
+  samples: "samplesPerQuestion",
+  epochs: "epochs",
+  rounds: "rounds",
+  lr: "lr",
+  perQuestion: "rftPerQuestion",
+};
 const warmupVariant = Object.fromEntries(
-  Object.entries(WARMUP_OPTS).filter(([o]) => named.has(o)).map(([o, k]) => [k, o === "rftKeep" ? named.get(o) : Number(named.get(o))]),
+  Object.entries(WARMUP_OPTS).filter(([o]) => named.has(o)).map((
+    [o, k],
+  ) => [k, o === "rftKeep" ? named.get(o) : Number(named.get(o))]),
 );
 // Option -> the GRPO parameter it sets.
 const GRPO_OPTS: Record<string, string> = { grpoLr: "lr", grpoSteps: "steps" };
-const grpoVariant = Object.fromEntries(Object.entries(GRPO_OPTS).filter(([o]) => named.has(o)).map(([o, k]) => [k, Number(named.get(o))]));
+const grpoVariant = Object.fromEntries(
+  Object.entries(GRPO_OPTS).filter(([o]) => named.has(o)).map(([o, k]) => [k, Number(named.get(o))]),
+);
 const variant = [
   ...Object.entries(warmupVariant).map(([k, v]) => `warm-up ${k} ${v}`),
   ...Object.entries(grpoVariant).map(([k, v]) => `GRPO ${k} ${v}`),
@@ -64,10 +91,24 @@ const written: string[] = [];
 for (const [mode, evidence] of [["knowledge", false], ["bird", true]] as const) {
   if (!modes.includes(mode)) continue;
   const kept = demo.cells.filter((c) => {
-    if (baselineOnly && (["warmup", "grpo", "selfconsistency", "export"].includes(c.type) || (c.type === "evaluate" && !c.id.startsWith("base-")))) return false;
-    return !(onlySplits && c.type === "evaluate" && !onlySplits.includes(String((c.params as { split?: string }).split)));
+    if (
+      baselineOnly &&
+      (["warmup", "grpo", "selfconsistency", "export"].includes(c.type) ||
+        (c.type === "evaluate" && !c.id.startsWith("base-")))
+    ) return false;
+    return !(onlySplits && c.type === "evaluate" &&
+      !onlySplits.includes(String((c.params as { split?: string }).split)));
   });
-  const cells = kept.map((c) => ({ ...c, params: { ...c.params, ...SIZES[size](c), ...(c.type === "prompt" ? { evidence } : {}), ...(c.type === "warmup" ? warmupVariant : {}), ...(c.type === "grpo" ? grpoVariant : {}) } }));
+  const cells = kept.map((c) => ({
+    ...c,
+    params: {
+      ...c.params,
+      ...SIZES[size](c),
+      ...(c.type === "prompt" ? { evidence } : {}),
+      ...(c.type === "warmup" ? warmupVariant : {}),
+      ...(c.type === "grpo" ? grpoVariant : {}),
+    },
+  }));
   const nb = { ...demo, title: `${demo.title} (${mode} mode, ${size}${variant ? `; ${variant}` : ""})`, cells };
   const file = `${out}/demo-${mode}${name ? `-${name}` : ""}.json`;
   await Deno.writeTextFile(file, JSON.stringify(nb, null, 1) + "\n");

@@ -51,21 +51,44 @@ const PROMPT_TOKENS = 1024 - 384;
 const COLD_EPOCHS = 32, COLD_LR = 0.001;
 // The coldsweep size's settings: passes over the chains and learning rate.
 const COLD_SWEEP: { epochs: number; lr: number }[] = [
-  { epochs: 4, lr: 0.0005 }, { epochs: 8, lr: 0.0005 }, { epochs: 16, lr: 0.0005 }, { epochs: 8, lr: 0.001 }, { epochs: 16, lr: 0.001 }, { epochs: 32, lr: 0.001 },
+  { epochs: 4, lr: 0.0005 },
+  { epochs: 8, lr: 0.0005 },
+  { epochs: 16, lr: 0.0005 },
+  { epochs: 8, lr: 0.001 },
+  { epochs: 16, lr: 0.001 },
+  { epochs: 32, lr: 0.001 },
 ];
 // tiny/cold cut every split of the dataset cell to this many questions.
 const limit = tiny ? { limit: 4 } : cold ? { limit: 24 } : {};
 const sets = {
   demo: {
     title: "the demo data with the demo model (BIRD mode)",
-    data: { id: "data", type: "dataset", params: { source: "demo", name: "demo", format: "rlvr", split: "train", devFraction: 0.1, seed: 1, ...limit } },
+    data: {
+      id: "data",
+      type: "dataset",
+      params: { source: "demo", name: "demo", format: "rlvr", split: "train", devFraction: 0.1, seed: 1, ...limit },
+    },
     evidence: true,
     eval: "test-concepts",
     extra: [{ id: "heldout_db", type: "evaluate", params: { split: "heldout-db", k: 1, maxNewTokens: TOKENS } }],
   },
   synth: {
     title: "synthetic-pattern questions over Spider databases held out of pretraining",
-    data: { id: "data", type: "dataset", params: { source: "url", questionsUrl: "synthetic-heldout/questions.jsonl", dbRoot: "synthetic-heldout/db", name: "synthetic-heldout", format: "rlvr", split: "train", devFraction: 0.35, seed: 1, ...limit } },
+    data: {
+      id: "data",
+      type: "dataset",
+      params: {
+        source: "url",
+        questionsUrl: "synthetic-heldout/questions.jsonl",
+        dbRoot: "synthetic-heldout/db",
+        name: "synthetic-heldout",
+        format: "rlvr",
+        split: "train",
+        devFraction: 0.35,
+        seed: 1,
+        ...limit,
+      },
+    },
     evidence: false,
     eval: "dev",
     extra: [],
@@ -78,29 +101,121 @@ for (const [name, s] of Object.entries(sets)) {
   const setup = [
     s.data,
     { id: "model", type: "model", params: { source: "demo", dtype: "f32", loraRank: 16, loraAlpha: 32 } },
-    { id: "prompt", type: "prompt", params: { template: "chain-of-ctes@2", maxPromptTokens: PROMPT_TOKENS, evidence: s.evidence } },
+    {
+      id: "prompt",
+      type: "prompt",
+      params: { template: "chain-of-ctes@2", maxPromptTokens: PROMPT_TOKENS, evidence: s.evidence },
+    },
     { id: "reward", type: "reward", params: { comparison: "set" } },
-    { id: "baseline", type: "evaluate", params: { split: s.eval, k: 1, maxNewTokens: tiny ? 16 : TOKENS, ...(cold ? { n: 16 } : {}) } },
-    { id: "cold", type: "warmup", params: { method: "sft", sftTargets: "cocte", rounds: 1, epochs: tiny ? 1 : COLD_EPOCHS, lr: COLD_LR } },
-    { id: "cold_eval", type: "evaluate", params: { split: s.eval, k: 1, maxNewTokens: tiny ? 16 : TOKENS, ...(cold ? { n: 16 } : {}) } },
+    {
+      id: "baseline",
+      type: "evaluate",
+      params: { split: s.eval, k: 1, maxNewTokens: tiny ? 16 : TOKENS, ...(cold ? { n: 16 } : {}) },
+    },
+    {
+      id: "cold",
+      type: "warmup",
+      params: { method: "sft", sftTargets: "cocte", rounds: 1, epochs: tiny ? 1 : COLD_EPOCHS, lr: COLD_LR },
+    },
+    {
+      id: "cold_eval",
+      type: "evaluate",
+      params: { split: s.eval, k: 1, maxNewTokens: tiny ? 16 : TOKENS, ...(cold ? { n: 16 } : {}) },
+    },
   ];
   const prmCells = [
-    { id: "labels", type: "prmdata", params: { chains: small ? 4 : 8, rollouts: 4, budget: small ? 24 : 48, maxSteps: 6, temperature: 1, maxNewTokens: TOKENS, questionsPerBatch: 16, balance: 1, ...(small ? { n: 96 } : {}), ...(tiny ? { chains: 2, rollouts: 2, budget: 4, questionsPerBatch: 4, dropUnparsed: false } : {}) } },
-    { id: "prm", type: "prmtrain", params: { labels: "process", loraRank: 16, loraAlpha: 32, lr: 0.0005, epochs: 3, batchChains: 16, devFraction: 0.15 } },
-    { id: "orm", type: "prmtrain", params: { labels: "outcome", loraRank: 16, loraAlpha: 32, lr: 0.0005, epochs: 3, batchChains: 16, devFraction: 0.15 } },
+    {
+      id: "labels",
+      type: "prmdata",
+      params: {
+        chains: small ? 4 : 8,
+        rollouts: 4,
+        budget: small ? 24 : 48,
+        maxSteps: 6,
+        temperature: 1,
+        maxNewTokens: TOKENS,
+        questionsPerBatch: 16,
+        balance: 1,
+        ...(small ? { n: 96 } : {}),
+        ...(tiny ? { chains: 2, rollouts: 2, budget: 4, questionsPerBatch: 4, dropUnparsed: false } : {}),
+      },
+    },
+    {
+      id: "prm",
+      type: "prmtrain",
+      params: {
+        labels: "process",
+        loraRank: 16,
+        loraAlpha: 32,
+        lr: 0.0005,
+        epochs: 3,
+        batchChains: 16,
+        devFraction: 0.15,
+      },
+    },
+    {
+      id: "orm",
+      type: "prmtrain",
+      params: {
+        labels: "outcome",
+        loraRank: 16,
+        loraAlpha: 32,
+        lr: 0.0005,
+        epochs: 3,
+        batchChains: 16,
+        devFraction: 0.15,
+      },
+    },
   ];
-  const sc = (id: string) => ({ id, type: "selfconsistency", params: { N: tiny ? 2 : 16, vote: "count", temperature: 0.8, split: s.eval, maxNewTokens: TOKENS, prm: ["prm", "orm"] } });
-  const grpo = (extra: Record<string, unknown>) => ({ id: "grpo", type: "grpo", params: { G: tiny ? 2 : 8, steps: tiny ? 2 : 20, batchQuestions: tiny ? 2 : 8, lr: 0.0002, kl: 0, maxNewTokens: TOKENS, evalEvery: 10, evalN: tiny ? 4 : 100, ...extra } });
+  const sc = (id: string) => ({
+    id,
+    type: "selfconsistency",
+    params: {
+      N: tiny ? 2 : 16,
+      vote: "count",
+      temperature: 0.8,
+      split: s.eval,
+      maxNewTokens: TOKENS,
+      prm: ["prm", "orm"],
+    },
+  });
+  const grpo = (extra: Record<string, unknown>) => ({
+    id: "grpo",
+    type: "grpo",
+    params: {
+      G: tiny ? 2 : 8,
+      steps: tiny ? 2 : 20,
+      batchQuestions: tiny ? 2 : 8,
+      lr: 0.0002,
+      kl: 0,
+      maxNewTokens: TOKENS,
+      evalEvery: 10,
+      evalN: tiny ? 4 : 100,
+      ...extra,
+    },
+  });
   const after = [{ id: "after", type: "evaluate", params: { split: s.eval, k: 1, maxNewTokens: TOKENS } }, ...s.extra];
-  const withPrm = { components: [{ name: "execution", weight: 1 }, { name: "error_penalty", weight: 1 }, { name: "prm", weight: 1 }] };
+  const withPrm = {
+    components: [{ name: "execution", weight: 1 }, { name: "error_penalty", weight: 1 }, { name: "prm", weight: 1 }],
+  };
   // coldsweep: the setup with each cold-start setting; the baseline only in the first.
   const sweepName = (e: number, lr: number) => `prm-${name}-cold-e${e}-lr${String(lr).replace("0.", "")}`;
   const sweepBooks = Object.fromEntries(COLD_SWEEP.map(({ epochs, lr }, i) => [
     sweepName(epochs, lr),
-    setup.filter((c) => i === 0 || c.id !== "baseline").map((c) => c.id === "cold" ? { ...c, params: { ...c.params, epochs, lr } } : c),
+    setup.filter((c) => i === 0 || c.id !== "baseline").map((c) =>
+      c.id === "cold" ? { ...c, params: { ...c.params, epochs, lr } } : c
+    ),
   ]));
   const notebooks: Record<string, unknown[]> = cold ? { [`prm-${name}-cold`]: setup } : sweep ? sweepBooks : {
-    [`prm-${name}`]: [...setup, ...prmCells, sc("sc_before"), { id: "reward_prm", type: "reward", params: { spec: withPrm } }, grpo({ stepAdvantage: "prm-weighted", prm: "prm" }), ...after, sc("sc_after")],
+    [`prm-${name}`]: [
+      ...setup,
+      ...prmCells,
+      sc("sc_before"),
+      { id: "reward_prm", type: "reward", params: { spec: withPrm } },
+      grpo({ stepAdvantage: "prm-weighted", prm: "prm" }),
+      ...after,
+      sc("sc_after"),
+    ],
     [`prm-${name}-outcome`]: [...setup, grpo({}), ...after],
     [`prm-${name}-stepnorm`]: [
       ...setup,
@@ -115,14 +230,31 @@ for (const [name, s] of Object.entries(sets)) {
   };
   const titles: Record<string, string> = {
     [`prm-${name}-cold`]: `Evidence (PRM): the CoCTE cold start alone on ${s.title} (24 questions per split)`,
-    [`prm-${name}`]: `Evidence (PRM): CoCTE cold start, PRM data, PRM and ORM, best-of-N, GRPO with PRM + outcome on ${s.title}`,
+    [`prm-${name}`]:
+      `Evidence (PRM): CoCTE cold start, PRM data, PRM and ORM, best-of-N, GRPO with PRM + outcome on ${s.title}`,
     [`prm-${name}-outcome`]: `Evidence (PRM): CoCTE cold start, GRPO with the outcome reward alone on ${s.title}`,
-    [`prm-${name}-stepnorm`]: `Evidence (PRM): CoCTE cold start, GRPO with PRM + outcome and per-step normalised advantages on ${s.title}`,
-    [`prm-${name}-diag`]: `Evidence (PRM): the CoCTE cold start and its evaluation alone on ${s.title}, for sample-check.ts`,
-    ...Object.fromEntries(COLD_SWEEP.map(({ epochs, lr }) => [sweepName(epochs, lr), `Evidence (PRM): the CoCTE cold start alone, ${epochs} passes at lr ${lr}, on ${s.title}`])),
+    [`prm-${name}-stepnorm`]:
+      `Evidence (PRM): CoCTE cold start, GRPO with PRM + outcome and per-step normalised advantages on ${s.title}`,
+    [`prm-${name}-diag`]:
+      `Evidence (PRM): the CoCTE cold start and its evaluation alone on ${s.title}, for sample-check.ts`,
+    ...Object.fromEntries(
+      COLD_SWEEP.map((
+        { epochs, lr },
+      ) => [
+        sweepName(epochs, lr),
+        `Evidence (PRM): the CoCTE cold start alone, ${epochs} passes at lr ${lr}, on ${s.title}`,
+      ]),
+    ),
   };
   for (const [file, cells] of Object.entries(notebooks)) {
-    await Deno.writeTextFile(`${out}/${file}.json`, JSON.stringify({ version: 1, title: `${titles[file]}${size === "full" || cold || sweep ? "" : ` (${size})`}`, cells }, null, 2) + "\n");
+    await Deno.writeTextFile(
+      `${out}/${file}.json`,
+      JSON.stringify(
+        { version: 1, title: `${titles[file]}${size === "full" || cold || sweep ? "" : ` (${size})`}`, cells },
+        null,
+        2,
+      ) + "\n",
+    );
     written.push(`${file}.json`);
   }
 }

@@ -17,8 +17,12 @@ const rng = new Rng(99);
 for (const db of ["shop", "subscriptions", "school"]) {
   const file = `public/demo/${db}/${db}.sqlite`;
   const s = await schemaOfFile(file, db, SYNTHETIC_VALUES);
-  const qs = syntheticQuestions(s, 40, new Rng(rng.nextU32()), () => true, BASIC_PATTERNS).filter((q) => EASY.includes(q.pattern)).slice(0, 4);
-  qs.forEach((q, i) => lines.push(JSON.stringify({ id: `${db}.${i}`, db_id: db, question: q.question, gold_sql: q.gold_sql })));
+  const qs = syntheticQuestions(s, 40, new Rng(rng.nextU32()), () => true, BASIC_PATTERNS).filter((q) =>
+    EASY.includes(q.pattern)
+  ).slice(0, 4);
+  qs.forEach((q, i) =>
+    lines.push(JSON.stringify({ id: `${db}.${i}`, db_id: db, question: q.question, gold_sql: q.gold_sql }))
+  );
   await Deno.mkdir(`${out}/db/${db}`, { recursive: true });
   await Deno.copyFile(file, `${out}/db/${db}/${db}.sqlite`);
 }
@@ -27,7 +31,19 @@ const notebook = {
   version: 1,
   title: "Probe: the demo model on synthetic-pattern questions over the demo's training databases",
   cells: [
-    { id: "data", type: "dataset", params: { source: "url", questionsUrl: "questions.jsonl", dbRoot: "db", name: "probe", format: "rlvr", split: "test", devFraction: 0 } },
+    {
+      id: "data",
+      type: "dataset",
+      params: {
+        source: "url",
+        questionsUrl: "questions.jsonl",
+        dbRoot: "db",
+        name: "probe",
+        format: "rlvr",
+        split: "test",
+        devFraction: 0,
+      },
+    },
     { id: "model", type: "model", params: { source: "demo", dtype: "f32", loraRank: 16, loraAlpha: 32 } },
     { id: "prompt", type: "prompt", params: { template: "omnisql@1", maxPromptTokens: 800 } },
     { id: "reward", type: "reward", params: { comparison: "set" } },

@@ -8,7 +8,9 @@ import { create, globals } from "../../node_modules/webgpu/index.js";
 const args = globalThis.Deno ? globalThis.Deno.args : globalThis.process.argv.slice(2);
 let calls = 0;
 const real = globalThis.setImmediate;
-globalThis.setImmediate = args[0] === "timeout" ? (f, ...a) => (calls++, setTimeout(f, 0, ...a)) : (f, ...a) => (calls++, real(f, ...a));
+globalThis.setImmediate = args[0] === "timeout"
+  ? (f, ...a) => (calls++, setTimeout(f, 0, ...a))
+  : (f, ...a) => (calls++, real(f, ...a));
 Object.assign(globalThis, globals);
 // Keep the GPU object referenced: dawn.node's instance goes with it when it is collected.
 const gpu = create(["backend=vulkan"]);
@@ -17,7 +19,10 @@ const d = await adapter.requestDevice();
 const code = `@group(0) @binding(0) var<storage, read_write> x: array<f32>;
 @compute @workgroup_size(64) fn main(@builtin(global_invocation_id) g: vec3u) {
   var a = x[g.x]; for (var i = 0u; i < 65536u; i++) { a = a * 1.0001 + 0.5; } x[g.x] = a; }`;
-const p = d.createComputePipeline({ layout: "auto", compute: { module: d.createShaderModule({ code }), entryPoint: "main" } });
+const p = d.createComputePipeline({
+  layout: "auto",
+  compute: { module: d.createShaderModule({ code }), entryPoint: "main" },
+});
 const b = d.createBuffer({ size: 65536 * 4, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC });
 const st = d.createBuffer({ size: 4, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
 const bg = d.createBindGroup({ layout: p.getBindGroupLayout(0), entries: [{ binding: 0, resource: { buffer: b } }] });
@@ -37,5 +42,10 @@ for (let r = 0; r < 8; r++) {
   st.unmap();
   ms.push(Math.round(performance.now() - t));
 }
-console.log(`${globalThis.Deno ? "deno" : "node"} ${args[0] ?? "spin"}: waits ${ms.join(" ")} ms, total ${Math.round(performance.now() - t0)} ms, setImmediate calls ${calls}`);
-if (globalThis.Deno) globalThis.Deno.exit(0); else globalThis.process.exit(0);
+console.log(
+  `${globalThis.Deno ? "deno" : "node"} ${args[0] ?? "spin"}: waits ${ms.join(" ")} ms, total ${
+    Math.round(performance.now() - t0)
+  } ms, setImmediate calls ${calls}`,
+);
+if (globalThis.Deno) globalThis.Deno.exit(0);
+else globalThis.process.exit(0);

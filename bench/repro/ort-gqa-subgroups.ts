@@ -10,7 +10,15 @@ const { OrtPolicy } = await import("../../src/model/policy.ts");
 const { makeTinyModel } = await import("../../src/model/tiny.ts");
 const { referenceLogprobs } = await import("../../src/model/reference.ts");
 
-const m = makeTinyModel("llama", { seed: 3, hidden: 32, heads: 4, kvHeads: 2, headDim: 8, layers: 1, intermediate: 48 });
+const m = makeTinyModel("llama", {
+  seed: 3,
+  hidden: 32,
+  heads: 4,
+  kvHeads: 2,
+  headDim: 8,
+  layers: 1,
+  intermediate: 48,
+});
 const ids = [Array.from({ length: 40 }, (_, i) => (i * 7 + 3) % m.config.vocabSize)];
 const want = referenceLogprobs(m.config, m.weights, ids).flat();
 for (const features of [[], ["subgroups"]] as GPUFeatureName[][]) {
@@ -21,11 +29,21 @@ for (const features of [[], ["subgroups"]] as GPUFeatureName[][]) {
     continue;
   }
   const device = await adapter.requestDevice({ requiredFeatures: features });
-  const policy = await OrtPolicy.create(m.config, m.weights, { dtype: "f32", maxPositions: 64, attention: "gqa", checkGqa: false, device });
+  const policy = await OrtPolicy.create(m.config, m.weights, {
+    dtype: "f32",
+    maxPositions: 64,
+    attention: "gqa",
+    checkGqa: false,
+    device,
+  });
   const got = (await policy.logprobs(ids)).flat();
   const err = got.map((x, i) => Math.abs(x - want[i]));
   const first = err.findIndex((e) => e > 1e-3);
-  console.log(`GQA, device features [${features.join(", ")}]: max |logp - float64| ${Math.max(...err).toExponential(2)}${first >= 0 ? `, first off at token ${first + 1}` : ""}`);
+  console.log(
+    `GQA, device features [${features.join(", ")}]: max |logp - float64| ${Math.max(...err).toExponential(2)}${
+      first >= 0 ? `, first off at token ${first + 1}` : ""
+    }`,
+  );
   await policy.release();
   device.destroy();
 }

@@ -17,7 +17,11 @@ const gpu = create(options);
 const adapter = await gpu.requestAdapter();
 if (!adapter) throw new Error("no adapter: set VK_DRIVER_FILES to a Vulkan driver");
 const device = await adapter.requestDevice();
-console.log(`${adapter.info.vendor} ${adapter.info.description}, workgroup memory zeroed by ${mode === "tint" ? "Tint (toggle off)" : "the driver (extension)"}`);
+console.log(
+  `${adapter.info.vendor} ${adapter.info.description}, workgroup memory zeroed by ${
+    mode === "tint" ? "Tint (toggle off)" : "the driver (extension)"
+  }`,
+);
 for (const n of [64, 256, 1024]) {
   const code = `var<workgroup> a: array<vec4f, ${n}>;
 @group(0) @binding(0) var<storage, read_write> o: array<vec4f>;
@@ -27,6 +31,9 @@ for (const n of [64, 256, 1024]) {
   o[i] = a[(i * 7u) % ${n}u];
 }`;
   const t = performance.now();
-  await device.createComputePipelineAsync({ layout: "auto", compute: { module: device.createShaderModule({ code }), entryPoint: "main" } });
+  await device.createComputePipelineAsync({
+    layout: "auto",
+    compute: { module: device.createShaderModule({ code }), entryPoint: "main" },
+  });
   console.log(`array<vec4f, ${n}> (${n * 16} bytes): pipeline in ${(performance.now() - t).toFixed(0)} ms`);
 }

@@ -25,7 +25,15 @@ import { numArg, pythonReference, round, type Suite, type SuiteContext } from ".
 const SHAPES = {
   tiny: { hidden: 48, layers: 2, heads: 6, kvHeads: 2, headDim: 8, intermediate: 72, vocabSize: 8192 },
   demo: { hidden: 384, layers: 8, heads: 6, kvHeads: 2, headDim: 64, intermediate: 1024, vocabSize: 8192 },
-  "qwen2.5-0.5b": { hidden: 896, layers: 24, heads: 14, kvHeads: 2, headDim: 64, intermediate: 4864, vocabSize: 151936 },
+  "qwen2.5-0.5b": {
+    hidden: 896,
+    layers: 24,
+    heads: 14,
+    kvHeads: 2,
+    headDim: 64,
+    intermediate: 4864,
+    vocabSize: 151936,
+  },
 } as const;
 
 type Cell = { id: string; type: string; params: Record<string, unknown> };
@@ -44,8 +52,12 @@ async function ensureModel(dir: string, shape: keyof typeof SHAPES, tokDir: stri
     return;
   } catch { /* write it */ }
   const m = makeTinyModel("qwen2", { seed: 1, ...SHAPES[shape], tieWordEmbeddings: true });
-  const read = async (f: string): Promise<Record<string, unknown>> => JSON.parse(await Deno.readTextFile(`${tokDir}/${f}`));
-  await writeHfFolder(dir, m, { tokenizerJson: await read("tokenizer.json"), tokenizerConfig: await read("tokenizer_config.json") }, {
+  const read = async (f: string): Promise<Record<string, unknown>> =>
+    JSON.parse(await Deno.readTextFile(`${tokDir}/${f}`));
+  await writeHfFolder(dir, m, {
+    tokenizerJson: await read("tokenizer.json"),
+    tokenizerConfig: await read("tokenizer_config.json"),
+  }, {
     dtype: "F16",
   });
 }
@@ -81,7 +93,9 @@ export function stepFigures(prefix: string, rows: ReturnType<typeof phasesOf>): 
   const f: Record<string, number> = {};
   f[`${prefix}_step_s`] = round(median(later.map((r) => r.wall)), 3);
   f[`${prefix}_step_min_s`] = round(Math.min(...later.map((r) => r.wall)), 3);
-  for (const k of ["sample", "score", "train", "between"] as const) f[`${prefix}_${k}_s`] = round(median(later.map((r) => r[k])), 3);
+  for (const k of ["sample", "score", "train", "between"] as const) {
+    f[`${prefix}_${k}_s`] = round(median(later.map((r) => r[k])), 3);
+  }
   f[`${prefix}_sample_tok_s`] = round(median(later.map((r) => r.sampleTokS)));
   f[`${prefix}_train_tok_s`] = round(median(later.map((r) => r.trainTokS)));
   f[`${prefix}_first_step_s`] = round(rows[0].sample + rows[0].score + rows[0].train, 3);
@@ -89,8 +103,19 @@ export function stepFigures(prefix: string, rows: ReturnType<typeof phasesOf>): 
 }
 
 /** Runs `cells` (with the GRPO cell's params overridden) by the recipe's runner on `model`; returns the run folder. */
-async function runCells(cells: Cell[], grpo: Record<string, unknown>, model: string, steps: number, base: string, out: string) {
-  const doc = { version: 1, title: "grpo-step suite", cells: cells.map((c) => c.type === "grpo" ? { ...c, params: { ...c.params, ...grpo } } : c) };
+async function runCells(
+  cells: Cell[],
+  grpo: Record<string, unknown>,
+  model: string,
+  steps: number,
+  base: string,
+  out: string,
+) {
+  const doc = {
+    version: 1,
+    title: "grpo-step suite",
+    cells: cells.map((c) => c.type === "grpo" ? { ...c, params: { ...c.params, ...grpo } } : c),
+  };
   const parsed = parseNotebook(doc);
   if (!parsed.ok) throw new Error(`notebook: ${JSON.stringify(parsed.errors)}`);
   await Deno.mkdir(out, { recursive: true });
@@ -110,9 +135,11 @@ async function readPhases(runDir: string) {
 function printRows(name: string, rows: ReturnType<typeof phasesOf>) {
   for (const r of rows) {
     console.log(
-      `${name} step ${r.step}: wall ${r.wall.toFixed(2)} s = sample ${r.sample.toFixed(2)} (${r.sampleTokS.toFixed(0)} tok/s) + score ${
-        r.score.toFixed(3)
-      } + train ${r.train.toFixed(2)} (${r.trainTokS.toFixed(0)} tok/s) + between ${r.between.toFixed(2)}`,
+      `${name} step ${r.step}: wall ${r.wall.toFixed(2)} s = sample ${r.sample.toFixed(2)} (${
+        r.sampleTokS.toFixed(0)
+      } tok/s) + score ${r.score.toFixed(3)} + train ${r.train.toFixed(2)} (${
+        r.trainTokS.toFixed(0)
+      } tok/s) + between ${r.between.toFixed(2)}`,
     );
   }
 }
@@ -131,7 +158,9 @@ async function run(ctx: SuiteContext) {
   // A dry run on a CPU adapter: hubShape=demo and a few new tokens (the record then says so in its notes).
   const hubShape = (ctx.args.get("hubShape") ?? "qwen2.5-0.5b") as keyof typeof SHAPES;
   const demoShape = (ctx.args.get("demoShape") ?? "demo") as keyof typeof SHAPES;
-  if (!(hubShape in SHAPES) || !(demoShape in SHAPES)) throw new Error(`hubShape, demoShape: one of ${Object.keys(SHAPES).join(", ")}`);
+  if (!(hubShape in SHAPES) || !(demoShape in SHAPES)) {
+    throw new Error(`hubShape, demoShape: one of ${Object.keys(SHAPES).join(", ")}`);
+  }
   const newTokens = ctx.args.get("newTokens") ? { maxNewTokens: numArg(ctx.args, "newTokens", 0) } : {};
   if (!Deno.env.get("RLVR_SAMPLER")) Deno.env.set("RLVR_SAMPLER", ctx.args.get("sampler") ?? "captured");
   const figures: Record<string, number> = {}, reference: Record<string, number> = {};
@@ -186,13 +215,22 @@ async function run(ctx: SuiteContext) {
       String(steps - 1),
       ...(newTokens.maxNewTokens ? ["--new", String(newTokens.maxNewTokens)] : []),
     ], "grpo-step-torch.json")) as {
-      steps: { sample: number; score: number; train: number; total: number; sampleTokensPerSecond: number; trainTokensPerSecond: number }[];
+      steps: {
+        sample: number;
+        score: number;
+        train: number;
+        total: number;
+        sampleTokensPerSecond: number;
+        trainTokensPerSecond: number;
+      }[];
       errors: string[];
     };
     if (r.steps.length === 0) throw new Error(`grpo_step.py measured no step: ${r.errors.join("; ")}`);
     reference.torch_hub_step_s = round(median(r.steps.map((s) => s.total)), 3);
     reference.torch_hub_step_min_s = round(Math.min(...r.steps.map((s) => s.total)), 3);
-    for (const k of ["sample", "score", "train"] as const) reference[`torch_hub_${k}_s`] = round(median(r.steps.map((s) => s[k])), 3);
+    for (const k of ["sample", "score", "train"] as const) {
+      reference[`torch_hub_${k}_s`] = round(median(r.steps.map((s) => s[k])), 3);
+    }
     reference.torch_hub_sample_tok_s = round(median(r.steps.map((s) => s.sampleTokensPerSecond)));
     reference.torch_hub_train_tok_s = round(median(r.steps.map((s) => s.trainTokensPerSecond)));
     if (figures.hub_step_s) figures.hub_vs_torch = round(reference.torch_hub_step_s / figures.hub_step_s, 3);
@@ -203,19 +241,34 @@ async function run(ctx: SuiteContext) {
     const keep = new Set(["gpu", "dataset", "model", "prompt", "reward", "grpo"]);
     const cells = demo.cells.filter((c) => keep.has(c.type));
     const demoOut = `${ctx.out}/demo-run`;
-    await runCells(cells, { evalEvery: 0, dropEqualGroups: false, ...newTokens }, demoModel, demoSteps, notebooks, demoOut);
+    await runCells(
+      cells,
+      { evalEvery: 0, dropEqualGroups: false, ...newTokens },
+      demoModel,
+      demoSteps,
+      notebooks,
+      demoOut,
+    );
     const rows = await readPhases(demoOut);
     printRows("demo", rows);
     Object.assign(figures, stepFigures("demo", rows));
   }
   notes.push(
     `hub: notebooks/hub-qwen-coder.json's GRPO cell on Spider ${db}, random Qwen2.5-0.5B-shaped q4 model with the demo tokenizer, ` +
-      `sampler ${Deno.env.get("RLVR_SAMPLER")}, ${steps} steps (figures: the later ${steps - 1}); demo: notebooks/demo.json's GRPO ` +
+      `sampler ${Deno.env.get("RLVR_SAMPLER")}, ${steps} steps (figures: the later ${
+        steps - 1
+      }); demo: notebooks/demo.json's GRPO ` +
       `cell on a random demo-shaped model, ${demoSteps} steps; dropEqualGroups off and no evaluations in both; random weights run ` +
       `every sample to its length. torch: bench/torch/grpo_step.py on our hub run's prompts (bf16, sdpa, PEFT, AdamW).`,
   );
-  if (hubShape !== "qwen2.5-0.5b" || demoShape !== "demo" || newTokens.maxNewTokens) notes.push(`DRY RUN: shapes ${hubShape} / ${demoShape}, new tokens ${newTokens.maxNewTokens ?? "as the notebooks"}`);
-  if (Deno.env.get("RLVR_ORT_PENDING_DISPATCHES")) notes.push(`RLVR_ORT_PENDING_DISPATCHES=${Deno.env.get("RLVR_ORT_PENDING_DISPATCHES")}`);
+  if (hubShape !== "qwen2.5-0.5b" || demoShape !== "demo" || newTokens.maxNewTokens) {
+    notes.push(
+      `DRY RUN: shapes ${hubShape} / ${demoShape}, new tokens ${newTokens.maxNewTokens ?? "as the notebooks"}`,
+    );
+  }
+  if (Deno.env.get("RLVR_ORT_PENDING_DISPATCHES")) {
+    notes.push(`RLVR_ORT_PENDING_DISPATCHES=${Deno.env.get("RLVR_ORT_PENDING_DISPATCHES")}`);
+  }
   return { figures, reference, notes: notes.join(" "), runs: Math.max(1, steps - 1) };
 }
 
