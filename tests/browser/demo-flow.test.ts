@@ -160,9 +160,9 @@ Deno.test({
         `run took ${((Date.now() - t0) / 1000).toFixed(0)} s; ${await entries
           .count()} phases in the cells' progress logs, cells in view: ${JSON.stringify(seen.inView)}`,
       );
-      // Every runnable cell is counted in the bar ("i of 17"), and the run went through them in order.
+      // Every runnable cell is counted in the bar ("i of 20"), and the run went through them in order.
       assert(
-        seen.where.some((w) => / of 17 · Model “model”/.test(w)) && seen.where.some((w) => /of 17 · GRPO/.test(w)),
+        seen.where.some((w) => / of 20 · Model “model”/.test(w)) && seen.where.some((w) => /of 20 · GRPO/.test(w)),
         seen.where.join(" | "),
       );
       const log = await page.evaluate(() =>
