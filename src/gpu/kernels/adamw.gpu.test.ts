@@ -2,9 +2,9 @@ import { assert, assertClose, assertEquals } from "../../../tests/assert.ts";
 import { Rng } from "../../core/rng.ts";
 import { poison, readF32, requestGpu, storageBuffer } from "../device.ts";
 import { type AdamWHyper, encodeAdamW } from "./adamw.ts";
-import { adamwRef } from "./adamw.ref.ts";
+import { adamwRef } from "../../../tests/gpu-ref/adamw.ref.ts";
 import { encodeGradNorm, gradNormPartialsBytes, gradStatsBuffer, readGradStats } from "./gradnorm.ts";
-import { gradNormRef } from "./gradnorm.ref.ts";
+import { gradNormRef } from "../../../tests/gpu-ref/gradnorm.ref.ts";
 
 const gpu = await requestGpu();
 const { device } = gpu;

@@ -1,12 +1,20 @@
 // Wrapper of adamw.wgsl: one AdamW step over flat (n) f32 buffers param, grad, m and v, clipped
 // and possibly skipped according to a stats buffer written by encodeGradNorm.
 import { computePipeline, dispatch, uniformBuffer } from "../device.ts";
-import type { AdamWHyper } from "./adamw.ref.ts";
 import source from "./adamw.wgsl" with { type: "text" };
 import { gradStatsBuffer } from "./gradnorm.ts";
 import { grid, packParams } from "./layer-common.ts";
 
-export type { AdamWHyper } from "./adamw.ref.ts";
+/** AdamW hyperparameters of one step. */
+export interface AdamWHyper {
+  lr: number;
+  beta1: number;
+  beta2: number;
+  eps: number;
+  weightDecay: number;
+  /** Step number t, from 1: bias corrections 1 - beta^t. */
+  step: number;
+}
 
 const WG = 256;
 

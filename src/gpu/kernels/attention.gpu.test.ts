@@ -10,7 +10,7 @@ import {
   encodeAttentionForward,
   forwardBlockedWords,
 } from "./attention.ts";
-import { attentionBackwardRef, type AttentionDims, attentionForwardRef } from "./attention.ref.ts";
+import { attentionBackwardRef, type AttentionDims, attentionForwardRef } from "../../../tests/gpu-ref/attention.ref.ts";
 
 const gpu = await requestGpu();
 

@@ -6,7 +6,6 @@
 // results narrowed back.
 // Layouts in docs/kernels.md.
 import { CALL_SCRATCH, computePipeline, dispatch, sharedScratch, uniformBuffer } from "../device.ts";
-import type { AttentionDims } from "./attention.ref.ts";
 import { grid } from "./layer-common.ts";
 import { scratchBuffer } from "./matmul.ts";
 import type { Bindable } from "../recorder.ts";
@@ -24,7 +23,14 @@ import padSource from "./attention_pad.wgsl" with { type: "text" };
 
 import { expandKernel } from "./wgsl-parts.ts";
 
-export type { AttentionDims } from "./attention.ref.ts";
+/** Shapes shared by the attention kernels and their reference. */
+export interface AttentionDims {
+  B: number;
+  T: number;
+  H: number;
+  Hkv: number;
+  D: number;
+}
 
 /** An attention kernel's source with attention_dims.wgsl (Dims, qRow, kvRow, statAt) appended. */
 function withDims(kernel: string): string {

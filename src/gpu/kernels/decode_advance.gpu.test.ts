@@ -2,7 +2,7 @@ import { assertEquals } from "../../../tests/assert.ts";
 import { Rng } from "../../core/rng.ts";
 import { readBuffer, requestGpu, storageBuffer } from "../device.ts";
 import { DecodeAdvance } from "./decode_advance.ts";
-import { advanceRef } from "./decode_advance.ref.ts";
+import { advanceRef } from "../../../tests/gpu-ref/decode_advance.ref.ts";
 
 const gpu = await requestGpu();
 

@@ -2,7 +2,7 @@ import { assertClose, assertEquals } from "../../../tests/assert.ts";
 import { Rng } from "../../core/rng.ts";
 import { poison, readF32, requestGpu, storageBuffer } from "../device.ts";
 import { type EmbeddingDims, encodeEmbeddingLinks, encodeEmbeddingScatter } from "./embedding.ts";
-import { embeddingBackwardRef } from "./embedding.ref.ts";
+import { embeddingBackwardRef } from "../../../tests/gpu-ref/embedding.ref.ts";
 
 const gpu = await requestGpu();
 

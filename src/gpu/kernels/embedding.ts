@@ -1,12 +1,16 @@
 // Wrapper of the embedding gradient kernels: the deterministic scatter-add of (N, C) rows into a (V, C) table by u32
 // ids (links pass, then one thread per (first row, channel)). The gather: model/ops.ts.
 import { computePipeline, dispatch, uniformBuffer } from "../device.ts";
-import type { EmbeddingDims } from "./embedding.ref.ts";
 import backwardSource from "./embedding_backward.wgsl" with { type: "text" };
 import linksSource from "./embedding_links.wgsl" with { type: "text" };
 import { grid, packParams } from "./layer-common.ts";
 
-export type { EmbeddingDims } from "./embedding.ref.ts";
+/** Shape shared by the kernels and the reference. */
+export interface EmbeddingDims {
+  N: number;
+  C: number;
+  V: number;
+}
 
 const WG = 256;
 

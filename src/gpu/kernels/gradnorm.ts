@@ -9,12 +9,19 @@ import {
   uniformBuffer,
   writeBuffer,
 } from "../device.ts";
-import type { GradStats } from "./gradnorm.ref.ts";
 import finalSource from "./gradnorm_final.wgsl" with { type: "text" };
 import partialSource from "./gradnorm_partial.wgsl" with { type: "text" };
 import { packParams } from "./layer-common.ts";
 
-export type { GradStats } from "./gradnorm.ref.ts";
+/** What the two passes leave in the stats buffer (see gradnorm_final.wgsl). */
+export interface GradStats {
+  sumsq: number;
+  norm: number;
+  /** min(1, maxNorm / (norm + 1e-6)), or 1 when maxNorm <= 0. */
+  clip: number;
+  /** Some gradient element (or the sum of squares) was NaN or Inf. */
+  nonFinite: boolean;
+}
 
 const WG = 256;
 /** Most workgroups (partials) per gradient buffer; each thread then strides over the rest. */

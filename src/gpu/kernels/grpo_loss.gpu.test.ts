@@ -3,7 +3,7 @@ import { AGGREGATIONS } from "../../core/grpo.ts";
 import { Rng } from "../../core/rng.ts";
 import { poison, readF32, requestGpu, storageBuffer } from "../device.ts";
 import { encodeGrpoLoss, grpoStatsBuffer, readGrpoStats } from "./grpo_loss.ts";
-import { aggregationWeights, entropyMean, grpoLoss } from "./grpo_loss.ref.ts";
+import { aggregationWeights, entropyMean, grpoLoss } from "../../../tests/gpu-ref/grpo_loss.ref.ts";
 
 const gpu = await requestGpu();
 

@@ -5,7 +5,7 @@ import { assertEquals } from "../../../tests/assert.ts";
 import { Rng } from "../../core/rng.ts";
 import { readBuffer, requestGpu, storageBuffer } from "../device.ts";
 import { KvLoad } from "./kv_load.ts";
-import { kvLoadRef } from "./kv_load.ref.ts";
+import { kvLoadRef } from "../../../tests/gpu-ref/kv_load.ref.ts";
 
 const gpu = await requestGpu();
 

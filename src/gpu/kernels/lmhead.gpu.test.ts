@@ -11,7 +11,7 @@ import {
   lmheadScratchBytes,
   lmheadWindow,
 } from "./lmhead.ts";
-import { lmheadBackwardRef, type LmHeadDims, lmheadForwardRef } from "./lmhead.ref.ts";
+import { lmheadBackwardRef, type LmHeadDims, lmheadForwardRef } from "../../../tests/gpu-ref/lmhead.ref.ts";
 
 const gpu = await requestGpu();
 const IGNORE = 0xffffffff;

@@ -3,7 +3,6 @@
 // over V: dz on 128x128 tiles, then dh and, for full fine-tuning, dW). Layouts in docs/kernels.md.
 import { computePipeline, dispatch, storageBuffer, uniformBuffer } from "../device.ts";
 import { checkSizes } from "./attention.ts";
-import type { LmHeadDims } from "./lmhead.ref.ts";
 import partialSource from "./lmhead.wgsl" with { type: "text" };
 import partialCommon from "./lmhead_partials_common.wgsl" with { type: "text" };
 import combineSource from "./lmhead_combine.wgsl" with { type: "text" };
@@ -12,7 +11,12 @@ import gradCommon from "./lmhead_grad_common.wgsl" with { type: "text" };
 import { encodeMatmulBindings } from "./matmul.ts";
 import { expandKernel } from "./wgsl-parts.ts";
 
-export type { LmHeadDims } from "./lmhead.ref.ts";
+/** Sizes of the vocabulary head. */
+export interface LmHeadDims {
+  N: number;
+  C: number;
+  V: number;
+}
 
 /** Forward buffers: h (N, C), w (V, C), targets (N) u32; logp, lse, entropy (N); partials from lmheadPartialsBytes. */
 export interface LmHeadForwardBuffers {

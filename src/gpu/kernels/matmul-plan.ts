@@ -7,9 +7,20 @@
 // Products with few output tiles and a long contracted dimension are split along K: the slices run as the batches of
 // one dispatch into a scratch buffer, and matmul_splitk_reduce.wgsl sums them into C.
 import { perfSwitches } from "../switches.ts";
-import type { MatmulOpts } from "./matmul.ref.ts";
 
-export type { MatmulOpts } from "./matmul.ref.ts";
+/** Options shared by the kernel and its reference. */
+export interface MatmulOpts {
+  M: number;
+  N: number;
+  K: number;
+  batch?: number;
+  transA?: boolean; // A stored (K, M)
+  transB?: boolean; // B stored (N, K)
+  alpha?: number;
+  /** Share one A (or B) across the batch. */
+  broadcastA?: boolean;
+  broadcastB?: boolean;
+}
 
 /** The matmul kernels. */
 export const MATMUL_VARIANTS = ["tile64", "tile96h", "narrow"] as const;

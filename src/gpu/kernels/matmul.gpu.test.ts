@@ -3,7 +3,7 @@ import { Rng } from "../../core/rng.ts";
 import { poison, readF32, requestGpu, storageBuffer } from "../device.ts";
 import { fromF16, toF16 } from "../../model/half.ts";
 import { encodeMatmul, type EncodeMatmulOpts, MATMUL_VARIANTS, type MatmulVariant, pickMatmul } from "./matmul.ts";
-import { matmulRef } from "./matmul.ref.ts";
+import { matmulRef } from "../../../tests/gpu-ref/matmul.ref.ts";
 import type { PerfSwitches } from "../switches.ts";
 
 const gpu = await requestGpu();

@@ -2,7 +2,12 @@ import { assert, assertClose } from "../../../tests/assert.ts";
 import { Rng } from "../../core/rng.ts";
 import { poison, readF32, requestGpu, storageBuffer } from "../device.ts";
 import { encodePrmBce, encodePrmHeadBackward, encodePrmHeadForward, encodePrmHeadWeightGrad } from "./prm_head.ts";
-import { prmBceRef, prmHeadBackwardRef, type PrmHeadDims, prmHeadForwardRef } from "./prm_head.ref.ts";
+import {
+  prmBceRef,
+  prmHeadBackwardRef,
+  type PrmHeadDims,
+  prmHeadForwardRef,
+} from "../../../tests/gpu-ref/prm_head.ref.ts";
 
 const gpu = await requestGpu();
 

@@ -1,16 +1,19 @@
 // Wrappers of the PRM's scalar head: prm_head_forward.wgsl (z = h w + b), prm_head_loss.wgsl
 // (weighted BCE on logits and dL/dz), prm_head_backward.wgsl (dh = dz w) and prm_head_dw.wgsl
-// (dw = dz^T h, db = sum dz). Formulas in prm_head.ref.ts.
+// (dw = dz^T h, db = sum dz). Formulas in tests/gpu-ref/prm_head.ref.ts.
 import { computePipeline, dispatch, uniformBuffer } from "../device.ts";
 import { checkSizes } from "./attention.ts";
 import { fitPow2, grid, packParams } from "./layer-common.ts";
-import type { PrmHeadDims } from "./prm_head.ref.ts";
 import forwardSource from "./prm_head_forward.wgsl" with { type: "text" };
 import lossSource from "./prm_head_loss.wgsl" with { type: "text" };
 import backwardSource from "./prm_head_backward.wgsl" with { type: "text" };
 import dwSource from "./prm_head_dw.wgsl" with { type: "text" };
 
-export type { PrmHeadDims } from "./prm_head.ref.ts";
+/** Sizes of the head. */
+export interface PrmHeadDims {
+  N: number;
+  C: number;
+}
 
 const WG = 256;
 const DW_WG = 64;

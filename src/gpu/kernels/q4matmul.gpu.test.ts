@@ -10,7 +10,13 @@ import {
   type Q4Variant,
   uploadQ4,
 } from "./q4matmul.ts";
-import { dequantQ4Ref, q4Geometry, q4MatmulRef, q4MatmulTransposedRef, type Q4Weight } from "./q4matmul.ref.ts";
+import {
+  dequantQ4Ref,
+  q4Geometry,
+  q4MatmulRef,
+  q4MatmulTransposedRef,
+  type Q4Weight,
+} from "../../../tests/gpu-ref/q4matmul.ref.ts";
 
 const gpu = await requestGpu();
 
@@ -241,7 +247,7 @@ Deno.test("q4matmul and its transpose, tile128 with contracted steps of 8 and 16
 Deno.test("q4matmul and its transpose with the LoRA tail: inside the 128-tile kernels, split and unsplit, with bias and accumulate; the separate product on tile64; against float64", async () => {
   const { device } = gpu;
   const { setPerfSwitches } = await import("../switches.ts");
-  const { matmulRef } = await import("./matmul.ref.ts");
+  const { matmulRef } = await import("../../../tests/gpu-ref/matmul.ref.ts");
   const prev = setPerfSwitches({});
   try {
     let seed = 700;
@@ -356,7 +362,7 @@ Deno.test("q4 dequant kernel (switch q4deq): W (Nout, K) and W^T (K, Nout) bitwi
 Deno.test("q4matmul and its transpose under q4deq (W dequantised into the call scratch, then the f32 kernels): against float64 with bias, accumulate and the LoRA tail, split and unsplit; the q4 kernels below Q4_DEQUANT_MIN_ROWS at q4deq=1, where the dequantised side is not a multiple of 4, with a forced kernel, and at q4deq=0", async () => {
   const { device } = gpu;
   const { setPerfSwitches } = await import("../switches.ts");
-  const { matmulRef } = await import("./matmul.ref.ts");
+  const { matmulRef } = await import("../../../tests/gpu-ref/matmul.ref.ts");
   const { watchPassLabels } = await import("../../../tests/pass-labels.ts");
   const { q4Dequantises, Q4_DEQUANT_MIN_ROWS } = await import("./q4matmul.ts");
   const prev = setPerfSwitches({});

@@ -6,7 +6,7 @@ import { createSession, ort } from "../../model/onnx/ort.ts";
 import { DT, GraphBuilder } from "../../model/onnx/proto.ts";
 import { poison, readF32, requestGpu, storageBuffer } from "../device.ts";
 import { encodeQ4Matmul, uploadQ4 } from "./q4matmul.ts";
-import { q4Geometry, q4MatmulRef, type Q4Weight } from "./q4matmul.ref.ts";
+import { q4Geometry, q4MatmulRef, type Q4Weight } from "../../../tests/gpu-ref/q4matmul.ref.ts";
 
 const gpu = await requestGpu();
 

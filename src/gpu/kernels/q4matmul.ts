@@ -23,7 +23,6 @@ import {
   wideSplitSlices,
 } from "./matmul.ts";
 import { q4TileBody } from "./matmul-source.ts";
-import { q4Geometry, type Q4Weight } from "./q4matmul.ref.ts";
 import forwardSource from "./q4matmul.wgsl" with { type: "text" };
 import forward128Source from "./q4matmul_t128.wgsl" with { type: "text" };
 import transposedSource from "./q4matmul_t.wgsl" with { type: "text" };
@@ -31,7 +30,23 @@ import transposed128Source from "./q4matmul_t_t128.wgsl" with { type: "text" };
 import commonSource from "./q4matmul_common.wgsl" with { type: "text" };
 import dequantSource from "./q4_dequant.wgsl" with { type: "text" };
 
-export { dequantQ4Ref, Q4_BLOCK, q4Geometry, type Q4Weight } from "./q4matmul.ref.ts";
+/** Elements per quantisation block. */
+export const Q4_BLOCK = 32;
+
+/** A weight in MatMulNBits layout (bits 4, block 32). */
+export interface Q4Weight {
+  Nout: number;
+  K: number;
+  packed: Uint8Array; // (Nout, nb, 16)
+  scales: Float32Array; // (Nout, nb)
+  zeroPoints?: Uint8Array; // (Nout, ceil(nb / 2))
+}
+
+/** Blocks per row and zero-point bytes per row for `K` input features. */
+export function q4Geometry(K: number): { nb: number; zpBytes: number } {
+  const nb = Math.ceil(K / Q4_BLOCK);
+  return { nb, zpBytes: Math.ceil(nb / 2) };
+}
 
 /** A q4 weight resident on the GPU: packed nibbles, scales and optional packed zero points. */
 export interface Q4WeightGpu {

@@ -9,7 +9,7 @@ import {
   rmsnormDwScratchBytes,
   rmsnormSubgroups,
 } from "./rmsnorm.ts";
-import { rmsnormBackwardRef, rmsnormForwardRef } from "./rmsnorm.ref.ts";
+import { rmsnormBackwardRef, rmsnormForwardRef } from "../../../tests/gpu-ref/rmsnorm.ref.ts";
 
 const gpu = await requestGpu();
 

@@ -4,7 +4,6 @@
 // `subgroups`), through workgroup memory elsewhere (rmsnorm_forward.wgsl, rmsnorm_backward.wgsl).
 import { computePipeline, dispatch, sharedScratch, uniformBuffer } from "../device.ts";
 import { fitPow2, grid, packParams } from "./layer-common.ts";
-import type { RmsNormDims } from "./rmsnorm.ref.ts";
 import dwReduceSource from "./rmsnorm_dw_reduce.wgsl" with { type: "text" };
 import dwSource from "./rmsnorm_dw.wgsl" with { type: "text" };
 import backwardSource from "./rmsnorm_backward.wgsl" with { type: "text" };
@@ -12,7 +11,13 @@ import backwardSgSource from "./rmsnorm_backward_sg.wgsl" with { type: "text" };
 import forwardSource from "./rmsnorm_forward.wgsl" with { type: "text" };
 import forwardSgSource from "./rmsnorm_forward_sg.wgsl" with { type: "text" };
 
-export type { RmsNormDims } from "./rmsnorm.ref.ts";
+/** Shape and epsilon shared by the kernels and the reference. */
+export interface RmsNormDims {
+  /** Rows R: N tokens, or N*H for Qwen3's per-head q/k norms (then C = D). */
+  rows: number;
+  C: number;
+  eps: number;
+}
 
 /** Threads per row: a power of two fitted to C, between 32 and 256. */
 function rowThreads(C: number): number {

@@ -2,7 +2,7 @@ import { assertClose } from "../../../tests/assert.ts";
 import { Rng } from "../../core/rng.ts";
 import { poison, readF32, requestGpu, storageBuffer } from "../device.ts";
 import { encodeRope, type RopeDims } from "./rope.ts";
-import { defaultInvFreq, ropeRef } from "./rope.ref.ts";
+import { defaultInvFreq, ropeRef } from "../../../tests/gpu-ref/rope.ref.ts";
 
 const gpu = await requestGpu();
 

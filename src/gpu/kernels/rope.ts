@@ -1,10 +1,14 @@
 // Wrapper of rope.wgsl: rotary embedding of (N, H, D) rows at u32 positions, forward or backward.
 import { computePipeline, dispatch, uniformBuffer } from "../device.ts";
 import { grid, packParams } from "./layer-common.ts";
-import type { RopeDims } from "./rope.ref.ts";
 import source from "./rope.wgsl" with { type: "text" };
 
-export type { RopeDims } from "./rope.ref.ts";
+/** Shape shared by the kernel and the reference. */
+export interface RopeDims {
+  N: number;
+  H: number;
+  D: number;
+}
 
 const WG = 256;
 

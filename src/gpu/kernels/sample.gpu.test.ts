@@ -5,7 +5,7 @@ import { assert, assertClose, assertEquals } from "../../../tests/assert.ts";
 import { Rng } from "../../core/rng.ts";
 import { readBuffer, requestGpu, storageBuffer } from "../device.ts";
 import { type ChoiceParams, TokenChooser } from "./sample.ts";
-import { chooseRef } from "./sample.ref.ts";
+import { chooseRef } from "../../../tests/gpu-ref/sample.ref.ts";
 
 const gpu = await requestGpu();
 /** Boundaries closer than this (relative) to a float32 sum are skipped: measured, the GPU agrees to 1e-7. */

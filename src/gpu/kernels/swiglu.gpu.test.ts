@@ -2,7 +2,7 @@ import { assert, assertClose } from "../../../tests/assert.ts";
 import { Rng } from "../../core/rng.ts";
 import { poison, readF32, requestGpu, storageBuffer } from "../device.ts";
 import { encodeSwigluBackward, encodeSwigluForward } from "./swiglu.ts";
-import { swigluBackwardRef, swigluForwardRef } from "./swiglu.ref.ts";
+import { swigluBackwardRef, swigluForwardRef } from "../../../tests/gpu-ref/swiglu.ref.ts";
 
 const gpu = await requestGpu();
 

@@ -2,7 +2,7 @@ import { assertClose } from "../../../tests/assert.ts";
 import { Rng } from "../../core/rng.ts";
 import { poison, readF32, requestGpu, storageBuffer } from "../device.ts";
 import { encodeEmbedding, encodeEmbeddingBackward, encodeRowGather, encodeRowScatter } from "./ops.ts";
-import { embeddingBackwardRef, embeddingRef, rowGatherRef, rowScatterRef } from "./ops.ref.ts";
+import { embeddingBackwardRef, embeddingRef, rowGatherRef, rowScatterRef } from "../../../tests/gpu-ref/ops.ref.ts";
 
 const gpu = await requestGpu();
 const { device } = gpu;

@@ -6,7 +6,7 @@ import { referenceLogits } from "../../model/reference.ts";
 import { makeTinyModel } from "../../model/tiny.ts";
 import { readF32, requestGpu } from "../device.ts";
 import { destroyFullParams, fullParams } from "../model/full.ts";
-import { adamwRef } from "../kernels/adamw.ref.ts";
+import { adamwRef } from "../../../tests/gpu-ref/adamw.ref.ts";
 import {
   destroyAdapter,
   destroyModel,

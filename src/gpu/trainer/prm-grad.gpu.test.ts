@@ -7,7 +7,7 @@ import type { Weights } from "../../model/tensor.ts";
 import { makeTinyModel } from "../../model/tiny.ts";
 import { requestGpu } from "../device.ts";
 import { destroyAdapter, destroyModel, readAdapterGrads, uploadAdapter, uploadModel } from "../model/state.ts";
-import { referencePrmLogits, referencePrmLoss } from "./prm.ref.ts";
+import { referencePrmLogits, referencePrmLoss } from "../../../tests/gpu-ref/prm.ref.ts";
 import { destroyPrmHead, type PrmExample, prmGradients, prmScores, readPrmHead, uploadPrmHead } from "./prm-step.ts";
 
 const gpu = await requestGpu();

@@ -2,7 +2,7 @@
 // and a scalar head over the last hidden state (after model.norm). The score of a step is
 // sigmoid(h_t . w + b) read at the step's last token t; training minimises the weighted binary
 // cross-entropy of those scores against the step labels, back through the head into the adapter.
-// Math: src/gpu/kernels/prm_head.ref.ts; the same forward/backward as GRPO with the lm head left
+// Math: tests/gpu-ref/prm_head.ref.ts; the same forward/backward as GRPO with the lm head left
 // out (forward's lmHead: false, backward's dhF).
 import { learningRate, type LrSchedule } from "../../core/grpo.ts";
 import { readF32, releaseTransients, storageBuffer, writeBuffer } from "../device.ts";

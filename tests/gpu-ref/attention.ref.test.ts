@@ -1,5 +1,5 @@
-import { assertClose } from "../../../tests/assert.ts";
-import { Rng } from "../../core/rng.ts";
+import { assertClose } from "../assert.ts";
+import { Rng } from "../../src/core/rng.ts";
 import { numericGrad } from "./layer-fd.ts";
 import { attentionBackwardRef, type AttentionDims, attentionForwardRef } from "./attention.ref.ts";
 

@@ -5,12 +5,8 @@
 //   z_n = h_n . w + b,  p_n = sigmoid(z_n)
 //   L = sum_n weight_n (softplus(z_n) - y_n z_n)      (binary cross-entropy on logits)
 //   dL/dz_n = weight_n (p_n - y_n);  dh_n = dz_n w;  dw = sum_n dz_n h_n;  db = sum_n dz_n.
-
-/** Sizes of the head. */
-export interface PrmHeadDims {
-  N: number;
-  C: number;
-}
+import type { PrmHeadDims } from "../../src/gpu/kernels/prm_head.ts";
+export type { PrmHeadDims };
 
 /** z (N) = h w + b, in float64. */
 export function prmHeadForwardRef(h: ArrayLike<number>, wb: ArrayLike<number>, d: PrmHeadDims): Float64Array {

@@ -1,15 +1,6 @@
 // Float64 CPU reference of adamw.wgsl (torch.optim.AdamW's arithmetic, decoupled weight decay).
-
-/** AdamW hyperparameters of one step. */
-export interface AdamWHyper {
-  lr: number;
-  beta1: number;
-  beta2: number;
-  eps: number;
-  weightDecay: number;
-  /** Step number t, from 1: bias corrections 1 - beta^t. */
-  step: number;
-}
+import type { AdamWHyper } from "../../src/gpu/kernels/adamw.ts";
+export type { AdamWHyper };
 
 /**
  * One AdamW step on copies of param, m and v with the gradient scaled by `clip`; when `skip`

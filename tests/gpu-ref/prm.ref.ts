@@ -1,12 +1,12 @@
 // Float64 reference of the PRM: the decoder's last hidden state (src/model/reference.ts's
 // referenceHidden, after model.norm) through the scalar head, and the weighted mean BCE that
 // prmGradients minimises. A pure function of its inputs, so it also serves finite differences.
-import type { ModelConfig } from "../../model/config.ts";
-import type { LoraAdapter } from "../../model/lora.ts";
-import { referenceHidden } from "../../model/reference.ts";
-import type { Weights } from "../../model/tensor.ts";
-import { softplus } from "../kernels/prm_head.ref.ts";
-import type { PrmExample } from "./prm-step.ts";
+import type { ModelConfig } from "../../src/model/config.ts";
+import type { LoraAdapter } from "../../src/model/lora.ts";
+import { referenceHidden } from "../../src/model/reference.ts";
+import type { Weights } from "../../src/model/tensor.ts";
+import { softplus } from "./prm_head.ref.ts";
+import type { PrmExample } from "../../src/gpu/trainer/prm-step.ts";
 
 /** z = h_t w + b at each example's rows, in float64. */
 export function referencePrmLogits(

@@ -5,15 +5,8 @@
 // Masking: sequence b is valid for positions t < lens[b] (right padding). A valid query t attends
 // to keys j <= t (all valid, since j <= t < lens[b]); a padded query row produces o = 0 and
 // lse = 0, and passes no gradient anywhere.
-
-/** Shapes shared by the attention kernels and their reference. */
-export interface AttentionDims {
-  B: number;
-  T: number;
-  H: number;
-  Hkv: number;
-  D: number;
-}
+import type { AttentionDims } from "../../src/gpu/kernels/attention.ts";
+export type { AttentionDims };
 
 const qIdx = (a: AttentionDims, b: number, t: number, h: number) => ((b * a.T + t) * a.H + h) * a.D;
 const kIdx = (a: AttentionDims, b: number, t: number, h: number) => ((b * a.T + t) * a.Hkv + h) * a.D;

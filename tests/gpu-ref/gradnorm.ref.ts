@@ -1,14 +1,6 @@
 // Float64 CPU reference of gradnorm_partial.wgsl + gradnorm_final.wgsl.
-
-/** What the two passes leave in the stats buffer (see gradnorm_final.wgsl). */
-export interface GradStats {
-  sumsq: number;
-  norm: number;
-  /** min(1, maxNorm / (norm + 1e-6)), or 1 when maxNorm <= 0. */
-  clip: number;
-  /** Some gradient element (or the sum of squares) was NaN or Inf. */
-  nonFinite: boolean;
-}
+import type { GradStats } from "../../src/gpu/kernels/gradnorm.ts";
+export type { GradStats };
 
 /** Global L2 norm over all `grads`, torch's clip factor, and the non-finite flag, in float64. */
 export function gradNormRef(grads: readonly ArrayLike<number>[], maxNorm: number): GradStats {

@@ -6,23 +6,8 @@
 //   scales (Nout, nb) f32; zeroPoints (Nout, ceil(nb / 2)) uint8, block 2i low nibble, 2i+1 high,
 //   each row starting on a byte boundary; absent means 8. Value = (q - zp) * scale.
 
-/** Elements per quantisation block. */
-export const Q4_BLOCK = 32;
-
-/** A weight in MatMulNBits layout (bits 4, block 32). */
-export interface Q4Weight {
-  Nout: number;
-  K: number;
-  packed: Uint8Array; // (Nout, nb, 16)
-  scales: Float32Array; // (Nout, nb)
-  zeroPoints?: Uint8Array; // (Nout, ceil(nb / 2))
-}
-
-/** Blocks per row and zero-point bytes per row for `K` input features. */
-export function q4Geometry(K: number): { nb: number; zpBytes: number } {
-  const nb = Math.ceil(K / Q4_BLOCK);
-  return { nb, zpBytes: Math.ceil(nb / 2) };
-}
+import { Q4_BLOCK, q4Geometry, type Q4Weight } from "../../src/gpu/kernels/q4matmul.ts";
+export { q4Geometry, type Q4Weight };
 
 /** The dense (Nout, K) float64 matrix a q4 weight stands for. */
 export function dequantQ4Ref(w: Q4Weight): Float64Array {

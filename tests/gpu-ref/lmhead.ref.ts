@@ -7,13 +7,8 @@
 //   dL/dz_nv = g_n (1[v = t_n] - p_v) - gEnt_n p_v (z_v - lse_n + entropy_n)
 //   (the g term is absent on ignored rows),
 //   dh = scale dz W, dW = scale dz^T h, where z = scale * h W^T (scale = 1 / temperature).
-
-/** Sizes of the vocabulary head. */
-export interface LmHeadDims {
-  N: number;
-  C: number;
-  V: number;
-}
+import type { LmHeadDims } from "../../src/gpu/kernels/lmhead.ts";
+export type { LmHeadDims };
 
 function logits(h: ArrayLike<number>, w: ArrayLike<number>, d: LmHeadDims, n: number, scale: number): Float64Array {
   const z = new Float64Array(d.V);

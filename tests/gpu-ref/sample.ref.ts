@@ -4,7 +4,7 @@
 // log-probability under softmax(logits). `ambiguous` says the GPU's float32 sums may decide otherwise:
 // the draw or a top-p boundary lies within `eps` (relative) of a cumulative sum, or a logit within it of
 // the min-p threshold.
-import type { ChoiceParams } from "./sample.ts";
+import type { ChoiceParams } from "../../src/gpu/kernels/sample.ts";
 
 /** lowbias32 (Wellons), as sample_common.wgsl's mix. */
 export function mix32(x0: number): number {

@@ -1,18 +1,6 @@
 // Float64 CPU reference of matmul.wgsl, written as plain loops for clarity.
-
-/** Options shared by the kernel and its reference. */
-export interface MatmulOpts {
-  M: number;
-  N: number;
-  K: number;
-  batch?: number;
-  transA?: boolean; // A stored (K, M)
-  transB?: boolean; // B stored (N, K)
-  alpha?: number;
-  /** Share one A (or B) across the batch. */
-  broadcastA?: boolean;
-  broadcastB?: boolean;
-}
+import type { MatmulOpts } from "../../src/gpu/kernels/matmul-plan.ts";
+export type { MatmulOpts };
 
 /** C[b] = alpha * op(A[b]) @ op(B[b]) (+ c0[b] when given), in float64. */
 export function matmulRef(

@@ -1,13 +1,7 @@
 // Float64 CPU reference of rmsnorm_forward.wgsl, rmsnorm_backward.wgsl and rmsnorm_dw.wgsl.
 // Dimension letters: R rows (N, or N*H for per-head norms), C channels per row.
-
-/** Shape and epsilon shared by the kernels and the reference. */
-export interface RmsNormDims {
-  /** Rows R: N tokens, or N*H for Qwen3's per-head q/k norms (then C = D). */
-  rows: number;
-  C: number;
-  eps: number;
-}
+import type { RmsNormDims } from "../../src/gpu/kernels/rmsnorm.ts";
+export type { RmsNormDims };
 
 /** y (R, C) = x * rsqrt(mean(x^2) + eps) * w, and rstd (R), in float64. */
 export function rmsnormForwardRef(

@@ -1,11 +1,6 @@
 // Float64 CPU reference of rope.wgsl. Dimension letters: N rows, H heads, D head dim (even).
-
-/** Shape shared by the kernel and the reference. */
-export interface RopeDims {
-  N: number;
-  H: number;
-  D: number;
-}
+import type { RopeDims } from "../../src/gpu/kernels/rope.ts";
+export type { RopeDims };
 
 /**
  * Rotary embedding (rotate_half convention) of x (N, H, D), or its backward (rotation by -angle)

@@ -1,8 +1,8 @@
 // The float64 reference of the GPU token choice keeps what the CPU sampler keeps, and its draw
 // follows the distribution it keeps.
-import { assert, assertEquals } from "../../../tests/assert.ts";
-import { Rng } from "../../core/rng.ts";
-import { samplingDistribution } from "../../model/sampler.ts";
+import { assert, assertEquals } from "../assert.ts";
+import { Rng } from "../../src/core/rng.ts";
+import { samplingDistribution } from "../../src/model/sampler.ts";
 import { chooseRef, drawUniform, keptIds } from "./sample.ref.ts";
 
 const SETTINGS = [

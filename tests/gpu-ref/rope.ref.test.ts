@@ -1,5 +1,5 @@
-import { assertClose } from "../../../tests/assert.ts";
-import { Rng } from "../../core/rng.ts";
+import { assertClose } from "../assert.ts";
+import { Rng } from "../../src/core/rng.ts";
 import { checkGradFd } from "./layer-fd.ts";
 import { defaultInvFreq, type RopeDims, ropeRef } from "./rope.ref.ts";
 

@@ -1,4 +1,4 @@
-import { assert, assertClose } from "../../../tests/assert.ts";
+import { assert, assertClose } from "../assert.ts";
 import { type AdamWHyper, adamwRef } from "./adamw.ref.ts";
 import { gradNormRef } from "./gradnorm.ref.ts";
 

@@ -1,5 +1,5 @@
 // Central finite differences in float64, to prove the backward references of the layer kernels.
-import { assertClose } from "../../../tests/assert.ts";
+import { assertClose } from "../assert.ts";
 
 /**
  * Checks `analytic` = d/dx sum(dy * f(x)) element by element against central differences of the

@@ -1,4 +1,4 @@
-import { Rng } from "../../core/rng.ts";
+import { Rng } from "../../src/core/rng.ts";
 import { embeddingBackwardRef, type EmbeddingDims, embeddingForwardRef } from "./embedding.ref.ts";
 import { checkGradFd } from "./layer-fd.ts";
 

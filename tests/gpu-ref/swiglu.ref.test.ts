@@ -1,5 +1,5 @@
-import { assert } from "../../../tests/assert.ts";
-import { Rng } from "../../core/rng.ts";
+import { assert } from "../assert.ts";
+import { Rng } from "../../src/core/rng.ts";
 import { checkGradFd } from "./layer-fd.ts";
 import { swigluBackwardRef, swigluForwardRef } from "./swiglu.ref.ts";
 

@@ -1,12 +1,7 @@
 // Float64 CPU reference of embedding.wgsl and the embedding backward (embedding_links.wgsl +
 // embedding_backward.wgsl). Dimension letters: N rows, V vocabulary, C channels.
-
-/** Shape shared by the kernels and the reference. */
-export interface EmbeddingDims {
-  N: number;
-  C: number;
-  V: number;
-}
+import type { EmbeddingDims } from "../../src/gpu/kernels/embedding.ts";
+export type { EmbeddingDims };
 
 /** out (N, C) = table[ids], zeros for ids >= V. */
 export function embeddingForwardRef(ids: ArrayLike<number>, table: ArrayLike<number>, d: EmbeddingDims): Float64Array {

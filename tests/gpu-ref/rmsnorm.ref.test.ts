@@ -1,4 +1,4 @@
-import { Rng } from "../../core/rng.ts";
+import { Rng } from "../../src/core/rng.ts";
 import { checkGradFd } from "./layer-fd.ts";
 import { rmsnormBackwardRef, type RmsNormDims, rmsnormForwardRef } from "./rmsnorm.ref.ts";
 
