@@ -12,15 +12,10 @@
 // `{ buffersOnly: true }` wraps createBuffer alone (no per-dispatch registration of bind groups and
 // passes): the cheap mode a long-running trainer keeps installed for its memory metrics.
 
+const KINDS = ["buffer", "bindGroup", "commandEncoder", "computePass", "shaderModule", "pipeline", "querySet"] as const;
+
 /** Kinds of object counted. */
-export type CensusKind =
-  | "buffer"
-  | "bindGroup"
-  | "commandEncoder"
-  | "computePass"
-  | "shaderModule"
-  | "pipeline"
-  | "querySet";
+export type CensusKind = (typeof KINDS)[number];
 
 /** Counts since install (or the last reset of `made`). */
 export interface CensusCounts {
@@ -45,24 +40,8 @@ export interface CensusOptions {
   buffersOnly?: boolean;
 }
 
-const KINDS: CensusKind[] = [
-  "buffer",
-  "bindGroup",
-  "commandEncoder",
-  "computePass",
-  "shaderModule",
-  "pipeline",
-  "querySet",
-];
-
 function zero(): Record<CensusKind, number> {
   return Object.fromEntries(KINDS.map((k) => [k, 0])) as Record<CensusKind, number>;
-}
-
-const UNIFORM = 0x0040; // GPUBufferUsage.UNIFORM
-
-function defaultClass(label: string, usage: number): string {
-  return usage & UNIFORM ? `uniform:${label}` : label;
 }
 
 /** The census of one device: install() to start counting, uninstall() to restore its methods. */
@@ -71,14 +50,10 @@ export class GpuCensus {
   private collected = zero();
   private destroyed = 0;
   /** Live buffers: label and size (keyed by a token, as the registry cannot hold the buffer itself). */
-  private readonly live = new Map<number, { label: string; size: number; usage: number }>();
+  private readonly live = new Map<number, { label: string; size: number }>();
   private next = 0;
   private liveBytes = 0;
   private peakBytes = 0;
-  /** While recording a breakdown: live bytes by class now, and as they were at the peak. */
-  private classify: ((label: string, usage: number) => string) | undefined;
-  private byClass = new Map<string, number>();
-  private peakClasses: Record<string, number> | undefined;
   private readonly registry = new FinalizationRegistry<{ kind: CensusKind; token?: number }>((h) => {
     this.collected[h.kind]++;
     if (h.token !== undefined) this.forget(h.token);
@@ -95,11 +70,6 @@ export class GpuCensus {
     if (!b) return;
     this.live.delete(token);
     this.liveBytes -= b.size;
-    if (this.classify) this.addClass(this.classify(b.label, b.usage), -b.size);
-  }
-
-  private addClass(c: string, bytes: number): void {
-    this.byClass.set(c, (this.byClass.get(c) ?? 0) + bytes);
   }
 
   /** Bytes of the live buffers now. */
@@ -116,39 +86,7 @@ export class GpuCensus {
   resetPeak(): number {
     const p = this.peakBytes;
     this.peakBytes = this.liveBytes;
-    if (this.classify) this.peakClasses = Object.fromEntries(this.byClass);
     return p;
-  }
-
-  /**
-   * Records what the peak is made of: live bytes grouped by `classify(label, usage)` (default: the
-   * label, uniform buffers as "uniform:" + label), kept up to date per buffer and copied at every new
-   * peak; read back with peakBreakdown(). Starting it starts a new peak; `false` stops it (the peak
-   * stays, the breakdown is dropped: read it first).
-   */
-  recordPeakBreakdown(classify: ((label: string, usage: number) => string) | boolean = true): this {
-    this.classify = classify === false ? undefined : classify === true ? defaultClass : classify;
-    this.byClass = new Map();
-    this.peakClasses = undefined;
-    if (!this.classify) return this; // stopping keeps the peak
-    for (const { label, size, usage } of this.live.values()) this.addClass(this.classify(label, usage), size);
-    this.resetPeak();
-    return this;
-  }
-
-  /** Live bytes by class at the peak (while recordPeakBreakdown is on); classes with no bytes left out. */
-  peakBreakdown(): Record<string, number> | undefined {
-    return this.peakClasses && Object.fromEntries(Object.entries(this.peakClasses).filter(([, b]) => b !== 0));
-  }
-
-  /** Live bytes grouped by label now (uniform buffers as "uniform:" + label). */
-  bytesByLabel(): Record<string, number> {
-    const out: Record<string, number> = {};
-    for (const { label, size, usage } of this.live.values()) {
-      const c = defaultClass(label, usage);
-      out[c] = (out[c] ?? 0) + size;
-    }
-    return out;
   }
 
   install(): this {
@@ -178,13 +116,9 @@ export class GpuCensus {
       const token = this.next++;
       const desc = args[0] as GPUBufferDescriptor;
       const label = desc.label ?? "";
-      this.live.set(token, { label, size: desc.size, usage: desc.usage });
+      this.live.set(token, { label, size: desc.size });
       this.liveBytes += desc.size;
-      if (this.classify) this.addClass(this.classify(label, desc.usage), desc.size);
-      if (this.liveBytes > this.peakBytes) {
-        this.peakBytes = this.liveBytes;
-        if (this.classify) this.peakClasses = Object.fromEntries(this.byClass);
-      }
+      if (this.liveBytes > this.peakBytes) this.peakBytes = this.liveBytes;
       const destroy = b.destroy;
       let done = false;
       (b as unknown as { destroy: () => void }).destroy = () => {
