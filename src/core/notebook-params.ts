@@ -24,6 +24,7 @@ export const CELL_TYPES = [
   "prmdata",
   "prmtrain",
   "export",
+  "ask",
 ] as const;
 export type CellType = (typeof CELL_TYPES)[number];
 
@@ -279,6 +280,19 @@ export interface PrmTrainParams {
   load?: string;
 }
 
+/**
+ * The ask cell: a typed question about one of the dataset's databases, answered greedily by the base
+ * model (no adapter) and by a checkpointed stage's adapter, side by side (runtime/recipe/ask.ts).
+ */
+export interface AskParams {
+  question: string;
+  /** The database the question is about (a db_id of the dataset cell's databases). */
+  db: string;
+  /** The training cell whose checkpoint answers (empty: the newest checkpoint of the run). */
+  stage: string;
+  maxNewTokens: number;
+}
+
 /** Parameters of each cell type. */
 export interface CellParams {
   markdown: MarkdownParams;
@@ -295,4 +309,5 @@ export interface CellParams {
   prmdata: PrmDataParams;
   prmtrain: PrmTrainParams;
   export: ExportParams;
+  ask: AskParams;
 }

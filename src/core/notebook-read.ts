@@ -41,6 +41,8 @@ export function isOneOf<T extends string>(values: readonly T[], v: unknown): v i
 
 const MAX_TEXT = 100_000;
 const MAX_NAME = 500;
+/** A typed question (the ask cell). */
+const MAX_QUESTION = 2000;
 
 /**
  * Reads typed fields out of an untrusted object: a missing field takes its default, a bad one is
@@ -369,6 +371,12 @@ export const PARAM_READERS: { readonly [K in CellType]: (r: Reader) => CellParam
   prmdata: readPrmData,
   prmtrain: readPrmTrain,
   export: (r) => ({ what: r.oneOf("what", EXPORTS, "adapter") }),
+  ask: (r) => ({
+    question: r.str("question", "", MAX_QUESTION),
+    db: r.str("db", "shop"),
+    stage: r.str("stage", ""),
+    maxNewTokens: r.num("maxNewTokens", 160, 1, 32768, true),
+  }),
 };
 
 /** Reads one cell type's parameters from untrusted JSON at `path`, defaults filled in. */

@@ -159,6 +159,8 @@ function makeCell(
       return { id: cid, type, collapsed, params: read(type) };
     case "export":
       return { id: cid, type, collapsed, params: read(type) };
+    case "ask":
+      return { id: cid, type, collapsed, params: read(type) };
     default:
       return assertNever(type);
   }

@@ -317,6 +317,46 @@ export interface ExportReport {
   files: string[];
 }
 
+/** A training cell's checkpoint that an ask cell can answer with (runtime/recipe/ask.ts). */
+export interface AskStage {
+  cellId: string;
+  kind: "warmup" | "grpo";
+  /** The checkpoint's step (warm-up: rounds done; GRPO: steps done). */
+  step: number;
+  savedAt: string;
+}
+
+/** One model's answer to an ask cell's question. */
+export interface AskAnswer {
+  /** The stage that answered; null for the base model (no adapter). */
+  stage: AskStage | null;
+  /** The generated text (the template's answer prefix included). */
+  completion: string;
+  /** The extracted SQL, or null when none was found. */
+  sql: string | null;
+  /** Why there are no rows: no SQL in the answer, or the query's error. */
+  error: { kind: ExecErrorKind | "no-sql"; message: string } | null;
+  result: DisplayResult | null;
+  /** The definitions of the question's database whose SQL the answer holds (demo-evidence.ts recall matching). */
+  definitions: { term: string; fragment: string }[];
+}
+
+/** The ask cell's output: the base model's answer beside a checkpointed stage's. */
+export interface AskReport {
+  kind: "ask";
+  cellId: string;
+  question: string;
+  db: string;
+  base: AskAnswer;
+  /** Null when the run has no checkpoint yet (`note` says so). */
+  trained: AskAnswer | null;
+  note?: string;
+  /** The run's checkpointed stages, oldest first (the newest answers when the cell names none). */
+  stages: AskStage[];
+  /** The definitions known for the database (from the dataset's evidence). */
+  known: number;
+}
+
 /** Any stage's report. */
 export type StageReport =
   | EvalReport
@@ -326,7 +366,8 @@ export type StageReport =
   | SelfConsistencyReport
   | PrmDataReport
   | PrmTrainReport
-  | ExportReport;
+  | ExportReport
+  | AskReport;
 
 /** A SQLite value made JSON-safe for display. */
 export function displayValue(v: SqlValue): DisplayValue {

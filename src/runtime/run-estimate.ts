@@ -188,6 +188,9 @@ export function estimateRun(doc: Notebook, speed: DeviceSpeed): RunEstimate {
       case "export":
         add(c, 2, "writes files");
         break;
+      case "ask":
+        add(c, 2 * samplingSeconds(1, 1, c.params.maxNewTokens, params, g), "two greedy answers to one question");
+        break;
     }
   }
   return { cells, seconds: cells.reduce((a, c) => a + c.seconds, 0), gflops: g };

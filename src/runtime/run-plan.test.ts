@@ -24,6 +24,7 @@ Deno.test("run plan: all, one cell with its setup and earlier training, from a c
     ...after,
     "sc",
     "export",
+    "ask",
   ]);
   assertEquals(planRun(doc, "cell", "base-concepts").cells.map((c) => c.id), [...setup, "base-concepts"]);
   // An evaluation after training needs the trained adapter: the training cells come first (restored from checkpoints).
@@ -35,6 +36,7 @@ Deno.test("run plan: all, one cell with its setup and earlier training, from a c
     ...after,
     "sc",
     "export",
+    "ask",
   ]);
   // Exporting the adapter alone restores the training cells first (from their checkpoints).
   assertEquals(planRun(doc, "cell", "export").cells.map((c) => c.id), [...setup, "warmup", "grpo", "export"]);

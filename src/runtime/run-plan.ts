@@ -25,6 +25,7 @@ export const RUNNABLE_TYPES: readonly Cell["type"][] = [
   "prmdata",
   "prmtrain",
   "export",
+  "ask",
 ];
 /** Cells that set up the context the later cells read. */
 const SETUP_TYPES: readonly Cell["type"][] = ["dataset", "model", "prompt", "reward", "select"];
@@ -39,7 +40,8 @@ export function isRunnable(cell: Cell): boolean {
 /**
  * The document a run executes. "all": every cell. "cell": the setup cells and training cells
  * before `cellId` (training restores from this folder's checkpoints, or runs when it never did),
- * then the cell. "from": the same prefix, then every cell from `cellId` on.
+ * then the cell. "from": the same prefix, then every cell from `cellId` on. Before an ask cell the
+ * prefix is the setup cells only (ask.ts reads the trained stage from the checkpoints).
  */
 export function planRun(doc: Notebook, mode: RunMode, cellId?: string): Notebook {
   const runnable = (c: Cell) => isRunnable(c);
@@ -47,7 +49,11 @@ export function planRun(doc: Notebook, mode: RunMode, cellId?: string): Notebook
   const at = doc.cells.findIndex((c) => c.id === cellId);
   if (at < 0) throw new Error(`no cell "${cellId}" in the notebook`);
   if (!runnable(doc.cells[at])) throw new Error(`cell "${cellId}" (${doc.cells[at].type}) does not run`);
-  const before = doc.cells.slice(0, at).filter((c) => SETUP_TYPES.includes(c.type) || TRAINING_TYPES.includes(c.type));
+  // An ask cell reads the stage it answers with from the checkpoints itself: asking never trains.
+  const asking = doc.cells[at].type === "ask";
+  const before = doc.cells.slice(0, at).filter((c) =>
+    SETUP_TYPES.includes(c.type) || (!asking && TRAINING_TYPES.includes(c.type))
+  );
   const rest = mode === "cell" ? [doc.cells[at]] : doc.cells.slice(at).filter(runnable);
   return { ...doc, cells: [...before, ...rest] };
 }
@@ -67,7 +73,8 @@ function fnv(text: string): string {
  * and, when it reads uploaded files, of those files (`uploadKey`): other files, other folder.
  */
 export function runIdOf(doc: Notebook, uploads: string | null = null): string {
-  const key = doc.cells.filter(isRunnable).map((c) => [c.id, c.type, c.params]);
+  // Ask cells train and write nothing a later run reads: a new question keeps the run's folder (and its checkpoints).
+  const key = doc.cells.filter((c) => isRunnable(c) && c.type !== "ask").map((c) => [c.id, c.type, c.params]);
   const id = `nb-${fnv(JSON.stringify(key))}`;
   return uploads && usesUploads(doc) ? `${id}-u${fnv(uploads)}` : id;
 }

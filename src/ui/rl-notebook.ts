@@ -20,6 +20,7 @@ import "./rl-cell-dataset.ts";
 import "./rl-cell-markdown.ts";
 import "./rl-cell-params.ts";
 import "./rl-cell-run.ts";
+import "./rl-cell-ask.ts";
 import { Comlink, gpuWorker } from "./gpu-client.ts";
 import { RunController } from "./run-controller.ts";
 import { uploadedDataset } from "./dataset-upload.ts";
@@ -49,6 +50,7 @@ const CELL_TITLES: Record<CellType, string> = {
   prmdata: "PRM data",
   prmtrain: "PRM train",
   export: "Export",
+  ask: "Ask",
 };
 
 export class RlNotebook extends LitElement {
@@ -442,6 +444,12 @@ export class RlNotebook extends LitElement {
         return html`${this.renderParams(cell)}<rl-cell-dataset .params=${cell.params}></rl-cell-dataset>${
           this.renderRun(cell)
         }`;
+      case "ask":
+        return html`<rl-cell-ask .cell=${cell} .controller=${this.runs} .cells=${
+          this.controller?.doc.cells ?? []
+        } @params-change=${(
+          e: ParamsChangeEvent,
+        ) => this.act((d) => updateParams(d, cell.id, "ask", e.params))}></rl-cell-ask>`;
       default:
         return html`${this.renderParams(cell)}${this.renderRun(cell)}`;
     }

@@ -307,22 +307,49 @@ export class ModelRuntime {
     this.adapterStale = true;
     if (this.policy.device && this.policy.device === this.gpu.model.device) {
       if (!this.boundToTrainer) {
-        const buffers = new Map<string, GPUBuffer>();
-        for (const s of this.gpu.lora.slots.values()) {
-          buffers.set(loraKey(s.layer, s.target, "A"), s.A);
-          buffers.set(loraKey(s.layer, s.target, "B"), s.B);
-        }
-        this.policy.setAdapterBuffers({
-          r: this.gpu.lora.r,
-          alpha: this.gpu.lora.alpha,
-          targets: this.gpu.lora.targets,
-          buffers,
-        }, "lora");
+        this.bindTrainer();
         this.boundToTrainer = true;
       }
       return;
     }
     this.policy.setAdapter(await this.currentAdapter(), "lora");
+  }
+
+  /** Feeds the policy the trainer's A and B buffers. */
+  private bindTrainer(): void {
+    if (!this.gpu) return;
+    const buffers = new Map<string, GPUBuffer>();
+    for (const s of this.gpu.lora.slots.values()) {
+      buffers.set(loraKey(s.layer, s.target, "A"), s.A);
+      buffers.set(loraKey(s.layer, s.target, "B"), s.B);
+    }
+    this.policy.setAdapterBuffers({
+      r: this.gpu.lora.r,
+      alpha: this.gpu.lora.alpha,
+      targets: this.gpu.lora.targets,
+      buffers,
+    }, "lora");
+  }
+
+  /**
+   * `n` completions of every prompt under `adapter` (null: the base model, no adapter), the
+   * runtime's own adapter in use again afterwards: the ask cell compares stages without touching
+   * the trainer's state.
+   */
+  async sampleWith(
+    adapter: LoraAdapter | null,
+    prompts: readonly (readonly number[])[],
+    n: number,
+    params: Omit<SamplingParams, "eosTokenIds">,
+    onProgress?: (p: SampleProgress) => void,
+  ): Promise<Sample[]> {
+    this.policy.setAdapter(adapter, adapter ? "other" : null);
+    try {
+      return await this.sample(prompts, n, params, onProgress);
+    } finally {
+      if (this.boundToTrainer) this.bindTrainer();
+      else this.policy.setAdapter(await this.currentAdapter(), "lora");
+    }
   }
 
   /** The adapter as the trainer holds it now (read back from the GPU when it changed since). */

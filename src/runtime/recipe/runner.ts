@@ -19,6 +19,7 @@ import {
 } from "./context.ts";
 import { resetDatasetCache, toolsFor } from "./common.ts";
 import { buildSplits } from "./data.ts";
+import { runAsk } from "./ask.ts";
 import { runEvaluate } from "./evaluate.ts";
 import { promptsJsonl, trlConfig, writeAdapter } from "./export.ts";
 import { runGrpo } from "./grpo.ts";
@@ -123,6 +124,7 @@ export function headline(r: StageReport, lastGrpoAcc: number | null): number | u
     case "prmtrain":
       return r.dev?.accuracy;
     case "export":
+    case "ask":
       return undefined;
   }
 }
@@ -263,7 +265,11 @@ export async function runNotebook(doc: Notebook, env: RunEnv, hooks: RunHooks = 
       }
       await hooks.onCellDone?.(entry);
     }
-    if (ctx.model) {
+    // The page's Ask runs the setup cells and the ask cell only: its runtime's adapter is the fresh one,
+    // which must not replace the adapter the run trained.
+    const asksOnly = doc.cells.some((c) => c.type === "ask") &&
+      !doc.cells.some((c) => c.type === "warmup" || c.type === "grpo");
+    if (ctx.model && !asksOnly) {
       summary.files.push(...(await writeAdapter(env.store, "adapter", ctx.model.runtime, ctx.model.runtime.hf.name)));
     }
     await env.store.write("summary.json", JSON.stringify(summary, null, 1));
@@ -417,6 +423,8 @@ async function runCell(ctx: RunContext, cell: Cell, e: CellEnv): Promise<StageRe
     }
     case "export":
       return await runExport(ctx, cell.id, cell.params.what, e.doc);
+    case "ask":
+      return await runAsk(ctx, cell.id, cell.params);
   }
 }
 
