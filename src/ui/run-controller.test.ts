@@ -1,11 +1,11 @@
 import { assert, assertEquals } from "../../tests/assert.ts";
 import demo from "../../notebooks/demo.json" with { type: "json" };
-import { parseNotebook } from "../core/notebook.ts";
+import { parseNotebook, updateParams } from "../core/notebook.ts";
 import { type MetricsRecord, withSteps } from "../core/metrics.ts";
 import type { SampleRecord } from "../runtime/records.ts";
 import type { RunEvents, RunInfo, RunOutcome, RunRequest } from "../../workers/gpu.api.ts";
-import { PROGRESS_HISTORY_CAP, type RunApi, RunController, withProgress } from "./run-controller.ts";
-import { runIdOf } from "../runtime/run-plan.ts";
+import { PROGRESS_HISTORY_CAP, type RunApi, RunController, trainingKept, withProgress } from "./run-controller.ts";
+import { REMEDIES, runIdOf } from "../runtime/run-plan.ts";
 
 const parsed = parseNotebook(demo);
 if (!parsed.ok) throw new Error("demo notebook invalid");
@@ -402,4 +402,120 @@ Deno.test("run controller (issue #48 item 1): Run all on a slow device proposes 
   await fast.runAll();
   assertEquals([started.length, fast.proposal], [2, null]);
   assert(fast.estimate !== null && fast.estimate.seconds < 20 * 60);
+});
+
+Deno.test("run controller (issue #48 regression): a stopped GRPO cell says what was checkpointed, nothing when no step finished", async () => {
+  const grpo = doc.cells.find((c) => c.id === "grpo")!;
+  assertEquals(
+    trainingKept(grpo, 0),
+    "No step of this cell had finished, so it has no checkpoint: running it again starts at step 1 of 40.",
+  );
+  assertEquals(
+    trainingKept(grpo, 2),
+    "Its checkpoint is kept at step 2 of 40: running it again continues from step 3.",
+  );
+  assertEquals(
+    trainingKept(doc.cells.find((c) => c.id === "warmup"), 3),
+    "All 3 rounds of this cell are checkpointed: running it again restores them.",
+  );
+  assertEquals(trainingKept(doc.cells.find((c) => c.id === "data"), 0), null);
+  // The worker's run folder after the Stop: no checkpoint, then one at step 2.
+  let checkpoints: Record<string, number> = {};
+  const { api } = fakeApi({
+    play: (req, ev) => {
+      ev.progress({ cellId: "grpo", stage: "grpo", fraction: 0, etaSeconds: null, message: "step 1/40: sampling" });
+      return {
+        ok: false,
+        error: 'cell "grpo" (grpo): run cancelled: stopped by the user',
+        cellId: "grpo",
+        stopped: true,
+      };
+    },
+  });
+  api.listRuns = () =>
+    Promise.resolve([{
+      runId: runIdOf(doc),
+      title: "t",
+      status: "stopped",
+      mode: "cell",
+      cellId: "grpo",
+      startedAt: "a",
+      updatedAt: "b",
+      checkpoints,
+    }]);
+  const c = new RunController(api, () => doc, (e) => e, "http://app/");
+  await c.run("cell", "grpo");
+  let s = c.state("grpo");
+  assertEquals([s.status, s.error?.kind], ["stopped", "cancelled"]);
+  assertEquals(s.error?.remedy, `The run was stopped. ${trainingKept(grpo, 0)}`);
+  assertEquals(c.pending?.step, null);
+  checkpoints = { grpo: 2 };
+  await c.run("cell", "grpo");
+  s = c.state("grpo");
+  assertEquals(s.error?.remedy, `The run was stopped. ${trainingKept(grpo, 2)}`);
+  assertEquals(c.pending?.step, 2);
+  // A cell that trains nothing keeps the general words.
+  const evalStop = fakeApi({
+    play: () => ({
+      ok: false,
+      error: 'cell "base-concepts" (evaluate): run cancelled: stopped by the user',
+      cellId: "base-concepts",
+      stopped: true,
+    }),
+  });
+  const e = new RunController(evalStop.api, () => doc, (x) => x, "http://app/");
+  await e.run("cell", "base-concepts");
+  assertEquals(e.state("base-concepts").error?.remedy, REMEDIES.cancelled);
+  // After a reload the stopped run's cell says the same, from the folder's checkpoints.
+  const back = new RunController(
+    fakeApi({
+      runs: [{
+        runId: runIdOf(doc),
+        title: "t",
+        status: "stopped",
+        mode: "cell",
+        cellId: "grpo",
+        startedAt: "a",
+        updatedAt: "b",
+        error: 'cell "grpo" (grpo): run cancelled: stopped by the user',
+        checkpoints: {},
+      }],
+    }).api,
+    () => doc,
+    (x) => x,
+    "http://app/",
+  );
+  await back.restore(false);
+  assertEquals(back.state("grpo").error?.remedy, `The run was stopped. ${trainingKept(grpo, 0)}`);
+});
+
+Deno.test("run controller (issue #48 item 9): a dataset cell switched to another source says not run; other edits keep states", async () => {
+  let open = doc;
+  const docEvents = new EventTarget();
+  const { api } = fakeApi({
+    play: (_req, ev) => {
+      for (const id of ["data", "model", "prompt", "reward"]) {
+        ev.cellDone?.({ id, type: open.cells.find((x) => x.id === id)!.type, ms: 1 });
+      }
+      return {
+        ok: true,
+        summary: { title: "", accuracy: {}, files: [], cells: [{ id: "base-concepts", type: "evaluate", ms: 1 }] },
+      };
+    },
+  });
+  const c = new RunController(api, () => open, (e) => e, "http://app/", { docEvents });
+  await c.run("cell", "base-concepts");
+  assertEquals(["data", "base-concepts"].map((id) => c.state(id).status), ["done", "done"]);
+  const cellId = (id: string) => open.cells.find((x) => x.id === id)!.id;
+  const edit = (next: typeof doc) => {
+    open = next;
+    docEvents.dispatchEvent(new Event("change"));
+  };
+  // A title or another cell's parameter: the dataset cell's data did not change.
+  edit({ ...open, title: "renamed" });
+  edit(updateParams(open, cellId("base-concepts"), "evaluate", { k: 2 }));
+  assertEquals(c.state("data").status, "done");
+  edit(updateParams(open, cellId("data"), "dataset", { source: "upload", name: "my-database", format: "spider" }));
+  assertEquals(c.state("data").status, "idle", "the demo's done is not the upload's");
+  assertEquals(c.state("base-concepts").status, "done");
 });

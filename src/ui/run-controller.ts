@@ -6,7 +6,7 @@
 import { parseQuestions } from "../core/loaders.ts";
 import type { MetricsRecord } from "../core/metrics.ts";
 import { decodeMetrics, withSteps } from "../core/metrics.ts";
-import type { Notebook } from "../core/notebook.ts";
+import type { Cell, Notebook } from "../core/notebook.ts";
 import type { Progress } from "../runtime/recipe/context.ts";
 import { decodeSamples, type SampleRecord, type StageReport } from "../runtime/records.ts";
 import type { CellSummary, RunSummary } from "../runtime/recipe/runner.ts";
@@ -117,6 +117,10 @@ export type EventsWrapper = (events: RunEvents) => RunEvents;
 export interface RunControllerOptions {
   /** The files uploaded in the dataset cell (dataset-upload.ts `uploadedDataset`), or null. */
   uploads?: () => UploadedDataset | null;
+  /** Fires "change" when the uploaded files change (dataset-upload.ts `uploads`): see `uploadsChanged`. */
+  uploadEvents?: EventTarget;
+  /** Fires "change" when the document changes (the NotebookController): see `paramsChanged`. */
+  docEvents?: EventTarget;
   /** Marks buffers of the request to be moved, not copied, to the worker (Comlink.transfer in the page). */
   transfer?: <T>(value: T, buffers: Transferable[]) => T;
   /** Replaces the open document (the quick version of the notebook, through the notebook's undoable actions). */
@@ -129,6 +133,28 @@ function sampleLinesOf(x: unknown): { from: number; count: number } | null {
   const r = x.sampleLines;
   if (typeof r !== "object" || r === null || !("from" in r) || !("count" in r)) return null;
   return typeof r.from === "number" && typeof r.count === "number" ? { from: r.from, count: r.count } : null;
+}
+
+/**
+ * What a training cell (GRPO, warm-up) keeps after its run stopped or failed, in the user's words: the checkpoint
+ * `step` of the run folder (0: none). Null for other cells. A Stop lands between decoding steps, so it often comes
+ * before the first step or round has finished: then nothing of the cell is kept, and the cell says so rather than
+ * promise a checkpoint.
+ */
+export function trainingKept(cell: Cell | undefined, step: number): string | null {
+  const unit = cell?.type === "grpo" ? "step" : cell?.type === "warmup" ? "round" : null;
+  if (!cell || !unit) return null;
+  const total = cell.type === "grpo" ? cell.params.steps : cell.type === "warmup" ? cell.params.rounds : 0;
+  if (step <= 0) {
+    return `No ${unit} of this cell had finished, so it has no checkpoint: running it again starts at ${unit} 1 of ${total}.`;
+  }
+  if (step >= total) return `All ${total} ${unit}s of this cell are checkpointed: running it again restores them.`;
+  return `Its checkpoint is kept at ${unit} ${step} of ${total}: running it again continues from ${unit} ${step + 1}.`;
+}
+
+/** The uploaded files' part of a run folder's id (runIdOf's "-u…"), or null for a run without uploads. */
+function filesPart(runId: string): string | null {
+  return /-u[0-9a-f]+$/.exec(runId)?.[0] ?? null;
 }
 
 const empty = (): CellRunState => ({
@@ -148,6 +174,8 @@ const empty = (): CellRunState => ({
 export class RunController extends EventTarget {
   private states = new Map<string, CellRunState>();
   private before = new Map<string, CellRunState>();
+  /** What each cell's shown state was made with: its parameters, and the run folder's uploaded-files part. */
+  private madeWith = new Map<string, { params: string; files: string | null }>();
   /** The run in progress: its folder, mode and the cell it was asked for. */
   active: {
     runId: string;
@@ -189,6 +217,57 @@ export class RunController extends EventTarget {
     private readonly o: RunControllerOptions = {},
   ) {
     super();
+    o.uploadEvents?.addEventListener("change", () => this.uploadsChanged());
+    o.docEvents?.addEventListener("change", () => this.paramsChanged());
+  }
+
+  /** Notes that the states of cells `ids` were made from `doc` in run folder `runId` (see paramsChanged). */
+  private remember(ids: Iterable<string>, doc: Notebook, runId: string): void {
+    const files = filesPart(runId);
+    for (const id of ids) {
+      const cell = doc.cells.find((c) => c.id === id);
+      if (cell) this.madeWith.set(id, { params: JSON.stringify(cell.params), files });
+    }
+  }
+
+  /** Whether cell `id` belongs to the run in progress (its state is that run's, whatever the document says now). */
+  private inRun(id: string): boolean {
+    return this.active?.plan.some((c) => c.id === id) ?? false;
+  }
+
+  /** Cell `id` says not run yet: what it showed was made with other data. */
+  private forget(id: string): boolean {
+    if (!this.states.has(id) && !this.madeWith.has(id)) return false;
+    this.states.delete(id);
+    this.madeWith.delete(id);
+    return true;
+  }
+
+  /**
+   * The document changed: a dataset cell whose parameters are no longer those its state was made with
+   * (another source, other URLs or split) read other data, so it says not run yet instead of "done" or an
+   * error about the data it had (issue 48 item 9: a switch to "upload" kept the demo's "done").
+   */
+  paramsChanged(): void {
+    let any = false;
+    for (const cell of this.getDoc().cells) {
+      const made = this.madeWith.get(cell.id);
+      if (cell.type !== "dataset" || !made || this.inRun(cell.id)) continue;
+      if (made.params !== JSON.stringify(cell.params)) any = this.forget(cell.id) || any;
+    }
+    if (any) this.changed();
+  }
+
+  /**
+   * The uploaded files changed: the upload cell's state made with other files (an error naming a database that
+   * was not uploaded, a run's "done") says not run yet (issue 48 item 9). The same files again keep it.
+   */
+  uploadsChanged(): void {
+    const doc = this.getDoc();
+    const cell = uploadCell(doc);
+    const made = cell ? this.madeWith.get(cell.id) : undefined;
+    if (!cell || !made || this.inRun(cell.id) || made.files === filesPart(this.runId(doc))) return;
+    if (this.forget(cell.id)) this.changed();
   }
 
   /** This notebook's run folder (with uploaded files, a folder per set of files). */
@@ -355,13 +434,17 @@ export class RunController extends EventTarget {
     try {
       plan = planRun(doc, mode, cellId ?? undefined);
     } catch (e) {
-      if (cellId) this.fail(cellId, e instanceof Error ? e.message : String(e), null);
+      if (cellId) {
+        this.fail(cellId, e instanceof Error ? e.message : String(e), null);
+        this.remember([cellId], doc, this.runId(doc));
+      }
       this.changed();
       return null;
     }
     const up = this.uploadsFor(plan);
     if (up && "error" in up) {
       this.fail(up.cellId, up.error, null);
+      this.remember([up.cellId], doc, this.runId(doc));
       this.changed();
       return null;
     }
@@ -379,6 +462,8 @@ export class RunController extends EventTarget {
     const asked = mode === "cell" && cellId ? [cellId] : plan.cells.map((c) => c.id);
     // What the cells showed before: a cell the worker reuses from an earlier run of this folder gets it back.
     this.before = new Map(asked.map((id) => [id, this.state(id)]));
+    // Every cell of the plan may report (a cell run alone reports the setup cells it needs as done).
+    this.remember(plan.cells.map((c) => c.id), doc, runId);
     for (const id of asked) {
       const old = this.state(id);
       this.patch(id, {
@@ -411,7 +496,9 @@ export class RunController extends EventTarget {
     } catch (e) {
       outcome = { ok: false, error: e instanceof Error ? e.message : String(e), cellId: null, stopped: false };
     }
-    const current = this.active.current;
+    const failed = outcome.ok ? null : outcome.cellId ?? this.active.current ?? cellId ?? plan.cells[0]?.id ?? null;
+    // A stopped or failed training cell says what its run folder kept (read before the page shows the run ended).
+    const kept = failed ? await this.checkpointOf(runId, failed, doc) : null;
     const cells = this.active.plan.length;
     this.active = null;
     this.stopping = false;
@@ -419,13 +506,12 @@ export class RunController extends EventTarget {
     this.last = { ok: outcome.ok, stopped: !outcome.ok && outcome.stopped, ms: Date.now() - this.t0, cells };
     if (resuming) this.banner = outcome.ok ? "The interrupted run resumed from its checkpoint and finished." : null;
     if (outcome.ok) this.applySummary(outcome.summary);
-    else {
-      const failed = outcome.cellId ?? current ?? cellId ?? plan.cells[0]?.id ?? null;
-      if (failed) this.fail(failed, outcome.error, { mode, cellId });
-    }
+    else if (failed) this.fail(failed, outcome.error, { mode, cellId }, kept);
     for (const [id, s] of this.states) {
       if (s.status === "waiting" || s.status === "running") this.patch(id, { status: "idle", progress: null });
     }
+    // The document may have changed while the run went on: a dataset cell edited meanwhile is not done.
+    this.paramsChanged();
     this.changed();
     void this.refreshModelCache();
     return outcome;
@@ -475,6 +561,7 @@ export class RunController extends EventTarget {
     if (this.active) return;
     await this.api.removeRun(this.runId());
     this.states.clear();
+    this.madeWith.clear();
     this.pending = null;
     this.banner = null;
     this.changed();
@@ -508,7 +595,8 @@ export class RunController extends EventTarget {
       // A run that was stopped or failed says so in its cell again, with what to do.
       const at = info.error ? /^cell "([^"]+)"/.exec(info.error)?.[1] : undefined;
       if (at && (info.status === "stopped" || info.status === "failed") && this.state(at).status === "idle") {
-        this.fail(at, info.error!, { mode: info.mode, cellId: info.cellId });
+        const kept = this.keptIn(info, this.getDoc().cells.find((c) => c.id === at));
+        this.fail(at, info.error!, { mode: info.mode, cellId: info.cellId }, kept);
       }
       this.changed();
       return null;
@@ -555,6 +643,7 @@ export class RunController extends EventTarget {
   async reopen(fromLink: boolean): Promise<void> {
     if (this.active) return;
     this.states.clear();
+    this.madeWith.clear();
     this.pending = null;
     this.banner = null;
     await this.restore(fromLink);
@@ -580,6 +669,8 @@ export class RunController extends EventTarget {
       this.api.readRunFile(info.runId, "metrics.jsonl"),
       this.api.readRunFile(info.runId, "samples.jsonl"),
     ]);
+    // A run started meanwhile owns the cells' states.
+    if (!this.active) this.remember(this.getDoc().cells.map((c) => c.id), this.getDoc(), info.runId);
     if (outputs) {
       try {
         // Every cell's output from its last finished run in this folder (the worker merges them).
@@ -647,15 +738,53 @@ export class RunController extends EventTarget {
     this.changed();
   }
 
-  private fail(cellId: string, message: string, again: { mode: RunMode; cellId: string | null } | null): void {
+  /**
+   * Cell `cellId` failed or was stopped with `message`; `kept` (trainingKept) says what a training cell's run folder
+   * kept, in place of the general promise of checkpoints.
+   */
+  private fail(
+    cellId: string,
+    message: string,
+    again: { mode: RunMode; cellId: string | null } | null,
+    kept: { step: number; text: string } | null = null,
+  ): void {
     const kind = classifyRunError(message);
     const resume = again && (kind === "device-lost" || kind === "cancelled" || kind === "sql-worker") ? again : null;
-    if (resume) this.pending = { ...resume, step: null };
+    if (resume) this.pending = { ...resume, step: kept && kept.step > 0 ? kept.step : null };
+    const remedy = !kept || !resume
+      ? REMEDIES[kind]
+      : kind === "cancelled"
+      ? `The run was stopped. ${kept.text}`
+      : `${REMEDIES[kind]} ${kept.text}`;
     this.patch(cellId, {
       status: kind === "cancelled" ? "stopped" : "failed",
       progress: null,
-      error: { kind, message, remedy: REMEDIES[kind], resume },
+      error: { kind, message, remedy, resume },
     });
+  }
+
+  /** A training cell's checkpoint step in run folder `runId` (0: none) and what that keeps; null for other cells. */
+  private async checkpointOf(
+    runId: string,
+    cellId: string,
+    doc: Notebook,
+  ): Promise<{ step: number; text: string } | null> {
+    const cell = doc.cells.find((c) => c.id === cellId);
+    if (cell?.type !== "grpo" && cell?.type !== "warmup") return null;
+    try {
+      const info = (await this.api.listRuns()).find((r) => r.runId === runId);
+      return this.keptIn(info, cell);
+    } catch {
+      return null;
+    }
+  }
+
+  /** What run folder `info` keeps of training cell `cell` (null for other cells, or without the folder). */
+  private keptIn(info: RunInfo | undefined, cell: Cell | undefined): { step: number; text: string } | null {
+    if (!info || !cell) return null;
+    const step = info.checkpoints?.[cell.id] ?? 0;
+    const text = trainingKept(cell, step);
+    return text ? { step, text } : null;
   }
 
   private setCurrent(cellId: string): void {

@@ -62,6 +62,31 @@ Deno.test("run controller: a dataset cell with source upload and no files fails 
   assert(/database pets, not uploaded/.test(c2.state("data").error?.message ?? ""), c2.state("data").error?.message);
 });
 
+Deno.test("run controller (issue #48 item 9): other uploaded files clear the dataset cell's error about the earlier ones", async () => {
+  const { api, started } = fakeApi();
+  const uploadEvents = new EventTarget();
+  const aircraft = JSON.stringify({ db_id: "aircraft", question: "How many planes?", query: "SELECT 1" }) + "\n";
+  let up: UploadedDataset | null = { questions: aircraft, databases: new Map() };
+  const c = new RunController(api, () => doc, (e) => e, "http://app/", { uploads: () => up, uploadEvents });
+  await c.run("cell", "base-concepts");
+  assertEquals(started.length, 0);
+  assert(/database aircraft, not uploaded/.test(c.state("data").error?.message ?? ""), c.state("data").error?.message);
+  // The same files again (a file picked twice): the error stays, it is still true.
+  uploadEvents.dispatchEvent(new Event("change"));
+  assertEquals(c.state("data").status, "failed");
+  // Another questions file: the error spoke of files no longer there.
+  up = { questions, databases: new Map() };
+  uploadEvents.dispatchEvent(new Event("change"));
+  assertEquals([c.state("data").status, c.state("data").error], ["idle", null]);
+  // Running it says what is missing now.
+  await c.run("cell", "base-concepts");
+  assert(/database pets, not uploaded/.test(c.state("data").error?.message ?? ""), c.state("data").error?.message);
+  // Every file forgotten: not run, rather than an error about files that are gone.
+  up = null;
+  uploadEvents.dispatchEvent(new Event("change"));
+  assertEquals(c.state("data").status, "idle");
+});
+
 Deno.test("run controller: uploaded files go with the request, copied once and transferred; other files, other run folder", async () => {
   const { api, started } = fakeApi();
   const pets = new Uint8Array(300_000).map((_, i) => i % 253);

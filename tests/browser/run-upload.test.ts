@@ -215,8 +215,8 @@ Deno.test({
 });
 
 /**
- * GRPO steps of GRPO_NOTEBOOK: enough that the Stop test's click lands before the last step starts (a stop takes effect
- * between steps) even when a loaded machine shows the first progress message late.
+ * GRPO steps of GRPO_NOTEBOOK: enough that the Stop test's click, made once step 1 is checkpointed, lands before the
+ * last step has finished even on a loaded machine.
  */
 const GRPO_STEPS = 5;
 
@@ -302,53 +302,93 @@ Deno.test({
 });
 
 Deno.test({
-  name: "run in the page: Stop a GRPO run (cell says stopped, checkpoint kept), then Run resumes from its checkpoint",
-  // Ignored: since Stop is checked at every decoding step (473d1f8) the run lists no GRPO checkpoint after a Stop
-  // ("checkpoint kept at step 0"); a known regression, open in issue 48, to be fixed rather than this test changed.
-  ignore: true,
+  name:
+    "run in the page: Stop a GRPO run before its first step finishes (cell says nothing was kept), and after a checkpoint (kept), then Run resumes from it",
   sanitizeResources: false,
   sanitizeOps: false,
   fn: () =>
     withGrpoNotebook(async (page, cell) => {
-      // GRPO: Stop after the first step; the cell says stopped, the run folder keeps the checkpoint.
-      await cell("grpo").getByTestId("run-cell").click();
-      const msg = cell("grpo").getByTestId("progress-message");
-      await msg.waitFor({ timeout: 100_000 });
-      // A stop takes effect between steps: clicked while the last step runs, the run ends done. The message names the
-      // step running; at most GRPO_STEPS - 2 leaves a whole step for the click to land before the last one starts.
-      const at = Number(new RegExp(`step (\\d+)/${GRPO_STEPS}`).exec((await msg.textContent()) ?? "")?.[1]);
-      assert(at >= 1 && at <= GRPO_STEPS - 2, `Stop clicked at step ${at} of ${GRPO_STEPS}: too late to stop mid-run`);
-      await cell("grpo").getByTestId("stop-cell").click();
+      const grpo = cell("grpo");
       const status = () =>
         document.querySelector("rl-notebook")?.shadowRoot?.querySelector('li[data-cell-id="grpo"] rl-cell-run')
           ?.shadowRoot?.querySelector("[data-testid=run-status]")?.getAttribute("data-status");
-      await page.waitForFunction(`(${status})() === "stopped"`, null, { timeout: 60_000 }).catch(async (e) => {
-        throw new Error(
-          `the grpo cell did not say stopped within 60 s of Stop at step ${at}: status ${await page.evaluate(
-            status,
-          )}, message "${await msg.textContent().catch(() => "")}" (${e})`,
-        );
-      });
-      const err = cell("grpo").getByTestId("cell-error");
-      assertEquals(await err.getAttribute("data-kind"), "cancelled");
-      assert(((await err.textContent()) ?? "").includes("stopped by the user"), (await err.textContent()) ?? "");
-      assertEquals(await cell("grpo").getByTestId("run-cell").isEnabled(), true, "Run works again");
-      assertEquals(await page.getByTestId("run-all").count(), 1, "the toolbar is back to Run all");
-      const runs = await page.evaluate(async () => {
-        const nb = document.querySelector("rl-notebook") as unknown as {
-          runs: { api: { listRuns(): Promise<{ status: string; checkpoints?: Record<string, number> }[]> } };
-        };
-        return await nb.runs.api.listRuns();
-      });
-      const stoppedAt = runs[0]?.checkpoints?.grpo ?? 0;
-      assertEquals(runs[0]?.status, "stopped");
-      assert(stoppedAt >= at && stoppedAt < GRPO_STEPS, `checkpoint kept at step ${stoppedAt}`);
+      const msg = grpo.getByTestId("progress-message");
+      /** The run folder's GRPO checkpoint step (0: none) and status, as the worker lists them. */
+      const folder = async () => {
+        const runs = await page.evaluate(async () => {
+          const nb = document.querySelector("rl-notebook") as unknown as {
+            runs: { api: { listRuns(): Promise<{ status: string; checkpoints?: Record<string, number> }[]> } };
+          };
+          return await nb.runs.api.listRuns();
+        });
+        return { step: runs[0]?.checkpoints?.grpo ?? 0, status: runs[0]?.status };
+      };
+      /** Clicks Stop and waits for the cell to say stopped; returns the folder then and the cell's error text. */
+      const stop = async (when: string) => {
+        await grpo.getByTestId("stop-cell").click();
+        await page.waitForFunction(`(${status})() === "stopped"`, null, { timeout: 60_000 }).catch(async (e) => {
+          throw new Error(
+            `the grpo cell did not say stopped within 60 s of Stop ${when}: status ${await page.evaluate(
+              status,
+            )}, message "${await msg.textContent().catch(() => "")}" (${e})`,
+          );
+        });
+        const err = grpo.getByTestId("cell-error");
+        assertEquals(await err.getAttribute("data-kind"), "cancelled");
+        const text = ((await err.textContent()) ?? "").replace(/\s+/g, " ");
+        assert(text.includes("stopped by the user"), text);
+        assertEquals(await grpo.getByTestId("run-cell").isEnabled(), true, "Run works again");
+        assertEquals(await page.getByTestId("run-all").count(), 1, "the toolbar is back to Run all");
+        const f = await folder();
+        assertEquals(f.status, "stopped");
+        return { ...f, text };
+      };
+
+      // Stop as soon as step 1 starts: Stop is honoured between decoding steps, so it lands before the step (its
+      // sampling, the trainer's first update, its checkpoint) has finished. The cell says nothing was kept.
+      await grpo.getByTestId("run-cell").click();
+      await msg.waitFor({ timeout: 100_000 });
+      assert(/step 1\//.test((await msg.textContent()) ?? ""), (await msg.textContent()) ?? "");
+      const early = await stop("at the start of step 1");
+      assertEquals(early.step, 0, "no checkpoint: Stop came before the first step finished");
+      assert(
+        early.text.includes(
+          `No step of this cell had finished, so it has no checkpoint: running it again starts at step 1 of ${GRPO_STEPS}.`,
+        ),
+        early.text,
+      );
+      assert(!/checkpoints made so far are kept/i.test(early.text), `no promise of a checkpoint: ${early.text}`);
+      await grpo.scrollIntoViewIfNeeded();
+      await screenshot(page, "run-grpo-stopped-before-a-step");
+
+      // Run again and Stop once a step is checkpointed: the cell says which, the folder keeps it.
+      await grpo.getByTestId("run-cell").click();
+      const t0 = Date.now();
+      while ((await folder()).step < 1) {
+        if (Date.now() - t0 > 120_000) throw new Error(`no GRPO checkpoint within 120 s: "${await msg.textContent()}"`);
+        await page.waitForTimeout(100);
+      }
+      const stopped = await stop("after the first checkpoint");
+      const stoppedAt = stopped.step;
+      assert(
+        stoppedAt >= 1 && stoppedAt < GRPO_STEPS,
+        `checkpoint kept at step ${stoppedAt} of ${GRPO_STEPS}: the Stop came too late to stop mid-run`,
+      );
+      assert(
+        stopped.text.includes(
+          `Its checkpoint is kept at step ${stoppedAt} of ${GRPO_STEPS}: running it again continues from step ${
+            stoppedAt + 1
+          }.`,
+        ),
+        stopped.text,
+      );
+      await grpo.scrollIntoViewIfNeeded();
       await screenshot(page, "run-grpo-stopped");
 
       // Run again: it continues from the checkpoint and finishes the remaining steps.
-      await cell("grpo").getByTestId("run-cell").click();
+      await grpo.getByTestId("run-cell").click();
       await waitForCell(page, "grpo", { ms: 100_000 });
-      const report = (await cell("grpo").getByTestId("grpo-report").textContent()) ?? "";
+      const report = (await grpo.getByTestId("grpo-report").textContent()) ?? "";
       assert(report.includes(`${GRPO_STEPS} steps (resumed from step ${stoppedAt})`), `report: ${report}`);
       const steps = await page.evaluate(() =>
         (document.querySelector("rl-notebook") as unknown as Nb).runs.state("grpo").metrics.filter((r) =>
