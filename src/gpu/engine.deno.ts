@@ -121,16 +121,11 @@ async function tryDawn(): Promise<{ choice: EngineChoice } | { why: string }> {
   copySharedViewsOn(queueProto);
   const info = adapter.info;
   const name = [info.vendor, info.architecture, info.description].filter(Boolean).join(" ");
-  // The polling's default (docs/webgpu.md, "Polling", has the figures): on a GPU, the first millisecond of a wait
-  // through MessageChannel turns, then setTimeout(0) (short round trips, no stall); on a CPU adapter setTimeout(0)
-  // from the first turn, since any spin takes the core the "GPU" computes on. The plain spin stalled GRPO steps by
-  // seconds. RLVR_DAWN_POLL overrides.
+  // Polling (docs/webgpu.md, "Polling", has the figures): on a GPU, the first millisecond of a wait through
+  // MessageChannel turns, then setTimeout(0) (short round trips, no stall); on a CPU adapter setTimeout(0) from the
+  // first turn, since any spin takes the core the "GPU" computes on.
   const cpuAdapter = /swiftshader|llvmpipe|lavapipe/i.test(name);
-  const polling = describePolling(
-    throttleDawnPolling(
-      pollingFromEnv(cpuAdapter ? { kind: "timeout", spinMs: 0 } : { kind: "channel", channelMs: 1 }),
-    ),
-  );
+  const polling = throttleDawnPolling(cpuAdapter ? 0 : 1);
   return {
     choice: {
       engine: "dawn",
@@ -138,65 +133,6 @@ async function tryDawn(): Promise<{ choice: EngineChoice } | { why: string }> {
       dawnModule: loaded.href,
     },
   };
-}
-
-/**
- * How dawn.node's event-polling turns are scheduled (see throttleDawnPolling):
- *   "spin"     dawn.node's own `setImmediate` loop (Infinity: RLVR_DAWN_SPIN_MS=Infinity);
- *   "timeout"  after `spinMs` of one continuous wait (0: from the first turn), each turn through
- *              `setTimeout(0)` — under Deno 2.9 a turn then costs about 2 ms, so every wait on the
- *              GPU ends up to 2 ms after the GPU finished;
- *   "channel"  each turn through a MessageChannel message (about 25 µs a turn, no timer clamping) for
- *              `channelMs` of one continuous wait, then through `setTimeout(0)` (Infinity: always).
- */
-export type DawnPolling = { kind: "spin" } | { kind: "timeout"; spinMs: number } | {
-  kind: "channel";
-  channelMs: number;
-};
-
-/**
- * The polling asked for by RLVR_DAWN_POLL (`timeout`, `channel`, `channel:N` for N ms of a wait, `spin`)
- * or the older RLVR_DAWN_SPIN_MS=N (spin N ms of a wait, then timeout); `fallback` where neither is set
- * (tryDawn: channel:1 on a GPU, timeout on a CPU adapter).
- * Throws on a value it does not know.
- */
-export function parseDawnPolling(
-  poll: string | undefined,
-  spinMs: string | undefined,
-  fallback: DawnPolling = { kind: "timeout", spinMs: 0 },
-): DawnPolling {
-  if (poll !== undefined && poll !== "") {
-    if (poll === "spin") return { kind: "spin" };
-    if (poll === "timeout") return { kind: "timeout", spinMs: 0 };
-    const m = /^channel(?::(\d+(?:\.\d+)?|Infinity))?$/.exec(poll);
-    if (m) return { kind: "channel", channelMs: m[1] === undefined ? Infinity : Number(m[1]) };
-    throw new Error(`RLVR_DAWN_POLL=${poll}: one of timeout, channel, channel:<ms>, spin`);
-  }
-  if (spinMs !== undefined && spinMs !== "" && !Number.isNaN(Number(spinMs)) && Number(spinMs) >= 0) {
-    const n = Number(spinMs);
-    return n === Infinity ? { kind: "spin" } : { kind: "timeout", spinMs: n };
-  }
-  return fallback;
-}
-
-function pollingFromEnv(fallback: DawnPolling): DawnPolling {
-  return parseDawnPolling(Deno.env.get("RLVR_DAWN_POLL"), Deno.env.get("RLVR_DAWN_SPIN_MS"), fallback);
-}
-
-/** The engine note's words for `p`. */
-export function describePolling(p: DawnPolling): string {
-  switch (p.kind) {
-    case "spin":
-      return "Dawn's event polling by its own setImmediate loop";
-    case "timeout":
-      return p.spinMs === 0
-        ? "Dawn's event polling through setTimeout(0)"
-        : `Dawn's event polling throttled to setTimeout(0) after ${p.spinMs} ms of a wait`;
-    case "channel":
-      return p.channelMs === Infinity
-        ? "Dawn's event polling through MessageChannel turns"
-        : `Dawn's event polling through MessageChannel turns for ${p.channelMs} ms of a wait, then setTimeout(0)`;
-  }
 }
 
 /**
@@ -235,20 +171,15 @@ export function channelScheduler(): (f: (...a: unknown[]) => void, args: unknown
  * polls Dawn's events and queues the next) while any promise of it is pending. Under Deno that loop
  * runs hundreds of thousands of times a second and takes a core; on a CPU adapter that core is the
  * GPU's, and SwiftShader dispatches took several times longer. On a big GPU the spin was worse than a
- * lost core: waits ended seconds after the GPU had finished (docs/webgpu.md, "Polling"). "timeout" (0; the default on
- * a CPU adapter) sends every turn through setTimeout(0); "channel" (1 ms: the default on a GPU) sends
- * the turns of the first `channelMs` of a wait through MessageChannel messages (see DawnPolling). Returns what is in use ("spin" where the
- * global has no setImmediate to replace).
+ * lost core: waits ended seconds after the GPU had finished (docs/webgpu.md, "Polling"). This sends the
+ * turns of the first `channelMs` of one continuous wait through MessageChannel messages (about 25 us a
+ * turn, no timer clamping) and the later ones through setTimeout(0) (about 2 ms a turn under Deno 2.9,
+ * but it leaves the process's other work its turn). Returns the engine note's words for it.
  */
-function throttleDawnPolling(p: DawnPolling): DawnPolling {
-  if (p.kind === "spin") return p;
+function throttleDawnPolling(channelMs: number): string {
   const g = globalThis as unknown as { setImmediate?: (f: (...a: unknown[]) => void, ...a: unknown[]) => unknown };
-  const real = g.setImmediate;
-  if (typeof real !== "function") return { kind: "spin" };
-  const fast = p.kind === "channel"
-    ? channelScheduler()
-    : (f: (...a: unknown[]) => void, args: unknown[]) => real(f, ...args);
-  const fastMs = p.kind === "channel" ? p.channelMs : p.spinMs;
+  if (typeof g.setImmediate !== "function") return "Dawn's event polling by its own setImmediate loop";
+  const fast = channelScheduler();
   // A streak is one continuous wait: it starts at a turn queued when none was pending and ends at a
   // turn that queues no next one (the wait is over), or after a gap of 5 ms.
   let streakStart = -Infinity, last = -Infinity, requeued = false;
@@ -262,13 +193,15 @@ function throttleDawnPolling(p: DawnPolling): DawnPolling {
       f(...a);
       if (!requeued) last = -Infinity;
     };
-    if (now - streakStart < fastMs) {
+    if (now - streakStart < channelMs) {
       fast(turn, args);
       return undefined;
     }
     return setTimeout(turn, 0, ...args);
   };
-  return p;
+  return channelMs === 0
+    ? "Dawn's event polling through setTimeout(0)"
+    : `Dawn's event polling through MessageChannel turns for ${channelMs} ms of a wait, then setTimeout(0)`;
 }
 
 /**
