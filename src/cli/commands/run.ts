@@ -8,6 +8,22 @@ import { denoEnv } from "../../runtime/recipe/env.deno.ts";
 import { runNotebook } from "../../runtime/recipe/runner.ts";
 import { readInputJson } from "../inputs.ts";
 import type { Command } from "./index.ts";
+import type { AskAnswer, AskReport } from "../../runtime/records.ts";
+
+/** An ask cell's answers in the summary: each one's SQL, row count or error, and definitions used (the log has the rows). */
+function askLine(r: AskReport) {
+  const one = (a: AskAnswer) => ({
+    sql: a.sql,
+    ...(a.result ? { rows: a.result.rowCount } : { error: a.error?.message ?? "" }),
+    definitions: a.definitions.map((d) => d.term),
+  });
+  return {
+    question: r.question,
+    db: r.db,
+    base: one(r.base),
+    ...(r.trained?.stage ? { stage: r.trained.stage.cellId, trained: one(r.trained) } : { note: r.note ?? "" }),
+  };
+}
 
 export const command: Command = {
   name: "run",
@@ -24,7 +40,7 @@ export const command: Command = {
     "  --micro-batch M       sequences per trainer forward/backward pass, gradients accumulated (default 8)",
     "  --sample-batch P      prompts per sampling call (x k samples each: the decoding batch; default 16)",
     "",
-    "The last line of standard output is a JSON summary with each stage's execution accuracy.",
+    "The last line of standard output is a JSON summary with each stage's execution accuracy (and each ask cell's answers).",
   ].join("\n"),
   async run(argv) {
     const { values, positionals } = parseFlags(argv, {
@@ -92,6 +108,7 @@ export const command: Command = {
         type: c.type,
         ms: c.ms,
         ...(c.accuracy !== undefined ? { accuracy: c.accuracy } : {}),
+        ...(c.report?.kind === "ask" ? { ask: askLine(c.report) } : {}),
       })),
       files: summary.files,
     };
