@@ -45,6 +45,9 @@ function cpuDemo(): unknown {
       case "selfconsistency":
         Object.assign(p, { N: 2, n: 2, maxNewTokens: 4 });
         break;
+      case "ask":
+        Object.assign(p, { maxNewTokens: 4 });
+        break;
     }
     return { ...c, params: p };
   });
@@ -160,9 +163,9 @@ Deno.test({
         `run took ${((Date.now() - t0) / 1000).toFixed(0)} s; ${await entries
           .count()} phases in the cells' progress logs, cells in view: ${JSON.stringify(seen.inView)}`,
       );
-      // Every runnable cell is counted in the bar ("i of 20"), and the run went through them in order.
+      // Every runnable cell is counted in the bar ("i of 21", the ask cell last), and the run went through them in order.
       assert(
-        seen.where.some((w) => / of 20 · Model “model”/.test(w)) && seen.where.some((w) => /of 20 · GRPO/.test(w)),
+        seen.where.some((w) => / of 21 · Model “model”/.test(w)) && seen.where.some((w) => /of 21 · GRPO/.test(w)),
         seen.where.join(" | "),
       );
       const log = await page.evaluate(() =>
