@@ -279,7 +279,9 @@ export class RlCellDataset extends LitElement {
         ? html`<ul data-testid="upload-summary">
           <li>Questions: ${
           q
-            ? html`<b>${q.name}</b>, ${q.tasks.length.toLocaleString()} questions (${q.format})${
+            ? html`<b>${q.name}</b>, ${q.tasks.length.toLocaleString()} question${
+              q.tasks.length === 1 ? "" : "s"
+            } (${q.format})${
               q.problems.length
                 ? html`, <span class="warn">${q.problems.length} unreadable record${
                   q.problems.length === 1 ? "" : "s"

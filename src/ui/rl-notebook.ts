@@ -23,7 +23,7 @@ import "./rl-cell-run.ts";
 import "./rl-cell-ask.ts";
 import { Comlink, gpuWorker } from "./gpu-client.ts";
 import { RunController } from "./run-controller.ts";
-import { uploadedDataset } from "./dataset-upload.ts";
+import { uploadedDataset, uploads } from "./dataset-upload.ts";
 import { isRunnable } from "../runtime/run-plan.ts";
 import "./rl-run-viewer.ts";
 import "./rl-run-status.ts";
@@ -294,7 +294,13 @@ export class RlNotebook extends LitElement {
       () => c.doc,
       (events) => Comlink.proxy(events),
       new URL("./", document.baseURI).href,
-      { uploads: uploadedDataset, transfer: Comlink.transfer, applyDoc: (d) => c.apply(() => d) },
+      {
+        uploads: uploadedDataset,
+        uploadEvents: uploads,
+        docEvents: c,
+        transfer: Comlink.transfer,
+        applyDoc: (d) => c.apply(() => d),
+      },
     );
     this.runs = runs;
     runs.restore(c.origin === "link").catch((

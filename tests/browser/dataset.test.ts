@@ -48,6 +48,51 @@ Deno.test({
   },
 });
 
+// Issue 48 item 9: the demo's dataset cell, run, then switched to source "upload", kept name "demo", format "rlvr" and
+// status "done" although no upload had run. It now takes the upload's fields and says not run.
+Deno.test({
+  name: "dataset cell: a run demo dataset switched to upload says not run, with the upload's name and format",
+  sanitizeResources: false,
+  sanitizeOps: false,
+  async fn() {
+    const server = serveStatic();
+    const browser = await launchChromium();
+    try {
+      const page = await browser.newPage({ viewport: { width: 1280, height: 1200 } });
+      const errors = watchErrors(page);
+      await page.goto(server.url);
+      const cell = page.locator('li[data-cell-id="data"]');
+      const status = () => cell.getByTestId("run-status").getAttribute("data-status");
+      await cell.getByTestId("run-cell").click();
+      await page.waitForFunction(
+        () =>
+          document.querySelector("rl-notebook")?.shadowRoot?.querySelector('li[data-cell-id="data"] rl-cell-run')
+            ?.shadowRoot?.querySelector("[data-testid=run-status]")?.getAttribute("data-status") === "done",
+        null,
+        { timeout: 60_000 },
+      );
+      const field = (k: string) => cell.locator(`[data-field="${k}"]`);
+      assertEquals([await field("name").inputValue(), await field("format").inputValue()], ["demo", "rlvr"]);
+
+      await field("source").selectOption("upload");
+      await cell.getByTestId("upload").waitFor();
+      assertEquals(
+        [await field("name").inputValue(), await field("format").inputValue()],
+        ["my-database", "spider"],
+        "the upload's fields, not the demo's",
+      );
+      assertEquals(await status(), "idle", "the demo's run says nothing of the upload");
+      assert(/not run yet/.test((await cell.getByTestId("run-status").textContent()) ?? ""));
+      assertEquals(await cell.getByTestId("cell-error").count(), 0);
+      await cell.screenshot({ path: `${ARTIFACTS}/dataset-switched-to-upload.png` });
+      assert(errors.length === 0, `no page errors: ${errors.join("; ")}`);
+    } finally {
+      await browser.close();
+      await server.close();
+    }
+  },
+});
+
 // Source "upload": the Hub notebook's dataset cell, opened from a share link. Files are made at
 // test time: a SQLite database built with sql.js, a questions file with a bad line, a text file
 // named .sqlite and a JSON file that does not parse; then, when ../shared has Spider, a folder in
