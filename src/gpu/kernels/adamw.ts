@@ -2,7 +2,7 @@
 // and possibly skipped according to a stats buffer written by encodeGradNorm.
 import { computePipeline, dispatch, uniformBuffer } from "../device.ts";
 import source from "./adamw.wgsl" with { type: "text" };
-import { gradStatsBuffer } from "./gradnorm.ts";
+import { encodeGradNorm, gradStatsBuffer } from "./gradnorm.ts";
 import { grid, packParams } from "./layer-common.ts";
 
 /** AdamW hyperparameters of one step. */
@@ -62,4 +62,31 @@ export async function encodeAdamW(
   if (!st) noClip.set(device, st = gradStatsBuffer(device, "adamw-no-clip-stats"));
   const params = uniformBuffer(device, "adamw-params", adamwParams(s.count, hp));
   dispatch(device, enc, pipeline, [s.param, s.grad, s.m, s.v, st, params], grid(s.count, WG));
+}
+
+/** The optimiser settings of a trainer's options. */
+export interface AdamWOptions {
+  beta1: number;
+  beta2: number;
+  adamEps: number;
+  weightDecay: number;
+  maxGradNorm: number;
+}
+
+/**
+ * Records one optimiser step over `states`: their gradient norm into `stats` (encodeGradNorm: the clip at maxGradNorm,
+ * the skip on NaN/Inf), then AdamW at learning rate `lr` as step `step` (from 1) on each.
+ */
+export async function encodeOptimiserStep(
+  device: GPUDevice,
+  enc: GPUCommandEncoder,
+  states: readonly AdamWState[],
+  o: AdamWOptions,
+  lr: number,
+  step: number,
+  stats: GPUBuffer,
+): Promise<void> {
+  await encodeGradNorm(device, enc, states.map((s) => ({ buffer: s.grad, count: s.count })), stats, o.maxGradNorm);
+  const hp = { lr, beta1: o.beta1, beta2: o.beta2, eps: o.adamEps, weightDecay: o.weightDecay, step };
+  for (const s of states) await encodeAdamW(device, enc, s, hp, stats);
 }

@@ -10,6 +10,7 @@ import { expectedShapes, validateWeights } from "../../model/config.ts";
 import { isQuantizableLinear, type Q4Weight, quantizeQ4 } from "../../model/quant.ts";
 import { fromF16, toF16 } from "../../model/half.ts";
 import { readBuffer, readF32, storageBuffer } from "../device.ts";
+import type { AdamWState } from "../kernels/adamw.ts";
 import { type Q4WeightGpu, uploadQ4 } from "../kernels/q4matmul.ts";
 import { denoEnv } from "../../core/deno-env.ts";
 
@@ -121,32 +122,16 @@ export function uploadModel(device: GPUDevice, cfg: ModelConfig, w: Weights, o: 
   const half = new Map<string, GPUBuffer>();
   const transposed = new Map<string, GPUBuffer>();
   const f16 = (o.f16 ?? false) && device.features.has("shader-f16");
-  for (const [name, q] of pre ?? []) {
-    q4.set(
-      name,
-      uploadQ4(device, name, {
-        Nout: q.N,
-        K: q.K,
-        packed: q.packed,
-        scales: q.scales,
-        zeroPoints: q.zeroPoints ?? undefined,
-      }),
-    );
-  }
+  // model/quant.ts's q4 weight in the kernels' terms.
+  const upQ4 = (name: string, q: Q4Weight) => {
+    const { N: Nout, K, packed, scales } = q;
+    q4.set(name, uploadQ4(device, name, { Nout, K, packed, scales, zeroPoints: q.zeroPoints ?? undefined }));
+  };
+  for (const [name, q] of pre ?? []) upQ4(name, q);
   for (const [name, t] of w) {
     if (name === "model.embed_tokens.weight" || name === "lm_head.weight" || q4.has(name)) continue;
     if (o.q4 === true && isQuantizableLinear(name)) {
-      const q = quantizeQ4(t);
-      q4.set(
-        name,
-        uploadQ4(device, name, {
-          Nout: q.N,
-          K: q.K,
-          packed: q.packed,
-          scales: q.scales,
-          zeroPoints: q.zeroPoints ?? undefined,
-        }),
-      );
+      upQ4(name, quantizeQ4(t));
       continue;
     }
     if (f16 && isQuantizableLinear(name)) {
@@ -280,6 +265,14 @@ function slotKey(layer: number, target: LoraTarget): string {
 /** The slot adapting `target` in `layer`, or undefined when the adapter leaves it alone. */
 export function loraSlot(l: GpuLora | undefined, layer: number, target: LoraTarget): LoraSlot | undefined {
   return l?.slots.get(slotKey(layer, target));
+}
+
+/** The AdamW states of an adapter's tensors: A, then B, of every slot. */
+export function loraAdamStates(lora: GpuLora): AdamWState[] {
+  return [...lora.slots.values()].flatMap((s) => [
+    { param: s.A, grad: s.dA, m: s.mA, v: s.vA, count: lora.r * s.in },
+    { param: s.B, grad: s.dB, m: s.mB, v: s.vB, count: s.out * lora.r },
+  ]);
 }
 
 /** Uploads an adapter (validated against the config) with zeroed gradients and moments. */

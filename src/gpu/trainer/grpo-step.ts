@@ -5,13 +5,13 @@
 import { type Aggregation, aggregationWeights, learningRate, type LrSchedule } from "../../core/grpo.ts";
 import { arenaBuffer, releaseToArena } from "../arena.ts";
 import { commandEncoder, readBuffers, readF32, releaseTransients, storageBuffer } from "../device.ts";
-import { type AdamWState, encodeAdamW } from "../kernels/adamw.ts";
-import { encodeGradNorm, GRAD_STATS_BYTES, parseGradStats } from "../kernels/gradnorm.ts";
+import { type AdamWState, encodeOptimiserStep } from "../kernels/adamw.ts";
+import { GRAD_STATS_BYTES, parseGradStats } from "../kernels/gradnorm.ts";
 import { combineGrpoStats, encodeGrpoLoss, type GrpoGpuResult, grpoResult } from "../kernels/grpo_loss.ts";
 import { backward, reserveStepScratch } from "../model/backward.ts";
 import { destroyForward, forward, uploadBatch } from "../model/forward.ts";
 import { encodeZeroFullGrads, type GpuFullParams } from "../model/full.ts";
-import { encodeZeroGrads, type GpuLora, type GpuModel } from "../model/state.ts";
+import { encodeZeroGrads, type GpuLora, type GpuModel, loraAdamStates } from "../model/state.ts";
 
 /** Hyperparameters of the GRPO trainer. */
 export interface GrpoTrainerOptions {
@@ -230,35 +230,10 @@ export async function grpoStep(
     releaseToArena(device, own);
   }
   const lr = learningRate(tr.step, opts.lr);
-  const hp = {
-    lr,
-    beta1: opts.beta1,
-    beta2: opts.beta2,
-    eps: opts.adamEps,
-    weightDecay: opts.weightDecay,
-    step: tr.step + 1,
-  };
-  const states: AdamWState[] = [];
-  if (lora) {
-    for (const s of lora.slots.values()) {
-      states.push({ param: s.A, grad: s.dA, m: s.mA, v: s.vA, count: lora.r * s.in }, {
-        param: s.B,
-        grad: s.dB,
-        m: s.mB,
-        v: s.vB,
-        count: s.out * lora.r,
-      });
-    }
-  }
-  if (full) {
-    for (const s of full.slots.values()) {
-      states.push({ param: s.param, grad: s.grad, m: s.m, v: s.v, count: s.count });
-    }
-  }
+  const states: AdamWState[] = [...(lora ? loraAdamStates(lora) : []), ...(full?.slots.values() ?? [])];
   const gstats = arenaBuffer(device, "grpo-grad-stats", new Float32Array([0, 0, 1, 0]));
   const opt = commandEncoder(device, "adamw");
-  await encodeGradNorm(device, opt, states.map((s) => ({ buffer: s.grad, count: s.count })), gstats, opts.maxGradNorm);
-  for (const s of states) await encodeAdamW(device, opt, s, hp, gstats);
+  await encodeOptimiserStep(device, opt, states, opts, lr, tr.step + 1, gstats);
   device.queue.submit([opt.finish()]);
   const read = await readBuffers(device, [
     { buffer: gstats, bytes: GRAD_STATS_BYTES },

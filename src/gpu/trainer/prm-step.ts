@@ -6,8 +6,8 @@
 // out (forward's lmHead: false, backward's dhF).
 import { learningRate, type LrSchedule } from "../../core/grpo.ts";
 import { readF32, releaseTransients, storageBuffer, writeBuffer } from "../device.ts";
-import { type AdamWState, encodeAdamW } from "../kernels/adamw.ts";
-import { encodeGradNorm, gradStatsBuffer, readGradStats } from "../kernels/gradnorm.ts";
+import { encodeOptimiserStep } from "../kernels/adamw.ts";
+import { gradStatsBuffer, readGradStats } from "../kernels/gradnorm.ts";
 import {
   encodePrmBce,
   encodePrmHeadBackward,
@@ -16,7 +16,7 @@ import {
 } from "../kernels/prm_head.ts";
 import { backward, reserveStepScratch } from "../model/backward.ts";
 import { destroyForward, forward, uploadBatch } from "../model/forward.ts";
-import { encodeZeroGrads, type GpuLora, type GpuModel } from "../model/state.ts";
+import { encodeZeroGrads, type GpuLora, type GpuModel, loraAdamStates } from "../model/state.ts";
 
 /** The head on the GPU: wb (C + 1) = [w, b], its gradient and AdamW moments. */
 export interface GpuPrmHead {
@@ -246,29 +246,13 @@ export async function prmStep(
   const { device } = model;
   const g = await prmGradients(model, lora, head, examples, { microBatch: o.microBatch, recompute: opts.recompute });
   const lr = learningRate(tr.step, opts.lr);
-  const hp = {
-    lr,
-    beta1: opts.beta1,
-    beta2: opts.beta2,
-    eps: opts.adamEps,
-    weightDecay: opts.weightDecay,
-    step: tr.step + 1,
-  };
-  const states: AdamWState[] = [];
-  for (const s of lora.slots.values()) {
-    states.push({ param: s.A, grad: s.dA, m: s.mA, v: s.vA, count: lora.r * s.in }, {
-      param: s.B,
-      grad: s.dB,
-      m: s.mB,
-      v: s.vB,
-      count: s.out * lora.r,
-    });
-  }
-  states.push({ param: head.wb, grad: head.dwb, m: head.m, v: head.v, count: head.C + 1 });
+  const states = [
+    ...loraAdamStates(lora),
+    { param: head.wb, grad: head.dwb, m: head.m, v: head.v, count: head.C + 1 },
+  ];
   const gstats = gradStatsBuffer(device, "prm-grad-stats");
   const enc = device.createCommandEncoder({ label: "prm-adamw" });
-  await encodeGradNorm(device, enc, states.map((s) => ({ buffer: s.grad, count: s.count })), gstats, opts.maxGradNorm);
-  for (const s of states) await encodeAdamW(device, enc, s, hp, gstats);
+  await encodeOptimiserStep(device, enc, states, opts, lr, tr.step + 1, gstats);
   device.queue.submit([enc.finish()]);
   const gs = await readGradStats(device, gstats);
   gstats.destroy();
