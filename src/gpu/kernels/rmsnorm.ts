@@ -1,15 +1,14 @@
 // Wrapper of the RMSNorm kernels. The per-head variant (Qwen3 q/k norms) is the same call with
-// rows = N*H and C = D on a (N, H, D) tensor and a (D) weight. Forward and input backward reduce a
-// row with subgroup operations where the device has `subgroups` (rmsnorm_*_sg.wgsl; switch
-// `subgroups`), through workgroup memory elsewhere (rmsnorm_forward.wgsl, rmsnorm_backward.wgsl).
+// rows = N*H and C = D on a (N, H, D) tensor and a (D) weight. Forward and input backward
+// (rmsnorm_forward.wgsl, rmsnorm_backward.wgsl, templates) reduce a row with subgroup operations where the device has
+// `subgroups` (the pipelines labelled *_sg), through workgroup memory elsewhere (rmsnorm_row_sum.wgsl).
 import { computePipeline, dispatch, sharedScratch, uniformBuffer } from "../device.ts";
 import { fitPow2, grid, packParams } from "./layer-common.ts";
 import dwReduceSource from "./rmsnorm_dw_reduce.wgsl" with { type: "text" };
 import dwSource from "./rmsnorm_dw.wgsl" with { type: "text" };
 import backwardSource from "./rmsnorm_backward.wgsl" with { type: "text" };
-import backwardSgSource from "./rmsnorm_backward_sg.wgsl" with { type: "text" };
 import forwardSource from "./rmsnorm_forward.wgsl" with { type: "text" };
-import forwardSgSource from "./rmsnorm_forward_sg.wgsl" with { type: "text" };
+import { expandKernel } from "./wgsl-parts.ts";
 
 /** Shape and epsilon shared by the kernels and the reference. */
 export interface RmsNormDims {
@@ -43,7 +42,7 @@ export async function encodeRmsNormForward(
   const pipeline = await computePipeline(
     device,
     sg ? "rmsnorm_forward_sg" : "rmsnorm_forward",
-    sg ? forwardSgSource : forwardSource,
+    expandKernel("rmsnorm_forward.wgsl", forwardSource, { SUBGROUPS: sg }),
     { WG: rowThreads(d.C) },
   );
   const params = uniformBuffer(device, "rmsnorm_forward-params", packParams("uuf", [d.rows, d.C, d.eps]));
@@ -65,7 +64,7 @@ export async function encodeRmsNormBackward(
   const pipeline = await computePipeline(
     device,
     sg ? "rmsnorm_backward_sg" : "rmsnorm_backward",
-    sg ? backwardSgSource : backwardSource,
+    expandKernel("rmsnorm_backward.wgsl", backwardSource, { SUBGROUPS: sg }),
     {
       WG: rowThreads(d.C),
       ACCUMULATE: d.accumulate ? 1 : 0,

@@ -1,5 +1,9 @@
 // RMSNorm forward: y = x * rsqrt(mean(x^2) + eps) * w, one workgroup per row; saves rstd per row.
+// A template (wgsl-template.ts): SUBGROUPS reduces the row with subgroup operations (rmsnorm_row_sum.wgsl).
 // Dimension letters: R rows (N tokens, or N*H for Qwen3's per-head q/k norms), C channels per row.
+// #if SUBGROUPS
+enable subgroups;
+// #endif
 
 struct Params {
   rows: u32, // R
@@ -16,10 +20,15 @@ struct Params {
 
 override WG: u32 = 256u; // threads per row, a power of two
 
-var<workgroup> partial: array<f32, WG>;
+var<workgroup> partial: array<f32, WG>; // one per thread, or (SUBGROUPS) one per subgroup
 
 @compute @workgroup_size(WG)
+// #if SUBGROUPS
+fn main(@builtin(workgroup_id) wg: vec3u, @builtin(num_workgroups) nwg: vec3u, @builtin(local_invocation_index) t: u32,
+        @builtin(subgroup_invocation_id) lane: u32, @builtin(subgroup_size) sgSize: u32) {
+// #else
 fn main(@builtin(workgroup_id) wg: vec3u, @builtin(num_workgroups) nwg: vec3u, @builtin(local_invocation_index) t: u32) {
+// #endif
   let row = wg.y * nwg.x + wg.x;
   if (row >= p.rows) { return; }
   let base = row * p.C;
@@ -28,13 +37,8 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(num_workgroups) nwg: vec3u, @
     let v = x[base + c];
     s = fma(v, v, s);
   }
-  partial[t] = s;
-  workgroupBarrier();
-  for (var k = WG / 2u; k > 0u; k >>= 1u) {
-    if (t < k) { partial[t] += partial[t + k]; }
-    workgroupBarrier();
-  }
-  let r = 1.0 / sqrt(partial[0] / f32(p.C) + p.eps);
+  // #include rmsnorm_row_sum.wgsl
+  let r = 1.0 / sqrt(total / f32(p.C) + p.eps);
   for (var c = t; c < p.C; c += WG) {
     y[base + c] = x[base + c] * r * w[c];
   }
