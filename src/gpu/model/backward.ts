@@ -283,28 +283,19 @@ export async function backward(
     await encodeRope(device, enc, dq, f.batch.pos, m.invFreq, dqN, { N, H: nH, D, backward: true });
     await encodeRope(device, enc, dk, f.batch.pos, m.invFreq, dkN, { N, H: nKv, D, backward: true });
     if (cfg.qkNorm) {
-      await normGrad(weightBuffer(m, `${p}.self_attn.q_norm.weight`), dqN, a.qRaw, a.rstdQ, N * nH, D);
-      await normGrad(weightBuffer(m, `${p}.self_attn.k_norm.weight`), dkN, a.kRaw, a.rstdK, N * nKv, D);
-      await encodeRmsNormBackward(
-        device,
-        enc,
-        dqN,
-        a.qRaw,
-        weightBuffer(m, `${p}.self_attn.q_norm.weight`),
-        a.rstdQ,
-        dqRaw,
-        { rows: N * nH, C: D, eps },
-      );
-      await encodeRmsNormBackward(
-        device,
-        enc,
-        dkN,
-        a.kRaw,
-        weightBuffer(m, `${p}.self_attn.k_norm.weight`),
-        a.rstdK,
-        dkRaw,
-        { rows: N * nKv, C: D, eps },
-      );
+      // Qwen3's per-head q and k norms: both weight gradients, then both input gradients.
+      const norms = [
+        { w: `${p}.self_attn.q_norm.weight`, dy: dqN, x: a.qRaw, rstd: a.rstdQ, dx: dqRaw, rows: N * nH },
+        { w: `${p}.self_attn.k_norm.weight`, dy: dkN, x: a.kRaw, rstd: a.rstdK, dx: dkRaw, rows: N * nKv },
+      ];
+      for (const n of norms) await normGrad(weightBuffer(m, n.w), n.dy, n.x, n.rstd, n.rows, D);
+      for (const n of norms) {
+        await encodeRmsNormBackward(device, enc, n.dy, n.x, weightBuffer(m, n.w), n.rstd, n.dx, {
+          rows: n.rows,
+          C: D,
+          eps,
+        });
+      }
     }
     await lin("q_proj", dqRaw, a.h1, dh, false);
     await lin("k_proj", dkRaw, a.h1, dh, true);
