@@ -123,7 +123,11 @@ export async function runAsk(ctx: RunContext, cellId: string, p: AskParams): Pro
   }
   const stages = await checkpointStages(ctx.env.store);
   const stage = pickStage(stages, p.stage);
-  const defs = definitionsOf(tasks, p.db);
+  // A dataset cell's `limit` cuts every split: the definitions come from the whole files.
+  const whole = s.dataset.params.limit === undefined
+    ? tasks
+    : Object.values((await ctx.env.loadDataset(s.dataset.params)).splits).flat();
+  const defs = definitionsOf(whole, p.db);
   const report = progressReporter(ctx, cellId, "ask");
   const tools = toolsFor(ctx, cellId, { prm: null });
   const runtime = tools.runtime;
