@@ -14,6 +14,8 @@ import type { AskAnswer, AskReport } from "../../runtime/records.ts";
 function askLine(r: AskReport) {
   const one = (a: AskAnswer) => ({
     sql: a.sql,
+    // Without SQL, what the model wrote instead.
+    ...(a.sql === null ? { completion: a.completion } : {}),
     ...(a.result ? { rows: a.result.rowCount } : { error: a.error?.message ?? "" }),
     definitions: a.definitions.map((d) => d.term),
   });
