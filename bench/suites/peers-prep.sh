@@ -6,7 +6,7 @@
 #                                                installed into .devwork/tjs, never into the project's dependencies)
 #   tjs/ort/ort-wasm-simd-threaded.asyncify.{mjs,wasm.gz}   the onnxruntime-web that transformers.js was built with
 #   spider/{questions.jsonl,tables.json,database/DB/DB.sqlite}   one Spider database (DB, default hospital_1) and its questions
-# The tree travels too (64 MiB in all with .device): public/model (31.5 MB) and bench/evidence/results (11 MB) must not;
+# The tree travels too (64 MiB in all with .device): public/model (31.5 MB) must not;
 # docs/CONTRIBUTING.md says how. There, carrying [".device", ".devwork/peers"]:
 #   source .device/remote-setup.sh; DEVWORK=.devwork/peers bash bench/device.sh grpo-step ...; ... decode ...
 set -euo pipefail
