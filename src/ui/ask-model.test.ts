@@ -14,11 +14,11 @@ Deno.test("ask cell model: the demo's databases are the manifest's", async () =>
   assertEquals([...DEMO_DATABASES].sort(), Object.keys(m.databases).sort());
   const cells = demoDoc().cells;
   assertEquals(databaseChoices(cells, "shop"), [...DEMO_DATABASES]);
-  assertEquals(
-    databaseChoices(cells.filter((c) => c.type !== "dataset"), "mine"),
-    ["mine"],
-    "not the demo: the one named",
+  assertEquals(databaseChoices(cells, "pets"), [...DEMO_DATABASES, "pets"]);
+  const upload = cells.map((c) =>
+    c.type === "dataset" ? { ...c, params: { ...c.params, source: "upload" as const } } : c
   );
+  assertEquals(databaseChoices(upload, "mine"), null, "not the demo: typed");
 });
 
 Deno.test("ask cell model: stages are the training cells with a checkpoint manifest, in notebook order", () => {

@@ -42,9 +42,13 @@ export function stageLabel(s: { cellId: string; type?: string; kind?: string; st
   return `${kind} "${s.cellId}", ${kind === "warm-up" ? "round" : "step"} ${s.step}`;
 }
 
-/** The databases an ask cell offers: the demo's for a demo dataset, else the one it names. */
-export function databaseChoices(cells: readonly Cell[], current: string): string[] {
+/**
+ * The databases an ask cell offers for a demo dataset (the demo's, and the one it names if another);
+ * null for other datasets, whose database ids the cell takes as typed.
+ */
+export function databaseChoices(cells: readonly Cell[], current: string): string[] | null {
   const data = cells.find((c) => c.type === "dataset");
-  const list: string[] = data && data.type === "dataset" && data.params.source === "demo" ? [...DEMO_DATABASES] : [];
+  if (!data || data.type !== "dataset" || data.params.source !== "demo") return null;
+  const list: string[] = [...DEMO_DATABASES];
   return list.includes(current) || !current ? list : [...list, current];
 }

@@ -177,7 +177,7 @@ export class RlCellAsk extends LitElement {
           .value=${p.question} @change=${(e: Event) =>
             this.set({ question: (e.target as HTMLTextAreaElement).value })}></textarea>
         <div class="row">
-          <label>Database ${dbs.length
+          <label>Database ${dbs
             ? html`<select data-testid="ask-db" @change=${(e: Event) =>
               this.set({ db: (e.target as HTMLSelectElement).value })}>
               ${dbs.map((d) => html`<option value=${d} ?selected=${d === p.db}>${d}</option>`)}</select>`
