@@ -1,24 +1,17 @@
 #!/usr/bin/env bash
 # Run HERE (the CPU machine, with node_modules and ../shared) before bench/evidence/h200.sh: writes
-# .devwork/evidence/ (~32 MiB) with what the evidence runs need on the GPU machine, where Deno fetches nothing:
+# .devwork/evidence/ with what the PRM evidence runs need on the GPU machine, where Deno fetches nothing:
 #   bin/a/b/rlvr.js, bin/workers/sql.worker.ts   Deno bundles of the CLI and the SQL worker (bin/a/b: see bench/device-prep.sh)
 #   ort.mjs, ort.wasm.xz, sql-wasm.wasm.xz       what onnxruntime-web/webgpu and sql.js load at run time
 #   model/                                        public/model: json files as they are, model.safetensors byte-plane
 #                                                 shuffled (f16planes.py) and xz'd (31.5 MB -> ~26.7 MB); NO_MODEL=1 leaves the
 #                                                 weights out (they then travel apart: bench/evidence/model-apart.sh, EV_MODEL=/tmp/evm/model)
-#   spider-heldout.tar.xz                          the held-out Spider databases and questions (prepare-spider-heldout.sh)
 #   demo.tar.xz                                    public/demo (questions and SQLite files; ~0.5 MB instead of 2.3)
-#   demo.json, spider-heldout.json                 the evidence notebooks
 #   prm-*.json                                     bench/evidence/prm-notebooks.ts's PRM notebooks (issue #18; EV_PRM_SIZE=session: cut to a call each;
 #                                                 coldsweep: the cold start alone at several settings, added),
 #                                                 their CoCTE cold start converts the golds inside the run (warm-up sftTargets
 #                                                 "cocte"): no dataset file travels for it
-#   grpo-step.json, grpo-step-q4.json              the demo notebook's GRPO cell alone, for the step's split by phase (h200.sh grpo-step)
-#   bin/a/b/demo-shape.js                          bench/demo-shape-model.ts (h200.sh q05: a random Qwen2.5-0.5B-shaped model there)
-#   probe.tar.xz                                   bench/evidence/synthetic-probe.ts's notebook, questions and databases
-#   synthetic-heldout.tar.xz                       bench/evidence/synthetic-heldout.ts's two notebooks, questions and databases
-#   corpus.bin.xz, corpus.json                     only with CORPUS=DIR (a pretraining output folder): the packed
-#                                                 corpus for bench/evidence/h200-pretrain.sh (~0.4 MB xz'd)
+#   synthetic-heldout.tar.xz                       bench/evidence/synthetic-heldout.ts's questions and databases (prm-synth*)
 # The working tree travels too: with public/model (31.5 MB) and public/demo (2.3 MB) in it, tree + .device + this
 # are over the device tool's 64 MiB. Move both out of the checkout for the call (and back after), and keep
 # .device/deno.xz compressed with `xz -9e` (30.7 -> 29.7 MB). The script prints the total.
@@ -29,9 +22,7 @@ rm -rf "$E"
 mkdir -p "$E/bin/a/b" "$E/bin/workers" "$E/model"
 npx deno bundle --platform deno src/cli/main.ts -o "$E/bin/a/b/rlvr.js"
 npx deno bundle --platform deno workers/sql.worker.ts -o "$E/bin/workers/sql.worker.ts"
-npx deno bundle --platform deno bench/demo-shape-model.ts -o "$E/bin/a/b/demo-shape.js"
-npx deno bundle --platform deno bench/evidence/sample-check.ts -o "$E/bin/a/b/sample-check.js"
-for f in "$E/bin/a/b/rlvr.js" "$E/bin/a/b/sample-check.js" "$E/bin/workers/sql.worker.ts"; do
+for f in "$E/bin/a/b/rlvr.js" "$E/bin/workers/sql.worker.ts"; do
   { echo 'globalThis.__dirname ??= "/"; globalThis.__filename ??= "/index.js";'; cat "$f"; } > "$f.tmp" && mv "$f.tmp" "$f"
 done
 cp node_modules/onnxruntime-web/dist/ort-wasm-simd-threaded.asyncify.mjs "$E/ort.mjs"
@@ -45,17 +36,12 @@ if [ "${NO_MODEL:-0}" != 1 ]; then
   python3 bench/evidence/f16planes.py pack public/model/model.safetensors "$E/model.planes"
   xz -T0 -9 -c "$E/model.planes" > "$E/model/model.planes.xz" && rm "$E/model.planes"
 fi
-bash bench/evidence/prepare-spider-heldout.sh "$E/tmp"
-tar -C "$E/tmp" -cJf "$E/spider-heldout.tar.xz" spider-heldout && rm -rf "$E/tmp"
-npx deno run -A bench/evidence/synthetic-probe.ts "$E/tmp/probe" > /dev/null
-tar -C "$E/tmp" -cJf "$E/probe.tar.xz" probe && rm -rf "$E/tmp"
 npx deno run -A bench/evidence/synthetic-heldout.ts "$E/tmp" > /dev/null
 tar -C "$E/tmp" -cJf "$E/synthetic-heldout.tar.xz" . && rm -rf "$E/tmp"
-cp bench/evidence/demo.json bench/evidence/spider-heldout.json bench/evidence/grpo-step.json bench/evidence/grpo-step-q4.json bench/evidence/f16planes.py bench/evidence/prm-*.json bench/evidence/diag-prompts.json "$E/"
+cp bench/evidence/f16planes.py bench/evidence/prm-*.json "$E/"
 # EV_PRM_SIZE=session: the PRM notebooks cut to one device call each (prm-notebooks.ts), instead of the committed full ones.
 # EV_PRM_SIZE=coldsweep: the cold start alone at each setting of prm-notebooks.ts's COLD_SWEEP (written beside them).
 case "${EV_PRM_SIZE:-full}" in session|coldsweep) npx deno run -A bench/evidence/prm-notebooks.ts "$E" "$EV_PRM_SIZE" ;; esac
-if [ -n "${CORPUS:-}" ]; then xz -T0 -9 -c "$CORPUS/corpus.bin" > "$E/corpus.bin.xz"; cp "$CORPUS/corpus.json" "$E/"; fi
 tree=$(git ls-files -z | grep -zv '^public/model/\|^public/demo/' | xargs -0 du -cb | tail -1 | cut -f1)
 ev=$(du -sb "$E" | cut -f1); dev=$(du -sb .device | cut -f1)
 echo "travels: tree without public/model and public/demo $tree + .device $dev + $E $ev = $(( (tree + dev + ev) / 1048576 )) MiB of 64"

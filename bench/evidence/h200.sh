@@ -1,30 +1,20 @@
 #!/usr/bin/env bash
-# The evidence runs of issues #6 and #8 on the GPU machine: `rlvr run` of bench/evidence/demo.json and
-# spider-heldout.json with the shipped demo model, fixed seed, decoding 64 prompts per call.
+# The PRM evidence runs of issue #18 on the GPU machine (docs/prm.md): `rlvr run` of bench/evidence/prm-notebooks.ts's
+# notebooks with the shipped demo model, fixed seed, decoding 64 prompts per call.
 # Before: bash bench/evidence/h200-prep.sh here; carry [".device", ".devwork/evidence"].
-# Run:    source .device/remote-setup.sh; bash bench/evidence/h200.sh [setup|demo|spider|probe ...]   (default: demo spider)
-#         `probe`: bench/evidence/synthetic-probe.ts's 12 easy questions over the demo's training databases,
-#         greedy (does the model read the schema and the question, or recite its train queries?).
-#         `synth`, `synth-grpo`: bench/evidence/synthetic-heldout.ts's notebooks (synthetic-pattern questions
-#         on the held-out Spider databases; the recipe, and GRPO without the warm-up).
-#         `prm-demo`, `prm-demo-outcome`, `prm-synth`, `prm-synth-outcome`: bench/evidence/prm-notebooks.ts's PRM
-#         notebooks (PRM data, PRM and ORM, best-of-N at N = 1..16, GRPO with PRM + outcome / outcome alone);
-#         `prm-demo-stepnorm`, `prm-synth-stepnorm` load the PRM of the prm-demo / prm-synth run (under EV_SEED=S,
-#         that of run-prm-<set>-sS: a copy of the notebook names it); listed in the same call they wait for it;
-#         `prm-demo-cold-e<E>-lr<L>`, `prm-synth-cold-...`: the cold start alone at one setting (prm-notebooks.ts
-#         coldsweep, EV_PRM_SIZE=coldsweep in h200-prep.sh). All of them
-#         start with the CoCTE cold start (warm-up sft on the golds as chains of CTEs, converted in the run, then a
-#         greedy evaluation that counts the answers that are chains of two or more steps).
-#         `grpo-step`: the demo notebook's GRPO cell alone (grpo-step.json; GRPO_NB=grpo-step-q4.json for q4),
-#         GRPO_STEP_N steps (default 6) once per sampler in GRPO_SAMPLERS (default "captured cpu", RLVR_SAMPLER),
-#         one after the other on EV_WEBGPU (default dawn); prints sample / score / train per step from metrics.jsonl.
-#         `q05`: writes a random model of Qwen2.5-0.5B's shape with the demo tokenizer to $EV/q05 (EV_MODEL=$EV/q05
-#         then runs grpo-step at that shape).
-#         `diag`: prm-demo-diag.json (the cold start and its evaluation), then bench/evidence/sample-check.ts on its adapter.
+# Run:    source .device/remote-setup.sh; bash bench/evidence/h200.sh [setup|PART ...]
+#         `prm-demo`, `prm-demo-outcome`, `prm-synth`, `prm-synth-outcome`: the PRM notebooks (PRM data, PRM and ORM,
+#         best-of-N at N = 1..16, GRPO with PRM + outcome / outcome alone); `prm-demo-stepnorm`, `prm-synth-stepnorm`
+#         load the PRM of the prm-demo / prm-synth run (under EV_SEED=S, that of run-prm-<set>-sS: a copy of the
+#         notebook names it); listed in the same call they wait for it; `prm-demo-cold-e<E>-lr<L>`,
+#         `prm-synth-cold-...`: the cold start alone at one setting (prm-notebooks.ts coldsweep, EV_PRM_SIZE=coldsweep
+#         in h200-prep.sh). All of them start with the CoCTE cold start (warm-up sft on the golds as chains of CTEs,
+#         converted in the run, then a greedy evaluation that counts the answers that are chains of two or more steps).
 #         `setup` unpacks and runs nothing; EV_MODEL=DIR runs with that model folder instead of the packed
-#         public/model (e.g. the output of bench/evidence/h200-pretrain.sh on the same machine).
-#         The notebooks run side by side (a decoding step is host-bound: two processes use two cores'
-#         worth of CPU and barely share the GPU), each until EV_TOTAL_S.
+#         public/model (bench/evidence/model-apart.sh). The notebooks run side by side (a decoding step is
+#         host-bound: two processes use two cores' worth of CPU and barely share the GPU), each until EV_TOTAL_S.
+# The parts of the earlier evidence runs (issues #6 and #8: demo, spider, probe, synth; the GRPO step by phase, now
+# bench/run.ts grpo-step; the diag of 2026-12-04) are in this file at 7615547.
 # A run's folder lives OUTSIDE the checkout ($EV_DIR, default /tmp/ev), so a later call on the same (warm)
 # machine resumes it from its checkpoints: carried folders are replaced at every call, and ignored
 # folders inside the checkout do not survive one. Each notebook gets what is left of EV_TOTAL_S
@@ -42,8 +32,7 @@ SEED=${EV_SEED:-1}   # run seed; a seed other than 1 names the runs <part>-s<see
 START=$(date +%s)
 mkdir -p "$EV" "$OUT"
 if [ ! -f "$EV/ready" ]; then
-  cp -r "$SRC/bin" "$SRC/demo.json" "$SRC/spider-heldout.json" "$EV/"
-  cp "$SRC"/grpo-step*.json "$EV/" 2>/dev/null
+  cp -r "$SRC/bin" "$EV/"
   mkdir -p "$EV/node_modules/onnxruntime-web/dist" "$EV/node_modules/sql.js/dist" "$EV/bin/node_modules/sql.js/dist" "$EV/model"
   cp "$SRC/ort.mjs" "$EV/node_modules/onnxruntime-web/dist/ort-wasm-simd-threaded.asyncify.mjs"
   xz -d -c "$SRC/ort.wasm.xz" > "$EV/node_modules/onnxruntime-web/dist/ort-wasm-simd-threaded.asyncify.wasm"
@@ -54,15 +43,13 @@ if [ ! -f "$EV/ready" ]; then
   if [ -f "$SRC/model/model.planes.xz" ]; then
     xz -d -c "$SRC/model/model.planes.xz" > "$EV/model.planes" && python3 "$SRC/f16planes.py" unpack "$EV/model.planes" "$EV/model/model.safetensors" && rm "$EV/model.planes"
   fi
-  tar -C "$EV" -xJf "$SRC/spider-heldout.tar.xz"
   # The demo dataset source reads public/demo next to the bundle's ../../.. (public/demo travels packed).
   tar -C "$EV" -xJf "$SRC/demo.tar.xz"
-  tar -C "$EV" -xJf "$SRC/probe.tar.xz"
   tar -C "$EV" -xJf "$SRC/synthetic-heldout.tar.xz"
   touch "$EV/ready"
   echo "setup $(( $(date +%s) - START )) s"
 fi
-cp "$SRC"/prm-*.json "$SRC"/diag-prompts.json "$EV/" 2>/dev/null; cp "$SRC"/bin/a/b/sample-check.js "$EV/bin/a/b/" 2>/dev/null
+cp "$SRC"/prm-*.json "$EV/"
 cd "$EV"
 MODEL=${EV_MODEL:-$EV/model}
 # tail_lines IN OUT: IN's last 4,000,000 bytes without the line they cut into (all of IN when it is smaller).
@@ -97,47 +84,8 @@ after_prm() {
   done
   sleep 2; echo "$1: $dir/prm/prm written at $(( $(date +%s) - START )) s"
 }
-# The GRPO step by phase, one sampler after another (never side by side: the split is the measurement).
-grpo_step() {
-  local nb=${GRPO_NB:-grpo-step.json} steps=${GRPO_STEP_N:-6} eng=${EV_WEBGPU:-dawn}
-  for s in ${GRPO_SAMPLERS:-captured cpu}; do
-    local left=$(( TOTAL - ($(date +%s) - START) )) tag=grpo-step-$s-$eng-${nb%.json}
-    [ "$left" -lt 30 ] && { echo "$tag: not started (${left} s left)"; continue; }
-    rm -rf "run-$tag"
-    echo "== $tag ($left s, model $MODEL)"
-    RLVR_SAMPLER=$s timeout "$left" deno run -A bin/a/b/rlvr.js run "$nb" --webgpu "$eng" --out "run-$tag" --model "$MODEL" --seed 1 --max-steps "$steps" > "$tag.log" 2>&1
-    echo "$tag rc $?"
-    python3 - "run-$tag/metrics.jsonl" "$tag" <<'PY'
-import json, sys
-rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()] if __import__("os").path.exists(sys.argv[1]) else []
-rows = [r for r in rows if r.get("phase") == "grpo"]
-for r in rows:
-    m = r.get("ms", {}); print(f"  {sys.argv[2]} step {r['step']}: sample {m.get('sample', 0)/1000:.2f} s, score {m.get('score', 0)/1000:.2f} s, train {m.get('train', 0)/1000:.2f} s")
-later = rows[1:]
-if later:
-    mean = {k: sum(r.get("ms", {}).get(k, 0) for r in later) / len(later) / 1000 for k in ("sample", "score", "train")}
-    print(f"  {sys.argv[2]} mean of steps 2-{len(rows)}: sample {mean['sample']:.2f} s, score {mean['score']:.2f} s, train {mean['train']:.2f} s, total {sum(mean.values()):.2f} s")
-PY
-    tar czf "$OUT/$tag.tgz" "$tag.log" "run-$tag/metrics.jsonl" 2>/dev/null
-  done
-}
-# The cold start and its greedy evaluation (prm-demo-diag.json; the 2026-12-04 run had the cold start alone), then
-# bench/evidence/sample-check.ts on the adapter it wrote: greedy and temperature-1 samples of diag-prompts.json's four
-# test-concepts prompts with each sampler, against the WGSL trainer's teacher-forced log-probabilities and entropy per
-# position (docs/prm.md, 2026-12-04: the broken second token of WITH).
-diag() {
-  one prm-demo-diag prm-demo-diag.json
-  [ -d run-prm-demo-diag/adapter ] || { echo "diag: no adapter (the cold start did not finish)"; return; }
-  local left=$(( TOTAL - ($(date +%s) - START) ))
-  timeout "$left" deno run -A bin/a/b/sample-check.js --model "$MODEL" --adapter run-prm-demo-diag/adapter --prompts diag-prompts.json \
-    --out "$OUT/sample-check.json" --n 8 --new 24 --show 8 > sample-check.log 2> sample-check.err
-  echo "sample-check rc $?"; grep -v "W:onnxruntime" sample-check.log | cut -c1-400
-  tar czf "$OUT/diag.tgz" sample-check.log sample-check.err prm-demo-diag.log run-prm-demo-diag/summary.json run-prm-demo-diag/metrics.jsonl 2>/dev/null
-}
-for nb in ${@:-demo spider}; do
-  case $nb in setup) ;; grpo-step) grpo_step ;; diag) diag ;; q05) deno run -A bin/a/b/demo-shape.js "$EV/q05" "$EV/model" qwen2.5-0.5b | tail -1 ;;
-    demo) one demo demo.json & ;; spider) one spider spider-heldout.json & ;; probe) one probe probe/probe.json & ;;
-    synth) one synth synthetic-heldout.json & ;; synth-grpo) one synth-grpo synthetic-heldout-grpo.json & ;;
+for nb in "$@"; do
+  case $nb in setup) ;;
     prm-demo-stepnorm|prm-synth-stepnorm) { after_prm "$nb" && one "$nb" "$nb.json"; } & ;;
     prm-demo|prm-demo-outcome|prm-synth|prm-synth-outcome|prm-demo-cold-*|prm-synth-cold-*) one "$nb" "$nb.json" & ;;
     *) echo "unknown notebook $nb" ;; esac

@@ -224,9 +224,6 @@ for (const [name, s] of Object.entries(sets)) {
       grpo({ stepAdvantage: "per-step-norm", prm: "prm" }),
       ...after,
     ],
-    // The cold start and its greedy evaluation alone, for bench/evidence/sample-check.ts on the adapter the run writes
-    // (h200.sh `diag`: did the samples' broken second token of WITH, 2026-12-04, come from the policy or the sampler?).
-    [`prm-${name}-diag`]: setup.filter((c) => c.id !== "baseline"),
   };
   const titles: Record<string, string> = {
     [`prm-${name}-cold`]: `Evidence (PRM): the CoCTE cold start alone on ${s.title} (24 questions per split)`,
@@ -235,8 +232,6 @@ for (const [name, s] of Object.entries(sets)) {
     [`prm-${name}-outcome`]: `Evidence (PRM): CoCTE cold start, GRPO with the outcome reward alone on ${s.title}`,
     [`prm-${name}-stepnorm`]:
       `Evidence (PRM): CoCTE cold start, GRPO with PRM + outcome and per-step normalised advantages on ${s.title}`,
-    [`prm-${name}-diag`]:
-      `Evidence (PRM): the CoCTE cold start and its evaluation alone on ${s.title}, for sample-check.ts`,
     ...Object.fromEntries(
       COLD_SWEEP.map((
         { epochs, lr },
