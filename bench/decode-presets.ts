@@ -1,4 +1,4 @@
-// The random model shapes of the decoding benchmarks (decode.bench.ts, decode-profile.bench.ts), so both time the same models.
+// The random model shapes of the decode suite's processes (suites/decode-ours.ts, decode-tjs.ts): one model each.
 export const DECODE_PRESETS = {
   tiny: { hidden: 48, layers: 2, heads: 6, kvHeads: 2, headDim: 8, intermediate: 72, vocabSize: 280 },
   small: { hidden: 256, layers: 4, heads: 8, kvHeads: 2, headDim: 32, intermediate: 704, vocabSize: 8192 },

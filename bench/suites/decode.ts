@@ -1,10 +1,10 @@
 // Suite decode (issue 51): q4 decoding of a random Qwen2.5-0.5B-shaped model at batch 8 and 64, ours (the captured
-// sampler, bench/decode.bench.ts) beside transformers' generate (bench/torch/generate.py: bf16, sdpa, warm) and
-// transformers.js v4 generating from the same q4 graph on the same engine (bench/tjs-decode.bench.ts), each in a process
-// of its own, in the order torch, ours, transformers.js. tok/s = B (new - 1) / (time of the full generate - first token),
-// the decoding rate after the first token, for all three; first token = prefill + one sampled token.
-// pending=16,1024 runs our captured decoding under each WebGPU EP dispatches-per-submit value (ort.ts), alternated in one
-// process `reps` times: the first value's figures are the record's, the others' carry a `_p<value>` suffix.
+// sampler, bench/suites/decode-ours.ts) beside transformers' generate (bench/torch/generate.py: bf16, sdpa, warm) and
+// transformers.js v4 generating from the same q4 graph on the same engine (bench/suites/decode-tjs.ts), each in a
+// process of its own, in the order torch, ours, transformers.js. tok/s = B (new - 1) / (time of the full generate -
+// first token), the decoding rate after the first token, for all three; first token = prefill + one sampled token.
+// pending=16,1024 runs our captured decoding under each WebGPU EP dispatches-per-submit value (ort.ts), alternated in
+// one process `reps` times: the first value's figures are the record's, the others' carry a `_p<value>` suffix.
 import { resolve } from "node:path";
 import { numArg, pythonReference, round, type Suite, type SuiteContext } from "../suite.ts";
 
@@ -60,8 +60,8 @@ async function run(ctx: SuiteContext) {
     reps = numArg(ctx.args, "reps", 2);
   const pendings = (ctx.args.get("pending") ?? "16").split(",").map(Number);
   const parts = new Set((ctx.args.get("parts") ?? "torch,ours,tjs").split(","));
-  const decodeScript = b ? `${b}bin/a/b/decode.js` : "bench/decode.bench.ts";
-  const tjsScript = b ? `${b}bin/a/b/tjs-decode.js` : "bench/tjs-decode.bench.ts";
+  const decodeScript = b ? `${b}bin/a/b/decode.js` : "bench/suites/decode-ours.ts";
+  const tjsScript = b ? `${b}bin/a/b/tjs-decode.js` : "bench/suites/decode-tjs.ts";
   const tjsModule = resolve(
     ctx.args.get("tjsModule") ?? (b ? `${b}tjs/transformers.js` : ".devwork/peers/tjs/transformers.js"),
   );

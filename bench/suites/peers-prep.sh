@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Run HERE (the CPU machine, with node_modules) before a device call of the grpo-step and decode suites (issue 51): writes
 # .devwork/peers/ = bench/device-prep.sh's folder (without the cross-check fixtures) plus
-#   bin/a/b/decode.js, bin/a/b/tjs-decode.js   bundles of bench/decode.bench.ts and bench/tjs-decode.bench.ts
+#   bin/a/b/decode.js, bin/a/b/tjs-decode.js   bundles of bench/suites/decode-ours.ts and decode-tjs.ts
 #   tjs/transformers.js                          transformers.js v4's web build bundled (npm @huggingface/transformers,
 #                                                installed into .devwork/tjs, never into the project's dependencies)
 #   tjs/ort/ort-wasm-simd-threaded.asyncify.{mjs,wasm.gz}   the onnxruntime-web that transformers.js was built with
@@ -14,8 +14,8 @@ cd "$(dirname "$0")/../.."
 H=.devwork/peers
 DEVWORK=$H bash bench/device-prep.sh
 rm -rf "$H/fixtures"
-npx deno bundle --platform deno bench/decode.bench.ts -o "$H/bin/a/b/decode.js"
-npx deno bundle --platform deno bench/tjs-decode.bench.ts -o "$H/bin/a/b/tjs-decode.js"
+npx deno bundle --platform deno bench/suites/decode-ours.ts -o "$H/bin/a/b/decode.js"
+npx deno bundle --platform deno bench/suites/decode-tjs.ts -o "$H/bin/a/b/tjs-decode.js"
 T=.devwork/tjs
 TJS_VERSION=${TJS_VERSION:-4.3.2}
 if [ ! -f "$T/node_modules/@huggingface/transformers/package.json" ]; then

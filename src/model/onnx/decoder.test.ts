@@ -55,7 +55,7 @@ Deno.test("decoder graph: inputs, outputs, and no LoRA operators without LoRA ta
     ...kv.map((n) => n.replace("past_key_values", "present")),
   ]);
   assertEquals(plain.built.inputNames, plain.graph.input.map((v) => v.name));
-  // logprobs: false, for transformers.js's generate (bench/tjs-decode.bench.ts): the standard inputs and outputs alone.
+  // logprobs: false, for transformers.js's generate (bench/suites/decode-tjs.ts): the standard inputs and outputs alone.
   const std = decode("qwen2", { dtype: "q4", attention: "gqa", logprobs: false });
   assertEquals(std.graph.input.map((v) => v.name), [
     "input_ids",

@@ -49,7 +49,7 @@ export interface DecoderOptions {
   externalMinBytes?: number;
   /**
    * The `target_ids` input and `target_logprobs` output of a graph without staticDecode (default true). Off for
-   * a graph another runtime drives with the standard inputs alone (bench/tjs-decode.bench.ts: transformers.js's
+   * a graph another runtime drives with the standard inputs alone (bench/suites/decode-tjs.ts: transformers.js's
    * generate), whose `num_logits_to_keep` is then a scalar as there.
    */
   logprobs?: boolean;

@@ -1,21 +1,21 @@
-// Benchmark (not a test): the browser peer of the decode suite (issue 51) — transformers.js v4
-// (`@huggingface/transformers`, its web build on onnxruntime-web's WebGPU EP) generating from the same
-// q4 model shape as bench/decode.bench.ts: our q4 graph (MatMulNBits projections, GroupQueryAttention,
-// f32 embedding and head: Dawn on NVIDIA has no shader-f16) built with `logprobs: false`, so it has exactly
-// the inputs and outputs transformers.js feeds (input_ids, attention_mask, position_ids, num_logits_to_keep,
-// past_key_values.*). The graph and a config.json are served from memory over a local HTTP server (its web
-// build fetches models; under Deno it runs as "Deno's web runtime"), as are ORT's wasm files.
+// The decode suite's process for transformers.js (bench/suites/decode.ts runs it; bench/run.ts does not): the browser
+// peer of issue 51 — transformers.js v4 (`@huggingface/transformers`, its web build on onnxruntime-web's WebGPU EP)
+// generating from the same q4 model shape as bench/suites/decode-ours.ts: our q4 graph (MatMulNBits projections,
+// GroupQueryAttention, f32 embedding and head: Dawn on NVIDIA has no shader-f16) built with `logprobs: false`, so it
+// has exactly the inputs and outputs transformers.js feeds (input_ids, attention_mask, position_ids,
+// num_logits_to_keep, past_key_values.*). The graph and a config.json are served from memory over a local HTTP server
+// (its web build fetches models; under Deno it runs as "Deno's web runtime"), as are ORT's wasm files.
 // Timing as bench/torch/generate.py: warm-up, first token = generate(max_new_tokens=1) (median of 3), then
 // full generates of `newTokens` (min_new_tokens the same, no EOS in reach of a random model's row all ending),
 // pure sampling (temperature 1, top_k 0); decode tok/s = B (new - 1) / (full - first).
-// Usage: deno run -A bench/tjs-decode.bench.ts [--webgpu dawn|deno] TJS_MODULE ORT_DIST [preset=qwen2.5-0.5b]
+// Usage: deno run -A bench/suites/decode-tjs.ts [--webgpu dawn|deno] TJS_MODULE ORT_DIST [preset=qwen2.5-0.5b]
 //          [batches=8,64] [promptLen=128] [newTokens=256] [reps=3] [out=FILE.json] [budget=SECONDS] [externalMinBytes=1048576]
-// TJS_MODULE: a self-contained ES module of transformers.js's web build (bench/grpo-step.sh prep bundles it);
+// TJS_MODULE: a self-contained ES module of transformers.js's web build (bench/suites/peers-prep.sh bundles it);
 // ORT_DIST: the folder holding the ort-wasm-simd-threaded.asyncify.{mjs,wasm} of the onnxruntime-web it was built with.
-import { args as benchArgs, webgpu } from "./engine.ts";
-import { buildDecoder } from "../src/model/onnx/decoder.ts";
-import { makeTinyModel } from "../src/model/tiny.ts";
-import { DECODE_PRESETS, type DecodePreset } from "./decode-presets.ts";
+import { args as benchArgs, webgpu } from "../engine.ts";
+import { buildDecoder } from "../../src/model/onnx/decoder.ts";
+import { makeTinyModel } from "../../src/model/tiny.ts";
+import { DECODE_PRESETS, type DecodePreset } from "../decode-presets.ts";
 
 const positional = benchArgs.filter((a) => !/^[a-zA-Z]+=/.test(a));
 const named = Object.fromEntries(
@@ -24,7 +24,7 @@ const named = Object.fromEntries(
 const [tjsModule, ortDist] = positional;
 if (!tjsModule || !ortDist) {
   throw new Error(
-    "usage: tjs-decode.bench.ts TJS_MODULE ORT_DIST [preset=] [batches=] [promptLen=] [newTokens=] [reps=] [out=] [budget=]",
+    "usage: decode-tjs.ts TJS_MODULE ORT_DIST [preset=] [batches=] [promptLen=] [newTokens=] [reps=] [out=] [budget=]",
   );
 }
 const preset = (named.preset ?? "qwen2.5-0.5b") as DecodePreset;
