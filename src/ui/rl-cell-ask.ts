@@ -238,6 +238,12 @@ export class RlCellAsk extends LitElement {
       <div class="answer" data-testid="ask-answer" data-which=${which}>
         <h4>${title}</h4>
         <pre class="sql" data-testid="ask-sql">${a.sql === null ? "(no SQL)" : highlightSql(a.sql)}</pre>
+        ${a.sql === null && a.completion.trim()
+          ? html`
+            <div class="note">What it wrote instead:</div>
+            <pre class="sql" data-testid="ask-completion">${a.completion}</pre>
+          `
+          : nothing}
         ${a.error
           ? html`<p class="error" data-testid="ask-answer-error">${a.error.kind}: ${a.error.message}</p>`
           : nothing}
