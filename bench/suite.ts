@@ -72,6 +72,18 @@ export async function pythonReference(
   return JSON.parse(await Deno.readTextFile(`${ctx.out}/${name}`));
 }
 
+/** The median (the mean of the middle two of an even count). */
+export function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+}
+
+/** The device bundle's folder (bench/device-prep.sh, suites/peers-prep.sh: bin/a/b/run.js), or null from the sources. */
+export function bundleDir(): string | null {
+  const here = new URL(".", import.meta.url);
+  return here.pathname.endsWith("/bin/a/b/") ? new URL("../../../", here).pathname : null;
+}
+
 /** Rounds to `digits` decimals (records keep no float noise). */
 export const round = (x: number, digits = 1) => Math.round(x * 10 ** digits) / 10 ** digits;
 

@@ -22,7 +22,7 @@ import { OrtPolicy } from "../../src/model/policy.ts";
 import { DEFAULT_SAMPLING, newSampleTiming } from "../../src/model/sampler.ts";
 import { sampleBatchGpu } from "../../src/model/sampler-gpu.ts";
 import { makeTinyModel } from "../../src/model/tiny.ts";
-import { DECODE_PRESETS } from "../decode-presets.ts";
+import { SHAPES } from "../shapes.ts";
 import { diffCalls, installCallCounter, snapshotCalls } from "../webgpu-calls.ts";
 
 const named = Object.fromEntries(
@@ -40,7 +40,7 @@ const [
   b,
 ] = benchArgs.filter((a) => !/^[a-zA-Z]+=/.test(a));
 if (lora !== "0" || (named.sampler ?? "captured") !== "captured") throw new Error("no LoRA, the captured sampler only");
-if (!(preset in DECODE_PRESETS)) throw new Error(`preset: one of ${Object.keys(DECODE_PRESETS).join(", ")}`);
+if (!(preset in SHAPES)) throw new Error(`preset: one of ${Object.keys(SHAPES).join(", ")}`);
 const dtype = WEIGHT_DTYPES.find((d) => d === dtypeArg);
 if (!dtype) throw new Error(`dtype must be one of ${WEIGHT_DTYPES.join(", ")}`);
 const pendings: (number | null)[] = named.pending ? named.pending.split(",").map(Number) : [null];
@@ -68,7 +68,7 @@ const save = async () => {
 let t0 = performance.now();
 const m = makeTinyModel("qwen2", {
   seed: 1,
-  ...DECODE_PRESETS[preset as keyof typeof DECODE_PRESETS],
+  ...SHAPES[preset as keyof typeof SHAPES],
   tieWordEmbeddings: true,
 });
 results.params = [...m.weights.values()].reduce((s, t) => s + t.data.length, 0);

@@ -15,7 +15,7 @@
 import { args as benchArgs, webgpu } from "../engine.ts";
 import { buildDecoder } from "../../src/model/onnx/decoder.ts";
 import { makeTinyModel } from "../../src/model/tiny.ts";
-import { DECODE_PRESETS, type DecodePreset } from "../decode-presets.ts";
+import { type Shape, SHAPES } from "../shapes.ts";
 
 const positional = benchArgs.filter((a) => !/^[a-zA-Z]+=/.test(a));
 const named = Object.fromEntries(
@@ -27,8 +27,8 @@ if (!tjsModule || !ortDist) {
     "usage: decode-tjs.ts TJS_MODULE ORT_DIST [preset=] [batches=] [promptLen=] [newTokens=] [reps=] [out=] [budget=]",
   );
 }
-const preset = (named.preset ?? "qwen2.5-0.5b") as DecodePreset;
-if (!(preset in DECODE_PRESETS)) throw new Error(`preset: one of ${Object.keys(DECODE_PRESETS).join(", ")}`);
+const preset = (named.preset ?? "qwen2.5-0.5b") as Shape;
+if (!(preset in SHAPES)) throw new Error(`preset: one of ${Object.keys(SHAPES).join(", ")}`);
 const batches = (named.batches ?? "8,64").split(",").map(Number);
 const promptLen = Number(named.promptLen ?? 128),
   newTokens = Number(named.newTokens ?? 256),
@@ -62,7 +62,7 @@ interface Tjs {
   version?: string;
 }
 
-const shape = DECODE_PRESETS[preset];
+const shape = SHAPES[preset];
 const result: Record<string, unknown> = {
   engine: "transformers.js",
   webgpu,

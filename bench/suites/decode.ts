@@ -6,13 +6,7 @@
 // pending=16,1024 runs our captured decoding under each WebGPU EP dispatches-per-submit value (ort.ts), alternated in
 // one process `reps` times: the first value's figures are the record's, the others' carry a `_p<value>` suffix.
 import { resolve } from "node:path";
-import { numArg, pythonReference, round, type Suite, type SuiteContext } from "../suite.ts";
-
-/** The device bundle's folder (bench/suites/peers-prep.sh), or null when running from the sources. */
-function bundleDir(): string | null {
-  const here = new URL(".", import.meta.url);
-  return here.pathname.endsWith("/bin/a/b/") ? new URL("../../../", here).pathname : null;
-}
+import { bundleDir, median, numArg, pythonReference, round, type Suite, type SuiteContext } from "../suite.ts";
 
 /** Runs `deno run -A script ...args` with the engine flag; its output goes to the console. */
 async function deno(script: string, args: string[], engine: string, env: Record<string, string> = {}) {
@@ -24,11 +18,6 @@ async function deno(script: string, args: string[], engine: string, env: Record<
   }).output();
   if (!p.success) throw new Error(`${script} exited with ${p.code}`);
 }
-
-const median = (xs: number[]) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
-};
 
 type OurRun = {
   ran: string;

@@ -19,31 +19,10 @@ import { writeHfFolder } from "../../src/model/tiny.deno.ts";
 import { makeTinyModel } from "../../src/model/tiny.ts";
 import { denoEnv } from "../../src/runtime/recipe/env.deno.ts";
 import { runNotebook } from "../../src/runtime/recipe/runner.ts";
-import { numArg, pythonReference, round, type Suite, type SuiteContext } from "../suite.ts";
-
-/** Random model shapes of the two steps (tied embeddings), with the demo tokenizer. */
-const SHAPES = {
-  tiny: { hidden: 48, layers: 2, heads: 6, kvHeads: 2, headDim: 8, intermediate: 72, vocabSize: 8192 },
-  demo: { hidden: 384, layers: 8, heads: 6, kvHeads: 2, headDim: 64, intermediate: 1024, vocabSize: 8192 },
-  "qwen2.5-0.5b": {
-    hidden: 896,
-    layers: 24,
-    heads: 14,
-    kvHeads: 2,
-    headDim: 64,
-    intermediate: 4864,
-    vocabSize: 151936,
-  },
-} as const;
+import { SHAPES } from "../shapes.ts";
+import { bundleDir, median, numArg, pythonReference, round, type Suite, type SuiteContext } from "../suite.ts";
 
 type Cell = { id: string; type: string; params: Record<string, unknown> };
-
-/** Where the device bundle keeps its data (bench/suites/peers-prep.sh), or null when running from the sources. */
-function bundleDir(): string | null {
-  const here = new URL(".", import.meta.url);
-  if (!here.pathname.endsWith("/bin/a/b/")) return null;
-  return new URL("../../../", here).pathname;
-}
 
 /** Writes a random model of `shape` with the demo tokenizer into `dir` unless it holds one. */
 async function ensureModel(dir: string, shape: keyof typeof SHAPES, tokDir: string) {
@@ -80,11 +59,6 @@ export function phasesOf(records: MetricsRecord[]) {
   });
   return rows;
 }
-
-const median = (xs: number[]) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
-};
 
 /** Figures of the steps after the first: `${prefix}_step_s` (median of the wall time a step), its minimum, each phase's median. */
 export function stepFigures(prefix: string, rows: ReturnType<typeof phasesOf>): Record<string, number> {
