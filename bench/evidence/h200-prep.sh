@@ -7,8 +7,7 @@
 #                                                 shuffled (f16planes.py) and xz'd (31.5 MB -> ~26.7 MB); NO_MODEL=1 leaves the
 #                                                 weights out (they then travel apart: bench/evidence/model-apart.sh, EV_MODEL=/tmp/evm/model)
 #   demo.tar.xz                                    public/demo (questions and SQLite files; ~0.5 MB instead of 2.3)
-#   prm-*.json                                     bench/evidence/prm-notebooks.ts's PRM notebooks (issue #18; EV_PRM_SIZE=session: cut to a call each;
-#                                                 coldsweep: the cold start alone at several settings, added),
+#   prm-*.json                                     bench/evidence/prm-notebooks.ts's PRM notebooks (issue #18; EV_PRM_SIZE=session: cut to a call each),
 #                                                 their CoCTE cold start converts the golds inside the run (warm-up sftTargets
 #                                                 "cocte"): no dataset file travels for it
 #   synthetic-heldout.tar.xz                       bench/evidence/synthetic-heldout.ts's questions and databases (prm-synth*)
@@ -40,8 +39,7 @@ npx deno run -A bench/evidence/synthetic-heldout.ts "$E/tmp" > /dev/null
 tar -C "$E/tmp" -cJf "$E/synthetic-heldout.tar.xz" . && rm -rf "$E/tmp"
 cp bench/evidence/f16planes.py bench/evidence/prm-*.json "$E/"
 # EV_PRM_SIZE=session: the PRM notebooks cut to one device call each (prm-notebooks.ts), instead of the committed full ones.
-# EV_PRM_SIZE=coldsweep: the cold start alone at each setting of prm-notebooks.ts's COLD_SWEEP (written beside them).
-case "${EV_PRM_SIZE:-full}" in session|coldsweep) npx deno run -A bench/evidence/prm-notebooks.ts "$E" "$EV_PRM_SIZE" ;; esac
+if [ "${EV_PRM_SIZE:-full}" = session ]; then npx deno run -A bench/evidence/prm-notebooks.ts "$E" session; fi
 tree=$(git ls-files -z | grep -zv '^public/model/\|^public/demo/' | xargs -0 du -cb | tail -1 | cut -f1)
 ev=$(du -sb "$E" | cut -f1); dev=$(du -sb .device | cut -f1)
 echo "travels: tree without public/model and public/demo $tree + .device $dev + $E $ev = $(( (tree + dev + ev) / 1048576 )) MiB of 64"

@@ -6,15 +6,14 @@
 #         `prm-demo`, `prm-demo-outcome`, `prm-synth`, `prm-synth-outcome`: the PRM notebooks (PRM data, PRM and ORM,
 #         best-of-N at N = 1..16, GRPO with PRM + outcome / outcome alone); `prm-demo-stepnorm`, `prm-synth-stepnorm`
 #         load the PRM of the prm-demo / prm-synth run (under EV_SEED=S, that of run-prm-<set>-sS: a copy of the
-#         notebook names it); listed in the same call they wait for it; `prm-demo-cold-e<E>-lr<L>`,
-#         `prm-synth-cold-...`: the cold start alone at one setting (prm-notebooks.ts coldsweep, EV_PRM_SIZE=coldsweep
-#         in h200-prep.sh). All of them start with the CoCTE cold start (warm-up sft on the golds as chains of CTEs,
-#         converted in the run, then a greedy evaluation that counts the answers that are chains of two or more steps).
+#         notebook names it); listed in the same call they wait for it. All of them start with the CoCTE cold start
+#         (warm-up sft on the golds as chains of CTEs, converted in the run, then a greedy evaluation that counts the
+#         answers that are chains of two or more steps).
 #         `setup` unpacks and runs nothing; EV_MODEL=DIR runs with that model folder instead of the packed
 #         public/model (bench/evidence/model-apart.sh). The notebooks run side by side (a decoding step is
 #         host-bound: two processes use two cores' worth of CPU and barely share the GPU), each until EV_TOTAL_S.
 # The parts of the earlier evidence runs (issues #6 and #8: demo, spider, probe, synth; the GRPO step by phase, now
-# bench/run.ts grpo-step; the diag of 2026-12-04) are in this file at 7615547.
+# bench/run.ts grpo-step; the diag and the cold-start sweep of 2026-12-04) are in this file at 7615547.
 # A run's folder lives OUTSIDE the checkout ($EV_DIR, default /tmp/ev), so a later call on the same (warm)
 # machine resumes it from its checkpoints: carried folders are replaced at every call, and ignored
 # folders inside the checkout do not survive one. Each notebook gets what is left of EV_TOTAL_S
@@ -87,7 +86,7 @@ after_prm() {
 for nb in "$@"; do
   case $nb in setup) ;;
     prm-demo-stepnorm|prm-synth-stepnorm) { after_prm "$nb" && one "$nb" "$nb.json"; } & ;;
-    prm-demo|prm-demo-outcome|prm-synth|prm-synth-outcome|prm-demo-cold-*|prm-synth-cold-*) one "$nb" "$nb.json" & ;;
+    prm-demo|prm-demo-outcome|prm-synth|prm-synth-outcome) one "$nb" "$nb.json" & ;;
     *) echo "unknown notebook $nb" ;; esac
 done
 wait

@@ -18,7 +18,7 @@
 // under omnisql@1, 1% without); the synthetic questions have none.
 // Answers get TOKENS new tokens (the demo's gold chains: median 232, 90th percentile 348, longest 473 tokens) and
 // prompts the rest of the model's 1024 positions.
-// Run: deno run -A bench/evidence/prm-notebooks.ts OUT_DIR [full|session|tiny|cold|coldsweep]
+// Run: deno run -A bench/evidence/prm-notebooks.ts OUT_DIR [full|session|tiny]
 // (h200-prep.sh does; h200.sh runs them as the parts prm-demo, prm-demo-outcome, prm-synth, ...).
 // Sizes: `full` (default; the committed bench/evidence/prm-*.json) labels every training question with a budget of
 // 48 rollouts and compares best-of-N up to N = 16; `session` is cut to a few device calls (2026-12-04, fifth session, on
@@ -26,40 +26,27 @@
 // best-of-N up to N = 16 (up to 8 until the fourth session of 2026-12-04; the first 8 of 16 samples are the 8 drawn
 // then, up to floating-point rounding between batch shapes: samples are seeded per call, prompt and index); `tiny` is a smoke test for a CPU machine (lavapipe): 4 questions per split, 8-token
 // answers (16 for the cold start's evaluation), 2 GRPO steps, N = 2, cut chains kept for the PRM (dropUnparsed false:
-// under chain-of-ctes@2 an 8-token answer is an unfinished chain); `cold` writes prm-<set>-cold.json only: the
-// baseline, the cold start and its evaluation on 24 questions per split (about 22 trained, 16 evaluated, whole
-// answers): the CPU machine's measurement of the cold start (2 cores, lavapipe), not an H200 part; `coldsweep` writes
-// prm-<set>-cold-e<E>-lr<L>.json for each cold-start setting of COLD_SWEEP: the baseline (in the first only: the
-// same greedy answers in every one), the cold start on every training question, and its evaluation on every
-// question of the evaluated split, nothing after it (an H200 call of a few minutes that picks the cold start's
-// passes and learning rate before the PRM notebooks spend a session on it).
+// under chain-of-ctes@2 an 8-token answer is an unfinished chain). The sizes `cold` (the cold start alone, on the CPU
+// machine) and `coldsweep` (the cold start at six settings, which picked COLD_EPOCHS and COLD_LR) are in this file at
+// 7615547; their figures in bench/evidence/summaries/2026-12-04-prm-cold.json.
 export {};
 const [out, size = "full"] = Deno.args;
-const SIZES = ["full", "session", "tiny", "cold", "coldsweep"] as const;
+const SIZES = ["full", "session", "tiny"] as const;
 type Size = (typeof SIZES)[number];
 const isSize = (x: string): x is Size => (SIZES as readonly string[]).includes(x);
-if (!out || !isSize(size)) throw new Error("usage: prm-notebooks.ts OUT_DIR [full|session|tiny|cold|coldsweep]");
-const small = size === "session", tiny = size === "tiny", cold = size === "cold", sweep = size === "coldsweep";
+if (!out || !isSize(size)) throw new Error("usage: prm-notebooks.ts OUT_DIR [full|session|tiny]");
+const small = size === "session", tiny = size === "tiny";
 
 const TOKENS = tiny ? 8 : 384;
 const PROMPT_TOKENS = 1024 - 384;
-// The cold start of the full, session and cold notebooks: the best of the coldsweep settings on the H200 (2026-12-04,
+// The cold start: the best of the six settings of the coldsweep on the H200 (2026-12-04,
 // docs/prm.md). 4 passes at lr 5e-4 (the setting before) left the model writing no chain at all (0 of 96 demo, 0 of
 // 67 synth answers: WITH is the tokens W + ITH, and after "W" it went on with "assword", "roduct", ...); 32 passes at
 // lr 1e-3 gave 96 of 96 / 62 of 67 multi-step chains and the highest greedy accuracy of the six (21.9% demo
 // test-concepts, 16.4% synth dev), picked on those same splits.
 const COLD_EPOCHS = 32, COLD_LR = 0.001;
-// The coldsweep size's settings: passes over the chains and learning rate.
-const COLD_SWEEP: { epochs: number; lr: number }[] = [
-  { epochs: 4, lr: 0.0005 },
-  { epochs: 8, lr: 0.0005 },
-  { epochs: 16, lr: 0.0005 },
-  { epochs: 8, lr: 0.001 },
-  { epochs: 16, lr: 0.001 },
-  { epochs: 32, lr: 0.001 },
-];
-// tiny/cold cut every split of the dataset cell to this many questions.
-const limit = tiny ? { limit: 4 } : cold ? { limit: 24 } : {};
+// tiny cuts every split of the dataset cell to this many questions.
+const limit = tiny ? { limit: 4 } : {};
 const sets = {
   demo: {
     title: "the demo data with the demo model (BIRD mode)",
@@ -110,7 +97,7 @@ for (const [name, s] of Object.entries(sets)) {
     {
       id: "baseline",
       type: "evaluate",
-      params: { split: s.eval, k: 1, maxNewTokens: tiny ? 16 : TOKENS, ...(cold ? { n: 16 } : {}) },
+      params: { split: s.eval, k: 1, maxNewTokens: tiny ? 16 : TOKENS },
     },
     {
       id: "cold",
@@ -120,7 +107,7 @@ for (const [name, s] of Object.entries(sets)) {
     {
       id: "cold_eval",
       type: "evaluate",
-      params: { split: s.eval, k: 1, maxNewTokens: tiny ? 16 : TOKENS, ...(cold ? { n: 16 } : {}) },
+      params: { split: s.eval, k: 1, maxNewTokens: tiny ? 16 : TOKENS },
     },
   ];
   const prmCells = [
@@ -198,15 +185,7 @@ for (const [name, s] of Object.entries(sets)) {
   const withPrm = {
     components: [{ name: "execution", weight: 1 }, { name: "error_penalty", weight: 1 }, { name: "prm", weight: 1 }],
   };
-  // coldsweep: the setup with each cold-start setting; the baseline only in the first.
-  const sweepName = (e: number, lr: number) => `prm-${name}-cold-e${e}-lr${String(lr).replace("0.", "")}`;
-  const sweepBooks = Object.fromEntries(COLD_SWEEP.map(({ epochs, lr }, i) => [
-    sweepName(epochs, lr),
-    setup.filter((c) => i === 0 || c.id !== "baseline").map((c) =>
-      c.id === "cold" ? { ...c, params: { ...c.params, epochs, lr } } : c
-    ),
-  ]));
-  const notebooks: Record<string, unknown[]> = cold ? { [`prm-${name}-cold`]: setup } : sweep ? sweepBooks : {
+  const notebooks: Record<string, unknown[]> = {
     [`prm-${name}`]: [
       ...setup,
       ...prmCells,
@@ -226,26 +205,17 @@ for (const [name, s] of Object.entries(sets)) {
     ],
   };
   const titles: Record<string, string> = {
-    [`prm-${name}-cold`]: `Evidence (PRM): the CoCTE cold start alone on ${s.title} (24 questions per split)`,
     [`prm-${name}`]:
       `Evidence (PRM): CoCTE cold start, PRM data, PRM and ORM, best-of-N, GRPO with PRM + outcome on ${s.title}`,
     [`prm-${name}-outcome`]: `Evidence (PRM): CoCTE cold start, GRPO with the outcome reward alone on ${s.title}`,
     [`prm-${name}-stepnorm`]:
       `Evidence (PRM): CoCTE cold start, GRPO with PRM + outcome and per-step normalised advantages on ${s.title}`,
-    ...Object.fromEntries(
-      COLD_SWEEP.map((
-        { epochs, lr },
-      ) => [
-        sweepName(epochs, lr),
-        `Evidence (PRM): the CoCTE cold start alone, ${epochs} passes at lr ${lr}, on ${s.title}`,
-      ]),
-    ),
   };
   for (const [file, cells] of Object.entries(notebooks)) {
     await Deno.writeTextFile(
       `${out}/${file}.json`,
       JSON.stringify(
-        { version: 1, title: `${titles[file]}${size === "full" || cold || sweep ? "" : ` (${size})`}`, cells },
+        { version: 1, title: `${titles[file]}${size === "full" ? "" : ` (${size})`}`, cells },
         null,
         2,
       ) + "\n",
