@@ -45,6 +45,8 @@ tar -cJf "$E/demo.tar.xz" public/demo
 "$DENO" run -A bench/evidence/demo-notebooks.ts "$E" "${EV_SIZE:-h200}" ${EV_RFT_KEEP:+rftKeep=$EV_RFT_KEEP} ${EV_WARM_SAMPLES:+samples=$EV_WARM_SAMPLES}
 # A new base model's greedy baseline on the hand-written and generated concept questions (h200-written.sh).
 "$DENO" run -A bench/evidence/demo-notebooks.ts "$E" "${EV_SIZE:-h200}" name=base stages=baseline splits=test-written,test-concepts
+# The notebook with only the test-concepts and test-written evaluations (h200-demo.sh EV_MODES=knowledge-wc): ~2 calls.
+"$DENO" run -A bench/evidence/demo-notebooks.ts "$E" "${EV_SIZE:-h200}" name=wc splits=test-written,test-concepts
 cp bench/evidence/f16planes.py "$E/"
 # The corpus: the same flags h200-retrain.sh passes, so its cache key matches there (paths as written, run from
 # the unpacked folder where public/demo is public/demo).
