@@ -370,6 +370,13 @@ export type StageReport =
   | AskReport;
 
 /** A SQLite value made JSON-safe for display. */
+/** A display value as the text of a table cell: NULL, the exact integer or non-finite real, or the blob's size. */
+export function displayText(v: DisplayValue): string {
+  if (v === null) return "NULL";
+  if (typeof v === "object") return "int" in v ? v.int : "real" in v ? v.real : `<blob ${v.blob} bytes>`;
+  return String(v);
+}
+
 export function displayValue(v: SqlValue): DisplayValue {
   if (v === null) return null;
   if (typeof v === "bigint") {

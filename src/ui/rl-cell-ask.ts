@@ -5,18 +5,13 @@
 // reload offers them; the answers come from a run of the setup cells and this cell (ask.ts).
 import { css, html, LitElement, nothing } from "lit";
 import type { Cell, CellOf } from "../core/notebook.ts";
-import type { AskAnswer, AskReport, DisplayValue } from "../runtime/records.ts";
+import { displayText } from "../runtime/records.ts";
+import type { AskAnswer, AskReport } from "../runtime/records.ts";
 import { databaseChoices, manifestStep, type StageChoice, stageChoices, stageLabel } from "./ask-model.ts";
 import { ParamsChangeEvent } from "./rl-cell-params.ts";
 import type { RunController } from "./run-controller.ts";
 import { highlightSql } from "./sql-highlight.ts";
 import { cellStyles } from "./styles.ts";
-
-function show(v: DisplayValue): string {
-  if (v === null) return "NULL";
-  if (typeof v === "object") return "int" in v ? v.int : "real" in v ? v.real : `<blob ${v.blob} bytes>`;
-  return String(v);
-}
 
 const dec = new TextDecoder();
 
@@ -255,7 +250,7 @@ export class RlCellAsk extends LitElement {
             <div class="rows">
               <table data-testid="ask-rows">
                           <tr>${res.columns.map((col) => html`<th>${col}</th>`)}</tr>
-                          ${res.rows.map((row) => html`<tr>${row.map((v) => html`<td>${show(v)}</td>`)}</tr>`)}
+                          ${res.rows.map((row) => html`<tr>${row.map((v) => html`<td>${displayText(v)}</td>`)}</tr>`)}
                         </table>
             </div>
           `

@@ -4,7 +4,8 @@
 // whether it matches the gold's, and its PRM score when the record has one. Sort and filter by
 // reward, error kind and length.
 import { css, html, LitElement, nothing } from "lit";
-import type { DisplayResult, DisplayValue, SampleRecord, SampleStep } from "../runtime/records.ts";
+import { displayText } from "../runtime/records.ts";
+import type { DisplayResult, SampleRecord, SampleStep } from "../runtime/records.ts";
 import {
   componentWeights,
   type ErrorFilter,
@@ -29,12 +30,6 @@ const SORT_LABELS: Record<SortKey, string> = {
   "length-desc": "length, long first",
   "length-asc": "length, short first",
 };
-
-function show(v: DisplayValue): string {
-  if (v === null) return "NULL";
-  if (typeof v === "object") return "int" in v ? v.int : "real" in v ? v.real : `<blob ${v.blob} bytes>`;
-  return String(v);
-}
 
 export class RlRewardInspector extends LitElement {
   static override properties = {
@@ -416,7 +411,9 @@ export class RlRewardInspector extends LitElement {
       <table data-testid="result-table">
             <tr>${res.columns.map((c) => html`<th>${c}</th>`)}</tr>
             ${res.rows.map((row, i) =>
-              html`<tr class=${other && !present[i] ? "diff" : ""}>${row.map((v) => html`<td>${show(v)}</td>`)}</tr>`
+              html`<tr class=${other && !present[i] ? "diff" : ""}>${
+                row.map((v) => html`<td>${displayText(v)}</td>`)
+              }</tr>`
             )}
           </table>
       <div class="muted">${res.rowCount} row${res.rowCount === 1 ? "" : "s"}${res.truncated
