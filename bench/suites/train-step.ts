@@ -9,21 +9,17 @@ import { destroyAdapter, destroyModel, uploadAdapter, uploadModel } from "../../
 import { type GrpoSample, grpoStep, grpoTrainer } from "../../src/gpu/trainer/grpo-step.ts";
 import { LORA_TARGETS, randomAdapter } from "../../src/model/lora.ts";
 import { makeTinyModel } from "../../src/model/tiny.ts";
+import { SHAPES } from "../shapes.ts";
 import { numArg, pythonReference, round, type Suite, type SuiteContext, timeSteps } from "../suite.ts";
 
-/** Model shapes (random weights, tied embeddings); the names bench/torch/common.py's PRESETS use. */
+/**
+ * Model shapes (random weights, tied embeddings); the names bench/torch/common.py's PRESETS use. demo and
+ * qwen2.5-0.5b are bench/shapes.ts's; tiny keeps common.py's 280-id vocabulary.
+ */
 export const PRESETS = {
-  tiny: { hidden: 48, layers: 2, heads: 6, kvHeads: 2, headDim: 8, intermediate: 72, vocabSize: 280 },
-  demo: { hidden: 384, layers: 8, heads: 6, kvHeads: 2, headDim: 64, intermediate: 1024, vocabSize: 8192 },
-  "qwen2.5-0.5b": {
-    hidden: 896,
-    layers: 24,
-    heads: 14,
-    kvHeads: 2,
-    headDim: 64,
-    intermediate: 4864,
-    vocabSize: 151936,
-  },
+  tiny: { ...SHAPES.tiny, vocabSize: 280 },
+  demo: SHAPES.demo,
+  "qwen2.5-0.5b": SHAPES["qwen2.5-0.5b"],
   "qwen2.5-1.5b": {
     hidden: 1536,
     layers: 28,
