@@ -1,7 +1,7 @@
 import { assertEquals } from "../../tests/assert.ts";
 import demo from "../../notebooks/demo.json" with { type: "json" };
 import { parseNotebook } from "../core/notebook.ts";
-import { databaseChoices, DEMO_DATABASES, manifestStep, stageChoices, stageLabel } from "./ask-model.ts";
+import { databaseChoices, DEMO_DATABASES, stageChoices, stageLabel } from "./ask-model.ts";
 
 function demoDoc() {
   const r = parseNotebook(demo);
@@ -21,16 +21,13 @@ Deno.test("ask cell model: the demo's databases are the manifest's", async () =>
   assertEquals(databaseChoices(upload, "mine"), null, "not the demo: typed");
 });
 
-Deno.test("ask cell model: stages are the training cells with a checkpoint manifest, in notebook order", () => {
+Deno.test("ask cell model: stages are the training cells with a checkpoint, in notebook order", () => {
   const cells = demoDoc().cells;
   assertEquals(stageChoices(cells, {}), []);
   assertEquals(stageChoices(cells, { grpo: 40, warmup: 3, "prm-x": 9 }), [
     { cellId: "warmup", type: "warmup", step: 3 },
     { cellId: "grpo", type: "grpo", step: 40 },
   ]);
-  assertEquals(manifestStep('{"step":3,"folder":"ckpt-00000003","savedAt":""}'), 3);
-  assertEquals(manifestStep("{broken"), null);
-  assertEquals(manifestStep(null), null);
   assertEquals(stageLabel({ cellId: "warmup", type: "warmup", step: 3 }), 'warm-up "warmup", round 3');
   assertEquals(stageLabel({ cellId: "grpo", kind: "grpo", step: 40 }), 'GRPO "grpo", step 40');
 });

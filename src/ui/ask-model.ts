@@ -25,17 +25,6 @@ export function stageChoices(cells: readonly Cell[], checkpoints: Readonly<Recor
   return out;
 }
 
-/** The checkpoint step a `latest.json` names, or null (absent or not a manifest). */
-export function manifestStep(text: string | null): number | null {
-  if (!text) return null;
-  try {
-    const m: unknown = JSON.parse(text);
-    return typeof m === "object" && m !== null && "step" in m && typeof m.step === "number" ? m.step : null;
-  } catch {
-    return null;
-  }
-}
-
 /** "GRPO \"grpo\", step 40". */
 export function stageLabel(s: { cellId: string; type?: string; kind?: string; step: number }): string {
   const kind = (s.type ?? s.kind) === "warmup" ? "warm-up" : "GRPO";

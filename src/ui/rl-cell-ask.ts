@@ -7,13 +7,11 @@ import { css, html, LitElement, nothing } from "lit";
 import type { Cell, CellOf } from "../core/notebook.ts";
 import { displayText } from "../runtime/records.ts";
 import type { AskAnswer, AskReport } from "../runtime/records.ts";
-import { databaseChoices, manifestStep, type StageChoice, stageChoices, stageLabel } from "./ask-model.ts";
+import { databaseChoices, type StageChoice, stageChoices, stageLabel } from "./ask-model.ts";
 import { ParamsChangeEvent } from "./rl-cell-params.ts";
 import type { RunController } from "./run-controller.ts";
 import { highlightSql } from "./sql-highlight.ts";
 import { cellStyles } from "./styles.ts";
-
-const dec = new TextDecoder();
 
 export class RlCellAsk extends LitElement {
   static override properties = {
@@ -126,18 +124,12 @@ export class RlCellAsk extends LitElement {
     if (changed.has("controller") || changed.has("cells")) void this.readStages();
   }
 
-  /** Reads each training cell's checkpoint manifest from the run folder. */
+  /** Reads the training cells' checkpoints from the run folder. */
   private async readStages(): Promise<void> {
     const c = this.controller;
     if (!c) return;
     const token = ++this.reading;
-    const training = this.cells.filter((x) => x.type === "warmup" || x.type === "grpo");
-    const steps: Record<string, number> = {};
-    await Promise.all(training.map(async (x) => {
-      const bytes = await c.runFile(`checkpoints/${x.id}/latest.json`).catch(() => null);
-      const step = manifestStep(bytes ? dec.decode(bytes) : null);
-      if (step !== null) steps[x.id] = step;
-    }));
+    const steps = await c.checkpoints().catch(() => ({}));
     if (token === this.reading) this.stages = stageChoices(this.cells, steps);
   }
 

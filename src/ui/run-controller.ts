@@ -533,6 +533,12 @@ export class RunController extends EventTarget {
     return removed;
   }
 
+  /** This notebook's run folder's checkpoints, training cell id -> newest step (empty without a folder). */
+  async checkpoints(): Promise<Record<string, number>> {
+    const id = this.runId();
+    return (await this.api.listRuns()).find((r) => r.runId === id)?.checkpoints ?? {};
+  }
+
   /**
    * A file of this notebook's run folder (an export cell's adapter, a warm-up dataset), for a
    * download; an error says why there is none.

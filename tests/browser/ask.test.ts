@@ -209,10 +209,7 @@ Deno.test({
         const controller = Object.assign(new EventTarget(), {
           active: null,
           state: () => ({ status: "done", progress: null, error: null, report }),
-          runFile: (name: string) =>
-            name === "checkpoints/grpo/latest.json"
-              ? Promise.resolve(new TextEncoder().encode('{"step":40,"folder":"ckpt-00000040","savedAt":""}'))
-              : Promise.reject(new Error("absent")),
+          checkpoints: () => Promise.resolve({ grpo: 40 }),
         });
         const el = document.createElement("rl-cell-ask") as unknown as HTMLElement & Record<string, unknown>;
         el.cell = cells.find((c: { id: string }) => c.id === "ask");
