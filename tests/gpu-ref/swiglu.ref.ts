@@ -1,4 +1,4 @@
-// Float64 CPU reference of swiglu_forward.wgsl and swiglu_backward.wgsl (elementwise, any shape).
+// Float64 CPU reference of swiglu.wgsl (elementwise, any shape).
 
 /** sigmoid(z) without overflow for large |z|. */
 export function sigmoidRef(z: number): number {

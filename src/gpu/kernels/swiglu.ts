@@ -1,10 +1,11 @@
-// Wrapper of swiglu_forward.wgsl and swiglu_backward.wgsl; gate, up and h are (N, F) f32 buffers.
+// Wrapper of swiglu.wgsl (a template: BACKWARD); gate, up and h are (N, F) f32 buffers.
 import { computePipeline, dispatch, uniformBuffer } from "../device.ts";
 import { grid, packParams } from "./layer-common.ts";
-import backwardSource from "./swiglu_backward.wgsl" with { type: "text" };
-import forwardSource from "./swiglu_forward.wgsl" with { type: "text" };
+import source from "./swiglu.wgsl" with { type: "text" };
+import { expandKernel } from "./wgsl-parts.ts";
 
 const WG = 256;
+const code = (backward: boolean) => expandKernel("swiglu.wgsl", source, { BACKWARD: backward });
 
 /** Records h = silu(gate) * up over `count` = N*F elements. */
 export async function encodeSwigluForward(
@@ -15,7 +16,7 @@ export async function encodeSwigluForward(
   h: GPUBuffer,
   count: number,
 ): Promise<void> {
-  const pipeline = await computePipeline(device, "swiglu_forward", forwardSource, { WG });
+  const pipeline = await computePipeline(device, "swiglu_forward", code(false), { WG });
   const params = uniformBuffer(device, "swiglu_forward-params", packParams("u", [count]));
   dispatch(device, enc, pipeline, [gate, up, h, params], grid(count, WG));
 }
@@ -31,7 +32,7 @@ export async function encodeSwigluBackward(
   dup: GPUBuffer,
   count: number,
 ): Promise<void> {
-  const pipeline = await computePipeline(device, "swiglu_backward", backwardSource, { WG });
+  const pipeline = await computePipeline(device, "swiglu_backward", code(true), { WG });
   const params = uniformBuffer(device, "swiglu_backward-params", packParams("u", [count]));
   dispatch(device, enc, pipeline, [dh, gate, up, dgate, dup, params], grid(count, WG));
 }

@@ -1,5 +1,6 @@
-// SwiGLU backward: with s = sigmoid(gate), dgate = dh * up * s * (1 + gate * (1 - s)),
-// dup = dh * gate * s. Dimension letters: N rows, F hidden features.
+// SwiGLU, elementwise (a template: BACKWARD). Forward h = silu(gate) * up; backward, with
+// s = sigmoid(gate), dgate = dh * up * s * (1 + gate * (1 - s)), dup = dh * gate * s.
+// Dimension letters: N rows, F hidden features.
 
 struct Params {
   count: u32, // N * F
@@ -8,12 +9,19 @@ struct Params {
   _pad2: u32,
 }
 
+// #if BACKWARD
 @group(0) @binding(0) var<storage, read> dh: array<f32>;          // (N, F)
 @group(0) @binding(1) var<storage, read> gate: array<f32>;        // (N, F)
 @group(0) @binding(2) var<storage, read> up: array<f32>;          // (N, F)
 @group(0) @binding(3) var<storage, read_write> dgate: array<f32>; // (N, F)
 @group(0) @binding(4) var<storage, read_write> dup: array<f32>;   // (N, F)
 @group(0) @binding(5) var<uniform> p: Params;
+// #else
+@group(0) @binding(0) var<storage, read> gate: array<f32>;     // (N, F)
+@group(0) @binding(1) var<storage, read> up: array<f32>;       // (N, F)
+@group(0) @binding(2) var<storage, read_write> h: array<f32>;  // (N, F)
+@group(0) @binding(3) var<uniform> p: Params;
+// #endif
 
 override WG: u32 = 256u;
 
@@ -29,8 +37,12 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(num_workgroups) nwg: vec3u, @
   let i = (wg.y * nwg.x + wg.x) * WG + t;
   if (i >= p.count) { return; }
   let g = gate[i];
+  // #if BACKWARD
   let s = sigmoid(g);
   let d = dh[i];
   dgate[i] = d * up[i] * (s * (1.0 + g * (1.0 - s)));
   dup[i] = d * g * s;
+  // #else
+  h[i] = g * sigmoid(g) * up[i];
+  // #endif
 }
