@@ -9,6 +9,7 @@ import { expandKernel } from "./wgsl-parts.ts";
 import type { TemplateVars } from "./wgsl-template.ts";
 import commonSource from "./matmul_common.wgsl" with { type: "text" };
 import t96hSource from "./matmul_t96h.wgsl" with { type: "text" };
+import q4t128Source from "./q4matmul_t128.wgsl" with { type: "text" };
 
 /** A LoRA tail's variables: its bindings, b2's layout, the kernel's output rows and columns (WGSL expressions), quad loads. */
 export interface TailVars {
@@ -42,14 +43,13 @@ export function tile96hBody(tk: 8 | 16, tailB: boolean | undefined, tq: boolean,
   return expandKernel("matmul_t96h.wgsl", t96hSource, { TK: tk, STEP8: tk === 8, C4: c4, ...tailVars(tail) });
 }
 
-/** A q4 128-tile kernel's body (`name`, `source`: q4matmul_t128.wgsl or q4matmul_t_t128.wgsl) at step `tk`, with the LoRA tail or without. */
-export function q4TileBody(
-  name: string,
-  source: string,
-  tk: 8 | 16,
-  tail: Omit<TailVars, "quads"> | undefined,
-): string {
-  return expandKernel(name, source, { TK: tk, ...tailVars(tail && { ...tail, quads: false }) });
+/** A q4 128-tile kernel's body (q4matmul_t128.wgsl; `trans`: dx = dy W) at step `tk`, with the LoRA tail or not. */
+export function q4TileBody(trans: boolean, tk: 8 | 16, tail: Omit<TailVars, "quads"> | undefined): string {
+  return expandKernel("q4matmul_t128.wgsl", q4t128Source, {
+    TK: tk,
+    TRANS: trans,
+    ...tailVars(tail && { ...tail, quads: false }),
+  });
 }
 
 /**

@@ -1,4 +1,4 @@
-// The LoRA tail of the q4 128-tile kernels (q4matmul_t128.wgsl and q4matmul_t_t128.wgsl include it after the main
+// The LoRA tail of the q4 128-tile kernels (q4matmul_t128.wgsl, both ways, include it after the main
 // contracted loop, before the store, where TAIL), with matmul_tail_prelude.wgsl's bindings and loads tailA / tailB. It
 // adds scale * a2 op(b2) to the thread's sixteen accumulators in TK steps of r, in split-K slice 0 only (wg.z: the
 // reduce sums the slices). It reads the kernel's TS, TK, TSV, LOADS, tid, row0, col0, tx, ty, tileA, tileB and

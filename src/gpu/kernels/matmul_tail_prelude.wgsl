@@ -1,5 +1,5 @@
-// The LoRA tail's bindings and loads, before a tile kernel that runs the tail (matmul_t96h.wgsl, q4matmul_t128.wgsl,
-// q4matmul_t_t128.wgsl): a2 (rows, r), b2 (cols, r) when TAIL_TRANS_B, else (r, cols), the Tail uniform, and the
+// The LoRA tail's bindings and loads, before a tile kernel that runs the tail (matmul_t96h.wgsl, q4matmul_t128.wgsl
+// both ways): a2 (rows, r), b2 (cols, r) when TAIL_TRANS_B, else (r, cols), the Tail uniform, and the
 // loads, zero outside the kernel's {{TAIL_ROWS}} rows and {{TAIL_COLS}} columns and r, the scale folded into a2. QUADS:
 // both bound as vec4 along their fastest side, loaded a quad at a time.
 struct Tail { r: u32, scale: f32, _pad0: u32, _pad1: u32 }

@@ -1,7 +1,7 @@
 // Wrappers of the q4 products, W in onnxruntime's MatMulNBits layout (4 bits, block 32); see
 // docs/kernels.md. Two kernels each way, with the same bindings:
-//   tile64   q4matmul.wgsl / q4matmul_t.wgsl            64x64 tiles, 4x4 per thread
-//   tile128  q4matmul_t128.wgsl / q4matmul_t_t128.wgsl  128x128 tiles, 8x8 per thread
+//   tile64   q4matmul.wgsl (a template: TRANS)          64x64 tiles, 4x4 per thread
+//   tile128  q4matmul_t128.wgsl (a template: TRANS)     128x128 tiles, 8x8 per thread
 // y = x @ dequant(W)^T (forward) and dx = dy @ dequant(W) (backward). tile128 where both output
 // sides fill a 128-wide tile and the grid is not too small. A 128-tile product with a small grid (the 0.5B's
 // 896-wide outputs) is split along its contracted dimension as matmul.ts splits its own (knob wideSplit).
@@ -23,12 +23,10 @@ import {
   wideSplitSlices,
 } from "./matmul.ts";
 import { q4TileBody } from "./matmul-source.ts";
-import forwardSource from "./q4matmul.wgsl" with { type: "text" };
-import forward128Source from "./q4matmul_t128.wgsl" with { type: "text" };
-import transposedSource from "./q4matmul_t.wgsl" with { type: "text" };
-import transposed128Source from "./q4matmul_t_t128.wgsl" with { type: "text" };
+import tile64Source from "./q4matmul.wgsl" with { type: "text" };
 import commonSource from "./q4matmul_common.wgsl" with { type: "text" };
 import dequantSource from "./q4_dequant.wgsl" with { type: "text" };
+import { expandKernel } from "./wgsl-parts.ts";
 
 /** Elements per quantisation block. */
 export const Q4_BLOCK = 32;
@@ -114,23 +112,25 @@ export function q4TailFuses(N: number, outCols: number, forced?: Q4Variant, inCo
   return pickQ4(N, outCols, forced, inCols, true) === "tile128";
 }
 
-async function encode(
-  device: GPUDevice,
-  enc: GPUCommandEncoder,
-  name: string,
-  sources: Record<Q4Variant, string>,
-  input: GPUBuffer,
-  w: Q4WeightGpu,
-  out: GPUBuffer,
-  N: number,
-  inCols: number,
-  outCols: number,
-  constants: Record<string, number>,
-  extra: GPUBuffer[],
-  forced?: Q4Variant,
-  tail?: Q4Tail,
-  step?: 8 | 16,
-): Promise<void> {
+/** One q4 product: `input` (N, inCols) through W into `out` (N, outCols); `extra`: the bindings after the dims. */
+interface Q4Product {
+  name: "q4matmul" | "q4matmul_t";
+  input: GPUBuffer;
+  w: Q4WeightGpu;
+  out: GPUBuffer;
+  N: number;
+  inCols: number;
+  outCols: number;
+  constants: Record<string, number>;
+  extra: GPUBuffer[];
+  forced?: Q4Variant;
+  tail?: Q4Tail;
+  step?: 8 | 16;
+}
+
+async function encode(device: GPUDevice, enc: GPUCommandEncoder, p: Q4Product): Promise<void> {
+  const { name, input, w, out, N, inCols, outCols, constants, extra, forced, tail, step } = p;
+  const trans = name === "q4matmul_t";
   const { nb, zpBytes } = q4Geometry(w.K);
   checkSizes(name, [["input", input, N * inCols * 4], ["output", out, N * outCols * 4], [
     "packed",
@@ -153,14 +153,13 @@ async function encode(
   const b0 = 6 + extra.length;
   const body = variant === "tile128"
     ? q4TileBody(
-      label,
-      sources.tile128,
+      trans,
       tk,
       fused && tail
         ? { bindings: [b0, b0 + 1, b0 + 2], rows: "dims.N", cols: tail.cols, transB: tail.transB }
         : undefined,
     )
-    : sources.tile64;
+    : expandKernel("q4matmul.wgsl", tile64Source, { TRANS: trans });
   const pipeline = await computePipeline(device, `${label}${fused ? "_tail" : ""}`, `${commonSource}\n${body}`, {
     HAS_ZP: w.zeroPoints ? 1 : 0,
     ...constants,
@@ -353,23 +352,20 @@ export function encodeQ4Matmul(
     });
   }
   const tail = opts.tail ? { ...opts.tail, transB: true, cols: "dims.Nout" } : undefined;
-  return encode(
-    device,
-    enc,
-    "q4matmul",
-    { tile64: forwardSource, tile128: forward128Source },
-    x,
+  return encode(device, enc, {
+    name: "q4matmul",
+    input: x,
     w,
-    y,
+    out: y,
     N,
-    w.K,
-    w.Nout,
+    inCols: w.K,
+    outCols: w.Nout,
     constants,
-    [opts.bias ?? placeholder(device)],
-    opts.variant,
+    extra: [opts.bias ?? placeholder(device)],
+    forced: opts.variant,
     tail,
-    opts.step,
-  );
+    step: opts.step,
+  });
 }
 
 /** Records dx (N, K) (+)= dy (N, Nout) @ dequant(W), the gradient through a frozen q4 weight. */
@@ -393,21 +389,18 @@ export function encodeQ4MatmulTransposed(
     });
   }
   const tail = opts.tail ? { ...opts.tail, transB: false, cols: "dims.K" } : undefined;
-  return encode(
-    device,
-    enc,
-    "q4matmul_t",
-    { tile64: transposedSource, tile128: transposed128Source },
-    dy,
+  return encode(device, enc, {
+    name: "q4matmul_t",
+    input: dy,
     w,
-    dx,
+    out: dx,
     N,
-    w.Nout,
-    w.K,
-    { ACCUMULATE: opts.accumulate ? 1 : 0 },
-    [],
-    opts.variant,
+    inCols: w.Nout,
+    outCols: w.K,
+    constants: { ACCUMULATE: opts.accumulate ? 1 : 0 },
+    extra: [],
+    forced: opts.variant,
     tail,
-    opts.step,
-  );
+    step: opts.step,
+  });
 }

@@ -1,5 +1,5 @@
-// Prepended by q4matmul.ts to each of the four q4 product kernels (q4matmul.wgsl, q4matmul_t.wgsl
-// and their 128x128-tile variants): the dims uniform, W's bindings in onnxruntime's MatMulNBits
+// Prepended by q4matmul.ts to each of the four q4 product kernels (q4matmul.wgsl both ways
+// and the 128x128-tile variants): the dims uniform, W's bindings in onnxruntime's MatMulNBits
 // layout (4 bits, block 32), the overrides every variant reads, the split-K slice bounds, and zeroPoint (the zero point of W
 // row n, block blk; 8 without zero points). Each kernel declares its own input (binding 0) and
 // output (binding 4), and the forward its bias (binding 6).

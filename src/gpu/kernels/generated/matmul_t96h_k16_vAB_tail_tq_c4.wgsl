@@ -74,8 +74,8 @@ fn sliceEnd(z: u32) -> u32 {
 // dimension (A: k, or m when transposed; B: n, or k when transposed), one vec4 load where the operand binds as vec4
 // (VEC_X; matmul-plan.ts vecOperands checks the layout), else four bounds-checked scalars. A k-fastest quad spreads
 // over four tile rows.
-// The LoRA tail's bindings and loads, before a tile kernel that runs the tail (matmul_t96h.wgsl, q4matmul_t128.wgsl,
-// q4matmul_t_t128.wgsl): a2 (rows, r), b2 (cols, r) when TAIL_TRANS_B, else (r, cols), the Tail uniform, and the
+// The LoRA tail's bindings and loads, before a tile kernel that runs the tail (matmul_t96h.wgsl, q4matmul_t128.wgsl
+// both ways): a2 (rows, r), b2 (cols, r) when TAIL_TRANS_B, else (r, cols), the Tail uniform, and the
 // loads, zero outside the kernel's dims.M rows and dims.N columns and r, the scale folded into a2. QUADS:
 // both bound as vec4 along their fastest side, loaded a quad at a time.
 struct Tail { r: u32, scale: f32, _pad0: u32, _pad1: u32 }
