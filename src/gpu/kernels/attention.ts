@@ -22,6 +22,7 @@ import dkvReduceSource from "./attention_dkv_reduce.wgsl" with { type: "text" };
 import padSource from "./attention_pad.wgsl" with { type: "text" };
 
 import { expandKernel } from "./wgsl-parts.ts";
+import type { TemplateVars } from "./wgsl-template.ts";
 
 /** Shapes shared by the attention kernels and their reference. */
 export interface AttentionDims {
@@ -38,14 +39,21 @@ function withDims(kernel: string): string {
 }
 
 /**
- * A register-blocked kernel's full source: the kernel, attention_dims.wgsl, then attention_rb_common.wgsl (the forward:
- * without its BACKWARD block, a template). After, not before: the common functions read the kernel's override-sized
- * workgroup tiles, and Deno's naga panics at pipeline creation when such an array comes before a named override.
+ * A register-blocked kernel's full source: the kernel (a template: `name` and `vars`), attention_dims.wgsl, then
+ * attention_rb_common.wgsl (the forward: without its BACKWARD block). After, not before: the common functions read the
+ * kernel's override-sized workgroup tiles, and Deno's naga panics at pipeline creation when such an array comes before
+ * a named override.
  */
-function blockedSource(kernel: string, backward: boolean): string {
-  return `${withDims(kernel)}\n${
-    expandKernel("attention_rb_common.wgsl", blockedCommonSource, { BACKWARD: backward })
-  }`;
+function blockedSource(name: string, kernel: string, backward: boolean, vars: TemplateVars = {}): string {
+  const common = expandKernel("attention_rb_common.wgsl", blockedCommonSource, { BACKWARD: backward });
+  return `${withDims(expandKernel(name, kernel, vars))}\n${common}`;
+}
+
+/** A blocked kernel's overrides: the query kernels own BQ query rows, stream BK keys; the dk/dv kernel the reverse. */
+function blockedConstants(D: number, t: BlockedTiles, ownKeys: boolean): Record<string, number> {
+  return ownKeys
+    ? { D4: D / 4, BK: t.own, BQ: t.tile, KR: t.fOwn, QR: t.fTile, JMAX: t.JMAX }
+    : { D4: D / 4, BQ: t.own, BK: t.tile, QR: t.fOwn, KR: t.fTile, JMAX: t.JMAX };
 }
 
 /** Head dims the kernels support: each of 16 lanes keeps at most 2 vec4 of a row in registers. */
@@ -255,25 +263,11 @@ async function encodeBlockedForward(
   cap?: number,
 ) {
   const t = blockedTiles(device, a.D, forwardBlockedWords, cap);
-  const pipeline = await computePipeline(
-    device,
-    "attention-forward-blocked",
-    blockedSource(forwardBlockedSource, false),
-    {
-      D4: a.D / 4,
-      BQ: t.own,
-      BK: t.tile,
-      QR: t.fOwn,
-      KR: t.fTile,
-      JMAX: t.JMAX,
-    },
-  );
+  const code = blockedSource("attention_rb.wgsl", forwardBlockedSource, false);
+  const pipeline = await computePipeline(device, "attention-forward-blocked", code, blockedConstants(a.D, t, false));
   const dims = dimsUniform(device, "attention-forward-dims", a, scale);
-  dispatch(device, enc, pipeline, [buf.q, buf.k, buf.v, buf.lens, buf.o, buf.lse, dims], [
-    Math.ceil(a.T / t.own),
-    a.H,
-    a.B,
-  ]);
+  const groups = [Math.ceil(a.T / t.own), a.H, a.B] as const;
+  dispatch(device, enc, pipeline, [buf.q, buf.k, buf.v, buf.lens, buf.o, buf.lse, dims], groups);
 }
 
 /**
@@ -297,43 +291,11 @@ async function encodeBlockedBackward(
 ) {
   // q, dout, k, v tiles, the dS tile, lse and delta of the owned rows.
   const dqT = blockedTiles(device, a.D, (own, tile, s) => 2 * own * s + 2 * tile * s + own * tile + 2 * own, cap);
-  const dq = await computePipeline(device, "attention-backward-dq-blocked", blockedSource(dqBlockedSource, true), {
-    D4: a.D / 4,
-    BQ: dqT.own,
-    BK: dqT.tile,
-    QR: dqT.fOwn,
-    KR: dqT.fTile,
-    JMAX: dqT.JMAX,
-  });
-  dispatch(device, enc, dq, [buf.q, buf.k, buf.v, buf.o, buf.dout, buf.lse, buf.lens, buf.dq, buf.delta, dims], [
-    Math.ceil(a.T / dqT.own),
-    a.H,
-    a.B,
-  ]);
-  // k, v, q, dout tiles, P and dS tiles, lse and delta of the streamed rows.
-  const kvT = blockedTiles(device, a.D, DKV_WORDS, cap);
-  const parts = dkvParts(a);
-  const dkv = await computePipeline(
-    device,
-    `attention-backward-dkv-blocked${parts > 1 ? "-split" : ""}`,
-    blockedSource(expandKernel("attention_bwd_dkv_rb.wgsl", dkvBlockedSource, { DQ_PARTIAL: false }), true),
-    {
-      D4: a.D / 4,
-      BK: kvT.own,
-      BQ: kvT.tile,
-      KR: kvT.fOwn,
-      QR: kvT.fTile,
-      JMAX: kvT.JMAX,
-      PARTS: parts,
-    },
-  );
-  const out = dkvTargets(device, buf, a, parts);
-  dispatch(device, enc, dkv, [buf.q, buf.k, buf.v, buf.dout, buf.lse, buf.delta, buf.lens, out.dk, out.dv, dims], [
-    Math.ceil(a.T / kvT.own),
-    a.Hkv * parts,
-    a.B,
-  ]);
-  await encodeDkvReduce(device, enc, buf, a, dims, parts, out);
+  const code = blockedSource("attention_bwd_dq_rb.wgsl", dqBlockedSource, true);
+  const dq = await computePipeline(device, "attention-backward-dq-blocked", code, blockedConstants(a.D, dqT, false));
+  const groups = [Math.ceil(a.T / dqT.own), a.H, a.B] as const;
+  dispatch(device, enc, dq, [buf.q, buf.k, buf.v, buf.o, buf.dout, buf.lse, buf.lens, buf.dq, buf.delta, dims], groups);
+  await encodeDkv(device, enc, buf, a, dims, blockedTiles(device, a.D, DKV_WORDS, cap));
 }
 
 /**
@@ -367,16 +329,42 @@ function dkvTargets(
   return { dk: { buffer: scratch, offset: 0, size: bytes }, dv: { buffer: scratch, offset: at, size: bytes } };
 }
 
-/** With parts > 1: dk and dv as the sums of the dk/dv kernel's parts (attention_dkv_reduce.wgsl). */
-async function encodeDkvReduce(
+/**
+ * Records the dk/dv kernel on tiles `kvT`, with the fused dq's partials into `dqp` where given, and with parts > 1 the
+ * sums of its parts into dk and dv (attention_dkv_reduce.wgsl).
+ */
+async function encodeDkv(
   device: GPUDevice,
   enc: GPUCommandEncoder,
   buf: AttentionBackwardBuffers,
   a: AttentionDims,
   dims: GPUBuffer,
-  parts: number,
-  out: { dk: Bindable; dv: Bindable },
+  kvT: BlockedTiles,
+  dqp?: GPUBuffer,
 ) {
+  const parts = dkvParts(a);
+  const code = blockedSource("attention_bwd_dkv_rb.wgsl", dkvBlockedSource, true, { DQ_PARTIAL: !!dqp });
+  const dkv = await computePipeline(
+    device,
+    `attention-backward-dkv-${dqp ? "dqp" : "blocked"}${parts > 1 ? "-split" : ""}`,
+    dqp ? `${code}\n${dqPartialSource}\n${dqpLayoutSource}` : code,
+    { ...blockedConstants(a.D, kvT, true), PARTS: parts },
+  );
+  const out = dkvTargets(device, buf, a, parts);
+  const bind = [
+    buf.q,
+    buf.k,
+    buf.v,
+    buf.dout,
+    buf.lse,
+    buf.delta,
+    buf.lens,
+    out.dk,
+    out.dv,
+    dims,
+    ...(dqp ? [dqp] : []),
+  ];
+  dispatch(device, enc, dkv, bind, [Math.ceil(a.T / kvT.own), a.Hkv * parts, a.B]);
   if (parts === 1) return;
   const reduce = await computePipeline(device, "attention-backward-dkv-reduce", withDims(dkvReduceSource), {
     D4: a.D / 4,
@@ -443,33 +431,8 @@ async function encodeFusedDqBackward(
   const D4 = a.D / 4;
   const delta = await computePipeline(device, "attention-backward-delta", withDims(deltaSource), { D4 });
   dispatch(device, enc, delta, [buf.o, buf.dout, buf.lens, buf.delta, dims], grid(a.B * a.H * a.T, 64));
-  const parts = dkvParts(a);
-  const fusedSource = blockedSource(
-    expandKernel("attention_bwd_dkv_rb.wgsl", dkvBlockedSource, { DQ_PARTIAL: true }),
-    true,
-  );
-  const dkv = await computePipeline(
-    device,
-    `attention-backward-dkv-dqp${parts > 1 ? "-split" : ""}`,
-    `${fusedSource}\n${dqPartialSource}\n${dqpLayoutSource}`,
-    {
-      D4,
-      BK: kvT.own,
-      BQ: kvT.tile,
-      KR: kvT.fOwn,
-      QR: kvT.fTile,
-      JMAX: kvT.JMAX,
-      PARTS: parts,
-    },
-  );
   const dqp = sharedScratch(device, CALL_SCRATCH, Math.max(bytes, 16));
-  const out = dkvTargets(device, buf, a, parts);
-  dispatch(device, enc, dkv, [buf.q, buf.k, buf.v, buf.dout, buf.lse, buf.delta, buf.lens, out.dk, out.dv, dims, dqp], [
-    Math.ceil(a.T / kvT.own),
-    a.Hkv * parts,
-    a.B,
-  ]);
-  await encodeDkvReduce(device, enc, buf, a, dims, parts, out);
+  await encodeDkv(device, enc, buf, a, dims, kvT, dqp);
   const reduce = await computePipeline(
     device,
     "attention-backward-dq-reduce",

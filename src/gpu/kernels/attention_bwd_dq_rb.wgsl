@@ -42,21 +42,8 @@ var<workgroup> rowDelta: array<f32, BQ>;
 
 @compute @workgroup_size(NT)
 fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) tid: u32) {
-  let b = wg.z;
-  let h = wg.y;
-  let q0 = wg.x * BQ;
-  let hk = h / (dims.H / dims.Hkv);
-  let len = min(lens[b], dims.T);
-  // Score phase: SK key slots fastest (8 threads of a 128-bit load phase read 8 different k rows, one q row).
   let SK = BK / KR;
-  let SQ = BQ / QR;
-  let kp = tid % SK;
-  let qp = tid / SK;
-  // Sums: 16 column lanes fastest, queries 4 qg .. 4 qg + 3.
-  let c = tid % LANES;
-  let qg = tid / LANES;
-  let cA = c < D4;
-  let cB = JMAX > 1u && c + LANES < D4;
+  // #include attention_query_roles.wgsl
 
   loadQDout(tid, b, h, q0, len);
   // delta: four threads a row (tid = 4 row + part) sum dout * o over the vec4 columns part, part + 4, ...;

@@ -46,20 +46,7 @@ var<workgroup> rowAlpha: array<vec4f, BQ4>;   // exp(m_old - m_new) of each row 
 
 @compute @workgroup_size(NT)
 fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) tid: u32) {
-  let b = wg.z;
-  let h = wg.y;
-  let q0 = wg.x * BQ;
-  let hk = h / (dims.H / dims.Hkv);
-  let len = min(lens[b], dims.T);
-  // Score phase: SK key slots fastest (8 threads of a 128-bit load phase read 8 different k rows, one q row).
-  let SQ = BQ / QR;
-  let kp = tid % SK;
-  let qp = tid / SK;
-  // Sums: 16 column lanes fastest, queries 4 qg .. 4 qg + 3.
-  let c = tid % LANES;
-  let qg = tid / LANES;
-  let cA = c < D4;
-  let cB = JMAX > 1u && c + LANES < D4;
+  // #include attention_query_roles.wgsl
 
   for (var e = tid; e < BQ * D4; e += NT) {
     let tt = q0 + e / D4;
