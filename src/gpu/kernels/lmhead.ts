@@ -97,16 +97,6 @@ export function lmheadScratchBytes(device: GPUDevice, d: LmHeadDims, o: LmHeadBa
   return d.N * lmheadChunk(device, d, o) * 4;
 }
 
-function bind(
-  device: GPUDevice,
-  enc: GPUCommandEncoder,
-  pipeline: GPUComputePipeline,
-  entries: GPUBufferBinding[],
-  groups: [number, number],
-) {
-  dispatch(device, enc, pipeline, entries, groups);
-}
-
 /** Rows of W (V, C) from `start`, as a binding window. */
 function rows(w: GPUBuffer, C: number, start: number, count: number): GPUBufferBinding {
   return { buffer: w, offset: start * C * 4, size: count * C * 4 };
@@ -147,12 +137,8 @@ export async function encodeLmheadForward(
     const u = new Uint32Array([d.N, d.C, vStart, vCount, VS, nSplit, vStart / VS, 0]);
     new Float32Array(u.buffer)[7] = o.scale ?? 1;
     const dims = uniformBuffer(device, "lmhead-partials-dims", u);
-    bind(device, enc, partial, [{ buffer: buf.h }, rows(buf.w, d.C, vStart, vCount), { buffer: buf.targets }, {
-      buffer: buf.partials,
-    }, { buffer: dims }], [
-      Math.ceil(vCount / VS),
-      Math.ceil(d.N / rowsPer),
-    ]);
+    const groups = [Math.ceil(vCount / VS), Math.ceil(d.N / rowsPer)] as const;
+    dispatch(device, enc, partial, [buf.h, rows(buf.w, d.C, vStart, vCount), buf.targets, buf.partials, dims], groups);
   }
   const combine = await computePipeline(device, "lmhead-combine", combineSource);
   const perX = Math.min(d.N, 32768);
@@ -169,23 +155,6 @@ function dummy(device: GPUDevice): GPUBuffer {
   let b = dummies.get(device);
   if (!b) dummies.set(device, b = storageBuffer(device, "lmhead-unused", 4));
   return b;
-}
-
-/** C (M, N) (+)= alpha op(A) @ B on binding windows, through matmul.ts's kernel choice (encodeMatmul binds whole buffers). */
-async function matmulAt(
-  device: GPUDevice,
-  enc: GPUCommandEncoder,
-  a: GPUBufferBinding,
-  b: GPUBufferBinding,
-  c: GPUBufferBinding,
-  M: number,
-  N: number,
-  K: number,
-  transA: boolean,
-  accumulate: boolean,
-  alpha: number,
-): Promise<void> {
-  await encodeMatmulBindings(device, enc, a, b, c, { M, N, K, transA, accumulate, alpha });
 }
 
 /** Records the backward chunk by chunk over V: dz (scratch), dh (+)= scale dz W_chunk, and dW_chunk (+)= scale dz^T h when dw is given. */
@@ -226,46 +195,24 @@ export async function encodeLmheadBackward(
     new Float32Array(u.buffer)[5] = scale;
     const dims = uniformBuffer(device, "lmhead-grad-dims", u);
     const dz: GPUBufferBinding = { buffer: buf.scratch, offset: 0, size: d.N * vCount * 4 };
-    bind(device, enc, grad, [
-      { buffer: buf.h },
-      rows(buf.w, d.C, vStart, vCount),
-      { buffer: buf.targets },
-      { buffer: buf.lse },
-      { buffer: buf.g },
-      { buffer: buf.entropy ?? dummy(device) },
-      { buffer: buf.gEnt ?? dummy(device) },
-      dz,
-      { buffer: dims },
-    ], [Math.ceil(vCount / tile), Math.ceil(d.N / tile)]);
+    const wRows = rows(buf.w, d.C, vStart, vCount);
+    const ent = [buf.entropy ?? dummy(device), buf.gEnt ?? dummy(device)];
+    const groups = [Math.ceil(vCount / tile), Math.ceil(d.N / tile)] as const;
+    dispatch(device, enc, grad, [buf.h, wRows, buf.targets, buf.lse, buf.g, ...ent, dz, dims], groups);
     // dh (N, C) (+)= dz (N, vCount) @ W_chunk (vCount, C)
-    await matmulAt(
-      device,
-      enc,
-      dz,
-      rows(buf.w, d.C, vStart, vCount),
-      { buffer: buf.dh },
-      d.N,
-      d.C,
-      vCount,
-      false,
-      vStart > 0 || (o.accumulateDh ?? false),
-      scale,
-    );
+    const accumulate = vStart > 0 || (o.accumulateDh ?? false);
+    await encodeMatmulBindings(device, enc, dz, wRows, { buffer: buf.dh }, {
+      M: d.N,
+      N: d.C,
+      K: vCount,
+      accumulate,
+      alpha: scale,
+    });
     // dW_chunk (vCount, C) (+)= dz^T (vCount, N) @ h (N, C)
     if (buf.dw) {
-      await matmulAt(
-        device,
-        enc,
-        dz,
-        { buffer: buf.h },
-        rows(buf.dw, d.C, vStart, vCount),
-        vCount,
-        d.C,
-        d.N,
-        true,
-        o.accumulateDw ?? false,
-        scale,
-      );
+      const dwRows = rows(buf.dw, d.C, vStart, vCount);
+      const o2 = { M: vCount, N: d.C, K: d.N, transA: true, accumulate: o.accumulateDw ?? false, alpha: scale };
+      await encodeMatmulBindings(device, enc, dz, { buffer: buf.h }, dwRows, o2);
     }
   }
 }
