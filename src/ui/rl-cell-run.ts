@@ -340,7 +340,7 @@ export class RlCellRun extends LitElement {
         <span class="bar">
               ${e.resume
                 ? html`<button data-testid="resume" ?disabled=${c.active !== null} @click=${() =>
-                  c.resume()}>Resume</button>`
+                  c.resume()}>${e.resumeLabel}</button>`
                 : nothing}
               ${e.kind === "checkpoint"
                 ? html`<button class="secondary" data-testid="start-fresh" @click=${() =>

@@ -85,6 +85,9 @@ Deno.test("run controller: records go to the cell that made them; a lost device 
   const s = c.state("grpo");
   assertEquals([s.status, s.error?.kind, s.metrics.length, s.samples.length], ["failed", "device-lost", 1, 1]);
   assertEquals(s.error?.resume, { mode: "cell", cellId: "grpo" });
+  // No checkpoint of this cell is known: the button and its remedy say "Run again", not "Resume".
+  assertEquals(s.error?.resumeLabel, "Run again");
+  assert(s.error?.remedy.includes('Press "Run again"') && !s.error.remedy.includes('"Resume"'), s.error?.remedy);
   await c.resume();
   const r = c.state("grpo");
   assertEquals([r.status, r.resumedFrom, r.metrics.map((m) => m.step)], ["done", 1, [1, 2]]);
@@ -404,7 +407,7 @@ Deno.test("run controller (issue #48 item 1): Run all on a slow device proposes 
   assert(fast.estimate !== null && fast.estimate.seconds < 20 * 60);
 });
 
-Deno.test("run controller (issue #48 regression): a stopped GRPO cell says what was checkpointed, nothing when no step finished", async () => {
+Deno.test("run controller (issue #48 regression): a stopped GRPO cell says what was checkpointed, nothing when no step finished; its button says Resume only over a checkpoint", async () => {
   const grpo = doc.cells.find((c) => c.id === "grpo")!;
   assertEquals(
     trainingKept(grpo, 0),
@@ -449,11 +452,14 @@ Deno.test("run controller (issue #48 regression): a stopped GRPO cell says what 
   assertEquals([s.status, s.error?.kind], ["stopped", "cancelled"]);
   assertEquals(s.error?.remedy, `The run was stopped. ${trainingKept(grpo, 0)}`);
   assertEquals(c.pending?.step, null);
+  // Nothing was kept: the button runs the cell again and does not promise to resume it.
+  assertEquals(s.error?.resumeLabel, "Run again");
   checkpoints = { grpo: 2 };
   await c.run("cell", "grpo");
   s = c.state("grpo");
   assertEquals(s.error?.remedy, `The run was stopped. ${trainingKept(grpo, 2)}`);
   assertEquals(c.pending?.step, 2);
+  assertEquals(s.error?.resumeLabel, "Resume");
   // A cell that trains nothing keeps the general words.
   const evalStop = fakeApi({
     play: () => ({
@@ -466,6 +472,7 @@ Deno.test("run controller (issue #48 regression): a stopped GRPO cell says what 
   const e = new RunController(evalStop.api, () => doc, (x) => x, "http://app/");
   await e.run("cell", "base-concepts");
   assertEquals(e.state("base-concepts").error?.remedy, REMEDIES.cancelled);
+  assertEquals(e.state("base-concepts").error?.resumeLabel, "Run again");
   // After a reload the stopped run's cell says the same, from the folder's checkpoints.
   const back = new RunController(
     fakeApi({
@@ -487,6 +494,7 @@ Deno.test("run controller (issue #48 regression): a stopped GRPO cell says what 
   );
   await back.restore(false);
   assertEquals(back.state("grpo").error?.remedy, `The run was stopped. ${trainingKept(grpo, 0)}`);
+  assertEquals(back.state("grpo").error?.resumeLabel, "Run again");
 });
 
 Deno.test("run controller (issue #48 item 9): a dataset cell switched to another source says not run; other edits keep states", async () => {

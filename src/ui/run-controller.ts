@@ -49,6 +49,8 @@ export interface CellRunError {
   remedy: string;
   /** How to continue (device lost, stopped): the same run again, resuming from checkpoints. */
   resume: { mode: RunMode; cellId: string | null } | null;
+  /** The button that does `resume`: "Resume" only where the cell kept a checkpoint to resume from. */
+  resumeLabel: "Resume" | "Run again";
 }
 
 /**
@@ -151,6 +153,19 @@ export function trainingKept(cell: Cell | undefined, step: number): string | nul
   if (step >= total) return `All ${total} ${unit}s of this cell are checkpointed: running it again restores them.`;
   return `Its checkpoint is kept at ${unit} ${step} of ${total}: running it again continues from ${unit} ${step + 1}.`;
 }
+
+/** What to do when the dataset cell's uploaded files are missing (none, or a database the questions name). */
+export const UPLOAD_REMEDY =
+  "Upload the missing file in the dataset cell (the message above names it: the questions file, or each database as its .sqlite file), then run the cell again.";
+
+/** The run failed because files it reads were not uploaded (the page's or the worker's words). */
+function isUploadMissing(message: string): boolean {
+  return message.includes(NO_UPLOAD_MESSAGE) || /\bnot uploaded\b/.test(message);
+}
+
+/** The device-lost remedy where this cell kept no checkpoint (REMEDIES' promises one to resume from). */
+const DEVICE_LOST_NOTHING_KEPT =
+  'The GPU device was lost (driver reset, another tab took the memory, or the system slept). Press "Run again": finished cells and their checkpoints are kept, this cell starts over.';
 
 /** The uploaded files' part of a run folder's id (runIdOf's "-u…"), or null for a run without uploads. */
 function filesPart(runId: string): string | null {
@@ -757,7 +772,13 @@ export class RunController extends EventTarget {
     const kind = classifyRunError(message);
     const resume = again && (kind === "device-lost" || kind === "cancelled" || kind === "sql-worker") ? again : null;
     if (resume) this.pending = { ...resume, step: kept && kept.step > 0 ? kept.step : null };
-    const remedy = !kept || !resume
+    // Nothing to resume from (no checkpoint of this cell): the button runs it again and says so.
+    const resumeLabel = kept && kept.step > 0 ? "Resume" : "Run again";
+    const remedy = isUploadMissing(message)
+      ? UPLOAD_REMEDY
+      : kind === "device-lost" && resume && resumeLabel === "Run again"
+      ? `${DEVICE_LOST_NOTHING_KEPT}${kept ? ` ${kept.text}` : ""}`
+      : !kept || !resume
       ? REMEDIES[kind]
       : kind === "cancelled"
       ? `The run was stopped. ${kept.text}`
@@ -765,7 +786,7 @@ export class RunController extends EventTarget {
     this.patch(cellId, {
       status: kind === "cancelled" ? "stopped" : "failed",
       progress: null,
-      error: { kind, message, remedy, resume },
+      error: { kind, message, remedy, resume, resumeLabel },
     });
   }
 

@@ -8,7 +8,7 @@ import { type Notebook, parseNotebook } from "../core/notebook.ts";
 import type { SampleRecord } from "../runtime/records.ts";
 import { encodeSample } from "../runtime/records.ts";
 import type { RunInfo, RunRequest, UploadedDataset } from "../../workers/gpu.api.ts";
-import { type RunApi, RunController } from "./run-controller.ts";
+import { type RunApi, RunController, UPLOAD_REMEDY } from "./run-controller.ts";
 import { runIdOf, uploadKey } from "../runtime/run-plan.ts";
 
 const parsed = parseNotebook(demo);
@@ -60,6 +60,32 @@ Deno.test("run controller: a dataset cell with source upload and no files fails 
   await c2.run("cell", "base-concepts");
   assertEquals(started.length, 0);
   assert(/database pets, not uploaded/.test(c2.state("data").error?.message ?? ""), c2.state("data").error?.message);
+});
+
+Deno.test("run controller (issue #48 regression): a missing upload's remedy says to upload the file, not to check URLs", async () => {
+  const { api } = fakeApi();
+  for (const up of [null, { questions, databases: new Map() }]) {
+    const c = new RunController(api, () => doc, (e) => e, "http://app/", { uploads: () => up });
+    await c.run("cell", "base-concepts");
+    const remedy = c.state("data").error?.remedy ?? "";
+    assertEquals(remedy, UPLOAD_REMEDY);
+    assert(/Upload the missing file in the dataset cell/.test(remedy) && !/URL/i.test(remedy), remedy);
+  }
+  // The worker's words for a database the run asked for and nobody uploaded get the same remedy.
+  const worker = fakeApi();
+  worker.api.startRun = () =>
+    Promise.resolve({
+      ok: false,
+      error:
+        'cell "base-concepts" (evaluate): database pets was not uploaded: upload a questions file and its databases in the dataset cell first',
+      cellId: "base-concepts",
+      stopped: false,
+    });
+  const w = new RunController(worker.api, () => doc, (e) => e, "http://app/", {
+    uploads: () => ({ questions, databases: new Map([["pets", new Uint8Array(4)]]) }),
+  });
+  await w.run("cell", "base-concepts");
+  assertEquals(w.state("base-concepts").error?.remedy, UPLOAD_REMEDY);
 });
 
 Deno.test("run controller (issue #48 item 9): other uploaded files clear the dataset cell's error about the earlier ones", async () => {
