@@ -1,4 +1,4 @@
-// Float64 CPU reference of rmsnorm_forward.wgsl, rmsnorm_backward.wgsl and rmsnorm_dw.wgsl.
+// Float64 CPU reference of rmsnorm.wgsl (both ways) and rmsnorm_dw.wgsl.
 // Dimension letters: R rows (N, or N*H for per-head norms), C channels per row.
 import type { RmsNormDims } from "../../src/gpu/kernels/rmsnorm.ts";
 export type { RmsNormDims };

@@ -1,13 +1,12 @@
 // Wrapper of the RMSNorm kernels. The per-head variant (Qwen3 q/k norms) is the same call with
 // rows = N*H and C = D on a (N, H, D) tensor and a (D) weight. Forward and input backward
-// (rmsnorm_forward.wgsl, rmsnorm_backward.wgsl, templates) reduce a row with subgroup operations where the device has
-// `subgroups` (the pipelines labelled *_sg), through workgroup memory elsewhere (rmsnorm_row_sum.wgsl).
+// (rmsnorm.wgsl, a template) reduce a row with subgroup operations where the device has
+// `subgroups` (the pipelines labelled *_sg), through workgroup memory elsewhere.
 import { computePipeline, dispatch, sharedScratch, uniformBuffer } from "../device.ts";
 import { fitPow2, grid, packParams } from "./layer-common.ts";
 import dwReduceSource from "./rmsnorm_dw_reduce.wgsl" with { type: "text" };
 import dwSource from "./rmsnorm_dw.wgsl" with { type: "text" };
-import backwardSource from "./rmsnorm_backward.wgsl" with { type: "text" };
-import forwardSource from "./rmsnorm_forward.wgsl" with { type: "text" };
+import source from "./rmsnorm.wgsl" with { type: "text" };
 import { expandKernel } from "./wgsl-parts.ts";
 
 /** Shape and epsilon shared by the kernels and the reference. */
@@ -28,6 +27,17 @@ export function rmsnormSubgroups(device: GPUDevice, force?: boolean): boolean {
   return (force ?? true) && device.features.has("subgroups");
 }
 
+/** The forward or backward pipeline of rmsnorm.wgsl, its row's sum by subgroups where `sg`. */
+function rowPipeline(device: GPUDevice, backward: boolean, sg: boolean, constants: Record<string, number>) {
+  const name = `rmsnorm_${backward ? "backward" : "forward"}${sg ? "_sg" : ""}`;
+  return computePipeline(
+    device,
+    name,
+    expandKernel("rmsnorm.wgsl", source, { BACKWARD: backward, SUBGROUPS: sg }),
+    constants,
+  );
+}
+
 /** Records y (R, C) = rmsnorm(x) * w and rstd (R) into `enc`; `subgroups` forces the reduction's kind (tests). */
 export async function encodeRmsNormForward(
   device: GPUDevice,
@@ -39,12 +49,7 @@ export async function encodeRmsNormForward(
   d: RmsNormDims & { subgroups?: boolean },
 ): Promise<void> {
   const sg = rmsnormSubgroups(device, d.subgroups);
-  const pipeline = await computePipeline(
-    device,
-    sg ? "rmsnorm_forward_sg" : "rmsnorm_forward",
-    expandKernel("rmsnorm_forward.wgsl", forwardSource, { SUBGROUPS: sg }),
-    { WG: rowThreads(d.C) },
-  );
+  const pipeline = await rowPipeline(device, false, sg, { WG: rowThreads(d.C) });
   const params = uniformBuffer(device, "rmsnorm_forward-params", packParams("uuf", [d.rows, d.C, d.eps]));
   dispatch(device, enc, pipeline, [x, w, y, rstd, params], grid(d.rows, 1));
 }
@@ -61,15 +66,7 @@ export async function encodeRmsNormBackward(
   d: RmsNormDims & { accumulate?: boolean; subgroups?: boolean },
 ): Promise<void> {
   const sg = rmsnormSubgroups(device, d.subgroups);
-  const pipeline = await computePipeline(
-    device,
-    sg ? "rmsnorm_backward_sg" : "rmsnorm_backward",
-    expandKernel("rmsnorm_backward.wgsl", backwardSource, { SUBGROUPS: sg }),
-    {
-      WG: rowThreads(d.C),
-      ACCUMULATE: d.accumulate ? 1 : 0,
-    },
-  );
+  const pipeline = await rowPipeline(device, true, sg, { WG: rowThreads(d.C), ACCUMULATE: d.accumulate ? 1 : 0 });
   const params = uniformBuffer(device, "rmsnorm_backward-params", packParams("uu", [d.rows, d.C]));
   dispatch(device, enc, pipeline, [dy, x, w, rstd, dx, params], grid(d.rows, 1));
 }
@@ -90,7 +87,7 @@ export function rmsnormDwScratchBytes(rows: number, C: number): number {
  * Records dw (C) = sum over rows of dy * x * rstd; adds to dw when `accumulate`. Rows are split
  * into slices reduced by separate workgroups (then summed in slice order), so per-head norms
  * (C = D, R = N*H) still fill the GPU; the result is deterministic. `scratch` (at least
- * rmsnormDwScratchBytes) avoids a per-call allocation; without it the scratch is a transient buffer (releaseTransients).
+ * rmsnormDwScratchBytes) is the caller's; without it, the device's grow-only scratch (sharedScratch).
  */
 export async function encodeRmsNormWeightGrad(
   device: GPUDevice,
@@ -112,8 +109,6 @@ export async function encodeRmsNormWeightGrad(
   if (!direct && d.scratch && d.scratch.size < need) {
     throw new Error(`rmsnorm dw: scratch ${d.scratch.label} has ${d.scratch.size} bytes, needs ${need}`);
   }
-  // Without `scratch`, the device's grow-only scratch (before: a buffer per call, destroyed at
-  // releaseTransients; earlier still, left to the garbage collector).
   const out = direct ? dw : (d.scratch ?? sharedScratch(device, "rmsnorm_dw-partials", need));
   dispatch(device, enc, pipeline, [dy, x, rstd, out, params], [Math.ceil(d.C / 64), slices]);
   if (direct) return;

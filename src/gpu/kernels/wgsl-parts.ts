@@ -7,7 +7,6 @@ import fmaSource from "./matmul_t96h_fma.wgsl" with { type: "text" };
 import t96hTailSource from "./matmul_t96h_tail.wgsl" with { type: "text" };
 import tailPreludeSource from "./matmul_tail_prelude.wgsl" with { type: "text" };
 import tailSource from "./matmul_tail.wgsl" with { type: "text" };
-import rowSumSource from "./rmsnorm_row_sum.wgsl" with { type: "text" };
 
 /** The files the templates include, by name. */
 const PARTS: Record<string, string> = {
@@ -18,7 +17,6 @@ const PARTS: Record<string, string> = {
   "matmul_t96h_tail.wgsl": t96hTailSource,
   "matmul_tail_prelude.wgsl": tailPreludeSource,
   "matmul_tail.wgsl": tailSource,
-  "rmsnorm_row_sum.wgsl": rowSumSource,
 };
 
 /** A kernel template's text (`name`: its file, for errors) expanded with `vars` and the shared parts. */
