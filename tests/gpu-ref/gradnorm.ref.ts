@@ -1,4 +1,4 @@
-// Float64 CPU reference of gradnorm_partial.wgsl + gradnorm_final.wgsl.
+// Float64 CPU reference of gradnorm.wgsl (both passes).
 import type { GradStats } from "../../src/gpu/kernels/gradnorm.ts";
 export type { GradStats };
 

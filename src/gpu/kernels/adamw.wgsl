@@ -1,7 +1,7 @@
 // AdamW step over a flat parameter buffer, torch.optim.AdamW's arithmetic:
 //   g = grad * clip;  p *= 1 - lr*wd;  m = lerp(m, g, 1-beta1);  v = beta2*v + (1-beta2)*g^2;
 //   p -= (lr / bc1) * m / (sqrt(v) / sqrt(bc2) + eps),  bc_k = 1 - beta_k^t.
-// clip and the non-finite flag come from gradnorm_final (or a constant "no clip" stats buffer);
+// clip and the non-finite flag come from gradnorm.wgsl's final pass (or a constant "no clip" stats buffer);
 // when the flag is set nothing is written, so the step is skipped on the GPU side.
 // Dimension letters: n parameters.
 

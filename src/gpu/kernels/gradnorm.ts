@@ -1,4 +1,4 @@
-// Wrapper of gradnorm_partial.wgsl + gradnorm_final.wgsl: the global gradient norm over a list of
+// Wrapper of gradnorm.wgsl (pass 1 and, FINAL, pass 2): the global gradient norm over a list of
 // buffers, reduced on the GPU into a stats buffer that adamw.wgsl reads (clip factor, skip flag).
 import {
   computePipeline,
@@ -9,11 +9,11 @@ import {
   uniformBuffer,
   writeBuffer,
 } from "../device.ts";
-import finalSource from "./gradnorm_final.wgsl" with { type: "text" };
-import partialSource from "./gradnorm_partial.wgsl" with { type: "text" };
+import source from "./gradnorm.wgsl" with { type: "text" };
 import { packParams } from "./layer-common.ts";
+import { expandKernel } from "./wgsl-parts.ts";
 
-/** What the two passes leave in the stats buffer (see gradnorm_final.wgsl). */
+/** What the two passes leave in the stats buffer (see gradnorm.wgsl). */
 export interface GradStats {
   sumsq: number;
   norm: number;
@@ -56,7 +56,7 @@ export function gradNormPartialsBytes(counts: readonly number[]): number {
 /**
  * Records the two-pass global norm of `grads` into `stats`, with clip = min(1, maxNorm /
  * (norm + 1e-6)) (no clipping when maxNorm <= 0) and the NaN/Inf flag. `partials` (at least
- * gradNormPartialsBytes) avoids a per-call allocation; without it the scratch is a transient buffer (releaseTransients).
+ * gradNormPartialsBytes) is the caller's; without it, the device's grow-only scratch (sharedScratch).
  */
 export async function encodeGradNorm(
   device: GPUDevice,
@@ -66,15 +66,15 @@ export async function encodeGradNorm(
   maxNorm: number,
   partials?: GPUBuffer,
 ): Promise<void> {
-  const partialPipeline = await computePipeline(device, "gradnorm_partial", partialSource, { WG });
-  const finalPipeline = await computePipeline(device, "gradnorm_final", finalSource, { WG });
+  const code = (final: boolean) => expandKernel("gradnorm.wgsl", source, { FINAL: final });
+  const partialPipeline = await computePipeline(device, "gradnorm_partial", code(false), { WG });
+  const finalPipeline = await computePipeline(device, "gradnorm_final", code(true), { WG });
   const groups = grads.map((g) => groupsFor(g.count));
   const total = groups.reduce((a, b) => a + b, 0);
   const need = gradNormPartialsBytes(grads.map((g) => g.count));
   if (partials && partials.size < need) {
     throw new Error(`gradnorm: partials ${partials.label} has ${partials.size} bytes, needs ${need}`);
   }
-  // Without `partials`, the device's grow-only scratch of this name (before: a buffer per step).
   const scratch = partials ?? sharedScratch(device, "gradnorm-partials", need);
   let offset = 0;
   grads.forEach((g, k) => {
