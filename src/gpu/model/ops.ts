@@ -5,19 +5,13 @@
 // backward.ts directly.
 import { computePipeline, dispatch, sharedScratch, uniformBuffer } from "../device.ts";
 import { encodeEmbeddingLinks, encodeEmbeddingScatter } from "../kernels/embedding.ts";
-import { grid } from "../kernels/layer-common.ts";
+import { grid, packParams } from "../kernels/layer-common.ts";
 import embeddingSource from "./kernels/embedding.wgsl" with { type: "text" };
-import rowGatherSource from "./kernels/row_gather.wgsl" with { type: "text" };
-import rowScatterSource from "./kernels/row_scatter.wgsl" with { type: "text" };
+import rowCopySource from "./kernels/row_copy.wgsl" with { type: "text" };
+import { expandKernel } from "../kernels/wgsl-parts.ts";
 
 /** Threads per workgroup of the kernels here (they index gid.y * nwg.x * 64 + gid.x). */
 const WG = 64;
-
-function u32s(...v: number[]): Uint32Array {
-  const w = new Uint32Array(Math.max(4, Math.ceil(v.length / 4) * 4));
-  w.set(v);
-  return w;
-}
 
 /** Row windows [v0, v0 + rows) of a (V, H) matrix, `window` rows each. */
 export function vocabWindows(V: number, window: number): { v0: number; rows: number }[] {
@@ -41,7 +35,7 @@ export async function encodeEmbedding(
 ): Promise<void> {
   const pipeline = await computePipeline(device, "model-embedding", embeddingSource);
   for (const w of vocabWindows(d.V, d.window)) {
-    const params = uniformBuffer(device, "embedding-params", u32s(d.N, d.H, w.v0, w.rows));
+    const params = uniformBuffer(device, "embedding-params", packParams("uuuu", [d.N, d.H, w.v0, w.rows]));
     dispatch(device, enc, pipeline, [ids, windowOf(table, d.H, w.v0, w.rows), out, params], grid(d.N * d.H, WG));
   }
 }
@@ -72,29 +66,8 @@ export async function encodeEmbeddingBackward(
   }
 }
 
-/** Records out (R, C) = src[rows] for 32-bit words (f32 or u32, copied bit for bit); rows (R) u32. */
-export async function encodeRowGather(
-  device: GPUDevice,
-  enc: GPUCommandEncoder,
-  rows: GPUBuffer,
-  src: GPUBuffer,
-  out: GPUBuffer,
-  R: number,
-  C: number,
-): Promise<void> {
-  if (R === 0) return;
-  const pipeline = await computePipeline(device, "model-row-gather", rowGatherSource);
-  dispatch(
-    device,
-    enc,
-    pipeline,
-    [rows, src, out, uniformBuffer(device, "row-gather-params", u32s(R, C))],
-    grid(R * C, WG),
-  );
-}
-
-/** Records dst[rows] = src (R, C) for 32-bit words, bit for bit; other rows of dst untouched; rows (R) u32, distinct. */
-export async function encodeRowScatter(
+/** A copy of rows of 32-bit words (f32 or u32, bit for bit) by the u32 row indices `rows` (R); (R, C) on one side. */
+type RowCopy = (
   device: GPUDevice,
   enc: GPUCommandEncoder,
   rows: GPUBuffer,
@@ -102,14 +75,20 @@ export async function encodeRowScatter(
   dst: GPUBuffer,
   R: number,
   C: number,
-): Promise<void> {
+) => Promise<void>;
+
+/** Records dst (R, C) = src[rows]. */
+export const encodeRowGather: RowCopy = (...a) => encodeRowCopy(false, ...a);
+
+/** Records dst[rows] = src (R, C), other rows of dst untouched; rows distinct. */
+export const encodeRowScatter: RowCopy = (...a) => encodeRowCopy(true, ...a);
+
+/** row_copy.wgsl: gather, or (`scatter`) scatter. */
+async function encodeRowCopy(scatter: boolean, ...[device, enc, rows, src, dst, R, C]: Parameters<RowCopy>) {
   if (R === 0) return;
-  const pipeline = await computePipeline(device, "model-row-scatter", rowScatterSource);
-  dispatch(
-    device,
-    enc,
-    pipeline,
-    [rows, src, dst, uniformBuffer(device, "row-scatter-params", u32s(R, C))],
-    grid(R * C, WG),
-  );
+  const label = scatter ? "row-scatter" : "row-gather";
+  const code = expandKernel("row_copy.wgsl", rowCopySource, { SCATTER: scatter });
+  const pipeline = await computePipeline(device, `model-${label}`, code);
+  const params = uniformBuffer(device, `${label}-params`, packParams("uu", [R, C]));
+  dispatch(device, enc, pipeline, [rows, src, dst, params], grid(R * C, WG));
 }
