@@ -1,12 +1,21 @@
 // Device acquisition and the small set of helpers every kernel wrapper uses: labelled buffers,
 // uploads, read-backs, and pipeline creation inside an error scope. Dispatches are recorded by
 // recorder.ts (re-exported here).
-import { advanceBindCache } from "./recorder.ts";
+import { advanceBindCache, bindGroupLayout } from "./recorder.ts";
 
 export { beginPass, bindGroupLayout, commandEncoder, dispatch, endPass } from "./recorder.ts";
 
 /** Features this project can use when the adapter offers them. */
 export const WANTED_FEATURES = ["shader-f16", "subgroups", "timestamp-query"] as const;
+
+/** Limits requested at the adapter's largest and shown in GpuInfo. */
+const LIMITS = [
+  "maxStorageBufferBindingSize",
+  "maxBufferSize",
+  "maxComputeWorkgroupStorageSize",
+  "maxComputeInvocationsPerWorkgroup",
+  "maxStorageBuffersPerShaderStage",
+] as const;
 
 /** What the page and `rlvr gpu` show about the adapter. */
 export interface GpuInfo {
@@ -23,13 +32,7 @@ export interface GpuInfo {
    * empty elsewhere), as "componentType/resultComponentType MxNxK".
    */
   subgroupMatrixConfigs: string[];
-  limits: {
-    maxStorageBufferBindingSize: number;
-    maxBufferSize: number;
-    maxComputeWorkgroupStorageSize: number;
-    maxComputeInvocationsPerWorkgroup: number;
-    maxStorageBuffersPerShaderStage: number;
-  };
+  limits: Record<(typeof LIMITS)[number], number>;
 }
 
 /** A device together with what was enabled on it. */
@@ -63,17 +66,10 @@ export async function requestGpu(opts: { forceF32?: boolean } = {}): Promise<Gpu
   const adapter = await nav.gpu.requestAdapter({ powerPreference: "high-performance" });
   if (!adapter) throw new WebGpuUnavailableError("no GPU adapter was found");
   const features = WANTED_FEATURES.filter((f) => adapter.features.has(f) && !(opts.forceF32 && f === "shader-f16"));
-  const l = adapter.limits;
   const device = await adapter.requestDevice({
     label: "rlvr-device",
     requiredFeatures: features as GPUFeatureName[],
-    requiredLimits: {
-      maxStorageBufferBindingSize: l.maxStorageBufferBindingSize,
-      maxBufferSize: l.maxBufferSize,
-      maxComputeWorkgroupStorageSize: l.maxComputeWorkgroupStorageSize,
-      maxComputeInvocationsPerWorkgroup: l.maxComputeInvocationsPerWorkgroup,
-      maxStorageBuffersPerShaderStage: l.maxStorageBuffersPerShaderStage,
-    },
+    requiredLimits: limitsOf(adapter.limits),
   });
   const ai = adapter.info;
   const ext = ai as unknown as {
@@ -86,26 +82,20 @@ export async function requestGpu(opts: { forceF32?: boolean } = {}): Promise<Gpu
     architecture: ai?.architecture ?? "",
     device: ai?.device ?? "",
     description: ai?.description ?? "",
-    features: {
-      "shader-f16": device.features.has("shader-f16"),
-      subgroups: device.features.has("subgroups"),
-      "timestamp-query": device.features.has("timestamp-query"),
-    },
+    features: Object.fromEntries(WANTED_FEATURES.map((f) => [f, device.features.has(f)])) as GpuInfo["features"],
     subgroupMinSize: ext?.subgroupMinSize ?? 0,
     subgroupMaxSize: ext?.subgroupMaxSize ?? 0,
     subgroupMatrixConfigs: Array.from(
       ext?.subgroupMatrixConfigs ?? [],
       (c) => `${c.componentType}/${c.resultComponentType} ${c.M}x${c.N}x${c.K}`,
     ),
-    limits: {
-      maxStorageBufferBindingSize: device.limits.maxStorageBufferBindingSize,
-      maxBufferSize: device.limits.maxBufferSize,
-      maxComputeWorkgroupStorageSize: device.limits.maxComputeWorkgroupStorageSize,
-      maxComputeInvocationsPerWorkgroup: device.limits.maxComputeInvocationsPerWorkgroup,
-      maxStorageBuffersPerShaderStage: device.limits.maxStorageBuffersPerShaderStage,
-    },
+    limits: limitsOf(device.limits),
   };
   return { device, adapter, info, f16: info.features["shader-f16"] };
+}
+
+function limitsOf(l: GPUSupportedLimits): GpuInfo["limits"] {
+  return Object.fromEntries(LIMITS.map((k) => [k, l[k]])) as GpuInfo["limits"];
 }
 
 const STORAGE = 0x0080; // GPUBufferUsage.STORAGE (the constant objects are absent in some runtimes' workers)
@@ -455,6 +445,42 @@ export async function computePipeline(
   if (err) throw new Error(`kernel ${name}: ${err.message}`);
   byCode.set(key, pipeline);
   return pipeline;
+}
+
+/**
+ * A kernel bound once to fixed buffers and a parameter uniform of its own (captured decoding: the same buffers every
+ * step), recorded by `encode` as one pass of one dispatch.
+ */
+export class BoundKernel {
+  private constructor(private pipeline: GPUComputePipeline, private bind: GPUBindGroup, private params: GPUBuffer) {}
+
+  /** `code`'s pipeline, labelled `name`, bound to `buffers` and then a uniform holding `params`. */
+  static async create(device: GPUDevice, name: string, code: string, buffers: GPUBuffer[], params: Uint32Array) {
+    const pipeline = await computePipeline(device, name, code);
+    const size = align16(params.byteLength);
+    const uniform = device.createBuffer({ label: `${name}-params`, size, usage: UNIFORM | COPY_DST });
+    device.queue.writeBuffer(uniform, 0, params);
+    const bind = device.createBindGroup({
+      label: `${name}-bind`,
+      layout: bindGroupLayout(pipeline),
+      entries: [...buffers, uniform].map((buffer, binding) => ({ binding, resource: { buffer } })),
+    });
+    return new BoundKernel(pipeline, bind, uniform);
+  }
+
+  /** Records the dispatch of `x` (by `y`) workgroups. */
+  encode(enc: GPUCommandEncoder, x: number, y = 1): void {
+    const pass = enc.beginComputePass({ label: this.pipeline.label });
+    pass.setPipeline(this.pipeline);
+    pass.setBindGroup(0, this.bind);
+    pass.dispatchWorkgroups(x, y);
+    pass.end();
+  }
+
+  /** Frees the parameter uniform (the caller owns the other buffers). */
+  destroy(): void {
+    this.params.destroy();
+  }
 }
 
 function align4(n: number): number {

@@ -1,9 +1,7 @@
 // Wrapper of decode_advance.wgsl: bound once per captured decoder, one dispatch per decoding step.
-import { bindGroupLayout, computePipeline } from "../device.ts";
+import { BoundKernel } from "../device.ts";
 import { packParams } from "./layer-common.ts";
 import source from "./decode_advance.wgsl" with { type: "text" };
-
-const UNIFORM = 0x0040, COPY_DST = 0x0008;
 
 /** The buffers decode_advance.wgsl reads and writes (shapes in the .wgsl). */
 export interface AdvanceBuffers {
@@ -16,35 +14,19 @@ export interface AdvanceBuffers {
 
 /** One bound advance for `rows` rows; `encode` records it. */
 export class DecodeAdvance {
-  private constructor(
-    private pipeline: GPUComputePipeline,
-    private bind: GPUBindGroup,
-    private params: GPUBuffer,
-    readonly rows: number,
-  ) {}
+  private constructor(private kernel: BoundKernel, readonly rows: number) {}
 
   static async create(device: GPUDevice, buffers: AdvanceBuffers, rows: number): Promise<DecodeAdvance> {
-    const pipeline = await computePipeline(device, "decode_advance", source);
-    const params = device.createBuffer({ label: "decode-advance-params", size: 16, usage: UNIFORM | COPY_DST });
-    device.queue.writeBuffer(params, 0, packParams("u", [rows]));
-    const order = [buffers.chosen, buffers.ids, buffers.pos, buffers.seqlens, buffers.total, params];
-    const bind = device.createBindGroup({
-      label: "decode-advance-bind",
-      layout: bindGroupLayout(pipeline),
-      entries: order.map((buffer, binding) => ({ binding, resource: { buffer } })),
-    });
-    return new DecodeAdvance(pipeline, bind, params, rows);
+    const order = [buffers.chosen, buffers.ids, buffers.pos, buffers.seqlens, buffers.total];
+    const kernel = await BoundKernel.create(device, "decode_advance", source, order, packParams("u", [rows]));
+    return new DecodeAdvance(kernel, rows);
   }
 
   encode(enc: GPUCommandEncoder): void {
-    const pass = enc.beginComputePass({ label: "decode_advance" });
-    pass.setPipeline(this.pipeline);
-    pass.setBindGroup(0, this.bind);
-    pass.dispatchWorkgroups(Math.ceil(this.rows / 64));
-    pass.end();
+    this.kernel.encode(enc, Math.ceil(this.rows / 64));
   }
 
   destroy(): void {
-    this.params.destroy();
+    this.kernel.destroy();
   }
 }

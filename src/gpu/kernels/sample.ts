@@ -1,13 +1,12 @@
 // Wrapper of sample.wgsl: token choice for B rows of logits on the GPU, bound once and encoded per
 // decoding step, so a step's choice costs one dispatch and no upload; only (token, log-probability)
 // pairs (B x 8 bytes) need to come back instead of the (B, V) logits.
-import { bindGroupLayout, computePipeline } from "../device.ts";
+import { BoundKernel } from "../device.ts";
 import { packParams } from "./layer-common.ts";
 import common from "./sample_common.wgsl" with { type: "text" };
 import main from "./sample.wgsl" with { type: "text" };
 
 const SOURCE = `${common}\n${main}`;
-const UNIFORM = 0x0040, COPY_DST = 0x0008;
 
 /** The filter part of the sampling settings (src/model/sampler.ts SamplingParams). */
 export interface ChoiceParams {
@@ -43,12 +42,7 @@ export function choiceWords(V: number, rowStride: number, c: ChoiceParams): Uint
 
 /** One bound token choice: `encode` records it (one pass, one dispatch) into a command encoder. */
 export class TokenChooser {
-  private constructor(
-    private pipeline: GPUComputePipeline,
-    private bind: GPUBindGroup,
-    private params: GPUBuffer,
-    readonly rows: number,
-  ) {}
+  private constructor(private kernel: BoundKernel, readonly rows: number) {}
 
   /** Binds `buffers` for `rows` output rows over a vocabulary of V (logits rows `rowStride` floats apart). */
   static async create(
@@ -62,29 +56,20 @@ export class TokenChooser {
     if (!(rows >= 1 && V >= 1 && rowStride >= V)) {
       throw new Error(`TokenChooser: rows ${rows}, V ${V}, rowStride ${rowStride}`);
     }
-    const pipeline = await computePipeline(device, "sample", SOURCE);
-    const params = device.createBuffer({ label: "sample-params", size: 32, usage: UNIFORM | COPY_DST });
-    device.queue.writeBuffer(params, 0, choiceWords(V, rowStride, c));
-    const order = [buffers.logits, buffers.src, buffers.seeds, buffers.counters, buffers.out, params];
-    const bind = device.createBindGroup({
-      label: "sample-bind",
-      layout: bindGroupLayout(pipeline),
-      entries: order.map((buffer, binding) => ({ binding, resource: { buffer } })),
-    });
-    return new TokenChooser(pipeline, bind, params, rows);
+    const order = [buffers.logits, buffers.src, buffers.seeds, buffers.counters, buffers.out];
+    return new TokenChooser(
+      await BoundKernel.create(device, "sample", SOURCE, order, choiceWords(V, rowStride, c)),
+      rows,
+    );
   }
 
   /** Records the choice for every row. */
   encode(enc: GPUCommandEncoder): void {
-    const pass = enc.beginComputePass({ label: "sample" });
-    pass.setPipeline(this.pipeline);
-    pass.setBindGroup(0, this.bind);
-    pass.dispatchWorkgroups(this.rows);
-    pass.end();
+    this.kernel.encode(enc, this.rows);
   }
 
   /** Frees the parameter buffer (the caller owns the others). */
   destroy(): void {
-    this.params.destroy();
+    this.kernel.destroy();
   }
 }
