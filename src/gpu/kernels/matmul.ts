@@ -1,15 +1,7 @@
 // Encoding of the matmul kernels: C (b, M, N) = alpha * op(A) @ op(B), optionally accumulating into C. matmul-plan.ts
 // decides the kernel, its splits, Dims and grid (pure); matmul-source.ts gives each kernel's WGSL text. f16 operands
 // (frozen base weights stored as f16, state.ts) are widened to f32 in the tile loads: sums are f32.
-import {
-  CALL_SCRATCH,
-  computePipeline,
-  dispatch,
-  existingScratch,
-  retireBuffer,
-  storageBuffer,
-  uniformBuffer,
-} from "../device.ts";
+import { CALL_SCRATCH, computePipeline, dispatch, existingScratch, sharedScratch, uniformBuffer } from "../device.ts";
 import {
   type EncodeMatmulOpts,
   type MatmulVariant,
@@ -43,18 +35,9 @@ export {
   wideSplitSlices,
 } from "./matmul-plan.ts";
 
-const scratch = new WeakMap<GPUDevice, GPUBuffer>();
-
-/** One grow-only scratch buffer per device; passes run in queue order, so every split reuses it (q4matmul.ts's too). */
+/** The device's grow-only split-K scratch (sharedScratch): passes run in queue order, so every split reuses it. */
 export function scratchBuffer(device: GPUDevice, bytes: number): GPUBuffer {
-  let buf = scratch.get(device);
-  if (!buf || buf.size < bytes) {
-    // Passes recorded but not yet submitted may still use the old one: destroy it later.
-    if (buf) retireBuffer(device, buf);
-    buf = storageBuffer(device, "matmul-splitk-scratch", bytes);
-    scratch.set(device, buf);
-  }
-  return buf;
+  return sharedScratch(device, "matmul-splitk-scratch", bytes);
 }
 
 /**
@@ -185,31 +168,17 @@ export async function encodeMatmulBindings(
   }
   // Fused: the kernel's bindings 4-6 (a2, b2, the Tail uniform); the bias still comes after, in the reduce.
   const tailBind = t ? [t.a, t.b, uniformBuffer(device, "matmul-tail", tailWords(t))] : [];
+  const dims = uniformBuffer(device, "matmul-dims", p.dims);
   if (p.slices > 1) {
     const part = splitPartials(device, 4 * p.slices * M * N, [a.buffer, b.buffer, c.buffer, ...(t ? [t.a, t.b] : [])]);
     const pipeline = await pipelineFor(device, p.variant, e, false, p.swap, p.vec, tailLayout(o), p.c4);
-    dispatch(device, enc, pipeline, [x, y, part, uniformBuffer(device, "matmul-dims", p.dims), ...tailBind], p.grid);
-    await encodeSplitReduce(
-      device,
-      enc,
-      part,
-      c,
-      M * N,
-      p.slices,
-      alpha,
-      accumulate,
-      o.bias ? { bias: o.bias, N: o.N } : undefined,
-    );
+    dispatch(device, enc, pipeline, [x, y, part, dims, ...tailBind], p.grid);
+    const bias = o.bias ? { bias: o.bias, N: o.N } : undefined;
+    await encodeSplitReduce(device, enc, part, c, M * N, p.slices, alpha, accumulate, bias);
     return;
   }
   const pipeline = await pipelineFor(device, p.variant, e, accumulate, p.swap, p.vec, tailLayout(o), p.c4);
-  dispatch(
-    device,
-    enc,
-    pipeline,
-    [x, y, c, { buffer: uniformBuffer(device, "matmul-dims", p.dims) }, ...tailBind],
-    p.grid,
-  );
+  dispatch(device, enc, pipeline, [x, y, c, dims, ...tailBind], p.grid);
   // C += bias: the reduce's bias entry over no slices (its partials binding unread; any buffer but C).
   if (o.bias) {
     await encodeSplitReduce(device, enc, scratchBuffer(device, 4), c, o.M * o.N, 0, 1, true, { bias: o.bias, N: o.N });
