@@ -70,8 +70,12 @@ export interface AdamWOptions {
   beta2: number;
   adamEps: number;
   weightDecay: number;
+  /** Global gradient-norm clip over everything the trainer updates (<= 0: none). */
   maxGradNorm: number;
 }
+
+/** torch.optim.AdamW's defaults, no weight decay, the gradient norm clipped at 1. */
+export const DEFAULT_ADAMW: AdamWOptions = { beta1: 0.9, beta2: 0.999, adamEps: 1e-8, weightDecay: 0, maxGradNorm: 1 };
 
 /**
  * Records one optimiser step over `states`: their gradient norm into `stats` (encodeGradNorm: the clip at maxGradNorm,

@@ -5,7 +5,7 @@
 import { type Aggregation, aggregationWeights, learningRate, type LrSchedule } from "../../core/grpo.ts";
 import { arenaBuffer, releaseToArena } from "../arena.ts";
 import { commandEncoder, readBuffers, readF32, releaseTransients, storageBuffer } from "../device.ts";
-import { type AdamWState, encodeOptimiserStep } from "../kernels/adamw.ts";
+import { type AdamWOptions, type AdamWState, DEFAULT_ADAMW, encodeOptimiserStep } from "../kernels/adamw.ts";
 import { GRAD_STATS_BYTES, parseGradStats } from "../kernels/gradnorm.ts";
 import { combineGrpoStats, encodeGrpoLoss, type GrpoGpuResult, grpoResult } from "../kernels/grpo_loss.ts";
 import { backward, reserveStepScratch } from "../model/backward.ts";
@@ -14,7 +14,7 @@ import { encodeZeroFullGrads, type GpuFullParams } from "../model/full.ts";
 import { encodeZeroGrads, type GpuLora, type GpuModel, loraAdamStates } from "../model/state.ts";
 
 /** Hyperparameters of the GRPO trainer. */
-export interface GrpoTrainerOptions {
+export interface GrpoTrainerOptions extends AdamWOptions {
   epsLow: number;
   epsHigh: number;
   /** KL coefficient to the reference (0: no KL term; samples then need no logpRef). */
@@ -23,12 +23,6 @@ export interface GrpoTrainerOptions {
   /** Divisor for "seq-mean-token-sum-norm" (default: longest completion times the number of samples). */
   normConstant?: number;
   lr: LrSchedule;
-  beta1: number;
-  beta2: number;
-  adamEps: number;
-  weightDecay: number;
-  /** Global gradient-norm clip (<= 0: none). */
-  maxGradNorm: number;
   /** Recompute each layer's activations in the backward instead of keeping them (less memory). */
   recompute: boolean;
   /**
@@ -45,11 +39,7 @@ export const DEFAULT_GRPO_OPTIONS: GrpoTrainerOptions = {
   beta: 0,
   aggregation: "token-mean",
   lr: { base: 1e-4, warmupSteps: 0, totalSteps: 1000, decay: "constant" },
-  beta1: 0.9,
-  beta2: 0.999,
-  adamEps: 1e-8,
-  weightDecay: 0,
-  maxGradNorm: 1,
+  ...DEFAULT_ADAMW,
   recompute: false,
   entropyCoef: 0,
 };

@@ -6,7 +6,7 @@
 // out (forward's lmHead: false, backward's dhF).
 import { learningRate, type LrSchedule } from "../../core/grpo.ts";
 import { readF32, releaseTransients, storageBuffer, writeBuffer } from "../device.ts";
-import { encodeOptimiserStep } from "../kernels/adamw.ts";
+import { type AdamWOptions, DEFAULT_ADAMW, encodeOptimiserStep } from "../kernels/adamw.ts";
 import { gradStatsBuffer, readGradStats } from "../kernels/gradnorm.ts";
 import {
   encodePrmBce,
@@ -82,24 +82,14 @@ export interface PrmExample {
 }
 
 /** Hyperparameters of the PRM trainer (AdamW on the adapter and the head together). */
-export interface PrmTrainerOptions {
+export interface PrmTrainerOptions extends AdamWOptions {
   lr: LrSchedule;
-  beta1: number;
-  beta2: number;
-  adamEps: number;
-  weightDecay: number;
-  /** Global gradient-norm clip over adapter and head (<= 0: none). */
-  maxGradNorm: number;
   recompute: boolean;
 }
 
 export const DEFAULT_PRM_OPTIONS: PrmTrainerOptions = {
   lr: { base: 1e-4, warmupSteps: 0, totalSteps: 1000, decay: "constant" },
-  beta1: 0.9,
-  beta2: 0.999,
-  adamEps: 1e-8,
-  weightDecay: 0,
-  maxGradNorm: 1,
+  ...DEFAULT_ADAMW,
   recompute: false,
 };
 
