@@ -6,7 +6,7 @@
 // results narrowed back.
 // Layouts in docs/kernels.md.
 import { CALL_SCRATCH, computePipeline, dispatch, sharedScratch, uniformBuffer } from "../device.ts";
-import { grid } from "./layer-common.ts";
+import { checkSizes, grid } from "./layer-common.ts";
 import { scratchBuffer } from "./matmul.ts";
 import type { Bindable } from "../recorder.ts";
 import forwardBlockedSource from "./attention_rb.wgsl" with { type: "text" };
@@ -164,15 +164,6 @@ async function narrow<T extends Partial<AttentionBackwardBuffers>>(
 ) {
   for (const name of names) {
     await encodeRepad(device, enc, wide[name]!, buf[name]!, tensorRows(a, name), widened(a).D, a.D);
-  }
-}
-
-/** Throws unless every named buffer holds at least the bytes its shape needs. */
-export function checkSizes(kernel: string, need: Array<[string, GPUBuffer | undefined, number]>): void {
-  for (const [name, buf, bytes] of need) {
-    if (buf && buf.size < bytes) {
-      throw new Error(`${kernel}: ${name} (${buf.label}) has ${buf.size} bytes, needs ${bytes}`);
-    }
   }
 }
 

@@ -1,5 +1,5 @@
-// Small helpers shared by the layer kernels' wrappers: grid sizing past the 65535-workgroup limit
-// and packing of uniform structs whose fields are u32 or f32 words.
+// Small helpers shared by the kernels' wrappers: grid sizing past the 65535-workgroup limit, packing of
+// uniform structs whose fields are u32 or f32 words, and the check of buffer sizes against a shape.
 
 /** The most workgroups one dispatch dimension may have (WebGPU's default limit). */
 export const MAX_GROUPS_PER_DIM = 65535;
@@ -40,4 +40,13 @@ export function fitPow2(n: number, lo: number, hi: number): number {
   let p = lo;
   while (p < n && p < hi) p *= 2;
   return p;
+}
+
+/** Throws unless every named buffer holds at least the bytes its shape needs. */
+export function checkSizes(kernel: string, need: Array<[string, GPUBuffer | undefined, number]>): void {
+  for (const [name, buf, bytes] of need) {
+    if (buf && buf.size < bytes) {
+      throw new Error(`${kernel}: ${name} (${buf.label}) has ${buf.size} bytes, needs ${bytes}`);
+    }
+  }
 }

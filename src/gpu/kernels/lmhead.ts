@@ -2,7 +2,7 @@
 // entropy, streaming over V; 64x64 tiles) and lmhead_grad_t128.wgsl + matmul.ts's kernels (backward, chunked
 // over V: dz on 128x128 tiles, then dh and, for full fine-tuning, dW). Layouts in docs/kernels.md.
 import { computePipeline, dispatch, storageBuffer, uniformBuffer } from "../device.ts";
-import { checkSizes } from "./attention.ts";
+import { checkSizes } from "./layer-common.ts";
 import partialSource from "./lmhead.wgsl" with { type: "text" };
 import partialCommon from "./lmhead_partials_common.wgsl" with { type: "text" };
 import combineSource from "./lmhead_combine.wgsl" with { type: "text" };

@@ -2,8 +2,7 @@
 // (weighted BCE on logits and dL/dz), prm_head_backward.wgsl (dh = dz w) and prm_head_dw.wgsl
 // (dw = dz^T h, db = sum dz). Formulas in tests/gpu-ref/prm_head.ref.ts.
 import { computePipeline, dispatch, uniformBuffer } from "../device.ts";
-import { checkSizes } from "./attention.ts";
-import { fitPow2, grid, packParams } from "./layer-common.ts";
+import { checkSizes, fitPow2, grid, packParams } from "./layer-common.ts";
 import forwardSource from "./prm_head_forward.wgsl" with { type: "text" };
 import lossSource from "./prm_head_loss.wgsl" with { type: "text" };
 import backwardSource from "./prm_head_backward.wgsl" with { type: "text" };
@@ -38,11 +37,14 @@ export async function encodePrmBce(
   b: { z: GPUBuffer; labels: GPUBuffer; weights: GPUBuffer; dz: GPUBuffer; loss: GPUBuffer },
   N: number,
 ): Promise<void> {
-  checkSizes("prm loss", [["z", b.z, N * 4], ["labels", b.labels, N * 4], ["weights", b.weights, N * 4], [
-    "dz",
-    b.dz,
-    N * 4,
-  ], ["loss", b.loss, N * 4]]);
+  const need = N * 4;
+  checkSizes("prm loss", [
+    ["z", b.z, need],
+    ["labels", b.labels, need],
+    ["weights", b.weights, need],
+    ["dz", b.dz, need],
+    ["loss", b.loss, need],
+  ]);
   const pipeline = await computePipeline(device, "prm_head_loss", lossSource, { WG });
   const params = uniformBuffer(device, "prm_head_loss-params", packParams("u", [N]));
   dispatch(device, enc, pipeline, [b.z, b.labels, b.weights, b.dz, b.loss, params], grid(N, WG));

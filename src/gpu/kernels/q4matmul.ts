@@ -8,7 +8,7 @@
 // Products of many rows dequantise W and run the f32 kernels instead (knob q4deq).
 import { CALL_SCRATCH, computePipeline, dispatch, sharedScratch, storageBuffer, uniformBuffer } from "../device.ts";
 import { perfSwitches } from "../switches.ts";
-import { checkSizes } from "./attention.ts";
+import { checkSizes } from "./layer-common.ts";
 import {
   encodeMatmul,
   type EncodeMatmulOpts,
