@@ -136,6 +136,11 @@ Deno.test({
       const tokens = Number(/([\d,]+) tokens/.exec(lastLine)?.[1].replace(/,/g, "") ?? NaN);
       assert(tokens < 2 * 1200, `stopped within the decoding: ${lastLine}`);
       assert(/Stopped after/.test((await page.getByTestId("run-ended-text").textContent()) ?? ""));
+      // Issue #48 regression: nothing of the stopped cell was kept (no checkpoint), so its button runs it again, not "Resume".
+      assertEquals(
+        (await page.locator('li[data-cell-id="long"]').getByTestId("resume").textContent())?.trim(),
+        "Run again",
+      );
 
       // Items 3 and 4: a reload keeps what the stopped run finished (model summary, report, setup cells done).
       await page.reload();
