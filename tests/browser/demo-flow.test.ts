@@ -25,7 +25,7 @@ import {
 } from "./harness.ts";
 import { demoCorpus } from "./fixtures.ts";
 
-/** The default notebook with CPU sizes: 2 questions per split, 4-token answers, 2 GRPO steps. */
+/** The default notebook with CPU sizes: 2 questions per split, 4-token answers, 1 warm-up round, 2 GRPO steps. */
 function cpuDemo(): unknown {
   const cells = demo.cells.map((c) => {
     const p: Record<string, unknown> = { ...c.params };
@@ -37,7 +37,8 @@ function cpuDemo(): unknown {
         Object.assign(p, { n: 2, maxNewTokens: 4 });
         break;
       case "warmup":
-        Object.assign(p, { samplesPerQuestion: 2, maxNewTokens: 4 });
+        // One round of one epoch: the demo's three rounds of six repeat phases the test already saw once.
+        Object.assign(p, { rounds: 1, epochs: 1, samplesPerQuestion: 2, maxNewTokens: 4 });
         break;
       case "grpo":
         Object.assign(p, { G: 2, batchQuestions: 1, steps: 2, maxNewTokens: 4, evalEvery: 1, evalN: 2 });
