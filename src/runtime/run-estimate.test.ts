@@ -50,6 +50,16 @@ Deno.test("quick preset: the same notebook smaller, saying what it gives up; a b
   for (const word of ["questions per split", "only test-concepts", "warm-up round", "GRPO step", "self-consistency"]) {
     assert(givesUp.some((l) => l.includes(word)), `gives up "${word}": ${givesUp.join("; ")}`);
   }
+  const w = q.cells.find((c) => c.type === "warmup");
+  assert(w?.type === "warmup" && w.params.rounds === 1 && w.params.epochs === 1);
+  assertEquals(w.params.rftPerQuestion, QUICK.rftPerQuestion);
+  assert(givesUp.some((l) => l.includes("per question trained in the warm-up")), givesUp.join("; "));
+  // Prompts are the cost on a software GPU: their budget shrinks, the template and the question stay.
+  const pc = q.cells.find((c) => c.type === "prompt");
+  const full = doc.cells.find((c) => c.type === "prompt");
+  assert(pc?.type === "prompt" && full?.type === "prompt");
+  assertEquals(pc.params, { ...full.params, maxPromptTokens: QUICK.promptTokens });
+  assert(givesUp.some((l) => l.startsWith(`prompts of at most ${QUICK.promptTokens} tokens`)), givesUp.join("; "));
   // Already quick: nothing more to give up, the same document.
   const again = quickPreset(q);
   assertEquals(again.givesUp, []);
@@ -92,4 +102,26 @@ Deno.test("cell time left (issue #48 item 2): 'measuring' until a tenth is done,
   assertEquals([etaOf(0.00002, 26), etaOf(0.05, 600), etaOf(0, 10)], [null, null, null]);
   assertEquals(etaOf(0.1, 100), 900);
   assertEquals(etaOf(0.5, 100), 100);
+});
+
+Deno.test("quick preset (issue #48): the demo's quick version reads at most 13 prompts and trains at most 8 sequences", () => {
+  // On a software GPU a run's time is the prompts it prefills (~700 tokens each) and the prompt + answer sequences it
+  // trains; the quick demo has to finish in minutes there, so these are what the preset bounds.
+  const { doc: q } = quickPreset(demoDoc());
+  const ds = q.cells.find((c) => c.type === "dataset");
+  const train = ds?.type === "dataset" ? ds.params.limit ?? Infinity : Infinity;
+  let prompts = 0, trained = 0;
+  for (const c of q.cells) {
+    if (c.type === "evaluate") prompts += c.params.n;
+    if (c.type === "warmup") {
+      prompts += c.params.rounds * train;
+      trained += c.params.rounds * c.params.epochs * train *
+        Math.min(c.params.samplesPerQuestion, c.params.rftPerQuestion);
+    }
+    if (c.type === "grpo") {
+      prompts += c.params.steps * c.params.batchQuestions * (1 + (c.params.evalEvery ? c.params.evalN : 0));
+      trained += c.params.steps * c.params.batchQuestions * c.params.G * (c.params.updatesPerBatch ?? 1);
+    }
+  }
+  assert(prompts <= 13 && trained <= 8, `prompts ${prompts}, sequences trained ${trained}`);
 });

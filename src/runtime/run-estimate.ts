@@ -60,12 +60,19 @@ export function modelParamsOf(cell: Extract<Cell, { type: "model" }> | undefined
   return Number(m[1]) * (m[2].toUpperCase() === "B" ? 1e9 : 1e6);
 }
 
-/** Seconds of one sampling pass: `prompts` questions, `n` answers each, up to `maxNew` tokens. */
-function samplingSeconds(prompts: number, n: number, maxNew: number, params: number, gflops: number): number {
+/** Seconds of one sampling pass: `prompts` questions of `promptTokens`, `n` answers each, up to `maxNew` tokens. */
+function samplingSeconds(
+  prompts: number,
+  n: number,
+  maxNew: number,
+  params: number,
+  gflops: number,
+  promptTokens = PROMPT_TOKENS,
+): number {
   const calls = Math.ceil(prompts / BATCH_PROMPTS);
   const rows = Math.min(prompts, BATCH_PROMPTS) * n;
   const flop = 2 * params;
-  const prefill = (Math.min(prompts, BATCH_PROMPTS) * PROMPT_TOKENS * flop) / (gflops * 1e9 * EFFICIENCY.prefill);
+  const prefill = (Math.min(prompts, BATCH_PROMPTS) * promptTokens * flop) / (gflops * 1e9 * EFFICIENCY.prefill);
   const step = Math.max(STEP_FLOOR_S, (rows * flop) / (gflops * 1e9 * EFFICIENCY.decode));
   return calls * (prefill + maxNew * DECODE_FILL * step);
 }
@@ -88,6 +95,8 @@ export function estimateRun(doc: Notebook, speed: DeviceSpeed): RunEstimate {
   const g = Math.max(0.1, speed.gflops);
   let params = DEMO_PARAMS;
   let limit: number | undefined;
+  // The prompt cell's budget bounds the prompts (the demo's fill about 700 of 800 tokens).
+  let promptTokens = PROMPT_TOKENS;
   const cells: CellEstimate[] = [];
   const add = (c: Cell, seconds: number, what: string) => cells.push({ id: c.id, type: c.type, seconds, what });
   for (const c of doc.cells) {
@@ -100,6 +109,9 @@ export function estimateRun(doc: Notebook, speed: DeviceSpeed): RunEstimate {
         add(c, 2, "reads the questions");
         break;
       case "prompt":
+        promptTokens = Math.min(PROMPT_TOKENS, c.params.maxPromptTokens);
+        add(c, 0, "a setting");
+        break;
       case "reward":
         add(c, 0, "a setting");
         break;
@@ -110,8 +122,8 @@ export function estimateRun(doc: Notebook, speed: DeviceSpeed): RunEstimate {
       case "evaluate": {
         const n = Math.min(c.params.n, splitSize(c.params.split, limit));
         const k = c.params.k > 1 ? c.params.k : 0;
-        const s = samplingSeconds(n, 1, c.params.maxNewTokens, params, g) +
-          (k ? samplingSeconds(n, k, c.params.maxNewTokens, params, g) : 0);
+        const s = samplingSeconds(n, 1, c.params.maxNewTokens, params, g, promptTokens) +
+          (k ? samplingSeconds(n, k, c.params.maxNewTokens, params, g, promptTokens) : 0);
         add(c, s, `${plural(n, "question")} of ${c.params.split}, answers up to ${c.params.maxNewTokens} tokens`);
         break;
       }
@@ -120,7 +132,7 @@ export function estimateRun(doc: Notebook, speed: DeviceSpeed): RunEstimate {
         const pairs = Math.max(1, c.params.models.length) * Math.max(1, c.params.templates.length);
         add(
           c,
-          pairs * (MODEL_LOAD.fixed + samplingSeconds(n, 1, c.params.maxNewTokens, params, g)),
+          pairs * (MODEL_LOAD.fixed + samplingSeconds(n, 1, c.params.maxNewTokens, params, g, promptTokens)),
           `${plural(pairs, "model × template pair")} on ${plural(n, "question")}`,
         );
         break;
@@ -128,11 +140,13 @@ export function estimateRun(doc: Notebook, speed: DeviceSpeed): RunEstimate {
       case "warmup": {
         const q = splitSize("train", limit);
         const p = c.params;
-        const sample = p.method === "sft" ? 0 : samplingSeconds(q, p.samplesPerQuestion, p.maxNewTokens, params, g);
+        const sample = p.method === "sft"
+          ? 0
+          : samplingSeconds(q, p.samplesPerQuestion, p.maxNewTokens, params, g, promptTokens);
         const kept = p.method === "sft"
           ? q
           : q * Math.min(p.samplesPerQuestion, p.rftPerQuestion || p.samplesPerQuestion) * 0.3;
-        const train = trainingSeconds(kept, PROMPT_TOKENS + p.maxNewTokens / 2, p.epochs, params, g);
+        const train = trainingSeconds(kept, promptTokens + p.maxNewTokens / 2, p.epochs, params, g);
         add(
           c,
           p.rounds * (sample + train),
@@ -144,16 +158,23 @@ export function estimateRun(doc: Notebook, speed: DeviceSpeed): RunEstimate {
       }
       case "grpo": {
         const p = c.params;
-        const step = samplingSeconds(p.batchQuestions, p.G, p.maxNewTokens, params, g) +
+        const step = samplingSeconds(p.batchQuestions, p.G, p.maxNewTokens, params, g, promptTokens) +
           trainingSeconds(
             p.batchQuestions * p.G,
-            PROMPT_TOKENS + p.maxNewTokens / 2,
+            promptTokens + p.maxNewTokens / 2,
             p.updatesPerBatch ?? 1,
             params,
             g,
           );
         const checks = p.evalEvery > 0 ? Math.floor(p.steps / p.evalEvery) : 0;
-        const check = samplingSeconds(Math.min(p.evalN, splitSize(p.evalSplit, limit)), 1, p.maxNewTokens, params, g);
+        const check = samplingSeconds(
+          Math.min(p.evalN, splitSize(p.evalSplit, limit)),
+          1,
+          p.maxNewTokens,
+          params,
+          g,
+          promptTokens,
+        );
         add(
           c,
           p.steps * step + checks * check,
@@ -167,7 +188,7 @@ export function estimateRun(doc: Notebook, speed: DeviceSpeed): RunEstimate {
         const n = Math.min(c.params.n, splitSize(c.params.split, limit));
         add(
           c,
-          samplingSeconds(n, c.params.N, c.params.maxNewTokens, params, g),
+          samplingSeconds(n, c.params.N, c.params.maxNewTokens, params, g, promptTokens),
           `${plural(n, "question")} × ${c.params.N} answers`,
         );
         break;
@@ -177,19 +198,23 @@ export function estimateRun(doc: Notebook, speed: DeviceSpeed): RunEstimate {
         const n = Math.min(p.n, splitSize(p.split, limit));
         add(
           c,
-          samplingSeconds(n, p.chains, p.maxNewTokens, params, g) * (1 + p.rollouts),
+          samplingSeconds(n, p.chains, p.maxNewTokens, params, g, promptTokens) * (1 + p.rollouts),
           `${plural(n, "question")}, step labels by rollouts`,
         );
         break;
       }
       case "prmtrain":
-        add(c, trainingSeconds(200, PROMPT_TOKENS, c.params.epochs, params, g), "trains the process reward model");
+        add(c, trainingSeconds(200, promptTokens, c.params.epochs, params, g), "trains the process reward model");
         break;
       case "export":
         add(c, 2, "writes files");
         break;
       case "ask":
-        add(c, 2 * samplingSeconds(1, 1, c.params.maxNewTokens, params, g), "two greedy answers to one question");
+        add(
+          c,
+          2 * samplingSeconds(1, 1, c.params.maxNewTokens, params, g, promptTokens),
+          "two greedy answers to one question",
+        );
         break;
     }
   }
@@ -239,15 +264,25 @@ export interface QuickPreset {
   givesUp: string[];
 }
 
-/** The most questions, answer tokens and steps of the quick version. */
+/**
+ * The most questions, answer tokens, samples and steps of the quick version. Sized for a software GPU
+ * (SwiftShader on a 2-core machine), where the time goes to reading each ~700-token prompt (prefill)
+ * and to training on prompt + answer: the prompts prefilled and the sequences trained are what it
+ * cuts. Answers keep 80 tokens: the demo's gold answers run to about 80. Measured on SwiftShader: a 700-token
+ * prompt's prefill and one 768-token sequence's training step cost about the same (docs/running.md).
+ */
 export const QUICK = {
-  questions: 8,
+  questions: 4,
+  /** The prompt budget: the schema drops example values first, then the tables least related to the question. */
+  promptTokens: 600,
   maxNewTokens: 80,
   grpoSteps: 1,
   G: 4,
   batchQuestions: 1,
   rounds: 1,
   epochs: 1,
+  /** Kept answers trained per question in a warm-up round. */
+  rftPerQuestion: 1,
 } as const;
 
 /**
@@ -271,12 +306,25 @@ export function quickPreset(doc: Notebook): QuickPreset {
   const tokens = `answers cut at ${QUICK.maxNewTokens} tokens (longer ones count as wrong)`;
   for (const [i, c] of doc.cells.entries()) {
     switch (c.type) {
+      case "prompt":
+        cells.push({
+          ...c,
+          params: {
+            ...c.params,
+            maxPromptTokens: cap(
+              c.params.maxPromptTokens,
+              QUICK.promptTokens,
+              `prompts of at most ${QUICK.promptTokens} tokens instead of ${c.params.maxPromptTokens}: the schema shows fewer example values (none on the built-in demo) and, where that is not enough, leaves out the tables least related to the question`,
+            ),
+          },
+        });
+        break;
       case "dataset": {
         const limit = Math.min(c.params.limit ?? Infinity, QUICK.questions);
         if (limit < (c.params.limit ?? Infinity)) {
           givesUp.add(
             `${QUICK.questions} questions per split instead of all (accuracy moves in steps of ${
-              (100 / QUICK.questions).toFixed(1)
+              Number((100 / QUICK.questions).toFixed(1))
             } points: noisy)`,
           );
         }
@@ -319,6 +367,15 @@ export function quickPreset(doc: Notebook): QuickPreset {
               `${plural(QUICK.epochs, "training pass")} per warm-up round instead of ${c.params.epochs}`,
             ),
             maxNewTokens: cap(c.params.maxNewTokens, QUICK.maxNewTokens, tokens),
+            ...(c.params.method !== "rft" ? {} : {
+              rftPerQuestion: cap(
+                c.params.rftPerQuestion || Infinity,
+                QUICK.rftPerQuestion,
+                `${plural(QUICK.rftPerQuestion, "answer")} per question trained in the warm-up instead of ${
+                  c.params.rftPerQuestion || "every kept one"
+                }`,
+              ),
+            }),
           },
         });
         break;
