@@ -60,6 +60,8 @@ Deno.test("quick preset: the same notebook smaller, saying what it gives up; a b
   assert(pc?.type === "prompt" && full?.type === "prompt");
   assertEquals(pc.params, { ...full.params, maxPromptTokens: QUICK.promptTokens });
   assert(givesUp.some((l) => l.startsWith(`prompts of at most ${QUICK.promptTokens} tokens`)), givesUp.join("; "));
+  const ask = q.cells.find((c) => c.type === "ask");
+  assert(ask?.type === "ask" && ask.params.maxNewTokens <= QUICK.maxNewTokens, "Run all answers the ask cell too");
   // Already quick: nothing more to give up, the same document.
   const again = quickPreset(q);
   assertEquals(again.givesUp, []);

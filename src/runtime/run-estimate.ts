@@ -410,6 +410,13 @@ export function quickPreset(doc: Notebook): QuickPreset {
       case "select":
         givesUp.add(`no ${c.type === "select" ? "model and prompt selection" : "process reward model"} cells`);
         break;
+      case "ask":
+        // Run all answers the ask cell too: twice, one decoding step per token.
+        cells.push({
+          ...c,
+          params: { ...c.params, maxNewTokens: cap(c.params.maxNewTokens, QUICK.maxNewTokens, tokens) },
+        });
+        break;
       default:
         cells.push(c);
     }
