@@ -136,10 +136,19 @@ function ensureSystem() {
 
 const totals = { passed: 0, failed: 0, ignored: 0 };
 const failedKinds = [];
-const perKind = [];
+/** Per kind: its counts, when its first process started and its last ended, and notes for its summary line. */
+const byKind = new Map();
+
+function kindRecord(kind) {
+  let r = byKind.get(kind);
+  if (!r) {
+    byKind.set(kind, r = { passed: 0, failed: 0, ignored: 0, processes: 0, started: Infinity, ended: 0, notes: [] });
+  }
+  return r;
+}
 
 /**
- * Runs one kind's test files in one Deno process; its output is printed as one block when it ends. A process that
+ * Runs test files of one kind in one Deno process; its output is printed as one block when it ends. A process that
  * printed a passing summary and then died (lavapipe's process crashed in teardown, after every test had passed, in
  * 1 of 3 runs of the gpu kind on 2026-12-02: glibc's "corrupted size vs. prev_size in fastbins"; again on 2026-12-04,
  * "double free or corruption (fasttop)") counts with its summary: Deno prints that line after the last test has
@@ -147,12 +156,16 @@ const perKind = [];
  * more: 11 more minutes for the gpu kind, which took the suite past 30.)
  */
 function runDenoTests(kind, list, extraEnv, extraArgs = []) {
+  const what = list.length === 1 ? list[0] : `${list.length} files`;
   if (!list.length) {
     console.log(`\n== ${kind}: no test files`);
     return Promise.resolve();
   }
-  console.log(`\n== ${kind} tests (${list.length} files) started`);
+  console.log(`\n== ${kind} tests (${what}) started`);
+  const rec = kindRecord(kind);
   const started = Date.now();
+  rec.started = Math.min(rec.started, started);
+  rec.processes++;
   const denoArgs = ["test", "-A", "--no-check", ...extraArgs, ...(filter ? ["--filter", filter] : []), ...list];
   return new Promise((resolve) => {
     const child = spawn(deno, denoArgs, {
@@ -170,8 +183,9 @@ function runDenoTests(kind, list, extraEnv, extraArgs = []) {
     child.stdout.on("data", (d) => out.push(d));
     child.stderr.on("data", (d) => err.push(d));
     child.on("close", (status, signal) => {
+      rec.ended = Math.max(rec.ended, Date.now());
       const text = Buffer.concat(out).toString();
-      console.log(`\n== ${kind} tests (${list.length} files): output`);
+      console.log(`\n== ${kind} tests (${what}): output, ${((Date.now() - started) / 60000).toFixed(1)} min`);
       process.stdout.write(text);
       process.stderr.write(Buffer.concat(err));
       const m = text.match(
@@ -180,98 +194,151 @@ function runDenoTests(kind, list, extraEnv, extraArgs = []) {
       const diedAfter = !!m && m[1] === "ok" && Number(m[3]) === 0 && status !== 0;
       if (diedAfter) {
         console.log(
-          `\n== ${kind}: every test passed, then the Deno process died in teardown (exit ${status}${
+          `\n== ${kind} (${what}): every test passed, then the Deno process died in teardown (exit ${status}${
             signal ? `, ${signal}` : ""
           }); its summary counts`,
         );
+        rec.notes.push(`${what}: the process died in teardown after its summary`);
       }
       if (!m) {
         totals.failed++;
-        failedKinds.push(`${kind} (no summary; exit ${status})`);
+        rec.failed++;
+        rec.notes.push(`${what}: no summary; exit ${status}`);
+        failedKinds.push(`${kind} (${what}: no summary; exit ${status})`);
         return resolve();
       }
-      totals.passed += Number(m[2]);
-      totals.failed += Number(m[3]);
-      totals.ignored += Number(m[4] ?? 0);
-      perKind.push(
-        `${kind}: ${m[2]} passed, ${m[3]} failed, ${m[4] ?? 0} skipped in ${
-          ((Date.now() - started) / 60000).toFixed(1)
-        } min${diedAfter ? " (the process died in teardown after its summary)" : ""}`,
-      );
-      if (status !== 0 && !diedAfter) failedKinds.push(kind);
+      for (const [key, v] of [["passed", m[2]], ["failed", m[3]], ["ignored", m[4] ?? 0]]) {
+        totals[key] += Number(v);
+        rec[key] += Number(v);
+      }
+      if (status !== 0 && !diedAfter) failedKinds.push(`${kind} (${what})`);
       resolve();
     });
   });
 }
 
-ensureSystem();
-if (!existsSync(deno)) fail(`Deno is missing at ${deno}: run npm ci first`);
+/** Runs Node with `args` (a script and its arguments); resolves with its exit status. Its output goes straight through. */
+function runNode(args) {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, args, { stdio: "inherit", cwd: root });
+    child.on("close", (status) => resolve(status ?? 1));
+  });
+}
 
-if (wanted.includes("typecheck")) {
-  console.log("\n== type check (tsc --noEmit)");
-  const r = spawnSync(process.execPath, [
-    join(root, "node_modules", "typescript", "bin", "tsc"),
-    "--noEmit",
-    "-p",
-    root,
-  ], { stdio: "inherit", cwd: root });
-  if (r.status !== 0) {
+async function typecheck() {
+  console.log("\n== type check (tsc --noEmit) started");
+  const started = Date.now();
+  if (await runNode([join(root, "node_modules", "typescript", "bin", "tsc"), "--noEmit", "-p", root]) !== 0) {
     totals.failed++;
     failedKinds.push("typecheck");
   } else {
     totals.passed++;
-    console.log("type check ok");
+    console.log(`type check ok (${((Date.now() - started) / 60000).toFixed(1)} min)`);
   }
   // The formatter's check (deno.json "fmt": line width 120) runs with the type check.
   console.log("\n== format check (deno fmt --check)");
-  const f = spawnSync(process.execPath, [join(root, "scripts", "check-format.mjs")], { stdio: "inherit", cwd: root });
-  if (f.status !== 0) {
+  if (await runNode([join(root, "scripts", "check-format.mjs")]) !== 0) {
     totals.failed++;
     failedKinds.push("format");
   } else {
     totals.passed++;
   }
 }
-if (wanted.includes("unit")) await runDenoTests("unit", files.unit, {});
-// The two GPU kinds run side by side (RLVR_TEST_SERIAL=1: one after the other): much of a software
-// GPU's test time is one thread compiling shaders or ORT's wasm, so two processes share the two
-// cores of the CI machine better than one.
-const gpuKinds = [];
-if (wanted.includes("gpu")) {
-  // Pin Mesa's lavapipe so results do not depend on whichever Vulkan driver the machine has.
-  const env = existsSync(LAVAPIPE_ICD) && !process.env.RLVR_ANY_GPU
-    ? { VK_DRIVER_FILES: LAVAPIPE_ICD, VK_ICD_FILENAMES: LAVAPIPE_ICD }
-    : {};
-  gpuKinds.push(() => runDenoTests("gpu", files.gpu, { ...env, RLVR_WEBGPU: "deno" }, ["--preload", PRELOAD]));
-}
-if (wanted.includes("dawn")) {
+
+ensureSystem();
+if (!existsSync(deno)) fail(`Deno is missing at ${deno}: run npm ci first`);
+
+// Pin Mesa's lavapipe so results do not depend on whichever Vulkan driver the machine has.
+const lavapipeEnv = existsSync(LAVAPIPE_ICD) && !process.env.RLVR_ANY_GPU
+  ? { VK_DRIVER_FILES: LAVAPIPE_ICD, VK_ICD_FILENAMES: LAVAPIPE_ICD }
+  : {};
+const gpuJob = (list) => () =>
+  runDenoTests("gpu", list, { ...lavapipeEnv, RLVR_WEBGPU: "deno" }, ["--preload", PRELOAD]);
+// The gpu kind runs as two processes: the end-to-end runs (recipe stages and CLI round trips, each loading a model and
+// compiling its shaders, often in a child process) and the engine's own tests (kernels, trainer, ORT policy).
+const RUNS = /^src\/(runtime|cli)\//;
+const dawnJob = () => {
   if (!existsSync(SWIFTSHADER_ICD)) fail(`${SWIFTSHADER_ICD} is missing (Debian's chromium package ships it)`);
-  gpuKinds.push(() =>
-    runDenoTests("dawn", files.dawn, {
-      VK_DRIVER_FILES: SWIFTSHADER_ICD,
-      VK_ICD_FILENAMES: SWIFTSHADER_ICD,
-      RLVR_WEBGPU: "dawn",
-      RLVR_DAWN_OPTIONS: dawnTestOptions(process.env.RLVR_DAWN_OPTIONS),
-    }, ["--preload", PRELOAD])
-  );
+  return runDenoTests("dawn", files.dawn, {
+    VK_DRIVER_FILES: SWIFTSHADER_ICD,
+    VK_ICD_FILENAMES: SWIFTSHADER_ICD,
+    RLVR_WEBGPU: "dawn",
+    RLVR_DAWN_OPTIONS: dawnTestOptions(process.env.RLVR_DAWN_OPTIONS),
+  }, ["--preload", PRELOAD]);
+};
+
+// Browser test files that run longest start first (an ordering hint only: a file missing here runs after
+// them, in name order), so that the last files to start are short ones and the lanes end close together.
+const BROWSER_LONG_FIRST = [
+  "demo-flow",
+  "demo-model",
+  "run-upload",
+  "ask",
+  "run-plan",
+  "prm",
+  "run",
+  "q4-page",
+  "run-viewer",
+];
+const longRank = (f) => {
+  const i = BROWSER_LONG_FIRST.indexOf(f.replace(/^tests\/browser\/|\.test\.ts$/g, ""));
+  return i < 0 ? BROWSER_LONG_FIRST.length : i;
+};
+const browserFiles = wanted.includes("browser")
+  ? [...files.browser].sort((a, b) => longRank(a) - longRank(b) || a.localeCompare(b))
+  : [];
+if (browserFiles.length) {
+  console.log("\n== building the app for browser tests (vite build)");
+  const r = spawnSync(process.execPath, [
+    join(root, "node_modules", "vite", "bin", "vite.js"),
+    "build",
+    "--logLevel",
+    "warn",
+  ], { stdio: "inherit", cwd: root });
+  if (r.status !== 0) fail("vite build failed");
 }
-if (process.env.RLVR_TEST_SERIAL) { for (const k of gpuKinds) await k(); }
-else await Promise.all(gpuKinds.map((k) => k()));
-if (wanted.includes("browser")) {
-  if (files.browser.length) {
-    console.log("\n== building the app for browser tests (vite build)");
-    const r = spawnSync(process.execPath, [
-      join(root, "node_modules", "vite", "bin", "vite.js"),
-      "build",
-      "--logLevel",
-      "warn",
-    ], { stdio: "inherit", cwd: root });
-    if (r.status !== 0) fail("vite build failed");
-  }
-  await runDenoTests("browser", files.browser, { CHROME_PATH: process.env.CHROME_PATH || "/usr/bin/chromium" });
-}
+const browserEnv = { CHROME_PATH: process.env.CHROME_PATH || "/usr/bin/chromium" };
+
+// Lanes: each runs one process at a time, taking the next job from one queue: the gpu kind's end-to-end runs, the type
+// check, the dawn kind, the unit kind, the gpu kind's engine tests, then the browser test files one process each,
+// longest first. Much of every kind's time on a software GPU is one thread working while the others wait (shader or
+// wasm compilation, a page's main thread, Deno's wgpu sleeping 10 ms on every buffer mapping), so two processes share
+// the CI machine's two cores better than one. RLVR_TEST_LANES=n sets the number of lanes; RLVR_TEST_SERIAL=1 runs
+// everything in one lane, in the order typecheck, unit, gpu, dawn, browser.
+const laneCount = process.env.RLVR_TEST_SERIAL ? 1 : Math.max(1, Number(process.env.RLVR_TEST_LANES) || 2);
+const has = (k) => wanted.includes(k);
+const gpuRuns = has("gpu") ? files.gpu.filter((f) => RUNS.test(f)) : [];
+const gpuEngine = has("gpu") ? files.gpu.filter((f) => !RUNS.test(f)) : [];
+const browserJobs = browserFiles.map((f) => () => runDenoTests("browser", [f], browserEnv));
+const queue = (laneCount === 1
+  ? [
+    has("typecheck") && typecheck,
+    has("unit") && (() => runDenoTests("unit", files.unit, {})),
+    has("gpu") && gpuJob(files.gpu),
+    has("dawn") && dawnJob,
+  ]
+  : [
+    gpuRuns.length && gpuJob(gpuRuns),
+    has("typecheck") && typecheck,
+    has("dawn") && dawnJob,
+    has("unit") && (() => runDenoTests("unit", files.unit, {})),
+    gpuEngine.length && gpuJob(gpuEngine),
+  ]).filter(Boolean).concat(browserJobs);
+const suiteStarted = Date.now();
+await Promise.all(Array.from({ length: laneCount }, async () => {
+  for (let job = queue.shift(); job; job = queue.shift()) await job();
+}));
 
 console.log(`\nsummary: ${failedKinds.length ? "failed in " + failedKinds.join(", ") : "all kinds passed"}`);
-for (const line of perKind) console.log(`  ${line}`);
+for (const [kind, r] of byKind) {
+  console.log(
+    `  ${kind}: ${r.passed} passed, ${r.failed} failed, ${r.ignored} skipped in ${
+      ((r.ended - r.started) / 60000).toFixed(1)
+    } min${r.processes > 1 ? ` (${r.processes} processes, in lanes beside other kinds)` : ""}${
+      r.notes.length ? ` (${r.notes.join("; ")})` : ""
+    }`,
+  );
+}
+console.log(`  all: ${((Date.now() - suiteStarted) / 60000).toFixed(1)} min in ${laneCount} lane(s)`);
 console.log(`${totals.passed} passed, ${totals.failed} failed, ${totals.ignored} skipped`);
 process.exit(totals.failed > 0 || failedKinds.length ? 1 : 0);
