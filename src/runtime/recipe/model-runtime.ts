@@ -19,7 +19,8 @@ import { OrtPolicy, type PolicyOptions } from "../../model/policy.ts";
 import { type Sample, sampleBatch, type SampleProgress, type SamplingParams } from "../../model/sampler.ts";
 import { sampleBatchGpu, samplerFromEnv, type SamplerKind } from "../../model/sampler-gpu.ts";
 import type { Tensor, Weights } from "../../model/tensor.ts";
-import { readF32, writeBuffer } from "../../gpu/device.ts";
+import { writeBuffer } from "../../gpu/device.ts";
+import { type F32Part, readF32Parts } from "../../gpu/readback.ts";
 import { trimArena } from "../../gpu/arena.ts";
 import { GpuCensus } from "../../gpu/census.ts";
 import {
@@ -28,7 +29,6 @@ import {
   type GpuLora,
   type GpuModel,
   halfProjections,
-  readAdapter,
   uploadAdapter,
   uploadModel,
 } from "../../gpu/model/state.ts";
@@ -122,6 +122,8 @@ export class ModelRuntime {
   private gpu: { model: GpuModel; lora: GpuLora; trainer: GrpoTrainer; census: GpuCensus } | null = null;
   /** `adapter` lags the trainer's buffers (an update since the last read-back). */
   private adapterStale = false;
+  /** Counts updates and restores: a read-back that resolves after a later one must not become `adapter`. */
+  private updates = 0;
   /** The policy reads the trainer's LoRA buffers (setAdapterBuffers) instead of a copy. */
   private boundToTrainer = false;
   private readonly codec: ChatCodec;
@@ -305,6 +307,7 @@ export class ModelRuntime {
     // sampling has the memory they held (the next step's shape differs anyway).
     trimArena(this.gpu.model.device);
     this.adapterStale = true;
+    this.updates++;
     if (this.policy.device && this.policy.device === this.gpu.model.device) {
       if (!this.boundToTrainer) {
         this.bindTrainer();
@@ -354,30 +357,65 @@ export class ModelRuntime {
 
   /** The adapter as the trainer holds it now (read back from the GPU when it changed since). */
   async currentAdapter(): Promise<LoraAdapter> {
-    if (this.gpu && this.adapterStale) {
-      this.adapter = await readAdapter(this.gpu.model.device, this.gpu.lora);
-      this.adapterStale = false;
-    }
+    if (this.gpu && this.adapterStale) await this.readTrainer(false);
     return this.adapter;
   }
 
-  /** Adapter tensors (`lora.<PEFT name>`) and AdamW moments (`adam.m.` / `adam.v.`), for a checkpoint. */
-  async stateTensors(): Promise<Weights> {
-    const out: Weights = new Map();
-    for (const [k, t] of (await this.currentAdapter()).tensors) {
-      out.set(`lora.${k}`, { shape: [...t.shape], data: t.data.slice() });
+  /**
+   * Adapter tensors (`lora.<PEFT name>`) and AdamW moments (`adam.m.` / `adam.v.`), for a checkpoint,
+   * as the trainer holds them at the call: the copies are queued before it returns, so the next
+   * update may be submitted before it resolves (the GRPO cell writes step N's checkpoint while step
+   * N + 1 samples). All of them come back in one map; the adapter read also becomes `adapter`.
+   */
+  stateTensors(): Promise<Weights> {
+    if (!this.gpu) {
+      const out: Weights = new Map();
+      for (const [k, t] of this.adapter.tensors) out.set(`lora.${k}`, { shape: [...t.shape], data: t.data.slice() });
+      return Promise.resolve(out);
     }
-    if (!this.gpu) return out;
-    const { device } = this.gpu.model;
-    const r = this.gpu.lora.r;
-    for (const s of this.gpu.lora.slots.values()) {
+    return this.readTrainer(true).then(({ lora, adam }) => {
+      const out: Weights = new Map();
+      for (const [k, t] of lora) out.set(`lora.${k}`, t);
+      for (const [k, t] of adam) out.set(k, t);
+      return out;
+    });
+  }
+
+  /**
+   * The trainer's A and B (and with `moments` its AdamW m and v) of every slot, copies queued at the
+   * call and read back together (readF32Parts). Unless an update came in between, A and B become
+   * `adapter` (a checkpoint's read serves export's currentAdapter too).
+   */
+  private readTrainer(moments: boolean): Promise<{ lora: Map<string, Tensor>; adam: Map<string, Tensor> }> {
+    const gpu = this.gpu;
+    if (!gpu) return Promise.reject(new Error("no trainer yet: call freshTrainer first"));
+    const r = gpu.lora.r;
+    const names: { key: string; shape: number[]; adam: boolean }[] = [];
+    const parts: F32Part[] = [];
+    const add = (key: string, shape: number[], buffer: GPUBuffer, adam: boolean) => {
+      names.push({ key, shape, adam });
+      parts.push({ buffer, count: shape[0] * shape[1] });
+    };
+    for (const s of gpu.lora.slots.values()) {
       const kA = loraKey(s.layer, s.target, "A"), kB = loraKey(s.layer, s.target, "B");
-      out.set(`adam.m.${kA}`, { shape: [r, s.in], data: await readF32(device, s.mA, r * s.in) });
-      out.set(`adam.v.${kA}`, { shape: [r, s.in], data: await readF32(device, s.vA, r * s.in) });
-      out.set(`adam.m.${kB}`, { shape: [s.out, r], data: await readF32(device, s.mB, s.out * r) });
-      out.set(`adam.v.${kB}`, { shape: [s.out, r], data: await readF32(device, s.vB, s.out * r) });
+      add(kA, [r, s.in], s.A, false);
+      add(kB, [s.out, r], s.B, false);
+      if (!moments) continue;
+      add(`adam.m.${kA}`, [r, s.in], s.mA, true);
+      add(`adam.v.${kA}`, [r, s.in], s.vA, true);
+      add(`adam.m.${kB}`, [s.out, r], s.mB, true);
+      add(`adam.v.${kB}`, [s.out, r], s.vB, true);
     }
-    return out;
+    const updates = this.updates;
+    return readF32Parts(gpu.model.device, parts).then((arrays) => {
+      const lora = new Map<string, Tensor>(), adam = new Map<string, Tensor>();
+      names.forEach((n, i) => (n.adam ? adam : lora).set(n.key, { shape: n.shape, data: arrays[i] }));
+      if (this.gpu === gpu && this.updates === updates) {
+        this.adapter = { r: gpu.lora.r, alpha: gpu.lora.alpha, targets: [...gpu.lora.targets], tensors: lora };
+        this.adapterStale = false;
+      }
+      return { lora, adam };
+    });
   }
 
   /** Restores adapter and (when a trainer exists and the tensors hold them) AdamW moments and step. */
@@ -390,6 +428,7 @@ export class ModelRuntime {
     }
     this.adapter = { ...this.adapter, tensors: loraTensors };
     this.adapterStale = false;
+    this.updates++;
     if (!this.gpu || !this.boundToTrainer) this.policy.setAdapter(this.adapter, "lora");
     if (!this.gpu) return;
     const { device } = this.gpu.model;
