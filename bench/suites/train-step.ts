@@ -96,11 +96,11 @@ async function run(ctx: SuiteContext) {
       "--attn",
       "eager",
     ], "train.json") as {
-      main?: { tokensPerSecond: number; medianMs: number; peakAllocated: number };
+      main?: { tokensPerSecond: number; medianSeconds: number; peakAllocated: number };
     };
     if (!res.main) throw new Error("bench/torch/train.py measured no step (see its errors above)");
     reference.torch_tok_s = round(res.main.tokensPerSecond);
-    reference.torch_step_ms = round(res.main.medianMs);
+    reference.torch_step_ms = round(res.main.medianSeconds * 1000);
     reference.torch_peak_bytes = res.main.peakAllocated;
   }
   return {
