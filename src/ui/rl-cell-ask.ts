@@ -11,7 +11,8 @@ import { databaseChoices, type StageChoice, stageChoices, stageLabel } from "./a
 import { ParamsChangeEvent } from "./rl-cell-params.ts";
 import type { RunController } from "./run-controller.ts";
 import { highlightSql } from "./sql-highlight.ts";
-import { cellStyles } from "./styles.ts";
+import { StoreSubscription } from "./store-subscription.ts";
+import { cellStyles, sqlStyles } from "./styles.ts";
 
 export class RlCellAsk extends LitElement {
   static override properties = {
@@ -22,6 +23,7 @@ export class RlCellAsk extends LitElement {
   };
   static override styles = [
     cellStyles,
+    sqlStyles,
     css`
       .form {
         display: grid;
@@ -61,14 +63,7 @@ export class RlCellAsk extends LitElement {
         font-size: 14px;
       }
       pre.sql {
-        margin: 0 0 6px;
-        white-space: pre-wrap;
-        word-break: break-word;
-        font-family: var(--rl-mono);
-        font-size: 12px;
-        background: var(--rl-code-bg);
-        padding: 6px;
-        border-radius: 4px;
+        margin-bottom: 6px;
       }
       .rows {
         overflow-x: auto;
@@ -103,24 +98,10 @@ export class RlCellAsk extends LitElement {
     // A run that ended may have written checkpoints.
     if (this.busyBefore && !busy) void this.readStages();
     this.busyBefore = busy;
-    this.requestUpdate();
   };
-
-  override connectedCallback(): void {
-    super.connectedCallback();
-    this.controller?.addEventListener("change", this.onChange);
-  }
-
-  override disconnectedCallback(): void {
-    super.disconnectedCallback();
-    this.controller?.removeEventListener("change", this.onChange);
-  }
+  private readonly subscription = new StoreSubscription(this, () => this.controller, { change: this.onChange });
 
   override updated(changed: Map<string, unknown>): void {
-    if (changed.has("controller")) {
-      (changed.get("controller") as RunController | undefined)?.removeEventListener("change", this.onChange);
-      this.controller?.addEventListener("change", this.onChange);
-    }
     if (changed.has("controller") || changed.has("cells")) void this.readStages();
   }
 

@@ -19,6 +19,7 @@ import {
 } from "./dataset-client.ts";
 import type { PickedFile } from "./dataset-upload.ts";
 import { highlightSql } from "./sql-highlight.ts";
+import { StoreSubscription } from "./store-subscription.ts";
 import { cellStyles } from "./styles.ts";
 
 const SHOWN = 50;
@@ -198,8 +199,8 @@ export class RlCellDataset extends LitElement {
       if (uploads.databases.has(this.db)) void this.openDb(() => uploadPool(), this.db);
       else this.closeDb();
     }
-    this.requestUpdate();
   };
+  private readonly subscription = new StoreSubscription(this, () => uploads, { change: this.onUploads });
 
   override willUpdate(changed: Map<string, unknown>): void {
     // Another source is another dataset: what was browsed (and its errors) belongs to the old one.
@@ -218,16 +219,6 @@ export class RlCellDataset extends LitElement {
   private closeDb(): void {
     this.db = "";
     this.tables = null;
-  }
-
-  override connectedCallback(): void {
-    super.connectedCallback();
-    uploads.addEventListener("change", this.onUploads);
-  }
-
-  override disconnectedCallback(): void {
-    uploads.removeEventListener("change", this.onUploads);
-    super.disconnectedCallback();
   }
 
   override render() {

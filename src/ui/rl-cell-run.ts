@@ -13,6 +13,7 @@ import "./rl-metrics-charts.ts";
 import "./rl-reward-inspector.ts";
 import { renderPrmData, renderPrmTrain, renderSelectionAtN } from "./prm-reports.ts";
 import type { CellRunState, ProgressEntry, RunController } from "./run-controller.ts";
+import { StoreSubscription } from "./store-subscription.ts";
 import { cellStyles } from "./styles.ts";
 
 const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
@@ -140,7 +141,7 @@ export class RlCellRun extends LitElement {
   cell: Cell | null = null;
   /** The page's run state. */
   controller: RunController | null = null;
-  private readonly onChange = () => this.requestUpdate();
+  private readonly subscription = new StoreSubscription(this, () => this.controller);
   /** Why the last download failed (shown under the report), or null. */
   private fileError: string | null = null;
 
@@ -167,23 +168,6 @@ export class RlCellRun extends LitElement {
         title="Download ${name} from this notebook's run folder" @click=${() =>
           void this.download(name)}>⤓ ${name}</button>
     `;
-  }
-
-  override updated(changed: Map<string, unknown>): void {
-    if (changed.has("controller")) {
-      (changed.get("controller") as RunController | undefined)?.removeEventListener("change", this.onChange);
-      this.controller?.addEventListener("change", this.onChange);
-    }
-  }
-
-  override disconnectedCallback(): void {
-    super.disconnectedCallback();
-    this.controller?.removeEventListener("change", this.onChange);
-  }
-
-  override connectedCallback(): void {
-    super.connectedCallback();
-    this.controller?.addEventListener("change", this.onChange);
   }
 
   override render() {

@@ -25,7 +25,8 @@ import {
 } from "./demo-results-model.ts";
 import type { RunController } from "./run-controller.ts";
 import { highlightSql } from "./sql-highlight.ts";
-import { cellStyles } from "./styles.ts";
+import { StoreSubscription } from "./store-subscription.ts";
+import { cellStyles, sqlStyles } from "./styles.ts";
 
 Chart.register(BarController, BarElement, CategoryScale, LinearScale, Legend, Tooltip);
 
@@ -42,6 +43,7 @@ export class RlDemoResults extends LitElement {
   };
   static override styles = [
     cellStyles,
+    sqlStyles,
     css`
       :host {
         display: block;
@@ -91,16 +93,6 @@ export class RlDemoResults extends LitElement {
         display: flex;
         gap: 8px;
         align-items: baseline;
-      }
-      pre.sql {
-        margin: 0;
-        white-space: pre-wrap;
-        word-break: break-word;
-        font-family: var(--rl-mono);
-        font-size: 12px;
-        background: var(--rl-code-bg);
-        padding: 6px;
-        border-radius: 4px;
       }
       .kw {
         color: var(--rl-accent);
@@ -157,16 +149,10 @@ export class RlDemoResults extends LitElement {
   /** Which learned question is shown. */
   private shown = 0;
   private chart: Chart | null = null;
-  private readonly onChange = () => this.requestUpdate();
-
-  override connectedCallback(): void {
-    super.connectedCallback();
-    this.controller?.addEventListener("change", this.onChange);
-  }
+  private readonly subscription = new StoreSubscription(this, () => this.controller);
 
   override disconnectedCallback(): void {
     super.disconnectedCallback();
-    this.controller?.removeEventListener("change", this.onChange);
     this.chart?.destroy();
     this.chart = null;
   }
@@ -180,11 +166,7 @@ export class RlDemoResults extends LitElement {
     });
   }
 
-  override updated(changed: Map<string, unknown>): void {
-    if (changed.has("controller")) {
-      (changed.get("controller") as RunController | undefined)?.removeEventListener("change", this.onChange);
-      this.controller?.addEventListener("change", this.onChange);
-    }
+  override updated(): void {
     this.draw();
   }
 

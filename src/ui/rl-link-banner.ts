@@ -6,6 +6,7 @@ import { css, html, LitElement, nothing } from "lit";
 import { parseNotebook } from "../core/notebook.ts";
 import type { NotebookController } from "./notebook-controller.ts";
 import { BUILTIN_NOTEBOOKS } from "./rl-notebook-picker.ts";
+import { StoreSubscription } from "./store-subscription.ts";
 import { cellStyles } from "./styles.ts";
 
 export class RlLinkBanner extends LitElement {
@@ -43,19 +44,7 @@ export class RlLinkBanner extends LitElement {
 
   /** The page's notebook state. */
   controller: NotebookController | null = null;
-  private readonly onChange = () => this.requestUpdate();
-
-  override updated(changed: Map<string, unknown>): void {
-    if (changed.has("controller")) {
-      (changed.get("controller") as NotebookController | undefined)?.removeEventListener("change", this.onChange);
-      this.controller?.addEventListener("change", this.onChange);
-    }
-  }
-
-  override disconnectedCallback(): void {
-    this.controller?.removeEventListener("change", this.onChange);
-    super.disconnectedCallback();
-  }
+  private readonly subscription = new StoreSubscription(this, () => this.controller);
 
   override render() {
     const c = this.controller;

@@ -6,6 +6,7 @@ import demo from "../../notebooks/demo.json";
 import hub from "../../notebooks/hub-qwen-coder.json";
 import { formatIssues, parseNotebook } from "../core/notebook.ts";
 import type { NotebookController } from "./notebook-controller.ts";
+import { StoreSubscription } from "./store-subscription.ts";
 import { cellStyles } from "./styles.ts";
 
 /** The notebooks the page ships, in menu order. */
@@ -53,19 +54,7 @@ export class RlNotebookPicker extends LitElement {
   /** The page's notebook state. */
   controller: NotebookController | null = null;
   private error: string | null = null;
-  private readonly onChange = () => this.requestUpdate();
-
-  override updated(changed: Map<string, unknown>): void {
-    if (changed.has("controller")) {
-      (changed.get("controller") as NotebookController | undefined)?.removeEventListener("change", this.onChange);
-      this.controller?.addEventListener("change", this.onChange);
-    }
-  }
-
-  override disconnectedCallback(): void {
-    this.controller?.removeEventListener("change", this.onChange);
-    super.disconnectedCallback();
-  }
+  private readonly subscription = new StoreSubscription(this, () => this.controller);
 
   override render() {
     const previous = this.controller?.previous ?? null;

@@ -33,6 +33,7 @@ import type { ParamsChangeEvent } from "./rl-cell-params.ts";
 import { keyboardStyles, NotebookKeys } from "./notebook-keys.ts";
 import "./rl-notebook-picker.ts";
 import "./rl-link-banner.ts";
+import { StoreSubscription } from "./store-subscription.ts";
 import { cellStyles } from "./styles.ts";
 
 const CELL_TITLES: Record<CellType, string> = {
@@ -243,7 +244,6 @@ export class RlNotebook extends LitElement {
   private readonly onChange = () => {
     this.share = null;
     this.info = null;
-    this.requestUpdate();
   };
   /** Scroll to each cell a run reaches (the run status bar's "follow"). */
   private follow = true;
@@ -252,7 +252,6 @@ export class RlNotebook extends LitElement {
   /** The last run's end already brought into view. */
   private shownEnd: object | null = null;
   private readonly onRunChange = () => {
-    this.requestUpdate();
     const last = this.runs?.last ?? null;
     if (last?.ok && last !== this.shownEnd) {
       // A finished run ends on its before/after picture.
@@ -272,19 +271,14 @@ export class RlNotebook extends LitElement {
     }
     void this.runs?.reopen(this.controller?.origin === "link");
   };
+  private readonly docSubscription = new StoreSubscription(this, () => this.controller, {
+    change: this.onChange,
+    replace: this.onReplace,
+  });
+  private readonly runSubscription = new StoreSubscription(this, () => this.runs, { change: this.onRunChange });
 
   override updated(changed: Map<string, unknown>): void {
-    if (changed.has("controller")) {
-      (changed.get("controller") as NotebookController | undefined)?.removeEventListener("change", this.onChange);
-      (changed.get("controller") as NotebookController | undefined)?.removeEventListener("replace", this.onReplace);
-      this.controller?.addEventListener("change", this.onChange);
-      this.controller?.addEventListener("replace", this.onReplace);
-      if (this.controller && !this.runs) this.startRuns(this.controller);
-    }
-    if (changed.has("runs")) {
-      (changed.get("runs") as RunController | undefined)?.removeEventListener("change", this.onRunChange);
-      this.runs?.addEventListener("change", this.onRunChange);
-    }
+    if (changed.has("controller") && this.controller && !this.runs) this.startRuns(this.controller);
   }
 
   /** Creates the run state over the GPU worker and restores this notebook's last run (a link never auto-runs). */

@@ -9,6 +9,7 @@ import type { CellType } from "../core/notebook-params.ts";
 import type { RunEstimate } from "../runtime/run-estimate.ts";
 import { formatEta } from "./rl-cell-run.ts";
 import type { RunController } from "./run-controller.ts";
+import { StoreSubscription } from "./store-subscription.ts";
 import { cellStyles } from "./styles.ts";
 
 /** Asks the notebook to bring a cell into view. */
@@ -157,24 +158,7 @@ export class RlRunStatus extends LitElement {
   follow = true;
   /** The ended run's line was closed. */
   private closed: object | null = null;
-  private readonly onChange = () => this.requestUpdate();
-
-  override connectedCallback(): void {
-    super.connectedCallback();
-    this.controller?.addEventListener("change", this.onChange);
-  }
-
-  override disconnectedCallback(): void {
-    super.disconnectedCallback();
-    this.controller?.removeEventListener("change", this.onChange);
-  }
-
-  override updated(changed: Map<string, unknown>): void {
-    if (changed.has("controller")) {
-      (changed.get("controller") as RunController | undefined)?.removeEventListener("change", this.onChange);
-      this.controller?.addEventListener("change", this.onChange);
-    }
-  }
+  private readonly subscription = new StoreSubscription(this, () => this.controller);
 
   override render() {
     const c = this.controller;
