@@ -369,32 +369,53 @@ export async function readBuffer(device: GPUDevice, buf: GPUBuffer, byteLength =
   return out;
 }
 
+/** The staging size readBuffers packs up to by default: the device's largest buffer, at most 256 MiB. */
+export function stagingCap(device: GPUDevice): number {
+  return Math.min(device.limits.maxBufferSize, 256 * 1024 * 1024);
+}
+
 /**
- * Copies several buffers' leading bytes back to the CPU through one staging buffer, one submit and
- * one map (a step's figures read together at its end instead of a round trip each).
+ * Copies several buffers' leading bytes back to the CPU in one submit and one map of all staging
+ * buffers (a step's figures, or a checkpoint's hundreds of adapter and moment buffers, read together
+ * instead of a round trip each). The copies are submitted before this returns, so work submitted later
+ * (the next training step) does not change what it reads. Parts are packed into staging buffers of at
+ * most `maxBytes` (a larger part gets one of its own).
  */
 export async function readBuffers(
   device: GPUDevice,
   parts: readonly { buffer: GPUBuffer; bytes: number }[],
+  maxBytes = stagingCap(device),
 ): Promise<ArrayBuffer[]> {
-  const offsets: number[] = [];
-  let total = 0;
-  for (const p of parts) {
-    offsets.push(total);
-    total += align4(p.bytes);
-  }
-  if (total === 0) return parts.map(() => new ArrayBuffer(0));
-  const staging = device.createBuffer({ label: "step-readback", size: total, usage: MAP_READ | COPY_DST });
-  const enc = device.createCommandEncoder({ label: "readback" });
+  const groups: { size: number; members: { part: number; offset: number }[] }[] = [];
   parts.forEach((p, i) => {
-    if (p.bytes > 0) enc.copyBufferToBuffer(p.buffer, 0, staging, offsets[i], align4(p.bytes));
+    if (p.bytes <= 0) return;
+    const bytes = align4(p.bytes);
+    let g = groups.at(-1);
+    if (!g || (g.size > 0 && g.size + bytes > maxBytes)) groups.push(g = { size: 0, members: [] });
+    g.members.push({ part: i, offset: g.size });
+    g.size += bytes;
+  });
+  const out = parts.map(() => new ArrayBuffer(0));
+  if (groups.length === 0) return out;
+  const enc = device.createCommandEncoder({ label: "readback" });
+  const staging = groups.map((g, n) => {
+    const s = device.createBuffer({ label: `step-readback-${n}`, size: g.size, usage: MAP_READ | COPY_DST });
+    for (const m of g.members) {
+      enc.copyBufferToBuffer(parts[m.part].buffer, 0, s, m.offset, align4(parts[m.part].bytes));
+    }
+    return s;
   });
   device.queue.submit([enc.finish()]);
-  await staging.mapAsync(MAP_READ);
-  const all = staging.getMappedRange();
-  const out = parts.map((p, i) => all.slice(offsets[i], offsets[i] + p.bytes));
-  staging.unmap();
-  staging.destroy();
+  try {
+    await Promise.all(staging.map((s) => s.mapAsync(MAP_READ)));
+    groups.forEach((g, n) => {
+      const all = staging[n].getMappedRange();
+      for (const m of g.members) out[m.part] = all.slice(m.offset, m.offset + parts[m.part].bytes);
+      staging[n].unmap();
+    });
+  } finally {
+    for (const s of staging) s.destroy();
+  }
   return out;
 }
 

@@ -19,8 +19,7 @@ import { OrtPolicy, type PolicyOptions } from "../../model/policy.ts";
 import { type Sample, sampleBatch, type SampleProgress, type SamplingParams } from "../../model/sampler.ts";
 import { sampleBatchGpu, samplerFromEnv, type SamplerKind } from "../../model/sampler-gpu.ts";
 import type { Tensor, Weights } from "../../model/tensor.ts";
-import { writeBuffer } from "../../gpu/device.ts";
-import { type F32Part, readF32Parts } from "../../gpu/readback.ts";
+import { readBuffers, writeBuffer } from "../../gpu/device.ts";
 import { trimArena } from "../../gpu/arena.ts";
 import { GpuCensus } from "../../gpu/census.ts";
 import {
@@ -383,7 +382,7 @@ export class ModelRuntime {
 
   /**
    * The trainer's A and B (and with `moments` its AdamW m and v) of every slot, copies queued at the
-   * call and read back together (readF32Parts). Unless an update came in between, A and B become
+   * call and read back together (readBuffers). Unless an update came in between, A and B become
    * `adapter` (a checkpoint's read serves export's currentAdapter too).
    */
   private readTrainer(moments: boolean): Promise<{ lora: Map<string, Tensor>; adam: Map<string, Tensor> }> {
@@ -391,10 +390,10 @@ export class ModelRuntime {
     if (!gpu) return Promise.reject(new Error("no trainer yet: call freshTrainer first"));
     const r = gpu.lora.r;
     const names: { key: string; shape: number[]; adam: boolean }[] = [];
-    const parts: F32Part[] = [];
+    const parts: { buffer: GPUBuffer; bytes: number }[] = [];
     const add = (key: string, shape: number[], buffer: GPUBuffer, adam: boolean) => {
       names.push({ key, shape, adam });
-      parts.push({ buffer, count: shape[0] * shape[1] });
+      parts.push({ buffer, bytes: shape[0] * shape[1] * 4 });
     };
     for (const s of gpu.lora.slots.values()) {
       const kA = loraKey(s.layer, s.target, "A"), kB = loraKey(s.layer, s.target, "B");
@@ -407,9 +406,9 @@ export class ModelRuntime {
       add(`adam.v.${kB}`, [s.out, r], s.vB, true);
     }
     const updates = this.updates;
-    return readF32Parts(gpu.model.device, parts).then((arrays) => {
+    return readBuffers(gpu.model.device, parts).then((read) => {
       const lora = new Map<string, Tensor>(), adam = new Map<string, Tensor>();
-      names.forEach((n, i) => (n.adam ? adam : lora).set(n.key, { shape: n.shape, data: arrays[i] }));
+      names.forEach((n, i) => (n.adam ? adam : lora).set(n.key, { shape: n.shape, data: new Float32Array(read[i]) }));
       if (this.gpu === gpu && this.updates === updates) {
         this.adapter = { r: gpu.lora.r, alpha: gpu.lora.alpha, targets: [...gpu.lora.targets], tensors: lora };
         this.adapterStale = false;
