@@ -62,7 +62,9 @@ if (import.meta.main && Deno.args.length === 2) {
   const onlyA = [...a.keys()].filter((k) => !b.has(k)), onlyB = [...b.keys()].filter((k) => !a.has(k));
   for (const k of onlyA) console.log(`- ${a.get(k)} ${k}`);
   for (const k of onlyB) console.log(`+ ${b.get(k)} ${k}`);
-  console.log(`${a.size} and ${b.size} distinct pipelines; ${onlyA.length} only in the first, ${onlyB.length} only in the second`);
+  console.log(
+    `${a.size} and ${b.size} distinct pipelines; ${onlyA.length} only in the first, ${onlyB.length} only in the second`,
+  );
   Deno.exit(onlyA.length || onlyB.length ? 1 : 0);
 } else if (out && navigator.gpu) {
   const gpu = navigator.gpu;
