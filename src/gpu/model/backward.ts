@@ -57,14 +57,8 @@ async function encodeLinearBackward(
     const dW = gradOf(full.params, weightBuffer(m, `${base}.weight`));
     await encodeMatmul(device, enc, dy, x, dW, { M: outDim, N: inDim, K: N, transA: true, accumulate: true });
     const bias = m.weights.get(`${base}.bias`);
-    if (bias) {
-      await encodeMatmul(device, enc, full.ones, dy, gradOf(full.params, bias), {
-        M: 1,
-        N: outDim,
-        K: N,
-        accumulate: true,
-      });
-    }
+    const db = bias && gradOf(full.params, bias);
+    if (db) await encodeMatmul(device, enc, full.ones, dy, db, { M: 1, N: outDim, K: N, accumulate: true });
   }
   if (!slot || !lora || !xa) return;
   await encodeMatmul(device, enc, dy, xa, slot.dB, {
@@ -157,84 +151,66 @@ export async function backward(
   const ones = fullParams ? arenaBuffer(device, "ones", new Float32Array(N).fill(1)) : undefined;
   if (ones) scratch.push(ones);
   const full = fullParams && ones ? { params: fullParams, ones } : undefined;
-  const normGrad = (w: GPUBuffer, dy: GPUBuffer, x: GPUBuffer, rstd: GPUBuffer, rows: number, C: number) =>
-    full
-      ? encodeRmsNormWeightGrad(device, enc, dy, x, rstd, gradOf(full.params, w), { rows, C, eps, accumulate: true })
-      : Promise.resolve();
-  // The fused lm head's backward, chunk by chunk over the vocabulary (logits recomputed there).
+  // RMSNorm y = norm(x) w: dw += (full fine-tuning) and dx (+)= (`accumulate`) from dy.
+  type Norm = { w: string; dy: GPUBuffer; x: GPUBuffer; rstd: GPUBuffer; dx: GPUBuffer; rows: number; C: number };
+  const normGrad = async (n: Norm) => {
+    if (!full) return;
+    const dw = gradOf(full.params, weightBuffer(m, n.w));
+    await encodeRmsNormWeightGrad(device, enc, n.dy, n.x, n.rstd, dw, { rows: n.rows, C: n.C, eps, accumulate: true });
+  };
+  const normBackward = (n: Norm, accumulate = false) =>
+    encodeRmsNormBackward(device, enc, n.dy, n.x, weightBuffer(m, n.w), n.rstd, n.dx, {
+      rows: n.rows,
+      C: n.C,
+      eps,
+      accumulate,
+    });
+  const norm = async (n: Norm, accumulate: boolean) => {
+    await normGrad(n);
+    await normBackward(n, accumulate);
+  };
+  // The fused lm head's backward, chunk by chunk over the vocabulary (logits recomputed there); skipped where dL/dhF is
+  // given (a scalar head read hF). On the forward's headRows: their upstream gradients gathered, dh scattered back
+  // (every other row has zero loss weight, so zero gradient).
   const dhF = o.dhF ?? buf("d-hF", N * H);
-  const dw = full ? gradOf(full.params, headBuffer(m)) : undefined;
-  if (o.dhF) {
-    // dL/dhF given (a scalar head read hF): no lm head backward.
-  } else if (!g) {
-    throw new Error("backward: needs dL/dlogp (g) or dL/dhF (o.dhF)");
-  } else if (f.head) {
-    // On the head's own rows (ForwardOptions.headRows): their upstream gradients gathered, dh
-    // scattered back; every other row has zero loss weight, so zero gradient.
-    const { R, rows } = f.head;
-    const gc = buf("dL-dlogp-rows", R),
-      gEntc = gEnt ? buf("dL-dentropy-rows", R) : undefined,
-      dhc = buf("d-hF-rows", R * H);
-    await encodeRowGather(device, enc, rows, g, gc, R, 1);
-    if (gEnt && gEntc) await encodeRowGather(device, enc, rows, gEnt, gEntc, R, 1);
+  if (!o.dhF) {
+    if (!g) throw new Error("backward: needs dL/dlogp (g) or dL/dhF (o.dhF)");
+    const head = f.head, R = head?.R ?? N;
+    const on = head
+      ? { ...head, g: buf("dL-dlogp-rows", R), gEnt: gEnt && buf("dL-dentropy-rows", R), dh: buf("d-hF-rows", R * H) }
+      : { h: f.hF, tgt: f.lm.tgt, lse: f.lm.lse, entropy: f.lm.entropy, g, gEnt, dh: dhF };
+    if (head) {
+      await encodeRowGather(device, enc, head.rows, g, on.g, R, 1);
+      if (gEnt && on.gEnt) await encodeRowGather(device, enc, head.rows, gEnt, on.gEnt, R, 1);
+    }
     if (R > 0) {
       const dims = { N: R, C: H, V: cfg.vocabSize };
-      const lmScratch = buf("lmhead-dz", lmheadScratchBytes(device, dims) / 4);
       await encodeLmheadBackward(
         device,
         enc,
         {
-          h: f.head.h,
+          h: on.h,
           w: headBuffer(m),
-          targets: f.head.tgt,
-          lse: f.head.lse,
-          g: gc,
-          entropy: gEnt ? f.head.entropy : undefined,
-          gEnt: gEntc,
-          dh: dhc,
-          dw,
-          scratch: lmScratch,
+          targets: on.tgt,
+          lse: on.lse,
+          g: on.g,
+          entropy: gEnt ? on.entropy : undefined,
+          gEnt: on.gEnt,
+          dh: on.dh,
+          dw: full ? gradOf(full.params, headBuffer(m)) : undefined,
+          scratch: buf("lmhead-dz", lmheadScratchBytes(device, dims) / 4),
         },
         dims,
         { accumulateDw: true },
       );
     }
-    enc.clearBuffer(dhF, 0, N * H * 4);
-    await encodeRowScatter(device, enc, rows, dhc, dhF, R, H);
-  } else {
-    const dims = { N, C: H, V: cfg.vocabSize };
-    const lmScratch = buf("lmhead-dz", lmheadScratchBytes(device, dims) / 4);
-    await encodeLmheadBackward(
-      device,
-      enc,
-      {
-        h: f.hF,
-        w: headBuffer(m),
-        targets: f.lm.tgt,
-        lse: f.lm.lse,
-        g,
-        entropy: gEnt ? f.lm.entropy : undefined,
-        gEnt,
-        dh: dhF,
-        dw,
-        scratch: lmScratch,
-      },
-      dims,
-      { accumulateDw: true },
-    );
+    if (head) {
+      enc.clearBuffer(dhF, 0, N * H * 4);
+      await encodeRowScatter(device, enc, head.rows, on.dh, dhF, R, H);
+    }
   }
-  await normGrad(weightBuffer(m, "model.norm.weight"), dhF, f.xs[cfg.numLayers], f.rstdF, N, H);
   const dx = buf("d-x", N * H);
-  await encodeRmsNormBackward(
-    device,
-    enc,
-    dhF,
-    f.xs[cfg.numLayers],
-    weightBuffer(m, "model.norm.weight"),
-    f.rstdF,
-    dx,
-    { rows: N, C: H, eps },
-  );
+  await norm({ w: "model.norm.weight", dy: dhF, x: f.xs[cfg.numLayers], rstd: f.rstdF, dx, rows: N, C: H }, false);
   // Submit layer by layer, so that the GPU runs while the host records the next.
   device.queue.submit([enc.finish()]);
   enc = commandEncoder(device, "backward");
@@ -254,59 +230,29 @@ export async function backward(
     await encodeSwigluBackward(device, enc, dAct, a.gate, a.up, dGate, dUp, N * I);
     await lin("gate_proj", dGate, a.h2, dh, false);
     await lin("up_proj", dUp, a.h2, dh, true);
-    await normGrad(weightBuffer(m, `${p}.post_attention_layernorm.weight`), dh, a.xMid, a.rstd2, N, H);
-    await encodeRmsNormBackward(
-      device,
-      enc,
-      dh,
-      a.xMid,
-      weightBuffer(m, `${p}.post_attention_layernorm.weight`),
-      a.rstd2,
-      dx,
-      { rows: N, C: H, eps, accumulate: true },
+    await norm(
+      { w: `${p}.post_attention_layernorm.weight`, dy: dh, x: a.xMid, rstd: a.rstd2, dx, rows: N, C: H },
+      true,
     );
     // Attention: dx is now dL/dxMid.
     await lin("o_proj", dx, a.att, dAtt, false);
-    await encodeAttentionBackward(device, enc, {
-      q: a.q,
-      k: a.k,
-      v: a.v,
-      lens: f.batch.lensBuf,
-      o: a.att,
-      lse: a.lse,
-      dout: dAtt,
-      dq,
-      dk,
-      dv,
-      delta,
-    }, { B, T, H: nH, Hkv: nKv, D });
+    const io = { q: a.q, k: a.k, v: a.v, lens: f.batch.lensBuf, o: a.att, lse: a.lse, dout: dAtt, dq, dk, dv, delta };
+    await encodeAttentionBackward(device, enc, io, { B, T, H: nH, Hkv: nKv, D });
     await encodeRope(device, enc, dq, f.batch.pos, m.invFreq, dqN, { N, H: nH, D, backward: true });
     await encodeRope(device, enc, dk, f.batch.pos, m.invFreq, dkN, { N, H: nKv, D, backward: true });
     if (cfg.qkNorm) {
       // Qwen3's per-head q and k norms: both weight gradients, then both input gradients.
       const norms = [
-        { w: `${p}.self_attn.q_norm.weight`, dy: dqN, x: a.qRaw, rstd: a.rstdQ, dx: dqRaw, rows: N * nH },
-        { w: `${p}.self_attn.k_norm.weight`, dy: dkN, x: a.kRaw, rstd: a.rstdK, dx: dkRaw, rows: N * nKv },
+        { w: `${p}.self_attn.q_norm.weight`, dy: dqN, x: a.qRaw, rstd: a.rstdQ, dx: dqRaw, rows: N * nH, C: D },
+        { w: `${p}.self_attn.k_norm.weight`, dy: dkN, x: a.kRaw, rstd: a.rstdK, dx: dkRaw, rows: N * nKv, C: D },
       ];
-      for (const n of norms) await normGrad(weightBuffer(m, n.w), n.dy, n.x, n.rstd, n.rows, D);
-      for (const n of norms) {
-        await encodeRmsNormBackward(device, enc, n.dy, n.x, weightBuffer(m, n.w), n.rstd, n.dx, {
-          rows: n.rows,
-          C: D,
-          eps,
-        });
-      }
+      for (const n of norms) await normGrad(n);
+      for (const n of norms) await normBackward(n);
     }
     await lin("q_proj", dqRaw, a.h1, dh, false);
     await lin("k_proj", dkRaw, a.h1, dh, true);
     await lin("v_proj", dv, a.h1, dh, true);
-    await normGrad(weightBuffer(m, `${p}.input_layernorm.weight`), dh, a.xIn, a.rstd1, N, H);
-    await encodeRmsNormBackward(device, enc, dh, a.xIn, weightBuffer(m, `${p}.input_layernorm.weight`), a.rstd1, dx, {
-      rows: N,
-      C: H,
-      eps,
-      accumulate: true,
-    });
+    await norm({ w: `${p}.input_layernorm.weight`, dy: dh, x: a.xIn, rstd: a.rstd1, dx, rows: N, C: H }, true);
     // Submit layer by layer, so that the GPU runs while the host records the next.
     device.queue.submit([enc.finish()]);
     enc = commandEncoder(device, "backward");

@@ -8,6 +8,7 @@ import { arenaBuffer, releaseToArena } from "../arena.ts";
 import { commandEncoder } from "../device.ts";
 import { encodeAttentionForward } from "../kernels/attention.ts";
 import { encodeMatmul } from "../kernels/matmul.ts";
+import type { TailOperands } from "../kernels/matmul-plan.ts";
 import { encodeQ4Matmul } from "../kernels/q4matmul.ts";
 import { encodeRmsNormForward } from "../kernels/rmsnorm.ts";
 import { encodeRope } from "../kernels/rope.ts";
@@ -153,11 +154,17 @@ export interface ForwardOptions {
   headRows?: Uint32Array;
 }
 
+interface LinearOpts {
+  accumulate?: boolean;
+  bias?: boolean;
+  xaOnly?: boolean;
+}
+
 /**
  * Records y (N, out) (+)= x W^T (+ b) + scale * (x A^T) B^T, keeping x A^T in `xa`; with `xaOnly`
  * only x A^T (what the backward needs of a product whose output it does not).
  */
-export async function encodeLinear(
+async function encodeLinear(
   m: GpuModel,
   lora: GpuLora | undefined,
   enc: GPUCommandEncoder,
@@ -166,54 +173,35 @@ export async function encodeLinear(
   x: GPUBuffer,
   y: GPUBuffer,
   N: number,
-  o: { accumulate?: boolean; bias?: boolean; xa?: GPUBuffer; xaOnly?: boolean },
+  o: LinearOpts & { xa?: GPUBuffer },
 ): Promise<void> {
   const { device, cfg } = m;
   const name = `model.layers.${layer}.${targetModule(target)}.${target}`;
   const [outDim, inDim] = targetDims(cfg, target);
-  if (o.xaOnly) {
-    const slot = loraSlot(lora, layer, target);
-    if (slot && lora && o.xa) {
-      await encodeMatmul(device, enc, x, slot.A, o.xa, { M: N, N: lora.r, K: inDim, transB: true });
-    }
-    return;
-  }
-  const q = m.q4.get(`${name}.weight`);
   const slot = loraSlot(lora, layer, target);
   if (slot && lora && !o.xa) throw new Error(`encodeLinear: no x A^T buffer for ${name}`);
-  const bias = o.bias ? weightBuffer(m, `${name}.bias`) : undefined;
   // x A^T first, so that s (x A^T) B^T can be the base product's tail (where its kernel runs one; else a product after it).
+  let tail: TailOperands<GPUBuffer> | undefined;
   if (slot && lora && o.xa) {
     await encodeMatmul(device, enc, x, slot.A, o.xa, { M: N, N: lora.r, K: inDim, transB: true });
+    tail = { a: o.xa, b: slot.B, r: lora.r, scale: lora.scale };
   }
-  const tail = slot && lora && o.xa ? { a: o.xa, b: slot.B, r: lora.r, scale: lora.scale } : undefined;
-  if (q) {
-    await encodeQ4Matmul(device, enc, x, q, y, N, { accumulate: o.accumulate, bias, tail });
-    return;
-  }
+  if (o.xaOnly) return;
+  const bias = o.bias ? weightBuffer(m, `${name}.bias`) : undefined;
+  const q = m.q4.get(`${name}.weight`);
+  if (q) return encodeQ4Matmul(device, enc, x, q, y, N, { accumulate: o.accumulate, bias, tail });
+  // Where W^T (in, out) is stored, B is read row-fastest; the tail's B stays (out, r) either way.
   const wT = m.transposed.get(`${name}.weight`);
-  if (wT) {
-    // W^T (in, out) stored: B row-fastest; the tail's B stays (out, r).
-    await encodeMatmul(device, enc, x, wT, y, {
-      M: N,
-      N: outDim,
-      K: inDim,
-      accumulate: o.accumulate,
-      bias,
-      tail: tail && { ...tail, transB: true },
-    });
-    return;
-  }
-  const w = linearWeight(m, `${name}.weight`);
+  const w = wT ? { buf: wT, f16: false } : linearWeight(m, `${name}.weight`);
   await encodeMatmul(device, enc, x, w.buf, y, {
     M: N,
     N: outDim,
     K: inDim,
-    transB: true,
+    transB: !wT,
     accumulate: o.accumulate,
     bF16: w.f16,
     bias,
-    tail,
+    tail: tail && { ...tail, transB: true },
   });
 }
 
@@ -285,60 +273,38 @@ export async function encodeLayerForward(
   const { B, T } = batch;
   const N = B * T;
   const H = cfg.hiddenSize, D = cfg.headDim, nH = cfg.numHeads, nKv = cfg.numKvHeads, I = cfg.intermediateSize;
-  const eps = cfg.rmsNormEps;
   const p = `model.layers.${l}`;
-  const xa = a.xa;
-  await encodeRmsNormForward(device, enc, a.xIn, weightBuffer(m, `${p}.input_layernorm.weight`), a.h1, a.rstd1, {
-    rows: N,
-    C: H,
-    eps,
-  });
+  const eps = cfg.rmsNormEps;
+  const lin = (t: LoraTarget, x: GPUBuffer, y: GPUBuffer, o: LinearOpts = {}) =>
+    encodeLinear(m, lora, enc, l, t, x, y, N, { ...o, xa: a.xa.get(t) });
+  const norm = (x: GPUBuffer, w: string, y: GPUBuffer, rstd: GPUBuffer, rows: number, C: number) =>
+    encodeRmsNormForward(device, enc, x, weightBuffer(m, `${p}.${w}.weight`), y, rstd, { rows, C, eps });
+  await norm(a.xIn, "input_layernorm", a.h1, a.rstd1, N, H);
   const bias = cfg.attentionBias;
-  await encodeLinear(m, lora, enc, l, "q_proj", a.h1, a.qRaw, N, { bias, xa: xa.get("q_proj") });
-  await encodeLinear(m, lora, enc, l, "k_proj", a.h1, a.kRaw, N, { bias, xa: xa.get("k_proj") });
-  await encodeLinear(m, lora, enc, l, "v_proj", a.h1, a.v, N, { bias, xa: xa.get("v_proj") });
+  await lin("q_proj", a.h1, a.qRaw, { bias });
+  await lin("k_proj", a.h1, a.kRaw, { bias });
+  await lin("v_proj", a.h1, a.v, { bias });
   if (cfg.qkNorm) {
-    await encodeRmsNormForward(device, enc, a.qRaw, weightBuffer(m, `${p}.self_attn.q_norm.weight`), a.qN, a.rstdQ, {
-      rows: N * nH,
-      C: D,
-      eps,
-    });
-    await encodeRmsNormForward(device, enc, a.kRaw, weightBuffer(m, `${p}.self_attn.k_norm.weight`), a.kN, a.rstdK, {
-      rows: N * nKv,
-      C: D,
-      eps,
-    });
+    await norm(a.qRaw, "self_attn.q_norm", a.qN, a.rstdQ, N * nH, D);
+    await norm(a.kRaw, "self_attn.k_norm", a.kN, a.rstdK, N * nKv, D);
   }
   await encodeRope(device, enc, a.qN, batch.pos, m.invFreq, a.q, { N, H: nH, D });
   await encodeRope(device, enc, a.kN, batch.pos, m.invFreq, a.k, { N, H: nKv, D });
-  await encodeAttentionForward(device, enc, { q: a.q, k: a.k, v: a.v, lens: batch.lensBuf, o: a.att, lse: a.lse }, {
-    B,
-    T,
-    H: nH,
-    Hkv: nKv,
-    D,
-  });
+  const io = { q: a.q, k: a.k, v: a.v, lens: batch.lensBuf, o: a.att, lse: a.lse };
+  await encodeAttentionForward(device, enc, io, { B, T, H: nH, Hkv: nKv, D });
   // The residual: xMid = xIn + o_proj(att), by copying then accumulating the projection.
   enc.copyBufferToBuffer(a.xIn, 0, a.xMid, 0, N * H * 4);
-  await encodeLinear(m, lora, enc, l, "o_proj", a.att, a.xMid, N, { accumulate: true, xa: xa.get("o_proj") });
-  await encodeRmsNormForward(
-    device,
-    enc,
-    a.xMid,
-    weightBuffer(m, `${p}.post_attention_layernorm.weight`),
-    a.h2,
-    a.rstd2,
-    { rows: N, C: H, eps },
-  );
-  await encodeLinear(m, lora, enc, l, "gate_proj", a.h2, a.gate, N, { xa: xa.get("gate_proj") });
-  await encodeLinear(m, lora, enc, l, "up_proj", a.h2, a.up, N, { xa: xa.get("up_proj") });
+  await lin("o_proj", a.att, a.xMid, { accumulate: true });
+  await norm(a.xMid, "post_attention_layernorm", a.h2, a.rstd2, N, H);
+  await lin("gate_proj", a.h2, a.gate);
+  await lin("up_proj", a.h2, a.up);
   await encodeSwigluForward(device, enc, a.gate, a.up, a.act, N * I);
   if (opts.output === false) {
-    await encodeLinear(m, lora, enc, l, "down_proj", a.act, xOut, N, { xa: xa.get("down_proj"), xaOnly: true });
+    await lin("down_proj", a.act, xOut, { xaOnly: true });
     return;
   }
   enc.copyBufferToBuffer(a.xMid, 0, xOut, 0, N * H * 4);
-  await encodeLinear(m, lora, enc, l, "down_proj", a.act, xOut, N, { accumulate: true, xa: xa.get("down_proj") });
+  await lin("down_proj", a.act, xOut, { accumulate: true });
 }
 
 /**
@@ -390,23 +356,18 @@ export async function forward(
     device.queue.submit([enc.finish()]);
     enc = commandEncoder(device, "forward");
   }
-  const x = xs[cfg.numLayers];
   const rstdF = buf("rstdF", N);
   const hF = buf("hF", N * H);
-  await encodeRmsNormForward(device, enc, x, weightBuffer(m, "model.norm.weight"), hF, rstdF, {
-    rows: N,
-    C: H,
-    eps: cfg.rmsNormEps,
-  });
+  const normF = weightBuffer(m, "model.norm.weight");
+  await encodeRmsNormForward(device, enc, xs[cfg.numLayers], normF, hF, rstdF, { rows: N, C: H, eps: cfg.rmsNormEps });
   // The fused lm head streams over the vocabulary: no (N, V) logits tensor exists.
   const lm: LmRows = { tgt: batch.targets, logp: buf("logp", N), lse: buf("lm-lse", N), entropy: buf("entropy", N) };
+  // With headRows, the head runs on the rows the loss reads: their hidden states and targets gathered, the results
+  // scattered back (zero on every other row). Without lmHead, no vocabulary head (a scalar head reads hF).
+  const lmHead = o.lmHead ?? true;
+  const R = o.headRows && o.headRows.length < N ? o.headRows.length : N;
   let head: HeadRows | undefined;
-  if (!(o.lmHead ?? true)) {
-    // No vocabulary head (a scalar head reads hF).
-  } else if (o.headRows && o.headRows.length < N) {
-    // The head on the rows the loss reads: their hidden states and targets gathered, the results
-    // scattered back (zero on every other row).
-    const R = o.headRows.length;
+  if (lmHead && o.headRows && R < N) {
     head = {
       R,
       rows: arenaBuffer(device, "lmhead-rows", o.headRows),
@@ -419,35 +380,18 @@ export async function forward(
     buffers.push(head.rows);
     await encodeRowGather(device, enc, head.rows, hF, head.h, R, H);
     await encodeRowGather(device, enc, head.rows, batch.targets, head.tgt, R, 1);
-    if (R > 0) {
-      const dims = { N: R, C: H, V: cfg.vocabSize };
-      const partials = buf("lmhead-partials", lmheadPartialsBytes(dims) / 4);
-      await encodeLmheadForward(device, enc, {
-        h: head.h,
-        w: headBuffer(m),
-        targets: head.tgt,
-        logp: head.logp,
-        lse: head.lse,
-        entropy: head.entropy,
-        partials,
-      }, dims);
-    }
+  }
+  if (lmHead && R > 0) {
+    const dims = { N: R, C: H, V: cfg.vocabSize };
+    const partials = buf("lmhead-partials", lmheadPartialsBytes(dims) / 4);
+    const { h, tgt: targets, logp, lse, entropy } = head ?? { h: hF, ...lm };
+    await encodeLmheadForward(device, enc, { h, w: headBuffer(m), targets, logp, lse, entropy, partials }, dims);
+  }
+  if (head) {
     for (const [from, to] of [[head.logp, lm.logp], [head.lse, lm.lse], [head.entropy, lm.entropy]]) {
       enc.clearBuffer(to, 0, N * 4);
       await encodeRowScatter(device, enc, head.rows, from, to, R, 1);
     }
-  } else {
-    const dims = { N, C: H, V: cfg.vocabSize };
-    const partials = buf("lmhead-partials", lmheadPartialsBytes(dims) / 4);
-    await encodeLmheadForward(device, enc, {
-      h: hF,
-      w: headBuffer(m),
-      targets: lm.tgt,
-      logp: lm.logp,
-      lse: lm.lse,
-      entropy: lm.entropy,
-      partials,
-    }, dims);
   }
   device.queue.submit([enc.finish()]);
   return { batch, xs, layers: scratch ? null : layers, scratch, rstdF, hF, lm, head, buffers };
