@@ -19,7 +19,7 @@ import { type LoraTarget, targetDims, targetModule } from "../../model/lora.ts";
 import { encodeLayerForward, type ForwardResult, type LayerActs } from "./forward.ts";
 import { type GpuFullParams, gradOf } from "./full.ts";
 import { encodeEmbeddingBackward, encodeRowGather, encodeRowScatter } from "./ops.ts";
-import { embedBuffer, type GpuLora, type GpuModel, headBuffer, linearWeight, loraSlot, weightBuffer } from "./state.ts";
+import { type GpuLora, type GpuModel, linearWeight, loraSlot, weightBuffer } from "./state.ts";
 
 /** Records dxOut (N, in) (+)= dy W + LoRA path, and accumulates the slot's dA, dB. */
 async function encodeLinearBackward(
@@ -190,14 +190,14 @@ export async function backward(
         enc,
         {
           h: on.h,
-          w: headBuffer(m),
+          w: m.head,
           targets: on.tgt,
           lse: on.lse,
           g: on.g,
           entropy: gEnt ? on.entropy : undefined,
           gEnt: on.gEnt,
           dh: on.dh,
-          dw: full ? gradOf(full.params, headBuffer(m)) : undefined,
+          dw: full ? gradOf(full.params, m.head) : undefined,
           scratch: buf("lmhead-dz", lmheadScratchBytes(device, dims) / 4),
         },
         dims,
@@ -259,7 +259,7 @@ export async function backward(
   }
   // dx is now dL/dx0, the embedding rows' gradient.
   if (full) {
-    await encodeEmbeddingBackward(device, enc, f.batch.ids, dx, gradOf(full.params, embedBuffer(m)), {
+    await encodeEmbeddingBackward(device, enc, f.batch.ids, dx, gradOf(full.params, m.embed), {
       N,
       H,
       V: cfg.vocabSize,

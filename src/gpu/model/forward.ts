@@ -16,7 +16,7 @@ import { encodeSwigluForward } from "../kernels/swiglu.ts";
 import { type LoraTarget, targetDims, targetModule } from "../../model/lora.ts";
 import { encodeLmheadForward, lmheadPartialsBytes } from "../kernels/lmhead.ts";
 import { encodeEmbedding, encodeRowGather, encodeRowScatter } from "./ops.ts";
-import { embedBuffer, type GpuLora, type GpuModel, headBuffer, linearWeight, loraSlot, weightBuffer } from "./state.ts";
+import { type GpuLora, type GpuModel, linearWeight, loraSlot, weightBuffer } from "./state.ts";
 
 /** A padded batch of token sequences: ids (B, T) and next-token targets (B, T) as u32 buffers. */
 export interface GpuBatch {
@@ -336,7 +336,7 @@ export async function forward(
   }
   let enc = commandEncoder(device, "forward");
   const xs = [buf("x0", N * H)];
-  await encodeEmbedding(device, enc, batch.ids, embedBuffer(m), xs[0], {
+  await encodeEmbedding(device, enc, batch.ids, m.embed, xs[0], {
     N,
     H,
     V: cfg.vocabSize,
@@ -385,7 +385,7 @@ export async function forward(
     const dims = { N: R, C: H, V: cfg.vocabSize };
     const partials = buf("lmhead-partials", lmheadPartialsBytes(dims) / 4);
     const { h, tgt: targets, logp, lse, entropy } = head ?? { h: hF, ...lm };
-    await encodeLmheadForward(device, enc, { h, w: headBuffer(m), targets, logp, lse, entropy, partials }, dims);
+    await encodeLmheadForward(device, enc, { h, w: m.head, targets, logp, lse, entropy, partials }, dims);
   }
   if (head) {
     for (const [from, to] of [[head.logp, lm.logp], [head.lse, lm.lse], [head.entropy, lm.entropy]]) {

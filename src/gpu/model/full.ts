@@ -1,10 +1,10 @@
 // Full fine-tuning state: a gradient and AdamW moments for every f32 weight of the model (tied
 // embeddings share one slot). For small models: every
 // weight, its gradient and two moments live on the GPU at once.
-import { readF32, storageBuffer } from "../device.ts";
+import { storageBuffer } from "../device.ts";
 import { expectedShapes } from "../../model/config.ts";
 import type { Tensor } from "../../model/tensor.ts";
-import { embedBuffer, type GpuModel, headBuffer } from "./state.ts";
+import { f32Weights, type GpuModel, readTensors } from "./state.ts";
 
 /** One trained buffer: its parameter, gradient and moments, `count` floats each. */
 export interface FullSlot {
@@ -36,12 +36,8 @@ function slot(device: GPUDevice, name: string, param: GPUBuffer, count: number):
 export function fullParams(m: GpuModel): GpuFullParams {
   if (m.q4.size > 0) throw new Error("fullParams: the model holds q4 weights; full fine-tuning needs an f32 upload");
   if (m.half.size > 0) throw new Error("fullParams: the model holds f16 weights; full fine-tuning needs an f32 upload");
-  const { device, cfg } = m;
   const slots = new Map<GPUBuffer, FullSlot>();
-  for (const [name, buf] of m.weights) slots.set(buf, slot(device, name, buf, buf.size / 4));
-  const VH = cfg.vocabSize * cfg.hiddenSize;
-  slots.set(embedBuffer(m), slot(device, "model.embed_tokens.weight", embedBuffer(m), VH));
-  if (!slots.has(headBuffer(m))) slots.set(headBuffer(m), slot(device, "lm_head.weight", headBuffer(m), VH));
+  for (const [name, buf] of f32Weights(m)) slots.set(buf, slot(m.device, name, buf, buf.size / 4));
   return { slots };
 }
 
@@ -57,24 +53,18 @@ export function encodeZeroFullGrads(enc: GPUCommandEncoder, f: GpuFullParams): v
   for (const s of f.slots.values()) enc.clearBuffer(s.grad);
 }
 
-/** Reads the gradients back under HF names. */
-export async function readFullGrads(m: GpuModel, f: GpuFullParams): Promise<Map<string, Tensor>> {
-  const out = new Map<string, Tensor>();
+/** Reads one part of every slot (the gradients by default) back under the weights' HF names. */
+export function readFullState(
+  m: GpuModel,
+  f: GpuFullParams,
+  part: "param" | "grad" | "m" | "v" = "grad",
+): Promise<Map<string, Tensor>> {
   const shapes = expectedShapes(m.cfg);
-  for (const [name, buf] of m.weights) {
-    const s = f.slots.get(buf);
-    const shape = shapes.get(name);
-    if (s && shape) out.set(name, { shape, data: await readF32(m.device, s.grad, s.count) });
-  }
-  const { vocabSize: V, hiddenSize: H } = m.cfg;
-  out.set("model.embed_tokens.weight", {
-    shape: [V, H],
-    data: await readF32(m.device, gradOf(f, embedBuffer(m)), V * H),
+  const parts = f32Weights(m).flatMap(([name, buf]) => {
+    const s = f.slots.get(buf), shape = shapes.get(name);
+    return s && shape ? [{ name, shape, buffer: s[part] }] : [];
   });
-  if (m.head !== m.embed) {
-    out.set("lm_head.weight", { shape: [V, H], data: await readF32(m.device, gradOf(f, headBuffer(m)), V * H) });
-  }
-  return out;
+  return readTensors(m.device, parts);
 }
 
 /** Frees the gradients and moments (not the parameters, which belong to the model). */

@@ -5,21 +5,14 @@
 import type { ModelConfig } from "../../model/config.ts";
 import { type LoraAdapter, loraKey, type LoraTarget, targetDims, validateAdapter } from "../../model/lora.ts";
 import { ropeInvFreq } from "../../model/reference.ts";
-import { type Tensor, transpose2d, type Weights } from "../../model/tensor.ts";
+import { numel, type Tensor, transpose2d, type Weights } from "../../model/tensor.ts";
 import { expectedShapes, validateWeights } from "../../model/config.ts";
 import { isQuantizableLinear, type Q4Weight, quantizeQ4 } from "../../model/quant.ts";
 import { fromF16, toF16 } from "../../model/half.ts";
-import { readBuffer, readF32, storageBuffer } from "../device.ts";
+import { readBuffers, storageBuffer } from "../device.ts";
 import type { AdamWState } from "../kernels/adamw.ts";
 import { type Q4WeightGpu, uploadQ4 } from "../kernels/q4matmul.ts";
 import { denoEnv } from "../../core/deno-env.ts";
-
-/** Rows [v0, v0 + rows) of a (V, H) vocabulary matrix in one buffer. */
-export interface VocabChunk {
-  v0: number;
-  rows: number;
-  buf: GPUBuffer;
-}
 
 /** A model's weights on the GPU. */
 export interface GpuModel {
@@ -36,14 +29,10 @@ export interface GpuModel {
    * transposedBase): the forward's x W^T reads W row-fastest (the faster loads). Empty unless asked.
    */
   transposed: Map<string, GPUBuffer>;
-  /**
-   * model.embed_tokens.weight (V, H) in one buffer, bound in row windows of `vocabWindow` rows
-   * when larger than one binding. A one-element list {v0: 0, rows: V} so that readers written
-   * against the earlier chunked layout keep working; use embedBuffer() / readModelWeights().
-   */
-  embed: VocabChunk[];
-  /** The lm head (V, H), same form: the embedding's own list when tied. */
-  head: VocabChunk[];
+  /** model.embed_tokens.weight (V, H), bound in row windows of `vocabWindow` rows when larger than one binding. */
+  embed: GPUBuffer;
+  /** The lm head (V, H): the embedding's own buffer when tied. */
+  head: GPUBuffer;
   /** Vocabulary rows per binding window (V when the matrix fits one binding, else a multiple of 64). */
   vocabWindow: number;
   /** RoPE inverse frequencies (D/2), scaling applied, float64-computed. */
@@ -156,11 +145,9 @@ export function uploadModel(device: GPUDevice, cfg: ModelConfig, w: Weights, o: 
   }
   const embTensor = w.get("model.embed_tokens.weight");
   if (!embTensor) throw new Error("uploadModel: missing model.embed_tokens.weight");
-  const embed = [{ v0: 0, rows: V, buf: storageBuffer(device, "model.embed_tokens.weight", embTensor.data) }];
+  const embed = storageBuffer(device, "model.embed_tokens.weight", embTensor.data);
   const headTensor = w.get("lm_head.weight");
-  const head = cfg.tieWordEmbeddings || !headTensor
-    ? embed
-    : [{ v0: 0, rows: V, buf: storageBuffer(device, "lm_head.weight", headTensor.data) }];
+  const head = cfg.tieWordEmbeddings || !headTensor ? embed : storageBuffer(device, "lm_head.weight", headTensor.data);
   const invFreq = storageBuffer(device, "rope-inv-freq", Float32Array.from(ropeInvFreq(cfg)));
   return {
     device,
@@ -176,36 +163,34 @@ export function uploadModel(device: GPUDevice, cfg: ModelConfig, w: Weights, o: 
   };
 }
 
-/** The (V, H) embedding matrix's buffer. */
-export function embedBuffer(m: GpuModel): GPUBuffer {
-  return m.embed[0].buf;
+/** Every f32 weight's buffer under its HF name: the layers' and norms', then the embedding, then an untied lm head. */
+export function f32Weights(m: GpuModel): [string, GPUBuffer][] {
+  const out: [string, GPUBuffer][] = [...m.weights, ["model.embed_tokens.weight", m.embed]];
+  if (m.head !== m.embed) out.push(["lm_head.weight", m.head]);
+  return out;
 }
 
-/** The (V, H) lm head's buffer (the embedding's when tied). */
-export function headBuffer(m: GpuModel): GPUBuffer {
-  return m.head[0].buf;
+/** Reads buffers back as tensors of the given shapes (f32, or f16 widened to f32) in one submit and map. */
+export async function readTensors(
+  device: GPUDevice,
+  parts: { name: string; shape: number[]; buffer: GPUBuffer; f16?: boolean }[],
+): Promise<Map<string, Tensor>> {
+  const read = await readBuffers(
+    device,
+    parts.map((p) => ({ buffer: p.buffer, bytes: numel(p.shape) * (p.f16 ? 2 : 4) })),
+  );
+  const data = (b: ArrayBuffer, f16?: boolean) => f16 ? fromF16(new Uint16Array(b)) : new Float32Array(b);
+  return new Map(parts.map((p, i) => [p.name, { shape: p.shape, data: data(read[i], p.f16) }]));
 }
 
 /** Reads every f32 weight back under its HF name, f16 ones widened to f32 (q4 projections are not included). */
-export async function readModelWeights(m: GpuModel): Promise<Weights> {
+export function readModelWeights(m: GpuModel): Promise<Weights> {
   const shapes = expectedShapes(m.cfg);
-  const out: Weights = new Map();
-  for (const [name, buf] of m.weights) {
+  const parts = [...f32Weights(m), ...m.half].flatMap(([name, buffer]) => {
     const shape = shapes.get(name);
-    if (shape) out.set(name, { shape, data: await readF32(m.device, buf, buf.size / 4) });
-  }
-  for (const [name, buf] of m.half) {
-    const shape = shapes.get(name);
-    if (!shape) continue;
-    const n = shape.reduce((x, y) => x * y, 1);
-    out.set(name, { shape, data: fromF16(new Uint16Array(await readBuffer(m.device, buf, n * 2))) });
-  }
-  const { vocabSize: V, hiddenSize: H } = m.cfg;
-  out.set("model.embed_tokens.weight", { shape: [V, H], data: await readF32(m.device, embedBuffer(m), V * H) });
-  if (m.head !== m.embed) {
-    out.set("lm_head.weight", { shape: [V, H], data: await readF32(m.device, headBuffer(m), V * H) });
-  }
-  return out;
+    return shape ? [{ name, shape, buffer, f16: m.half.has(name) }] : [];
+  });
+  return readTensors(m.device, parts);
 }
 
 /** The GPU buffer of weight `name`, or an error naming it. */
@@ -223,12 +208,10 @@ export function linearWeight(m: GpuModel, name: string): { buf: GPUBuffer; f16: 
 
 /** Frees every buffer of the model. */
 export function destroyModel(m: GpuModel): void {
-  for (const b of m.weights.values()) b.destroy();
+  for (const [, b] of f32Weights(m)) b.destroy();
   for (const b of m.half.values()) b.destroy();
   for (const b of m.transposed.values()) b.destroy();
   for (const q of m.q4.values()) for (const b of [q.packed, q.scales, q.zeroPoints]) b?.destroy();
-  embedBuffer(m).destroy();
-  if (m.head !== m.embed) headBuffer(m).destroy();
   m.invFreq.destroy();
 }
 
@@ -316,18 +299,14 @@ export function encodeZeroGrads(enc: GPUCommandEncoder, l: GpuLora): void {
   }
 }
 
-async function readPair(
-  device: GPUDevice,
-  l: GpuLora,
-  pick: (s: LoraSlot) => [GPUBuffer, GPUBuffer],
-): Promise<Map<string, Tensor>> {
-  const out = new Map<string, Tensor>();
-  for (const s of l.slots.values()) {
-    const [a, b] = pick(s);
-    out.set(loraKey(s.layer, s.target, "A"), { shape: [l.r, s.in], data: await readF32(device, a, l.r * s.in) });
-    out.set(loraKey(s.layer, s.target, "B"), { shape: [s.out, l.r], data: await readF32(device, b, s.out * l.r) });
-  }
-  return out;
+function readPair(device: GPUDevice, l: GpuLora, pick: (s: LoraSlot) => [GPUBuffer, GPUBuffer]) {
+  return readTensors(
+    device,
+    [...l.slots.values()].flatMap((s) => [
+      { name: loraKey(s.layer, s.target, "A"), shape: [l.r, s.in], buffer: pick(s)[0] },
+      { name: loraKey(s.layer, s.target, "B"), shape: [s.out, l.r], buffer: pick(s)[1] },
+    ]),
+  );
 }
 
 /** Reads the adapter's current parameters back as a PEFT-named LoraAdapter. */

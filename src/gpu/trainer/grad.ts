@@ -5,7 +5,7 @@ import type { Tensor } from "../../model/tensor.ts";
 import { readF32, storageBuffer } from "../device.ts";
 import { backward, reserveStepScratch } from "../model/backward.ts";
 import { destroyForward, forward, type ForwardOptions, uploadBatch } from "../model/forward.ts";
-import { encodeZeroFullGrads, type GpuFullParams, readFullGrads } from "../model/full.ts";
+import { encodeZeroFullGrads, type GpuFullParams, readFullState } from "../model/full.ts";
 import { encodeZeroGrads, type GpuLora, type GpuModel, readAdapterGrads } from "../model/state.ts";
 
 /** One sampled sequence: prompt + completion ids, the prompt's length, and its advantage. */
@@ -95,5 +95,5 @@ export async function fullGradients(
   o: ForwardOptions & { lora?: GpuLora } = {},
 ): Promise<LoraGradResult> {
   const { loss, tokens } = await pgGradients(model, seqs, { ...o, full });
-  return { loss, tokens, grads: await readFullGrads(model, full) };
+  return { loss, tokens, grads: await readFullState(model, full) };
 }

@@ -18,9 +18,15 @@ import { encodeAdamW } from "../../gpu/kernels/adamw.ts";
 import { encodeGradNorm, GRAD_STATS_BYTES, parseGradStats } from "../../gpu/kernels/gradnorm.ts";
 import { backward, reserveStepScratch } from "../../gpu/model/backward.ts";
 import { destroyForward, forward, uploadBatch } from "../../gpu/model/forward.ts";
-import { destroyFullParams, encodeZeroFullGrads, fullParams, type GpuFullParams } from "../../gpu/model/full.ts";
-import { destroyModel, type GpuModel, uploadModel } from "../../gpu/model/state.ts";
-import { expectedShapes, type ModelConfig } from "../../model/config.ts";
+import {
+  destroyFullParams,
+  encodeZeroFullGrads,
+  fullParams,
+  type GpuFullParams,
+  readFullState,
+} from "../../gpu/model/full.ts";
+import { destroyModel, f32Weights, type GpuModel, uploadModel } from "../../gpu/model/state.ts";
+import type { ModelConfig } from "../../model/config.ts";
 import type { Weights } from "../../model/tensor.ts";
 import { decays } from "./model.ts";
 
@@ -189,54 +195,27 @@ export async function evalLoss(tr: Pretrainer, rows: readonly ArrayLike<number>[
 /** Which buffer of every full fine-tuning slot: the parameter, its gradient or one of AdamW's moments. */
 export type SlotPart = "param" | "grad" | "m" | "v";
 
-/** Reads one part of every slot back under the weights' HF names (vocabulary chunks joined). */
-export async function readState(tr: Pretrainer, part: SlotPart = "param"): Promise<Weights> {
-  const m = tr.model;
-  const pick = (buf: GPUBuffer) => {
-    const s = tr.full.slots.get(buf);
-    if (!s) throw new Error(`pretrainer: no slot for ${buf.label}`);
-    return s[part];
-  };
-  const shapes = expectedShapes(m.cfg);
-  const out: Weights = new Map();
-  for (const [name, buf] of m.weights) {
-    const shape = shapes.get(name);
-    if (shape) out.set(name, { shape, data: await readF32(m.device, pick(buf), buf.size / 4) });
-  }
-  const { vocabSize: V, hiddenSize: H } = m.cfg;
-  const join = async (chunks: GpuModel["embed"]) => {
-    const data = new Float32Array(V * H);
-    for (const c of chunks) data.set(await readF32(m.device, pick(c.buf), c.rows * H), c.v0 * H);
-    return { shape: [V, H], data };
-  };
-  out.set("model.embed_tokens.weight", await join(m.embed));
-  if (m.head !== m.embed) out.set("lm_head.weight", await join(m.head));
-  return out;
+/** Reads one part of every slot back under the weights' HF names. */
+export function readState(tr: Pretrainer, part: SlotPart = "param"): Promise<Weights> {
+  return readFullState(tr.model, tr.full, part);
 }
 
-/** Reads every weight back under its HF name (vocabulary chunks joined). */
+/** Reads every weight back under its HF name. */
 export function readWeights(tr: Pretrainer): Promise<Weights> {
   return readState(tr, "param");
 }
 
 /** Restores AdamW's moments (as readState(tr, "m" | "v") returned them) and the applied step count. */
 export function restoreOptimizer(tr: Pretrainer, m: Weights, v: Weights, step: number): void {
-  const model = tr.model;
-  const H = model.cfg.hiddenSize;
-  const put = (name: string, buf: GPUBuffer, rows?: { v0: number; n: number }) => {
+  for (const [name, buf] of f32Weights(tr.model)) {
     const s = tr.full.slots.get(buf);
     const tm = m.get(name), tv = v.get(name);
     if (!s || !tm || !tv) throw new Error(`restoreOptimizer: no moments for ${name}`);
-    const at = rows ? rows.v0 * H : 0;
-    const n = rows ? rows.n * H : s.count;
-    if (tm.data.length < at + n || tv.data.length < at + n) {
+    if (tm.data.length < s.count || tv.data.length < s.count) {
       throw new Error(`restoreOptimizer: moments of ${name} are too short`);
     }
-    writeBuffer(model.device, s.m, tm.data.subarray(at, at + n));
-    writeBuffer(model.device, s.v, tv.data.subarray(at, at + n));
-  };
-  for (const [name, buf] of model.weights) put(name, buf);
-  for (const c of model.embed) put("model.embed_tokens.weight", c.buf, { v0: c.v0, n: c.rows });
-  if (model.head !== model.embed) { for (const c of model.head) put("lm_head.weight", c.buf, { v0: c.v0, n: c.rows }); }
+    writeBuffer(tr.model.device, s.m, tm.data.subarray(0, s.count));
+    writeBuffer(tr.model.device, s.v, tv.data.subarray(0, s.count));
+  }
   tr.step = step;
 }
