@@ -5,7 +5,7 @@
 // Why: the captured graph decodes with ORT's GroupQueryAttention (its graph-capture path: per-row key
 // counts, indirect dispatch), which no other check covers: gqa-check.ts tests GQA's uncaptured prefill
 // and decode, and on SwiftShader that check fails (its prefill path) while the captured decode path
-// is right (measured 2026-12-01: 6e-6 against explicit attention). Where this check fails the sampler
+// is right (docs/policy.md, "Captured decoding"). Where this check fails the sampler
 // decodes without capture. The check with prefill "captured" prefills the prompts with CapturedPrefill
 // (GQA's prefill path under capture) as well and compares the first token's log-probabilities too;
 // where only that one fails the sampler prefills with the policy's own graph.

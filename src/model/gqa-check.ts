@@ -5,7 +5,7 @@
 // subgroup operations, and on SwiftShader (Dawn's CPU adapter, subgroup size 4) that path returns
 // wrong attention for prompts longer than a few tokens, with no error: log-probabilities off by
 // 0.5 at 40 tokens, while the same graph on a device without subgroups (Deno's wgpu) is exact
-// (measured 2026-12-01, onnxruntime-web 1.30). The policy then builds explicit attention instead.
+// (docs/policy.md, "OrtPolicy"). The policy then builds explicit attention instead.
 import type { ModelConfig } from "./config.ts";
 import { makeTinyModel } from "./tiny.ts";
 
