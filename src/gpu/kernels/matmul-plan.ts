@@ -1,11 +1,6 @@
 // The matmul plan: for a product's shape and layout, the kernel it runs on, whether it runs transposed, its K slices,
 // its Dims uniform and grid, its vec4 loads and stores and whether a LoRA tail runs inside it. Pure (no GPU): matmul.ts
-// encodes what this decides. Three kernels share one contract (bindings, Dims, split-K convention):
-//   tile64  matmul.wgsl         64x64 tiles, 4x4 per thread; small products, short K, batches of small matrices
-//   tile96h matmul_t256.wgsl    96x128 tiles, 16x8 threads, 12x8 per thread (matmul-source.ts); both sides >= 128
-//   narrow  matmul_narrow.wgsl  64x16 tiles, for N <= 32 (and, transposed, M <= 32): the LoRA rank products
-// Products with few output tiles and a long contracted dimension are split along K: the slices run as the batches of
-// one dispatch into a scratch buffer, and matmul_splitk_reduce.wgsl sums them into C.
+// encodes what this decides. The kernels, split-K and the vec4 rules: docs/kernels.md, "Matmul".
 import { perfSwitches } from "../switches.ts";
 
 /** Options shared by the kernel and its reference. */
@@ -38,16 +33,11 @@ export interface TailOperands<Buf> {
 /** Options of encodeMatmul beyond the product's shape. */
 export interface EncodeMatmulOpts extends MatmulOpts {
   accumulate?: boolean;
-  /**
-   * (N) f32 added to every row of C after the rest (alpha, accumulate), unbatched products only: in the split-K
-   * reduce where the product is split, else by a reduce-kernel pass of its own after it (the q/k/v biases).
-   */
+  /** (N) f32 added to every row of C after alpha and accumulate (unbatched products: the q/k/v biases). */
   bias?: GPUBuffer;
   /**
-   * C also gets scale * a (M, r) op(b): b (N, r) when transB (the tail's own `transB`, else the product's), else (r, N)
-   * (the LoRA path's product: y += s (x A^T) B^T forward, dx += s (dy B) A backward). Where the product runs on tile96h
-   * unbatched, not transposed, with A not transposed and alpha 1, as a tail of its kernel; otherwise as a second product
-   * accumulated into C after the product and its bias. f32 operands.
+   * C also gets scale * a (M, r) op(b), b (N, r) when transB (the tail's own, else the product's), else (r, N): the
+   * LoRA product, inside tile96h where tailFuses says so, else a second product after the bias. f32 operands.
    */
   tail?: TailOperands<GPUBuffer>;
   /** A (resp. B) holds f16 values (needs the device's shader-f16); products accumulate in f32. */
@@ -62,11 +52,7 @@ export interface EncodeMatmulOpts extends MatmulOpts {
 /** Widest side a product may have to go to the narrow kernel. */
 export const NARROW_MAX = 32;
 
-/**
- * Contracted length at or under which a product with both sides >= 128 runs on tile64 rather than the 128-column tiles
- * (the k/v dx, 6144 x 896 x 128, and a LoRA tail product ran faster there: docs/kernels.md). Not where a LoRA tail would
- * run inside the tile kernel: tile64 would add the tail's own pass over C.
- */
+/** Contracted length at or under which a product runs on tile64 unless its LoRA tail would run inside tile96h. */
 export const SHORT_K = 128;
 
 /**
@@ -87,7 +73,7 @@ export function pickMatmul(o: EncodeMatmulOpts): { variant: MatmulVariant; swap:
 }
 
 /** Output tile (rows, columns) of each kernel. */
-export const TILE: Record<MatmulVariant, [number, number]> = { tile64: [64, 64], tile96h: [96, 128], narrow: [64, 16] };
+const TILE: Record<MatmulVariant, [number, number]> = { tile64: [64, 64], tile96h: [96, 128], narrow: [64, 16] };
 
 /** Workgroups below which a long-K product is split (about two per multiprocessor of a big GPU). */
 const SPLIT_TARGET_WORKGROUPS = 256;
@@ -99,7 +85,7 @@ export const SPLIT_MAX_BYTES = 64 * 2 ** 20;
 const WIDE_SPLIT_MAX_BYTES = 192 * 2 ** 20;
 
 /** The product a kernel runs: `o` itself, or its transpose when `swap`. */
-export function effective(o: EncodeMatmulOpts, swap: boolean): EncodeMatmulOpts {
+function effective(o: EncodeMatmulOpts, swap: boolean): EncodeMatmulOpts {
   if (!swap) return o;
   return {
     ...o,
@@ -124,9 +110,8 @@ export function splitKSlices(o: EncodeMatmulOpts): number {
 export const WIDE_SPLIT_TILES = 512;
 
 /**
- * K slices the knob `wideSplit` gives a product on 128-column tiles with `tiles` 128x128 tiles' area, contracted length K
- * and an (M x N =) `outElems` output: 1 unless the grid is under WIDE_SPLIT_TILES tiles; never slices under SPLIT_MIN_K
- * long or a scratch over SPLIT_MAX_BYTES (WIDE_SPLIT_MAX_BYTES at 5 slices or more). Shared with q4matmul.ts's kernels.
+ * K slices the knob `wideSplit` gives a tile product (f32 or q4) of `tiles` 128x128 tiles' area, contracted length K and
+ * `outElems` outputs: none from WIDE_SPLIT_TILES tiles, no slice under SPLIT_MIN_K, no scratch over the byte caps.
  */
 export function wideSplitSlices(tiles: number, K: number, outElems: number): number {
   const S = perfSwitches().wideSplit;
@@ -153,7 +138,7 @@ function slicesOf(e: EncodeMatmulOpts, variant: MatmulVariant): number {
 }
 
 /** Workgroup bytes of the 128-column tile kernels (f32 and q4) at a contracted step of 16: two (16, 33) tiles of vec4. */
-export const T128_K16_BYTES = 2 * 16 * 33 * 16;
+const T128_K16_BYTES = 2 * 16 * 33 * 16;
 
 /** The tile kernels' contracted step on a device with `workgroupBytes` of workgroup memory: 16 where the tiles fit, else 8. */
 export function tileStep(workgroupBytes: number): 8 | 16 {
@@ -168,42 +153,18 @@ export interface VecLoads {
 
 export const NO_VEC: VecLoads = { a: false, b: false };
 
-/** What vecOperands decides on: one dispatch's Dims fields, its operands' transposes and element types, and the byte offsets of their bindings. */
-export interface LoadLayout {
-  M: number;
-  N: number;
-  /** The batch's (slice's) contracted length, and the whole length when split (kTotal, else 0). */
-  K: number;
-  kTotal: number;
-  strideA: number;
-  strideB: number;
-  transA: boolean;
-  transB: boolean;
-  aF16: boolean;
-  bF16: boolean;
-  offsetA: number;
-  offsetB: number;
-}
-
 /**
- * The operands of a tile dispatch that can load as vec4 along their memory-fastest dimension (A: k, or m when
- * transposed; B: n, or k when transposed): f32 elements, binding offsets on 16 bytes, batch strides and rows along that
- * dimension a multiple of 4 elements (then every vec4 starts on a multiple of 4 and lies wholly inside or outside the
- * valid rows). A k-fastest operand also needs its slices' ends (K, and kTotal - z K of split-K) on a multiple of 4, so
- * that no vec4 straddles the end of the contracted range. A and B decide separately (four pipelines: neither, A, B, both).
+ * The operands of product `e` (Dims words `d`, bindings at byte offsets offA, offB) that load as vec4 along their
+ * memory-fastest dimension: f32, offset on 16 bytes, batch stride and rows a multiple of 4, and for a k-fastest operand
+ * also the slices' ends (K, kTotal) so that no vec4 straddles the contracted range's end. A and B decide apart.
  */
-export function vecOperands(l: LoadLayout): VecLoads {
-  const rowK = l.kTotal === 0 ? l.K : l.kTotal;
-  const kFastest = l.K % 4 === 0 && rowK % 4 === 0;
+function vecOperands(e: EncodeMatmulOpts, d: Uint32Array, offA: number, offB: number): VecLoads {
+  const [M, N, K, , strideA, strideB, , kTotal] = d;
+  const kFastest = K % 4 === 0 && (kTotal === 0 ? K : kTotal) % 4 === 0;
   return {
-    a: !l.aF16 && l.offsetA % 16 === 0 && l.strideA % 4 === 0 && (l.transA ? l.M % 4 === 0 : kFastest),
-    b: !l.bF16 && l.offsetB % 16 === 0 && l.strideB % 4 === 0 && (l.transB ? kFastest : l.N % 4 === 0),
+    a: !e.aF16 && offA % 16 === 0 && strideA % 4 === 0 && (e.transA ? M % 4 === 0 : kFastest),
+    b: !e.bF16 && offB % 16 === 0 && strideB % 4 === 0 && (e.transB ? kFastest : N % 4 === 0),
   };
-}
-
-/** Whether a tile kernel's C (row length N, batch stride `strideC`, binding offset `offsetC` in bytes) takes vec4 stores. */
-export function vecC(N: number, strideC: number, offsetC: number): boolean {
-  return N % 4 === 0 && strideC % 4 === 0 && offsetC % 16 === 0;
 }
 
 /** A product as encodeMatmulBindings dispatches it: the kernel, the product it runs (`e`, transposed when `swap`), its Dims and grid, and the vec4 loads. */
@@ -246,24 +207,9 @@ export function planMatmul(o: EncodeMatmulOpts, offsetA: number, offsetB: number
     u.set([e.broadcastA ? 0 : M * K, e.broadcastB ? 0 : K * N, M * N, 0], 4);
   }
   const tiled = variant === "tile96h";
-  const vec = tiled
-    ? vecOperands({
-      M,
-      N,
-      K: u[2],
-      kTotal: u[7],
-      strideA: u[4],
-      strideB: u[5],
-      transA: e.transA ?? false,
-      transB: e.transB ?? false,
-      aF16: e.aF16 ?? false,
-      bF16: e.bF16 ?? false,
-      offsetA: offA,
-      offsetB: offB,
-    })
-    : NO_VEC;
-  // Split: the slices go to the scratch (offset 0, slices M N apart).
-  const c4 = tiled && !swap && vecC(N, u[6], slices > 1 ? 0 : offsetC);
+  const vec = tiled ? vecOperands(e, u, offA, offB) : NO_VEC;
+  // vec4 stores: rows and batch stride whole quads, the binding on 16 bytes (split: the scratch at offset 0).
+  const c4 = tiled && !swap && N % 4 === 0 && u[6] % 4 === 0 && (slices > 1 ? 0 : offsetC) % 16 === 0;
   return { variant, swap, e, slices, dims: u, grid: [Math.ceil(N / tn), Math.ceil(M / tm), z], vec, c4 };
 }
 
@@ -297,23 +243,6 @@ export function storesVec4(o: EncodeMatmulOpts, offsetC = 0): boolean {
 export function vecLoads(o: EncodeMatmulOpts, offsetA = 0, offsetB = 0): VecLoads {
   const p = planMatmul(o, offsetA, offsetB);
   return p.swap ? { a: p.vec.b, b: p.vec.a } : p.vec;
-}
-
-/**
- * The label of a tile96h pipeline (a profile names kernels by it): the step, the vec4 loads, the transposes, the tail,
- * its quad loads and the vec4 stores.
- */
-export function tileLabel(
-  tk: number,
-  e: EncodeMatmulOpts,
-  vec: VecLoads,
-  tail: boolean,
-  tq: boolean,
-  c4: boolean,
-): string {
-  return `matmul_t96h${tk === 8 ? "" : `_k${tk}`}${vec.a || vec.b ? `_v${vec.a ? "A" : ""}${vec.b ? "B" : ""}` : ""}${
-    e.transA ? "_tA" : ""
-  }${e.transB ? "_tB" : ""}${tail ? "_tail" : ""}${tq ? "_tq" : ""}${c4 ? "_c4" : ""}`;
 }
 
 /** Floating-point operations of one matmul, for throughput figures. */

@@ -4,16 +4,15 @@
 import { CALL_SCRATCH, computePipeline, dispatch, existingScratch, sharedScratch, uniformBuffer } from "../device.ts";
 import {
   type EncodeMatmulOpts,
-  type MatmulVariant,
+  type MatmulPlan,
   planMatmul,
   quadTailFits,
   SPLIT_MAX_BYTES,
   tailFuses,
   tailLayout,
-  tileLabel,
   tileStep,
-  type VecLoads,
 } from "./matmul-plan.ts";
+import { grid } from "./layer-common.ts";
 import { tile96hBody, typedSource } from "./matmul-source.ts";
 import source64 from "./matmul.wgsl" with { type: "text" };
 import sourceNarrow from "./matmul_narrow.wgsl" with { type: "text" };
@@ -23,15 +22,12 @@ export {
   type EncodeMatmulOpts,
   MATMUL_VARIANTS,
   matmulFlops,
-  type MatmulOpts,
   type MatmulVariant,
   pickMatmul,
-  SHORT_K,
   splitKSlices,
   storesVec4,
   tailFused,
   vecLoads,
-  WIDE_SPLIT_TILES,
   wideSplitSlices,
 } from "./matmul-plan.ts";
 
@@ -41,11 +37,9 @@ export function scratchBuffer(device: GPUDevice, bytes: number): GPUBuffer {
 }
 
 /**
- * Whether a split product's partials of `bytes` go to the call scratch (device.ts CALL_SCRATCH: the attention backward's
- * dq partials, idle between calls) rather than the split scratch: a wide split's (over SPLIT_MAX_BYTES: wideSplit 5-8)
- * where that scratch already holds them. Then the split scratch never grows past SPLIT_MAX_BYTES for them, and the
- * recomputed step's peak stays where it was. A q4 product that dequantises its weight (knob q4deq) asks first and puts
- * the weight in the other one.
+ * Whether a split product's partials of `bytes` go to the call scratch (device.ts CALL_SCRATCH) rather than the split
+ * scratch: a wide split's (over SPLIT_MAX_BYTES) where that scratch already holds them, so that the split scratch does
+ * not grow for them (docs/kernels.md, "Matmul", split-K).
  */
 export function wideSplitInCallScratch(device: GPUDevice, bytes: number): boolean {
   if (bytes <= SPLIT_MAX_BYTES) return false;
@@ -68,54 +62,30 @@ export function t128Step(device: GPUDevice): 8 | 16 {
   return tileStep(device.limits.maxComputeWorkgroupStorageSize);
 }
 
-/** A tile96h pipeline, with the LoRA tail where `tailB` gives its b2 layout (quad loads where they fit) and vec4 stores where `c4`. */
-function tilePipeline(
-  device: GPUDevice,
-  e: EncodeMatmulOpts,
-  vec: VecLoads,
-  tailB: boolean | undefined,
-  constants: Record<string, number>,
-  c4: boolean,
-): Promise<GPUComputePipeline> {
-  const tk = e.step ?? t128Step(device);
-  const tail = tailB !== undefined;
-  const tq = tail && quadTailFits(e, tailB);
-  const label = tileLabel(tk, e, vec, tail, tq, c4);
-  return computePipeline(
-    device,
-    label,
-    typedSource(tile96hBody(tk, tailB, tq, c4), e.aF16 ?? false, e.bF16 ?? false, vec, c4),
-    constants,
-  );
-}
-
-/** `tailB`: the LoRA tail's b2 layout where the kernel runs one (tailLayout), undefined for none. */
-function pipelineFor(
-  device: GPUDevice,
-  variant: MatmulVariant,
-  e: EncodeMatmulOpts,
-  accumulate: boolean,
-  transC: boolean,
-  vec: VecLoads,
-  tailB?: boolean,
-  c4 = false,
-): Promise<GPUComputePipeline> {
-  const constants: Record<string, number> = {
-    TRANS_A: e.transA ? 1 : 0,
-    TRANS_B: e.transB ? 1 : 0,
-    ACCUMULATE: accumulate ? 1 : 0,
-  };
+/**
+ * The pipeline of plan `p` (with the LoRA tail of b2 layout `tailB` inside, where given). A tile96h label names its
+ * variant (a profile names kernels by it): the step, the vec4 loads, the transposes, the tail, its quad loads, vec4 stores.
+ */
+function pipelineFor(device: GPUDevice, p: MatmulPlan, accumulate: boolean, tailB?: boolean) {
+  const { e, vec, c4 } = p;
+  const constants = { TRANS_A: e.transA ? 1 : 0, TRANS_B: e.transB ? 1 : 0, ACCUMULATE: accumulate ? 1 : 0 };
   const aF16 = e.aF16 ?? false, bF16 = e.bF16 ?? false;
-  switch (variant) {
+  switch (p.variant) {
     case "tile64":
       return computePipeline(device, "matmul", typedSource(source64, aF16, bF16), constants);
-    case "tile96h":
-      return tilePipeline(device, e, vec, tailB, constants, c4);
-    case "narrow":
-      return computePipeline(device, "matmul_narrow", typedSource(sourceNarrow, aF16, bF16), {
-        ...constants,
-        TRANS_C: transC ? 1 : 0,
-      });
+    case "narrow": {
+      const narrow = typedSource(sourceNarrow, aF16, bF16);
+      return computePipeline(device, "matmul_narrow", narrow, { ...constants, TRANS_C: p.swap ? 1 : 0 });
+    }
+    case "tile96h": {
+      const tk = e.step ?? t128Step(device);
+      const tq = tailB !== undefined && quadTailFits(e, tailB);
+      const flags = [e.transA && "_tA", e.transB && "_tB", tailB !== undefined && "_tail", tq && "_tq", c4 && "_c4"];
+      const v = vec.a || vec.b ? `_v${vec.a ? "A" : ""}${vec.b ? "B" : ""}` : "";
+      const label = `matmul_t96h${tk === 8 ? "" : `_k${tk}`}${v}${flags.filter(Boolean).join("")}`;
+      const code = typedSource(tile96hBody(tk, tailB, tq, c4), aF16, bF16, vec, c4);
+      return computePipeline(device, label, code, constants);
+    }
   }
 }
 
@@ -171,13 +141,13 @@ export async function encodeMatmulBindings(
   const dims = uniformBuffer(device, "matmul-dims", p.dims);
   if (p.slices > 1) {
     const part = splitPartials(device, 4 * p.slices * M * N, [a.buffer, b.buffer, c.buffer, ...(t ? [t.a, t.b] : [])]);
-    const pipeline = await pipelineFor(device, p.variant, e, false, p.swap, p.vec, tailLayout(o), p.c4);
+    const pipeline = await pipelineFor(device, p, false, tailLayout(o));
     dispatch(device, enc, pipeline, [x, y, part, dims, ...tailBind], p.grid);
     const bias = o.bias ? { bias: o.bias, N: o.N } : undefined;
     await encodeSplitReduce(device, enc, part, c, M * N, p.slices, alpha, accumulate, bias);
     return;
   }
-  const pipeline = await pipelineFor(device, p.variant, e, accumulate, p.swap, p.vec, tailLayout(o), p.c4);
+  const pipeline = await pipelineFor(device, p, accumulate, tailLayout(o));
   dispatch(device, enc, pipeline, [x, y, c, dims, ...tailBind], p.grid);
   // C += bias: the reduce's bias entry over no slices (its partials binding unread; any buffer but C).
   if (o.bias) {
@@ -198,14 +168,8 @@ export function encodeTailProduct(
   N: number,
   transB: boolean,
 ): Promise<void> {
-  return encodeMatmulBindings(device, enc, { buffer: t.a }, { buffer: t.b }, c, {
-    M,
-    N,
-    K: t.r,
-    transB,
-    alpha: t.scale,
-    accumulate: true,
-  });
+  const o = { M, N, K: t.r, transB, alpha: t.scale, accumulate: true };
+  return encodeMatmulBindings(device, enc, { buffer: t.a }, { buffer: t.b }, c, o);
 }
 
 /**
@@ -230,8 +194,6 @@ export async function encodeSplitReduce(
   const prm = new ArrayBuffer(16);
   new Uint32Array(prm).set([MN, S, 0, bias?.N ?? 0]);
   new Float32Array(prm)[2] = alpha;
-  const groups = Math.ceil(MN / 256);
-  const gx = Math.min(groups, 65535);
   const params = uniformBuffer(device, "matmul-splitk-params", new Uint32Array(prm));
-  dispatch(device, enc, reduce, bias ? [part, c, params, bias.bias] : [part, c, params], [gx, Math.ceil(groups / gx)]);
+  dispatch(device, enc, reduce, bias ? [part, c, params, bias.bias] : [part, c, params], grid(MN, 256));
 }
