@@ -1,14 +1,9 @@
-// Wrappers of the causal grouped-query attention kernels: the register-blocked attention_rb.wgsl (forward) and
-// attention_bwd_dkv_rb.wgsl (backward) with dq fused into it (attention_delta.wgsl, the dk/dv kernel with
-// attention_dq_partial.wgsl, then attention_dq_reduce.wgsl; attention_bwd_dq_rb.wgsl where the dq scratch would not
-// fit); attention_dims.wgsl and attention_rb_common.wgsl are appended to the *_rb.wgsl. They read rows as vec4: where
-// D % 4 != 0 (no real model) the tensors are widened to D rounded up to 4 with zero columns (attention_pad.wgsl) and the
-// results narrowed back.
-// Layouts in docs/kernels.md.
+// Wrappers of the causal grouped-query attention kernels: the register-blocked forward, the backward with dq fused into
+// the dk/dv kernel (or by its own kernel where the scratch would not fit), D widened to a multiple of 4 where it is not.
+// Layouts, passes and why: docs/kernels.md, "Causal GQA attention".
 import { CALL_SCRATCH, computePipeline, dispatch, sharedScratch, uniformBuffer } from "../device.ts";
 import { checkSizes, grid } from "./layer-common.ts";
 import { scratchBuffer } from "./matmul.ts";
-import type { Bindable } from "../recorder.ts";
 import forwardBlockedSource from "./attention_rb.wgsl" with { type: "text" };
 import dkvBlockedSource from "./attention_bwd_dkv_rb.wgsl" with { type: "text" };
 import dqBlockedSource from "./attention_bwd_dq_rb.wgsl" with { type: "text" };
@@ -70,13 +65,7 @@ export interface AttentionForwardBuffers {
 }
 
 /** Buffers of the backward: the forward's inputs and outputs, dout, the gradients, and a (B, H, T) scratch for delta. */
-export interface AttentionBackwardBuffers {
-  q: GPUBuffer;
-  k: GPUBuffer;
-  v: GPUBuffer;
-  lens: GPUBuffer;
-  o: GPUBuffer;
-  lse: GPUBuffer;
+export interface AttentionBackwardBuffers extends AttentionForwardBuffers {
   dout: GPUBuffer;
   dq: GPUBuffer;
   dk: GPUBuffer;
@@ -85,9 +74,8 @@ export interface AttentionBackwardBuffers {
 }
 
 /**
- * Options of both passes: the softmax scale (default 1/sqrt(D)), a cap on workgroup memory (tests, tuning) and one on
- * the scratch of the fused dq ( default DQ_SCRATCH_CAP and the device's largest storage binding:
- * past it the dq kernel runs instead).
+ * Options of both passes: the softmax scale (default 1/sqrt(D)), a cap on workgroup memory (tests) and one on the fused
+ * dq's scratch (default DQ_SCRATCH_CAP, and the device's limits; past it the dq kernel runs instead).
  */
 export interface AttentionOpts {
   scale?: number;
@@ -116,54 +104,32 @@ function tensorRows(a: AttentionDims, name: Tensor): number {
 }
 
 /** Records a copy of `rows` rows of `from` floats into rows of `to` floats, zeros past `from` (attention_pad.wgsl). */
-async function encodeRepad(
-  device: GPUDevice,
-  enc: GPUCommandEncoder,
-  src: GPUBuffer,
-  dst: GPUBuffer,
-  rows: number,
-  from: number,
-  to: number,
-) {
-  const pipeline = await computePipeline(device, "attention-pad", padSource, { SRC_W: from, DST_W: to });
-  const count = uniformBuffer(device, "attention-pad-count", new Uint32Array([rows * to, 0, 0, 0]));
-  dispatch(device, enc, pipeline, [src, dst, count], grid(rows * to, 64));
+async function encodeRepad(c: Call, src: GPUBuffer, dst: GPUBuffer, rows: number, from: number, to: number) {
+  const pipeline = await computePipeline(c.device, "attention-pad", padSource, { SRC_W: from, DST_W: to });
+  const count = uniformBuffer(c.device, "attention-pad-count", new Uint32Array([rows * to, 0, 0, 0]));
+  dispatch(c.device, c.enc, pipeline, [src, dst, count], grid(rows * to, 64));
 }
 
 /**
  * For D % 4 != 0: the buffers with the named tensors replaced by widened ones (a device scratch per tensor), those of
  * `inputs` copied in with zero columns.
  */
-async function widen<T extends Partial<AttentionBackwardBuffers>>(
-  device: GPUDevice,
-  enc: GPUCommandEncoder,
-  buf: T,
-  a: AttentionDims,
-  names: Tensor[],
-  inputs: Tensor[],
-): Promise<T> {
-  const D = widened(a).D;
+async function widen<T extends Partial<AttentionBackwardBuffers>>(c: Call, buf: T, names: Tensor[], inputs: Tensor[]) {
+  const D = widened(c.a).D;
   const out = { ...buf };
   for (const name of names) {
-    const rows = tensorRows(a, name);
-    const wide = sharedScratch(device, `attention-wide-${name}`, rows * D * 4);
-    if (inputs.includes(name)) await encodeRepad(device, enc, buf[name]!, wide, rows, a.D, D);
+    const rows = tensorRows(c.a, name);
+    const wide = sharedScratch(c.device, `attention-wide-${name}`, rows * D * 4);
+    if (inputs.includes(name)) await encodeRepad(c, buf[name]!, wide, rows, c.a.D, D);
     out[name] = wide as T[Tensor];
   }
   return out;
 }
 
 /** Records the widened results' first D columns into the caller's buffers. */
-async function narrow<T extends Partial<AttentionBackwardBuffers>>(
-  device: GPUDevice,
-  enc: GPUCommandEncoder,
-  wide: T,
-  buf: T,
-  a: AttentionDims,
-  names: Tensor[],
-) {
+async function narrow<T extends Partial<AttentionBackwardBuffers>>(c: Call, wide: T, buf: T, names: Tensor[]) {
   for (const name of names) {
-    await encodeRepad(device, enc, wide[name]!, buf[name]!, tensorRows(a, name), widened(a).D, a.D);
+    await encodeRepad(c, wide[name]!, buf[name]!, tensorRows(c.a, name), widened(c.a).D, c.a.D);
   }
 }
 
@@ -188,6 +154,14 @@ function validate(a: AttentionDims, buf: Partial<AttentionBackwardBuffers>): voi
   if (a.D < 1 || a.D > ATTENTION_MAX_D) throw new Error(`attention: head dim ${a.D} outside 1..${ATTENTION_MAX_D}`);
 }
 
+/** One call's device, encoder, dims (D widened where the kernels run) and cap on workgroup memory. */
+interface Call {
+  device: GPUDevice;
+  enc: GPUCommandEncoder;
+  a: AttentionDims;
+  cap?: number;
+}
+
 /** Records the forward: o and lse are fully written (padded rows get zeros). */
 export async function encodeAttentionForward(
   device: GPUDevice,
@@ -198,19 +172,17 @@ export async function encodeAttentionForward(
 ): Promise<void> {
   const scale = opts.scale ?? 1 / Math.sqrt(a.D);
   validate(a, buf);
-  if (a.D % 4 === 0) return encodeBlockedForward(device, enc, buf, a, scale, opts.workgroupBytes);
-  const wide = await widen(device, enc, buf, a, ["q", "k", "v", "o"], ["q", "k", "v"]);
-  await encodeBlockedForward(device, enc, wide, widened(a), scale, opts.workgroupBytes);
-  await narrow(device, enc, wide, buf, a, ["o"]);
+  const c: Call = { device, enc, a, cap: opts.workgroupBytes };
+  if (a.D % 4 === 0) return encodeBlockedForward(c, buf, scale);
+  const wide = await widen(c, buf, ["q", "k", "v", "o"], ["q", "k", "v"]);
+  await encodeBlockedForward({ ...c, a: widened(a) }, wide, scale);
+  await narrow(c, wide, buf, ["o"]);
 }
 
-/** (rows a workgroup owns, rows per streamed tile) of the register-blocked backward kernels, largest first. */
-const BLOCKED_TILES: ReadonlyArray<readonly [number, number]> = [[32, 16], [32, 8], [16, 16], [16, 8], [8, 8], [8, 4], [
-  4,
-  4,
-]];
+/** (rows a workgroup owns, rows per streamed tile) of the register-blocked kernels, largest first. */
+const BLOCKED_TILES = [[32, 16], [32, 8], [16, 16], [16, 8], [8, 8], [8, 4], [4, 4]] as const;
 
-/** Tiles and thread blocks of a register-blocked backward kernel (attention_bwd_*_rb.wgsl). */
+/** Tiles and thread blocks of a register-blocked kernel. */
 export interface BlockedTiles {
   /** Rows a workgroup owns (its 4 * own threads' sums: 4 rows each). */
   own: number;
@@ -244,15 +216,8 @@ export function blockedTiles(
   return { own, tile, fOwn, fTile: tile / (4 * fOwn), JMAX: d4 > 16 ? 2 : 1 };
 }
 
-/** Records the register-blocked forward (D % 4 == 0). */
-async function encodeBlockedForward(
-  device: GPUDevice,
-  enc: GPUCommandEncoder,
-  buf: AttentionForwardBuffers,
-  a: AttentionDims,
-  scale: number,
-  cap?: number,
-) {
+/** Records the register-blocked forward. */
+async function encodeBlockedForward({ device, enc, a, cap }: Call, buf: AttentionForwardBuffers, scale: number) {
   const t = blockedTiles(device, a.D, forwardBlockedWords, cap);
   const code = blockedSource("attention_rb.wgsl", forwardBlockedSource, false);
   const pipeline = await computePipeline(device, "attention-forward-blocked", code, blockedConstants(a.D, t, false));
@@ -271,47 +236,14 @@ export function forwardBlockedWords(own: number, tile: number, s: number): numbe
   return own * s + 2 * tile * s + tile * (own + 4) + own * 4 * fOwn + 3 * own;
 }
 
-/** Records the register-blocked backward (D % 4 == 0) without the fused dq: dq and delta, then dk and dv. */
-async function encodeBlockedBackward(
-  device: GPUDevice,
-  enc: GPUCommandEncoder,
-  buf: AttentionBackwardBuffers,
-  a: AttentionDims,
-  dims: GPUBuffer,
-  cap?: number,
-) {
-  // q, dout, k, v tiles, the dS tile, lse and delta of the owned rows.
-  const dqT = blockedTiles(device, a.D, (own, tile, s) => 2 * own * s + 2 * tile * s + own * tile + 2 * own, cap);
-  const code = blockedSource("attention_bwd_dq_rb.wgsl", dqBlockedSource, true);
-  const dq = await computePipeline(device, "attention-backward-dq-blocked", code, blockedConstants(a.D, dqT, false));
-  const groups = [Math.ceil(a.T / dqT.own), a.H, a.B] as const;
-  dispatch(device, enc, dq, [buf.q, buf.k, buf.v, buf.o, buf.dout, buf.lse, buf.lens, buf.dq, buf.delta, dims], groups);
-  await encodeDkv(device, enc, buf, a, dims, blockedTiles(device, a.D, DKV_WORDS, cap));
-}
+/** Workgroup words of attention_bwd_dkv_rb.wgsl: k, v, q, dout tiles, P and dS tiles, lse and delta of the streamed rows. */
+const DKV_WORDS = (own: number, tile: number, s: number) => 2 * own * s + 2 * tile * s + 2 * own * tile + 2 * tile;
 
 /**
- * Workgroups sharing one (batch, kv head, key block) of the dk/dv kernel: every query head of a group gets its own
- * (H / Hkv), and a reduce sums their partial dk and dv. Why: at the 0.5B shape (7 heads a group, 768 tokens) one
- * workgroup per group is one wave of a big GPU, whose first key block's 7 x 48 query tiles run in one workgroup while
- * the last block's take 7 x 2; split, 2,688 workgroups of at most 48 tiles.
+ * Where the dk/dv kernel writes: dk and dv, or with `parts` (the query heads of a kv group) > 1 their partial sums,
+ * (B, T, Hkv, parts, D) each, in two windows of the split-K scratch (docs/kernels.md: no memory added).
  */
-export function dkvParts(a: AttentionDims): number {
-  return a.H / a.Hkv;
-}
-
-/**
- * Where the dk/dv kernel writes: dk and dv, or with parts > 1 the partial sums, (B, T, Hkv, parts, D) each, as two
- * windows of the device's split-K scratch (matmul.ts scratchBuffer). It lives only from the dk/dv kernel to the reduce
- * right after it, where no product runs, and at the 0.5B step (44 MB of partials) the products' splits have already
- * grown it to 63 MiB: no buffer of its own, so the recomputed step's peak stays where it was (its own two buffers added
- * 44 MB, over the 3 GB the recomputed step is held to).
- */
-function dkvTargets(
-  device: GPUDevice,
-  buf: AttentionBackwardBuffers,
-  a: AttentionDims,
-  parts: number,
-): { dk: Bindable; dv: Bindable } {
+function dkvTargets(device: GPUDevice, buf: AttentionBackwardBuffers, a: AttentionDims, parts: number) {
   if (parts === 1) return { dk: buf.dk, dv: buf.dv };
   const bytes = a.B * a.T * a.Hkv * parts * a.D * 4;
   const align = device.limits.minStorageBufferOffsetAlignment;
@@ -321,19 +253,12 @@ function dkvTargets(
 }
 
 /**
- * Records the dk/dv kernel on tiles `kvT`, with the fused dq's partials into `dqp` where given, and with parts > 1 the
- * sums of its parts into dk and dv (attention_dkv_reduce.wgsl).
+ * Records the dk/dv kernel on tiles `kvT`, a workgroup per query head of a kv group, with the fused dq's partials into
+ * `dqp` where given, then the sum of the heads' parts into dk and dv (attention_dkv_reduce.wgsl).
  */
-async function encodeDkv(
-  device: GPUDevice,
-  enc: GPUCommandEncoder,
-  buf: AttentionBackwardBuffers,
-  a: AttentionDims,
-  dims: GPUBuffer,
-  kvT: BlockedTiles,
-  dqp?: GPUBuffer,
-) {
-  const parts = dkvParts(a);
+async function encodeDkv(c: Call, buf: AttentionBackwardBuffers, dims: GPUBuffer, kvT: BlockedTiles, dqp?: GPUBuffer) {
+  const { device, enc, a } = c;
+  const parts = a.H / a.Hkv;
   const code = blockedSource("attention_bwd_dkv_rb.wgsl", dkvBlockedSource, true, { DQ_PARTIAL: !!dqp });
   const dkv = await computePipeline(
     device,
@@ -357,15 +282,10 @@ async function encodeDkv(
   ];
   dispatch(device, enc, dkv, bind, [Math.ceil(a.T / kvT.own), a.Hkv * parts, a.B]);
   if (parts === 1) return;
-  const reduce = await computePipeline(device, "attention-backward-dkv-reduce", withDims(dkvReduceSource), {
-    D4: a.D / 4,
-    PARTS: parts,
-  });
+  const consts = { D4: a.D / 4, PARTS: parts };
+  const reduce = await computePipeline(device, "attention-backward-dkv-reduce", withDims(dkvReduceSource), consts);
   dispatch(device, enc, reduce, [out.dk, out.dv, buf.dk, buf.dv, dims], grid(a.B * a.T * a.Hkv * (a.D / 4), 64));
 }
-
-/** Workgroup words of attention_bwd_dkv_rb.wgsl: k, v, q, dout tiles, P and dS tiles, lse and delta of the streamed rows. */
-const DKV_WORDS = (own: number, tile: number, s: number) => 2 * own * s + 2 * tile * s + 2 * own * tile + 2 * tile;
 
 /**
  * Bytes of the fused dq's scratch (attention_dqp_layout.wgsl) for key blocks of `BK` rows: block kb holds B (T - kb BK)
@@ -377,10 +297,7 @@ export function dqScratchBytes(a: AttentionDims, BK: number): number {
   return rows * a.B * a.H * a.D * 4;
 }
 
-/**
- * The fused dq's scratch at most (512 MiB): pretraining's 16 x 1024 needs 415 MB and the 0.5B step's 8 x 768 275 MB,
- * both faster fused (docs/kernels.md); larger batches keep the dq kernel rather than hold more memory.
- */
+/** The fused dq's scratch at most: larger batches keep the dq kernel rather than hold more memory. */
 export const DQ_SCRATCH_CAP = 512 * 2 ** 20;
 
 /**
@@ -402,38 +319,6 @@ export function attentionBackwardScratchBytes(
   return bytes > limit ? 0 : bytes;
 }
 
-/**
- * Records the backward with dq fused into the dk/dv kernel (D % 4 == 0): delta by its own pass, the
- * dk/dv kernel writing each key block's dS K to a scratch, then a reduce of the blocks into dq. False (nothing
- * recorded) where the scratch would exceed opts.dqScratchBytes (default DQ_SCRATCH_CAP) or the device's storage binding
- * and buffer limits.
- */
-async function encodeFusedDqBackward(
-  device: GPUDevice,
-  enc: GPUCommandEncoder,
-  buf: AttentionBackwardBuffers,
-  a: AttentionDims,
-  dims: GPUBuffer,
-  opts: AttentionOpts,
-): Promise<boolean> {
-  const kvT = blockedTiles(device, a.D, DKV_WORDS, opts.workgroupBytes);
-  const bytes = attentionBackwardScratchBytes(device, a, opts);
-  if (bytes === 0) return false;
-  const D4 = a.D / 4;
-  const delta = await computePipeline(device, "attention-backward-delta", withDims(deltaSource), { D4 });
-  dispatch(device, enc, delta, [buf.o, buf.dout, buf.lens, buf.delta, dims], grid(a.B * a.H * a.T, 64));
-  const dqp = sharedScratch(device, CALL_SCRATCH, Math.max(bytes, 16));
-  await encodeDkv(device, enc, buf, a, dims, kvT, dqp);
-  const reduce = await computePipeline(
-    device,
-    "attention-backward-dq-reduce",
-    `${withDims(dqReduceSource)}\n${dqpLayoutSource}`,
-    { D4, BK: kvT.own },
-  );
-  dispatch(device, enc, reduce, [dqp, buf.lens, buf.dq, dims], grid(a.B * a.T * a.H * D4, 64));
-  return true;
-}
-
 /** Records the backward (dq and delta first, then dk and dv); every gradient element is written. */
 export async function encodeAttentionBackward(
   device: GPUDevice,
@@ -445,27 +330,36 @@ export async function encodeAttentionBackward(
   const scale = opts.scale ?? 1 / Math.sqrt(a.D);
   validate(a, buf);
   const dims = dimsUniform(device, "attention-backward-dims", a, scale);
-  if (a.D % 4 === 0) return encodeBlockedBackwardAny(device, enc, buf, a, dims, opts);
-  const wide = await widen(device, enc, buf, a, ["q", "k", "v", "o", "dout", "dq", "dk", "dv"], [
-    "q",
-    "k",
-    "v",
-    "o",
-    "dout",
-  ]);
-  await encodeBlockedBackwardAny(device, enc, wide, widened(a), dims, opts);
-  await narrow(device, enc, wide, buf, a, ["dq", "dk", "dv"]);
+  const c: Call = { device, enc, a, cap: opts.workgroupBytes };
+  if (a.D % 4 === 0) return encodeBlockedBackward(c, buf, dims, opts);
+  const wide = await widen(c, buf, ["q", "k", "v", "o", "dout", "dq", "dk", "dv"], ["q", "k", "v", "o", "dout"]);
+  await encodeBlockedBackward({ ...c, a: widened(a) }, wide, dims, opts);
+  await narrow(c, wide, buf, ["dq", "dk", "dv"]);
 }
 
-/** dq fused into the dk/dv kernel where its scratch fits, else the dq kernel then the dk/dv kernel (D % 4 == 0). */
-async function encodeBlockedBackwardAny(
-  device: GPUDevice,
-  enc: GPUCommandEncoder,
-  buf: AttentionBackwardBuffers,
-  a: AttentionDims,
-  dims: GPUBuffer,
-  opts: AttentionOpts,
-) {
-  if (await encodeFusedDqBackward(device, enc, buf, a, dims, opts)) return;
-  return encodeBlockedBackward(device, enc, buf, a, dims, opts.workgroupBytes);
+/**
+ * Records the register-blocked backward: where the fused dq's scratch fits, delta, the dk/dv kernel writing each key
+ * block's dS K to the call scratch and their reduce into dq; else the dq kernel (with delta), then the dk/dv kernel.
+ */
+async function encodeBlockedBackward(c: Call, buf: AttentionBackwardBuffers, dims: GPUBuffer, opts: AttentionOpts) {
+  const { device, enc, a } = c;
+  const kvT = blockedTiles(device, a.D, DKV_WORDS, c.cap);
+  const bytes = attentionBackwardScratchBytes(device, a, opts);
+  if (bytes === 0) {
+    // Workgroup words: q, dout, k, v tiles, the dS tile, lse and delta of the owned rows.
+    const dqT = blockedTiles(device, a.D, (own, tile, s) => 2 * own * s + 2 * tile * s + own * tile + 2 * own, c.cap);
+    const code = blockedSource("attention_bwd_dq_rb.wgsl", dqBlockedSource, true);
+    const dq = await computePipeline(device, "attention-backward-dq-blocked", code, blockedConstants(a.D, dqT, false));
+    const bind = [buf.q, buf.k, buf.v, buf.o, buf.dout, buf.lse, buf.lens, buf.dq, buf.delta, dims];
+    dispatch(device, enc, dq, bind, [Math.ceil(a.T / dqT.own), a.H, a.B]);
+    return encodeDkv(c, buf, dims, kvT);
+  }
+  const D4 = a.D / 4;
+  const delta = await computePipeline(device, "attention-backward-delta", withDims(deltaSource), { D4 });
+  dispatch(device, enc, delta, [buf.o, buf.dout, buf.lens, buf.delta, dims], grid(a.B * a.H * a.T, 64));
+  const dqp = sharedScratch(device, CALL_SCRATCH, Math.max(bytes, 16));
+  await encodeDkv(c, buf, dims, kvT, dqp);
+  const code = `${withDims(dqReduceSource)}\n${dqpLayoutSource}`;
+  const reduce = await computePipeline(device, "attention-backward-dq-reduce", code, { D4, BK: kvT.own });
+  dispatch(device, enc, reduce, [dqp, buf.lens, buf.dq, dims], grid(a.B * a.T * a.H * D4, 64));
 }
