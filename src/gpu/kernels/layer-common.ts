@@ -1,5 +1,6 @@
 // Small helpers shared by the kernels' wrappers: grid sizing past the 65535-workgroup limit, packing of
-// uniform structs whose fields are u32 or f32 words, and the check of buffer sizes against a shape.
+// uniform structs whose fields are u32 or f32 words, the check of buffer sizes against a shape, a placeholder binding.
+import { storageBuffer } from "../device.ts";
 
 /** The most workgroups one dispatch dimension may have (WebGPU's default limit). */
 export const MAX_GROUPS_PER_DIM = 65535;
@@ -49,4 +50,13 @@ export function checkSizes(kernel: string, need: Array<[string, GPUBuffer | unde
       throw new Error(`${kernel}: ${name} (${buf.label}) has ${buf.size} bytes, needs ${bytes}`);
     }
   }
+}
+
+const placeholders = new WeakMap<GPUDevice, GPUBuffer>();
+
+/** A 4-byte storage buffer per device, bound where a kernel's optional input is absent (its override leaves it unread). */
+export function unusedBinding(device: GPUDevice): GPUBuffer {
+  let b = placeholders.get(device);
+  if (!b) placeholders.set(device, b = storageBuffer(device, "unused-binding", 4));
+  return b;
 }

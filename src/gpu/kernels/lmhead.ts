@@ -1,8 +1,8 @@
-// Wrappers of the fused vocabulary head: lmhead.wgsl + lmhead_combine.wgsl (forward: logp, lse,
-// entropy, streaming over V; 64x64 tiles) and lmhead_grad_t128.wgsl + matmul.ts's kernels (backward, chunked
-// over V: dz on 128x128 tiles, then dh and, for full fine-tuning, dW). Layouts in docs/kernels.md.
-import { computePipeline, dispatch, storageBuffer, uniformBuffer } from "../device.ts";
-import { checkSizes } from "./layer-common.ts";
+// Wrappers of the fused vocabulary head: lmhead.wgsl + lmhead_combine.wgsl (forward: logp, lse, entropy, streaming over
+// V) and lmhead_grad_t128.wgsl + matmul.ts's kernels (backward, chunked over V: dz, then dh and, for full fine-tuning,
+// dW). Layouts in docs/kernels.md, "Fused vocabulary head".
+import { computePipeline, dispatch, uniformBuffer } from "../device.ts";
+import { checkSizes, unusedBinding } from "./layer-common.ts";
 import partialSource from "./lmhead.wgsl" with { type: "text" };
 import partialCommon from "./lmhead_partials_common.wgsl" with { type: "text" };
 import combineSource from "./lmhead_combine.wgsl" with { type: "text" };
@@ -143,18 +143,8 @@ export async function encodeLmheadForward(
   const combine = await computePipeline(device, "lmhead-combine", combineSource);
   const perX = Math.min(d.N, 32768);
   const dims = uniformBuffer(device, "lmhead-combine-dims", new Uint32Array([d.N, d.V, nSplit, perX]));
-  dispatch(device, enc, combine, [buf.partials, buf.targets, buf.logp, buf.lse, buf.entropy, dims], [
-    perX,
-    Math.ceil(d.N / perX),
-  ]);
-}
-
-const dummies = new WeakMap<GPUDevice, GPUBuffer>();
-
-function dummy(device: GPUDevice): GPUBuffer {
-  let b = dummies.get(device);
-  if (!b) dummies.set(device, b = storageBuffer(device, "lmhead-unused", 4));
-  return b;
+  const bind = [buf.partials, buf.targets, buf.logp, buf.lse, buf.entropy, dims];
+  dispatch(device, enc, combine, bind, [perX, Math.ceil(d.N / perX)]);
 }
 
 /** Records the backward chunk by chunk over V: dz (scratch), dh (+)= scale dz W_chunk, and dW_chunk (+)= scale dz^T h when dw is given. */
@@ -196,18 +186,12 @@ export async function encodeLmheadBackward(
     const dims = uniformBuffer(device, "lmhead-grad-dims", u);
     const dz: GPUBufferBinding = { buffer: buf.scratch, offset: 0, size: d.N * vCount * 4 };
     const wRows = rows(buf.w, d.C, vStart, vCount);
-    const ent = [buf.entropy ?? dummy(device), buf.gEnt ?? dummy(device)];
+    const ent = [buf.entropy ?? unusedBinding(device), buf.gEnt ?? unusedBinding(device)];
     const groups = [Math.ceil(vCount / tile), Math.ceil(d.N / tile)] as const;
     dispatch(device, enc, grad, [buf.h, wRows, buf.targets, buf.lse, buf.g, ...ent, dz, dims], groups);
     // dh (N, C) (+)= dz (N, vCount) @ W_chunk (vCount, C)
-    const accumulate = vStart > 0 || (o.accumulateDh ?? false);
-    await encodeMatmulBindings(device, enc, dz, wRows, { buffer: buf.dh }, {
-      M: d.N,
-      N: d.C,
-      K: vCount,
-      accumulate,
-      alpha: scale,
-    });
+    const o1 = { M: d.N, N: d.C, K: vCount, accumulate: vStart > 0 || (o.accumulateDh ?? false), alpha: scale };
+    await encodeMatmulBindings(device, enc, dz, wRows, { buffer: buf.dh }, o1);
     // dW_chunk (vCount, C) (+)= dz^T (vCount, N) @ h (N, C)
     if (buf.dw) {
       const dwRows = rows(buf.dw, d.C, vStart, vCount);
