@@ -44,24 +44,11 @@ export async function encodeGrpoLoss(
 ): Promise<void> {
   if (k.beta !== 0 && !b.logpRef) throw new Error("grpo_loss: beta != 0 needs logpRef");
   const pipeline = await computePipeline(device, "grpo_loss", source);
-  const params = uniformBuffer(
-    device,
-    "grpo_loss-params",
-    packParams("ufffu", [k.N, k.epsLow, k.epsHigh, k.beta, b.logpRef ? 1 : 0]),
-  );
+  const words = packParams("ufffu", [k.N, k.epsLow, k.epsHigh, k.beta, b.logpRef ? 1 : 0]);
+  const params = uniformBuffer(device, "grpo_loss-params", words);
   const ref = b.logpRef ?? b.logpOld; // bound but unread when hasRef == 0
-  dispatch(device, enc, pipeline, [
-    b.logpNew,
-    b.logpOld,
-    ref,
-    b.mask,
-    b.weight,
-    b.adv,
-    b.entropy,
-    b.grad,
-    b.stats,
-    params,
-  ], [1]);
+  const bind = [b.logpNew, b.logpOld, ref, b.mask, b.weight, b.adv, b.entropy, b.grad, b.stats, params];
+  dispatch(device, enc, pipeline, bind, [1]);
 }
 
 /** The loss parts and metrics, in src/core/grpo.ts's shape, plus the masked mean entropy. */

@@ -37,14 +37,12 @@ export async function encodePrmBce(
   b: { z: GPUBuffer; labels: GPUBuffer; weights: GPUBuffer; dz: GPUBuffer; loss: GPUBuffer },
   N: number,
 ): Promise<void> {
-  const need = N * 4;
-  checkSizes("prm loss", [
-    ["z", b.z, need],
-    ["labels", b.labels, need],
-    ["weights", b.weights, need],
-    ["dz", b.dz, need],
-    ["loss", b.loss, need],
-  ]);
+  const n = N * 4;
+  checkSizes("prm loss", [["z", b.z, n], ["labels", b.labels, n], ["weights", b.weights, n], ["dz", b.dz, n], [
+    "loss",
+    b.loss,
+    n,
+  ]]);
   const pipeline = await computePipeline(device, "prm_head_loss", lossSource, { WG });
   const params = uniformBuffer(device, "prm_head_loss-params", packParams("u", [N]));
   dispatch(device, enc, pipeline, [b.z, b.labels, b.weights, b.dz, b.loss, params], grid(N, WG));

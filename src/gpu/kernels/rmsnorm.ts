@@ -30,12 +30,8 @@ export function rmsnormSubgroups(device: GPUDevice, force?: boolean): boolean {
 /** The forward or backward pipeline of rmsnorm.wgsl, its row's sum by subgroups where `sg`. */
 function rowPipeline(device: GPUDevice, backward: boolean, sg: boolean, constants: Record<string, number>) {
   const name = `rmsnorm_${backward ? "backward" : "forward"}${sg ? "_sg" : ""}`;
-  return computePipeline(
-    device,
-    name,
-    expandKernel("rmsnorm.wgsl", source, { BACKWARD: backward, SUBGROUPS: sg }),
-    constants,
-  );
+  const code = expandKernel("rmsnorm.wgsl", source, { BACKWARD: backward, SUBGROUPS: sg });
+  return computePipeline(device, name, code, constants);
 }
 
 /** Records y (R, C) = rmsnorm(x) * w and rstd (R) into `enc`; `subgroups` forces the reduction's kind (tests). */
