@@ -1,16 +1,10 @@
-// Storage buffers kept from step to step, by label: the forward's activations, the
-// backward's scratch and the batch inputs of a training step are taken from here and given back at
-// its end, so a step of the same shape as the last creates no buffer, and its bind groups (which
-// name the same buffers) come from recorder.ts's cache. Creating them afresh cost 683 buffers per
-// 0.5B GRPO step, each a driver allocation (on Dawn, with a lazy clear on first use).
-// A request takes the smallest free buffer of its label at least as large as asked (micro-batches
-// and steps of a GRPO run differ in length: a step's buffers serve every shorter one), so a buffer
-// may be longer than asked for, and holds whatever its last user left: callers bind whole buffers,
-// read only the elements they index (no kernel uses arrayLength) and write every element they read
-// (the trainer does; setArenaPoison(true) fills reused buffers with NaN so tests can prove it).
-// Memory: given-back buffers stay allocated until trimArena(); a request larger than every free
-// buffer of its label frees those first, so what is held is the largest step's set, not a sum of
-// shapes. Switch `arena: false` (RLVR_PERF=arena=0) makes fresh buffers and destroys them, as before.
+// Storage buffers kept from step to step, by label: the forward's activations, the backward's scratch and the batch
+// inputs of a training step are taken from here and given back at its end, so a step of the same shape as the last
+// creates no buffer and its bind groups come from recorder.ts's cache (docs/trainer.md, "The host side of a step").
+// A request takes the smallest free buffer of its label at least as large as asked, so a buffer may be longer than
+// asked for and holds whatever its last user left: callers bind whole buffers, read only the elements they index (no
+// kernel uses arrayLength) and write every element they read (setArenaPoison(true) fills reused buffers with NaN so
+// tests can prove it). Given-back buffers stay allocated until trimArena().
 import { storageBuffer, writeBuffer } from "./device.ts";
 
 interface Arena {

@@ -115,12 +115,9 @@ export function storageBuffer(device: GPUDevice, label: string, data: ArrayBuffe
 /**
  * Per-device bookkeeping of short-lived buffers. Uniform buffers (one per dispatch: thousands per
  * training step) come from a free list and go back to it at releaseTransients instead of being
- * destroyed: creating and destroying them every step left tens of thousands of buffer objects
- * alive in the WebGPU implementation until the garbage collector reclaimed their wrappers (Deno
- * frees a buffer's object only then, destroy() or not), and dispatches, creations and submits
- * slowed down with them (bench/live-objects.bench.ts at 7615547, docs/trainer.md). A free buffer that already
- * holds the wanted words is taken first and not written again: steps of one shape repeat their
- * parameters, so they then upload none.
+ * destroyed: a destroyed buffer's object lives in the WebGPU implementation until the garbage
+ * collector reclaims its wrapper, and tens of thousands of them slowed every dispatch
+ * (docs/trainer.md, "Long runs").
  */
 interface Transients {
   /** Uniform buffers handed out since the last releaseTransients, and the same by content (one buffer per content and step). */
@@ -354,24 +351,7 @@ export function writeBuffer(device: GPUDevice, buf: GPUBuffer, data: ArrayBuffer
 
 /** Copies `byteLength` bytes of `buf` back to the CPU. */
 export async function readBuffer(device: GPUDevice, buf: GPUBuffer, byteLength = buf.size): Promise<ArrayBuffer> {
-  const staging = device.createBuffer({
-    label: `${buf.label}-readback`,
-    size: align4(byteLength),
-    usage: MAP_READ | COPY_DST,
-  });
-  const enc = device.createCommandEncoder({ label: "readback" });
-  enc.copyBufferToBuffer(buf, 0, staging, 0, align4(byteLength));
-  device.queue.submit([enc.finish()]);
-  await staging.mapAsync(MAP_READ);
-  const out = staging.getMappedRange().slice(0, byteLength);
-  staging.unmap();
-  staging.destroy();
-  return out;
-}
-
-/** The staging size readBuffers packs up to by default: the device's largest buffer, at most 256 MiB. */
-export function stagingCap(device: GPUDevice): number {
-  return Math.min(device.limits.maxBufferSize, 256 * 1024 * 1024);
+  return (await readBuffers(device, [{ buffer: buf, bytes: byteLength }]))[0];
 }
 
 /**
@@ -379,12 +359,12 @@ export function stagingCap(device: GPUDevice): number {
  * buffers (a step's figures, or a checkpoint's hundreds of adapter and moment buffers, read together
  * instead of a round trip each). The copies are submitted before this returns, so work submitted later
  * (the next training step) does not change what it reads. Parts are packed into staging buffers of at
- * most `maxBytes` (a larger part gets one of its own).
+ * most `maxBytes` (by default the device's largest buffer, at most 256 MiB; a larger part gets one of its own).
  */
 export async function readBuffers(
   device: GPUDevice,
   parts: readonly { buffer: GPUBuffer; bytes: number }[],
-  maxBytes = stagingCap(device),
+  maxBytes = Math.min(device.limits.maxBufferSize, 256 * 1024 * 1024),
 ): Promise<ArrayBuffer[]> {
   const groups: { size: number; members: { part: number; offset: number }[] }[] = [];
   parts.forEach((p, i) => {

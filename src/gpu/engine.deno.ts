@@ -16,8 +16,6 @@ export interface EngineChoice {
   engine: WebGpuEngine;
   /** One line for the log: which engine and why. */
   note: string;
-  /** Where dawn.node was loaded from (Dawn only). */
-  dawnModule?: string;
 }
 
 let chosen: EngineChoice | null = null;
@@ -121,16 +119,14 @@ async function tryDawn(): Promise<{ choice: EngineChoice } | { why: string }> {
   copySharedViewsOn(queueProto);
   const info = adapter.info;
   const name = [info.vendor, info.architecture, info.description].filter(Boolean).join(" ");
-  // Polling (docs/webgpu.md, "Polling", has the figures): on a GPU, the first millisecond of a wait through
-  // MessageChannel turns, then setTimeout(0) (short round trips, no stall); on a CPU adapter setTimeout(0) from the
-  // first turn, since any spin takes the core the "GPU" computes on.
+  // On a GPU, the first millisecond of a wait through MessageChannel turns; on a CPU adapter setTimeout(0) from the
+  // first turn, since any spin takes the core the "GPU" computes on (docs/webgpu.md, "Polling").
   const cpuAdapter = /swiftshader|llvmpipe|lavapipe/i.test(name);
   const polling = throttleDawnPolling(cpuAdapter ? 0 : 1);
   return {
     choice: {
       engine: "dawn",
       note: `webgpu: dawn (Chrome's engine, dawn.node) on ${name || "an adapter"}; ${polling}`,
-      dawnModule: loaded.href,
     },
   };
 }
@@ -167,14 +163,10 @@ export function channelScheduler(): (f: (...a: unknown[]) => void, args: unknown
 }
 
 /**
- * dawn.node waits on the GPU by calling `setImmediate` from the JS global in a loop (each turn
- * polls Dawn's events and queues the next) while any promise of it is pending. Under Deno that loop
- * runs hundreds of thousands of times a second and takes a core; on a CPU adapter that core is the
- * GPU's, and SwiftShader dispatches took several times longer. On a big GPU the spin was worse than a
- * lost core: waits ended seconds after the GPU had finished (docs/webgpu.md, "Polling"). This sends the
- * turns of the first `channelMs` of one continuous wait through MessageChannel messages (about 25 us a
- * turn, no timer clamping) and the later ones through setTimeout(0) (about 2 ms a turn under Deno 2.9,
- * but it leaves the process's other work its turn). Returns the engine note's words for it.
+ * dawn.node waits on the GPU by calling `setImmediate` from the JS global in a loop (each turn polls Dawn's events and
+ * queues the next), which under Deno takes a core (docs/webgpu.md, "Polling"). This sends the turns of the first
+ * `channelMs` of one continuous wait through MessageChannel messages (no timer clamping) and the later ones through
+ * setTimeout(0), which leaves the process's other work its turn. Returns the engine note's words for it.
  */
 function throttleDawnPolling(channelMs: number): string {
   const g = globalThis as unknown as { setImmediate?: (f: (...a: unknown[]) => void, ...a: unknown[]) => unknown };

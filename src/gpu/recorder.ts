@@ -1,14 +1,7 @@
-// How kernels are recorded: every dispatch of the project goes through dispatch() here, which
-//  - keeps one compute pass open across consecutive dispatches of a step's encoder (made by
-//    commandEncoder()): WebGPU makes each dispatch its own usage scope and orders dispatches within a
-//    pass, so merging passes changes no result, only the host's work per dispatch (a pass begun and
-//    ended per dispatch was 2,781 passes per 0.5B GRPO step). Knob `passes: "split"` keeps a
-//    pass per dispatch;
-//  - reuses bind groups made for the same pipeline and bindings, which hit when
-//    the buffers are the same from step to step (weights, pooled activations: arena.ts; uniforms:
-//    device.ts hands out one buffer per content and step).
-// Encoders from device.createCommandEncoder() keep a pass per dispatch, as before, so callers that
-// record into their own encoders and then copy or finish need no change.
+// How kernels are recorded: every dispatch of the project goes through dispatch() here, which keeps one compute pass
+// open across consecutive dispatches of an encoder made by commandEncoder() (knob `passes`) and reuses bind groups made
+// for the same pipeline and bindings (docs/trainer.md, "The host side of a step"). Encoders from
+// device.createCommandEncoder() get a pass per dispatch.
 import { perfSwitches } from "./switches.ts";
 
 /** A resource of a bind group entry: a whole buffer, or a window of one. */
