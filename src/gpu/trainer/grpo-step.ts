@@ -4,7 +4,7 @@
 // skipped on the GPU (parameters and moments untouched) and reported as skipped.
 import { type Aggregation, aggregationWeights, learningRate, type LrSchedule } from "../../core/grpo.ts";
 import { arenaBuffer, releaseToArena } from "../arena.ts";
-import { commandEncoder, readBuffers, readF32, releaseTransients, storageBuffer } from "../device.ts";
+import { commandEncoder, readBuffers, releaseTransients, storageBuffer } from "../device.ts";
 import { type AdamWOptions, type AdamWState, DEFAULT_ADAMW, encodeOptimiserStep } from "../kernels/adamw.ts";
 import { GRAD_STATS_BYTES, parseGradStats } from "../kernels/gradnorm.ts";
 import { combineGrpoStats, encodeGrpoLoss, type GrpoGpuResult, grpoResult } from "../kernels/grpo_loss.ts";
@@ -12,6 +12,7 @@ import { backward, reserveStepScratch } from "../model/backward.ts";
 import { destroyForward, forward, uploadBatch } from "../model/forward.ts";
 import { encodeZeroFullGrads, type GpuFullParams } from "../model/full.ts";
 import { encodeZeroGrads, type GpuLora, type GpuModel, loraAdamStates } from "../model/state.ts";
+import { batchLogprobs, sequenceLogprobs } from "./logprobs.ts";
 
 /** Hyperparameters of the GRPO trainer. */
 export interface GrpoTrainerOptions extends AdamWOptions {
@@ -256,13 +257,7 @@ export async function grpoStep(
   };
 }
 
-/** Per-position logp and entropy of `samples` under the current adapter (e.g. old log-probs before an epoch). */
+/** Per-position logp of `seqs` under the current adapter (e.g. old log-probs before an epoch). */
 export async function sampleLogprobs(tr: GrpoTrainer, seqs: number[][]): Promise<Float32Array[]> {
-  const { device } = tr.model;
-  const batch = uploadBatch(device, seqs, tr.model.cfg.vocabSize);
-  const f = await forward(tr.model, tr.lora, batch);
-  const all = await readF32(device, f.lm.logp, batch.B * batch.T);
-  destroyForward(f);
-  releaseTransients(device);
-  return seqs.map((s, b) => all.slice(b * batch.T, b * batch.T + s.length - 1));
+  return sequenceLogprobs(await batchLogprobs(tr.model, seqs, tr.lora), seqs);
 }

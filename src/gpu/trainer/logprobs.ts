@@ -1,6 +1,6 @@
 // Teacher-forced per-token log-probabilities on the GPU: the trainer's forward as a plain function.
 import type { LoraAdapter } from "../../model/lora.ts";
-import { readF32, releaseTransients } from "../device.ts";
+import { readBuffers, releaseTransients } from "../device.ts";
 import { destroyBatch, destroyForward, forward, uploadBatch } from "../model/forward.ts";
 import { destroyAdapter, type GpuLora, type GpuModel, uploadAdapter } from "../model/state.ts";
 
@@ -22,12 +22,16 @@ export async function batchLogprobs(model: GpuModel, seqs: number[][], lora?: Gp
     destroyBatch(batch);
     throw e;
   });
-  const N = batch.B * batch.T;
-  const logp = await readF32(device, f.lm.logp, N);
-  const entropy = await readF32(device, f.lm.entropy, N);
+  const bytes = batch.B * batch.T * 4;
+  const [logp, entropy] = await readBuffers(device, [{ buffer: f.lm.logp, bytes }, { buffer: f.lm.entropy, bytes }]);
   destroyForward(f);
   releaseTransients(device);
-  return { B: batch.B, T: batch.T, logp, entropy };
+  return { B: batch.B, T: batch.T, logp: new Float32Array(logp), entropy: new Float32Array(entropy) };
+}
+
+/** Row b of `r` as the log-probabilities of seqs[b]'s tokens after the first (length seqs[b].length - 1). */
+export function sequenceLogprobs(r: BatchLogprobs, seqs: number[][]): Float32Array[] {
+  return seqs.map((s, b) => r.logp.slice(b * r.T, b * r.T + s.length - 1));
 }
 
 /**
@@ -42,8 +46,7 @@ export async function logprobsWebgpu(
   const uploaded = adapter && "tensors" in adapter ? uploadAdapter(model.device, model.cfg, adapter) : undefined;
   const lora = uploaded ?? (adapter && "slots" in adapter ? adapter : undefined);
   try {
-    const r = await batchLogprobs(model, ids, lora);
-    return ids.map((s, b) => Array.from(r.logp.subarray(b * r.T, b * r.T + s.length - 1)));
+    return sequenceLogprobs(await batchLogprobs(model, ids, lora), ids).map((row) => Array.from(row));
   } finally {
     if (uploaded) destroyAdapter(uploaded);
   }

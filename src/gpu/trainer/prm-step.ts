@@ -5,7 +5,7 @@
 // Math: tests/gpu-ref/prm_head.ref.ts; the same forward/backward as GRPO with the lm head left
 // out (forward's lmHead: false, backward's dhF).
 import { learningRate, type LrSchedule } from "../../core/grpo.ts";
-import { readF32, releaseTransients, storageBuffer, writeBuffer } from "../device.ts";
+import { readF32, releaseTransients, storageBuffer } from "../device.ts";
 import { type AdamWOptions, DEFAULT_ADAMW, encodeOptimiserStep } from "../kernels/adamw.ts";
 import { gradStatsBuffer, readGradStats } from "../kernels/gradnorm.ts";
 import {
@@ -47,21 +47,6 @@ export function readPrmHead(
   which: "wb" | "dwb" | "m" | "v" = "wb",
 ): Promise<Float32Array> {
   return readF32(device, h[which], h.C + 1);
-}
-
-/** Overwrites the head's parameters (and moments, when given). */
-export function writePrmHead(
-  device: GPUDevice,
-  h: GpuPrmHead,
-  wb: Float32Array,
-  moments?: { m: Float32Array; v: Float32Array },
-): void {
-  if (wb.length !== h.C + 1) throw new Error(`writePrmHead: ${wb.length} values for a head of ${h.C + 1}`);
-  writeBuffer(device, h.wb, wb);
-  if (moments) {
-    writeBuffer(device, h.m, moments.m);
-    writeBuffer(device, h.v, moments.v);
-  }
 }
 
 /** Frees the head's buffers. */
