@@ -110,31 +110,32 @@ async function layerActs(
   return f.scratch.acts;
 }
 
-/** Options of the backward. */
+/** What the backward starts from, and with `full` what else it accumulates into. */
 export interface BackwardOptions {
+  /** dL/dlogp (N); with `gEnt`, dL/dentropy (N, an entropy bonus) too. */
+  g?: GPUBuffer;
+  gEnt?: GPUBuffer;
   /**
    * dL/dhF (N, H) given directly (a head other than the lm head read hF, e.g. the PRM's scalar
    * head): the lm head's backward is skipped and `g` is not read. The buffer is the caller's.
    */
   dhF?: GPUBuffer;
+  /** Full fine-tuning: the gradients of every base weight accumulate too. */
+  full?: GpuFullParams;
 }
 
 /**
- * Records and submits the backward of `f` given g = dL/dlogp (N) and optionally gEnt = dL/dentropy
- * (N, an entropy bonus), or given dL/dhF (`o.dhF`); LoRA gradients accumulate, and with `full` so
- * do the gradients of every base weight (full fine-tuning). Submitted layer by layer and not
- * awaited: work queued later (reads included) runs after it. Its scratch goes
- * back to arena.ts.
+ * Records and submits the backward of `f` from `o.g` (or `o.dhF`); LoRA gradients accumulate, and
+ * with `o.full` so do the gradients of every base weight. Submitted layer by layer and not awaited:
+ * work queued later (reads included) runs after it. Its scratch goes back to arena.ts.
  */
 export async function backward(
   m: GpuModel,
   lora: GpuLora | undefined,
   f: ForwardResult,
-  g: GPUBuffer | null,
-  fullParams?: GpuFullParams,
-  gEnt?: GPUBuffer,
-  o: BackwardOptions = {},
+  o: BackwardOptions,
 ): Promise<void> {
+  const { g, gEnt, full: fullParams } = o;
   const { device, cfg } = m;
   const { B, T } = f.batch;
   const N = B * T;

@@ -67,7 +67,7 @@ export async function pgGradients(
   device.queue.submit([zero.finish()]);
   reserveStepScratch(model, batch.B, batch.T);
   const f = await forward(model, o.lora, batch, o);
-  await backward(model, o.lora, f, gBuf, o.full);
+  await backward(model, o.lora, f, { g: gBuf, full: o.full });
   const logp = await readF32(device, f.lm.logp, batch.B * batch.T);
   let loss = 0;
   for (let i = 0; i < g.length; i++) if (g[i] !== 0) loss += g[i] * logp[i];

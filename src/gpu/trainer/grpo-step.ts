@@ -216,7 +216,7 @@ export async function grpoStep(
       entropyReads.push({ buf: ent, weight });
     }
     device.queue.submit([enc.finish()]);
-    await backward(model, lora, f, g, full, gEnt);
+    await backward(model, lora, f, { g, gEnt, full });
     destroyForward(f);
     releaseToArena(device, own);
   }

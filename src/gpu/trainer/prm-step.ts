@@ -191,7 +191,7 @@ export async function prmGradients(
     await encodePrmHeadBackward(device, enc, { dz, wb: head.wb, dh: dhF }, { N, C: H });
     await encodePrmHeadWeightGrad(device, enc, { dz, h: f.hF, dwb: head.dwb }, { N, C: H, accumulate: true });
     device.queue.submit([enc.finish()]);
-    await backward(model, lora, f, null, undefined, undefined, { dhF });
+    await backward(model, lora, f, { dhF });
     const zs = await readF32(device, z, N);
     const ls = await readF32(device, rowLoss, N);
     for (let i = 0; i < N; i++) if (weights[i] !== 0) loss += ls[i];

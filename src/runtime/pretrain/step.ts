@@ -135,7 +135,7 @@ export async function pretrainStep(tr: Pretrainer, rows: readonly ArrayLike<numb
     enc.copyBufferToBuffer(f.lm.logp, 0, copy, 0, g.length * 4);
     device.queue.submit([enc.finish()]);
     logps.push({ buf: copy, g });
-    await backward(model, undefined, f, gBuf, full);
+    await backward(model, undefined, f, { g: gBuf, full });
     destroyForward(f);
     releaseToArena(device, [gBuf]);
   }
