@@ -8,7 +8,9 @@
 #      first and last: Dawn toggles through RLVR_DAWN_OPTIONS (names from Dawn's src/dawn/native/Toggles.cpp;
 #      dawn.node accepts unknown names silently) and the captured graph's products (RLVR_CAPTURED_PRODUCTS).
 # Carry [".device", ".devwork/peers"]; run `source .device/remote-setup.sh; bash bench/suites/peers-sweep.sh`.
-# PROFILE=0 / SWEEP=0 skip a part; LAYERS (sweep; default 6: the dispatches and kernels of a layer are the same at 24),
+# PROFILE=0 / SWEEP=0 skip a part; SETTINGS replaces the list (e.g. add
+# "all3|disable-dawn-features=timestamp_quantization;enable-dawn-features=skip_validation,disable_robustness,disable_workgroup_init|");
+# LAYERS (sweep; default 4: the dispatches and kernels of a layer are the same at 24),
 # NEW, REPS, PROFILE_S / SWEEP_S (each process's time limit, s).
 set -u
 cd "$(dirname "$0")/../.."
@@ -23,15 +25,14 @@ fi
 ENGINE=${RLVR_WEBGPU:-dawn}
 PRESET=${PRESET:-qwen2.5-0.5b}
 BATCHES=${BATCHES:-8,64}
-NEW=${NEW:-24}
-REPS=${REPS:-3}
-LAYERS=${LAYERS:-6}
+NEW=${NEW:-16}
+REPS=${REPS:-2}
+LAYERS=${LAYERS:-4}
 BASE="disable-dawn-features=timestamp_quantization"
 # name|RLVR_DAWN_OPTIONS|RLVR_CAPTURED_PRODUCTS
 SETTINGS=${SETTINGS:-"default|$BASE|
 skip_validation|$BASE;enable-dawn-features=skip_validation|
 disable_robustness|$BASE;enable-dawn-features=disable_robustness|
-all3|$BASE;enable-dawn-features=skip_validation,disable_robustness,disable_workgroup_init|
 products=fused|$BASE|fused
 default-again|$BASE|"}
 (command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,driver_version --format=csv,noheader) | tee "$OUT/sweep.log"
@@ -42,7 +43,7 @@ decode() { # LIMIT JSON ARGS...
 }
 if [ "${PROFILE:-1}" = 1 ]; then
   s=$(date +%s)
-  RLVR_DAWN_OPTIONS=$BASE decode "${PROFILE_S:-75}" "$OUT/profile.json" profile=1 > "$OUT/profile.log" 2>&1
+  RLVR_DAWN_OPTIONS=$BASE decode "${PROFILE_S:-60}" "$OUT/profile.json" profile=1 > "$OUT/profile.log" 2>&1
   echo "== profile: rc $? in $(( $(date +%s) - s )) s" | tee -a "$OUT/sweep.log"
   grep -E '^\[captured|^\[profile|^qwen|^tiny|[Ee]rror' "$OUT/profile.log" | cut -c1-240 | tee -a "$OUT/sweep.log"
 fi
@@ -52,7 +53,7 @@ if [ "${SWEEP:-1}" = 1 ]; then
     [ -z "$name" ] && continue
     i=$((i + 1))
     s=$(date +%s)
-    RLVR_DAWN_OPTIONS=$opts RLVR_CAPTURED_PRODUCTS=$products decode "${SWEEP_S:-40}" "$OUT/sweep-$i.json" \
+    RLVR_DAWN_OPTIONS=$opts RLVR_CAPTURED_PRODUCTS=$products decode "${SWEEP_S:-14}" "$OUT/sweep-$i.json" \
       "reps=$REPS" "layers=$LAYERS" > "$OUT/sweep-$i.log" 2>&1
     echo "== sweep $i $name: rc $? in $(( $(date +%s) - s )) s" | tee -a "$OUT/sweep.log"
     grep -E '[Ee]rror' "$OUT/sweep-$i.log" | head -3 | cut -c1-240 | tee -a "$OUT/sweep.log"
