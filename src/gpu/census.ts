@@ -1,16 +1,11 @@
-// A count of the GPU objects a device has made, for benchmarks and leak tests: it wraps the
-// device's create* methods (on that device object only) and every buffer's destroy(), and
-// registers each object with a FinalizationRegistry so objects the JS garbage collector reclaimed
-// are counted too. WebGPU has no destroy() for bind groups, encoders, command buffers or passes:
-// under Deno (wgpu) they, and buffers never destroyed, stay alive in the driver until their JS
-// wrapper is collected, which a run that allocates little JS memory may not do for a long time.
+// A count of the GPU objects a device has made, for benchmarks and leak tests: it wraps the device's create* methods (on
+// that device object only) and every buffer's destroy(), and registers each object with a FinalizationRegistry so
+// objects the garbage collector reclaimed are counted too (under Deno an object stays in the driver until its JS wrapper
+// is collected, destroy() or not; WebGPU has no destroy() for bind groups, encoders or passes).
 //
-// GPU memory: WebGPU has no memory query, so the bytes of the live buffers are this census's own
-// accounting: a buffer counts from createBuffer until destroy() or the collection of its wrapper,
-// with its requested size (the driver may round up and adds its own; textures are not counted:
-// the trainer makes none). The peak is the high-water mark of that sum since install or resetPeak().
-// `{ buffersOnly: true }` wraps createBuffer alone (no per-dispatch registration of bind groups and
-// passes): the cheap mode a long-running trainer keeps installed for its memory metrics.
+// GPU memory: WebGPU has no memory query, so live buffer bytes are this census's own accounting: a buffer counts with
+// its requested size from createBuffer until destroy() or the collection of its wrapper (textures are not counted: the
+// trainer makes none); the peak is the high-water mark since install or resetPeak().
 
 const KINDS = ["buffer", "bindGroup", "commandEncoder", "computePass", "shaderModule", "pipeline", "querySet"] as const;
 
@@ -36,7 +31,7 @@ export interface CensusCounts {
 
 /** Options of a census. */
 export interface CensusOptions {
-  /** Wrap createBuffer only: buffer counts and bytes, no other kinds (default false). */
+  /** Wrap createBuffer only: buffer counts and bytes, no other kinds (default false; what a long-running trainer keeps). */
   buffersOnly?: boolean;
 }
 
