@@ -311,11 +311,8 @@ export function attentionBackwardScratchBytes(
 ): number {
   const a = widened(dims);
   const bytes = dqScratchBytes(a, blockedTiles(device, a.D, DKV_WORDS, opts.workgroupBytes).own);
-  const limit = Math.min(
-    device.limits.maxStorageBufferBindingSize,
-    device.limits.maxBufferSize,
-    opts.dqScratchBytes ?? DQ_SCRATCH_CAP,
-  );
+  const { maxStorageBufferBindingSize, maxBufferSize } = device.limits;
+  const limit = Math.min(maxStorageBufferBindingSize, maxBufferSize, opts.dqScratchBytes ?? DQ_SCRATCH_CAP);
   return bytes > limit ? 0 : bytes;
 }
 

@@ -10,7 +10,7 @@ import {
   writeBuffer,
 } from "../device.ts";
 import source from "./gradnorm.wgsl" with { type: "text" };
-import { packParams } from "./layer-common.ts";
+import { checkSizes, packParams } from "./layer-common.ts";
 import { expandKernel } from "./wgsl-parts.ts";
 
 /** What the two passes leave in the stats buffer (see gradnorm.wgsl). */
@@ -72,9 +72,7 @@ export async function encodeGradNorm(
   const groups = grads.map((g) => groupsFor(g.count));
   const total = groups.reduce((a, b) => a + b, 0);
   const need = gradNormPartialsBytes(grads.map((g) => g.count));
-  if (partials && partials.size < need) {
-    throw new Error(`gradnorm: partials ${partials.label} has ${partials.size} bytes, needs ${need}`);
-  }
+  checkSizes("gradnorm", [["partials", partials, need]]);
   const scratch = partials ?? sharedScratch(device, "gradnorm-partials", need);
   let offset = 0;
   grads.forEach((g, k) => {

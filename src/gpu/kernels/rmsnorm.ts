@@ -3,7 +3,7 @@
 // (rmsnorm.wgsl, a template) reduce a row with subgroup operations where the device has
 // `subgroups` (the pipelines labelled *_sg), through workgroup memory elsewhere.
 import { computePipeline, dispatch, sharedScratch, uniformBuffer } from "../device.ts";
-import { fitPow2, grid, packParams } from "./layer-common.ts";
+import { checkSizes, fitPow2, grid, packParams } from "./layer-common.ts";
 import dwReduceSource from "./rmsnorm_dw_reduce.wgsl" with { type: "text" };
 import dwSource from "./rmsnorm_dw.wgsl" with { type: "text" };
 import source from "./rmsnorm.wgsl" with { type: "text" };
@@ -102,9 +102,7 @@ export async function encodeRmsNormWeightGrad(
   });
   const params = uniformBuffer(device, "rmsnorm_dw-params", packParams("uuu", [d.rows, d.C, rowsPerSlice]));
   const need = slices * d.C * 4;
-  if (!direct && d.scratch && d.scratch.size < need) {
-    throw new Error(`rmsnorm dw: scratch ${d.scratch.label} has ${d.scratch.size} bytes, needs ${need}`);
-  }
+  if (!direct) checkSizes("rmsnorm dw", [["scratch", d.scratch, need]]);
   const out = direct ? dw : (d.scratch ?? sharedScratch(device, "rmsnorm_dw-partials", need));
   dispatch(device, enc, pipeline, [dy, x, rstd, out, params], [Math.ceil(d.C / 64), slices]);
   if (direct) return;
