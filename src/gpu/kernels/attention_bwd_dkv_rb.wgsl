@@ -1,18 +1,11 @@
-// Attention backward, key/value side, register-blocked (D % 4 == 0): dk and dv (B, T, Hkv, D).
-// One workgroup of NT = 4 BK threads owns BK key
-// rows of one (batch, kv head) and loops over the group's query heads and the query tiles of BQ rows
-// (t >= first key): deterministic, no atomics. With PARTS > 1 the group's heads are split
-// over PARTS workgroups, each writing its (unscaled) dk and dv sums to part `wg.y % PARTS` of scratch buffers bound as
-// dk and dv, (B, T, Hkv, PARTS, D / 4); attention_dkv_reduce.wgsl sums the parts in order. Per tile, two GEMM-like phases:
-//  - scores: thread (kp, tp) computes S and dP for KR keys kp + SK i and QR queries tp + SQ i (a KR x QR
-//    block: each K / V vec4 read feeds QR dot products, each Q / dout vec4 KR), then P and dS into
-//    (BQ, BK) tiles stored key-fastest, so four consecutive keys are one vec4;
-//  - sums: thread (kg, c) owns keys 4 kg .. 4 kg + 3 and vec4 columns c, c + 16 of dk and dv (named
-//    registers), reading one P vec4, one dS vec4, one dout vec4 and one q vec4 per query and column.
-// Needs D % 4 == 0 (rows are vec4 in the buffers); attention.ts widens other head dims.
-// Dims, qRow / kvRow / statAt (attention_dims.wgsl), LANES, loadKV, loadQDout and the block of S and dP (scoresSdP):
-// attention_rb_common.wgsl (appended by attention.ts).
-// Glossary as attention_rb.wgsl: B batch, T tokens, H query heads, Hkv kv heads, D head dim.
+// Attention backward, key/value side, register-blocked: dk and dv (B, T, Hkv, D). A workgroup of NT = 4 BK threads owns
+// BK key rows of one (batch, kv head) and loops over the group's query heads (with PARTS > 1, its part of them, its
+// unscaled sums to part `wg.y % PARTS` of the buffers bound as dk and dv, (B, T, Hkv, PARTS, D / 4), summed by
+// attention_dkv_reduce.wgsl) and their query tiles of BQ rows (t >= first key). Per tile:
+//  - scores: thread (kp, tp) computes S and dP for KR keys kp + SK i and QR queries tp + SQ i, then P and dS into
+//    (BQ, BK) tiles stored key-fastest (four consecutive keys are one vec4);
+//  - sums: thread (kg, c) owns keys 4 kg .. 4 kg + 3 and vec4 columns c, c + 16 of dk and dv.
+// Design: docs/kernels.md, "Causal GQA attention"; attention.ts appends attention_dims.wgsl and attention_rb_common.wgsl.
 
 @group(0) @binding(0) var<storage, read> q: array<vec4f>;          // (B, T, H, D / 4)
 @group(0) @binding(1) var<storage, read> k: array<vec4f>;          // (B, T, Hkv, D / 4)

@@ -1,15 +1,10 @@
-// Attention backward, query side, register-blocked (D % 4 == 0): dq (B, T, H, D) and delta (B, H, T)
-// = rowsum(dout * o), which attention_bwd_dkv_rb.wgsl reads, so this kernel runs first.
-// One workgroup of NT = 4 BQ threads owns BQ query rows of one
-// (batch, head) and streams key tiles of BK rows (keys <= its last query). Per tile, as in the dk/dv kernel
-// with the roles of keys and queries swapped:
-//  - scores: thread (qp, kp) computes S and dP for QR queries qp + SQ i and KR keys kp + SK i, then dS into
-//    a (BK, BQ) tile stored query-fastest, so four consecutive queries are one vec4;
-//  - sums: thread (qg, c) owns queries 4 qg .. 4 qg + 3 and vec4 columns c, c + 16 of dq (named registers),
-//    reading one dS vec4 and one k vec4 per key and column.
-// Needs D % 4 == 0 (rows are vec4 in the buffers); attention.ts widens other head dims.
-// Dims, qRow / kvRow / statAt (attention_dims.wgsl), LANES, loadKV, loadQDout and the block of S and dP (scoresSdP):
-// attention_rb_common.wgsl (appended by attention.ts). Glossary as attention_rb.wgsl.
+// Attention backward, query side, register-blocked: dq (B, T, H, D) and delta (B, H, T) = rowsum(dout * o), which
+// attention_bwd_dkv_rb.wgsl reads, so this kernel runs first. A workgroup of NT = 4 BQ threads owns BQ query rows of one
+// (batch, head) and streams key tiles of BK rows; per tile, the dk/dv kernel's phases with queries and keys swapped:
+//  - scores: thread (qp, kp) computes S and dP for QR queries qp + SQ i and KR keys kp + SK i, then dS into a (BK, BQ)
+//    tile stored query-fastest;
+//  - sums: thread (qg, c) owns queries 4 qg .. 4 qg + 3 and vec4 columns c, c + 16 of dq.
+// attention.ts appends attention_dims.wgsl and attention_rb_common.wgsl.
 
 @group(0) @binding(0) var<storage, read> q: array<vec4f>;           // (B, T, H, D / 4)
 @group(0) @binding(1) var<storage, read> k: array<vec4f>;           // (B, T, Hkv, D / 4)

@@ -1,18 +1,12 @@
-// Causal grouped-query attention forward, flash style, register-blocked (D % 4 == 0): o (B, T, H, D) and lse (B, H, T)
-// by an online softmax (no T x T score matrix), with the tiles of attention_bwd_dq_rb.wgsl. One workgroup of NT = 4 BQ threads owns BQ
-// query rows of one (batch, head) and streams key/value tiles of BK rows (keys <= its last query). Per tile:
-//  - scores: thread (qp, kp) computes S for QR queries qp + SQ i and KR keys kp + SK i (each K vec4 read from
-//    workgroup memory feeds QR dot products, each Q vec4 KR) and writes its rows' partial maxima;
-//  - row maxima: the same thread takes its rows' new max m from the SK partials and the running max, writes
-//    P = exp(S - m) into a (BK, BQ) tile stored query-fastest (four consecutive queries are one vec4), and the
-//    row's first key slot (kp 0) writes m and the rescale exp(m_old - m);
-//  - sums: thread (qg, c) owns queries 4 qg .. 4 qg + 3 and vec4 columns c, c + 16 of o (named registers) and
-//    their four sums of P (one vec4), rescales them, then reads one P vec4 and one V vec4 per key and column.
-// Four barriers a tile, no atomics; every sum in a fixed order. Needs D % 4 == 0 (rows are vec4 in the buffers;
-// attention.ts widens other head dims). Glossary: B batch, T tokens, H query heads, Hkv kv heads, D head dim; lens (B)
-// valid lengths.
-// Dims, qRow / kvRow / statAt (attention_dims.wgsl), LANES and loadKV: attention_rb_common.wgsl (without its BACKWARD block, which
-// attention.ts appends).
+// Causal grouped-query attention forward, flash style, register-blocked: o (B, T, H, D) and lse (B, H, T) by an online
+// softmax, on the tiles of attention_bwd_dq_rb.wgsl. A workgroup of NT = 4 BQ threads owns BQ query rows of one
+// (batch, head) and streams key/value tiles of BK rows (keys <= its last query). Per tile, a barrier after each phase:
+//  - scores: thread (qp, kp) computes S for QR queries qp + SQ i and KR keys kp + SK i, and its rows' partial maxima;
+//  - row maxima: the same thread writes P = exp(S - m) into a (BK, BQ) tile stored query-fastest (four consecutive
+//    queries are one vec4), and key slot kp 0 writes m and the rescale exp(m_old - m);
+//  - sums: thread (qg, c) owns queries 4 qg .. 4 qg + 3 and vec4 columns c, c + 16 of o and their four sums of P.
+// Design and tiles: docs/kernels.md, "Causal GQA attention"; attention.ts appends attention_dims.wgsl and
+// attention_rb_common.wgsl (without its BACKWARD block).
 
 @group(0) @binding(0) var<storage, read> q: array<vec4f>;         // (B, T, H, D / 4)
 @group(0) @binding(1) var<storage, read> k: array<vec4f>;         // (B, T, Hkv, D / 4)

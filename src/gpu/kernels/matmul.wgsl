@@ -4,12 +4,9 @@
 // ty + 16 r and columns tx + 16 q (interleaved, so neighbouring threads read neighbouring words of
 // the tiles and write neighbouring words of C), accumulated in four vec4 registers with the
 // k-loop written out (no indexed per-thread arrays, which some compilers keep in local memory).
-// Split-K: with kTotal != 0 the batch index z is a slice of the contracted dimension instead:
-// slice z covers k in [z K, min((z + 1) K, kTotal)); the caller lays the slices out with the strides.
-// Element types: matmul.ts prepends `alias AElem = f32|f16; alias BElem = f32|f16;` (and
-// `enable f16;` when either is f16); f16 elements are widened to f32 as they are loaded.
 
-// Dims, bindings, TRANS_A / TRANS_B / ACCUMULATE, loadA and loadB: matmul_common.wgsl.
+// Dims, bindings, split-K, TRANS_A / TRANS_B / ACCUMULATE, loadA and loadB: matmul_common.wgsl, after the operand
+// prelude (matmul-source.ts).
 
 const TS: u32 = 64u; // output tile edge
 const TK: u32 = 16u; // contracted-dimension tile

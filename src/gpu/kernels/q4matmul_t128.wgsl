@@ -1,14 +1,10 @@
 // The q4 products on 128x128 output tiles, W in onnxruntime's MatMulNBits layout (4 bits, block 32), with a tile
 // loader that dequantises W into workgroup memory as it loads it; thread (tx, ty) owns rows 4 ty + i and
 // 64 + 4 ty + i, columns 4 tx + j and 64 + 4 tx + j (sixteen vec4 accumulators). Dims and W's bindings:
-// q4matmul_common.wgsl. A template (wgsl-template.ts; q4matmul.ts fills it): {{TK}} is the contracted step, TAIL adds
-// the LoRA tail, TRANS picks the product:
-//   forward  y (N, Nout) = x (N, K) @ dequant(W)^T (+ bias). A step of 8 along K is one u32 word (8 nibbles) of each
-//            of the tile's 128 output rows, so the W tile costs one word per two threads instead of the eight floats
-//            per two threads of an f32 tile: q4 runs the f32 kernel's arithmetic on an eighth of its weight bytes.
-//   TRANS    dx (N, K) = dy (N, Nout) @ dequant(W), the product through a frozen q4 weight needed by backward. A step
-//            of 8 is 8 rows of W over the tile's 128 columns of K: 4 blocks x 4 words per row, 128 words, each
-//            dequantised by two threads into one vec4 of the W tile.
+// q4matmul_common.wgsl. A template (q4matmul.ts fills it): {{TK}} is the contracted step, TAIL adds the LoRA tail,
+// TRANS picks the product (docs/kernels.md, "q4 matmul"):
+//   forward  y (N, Nout) = x (N, K) @ dequant(W)^T (+ bias): a step of 8 along K is one u32 word of each W row;
+//   TRANS    dx (N, K) = dy (N, Nout) @ dequant(W): a step of 8 is 8 rows of W over the tile's 128 columns of K.
 // #if TAIL
 // #include matmul_tail_prelude.wgsl
 // #endif

@@ -65,14 +65,10 @@ fn sliceEnd(z: u32) -> u32 {
 
 // tile96h: C (b, M, N) = alpha op(A) op(B) on 96x128 tiles, 16x8 threads, a 12x8 block of C per thread (rows
 // 4 TY g + 4 ty + i for g < 3, i < 4; columns 4 tx + j and 64 + 4 tx + j, j < 4; twenty-four vec4 accumulators).
-// A template (wgsl-template.ts; matmul-source.ts fills it): 16 is the contracted step (16, or 8 where the device's
-// workgroup memory is short), STEP8 guards the last round of A loads (96 x 8 / 4 quads over 128 threads), TAIL adds the
-// LoRA tail (matmul_t96h_tail.wgsl) after the main loop, C4 stores each row quad of C as one vec4 (C bound as vec4).
-// matmul.ts prepends the operand prelude and matmul_common.wgsl (the contract, bindings, overrides, split-K).
-// Per contracted step a thread reads three vec4 of A and two of B from workgroup memory for 96 FMAs; 128-thread
-// workgroups, several a multiprocessor. Loads move quads: four consecutive elements along an operand's memory-fastest
+// A template (matmul-source.ts fills it; its variables: docs/kernels.md, "Matmul"). matmul.ts prepends the operand
+// prelude and matmul_common.wgsl. Loads move quads: four consecutive elements along an operand's memory-fastest
 // dimension (A: k, or m when transposed; B: n, or k when transposed), one vec4 load where the operand binds as vec4
-// (VEC_X; matmul-plan.ts vecOperands checks the layout), else four bounds-checked scalars. A k-fastest quad spreads
+// (VEC_X), else four bounds-checked scalars. A k-fastest quad spreads over four tile rows.
 // over four tile rows.
 
 const TM: u32 = 96u; // output tile rows
