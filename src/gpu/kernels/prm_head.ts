@@ -38,11 +38,13 @@ export async function encodePrmBce(
   N: number,
 ): Promise<void> {
   const n = N * 4;
-  checkSizes("prm loss", [["z", b.z, n], ["labels", b.labels, n], ["weights", b.weights, n], ["dz", b.dz, n], [
-    "loss",
-    b.loss,
-    n,
-  ]]);
+  checkSizes("prm loss", [
+    ["z", b.z, n],
+    ["labels", b.labels, n],
+    ["weights", b.weights, n],
+    ["dz", b.dz, n],
+    ["loss", b.loss, n],
+  ]);
   const pipeline = await computePipeline(device, "prm_head_loss", lossSource, { WG });
   const params = uniformBuffer(device, "prm_head_loss-params", packParams("u", [N]));
   dispatch(device, enc, pipeline, [b.z, b.labels, b.weights, b.dz, b.loss, params], grid(N, WG));
