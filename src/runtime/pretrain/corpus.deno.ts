@@ -145,6 +145,18 @@ export async function demoContamination(demoDir: string): Promise<Contamination>
   return c;
 }
 
+/**
+ * normSql'd SQL with year comparisons said as day comparisons, `strftime('%y',c)<'2012'` as `c<'2012-01-01'` (and >=,
+ * > and <= likewise): a concept defined by a date ("hired_on < '2012-01-01'") is the same condition said by its year.
+ */
+export function yearsAsDays(sql: string): string {
+  return sql.replace(/strftime\('%y',([^()]+)\)(<=|>=|<|>)'(\d{4})'/g, (_, col: string, op: string, y: string) => {
+    const next = `${Number(y) + 1}-01-01`;
+    const day = { "<": [`<`, `${y}-01-01`], ">=": [`>=`, `${y}-01-01`], ">": [`>=`, next], "<=": [`<`, next] }[op]!;
+    return `${col}${day[0]}'${day[1]}'`;
+  });
+}
+
 /** Why a candidate question breaks the contamination rules (null: it may enter the corpus). */
 export function contaminates(
   c: Contamination,
@@ -153,7 +165,8 @@ export function contaminates(
   if (c.questions.has(q.question.trim())) return "question";
   if (c.maskedSql.has(maskSql(q.gold_sql))) return "sql";
   const sql = normSql(q.gold_sql);
-  if (c.fragments.some((f) => sql.includes(f))) return "definition";
+  const days = yearsAsDays(sql);
+  if (c.fragments.some((f) => sql.includes(f) || days.includes(f))) return "definition";
   if (q.source === "demo") {
     const text = `${q.question} ${q.evidence ?? ""}`.toLowerCase();
     // A prefix match: "churned user" also finds "churned users".

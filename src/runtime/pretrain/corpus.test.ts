@@ -156,6 +156,11 @@ Deno.test("contaminates: a concept's question, its masked SQL, its definition in
     contaminates(c, { ...base, gold_sql: `SELECT user_id FROM   users WHERE ${churn.toUpperCase()} ORDER BY 1` }),
     "definition",
   );
+  // The senior teacher (hired_on < '2012-01-01') said by its year is the same condition.
+  for (const [cond, why] of [["< '2012'", "definition"], ["<= '2011'", "definition"], ["< '2013'", null]] as const) {
+    const gold_sql = `SELECT COUNT(*) FROM teachers WHERE strftime('%Y', hired_on) ${cond}`;
+    assertEquals(contaminates(c, { ...base, gold_sql }), why, cond);
+  }
   assertEquals(contaminates(c, { ...base, question: "How many churned users are there in Lyon?" }), "term");
   assertEquals(
     contaminates(c, { ...base, source: "spider", question: "How many churned users are there in Lyon?" }),
