@@ -11,7 +11,6 @@
 // them (tested).
 import type { Rng } from "../../core/rng.ts";
 import { quoteIdent, quoteLiteral } from "../../core/schema.ts";
-import { type Filter, filteredRows, sayFilter, scopeOf, type YearOp } from "./filters.ts";
 import type { Col, Ctx, SyntheticQuestion } from "./synthetic.ts";
 
 /** Made-up names for defined conditions (none is a demo concept's word: synthetic.test.ts). */
@@ -423,17 +422,36 @@ function define(x: Ctx["tables"][number], term: string, conds: readonly Conditio
   };
 }
 
-/**
- * A plain filter on one of `x`'s own columns that `cond` does not constrain (filters.ts says it): a
- * value of the column, or for a date column its year (in it, or a fifth of the time before or after it each).
- */
-function plainFilter(rng: Rng, x: Ctx["tables"][number], cond: Condition): Filter | null {
+/** Place-like columns, said "from <value>" as the demo says "users from CA". */
+const PLACE = /\b(country|nation|city|state|region|location|hometown|place)\b/;
+
+/** A plain filter on one of `x`'s own columns that `cond` does not constrain, as SQL and as the phrase after the row noun. */
+function plainFilter(
+  rng: Rng,
+  x: Ctx["tables"][number],
+  cond: Condition,
+): { sql: string; phrase: string; col: Col } | null {
   const cols = x.cols.filter((c) => c.kind !== "key" && c.values.length > 0 && !constrained(cond, c));
   if (!cols.length) return null;
   const c = pickOf(rng, cols);
-  const r = rng.next();
-  const op: YearOp = c.kind !== "date" || r < 0.6 ? "=" : r < 0.8 ? "<" : ">";
-  return sayFilter(rowsOf(x), x.cols, c, pickOf(rng, c.values), op);
+  const v = pickOf(rng, c.values);
+  const col = quoteIdent(c.c.name);
+  if (c.kind === "date") {
+    const y = String(v).slice(0, 4);
+    return {
+      sql: `strftime('%Y', ${col}) = '${y}'`,
+      phrase: pickOf(rng, [`with a ${c.w} in ${y}`, `whose ${c.w} is in ${y}`]),
+      col: c,
+    };
+  }
+  const says = [`with ${c.w} ${v}`, `whose ${c.w} is ${v}`];
+  // "in the consumer segment": for a column of a few short categories, not names, codes or free text.
+  if (
+    c.kind === "text" && c.values.length <= 8 && /^[A-Za-z][A-Za-z -]{0,19}$/.test(String(v)) &&
+    !/\b(name|names|title|email|login|address|description|details|code|id)\b/.test(c.w)
+  ) says.push(`in the ${v} ${c.w}`);
+  if (c.kind === "text" && PLACE.test(c.w)) says.push(`from ${v}`, `from ${v}`);
+  return { sql: `${col} = ${lit(v)}`, phrase: pickOf(rng, says), col: c };
 }
 
 /** A column to list the rows by (a text column or the table's key), in the plural ("names", "user ids"). */
@@ -526,9 +544,8 @@ export const SUB_MAKERS: Record<string, Maker> = {
       if (!f) return null;
       return out(
         pickOf(rng, [
-          `How many ${filteredRows(rng, f, rows, t1)} are also ${t2}?`,
-          `Count the ${filteredRows(rng, f, rows)} that are both ${t1} and ${t2}.`,
-          `Of the ${filteredRows(rng, f, rows)}, how many are both ${t1} and ${t2}?`,
+          `How many ${t1} ${rows} ${f.phrase} are also ${t2}?`,
+          `Count the ${rows} ${f.phrase} that are both ${t1} and ${t2}.`,
         ]),
         `SELECT COUNT(*) FROM ${T} WHERE ${both.sql} AND ${f.sql}`,
       );
@@ -544,9 +561,7 @@ export const SUB_MAKERS: Record<string, Maker> = {
       `SELECT ${c}, COUNT(*) FROM ${T} WHERE ${both.sql} GROUP BY ${c}`,
     );
   },
-  // A defined term and a plain filter on the rows' own column (the demo's "power users from CA", "active customers in
-  // the consumer segment"), the filter said before or after the noun or first (filters.ts). The query ANDs the
-  // definition and the filter, once each.
+  // A defined term and a plain filter on the rows' own column (the demo's "power users from CA", "active customers in the consumer segment").
   defined_filter(rng, s) {
     const x = pickOf(rng, s.tables);
     const conds = distinctConditions(rng, s, x.t.name, rng.next() < 0.3 ? 2 : 1);
@@ -554,7 +569,8 @@ export const SUB_MAKERS: Record<string, Maker> = {
     const d = define(x, pickOf(rng, DEFINED_TERMS), conds);
     const f = plainFilter(rng, x, d.cond);
     if (!f) return null;
-    const T = quoteIdent(x.t.name), rows = rowsOf(x), term = d.term;
+    const T = quoteIdent(x.t.name);
+    const who = `${d.term} ${rowsOf(x)}`;
     const where = `${d.cond.sql} AND ${f.sql}`;
     const out = (question: string, gold_sql: string): SyntheticQuestion => ({
       question,
@@ -562,41 +578,28 @@ export const SUB_MAKERS: Record<string, Maker> = {
       pattern: "defined_filter",
       evidence: d.evidence,
     });
-    // The filtered rows with the term ("flagged vip customers", "flagged customers based in DE"), without it
-    // ("vip customers": the filter stated first, the term asked of them), or the filter as the sentence's scope.
-    const who = filteredRows(rng, f, rows, term), all = filteredRows(rng, f, rows);
-    const scope = scopeOf(rng, f);
-    const post = pickOf(rng, f.post);
     if (rng.next() < 0.55) {
-      const forms = [
-        `How many ${who} are there?`,
-        `Count the ${who}.`,
-        `Give the number of ${who}.`,
-        `How many ${term} ${rows} are there ${post}?`,
-        `Of the ${all}, how many are ${term}?`,
-        `Among ${all}, how many are ${term}?`,
-        `Among the ${all}, count those that are ${term}.`,
-      ];
-      if (scope) forms.push(`${scope}, how many ${term} ${rows} are there?`, `${scope}, count the ${term} ${rows}.`);
-      return out(pickOf(rng, forms), `SELECT COUNT(*) FROM ${T} WHERE ${where}`);
+      return out(
+        pickOf(rng, [
+          `How many ${who} are there ${f.phrase}?`,
+          `Count the ${who} ${f.phrase}.`,
+          `How many ${who} ${f.phrase} are there?`,
+          `Give the number of ${who} ${f.phrase}.`,
+        ]),
+        `SELECT COUNT(*) FROM ${T} WHERE ${where}`,
+      );
     }
     const v = display(rng, x, f.col);
     if (!v) return null;
-    const forms = [
-      `List the ${v.w} of the ${who}.`,
-      `Give the ${v.w} of all ${who}.`,
-      `Show the ${v.w} of the ${who}.`,
-      `Which ${who} are there? Give their ${v.w}.`,
-      `Of the ${all}, which are ${term}? Give their ${v.w}.`,
-      `Among the ${all}, list the ${v.w} of those that are ${term}.`,
-    ];
-    if (scope) {
-      forms.push(
-        `${scope}, list the ${v.w} of the ${term} ${rows}.`,
-        `${scope}, which ${rows} are ${term}? Give their ${v.w}.`,
-      );
-    }
-    return out(pickOf(rng, forms), `SELECT ${v.col} FROM ${T} WHERE ${where}`);
+    return out(
+      pickOf(rng, [
+        `List the ${v.w} of the ${who} ${f.phrase}.`,
+        `Give the ${v.w} of all ${who} ${f.phrase}.`,
+        `Show the ${v.w} of the ${who} ${f.phrase}.`,
+        `Which ${who} ${f.phrase} are there? Give their ${v.w}.`,
+      ]),
+      `SELECT ${v.col} FROM ${T} WHERE ${where}`,
+    );
   },
   share(rng, s) {
     const x = pickOf(rng, s.tables);
