@@ -247,7 +247,11 @@ const GRPO_NOTEBOOK = {
     { id: "prompt", type: "prompt", params: { template: "omnisql@1", maxPromptTokens: 800 } },
     { id: "reward", type: "reward", params: { comparison: "set" } },
     { id: "eval", type: "evaluate", params: { split: "train", n: 2, k: 1, temperature: 0, maxNewTokens: 4 } },
-    { id: "grpo", type: "grpo", params: { G: 2, steps: GRPO_STEPS, batchQuestions: 1, maxNewTokens: 32, evalEvery: 0 } },
+    {
+      id: "grpo",
+      type: "grpo",
+      params: { G: 2, steps: GRPO_STEPS, batchQuestions: 1, maxNewTokens: 32, evalEvery: 0 },
+    },
   ],
 };
 
