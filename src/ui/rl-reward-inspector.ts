@@ -21,7 +21,7 @@ import {
   stepSummary,
 } from "./inspector-model.ts";
 import { highlightSql } from "./sql-highlight.ts";
-import { cellStyles } from "./styles.ts";
+import { cellStyles, codeBlock } from "./styles.ts";
 
 const SORT_LABELS: Record<SortKey, string> = {
   "index": "sample order",
@@ -115,15 +115,7 @@ export class RlRewardInspector extends LitElement {
         color: var(--rl-bad);
       }
       pre {
-        margin: 0;
-        white-space: pre-wrap;
-        word-break: break-word;
-        font-family: var(--rl-mono);
-        font-size: 12px;
-        background: var(--rl-code-bg);
-        padding: 6px;
-        border-radius: 4px;
-        max-height: 220px;
+        ${codeBlock} max-height: 220px;
         overflow: auto;
       }
       .kw {

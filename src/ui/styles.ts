@@ -63,16 +63,21 @@ export const cellStyles = css`
   }
 `;
 
+/** The declarations of a code block (SQL, a prompt, a completion), for a rule's body. */
+export const codeBlock = css`
+  margin: 0;
+  white-space: pre-wrap;
+  word-break: break-word;
+  font-family: var(--rl-mono);
+  font-size: 12px;
+  background: var(--rl-code-bg);
+  padding: 6px;
+  border-radius: 4px;
+`;
+
 /** Generated SQL as a block (`<pre class="sql">` around highlightSql's output). */
 export const sqlStyles = css`
   pre.sql {
-    margin: 0;
-    white-space: pre-wrap;
-    word-break: break-word;
-    font-family: var(--rl-mono);
-    font-size: 12px;
-    background: var(--rl-code-bg);
-    padding: 6px;
-    border-radius: 4px;
+    ${codeBlock};
   }
 `;
