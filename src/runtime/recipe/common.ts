@@ -335,3 +335,27 @@ export function birdPredictions(tasks: readonly Task[], sql: readonly (string | 
 export function perSecond(count: number, ms: number): number {
   return ms > 0 ? count / (ms / 1000) : 0;
 }
+
+/**
+ * The figures a sample-score-train step's metrics record shares (a GRPO step, a warm-up round): each phase's time and
+ * tokens per second (the score phase over the sampled tokens), the rewards, the accuracy of the samples, the share of
+ * equal-reward groups and the completion lengths.
+ */
+export function stepFigures(
+  sampled: TaskSamples,
+  scored: readonly Scored[],
+  t: { scoreMs: number; trainMs: number; trainTokens: number; execAccuracy?: number; equalGroupFraction: number },
+) {
+  return {
+    ms: { sample: sampled.ms, score: t.scoreMs, train: t.trainMs },
+    tokensPerSec: {
+      sample: perSecond(sampled.tokens, sampled.ms),
+      score: perSecond(sampled.tokens, t.scoreMs),
+      train: perSecond(t.trainTokens, t.trainMs),
+    },
+    rewards: rewardSummary(scored),
+    execAccuracy: t.execAccuracy,
+    equalGroupFraction: t.equalGroupFraction,
+    completionLength: lengthSummary(sampled.samples),
+  };
+}

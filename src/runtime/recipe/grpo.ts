@@ -22,7 +22,7 @@ import {
   type RunContext,
   splitTasks,
 } from "./context.ts";
-import { lengthSummary, perSecond, rewardSummary, sampleTasks, samplingMessage, toolsFor } from "./common.ts";
+import { rewardSummary, sampleTasks, samplingMessage, stepFigures, toolsFor } from "./common.ts";
 import { evaluateTasks } from "./evaluate.ts";
 import { sampleRecord, type Scored } from "./scoring.ts";
 import { tokenAdvantages, withPrmSteps } from "../prm/prm-grpo.ts";
@@ -251,16 +251,13 @@ export async function runGrpo(ctx: RunContext, cellId: string, p: GrpoParams): P
         step: step + 1,
         phase: "grpo",
         time: ctx.env.now(),
-        ms: { sample: sampled.ms, score: scoreMs, train: trainMs },
-        tokensPerSec: {
-          sample: perSecond(sampled.tokens, sampled.ms),
-          score: perSecond(sampled.tokens, scoreMs),
-          train: perSecond(trainTokens, trainMs),
-        },
-        rewards: rewardSummary(scored),
-        execAccuracy: correct / scored.length,
-        equalGroupFraction: adv.equalFraction,
-        completionLength: lengthSummary(sampled.samples),
+        ...stepFigures(sampled, scored, {
+          scoreMs,
+          trainMs,
+          trainTokens,
+          execAccuracy: correct / scored.length,
+          equalGroupFraction: adv.equalFraction,
+        }),
         // Peak buffer bytes of this step's trainer work (the high-water mark, reset below); live bytes in extra.
         ...(mem ? { gpuMemoryBytes: mem.peakBytes } : {}),
         ...(last

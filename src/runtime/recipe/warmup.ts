@@ -35,7 +35,7 @@ import {
   splitTasks,
 } from "./context.ts";
 import { summarize } from "../../core/metrics.ts";
-import { lengthSummary, perSecond, rewardSummary, sampleTasks, samplingMessage, toolsFor } from "./common.ts";
+import { perSecond, sampleTasks, samplingMessage, stepFigures, toolsFor } from "./common.ts";
 import type { ModelRuntime } from "./model-runtime.ts";
 import { sampleRecord } from "./scoring.ts";
 import { encodeWarmupDataset, warmupDatasetPath, warmupDatasetRecords } from "./warmup-dataset.ts";
@@ -356,16 +356,13 @@ export async function runWarmup(ctx: RunContext, cellId: string, p: WarmupParams
       step: round + 1,
       phase: "warmup",
       time: ctx.env.now(),
-      ms: { sample: sampled.ms, score: scoreMs, train: trainMs },
-      tokensPerSec: {
-        sample: perSecond(sampled.tokens, sampled.ms),
-        score: perSecond(sampled.tokens, scoreMs),
-        train: perSecond(trainTokens, trainMs),
-      },
-      rewards: rewardSummary(scored),
-      execAccuracy: rep.sampleAccuracy,
-      equalGroupFraction: adv.equalFraction,
-      completionLength: lengthSummary(sampled.samples),
+      ...stepFigures(sampled, scored, {
+        scoreMs,
+        trainMs,
+        trainTokens,
+        execAccuracy: rep.sampleAccuracy,
+        equalGroupFraction: adv.equalFraction,
+      }),
       loss: mean((r) => r.loss),
       gradNorm: mean((r) => r.gradNorm),
       entropy: mean((r) => r.entropy),
