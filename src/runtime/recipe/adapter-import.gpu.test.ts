@@ -5,7 +5,6 @@
 // refused before the graph build, with what to change. Tiny random model on lavapipe.
 import { assert, assertEquals, assertRejects } from "../../../tests/assert.ts";
 import { parseNotebook } from "../../core/notebook.ts";
-import type { RewardSpec } from "../../core/rewards.ts";
 import { requestGpu } from "../../gpu/device.ts";
 import { loadHfModel } from "../../model/hf.ts";
 import { LORA_TARGETS, type LoraAdapter, loraKey, randomAdapter } from "../../model/lora.ts";
@@ -14,7 +13,7 @@ import { writePeftFolder } from "../../model/peft.deno.ts";
 import { OrtPolicy } from "../../model/policy.ts";
 import { DirSource } from "../../model/source.deno.ts";
 import { denoEnv } from "./env.deno.ts";
-import { tinyPromptCorpus, writeTinyDataset, writeVaryingLengthModel } from "./fixtures.deno.ts";
+import { tinyLengthSpec, tinyPromptCorpus, writeTinyDataset, writeVaryingLengthModel } from "./fixtures.deno.ts";
 import { ModelRuntime, startFrom } from "./model-runtime.ts";
 import { runNotebook } from "./runner.ts";
 
@@ -22,13 +21,7 @@ const TEMPLATE = "reasoning-answer@1";
 // The length component splits completions of 3 tokens or fewer from those of 4 (maxNewTokens): a
 // random tiny model writes both, so groups have a reward difference and the step trains whichever
 // sampler (and so whichever random draws) the runtime uses.
-const SPEC: RewardSpec = {
-  components: [{ name: "execution", weight: 1 }, { name: "error_penalty", weight: 1 }, {
-    name: "length",
-    weight: 1,
-    params: { maxTokens: 3 },
-  }],
-};
+const SPEC = tinyLengthSpec(3);
 const IMPORTED_TARGETS = ["q_proj", "v_proj", "down_proj"] as const;
 
 function maxAbsDiff(a: ArrayLike<number>, b: ArrayLike<number>): number {

@@ -7,7 +7,7 @@ import { assert, assertEquals } from "../../../tests/assert.ts";
 import { type CellId, parseNotebook, updateParams } from "../../core/notebook.ts";
 import { planRun } from "../run-plan.ts";
 import { denoEnv } from "./env.deno.ts";
-import { tinyPromptCorpus, writeTinyDataset, writeVaryingLengthModel } from "./fixtures.deno.ts";
+import { tinyPromptCorpus, tinySetupCells, writeTinyDataset, writeVaryingLengthModel } from "./fixtures.deno.ts";
 import { runNotebook } from "./runner.ts";
 
 const TEMPLATE = "omnisql@1";
@@ -15,14 +15,7 @@ const NOTEBOOK = {
   version: 1,
   title: "tiny ask",
   cells: [
-    {
-      id: "data",
-      type: "dataset",
-      params: { source: "url", questionsUrl: "data/train.jsonl", dbRoot: "data", format: "rlvr", split: "train" },
-    },
-    { id: "model", type: "model", params: { source: "url", url: "model", dtype: "f32", loraRank: 4, loraAlpha: 8 } },
-    { id: "prompt", type: "prompt", params: { template: TEMPLATE, maxPromptTokens: 1024 } },
-    { id: "reward", type: "reward", params: {} },
+    ...tinySetupCells(TEMPLATE),
     { id: "warmup", type: "warmup", params: { rounds: 1, method: "sft", epochs: 2, lr: 0.05, maxNewTokens: 4 } },
     {
       id: "grpo",

@@ -5,6 +5,7 @@
 // high and completions end after a few tokens, at random.
 import { ChatTemplate } from "../../core/chat-template.ts";
 import { buildPrompt } from "../../core/prompts.ts";
+import type { RewardSpec } from "../../core/rewards.ts";
 import { introspectSchema, type SqlQueryable } from "../../core/schema.ts";
 import {
   CHATML_TEMPLATE,
@@ -168,4 +169,42 @@ export async function tinyPromptCorpus(dir: string, templates: readonly string[]
     }
   }
   return out;
+}
+
+/**
+ * The tiny recipe tests' reward: execution, the error penalty and a length component that splits completions of up to
+ * `maxTokens` tokens from longer ones, the one reward a random model's samples differ in.
+ */
+export function tinyLengthSpec(maxTokens: number): RewardSpec {
+  return {
+    components: [{ name: "execution", weight: 1 }, { name: "error_penalty", weight: 1 }, {
+      name: "length",
+      weight: 1,
+      params: { maxTokens },
+    }],
+  };
+}
+
+/**
+ * The setup cells of a tiny recipe notebook over writeTinyDataset's `data/` and a model folder `model/` (f32, LoRA
+ * rank 4, alpha 8): the dataset (its dev share `devFraction` where given), the model, the prompt, the reward.
+ */
+export function tinySetupCells(template: string, reward: Record<string, unknown> = {}, devFraction?: number) {
+  return [
+    {
+      id: "data",
+      type: "dataset",
+      params: {
+        source: "url",
+        questionsUrl: "data/train.jsonl",
+        dbRoot: "data",
+        format: "rlvr",
+        split: "train",
+        ...(devFraction !== undefined ? { devFraction } : {}),
+      },
+    },
+    { id: "model", type: "model", params: { source: "url", url: "model", dtype: "f32", loraRank: 4, loraAlpha: 8 } },
+    { id: "prompt", type: "prompt", params: { template, maxPromptTokens: 1024 } },
+    { id: "reward", type: "reward", params: reward },
+  ];
 }

@@ -5,35 +5,26 @@
 import { assert, assertEquals, assertRejects } from "../../../tests/assert.ts";
 import type { MetricsRecord } from "../../core/metrics.ts";
 import { parseNotebook } from "../../core/notebook.ts";
-import type { RewardSpec } from "../../core/rewards.ts";
 import { loadCheckpoint } from "../checkpoint.ts";
 import { DirStore } from "../store.deno.ts";
 import type { FileStore } from "../store.ts";
 import type { RunEnv } from "./context.ts";
 import { denoEnv } from "./env.deno.ts";
-import { tinyPromptCorpus, writeTinyDataset, writeVaryingLengthModel } from "./fixtures.deno.ts";
+import {
+  tinyLengthSpec,
+  tinyPromptCorpus,
+  tinySetupCells,
+  writeTinyDataset,
+  writeVaryingLengthModel,
+} from "./fixtures.deno.ts";
 import { runNotebook } from "./runner.ts";
 
 const TEMPLATE = "reasoning-answer@1";
-const SPEC: RewardSpec = {
-  components: [{ name: "execution", weight: 1 }, { name: "error_penalty", weight: 1 }, {
-    name: "length",
-    weight: 1,
-    params: { maxTokens: 2 },
-  }],
-};
 const NOTEBOOK = {
   version: 1,
   title: "overlapped checkpoint",
   cells: [
-    {
-      id: "data",
-      type: "dataset",
-      params: { source: "url", questionsUrl: "data/train.jsonl", dbRoot: "data", format: "rlvr", split: "train" },
-    },
-    { id: "model", type: "model", params: { source: "url", url: "model", dtype: "f32", loraRank: 4, loraAlpha: 8 } },
-    { id: "prompt", type: "prompt", params: { template: TEMPLATE, maxPromptTokens: 1024 } },
-    { id: "reward", type: "reward", params: { spec: SPEC } },
+    ...tinySetupCells(TEMPLATE, { spec: tinyLengthSpec(2) }),
     {
       id: "grpo",
       type: "grpo",

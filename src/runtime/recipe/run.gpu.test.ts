@@ -8,40 +8,26 @@ import { assert, assertEquals } from "../../../tests/assert.ts";
 import { parsePredictions } from "../../core/loaders.ts";
 import { decodeMetrics, type MetricsRecord } from "../../core/metrics.ts";
 import { parseNotebook } from "../../core/notebook.ts";
-import { type RewardSpec, scoreSample } from "../../core/rewards.ts";
+import { scoreSample } from "../../core/rewards.ts";
 import { parsePeftAdapter } from "../../model/peft.ts";
 import { decodeSamples } from "../records.ts";
 import { denoEnv } from "./env.deno.ts";
-import { tinyPromptCorpus, writeTinyDataset, writeVaryingLengthModel } from "./fixtures.deno.ts";
+import {
+  tinyLengthSpec,
+  tinyPromptCorpus,
+  tinySetupCells,
+  writeTinyDataset,
+  writeVaryingLengthModel,
+} from "./fixtures.deno.ts";
 import { runNotebook } from "./runner.ts";
 
 const TEMPLATE = "reasoning-answer@1";
-const SPEC: RewardSpec = {
-  components: [{ name: "execution", weight: 1 }, { name: "error_penalty", weight: 1 }, {
-    name: "length",
-    weight: 1,
-    params: { maxTokens: 2 },
-  }],
-};
+const SPEC = tinyLengthSpec(2);
 const NOTEBOOK = {
   version: 1,
   title: "tiny recipe",
   cells: [
-    {
-      id: "data",
-      type: "dataset",
-      params: {
-        source: "url",
-        questionsUrl: "data/train.jsonl",
-        dbRoot: "data",
-        format: "rlvr",
-        split: "train",
-        devFraction: 0.25,
-      },
-    },
-    { id: "model", type: "model", params: { source: "url", url: "model", dtype: "f32", loraRank: 4, loraAlpha: 8 } },
-    { id: "prompt", type: "prompt", params: { template: TEMPLATE, maxPromptTokens: 1024 } },
-    { id: "reward", type: "reward", params: { spec: SPEC } },
+    ...tinySetupCells(TEMPLATE, { spec: SPEC }, 0.25),
     { id: "base", type: "evaluate", params: { split: "dev", n: 2, k: 2, maxNewTokens: 4 } },
     {
       id: "warm",
