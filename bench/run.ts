@@ -64,7 +64,11 @@ async function main(argv: readonly string[]) {
   const date = new Date().toISOString();
   const results = await suite.run(ctx);
   const device = gpu ? deviceName((await gpu).info) : "cpu";
-  const command = ["deno run -A bench/run.ts", name, ...[...suiteArgs].map(([k, v]) => `${k}=${v}`)].join(" ");
+  // The Dawn settings a run had from the environment (bench/device.sh sets RLVR_DAWN_OPTIONS) are part of its command.
+  const env = webgpu === "dawn"
+    ? ["RLVR_DAWN_OPTIONS", "RLVR_DAWN_VALIDATION"].flatMap((k) => Deno.env.get(k) ? [`${k}='${Deno.env.get(k)}'`] : [])
+    : [];
+  const command = [...env, "deno run -A bench/run.ts", name, ...[...suiteArgs].map(([k, v]) => `${k}=${v}`)].join(" ");
   const records = ([] as SuiteResult[]).concat(results).map((r): Partial<BenchRecord> => ({
     suite: name,
     commit,

@@ -5,8 +5,11 @@
 //   figures markers), which bench/summary.test.ts checks is current.
 import { type BenchRecord, readRecords } from "./records.ts";
 
-/** The figures each suite's rows show, ours then the reference's, and the ratio ours / reference they carry. */
-const HEADLINE: Record<string, { figures: string[]; reference: string[]; ratio?: [string, string] }> = {
+/**
+ * The figures each suite's rows show, ours then the reference's, and the speed ratio they carry: ours / the reference's
+ * for rates, the reference's / ours for times (`time`), so that above 1 is always ours faster.
+ */
+const HEADLINE: Record<string, { figures: string[]; reference: string[]; ratio?: [string, string]; time?: boolean }> = {
   "train-step": {
     figures: ["tok_s", "recompute_tok_s", "peak_bytes", "recompute_peak_bytes"],
     reference: ["torch_tok_s"],
@@ -17,6 +20,7 @@ const HEADLINE: Record<string, { figures: string[]; reference: string[]; ratio?:
     figures: ["hub_step_s", "demo_step_s"],
     reference: ["torch_hub_step_s"],
     ratio: ["hub_step_s", "torch_hub_step_s"],
+    time: true,
   },
   decode: {
     figures: ["tok_s_b8", "tok_s_b64", "first_token_ms_b8"],
@@ -28,7 +32,7 @@ const HEADLINE: Record<string, { figures: string[]; reference: string[]; ratio?:
 function headline(r: BenchRecord) {
   const h = HEADLINE[r.suite];
   const figures = h?.figures ?? Object.keys(r.figures);
-  return { figures, reference: h?.reference ?? Object.keys(r.reference).slice(0, 2), ratio: h?.ratio };
+  return { figures, reference: h?.reference ?? Object.keys(r.reference).slice(0, 2), ratio: h?.ratio, time: h?.time };
 }
 
 /** A figure for a table: bytes in GB, big numbers grouped, small ones to 3 significant digits. */
@@ -50,16 +54,16 @@ export function groups(records: readonly BenchRecord[]): Map<string, BenchRecord
   return new Map([...out].sort(([a], [b]) => a.localeCompare(b)));
 }
 
-const ratioOf = (r: BenchRecord, ratio?: [string, string]) =>
-  ratio && r.figures[ratio[0]] !== undefined && r.reference[ratio[1]]
-    ? r.figures[ratio[0]] / r.reference[ratio[1]]
+const ratioOf = (r: BenchRecord, ratio?: [string, string], time = false) =>
+  ratio && r.figures[ratio[0]] && r.reference[ratio[1]]
+    ? (time ? r.reference[ratio[1]] / r.figures[ratio[0]] : r.figures[ratio[0]] / r.reference[ratio[1]])
     : undefined;
 
 /** The trend: per group the last `last` records, each headline figure with its change from the record before. */
 export function trend(records: readonly BenchRecord[], last = 5): string {
   const lines: string[] = [];
   for (const [key, list] of groups(records)) {
-    const { figures, reference, ratio } = headline(list[list.length - 1]);
+    const { figures, reference, ratio, time } = headline(list[list.length - 1]);
     lines.push(`\n${key} (${list.length} record${list.length > 1 ? "s" : ""})`);
     lines.push(
       `| date | commit | ${figures.join(" | ")} | ${reference.map((f) => `ref ${f}`).join(" | ")}${
@@ -75,7 +79,7 @@ export function trend(records: readonly BenchRecord[], last = 5): string {
         (v !== undefined && p ? ` (${v >= p ? "+" : ""}${((v / p - 1) * 100).toFixed(1)}%)` : "");
       const ours = figures.map((f) => cell(f, r.figures[f], prev?.figures[f]));
       const refs = reference.map((f) => formatValue(f, r.reference[f]));
-      const q = ratioOf(r, ratio);
+      const q = ratioOf(r, ratio, time);
       lines.push(
         `| ${r.date.slice(0, 10)} | ${r.commit} | ${ours.join(" | ")} | ${refs.join(" | ")}${
           ratio ? ` | ${q === undefined ? "" : q.toFixed(2)} |` : " |"
@@ -97,10 +101,10 @@ export function currentFigures(records: readonly BenchRecord[]): string {
   ];
   for (const list of groups(records).values()) {
     const r = list[list.length - 1];
-    const { figures, reference, ratio } = headline(r);
+    const { figures, reference, ratio, time } = headline(r);
     const show = (names: string[], o: Record<string, number>) =>
       names.filter((f) => o[f] !== undefined).map((f) => `${f} ${formatValue(f, o[f])}`).join(", ");
-    const q = ratioOf(r, ratio);
+    const q = ratioOf(r, ratio, time);
     rows.push(
       `| ${r.suite} | ${r.device} · ${r.engine} | ${show(figures, r.figures)} | ${show(reference, r.reference)} | ${
         q === undefined ? "" : q.toFixed(2)
