@@ -95,6 +95,27 @@ function vkDriver(): string {
   return f ? ` (VK_DRIVER_FILES=${f})` : "";
 }
 
+/** RLVR_DAWN_VALIDATION: whether Dawn validates every WebGPU call (on), not (off), or auto (off on a GPU, on on a CPU adapter). */
+export type DawnValidation = "on" | "off" | "auto";
+
+export function parseDawnValidation(v: string | undefined): DawnValidation {
+  const s = (v ?? "").trim().toLowerCase();
+  if (s === "") return "auto";
+  if (s === "on" || s === "off" || s === "auto") return s;
+  throw new Error(`RLVR_DAWN_VALIDATION must be on, off or auto, got ${JSON.stringify(v)}`);
+}
+
+/** dawn.node options with Dawn's `skip_validation` toggle added to `enable-dawn-features` (merged into one given there). */
+export function withSkipValidation(options: readonly string[]): string[] {
+  const key = "enable-dawn-features=";
+  const at = options.findIndex((o) => o.startsWith(key));
+  if (at < 0) return [...options, `${key}skip_validation`];
+  const have = options[at].slice(key.length).split(",").filter(Boolean);
+  const out = [...options];
+  out[at] = key + [...new Set([...have, "skip_validation"])].join(",");
+  return out;
+}
+
 async function tryDawn(): Promise<{ choice: EngineChoice } | { why: string }> {
   const loaded = await loadDawn();
   if ("error" in loaded) return { why: loaded.error };
@@ -102,13 +123,29 @@ async function tryDawn(): Promise<{ choice: EngineChoice } | { why: string }> {
   // RLVR_DAWN_OPTIONS adds dawn.node options, ';'-separated (benchmarks:
   // "disable-dawn-features=timestamp_quantization" for unrounded timestamp queries).
   const extra = (Deno.env.get("RLVR_DAWN_OPTIONS") ?? "").split(";").map((o) => o.trim()).filter(Boolean);
-  const gpu = loaded.mod.create([...(Deno.build.os === "linux" ? ["backend=vulkan"] : []), ...extra]);
-  const adapter = await gpu.requestAdapter({ powerPreference: "high-performance" }).catch(() => null);
+  const options = [...(Deno.build.os === "linux" ? ["backend=vulkan"] : []), ...extra];
+  // Validation: checking every call is most of a captured decoding step's host time on a GPU (docs/performance.md), so
+  // a GPU adapter runs without it; a CPU adapter (SwiftShader: the tests) keeps it, so that a misuse throws there.
+  const validation = parseDawnValidation(Deno.env.get("RLVR_DAWN_VALIDATION"));
+  let gpu = loaded.mod.create(validation === "off" ? withSkipValidation(options) : options);
+  let adapter = await gpu.requestAdapter({ powerPreference: "high-performance" }).catch(() => null);
   if (!adapter) {
     return {
       why:
         `Dawn found no Vulkan adapter${vkDriver()}: it does not start on Mesa's lavapipe; on a CPU machine use SwiftShader's driver, VK_DRIVER_FILES=/usr/lib/chromium/vk_swiftshader_icd.json`,
     };
+  }
+  const info = adapter.info;
+  const name = [info.vendor, info.architecture, info.description].filter(Boolean).join(" ");
+  // On a GPU, the first millisecond of a wait through MessageChannel turns; on a CPU adapter setTimeout(0) from the
+  // first turn, since any spin takes the core the "GPU" computes on (docs/webgpu.md, "Polling").
+  const cpuAdapter = /swiftshader|llvmpipe|lavapipe/i.test(name);
+  let validating = validation !== "off";
+  if (validation === "auto" && !cpuAdapter) {
+    // Toggles are the instance's: a second one without validation, the first left to the collector.
+    const fast = loaded.mod.create(withSkipValidation(options));
+    const a = await fast.requestAdapter({ powerPreference: "high-performance" }).catch(() => null);
+    if (a) (gpu = fast, adapter = a, validating = false);
   }
   // Dawn's GPU* classes and constants replace Deno's, so instanceof checks and GPUBufferUsage agree
   // with the objects navigator.gpu hands out.
@@ -117,16 +154,12 @@ async function tryDawn(): Promise<{ choice: EngineChoice } | { why: string }> {
   const queueProto = (loaded.mod.globals.GPUQueue as { prototype?: object } | undefined)?.prototype;
   if (!queueProto) throw new Error("dawn.node exports no GPUQueue: cannot guard writeBuffer against shared memory");
   copySharedViewsOn(queueProto);
-  const info = adapter.info;
-  const name = [info.vendor, info.architecture, info.description].filter(Boolean).join(" ");
-  // On a GPU, the first millisecond of a wait through MessageChannel turns; on a CPU adapter setTimeout(0) from the
-  // first turn, since any spin takes the core the "GPU" computes on (docs/webgpu.md, "Polling").
-  const cpuAdapter = /swiftshader|llvmpipe|lavapipe/i.test(name);
   const polling = throttleDawnPolling(cpuAdapter ? 0 : 1);
+  const checks = validating ? "validation on" : "validation off (RLVR_DAWN_VALIDATION=on keeps it)";
   return {
     choice: {
       engine: "dawn",
-      note: `webgpu: dawn (Chrome's engine, dawn.node) on ${name || "an adapter"}; ${polling}`,
+      note: `webgpu: dawn (Chrome's engine, dawn.node) on ${name || "an adapter"}; ${checks}; ${polling}`,
     },
   };
 }

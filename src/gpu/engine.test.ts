@@ -2,7 +2,7 @@
 // next, and the channel is closed once no turn is queued (a process whose last wait went through it exits by itself:
 // an open port would keep Deno's event loop alive, and the test runner would not notice).
 import { assertEquals } from "../../tests/assert.ts";
-import { channelScheduler } from "./engine.deno.ts";
+import { channelScheduler, parseDawnValidation, withSkipValidation } from "./engine.deno.ts";
 
 Deno.test("channelScheduler: turns in order with their arguments, a turn queueing the next, the channel closed when idle", async () => {
   const schedule = channelScheduler();
@@ -54,4 +54,23 @@ s(() => console.log("again"), []);`;
   clearTimeout(killer);
   const text = new TextDecoder().decode(out.stdout) + new TextDecoder().decode(out.stderr);
   assertEquals({ code: out.code, text: text.trim() }, { code: 0, text: "turns 100\nagain" });
+});
+
+Deno.test("RLVR_DAWN_VALIDATION: on, off, auto (the default); skip_validation merged into enable-dawn-features", () => {
+  assertEquals(parseDawnValidation(undefined), "auto");
+  assertEquals(parseDawnValidation(" OFF "), "off");
+  assertEquals(parseDawnValidation("on"), "on");
+  let threw = "";
+  try {
+    parseDawnValidation("no");
+  } catch (e) {
+    threw = String(e);
+  }
+  assertEquals(threw.includes("must be on, off or auto"), true);
+  assertEquals(withSkipValidation(["backend=vulkan"]), ["backend=vulkan", "enable-dawn-features=skip_validation"]);
+  assertEquals(
+    withSkipValidation(["enable-dawn-features=disable_robustness", "disable-dawn-features=timestamp_quantization"]),
+    ["enable-dawn-features=disable_robustness,skip_validation", "disable-dawn-features=timestamp_quantization"],
+  );
+  assertEquals(withSkipValidation(["enable-dawn-features=skip_validation"]), ["enable-dawn-features=skip_validation"]);
 });

@@ -18,12 +18,15 @@ import { writeHfFolder } from "../../model/tiny.deno.ts";
 
 const engine = currentEngine()?.engine ?? "deno";
 
-async function rlvr(args: string[]): Promise<{ code: number; last: Record<string, unknown>; stderr: string }> {
+async function rlvr(
+  args: string[],
+  env: Record<string, string> = {},
+): Promise<{ code: number; last: Record<string, unknown>; stderr: string }> {
   const out = await new Deno.Command(Deno.execPath(), {
     args: ["run", "-A", new URL("../main.ts", import.meta.url).pathname, ...args],
     stdout: "piped",
     stderr: "piped",
-    env: { RLVR_WEBGPU: "" },
+    env: { RLVR_WEBGPU: "", ...env },
   }).output();
   const lines = new TextDecoder().decode(out.stdout).trim().split("\n");
   return { code: out.code, last: JSON.parse(lines[lines.length - 1]), stderr: new TextDecoder().decode(out.stderr) };
@@ -139,5 +142,57 @@ for (const arch of ARCHS) {
       );
     }
     await Deno.remove(dir, { recursive: true });
+  });
+}
+
+// On a GPU, Dawn runs without validating each call (engine.deno.ts); CPU adapters keep it, so the tests above run with
+// it. RLVR_DAWN_VALIDATION=off takes that path here: the same logprobs, through the ONNX policy and the WGSL trainer.
+if (engine === "dawn") {
+  Deno.test("rlvr logprobs --webgpu dawn, RLVR_DAWN_VALIDATION=off: the note says so; ort and webgpu f32 vs float64", async () => {
+    const dir = await Deno.makeTempDir({ prefix: "webgpu-cli-novalidation-" });
+    const tiny = makeTinyModel("qwen2", { seed: 31 });
+    await writeHfFolder(`${dir}/model`, tiny);
+    const adapter = randomAdapter(tiny.config, {
+      r: 4,
+      alpha: 8,
+      targets: ["q_proj", "up_proj"],
+      seed: 6,
+      bScale: 0.2,
+    });
+    await writePeftFolder(`${dir}/adapter`, adapter);
+    const rng = new Rng(9);
+    const ids = [11, 4].map((n) => Array.from({ length: n }, () => rng.int(tiny.config.vocabSize)));
+    await Deno.writeTextFile(`${dir}/ids.json`, JSON.stringify(ids));
+    const want = referenceLogprobs(tiny.config, tiny.weights, ids, adapter).flat();
+    for (const e of ["ort", "webgpu"] as const) {
+      const out = `${dir}/${e}.json`;
+      const r = await rlvr(
+        [
+          "logprobs",
+          "--webgpu",
+          "dawn",
+          "--model",
+          `${dir}/model`,
+          "--ids",
+          `${dir}/ids.json`,
+          "--engine",
+          e,
+          "--dtype",
+          "f32",
+          "--adapter",
+          `${dir}/adapter`,
+          "--out",
+          out,
+        ],
+        { RLVR_DAWN_VALIDATION: "off" },
+      );
+      assert(r.code === 0, `${e}: exit ${r.code}: ${r.stderr}`);
+      assert(r.stderr.includes("validation off"), `the engine note: ${r.stderr}`);
+      const got = (JSON.parse(await Deno.readTextFile(out)) as number[][]).flat();
+      assertClose(got, want, { atol: 2e-3, rtol: 0, name: `${e} f32 without validation vs float64` });
+    }
+    const bad = await rlvr(["gpu", "--no-bench", "--webgpu", "dawn"], { RLVR_DAWN_VALIDATION: "maybe" });
+    assert(bad.code !== 0, "a bad RLVR_DAWN_VALIDATION is an error");
+    assert(`${bad.stderr}${JSON.stringify(bad.last)}`.includes("RLVR_DAWN_VALIDATION must be on, off or auto"));
   });
 }
