@@ -8,6 +8,8 @@
 //   pending: the WebGPU EP's dispatches per queue submit (onnxruntime's maxNumPendingDispatches, ort.ts
 //   setWebgpuSessionEntries), a run per value; reps: the whole list of runs that many times, alternated.
 //   BUDGET (s) stops the whole process: the run in progress reports its steps ("partial"), later runs are skipped.
+//   lora=R: an adapter of rank R (alpha 2R) on the seven projections, as the recipe's policy has one (its alpha / r
+//   fixed in the graph); default none.
 //   layers=N: the preset's shape with N decoder layers (quicker sessions; dispatches and kernel times per layer kept).
 //   profile=1: after each run one more sampled batch of `profileNew` (default 12) tokens with every compute dispatch
 //   in a pass of its own between two timestamp queries (installed here on the GPU* prototypes, so ORT's replayed
@@ -28,6 +30,7 @@ import { PENDING_DISPATCHES_KEY, setWebgpuSessionEntries } from "../../src/model
 import { OrtPolicy } from "../../src/model/policy.ts";
 import { DEFAULT_SAMPLING, newSampleTiming } from "../../src/model/sampler.ts";
 import { sampleBatchGpu } from "../../src/model/sampler-gpu.ts";
+import { LORA_TARGETS, randomAdapter } from "../../src/model/lora.ts";
 import { makeTinyModel } from "../../src/model/tiny.ts";
 import { SHAPES } from "../shapes.ts";
 import { diffCalls, installCallCounter, snapshotCalls } from "../webgpu-calls.ts";
@@ -58,6 +61,8 @@ const reps = Number(named.reps ?? 1);
 const profile = named.profile === "1";
 const profileNew = Number(named.profileNew ?? 12);
 const layers = named.layers ? Number(named.layers) : null;
+const loraRank = named.lora ? Number(named.lora) : 0;
+if (!(Number.isInteger(loraRank) && loraRank >= 0)) throw new Error("lora must be a rank (a non-negative integer)");
 if (layers !== null && !(Number.isInteger(layers) && layers >= 1)) throw new Error(`layers must be a positive integer`);
 if (!(Number.isInteger(profileNew) && profileNew >= 4)) throw new Error("profileNew must be an integer >= 4");
 const promptCounts = pArg.split(",").map(Number);
@@ -84,6 +89,7 @@ const results: Record<string, unknown> = {
   promptLen,
   newTokens,
   layers: layers ?? SHAPES[preset as keyof typeof SHAPES].layers,
+  lora: loraRank,
   dawnOptions: Deno.env.get("RLVR_DAWN_OPTIONS") ?? "",
   runs,
 };
@@ -106,7 +112,11 @@ const policy = await OrtPolicy.create(m.config, m.weights, {
   maxPositions: promptLen + maxNew,
   logitsOnGpu: true,
   prepared: new PreparedWeights(), // one quantisation for every captured session of this process
+  ...(loraRank ? { loraTargets: LORA_TARGETS, loraScale: 2 } : {}),
 });
+if (loraRank) {
+  policy.setAdapter(randomAdapter(m.config, { r: loraRank, alpha: 2 * loraRank, targets: LORA_TARGETS, seed: 4 }));
+}
 results.sessionSeconds = seconds(t0);
 results.provider = policy.provider;
 const captured = await policy.capturedOk();
