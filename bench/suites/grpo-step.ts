@@ -9,7 +9,7 @@
 //         transformers generate (bf16, sdpa) + sqlite3 reward + PEFT LoRA forward/backward with the GRPO loss + AdamW.
 //   demo  the demo notebook's GRPO cell (notebooks/demo.json: 4 questions x G 8, 160 new, f32) on a random model of the demo
 //         model's shape (dropEqualGroups off, evaluations off).
-// Each phase's time comes from the metrics records the GRPO cell writes (ms.sample / .score / .train); "between" is the
+// Each phase's time comes from the metrics records the GRPO cell writes (ms.sample, of which .prefill / .score / .train); "between" is the
 // wall time from one record to the next less those three (prompt building, the adapter hand-over, bookkeeping). The
 // first step (sessions, shaders) is reported apart; the figures are the median and the minimum of the later steps.
 import { resolve } from "node:path";
@@ -45,10 +45,12 @@ async function ensureModel(dir: string, shape: keyof typeof SHAPES, tokDir: stri
 export function phasesOf(records: MetricsRecord[]) {
   const rows = records.filter((r) => r.phase === "grpo").map((r, i, all) => {
     const sample = (r.ms?.sample ?? 0) / 1000, score = (r.ms?.score ?? 0) / 1000, train = (r.ms?.train ?? 0) / 1000;
+    const prefill = (r.ms?.prefill ?? 0) / 1000;
     const wall = i > 0 ? (r.time - all[i - 1].time) / 1000 : sample + score + train;
     return {
       step: r.step,
       sample,
+      prefill,
       score,
       train,
       between: i > 0 ? Math.max(0, wall - sample - score - train) : 0,
@@ -67,7 +69,7 @@ export function stepFigures(prefix: string, rows: ReturnType<typeof phasesOf>): 
   const f: Record<string, number> = {};
   f[`${prefix}_step_s`] = round(median(later.map((r) => r.wall)), 3);
   f[`${prefix}_step_min_s`] = round(Math.min(...later.map((r) => r.wall)), 3);
-  for (const k of ["sample", "score", "train", "between"] as const) {
+  for (const k of ["sample", "prefill", "score", "train", "between"] as const) {
     f[`${prefix}_${k}_s`] = round(median(later.map((r) => r[k])), 3);
   }
   f[`${prefix}_sample_tok_s`] = round(median(later.map((r) => r.sampleTokS)));
@@ -109,9 +111,9 @@ async function readPhases(runDir: string) {
 function printRows(name: string, rows: ReturnType<typeof phasesOf>) {
   for (const r of rows) {
     console.log(
-      `${name} step ${r.step}: wall ${r.wall.toFixed(2)} s = sample ${r.sample.toFixed(2)} (${
-        r.sampleTokS.toFixed(0)
-      } tok/s) + score ${r.score.toFixed(3)} + train ${r.train.toFixed(2)} (${
+      `${name} step ${r.step}: wall ${r.wall.toFixed(2)} s = sample ${r.sample.toFixed(2)} (prefill ${
+        r.prefill.toFixed(2)
+      }; ${r.sampleTokS.toFixed(0)} tok/s) + score ${r.score.toFixed(3)} + train ${r.train.toFixed(2)} (${
         r.trainTokS.toFixed(0)
       } tok/s) + between ${r.between.toFixed(2)}`,
     );

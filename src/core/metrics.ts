@@ -13,6 +13,8 @@ export interface Summary {
 /** Milliseconds spent in each phase of a step. */
 export interface PhaseTimings {
   sample: number;
+  /** The prompts' prefill within `sample` (and the copy of its cache to each prompt's samples). */
+  prefill: number;
   score: number;
   train: number;
 }

@@ -6,7 +6,7 @@ import { summarize, type Summary } from "../../core/metrics.ts";
 import type { CompareMode } from "../../core/compare.ts";
 import type { DbSchema } from "../../core/schema.ts";
 import type { Task } from "../../core/types.ts";
-import type { Sample, SampleProgress, SamplingParams } from "../../model/sampler.ts";
+import { newSampleTiming, type Sample, type SampleProgress, type SamplingParams } from "../../model/sampler.ts";
 import { checkAborted, requireSetup, type RunContext } from "./context.ts";
 import type { ModelRuntime } from "./model-runtime.ts";
 import { cachedSchemas, Prompter } from "./prompting.ts";
@@ -148,9 +148,10 @@ export interface TaskSamples {
   answerPrefixes: string[];
   promptIds: number[][];
   samples: Sample[];
-  /** Generated tokens and wall milliseconds of the sampling. */
+  /** Generated tokens and wall milliseconds of the sampling, and of its prompts' prefill (within `ms`). */
   tokens: number;
   ms: number;
+  prefillMs: number;
 }
 
 /** FNV-1a of a string as 8 hex digits (a kept batch's key: its sampling, prompts and seed). */
@@ -204,7 +205,9 @@ export async function sampleTasks(
     samples: [],
     tokens: 0,
     ms: 0,
+    prefillMs: 0,
   };
+  const timing = newSampleTiming();
   const t0 = ctx.env.now();
   const B = Math.max(1, ctx.opts.sampleBatchPrompts);
   let tokens = 0;
@@ -247,7 +250,7 @@ export async function sampleTasks(
       stream?.progress(sp);
       within?.(sp);
     };
-    const got = await tools.runtime.sample(ids, n, { ...params, stop: params.stop ?? [], seed }, hear);
+    const got = await tools.runtime.sample(ids, n, { ...params, stop: params.stop ?? [], seed }, hear, timing);
     got.sort((a, b) => a.prompt - b.prompt || a.index - b.index);
     if (kept) await ctx.env.store.write(kept, JSON.stringify({ key: batchKey, samples: got }));
     for (const s of got) {
@@ -257,6 +260,7 @@ export async function sampleTasks(
     onBatch?.(Math.min(tasks.length, i + B), tasks.length, tokens, "decode");
   }
   out.ms = ctx.env.now() - t0;
+  out.prefillMs = timing.prefillMs + timing.repeatMs;
   out.tokens = out.samples.reduce((a, s) => a + s.tokens.length, 0);
   return out;
 }
@@ -347,7 +351,7 @@ export function stepFigures(
   t: { scoreMs: number; trainMs: number; trainTokens: number; execAccuracy?: number; equalGroupFraction: number },
 ) {
   return {
-    ms: { sample: sampled.ms, score: t.scoreMs, train: t.trainMs },
+    ms: { sample: sampled.ms, prefill: sampled.prefillMs, score: t.scoreMs, train: t.trainMs },
     tokensPerSec: {
       sample: perSecond(sampled.tokens, sampled.ms),
       score: perSecond(sampled.tokens, t.scoreMs),

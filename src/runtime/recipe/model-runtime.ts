@@ -16,7 +16,13 @@ import {
 import type { ModelConfig } from "../../model/config.ts";
 import type { AttentionKind, WeightDtype } from "../../model/onnx/decoder.ts";
 import { OrtPolicy, type PolicyOptions } from "../../model/policy.ts";
-import { type Sample, sampleBatch, type SampleProgress, type SamplingParams } from "../../model/sampler.ts";
+import {
+  type Sample,
+  sampleBatch,
+  type SampleProgress,
+  type SampleTiming,
+  type SamplingParams,
+} from "../../model/sampler.ts";
 import { sampleBatchGpu, samplerFromEnv, type SamplerKind } from "../../model/sampler-gpu.ts";
 import type { Tensor, Weights } from "../../model/tensor.ts";
 import { readBuffers, writeBuffer } from "../../gpu/device.ts";
@@ -224,11 +230,12 @@ export class ModelRuntime {
     n: number,
     params: Omit<SamplingParams, "eosTokenIds">,
     onProgress?: (p: SampleProgress) => void,
+    timing?: SampleTiming,
   ): Promise<Sample[]> {
     const p = { ...params, eosTokenIds: this.hf.config.eosTokenIds };
     const decode = (ids: readonly number[]) => this.decode(ids);
-    if (this.sampler === "cpu") return sampleBatch(this.policy, prompts, n, p, decode, onProgress);
-    return sampleBatchGpu(this.policy, prompts, n, p, decode, onProgress, undefined, this.sampler);
+    if (this.sampler === "cpu") return sampleBatch(this.policy, prompts, n, p, decode, onProgress, timing);
+    return sampleBatchGpu(this.policy, prompts, n, p, decode, onProgress, timing, this.sampler);
   }
 
   /**

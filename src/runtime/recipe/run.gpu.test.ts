@@ -149,6 +149,9 @@ Deno.test({
         (r.gpuMemoryBytes ?? 0) >= (r.extra?.gpuLiveBytes ?? Infinity) && (r.extra?.gpuLiveBytes ?? 0) > 0,
         `GPU bytes: peak ${r.gpuMemoryBytes} >= live ${r.extra?.gpuLiveBytes} > 0`,
       );
+      // The prompts' prefill is timed within the sampling.
+      const { sample = 0, prefill = -1 } = r.ms ?? {};
+      assert(prefill > 0 && prefill <= sample, `ms.prefill ${prefill} within ms.sample ${sample}`);
     }
     assertEquals(pick(resumed, "grpo").map((r) => r.step), [1, 2]);
     // Every record names the cell that wrote it: the GRPO cell's held-out checks are "eval" records of cell "grpo".
