@@ -12,7 +12,7 @@
 #                                                (model.safetensors byte-plane shuffled and xz'd, f16planes.py)
 # For a session that only evaluates (the retrained model carried as MODEL=public/model): EVAL_ONLY=1 skips the
 # corpus (15 min here), which only h200-retrain.sh reads.
-# Settings: PT_SYNTHETIC (synthetic questions per Spider database, 4x per demo database; default 1000: the corpus of 2026-12-02 (sixth session), 40.9M tokens; 400 gave 18.2M),
+# Settings: PT_SYNTHETIC (synthetic questions per Spider database, 4x per demo database; default 1000: the shipped corpus; docs/demo-model.md gives its size),
 #   PT_DEFINED_SHARE (--defined-share: the share of them with made-up terms defined in the evidence; default the CLI's, 0.3),
 #   PT_SPIDER (default ../shared/datasets/spider-train), PT_SPIDER_LIMIT (Spider questions, default all),
 #   PT_SPIDER_SYN (Spider-Syn's folder, default ../shared/datasets/spider-syn; "none": without it),

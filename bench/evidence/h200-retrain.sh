@@ -10,10 +10,8 @@
 # Run:    source .device/remote-setup.sh; bash bench/evidence/h200-retrain.sh        (3 calls at the defaults)
 # Settings: PT_SIZE (16m: the shipped shape, 15.7M parameters, 31.5 MB in f16 | 27m: hidden 512, 26.7M, 53 MB |
 #   tiny: a smoke test), PT_STEPS (default: PT_TOKS x PT_TRAIN_S / tokens per step), PT_TOKS (tokens/s the trainer
-#   reaches with this shape; default 134000, the loop's own rate measured on Dawn on the H200 on 2026-12-02 (sixth session)
-#   (132-137k tokens/s at every logged step of two calls on the 40.9M-token corpus; the bench's step,
-#   profile.bench.ts pretrain 16 1024 16, gave 138.9k the day before): where it is lower the schedule is cut at
-#   PT_BUDGET_S and status.txt says so), PT_TRAIN_S (seconds of training planned, default 1260), PT_LR (6e-4), PT_CALL_MIN (8.5),
+#   reaches with this shape; default 134000, the loop's own rate on Dawn (docs/demo-model.md gives its measurement): where it is
+#   lower the schedule is cut at PT_BUDGET_S and status.txt says so), PT_TRAIN_S (seconds of training planned, default 1260), PT_LR (6e-4), PT_CALL_MIN (8.5),
 #   PT_BUDGET_S (1500), PT_DIR (/tmp/pt, outside the checkout so later calls and h200-demo.sh find it), DENO (deno).
 # Back in $OUT (/tmp/rt-out): pretrain.log (this call's), status.txt, model.safetensors in 15 MB parts (model.part.*),
 # and meta.tgz with train_log.jsonl, corpus.json, config.json, generation_config.json and the tokenizer files (the
