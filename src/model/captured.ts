@@ -16,12 +16,13 @@
 // never saw). A buffer ORT handed out as an output stays registered for good. Outputs must also be
 // preallocated: one ORT allocates itself during the capture run is not the one replays write.
 import type { ModelConfig } from "./config.ts";
-import type { BuiltDecoder } from "./onnx/decoder.ts";
+import type { BuiltDecoder, LoraStack } from "./onnx/decoder.ts";
 import { DT, GraphBuilder } from "./onnx/proto.ts";
 import { ort, QUIET_SESSION } from "./onnx/ort.ts";
 import type { KvCache, StepInput } from "./policy.ts";
 import { DecodeAdvance } from "../gpu/kernels/decode_advance.ts";
 import { KvLoad } from "../gpu/kernels/kv_load.ts";
+import { type LoraBlockPlace, LoraBlocks } from "../gpu/kernels/lora_block.ts";
 
 type ZeroType = "float32" | "int64" | "int32";
 
@@ -53,6 +54,12 @@ async function ortZeros(
   return { session, tensors: await session.run(feeds) };
 }
 
+/** The float32 values of CPU tensor t (adapter input `name`). */
+function floats(t: ort.Tensor, name: string): Float32Array {
+  if (t.data instanceof Float32Array) return t.data;
+  throw new Error(`captured session: adapter input ${name} is neither a GPU buffer nor float32`);
+}
+
 /** Records the adapter feeds' values into a captured session's adapter buffers: GPU feeds copied on `enc`, CPU ones written. */
 function recordAdapter(
   device: GPUDevice,
@@ -69,13 +76,94 @@ function recordAdapter(
   }
 }
 
+/**
+ * How the policy's per-target adapter feeds fill one stacked LoRA input pair of a staticDecode graph (LoraStack):
+ * part p's A (r_p, fin) at rows a0.. of `${name}.A` (R, fin), its B (fout, r_p) at rows row0.. and columns a0..
+ * of the block-diagonal `${name}.B` (F, R), block `place` of the session's LoraBlocks.
+ */
+interface StackPlan {
+  name: string;
+  fin: number;
+  F: number;
+  R: number;
+  parts: { name: string; fout: number; r: number; a0: number; row0: number; place: number }[];
+}
+
+/** The stacks' plans for the per-target feeds `adapter` (their ranks), and the blocks of their B inputs. */
+function planStacks(stacks: readonly LoraStack[], adapter: Record<string, ort.Tensor>): {
+  plans: StackPlan[];
+  places: LoraBlockPlace[];
+} {
+  const plans: StackPlan[] = [], places: LoraBlockPlace[] = [];
+  for (const st of stacks) {
+    const ranks = st.parts.map((p) => {
+      const a = adapter[`${p.name}.A`], b = adapter[`${p.name}.B`];
+      if (!a || !b) throw new Error(`captured session: no adapter feeds ${p.name}.A/B for the stacked ${st.name}`);
+      const r = a.dims[0];
+      if (
+        a.dims.length !== 2 || a.dims[1] !== st.fin || b.dims.length !== 2 || b.dims[0] !== p.fout || b.dims[1] !== r
+      ) {
+        throw new Error(
+          `captured session: ${p.name}.A [${a.dims.join(", ")}] and .B [${
+            b.dims.join(", ")
+          }] are not (r, ${st.fin}) and (${p.fout}, r)`,
+        );
+      }
+      return r;
+    });
+    const R = ranks.reduce((a, r) => a + r, 0);
+    const F = st.parts.reduce((a, p) => a + p.fout, 0);
+    let a0 = 0, row0 = 0;
+    const parts = st.parts.map((p, j) => {
+      const part = { name: p.name, fout: p.fout, r: ranks[j], a0, row0, place: places.length };
+      places.push({ f: p.fout, r: ranks[j], R, row0, col0: a0 });
+      a0 += ranks[j];
+      row0 += p.fout;
+      return part;
+    });
+    plans.push({ name: st.name, fin: st.fin, F, R, parts });
+  }
+  return { plans, places };
+}
+
+/**
+ * `feeds` (the policy's per-target adapter inputs, CPU float32 tensors) with the stacked inputs of `stacks`
+ * (BuiltDecoder.loraStacks) added, packed on the CPU: what a staticDecode graph run without a captured session takes.
+ */
+export function stackLoraFeeds(
+  stacks: readonly LoraStack[],
+  feeds: Record<string, ort.Tensor>,
+): Record<string, ort.Tensor> {
+  const out = { ...feeds };
+  for (const st of planStacks(stacks, feeds).plans) {
+    const A = new Float32Array(st.R * st.fin), B = new Float32Array(st.F * st.R);
+    for (const p of st.parts) {
+      A.set(floats(feeds[`${p.name}.A`], `${p.name}.A`).subarray(0, p.r * st.fin), p.a0 * st.fin);
+      packBlock(B, st, p, floats(feeds[`${p.name}.B`], `${p.name}.B`));
+    }
+    out[`${st.name}.A`] = new ort.Tensor("float32", A, [st.R, st.fin]);
+    out[`${st.name}.B`] = new ort.Tensor("float32", B, [st.F, st.R]);
+  }
+  return out;
+}
+
+/** Part p's B (fout, r) into its block of stack st's B (F, R), `dst`. */
+function packBlock(dst: Float32Array, st: StackPlan, p: StackPlan["parts"][number], src: Float32Array): void {
+  for (let row = 0; row < p.fout; row++) {
+    dst.set(src.subarray(row * p.r, (row + 1) * p.r), (p.row0 + row) * st.R + p.a0);
+  }
+}
+
 /** What a captured decoder is made of. */
 export interface CapturedOptions {
   device: GPUDevice;
   cfg: ModelConfig;
   /** The staticDecode graph (batch and maxT in its options). */
   built: BuiltDecoder;
-  /** The adapter inputs as the policy feeds them (names and dims; values are copied in by setAdapter). */
+  /**
+   * The adapter inputs as the policy feeds them (names and dims; values are copied in by setAdapter): per target
+   * (`lora.{i}.{q}.A`), also where the graph takes a group's stacked (built.loraStacks; setAdapter stacks them).
+   */
   adapter: Record<string, ort.Tensor>;
 }
 
@@ -96,9 +184,19 @@ class CapturedSession {
       zeros: ort.InferenceSession;
       feeds: Record<string, ort.Tensor>;
       fetches: Record<string, ort.Tensor>;
+      /** The dims of the per-target adapter feeds the session was made for (fits compares with them). */
+      adapterDims: Record<string, readonly number[]>;
+      /** The stacked LoRA inputs and how setAdapter fills them, and the kernel that writes their B blocks. */
+      stacks: StackPlan[];
+      blocks: LoraBlocks | null;
     },
     private label: string,
-  ) {}
+  ) {
+    for (const st of parts.stacks) for (const p of st.parts) this.stackedParts.add(p.name);
+  }
+
+  /** The per-target input prefixes (`lora.{i}.q`) whose values go into stacked inputs. */
+  private stackedParts = new Set<string>();
 
   /**
    * The buffers of `io` (the graph's own inputs and its logits), of the cache ((B, K, T, D) a tensor,
@@ -112,7 +210,20 @@ class CapturedSession {
         specs.push({ name: `kv.${l}.${kind}`, type: "float32", dims: [cache.B, K, cache.T, D] });
       }
     }
-    for (const [name, t] of Object.entries(o.adapter)) specs.push({ name, type: "float32", dims: [...t.dims] });
+    // Per-target adapter inputs get a buffer each, except the parts of stacked inputs: a buffer per stack's A and B.
+    const { plans: stacks, places } = planStacks(o.built.loraStacks ?? [], o.adapter);
+    const stacked = new Set(stacks.flatMap((st) => st.parts.flatMap((p) => [`${p.name}.A`, `${p.name}.B`])));
+    const graphInputs = new Set(o.built.inputNames);
+    const adapterDims: Record<string, readonly number[]> = {};
+    for (const [name, t] of Object.entries(o.adapter)) {
+      if (stacked.has(name) || graphInputs.has(name)) adapterDims[name] = [...t.dims];
+      if (!stacked.has(name)) specs.push({ name, type: "float32", dims: [...t.dims] });
+    }
+    for (const st of stacks) {
+      specs.push({ name: `${st.name}.A`, type: "float32", dims: [st.R, st.fin] });
+      specs.push({ name: `${st.name}.B`, type: "float32", dims: [st.F, st.R] }); // zeros off its blocks, for good
+    }
+    const blocks = places.length ? await LoraBlocks.create(o.device, places) : null;
     const { session: zeros, tensors } = await ortZeros(o.device, specs);
     const feeds: Record<string, ort.Tensor> = {};
     for (const name of o.built.inputNames) {
@@ -133,7 +244,7 @@ class CapturedSession {
       enableGraphCapture: true,
       preferredOutputLocation: "gpu-buffer",
     });
-    return { session, zeros, feeds, fetches };
+    return { session, zeros, feeds, fetches, adapterDims, stacks, blocks };
   }
 
   protected buffer(name: string): GPUBuffer {
@@ -152,17 +263,49 @@ class CapturedSession {
     return this.buffer("logits");
   }
 
-  /** Whether `feeds` (adapter inputs) have the shapes this session was captured with. */
+  /** Whether `feeds` (the policy's per-target adapter inputs) have the shapes this session was captured with. */
   fits(feeds: Record<string, ort.Tensor>): boolean {
     return Object.entries(feeds).every(([n, t]) => {
-      const mine = this.parts.feeds[n];
-      return !!mine && mine.dims.length === t.dims.length && mine.dims.every((d, i) => d === t.dims[i]);
+      const mine = this.parts.adapterDims[n];
+      return !!mine && mine.length === t.dims.length && mine.every((d, i) => d === t.dims[i]);
     });
   }
 
-  /** Records copies of the adapter feeds' values into the session's adapter buffers (GPU feeds; CPU ones are written). */
+  /**
+   * Records copies of the adapter feeds' values (per target, as the policy feeds them) into the session's adapter
+   * buffers: GPU feeds copied on `enc`, CPU ones written. A stacked input's A parts go to their rows (buffer copies),
+   * its B parts to their diagonal blocks (lora_block.wgsl on `enc`; CPU parts packed and written, the off-diagonal
+   * blocks staying zero).
+   */
   setAdapter(enc: GPUCommandEncoder, feeds: Record<string, ort.Tensor>): void {
-    recordAdapter(this.device, enc, feeds, (name) => this.buffer(name));
+    const own: Record<string, ort.Tensor> = {};
+    for (const [name, t] of Object.entries(feeds)) if (!this.stackedParts.has(name.slice(0, -2))) own[name] = t;
+    recordAdapter(this.device, enc, own, (name) => this.buffer(name));
+    const moves: { place: number; src: GPUBuffer; dst: GPUBuffer }[] = [];
+    for (const st of this.parts.stacks) {
+      const dstA = this.buffer(`${st.name}.A`), dstB = this.buffer(`${st.name}.B`);
+      let packed: Float32Array | null = null;
+      for (const p of st.parts) {
+        const a = feeds[`${p.name}.A`], b = feeds[`${p.name}.B`];
+        if (!a || !b) continue;
+        if (a.dims[0] !== p.r || b.dims[1] !== p.r) {
+          throw new Error(`${this.label}: ${p.name} has rank ${a.dims[0]}, the session was made for ${p.r} (fits)`);
+        }
+        const aBytes = p.r * st.fin * 4;
+        if (a.location === "gpu-buffer") enc.copyBufferToBuffer(a.gpuBuffer, 0, dstA, p.a0 * st.fin * 4, aBytes);
+        else this.device.queue.writeBuffer(dstA, p.a0 * st.fin * 4, floats(a, `${p.name}.A`), 0, p.r * st.fin);
+        if (b.location === "gpu-buffer") {
+          moves.push({ place: p.place, src: b.gpuBuffer, dst: dstB });
+          continue;
+        }
+        // CPU parts: the whole (F, R) written now with their blocks (zeros elsewhere); GPU parts' blocks are moved
+        // after it, when `enc` is submitted.
+        packed ??= new Float32Array(st.F * st.R);
+        packBlock(packed, st, p, floats(b, `${p.name}.B`));
+      }
+      if (packed) this.device.queue.writeBuffer(dstB, 0, packed);
+    }
+    this.parts.blocks?.encode(enc, moves);
   }
 
   /** One run (a replay after the first) over the fixed buffers. */
@@ -176,10 +319,11 @@ class CapturedSession {
 
   /** Releases both sessions and the buffers. */
   async release(): Promise<void> {
-    const { session, zeros, feeds, fetches } = this.parts;
+    const { session, zeros, feeds, fetches, blocks } = this.parts;
     await session.release();
     for (const t of new Set([...Object.values(feeds), ...Object.values(fetches)])) t.dispose();
     await zeros.release();
+    blocks?.destroy();
   }
 }
 

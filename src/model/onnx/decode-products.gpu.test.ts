@@ -1,6 +1,7 @@
 // The staticDecode q4 graph's products (decoder.ts decodeProducts) on onnxruntime-web's WebGPU EP: the stacked
 // (fused), K-split (split, at 32 rows) and row-group (rows, at 4 rows) graphs give the plain graph's logits and cache
-// columns, one decoding step over a random 20-key past, with LoRA on every target (the deltas added after the stacked product's Split). The
+// columns, one decoding step over a random 20-key past, with LoRA on every target (the stacked graphs add the deltas of
+// q/k/v and gate/up to the stacked product, from stacked A and block-diagonal B inputs, before its Split). The
 // model is wide enough (hidden 256, MLP 512) that every projection is split at 32 rows (q4SplitK). Equal within 2e-5 of the logits' scale: the split sums the same products in another order.
 import { assert, assertEquals } from "../../../tests/assert.ts";
 import { Rng } from "../../core/rng.ts";
@@ -8,6 +9,7 @@ import { LORA_TARGETS, targetDims } from "../lora.ts";
 import { makeTinyModel } from "../tiny.ts";
 import { buildDecoder, type DecodeProducts, shortTarget } from "./decoder.ts";
 import { configureOrt, ort } from "./ort.ts";
+import { stackLoraFeeds } from "../captured.ts";
 
 configureOrt();
 
@@ -78,7 +80,9 @@ async function compare(
       executionProviders: ["webgpu"],
     });
     try {
-      const own = Object.fromEntries(built.inputNames.map((n) => [n, feeds[n]]));
+      // The stacked graphs take q/k/v's and gate/up's LoRA inputs stacked (LoraStack).
+      const all = stackLoraFeeds(built.loraStacks ?? [], feeds);
+      const own = Object.fromEntries(built.inputNames.map((n) => [n, all[n]]));
       for (const n of built.inputNames) assert(own[n], `no feed for ${n}`);
       const out = await s.run(own);
       const logits = out.logits.data as Float32Array;

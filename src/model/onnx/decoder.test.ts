@@ -450,3 +450,60 @@ Deno.test("decoder graph, staticDecode: fixed shapes, no Shape operator, GQA wri
   }
   assert(threw, "staticDecode without GQA is refused");
 });
+
+Deno.test("decoder graph, staticDecode q4 stacking q/k/v and gate/up: with LoRA on every part, one stacked A and one block-diagonal B per group (2 LoRA Gemms a group, 8 a layer instead of 14); a partly adapted group keeps per-part inputs; other graphs keep per-target inputs", () => {
+  const loraGemms = (d: ReturnType<typeof decode>, i: number) =>
+    d.graph.node.filter((n) => n.opType === "Gemm" && n.input.some((x) => x.startsWith(`lora.${i}.`))).length;
+  for (const loraScale of [2, undefined]) {
+    const o: Partial<DecoderOptions> = {
+      dtype: "q4",
+      attention: "gqa",
+      loraTargets: LORA_TARGETS,
+      loraScale,
+      staticDecode: { batch: 3, maxT: 16 },
+    };
+    const st = decode("qwen2", o);
+    const { numLayers: L, hiddenSize: C, intermediateSize: I, numHeads: H, numKvHeads: K, headDim: D } = st.m.config;
+    for (let i = 0; i < L; i++) assertEquals(loraGemms(st, i), 8, `layer ${i}, loraScale ${loraScale}`);
+    assertEquals(
+      st.graph.input.map((v) => v.name).filter((n) => n.startsWith("lora.")),
+      Array.from(
+        { length: L },
+        (_, i) => ["qkv", "gate_up", "o", "down"].flatMap((t) => [`lora.${i}.${t}.A`, `lora.${i}.${t}.B`]),
+      )
+        .flat(),
+    );
+    assertEquals(st.built.loraStacks?.[0], {
+      name: "lora.0.qkv",
+      fin: C,
+      parts: [{ name: "lora.0.q", fout: H * D }, { name: "lora.0.k", fout: K * D }, { name: "lora.0.v", fout: K * D }],
+    });
+    assertEquals(st.built.loraStacks?.[1], {
+      name: "lora.0.gate_up",
+      fin: C,
+      parts: [{ name: "lora.0.gate", fout: I }, { name: "lora.0.up", fout: I }],
+    });
+    assertEquals(st.built.loraStacks?.length, 2 * L);
+    // The graph without stacked products (decodeProducts "plain") and the dynamic graph: two Gemms per target.
+    const plain = decode("qwen2", { ...o, decodeProducts: "plain" });
+    const dyn = decode("qwen2", { ...o, staticDecode: undefined });
+    for (const d of [plain, dyn]) {
+      for (let i = 0; i < L; i++) assertEquals(loraGemms(d, i), 14);
+      assert(d.graph.input.some((v) => v.name === "lora.0.q.A") && !d.graph.input.some((v) => v.name.includes("qkv")));
+      assertEquals(d.built.loraStacks ?? [], []);
+    }
+  }
+  // q and v adapted, k not: q/k/v keeps a pair of Gemms per adapted part; gate/up (both adapted) is stacked.
+  const part = decode("qwen2", {
+    dtype: "q4",
+    attention: "gqa",
+    loraTargets: ["q_proj", "v_proj", "gate_proj", "up_proj"],
+    loraScale: 2,
+    staticDecode: { batch: 3, maxT: 16 },
+  });
+  assertEquals(loraGemms(part, 0), 6);
+  assertEquals(
+    part.graph.input.map((v) => v.name).filter((n) => n.startsWith("lora.0.")),
+    ["lora.0.gate_up.A", "lora.0.gate_up.B", "lora.0.q.A", "lora.0.q.B", "lora.0.v.A", "lora.0.v.B"],
+  );
+});

@@ -213,6 +213,27 @@ export interface BuiltDecoder {
   attention: AttentionKind;
   /** What the graph stores and computes in, in words ("q4 projections, f32 embedding and head, f32 compute"). */
   precision: string;
+  /**
+   * The stacked LoRA inputs of a staticDecode graph (none elsewhere): each replaces its parts' per-target inputs
+   * (see LoraStack); a captured session maps the policy's per-target feeds onto them.
+   */
+  loraStacks?: LoraStack[];
+}
+
+/**
+ * One stacked LoRA input pair of a staticDecode graph that stacks its products (q/k/v, gate/up, every part
+ * adapted): `${name}.A` (sum of the parts' ranks, in) is the parts' A (r_p, in) stacked by rows in `parts`
+ * order, `${name}.B` (sum of outs, sum of ranks) is block-diagonal: part p's rows (its `out` outputs, in
+ * stacked order) hold its B (out, r_p) in the columns after the earlier parts' ranks, zeros elsewhere.
+ * The parts' own inputs (`${part}.A`, `${part}.B`, as the policy's graph names them) are not in the graph.
+ */
+export interface LoraStack {
+  /** `lora.{layer}.qkv` or `lora.{layer}.gate_up`. */
+  name: string;
+  /** The input width (the rows of A). */
+  fin: number;
+  /** The parts in stacked order: their per-target input prefix (`lora.{layer}.q`) and output count. */
+  parts: { name: string; fout: number }[];
 }
 
 /** Whether `attention: "gqa"` applies to this model and dtype (else explicit attention is built): not to f16 compute. */
@@ -247,6 +268,15 @@ export function shortTarget(t: LoraTarget): string {
   return t.slice(0, -"_proj".length);
 }
 
+/** The groups a staticDecode graph that stacks its products runs as one MatMulNBits each (linears()). */
+const STACKED_GROUPS: readonly (readonly LoraTarget[])[] = [["q_proj", "k_proj", "v_proj"], ["gate_proj", "up_proj"]];
+
+/** A stacked group's name in its LoRA inputs: "qkv", "gate_up". */
+function stackName(ts: readonly LoraTarget[]): string {
+  const short = ts.map(shortTarget);
+  return short.join(short.every((s) => s.length === 1) ? "" : "_");
+}
+
 type Float16Ctor = new (x: ArrayLike<number>) => { buffer: ArrayBuffer };
 const NativeF16 = (globalThis as unknown as { Float16Array?: Float16Ctor }).Float16Array;
 
@@ -275,6 +305,8 @@ class DecoderBuilder {
   /** GQA graphs: per-row key counts minus one (B) int32 and the key count (scalar int32); set by gqaInputs. */
   private gqa: { seqlensK: string; total: string } | null = null;
   private useGqa: boolean;
+  /** The stacked LoRA inputs declared (staticDecode graphs that stack their products). */
+  private loraStacks: LoraStack[] = [];
 
   /** shader-f16 is there (f16 tensors allowed). */
   private f16: boolean;
@@ -343,8 +375,21 @@ class DecoderBuilder {
       throw new Error(`loraScale must be a finite number >= 0, got ${opts.loraScale}`);
     }
     for (let i = 0; i < cfg.numLayers; i++) {
+      // Stacked groups (q/k/v, gate/up of graphs that stack them, every part adapted): one A and one B input each.
+      const stacked = new Set<LoraTarget>();
+      for (const ts of this.stackedLoraGroups()) {
+        const st = this.loraStack(i, ts);
+        const r = `r_${i}_${stackName(ts)}`;
+        const F = st.parts.reduce((a, p) => a + p.fout, 0);
+        inputNames.push(
+          g.input(`${st.name}.A`, DT.float, [r, st.fin]),
+          g.input(`${st.name}.B`, DT.float, [F, r]),
+        );
+        this.loraStacks.push(st);
+        for (const t of ts) stacked.add(t);
+      }
       for (const t of LORA_TARGETS) {
-        if (!this.loraTargets.has(t)) continue;
+        if (!this.loraTargets.has(t) || stacked.has(t)) continue;
         const [fout, fin] = targetDims(cfg, t);
         // One rank symbol per pair: ORT's planner treats equal symbols as equal sizes, and an
         // adapter may leave a target out (fed as rank 1 zeros) while others have rank r.
@@ -421,6 +466,7 @@ class DecoderBuilder {
         kvType: "float32",
         attention: "gqa",
         precision: precisionOf(opts.dtype, this.f16),
+        loraStacks: this.loraStacks,
       };
     }
     const keep1 = opts.logprobs === false ? g.op("Reshape", [keep, g.i64([1])]) : keep;
@@ -752,7 +798,10 @@ class DecoderBuilder {
       const x2 = this.loraInput(x, fin).x2;
       const bn = this.halfInit(`${name}.bias`, [fout], b.data);
       let y2 = g.op("Gemm", [x2, this.matmulW("", name, w.data, fout, fin), bn]);
-      if (lora) y2 = g.op("Gemm", [this.loraXa(x, fin, i, t), `lora.${i}.${shortTarget(t)}.B`, y2], this.loraBAttrs());
+      if (lora) {
+        const xa = this.loraXa(x, fin, `lora.${i}.${shortTarget(t)}.A`);
+        y2 = g.op("Gemm", [xa, `lora.${i}.${shortTarget(t)}.B`, y2], this.loraBAttrs());
+      }
       return g.op("Reshape", [y2, this.shape3(x, fout)]);
     }
     // q4: the bias as MatMulNBits' own bias input (one dispatch fewer per q/k/v projection and step); else an Add.
@@ -803,21 +852,52 @@ class DecoderBuilder {
       let o = 0;
       for (const p of parts) (p.bias && bias.set(p.bias, o), (o += p.fout));
     }
-    const y = this.q4Product(
+    let y = this.q4Product(
       x,
       `model.layers.${i}.${ts.map(shortTarget).join("_")}`,
       stackQ4(parts.map((p) => p.q)),
       bias,
     );
+    if (this.stacksLora(ts)) {
+      // Every part adapted: the LoRA deltas of all parts in two Gemms over the stacked product before the Split,
+      // x A_stack^T then (that) B_bd^T + y with B block-diagonal (LoraStack), instead of two per part.
+      const st = this.loraStack(i, ts);
+      const y2 = g.op("Reshape", [y, g.i64([-1, N])]);
+      y = g.op("Reshape", [
+        g.op("Gemm", [this.loraXa(x, st.fin, `${st.name}.A`), `${st.name}.B`, y2], this.loraBAttrs()),
+        this.shape3(x, N),
+      ]);
+    }
     const outs = g.node("Split", [y, g.i64(parts.map((p) => p.fout))], { axis: -1 }, { nOut: parts.length });
+    if (this.stacksLora(ts)) return outs;
     return outs.map((o, j) => (this.loraTargets.has(ts[j]) ? this.withLora(o, x, i, ts[j]) : o));
+  }
+
+  /** The groups linears() stacks whose every part has LoRA (their LoRA inputs stacked too): none where the graph does not stack. */
+  private stackedLoraGroups(): LoraTarget[][] {
+    return STACKED_GROUPS.filter((ts) => this.stacksLora(ts)).map((ts) => [...ts]);
+  }
+
+  /** Whether linears() applies the LoRA of group ts on the stacked product (stacks() and every part adapted). */
+  private stacksLora(ts: readonly LoraTarget[]): boolean {
+    return this.stacks() && ts.every((t) => this.loraTargets.has(t));
+  }
+
+  /** The stacked LoRA inputs of group ts in layer i. */
+  private loraStack(i: number, ts: readonly LoraTarget[]): LoraStack {
+    const fin = targetDims(this.cfg, ts[0])[1];
+    return {
+      name: `lora.${i}.${stackName(ts)}`,
+      fin,
+      parts: ts.map((t) => ({ name: `lora.${i}.${shortTarget(t)}`, fout: targetDims(this.cfg, t)[0] })),
+    };
   }
 
   /** y + the LoRA delta of target t of layer i (x its linear's input). */
   private withLora(y: string, x: string, i: number, t: LoraTarget): string {
     const g = this.g;
     const [fout, fin] = targetDims(this.cfg, t);
-    const xs = this.loraXa(x, fin, i, t);
+    const xs = this.loraXa(x, fin, `lora.${i}.${shortTarget(t)}.A`);
     const B = `lora.${i}.${shortTarget(t)}.B`;
     if (this.T === DT.float) {
       // y + delta as the second Gemm's C input: one kernel fewer per adapted linear (decoding is
@@ -849,18 +929,16 @@ class DecoderBuilder {
   }
 
   /**
-   * lora_scale * (x A^T) of target t as (N, r), float32, computed as (lora_scale * x) A^T: the scale
-   * is one Mul per input shared by q/k/v (and by gate/up) instead of one per target. Gemm with
-   * transB reads A (r, in) as fed, so no per-run transposes.
+   * lora_scale * (x A^T) as (N, r), float32, for the A input named `a` (a target's, or a stack's), computed as
+   * (lora_scale * x) A^T: the scale is one Mul per input shared by q/k/v (and by gate/up) instead of one per
+   * target. Gemm with transB reads A (r, in) as fed, so no per-run transposes.
    */
-  private loraXa(x: string, fin: number, i: number, t: LoraTarget): string {
+  private loraXa(x: string, fin: number, a: string): string {
     const e = this.loraInput(x, fin);
     // With loraScale fixed, the scale is the second Gemm's alpha (loraBAttrs) and x goes in as it is.
-    if (this.opts.loraScale !== undefined) {
-      return this.g.op("Gemm", [e.x2, `lora.${i}.${shortTarget(t)}.A`], { transB: 1 });
-    }
+    if (this.opts.loraScale !== undefined) return this.g.op("Gemm", [e.x2, a], { transB: 1 });
     e.scaled ??= this.g.op("Mul", [e.x2, "lora_scale"]);
-    return this.g.op("Gemm", [e.scaled, `lora.${i}.${shortTarget(t)}.A`], { transB: 1 });
+    return this.g.op("Gemm", [e.scaled, a], { transB: 1 });
   }
 
   /** Attributes of the Gemm with B (out, r): transposed, and alpha = loraScale where it is fixed. */

@@ -1,0 +1,123 @@
+// Captured decoding with LoRA on all seven targets of a q4 model: the captured graphs take q/k/v's and gate/up's
+// adapters as one stacked A and one block-diagonal B per group (decoder.ts LoraStack), filled by the captured
+// session from the policy's per-target feeds (captured.ts setAdapter: row copies and lora_block.wgsl, or packed on
+// the CPU). Their log-probabilities equal the policy's own graph's (per-target inputs) within captured-check.ts's
+// tolerance, teacher-forced on ragged rows, with the adapter fed as CPU tensors, as the policy's resident copies
+// (setAdapter) and as the trainer's GPU buffers (setAdapterBuffers); a second adapter's values are followed.
+import { assert } from "../../tests/assert.ts";
+import { requestGpu, storageBuffer, writeBuffer } from "../gpu/device.ts";
+import { compareCaptured, type CompareModel } from "./captured.ts";
+import { LORA_TARGETS, type LoraAdapter, loraKey, randomAdapter } from "./lora.ts";
+import { shortTarget } from "./onnx/decoder.ts";
+import { ort } from "./onnx/ort.ts";
+import { OrtPolicy } from "./policy.ts";
+import { makeTinyModel } from "./tiny.ts";
+
+const gpu = await requestGpu();
+// Head dim 8: GroupQueryAttention applies, so the captured graph can be built.
+const m = makeTinyModel("llama", { seed: 31, hidden: 48, heads: 6, kvHeads: 2, headDim: 8, intermediate: 64 });
+const V = m.config.vocabSize;
+const TOL = 1e-3; // captured-check.ts
+const prompts = [9, 1, 5].map((n, r) => Array.from({ length: n }, (_, i) => (i * 37 + r * 11 + 5) % V));
+const tokens = Array.from({ length: 3 }, (_, s) => prompts.map((_, r) => (s * 53 + r * 29 + 7) % V));
+const adapters = [3, 4].map((seed) =>
+  randomAdapter(m.config, { r: 4, alpha: 8, targets: LORA_TARGETS, seed, bScale: 0.4 })
+);
+
+/** The adapter's per-target feeds as CPU float32 tensors (what the policy's graph names them). */
+function cpuFeeds(a: LoraAdapter, scale: boolean): Record<string, ort.Tensor> {
+  const feeds: Record<string, ort.Tensor> = {};
+  if (scale) feeds.lora_scale = new ort.Tensor("float32", Float32Array.of(a.alpha / a.r), [1]);
+  for (let l = 0; l < m.config.numLayers; l++) {
+    for (const t of LORA_TARGETS) {
+      for (const ab of ["A", "B"] as const) {
+        const x = a.tensors.get(loraKey(l, t, ab))!;
+        feeds[`lora.${l}.${shortTarget(t)}.${ab}`] = new ort.Tensor("float32", x.data.slice(), x.shape);
+      }
+    }
+  }
+  return feeds;
+}
+
+/** The policy, with its adapter feeds replaced by `feeds` where given (the captured sessions' CPU path). */
+function model(p: OrtPolicy, feeds?: Record<string, ort.Tensor>): CompareModel {
+  return {
+    cfg: p.cfg,
+    gpuDevice: () => p.gpuDevice(),
+    stepGpu: (i) => p.stepGpu(i),
+    step: (i) => p.step(i),
+    releaseCache: (c) => p.releaseCache(c),
+    adapterFeedsNow: () => (feeds ? Promise.resolve(feeds) : p.adapterFeedsNow()),
+    capturedDecoder: (r, t) => p.capturedDecoder(r, t),
+    capturedPrefill: (r, w) => p.capturedPrefill(r, w),
+  };
+}
+
+/** The captured log-probabilities (both prefills where the captured one passes its check), each checked against the policy's graph. */
+async function check(p: OrtPolicy, what: string, feeds?: Record<string, ort.Tensor>): Promise<Float32Array[]> {
+  const out: Float32Array[] = [];
+  const prefills = (await p.capturedPrefillOk()) ? (["policy", "captured"] as const) : (["policy"] as const);
+  for (const prefill of prefills) {
+    const { captured, explicit } = await compareCaptured(model(p, feeds), prompts, tokens, prefill);
+    let worst = 0;
+    for (let s = 0; s < captured.length; s++) {
+      for (let i = 0; i < captured[s].length; i++) worst = Math.max(worst, Math.abs(captured[s][i] - explicit[s][i]));
+    }
+    console.log(`${what}, ${prefill} prefill: max |captured - policy| ${worst.toExponential(2)}`);
+    assert(worst <= TOL, `${what}, ${prefill} prefill: captured log-probabilities differ by ${worst}`);
+    out.push(...captured);
+  }
+  return out;
+}
+
+function maxDiff(a: Float32Array[], b: Float32Array[]): number {
+  let d = 0;
+  for (let s = 0; s < a.length; s++) for (let i = 0; i < a[s].length; i++) d = Math.max(d, Math.abs(a[s][i] - b[s][i]));
+  return d;
+}
+
+for (const loraScale of [2, undefined]) {
+  Deno.test(
+    `captured decoding, q4 with LoRA on all seven targets (${
+      loraScale ? "loraScale fixed" : "lora_scale input"
+    }): stacked q/k/v and gate/up adapters = the policy's graph, fed as CPU tensors, resident copies and GPU buffers; a second adapter is followed`,
+    async () => {
+      const policy = await OrtPolicy.create(m.config, m.weights, {
+        dtype: "q4",
+        maxPositions: 48,
+        device: gpu.device,
+        logitsOnGpu: true,
+        loraTargets: LORA_TARGETS,
+        loraScale,
+      });
+      const buffers = new Map<string, GPUBuffer>();
+      try {
+        if (!(await policy.capturedOk())) {
+          console.log("notice: captured decoding failed its check on this device; nothing to compare");
+          return;
+        }
+        // CPU tensors into the captured sessions (packed there), then the policy's resident copies (setAdapter).
+        policy.setAdapter(adapters[0]);
+        const cpu1 = await check(policy, "adapter 1, CPU feeds", cpuFeeds(adapters[0], loraScale === undefined));
+        const res1 = await check(policy, "adapter 1, setAdapter");
+        assert(maxDiff(cpu1, res1) <= TOL, "CPU feeds and resident copies differ");
+        policy.setAdapter(adapters[1]);
+        const cpu2 = await check(policy, "adapter 2, CPU feeds", cpuFeeds(adapters[1], loraScale === undefined));
+        const res2 = await check(policy, "adapter 2, setAdapter");
+        assert(maxDiff(res1, res2) > 10 * TOL, `adapters 1 and 2 decoded alike (${maxDiff(res1, res2)})`);
+        assert(maxDiff(cpu2, res2) <= TOL, "CPU feeds and resident copies differ");
+        // The trainer's buffers: adapter 1, then adapter 2's values written into the same buffers.
+        for (const [k, t] of adapters[0].tensors) buffers.set(k, storageBuffer(gpu.device, k, t.data));
+        policy.setAdapterBuffers({ r: 4, alpha: 8, targets: LORA_TARGETS, buffers });
+        const gpu1 = await check(policy, "adapter 1, GPU buffers");
+        assert(maxDiff(gpu1, res1) <= TOL, "GPU buffers and resident copies of adapter 1 differ");
+        for (const [k, t] of adapters[1].tensors) writeBuffer(gpu.device, buffers.get(k)!, t.data);
+        const gpu2 = await check(policy, "adapter 2 written into the GPU buffers");
+        assert(maxDiff(gpu2, res2) <= TOL, "the captured sessions did not follow the values written into the buffers");
+      } finally {
+        await policy.release();
+        for (const b of buffers.values()) b.destroy();
+      }
+    },
+  );
+}
