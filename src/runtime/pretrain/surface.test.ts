@@ -49,3 +49,34 @@ Deno.test("surface: numbers become words only where the SQL holds the same numbe
     vary("How many customers are there?", "SELECT COUNT(*) FROM customers", new Rng(2)),
   );
 });
+
+Deno.test("surface: a decimal keeps its digits (no '88.eighteen' for 88.18)", () => {
+  const rng = new Rng(3);
+  const cases: [string, string][] = [
+    [
+      "Which order items have unit price below 88.18? Give their discount.",
+      "SELECT discount FROM order_items WHERE unit_price < 88.18",
+    ],
+    ["Count the order items whose unit price is 18.53.", "SELECT COUNT(*) FROM order_items WHERE unit_price = 18.53"],
+    ["How many products have a list price of 3.5?", "SELECT COUNT(*) FROM products WHERE list_price = 3.5"],
+  ];
+  for (const [q, sql] of cases) {
+    const value = sql.match(/\d+\.\d+/)![0];
+    for (let i = 0; i < 300; i++) {
+      const v = vary(q, sql, rng);
+      assert(v.includes(value), `"${v}" lost the number ${value}`);
+    }
+  }
+  // A whole number beside a decimal is still said in words where the SQL holds it.
+  const seen = new Set<string>();
+  for (let i = 0; i < 300; i++) {
+    seen.add(
+      vary(
+        "Name the top 3 products with list price above 2.5.",
+        "SELECT name FROM products WHERE list_price > 2.5 ORDER BY list_price DESC LIMIT 3",
+        rng,
+      ),
+    );
+  }
+  assert([...seen].some((v) => /\bthree\b/.test(v) && v.includes("2.5")), [...seen].slice(0, 4).join(" | "));
+});

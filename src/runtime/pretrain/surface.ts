@@ -177,7 +177,8 @@ const NUMBER_WORDS = [
 
 /** SQL's numbers outside string literals. */
 function sqlNumbers(sql: string): Set<string> {
-  return new Set(sql.replace(/'(?:[^']|'')*'/g, "''").match(/\b\d+\b/g) ?? []);
+  // Whole numbers only: the 18 of 88.18 is not a number of the query.
+  return new Set(sql.replace(/'(?:[^']|'')*'/g, "''").match(/(?<![\d.])\b\d+\b(?!\.\d)/g) ?? []);
 }
 
 function typo(word: string, rng: Rng): string {
@@ -219,7 +220,8 @@ export function vary(question: string, sql: string, rng: Rng): string {
   const nums = sqlNumbers(sql);
   if (rng.int(3) === 0) {
     q = q.replace(
-      /\b(\d{1,2})\b/g,
+      // Not a part of a decimal: 88.18 is never "88.eighteen".
+      /(?<![\d.])\b(\d{1,2})\b(?!\.\d)/g,
       (m) => (nums.has(m) && Number(m) <= 20 && !keep.some((v) => v.includes(m)) ? NUMBER_WORDS[Number(m)] : m),
     );
   }
