@@ -73,3 +73,4 @@ const same = mine.length === rows.length &&
 console.log(`${rows.length} synthetic questions; the same as loadCorpusSources': ${same}`);
 if (!same) Deno.exit(1);
 await Deno.writeTextFile(out, rows.map((r) => JSON.stringify(r)).join("\n") + "\n");
+export {}; // a module: top-level await
