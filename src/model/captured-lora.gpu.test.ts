@@ -1,5 +1,5 @@
-// Captured decoding with LoRA on all seven targets of a q4 model: the captured graphs take q/k/v's and gate/up's
-// adapters as one stacked A and one block-diagonal B per group (decoder.ts LoraStack), filled by the captured
+// Captured decoding with LoRA on all seven targets of a q4 and of an f32 model: the captured graphs take q/k/v's and
+// gate/up's adapters as one stacked A and one block-diagonal B per group (decoder.ts LoraStack), filled by the captured
 // session from the policy's per-target feeds (captured.ts setAdapter: row copies and lora_block.wgsl, or packed on
 // the CPU). Their log-probabilities equal the policy's own graph's (per-target inputs) within captured-check.ts's
 // tolerance, teacher-forced on ragged rows, with the adapter fed as CPU tensors, as the policy's resident copies
@@ -15,14 +15,19 @@ import { makeTinyModel } from "./tiny.ts";
 
 const gpu = await requestGpu();
 // Head dim 8: GroupQueryAttention applies, so the captured graph can be built.
-const m = makeTinyModel("llama", { seed: 31, hidden: 48, heads: 6, kvHeads: 2, headDim: 8, intermediate: 64 });
+// Also f32 (the demo's policy; decoder.ts floatLinears: one product per group over the concatenated weights), with
+// ("qwen2": q/k/v biases, stacked into Gemm's C) and without attention biases ("llama").
+const sizes = { seed: 31, hidden: 48, heads: 6, kvHeads: 2, headDim: 8, intermediate: 64 };
+const models = { llama: makeTinyModel("llama", sizes), qwen2: makeTinyModel("qwen2", sizes) };
+let m = models.llama;
 const V = m.config.vocabSize;
+if (models.qwen2.config.vocabSize !== V) throw new Error("tiny models differ in vocabulary");
 const TOL = 1e-3; // captured-check.ts
 const prompts = [9, 1, 5].map((n, r) => Array.from({ length: n }, (_, i) => (i * 37 + r * 11 + 5) % V));
 const tokens = Array.from({ length: 3 }, (_, s) => prompts.map((_, r) => (s * 53 + r * 29 + 7) % V));
-const adapters = [3, 4].map((seed) =>
-  randomAdapter(m.config, { r: 4, alpha: 8, targets: LORA_TARGETS, seed, bScale: 0.4 })
-);
+const adaptersOf = (mm: typeof m) =>
+  [3, 4].map((seed) => randomAdapter(mm.config, { r: 4, alpha: 8, targets: LORA_TARGETS, seed, bScale: 0.4 }));
+let adapters = adaptersOf(m);
 
 /** The adapter's per-target feeds as CPU float32 tensors (what the policy's graph names them). */
 function cpuFeeds(a: LoraAdapter, scale: boolean): Record<string, ort.Tensor> {
@@ -76,14 +81,22 @@ function maxDiff(a: Float32Array[], b: Float32Array[]): number {
   return d;
 }
 
-for (const loraScale of [2, undefined]) {
+const cases = [
+  ...[2, undefined].map((loraScale) => ({ dtype: "q4" as const, arch: "llama" as const, loraScale })),
+  ...(["llama", "qwen2"] as const).flatMap((arch) =>
+    [2, undefined].map((loraScale) => ({ dtype: "f32" as const, arch, loraScale }))
+  ),
+];
+for (const { dtype, arch, loraScale } of cases) {
   Deno.test(
-    `captured decoding, q4 with LoRA on all seven targets (${
+    `captured decoding, ${dtype}${dtype === "f32" ? ` ${arch}` : ""} with LoRA on all seven targets (${
       loraScale ? "loraScale fixed" : "lora_scale input"
     }): stacked q/k/v and gate/up adapters = the policy's graph, fed as CPU tensors, resident copies and GPU buffers; a second adapter is followed`,
     async () => {
+      m = models[arch];
+      adapters = adaptersOf(m);
       const policy = await OrtPolicy.create(m.config, m.weights, {
-        dtype: "q4",
+        dtype,
         maxPositions: 48,
         device: gpu.device,
         logitsOnGpu: true,
@@ -101,6 +114,22 @@ for (const loraScale of [2, undefined]) {
         const cpu1 = await check(policy, "adapter 1, CPU feeds", cpuFeeds(adapters[0], loraScale === undefined));
         const res1 = await check(policy, "adapter 1, setAdapter");
         assert(maxDiff(cpu1, res1) <= TOL, "CPU feeds and resident copies differ");
+        if (dtype === "f32") {
+          // The unstacked captured graphs (decodeProducts "plain": a product and two LoRA Gemms per target) compute
+          // the same dot products: the same log-probabilities to float rounding.
+          await policy.releaseCaptured();
+          Deno.env.set("RLVR_CAPTURED_PRODUCTS", "plain");
+          let plain: Float32Array[];
+          try {
+            plain = await check(policy, "adapter 1, unstacked captured graphs");
+          } finally {
+            Deno.env.delete("RLVR_CAPTURED_PRODUCTS");
+            await policy.releaseCaptured();
+          }
+          const d = maxDiff(plain, res1);
+          console.log(`adapter 1: max |stacked - unstacked captured| ${d.toExponential(2)}`);
+          assert(d <= 1e-4, `the stacked and unstacked captured graphs differ by ${d}`);
+        }
         policy.setAdapter(adapters[1]);
         const cpu2 = await check(policy, "adapter 2, CPU feeds", cpuFeeds(adapters[1], loraScale === undefined));
         const res2 = await check(policy, "adapter 2, setAdapter");

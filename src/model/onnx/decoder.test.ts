@@ -4,14 +4,14 @@
 import { assert, assertEquals } from "../../../tests/assert.ts";
 import onnxProto from "onnx-proto";
 import { fromF16, toF16 } from "../half.ts";
-import { makeTinyModel } from "../tiny.ts";
+import { makeTinyModel, type TinyOptions } from "../tiny.ts";
 import { LORA_TARGETS } from "../lora.ts";
 import { buildDecoder, type DecoderOptions } from "./decoder.ts";
 
 const { onnx } = onnxProto;
 
-function decode(cfgArch: "qwen2" | "llama" | "qwen3", o: Partial<DecoderOptions>) {
-  const m = makeTinyModel(cfgArch, { seed: 1 });
+function decode(cfgArch: "qwen2" | "llama" | "qwen3", o: Partial<DecoderOptions>, sizes: Partial<TinyOptions> = {}) {
+  const m = makeTinyModel(cfgArch, { seed: 1, ...sizes });
   const built = buildDecoder(m.config, m.weights, { dtype: "f32", kvCache: true, maxPositions: 16, ...o });
   const g = onnx.ModelProto.decode(built.bytes).graph;
   if (!g) throw new Error("no graph");
@@ -506,4 +506,89 @@ Deno.test("decoder graph, staticDecode q4 stacking q/k/v and gate/up: with LoRA 
     part.graph.input.map((v) => v.name).filter((n) => n.startsWith("lora.0.")),
     ["lora.0.gate_up.A", "lora.0.gate_up.B", "lora.0.q.A", "lora.0.q.B", "lora.0.v.A", "lora.0.v.B"],
   );
+});
+
+Deno.test("decoder graph, staticDecode f32 stacking q/k/v and gate/up: one product per group (Gemm with the stacked bias where the model has q/k/v biases), the stacked LoRA (8 Gemms a layer); per-part products for a partly adapted group, decodeProducts plain and the dynamic graph", () => {
+  const loraGemms = (d: ReturnType<typeof decode>, i: number) =>
+    d.graph.node.filter((n) => n.opType === "Gemm" && n.input.some((x) => x.startsWith(`lora.${i}.`))).length;
+  const weightOf = (d: ReturnType<typeof decode>, n: { input: string[] }) =>
+    n.input.find((x) => x.startsWith("model.layers.") && x.endsWith(".weight_t"));
+  /** The product nodes of layer i, by the weight they read: `q_k_v`, `gate_up`, `o`, `down` or per part. */
+  const products = (d: ReturnType<typeof decode>, i: number) =>
+    d.graph.node.filter((n) =>
+      (n.opType === "MatMul" || n.opType === "Gemm") && weightOf(d, n)?.startsWith(`model.layers.${i}.`)
+    )
+      .map((n) =>
+        weightOf(d, n)!.slice(`model.layers.${i}.`.length, -".weight_t".length).replace(/^(mlp|self_attn)\./, "")
+      );
+  // qwen2 has q/k/v biases, llama none (head dim 8 there, so that GQA applies).
+  const sizes = { llama: { hidden: 48, heads: 6, kvHeads: 2, headDim: 8, intermediate: 64 }, qwen2: {} };
+  for (const arch of ["qwen2", "llama"] as const) {
+    for (const loraScale of [2, undefined]) {
+      const o: Partial<DecoderOptions> = {
+        dtype: "f32",
+        attention: "gqa",
+        loraTargets: LORA_TARGETS,
+        loraScale,
+        staticDecode: { batch: 3, maxT: 16 },
+      };
+      const st = decode(arch, o, sizes[arch]);
+      const { numLayers: L, hiddenSize: C, intermediateSize: I, numHeads: H, numKvHeads: K, headDim: D } = st.m.config;
+      for (let i = 0; i < L; i++) {
+        assertEquals(loraGemms(st, i), 8, `${arch} layer ${i}, loraScale ${loraScale}`);
+        assertEquals(products(st, i).sort(), ["down_proj", "gate_up", "o_proj", "q_k_v"], `${arch} layer ${i}`);
+      }
+      // The stacked weight replaces the per-part ones (one copy in the graph), the bias goes in as Gemm's C.
+      const inits = st.graph.initializer.map((t) => t.name);
+      assert(inits.includes("model.layers.0.q_k_v.weight_t") && inits.includes("model.layers.0.gate_up.weight_t"));
+      assert(!inits.some((n) => /\.(q|k|v|gate|up)_proj\.weight_t$/.test(n)), `${arch}: no per-part weight`);
+      const qkv = st.graph.node.find((n) => n.input.includes("model.layers.0.q_k_v.weight_t"))!;
+      assertEquals(qkv.opType, arch === "qwen2" ? "Gemm" : "MatMul", `${arch}: the q/k/v product`);
+      if (arch === "qwen2") assertEquals(qkv.input[2], "model.layers.0.q_k_v.bias");
+      assertEquals(
+        st.graph.input.map((v) => v.name).filter((n) => n.startsWith("lora.0.")),
+        ["qkv", "gate_up", "o", "down"].flatMap((t) => [`lora.0.${t}.A`, `lora.0.${t}.B`]),
+      );
+      assertEquals(st.built.loraStacks?.[0], {
+        name: "lora.0.qkv",
+        fin: C,
+        parts: [{ name: "lora.0.q", fout: H * D }, { name: "lora.0.k", fout: K * D }, {
+          name: "lora.0.v",
+          fout: K * D,
+        }],
+      });
+      assertEquals(st.built.loraStacks?.[1], {
+        name: "lora.0.gate_up",
+        fin: C,
+        parts: [{ name: "lora.0.gate", fout: I }, { name: "lora.0.up", fout: I }],
+      });
+      assertEquals(st.built.loraStacks?.length, 2 * L);
+      // decodeProducts "plain" and the dynamic graph (the policy's): a product and two Gemms per target.
+      for (
+        const d of [
+          decode(arch, { ...o, decodeProducts: "plain" }, sizes[arch]),
+          decode(arch, { ...o, staticDecode: undefined }, sizes[arch]),
+        ]
+      ) {
+        for (let i = 0; i < L; i++) {
+          assertEquals(loraGemms(d, i), 14);
+          assertEquals(products(d, i).length, 7);
+        }
+        assertEquals(d.built.loraStacks ?? [], []);
+      }
+    }
+  }
+  // q and v adapted, k not: q/k/v keeps one product and a pair of Gemms per part; gate/up is stacked.
+  const part = decode("qwen2", {
+    dtype: "f32",
+    attention: "gqa",
+    loraTargets: ["q_proj", "v_proj", "gate_proj", "up_proj"],
+    loraScale: 2,
+    staticDecode: { batch: 3, maxT: 16 },
+  });
+  assertEquals(loraGemms(part, 0), 6);
+  assertEquals(products(part, 0).sort(), ["down_proj", "gate_up", "k_proj", "o_proj", "q_proj", "v_proj"]);
+  // No LoRA: both groups stacked.
+  const none = decode("qwen2", { dtype: "f32", attention: "gqa", staticDecode: { batch: 3, maxT: 16 } });
+  assertEquals(products(none, 0).sort(), ["down_proj", "gate_up", "o_proj", "q_k_v"]);
 });

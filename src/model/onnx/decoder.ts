@@ -88,14 +88,15 @@ export interface DecoderOptions {
    */
   headMatMul?: boolean;
   /**
-   * How staticDecode "q4" graphs run their projections (ignored elsewhere): "auto" (the default) is "rows" up to
+   * How staticDecode "q4" graphs run their projections (f32 graphs: below): "auto" (the default) is "rows" up to
    * ROWS_AUTO_MAX rows and "split" from there (each the faster on the H200 at 8 and at 64 rows); "split" stacks q/k/v and
    * gate/up into one MatMulNBits each (a Split after; exact: the blocks are per row) and splits a product along K
    * where onnxruntime's kernel would run it on few workgroups (q4SplitK: its MatMulNBitsWideTile kernel takes 16 x 128
    * output tiles, so at 8-64 decoding rows a 896-wide product is 7-28 workgroups each walking all of K); "fused" only
    * stacks; "plain" is one MatMulNBits per projection (earlier); "rows" (a variant, 4-16 rows) stacks and runs each
    * product as row groups of under ORT_WIDE_TILE_MIN_M, so that onnxruntime takes its decoding kernel. Measured on the
-   * H200: docs/benchmarks.md.
+   * H200: docs/benchmarks.md. f32-compute staticDecode graphs of float weights stack q/k/v and gate/up (one product
+   * and a Split each, where every part of the group is adapted or none is) except under "plain".
    */
   decodeProducts?: DecodeProducts;
   /**
@@ -196,6 +197,11 @@ export class PreparedWeights {
   readonly q4 = new WeakMap<Float32Array, Q4Weight>();
   readonly transposed = new WeakMap<Float32Array, Float32Array>();
   readonly f16 = new WeakMap<Float32Array, Uint16Array>();
+  /**
+   * f32 staticDecode graphs: a stacked group's weights (q/k/v, gate/up) concatenated along the output dimension and
+   * transposed, (in, sum of outs), keyed by its first part's source array (one per group and layer).
+   */
+  readonly stackedT = new WeakMap<Float32Array, Float32Array>();
 }
 
 /** A built graph with the names a session feeds and fetches. */
@@ -832,6 +838,7 @@ class DecoderBuilder {
    * weights' rows (biases stacked too) and a Split, each part then getting its LoRA delta; else one linear each.
    */
   private linears(x: string, i: number, ts: readonly LoraTarget[]): string[] {
+    if (this.stacksFloat(ts)) return this.floatLinears(x, i, ts);
     if (!this.stacks()) return ts.map((t) => this.linear(x, i, t));
     const { cfg, g } = this;
     const parts = ts.map((t) => {
@@ -873,14 +880,84 @@ class DecoderBuilder {
     return outs.map((o, j) => (this.loraTargets.has(ts[j]) ? this.withLora(o, x, i, ts[j]) : o));
   }
 
+  /**
+   * Whether this graph runs group ts as one float product (floatLinears): staticDecode graphs of f32 compute that do not
+   * store q4 weights (decodeProducts not "plain"), where every part of the group is adapted or none is; a partly
+   * adapted group, f16 compute and the policy's own graph keep one product per part (linear()).
+   */
+  private stacksFloat(ts: readonly LoraTarget[]): boolean {
+    if (!this.opts.staticDecode || this.opts.dtype === "q4" || this.T !== DT.float) return false;
+    if ((this.opts.decodeProducts ?? "auto") === "plain") return false;
+    const adapted = ts.filter((t) => this.loraTargets.has(t)).length;
+    return adapted === 0 || adapted === ts.length;
+  }
+
+  /**
+   * The float linears `ts` of layer i over x as one product (stacksFloat): x times the parts' weights concatenated
+   * along the output dimension, transposed (in, sum of outs) and stored in place of the per-part ones, with the
+   * concatenated biases as Gemm's C input where the model has them (as linear() does per part), then the stacked
+   * LoRA (two Gemms, LoraStack) where every part is adapted, then a Split. Each output is the dot product linear() takes.
+   */
+  private floatLinears(x: string, i: number, ts: readonly LoraTarget[]): string[] {
+    const { cfg, g } = this;
+    const parts = ts.map((t) => {
+      const [fout, fin] = targetDims(cfg, t);
+      return {
+        fout,
+        fin,
+        w: getTensor(this.w, baseKey(i, t), [fout, fin]).data,
+        bias: this.biasOf(i, t)?.data ?? null,
+      };
+    });
+    const fin = parts[0].fin;
+    if (parts.some((p) => p.fin !== fin)) throw new Error("floatLinears: parts differ in their input width");
+    const N = parts.reduce((a, p) => a + p.fout, 0);
+    const name = `model.layers.${i}.${ts.map(shortTarget).join("_")}`;
+    let wt = this.opts.prepared?.stackedT.get(parts[0].w);
+    if (!wt) {
+      wt = new Float32Array(fin * N);
+      let o = 0;
+      for (const p of parts) {
+        for (let n = 0; n < p.fout; n++) {
+          const row = n * fin;
+          for (let k = 0; k < fin; k++) wt[k * N + o + n] = p.w[row + k];
+        }
+        o += p.fout;
+      }
+      this.opts.prepared?.stackedT.set(parts[0].w, wt);
+    }
+    const wn = this.halfInit(`${name}.weight_t`, [fin, N], wt);
+    let bias: Float32Array | null = null;
+    if (parts.some((p) => p.bias)) {
+      bias = new Float32Array(N);
+      let o = 0;
+      for (const p of parts) (p.bias && bias.set(p.bias, o), (o += p.fout));
+    }
+    const lora = this.stacksLora(ts);
+    let y: string;
+    if (bias || lora) {
+      const x2 = this.loraInput(x, fin).x2;
+      let y2 = bias ? g.op("Gemm", [x2, wn, this.halfInit(`${name}.bias`, [N], bias)]) : g.op("MatMul", [x2, wn]);
+      if (lora) {
+        // x A_stack^T, then (that) B_bd^T + y with B block-diagonal (LoraStack): two Gemms for the group.
+        const st = this.loraStack(i, ts);
+        y2 = g.op("Gemm", [this.loraXa(x, fin, `${st.name}.A`), `${st.name}.B`, y2], this.loraBAttrs());
+      }
+      y = g.op("Reshape", [y2, this.shape3(x, N)]);
+    } else {
+      y = g.op("MatMul", [x, wn]);
+    }
+    return g.node("Split", [y, g.i64(parts.map((p) => p.fout))], { axis: -1 }, { nOut: parts.length });
+  }
+
   /** The groups linears() stacks whose every part has LoRA (their LoRA inputs stacked too): none where the graph does not stack. */
   private stackedLoraGroups(): LoraTarget[][] {
     return STACKED_GROUPS.filter((ts) => this.stacksLora(ts)).map((ts) => [...ts]);
   }
 
-  /** Whether linears() applies the LoRA of group ts on the stacked product (stacks() and every part adapted). */
+  /** Whether linears() applies the LoRA of group ts on the stacked product (stacks() or stacksFloat(), every part adapted). */
   private stacksLora(ts: readonly LoraTarget[]): boolean {
-    return this.stacks() && ts.every((t) => this.loraTargets.has(t));
+    return (this.stacks() || this.stacksFloat(ts)) && ts.every((t) => this.loraTargets.has(t));
   }
 
   /** The stacked LoRA inputs of group ts in layer i. */
