@@ -451,9 +451,27 @@ Deno.test("decoder graph, staticDecode: fixed shapes, no Shape operator, GQA wri
   assert(threw, "staticDecode without GQA is refused");
 });
 
+/** Gemms of layer i that read its LoRA inputs. */
+const loraGemms = (d: ReturnType<typeof decode>, i: number) =>
+  d.graph.node.filter((n) => n.opType === "Gemm" && n.input.some((x) => x.startsWith(`lora.${i}.`))).length;
+
+/** A graph with LoRA on every target stacks q/k/v and gate/up in every layer: layer 0's two stacks as LoraStack says. */
+function assertLoraStacks(st: ReturnType<typeof decode>) {
+  const { numLayers: L, hiddenSize: C, intermediateSize: I, numHeads: H, numKvHeads: K, headDim: D } = st.m.config;
+  assertEquals(st.built.loraStacks?.[0], {
+    name: "lora.0.qkv",
+    fin: C,
+    parts: [{ name: "lora.0.q", fout: H * D }, { name: "lora.0.k", fout: K * D }, { name: "lora.0.v", fout: K * D }],
+  });
+  assertEquals(st.built.loraStacks?.[1], {
+    name: "lora.0.gate_up",
+    fin: C,
+    parts: [{ name: "lora.0.gate", fout: I }, { name: "lora.0.up", fout: I }],
+  });
+  assertEquals(st.built.loraStacks?.length, 2 * L);
+}
+
 Deno.test("decoder graph, staticDecode q4 stacking q/k/v and gate/up: with LoRA on every part, one stacked A and one block-diagonal B per group (2 LoRA Gemms a group, 8 a layer instead of 14); a partly adapted group keeps per-part inputs; other graphs keep per-target inputs", () => {
-  const loraGemms = (d: ReturnType<typeof decode>, i: number) =>
-    d.graph.node.filter((n) => n.opType === "Gemm" && n.input.some((x) => x.startsWith(`lora.${i}.`))).length;
   for (const loraScale of [2, undefined]) {
     const o: Partial<DecoderOptions> = {
       dtype: "q4",
@@ -463,7 +481,7 @@ Deno.test("decoder graph, staticDecode q4 stacking q/k/v and gate/up: with LoRA 
       staticDecode: { batch: 3, maxT: 16 },
     };
     const st = decode("qwen2", o);
-    const { numLayers: L, hiddenSize: C, intermediateSize: I, numHeads: H, numKvHeads: K, headDim: D } = st.m.config;
+    const L = st.m.config.numLayers;
     for (let i = 0; i < L; i++) assertEquals(loraGemms(st, i), 8, `layer ${i}, loraScale ${loraScale}`);
     assertEquals(
       st.graph.input.map((v) => v.name).filter((n) => n.startsWith("lora.")),
@@ -473,17 +491,7 @@ Deno.test("decoder graph, staticDecode q4 stacking q/k/v and gate/up: with LoRA 
       )
         .flat(),
     );
-    assertEquals(st.built.loraStacks?.[0], {
-      name: "lora.0.qkv",
-      fin: C,
-      parts: [{ name: "lora.0.q", fout: H * D }, { name: "lora.0.k", fout: K * D }, { name: "lora.0.v", fout: K * D }],
-    });
-    assertEquals(st.built.loraStacks?.[1], {
-      name: "lora.0.gate_up",
-      fin: C,
-      parts: [{ name: "lora.0.gate", fout: I }, { name: "lora.0.up", fout: I }],
-    });
-    assertEquals(st.built.loraStacks?.length, 2 * L);
+    assertLoraStacks(st);
     // The graph without stacked products (decodeProducts "plain") and the dynamic graph: two Gemms per target.
     const plain = decode("qwen2", { ...o, decodeProducts: "plain" });
     const dyn = decode("qwen2", { ...o, staticDecode: undefined });
@@ -509,17 +517,15 @@ Deno.test("decoder graph, staticDecode q4 stacking q/k/v and gate/up: with LoRA 
 });
 
 Deno.test("decoder graph, staticDecode f32 stacking q/k/v and gate/up: one product per group (Gemm with the stacked bias where the model has q/k/v biases), the stacked LoRA (8 Gemms a layer); per-part products for a partly adapted group, decodeProducts plain and the dynamic graph", () => {
-  const loraGemms = (d: ReturnType<typeof decode>, i: number) =>
-    d.graph.node.filter((n) => n.opType === "Gemm" && n.input.some((x) => x.startsWith(`lora.${i}.`))).length;
-  const weightOf = (d: ReturnType<typeof decode>, n: { input: string[] }) =>
+  const weightOf = (n: { input: string[] }) =>
     n.input.find((x) => x.startsWith("model.layers.") && x.endsWith(".weight_t"));
   /** The product nodes of layer i, by the weight they read: `q_k_v`, `gate_up`, `o`, `down` or per part. */
   const products = (d: ReturnType<typeof decode>, i: number) =>
     d.graph.node.filter((n) =>
-      (n.opType === "MatMul" || n.opType === "Gemm") && weightOf(d, n)?.startsWith(`model.layers.${i}.`)
+      (n.opType === "MatMul" || n.opType === "Gemm") && weightOf(n)?.startsWith(`model.layers.${i}.`)
     )
       .map((n) =>
-        weightOf(d, n)!.slice(`model.layers.${i}.`.length, -".weight_t".length).replace(/^(mlp|self_attn)\./, "")
+        weightOf(n)!.slice(`model.layers.${i}.`.length, -".weight_t".length).replace(/^(mlp|self_attn)\./, "")
       );
   // qwen2 has q/k/v biases, llama none (head dim 8 there, so that GQA applies).
   const sizes = { llama: { hidden: 48, heads: 6, kvHeads: 2, headDim: 8, intermediate: 64 }, qwen2: {} };
@@ -533,7 +539,7 @@ Deno.test("decoder graph, staticDecode f32 stacking q/k/v and gate/up: one produ
         staticDecode: { batch: 3, maxT: 16 },
       };
       const st = decode(arch, o, sizes[arch]);
-      const { numLayers: L, hiddenSize: C, intermediateSize: I, numHeads: H, numKvHeads: K, headDim: D } = st.m.config;
+      const L = st.m.config.numLayers;
       for (let i = 0; i < L; i++) {
         assertEquals(loraGemms(st, i), 8, `${arch} layer ${i}, loraScale ${loraScale}`);
         assertEquals(products(st, i).sort(), ["down_proj", "gate_up", "o_proj", "q_k_v"], `${arch} layer ${i}`);
@@ -549,20 +555,7 @@ Deno.test("decoder graph, staticDecode f32 stacking q/k/v and gate/up: one produ
         st.graph.input.map((v) => v.name).filter((n) => n.startsWith("lora.0.")),
         ["qkv", "gate_up", "o", "down"].flatMap((t) => [`lora.0.${t}.A`, `lora.0.${t}.B`]),
       );
-      assertEquals(st.built.loraStacks?.[0], {
-        name: "lora.0.qkv",
-        fin: C,
-        parts: [{ name: "lora.0.q", fout: H * D }, { name: "lora.0.k", fout: K * D }, {
-          name: "lora.0.v",
-          fout: K * D,
-        }],
-      });
-      assertEquals(st.built.loraStacks?.[1], {
-        name: "lora.0.gate_up",
-        fin: C,
-        parts: [{ name: "lora.0.gate", fout: I }, { name: "lora.0.up", fout: I }],
-      });
-      assertEquals(st.built.loraStacks?.length, 2 * L);
+      assertLoraStacks(st);
       // decodeProducts "plain" and the dynamic graph (the policy's): a product and two Gemms per target.
       for (
         const d of [
