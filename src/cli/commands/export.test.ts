@@ -5,7 +5,7 @@ import { zeroAdapter } from "../../model/lora.ts";
 import { parsePeftAdapter } from "../../model/peft.ts";
 import { writePeftFolder } from "../../model/peft.deno.ts";
 import { makeTinyModel } from "../../model/tiny.ts";
-import { writeTinyDataset, writeVaryingLengthModel } from "../../runtime/recipe/fixtures.deno.ts";
+import { tinyDatasetCell, writeTinyDataset, writeVaryingLengthModel } from "../../runtime/recipe/fixtures.deno.ts";
 
 Deno.test("rlvr export: PEFT adapter, TRL GRPOConfig and the training prompts with gold SQL", async () => {
   const dir = await Deno.makeTempDir({ prefix: "rlvr-export-" });
@@ -15,18 +15,7 @@ Deno.test("rlvr export: PEFT adapter, TRL GRPOConfig and the training prompts wi
     version: 1,
     title: "export",
     cells: [
-      {
-        id: "data",
-        type: "dataset",
-        params: {
-          source: "url",
-          questionsUrl: "data/train.jsonl",
-          dbRoot: "data",
-          format: "rlvr",
-          split: "train",
-          devFraction: 0.25,
-        },
-      },
+      tinyDatasetCell({ devFraction: 0.25 }),
       { id: "model", type: "model", params: { source: "url", url: "model", loraRank: 2, loraAlpha: 4 } },
       { id: "prompt", type: "prompt", params: { template: "omnisql@1" } },
       {

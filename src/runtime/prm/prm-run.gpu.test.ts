@@ -15,7 +15,12 @@ import { MemorySource } from "../../model/source.ts";
 import { decodeSamples, type PrmDataReport, type PrmTrainReport, type SelfConsistencyReport } from "../records.ts";
 import { MemoryStore } from "../store.ts";
 import { denoEnv } from "../recipe/env.deno.ts";
-import { tinyPromptCorpus, writeTinyDataset, writeVaryingLengthModel } from "../recipe/fixtures.deno.ts";
+import {
+  tinyDatasetCell,
+  tinyPromptCorpus,
+  writeTinyDataset,
+  writeVaryingLengthModel,
+} from "../recipe/fixtures.deno.ts";
 import { runNotebook } from "../recipe/runner.ts";
 
 const TEMPLATE = "chain-of-ctes@2";
@@ -25,18 +30,7 @@ const OUTCOME = {
 };
 const WITH_PRM = { components: [...OUTCOME.components, { name: "prm", weight: 0.5 }] };
 const SETUP = [
-  {
-    id: "data",
-    type: "dataset",
-    params: {
-      source: "url",
-      questionsUrl: "data/train.jsonl",
-      dbRoot: "data",
-      format: "rlvr",
-      split: "train",
-      devFraction: 0.25,
-    },
-  },
+  tinyDatasetCell({ devFraction: 0.25 }),
   { id: "model", type: "model", params: { source: "url", url: "model", dtype: "f32", loraRank: 2, loraAlpha: 4 } },
   { id: "prompt", type: "prompt", params: { template: TEMPLATE, maxPromptTokens: 1024 } },
   { id: "reward", type: "reward", params: { spec: OUTCOME } },

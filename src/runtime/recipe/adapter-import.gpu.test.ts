@@ -13,7 +13,13 @@ import { writePeftFolder } from "../../model/peft.deno.ts";
 import { OrtPolicy } from "../../model/policy.ts";
 import { DirSource } from "../../model/source.deno.ts";
 import { denoEnv } from "./env.deno.ts";
-import { tinyLengthSpec, tinyPromptCorpus, writeTinyDataset, writeVaryingLengthModel } from "./fixtures.deno.ts";
+import {
+  tinyDatasetCell,
+  tinyLengthSpec,
+  tinyPromptCorpus,
+  writeTinyDataset,
+  writeVaryingLengthModel,
+} from "./fixtures.deno.ts";
 import { ModelRuntime, startFrom } from "./model-runtime.ts";
 import { runNotebook } from "./runner.ts";
 
@@ -181,18 +187,7 @@ Deno.test({
 });
 
 const cells = (adapter: string | undefined, loraRank = 4, grpo = true) => [
-  {
-    id: "data",
-    type: "dataset",
-    params: {
-      source: "url",
-      questionsUrl: "data/train.jsonl",
-      dbRoot: "data",
-      format: "rlvr",
-      split: "train",
-      devFraction: 0.25,
-    },
-  },
+  tinyDatasetCell({ devFraction: 0.25 }),
   {
     id: "model",
     type: "model",

@@ -12,7 +12,7 @@ import { assert, assertEquals } from "../../../tests/assert.ts";
 import { decodeMetrics } from "../../core/metrics.ts";
 import type { RunSummary } from "./runner.ts";
 import type { EvalReport, WarmupReport } from "../records.ts";
-import { tinyPromptCorpus, writeTinyDataset, writeVaryingLengthModel } from "./fixtures.deno.ts";
+import { tinyDatasetCell, tinyPromptCorpus, writeTinyDataset, writeVaryingLengthModel } from "./fixtures.deno.ts";
 
 const TEMPLATE = "chain-of-ctes@1";
 const PREFILLED = "chain-of-ctes@2";
@@ -149,18 +149,7 @@ Deno.test({
       version: 1,
       title: "CoCTE cold start in the run",
       cells: [
-        {
-          id: "data",
-          type: "dataset",
-          params: {
-            source: "url",
-            questionsUrl: "data/train.jsonl",
-            dbRoot: "data",
-            format: "rlvr",
-            split: "train",
-            devFraction: 0.25,
-          },
-        },
+        tinyDatasetCell({ devFraction: 0.25 }),
         {
           id: "model",
           type: "model",

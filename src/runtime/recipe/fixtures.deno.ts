@@ -185,24 +185,29 @@ export function tinyLengthSpec(maxTokens: number): RewardSpec {
   };
 }
 
+/** The dataset cell of a tiny recipe notebook over writeTinyDataset's `data/` (its train split), with `params` added. */
+export function tinyDatasetCell(params: Record<string, unknown> = {}) {
+  return {
+    id: "data",
+    type: "dataset",
+    params: {
+      source: "url",
+      questionsUrl: "data/train.jsonl",
+      dbRoot: "data",
+      format: "rlvr",
+      split: "train",
+      ...params,
+    },
+  };
+}
+
 /**
  * The setup cells of a tiny recipe notebook over writeTinyDataset's `data/` and a model folder `model/` (f32, LoRA
  * rank 4, alpha 8): the dataset (its dev share `devFraction` where given), the model, the prompt, the reward.
  */
 export function tinySetupCells(template: string, reward: Record<string, unknown> = {}, devFraction?: number) {
   return [
-    {
-      id: "data",
-      type: "dataset",
-      params: {
-        source: "url",
-        questionsUrl: "data/train.jsonl",
-        dbRoot: "data",
-        format: "rlvr",
-        split: "train",
-        ...(devFraction !== undefined ? { devFraction } : {}),
-      },
-    },
+    tinyDatasetCell(devFraction !== undefined ? { devFraction } : {}),
     { id: "model", type: "model", params: { source: "url", url: "model", dtype: "f32", loraRank: 4, loraAlpha: 8 } },
     { id: "prompt", type: "prompt", params: { template, maxPromptTokens: 1024 } },
     { id: "reward", type: "reward", params: reward },

@@ -7,7 +7,7 @@ import { decodeMetrics } from "../../core/metrics.ts";
 import { parseNotebook } from "../../core/notebook.ts";
 import { MemoryStore } from "../store.ts";
 import { denoEnv } from "./env.deno.ts";
-import { tinyPromptCorpus, writeTinyDataset, writeVaryingLengthModel } from "./fixtures.deno.ts";
+import { tinyDatasetCell, tinyPromptCorpus, writeTinyDataset, writeVaryingLengthModel } from "./fixtures.deno.ts";
 import { runNotebook } from "./runner.ts";
 
 Deno.test({
@@ -26,18 +26,7 @@ Deno.test({
       version: 1,
       title: "learn",
       cells: [
-        {
-          id: "data",
-          type: "dataset",
-          params: {
-            source: "url",
-            questionsUrl: "data/train.jsonl",
-            dbRoot: "data",
-            format: "rlvr",
-            split: "train",
-            devFraction: 0,
-          },
-        },
+        tinyDatasetCell({ devFraction: 0 }),
         {
           id: "model",
           type: "model",

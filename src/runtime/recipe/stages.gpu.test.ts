@@ -11,7 +11,7 @@ import { PROMPT_TEMPLATES } from "../../core/prompts.ts";
 import { decodeSamples, type SelectReport, type WarmupReport } from "../records.ts";
 import { MemoryStore } from "../store.ts";
 import { denoEnv } from "./env.deno.ts";
-import { tinyPromptCorpus, writeTinyDataset, writeVaryingLengthModel } from "./fixtures.deno.ts";
+import { tinyDatasetCell, tinyPromptCorpus, writeTinyDataset, writeVaryingLengthModel } from "./fixtures.deno.ts";
 import { buildSplits } from "./data.ts";
 import { runNotebook } from "./runner.ts";
 import { normalizeSql, type WarmupDatasetRecord } from "./warmup-dataset.ts";
@@ -36,19 +36,7 @@ Deno.test({
       version: 1,
       title: "stages",
       cells: [
-        {
-          id: "data",
-          type: "dataset",
-          params: {
-            source: "url",
-            questionsUrl: "data/train.jsonl",
-            dbRoot: "data",
-            format: "rlvr",
-            split: "train",
-            devFraction: 0.25,
-            limit: 6,
-          },
-        },
+        tinyDatasetCell({ devFraction: 0.25, limit: 6 }),
         {
           id: "model",
           type: "model",

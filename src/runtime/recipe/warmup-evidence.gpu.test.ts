@@ -8,7 +8,7 @@ import { parseNotebook } from "../../core/notebook.ts";
 import { decodeSamples } from "../records.ts";
 import { MemoryStore } from "../store.ts";
 import { denoEnv } from "./env.deno.ts";
-import { tinyPromptCorpus, writeTinyDataset, writeVaryingLengthModel } from "./fixtures.deno.ts";
+import { tinyDatasetCell, tinyPromptCorpus, writeTinyDataset, writeVaryingLengthModel } from "./fixtures.deno.ts";
 import { runNotebook } from "./runner.ts";
 
 const EVIDENCE = "pets refers to the table of animals with kind and age";
@@ -35,19 +35,7 @@ function notebook(warmup: Record<string, unknown>) {
     version: 1,
     title: "warm-up with the definitions",
     cells: [
-      {
-        id: "data",
-        type: "dataset",
-        params: {
-          source: "url",
-          questionsUrl: "data/train.jsonl",
-          dbRoot: "data",
-          format: "rlvr",
-          split: "train",
-          devFraction: 0,
-          limit: 4,
-        },
-      },
+      tinyDatasetCell({ devFraction: 0, limit: 4 }),
       { id: "model", type: "model", params: { source: "url", url: "model", dtype: "f32", loraRank: 2, loraAlpha: 4 } },
       { id: "prompt", type: "prompt", params: { template: "omnisql@1", evidence: false } },
       { id: "reward", type: "reward", params: { spec } },
@@ -177,19 +165,7 @@ Deno.test({
       version: 1,
       title: "eval split",
       cells: [
-        {
-          id: "data",
-          type: "dataset",
-          params: {
-            source: "url",
-            questionsUrl: "data/train.jsonl",
-            dbRoot: "data",
-            format: "rlvr",
-            split: "train",
-            devFraction: 0.5,
-            limit: 4,
-          },
-        },
+        tinyDatasetCell({ devFraction: 0.5, limit: 4 }),
         {
           id: "model",
           type: "model",
