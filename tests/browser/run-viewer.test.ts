@@ -4,25 +4,19 @@
 import { Buffer } from "node:buffer";
 import { assert, assertEquals } from "../assert.ts";
 import { decodeSamples } from "../../src/runtime/records.ts";
-import { tinyPromptCorpus, writeTinyDataset, writeVaryingLengthModel } from "../../src/runtime/recipe/fixtures.deno.ts";
+import {
+  tinyDatasetCell,
+  tinyPromptCorpus,
+  writeTinyDataset,
+  writeVaryingLengthModel,
+} from "../../src/runtime/recipe/fixtures.deno.ts";
 import { launchChromium, screenshot, serveStatic, watchErrors } from "./harness.ts";
 
 const NOTEBOOK = {
   version: 1,
   title: "viewer run",
   cells: [
-    {
-      id: "data",
-      type: "dataset",
-      params: {
-        source: "url",
-        questionsUrl: "data/train.jsonl",
-        dbRoot: "data",
-        format: "rlvr",
-        split: "train",
-        devFraction: 0.25,
-      },
-    },
+    tinyDatasetCell({ devFraction: 0.25 }),
     { id: "model", type: "model", params: { source: "url", url: "model", dtype: "f32", loraRank: 4, loraAlpha: 8 } },
     { id: "prompt", type: "prompt", params: { template: "reasoning-answer@1", maxPromptTokens: 1024 } },
     {
