@@ -22,6 +22,10 @@ const HEADLINE: Record<string, { figures: string[]; reference: string[]; ratio?:
     ratio: ["hub_step_s", "torch_hub_step_s"],
     time: true,
   },
+  "dawn-toggles": {
+    figures: ["default_ms_b8", "skip_validation_ms_b8", "default_ms_b64", "skip_validation_ms_b64"],
+    reference: [],
+  },
   decode: {
     figures: ["tok_s_b8", "tok_s_b64", "first_token_ms_b8"],
     reference: ["transformers_tok_s_b8", "transformers_tok_s_b64"],
