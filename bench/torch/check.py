@@ -2,7 +2,7 @@
 
 Reads the fixtures of bench/torch-fixtures.ts (tiny random qwen2 / llama / qwen3 Hugging Face folders,
 a random PEFT adapter each, ids.json, batch.json) and our outputs (`rlvr logprobs` JSON files and the
-`rlvr lora-grad` safetensors file, written by bench/h200.sh), then computes with transformers
+`rlvr lora-grad` safetensors file, written by bench/crosscheck.sh), then computes with transformers
 (AutoModelForCausalLM, float64 and float32, eager attention) + peft (PeftModel.from_pretrained):
   log-probs   out[i][t] = log p(ids[i][t+1] | ids[i][..t])
   gradient    of L = -(sum_i a_i * sum_{t>=prompt_len_i} log p(ids_i[t] | ids_i[<t])) / sum_i (len_i - prompt_len_i)
@@ -15,7 +15,6 @@ Usage: python3 bench/torch/check.py --fixtures DIR --ours DIR --out DIR
 import argparse
 import json
 import os
-import struct
 import sys
 import time
 import traceback
@@ -34,42 +33,11 @@ def log(*a):
     print(*a, flush=True)
 
 
-def read_safetensors(path):
-    """A small safetensors reader (F32/F64/F16/BF16), used when the `safetensors` package is missing."""
-    with open(path, "rb") as f:
-        data = f.read()
-    (n,) = struct.unpack("<Q", data[:8])
-    header = json.loads(data[8:8 + n])
-    base = 8 + n
-    out = {}
-    for name, info in header.items():
-        if name == "__metadata__":
-            continue
-        s, e = info["data_offsets"]
-        raw = data[base + s: base + e]
-        dt = info["dtype"]
-        if dt == "BF16":
-            u = np.frombuffer(raw, dtype=np.uint16).astype(np.uint32) << 16
-            arr = u.view(np.float32)
-        else:
-            arr = np.frombuffer(raw, dtype={"F32": np.float32, "F64": np.float64, "F16": np.float16}[dt])
-        out[name] = arr.reshape(info["shape"]).astype(np.float64)
-    return out, header.get("__metadata__", {})
-
-
 def load_st(path):
-    try:
-        from safetensors.numpy import load_file  # noqa: F401
-        from safetensors import safe_open
-        out = {}
-        with safe_open(path, framework="np") as f:
-            meta = f.metadata() or {}
-            for k in f.keys():
-                out[k] = f.get_tensor(k).astype(np.float64)
-        return out, meta, "safetensors"
-    except ImportError:
-        t, meta = read_safetensors(path)
-        return t, meta, "own reader"
+    """A safetensors file's tensors in float64 and its metadata (the safetensors package comes with transformers)."""
+    from safetensors import safe_open
+    with safe_open(path, framework="np") as f:
+        return {k: f.get_tensor(k).astype(np.float64) for k in f.keys()}, f.metadata() or {}
 
 
 def err_stats(ours, ref):
@@ -144,7 +112,7 @@ def main():
             ids = json.load(open(os.path.join(args.fixtures, arch, "ids.json")))
             batch = json.load(open(os.path.join(args.fixtures, arch, "batch.json")))
             # PEFT names: the adapter file must load into PeftModel unchanged, every tensor used.
-            adapter_file, _, reader = load_st(os.path.join(args.fixtures, arch, "adapter", "adapter_model.safetensors"))
+            adapter_file, _ = load_st(os.path.join(args.fixtures, arch, "adapter", "adapter_model.safetensors"))
             m64 = load(arch, torch.float64, True)
             from peft.utils import get_peft_model_state_dict
             sd = {k: v.detach().cpu().numpy() for k, v in get_peft_model_state_dict(m64).items()}
@@ -155,7 +123,7 @@ def main():
             nonzero_b = sum(1 for k in same if "lora_B" in k and np.any(sd[k] != 0))
             res["hfLoading"] = loading.get(arch)
             res["peftNames"] = {"fileTensors": len(adapter_file), "loaded": len(same), "notInModel": missing[:5],
-                                "modelOnly": extra[:5], "maxValueDiff": maxdiff, "nonZeroB": nonzero_b, "reader": reader}
+                                "modelOnly": extra[:5], "maxValueDiff": maxdiff, "nonZeroB": nonzero_b}
             log(f"PEFT load: {len(same)}/{len(adapter_file)} tensors matched by name, max value diff {maxdiff}, "
                 f"non-zero B {nonzero_b}; not in model {missing[:3]}, model-only {extra[:3]}")
 
@@ -215,7 +183,7 @@ def main():
             gres["torchF32"] = {"maxAbs": max(float(np.max(np.abs(g32[k] - g64[k]))) for k in g64)}
             gres["torchF32"]["rel"] = gres["torchF32"]["maxAbs"] / gscale
             if os.path.exists(gp):
-                ours, meta, _ = load_st(gp)
+                ours, meta = load_st(gp)
                 miss = sorted(set(g64) - set(ours))
                 extra = sorted(set(ours) - set(g64))
                 worst, worst_rel, worst_name = 0.0, 0.0, None

@@ -14,7 +14,7 @@ import time
 import traceback
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import qwen_05b, write_json  # noqa: E402
+from common import qwen_05b, run, timed, write_json  # noqa: E402
 
 
 def main():
@@ -40,24 +40,21 @@ def main():
     gen = torch.Generator(device="cpu").manual_seed(3)
     common = dict(do_sample=True, temperature=1.0, top_k=0, top_p=1.0, eos_token_id=None, pad_token_id=0)
 
-    def run(ids, new):
-        torch.cuda.synchronize()
-        s = time.perf_counter()
+    def generate(ids, new):
         with torch.no_grad():
-            out = m.generate(input_ids=ids, attention_mask=torch.ones_like(ids), max_new_tokens=new, min_new_tokens=new, **common)
-        torch.cuda.synchronize()
-        return time.perf_counter() - s, out.shape[1] - ids.shape[1]
+            out, s = timed(lambda: m.generate(input_ids=ids, attention_mask=torch.ones_like(ids), max_new_tokens=new, min_new_tokens=new, **common))
+        return s, out.shape[1] - ids.shape[1]
 
     for B in [int(x) for x in a.batches.split(",")]:
         try:
             ids = torch.randint(0, m.config.vocab_size, (B, a.prompt), generator=gen).cuda()
-            run(ids, 4)  # warm-up: kernels, allocator, cache
-            run(ids, 1)
+            generate(ids, 4)  # warm-up: kernels, allocator, cache
+            generate(ids, 1)
             torch.cuda.reset_peak_memory_stats()
-            first = [run(ids, 1)[0] for _ in range(3)]
+            first = [generate(ids, 1)[0] for _ in range(3)]
             full = []
             for _ in range(a.reps):
-                dt, n = run(ids, a.new)
+                dt, n = generate(ids, a.new)
                 if n != a.new:
                     raise RuntimeError(f"generated {n} tokens, expected {a.new}")
                 full.append(dt)
@@ -78,8 +75,4 @@ def main():
 
 
 if __name__ == "__main__":
-    try:
-        main()
-    except Exception:  # noqa: BLE001
-        traceback.print_exc()
-        sys.exit(1)
+    run(main)

@@ -25,9 +25,7 @@ import time
 import traceback
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import qwen_05b, write_json  # noqa: E402
-
-TARGETS = ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]
+from common import TARGETS, lora, qwen_05b, run, timed, write_json  # noqa: E402
 
 
 def extract_sql(text):
@@ -73,7 +71,6 @@ def main():
     import torch
     import peft
     import transformers
-    from peft import LoraConfig, get_peft_model
     from tokenizers import Tokenizer
 
     samples = [json.loads(l) for l in open(os.path.join(a.run, "samples.jsonl")) if l.strip()]
@@ -96,8 +93,7 @@ def main():
            "lora": {"r": 16, "alpha": 32, "targets": TARGETS}, "optimizer": f"AdamW lr {a.lr}", "G": a.G,
            "questionsPerStep": a.questions_per_step, "newTokens": a.new, "steps": [], "errors": []}
     t0 = time.time()
-    base = qwen_05b(torch.bfloat16, "sdpa")
-    m = get_peft_model(base, LoraConfig(r=16, lora_alpha=32, target_modules=TARGETS, lora_dropout=0.0, bias="none", task_type="CAUSAL_LM"))
+    m = lora(qwen_05b(torch.bfloat16, "sdpa"))
     opt = torch.optim.AdamW([p for p in m.parameters() if p.requires_grad], lr=a.lr)
     print(f"PEFT model (bf16, sdpa) in {time.time() - t0:.1f} s; {len(prompts)} distinct prompts from our run", flush=True)
     gen = dict(do_sample=True, temperature=1.0, top_k=0, top_p=1.0, eos_token_id=None, pad_token_id=0,
@@ -116,13 +112,9 @@ def main():
                 inp[q * G + g, P - len(x):] = torch.tensor(x)
                 mask[q * G + g, P - len(x):] = 1
         inp, mask = inp.cuda(), mask.cuda()
-        torch.cuda.synchronize()
-        ts = time.perf_counter()
         m.eval()
         with torch.no_grad():
-            out = m.generate(input_ids=inp, attention_mask=mask, **gen)
-        torch.cuda.synchronize()
-        t_sample = time.perf_counter() - ts
+            out, t_sample = timed(lambda: m.generate(input_ids=inp, attention_mask=mask, **gen))
         comp = out[:, P:]
         ts = time.perf_counter()
         texts = [tok.decode(c.tolist(), skip_special_tokens=False) for c in comp]
@@ -137,23 +129,23 @@ def main():
             for g in range(G):
                 rewards.append(reward(db, extract_sql((s.get("answerPrefix") or "") + texts[q * G + g]), g_rows) if g_rows is not None else -1.0)
         t_score = time.perf_counter() - ts
-        torch.cuda.synchronize()
-        ts = time.perf_counter()
-        r = torch.tensor(rewards, device="cuda").view(Q, G)
-        adv = ((r - r.mean(1, keepdim=True)) / (r.std(1, keepdim=True) + 1e-4)).view(-1)
-        m.train()
-        full_mask = torch.cat([mask, torch.ones_like(comp)], 1)
-        with torch.autocast("cuda", dtype=torch.bfloat16):
-            logits = m(input_ids=out, attention_mask=full_mask, logits_to_keep=a.new + 1).logits
-        lp = torch.log_softmax(logits[:, :-1].float(), -1).gather(-1, comp[..., None])[..., 0]
-        ratio = torch.exp(lp - lp.detach())
-        per_tok = -torch.min(ratio * adv[:, None], torch.clamp(ratio, 0.8, 1.2) * adv[:, None])
-        loss = per_tok.mean()
-        loss.backward()
-        opt.step()
-        opt.zero_grad(set_to_none=True)
-        torch.cuda.synchronize()
-        t_train = time.perf_counter() - ts
+
+        def train():
+            r = torch.tensor(rewards, device="cuda").view(Q, G)
+            adv = ((r - r.mean(1, keepdim=True)) / (r.std(1, keepdim=True) + 1e-4)).view(-1)
+            m.train()
+            full_mask = torch.cat([mask, torch.ones_like(comp)], 1)
+            with torch.autocast("cuda", dtype=torch.bfloat16):
+                logits = m(input_ids=out, attention_mask=full_mask, logits_to_keep=a.new + 1).logits
+            lp = torch.log_softmax(logits[:, :-1].float(), -1).gather(-1, comp[..., None])[..., 0]
+            ratio = torch.exp(lp - lp.detach())
+            loss = -torch.min(ratio * adv[:, None], torch.clamp(ratio, 0.8, 1.2) * adv[:, None]).mean()
+            loss.backward()
+            opt.step()
+            opt.zero_grad(set_to_none=True)
+            return loss
+
+        loss, t_train = timed(train)
         row = {"step": i + 1, "sample": t_sample, "score": t_score, "train": t_train, "total": t_sample + t_score + t_train,
                "promptTokens": [len(x) for x in ids], "paddedPrompt": P, "sequences": Q * G, "newTokens": comp.shape[1],
                "sampleTokensPerSecond": Q * G * comp.shape[1] / t_sample, "trainTokensPerSecond": Q * G * (P + comp.shape[1]) / t_train,
@@ -179,8 +171,4 @@ def main():
 
 
 if __name__ == "__main__":
-    try:
-        main()
-    except Exception:  # noqa: BLE001
-        traceback.print_exc()
-        sys.exit(1)
+    run(main)

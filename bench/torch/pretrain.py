@@ -8,13 +8,11 @@ Usage: python3 bench/torch/pretrain.py --out DIR [--B 16] [--T 1024] [--iters 10
 """
 import argparse
 import os
-import statistics
 import sys
-import time
 import traceback
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import qwen_05b, write_json  # noqa: E402
+from common import median_time, qwen_05b, run, write_json  # noqa: E402
 
 
 def main():
@@ -53,17 +51,7 @@ def main():
                 opt.zero_grad(set_to_none=True)
                 return loss
 
-            for _ in range(a.warmup):
-                step()
-            torch.cuda.synchronize()
-            torch.cuda.reset_peak_memory_stats()
-            ts = []
-            for _ in range(a.iters):
-                s = time.perf_counter()
-                loss = step()
-                torch.cuda.synchronize()
-                ts.append(time.perf_counter() - s)
-            med = statistics.median(ts)
+            med, ts, loss = median_time(step, a.iters, a.warmup)
             tok = a.B * (a.T - 1)
             r = {"params": params, "medianSeconds": med, "allSeconds": ts, "tokensPerSecond": tok / med,
                  "peakAllocated": torch.cuda.max_memory_allocated(), "loss": float(loss)}
@@ -79,8 +67,4 @@ def main():
 
 
 if __name__ == "__main__":
-    try:
-        main()
-    except Exception:  # noqa: BLE001
-        traceback.print_exc()
-        sys.exit(1)
+    run(main)
