@@ -7,9 +7,10 @@
 // - within one batch (`ScoreBatch`, a GRPO step) the same SQL text on the same database runs once,
 //   unless it calls a volatile function (random(), 'now', ...: sql-guard.ts isRepeatable);
 // - a prediction gets `predictionTimeMs(gold's time)`: `factor` times what the gold took, never
-//   less than `floorMs` nor more than the pool's limit. bench/sql-budget.bench.ts measured what
-//   correct answers need: every Spider-train and demo gold, and each gold rewritten as a chain of
-//   CTEs (same rows, another text) took at most 8.6x its gold (those above 1 ms).
+//   less than `floorMs` nor more than the pool's limit. bench/sql-budget.bench.ts (in git at
+//   6e6b06a) measured what correct answers need: every Spider-train and demo gold, and each gold
+//   rewritten as a chain of CTEs (same rows, another text) took at most 8.6x its gold (those above
+//   1 ms).
 import { type CompareMode, type GoldIndex, indexGold, matchesGold } from "../../core/compare.ts";
 import { type Extraction, type ExtractMode, extractSql } from "../../core/extract.ts";
 import type { MetricPhase } from "../../core/metrics.ts";
