@@ -45,7 +45,7 @@ async function run(ctx: SuiteContext) {
     iters = numArg(ctx.args, "iters", 3);
   const q4 = (ctx.args.get("q4") ?? "1") === "1";
   const { device } = await ctx.gpu();
-  const census = new GpuCensus(device, { buffersOnly: true }).install();
+  const census = new GpuCensus(device).install();
   const tiny = makeTinyModel("qwen2", { seed: 1, ...preset, tieWordEmbeddings: true });
   const model = uploadModel(device, tiny.config, tiny.weights, { q4 });
   const lora = uploadAdapter(

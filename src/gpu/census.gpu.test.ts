@@ -35,7 +35,7 @@ Deno.test("GpuCensus: live and peak buffer bytes equal the created-minus-destroy
     };
     return b;
   };
-  census = new GpuCensus(device, { buffersOnly: true }).install();
+  census = new GpuCensus(device).install();
   const check = (where: string) => {
     assertEquals(census!.liveBufferBytes, sum, `${where}: census live bytes vs the tally`);
     assertEquals(census!.counts().liveBufferBytes, sum, `${where}: counts().liveBufferBytes`);
@@ -93,8 +93,8 @@ Deno.test("GpuCensus: live and peak buffer bytes equal the created-minus-destroy
 
 Deno.test("GpuCensus: two on one device, the first uninstalled first: the second keeps counting, the first stops, none counts after both are uninstalled", async () => {
   const { device } = await requestGpu();
-  const a = new GpuCensus(device, { buffersOnly: true }).install();
-  const b = new GpuCensus(device, { buffersOnly: true }).install();
+  const a = new GpuCensus(device).install();
+  const b = new GpuCensus(device).install();
   const x = device.createBuffer({ label: "x", size: 64, usage: GPUBufferUsage.STORAGE });
   assertEquals([a.liveBufferBytes, b.liveBufferBytes], [64, 64]);
   a.uninstall();

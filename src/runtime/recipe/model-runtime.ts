@@ -267,7 +267,7 @@ export class ModelRuntime {
     const device = await this.device();
     if (!this.gpu) {
       // The trainer's buffer bytes (live and high-water mark): WebGPU reports no memory use.
-      const census = new GpuCensus(device, { buffersOnly: true }).install();
+      const census = new GpuCensus(device).install();
       // A q4 policy gets a q4 trainer base (QLoRA-style): both quantise the same way (MatMulNBits, block 32).
       // Otherwise f16 frozen projections where the device has shader-f16 and the checkpoint was f16/bf16
       // (halfProjections; RLVR_TRAINER_F32=1 keeps f32).
