@@ -1,6 +1,6 @@
 // The trainer's tuning knobs: each trades one thing for another, and benchmarks time them (docs/kernels.md, "Tuning
 // knobs", says what each trades and why its default). Read once from RLVR_PERF under Deno (a comma-separated list of
-// name=value) and changed by benchmarks with setPerfSwitches.
+// name=value) and changed by tests with setPerfSwitches.
 import { denoEnv } from "../core/deno-env.ts";
 
 /** The knobs. */
@@ -47,9 +47,9 @@ function set<K extends keyof PerfSwitches>(out: PerfSwitches, k: K, v: string): 
   out[k] = c;
 }
 
-/** Parses "default" or "name=value,..." (on top of `base`) into knobs; throws on unknown names or values. */
-export function parsePerfSwitches(spec: string, base: Readonly<PerfSwitches> = DEFAULT_SWITCHES): PerfSwitches {
-  const out: PerfSwitches = { ...base };
+/** Parses "default" or "name=value,..." (on top of the defaults) into knobs; throws on unknown names or values. */
+export function parsePerfSwitches(spec: string): PerfSwitches {
+  const out: PerfSwitches = { ...DEFAULT_SWITCHES };
   for (const part of spec.split(",").map((s) => s.trim()).filter(Boolean)) {
     if (part === "default") {
       Object.assign(out, DEFAULT_SWITCHES);
@@ -63,11 +63,6 @@ export function parsePerfSwitches(spec: string, base: Readonly<PerfSwitches> = D
     set(out, k, v);
   }
   return out;
-}
-
-/** "passes=merged,wideSplit=7,...": the form RLVR_PERF and the benches' perf= take. */
-export function formatPerfSwitches(s: Readonly<PerfSwitches>): string {
-  return Object.keys(CHOICES).filter(isKey).map((k) => `${k}=${s[k]}`).join(",");
 }
 
 function fromEnv(): PerfSwitches {
