@@ -112,9 +112,8 @@ async function layerActs(
 
 /** What the backward starts from, and with `full` what else it accumulates into. */
 export interface BackwardOptions {
-  /** dL/dlogp (N); with `gEnt`, dL/dentropy (N, an entropy bonus) too. */
+  /** dL/dlogp (N). */
   g?: GPUBuffer;
-  gEnt?: GPUBuffer;
   /**
    * dL/dhF (N, H) given directly (a head other than the lm head read hF, e.g. the PRM's scalar
    * head): the lm head's backward is skipped and `g` is not read. The buffer is the caller's.
@@ -135,7 +134,7 @@ export async function backward(
   f: ForwardResult,
   o: BackwardOptions,
 ): Promise<void> {
-  const { g, gEnt, full: fullParams } = o;
+  const { g, full: fullParams } = o;
   const { device, cfg } = m;
   const { B, T } = f.batch;
   const N = B * T;
@@ -178,12 +177,9 @@ export async function backward(
     if (!g) throw new Error("backward: needs dL/dlogp (g) or dL/dhF (o.dhF)");
     const head = f.head, R = head?.R ?? N;
     const on = head
-      ? { ...head, g: buf("dL-dlogp-rows", R), gEnt: gEnt && buf("dL-dentropy-rows", R), dh: buf("d-hF-rows", R * H) }
-      : { h: f.hF, tgt: f.lm.tgt, lse: f.lm.lse, entropy: f.lm.entropy, g, gEnt, dh: dhF };
-    if (head) {
-      await encodeRowGather(device, enc, head.rows, g, on.g, R, 1);
-      if (gEnt && on.gEnt) await encodeRowGather(device, enc, head.rows, gEnt, on.gEnt, R, 1);
-    }
+      ? { ...head, g: buf("dL-dlogp-rows", R), dh: buf("d-hF-rows", R * H) }
+      : { h: f.hF, tgt: f.lm.tgt, lse: f.lm.lse, g, dh: dhF };
+    if (head) await encodeRowGather(device, enc, head.rows, g, on.g, R, 1);
     if (R > 0) {
       const dims = { N: R, C: H, V: cfg.vocabSize };
       await encodeLmheadBackward(
@@ -195,8 +191,6 @@ export async function backward(
           targets: on.tgt,
           lse: on.lse,
           g: on.g,
-          entropy: gEnt ? on.entropy : undefined,
-          gEnt: on.gEnt,
           dh: on.dh,
           dw: full ? gradOf(full.params, m.head) : undefined,
           scratch: buf("lmhead-dz", lmheadScratchBytes(device, dims) / 4),

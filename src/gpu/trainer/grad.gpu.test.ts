@@ -165,8 +165,7 @@ Deno.test("loraGradients with activation recomputation equals the stored-activat
   destroyModel(model);
 });
 
-Deno.test("loraGradients on a model uploaded with transposedBase (the forward reads W^T stored (in, out)) equals the plain upload exactly, stored and recomputed, on a model wide enough for the 128-tile kernels; a full trainer refuses it", async () => {
-  const { grpoTrainer } = await import("./grpo-step.ts");
+Deno.test("loraGradients on a model uploaded with transposedBase (the forward reads W^T stored (in, out)) equals the plain upload exactly, stored and recomputed, on a model wide enough for the 128-tile kernels", async () => {
   // 160 tokens x 128 hidden x 256 intermediate, two layers: every projection on the 128-tile kernels,
   // the LoRA tail inside them (its B (out, r) read transposed while the base product's B is not).
   const tiny = makeTinyModel("qwen2", {
@@ -207,13 +206,6 @@ Deno.test("loraGradients on a model uploaded with transposedBase (the forward re
     const l0 = refLoss(cfg, tiny.weights, seqs, adapter);
     const got = (await loraGradients(tr, lora, seqs)).loss;
     assert(Math.abs(got - l0) < 1e-4 * Math.max(1, Math.abs(l0)), `loss ${got} vs float64 ${l0}`);
-    let threw = "";
-    try {
-      grpoTrainer(tr, undefined, {}, {} as never);
-    } catch (e) {
-      threw = String(e);
-    }
-    assert(/transposedBase/.test(threw), `a full trainer on transposed copies: ${threw || "no error"}`);
   } finally {
     destroyAdapter(lora);
     destroyModel(plain);

@@ -4,13 +4,12 @@
 // skipped on the GPU (parameters and moments untouched) and reported as skipped.
 import { type Aggregation, aggregationWeights, learningRate, type LrSchedule } from "../../core/grpo.ts";
 import { arenaBuffer, releaseToArena } from "../arena.ts";
-import { commandEncoder, readBuffers, releaseTransients, storageBuffer } from "../device.ts";
+import { commandEncoder, readBuffers, releaseTransients } from "../device.ts";
 import { type AdamWOptions, type AdamWState, DEFAULT_ADAMW, encodeOptimiserStep } from "../kernels/adamw.ts";
 import { GRAD_STATS_BYTES, parseGradStats } from "../kernels/gradnorm.ts";
 import { combineGrpoStats, encodeGrpoLoss, type GrpoGpuResult, grpoResult } from "../kernels/grpo_loss.ts";
 import { backward, reserveStepScratch } from "../model/backward.ts";
 import { destroyForward, forward, uploadBatch } from "../model/forward.ts";
-import { encodeZeroFullGrads, type GpuFullParams } from "../model/full.ts";
 import { encodeZeroGrads, type GpuLora, type GpuModel, loraAdamStates } from "../model/state.ts";
 import { batchLogprobs, sequenceLogprobs } from "./logprobs.ts";
 
@@ -26,11 +25,6 @@ export interface GrpoTrainerOptions extends AdamWOptions {
   lr: LrSchedule;
   /** Recompute each layer's activations in the backward instead of keeping them (less memory). */
   recompute: boolean;
-  /**
-   * Entropy bonus: the loss gains -entropyCoef * sum_t w_t H_t (H the next-token entropy at each
-   * completion token, w the aggregation weights), as verl's entropy_coeff. 0 leaves it out.
-   */
-  entropyCoef: number;
 }
 
 /** Defaults in the spirit of TRL/verl GRPO with LoRA. */
@@ -42,7 +36,6 @@ export const DEFAULT_GRPO_OPTIONS: GrpoTrainerOptions = {
   lr: { base: 1e-4, warmupSteps: 0, totalSteps: 1000, decay: "constant" },
   ...DEFAULT_ADAMW,
   recompute: false,
-  entropyCoef: 0,
 };
 
 /** One sampled completion: ids = prompt + completion, with its advantage. */
@@ -61,37 +54,22 @@ export interface GrpoSample {
   tokenAdvantages?: ArrayLike<number>;
 }
 
-/** The trainer's state: model, what it trains (an adapter, every base weight, or both), options and the step counter. */
+/** The trainer's state: model, the adapter it trains, options and the step counter. */
 export interface GrpoTrainer {
   model: GpuModel;
-  lora?: GpuLora;
-  /** Full fine-tuning state (small models). */
-  full?: GpuFullParams;
+  lora: GpuLora;
   opts: GrpoTrainerOptions;
   /** Applied optimiser steps (AdamW's t - 1); skipped steps do not count. */
   step: number;
 }
 
-/** A trainer on an uploaded model training `lora` (or, with `full`, every base weight too). */
-export function grpoTrainer(
-  model: GpuModel,
-  lora: GpuLora | undefined,
-  opts: Partial<GrpoTrainerOptions> = {},
-  full?: GpuFullParams,
-): GrpoTrainer {
-  if (!lora && !full) throw new Error("grpoTrainer: nothing to train (no adapter, no full fine-tuning state)");
-  if (full && model.transposed.size > 0) {
-    throw new Error(
-      "grpoTrainer: full fine-tuning of a model uploaded with transposedBase (its transposed copies would go stale)",
-    );
-  }
-  return { model, lora, full, opts: { ...DEFAULT_GRPO_OPTIONS, ...opts }, step: 0 };
+/** A trainer on an uploaded model training `lora`. */
+export function grpoTrainer(model: GpuModel, lora: GpuLora, opts: Partial<GrpoTrainerOptions> = {}): GrpoTrainer {
+  return { model, lora, opts: { ...DEFAULT_GRPO_OPTIONS, ...opts }, step: 0 };
 }
 
 /** What one step did. */
 export interface GrpoStepReport extends GrpoGpuResult {
-  /** -entropyCoef * the aggregated entropy (included in `loss`; 0 without a bonus). */
-  entropyLoss: number;
   /** True when the gradients were not finite and nothing was applied. */
   skipped: boolean;
   /** Global gradient norm before clipping. */
@@ -125,16 +103,15 @@ export interface GrpoStepOptions {
  * Runs one GRPO step over `samples` and applies it unless the gradients are not finite. With
  * `microBatch`, the batch is processed in slices whose gradients accumulate; the aggregation
  * weights are those of the whole batch, so the result does not depend on the slicing.
- * Nothing is read back until the update is submitted: the loss figures of every micro-batch, the
- * entropy (with an entropy bonus) and the gradient norm come back in one read at the end, so the
- * GPU never waits for the host in between.
+ * Nothing is read back until the update is submitted: the loss figures of every micro-batch and
+ * the gradient norm come back in one read at the end, so the GPU never waits for the host in between.
  */
 export async function grpoStep(
   tr: GrpoTrainer,
   samples: GrpoSample[],
   o: GrpoStepOptions = {},
 ): Promise<GrpoStepReport> {
-  const { model, lora, full, opts } = tr;
+  const { model, lora, opts } = tr;
   const { device } = model;
   if (samples.length === 0) throw new Error("grpoStep: no samples");
   samples.forEach((s, b) => {
@@ -159,13 +136,11 @@ export async function grpoStep(
   samples.forEach((s, b) => maskC.fill(1, b * C, b * C + s.ids.length - s.promptLen));
   const wC = aggregationWeights(S, C, maskC, opts.aggregation, opts.normConstant);
   const zero = commandEncoder(device, "zero-grads");
-  if (lora) encodeZeroGrads(zero, lora);
-  if (full) encodeZeroFullGrads(zero, full);
+  encodeZeroGrads(zero, lora);
   device.queue.submit([zero.finish()]);
   const micro = Math.max(1, Math.min(S, o.microBatch ?? S));
-  // Read at the end: each micro-batch's loss stats, and its entropy when there is a bonus.
+  // Read at the end: each micro-batch's loss stats.
   const readLater: GPUBuffer[] = [];
-  const entropyReads: { buf: GPUBuffer; weight: Float32Array }[] = [];
   for (let s0 = 0; s0 < S; s0 += micro) {
     const chunk = samples.slice(s0, s0 + micro);
     const batch = uploadBatch(device, chunk.map((s) => s.ids), model.cfg.vocabSize);
@@ -193,7 +168,6 @@ export async function grpoStep(
     const logpOld = withOld ? up("logp-old", padRows(chunk.map((s) => s.logpOld ?? []), T, "logpOld")) : f.lm.logp;
     const logpRef = withRef ? up("logp-ref", padRows(chunk.map((s) => s.logpRef ?? []), T, "logpRef")) : undefined;
     const g = up("dL-dlogp", new Float32Array(N));
-    const gEnt = opts.entropyCoef !== 0 ? up("dL-dentropy", weight.map((w) => -opts.entropyCoef * w)) : undefined;
     // From the arena (given back once read, at the end): the same buffers step after step, so the
     // bind groups naming them are reused.
     const stats = arenaBuffer(device, "grpo-stats", 12 * 4);
@@ -210,18 +184,13 @@ export async function grpoStep(
       grad: g,
       stats,
     }, { N, epsLow: opts.epsLow, epsHigh: opts.epsHigh, beta: opts.beta });
-    if (gEnt) {
-      const ent = storageBuffer(device, "entropy-read", N * 4);
-      enc.copyBufferToBuffer(f.lm.entropy, 0, ent, 0, N * 4);
-      entropyReads.push({ buf: ent, weight });
-    }
     device.queue.submit([enc.finish()]);
-    await backward(model, lora, f, { g, gEnt, full });
+    await backward(model, lora, f, { g });
     destroyForward(f);
     releaseToArena(device, own);
   }
   const lr = learningRate(tr.step, opts.lr);
-  const states: AdamWState[] = [...(lora ? loraAdamStates(lora) : []), ...(full?.slots.values() ?? [])];
+  const states: AdamWState[] = loraAdamStates(lora);
   const gstats = arenaBuffer(device, "grpo-grad-stats", new Float32Array([0, 0, 1, 0]));
   const opt = commandEncoder(device, "adamw");
   await encodeOptimiserStep(device, opt, states, opts, lr, tr.step + 1, gstats);
@@ -229,32 +198,16 @@ export async function grpoStep(
   const read = await readBuffers(device, [
     { buffer: gstats, bytes: GRAD_STATS_BYTES },
     ...readLater.map((buffer) => ({ buffer, bytes: 12 * 4 })),
-    ...entropyReads.map((e) => ({ buffer: e.buf, bytes: e.weight.length * 4 })),
   ]);
   const gs = parseGradStats(read[0]);
-  const parts = read.slice(1, 1 + readLater.length).map((b) => new Float32Array(b));
-  let entropyLoss = 0;
-  entropyReads.forEach((e, i) => {
-    const ent = new Float32Array(read[1 + readLater.length + i]);
-    for (let n = 0; n < ent.length; n++) if (e.weight[n] !== 0) entropyLoss -= opts.entropyCoef * e.weight[n] * ent[n];
-  });
+  const parts = read.slice(1).map((b) => new Float32Array(b));
   releaseToArena(device, [gstats, ...readLater]);
-  for (const e of entropyReads) e.buf.destroy();
   const result = grpoResult(combineGrpoStats(parts), opts.beta);
   releaseTransients(device);
   // The GPU already skipped the update when the norm pass flagged NaN/Inf; mirror its decision.
   const skipped = gs.nonFinite;
   if (!skipped) tr.step++;
-  return {
-    ...result,
-    loss: result.loss + entropyLoss,
-    entropyLoss,
-    skipped,
-    gradNorm: gs.norm,
-    clip: gs.clip,
-    lr,
-    step: tr.step,
-  };
+  return { ...result, skipped, gradNorm: gs.norm, clip: gs.clip, lr, step: tr.step };
 }
 
 /** Per-position logp of `seqs` under the current adapter (e.g. old log-probs before an epoch). */
