@@ -12,14 +12,7 @@ import { requestGpu } from "../device.ts";
 import { loraGradients, type PgSequence } from "../trainer/grad.ts";
 import { logprobsWebgpu } from "../trainer/logprobs.ts";
 import { fullParams } from "./full.ts";
-import {
-  destroyAdapter,
-  destroyModel,
-  halfProjections,
-  readModelWeights,
-  uploadAdapter,
-  uploadModel,
-} from "./state.ts";
+import { destroyAdapter, destroyModel, halfProjections, uploadAdapter, uploadModel } from "./state.ts";
 
 const gpu = await requestGpu();
 
@@ -101,16 +94,9 @@ Deno.test({
   );
 });
 
-Deno.test("f16 projections: read back widened to f32, and refused by full fine-tuning", async () => {
+Deno.test("f16 projections: refused by full fine-tuning", async () => {
   const tiny = makeTinyModel("llama", { seed: 2 });
   const model = uploadModel(gpu.device, tiny.config, tiny.weights, { f16: true });
-  const back = await readModelWeights(model);
-  const want = gpu.f16 ? halfWeights(tiny.weights) : tiny.weights;
-  for (const [name, t] of want) {
-    const got = back.get(name);
-    assert(got !== undefined, `read back ${name}`);
-    assertClose(got.data, t.data, { atol: 0, rtol: 0, name });
-  }
   if (gpu.f16) await assertRejects(() => Promise.resolve().then(() => fullParams(model)), /f16 weights/);
   destroyModel(model);
 });

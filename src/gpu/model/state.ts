@@ -6,9 +6,9 @@ import type { ModelConfig } from "../../model/config.ts";
 import { type LoraAdapter, loraKey, type LoraTarget, targetDims, validateAdapter } from "../../model/lora.ts";
 import { ropeInvFreq } from "../../model/reference.ts";
 import { numel, type Tensor, transpose2d, type Weights } from "../../model/tensor.ts";
-import { expectedShapes, validateWeights } from "../../model/config.ts";
-import { isQuantizableLinear, type Q4Weight, quantizeQ4 } from "../../model/quant.ts";
-import { fromF16, toF16 } from "../../model/half.ts";
+import { validateWeights } from "../../model/config.ts";
+import { isQuantizableLinear, quantizeQ4 } from "../../model/quant.ts";
+import { toF16 } from "../../model/half.ts";
 import { readBuffers, storageBuffer } from "../device.ts";
 import type { AdamWState } from "../kernels/adamw.ts";
 import { type Q4WeightGpu, uploadQ4 } from "../kernels/q4matmul.ts";
@@ -53,11 +53,10 @@ export interface UploadModelOptions {
   /** Cap on the vocabulary rows per binding window (tests use it to exercise windows on tiny vocabularies; rounded down to a multiple of 64). */
   maxVocabRows?: number;
   /**
-   * q4 projections, the frozen base of QLoRA-style training: `true` quantises the seven
-   * projections of every layer on upload (asymmetric, block 32); a map supplies already quantised
-   * weights (MatMulNBits layout, block 32) under their HF names, whose f32 tensors may then be absent.
+   * q4 projections, the frozen base of QLoRA-style training: the seven projections of every layer
+   * quantised on upload (asymmetric, block 32, MatMulNBits layout).
    */
-  q4?: boolean | Map<string, Q4Weight>;
+  q4?: boolean;
   /**
    * f16 projections: the seven projections of every layer stored as f16 (round to nearest even),
    * half the memory and half the bytes the matmuls read, products still accumulated in f32. Only
@@ -96,31 +95,19 @@ export function halfProjections(
 
 /** Uploads f32 weights (validated against the config), the layer projections as q4 when asked. */
 export function uploadModel(device: GPUDevice, cfg: ModelConfig, w: Weights, o: UploadModelOptions = {}): GpuModel {
-  const pre = o.q4 instanceof Map ? o.q4 : undefined;
-  const shapes = new Map<string, { shape: number[] }>(w);
-  for (const [name, q] of pre ?? []) {
-    if (q.blockSize !== 32) {
-      throw new Error(`uploadModel: ${name} is quantised with block size ${q.blockSize}; the q4 kernels use 32`);
-    }
-    shapes.set(name, { shape: [q.N, q.K] });
-  }
-  validateWeights(cfg, shapes);
+  validateWeights(cfg, w);
   const limit = device.limits.maxStorageBufferBindingSize;
   const weights = new Map<string, GPUBuffer>();
   const q4 = new Map<string, Q4WeightGpu>();
   const half = new Map<string, GPUBuffer>();
   const transposed = new Map<string, GPUBuffer>();
   const f16 = (o.f16 ?? false) && device.features.has("shader-f16");
-  // model/quant.ts's q4 weight in the kernels' terms.
-  const upQ4 = (name: string, q: Q4Weight) => {
-    const { N: Nout, K, packed, scales } = q;
-    q4.set(name, uploadQ4(device, name, { Nout, K, packed, scales, zeroPoints: q.zeroPoints ?? undefined }));
-  };
-  for (const [name, q] of pre ?? []) upQ4(name, q);
   for (const [name, t] of w) {
-    if (name === "model.embed_tokens.weight" || name === "lm_head.weight" || q4.has(name)) continue;
-    if (o.q4 === true && isQuantizableLinear(name)) {
-      upQ4(name, quantizeQ4(t));
+    if (name === "model.embed_tokens.weight" || name === "lm_head.weight") continue;
+    if (o.q4 && isQuantizableLinear(name)) {
+      // model/quant.ts's q4 weight in the kernels' terms.
+      const { N: Nout, K, packed, scales, zeroPoints } = quantizeQ4(t);
+      q4.set(name, uploadQ4(device, name, { Nout, K, packed, scales, zeroPoints: zeroPoints ?? undefined }));
       continue;
     }
     if (f16 && isQuantizableLinear(name)) {
@@ -170,27 +157,13 @@ export function f32Weights(m: GpuModel): [string, GPUBuffer][] {
   return out;
 }
 
-/** Reads buffers back as tensors of the given shapes (f32, or f16 widened to f32) in one submit and map. */
+/** Reads f32 buffers back as tensors of the given shapes in one submit and map. */
 export async function readTensors(
   device: GPUDevice,
-  parts: { name: string; shape: number[]; buffer: GPUBuffer; f16?: boolean }[],
+  parts: { name: string; shape: number[]; buffer: GPUBuffer }[],
 ): Promise<Map<string, Tensor>> {
-  const read = await readBuffers(
-    device,
-    parts.map((p) => ({ buffer: p.buffer, bytes: numel(p.shape) * (p.f16 ? 2 : 4) })),
-  );
-  const data = (b: ArrayBuffer, f16?: boolean) => f16 ? fromF16(new Uint16Array(b)) : new Float32Array(b);
-  return new Map(parts.map((p, i) => [p.name, { shape: p.shape, data: data(read[i], p.f16) }]));
-}
-
-/** Reads every f32 weight back under its HF name, f16 ones widened to f32 (q4 projections are not included). */
-export function readModelWeights(m: GpuModel): Promise<Weights> {
-  const shapes = expectedShapes(m.cfg);
-  const parts = [...f32Weights(m), ...m.half].flatMap(([name, buffer]) => {
-    const shape = shapes.get(name);
-    return shape ? [{ name, shape, buffer, f16: m.half.has(name) }] : [];
-  });
-  return readTensors(m.device, parts);
+  const read = await readBuffers(device, parts.map((p) => ({ buffer: p.buffer, bytes: numel(p.shape) * 4 })));
+  return new Map(parts.map((p, i) => [p.name, { shape: p.shape, data: new Float32Array(read[i]) }]));
 }
 
 /** The GPU buffer of weight `name`, or an error naming it. */

@@ -131,28 +131,3 @@ Deno.test("forward refuses a batch whose activations exceed one storage binding,
   assert(/micro-\)batches/.test(err.message), err.message);
   destroyModel(model);
 });
-
-Deno.test("uploadModel with pre-quantised q4 projections (f32 tensors absent) equals quantising on upload", async () => {
-  const tiny = makeTinyModel("qwen2", { seed: 19 });
-  const cfg = tiny.config;
-  const pre = new Map<string, ReturnType<typeof quantizeQ4>>();
-  const rest = new Map(tiny.weights);
-  for (const [name, t] of tiny.weights) {
-    if (/^model\.layers\.\d+\.(self_attn\.[qkvo]_proj|mlp\.(gate|up|down)_proj)\.weight$/.test(name)) {
-      pre.set(name, quantizeQ4(t));
-      rest.delete(name);
-    }
-  }
-  const seqs = randomSeqs(new Rng(5), cfg.vocabSize, [6, 9]);
-  const a = uploadModel(gpu.device, cfg, tiny.weights, { q4: true });
-  const b = uploadModel(gpu.device, cfg, rest, { q4: pre });
-  const la = await logprobsWebgpu(a, seqs);
-  const lb = await logprobsWebgpu(b, seqs);
-  la.forEach((row, i) => assertClose(lb[i], row, { atol: 0, rtol: 0, name: `seq ${i}` }));
-  await assertRejects(
-    async () => uploadModel(gpu.device, cfg, rest),
-    /missing tensor model\.layers\.0\.self_attn\.q_proj\.weight/,
-  );
-  destroyModel(a);
-  destroyModel(b);
-});
