@@ -60,6 +60,18 @@ export function arenaBuffer(device: GPUDevice, label: string, data: ArrayBufferV
   return buf;
 }
 
+/** A taker of arena buffers (a number of f32 elements, or the data to hold) that lists each in `taken`, to give back together. */
+export function arenaTaker(
+  device: GPUDevice,
+  taken: GPUBuffer[],
+): (label: string, floatsOrData: number | ArrayBufferView) => GPUBuffer {
+  return (label, floatsOrData) => {
+    const b = arenaBuffer(device, label, typeof floatsOrData === "number" ? floatsOrData * 4 : floatsOrData);
+    taken.push(b);
+    return b;
+  };
+}
+
 /**
  * Gives buffers back for a later step (after the work that uses them was submitted: a later user's
  * work is queued after it). Buffers that did not come from the arena are destroyed.

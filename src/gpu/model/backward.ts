@@ -6,7 +6,7 @@
 //   y = x W^T + s (x A^T) B^T           dx = dy W + s (dy B) A; dB += s dy^T (x A^T); dA += s (dy B)^T x
 //   RMSNorm, RoPE, SwiGLU, attention     the layer kernels' own backward passes
 //   residual x + f(x)                    dx accumulates in place (RMSNorm backward's ACCUMULATE)
-import { arenaBuffer, releaseToArena } from "../arena.ts";
+import { arenaTaker, releaseToArena } from "../arena.ts";
 import { CALL_SCRATCH, commandEncoder, sharedScratch } from "../device.ts";
 import { attentionBackwardScratchBytes, encodeAttentionBackward } from "../kernels/attention.ts";
 import { encodeLmheadBackward, lmheadScratchBytes } from "../kernels/lmhead.ts";
@@ -142,14 +142,9 @@ export async function backward(
   const qd = nH * D, kvd = nKv * D;
   const eps = cfg.rmsNormEps;
   const scratch: GPUBuffer[] = [];
-  const buf = (label: string, floats: number) => {
-    const b = arenaBuffer(device, label, floats * 4);
-    scratch.push(b);
-    return b;
-  };
+  const buf = arenaTaker(device, scratch);
   let enc = commandEncoder(device, "backward");
-  const ones = fullParams ? arenaBuffer(device, "ones", new Float32Array(N).fill(1)) : undefined;
-  if (ones) scratch.push(ones);
+  const ones = fullParams ? buf("ones", new Float32Array(N).fill(1)) : undefined;
   const full = fullParams && ones ? { params: fullParams, ones } : undefined;
   // RMSNorm y = norm(x) w: dw += (full fine-tuning) and dx (+)= (`accumulate`) from dy.
   type Norm = { w: string; dy: GPUBuffer; x: GPUBuffer; rstd: GPUBuffer; dx: GPUBuffer; rows: number; C: number };

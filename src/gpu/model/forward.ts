@@ -4,7 +4,7 @@
 // and keeps every activation the backward needs, or only each layer's input (recomputation).
 // Dimension letters: B sequences, T padded length, N = B*T rows, H hidden, D head_dim,
 // nH / nKv query / kv heads, I intermediate, r LoRA rank, V vocabulary.
-import { arenaBuffer, releaseToArena } from "../arena.ts";
+import { arenaBuffer, arenaTaker, releaseToArena } from "../arena.ts";
 import { commandEncoder } from "../device.ts";
 import { encodeAttentionForward } from "../kernels/attention.ts";
 import { encodeMatmul } from "../kernels/matmul.ts";
@@ -23,7 +23,6 @@ export interface GpuBatch {
   device: GPUDevice;
   B: number;
   T: number;
-  lens: number[];
   ids: GPUBuffer;
   targets: GPUBuffer;
   /** Valid lengths (B) u32, for attention's key padding. */
@@ -32,14 +31,9 @@ export interface GpuBatch {
   pos: GPUBuffer;
 }
 
-/** Uploads sequences padded to T (default the longest) with token 0; row b*T + t targets ids[b][t+1]. The buffers come from arena.ts (destroyBatch gives them back). */
-export function uploadBatch(
-  device: GPUDevice,
-  seqs: number[][],
-  vocabSize: number,
-  T = Math.max(...seqs.map((s) => s.length)),
-): GpuBatch {
-  const B = seqs.length;
+/** Uploads sequences padded to the longest with token 0; row b*T + t targets ids[b][t+1]. The buffers come from arena.ts (destroyBatch gives them back). */
+export function uploadBatch(device: GPUDevice, seqs: number[][], vocabSize: number): GpuBatch {
+  const B = seqs.length, T = Math.max(...seqs.map((s) => s.length));
   if (B === 0) throw new Error("uploadBatch: no sequences");
   const ids = new Uint32Array(B * T);
   const targets = new Uint32Array(B * T);
@@ -57,15 +51,13 @@ export function uploadBatch(
     });
   });
   for (let n = 0; n < B * T; n++) pos[n] = n % T;
-  const lens = seqs.map((s) => s.length);
   return {
     device,
     B,
     T,
-    lens,
     ids: arenaBuffer(device, "batch-ids", ids),
     targets: arenaBuffer(device, "batch-targets", targets),
-    lensBuf: arenaBuffer(device, "batch-lens", Uint32Array.from(lens)),
+    lensBuf: arenaBuffer(device, "batch-lens", Uint32Array.from(seqs, (s) => s.length)),
     pos: arenaBuffer(device, "batch-pos", pos),
   };
 }
@@ -323,11 +315,7 @@ export async function forward(
   const N = B * T;
   const H = cfg.hiddenSize;
   const buffers: GPUBuffer[] = [];
-  const buf: Alloc = (label, floats) => {
-    const b = arenaBuffer(device, label, floats * 4);
-    buffers.push(b);
-    return b;
-  };
+  const buf = arenaTaker(device, buffers);
   const widest = Math.max(H, cfg.intermediateSize, cfg.numHeads * cfg.headDim);
   if (N * widest * 4 > device.limits.maxStorageBufferBindingSize) {
     throw new Error(
@@ -370,14 +358,13 @@ export async function forward(
   if (lmHead && o.headRows && R < N) {
     head = {
       R,
-      rows: arenaBuffer(device, "lmhead-rows", o.headRows),
+      rows: buf("lmhead-rows", o.headRows),
       h: buf("lmhead-h", R * H),
       tgt: buf("lmhead-tgt", R),
       logp: buf("lmhead-logp", R),
       lse: buf("lmhead-lse", R),
       entropy: buf("lmhead-entropy", R),
     };
-    buffers.push(head.rows);
     await encodeRowGather(device, enc, head.rows, hF, head.h, R, H);
     await encodeRowGather(device, enc, head.rows, batch.targets, head.tgt, R, 1);
   }

@@ -3,7 +3,7 @@
 // the global gradient norm with clipping, and AdamW. A step whose gradients hold NaN or Inf is
 // skipped on the GPU (parameters and moments untouched) and reported as skipped.
 import { type Aggregation, aggregationWeights, learningRate, type LrSchedule } from "../../core/grpo.ts";
-import { arenaBuffer, releaseToArena } from "../arena.ts";
+import { arenaBuffer, arenaTaker, releaseToArena } from "../arena.ts";
 import { commandEncoder, readBuffers, releaseTransients } from "../device.ts";
 import { type AdamWOptions, type AdamWState, DEFAULT_ADAMW, encodeOptimiserStep } from "../kernels/adamw.ts";
 import { GRAD_STATS_BYTES, parseGradStats } from "../kernels/gradnorm.ts";
@@ -160,11 +160,7 @@ export async function grpoStep(
     reserveStepScratch(model, B, T);
     const f = await forward(model, lora, batch, { recompute: opts.recompute, headRows });
     const own: GPUBuffer[] = [];
-    const up = (label: string, data: Float32Array) => {
-      const buf = arenaBuffer(device, label, data);
-      own.push(buf);
-      return buf;
-    };
+    const up = arenaTaker(device, own);
     const logpOld = withOld ? up("logp-old", padRows(chunk.map((s) => s.logpOld ?? []), T, "logpOld")) : f.lm.logp;
     const logpRef = withRef ? up("logp-ref", padRows(chunk.map((s) => s.logpRef ?? []), T, "logpRef")) : undefined;
     const g = up("dL-dlogp", new Float32Array(N));

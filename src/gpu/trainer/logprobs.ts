@@ -36,18 +36,13 @@ export function sequenceLogprobs(r: BatchLogprobs, seqs: number[][]): Float32Arr
 
 /**
  * out[i][t] = log p(ids[i][t+1] | ids[i][..t]) (length ids[i].length - 1), computed on the GPU
- * with the model's weights and, when given, a LoRA adapter (PEFT tensors or already uploaded).
+ * with the model's weights and, when given, a LoRA adapter (PEFT tensors, uploaded for the call).
  */
-export async function logprobsWebgpu(
-  model: GpuModel,
-  ids: number[][],
-  adapter?: LoraAdapter | GpuLora,
-): Promise<number[][]> {
-  const uploaded = adapter && "tensors" in adapter ? uploadAdapter(model.device, model.cfg, adapter) : undefined;
-  const lora = uploaded ?? (adapter && "slots" in adapter ? adapter : undefined);
+export async function logprobsWebgpu(model: GpuModel, ids: number[][], adapter?: LoraAdapter): Promise<number[][]> {
+  const lora = adapter && uploadAdapter(model.device, model.cfg, adapter);
   try {
     return sequenceLogprobs(await batchLogprobs(model, ids, lora), ids).map((row) => Array.from(row));
   } finally {
-    if (uploaded) destroyAdapter(uploaded);
+    if (lora) destroyAdapter(lora);
   }
 }
