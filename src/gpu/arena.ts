@@ -108,17 +108,10 @@ export function trimArena(device: GPUDevice): number {
   return bytes;
 }
 
-/** Buffers made and reused by the arena of `device`, and how many are lent and free now (benchmarks, tests). */
-export function arenaStats(
-  device: GPUDevice,
-): { made: number; reused: number; lent: number; free: number; freeBytes: number } {
+/** Buffers made and reused by the arena of `device`, and how many are free now (tests). */
+export function arenaStats(device: GPUDevice): { made: number; reused: number; free: number } {
   const a = arenaOf(device);
-  let free = 0, freeBytes = 0;
-  for (const byLabel of a.free.values()) {
-    for (const bufs of byLabel.values()) {
-      free += bufs.length;
-      for (const b of bufs) freeBytes += b.size;
-    }
-  }
-  return { made: a.made, reused: a.reused, lent: a.lent.size, free, freeBytes };
+  let free = 0;
+  for (const byLabel of a.free.values()) for (const bufs of byLabel.values()) free += bufs.length;
+  return { made: a.made, reused: a.reused, free };
 }

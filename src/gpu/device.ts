@@ -133,11 +133,10 @@ interface Transients {
   slots: WeakMap<GPUBuffer, string>;
   /** Buffers to destroy at the next releaseTransients. */
   retired: GPUBuffer[];
-  /** Uniform buffers created, reused with a new write, reused as they were from an earlier step, and shared with an earlier request of this step (for benchmarks and tests). */
+  /** Uniform buffers created, reused with a new write, and reused as they were from an earlier step (for tests). */
   created: number;
   rewritten: number;
   unchanged: number;
-  shared: number;
 }
 
 /** Most released uniform buffers kept for reuse per device (the rest are destroyed). */
@@ -161,7 +160,6 @@ function transientsOf(device: GPUDevice): Transients {
       created: 0,
       rewritten: 0,
       unchanged: 0,
-      shared: 0,
     };
     transients.set(device, t);
   }
@@ -210,10 +208,7 @@ export function uniformBuffer(device: GPUDevice, label: string, words: ArrayBuff
   new Uint8Array(padded.buffer).set(new Uint8Array(words.buffer, words.byteOffset, words.byteLength));
   const key = padded.join(",");
   const same = t.inUseByWords.get(key);
-  if (same) {
-    t.shared++;
-    return same;
-  }
+  if (same) return same;
   const slot = `${label}|${size}`;
   let buf = first(t.freeByWords, key);
   if (buf) {
@@ -246,15 +241,14 @@ export function retireBuffer(device: GPUDevice, buf: GPUBuffer): void {
  * Ends a step's transient buffers: the uniform buffers handed out since the last call go back to
  * the free list (reused by later dispatches: a write to one is queued after the work already
  * submitted, so that work still reads the old values), retired buffers are destroyed. Call it once
- * the work that used them has been submitted. Returns how many buffers were released.
+ * the work that used them has been submitted.
  */
-export function releaseTransients(device: GPUDevice): number {
+export function releaseTransients(device: GPUDevice): void {
   const t = transients.get(device);
   if (!t) {
     advanceBindCache(device);
-    return 0;
+    return;
   }
-  const n = t.inUse.length + t.retired.length;
   for (const b of t.retired) b.destroy();
   t.retired = [];
   for (const b of t.inUse) {
@@ -278,31 +272,14 @@ export function releaseTransients(device: GPUDevice): number {
   t.inUse = [];
   t.inUseByWords.clear();
   advanceBindCache(device);
-  return n;
 }
 
-/** Counts of the uniform buffers made and reused (rewritten, as they were, shared within a step) on `device` so far, and how many are in use, free and retired. */
+/** Counts of the uniform buffers made and reused (rewritten, as they were) on `device` so far, and how many are in use (tests). */
 export function transientStats(
   device: GPUDevice,
-): {
-  created: number;
-  rewritten: number;
-  unchanged: number;
-  shared: number;
-  inUse: number;
-  free: number;
-  retired: number;
-} {
+): { created: number; rewritten: number; unchanged: number; inUse: number } {
   const t = transientsOf(device);
-  return {
-    created: t.created,
-    rewritten: t.rewritten,
-    unchanged: t.unchanged,
-    shared: t.shared,
-    inUse: t.inUse.length,
-    free: t.freeCount,
-    retired: t.retired.length,
-  };
+  return { created: t.created, rewritten: t.rewritten, unchanged: t.unchanged, inUse: t.inUse.length };
 }
 
 const scratches = new WeakMap<GPUDevice, Map<string, GPUBuffer>>();
