@@ -50,6 +50,18 @@ function decodeProducts(): DecodeProducts | undefined {
   return p;
 }
 
+/**
+ * RLVR_CAPTURED_LORA_SLICE=n (Deno): the K width of a slice of the captured decoding graph's LoRA A products (decoder.ts
+ * loraKSlice; default LORA_K_SLICE), for tests to split the tiny models' products.
+ */
+function loraKSlice(): number | undefined {
+  const v = denoEnv("RLVR_CAPTURED_LORA_SLICE");
+  if (v === undefined || v === "") return undefined;
+  const n = Number(v);
+  if (!(Number.isInteger(n) && n >= 4)) throw new Error(`RLVR_CAPTURED_LORA_SLICE must be an integer >= 4, got ${v}`);
+  return n;
+}
+
 /** Prefill widths are rounded up to this many columns (fewer sessions for ragged prompt lengths). */
 export const PREFILL_ALIGN = 32;
 
@@ -191,6 +203,7 @@ export class CaptureHost {
       staticDecode: { batch, maxT: T },
       headMatMul: headMatMul(),
       decodeProducts: decodeProducts(),
+      loraKSlice: loraKSlice(),
     });
     this.decodeBuilt = true;
     this.dropPrepared(src);

@@ -1,12 +1,16 @@
-// Captured decoding with LoRA on all seven targets of a q4 and of an f32 model: the captured graphs take q/k/v's and
-// gate/up's adapters as one stacked A and one block-diagonal B per group (decoder.ts LoraStack), filled by the captured
-// session from the policy's per-target feeds (captured.ts setAdapter: row copies and lora_block.wgsl, or packed on
-// the CPU). Their log-probabilities equal the policy's own graph's (per-target inputs) within captured-check.ts's
-// tolerance, teacher-forced on ragged rows, with the adapter fed as CPU tensors, as the policy's resident copies
-// (setAdapter) and as the trainer's GPU buffers (setAdapterBuffers); a second adapter's values are followed.
-import { assert } from "../../tests/assert.ts";
+// Captured decoding with LoRA on all seven targets of a q4 and of an f32 model: the captured decoding graph takes every
+// adapter packed with its A products split along K (decoder.ts LoraStack, S > 1: q/k/v's and gate/up's stacked, o's
+// and down's alone; A transposed, B block-diagonal and repeated S times), the captured prefill q/k/v's and gate/up's
+// stacked (S = 1: A stacked by rows, B block-diagonal), all filled by the captured session from the policy's
+// per-target feeds (captured.ts setAdapter: lora_block.wgsl and row copies, or packed on the CPU). Their
+// log-probabilities equal the policy's own graph's (per-target inputs) within captured-check.ts's tolerance,
+// teacher-forced on ragged rows, with the adapter fed as CPU tensors, as the policy's resident copies (setAdapter) and
+// as the trainer's GPU buffers (setAdapterBuffers); a second adapter's values are followed; a packing that forgets to
+// transpose one A is seen. RLVR_CAPTURED_LORA_SLICE makes the slices 16 columns wide, so that the tiny models' inputs
+// (48 and 64) are split (3 and 4 slices).
+import { assert, assertEquals } from "../../tests/assert.ts";
 import { requestGpu, storageBuffer, writeBuffer } from "../gpu/device.ts";
-import { compareCaptured, type CompareModel } from "./captured.ts";
+import { type CapturedDecoder, compareCaptured, type CompareModel } from "./captured.ts";
 import { LORA_TARGETS, type LoraAdapter, loraKey, randomAdapter } from "./lora.ts";
 import { shortTarget } from "./onnx/decoder.ts";
 import { ort } from "./onnx/ort.ts";
@@ -14,6 +18,7 @@ import { OrtPolicy } from "./policy.ts";
 import { makeTinyModel } from "./tiny.ts";
 
 const gpu = await requestGpu();
+Deno.env.set("RLVR_CAPTURED_LORA_SLICE", "16");
 // Head dim 8: GroupQueryAttention applies, so the captured graph can be built.
 // Also f32 (the demo's policy; decoder.ts floatLinears: one product per group over the concatenated weights), with
 // ("qwen2": q/k/v biases, stacked into Gemm's C) and without attention biases ("llama").
@@ -44,8 +49,15 @@ function cpuFeeds(a: LoraAdapter, scale: boolean): Record<string, ort.Tensor> {
   return feeds;
 }
 
-/** The policy, with its adapter feeds replaced by `feeds` where given (the captured sessions' CPU path). */
-function model(p: OrtPolicy, feeds?: Record<string, ort.Tensor>): CompareModel {
+/**
+ * The policy, with its adapter feeds replaced by `feeds` where given (the captured sessions' CPU path), and `after`
+ * called on the captured decoder after each of its setAdapter calls (the negative check breaks its packing there).
+ */
+function model(
+  p: OrtPolicy,
+  feeds?: Record<string, ort.Tensor>,
+  after?: (dec: CapturedDecoder) => void,
+): CompareModel {
   return {
     cfg: p.cfg,
     gpuDevice: () => p.gpuDevice(),
@@ -53,9 +65,30 @@ function model(p: OrtPolicy, feeds?: Record<string, ort.Tensor>): CompareModel {
     step: (i) => p.step(i),
     releaseCache: (c) => p.releaseCache(c),
     adapterFeedsNow: () => (feeds ? Promise.resolve(feeds) : p.adapterFeedsNow()),
-    capturedDecoder: (r, t) => p.capturedDecoder(r, t),
+    capturedDecoder: async (r, t) => {
+      const dec = await p.capturedDecoder(r, t);
+      if (!after) return dec;
+      // A view of the decoder whose setAdapter runs `after` once the packing is recorded.
+      return Object.assign(Object.create(dec) as CapturedDecoder, {
+        setAdapter(enc: GPUCommandEncoder, f: Record<string, ort.Tensor>) {
+          dec.setAdapter(enc, f);
+          after(dec);
+        },
+      });
+    },
     capturedPrefill: (r, w) => p.capturedPrefill(r, w),
   };
+}
+
+/** The largest |captured - policy| log-probability over every step, with the given prefill. */
+async function worstOf(
+  p: OrtPolicy,
+  prefill: "policy" | "captured",
+  feeds?: Record<string, ort.Tensor>,
+  after?: (dec: CapturedDecoder) => void,
+): Promise<{ worst: number; captured: Float32Array[] }> {
+  const { captured, explicit } = await compareCaptured(model(p, feeds, after), prompts, tokens, prefill);
+  return { worst: maxDiff(captured, explicit), captured };
 }
 
 /** The captured log-probabilities (both prefills where the captured one passes its check), each checked against the policy's graph. */
@@ -63,11 +96,7 @@ async function check(p: OrtPolicy, what: string, feeds?: Record<string, ort.Tens
   const out: Float32Array[] = [];
   const prefills = (await p.capturedPrefillOk()) ? (["policy", "captured"] as const) : (["policy"] as const);
   for (const prefill of prefills) {
-    const { captured, explicit } = await compareCaptured(model(p, feeds), prompts, tokens, prefill);
-    let worst = 0;
-    for (let s = 0; s < captured.length; s++) {
-      for (let i = 0; i < captured[s].length; i++) worst = Math.max(worst, Math.abs(captured[s][i] - explicit[s][i]));
-    }
+    const { worst, captured } = await worstOf(p, prefill, feeds);
     console.log(`${what}, ${prefill} prefill: max |captured - policy| ${worst.toExponential(2)}`);
     assert(worst <= TOL, `${what}, ${prefill} prefill: captured log-probabilities differ by ${worst}`);
     out.push(...captured);
@@ -91,7 +120,7 @@ for (const { dtype, arch, loraScale } of cases) {
   Deno.test(
     `captured decoding, ${dtype}${dtype === "f32" ? ` ${arch}` : ""} with LoRA on all seven targets (${
       loraScale ? "loraScale fixed" : "lora_scale input"
-    }): stacked q/k/v and gate/up adapters = the policy's graph, fed as CPU tensors, resident copies and GPU buffers; a second adapter is followed`,
+    }): packed adapters (decoding: A products split along K, B repeated; prefill: q/k/v and gate/up stacked) = the policy's graph, fed as CPU tensors, resident copies and GPU buffers; a second adapter is followed; a wrong packing is seen`,
     async () => {
       m = models[arch];
       adapters = adaptersOf(m);
@@ -114,6 +143,37 @@ for (const { dtype, arch, loraScale } of cases) {
         const cpu1 = await check(policy, "adapter 1, CPU feeds", cpuFeeds(adapters[0], loraScale === undefined));
         const res1 = await check(policy, "adapter 1, setAdapter");
         assert(maxDiff(cpu1, res1) <= TOL, "CPU feeds and resident copies differ");
+        // The decoding graph's inputs are split (3 slices of the 48 inputs, 4 of the MLP's 64), the prefill's not.
+        const L = m.config.numLayers;
+        const dec = await policy.capturedDecoder(prompts.length, 16);
+        assertEquals(
+          dec.loraSlices,
+          Object.fromEntries(
+            Array.from({ length: L }, (_, i) => [
+              [`lora.${i}.qkv.split`, 3],
+              [`lora.${i}.gate_up.split`, 3],
+              [`lora.${i}.o.split`, 3],
+              [`lora.${i}.down.split`, 4],
+            ]).flat(),
+          ),
+        );
+        if (await policy.capturedPrefillOk()) {
+          const pf = await policy.capturedPrefill(prompts.length, 16);
+          assertEquals(Object.values(pf.loraSlices), new Array(2 * L).fill(1));
+        }
+        // The negative check: layer 0's down A written as fed, (r, in), where the packing transposes it (in, r)
+        // (lora_block.wgsl's strides, placeInto), after the CPU feeds' packed values (written at setAdapter): the
+        // captured log-probabilities leave the tolerance.
+        const a = adapters[0].tensors.get(loraKey(0, "down_proj", "A"))!;
+        const feeds1 = cpuFeeds(adapters[0], loraScale === undefined);
+        const broken = await worstOf(policy, "policy", feeds1, (d) => {
+          const buf = (d as unknown as { buffer(name: string): GPUBuffer }).buffer("lora.0.down.split.A");
+          gpu.device.queue.writeBuffer(buf, 0, a.data);
+        });
+        console.log(
+          `adapter 1, layer 0's down A not transposed: max |captured - policy| ${broken.worst.toExponential(2)}`,
+        );
+        assert(broken.worst > 10 * TOL, `a wrongly packed A went unseen (${broken.worst})`);
         if (dtype === "f32") {
           // The unstacked captured graphs (decodeProducts "plain": a product and two LoRA Gemms per target) compute
           // the same dot products: the same log-probabilities to float rounding.

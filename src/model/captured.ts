@@ -77,19 +77,23 @@ function recordAdapter(
 }
 
 /**
- * How the policy's per-target adapter feeds fill one stacked LoRA input pair of a staticDecode graph (LoraStack):
- * part p's A (r_p, fin) at rows a0.. of `${name}.A` (R, fin), its B (fout, r_p) at rows row0.. and columns a0..
- * of the block-diagonal `${name}.B` (F, R), block `place` of the session's LoraBlocks.
+ * How the policy's per-target adapter feeds fill one packed LoRA input pair of a staticDecode graph (LoraStack), of
+ * S slices, with R the sum of the parts' ranks and F of their outputs. S = 1: part p's A (r_p, fin) at rows a0.. of
+ * `${name}.A` (R, fin) (buffer copies), its B (fout, r_p) at rows row0.. and columns a0.. of the block-diagonal
+ * `${name}.B` (F, R). S > 1: its A transposed into columns a0.. of `${name}.A` (fin, R) (viewed as (S, fin / S, R)),
+ * its B at rows row0.. and columns s R + a0.. of `${name}.B` (F, S R) for every s. `placeA` (S > 1) and `placeB` index
+ * the session's places: the moves lora_block.wgsl makes of GPU feeds and placeInto of CPU ones.
  */
 interface StackPlan {
   name: string;
   fin: number;
   F: number;
   R: number;
-  parts: { name: string; fout: number; r: number; a0: number; row0: number; place: number }[];
+  S: number;
+  parts: { name: string; fout: number; r: number; a0: number; row0: number; placeA: number; placeB: number }[];
 }
 
-/** The stacks' plans for the per-target feeds `adapter` (their ranks), and the blocks of their B inputs. */
+/** The stacks' plans for the per-target feeds `adapter` (their ranks), and the places of their parts. */
 function planStacks(stacks: readonly LoraStack[], adapter: Record<string, ort.Tensor>): {
   plans: StackPlan[];
   places: LoraBlockPlace[];
@@ -98,7 +102,7 @@ function planStacks(stacks: readonly LoraStack[], adapter: Record<string, ort.Te
   for (const st of stacks) {
     const ranks = st.parts.map((p) => {
       const a = adapter[`${p.name}.A`], b = adapter[`${p.name}.B`];
-      if (!a || !b) throw new Error(`captured session: no adapter feeds ${p.name}.A/B for the stacked ${st.name}`);
+      if (!a || !b) throw new Error(`captured session: no adapter feeds ${p.name}.A/B for the packed ${st.name}`);
       const r = a.dims[0];
       if (
         a.dims.length !== 2 || a.dims[1] !== st.fin || b.dims.length !== 2 || b.dims[0] !== p.fout || b.dims[1] !== r
@@ -113,21 +117,54 @@ function planStacks(stacks: readonly LoraStack[], adapter: Record<string, ort.Te
     });
     const R = ranks.reduce((a, r) => a + r, 0);
     const F = st.parts.reduce((a, p) => a + p.fout, 0);
+    const S = st.slices;
     let a0 = 0, row0 = 0;
     const parts = st.parts.map((p, j) => {
-      const part = { name: p.name, fout: p.fout, r: ranks[j], a0, row0, place: places.length };
-      places.push({ f: p.fout, r: ranks[j], R, row0, col0: a0 });
-      a0 += ranks[j];
+      const r = ranks[j];
+      let placeA = -1;
+      if (S > 1) {
+        placeA = places.length;
+        places.push({ rows: r, cols: st.fin, base: a0, rowStride: 1, colStride: R, reps: 1, repStride: 0 });
+      }
+      const placeB = places.length;
+      places.push({
+        rows: p.fout,
+        cols: r,
+        base: row0 * S * R + a0,
+        rowStride: S * R,
+        colStride: 1,
+        reps: S,
+        repStride: R,
+      });
+      const part = { name: p.name, fout: p.fout, r, a0, row0, placeA, placeB };
+      a0 += r;
       row0 += p.fout;
       return part;
     });
-    plans.push({ name: st.name, fin: st.fin, F, R, parts });
+    plans.push({ name: st.name, fin: st.fin, F, R, S, parts });
   }
   return { plans, places };
 }
 
+/** The dims of stack st's packed A and B inputs (LoraStack). */
+function stackDims(st: StackPlan): { A: number[]; B: number[] } {
+  return st.S === 1
+    ? { A: [st.R, st.fin], B: [st.F, st.R] }
+    : { A: [st.S, st.fin / st.S, st.R], B: [st.F, st.S * st.R] };
+}
+
+/** `src` (rows, cols) into `dst` at `pl`: what lora_block.wgsl does on the GPU, for CPU feeds. */
+function placeInto(dst: Float32Array, pl: LoraBlockPlace, src: Float32Array): void {
+  for (let i = 0; i < pl.rows; i++) {
+    for (let j = 0; j < pl.cols; j++) {
+      const v = src[i * pl.cols + j], at = pl.base + i * pl.rowStride + j * pl.colStride;
+      for (let t = 0; t < pl.reps; t++) dst[at + t * pl.repStride] = v;
+    }
+  }
+}
+
 /**
- * `feeds` (the policy's per-target adapter inputs, CPU float32 tensors) with the stacked inputs of `stacks`
+ * `feeds` (the policy's per-target adapter inputs, CPU float32 tensors) with the packed inputs of `stacks`
  * (BuiltDecoder.loraStacks) added, packed on the CPU: what a staticDecode graph run without a captured session takes.
  */
 export function stackLoraFeeds(
@@ -135,23 +172,20 @@ export function stackLoraFeeds(
   feeds: Record<string, ort.Tensor>,
 ): Record<string, ort.Tensor> {
   const out = { ...feeds };
-  for (const st of planStacks(stacks, feeds).plans) {
-    const A = new Float32Array(st.R * st.fin), B = new Float32Array(st.F * st.R);
+  const { plans, places } = planStacks(stacks, feeds);
+  for (const st of plans) {
+    const dims = stackDims(st);
+    const A = new Float32Array(st.R * st.fin), B = new Float32Array(st.F * st.S * st.R);
     for (const p of st.parts) {
-      A.set(floats(feeds[`${p.name}.A`], `${p.name}.A`).subarray(0, p.r * st.fin), p.a0 * st.fin);
-      packBlock(B, st, p, floats(feeds[`${p.name}.B`], `${p.name}.B`));
+      const a = floats(feeds[`${p.name}.A`], `${p.name}.A`);
+      if (st.S === 1) A.set(a.subarray(0, p.r * st.fin), p.a0 * st.fin);
+      else placeInto(A, places[p.placeA], a);
+      placeInto(B, places[p.placeB], floats(feeds[`${p.name}.B`], `${p.name}.B`));
     }
-    out[`${st.name}.A`] = new ort.Tensor("float32", A, [st.R, st.fin]);
-    out[`${st.name}.B`] = new ort.Tensor("float32", B, [st.F, st.R]);
+    out[`${st.name}.A`] = new ort.Tensor("float32", A, dims.A);
+    out[`${st.name}.B`] = new ort.Tensor("float32", B, dims.B);
   }
   return out;
-}
-
-/** Part p's B (fout, r) into its block of stack st's B (F, R), `dst`. */
-function packBlock(dst: Float32Array, st: StackPlan, p: StackPlan["parts"][number], src: Float32Array): void {
-  for (let row = 0; row < p.fout; row++) {
-    dst.set(src.subarray(row * p.r, (row + 1) * p.r), (p.row0 + row) * st.R + p.a0);
-  }
 }
 
 /** What a captured decoder is made of. */
@@ -186,8 +220,9 @@ class CapturedSession {
       fetches: Record<string, ort.Tensor>;
       /** The dims of the per-target adapter feeds the session was made for (fits compares with them). */
       adapterDims: Record<string, readonly number[]>;
-      /** The stacked LoRA inputs and how setAdapter fills them, and the kernel that writes their B blocks. */
+      /** The packed LoRA inputs and how setAdapter fills them, their parts' places, and the kernel that moves GPU parts. */
       stacks: StackPlan[];
+      places: LoraBlockPlace[];
       blocks: LoraBlocks | null;
     },
     private label: string,
@@ -220,8 +255,9 @@ class CapturedSession {
       if (!stacked.has(name)) specs.push({ name, type: "float32", dims: [...t.dims] });
     }
     for (const st of stacks) {
-      specs.push({ name: `${st.name}.A`, type: "float32", dims: [st.R, st.fin] });
-      specs.push({ name: `${st.name}.B`, type: "float32", dims: [st.F, st.R] }); // zeros off its blocks, for good
+      const dims = stackDims(st);
+      specs.push({ name: `${st.name}.A`, type: "float32", dims: dims.A });
+      specs.push({ name: `${st.name}.B`, type: "float32", dims: dims.B }); // zeros off its blocks, for good
     }
     const blocks = places.length ? await LoraBlocks.create(o.device, places) : null;
     const { session: zeros, tensors } = await ortZeros(o.device, specs);
@@ -244,7 +280,7 @@ class CapturedSession {
       enableGraphCapture: true,
       preferredOutputLocation: "gpu-buffer",
     });
-    return { session, zeros, feeds, fetches, adapterDims, stacks, blocks };
+    return { session, zeros, feeds, fetches, adapterDims, stacks, places, blocks };
   }
 
   protected buffer(name: string): GPUBuffer {
@@ -256,6 +292,11 @@ class CapturedSession {
   /** The fetched tensor `name` (logits, present.*). */
   protected fetched(name: string): ort.Tensor {
     return this.parts.fetches[name];
+  }
+
+  /** The K slices of each packed LoRA input pair (decoder.ts LoraStack.slices), by its name. */
+  get loraSlices(): Record<string, number> {
+    return Object.fromEntries(this.parts.stacks.map((st) => [st.name, st.S]));
   }
 
   /** (B, V) f32 logits of the last run (a prefill's: each row's last prompt token). */
@@ -273,37 +314,47 @@ class CapturedSession {
 
   /**
    * Records copies of the adapter feeds' values (per target, as the policy feeds them) into the session's adapter
-   * buffers: GPU feeds copied on `enc`, CPU ones written. A stacked input's A parts go to their rows (buffer copies),
-   * its B parts to their diagonal blocks (lora_block.wgsl on `enc`; CPU parts packed and written, the off-diagonal
-   * blocks staying zero).
+   * buffers: GPU feeds copied on `enc`, CPU ones written. A packed input's parts (LoraStack) go to their places: with
+   * one slice the A parts to their rows (buffer copies), the B parts to their diagonal blocks; with S slices the A parts
+   * transposed into their columns, the B parts to their blocks repeated S times; lora_block.wgsl on `enc` for GPU
+   * parts, CPU parts packed and written (the entries off the parts' places staying zero).
    */
   setAdapter(enc: GPUCommandEncoder, feeds: Record<string, ort.Tensor>): void {
     const own: Record<string, ort.Tensor> = {};
     for (const [name, t] of Object.entries(feeds)) if (!this.stackedParts.has(name.slice(0, -2))) own[name] = t;
     recordAdapter(this.device, enc, own, (name) => this.buffer(name));
+    const { stacks, places } = this.parts;
     const moves: { place: number; src: GPUBuffer; dst: GPUBuffer }[] = [];
-    for (const st of this.parts.stacks) {
+    for (const st of stacks) {
       const dstA = this.buffer(`${st.name}.A`), dstB = this.buffer(`${st.name}.B`);
-      let packed: Float32Array | null = null;
+      let packedA: Float32Array | null = null, packedB: Float32Array | null = null;
       for (const p of st.parts) {
         const a = feeds[`${p.name}.A`], b = feeds[`${p.name}.B`];
         if (!a || !b) continue;
         if (a.dims[0] !== p.r || b.dims[1] !== p.r) {
           throw new Error(`${this.label}: ${p.name} has rank ${a.dims[0]}, the session was made for ${p.r} (fits)`);
         }
-        const aBytes = p.r * st.fin * 4;
-        if (a.location === "gpu-buffer") enc.copyBufferToBuffer(a.gpuBuffer, 0, dstA, p.a0 * st.fin * 4, aBytes);
-        else this.device.queue.writeBuffer(dstA, p.a0 * st.fin * 4, floats(a, `${p.name}.A`), 0, p.r * st.fin);
-        if (b.location === "gpu-buffer") {
-          moves.push({ place: p.place, src: b.gpuBuffer, dst: dstB });
-          continue;
+        if (st.S === 1) {
+          const aBytes = p.r * st.fin * 4;
+          if (a.location === "gpu-buffer") enc.copyBufferToBuffer(a.gpuBuffer, 0, dstA, p.a0 * st.fin * 4, aBytes);
+          else this.device.queue.writeBuffer(dstA, p.a0 * st.fin * 4, floats(a, `${p.name}.A`), 0, p.r * st.fin);
+        } else if (a.location === "gpu-buffer") {
+          moves.push({ place: p.placeA, src: a.gpuBuffer, dst: dstA });
+        } else {
+          packedA ??= new Float32Array(st.fin * st.R);
+          placeInto(packedA, places[p.placeA], floats(a, `${p.name}.A`));
         }
-        // CPU parts: the whole (F, R) written now with their blocks (zeros elsewhere); GPU parts' blocks are moved
-        // after it, when `enc` is submitted.
-        packed ??= new Float32Array(st.F * st.R);
-        packBlock(packed, st, p, floats(b, `${p.name}.B`));
+        // CPU parts: the whole input written now with their places (zeros elsewhere); GPU parts are moved after it,
+        // when `enc` is submitted.
+        if (b.location === "gpu-buffer") {
+          moves.push({ place: p.placeB, src: b.gpuBuffer, dst: dstB });
+        } else {
+          packedB ??= new Float32Array(st.F * st.S * st.R);
+          placeInto(packedB, places[p.placeB], floats(b, `${p.name}.B`));
+        }
       }
-      if (packed) this.device.queue.writeBuffer(dstB, 0, packed);
+      if (packedA) this.device.queue.writeBuffer(dstA, 0, packedA);
+      if (packedB) this.device.queue.writeBuffer(dstB, 0, packedB);
     }
     this.parts.blocks?.encode(enc, moves);
   }

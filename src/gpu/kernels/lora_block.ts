@@ -1,6 +1,6 @@
-// Wrapper of lora_block.wgsl: the block-diagonal B of a captured decoder's stacked LoRA inputs, filled from the
-// parts' B buffers on the GPU (model/captured.ts). One per captured session; a part's placement is fixed when
-// the session is made (its uniform written once), `encode` records the moves of one adapter's parts in one pass.
+// Wrapper of lora_block.wgsl: a captured decoder's packed LoRA inputs (decoder.ts LoraStack), filled from the parts'
+// A and B buffers on the GPU (model/captured.ts). One per captured session; a part's placement is fixed when the
+// session is made (its uniform written once), `encode` records the moves of one adapter's parts in one pass.
 import { bindGroupLayout, computePipeline } from "../device.ts";
 import { packParams } from "./layer-common.ts";
 import source from "./lora_block.wgsl" with { type: "text" };
@@ -8,16 +8,21 @@ import source from "./lora_block.wgsl" with { type: "text" };
 const UNIFORM = 0x0040, COPY_DST = 0x0008;
 const WG = 256, MAX_X = 65535;
 
-/** Where one part's B (f, r) goes in a stacked B (F, R): rows row0.., columns col0... */
+/**
+ * Where one part's (rows, cols) values go in a packed input: element (i, j) to base + i rowStride + j colStride
+ * + t repStride for t < reps (lora_block.wgsl).
+ */
 export interface LoraBlockPlace {
-  f: number;
-  r: number;
-  R: number;
-  row0: number;
-  col0: number;
+  rows: number;
+  cols: number;
+  base: number;
+  rowStride: number;
+  colStride: number;
+  reps: number;
+  repStride: number;
 }
 
-/** The block moves of a captured session's stacked B inputs. */
+/** The part moves of a captured session's packed LoRA inputs. */
 export class LoraBlocks {
   private constructor(
     private device: GPUDevice,
@@ -31,13 +36,17 @@ export class LoraBlocks {
     const pipeline = await computePipeline(device, "lora_block", source);
     const params = places.map((p, i) => {
       const buf = device.createBuffer({ label: `lora-block-params-${i}`, size: 32, usage: UNIFORM | COPY_DST });
-      device.queue.writeBuffer(buf, 0, packParams("uuuuuuuu", [p.f, p.r, p.R, p.row0, p.col0, 0, 0, 0]));
+      device.queue.writeBuffer(
+        buf,
+        0,
+        packParams("uuuuuuuu", [p.rows, p.cols, p.base, p.rowStride, p.colStride, p.reps, p.repStride, 0]),
+      );
       return buf;
     });
     return new LoraBlocks(device, pipeline, places, params);
   }
 
-  /** Records, in one compute pass, the move of each `src` (f, r) f32 into `dst` (F, R) f32 at its place. */
+  /** Records, in one compute pass, the move of each `src` (rows, cols) f32 into `dst` f32 at its place. */
   encode(enc: GPUCommandEncoder, moves: readonly { place: number; src: GPUBuffer; dst: GPUBuffer }[]): void {
     if (!moves.length) return;
     const layout = bindGroupLayout(this.pipeline);
@@ -45,7 +54,7 @@ export class LoraBlocks {
     pass.setPipeline(this.pipeline);
     for (const m of moves) {
       const p = this.places[m.place];
-      const groups = Math.ceil((p.f * p.r) / WG);
+      const groups = Math.ceil((p.rows * p.cols) / WG);
       pass.setBindGroup(
         0,
         this.device.createBindGroup({

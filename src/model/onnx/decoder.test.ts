@@ -6,7 +6,7 @@ import onnxProto from "onnx-proto";
 import { fromF16, toF16 } from "../half.ts";
 import { makeTinyModel, type TinyOptions } from "../tiny.ts";
 import { LORA_TARGETS } from "../lora.ts";
-import { buildDecoder, type DecoderOptions } from "./decoder.ts";
+import { buildDecoder, type DecoderOptions, LORA_K_SLICE, loraSplitK } from "./decoder.ts";
 
 const { onnx } = onnxProto;
 
@@ -23,7 +23,10 @@ function decode(cfgArch: "qwen2" | "llama" | "qwen3", o: Partial<DecoderOptions>
       output: n.output ?? [],
       attrs: Object.fromEntries((n.attribute ?? []).map((a) => [a.name ?? "", Number(a.i ?? 0)])),
     })),
-    input: (g.input ?? []).map((v) => ({ name: v.name ?? "" })),
+    input: (g.input ?? []).map((v) => ({
+      name: v.name ?? "",
+      dims: (v.type?.tensorType?.shape?.dim ?? []).map((d) => d.dimParam || Number(d.dimValue ?? 0)),
+    })),
     output: (g.output ?? []).map((v) => ({ name: v.name ?? "" })),
     initializer: (g.initializer ?? []).map((t) => ({
       name: t.name ?? "",
@@ -462,11 +465,13 @@ function assertLoraStacks(st: ReturnType<typeof decode>) {
     name: "lora.0.qkv",
     fin: C,
     parts: [{ name: "lora.0.q", fout: H * D }, { name: "lora.0.k", fout: K * D }, { name: "lora.0.v", fout: K * D }],
+    slices: 1,
   });
   assertEquals(st.built.loraStacks?.[1], {
     name: "lora.0.gate_up",
     fin: C,
     parts: [{ name: "lora.0.gate", fout: I }, { name: "lora.0.up", fout: I }],
+    slices: 1,
   });
   assertEquals(st.built.loraStacks?.length, 2 * L);
 }
@@ -584,4 +589,101 @@ Deno.test("decoder graph, staticDecode f32 stacking q/k/v and gate/up: one produ
   // No LoRA: both groups stacked.
   const none = decode("qwen2", { dtype: "f32", attention: "gqa", staticDecode: { batch: 3, maxT: 16 } });
   assertEquals(products(none, 0).sort(), ["down_proj", "gate_up", "o_proj", "q_k_v"]);
+});
+
+Deno.test("loraSplitK: the slice count whose width is a multiple of 4 nearest the slice width", () => {
+  assertEquals(LORA_K_SLICE, 128);
+  // Qwen2.5 0.5B (hidden 896, MLP 4864), 1.5B (1536, 8960), the demo model (384, 1024): 128 columns a slice.
+  for (const [K, S] of [[896, 7], [4864, 38], [1536, 12], [8960, 70], [384, 3], [1024, 8]]) {
+    assertEquals(loraSplitK(K), S, `K ${K}`);
+  }
+  // Narrower than a slice, or not a multiple of 4: one slice (the Gemm of x A^T as before).
+  for (const K of [4, 64, 72, 128, 130, 897]) assertEquals(loraSplitK(K), 1, `K ${K}`);
+  assertEquals(loraSplitK(192), 2); // 96 columns nearer 128 than 192
+  // The tests' small slices: the tiny models' inputs split too.
+  assertEquals([loraSplitK(48, 16), loraSplitK(64, 16), loraSplitK(72, 16)], [3, 4, 6]);
+});
+
+Deno.test("decoder graph, staticDecode decoding (seq 1): every LoRA A product split along K as one broadcast MatMul over packed inputs, the repeated B in the second Gemm (8 LoRA MatMul/Gemm nodes a layer, no ReduceSum, no Transpose); the prefill keeps one slice", () => {
+  const slice = 16;
+  for (const dtype of ["q4", "f32"] as const) {
+    for (const loraScale of [2, undefined]) {
+      const o: Partial<DecoderOptions> = {
+        dtype,
+        attention: "gqa",
+        loraTargets: LORA_TARGETS,
+        loraScale,
+        staticDecode: { batch: 3, maxT: 16 },
+        loraKSlice: slice,
+      };
+      const what = `${dtype}, loraScale ${loraScale}`;
+      const st = decode("qwen2", o);
+      const none = decode("qwen2", { ...o, loraTargets: [] });
+      const { numLayers: L, hiddenSize: C, intermediateSize: I, numHeads: H, numKvHeads: K, headDim: D } = st.m.config;
+      const [Sc, Si] = [loraSplitK(C, slice), loraSplitK(I, slice)];
+      assertEquals([Sc, Si], [3, 6]);
+      const names = ["qkv", "gate_up", "o", "down"];
+      for (let i = 0; i < L; i++) {
+        const reads = st.graph.node.filter((n) => n.input.some((x) => x.startsWith(`lora.${i}.`)));
+        // x A^T: one MatMul over the packed A; then the B Gemm: 2 nodes a group or target, 8 a layer.
+        assertEquals(reads.map((n) => n.opType).sort(), [...new Array(4).fill("Gemm"), ...new Array(4).fill("MatMul")]);
+        for (const n of reads.filter((n) => n.opType === "MatMul")) assert(n.input[1].endsWith(".split.A"), what);
+        for (const n of reads.filter((n) => n.opType === "Gemm")) {
+          assert(n.input[1].endsWith(".split.B") && n.attrs.transB === 1, `${what}: the B Gemm with transB`);
+        }
+      }
+      // Against the graph without LoRA: 8 products a layer, the Muls of lora_scale (one per linear input: q/k/v,
+      // o, gate/up, down) where it is fed; the rest are Reshapes (views). No ReduceSum, no Transpose.
+      const added = (op: string) => (st.ops.get(op) ?? 0) - (none.ops.get(op) ?? 0);
+      assertEquals([added("MatMul"), added("Gemm")], [4 * L, 4 * L], what);
+      assertEquals(added("Mul"), loraScale === undefined ? 4 * L : 0, what);
+      const other = [...st.ops.keys()].filter((op) => !["MatMul", "Gemm", "Mul", "Reshape"].includes(op));
+      for (const op of other) assertEquals(added(op), 0, `${what}: ${op}`);
+      assertEquals(st.ops.get("ReduceSum") ?? 0, 0, what);
+      assertEquals(st.ops.get("Transpose") ?? 0, 0, what);
+      // Inputs: A (S, in / S, r), B (out, S r) per group or target, in the order groups, then o and down.
+      const lora = st.graph.input.filter((v) => v.name.startsWith("lora.0."));
+      assertEquals(lora.map((v) => v.name), names.flatMap((t) => [`lora.0.${t}.split.A`, `lora.0.${t}.split.B`]));
+      const dims = Object.fromEntries(lora.map((v) => [v.name, v.dims]));
+      assertEquals(dims["lora.0.qkv.split.A"], [Sc, C / Sc, "r_0_qkv"]);
+      assertEquals(dims["lora.0.qkv.split.B"], [(H + 2 * K) * D, `${Sc}r_0_qkv`]);
+      assertEquals(dims["lora.0.down.split.A"], [Si, I / Si, "r_0_down"]);
+      assertEquals(dims["lora.0.down.split.B"], [C, `${Si}r_0_down`]);
+      assertEquals(st.built.loraStacks?.length, 4 * L);
+      assertEquals(st.built.loraStacks?.slice(0, 4), [
+        {
+          name: "lora.0.qkv.split",
+          fin: C,
+          parts: [{ name: "lora.0.q", fout: H * D }, { name: "lora.0.k", fout: K * D }, {
+            name: "lora.0.v",
+            fout: K * D,
+          }],
+          slices: Sc,
+        },
+        {
+          name: "lora.0.gate_up.split",
+          fin: C,
+          parts: [{ name: "lora.0.gate", fout: I }, { name: "lora.0.up", fout: I }],
+          slices: Sc,
+        },
+        { name: "lora.0.o.split", fin: H * D, parts: [{ name: "lora.0.o", fout: C }], slices: Sc },
+        { name: "lora.0.down.split", fin: I, parts: [{ name: "lora.0.down", fout: C }], slices: Si },
+      ]);
+      // Unstacked products ("plain"): a packed pair per target, still 2 nodes each.
+      const plain = decode("qwen2", { ...o, decodeProducts: "plain" });
+      assertEquals(plain.built.loraStacks?.length, 7 * L);
+      assertEquals(plain.graph.node.filter((n) => n.input.some((x) => x.endsWith(".split.A"))).length, 7 * L);
+      // The prefill (seq > 1) and the policy's own graph: one slice, as before (stacked groups, per-target o and down).
+      const pf = decode("qwen2", { ...o, staticDecode: { batch: 3, maxT: 16, seq: 16 } });
+      assertEquals(
+        pf.graph.input.map((v) => v.name).filter((n) => n.startsWith("lora.0.")),
+        names.flatMap((t) => [`lora.0.${t}.A`, `lora.0.${t}.B`]),
+      );
+      assert(pf.built.loraStacks?.every((s) => s.slices === 1), "prefill: one slice");
+      assertEquals(loraGemms(pf, 0), 8);
+      const dyn = decode("qwen2", { ...o, staticDecode: undefined });
+      assertEquals(dyn.built.loraStacks ?? [], []);
+      assertEquals(loraGemms(dyn, 0), 14);
+    }
+  }
 });

@@ -100,6 +100,11 @@ export interface DecoderOptions {
    */
   decodeProducts?: DecodeProducts;
   /**
+   * The K columns a slice of a LoRA A product of a staticDecode decoding graph (seq 1) takes (loraSplitK; default
+   * LORA_K_SLICE). Tests make it small so that the tiny models' products are split too.
+   */
+  loraKSlice?: number;
+  /**
    * Converted weights (q4 blocks, transposes, f16 roundings) shared between builds of the same
    * weights, so a second graph of one model (the captured decoding graph beside the policy's) costs
    * no second quantisation; keyed by the source arrays. Drop it once the sessions exist.
@@ -147,6 +152,25 @@ export function q4SplitK(M: number, N: number, K: number): number {
     if (nb % s) continue;
     if (tiles(s) > SPLIT_MAX_TILES) break;
     best = s;
+  }
+  return best;
+}
+
+/** The K width loraSplitK aims each slice of a captured decoding graph's LoRA A product at. */
+export const LORA_K_SLICE = 128;
+
+/**
+ * K slices S of a LoRA A product x A^T (K inputs) in a staticDecode decoding graph: the divisor of K whose slice width
+ * K / S is a multiple of 4 (onnxruntime's vec4 MatMul) and nearest `slice` (the smaller S on a tie); 1 where K is not
+ * a multiple of 4. onnxruntime's Gemm runs x A^T (M = rows, N = rank) as one or two 32 x 32 output tiles that walk all
+ * of K; split, the product is one broadcast MatMul of M S workgroups each walking K / S (LoraStack.slices).
+ */
+export function loraSplitK(K: number, slice = LORA_K_SLICE): number {
+  if (!(Number.isInteger(K) && K > 0 && K % 4 === 0) || !(slice > 0)) return 1;
+  let best = 1;
+  for (let s = 2; s <= K / 4; s++) {
+    if (K % s || (K / s) % 4) continue;
+    if (Math.abs(K / s - slice) < Math.abs(K / best - slice)) best = s;
   }
   return best;
 }
@@ -227,19 +251,28 @@ export interface BuiltDecoder {
 }
 
 /**
- * One stacked LoRA input pair of a staticDecode graph that stacks its products (q/k/v, gate/up, every part
- * adapted): `${name}.A` (sum of the parts' ranks, in) is the parts' A (r_p, in) stacked by rows in `parts`
- * order, `${name}.B` (sum of outs, sum of ranks) is block-diagonal: part p's rows (its `out` outputs, in
- * stacked order) hold its B (out, r_p) in the columns after the earlier parts' ranks, zeros elsewhere.
- * The parts' own inputs (`${part}.A`, `${part}.B`, as the policy's graph names them) are not in the graph.
+ * One packed LoRA input pair of a staticDecode graph, in place of its parts' per-target inputs (`${part}.A`,
+ * `${part}.B`, as the policy's graph names them, not in the graph). With R the sum of the parts' ranks and F of
+ * their outputs, `slices` S says the layout:
+ * - S = 1 (a stacked group, q/k/v or gate/up with every part adapted, of a graph that stacks its products):
+ *   `${name}.A` (R, in) is the parts' A (r_p, in) stacked by rows in `parts` order, read by a Gemm with transB;
+ *   `${name}.B` (F, R) is block-diagonal: part p's rows (its `out` outputs, in stacked order) hold its B (out, r_p)
+ *   in the columns after the earlier parts' ranks, zeros elsewhere.
+ * - S > 1 (every adapted target of a decoding graph, seq 1, whose input width loraSplitK splits; a stacked group or a
+ *   single target): `${name}.A` (S, in / S, R) is that stacked A transposed, (in, R), viewed as S slices of the input
+ *   (element (k, c) at k R + c), multiplied with x (M, S, 1, in / S) by one broadcast MatMul into S partial products
+ *   (M, S, 1, R); `${name}.B` (F, S R) is the block-diagonal B repeated S times along its columns, so that the second
+ *   Gemm, over the partial products as (M, S R), sums them: sum_s P_s B^T = (sum_s P_s) B^T, no ReduceSum.
  */
 export interface LoraStack {
-  /** `lora.{layer}.qkv` or `lora.{layer}.gate_up`. */
+  /** `lora.{layer}.qkv`, `lora.{layer}.gate_up` (S = 1); `lora.{layer}.{qkv|gate_up|o|down|q|..}.split` (S > 1). */
   name: string;
   /** The input width (the rows of A). */
   fin: number;
   /** The parts in stacked order: their per-target input prefix (`lora.{layer}.q`) and output count. */
   parts: { name: string; fout: number }[];
+  /** K slices of the A product (see above). */
+  slices: number;
 }
 
 /** Whether `attention: "gqa"` applies to this model and dtype (else explicit attention is built): not to f16 compute. */
@@ -272,6 +305,13 @@ function assertNever(x: never): never {
 /** The short name a target has in graph input names: `lora.{layer}.{q|k|v|o|gate|up|down}.A`. */
 export function shortTarget(t: LoraTarget): string {
   return t.slice(0, -"_proj".length);
+}
+
+/** The A and B inputs of one LoRA product in a graph, and its K slices (LoraStack.slices). */
+interface LoraIo {
+  A: string;
+  B: string;
+  slices: number;
 }
 
 /** The groups a staticDecode graph that stacks its products runs as one MatMulNBits each (linears()). */
@@ -381,22 +421,28 @@ class DecoderBuilder {
       throw new Error(`loraScale must be a finite number >= 0, got ${opts.loraScale}`);
     }
     for (let i = 0; i < cfg.numLayers; i++) {
-      // Stacked groups (q/k/v, gate/up of graphs that stack them, every part adapted): one A and one B input each.
+      // Packed inputs (LoraStack): stacked groups (q/k/v, gate/up of graphs that stack them, every part adapted),
+      // one A and one B input each; in decoding graphs whose A products are split along K, every adapted target.
       const stacked = new Set<LoraTarget>();
-      for (const ts of this.stackedLoraGroups()) {
-        const st = this.loraStack(i, ts);
+      const declare = (ts: readonly LoraTarget[]) => {
+        const st = this.loraStack(i, ts), S = st.slices;
         const r = `r_${i}_${stackName(ts)}`;
         const F = st.parts.reduce((a, p) => a + p.fout, 0);
         inputNames.push(
-          g.input(`${st.name}.A`, DT.float, [r, st.fin]),
-          g.input(`${st.name}.B`, DT.float, [F, r]),
+          g.input(`${st.name}.A`, DT.float, S === 1 ? [r, st.fin] : [S, st.fin / S, r]),
+          g.input(`${st.name}.B`, DT.float, [F, S === 1 ? r : `${S}${r}`]),
         );
         this.loraStacks.push(st);
         for (const t of ts) stacked.add(t);
-      }
+      };
+      for (const ts of this.stackedLoraGroups()) declare(ts);
       for (const t of LORA_TARGETS) {
         if (!this.loraTargets.has(t) || stacked.has(t)) continue;
         const [fout, fin] = targetDims(cfg, t);
+        if (this.loraSlices(fin) > 1) {
+          declare([t]);
+          continue;
+        }
         // One rank symbol per pair: ORT's planner treats equal symbols as equal sizes, and an
         // adapter may leave a target out (fed as rank 1 zeros) while others have rank r.
         const r = `r_${i}_${shortTarget(t)}`;
@@ -804,10 +850,7 @@ class DecoderBuilder {
       const x2 = this.loraInput(x, fin).x2;
       const bn = this.halfInit(`${name}.bias`, [fout], b.data);
       let y2 = g.op("Gemm", [x2, this.matmulW("", name, w.data, fout, fin), bn]);
-      if (lora) {
-        const xa = this.loraXa(x, fin, `lora.${i}.${shortTarget(t)}.A`);
-        y2 = g.op("Gemm", [xa, `lora.${i}.${shortTarget(t)}.B`, y2], this.loraBAttrs());
-      }
+      if (lora) y2 = this.loraDelta(x, fin, this.loraIo(i, [t]), y2);
       return g.op("Reshape", [y2, this.shape3(x, fout)]);
     }
     // q4: the bias as MatMulNBits' own bias input (one dispatch fewer per q/k/v projection and step); else an Add.
@@ -868,12 +911,8 @@ class DecoderBuilder {
     if (this.stacksLora(ts)) {
       // Every part adapted: the LoRA deltas of all parts in two Gemms over the stacked product before the Split,
       // x A_stack^T then (that) B_bd^T + y with B block-diagonal (LoraStack), instead of two per part.
-      const st = this.loraStack(i, ts);
       const y2 = g.op("Reshape", [y, g.i64([-1, N])]);
-      y = g.op("Reshape", [
-        g.op("Gemm", [this.loraXa(x, st.fin, `${st.name}.A`), `${st.name}.B`, y2], this.loraBAttrs()),
-        this.shape3(x, N),
-      ]);
+      y = g.op("Reshape", [this.loraDelta(x, parts[0].fin, this.loraIo(i, ts), y2), this.shape3(x, N)]);
     }
     const outs = g.node("Split", [y, g.i64(parts.map((p) => p.fout))], { axis: -1 }, { nOut: parts.length });
     if (this.stacksLora(ts)) return outs;
@@ -940,8 +979,7 @@ class DecoderBuilder {
       let y2 = bias ? g.op("Gemm", [x2, wn, this.halfInit(`${name}.bias`, [N], bias)]) : g.op("MatMul", [x2, wn]);
       if (lora) {
         // x A_stack^T, then (that) B_bd^T + y with B block-diagonal (LoraStack): two Gemms for the group.
-        const st = this.loraStack(i, ts);
-        y2 = g.op("Gemm", [this.loraXa(x, fin, `${st.name}.A`), `${st.name}.B`, y2], this.loraBAttrs());
+        y2 = this.loraDelta(x, fin, this.loraIo(i, ts), y2);
       }
       y = g.op("Reshape", [y2, this.shape3(x, N)]);
     } else {
@@ -960,33 +998,54 @@ class DecoderBuilder {
     return (this.stacks() || this.stacksFloat(ts)) && ts.every((t) => this.loraTargets.has(t));
   }
 
-  /** The stacked LoRA inputs of group ts in layer i. */
+  /** The packed LoRA inputs of group ts (or of one target) in layer i. */
   private loraStack(i: number, ts: readonly LoraTarget[]): LoraStack {
     const fin = targetDims(this.cfg, ts[0])[1];
+    const slices = this.loraSlices(fin);
     return {
-      name: `lora.${i}.${stackName(ts)}`,
+      name: `lora.${i}.${stackName(ts)}${slices > 1 ? ".split" : ""}`,
       fin,
       parts: ts.map((t) => ({ name: `lora.${i}.${shortTarget(t)}`, fout: targetDims(this.cfg, t)[0] })),
+      slices,
     };
+  }
+
+  /**
+   * K slices of the LoRA A products over inputs of width fin (LoraStack.slices): loraSplitK in the decoding graphs of
+   * staticDecode (seq 1); 1 elsewhere (the prefill, the policy's own graph).
+   */
+  private loraSlices(fin: number): number {
+    const st = this.opts.staticDecode;
+    return st && (st.seq ?? 1) === 1 && this.T === DT.float ? loraSplitK(fin, this.opts.loraKSlice) : 1;
+  }
+
+  /** The A and B inputs of the LoRA of linears ts of layer i (a stacked group, or one target), and its K slices. */
+  private loraIo(i: number, ts: readonly LoraTarget[]): LoraIo {
+    const fin = targetDims(this.cfg, ts[0])[1];
+    if (ts.length > 1 || this.loraSlices(fin) > 1) {
+      const st = this.loraStack(i, ts);
+      return { A: `${st.name}.A`, B: `${st.name}.B`, slices: st.slices };
+    }
+    const n = `lora.${i}.${shortTarget(ts[0])}`;
+    return { A: `${n}.A`, B: `${n}.B`, slices: 1 };
   }
 
   /** y + the LoRA delta of target t of layer i (x its linear's input). */
   private withLora(y: string, x: string, i: number, t: LoraTarget): string {
     const g = this.g;
     const [fout, fin] = targetDims(this.cfg, t);
-    const xs = this.loraXa(x, fin, `lora.${i}.${shortTarget(t)}.A`);
-    const B = `lora.${i}.${shortTarget(t)}.B`;
+    const io = this.loraIo(i, [t]);
     if (this.T === DT.float) {
       // y + delta as the second Gemm's C input: one kernel fewer per adapted linear (decoding is
       // bound by the number of dispatches), the same float32 sum as the Add.
       const y2 = g.op("Reshape", [y, g.i64([-1, fout])]);
       return g.op("Reshape", [
-        g.op("Gemm", [xs, B, y2], this.loraBAttrs()),
+        this.loraDelta(x, fin, io, y2),
         this.opts.staticDecode ? this.shape3(x, fout) : g.op("Shape", [y]),
       ]);
     }
     const delta = g.op("Reshape", [
-      g.op("Gemm", [xs, B], this.loraBAttrs()),
+      this.loraDelta(x, fin, io),
       this.opts.staticDecode ? this.shape3(x, fout) : g.op("Shape", [y]),
     ]);
     return g.op("Add", [y, g.op("Cast", [delta], { to: this.T })]);
@@ -1006,16 +1065,31 @@ class DecoderBuilder {
   }
 
   /**
-   * lora_scale * (x A^T) as (N, r), float32, for the A input named `a` (a target's, or a stack's), computed as
-   * (lora_scale * x) A^T: the scale is one Mul per input shared by q/k/v (and by gate/up) instead of one per
-   * target. Gemm with transB reads A (r, in) as fed, so no per-run transposes.
+   * The LoRA delta of `io` over the linear input x (.., fin) as (N, out) float32, plus `c` (the linear's output, as
+   * the second Gemm's C input) where given: (x A^T) B^T scaled (loraXa, loraBAttrs).
    */
-  private loraXa(x: string, fin: number, a: string): string {
+  private loraDelta(x: string, fin: number, io: LoraIo, c?: string): string {
+    return this.g.op("Gemm", [this.loraXa(x, fin, io.A, io.slices), io.B, ...(c ? [c] : [])], this.loraBAttrs());
+  }
+
+  /**
+   * lora_scale * (x A^T) for the A input named `a` (a target's, or a stack's), float32, computed as
+   * (lora_scale * x) A^T: the scale is one Mul per input shared by q/k/v (and by gate/up) instead of one per
+   * target. One slice: a Gemm with transB reads A (r, in) as fed, (N, r) out. S slices (LoraStack): x as
+   * (M, S, 1, in / S) times A (S, in / S, R), one MatMul broadcast over the slices (onnxruntime's packed MatMul
+   * program: a workgroup per row and slice for R <= 32), whose S partial products (M, S, 1, R) go on as (M, S R)
+   * to the second Gemm, which sums them against the repeated B. The Reshapes are views: no dispatch.
+   */
+  private loraXa(x: string, fin: number, a: string, slices: number): string {
+    const g = this.g;
     const e = this.loraInput(x, fin);
     // With loraScale fixed, the scale is the second Gemm's alpha (loraBAttrs) and x goes in as it is.
-    if (this.opts.loraScale !== undefined) return this.g.op("Gemm", [e.x2, a], { transB: 1 });
-    e.scaled ??= this.g.op("Mul", [e.x2, "lora_scale"]);
-    return this.g.op("Gemm", [e.scaled, a], { transB: 1 });
+    const xs = this.opts.loraScale !== undefined ? e.x2 : (e.scaled ??= g.op("Mul", [e.x2, "lora_scale"]));
+    if (slices === 1) return g.op("Gemm", [xs, a], { transB: 1 });
+    const M = this.opts.staticDecode?.batch;
+    if (!M || fin % slices) throw new Error(`loraXa: ${slices} slices of ${fin} inputs outside a decoding graph`);
+    const x4 = g.op("Reshape", [xs, g.i64([M, slices, 1, fin / slices])]);
+    return g.op("Reshape", [g.op("MatMul", [x4, a]), g.i64([M, -1])]);
   }
 
   /** Attributes of the Gemm with B (out, r): transposed, and alpha = loraScale where it is fixed. */
