@@ -1,10 +1,9 @@
 // Full fine-tuning state: a gradient and AdamW moments for every f32 weight of the model (tied
 // embeddings share one slot). For small models: every
 // weight, its gradient and two moments live on the GPU at once.
-import { storageBuffer } from "../device.ts";
 import { expectedShapes } from "../../model/config.ts";
 import type { Tensor } from "../../model/tensor.ts";
-import { f32Weights, type GpuModel, readTensors } from "./state.ts";
+import { f32Weights, type GpuModel, optimiserBuffers, readTensors } from "./state.ts";
 
 /** One trained buffer: its parameter, gradient and moments, `count` floats each. */
 export interface FullSlot {
@@ -21,23 +20,15 @@ export interface GpuFullParams {
   slots: Map<GPUBuffer, FullSlot>;
 }
 
-function slot(device: GPUDevice, name: string, param: GPUBuffer, count: number): FullSlot {
-  return {
-    name,
-    param,
-    count,
-    grad: storageBuffer(device, `grad:${name}`, count * 4),
-    m: storageBuffer(device, `adam-m:${name}`, count * 4),
-    v: storageBuffer(device, `adam-v:${name}`, count * 4),
-  };
-}
-
 /** Allocates full fine-tuning state for `m` (which must hold no q4 weights: a q4 base is frozen). */
 export function fullParams(m: GpuModel): GpuFullParams {
   if (m.q4.size > 0) throw new Error("fullParams: the model holds q4 weights; full fine-tuning needs an f32 upload");
   if (m.half.size > 0) throw new Error("fullParams: the model holds f16 weights; full fine-tuning needs an f32 upload");
   const slots = new Map<GPUBuffer, FullSlot>();
-  for (const [name, buf] of f32Weights(m)) slots.set(buf, slot(m.device, name, buf, buf.size / 4));
+  for (const [name, param] of f32Weights(m)) {
+    const count = param.size / 4;
+    slots.set(param, { name, param, count, ...optimiserBuffers(m.device, name, count) });
+  }
   return { slots };
 }
 

@@ -214,6 +214,16 @@ export interface GpuLora {
   slots: Map<string, LoraSlot>;
 }
 
+/** The gradient and AdamW moments of the parameter `name`, `count` floats each (zeroed), labelled after it. */
+export function optimiserBuffers(
+  device: GPUDevice,
+  name: string,
+  count: number,
+): Record<"grad" | "m" | "v", GPUBuffer> {
+  const buf = (prefix: string) => storageBuffer(device, `${prefix}:${name}`, count * 4);
+  return { grad: buf("grad"), m: buf("adam-m"), v: buf("adam-v") };
+}
+
 function slotKey(layer: number, target: LoraTarget): string {
   return `${layer}.${target}`;
 }
@@ -243,8 +253,7 @@ export function uploadAdapter(device: GPUDevice, cfg: ModelConfig, a: LoraAdapte
       const tA = a.tensors.get(kA);
       const tB = a.tensors.get(kB);
       if (!tA || !tB) throw new Error(`uploadAdapter: missing ${tA ? kB : kA}`);
-      const nA = a.r * inp;
-      const nB = out * a.r;
+      const oA = optimiserBuffers(device, kA, a.r * inp), oB = optimiserBuffers(device, kB, out * a.r);
       slots.set(slotKey(layer, target), {
         layer,
         target,
@@ -252,12 +261,12 @@ export function uploadAdapter(device: GPUDevice, cfg: ModelConfig, a: LoraAdapte
         in: inp,
         A: storageBuffer(device, kA, tA.data),
         B: storageBuffer(device, kB, tB.data),
-        dA: storageBuffer(device, `grad:${kA}`, nA * 4),
-        dB: storageBuffer(device, `grad:${kB}`, nB * 4),
-        mA: storageBuffer(device, `adam-m:${kA}`, nA * 4),
-        vA: storageBuffer(device, `adam-v:${kA}`, nA * 4),
-        mB: storageBuffer(device, `adam-m:${kB}`, nB * 4),
-        vB: storageBuffer(device, `adam-v:${kB}`, nB * 4),
+        dA: oA.grad,
+        dB: oB.grad,
+        mA: oA.m,
+        vA: oA.v,
+        mB: oB.m,
+        vB: oB.v,
       });
     }
   }

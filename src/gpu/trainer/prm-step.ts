@@ -16,7 +16,7 @@ import {
 } from "../kernels/prm_head.ts";
 import { backward, reserveStepScratch } from "../model/backward.ts";
 import { destroyForward, forward, uploadBatch } from "../model/forward.ts";
-import { encodeZeroGrads, type GpuLora, type GpuModel, loraAdamStates } from "../model/state.ts";
+import { encodeZeroGrads, type GpuLora, type GpuModel, loraAdamStates, optimiserBuffers } from "../model/state.ts";
 
 /** The head on the GPU: wb (C + 1) = [w, b], its gradient and AdamW moments. */
 export interface GpuPrmHead {
@@ -31,13 +31,8 @@ export interface GpuPrmHead {
 export function uploadPrmHead(device: GPUDevice, wb: Float32Array): GpuPrmHead {
   const C = wb.length - 1;
   if (C < 1) throw new Error("uploadPrmHead: the head needs C + 1 >= 2 values (w, then the bias)");
-  return {
-    C,
-    wb: storageBuffer(device, "prm-head", wb),
-    dwb: storageBuffer(device, "grad:prm-head", (C + 1) * 4),
-    m: storageBuffer(device, "adam-m:prm-head", (C + 1) * 4),
-    v: storageBuffer(device, "adam-v:prm-head", (C + 1) * 4),
-  };
+  const { grad: dwb, m, v } = optimiserBuffers(device, "prm-head", C + 1);
+  return { C, wb: storageBuffer(device, "prm-head", wb), dwb, m, v };
 }
 
 /** Reads the head's parameters, gradient or moments back. */
