@@ -196,7 +196,7 @@ export interface CapturedOptions {
   built: BuiltDecoder;
   /**
    * The adapter inputs as the policy feeds them (names and dims; values are copied in by setAdapter): per target
-   * (`lora.{i}.{q}.A`), also where the graph takes a group's stacked (built.loraStacks; setAdapter stacks them).
+   * (`lora.{i}.{q}.A`), also where the graph takes them packed (built.loraStacks; setAdapter packs them).
    */
   adapter: Record<string, ort.Tensor>;
 }
@@ -230,7 +230,7 @@ class CapturedSession {
     for (const st of parts.stacks) for (const p of st.parts) this.stackedParts.add(p.name);
   }
 
-  /** The per-target input prefixes (`lora.{i}.q`) whose values go into stacked inputs. */
+  /** The per-target input prefixes (`lora.{i}.q`) whose values go into packed inputs. */
   private stackedParts = new Set<string>();
 
   /**
@@ -245,7 +245,7 @@ class CapturedSession {
         specs.push({ name: `kv.${l}.${kind}`, type: "float32", dims: [cache.B, K, cache.T, D] });
       }
     }
-    // Per-target adapter inputs get a buffer each, except the parts of stacked inputs: a buffer per stack's A and B.
+    // Per-target adapter inputs get a buffer each, except the parts of packed inputs: a buffer per stack's A and B.
     const { plans: stacks, places } = planStacks(o.built.loraStacks ?? [], o.adapter);
     const stacked = new Set(stacks.flatMap((st) => st.parts.flatMap((p) => [`${p.name}.A`, `${p.name}.B`])));
     const graphInputs = new Set(o.built.inputNames);

@@ -2,7 +2,10 @@
 // (fused), K-split (split, at 32 rows) and row-group (rows, at 4 rows) graphs give the plain graph's logits and cache
 // columns, one decoding step over a random 20-key past, with LoRA on every target (the stacked graphs add the deltas of
 // q/k/v and gate/up to the stacked product, from stacked A and block-diagonal B inputs, before its Split). The
-// model is wide enough (hidden 256, MLP 512) that every projection is split at 32 rows (q4SplitK). Equal within 2e-5 of the logits' scale: the split sums the same products in another order.
+// model is wide enough (hidden 256, MLP 512) that every projection is split at 32 rows (q4SplitK), and that every LoRA
+// A product of these decoding graphs is split along K (loraSplitK: 2 and 4 slices of 128; packed by stackLoraFeeds):
+// the plain graph with one slice (a Gemm of x A^T, per-target inputs) gives the same logits too. Equal within 2e-5 of
+// the logits' scale: the splits sum the same products in another order.
 import { assert, assertEquals } from "../../../tests/assert.ts";
 import { Rng } from "../../core/rng.ts";
 import { LORA_TARGETS, targetDims } from "../lora.ts";
@@ -63,7 +66,7 @@ async function compare(
       );
     }
   }
-  const run = async (p: DecodeProducts) => {
+  const run = async (p: DecodeProducts, loraKSlice?: number) => {
     const built = buildDecoder(cfg, m.weights, {
       dtype: "q4",
       kvCache: true,
@@ -74,7 +77,10 @@ async function compare(
       loraScale: 2,
       staticDecode: { batch: B, maxT: T },
       decodeProducts: p,
+      loraKSlice,
     });
+    const slices = (built.loraStacks ?? []).map((st) => st.slices);
+    assertEquals(new Set(slices), new Set(loraKSlice ? [] : [2, 4]), `${p}: LoRA slices ${slices}`);
     const s = await ort.InferenceSession.create(built.bytes, {
       externalData: built.external,
       executionProviders: ["webgpu"],
@@ -97,8 +103,8 @@ async function compare(
   const plain = await run("plain");
   const scale = Math.max(...plain.logits.map(Math.abs));
   assert(scale > 0.1, `logits of scale ${scale}`);
-  for (const p of modes) {
-    const got = await run(p);
+  for (const p of ["one LoRA slice", ...modes] as const) {
+    const got = p === "one LoRA slice" ? await run("plain", 1 << 30) : await run(p);
     assertEquals(got.logits.length, plain.logits.length);
     let worst = 0;
     for (let i = 0; i < got.logits.length; i++) worst = Math.max(worst, Math.abs(got.logits[i] - plain.logits[i]));

@@ -244,7 +244,7 @@ export interface BuiltDecoder {
   /** What the graph stores and computes in, in words ("q4 projections, f32 embedding and head, f32 compute"). */
   precision: string;
   /**
-   * The stacked LoRA inputs of a staticDecode graph (none elsewhere): each replaces its parts' per-target inputs
+   * The packed LoRA inputs of a staticDecode graph (none elsewhere): each replaces its parts' per-target inputs
    * (see LoraStack); a captured session maps the policy's per-target feeds onto them.
    */
   loraStacks?: LoraStack[];
@@ -351,7 +351,7 @@ class DecoderBuilder {
   /** GQA graphs: per-row key counts minus one (B) int32 and the key count (scalar int32); set by gqaInputs. */
   private gqa: { seqlensK: string; total: string } | null = null;
   private useGqa: boolean;
-  /** The stacked LoRA inputs declared (staticDecode graphs that stack their products). */
+  /** The packed LoRA inputs declared (staticDecode graphs that stack their products or split their LoRA A products). */
   private loraStacks: LoraStack[] = [];
 
   /** shader-f16 is there (f16 tensors allowed). */
