@@ -85,6 +85,11 @@ const sets = {
 await Deno.mkdir(out, { recursive: true });
 const written: string[] = [];
 for (const [name, s] of Object.entries(sets)) {
+  const evaluate = (id: string, maxNewTokens: number) => ({
+    id,
+    type: "evaluate",
+    params: { split: s.eval, k: 1, maxNewTokens },
+  });
   const setup = [
     s.data,
     { id: "model", type: "model", params: { source: "demo", dtype: "f32", loraRank: 16, loraAlpha: 32 } },
@@ -94,21 +99,13 @@ for (const [name, s] of Object.entries(sets)) {
       params: { template: "chain-of-ctes@2", maxPromptTokens: PROMPT_TOKENS, evidence: s.evidence },
     },
     { id: "reward", type: "reward", params: { comparison: "set" } },
-    {
-      id: "baseline",
-      type: "evaluate",
-      params: { split: s.eval, k: 1, maxNewTokens: tiny ? 16 : TOKENS },
-    },
+    evaluate("baseline", tiny ? 16 : TOKENS),
     {
       id: "cold",
       type: "warmup",
       params: { method: "sft", sftTargets: "cocte", rounds: 1, epochs: tiny ? 1 : COLD_EPOCHS, lr: COLD_LR },
     },
-    {
-      id: "cold_eval",
-      type: "evaluate",
-      params: { split: s.eval, k: 1, maxNewTokens: tiny ? 16 : TOKENS },
-    },
+    evaluate("cold_eval", tiny ? 16 : TOKENS),
   ];
   const prmCells = [
     {
@@ -127,32 +124,11 @@ for (const [name, s] of Object.entries(sets)) {
         ...(tiny ? { chains: 2, rollouts: 2, budget: 4, questionsPerBatch: 4, dropUnparsed: false } : {}),
       },
     },
-    {
-      id: "prm",
+    ...([["prm", "process"], ["orm", "outcome"]] as const).map(([id, labels]) => ({
+      id,
       type: "prmtrain",
-      params: {
-        labels: "process",
-        loraRank: 16,
-        loraAlpha: 32,
-        lr: 0.0005,
-        epochs: 3,
-        batchChains: 16,
-        devFraction: 0.15,
-      },
-    },
-    {
-      id: "orm",
-      type: "prmtrain",
-      params: {
-        labels: "outcome",
-        loraRank: 16,
-        loraAlpha: 32,
-        lr: 0.0005,
-        epochs: 3,
-        batchChains: 16,
-        devFraction: 0.15,
-      },
-    },
+      params: { labels, loraRank: 16, loraAlpha: 32, lr: 0.0005, epochs: 3, batchChains: 16, devFraction: 0.15 },
+    })),
   ];
   const sc = (id: string) => ({
     id,
@@ -181,7 +157,7 @@ for (const [name, s] of Object.entries(sets)) {
       ...extra,
     },
   });
-  const after = [{ id: "after", type: "evaluate", params: { split: s.eval, k: 1, maxNewTokens: TOKENS } }, ...s.extra];
+  const after = [evaluate("after", TOKENS), ...s.extra];
   const withPrm = {
     components: [{ name: "execution", weight: 1 }, { name: "error_penalty", weight: 1 }, { name: "prm", weight: 1 }],
   };

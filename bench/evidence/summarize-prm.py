@@ -28,8 +28,11 @@ import json
 import math
 import os
 import re
-import statistics as st
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.dont_write_bytecode = True  # no __pycache__ in the checkout
+from summarize import grpo_rows, mean, metrics  # noqa: E402
 
 
 def se(p, n):
@@ -45,11 +48,6 @@ def diff(a, b, n1, n2):
     return f"{100 * d:+5.1f} ± {100 * math.sqrt(se(a, n1) ** 2 + se(b, n2) ** 2):4.1f}"
 
 
-def mean(xs):
-    xs = [x for x in xs if x is not None]
-    return st.mean(xs) if xs else float("nan")
-
-
 def load(d):
     path = os.path.join(d, "summary.json")
     if not os.path.exists(path):
@@ -59,7 +57,7 @@ def load(d):
         s = {"title": "(unfinished)", "cells": [], "unfinished": True}
     else:
         s = json.load(open(path))
-    rows = [json.loads(l) for l in open(os.path.join(d, "metrics.jsonl")) if l.strip()]
+    rows = metrics(d)
     if s.get("unfinished"):
         s["cells"] = unfinished_cells(d, rows)
     return s, rows
@@ -113,12 +111,11 @@ def prm_train(c):
         print(f"  {c['id']} ({r['labels']}): loaded from {r['loadedFrom']}")
         return
     d = r.get("dev")
-    if r["kind"] == "prmeval":
-        print(f"  {c['id']} (from metrics.jsonl): held out: step accuracy {fmt(d['accuracy'], d['steps'])} over {d['steps']} steps of "
-              f"{d['chains']} chains, AUC {d['auc']}, BCE {d['bce']:.4f}, first error found {d['firstError']}")
-        return
     figs = f"step accuracy {fmt(d['accuracy'], d['steps'])} over {d['steps']} steps of {d['chains']} chains, AUC {d['auc']}, BCE {d['bce']:.4f}, first error found {d['firstError']}" if d else "no held-out chains"
-    print(f"  {c['id']} ({r['labels']}): {r['steps']} steps on {r['examples']} chains, loss {r.get('loss')}; held out: {figs}")
+    if r["kind"] == "prmeval":
+        print(f"  {c['id']} (from metrics.jsonl): held out: {figs}")
+    else:
+        print(f"  {c['id']} ({r['labels']}): {r['steps']} steps on {r['examples']} chains, loss {r.get('loss')}; held out: {figs}")
 
 
 def selection(c):
@@ -135,15 +132,6 @@ def selection(c):
         cols = [fmt(a["vote"], n), fmt(a["logprob"], n)] + [fmt(a["prm"][x], n) for x in prms] + [fmt(a["oracle"], n)]
         d = diff(a["prm"][prms[0]], a["vote"], n, n) if prms else ""
         print(f"    {a['N']:3d} | " + " | ".join(cols) + f" | {d}")
-
-
-def grpo_rows(rows):
-    """GRPO's step rows, one per step: a resumed run logs again the steps after its last checkpoint (the later row wins)."""
-    by = {}
-    for r in rows:
-        if r.get("phase") == "grpo":
-            by[r["step"]] = r
-    return [by[k] for k in sorted(by)]
 
 
 def grpo_figures(g):

@@ -14,13 +14,27 @@ import sys
 
 
 def mean(xs):
-    xs = list(xs)
+    """The mean of the values that are not None (NaN where none is)."""
+    xs = [x for x in xs if x is not None]
     return st.mean(xs) if xs else float("nan")
+
+
+def grpo_rows(rows):
+    """GRPO's step rows, one per step. A run resumed after an interruption redoes the step whose checkpoint was not
+    written and appends its line again (same step number): the later line wins. It is the step the run went on from
+    (the earlier one's update was lost with its process); its rewards, loss and gradient norm repeat the earlier
+    line's, its timings and memory are the resumed process's."""
+    by_step = {r["step"]: r for r in rows if r.get("phase") == "grpo"}
+    return [by_step[k] for k in sorted(by_step)]
+
+
+def metrics(d):
+    return [json.loads(l) for l in open(os.path.join(d, "metrics.jsonl")) if l.strip()]
 
 
 def summarize(d):
     s = json.load(open(os.path.join(d, "summary.json")))
-    rows = [json.loads(l) for l in open(os.path.join(d, "metrics.jsonl")) if l.strip()]
+    rows = metrics(d)
     print(f"## {d}: {s.get('title', '')}")
     print("accuracy by stage:", json.dumps({k: round(v, 4) for k, v in (s.get("accuracy") or {}).items()}))
     print("cell seconds:", ", ".join(f"{c['id']} {c['ms'] / 1000:.1f}" for c in s["cells"]))
@@ -47,15 +61,7 @@ def summarize(d):
                 print(f"  {c['id']} round {rd['round']}: {rd['samples']} samples, {rd['sampleAccuracy']:.4f} correct, {rd['rftTargets'] or rd['weightedSamples']} training items")
         elif c["type"] == "selfconsistency":
             print(f"  {c['id']}: vote {r['voteAccuracy']}, best-of-N {r['bestOfNAccuracy']}, oracle {r['oracleAccuracy']}, first sample {r['firstSampleAccuracy']}")
-    # A run resumed after an interruption redoes the step whose checkpoint was not written and appends its line
-    # again (same step number): the later line wins. It is the step the run went on from (the earlier one's
-    # update was lost with its process); its rewards, loss and gradient norm repeat the earlier line's, its
-    # timings and memory are the resumed process's.
-    by_step = {}
-    for r in rows:
-        if r.get("phase") == "grpo":
-            by_step[r["step"]] = r
-    g = [by_step[k] for k in sorted(by_step)]
+    g = grpo_rows(rows)
     if not g:
         return
     redone = sum(1 for r in rows if r.get("phase") == "grpo") - len(g)
@@ -78,6 +84,7 @@ def summarize(d):
     print(f"  step: mean {mean(sum(r['ms'].values()) / 1000 for r in g):.2f} s")
 
 
-for d in sys.argv[1:] or ["."]:
-    summarize(d)
-    print()
+if __name__ == "__main__":
+    for d in sys.argv[1:] or ["."]:
+        summarize(d)
+        print()
