@@ -119,13 +119,8 @@ const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }
   const p = new URL(req.url).pathname;
   const body = files.get(p);
   if (!body) return new Response("not found", { status: 404 });
-  const type = p.endsWith(".json")
-    ? "application/json"
-    : p.endsWith(".mjs")
-    ? "text/javascript"
-    : p.endsWith(".wasm")
-    ? "application/wasm"
-    : "application/octet-stream";
+  const types: Record<string, string> = { json: "application/json", mjs: "text/javascript", wasm: "application/wasm" };
+  const type = types[p.slice(p.lastIndexOf(".") + 1)] ?? "application/octet-stream";
   return new Response(body as Uint8Array<ArrayBuffer>, {
     headers: { "content-type": type, "content-length": String(body.byteLength) },
   });

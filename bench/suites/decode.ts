@@ -66,6 +66,14 @@ async function run(ctx: SuiteContext) {
   const figures: Record<string, number> = {}, reference: Record<string, number> = {};
   const notes: string[] = [];
   const key = (B: number) => `b${B}`;
+  /** A peer's figures by batch, as references (transformers, transformersjs). */
+  const peerFigures = (peer: string, runs: PeerRun[]) => {
+    for (const x of runs) {
+      reference[`${peer}_tok_s_${key(x.batch)}`] = round(x.decodeTokensPerSecond);
+      reference[`${peer}_ms_step_${key(x.batch)}`] = round(x.msPerStep, 2);
+      reference[`${peer}_first_token_ms_${key(x.batch)}`] = round(x.firstTokenSeconds * 1000, 1);
+    }
+  };
 
   if (parts.has("torch") && ctx.reference) {
     const r = await pythonReference(ctx, "generate.py", [
@@ -80,11 +88,7 @@ async function run(ctx: SuiteContext) {
       "--reps",
       String(torchReps),
     ], "generate.json") as { runs: PeerRun[]; errors: string[] };
-    for (const x of r.runs) {
-      reference[`transformers_tok_s_${key(x.batch)}`] = round(x.decodeTokensPerSecond);
-      reference[`transformers_ms_step_${key(x.batch)}`] = round(x.msPerStep, 2);
-      reference[`transformers_first_token_ms_${key(x.batch)}`] = round(x.firstTokenSeconds * 1000, 1);
-    }
+    peerFigures("transformers", r.runs);
     if (r.errors.length) notes.push(`transformers: ${r.errors.join("; ")}`);
   }
   if (parts.has("ours")) {
@@ -148,11 +152,7 @@ async function run(ctx: SuiteContext) {
         errors: string[];
         transformersJs: string;
       };
-      for (const x of r.runs) {
-        reference[`transformersjs_tok_s_${key(x.batch)}`] = round(x.decodeTokensPerSecond);
-        reference[`transformersjs_ms_step_${key(x.batch)}`] = round(x.msPerStep, 2);
-        reference[`transformersjs_first_token_ms_${key(x.batch)}`] = round(x.firstTokenSeconds * 1000, 1);
-      }
+      peerFigures("transformersjs", r.runs);
       notes.push(
         `transformers.js ${r.transformersJs} (its onnxruntime-web) on our q4 graph${
           r.errors.length ? `: ${r.errors.join("; ")}` : ""
@@ -161,12 +161,9 @@ async function run(ctx: SuiteContext) {
     } catch { /* its error is in the notes */ }
   }
   for (const B of batches) {
-    const ours = figures[`tok_s_${key(B)}`];
-    if (ours && reference[`transformers_tok_s_${key(B)}`]) {
-      figures[`vs_transformers_${key(B)}`] = round(ours / reference[`transformers_tok_s_${key(B)}`], 3);
-    }
-    if (ours && reference[`transformersjs_tok_s_${key(B)}`]) {
-      figures[`vs_transformersjs_${key(B)}`] = round(ours / reference[`transformersjs_tok_s_${key(B)}`], 3);
+    for (const peer of ["transformers", "transformersjs"]) {
+      const ours = figures[`tok_s_${key(B)}`], theirs = reference[`${peer}_tok_s_${key(B)}`];
+      if (ours && theirs) figures[`vs_${peer}_${key(B)}`] = round(ours / theirs, 3);
     }
   }
   notes.unshift(

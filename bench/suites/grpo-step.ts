@@ -78,37 +78,35 @@ export function stepFigures(prefix: string, rows: ReturnType<typeof phasesOf>): 
   return f;
 }
 
-/** Runs `cells` (with the GRPO cell's params overridden) by the recipe's runner on `model`; returns the run folder. */
-async function runCells(
-  cells: Cell[],
-  grpo: Record<string, unknown>,
-  model: string,
-  steps: number,
-  base: string,
-  out: string,
-) {
+/** The cells of a notebook that one GRPO step needs: no evaluation, no export. */
+const GRPO_CELLS = new Set(["gpu", "dataset", "model", "prompt", "reward", "grpo"]);
+
+/**
+ * Runs `cells` by the recipe's runner on `model`, the GRPO cell's params overridden by `grpo`, the run folder `out`;
+ * prints each step's phases and returns stepFigures(name) of them.
+ */
+async function timeGrpoCell(name: string, cells: Cell[], grpo: Record<string, unknown>, model: string, opts: {
+  steps: number;
+  base: string;
+  out: string;
+}) {
   const doc = {
     version: 1,
     title: "grpo-step suite",
-    cells: cells.map((c) => c.type === "grpo" ? { ...c, params: { ...c.params, ...grpo } } : c),
+    cells: cells.filter((c) => GRPO_CELLS.has(c.type)).map((c) =>
+      c.type === "grpo" ? { ...c, params: { ...c.params, ...grpo } } : c
+    ),
   };
   const parsed = parseNotebook(doc);
   if (!parsed.ok) throw new Error(`notebook: ${JSON.stringify(parsed.errors)}`);
-  await Deno.mkdir(out, { recursive: true });
-  const env = denoEnv({ out, base, onLog: () => {} });
+  await Deno.mkdir(opts.out, { recursive: true });
+  const env = denoEnv({ out: opts.out, base: opts.base, onLog: () => {} });
   await runNotebook(parsed.doc, env, {
     modelOverride: model,
-    opts: { maxSteps: steps, seed: 1 },
+    opts: { maxSteps: opts.steps, seed: 1 },
     onLog: (m) => console.error(m),
   });
-  return out;
-}
-
-async function readPhases(runDir: string) {
-  return phasesOf(decodeMetrics(await Deno.readTextFile(`${runDir}/metrics.jsonl`)).records);
-}
-
-function printRows(name: string, rows: ReturnType<typeof phasesOf>) {
+  const rows = phasesOf(decodeMetrics(await Deno.readTextFile(`${opts.out}/metrics.jsonl`)).records);
   for (const r of rows) {
     console.log(
       `${name} step ${r.step}: wall ${r.wall.toFixed(2)} s = sample ${r.sample.toFixed(2)} (prefill ${
@@ -118,6 +116,7 @@ function printRows(name: string, rows: ReturnType<typeof phasesOf>) {
       } tok/s) + between ${r.between.toFixed(2)}`,
     );
   }
+  return stepFigures(name, rows);
 }
 
 async function run(ctx: SuiteContext) {
@@ -139,6 +138,7 @@ async function run(ctx: SuiteContext) {
   }
   const newTokens = ctx.args.get("newTokens") ? { maxNewTokens: numArg(ctx.args, "newTokens", 0) } : {};
   if (!Deno.env.get("RLVR_SAMPLER")) Deno.env.set("RLVR_SAMPLER", ctx.args.get("sampler") ?? "captured");
+  const grpoParams = { evalEvery: 0, dropEqualGroups: false, ...newTokens };
   const figures: Record<string, number> = {}, reference: Record<string, number> = {};
   const notes: string[] = [];
 
@@ -153,8 +153,7 @@ async function run(ctx: SuiteContext) {
   if (parts.has("hub")) {
     await ensureModel(hubModel, hubShape, tokDir);
     const hub = JSON.parse(await Deno.readTextFile(`${notebooks}/hub-qwen-coder.json`)) as { cells: Cell[] };
-    const keep = new Set(["gpu", "dataset", "model", "prompt", "reward", "grpo"]);
-    const cells = hub.cells.filter((c) => keep.has(c.type)).map((c): Cell =>
+    const cells = hub.cells.map((c): Cell =>
       c.type === "dataset"
         ? {
           ...c,
@@ -170,10 +169,8 @@ async function run(ctx: SuiteContext) {
         : c
     );
     const t = performance.now();
-    await runCells(cells, { evalEvery: 0, dropEqualGroups: false, ...newTokens }, hubModel, steps, notebooks, hubOut);
-    const rows = await readPhases(hubOut);
-    printRows("hub", rows);
-    Object.assign(figures, stepFigures("hub", rows));
+    const opts = { steps, base: notebooks, out: hubOut };
+    Object.assign(figures, await timeGrpoCell("hub", cells, grpoParams, hubModel, opts));
     figures.hub_run_s = round((performance.now() - t) / 1000, 1);
   }
   if (parts.has("torch") && ctx.reference) {
@@ -214,20 +211,8 @@ async function run(ctx: SuiteContext) {
   if (parts.has("demo")) {
     await ensureModel(demoModel, demoShape, tokDir);
     const demo = JSON.parse(await Deno.readTextFile(`${notebooks}/demo.json`)) as { cells: Cell[] };
-    const keep = new Set(["gpu", "dataset", "model", "prompt", "reward", "grpo"]);
-    const cells = demo.cells.filter((c) => keep.has(c.type));
-    const demoOut = `${ctx.out}/demo-run`;
-    await runCells(
-      cells,
-      { evalEvery: 0, dropEqualGroups: false, ...newTokens },
-      demoModel,
-      demoSteps,
-      notebooks,
-      demoOut,
-    );
-    const rows = await readPhases(demoOut);
-    printRows("demo", rows);
-    Object.assign(figures, stepFigures("demo", rows));
+    const opts = { steps: demoSteps, base: notebooks, out: `${ctx.out}/demo-run` };
+    Object.assign(figures, await timeGrpoCell("demo", demo.cells, grpoParams, demoModel, opts));
   }
   notes.push(
     `hub: notebooks/hub-qwen-coder.json's GRPO cell on Spider ${db}, random Qwen2.5-0.5B-shaped q4 model with the demo tokenizer, ` +
