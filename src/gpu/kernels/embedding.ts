@@ -1,9 +1,8 @@
 // Wrapper of the embedding gradient kernels: the deterministic scatter-add of (N, C) rows into a (V, C) table by u32
 // ids (links pass, then one thread per (first row, channel)). The gather: model/ops.ts.
-import { computePipeline, dispatch, uniformBuffer } from "../device.ts";
 import backwardSource from "./embedding_backward.wgsl" with { type: "text" };
 import linksSource from "./embedding_links.wgsl" with { type: "text" };
-import { grid, packParams } from "./layer-common.ts";
+import { encodeKernel, grid, packParams } from "./layer-common.ts";
 
 /** Shape shared by the kernels and the reference. */
 export interface EmbeddingDims {
@@ -23,9 +22,8 @@ export async function encodeEmbeddingLinks(
   N: number,
 ): Promise<void> {
   if (N >= 0x7fffffff) throw new Error(`embedding backward: N=${N} rows is too many`);
-  const pipeline = await computePipeline(device, "embedding_links", linksSource, { WG });
-  const params = uniformBuffer(device, "embedding_links-params", packParams("u", [N]));
-  dispatch(device, enc, pipeline, [ids, links, params], grid(N, WG));
+  const bind = [ids, links, packParams("u", [N])];
+  await encodeKernel(device, enc, "embedding_links", linksSource, { WG }, bind, grid(N, WG));
 }
 
 /**
@@ -41,7 +39,6 @@ export async function encodeEmbeddingScatter(
   dtable: GPUBuffer | GPUBufferBinding,
   d: EmbeddingDims & { v0?: number },
 ): Promise<void> {
-  const pipeline = await computePipeline(device, "embedding_backward", backwardSource, { WG });
-  const params = uniformBuffer(device, "embedding_backward-params", packParams("uuuu", [d.N, d.C, d.V, d.v0 ?? 0]));
-  dispatch(device, enc, pipeline, [ids, links, dy, dtable, params], grid(d.N * d.C, WG));
+  const bind = [ids, links, dy, dtable, packParams("uuuu", [d.N, d.C, d.V, d.v0 ?? 0])];
+  await encodeKernel(device, enc, "embedding_backward", backwardSource, { WG }, bind, grid(d.N * d.C, WG));
 }

@@ -1,6 +1,23 @@
-// Small helpers shared by the kernels' wrappers: grid sizing past the 65535-workgroup limit, packing of
-// uniform structs whose fields are u32 or f32 words, the check of buffer sizes against a shape, a placeholder binding.
-import { storageBuffer } from "../device.ts";
+// Small helpers shared by the kernels' wrappers: one kernel's dispatch with its parameter uniform, grid sizing past the
+// 65535-workgroup limit, packing of uniform structs whose fields are u32 or f32 words, the check of buffer sizes against
+// a shape, a placeholder binding.
+import { computePipeline, dispatch, storageBuffer, uniformBuffer } from "../device.ts";
+import type { Bindable } from "../recorder.ts";
+
+/** Records `code`'s pipeline (`name`, override `constants`) over `bindings`, a Uint32Array among them as a uniform. */
+export async function encodeKernel(
+  device: GPUDevice,
+  enc: GPUCommandEncoder,
+  name: string,
+  code: string,
+  constants: Record<string, number>,
+  bindings: readonly (Bindable | Uint32Array)[],
+  groups: readonly [number, number?, number?],
+): Promise<void> {
+  const pipeline = await computePipeline(device, name, code, constants);
+  const resources = bindings.map((b) => b instanceof Uint32Array ? uniformBuffer(device, `${name}-params`, b) : b);
+  dispatch(device, enc, pipeline, resources, groups);
+}
 
 /** The most workgroups one dispatch dimension may have (WebGPU's default limit). */
 export const MAX_GROUPS_PER_DIM = 65535;

@@ -1,8 +1,7 @@
 // Wrappers of the PRM's scalar head: prm_head_forward.wgsl (z = h w + b), prm_head_loss.wgsl
 // (weighted BCE on logits and dL/dz), prm_head_backward.wgsl (dh = dz w) and prm_head_dw.wgsl
 // (dw = dz^T h, db = sum dz). Formulas in tests/gpu-ref/prm_head.ref.ts.
-import { computePipeline, dispatch, uniformBuffer } from "../device.ts";
-import { checkSizes, fitPow2, grid, packParams } from "./layer-common.ts";
+import { checkSizes, encodeKernel, fitPow2, grid, packParams } from "./layer-common.ts";
 import forwardSource from "./prm_head_forward.wgsl" with { type: "text" };
 import lossSource from "./prm_head_loss.wgsl" with { type: "text" };
 import backwardSource from "./prm_head_backward.wgsl" with { type: "text" };
@@ -25,9 +24,8 @@ export async function encodePrmHeadForward(
   d: PrmHeadDims,
 ): Promise<void> {
   checkSizes("prm head", [["h", b.h, d.N * d.C * 4], ["wb", b.wb, (d.C + 1) * 4], ["z", b.z, d.N * 4]]);
-  const pipeline = await computePipeline(device, "prm_head_forward", forwardSource, { WG: fitPow2(d.C, 32, 256) });
-  const params = uniformBuffer(device, "prm_head_forward-params", packParams("uu", [d.N, d.C]));
-  dispatch(device, enc, pipeline, [b.h, b.wb, b.z, params], grid(d.N, 1));
+  const bind = [b.h, b.wb, b.z, packParams("uu", [d.N, d.C])];
+  await encodeKernel(device, enc, "prm_head_forward", forwardSource, { WG: fitPow2(d.C, 32, 256) }, bind, grid(d.N, 1));
 }
 
 /** Records the weighted BCE per row, loss (N), and its gradient dz (N), from logits z, labels and weights (N). */
@@ -45,9 +43,8 @@ export async function encodePrmBce(
     ["dz", b.dz, n],
     ["loss", b.loss, n],
   ]);
-  const pipeline = await computePipeline(device, "prm_head_loss", lossSource, { WG });
-  const params = uniformBuffer(device, "prm_head_loss-params", packParams("u", [N]));
-  dispatch(device, enc, pipeline, [b.z, b.labels, b.weights, b.dz, b.loss, params], grid(N, WG));
+  const bind = [b.z, b.labels, b.weights, b.dz, b.loss, packParams("u", [N])];
+  await encodeKernel(device, enc, "prm_head_loss", lossSource, { WG }, bind, grid(N, WG));
 }
 
 /** Records dh (N, C) (+)= dz (N) w. */
@@ -58,12 +55,9 @@ export async function encodePrmHeadBackward(
   d: PrmHeadDims & { accumulate?: boolean },
 ): Promise<void> {
   checkSizes("prm head backward", [["dz", b.dz, d.N * 4], ["wb", b.wb, (d.C + 1) * 4], ["dh", b.dh, d.N * d.C * 4]]);
-  const pipeline = await computePipeline(device, "prm_head_backward", backwardSource, {
-    WG,
-    ACCUMULATE: d.accumulate ? 1 : 0,
-  });
-  const params = uniformBuffer(device, "prm_head_backward-params", packParams("uu", [d.N, d.C]));
-  dispatch(device, enc, pipeline, [b.dz, b.wb, b.dh, params], grid(d.N * d.C, WG));
+  const constants = { WG, ACCUMULATE: d.accumulate ? 1 : 0 };
+  const bind = [b.dz, b.wb, b.dh, packParams("uu", [d.N, d.C])];
+  await encodeKernel(device, enc, "prm_head_backward", backwardSource, constants, bind, grid(d.N * d.C, WG));
 }
 
 /** Records dwb (C + 1) (+)= [dz^T h, sum dz]: the head's parameter gradient. */
@@ -74,10 +68,7 @@ export async function encodePrmHeadWeightGrad(
   d: PrmHeadDims & { accumulate?: boolean },
 ): Promise<void> {
   checkSizes("prm head dw", [["dz", b.dz, d.N * 4], ["h", b.h, d.N * d.C * 4], ["dwb", b.dwb, (d.C + 1) * 4]]);
-  const pipeline = await computePipeline(device, "prm_head_dw", dwSource, {
-    WG: DW_WG,
-    ACCUMULATE: d.accumulate ? 1 : 0,
-  });
-  const params = uniformBuffer(device, "prm_head_dw-params", packParams("uu", [d.N, d.C]));
-  dispatch(device, enc, pipeline, [b.dz, b.h, b.dwb, params], [Math.ceil((d.C + 1) / DW_WG)]);
+  const constants = { WG: DW_WG, ACCUMULATE: d.accumulate ? 1 : 0 };
+  const bind = [b.dz, b.h, b.dwb, packParams("uu", [d.N, d.C])];
+  await encodeKernel(device, enc, "prm_head_dw", dwSource, constants, bind, [Math.ceil((d.C + 1) / DW_WG)]);
 }

@@ -3,7 +3,7 @@
 // or, for many rows, W dequantised and the f32 kernels (knob q4deq). docs/kernels.md, "q4 matmul".
 import { CALL_SCRATCH, computePipeline, dispatch, sharedScratch, storageBuffer, uniformBuffer } from "../device.ts";
 import { perfSwitches } from "../switches.ts";
-import { checkSizes, unusedBinding } from "./layer-common.ts";
+import { checkSizes, encodeKernel, unusedBinding } from "./layer-common.ts";
 import {
   encodeMatmul,
   encodeSplitReduce,
@@ -147,13 +147,11 @@ export async function encodeQ4Dequant(
   if (problem) throw new Error(`q4 dequant: ${problem}`);
   checkSizes("q4 dequant", [["output", out, w.Nout * w.K * 4], ["packed", w.packed, w.Nout * nb * 16]]);
   checkSizes("q4 dequant", [["scales", w.scales, w.Nout * nb * 4]]);
-  const pipeline = await computePipeline(device, `q4-dequant${transposed ? "-t" : ""}`, dequantSource, {
-    HAS_ZP: w.zeroPoints ? 1 : 0,
-    TRANSPOSED: transposed ? 1 : 0,
-  });
-  const dims = uniformBuffer(device, "q4-dequant-dims", new Uint32Array([w.Nout, w.K, nb, zpBytes]));
+  const name = `q4-dequant${transposed ? "-t" : ""}`;
+  const constants = { HAS_ZP: w.zeroPoints ? 1 : 0, TRANSPOSED: transposed ? 1 : 0 };
+  const dims = new Uint32Array([w.Nout, w.K, nb, zpBytes]);
   const bind = [w.packed, w.scales, w.zeroPoints ?? unusedBinding(device), out, dims];
-  dispatch(device, enc, pipeline, bind, dequantGrid(w, transposed));
+  await encodeKernel(device, enc, name, dequantSource, constants, bind, dequantGrid(w, transposed));
 }
 
 /**
@@ -231,12 +229,9 @@ async function encodeQ4(
   const [inCols, outCols] = trans ? [w.Nout, w.K] : [w.K, w.Nout];
   const name = trans ? "q4matmul_t" : "q4matmul";
   const { nb, zpBytes } = q4Geometry(w.K);
-  checkSizes(name, [["input", input, N * inCols * 4], ["output", out, N * outCols * 4], [
-    "bias",
-    opts.bias,
-    w.Nout * 4,
-  ]]);
-  checkSizes(name, [["packed", w.packed, w.Nout * nb * 16], ["scales", w.scales, w.Nout * nb * 4]]);
+  checkSizes(name, [["input", input, N * inCols * 4], ["output", out, N * outCols * 4]]);
+  checkSizes(name, [["bias", opts.bias, w.Nout * 4], ["packed", w.packed, w.Nout * nb * 16]]);
+  checkSizes(name, [["scales", w.scales, w.Nout * nb * 4]]);
   if (q4Dequantises(device, N, w, trans, opts.variant)) {
     // The forward reads W^T (K, Nout) as the f32 step reads its stored W^T (knob wT), the transposed product W.
     const tail = opts.tail && { ...opts.tail, transB: !trans };

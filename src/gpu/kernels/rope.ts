@@ -1,6 +1,5 @@
 // Wrapper of rope.wgsl: rotary embedding of (N, H, D) rows at u32 positions, forward or backward.
-import { computePipeline, dispatch, uniformBuffer } from "../device.ts";
-import { grid, packParams } from "./layer-common.ts";
+import { encodeKernel, grid, packParams } from "./layer-common.ts";
 import source from "./rope.wgsl" with { type: "text" };
 
 /** Shape shared by the kernel and the reference. */
@@ -27,10 +26,7 @@ export async function encodeRope(
   d: RopeDims & { backward?: boolean },
 ): Promise<void> {
   if (d.D % 2 !== 0) throw new Error(`rope: head dim D=${d.D} must be even`);
-  const pipeline = await computePipeline(device, d.backward ? "rope_backward" : "rope_forward", source, {
-    WG,
-    BACKWARD: d.backward ? 1 : 0,
-  });
-  const params = uniformBuffer(device, "rope-params", packParams("uuu", [d.N, d.H, d.D]));
-  dispatch(device, enc, pipeline, [x, pos, invFreq, y, params], grid((d.N * d.H * d.D) / 2, WG));
+  const name = d.backward ? "rope_backward" : "rope_forward", BACKWARD = d.backward ? 1 : 0;
+  const bind = [x, pos, invFreq, y, packParams("uuu", [d.N, d.H, d.D])];
+  await encodeKernel(device, enc, name, source, { WG, BACKWARD }, bind, grid((d.N * d.H * d.D) / 2, WG));
 }

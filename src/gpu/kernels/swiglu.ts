@@ -1,6 +1,5 @@
 // Wrapper of swiglu.wgsl (a template: BACKWARD); gate, up and h are (N, F) f32 buffers.
-import { computePipeline, dispatch, uniformBuffer } from "../device.ts";
-import { grid, packParams } from "./layer-common.ts";
+import { encodeKernel, grid, packParams } from "./layer-common.ts";
 import source from "./swiglu.wgsl" with { type: "text" };
 import { expandKernel } from "./wgsl-parts.ts";
 
@@ -16,9 +15,8 @@ export async function encodeSwigluForward(
   h: GPUBuffer,
   count: number,
 ): Promise<void> {
-  const pipeline = await computePipeline(device, "swiglu_forward", code(false), { WG });
-  const params = uniformBuffer(device, "swiglu_forward-params", packParams("u", [count]));
-  dispatch(device, enc, pipeline, [gate, up, h, params], grid(count, WG));
+  const params = packParams("u", [count]);
+  await encodeKernel(device, enc, "swiglu_forward", code(false), { WG }, [gate, up, h, params], grid(count, WG));
 }
 
 /** Records dgate and dup from dh, gate and up over `count` = N*F elements. */
@@ -32,7 +30,6 @@ export async function encodeSwigluBackward(
   dup: GPUBuffer,
   count: number,
 ): Promise<void> {
-  const pipeline = await computePipeline(device, "swiglu_backward", code(true), { WG });
-  const params = uniformBuffer(device, "swiglu_backward-params", packParams("u", [count]));
-  dispatch(device, enc, pipeline, [dh, gate, up, dgate, dup, params], grid(count, WG));
+  const bind = [dh, gate, up, dgate, dup, packParams("u", [count])];
+  await encodeKernel(device, enc, "swiglu_backward", code(true), { WG }, bind, grid(count, WG));
 }
