@@ -1,6 +1,6 @@
 import { assert, assertClose, assertEquals } from "../../../tests/assert.ts";
 import { Rng } from "../../core/rng.ts";
-import { poison, readF32, requestGpu, storageBuffer } from "../device.ts";
+import { poison, readF32, requestGpu, sharedScratch, storageBuffer } from "../device.ts";
 import { type AdamWHyper, encodeAdamW } from "./adamw.ts";
 import { adamwRef } from "../../../tests/gpu-ref/adamw.ref.ts";
 import { encodeGradNorm, gradNormPartialsBytes, gradStatsBuffer, readGradStats } from "./gradnorm.ts";
@@ -40,14 +40,14 @@ async function step(ts: Tensor[], hp: AdamWHyper, maxNorm?: number) {
     v: storageBuffer(device, "v", t.v),
     count: t.param.length,
   }));
-  const stats = maxNorm === undefined ? undefined : gradStatsBuffer(device);
-  if (stats) poison(device, stats);
+  // Without a norm, the stats buffer's "no clip, finite" (gradStatsBuffer) as written.
+  const stats = gradStatsBuffer(device);
+  if (maxNorm !== undefined) poison(device, stats);
   const enc = device.createCommandEncoder({ label: "adamw-test" });
-  // The caller-provided partials scratch, poisoned: every slot must be written by pass 1.
-  const partials = storageBuffer(device, "partials", gradNormPartialsBytes(ts.map((t) => t.param.length)));
-  poison(device, partials);
-  if (stats && maxNorm !== undefined) {
-    await encodeGradNorm(device, enc, bufs.map((b) => ({ buffer: b.grad, count: b.count })), stats, maxNorm, partials);
+  // The partials' scratch, poisoned: every slot must be written by pass 1.
+  poison(device, sharedScratch(device, "gradnorm-partials", gradNormPartialsBytes(ts.map((t) => t.param.length))));
+  if (maxNorm !== undefined) {
+    await encodeGradNorm(device, enc, bufs.map((b) => ({ buffer: b.grad, count: b.count })), stats, maxNorm);
   }
   for (const b of bufs) await encodeAdamW(device, enc, b, hp, stats);
   device.queue.submit([enc.finish()]);
@@ -56,9 +56,8 @@ async function step(ts: Tensor[], hp: AdamWHyper, maxNorm?: number) {
     out.push({ param: await readF32(device, b.param), m: await readF32(device, b.m), v: await readF32(device, b.v) });
     for (const x of [b.param, b.grad, b.m, b.v]) x.destroy();
   }
-  const st = stats ? await readGradStats(device, stats) : undefined;
-  stats?.destroy();
-  partials.destroy();
+  const st = maxNorm === undefined ? undefined : await readGradStats(device, stats);
+  stats.destroy();
   return { out, stats: st };
 }
 

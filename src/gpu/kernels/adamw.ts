@@ -1,9 +1,8 @@
 // Wrapper of adamw.wgsl: one AdamW step over flat (n) f32 buffers param, grad, m and v, clipped
 // and possibly skipped according to a stats buffer written by encodeGradNorm.
-import { computePipeline, dispatch, uniformBuffer } from "../device.ts";
 import source from "./adamw.wgsl" with { type: "text" };
-import { encodeGradNorm, gradStatsBuffer } from "./gradnorm.ts";
-import { grid, packParams } from "./layer-common.ts";
+import { encodeGradNorm } from "./gradnorm.ts";
+import { encodeKernel, grid, packParams } from "./layer-common.ts";
 
 /** AdamW hyperparameters of one step. */
 export interface AdamWHyper {
@@ -27,8 +26,6 @@ export interface AdamWState {
   count: number;
 }
 
-const noClip = new WeakMap<GPUDevice, GPUBuffer>();
-
 /** The uniform words of one step: bias corrections are formed in float64 on the CPU. */
 export function adamwParams(count: number, hp: AdamWHyper): Uint32Array {
   if (!(hp.step >= 1)) throw new Error(`adamw: step ${hp.step} must be >= 1`);
@@ -47,21 +44,18 @@ export function adamwParams(count: number, hp: AdamWHyper): Uint32Array {
 }
 
 /**
- * Records one AdamW step. `stats` (from encodeGradNorm) supplies the clip factor and skips the
- * step on NaN/Inf gradients; without it the gradient is used as is.
+ * Records one AdamW step. `stats` (from encodeGradNorm, or gradStatsBuffer's "no clip, finite") supplies the clip
+ * factor and skips the step on NaN/Inf gradients.
  */
 export async function encodeAdamW(
   device: GPUDevice,
   enc: GPUCommandEncoder,
   s: AdamWState,
   hp: AdamWHyper,
-  stats?: GPUBuffer,
+  stats: GPUBuffer,
 ): Promise<void> {
-  const pipeline = await computePipeline(device, "adamw", source, { WG });
-  let st = stats ?? noClip.get(device);
-  if (!st) noClip.set(device, st = gradStatsBuffer(device, "adamw-no-clip-stats"));
-  const params = uniformBuffer(device, "adamw-params", adamwParams(s.count, hp));
-  dispatch(device, enc, pipeline, [s.param, s.grad, s.m, s.v, st, params], grid(s.count, WG));
+  const bind = [s.param, s.grad, s.m, s.v, stats, adamwParams(s.count, hp)];
+  await encodeKernel(device, enc, "adamw", source, { WG }, bind, grid(s.count, WG));
 }
 
 /** The optimiser settings of a trainer's options. */

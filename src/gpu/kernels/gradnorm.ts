@@ -1,16 +1,8 @@
 // Wrapper of gradnorm.wgsl (pass 1 and, FINAL, pass 2): the global gradient norm over a list of
 // buffers, reduced on the GPU into a stats buffer that adamw.wgsl reads (clip factor, skip flag).
-import {
-  computePipeline,
-  dispatch,
-  readBuffer,
-  sharedScratch,
-  storageBuffer,
-  uniformBuffer,
-  writeBuffer,
-} from "../device.ts";
+import { readBuffer, sharedScratch, storageBuffer, writeBuffer } from "../device.ts";
 import source from "./gradnorm.wgsl" with { type: "text" };
-import { checkSizes, packParams } from "./layer-common.ts";
+import { encodeKernel, packParams } from "./layer-common.ts";
 import { expandKernel } from "./wgsl-parts.ts";
 
 /** What the two passes leave in the stats buffer (see gradnorm.wgsl). */
@@ -48,15 +40,15 @@ function groupsFor(count: number): number {
   return Math.max(1, Math.min(MAX_GROUPS, Math.ceil(count / (WG * 4))));
 }
 
-/** Bytes of the partials scratch encodeGradNorm needs for gradient buffers of these sizes. */
+/** Bytes of the partials encodeGradNorm writes for gradient buffers of these sizes. */
 export function gradNormPartialsBytes(counts: readonly number[]): number {
   return Math.max(1, counts.reduce((a, n) => a + groupsFor(n), 0)) * 8;
 }
 
 /**
  * Records the two-pass global norm of `grads` into `stats`, with clip = min(1, maxNorm /
- * (norm + 1e-6)) (no clipping when maxNorm <= 0) and the NaN/Inf flag. `partials` (at least
- * gradNormPartialsBytes) is the caller's; without it, the device's grow-only scratch (sharedScratch).
+ * (norm + 1e-6)) (no clipping when maxNorm <= 0) and the NaN/Inf flag; the partials go to the device's grow-only
+ * scratch (sharedScratch).
  */
 export async function encodeGradNorm(
   device: GPUDevice,
@@ -64,24 +56,17 @@ export async function encodeGradNorm(
   grads: readonly GradSlice[],
   stats: GPUBuffer,
   maxNorm: number,
-  partials?: GPUBuffer,
 ): Promise<void> {
   const code = (final: boolean) => expandKernel("gradnorm.wgsl", source, { FINAL: final });
-  const partialPipeline = await computePipeline(device, "gradnorm_partial", code(false), { WG });
-  const finalPipeline = await computePipeline(device, "gradnorm_final", code(true), { WG });
-  const groups = grads.map((g) => groupsFor(g.count));
-  const total = groups.reduce((a, b) => a + b, 0);
-  const need = gradNormPartialsBytes(grads.map((g) => g.count));
-  checkSizes("gradnorm", [["partials", partials, need]]);
-  const scratch = partials ?? sharedScratch(device, "gradnorm-partials", need);
+  const scratch = sharedScratch(device, "gradnorm-partials", gradNormPartialsBytes(grads.map((g) => g.count)));
   let offset = 0;
-  grads.forEach((g, k) => {
-    const params = uniformBuffer(device, "gradnorm_partial-params", packParams("uu", [g.count, offset]));
-    dispatch(device, enc, partialPipeline, [g.buffer, scratch, params], [groups[k]]);
-    offset += groups[k];
-  });
-  const params = uniformBuffer(device, "gradnorm_final-params", packParams("uf", [total, maxNorm]));
-  dispatch(device, enc, finalPipeline, [scratch, stats, params], [1]);
+  for (const g of grads) {
+    const bind = [g.buffer, scratch, packParams("uu", [g.count, offset])];
+    await encodeKernel(device, enc, "gradnorm_partial", code(false), { WG }, bind, [groupsFor(g.count)]);
+    offset += groupsFor(g.count);
+  }
+  const bind = [scratch, stats, packParams("uf", [offset, maxNorm])];
+  await encodeKernel(device, enc, "gradnorm_final", code(true), { WG }, bind, [1]);
 }
 
 /** Reads a stats buffer back (for logging; the optimizer itself never needs this round trip). */

@@ -1,12 +1,11 @@
 import { assertClose } from "../../../tests/assert.ts";
 import { Rng } from "../../core/rng.ts";
-import { poison, readF32, requestGpu, storageBuffer } from "../device.ts";
+import { poison, readF32, requestGpu, sharedScratch, storageBuffer } from "../device.ts";
 import {
   encodeRmsNormBackward,
   encodeRmsNormForward,
   encodeRmsNormWeightGrad,
   type RmsNormDims,
-  rmsnormDwScratchBytes,
   rmsnormSubgroups,
 } from "./rmsnorm.ts";
 import { rmsnormBackwardRef, rmsnormForwardRef } from "../../../tests/gpu-ref/rmsnorm.ref.ts";
@@ -18,7 +17,6 @@ async function check(
   seed: number,
   accumulate: boolean,
   label: string,
-  withScratch = false,
 ) {
   const { device } = gpu;
   const rng = new Rng(seed);
@@ -35,13 +33,12 @@ async function check(
   const gdw = storageBuffer(device, "dw", dw0);
   for (const b of [gy, grstd]) poison(device, b);
   if (!accumulate) { for (const b of [gdx, gdw]) poison(device, b); }
-  const scratchBytes = rmsnormDwScratchBytes(rows, C);
-  const scratch = withScratch && scratchBytes > 0 ? storageBuffer(device, "dw-scratch", scratchBytes) : undefined;
-  if (scratch) poison(device, scratch);
+  // The dw partials' scratch (at most 64 slices), poisoned: every slot must be written.
+  poison(device, sharedScratch(device, "rmsnorm_dw-partials", 64 * C * 4));
   const enc = device.createCommandEncoder({ label: "rmsnorm-test" });
   await encodeRmsNormForward(device, enc, gx, gw, gy, grstd, d);
   await encodeRmsNormBackward(device, enc, gdy, gx, gw, grstd, gdx, { ...d, accumulate });
-  await encodeRmsNormWeightGrad(device, enc, gdy, gx, grstd, gdw, { ...d, accumulate, scratch });
+  await encodeRmsNormWeightGrad(device, enc, gdy, gx, grstd, gdw, { ...d, accumulate });
   device.queue.submit([enc.finish()]);
   const f = rmsnormForwardRef(x, w, d);
   const b = rmsnormBackwardRef(dy, x, w, d);
@@ -63,7 +60,6 @@ async function check(
       `dx ${ex.maxAbs.toExponential(2)} dw ${ew.maxAbs.toExponential(2)}`,
   );
   for (const buf of [gx, gw, gdy, gy, grstd, gdx, gdw]) buf.destroy();
-  scratch?.destroy();
 }
 
 Deno.test("rmsnorm: forward, dx and dw against the float64 reference, odd sizes", async () => {
@@ -75,7 +71,7 @@ Deno.test("rmsnorm: forward, dx and dw against the float64 reference, odd sizes"
 
 Deno.test("rmsnorm: accumulating dx and dw add to what the buffers held", async () => {
   await check({ rows: 9, C: 75, eps: 1e-5 }, 7, true, "rmsnorm");
-  await check({ rows: 777, C: 65, eps: 1e-5 }, 10, true, "rmsnorm (dw in 4 row slices, caller's scratch)", true);
+  await check({ rows: 777, C: 65, eps: 1e-5 }, 10, true, "rmsnorm (dw in 4 row slices)");
 });
 
 Deno.test("rmsnorm: per-head q/k norm, rows = N*H and C = D, one (D) weight", async () => {
