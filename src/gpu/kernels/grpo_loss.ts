@@ -1,8 +1,7 @@
 // Wrapper of grpo_loss.wgsl: the GRPO-family loss, dL/dlogpNew per token and the batch metrics,
 // computed on the GPU from buffers the trainer already holds (logpNew and entropy from its forward).
 import type { GrpoMetrics } from "../../core/grpo.ts";
-import { computePipeline, dispatch, readF32, storageBuffer, uniformBuffer } from "../device.ts";
-import { packParams } from "./layer-common.ts";
+import { encodeKernel, packParams } from "./layer-common.ts";
 import source from "./grpo_loss.wgsl" with { type: "text" };
 
 /** Inputs (N) and outputs of the loss kernel; `logpRef` may be omitted when there is no reference. */
@@ -30,11 +29,6 @@ export interface GrpoLossKnobs {
   beta: number;
 }
 
-/** A (12) f32 stats buffer for encodeGrpoLoss. */
-export function grpoStatsBuffer(device: GPUDevice): GPUBuffer {
-  return storageBuffer(device, "grpo-stats", 12 * 4);
-}
-
 /** Records the loss kernel (one workgroup strides over all N tokens). */
 export async function encodeGrpoLoss(
   device: GPUDevice,
@@ -43,12 +37,10 @@ export async function encodeGrpoLoss(
   k: GrpoLossKnobs,
 ): Promise<void> {
   if (k.beta !== 0 && !b.logpRef) throw new Error("grpo_loss: beta != 0 needs logpRef");
-  const pipeline = await computePipeline(device, "grpo_loss", source);
   const words = packParams("ufffu", [k.N, k.epsLow, k.epsHigh, k.beta, b.logpRef ? 1 : 0]);
-  const params = uniformBuffer(device, "grpo_loss-params", words);
   const ref = b.logpRef ?? b.logpOld; // bound but unread when hasRef == 0
-  const bind = [b.logpNew, b.logpOld, ref, b.mask, b.weight, b.adv, b.entropy, b.grad, b.stats, params];
-  dispatch(device, enc, pipeline, bind, [1]);
+  const bind = [b.logpNew, b.logpOld, ref, b.mask, b.weight, b.adv, b.entropy, b.grad, b.stats, words];
+  await encodeKernel(device, enc, "grpo_loss", source, {}, bind, [1]);
 }
 
 /** The loss parts and metrics, in src/core/grpo.ts's shape, plus the masked mean entropy. */
@@ -58,11 +50,6 @@ export interface GrpoGpuResult {
   klLoss: number;
   metrics: GrpoMetrics;
   entropy: number;
-}
-
-/** Reads and interprets a stats buffer written by encodeGrpoLoss. */
-export async function readGrpoStats(device: GPUDevice, stats: GPUBuffer, beta: number): Promise<GrpoGpuResult> {
-  return grpoResult(await readF32(device, stats, 12), beta);
 }
 
 /** Combines the raw stats of several micro-batches (sums add, min/max combine) into one raw stats vector. */
