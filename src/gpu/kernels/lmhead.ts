@@ -1,13 +1,10 @@
 // Wrappers of the fused vocabulary head: lmhead.wgsl + lmhead_combine.wgsl (forward: logp, lse, entropy, streaming over
 // V) and lmhead_grad_t128.wgsl + matmul.ts's kernels (backward, chunked over V: dz, then dh and, for full fine-tuning,
 // dW). Layouts in docs/kernels.md, "Fused vocabulary head".
-import { computePipeline, dispatch, uniformBuffer } from "../device.ts";
-import { checkSizes, unusedBinding } from "./layer-common.ts";
+import { checkSizes, encodeKernel, unusedBinding } from "./layer-common.ts";
 import partialSource from "./lmhead.wgsl" with { type: "text" };
-import partialCommon from "./lmhead_partials_common.wgsl" with { type: "text" };
 import combineSource from "./lmhead_combine.wgsl" with { type: "text" };
 import grad128Source from "./lmhead_grad_t128.wgsl" with { type: "text" };
-import gradCommon from "./lmhead_grad_common.wgsl" with { type: "text" };
 import { encodeMatmulBindings } from "./matmul.ts";
 import { expandKernel } from "./wgsl-parts.ts";
 
@@ -131,20 +128,18 @@ export async function encodeLmheadForward(
   const window = lmheadWindow(device, d, o);
   if (window < VS) throw new Error(`lmhead: one vocabulary slice of ${VS} x ${d.C} exceeds the binding limit`);
   const rowsPer = 64;
-  const partial = await computePipeline(device, "lmhead-partials", `${partialSource}\n${partialCommon}`);
   for (let vStart = 0; vStart < d.V; vStart += window) {
     const vCount = Math.min(window, d.V - vStart);
     const u = new Uint32Array([d.N, d.C, vStart, vCount, VS, nSplit, vStart / VS, 0]);
     new Float32Array(u.buffer)[7] = o.scale ?? 1;
-    const dims = uniformBuffer(device, "lmhead-partials-dims", u);
+    const bind = [buf.h, rows(buf.w, d.C, vStart, vCount), buf.targets, buf.partials, u];
     const groups = [Math.ceil(vCount / VS), Math.ceil(d.N / rowsPer)] as const;
-    dispatch(device, enc, partial, [buf.h, rows(buf.w, d.C, vStart, vCount), buf.targets, buf.partials, dims], groups);
+    await encodeKernel(device, enc, "lmhead-partials", partialSource, {}, bind, groups);
   }
-  const combine = await computePipeline(device, "lmhead-combine", combineSource);
   const perX = Math.min(d.N, 32768);
-  const dims = uniformBuffer(device, "lmhead-combine-dims", new Uint32Array([d.N, d.V, nSplit, perX]));
+  const dims = new Uint32Array([d.N, d.V, nSplit, perX]);
   const bind = [buf.partials, buf.targets, buf.logp, buf.lse, buf.entropy, dims];
-  dispatch(device, enc, combine, bind, [perX, Math.ceil(d.N / perX)]);
+  await encodeKernel(device, enc, "lmhead-combine", combineSource, {}, bind, [perX, Math.ceil(d.N / perX)]);
 }
 
 /** Records the backward chunk by chunk over V: dz (scratch), dh (+)= scale dz W_chunk, and dW_chunk (+)= scale dz^T h when dw is given. */
@@ -173,22 +168,17 @@ export async function encodeLmheadBackward(
   const scale = o.scale ?? 1;
   if (hasEnt && !buf.entropy) throw new Error("lmhead: gEnt needs the forward's entropy");
   const tile = 128;
-  const grad = await computePipeline(
-    device,
-    "lmhead-grad-t128",
-    `${expandKernel("lmhead_grad_t128.wgsl", grad128Source)}\n${gradCommon}`,
-    { HAS_ENT: hasEnt ? 1 : 0 },
-  );
+  const grad = expandKernel("lmhead_grad_t128.wgsl", grad128Source);
   for (let vStart = 0; vStart < d.V; vStart += chunk) {
     const vCount = Math.min(chunk, d.V - vStart);
     const u = new Uint32Array([d.N, d.C, d.V, vStart, vCount, 0, 0, 0]);
     new Float32Array(u.buffer)[5] = scale;
-    const dims = uniformBuffer(device, "lmhead-grad-dims", u);
     const dz: GPUBufferBinding = { buffer: buf.scratch, offset: 0, size: d.N * vCount * 4 };
     const wRows = rows(buf.w, d.C, vStart, vCount);
     const ent = [buf.entropy ?? unusedBinding(device), buf.gEnt ?? unusedBinding(device)];
     const groups = [Math.ceil(vCount / tile), Math.ceil(d.N / tile)] as const;
-    dispatch(device, enc, grad, [buf.h, wRows, buf.targets, buf.lse, buf.g, ...ent, dz, dims], groups);
+    const bind = [buf.h, wRows, buf.targets, buf.lse, buf.g, ...ent, dz, u];
+    await encodeKernel(device, enc, "lmhead-grad-t128", grad, { HAS_ENT: hasEnt ? 1 : 0 }, bind, groups);
     // dh (N, C) (+)= dz (N, vCount) @ W_chunk (vCount, C)
     const o1 = { M: d.N, N: d.C, K: vCount, accumulate: vStart > 0 || (o.accumulateDh ?? false), alpha: scale };
     await encodeMatmulBindings(device, enc, dz, wRows, { buffer: buf.dh }, o1);

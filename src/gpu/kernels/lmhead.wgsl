@@ -5,7 +5,7 @@
 // walks its columns in 64x64 tiles (the matmul.wgsl scheme), each thread keeping running partials
 // for its 4 rows, merged across the 16 threads of a row at the end. lmhead_combine.wgsl finishes.
 
-// Dims, the bindings and the row merge (putMerge, rowMax, rowSum): lmhead_partials_common.wgsl, appended by lmhead.ts.
+// Dims, the bindings and the row merge (putMerge, rowMax, rowSum): after the kernel, at the end of this file.
 
 const TS: u32 = 64u;
 const TK: u32 = 16u;
@@ -106,4 +106,43 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec
     part[base + 2u] = zs[r];
     part[base + 3u] = zt[r];
   }
+}
+
+// The merge of a row's running partials across the 16 threads of the row goes through workgroup memory: the kernel's
+// tileA, at least 4 vec4 a row of its tile.
+
+struct Dims {
+  N: u32,
+  C: u32,
+  vStart: u32,    // vocabulary index of the window's first row
+  vCount: u32,    // rows of W in the window
+  VS: u32,        // columns per workgroup, a multiple of 64
+  nSplit: u32,    // partials per row: ceil(V / VS)
+  splitBase: u32, // vStart / VS
+  scale: f32,     // logit multiplier (1 / temperature)
+}
+
+@group(0) @binding(0) var<storage, read> h: array<f32>;          // (N, C)
+@group(0) @binding(1) var<storage, read> w: array<f32>;          // (vCount, C), rows vStart.. of W (V, C)
+@group(0) @binding(2) var<storage, read> targets: array<u32>;    // (N)
+@group(0) @binding(3) var<storage, read_write> part: array<f32>; // (N, nSplit, 4): m, s, sum e^(z-m) z, z_target
+@group(0) @binding(4) var<uniform> dims: Dims;
+
+const NEG: f32 = -1.0e30; // the running max before any logit, and the target's logit while unseen
+
+// The merge scratch holds one value per (row i of the tile, thread j of 16) at flat index i * 16 + j.
+fn putMerge(i: u32, j: u32, x: f32) {
+  tileA[i * 4u + j / 4u][j % 4u] = x;
+}
+
+fn rowMax(i: u32) -> f32 {
+  let a = max(tileA[i * 4u], tileA[i * 4u + 1u]);
+  let b = max(tileA[i * 4u + 2u], tileA[i * 4u + 3u]);
+  let c = max(a, b);
+  return max(max(c.x, c.y), max(c.z, c.w));
+}
+
+fn rowSum(i: u32) -> f32 {
+  let c = (tileA[i * 4u] + tileA[i * 4u + 1u]) + (tileA[i * 4u + 2u] + tileA[i * 4u + 3u]);
+  return (c.x + c.y) + (c.z + c.w);
 }

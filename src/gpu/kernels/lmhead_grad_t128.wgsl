@@ -4,8 +4,8 @@
 // block of rows 4 ty + i and 64 + 4 ty + i, columns 4 tx + j and 64 + 4 tx + j. Rows with a target >= V are ignored
 // by the logp term (they still get the entropy term).
 
-// Dims, the bindings and HAS_ENT: lmhead_grad_common.wgsl, appended by lmhead.ts; the FMA block: matmul_fma8x8.wgsl,
-// included (wgsl-template.ts).
+// Dims, the bindings and HAS_ENT: at the end of this file; the FMA block: matmul_fma8x8.wgsl, included
+// (wgsl-template.ts).
 
 const TS: u32 = 128u;
 const TK: u32 = 16u;
@@ -69,3 +69,27 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec
   }
   // #include matmul_store8x8.wgsl STORE=put
 }
+
+
+struct Dims {
+  N: u32,
+  C: u32,
+  V: u32,
+  vStart: u32, // vocabulary index of the chunk's first row
+  vCount: u32, // rows of W in the chunk
+  scale: f32,  // logit multiplier (1 / temperature)
+  _p1: u32,
+  _p2: u32,
+}
+
+@group(0) @binding(0) var<storage, read> h: array<f32>;          // (N, C)
+@group(0) @binding(1) var<storage, read> w: array<f32>;          // (vCount, C), rows vStart.. of W (V, C)
+@group(0) @binding(2) var<storage, read> targets: array<u32>;    // (N)
+@group(0) @binding(3) var<storage, read> lse: array<f32>;        // (N), from the forward
+@group(0) @binding(4) var<storage, read> g: array<f32>;          // (N) upstream gradient of logp
+@group(0) @binding(5) var<storage, read> entropy: array<f32>;    // (N), read only when HAS_ENT
+@group(0) @binding(6) var<storage, read> gEnt: array<f32>;       // (N) upstream gradient of entropy, when HAS_ENT
+@group(0) @binding(7) var<storage, read_write> dz: array<f32>;   // (N, vCount)
+@group(0) @binding(8) var<uniform> dims: Dims;
+
+override HAS_ENT: bool = false;
