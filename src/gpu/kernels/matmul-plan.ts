@@ -8,13 +8,9 @@ export interface MatmulOpts {
   M: number;
   N: number;
   K: number;
-  batch?: number;
   transA?: boolean; // A stored (K, M)
   transB?: boolean; // B stored (N, K)
   alpha?: number;
-  /** Share one A (or B) across the batch. */
-  broadcastA?: boolean;
-  broadcastB?: boolean;
 }
 
 /** The matmul kernels. */
@@ -33,7 +29,7 @@ export interface TailOperands<Buf> {
 /** Options of encodeMatmul beyond the product's shape. */
 export interface EncodeMatmulOpts extends MatmulOpts {
   accumulate?: boolean;
-  /** (N) f32 added to every row of C after alpha and accumulate (unbatched products: the q/k/v biases). */
+  /** (N) f32 added to every row of C after alpha and accumulate (the q/k/v biases). */
   bias?: GPUBuffer;
   /**
    * C also gets scale * a (M, r) op(b), b (N, r) when transB (the tail's own, else the product's), else (r, N): the
@@ -93,14 +89,12 @@ function effective(o: EncodeMatmulOpts, swap: boolean): EncodeMatmulOpts {
     N: o.M,
     transA: !(o.transB ?? false),
     transB: !(o.transA ?? false),
-    broadcastA: o.broadcastB,
-    broadcastB: o.broadcastA,
     aF16: o.bF16,
     bF16: o.aF16,
   };
 }
 
-/** Slices of K a product is split into (1: not split): unbatched products whose grid has fewer than half the target workgroups and a long K. */
+/** Slices of K a product is split into (1: not split): products whose grid has fewer than half the target workgroups and a long K. */
 export function splitKSlices(o: EncodeMatmulOpts): number {
   const pick = pickMatmul(o);
   return slicesOf(effective(o, pick.swap), pick.variant);
@@ -121,8 +115,7 @@ export function wideSplitSlices(tiles: number, K: number, outElems: number): num
 }
 
 function slicesOf(e: EncodeMatmulOpts, variant: MatmulVariant): number {
-  const { M, N, K, batch = 1 } = e;
-  if (batch !== 1) return 1;
+  const { M, N, K } = e;
   const [tm, tn] = TILE[variant];
   const tiles = Math.ceil(M / tm) * Math.ceil(N / tn);
   if (tiles >= SPLIT_TARGET_WORKGROUPS / 2) {
@@ -155,7 +148,7 @@ export const NO_VEC: VecLoads = { a: false, b: false };
 
 /**
  * The operands of product `e` (Dims words `d`, bindings at byte offsets offA, offB) that load as vec4 along their
- * memory-fastest dimension: f32, offset on 16 bytes, batch stride and rows a multiple of 4, and for a k-fastest operand
+ * memory-fastest dimension: f32, offset on 16 bytes, split-K slice stride and rows a multiple of 4, and for a k-fastest operand
  * also the slices' ends (K, kTotal) so that no vec4 straddles the contracted range's end. A and B decide apart.
  */
 function vecOperands(e: EncodeMatmulOpts, d: Uint32Array, offA: number, offB: number): VecLoads {
@@ -188,29 +181,29 @@ export function planMatmul(o: EncodeMatmulOpts, offsetA: number, offsetB: number
   const e = effective(o, swap);
   const [offA, offB] = swap ? [offsetB, offsetA] : [offsetA, offsetB];
   const S = slicesOf(e, variant);
-  const { M, N, K, batch = 1, alpha = 1 } = e;
+  const { M, N, K, alpha = 1 } = e;
   const [tm, tn] = TILE[variant];
   const words = new ArrayBuffer(32);
   const u = new Uint32Array(words);
-  let slices = 1, z = batch;
+  let slices = 1;
   if (S > 1) {
     // Slice z of a k-major operand (A^T (K, M), B (K, N)) is contiguous: rows [z Kc, (z + 1) Kc);
     // of a k-fastest one (A (M, K), B^T (N, K)) it is columns [z Kc, (z + 1) Kc) of rows of K.
     const Kc = Math.ceil(K / S / 16) * 16;
-    slices = z = Math.ceil(K / Kc);
+    slices = Math.ceil(K / Kc);
     u.set([M, N, Kc]);
     new Float32Array(words)[3] = 1;
     u.set([e.transA ? Kc * M : Kc, e.transB ? Kc : Kc * N, M * N, K], 4);
   } else {
     u.set([M, N, K]);
     new Float32Array(words)[3] = alpha;
-    u.set([e.broadcastA ? 0 : M * K, e.broadcastB ? 0 : K * N, M * N, 0], 4);
+    u.set([M * K, K * N, M * N, 0], 4);
   }
   const tiled = variant === "tile96h";
   const vec = tiled ? vecOperands(e, u, offA, offB) : NO_VEC;
-  // vec4 stores: rows and batch stride whole quads, the binding on 16 bytes (split: the scratch at offset 0).
+  // vec4 stores: rows and slice stride whole quads, the binding on 16 bytes (split: the scratch at offset 0).
   const c4 = tiled && !swap && N % 4 === 0 && u[6] % 4 === 0 && (slices > 1 ? 0 : offsetC) % 16 === 0;
-  return { variant, swap, e, slices, dims: u, grid: [Math.ceil(N / tn), Math.ceil(M / tm), z], vec, c4 };
+  return { variant, swap, e, slices, dims: u, grid: [Math.ceil(N / tn), Math.ceil(M / tm), slices], vec, c4 };
 }
 
 /** Whether `o`'s tail runs inside its kernel (EncodeMatmulOpts.tail): tile96h not swapped, A not transposed, alpha 1. */
@@ -247,5 +240,5 @@ export function vecLoads(o: EncodeMatmulOpts, offsetA = 0, offsetB = 0): VecLoad
 
 /** Floating-point operations of one matmul, for throughput figures. */
 export function matmulFlops(o: MatmulOpts): number {
-  return 2 * o.M * o.N * o.K * (o.batch ?? 1);
+  return 2 * o.M * o.N * o.K;
 }

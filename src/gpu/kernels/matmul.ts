@@ -1,4 +1,4 @@
-// Encoding of the matmul kernels: C (b, M, N) = alpha * op(A) @ op(B), optionally accumulating into C. matmul-plan.ts
+// Encoding of the matmul kernels: C (M, N) = alpha * op(A) @ op(B), optionally accumulating into C. matmul-plan.ts
 // decides the kernel, its splits, Dims and grid (pure); matmul-source.ts gives each kernel's WGSL text. f16 operands
 // (frozen base weights stored as f16, state.ts) are widened to f32 in the tile loads: sums are f32.
 import { CALL_SCRATCH, computePipeline, dispatch, existingScratch, sharedScratch, uniformBuffer } from "../device.ts";
@@ -12,7 +12,7 @@ import {
   tailLayout,
   tileStep,
 } from "./matmul-plan.ts";
-import { grid } from "./layer-common.ts";
+import { grid, packParams } from "./layer-common.ts";
 import { tile96hBody, typedSource } from "./matmul-source.ts";
 import source64 from "./matmul.wgsl" with { type: "text" };
 import sourceNarrow from "./matmul_narrow.wgsl" with { type: "text" };
@@ -122,9 +122,6 @@ export async function encodeMatmulBindings(
   c: GPUBufferBinding,
   o: EncodeMatmulOpts,
 ): Promise<void> {
-  if ((o.bias || o.tail) && (o.batch ?? 1) !== 1) {
-    throw new Error("encodeMatmul: a bias or tail needs an unbatched product");
-  }
   const p = planMatmul(o, a.offset ?? 0, b.offset ?? 0, c.offset ?? 0);
   const { e } = p;
   const [x, y] = p.swap ? [b, a] : [a, b];
@@ -191,9 +188,6 @@ export async function encodeSplitReduce(
   const reduce = bias
     ? await computePipeline(device, "matmul_splitk_reduce_bias", reduceSource, constants, "main_bias")
     : await computePipeline(device, "matmul_splitk_reduce", reduceSource, constants);
-  const prm = new ArrayBuffer(16);
-  new Uint32Array(prm).set([MN, S, 0, bias?.N ?? 0]);
-  new Float32Array(prm)[2] = alpha;
-  const params = uniformBuffer(device, "matmul-splitk-params", new Uint32Array(prm));
+  const params = uniformBuffer(device, "matmul-splitk-params", packParams("uufu", [MN, S, alpha, bias?.N ?? 0]));
   dispatch(device, enc, reduce, bias ? [part, c, params, bias.bias] : [part, c, params], grid(MN, 256));
 }
