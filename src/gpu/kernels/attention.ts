@@ -2,7 +2,7 @@
 // the dk/dv kernel (or by its own kernel where the scratch would not fit), D widened to a multiple of 4 where it is not.
 // Layouts, passes and why: docs/kernels.md, "Causal GQA attention".
 import { CALL_SCRATCH, computePipeline, dispatch, sharedScratch, uniformBuffer } from "../device.ts";
-import { checkSizes, grid } from "./layer-common.ts";
+import { checkSizes, grid, packParams } from "./layer-common.ts";
 import { scratchBuffer } from "./matmul.ts";
 import forwardBlockedSource from "./attention_rb.wgsl" with { type: "text" };
 import dkvBlockedSource from "./attention_bwd_dkv_rb.wgsl" with { type: "text" };
@@ -84,11 +84,7 @@ export interface AttentionOpts {
 }
 
 function dimsUniform(device: GPUDevice, label: string, a: AttentionDims, scale: number): GPUBuffer {
-  const words = new ArrayBuffer(32);
-  const u = new Uint32Array(words);
-  u.set([a.B, a.T, a.H, a.Hkv]);
-  new Float32Array(words)[4] = scale;
-  return uniformBuffer(device, label, u);
+  return uniformBuffer(device, label, packParams("uuuuf", [a.B, a.T, a.H, a.Hkv, scale]));
 }
 
 /** The dims with D rounded up to a multiple of 4: the kernels read rows as vec4. */
@@ -267,20 +263,8 @@ async function encodeDkv(c: Call, buf: AttentionBackwardBuffers, dims: GPUBuffer
     { ...blockedConstants(a.D, kvT, true), PARTS: parts },
   );
   const out = dkvTargets(device, buf, a, parts);
-  const bind = [
-    buf.q,
-    buf.k,
-    buf.v,
-    buf.dout,
-    buf.lse,
-    buf.delta,
-    buf.lens,
-    out.dk,
-    out.dv,
-    dims,
-    ...(dqp ? [dqp] : []),
-  ];
-  dispatch(device, enc, dkv, bind, [Math.ceil(a.T / kvT.own), a.Hkv * parts, a.B]);
+  const bind = [buf.q, buf.k, buf.v, buf.dout, buf.lse, buf.delta, buf.lens, out.dk, out.dv, dims];
+  dispatch(device, enc, dkv, dqp ? [...bind, dqp] : bind, [Math.ceil(a.T / kvT.own), a.Hkv * parts, a.B]);
   if (parts === 1) return;
   const consts = { D4: a.D / 4, PARTS: parts };
   const reduce = await computePipeline(device, "attention-backward-dkv-reduce", withDims(dkvReduceSource), consts);
