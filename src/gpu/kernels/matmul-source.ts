@@ -1,8 +1,8 @@
 // The WGSL text of the matmul kernels: the operand prelude (element types and vec4 loads: WGSL has no type-valued
 // override constants), matmul_common.wgsl, and the kernel body. tile96h and the q4 128-tile kernels are templates
 // (wgsl-template.ts) whose variants this file names: the contracted step, the LoRA tail (with quad loads or not) and
-// vec4 stores of C. `kernelSource` gives any variant by its pipeline label (scripts and docs: the kernel a profile
-// names is a file you can print).
+// vec4 stores of C. tile96hBody and typedSource give any variant's text; generate.ts writes the most-run ones to
+// generated/ (the kernel a profile names is a file you can read).
 import type { VecLoads } from "./matmul-plan.ts";
 import { NO_VEC } from "./matmul-plan.ts";
 import { expandKernel } from "./wgsl-parts.ts";
