@@ -116,6 +116,7 @@ Deno.test("decodeProducts: plain keeps a MatMulNBits per projection; fused stack
   assertEquals(count("rows", 8), { nbits: 24, split: 12, reduce: 0 });
   // auto (the default): rows up to ROWS_AUTO_MAX rows, split from there, stacked between.
   assertEquals(count("auto", 8), count("rows", 8));
+  assertEquals(count("auto", 12), count("rows", 12));
   assertEquals(count("auto", 16), count("fused", 16));
   assertEquals(count("auto", 32), count("split", 32));
 });

@@ -89,7 +89,7 @@ export interface DecoderOptions {
   headMatMul?: boolean;
   /**
    * How staticDecode "q4" graphs run their projections (f32 graphs: below): "auto" (the default) is "rows" up to
-   * ROWS_AUTO_MAX rows and "split" from there (each the faster on the H200 at 8 and at 64 rows); "split" stacks q/k/v and
+   * ROWS_AUTO_MAX rows, "fused" between and "split" from SPLIT_MIN_ROWS (each the faster where measured); "split" stacks q/k/v and
    * gate/up into one MatMulNBits each (a Split after; exact: the blocks are per row) and splits a product along K
    * where onnxruntime's kernel would run it on few workgroups (q4SplitK: its MatMulNBitsWideTile kernel takes 16 x 128
    * output tiles, so at 8-64 decoding rows a 896-wide product is 7-28 workgroups each walking all of K); "fused" only
@@ -115,8 +115,11 @@ export interface DecoderOptions {
 /** DecoderOptions.decodeProducts. */
 export type DecodeProducts = "auto" | "plain" | "fused" | "split" | "rows";
 export const DECODE_PRODUCTS: readonly DecodeProducts[] = ["auto", "plain", "fused", "split", "rows"];
-/** The most rows "auto" runs as row groups ("rows"): measured faster at 8 on the H200; at 9-16 rows (more groups) it is unmeasured. */
-export const ROWS_AUTO_MAX = 8;
+/**
+ * The most rows "auto" runs as row groups ("rows"): measured faster at 8 on the H200 and at 12 (the Hub GRPO step's
+ * 2 x G 6) on an H100 (docs/performance.md); at 9-11 and 13-16 rows unmeasured.
+ */
+export const ROWS_AUTO_MAX = 12;
 
 /** onnxruntime's MatMulNBits takes its decoding kernel (MatMulNBitsProgram) under this many rows, the wide-tile one from it. */
 export const ORT_WIDE_TILE_MIN_M = 4;
