@@ -320,6 +320,15 @@ interface LoraIo {
 /** The groups a staticDecode graph that stacks its products runs as one MatMulNBits each (linears()). */
 const STACKED_GROUPS: readonly (readonly LoraTarget[])[] = [["q_proj", "k_proj", "v_proj"], ["gate_proj", "up_proj"]];
 
+/** A stacked group's biases concatenated in parts order (zeros for a part without one); none where no part has one. */
+function stackedBias(parts: readonly { fout: number; bias: Float32Array | null }[]): Float32Array | undefined {
+  if (!parts.some((p) => p.bias)) return undefined;
+  const bias = new Float32Array(parts.reduce((a, p) => a + p.fout, 0));
+  let o = 0;
+  for (const p of parts) (p.bias && bias.set(p.bias, o), (o += p.fout));
+  return bias;
+}
+
 /** A stacked group's name in its LoRA inputs: "qkv", "gate_up". */
 function stackName(ts: readonly LoraTarget[]): string {
   const short = ts.map(shortTarget);
@@ -899,12 +908,7 @@ class DecoderBuilder {
       };
     });
     const N = parts.reduce((a, p) => a + p.fout, 0);
-    let bias: Float32Array | undefined;
-    if (parts.some((p) => p.bias)) {
-      bias = new Float32Array(N);
-      let o = 0;
-      for (const p of parts) (p.bias && bias.set(p.bias, o), (o += p.fout));
-    }
+    const bias = stackedBias(parts);
     let y = this.q4Product(
       x,
       `model.layers.${i}.${ts.map(shortTarget).join("_")}`,
@@ -969,12 +973,7 @@ class DecoderBuilder {
       this.opts.prepared?.stackedT.set(parts[0].w, wt);
     }
     const wn = this.halfInit(`${name}.weight_t`, [fin, N], wt);
-    let bias: Float32Array | null = null;
-    if (parts.some((p) => p.bias)) {
-      bias = new Float32Array(N);
-      let o = 0;
-      for (const p of parts) (p.bias && bias.set(p.bias, o), (o += p.fout));
-    }
+    const bias = stackedBias(parts);
     const lora = this.stacksLora(ts);
     let y: string;
     if (bias || lora) {
