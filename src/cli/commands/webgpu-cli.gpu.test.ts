@@ -32,6 +32,33 @@ async function rlvr(
   return { code: out.code, last: JSON.parse(lines[lines.length - 1]), stderr: new TextDecoder().decode(out.stderr) };
 }
 
+/** `rlvr logprobs` of `${dir}/model` on `${dir}/ids.json` (with `${dir}/adapter` where asked), its JSON to `out`. */
+function logprobsArgs(
+  dir: string,
+  webgpu: string,
+  e: "ort" | "webgpu",
+  dtype: "f32" | "q4",
+  withAdapter: boolean,
+  out: string,
+): string[] {
+  return [
+    "logprobs",
+    "--webgpu",
+    webgpu,
+    "--model",
+    `${dir}/model`,
+    "--ids",
+    `${dir}/ids.json`,
+    "--engine",
+    e,
+    "--dtype",
+    dtype,
+    ...(withAdapter ? ["--adapter", `${dir}/adapter`] : []),
+    "--out",
+    out,
+  ];
+}
+
 Deno.test(`rlvr gpu --webgpu ${engine}: the JSON names the engine, the adapter's features and limits; a bad engine name is a usage error`, async () => {
   const r = await rlvr(["gpu", "--no-bench", "--webgpu", engine]);
   assert(r.code === 0, `exit ${r.code}: ${r.stderr}`);
@@ -79,22 +106,7 @@ for (const arch of ARCHS) {
       for (const dtype of ["f32", "q4"] as const) {
         for (const e of ["ort", "webgpu"] as const) {
           const out = `${dir}/${e}-${dtype}-${withAdapter}.json`;
-          const r = await rlvr([
-            "logprobs",
-            "--webgpu",
-            engine,
-            "--model",
-            `${dir}/model`,
-            "--ids",
-            `${dir}/ids.json`,
-            "--engine",
-            e,
-            "--dtype",
-            dtype,
-            ...(withAdapter ? ["--adapter", `${dir}/adapter`] : []),
-            "--out",
-            out,
-          ]);
+          const r = await rlvr(logprobsArgs(dir, engine, e, dtype, withAdapter, out));
           assert(r.code === 0, `${e} ${dtype}: exit ${r.code}: ${r.stderr}`);
           assertEquals(r.last.engine, e);
           if (e === "ort") {
@@ -166,26 +178,7 @@ if (engine === "dawn") {
     const want = referenceLogprobs(tiny.config, tiny.weights, ids, adapter).flat();
     for (const e of ["ort", "webgpu"] as const) {
       const out = `${dir}/${e}.json`;
-      const r = await rlvr(
-        [
-          "logprobs",
-          "--webgpu",
-          "dawn",
-          "--model",
-          `${dir}/model`,
-          "--ids",
-          `${dir}/ids.json`,
-          "--engine",
-          e,
-          "--dtype",
-          "f32",
-          "--adapter",
-          `${dir}/adapter`,
-          "--out",
-          out,
-        ],
-        { RLVR_DAWN_VALIDATION: "off" },
-      );
+      const r = await rlvr(logprobsArgs(dir, "dawn", e, "f32", true, out), { RLVR_DAWN_VALIDATION: "off" });
       assert(r.code === 0, `${e}: exit ${r.code}: ${r.stderr}`);
       assert(r.stderr.includes("validation off"), `the engine note: ${r.stderr}`);
       const got = (JSON.parse(await Deno.readTextFile(out)) as number[][]).flat();

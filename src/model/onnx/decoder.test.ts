@@ -458,6 +458,16 @@ Deno.test("decoder graph, staticDecode: fixed shapes, no Shape operator, GQA wri
 const loraGemms = (d: ReturnType<typeof decode>, i: number) =>
   d.graph.node.filter((n) => n.opType === "Gemm" && n.input.some((x) => x.startsWith(`lora.${i}.`))).length;
 
+/** A qwen2 decoding graph with q, v, gate and up adapted, k not: q/k/v partly adapted, gate/up wholly. */
+const decodePartlyAdapted = (dtype: "q4" | "f32") =>
+  decode("qwen2", {
+    dtype,
+    attention: "gqa",
+    loraTargets: ["q_proj", "v_proj", "gate_proj", "up_proj"],
+    loraScale: 2,
+    staticDecode: { batch: 3, maxT: 16 },
+  });
+
 /** A graph with LoRA on every target stacks q/k/v and gate/up in every layer: layer 0's two stacks as LoraStack says. */
 function assertLoraStacks(st: ReturnType<typeof decode>) {
   const { numLayers: L, hiddenSize: C, intermediateSize: I, numHeads: H, numKvHeads: K, headDim: D } = st.m.config;
@@ -507,13 +517,7 @@ Deno.test("decoder graph, staticDecode q4 stacking q/k/v and gate/up: with LoRA 
     }
   }
   // q and v adapted, k not: q/k/v keeps a pair of Gemms per adapted part; gate/up (both adapted) is stacked.
-  const part = decode("qwen2", {
-    dtype: "q4",
-    attention: "gqa",
-    loraTargets: ["q_proj", "v_proj", "gate_proj", "up_proj"],
-    loraScale: 2,
-    staticDecode: { batch: 3, maxT: 16 },
-  });
+  const part = decodePartlyAdapted("q4");
   assertEquals(loraGemms(part, 0), 6);
   assertEquals(
     part.graph.input.map((v) => v.name).filter((n) => n.startsWith("lora.0.")),
@@ -577,13 +581,7 @@ Deno.test("decoder graph, staticDecode f32 stacking q/k/v and gate/up: one produ
     }
   }
   // q and v adapted, k not: q/k/v keeps one product and a pair of Gemms per part; gate/up is stacked.
-  const part = decode("qwen2", {
-    dtype: "f32",
-    attention: "gqa",
-    loraTargets: ["q_proj", "v_proj", "gate_proj", "up_proj"],
-    loraScale: 2,
-    staticDecode: { batch: 3, maxT: 16 },
-  });
+  const part = decodePartlyAdapted("f32");
   assertEquals(loraGemms(part, 0), 6);
   assertEquals(products(part, 0).sort(), ["down_proj", "gate_up", "k_proj", "o_proj", "q_proj", "v_proj"]);
   // No LoRA: both groups stacked.
