@@ -1,7 +1,7 @@
 """Issue 49: the demo base model pretrained with PyTorch on the GPU machine (allowed for the pretraining alone where it
 buys more training in the same GPU time: bench/torch/pretrain.py runs the demo shape at about 3x our trainer's tokens/s).
 `rlvr pretrain`'s job (src/runtime/pretrain/run.deno.ts, step.ts) on demo-prep.sh's corpus cache: its first 32 rows held
-out, seeded epochs of 16 rows a step (padded, pads masked), the loss averaged over predicted tokens, f32 weights under bf16
+out, seeded epochs of 16 rows a step (right-padded, pads out of the loss), the loss averaged over predicted tokens, f32 weights under bf16
 autocast, clipping at 1.0, AdamW (0.9 / 0.95, eps 1e-8, weight decay 0.1 on matrices), 100 warm-up steps then cosine to
 10%, init N(0, 0.02); steps planned as tokens/s x seconds / tokens a step, stopped at the seconds if first. Writes OUT as
 the demo model's Hugging Face folder (f16, tied head left out) and OUT/train_log.jsonl (the records h200-retrain.sh's
@@ -52,12 +52,13 @@ def main():
     from safetensors.torch import save_file
     from transformers import Qwen2Config, Qwen2ForCausalLM
 
-    def batch(rows):  # ids, mask and labels (-100 on pads), padded to the longest row
+    def batch(rows):  # ids and labels (-100 on the pads) of rows right-padded to the longest; causal attention keeps
+        # every token from the pads after it, so no attention mask is needed (sdpa keeps its causal kernels)
         ids = torch.zeros((len(rows), max(len(r) for r in rows)), dtype=torch.long)
         for i, r in enumerate(rows):
             ids[i, :len(r)] = torch.from_numpy(r.astype(np.int64))
-        mask = (torch.arange(ids.shape[1])[None, :] < torch.tensor([len(r) for r in rows])[:, None]).long()
-        return ids.cuda(), mask.cuda(), ids.masked_fill(mask == 0, -100).cuda()
+        pad = torch.arange(ids.shape[1])[None, :] >= torch.tensor([len(r) for r in rows])[:, None]
+        return ids.cuda(), ids.masked_fill(pad, -100).cuda()
 
     rows = read_rows(a.corpus)
     held, train = rows[:EVAL_ROWS], rows[EVAL_ROWS:]
@@ -82,20 +83,20 @@ def main():
             break
         if len(order) < BATCH:  # seeded epochs: every row once, each epoch in a new order
             order = np.concatenate([order, rng.permutation(len(train))])
-        (ids, mask, labels), order = batch([train[i] for i in order[:BATCH]]), order[BATCH:]
+        (ids, labels), order = batch([train[i] for i in order[:BATCH]]), order[BATCH:]
         for g in opt.param_groups:
             g["lr"] = lr_at(step, a.lr, steps)
         torch.cuda.synchronize()
         t0 = time.perf_counter()
         with torch.autocast("cuda", dtype=torch.bfloat16):
-            loss = m(input_ids=ids, attention_mask=mask, labels=labels).loss
+            loss = m(input_ids=ids, labels=labels).loss
         loss.backward()
         torch.nn.utils.clip_grad_norm_(m.parameters(), 1.0)
         opt.step()
         opt.zero_grad(set_to_none=True)
         last = float(loss) if step % 50 == 0 or step == steps - 1 else last
         torch.cuda.synchronize()
-        dt, tokens = time.perf_counter() - t0, int(mask.sum()) - len(mask)
+        dt, tokens = time.perf_counter() - t0, int((labels[:, 1:] != -100).sum())
         trained, step = trained + dt, step + 1
         log.write(json.dumps({"event": "step", "step": step, "loss": last, "tokens": tokens, "tokensPerSec": tokens / dt}) + "\n")
         if step % 250 == 1:
@@ -104,9 +105,9 @@ def main():
     nll = n = 0
     with torch.no_grad(), torch.autocast("cuda", dtype=torch.bfloat16):
         for i in range(0, len(held), BATCH):
-            ids, mask, labels = batch(held[i:i + BATCH])
+            ids, labels = batch(held[i:i + BATCH])
             k = int((labels[:, 1:] != -100).sum())
-            nll, n = nll + float(m(input_ids=ids, attention_mask=mask, labels=labels).loss) * k, n + k
+            nll, n = nll + float(m(input_ids=ids, labels=labels).loss) * k, n + k
     val = nll / max(1, n)
     log.write(json.dumps({"event": "end", "steps": step, "stopped": stopped, "valLoss": val, "lastLoss": last}) + "\n")
     log.close()
