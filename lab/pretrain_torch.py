@@ -1,8 +1,8 @@
 """Issue 49: the demo base model pretrained with PyTorch on the GPU machine (allowed for the pretraining alone where it
 buys more training in the same GPU time: bench/torch/pretrain.py runs the demo shape at about 3x our trainer's tokens/s).
 `rlvr pretrain`'s job (src/runtime/pretrain/run.deno.ts, step.ts) on demo-prep.sh's corpus cache: its first 32 rows held
-out, seeded epochs of 16 rows a step (right-padded, pads out of the loss), the loss averaged over predicted tokens, f32 weights under bf16
-autocast, clipping at 1.0, AdamW (0.9 / 0.95, eps 1e-8, weight decay 0.1 on matrices), 100 warm-up steps then cosine to
+out, seeded epochs of 16 rows a step (right-padded, pads out of the loss), the loss averaged over predicted tokens,
+f32 weights under bf16 autocast, clipping at 1.0, AdamW (0.9 / 0.95, eps 1e-8, weight decay 0.1 on matrices), 100 warm-up steps then cosine to
 10%, init N(0, 0.02); steps planned as tokens/s x seconds / tokens a step, stopped at the seconds if first. Writes OUT as
 the demo model's Hugging Face folder (f16, tied head left out) and OUT/train_log.jsonl (the records h200-retrain.sh's
 status line reads).
@@ -20,9 +20,11 @@ VOCAB, SEQ, BATCH, EVAL_ROWS, WARMUP, EOS = 8192, 1024, 16, 32, 100, [8187, 8185
 def read_rows(path):
     """The rows of a corpus cache (src/runtime/pretrain/checkpoint.deno.ts writeCorpusCache: n, n lengths, tokens)."""
     u = np.frombuffer((lzma.open if path.endswith(".xz") else open)(path, "rb").read(), dtype="<u4")
-    ends = 1 + int(u[0]) + np.cumsum(u[1:1 + int(u[0])].astype(np.int64))
-    assert ends[-1] == len(u), f"{path}: {len(u)} words, its header says {ends[-1]}"
-    return [u[e - n:e] for e, n in zip(ends, u[1:1 + int(u[0])].astype(np.int64))]
+    lens = u[1:1 + int(u[0])].astype(np.int64)
+    ends = 1 + len(lens) + np.cumsum(lens)
+    if ends[-1] != len(u):
+        raise ValueError(f"{path}: {len(u)} words, its header says {ends[-1]}")
+    return [u[e - n:e] for e, n in zip(ends, lens)]
 
 
 def config_json(size):  # as `rlvr pretrain` writes it (two kv heads, head dim hidden / heads)
@@ -52,13 +54,13 @@ def main():
     from safetensors.torch import save_file
     from transformers import Qwen2Config, Qwen2ForCausalLM
 
-    def batch(rows):  # ids and labels (-100 on the pads) of rows right-padded to the longest; causal attention keeps
-        # every token from the pads after it, so no attention mask is needed (sdpa keeps its causal kernels)
+    def batch(rows):  # ids, labels (-100 on the pads) of rows right-padded to the longest, and the predicted tokens;
+        # causal attention keeps every token from the pads after it, so no attention mask (sdpa keeps its causal kernels)
         ids = torch.zeros((len(rows), max(len(r) for r in rows)), dtype=torch.long)
         for i, r in enumerate(rows):
             ids[i, :len(r)] = torch.from_numpy(r.astype(np.int64))
         pad = torch.arange(ids.shape[1])[None, :] >= torch.tensor([len(r) for r in rows])[:, None]
-        return ids.cuda(), ids.masked_fill(pad, -100).cuda()
+        return ids.cuda(), ids.masked_fill(pad, -100).cuda(), sum(len(r) - 1 for r in rows)
 
     rows = read_rows(a.corpus)
     held, train = rows[:EVAL_ROWS], rows[EVAL_ROWS:]
@@ -83,7 +85,7 @@ def main():
             break
         if len(order) < BATCH:  # seeded epochs: every row once, each epoch in a new order
             order = np.concatenate([order, rng.permutation(len(train))])
-        (ids, labels), order = batch([train[i] for i in order[:BATCH]]), order[BATCH:]
+        (ids, labels, tokens), order = batch([train[i] for i in order[:BATCH]]), order[BATCH:]
         for g in opt.param_groups:
             g["lr"] = lr_at(step, a.lr, steps)
         torch.cuda.synchronize()
@@ -96,7 +98,7 @@ def main():
         opt.zero_grad(set_to_none=True)
         last = float(loss) if step % 50 == 0 or step == steps - 1 else last
         torch.cuda.synchronize()
-        dt, tokens = time.perf_counter() - t0, int((labels[:, 1:] != -100).sum())
+        dt = time.perf_counter() - t0
         trained, step = trained + dt, step + 1
         log.write(json.dumps({"event": "step", "step": step, "loss": last, "tokens": tokens, "tokensPerSec": tokens / dt}) + "\n")
         if step % 250 == 1:
@@ -105,8 +107,7 @@ def main():
     nll = n = 0
     with torch.no_grad(), torch.autocast("cuda", dtype=torch.bfloat16):
         for i in range(0, len(held), BATCH):
-            ids, labels = batch(held[i:i + BATCH])
-            k = int((labels[:, 1:] != -100).sum())
+            ids, labels, k = batch(held[i:i + BATCH])
             nll, n = nll + float(m(input_ids=ids, labels=labels).loss) * k, n + k
     val = nll / max(1, n)
     log.write(json.dumps({"event": "end", "steps": step, "stopped": stopped, "valLoss": val, "lastLoss": last}) + "\n")
